@@ -1,0 +1,34 @@
+"""Test-session setup shared by unit tests and notebook tests (nbval).
+
+Kernels that nbval starts inherit this process's environment, so smoke mode,
+headless plots and strict framework deprecations are set here, before any
+kernel starts.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent
+
+os.environ.setdefault("COURSE_SMOKE", "1")
+os.environ.setdefault("MPLBACKEND", "Agg")
+os.environ.setdefault("PYTHONUNBUFFERED", "1")
+
+
+def _strict_kernels() -> None:
+    from course_utils import strict
+
+    os.environ["IPYTHONDIR"] = strict.ipython_dir(str(ROOT / "build" / "ipython"))
+
+
+_strict_kernels()
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if str(item.fspath).endswith(".ipynb"):
+            item.add_marker(pytest.mark.notebooks)

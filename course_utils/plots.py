@@ -1,0 +1,129 @@
+"""Plots the lessons share. Each takes an optional ``ax`` and returns the axes it drew on."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+# Same colour for the same framework everywhere in the course.
+COLORS = {"pytorch": "#ee4c2c", "jax": "#5e97f6"}
+
+
+def _axes(ax):
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(6, 3.5))
+    return ax
+
+
+def _color(name: str) -> str | None:
+    low = name.lower()
+    if "torch" in low:
+        return COLORS["pytorch"]
+    if "jax" in low or "flax" in low:
+        return COLORS["jax"]
+    return None
+
+
+def training_curves(
+    curves: Mapping[str, Sequence[float]],
+    *,
+    ax=None,
+    xlabel: str = "step",
+    ylabel: str = "loss",
+    title: str | None = None,
+    logy: bool = False,
+):
+    """One line per framework (or variant) on shared axes: ``{"PyTorch": losses, "JAX": losses}``."""
+    ax = _axes(ax)
+    for name, values in curves.items():
+        ax.plot(range(len(values)), list(values), label=name, color=_color(name))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if logy:
+        ax.set_yscale("log")
+    if title:
+        ax.set_title(title)
+    ax.legend()
+    ax.grid(alpha=0.3)
+    return ax
+
+
+def timing_bars(
+    measurements: Mapping[str, Any],
+    *,
+    ax=None,
+    title: str | None = None,
+    baseline: str | None = None,
+    unit: str = "ms",
+):
+    """Median time per variant with IQR whiskers (from :class:`timing.Measurement` objects)."""
+    scale = {"s": 1.0, "ms": 1e3, "us": 1e6, "µs": 1e6}[unit]
+    ax = _axes(ax)
+    names = list(measurements)
+    medians = [measurements[n].median * scale for n in names]
+    errors = []
+    for n in names:
+        q1, q3 = _quartiles(measurements[n].times)
+        med = measurements[n].median
+        errors.append((max(0.0, med - q1) * scale, max(0.0, q3 - med) * scale))
+    colors = [_color(n) or "#888888" for n in names]
+    ax.barh(names, medians, xerr=list(zip(*errors, strict=True)), color=colors, capsize=4)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"time per call ({unit}), median with IQR")
+    if baseline is not None:
+        base = measurements[baseline].median
+        for i, n in enumerate(names):
+            ax.annotate(
+                f" {measurements[n].median / base:.2f}x",
+                (medians[i], i),
+                va="center",
+                fontsize=9,
+            )
+    ax.set_title(title or "on this machine")
+    ax.grid(axis="x", alpha=0.3)
+    return ax
+
+
+def _quartiles(values: Sequence[float]) -> tuple[float, float]:
+    import statistics
+
+    if len(values) < 2:
+        v = values[0] if values else 0.0
+        return v, v
+    q = statistics.quantiles(values, n=4, method="inclusive")
+    return q[0], q[2]
+
+
+def break_even(
+    *,
+    first_call_s: float,
+    steady_s: float,
+    eager_s: float,
+    label: str = "",
+    ax=None,
+    max_calls: int | None = None,
+):
+    """Cumulative time against number of calls, compiled vs eager, with the crossing marked."""
+    import math
+
+    ax = _axes(ax)
+    gain = eager_s - steady_s
+    crossing = math.ceil((first_call_s - steady_s) / gain) if gain > 0 else None
+    if max_calls is None:
+        max_calls = max(10, 2 * crossing) if crossing else 100
+    calls = list(range(1, max_calls + 1))
+    compiled = [first_call_s + (n - 1) * steady_s for n in calls]
+    eager = [n * eager_s for n in calls]
+    ax.plot(calls, eager, label="eager", color="#888888")
+    ax.plot(calls, compiled, label="compiled (first call includes compile)", color=_color(label))
+    if crossing and crossing <= max_calls:
+        ax.axvline(crossing, ls="--", color="k", alpha=0.5)
+        ax.annotate(f" break-even: {crossing} calls", (crossing, compiled[0]), fontsize=9)
+    ax.set_xlabel("number of calls")
+    ax.set_ylabel("cumulative time (s)")
+    ax.set_title(label or "break-even")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    return ax

@@ -1,0 +1,700 @@
+"""Honest timing for JAX and PyTorch: synchronise, separate compile from steady state, repeat.
+
+The rules (COURSE_DESIGN.md, "Timing rules") live here so notebooks never hand-roll
+a timer: every output is synchronised inside the timed region, the first call is
+timed on its own, the garbage collector is off while timing, repetition adapts to
+a target time, the median and IQR are reported, noisy runs and compilations in
+the timed region are flagged, and compared variants are checked for equal results
+and timed interleaved.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import logging
+import math
+import os
+import random
+import re
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from course_utils._trees import is_jax_array, is_torch_tensor, leaves_with_paths
+
+NOISE_THRESHOLD = 0.10  # IQR / median above this earns a warning
+
+
+# --------------------------------------------------------------------------- sync
+
+
+def sync(x: Any) -> Any:
+    """Wait until every jax array and torch tensor in ``x`` is computed; return ``x``.
+
+    JAX dispatches asynchronously (on CPU too), so a function returning a jax
+    array returns before the work is done. PyTorch on CUDA, XLA or MPS queues
+    kernels the same way. Numpy arrays and Python values need nothing.
+    """
+    torch_devices: set[str] = set()
+    for _, leaf in leaves_with_paths(x):
+        if is_jax_array(leaf):
+            leaf.block_until_ready()
+        elif is_torch_tensor(leaf):
+            torch_devices.add(leaf.device.type)
+    for kind in torch_devices:
+        _torch_synchronize(kind)
+    return x
+
+
+def _torch_synchronize(kind: str) -> None:
+    if kind == "cpu":
+        return
+    import torch
+
+    if kind == "cuda":
+        torch.cuda.synchronize()
+    elif kind == "mps":
+        torch.mps.synchronize()
+    elif kind == "xla":  # pragma: no cover - needs torch_xla
+        import torch_xla.core.xla_model as xm
+
+        xm.wait_device_ops()
+    elif hasattr(torch, "accelerator"):
+        torch.accelerator.synchronize()
+
+
+# ------------------------------------------------------------- compile counting
+
+
+class _CompileCounter:
+    """Counts JAX backend compilations and torch.compile frame compilations."""
+
+    _jax_count = 0
+    _jax_listening = False
+
+    @classmethod
+    def _on_jax_event(cls, event: str, duration: float, **_: Any) -> None:
+        if event == "/jax/core/compile/backend_compile_duration":
+            cls._jax_count += 1
+
+    @classmethod
+    def snapshot(cls) -> tuple[int, int]:
+        jax_n = -1
+        if "jax" in sys.modules:
+            if not cls._jax_listening:
+                import jax
+
+                jax.monitoring.register_event_duration_secs_listener(cls._on_jax_event)
+                cls._jax_listening = True
+            jax_n = cls._jax_count
+        torch_n = -1
+        dynamo_utils = sys.modules.get("torch._dynamo.utils")
+        if dynamo_utils is not None:
+            torch_n = int(dynamo_utils.counters["frames"]["total"])
+        return jax_n, torch_n
+
+    @classmethod
+    def delta(cls, before: tuple[int, int]) -> int:
+        after = cls.snapshot()
+        total = 0
+        for b, a in zip(before, after, strict=True):
+            if b >= 0 and a >= 0:
+                total += a - b
+        return total
+
+
+# ----------------------------------------------------------------------- bench
+
+
+@dataclass
+class Measurement:
+    """Result of :func:`bench`. Times are seconds per call."""
+
+    label: str
+    times: list[float]
+    number: int
+    first_call_s: float
+    compiles: int = 0
+    threads: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def n(self) -> int:
+        """Number of timed repeats (each the mean of ``number`` calls)."""
+        return len(self.times)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+    @property
+    def iqr(self) -> float:
+        return _iqr(self.times)
+
+    @property
+    def relative_iqr(self) -> float:
+        return self.iqr / self.median if self.median > 0 else math.inf
+
+    def __str__(self) -> str:
+        line = (
+            f"{self.label}: median {format_seconds(self.median)} "
+            f"(IQR {format_seconds(self.iqr)}, {self.n} repeats x {self.number} calls); "
+            f"first call {format_seconds(self.first_call_s)}"
+        )
+        if self.warnings:
+            line += "\n  warning: " + "\n  warning: ".join(self.warnings)
+        return line
+
+    __repr__ = __str__
+
+
+def _iqr(values: list[float]) -> float:
+    if len(values) < 2:
+        return 0.0
+    q = statistics.quantiles(values, n=4, method="inclusive")
+    return q[2] - q[0]
+
+
+def format_seconds(s: float) -> str:
+    """Human units: 3.2 µs, 14.1 ms, 2.05 s."""
+    if not math.isfinite(s):
+        return str(s)
+    if s >= 1:
+        return f"{s:.3g} s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.3g} ms"
+    if s >= 1e-6:
+        return f"{s * 1e6:.3g} µs"
+    return f"{s * 1e9:.3g} ns"
+
+
+def thread_settings() -> dict[str, Any]:
+    """Thread counts that affect CPU timings, as the user left them."""
+    info: dict[str, Any] = {
+        k: os.environ[k]
+        for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "XLA_FLAGS")
+        if k in os.environ
+    }
+    info["cpu_count"] = os.cpu_count()
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        info["torch_threads"] = torch.get_num_threads()
+    return info
+
+
+@contextlib.contextmanager
+def _gc_off() -> Iterator[None]:
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _time_calls(fn: Callable, args: tuple, kwargs: dict, number: int) -> float:
+    """Seconds per call for ``number`` synchronised calls."""
+    start = time.perf_counter()
+    for _ in range(number):
+        sync(fn(*args, **kwargs))
+    return (time.perf_counter() - start) / number
+
+
+def _calibrate(fn: Callable, args: tuple, kwargs: dict, min_block_s: float) -> int:
+    """Calls per timed block so one block lasts at least ``min_block_s``."""
+    number = 1
+    while True:
+        t = _time_calls(fn, args, kwargs, number) * number
+        if t >= min_block_s or number >= 1_000_000:
+            return number
+        number = min(1_000_000, max(number * 2, int(number * min_block_s / max(t, 1e-9))))
+
+
+def bench(
+    fn: Callable,
+    *args: Any,
+    label: str | None = None,
+    target_s: float | None = None,
+    min_repeats: int = 5,
+    max_repeats: int = 200,
+    warmup: int = 2,
+    min_block_s: float = 2e-4,
+    **kwargs: Any,
+) -> Measurement:
+    """Time ``fn(*args, **kwargs)`` honestly and return a :class:`Measurement`.
+
+    1. The first call (trace + compile for jitted functions) is timed on its own.
+    2. ``warmup`` more calls are run untimed.
+    3. Calls are grouped in blocks of ``number`` calls (each call's output is
+       synchronised) so a block lasts at least ``min_block_s``; blocks are
+       repeated until ``target_s`` seconds have been spent (at least
+       ``min_repeats`` and at most ``max_repeats`` blocks).
+    4. The garbage collector is off while timing; compilations that happen in
+       the timed region and a spread above 10 % are reported in ``warnings``.
+
+    ``target_s`` defaults to 0.25 s in smoke mode and 1 s otherwise.
+    """
+    if not callable(fn):
+        raise TypeError(f"bench: fn must be callable, got {type(fn).__name__}")
+    if target_s is None:
+        from course_utils.config import smoke
+
+        target_s = 0.25 if smoke() else 1.0
+    label = label or getattr(fn, "__name__", type(fn).__name__)
+
+    with _gc_off():
+        start = time.perf_counter()
+        sync(fn(*args, **kwargs))
+        first = time.perf_counter() - start
+        for _ in range(warmup):
+            sync(fn(*args, **kwargs))
+        number = _calibrate(fn, args, kwargs, min_block_s)
+        before = _CompileCounter.snapshot()
+        times: list[float] = []
+        deadline = time.perf_counter() + target_s
+        while len(times) < max_repeats and (
+            len(times) < min_repeats or time.perf_counter() < deadline
+        ):
+            times.append(_time_calls(fn, args, kwargs, number))
+        compiles = _CompileCounter.delta(before)
+
+    m = Measurement(
+        label=label,
+        times=times,
+        number=number,
+        first_call_s=first,
+        compiles=compiles,
+        threads=thread_settings(),
+    )
+    m.warnings.extend(_diagnose(m))
+    return m
+
+
+def _diagnose(m: Measurement) -> list[str]:
+    out = []
+    if m.relative_iqr > NOISE_THRESHOLD:
+        out.append(
+            f"{m.label}: noisy run, IQR is {m.relative_iqr:.0%} of the median; "
+            "close other programs or increase target_s"
+        )
+    if m.compiles > 0:
+        out.append(
+            f"{m.label}: {m.compiles} compilation(s) inside the timed region; "
+            "the steady state includes recompiles"
+        )
+    return out
+
+
+# -------------------------------------------------------------------- compare
+
+
+@dataclass
+class Comparison:
+    """Result of :func:`compare`: one :class:`Measurement` per variant."""
+
+    measurements: dict[str, Measurement]
+    baseline: str
+
+    def ratio(self, name: str) -> float:
+        """Median time of ``name`` divided by the baseline's (below 1 = faster)."""
+        return self.measurements[name].median / self.measurements[self.baseline].median
+
+    def speedup(self, name: str) -> float:
+        """How many times faster ``name`` is than the baseline."""
+        return 1.0 / self.ratio(name)
+
+    def rows(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "variant": name,
+                "median_s": m.median,
+                "iqr_s": m.iqr,
+                "ratio": self.ratio(name),
+                "speedup": self.speedup(name),
+                "first_call_s": m.first_call_s,
+                "repeats": m.n,
+            }
+            for name, m in self.measurements.items()
+        ]
+
+    @property
+    def warnings(self) -> list[str]:
+        return [w for m in self.measurements.values() for w in m.warnings]
+
+    def table(self) -> str:
+        head = f"| variant | median | IQR | time / {self.baseline} | speed-up | first call |"
+        lines = [head, "|---|---:|---:|---:|---:|---:|"]
+        for r in self.rows():
+            lines.append(
+                f"| {r['variant']} | {format_seconds(r['median_s'])} | "
+                f"{format_seconds(r['iqr_s'])} | {r['ratio']:.2f} | "
+                f"{r['speedup']:.2f}x | {format_seconds(r['first_call_s'])} |"
+            )
+        text = "\n".join(lines)
+        if self.warnings:
+            text += "\n\n" + "\n".join(f"warning: {w}" for w in self.warnings)
+        return text
+
+    def _repr_markdown_(self) -> str:
+        return self.table() + "\n\n(on this machine; medians of interleaved rounds)"
+
+    def __str__(self) -> str:
+        return self.table()
+
+    def plot(self, ax=None, title: str | None = None):
+        from course_utils.plots import timing_bars
+
+        return timing_bars(self.measurements, ax=ax, title=title, baseline=self.baseline)
+
+
+def compare(
+    variants: Mapping[str, Callable],
+    *args: Any,
+    check: bool = True,
+    baseline: str | None = None,
+    rounds: int | None = None,
+    target_s: float | None = None,
+    rtol: float = 1e-4,
+    atol: float = 1e-5,
+    seed: int = 0,
+    **kwargs: Any,
+) -> Comparison:
+    """Check that the variants agree, then time them interleaved in shuffled rounds.
+
+    Every variant is called with the same ``*args, **kwargs``. With ``check``
+    (the default) their outputs must agree with the baseline's within
+    ``rtol``/``atol`` (via :func:`course_utils.parity.assert_close`) before any
+    timing. Each round runs every variant once in a freshly shuffled order
+    (``seed`` fixes the shuffles), so drifting machine load hits all of them.
+    """
+    if not variants:
+        raise ValueError("compare: give at least one variant")
+    names = list(variants)
+    baseline = names[0] if baseline is None else baseline
+    if baseline not in variants:
+        raise ValueError(f"compare: baseline {baseline!r} is not one of {names}")
+    if target_s is None:
+        from course_utils.config import smoke
+
+        target_s = 0.25 if smoke() else 1.0
+
+    firsts: dict[str, float] = {}
+    outputs: dict[str, Any] = {}
+    with _gc_off():
+        for name in names:
+            start = time.perf_counter()
+            outputs[name] = sync(variants[name](*args, **kwargs))
+            firsts[name] = time.perf_counter() - start
+    if check:
+        from course_utils.parity import assert_close
+
+        for name in names:
+            if name != baseline:
+                try:
+                    assert_close(outputs[name], outputs[baseline], rtol=rtol, atol=atol, name=name)
+                except AssertionError as err:
+                    raise AssertionError(
+                        f"compare: {name!r} does not compute the same result as "
+                        f"{baseline!r}, so timing them would compare different work.\n{err}"
+                    ) from None
+    del outputs
+
+    numbers: dict[str, int] = {}
+    with _gc_off():
+        for name in names:
+            fn = variants[name]
+            sync(fn(*args, **kwargs))  # warm-up
+            numbers[name] = _calibrate(fn, args, kwargs, 2e-4)
+        # One round costs about one block of each variant.
+        per_round = sum(
+            _time_calls(variants[n], args, kwargs, numbers[n]) * numbers[n] for n in names
+        )
+        if rounds is None:
+            rounds = int(min(200, max(5, target_s * len(names) / max(per_round, 1e-9))))
+        rng = random.Random(seed)
+        before = _CompileCounter.snapshot()
+        times: dict[str, list[float]] = {n: [] for n in names}
+        for _ in range(rounds):
+            order = names[:]
+            rng.shuffle(order)
+            for name in order:
+                times[name].append(_time_calls(variants[name], args, kwargs, numbers[name]))
+        compiles = _CompileCounter.delta(before)
+
+    threads = thread_settings()
+    result: dict[str, Measurement] = {}
+    for name in names:
+        m = Measurement(name, times[name], numbers[name], firsts[name], threads=threads)
+        m.warnings.extend(_diagnose(m))
+        result[name] = m
+    if compiles:
+        result[baseline].warnings.append(
+            f"{compiles} compilation(s) happened while the variants were timed"
+        )
+    return Comparison(result, baseline)
+
+
+# ------------------------------------------------------------- compile_report
+
+
+@dataclass
+class CompileReport:
+    """First call vs steady state for a ``jax.jit`` or ``torch.compile`` function."""
+
+    framework: str
+    label: str
+    first_call_s: float
+    steady: Measurement
+    eager: Measurement | None = None
+    trace_s: float | None = None
+    lower_s: float | None = None
+    compile_s: float | None = None
+    graphs: int | None = None
+    recompiles: int | None = None
+
+    @property
+    def break_even_calls(self) -> float:
+        """Calls after which compiling has paid for itself against eager (inf if never)."""
+        if self.eager is None:
+            return math.nan
+        gain = self.eager.median - self.steady.median
+        if gain <= 0:
+            return math.inf
+        return max(1.0, math.ceil((self.first_call_s - self.steady.median) / gain))
+
+    def rows(self) -> list[tuple[str, str]]:
+        rows = []
+        for key, value in (
+            ("trace", self.trace_s),
+            ("lower", self.lower_s),
+            ("compile", self.compile_s),
+        ):
+            if value is not None:
+                rows.append((key, format_seconds(value)))
+        rows.append(("first call (trace + compile + run)", format_seconds(self.first_call_s)))
+        rows.append(("steady state (median)", format_seconds(self.steady.median)))
+        if self.eager is not None:
+            rows.append(("eager (median)", format_seconds(self.eager.median)))
+            rows.append(("speed-up vs eager", f"{self.eager.median / self.steady.median:.2f}x"))
+            be = self.break_even_calls
+            rows.append(("break-even calls", "never" if math.isinf(be) else f"{be:.0f}"))
+        if self.graphs is not None:
+            rows.append(("graphs compiled", str(self.graphs)))
+        if self.recompiles is not None:
+            rows.append(("recompilations", str(self.recompiles)))
+        return rows
+
+    def table(self) -> str:
+        lines = [f"| {self.framework}: {self.label} | |", "|---|---:|"]
+        lines += [f"| {k} | {v} |" for k, v in self.rows()]
+        return "\n".join(lines)
+
+    def _repr_markdown_(self) -> str:
+        return self.table() + "\n\n(on this machine)"
+
+    def __str__(self) -> str:
+        return self.table()
+
+    def plot(self, ax=None, max_calls: int | None = None):
+        from course_utils.plots import break_even
+
+        if self.eager is None:
+            raise ValueError("plot needs an eager measurement: pass eager= to compile_report")
+        return break_even(
+            first_call_s=self.first_call_s,
+            steady_s=self.steady.median,
+            eager_s=self.eager.median,
+            label=f"{self.framework}: {self.label}",
+            ax=ax,
+            max_calls=max_calls,
+        )
+
+
+def _is_jax_jit(fn: Any) -> bool:
+    return "jax" in sys.modules and hasattr(fn, "lower") and hasattr(fn, "trace")
+
+
+def _is_torch_compiled(fn: Any) -> bool:
+    return "torch" in sys.modules and (
+        hasattr(fn, "_torchdynamo_orig_callable") or hasattr(fn, "_orig_mod")
+    )
+
+
+def compile_report(
+    fn: Callable,
+    *args: Any,
+    eager: Callable | None | bool = True,
+    label: str | None = None,
+    target_s: float | None = None,
+    **kwargs: Any,
+) -> CompileReport:
+    """Measure what compiling ``fn`` costs and when it pays off.
+
+    ``fn`` is a ``jax.jit`` function (reports trace, lower and compile times via
+    the ahead-of-time API, then the first real call after clearing its cache) or
+    a ``torch.compile`` function/module (reports the first call, the number of
+    graphs Dynamo captured and recompilations). ``eager=True`` times the
+    uncompiled function too (``fn.__wrapped__`` / the original callable) so the
+    break-even number of calls can be given; pass a callable to choose it, or
+    ``False`` to skip it.
+    """
+    label = label or getattr(fn, "__name__", type(fn).__name__)
+    if _is_jax_jit(fn):
+        return _jax_compile_report(fn, args, kwargs, eager, label, target_s)
+    if _is_torch_compiled(fn):
+        return _torch_compile_report(fn, args, kwargs, eager, label, target_s)
+    raise TypeError(
+        f"compile_report: {label!r} is neither a jax.jit function nor a torch.compile "
+        "function or module"
+    )
+
+
+def _jax_compile_report(fn, args, kwargs, eager, label, target_s) -> CompileReport:
+    t0 = time.perf_counter()
+    traced = fn.trace(*args, **kwargs)
+    t1 = time.perf_counter()
+    lowered = traced.lower()
+    t2 = time.perf_counter()
+    lowered.compile()
+    t3 = time.perf_counter()
+    fn.clear_cache()  # the AOT path does not fill the call cache; start cold anyway
+    steady = bench(fn, *args, label=f"{label} (jit)", target_s=target_s, **kwargs)
+    eager_fn = getattr(fn, "__wrapped__", None) if eager is True else eager or None
+    eager_m = None
+    if eager_fn is not None:
+        import jax
+
+        with jax.disable_jit():
+            eager_m = bench(eager_fn, *args, label=f"{label} (eager)", target_s=target_s, **kwargs)
+    return CompileReport(
+        framework="jax.jit",
+        label=label,
+        first_call_s=steady.first_call_s,
+        steady=steady,
+        eager=eager_m,
+        trace_s=t1 - t0,
+        lower_s=t2 - t1,
+        compile_s=t3 - t2,
+        recompiles=steady.compiles,
+    )
+
+
+def _torch_compile_report(fn, args, kwargs, eager, label, target_s) -> CompileReport:
+    from torch._dynamo.utils import counters
+
+    graphs_before = int(counters["stats"]["unique_graphs"])
+    frames_before = int(counters["frames"]["total"])
+    steady = bench(fn, *args, label=f"{label} (torch.compile)", target_s=target_s, **kwargs)
+    graphs = int(counters["stats"]["unique_graphs"]) - graphs_before
+    frames = int(counters["frames"]["total"]) - frames_before
+    if eager is True:
+        eager_fn = getattr(fn, "_torchdynamo_orig_callable", None) or getattr(fn, "_orig_mod", None)
+    else:
+        eager_fn = eager or None
+    eager_m = (
+        bench(eager_fn, *args, label=f"{label} (eager)", target_s=target_s, **kwargs)
+        if eager_fn is not None
+        else None
+    )
+    return CompileReport(
+        framework="torch.compile",
+        label=label,
+        first_call_s=steady.first_call_s,
+        steady=steady,
+        eager=eager_m,
+        graphs=graphs,
+        recompiles=max(0, frames - 1) if frames else 0,
+    )
+
+
+# --------------------------------------------------------------- no_recompile
+
+
+class RecompilationError(RuntimeError):
+    """A jitted or compiled function compiled again where it should not have."""
+
+
+class _CompileLogHandler(logging.Handler):
+    _pattern = re.compile(r"Compiling (\S+)")
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.DEBUG)
+        self.names: list[str] = []
+        self.reasons: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        msg = record.getMessage()
+        if "TRACING CACHE MISS" in msg:
+            self.reasons.append(msg.strip())
+            return
+        match = self._pattern.match(msg)
+        if match:
+            self.names.append(match.group(1))
+
+
+_JAX_LOGGERS = ("jax._src.interpreters.pxla", "jax._src.interpreters.partial_eval")
+
+
+@contextlib.contextmanager
+def no_recompile(what: str = "this block") -> Iterator[None]:
+    """Raise :class:`RecompilationError` if anything compiles inside the block.
+
+    Enter it after a warm-up call. For ``jax.jit`` every compilation inside
+    the block is collected (with JAX's explanation of the cache miss) and
+    reported on exit, naming the function. For ``torch.compile`` Dynamo's
+    ``error_on_recompile`` is switched on, so a recompile raises at once with
+    Dynamo's reason; it is re-raised as :class:`RecompilationError`.
+    """
+    handler = None
+    jax = sys.modules.get("jax")
+    saved_jax: dict[str, Any] = {}
+    loggers: list[tuple[logging.Logger, int, bool]] = []
+    if jax is not None:
+        handler = _CompileLogHandler()
+        for flag in ("jax_log_compiles", "jax_explain_cache_misses"):
+            saved_jax[flag] = getattr(jax.config, flag)
+            jax.config.update(flag, True)
+        for name in _JAX_LOGGERS:
+            lg = logging.getLogger(name)
+            loggers.append((lg, lg.level, lg.propagate))
+            lg.addHandler(handler)
+            lg.setLevel(logging.DEBUG)
+            lg.propagate = False  # keep the compile logs out of the reader's output
+    dynamo_config = None
+    saved_torch = None
+    if "torch" in sys.modules:
+        import torch._dynamo
+
+        dynamo_config = torch._dynamo.config
+        saved_torch = dynamo_config.error_on_recompile
+        dynamo_config.error_on_recompile = True
+    try:
+        try:
+            yield
+        except Exception as err:
+            if type(err).__name__ == "RecompileError":
+                raise RecompilationError(
+                    f"torch.compile recompiled inside {what}: {err}"
+                ) from err
+            raise
+    finally:
+        if dynamo_config is not None:
+            dynamo_config.error_on_recompile = saved_torch
+        for lg, level, propagate in loggers:
+            lg.removeHandler(handler)
+            lg.setLevel(level)
+            lg.propagate = propagate
+        for flag, value in saved_jax.items():
+            jax.config.update(flag, value)
+    if handler is not None and handler.names:
+        names = ", ".join(dict.fromkeys(handler.names))
+        why = ("\n" + "\n".join(handler.reasons[:3])) if handler.reasons else ""
+        raise RecompilationError(
+            f"jax compiled {len(handler.names)} time(s) inside {what}: {names}{why}"
+        )

@@ -1,0 +1,304 @@
+# %% [markdown]
+# # 00 · Welcome and setup
+#
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/main/notebooks/00_welcome_and_setup.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/main?labpath=notebooks/00_welcome_and_setup.ipynb)
+#
+# This course teaches JAX and PyTorch **side by side**: every idea appears as a PyTorch
+# cell, the mirrored JAX cell, and a cell that proves the two computed the same thing.
+#
+# **Learning objectives.** After this notebook you can
+# 1. read the environment report and say which device each framework will use;
+# 2. explain the course's conventions: mirrored pairs, parity cells, smoke mode, exercises;
+# 3. time JAX and PyTorch code honestly: synchronise, separate compile from steady state,
+#    and compare variants only after proving they agree.
+
+# %%
+# Setup: on Colab, install the course helpers (keeping Colab's torch and jax).
+# Elsewhere this cell does nothing: `make course` or `pip install -e .` did it.
+import sys
+
+if "google.colab" in sys.modules:
+    import subprocess
+
+    pins = subprocess.run(
+        "pip list --format=freeze | grep -iE '^(torch|jax|jaxlib|jax-cuda[0-9]+-.*)=='",
+        shell=True, capture_output=True, text=True,
+    ).stdout
+    open("/tmp/course-pins.txt", "w").write(pins)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "jax-pytorch-side-by-side @ git+https://github.com/jax-pytorch-side-by-side/course@main",
+         "--constraint", "/tmp/course-pins.txt"],
+        check=True,
+    )
+
+# %% tags=["parameters"]
+SMOKE = None  # None: follow COURSE_SMOKE; papermill: -p SMOKE True
+SIZES = {  # name: (full, smoke)
+    "n": (2000, 500),  # matrix side for the async-dispatch demo
+    "mlp_width": (1024, 256),  # width of the compiled function
+}
+
+# %%
+import jax
+import jax.numpy as jnp
+import numpy as np
+import torch
+
+from course_utils import config, env, timing
+from course_utils.parity import assert_close
+
+S = config.sizes(SIZES, SMOKE)
+print(env.report().line())
+
+# %% [markdown]
+# ## 1. Your environment
+#
+# **Key concepts**
+# - Each framework finds devices on its own: `jax.devices()` and `torch.cuda.is_available()`.
+# - `course_utils.env` picks a GPU or TPU when present and says when PyTorch has to fall back.
+# - Thread counts and matmul precision change timings, so the report records them.
+
+# %%
+report = env.report()
+report
+
+# %% [markdown]
+# The course picks devices the same way in every lesson. JAX uses its default backend
+# (a GPU or TPU when one is present). PyTorch uses CUDA when present; on a TPU machine it
+# stays on the CPU unless `torch_xla` is installed, and says so.
+
+# %%
+torch_dev = env.torch_device()
+jax_dev = env.jax_device()
+print("PyTorch device:", torch_dev, "| JAX device:", jax_dev)
+
+# %% [markdown]
+# ## 2. How the course works
+#
+# **Key concepts**
+# - **Pairs**: a PyTorch cell, the mirrored JAX cell with the same names and data, then a parity cell.
+# - **Parity cells** use `assert_close`, which names the leaf that differs and by how much.
+# - **Smoke mode** (`COURSE_SMOKE=1`) shrinks the sizes in the `parameters` cell; the code path stays the same.
+# - **Exercises** live in `exercises/`; each check cell tells you what is wrong, or that a stub is "not implemented yet".
+#
+# Here is the pattern on the smallest possible example: a softmax over the same numbers.
+
+# %%
+x_np = np.linspace(-3, 3, 7, dtype=np.float32)
+
+# PyTorch
+x = torch.from_numpy(x_np)
+probs_torch = torch.softmax(x, dim=0)
+probs_torch
+
+# %%
+# JAX
+x = jnp.asarray(x_np)
+probs_jax = jax.nn.softmax(x, axis=0)
+probs_jax
+
+# %%
+# Parity: same inputs, same result (within float32 rounding).
+assert_close(probs_torch, probs_jax, rtol=1e-6, atol=1e-7, name="softmax")
+print("softmax agrees")
+
+# %% [markdown]
+# When two results differ, `assert_close` says where. This cell compares against a
+# deliberately wrong answer to show the message (it is tagged `raises-exception`).
+
+# %% tags=["raises-exception"]
+assert_close(probs_torch, probs_jax * 1.01, name="softmax")
+
+# %% [markdown]
+# ## 3. Timing discipline
+#
+# **Key concepts**
+# - JAX **dispatches asynchronously**: a call returns as soon as the work is queued, on CPU too.
+#   A timer that does not wait for the result measures the queueing, not the work.
+# - The **first call** of a compiled function pays for tracing and compiling; later calls do not.
+# - Compare variants **after** proving they compute the same thing, timed interleaved, with median and IQR.
+#
+# ### 3.1 The sharp bit: timing without synchronising
+#
+# The natural code: Python's `timeit` on a function that returns a JAX matmul.
+
+# %%
+import timeit
+
+a = jax.random.normal(jax.random.key(0), (S.n, S.n))
+matmul = jax.jit(lambda a: a @ a)
+matmul(a).block_until_ready()  # compile outside the timer
+
+naive_s = min(timeit.repeat(lambda: matmul(a), number=5, repeat=5)) / 5
+print(f"timeit says one {S.n}x{S.n} matmul takes {timing.format_seconds(naive_s)}")
+
+# %% [markdown]
+# That number is how long it takes to *queue* the matmul. `timing.bench` waits for every
+# output (`block_until_ready` on each jax array, the accelerator's synchronise for torch)
+# inside the timed region:
+
+# %%
+synced = timing.bench(matmul, a, label="jit matmul, synchronised")
+print(synced)
+print(f"the naive timer reported {naive_s / synced.median:.3f}x the real time")
+
+# %% [markdown]
+# With the matrix multiply actually finished, a float32 matmul of this size costs
+# `2 n³` flops; the synchronised number is the one that matches that work.
+
+# %%
+gflops = 2 * S.n**3 / synced.median / 1e9
+print(f"{gflops:.1f} GFLOP/s on this machine (synchronised); "
+      f"the naive timer would claim {2 * S.n**3 / naive_s / 1e9:.0f} GFLOP/s")
+
+# %% [markdown]
+# ### 3.2 First call vs steady state
+#
+# A small MLP layer, the same function in both frameworks. First prove they agree.
+
+# %%
+W_np = np.random.default_rng(0).standard_normal((S.mlp_width, S.mlp_width)).astype(np.float32)
+X_np = np.random.default_rng(1).standard_normal((64, S.mlp_width)).astype(np.float32)
+
+# PyTorch
+W, X = torch.from_numpy(W_np), torch.from_numpy(X_np)
+
+def layer_torch(X, W):
+    return torch.tanh(X @ W).sum(dim=1)
+
+out_torch = layer_torch(X, W)
+
+# %%
+# JAX
+W, X = jnp.asarray(W_np), jnp.asarray(X_np)
+
+def layer_jax(X, W):
+    return jnp.tanh(X @ W).sum(axis=1)
+
+out_jax = layer_jax(X, W)
+
+# %%
+assert_close(out_torch, out_jax, rtol=1e-4, atol=1e-4, name="layer")
+print("both layers agree")
+
+# %% [markdown]
+# `compile_report` times the stages separately. For `jax.jit` it uses the ahead-of-time
+# API (trace → lower → compile), then clears the cache and times a real first call.
+
+# %%
+jax_report = timing.compile_report(jax.jit(layer_jax), jnp.asarray(X_np), jnp.asarray(W_np))
+jax_report
+
+# %% [markdown]
+# For `torch.compile`, Dynamo captures the graph and Inductor generates code on the first
+# call. The report also counts graphs and recompilations.
+
+# %%
+torch_report = timing.compile_report(
+    torch.compile(layer_torch), torch.from_numpy(X_np), torch.from_numpy(W_np)
+)
+torch_report
+
+# %%
+import matplotlib.pyplot as plt
+
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.5))
+jax_report.plot(ax=axes[0])
+torch_report.plot(ax=axes[1])
+fig.tight_layout()
+
+# %%
+print(f"jax.jit: first call {jax_report.first_call_s / jax_report.steady.median:.0f}x the steady state")
+print(f"torch.compile: first call {torch_report.first_call_s / torch_report.steady.median:.0f}x the steady state")
+assert jax_report.first_call_s > jax_report.steady.median
+assert torch_report.first_call_s > torch_report.steady.median
+
+# %% [markdown]
+# ### 3.3 Comparing variants: `compare`
+#
+# `compare` first checks that every variant returns the same result as the baseline,
+# then times them in shuffled, interleaved rounds so that a change in machine load hits
+# all of them alike. It reports medians, IQRs and ratios.
+
+# %%
+Xt, Wt = torch.from_numpy(X_np), torch.from_numpy(W_np)
+Xj, Wj = jnp.asarray(X_np), jnp.asarray(W_np)
+layer_jit = jax.jit(layer_jax)
+variants = {
+    "PyTorch eager": lambda: layer_torch(Xt, Wt),
+    "JAX eager": lambda: layer_jax(Xj, Wj),
+    "JAX jit": lambda: layer_jit(Xj, Wj),
+}
+comparison = timing.compare(variants, baseline="PyTorch eager", rtol=1e-4, atol=1e-4)
+comparison
+
+# %%
+comparison.plot(title="one tanh layer, on this machine")
+
+# %% [markdown]
+# The thread counts were left as you set them and recorded with every measurement:
+
+# %%
+comparison.measurements["JAX jit"].threads
+
+# %% [markdown]
+# ### 3.4 Catching recompilation
+#
+# A compiled function recompiles when it sees a new input shape. `no_recompile()` turns
+# that silent cost into an error that names the function, so a training loop can assert
+# that it stays compiled. The cell below feeds a new batch size on purpose.
+
+# %% tags=["raises-exception"]
+with timing.no_recompile("the loop"):
+    for batch in (64, 32):
+        layer_jit(jnp.ones((batch, S.mlp_width)), Wj).block_until_ready()
+
+# %% [markdown]
+# The fix is to keep shapes fixed (pad the last batch, or drop it). The batches are made
+# before the block: eager JAX operations such as `*` are small compiled programs too, and
+# their first use inside the block would be reported.
+
+# %%
+batches = [jnp.full((64, S.mlp_width), float(step)) for step in range(3)]
+layer_jit(batches[0], Wj).block_until_ready()  # warm-up
+with timing.no_recompile("the loop"):
+    for X_batch in batches:
+        layer_jit(X_batch, Wj).block_until_ready()
+print("no recompilation")
+
+# %% [markdown]
+# ## Summary
+#
+# | task | PyTorch | JAX | course helper |
+# |---|---|---|---|
+# | pick a device | `torch.device("cuda" if ... else "cpu")` | `jax.devices()[0]` | `env.torch_device()`, `env.jax_device()` |
+# | wait for results | `torch.cuda.synchronize()` | `x.block_until_ready()` | `timing.sync(tree)` |
+# | compile | `torch.compile(f)` | `jax.jit(f)` | `timing.compile_report(f, *args)` |
+# | time fairly | `torch.utils.benchmark.Timer` | `%timeit` + `block_until_ready` | `timing.bench`, `timing.compare` |
+# | prove equal | `torch.testing.assert_close` | `np.testing.assert_allclose` | `parity.assert_close` on mixed trees |
+#
+# **Common misconceptions** (each corrected above)
+# - *"`%timeit` on a JAX function measures the computation."* It measures the dispatch unless the
+#   output is synchronised (section 3.1).
+# - *"The first call shows how fast compiled code is."* It includes tracing and compiling (section 3.2).
+# - *"A faster variant is better."* Only if it computes the same thing; `compare` checks first (3.3).
+#
+# **Review questions**
+#
+# <details><summary>1. Why can a JAX function return before its result exists?</summary>
+# JAX dispatches work asynchronously: the call queues the computation on the device and returns
+# a handle. Reading the value, or `block_until_ready()`, waits for it.
+# </details>
+#
+# <details><summary>2. What is the break-even number of calls?</summary>
+# The number of calls after which compile time plus compiled calls costs less than running eagerly:
+# (first call − steady) / (eager − steady), rounded up.
+# </details>
+#
+# <details><summary>3. Why interleave variants instead of timing one after the other?</summary>
+# Machine load drifts (other programs, turbo clocks, thermal limits). Interleaving in shuffled rounds
+# spreads that drift over all variants instead of penalising whichever ran during a slow patch.
+# </details>
+#
+# **Next:** the exercises in `exercises/00_welcome_exercises.ipynb` (fix a timer that forgets
+# to synchronise, and prove two implementations agree).

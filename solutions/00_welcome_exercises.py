@@ -1,0 +1,195 @@
+# %% [markdown]
+# # 00 · Exercises: welcome and timing discipline
+#
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/main/solutions/00_welcome_exercises.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/main?labpath=solutions/00_welcome_exercises.ipynb)
+#
+# Three short exercises on what lesson 00 showed. Replace each
+# `raise NotImplementedError()` with your code, then run the check cell below it:
+# it prints "passed", explains what is wrong, or says "not implemented yet".
+
+# %%
+# Setup: on Colab, install the course helpers (keeping Colab's torch and jax).
+# Elsewhere this cell does nothing: `make course` or `pip install -e .` did it.
+import sys
+
+if "google.colab" in sys.modules:
+    import subprocess
+
+    pins = subprocess.run(
+        "pip list --format=freeze | grep -iE '^(torch|jax|jaxlib|jax-cuda[0-9]+-.*)=='",
+        shell=True, capture_output=True, text=True,
+    ).stdout
+    open("/tmp/course-pins.txt", "w").write(pins)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "jax-pytorch-side-by-side @ git+https://github.com/jax-pytorch-side-by-side/course@main",
+         "--constraint", "/tmp/course-pins.txt"],
+        check=True,
+    )
+
+# %% tags=["parameters"]
+SMOKE = None  # None: follow COURSE_SMOKE; papermill: -p SMOKE True
+SIZES = {"n": (1500, 600)}  # name: (full, smoke)
+
+# %%
+import math
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import torch
+
+from course_utils import config, timing
+from course_utils.exercises import check
+
+S = config.sizes(SIZES, SMOKE)
+
+# %% [markdown]
+# ## Exercise 1 · A timer that waits (JAX)
+#
+# `time_call(fn, *args)` must return the seconds one call of `fn(*args)` takes, **including
+# the computation**, not just its dispatch. `fn` may return a single array or any pytree
+# (tuple, dict) of arrays: wait for every leaf. Use `time.perf_counter()`. About 4 lines.
+
+# %%
+# EXERCISE: sync-timer
+def time_call(fn, *args) -> float:
+    """Seconds for one call of fn(*args), waiting until every output leaf is computed."""
+    ### BEGIN SOLUTION
+    start = time.perf_counter()
+    out = fn(*args)
+    jax.block_until_ready(out)
+    return time.perf_counter() - start
+    ### END SOLUTION
+
+
+# %%
+# TESTS: sync-timer points=2
+a = jax.random.normal(jax.random.key(0), (S.n, S.n))
+chain = jax.jit(lambda a: a @ a @ a @ a)
+chain(a).block_until_ready()  # compile first
+
+
+def _ratio_to_bench():
+    reference = timing.bench(chain, a, target_s=0.2).median
+    yours = min(time_call(chain, a) for _ in range(3))
+    assert yours >= 0.3 * reference, (
+        f"your timer says {timing.format_seconds(yours)} but the synchronised "
+        f"time is {timing.format_seconds(reference)}"
+    )
+
+
+check("sync-timer", _ratio_to_bench, hint="wait for the output with jax.block_until_ready")
+
+# %%
+# HIDDEN TESTS: sync-timer points=3
+### BEGIN HIDDEN TESTS
+pair = jax.jit(lambda a: (a[0, 0], a @ a @ a @ a))
+pair(a)[1].block_until_ready()
+reference = timing.bench(pair, a, target_s=0.2).median
+yours = min(time_call(pair, a) for _ in range(3))
+assert yours >= 0.3 * reference, "time_call must wait for every leaf of a tuple output"
+assert isinstance(time_call(chain, a), float)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Exercise 2 · Port a layer from PyTorch to JAX
+#
+# Here is a two-layer MLP in PyTorch. Write `mlp_jax` so that it computes **the same**
+# function for the same arrays (`X` is `(batch, d_in)`, `W1` is `(d_in, d_hidden)`,
+# `b1` is `(d_hidden,)`, `W2` is `(d_hidden, d_out)`). Two to three lines. Watch the
+# defaults: the check compares with PyTorch to 1e-5.
+
+# %%
+def mlp_torch(X, W1, b1, W2):
+    return torch.nn.functional.gelu(X @ W1 + b1) @ W2
+
+
+rng = np.random.default_rng(0)
+X_np, W1_np = rng.standard_normal((8, 16), dtype=np.float32), rng.standard_normal((16, 32), dtype=np.float32)
+b1_np, W2_np = rng.standard_normal(32, dtype=np.float32), rng.standard_normal((32, 4), dtype=np.float32)
+expected = mlp_torch(*(torch.from_numpy(v) for v in (X_np, W1_np, b1_np, W2_np)))
+
+
+# %%
+# EXERCISE: port-mlp
+def mlp_jax(X, W1, b1, W2):
+    """The same two-layer GELU MLP as mlp_torch, in jax.numpy."""
+    ### BEGIN SOLUTION
+    return jax.nn.gelu(X @ W1 + b1, approximate=False) @ W2
+    ### END SOLUTION
+
+
+# %%
+# TESTS: port-mlp points=2
+check(
+    "port-mlp",
+    lambda: mlp_jax(*(jnp.asarray(v) for v in (X_np, W1_np, b1_np, W2_np))),
+    expected,
+    rtol=1e-5,
+    atol=1e-5,
+    hint="torch's gelu is the exact (erf) form; jax.nn.gelu approximates with tanh unless told not to",
+)
+
+# %%
+# HIDDEN TESTS: port-mlp points=3
+### BEGIN HIDDEN TESTS
+from course_utils.parity import assert_close
+
+rng = np.random.default_rng(42)
+args = [rng.standard_normal(s, dtype=np.float32) * 3 for s in ((5, 16), (16, 32), (32,), (32, 2))]
+assert_close(
+    jax.jit(mlp_jax)(*(jnp.asarray(v) for v in args)),
+    mlp_torch(*(torch.from_numpy(v) for v in args)),
+    rtol=1e-5,
+    atol=1e-4,
+    name="mlp",
+)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Exercise 3 · When does compiling pay off?
+#
+# A compiled function costs `first_call_s` the first time and `steady_s` per call after;
+# the eager version costs `eager_s` every call. Return the smallest number of calls `n ≥ 1`
+# for which compiling is no slower in total:
+#
+# $$ \text{first} + (n - 1)\,\text{steady} \le n \cdot \text{eager}
+#    \iff n \ge \frac{\text{first} - \text{steady}}{\text{eager} - \text{steady}} $$
+#
+# Return `math.inf` when the compiled steady state is not faster than eager. About 4 lines.
+
+# %%
+# EXERCISE: break-even
+def break_even_calls(first_call_s: float, steady_s: float, eager_s: float) -> float:
+    """Smallest n >= 1 with first + (n-1)*steady <= n*eager, or math.inf if never."""
+    ### BEGIN SOLUTION
+    gain = eager_s - steady_s
+    if gain <= 0:
+        return math.inf
+    return max(1, math.ceil((first_call_s - steady_s) / gain))
+    ### END SOLUTION
+
+
+# %%
+# TESTS: break-even points=2
+check("break-even", lambda: break_even_calls(0.8, 0.01, 0.02), 79)
+check("break-even", lambda: break_even_calls(1.0, 0.5, 0.4), math.inf)
+
+# %%
+# HIDDEN TESTS: break-even points=3
+### BEGIN HIDDEN TESTS
+for first, steady, eager in [(0.5, 0.001, 0.002), (0.01, 0.01, 0.02), (2.0, 0.1, 1.0), (0.3, 0.2, 0.2)]:
+    n = break_even_calls(first, steady, eager)
+    if eager <= steady:
+        assert n == math.inf
+        continue
+    assert first + (n - 1) * steady <= n * eager + 1e-12, (first, steady, eager, n)
+    assert n == 1 or first + (n - 2) * steady > (n - 1) * eager, (first, steady, eager, n)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Done
+#
+# Compare your `break_even_calls` with the break-even that `timing.compile_report` prints in
+# lesson 00, then move on to lesson 01, design philosophy.
