@@ -9,6 +9,9 @@ from pathlib import Path
 from course_utils.notebooks import CourseError
 
 
+EXTRA_COMMAND_MODULES = ("grader_cli", "claims")
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors and exit code 2."""
 
@@ -130,6 +133,7 @@ def _positive(text: str) -> float:
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="course", description="JAX and PyTorch, side by side: course tools")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = False
 
     d = sub.add_parser("doctor", help="report the environment and how to fix what is missing")
     d.set_defaults(func=cmd_doctor)
@@ -151,12 +155,17 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--check", action="store_true", help="only report drift; exit 1 if any")
     b.set_defaults(func=cmd_build_exercises)
 
-    try:
-        from course_utils import grader_cli
-    except ImportError:
-        grader_cli = None
-    if grader_cli is not None:
-        grader_cli.add_commands(sub)
+    # Further verbs live next to their code; each module has add_commands(sub).
+    import importlib
+
+    for module in EXTRA_COMMAND_MODULES:
+        try:
+            mod = importlib.import_module(f"course_utils.{module}")
+        except ModuleNotFoundError as err:
+            if err.name != f"course_utils.{module}":
+                raise
+            continue
+        mod.add_commands(sub)
     return p
 
 
