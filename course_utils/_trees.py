@@ -34,8 +34,9 @@ def _children(x: Any) -> list[tuple[str, Any]] | None:
     if jax is not None:
         # Registered pytree nodes (flax.nnx.State and Variables, optax states, ...).
         pairs, _ = jax.tree_util.tree_flatten_with_path(x, is_leaf=is_torch_tensor)
-        if len(pairs) == 1 and pairs[0][1] is x:
-            return None
+        if len(pairs) == 1:
+            # A leaf, or a one-value wrapper such as nnx.Param: transparent in paths.
+            return None if pairs[0][1] is x else [("", pairs[0][1])]
         return [(jax.tree_util.keystr(p), v) for p, v in pairs]
     return None
 

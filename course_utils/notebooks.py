@@ -254,6 +254,8 @@ def resolve(root: Path, names: list[str]) -> list[Path]:
     out = []
     for name in names:
         p = Path(name)
+        if not p.is_absolute() and not p.exists() and (root / p).exists():
+            p = root / p
         if p.suffix == ".py" and p.with_suffix(".ipynb").exists():
             p = p.with_suffix(".ipynb")
         if p.suffix == ".ipynb" and p.exists():

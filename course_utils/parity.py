@@ -93,12 +93,13 @@ def _compare_leaf(path: str, a: Any, b: Any, rtol: float, atol: float) -> str | 
     bad = (diff > atol + rtol * np.abs(b64)) | nan_mismatch | np.isnan(diff)
     if not bad.any():
         return None
+    diff = np.where(np.isnan(diff) | nan_mismatch, np.inf, diff)
     rel = diff / np.maximum(np.abs(b64), np.finfo(np.float64).tiny)
-    worst = np.unravel_index(int(np.nanargmax(np.where(bad, diff, -1.0))), diff.shape)
+    worst = np.unravel_index(int(np.argmax(np.where(bad, diff, -1.0))), diff.shape)
     where = f" at index {tuple(int(i) for i in worst)}" if a.ndim else ""
     return (
         f"{path}: {int(bad.sum())} of {a.size} elements differ; "
-        f"max abs err {np.nanmax(diff):.3g}, max rel err {np.nanmax(rel):.3g}"
+        f"max abs err {np.max(diff):.3g}, max rel err {np.max(rel):.3g}"
         f"{where} ({a64[worst]:.6g} vs {b64[worst]:.6g}); rtol={rtol:g}, atol={atol:g}"
     )
 

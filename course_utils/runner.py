@@ -70,6 +70,20 @@ def _honour_raises_exception() -> None:
     pm_execute.raise_for_execution_errors = scan
 
 
+def _source_index(nb_out: str, index: int) -> int:
+    """Index of a cell in the input notebook, not counting papermill's injected cell."""
+    import nbformat
+
+    try:
+        cells = nbformat.read(nb_out, as_version=4).cells
+    except Exception:
+        return index
+    injected = sum(
+        "injected-parameters" in c.get("metadata", {}).get("tags", []) for c in cells[:index]
+    )
+    return index - injected
+
+
 def _child(nb_in: str, nb_out: str, smoke: bool, result_path: str, cell_timeout: int) -> int:
     """Runs inside the child process: papermill, then a JSON result file."""
     import papermill as pm
@@ -90,7 +104,7 @@ def _child(nb_in: str, nb_out: str, smoke: bool, result_path: str, cell_timeout:
         )
     except pm.PapermillExecutionError as err:
         result.status = "failed"
-        result.cell = err.cell_index
+        result.cell = _source_index(nb_out, err.cell_index)
         result.error = f"{err.ename}: {err.evalue}".strip().split("\n")[0][:300]
     except Exception as err:  # kernel died, bad notebook, cell timeout...
         result.status = "failed"

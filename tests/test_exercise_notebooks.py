@@ -1,0 +1,35 @@
+"""Student notebooks run top to bottom: every exercise says "not implemented yet", nothing errors."""
+
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from course_utils import exercises, runner
+
+ROOT = Path(__file__).resolve().parents[1]
+STUDENT = sorted((ROOT / "exercises").glob("*.ipynb"))
+
+
+@pytest.mark.notebooks
+@pytest.mark.parametrize("path", STUDENT, ids=[p.stem for p in STUDENT])
+def test_student_notebook_runs_all_with_not_implemented(path, monkeypatch):
+    for key, value in runner.kernel_env(ROOT, smoke=True).items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv(exercises.GRADING_ENV, raising=False)
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(nb, timeout=300, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}})
+    client.execute()  # raises CellExecutionError on the first error
+    printed = "".join(
+        out.get("text", "") for cell in nb.cells if cell.cell_type == "code" for out in cell.outputs
+        if out.get("output_type") == "stream"
+    )
+    master = nbformat.read(ROOT / "solutions" / path.name, as_version=4)
+    visible = [ex.id for ex in exercises.parse(master, str(path)).values()
+               if any(not t.hidden for t in ex.tests)]
+    assert visible, f"{path.name} has no exercise with visible tests"
+    for ex_id in visible:
+        assert f"{ex_id}: not implemented yet" in printed, f"{path.name}: {ex_id} did not report"
+    assert "passed" not in printed.replace("not implemented yet", "")

@@ -1,0 +1,41 @@
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from course_utils import plots  # noqa: E402
+from course_utils.timing import Measurement  # noqa: E402
+
+
+def test_training_curves_draws_both_on_given_axes():
+    fig, ax = plt.subplots()
+    out = plots.training_curves({"PyTorch": [3, 2, 1], "JAX": [3, 2.1, 1.1]}, ax=ax, title="loss")
+    assert out is ax
+    assert [line.get_label() for line in ax.get_lines()] == ["PyTorch", "JAX"]
+    assert ax.get_lines()[0].get_color() == plots.COLORS["pytorch"]
+    assert ax.get_xlabel() == "step"
+    plt.close(fig)
+
+
+def test_timing_bars_whiskers_and_ratios():
+    ms = {
+        "torch": Measurement("torch", [0.010, 0.011, 0.012, 0.013], 1, 0.1),
+        "jax": Measurement("jax", [0.005, 0.006, 0.006, 0.007], 1, 0.2),
+    }
+    ax = plots.timing_bars(ms, baseline="torch")
+    bars = ax.patches
+    assert len(bars) == 2
+    assert abs(bars[0].get_width() - ms["torch"].median * 1e3) < 1e-9
+    texts = [t.get_text().strip() for t in ax.texts]
+    assert "1.00x" in texts and f"{ms['jax'].median / ms['torch'].median:.2f}x" in texts
+    plt.close(ax.figure)
+
+
+def test_break_even_marks_crossing():
+    ax = plots.break_even(first_call_s=1.0, steady_s=0.01, eager_s=0.02, label="jax")
+    compiled = ax.get_lines()[1].get_ydata()
+    eager = ax.get_lines()[0].get_ydata()
+    # the crossing is at ceil((1 - 0.01) / 0.01) = 99 calls
+    assert compiled[98] <= eager[98] + 1e-12 and compiled[97] > eager[97]
+    assert any("99" in t.get_text() for t in ax.texts)
+    plt.close(ax.figure)

@@ -1,0 +1,75 @@
+import os
+import time
+from pathlib import Path
+
+import nbformat
+import psutil
+import pytest
+
+from course_utils import runner
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def write_nb(path: Path, *cells, tags=None) -> Path:
+    nb = nbformat.v4.new_notebook()
+    for i, src in enumerate(cells):
+        cell = nbformat.v4.new_code_cell(src)
+        if tags and i in tags:
+            cell.metadata["tags"] = tags[i]
+        nb.cells.append(cell)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.fixture
+def nbs(tmp_path):
+    return {
+        "ok": write_nb(tmp_path / "ok.ipynb",
+                       "SMOKE = None",
+                       "import os\nassert SMOKE is True and os.environ['COURSE_SMOKE'] == '1'",
+                       "x = 1",
+                       tags={0: ["parameters"]}),
+        "sharp": write_nb(tmp_path / "sharp.ipynb", "1 / 0", "y = 2", tags={0: ["raises-exception"]}),
+        "bad": write_nb(tmp_path / "bad.ipynb", "a = 1", "raise ValueError('boom here')", "b = 2"),
+        "deprecated": write_nb(tmp_path / "deprecated.ipynb",
+                               "import warnings\nwarnings.warn('old api', DeprecationWarning)"),
+        "slow": write_nb(tmp_path / "slow.ipynb", "import time\ntime.sleep(120)"),
+    }
+
+
+def test_ok_failing_and_sharp_bit_notebooks(nbs, tmp_path):
+    out = tmp_path / "out"
+    results = runner.run_notebooks([nbs["ok"], nbs["bad"], nbs["sharp"], nbs["deprecated"]],
+                                   root=ROOT, smoke=True, timeout=120, out_dir=out, progress=False)
+    status = {Path(r.notebook).stem: r for r in results}
+    assert status["ok"].status == "ok"
+    assert status["sharp"].status == "ok"  # an error in a raises-exception cell is expected
+    assert status["bad"].status == "failed"
+    assert status["bad"].cell == 1 and "ValueError: boom here" in status["bad"].error
+    assert status["deprecated"].status == "failed"  # framework policy: deprecations fail
+    assert "DeprecationWarning" in status["deprecated"].error
+    assert (out / "ok.ipynb").exists() and (out / "bad.ipynb").exists()
+    table = runner.summary(results, ROOT)
+    assert "cell 1: ValueError: boom here" in table
+    assert "2 of 4 notebooks ran without error" in table
+
+
+def test_timeout_kills_the_kernel(nbs, tmp_path):
+    start = time.perf_counter()
+    result = runner.run_one(nbs["slow"], tmp_path / "out", root=ROOT, smoke=True, timeout=12)
+    assert result.status == "timeout"
+    assert time.perf_counter() - start < 40
+    time.sleep(1)
+    leftovers = [p for p in psutil.process_iter(["cmdline"])
+                 if "ipykernel_launcher" in " ".join(p.info["cmdline"] or [])
+                 and p.ppid() != os.getpid() and _started_after(p, start)]
+    assert leftovers == []
+
+
+def _started_after(p, start_perf):
+    try:
+        return p.create_time() >= time.time() - (time.perf_counter() - start_perf) - 1
+    except psutil.Error:
+        return False

@@ -1,0 +1,189 @@
+import gc
+import itertools
+import math
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import torch
+
+from course_utils import timing
+
+
+def test_sync_waits_for_every_jax_leaf():
+    a = jax.random.normal(jax.random.key(0), (600, 600))
+    tree = {"x": [a @ a], "y": (a @ a @ a, np.zeros(2), 3.0)}
+    out = timing.sync(tree)
+    assert out is tree
+    assert tree["x"][0].is_ready() and tree["y"][0].is_ready()
+
+
+def test_sync_synchronises_each_torch_device_kind_once(monkeypatch):
+    seen = []
+    monkeypatch.setattr(timing, "_torch_synchronize", seen.append)
+    timing.sync([torch.ones(2), {"b": torch.zeros(3)}, torch.empty(2, device="meta")])
+    assert sorted(seen) == ["cpu", "meta"]
+
+
+def test_sync_is_a_no_op_for_numpy_and_python():
+    value = {"a": np.ones(3), "b": [1, 2.0, "x"]}
+    assert timing.sync(value) is value
+
+
+def _slow_first():
+    calls = itertools.count()
+
+    def fn():
+        time.sleep(0.05 if next(calls) == 0 else 0.001)
+
+    return fn
+
+
+def test_bench_times_first_call_separately():
+    m = timing.bench(_slow_first(), target_s=0.05)
+    assert m.first_call_s >= 0.05
+    assert m.median < 0.02
+    assert m.n >= 5 and len(m.times) == m.n
+    assert m.iqr >= 0 and "torch_threads" in m.threads
+
+
+def test_bench_turns_gc_off_while_timing_and_restores_it():
+    states = []
+
+    def fn():
+        states.append(gc.isenabled())
+
+    assert gc.isenabled()
+    timing.bench(fn, target_s=0.01, warmup=0)
+    assert not any(states)
+    assert gc.isenabled()
+
+
+def test_bench_warns_on_a_noisy_run():
+    calls = itertools.count()
+
+    def fn():
+        time.sleep(0.001 if next(calls) % 2 else 0.004)
+
+    m = timing.bench(fn, target_s=0.1, min_block_s=0)
+    assert m.relative_iqr > timing.NOISE_THRESHOLD
+    assert any("noisy" in w for w in m.warnings)
+
+
+def test_bench_flags_compilation_in_the_timed_region():
+    f = jax.jit(lambda x: x + 1)
+    sizes = itertools.count(1)
+
+    def fn():
+        return f(jnp.zeros(next(sizes)))
+
+    m = timing.bench(fn, target_s=0.02, max_repeats=8, min_block_s=0)
+    assert m.compiles > 0
+    assert any("compilation" in w for w in m.warnings)
+
+
+def test_bench_rejects_non_callable():
+    with pytest.raises(TypeError, match="callable"):
+        timing.bench(42)
+
+
+def test_compare_checks_results_first():
+    with pytest.raises(AssertionError, match="'wrong' does not compute the same result"):
+        timing.compare({"right": lambda: np.ones(3), "wrong": lambda: np.zeros(3)})
+
+
+def test_compare_interleaves_and_reports_ratios():
+    order = []
+
+    def make(name, seconds):
+        def fn():
+            order.append(name)
+            time.sleep(seconds)
+            return np.ones(2)
+        return fn
+
+    result = timing.compare({"slow": make("slow", 0.004), "fast": make("fast", 0.001)},
+                            rounds=12)
+    assert result.baseline == "slow"
+    assert result.ratio("slow") == 1.0
+    assert 0.1 < result.ratio("fast") < 0.7
+    assert result.speedup("fast") > 1.4
+    timed = order[-24:]  # the timed rounds come last
+    switches = sum(a != b for a, b in itertools.pairwise(timed))
+    assert switches >= 8  # interleaved, not all of one then all of the other
+    assert "| fast |" in result.table()
+    assert len(result.rows()) == 2
+
+
+def test_compare_bad_baseline():
+    with pytest.raises(ValueError, match="baseline 'c'"):
+        timing.compare({"a": lambda: 1}, baseline="c")
+
+
+def test_compile_report_for_jax_jit():
+    def f(x):
+        return jnp.sin(x) @ jnp.cos(x).T
+
+    x = jnp.ones((200, 200))
+    rep = timing.compile_report(jax.jit(f), x, target_s=0.05)
+    assert rep.framework == "jax.jit"
+    assert rep.trace_s > 0 and rep.lower_s > 0 and rep.compile_s > 0
+    assert rep.first_call_s > rep.steady.median
+    assert rep.eager is not None and rep.eager.median > 0
+    be = rep.break_even_calls
+    assert be >= 1 or math.isinf(be)
+    assert "break-even calls" in rep.table()
+
+
+def test_compile_report_for_torch_compile():
+    def f(x):
+        return torch.tanh(x) * 2 + 1
+
+    rep = timing.compile_report(torch.compile(f), torch.ones(64, 64), target_s=0.05)
+    assert rep.framework == "torch.compile"
+    assert rep.graphs == 1 and rep.recompiles == 0
+    assert rep.first_call_s > 5 * rep.steady.median
+    assert rep.eager is not None
+    ax = rep.plot()
+    assert ax.get_xlabel() == "number of calls"
+
+
+def test_compile_report_rejects_plain_functions():
+    with pytest.raises(TypeError, match="neither a jax.jit function nor a torch.compile"):
+        timing.compile_report(lambda x: x, 1.0)
+
+
+def test_no_recompile_names_the_jax_function():
+    @jax.jit
+    def scale_rows(x):
+        return x * 2
+
+    scale_rows(jnp.ones(3)).block_until_ready()
+    small, big = jnp.ones(3), jnp.ones(5)
+    with timing.no_recompile():
+        scale_rows(small).block_until_ready()  # cached: fine
+    with pytest.raises(timing.RecompilationError, match="scale_rows"):
+        with timing.no_recompile("the loop"):
+            scale_rows(big).block_until_ready()
+    assert not jax.config.jax_log_compiles  # flags restored
+
+
+def test_no_recompile_catches_torch_recompiles():
+    import torch._dynamo
+
+    f = torch.compile(lambda x: x * 3, dynamic=False)
+    f(torch.ones(3))
+    with timing.no_recompile():
+        f(torch.ones(3))
+    with pytest.raises(timing.RecompilationError, match="torch.compile recompiled"):
+        with timing.no_recompile():
+            f(torch.ones(4))
+    assert torch._dynamo.config.error_on_recompile is False
+
+
+def test_format_seconds():
+    assert timing.format_seconds(2.5) == "2.5 s"
+    assert timing.format_seconds(0.0123) == "12.3 ms"
+    assert timing.format_seconds(4.2e-6) == "4.2 µs"
