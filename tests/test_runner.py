@@ -73,3 +73,25 @@ def _started_after(p, start_perf):
         return p.create_time() >= time.time() - (time.perf_counter() - start_perf) - 1
     except psutil.Error:
         return False
+
+
+def test_ctrl_c_stops_cleanly(nbs, tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from pathlib import Path; from course_utils import runner\n"
+        f"res = runner.run_notebooks([Path({str(nbs['slow'])!r}), Path({str(nbs['ok'])!r})], "
+        f"root=Path({str(ROOT)!r}), smoke=True, timeout=300, out_dir=Path({str(tmp_path)!r}), progress=False)\n"
+        "print([r.status for r in res])\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    time.sleep(8)  # the slow notebook's kernel is running by now
+    children = psutil.Process(proc.pid).children(recursive=True)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    assert "['interrupted', 'interrupted']" in out
+    time.sleep(1)
+    alive = [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
+    assert alive == [], "the notebook's kernel outlived Ctrl-C"
