@@ -589,10 +589,9 @@ def _torch_compile_report(fn, args, kwargs, eager, label, target_s) -> CompileRe
     from torch._dynamo.utils import counters
 
     graphs_before = int(counters["stats"]["unique_graphs"])
-    frames_before = int(counters["frames"]["total"])
+    seen = _torch_compile_events()
     steady = bench(fn, *args, label=f"{label} (torch.compile)", target_s=target_s, **kwargs)
     graphs = int(counters["stats"]["unique_graphs"]) - graphs_before
-    frames = int(counters["frames"]["total"]) - frames_before
     if eager is True:
         eager_fn = getattr(fn, "_torchdynamo_orig_callable", None) or getattr(fn, "_orig_mod", None)
     else:
@@ -609,7 +608,29 @@ def _torch_compile_report(fn, args, kwargs, eager, label, target_s) -> CompileRe
         steady=steady,
         eager=eager_m,
         graphs=graphs,
-        recompiles=max(0, frames - 1) if frames else 0,
+        recompiles=_torch_recompiles_since(seen),
+    )
+
+
+def _torch_compile_events() -> list:
+    """Dynamo's record of recent frame compilations (one entry per compiled frame)."""
+    from torch._dynamo.utils import get_compilation_metrics
+
+    return get_compilation_metrics()
+
+
+def _torch_recompiles_since(seen: list) -> int:
+    """Recompilations among the frame compilations recorded after ``seen``.
+
+    A graph break makes Dynamo compile a resume function as a new frame; that
+    is not a recompilation. Dynamo records a ``recompile_reason`` only when a
+    frame it already compiled is compiled again (a guard failed).
+    """
+    old = {id(m) for m in seen}
+    return sum(
+        1
+        for m in _torch_compile_events()
+        if id(m) not in old and getattr(m, "recompile_reason", None)
     )
 
 
@@ -638,7 +659,12 @@ class _CompileLogHandler(logging.Handler):
             self.names.append(match.group(1))
 
 
-_JAX_LOGGERS = ("jax._src.interpreters.pxla", "jax._src.interpreters.partial_eval")
+# dispatch logs "Finished tracing/compilation ..." at WARNING under jax_log_compiles.
+_JAX_LOGGERS = (
+    "jax._src.interpreters.pxla",
+    "jax._src.interpreters.partial_eval",
+    "jax._src.dispatch",
+)
 
 
 @contextlib.contextmanager
