@@ -1,0 +1,771 @@
+# %% [markdown]
+# # 01 · Design philosophy: objects that change vs functions that return
+#
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/main/notebooks/01_design_philosophy.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/main?labpath=notebooks/01_design_philosophy.ipynb)
+#
+# PyTorch is imperative Python: a model is an object that owns its tensors and changes them
+# in place, and each line runs as it is read. JAX is a set of transformations (`grad`, `jit`,
+# `vmap`) over pure functions of immutable arrays. This lesson writes one small network both
+# ways, starting from plain NumPy, and shows what each style makes easy and what it makes risky.
+#
+# **Learning objectives.** After this notebook you can
+# 1. rewrite a model that mutates its weights in place as pure functions over a pytree, and
+#    name the bug class this removes (aliasing through shared arrays);
+# 2. predict what in-place updates, `print`, global variables and random numbers do in eager
+#    PyTorch and under `jax.jit`, and use `.at[]`, `jax.debug.print` and explicit keys instead;
+# 3. place `nn.Module`, JAX pytrees and Flax NNX on the line from objects to functions, and
+#    tell eager define-by-run execution from trace-and-compile.
+
+# %%
+# Setup: on Colab, install the course helpers (keeping Colab's torch and jax).
+# Elsewhere this cell does nothing: `make course` or `pip install -e .` did it.
+import sys
+
+if "google.colab" in sys.modules:
+    import subprocess
+
+    pins = subprocess.run(
+        "pip list --format=freeze | grep -iE '^(torch|jax|jaxlib|jax-cuda[0-9]+-.*)=='",
+        shell=True, capture_output=True, text=True,
+    ).stdout
+    open("/tmp/course-pins.txt", "w").write(pins)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "jax-pytorch-side-by-side @ git+https://github.com/jax-pytorch-side-by-side/course@main",
+         "--constraint", "/tmp/course-pins.txt"],
+        check=True,
+    )
+
+# %% tags=["parameters"]
+SMOKE = None  # None: follow COURSE_SMOKE; papermill: -p SMOKE True
+SIZES = {  # name: (full, smoke)
+    "n_samples": (1024, 256),  # rows of the toy regression
+    "d_hidden": (64, 16),  # hidden width of the MLP
+    "num_steps": (200, 30),  # SGD steps in the NumPy comparison
+    "n_draws": (1_000_000, 20_000),  # random numbers drawn for the statistics check
+}
+
+# %%
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import torch
+from flax import nnx
+
+from course_utils import config, env, numpy_mlp, timing
+from course_utils.parity import assert_close
+
+S = config.sizes(SIZES, SMOKE)
+print(env.report().line())
+
+# %% [markdown]
+# ## 1. Imperative vs functional, in plain NumPy
+#
+# **Key concepts**
+# - *Imperative*: an object holds the weights and `train_step` changes them in place (`-=`).
+# - *Functional*: the weights are a value (a dict of arrays) passed in; an update returns new
+#   values and changes nothing it was given.
+# - NumPy arrays are mutable and Python passes references, so a list of an object's arrays is
+#   a window onto its state, not a copy of it.
+#
+# The starting point is the two-layer MLP from the source articles, trained by hand-written
+# backprop. The backprop itself (`numpy_mlp.grads`, 15 lines) lives in
+# `course_utils/numpy_mlp.py`; here we only care about *who owns the weights*.
+
+# %%
+d_in, d_out, lr = 4, 1, 0.2
+X_np, y_np = numpy_mlp.toy_regression(S.n_samples, d_in, d_out, seed=0)  # (n, 4), (n, 1)
+init = numpy_mlp.init_params(d_in, S.d_hidden, d_out, seed=0)  # float32, layout (in, out)
+{name: value.shape for name, value in init.items()}
+
+# %% [markdown]
+# The imperative version, as the article writes it: the object owns four arrays, `params()`
+# hands them out, and `train_step` subtracts the gradient from them in place.
+
+# %%
+class SimpleMLP:
+    """Imperative style: the object owns its weights and changes them in place."""
+
+    def __init__(self, params):
+        self.w1, self.b1, self.w2, self.b2 = (params[k].copy() for k in ("w1", "b1", "w2", "b2"))
+
+    def params(self):
+        """The object's own arrays by name (the article returns them as a list): not copies."""
+        return {"b1": self.b1, "b2": self.b2, "w1": self.w1, "w2": self.w2}
+
+    def train_step(self, X, y, lr):
+        grads = numpy_mlp.grads(self.params(), X, y)
+        for name, p in self.params().items():
+            p -= lr * grads[name]  # in place: every reference to p sees the change
+
+# %% [markdown]
+# The functional version: parameters in, new parameters out.
+
+# %%
+def sgd_update(params, grads, lr):
+    """Functional style: return new parameters; the inputs stay as they were."""
+    return {k: params[k] - lr * grads[k] for k in params}
+
+
+def train_functional(params, X, y, lr, num_steps):
+    for _ in range(num_steps):
+        params = sgd_update(params, numpy_mlp.grads(params, X, y), lr)
+    return params
+
+# %% [markdown]
+# Both train the same network to the same weights:
+
+# %%
+model = SimpleMLP(init)
+for _ in range(S.num_steps):
+    model.train_step(X_np, y_np, lr)
+trained = train_functional(init, X_np, y_np, lr, S.num_steps)
+
+assert_close(model.params(), trained, rtol=1e-5, atol=1e-6, name="trained")
+print(f"loss {numpy_mlp.loss(init, X_np, y_np):.4f} -> {numpy_mlp.loss(trained, X_np, y_np):.4f}"
+      f" after {S.num_steps} steps, identical in both styles")
+
+# %% [markdown]
+# ### 1.1 The sharp bit: aliasing
+#
+# Suppose you keep "the initial weights" to compare with later, the natural way:
+# `snapshot = model.params()`. Then you train.
+
+# %%
+model = SimpleMLP(init)
+snapshot = model.params()  # meant as a record of the starting point
+loss_at_start = numpy_mlp.loss(snapshot, X_np, y_np)
+for _ in range(S.num_steps):
+    model.train_step(X_np, y_np, lr)
+loss_of_snapshot = numpy_mlp.loss(snapshot, X_np, y_np)
+print(f"loss of the snapshot: {loss_at_start:.4f} when taken, {loss_of_snapshot:.4f} after training")
+print('snapshot["w1"] is model.w1:', snapshot["w1"] is model.w1)
+
+# %% [markdown]
+# The "snapshot" trained along with the model: it *is* the model's arrays. The bug runs the
+# other way too: an in-place edit through the list silently rewrites the model.
+
+# %%
+experiment = model.params()
+experiment["w1"] *= 0.0  # "zero the first layer in my copy to see what happens"
+print("model.w1 is now all zeros:", not model.w1.any())
+assert not model.w1.any()
+
+# %% [markdown]
+# Functional code cannot have this bug: `sgd_update` never writes into its inputs, so an old
+# `params` stays what it was, and new values live in new arrays.
+
+# %%
+grads = numpy_mlp.grads(init, X_np, y_np)
+before = {k: v.copy() for k, v in init.items()}
+new = sgd_update(init, grads, lr)
+
+assert_close(init, before, rtol=0, atol=0, name="init after the update")  # untouched
+assert not any(np.shares_memory(new[k], init[k]) for k in init)
+print("the update returned new arrays and left its input alone")
+
+# %% [markdown]
+# (The fix inside the imperative style is discipline: copy on the way out,
+# `{k: p.copy() for k, p in model.params().items()}`. Nothing enforces it.)
+#
+# ## 2. The same model in PyTorch, JAX and Flax NNX
+#
+# **Key concepts**
+# - `nn.Module` keeps parameters as attributes; `torch.optim` updates them in place.
+# - In JAX the model is a pure function of a **pytree** (nested dicts/lists of arrays);
+#   `jax.grad` returns a pytree of the same shape, and the update is one `jax.tree.map`.
+# - **Flax NNX** gives you PyTorch-like objects on a functional core: `nnx.split` turns a
+#   module into a static `graphdef` and a pytree `state`, `nnx.merge` turns them back.
+# - Same initial weights everywhere: `nn.Linear` stores its weight as `(out, in)`, so it gets
+#   the transpose of the NumPy `(in, out)` array; NNX's `kernel` is `(in, out)` already.
+
+# %%
+# PyTorch
+class MLP(torch.nn.Module):
+    def __init__(self, d_in, d_hidden, d_out):
+        super().__init__()
+        self.linear1 = torch.nn.Linear(d_in, d_hidden)
+        self.linear2 = torch.nn.Linear(d_hidden, d_out)
+
+    def forward(self, X):
+        return self.linear2(torch.relu(self.linear1(X)))
+
+
+def loss_torch(model, X, y):
+    return 0.5 * ((model(X) - y) ** 2).sum(dim=1).mean()
+
+# %%
+model = MLP(d_in, S.d_hidden, d_out)
+with torch.no_grad():  # copy in the shared initial weights (transposed for nn.Linear)
+    for layer, w, b in ((model.linear1, "w1", "b1"), (model.linear2, "w2", "b2")):
+        layer.weight.copy_(torch.from_numpy(init[w].T))
+        layer.bias.copy_(torch.from_numpy(init[b]))
+X, y = torch.from_numpy(X_np), torch.from_numpy(y_np)
+optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+
+out_torch = model(X).detach()
+optimizer.zero_grad()
+loss_torch(model, X, y).backward()
+optimizer.step()  # rewrites the model's weights in place
+step_torch = {"b1": model.linear1.bias, "b2": model.linear2.bias,  # keys sorted, as JAX orders them
+              "w1": model.linear1.weight.T, "w2": model.linear2.weight.T}
+
+# %%
+# JAX
+def mlp(params, X):
+    return jax.nn.relu(X @ params["w1"] + params["b1"]) @ params["w2"] + params["b2"]
+
+
+def loss_jax(params, X, y):
+    return 0.5 * ((mlp(params, X) - y) ** 2).sum(axis=1).mean()
+
+
+@jax.jit
+def sgd_step(params, X, y, lr):
+    grads = jax.grad(loss_jax)(params, X, y)  # a dict shaped like params
+    return jax.tree.map(lambda p, g: p - lr * g, params, grads)
+
+# %%
+params = jax.tree.map(jnp.asarray, init)
+X, y = jnp.asarray(X_np), jnp.asarray(y_np)
+
+out_jax = mlp(params, X)
+step_jax = sgd_step(params, X, y, lr)  # a new pytree; params is unchanged
+jax.tree.map(jnp.shape, step_jax)
+
+# %%
+# Parity: same outputs, same step, and both equal the NumPy functional update.
+step_numpy = sgd_update(init, numpy_mlp.grads(init, X_np, y_np), lr)
+assert_close(out_torch, out_jax, rtol=1e-5, atol=1e-5, name="output")
+assert_close(step_torch, step_jax, rtol=1e-5, atol=1e-6, name="one SGD step")
+assert_close(step_jax, step_numpy, rtol=1e-5, atol=1e-6, name="one SGD step")
+assert_close(params, init, rtol=0, atol=0, name="params")  # the JAX input is untouched
+print("NumPy, PyTorch and JAX agree on the output and on one SGD step")
+
+# %% [markdown]
+# ### 2.1 Flax NNX: objects on a functional core
+#
+# NNX modules look like PyTorch modules: layers are attributes and calling the object runs it.
+
+# %%
+# Flax NNX
+class MLPNNX(nnx.Module):
+    def __init__(self, d_in, d_hidden, d_out, *, rngs):
+        self.linear1 = nnx.Linear(d_in, d_hidden, rngs=rngs)
+        self.linear2 = nnx.Linear(d_hidden, d_out, rngs=rngs)
+
+    def __call__(self, X):
+        return self.linear2(jax.nn.relu(self.linear1(X)))
+
+
+model_nnx = MLPNNX(d_in, S.d_hidden, d_out, rngs=nnx.Rngs(0))
+for layer, w, b in ((model_nnx.linear1, "w1", "b1"), (model_nnx.linear2, "w2", "b2")):
+    layer.kernel[...] = jnp.asarray(init[w])  # (in, out), like the NumPy layout
+    layer.bias[...] = jnp.asarray(init[b])
+
+# %% [markdown]
+# `nnx.split` separates the object into what never changes (`graphdef`: the structure,
+# layer sizes, Python attributes) and what does (`state`: a pytree of parameters). A pure
+# function can take both, `nnx.merge` them into a temporary object, and return new state.
+
+# %%
+graphdef, state = nnx.split(model_nnx)
+
+
+def loss_nnx(model, X, y):
+    return 0.5 * ((model(X) - y) ** 2).sum(axis=1).mean()
+
+
+@jax.jit
+def sgd_step_nnx(graphdef, state, X, y, lr):
+    model = nnx.merge(graphdef, state)  # a throwaway object inside the pure function
+    grads = nnx.grad(loss_nnx)(model, X, y)  # an nnx.State shaped like the parameters
+    return jax.tree.map(lambda p, g: p - lr * g, nnx.state(model, nnx.Param), grads)
+
+
+new_state = sgd_step_nnx(graphdef, state, X, y, lr)
+jax.tree.map(jnp.shape, nnx.to_pure_dict(new_state))
+
+# %% [markdown]
+# The same step through NNX's object-style API: `nnx.Optimizer` updates the module in place,
+# like `torch.optim`. Both must agree with the PyTorch and JAX steps above.
+
+# %%
+snapshot = nnx.to_pure_dict(nnx.state(model_nnx, nnx.Param))  # plain arrays: immutable values
+optimizer_nnx = nnx.Optimizer(model_nnx, optax.sgd(lr), wrt=nnx.Param)
+optimizer_nnx.update(model_nnx, nnx.grad(loss_nnx)(model_nnx, X, y))
+
+
+def as_flat(tree):  # {'linear1': {'kernel', 'bias'}, ...} -> {'w1', 'b1', 'w2', 'b2'}
+    return {"b1": tree["linear1"]["bias"], "b2": tree["linear2"]["bias"],
+            "w1": tree["linear1"]["kernel"], "w2": tree["linear2"]["kernel"]}
+
+# %%
+assert_close(model_nnx(X), mlp(step_jax, X), rtol=1e-5, atol=1e-5, name="NNX output after the step")
+assert_close(as_flat(nnx.to_pure_dict(new_state)), step_jax, rtol=1e-5, atol=1e-6, name="NNX pure step")
+assert_close(as_flat(nnx.to_pure_dict(nnx.state(model_nnx, nnx.Param))), step_torch,
+             rtol=1e-5, atol=1e-6, name="NNX optimizer step")
+assert_close(as_flat(snapshot), init, rtol=0, atol=0, name="snapshot")  # still the start
+print("NNX (pure and object style) agrees with PyTorch and JAX")
+
+# %% [markdown]
+# Where did the aliasing go? NNX's `state` holds the module's own `Variable` objects (so the
+# `state` from `nnx.split` above now shows the updated weights, just like the NumPy list did),
+# but the arrays *inside* them are immutable JAX arrays. An update puts a new array into the
+# `Variable`; a snapshot of the arrays (`nnx.to_pure_dict`) keeps the old ones.
+
+# %%
+print("state holds the module's Variable:", state["linear1"]["kernel"] is model_nnx.linear1.kernel)
+assert state["linear1"]["kernel"] is model_nnx.linear1.kernel
+assert_close(as_flat(nnx.to_pure_dict(state)), step_torch, rtol=1e-5, atol=1e-6, name="state view")
+
+# %% [markdown]
+# ## 3. Arrays: in place and views vs immutable
+#
+# **Key concepts**
+# - PyTorch tensors change in place (`add_`, `t[i] = v`); slices and `view` share storage.
+# - JAX arrays never change: item assignment raises, and `x.at[idx].set/add/mul/...` returns
+#   a new array. (Inside `jit`, JAX's documentation notes, XLA turns it into an in-place
+#   update when the old array is not used again, so immutability need not cost a copy.)
+# - Repeated indices: `t[idx] += 1` does not accumulate in PyTorch; `.at[idx].add(1)` does
+#   (like `index_add_` and `np.add.at`).
+
+# %%
+# PyTorch: a slice is a view of the same storage
+x = torch.zeros(5)
+window = x[1:3]
+window.add_(1.0)  # in place through the view...
+x[0] = 7.0  # ...and item assignment
+print(x, "| the slice shares x's storage:",
+      window.untyped_storage().data_ptr() == x.untyped_storage().data_ptr())
+x_torch = x.clone()
+
+# %% [markdown]
+# The same natural code in JAX raises:
+
+# %% tags=["raises-exception"]
+# JAX
+x = jnp.zeros(5)
+x[0] = 7.0
+
+# %% [markdown]
+# The fix: `.at[]` returns the updated array and leaves `x` as it was.
+
+# %%
+# JAX
+x = jnp.zeros(5)
+x_jax = x.at[1:3].add(1.0).at[0].set(7.0)
+print(x_jax, "| x is still", x)
+
+# %%
+assert_close(x_torch, x_jax, rtol=0, atol=0, name="updated array")
+assert not x.any()  # the original never changed
+
+# %% [markdown]
+# Repeated indices are a sharp bit on the PyTorch side: `t[idx] += 1` reads `t[idx]`, adds
+# one and writes back, so a repeated index is written, not accumulated (PyTorch documents the
+# result with duplicates as undefined). `index_add_` accumulates, and so does JAX's `.at[].add`.
+
+# %%
+idx_np = np.array([0, 2, 2, 2])
+counts = np.zeros(4, np.float32)
+np.add.at(counts, idx_np, 1.0)  # float64-free NumPy oracle: [1, 0, 3, 0]
+
+# PyTorch
+t = torch.zeros(4)
+t[torch.from_numpy(idx_np)] += 1.0  # repeated index 2 is not accumulated
+counts_torch = torch.zeros(4).index_add_(0, torch.from_numpy(idx_np), torch.ones(4))
+# JAX
+counts_jax = jnp.zeros(4).at[idx_np].add(1.0)
+print("t[idx] += 1:", t, "| index_add_:", counts_torch, "| .at[].add:", counts_jax)
+
+# %%
+assert_close(counts_torch, counts, name="index_add_")
+assert_close(counts_jax, counts, name=".at[].add")
+assert t[2] != counts[2]  # the natural PyTorch code undercounts
+
+# %% [markdown]
+# In-place operations also meet autograd. Changing a tensor that the backward pass needs is
+# caught, but only when `backward()` runs:
+
+# %% tags=["raises-exception"]
+# PyTorch
+w = torch.ones(3, requires_grad=True)
+h = torch.sigmoid(2 * w)  # sigmoid saves its output for the backward pass
+h.mul_(2.0)  # ...which this line overwrites
+h.sum().backward()
+
+# %% [markdown]
+# The fix is the out-of-place `h = h * 2`. In JAX there is nothing to overwrite, so this class
+# of error does not exist:
+
+# %%
+# PyTorch
+w = torch.ones(3, requires_grad=True)
+h = torch.sigmoid(2 * w)
+h = h * 2.0
+h.sum().backward()
+# JAX
+grad_jax = jax.grad(lambda w: (jax.nn.sigmoid(2 * w) * 2.0).sum())(jnp.ones(3))
+
+# %%
+assert_close(w.grad, grad_jax, rtol=1e-6, atol=1e-7, name="gradient")
+print("same gradient:", grad_jax)
+
+# %% [markdown]
+# ## 4. Side effects under `jax.jit`
+#
+# **Key concepts**
+# - `jax.jit` runs your Python function **once per input shape and dtype**, with abstract
+#   *tracers* in place of arrays, to record its operations; later calls run the compiled
+#   program and skip the Python entirely.
+# - So `print` and `list.append` run at trace time only; `jax.debug.print` is an operation in
+#   the program and runs on every call.
+# - A global variable read inside a jitted function is frozen into the program at trace time.
+#   Pass it as an argument instead.
+# - Eager PyTorch runs every line on every call, so none of this happens there (lesson 03
+#   shows how `torch.compile` guards against changed globals).
+
+# %%
+# PyTorch (eager)
+log = []
+
+
+def double(x):
+    print("  running double with", x)
+    log.append(x)
+    return x * 2
+
+
+results_torch = [double(torch.tensor(v)) for v in (1.0, 2.0, 3.0)]
+print("python body ran", len(log), "times")
+
+# %%
+# JAX under jit
+log = []
+
+
+@jax.jit
+def double(x):
+    print("  tracing double with", x)
+    log.append(x)
+    return x * 2
+
+
+results_jax = [double(jnp.asarray(v)) for v in (1.0, 2.0, 3.0)]
+print("python body ran", len(log), "time(s); it saw", log[0])
+
+# %%
+assert_close(results_torch, results_jax, name="double")
+assert len(log) == 1  # traced once; the other calls reused the compiled program
+print("same results; the jitted print ran once, at trace time")
+
+# %% [markdown]
+# To see values on every call, make the print part of the program with `jax.debug.print`:
+
+# %%
+@jax.jit
+def double_debug(x):
+    jax.debug.print("  inside the compiled program: x = {x}", x=x)
+    return x * 2
+
+
+for v in (1.0, 2.0, 3.0):
+    double_debug(jnp.asarray(v)).block_until_ready()
+
+# %% [markdown]
+# Globals are read once, while tracing. Change the global afterwards and the compiled program
+# does not notice:
+
+# %%
+scale = 2.0
+
+
+@jax.jit
+def apply_scale(x):
+    return x * scale  # the value of scale is baked in when this is traced
+
+
+first = apply_scale(jnp.ones(3))
+scale = 10.0
+second = apply_scale(jnp.ones(3))  # same shape and dtype: the cached program runs
+print("before:", first, "after changing scale:", second)
+
+# %% [markdown]
+# Eager PyTorch reads the global on every call. The JAX fix is to make `scale` an argument,
+# so it is an input of the program rather than a constant inside it:
+
+# %%
+# PyTorch (eager)
+def apply_scale_torch(x):
+    return x * scale
+
+
+# JAX
+@jax.jit
+def apply_scale_explicit(x, scale):
+    return x * scale
+
+
+assert_close(second, jnp.full(3, 2.0), name="stale global")  # still the old 2.0
+assert_close(apply_scale_torch(torch.ones(3)), apply_scale_explicit(jnp.ones(3), scale), name="scale")
+print("with scale as an argument both frameworks use the current value:", scale)
+
+# %% [markdown]
+# ## 5. Randomness: a global generator vs explicit keys
+#
+# **Key concepts**
+# - PyTorch draws from a hidden **global generator**: `torch.manual_seed` resets it, and every
+#   draw anywhere advances it. A `torch.Generator` gives a private stream.
+# - JAX has no hidden state: a typed key from `jax.random.key(seed)` goes in, and the same key
+#   always gives the same numbers. `split` makes independent keys; `fold_in(key, i)` derives
+#   a key from a counter such as the step number.
+# - The classic JAX mistake is reusing a key, which silently repeats the "random" numbers.
+
+# %%
+# PyTorch
+torch.manual_seed(0)
+a = torch.randn(3)
+torch.manual_seed(0)
+_ = torch.randn(1)  # an unrelated draw elsewhere (a new layer, a dropout)...
+b = torch.randn(3)  # ...changes every number drawn after it
+c = torch.randn(3, generator=torch.Generator().manual_seed(0))  # a private stream
+print("a:", a, "\nb:", b, "\nc:", c)
+assert not torch.equal(a, b) and torch.equal(a, c)
+
+# %%
+# JAX
+key = jax.random.key(0)
+a = jax.random.normal(key, (3,))
+_ = jax.random.normal(jax.random.key(1), (1,))  # other draws cannot interfere
+b = jax.random.normal(key, (3,))
+key_init, key_dropout = jax.random.split(key)  # independent streams, one per purpose
+step_keys = [jax.random.fold_in(key_dropout, step) for step in range(3)]
+print("a:", a, "\nb:", b, "\nkey:", key)
+assert jnp.array_equal(a, b)
+
+# %% [markdown]
+# The two frameworks use different generators (Mersenne Twister or Philox in PyTorch,
+# Threefry in JAX), so they never produce the same numbers from "the same" seed. What must
+# agree is the distribution:
+
+# %%
+torch_draws = torch.randn(S.n_draws, generator=torch.Generator().manual_seed(0))
+jax_draws = jax.random.normal(jax.random.key(0), (S.n_draws,))
+moments = {name: (float(d.mean()), float(d.std())) for name, d in
+           (("PyTorch", torch_draws), ("JAX", jax_draws))}
+tol = 5 / np.sqrt(S.n_draws)  # five standard errors
+assert_close(moments["PyTorch"], (0.0, 1.0), rtol=0, atol=tol, name="torch N(0,1)")
+assert_close(moments["JAX"], (0.0, 1.0), rtol=0, atol=tol, name="jax N(0,1)")
+moments
+
+# %% [markdown]
+# ### 5.1 The sharp bit: reusing a key
+#
+# Nothing fails: the numbers are just not independent. Two layers initialised with one key get
+# the same weights, and a dropout mask drawn with the same key every step never changes.
+
+# %%
+w_layer1 = jax.random.normal(key, (4,))
+w_layer2 = jax.random.normal(key, (4,))  # same key: same "random" weights
+masks = [jax.random.bernoulli(key, 0.5, (8,)) for step in range(3)]  # same mask each step
+print("layer weights equal:", bool(jnp.array_equal(w_layer1, w_layer2)))
+print("dropout masks:\n", jnp.stack(masks).astype(int))
+
+# %% [markdown]
+# The fix: one key per use, from `split`, and one key per step, from `fold_in`.
+
+# %%
+key_layer1, key_layer2 = jax.random.split(key)
+w_layer1 = jax.random.normal(key_layer1, (4,))
+w_layer2 = jax.random.normal(key_layer2, (4,))
+masks = [jax.random.bernoulli(jax.random.fold_in(key_dropout, step), 0.5, (8,)) for step in range(3)]
+print("dropout masks:\n", jnp.stack(masks).astype(int))
+assert not jnp.array_equal(w_layer1, w_layer2)
+assert not all(jnp.array_equal(masks[0], m) for m in masks[1:])
+
+# %% [markdown]
+# ## 6. Define-by-run vs trace-and-compile
+#
+# **Key concepts**
+# - PyTorch records the autograd graph **while** the forward pass runs (define-by-run): Python
+#   control flow on tensor values just works, and the graph is rebuilt on every step.
+# - JAX runs op by op too, until you `jit`: then it traces the function into a **jaxpr** (its
+#   program), compiles that with **XLA**, and caches the result per input shape and dtype.
+# - A Python `if` on a traced value cannot be decided while tracing: use `jnp.where` or
+#   `jax.lax.cond`, which become part of the program.
+#
+# Here is the graph PyTorch recorded for one loss of the model from section 2, walked from the
+# loss back towards the inputs:
+
+# %%
+# PyTorch
+X, y = torch.from_numpy(X_np), torch.from_numpy(y_np)
+node, recorded = loss_torch(model, X, y).grad_fn, []
+while node is not None:
+    recorded.append(type(node).__name__)
+    node = next((fn for fn, _ in node.next_functions if fn is not None), None)
+" <- ".join(recorded)
+
+# %% [markdown]
+# JAX does not record anything while an eager function runs; `jax.make_jaxpr` shows the
+# program that tracing produces (this is what `jit` hands to XLA and `grad` transforms):
+
+# %%
+# JAX
+X, y = jnp.asarray(X_np), jnp.asarray(y_np)
+jax.make_jaxpr(loss_jax)(params, X, y)
+
+# %% [markdown]
+# Control flow that depends on values is where the two models part. In PyTorch it is ordinary
+# Python:
+
+# %%
+# PyTorch
+def damp_if_negative(x):
+    if x.sum() > 0:
+        return x
+    return 0.1 * x
+
+
+v_np = np.array([-1.0, -2.0, 0.5], np.float32)
+damped_torch = damp_if_negative(torch.from_numpy(v_np))
+damped_torch
+
+# %% [markdown]
+# Under `jit` the same function sees a tracer, whose sum has no value yet, so `if` cannot
+# choose:
+
+# %% tags=["raises-exception"]
+# JAX
+jax.jit(damp_if_negative)(jnp.asarray(v_np))
+
+# %% [markdown]
+# The fix puts the branch into the program with `jax.lax.cond` (or `jnp.where` for an
+# elementwise choice):
+
+# %%
+# JAX
+@jax.jit
+def damp_if_negative_jax(x):
+    return jax.lax.cond(x.sum() > 0, lambda x: x, lambda x: 0.1 * x, x)
+
+
+damped_jax = damp_if_negative_jax(jnp.asarray(v_np))
+assert_close(damped_torch, damped_jax, name="damped")
+damped_jax
+
+# %% [markdown]
+# ### 6.1 What tracing buys: one measurement
+#
+# Eager execution pays Python and dispatch costs for every operation; a compiled program pays
+# them once. Here is the loss-and-gradient computation of the small MLP, eager in both
+# frameworks and jitted in JAX (lesson 03 measures `torch.compile` and compile times in depth).
+# First the variants must agree; `compare` checks that before timing.
+
+# %%
+def grads_torch():
+    model.zero_grad()
+    loss = loss_torch(model, Xt, yt)
+    loss.backward()
+    return loss.detach(), {"b1": model.linear1.bias.grad, "b2": model.linear2.bias.grad,
+                           "w1": model.linear1.weight.grad.T, "w2": model.linear2.weight.grad.T}
+
+
+Xt, yt = torch.from_numpy(X_np), torch.from_numpy(y_np)
+params_now = {k: jnp.asarray(v.detach().numpy()) for k, v in step_torch.items()}
+value_and_grad = jax.value_and_grad(loss_jax)
+value_and_grad_jit = jax.jit(value_and_grad)
+
+# %%
+comparison = timing.compare(
+    {
+        "PyTorch eager": grads_torch,
+        "JAX eager": lambda: value_and_grad(params_now, X, y),
+        "JAX jit": lambda: value_and_grad_jit(params_now, X, y),
+    },
+    rtol=1e-4, atol=1e-5,
+)
+comparison
+
+# %%
+speedup = comparison.speedup("JAX jit") / comparison.speedup("JAX eager")
+faster = "JAX eager" if comparison.speedup("JAX eager") > 1 else "PyTorch eager"
+print(f"on this machine jit made JAX's step {speedup:.1f}x faster than JAX eager; "
+      f"between the two eager versions, {faster} was faster "
+      f"({max(comparison.ratio('JAX eager'), 1 / comparison.ratio('JAX eager')):.1f}x)")
+
+# %% [markdown]
+# ### 6.2 The architectures side by side
+#
+# The source articles compare the two frameworks' architecture in prose and tables. Here is that
+# comparison with each row pointing to where it is demonstrated (their `pmap`/`pjit` rows are
+# replaced by today's APIs).
+#
+# | aspect | PyTorch | JAX | shown in |
+# |---|---|---|---|
+# | programming model | imperative objects (`nn.Module`) | pure functions + transformations | §1, §2 |
+# | model state | attributes of the module, updated in place | a pytree passed in and returned; NNX objects via `split`/`merge` | §2 |
+# | arrays | mutable, views share storage | immutable, `.at[]` updates | §3 |
+# | side effects | run on every call | run at trace time; `jax.debug.print` in the program | §4 |
+# | randomness | global generator, `torch.Generator` | explicit keys, `split`, `fold_in` | §5 |
+# | execution | eager, graph recorded while running | eager op by op, or traced to a jaxpr and compiled | §6 |
+# | autodiff | tape + `loss.backward()`, `.grad` fields | `grad` returns a new function | §6 here, lesson 02 |
+# | compiler | `torch.compile` (Dynamo + Inductor) | `jax.jit` (XLA) | §6.1 here, lesson 03 |
+# | control flow | Python `if`/`for` on values | `lax.cond`, `lax.scan`, `jnp.where` under `jit` | §6 here, lesson 03 |
+# | batching | write the batch dimension; `torch.func.vmap` | `jax.vmap` | lesson 02 |
+# | distribution | DDP, FSDP2 `fully_shard`, DTensor | `jax.jit` with shardings, `jax.shard_map` | lesson 05 |
+# | hardware | CUDA first; TPU through `torch_xla` | CPU, GPU, TPU natively | lesson 00 (environment report) |
+# | deployment | `torch.export`, ExecuTorch | `jax.export` | lesson 06 |
+
+# %% [markdown]
+# ## Summary
+#
+# | task | PyTorch | JAX |
+# |---|---|---|
+# | hold parameters | `nn.Module` attributes | a pytree (dict) of arrays; NNX `nnx.split` → `graphdef, state` |
+# | one SGD step | `opt.zero_grad(); loss.backward(); opt.step()` (in place) | `jax.tree.map(lambda p, g: p - lr * g, params, jax.grad(loss)(params, ...))` |
+# | update an element | `t[i] = v`, `t.add_(1)` | `x = x.at[i].set(v)`, `x.at[i].add(1)` |
+# | scatter-add | `t.index_add_(0, idx, src)` | `x.at[idx].add(src)` |
+# | print inside | `print(t)` | `jax.debug.print("{}", x)` under `jit` |
+# | seed | `torch.manual_seed(0)` / `torch.Generator` | `key = jax.random.key(0)`; `split`, `fold_in` |
+# | branch on a value | `if t.sum() > 0:` | `jax.lax.cond(x.sum() > 0, f, g, x)` |
+#
+# **Common misconceptions** (each corrected above)
+# - *"`model.params()` gives me a copy."* It gives the model's own arrays (§1.1).
+# - *"`nnx.split` copies the model."* Its state holds the module's `Variable`s; only the arrays
+#   inside are immutable (§2.1).
+# - *"A print inside a jitted function shows every call."* It runs once, at trace time (§4).
+# - *"Changing a global changes the jitted function."* The value was baked in at trace time (§4).
+# - *"The same seed gives the same numbers in both frameworks."* Different generators; only the
+#   distribution agrees (§5).
+# - *"`t[idx] += 1` counts repeated indices."* It does not; `index_add_` and `.at[].add` do (§3).
+#
+# **Review questions**
+#
+# <details><summary>1. Why can functional code not have the aliasing bug of §1.1?</summary>
+# Nothing is ever written into an existing array: every update returns new arrays, so a value you
+# kept stays what it was, whoever else holds a reference to it.
+# </details>
+#
+# <details><summary>2. A jitted function prints the loss once and then never again. Why, and what
+# do you use instead?</summary>
+# Python code in a jitted function runs while tracing, once per input shape/dtype; the compiled
+# program has no Python in it. `jax.debug.print` adds a print operation to the program itself.
+# </details>
+#
+# <details><summary>3. You reuse one key for the dropout mask at every step. What happens?</summary>
+# Nothing raises, but every step drops the same units, so dropout stops being random. Derive a key
+# per step, e.g. `jax.random.fold_in(key, step)`, or split a new key each step.
+# </details>
+#
+# <details><summary>4. What are NNX's graphdef and state, and why split them?</summary>
+# The graphdef is the static structure (classes, sizes, Python attributes); the state is a pytree
+# of the arrays. JAX transformations such as `jit` and `grad` take pytrees, so a pure function of
+# `(graphdef, state)` can be transformed, and `nnx.merge` rebuilds the object inside it.
+# </details>
+#
+# **Next:** the exercises in `exercises/01_design_philosophy_exercises.ipynb` (a pure SGD update
+# over a pytree, scatter-add in both frameworks, dropout keys over several steps, a jit-safe
+# running statistic, and porting a PyTorch module to Flax NNX). Then lesson 02, automatic
+# differentiation.
