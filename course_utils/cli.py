@@ -8,7 +8,6 @@ from pathlib import Path
 
 from course_utils.notebooks import CourseError
 
-
 EXTRA_COMMAND_MODULES = ("grader_cli", "claims")
 
 
