@@ -17,6 +17,12 @@ KNOWN_INTERNAL = (
         r"torch\.jit\._script",
         "torch.compile imports torch.utils.mkldnn, which still calls script_method (torch 2.13)",
     ),
+    (
+        r"`torch\.jit\.script` is deprecated",
+        r"torch\.jit\._script",
+        "the first torch.func.jvp/jacfwd/hessian imports torch._decomp.decompositions_for_jvp, "
+        "which still calls torch.jit.script (torch 2.13)",
+    ),
 )
 
 
