@@ -113,7 +113,9 @@ def break_even(
     crossing = math.ceil((first_call_s - steady_s) / gain) if gain > 0 else None
     if max_calls is None:
         max_calls = max(10, 2 * crossing) if crossing else 100
-    calls = list(range(1, max_calls + 1))
+    # Both totals are straight lines in n, so their end points draw them exactly; one
+    # point per call would mean millions of points when break-even is far away.
+    calls = [1, max_calls]
     compiled = [first_call_s + (n - 1) * steady_s for n in calls]
     eager = [n * eager_s for n in calls]
     ax.plot(calls, eager, label="eager", color="#888888")
