@@ -1,5 +1,7 @@
 """The one problem every distributed demo solves: a two-layer ReLU MLP on random regression data.
 
+Dictionaries list their keys sorted (``W1, W2, b1, b2``), the order in which JAX
+flattens a dict, so they compare leaf by leaf with JAX's gradients.
 Parameters use the JAX layout (``W1`` is ``(d_in, d_hidden)``); a PyTorch
 ``nn.Linear`` stores the transpose (``fc1.weight`` is ``(d_hidden, d_in)``).
 The loss is the mean squared error over every element, as
@@ -13,14 +15,14 @@ from pathlib import Path
 
 import numpy as np
 
-PARAM_NAMES = ("W1", "b1", "W2", "b2")
+PARAM_NAMES = ("W1", "W2", "b1", "b2")  # sorted, the order JAX flattens a dict in
 DATA_NAMES = ("X", "y")
 
 
 def make_problem(
     seed: int = 0, batch: int = 64, d_in: int = 16, d_hidden: int = 32, d_out: int = 4
 ) -> dict[str, np.ndarray]:
-    """Float32 parameters and data: ``W1, b1, W2, b2`` (JAX layout) and ``X, y``."""
+    """Float32 parameters and data: ``W1, W2, b1, b2`` (JAX layout) and ``X, y``."""
     for name, value in (("batch", batch), ("d_in", d_in), ("d_hidden", d_hidden), ("d_out", d_out)):
         if not isinstance(value, int) or value < 1:
             raise ValueError(f"make_problem: {name} must be a positive int, got {value!r}")
@@ -29,22 +31,29 @@ def make_problem(
     def normal(shape, scale=1.0):
         return (rng.standard_normal(shape) * scale).astype(np.float32)
 
-    return {
-        "W1": normal((d_in, d_hidden), d_in**-0.5),
-        "b1": normal((d_hidden,), 0.1),
-        "W2": normal((d_hidden, d_out), d_hidden**-0.5),
-        "b2": normal((d_out,), 0.1),
-        "X": normal((batch, d_in)),
-        "y": normal((batch, d_out)),
-    }
+    W1 = normal((d_in, d_hidden), d_in**-0.5)
+    b1 = normal((d_hidden,), 0.1)
+    W2 = normal((d_hidden, d_out), d_hidden**-0.5)
+    b2 = normal((d_out,), 0.1)
+    X = normal((batch, d_in))
+    y = normal((batch, d_out))
+    return {"W1": W1, "W2": W2, "b1": b1, "b2": b2, "X": X, "y": y}
 
 
 def params_of(problem: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Just the parameters ``W1, b1, W2, b2``."""
+    """Just the parameters ``W1, W2, b1, b2``."""
     missing = [k for k in PARAM_NAMES if k not in problem]
     if missing:
         raise KeyError(f"params_of: the problem has no {missing}; make it with make_problem()")
     return {k: problem[k] for k in PARAM_NAMES}
+
+
+def take(report: dict, prefix: str) -> dict[str, np.ndarray]:
+    """``W1, W2, b1, b2`` from a rank's report whose keys carry ``prefix`` (``"ddp_W1"``)."""
+    missing = [prefix + k for k in PARAM_NAMES if prefix + k not in report]
+    if missing:
+        raise KeyError(f"take: the report has no {missing}; it has {sorted(report)[:12]}")
+    return {k: np.asarray(report[prefix + k]) for k in PARAM_NAMES}
 
 
 def n_params(problem: dict[str, np.ndarray]) -> int:
@@ -70,8 +79,8 @@ def loss_and_grads_numpy(
     d_h = (d_out @ p["W2"].T) * (pre > 0)
     grads = {
         "W1": X.T @ d_h,
-        "b1": d_h.sum(axis=0),
         "W2": h.T @ d_out,
+        "b1": d_h.sum(axis=0),
         "b2": d_out.sum(axis=0),
     }
     return loss, grads

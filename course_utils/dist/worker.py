@@ -138,14 +138,14 @@ def full(t: Any) -> Any:
 
 
 def jax_layout(fc1_weight, fc1_bias, fc2_weight, fc2_bias) -> dict[str, np.ndarray]:
-    """Four torch tensors (or DTensors) as ``W1, b1, W2, b2`` numpy arrays in JAX layout."""
+    """Four torch tensors (or DTensors) as ``W1, W2, b1, b2`` numpy arrays in JAX layout."""
     def np_(t):
         return full(t).detach().cpu().numpy()
 
     return {
         "W1": np_(fc1_weight).T.copy(),
-        "b1": np_(fc1_bias),
         "W2": np_(fc2_weight).T.copy(),
+        "b1": np_(fc1_bias),
         "b2": np_(fc2_bias),
     }
 
