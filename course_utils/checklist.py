@@ -70,7 +70,8 @@ class ChecklistReport:
     def table(self) -> str:
         lines = [f"| {self.title} | | |", "|---|:---:|---|"]
         for i in self.items:
-            lines.append(f"| {i.name} | {_MARK[i.status]} {i.status} | {i.detail} |")
+            detail = i.detail.replace("|", "\\|")  # a literal | would end the table cell
+            lines.append(f"| {i.name} | {_MARK[i.status]} {i.status} | {detail} |")
         return "\n".join(lines)
 
     def _repr_markdown_(self) -> str:

@@ -192,10 +192,9 @@ def table(outcomes: Iterable[Outcome]) -> str:
     ]
     for o in outcomes:
         what = f" ({o.what})" if o.what else ""
-        lines.append(
-            f"| {o.claim.text} | {o.claim.source} | {o.claim.claimed} | "
-            f"{o.measured_text()}{what} | **{o.verdict}** | {o.why} |"
-        )
+        cells = [o.claim.text, o.claim.source, o.claim.claimed, o.measured_text() + what,
+                 f"**{o.verdict}**", o.why]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines)
 
 
