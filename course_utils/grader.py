@@ -194,6 +194,23 @@ class Grader:
             psutil.wait_procs(victims, timeout=3)
 
     def grade_one(self, sub: load.Submission) -> dict | None:
+        """Grade one submission; a failure of the grader itself becomes an ``error`` record."""
+        try:
+            return self._grade_one(sub)
+        except Exception as err:  # noqa: BLE001 - one student's problem must not stop the batch
+            if self.stopping:
+                return None
+            record = report.invalid_record(self.master, sub.student,
+                                           f"the grader failed on this submission: {type(err).__name__}: {err}")
+            record.update(status="error", submission=str(sub.path), submission_sha256=None,
+                          master_sha256=self.master.sha256, run_id=self.run_id,
+                          graded_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+            with self.lock:  # no sha: a later run grades this student again
+                store.save_student(self.out, record, {})
+                store.write_tables(self.out)
+            return record
+
+    def _grade_one(self, sub: load.Submission) -> dict | None:
         started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         matched = run = None
         if sub.problem:
@@ -300,13 +317,12 @@ def grade(submissions: str | Path, source: str | Path, out: str | Path, *, limit
         grader.stop()
         pool.shutdown(wait=True, cancel_futures=True)
         store.write_tables(out)
+        store.remove_work(out, grader.work)
         raise
     finally:
         bar.close()
     pool.shutdown(wait=True)
-    import shutil
-
-    shutil.rmtree(grader.work, ignore_errors=True)
+    store.remove_work(out, grader.work)
     batch.records = store.write_tables(out)
     batch.seconds = time.perf_counter() - start
     return batch

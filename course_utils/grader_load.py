@@ -98,7 +98,8 @@ def read_cells(path: Path) -> list[dict]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
-        if not text.rstrip().endswith("}") or err.pos >= len(text.rstrip()) - 1:
+        body = text.strip()
+        if body.startswith("{") and (not body.endswith("}") or err.pos >= len(body) - 1):
             raise SubmissionError(f"the notebook is truncated: its JSON ends early ({err.msg})") from None
         raise SubmissionError(
             f"the notebook is not valid JSON: {err.msg} at line {err.lineno} column {err.colno}"

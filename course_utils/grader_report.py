@@ -100,7 +100,8 @@ def score(master: Master, matched: Matched, run: dict, *, student: str) -> dict[
         if ex in matched.missing:
             status, msg = "missing", f"no cell starts with '# EXERCISE: {ex}'"
         elif mine_tests and all(t["status"] == "passed" for t in mine_tests):
-            status, msg = "passed", ""
+            status = "passed"
+            msg = f"passed, although your cell raised {_cell_message(sol_err)}" if sol_err else ""
         elif "NotImplementedError" in names:
             status, msg = "not implemented", "the stub still raises NotImplementedError"
         elif any("memory limit" in r.get("detail", "") for r in everything):

@@ -14,7 +14,6 @@ import io
 import json
 import shutil
 from pathlib import Path
-from typing import Any
 
 from course_utils.grader_report import write_atomic
 from course_utils.notebooks import CourseError
@@ -78,7 +77,9 @@ def write_tables(out: Path) -> list[dict]:
     cols = _exercise_columns(recs)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["student", *cols, "total", "max_total", "status", "reason", "flags", "seconds"])
+    fixed = ["score", "max_score", "status", "reason", "flags", "seconds"]
+    heads = [f"exercise:{c}" if c in fixed or c == "student" else c for c in cols]
+    writer.writerow(["student", *heads, *fixed])
     for r in recs:
         exs = r.get("exercises", {})
         writer.writerow([r["student"], *(f"{exs[c]['points']:g}" if c in exs else "" for c in cols),
@@ -127,7 +128,7 @@ def merge(inputs: list[Path], out: Path) -> tuple[list[dict], list[str]]:
         if dst.exists():
             shutil.rmtree(dst)
         tmp.rename(dst)
-    shutil.rmtree(out / WORK / "merge-tmp", ignore_errors=True)
+    _remove_if_empty(out / WORK)
     return write_tables(out), notes
 
 
@@ -145,8 +146,14 @@ def table(recs: list[dict], width: int = 100) -> str:
     return "\n".join(lines)
 
 
-def clean_work(out: Path) -> None:
-    shutil.rmtree(out / WORK, ignore_errors=True)
+def _remove_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()
+    except OSError:
+        pass
 
 
-Record = dict[str, Any]
+def remove_work(out: Path, run_folder: Path) -> None:
+    """Delete this run's scratch folder (and ``.work`` itself when nothing else is in it)."""
+    shutil.rmtree(run_folder, ignore_errors=True)
+    _remove_if_empty(out / WORK)
