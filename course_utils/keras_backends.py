@@ -1,0 +1,295 @@
+"""One small Keras 3 model under the JAX and the PyTorch backend, each in its own process.
+
+Keras 3 fixes its backend when it is imported (``KERAS_BACKEND``), so each
+backend runs in a fresh interpreter: :func:`run` starts
+``python -m course_utils.keras_backends --backend NAME ...`` with the
+variable set, and reads back the JSON report the child writes. The child
+
+1. builds the model (Dense -> GELU -> LayerNormalization -> Dense), either
+   initialised from ``seed`` and saved as ``<backend>.weights.h5``, or loaded
+   from another backend's weights file;
+2. runs it on a fixed input and saves the outputs and the weights (``.npz``);
+3. writes the same model by hand in the backend's own framework, and times
+   both with :func:`course_utils.timing.compare`, which first checks that
+   they agree.
+
+Keras is optional: :func:`available` says whether it is installed without
+importing it. Importing this module imports neither keras, jax nor torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+BACKENDS = ("jax", "torch")
+N_IN, N_OUT = 64, 10  # digits: 8x8 pixels in, 10 classes out
+LN_EPS = 1e-3  # Keras's LayerNormalization default (torch's LayerNorm uses 1e-5)
+
+
+def available() -> bool:
+    """Whether Keras 3 is installed (checked without importing it)."""
+    return importlib.util.find_spec("keras") is not None
+
+
+def weights_file(workdir: str | os.PathLike, backend: str) -> Path:
+    return Path(workdir) / f"{backend}.weights.h5"
+
+
+def run(
+    backend: str,
+    workdir: str | os.PathLike,
+    *,
+    weights_from: str | os.PathLike | None = None,
+    batch: int = 64,
+    width: int = 128,
+    target_s: float = 0.25,
+    seed: int = 0,
+    torch_threads: int | None = None,
+    timeout_s: float = 300.0,
+) -> dict[str, Any]:
+    """Run the model under ``backend`` in a subprocess and return its JSON report.
+
+    ``workdir`` receives the weights, outputs and report; ``weights_from`` is
+    a ``.weights.h5`` file saved by another backend (None: initialise from
+    ``seed`` and save). ``torch_threads`` sets PyTorch's intra-op threads in
+    the child (pass the caller's ``torch.get_num_threads()`` to match it).
+    Raises RuntimeError with the child's error output if
+    it fails.
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    for name, value in (("batch", batch), ("width", width)):
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
+    if not available():
+        raise RuntimeError("Keras 3 is not installed: pip install keras")
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    if weights_from is not None and not Path(weights_from).is_file():
+        raise FileNotFoundError(f"weights_from: no file at {weights_from}")
+    report = workdir / f"{backend}.json"
+    report.unlink(missing_ok=True)
+    cmd = [
+        sys.executable, "-m", "course_utils.keras_backends", "--backend", backend,
+        "--workdir", str(workdir), "--batch", str(batch), "--width", str(width),
+        "--target-s", str(target_s), "--seed", str(seed),
+    ]  # fmt: skip
+    if weights_from is not None:
+        cmd += ["--weights-from", str(weights_from)]
+    if torch_threads is not None:
+        cmd += ["--torch-threads", str(int(torch_threads))]
+    # KERAS_HOME keeps Keras's config file out of the user's home directory.
+    env = {**os.environ, "KERAS_BACKEND": backend, "KERAS_HOME": str(workdir / ".keras")}
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout_s)
+    if proc.returncode != 0 or not report.is_file():
+        raise RuntimeError(
+            f"the Keras {backend} subprocess failed (exit {proc.returncode}):\n"
+            + (proc.stderr or proc.stdout)[-3000:]
+        )
+    return json.loads(report.read_text())
+
+
+def numpy_reference(x: Any, weights: list[Any]) -> Any:
+    """The model in float64 NumPy: the oracle both backends are checked against."""
+    import math
+
+    import numpy as np
+
+    W1, b1, gamma, beta, W2, b2 = (np.asarray(w, dtype=np.float64) for w in weights)
+    h = np.asarray(x, dtype=np.float64) @ W1 + b1
+    h = 0.5 * h * (1.0 + np.vectorize(math.erf)(h / math.sqrt(2.0)))  # exact GELU
+    h = (h - h.mean(-1, keepdims=True)) / np.sqrt(h.var(-1, keepdims=True) + LN_EPS)
+    return (h * gamma + beta) @ W2 + b2
+
+
+def load_arrays(report: dict[str, Any]) -> dict[str, Any]:
+    """The input, outputs and weights (in Keras's order) a child saved."""
+    import numpy as np
+
+    with np.load(report["arrays"]) as f:
+        n = sum(1 for k in f.files if k.startswith("weight_"))
+        return {"x": f["x"], "outputs": f["outputs"], "weights": [f[f"weight_{i}"] for i in range(n)]}
+
+
+# --------------------------------------------------------------- the child
+
+
+def _inputs(batch: int, seed: int):
+    import numpy as np
+
+    return np.random.default_rng(seed + 1).standard_normal((batch, N_IN)).astype(np.float32)
+
+
+def _native_jax(weights):
+    """The same model written directly in JAX, jitted."""
+    import jax
+    import jax.numpy as jnp
+
+    W1, b1, gamma, beta, W2, b2 = (jnp.asarray(w) for w in weights)
+
+    @jax.jit
+    def forward(x):
+        h = jax.nn.gelu(x @ W1 + b1, approximate=False)
+        mean = h.mean(-1, keepdims=True)
+        var = ((h - mean) ** 2).mean(-1, keepdims=True)
+        h = (h - mean) / jnp.sqrt(var + LN_EPS) * gamma + beta
+        return h @ W2 + b2
+
+    return forward
+
+
+def _native_torch(weights):
+    """The same model as a torch.nn.Sequential (Linear stores W transposed)."""
+    import torch
+
+    W1, b1, gamma, beta, W2, b2 = (torch.from_numpy(w) for w in weights)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(W1.shape[0], W1.shape[1]),
+        torch.nn.GELU(),
+        torch.nn.LayerNorm(W1.shape[1], eps=LN_EPS),
+        torch.nn.Linear(W2.shape[0], W2.shape[1]),
+    ).eval()
+    with torch.no_grad():
+        for param, value in zip(
+            model.parameters(), (W1.T, b1, gamma, beta, W2.T, b2), strict=True
+        ):
+            param.copy_(value)
+    return model
+
+
+def _child(args: argparse.Namespace) -> dict[str, Any]:
+    import warnings
+
+    from course_utils import strict
+
+    strict.install()
+    warnings.filterwarnings("error", category=DeprecationWarning, module=r"keras(\.|$)")
+    # Keras's own Variable.__array__ lacks NumPy 2's ``copy`` argument, so NumPy warns
+    # when Keras converts its variables (saving weights); no course code can avoid it.
+    warnings.filterwarnings(
+        "ignore", message=r"__array__ implementation doesn't accept a copy keyword",
+        category=DeprecationWarning, module=r"keras(\.|$)",
+    )  # fmt: skip
+
+    if args.torch_threads and args.backend == "torch":
+        import torch
+
+        torch.set_num_threads(args.torch_threads)
+
+    import keras
+    import numpy as np
+
+    from course_utils import timing
+
+    if keras.backend.backend() != args.backend:
+        raise RuntimeError(
+            f"asked for backend {args.backend!r} but Keras started with "
+            f"{keras.backend.backend()!r}; set KERAS_BACKEND before importing keras"
+        )
+    workdir = Path(args.workdir)
+    keras.utils.set_random_seed(args.seed)
+    model = keras.Sequential(
+        [
+            keras.Input((N_IN,)),
+            keras.layers.Dense(args.width, activation="gelu"),
+            keras.layers.LayerNormalization(epsilon=LN_EPS),
+            keras.layers.Dense(N_OUT),
+        ]
+    )
+    if args.weights_from:
+        model.load_weights(args.weights_from)
+    else:
+        model.save_weights(weights_file(workdir, args.backend))
+    weights = [np.asarray(w) for w in model.get_weights()]
+    x_np = _inputs(args.batch, args.seed)
+    facts: dict[str, Any] = {}
+
+    if args.backend == "jax":
+        import jax
+        import jax.numpy as jnp
+
+        x = jnp.asarray(x_np)
+        tv = [v.value for v in model.trainable_variables]
+        ntv = [v.value for v in model.non_trainable_variables]
+        stateless = jax.jit(lambda tv, ntv, x: model.stateless_call(tv, ntv, x)[0])
+        native = _native_jax(weights)
+        variants = {
+            "native (jax.jit)": lambda: native(x),
+            "Keras, jitted stateless_call": lambda: stateless(tv, ntv, x),
+            "Keras, eager model(x)": lambda: model(x),
+        }
+        framework_version = jax.__version__
+    else:
+        import torch
+
+        x = torch.from_numpy(x_np)
+        native = _native_torch(weights)
+
+        def native_call():
+            with torch.no_grad():
+                return native(x)
+
+        def keras_call():
+            with torch.no_grad():
+                return model(x)
+
+        variants = {"native (torch.nn eager)": native_call, "Keras, eager model(x)": keras_call}
+        framework_version = torch.__version__
+        facts["model is a torch.nn.Module"] = isinstance(model, torch.nn.Module)
+    native_name = next(iter(variants))
+
+    y = model(x)
+    facts["model(x) returns"] = f"{type(y).__module__}.{type(y).__qualname__}"
+    outputs = np.asarray(keras.ops.convert_to_numpy(y))
+    comparison = timing.compare(
+        variants, baseline=native_name, target_s=args.target_s, rtol=1e-5, atol=1e-5
+    )
+    np.savez(
+        workdir / f"{args.backend}.npz",
+        x=x_np,
+        outputs=outputs,
+        **{f"weight_{i}": w for i, w in enumerate(weights)},
+    )
+    return {
+        "backend": args.backend,
+        "keras": keras.__version__,
+        "framework": framework_version,
+        "batch": args.batch,
+        "width": args.width,
+        "weights_loaded_from": str(args.weights_from) if args.weights_from else None,
+        "arrays": str(workdir / f"{args.backend}.npz"),
+        "native": native_name,
+        "facts": facts,
+        "timings": comparison.rows(),
+        "warnings": comparison.warnings,
+        "threads": timing.thread_settings(),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--backend", choices=BACKENDS, required=True)
+    parser.add_argument("--workdir", required=True)
+    parser.add_argument("--weights-from", default=None)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--width", type=int, default=128)
+    parser.add_argument("--target-s", type=float, default=0.25)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--torch-threads", type=int, default=None)
+    args = parser.parse_args(argv)
+    if os.environ.get("KERAS_BACKEND") != args.backend:
+        parser.error(f"set KERAS_BACKEND={args.backend} in the environment (Keras reads it at import)")
+    result = _child(args)
+    Path(args.workdir, f"{args.backend}.json").write_text(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,934 @@
+# %% [markdown]
+# # 06 · The ecosystems, side by side
+#
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/main/notebooks/06_ecosystem.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/main?labpath=notebooks/06_ecosystem.ipynb)
+#
+# A framework is also the libraries around it. JAX keeps its core small and leaves
+# optimisers, checkpoints and data loading to separate libraries (Optax, Orbax, Grain);
+# PyTorch ships most of them in the box. This lesson puts each pair side by side, proves
+# they compute the same thing, and finds the defaults that differ.
+#
+# **Learning objectives.** After this notebook you can
+# 1. place each JAX library next to its PyTorch counterpart, and make an Optax chain and a
+#    `torch.optim` setup follow the same trajectory (finding the defaults that differ);
+# 2. checkpoint and resume training bit-for-bit with Orbax and with PyTorch, and export a
+#    model with `torch.export` and `jax.export`;
+# 3. share memory between the frameworks with DLPack, call a jitted JAX function inside a
+#    PyTorch training step with gradients flowing, and run one Keras 3 model on both backends.
+
+# %%
+# Setup: on Colab, install the course helpers (keeping Colab's torch and jax).
+# Elsewhere this cell does nothing: `make course` or `pip install -e .` did it.
+import sys
+
+if "google.colab" in sys.modules:
+    import subprocess
+
+    pins = subprocess.run(
+        "pip list --format=freeze | grep -iE '^(torch|jax|jaxlib|jax-cuda[0-9]+-.*)=='",
+        shell=True, capture_output=True, text=True,
+    ).stdout
+    open("/tmp/course-pins.txt", "w").write(pins)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "jax-pytorch-side-by-side @ git+https://github.com/jax-pytorch-side-by-side/course@main",
+         "--constraint", "/tmp/course-pins.txt"],
+        check=True,
+    )
+
+# %% tags=["parameters"]
+SMOKE = None  # None: follow COURSE_SMOKE; papermill: -p SMOKE True
+SIZES = {  # name: (full, smoke)
+    "n_examples": (None, 600),  # digits used (None: all 1,797)
+    "hidden": (64, 32),  # hidden width of the MLP
+    "batch": (64, 64),  # minibatch size
+    "opt_steps": (100, 20),  # optimiser steps compared step by step
+    "ckpt_steps": (10, 3),  # steps before, and again after, the checkpoint
+    "dlpack_n": (10_000_000, 1_000_000),  # floats moved in the DLPack timing
+    "hybrid_steps": (20, 5),  # training steps of the hybrid model
+    "keras_batch": (256, 64),  # Keras model: batch
+    "keras_width": (256, 128),  # Keras model: hidden width
+    "target_s": (1.0, 0.1),  # seconds spent per timed variant
+}
+
+# %%
+import io
+import inspect
+import itertools
+import tempfile
+import warnings
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import matplotlib.pyplot as plt
+import numpy as np
+import optax
+import orbax.checkpoint as ocp
+import torch
+import torch.nn.functional as F
+from flax import nnx
+
+from course_utils import config, data, env, interop, keras_backends, timing
+from course_utils.parity import assert_close, max_abs_diff
+
+S = config.sizes(SIZES, SMOKE)
+# The models here are tiny: a second intra-op thread only adds synchronisation, and on
+# a busy machine that can cost milliseconds per operation. One thread keeps it quick.
+torch.set_num_threads(1)
+tmp_root = Path(tempfile.mkdtemp(prefix="course06-"))  # every file this lesson writes
+print(env.report().line())
+
+# %% [markdown]
+# ## 1. The library map
+#
+# **Key concepts**
+# - PyTorch bundles the model, optimiser, data and checkpoint APIs; JAX's core is arrays and
+#   transformations, and the rest comes from separate libraries (mostly from Google DeepMind).
+# - Each row below is either **demonstrated** in a section of this notebook or **described
+#   only** (not installed by the course, or it needs the network).
+#
+# | job | PyTorch | JAX | in this notebook |
+# |---|---|---|---|
+# | models | `torch.nn` | Flax NNX; Equinox | `torch.nn` and Flax NNX: demonstrated ([§3](#3.-Checkpoints)); Equinox: described only (modules are pytrees, PyTorch-like classes) |
+# | optimisers | `torch.optim` + `lr_scheduler` | Optax | demonstrated ([§2](#2.-Optimisers)) |
+# | checkpoints | `torch.save`; `torch.distributed.checkpoint` (DCP) | Orbax | demonstrated ([§3](#3.-Checkpoints)) |
+# | data loading | `torch.utils.data.DataLoader` | Grain, or any NumPy iterator | `DataLoader` and a NumPy iterator: demonstrated ([§4](#4.-Data-loading)); Grain: described only |
+# | export | `torch.export` → ExecuTorch (devices), AOTInductor (servers) | `jax.export` → serialised StableHLO | `torch.export` and `jax.export`: demonstrated ([§5](#5.-Export)); ExecuTorch: described only |
+# | interop | `torch.from_dlpack` | `jax.dlpack.from_dlpack` | demonstrated ([§6](#6.-Interop)) |
+# | model hubs | Hugging Face Hub (Transformers, timm) | Hugging Face Hub (safetensors weights), Kaggle Models, KerasHub | described only (no network at run time) |
+# | multi-backend | Keras 3 (`torch` backend) | Keras 3 (`jax` backend) | demonstrated when `keras` is installed ([§7](#7.-Keras-3)) |
+# | training-loop wrappers | PyTorch Lightning | hand-written loops (Flax NNX), Keras `fit` | described only |
+#
+# Two hub facts matter for a JAX user. Transformers' v5 line removed its Flax (and
+# TensorFlow) model classes (huggingface/transformers#40760), so the Hub's models are
+# PyTorch code; their weights are framework-neutral `safetensors` files, which a JAX model
+# can load after the layout conversions of lesson 07.
+
+# %% [markdown]
+# ## 2. Optimisers
+#
+# **Key concepts**
+# - **Optax** builds an optimiser as a chain of gradient transformations
+#   (`clip_by_global_norm` → `adamw`), with the learning-rate schedule as a function of the
+#   step count stored in the optimiser state.
+# - **`torch.optim`** mutates parameters in `step()`; clipping is a separate call
+#   (`clip_grad_norm_`) and the schedule is a separate object (`lr_scheduler`).
+# - Same maths, **different defaults**: the same code with defaults gives different trajectories.
+#
+# The task: a two-layer MLP on the digits, the same initial weights and the same batches,
+# trained with gradient clipping + AdamW + a linear warm-up then cosine decay.
+
+# %%
+split = data.load_digits(seed=0, limit=S.n_examples)
+X_np = split.X_train.reshape(len(split.X_train), -1)  # (n, 64): flattened 8x8 images
+y_np = split.y_train
+epochs = -(-S.opt_steps * S.batch // len(X_np))  # enough epochs for opt_steps batches
+batch_list = list(itertools.islice(data.batches(X_np, y_np, S.batch, seed=0, epochs=epochs), S.opt_steps))
+
+rng = np.random.default_rng(0)
+init = {  # JAX layout, keys in the order jax sorts them: W is (in, out)
+    "W1": (rng.standard_normal((64, S.hidden)) / 8).astype(np.float32),
+    "W2": (rng.standard_normal((S.hidden, 10)) / np.sqrt(S.hidden)).astype(np.float32),
+    "b1": np.zeros(S.hidden, np.float32),
+    "b2": np.zeros(10, np.float32),
+}
+hp = dict(peak_lr=1e-2, start_factor=0.1, warmup=S.opt_steps // 5, total=S.opt_steps,
+          end_lr=1e-4, clip=1.0, beta1=0.9, beta2=0.999, eps=1e-8)
+print(f"{len(batch_list)} batches of {S.batch}; hyper-parameters: {hp}")
+
+# %% [markdown]
+# The PyTorch model stores a `Linear` weight as `(out, in)`, the transpose of the JAX
+# layout; two small helpers load `init` into it and read its parameters back in JAX layout.
+
+# %%
+def make_torch_mlp(params):
+    model = torch.nn.Sequential(torch.nn.Linear(64, S.hidden), torch.nn.Tanh(), torch.nn.Linear(S.hidden, 10))
+    with torch.no_grad():
+        for layer, i in ((model[0], 1), (model[2], 2)):
+            layer.weight.copy_(torch.from_numpy(np.array(params[f"W{i}"]).T))
+            layer.bias.copy_(torch.from_numpy(np.array(params[f"b{i}"])))
+    return model
+
+
+def torch_params(model):
+    """Parameters as numpy arrays in JAX layout (W transposed back to (in, out))."""
+    return {"W1": model[0].weight.detach().T.numpy().copy(), "W2": model[2].weight.detach().T.numpy().copy(),
+            "b1": model[0].bias.detach().numpy().copy(), "b2": model[2].bias.detach().numpy().copy()}
+
+# %% [markdown]
+# PyTorch: `AdamW`, a `SequentialLR` (linear warm-up, then cosine annealing), and
+# `clip_grad_norm_` between `backward()` and `step()`. `weight_decay=None` keeps the default.
+
+# %%
+# PyTorch
+def train_torch(weight_decay=None):
+    model = make_torch_mlp(init)
+    kw = {} if weight_decay is None else {"weight_decay": weight_decay}
+    opt = torch.optim.AdamW(model.parameters(), lr=hp["peak_lr"], betas=(hp["beta1"], hp["beta2"]), eps=hp["eps"], **kw)
+    warm = torch.optim.lr_scheduler.LinearLR(opt, start_factor=hp["start_factor"], total_iters=hp["warmup"])
+    cos = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=hp["total"] - hp["warmup"], eta_min=hp["end_lr"])
+    sched = torch.optim.lr_scheduler.SequentialLR(opt, [warm, cos], milestones=[hp["warmup"]])
+    trajectory = []
+    for X, y in batch_list:
+        loss = F.cross_entropy(model(torch.from_numpy(X)), torch.from_numpy(y))
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), hp["clip"])
+        opt.step()
+        sched.step()
+        trajectory.append(torch_params(model))
+    return trajectory
+
+# %% [markdown]
+# JAX: the same schedule is one function, `optax.warmup_cosine_decay_schedule`, and the
+# clipping is the first link of the chain. The optimiser state carries the step count.
+
+# %%
+# JAX
+def make_tx(weight_decay=None):
+    schedule = optax.warmup_cosine_decay_schedule(
+        init_value=hp["peak_lr"] * hp["start_factor"], peak_value=hp["peak_lr"],
+        warmup_steps=hp["warmup"], decay_steps=hp["total"], end_value=hp["end_lr"])
+    kw = {} if weight_decay is None else {"weight_decay": weight_decay}
+    return optax.chain(optax.clip_by_global_norm(hp["clip"]),
+                       optax.adamw(schedule, b1=hp["beta1"], b2=hp["beta2"], eps=hp["eps"], **kw))
+
+
+def loss_jax(params, X, y):
+    logits = jnp.tanh(X @ params["W1"] + params["b1"]) @ params["W2"] + params["b2"]
+    return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
+
+# %%
+# JAX
+def train_jax(tx):
+    params = jax.tree.map(jnp.asarray, init)
+    opt_state = tx.init(params)
+
+    @jax.jit
+    def step(params, opt_state, X, y):
+        grads = jax.grad(loss_jax)(params, X, y)
+        updates, opt_state = tx.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state
+
+    trajectory = []
+    for X, y in batch_list:
+        params, opt_state = step(params, opt_state, X, y.astype(np.int32))
+        trajectory.append(params)
+    return trajectory
+
+# %% [markdown]
+# ### 2.1 The sharp bit: "the same optimiser" with default arguments
+#
+# Both sides spell out every hyper-parameter except the weight decay, which each leaves
+# at its default. Compare the parameters after every step:
+
+# %%
+traj_torch = train_torch()
+traj_jax = train_jax(make_tx())
+gap_default = [max_abs_diff(a, b) for a, b in zip(traj_torch, traj_jax, strict=True)]
+tol = 1e-5
+first_bad = next((k for k, d in enumerate(gap_default) if d > tol), None)
+print(f"largest parameter difference after {S.opt_steps} steps: {max(gap_default):.2e}")
+print(f"first step where the trajectories differ by more than {tol:g}: {first_bad}")
+
+# %% [markdown]
+# They drift apart from the first steps and keep drifting. The clipping, the Adam
+# moments, the schedule are spelled out; what is left is a default. Ask the installed
+# libraries:
+
+# %%
+defaults = {
+    "torch.optim.AdamW": inspect.signature(torch.optim.AdamW).parameters["weight_decay"].default,
+    "optax.adamw": inspect.signature(optax.adamw).parameters["weight_decay"].default,
+    "torch.optim.Adam": inspect.signature(torch.optim.Adam).parameters["weight_decay"].default,
+}
+defaults
+
+# %% [markdown]
+# The default decay differs by a factor of 100. Both libraries apply it the same
+# *decoupled* way (AdamW: `p ← p − lr·(adam_update + wd·p)`, the decay scaled by the
+# scheduled learning rate), so after step 0 the two runs should differ by exactly
+# `−lr₀·(wd_torch − wd_optax)·p₀`. Check the prediction element by element:
+
+# %%
+lr0 = hp["peak_lr"] * hp["start_factor"]  # the learning rate of step 0 in both schedules
+d_wd = defaults["torch.optim.AdamW"] - defaults["optax.adamw"]
+measured = {n: traj_torch[0][n] - np.asarray(traj_jax[0][n]) for n in init}
+predicted = {n: -lr0 * d_wd * init[n] for n in init}
+residual = max_abs_diff(measured, predicted)
+print(f"step-0 gap up to {max_abs_diff(traj_torch[0], traj_jax[0]):.2e}; "
+      f"after subtracting the predicted decay difference: {residual:.1e} (float32 rounding)")
+assert residual < 0.05 * max_abs_diff(traj_torch[0], traj_jax[0])
+
+# %% [markdown]
+# The fix: set the weight decay explicitly on both sides. Now compare again.
+
+# %%
+wd = 0.01
+traj_torch = train_torch(weight_decay=wd)
+traj_jax = train_jax(make_tx(weight_decay=wd))
+gap_matched = [max_abs_diff(a, b) for a, b in zip(traj_torch, traj_jax, strict=True)]
+print(f"largest parameter difference over {S.opt_steps} steps: {max(gap_matched):.2e} (float32)")
+assert_close(traj_torch[-1], traj_jax[-1], rtol=1e-4, atol=tol, name="params after the last step")
+
+# %%
+fig, ax = plt.subplots(figsize=(7, 3.2))
+ax.semilogy(range(1, S.opt_steps + 1), gap_default, label="default weight decays")
+ax.semilogy(range(1, S.opt_steps + 1), np.maximum(gap_matched, 1e-9), label=f"weight_decay={wd} on both")
+ax.axhline(tol, color="grey", ls=":", label=f"tolerance {tol:g}")
+ax.set(xlabel="step", ylabel="max |θ_torch − θ_jax|", title="Optax vs torch.optim, same start, same batches")
+ax.legend()
+fig.tight_layout()
+
+# %% [markdown]
+# ### 2.2 Two more conventions to know
+#
+# - **`torch.optim.Adam(weight_decay=...)` is not AdamW.** It adds `wd·p` to the *gradient*
+#   before the moments (L2 regularisation, "coupled"). Its Optax twin is
+#   `optax.chain(optax.add_decayed_weights(wd), optax.adam(lr))`; `optax.adamw` is
+#   `torch.optim.AdamW`. (The exercises make you prove it.)
+# - **Clipping and schedules differ at the edges.** `clip_grad_norm_` scales by
+#   `max_norm / (norm + 1e-6)`, `clip_by_global_norm` by `max_norm / norm`; and past its end
+#   the cosine in `CosineAnnealingLR` climbs back up while Optax holds `end_value`:
+
+# %%
+g = torch.tensor([3.0, 4.0])  # norm 5
+p = torch.nn.Parameter(torch.zeros(2))
+p.grad = g.clone()
+torch.nn.utils.clip_grad_norm_([p], 1.0)
+clipped_optax, _ = optax.clip_by_global_norm(1.0).update(jnp.array([3.0, 4.0]), None)
+print("torch:", p.grad.numpy(), " optax:", np.asarray(clipped_optax),
+      f" relative difference {np.abs(p.grad.numpy() / np.asarray(clipped_optax) - 1).max():.1e}")
+
+# %%
+def lr_trace_torch(n):
+    opt = torch.optim.AdamW([torch.nn.Parameter(torch.zeros(1))], lr=hp["peak_lr"])
+    warm = torch.optim.lr_scheduler.LinearLR(opt, start_factor=hp["start_factor"], total_iters=hp["warmup"])
+    cos = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=hp["total"] - hp["warmup"], eta_min=hp["end_lr"])
+    sched = torch.optim.lr_scheduler.SequentialLR(opt, [warm, cos], milestones=[hp["warmup"]])
+    out = []
+    for _ in range(n):
+        out.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    return np.array(out)
+
+
+n_lr = int(1.5 * hp["total"])
+schedule = optax.warmup_cosine_decay_schedule(hp["peak_lr"] * hp["start_factor"], hp["peak_lr"], hp["warmup"], hp["total"], hp["end_lr"])
+lr_torch, lr_optax = lr_trace_torch(n_lr), np.array([schedule(k) for k in range(n_lr)])
+assert_close(lr_torch[: hp["total"]], lr_optax[: hp["total"]], rtol=1e-6, atol=1e-9, name="lr within the schedule")
+print(f"after the schedule's end: torch {lr_torch[-1]:.2e}, optax {lr_optax[-1]:.2e}")
+
+# %%
+fig, ax = plt.subplots(figsize=(7, 3))
+ax.plot(lr_torch, label="torch SequentialLR(LinearLR, CosineAnnealingLR)")
+ax.plot(lr_optax, "--", label="optax.warmup_cosine_decay_schedule")
+ax.axvline(hp["total"], color="grey", ls=":")
+ax.set(xlabel="step", ylabel="learning rate", title="the same schedule, until it ends")
+ax.legend(fontsize=8)
+fig.tight_layout()
+
+# %% [markdown]
+# ## 3. Checkpoints
+#
+# **Key concepts**
+# - A checkpoint that resumes training must hold the **model and the optimiser state**
+#   (Adam's moments and step count) — and, in PyTorch, the **LR scheduler**; in Optax the
+#   schedule's position is the step count inside the optimiser state.
+# - PyTorch: `state_dict()` → `torch.save` (one process) or `torch.distributed.checkpoint`
+#   (sharded, many processes). JAX: Orbax saves any pytree, restoring into an *abstract*
+#   target that fixes shapes, dtypes and shardings.
+# - "Resumed" is proven the strict way: the resumed run equals the uninterrupted one **bit for bit**.
+#
+# The JAX side uses Flax NNX this time: the same MLP as a module, trained by an `nnx.Optimizer`.
+
+# %%
+class MLP(nnx.Module):
+    def __init__(self, params, rngs: nnx.Rngs):
+        self.l1 = nnx.Linear(64, S.hidden, rngs=rngs)
+        self.l2 = nnx.Linear(S.hidden, 10, rngs=rngs)
+        for layer, i in ((self.l1, 1), (self.l2, 2)):
+            layer.kernel[...] = jnp.asarray(params[f"W{i}"])  # Flax kernels are (in, out)
+            layer.bias[...] = jnp.asarray(params[f"b{i}"])
+
+    def __call__(self, x):
+        return self.l2(jnp.tanh(self.l1(x)))
+
+
+@nnx.jit
+def nnx_step(model, optimizer, X, y):
+    def loss_fn(model):
+        return optax.softmax_cross_entropy_with_integer_labels(model(X), y).mean()
+    grads = nnx.grad(loss_fn)(model)
+    optimizer.update(model, grads)
+
+# %% [markdown]
+# JAX with Orbax: train `k` steps, save model and optimiser state, train `k` more
+# (the uninterrupted run). Then restore into a *fresh* model and optimiser and train the
+# same `k` steps.
+
+# %%
+# JAX
+k = S.ckpt_steps
+new_model = lambda: MLP(init, nnx.Rngs(0))  # noqa: E731
+tx = make_tx(weight_decay=wd)  # one transformation for every optimizer: nnx_step compiles once
+model = new_model()
+optimizer = nnx.Optimizer(model, tx, wrt=nnx.Param)
+for X, y in batch_list[:k]:
+    nnx_step(model, optimizer, X, y.astype(np.int32))
+
+checkpointer = ocp.StandardCheckpointer()
+ckpt_jax = tmp_root / "orbax" / "step_k"
+checkpointer.save(ckpt_jax, {"model": nnx.state(model), "optimizer": nnx.state(optimizer)})
+checkpointer.wait_until_finished()  # saving is asynchronous
+for X, y in batch_list[k : 2 * k]:
+    nnx_step(model, optimizer, X, y.astype(np.int32))
+uninterrupted_jax = nnx.state(model, nnx.Param)
+
+# %%
+# JAX: resume in fresh objects. The abstract target says what to restore into.
+model2 = new_model()
+optimizer2 = nnx.Optimizer(model2, tx, wrt=nnx.Param)
+target = {"model": nnx.state(model2), "optimizer": nnx.state(optimizer2)}
+abstract = jax.tree.map(ocp.utils.to_shape_dtype_struct, target)
+restored = checkpointer.restore(ckpt_jax, abstract)
+nnx.update(model2, restored["model"])
+nnx.update(optimizer2, restored["optimizer"])
+for X, y in batch_list[k : 2 * k]:
+    nnx_step(model2, optimizer2, X, y.astype(np.int32))
+resumed_jax = nnx.state(model2, nnx.Param)
+assert all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(uninterrupted_jax), jax.tree.leaves(resumed_jax), strict=True))
+print(f"Orbax: resumed == uninterrupted, bit for bit (step counter {int(optimizer2.step[...])})")
+
+# %% [markdown]
+# PyTorch: the same, with `torch.save` of three state dicts (model, optimiser, scheduler),
+# written to an in-memory buffer here (a file path works the same way).
+
+# %%
+# PyTorch
+def torch_setup():
+    model = make_torch_mlp(init)
+    opt = torch.optim.AdamW(model.parameters(), lr=hp["peak_lr"], betas=(hp["beta1"], hp["beta2"]), eps=hp["eps"], weight_decay=wd)
+    warm = torch.optim.lr_scheduler.LinearLR(opt, start_factor=hp["start_factor"], total_iters=hp["warmup"])
+    cos = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=hp["total"] - hp["warmup"], eta_min=hp["end_lr"])
+    return model, opt, torch.optim.lr_scheduler.SequentialLR(opt, [warm, cos], milestones=[hp["warmup"]])
+
+
+def torch_train(model, opt, sched, batches):
+    for X, y in batches:
+        opt.zero_grad()
+        F.cross_entropy(model(torch.from_numpy(X)), torch.from_numpy(y)).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), hp["clip"])
+        opt.step()
+        sched.step()
+
+# %%
+# PyTorch
+model_t, opt_t, sched_t = torch_setup()
+torch_train(model_t, opt_t, sched_t, batch_list[:k])
+buffer = io.BytesIO()
+torch.save({"model": model_t.state_dict(), "optim": opt_t.state_dict(), "sched": sched_t.state_dict()}, buffer)
+torch_train(model_t, opt_t, sched_t, batch_list[k : 2 * k])  # the uninterrupted run
+
+# %%
+# PyTorch: resume in fresh objects
+model_t2, opt_t2, sched_t2 = torch_setup()
+buffer.seek(0)
+ckpt = torch.load(buffer)  # weights_only=True by default: tensors and plain containers only
+model_t2.load_state_dict(ckpt["model"])
+opt_t2.load_state_dict(ckpt["optim"])
+sched_t2.load_state_dict(ckpt["sched"])
+torch_train(model_t2, opt_t2, sched_t2, batch_list[k : 2 * k])
+assert all(torch.equal(a, b) for a, b in zip(model_t.parameters(), model_t2.parameters(), strict=True))
+print("torch.save: resumed == uninterrupted, bit for bit")
+
+# %% [markdown]
+# `torch.distributed.checkpoint` (DCP) is the sharded format FSDP2 and DTensor use (lesson
+# 05): every rank writes its own shards, and a load may re-shard. It also runs in one
+# process, which is enough to see the API; `get_state_dict` gives model and optimiser
+# states in a form every parallelism understands.
+
+# %%
+import torch.distributed.checkpoint as dcp
+from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+
+with warnings.catch_warnings():  # "torch.distributed is ... uninitialized, assuming ... a single process"
+    warnings.filterwarnings("ignore", message="torch.distributed is disabled", category=UserWarning)
+    msd, osd = get_state_dict(model_t, opt_t)
+    dcp.save({"model": msd, "optim": osd}, checkpoint_id=tmp_root / "dcp", no_dist=True)
+    model_t3, opt_t3, _ = torch_setup()
+    state = dict(zip(("model", "optim"), get_state_dict(model_t3, opt_t3), strict=True))
+    dcp.load(state, checkpoint_id=tmp_root / "dcp", no_dist=True)
+set_state_dict(model_t3, opt_t3, model_state_dict=state["model"], optim_state_dict=state["optim"])
+assert all(torch.equal(a, b) for a, b in zip(model_t.parameters(), model_t3.parameters(), strict=True))
+print("DCP round trip exact; files:", sorted(p.name for p in (tmp_root / "dcp").iterdir()))
+
+# %% [markdown]
+# ### 3.1 Pitfalls
+#
+# **Forgetting the optimiser state.** Restore only the model, start a fresh optimiser, and
+# the "resumed" run is a different run: Adam's moments restart at zero and the schedule
+# restarts at warm-up.
+
+# %%
+model3 = new_model()
+nnx.update(model3, restored["model"])
+optimizer3 = nnx.Optimizer(model3, tx, wrt=nnx.Param)  # fresh state
+for X, y in batch_list[k : 2 * k]:
+    nnx_step(model3, optimizer3, X, y.astype(np.int32))
+drift = max_abs_diff(uninterrupted_jax, nnx.state(model3, nnx.Param))
+print(f"model-only resume: parameters differ from the uninterrupted run by up to {drift:.2e}")
+assert drift > 0
+
+# %% [markdown]
+# **Dtypes follow the target, silently.** Orbax casts to the dtype of the abstract target,
+# and PyTorch's `load_state_dict` copies into the existing parameter's dtype. Neither warns:
+
+# %%
+as_bf16 = jax.tree.map(lambda s: s.update(dtype=jnp.bfloat16) if s.dtype == jnp.float32 else s, abstract["model"])
+restored_bf16 = checkpointer.restore(ckpt_jax, {"model": as_bf16, "optimizer": abstract["optimizer"]})
+model_bf16 = make_torch_mlp(init).to(torch.bfloat16)
+model_bf16.load_state_dict(ckpt["model"])
+print("Orbax restored kernel:", restored_bf16["model"]["l1"]["kernel"][...].dtype,
+      "| torch loaded weight:", model_bf16[0].weight.dtype, "| saved as float32 in both")
+
+# %% [markdown]
+# **Shardings follow the target too.** Each leaf of the abstract target carries a
+# `sharding`; Orbax reads the stored shards and lays them out that way, so a checkpoint
+# written on 8 devices restores on 4 (or 1) if the target says so. Build the target from
+# the *new* mesh (lesson 05), not from the checkpoint's metadata. Here everything lives
+# on one device:
+
+# %%
+leaf = restored["model"]["l1"]["kernel"][...]
+print(type(leaf.sharding).__name__, leaf.sharding.device_set)
+checkpointer.close()
+
+# %% [markdown]
+# **`torch.load` refuses arbitrary Python objects** (since PyTorch 2.6 `weights_only=True`
+# is the default): a checkpoint holding, say, a NumPy array fails to load. Keep
+# checkpoints to tensors and plain containers; pass `weights_only=False` only for files
+# you trust, since unpickling can run code.
+
+# %% tags=["raises-exception"]
+buf = io.BytesIO()
+torch.save({"model": model_t.state_dict(), "seen_examples": np.arange(3)}, buf)
+buf.seek(0)
+torch.load(buf)
+
+# %% [markdown]
+# ## 4. Data loading
+#
+# **Key concepts**
+# - PyTorch's `DataLoader` batches a `Dataset` (with worker processes, pinned memory) and
+#   yields torch tensors. JAX has no loader of its own: any iterator of NumPy arrays works,
+#   and Grain (described only here) adds deterministic, checkpointable, multi-process loading.
+# - The **same seed does not mean the same order** across libraries: `DataLoader(shuffle=True)`
+#   draws with torch's generator, NumPy with its own. To feed both frameworks the same
+#   batches, share the *indices*.
+
+# %%
+dataset = torch.utils.data.TensorDataset(torch.from_numpy(X_np), torch.from_numpy(y_np))
+loader = torch.utils.data.DataLoader(dataset, batch_size=S.batch, shuffle=True, drop_last=True,
+                                     generator=torch.Generator().manual_seed(0))
+numpy_batches = data.batches(X_np, y_np, S.batch, seed=0)
+first_torch, first_numpy = next(iter(loader))[1], next(numpy_batches)[1]
+print("labels, DataLoader(seed 0):", first_torch[:10].tolist())
+print("labels, NumPy      (seed 0):", first_numpy[:10].tolist())
+
+# %% [markdown]
+# The fix: compute the epoch's index batches once and give them to the `DataLoader` as
+# its `batch_sampler`. Both frameworks now see identical batches.
+
+# %%
+indices = data.batch_indices(len(X_np), S.batch, seed=0)
+loader = torch.utils.data.DataLoader(dataset, batch_sampler=indices)
+for (Xt, yt), (Xn, yn) in zip(loader, data.batches(X_np, y_np, S.batch, seed=0), strict=True):
+    assert torch.equal(Xt, torch.from_numpy(Xn)) and torch.equal(yt, torch.from_numpy(yn))
+print(f"{len(indices)} identical batches")
+
+# %% [markdown]
+# ## 5. Export
+#
+# **Key concepts**
+# - `torch.export.export(model, args)` captures an `ExportedProgram`: an ATen-level graph
+#   with no Python in it, which `torch.export.save`/`load` round-trip and ExecuTorch or
+#   AOTInductor compile for deployment.
+# - `jax.export.export(jax.jit(f))(*specs)` lowers to StableHLO; `serialize()` gives bytes
+#   that another process (with no access to the Python source) deserialises and calls.
+# - Both specialise to the example's shapes unless told a dimension is dynamic
+#   (`torch.export.Dim`, `jax.export.symbolic_shape`).
+#
+# Export the trained MLPs from section 2 (same weights in both frameworks).
+
+# %%
+# PyTorch
+params_final = traj_jax[-1]
+model_eval = make_torch_mlp(params_final).eval()
+X_eval = X_np[:7]
+batch_dim = torch.export.Dim("batch")
+exported_t = torch.export.export(model_eval, (torch.from_numpy(X_eval),), dynamic_shapes={"input": {0: batch_dim}})
+blob_t = io.BytesIO()
+torch.export.save(exported_t, blob_t)
+blob_t.seek(0)
+loaded_t = torch.export.load(blob_t)
+print(f"torch.export: {len(blob_t.getvalue()):,} bytes; the graph:")
+print(loaded_t.graph_module.code.strip())
+
+# %%
+# JAX
+def forward_jax(params, X):
+    return jnp.tanh(X @ params["W1"] + params["b1"]) @ params["W2"] + params["b2"]
+
+
+(b,) = jax.export.symbolic_shape("b")
+specs = (jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), params_final),
+         jax.ShapeDtypeStruct((b, 64), jnp.float32))
+exported_j = jax.export.export(jax.jit(forward_jax))(*specs)
+try:
+    blob_j = exported_j.serialize()  # needs the `flatbuffers` package
+    loaded_j = jax.export.deserialize(blob_j)
+    print(f"jax.export: {len(blob_j):,} bytes for platforms {loaded_j.platforms}; input avals {loaded_j.in_avals}")
+except ImportError as err:
+    loaded_j = exported_j
+    print(f"serialisation skipped ({err}); calling the in-memory export instead")
+
+# %%
+hlo = exported_j.mlir_module().splitlines()
+start = next(i for i, line in enumerate(hlo) if "func.func public @main" in line)
+print("\n".join(hlo[start : start + 8]))  # the StableHLO entry point: note tensor<?x64xf32>
+
+# %% [markdown]
+# Each round trip must reproduce its original exactly on the same machine, and the two
+# exports must agree with each other (to float32 rounding), on a batch size different
+# from the one used to export:
+
+# %%
+X_new = X_np[7:20]  # 13 rows: the batch dimension is symbolic in both exports
+out_t = loaded_t.module()(torch.from_numpy(X_new))
+out_j = loaded_j.call(params_final, jnp.asarray(X_new))
+with torch.no_grad():
+    assert_close(out_t, model_eval(torch.from_numpy(X_new)), rtol=0, atol=0, name="torch export")
+assert_close(out_j, jax.jit(forward_jax)(params_final, jnp.asarray(X_new)), rtol=0, atol=0, name="jax export")
+assert_close(out_t, out_j, rtol=1e-5, atol=1e-5, name="torch export vs jax export")
+print("both exports reproduce their originals exactly, and agree with each other")
+
+# %% [markdown]
+# The sharp bit: export with concrete shapes only, then call with another batch size.
+
+# %% tags=["raises-exception"]
+fixed = jax.export.export(jax.jit(forward_jax))(params_final, jnp.asarray(X_eval))
+fixed.call(params_final, jnp.asarray(X_new))
+
+# %% [markdown]
+# The fix is the symbolic dimension used above (`torch.export` fails the same way without
+# `Dim`). Also note `platforms`: an export lowers for the current backend only unless
+# you pass `platforms=("cpu", "cuda", "tpu")`. JAX documents a backward-compatibility
+# window for serialised exports, so archive the source code too.
+
+# %% [markdown]
+# ## 6. Interop
+#
+# **Key concepts**
+# - **DLPack** hands a buffer from one framework to the other without copying:
+#   `jax.dlpack.from_dlpack(tensor)` and `torch.from_dlpack(array)` (wrapped in
+#   `course_utils.interop.to_jax`/`to_torch`, which refuse the cases that would copy silently).
+# - A JAX array is **immutable by contract**; a torch tensor sharing its memory is not.
+#   Writing through the tensor proves the sharing, and breaks the contract.
+# - A `torch.autograd.Function` around `jax.vjp` puts a jitted JAX function **inside** a
+#   PyTorch training step, gradients included: the "hybrid migration" of the source articles.
+#
+# ### 6.1 Zero copy, proven
+
+# %%
+# PyTorch -> JAX
+t = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+a = interop.to_jax(t)
+print(f"torch buffer at {interop.buffer_pointer(t):#x}, jax buffer at {interop.buffer_pointer(a):#x}")
+assert interop.shares_memory(t, a)
+copied = jnp.asarray(t.numpy())  # the NumPy route copies
+print("NumPy route shares memory:", interop.shares_memory(t, copied))
+
+# %% [markdown]
+# Same address. Now write through PyTorch and read through JAX:
+
+# %%
+t[0, 0] = 100.0  # an in-place write in torch
+print(a[0])  # JAX sees it: the same bytes
+assert float(a[0, 0]) == 100.0 and float(copied[0, 0]) == 0.0
+
+# %% [markdown]
+# What this proves is only that the two objects are views of one buffer. It is not a way
+# to communicate: JAX assumes `a` never changes, so a computation already dispatched
+# (asynchronously) on `a` may see either value, and a jitted function may have folded
+# `a`'s old value into a constant. After handing a tensor to JAX, do not write to it.
+#
+# The other direction shares memory too:
+
+# %%
+# JAX -> PyTorch
+a = jnp.linspace(0.0, 1.0, 5)
+t = interop.to_torch(a)
+assert interop.shares_memory(t, a)
+print(t, "| same buffer:", interop.shares_memory(t, a))
+
+# %% [markdown]
+# **The sharp bit: silent copies.** A float64 tensor goes through `jax.dlpack.from_dlpack`
+# without complaint while JAX runs in 32-bit mode, but comes out as a float32 *copy*:
+
+# %%
+t64 = torch.ones(4, dtype=torch.float64)
+a64 = jax.dlpack.from_dlpack(t64)
+print(a64.dtype, "| shares memory:", interop.shares_memory(t64, a64))
+
+# %% [markdown]
+# `interop.to_jax` refuses instead, naming the problem:
+
+# %% tags=["raises-exception"]
+interop.to_jax(t64, name="t64")
+
+# %% [markdown]
+# Zero copy means a constant cost, whatever the size; the copy through NumPy grows with
+# the array. Both give the same values:
+
+# %%
+big = torch.randn(S.dlpack_n)
+moves = timing.compare({"DLPack (to_jax)": lambda: interop.to_jax(big),
+                        "copy (jnp.array(t.numpy()))": lambda: jnp.array(big.numpy())},
+                       target_s=S.target_s)
+moves
+
+# %%
+ratio = moves.ratio("copy (jnp.array(t.numpy()))")
+print(f"moving {S.dlpack_n:,} floats: the copy takes {ratio:.0f}x as long as the DLPack view on this machine; "
+      f"zero copy is {'faster' if ratio > 1 else 'not faster'} here")
+
+# %% [markdown]
+# ### 6.2 A JAX function inside a PyTorch training step
+#
+# `interop.torch_function(f)` jits `f` together with `jax.vjp`, so the forward also keeps
+# what the backward needs; a `torch.autograd.Function` calls it and, in `backward`, the
+# jitted VJP. Inputs and outputs cross by DLPack. Here the classifier head and its loss
+# are JAX code while the body of the network stays in PyTorch.
+
+# %%
+def head_loss_jax(h, W, b, y):  # h: (batch, hidden), W: (hidden, 10), y: (batch,) int32
+    logits = h @ W + b
+    return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
+
+
+head_loss = interop.torch_function(head_loss_jax)
+
+
+class Hybrid(torch.nn.Module):
+    def __init__(self, params):
+        super().__init__()
+        self.body = torch.nn.Sequential(torch.nn.Linear(64, S.hidden), torch.nn.Tanh())
+        self.body[0].weight.data.copy_(torch.from_numpy(params["W1"].T))
+        self.body[0].bias.data.copy_(torch.from_numpy(params["b1"]))
+        self.W = torch.nn.Parameter(torch.from_numpy(params["W2"].copy()))
+        self.b = torch.nn.Parameter(torch.from_numpy(params["b2"].copy()))
+
+    def loss(self, X, y, jax_head=True):
+        h = self.body(X)
+        if jax_head:
+            return head_loss(h, self.W, self.b, y.int())  # labels as int32: JAX is 32-bit
+        return F.cross_entropy(h @ self.W + self.b, y)  # the pure-PyTorch reference
+
+# %% [markdown]
+# Proof: the hybrid's loss and every gradient equal the pure-PyTorch ones.
+
+# %%
+hybrid = Hybrid(init)
+Xb, yb = (torch.from_numpy(v) for v in batch_list[0])
+
+
+def grads_of(jax_head):
+    hybrid.zero_grad()
+    loss = hybrid.loss(Xb, yb, jax_head=jax_head)
+    loss.backward()
+    return {"loss": loss.detach(), **{n: p.grad.clone() for n, p in hybrid.named_parameters()}}
+
+
+assert_close(grads_of(jax_head=True), grads_of(jax_head=False), rtol=1e-5, atol=1e-6, name="hybrid vs pure")
+print("loss and gradients agree:", [n for n, _ in hybrid.named_parameters()])
+
+# %% [markdown]
+# And it trains: a few AdamW steps, hybrid and pure side by side from the same start.
+
+# %%
+def train_hybrid(jax_head):
+    model = Hybrid(init)
+    opt = torch.optim.AdamW(model.parameters(), lr=hp["peak_lr"], weight_decay=wd)
+    losses = []
+    for X, y in batch_list[: S.hybrid_steps]:
+        opt.zero_grad()
+        loss = model.loss(torch.from_numpy(X), torch.from_numpy(y), jax_head=jax_head)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return np.array(losses), model
+
+
+losses_hybrid, m_h = train_hybrid(jax_head=True)
+losses_pure, m_p = train_hybrid(jax_head=False)
+assert_close(dict(m_h.named_parameters()), dict(m_p.named_parameters()), rtol=1e-4, atol=1e-5, name="after training")
+print("losses (hybrid):", np.round(losses_hybrid, 4))
+
+# %% [markdown]
+# What does the bridge cost? Time one forward + backward, hybrid vs pure PyTorch
+# (`compare` first checks both return the same loss and gradients):
+
+# %%
+bridge = timing.compare({"pure PyTorch": lambda: grads_of(False), "JAX head via DLPack": lambda: grads_of(True)},
+                        rtol=1e-5, atol=1e-6, target_s=S.target_s)
+bridge
+
+# %%
+r = bridge.ratio("JAX head via DLPack")
+print(f"a step with the JAX head takes {r:.2f}x the pure-PyTorch step on this machine "
+      f"({'an overhead' if r > 1.1 else 'no measurable overhead'} at this tiny size; "
+      "the fixed cost per call matters less as the JAX part grows)")
+
+# %% [markdown]
+# ## 7. Keras 3
+#
+# **Key concepts**
+# - Keras 3 runs one model definition on JAX, PyTorch or TensorFlow; the backend is chosen
+#   by `KERAS_BACKEND` **when `keras` is imported**, so comparing backends takes one process each.
+# - Weights saved by one backend (`model.save_weights`, a `.weights.h5` file) load in another.
+# - On JAX, Keras's compiled path is `jax.jit` around `model.stateless_call`; on PyTorch,
+#   Keras layers are `torch.nn.Module`s and run eagerly.
+#
+# `course_utils.keras_backends` runs a small model (Dense → GELU → LayerNorm → Dense) in a
+# subprocess per backend: the JAX run initialises and saves the weights, the PyTorch run
+# loads them. Each times the Keras model against the same model written natively, with
+# `course_utils.timing.compare`, and reports back as JSON.
+
+# %%
+KERAS = keras_backends.available()
+keras_results = {}
+if KERAS:
+    keras_dir = tmp_root / "keras"
+    run_args = dict(batch=S.keras_batch, width=S.keras_width, target_s=S.target_s, torch_threads=torch.get_num_threads())
+    keras_results["jax"] = keras_backends.run("jax", keras_dir, **run_args)
+    keras_results["torch"] = keras_backends.run(
+        "torch", keras_dir, weights_from=keras_backends.weights_file(keras_dir, "jax"), **run_args)
+    for name, res in keras_results.items():
+        print(f"{name}: Keras {res['keras']} on {name} {res['framework']}; {res['facts']}")
+else:
+    print("Keras 3 is not installed (pip install keras): this section is skipped; "
+          "the rest of the lesson does not depend on it.")
+
+# %% [markdown]
+# Proof first: the weights are identical after the `.h5` round trip, and both backends
+# compute what a float64 NumPy version of the model computes.
+
+# %%
+if KERAS:
+    arrays = {name: keras_backends.load_arrays(res) for name, res in keras_results.items()}
+    for w_jax, w_torch in zip(arrays["jax"]["weights"], arrays["torch"]["weights"], strict=True):
+        assert np.array_equal(w_jax, w_torch)
+    reference = keras_backends.numpy_reference(arrays["jax"]["x"], arrays["jax"]["weights"])
+    for name in ("jax", "torch"):
+        assert_close(arrays[name]["outputs"], reference, rtol=1e-4, atol=1e-5, name=f"Keras on {name}")
+    gap = np.abs(arrays["jax"]["outputs"] - arrays["torch"]["outputs"]).max()
+    print(f"same weights; outputs agree with the float64 reference; max |jax − torch| = {gap:.1e}")
+else:
+    print("skipped: Keras 3 is not installed")
+
+# %% [markdown]
+# What the abstraction costs: each backend's time relative to the native model in the
+# same process (interleaved rounds, medians):
+
+# %%
+if KERAS:
+    lines = ["| backend | variant | median | IQR | time / native |", "|---|---|---:|---:|---:|"]
+    for name, res in keras_results.items():
+        for row in res["timings"]:
+            lines.append(f"| {name} | {row['variant']} | {timing.format_seconds(row['median_s'])} | "
+                         f"{timing.format_seconds(row['iqr_s'])} | {row['ratio']:.2f} |")
+    from IPython.display import Markdown, display
+
+    display(Markdown("\n".join(lines) + "\n\n(on this machine)"))
+    for res in keras_results.values():
+        for w in res["warnings"]:
+            print("warning:", w)
+else:
+    print("skipped: Keras 3 is not installed")
+
+# %%
+def verdict(ratio, within=1.10):
+    return f"{ratio:.2f}x native: " + ("no measurable cost" if ratio <= within else "a measurable overhead")
+
+
+if KERAS:
+    rows = {(n, r["variant"]): r["ratio"] for n, res in keras_results.items() for r in res["timings"]}
+    print("JAX backend, compiled (jit of stateless_call):", verdict(rows[("jax", "Keras, jitted stateless_call")]))
+    print("JAX backend, eager model(x):                  ", verdict(rows[("jax", "Keras, eager model(x)")]))
+    print("PyTorch backend, eager model(x):              ", verdict(rows[("torch", "Keras, eager model(x)")]))
+else:
+    print("skipped: Keras 3 is not installed")
+
+# %% [markdown]
+# Read the table with the key concepts in mind: on JAX, calling the model eagerly
+# dispatches one operation at a time, and the compiled path is what Keras's `fit` and
+# `predict` use; on PyTorch, Keras adds Python bookkeeping around each layer.
+#
+# ## Summary
+#
+# | task | PyTorch | JAX |
+# |---|---|---|
+# | optimiser | `torch.optim.AdamW(params, lr, weight_decay=0.01)` | `optax.adamw(lr, weight_decay=1e-4)` (defaults differ!) |
+# | clip gradients | `clip_grad_norm_(params, max_norm)` before `step()` | `optax.clip_by_global_norm(max_norm)` first in the chain |
+# | schedule | `lr_scheduler.SequentialLR(...)`, `sched.step()` | `optax.warmup_cosine_decay_schedule(...)`, count in the state |
+# | coupled L2 (`Adam(weight_decay=)`) | `torch.optim.Adam(..., weight_decay=wd)` | `optax.chain(add_decayed_weights(wd), adam(lr))` |
+# | checkpoint | `torch.save({model, optim, sched state_dicts})`; DCP for shards | Orbax `StandardCheckpointer().save(path, pytree)` |
+# | restore | `load_state_dict(torch.load(f))` | `restore(path, abstract_target)` + `nnx.update` |
+# | export | `torch.export.export(m, args, dynamic_shapes=...)` | `jax.export.export(jax.jit(f))(*specs)` + `serialize()` |
+# | zero-copy | `torch.from_dlpack(jax_array)` | `jax.dlpack.from_dlpack(tensor)` |
+# | call the other framework | `interop.torch_function(jax_fn)` (`autograd.Function` + `jax.vjp`) | — |
+#
+# **What the source articles said vs what you measured**
+#
+# | claim (source) | measured here |
+# |---|---|
+# | Keras 3 runs the same code on JAX and PyTorch, lowering migration cost (003) | the same model file and weights ran on both backends with outputs equal to a float64 reference (§7; the cost ratios are printed above) |
+# | "Hybrid migration": move the bottleneck to JAX, keep the rest in PyTorch (003) | a jitted JAX loss head inside a PyTorch training step, gradients equal to pure PyTorch (§6.2; the bridge's cost ratio is printed above) |
+#
+# **Common misconceptions** (each corrected above)
+# - *"Optax's adamw and torch's AdamW are the same optimiser."* Same maths, different default
+#   weight decay (§2.1); and `torch.optim.Adam(weight_decay=)` is a different method (§2.2).
+# - *"Saving the model is enough to resume."* Without the optimiser (and scheduler) state the
+#   resumed run differs (§3.1).
+# - *"The same seed gives the same shuffle."* Not across libraries (§4).
+# - *"DLPack transfers are always zero-copy."* Not for dtypes JAX will not hold (float64 in
+#   32-bit mode) or misaligned buffers: check the pointers (§6.1).
+#
+# **Review questions**
+#
+# <details><summary>1. Where does the learning-rate schedule's position live in Optax, and in PyTorch?</summary>
+# In Optax it is computed from the step count stored in the optimiser state, so saving the
+# optimiser state saves it. In PyTorch the scheduler object holds it; save `sched.state_dict()` too.
+# </details>
+#
+# <details><summary>2. Why does Orbax want an abstract target when restoring?</summary>
+# The target fixes the structure, shapes, dtypes and shardings to restore into. That is how a
+# checkpoint saved on one device layout restores onto another — and why a wrong dtype in the
+# target casts silently.
+# </details>
+#
+# <details><summary>3. Writing through a torch tensor changed a JAX array. Why is that not a feature?</summary>
+# JAX's semantics assume arrays never change: jitted code may have captured the old value, and
+# asynchronous work may read the buffer at any time. The write only proves the buffer is shared.
+# </details>
+#
+# <details><summary>4. Why does each Keras backend need its own process?</summary>
+# Keras reads `KERAS_BACKEND` once, when it is imported; after that every layer is built on
+# that backend. A fresh interpreter per backend is the only clean way to compare them.
+# </details>
+#
+# **Next:** the exercises in `exercises/06_ecosystem_exercises.ipynb` (an Optax chain that
+# matches a `torch.optim` configuration, a checkpoint round trip, an export with a dynamic
+# batch, and a JAX function with a custom PyTorch backward).

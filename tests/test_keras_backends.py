@@ -1,0 +1,98 @@
+"""The Keras 3 backend runner: argument checks, the oracle, and a real run on both backends."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from course_utils import keras_backends as kb
+
+
+def test_import_is_light():
+    code = (
+        "import sys, course_utils.keras_backends; "
+        "bad = [m for m in ('keras', 'jax', 'torch') if m in sys.modules]; "
+        "assert not bad, bad"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "err", "match"),
+    [
+        ({"backend": "tensorflow"}, ValueError, "backend must be one of"),
+        ({"backend": "jax", "batch": 0}, ValueError, "batch must be a positive int"),
+        ({"backend": "jax", "width": 2.5}, ValueError, "width must be a positive int"),
+    ],
+)
+def test_run_rejects_bad_arguments(tmp_path, kwargs, err, match):
+    backend = kwargs.pop("backend")
+    with pytest.raises(err, match=match):
+        kb.run(backend, tmp_path, **kwargs)
+
+
+@pytest.mark.skipif(not kb.available(), reason="keras is not installed")
+def test_run_rejects_missing_weights_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="weights_from"):
+        kb.run("torch", tmp_path, weights_from=tmp_path / "nope.weights.h5")
+
+
+def test_child_refuses_wrong_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERAS_BACKEND", "jax")
+    with pytest.raises(SystemExit):
+        kb.main(["--backend", "torch", "--workdir", str(tmp_path)])
+
+
+def _weights(width=16, seed=0):
+    rng = np.random.default_rng(seed)
+    return [
+        rng.standard_normal((kb.N_IN, width)).astype(np.float32) * 0.2,
+        rng.standard_normal(width).astype(np.float32),
+        rng.uniform(0.5, 1.5, width).astype(np.float32),
+        rng.standard_normal(width).astype(np.float32),
+        rng.standard_normal((width, kb.N_OUT)).astype(np.float32) * 0.2,
+        rng.standard_normal(kb.N_OUT).astype(np.float32),
+    ]
+
+
+def test_native_models_match_numpy_oracle():
+    pytest.importorskip("jax")
+    torch = pytest.importorskip("torch")
+    weights = _weights()
+    x = kb._inputs(5, seed=3)
+    expected = kb.numpy_reference(x, weights)
+    got_jax = np.asarray(kb._native_jax(weights)(x))
+    with torch.no_grad():
+        got_torch = kb._native_torch(weights)(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(got_jax, expected, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(got_torch, expected, rtol=1e-4, atol=1e-5)
+    # The oracle uses Keras's epsilon: torch's default 1e-5 gives a different answer.
+    assert kb.LN_EPS == 1e-3
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not kb.available(), reason="keras is not installed")
+def test_both_backends_agree_with_shared_weights(tmp_path):
+    rj = kb.run("jax", tmp_path, batch=8, width=16, target_s=0.02, torch_threads=1)
+    rt = kb.run(
+        "torch", tmp_path, weights_from=kb.weights_file(tmp_path, "jax"),
+        batch=8, width=16, target_s=0.02, torch_threads=1,
+    )  # fmt: skip
+    aj, at = kb.load_arrays(rj), kb.load_arrays(rt)
+    assert len(aj["weights"]) == 6
+    for wj, wt in zip(aj["weights"], at["weights"], strict=True):
+        np.testing.assert_array_equal(wj, wt)
+    expected = kb.numpy_reference(aj["x"], aj["weights"])
+    np.testing.assert_allclose(aj["outputs"], expected, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(at["outputs"], expected, rtol=1e-4, atol=1e-5)
+    assert rt["facts"]["model is a torch.nn.Module"] is True
+    assert rt["facts"]["model(x) returns"].startswith("torch")
+    assert rj["facts"]["model(x) returns"].startswith("jax")
+    for report in (rj, rt):
+        rows = {r["variant"]: r for r in report["timings"]}
+        assert rows[report["native"]]["ratio"] == pytest.approx(1.0)
+        assert all(r["median_s"] > 0 for r in rows.values())
+    assert rt["threads"]["torch_threads"] == 1
