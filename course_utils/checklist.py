@@ -270,8 +270,10 @@ def jax_asarray(x: Any) -> Any:
     return jnp.asarray(x)
 
 
-def _dependencies(dependencies: Mapping[str, Sequence[str]]) -> tuple[str, str]:
+def dependencies_status(dependencies: Mapping[str, Sequence[str]]) -> tuple[str, str]:
+    """``(status, detail)``: which of ``{side: [module, ...]}`` are importable here, with versions."""
     parts, missing = [], []
+    distributions = importlib.metadata.packages_distributions()  # slow: read it once
     for side, names in dependencies.items():
         found = []
         for name in names:
@@ -284,7 +286,7 @@ def _dependencies(dependencies: Mapping[str, Sequence[str]]) -> tuple[str, str]:
                 missing.append(name)
                 found.append(f"{name} missing")
                 continue
-            dists = importlib.metadata.packages_distributions().get(top, [top])
+            dists = distributions.get(top, [top])
             try:
                 version = importlib.metadata.version(dists[0])
             except importlib.metadata.PackageNotFoundError:
@@ -354,7 +356,7 @@ def mvp_checklist(
         else:
             report.add("dynamic shapes", "skip", "give shapes= (two or more inputs of different sizes)")
     if dependencies:
-        report.add("ecosystem dependencies", *_dependencies(dependencies))
+        report.add("ecosystem dependencies", *dependencies_status(dependencies))
     else:
         report.add("ecosystem dependencies", "skip", "give dependencies={side: [package, ...]}")
     if verbose:

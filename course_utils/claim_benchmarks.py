@@ -243,6 +243,7 @@ def _first_call(ctx: _Ctx) -> Measured:
 
     tm, jm, sizes = _encoder_setup(ctx)
     tokens = jax.device_put(_tokens(1, sizes["seq"]), jax.devices("cpu")[0])
+    jax.clear_caches()  # nothing compiled before may serve this first call
     forward, state = _cpu_forward(jm)
     report = timing.compile_report(forward, state, tokens, eager=False, target_s=ctx.target_s)
     steady = report.steady.median
