@@ -58,7 +58,7 @@ def records(out: Path) -> list[dict]:
 
 def already_graded(out: Path, student: str, submission_sha: str | None, master_sha: str) -> bool:
     rec = load_record(student_dir(out, student))
-    return bool(rec and rec.get("submission_sha256") == submission_sha
+    return bool(rec and rec.get("status") != "error" and rec.get("submission_sha256") == submission_sha
                 and rec.get("master_sha256") == master_sha)
 
 
