@@ -73,18 +73,35 @@ def _prepare_out(out: Path) -> None:
 
 
 def kernel_env(work: Path, limits: Limits, run_id: str, smoke: bool) -> dict[str, str]:
-    from course_utils import strict
-
     env = {k: v for k, v in os.environ.items() if k.startswith(_ENV_KEEP)}
     package_parent = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH")) if p)
     env.update({
         "COURSE_GRADING": "1", "COURSE_SMOKE": "1" if smoke else "0", "MPLBACKEND": "Agg",
         "PYTHONUNBUFFERED": "1", RUN_ENV: run_id,
-        "IPYTHONDIR": strict.ipython_dir(str(work / "ipython")),
+        "IPYTHONDIR": _ipython_dir(work),
         "COURSE_GRADER_CPU_S": str(int(limits.cpu_time or 2 * limits.total_timeout)),
     })
     return env
+
+
+# Runs after course_utils.strict's startup file: framework deprecations are errors in CI,
+# but in grading a warning is shown in the output and costs no points.
+_WARNINGS_STARTUP = (
+    "# Written by course_utils.grader: warnings are shown, never raised, while grading.\n"
+    "import warnings\n"
+    "from course_utils import strict\n"
+    "for _category in strict.CATEGORIES:\n"
+    "    warnings.filterwarnings('always', category=_category, module=strict.MODULES)\n"
+)
+
+
+def _ipython_dir(work: Path) -> str:
+    from course_utils import strict
+
+    root = strict.ipython_dir(str(work / "ipython"))
+    (Path(root) / "profile_default" / "startup" / "01-course-grader-warnings.py").write_text(_WARNINGS_STARTUP)
+    return root
 
 
 def _kernel_spec(work: Path) -> Path:

@@ -154,11 +154,13 @@ def _student_status(master, matched, run, student, tests, exercises, redact, by_
         reason = ("a check cell that must fail reported success: the kernel was tampered with; "
                   "review this submission by hand")
     total = sum(t["points"] for t in tests)
+    notes = list(matched.notes) + [e["detail"] for e in events if e["kind"] in ("cleanup", "restart")]
     return {
         "student": student, "status": status, "reason": _one_line(redact(reason)),
         "total": total, "max_total": master.max_points(), "exercises": exercises, "tests": tests,
-        "notes": matched.notes, "flags": flags_for(matched.student_code),
+        "notes": notes, "flags": flags_for(matched.student_code),
         "seconds": round(float(run.get("seconds", 0.0)), 2),
+        "processes": int(run.get("processes_seen", 0)),
         "peak_memory_mb": round(float(run.get("peak_rss_mb", 0.0)), 1),
     }
 

@@ -224,7 +224,7 @@ class Worker:
             "canary": self.canary,
             "seconds": time.monotonic() - self.start,
             "peak_rss_mb": self.watchdog.peak / 2**20,
-            "processes_seen": len(self.watchdog.seen),
+            "processes_seen": len(self.watchdog.seen | set(descendant_pids())),
             "kernel_log": "".join(self.kernel_log)[-4000:],
             "done": done,
         }
@@ -452,11 +452,14 @@ class Worker:
             rec = await self.run_cell(f"raise AssertionError({token!r})", 10.0, store_history=False)
             self.canary = ("ok" if rec["status"] == "error" and rec.get("ename") == "AssertionError"
                            and token in rec.get("evalue", "") else "tampered")
+        kernel_pid = getattr(getattr(self.km, "provisioner", None), "pid", None)
+        leftovers = [pid for pid in descendant_pids() if pid != kernel_pid]
+        if leftovers:
+            self.event("cleanup", None, f"{len(leftovers)} process(es) started by the code were "
+                                        "still running at the end and were killed")
         await self.kill_kernel()
         self.watchdog.stop()
-        leftovers = kill_descendants()
-        if leftovers:
-            self.event("cleanup", None, f"{leftovers} leftover process(es) killed")
+        kill_descendants()
         self.save(done=True)
 
 

@@ -124,6 +124,16 @@ def test_shards_merge_into_one_report(tmp_path, capsys):
         assert (final / student / "feedback.ipynb").is_file() and (final / student / "results.json").is_file()
 
 
+def test_cpu_time_limit_kills_a_cpu_burner(tmp_path):
+    subs = _class(tmp_path / "subs", {"burner": "long_c_call"})
+    limits = grader.Limits(timeout=60, total_timeout=90, memory_mb=1000, cpu_time=3)
+    batch = grader.grade(subs, MASTER, tmp_path / "out", limits=limits, jobs=1, progress=False,
+                         echo=lambda *a: None)
+    rec = batch.records[0]
+    assert rec["status"] == "crashed" and "CPU-time limit reached (SIGXCPU)" in rec["reason"]
+    assert rec["total"] == 5 and rec["exercises"]["total"]["status"] == "crashed"
+
+
 def test_check_runs_visible_tests_only(tmp_path, capsys):
     student = FIX / "tiny_student.ipynb"
     assert course_main(["check", str(student), "--source", str(student), "--timeout", "5"]) == 1

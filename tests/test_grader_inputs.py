@@ -63,6 +63,7 @@ EXPECTED = {
     "unknown_kernel": (8, "ok", "3 of 3", {}),
     "stale_outputs": (0, "ok", "not implemented: square, greet, total", {}),
     "spawns_children": (8, "ok", "3 of 3", {}),
+    "deprecation_warning": (8, "ok", "3 of 3", {"square": "passed"}),
     "history_fishing": (5, "ok", "failed: square", {"square": "failed"}),
     "tampered": (8, "review", "the kernel was tampered with", {}),
     "folder_one": (8, "ok", "3 of 3", {}),
@@ -105,6 +106,20 @@ def test_messages_name_the_problem(batch):
     assert "the other exercises were graded" in records["os_exit"]["reason"]
     assert records["memory_bomb"]["peak_memory_mb"] > 400
     assert "process control" in records["spawns_children"]["flags"]
+
+
+def test_warnings_cost_no_points_but_are_shown(batch):
+    out, records, _ = batch
+    assert "STRICT True" in (out / "deprecation_warning" / "feedback.ipynb").read_text()  # strict startup ran
+    tests = json.loads((out / "deprecation_warning" / "results.json").read_text())["tests"]
+    assert "DeprecationWarning: square() uses an old API" in tests[0]["output"]
+
+
+def test_children_were_started_and_killed(batch):
+    _, records, _ = batch
+    rec = records["spawns_children"]
+    assert rec["processes"] >= 4  # kernel, sleep, a new session, a double-forked daemon
+    assert any("were still running at the end and were killed" in n for n in rec["notes"])
 
 
 def test_output_flood_is_truncated(batch):
