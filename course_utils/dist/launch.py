@@ -74,6 +74,7 @@ class LaunchResult:
     attempts: int = 1
     ranks: list[dict[str, Any]] = field(default_factory=list)
     workdir: str = ""
+    tag: str = ""  # the value of COURSE_DIST_TAG in every process of this launch
 
     @property
     def ok(self) -> bool:
@@ -184,21 +185,28 @@ def kill_processes(procs: Sequence[Any], grace_s: float = 3.0) -> None:
 
 
 def _kill_popen_tree(proc: subprocess.Popen, grace_s: float = 3.0) -> None:
-    """Stop a top-level process, its session's process group and all its descendants."""
+    """Stop a top-level process, its session's process group and all its descendants.
+
+    The process itself is reaped through ``proc`` (so its exit code stays known);
+    descendants that left the group are found first and killed by pid.
+    """
     import psutil
 
     try:
-        family = [psutil.Process(proc.pid)]
-        family += family[0].children(recursive=True)
+        descendants = psutil.Process(proc.pid).children(recursive=True)
     except psutil.Error:
-        family = []
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGTERM)  # the session leader's group id is its pid
-    kill_processes(family, grace_s=grace_s)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=grace_s)
+        descendants = []
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, sig)  # the session leader's group id is its pid
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(sig)
+        try:
+            proc.wait(timeout=grace_s)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    kill_processes(descendants, grace_s=grace_s)
 
 
 def cleanup(tag: str) -> int:
@@ -329,7 +337,8 @@ def _launch(
                 commands, child_env, run_dir, timeout - (time.perf_counter() - start), tag
             )
             result = LaunchResult(
-                commands, codes, output, time.perf_counter() - start, chosen, timed_out, attempt
+                commands, codes, output, time.perf_counter() - start, chosen, timed_out, attempt,
+                tag=tag,
             )
             port_lost = not result.ok and any(sign in output for sign in PORT_BUSY_SIGNS)
             if not port_lost or attempt > retries or time.perf_counter() - start > timeout:
@@ -410,9 +419,12 @@ def jax_command(
     target: str, coordinator: str, num_processes: int, process_id: int,
     local_devices: int, args: Sequence[str] = (),
 ) -> list[str]:  # fmt: skip
-    """One process of a multi-process JAX run (the script parses these flags)."""
+    """One process of a multi-process JAX run (the script parses these flags).
+
+    ``target`` is a module name (run with ``-m``) or a path to a ``.py`` script.
+    """
     return [
-        sys.executable, "-m", target,
+        sys.executable, *([target] if str(target).endswith(".py") else ["-m", target]),
         "--coordinator", coordinator,
         "--num-processes", str(num_processes),
         "--process-id", str(process_id),

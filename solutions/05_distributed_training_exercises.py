@@ -1,0 +1,373 @@
+# %% [markdown]
+# # 05 · Exercises: distributed training
+#
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/main/solutions/05_distributed_training_exercises.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/main?labpath=solutions/05_distributed_training_exercises.ipynb)
+#
+# Five exercises on lesson 05. Four run on 8 simulated JAX devices in this notebook; one
+# runs your PyTorch function in real processes started by `torchrun`. Replace each
+# `raise NotImplementedError()` with your code, then run the check cell below it: it prints
+# "passed", explains what is wrong, or says "not implemented yet". Every check compares the
+# parallel result with the same computation on one device (a float64 NumPy oracle).
+
+# %%
+# Setup: on Colab, install the course helpers (keeping Colab's torch and jax).
+# Elsewhere this cell does nothing: `make course` or `pip install -e .` did it.
+import sys
+
+if "google.colab" in sys.modules:
+    import subprocess
+
+    pins = subprocess.run(
+        "pip list --format=freeze | grep -iE '^(torch|jax|jaxlib|jax-cuda[0-9]+-.*)=='",
+        shell=True, capture_output=True, text=True,
+    ).stdout
+    open("/tmp/course-pins.txt", "w").write(pins)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "jax-pytorch-side-by-side @ git+https://github.com/jax-pytorch-side-by-side/course@main",
+         "--constraint", "/tmp/course-pins.txt"],
+        check=True,
+    )
+
+# %% tags=["parameters"]
+SMOKE = None  # None: follow COURSE_SMOKE; papermill: -p SMOKE True
+SIZES = {  # name: (full, smoke)
+    "n_devices": (8, 8),  # simulated JAX devices
+    "batch": (256, 64),
+    "launch_timeout": (300, 150),  # seconds before a torchrun launch is stopped
+}
+
+# %%
+from course_utils import config, env
+
+S = config.sizes(SIZES, SMOKE)
+DEVICES = env.simulate_cpu_devices(S.n_devices)  # before anything else touches JAX
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import torch
+import torch.distributed as dist
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from course_utils.dist import cost, launch, problem
+from course_utils.exercises import check
+from course_utils.parity import assert_close
+
+jax.config.update("jax_default_matmul_precision", "highest")
+mesh = jax.make_mesh((S.n_devices,), ("data",), devices=DEVICES)
+prob = problem.make_problem(1, S.batch, 16, 32, 4)
+params_np = problem.params_of(prob)
+_, grads_ref = problem.loss_and_grads_numpy(params_np, prob["X"], prob["y"])  # float64 oracle
+
+
+def loss_fn(params, X, y):
+    h = jax.nn.relu(X @ params["W1"] + params["b1"])
+    return jnp.mean((h @ params["W2"] + params["b2"] - y) ** 2)
+
+
+grad_fn = jax.jit(jax.grad(loss_fn))
+
+# %% [markdown]
+# ## Exercise 1 · Shard a batch over a mesh axis (JAX)
+#
+# Write `shard_batch(X, y, mesh)`: return `X` and `y` placed on `mesh` with their **rows**
+# (the batch dimension) split over the mesh axis `"data"` and their other dimension whole.
+# With the parameters replicated, `jax.jit` then runs the gradient data-parallel, and the
+# gradients must equal the full-batch gradients on one device. About 2 lines.
+
+# %%
+# EXERCISE: shard-batch
+def shard_batch(X: np.ndarray, y: np.ndarray, mesh: jax.sharding.Mesh) -> tuple[jax.Array, jax.Array]:
+    """X and y on `mesh`, rows split over the "data" axis."""
+    ### BEGIN SOLUTION
+    rows = NamedSharding(mesh, P("data", None))
+    return jax.device_put(X, rows), jax.device_put(y, rows)
+    ### END SOLUTION
+
+
+# %%
+# TESTS: shard-batch points=2
+def _dp_grads():
+    X, y = shard_batch(prob["X"], prob["y"], mesh)
+    assert X.sharding.spec == P("data", None) or X.sharding.spec == P("data"), f"X is sharded as {X.sharding.spec}"
+    rows = X.addressable_shards[0].data.shape[0]
+    assert rows == S.batch // S.n_devices, f"a device holds {rows} rows; expected {S.batch // S.n_devices}"
+    params = jax.device_put({k: jnp.asarray(v) for k, v in params_np.items()}, NamedSharding(mesh, P()))
+    return grad_fn(params, X, y)
+
+
+check("shard-batch", _dp_grads, grads_ref, rtol=1e-4, atol=1e-6,
+      hint="NamedSharding(mesh, P('data', None)) splits dimension 0 over 'data'")
+
+# %%
+# HIDDEN TESTS: shard-batch points=3
+### BEGIN HIDDEN TESTS
+mesh_2d = jax.make_mesh((2, S.n_devices // 2), ("data", "model"), devices=DEVICES)
+prob_h = problem.make_problem(7, 24, 5, 8, 3)
+X_h, y_h = shard_batch(prob_h["X"], prob_h["y"], mesh_2d)
+assert X_h.addressable_shards[0].data.shape == (12, 5), X_h.addressable_shards[0].data.shape
+assert y_h.addressable_shards[0].data.shape == (12, 3), y_h.addressable_shards[0].data.shape
+params_h = jax.device_put({k: jnp.asarray(v) for k, v in problem.params_of(prob_h).items()}, NamedSharding(mesh_2d, P()))
+_, grads_h = problem.loss_and_grads_numpy(problem.params_of(prob_h), prob_h["X"], prob_h["y"])
+assert_close(grad_fn(params_h, X_h, y_h), grads_h, rtol=1e-4, atol=1e-6, name="2-D mesh")
+assert_close(X_h, prob_h["X"], rtol=0, atol=0, name="values unchanged")
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Exercise 2 · A column-parallel linear layer with `jax.shard_map` (JAX)
+#
+# $Y = XW + b$ with `W` of shape `(d_in, d_out)`. Split `W`'s **columns** and `b` over the mesh
+# axis `"model"`: each device computes its own block of output columns,
+# $Y_{[:, j]} = X W_{[:, j]} + b_j$, and the result stays split by columns (`P(None, "model")`).
+# `X` is replicated. In current JAX, arguments must already carry the shardings that
+# `in_specs` names, so place `W` and `b` first (`jax.device_put`). About 5 lines.
+
+# %%
+mesh_tp = jax.make_mesh((S.n_devices,), ("model",), devices=DEVICES)
+rng = np.random.default_rng(3)
+X_c = rng.standard_normal((S.batch, 16), dtype=np.float32)
+W_c = rng.standard_normal((16, 32), dtype=np.float32)
+b_c = rng.standard_normal(32, dtype=np.float32)
+Y_c = X_c.astype(np.float64) @ W_c + b_c  # the oracle
+
+
+# %%
+# EXERCISE: column-parallel
+def column_parallel_linear(X, W, b, mesh: jax.sharding.Mesh) -> jax.Array:
+    """X @ W + b with W's columns and b split over "model"; the result split by columns."""
+    ### BEGIN SOLUTION
+    W = jax.device_put(W, NamedSharding(mesh, P(None, "model")))
+    b = jax.device_put(b, NamedSharding(mesh, P("model")))
+
+    def local(X, W, b):  # W: (d_in, d_out / N) on this device
+        return X @ W + b
+
+    return jax.shard_map(local, mesh=mesh, in_specs=(P(), P(None, "model"), P("model")),
+                         out_specs=P(None, "model"))(jnp.asarray(X), W, b)
+    ### END SOLUTION
+
+
+# %%
+# TESTS: column-parallel points=2
+def _column():
+    Y = column_parallel_linear(X_c, W_c, b_c, mesh_tp)
+    assert Y.sharding.spec in (P(None, "model"),), f"the result is sharded as {Y.sharding.spec}"
+    return Y
+
+
+check("column-parallel", _column, Y_c, rtol=1e-4, atol=1e-4,
+      hint="in_specs=(P(), P(None, 'model'), P('model')), out_specs=P(None, 'model')")
+
+# %%
+# HIDDEN TESTS: column-parallel points=3
+### BEGIN HIDDEN TESTS
+# Column parallelism needs no communication at all: the compiled program has no collective.
+hlo_c = jax.jit(lambda X, W, b: column_parallel_linear(X, W, b, mesh_tp)).lower(
+    jnp.asarray(X_c), jnp.asarray(W_c), jnp.asarray(b_c)).compile().as_text()
+assert cost.hlo_collectives(hlo_c) == [], cost.hlo_collectives(hlo_c)
+mesh_4 = jax.make_mesh((4,), ("model",), devices=DEVICES[:4])
+W_4 = rng.standard_normal((5, 12), dtype=np.float32)
+b_4 = rng.standard_normal(12, dtype=np.float32)
+X_4 = rng.standard_normal((3, 5), dtype=np.float32)
+Y_4 = column_parallel_linear(X_4, W_4, b_4, mesh_4)
+assert Y_4.addressable_shards[0].data.shape == (3, 3), Y_4.addressable_shards[0].data.shape
+assert_close(Y_4, X_4.astype(np.float64) @ W_4 + b_4, rtol=1e-4, atol=1e-4, name="4 devices")
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Exercise 3 · A row-parallel linear layer: where the `psum` goes (JAX)
+#
+# Now split `W`'s **rows** over `"model"`, and `X`'s columns to match: each device computes a
+# *partial* product $X_{[:, i]} W_{[i, :]}$ of the full output shape, and the sum over devices
+# gives $XW$. Add `b` once, after the sum (adding it on every device would add it N times).
+# The result is replicated (`P()`). About 6 lines.
+
+# %%
+W_r = rng.standard_normal((32, 4), dtype=np.float32)
+b_r = rng.standard_normal(4, dtype=np.float32)
+X_r = rng.standard_normal((S.batch, 32), dtype=np.float32)
+Y_r = X_r.astype(np.float64) @ W_r + b_r
+
+
+# %%
+# EXERCISE: row-parallel
+def row_parallel_linear(X, W, b, mesh: jax.sharding.Mesh) -> jax.Array:
+    """X @ W + b with X's columns and W's rows split over "model"; the result replicated."""
+    ### BEGIN SOLUTION
+    X = jax.device_put(X, NamedSharding(mesh, P(None, "model")))
+    W = jax.device_put(W, NamedSharding(mesh, P("model", None)))
+    b = jax.device_put(b, NamedSharding(mesh, P()))
+
+    def local(X, W, b):  # X: (batch, d_in / N), W: (d_in / N, d_out)
+        return jax.lax.psum(X @ W, "model") + b
+
+    return jax.shard_map(local, mesh=mesh, in_specs=(P(None, "model"), P("model", None), P()),
+                         out_specs=P())(X, W, b)
+    ### END SOLUTION
+
+
+# %%
+# TESTS: row-parallel points=2
+check("row-parallel", lambda: row_parallel_linear(X_r, W_r, b_r, mesh_tp), Y_r, rtol=1e-4, atol=1e-4,
+      hint="psum the partial products over 'model', then add b once")
+
+# %%
+# HIDDEN TESTS: row-parallel points=3
+### BEGIN HIDDEN TESTS
+# Exactly one all-reduce, of the (batch, d_out) output: the only communication a row split needs.
+hlo_r = jax.jit(lambda X, W, b: row_parallel_linear(X, W, b, mesh_tp)).lower(
+    jnp.asarray(X_r), jnp.asarray(W_r), jnp.asarray(b_r)).compile().as_text()
+found = cost.hlo_collectives(hlo_r)
+assert [c.op for c in found] == ["all-reduce"], found
+assert found[0].result_bytes == S.batch * 4 * 4, found
+b_big = np.full(4, 100.0, dtype=np.float32)  # a bias added on every device would show up 8x
+assert_close(row_parallel_linear(X_r, W_r, b_big, mesh_tp), X_r.astype(np.float64) @ W_r + b_big,
+             rtol=1e-4, atol=1e-3, name="bias added once")
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Exercise 4 · Gradient averaging by hand, on real processes (PyTorch)
+#
+# DDP averages gradients during `backward()`. Do it yourself: after each process has run
+# `loss.backward()` on its own rows of the batch, `average_gradients(model)` must replace
+# every parameter's `.grad` with its mean over all processes, using
+# `torch.distributed.all_reduce` (which sums in place, on every process), so that every
+# process ends with DDP's gradients. Return nothing. About 4 lines.
+#
+# The check starts 2 processes with `torchrun` (gloo backend, CPU), sends them this
+# function's source, and compares your gradients with DDP's on every rank. Your code runs
+# there with `torch` and `dist` (`torch.distributed`) imported; use nothing else from this
+# notebook.
+
+# %%
+# EXERCISE: allreduce-grads
+def average_gradients(model: torch.nn.Module) -> None:
+    """Every parameter's .grad becomes the mean of that .grad over all processes."""
+    ### BEGIN SOLUTION
+    world = dist.get_world_size()
+    for p in model.parameters():
+        if p.grad is not None:
+            dist.all_reduce(p.grad, op=dist.ReduceOp.SUM)
+            p.grad /= world
+    ### END SOLUTION
+
+
+# %%
+# TESTS: allreduce-grads points=3
+def _by_hand_vs_ddp():
+    run = launch.torchrun_function(average_gradients, "course_utils.dist.torch_check", 2,
+                                   timeout=S.launch_timeout)
+    for report in run.ranks:
+        yours, ddp = problem.take(report, "yours_"), problem.take(report, "ddp_")
+        assert_close(yours, ddp, rtol=1e-5, atol=1e-6, name=f"rank {report['rank']}: yours vs DDP")
+    print(f"ran on {len(run.ranks)} processes in {run.seconds:.1f} s: {run.command_line}")
+
+
+check("allreduce-grads", _by_hand_vs_ddp,
+      hint="dist.all_reduce(p.grad) sums over processes in place; then divide by dist.get_world_size()")
+
+# %%
+# HIDDEN TESTS: allreduce-grads points=3
+### BEGIN HIDDEN TESTS
+# Three processes (nothing may assume two), another problem, and the float64 oracle.
+prob_3 = problem.make_problem(11, 48, 6, 12, 2)
+_, grads_3 = problem.loss_and_grads_numpy(problem.params_of(prob_3), prob_3["X"], prob_3["y"])
+run_3 = launch.torchrun_function(average_gradients, "course_utils.dist.torch_check", 3,
+                                 timeout=S.launch_timeout, problem=prob_3)
+assert len(run_3.ranks) == 3
+for report in run_3.ranks:
+    assert report["returned_none"], "average_gradients should change .grad in place and return None"
+    assert_close(problem.take(report, "yours_"), grads_3, rtol=1e-4, atol=1e-6, name=f"3 processes, rank {report['rank']}")
+assert launch.tagged_processes(run_3.tag) == [], "processes were left running"
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Exercise 5 · Choose the `PartitionSpec`s of an FSDP-sharded MLP (JAX)
+#
+# Fully sharded data parallelism stores 1/N of each parameter on each device. Write
+# `fsdp_specs(params, n_devices)`: for each parameter, split its **largest dimension that
+# `n_devices` divides** over the mesh axis `"data"` (on a tie, the first such dimension), and
+# replicate (`P()`) a parameter with no such dimension. For example, with 8 devices a
+# `(16, 32)` matrix gets `P(None, "data")`, a `(32,)` vector `P("data")`, and a `(4,)` vector
+# `P()`. The check then takes one SGD step with your shardings (gathering each parameter
+# before use with `jax.reshard(p, P())`, as in the lesson's FSDP fix) and compares it with the
+# step on one device. About 6 lines.
+
+# %%
+# EXERCISE: fsdp-specs
+def fsdp_specs(params: dict, n_devices: int) -> dict:
+    """{name: PartitionSpec}: each parameter's largest dimension divisible by n_devices split over "data"."""
+    ### BEGIN SOLUTION
+    specs = {}
+    for name, value in params.items():
+        shape = np.shape(value)
+        fits = [d for d in range(len(shape)) if shape[d] % n_devices == 0]
+        if not fits:
+            specs[name] = P()
+            continue
+        best = max(fits, key=lambda d: (shape[d], -d))
+        specs[name] = P(*[("data" if d == best else None) for d in range(len(shape))])
+    return specs
+    ### END SOLUTION
+
+
+# %%
+# TESTS: fsdp-specs points=2
+def loss_gathered(params, X, y):
+    return loss_fn(jax.tree.map(lambda p: jax.reshard(p, P()), params), X, y)  # FSDP's all-gather
+
+
+@jax.jit
+def sgd_step(params, X, y):
+    grads = jax.grad(loss_gathered)(params, X, y)  # sharded like params (reduce-scattered)
+    return jax.tree.map(lambda p, g: p - 0.1 * g, params, grads)
+
+
+def _fsdp_step():
+    specs = fsdp_specs(params_np, S.n_devices)
+    assert tuple(specs["W1"]) == (None, "data") and tuple(specs["b2"]) in ((), (None,)), f"got {specs}"
+    with jax.set_mesh(mesh):
+        params = {k: jax.device_put(v, specs[k]) for k, v in params_np.items()}
+        X, y = jax.device_put(prob["X"], P("data")), jax.device_put(prob["y"], P("data"))
+        stored = sum(leaf.addressable_shards[0].data.size for leaf in params.values())
+        assert stored < problem.n_params(prob) / 4, f"device 0 stores {stored} of {problem.n_params(prob)} numbers"
+        return sgd_step(params, X, y)
+
+
+check("fsdp-specs", _fsdp_step, {k: params_np[k] - 0.1 * grads_ref[k] for k in params_np},
+      rtol=1e-5, atol=1e-6, hint="split the largest dimension divisible by n_devices; P() when none is")
+
+# %%
+# HIDDEN TESTS: fsdp-specs points=3
+### BEGIN HIDDEN TESTS
+shapes = {"a": (12, 8), "b": (8, 12), "c": (6,), "d": (4, 4, 16), "e": (3, 5), "f": ()}
+got = fsdp_specs({k: np.zeros(s, np.float32) for k, s in shapes.items()}, 4)
+want = {"a": P("data", None), "b": P(None, "data"), "c": P(), "d": P(None, None, "data"), "e": P(), "f": P()}
+
+
+def _padded(spec, ndim):  # P("data") and P("data", None) mean the same for a matrix
+    return tuple(spec) + (None,) * (ndim - len(spec))
+
+
+for k in shapes:
+    assert _padded(got[k], len(shapes[k])) == _padded(want[k], len(shapes[k])), f"{k} {shapes[k]}: got {got[k]}, want {want[k]}"
+mesh_4d = jax.make_mesh((4,), ("data",), devices=DEVICES[:4])
+prob_f = problem.make_problem(5, 16, 12, 20, 4)
+specs_f = fsdp_specs(problem.params_of(prob_f), 4)
+_, grads_f = problem.loss_and_grads_numpy(problem.params_of(prob_f), prob_f["X"], prob_f["y"])
+with jax.set_mesh(mesh_4d):
+    params_f = {k: jax.device_put(v, specs_f[k]) for k, v in problem.params_of(prob_f).items()}
+    new_f = sgd_step(params_f, jax.device_put(prob_f["X"], P("data")), jax.device_put(prob_f["y"], P("data")))
+assert_close(new_f, {k: v - 0.1 * grads_f[k] for k, v in problem.params_of(prob_f).items()},
+             rtol=1e-5, atol=1e-6, name="4 devices")
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Done
+#
+# You sharded a batch and proved the data-parallel gradients exact, wrote both halves of a
+# tensor-parallel MLP (the column split needs no communication, the row split one all-reduce),
+# averaged gradients by hand across real processes exactly as DDP does, and chose FSDP
+# shardings that cut each device's parameter memory by about the number of devices. Next:
+# lesson 06, the ecosystems.
