@@ -1,0 +1,312 @@
+# %% [markdown]
+# # 08 · Exercises: choosing, with measurements
+#
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/main/solutions/08_choosing_exercises.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/main?labpath=solutions/08_choosing_exercises.ipynb)
+#
+# Four exercises on turning claims into measurements: judge a claim from ratio samples,
+# work out how many new input shapes a compiled model can afford, bucket dynamic shapes
+# without changing the results, and build a claim measurement with the course's timing
+# helpers. Replace each `raise NotImplementedError()` with your code, then run the check
+# cell below it: it prints "passed", explains what is wrong, or says "not implemented yet".
+
+# %%
+# Setup: on Colab, install the course helpers (keeping Colab's torch and jax).
+# Elsewhere this cell does nothing: `make course` or `pip install -e .` did it.
+import sys
+
+if "google.colab" in sys.modules:
+    import subprocess
+
+    pins = subprocess.run(
+        "pip list --format=freeze | grep -iE '^(torch|jax|jaxlib|jax-cuda[0-9]+-.*)=='",
+        shell=True, capture_output=True, text=True,
+    ).stdout
+    open("/tmp/course-pins.txt", "w").write(pins)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "jax-pytorch-side-by-side @ git+https://github.com/jax-pytorch-side-by-side/course@main",
+         "--constraint", "/tmp/course-pins.txt"],
+        check=True,
+    )
+
+# %% tags=["parameters"]
+SMOKE = None  # None: follow COURSE_SMOKE; papermill: -p SMOKE True
+SIZES = {  # name: (full, smoke)
+    "d_model": (64, 32),  # encoder width for the bucketing exercise
+    "max_length": (60, 24),  # longest request in the bucketing tests
+    "target_s": (0.5, 0.2),  # seconds per timed comparison
+}
+
+# %%
+import math
+import statistics
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import torch
+from flax import nnx
+
+from course_utils import claims, config, migration, timing
+from course_utils.exercises import check
+from course_utils.parity import assert_close
+
+S = config.sizes(SIZES, SMOKE)
+
+# %% [markdown]
+# ## Exercise 1 · Judge a claim from ratio samples
+#
+# A claim "holds" when the measured ratio is convincingly past its threshold. With samples
+# $r_1, \dots, r_n$ (for example per-round ratios) and their lower and upper quartiles
+# $q_1, q_3$ (`statistics.quantiles(samples, n=4, method="inclusive")`; a single sample is its
+# own quartiles), return
+#
+# - `"holds"` when $q_1 >$ threshold,
+# - `"does not hold"` when $q_3 <$ threshold,
+# - `"inconclusive"` otherwise (the interquartile range straddles the threshold).
+#
+# Raise `ValueError` for an empty list. About 8 lines.
+
+# %%
+# EXERCISE: judge-claim
+def judge(samples: list[float], threshold: float) -> str:
+    """'holds', 'does not hold' or 'inconclusive' from the quartiles of samples."""
+    ### BEGIN SOLUTION
+    if not samples:
+        raise ValueError("judge: no samples")
+    if len(samples) == 1:
+        q1 = q3 = float(samples[0])
+    else:
+        q1, _, q3 = statistics.quantiles(samples, n=4, method="inclusive")
+    if q1 > threshold:
+        return "holds"
+    if q3 < threshold:
+        return "does not hold"
+    return "inconclusive"
+    ### END SOLUTION
+
+
+# %%
+# TESTS: judge-claim points=2
+check("judge-claim", lambda: [judge([2.0, 2.2, 2.5, 3.0], 1.0), judge([0.5, 0.6, 0.7], 1.0),
+                              judge([0.8, 0.9, 1.1, 1.3], 1.0), judge([1.6], 1.5)],
+      ["holds", "does not hold", "inconclusive", "holds"])
+
+# %%
+# HIDDEN TESTS: judge-claim points=3
+### BEGIN HIDDEN TESTS
+rng = np.random.default_rng(0)
+for _ in range(200):
+    n = int(rng.integers(1, 12))
+    samples = list(np.exp(rng.normal(rng.normal(0, 0.5), rng.uniform(0.01, 0.6), n)))
+    threshold = float(rng.choice([1.0, 1.2, 1.5, 10.0]))
+    assert judge(samples, threshold) == claims.verdict(samples, threshold)[0], (samples, threshold)
+try:
+    judge([], 1.0)
+except ValueError:
+    pass
+else:
+    raise AssertionError("judge([]) must raise ValueError")
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Exercise 2 · How many new shapes can a compiled model afford?
+#
+# A service answers `n_requests` requests. Eager PyTorch takes `torch_s` per request. The
+# jitted JAX model takes `jax_s` per request, plus `compile_s` for every **distinct** input
+# shape it meets. Return the largest number of distinct shapes $K$ with $0 \le K \le$
+# `n_requests` for which JAX's total is no larger:
+#
+# $$ K \cdot \text{compile} + n \cdot \text{jax} \le n \cdot \text{torch}, $$
+#
+# or `None` if even $K = 0$ loses. About 5 lines.
+
+# %%
+# EXERCISE: shape-budget
+def max_new_shapes(n_requests: int, compile_s: float, jax_s: float, torch_s: float) -> int | None:
+    """Largest K in [0, n_requests] with K*compile_s + n*jax_s <= n*torch_s, else None."""
+    ### BEGIN SOLUTION
+    spare = n_requests * (torch_s - jax_s)
+    if spare < 0:
+        return None
+    if compile_s <= 0:
+        return n_requests
+    return min(n_requests, math.floor(spare / compile_s + 1e-12))
+    ### END SOLUTION
+
+
+# %%
+# TESTS: shape-budget points=2
+check("shape-budget", lambda: [max_new_shapes(1000, 0.8, 0.010, 0.015), max_new_shapes(10, 1.0, 0.2, 0.1),
+                               max_new_shapes(5, 0.001, 0.01, 0.02)],
+      [6, None, 5], hint="spare time = n * (torch - jax); each shape costs compile_s; cap at n_requests")
+
+# %%
+# HIDDEN TESTS: shape-budget points=3
+### BEGIN HIDDEN TESTS
+rng = np.random.default_rng(1)
+for _ in range(300):
+    n = int(rng.integers(1, 5000))
+    comp, js, ts = float(rng.uniform(0.01, 2)), float(rng.uniform(1e-4, 0.05)), float(rng.uniform(1e-4, 0.05))
+    k = max_new_shapes(n, comp, js, ts)
+    if js > ts:
+        assert k is None, (n, comp, js, ts, k)
+        continue
+    assert isinstance(k, int) and 0 <= k <= n, k
+    assert k * comp + n * js <= n * ts + 1e-9
+    assert k == n or (k + 1) * comp + n * js > n * ts - 1e-9
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Exercise 3 · Bucket the shapes, keep the results
+#
+# Lesson 08 padded requests to multiples of a bucket size. Here, pad to the next **power of
+# two** that is at least `minimum`: `(batch, n)` int tokens become `(batch, size)` with zeros
+# after the real tokens, and the mask is `True` exactly on the real tokens. Then a jitted
+# encoder compiles once per power of two, and (thanks to the mask) its logits equal the
+# unpadded ones. About 6 lines.
+
+# %%
+# EXERCISE: pad-pow2
+def pad_to_pow2(tokens: np.ndarray, minimum: int = 8) -> tuple[np.ndarray, np.ndarray]:
+    """Zero-pad (batch, n) tokens to the next power of two >= max(n, minimum); return (padded, mask)."""
+    ### BEGIN SOLUTION
+    batch, n = tokens.shape
+    size = max(minimum, 1 << max(0, n - 1).bit_length())
+    padded = np.zeros((batch, size), tokens.dtype)
+    padded[:, :n] = tokens
+    mask = np.zeros((batch, size), bool)
+    mask[:, :n] = True
+    return padded, mask
+    ### END SOLUTION
+
+
+# %%
+cfg = migration.BlockConfig(S.d_model, 2, 2 * S.d_model, dropout=0.0)
+torch_enc, nnx_enc = migration.make_pair(cfg, seed=0, encoder=True, vocab=100, max_len=64, n_layers=1)
+graphdef, weights = nnx.split(nnx_enc)
+
+
+@jax.jit
+def forward_masked(weights, toks, mask):
+    return nnx.merge(graphdef, weights)(toks, mask)
+
+
+def torch_logits(tokens):
+    with torch.inference_mode():
+        return torch_enc(torch.from_numpy(tokens))
+
+
+request = np.random.default_rng(2).integers(1, 100, (2, 5)).astype(np.int32)  # (batch, n)
+
+# %%
+# TESTS: pad-pow2 points=2
+def _padded_logits():
+    padded, mask = pad_to_pow2(request)
+    assert padded.shape == (2, 8) and mask.shape == (2, 8), f"shapes {padded.shape}, {mask.shape}: expected (2, 8)"
+    assert mask[:, :5].all() and not mask[:, 5:].any(), "mask must be True exactly on the real tokens"
+    return forward_masked(weights, jnp.asarray(padded), jnp.asarray(mask))
+
+
+check("pad-pow2", _padded_logits, torch_logits(request), rtol=1e-4, atol=1e-5,
+      hint="size = max(minimum, next power of two >= n); zeros after the tokens; mask[:, :n] = True")
+
+# %%
+# HIDDEN TESTS: pad-pow2 points=3
+### BEGIN HIDDEN TESTS
+sizes_seen = set()
+for n in range(1, S.max_length + 1, 3):
+    toks = np.random.default_rng(n).integers(1, 100, (1, n)).astype(np.int32)
+    padded, mask = pad_to_pow2(toks)
+    size = padded.shape[1]
+    assert size >= max(n, 8) and size & (size - 1) == 0 and (size == 8 or size < 2 * n), (n, size)
+    assert padded.dtype == toks.dtype and (padded[:, :n] == toks).all() and (padded[:, n:] == 0).all()
+    assert mask.dtype == bool and mask.sum() == n
+    sizes_seen.add(size)
+    assert_close(forward_masked(weights, jnp.asarray(padded), jnp.asarray(mask)), torch_logits(toks),
+                 rtol=1e-4, atol=1e-5, name=f"logits at length {n}")
+assert len(sizes_seen) <= math.ceil(math.log2(S.max_length)) - 2, sizes_seen
+padded, mask = pad_to_pow2(np.ones((3, 20), np.int64), minimum=4)
+assert padded.shape == (3, 32) and padded.dtype == np.int64 and mask.sum() == 60
+assert pad_to_pow2(np.ones((1, 3), np.int32), minimum=4)[0].shape == (1, 4)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Exercise 4 · Measure a claim
+#
+# Write `measure_ratio(slow, fast)`: time two zero-argument callables with
+# `timing.compare` (which first checks that they return the same result, then times them
+# in interleaved rounds) and return a `claims.Measured` whose `samples` are the per-round
+# ratios slow / fast (`claims.paired_ratios` on each variant's `Measurement.times`) and
+# whose `what` describes the measurement in a few words. Pass `target_s` on. About 5 lines.
+
+# %%
+# EXERCISE: measure-claim
+def measure_ratio(slow, fast, *, target_s: float = 0.2) -> claims.Measured:
+    """Per-round ratios slow/fast from timing.compare, as a claims.Measured."""
+    ### BEGIN SOLUTION
+    cmp = timing.compare({"slow": slow, "fast": fast}, target_s=target_s)
+    samples = claims.paired_ratios(cmp.measurements["slow"].times, cmp.measurements["fast"].times)
+    return claims.Measured(samples, f"slow {timing.format_seconds(cmp.measurements['slow'].median)}, "
+                                    f"fast {timing.format_seconds(cmp.measurements['fast'].median)}")
+    ### END SOLUTION
+
+
+# %%
+def napper(seconds):
+    """A callable that sleeps (a stand-in for work that is immune to CPU load) and returns 42."""
+    def nap():
+        time.sleep(seconds)
+        return 42
+    return nap
+
+
+# %%
+# TESTS: measure-claim points=2
+def _measured_sleep():
+    m = measure_ratio(napper(0.008), napper(0.002), target_s=S.target_s)
+    assert isinstance(m, claims.Measured), f"expected a claims.Measured, got {type(m).__name__}"
+    assert len(m.samples) >= 5, f"expected one sample per round (at least 5), got {len(m.samples)}"
+    med = statistics.median(m.samples)
+    assert 1.5 < med < 6, f"an 8 ms sleep over a 2 ms sleep measured {med:.2f}x; expected about 4x"
+    return claims.verdict(m.samples, 1.0)[0]
+
+
+check("measure-claim", _measured_sleep, "holds", hint="samples = paired_ratios(slow times, fast times)")
+
+# %%
+# HIDDEN TESTS: measure-claim points=3
+### BEGIN HIDDEN TESTS
+m = measure_ratio(napper(0.001), napper(0.004), target_s=0.1)
+assert statistics.median(m.samples) < 0.7, "ratios must be slow / fast, in the order given"
+assert all(s > 0 for s in m.samples) and isinstance(m.what, str) and m.what
+try:
+    measure_ratio(lambda: 1.0, lambda: 2.0, target_s=0.05)
+except AssertionError:
+    pass
+else:
+    raise AssertionError("measure_ratio must refuse to time callables that compute different results")
+### END HIDDEN TESTS
+
+# %% [markdown]
+# <!-- EXERCISE: decide -->
+# A team of five with strong PyTorch experience serves a text classifier whose requests have
+# lengths between 5 and 500 tokens, on CPUs. Using the claims table from lesson 08 on your
+# machine and exercises 2 and 3: would you port the service to JAX? Which parts of your
+# answer come from a measurement, and which do not?
+#
+# <!-- BEGIN SOLUTION -->
+# Measured: batch-1 latency and first-call cost (lesson 08), the recompilation cost for new lengths
+# and the fix (bucketing to powers of two gives at most 7 shapes from 5 to 500 tokens), and the
+# shape budget of exercise 2, which says whether the steady-state gain pays for those compilations.
+# Not measured: the team's PyTorch experience, hiring, and the migration effort (lesson 07's
+# checklist). A reasonable answer: stay with PyTorch unless the measured latency gain is large on
+# the production CPUs and the team accepts the port; if so, bucket the lengths.
+# <!-- END SOLUTION -->
+
+# %% [markdown]
+# ## Done
+#
+# You can now turn a claim into a measurement with a verdict, budget compilations, and make
+# dynamic shapes affordable without changing results. Run `course claims` on every machine
+# you are choosing for.
