@@ -325,7 +325,11 @@ def grade(submissions: str | Path, source: str | Path, out: str | Path, *, limit
     try:
         futures = {pool.submit(grader.grade_one, sub): sub.student for sub in todo}
         for fut in as_completed(futures):
-            record = fut.result()
+            try:
+                record = fut.result()
+            except Exception as err:  # noqa: BLE001 - e.g. the report folder became unwritable
+                echo(f"note: {futures[fut]}: not graded: {type(err).__name__}: {err}")
+                record = None
             if record is not None:
                 batch.graded.append(record["student"])
                 bar.set_postfix_str(f"{record['student']}: {record['total']:g}/{record['max_total']:g}")

@@ -21,6 +21,7 @@ from course_utils import exercises
 from course_utils.notebooks import CourseError
 
 MAX_NOTEBOOK_BYTES = 50 * 2**20
+RESERVED = {"grades.csv", "grades.json"}  # names of the class tables in the report folder
 _HIDDEN_BLOCK = re.compile(
     rf"^[ \t]*{re.escape(exercises.BEGIN_HIDDEN)}[ \t]*$.*?^[ \t]*{re.escape(exercises.END_HIDDEN)}[ \t]*$\n?",
     re.MULTILINE | re.DOTALL,
@@ -300,6 +301,8 @@ def discover(folder: str | Path, master_name: str) -> tuple[list[Submission], li
         else:
             notes.append(f"ignored {entry.name}: not a notebook or a folder")
             continue
+        if sub.student in RESERVED:
+            sub.student = f"student-{sub.student}"
         if sub.student in subs:
             notes.append(f"ignored {entry.name}: student {sub.student!r} already has a submission")
             continue

@@ -149,6 +149,11 @@ def _student_status(master, matched, run, student, tests, exercises, redact, by_
         parts = [f"{passed} of {len(exercises)} exercises passed"]
         parts += [f"{k}: {', '.join(v)}" for k, v in groups.items() if k != "passed"]
         reason = "; ".join(parts)
+    setup = next((r for c, r in by_cell if c.role == "context" and r.get("status") == "error"), None)
+    if setup is not None and problem is None:
+        status = "error"
+        reason = (f"a setup cell of the master raised {_cell_message(setup)} (check the grading "
+                  "environment; this student is graded again on the next run)")
     if run.get("canary") == "tampered":
         status = "review"
         reason = ("a check cell that must fail reported success: the kernel was tampered with; "

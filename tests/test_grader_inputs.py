@@ -29,7 +29,7 @@ def batch(tmp_path_factory):
         shutil.copy(path, subs / path.name)
     shutil.copytree(FIX / "folders", subs, dirs_exist_ok=True)
     out = tmp_path_factory.mktemp("out")
-    limits = grader.Limits(timeout=3, total_timeout=60, memory_mb=400)
+    limits = grader.Limits(timeout=4, total_timeout=60, memory_mb=400)
     result = grader.grade(subs, MASTER, out, limits=limits, jobs=2, progress=False, echo=lambda *a: None)
     records = {r["student"]: r for r in result.records}
     return out, records, result
@@ -45,7 +45,7 @@ EXPECTED = {
     "deleted_cell": (6, "ok", "missing: greet", {"greet": "missing"}),
     "duplicated_cell": (8, "ok", "3 of 3", {"square": "passed"}),
     "moved_cells": (8, "ok", "3 of 3", {"total": "passed"}),
-    "infinite_loop": (6, "timeout", "timed out (3 s per cell); interrupted", {"greet": "timeout"}),
+    "infinite_loop": (6, "timeout", "timed out (4 s per cell); interrupted", {"greet": "timeout"}),
     "ignores_interrupt": (5, "timeout", "ignored the interrupt; kernel killed", {"total": "timeout"}),
     "long_c_call": (5, "timeout", "ignored the interrupt; kernel killed", {"total": "timeout"}),
     "memory_bomb": (5, "memory", "memory limit: resident memory reached", {"square": "memory"}),

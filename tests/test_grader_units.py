@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import csv
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -222,3 +223,24 @@ def test_invalid_record_scores_zero_for_every_exercise():
     assert rec["total"] == 0 and set(rec["exercises"]) == set(m.exercises)
     assert {e["status"] for e in rec["exercises"].values()} == {"invalid"}
     copy.deepcopy(rec)
+
+
+def _synthetic(first_cell: dict) -> dict:
+    m = grader_load.load_master(MASTER)
+    matched = _match("full")
+    n = sum(c.role in ("context", "solution", "test") for c in matched.cells)
+    run = {"cells": [first_cell] + [{"status": "ok", "outputs": []}] * (n - 1), "events": []}
+    return grader_report.score(m, matched, run, student="x")
+
+
+def test_score_counts_only_ok_replies_and_flags_a_broken_setup():
+    assert _synthetic({"status": "ok"})["total"] == 8
+    rec = _synthetic({"status": "error", "ename": "ModuleNotFoundError", "evalue": "No module named 'torch'"})
+    assert rec["status"] == "error" and "setup cell of the master raised ModuleNotFoundError" in rec["reason"]
+    assert not grader_store.already_graded(Path("/nonexistent"), "x", None, "")
+
+
+def test_reserved_student_names(tmp_path):
+    shutil.copy(SUBS / "full.ipynb", tmp_path / "grades.csv.ipynb")
+    subs, _ = grader_load.discover(tmp_path, "tiny_master.ipynb")
+    assert [s.student for s in subs] == ["student-grades.csv"]
