@@ -125,7 +125,7 @@ class Grader:
         self.run_id = uuid.uuid4().hex[:12]
         self.work = out / store.WORK / self.run_id
         self.work.mkdir(parents=True, exist_ok=True)
-        from course_utils.grader_worker import become_subreaper
+        from course_utils.grader_procs import become_subreaper
 
         become_subreaper()
         self.kernel_dir = _kernel_spec(self.work)

@@ -26,7 +26,12 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-import psutil
+from course_utils.grader_procs import (
+    Watchdog,
+    become_subreaper_and_follow_parent,
+    descendant_pids,
+    kill_descendants,
+)
 
 MAX_RESTARTS = 3
 PROBE_GRACE_S = 3.0
@@ -34,127 +39,8 @@ CELL_OUTPUT_CHARS = 100_000
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
-def _prctl(option: int, value: int) -> None:
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
-    except (OSError, AttributeError):  # not Linux
-        pass
-
-
-def become_subreaper() -> None:
-    _prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: orphans below us are re-parented to us
-
-
-def become_subreaper_and_follow_parent() -> None:
-    become_subreaper()
-    _prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: die with the grader
-
-
-_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-_PROC_CHILDREN = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
-
-
-def _child_pids(pid: int) -> list[int]:
-    out: list[int] = []
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return out
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children") as fh:
-                out.extend(int(x) for x in fh.read().split())
-        except (OSError, ValueError):
-            pass
-    return out
-
-
-def descendant_pids() -> list[int]:
-    """Every process below this one. Reads /proc/PID/task/TID/children: a psutil scan of
-    all processes costs ~25 ms, too much ten times a second on a busy machine."""
-    if not _PROC_CHILDREN:
-        try:
-            return [p.pid for p in psutil.Process().children(recursive=True)]
-        except psutil.Error:
-            return []
-    found: list[int] = []
-    todo = [os.getpid()]
-    while todo:
-        kids = _child_pids(todo.pop())
-        found.extend(kids)
-        todo.extend(kids)
-    return found
-
-
-def rss_bytes(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/statm") as fh:
-            return int(fh.read().split()[1]) * _PAGE
-    except (OSError, ValueError, IndexError):
-        try:
-            return psutil.Process(pid).memory_info().rss
-        except psutil.Error:
-            return 0
-
-
-def descendants() -> list[psutil.Process]:
-    procs = []
-    for pid in descendant_pids():
-        try:
-            procs.append(psutil.Process(pid))
-        except psutil.Error:
-            pass
-    return procs
-
-
-def kill_descendants() -> int:
-    """SIGKILL every process below this one (repeatedly: some may fork meanwhile)."""
-    killed = 0
-    for _ in range(5):
-        procs = descendants()
-        if not procs:
-            break
-        for p in procs:
-            try:
-                p.kill()
-                killed += 1
-            except psutil.Error:
-                pass
-        psutil.wait_procs(procs, timeout=2)
-    return killed
-
-
 def clean_text(text: str) -> str:
     return _ANSI.sub("", text)
-
-
-class Watchdog(threading.Thread):
-    """Kills the whole tree when its resident memory passes the limit."""
-
-    def __init__(self, limit_mb: float, interval: float = 0.1):
-        super().__init__(daemon=True)
-        self.limit = limit_mb * 2**20
-        self.interval = interval
-        self.tripped: str | None = None
-        self.peak = 0
-        self.seen: set[int] = set()
-        self._stop = threading.Event()
-
-    def run(self) -> None:
-        while not self._stop.wait(self.interval):
-            pids = descendant_pids()
-            total = sum(rss_bytes(pid) for pid in pids)
-            self.seen.update(pids)
-            self.peak = max(self.peak, total)
-            if total > self.limit and self.tripped is None:
-                self.tripped = (f"resident memory reached {total / 2**20:.0f} MB "
-                                f"(limit {self.limit / 2**20:.0f} MB)")
-                kill_descendants()
-
-    def stop(self) -> None:
-        self._stop.set()
 
 
 def output_from_msg(msg: dict) -> dict:
@@ -224,7 +110,7 @@ class Worker:
             "canary": self.canary,
             "seconds": time.monotonic() - self.start,
             "peak_rss_mb": self.watchdog.peak / 2**20,
-            "processes_seen": len(self.watchdog.seen | set(descendant_pids())),
+            "processes_seen": len(self.watchdog.seen.copy() | set(descendant_pids())),
             "kernel_log": "".join(self.kernel_log)[-4000:],
             "done": done,
         }
@@ -317,6 +203,13 @@ class Worker:
         reply_at = started
         idle = False
         last_check = started
+        import zmq
+        import zmq.asyncio
+
+        poller = zmq.asyncio.Poller()
+        iopub, shell = self.kc.iopub_channel.socket, self.kc.shell_channel.socket
+        poller.register(iopub, zmq.POLLIN)
+        poller.register(shell, zmq.POLLIN)
         while not (reply is not None and idle):
             now = time.monotonic()
             if reply is not None and now - reply_at > 2.0:
@@ -324,11 +217,19 @@ class Worker:
             if now >= end:
                 record.update(status="timeout", seconds=now - started)
                 return record
-            got = False
-            try:
-                msg = await self.kc.get_iopub_msg(timeout=0.05)
-                got = True
-                if msg["parent_header"].get("msg_id") == msg_id:
+            if now - last_check > 0.5:
+                last_check = now
+                if not await self.alive() or self.watchdog.tripped:
+                    record.update(status="died", seconds=now - started)
+                    return record
+            # wait on both channels at once: no polling latency between messages
+            ready = dict(await poller.poll(timeout=int(1000 * max(0.0, min(0.5, end - now)))))
+            if iopub in ready:
+                try:
+                    msg = await self.kc.get_iopub_msg(timeout=0)
+                except queue.Empty:
+                    msg = None
+                if msg is not None and msg["parent_header"].get("msg_id") == msg_id:
                     kind = msg["msg_type"]
                     if kind == "status" and msg["content"].get("execution_state") == "idle":
                         idle = True
@@ -344,20 +245,13 @@ class Worker:
                             truncated = True
                             outputs.append({"output_type": "stream", "name": "stderr",
                                             "text": f"\n[output truncated by the grader after {CELL_OUTPUT_CHARS} characters]\n"})
-            except queue.Empty:
-                pass
-            if reply is None:
+            if shell in ready:
                 try:
-                    msg = await self.kc.get_shell_msg(timeout=0.0 if got else 0.05)
-                    if msg["parent_header"].get("msg_id") == msg_id:
-                        reply, reply_at = msg["content"], time.monotonic()
+                    msg = await self.kc.get_shell_msg(timeout=0)
                 except queue.Empty:
-                    pass
-            if now - last_check > 0.5:
-                last_check = now
-                if not await self.alive() or self.watchdog.tripped:
-                    record.update(status="died", seconds=now - started)
-                    return record
+                    msg = None
+                if msg is not None and msg["parent_header"].get("msg_id") == msg_id:
+                    reply, reply_at = msg["content"], time.monotonic()
         content = reply or {}
         record["seconds"] = time.monotonic() - started
         record["status"] = "ok" if content.get("status") == "ok" else "error"
