@@ -13,6 +13,7 @@ import datetime as _dt
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -158,30 +159,30 @@ class Grader:
                                     env=wenv, start_new_session=True)
             self.procs[student] = proc
         backstop = self.limits.total_timeout + 90
+        stopped = False
         try:
             proc.wait(timeout=backstop)
         except subprocess.TimeoutExpired:
+            stopped = True
             _killpg(proc)
         finally:
             log.close()
             with self.lock:
                 self.procs.pop(student, None)
             self.sweep()
-            import shutil
-
             shutil.rmtree(cwd, ignore_errors=True)
         if self.stopping:
             return None
+        tail = (folder / "worker.log").read_bytes()[-300:].decode("utf-8", "replace").strip()
         try:
             run = json.loads((folder / "result.json").read_text())
         except (OSError, ValueError):
-            tail = (folder / "worker.log").read_bytes()[-300:].decode("utf-8", "replace").strip()
-            run = {"cells": [], "events": [{"kind": "kernel", "cell": None,
-                                            "detail": f"the grader's worker failed (exit {proc.returncode}): {tail}"}]}
+            run = {"cells": [], "events": []}
         if not run.get("done"):
-            run.setdefault("events", []).append(
-                {"kind": "gave-up", "cell": None,
-                 "detail": f"the worker was stopped after {backstop:g} s; the rest was not run"})
+            detail = (f"the worker was stopped after {backstop:g} s; the rest was not run" if stopped else
+                      f"the grader's worker failed (exit {proc.returncode}): {tail.splitlines()[-1] if tail else 'no output'}")
+            run.setdefault("events", []).append({"kind": "gave-up" if stopped else "kernel", "cell": None,
+                                                 "detail": detail})
         return run
 
     def sweep(self) -> None:

@@ -124,16 +124,6 @@ def test_shards_merge_into_one_report(tmp_path, capsys):
         assert (final / student / "feedback.ipynb").is_file() and (final / student / "results.json").is_file()
 
 
-def test_cpu_time_limit_kills_a_cpu_burner(tmp_path):
-    subs = _class(tmp_path / "subs", {"burner": "long_c_call"})
-    limits = grader.Limits(timeout=60, total_timeout=90, memory_mb=1000, cpu_time=3)
-    batch = grader.grade(subs, MASTER, tmp_path / "out", limits=limits, jobs=1, progress=False,
-                         echo=lambda *a: None)
-    rec = batch.records[0]
-    assert rec["status"] == "crashed" and "CPU-time limit reached (SIGXCPU)" in rec["reason"]
-    assert rec["total"] == 5 and rec["exercises"]["total"]["status"] == "crashed"
-
-
 def test_check_runs_visible_tests_only(tmp_path, capsys):
     student = FIX / "tiny_student.ipynb"
     assert course_main(["check", str(student), "--source", str(student), "--timeout", "5"]) == 1
@@ -155,3 +145,24 @@ def test_benchmark_script_small(tmp_path):
     assert res.returncode == 0, res.stderr
     assert "graded 4 submissions with --jobs 2 in" in res.stdout
     assert "per-submission overhead" in res.stdout
+
+
+def test_a_kernel_that_cannot_start_is_a_grader_error_retried_later(tmp_path, monkeypatch):
+    subs = _class(tmp_path / "subs", {"ann": "full"})
+    real_spec = grader._kernel_spec
+
+    def broken(work):
+        folder = real_spec(work)
+        spec = folder / "course-grader" / "kernel.json"
+        data = json.loads(spec.read_text())
+        data["argv"][0] = str(tmp_path / "no-such-python")
+        spec.write_text(json.dumps(data))
+        return folder
+
+    monkeypatch.setattr(grader, "_kernel_spec", broken)
+    out = tmp_path / "out"
+    rec = grader.grade(subs, MASTER, out, limits=LIMITS, jobs=1, progress=False, echo=lambda *a: None).records[0]
+    assert rec["status"] == "error" and "the kernel could not start" in rec["reason"]
+    monkeypatch.setattr(grader, "_kernel_spec", real_spec)
+    again = grader.grade(subs, MASTER, out, limits=LIMITS, jobs=1, progress=False, echo=lambda *a: None)
+    assert again.graded == ["ann"] and again.records[0]["total"] == 8

@@ -163,3 +163,15 @@ def test_no_process_outlives_the_batch(batch):
             continue
     assert left == []
     assert not (out / ".work").exists()
+
+
+def test_cpu_time_limit_kills_a_cpu_burner(tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    shutil.copy(FIX / "submissions" / "long_c_call.ipynb", subs / "burner.ipynb")
+    limits = grader.Limits(timeout=60, total_timeout=90, memory_mb=1000, cpu_time=3)
+    batch = grader.grade(subs, MASTER, tmp_path / "out", limits=limits, jobs=1, progress=False,
+                         echo=lambda *a: None)
+    rec = batch.records[0]
+    assert rec["status"] == "crashed" and "CPU-time limit reached (SIGXCPU)" in rec["reason"]
+    assert rec["total"] == 5 and rec["exercises"]["total"]["status"] == "crashed"
