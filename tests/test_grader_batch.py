@@ -166,3 +166,19 @@ def test_a_kernel_that_cannot_start_is_a_grader_error_retried_later(tmp_path, mo
     monkeypatch.setattr(grader, "_kernel_spec", real_spec)
     again = grader.grade(subs, MASTER, out, limits=LIMITS, jobs=1, progress=False, echo=lambda *a: None)
     assert again.graded == ["ann"] and again.records[0]["total"] == 8
+
+
+def test_a_master_with_only_nbgrader_metadata_grades_the_same(tmp_path):
+    import nbformat
+
+    nb = nbformat.read(MASTER, as_version=4)
+    for cell in nb.cells:  # drop our header lines: only nbgrader's metadata is left
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and (meta.get("grade") or meta.get("solution")):
+            cell.source = cell.source.split("\n", 1)[1]
+    source = tmp_path / "tiny_master.ipynb"
+    nbformat.write(nb, source)
+    subs = _class(tmp_path / "subs", {"ann": "full", "bob": "stub"})
+    batch = grader.grade(subs, source, tmp_path / "out", limits=LIMITS, jobs=2, progress=False,
+                         echo=lambda *a: None)
+    assert {r["student"]: r["total"] for r in batch.records} == {"ann": 8, "bob": 0}
