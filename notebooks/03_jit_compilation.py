@@ -121,8 +121,6 @@ CLAIMS = {}  # claim -> (measured, verdict); the table at the end is built from 
 # The same function in both frameworks, with a Python `if` on a Python number:
 
 # %%
-x_np = np.linspace(-2, 2, 8, dtype=np.float32)
-
 # PyTorch
 def f_torch(x, scale):
     y = torch.sin(x) * scale
@@ -130,7 +128,7 @@ def f_torch(x, scale):
         y = y + 1
     return torch.relu(y).sum()
 
-
+# %%
 # JAX
 def f_jax(x, scale):
     y = jnp.sin(x) * scale
@@ -138,8 +136,10 @@ def f_jax(x, scale):
         y = y + 1
     return jax.nn.relu(y).sum()
 
-
+# %%
+x_np = np.linspace(-2, 2, 8, dtype=np.float32)
 assert_close(f_torch(torch.from_numpy(x_np), 2.0), f_jax(jnp.asarray(x_np), 2.0), rtol=1e-6)
+print("same value in both frameworks")
 
 # %% [markdown]
 # `jax.make_jaxpr` shows what JAX traced. `scale` is marked static (a compile-time
@@ -776,7 +776,7 @@ def kmeans_torch(X, C, tol, max_iter, step=kmeans_step_torch):
     return C, labels, iterations
 
 # %%
-# JAX: the same step, and the loop inside the compiled program
+# JAX: the same step
 def kmeans_step_jax(X, C):
     d2 = ((X[:, None, :] - C[None, :, :]) ** 2).sum(-1)  # (n, k)
     labels = d2.argmin(axis=1)
@@ -785,7 +785,11 @@ def kmeans_step_jax(X, C):
     new = jnp.where(counts[:, None] > 0, sums / jnp.maximum(counts, 1)[:, None], C)
     return new, labels
 
+# %% [markdown]
+# The JAX loop: the convergence test is the `cond` of a `lax.while_loop`, so the whole run,
+# however many iterations it takes, is one compiled program.
 
+# %%
 @jax.jit
 def kmeans_jax(X, C, tol, max_iter):
     def cond(state):
