@@ -103,8 +103,8 @@ print(env.report().line())
 # | training-loop wrappers | PyTorch Lightning | hand-written loops (Flax NNX), Keras `fit` | described only |
 #
 # Two hub facts matter for a JAX user. Transformers' v5 line removed its Flax (and
-# TensorFlow) model classes (huggingface/transformers#40760), so the Hub's models are
-# PyTorch code; their weights are framework-neutral `safetensors` files, which a JAX model
+# TensorFlow) model classes (huggingface/transformers#40760), so its models are PyTorch
+# code; their weights are framework-neutral `safetensors` files, which a JAX model
 # can load after the layout conversions of lesson 07.
 
 # %% [markdown]
@@ -125,7 +125,7 @@ print(env.report().line())
 split = data.load_digits(seed=0, limit=S.n_examples)
 X_np = split.X_train.reshape(len(split.X_train), -1)  # (n, 64): flattened 8x8 images
 y_np = split.y_train
-epochs = -(-S.opt_steps * S.batch // len(X_np))  # enough epochs for opt_steps batches
+epochs = -(-S.opt_steps // (len(X_np) // S.batch))  # enough epochs for opt_steps batches
 batch_list = list(itertools.islice(data.batches(X_np, y_np, S.batch, seed=0, epochs=epochs), S.opt_steps))
 
 rng = np.random.default_rng(0)
@@ -885,6 +885,16 @@ else:
 # dispatches one operation at a time, and the compiled path is what Keras's `fit` and
 # `predict` use; on PyTorch, Keras adds Python bookkeeping around each layer.
 #
+# Every file this lesson wrote (checkpoints, Keras weights) lives under one temporary
+# folder; remove it:
+
+# %%
+import shutil
+
+shutil.rmtree(tmp_root, ignore_errors=True)
+print("removed", tmp_root)
+
+# %% [markdown]
 # ## Summary
 #
 # | task | PyTorch | JAX |

@@ -356,6 +356,11 @@ JaxLogSumExp.apply(x_s).sum().backward()
 assert_close(x_s.grad, torch.softmax(x_s.detach(), dim=-1), rtol=1e-5, atol=1e-6, name="grad of sum")
 ### END HIDDEN TESTS
 
+# %%
+import shutil
+
+shutil.rmtree(tmp_root, ignore_errors=True)  # the checkpoints written above
+
 # %% [markdown]
 # ## Done
 #
