@@ -80,12 +80,19 @@ def cmd_check(args: argparse.Namespace) -> int:
     rows = [(ex, f"{i['points']:g}/{i['max_points']:g}", i["status"], i["message"])
             for ex, i in rec["exercises"].items()]
     w = [max(len(r[k]) for r in [("exercise", "points", "status", ""), *rows]) for k in range(3)]
+    room = max(30, shutil.get_terminal_size().columns - sum(w) - 8)
     print(f"{'exercise'.ljust(w[0])}  {'points'.ljust(w[1])}  {'status'.ljust(w[2])}  note")
     for ex, pts, st, msg in rows:
+        msg = msg if len(msg) <= room else msg[: room - 1] + "…"
         print(f"{ex.ljust(w[0])}  {pts.ljust(w[1])}  {st.ljust(w[2])}  {msg}")
+    for test in rec["tests"]:  # the whole message of a failed check: expected, got, hint
+        if test["status"] != "passed" and "\n" in test["message"]:
+            print(f"\n{test['name']}:\n" + "\n".join(test["message"].splitlines()[:20]))
+    if rec["notes"]:
+        print()
     for note in rec["notes"]:
         print(f"note: {note}")
-    print(f"visible tests: {rec['total']:g} / {rec['max_total']:g} points ({rec['status']}: {rec['reason']}); "
+    print(f"\nvisible tests: {rec['total']:g} / {rec['max_total']:g} points ({rec['status']}: {rec['reason']}); "
           "hidden tests are run by the instructor")
     return 0 if rec["exercises"] and all(i["status"] == "passed" for i in rec["exercises"].values()) else 1
 
