@@ -132,3 +132,12 @@ def test_torch_function_rejects_non_tensor():
     f = interop.torch_function(jnp.sin, name="sin")
     with pytest.raises(TypeError, match="argument 0 must be a torch.Tensor"):
         f(np.ones(3))
+
+
+def test_torch_function_integer_output_has_no_gradient():
+    f = interop.torch_function(lambda x: (jnp.sin(x), jnp.argmax(x)))
+    x = torch.tensor([0.1, 2.0, -1.0], requires_grad=True)
+    values, index = f(x)
+    assert int(index) == 1 and not index.requires_grad
+    values.sum().backward()
+    assert_close(x.grad, torch.cos(x.detach()), rtol=1e-6, atol=1e-6, name="dx")
