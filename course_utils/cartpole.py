@@ -22,7 +22,7 @@ API (lesson 03 and ``course claims`` use it):
   same physics hand-batched over ``(n, 4)`` states and ``(n,)`` actions.
 - ``jax_loop(states, actions)`` / ``torch_loop(states, actions)``: a Python loop
   calling the single-environment step once per environment (``jax_loop`` jits it).
-- ``fps_variants(n, seed)``: zero-argument callables stepping ``n`` environments
+- ``fps_variants(n, seed, torch_device=None)``: zero-argument callables stepping ``n`` environments
   once, each way (loop, vmap, hand-batched) in both frameworks, for benchmarks;
   every one returns ``(next_states, rewards, dones)`` with the same values.
 
@@ -236,14 +236,17 @@ def torch_loop(states, actions):
 # ------------------------------------------------------------------ benchmarks
 
 
-def fps_variants(n: int, seed: int = 0) -> dict[str, Callable[[], tuple]]:
+def fps_variants(
+    n: int, seed: int = 0, torch_device: Any = None
+) -> dict[str, Callable[[], tuple]]:
     """Zero-argument callables that each step the same ``n`` environments once.
 
     Keys: ``"PyTorch loop"``, ``"PyTorch torch.func.vmap"``, ``"PyTorch hand-batched"``,
     ``"JAX loop (jit step)"``, ``"JAX vmap + jit"``, ``"JAX hand-batched + jit"``.
     Loops receive their inputs already split into per-environment rows, so the
     timing measures stepping, not slicing. Environment steps per second is
-    ``n / seconds per call``.
+    ``n / seconds per call``. PyTorch's tensors live on ``torch_device``
+    (default: the CPU); JAX uses its default device.
     """
     import jax
     import jax.numpy as jnp
@@ -251,7 +254,8 @@ def fps_variants(n: int, seed: int = 0) -> dict[str, Callable[[], tuple]]:
 
     states = initial_states(n, seed)
     actions = random_actions(n, seed)
-    S_t, A_t = torch.from_numpy(states), torch.from_numpy(actions)
+    S_t = torch.from_numpy(states).to(torch_device or "cpu")
+    A_t = torch.from_numpy(actions).to(torch_device or "cpu")
     S_j, A_j = jnp.asarray(states), jnp.asarray(actions)
     rows_t, acts_t = list(S_t.unbind(0)), list(A_t.unbind(0))
     rows_j = [jnp.asarray(s) for s in states]
