@@ -1,0 +1,432 @@
+# %% [markdown]
+# # 04 · Exercises: the training loop
+#
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/main/solutions/04_training_loop_exercises.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/main?labpath=solutions/04_training_loop_exercises.ipynb)
+#
+# Five exercises on lesson 04's CNN: the flatten order, porting weights by hand, one
+# training step in both frameworks, an epoch fused with `lax.scan`, and an evaluation loop.
+# Replace each `raise NotImplementedError()` with your code, then run the check cell below it:
+# it prints "passed", explains what is wrong, or says "not implemented yet".
+
+# %%
+# Setup: on Colab, install the course helpers (keeping Colab's torch and jax).
+# Elsewhere this cell does nothing: `make course` or `pip install -e .` did it.
+import sys
+
+if "google.colab" in sys.modules:
+    import subprocess
+
+    pins = subprocess.run(
+        "pip list --format=freeze | grep -iE '^(torch|jax|jaxlib|jax-cuda[0-9]+-.*)=='",
+        shell=True, capture_output=True, text=True,
+    ).stdout
+    open("/tmp/course-pins.txt", "w").write(pins)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "jax-pytorch-side-by-side @ git+https://github.com/jax-pytorch-side-by-side/course@main",
+         "--constraint", "/tmp/course-pins.txt"],
+        check=True,
+    )
+
+# %% tags=["parameters"]
+SMOKE = None  # None: follow COURSE_SMOKE; papermill: -p SMOKE True
+SIZES = {  # name: (full, smoke)
+    "batch_size": (64, 32),  # images per training step
+    "k_steps": (8, 3),  # steps fused into one lax.scan call
+}
+
+# %%
+import copy
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import torch
+import torch.nn.functional as F
+from flax import nnx
+
+from course_utils import config, convert, data, timing
+from course_utils.exercises import check
+from course_utils.models import NNXCNN, TorchCNN
+from course_utils.parity import assert_close
+
+S = config.sizes(SIZES, SMOKE)
+jax.config.update("jax_default_matmul_precision", "highest")  # full float32 on GPUs too
+
+split = data.load_digits(seed=0)
+X_np, y_np = next(data.batches(split.X_train, split.y_train, S.batch_size, seed=0))
+torch.manual_seed(0)
+model_torch = TorchCNN()  # NCHW, PyTorch's initialisation
+x_torch, y_torch = torch.from_numpy(X_np), torch.from_numpy(y_np)  # (batch, 1, 8, 8)
+x_jax, y_jax = jnp.asarray(data.nchw_to_nhwc(X_np)), jnp.asarray(y_np)  # (batch, 8, 8, 1)
+
+
+def abstract_nnx_cnn(**sizes):
+    """An NNXCNN whose parameters are shapes only, ready to receive weights."""
+    return nnx.eval_shape(lambda: NNXCNN(**sizes, rngs=nnx.Rngs(0)))
+
+
+def nnx_params(model):
+    return nnx.to_pure_dict(nnx.state(model, nnx.Param))
+
+
+# %% [markdown]
+# ## Exercise 1 · The flatten order
+#
+# PyTorch flattens a `(C, H, W)` feature map in channel-major order, Flax flattens the same
+# map stored as `(H, W, C)` in channel-minor order. Return the integer array `perm` of length
+# `C·H·W` such that, for a batch `x` of shape `(n, C, H, W)`,
+#
+# $$ \texttt{x.reshape(n, -1)[:, perm]} = \texttt{x.transpose(0, 2, 3, 1).reshape(n, -1)}, $$
+#
+# i.e. position `i` of the NHWC flattening holds the NCHW position `perm[i]`. One or two lines
+# of NumPy (hint: number the NCHW positions, then move the axes).
+
+# %%
+# EXERCISE: flatten-order
+def flatten_permutation(C: int, H: int, W: int) -> np.ndarray:
+    """Indices into the NCHW flattening, in NHWC flattening order."""
+    ### BEGIN SOLUTION
+    return np.arange(C * H * W).reshape(C, H, W).transpose(1, 2, 0).reshape(-1)
+    ### END SOLUTION
+
+
+# %%
+# TESTS: flatten-order points=2
+fmap = np.random.default_rng(0).standard_normal((3, 2, 3, 4))  # (n, C, H, W)
+check(
+    "flatten-order",
+    lambda: fmap.reshape(3, -1)[:, flatten_permutation(2, 3, 4)],
+    fmap.transpose(0, 2, 3, 1).reshape(3, -1),
+    hint="number the NCHW positions with np.arange(C*H*W).reshape(C, H, W), then transpose to (H, W, C)",
+)
+
+# %%
+# HIDDEN TESTS: flatten-order points=3
+### BEGIN HIDDEN TESTS
+for C_, H_, W_ in [(1, 1, 1), (5, 1, 7), (32, 4, 4), (3, 5, 2)]:
+    perm = np.asarray(flatten_permutation(C_, H_, W_))
+    assert perm.shape == (C_ * H_ * W_,), perm.shape
+    assert sorted(perm.tolist()) == list(range(C_ * H_ * W_)), "perm must be a permutation"
+    grid = np.arange(C_ * H_ * W_).reshape(1, C_, H_, W_)
+    np.testing.assert_array_equal(grid.reshape(1, -1)[:, perm], grid.transpose(0, 2, 3, 1).reshape(1, -1))
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Exercise 2 · Port the PyTorch CNN's weights by hand
+#
+# Copy every parameter of a `TorchCNN` into an `NNXCNN` of the same sizes, **without**
+# `course_utils.convert`:
+#
+# - conv weights: PyTorch OIHW `(out, in, kh, kw)` → Flax HWIO `(kh, kw, in, out)`;
+# - `fc2`: PyTorch `(out, in)` → Flax `(in, out)`;
+# - `fc1` reads the flattened feature map (`torch_model.feature_chw` is its `(C, H, W)`):
+#   reorder its input columns with exercise 1's permutation, then transpose;
+# - biases are the same in both.
+#
+# Write each value with `variable.set_value(jnp.asarray(...))`, e.g.
+# `nnx_model.conv1.kernel.set_value(...)`. Return `nnx_model`. About 8 lines.
+
+# %%
+# EXERCISE: port-weights
+def port_torch_to_nnx(torch_model: TorchCNN, nnx_model: NNXCNN) -> NNXCNN:
+    """Copy torch_model's parameters into nnx_model (in place) with Flax's layouts."""
+    ### BEGIN SOLUTION
+    def np_(t):
+        return t.detach().cpu().numpy()
+
+    for name in ("conv1", "conv2"):
+        src, dst = getattr(torch_model, name), getattr(nnx_model, name)
+        dst.kernel.set_value(jnp.asarray(np_(src.weight).transpose(2, 3, 1, 0)))
+        dst.bias.set_value(jnp.asarray(np_(src.bias)))
+    perm = flatten_permutation(*torch_model.feature_chw)
+    nnx_model.fc1.kernel.set_value(jnp.asarray(np_(torch_model.fc1.weight)[:, perm].T))
+    nnx_model.fc1.bias.set_value(jnp.asarray(np_(torch_model.fc1.bias)))
+    nnx_model.fc2.kernel.set_value(jnp.asarray(np_(torch_model.fc2.weight).T))
+    nnx_model.fc2.bias.set_value(jnp.asarray(np_(torch_model.fc2.bias)))
+    return nnx_model
+    ### END SOLUTION
+
+
+# %%
+# TESTS: port-weights points=2
+forward = nnx.jit(lambda model, x: model(x))
+check(
+    "port-weights",
+    lambda: forward(port_torch_to_nnx(model_torch, abstract_nnx_cnn()), x_jax),
+    model_torch(x_torch),
+    rtol=1e-5,
+    atol=1e-5,
+    hint="the logits differ: check the conv permutation (2, 3, 1, 0) and fc1's column order",
+)
+
+# %%
+# HIDDEN TESTS: port-weights points=3
+### BEGIN HIDDEN TESTS
+sizes = {"channels": (3, 5), "hidden": 7, "num_classes": 4, "image_size": 6}
+torch.manual_seed(3)
+small_torch = TorchCNN(**sizes)
+ported = port_torch_to_nnx(small_torch, abstract_nnx_cnn(**sizes))
+oracle = convert.torch_cnn_to_nnx(small_torch, abstract_nnx_cnn(**sizes))
+assert_close(nnx_params(ported), nnx_params(oracle), rtol=0, atol=0, name="ported parameters")
+x_small = np.random.default_rng(5).random((4, 1, 6, 6), dtype=np.float32)
+assert_close(
+    forward(ported, jnp.asarray(data.nchw_to_nhwc(x_small))), small_torch(torch.from_numpy(x_small)),
+    rtol=1e-5, atol=1e-5, name="logits of a smaller CNN",
+)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Exercise 3 · One training step in both frameworks
+#
+# Write one step of training with cross-entropy loss on integer labels, returning the loss
+# **before** the update (a scalar):
+#
+# - `train_step_torch(model, optimizer, x, y)`: clear the old gradients, forward,
+#   `backward()`, `optimizer.step()`; return the loss detached from the graph. About 5 lines.
+# - `train_step_jax(model, optimizer, x, y)` for an `nnx.Optimizer`: compute loss and
+#   gradients with `nnx.value_and_grad`, then `optimizer.update(model, grads)`. It must work
+#   under `nnx.jit` (the check compiles it). About 6 lines.
+
+# %%
+# EXERCISE: train-step
+def train_step_torch(model, optimizer, x, y) -> torch.Tensor:
+    """One optimiser step on (x, y); returns the loss before the update."""
+    ### BEGIN SOLUTION
+    optimizer.zero_grad(set_to_none=True)
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.detach()
+    ### END SOLUTION
+
+
+def train_step_jax(model, optimizer, x, y) -> jax.Array:
+    """One optimiser step on (x, y); returns the loss before the update."""
+    ### BEGIN SOLUTION
+    def loss_fn(model):
+        return optax.softmax_cross_entropy_with_integer_labels(model(x), y).mean()
+
+    loss, grads = nnx.value_and_grad(loss_fn)(model)
+    optimizer.update(model, grads)
+    return loss
+    ### END SOLUTION
+
+
+# %% [markdown]
+# The check starts both frameworks from the same weights (ported with `course_utils.convert`),
+# takes two Adam steps, and compares the losses and the parameters.
+
+# %%
+# TESTS: train-step points=2
+lr = 1e-3
+
+
+def two_adam_steps():
+    m_torch = copy.deepcopy(model_torch)
+    m_jax = convert.torch_cnn_to_nnx(m_torch, abstract_nnx_cnn())
+    opt_torch = torch.optim.Adam(m_torch.parameters(), lr=lr)
+    opt_jax = nnx.Optimizer(m_jax, optax.adam(lr), wrt=nnx.Param)
+    step_jax = nnx.jit(train_step_jax)
+    for _ in range(2):
+        loss_torch = train_step_torch(m_torch, opt_torch, x_torch, y_torch)
+        loss_jax = step_jax(m_jax, opt_jax, x_jax, y_jax)
+        assert_close(loss_jax, loss_torch, rtol=1e-5, atol=1e-6, name="loss")
+    as_jax = convert.torch_cnn_tensors_to_jax(dict(m_torch.named_parameters()), m_torch.feature_chw)
+    # Adam's first steps move each weight by about lr, even where the gradient is ~eps,
+    # so rounding differences can show up as a small fraction of lr.
+    assert_close(nnx_params(m_jax), as_jax, rtol=0, atol=0.01 * lr, name="parameters after 2 steps")
+
+
+check("train-step", two_adam_steps, hint="return the loss computed before optimizer.step()/update")
+
+# %%
+# HIDDEN TESTS: train-step points=3
+### BEGIN HIDDEN TESTS
+m_torch = copy.deepcopy(model_torch)
+m_jax = convert.torch_cnn_to_nnx(m_torch, abstract_nnx_cnn())
+opt_torch = torch.optim.SGD(m_torch.parameters(), lr=0.05, momentum=0.9)
+opt_jax = nnx.Optimizer(m_jax, optax.sgd(0.05, momentum=0.9), wrt=nnx.Param)
+step_jax = nnx.jit(train_step_jax)
+for X_b, y_b in list(data.batches(split.X_train, split.y_train, S.batch_size, seed=1))[:3]:
+    with torch.no_grad():
+        before = F.cross_entropy(m_torch(torch.from_numpy(X_b)), torch.from_numpy(y_b))
+    loss_torch = train_step_torch(m_torch, opt_torch, torch.from_numpy(X_b), torch.from_numpy(y_b))
+    assert not loss_torch.requires_grad, "return loss.detach()"
+    assert_close(loss_torch, before, rtol=1e-6, atol=1e-7, name="the loss before the update")
+    loss_jax = step_jax(m_jax, opt_jax, jnp.asarray(data.nchw_to_nhwc(X_b)), jnp.asarray(y_b))
+    assert jnp.shape(loss_jax) == (), "return a scalar loss"
+    assert_close(loss_jax, loss_torch, rtol=1e-5, atol=1e-6, name="loss")
+assert_close(
+    nnx_params(m_jax),
+    convert.torch_cnn_tensors_to_jax(dict(m_torch.named_parameters()), m_torch.feature_chw),
+    rtol=1e-4, atol=1e-6, name="parameters after 3 SGD-momentum steps",
+)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Exercise 4 · Fuse an epoch with `lax.scan`
+#
+# Below is the pure training step of the lesson: it takes the model and optimiser as one
+# state pytree (from `nnx.split`) and returns the new state and the loss. Write
+# `train_epoch_scan(graphdef, state, Xs, ys)` that runs it over `K` stacked batches
+# (`Xs`: `(K, batch, 8, 8, 1)`, `ys`: `(K, batch)`) with `jax.lax.scan` and returns
+# `(final_state, losses)` with `losses` of shape `(K,)`. The check jits it with `graphdef`
+# static. About 3 lines.
+
+# %%
+def pure_step(graphdef, state, x, y):
+    model, optimizer = nnx.merge(graphdef, state)
+
+    def loss_fn(model):
+        return optax.softmax_cross_entropy_with_integer_labels(model(x), y).mean()
+
+    loss, grads = nnx.value_and_grad(loss_fn)(model)
+    optimizer.update(model, grads)
+    return nnx.state((model, optimizer)), loss
+
+
+step_jit = jax.jit(pure_step, static_argnums=0)
+
+
+def fresh_state():
+    model = convert.torch_cnn_to_nnx(model_torch, abstract_nnx_cnn())
+    return nnx.split((model, nnx.Optimizer(model, optax.adam(lr), wrt=nnx.Param)))
+
+
+first_k = list(data.batches(data.nchw_to_nhwc(split.X_train), split.y_train, S.batch_size, seed=0))[: S.k_steps]
+Xs = jnp.stack([jnp.asarray(X) for X, _ in first_k])  # (K, batch, 8, 8, 1)
+ys = jnp.stack([jnp.asarray(y) for _, y in first_k])  # (K, batch)
+
+
+# %%
+# EXERCISE: scan-epoch
+def train_epoch_scan(graphdef, state, Xs, ys):
+    """K training steps fused with lax.scan; returns (final_state, losses of shape (K,))."""
+    ### BEGIN SOLUTION
+    def body(state, batch):
+        return pure_step(graphdef, state, *batch)
+
+    return jax.lax.scan(body, state, (Xs, ys))
+    ### END SOLUTION
+
+
+# %% [markdown]
+# The check compares one fused call with `K` calls of the jitted step in a Python loop.
+
+# %%
+# TESTS: scan-epoch points=2
+graphdef, state0 = fresh_state()
+
+
+def loop_reference(state):
+    losses = []
+    for k in range(S.k_steps):
+        state, loss = step_jit(graphdef, state, Xs[k], ys[k])
+        losses.append(loss)
+    return state, jnp.stack(losses)
+
+
+state_loop, losses_loop = loop_reference(state0)
+check(
+    "scan-epoch",
+    lambda: jax.jit(train_epoch_scan, static_argnums=0)(graphdef, state0, Xs, ys)[1],
+    losses_loop,
+    rtol=1e-5,
+    atol=1e-6,
+    hint="jax.lax.scan(body, state, (Xs, ys)) with body(state, (x, y)) -> (new_state, loss)",
+)
+
+# %%
+# HIDDEN TESTS: scan-epoch points=3
+### BEGIN HIDDEN TESTS
+fused = jax.jit(train_epoch_scan, static_argnums=0)
+state_scan, losses_scan = fused(graphdef, state0, Xs, ys)
+assert losses_scan.shape == (S.k_steps,), losses_scan.shape
+assert_close(
+    nnx.to_pure_dict(state_scan), nnx.to_pure_dict(state_loop), rtol=1e-4, atol=1e-6,
+    name="state after the fused epoch",
+)
+jaxpr = str(jax.make_jaxpr(train_epoch_scan, static_argnums=0)(graphdef, state0, Xs, ys))
+assert "scan[" in jaxpr, "use jax.lax.scan (a Python loop unrolls K copies of the step)"
+# A second call with the same shapes reuses the compiled program.
+with timing.no_recompile("a second fused epoch"):
+    jax.block_until_ready(fused(graphdef, state_scan, Xs, ys))
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Exercise 5 · An evaluation loop that agrees
+#
+# Write `accuracy_torch(model, X, y, batch_size)` and `accuracy_jax(model, X, y, batch_size)`:
+# the fraction of correct predictions (`argmax` of the logits), evaluated in batches of
+# `batch_size` **including the last, smaller batch**, returned as a Python `float`. Compute no
+# gradients in PyTorch. `X` is NCHW for PyTorch and NHWC for JAX; `y` holds integer labels.
+# About 5 lines each.
+
+# %%
+# EXERCISE: evaluate
+def accuracy_torch(model, X: torch.Tensor, y: torch.Tensor, batch_size: int) -> float:
+    """Accuracy over all of X, evaluated batch_size images at a time."""
+    ### BEGIN SOLUTION
+    correct = 0
+    with torch.no_grad():
+        for start in range(0, len(y), batch_size):
+            logits = model(X[start : start + batch_size])
+            correct += (logits.argmax(dim=1) == y[start : start + batch_size]).sum().item()
+    return correct / len(y)
+    ### END SOLUTION
+
+
+def accuracy_jax(model, X: jax.Array, y: jax.Array, batch_size: int) -> float:
+    """Accuracy over all of X, evaluated batch_size images at a time."""
+    ### BEGIN SOLUTION
+    correct = 0
+    for start in range(0, len(y), batch_size):
+        logits = forward(model, X[start : start + batch_size])
+        correct += int((logits.argmax(axis=-1) == y[start : start + batch_size]).sum())
+    return correct / len(y)
+    ### END SOLUTION
+
+
+# %%
+# TESTS: evaluate points=2
+model_eval = convert.torch_cnn_to_nnx(model_torch, abstract_nnx_cnn())
+X_test_torch, y_test_torch = torch.from_numpy(split.X_test), torch.from_numpy(split.y_test)
+X_test_jax, y_test_jax = jnp.asarray(data.nchw_to_nhwc(split.X_test)), jnp.asarray(split.y_test)
+with torch.no_grad():
+    expected_acc = float((model_torch(X_test_torch).argmax(dim=1).numpy() == split.y_test).mean())
+
+
+def both_accuracies():
+    acc_t = accuracy_torch(model_torch, X_test_torch, y_test_torch, 100)  # 359 images: last batch 59
+    acc_j = accuracy_jax(model_eval, X_test_jax, y_test_jax, 100)
+    assert isinstance(acc_t, float) and isinstance(acc_j, float), "return Python floats"
+    return acc_t, acc_j
+
+
+check("evaluate", both_accuracies, (expected_acc, expected_acc), rtol=0, atol=1e-12,
+      hint="do not drop the last, smaller batch; divide by the number of images, not of batches")
+
+# %%
+# HIDDEN TESTS: evaluate points=3
+### BEGIN HIDDEN TESTS
+params_before = copy.deepcopy(dict(model_torch.named_parameters()))
+for n, bs in [(359, 64), (17, 5), (10, 32), (1, 1)]:
+    Xt, yt = X_test_torch[:n], y_test_torch[:n]
+    with torch.no_grad():
+        oracle_acc = float((model_torch(Xt).argmax(dim=1) == yt).double().mean())
+    got_t = accuracy_torch(model_torch, Xt, yt, bs)
+    got_j = accuracy_jax(model_eval, X_test_jax[:n], y_test_jax[:n], bs)
+    assert abs(got_t - oracle_acc) < 1e-12, (n, bs, got_t, oracle_acc)
+    assert abs(got_j - oracle_acc) < 1e-12, (n, bs, got_j, oracle_acc)
+assert all(p.grad is None for p in model_torch.parameters()), "compute no gradients"
+for name, p in model_torch.named_parameters():
+    assert torch.equal(p, params_before[name]), f"{name} changed during evaluation"
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Done
+#
+# You ported a CNN's weights, proved two training steps equal, fused an epoch into one
+# program, and evaluated both models identically. Lesson 05 distributes the same training step
+# over several devices.
