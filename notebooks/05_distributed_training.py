@@ -69,8 +69,10 @@ import jax
 
 ACCELERATORS = [d for d in jax.devices() if d.platform != "cpu"]
 DEVICES = ACCELERATORS[: S.n_devices] if len(ACCELERATORS) >= S.n_devices else CPU_DEVICES
+jax.config.update("jax_default_device", DEVICES[0])  # unsharded arrays live with the mesh
 jax.config.update("jax_default_matmul_precision", "highest")  # full float32 on GPUs too
-print(f"{len(DEVICES)} JAX devices for the meshes: {DEVICES[0].platform}")
+print(f"{len(DEVICES)} JAX devices for the meshes: {DEVICES[0].platform}"
+      + (f" (too few accelerators: {len(ACCELERATORS)})" if ACCELERATORS and DEVICES is CPU_DEVICES else ""))
 
 # %%
 import tempfile
@@ -180,31 +182,36 @@ launch.excerpt("course_utils.dist.torch_ddp", "ddp")
 # %% [markdown]
 # `launch.torchrun` runs `torchrun --nproc-per-node N -m <module>` on this machine: it picks a
 # free port, stops everything after a timeout, kills the whole process tree on any failure, and
-# collects what each rank reported. When the requested port is taken, it says so and picks another:
+# collects what each rank reported. One launch runs all three PyTorch demos of this lesson (DDP
+# here, tensor parallel in §4.1, FSDP2 in §5.1): `course_utils.dist.torch_all` calls each
+# script's `run` in the same processes, so importing torch and joining the process group are
+# paid once. Each script also runs alone (`torchrun ... -m course_utils.dist.torch_ddp`).
+# When the requested port is taken, the launcher says so and picks another:
 
 # %%
 import socket
 
-with socket.socket() as squatter:  # something else already listens on the default port
+with socket.socket() as squatter:  # something else already listens on this port
     squatter.bind(("127.0.0.1", 0))
     squatter.listen()
     busy = squatter.getsockname()[1]
-    ddp = launch.torchrun("course_utils.dist.torch_ddp", S.n_procs, port=busy,
-                          workdir=RUN_DIR, timeout=S.launch_timeout)
-print(ddp)
-print(ddp.command_line)
-assert ddp.port != busy and launch.tagged_processes(ddp.tag) == []  # nothing left running
+    torch_run = launch.torchrun("course_utils.dist.torch_all", S.n_procs, port=busy,
+                                workdir=RUN_DIR, timeout=S.launch_timeout)
+print(torch_run)
+print(torch_run.command_line)
+assert torch_run.port != busy and launch.tagged_processes(torch_run.tag) == []  # nothing left
+ddp, tp, fsdp = (torch_run.section(name) for name in ("ddp", "tp", "fsdp"))  # per-rank reports
 
 # %% [markdown]
 # Each rank reported its gradients (converted to JAX layout). DDP's equal the full-batch
 # gradients on every rank:
 
 # %%
-for report in ddp.ranks:
+for report in ddp:
     assert_close(problem.take(report, "ddp_"), grads_ref, rtol=1e-4, atol=1e-6, name=f"ddp rank {report['rank']}")
     assert report["local_batch"] == S.batch // S.n_procs
-print(f"DDP on {ddp.ranks[0]['world']} processes ({ddp.ranks[0]['backend']}) = full-batch gradients;"
-      f" each rank saw {ddp.ranks[0]['local_batch']} of {S.batch} rows")
+print(f"DDP on {ddp[0]['world']} processes ({ddp[0]['backend']}) = full-batch gradients;"
+      f" each rank saw {ddp[0]['local_batch']} of {S.batch} rows")
 
 # %% [markdown]
 # DDP is a convenience around one collective. Written by hand, gradient averaging is an
@@ -214,7 +221,7 @@ print(f"DDP on {ddp.ranks[0]['world']} processes ({ddp.ranks[0]['backend']}) = f
 launch.excerpt("course_utils.dist.torch_ddp", "average_gradients")
 
 # %%
-for report in ddp.ranks:
+for report in ddp:
     assert_close(problem.take(report, "hand_"), problem.take(report, "ddp_"), rtol=1e-6, atol=1e-7, name="by hand vs DDP")
 print("hand-written all_reduce averaging = DDP, on every rank")
 
@@ -224,7 +231,7 @@ print("hand-written all_reduce averaging = DDP, on every rank")
 
 # %% tags=["raises-exception"]
 grads_sum_ref = {k: v * X_np.shape[0] * y_np.shape[1] for k, v in grads_ref.items()}  # sum = mean × count
-assert_close(problem.take(ddp.ranks[0], "ddp_sum_"), grads_sum_ref, rtol=1e-4, atol=1e-5, name="ddp, summed loss")
+assert_close(problem.take(ddp[0], "ddp_sum_"), grads_sum_ref, rtol=1e-4, atol=1e-5, name="ddp, summed loss")
 
 # %% [markdown]
 # The gradients are off by exactly the number of processes. The fix: use a mean loss (as
@@ -232,8 +239,8 @@ assert_close(problem.take(ddp.ranks[0], "ddp_sum_"), grads_sum_ref, rtol=1e-4, a
 # remember: `jit` computes the function you wrote over the global batch, whatever the sharding.
 
 # %%
-world = ddp.ranks[0]["world"]
-assert_close({k: v * world for k, v in problem.take(ddp.ranks[0], "ddp_sum_").items()},
+world = ddp[0]["world"]
+assert_close({k: v * world for k, v in problem.take(ddp[0], "ddp_sum_").items()},
              grads_sum_ref, rtol=1e-4, atol=1e-4, name="ddp, summed loss × world")
 print(f"summed-loss DDP gradients × {world} = full-batch summed gradients")
 
@@ -262,7 +269,7 @@ print("gradient sharding:", grads_dp["W1"].sharding.spec, "(replicated, like DDP
 # %%
 assert_close(grads_dp, grads_single, rtol=1e-5, atol=1e-6, name="JAX data parallel vs one device")
 assert_close(grads_dp, grads_ref, rtol=1e-4, atol=1e-6, name="JAX data parallel vs float64")
-assert_close(grads_dp, problem.take(ddp.ranks[0], "ddp_"), rtol=1e-4, atol=1e-6, name="JAX vs PyTorch DDP")
+assert_close(grads_dp, problem.take(ddp[0], "ddp_"), rtol=1e-4, atol=1e-6, name="JAX vs PyTorch DDP")
 print("JAX data parallel = one device = PyTorch DDP = float64 oracle")
 
 # %% [markdown]
@@ -279,7 +286,7 @@ print(f"the model has {problem.n_params(prob)} parameters = {cost.format_bytes(4
 
 # %% [markdown]
 # One all-reduce carries every gradient (XLA combines them into one tuple): the same
-# payload DDP sends (its `ddp_allreduced_elements` counts it, below in §7).
+# payload DDP sends (its `ddp_allreduced_elements` counts it, below in §8).
 #
 # ## 4. Tensor parallelism
 #
@@ -296,9 +303,7 @@ print(f"the model has {problem.n_params(prob)} parameters = {cost.format_bytes(4
 launch.excerpt("course_utils.dist.torch_tp", "tp")
 
 # %%
-tp = launch.torchrun("course_utils.dist.torch_tp", S.n_procs, workdir=RUN_DIR, timeout=S.launch_timeout)
-print(tp)
-r0 = tp.ranks[0]
+r0 = tp[0]  # rank 0's report from the launch in §3.1
 print(f"fc1.weight: {r0['fc1_weight_placements']}, local {r0['fc1_local_shape']}; "
       f"fc2.weight: {r0['fc2_weight_placements']}, local {r0['fc2_local_shape']}")
 
@@ -308,7 +313,7 @@ print(f"fc1.weight: {r0['fc1_weight_placements']}, local {r0['fc1_local_shape']}
 
 # %%
 out_ref = problem.forward_numpy(params_np, X_np)
-for report in tp.ranks:
+for report in tp:
     assert_close(report["out"], out_ref, rtol=1e-4, atol=1e-5, name="tp output")
     assert_close(problem.take(report, "tp_"), grads_ref, rtol=1e-4, atol=1e-6, name="tp grads")
 print("PyTorch tensor parallel = unsharded model (output and gradients)")
@@ -347,7 +352,7 @@ def loss_tp(params, X, y):
 with jax.set_mesh(mesh_tp):
     grads_tp = jax.jit(jax.grad(loss_tp))(params_tp, jnp.asarray(X_np), jnp.asarray(y_np))
 assert_close(grads_tp, grads_ref, rtol=1e-4, atol=1e-6, name="JAX tensor parallel grads")
-assert_close(grads_tp, problem.take(tp.ranks[0], "tp_"), rtol=1e-4, atol=1e-6, name="JAX vs PyTorch TP")
+assert_close(grads_tp, problem.take(tp[0], "tp_"), rtol=1e-4, atol=1e-6, name="JAX vs PyTorch TP")
 print("JAX tensor parallel = PyTorch tensor parallel = float64 oracle; W1's gradient is sharded:",
       grads_tp["W1"].sharding.spec)
 
@@ -377,7 +382,7 @@ with jax.set_mesh(mesh_tp):
 #   gradient and optimiser state). Before a layer runs, its parameters are **all-gathered**;
 #   after the backward pass, gradients are **reduce-scattered** so each device keeps the
 #   gradient of its own shard and updates only that.
-# - Same gradients as data parallel; less memory per device; more communication (§7).
+# - Same gradients as data parallel; less memory per device; more communication (§8).
 #
 # ### 5.1 PyTorch: FSDP2 `fully_shard`
 
@@ -385,9 +390,7 @@ with jax.set_mesh(mesh_tp):
 launch.excerpt("course_utils.dist.torch_fsdp", "fsdp")
 
 # %%
-fsdp = launch.torchrun("course_utils.dist.torch_fsdp", S.n_procs, workdir=RUN_DIR, timeout=S.launch_timeout)
-print(fsdp)
-r0 = fsdp.ranks[0]
+r0 = fsdp[0]  # rank 0's report from the launch in §3.1
 print(f"fc1.weight {r0['fc1_global_shape']} is {r0['fc1_weight_placements']}: this rank stores {r0['fc1_local_shape']}")
 
 # %% [markdown]
@@ -396,7 +399,7 @@ print(f"fc1.weight {r0['fc1_global_shape']} is {r0['fc1_weight_placements']}: th
 
 # %%
 step_ref = {k: params_np[k] - S.lr * grads_ref[k] for k in params_np}
-for report in fsdp.ranks:
+for report in fsdp:
     assert_close(problem.take(report, "fsdp_"), grads_ref, rtol=1e-4, atol=1e-6, name="fsdp grads")
     assert_close(problem.take(report, "fsdp_step_"), step_ref, rtol=1e-5, atol=1e-6, name="fsdp step")
 print("FSDP2 gradients and SGD step = full batch on one device")
@@ -426,7 +429,7 @@ print("W1 per device:", params_fsdp["W1"].addressable_shards[0].data.shape, "of"
 # %%
 assert_close(grads_fsdp, grads_ref, rtol=1e-4, atol=1e-6, name="JAX FSDP grads")
 assert_close(new_params_fsdp, step_ref, rtol=1e-5, atol=1e-6, name="JAX FSDP step")
-assert_close(new_params_fsdp, problem.take(fsdp.ranks[0], "fsdp_step_"), rtol=1e-5, atol=1e-6, name="JAX vs FSDP2 step")
+assert_close(new_params_fsdp, problem.take(fsdp[0], "fsdp_step_"), rtol=1e-5, atol=1e-6, name="JAX vs FSDP2 step")
 print("JAX FSDP step = PyTorch FSDP2 step = float64 oracle")
 
 # %% [markdown]
@@ -565,20 +568,23 @@ print(f"{S.jax_procs} JAX processes x {S.jax_local_devices} devices: gradients =
 # (tensor parallel: 32 layers × 2 layer pairs, 8 sequences × 4096 tokens × 4096 features):
 
 # %%
-rows = []
+volume = {}  # model -> strategy -> bytes sent per device per step
 for label, P_, N, b, A, pairs in [
     ("this lesson's MLP, float32", problem.n_params(prob), S.n_devices, 4, S.batch * S.d_out, 1),
     ("7B model, bf16", 7e9, 8, 2, 8 * 4096 * 4096, 64),
 ]:
-    for row in cost.table(P_, N, bytes_per_elem=b, activation_elems=A, n_layer_pairs=pairs):
-        rows.append((label, row["strategy"], cost.format_bytes(row["bytes"]), f"{row['vs data parallel']:.2f}"))
+    rows = cost.table(P_, N, bytes_per_elem=b, activation_elems=A, n_layer_pairs=pairs)
+    volume[label] = {row["strategy"]: row["bytes"] for row in rows}
 print(f"{'model':28} {'strategy':16} {'sent per device per step':>24} {'vs DP':>6}")
-for r in rows:
-    print(f"{r[0]:28} {r[1]:16} {r[2]:>24} {r[3]:>6}")
-big = {r[1]: float(r[3]) for r in rows if r[0].startswith("7B")}
-print(f"\nFor the 7B example, tensor parallel sends {big['tensor parallel']:.1f}x what data parallel does: "
+for label, by_strategy in volume.items():
+    for strategy, nbytes in by_strategy.items():
+        print(f"{label:28} {strategy:16} {cost.format_bytes(nbytes):>24} "
+              f"{nbytes / by_strategy['data parallel']:>6.2f}")
+big = volume["7B model, bf16"]
+ratio_tp = big["tensor parallel"] / big["data parallel"]
+print(f"\nFor the 7B example, tensor parallel sends {ratio_tp:.1f}x what data parallel does: "
       + ("that is why it is kept inside one node, on its fast GPU-to-GPU links, and combined with "
-         "data or fully sharded parallelism across nodes." if big["tensor parallel"] > 1
+         "data or fully sharded parallelism across nodes." if ratio_tp > 1
          else "with these activation sizes it is the cheapest of the three."))
 
 # %% [markdown]
@@ -603,8 +609,8 @@ print("\nXLA's fully sharded program on this backend: "
       f"{fsdp_kinds.get('all-gather', {}).get('count', 0)} all-gather(s) for the 2 sharded weights, "
       + ("gradients reduce-scattered" if "reduce-scatter" in fsdp_kinds
          else "gradients all-reduced in full, each device then keeping its slice (no reduce-scatter)"))
-print(f"PyTorch, {S.n_procs} processes: DDP {ddp.ranks[0]['ddp_comm']} of {ddp.ranks[0]['ddp_allreduced_elements']} elements"
-      f" ({ddp.ranks[0]['n_params']} parameters); TP {tp.ranks[0]['tp_comm']}; FSDP2 {fsdp.ranks[0]['fsdp_comm']}")
+print(f"PyTorch, {S.n_procs} processes: DDP {ddp[0]['ddp_comm']} of {ddp[0]['ddp_allreduced_elements']} elements"
+      f" ({ddp[0]['n_params']} parameters); TP {tp[0]['tp_comm']}; FSDP2 {fsdp[0]['fsdp_comm']}")
 
 # %% [markdown]
 # How to read it: PyTorch's FSDP2 does what the formula assumes (per layer: gather for the
@@ -664,10 +670,13 @@ def compiles_alone(fn, *args):
         return False
 
 
+dp_cheapest = {label: by["data parallel"] <= min(by.values()) for label, by in volume.items()}
+
+# %%
 claims = [
     ("DDP: each GPU holds a full replica; AllReduce averages the gradients, giving the same update",
-     "holds" if ddp.ranks[0]["ddp_allreduced_elements"] == ddp.ranks[0]["n_params"] else "does not hold here",
-     f"DDP all-reduced {ddp.ranks[0]['ddp_allreduced_elements']} elements for {ddp.ranks[0]['n_params']} parameters; gradients = full batch (§3.1)"),
+     "holds" if ddp[0]["ddp_allreduced_elements"] == ddp[0]["n_params"] else "does not hold here",
+     f"DDP all-reduced {ddp[0]['ddp_allreduced_elements']} elements for {ddp[0]['n_params']} parameters; gradients = full batch (§3.1)"),
     ("JAX's sharding API lets the compiler place the work from PartitionSpecs alone",
      ("holds" if compiles_alone(sgd_step, params_cols, X, y) else "partly holds")
      if max_abs_diff(grads_fsdp, grads_ref) < 1e-5 else "does not hold here",
@@ -677,8 +686,10 @@ claims = [
     ("JAX needs pmap for data parallelism and pjit for model parallelism",
      "outdated", "both are jax.jit with shardings (§3.2, §5.2), and jax.shard_map for per-device code (§4.2)"),
     ("If the model fits on one device, data parallel is the cheapest strategy",
-     "holds" if formula["data parallel"] < formula["fully sharded"] else "does not hold here",
-     f"per step: data parallel {cost.format_bytes(formula['data parallel'])} vs fully sharded {cost.format_bytes(formula['fully sharded'])} sent per device (§8)"),
+     {2: "holds", 0: "does not hold here"}.get(sum(dp_cheapest.values()), "depends on the model"),
+     "; ".join(f"{label}: data parallel is {'' if ok else 'not '}the cheapest"
+               for label, ok in dp_cheapest.items())
+     + " (§8; tensor parallel sends activations, so it wins when they are smaller than the parameters)"),
 ]
 for claim, verdict, evidence in claims:
     print(f"- {claim}\n    {verdict}: {evidence}")

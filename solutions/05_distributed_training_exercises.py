@@ -54,6 +54,7 @@ from course_utils.dist import cost, launch, problem
 from course_utils.exercises import check
 from course_utils.parity import assert_close
 
+jax.config.update("jax_default_device", DEVICES[0])  # the simulated CPU devices, even next to a GPU
 jax.config.update("jax_default_matmul_precision", "highest")
 mesh = jax.make_mesh((S.n_devices,), ("data",), devices=DEVICES)
 prob = problem.make_problem(1, S.batch, 16, 32, 4)

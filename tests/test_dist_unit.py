@@ -134,6 +134,23 @@ def test_function_source_of_a_function_and_errors():
         launch.function_source(namespace["made"])
 
 
+def test_launch_result_sections_split_a_combined_report():
+    result = launch.LaunchResult([["x"]], [0], "", 0.1, 1,
+                                 ranks=[{"ddp.a": 1, "tp.a": 2, "tp.b": 3}, {"ddp.a": 4}])
+    assert result.section("tp") == [{"a": 2, "b": 3}, {}]
+    assert result.section("ddp") == [{"a": 1}, {"a": 4}]
+    with pytest.raises(KeyError, match="fsdp"):
+        result.section("fsdp")
+
+
+def test_torch_all_rejects_unknown_demos_before_starting():
+    from course_utils.dist import torch_all
+
+    assert set(torch_all.DEMOS) == {"ddp", "tp", "fsdp"}
+    with pytest.raises(SystemExit, match="unknown demo"):
+        torch_all.main(["ddp", "pipeline"])
+
+
 def test_launch_result_summary():
     result = launch.LaunchResult([["python", "x"]], [0, 1], "a\nb\nc", 1.5, 1234)
     assert not result.ok and "failed [0, 1]" in str(result)

@@ -85,6 +85,14 @@ class LaunchResult:
         """The first command as one would type it (``torchrun`` for torch's launcher)."""
         return display_command(self.commands[0]) if self.commands else ""
 
+    def section(self, name: str) -> list[dict[str, Any]]:
+        """Each rank's report for one demo of a combined run (keys ``name.key``)."""
+        prefix = name + "."
+        parts = [{k[len(prefix):]: v for k, v in r.items() if k.startswith(prefix)} for r in self.ranks]
+        if not any(parts):
+            raise KeyError(f"section: no report keys start with {prefix!r}")
+        return parts
+
     def tail(self, lines: int = 25) -> str:
         return "\n".join(self.output.strip().splitlines()[-lines:])
 

@@ -32,9 +32,8 @@ def average_gradients(model: torch.nn.Module) -> None:
 # [/average_gradients]
 
 
-def main() -> None:
-    rank, world, device = worker.torch_setup()
-    prob = worker.load_problem()
+def run(rank: int, world: int, device, prob: dict) -> dict:
+    """This rank's part of the demo; returns its report."""
     X, y = torch.from_numpy(prob["X"]).to(device), torch.from_numpy(prob["y"]).to(device)
 
     reference = worker.torch_mlp(prob, device)  # one process, the whole batch
@@ -65,7 +64,7 @@ def main() -> None:
     with CommDebugMode() as comm:
         F.mse_loss(measured(X_local), y_local).backward()
 
-    worker.save_report(rank, {
+    return {
         "rank": rank, "world": world, "device": str(device), "backend": dist.get_backend(),
         "local_batch": int(X_local.shape[0]),
         "ddp_comm": worker.comm_counts(comm),
@@ -75,8 +74,7 @@ def main() -> None:
         **worker.prefixed("ddp_", worker.grads_of(model.module)),
         **worker.prefixed("hand_", worker.grads_of(plain)),
         **worker.prefixed("ddp_sum_", worker.grads_of(summed.module)),
-    })  # fmt: skip
-    worker.torch_teardown()
+    }  # fmt: skip
 
 
 def _allreduce_mean(bucket, payload: list[int]):
@@ -85,6 +83,12 @@ def _allreduce_mean(bucket, payload: list[int]):
     payload.append(buffer.numel())
     buffer.div_(dist.get_world_size())
     return dist.all_reduce(buffer, async_op=True).get_future().then(lambda fut: fut.value()[0])
+
+
+def main() -> None:
+    rank, world, device = worker.torch_setup()
+    worker.save_report(rank, run(rank, world, device, worker.load_problem()))
+    worker.torch_teardown()
 
 
 if __name__ == "__main__":

@@ -24,9 +24,8 @@ from course_utils.dist.problem import shard_rows
 LR = 0.1
 
 
-def main() -> None:
-    rank, world, device = worker.torch_setup()
-    prob = worker.load_problem()
+def run(rank: int, world: int, device, prob: dict) -> dict:
+    """This rank's part of the demo; returns its report."""
     X, y = torch.from_numpy(prob["X"]).to(device), torch.from_numpy(prob["y"]).to(device)
 
     reference = worker.torch_mlp(prob, device)
@@ -55,7 +54,7 @@ def main() -> None:
         F.mse_loss(measured(X_local), y_local).backward()
 
     shard = model.fc1.weight.to_local()
-    worker.save_report(rank, {
+    return {
         "rank": rank, "world": world, "device": str(device),
         "fc1_weight_placements": str(model.fc1.weight.placements),
         "fc1_local_shape": list(shard.shape),
@@ -65,7 +64,12 @@ def main() -> None:
         **worker.prefixed("fsdp_", grads),
         **worker.prefixed("ref_step_", worker.params_of(reference)),
         **worker.prefixed("fsdp_step_", worker.params_of(model)),
-    })  # fmt: skip
+    }  # fmt: skip
+
+
+def main() -> None:
+    rank, world, device = worker.torch_setup()
+    worker.save_report(rank, run(rank, world, device, worker.load_problem()))
     worker.torch_teardown()
 
 

@@ -25,9 +25,8 @@ from torch.distributed.tensor.parallel import (
 from course_utils.dist import worker
 
 
-def main() -> None:
-    rank, world, device = worker.torch_setup()
-    prob = worker.load_problem()
+def run(rank: int, world: int, device, prob: dict) -> dict:
+    """This rank's part of the demo; returns its report."""
     X, y = torch.from_numpy(prob["X"]).to(device), torch.from_numpy(prob["y"]).to(device)
 
     reference = worker.torch_mlp(prob, device)
@@ -52,7 +51,7 @@ def main() -> None:
         F.mse_loss(measured(X), y).backward()
 
     local = model.fc1.weight.to_local()
-    worker.save_report(rank, {
+    return {
         "rank": rank, "world": world, "device": str(device),
         "fc1_weight_placements": str(model.fc1.weight.placements),
         "fc2_weight_placements": str(model.fc2.weight.placements),
@@ -63,7 +62,12 @@ def main() -> None:
         "out_ref": out_ref.detach().cpu().numpy(),
         **worker.prefixed("ref_", worker.grads_of(reference)),
         **worker.prefixed("tp_", worker.grads_of(model)),
-    })  # fmt: skip
+    }  # fmt: skip
+
+
+def main() -> None:
+    rank, world, device = worker.torch_setup()
+    worker.save_report(rank, run(rank, world, device, worker.load_problem()))
     worker.torch_teardown()
 
 
