@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import shutil
 import statistics
 import sys
@@ -27,6 +29,12 @@ sys.path.insert(0, str(ROOT))
 from course_utils import exercises, grader  # noqa: E402
 
 BUDGET_S = 180.0
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and its waited-for descendants (workers reap their kernels)."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def make_submissions(source: Path, student: Path, folder: Path, n: int) -> None:
@@ -59,9 +67,13 @@ def main(argv: list[str] | None = None) -> int:
     subs.mkdir(parents=True)
     make_submissions(Path(args.source), Path(args.student), subs, args.n)
 
+    load_before = os.getloadavg()[0]
+    cpu_before = _cpu_seconds()
     start = time.perf_counter()
     batch = grader.grade(subs, args.source, out, jobs=args.jobs, progress=False, echo=lambda *a: None)
     wall = time.perf_counter() - start
+    cpu = _cpu_seconds() - cpu_before
+    load_after = os.getloadavg()[0]
 
     worker, cells = [], []
     for rec in batch.records:
@@ -79,6 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"per-submission overhead: {inside:.2f} s in the worker (kernel start, limits, canary, "
           f"clean-up) + {max(0.0, outside):.2f} s in the grader (process start, reports)")
     print("scores: " + ", ".join(f"{n} x {s}" for s, n in sorted(scores.items())))
+    print(f"CPU time of the grader, workers and kernels: {cpu:.1f} s, so at least {cpu / args.jobs:.1f} s "
+          f"of wall time on {args.jobs} otherwise idle cores; load average {load_before:.1f} before, "
+          f"{load_after:.1f} after (other work on the machine slows the run)")
     if args.n == 30 and args.jobs == 2:
         verdict = "within" if wall <= BUDGET_S else "OVER"
         print(f"budget for 30 submissions with --jobs 2: {BUDGET_S:.0f} s -> {verdict}")
