@@ -1,5 +1,9 @@
 """The benchmarks behind ``course claims``: one compact measurement per popular claim.
 
+Both frameworks run on the CPU (JAX's default device is pinned to it while a
+benchmark runs), so every ratio compares the same hardware; only the memory
+claim needs, and uses, a GPU.
+
 Every benchmark first checks that the variants it compares compute the same
 result (``timing.compare`` does it, or an explicit ``assert_close``), then
 returns ratio samples oriented so that a larger ratio favours the claim:
@@ -122,7 +126,12 @@ def measure(claim_id: str, *, smoke: bool) -> Measured:
     fn = _BENCHMARKS.get(claim_id)
     if fn is None:
         raise KeyError(f"no benchmark for claim {claim_id!r}; claims: {[c.id for c in CLAIMS]}")
-    return fn(_Ctx(smoke))
+    import jax
+
+    # Same hardware for both frameworks: PyTorch's tensors here live on the CPU, so JAX's
+    # do too, even where JAX's default device is an accelerator.
+    with jax.default_device(jax.devices("cpu")[0]):
+        return fn(_Ctx(smoke))
 
 
 def _compare_ratios(cmp: Any, numerator: str, denominator: str) -> list[float]:

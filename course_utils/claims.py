@@ -315,8 +315,8 @@ def _machine() -> dict[str, Any]:
     info = dict(env.report().info)
     info["threads"] = timing.thread_settings()
     info["summary"] = (
-        f"{info.get('accelerator', 'cpu')}, {info.get('cpu_count')} CPU cores, "
-        f"torch {info.get('torch_threads')} threads, jax {info.get('jax_devices')}"
+        f"benchmarks on the CPU ({info.get('cpu_count')} cores, torch {info.get('torch_threads')} "
+        f"threads; accelerator present: {info.get('accelerator', 'cpu')})"
     )
     if hasattr(os, "getloadavg"):
         load = os.getloadavg()[0]
