@@ -34,7 +34,7 @@ from course_utils.grader_procs import (
 )
 
 MAX_RESTARTS = 3
-PROBE_GRACE_S = 2.0
+PROBE_GRACE_S = 3.0
 CELL_OUTPUT_CHARS = 100_000
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
