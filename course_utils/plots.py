@@ -113,9 +113,12 @@ def break_even(
     crossing = math.ceil((first_call_s - steady_s) / gain) if gain > 0 else None
     if max_calls is None:
         max_calls = max(10, 2 * crossing) if crossing else 100
-    # Both totals are straight lines in n, so their end points draw them exactly; one
-    # point per call would mean millions of points when break-even is far away.
-    calls = [1, max_calls]
+    # Both totals are straight lines in n: one point per call up to a few thousand calls,
+    # then a regular sample (a far break-even would otherwise mean millions of points).
+    step = max(1, max_calls // 2000)
+    calls = list(range(1, max_calls + 1, step))
+    if calls[-1] != max_calls:
+        calls.append(max_calls)
     compiled = [first_call_s + (n - 1) * steady_s for n in calls]
     eager = [n * eager_s for n in calls]
     ax.plot(calls, eager, label="eager", color="#888888")
