@@ -60,7 +60,10 @@ class Batch:
 
 
 def _sha(path: Path | None) -> str | None:
-    return hashlib.sha256(path.read_bytes()).hexdigest() if path is not None and path.is_file() else None
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest() if path is not None else None
+    except OSError:  # unreadable: read_cells says why
+        return None
 
 
 def _prepare_out(out: Path) -> None:

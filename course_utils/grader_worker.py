@@ -67,6 +67,15 @@ def _drain(fd: int, tail: deque) -> None:
         os.close(fd)
 
 
+def _running(pid: int) -> bool:
+    """Alive and not a zombie waiting to be reaped."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
+
+
 def _death_cause(km, watchdog: Watchdog) -> str:
     if watchdog.tripped:
         return "memory limit: " + watchdog.tripped
@@ -347,7 +356,7 @@ class Worker:
             self.canary = ("ok" if rec["status"] == "error" and rec.get("ename") == "AssertionError"
                            and token in rec.get("evalue", "") else "tampered")
         kernel_pid = getattr(getattr(self.km, "provisioner", None), "pid", None)
-        leftovers = [pid for pid in descendant_pids() if pid != kernel_pid]
+        leftovers = [pid for pid in descendant_pids() if pid != kernel_pid and _running(pid)]
         if leftovers:
             self.event("cleanup", None, f"{len(leftovers)} process(es) started by the code were "
                                         "still running at the end and were killed")
