@@ -77,7 +77,7 @@ def write_tables(out: Path) -> list[dict]:
     cols = _exercise_columns(recs)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    fixed = ["score", "max_score", "status", "reason", "flags", "seconds"]
+    fixed = ["total", "max_total", "status", "reason", "flags", "seconds"]
     heads = [f"exercise:{c}" if c in fixed or c == "student" else c for c in cols]
     writer.writerow(["student", *heads, *fixed])
     for r in recs:

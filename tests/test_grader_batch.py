@@ -96,7 +96,7 @@ def test_interrupted_and_killed_grader_resumes_without_regrading(tmp_path):
         assert final[student] == rec
     rows = list(csv.DictReader((out / "grades.csv").open()))
     assert sorted(r["student"] for r in rows) == sorted(names)
-    assert {r["student"]: float(r["score"]) for r in rows} == {s: expected[f] for s, f in names.items()}
+    assert {r["student"]: float(r["total"]) for r in rows} == {s: expected[f] for s, f in names.items()}
 
     again = grader.grade(subs, MASTER, out, limits=LIMITS, jobs=2, progress=False, echo=lambda *a: None)
     assert again.graded == [] and len(again.skipped) == len(names)
@@ -117,7 +117,7 @@ def test_shards_merge_into_one_report(tmp_path, capsys):
     assert course_main(["grade", "merge", *map(str, shards), "--out", str(final)]) == 0
     assert "merged 5 student(s) from 2 folder(s)" in capsys.readouterr().out
     rows = {r["student"]: r for r in csv.DictReader((final / "grades.csv").open())}
-    assert {s: float(r["score"]) for s, r in rows.items()} == {
+    assert {s: float(r["total"]) for s, r in rows.items()} == {
         "ann": 8, "bob": 0, "cy": 6, "dee": 5, "eve": 0}
     assert rows["eve"]["status"] == "invalid"
     for student in names:

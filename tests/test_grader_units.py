@@ -169,7 +169,7 @@ def test_tables_and_merge(tmp_path):
     assert "kept the newer grade" in notes[0]
     rows = list(csv.DictReader((out / "grades.csv").open()))
     # an exercise called "total" does not clash with the summary columns
-    assert rows[1] == {"student": "bob", "total": "1", "score": "1", "max_score": "3", "status": "ok",
+    assert rows[1] == {"student": "bob", "exercise:total": "1", "total": "1", "max_total": "3", "status": "ok",
                        "reason": "r", "flags": "", "seconds": "1.0"}
     assert json.loads((out / "grades.json").read_text())["students"][0]["student"] == "ann"
     assert (out / "bob" / "results.json").exists()
