@@ -115,7 +115,7 @@ CLAIMS = {}  # claim -> (measured, verdict); the table at the end is built from 
 #     direction LR
 #     P1["Python function"] --> D["Dynamo<br/>(bytecode analysis + guards)"]
 #     D --> FX["FX graph"] --> I["Inductor<br/>(fusion, codegen)"] --> K1["C++ / Triton kernels"]
-#     D -. "graph break:<br/>run in Python" .-> P1
+#     D -.->|"graph break: run in Python"| P1
 #   end
 #   subgraph JAX["jax.jit"]
 #     direction LR
