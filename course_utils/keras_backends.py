@@ -3,7 +3,8 @@
 Keras 3 fixes its backend when it is imported (``KERAS_BACKEND``), so each
 backend runs in a fresh interpreter: :func:`run` starts
 ``python -m course_utils.keras_backends --backend NAME ...`` with the
-variable set, and reads back the JSON report the child writes. The child
+variable set, and reads back the JSON report the child writes;
+:func:`run_both` runs JAX then PyTorch, overlapping only their start-up. The child
 
 1. builds the model (Dense -> GELU -> LayerNormalization -> Dense), either
    initialised from ``seed`` and saved as ``<backend>.weights.h5``, or loaded
@@ -25,6 +26,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,74 @@ def available() -> bool:
 
 def weights_file(workdir: str | os.PathLike, backend: str) -> Path:
     return Path(workdir) / f"{backend}.weights.h5"
+
+
+def report_file(workdir: str | os.PathLike, backend: str) -> Path:
+    return Path(workdir) / f"{backend}.json"
+
+
+def _check_sizes(batch: int, width: int) -> None:
+    for name, value in (("batch", batch), ("width", width)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
+
+
+def _start(
+    backend: str,
+    workdir: Path,
+    *,
+    weights_from: str | os.PathLike | None,
+    wait_for: Path | None,
+    batch: int,
+    width: int,
+    target_s: float,
+    seed: int,
+    torch_threads: int | None,
+    wait_s: float,
+) -> subprocess.Popen:
+    """Start one child; it writes ``<backend>.json`` in ``workdir`` when done."""
+    report_file(workdir, backend).unlink(missing_ok=True)
+    cmd = [
+        sys.executable, "-m", "course_utils.keras_backends", "--backend", backend,
+        "--workdir", str(workdir), "--batch", str(batch), "--width", str(width),
+        "--target-s", str(target_s), "--seed", str(seed), "--wait-s", str(wait_s),
+    ]  # fmt: skip
+    if weights_from is not None:
+        cmd += ["--weights-from", str(weights_from)]
+    if wait_for is not None:
+        cmd += ["--wait-for", str(wait_for)]
+    if torch_threads is not None:
+        cmd += ["--torch-threads", str(int(torch_threads))]
+    # KERAS_HOME keeps Keras's config file out of the user's home directory.
+    env = {**os.environ, "KERAS_BACKEND": backend, "KERAS_HOME": str(workdir / ".keras")}
+    return subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def _finish(backend: str, workdir: Path, proc: subprocess.Popen, timeout_s: float) -> dict[str, Any]:
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise RuntimeError(f"the Keras {backend} subprocess ran past {timeout_s:g} s") from None
+    report = report_file(workdir, backend)
+    if proc.returncode != 0 or not report.is_file():
+        raise RuntimeError(
+            f"the Keras {backend} subprocess failed (exit {proc.returncode}):\n"
+            + (err or out)[-3000:]
+        )
+    return json.loads(report.read_text())
+
+
+def _prepare(workdir: str | os.PathLike, batch: int, width: int) -> Path:
+    _check_sizes(batch, width)
+    if not available():
+        raise RuntimeError("Keras 3 is not installed: pip install keras")
+    path = Path(workdir)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def run(
@@ -60,40 +130,55 @@ def run(
     a ``.weights.h5`` file saved by another backend (None: initialise from
     ``seed`` and save). ``torch_threads`` sets PyTorch's intra-op threads in
     the child (pass the caller's ``torch.get_num_threads()`` to match it).
-    Raises RuntimeError with the child's error output if
-    it fails.
+    Raises RuntimeError with the child's error output if it fails.
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-    for name, value in (("batch", batch), ("width", width)):
-        if not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}")
-    if not available():
-        raise RuntimeError("Keras 3 is not installed: pip install keras")
-    workdir = Path(workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
+    path = _prepare(workdir, batch, width)
     if weights_from is not None and not Path(weights_from).is_file():
         raise FileNotFoundError(f"weights_from: no file at {weights_from}")
-    report = workdir / f"{backend}.json"
-    report.unlink(missing_ok=True)
-    cmd = [
-        sys.executable, "-m", "course_utils.keras_backends", "--backend", backend,
-        "--workdir", str(workdir), "--batch", str(batch), "--width", str(width),
-        "--target-s", str(target_s), "--seed", str(seed),
-    ]  # fmt: skip
-    if weights_from is not None:
-        cmd += ["--weights-from", str(weights_from)]
-    if torch_threads is not None:
-        cmd += ["--torch-threads", str(int(torch_threads))]
-    # KERAS_HOME keeps Keras's config file out of the user's home directory.
-    env = {**os.environ, "KERAS_BACKEND": backend, "KERAS_HOME": str(workdir / ".keras")}
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout_s)
-    if proc.returncode != 0 or not report.is_file():
-        raise RuntimeError(
-            f"the Keras {backend} subprocess failed (exit {proc.returncode}):\n"
-            + (proc.stderr or proc.stdout)[-3000:]
-        )
-    return json.loads(report.read_text())
+    proc = _start(
+        backend, path, weights_from=weights_from, wait_for=None, batch=batch, width=width,
+        target_s=target_s, seed=seed, torch_threads=torch_threads, wait_s=0.0,
+    )  # fmt: skip
+    return _finish(backend, path, proc, timeout_s)
+
+
+def run_both(
+    workdir: str | os.PathLike,
+    *,
+    batch: int = 64,
+    width: int = 128,
+    target_s: float = 0.25,
+    seed: int = 0,
+    torch_threads: int | None = None,
+    timeout_s: float = 300.0,
+) -> dict[str, dict[str, Any]]:
+    """JAX first (initialises and saves the weights), then PyTorch (loads them).
+
+    Both processes start at once, so the PyTorch one imports its libraries
+    while the JAX one works; it then waits until the JAX process has finished
+    (its report exists) before loading the weights and timing anything, so
+    no measurement overlaps the other process's work. Returns
+    ``{"jax": report, "torch": report}``.
+    """
+    path = _prepare(workdir, batch, width)
+    common = dict(
+        batch=batch, width=width, target_s=target_s, seed=seed,
+        torch_threads=torch_threads, wait_s=timeout_s,
+    )  # fmt: skip
+    procs = {"jax": _start("jax", path, weights_from=None, wait_for=None, **common)}
+    procs["torch"] = _start(
+        "torch", path, weights_from=weights_file(path, "jax"),
+        wait_for=report_file(path, "jax"), **common,
+    )  # fmt: skip
+    try:
+        return {name: _finish(name, path, proc, timeout_s) for name, proc in procs.items()}
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:  # the JAX child failed: do not leave the other waiting
+                proc.kill()
+                proc.communicate()
 
 
 def numpy_reference(x: Any, weights: list[Any]) -> Any:
@@ -164,6 +249,15 @@ def _native_torch(weights):
     return model
 
 
+def wait_for_file(path: str | os.PathLike, wait_s: float, poll_s: float = 0.05) -> None:
+    """Block until ``path`` exists; TimeoutError after ``wait_s`` seconds."""
+    deadline = time.monotonic() + wait_s
+    while not Path(path).is_file():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"waited {wait_s:g} s for {path}")
+        time.sleep(poll_s)
+
+
 def _child(args: argparse.Namespace) -> dict[str, Any]:
     import warnings
 
@@ -194,6 +288,9 @@ def _child(args: argparse.Namespace) -> dict[str, Any]:
             f"{keras.backend.backend()!r}; set KERAS_BACKEND before importing keras"
         )
     workdir = Path(args.workdir)
+    if args.wait_for:  # imports done; now wait until the other process has finished
+        wait_for_file(args.wait_for, args.wait_s)
+    started_at = time.time()  # wall clock, comparable across the two processes
     keras.utils.set_random_seed(args.seed)
     model = keras.Sequential(
         [
@@ -270,6 +367,8 @@ def _child(args: argparse.Namespace) -> dict[str, Any]:
         "timings": comparison.rows(),
         "warnings": comparison.warnings,
         "threads": timing.thread_settings(),
+        "started_at": started_at,
+        "finished_at": time.time(),
     }
 
 
@@ -283,11 +382,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target-s", type=float, default=0.25)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--torch-threads", type=int, default=None)
+    parser.add_argument("--wait-for", default=None, help="a file to wait for after importing")
+    parser.add_argument("--wait-s", type=float, default=300.0)
     args = parser.parse_args(argv)
     if os.environ.get("KERAS_BACKEND") != args.backend:
         parser.error(f"set KERAS_BACKEND={args.backend} in the environment (Keras reads it at import)")
     result = _child(args)
-    Path(args.workdir, f"{args.backend}.json").write_text(json.dumps(result, indent=1))
+    report = report_file(args.workdir, args.backend)
+    tmp = report.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(result, indent=1))
+    os.replace(tmp, report)  # appears whole: another process may be waiting for it
     return 0
 
 

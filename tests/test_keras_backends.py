@@ -26,6 +26,7 @@ def test_import_is_light():
         ({"backend": "tensorflow"}, ValueError, "backend must be one of"),
         ({"backend": "jax", "batch": 0}, ValueError, "batch must be a positive int"),
         ({"backend": "jax", "width": 2.5}, ValueError, "width must be a positive int"),
+        ({"backend": "torch", "batch": True}, ValueError, "batch must be a positive int"),
     ],
 )
 def test_run_rejects_bad_arguments(tmp_path, kwargs, err, match):
@@ -76,11 +77,10 @@ def test_native_models_match_numpy_oracle():
 @pytest.mark.slow
 @pytest.mark.skipif(not kb.available(), reason="keras is not installed")
 def test_both_backends_agree_with_shared_weights(tmp_path):
-    rj = kb.run("jax", tmp_path, batch=8, width=16, target_s=0.02, torch_threads=1)
-    rt = kb.run(
-        "torch", tmp_path, weights_from=kb.weights_file(tmp_path, "jax"),
-        batch=8, width=16, target_s=0.02, torch_threads=1,
-    )  # fmt: skip
+    reports = kb.run_both(tmp_path, batch=8, width=16, target_s=0.02, torch_threads=1)
+    rj, rt = reports["jax"], reports["torch"]
+    assert rt["weights_loaded_from"] == str(kb.weights_file(tmp_path, "jax"))
+    assert rj["weights_loaded_from"] is None
     aj, at = kb.load_arrays(rj), kb.load_arrays(rt)
     assert len(aj["weights"]) == 6
     for wj, wt in zip(aj["weights"], at["weights"], strict=True):
@@ -96,3 +96,19 @@ def test_both_backends_agree_with_shared_weights(tmp_path):
         assert rows[report["native"]]["ratio"] == pytest.approx(1.0)
         assert all(r["median_s"] > 0 for r in rows.values())
     assert rt["threads"]["torch_threads"] == 1
+    # The PyTorch child timed nothing before the JAX child had finished.
+    assert rt["started_at"] >= rj["finished_at"]
+
+
+def test_wait_for_file_times_out_with_a_clear_error(tmp_path):
+    with pytest.raises(TimeoutError, match="waited 0.1 s for"):
+        kb.wait_for_file(tmp_path / "never.json", 0.1, poll_s=0.01)
+
+
+def test_wait_for_file_returns_once_the_file_exists(tmp_path):
+    import threading
+
+    target = tmp_path / "report.json"
+    threading.Timer(0.1, target.write_text, args=("{}",)).start()
+    kb.wait_for_file(target, 10.0, poll_s=0.01)
+    assert target.is_file()
