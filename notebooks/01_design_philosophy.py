@@ -42,6 +42,7 @@ SIZES = {  # name: (full, smoke)
     "d_hidden": (64, 16),  # hidden width of the MLP
     "num_steps": (200, 30),  # SGD steps in the NumPy comparison
     "n_draws": (1_000_000, 20_000),  # random numbers drawn for the statistics check
+    "busy_n": (1000, 800),  # side of the matmul that keeps JAX busy in section 3.1
 }
 
 # %%
@@ -288,12 +289,20 @@ jax.tree.map(jnp.shape, nnx.to_pure_dict(new_state))
 
 # %% [markdown]
 # The same step through NNX's object-style API: `nnx.Optimizer` updates the module in place,
-# like `torch.optim`. Both must agree with the PyTorch and JAX steps above.
+# like `torch.optim`, and `nnx.jit` compiles a function that changes objects (it does the
+# split and merge for you). Both must agree with the PyTorch and JAX steps above.
 
 # %%
 snapshot = nnx.to_pure_dict(nnx.state(model_nnx, nnx.Param))  # plain arrays: immutable values
 optimizer_nnx = nnx.Optimizer(model_nnx, optax.sgd(lr), wrt=nnx.Param)
-optimizer_nnx.update(model_nnx, nnx.grad(loss_nnx)(model_nnx, X, y))
+
+
+@nnx.jit
+def train_step_nnx(model, optimizer, X, y):
+    optimizer.update(model, nnx.grad(loss_nnx)(model, X, y))  # changes both objects in place
+
+
+train_step_nnx(model_nnx, optimizer_nnx, X, y)
 
 
 def as_flat(tree):  # {'linear1': {'kernel', 'bias'}, ...} -> {'w1', 'b1', 'w2', 'b2'}
@@ -411,6 +420,44 @@ grad_jax = jax.grad(lambda w: (jax.nn.sigmoid(2 * w) * 2.0).sum())(jnp.ones(3))
 # %%
 assert_close(w.grad, grad_jax, rtol=1e-6, atol=1e-7, name="gradient")
 print("same gradient:", grad_jax)
+
+# %% [markdown]
+# ### 3.1 The sharp bit: immutable only once the copy has happened
+#
+# A JAX array never changes, but *making* one from NumPy or PyTorch memory is a copy, and JAX
+# performs transfers asynchronously (its documentation of `jax.device_put`: "This function is
+# always asynchronous"). If the source memory changes in place before the copy has happened,
+# say an optimizer step on weights you have just converted, the JAX array can end up holding
+# the new values. The window is widest while JAX is busy, so this cell queues a matmul first:
+
+# %%
+busy = jnp.ones((S.busy_n, S.busy_n))
+matmul = jax.jit(lambda a: a @ a)
+matmul(busy).block_until_ready()  # compile outside the experiment
+saw_later_write = []
+for _ in range(10):
+    matmul(busy)  # JAX has work queued
+    w = torch.zeros(8)  # PyTorch weights...
+    w_jax = jnp.asarray(w.numpy())  # ...converted to JAX...
+    w.add_(1.0)  # ...then updated in place, as optimizer.step() does
+    saw_later_write.append(bool(w_jax[0] == 1.0))
+print(f"the JAX array saw the later in-place write in {sum(saw_later_write)} of 10 tries")
+
+# %% [markdown]
+# How often it happens depends on the backend and the timing, which is what makes it a nasty
+# bug. The fix is to wait for the copy (`block_until_ready()`) before changing the source, or
+# to hand JAX memory that nothing will change (`w.clone()`, `np.array(..., copy=True)`):
+
+# %%
+saw_later_write = []
+for _ in range(10):
+    matmul(busy)
+    w = torch.zeros(8)
+    w_jax = jnp.asarray(w.numpy()).block_until_ready()  # the copy is complete
+    w.add_(1.0)
+    saw_later_write.append(bool(w_jax[0] == 1.0))
+assert not any(saw_later_write)
+print("after block_until_ready the JAX array kept the values it was made from")
 
 # %% [markdown]
 # ## 4. Side effects under `jax.jit`
@@ -740,6 +787,8 @@ print(f"on this machine jit made JAX's step {speedup:.1f}x faster than JAX eager
 # - *"The same seed gives the same numbers in both frameworks."* Different generators; only the
 #   distribution agrees (§5).
 # - *"`t[idx] += 1` counts repeated indices."* It does not; `index_add_` and `.at[].add` do (§3).
+# - *"A JAX array made from a tensor can never change."* Not until the asynchronous copy has
+#   happened (§3.1).
 #
 # **Review questions**
 #

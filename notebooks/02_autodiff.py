@@ -247,7 +247,7 @@ modes = {
 }
 fig, axes = plt.subplots(1, 2, figsize=(12, 3.5))
 for ax, (shape, comparison) in zip(axes, modes.items(), strict=True):
-    comparison.plot(ax=ax, title=f"{shape} Jacobian, on this machine")
+    comparison.plot(ax=ax, title=f"{shape} Jacobian, on this machine (log scale)").set_xscale("log")
 fig.tight_layout()
 
 # %%
@@ -341,9 +341,10 @@ x_small = torch.linspace(-2, 2, 16).requires_grad_(True)
 (d2,) = torch.autograd.grad(d1.sum(), x_small)
 
 # %% [markdown]
-# Compiling a function that calls `torch.autograd.grad` inside does not work either (with
-# `fullgraph=True` Dynamo refuses it; without, it splits the graph around every call). What
-# works is compiling the `torch.func` composition, which Dynamo traces as one graph:
+# Compiling the whole tape-based function `d3_autograd` does not help: Dynamo breaks the graph
+# at every `torch.autograd.grad` call (with `fullgraph=True` it refuses outright), and the
+# compiled pieces hit the same double-backward error. What works is compiling the `torch.func`
+# composition, which Dynamo traces as one graph:
 
 # %%
 d3_compiled = torch.compile(d3_func)
@@ -378,7 +379,7 @@ fmt = timing.format_seconds
 print(f"| {S.n_points} points | eager | compiled |\n|---|---:|---:|")
 print(f"| PyTorch | {fmt(t['PyTorch autograd (create_graph)'])} | {fmt(t['PyTorch torch.compile(torch.func)'])} |")
 print(f"| JAX | {fmt(t['JAX eager'])} | {fmt(t['JAX jit'])} |")
-grid.plot(title=f"third derivative at {S.n_points} points, on this machine")
+grid.plot(title=f"third derivative at {S.n_points} points, on this machine (log scale)").set_xscale("log")
 
 # %% [markdown]
 # The verdict is computed from the measurement. "JAX is k× faster" means PyTorch's time divided

@@ -35,6 +35,7 @@ SIZES = {  # name: (full, smoke)
 }
 
 # %%
+import copy
 from typing import NamedTuple
 
 import jax
@@ -407,15 +408,22 @@ y_np = np.random.default_rng(2).standard_normal((10, 3)).astype(np.float32)
 
 
 def _step_both(torch_model, X_np, y_np, lr=0.1):
-    nnx_model = from_torch(torch_model)
+    # from_torch gets a copy: copying host memory into JAX arrays is asynchronous, so the
+    # in-place torch step below must not touch memory JAX may still be reading.
+    nnx_model = from_torch(copy.deepcopy(torch_model))
     out_nnx = nnx_model(jnp.asarray(X_np))
     opt = torch.optim.SGD(torch_model.parameters(), lr=lr)
     ((torch_model(torch.from_numpy(X_np)) - torch.from_numpy(y_np)) ** 2).mean().backward()
     opt.step()
     opt_nnx = nnx.Optimizer(nnx_model, optax.sgd(lr), wrt=nnx.Param)
-    loss = lambda m: ((m(jnp.asarray(X_np)) - jnp.asarray(y_np)) ** 2).mean()  # noqa: E731
-    opt_nnx.update(nnx_model, nnx.grad(loss)(nnx_model))
+    _nnx_step(nnx_model, opt_nnx, jnp.asarray(X_np), jnp.asarray(y_np))
     return out_nnx, nnx_model(jnp.asarray(X_np))
+
+
+@nnx.jit
+def _nnx_step(model, optimizer, X, y):
+    loss = lambda m: ((m(X) - y) ** 2).mean()  # noqa: E731
+    optimizer.update(model, nnx.grad(loss)(model))
 
 
 check("port-nnx", lambda: from_torch(torch_model)(jnp.asarray(X_np)),
