@@ -145,18 +145,39 @@ def test_ctrl_c_during_a_launch_cleans_up(tmp_path, no_orphans, monkeypatch):
     tag = uuid.uuid4()
     monkeypatch.setattr(launch.uuid, "uuid4", lambda: tag)
     no_orphans.append(tag.hex)
-    real_sleep, started = time.sleep, time.monotonic()
+    started = time.monotonic()
+    real_pause = launch._pause
 
-    def interrupt_after_start(seconds):
+    def interrupt_after_start():
         if time.monotonic() - started > 4:  # the ranks are up by now
             raise KeyboardInterrupt
-        real_sleep(seconds)
+        real_pause()
 
-    monkeypatch.setattr(launch.time, "sleep", interrupt_after_start)
+    monkeypatch.setattr(launch, "_pause", interrupt_after_start)
     with pytest.raises(KeyboardInterrupt):
         launch.torchrun(script, 2, timeout=120)
-    monkeypatch.setattr(launch.time, "sleep", real_sleep)
     assert launch.tagged_processes(tag.hex) == []
+
+
+def test_a_second_ctrl_c_during_cleanup_still_cleans_up(tmp_path, no_orphans, monkeypatch):
+    """Interrupted while stopping the first process, the launcher still stops everything."""
+    script = _script(tmp_path, "jaxsleep.py", JAX_FLAGS + "    time.sleep(600)\n")
+    tag = uuid.uuid4()
+    monkeypatch.setattr(launch.uuid, "uuid4", lambda: tag)
+    no_orphans.append(tag.hex)
+    real_kill, calls = launch._kill_popen_tree, []
+
+    def interrupted_kill(proc, grace_s=3.0):
+        calls.append(proc.pid)
+        if len(calls) == 1:
+            raise KeyboardInterrupt  # before this process was stopped
+        real_kill(proc, grace_s)
+
+    monkeypatch.setattr(launch, "_kill_popen_tree", interrupted_kill)
+    with pytest.raises(KeyboardInterrupt):
+        launch.jax_processes(script, 2, 1, timeout=3)
+    assert len(calls) == 2, "the second process was still stopped"
+    assert launch.tagged_processes(tag.hex) == [], "the tag sweep stopped the first one"
 
 
 # ------------------------------------------------------- JAX-style launches

@@ -295,12 +295,12 @@ def _execute(
             if now > deadline:
                 timed_out = True
                 break
-            time.sleep(0.05)
+            _pause()
     finally:
-        for p in procs:
-            if p.poll() is None:
-                _kill_popen_tree(p)
-        cleanup(tag)
+        # Every step runs even if one is interrupted (a second Ctrl-C); the first
+        # interruption is raised again once nothing is left running.
+        steps = [lambda p=p: p.poll() is None and _kill_popen_tree(p) for p in procs]
+        interrupted = _run_all([*steps, lambda: cleanup(tag)])
         outputs = []
         for i, log in enumerate(logs):
             log.seek(0)
@@ -308,7 +308,25 @@ def _execute(
             log.close()
             prefix = f"[process {i}] " if len(logs) > 1 else ""
             outputs.append("\n".join(prefix + line for line in text.splitlines()))
+    if interrupted is not None:
+        raise interrupted
     return [p.returncode for p in procs], "\n".join(outputs), timed_out
+
+
+def _pause() -> None:
+    """The monitoring loop's poll interval (a function, so tests can interrupt it)."""
+    time.sleep(0.05)
+
+
+def _run_all(steps: Sequence[Any]) -> BaseException | None:
+    """Call every step; return the first exception instead of stopping at it."""
+    first: BaseException | None = None
+    for step in steps:
+        try:
+            step()
+        except BaseException as exc:  # noqa: BLE001 - cleanup must go on through Ctrl-C
+            first = first or exc
+    return first
 
 
 def _launch(
