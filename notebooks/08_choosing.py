@@ -42,8 +42,8 @@ SIZES = {  # name: (full, smoke)
     "d_ff": (512, 64),
     "n_layers": (4, 1),
     "seq": (64, 16),  # tokens per sequence at batch 1
-    "n_lengths": (8, 2),  # distinct sequence lengths in the dynamic-shapes stream
-    "stream_rounds": (5, 2),  # timed rounds of that stream (each recompiles everything)
+    "n_lengths": (4, 2),  # distinct sequence lengths in the dynamic-shapes stream
+    "stream_rounds": (3, 2),  # timed rounds of that stream (each recompiles everything)
     "bucket": (32, 16),  # padding bucket size for the fix
     "bench_s": (1.0, 0.2),  # seconds per timed comparison
 }
