@@ -284,7 +284,7 @@ def plot(outcomes: Sequence[Outcome], ax=None):
         y += 1
     ax.set_xscale("log")
     ax.set_yticks(range(len(labels)), labels)
-    ax.invert_yaxis()
+    ax.set_ylim(len(labels) - 0.5, -0.5)  # first claim on top, none on the frame
     ax.set_xlabel("measured ratio (median, IQR); black tick: where the claim starts to hold")
     ax.set_title("popular claims, re-measured on this machine")
     ax.grid(axis="x", alpha=0.3)
@@ -383,7 +383,7 @@ def run(
         print()
         print(text_table(outcomes))
         print(f"\n{len(outcomes)} claims in {report.seconds:.0f} s "
-              f"({'smoke' if smoke else 'full'} mode) on {report.machine['summary']}")
+              f"({'smoke' if smoke else 'full'} mode); {report.machine['summary']}")
         if "warning" in report.machine:
             print(f"warning: {report.machine['warning']}")
         if out_dir is not None:
