@@ -312,8 +312,8 @@ print("epsilon=1e-5: equal")
 # %% [markdown]
 # BatchNorm's running statistics hide two conventions. PyTorch's `momentum=0.1` is the
 # weight of the **new** batch; Flax's `momentum=0.99` is the weight of the **old** average.
-# Porting the number as written (`momentum=0.1` in Flax) makes the running mean jump to the
-# batch mean at once.
+# Porting the number as written (`momentum=0.1` in Flax) makes the running mean jump almost
+# all the way to the batch mean in one step.
 
 # %%
 xb = np.random.default_rng(3).standard_normal((8, 3)).astype(np.float32) * 2 + 1
@@ -457,9 +457,9 @@ print(f"with jax.enable_x64(): {sum_jax_x64:,}")
 #
 # `F.cross_entropy(logits, y)` is `F.nll_loss(F.log_softmax(logits), y)` averaged over the
 # batch; `optax.softmax_cross_entropy_with_integer_labels(logits, y)` is the same per example,
-# **without** the average. Source article 000's models end in `log_softmax` and then apply a
-# softmax cross-entropy on top; that happens to be harmless, because `log_softmax` of
-# log-probabilities returns them unchanged.
+# **without** the average. Source article 000's Flax model ends in `log_softmax`, and its
+# training step applies `optax.softmax_cross_entropy_with_integer_labels` on top; that happens
+# to be harmless, because `log_softmax` of log-probabilities returns them unchanged.
 
 # %%
 import optax
