@@ -11,6 +11,7 @@ Importing this package imports neither jax nor torch. Modules:
 - ``worker``: what a launched script uses to read its inputs and report results
 
 The launched scripts themselves (run them with ``torchrun -m`` or ``python -m``):
-``torch_ddp``, ``torch_tp``, ``torch_fsdp``, ``jax_multiprocess`` and
-``torch_check`` (runs an exercise's function on several processes).
+``torch_ddp``, ``torch_tp``, ``torch_fsdp`` (and ``torch_all``, the three in one
+launch), ``jax_multiprocess``, and ``torch_check`` (runs an exercise's function on
+several processes).
 """
