@@ -51,7 +51,12 @@ from course_utils.models import NNXCNN, TorchCNN
 from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)
-jax.config.update("jax_default_matmul_precision", "highest")  # full float32 on GPUs too
+# Full float32 in matmuls and convolutions in both frameworks (GPUs use TF32 in some by default).
+jax.config.update("jax_default_matmul_precision", "highest")
+if hasattr(torch.backends.cudnn, "conv"):  # torch >= 2.9
+    torch.backends.cuda.matmul.fp32_precision = torch.backends.cudnn.conv.fp32_precision = "ieee"
+else:
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
 
 split = data.load_digits(seed=0)
 X_np, y_np = next(data.batches(split.X_train, split.y_train, S.batch_size, seed=0))
