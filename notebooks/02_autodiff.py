@@ -40,11 +40,11 @@ SMOKE = None  # None: follow COURSE_SMOKE; papermill: -p SMOKE True
 SIZES = {  # name: (full, smoke)
     "n_digits": (1797, 400),  # digits images loaded (80 % go to training)
     "jac_big": (1024, 192),  # the long side of the Jacobians in section 2
-    "n_points": (100_000, 2_000),  # points where the third derivative is evaluated
-    "hess_n": (800, 120),  # input size for Hessians and Hessian-vector products
+    "n_points": (50_000, 2_000),  # points where the third derivative is evaluated
+    "hess_n": (500, 120),  # input size for Hessians and Hessian-vector products
     "batch": (256, 32),  # examples in the per-example gradient batch
     "remat_depth": (16, 6),  # layers in the rematerialisation example
-    "remat_width": (512, 64),  # their width
+    "remat_width": (256, 64),  # their width
 }
 
 # %%
@@ -383,7 +383,10 @@ grid.plot(title=f"third derivative at {S.n_points} points, on this machine (log 
 
 # %% [markdown]
 # The verdict is computed from the measurement. "JAX is k× faster" means PyTorch's time divided
-# by JAX's time; the claim holds when that ratio lies between 2 and 5.
+# by JAX's time; the claim holds when that ratio lies between 2 and 5. On a CPU the thread
+# settings matter, so they are printed with it: when other programs keep the cores busy,
+# multi-threaded kernels (PyTorch's OpenMP loops, including those `torch.compile` generates)
+# wait for each other. Rerun after `torch.set_num_threads(1)` to see how much that costs here.
 
 # %%
 def verdict(speedup: float, low: float = 2.0, high: float = 5.0) -> str:
@@ -396,6 +399,7 @@ def verdict(speedup: float, low: float = 2.0, high: float = 5.0) -> str:
     return f"understates it here: JAX is {speedup:.1f}x faster"
 
 
+# %%
 pairings = {
     "eager vs eager (autograd vs JAX eager)": ("PyTorch autograd (create_graph)", "JAX eager"),
     "compiled vs compiled": ("PyTorch torch.compile(torch.func)", "JAX jit"),
@@ -404,6 +408,7 @@ pairings = {
 }
 for label, (torch_name, jax_name) in pairings.items():
     print(f"{label}: {verdict(t[torch_name] / t[jax_name])}")
+print("thread settings:", grid.measurements["JAX jit"].threads)
 
 # %% [markdown]
 # Read the four lines together: the pairing decides what is measured. Eager against eager
@@ -417,7 +422,7 @@ for label, (torch_name, jax_name) in pairings.items():
 # - `jax.hessian` and `torch.func.hessian` build the full n × n matrix (forward-over-reverse:
 #   `jacfwd(jacrev(f))`), which costs n gradient evaluations and n² memory.
 # - A **Hessian-vector product** `H v` needs neither: it is the JVP of the gradient,
-#   `jvp(grad(f), (x,), (v,))`, for about the price of two gradients.
+#   `jvp(grad(f), (x,), (v,))`, for a small multiple of the price of one gradient.
 
 # %%
 n = S.hess_n
