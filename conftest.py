@@ -17,6 +17,9 @@ ROOT = Path(__file__).resolve().parent
 os.environ.setdefault("COURSE_SMOKE", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("PYTHONUNBUFFERED", "1")
+# Two test workers share two cores: one OpenMP thread per process keeps torch's
+# multi-threaded kernels from oversubscribing the machine (100x slowdowns seen).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 def _strict_kernels() -> None:
