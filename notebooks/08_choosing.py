@@ -46,6 +46,7 @@ SIZES = {  # name: (full, smoke)
     "stream_rounds": (3, 2),  # timed rounds of that stream (each recompiles everything)
     "bucket": (32, 16),  # padding bucket size for the fix
     "bench_s": (1.0, 0.2),  # seconds per timed comparison
+    "rounds": (100, 20),  # interleaved rounds per latency comparison
 }
 
 # %%
@@ -164,7 +165,7 @@ first
 # %%
 latency = timing.compare(
     {"PyTorch eager": torch_forward, "JAX jit": lambda: forward(state, tokens_jax)},
-    rtol=1e-4, atol=1e-5, target_s=S.bench_s,
+    rtol=1e-4, atol=1e-5, rounds=S.rounds,
 )
 latency
 
@@ -286,7 +287,7 @@ with timing.no_recompile("the bucketed stream"):
 bucketed = timing.compare(
     {"JAX jit, bucketed": lambda: [forward_masked(weights, p, m) for p, m in padded_jax],
      "PyTorch eager": torch_stream},
-    rtol=1e-4, atol=1e-5, target_s=S.bench_s,
+    rtol=1e-4, atol=1e-5, rounds=S.rounds,
 )
 bucketed
 
