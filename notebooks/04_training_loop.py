@@ -72,6 +72,10 @@ if hasattr(torch.backends.cudnn, "conv"):  # torch >= 2.9
     torch.backends.cuda.matmul.fp32_precision = torch.backends.cudnn.conv.fp32_precision = "ieee"
 else:
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+# Until the measurements of section 5, one PyTorch CPU thread: the model is tiny, and a
+# second thread only adds waiting (much of it on a busy machine). Section 5 restores yours.
+user_threads = torch.get_num_threads()
+torch.set_num_threads(1)
 torch_dev = env.torch_device()
 print(env.report().line())
 
@@ -480,6 +484,7 @@ print(f"last epoch: the three differences are within a factor {spread:.0f} of ea
 #   agree: `timing.compare` checks that before it times anything.
 
 # %%
+torch.set_num_threads(user_threads)  # measure with your thread setting (printed with the table)
 K = S.k_steps
 first_k = list(stream(split.X_train))[:K]  # the first K batches of training, as above
 batches_torch = [(torch.from_numpy(X).to(torch_dev), torch.from_numpy(y).to(torch_dev)) for X, y in first_k]
