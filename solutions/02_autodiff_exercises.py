@@ -345,18 +345,21 @@ clip_gradient_jax.defvjp(clip_gradient_fwd, clip_gradient_bwd)
 class ClipGradient(torch.autograd.Function):
     @staticmethod
     def forward(x, lo: float, hi: float):
+        """The identity, as a new tensor."""
         ### BEGIN SOLUTION
         return x.clone()
         ### END SOLUTION
 
     @staticmethod
     def setup_context(ctx, inputs, output):
+        """Keep what backward needs on ctx (inputs is (x, lo, hi))."""
         ### BEGIN SOLUTION
         ctx.lo, ctx.hi = inputs[1], inputs[2]
         ### END SOLUTION
 
     @staticmethod
     def backward(ctx, g):
+        """One gradient per input of forward: clipped g for x, None for lo and hi."""
         ### BEGIN SOLUTION
         return g.clamp(ctx.lo, ctx.hi), None, None
         ### END SOLUTION
