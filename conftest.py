@@ -1,8 +1,8 @@
 """Test-session setup shared by unit tests and notebook tests (nbval).
 
-Kernels that nbval starts inherit this process's environment, so smoke mode,
-headless plots and strict framework deprecations are set here, before any
-kernel starts.
+Kernels that nbval starts inherit this process's environment, so smoke mode
+and strict framework deprecations are set here, before any kernel starts
+(matplotlib picks a headless backend by itself; kernels use the inline one).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import pytest
 ROOT = Path(__file__).resolve().parent
 
 os.environ.setdefault("COURSE_SMOKE", "1")
-os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("PYTHONUNBUFFERED", "1")
 # Two test workers share two cores: one OpenMP thread per process keeps torch's
 # multi-threaded kernels from oversubscribing the machine (100x slowdowns seen).

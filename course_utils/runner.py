@@ -29,13 +29,13 @@ class Result:
 
 
 def kernel_env(root: Path, smoke: bool) -> dict[str, str]:
-    """Environment for kernels: smoke switch, strict deprecations, headless plots."""
+    """Environment for kernels: smoke switch and strict deprecations."""
     from course_utils import strict
 
     env = dict(os.environ)
     env["COURSE_SMOKE"] = "1" if smoke else "0"
     env["IPYTHONDIR"] = strict.ipython_dir(str(root / "build" / "ipython"))
-    env.setdefault("MPLBACKEND", "Agg")
+    # No MPLBACKEND: kernels use the inline backend, so executed copies keep their figures.
     env["PYTHONUNBUFFERED"] = "1"
     return env
 
