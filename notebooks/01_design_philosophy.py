@@ -720,8 +720,11 @@ def grads_torch():
                            "w1": model.linear1.weight.grad.T, "w2": model.linear2.weight.grad.T}
 
 
-Xt, yt = torch.from_numpy(X_np), torch.from_numpy(y_np)
-params_now = {k: jnp.asarray(v.detach().numpy()) for k, v in step_torch.items()}
+params_now = {k: jnp.asarray(v.detach().numpy().copy()) for k, v in step_torch.items()}
+# PyTorch runs on a GPU when JAX uses one too, so both are timed on the same kind of device.
+dev = env.torch_device() if env.accelerator_kind(jax.default_backend()) == "gpu" else torch.device("cpu")
+model.to(dev)
+Xt, yt = torch.from_numpy(X_np).to(dev), torch.from_numpy(y_np).to(dev)
 value_and_grad = jax.value_and_grad(loss_jax)
 value_and_grad_jit = jax.jit(value_and_grad)
 

@@ -63,6 +63,8 @@ from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)
 print(env.report().line())
+# Timed PyTorch code runs on a GPU when JAX uses one too, so both run on the same kind of device.
+dev = env.torch_device() if env.accelerator_kind(jax.default_backend()) == "gpu" else torch.device("cpu")
 
 
 def times(ratio: float) -> str:
@@ -235,7 +237,7 @@ def jacobian_variants(n_in, n_out, seed=0):
     A1_np = (rng.standard_normal((S.jac_hidden, n_in)) / np.sqrt(n_in)).astype(np.float32)
     A2_np = (rng.standard_normal((n_out, S.jac_hidden)) / np.sqrt(S.jac_hidden)).astype(np.float32)
     x_np = rng.standard_normal(n_in).astype(np.float32)
-    A1_t, A2_t, x_t = (torch.from_numpy(a) for a in (A1_np, A2_np, x_np))
+    A1_t, A2_t, x_t = (torch.from_numpy(a).to(dev) for a in (A1_np, A2_np, x_np))
     A1_j, A2_j, x_j = (jnp.asarray(a) for a in (A1_np, A2_np, x_np))
     f_t = lambda x: torch.tanh(A2_t @ torch.tanh(A1_t @ x))  # noqa: E731
     f_j = lambda x: jnp.tanh(A2_j @ jnp.tanh(A1_j @ x))  # noqa: E731
@@ -305,7 +307,7 @@ def d3_autograd(x):
 
 # PyTorch: torch.func composes like JAX
 d3_func = tf.vmap(tf.grad(tf.grad(tf.grad(f_torch))))
-x = torch.from_numpy(x_np)
+x = torch.from_numpy(x_np).to(dev)
 d3_torch, d3_torch_func = d3_autograd(x), d3_func(x)
 
 # %%
@@ -329,7 +331,7 @@ print(f"all three match the analytic f''' at {S.n_points} points "
 every = max(1, S.n_points // 60)
 fig, ax = plt.subplots(figsize=(7, 3.5))
 ax.plot(x64, d3_exact, color="black", lw=1, label="analytic f'''")
-ax.plot(x_np[::every], d3_torch.numpy()[::every], "o", ms=4, mfc="none", color="#ee4c2c", label="PyTorch autograd")
+ax.plot(x_np[::every], d3_torch.cpu().numpy()[::every], "o", ms=4, mfc="none", color="#ee4c2c", label="PyTorch autograd")
 ax.plot(x_np[::every], np.asarray(d3_jax_values)[::every], "x", ms=4, color="#5e97f6", label="JAX grad∘grad∘grad")
 ax.set(xlabel="x", ylabel="f'''(x)", title="third derivative of sin(x²) + exp(cos x)")
 ax.legend()
@@ -356,7 +358,7 @@ x_small = torch.linspace(-2, 2, 16).requires_grad_(True)
 
 # %%
 d3_compiled = torch.compile(d3_func)
-x = torch.from_numpy(x_np)
+x = torch.from_numpy(x_np).to(dev)
 assert_close(d3_compiled(x), d3_exact, rtol=1e-4, atol=1e-6 * scale, name="f''' torch.compile")
 print("torch.compile(torch.func.vmap(grad(grad(grad(f))))) matches the analytic f'''")
 
@@ -369,7 +371,7 @@ print("torch.compile(torch.func.vmap(grad(grad(grad(f))))) matches the analytic 
 
 # %%
 d3_jit = jax.jit(d3_jax)
-x_t, x_j = torch.from_numpy(x_np), jnp.asarray(x_np)
+x_t, x_j = torch.from_numpy(x_np).to(dev), jnp.asarray(x_np)
 grid = timing.compare(
     {
         "PyTorch autograd (create_graph)": lambda: d3_autograd(x_t),
@@ -465,8 +467,8 @@ print(f"Hessians ({n}x{n}) and Hessian-vector products agree")
 # %%
 hvp_jit = jax.jit(lambda x, v: jax.jvp(jax.grad(g), (x,), (v,))[1])
 hess_jit = jax.jit(lambda x, v: jax.hessian(g)(x) @ v)
-g_t = lambda x: (torch.tanh(torch.from_numpy(B_np) @ x) ** 2).sum()  # noqa: E731
-x_t, v_t = torch.from_numpy(x_np), torch.from_numpy(v_np)
+B_t, x_t, v_t = (torch.from_numpy(a).to(dev) for a in (B_np, x_np, v_np))
+g_t = lambda x: (torch.tanh(B_t @ x) ** 2).sum()  # noqa: E731
 hvp_costs = timing.compare(
     {
         "PyTorch hessian @ v": lambda: tf.hessian(g_t)(x_t) @ v_t,
@@ -539,7 +541,9 @@ print(f"{S.batch} per-example gradients: vmap = loop, PyTorch = JAX, and their m
 
 # %%
 grad_one_jit = jax.jit(jax.grad(loss_one_jax))
-X_t, y_t = torch.from_numpy(X_np[: S.batch]), torch.from_numpy(y_np[: S.batch])
+X_t, y_t = torch.from_numpy(X_np[: S.batch]).to(dev), torch.from_numpy(y_np[: S.batch]).to(dev)
+p_dev = {k: v.to(dev) for k, v in p_torch.items()}
+p_leaf_dev = {k: v.clone().requires_grad_(True) for k, v in p_dev.items()}
 
 
 def loop_jax(params, X, y):
@@ -550,8 +554,8 @@ def loop_jax(params, X, y):
 as_jax_layout = lambda g: {"W": g["weight"].transpose(1, 2), "b": g["bias"]}  # noqa: E731
 per_example = timing.compare(
     {
-        "PyTorch loop": lambda: as_jax_layout(loop_torch(p_leaf, X_t, y_t)),
-        "PyTorch torch.func.vmap": lambda: as_jax_layout(per_example_torch(p_torch, X_t, y_t)),
+        "PyTorch loop": lambda: as_jax_layout(loop_torch(p_leaf_dev, X_t, y_t)),
+        "PyTorch torch.func.vmap": lambda: as_jax_layout(per_example_torch(p_dev, X_t, y_t)),
         "JAX loop (jit grad)": lambda: loop_jax(params, X, y),
         "JAX vmap (jit)": lambda: per_example_jax(params, X, y),
     },
@@ -745,8 +749,8 @@ for fw, plain, remat in rows:
 # second forward pass inside the backward pass:
 
 # %%
-Ws_t = [torch.from_numpy(W).requires_grad_(True) for W in Ws_np]
-x_t = torch.from_numpy(x_np)
+Ws_t = [torch.from_numpy(W).to(dev).requires_grad_(True) for W in Ws_np]
+x_t = torch.from_numpy(x_np).to(dev)
 grad_plain_jit = jax.jit(jax.grad(net_jax))
 grad_remat_jit = jax.jit(jax.grad(jax.checkpoint(net_jax)))
 remat_cost = timing.compare(
