@@ -30,6 +30,10 @@ def _strict_kernels() -> None:
 _strict_kernels()
 
 
+# Notebooks under tests/ are grader fixtures (some loop forever on purpose): data, not tests.
+collect_ignore_glob = ["tests/fixtures/*"]
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if str(item.fspath).endswith(".ipynb"):
