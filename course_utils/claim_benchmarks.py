@@ -185,7 +185,9 @@ def _higher_order(ctx: _Ctx) -> Measured:
     )
     return Measured(
         _compare_ratios(cmp, "PyTorch eager", "JAX jit"),
-        f"{n:,} points, both checked against the analytic f'''",
+        f"{n:,} points; PyTorch eager autograd vs jax.jit, the article's pairing "
+        "(lesson 02 also times compiled vs compiled, where the answer can differ); "
+        "both checked against the analytic f'''",
         {"median_s": _medians(cmp), "jax_first_call_s": cmp.measurements["JAX jit"].first_call_s},
     )
 
