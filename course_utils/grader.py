@@ -14,7 +14,6 @@ import hashlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,7 @@ from course_utils import grader_load as load
 from course_utils import grader_report as report
 from course_utils import grader_store as store
 from course_utils.notebooks import CourseError
+from course_utils.runner import kill_process_group
 
 RUN_ENV = "COURSE_GRADER_RUN"
 # Only these reach the student's kernel: no tokens or credentials from the instructor's shell.
@@ -167,7 +167,7 @@ class Grader:
             proc.wait(timeout=backstop)
         except subprocess.TimeoutExpired:
             stopped = True
-            _killpg(proc)
+            kill_process_group(proc)
         finally:
             log.close()
             with self.lock:
@@ -264,21 +264,8 @@ class Grader:
             self.stopping = True
             procs = list(self.procs.values())
         for proc in procs:
-            _killpg(proc)
+            kill_process_group(proc)
         self.sweep()
-
-
-def _killpg(proc: subprocess.Popen) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            return
-        try:
-            proc.wait(timeout=5)
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:

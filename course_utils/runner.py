@@ -149,13 +149,13 @@ def run_one(
     try:
         output, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        _kill_group(proc)
+        kill_process_group(proc)
         return Result(
             str(notebook), "timeout", time.perf_counter() - start,
             error=f"did not finish within {timeout:g} s",
         )
     except KeyboardInterrupt:
-        _kill_group(proc)
+        kill_process_group(proc)
         raise
     try:
         data = json.loads(Path(result_path).read_text() or "{}")
@@ -173,11 +173,12 @@ def run_one(
     return result
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def kill_process_group(proc: subprocess.Popen) -> None:
+    """SIGTERM, then SIGKILL, the process group that ``proc`` leads; reap ``proc``."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
             os.killpg(proc.pid, sig)
-        except ProcessLookupError:
+        except (ProcessLookupError, PermissionError):
             return
         try:
             proc.wait(timeout=5)
