@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import platform
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
@@ -43,25 +44,28 @@ def choose_torch_device(
 ) -> tuple[str, str | None]:
     """Pure decision: which torch device to use, and a message when falling back.
 
-    Order: CUDA (or ROCm, which torch also calls ``cuda``), then a TPU through
-    torch_xla, then Apple's MPS, then the CPU.
+    Order: CUDA (or ROCm, which torch also calls ``cuda``), then Apple's MPS, then
+    the CPU. On a TPU machine PyTorch stays on the CPU even with torch_xla
+    installed: no lesson is written for torch_xla (its lazy tensors need their own
+    synchronisation, ``torch.compile`` backend and DLPack rules), so using it
+    silently would break lessons and time tracing instead of computing.
     """
     if cuda:
         return "cuda", None
-    if tpu and has_torch_xla:
-        return "xla", None
     if tpu:
-        return "cpu", (
-            "PyTorch uses the CPU here: this is a TPU machine, but PyTorch reaches TPUs "
-            "only through torch_xla, which is not installed (JAX uses the TPU natively)."
+        why = (
+            "torch_xla is installed, but no lesson is written for it"
+            if has_torch_xla
+            else "PyTorch reaches TPUs only through torch_xla, which is not installed"
         )
+        return "cpu", f"PyTorch stays on the CPU on this TPU machine ({why}); JAX uses the TPU."
     if mps:
         return "mps", None
     return "cpu", None
 
 
 def torch_device(verbose: bool = True):
-    """The best torch device: CUDA GPU, TPU via torch_xla, Apple MPS, else CPU."""
+    """The best torch device: CUDA GPU, Apple MPS, else the CPU (also on a TPU machine)."""
     import importlib.util
 
     import torch
@@ -75,10 +79,6 @@ def torch_device(verbose: bool = True):
     )
     if message and verbose:
         print(message)
-    if kind == "xla":  # pragma: no cover - needs torch_xla
-        import torch_xla
-
-        return torch_xla.device()
     return torch.device(kind)
 
 
@@ -118,6 +118,235 @@ def simulate_cpu_devices(n: int) -> list:
     return jax.devices("cpu")[:n]
 
 
+# ------------------------------------------------------------------- precision
+
+# The course's precisions: (JAX's matmul precision, torch's fp32_precision, torch's
+# legacy float32 matmul precision). "float32" is what parity checks and compared
+# timings use on every device; "tf32" is what GPUs do by default, for lessons that
+# show the difference.
+PRECISIONS = {
+    "float32": ("highest", "ieee", "highest"),
+    "tf32": ("tensorfloat32", "tf32", "high"),
+}
+
+
+def _torch_new_precision_api(torch: Any) -> bool:
+    """torch >= 2.9 sets TF32 per backend with ``fp32_precision``; older torch uses allow_tf32."""
+    return hasattr(getattr(torch.backends, "cudnn", None), "conv")
+
+
+def set_precision(name: str = "float32") -> dict[str, str]:
+    """Set float32 matmul and convolution precision in both frameworks; return :func:`precision`.
+
+    ``"float32"``: full float32 everywhere (JAX ``highest``; torch ``ieee`` for CUDA
+    matmuls and cuDNN convolutions and RNNs). ``"tf32"``: TensorFloat-32 inputs, what
+    Ampere-and-newer GPUs use by default (JAX's default on GPU, bfloat16 passes on TPU).
+    No effect on CPU results, so it is safe to call everywhere.
+    """
+    if name not in PRECISIONS:
+        raise ValueError(f"set_precision: name must be one of {sorted(PRECISIONS)}, got {name!r}")
+    jax_name, torch_name, legacy = PRECISIONS[name]
+    import jax
+    import torch
+
+    jax.config.update("jax_default_matmul_precision", jax_name)
+    if _torch_new_precision_api(torch):
+        # Only the new API: reading or writing the legacy allow_tf32 flags after it raises.
+        torch.backends.cuda.matmul.fp32_precision = torch_name
+        torch.backends.cudnn.conv.fp32_precision = torch_name
+        torch.backends.cudnn.rnn.fp32_precision = torch_name
+    else:  # pragma: no cover - torch < 2.9
+        torch.set_float32_matmul_precision(legacy)
+        torch.backends.cudnn.allow_tf32 = name == "tf32"
+    return precision()
+
+
+def precision() -> dict[str, str]:
+    """What both frameworks use now for float32 matmuls/convolutions, and its course name."""
+    import jax
+    import torch
+
+    jax_p = jax.config.jax_default_matmul_precision or "default"
+    if _torch_new_precision_api(torch):
+        matmul = torch.backends.cuda.matmul.fp32_precision
+        if matmul == "none":  # not set through the new API: the legacy setting rules
+            legacy = torch.get_float32_matmul_precision()
+            matmul = "ieee" if legacy == "highest" else "tf32"
+        conv = torch.backends.cudnn.conv.fp32_precision
+        conv = "tf32" if conv == "none" else conv  # cuDNN's default allows TF32
+    else:  # pragma: no cover - torch < 2.9
+        matmul = "ieee" if torch.get_float32_matmul_precision() == "highest" else "tf32"
+        conv = "tf32" if torch.backends.cudnn.allow_tf32 else "ieee"
+    full = jax_p in ("highest", "float32") and matmul == conv == "ieee"
+    tf32 = jax_p in ("tensorfloat32", "high") and matmul == conv == "tf32"
+    name = "float32" if full else "tf32" if tf32 else "mixed"
+    return {"name": name, "jax": jax_p, "torch_matmul": matmul, "torch_conv": conv}
+
+
+# ------------------------------------------- one process, two frameworks, one device
+
+# JAX's GPU memory settings; a user who set any of them keeps their choice.
+MEMORY_VARS = (
+    "XLA_PYTHON_CLIENT_PREALLOCATE",
+    "XLA_PYTHON_CLIENT_MEM_FRACTION",
+    "XLA_PYTHON_CLIENT_ALLOCATOR",
+)
+
+
+def memory_policy(environ: Mapping[str, str]) -> dict[str, str]:
+    """Environment variables to add so JAX shares a GPU with PyTorch and other JAX processes.
+
+    By default JAX takes 75 % of GPU memory at its first operation, leaving PyTorch a
+    quarter and a second JAX process (a cache demo, a test worker) too little to start.
+    Without preallocation JAX allocates as it goes, like PyTorch's caching allocator.
+    """
+    if any(var in environ for var in MEMORY_VARS):
+        return {}
+    return {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+
+
+def device_kind(device: Any) -> str:
+    """``cpu``, ``gpu``, ``tpu`` or ``mps`` for a jax Device or a torch.device."""
+    kind = getattr(device, "platform", None) or getattr(device, "type", "cpu")
+    return {"cuda": "gpu", "rocm": "gpu", "xla": "tpu"}.get(kind, kind)
+
+
+def device_problem(
+    jax_kind: str,
+    torch_kind: str,
+    *,
+    torch_cuda: str | None = None,
+    jax_cuda_plugin: bool = False,
+) -> str | None:
+    """Why the two frameworks sit on different device kinds, with the fix; None when fine.
+
+    ``torch_cuda`` is ``torch.version.cuda`` (None for a CPU build); ``jax_cuda_plugin``
+    whether a ``jax-cudaNN-plugin`` is installed. A TPU with PyTorch on the CPU, and
+    Apple's MPS with JAX on the CPU, are expected and fine.
+    """
+    if jax_kind == torch_kind or (jax_kind, torch_kind) in (("tpu", "cpu"), ("cpu", "mps")):
+        return None
+    if jax_kind == "gpu" and torch_kind == "cpu":
+        if torch_cuda:
+            return (
+                f"JAX uses the GPU but PyTorch (a CUDA {torch_cuda} build) cannot: the NVIDIA "
+                "driver is probably older than that CUDA version needs. Fix: update the "
+                "driver, or install the PyTorch build for the driver's CUDA version "
+                "(`python course_utils/install.py` picks it)."
+            )
+        return (
+            "JAX uses the GPU but PyTorch is a CPU-only build. Fix: `pip uninstall -y torch` "
+            "then `make install` (or `python course_utils/install.py`), which installs "
+            "PyTorch's CUDA build on a machine with an NVIDIA GPU; then restart the kernel."
+        )
+    if jax_kind == "cpu" and torch_kind == "gpu":
+        if jax_cuda_plugin:
+            return (
+                "PyTorch uses the GPU but JAX started on the CPU although its CUDA plugin is "
+                "installed: it could not load CUDA, often because PyTorch loaded other CUDA "
+                "libraries first. Fix: restart the kernel and call `env.setup()` before "
+                "anything imports torch; `python -c \"import jax; jax.devices('gpu')\"` "
+                "shows JAX's own error."
+            )
+        major = (torch_cuda or "13").split(".")[0]
+        return (
+            "PyTorch uses the GPU but JAX is a CPU-only install. Fix: "
+            f'`pip install -U "jax[cuda{major}]"` (the CUDA major version of PyTorch\'s '
+            "build, so both share one set of CUDA libraries), then restart the kernel."
+        )
+    return f"JAX is on the {jax_kind} and PyTorch on the {torch_kind}."
+
+
+def compared_kind(jax_kind: str, torch_kind: str) -> tuple[str, str | None]:
+    """The device kind where a JAX-vs-PyTorch comparison runs, and why when it is the CPU.
+
+    Compared variants always share a device kind: both on the accelerator when both
+    frameworks have it, otherwise both on the CPU.
+    """
+    if jax_kind == torch_kind:
+        return jax_kind, None
+    return "cpu", (
+        f"JAX has the {jax_kind} and PyTorch the {torch_kind}: comparisons run both "
+        "frameworks on the CPU"
+    )
+
+
+@dataclass
+class Setup:
+    """What :func:`setup` chose: each framework's device, the comparison device, the precision."""
+
+    jax_device: Any
+    torch_device: Any
+    precision: dict[str, str]
+    memory_policy: dict[str, str]
+    problem: str | None = None
+
+    @property
+    def compared_kind(self) -> str:
+        return compared_kind(device_kind(self.jax_device), device_kind(self.torch_device))[0]
+
+    def pair(self) -> tuple[Any, Any]:
+        """``(torch_device, jax_device)`` of one kind, for anything that compares the two."""
+        import jax
+        import torch
+
+        if self.compared_kind != "cpu":
+            return self.torch_device, self.jax_device
+        return torch.device("cpu"), jax.devices("cpu")[0]
+
+    def line(self) -> str:
+        kind, why = compared_kind(device_kind(self.jax_device), device_kind(self.torch_device))
+        text = (
+            f"JAX on {device_kind(self.jax_device)}, PyTorch on "
+            f"{device_kind(self.torch_device)}; comparisons on {kind}; "
+            f"precision {self.precision['name']}"
+        )
+        return text + (f" ({why})" if why else "")
+
+
+def setup(precision: str = "float32", *, cpu_devices: int | None = None, verbose: bool = True) -> Setup:
+    """Prepare both frameworks for one lesson: call it before anything touches a device.
+
+    1. JAX's GPU memory policy (:func:`memory_policy`), so PyTorch has room;
+    2. ``cpu_devices`` simulated CPU devices for sharding lessons, if asked;
+    3. JAX starts first, so it loads its CUDA libraries before PyTorch loads its own;
+    4. the same float32 precision in both frameworks (:func:`set_precision`);
+    5. each framework's device, checked against the other's (:func:`device_problem`).
+    """
+    from jax._src import xla_bridge  # importing jax starts no backend
+
+    policy = {}
+    if not xla_bridge.backends_are_initialized():
+        policy = memory_policy(os.environ)
+        os.environ.update(policy)
+    if cpu_devices is not None:
+        simulate_cpu_devices(cpu_devices)
+    import jax
+
+    jax_dev = jax.devices()[0]
+    import torch
+
+    torch_dev = torch_device(verbose=verbose)
+    prec = set_precision(precision)
+    problem = device_problem(
+        device_kind(jax_dev),
+        device_kind(torch_dev),
+        torch_cuda=torch.version.cuda,
+        jax_cuda_plugin=_jax_cuda_plugin() is not None,
+    )
+    if problem and verbose:
+        print(f"WARNING: {problem}")
+    return Setup(jax_dev, torch_dev, prec, policy, problem)
+
+
+def _jax_cuda_plugin() -> str | None:
+    """The installed jax CUDA plugin's distribution name, if any."""
+    for major in (13, 12):
+        if _version(f"jax-cuda{major}-plugin"):
+            return f"jax-cuda{major}-plugin"
+    return None
+
+
 @dataclass
 class EnvReport:
     """What :func:`report` found; shows as a table in a notebook."""
@@ -142,15 +371,23 @@ class EnvReport:
     def line(self) -> str:
         """One line for the top of a notebook."""
         i = self.info
-        return (
+        text = (
             f"jax {i.get('jax')} on {i.get('jax_devices')} | torch {i.get('torch')} on "
             f"{i.get('torch_device')} | accelerator: {i.get('accelerator')} | "
-            f"smoke mode: {i.get('smoke_mode')}"
+            f"precision: {i.get('precision')} | smoke mode: {i.get('smoke_mode')}"
         )
+        if i.get("device_problem"):
+            text += f"\nWARNING: {i['device_problem']}"
+        return text
 
 
 def report(include_frameworks: bool = True) -> EnvReport:
-    """Versions, devices, accelerator kind, threads and matmul precision of both frameworks."""
+    """Versions, devices, accelerator kind, threads and precision of both frameworks.
+
+    Each framework's device is reported on its own; ``device_problem`` says, with the
+    fix, when they sit on different kinds (PyTorch on the GPU and JAX on the CPU, or
+    the reverse).
+    """
     from course_utils.config import smoke
 
     info: dict[str, Any] = {
@@ -168,6 +405,7 @@ def report(include_frameworks: bool = True) -> EnvReport:
         info["jax_backend"] = jax.default_backend()
         info["jax_devices"] = f"{len(devices)} x {devices[0].device_kind}"
         info["accelerator"] = accelerator_kind(jax.default_backend())
+        info["jax_device_kind"] = device_kind(devices[0])
         info["jax_matmul_precision"] = jax.config.jax_default_matmul_precision or "default"
     if include_frameworks and info["torch"]:
         import torch
@@ -176,12 +414,28 @@ def report(include_frameworks: bool = True) -> EnvReport:
         info["torch_device"] = str(dev)
         if dev.type == "cuda":
             info["torch_gpu"] = torch.cuda.get_device_name(0)
+        info["torch_device_kind"] = device_kind(dev)
+        info["torch_cuda"] = torch.version.cuda
         info["torch_threads"] = torch.get_num_threads()
         info["torch_float32_matmul_precision"] = torch.get_float32_matmul_precision()
         if info.get("accelerator", "cpu") == "cpu" and dev.type != "cpu":
             info["accelerator"] = "gpu" if dev.type in ("cuda", "mps") else dev.type
+    if include_frameworks and info["jax"] and info["torch"]:
+        prec = precision()
+        info["precision"] = (
+            f"{prec['name']} (jax {prec['jax']}, torch matmul {prec['torch_matmul']}, "
+            f"conv {prec['torch_conv']})"
+        )
+        info["compared_on"] = compared_kind(info["jax_device_kind"], info["torch_device_kind"])[0]
+        info["device_problem"] = device_problem(
+            info["jax_device_kind"],
+            info["torch_device_kind"],
+            torch_cuda=info["torch_cuda"],
+            jax_cuda_plugin=_jax_cuda_plugin() is not None,
+        )
+    info["jax_cuda_plugin"] = _jax_cuda_plugin()
     info.setdefault("accelerator", "cpu")
-    for var in ("OMP_NUM_THREADS", "XLA_FLAGS", "JAX_PLATFORMS", "CUDA_VISIBLE_DEVICES"):
+    for var in ("OMP_NUM_THREADS", "XLA_FLAGS", "JAX_PLATFORMS", "CUDA_VISIBLE_DEVICES", *MEMORY_VARS):
         if var in os.environ:
             info[var] = os.environ[var]
     info["in_colab"] = "google.colab" in sys.modules

@@ -39,24 +39,25 @@ def sync(x: Any) -> Any:
     array returns before the work is done. PyTorch on CUDA, XLA or MPS queues
     kernels the same way. Numpy arrays and Python values need nothing.
     """
-    torch_devices: set[str] = set()
+    torch_devices: dict[tuple[str, int | None], Any] = {}
     for _, leaf in leaves_with_paths(x):
         if is_jax_array(leaf):
             leaf.block_until_ready()
         elif is_torch_tensor(leaf):
-            torch_devices.add(leaf.device.type)
-    for kind in torch_devices:
-        _torch_synchronize(kind)
+            torch_devices.setdefault((leaf.device.type, leaf.device.index), leaf.device)
+    for (kind, _), device in torch_devices.items():
+        _torch_synchronize(kind, device)
     return x
 
 
-def _torch_synchronize(kind: str) -> None:
+def _torch_synchronize(kind: str, device: Any = None) -> None:
+    """Wait for the queue of one torch device (each GPU has its own)."""
     if kind == "cpu":
         return
     import torch
 
     if kind == "cuda":
-        torch.cuda.synchronize()
+        torch.cuda.synchronize(device)
     elif kind == "mps":
         torch.mps.synchronize()
     elif kind == "xla":  # pragma: no cover - needs torch_xla

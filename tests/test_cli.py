@@ -54,6 +54,46 @@ def test_doctor_reports_both_frameworks(capsys):
         assert "Everything the course needs is in place." in out
 
 
+@pytest.mark.parametrize(
+    "cuda, torch_cuda, fix",
+    [
+        (True, "13.0", "jax[cuda13]"),  # PyTorch on the GPU, JAX a CPU install
+        (True, "12.6", "jax[cuda12]"),
+    ],
+)
+def test_doctor_fails_when_the_frameworks_disagree_on_the_device(
+    monkeypatch, capsys, cuda, torch_cuda, fix
+):
+    import torch
+
+    from course_utils import env
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda i=0: "Fake GPU")
+    monkeypatch.setattr(torch.version, "cuda", torch_cuda)
+    monkeypatch.setattr(env, "_jax_cuda_plugin", lambda: None)
+    code = cli.main(["doctor"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "To fix:" in out and fix in out
+
+
+def test_doctor_flags_a_cpu_torch_next_to_a_gpu_jax(monkeypatch, capsys):
+    from course_utils import env
+
+    real = env.report
+
+    def fake_report(include_frameworks=True):
+        rep = real(include_frameworks)
+        rep.info.update(jax_device_kind="gpu", accelerator="gpu")
+        rep.info["device_problem"] = env.device_problem("gpu", "cpu", torch_cuda=None)
+        return rep
+
+    monkeypatch.setattr(env, "report", fake_report)
+    assert cli.main(["doctor"]) == 1
+    assert "CPU-only build" in capsys.readouterr().out
+
+
 def test_run_executes_and_summarises(tmp_path):
     out = run_cli("run", "notebooks/00_welcome_and_setup.ipynb", "--smoke", "--out", str(tmp_path))
     assert out.returncode == 0, out.stdout + out.stderr

@@ -20,11 +20,31 @@ def test_sync_waits_for_every_jax_leaf():
     assert tree["x"][0].is_ready() and tree["y"][0].is_ready()
 
 
-def test_sync_synchronises_each_torch_device_kind_once(monkeypatch):
+def test_sync_synchronises_each_torch_device_once(monkeypatch):
     seen = []
-    monkeypatch.setattr(timing, "_torch_synchronize", seen.append)
+    monkeypatch.setattr(timing, "_torch_synchronize", lambda kind, dev: seen.append(kind))
     timing.sync([torch.ones(2), {"b": torch.zeros(3)}, torch.empty(2, device="meta")])
     assert sorted(seen) == ["cpu", "meta"]
+
+
+def test_sync_waits_on_the_gpu_each_tensor_lives_on(monkeypatch):
+    # Two GPUs: torch.cuda.synchronize() alone waits for the current device only.
+    calls = []
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: calls.append(device))
+    on_gpu = [torch.empty(1, device="meta") for _ in range(3)]
+    devices = [torch.device("cuda", 0), torch.device("cuda", 1), torch.device("cuda", 1)]
+
+    class FakeTensor(torch.Tensor):
+        pass
+
+    fakes = []
+    for t, d in zip(on_gpu, devices, strict=True):
+        f = t.as_subclass(FakeTensor)
+        f._fake_device = d
+        fakes.append(f)
+    monkeypatch.setattr(FakeTensor, "device", property(lambda self: self._fake_device))
+    timing.sync(fakes)
+    assert calls == [torch.device("cuda", 0), torch.device("cuda", 1)]
 
 
 def test_sync_is_a_no_op_for_numpy_and_python():
