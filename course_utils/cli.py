@@ -46,8 +46,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
                 )
         except ImportError:
             pass
-    if rep.info.get("accelerator") == "tpu" and rep.info.get("torch_device") == "cpu":
-        fixes.append("PyTorch runs on the CPU on this TPU machine; install torch_xla to use the TPU")
+    if rep.info.get("device_problem"):
+        fixes.append(rep.info["device_problem"])
+    if rep.info.get("accelerator") == "tpu":
+        print("\nOn this TPU machine JAX uses the TPU and PyTorch the CPU; comparisons run on the CPU.")
     try:
         root = _root()
         drift = __import__("course_utils.notebooks", fromlist=["sync"]).sync(root, check=True)
