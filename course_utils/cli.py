@@ -8,7 +8,7 @@ from pathlib import Path
 
 from course_utils.notebooks import CourseError
 
-EXTRA_COMMAND_MODULES = ("grader_cli", "claims")
+EXTRA_COMMAND_MODULES = ("grader_cli", "claims", "device_check")
 
 
 class _Parser(argparse.ArgumentParser):
