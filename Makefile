@@ -9,7 +9,7 @@ SMOKE ?=
 TIMEOUT ?= 900
 PYTEST_ARGS ?=
 
-.PHONY: course test install sync exercises lint clean
+.PHONY: course test install sync exercises lint clean gpu-check
 
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python 3.10 or newer is needed; run make PYTHON=python3.11 ...")'
@@ -42,3 +42,10 @@ lint: install
 
 clean:
 	rm -rf build .pytest_cache
+
+# On a GPU or TPU machine: install the course keeping the installed torch and jax, then
+# doctor, every lesson (smoke, then full), the notebook tests and claims; one JSON report
+# in build/device-check/report.json. Options: make gpu-check CHECK_ARGS="--budget 600".
+CHECK_ARGS ?=
+gpu-check: | $(PY)
+	$(PY) -m course_utils.cli check-device $(CHECK_ARGS)
