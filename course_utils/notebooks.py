@@ -14,11 +14,29 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-# The one place the repository's address lives (badges, Colab install, README).
+# The one place the repository's address lives (badges, hosted install, README).
 REPOSITORY = "jax-pytorch-side-by-side/course"
-BRANCH = "main"
 DIST_NAME = "jax-pytorch-side-by-side"
 NOTEBOOK_DIRS = ("notebooks", "solutions", "exercises")
+
+
+def course_version() -> str:
+    """The course's version, from ``pyproject.toml`` in a checkout, else the installed package."""
+    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    if pyproject.exists():
+        import re
+
+        m = re.search(r'^version\s*=\s*"([^"]+)"', pyproject.read_text(), re.MULTILINE)
+        if m:
+            return m.group(1)
+    from importlib import metadata
+
+    return metadata.version(DIST_NAME)
+
+
+def release_tag() -> str:
+    """The git tag students' badges and setup cells use: a release, never a moving branch."""
+    return f"v{course_version()}"
 
 
 class CourseError(Exception):
@@ -40,40 +58,49 @@ def course_root(start: str | os.PathLike | None = None) -> Path:
 
 
 def badges(relpath: str) -> str:
-    """Markdown for the Colab and Binder badges of a notebook (path relative to the root)."""
-    colab = f"https://colab.research.google.com/github/{REPOSITORY}/blob/{BRANCH}/{relpath}"
-    binder = f"https://mybinder.org/v2/gh/{REPOSITORY}/{BRANCH}?labpath={relpath}"
+    """Markdown for the Colab, Kaggle and Binder badges of a notebook (path from the root).
+
+    They open the notebook as it is in the tagged release the setup cell installs.
+    """
+    tag = release_tag()
+    colab = f"https://colab.research.google.com/github/{REPOSITORY}/blob/{tag}/{relpath}"
+    kaggle = (
+        "https://kaggle.com/kernels/welcome?src="
+        f"https://github.com/{REPOSITORY}/blob/{tag}/{relpath}"
+    )
+    binder = f"https://mybinder.org/v2/gh/{REPOSITORY}/{tag}?labpath={relpath}"
     return (
         f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab}) "
+        f"[![Open In Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)]({kaggle}) "
         f"[![Binder](https://mybinder.org/badge_logo.svg)]({binder})"
     )
 
 
 def colab_setup_source() -> str:
-    """The setup cell every notebook starts with: installs the course on Colab only.
+    """The setup cell every notebook starts with.
 
-    The installed torch, jax, jaxlib and jax CUDA plugins are pinned as
-    constraints, so Colab's own builds are never replaced.
+    Where ``course_utils`` is not importable (Colab, Kaggle, a bare Jupyter), it
+    installs the tagged release of the course, then ``course_utils.hosted`` checks the
+    runtime's versions and installs the dependencies around its own torch and jax.
     """
-    spec = f"{DIST_NAME} @ git+https://github.com/{REPOSITORY}@{BRANCH}"
+    spec = f"{DIST_NAME} @ git+https://github.com/{REPOSITORY}@{release_tag()}"
     return (
-        "# Setup: on Colab, install the course helpers (keeping Colab's torch and jax).\n"
-        "# Elsewhere this cell does nothing: `make course` or `pip install -e .` did it.\n"
+        "# Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),\n"
+        "# install them, keeping the runtime's own torch and jax. Elsewhere: nothing to do.\n"
+        "import importlib\n"
+        "import importlib.util\n"
+        "import subprocess\n"
         "import sys\n"
         "\n"
-        'if "google.colab" in sys.modules:\n'
-        "    import subprocess\n"
-        "\n"
-        "    pins = subprocess.run(\n"
-        '        "pip list --format=freeze | grep -iE \'^(torch|jax|jaxlib|jax-cuda[0-9]+-.*)==\'",\n'
-        "        shell=True, capture_output=True, text=True,\n"
-        "    ).stdout\n"
-        '    open("/tmp/course-pins.txt", "w").write(pins)\n'
+        'if importlib.util.find_spec("course_utils") is None:\n'
         "    subprocess.run(\n"
-        f'        [sys.executable, "-m", "pip", "install", "-q", "{spec}",\n'
-        '         "--constraint", "/tmp/course-pins.txt"],\n'
+        f'        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "{spec}"],\n'
         "        check=True,\n"
-        "    )"
+        "    )\n"
+        "    importlib.invalidate_caches()\n"
+        "    from course_utils import hosted\n"
+        "\n"
+        "    hosted.install_dependencies()"
     )
 
 

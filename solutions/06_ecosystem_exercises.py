@@ -1,30 +1,29 @@
 # %% [markdown]
 # # 06 · Exercises: the ecosystems
 #
-# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/main/solutions/06_ecosystem_exercises.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/main?labpath=solutions/06_ecosystem_exercises.ipynb)
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/v0.1.0/solutions/06_ecosystem_exercises.ipynb) [![Open In Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)](https://kaggle.com/kernels/welcome?src=https://github.com/jax-pytorch-side-by-side/course/blob/v0.1.0/solutions/06_ecosystem_exercises.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/v0.1.0?labpath=solutions/06_ecosystem_exercises.ipynb)
 #
 # Four exercises on what lesson 06 showed. Replace each `raise NotImplementedError()`
 # with your code, then run the check cell below it: it prints "passed", explains what is
 # wrong, or says "not implemented yet".
 
 # %%
-# Setup: on Colab, install the course helpers (keeping Colab's torch and jax).
-# Elsewhere this cell does nothing: `make course` or `pip install -e .` did it.
+# Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),
+# install them, keeping the runtime's own torch and jax. Elsewhere: nothing to do.
+import importlib
+import importlib.util
+import subprocess
 import sys
 
-if "google.colab" in sys.modules:
-    import subprocess
-
-    pins = subprocess.run(
-        "pip list --format=freeze | grep -iE '^(torch|jax|jaxlib|jax-cuda[0-9]+-.*)=='",
-        shell=True, capture_output=True, text=True,
-    ).stdout
-    open("/tmp/course-pins.txt", "w").write(pins)
+if importlib.util.find_spec("course_utils") is None:
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "jax-pytorch-side-by-side @ git+https://github.com/jax-pytorch-side-by-side/course@main",
-         "--constraint", "/tmp/course-pins.txt"],
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "jax-pytorch-side-by-side @ git+https://github.com/jax-pytorch-side-by-side/course@v0.1.0"],
         check=True,
     )
+    importlib.invalidate_caches()
+    from course_utils import hosted
+
+    hosted.install_dependencies()
 
 # %% tags=["parameters"]
 SMOKE = None  # None: follow COURSE_SMOKE; papermill: -p SMOKE True

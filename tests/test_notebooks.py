@@ -58,12 +58,6 @@ def test_student_notebooks_point_at_themselves():
         assert notebooks.badges(f"exercises/{nb_path.name}") in nb.cells[0].source
 
 
-def test_colab_setup_is_inert_outside_colab():
-    namespace = {}
-    exec(notebooks.colab_setup_source(), namespace)  # noqa: S102 - our own source
-    assert "pins" not in namespace
-
-
 def _copy_course(tmp_path: Path) -> Path:
     root = tmp_path / "course"
     for d in ("notebooks", "solutions", "exercises", "course_utils"):
