@@ -1,8 +1,14 @@
 """The benchmarks behind ``course claims``: one compact measurement per popular claim.
 
-Both frameworks run on the CPU (JAX's default device is pinned to it while a
-benchmark runs), so every ratio compares the same hardware; only the memory
-claim needs, and uses, a GPU.
+:func:`measure` runs a benchmark on one device kind (a
+:class:`~course_utils.claims.DeviceTarget` from :func:`detect_devices`): JAX's
+default device and PyTorch's tensors are both on that kind, so a ratio always
+compares the same hardware, and a claim whose frameworks cannot both reach it
+is "not testable here", with the reason. Float32 matmuls run at "highest"
+precision in both frameworks (:func:`matched_precision`, no TF32 on CUDA), and
+the measurement records the precision, dtype and threads it ran with. The
+memory claim needs a CUDA GPU: it compares the two allocators' peaks, with JAX
+donating its parameters and optimizer state as an in-place PyTorch step does.
 
 Every benchmark first checks that the variants it compares compute the same
 result (``timing.compare`` does it, or an explicit ``assert_close``), then
@@ -17,9 +23,11 @@ CartPole step of :mod:`course_utils.cartpole`.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,10 +35,14 @@ import numpy as np
 from course_utils.claims import (
     SOURCES,
     Claim,
+    DevicePlan,
+    DeviceTarget,
     Measured,
     NotTestable,
     SkippedInSmoke,
     paired_ratios,
+    plan_devices,
+    why_not_testable,
 )
 
 CLAIMS: tuple[Claim, ...] = (
@@ -93,7 +105,8 @@ CLAIMS: tuple[Claim, ...] = (
         "train-memory",
         "JAX needs less memory than PyTorch for a training step",
         SOURCES["004"], "1.22x (−18% memory, GPT-2 on 4×A100)",
-        "PyTorch peak step memory / JAX step temporaries, on a GPU", 1.0,
+        "PyTorch / JAX step peak (resident params, Adam state and batch + the allocator's "
+        "peak above them), on a GPU, JAX donating its state", 1.0,
     ),
     Claim(
         "tpu-llm",
@@ -110,28 +123,171 @@ CLAIMS: tuple[Claim, ...] = (
 )
 
 
-class _Ctx:
-    """Sizes and timing targets for one mode."""
+# Which frameworks each benchmark runs: both must reach a device kind for a paired claim.
+BOTH = ("torch", "jax")
+FRAMEWORKS: dict[str, tuple[str, ...]] = {
+    "higher-order": BOTH,
+    "vmap-simulation": BOTH,
+    "first-call": ("jax",),
+    "compile-matmul": ("torch",),
+    "compile-fusion": ("torch",),
+    "compile-training": ("torch",),
+    "batch1-latency": BOTH,
+    "dynamic-shapes": BOTH,
+    "train-throughput": BOTH,
+    "train-memory": BOTH,
+    "tpu-llm": BOTH,
+    "huge-scale": BOTH,
+}
 
-    def __init__(self, smoke: bool) -> None:
+# Claims measured on some device kinds only: (kinds, why).
+ONLY_ON: dict[str, tuple[tuple[str, ...], str]] = {
+    "batch1-latency": (("cpu",), "the article's claim is about batch-1 inference on a CPU"),
+    "train-memory": (("gpu",), "both allocators keep a peak counter on a CUDA GPU only "
+                     "(PyTorch keeps none for CPU tensors, and has no TPU device without "
+                     "torch_xla)"),
+}
+
+DTYPE = "float32"
+PRECISION = "highest"
+
+
+class _Ctx:
+    """Sizes, timing targets and the device kind for one measurement."""
+
+    def __init__(self, smoke: bool, target: DeviceTarget | None = None) -> None:
         self.smoke = smoke
         self.target_s = 0.2 if smoke else 1.0
+        self.target = target or DeviceTarget("cpu")
 
     def size(self, full: Any, smoke: Any) -> Any:
         return smoke if self.smoke else full
 
+    @property
+    def jax_device(self) -> Any:
+        """JAX's device of the target's kind (the CPU for a PyTorch-only target)."""
+        import jax
 
-def measure(claim_id: str, *, smoke: bool) -> Measured:
-    """Run the benchmark for ``claim_id`` (raises NotTestable / SkippedInSmoke where due)."""
+        return jax.devices(self.target.kind if self.target.jax else "cpu")[0]
+
+    @property
+    def torch_device(self) -> Any:
+        import torch
+
+        return torch.device(self.target.torch or "cpu")
+
+    def jax_put(self, x: Any) -> Any:
+        import jax
+
+        return jax.device_put(x, self.jax_device)
+
+    def torch_put(self, x: Any) -> Any:
+        import torch
+
+        t = x if isinstance(x, torch.Tensor) else torch.from_numpy(np.asarray(x))
+        return t.to(self.torch_device)
+
+
+def detect_devices(requested: str = "all") -> DevicePlan:
+    """The device kinds to measure on: ``jax.devices()`` and ``torch.cuda.is_available()``."""
+    import importlib.util
+
+    import jax
+
+    from course_utils.env import accelerator_kind
+
+    jax_kinds: set[str] = set()
+    names: dict[str, str] = {}
+    with contextlib.suppress(RuntimeError):  # JAX_PLATFORMS may leave the CPU out
+        jax.devices("cpu")
+        jax_kinds.add("cpu")
+    default = jax.devices()[0]
+    kind = accelerator_kind(default.platform)
+    if kind != "cpu":
+        jax_kinds.add(kind)
+        names[kind] = str(default.device_kind)
+    torch_kinds: set[str] = set()
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - the course installs torch
+        pass
+    else:
+        torch_kinds.add("cpu")
+        if torch.cuda.is_available():
+            torch_kinds.add("gpu")
+            names.setdefault("gpu", torch.cuda.get_device_name(0))
+    return plan_devices(requested, jax_kinds=jax_kinds, torch_kinds=torch_kinds, names=names,
+                        torch_xla=importlib.util.find_spec("torch_xla") is not None)
+
+
+@contextlib.contextmanager
+def matched_precision(torch_cuda: bool = False) -> Iterator[dict[str, Any]]:
+    """Float32 matmuls at "highest" precision in both frameworks; restored on exit.
+
+    JAX: ``jax.default_matmul_precision("highest")`` (its default is TF32 on
+    recent NVIDIA GPUs and bfloat16 passes on TPU). PyTorch:
+    ``torch.set_float32_matmul_precision("highest")``, and on CUDA no TF32 in
+    matmuls or cuDNN convolutions. Yields what is in force, for the record.
+    """
+    import jax
+    import torch
+
+    saved = torch.get_float32_matmul_precision()
+    cuda, cudnn = torch.backends.cuda.matmul, torch.backends.cudnn
+    saved_tf32 = (cuda.allow_tf32, cudnn.allow_tf32) if torch_cuda else None
+    with jax.default_matmul_precision(PRECISION):
+        try:
+            torch.set_float32_matmul_precision(PRECISION)
+            if torch_cuda:
+                cuda.allow_tf32 = False
+                cudnn.allow_tf32 = False
+            record: dict[str, Any] = {
+                "jax_matmul": jax.config.jax_default_matmul_precision,
+                "torch_matmul": torch.get_float32_matmul_precision(),
+            }
+            if torch_cuda:
+                record["torch_cuda_tf32"] = cuda.allow_tf32
+                record["torch_cudnn_tf32"] = cudnn.allow_tf32
+            yield record
+        finally:
+            torch.set_float32_matmul_precision(saved)
+            if saved_tf32 is not None:
+                cuda.allow_tf32, cudnn.allow_tf32 = saved_tf32
+
+
+def measure(claim_id: str, *, smoke: bool, target: DeviceTarget | None = None) -> Measured:
+    """Run the benchmark for ``claim_id`` on ``target`` (default: the CPU).
+
+    Raises NotTestable when the claim's frameworks cannot both run on the
+    target's device kind, or the benchmark needs what is absent; SkippedInSmoke
+    where due.
+    """
     fn = _BENCHMARKS.get(claim_id)
     if fn is None:
         raise KeyError(f"no benchmark for claim {claim_id!r}; claims: {[c.id for c in CLAIMS]}")
+    target = target or DeviceTarget("cpu")
+    kinds, kinds_why = ONLY_ON.get(claim_id, ((), ""))
+    why = why_not_testable(target, FRAMEWORKS[claim_id], kinds, kinds_why)
+    if why:
+        raise NotTestable(why)
     import jax
 
-    # Same hardware for both frameworks: PyTorch's tensors here live on the CPU, so JAX's
-    # do too, even where JAX's default device is an accelerator.
-    with jax.default_device(jax.devices("cpu")[0]):
-        return fn(_Ctx(smoke))
+    from course_utils import timing
+
+    ctx = _Ctx(smoke, target)
+    # Same device kind for both frameworks: JAX's default device is the target's,
+    # and the benchmarks put PyTorch's tensors on ctx.torch_device.
+    with jax.default_device(ctx.jax_device), matched_precision(target.torch == "cuda") as prec:
+        m = fn(ctx)
+        m.conditions = {
+            "device": target.kind,
+            "device_name": target.name,
+            "frameworks": list(FRAMEWORKS[claim_id]),
+            "precision": prec,
+            "dtype": DTYPE,
+            "threads": timing.thread_settings(),
+        }
+    return m
 
 
 def _compare_ratios(cmp: Any, numerator: str, denominator: str) -> list[float]:
@@ -177,7 +333,7 @@ def _higher_order(ctx: _Ctx) -> Measured:
         return jnp.sin(x**2) + jnp.exp(jnp.cos(x))
 
     third_jax = jax.jit(jax.vmap(jax.grad(jax.grad(jax.grad(f)))))
-    xt, xj = torch.from_numpy(x_np), jnp.asarray(x_np)
+    xt, xj = ctx.torch_put(x_np), ctx.jax_put(x_np)
     assert_close(third_jax(xj), third_derivative_analytic(x_np), rtol=1e-3, atol=1e-3, name="jax f'''")
     cmp = timing.compare(
         {"PyTorch eager": lambda: third_torch(xt), "JAX jit": lambda: third_jax(xj)},
@@ -199,7 +355,7 @@ def _vmap_simulation(ctx: _Ctx) -> Measured:
     from course_utils import cartpole, timing
 
     n = ctx.size(10_000, 2_000)
-    v = cartpole.fps_variants(n, seed=0)
+    v = cartpole.fps_variants(n, seed=0, torch_device=ctx.torch_device)  # JAX: default device
     names = ["JAX vmap + jit", "PyTorch torch.func.vmap", "PyTorch hand-batched"]
     cmp = timing.compare({k: v[k] for k in names}, rtol=1e-5, atol=1e-5, target_s=ctx.target_s)
     med = _medians(cmp)
@@ -214,11 +370,15 @@ def _vmap_simulation(ctx: _Ctx) -> Measured:
 # ------------------------------------------------------------- the encoder
 
 
-_ENCODERS: dict[bool, Any] = {}
+_ENCODERS: dict[Any, Any] = {}
 
 
 def _encoder_setup(ctx: _Ctx):
-    """A TorchEncoder/NNXEncoder pair with equal weights on the CPU, and its sizes."""
+    """A TorchEncoder/NNXEncoder pair with equal weights, and its sizes.
+
+    The PyTorch model lives on ``ctx.torch_device``; the NNX model's state is put
+    on ``ctx.jax_device`` by :func:`_jax_forward` and :func:`_train_steps`.
+    """
     if ctx.smoke not in _ENCODERS:
         from course_utils.migration import BlockConfig, make_pair
 
@@ -230,17 +390,19 @@ def _encoder_setup(ctx: _Ctx):
         tm, jm = make_pair(cfg, seed=0, encoder=True, vocab=1000, max_len=128,
                            n_layers=sizes["n_layers"], num_classes=2)
         _ENCODERS[ctx.smoke] = (tm, jm, sizes)
-    return _ENCODERS[ctx.smoke]
+    tm, jm, sizes = _ENCODERS[ctx.smoke]
+    key = (ctx.smoke, str(ctx.torch_device))
+    if key not in _ENCODERS:
+        _ENCODERS[key] = copy.deepcopy(tm).to(ctx.torch_device)
+    return _ENCODERS[key], jm, sizes
 
 
-def _cpu_forward(nnx_model: Any):
-    """``(jitted forward(state, x), state)`` with the state on JAX's CPU device."""
-    import jax
-
+def _jax_forward(ctx: _Ctx, nnx_model: Any):
+    """``(jitted forward(state, x), state)`` with the state on ``ctx.jax_device``."""
     from course_utils.checklist import jit_forward
 
     forward, state = jit_forward(nnx_model)
-    return forward, jax.device_put(state, jax.devices("cpu")[0])
+    return forward, ctx.jax_put(state)
 
 
 def _tokens(batch: int, seq: int, seed: int = 0) -> np.ndarray:
@@ -253,15 +415,15 @@ def _first_call(ctx: _Ctx) -> Measured:
     from course_utils import timing
 
     tm, jm, sizes = _encoder_setup(ctx)
-    tokens = jax.device_put(_tokens(1, sizes["seq"]), jax.devices("cpu")[0])
+    tokens = ctx.jax_put(_tokens(1, sizes["seq"]))
     jax.clear_caches()  # nothing compiled before may serve this first call
-    forward, state = _cpu_forward(jm)
+    forward, state = _jax_forward(ctx, jm)
     report = timing.compile_report(forward, state, tokens, eager=False, target_s=ctx.target_s)
     steady = report.steady.median
     firsts = [report.first_call_s]
     for _ in range(ctx.size(4, 1)):  # more cold first calls, for a spread
         jax.clear_caches()
-        fresh, _ = _cpu_forward(jm)
+        fresh, _ = _jax_forward(ctx, jm)
         start = time.perf_counter()
         fresh(state, tokens).block_until_ready()
         firsts.append(time.perf_counter() - start)
@@ -276,16 +438,14 @@ def _first_call(ctx: _Ctx) -> Measured:
 
 
 def _batch1_latency(ctx: _Ctx) -> Measured:
-    import jax
     import torch
 
     from course_utils import timing
 
     tm, jm, sizes = _encoder_setup(ctx)
     tok_np = _tokens(1, sizes["seq"], seed=1)
-    tok_t = torch.from_numpy(tok_np)
-    tok_j = jax.device_put(tok_np, jax.devices("cpu")[0])
-    forward, state = _cpu_forward(jm)
+    tok_t, tok_j = ctx.torch_put(tok_np), ctx.jax_put(tok_np)
+    forward, state = _jax_forward(ctx, jm)
 
     def torch_forward():
         with torch.inference_mode():
@@ -312,11 +472,10 @@ def _dynamic_shapes(ctx: _Ctx) -> Measured:
 
     tm, jm, sizes = _encoder_setup(ctx)
     lengths = ctx.size([16, 24, 40, 64], [8, 16])
-    cpu = jax.devices("cpu")[0]
     stream = [_tokens(1, n, seed=n) for n in lengths]
-    stream_t = [torch.from_numpy(t) for t in stream]
-    stream_j = [jax.device_put(t, cpu) for t in stream]
-    _, state = _cpu_forward(jm)
+    stream_t = [ctx.torch_put(t) for t in stream]
+    stream_j = [ctx.jax_put(t) for t in stream]
+    _, state = _jax_forward(ctx, jm)
 
     def torch_stream():
         with torch.inference_mode():
@@ -324,7 +483,7 @@ def _dynamic_shapes(ctx: _Ctx) -> Measured:
 
     def jax_stream():
         jax.clear_caches()  # a fresh process meeting these lengths for the first time
-        forward, _ = _cpu_forward(jm)
+        forward, _ = _jax_forward(ctx, jm)
         return [forward(state, t) for t in stream_j]
 
     cmp = timing.compare(
@@ -368,8 +527,8 @@ def _compile_matmul(ctx: _Ctx) -> Measured:
 
     d, batch = ctx.size((1024, 256), (512, 128))
     g = torch.Generator().manual_seed(0)
-    ws = [torch.randn(d, d, generator=g) / d**0.5 for _ in range(3)]
-    x = torch.randn(batch, d, generator=g)
+    ws = [ctx.torch_put(torch.randn(d, d, generator=g) / d**0.5) for _ in range(3)]
+    x = ctx.torch_put(torch.randn(batch, d, generator=g))
 
     def mlp(x):
         for w in ws:
@@ -383,7 +542,7 @@ def _compile_fusion(ctx: _Ctx) -> Measured:
     import torch
 
     n = ctx.size(4_000_000, 1_000_000)
-    x = torch.randn(n, generator=torch.Generator().manual_seed(0))
+    x = ctx.torch_put(torch.randn(n, generator=torch.Generator().manual_seed(0)))
 
     def chain(x):  # eight elementwise passes in eager mode; one fused loop compiled
         y = torch.sin(x) * torch.cos(x) + torch.tanh(x) * torch.sigmoid(x)
@@ -404,12 +563,13 @@ def _compile_training(ctx: _Ctx) -> Measured:
     from course_utils.models import TorchCNN
 
     torch.manual_seed(0)
-    eager_model = TorchCNN()
+    eager_model = TorchCNN().to(ctx.torch_device)
     compiled_source = copy.deepcopy(eager_model)
     compiled_model = torch.compile(compiled_source)
     batch = 256
     g = torch.Generator().manual_seed(1)
-    X, y = torch.rand(batch, 1, 8, 8, generator=g), torch.randint(0, 10, (batch,), generator=g)
+    X = ctx.torch_put(torch.rand(batch, 1, 8, 8, generator=g))
+    y = ctx.torch_put(torch.randint(0, 10, (batch,), generator=g))
 
     def make_step(model, params):
         opt = torch.optim.AdamW(params, lr=1e-3, weight_decay=0.01)
@@ -442,8 +602,33 @@ def _compile_training(ctx: _Ctx) -> Measured:
 # ------------------------------------------------------------- training step
 
 
-def _train_steps(ctx: _Ctx, batch: int):
-    """Equal-start train steps (AdamW, cross-entropy) of the encoder in both frameworks."""
+# Arguments of the JAX train step (params, opt_state, tokens, labels) it donates for
+# the memory claim: the state a PyTorch step updates in place.
+DONATED_ARGNUMS = (0, 1)
+
+
+@dataclass
+class _TrainPair:
+    """Equal-start AdamW train steps of the encoder, PyTorch and JAX, on one device kind."""
+
+    torch_step: Callable[[], Any]
+    torch_model: Any
+    torch_opt: Any
+    torch_batch: tuple[Any, Any]
+    jax_step: Callable[[], Any]
+    jax_train_step: Any  # the jitted (params, opt_state, tokens, labels) -> (params, opt_state, loss)
+    box: dict[str, Any]  # the JAX state: "params", "opt"
+    jax_batch: tuple[Any, Any]
+    sizes: dict[str, int]
+
+
+def _train_steps(ctx: _Ctx, batch: int, *, donate: bool = False) -> _TrainPair:
+    """Equal-start train steps (AdamW, cross-entropy) of the encoder in both frameworks.
+
+    With ``donate``, the JAX step donates its parameters and optimizer state
+    (:data:`DONATED_ARGNUMS`), so XLA writes the new ones into their buffers, as
+    PyTorch's optimizer updates its tensors in place.
+    """
     import jax
     import optax
     import torch
@@ -455,7 +640,7 @@ def _train_steps(ctx: _Ctx, batch: int):
     labels = np.random.default_rng(3).integers(0, 2, batch)
     lr, wd = 1e-3, 0.01
 
-    tok_t, lab_t = torch.from_numpy(tok), torch.from_numpy(labels)
+    tok_t, lab_t = ctx.torch_put(tok), ctx.torch_put(labels)
     opt = torch.optim.AdamW(tm.parameters(), lr=lr, weight_decay=wd)
 
     def torch_step():
@@ -466,10 +651,10 @@ def _train_steps(ctx: _Ctx, batch: int):
         return loss.detach()
 
     graphdef, params, rest = nnx.split(jm, nnx.Param, ...)
+    params, rest = ctx.jax_put(params), ctx.jax_put(rest)
     tx = optax.adamw(lr, weight_decay=wd)
 
-    @jax.jit
-    def jax_train_step(params, opt_state, tok, labels):
+    def train_step(params, opt_state, tok, labels):
         def loss_fn(p):
             logits = nnx.merge(graphdef, p, rest)(tok)
             return optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
@@ -478,85 +663,130 @@ def _train_steps(ctx: _Ctx, batch: int):
         updates, opt_state = tx.update(grads, opt_state, params)
         return optax.apply_updates(params, updates), opt_state, loss
 
-    box = {"params": params, "opt": tx.init(params)}
-    tok_j, lab_j = jax.numpy.asarray(tok), jax.numpy.asarray(labels)
+    jax_train_step = jax.jit(train_step, donate_argnums=DONATED_ARGNUMS if donate else ())
+    box = {"params": params, "opt": ctx.jax_put(tx.init(params))}
+    tok_j, lab_j = ctx.jax_put(tok), ctx.jax_put(labels.astype(np.int32))
 
     def jax_step():
         box["params"], box["opt"], loss = jax_train_step(box["params"], box["opt"], tok_j, lab_j)
         return loss
 
-    return torch_step, jax_step, jax_train_step, box, (tok_j, lab_j), sizes
+    return _TrainPair(torch_step, tm, opt, (tok_t, lab_t), jax_step, jax_train_step, box,
+                      (tok_j, lab_j), sizes)
 
 
 def _train_throughput(ctx: _Ctx) -> Measured:
     from course_utils import timing
 
     batch = ctx.size(32, 8)
-    torch_step, jax_step, *_, sizes = _train_steps(ctx, batch)
+    pair = _train_steps(ctx, batch)
     cmp = timing.compare(
-        {"PyTorch eager": torch_step, "JAX jit": jax_step},
+        {"PyTorch eager": pair.torch_step, "JAX jit": pair.jax_step},
         rtol=1e-4, atol=1e-5, target_s=ctx.target_s,
     )
     med = _medians(cmp)
-    tokens = batch * sizes["seq"]
+    tokens = batch * pair.sizes["seq"]
     return Measured(
         _compare_ratios(cmp, "PyTorch eager", "JAX jit"),
-        f"AdamW step, batch {batch} x {sizes['seq']} tokens: PyTorch "
+        f"AdamW step, batch {batch} x {pair.sizes['seq']} tokens: PyTorch "
         f"{tokens / med['PyTorch eager']:,.0f} tokens/s, JAX {tokens / med['JAX jit']:,.0f} tokens/s",
         {"median_s": med},
     )
 
 
-def _train_memory(ctx: _Ctx) -> Measured:
-    import jax
-    import torch
+# ---------------------------------------------------------------- memory
 
-    if not torch.cuda.is_available() or jax.default_backend() != "gpu":
+
+def step_memory_measured(
+    *,
+    torch_resident: int,
+    torch_above: Sequence[int],
+    jax_resident: int,
+    jax_above: Sequence[int],
+    donated_bytes: int,
+    batch: int,
+    tolerance: float = 0.05,
+) -> Measured:
+    """The memory claim's samples from what each framework's allocator reported.
+
+    ``*_resident``: bytes of the parameters, Adam state and batch, counted from
+    the arrays (:func:`course_utils.memory.tree_bytes`), alive before and after
+    a step; ``*_above``: per round, how far the allocator's peak rose above what
+    was live when the step began (gradients, activations, optimizer
+    temporaries, and on the JAX side any output not written into a donated
+    buffer). A framework's step peak is resident + above; each sample is
+    PyTorch's over JAX's, round by round. The two resident sets must agree
+    within ``tolerance``, or the comparison would not be like with like.
+    """
+    if len(torch_above) != len(jax_above) or not torch_above:
+        raise ValueError(f"step_memory_measured: need equally many rounds, got "
+                         f"{len(torch_above)} and {len(jax_above)}")
+    if min(torch_resident, jax_resident) <= 0:
+        raise ValueError("step_memory_measured: resident bytes must be positive")
+    if min(*torch_above, *jax_above) < 0:
+        raise ValueError("step_memory_measured: a peak below the live bytes is a measuring error")
+    gap = abs(torch_resident - jax_resident) / max(torch_resident, jax_resident)
+    if gap > tolerance:
         raise NotTestable(
-            "needs a CUDA GPU for both frameworks: PyTorch keeps no peak-allocation counter "
-            "for CPU tensors, so the two cannot be compared on this machine"
+            f"not like with like: the resident state differs by {gap:.0%} (PyTorch "
+            f"{torch_resident:,} B, JAX {jax_resident:,} B)"
         )
+    from course_utils.memory import format_bytes
+
+    torch_peaks = [torch_resident + a for a in torch_above]
+    jax_peaks = [jax_resident + a for a in jax_above]
+    mid = len(torch_peaks) // 2
+    return Measured(
+        paired_ratios(torch_peaks, jax_peaks),
+        f"encoder AdamW step, batch {batch}, float32: peak PyTorch "
+        f"{format_bytes(sorted(torch_peaks)[mid])}, JAX {format_bytes(sorted(jax_peaks)[mid])} "
+        f"(resident {format_bytes(torch_resident)} vs {format_bytes(jax_resident)}; JAX donates "
+        f"{format_bytes(donated_bytes)} of parameters and Adam state)",
+        {"torch_resident_bytes": torch_resident, "jax_resident_bytes": jax_resident,
+         "torch_above_bytes": list(torch_above), "jax_above_bytes": list(jax_above),
+         "jax_donated_bytes": donated_bytes,
+         "method": "torch.cuda.max_memory_allocated after reset_peak_memory_stats; JAX "
+                   "peak_bytes_in_use with the live bytes first lifted to the earlier peak "
+                   "(memory.jax_peak_above)"},
+    )
+
+
+def _train_memory(ctx: _Ctx) -> Measured:
+    if ctx.target.kind != "gpu" or ctx.target.torch != "cuda" or not ctx.target.jax:
+        raise NotTestable(f"measured on a CUDA GPU only: {ONLY_ON['train-memory'][1]}")
     try:  # pragma: no cover - needs a GPU
         return _train_memory_gpu(ctx)
+    except NotTestable:  # pragma: no cover
+        raise
     except Exception as err:  # pragma: no cover - report, do not crash the table
         raise NotTestable(f"the GPU measurement failed: {type(err).__name__}: {err}"[:200]) from err
 
 
 def _train_memory_gpu(ctx: _Ctx) -> Measured:  # pragma: no cover - needs a GPU
-    """Bytes a training step allocates beyond the model and optimizer state, on the GPU."""
-    import jax
-    import torch
+    """Each allocator's peak over one encoder step, same batch and precision, on the GPU."""
+    from course_utils import memory
 
     batch = ctx.size(32, 8)
-    _, _, jax_train_step, box, (tok_j, lab_j), sizes = _train_steps(ctx, batch)
-    tm, _, _ = _encoder_setup(ctx)
-    tm = copy.deepcopy(tm).cuda()
-    opt = torch.optim.AdamW(tm.parameters(), lr=1e-3, weight_decay=0.01)
-    tok_t = torch.from_numpy(_tokens(batch, sizes["seq"], seed=2)).cuda()
-    lab_t = torch.from_numpy(np.random.default_rng(3).integers(0, 2, batch)).cuda()
+    pair = _train_steps(ctx, batch, donate=True)
+    pair.torch_step()  # creates the Adam state
+    pair.jax_step()  # compiles, and replaces the state by the donated step's outputs
+    pair.jax_step()
 
-    def step():
-        opt.zero_grad(set_to_none=True)
-        torch.nn.functional.cross_entropy(tm(tok_t), lab_t).backward()
-        opt.step()
+    def no_grads():  # PyTorch's step starts without gradients, as JAX's does
+        pair.torch_opt.zero_grad(set_to_none=True)
 
-    step()  # creates the optimizer state
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
-    base = torch.cuda.memory_allocated()
-    step()
-    torch.cuda.synchronize()
-    torch_bytes = torch.cuda.max_memory_allocated() - base
-    gpu = jax.devices("gpu")[0]
-    args = jax.device_put((box["params"], box["opt"], tok_j, lab_j), gpu)
-    analysis = jax_train_step.lower(*args).compile().memory_analysis()
-    jax_bytes = analysis.temp_size_in_bytes + analysis.output_size_in_bytes - analysis.alias_size_in_bytes
-    return Measured(
-        [torch_bytes / jax_bytes],
-        f"encoder AdamW step, batch {batch}: PyTorch peak {torch_bytes / 2**20:.1f} MiB above "
-        f"the model and optimizer state, JAX {jax_bytes / 2**20:.1f} MiB (temporaries + outputs)",
-        {"torch_bytes": torch_bytes, "jax_bytes": jax_bytes},
-    )
+    no_grads()
+    torch_resident = memory.tree_bytes((pair.torch_model, pair.torch_opt, pair.torch_batch))
+    jax_resident = memory.tree_bytes((pair.box["params"], pair.box["opt"], pair.jax_batch))
+    torch_above, jax_above = [], []
+    for _ in range(ctx.size(5, 3)):  # interleaved rounds
+        torch_above.append(memory.torch_peak_above(pair.torch_step, before=no_grads,
+                                                   device=ctx.torch_device))
+        jax_above.append(memory.jax_peak_above(pair.jax_step, ctx.jax_device))
+    donated = memory.tree_bytes([pair.box[k] for k in ("params", "opt")])
+    return step_memory_measured(torch_resident=torch_resident, torch_above=torch_above,
+                                jax_resident=jax_resident, jax_above=jax_above,
+                                donated_bytes=donated, batch=batch)
 
 
 # ------------------------------------------------------------- not testable
