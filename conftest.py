@@ -7,7 +7,9 @@ and strict framework deprecations are set here, before any kernel starts
 
 from __future__ import annotations
 
+import functools
 import os
+import platform
 from pathlib import Path
 
 import pytest
@@ -34,7 +36,41 @@ _strict_kernels()
 collect_ignore_glob = ["tests/fixtures/*"]
 
 
+# The versions a run used, printed in its header, on each failure and in the junit XML,
+# so that a failure in the version matrix names the lesson, the cell and the versions.
+VERSIONED = ("jax", "jaxlib", "flax", "optax", "orbax-checkpoint", "keras", "torch")
+
+
+@functools.cache
+def version_line() -> str:
+    """``versions (SET): python 3.11.2, jax 0.10.2, ...`` without importing a framework."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    parts = [f"python {platform.python_version()}"]
+    for dist in VERSIONED:
+        try:
+            parts.append(f"{dist} {version(dist)}")
+        except PackageNotFoundError:
+            parts.append(f"{dist} missing")
+    name = os.environ.get("COURSE_VERSION_SET")
+    return f"versions{f' ({name})' if name else ''}: {', '.join(parts)}"
+
+
+def pytest_report_header(config):
+    return version_line()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.failed:
+        report.sections.append(("versions", version_line()))
+    return report
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if str(item.fspath).endswith(".ipynb"):
             item.add_marker(pytest.mark.notebooks)
+        if os.environ.get("COURSE_VERSION_SET"):
+            item.user_properties.append(("versions", version_line()))
