@@ -29,7 +29,9 @@ from course_utils.notebooks import CourseError
 
 SCHEMA_VERSION = 1
 STEPS = ("doctor", "smoke", "full", "tests", "claims")
-SKIPPED_BUDGET = "skipped: budget"
+SKIPPED_BUDGET = "skipped: budget"  # not started: it could not finish in time
+STOPPED_BUDGET = "stopped: budget"  # started, then stopped when the budget ran out
+NOT_FAILED = ("ok", SKIPPED_BUDGET, STOPPED_BUDGET)
 # Before any lesson has run in both modes, a full run is guessed at this many smoke runs.
 FULL_OVER_SMOKE = 4.0
 MIN_START_S = 10.0  # never start anything with less time than this left
@@ -172,9 +174,24 @@ class Check:
         self.save()
         print(f"check-device: {name} {status} ({rec['seconds']:.1f} s)", flush=True)
 
-    def _from(self, result: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    def _from(
+        self, result: dict[str, Any], limit: float | None, cap: float | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """A step's status from its result; a run cut short by the budget is no failure."""
         detail = {k: v for k, v in result.items() if k != "ok"}
-        return ("ok" if result.get("ok") else "failed"), detail
+        if result.get("ok"):
+            return "ok", detail
+        if result.get("exit_code") is None and self.cut_by_budget(limit, cap):
+            return STOPPED_BUDGET, detail
+        return "failed", detail
+
+    def cut_by_budget(self, limit: float | None, cap: float | None) -> bool:
+        """Whether a time limit was shortened by the budget (so reaching it says little)."""
+        return (
+            limit is not None
+            and self.opts.budget is not None
+            and (cap is None or limit < cap)
+        )
 
     def _probe(self) -> None:
         got = self.tools.probe(self.root, self.timeout(300.0) or 300.0)
@@ -193,16 +210,17 @@ class Check:
             self._probe()
 
     def _install(self) -> tuple[str, dict[str, Any]]:
-        result = self.tools.install(
-            self.root, self.work, self.opts.wheels, self.timeout()
-        )
-        return self._from(result)
+        limit = self.timeout()
+        result = self.tools.install(self.root, self.work, self.opts.wheels, limit)
+        return self._from(result, limit)
 
     def _doctor(self) -> tuple[str, dict[str, Any]]:
-        return self._from(self.tools.doctor(self.root, self.timeout(300.0)))
+        limit = self.timeout(300.0)
+        return self._from(self.tools.doctor(self.root, limit), limit, 300.0)
 
     def _tests(self) -> tuple[str, dict[str, Any]]:
-        return self._from(self.tools.tests(self.root, self.work, self.timeout()))
+        limit = self.timeout()
+        return self._from(self.tools.tests(self.root, self.work, limit), limit)
 
     def _claims(self) -> tuple[str, dict[str, Any]]:
         full = [n for n in self.report["notebooks"] if n["mode"] == "full"]
@@ -212,9 +230,10 @@ class Check:
             and all(n["status"] != SKIPPED_BUDGET for n in full)
         )
         smoke = not ran_full
-        result = self.tools.claims(self.root, self.work, smoke, self.timeout())
+        limit = self.timeout()
+        result = self.tools.claims(self.root, self.work, smoke, limit)
         self.report["claims"] = result.pop("json", None)
-        status, detail = self._from(result)
+        status, detail = self._from(result, limit)
         return status, {"mode": "smoke" if smoke else "full", **detail}
 
     def estimate(self, notebook: str) -> float | None:
@@ -266,8 +285,11 @@ class Check:
                     out_dir=self.work / "executed" / mode,
                     progress=False,
                 )[0]
+                stopped = res.status == "timeout" and self.cut_by_budget(
+                    limit, self.opts.timeout
+                )
                 entry.update(
-                    status=res.status,
+                    status=STOPPED_BUDGET if stopped else res.status,
                     seconds=round(res.seconds, 1),
                     timeout=round(limit, 1),
                     cell=res.cell,
@@ -291,7 +313,7 @@ class Check:
             status = "interrupted"
         elif entries and all(e["status"] == SKIPPED_BUDGET for e in entries):
             status = SKIPPED_BUDGET
-        elif any(e["status"] not in ("ok", SKIPPED_BUDGET) for e in entries):
+        elif any(e["status"] not in NOT_FAILED for e in entries):
             status = "failed"
         else:
             status = "ok"
@@ -330,12 +352,7 @@ class Check:
         if self.interrupted:
             self.report["status"] = "interrupted"
             return self._finish(130)
-        ran = [
-            s["status"]
-            for s in self.report["steps"].values()
-            if s["status"] not in ("pending", SKIPPED_BUDGET)
-        ]
-        passed = all(s == "ok" for s in ran)
+        passed = all(s["status"] in NOT_FAILED for s in self.report["steps"].values())
         self.report["status"] = "passed" if passed else "failed"
         return self._finish(0 if passed else 1)
 
