@@ -280,6 +280,7 @@ class Setup:
     precision: dict[str, str]
     memory_policy: dict[str, str]
     problem: str | None = None
+    cpu_devices: list = field(default_factory=list)  # the simulated ones, when asked for
 
     @property
     def compared_kind(self) -> str:
@@ -319,8 +320,7 @@ def setup(precision: str = "float32", *, cpu_devices: int | None = None, verbose
     if not xla_bridge.backends_are_initialized():
         policy = memory_policy(os.environ)
         os.environ.update(policy)
-    if cpu_devices is not None:
-        simulate_cpu_devices(cpu_devices)
+    simulated = simulate_cpu_devices(cpu_devices) if cpu_devices is not None else []
     import jax
 
     jax_dev = jax.devices()[0]
@@ -336,7 +336,7 @@ def setup(precision: str = "float32", *, cpu_devices: int | None = None, verbose
     )
     if problem and verbose:
         print(f"WARNING: {problem}")
-    return Setup(jax_dev, torch_dev, prec, policy, problem)
+    return Setup(jax_dev, torch_dev, prec, policy, problem, simulated)
 
 
 def _jax_cuda_plugin() -> str | None:

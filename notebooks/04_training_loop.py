@@ -45,6 +45,10 @@ SIZES = {  # name: (full, smoke)
 }
 
 # %%
+from course_utils import env
+
+SETUP = env.setup()  # first: JAX's GPU memory policy, JAX before PyTorch, float32 in both
+
 import copy
 import functools
 
@@ -64,13 +68,6 @@ from course_utils.models import NNXCNN, TorchCNN
 from course_utils.parity import assert_close, max_abs_diff
 
 S = config.sizes(SIZES, SMOKE)
-# Full float32 in matmuls and convolutions in both frameworks, so that results can be
-# compared on GPUs too (which use TF32 in some of them by default); no effect on a CPU.
-jax.config.update("jax_default_matmul_precision", "highest")
-if hasattr(torch.backends.cudnn, "conv"):  # torch >= 2.9
-    torch.backends.cuda.matmul.fp32_precision = torch.backends.cudnn.conv.fp32_precision = "ieee"
-else:
-    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
 # Until the measurements of section 5, one PyTorch CPU thread: the model is tiny, and a
 # second thread only adds waiting (much of it on a busy machine). Section 5 restores yours.
 user_threads = torch.get_num_threads()

@@ -62,14 +62,16 @@ SIZES = {  # name: (full, smoke)
 from course_utils import config, env
 
 S = config.sizes(SIZES, SMOKE)
-CPU_DEVICES = env.simulate_cpu_devices(S.n_devices)  # must run before JAX starts
+# First, before anything touches a device: simulated CPU devices, JAX's GPU memory
+# policy, JAX started before PyTorch, full float32 in both.
+SETUP = env.setup(cpu_devices=S.n_devices)
+CPU_DEVICES = SETUP.cpu_devices
 
 import jax
 
 ACCELERATORS = [d for d in jax.devices() if d.platform != "cpu"]
 DEVICES = ACCELERATORS[: S.n_devices] if len(ACCELERATORS) >= S.n_devices else CPU_DEVICES
 jax.config.update("jax_default_device", DEVICES[0])  # unsharded arrays live with the mesh
-jax.config.update("jax_default_matmul_precision", "highest")  # full float32 on GPUs too
 print(f"{len(DEVICES)} JAX devices for the meshes: {DEVICES[0].platform}"
       + (f" (too few accelerators: {len(ACCELERATORS)})" if ACCELERATORS and DEVICES is CPU_DEVICES else ""))
 
@@ -132,16 +134,22 @@ print(f"{problem.n_params(prob)} parameters, batch {S.batch}, loss {loss_ref:.4f
 # ## 2. JAX: meshes and shardings
 #
 # **Key concepts**
-# - `jax.make_mesh(shape, names)` arranges devices in a grid with named axes.
+# - `jax.make_mesh(shape, names, axis_types)` arranges devices in a grid with named axes.
+#   Every mesh here has *explicit* axes (`AxisType.Explicit`), so shardings are part of the
+#   types while tracing (below, and §5.2).
 # - A `NamedSharding(mesh, PartitionSpec(...))` says which array dimension is split over
 #   which mesh axis; `None` (or a missing entry) means "replicated along the others".
 # - `jax.device_put` places the shards; `jax.debug.visualize_array_sharding` draws them.
 # - `jax.set_mesh(mesh)` makes a mesh the current one, so a bare `P(...)` is enough.
 #
 # A batch of rows split over 8 devices along a `"data"` axis: each device holds 1/8 of the rows.
+# The axis types are passed although explicit is `jax.make_mesh`'s default in current JAX:
+# jax 0.7 (what Colab ships) defaults to `Auto`, and this lesson behaves the same on both.
 
 # %%
-mesh = jax.make_mesh((S.n_devices,), ("data",), devices=DEVICES)
+from jax.sharding import AxisType
+
+mesh = jax.make_mesh((S.n_devices,), ("data",), (AxisType.Explicit,), devices=DEVICES)
 X = jax.device_put(X_np, NamedSharding(mesh, P("data", None)))  # rows split, columns whole
 jax.debug.visualize_array_sharding(X)
 print(X.sharding.spec, "| one device holds", X.addressable_shards[0].data.shape, "of", X.shape)
@@ -151,16 +159,18 @@ print(X.sharding.spec, "| one device holds", X.addressable_shards[0].data.shape,
 # over `"data"`: devices in the same column of the mesh hold the same block.
 
 # %%
-mesh_2d = jax.make_mesh((2, S.n_devices // 2), ("data", "model"), devices=DEVICES)
+mesh_2d = jax.make_mesh((2, S.n_devices // 2), ("data", "model"), (AxisType.Explicit,) * 2,
+                        devices=DEVICES)
 with jax.set_mesh(mesh_2d):
     W1 = jax.device_put(params_np["W1"], P(None, "model"))  # (d_in, d_hidden/4) per device
 jax.debug.visualize_array_sharding(W1)
 print(jax.typeof(W1), "| mesh axis types:", mesh_2d.axis_types)
 
 # %% [markdown]
-# `jax.typeof` shows the sharding as part of the type (`d_hidden@model`): in current JAX a
-# mesh made by `jax.make_mesh` has *explicit* axes, so shardings are known while tracing and
-# mismatches are reported as errors rather than silently fixed by a copy.
+# `jax.typeof` shows the sharding as part of the type (`d_hidden@model`): the mesh's axes
+# are *explicit*, so shardings are known while tracing and mismatches are reported as
+# errors rather than silently fixed by a copy. (With `AxisType.Auto` axes the type carries
+# no sharding and the compiler decides where data moves.)
 #
 # ## 3. Data parallelism
 #
@@ -324,7 +334,7 @@ print("PyTorch tensor parallel = unsharded model (output and gradients)")
 # collective. `in_specs` say how each argument is split, `out_specs` how the result is.
 
 # %%
-mesh_tp = jax.make_mesh((S.n_devices,), ("model",), devices=DEVICES)
+mesh_tp = jax.make_mesh((S.n_devices,), ("model",), (AxisType.Explicit,), devices=DEVICES)
 tp_specs = {"W1": P(None, "model"), "W2": P("model", None), "b1": P("model"), "b2": P()}
 
 
@@ -465,13 +475,15 @@ with jax.set_mesh(mesh):
     sgd_step(params_cols, X, y)
 
 # %% [markdown]
-# The FSDP fix is to say when to gather: `jax.reshard(p, P())` at the top of the loss is the
-# all-gather before use, and its gradient is the reduce-scatter back to `p`'s sharding. This
-# works for any parameter specs, and the gradients come back sharded like the parameters:
+# The FSDP fix is to say when to gather: `jax.sharding.reshard(p, P())` (current JAX also
+# exports it as `jax.reshard`; jax 0.7 only as `jax.sharding.reshard`) at the top of the
+# loss is the all-gather before use, and its gradient is the reduce-scatter back to `p`'s
+# sharding. This works for any parameter specs, and the gradients come back sharded like the
+# parameters:
 
 # %%
 def loss_gathered(params, X, y):
-    full = jax.tree.map(lambda p: jax.reshard(p, P()), params)  # FSDP's all-gather
+    full = jax.tree.map(lambda p: jax.sharding.reshard(p, P()), params)  # FSDP's all-gather
     return loss_fn(full, X, y)
 
 
@@ -660,7 +672,7 @@ print(f"data parallel on {S.n_devices} simulated devices takes {ratio:.2f}x the 
 # | data parallel | `DistributedDataParallel(model)` | batch `P("data")`, params `P()`, `jax.jit` |
 # | gradient averaging by hand | `dist.all_reduce(p.grad); p.grad /= world` | `jax.lax.pmean(g, "data")` inside `shard_map` (or let `jit` do it) |
 # | tensor parallel | `parallelize_module(m, mesh, {"fc1": ColwiseParallel(), "fc2": RowwiseParallel()})` | `jax.shard_map` with `P(None, "model")` / `P("model", None)` and `psum` |
-# | fully sharded | `fully_shard(layer)` for each layer, then the root | params `P("data", None)` under `jit`; `jax.reshard(p, P())` to gather explicitly |
+# | fully sharded | `fully_shard(layer)` for each layer, then the root | params `P("data", None)` under `jit`; `jax.sharding.reshard(p, P())` to gather explicitly |
 # | count communication | `CommDebugMode` | collectives in `jit(f).lower(...).compile().as_text()` |
 #
 # **Popular claims vs what you measured** (from the source article on distributed training; the
@@ -689,7 +701,7 @@ claims = [
      if max_abs_diff(grads_fsdp, grads_ref) < 1e-5 else "does not hold here",
      "FSDP with W1 split by rows changed only the parameter specs (§5.2); split by columns, "
      + ("it also compiled unchanged" if compiles_alone(sgd_step, params_cols, X, y)
-        else "JAX asked for one explicit jax.reshard (the sharp bit in §5.2)")),
+        else "JAX asked for one explicit reshard (the sharp bit in §5.2)")),
     ("JAX needs pmap for data parallelism and pjit for model parallelism",
      "outdated", "both are jax.jit with shardings (§3.2, §5.2), and jax.shard_map for per-device code (§4.2)"),
     ("If the model fits on one device, data parallel is the cheapest strategy",

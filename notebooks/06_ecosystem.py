@@ -50,6 +50,10 @@ SIZES = {  # name: (full, smoke)
 }
 
 # %%
+from course_utils import env
+
+SETUP = env.setup()  # first: JAX's GPU memory policy, JAX before PyTorch, float32 in both
+
 import io
 import inspect
 import itertools
@@ -74,9 +78,6 @@ S = config.sizes(SIZES, SMOKE)
 # The models here are tiny: a second intra-op thread only adds synchronisation, and on
 # a busy machine that can cost milliseconds per operation. One thread keeps it quick.
 torch.set_num_threads(1)
-# Parity checks compare float32 results to 1e-5: on GPUs and TPUs JAX's default matmul
-# precision may use reduced-precision passes, so ask for full float32 (lesson 07).
-jax.config.update("jax_default_matmul_precision", "highest")
 tmp_root = Path(tempfile.mkdtemp(prefix="course06-"))  # every file this lesson writes
 print(env.report().line())
 
@@ -581,6 +582,9 @@ print(loaded_t.graph_module.code.strip())
 
 # %%
 # JAX
+import jax.export  # a submodule that jax 0.7 does not load with `import jax`
+
+
 def forward_jax(params, X):
     return jnp.tanh(X @ params["W1"] + params["b1"]) @ params["W2"] + params["b2"]
 

@@ -49,7 +49,9 @@ SIZES = {  # name: (full, smoke)
 # %%
 from course_utils import env
 
-env.simulate_cpu_devices(2)  # before JAX starts: two CPU devices for the distribution step
+# First: two simulated CPU devices (the distribution step), JAX's GPU memory policy,
+# JAX before PyTorch, full float32 in both.
+SETUP = env.setup(cpu_devices=2)
 
 import jax
 import jax.numpy as jnp
@@ -398,7 +400,10 @@ for broadcast, att in zip((True, False), attention_both_ways(q, v, jax.random.ke
 # defaults differ: JAX's default precision lets XLA use **TF32** on recent NVIDIA GPUs and
 # **bfloat16 passes** on TPUs, while PyTorch's float32 matmuls default to full precision
 # (`torch.get_float32_matmul_precision() == 'highest'`; its cuDNN convolutions do allow TF32).
-# The same code then gives answers that differ in the third significant digit.
+# The same code then gives answers that differ in the third significant digit. Every
+# lesson's `env.setup()` already chose full float32 for both frameworks, so the cell below
+# asks for JAX's default explicitly (`precision="default"`) to show what you would get
+# without it.
 
 # %%
 A = np.random.default_rng(5).standard_normal((256, 256)).astype(np.float32)
@@ -409,7 +414,7 @@ def rel(got):
 
 Aj = jnp.asarray(A)
 print("device:", jax.devices()[0].platform, "| PyTorch float32 matmul precision:", torch.get_float32_matmul_precision())
-print(f"JAX default precision:  rel. error {rel(Aj @ Aj):.1e}")
+print(f"JAX default precision:  rel. error {rel(jnp.matmul(Aj, Aj, precision='default')):.1e}")
 print(f"JAX 'highest':          rel. error {rel(jnp.matmul(Aj, Aj, precision='highest')):.1e}")
 bf16 = jnp.matmul(Aj.astype(jnp.bfloat16), Aj.astype(jnp.bfloat16), preferred_element_type=jnp.float32)
 print(f"one bfloat16 pass (what a TPU's default does): rel. error {rel(bf16):.1e}")
@@ -418,7 +423,9 @@ print(f"one bfloat16 pass (what a TPU's default does): rel. error {rel(bf16):.1e
 # The fix is to choose the precision explicitly in both: `jax.default_matmul_precision("highest")`
 # (a context manager, or the `jax_default_matmul_precision` config option) and
 # `torch.set_float32_matmul_precision("highest")`, and to compare against float64 NumPy
-# with a tolerance that matches the precision you chose.
+# with a tolerance that matches the precision you chose. The course's
+# `env.set_precision("float32")` does both at once (and turns off TF32 in PyTorch's cuDNN
+# convolutions too); `env.precision()` reports what is in force.
 
 # %%
 with jax.default_matmul_precision("highest"):
@@ -444,9 +451,13 @@ print(f"sum of squares: PyTorch {sum_torch:,}, JAX {sum_jax:,}, exact {int((coun
 # %% [markdown]
 # Fix: decide the dtype at the boundary. For 64-bit work in JAX use the `jax.enable_x64()`
 # context manager (or set `JAX_ENABLE_X64=1` before starting); otherwise accumulate in float.
+# The cell calls it through `compat.enable_x64()`, which is `jax.enable_x64` in current JAX
+# and `jax.experimental.enable_x64` in jax 0.7 (what Colab ships).
 
 # %%
-with jax.enable_x64():
+from course_utils import compat
+
+with compat.enable_x64():  # jax.enable_x64()
     sum_jax_x64 = int((jnp.asarray(counts) ** 2).sum())
 assert sum_jax_x64 == sum_torch == int((counts**2).sum())
 print(f"with jax.enable_x64(): {sum_jax_x64:,}")

@@ -30,6 +30,10 @@ SMOKE = None  # None: follow COURSE_SMOKE; papermill: -p SMOKE True
 SIZES = {"n": (1500, 600)}  # name: (full, smoke)
 
 # %%
+from course_utils import env
+
+SETUP = env.setup()  # first: JAX's GPU memory policy, JAX before PyTorch, float32 in both
+
 import math
 import time
 

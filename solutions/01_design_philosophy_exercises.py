@@ -34,6 +34,10 @@ SIZES = {  # name: (full, smoke)
 }
 
 # %%
+from course_utils import env
+
+SETUP = env.setup()  # first: JAX's GPU memory policy, JAX before PyTorch, float32 in both
+
 import copy
 from typing import NamedTuple
 

@@ -34,6 +34,10 @@ SIZES = {  # name: (full, smoke)
 }
 
 # %%
+from course_utils import env
+
+SETUP = env.setup()  # first: JAX's GPU memory policy, JAX before PyTorch, float32 in both
+
 import copy
 
 import jax
@@ -50,12 +54,6 @@ from course_utils.models import NNXCNN, TorchCNN
 from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)
-# Full float32 in matmuls and convolutions in both frameworks (GPUs use TF32 in some by default).
-jax.config.update("jax_default_matmul_precision", "highest")
-if hasattr(torch.backends.cudnn, "conv"):  # torch >= 2.9
-    torch.backends.cuda.matmul.fp32_precision = torch.backends.cudnn.conv.fp32_precision = "ieee"
-else:
-    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
 
 split = data.load_digits(seed=0)
 X_np, y_np = next(data.batches(split.X_train, split.y_train, S.batch_size, seed=0))
@@ -128,11 +126,17 @@ for C_, H_, W_ in [(1, 1, 1), (5, 1, 7), (32, 4, 4), (3, 5, 2)]:
 #   reorder its input columns with exercise 1's permutation, then transpose;
 # - biases are the same in both.
 #
-# Write each value with `variable.set_value(jnp.asarray(...))`, e.g.
-# `nnx_model.conv1.kernel.set_value(...)`. Return `nnx_model`. About 8 lines.
+# The model you receive comes from `nnx.eval_shape`: its variables hold shapes, not arrays,
+# so replace each value whole. Current Flax spells that `variable.set_value(jnp.asarray(...))`;
+# flax 0.11 (what Colab ships) spells it `variable.value = ...`, so write
+# `compat.set_value(variable, jnp.asarray(...))`, which calls whichever exists, e.g.
+# `compat.set_value(nnx_model.conv1.kernel, ...)`. Return `nnx_model`. About 8 lines.
 
 # %%
 # EXERCISE: port-weights
+from course_utils import compat
+
+
 def port_torch_to_nnx(torch_model: TorchCNN, nnx_model: NNXCNN) -> NNXCNN:
     """Copy torch_model's parameters into nnx_model (in place) with Flax's layouts."""
     ### BEGIN SOLUTION
@@ -141,13 +145,13 @@ def port_torch_to_nnx(torch_model: TorchCNN, nnx_model: NNXCNN) -> NNXCNN:
 
     for name in ("conv1", "conv2"):
         src, dst = getattr(torch_model, name), getattr(nnx_model, name)
-        dst.kernel.set_value(jnp.asarray(np_(src.weight).transpose(2, 3, 1, 0)))
-        dst.bias.set_value(jnp.asarray(np_(src.bias)))
+        compat.set_value(dst.kernel, jnp.asarray(np_(src.weight).transpose(2, 3, 1, 0)))
+        compat.set_value(dst.bias, jnp.asarray(np_(src.bias)))
     perm = flatten_permutation(*torch_model.feature_chw)
-    nnx_model.fc1.kernel.set_value(jnp.asarray(np_(torch_model.fc1.weight)[:, perm].T))
-    nnx_model.fc1.bias.set_value(jnp.asarray(np_(torch_model.fc1.bias)))
-    nnx_model.fc2.kernel.set_value(jnp.asarray(np_(torch_model.fc2.weight).T))
-    nnx_model.fc2.bias.set_value(jnp.asarray(np_(torch_model.fc2.bias)))
+    compat.set_value(nnx_model.fc1.kernel, jnp.asarray(np_(torch_model.fc1.weight)[:, perm].T))
+    compat.set_value(nnx_model.fc1.bias, jnp.asarray(np_(torch_model.fc1.bias)))
+    compat.set_value(nnx_model.fc2.kernel, jnp.asarray(np_(torch_model.fc2.weight).T))
+    compat.set_value(nnx_model.fc2.bias, jnp.asarray(np_(torch_model.fc2.bias)))
     return nnx_model
     ### END SOLUTION
 

@@ -39,7 +39,10 @@ SIZES = {  # name: (full, smoke)
 from course_utils import config, env
 
 S = config.sizes(SIZES, SMOKE)
-DEVICES = env.simulate_cpu_devices(S.n_devices)  # before anything else touches JAX
+# First, before anything touches a device: simulated CPU devices, JAX's GPU memory
+# policy, JAX started before PyTorch, full float32 in both.
+SETUP = env.setup(cpu_devices=S.n_devices)
+DEVICES = SETUP.cpu_devices
 
 import jax
 import jax.numpy as jnp
@@ -54,7 +57,6 @@ from course_utils.exercises import check
 from course_utils.parity import assert_close
 
 jax.config.update("jax_default_device", DEVICES[0])  # the simulated CPU devices, even next to a GPU
-jax.config.update("jax_default_matmul_precision", "highest")
 mesh = jax.make_mesh((S.n_devices,), ("data",), devices=DEVICES)
 prob = problem.make_problem(1, S.batch, 16, 32, 4)
 params_np = problem.params_of(prob)
@@ -291,7 +293,7 @@ assert launch.tagged_processes(run_3.tag) == [], "processes were left running"
 # replicate (`P()`) a parameter with no such dimension. For example, with 8 devices a
 # `(16, 32)` matrix gets `P(None, "data")`, a `(32,)` vector `P("data")`, and a `(4,)` vector
 # `P()`. The check then takes one SGD step with your shardings (gathering each parameter
-# before use with `jax.reshard(p, P())`, as in the lesson's FSDP fix) and compares it with the
+# before use with `jax.sharding.reshard(p, P())`, as in the lesson's FSDP fix) and compares it with the
 # step on one device. About 6 lines.
 
 # %%
@@ -315,7 +317,7 @@ def fsdp_specs(params: dict, n_devices: int) -> dict:
 # %%
 # TESTS: fsdp-specs points=2
 def loss_gathered(params, X, y):
-    return loss_fn(jax.tree.map(lambda p: jax.reshard(p, P()), params), X, y)  # FSDP's all-gather
+    return loss_fn(jax.tree.map(lambda p: jax.sharding.reshard(p, P()), params), X, y)  # FSDP's all-gather
 
 
 @jax.jit

@@ -33,6 +33,10 @@ SIZES = {  # name: (full, smoke)
 }
 
 # %%
+from course_utils import env
+
+SETUP = env.setup()  # first: JAX's GPU memory policy, JAX before PyTorch, float32 in both
+
 import importlib.util
 import tempfile
 from pathlib import Path
@@ -239,6 +243,9 @@ assert any(leaf.dtype == jnp.uint32 for leaf in leaves), "step counter missing"
 # `jax.export.Exported`. About 5 lines.
 
 # %%
+import jax.export  # a submodule that jax 0.7 does not load with `import jax`
+
+
 def mlp(params: dict, x: jax.Array) -> jax.Array:
     return jnp.tanh(x @ params["W"] + params["b"]) @ params["V"]
 

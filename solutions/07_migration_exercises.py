@@ -32,6 +32,10 @@ SMOKE = None  # None: follow COURSE_SMOKE; papermill: -p SMOKE True
 SIZES = {"batch": (32, 8), "length": (64, 16)}  # name: (full, smoke)
 
 # %%
+from course_utils import env
+
+SETUP = env.setup()  # first: JAX's GPU memory policy, JAX before PyTorch, float32 in both
+
 import jax
 import jax.numpy as jnp
 import numpy as np

@@ -192,13 +192,13 @@ def test_setup_in_a_fresh_process_sets_memory_policy_before_jax_starts():
         print(os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"], len(jax.devices("cpu")),
               s.precision["name"], s.compared_kind, s.problem, env.report().line())
         t, j = s.pair()
-        print(t.type, j.platform)
+        print(t.type, j.platform, len(s.cpu_devices))
     """)
     assert out.returncode == 0, out.stderr
     first, second = out.stdout.strip().splitlines()[-2:]
     assert first.startswith("false 3 float32 cpu None ")
     assert "precision: float32" in first
-    assert second == "cpu cpu"
+    assert second == "cpu cpu 3"
 
 
 def test_setup_reports_a_mismatch_loudly(monkeypatch, capsys):
