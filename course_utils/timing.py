@@ -301,6 +301,7 @@ class Comparison:
 
     measurements: dict[str, Measurement]
     baseline: str
+    devices: dict[str, str] = field(default_factory=dict)  # variant -> device kind(s)
 
     def ratio(self, name: str) -> float:
         """Median time of ``name`` divided by the baseline's (below 1 = faster)."""
@@ -320,20 +321,31 @@ class Comparison:
                 "speedup": self.speedup(name),
                 "first_call_s": m.first_call_s,
                 "repeats": m.n,
+                "device": self.devices.get(name, "?"),
             }
             for name, m in self.measurements.items()
         ]
 
     @property
     def warnings(self) -> list[str]:
-        return [w for m in self.measurements.values() for w in m.warnings]
+        out = [w for m in self.measurements.values() for w in m.warnings]
+        mixed = mixed_devices(self.devices)
+        return out + ([mixed] if mixed else [])
+
+    @property
+    def same_device_kind(self) -> bool:
+        """Whether every variant computed on one device kind (the host aside)."""
+        return mixed_devices(self.devices) is None
 
     def table(self) -> str:
-        head = f"| variant | median | IQR | time / {self.baseline} | speed-up | first call |"
-        lines = [head, "|---|---:|---:|---:|---:|---:|"]
+        head = (
+            f"| variant | device | median | IQR | time / {self.baseline} | speed-up "
+            "| first call |"
+        )
+        lines = [head, "|---|---|---:|---:|---:|---:|---:|"]
         for r in self.rows():
             lines.append(
-                f"| {r['variant']} | {format_seconds(r['median_s'])} | "
+                f"| {r['variant']} | {r['device']} | {format_seconds(r['median_s'])} | "
                 f"{format_seconds(r['iqr_s'])} | {r['ratio']:.2f} | "
                 f"{r['speedup']:.2f}x | {format_seconds(r['first_call_s'])} |"
             )
@@ -352,6 +364,33 @@ class Comparison:
         from course_utils.plots import timing_bars
 
         return timing_bars(self.measurements, ax=ax, title=title, baseline=self.baseline)
+
+
+def device_kinds(x: Any) -> str:
+    """The device kinds holding the arrays in ``x``: ``cpu``, ``gpu``, ``tpu``, ``mps``, ``host``.
+
+    ``host`` means no jax array or torch tensor (NumPy, Python values).
+    """
+    kinds = set()
+    for _, leaf in leaves_with_paths(x):
+        if is_jax_array(leaf):
+            kinds.update(d.platform for d in leaf.devices())
+        elif is_torch_tensor(leaf):
+            kinds.add(leaf.device.type)
+    names = {"cuda": "gpu", "rocm": "gpu", "xla": "tpu"}
+    return "+".join(sorted({names.get(k, k) for k in kinds})) or "host"
+
+
+def mixed_devices(devices: Mapping[str, str]) -> str | None:
+    """A warning when compared variants ran on different device kinds, else None."""
+    kinds = {k for k in devices.values() if k != "host"}
+    if len(kinds) <= 1:
+        return None
+    where = ", ".join(f"{n}: {k}" for n, k in devices.items())
+    return (
+        f"the variants ran on different device kinds ({where}): their ratio compares "
+        "devices, not frameworks; put both on one kind (env.setup().pair())"
+    )
 
 
 def compare(
@@ -404,6 +443,7 @@ def compare(
                         f"compare: {name!r} does not compute the same result as "
                         f"{baseline!r}, so timing them would compare different work.\n{err}"
                     ) from None
+    devices = {name: device_kinds(out) for name, out in outputs.items()}
     del outputs
 
     numbers: dict[str, int] = {}
@@ -438,7 +478,7 @@ def compare(
         result[baseline].warnings.append(
             f"{compiles} compilation(s) happened while the variants were timed"
         )
-    return Comparison(result, baseline)
+    return Comparison(result, baseline, devices)
 
 
 # ------------------------------------------------------------- compile_report

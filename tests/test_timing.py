@@ -207,3 +207,33 @@ def test_format_seconds():
     assert timing.format_seconds(2.5) == "2.5 s"
     assert timing.format_seconds(0.0123) == "12.3 ms"
     assert timing.format_seconds(4.2e-6) == "4.2 µs"
+
+
+def test_compare_records_each_variants_device_kind():
+    x = np.ones((64, 64), np.float32)
+    result = timing.compare(
+        {
+            "numpy": lambda: x @ x,
+            "torch": lambda: torch.from_numpy(x) @ torch.from_numpy(x),
+            "jax": lambda: jnp.asarray(x) @ jnp.asarray(x),
+        },
+        rounds=3,
+        target_s=0.01,
+    )
+    assert result.devices == {"numpy": "host", "torch": "cpu", "jax": "cpu"}
+    assert result.same_device_kind
+    assert "| torch | cpu |" in result.table()
+    assert not any("device kinds" in w for w in result.warnings)
+
+
+def test_compare_warns_when_variants_sit_on_different_device_kinds():
+    # A GPU-vs-CPU ratio says nothing about the frameworks: the comparison must say so.
+    warning = timing.mixed_devices({"PyTorch": "cpu", "JAX": "tpu", "ref": "host"})
+    assert "PyTorch: cpu" in warning and "JAX: tpu" in warning
+    assert "devices, not frameworks" in warning
+    assert timing.mixed_devices({"a": "gpu", "b": "gpu", "c": "host"}) is None
+
+
+def test_device_kinds_of_torch_tensors_on_other_devices():
+    assert timing.device_kinds({"w": torch.empty(1, device="meta")}) == "meta"
+    assert timing.device_kinds([1.0, np.zeros(2)]) == "host"
