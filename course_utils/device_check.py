@@ -186,12 +186,11 @@ class Check:
         return "failed", detail
 
     def cut_by_budget(self, limit: float | None, cap: float | None) -> bool:
-        """Whether a time limit was shortened by the budget (so reaching it says little)."""
-        return (
-            limit is not None
-            and self.opts.budget is not None
-            and (cap is None or limit < cap)
-        )
+        """Whether a time limit was shortened by the budget (so reaching it says little).
+
+        Without a budget, :meth:`timeout` gives back ``cap`` itself.
+        """
+        return limit is not None and (cap is None or limit < cap)
 
     def _probe(self) -> None:
         got = self.tools.probe(self.root, self.timeout(300.0) or 300.0)

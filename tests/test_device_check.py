@@ -746,3 +746,71 @@ def test_real_run_of_doctor_and_one_smoke_lesson(tmp_path):
     assert nb["status"] == "ok", nb
     assert proc.returncode == report["exit_code"], proc.stdout + proc.stderr
     assert (tmp_path / "executed" / "smoke" / "00_welcome_and_setup.ipynb").exists()
+
+
+# ----------------------------------------------------- make, workflow, docs
+
+
+def test_make_gpu_check_runs_check_device_with_the_venv_python():
+    out = subprocess.run(
+        ["make", "-n", "gpu-check", "CHECK_ARGS=--budget 60"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    command = out.stdout.strip().splitlines()[-1]
+    assert command == ".venv/bin/python -m course_utils.cli check-device --budget 60"
+
+
+def test_the_workflow_runs_gpu_check_on_a_gpu_runner_by_hand_and_weekly():
+    yaml = pytest.importorskip("yaml")
+    workflow = yaml.safe_load((ROOT / ".github/workflows/device-check.yml").read_text())
+    on = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as True
+    assert "workflow_dispatch" in on and on["schedule"][0]["cron"].endswith("* * 1")
+    job = workflow["jobs"]["device-check"]
+    assert job["runs-on"] == ["self-hosted", "gpu"]
+    runs = [step.get("run", "") for step in job["steps"]]
+    assert any(
+        r.startswith("make gpu-check") and "--require-accelerator" in r for r in runs
+    )
+    (upload,) = [s for s in job["steps"] if "upload-artifact" in s.get("uses", "")]
+    assert upload["if"] == "always()"  # a failed check still leaves its report
+    assert "build/device-check/report.json" in upload["with"]["path"]
+
+
+def test_the_docs_explain_every_option():
+    text = (ROOT / "docs" / "DEVICE_CHECK.md").read_text()
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    options = [
+        o
+        for action in sub.choices["check-device"]._actions
+        for o in action.option_strings
+        if o.startswith("--") and o != "--help"
+    ]
+    assert len(options) == 8
+    missing = [o for o in options if f"`{o}" not in text]
+    assert missing == []
+    assert "docs/device-reports/<date>-<device>.json" in text
+
+
+@pytest.mark.parametrize(
+    "budget, status", [(None, "failed"), (1000.0, "failed"), (100.0, STOPPED_BUDGET)]
+)
+def test_a_step_timing_out_fails_unless_the_budget_shortened_its_limit(
+    tmp_path, budget, status
+):
+    check, fakes, out = make(tmp_path, steps=("doctor",), install=False, budget=budget)
+    limits = []
+
+    def slow_doctor(root, timeout):
+        limits.append(timeout)
+        fakes.t += timeout
+        return {"ok": False, "exit_code": None, "output": "did not finish"}
+
+    check.tools.doctor = slow_doctor
+    assert check.run() == (1 if status == "failed" else 0)
+    assert limits == [300.0 if budget != 100.0 else 100.0]
+    assert json.loads(out.read_text())["steps"]["doctor"]["status"] == status
