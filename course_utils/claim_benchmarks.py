@@ -215,7 +215,8 @@ def detect_devices(requested: str = "all") -> DevicePlan:
         torch_kinds.add("cpu")
         if torch.cuda.is_available():
             torch_kinds.add("gpu")
-            names.setdefault("gpu", torch.cuda.get_device_name(0))
+            if "gpu" not in names:
+                names["gpu"] = torch.cuda.get_device_name(0)
     return plan_devices(requested, jax_kinds=jax_kinds, torch_kinds=torch_kinds, names=names,
                         torch_xla=importlib.util.find_spec("torch_xla") is not None)
 

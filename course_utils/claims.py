@@ -564,6 +564,7 @@ def run(
                     lambda c=claim, t=target: claim_benchmarks.measure(c.id, smoke=smoke, target=t),
                     target.kind,
                 )
+            outcome.device_name = outcome.device_name or target.name
             if verbose:
                 print(f"  {outcome.verdict}: {outcome.measured_text()} ({outcome.seconds:.1f} s)",
                       flush=True)
