@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from course_utils import compat
+
 __all__ = [
     "conv_jax_to_torch",
     "conv_torch_to_jax",
@@ -221,9 +223,17 @@ def jax_cnn_tensors_to_torch(tree: Mapping[str, Any], hwc: Sequence[int]) -> dic
 
 def _unwrap(x: Any) -> Any:
     """The array inside an ``nnx.Variable`` (or ``x`` itself)."""
-    if hasattr(x, "get_value") and hasattr(x, "set_value"):
-        return x.get_value()
+    if _is_variable(x):
+        return compat.get_value(x)
     return x
+
+
+def _is_variable(x: Any) -> bool:
+    """Whether ``x`` is an ``nnx.Variable`` (without importing flax for other inputs)."""
+    import sys
+
+    nnx = sys.modules.get("flax.nnx")
+    return nnx is not None and isinstance(x, nnx.Variable)
 
 
 def torch_cnn_to_nnx(torch_model: Any, nnx_model: Any) -> Any:
@@ -246,7 +256,7 @@ def torch_cnn_to_nnx(torch_model: Any, nnx_model: Any) -> Any:
                     f"torch_model.{layer} converts to {tuple(new.shape)}; build both "
                     "models with the same channels, hidden, num_classes and image_size"
                 )
-            var.set_value(new.astype(var.get_value().dtype))
+            compat.set_value(var, new.astype(compat.get_value(var).dtype))
     return nnx_model
 
 

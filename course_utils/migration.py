@@ -182,7 +182,7 @@ def _nnx_cls(name: str) -> type:
             ):
                 self.tok = nnx.Embed(vocab, cfg.d_model, rngs=rngs)
                 self.pos = nnx.Embed(max_len, cfg.d_model, rngs=rngs)
-                self.blocks = nnx.List([NNXBlock(cfg, rngs=rngs) for _ in range(n_layers)])
+                self.blocks = nnx.data([NNXBlock(cfg, rngs=rngs) for _ in range(n_layers)])
                 self.ln = nnx.LayerNorm(cfg.d_model, epsilon=TORCH_LAYERNORM_EPS, rngs=rngs)
                 self.head = nnx.Linear(cfg.d_model, num_classes, rngs=rngs)
 

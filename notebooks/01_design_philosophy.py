@@ -430,9 +430,10 @@ print("same gradient:", grad_jax)
 #
 # A JAX array never changes, but *making* one from NumPy or PyTorch memory is a copy, and JAX
 # performs transfers asynchronously (its documentation of `jax.device_put`: "This function is
-# always asynchronous"). If the source memory changes in place before the copy has happened,
-# say an optimizer step on weights you have just converted, the JAX array can end up holding
-# the new values. The window is widest while JAX is busy, so this cell queues a matmul first:
+# always asynchronous"); on the CPU it may even skip the copy and read the NumPy buffer in
+# place. If the source memory changes in place before the copy has happened, say an optimizer
+# step on weights you have just converted, the JAX array can end up holding the new values.
+# The window is widest while JAX is busy, so this cell queues a matmul first:
 
 # %%
 busy = jnp.ones((S.busy_n, S.busy_n))
@@ -448,20 +449,23 @@ for _ in range(10):
 print(f"the JAX array saw the later in-place write in {sum(saw_later_write)} of 10 tries")
 
 # %% [markdown]
-# How often it happens depends on the backend and the timing, which is what makes it a nasty
-# bug. The fix is to wait for the copy (`block_until_ready()`) before changing the source, or
-# to hand JAX memory that nothing will change (`w.clone()`, `np.array(..., copy=True)`):
+# How often it happens depends on the backend, the JAX version and the timing, which is what
+# makes it a nasty bug. Waiting (`block_until_ready()`) before changing the source is not a
+# fix: on the CPU, JAX may not copy at all but keep using the NumPy buffer (jax 0.7's
+# `jnp.asarray` does), and even `jnp.array`, which promises a copy, may make it
+# later. The fix that holds on every version and device is to hand JAX memory that nothing
+# will change: a copy made on the host first (`w.clone()`, `np.array(..., copy=True)`):
 
 # %%
 saw_later_write = []
 for _ in range(10):
     matmul(busy)
     w = torch.zeros(8)
-    w_jax = jnp.asarray(w.numpy()).block_until_ready()  # the copy is complete
+    w_jax = jnp.asarray(w.clone().numpy())  # JAX gets a copy no one else holds
     w.add_(1.0)
     saw_later_write.append(bool(w_jax[0] == 1.0))
 assert not any(saw_later_write)
-print("after block_until_ready the JAX array kept the values it was made from")
+print("made from a clone, the JAX array kept the values it was made from")
 
 # %% [markdown]
 # ## 4. Side effects under `jax.jit`
@@ -794,8 +798,8 @@ print(f"on this machine jit made JAX's step {speedup:.1f}x faster than JAX eager
 # - *"The same seed gives the same numbers in both frameworks."* Different generators; only the
 #   distribution agrees (§5).
 # - *"`t[idx] += 1` counts repeated indices."* It does not; `index_add_` and `.at[].add` do (§3).
-# - *"A JAX array made from a tensor can never change."* Not until the asynchronous copy has
-#   happened (§3.1).
+# - *"A JAX array made from a tensor can never change."* Not while it may still read the
+#   tensor's memory: hand JAX a clone if the tensor will change (§3.1).
 #
 # **Review questions**
 #

@@ -227,7 +227,7 @@ print(f"first-batch logits agree; max |difference| {max_abs_diff(logits_torch, l
 
 # %% tags=["raises-exception"]
 naive = nnx.clone(model_jax)
-naive.fc1.kernel.set_value(convert.linear_torch_to_jax(model_torch.fc1.weight)[0])  # transpose only
+naive.fc1.kernel[...] = convert.linear_torch_to_jax(model_torch.fc1.weight)[0]  # transpose only
 assert_close(logits_torch, naive(x_jax), rtol=1e-5, atol=1e-5, name="logits with fc1 only transposed")
 
 # %% [markdown]

@@ -411,8 +411,8 @@ y_np = np.random.default_rng(2).standard_normal((10, 3)).astype(np.float32)
 
 
 def _step_both(torch_model, X_np, y_np, lr=0.1):
-    # from_torch gets a copy: copying host memory into JAX arrays is asynchronous, so the
-    # in-place torch step below must not touch memory JAX may still be reading.
+    # from_torch gets a copy: JAX may read host memory later (or, on the CPU, keep using
+    # it), so the in-place torch step below must not touch memory JAX still reads.
     nnx_model = from_torch(copy.deepcopy(torch_model))
     out_nnx = nnx_model(jnp.asarray(X_np))
     opt = torch.optim.SGD(torch_model.parameters(), lr=lr)

@@ -184,13 +184,25 @@ def test_round_trip_is_exact():
         assert torch.equal(p, q), name
 
 
+def test_torch_cnn_to_nnx_fills_an_abstract_model():
+    """Lessons build the JAX model with nnx.eval_shape (no arrays) before loading weights."""
+    torch.manual_seed(5)
+    tm = TorchCNN()
+    abstract = nnx.eval_shape(lambda: NNXCNN(rngs=nnx.Rngs(0)))
+    jm = convert.torch_cnn_to_nnx(tm, abstract)
+    assert all(isinstance(leaf, jax.Array) for leaf in jax.tree.leaves(nnx.state(jm, nnx.Param)))
+    x, _ = _batch(4, 8, 10, seed=5)
+    assert_close(jm(jnp.asarray(x.transpose(0, 2, 3, 1))), tm(torch.from_numpy(x)),
+                 rtol=1e-5, atol=1e-5, name="logits")
+
+
 def test_without_the_permutation_the_models_disagree():
     """The fc1 permutation matters: a plain transpose gives different logits."""
     torch.manual_seed(4)
     tm = TorchCNN()
     jm = convert.torch_cnn_to_nnx(tm, NNXCNN(rngs=nnx.Rngs(0)))
     kernel, _ = convert.linear_torch_to_jax(tm.fc1.weight)
-    jm.fc1.kernel.set_value(kernel)
+    jm.fc1.kernel[...] = kernel
     x, _ = _batch(4, 8, 10)
     diff = np.abs(np.asarray(jm(jnp.asarray(x.transpose(0, 2, 3, 1)))) - tm(torch.from_numpy(x)).detach().numpy())
     assert diff.max() > 1e-3

@@ -1,0 +1,56 @@
+"""The few calls that differ across the supported jax and flax versions.
+
+The course runs on the newest releases and on what Colab ships (jax 0.7,
+flax 0.11). Lessons teach the current API; where a call has no spelling that
+works on every supported version, they call the helper here instead, and the
+helper picks the call by looking for it, not by comparing version numbers.
+
+Where a version-neutral spelling exists, lessons use it and need nothing from
+here: ``from jax import export`` (jax 0.7 does not load ``jax.export`` on
+``import jax``), ``jax.sharding.reshard`` (also ``jax.reshard`` on newer jax),
+``jax.make_mesh(..., axis_types=...)`` (the default axis types changed from
+``Auto`` to ``Explicit``), ``variable[...] = array`` for a concrete
+``nnx.Variable`` and ``nnx.data([...])`` for a list of submodules.
+
+Importing this module does not import jax or flax.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+__all__ = ["enable_x64", "get_value", "set_value"]
+
+
+@contextmanager
+def enable_x64(enabled: bool = True) -> Iterator[None]:
+    """64-bit JAX inside the block: ``jax.enable_x64`` (newer jax) or ``jax.experimental``'s."""
+    import jax
+
+    context = getattr(jax, "enable_x64", None)
+    if context is None:  # jax 0.7
+        from jax.experimental import enable_x64 as context
+    with context(enabled):
+        yield
+
+
+def get_value(variable: Any) -> Any:
+    """The value inside an ``nnx.Variable``, concrete or abstract (``ShapeDtypeStruct``)."""
+    if hasattr(type(variable), "get_value"):  # flax >= 0.12
+        return variable.get_value()
+    return variable.value
+
+
+def set_value(variable: Any, value: Any) -> None:
+    """Replace an ``nnx.Variable``'s whole value, even an abstract one from ``nnx.eval_shape``.
+
+    ``variable[...] = value`` works on every flax version for a concrete array;
+    on flax >= 0.12 it writes into the existing array, which an abstract model
+    (``nnx.eval_shape``) does not have, so loading weights needs this.
+    """
+    if hasattr(type(variable), "set_value"):  # flax >= 0.12
+        variable.set_value(value)
+    else:
+        variable.value = value
