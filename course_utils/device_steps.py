@@ -64,7 +64,16 @@ def run_command(
         return proc.returncode, out or ""
     except subprocess.TimeoutExpired:
         kill_process_group(proc)
-        return None, f"did not finish within {timeout:g} s"
+        try:
+            out, _ = proc.communicate(
+                timeout=5
+            )  # what it printed before it was stopped
+        except (subprocess.TimeoutExpired, ValueError, OSError):
+            out = ""
+        return (
+            None,
+            f"{(out or '').rstrip()}\ndid not finish within {timeout:.0f} s".lstrip(),
+        )
     except KeyboardInterrupt:
         kill_process_group(proc)
         raise

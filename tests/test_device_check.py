@@ -637,9 +637,11 @@ def test_a_probe_that_crashes_reports_an_unknown_accelerator(monkeypatch):
 def test_run_command_stops_what_runs_past_its_timeout(tmp_path):
     start = time.monotonic()
     code, out = device_steps.run_command(
-        [sys.executable, "-c", "import time; time.sleep(60)"], timeout=1.0, cwd=tmp_path
+        [sys.executable, "-u", "-c", "import time; print('started'); time.sleep(60)"],
+        timeout=2.0,
+        cwd=tmp_path,
     )
-    assert code is None and "did not finish within 1 s" in out
+    assert code is None and out.splitlines() == ["started", "did not finish within 2 s"]
     assert time.monotonic() - start < 20
 
 
