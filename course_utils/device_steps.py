@@ -64,10 +64,8 @@ def run_command(
         return proc.returncode, out or ""
     except subprocess.TimeoutExpired:
         kill_process_group(proc)
-        try:
-            out, _ = proc.communicate(
-                timeout=5
-            )  # what it printed before it was stopped
+        try:  # what it printed before it was stopped
+            out, _ = proc.communicate(timeout=5)
         except (subprocess.TimeoutExpired, ValueError, OSError):
             out = ""
         return (
