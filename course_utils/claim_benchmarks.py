@@ -143,9 +143,8 @@ FRAMEWORKS: dict[str, tuple[str, ...]] = {
 # Claims measured on some device kinds only: (kinds, why).
 ONLY_ON: dict[str, tuple[tuple[str, ...], str]] = {
     "batch1-latency": (("cpu",), "the article's claim is about batch-1 inference on a CPU"),
-    "train-memory": (("gpu",), "both allocators keep a peak counter on a CUDA GPU only "
-                     "(PyTorch keeps none for CPU tensors, and has no TPU device without "
-                     "torch_xla)"),
+    "train-memory": (("gpu",), "it compares the two allocators' peak counters, and "
+                     "PyTorch keeps none for CPU tensors and has no TPU device without torch_xla"),
 }
 
 DTYPE = "float32"
@@ -754,7 +753,8 @@ def step_memory_measured(
 
 def _train_memory(ctx: _Ctx) -> Measured:
     if ctx.target.kind != "gpu" or ctx.target.torch != "cuda" or not ctx.target.jax:
-        raise NotTestable(f"measured on a CUDA GPU only: {ONLY_ON['train-memory'][1]}")
+        raise NotTestable("measured on a CUDA GPU only, with both frameworks on it: "
+                          f"{ONLY_ON['train-memory'][1]}")
     try:  # pragma: no cover - needs a GPU
         return _train_memory_gpu(ctx)
     except NotTestable:  # pragma: no cover
@@ -763,7 +763,7 @@ def _train_memory(ctx: _Ctx) -> Measured:
         raise NotTestable(f"the GPU measurement failed: {type(err).__name__}: {err}"[:200]) from err
 
 
-def _train_memory_gpu(ctx: _Ctx) -> Measured:  # pragma: no cover - needs a GPU
+def _train_memory_gpu(ctx: _Ctx) -> Measured:
     """Each allocator's peak over one encoder step, same batch and precision, on the GPU."""
     from course_utils import memory
 
