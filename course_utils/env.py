@@ -120,44 +120,36 @@ def simulate_cpu_devices(n: int) -> list:
 
 # ------------------------------------------------------------------- precision
 
-# The course's precisions: (JAX's matmul precision, torch's fp32_precision, torch's
-# legacy float32 matmul precision). "float32" is what parity checks and compared
-# timings use on every device; "tf32" is what GPUs do by default, for lessons that
-# show the difference.
+# The course's precisions: (JAX's matmul precision, torch's float32 matmul precision,
+# whether cuDNN may use TF32). "float32" is what parity checks and compared timings use
+# on every device; "tf32" is what GPUs do by default, for lessons that show the difference.
 PRECISIONS = {
-    "float32": ("highest", "ieee", "highest"),
-    "tf32": ("tensorfloat32", "tf32", "high"),
+    "float32": ("highest", "highest", False),
+    "tf32": ("tensorfloat32", "high", True),
 }
-
-
-def _torch_new_precision_api(torch: Any) -> bool:
-    """torch >= 2.9 sets TF32 per backend with ``fp32_precision``; older torch uses allow_tf32."""
-    return hasattr(getattr(torch.backends, "cudnn", None), "conv")
 
 
 def set_precision(name: str = "float32") -> dict[str, str]:
     """Set float32 matmul and convolution precision in both frameworks; return :func:`precision`.
 
-    ``"float32"``: full float32 everywhere (JAX ``highest``; torch ``ieee`` for CUDA
-    matmuls and cuDNN convolutions and RNNs). ``"tf32"``: TensorFloat-32 inputs, what
-    Ampere-and-newer GPUs use by default (JAX's default on GPU, bfloat16 passes on TPU).
+    ``"float32"``: full float32 everywhere (JAX ``highest``; torch ``highest`` matmuls
+    and no TF32 in cuDNN convolutions). ``"tf32"``: TensorFloat-32 inputs, what
+    Ampere-and-newer GPUs use by default (JAX's default on GPU; bfloat16 passes on TPU).
     No effect on CPU results, so it is safe to call everywhere.
+
+    PyTorch's older flags (``set_float32_matmul_precision``, ``cudnn.allow_tf32``) are
+    used on purpose: torch >= 2.9 also has per-backend ``fp32_precision`` settings, but
+    once those are set, reading the older flags raises, and ``torch.export`` reads them.
     """
     if name not in PRECISIONS:
         raise ValueError(f"set_precision: name must be one of {sorted(PRECISIONS)}, got {name!r}")
-    jax_name, torch_name, legacy = PRECISIONS[name]
+    jax_name, torch_matmul, cudnn_tf32 = PRECISIONS[name]
     import jax
     import torch
 
     jax.config.update("jax_default_matmul_precision", jax_name)
-    if _torch_new_precision_api(torch):
-        # Only the new API: reading or writing the legacy allow_tf32 flags after it raises.
-        torch.backends.cuda.matmul.fp32_precision = torch_name
-        torch.backends.cudnn.conv.fp32_precision = torch_name
-        torch.backends.cudnn.rnn.fp32_precision = torch_name
-    else:  # pragma: no cover - torch < 2.9
-        torch.set_float32_matmul_precision(legacy)
-        torch.backends.cudnn.allow_tf32 = name == "tf32"
+    torch.set_float32_matmul_precision(torch_matmul)
+    torch.backends.cudnn.allow_tf32 = cudnn_tf32
     return precision()
 
 
@@ -167,16 +159,12 @@ def precision() -> dict[str, str]:
     import torch
 
     jax_p = jax.config.jax_default_matmul_precision or "default"
-    if _torch_new_precision_api(torch):
-        matmul = torch.backends.cuda.matmul.fp32_precision
-        if matmul == "none":  # not set through the new API: the legacy setting rules
-            legacy = torch.get_float32_matmul_precision()
-            matmul = "ieee" if legacy == "highest" else "tf32"
-        conv = torch.backends.cudnn.conv.fp32_precision
-        conv = "tf32" if conv == "none" else conv  # cuDNN's default allows TF32
-    else:  # pragma: no cover - torch < 2.9
+    try:
         matmul = "ieee" if torch.get_float32_matmul_precision() == "highest" else "tf32"
         conv = "tf32" if torch.backends.cudnn.allow_tf32 else "ieee"
+    except RuntimeError:  # someone set torch >= 2.9's fp32_precision flags directly
+        matmul = torch.backends.cuda.matmul.fp32_precision
+        conv = torch.backends.cudnn.conv.fp32_precision
     full = jax_p in ("highest", "float32") and matmul == conv == "ieee"
     tf32 = jax_p in ("tensorfloat32", "high") and matmul == conv == "tf32"
     name = "float32" if full else "tf32" if tf32 else "mixed"
@@ -305,14 +293,23 @@ class Setup:
         return text + (f" ({why})" if why else "")
 
 
-def setup(precision: str = "float32", *, cpu_devices: int | None = None, verbose: bool = True) -> Setup:
+def setup(
+    precision: str = "float32",
+    *,
+    cpu_devices: int | None = None,
+    one_kind: bool = False,
+    verbose: bool = True,
+) -> Setup:
     """Prepare both frameworks for one lesson: call it before anything touches a device.
 
     1. JAX's GPU memory policy (:func:`memory_policy`), so PyTorch has room;
     2. ``cpu_devices`` simulated CPU devices for sharding lessons, if asked;
     3. JAX starts first, so it loads its CUDA libraries before PyTorch loads its own;
     4. the same float32 precision in both frameworks (:func:`set_precision`);
-    5. each framework's device, checked against the other's (:func:`device_problem`).
+    5. each framework's device, checked against the other's (:func:`device_problem`);
+    6. with ``one_kind``, for lessons that compare the frameworks throughout: where they
+       have different device kinds (a TPU, where PyTorch stays on the CPU), both use
+       the CPU for the whole lesson, and a line says so.
     """
     from jax._src import xla_bridge  # importing jax starts no backend
 
@@ -336,6 +333,13 @@ def setup(precision: str = "float32", *, cpu_devices: int | None = None, verbose
     )
     if problem and verbose:
         print(f"WARNING: {problem}")
+    kind, why = compared_kind(device_kind(jax_dev), device_kind(torch_dev))
+    if one_kind and why:
+        jax_dev = jax.devices("cpu")[0]
+        jax.config.update("jax_default_device", jax_dev)
+        torch_dev = torch.device("cpu")
+        if verbose:
+            print(f"This lesson compares the two frameworks throughout: {why}.")
     return Setup(jax_dev, torch_dev, prec, policy, problem, simulated)
 
 

@@ -66,7 +66,32 @@ def to_torch(a: Any, *, name: str = "array") -> Any:
 
     if not hasattr(a, "__dlpack__") or not hasattr(a, "block_until_ready"):
         raise TypeError(f"to_torch: {name} must be a jax.Array, got {type(a).__name__}")
+    reason = dlpack_blocker(a)
+    if reason:
+        raise CrossDeviceError(f"to_torch: {name} {reason}")
     return torch.from_dlpack(a)
+
+
+class CrossDeviceError(TypeError):
+    """DLPack cannot hand this array to PyTorch: it lives where PyTorch cannot reach."""
+
+
+def dlpack_blocker(a: Any) -> str | None:
+    """Why PyTorch cannot view jax array ``a`` through DLPack, or None when it can.
+
+    PyTorch imports CPU buffers and, in a CUDA build, CUDA buffers; a TPU buffer
+    (PyTorch stays on the CPU on TPU machines) has no DLPack view in torch.
+    """
+    platforms = {d.platform for d in a.devices()}
+    if len(platforms) > 1 or len(a.devices()) > 1:
+        return "is sharded over several devices; DLPack views one buffer (gather it first)"
+    (platform,) = platforms
+    if platform in ("cpu", "cuda", "gpu"):
+        return None
+    return (
+        f"lives on a {platform.upper()}, whose memory PyTorch cannot view (it runs on the "
+        "CPU here): copy it to the CPU first (jax.device_put(a, jax.devices('cpu')[0]))"
+    )
 
 
 def buffer_pointer(x: Any) -> int:

@@ -68,12 +68,18 @@ report
 # %% [markdown]
 # The course picks devices the same way in every lesson. JAX uses its default backend
 # (a GPU or TPU when one is present). PyTorch uses CUDA when present; on a TPU machine it
-# stays on the CPU unless `torch_xla` is installed, and says so.
+# stays on the CPU (no lesson is written for `torch_xla`), and says so.
+#
+# Anything that *compares* the two frameworks runs both on one device kind: a GPU-vs-CPU
+# ratio measures the devices, not the frameworks. `SETUP.pair()` gives that pair: both
+# accelerators when both frameworks have one, otherwise both CPUs. `timing.compare`
+# records where each variant computed and warns when they differ.
 
 # %%
-torch_dev = env.torch_device()
-jax_dev = env.jax_device()
-print("PyTorch device:", torch_dev, "| JAX device:", jax_dev)
+print("PyTorch's device:", env.torch_device(verbose=False), "| JAX's device:", env.jax_device())
+torch_dev, jax_dev = SETUP.pair()  # for comparisons: one device kind for both
+print("comparisons run on:", torch_dev, "and", jax_dev)
+assert env.device_kind(torch_dev) == env.device_kind(jax_dev)
 
 # %% [markdown]
 # ## 2. How the course works
@@ -189,7 +195,9 @@ print("both layers agree")
 # API (trace → lower → compile), then clears the cache and times a real first call.
 
 # %%
-jax_report = timing.compile_report(jax.jit(layer_jax), jnp.asarray(X_np), jnp.asarray(W_np))
+jax_report = timing.compile_report(
+    jax.jit(layer_jax), jax.device_put(X_np, jax_dev), jax.device_put(W_np, jax_dev)
+)
 jax_report
 
 # %% [markdown]
@@ -198,7 +206,7 @@ jax_report
 
 # %%
 torch_report = timing.compile_report(
-    torch.compile(layer_torch), torch.from_numpy(X_np), torch.from_numpy(W_np)
+    torch.compile(layer_torch), torch.from_numpy(X_np).to(torch_dev), torch.from_numpy(W_np).to(torch_dev)
 )
 torch_report
 
@@ -224,8 +232,8 @@ assert torch_report.first_call_s > torch_report.steady.median
 # all of them alike. It reports medians, IQRs and ratios.
 
 # %%
-Xt, Wt = torch.from_numpy(X_np), torch.from_numpy(W_np)
-Xj, Wj = jnp.asarray(X_np), jnp.asarray(W_np)
+Xt, Wt = torch.from_numpy(X_np).to(torch_dev), torch.from_numpy(W_np).to(torch_dev)
+Xj, Wj = jax.device_put(X_np, jax_dev), jax.device_put(W_np, jax_dev)  # one device kind
 layer_jit = jax.jit(layer_jax)
 variants = {
     "PyTorch eager": lambda: layer_torch(Xt, Wt),

@@ -48,7 +48,9 @@ SIZES = {  # name: (full, smoke)
 # %%
 from course_utils import env
 
-SETUP = env.setup()  # first: JAX's GPU memory policy, JAX before PyTorch, float32 in both
+# First, before anything touches a device: JAX's GPU memory policy, JAX before PyTorch,
+# float32 in both, and one device kind for both (this lesson compares them throughout).
+SETUP = env.setup(one_kind=True)
 
 import jax
 import jax.numpy as jnp
@@ -728,8 +730,8 @@ def grads_torch():
 
 
 params_now = {k: jnp.asarray(v.detach().numpy().copy()) for k, v in step_torch.items()}
-# PyTorch runs on a GPU when JAX uses one too, so both are timed on the same kind of device.
-dev = env.torch_device() if env.accelerator_kind(jax.default_backend()) == "gpu" else torch.device("cpu")
+# Both frameworks are timed on the same kind of device (env.setup chose it).
+dev, _ = SETUP.pair()
 model.to(dev)
 Xt, yt = torch.from_numpy(X_np).to(dev), torch.from_numpy(y_np).to(dev)
 value_and_grad = jax.value_and_grad(loss_jax)

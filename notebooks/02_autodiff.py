@@ -51,7 +51,9 @@ SIZES = {  # name: (full, smoke)
 # %%
 from course_utils import env
 
-SETUP = env.setup()  # first: JAX's GPU memory policy, JAX before PyTorch, float32 in both
+# First, before anything touches a device: JAX's GPU memory policy, JAX before PyTorch,
+# float32 in both, and one device kind for both (this lesson compares them throughout).
+SETUP = env.setup(one_kind=True)
 
 import jax
 import jax.numpy as jnp
@@ -66,8 +68,8 @@ from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)
 print(env.report().line())
-# Timed PyTorch code runs on a GPU when JAX uses one too, so both run on the same kind of device.
-dev = env.torch_device() if env.accelerator_kind(jax.default_backend()) == "gpu" else torch.device("cpu")
+# Timed PyTorch code runs on the same kind of device as JAX (env.setup chose it).
+dev, _ = SETUP.pair()
 
 
 def times(ratio: float) -> str:

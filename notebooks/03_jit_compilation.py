@@ -49,7 +49,9 @@ SIZES = {  # name: (full, smoke)
 # %%
 from course_utils import env
 
-SETUP = env.setup()  # first: JAX's GPU memory policy, JAX before PyTorch, float32 in both
+# First, before anything touches a device: JAX's GPU memory policy, JAX before PyTorch,
+# float32 in both, and one device kind for both (this lesson compares them throughout).
+SETUP = env.setup(one_kind=True)
 
 import inspect
 import math
@@ -71,7 +73,7 @@ from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)
 print(env.report().line())
-torch_dev = env.torch_device()  # a GPU when present, as for JAX
+torch_dev, _ = SETUP.pair()  # the same kind of device as JAX's (env.setup chose it)
 
 
 def to_torch(a):
@@ -79,9 +81,7 @@ def to_torch(a):
     return torch.from_numpy(np.asarray(a)).to(torch_dev)
 
 
-print(f"torch threads: {torch.get_num_threads()}; float32 everywhere; "
-      f"matmul precision: torch {torch.get_float32_matmul_precision()!r}, "
-      f"jax {jax.config.jax_default_matmul_precision or 'default'!r}")
+print(f"torch threads: {torch.get_num_threads()}; float32 everywhere; precision: {env.precision()}")
 
 # %% [markdown]
 # The verdicts on popular claims below are computed from the measurements, never typed in.

@@ -47,7 +47,9 @@ SIZES = {  # name: (full, smoke)
 # %%
 from course_utils import env
 
-SETUP = env.setup()  # first: JAX's GPU memory policy, JAX before PyTorch, float32 in both
+# First, before anything touches a device: JAX's GPU memory policy, JAX before PyTorch,
+# float32 in both, and one device kind for both (this lesson compares them throughout).
+SETUP = env.setup(one_kind=True)
 
 import copy
 import functools
@@ -72,7 +74,7 @@ S = config.sizes(SIZES, SMOKE)
 # second thread only adds waiting (much of it on a busy machine). Section 5 restores yours.
 user_threads = torch.get_num_threads()
 torch.set_num_threads(1)
-torch_dev = env.torch_device()
+torch_dev, _ = SETUP.pair()  # the same kind of device as JAX's (env.setup chose it)
 print(env.report().line())
 
 # %% [markdown]

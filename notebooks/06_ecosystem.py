@@ -674,11 +674,23 @@ assert float(a[0, 0]) == 100.0 and float(copied[0, 0]) == 0.0
 # The other direction shares memory too:
 
 # %%
-# JAX -> PyTorch
-a = jnp.linspace(0.0, 1.0, 5)
+# JAX -> PyTorch, on the device both frameworks share (see below for a TPU)
+torch_dev, jax_dev = SETUP.pair()
+a = jax.device_put(jnp.linspace(0.0, 1.0, 5), jax_dev)
 t = interop.to_torch(a)
 assert interop.shares_memory(t, a)
 print(t, "| same buffer:", interop.shares_memory(t, a))
+
+# %% [markdown]
+# DLPack only connects memory both frameworks can address. On a TPU machine PyTorch runs
+# on the CPU, so an array in TPU memory has no view in PyTorch: `interop.to_torch` says
+# so, and names the fix (copy it to the CPU first), instead of PyTorch's `BufferError`.
+
+# %%
+a_default = jnp.linspace(0.0, 1.0, 5)  # on JAX's default device: the TPU on a TPU machine
+blocker = interop.dlpack_blocker(a_default)
+print("JAX's default device:", env.jax_device(), "|",
+      f"no zero-copy view: {blocker}" if blocker else "PyTorch can view its arrays")
 
 # %% [markdown]
 # **The sharp bit: silent copies.** A float64 tensor goes through `jax.dlpack.from_dlpack`

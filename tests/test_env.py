@@ -127,9 +127,10 @@ def test_set_precision_float32_then_tf32_in_both_frameworks():
         assert jax.config.jax_default_matmul_precision == "tensorfloat32"
         p = env.set_precision("float32")
         assert p["name"] == "float32" and p["jax"] == "highest"
-        assert torch.backends.cuda.matmul.fp32_precision == "ieee"
-        assert torch.backends.cudnn.conv.fp32_precision == "ieee"
         assert torch.get_float32_matmul_precision() == "highest"
+        assert torch.backends.cudnn.allow_tf32 is False
+        # torch.export reads the flags set_precision writes: it must still work
+        torch.export.export(torch.nn.Linear(3, 2), (torch.ones(4, 3),))
     finally:
         env.set_precision("float32" if before["name"] == "float32" else "tf32")
 
@@ -212,3 +213,23 @@ def test_setup_reports_a_mismatch_loudly(monkeypatch, capsys):
         env.set_precision("float32")
     assert "jax[cuda13]" in s.problem
     assert "WARNING: " in capsys.readouterr().out
+
+
+def test_setup_one_kind_moves_both_frameworks_to_the_cpu_on_a_tpu_machine(monkeypatch, capsys):
+    import jax
+
+    fake_tpu = type("FakeTpu", (), {"platform": "tpu", "device_kind": "TPU v5e"})()
+    real_devices = jax.devices
+    monkeypatch.setattr(jax, "devices", lambda *a: real_devices(*a) if a else [fake_tpu])
+    monkeypatch.setattr(env, "tpu_present", lambda: True)
+    updates = []
+    monkeypatch.setattr(jax.config, "update", lambda k, v: updates.append((k, v)))
+    s = env.setup(one_kind=True)
+    assert env.device_kind(s.jax_device) == "cpu" and s.torch_device.type == "cpu"
+    assert ("jax_default_device", s.jax_device) in updates
+    out = capsys.readouterr().out
+    assert "PyTorch stays on the CPU on this TPU machine" in out
+    assert "comparisons run both frameworks on the CPU" in out
+    # without one_kind JAX keeps the TPU
+    s = env.setup(one_kind=False, verbose=False)
+    assert s.jax_device is fake_tpu and s.compared_kind == "cpu"

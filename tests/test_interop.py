@@ -70,6 +70,33 @@ def test_to_torch_rejects_non_jax():
         interop.to_torch(np.ones(3))
 
 
+class _FakeTpuArray:
+    """Stands in for a jax array on a TPU (none here): what to_torch sees of it."""
+
+    def __init__(self, platform="tpu", n=1):
+        self._devices = {type("D", (), {"platform": platform, "id": i})() for i in range(n)}
+
+    def devices(self):
+        return self._devices
+
+    def __dlpack__(self, *a, **k):  # pragma: no cover - must never be reached
+        raise BufferError("torch would fail here with a less helpful message")
+
+    def block_until_ready(self):
+        return self
+
+
+def test_to_torch_explains_a_tpu_array_instead_of_a_buffer_error():
+    with pytest.raises(interop.CrossDeviceError, match="TPU.*device_put") as err:
+        interop.to_torch(_FakeTpuArray("tpu"), name="a")
+    assert str(err.value).startswith("to_torch: a lives on a TPU")
+
+
+def test_to_torch_explains_a_sharded_array():
+    assert "sharded" in interop.dlpack_blocker(_FakeTpuArray("cpu", n=2))
+    assert interop.dlpack_blocker(jnp.ones(2)) is None
+
+
 def _head_jax(h, W, b, y):
     logits = h @ W + b
     logp = jax.nn.log_softmax(logits, axis=-1)
