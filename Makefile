@@ -1,6 +1,9 @@
 # Two commands do everything on a fresh machine (Python 3.10+):
 #   make course [SMOKE=1]   set up .venv if needed, execute every lesson, print a summary
 #   make test               set up .venv if needed, run the whole test suite
+# Both install the known-good versions (constraints/known-good.txt); LATEST=1 takes the
+# latest releases instead. `make test-versions SET=colab|floors|latest|known-good` runs
+# the smoke suite in .venv-SET with that version set (see docs/VERSIONS.md).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -8,18 +11,36 @@ STAMP := $(VENV)/.course-installed
 SMOKE ?=
 TIMEOUT ?= 900
 PYTEST_ARGS ?=
+LATEST ?=
+CONSTRAINTS ?= $(if $(filter 1 true yes,$(LATEST)),,constraints/known-good.txt)
+SET ?= known-good
 
-.PHONY: course test install sync exercises lint clean gpu-check
+.PHONY: course test install sync exercises lint clean gpu-check test-versions constraints FORCE
 
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python 3.10 or newer is needed; run make PYTHON=python3.11 ...")'
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
-# Reinstalls only when the dependencies change; a second `make` installs nothing.
-$(STAMP): pyproject.toml course_utils/install.py | $(PY)
-	$(PY) course_utils/install.py
-	$(PY) -m pip install -q -e ".[dev]"
+# Which version set the venv holds; rewritten only when it changes, so that switching
+# sets (LATEST=1, CONSTRAINTS=..., COURSE_TORCH_VERSION=...) reinstalls and nothing else does.
+INSTALL_SET := $(or $(CONSTRAINTS),latest) torch=$(COURSE_TORCH_VERSION)
+$(VENV)/.course-set: FORCE | $(PY)
+	@echo '$(INSTALL_SET)' | cmp -s - $@ || echo '$(INSTALL_SET)' > $@
+
+# Reinstalls only when the dependencies or the version set change; a second `make`
+# installs nothing. install.py installs torch (the build for this machine's GPU, TPU
+# or CPU) and later jax's accelerator plugin at the installed jax version; the version
+# set constrains everything else. The set's torch line is left to install.py, and the
+# installed torch is pinned so that no step replaces it.
+$(STAMP): pyproject.toml course_utils/install.py $(CONSTRAINTS) $(VENV)/.course-set | $(PY)
+	$(PY) course_utils/install.py torch
+	@{ $(if $(CONSTRAINTS),grep -Ev '^torch[[:space:]]*[=<>~!]' $(CONSTRAINTS);) \
+	  $(PY) -c 'import importlib.metadata as m; print("torch==" + m.version("torch"))'; \
+	} > $(VENV)/constraints.txt
+	$(PY) -m pip install -q $(if $(CONSTRAINTS),,--upgrade --upgrade-strategy eager) \
+		-e ".[dev]" -c $(VENV)/constraints.txt
+	$(PY) course_utils/install.py jax -c $(VENV)/constraints.txt
 	@touch $(STAMP)
 
 install: $(STAMP)
@@ -29,9 +50,28 @@ course: install
 
 # Unit tests, lint, pairing checks, then every lesson and master notebook under nbval
 # (errors only: outputs are not committed) and the student notebooks (see tests/).
+# pytest's own exit status lands in build/pytest-rc (make itself exits 2 on any failure),
+# so that .ci/run can tell "no tests collected" (5) from failures.
 test: install
-	COURSE_SMOKE=1 $(PY) -m pytest -n 2 --dist loadfile --nbval-lax --nbval-cell-timeout=600 \
-		tests notebooks solutions $(PYTEST_ARGS)
+	@mkdir -p build
+	rc=0; COURSE_SMOKE=1 $(PY) -m pytest -n 2 --dist loadfile --nbval-lax --nbval-cell-timeout=600 \
+		tests notebooks solutions $(PYTEST_ARGS) || rc=$$?; echo $$rc > build/pytest-rc; exit $$rc
+
+# The smoke suite in .venv-SET on one version set: known-good, latest, colab or floors
+# (constraints/SET.txt). Python comes from PYTHON, torch from install.py
+# (COURSE_TORCH_VERSION, default 2.13.0); the junit XML goes to build/junit-SET.xml.
+test-versions:
+	@test "$(SET)" = latest || test -f constraints/$(SET).txt || { \
+	  echo "make test-versions: unknown SET=$(SET); one of: latest $(filter-out generate,$(basename $(notdir $(wildcard constraints/*))))" >&2; exit 2; }
+	COURSE_VERSION_SET=$(SET) $(MAKE) test VENV=.venv-$(SET) \
+		$(if $(filter latest,$(SET)),LATEST=1 CONSTRAINTS=,CONSTRAINTS=constraints/$(SET).txt) \
+		PYTEST_ARGS="--junitxml=build/junit-$(SET).xml $(PYTEST_ARGS)"
+
+# After a passing `make test` (or `make test LATEST=1`): pin what passed, and turn
+# pyproject.toml's floors into constraints/floors.txt. Needs only the venv's pip.
+constraints:
+	$(PY) constraints/generate.py known-good --python $(PY)
+	$(PY) constraints/generate.py floors
 
 sync: install
 	$(VENV)/bin/course sync
