@@ -654,8 +654,10 @@ t = torch.arange(12, dtype=torch.float32).reshape(3, 4)
 a = interop.to_jax(t)
 print(f"torch buffer at {interop.buffer_pointer(t):#x}, jax buffer at {interop.buffer_pointer(a):#x}")
 assert interop.shares_memory(t, a)
-copied = jnp.asarray(t.numpy())  # the NumPy route copies
-print("NumPy route shares memory:", interop.shares_memory(t, copied))
+# A host copy first: `jnp.asarray(t.numpy())` alone may share the buffer (jax 0.7 does on
+# the CPU; lesson 01, §3.1).
+copied = jnp.asarray(t.numpy().copy())
+print("host copy shares memory:", interop.shares_memory(t, copied))
 
 # %% [markdown]
 # Same address. Now write through PyTorch and read through JAX:

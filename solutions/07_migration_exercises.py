@@ -216,19 +216,24 @@ for scale in (1e-3, 1.0, 30.0):
 # Write `bn_torch_to_nnx(bn)`: an `nnx.BatchNorm` that behaves like the given
 # `torch.nn.BatchNorm1d` in **both** modes, with its scale, bias and running statistics
 # copied. Mind the momentum convention (PyTorch: weight of the new batch; Flax: weight of the
-# old average) and the epsilon. About 8 lines. (The running variance will still differ by
-# the unbiased/biased convention after a training step; the tests allow for that.)
+# old average) and the epsilon, and give JAX copies of the statistics: PyTorch updates
+# `running_mean` in place at every training step, and a JAX array made from a tensor's memory
+# may keep reading it (lesson 01, §3.1). About 8 lines. (The running variance will still
+# differ by the unbiased/biased convention after a training step; the tests allow for that.)
 
 # %%
 # EXERCISE: batchnorm-port
 def bn_torch_to_nnx(bn: torch.nn.BatchNorm1d) -> nnx.BatchNorm:
     """An nnx.BatchNorm equivalent to `bn` (momentum, epsilon, scale, bias, running stats)."""
     ### BEGIN SOLUTION
+    def copy_of(t):  # a host copy that no later in-place update of `t` can reach
+        return jnp.asarray(t.detach().numpy().copy())
+
     out = nnx.BatchNorm(bn.num_features, momentum=1.0 - bn.momentum, epsilon=bn.eps, rngs=nnx.Rngs(0))
-    out.scale[...] = jnp.asarray(bn.weight.detach().numpy())
-    out.bias[...] = jnp.asarray(bn.bias.detach().numpy())
-    out.mean[...] = jnp.asarray(bn.running_mean.numpy())
-    out.var[...] = jnp.asarray(bn.running_var.numpy())
+    out.scale[...] = copy_of(bn.weight)
+    out.bias[...] = copy_of(bn.bias)
+    out.mean[...] = copy_of(bn.running_mean)
+    out.var[...] = copy_of(bn.running_var)
     return out
     ### END SOLUTION
 
@@ -262,6 +267,22 @@ with torch.no_grad():
     _expected_bn = _bn(torch.from_numpy(xb))
 check("batchnorm-port", _eval_outputs, _expected_bn, rtol=1e-5, atol=1e-5,
       hint="copy weight->scale, bias, running_mean->mean, running_var->var; eval() uses the running stats")
+
+
+def _stats_after_torch_updates_its_own():
+    bn = trained_bn()
+    ported = bn_torch_to_nnx(bn)
+    with torch.no_grad():  # what a PyTorch training step does to its statistics: in place
+        bn.running_mean.add_(1.0)
+        bn.running_var.mul_(2.0)
+    return ported.mean[...], ported.var[...]
+
+
+_bn_before = trained_bn()
+check("batchnorm-port", _stats_after_torch_updates_its_own,
+      (_bn_before.running_mean, _bn_before.running_var), rtol=0, atol=0,
+      hint="the ported statistics changed when PyTorch changed its own in place: JAX kept reading "
+           "the tensor's memory (lesson 01, §3.1); give jnp.asarray a copy")
 
 # %%
 # HIDDEN TESTS: batchnorm-port points=3
