@@ -1,4 +1,4 @@
-# Two commands do everything on a fresh machine (Python 3.10+):
+# Two commands do everything on a fresh machine (Python 3.11+):
 #   make course [SMOKE=1]   set up .venv if needed, execute every lesson, print a summary
 #   make test               set up .venv if needed, run the whole test suite
 # Both install the known-good versions (constraints/known-good.txt); LATEST=1 takes the
@@ -18,7 +18,7 @@ SET ?= known-good
 .PHONY: course test install sync exercises lint clean gpu-check test-versions constraints FORCE
 
 $(PY):
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python 3.10 or newer is needed; run make PYTHON=python3.11 ...")'
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed (jax 0.7 and later); run make PYTHON=python3.11 ...")'
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 

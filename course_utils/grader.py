@@ -225,14 +225,14 @@ class Grader:
                                            f"the grader failed on this submission: {type(err).__name__}: {err}")
             record.update(status="error", submission=str(sub.path), submission_sha256=None,
                           master_sha256=self.master.sha256, run_id=self.run_id,
-                          graded_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+                          graded_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"))
             with self.lock:  # no sha: a later run grades this student again
                 store.save_student(self.out, record, {})
                 store.write_tables(self.out)
             return record
 
     def _grade_one(self, sub: load.Submission) -> dict | None:
-        started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
         matched = run = None
         if sub.problem:
             record = report.invalid_record(self.master, sub.student, sub.problem)
