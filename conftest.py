@@ -23,6 +23,16 @@ os.environ.setdefault("PYTHONUNBUFFERED", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
+def _share_the_gpu() -> None:
+    # Two workers and their kernels share one GPU, next to PyTorch: no JAX preallocation.
+    from course_utils import env
+
+    os.environ.update(env.memory_policy(os.environ))
+
+
+_share_the_gpu()
+
+
 def _strict_kernels() -> None:
     from course_utils import strict
 
