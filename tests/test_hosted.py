@@ -198,3 +198,8 @@ def test_setup_cell_installs_then_hands_over_where_the_course_is_missing(monkeyp
         calls[0][-1].endswith(f"@v{_pyproject_version()}") and "--no-deps" in calls[0]
     )
     assert calls[1] == "deps"
+
+
+def test_readme_badges_open_the_release_too():
+    readme = (ROOT / "README.md").read_text()
+    assert notebooks.badges("notebooks/00_welcome_and_setup.ipynb") in readme
