@@ -105,7 +105,8 @@ check("shard-batch", _dp_grads, grads_ref, rtol=1e-4, atol=1e-6,
 # %%
 # HIDDEN TESTS: shard-batch points=3
 ### BEGIN HIDDEN TESTS
-mesh_2d = jax.make_mesh((2, S.n_devices // 2), ("data", "model"), devices=DEVICES)
+mesh_2d = jax.make_mesh((2, S.n_devices // 2), ("data", "model"),
+                        (jax.sharding.AxisType.Explicit,) * 2, devices=DEVICES)
 prob_h = problem.make_problem(7, 24, 5, 8, 3)
 X_h, y_h = shard_batch(prob_h["X"], prob_h["y"], mesh_2d)
 assert X_h.addressable_shards[0].data.shape == (12, 5), X_h.addressable_shards[0].data.shape
@@ -122,11 +123,14 @@ assert_close(X_h, prob_h["X"], rtol=0, atol=0, name="values unchanged")
 # $Y = XW + b$ with `W` of shape `(d_in, d_out)`. Split `W`'s **columns** and `b` over the mesh
 # axis `"model"`: each device computes its own block of output columns,
 # $Y_{[:, j]} = X W_{[:, j]} + b_j$, and the result stays split by columns (`P(None, "model")`).
-# `X` is replicated. In current JAX, arguments must already carry the shardings that
-# `in_specs` names, so place `W` and `b` first (`jax.device_put`). About 5 lines.
+# `X` is replicated. On a mesh with explicit axes (as in the lesson), arguments must already
+# carry the shardings that `in_specs` names, so place `W` and `b` first (`jax.device_put`).
+# About 5 lines.
 
 # %%
-mesh_tp = jax.make_mesh((S.n_devices,), ("model",), devices=DEVICES)
+from jax.sharding import AxisType
+
+mesh_tp = jax.make_mesh((S.n_devices,), ("model",), (AxisType.Explicit,), devices=DEVICES)
 rng = np.random.default_rng(3)
 X_c = rng.standard_normal((S.batch, 16), dtype=np.float32)
 W_c = rng.standard_normal((16, 32), dtype=np.float32)
@@ -168,7 +172,7 @@ check("column-parallel", _column, Y_c, rtol=1e-4, atol=1e-4,
 hlo_c = jax.jit(lambda X, W, b: column_parallel_linear(X, W, b, mesh_tp)).lower(
     jnp.asarray(X_c), jnp.asarray(W_c), jnp.asarray(b_c)).compile().as_text()
 assert cost.hlo_collectives(hlo_c) == [], cost.hlo_collectives(hlo_c)
-mesh_4 = jax.make_mesh((4,), ("model",), devices=DEVICES[:4])
+mesh_4 = jax.make_mesh((4,), ("model",), (AxisType.Explicit,), devices=DEVICES[:4])
 W_4 = rng.standard_normal((5, 12), dtype=np.float32)
 b_4 = rng.standard_normal(12, dtype=np.float32)
 X_4 = rng.standard_normal((3, 5), dtype=np.float32)
@@ -354,7 +358,7 @@ def _padded(spec, ndim):  # P("data") and P("data", None) mean the same for a ma
 
 for k in shapes:
     assert _padded(got[k], len(shapes[k])) == _padded(want[k], len(shapes[k])), f"{k} {shapes[k]}: got {got[k]}, want {want[k]}"
-mesh_4d = jax.make_mesh((4,), ("data",), devices=DEVICES[:4])
+mesh_4d = jax.make_mesh((4,), ("data",), (AxisType.Explicit,), devices=DEVICES[:4])
 prob_f = problem.make_problem(5, 16, 12, 20, 4)
 specs_f = fsdp_specs(problem.params_of(prob_f), 4)
 _, grads_f = problem.loss_and_grads_numpy(problem.params_of(prob_f), prob_f["X"], prob_f["y"])
