@@ -302,6 +302,7 @@ class Comparison:
     measurements: dict[str, Measurement]
     baseline: str
     devices: dict[str, str] = field(default_factory=dict)  # variant -> device kind(s)
+    precision: str | None = None  # env.precision()'s name while the variants ran
 
     def ratio(self, name: str) -> float:
         """Median time of ``name`` divided by the baseline's (below 1 = faster)."""
@@ -355,7 +356,8 @@ class Comparison:
         return text
 
     def _repr_markdown_(self) -> str:
-        return self.table() + "\n\n(on this machine; medians of interleaved rounds)"
+        precision = f"; {self.precision} precision" if self.precision else ""
+        return self.table() + f"\n\n(on this machine; medians of interleaved rounds{precision})"
 
     def __str__(self) -> str:
         return self.table()
@@ -478,7 +480,18 @@ def compare(
         result[baseline].warnings.append(
             f"{compiles} compilation(s) happened while the variants were timed"
         )
-    return Comparison(result, baseline, devices)
+    return Comparison(result, baseline, devices, _precision_name())
+
+
+def _precision_name() -> str | None:
+    """The course's name for the float32 precision in force, when both frameworks are loaded."""
+    import sys
+
+    if "jax" not in sys.modules or "torch" not in sys.modules:
+        return None
+    from course_utils import env
+
+    return env.precision()["name"]
 
 
 # ------------------------------------------------------------- compile_report

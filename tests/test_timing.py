@@ -221,6 +221,10 @@ def test_compare_records_each_variants_device_kind():
         target_s=0.01,
     )
     assert result.devices == {"numpy": "host", "torch": "cpu", "jax": "cpu"}
+    from course_utils import env
+
+    assert result.precision == env.precision()["name"]
+    assert f"{result.precision} precision" in result._repr_markdown_()
     assert result.same_device_kind
     assert "| torch | cpu |" in result.table()
     assert not any("device kinds" in w for w in result.warnings)
