@@ -454,8 +454,8 @@ print(f"the JAX array saw the later in-place write in {sum(saw_later_write)} of 
 # How often it happens depends on the backend, the JAX version and the timing, which is what
 # makes it a nasty bug. Waiting (`block_until_ready()`) before changing the source is not a
 # fix: on the CPU, JAX may not copy at all but keep using the NumPy buffer (jax 0.7's
-# `jnp.asarray` does), and even `jnp.array`, which promises a copy, may make it
-# later. The fix that holds on every version and device is to hand JAX memory that nothing
+# `jnp.asarray` does with a tensor's memory), and even `jnp.array`, which promises a copy,
+# may make it later. The fix that holds on every version and device is to hand JAX memory that nothing
 # will change: a copy made on the host first (`w.clone()`, `np.array(..., copy=True)`):
 
 # %%
