@@ -754,12 +754,15 @@ def test_real_run_of_doctor_and_one_smoke_lesson(tmp_path):
 
 
 def test_make_gpu_check_runs_check_device_with_the_venv_python():
+    # Under `make test` the outer make's flags would leak in and add directory lines.
+    clean = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
     out = subprocess.run(
-        ["make", "-n", "gpu-check", "CHECK_ARGS=--budget 60"],
+        ["make", "--no-print-directory", "-n", "gpu-check", "CHECK_ARGS=--budget 60"],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=60,
+        env=clean,
     )
     assert out.returncode == 0, out.stderr
     command = out.stdout.strip().splitlines()[-1]
