@@ -30,10 +30,6 @@ VERSIONED = (
     "numpy",
     "keras",
 )
-# Distributions pinned during the install so the machine's own builds stay.
-PINNED = re.compile(
-    r"^(torch|torch-xla|jax|jaxlib|jax-(cuda|rocm)\d+-.+|libtpu(-nightly)?)$"
-)
 
 
 def _norm(name: str) -> str:
@@ -150,11 +146,13 @@ def versions(torch_cuda: dict[str, Any] | None = None) -> dict[str, Any]:
 
 
 def pins() -> list[str]:
-    """``name==version`` for the installed torch, jax, jaxlib, jax plugins and libtpu."""
+    """``name==version`` for the machine's own framework builds (as the setup cell keeps them)."""
+    from course_utils import hosted
+
     found = {
         _norm(d.metadata["Name"] or ""): d.version for d in metadata.distributions()
     }
-    return sorted(f"{n}=={v}" for n, v in found.items() if PINNED.match(n))
+    return hosted.pins(found)
 
 
 def install(

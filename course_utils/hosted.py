@@ -29,7 +29,7 @@ DIST_NAME = "jax-pytorch-side-by-side"
 # carry their CUDA or TPU support.
 KEEP = re.compile(
     r"^(torch|torchvision|torchaudio|torch[-_]xla|jax|jaxlib|libtpu|libtpu[-_]nightly"
-    r"|jax[-_]cuda\d+[-_](plugin|pjrt)|nvidia[-_].*)$",
+    r"|jax[-_](cuda|rocm)\d+[-_](plugin|pjrt)|nvidia[-_].*)$",
     re.IGNORECASE,
 )
 
@@ -134,11 +134,9 @@ def _jax_extra(installed: Mapping[str, str]) -> str:
 
 def pins(installed: Mapping[str, str]) -> list[str]:
     """Constraint lines keeping the runtime's framework builds exactly as they are."""
-    return [
-        f"{name}=={version}"
-        for name, version in sorted(installed.items())
-        if KEEP.match(name)
-    ]
+    return sorted(
+        f"{name}=={version}" for name, version in installed.items() if KEEP.match(name)
+    )
 
 
 def install_dependencies(

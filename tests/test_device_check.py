@@ -516,6 +516,7 @@ def test_pins_keep_the_frameworks_and_plugins_and_nothing_else(monkeypatch):
         "libtpu==0.0.21.1",
         "torch-xla==2.9.0",
         "torch==2.11.0+cu128",
+        "torchvision==0.26.0",  # built against that torch: kept with it
     ]
 
 
