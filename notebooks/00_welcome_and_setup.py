@@ -47,7 +47,7 @@ import jax.numpy as jnp
 import numpy as np
 import torch
 
-from course_utils import config, env, timing
+from course_utils import config, timing
 from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)
@@ -60,6 +60,11 @@ print(env.report().line())
 # - Each framework finds devices on its own: `jax.devices()` and `torch.cuda.is_available()`.
 # - `course_utils.env` picks a GPU or TPU when present and says when PyTorch has to fall back.
 # - Thread counts and matmul precision change timings, so the report records them.
+# - `env.setup()`, the first line of every lesson, prepares both frameworks before either
+#   touches a device: JAX does not grab most of the GPU's memory (PyTorch needs room), JAX
+#   starts before PyTorch (so it loads its own CUDA libraries), and both compute float32
+#   matmuls and convolutions in full float32 (GPUs default to TF32 in some of them, which
+#   would break parity checks at float32 tolerances).
 
 # %%
 report = env.report()

@@ -59,7 +59,7 @@ import optax
 import torch
 from flax import nnx
 
-from course_utils import config, env, numpy_mlp, timing
+from course_utils import config, numpy_mlp, timing
 from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)

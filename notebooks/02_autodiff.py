@@ -63,7 +63,7 @@ import optax
 import torch
 import torch.func as tf
 
-from course_utils import config, data, env, residuals, timing
+from course_utils import config, data, residuals, timing
 from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)

@@ -68,7 +68,7 @@ import numpy as np
 import torch
 from IPython.display import Markdown, display
 
-from course_utils import cartpole, config, env, kmeans, timing
+from course_utils import cartpole, config, kmeans, timing
 from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)

@@ -65,7 +65,7 @@ from flax import nnx
 from IPython.display import Markdown, display
 from tqdm.auto import tqdm
 
-from course_utils import config, convert, data, env, memory, plots, timing
+from course_utils import config, convert, data, memory, plots, timing
 from course_utils.models import NNXCNN, TorchCNN
 from course_utils.parity import assert_close, max_abs_diff
 

@@ -71,7 +71,7 @@ import torch
 import torch.nn.functional as F
 from flax import nnx
 
-from course_utils import config, data, env, interop, keras_backends, timing
+from course_utils import config, data, interop, keras_backends, timing
 from course_utils.parity import assert_close, max_abs_diff
 
 S = config.sizes(SIZES, SMOKE)

@@ -58,7 +58,7 @@ import numpy as np
 import torch
 from flax import nnx
 
-from course_utils import checklist, claims, config, env, migration, timing
+from course_utils import checklist, claims, config, migration, timing
 from course_utils.notebooks import course_root
 from course_utils.parity import assert_close
 
