@@ -34,6 +34,11 @@ KEEP = re.compile(
 )
 
 
+# Tools for running notebooks locally and in CI; a hosted notebook has its own
+# front end and kernel, and replacing its ipykernel or Jupyter server could break it.
+LOCAL_TOOLS = {"jupyterlab", "ipykernel", "papermill", "nbval", "nbclient", "jupytext"}
+
+
 class UnsupportedRuntime(SystemExit):
     """The runtime's frameworks are outside what the course supports (a short message)."""
 
@@ -165,7 +170,12 @@ def install_dependencies(
     found = problems(installed, floors(requirements), runtime)
     if found:
         raise UnsupportedRuntime("\n".join(found))
-    needed = [r for r in requirements if "extra ==" not in r]
+    needed = [
+        r
+        for r in requirements
+        if "extra ==" not in r
+        and _norm(re.split(r"[\s<>=!~;\[]", r, maxsplit=1)[0]) not in LOCAL_TOOLS
+    ]
     with tempfile.NamedTemporaryFile("w", suffix="-course-pins.txt", delete=False) as f:
         f.write("\n".join(pins(installed)) + "\n")
     cmd = [

@@ -16,6 +16,8 @@ REQUIREMENTS = [
     "flax>=0.11.2",
     "torch>=2.6",
     "numpy>=1.26",
+    "jupyterlab>=4",
+    "ipykernel>=6",
     "ruff>=0.6; extra == 'dev'",
 ]
 
@@ -76,6 +78,8 @@ def test_colab_images_install_around_their_own_frameworks(image, kept, capsys):
     assert cmd[1:4] == ["-m", "pip", "install"]
     assert "jax>=0.7.2" in cmd and "flax>=0.11.2" in cmd
     assert not any("ruff" in c for c in cmd)  # dev extras are not for students
+    # the runtime's own Jupyter stays: no jupyterlab, no other ipykernel
+    assert not any(c.startswith(("jupyterlab", "ipykernel")) for c in cmd)
     pins = set(_pins_of(cmd))
     assert kept <= pins
     assert not any(
@@ -133,6 +137,8 @@ def test_floors_read_from_requirements():
         "flax": "0.11.2",
         "torch": "2.6",
         "numpy": "1.26",
+        "jupyterlab": "4",
+        "ipykernel": "6",
     }
 
 
