@@ -756,7 +756,9 @@ def test_real_run_of_doctor_and_one_smoke_lesson(tmp_path):
 
 def test_make_gpu_check_runs_check_device_with_the_venv_python():
     # Under `make test` the outer make's flags would leak in and add directory lines.
-    clean = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    # (and its command-line variables, such as VENV under `make test-versions`).
+    leaks = ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "MAKEOVERRIDES", "VENV", "CHECK_ARGS")
+    clean = {k: v for k, v in os.environ.items() if k not in leaks}
     out = subprocess.run(
         ["make", "--no-print-directory", "-n", "gpu-check", "CHECK_ARGS=--budget 60"],
         cwd=ROOT,

@@ -40,7 +40,10 @@ def _graded(out: Path) -> dict[str, dict]:
 def _start(subs: Path, out: Path) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "course_utils.cli", "grade", str(subs), "--source", str(MASTER),
            "--out", str(out), "--jobs", "1", "--timeout", "5"]
-    return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # A shell that starts the suite in the background (CI, nohup) leaves SIGINT ignored,
+    # and Python then installs no KeyboardInterrupt handler: restore Ctrl-C for the child.
+    return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def _wait_for(out: Path, n: int, proc: subprocess.Popen, limit: float = 90) -> None:

@@ -86,7 +86,9 @@ def test_ctrl_c_stops_cleanly(nbs, tmp_path):
         f"root=Path({str(ROOT)!r}), smoke=True, timeout=300, out_dir=Path({str(tmp_path)!r}), progress=False)\n"
         "print([r.status for r in res])\n"
     )
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    # Ctrl-C must reach the child even when the suite runs with SIGINT ignored (background).
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(8)  # the slow notebook's kernel is running by now
     children = psutil.Process(proc.pid).children(recursive=True)
     proc.send_signal(signal.SIGINT)

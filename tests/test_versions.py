@@ -180,11 +180,11 @@ def fake_venv(tmp_path):
 def make(venv, *args):
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("MAKEFLAGS", "COURSE_TORCH_VERSION")
-    }
+    # Under `make test-versions` the outer make exports its command-line variables
+    # (VENV, CONSTRAINTS, ...) and flags: this make must see none of them.
+    outer = ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "MAKEOVERRIDES", "COURSE_TORCH_VERSION")
+    makefile_vars = ("VENV", "CONSTRAINTS", "LATEST", "SET", "PYTEST_ARGS", "PYTHON")
+    env = {k: v for k, v in os.environ.items() if k not in outer + makefile_vars}
     out = subprocess.run(
         ["make", "--no-print-directory", "install", f"VENV={venv}", *args],
         cwd=ROOT,
