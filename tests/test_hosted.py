@@ -209,3 +209,13 @@ def test_setup_cell_installs_then_hands_over_where_the_course_is_missing(monkeyp
 def test_readme_badges_open_the_release_too():
     readme = (ROOT / "README.md").read_text()
     assert notebooks.badges("notebooks/00_welcome_and_setup.ipynb") in readme
+
+
+def test_a_failed_install_shows_pips_own_words():
+    def failing(cmd, **kwargs):
+        if "list" in cmd:
+            return subprocess.CompletedProcess(cmd, 0, stdout=_freeze("colab-gpu.txt"))
+        return subprocess.CompletedProcess(cmd, 1, stdout="", stderr="ERROR: no flax 9\n")
+
+    with pytest.raises(RuntimeError, match="no flax 9"):
+        hosted.install_dependencies(requirements=REQUIREMENTS, run=failing, environ={})
