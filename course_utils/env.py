@@ -167,7 +167,10 @@ def precision() -> dict[str, str]:
         conv = torch.backends.cudnn.conv.fp32_precision
     full = jax_p in ("highest", "float32") and matmul == conv == "ieee"
     tf32 = jax_p in ("tensorfloat32", "high") and matmul == conv == "tf32"
-    name = "float32" if full else "tf32" if tf32 else "mixed"
+    untouched = jax_p == "default" and matmul == "ieee" and conv == "tf32"
+    name = (
+        "float32" if full else "tf32" if tf32 else "framework defaults" if untouched else "mixed"
+    )
     return {"name": name, "jax": jax_p, "torch_matmul": matmul, "torch_conv": conv}
 
 

@@ -135,6 +135,20 @@ def test_set_precision_float32_then_tf32_in_both_frameworks():
         env.set_precision("float32" if before["name"] == "float32" else "tf32")
 
 
+def test_precision_names_the_frameworks_untouched_defaults():
+    import jax
+    import torch
+
+    before = env.precision()["name"]
+    try:
+        jax.config.update("jax_default_matmul_precision", None)
+        torch.set_float32_matmul_precision("highest")
+        torch.backends.cudnn.allow_tf32 = True  # cuDNN's own default
+        assert env.precision()["name"] == "framework defaults"
+    finally:
+        env.set_precision("float32" if before == "float32" else "tf32")
+
+
 def test_set_precision_rejects_unknown_names():
     with pytest.raises(ValueError, match="float32"):
         env.set_precision("fp32")
