@@ -173,18 +173,55 @@ def run_one(
     return result
 
 
-def kill_process_group(proc: subprocess.Popen) -> None:
-    """SIGTERM, then SIGKILL, the process group that ``proc`` leads; reap ``proc``."""
+def kill_process_group(proc: subprocess.Popen, grace_s: float = 5.0) -> None:
+    """Stop ``proc``, its process group and every descendant; reap ``proc``.
+
+    Descendants that left the group are found first and killed by pid: a Jupyter
+    kernel runs in a session of its own, so killing the group alone left it alive
+    until it noticed its parent was gone. Returns when all of them have exited
+    (or were sent SIGKILL and waited for).
+    """
+    import psutil
+
+    try:
+        descendants = psutil.Process(proc.pid).children(recursive=True)
+    except psutil.Error:
+        descendants = []
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
-            os.killpg(proc.pid, sig)
+            os.killpg(proc.pid, sig)  # a session leader's group id is its pid
         except (ProcessLookupError, PermissionError):
-            return
+            pass
+        if proc.poll() is None:
+            try:
+                proc.send_signal(sig)
+            except ProcessLookupError:
+                pass
         try:
-            proc.wait(timeout=5)
-            return
+            proc.wait(timeout=grace_s)
+            break
         except subprocess.TimeoutExpired:
             continue
+    kill_processes(descendants, grace_s=grace_s)
+
+
+def kill_processes(procs: list, grace_s: float = 3.0) -> None:
+    """SIGTERM, wait up to ``grace_s``, then SIGKILL whatever is left (psutil processes)."""
+    import psutil
+
+    procs = list(procs)
+    for p in procs:
+        try:
+            p.terminate()
+        except psutil.Error:
+            pass
+    _, alive = psutil.wait_procs(procs, timeout=grace_s)
+    for p in alive:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(alive, timeout=grace_s)
 
 
 def run_notebooks(

@@ -24,7 +24,6 @@ import inspect
 import json
 import os
 import shlex
-import signal
 import socket
 import subprocess
 import sys
@@ -179,42 +178,16 @@ def tagged_processes(tag: str | None = None) -> list[Any]:
 
 def kill_processes(procs: Sequence[Any], grace_s: float = 3.0) -> None:
     """SIGTERM, wait up to ``grace_s``, then SIGKILL whatever is left (psutil processes)."""
-    import psutil
+    from course_utils.runner import kill_processes as kill
 
-    procs = list(procs)
-    for proc in procs:
-        with contextlib.suppress(psutil.Error):
-            proc.terminate()
-    _, alive = psutil.wait_procs(procs, timeout=grace_s)
-    for proc in alive:
-        with contextlib.suppress(psutil.Error):
-            proc.kill()
-    psutil.wait_procs(alive, timeout=grace_s)
+    kill(list(procs), grace_s=grace_s)
 
 
 def _kill_popen_tree(proc: subprocess.Popen, grace_s: float = 3.0) -> None:
-    """Stop a top-level process, its session's process group and all its descendants.
+    """Stop a top-level process, its session's process group and all its descendants."""
+    from course_utils.runner import kill_process_group
 
-    The process itself is reaped through ``proc`` (so its exit code stays known);
-    descendants that left the group are found first and killed by pid.
-    """
-    import psutil
-
-    try:
-        descendants = psutil.Process(proc.pid).children(recursive=True)
-    except psutil.Error:
-        descendants = []
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, sig)  # the session leader's group id is its pid
-        with contextlib.suppress(ProcessLookupError):
-            proc.send_signal(sig)
-        try:
-            proc.wait(timeout=grace_s)
-            break
-        except subprocess.TimeoutExpired:
-            continue
-    kill_processes(descendants, grace_s=grace_s)
+    kill_process_group(proc, grace_s=grace_s)
 
 
 def cleanup(tag: str) -> int:
