@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from importlib import metadata
@@ -44,33 +43,9 @@ def run_command(
     env: dict[str, str] | None = None,
 ) -> tuple[int | None, str]:
     """Run ``cmd`` in its own process group; exit code (None on timeout) and output."""
-    from course_utils.runner import kill_process_group
+    from course_utils.runner import run_in_group
 
-    proc = subprocess.Popen(
-        cmd,
-        cwd=cwd,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-        return proc.returncode, out or ""
-    except subprocess.TimeoutExpired:
-        kill_process_group(proc)
-        try:  # what it printed before it was stopped
-            out, _ = proc.communicate(timeout=5)
-        except (subprocess.TimeoutExpired, ValueError, OSError):
-            out = ""
-        return (
-            None,
-            f"{(out or '').rstrip()}\ndid not finish within {timeout:.0f} s".lstrip(),
-        )
-    except KeyboardInterrupt:
-        kill_process_group(proc)
-        raise
+    return run_in_group(cmd, timeout=timeout, cwd=cwd, env=env)
 
 
 def tail(text: str, lines: int = 40) -> str:

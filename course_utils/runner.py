@@ -138,39 +138,63 @@ def run_one(
         str(int(timeout)),
     ]
     start = time.perf_counter()
-    proc = subprocess.Popen(
-        cmd,
-        env=kernel_env(root, smoke),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        text=True,
-    )
     try:
-        output, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        kill_process_group(proc)
-        return Result(
-            str(notebook), "timeout", time.perf_counter() - start,
-            error=f"did not finish within {timeout:g} s",
-        )
-    except KeyboardInterrupt:
-        kill_process_group(proc)
-        raise
-    try:
-        data = json.loads(Path(result_path).read_text() or "{}")
-    except (OSError, json.JSONDecodeError):
-        data = {}
+        code, output = run_in_group(cmd, timeout=timeout, env=kernel_env(root, smoke))
+        if code is None:
+            return Result(
+                str(notebook), "timeout", time.perf_counter() - start,
+                error=f"did not finish within {timeout:g} s",
+            )
+        try:
+            data = json.loads(Path(result_path).read_text() or "{}")
+        except (OSError, json.JSONDecodeError):
+            data = {}
     finally:
         Path(result_path).unlink(missing_ok=True)
     if not data:
         tail = (output or "").strip().splitlines()[-1:] or ["no output"]
         return Result(str(notebook), "failed", time.perf_counter() - start,
-                      error=f"runner crashed (exit {proc.returncode}): {tail[0][:300]}",
+                      error=f"runner crashed (exit {code}): {tail[0][:300]}",
                       output=output or "")
     result = Result(**data)
     result.output = output or ""
     return result
+
+
+def run_in_group(
+    cmd: list[str],
+    *,
+    timeout: float | None,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> tuple[int | None, str]:
+    """Run ``cmd`` in its own process group: exit code (None on timeout) and output.
+
+    On a timeout or Ctrl-C the whole tree is stopped (:func:`kill_process_group`)
+    before this returns or re-raises.
+    """
+    proc = subprocess.Popen(
+        cmd,
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        return proc.returncode, out or ""
+    except subprocess.TimeoutExpired:
+        kill_process_group(proc)
+        try:  # what it printed before it was stopped
+            out, _ = proc.communicate(timeout=5)
+        except (subprocess.TimeoutExpired, ValueError, OSError):
+            out = ""
+        return None, f"{(out or '').rstrip()}\ndid not finish within {timeout:.0f} s".lstrip()
+    except KeyboardInterrupt:
+        kill_process_group(proc)
+        raise
 
 
 def kill_process_group(proc: subprocess.Popen, grace_s: float = 5.0) -> None:
