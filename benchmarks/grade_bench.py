@@ -33,13 +33,20 @@ BUDGET_S = 180.0
 
 def _cpu_seconds() -> float:
     """CPU time of this process and its waited-for descendants (workers reap their kernels)."""
-    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    me, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def make_submissions(source: Path, student: Path, folder: Path, n: int) -> None:
     master = json.loads(source.read_text())
-    answers = {exercises.exercise_id(c): c["source"] for c in master["cells"] if exercises.exercise_id(c)}
+    answers = {
+        exercises.exercise_id(c): c["source"]
+        for c in master["cells"]
+        if exercises.exercise_id(c)
+    }
     blank = json.loads(student.read_text())
     first = next(iter(answers))
     for i in range(n):
@@ -56,11 +63,19 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, default=30)
     p.add_argument("--jobs", type=int, default=2)
-    p.add_argument("--source", default=str(ROOT / "solutions" / "00_welcome_exercises.ipynb"))
-    p.add_argument("--student", default=str(ROOT / "exercises" / "00_welcome_exercises.ipynb"))
-    p.add_argument("--work", help="folder for submissions and reports (default: a temporary one)")
+    p.add_argument(
+        "--source", default=str(ROOT / "solutions" / "00_welcome_exercises.ipynb")
+    )
+    p.add_argument(
+        "--student", default=str(ROOT / "exercises" / "00_welcome_exercises.ipynb")
+    )
+    p.add_argument(
+        "--work", help="folder for submissions and reports (default: a temporary one)"
+    )
     args = p.parse_args(argv)
-    work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="grade-bench-"))
+    work = (
+        Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="grade-bench-"))
+    )
     subs, out = work / "submissions", work / "reports"
     shutil.rmtree(subs, ignore_errors=True)
     shutil.rmtree(out, ignore_errors=True)
@@ -70,7 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()[0]
     cpu_before = _cpu_seconds()
     start = time.perf_counter()
-    batch = grader.grade(subs, args.source, out, jobs=args.jobs, progress=False, echo=lambda *a: None)
+    batch = grader.grade(
+        subs, args.source, out, jobs=args.jobs, progress=False, echo=lambda *a: None
+    )
     wall = time.perf_counter() - start
     cpu = _cpu_seconds() - cpu_before
     load_after = os.getloadavg()[0]
@@ -79,21 +96,31 @@ def main(argv: list[str] | None = None) -> int:
     for rec in batch.records:
         worker.append(rec["seconds"])
         executed = json.loads((out / rec["student"] / "executed.ipynb").read_text())
-        cells.append(sum(c["metadata"]["grader"].get("seconds", 0.0) for c in executed["cells"]))
+        cells.append(
+            sum(c["metadata"]["grader"].get("seconds", 0.0) for c in executed["cells"])
+        )
     per_sub = wall / max(1, len(batch.records))
     inside = statistics.mean(w - c for w, c in zip(worker, cells, strict=True))
     outside = wall * args.jobs / max(1, len(batch.records)) - statistics.mean(worker)
     scores = Counter(f"{r['total']:g}/{r['max_total']:g}" for r in batch.records)
-    print(f"graded {len(batch.records)} submissions with --jobs {args.jobs} in {wall:.1f} s "
-          f"({per_sub:.2f} s of wall time per submission)")
-    print(f"per submission: {statistics.mean(worker):.2f} s in its worker, {statistics.mean(cells):.2f} s "
-          f"of it running cells")
-    print(f"per-submission overhead: {inside:.2f} s in the worker (kernel start, limits, canary, "
-          f"clean-up) + {max(0.0, outside):.2f} s in the grader (process start, reports)")
+    print(
+        f"graded {len(batch.records)} submissions with --jobs {args.jobs} in {wall:.1f} s "
+        f"({per_sub:.2f} s of wall time per submission)"
+    )
+    print(
+        f"per submission: {statistics.mean(worker):.2f} s in its worker, {statistics.mean(cells):.2f} s "
+        f"of it running cells"
+    )
+    print(
+        f"per-submission overhead: {inside:.2f} s in the worker (kernel start, limits, canary, "
+        f"clean-up) + {max(0.0, outside):.2f} s in the grader (process start, reports)"
+    )
     print("scores: " + ", ".join(f"{n} x {s}" for s, n in sorted(scores.items())))
-    print(f"CPU time of the grader, workers and kernels: {cpu:.1f} s, so at least {cpu / args.jobs:.1f} s "
-          f"of wall time on {args.jobs} otherwise idle cores; load average {load_before:.1f} before, "
-          f"{load_after:.1f} after (other work on the machine slows the run)")
+    print(
+        f"CPU time of the grader, workers and kernels: {cpu:.1f} s, so at least {cpu / args.jobs:.1f} s "
+        f"of wall time on {args.jobs} otherwise idle cores; load average {load_before:.1f} before, "
+        f"{load_after:.1f} after (other work on the machine slows the run)"
+    )
     if args.n == 30 and args.jobs == 2:
         verdict = "within" if wall <= BUDGET_S else "OVER"
         print(f"budget for 30 submissions with --jobs 2: {BUDGET_S:.0f} s -> {verdict}")

@@ -26,7 +26,11 @@ import torch.utils.benchmark as torch_benchmark
 
 from course_utils import timing
 
-BOUNDS = {"a_async": (0.9, None), "b_vs_torch_timer": (0.9, 1.1), "c_first_call": (5.0, None)}
+BOUNDS = {
+    "a_async": (0.9, None),
+    "b_vs_torch_timer": (0.9, 1.1),
+    "c_first_call": (5.0, None),
+}
 
 
 def ratio_async(n: int = 2000) -> dict:
@@ -87,8 +91,12 @@ def main(argv: list[str]) -> int:
         inside = (lo is None or value >= lo) and (hi is None or value <= hi)
         ok &= inside
         bound = f">= {lo}" if hi is None else f"in [{lo}, {hi}]"
-        print(f"{key:>18}: {value:8.3f}  (must be {bound}) {'ok' if inside else 'OUT OF BOUNDS'}")
-    print(f"{'a_timeit_naive':>18}: {results['a_timeit_naive']:8.2e}  (what timeit reports)")
+        print(
+            f"{key:>18}: {value:8.3f}  (must be {bound}) {'ok' if inside else 'OUT OF BOUNDS'}"
+        )
+    print(
+        f"{'a_timeit_naive':>18}: {results['a_timeit_naive']:8.2e}  (what timeit reports)"
+    )
     if "--json" in argv:
         print(json.dumps(results))
     return 0 if ok else 1

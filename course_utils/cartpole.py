@@ -66,14 +66,18 @@ def random_actions(n: int, seed: int = 0, steps: int | None = None) -> np.ndarra
     shape: tuple[int, ...] = (n,)
     if steps is not None:
         if not isinstance(steps, int) or steps < 1:
-            raise ValueError(f"random_actions: steps must be a positive int, got {steps!r}")
+            raise ValueError(
+                f"random_actions: steps must be a positive int, got {steps!r}"
+            )
         shape = (steps, n)
     return np.random.default_rng([seed, 1]).integers(0, 2, size=shape).astype(np.int32)
 
 
 def _check_n(n: int) -> None:
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"n (the number of environments) must be a positive int, got {n!r}")
+        raise ValueError(
+            f"n (the number of environments) must be a positive int, got {n!r}"
+        )
 
 
 def _check_single(state: Any, fn: str) -> None:
@@ -86,7 +90,9 @@ def _check_single(state: Any, fn: str) -> None:
 
 def _check_batch(states: Any, actions: Any, fn: str) -> None:
     if len(states.shape) != 2 or states.shape[1] != STATE_SIZE:
-        raise ValueError(f"{fn}: states must have shape (n, 4), got {tuple(states.shape)}")
+        raise ValueError(
+            f"{fn}: states must have shape (n, 4), got {tuple(states.shape)}"
+        )
     if tuple(actions.shape) != (states.shape[0],):
         raise ValueError(
             f"{fn}: actions must have shape ({states.shape[0]},) to match states, "
@@ -115,12 +121,17 @@ def _physics(x, x_dot, theta, theta_dot, force, sin, cos):
 
 
 def _done(x, theta):
-    return (x < -X_THRESHOLD) | (x > X_THRESHOLD) | (theta < -THETA_THRESHOLD) | (
-        theta > THETA_THRESHOLD
+    return (
+        (x < -X_THRESHOLD)
+        | (x > X_THRESHOLD)
+        | (theta < -THETA_THRESHOLD)
+        | (theta > THETA_THRESHOLD)
     )
 
 
-def numpy_step(states: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def numpy_step(
+    states: np.ndarray, actions: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Float64 reference step for states ``(..., 4)`` and actions ``(...)``."""
     states = np.asarray(states, dtype=np.float64)
     actions = np.asarray(actions)

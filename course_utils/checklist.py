@@ -41,7 +41,9 @@ class CheckItem:
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
-            raise ValueError(f"CheckItem: status must be one of {STATUSES}, got {self.status!r}")
+            raise ValueError(
+                f"CheckItem: status must be one of {STATUSES}, got {self.status!r}"
+            )
 
 
 @dataclass
@@ -70,7 +72,9 @@ class ChecklistReport:
     def table(self) -> str:
         lines = [f"| {self.title} | | |", "|---|:---:|---|"]
         for i in self.items:
-            detail = i.detail.replace("|", "\\|")  # a literal | would end the table cell
+            detail = i.detail.replace(
+                "|", "\\|"
+            )  # a literal | would end the table cell
             lines.append(f"| {i.name} | {_MARK[i.status]} {i.status} | {detail} |")
         return "\n".join(lines)
 
@@ -80,7 +84,10 @@ class ChecklistReport:
     def __str__(self) -> str:
         width = max((len(i.name) for i in self.items), default=0)
         lines = [self.title]
-        lines += [f"  {_MARK[i.status]} {i.name:<{width}}  {i.status:<4}  {i.detail}" for i in self.items]
+        lines += [
+            f"  {_MARK[i.status]} {i.name:<{width}}  {i.status:<4}  {i.detail}"
+            for i in self.items
+        ]
         return "\n".join(lines)
 
 
@@ -124,7 +131,9 @@ def _n_params_nnx(model: Any) -> int:
     import jax
     from flax import nnx
 
-    return sum(int(np.prod(x.shape)) for x in jax.tree.leaves(nnx.state(model, nnx.Param)))
+    return sum(
+        int(np.prod(x.shape)) for x in jax.tree.leaves(nnx.state(model, nnx.Param))
+    )
 
 
 def _compare_outputs(a: Any, b: Any, rtol: float, atol: float) -> tuple[bool, str]:
@@ -160,7 +169,8 @@ def stepwise_port(
     report = ChecklistReport("stepwise port")
     n_t, n_j = _n_params_torch(torch_model), _n_params_nnx(nnx_model)
     report.add(
-        "1. semantic rewrite", "pass" if n_t == n_j else "fail",
+        "1. semantic rewrite",
+        "pass" if n_t == n_j else "fail",
         f"{n_t:,} parameters in PyTorch, {n_j:,} in NNX",
     )
     expected = _torch_forward(torch_model)(example)
@@ -181,7 +191,8 @@ def stepwise_port(
         report.add("4. equal when sharded", "skip", "an earlier step failed")
     elif len(example) % len(devices):
         report.add(
-            "4. equal when sharded", "skip",
+            "4. equal when sharded",
+            "skip",
             f"batch of {len(example)} does not split over {len(devices)} devices",
         )
     else:
@@ -191,7 +202,8 @@ def stepwise_port(
         out = forward(state_repl, x_sharded)
         good, detail = _compare_outputs(out, expected, rtol, atol)
         report.add(
-            "4. equal when sharded", "pass" if good else "fail",
+            "4. equal when sharded",
+            "pass" if good else "fail",
             f"batch split over {len(devices)} device(s), output sharding "
             f"{out.sharding.spec}; {detail}",
         )
@@ -200,15 +212,21 @@ def stepwise_port(
     return report
 
 
-def _operator_coverage(torch_model: Any, nnx_model: Any, example: np.ndarray, to_jax) -> tuple[str, str]:
+def _operator_coverage(
+    torch_model: Any, nnx_model: Any, example: np.ndarray, to_jax
+) -> tuple[str, str]:
     import jax
     import torch
     import torch._dynamo
 
     with torch.inference_mode():
-        explained = torch._dynamo.explain(torch_model)(torch.from_numpy(np.asarray(example)))
+        explained = torch._dynamo.explain(torch_model)(
+            torch.from_numpy(np.asarray(example))
+        )
     torch._dynamo.reset()
-    parts = [f"torch.compile: {explained.graph_count} graph(s), {explained.graph_break_count} break(s)"]
+    parts = [
+        f"torch.compile: {explained.graph_count} graph(s), {explained.graph_break_count} break(s)"
+    ]
     status = "pass"
     if explained.graph_break_count:
         status = "warn"
@@ -217,14 +235,20 @@ def _operator_coverage(torch_model: Any, nnx_model: Any, example: np.ndarray, to
     forward, state = jit_forward(nnx_model)
     try:
         jaxpr = forward.trace(state, jax.numpy.asarray(to_jax(example))).jaxpr
-    except Exception as err:  # a layer JAX cannot trace is exactly what this check looks for
-        return "fail", "; ".join(parts + [f"jax.jit cannot trace it: {type(err).__name__}: {err}"[:160]])
+    except (
+        Exception
+    ) as err:  # a layer JAX cannot trace is exactly what this check looks for
+        return "fail", "; ".join(
+            parts + [f"jax.jit cannot trace it: {type(err).__name__}: {err}"[:160]]
+        )
     prims = sorted({str(e.primitive) for e in jaxpr.jaxpr.eqns})
     parts.append(f"jax.jit: traced, {len(prims)} distinct primitives at the top level")
     return status, "; ".join(parts)
 
 
-def _dynamic_shapes(nnx_model: Any, torch_model: Any, inputs: Sequence[np.ndarray], to_jax) -> tuple[str, str]:
+def _dynamic_shapes(
+    nnx_model: Any, torch_model: Any, inputs: Sequence[np.ndarray], to_jax
+) -> tuple[str, str]:
     import torch
     import torch._dynamo
 
@@ -324,7 +348,9 @@ def mvp_checklist(
     from course_utils import timing
 
     if not isinstance(example, np.ndarray):
-        raise TypeError(f"mvp_checklist: example must be a numpy array, got {type(example).__name__}")
+        raise TypeError(
+            f"mvp_checklist: example must be a numpy array, got {type(example).__name__}"
+        )
     to_jax = to_jax or (lambda a: a)
     report = ChecklistReport("MVP checklist")
     run_torch = _torch_forward(torch_model)
@@ -338,27 +364,45 @@ def mvp_checklist(
             report.add(name, "skip", "the outputs differ: fix the port first")
     else:
         cmp = timing.compare(
-            {"PyTorch eager": lambda: run_torch(example), "JAX jit": lambda: forward(state, xj)},
-            rtol=rtol, atol=atol, target_s=target_s,
+            {
+                "PyTorch eager": lambda: run_torch(example),
+                "JAX jit": lambda: forward(state, xj),
+            },
+            rtol=rtol,
+            atol=atol,
+            target_s=target_s,
         )
         ratio = cmp.ratio("JAX jit")
         faster = "JAX jit" if ratio < 1 else "PyTorch eager"
         report.add(
-            "same-hardware benchmark", "warn" if cmp.warnings else "pass",
+            "same-hardware benchmark",
+            "warn" if cmp.warnings else "pass",
             f"PyTorch eager {timing.format_seconds(cmp.measurements['PyTorch eager'].median)}, "
             f"JAX jit {timing.format_seconds(cmp.measurements['JAX jit'].median)} per call: "
             f"{faster} is {max(ratio, 1 / ratio):.2f}x faster on this machine"
             + (" (noisy)" if cmp.warnings else ""),
         )
-        report.add("operator coverage", *_operator_coverage(torch_model, nnx_model, example, to_jax))
+        report.add(
+            "operator coverage",
+            *_operator_coverage(torch_model, nnx_model, example, to_jax),
+        )
         if len(shapes) >= 2:
-            report.add("dynamic shapes", *_dynamic_shapes(nnx_model, torch_model, shapes, to_jax))
+            report.add(
+                "dynamic shapes",
+                *_dynamic_shapes(nnx_model, torch_model, shapes, to_jax),
+            )
         else:
-            report.add("dynamic shapes", "skip", "give shapes= (two or more inputs of different sizes)")
+            report.add(
+                "dynamic shapes",
+                "skip",
+                "give shapes= (two or more inputs of different sizes)",
+            )
     if dependencies:
         report.add("ecosystem dependencies", *dependencies_status(dependencies))
     else:
-        report.add("ecosystem dependencies", "skip", "give dependencies={side: [package, ...]}")
+        report.add(
+            "ecosystem dependencies", "skip", "give dependencies={side: [package, ...]}"
+        )
     if verbose:
         print(report)
     return report

@@ -50,75 +50,99 @@ CLAIMS: tuple[Claim, ...] = (
         "higher-order",
         "JAX computes batched higher-order derivatives faster than PyTorch "
         "(third derivative of sin(x²)+exp(cos x))",
-        SOURCES["004"], "8x (1 ms vs 8 ms)",
-        "PyTorch eager autograd time / JAX jit(vmap(grad³)) time", 1.0,
+        SOURCES["004"],
+        "8x (1 ms vs 8 ms)",
+        "PyTorch eager autograd time / JAX jit(vmap(grad³)) time",
+        1.0,
     ),
     Claim(
         "vmap-simulation",
         "jax.vmap makes batched RL environment simulation faster than PyTorch",
-        SOURCES["004"], "2.3x (3200 vs 1400 FPS)",
-        "fastest PyTorch batched CartPole step / JAX vmap + jit step", 1.0,
+        SOURCES["004"],
+        "2.3x (3200 vs 1400 FPS)",
+        "fastest PyTorch batched CartPole step / JAX vmap + jit step",
+        1.0,
     ),
     Claim(
         "first-call",
         "A jitted model's first call costs far more than later calls (compile warm-up)",
-        SOURCES["004"] + "; " + SOURCES["001"], "~80x (~800 ms then ~10 ms)",
-        "first call / steady-state call, jax.jit encoder at batch 1 (≥10x counts)", 10.0,
+        SOURCES["004"] + "; " + SOURCES["001"],
+        "~80x (~800 ms then ~10 ms)",
+        "first call / steady-state call, jax.jit encoder at batch 1 (≥10x counts)",
+        10.0,
     ),
     Claim(
         "compile-matmul",
         "torch.compile speeds models up 1.5–2x: a matmul-bound MLP",
-        SOURCES["004"], "1.5–2x",
-        "eager time / torch.compile time", 1.5,
+        SOURCES["004"],
+        "1.5–2x",
+        "eager time / torch.compile time",
+        1.5,
     ),
     Claim(
         "compile-fusion",
         "torch.compile speeds models up 1.5–2x: a fusion-bound elementwise chain",
-        SOURCES["004"], "1.5–2x",
-        "eager time / torch.compile time", 1.5,
+        SOURCES["004"],
+        "1.5–2x",
+        "eager time / torch.compile time",
+        1.5,
     ),
     Claim(
         "compile-training",
         "torch.compile speeds up training by 20–30% (the articles' small CNN)",
-        SOURCES["000"], "1.2–1.3x",
-        "eager train step / train step with torch.compile(model)", 1.2,
+        SOURCES["000"],
+        "1.2–1.3x",
+        "eager train step / train step with torch.compile(model)",
+        1.2,
     ),
     Claim(
         "batch1-latency",
         "After warm-up, JAX beats PyTorch at batch-1 inference on CPU (small encoder)",
-        SOURCES["004"], "1.5x (15 ms vs 10 ms)",
-        "PyTorch eager latency / JAX jit latency, CPU", 1.0,
+        SOURCES["004"],
+        "1.5x (15 ms vs 10 ms)",
+        "PyTorch eager latency / JAX jit latency, CPU",
+        1.0,
     ),
     Claim(
         "dynamic-shapes",
         "When input shapes keep changing, recompilation makes JAX slower than eager PyTorch",
-        SOURCES["004"], "JAX slower (qualitative)",
-        "JAX jit time / PyTorch eager time over a stream of new sequence lengths", 1.0,
+        SOURCES["004"],
+        "JAX slower (qualitative)",
+        "JAX jit time / PyTorch eager time over a stream of new sequence lengths",
+        1.0,
     ),
     Claim(
         "train-throughput",
         "JAX trains a transformer faster than PyTorch (tokens/s)",
-        SOURCES["004"], "1.23x (+23% tokens/s, GPT-2 on 4×A100)",
-        "PyTorch eager train step / JAX jit train step, small encoder", 1.0,
+        SOURCES["004"],
+        "1.23x (+23% tokens/s, GPT-2 on 4×A100)",
+        "PyTorch eager train step / JAX jit train step, small encoder",
+        1.0,
     ),
     Claim(
         "train-memory",
         "JAX needs less memory than PyTorch for a training step",
-        SOURCES["004"], "1.22x (−18% memory, GPT-2 on 4×A100)",
+        SOURCES["004"],
+        "1.22x (−18% memory, GPT-2 on 4×A100)",
         "PyTorch / JAX step peak (resident params, Adam state and batch + the allocator's "
-        "peak above them), on a GPU, JAX donating its state", 1.0,
+        "peak above them), on a GPU, JAX donating its state",
+        1.0,
     ),
     Claim(
         "tpu-llm",
         "JAX trains large transformers 5–15% faster on TPU clusters",
-        SOURCES["000"], "1.05–1.15x",
-        "tokens/s JAX / tokens/s PyTorch on a TPU pod", 1.05,
+        SOURCES["000"],
+        "1.05–1.15x",
+        "tokens/s JAX / tokens/s PyTorch on a TPU pod",
+        1.05,
     ),
     Claim(
         "huge-scale",
         "At >1000 accelerators JAX saves about 20% of training time",
-        SOURCES["001"], "1.25x (−20% time)",
-        "PyTorch training time / JAX training time at >1000 accelerators", 1.2,
+        SOURCES["001"],
+        "1.25x (−20% time)",
+        "PyTorch training time / JAX training time at >1000 accelerators",
+        1.2,
     ),
 )
 
@@ -142,9 +166,15 @@ FRAMEWORKS: dict[str, tuple[str, ...]] = {
 
 # Claims measured on some device kinds only: (kinds, why).
 ONLY_ON: dict[str, tuple[tuple[str, ...], str]] = {
-    "batch1-latency": (("cpu",), "the article's claim is about batch-1 inference on a CPU"),
-    "train-memory": (("gpu",), "it compares the two allocators' peak counters, and "
-                     "PyTorch keeps none for CPU tensors and has no TPU device without torch_xla"),
+    "batch1-latency": (
+        ("cpu",),
+        "the article's claim is about batch-1 inference on a CPU",
+    ),
+    "train-memory": (
+        ("gpu",),
+        "it compares the two allocators' peak counters, and "
+        "PyTorch keeps none for CPU tensors and has no TPU device without torch_xla",
+    ),
 }
 
 DTYPE = "float32"
@@ -216,8 +246,13 @@ def detect_devices(requested: str = "all") -> DevicePlan:
             torch_kinds.add("gpu")
             if "gpu" not in names:
                 names["gpu"] = torch.cuda.get_device_name(0)
-    return plan_devices(requested, jax_kinds=jax_kinds, torch_kinds=torch_kinds, names=names,
-                        torch_xla=importlib.util.find_spec("torch_xla") is not None)
+    return plan_devices(
+        requested,
+        jax_kinds=jax_kinds,
+        torch_kinds=torch_kinds,
+        names=names,
+        torch_xla=importlib.util.find_spec("torch_xla") is not None,
+    )
 
 
 @contextlib.contextmanager
@@ -255,7 +290,9 @@ def matched_precision(torch_cuda: bool = False) -> Iterator[dict[str, Any]]:
                 cuda.allow_tf32, cudnn.allow_tf32 = saved_tf32
 
 
-def measure(claim_id: str, *, smoke: bool, target: DeviceTarget | None = None) -> Measured:
+def measure(
+    claim_id: str, *, smoke: bool, target: DeviceTarget | None = None
+) -> Measured:
     """Run the benchmark for ``claim_id`` on ``target`` (default: the CPU).
 
     Raises NotTestable when the claim's frameworks cannot both run on the
@@ -264,7 +301,9 @@ def measure(claim_id: str, *, smoke: bool, target: DeviceTarget | None = None) -
     """
     fn = _BENCHMARKS.get(claim_id)
     if fn is None:
-        raise KeyError(f"no benchmark for claim {claim_id!r}; claims: {[c.id for c in CLAIMS]}")
+        raise KeyError(
+            f"no benchmark for claim {claim_id!r}; claims: {[c.id for c in CLAIMS]}"
+        )
     target = target or DeviceTarget("cpu")
     kinds, kinds_why = ONLY_ON.get(claim_id, ((), ""))
     why = why_not_testable(target, FRAMEWORKS[claim_id], kinds, kinds_why)
@@ -277,7 +316,10 @@ def measure(claim_id: str, *, smoke: bool, target: DeviceTarget | None = None) -
     ctx = _Ctx(smoke, target)
     # Same device kind for both frameworks: JAX's default device is the target's,
     # and the benchmarks put PyTorch's tensors on ctx.torch_device.
-    with jax.default_device(ctx.jax_device), matched_precision(target.torch == "cuda") as prec:
+    with (
+        jax.default_device(ctx.jax_device),
+        matched_precision(target.torch == "cuda") as prec,
+    ):
         m = fn(ctx)
         m.conditions = {
             "device": target.kind,
@@ -291,7 +333,9 @@ def measure(claim_id: str, *, smoke: bool, target: DeviceTarget | None = None) -
 
 
 def _compare_ratios(cmp: Any, numerator: str, denominator: str) -> list[float]:
-    return paired_ratios(cmp.measurements[numerator].times, cmp.measurements[denominator].times)
+    return paired_ratios(
+        cmp.measurements[numerator].times, cmp.measurements[denominator].times
+    )
 
 
 def _medians(cmp: Any) -> dict[str, float]:
@@ -305,8 +349,10 @@ def third_derivative_analytic(x: np.ndarray) -> np.ndarray:
     """d³/dx³ [sin(x²) + exp(cos x)] in float64, the oracle."""
     x = np.asarray(x, dtype=np.float64)
     s2, c2 = np.sin(x**2), np.cos(x**2)
-    return -12 * x * s2 - 8 * x**3 * c2 + np.exp(np.cos(x)) * np.sin(x) * (
-        3 * np.cos(x) + 1 - np.sin(x) ** 2
+    return (
+        -12 * x * s2
+        - 8 * x**3 * c2
+        + np.exp(np.cos(x)) * np.sin(x) * (3 * np.cos(x) + 1 - np.sin(x) ** 2)
     )
 
 
@@ -324,7 +370,9 @@ def _higher_order(ctx: _Ctx) -> Measured:
     def third_torch(x):
         x = x.detach().requires_grad_(True)
         y = (torch.sin(x**2) + torch.exp(torch.cos(x))).sum()  # elementwise f, so the
-        (g1,) = torch.autograd.grad(y, x, create_graph=True)  # gradient of the sum is f'
+        (g1,) = torch.autograd.grad(
+            y, x, create_graph=True
+        )  # gradient of the sum is f'
         (g2,) = torch.autograd.grad(g1.sum(), x, create_graph=True)
         (g3,) = torch.autograd.grad(g2.sum(), x)
         return g3
@@ -334,17 +382,28 @@ def _higher_order(ctx: _Ctx) -> Measured:
 
     third_jax = jax.jit(jax.vmap(jax.grad(jax.grad(jax.grad(f)))))
     xt, xj = ctx.torch_put(x_np), ctx.jax_put(x_np)
-    assert_close(third_jax(xj), third_derivative_analytic(x_np), rtol=1e-3, atol=1e-3, name="jax f'''")
+    assert_close(
+        third_jax(xj),
+        third_derivative_analytic(x_np),
+        rtol=1e-3,
+        atol=1e-3,
+        name="jax f'''",
+    )
     cmp = timing.compare(
         {"PyTorch eager": lambda: third_torch(xt), "JAX jit": lambda: third_jax(xj)},
-        rtol=1e-4, atol=1e-3, target_s=ctx.target_s,
+        rtol=1e-4,
+        atol=1e-3,
+        target_s=ctx.target_s,
     )
     return Measured(
         _compare_ratios(cmp, "PyTorch eager", "JAX jit"),
         f"{n:,} points; PyTorch eager autograd vs jax.jit, the article's pairing "
         "(lesson 02 also times compiled vs compiled, where the answer can differ); "
         "both checked against the analytic f'''",
-        {"median_s": _medians(cmp), "jax_first_call_s": cmp.measurements["JAX jit"].first_call_s},
+        {
+            "median_s": _medians(cmp),
+            "jax_first_call_s": cmp.measurements["JAX jit"].first_call_s,
+        },
     )
 
 
@@ -355,9 +414,13 @@ def _vmap_simulation(ctx: _Ctx) -> Measured:
     from course_utils import cartpole, timing
 
     n = ctx.size(10_000, 2_000)
-    v = cartpole.fps_variants(n, seed=0, torch_device=ctx.torch_device)  # JAX: default device
+    v = cartpole.fps_variants(
+        n, seed=0, torch_device=ctx.torch_device
+    )  # JAX: default device
     names = ["JAX vmap + jit", "PyTorch torch.func.vmap", "PyTorch hand-batched"]
-    cmp = timing.compare({k: v[k] for k in names}, rtol=1e-5, atol=1e-5, target_s=ctx.target_s)
+    cmp = timing.compare(
+        {k: v[k] for k in names}, rtol=1e-5, atol=1e-5, target_s=ctx.target_s
+    )
     med = _medians(cmp)
     best = min(names[1:], key=med.get)
     return Measured(
@@ -386,9 +449,18 @@ def _encoder_setup(ctx: _Ctx):
             {"d_model": 128, "n_heads": 4, "d_ff": 512, "n_layers": 4, "seq": 64},
             {"d_model": 32, "n_heads": 2, "d_ff": 64, "n_layers": 1, "seq": 16},
         )
-        cfg = BlockConfig(sizes["d_model"], sizes["n_heads"], sizes["d_ff"], dropout=0.0)
-        tm, jm = make_pair(cfg, seed=0, encoder=True, vocab=1000, max_len=128,
-                           n_layers=sizes["n_layers"], num_classes=2)
+        cfg = BlockConfig(
+            sizes["d_model"], sizes["n_heads"], sizes["d_ff"], dropout=0.0
+        )
+        tm, jm = make_pair(
+            cfg,
+            seed=0,
+            encoder=True,
+            vocab=1000,
+            max_len=128,
+            n_layers=sizes["n_layers"],
+            num_classes=2,
+        )
         _ENCODERS[ctx.smoke] = (tm, jm, sizes)
     tm, jm, sizes = _ENCODERS[ctx.smoke]
     key = (ctx.smoke, str(ctx.torch_device))
@@ -418,7 +490,9 @@ def _first_call(ctx: _Ctx) -> Measured:
     tokens = ctx.jax_put(_tokens(1, sizes["seq"]))
     jax.clear_caches()  # nothing compiled before may serve this first call
     forward, state = _jax_forward(ctx, jm)
-    report = timing.compile_report(forward, state, tokens, eager=False, target_s=ctx.target_s)
+    report = timing.compile_report(
+        forward, state, tokens, eager=False, target_s=ctx.target_s
+    )
     steady = report.steady.median
     firsts = [report.first_call_s]
     for _ in range(ctx.size(4, 1)):  # more cold first calls, for a spread
@@ -432,8 +506,13 @@ def _first_call(ctx: _Ctx) -> Measured:
         f"{sizes['n_layers']}-layer encoder, d_model {sizes['d_model']}, "
         f"first call {timing.format_seconds(float(np.median(firsts)))}, "
         f"steady {timing.format_seconds(steady)}",
-        {"first_calls_s": firsts, "steady_s": steady, "trace_s": report.trace_s,
-         "lower_s": report.lower_s, "compile_s": report.compile_s},
+        {
+            "first_calls_s": firsts,
+            "steady_s": steady,
+            "trace_s": report.trace_s,
+            "lower_s": report.lower_s,
+            "compile_s": report.compile_s,
+        },
     )
 
 
@@ -453,7 +532,9 @@ def _batch1_latency(ctx: _Ctx) -> Measured:
 
     cmp = timing.compare(
         {"PyTorch eager": torch_forward, "JAX jit": lambda: forward(state, tok_j)},
-        rtol=1e-4, atol=1e-5, target_s=ctx.target_s,
+        rtol=1e-4,
+        atol=1e-5,
+        target_s=ctx.target_s,
     )
     med = _medians(cmp)
     return Measured(
@@ -488,7 +569,10 @@ def _dynamic_shapes(ctx: _Ctx) -> Measured:
 
     cmp = timing.compare(
         {"JAX jit, new shapes": jax_stream, "PyTorch eager": torch_stream},
-        rtol=1e-4, atol=1e-5, rounds=3, target_s=ctx.target_s,
+        rtol=1e-4,
+        atol=1e-5,
+        rounds=3,
+        target_s=ctx.target_s,
     )
     med = _medians(cmp)
     return Measured(
@@ -511,7 +595,9 @@ def _compile_pair(ctx: _Ctx, fn: Callable, x: Any, what: str) -> Measured:
     compiled = torch.compile(fn)
     cmp = timing.compare(
         {"eager": lambda: fn(x), "torch.compile": lambda: compiled(x)},
-        rtol=1e-4, atol=1e-4, target_s=ctx.target_s,
+        rtol=1e-4,
+        atol=1e-4,
+        target_s=ctx.target_s,
     )
     med = _medians(cmp)
     first = cmp.measurements["torch.compile"].first_call_s
@@ -535,7 +621,9 @@ def _compile_matmul(ctx: _Ctx) -> Measured:
             x = torch.relu(x @ w)
         return x
 
-    return _compile_pair(ctx, mlp, x, f"3 layers of {d}x{d} matmul + ReLU, batch {batch}")
+    return _compile_pair(
+        ctx, mlp, x, f"3 layers of {d}x{d} matmul + ReLU, batch {batch}"
+    )
 
 
 def _compile_fusion(ctx: _Ctx) -> Measured:
@@ -586,9 +674,13 @@ def _compile_training(ctx: _Ctx) -> Measured:
     cmp = timing.compare(
         {
             "eager": make_step(eager_model, eager_model.parameters()),
-            "torch.compile(model)": make_step(compiled_model, compiled_source.parameters()),
+            "torch.compile(model)": make_step(
+                compiled_model, compiled_source.parameters()
+            ),
         },
-        rtol=1e-4, atol=1e-5, target_s=ctx.target_s,
+        rtol=1e-4,
+        atol=1e-5,
+        target_s=ctx.target_s,
     )
     med = _medians(cmp)
     first = cmp.measurements["torch.compile(model)"].first_call_s
@@ -657,22 +749,37 @@ def _train_steps(ctx: _Ctx, batch: int, *, donate: bool = False) -> _TrainPair:
     def train_step(params, opt_state, tok, labels):
         def loss_fn(p):
             logits = nnx.merge(graphdef, p, rest)(tok)
-            return optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
+            return optax.softmax_cross_entropy_with_integer_labels(
+                logits, labels
+            ).mean()
 
         loss, grads = jax.value_and_grad(loss_fn)(params)
         updates, opt_state = tx.update(grads, opt_state, params)
         return optax.apply_updates(params, updates), opt_state, loss
 
-    jax_train_step = jax.jit(train_step, donate_argnums=DONATED_ARGNUMS if donate else ())
+    jax_train_step = jax.jit(
+        train_step, donate_argnums=DONATED_ARGNUMS if donate else ()
+    )
     box = {"params": params, "opt": ctx.jax_put(tx.init(params))}
     tok_j, lab_j = ctx.jax_put(tok), ctx.jax_put(labels.astype(np.int32))
 
     def jax_step():
-        box["params"], box["opt"], loss = jax_train_step(box["params"], box["opt"], tok_j, lab_j)
+        box["params"], box["opt"], loss = jax_train_step(
+            box["params"], box["opt"], tok_j, lab_j
+        )
         return loss
 
-    return _TrainPair(torch_step, tm, opt, (tok_t, lab_t), jax_step, jax_train_step, box,
-                      (tok_j, lab_j), sizes)
+    return _TrainPair(
+        torch_step,
+        tm,
+        opt,
+        (tok_t, lab_t),
+        jax_step,
+        jax_train_step,
+        box,
+        (tok_j, lab_j),
+        sizes,
+    )
 
 
 def _train_throughput(ctx: _Ctx) -> Measured:
@@ -682,7 +789,9 @@ def _train_throughput(ctx: _Ctx) -> Measured:
     pair = _train_steps(ctx, batch)
     cmp = timing.compare(
         {"PyTorch eager": pair.torch_step, "JAX jit": pair.jax_step},
-        rtol=1e-4, atol=1e-5, target_s=ctx.target_s,
+        rtol=1e-4,
+        atol=1e-5,
+        target_s=ctx.target_s,
     )
     med = _medians(cmp)
     tokens = batch * pair.sizes["seq"]
@@ -719,12 +828,16 @@ def step_memory_measured(
     within ``tolerance``, or the comparison would not be like with like.
     """
     if len(torch_above) != len(jax_above) or not torch_above:
-        raise ValueError(f"step_memory_measured: need equally many rounds, got "
-                         f"{len(torch_above)} and {len(jax_above)}")
+        raise ValueError(
+            f"step_memory_measured: need equally many rounds, got "
+            f"{len(torch_above)} and {len(jax_above)}"
+        )
     if min(torch_resident, jax_resident) <= 0:
         raise ValueError("step_memory_measured: resident bytes must be positive")
     if min(*torch_above, *jax_above) < 0:
-        raise ValueError("step_memory_measured: a peak below the live bytes is a measuring error")
+        raise ValueError(
+            "step_memory_measured: a peak below the live bytes is a measuring error"
+        )
     gap = abs(torch_resident - jax_resident) / max(torch_resident, jax_resident)
     if gap > tolerance:
         raise NotTestable(
@@ -742,25 +855,33 @@ def step_memory_measured(
         f"{format_bytes(sorted(torch_peaks)[mid])}, JAX {format_bytes(sorted(jax_peaks)[mid])} "
         f"(resident {format_bytes(torch_resident)} vs {format_bytes(jax_resident)}; JAX donates "
         f"{format_bytes(donated_bytes)} of parameters and Adam state)",
-        {"torch_resident_bytes": torch_resident, "jax_resident_bytes": jax_resident,
-         "torch_above_bytes": list(torch_above), "jax_above_bytes": list(jax_above),
-         "jax_donated_bytes": donated_bytes,
-         "method": "torch.cuda.max_memory_allocated after reset_peak_memory_stats; JAX "
-                   "peak_bytes_in_use with the live bytes first lifted to the earlier peak "
-                   "(memory.jax_peak_above)"},
+        {
+            "torch_resident_bytes": torch_resident,
+            "jax_resident_bytes": jax_resident,
+            "torch_above_bytes": list(torch_above),
+            "jax_above_bytes": list(jax_above),
+            "jax_donated_bytes": donated_bytes,
+            "method": "torch.cuda.max_memory_allocated after reset_peak_memory_stats; JAX "
+            "peak_bytes_in_use with the live bytes first lifted to the earlier peak "
+            "(memory.jax_peak_above)",
+        },
     )
 
 
 def _train_memory(ctx: _Ctx) -> Measured:
     if ctx.target.kind != "gpu" or ctx.target.torch != "cuda" or not ctx.target.jax:
-        raise NotTestable("measured on a CUDA GPU only, with both frameworks on it: "
-                          f"{ONLY_ON['train-memory'][1]}")
+        raise NotTestable(
+            "measured on a CUDA GPU only, with both frameworks on it: "
+            f"{ONLY_ON['train-memory'][1]}"
+        )
     try:  # pragma: no cover - needs a GPU
         return _train_memory_gpu(ctx)
     except NotTestable:  # pragma: no cover
         raise
     except Exception as err:  # pragma: no cover - report, do not crash the table
-        raise NotTestable(f"the GPU measurement failed: {type(err).__name__}: {err}"[:200]) from err
+        raise NotTestable(
+            f"the GPU measurement failed: {type(err).__name__}: {err}"[:200]
+        ) from err
 
 
 def _train_memory_gpu(ctx: _Ctx) -> Measured:
@@ -777,28 +898,44 @@ def _train_memory_gpu(ctx: _Ctx) -> Measured:
         pair.torch_opt.zero_grad(set_to_none=True)
 
     no_grads()
-    torch_resident = memory.tree_bytes((pair.torch_model, pair.torch_opt, pair.torch_batch))
-    jax_resident = memory.tree_bytes((pair.box["params"], pair.box["opt"], pair.jax_batch))
+    torch_resident = memory.tree_bytes(
+        (pair.torch_model, pair.torch_opt, pair.torch_batch)
+    )
+    jax_resident = memory.tree_bytes(
+        (pair.box["params"], pair.box["opt"], pair.jax_batch)
+    )
     torch_above, jax_above = [], []
     for _ in range(ctx.size(5, 3)):  # interleaved rounds
-        torch_above.append(memory.torch_peak_above(pair.torch_step, before=no_grads,
-                                                   device=ctx.torch_device))
+        torch_above.append(
+            memory.torch_peak_above(
+                pair.torch_step, before=no_grads, device=ctx.torch_device
+            )
+        )
         jax_above.append(memory.jax_peak_above(pair.jax_step, ctx.jax_device))
     donated = memory.tree_bytes([pair.box[k] for k in ("params", "opt")])
-    return step_memory_measured(torch_resident=torch_resident, torch_above=torch_above,
-                                jax_resident=jax_resident, jax_above=jax_above,
-                                donated_bytes=donated, batch=batch)
+    return step_memory_measured(
+        torch_resident=torch_resident,
+        torch_above=torch_above,
+        jax_resident=jax_resident,
+        jax_above=jax_above,
+        donated_bytes=donated,
+        batch=batch,
+    )
 
 
 # ------------------------------------------------------------- not testable
 
 
 def _tpu_llm(ctx: _Ctx) -> Measured:
-    raise NotTestable("needs a TPU pod and a large language model; this command runs on one machine in minutes")
+    raise NotTestable(
+        "needs a TPU pod and a large language model; this command runs on one machine in minutes"
+    )
 
 
 def _huge_scale(ctx: _Ctx) -> Measured:
-    raise NotTestable("needs more than 1000 accelerators; lesson 05 measures data parallelism on simulated devices")
+    raise NotTestable(
+        "needs more than 1000 accelerators; lesson 05 measures data parallelism on simulated devices"
+    )
 
 
 _BENCHMARKS: dict[str, Callable[[_Ctx], Measured]] = {

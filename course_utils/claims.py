@@ -150,12 +150,16 @@ class Outcome:
 
     def conditions_text(self) -> str:
         """Device, dtype, matmul precision and threads in one line ('' when nothing ran)."""
-        parts = [f"{self.device}" + (f" ({self.device_name})" if self.device_name else "")]
+        parts = [
+            f"{self.device}" + (f" ({self.device_name})" if self.device_name else "")
+        ]
         if self.dtype:
             parts.append(self.dtype)
         if self.precision:
-            parts.append("matmul precision " + ", ".join(
-                f"{k} {v}" for k, v in self.precision.items()))
+            parts.append(
+                "matmul precision "
+                + ", ".join(f"{k} {v}" for k, v in self.precision.items())
+            )
         if "torch_threads" in self.threads:
             parts.append(f"torch threads {self.threads['torch_threads']}")
         return "; ".join(parts)
@@ -188,13 +192,18 @@ def verdict(samples: Sequence[float], threshold: float) -> tuple[str, str]:
     if q1 > threshold:
         return HOLDS, f"even the lower quartile {q1:.2f}x is above {threshold:g}x"
     if q3 < threshold:
-        return DOES_NOT_HOLD, f"even the upper quartile {q3:.2f}x is below {threshold:g}x"
+        return (
+            DOES_NOT_HOLD,
+            f"even the upper quartile {q3:.2f}x is below {threshold:g}x",
+        )
     return INCONCLUSIVE, (
         f"median {med:.2f}x, but the IQR {q1:.2f}–{q3:.2f}x straddles {threshold:g}x"
     )
 
 
-def paired_ratios(numerator: Sequence[float], denominator: Sequence[float]) -> list[float]:
+def paired_ratios(
+    numerator: Sequence[float], denominator: Sequence[float]
+) -> list[float]:
     """Per-round ratios of two interleaved timing series (round i of each)."""
     if len(numerator) != len(denominator) or not numerator:
         raise ValueError(
@@ -204,7 +213,9 @@ def paired_ratios(numerator: Sequence[float], denominator: Sequence[float]) -> l
     return [a / b for a, b in zip(numerator, denominator, strict=True)]
 
 
-def evaluate(claim: Claim, measure: Callable[[], Measured], device: str = "cpu") -> Outcome:
+def evaluate(
+    claim: Claim, measure: Callable[[], Measured], device: str = "cpu"
+) -> Outcome:
     """Run one benchmark and judge the claim (a benchmark may raise NotTestable/SkippedInSmoke).
 
     ``device`` is the device kind the benchmark ran on; the outcome carries it,
@@ -214,17 +225,31 @@ def evaluate(claim: Claim, measure: Callable[[], Measured], device: str = "cpu")
     try:
         m = measure()
     except NotTestable as why:
-        return Outcome(claim, NOT_TESTABLE, str(why), seconds=time.perf_counter() - start,
-                       device=device)
+        return Outcome(
+            claim,
+            NOT_TESTABLE,
+            str(why),
+            seconds=time.perf_counter() - start,
+            device=device,
+        )
     except SkippedInSmoke as why:
-        return Outcome(claim, SKIPPED, str(why), seconds=time.perf_counter() - start,
-                       device=device)
+        return Outcome(
+            claim, SKIPPED, str(why), seconds=time.perf_counter() - start, device=device
+        )
     v, why = verdict(m.samples, claim.threshold)
     c = m.conditions
     return Outcome(
-        claim, v, why, list(m.samples), m.what, dict(m.details), time.perf_counter() - start,
-        device=device, device_name=str(c.get("device_name", "")),
-        precision=dict(c.get("precision", {})), dtype=str(c.get("dtype", "")),
+        claim,
+        v,
+        why,
+        list(m.samples),
+        m.what,
+        dict(m.details),
+        time.perf_counter() - start,
+        device=device,
+        device_name=str(c.get("device_name", "")),
+        precision=dict(c.get("precision", {})),
+        dtype=str(c.get("dtype", "")),
         threads=dict(c.get("threads", {})),
     )
 
@@ -263,15 +288,21 @@ class DevicePlan:
 def _missing_reason(framework: str, kind: str, *, torch_xla: bool) -> str:
     if framework == "torch" and kind == "tpu":
         if torch_xla:
-            return ("PyTorch reaches the TPU only through torch_xla, whose lazy tensors "
-                    "these benchmarks are not written for")
+            return (
+                "PyTorch reaches the TPU only through torch_xla, whose lazy tensors "
+                "these benchmarks are not written for"
+            )
         return "PyTorch has no TPU device without torch_xla, which is not installed"
     if framework == "torch" and kind == "gpu":
-        return ("PyTorch sees no CUDA GPU (torch.cuda.is_available() is False: a CPU "
-                "build of torch, or a driver it cannot use)")
+        return (
+            "PyTorch sees no CUDA GPU (torch.cuda.is_available() is False: a CPU "
+            "build of torch, or a driver it cannot use)"
+        )
     if framework == "jax" and kind == "gpu":
-        return ("JAX sees no GPU (jax.devices() lists none: jax is installed without its "
-                'CUDA plugin; pip install "jax[cuda13]" matches torch\'s CUDA 13 build)')
+        return (
+            "JAX sees no GPU (jax.devices() lists none: jax is installed without its "
+            'CUDA plugin; pip install "jax[cuda13]" matches torch\'s CUDA 13 build)'
+        )
     if kind == "cpu":
         return f"{FRAMEWORK_NAMES[framework]} was started without its CPU backend"
     return f"{FRAMEWORK_NAMES[framework]} has no {kind.upper()} device here"
@@ -294,30 +325,41 @@ def plan_devices(
     paired ones say why they cannot.
     """
     if requested not in DEVICE_CHOICES:
-        raise CourseError(f"--device must be one of {', '.join(DEVICE_CHOICES)}, got {requested!r}")
+        raise CourseError(
+            f"--device must be one of {', '.join(DEVICE_CHOICES)}, got {requested!r}"
+        )
     jax_kinds, torch_kinds = set(jax_kinds), set(torch_kinds)
     names = dict(names or {})
     order = ("gpu", "tpu")
     accelerators = [k for k in order if k in jax_kinds | torch_kinds]
     accelerators += sorted((jax_kinds | torch_kinds) - set(order) - {"cpu"})
     kinds = (["cpu"] if requested in ("all", "cpu") else []) + (
-        accelerators if requested in ("all", "accelerator") else [])
+        accelerators if requested in ("all", "accelerator") else []
+    )
     note = ""
     if not accelerators:
         seen = "JAX sees only the CPU and torch.cuda.is_available() is False"
         if requested == "accelerator":
-            raise CourseError(f"--device accelerator: no accelerator is present ({seen}); "
-                              "use --device cpu or all")
+            raise CourseError(
+                f"--device accelerator: no accelerator is present ({seen}); "
+                "use --device cpu or all"
+            )
         note = f"no accelerator was present ({seen}): measured on the CPU only"
     targets = []
     for kind in kinds:
         missing = {
             fw: _missing_reason(fw, kind, torch_xla=torch_xla)
-            for fw, reach in (("jax", jax_kinds), ("torch", torch_kinds)) if kind not in reach
+            for fw, reach in (("jax", jax_kinds), ("torch", torch_kinds))
+            if kind not in reach
         }
-        torch_type = None if kind not in torch_kinds else ("cuda" if kind == "gpu" else kind)
-        targets.append(DeviceTarget(kind, names.get(kind, ""), kind in jax_kinds, torch_type,
-                                    missing))
+        torch_type = (
+            None if kind not in torch_kinds else ("cuda" if kind == "gpu" else kind)
+        )
+        targets.append(
+            DeviceTarget(
+                kind, names.get(kind, ""), kind in jax_kinds, torch_type, missing
+            )
+        )
     return DevicePlan(targets, note, bool(accelerators))
 
 
@@ -340,11 +382,15 @@ def why_not_testable(
     absent = [fw for fw in frameworks if not target.has(fw)]
     if not absent:
         return None
-    reasons = "; ".join(target.missing.get(fw, f"{FRAMEWORK_NAMES[fw]} has no device here")
-                        for fw in absent)
+    reasons = "; ".join(
+        target.missing.get(fw, f"{FRAMEWORK_NAMES[fw]} has no device here")
+        for fw in absent
+    )
     if len(frameworks) > 1:
-        return (f"both frameworks must run on the same device kind ({target.kind.upper()}), "
-                f"but {reasons}")
+        return (
+            f"both frameworks must run on the same device kind ({target.kind.upper()}), "
+            f"but {reasons}"
+        )
     return reasons
 
 
@@ -359,8 +405,15 @@ def table(outcomes: Iterable[Outcome]) -> str:
     ]
     for o in outcomes:
         what = f" ({o.what})" if o.what else ""
-        cells = [o.claim.text, o.device, o.claim.source, o.claim.claimed,
-                 o.measured_text() + what, f"**{o.verdict}**", o.why]
+        cells = [
+            o.claim.text,
+            o.device,
+            o.claim.source,
+            o.claim.claimed,
+            o.measured_text() + what,
+            f"**{o.verdict}**",
+            o.why,
+        ]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines)
 
@@ -399,8 +452,11 @@ class ClaimsReport:
             if o.claim.id == claim_id and device in (None, o.device):
                 return o
         have = sorted({(o.claim.id, o.device) for o in self.outcomes})
-        raise KeyError(f"no claim {claim_id!r}" + (f" on {device}" if device else "")
-                       + f"; have {have}")
+        raise KeyError(
+            f"no claim {claim_id!r}"
+            + (f" on {device}" if device else "")
+            + f"; have {have}"
+        )
 
     def counts(self) -> dict[str, int]:
         return {v: sum(o.verdict == v for o in self.outcomes) for v in VERDICTS}
@@ -417,8 +473,16 @@ class ClaimsReport:
 
     def _repr_markdown_(self) -> str:
         mode = "smoke mode" if self.smoke else "full mode"
-        warning = f"\n\n**Warning:** {self.machine['warning']}" if "warning" in self.machine else ""
-        note = f"\n\n{self.device_note[0].upper()}{self.device_note[1:]}." if self.device_note else ""
+        warning = (
+            f"\n\n**Warning:** {self.machine['warning']}"
+            if "warning" in self.machine
+            else ""
+        )
+        note = (
+            f"\n\n{self.device_note[0].upper()}{self.device_note[1:]}."
+            if self.device_note
+            else ""
+        )
         return (
             table(self.outcomes)
             + f"\n\n(on this machine: {self.machine.get('summary', '')}; {mode}, "
@@ -431,7 +495,9 @@ class ClaimsReport:
 
 def write_json(report: ClaimsReport, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report.to_dict(), indent=2, default=str) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps(report.to_dict(), indent=2, default=str) + "\n", encoding="utf-8"
+    )
     return path
 
 
@@ -451,18 +517,26 @@ def plot(outcomes: Sequence[Outcome], ax=None):
             q1, q3 = o.quartiles
             med = o.median
             ax.errorbar(
-                med, y, xerr=[[med - q1], [q3 - med]], fmt="o", capsize=4,
+                med,
+                y,
+                xerr=[[med - q1], [q3 - med]],
+                fmt="o",
+                capsize=4,
                 color=_COLOURS.get(o.verdict, "#555555"),
             )
             ax.plot([o.claim.threshold] * 2, [y - 0.35, y + 0.35], color="k", lw=1.5)
         else:
-            ax.annotate(f"  {o.verdict}", (1.0, y), va="center", fontsize=8, color="#555555")
+            ax.annotate(
+                f"  {o.verdict}", (1.0, y), va="center", fontsize=8, color="#555555"
+            )
         labels.append(label)
         y += 1
     ax.set_xscale("log")
     ax.set_yticks(range(len(labels)), labels)
     ax.set_ylim(len(labels) - 0.5, -0.5)  # first claim on top, none on the frame
-    ax.set_xlabel("measured ratio (median, IQR); black tick: where the claim starts to hold")
+    ax.set_xlabel(
+        "measured ratio (median, IQR); black tick: where the claim starts to hold"
+    )
     ax.set_title("popular claims, re-measured on this machine")
     ax.grid(axis="x", alpha=0.3)
     return ax
@@ -492,7 +566,11 @@ def _machine(plan: DevicePlan | None = None) -> dict[str, Any]:
     info = dict(env.report().info)
     info["threads"] = timing.thread_settings()
     kinds = [t.kind for t in plan.targets] if plan else ["cpu"]
-    named = [f"{t.kind} ({t.name})" if t.name else t.kind for t in plan.targets] if plan else kinds
+    named = (
+        [f"{t.kind} ({t.name})" if t.name else t.kind for t in plan.targets]
+        if plan
+        else kinds
+    )
     info["summary"] = (
         f"benchmarks on {' and '.join(named)}; CPU {info.get('cpu_count')} cores, torch "
         f"{info.get('torch_threads')} threads; float32 matmuls at 'highest' precision in both "
@@ -538,7 +616,9 @@ def run(
     for where, given in (("claim", only or []), ("measured claim", measured)):
         unknown = [i for i in given if i not in ids]
         if unknown:
-            raise CourseError(f"unknown {where} {unknown[0]!r}; claims: {', '.join(ids)}")
+            raise CourseError(
+                f"unknown {where} {unknown[0]!r}; claims: {', '.join(ids)}"
+            )
     bad = [k for k, v in measured.items() if not isinstance(v, Measured)]
     if bad:
         raise TypeError(f"run: measured[{bad[0]!r}] must be a claims.Measured")
@@ -561,24 +641,36 @@ def run(
             else:
                 outcome = evaluate(
                     claim,
-                    lambda c=claim, t=target: claim_benchmarks.measure(c.id, smoke=smoke, target=t),
+                    lambda c=claim, t=target: claim_benchmarks.measure(
+                        c.id, smoke=smoke, target=t
+                    ),
                     target.kind,
                 )
             outcome.device_name = outcome.device_name or target.name
             if verbose:
-                print(f"  {outcome.verdict}: {outcome.measured_text()} ({outcome.seconds:.1f} s)",
-                      flush=True)
+                print(
+                    f"  {outcome.verdict}: {outcome.measured_text()} ({outcome.seconds:.1f} s)",
+                    flush=True,
+                )
             outcomes.append(outcome)
-    report = ClaimsReport(outcomes, smoke, _machine(plan), time.perf_counter() - start,
-                          devices=[t.kind for t in plan.targets], device_note=plan.note)
+    report = ClaimsReport(
+        outcomes,
+        smoke,
+        _machine(plan),
+        time.perf_counter() - start,
+        devices=[t.kind for t in plan.targets],
+        device_note=plan.note,
+    )
     if out_dir is not None:
         report.json_path = write_json(report, out_dir / "claims.json")
         report.png_path = save_plot(outcomes, out_dir / "claims.png")
     if verbose:
         print()
         print(text_table(outcomes))
-        print(f"\n{len(outcomes)} outcomes in {report.seconds:.0f} s "
-              f"({'smoke' if smoke else 'full'} mode); {report.machine['summary']}")
+        print(
+            f"\n{len(outcomes)} outcomes in {report.seconds:.0f} s "
+            f"({'smoke' if smoke else 'full'} mode); {report.machine['summary']}"
+        )
         if "warning" in report.machine:
             print(f"warning: {report.machine['warning']}")
         if out_dir is not None:
@@ -610,10 +702,22 @@ def add_commands(sub: Any) -> None:
         "measured ratio (median and IQR) and verdict; write claims.json and claims.png.",
     )
     p.add_argument("--smoke", action="store_true", help="small sizes (about a minute)")
-    p.add_argument("--out", metavar="DIR", help="where claims.json and claims.png go (default build/claims)")
-    p.add_argument("--only", metavar="ID", action="append",
-                   help="measure only this claim (repeatable)")
-    p.add_argument("--device", choices=DEVICE_CHOICES, default="all",
-                   help="where to measure: all (the CPU, and the accelerator when present; "
-                   "the default), cpu, or accelerator")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="where claims.json and claims.png go (default build/claims)",
+    )
+    p.add_argument(
+        "--only",
+        metavar="ID",
+        action="append",
+        help="measure only this claim (repeatable)",
+    )
+    p.add_argument(
+        "--device",
+        choices=DEVICE_CHOICES,
+        default="all",
+        help="where to measure: all (the CPU, and the accelerator when present; "
+        "the default), cpu, or accelerator",
+    )
     p.set_defaults(func=cmd_claims)

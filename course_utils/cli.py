@@ -33,7 +33,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if not rep["jax"]:
         fixes.append("jax is missing: run `make course` or `pip install -e .`")
     if not rep["torch"]:
-        fixes.append("torch is missing: run `make course` (it picks the CPU build when there is no GPU)")
+        fixes.append(
+            "torch is missing: run `make course` (it picks the CPU build when there is no GPU)"
+        )
     if rep.info.get("torch") and rep.info.get("accelerator") == "cpu":
         try:
             import torch
@@ -49,12 +51,18 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if rep.info.get("device_problem"):
         fixes.append(rep.info["device_problem"])
     if rep.info.get("accelerator") == "tpu":
-        print("\nOn this TPU machine JAX uses the TPU and PyTorch the CPU; comparisons run on the CPU.")
+        print(
+            "\nOn this TPU machine JAX uses the TPU and PyTorch the CPU; comparisons run on the CPU."
+        )
     try:
         root = _root()
-        drift = __import__("course_utils.notebooks", fromlist=["sync"]).sync(root, check=True)
+        drift = __import__("course_utils.notebooks", fromlist=["sync"]).sync(
+            root, check=True
+        )
         if drift:
-            fixes.append(f"notebooks out of sync with their .py sources: {', '.join(drift)}; run `course sync`")
+            fixes.append(
+                f"notebooks out of sync with their .py sources: {', '.join(drift)}; run `course sync`"
+            )
     except CourseError as err:
         fixes.append(str(err))
     print()
@@ -76,9 +84,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise CourseError("no notebooks to run")
     smoke = True if args.smoke else config.smoke()
     out_dir = Path(args.out) if args.out else root / "build" / "executed"
-    print(f"running {len(nbs)} notebook(s), smoke mode {'on' if smoke else 'off'}, "
-          f"executed copies in {out_dir}")
-    results = runner.run_notebooks(nbs, root=root, smoke=smoke, timeout=args.timeout, out_dir=out_dir)
+    print(
+        f"running {len(nbs)} notebook(s), smoke mode {'on' if smoke else 'off'}, "
+        f"executed copies in {out_dir}"
+    )
+    results = runner.run_notebooks(
+        nbs, root=root, smoke=smoke, timeout=args.timeout, out_dir=out_dir
+    )
     print(runner.summary(results, root))
     if any(r.status == "interrupted" for r in results):
         return 130
@@ -125,35 +137,63 @@ def _positive(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a number of seconds, got {text!r}"
+        ) from None
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
     return value
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="course", description="JAX and PyTorch, side by side: course tools")
+    p = _Parser(
+        prog="course", description="JAX and PyTorch, side by side: course tools"
+    )
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = False
 
-    d = sub.add_parser("doctor", help="report the environment and how to fix what is missing")
+    d = sub.add_parser(
+        "doctor", help="report the environment and how to fix what is missing"
+    )
     d.set_defaults(func=cmd_doctor)
 
-    r = sub.add_parser("run", help="execute lessons (all, or the ones named) and summarise")
-    r.add_argument("notebooks", nargs="*", metavar="NOTEBOOK",
-                   help="lesson name (00, 00_welcome_and_setup) or .ipynb path")
-    r.add_argument("--smoke", action="store_true", help="fast mode: tiny sizes, same code")
-    r.add_argument("--timeout", type=_positive, default=900.0,
-                   help="seconds allowed per notebook (default 900)")
-    r.add_argument("--out", metavar="DIR", help="where executed copies go (default build/executed)")
+    r = sub.add_parser(
+        "run", help="execute lessons (all, or the ones named) and summarise"
+    )
+    r.add_argument(
+        "notebooks",
+        nargs="*",
+        metavar="NOTEBOOK",
+        help="lesson name (00, 00_welcome_and_setup) or .ipynb path",
+    )
+    r.add_argument(
+        "--smoke", action="store_true", help="fast mode: tiny sizes, same code"
+    )
+    r.add_argument(
+        "--timeout",
+        type=_positive,
+        default=900.0,
+        help="seconds allowed per notebook (default 900)",
+    )
+    r.add_argument(
+        "--out", metavar="DIR", help="where executed copies go (default build/executed)"
+    )
     r.set_defaults(func=cmd_run)
 
-    s = sub.add_parser("sync", help="regenerate each .ipynb from its jupytext .py source")
-    s.add_argument("--check", action="store_true", help="only report drift; exit 1 if any")
+    s = sub.add_parser(
+        "sync", help="regenerate each .ipynb from its jupytext .py source"
+    )
+    s.add_argument(
+        "--check", action="store_true", help="only report drift; exit 1 if any"
+    )
     s.set_defaults(func=cmd_sync)
 
-    b = sub.add_parser("build-exercises", help="generate exercises/ from the masters in solutions/")
-    b.add_argument("--check", action="store_true", help="only report drift; exit 1 if any")
+    b = sub.add_parser(
+        "build-exercises", help="generate exercises/ from the masters in solutions/"
+    )
+    b.add_argument(
+        "--check", action="store_true", help="only report drift; exit 1 if any"
+    )
     b.set_defaults(func=cmd_build_exercises)
 
     # Further verbs live next to their code; each module has add_commands(sub).

@@ -71,7 +71,9 @@ def _bias(bias: Any, out: int, name: str) -> np.ndarray | None:
         return None
     b = _np(bias, name)
     if b.shape != (out,):
-        raise ValueError(f"{name} must have shape ({out},) to match the weight, got {b.shape}")
+        raise ValueError(
+            f"{name} must have shape ({out},) to match the weight, got {b.shape}"
+        )
     return b
 
 
@@ -124,7 +126,9 @@ def _feature_shape(shape: Sequence[int], name: str) -> tuple[int, int, int]:
     try:
         a, b, c = (int(s) for s in shape)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be three positive integers, got {shape!r}") from None
+        raise ValueError(
+            f"{name} must be three positive integers, got {shape!r}"
+        ) from None
     if min(a, b, c) < 1:
         raise ValueError(f"{name} must be three positive integers, got {shape!r}")
     return a, b, c
@@ -174,10 +178,16 @@ def torch_cnn_tensors_to_jax(
     ``nnx.to_pure_dict(nnx.state(nnx_model, nnx.Param))``. ``chw`` is the shape
     flatten sees in the PyTorch model (``TorchCNN.feature_chw``).
     """
-    missing = [f"{layer}.{p}" for layer in CNN_LAYERS for p in ("weight", "bias")
-               if f"{layer}.{p}" not in tensors]
+    missing = [
+        f"{layer}.{p}"
+        for layer in CNN_LAYERS
+        for p in ("weight", "bias")
+        if f"{layer}.{p}" not in tensors
+    ]
     if missing:
-        raise KeyError(f"tensors is missing {missing}; expected the TorchCNN parameter names")
+        raise KeyError(
+            f"tensors is missing {missing}; expected the TorchCNN parameter names"
+        )
     out: dict[str, dict[str, Any]] = {}
     for layer in CNN_LAYERS:
         w, b = tensors[f"{layer}.weight"], tensors[f"{layer}.bias"]
@@ -194,7 +204,9 @@ def torch_cnn_tensors_to_jax(
     return out
 
 
-def jax_cnn_tensors_to_torch(tree: Mapping[str, Any], hwc: Sequence[int]) -> dict[str, Any]:
+def jax_cnn_tensors_to_torch(
+    tree: Mapping[str, Any], hwc: Sequence[int]
+) -> dict[str, Any]:
     """The inverse: ``{'conv1': {'kernel': k, 'bias': b}, ...}`` -> ``{'conv1.weight': t, ...}``.
 
     ``tree`` may be a plain dict or an ``nnx.State`` (parameters or gradients);
@@ -270,7 +282,10 @@ def nnx_cnn_to_torch(nnx_model: Any, torch_model: Any) -> Any:
 
     _check_pair(torch_model, nnx_model)
     tree = {
-        layer: {name: getattr(getattr(nnx_model, layer), name) for name in ("kernel", "bias")}
+        layer: {
+            name: getattr(getattr(nnx_model, layer), name)
+            for name in ("kernel", "bias")
+        }
         for layer in CNN_LAYERS
     }
     converted = jax_cnn_tensors_to_torch(tree, nnx_model.feature_hwc)
@@ -288,7 +303,9 @@ def nnx_cnn_to_torch(nnx_model: Any, torch_model: Any) -> Any:
 
 
 def _check_pair(torch_model: Any, nnx_model: Any) -> None:
-    if not hasattr(torch_model, "feature_chw") or not hasattr(torch_model, "named_parameters"):
+    if not hasattr(torch_model, "feature_chw") or not hasattr(
+        torch_model, "named_parameters"
+    ):
         raise TypeError(
             f"torch_model must be a course_utils.models.TorchCNN, got {type(torch_model).__name__}"
         )

@@ -18,7 +18,9 @@ class Split:
     y_test: np.ndarray
 
 
-def load_digits(*, seed: int = 0, test_fraction: float = 0.2, limit: int | None = None) -> Split:
+def load_digits(
+    *, seed: int = 0, test_fraction: float = 0.2, limit: int | None = None
+) -> Split:
     """scikit-learn's 8x8 digits (1,797 images, shipped with the package) split by ``seed``.
 
     ``limit`` keeps only the first ``limit`` shuffled images (for smoke mode).
@@ -91,5 +93,7 @@ def batches(
     if len(X) != len(y):
         raise ValueError(f"X has {len(X)} rows but y has {len(y)}")
     for epoch in range(epochs):
-        for idx in batch_indices(len(X), batch_size, seed=seed, epoch=epoch, drop_last=drop_last):
+        for idx in batch_indices(
+            len(X), batch_size, seed=seed, epoch=epoch, drop_last=drop_last
+        ):
             yield X[idx], y[idx]

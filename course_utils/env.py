@@ -58,7 +58,10 @@ def choose_torch_device(
             if has_torch_xla
             else "PyTorch reaches TPUs only through torch_xla, which is not installed"
         )
-        return "cpu", f"PyTorch stays on the CPU on this TPU machine ({why}); JAX uses the TPU."
+        return (
+            "cpu",
+            f"PyTorch stays on the CPU on this TPU machine ({why}); JAX uses the TPU.",
+        )
     if mps:
         return "mps", None
     return "cpu", None
@@ -70,7 +73,9 @@ def torch_device(verbose: bool = True):
 
     import torch
 
-    mps = bool(getattr(torch.backends, "mps", None) and torch.backends.mps.is_available())
+    mps = bool(
+        getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()
+    )
     kind, message = choose_torch_device(
         cuda=torch.cuda.is_available(),
         mps=mps,
@@ -142,7 +147,9 @@ def set_precision(name: str = "float32") -> dict[str, str]:
     once those are set, reading the older flags raises, and ``torch.export`` reads them.
     """
     if name not in PRECISIONS:
-        raise ValueError(f"set_precision: name must be one of {sorted(PRECISIONS)}, got {name!r}")
+        raise ValueError(
+            f"set_precision: name must be one of {sorted(PRECISIONS)}, got {name!r}"
+        )
     jax_name, torch_matmul, cudnn_tf32 = PRECISIONS[name]
     import jax
     import torch
@@ -169,7 +176,13 @@ def precision() -> dict[str, str]:
     tf32 = jax_p in ("tensorfloat32", "high") and matmul == conv == "tf32"
     untouched = jax_p == "default" and matmul == "ieee" and conv == "tf32"
     name = (
-        "float32" if full else "tf32" if tf32 else "framework defaults" if untouched else "mixed"
+        "float32"
+        if full
+        else "tf32"
+        if tf32
+        else "framework defaults"
+        if untouched
+        else "mixed"
     )
     return {"name": name, "jax": jax_p, "torch_matmul": matmul, "torch_conv": conv}
 
@@ -215,7 +228,10 @@ def device_problem(
     whether a ``jax-cudaNN-plugin`` is installed. A TPU with PyTorch on the CPU, and
     Apple's MPS with JAX on the CPU, are expected and fine.
     """
-    if jax_kind == torch_kind or (jax_kind, torch_kind) in (("tpu", "cpu"), ("cpu", "mps")):
+    if jax_kind == torch_kind or (jax_kind, torch_kind) in (
+        ("tpu", "cpu"),
+        ("cpu", "mps"),
+    ):
         return None
     if jax_kind == "gpu" and torch_kind == "cpu":
         if torch_cuda:
@@ -271,11 +287,15 @@ class Setup:
     precision: dict[str, str]
     memory_policy: dict[str, str]
     problem: str | None = None
-    cpu_devices: list = field(default_factory=list)  # the simulated ones, when asked for
+    cpu_devices: list = field(
+        default_factory=list
+    )  # the simulated ones, when asked for
 
     @property
     def compared_kind(self) -> str:
-        return compared_kind(device_kind(self.jax_device), device_kind(self.torch_device))[0]
+        return compared_kind(
+            device_kind(self.jax_device), device_kind(self.torch_device)
+        )[0]
 
     def pair(self) -> tuple[Any, Any]:
         """``(torch_device, jax_device)`` of one kind, for anything that compares the two."""
@@ -287,7 +307,9 @@ class Setup:
         return torch.device("cpu"), jax.devices("cpu")[0]
 
     def line(self) -> str:
-        kind, why = compared_kind(device_kind(self.jax_device), device_kind(self.torch_device))
+        kind, why = compared_kind(
+            device_kind(self.jax_device), device_kind(self.torch_device)
+        )
         text = (
             f"JAX on {device_kind(self.jax_device)}, PyTorch on "
             f"{device_kind(self.torch_device)}; comparisons on {kind}; "
@@ -413,7 +435,9 @@ def report(include_frameworks: bool = True) -> EnvReport:
         info["jax_devices"] = f"{len(devices)} x {devices[0].device_kind}"
         info["accelerator"] = accelerator_kind(jax.default_backend())
         info["jax_device_kind"] = device_kind(devices[0])
-        info["jax_matmul_precision"] = jax.config.jax_default_matmul_precision or "default"
+        info["jax_matmul_precision"] = (
+            jax.config.jax_default_matmul_precision or "default"
+        )
     if include_frameworks and info["torch"]:
         import torch
 
@@ -433,7 +457,9 @@ def report(include_frameworks: bool = True) -> EnvReport:
             f"{prec['name']} (jax {prec['jax']}, torch matmul {prec['torch_matmul']}, "
             f"conv {prec['torch_conv']})"
         )
-        info["compared_on"] = compared_kind(info["jax_device_kind"], info["torch_device_kind"])[0]
+        info["compared_on"] = compared_kind(
+            info["jax_device_kind"], info["torch_device_kind"]
+        )[0]
         info["device_problem"] = device_problem(
             info["jax_device_kind"],
             info["torch_device_kind"],
@@ -442,7 +468,13 @@ def report(include_frameworks: bool = True) -> EnvReport:
         )
     info["jax_cuda_plugin"] = _jax_cuda_plugin()
     info.setdefault("accelerator", "cpu")
-    for var in ("OMP_NUM_THREADS", "XLA_FLAGS", "JAX_PLATFORMS", "CUDA_VISIBLE_DEVICES", *MEMORY_VARS):
+    for var in (
+        "OMP_NUM_THREADS",
+        "XLA_FLAGS",
+        "JAX_PLATFORMS",
+        "CUDA_VISIBLE_DEVICES",
+        *MEMORY_VARS,
+    ):
         if var in os.environ:
             info[var] = os.environ[var]
     info["in_colab"] = "google.colab" in sys.modules

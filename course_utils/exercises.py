@@ -101,7 +101,9 @@ def exercise_id(cell: Any) -> str | None:
     return None
 
 
-def _regions(lines: list[str], begin: str, end: str, where: str) -> list[tuple[int, int]]:
+def _regions(
+    lines: list[str], begin: str, end: str, where: str
+) -> list[tuple[int, int]]:
     """(begin, end) line pairs of balanced, non-nested marker regions."""
     out: list[tuple[int, int]] = []
     start: int | None = None
@@ -139,7 +141,13 @@ def parse(nb: Any, path: str = "<notebook>") -> dict[str, Exercise]:
             solution = _regions(lines, BEGIN_SOLUTION, END_SOLUTION, where)
             hidden = _regions(lines, BEGIN_HIDDEN, END_HIDDEN, where)
             header = test_header(cell)
-            if _first_line(text).lstrip("# ").upper().startswith(("TESTS", "HIDDEN TESTS")) and not header:
+            if (
+                _first_line(text)
+                .lstrip("# ")
+                .upper()
+                .startswith(("TESTS", "HIDDEN TESTS"))
+                and not header
+            ):
                 raise MarkerError(
                     f"{where}: malformed test header {_first_line(text)!r}; "
                     "write '# TESTS: <id> points=<n>' or '# HIDDEN TESTS: <id> points=<n>'"
@@ -148,14 +156,18 @@ def parse(nb: Any, path: str = "<notebook>") -> dict[str, Exercise]:
             if header:
                 tid, points, is_hidden = header
                 if solution:
-                    raise MarkerError(f"{where}: a test cell cannot hold a solution region")
+                    raise MarkerError(
+                        f"{where}: a test cell cannot hold a solution region"
+                    )
                 if is_hidden and not hidden:
                     raise MarkerError(
                         f"{where}: hidden test cell for {tid!r} needs its body between "
                         f"'{BEGIN_HIDDEN}' and '{END_HIDDEN}'"
                     )
                 if not is_hidden and hidden:
-                    raise MarkerError(f"{where}: '{BEGIN_HIDDEN}' in a visible test cell")
+                    raise MarkerError(
+                        f"{where}: '{BEGIN_HIDDEN}' in a visible test cell"
+                    )
                 if (tid, is_hidden) in seen_tests:
                     kind_name = "hidden test" if is_hidden else "test"
                     raise MarkerError(f"{where}: a second {kind_name} cell for {tid!r}")
@@ -167,7 +179,9 @@ def parse(nb: Any, path: str = "<notebook>") -> dict[str, Exercise]:
                     )
                 exercises[tid].tests.append(TestCell(tid, points, is_hidden, index))
             elif hidden:
-                raise MarkerError(f"{where}: '{BEGIN_HIDDEN}' outside a hidden test cell")
+                raise MarkerError(
+                    f"{where}: '{BEGIN_HIDDEN}' outside a hidden test cell"
+                )
             elif solution or ex_id:
                 if not ex_id:
                     raise MarkerError(
@@ -175,14 +189,18 @@ def parse(nb: Any, path: str = "<notebook>") -> dict[str, Exercise]:
                         "'# EXERCISE: <id>'"
                     )
                 if not solution:
-                    raise MarkerError(f"{where}: exercise {ex_id!r} has no '{BEGIN_SOLUTION}' region")
+                    raise MarkerError(
+                        f"{where}: exercise {ex_id!r} has no '{BEGIN_SOLUTION}' region"
+                    )
                 if ex_id in exercises:
                     raise MarkerError(f"{where}: exercise id {ex_id!r} is used twice")
                 exercises[ex_id] = Exercise(ex_id, [index])
         elif kind == "markdown":
             regions = _regions(lines, BEGIN_MD, END_MD, where)
             if BEGIN_SOLUTION in text or BEGIN_HIDDEN in text:
-                raise MarkerError(f"{where}: code markers in a markdown cell; use '{BEGIN_MD}'")
+                raise MarkerError(
+                    f"{where}: code markers in a markdown cell; use '{BEGIN_MD}'"
+                )
             if regions:
                 ex_id = exercise_id(cell)
                 if not ex_id:
@@ -195,7 +213,9 @@ def parse(nb: Any, path: str = "<notebook>") -> dict[str, Exercise]:
     return exercises
 
 
-def _replace_regions(text: str, begin: str, end: str, stub: tuple[str, ...], where: str) -> str:
+def _replace_regions(
+    text: str, begin: str, end: str, stub: tuple[str, ...], where: str
+) -> str:
     lines = text.split("\n")
     regions = _regions(lines, begin, end, where)
     for start, stop in reversed(regions):
@@ -246,7 +266,9 @@ def student_version(nb: Any, path: str = "<notebook>") -> Any:
             continue
         text = _source(cell)
         if cell["cell_type"] == "code":
-            text = _replace_regions(text, BEGIN_SOLUTION, END_SOLUTION, CODE_STUB, where)
+            text = _replace_regions(
+                text, BEGIN_SOLUTION, END_SOLUTION, CODE_STUB, where
+            )
             cell["outputs"] = []
             cell["execution_count"] = None
         elif cell["cell_type"] == "markdown":

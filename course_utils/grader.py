@@ -32,9 +32,34 @@ from course_utils.runner import kill_process_group
 
 RUN_ENV = "COURSE_GRADER_RUN"
 # Only these reach the student's kernel: no tokens or credentials from the instructor's shell.
-_ENV_KEEP = ("PATH", "HOME", "LANG", "LC_", "TZ", "TMPDIR", "USER", "LOGNAME", "SHELL", "TERM",
-             "PYTHONPATH", "VIRTUAL_ENV", "CONDA_", "CUDA_", "NVIDIA_", "LD_LIBRARY_PATH", "XLA_",
-             "JAX_", "TF_CPP_", "TORCH", "PYTORCH_", "OMP_", "MKL_", "OPENBLAS_", "TPU_", "COURSE_")
+_ENV_KEEP = (
+    "PATH",
+    "HOME",
+    "LANG",
+    "LC_",
+    "TZ",
+    "TMPDIR",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "TERM",
+    "PYTHONPATH",
+    "VIRTUAL_ENV",
+    "CONDA_",
+    "CUDA_",
+    "NVIDIA_",
+    "LD_LIBRARY_PATH",
+    "XLA_",
+    "JAX_",
+    "TF_CPP_",
+    "TORCH",
+    "PYTORCH_",
+    "OMP_",
+    "MKL_",
+    "OPENBLAS_",
+    "TPU_",
+    "COURSE_",
+)
 
 
 @dataclass
@@ -47,7 +72,9 @@ class Limits:
     def check(self) -> None:
         for name in ("timeout", "total_timeout", "memory_mb"):
             if not getattr(self, name) > 0:
-                raise CourseError(f"--{name.replace('_', '-')} must be positive, got {getattr(self, name)}")
+                raise CourseError(
+                    f"--{name.replace('_', '-')} must be positive, got {getattr(self, name)}"
+                )
 
 
 @dataclass
@@ -61,7 +88,9 @@ class Batch:
 
 def _sha(path: Path | None) -> str | None:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest() if path is not None else None
+        return (
+            hashlib.sha256(path.read_bytes()).hexdigest() if path is not None else None
+        )
     except OSError:  # unreadable: read_cells says why
         return None
 
@@ -73,19 +102,30 @@ def _prepare_out(out: Path) -> None:
         probe.write_text("ok")
         probe.unlink()
     except OSError as err:
-        raise CourseError(f"--out {out}: cannot write there: {err.strerror or err}") from None
+        raise CourseError(
+            f"--out {out}: cannot write there: {err.strerror or err}"
+        ) from None
 
 
 def kernel_env(work: Path, limits: Limits, run_id: str, smoke: bool) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k.startswith(_ENV_KEEP)}
     package_parent = str(Path(__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH")) if p)
-    env.update({
-        "COURSE_GRADING": "1", "COURSE_SMOKE": "1" if smoke else "0", "MPLBACKEND": "Agg",
-        "PYTHONUNBUFFERED": "1", RUN_ENV: run_id,
-        "IPYTHONDIR": _ipython_dir(work),
-        "COURSE_GRADER_CPU_S": str(int(limits.cpu_time or 2 * limits.total_timeout)),
-    })
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (package_parent, env.get("PYTHONPATH")) if p
+    )
+    env.update(
+        {
+            "COURSE_GRADING": "1",
+            "COURSE_SMOKE": "1" if smoke else "0",
+            "MPLBACKEND": "Agg",
+            "PYTHONUNBUFFERED": "1",
+            RUN_ENV: run_id,
+            "IPYTHONDIR": _ipython_dir(work),
+            "COURSE_GRADER_CPU_S": str(
+                int(limits.cpu_time or 2 * limits.total_timeout)
+            ),
+        }
+    )
     return env
 
 
@@ -104,26 +144,49 @@ def _ipython_dir(work: Path) -> str:
     from course_utils import strict
 
     root = strict.ipython_dir(str(work / "ipython"))
-    (Path(root) / "profile_default" / "startup" / "01-course-grader-warnings.py").write_text(_WARNINGS_STARTUP)
+    (
+        Path(root) / "profile_default" / "startup" / "01-course-grader-warnings.py"
+    ).write_text(_WARNINGS_STARTUP)
     return root
 
 
 def _kernel_spec(work: Path) -> Path:
     spec = work / "kernels" / "course-grader"
     spec.mkdir(parents=True, exist_ok=True)
-    argv = [sys.executable, "-m", "course_utils.grader_kernel", "-f", "{connection_file}",
-            "--HistoryManager.hist_file=:memory:", "--HistoryManager.enabled=False"]
-    (spec / "kernel.json").write_text(json.dumps(
-        {"argv": argv, "display_name": "Python 3 (grader)", "language": "python",
-         "interrupt_mode": "signal"}))
+    argv = [
+        sys.executable,
+        "-m",
+        "course_utils.grader_kernel",
+        "-f",
+        "{connection_file}",
+        "--HistoryManager.hist_file=:memory:",
+        "--HistoryManager.enabled=False",
+    ]
+    (spec / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": argv,
+                "display_name": "Python 3 (grader)",
+                "language": "python",
+                "interrupt_mode": "signal",
+            }
+        )
+    )
     return spec.parent
 
 
 class Grader:
     """One batch: a master, limits, a report folder; grades submissions in parallel."""
 
-    def __init__(self, master: load.Master, out: Path, limits: Limits, *, smoke: bool = True,
-                 keep_executed: bool = True):
+    def __init__(
+        self,
+        master: load.Master,
+        out: Path,
+        limits: Limits,
+        *,
+        smoke: bool = True,
+        keep_executed: bool = True,
+    ):
         self.master, self.out, self.limits, self.smoke = master, out, limits, smoke
         self.keep_executed = keep_executed
         self.run_id = uuid.uuid4().hex[:12]
@@ -141,15 +204,30 @@ class Grader:
     # ------------------------------------------------------------ one student
     def run_job(self, student: str, matched: load.Matched) -> dict | None:
         """Run the matched cells in a worker; None when the batch was stopped meanwhile."""
-        executed = [c for c in matched.cells if c.role in ("context", "solution", "test")]
+        executed = [
+            c for c in matched.cells if c.role in ("context", "solution", "test")
+        ]
         folder = self.work / student
         folder.mkdir(parents=True, exist_ok=True)
         cwd = tempfile.mkdtemp(prefix=f"course-grade-{student[:20]}-")
-        job = {"cells": [{"role": c.role, "exercise": c.exercise, "source": c.source, "hidden": c.hidden}
-                         for c in executed],
-               "timeout": self.limits.timeout, "total_timeout": self.limits.total_timeout,
-               "memory_mb": self.limits.memory_mb, "env": self.env, "cwd": cwd,
-               "kernel_dir": str(self.kernel_dir), "result_path": str(folder / "result.json")}
+        job = {
+            "cells": [
+                {
+                    "role": c.role,
+                    "exercise": c.exercise,
+                    "source": c.source,
+                    "hidden": c.hidden,
+                }
+                for c in executed
+            ],
+            "timeout": self.limits.timeout,
+            "total_timeout": self.limits.total_timeout,
+            "memory_mb": self.limits.memory_mb,
+            "env": self.env,
+            "cwd": cwd,
+            "kernel_dir": str(self.kernel_dir),
+            "result_path": str(folder / "result.json"),
+        }
         (folder / "job.json").write_text(json.dumps(job))
         wenv = dict(self.env)
         wenv.pop("COURSE_GRADER_CPU_S", None)
@@ -157,9 +235,19 @@ class Grader:
             if self.stopping:
                 return None
             log = open(folder / "worker.log", "wb")  # noqa: SIM115 - closed below
-            proc = subprocess.Popen([sys.executable, "-m", "course_utils.grader_worker", str(folder / "job.json")],
-                                    stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    env=wenv, start_new_session=True)
+            proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "course_utils.grader_worker",
+                    str(folder / "job.json"),
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=wenv,
+                start_new_session=True,
+            )
             self.procs[student] = proc
         backstop = self.limits.total_timeout + 90
         stopped = False
@@ -176,16 +264,29 @@ class Grader:
             shutil.rmtree(cwd, ignore_errors=True)
         if self.stopping:
             return None
-        tail = (folder / "worker.log").read_bytes()[-300:].decode("utf-8", "replace").strip()
+        tail = (
+            (folder / "worker.log")
+            .read_bytes()[-300:]
+            .decode("utf-8", "replace")
+            .strip()
+        )
         try:
             run = json.loads((folder / "result.json").read_text())
         except (OSError, ValueError):
             run = {"cells": [], "events": []}
         if not run.get("done"):
-            detail = (f"the worker was stopped after {backstop:g} s; the rest was not run" if stopped else
-                      f"the grader's worker failed (exit {proc.returncode}): {tail.splitlines()[-1] if tail else 'no output'}")
-            run.setdefault("events", []).append({"kind": "gave-up" if stopped else "kernel", "cell": None,
-                                                 "detail": detail})
+            detail = (
+                f"the worker was stopped after {backstop:g} s; the rest was not run"
+                if stopped
+                else f"the grader's worker failed (exit {proc.returncode}): {tail.splitlines()[-1] if tail else 'no output'}"
+            )
+            run.setdefault("events", []).append(
+                {
+                    "kind": "gave-up" if stopped else "kernel",
+                    "cell": None,
+                    "detail": detail,
+                }
+            )
         return run
 
     def sweep(self) -> None:
@@ -221,11 +322,19 @@ class Grader:
         except Exception as err:  # noqa: BLE001 - one student's problem must not stop the batch
             if self.stopping:
                 return None
-            record = report.invalid_record(self.master, sub.student,
-                                           f"the grader failed on this submission: {type(err).__name__}: {err}")
-            record.update(status="error", submission=str(sub.path), submission_sha256=None,
-                          master_sha256=self.master.sha256, run_id=self.run_id,
-                          graded_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"))
+            record = report.invalid_record(
+                self.master,
+                sub.student,
+                f"the grader failed on this submission: {type(err).__name__}: {err}",
+            )
+            record.update(
+                status="error",
+                submission=str(sub.path),
+                submission_sha256=None,
+                master_sha256=self.master.sha256,
+                run_id=self.run_id,
+                graded_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+            )
             with self.lock:  # no sha: a later run grades this student again
                 store.save_student(self.out, record, {})
                 store.write_tables(self.out)
@@ -247,11 +356,23 @@ class Grader:
                 if run is None:
                     return None
                 record = report.score(self.master, matched, run, student=sub.student)
-        record.update(submission=str(sub.path) if sub.path else None, submission_sha256=_sha(sub.path),
-                      master=str(self.master.path), master_sha256=self.master.sha256,
-                      graded_at=started, run_id=self.run_id)
-        files = {"results.json": json.dumps(report.gradescope(record), indent=1, ensure_ascii=False) + "\n",
-                 "feedback.ipynb": report.feedback_notebook(self.master, matched, run, record)}
+        record.update(
+            submission=str(sub.path) if sub.path else None,
+            submission_sha256=_sha(sub.path),
+            master=str(self.master.path),
+            master_sha256=self.master.sha256,
+            graded_at=started,
+            run_id=self.run_id,
+        )
+        files = {
+            "results.json": json.dumps(
+                report.gradescope(record), indent=1, ensure_ascii=False
+            )
+            + "\n",
+            "feedback.ipynb": report.feedback_notebook(
+                self.master, matched, run, record
+            ),
+        }
         if self.keep_executed and run is not None:
             files["executed.ipynb"] = report.executed_notebook(matched, run)
         with self.lock:
@@ -280,9 +401,19 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
     return k, n
 
 
-def grade(submissions: str | Path, source: str | Path, out: str | Path, *, limits: Limits | None = None,
-          jobs: int | None = None, force: bool = False, shard: str | None = None, smoke: bool = True,
-          progress: bool | None = None, echo=print) -> Batch:
+def grade(
+    submissions: str | Path,
+    source: str | Path,
+    out: str | Path,
+    *,
+    limits: Limits | None = None,
+    jobs: int | None = None,
+    force: bool = False,
+    shard: str | None = None,
+    smoke: bool = True,
+    progress: bool | None = None,
+    echo=print,
+) -> Batch:
     """Grade every submission in ``submissions`` against the master ``source`` into ``out``."""
     limits = limits or Limits()
     limits.check()
@@ -294,24 +425,33 @@ def grade(submissions: str | Path, source: str | Path, out: str | Path, *, limit
     _prepare_out(out)
     where = parse_shard(shard)
     if where:
-        subs = subs[where[0]::where[1]]
+        subs = subs[where[0] :: where[1]]
     batch = Batch(notes=notes)
     todo = []
     for sub in subs:
-        if not force and store.already_graded(out, sub.student, _sha(sub.path), master.sha256):
+        if not force and store.already_graded(
+            out, sub.student, _sha(sub.path), master.sha256
+        ):
             batch.skipped.append(sub.student)
         else:
             todo.append(sub)
     for note in notes:
         echo(f"note: {note}")
     if batch.skipped:
-        echo(f"{len(batch.skipped)} student(s) already graded (use --force to grade again)")
+        echo(
+            f"{len(batch.skipped)} student(s) already graded (use --force to grade again)"
+        )
     start = time.perf_counter()
     grader = Grader(master, out, limits, smoke=smoke)
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=len(todo), desc="grading", unit="student", file=sys.stderr,
-               disable=(not progress) if progress is not None else None)
+    bar = tqdm(
+        total=len(todo),
+        desc="grading",
+        unit="student",
+        file=sys.stderr,
+        disable=(not progress) if progress is not None else None,
+    )
     pool = ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1)
     try:
         futures = {pool.submit(grader.grade_one, sub): sub.student for sub in todo}
@@ -323,7 +463,9 @@ def grade(submissions: str | Path, source: str | Path, out: str | Path, *, limit
                 record = None
             if record is not None:
                 batch.graded.append(record["student"])
-                bar.set_postfix_str(f"{record['student']}: {record['total']:g}/{record['max_total']:g}")
+                bar.set_postfix_str(
+                    f"{record['student']}: {record['total']:g}/{record['max_total']:g}"
+                )
             bar.update(1)
     except BaseException:
         grader.stop()
@@ -340,8 +482,13 @@ def grade(submissions: str | Path, source: str | Path, out: str | Path, *, limit
     return batch
 
 
-def check(notebook: str | Path, source: str | Path | None = None, *, limits: Limits | None = None,
-          smoke: bool = True) -> dict:
+def check(
+    notebook: str | Path,
+    source: str | Path | None = None,
+    *,
+    limits: Limits | None = None,
+    smoke: bool = True,
+) -> dict:
     """Run the visible tests of one notebook the way the grader does; returns its record."""
     path = Path(notebook)
     if not path.is_file():
@@ -350,8 +497,13 @@ def check(notebook: str | Path, source: str | Path | None = None, *, limits: Lim
         source = _pristine(path) or path
     master = load.load_master(source, visible_only=True)
     with tempfile.TemporaryDirectory(prefix="course-check-") as tmp:
-        grader = Grader(master, Path(tmp), limits or Limits(timeout=120, total_timeout=900), smoke=smoke,
-                        keep_executed=False)
+        grader = Grader(
+            master,
+            Path(tmp),
+            limits or Limits(timeout=120, total_timeout=900),
+            smoke=smoke,
+            keep_executed=False,
+        )
         try:
             cells = load.read_cells(path)
         except load.SubmissionError as err:

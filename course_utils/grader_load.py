@@ -21,7 +21,10 @@ from course_utils import exercises
 from course_utils.notebooks import CourseError
 
 MAX_NOTEBOOK_BYTES = 50 * 2**20
-RESERVED = {"grades.csv", "grades.json"}  # names of the class tables in the report folder
+RESERVED = {
+    "grades.csv",
+    "grades.json",
+}  # names of the class tables in the report folder
 _HIDDEN_BLOCK = re.compile(
     rf"^[ \t]*{re.escape(exercises.BEGIN_HIDDEN)}[ \t]*$.*?^[ \t]*{re.escape(exercises.END_HIDDEN)}[ \t]*$\n?",
     re.MULTILINE | re.DOTALL,
@@ -57,7 +60,9 @@ class Master:
         return [c for c in self.cells if c.role == "test"]
 
     def max_points(self, exercise: str | None = None) -> float:
-        return sum(t.points for t in self.tests if exercise is None or t.exercise == exercise)
+        return sum(
+            t.points for t in self.tests if exercise is None or t.exercise == exercise
+        )
 
     def hidden_sources(self) -> list[str]:
         return [c.source for c in self.tests if c.hidden]
@@ -86,42 +91,72 @@ def read_cells(path: Path) -> list[dict]:
     try:
         size = path.stat().st_size
         if size > MAX_NOTEBOOK_BYTES:
-            raise SubmissionError(f"notebook is {size / 2**20:.0f} MiB, over the {MAX_NOTEBOOK_BYTES >> 20} MiB limit")
+            raise SubmissionError(
+                f"notebook is {size / 2**20:.0f} MiB, over the {MAX_NOTEBOOK_BYTES >> 20} MiB limit"
+            )
         raw = path.read_bytes()
     except OSError as err:
-        raise SubmissionError(f"cannot read the notebook: {err.strerror or err}") from None
+        raise SubmissionError(
+            f"cannot read the notebook: {err.strerror or err}"
+        ) from None
     if not raw.strip():
         raise SubmissionError("the notebook file is empty")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise SubmissionError("the notebook is not UTF-8 text (is it really a .ipynb?)") from None
+        raise SubmissionError(
+            "the notebook is not UTF-8 text (is it really a .ipynb?)"
+        ) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
         body = text.strip()
-        if body.startswith("{") and (not body.endswith("}") or err.pos >= len(body) - 1):
-            raise SubmissionError(f"the notebook is truncated: its JSON ends early ({err.msg})") from None
+        if body.startswith("{") and (
+            not body.endswith("}") or err.pos >= len(body) - 1
+        ):
+            raise SubmissionError(
+                f"the notebook is truncated: its JSON ends early ({err.msg})"
+            ) from None
         raise SubmissionError(
             f"the notebook is not valid JSON: {err.msg} at line {err.lineno} column {err.colno}"
         ) from None
     if not isinstance(data, dict):
-        raise SubmissionError(f"the notebook is JSON but not a notebook: a {type(data).__name__}, not an object")
+        raise SubmissionError(
+            f"the notebook is JSON but not a notebook: a {type(data).__name__}, not an object"
+        )
     if "worksheets" in data and "cells" not in data:
-        raise SubmissionError("nbformat 3 notebook: open and save it in Jupyter to upgrade it")
+        raise SubmissionError(
+            "nbformat 3 notebook: open and save it in Jupyter to upgrade it"
+        )
     cells = data.get("cells")
     if not isinstance(cells, list):
-        raise SubmissionError("the notebook is JSON but not a notebook: it has no 'cells' list")
+        raise SubmissionError(
+            "the notebook is JSON but not a notebook: it has no 'cells' list"
+        )
     out = []
     for i, cell in enumerate(cells):
-        if not isinstance(cell, dict) or cell.get("cell_type") not in ("code", "markdown", "raw"):
-            raise SubmissionError(f"cell {i} is not a notebook cell (no valid 'cell_type')")
+        if not isinstance(cell, dict) or cell.get("cell_type") not in (
+            "code",
+            "markdown",
+            "raw",
+        ):
+            raise SubmissionError(
+                f"cell {i} is not a notebook cell (no valid 'cell_type')"
+            )
         src = cell.get("source", "")
-        if not (isinstance(src, str) or (isinstance(src, list) and all(isinstance(s, str) for s in src))):
+        if not (
+            isinstance(src, str)
+            or (isinstance(src, list) and all(isinstance(s, str) for s in src))
+        ):
             raise SubmissionError(f"cell {i} has a 'source' that is not text")
         meta = cell.get("metadata")
-        out.append({"cell_type": cell["cell_type"], "source": cell_source(cell),
-                    "metadata": meta if isinstance(meta, dict) else {}})
+        out.append(
+            {
+                "cell_type": cell["cell_type"],
+                "source": cell_source(cell),
+                "metadata": meta if isinstance(meta, dict) else {},
+            }
+        )
     return out
 
 
@@ -148,7 +183,9 @@ def load_master(path: str | Path, *, visible_only: bool = False) -> Master:
     for index, raw in enumerate(raw_cells):
         src, meta, kind = raw["source"], _nbgrader(raw), raw["cell_type"]
         header = exercises.test_header(raw)
-        if kind == "code" and (header or (meta.get("grade") and not meta.get("solution"))):
+        if kind == "code" and (
+            header or (meta.get("grade") and not meta.get("solution"))
+        ):
             hidden = exercises.BEGIN_HIDDEN in src
             if header:
                 ex, points = header[0], header[1]
@@ -159,7 +196,9 @@ def load_master(path: str | Path, *, visible_only: bool = False) -> Master:
                 try:
                     points = float(meta.get("points", 0) or 0)
                 except (TypeError, ValueError):
-                    raise CourseError(f"--source {path}: cell {index} has points {meta.get('points')!r}, not a number") from None
+                    raise CourseError(
+                        f"--source {path}: cell {index} has points {meta.get('points')!r}, not a number"
+                    ) from None
             if points < 0:
                 raise CourseError(f"--source {path}: cell {index} has negative points")
             if hidden and visible_only:
@@ -175,10 +214,18 @@ def load_master(path: str | Path, *, visible_only: bool = False) -> Master:
                 ids.append(ex)
             cells.append(Cell("test", src, ex, points, hidden, name))
             continue
-        ex = exercises.exercise_id(raw) or (str(meta["grade_id"]) if meta.get("solution") and meta.get("grade_id") else None)
+        ex = exercises.exercise_id(raw) or (
+            str(meta["grade_id"])
+            if meta.get("solution") and meta.get("grade_id")
+            else None
+        )
         if ex and kind in ("code", "markdown"):
-            if any(c.exercise == ex and c.role in ("solution", "answer") for c in cells):
-                raise CourseError(f"--source {path}: cell {index}: exercise id {ex!r} is used twice")
+            if any(
+                c.exercise == ex and c.role in ("solution", "answer") for c in cells
+            ):
+                raise CourseError(
+                    f"--source {path}: cell {index}: exercise id {ex!r} is used twice"
+                )
             role = "solution" if kind == "code" else "answer"
             (ids if role == "solution" else answers).append(ex)
             cells.append(Cell(role, src, ex))
@@ -215,7 +262,10 @@ def _student_exercise(cell: dict, known: set[str]) -> tuple[str | None, str | No
         return marker, None
     claimed = marker or (gid if meta.get("solution") and isinstance(gid, str) else None)
     if claimed:
-        return None, f"a cell names exercise {claimed!r}, which this assignment does not have; it was not graded"
+        return (
+            None,
+            f"a cell names exercise {claimed!r}, which this assignment does not have; it was not graded",
+        )
     return None, None
 
 
@@ -237,7 +287,9 @@ def match(master: Master, student_cells: list[dict]) -> Matched:
             continue
         want = "code" if ex in master.exercises else "markdown"
         if cell["cell_type"] != want:
-            notes.append(f"exercise {ex!r}: a {cell['cell_type']} cell was ignored (the answer is a {want} cell)")
+            notes.append(
+                f"exercise {ex!r}: a {cell['cell_type']} cell was ignored (the answer is a {want} cell)"
+            )
             continue
         found.setdefault(ex, []).append(cell)
     result = Matched(cells=[], notes=notes)
@@ -255,12 +307,16 @@ def match(master: Master, student_cells: list[dict]) -> Matched:
         for c in mine:
             result.cells.append(Cell(cell.role, c["source"], cell.exercise))
     for ex in result.missing:
-        notes.append(f"exercise {ex!r}: no cell starts with '# EXERCISE: {ex}' (deleted?); it scores 0")
+        notes.append(
+            f"exercise {ex!r}: no cell starts with '# EXERCISE: {ex}' (deleted?); it scores 0"
+        )
     for ex, n in result.duplicated.items():
         notes.append(f"exercise {ex!r}: {n} cells hold it; all ran, in notebook order")
     if ignored:
-        notes.append(f"{ignored} added or edited code cell(s) outside the exercise cells "
-                     "were not run: only exercise cells are graded, with the original tests")
+        notes.append(
+            f"{ignored} added or edited code cell(s) outside the exercise cells "
+            "were not run: only exercise cells are graded, with the original tests"
+        )
     return result
 
 
@@ -271,7 +327,9 @@ class Submission:
     problem: str | None = None
 
 
-def discover(folder: str | Path, master_name: str) -> tuple[list[Submission], list[str]]:
+def discover(
+    folder: str | Path, master_name: str
+) -> tuple[list[Submission], list[str]]:
     """One submission per ``.ipynb`` file or sub-folder; notes for what was ignored."""
     folder = Path(folder)
     if not folder.is_dir():
@@ -284,8 +342,11 @@ def discover(folder: str | Path, master_name: str) -> tuple[list[Submission], li
         if entry.is_file() and entry.suffix == ".ipynb":
             sub = Submission(entry.stem, entry)
         elif entry.is_dir():
-            nbs = sorted(p for p in entry.rglob("*.ipynb")
-                         if not any(part.startswith(".") for part in p.relative_to(entry).parts))
+            nbs = sorted(
+                p
+                for p in entry.rglob("*.ipynb")
+                if not any(part.startswith(".") for part in p.relative_to(entry).parts)
+            )
             sub = Submission(entry.name, None)
             named = [p for p in nbs if p.name == master_name]
             if len(nbs) == 1:
@@ -296,15 +357,19 @@ def discover(folder: str | Path, master_name: str) -> tuple[list[Submission], li
                 sub.problem = "the student's folder holds no .ipynb notebook"
             else:
                 shown = ", ".join(str(p.relative_to(entry)) for p in nbs[:5])
-                sub.problem = (f"the student's folder holds {len(nbs)} notebooks ({shown}) and "
-                               f"{'several are' if named else 'none is'} named {master_name}")
+                sub.problem = (
+                    f"the student's folder holds {len(nbs)} notebooks ({shown}) and "
+                    f"{'several are' if named else 'none is'} named {master_name}"
+                )
         else:
             notes.append(f"ignored {entry.name}: not a notebook or a folder")
             continue
         if sub.student in RESERVED:
             sub.student = f"student-{sub.student}"
         if sub.student in subs:
-            notes.append(f"ignored {entry.name}: student {sub.student!r} already has a submission")
+            notes.append(
+                f"ignored {entry.name}: student {sub.student!r} already has a submission"
+            )
             continue
         subs[sub.student] = sub
     return list(subs.values()), notes

@@ -125,8 +125,10 @@ class Watchdog(threading.Thread):
             self.seen.update(pids)
             self.peak = max(self.peak, total)
             if total > self.limit and self.tripped is None:
-                self.tripped = (f"resident memory reached {total / 2**20:.0f} MB "
-                                f"(limit {self.limit / 2**20:.0f} MB)")
+                self.tripped = (
+                    f"resident memory reached {total / 2**20:.0f} MB "
+                    f"(limit {self.limit / 2**20:.0f} MB)"
+                )
                 kill_descendants()
 
     def stop(self) -> None:

@@ -32,7 +32,9 @@ def save_student(out: Path, record: dict, files: dict[str, str]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         write_atomic(folder / name, text)
-    write_atomic(folder / RECORD, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    write_atomic(
+        folder / RECORD, json.dumps(record, indent=1, ensure_ascii=False) + "\n"
+    )
 
 
 def load_record(folder: Path) -> dict | None:
@@ -56,10 +58,16 @@ def records(out: Path) -> list[dict]:
     return found
 
 
-def already_graded(out: Path, student: str, submission_sha: str | None, master_sha: str) -> bool:
+def already_graded(
+    out: Path, student: str, submission_sha: str | None, master_sha: str
+) -> bool:
     rec = load_record(student_dir(out, student))
-    return bool(rec and rec.get("status") != "error" and rec.get("submission_sha256") == submission_sha
-                and rec.get("master_sha256") == master_sha)
+    return bool(
+        rec
+        and rec.get("status") != "error"
+        and rec.get("submission_sha256") == submission_sha
+        and rec.get("master_sha256") == master_sha
+    )
 
 
 def _exercise_columns(recs: list[dict]) -> list[str]:
@@ -82,16 +90,47 @@ def write_tables(out: Path) -> list[dict]:
     writer.writerow(["student", *heads, *fixed])
     for r in recs:
         exs = r.get("exercises", {})
-        writer.writerow([r["student"], *(f"{exs[c]['points']:g}" if c in exs else "" for c in cols),
-                         f"{r['total']:g}", f"{r['max_total']:g}", r["status"], r["reason"],
-                         " ".join(f.replace(" ", "_") for f in r.get("flags", [])), r.get("seconds", "")])
+        writer.writerow(
+            [
+                r["student"],
+                *(f"{exs[c]['points']:g}" if c in exs else "" for c in cols),
+                f"{r['total']:g}",
+                f"{r['max_total']:g}",
+                r["status"],
+                r["reason"],
+                " ".join(f.replace(" ", "_") for f in r.get("flags", [])),
+                r.get("seconds", ""),
+            ]
+        )
     write_atomic(out / "grades.csv", buf.getvalue())
-    summary = [{k: r.get(k) for k in ("student", "total", "max_total", "status", "reason", "flags",
-                                       "notes", "seconds", "graded_at")}
-               | {"exercises": {ex: {k: v for k, v in info.items() if k != "message"} | {"message": info.get("message", "")}
-                                for ex, info in r.get("exercises", {}).items()}}
-               for r in recs]
-    write_atomic(out / "grades.json", json.dumps({"students": summary}, indent=1, ensure_ascii=False) + "\n")
+    summary = [
+        {
+            k: r.get(k)
+            for k in (
+                "student",
+                "total",
+                "max_total",
+                "status",
+                "reason",
+                "flags",
+                "notes",
+                "seconds",
+                "graded_at",
+            )
+        }
+        | {
+            "exercises": {
+                ex: {k: v for k, v in info.items() if k != "message"}
+                | {"message": info.get("message", "")}
+                for ex, info in r.get("exercises", {}).items()
+            }
+        }
+        for r in recs
+    ]
+    write_atomic(
+        out / "grades.json",
+        json.dumps({"students": summary}, indent=1, ensure_ascii=False) + "\n",
+    )
     return recs
 
 
@@ -109,15 +148,19 @@ def merge(inputs: list[Path], out: Path) -> tuple[list[dict], list[str]]:
             prev = chosen.get(rec["student"])
             if prev is not None:
                 keep_new = rec.get("graded_at", "") > prev[0].get("graded_at", "")
-                notes.append(f"student {rec['student']!r} is in {prev[1]} and {folder}; "
-                             f"kept the newer grade from {folder if keep_new else prev[1]}")
+                notes.append(
+                    f"student {rec['student']!r} is in {prev[1]} and {folder}; "
+                    f"kept the newer grade from {folder if keep_new else prev[1]}"
+                )
                 if not keep_new:
                     continue
             chosen[rec["student"]] = (rec, folder)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        raise CourseError(f"--out {out}: cannot create it: {err.strerror or err}") from None
+        raise CourseError(
+            f"--out {out}: cannot create it: {err.strerror or err}"
+        ) from None
     for student, (_rec, folder) in sorted(chosen.items()):
         src, dst = folder / student, out / student
         if src.resolve() == dst.resolve():
@@ -136,9 +179,17 @@ def table(recs: list[dict], width: int = 100) -> str:
     """The final plain-text table: student, score, status, reason."""
     if not recs:
         return "no students graded"
-    rows = [(r["student"], f"{r['total']:g}/{r['max_total']:g}", r["status"], r["reason"]) for r in recs]
-    w = [max(len(x[i]) for x in [("student", "score", "status", ""), *rows]) for i in range(3)]
-    lines = [f"{'student'.ljust(w[0])}  {'score'.ljust(w[1])}  {'status'.ljust(w[2])}  reason"]
+    rows = [
+        (r["student"], f"{r['total']:g}/{r['max_total']:g}", r["status"], r["reason"])
+        for r in recs
+    ]
+    w = [
+        max(len(x[i]) for x in [("student", "score", "status", ""), *rows])
+        for i in range(3)
+    ]
+    lines = [
+        f"{'student'.ljust(w[0])}  {'score'.ljust(w[1])}  {'status'.ljust(w[2])}  reason"
+    ]
     room = max(20, width - sum(w) - 8)
     for s, p, st, why in rows:
         why = why if len(why) <= room else why[: room - 1] + "…"

@@ -47,11 +47,23 @@ def output_from_msg(msg: dict) -> dict:
     """A notebook output from an IOPub message (nbformat 4)."""
     kind, content = msg["msg_type"], msg["content"]
     if kind == "stream":
-        return {"output_type": "stream", "name": content.get("name", "stdout"), "text": content.get("text", "")}
+        return {
+            "output_type": "stream",
+            "name": content.get("name", "stdout"),
+            "text": content.get("text", ""),
+        }
     if kind == "error":
-        return {"output_type": "error", "ename": content.get("ename", ""), "evalue": content.get("evalue", ""),
-                "traceback": content.get("traceback", [])}
-    out = {"output_type": kind, "data": content.get("data", {}), "metadata": content.get("metadata", {})}
+        return {
+            "output_type": "error",
+            "ename": content.get("ename", ""),
+            "evalue": content.get("evalue", ""),
+            "traceback": content.get("traceback", []),
+        }
+    out = {
+        "output_type": kind,
+        "data": content.get("data", {}),
+        "metadata": content.get("metadata", {}),
+    }
     if kind == "execute_result":
         out["execution_count"] = content.get("execution_count")
     return out
@@ -101,7 +113,9 @@ class Worker:
     def __init__(self, job: dict[str, Any]):
         self.job = job
         self.cells: list[dict] = job["cells"]
-        self.results: list[dict] = [{"status": "not run", "outputs": []} for _ in self.cells]
+        self.results: list[dict] = [
+            {"status": "not run", "outputs": []} for _ in self.cells
+        ]
         self.events: list[dict] = []
         self.kernel_log: deque = deque(maxlen=40)
         self.km = None
@@ -137,16 +151,22 @@ class Worker:
         from jupyter_client.kernelspec import KernelSpecManager
 
         ksm = KernelSpecManager(kernel_dirs=[self.job["kernel_dir"]])
-        self.km = AsyncKernelManager(kernel_name="course-grader", kernel_spec_manager=ksm)
+        self.km = AsyncKernelManager(
+            kernel_name="course-grader", kernel_spec_manager=ksm
+        )
         env = dict(self.job["env"])
         # The kernel's own stdout/stderr (C-level prints, warnings) go to a pipe we drain
         # into a bounded tail. Our own pipe, not Popen's: children that inherit it and
         # live on must not block the kernel's clean-up (Popen closes its pipes on wait).
         read_fd, write_fd = os.pipe()
-        threading.Thread(target=_drain, args=(read_fd, self.kernel_log), daemon=True).start()
+        threading.Thread(
+            target=_drain, args=(read_fd, self.kernel_log), daemon=True
+        ).start()
         try:
             try:
-                await self.km.start_kernel(env=env, cwd=self.job["cwd"], stdout=write_fd, stderr=write_fd)
+                await self.km.start_kernel(
+                    env=env, cwd=self.job["cwd"], stdout=write_fd, stderr=write_fd
+                )
             finally:
                 os.close(write_fd)
             self.kc = self.km.client()
@@ -155,7 +175,11 @@ class Worker:
             await self.kc.wait_for_ready(timeout=wait)
             await self.warm_up()
         except Exception as err:  # noqa: BLE001 - any start failure is reported, not raised
-            self.event("kernel", None, f"the kernel could not start: {type(err).__name__}: {err}"[:300])
+            self.event(
+                "kernel",
+                None,
+                f"the kernel could not start: {type(err).__name__}: {err}"[:300],
+            )
             await self.kill_kernel()
             return False
         return True
@@ -171,7 +195,10 @@ class Worker:
                     msg = await self.kc.get_iopub_msg(timeout=0.05)
                 except queue.Empty:
                     continue
-                if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "status":
+                if (
+                    msg["parent_header"].get("msg_id") == msg_id
+                    and msg["msg_type"] == "status"
+                ):
                     return
 
     async def kill_kernel(self) -> None:
@@ -196,16 +223,22 @@ class Worker:
             return False
 
     # ---------------------------------------------------------------- execution
-    async def run_cell(self, source: str, timeout: float, store_history: bool = True,
-                       record: dict | None = None) -> dict:
+    async def run_cell(
+        self,
+        source: str,
+        timeout: float,
+        store_history: bool = True,
+        record: dict | None = None,
+    ) -> dict:
         """Execute one cell; returns a record with status ok/error/timeout/died."""
         record = record if record is not None else {"outputs": []}
         outputs: list = record.setdefault("outputs", [])
         size = 0
         truncated = False
         assert self.kc is not None
-        msg_id = self.kc.execute(source, store_history=store_history, allow_stdin=False,
-                                 stop_on_error=False)
+        msg_id = self.kc.execute(
+            source, store_history=store_history, allow_stdin=False, stop_on_error=False
+        )
         started = time.monotonic()
         end = started + timeout
         reply = None
@@ -232,7 +265,9 @@ class Worker:
                     record.update(status="died", seconds=now - started)
                     return record
             # wait on both channels at once: no polling latency between messages
-            ready = dict(await poller.poll(timeout=int(1000 * max(0.0, min(0.5, end - now)))))
+            ready = dict(
+                await poller.poll(timeout=int(1000 * max(0.0, min(0.5, end - now))))
+            )
             if iopub in ready:
                 try:
                     msg = await self.kc.get_iopub_msg(timeout=0)
@@ -240,20 +275,30 @@ class Worker:
                     msg = None
                 if msg is not None and msg["parent_header"].get("msg_id") == msg_id:
                     kind = msg["msg_type"]
-                    if kind == "status" and msg["content"].get("execution_state") == "idle":
+                    if (
+                        kind == "status"
+                        and msg["content"].get("execution_state") == "idle"
+                    ):
                         idle = True
                     elif kind == "clear_output":
                         outputs.clear()
                     elif kind in ("stream", "display_data", "execute_result", "error"):
-                        out = output_from_msg(msg)  # nbformat's, without its slow import
+                        out = output_from_msg(
+                            msg
+                        )  # nbformat's, without its slow import
                         n = len(json.dumps(out.get("text", out.get("data", ""))))
                         if kind == "error" or size + n <= CELL_OUTPUT_CHARS:
                             outputs.append(out)
                             size += n
                         elif not truncated:
                             truncated = True
-                            outputs.append({"output_type": "stream", "name": "stderr",
-                                            "text": f"\n[output truncated by the grader after {CELL_OUTPUT_CHARS} characters]\n"})
+                            outputs.append(
+                                {
+                                    "output_type": "stream",
+                                    "name": "stderr",
+                                    "text": f"\n[output truncated by the grader after {CELL_OUTPUT_CHARS} characters]\n",
+                                }
+                            )
             if shell in ready:
                 try:
                     msg = await self.kc.get_shell_msg(timeout=0)
@@ -267,7 +312,9 @@ class Worker:
         if record["status"] == "error":
             record["ename"] = str(content.get("ename", "Error"))
             record["evalue"] = clean_text(str(content.get("evalue", "")))[:2000]
-            record["traceback"] = clean_text("\n".join(content.get("traceback", []) or []))[-6000:]
+            record["traceback"] = clean_text(
+                "\n".join(content.get("traceback", []) or [])
+            )[-6000:]
         if any(p.get("source") == "ask_exit" for p in content.get("payload", []) or []):
             record["exit_requested"] = True
         return record
@@ -285,14 +332,19 @@ class Worker:
     async def replay(self, upto: int) -> bool:
         for j in range(upto):
             cell, res = self.cells[j], self.results[j]
-            if cell["role"] not in ("context", "solution") or res.get("status") not in ("ok", "error"):
+            if cell["role"] not in ("context", "solution") or res.get("status") not in (
+                "ok",
+                "error",
+            ):
                 continue
             budget = self.cell_timeout()
             if budget <= 0:
                 return False
             rec = await self.run_cell(cell["source"], budget)
             if rec["status"] not in ("ok", "error") or rec.get("exit_requested"):
-                self.event("restore", j, f"cell {j} failed again while the kernel was restored")
+                self.event(
+                    "restore", j, f"cell {j} failed again while the kernel was restored"
+                )
                 return False
         return True
 
@@ -306,20 +358,32 @@ class Worker:
             cell, res = self.cells[i], self.results[i]
             budget = self.cell_timeout()
             if budget <= 0:
-                self.event("total-timeout", i, f"total time limit of {self.job['total_timeout']:g} s reached")
+                self.event(
+                    "total-timeout",
+                    i,
+                    f"total time limit of {self.job['total_timeout']:g} s reached",
+                )
                 break
             per_cell = budget >= float(self.job["timeout"])
-            rec = await self.run_cell(cell["source"], budget, store_history=not cell.get("hidden"), record=res)
+            rec = await self.run_cell(
+                cell["source"], budget, store_history=not cell.get("hidden"), record=res
+            )
             broken = None
             if rec["status"] == "timeout":
                 kind = "timeout" if per_cell else "total-timeout"
-                limit = f"{self.job['timeout']:g} s per cell" if per_cell else f"{self.job['total_timeout']:g} s in all"
+                limit = (
+                    f"{self.job['timeout']:g} s per cell"
+                    if per_cell
+                    else f"{self.job['total_timeout']:g} s in all"
+                )
                 await self.km.interrupt_kernel()  # type: ignore[union-attr]
                 if await self.probe():
                     rec["detail"] = f"timed out ({limit}); interrupted"
                     self.event(kind, i, rec["detail"])
                 else:
-                    rec["detail"] = f"timed out ({limit}) and ignored the interrupt; kernel killed"
+                    rec["detail"] = (
+                        f"timed out ({limit}) and ignored the interrupt; kernel killed"
+                    )
                     self.event(kind, i, rec["detail"])
                     broken = "timeout"
                 if kind == "total-timeout":
@@ -329,9 +393,14 @@ class Worker:
             elif rec["status"] == "died" or rec.get("exit_requested"):
                 await asyncio.sleep(0.2)
                 rec["status"] = "died"
-                rec["detail"] = ("the code called exit()/quit(), which stops the kernel"
-                                 if rec.get("exit_requested") else _death_cause(self.km, self.watchdog))
-                self.event("memory" if self.watchdog.tripped else "died", i, rec["detail"])
+                rec["detail"] = (
+                    "the code called exit()/quit(), which stops the kernel"
+                    if rec.get("exit_requested")
+                    else _death_cause(self.km, self.watchdog)
+                )
+                self.event(
+                    "memory" if self.watchdog.tripped else "died", i, rec["detail"]
+                )
                 broken = "died"
             self.save()
             i += 1
@@ -340,26 +409,51 @@ class Worker:
                 self.watchdog.tripped = None
                 restarts += 1
                 if restarts > MAX_RESTARTS:
-                    self.event("gave-up", i, f"the kernel was lost {restarts} times; the rest was not run")
+                    self.event(
+                        "gave-up",
+                        i,
+                        f"the kernel was lost {restarts} times; the rest was not run",
+                    )
                     ok = False
                     break
                 ok = await self.start_kernel() and await self.replay(i)
                 if ok:
-                    self.event("restart", i, "a fresh kernel re-ran the setup and your code, then went on")
+                    self.event(
+                        "restart",
+                        i,
+                        "a fresh kernel re-ran the setup and your code, then went on",
+                    )
                 else:
-                    self.event("gave-up", i, "the kernel could not be restored; the rest was not run")
+                    self.event(
+                        "gave-up",
+                        i,
+                        "the kernel could not be restored; the rest was not run",
+                    )
         for j in range(i, len(self.cells)):
             self.results[j].setdefault("status", "not run")
         if ok and i >= len(self.cells) and await self.alive():
             token = f"course-grader-canary-{os.urandom(8).hex()}"
-            rec = await self.run_cell(f"raise AssertionError({token!r})", 10.0, store_history=False)
-            self.canary = ("ok" if rec["status"] == "error" and rec.get("ename") == "AssertionError"
-                           and token in rec.get("evalue", "") else "tampered")
+            rec = await self.run_cell(
+                f"raise AssertionError({token!r})", 10.0, store_history=False
+            )
+            self.canary = (
+                "ok"
+                if rec["status"] == "error"
+                and rec.get("ename") == "AssertionError"
+                and token in rec.get("evalue", "")
+                else "tampered"
+            )
         kernel_pid = getattr(getattr(self.km, "provisioner", None), "pid", None)
-        leftovers = [pid for pid in descendant_pids() if pid != kernel_pid and _running(pid)]
+        leftovers = [
+            pid for pid in descendant_pids() if pid != kernel_pid and _running(pid)
+        ]
         if leftovers:
-            self.event("cleanup", None, f"{len(leftovers)} process(es) started by the code were "
-                                        "still running at the end and were killed")
+            self.event(
+                "cleanup",
+                None,
+                f"{len(leftovers)} process(es) started by the code were "
+                "still running at the end and were killed",
+            )
         await self.kill_kernel()
         self.watchdog.stop()
         kill_descendants()

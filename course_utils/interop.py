@@ -37,7 +37,9 @@ def to_jax(t: Any, *, name: str = "tensor") -> Any:
     import torch
 
     if not isinstance(t, torch.Tensor):
-        raise TypeError(f"to_jax: {name} must be a torch.Tensor, got {type(t).__name__}")
+        raise TypeError(
+            f"to_jax: {name} must be a torch.Tensor, got {type(t).__name__}"
+        )
     if t.requires_grad:
         raise ValueError(
             f"to_jax: {name} requires grad, and DLPack carries no autograd history; "
@@ -84,7 +86,9 @@ def dlpack_blocker(a: Any) -> str | None:
     """
     platforms = {d.platform for d in a.devices()}
     if len(platforms) > 1 or len(a.devices()) > 1:
-        return "is sharded over several devices; DLPack views one buffer (gather it first)"
+        return (
+            "is sharded over several devices; DLPack views one buffer (gather it first)"
+        )
     (platform,) = platforms
     if platform in ("cpu", "cuda", "gpu"):
         return None
@@ -100,7 +104,9 @@ def buffer_pointer(x: Any) -> int:
         return int(x.data_ptr())
     if hasattr(x, "unsafe_buffer_pointer"):
         return int(x.unsafe_buffer_pointer())
-    raise TypeError(f"buffer_pointer: expected a torch.Tensor or jax.Array, got {type(x).__name__}")
+    raise TypeError(
+        f"buffer_pointer: expected a torch.Tensor or jax.Array, got {type(x).__name__}"
+    )
 
 
 def shares_memory(t: Any, a: Any) -> bool:
@@ -161,7 +167,10 @@ def torch_function(fn: Callable, *, name: str | None = None) -> Callable:
         def forward(ctx, mask, *tensors):
             import jax
 
-            xs = [to_jax(t.detach(), name=f"{label} argument {i}") for i, t in enumerate(tensors)]
+            xs = [
+                to_jax(t.detach(), name=f"{label} argument {i}")
+                for i, t in enumerate(tensors)
+            ]
             diff = tuple(x for x, m in zip(xs, mask, strict=True) if m)
             rest = tuple(x for x, m in zip(xs, mask, strict=True) if not m)
             if mask not in compiled:
@@ -179,12 +188,17 @@ def torch_function(fn: Callable, *, name: str | None = None) -> Callable:
             import jax.numpy as jnp
 
             cots = [
-                jnp.zeros(shape, dtype) if g is None else to_jax(g, name=f"{label} output gradient")
+                jnp.zeros(shape, dtype)
+                if g is None
+                else to_jax(g, name=f"{label} output gradient")
                 for g, (shape, dtype) in zip(grads, ctx.leaf_specs, strict=True)
             ]
             cot_tree = jax.tree.unflatten(ctx.treedef, cots)
             diff_grads = iter(compiled[ctx.mask].bwd(ctx.vjp_fn, cot_tree))
-            return (None, *(to_torch(next(diff_grads)) if m else None for m in ctx.mask))
+            return (
+                None,
+                *(to_torch(next(diff_grads)) if m else None for m in ctx.mask),
+            )
 
     def call(*tensors):
         for i, t in enumerate(tensors):

@@ -81,19 +81,27 @@ def _start(
     if torch_threads is not None:
         cmd += ["--torch-threads", str(int(torch_threads))]
     # KERAS_HOME keeps Keras's config file out of the user's home directory.
-    env = {**os.environ, "KERAS_BACKEND": backend, "KERAS_HOME": str(workdir / ".keras")}
+    env = {
+        **os.environ,
+        "KERAS_BACKEND": backend,
+        "KERAS_HOME": str(workdir / ".keras"),
+    }
     return subprocess.Popen(
         cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
 
 
-def _finish(backend: str, workdir: Path, proc: subprocess.Popen, timeout_s: float) -> dict[str, Any]:
+def _finish(
+    backend: str, workdir: Path, proc: subprocess.Popen, timeout_s: float
+) -> dict[str, Any]:
     try:
         out, err = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
-        raise RuntimeError(f"the Keras {backend} subprocess ran past {timeout_s:g} s") from None
+        raise RuntimeError(
+            f"the Keras {backend} subprocess ran past {timeout_s:g} s"
+        ) from None
     report = report_file(workdir, backend)
     if proc.returncode != 0 or not report.is_file():
         raise RuntimeError(
@@ -173,10 +181,14 @@ def run_both(
         wait_for=report_file(path, "jax"), **common,
     )  # fmt: skip
     try:
-        return {name: _finish(name, path, proc, timeout_s) for name, proc in procs.items()}
+        return {
+            name: _finish(name, path, proc, timeout_s) for name, proc in procs.items()
+        }
     finally:
         for proc in procs.values():
-            if proc.poll() is None:  # the JAX child failed: do not leave the other waiting
+            if (
+                proc.poll() is None
+            ):  # the JAX child failed: do not leave the other waiting
                 proc.kill()
                 proc.communicate()
 
@@ -200,7 +212,11 @@ def load_arrays(report: dict[str, Any]) -> dict[str, Any]:
 
     with np.load(report["arrays"]) as f:
         n = sum(1 for k in f.files if k.startswith("weight_"))
-        return {"x": f["x"], "outputs": f["outputs"], "weights": [f[f"weight_{i}"] for i in range(n)]}
+        return {
+            "x": f["x"],
+            "outputs": f["outputs"],
+            "weights": [f[f"weight_{i}"] for i in range(n)],
+        }
 
 
 # --------------------------------------------------------------- the child
@@ -209,7 +225,11 @@ def load_arrays(report: dict[str, Any]) -> dict[str, Any]:
 def _inputs(batch: int, seed: int):
     import numpy as np
 
-    return np.random.default_rng(seed + 1).standard_normal((batch, N_IN)).astype(np.float32)
+    return (
+        np.random.default_rng(seed + 1)
+        .standard_normal((batch, N_IN))
+        .astype(np.float32)
+    )
 
 
 def _native_jax(weights):
@@ -337,7 +357,10 @@ def _child(args: argparse.Namespace) -> dict[str, Any]:
             with torch.no_grad():
                 return model(x)
 
-        variants = {"native (torch.nn eager)": native_call, "Keras, eager model(x)": keras_call}
+        variants = {
+            "native (torch.nn eager)": native_call,
+            "Keras, eager model(x)": keras_call,
+        }
         framework_version = torch.__version__
         facts["model is a torch.nn.Module"] = isinstance(model, torch.nn.Module)
     native_name = next(iter(variants))
@@ -382,11 +405,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target-s", type=float, default=0.25)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--torch-threads", type=int, default=None)
-    parser.add_argument("--wait-for", default=None, help="a file to wait for after importing")
+    parser.add_argument(
+        "--wait-for", default=None, help="a file to wait for after importing"
+    )
     parser.add_argument("--wait-s", type=float, default=300.0)
     args = parser.parse_args(argv)
     if os.environ.get("KERAS_BACKEND") != args.backend:
-        parser.error(f"set KERAS_BACKEND={args.backend} in the environment (Keras reads it at import)")
+        parser.error(
+            f"set KERAS_BACKEND={args.backend} in the environment (Keras reads it at import)"
+        )
     result = _child(args)
     report = report_file(args.workdir, args.backend)
     tmp = report.with_suffix(".json.tmp")

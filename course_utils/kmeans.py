@@ -31,7 +31,9 @@ def make_blobs(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``n`` float32 points in 2-D around ``k`` seeded centres, and each point's true centre."""
     if not isinstance(n, int) or not isinstance(k, int) or n < k or k < 1:
-        raise ValueError(f"make_blobs: need ints with n >= k >= 1, got n={n!r}, k={k!r}")
+        raise ValueError(
+            f"make_blobs: need ints with n >= k >= 1, got n={n!r}, k={k!r}"
+        )
     rng = np.random.default_rng(seed)
     angles = 2 * np.pi * (np.arange(k) / k + rng.uniform(0, 1 / k))
     centres = 4.0 * np.stack([np.cos(angles), np.sin(angles)], axis=1)  # (k, 2)
@@ -44,7 +46,9 @@ def initial_centroids(X: np.ndarray, k: int, *, seed: int = 0) -> np.ndarray:
     """``k`` distinct rows of ``X`` picked by ``seed`` (the classic Forgy start), float32."""
     X = _check_points(X, "initial_centroids")
     if not isinstance(k, int) or not 1 <= k <= len(X):
-        raise ValueError(f"initial_centroids: k must be an int in [1, {len(X)}], got {k!r}")
+        raise ValueError(
+            f"initial_centroids: k must be an int in [1, {len(X)}], got {k!r}"
+        )
     idx = np.random.default_rng([seed, 2]).choice(len(X), size=k, replace=False)
     return X[idx].astype(np.float32)
 
@@ -52,7 +56,9 @@ def initial_centroids(X: np.ndarray, k: int, *, seed: int = 0) -> np.ndarray:
 def _check_points(X: np.ndarray, fn: str) -> np.ndarray:
     X = np.asarray(X)
     if X.ndim != 2 or len(X) == 0:
-        raise ValueError(f"{fn}: X must be a non-empty (n_points, n_dims) array, got shape {X.shape}")
+        raise ValueError(
+            f"{fn}: X must be a non-empty (n_points, n_dims) array, got shape {X.shape}"
+        )
     return X
 
 
@@ -93,7 +99,9 @@ def numpy_kmeans(
 ) -> KMeansResult:
     """The float64 reference: iterate :func:`numpy_step` until the shift is at most ``tol``."""
     if not isinstance(max_iter, int) or max_iter < 1:
-        raise ValueError(f"numpy_kmeans: max_iter must be a positive int, got {max_iter!r}")
+        raise ValueError(
+            f"numpy_kmeans: max_iter must be a positive int, got {max_iter!r}"
+        )
     if tol < 0:
         raise ValueError(f"numpy_kmeans: tol must be >= 0, got {tol!r}")
     C = np.asarray(C0, dtype=np.float64)
@@ -101,7 +109,9 @@ def numpy_kmeans(
     for _ in range(max_iter):
         new, labels = numpy_step(X, C)
         shift = float(np.abs(new - C).max())
-        history.append({"centroids": C, "labels": labels, "new_centroids": new, "shift": shift})
+        history.append(
+            {"centroids": C, "labels": labels, "new_centroids": new, "shift": shift}
+        )
         C = new
         if shift <= tol:
             break
@@ -126,13 +136,17 @@ def plot_steps(
         raise ValueError("plot_steps: history is empty")
     X = np.asarray(X)
     last = len(history)
-    its = list(iterations) if iterations is not None else sorted({1, min(2, last), last})
+    its = (
+        list(iterations) if iterations is not None else sorted({1, min(2, last), last})
+    )
     if any(not 1 <= i <= last for i in its):
         raise ValueError(f"plot_steps: iterations must be in 1..{last}, got {its}")
     if axes is None:
         import matplotlib.pyplot as plt
 
-        _, axes = plt.subplots(3, len(its), figsize=(3.2 * len(its), 8.4), squeeze=False)
+        _, axes = plt.subplots(
+            3, len(its), figsize=(3.2 * len(its), 8.4), squeeze=False
+        )
     shifts = [h["shift"] for h in history]
     for col, it in enumerate(its):
         h = history[it - 1]
@@ -143,13 +157,17 @@ def plot_steps(
         ax.scatter(old[:, 0], old[:, 1], c="k", marker="x", s=80)
         ax.set_title(f"iteration {it}: 1. assign")
         ax = axes[1, col]
-        ax.scatter(X[:, 0], X[:, 1], c=labels, cmap="tab10", vmin=0, vmax=9, s=6, alpha=0.25)
+        ax.scatter(
+            X[:, 0], X[:, 1], c=labels, cmap="tab10", vmin=0, vmax=9, s=6, alpha=0.25
+        )
         for a, b in zip(old, new, strict=True):
             ax.annotate("", xy=b, xytext=a, arrowprops={"arrowstyle": "->", "lw": 1.5})
         ax.scatter(new[:, 0], new[:, 1], c="k", marker="o", s=40)
         ax.set_title("2. update centroids")
         ax = axes[2, col]
-        ax.semilogy(range(1, last + 1), np.maximum(shifts, 1e-12), "o-", color="#888888", ms=3)
+        ax.semilogy(
+            range(1, last + 1), np.maximum(shifts, 1e-12), "o-", color="#888888", ms=3
+        )
         ax.semilogy([it], [max(h["shift"], 1e-12)], "o", color="k")
         ax.axhline(tol, ls="--", color="k", alpha=0.5)
         verdict = "stop" if h["shift"] <= tol else "continue"

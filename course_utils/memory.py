@@ -82,7 +82,10 @@ def tree_bytes(tree: Any) -> int:
     total = 0
     for leaf in _memory_leaves(tree):
         if is_torch_tensor(leaf):
-            key, size = leaf.untyped_storage().data_ptr(), leaf.untyped_storage().nbytes()
+            key, size = (
+                leaf.untyped_storage().data_ptr(),
+                leaf.untyped_storage().nbytes(),
+            )
         elif is_jax_array(leaf):
             key, size = id(leaf), int(leaf.nbytes)
         elif hasattr(leaf, "nbytes") and hasattr(leaf, "dtype"):
@@ -134,15 +137,24 @@ def xla_memory(compiled: Any, label: str = "jax.jit step") -> MemoryReport:
         )
     ma = compiled.memory_analysis()
     if ma is None:
-        raise RuntimeError("this backend returns no memory analysis for compiled functions")
+        raise RuntimeError(
+            "this backend returns no memory analysis for compiled functions"
+        )
     parts = {
         "arguments": int(ma.argument_size_in_bytes),
         "outputs": int(ma.output_size_in_bytes),
         "donated (aliased)": int(ma.alias_size_in_bytes),
         "temporaries": int(ma.temp_size_in_bytes),
     }
-    peak = parts["arguments"] + parts["outputs"] - parts["donated (aliased)"] + parts["temporaries"]
-    return MemoryReport(label, "XLA buffer assignment (memory_analysis), static", peak, parts)
+    peak = (
+        parts["arguments"]
+        + parts["outputs"]
+        - parts["donated (aliased)"]
+        + parts["temporaries"]
+    )
+    return MemoryReport(
+        label, "XLA buffer assignment (memory_analysis), static", peak, parts
+    )
 
 
 # ---------------------------------------------------------------- torch, any
@@ -164,7 +176,8 @@ def _quiet_profiler_banner() -> Iterator[None]:
             os.close(saved)
             tmp.seek(0)
             kept = [
-                line for line in tmp.read().decode(errors="replace").splitlines()
+                line
+                for line in tmp.read().decode(errors="replace").splitlines()
                 if line.strip() and not line.startswith("USDT:")
             ]
             if kept:
@@ -198,7 +211,10 @@ def torch_profiler_memory(
         activities.append(ProfilerActivity.CUDA)
         torch.cuda.synchronize()
     before = tree_bytes(resident)
-    with _quiet_profiler_banner(), profile(activities=activities, profile_memory=True) as prof:
+    with (
+        _quiet_profiler_banner(),
+        profile(activities=activities, profile_memory=True) as prof,
+    ):
         step()
         if device == "cuda":
             torch.cuda.synchronize()
@@ -221,7 +237,9 @@ def torch_profiler_memory(
         "allocated in total": allocated,
         "freed in total": freed,
     }
-    return MemoryReport(label, f"torch profiler memory events ({device})", before + high, parts)
+    return MemoryReport(
+        label, f"torch profiler memory events ({device})", before + high, parts
+    )
 
 
 # ------------------------------------------------------------------ GPU only
@@ -236,12 +254,16 @@ def cuda_available() -> bool:
     return torch.cuda.is_available()
 
 
-def torch_cuda_memory(step: Callable[[], Any], label: str = "PyTorch step") -> MemoryReport:
+def torch_cuda_memory(
+    step: Callable[[], Any], label: str = "PyTorch step"
+) -> MemoryReport:
     """``torch.cuda.max_memory_allocated`` around one ``step()`` (needs a CUDA GPU)."""
     import torch
 
     if not torch.cuda.is_available():
-        raise RuntimeError("torch_cuda_memory needs a CUDA GPU; use torch_profiler_memory on CPU")
+        raise RuntimeError(
+            "torch_cuda_memory needs a CUDA GPU; use torch_profiler_memory on CPU"
+        )
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
     before = torch.cuda.memory_allocated()
@@ -252,8 +274,9 @@ def torch_cuda_memory(step: Callable[[], Any], label: str = "PyTorch step") -> M
     return MemoryReport(label, "torch.cuda.max_memory_allocated", peak, parts)
 
 
-def jax_device_memory(step: Callable[[], Any], device: Any = None,
-                      label: str = "JAX step") -> MemoryReport | None:
+def jax_device_memory(
+    step: Callable[[], Any], device: Any = None, label: str = "JAX step"
+) -> MemoryReport | None:
     """The device allocator's counters around one ``step()``; None where it keeps none (CPU).
 
     JAX cannot reset ``peak_bytes_in_use``: it is the high-water mark since the
@@ -270,11 +293,17 @@ def jax_device_memory(step: Callable[[], Any], device: Any = None,
     stats = device.memory_stats()
     parts = {"in use before": before, "in use after": int(stats.get("bytes_in_use", 0))}
     peak = int(stats.get("peak_bytes_in_use", 0))
-    return MemoryReport(label, f"{device.platform} allocator peak_bytes_in_use (since start)", peak, parts)
+    return MemoryReport(
+        label,
+        f"{device.platform} allocator peak_bytes_in_use (since start)",
+        peak,
+        parts,
+    )
 
 
-def save_memory_snapshots(torch_step: Callable[[], Any], jax_step: Callable[[], Any],
-                          folder: str) -> dict[str, str]:
+def save_memory_snapshots(
+    torch_step: Callable[[], Any], jax_step: Callable[[], Any], folder: str
+) -> dict[str, str]:
     """Write the torch allocation timeline and JAX's device memory profile (GPU only).
 
     Returns the paths: ``torch_snapshot.pickle`` (drag into

@@ -40,13 +40,17 @@ class BlockConfig:
         for name in ("d_model", "n_heads", "d_ff"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
-                raise ValueError(f"BlockConfig: {name} must be a positive int, got {value!r}")
+                raise ValueError(
+                    f"BlockConfig: {name} must be a positive int, got {value!r}"
+                )
         if self.d_model % self.n_heads:
             raise ValueError(
                 f"BlockConfig: d_model={self.d_model} must be divisible by n_heads={self.n_heads}"
             )
         if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"BlockConfig: dropout must be in [0, 1), got {self.dropout!r}")
+            raise ValueError(
+                f"BlockConfig: dropout must be in [0, 1), got {self.dropout!r}"
+            )
 
     @property
     def head_dim(self) -> int:
@@ -81,7 +85,9 @@ def _torch_cls(name: str) -> type:
                 self.fc2 = nn.Linear(cfg.d_ff, cfg.d_model)
                 self.drop2 = nn.Dropout(cfg.dropout)
 
-            def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+            def forward(
+                self, x: torch.Tensor, mask: torch.Tensor | None = None
+            ) -> torch.Tensor:
                 # x: (batch, seq, d_model); mask: (batch, seq) bool, True for real tokens
                 h = self.ln1(x)
                 pad = None if mask is None else ~mask
@@ -109,7 +115,9 @@ def _torch_cls(name: str) -> type:
                 self.ln = nn.LayerNorm(cfg.d_model)
                 self.head = nn.Linear(cfg.d_model, num_classes)
 
-            def forward(self, tokens: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+            def forward(
+                self, tokens: torch.Tensor, mask: torch.Tensor | None = None
+            ) -> torch.Tensor:
                 # tokens: (batch, seq) int; mask: (batch, seq) bool, True for real tokens
                 positions = torch.arange(tokens.shape[1], device=tokens.device)
                 x = self.tok(tokens) + self.pos(positions)  # (batch, seq, d_model)
@@ -118,7 +126,9 @@ def _torch_cls(name: str) -> type:
                 x = self.ln(x)
                 if mask is None:
                     return self.head(x.mean(dim=1))  # (batch, num_classes)
-                w = mask.to(x.dtype)[..., None]  # (batch, seq, 1): average real tokens only
+                w = mask.to(x.dtype)[
+                    ..., None
+                ]  # (batch, seq, 1): average real tokens only
                 return self.head((x * w).sum(dim=1) / w.sum(dim=1))
 
         _torch_classes.update(TorchBlock=TorchBlock, TorchEncoder=TorchEncoder)
@@ -158,14 +168,20 @@ def _nnx_cls(name: str) -> type:
                 self.fc2 = nnx.Linear(cfg.d_ff, cfg.d_model, rngs=rngs)
                 self.drop2 = nnx.Dropout(cfg.dropout, rngs=rngs)
 
-            def __call__(self, x: jax.Array, mask: jax.Array | None = None) -> jax.Array:
+            def __call__(
+                self, x: jax.Array, mask: jax.Array | None = None
+            ) -> jax.Array:
                 # x: (batch, seq, d_model); mask: (batch, seq) bool, True for real tokens
                 h = self.ln1(x)
-                att_mask = None if mask is None else mask[:, None, None, :]  # (batch, 1, 1, keys)
+                att_mask = (
+                    None if mask is None else mask[:, None, None, :]
+                )  # (batch, 1, 1, keys)
                 x = x + self.drop1(self.attn(h, mask=att_mask))
                 h = self.ln2(x)
                 # torch's F.gelu is the exact erf form; jax.nn.gelu defaults to tanh.
-                return x + self.drop2(self.fc2(jax.nn.gelu(self.fc1(h), approximate=False)))
+                return x + self.drop2(
+                    self.fc2(jax.nn.gelu(self.fc1(h), approximate=False))
+                )
 
         class NNXEncoder(nnx.Module):
             """The same encoder as ``TorchEncoder``."""
@@ -182,11 +198,17 @@ def _nnx_cls(name: str) -> type:
             ):
                 self.tok = nnx.Embed(vocab, cfg.d_model, rngs=rngs)
                 self.pos = nnx.Embed(max_len, cfg.d_model, rngs=rngs)
-                self.blocks = nnx.data([NNXBlock(cfg, rngs=rngs) for _ in range(n_layers)])
-                self.ln = nnx.LayerNorm(cfg.d_model, epsilon=TORCH_LAYERNORM_EPS, rngs=rngs)
+                self.blocks = nnx.data(
+                    [NNXBlock(cfg, rngs=rngs) for _ in range(n_layers)]
+                )
+                self.ln = nnx.LayerNorm(
+                    cfg.d_model, epsilon=TORCH_LAYERNORM_EPS, rngs=rngs
+                )
                 self.head = nnx.Linear(cfg.d_model, num_classes, rngs=rngs)
 
-            def __call__(self, tokens: jax.Array, mask: jax.Array | None = None) -> jax.Array:
+            def __call__(
+                self, tokens: jax.Array, mask: jax.Array | None = None
+            ) -> jax.Array:
                 # tokens: (batch, seq) int; mask: (batch, seq) bool, True for real tokens
                 x = self.tok(tokens) + self.pos(jnp.arange(tokens.shape[1]))
                 for block in self.blocks:
@@ -194,7 +216,9 @@ def _nnx_cls(name: str) -> type:
                 x = self.ln(x)
                 if mask is None:
                     return self.head(x.mean(axis=1))  # (batch, num_classes)
-                w = mask.astype(x.dtype)[..., None]  # (batch, seq, 1): average real tokens only
+                w = mask.astype(x.dtype)[
+                    ..., None
+                ]  # (batch, seq, 1): average real tokens only
                 return self.head((x * w).sum(axis=1) / w.sum(axis=1))
 
         _nnx_classes.update(NNXBlock=NNXBlock, NNXEncoder=NNXEncoder)
@@ -243,7 +267,9 @@ def _copy_into(tensor: Any, value: np.ndarray, where: str) -> None:
 
 
 def _linear_to_nnx(src: Any, dst: Any, where: str) -> None:
-    _set_param(dst.kernel, _np(src.weight).T, f"{where}.weight")  # (out, in) -> (in, out)
+    _set_param(
+        dst.kernel, _np(src.weight).T, f"{where}.weight"
+    )  # (out, in) -> (in, out)
     _set_param(dst.bias, _np(src.bias), f"{where}.bias")
 
 
@@ -267,8 +293,14 @@ def _attention_to_nnx(src: Any, dst: Any, heads: int, where: str) -> None:
     hd = d // heads
     w_q, w_k, w_v = np.split(_np(src.in_proj_weight), 3)  # each (d, d) = (out, in)
     b_q, b_k, b_v = np.split(_np(src.in_proj_bias), 3)
-    for w, b, lin in ((w_q, b_q, dst.query), (w_k, b_k, dst.key), (w_v, b_v, dst.value)):
-        _set_param(lin.kernel, w.T.reshape(d, heads, hd), f"{where}.in_proj_weight")  # (in, heads, head_dim)
+    for w, b, lin in (
+        (w_q, b_q, dst.query),
+        (w_k, b_k, dst.key),
+        (w_v, b_v, dst.value),
+    ):
+        _set_param(
+            lin.kernel, w.T.reshape(d, heads, hd), f"{where}.in_proj_weight"
+        )  # (in, heads, head_dim)
         _set_param(lin.bias, b.reshape(heads, hd), f"{where}.in_proj_bias")
     w_o = _np(src.out_proj.weight)  # (out, in) with in = heads * head_dim
     _set_param(dst.out.kernel, w_o.T.reshape(heads, hd, d), f"{where}.out_proj.weight")
@@ -277,20 +309,36 @@ def _attention_to_nnx(src: Any, dst: Any, heads: int, where: str) -> None:
 
 def _attention_to_torch(src: Any, dst: Any, where: str) -> None:
     d = dst.embed_dim
-    ws = [np.asarray(lin.kernel[...]).reshape(d, d).T for lin in (src.query, src.key, src.value)]
-    bs = [np.asarray(lin.bias[...]).reshape(d) for lin in (src.query, src.key, src.value)]
-    _copy_into(dst.in_proj_weight, np.concatenate(ws), f"{where}.query/key/value.kernel")
+    ws = [
+        np.asarray(lin.kernel[...]).reshape(d, d).T
+        for lin in (src.query, src.key, src.value)
+    ]
+    bs = [
+        np.asarray(lin.bias[...]).reshape(d) for lin in (src.query, src.key, src.value)
+    ]
+    _copy_into(
+        dst.in_proj_weight, np.concatenate(ws), f"{where}.query/key/value.kernel"
+    )
     _copy_into(dst.in_proj_bias, np.concatenate(bs), f"{where}.query/key/value.bias")
-    _copy_into(dst.out_proj.weight, np.asarray(src.out.kernel[...]).reshape(d, d).T, f"{where}.out.kernel")
+    _copy_into(
+        dst.out_proj.weight,
+        np.asarray(src.out.kernel[...]).reshape(d, d).T,
+        f"{where}.out.kernel",
+    )
     _copy_into(dst.out_proj.bias, np.asarray(src.out.bias[...]), f"{where}.out.bias")
 
 
 def _check_block_pair(torch_block: Any, nnx_block: Any, fn: str) -> None:
-    for role, obj, want in (("torch_block", torch_block, "TorchBlock"), ("nnx_block", nnx_block, "NNXBlock")):
+    for role, obj, want in (
+        ("torch_block", torch_block, "TorchBlock"),
+        ("nnx_block", nnx_block, "NNXBlock"),
+    ):
         if type(obj).__name__ != want:
             raise TypeError(f"{fn}: {role} must be a {want}, got {type(obj).__name__}")
     if torch_block.cfg != nnx_block.cfg:
-        raise ValueError(f"{fn}: the blocks have different sizes: {torch_block.cfg} vs {nnx_block.cfg}")
+        raise ValueError(
+            f"{fn}: the blocks have different sizes: {torch_block.cfg} vs {nnx_block.cfg}"
+        )
 
 
 def block_torch_to_nnx(torch_block: Any, nnx_block: Any) -> Any:
@@ -339,8 +387,12 @@ def encoder_torch_to_nnx(torch_enc: Any, nnx_enc: Any) -> Any:
 def encoder_nnx_to_torch(nnx_enc: Any, torch_enc: Any) -> Any:
     """Copy an ``NNXEncoder``'s weights into a ``TorchEncoder`` of the same sizes; return it."""
     _check_encoders(torch_enc, nnx_enc, "encoder_nnx_to_torch")
-    _copy_into(torch_enc.tok.weight, np.asarray(nnx_enc.tok.embedding[...]), "tok.embedding")
-    _copy_into(torch_enc.pos.weight, np.asarray(nnx_enc.pos.embedding[...]), "pos.embedding")
+    _copy_into(
+        torch_enc.tok.weight, np.asarray(nnx_enc.tok.embedding[...]), "tok.embedding"
+    )
+    _copy_into(
+        torch_enc.pos.weight, np.asarray(nnx_enc.pos.embedding[...]), "pos.embedding"
+    )
     for tb, jb in zip(torch_enc.blocks, nnx_enc.blocks, strict=True):
         block_nnx_to_torch(jb, tb)
     _ln_to_torch(nnx_enc.ln, torch_enc.ln, "ln")
@@ -348,7 +400,13 @@ def encoder_nnx_to_torch(nnx_enc: Any, torch_enc: Any) -> Any:
     return torch_enc
 
 
-def make_pair(cfg: BlockConfig = BlockConfig(), *, seed: int = 0, encoder: bool = False, **sizes: Any):
+def make_pair(
+    cfg: BlockConfig = BlockConfig(),
+    *,
+    seed: int = 0,
+    encoder: bool = False,
+    **sizes: Any,
+):
     """A PyTorch model and an NNX model with identical weights (PyTorch's init, copied over).
 
     ``encoder=True`` builds ``TorchEncoder``/``NNXEncoder`` (``sizes`` go to both),
@@ -373,7 +431,9 @@ def make_pair(cfg: BlockConfig = BlockConfig(), *, seed: int = 0, encoder: bool 
     return tm, jm
 
 
-def nnx_grads_to_torch(nnx_model: Any, grads: Any, torch_model: Any) -> dict[str, np.ndarray]:
+def nnx_grads_to_torch(
+    nnx_model: Any, grads: Any, torch_model: Any
+) -> dict[str, np.ndarray]:
     """Gradients of an NNX model (``nnx.grad``'s state) under PyTorch's names and layouts.
 
     The gradient state is merged back into a copy of the NNX model's structure
@@ -395,9 +455,13 @@ def nnx_grads_to_torch(nnx_model: Any, grads: Any, torch_model: Any) -> dict[str
 
         converters[kind] = nnx_cnn_to_torch
     if kind not in converters:
-        raise TypeError(f"nnx_grads_to_torch: no converter for {kind}; expected one of {sorted(converters)} or NNXCNN")
+        raise TypeError(
+            f"nnx_grads_to_torch: no converter for {kind}; expected one of {sorted(converters)} or NNXCNN"
+        )
     graphdef, _, rest = nnx.split(nnx_model, nnx.Param, ...)
     as_module = nnx.merge(graphdef, grads, rest)
     target = copy.deepcopy(torch_model)
     converters[kind](as_module, target)
-    return {name: p.detach().cpu().numpy().copy() for name, p in target.named_parameters()}
+    return {
+        name: p.detach().cpu().numpy().copy() for name, p in target.named_parameters()
+    }

@@ -43,8 +43,12 @@ def check_sizes(
         raise ValueError(
             f"channels must be two positive integers (conv1, conv2), got {channels!r}"
         ) from None
-    for name, value in (("channels[0]", c1), ("channels[1]", c2), ("hidden", hidden),
-                        ("num_classes", num_classes)):
+    for name, value in (
+        ("channels[0]", c1),
+        ("channels[1]", c2),
+        ("hidden", hidden),
+        ("num_classes", num_classes),
+    ):
         if int(value) < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
     if int(image_size) < 2 or int(image_size) % 2:
@@ -129,7 +133,9 @@ def _make_nnx_cnn() -> type:
                 )
             x = nnx.relu(self.conv1(x))  # (batch, S, S, c1)
             x = nnx.relu(self.conv2(x))  # (batch, S, S, c2)
-            x = nnx.max_pool(x, window_shape=(2, 2), strides=(2, 2))  # (batch, S/2, S/2, c2)
+            x = nnx.max_pool(
+                x, window_shape=(2, 2), strides=(2, 2)
+            )  # (batch, S/2, S/2, c2)
             x = x.reshape(x.shape[0], -1)  # (batch, S/2 * S/2 * c2), channel-minor
             x = nnx.relu(self.fc1(x))
             return self.fc2(x)  # logits (batch, num_classes)

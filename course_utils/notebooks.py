@@ -63,7 +63,9 @@ def badges(relpath: str) -> str:
     They open the notebook as it is in the tagged release the setup cell installs.
     """
     tag = release_tag()
-    colab = f"https://colab.research.google.com/github/{REPOSITORY}/blob/{tag}/{relpath}"
+    colab = (
+        f"https://colab.research.google.com/github/{REPOSITORY}/blob/{tag}/{relpath}"
+    )
     kaggle = (
         "https://kaggle.com/kernels/welcome?src="
         f"https://github.com/{REPOSITORY}/blob/{tag}/{relpath}"
@@ -139,7 +141,11 @@ def _cell_ids(nb: Any) -> None:
 
 def _normalise(nb: Any) -> Any:
     nb.metadata = {
-        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "kernelspec": {
+            "display_name": "Python 3",
+            "language": "python",
+            "name": "python3",
+        },
         "language_info": {"name": "python"},
         "jupytext": {"formats": "ipynb,py:percent"},
     }
@@ -160,7 +166,9 @@ def read_py(py: Path) -> Any:
     try:
         nb = jupytext.read(py, fmt="py:percent")
     except Exception as err:  # jupytext raises several types
-        raise CourseError(f"{py}: cannot be read as a jupytext percent notebook: {err}") from err
+        raise CourseError(
+            f"{py}: cannot be read as a jupytext percent notebook: {err}"
+        ) from err
     return _normalise(nb)
 
 
@@ -222,7 +230,10 @@ def sync(root: Path, check: bool = False) -> list[str]:
         text = render(pair.py, pair.kind, root)
         rel = str(pair.ipynb.relative_to(root))
         if check:
-            if not pair.ipynb.exists() or pair.ipynb.read_text(encoding="utf-8") != text:
+            if (
+                not pair.ipynb.exists()
+                or pair.ipynb.read_text(encoding="utf-8") != text
+            ):
                 changed.append(rel)
         elif _write_if_changed(pair.ipynb, text):
             changed.append(rel)
@@ -289,7 +300,9 @@ def resolve(root: Path, names: list[str]) -> list[Path]:
             out.append(p.resolve())
             continue
         stem = p.stem if p.suffix in (".ipynb", ".py") else name
-        matches = [nb for nb in lessons if nb.stem == stem or nb.stem.startswith(stem + "_")]
+        matches = [
+            nb for nb in lessons if nb.stem == stem or nb.stem.startswith(stem + "_")
+        ]
         if not matches:
             matches = [nb for nb in everything if nb.stem == stem]
         if len(matches) == 1:

@@ -75,7 +75,9 @@ def loss(params: dict[str, np.ndarray], X: np.ndarray, y: np.ndarray) -> float:
     return float(0.5 * np.mean(np.sum(err**2, axis=1)))
 
 
-def grads(params: dict[str, np.ndarray], X: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
+def grads(
+    params: dict[str, np.ndarray], X: np.ndarray, y: np.ndarray
+) -> dict[str, np.ndarray]:
     """Gradient of :func:`loss` w.r.t. every parameter, by hand-written backprop."""
     _check(params, X)
     n = X.shape[0]
@@ -89,4 +91,3 @@ def grads(params: dict[str, np.ndarray], X: np.ndarray, y: np.ndarray) -> dict[s
         "w1": X.T @ dz1,
         "w2": a1.T @ dz2,
     }
-

@@ -69,7 +69,9 @@ def timing_bars(
         med = measurements[n].median
         errors.append((max(0.0, med - q1) * scale, max(0.0, q3 - med) * scale))
     colors = [_color(n) or "#888888" for n in names]
-    ax.barh(names, medians, xerr=list(zip(*errors, strict=True)), color=colors, capsize=4)
+    ax.barh(
+        names, medians, xerr=list(zip(*errors, strict=True)), color=colors, capsize=4
+    )
     ax.invert_yaxis()
     ax.set_xlabel(f"time per call ({unit}), median with IQR")
     if baseline is not None:
@@ -122,10 +124,17 @@ def break_even(
     compiled = [first_call_s + (n - 1) * steady_s for n in calls]
     eager = [n * eager_s for n in calls]
     ax.plot(calls, eager, label="eager", color="#888888")
-    ax.plot(calls, compiled, label="compiled (first call includes compile)", color=_color(label))
+    ax.plot(
+        calls,
+        compiled,
+        label="compiled (first call includes compile)",
+        color=_color(label),
+    )
     if crossing and crossing <= max_calls:
         ax.axvline(crossing, ls="--", color="k", alpha=0.5)
-        ax.annotate(f" break-even: {crossing} calls", (crossing, compiled[0]), fontsize=9)
+        ax.annotate(
+            f" break-even: {crossing} calls", (crossing, compiled[0]), fontsize=9
+        )
     ax.set_xlabel("number of calls")
     ax.set_ylabel("cumulative time (s)")
     ax.set_title(label or "break-even")

@@ -110,7 +110,12 @@ def parse_residual_lines(text: str) -> Saved:
         for s in shape:
             count *= s
         items.append(
-            Residual(m.group("dtype"), shape, m.group("source"), None if per is None else per * count)
+            Residual(
+                m.group("dtype"),
+                shape,
+                m.group("source"),
+                None if per is None else per * count,
+            )
         )
     return Saved(items)
 
@@ -118,7 +123,9 @@ def parse_residual_lines(text: str) -> Saved:
 def jax_saved_residuals(fn, *args: Any, **kwargs: Any) -> Saved:
     """The residuals JAX saves to differentiate ``fn(*args, **kwargs)`` (a scalar function)."""
     if not callable(fn):
-        raise TypeError(f"jax_saved_residuals: fn must be callable, got {type(fn).__name__}")
+        raise TypeError(
+            f"jax_saved_residuals: fn must be callable, got {type(fn).__name__}"
+        )
     from jax.ad_checkpoint import print_saved_residuals
 
     buffer = io.StringIO()
@@ -164,7 +171,12 @@ def torch_saved_tensors() -> Iterator[Saved]:
                 else f"output of {type(t.grad_fn).__name__}"
             )
             saved.items.append(
-                Residual(_torch_short_dtype(t.dtype), tuple(t.shape), source, t.numel() * t.element_size())
+                Residual(
+                    _torch_short_dtype(t.dtype),
+                    tuple(t.shape),
+                    source,
+                    t.numel() * t.element_size(),
+                )
             )
         return t
 

@@ -79,12 +79,15 @@ def _source_index(nb_out: str, index: int) -> int:
     except Exception:
         return index
     injected = sum(
-        "injected-parameters" in c.get("metadata", {}).get("tags", []) for c in cells[:index]
+        "injected-parameters" in c.get("metadata", {}).get("tags", [])
+        for c in cells[:index]
     )
     return index - injected
 
 
-def _child(nb_in: str, nb_out: str, smoke: bool, result_path: str, cell_timeout: int) -> int:
+def _child(
+    nb_in: str, nb_out: str, smoke: bool, result_path: str, cell_timeout: int
+) -> int:
     """Runs inside the child process: papermill, then a JSON result file."""
     import papermill as pm
 
@@ -142,7 +145,9 @@ def run_one(
         code, output = run_in_group(cmd, timeout=timeout, env=kernel_env(root, smoke))
         if code is None:
             return Result(
-                str(notebook), "timeout", time.perf_counter() - start,
+                str(notebook),
+                "timeout",
+                time.perf_counter() - start,
                 error=f"did not finish within {timeout:g} s",
             )
         try:
@@ -153,9 +158,13 @@ def run_one(
         Path(result_path).unlink(missing_ok=True)
     if not data:
         tail = (output or "").strip().splitlines()[-1:] or ["no output"]
-        return Result(str(notebook), "failed", time.perf_counter() - start,
-                      error=f"runner crashed (exit {code}): {tail[0][:300]}",
-                      output=output or "")
+        return Result(
+            str(notebook),
+            "failed",
+            time.perf_counter() - start,
+            error=f"runner crashed (exit {code}): {tail[0][:300]}",
+            output=output or "",
+        )
     result = Result(**data)
     result.output = output or ""
     return result
@@ -191,7 +200,10 @@ def run_in_group(
             out, _ = proc.communicate(timeout=5)
         except (subprocess.TimeoutExpired, ValueError, OSError):
             out = ""
-        return None, f"{(out or '').rstrip()}\ndid not finish within {timeout:.0f} s".lstrip()
+        return (
+            None,
+            f"{(out or '').rstrip()}\ndid not finish within {timeout:.0f} s".lstrip(),
+        )
     except KeyboardInterrupt:
         kill_process_group(proc)
         raise
@@ -265,16 +277,22 @@ def run_notebooks(
     from tqdm.auto import tqdm
 
     results: list[Result] = []
-    bar = tqdm(notebooks, desc="notebooks", unit="nb", disable=not progress, file=sys.stderr)
+    bar = tqdm(
+        notebooks, desc="notebooks", unit="nb", disable=not progress, file=sys.stderr
+    )
     try:
         for nb in bar:
             bar.set_postfix_str(nb.stem)
-            results.append(run_one(nb, out_dir, root=root, smoke=smoke, timeout=timeout))
+            results.append(
+                run_one(nb, out_dir, root=root, smoke=smoke, timeout=timeout)
+            )
     except KeyboardInterrupt:
         done = {r.notebook for r in results}
         for nb in notebooks:
             if str(nb) not in done:
-                results.append(Result(str(nb), "interrupted", 0.0, error="stopped by Ctrl-C"))
+                results.append(
+                    Result(str(nb), "interrupted", 0.0, error="stopped by Ctrl-C")
+                )
     finally:
         bar.close()
     return results
@@ -291,13 +309,23 @@ def summary(results: list[Result], root: Path | None = None) -> str:
             except ValueError:
                 pass
         where = f"cell {r.cell}: " if r.cell is not None else ""
-        rows.append((name, r.status, f"{r.seconds:.1f}", (where + r.error) if r.error else ""))
+        rows.append(
+            (name, r.status, f"{r.seconds:.1f}", (where + r.error) if r.error else "")
+        )
     head = ("notebook", "status", "seconds", "error")
     widths = [max(len(x[i]) for x in [head, *rows]) for i in range(3)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(head[:3], widths, strict=True)) + "  " + head[3]]
+    lines = [
+        "  ".join(h.ljust(w) for h, w in zip(head[:3], widths, strict=True))
+        + "  "
+        + head[3]
+    ]
     lines.append("-" * (sum(widths) + 6 + 5))
     for row in rows:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(row[:3], widths, strict=True)) + "  " + row[3])
+        lines.append(
+            "  ".join(c.ljust(w) for c, w in zip(row[:3], widths, strict=True))
+            + "  "
+            + row[3]
+        )
     ok = sum(r.status == "ok" for r in results)
     lines.append(f"{ok} of {len(results)} notebooks ran without error")
     return "\n".join(lines)

@@ -214,7 +214,9 @@ def _calibrate(fn: Callable, args: tuple, kwargs: dict, min_block_s: float) -> i
         t = _time_calls(fn, args, kwargs, number) * number
         if t >= min_block_s or number >= 1_000_000:
             return number
-        number = min(1_000_000, max(number * 2, int(number * min_block_s / max(t, 1e-9))))
+        number = min(
+            1_000_000, max(number * 2, int(number * min_block_s / max(t, 1e-9)))
+        )
 
 
 def bench(
@@ -357,7 +359,10 @@ class Comparison:
 
     def _repr_markdown_(self) -> str:
         precision = f"; {self.precision} precision" if self.precision else ""
-        return self.table() + f"\n\n(on this machine; medians of interleaved rounds{precision})"
+        return (
+            self.table()
+            + f"\n\n(on this machine; medians of interleaved rounds{precision})"
+        )
 
     def __str__(self) -> str:
         return self.table()
@@ -365,7 +370,9 @@ class Comparison:
     def plot(self, ax=None, title: str | None = None):
         from course_utils.plots import timing_bars
 
-        return timing_bars(self.measurements, ax=ax, title=title, baseline=self.baseline)
+        return timing_bars(
+            self.measurements, ax=ax, title=title, baseline=self.baseline
+        )
 
 
 def device_kinds(x: Any) -> str:
@@ -439,7 +446,13 @@ def compare(
         for name in names:
             if name != baseline:
                 try:
-                    assert_close(outputs[name], outputs[baseline], rtol=rtol, atol=atol, name=name)
+                    assert_close(
+                        outputs[name],
+                        outputs[baseline],
+                        rtol=rtol,
+                        atol=atol,
+                        name=name,
+                    )
                 except AssertionError as err:
                     raise AssertionError(
                         f"compare: {name!r} does not compute the same result as "
@@ -456,7 +469,8 @@ def compare(
             numbers[name] = _calibrate(fn, args, kwargs, 2e-4)
         # One round costs about one block of each variant.
         per_round = sum(
-            _time_calls(variants[n], args, kwargs, numbers[n]) * numbers[n] for n in names
+            _time_calls(variants[n], args, kwargs, numbers[n]) * numbers[n]
+            for n in names
         )
         if rounds is None:
             rounds = int(min(200, max(5, target_s * len(names) / max(per_round, 1e-9))))
@@ -467,7 +481,9 @@ def compare(
             order = names[:]
             rng.shuffle(order)
             for name in order:
-                times[name].append(_time_calls(variants[name], args, kwargs, numbers[name]))
+                times[name].append(
+                    _time_calls(variants[name], args, kwargs, numbers[name])
+                )
         compiles = _CompileCounter.delta(before)
 
     threads = thread_settings()
@@ -531,13 +547,19 @@ class CompileReport:
         ):
             if value is not None:
                 rows.append((key, format_seconds(value)))
-        rows.append(("first call (trace + compile + run)", format_seconds(self.first_call_s)))
+        rows.append(
+            ("first call (trace + compile + run)", format_seconds(self.first_call_s))
+        )
         rows.append(("steady state (median)", format_seconds(self.steady.median)))
         if self.eager is not None:
             rows.append(("eager (median)", format_seconds(self.eager.median)))
-            rows.append(("speed-up vs eager", f"{self.eager.median / self.steady.median:.2f}x"))
+            rows.append(
+                ("speed-up vs eager", f"{self.eager.median / self.steady.median:.2f}x")
+            )
             be = self.break_even_calls
-            rows.append(("break-even calls", "never" if math.isinf(be) else f"{be:.0f}"))
+            rows.append(
+                ("break-even calls", "never" if math.isinf(be) else f"{be:.0f}")
+            )
         if self.graphs is not None:
             rows.append(("graphs compiled", str(self.graphs)))
         if self.recompiles is not None:
@@ -559,7 +581,9 @@ class CompileReport:
         from course_utils.plots import break_even
 
         if self.eager is None:
-            raise ValueError("plot needs an eager measurement: pass eager= to compile_report")
+            raise ValueError(
+                "plot needs an eager measurement: pass eager= to compile_report"
+            )
         return break_even(
             first_call_s=self.first_call_s,
             steady_s=self.steady.median,
@@ -625,7 +649,9 @@ def _jax_compile_report(fn, args, kwargs, eager, label, target_s) -> CompileRepo
         import jax
 
         with jax.disable_jit():
-            eager_m = bench(eager_fn, *args, label=f"{label} (eager)", target_s=target_s, **kwargs)
+            eager_m = bench(
+                eager_fn, *args, label=f"{label} (eager)", target_s=target_s, **kwargs
+            )
     return CompileReport(
         framework="jax.jit",
         label=label,
@@ -644,10 +670,14 @@ def _torch_compile_report(fn, args, kwargs, eager, label, target_s) -> CompileRe
 
     graphs_before = int(counters["stats"]["unique_graphs"])
     seen = _torch_compile_events()
-    steady = bench(fn, *args, label=f"{label} (torch.compile)", target_s=target_s, **kwargs)
+    steady = bench(
+        fn, *args, label=f"{label} (torch.compile)", target_s=target_s, **kwargs
+    )
     graphs = int(counters["stats"]["unique_graphs"]) - graphs_before
     if eager is True:
-        eager_fn = getattr(fn, "_torchdynamo_orig_callable", None) or getattr(fn, "_orig_mod", None)
+        eager_fn = getattr(fn, "_torchdynamo_orig_callable", None) or getattr(
+            fn, "_orig_mod", None
+        )
     else:
         eager_fn = eager or None
     eager_m = (

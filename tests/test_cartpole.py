@@ -79,7 +79,9 @@ def test_single_steps_agree_across_frameworks_and_with_float64(batch):
         assert out_j[0].shape == (4,) and out_j[1].shape == () and out_j[2].shape == ()
         assert out_t[0].shape == (4,) and out_t[1].shape == () and out_t[2].shape == ()
         assert_close(out_j, out_t, rtol=1e-6, atol=1e-7, name=f"env {i}")
-        assert_close(out_j[0], ref[0][i], rtol=1e-5, atol=1e-6, name=f"env {i} vs float64")
+        assert_close(
+            out_j[0], ref[0][i], rtol=1e-5, atol=1e-6, name=f"env {i} vs float64"
+        )
         assert bool(out_j[2]) == bool(ref[2][i])
 
 
@@ -109,14 +111,20 @@ def test_torch_vmap_equals_the_loop_and_the_hand_batched_step(batch):
 def test_rollouts_stay_together_for_many_steps():
     states = cp.initial_states(32, seed=1)
     actions = cp.random_actions(32, seed=1, steps=50)
-    s64, sj, st = states.astype(np.float64), jnp.asarray(states), torch.from_numpy(states)
+    s64, sj, st = (
+        states.astype(np.float64),
+        jnp.asarray(states),
+        torch.from_numpy(states),
+    )
     step_j = jax.jit(cp.jax_step_batch)
     for a in actions:
         s64 = cp.numpy_step(s64, a)[0]
         sj = step_j(sj, jnp.asarray(a))[0]
         st = cp.torch_step_batch(st, torch.from_numpy(a))[0]
     assert_close(sj, st, rtol=1e-4, atol=1e-5, name="JAX vs PyTorch after 50 steps")
-    assert_close(st, s64, rtol=1e-4, atol=1e-5, name="PyTorch vs float64 after 50 steps")
+    assert_close(
+        st, s64, rtol=1e-4, atol=1e-5, name="PyTorch vs float64 after 50 steps"
+    )
     assert np.abs(s64).max() > 0.1  # the rollout really moved
 
 
@@ -152,5 +160,7 @@ def test_bad_shapes_raise_clear_errors():
 
 def test_importing_the_module_imports_neither_framework():
     code = "import sys, course_utils.cartpole; print('jax' in sys.modules, 'torch' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     assert out.stdout.split() == ["False", "False"]

@@ -15,7 +15,9 @@ from course_utils.notebooks import CourseError
 ROOT = Path(__file__).resolve().parents[1]
 CPU_ONLY = {"jax_kinds": {"cpu"}, "torch_kinds": {"cpu"}}
 
-CLAIM = claims.Claim("fake", "fake claim | with a pipe", "000 (test)", "2x", "a / b", 1.0)
+CLAIM = claims.Claim(
+    "fake", "fake claim | with a pipe", "000 (test)", "2x", "a / b", 1.0
+)
 HIGH = claims.Claim("high", "needs ten times", "001 (test)", "10x", "a / b", 10.0)
 
 
@@ -46,7 +48,9 @@ def test_one_outlier_does_not_flip_a_verdict():
     assert claims.verdict([2.0, 2.1, 2.2, 2.3, 0.01], 1.0)[0] == claims.HOLDS
 
 
-@pytest.mark.parametrize("bad", [[], [1.0, float("nan")], [1.0, -2.0], [0.0], [math.inf]])
+@pytest.mark.parametrize(
+    "bad", [[], [1.0, float("nan")], [1.0, -2.0], [0.0], [math.inf]]
+)
 def test_verdict_rejects_unusable_samples(bad):
     with pytest.raises(ValueError):
         claims.verdict(bad, 1.0)
@@ -85,9 +89,16 @@ def test_evaluate_turns_exceptions_into_verdicts():
         raise claims.SkippedInSmoke("too slow")
 
     out = claims.evaluate(CLAIM, not_testable)
-    assert (out.verdict, out.why, out.samples, out.measured_text()) == (claims.NOT_TESTABLE, "needs a TPU", [], "—")
+    assert (out.verdict, out.why, out.samples, out.measured_text()) == (
+        claims.NOT_TESTABLE,
+        "needs a TPU",
+        [],
+        "—",
+    )
     assert claims.evaluate(CLAIM, skipped).verdict == claims.SKIPPED
-    measured = claims.evaluate(CLAIM, lambda: claims.Measured([3.0, 3.5, 4.0], "fake", {"k": 1}))
+    measured = claims.evaluate(
+        CLAIM, lambda: claims.Measured([3.0, 3.5, 4.0], "fake", {"k": 1})
+    )
     assert measured.verdict == claims.HOLDS
     assert measured.median == 3.5 and measured.details == {"k": 1}
     assert measured.measured_text().startswith("3.50x (IQR ")
@@ -106,7 +117,9 @@ def test_other_errors_from_a_benchmark_propagate():
 
 def _outcomes():
     return [
-        claims.evaluate(CLAIM, lambda: claims.Measured([2.0, 2.5, 3.0], "what | with pipe")),
+        claims.evaluate(
+            CLAIM, lambda: claims.Measured([2.0, 2.5, 3.0], "what | with pipe")
+        ),
         claims.evaluate(HIGH, lambda: claims.Measured([2.0, 3.0], "too slow")),
         claims.Outcome(HIGH, claims.NOT_TESTABLE, "no cluster"),
     ]
@@ -115,12 +128,18 @@ def _outcomes():
 def test_markdown_table_has_one_row_per_claim_and_escapes_pipes():
     text = claims.table(_outcomes())
     lines = text.splitlines()
-    assert lines[0].startswith("| claim | device | source | claimed | measured here | verdict | why |")
+    assert lines[0].startswith(
+        "| claim | device | source | claimed | measured here | verdict | why |"
+    )
     assert len(lines) == 2 + 3
     for line in lines[2:]:
         assert line.replace("\\|", "").count("|") == 8, line  # seven cells
         assert line.split(" | ")[1] == "cpu"
-    assert "**holds**" in lines[2] and "**does not hold**" in lines[3] and "**not testable here**" in lines[4]
+    assert (
+        "**holds**" in lines[2]
+        and "**does not hold**" in lines[3]
+        and "**not testable here**" in lines[4]
+    )
     assert "fake claim \\| with a pipe" in lines[2]
 
 
@@ -131,8 +150,12 @@ def test_text_table_names_verdict_source_and_ratio():
 
 
 def test_report_json_and_png(tmp_path):
-    report = claims.ClaimsReport(_outcomes(), smoke=True, machine={"summary": "test box"}, seconds=1.5)
-    assert report.counts()[claims.HOLDS] == 1 and report.counts()[claims.NOT_TESTABLE] == 1
+    report = claims.ClaimsReport(
+        _outcomes(), smoke=True, machine={"summary": "test box"}, seconds=1.5
+    )
+    assert (
+        report.counts()[claims.HOLDS] == 1 and report.counts()[claims.NOT_TESTABLE] == 1
+    )
     assert report.outcome("fake").claim is CLAIM
     with pytest.raises(KeyError, match="no claim 'nope'"):
         report.outcome("nope")
@@ -140,8 +163,14 @@ def test_report_json_and_png(tmp_path):
     data = json.loads(path.read_text())
     assert data["smoke"] is True and len(data["claims"]) == 3
     first = data["claims"][0]
-    assert first["id"] == "fake" and first["verdict"] == "holds" and first["median"] == 2.5
-    assert first["q1"] <= first["median"] <= first["q3"] and first["samples"] == [2.0, 2.5, 3.0]
+    assert (
+        first["id"] == "fake" and first["verdict"] == "holds" and first["median"] == 2.5
+    )
+    assert first["q1"] <= first["median"] <= first["q3"] and first["samples"] == [
+        2.0,
+        2.5,
+        3.0,
+    ]
     png = claims.save_plot(report.outcomes, tmp_path / "claims.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "test box" in report._repr_markdown_()
@@ -162,9 +191,14 @@ def fake_benchmarks(monkeypatch):
 
     monkeypatch.setattr(claim_benchmarks, "CLAIMS", (CLAIM, HIGH))
     monkeypatch.setattr(claim_benchmarks, "measure", measure)
-    monkeypatch.setattr(claim_benchmarks, "detect_devices",
-                        lambda requested: claims.plan_devices(requested, **CPU_ONLY))
-    monkeypatch.setattr(claims, "_machine", lambda plan=None: {"summary": "fake machine"})
+    monkeypatch.setattr(
+        claim_benchmarks,
+        "detect_devices",
+        lambda requested: claims.plan_devices(requested, **CPU_ONLY),
+    )
+    monkeypatch.setattr(
+        claims, "_machine", lambda plan=None: {"summary": "fake machine"}
+    )
     return calls
 
 
@@ -173,13 +207,18 @@ def test_run_measures_prints_and_writes(fake_benchmarks, tmp_path, capsys):
     assert fake_benchmarks == [("fake", True), ("high", True)]
     assert [o.verdict for o in report.outcomes] == [claims.HOLDS, claims.NOT_TESTABLE]
     printed = capsys.readouterr().out
-    assert "[holds] fake claim" in printed and "[not testable here] needs ten times" in printed
+    assert (
+        "[holds] fake claim" in printed
+        and "[not testable here] needs ten times" in printed
+    )
     assert (tmp_path / "claims.json").exists() and (tmp_path / "claims.png").exists()
 
 
 def test_run_only_and_measured(fake_benchmarks):
     report = claims.run(smoke=False, only=["high"], verbose=False)
-    assert [o.claim.id for o in report.outcomes] == ["high"] and fake_benchmarks == [("high", False)]
+    assert [o.claim.id for o in report.outcomes] == ["high"] and fake_benchmarks == [
+        ("high", False)
+    ]
     given = claims.Measured([0.5, 0.6, 0.7], "timed by the caller")
     report = claims.run(smoke=True, measured={"fake": given}, verbose=False)
     assert report.outcome("fake").verdict == claims.DOES_NOT_HOLD
@@ -206,7 +245,11 @@ def test_run_rejects_bad_arguments(fake_benchmarks, tmp_path):
 def test_every_claim_has_a_benchmark_and_a_source():
     ids = [c.id for c in claim_benchmarks.CLAIMS]
     assert len(ids) == len(set(ids))
-    assert set(ids) == set(claim_benchmarks._BENCHMARKS) == set(claim_benchmarks.FRAMEWORKS)
+    assert (
+        set(ids)
+        == set(claim_benchmarks._BENCHMARKS)
+        == set(claim_benchmarks.FRAMEWORKS)
+    )
     assert set(claim_benchmarks.ONLY_ON) <= set(ids)
     for frameworks in claim_benchmarks.FRAMEWORKS.values():
         assert frameworks and set(frameworks) <= {"jax", "torch"}
@@ -232,15 +275,22 @@ def test_third_derivative_oracle_matches_finite_differences():
         return np.sin(x**2) + np.exp(np.cos(x))
 
     fd = (f(x + 2 * h) - 2 * f(x + h) + 2 * f(x - h) - f(x - 2 * h)) / (2 * h**3)
-    np.testing.assert_allclose(claim_benchmarks.third_derivative_analytic(x), fd, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(
+        claim_benchmarks.third_derivative_analytic(x), fd, rtol=1e-4, atol=1e-4
+    )
 
 
 # ------------------------------------------------------------------- CLI
 
 
 def _cli(*args, timeout=120):
-    return subprocess.run([sys.executable, "-m", "course_utils.cli", *args], capture_output=True,
-                          text=True, cwd=ROOT, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "course_utils.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=timeout,
+    )
 
 
 def test_cli_help_and_bad_claim():
@@ -250,36 +300,61 @@ def test_cli_help_and_bad_claim():
     out = _cli("claims", "--only", "nope")
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("course: error: unknown claim 'nope'")
+    assert len(lines) == 1 and lines[0].startswith(
+        "course: error: unknown claim 'nope'"
+    )
 
 
 @pytest.mark.slow
 def test_cli_smoke_end_to_end(tmp_path):
-    out = _cli("claims", "--smoke", "--only", "higher-order", "--only", "tpu-llm", "--out", str(tmp_path),
-               timeout=300)
+    out = _cli(
+        "claims",
+        "--smoke",
+        "--only",
+        "higher-order",
+        "--only",
+        "tpu-llm",
+        "--out",
+        str(tmp_path),
+        timeout=300,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     data = json.loads((tmp_path / "claims.json").read_text())
     by_id = {c["id"]: c for c in data["claims"]}
     assert set(by_id) == {"higher-order", "tpu-llm"} and data["smoke"] is True
     higher = by_id["higher-order"]
-    assert higher["verdict"] in (claims.HOLDS, claims.DOES_NOT_HOLD, claims.INCONCLUSIVE)
+    assert higher["verdict"] in (
+        claims.HOLDS,
+        claims.DOES_NOT_HOLD,
+        claims.INCONCLUSIVE,
+    )
     assert higher["n"] >= 5 and higher["q1"] <= higher["median"] <= higher["q3"]
     assert by_id["tpu-llm"]["verdict"] == claims.NOT_TESTABLE
     assert higher["device"] == "cpu" and higher["dtype"] == "float32"
     assert higher["precision"] == {"jax_matmul": "highest", "torch_matmul": "highest"}
     assert higher["threads"]["torch_threads"] >= 1
-    assert data["devices"] == ["cpu"] and "no accelerator was present" in data["device_note"]
+    assert (
+        data["devices"] == ["cpu"]
+        and "no accelerator was present" in data["device_note"]
+    )
     assert (tmp_path / "claims.png").stat().st_size > 1000
     assert "[not testable here]" in out.stdout and "claims.json" in out.stdout
 
 
 # ------------------------------------------------------------ device kinds
 
-GPU_BOTH = {"jax_kinds": {"cpu", "gpu"}, "torch_kinds": {"cpu", "gpu"},
-            "names": {"gpu": "NVIDIA H200"}}
+GPU_BOTH = {
+    "jax_kinds": {"cpu", "gpu"},
+    "torch_kinds": {"cpu", "gpu"},
+    "names": {"gpu": "NVIDIA H200"},
+}
 GPU_JAX_ONLY = {"jax_kinds": {"cpu", "gpu"}, "torch_kinds": {"cpu"}}
 GPU_TORCH_ONLY = {"jax_kinds": {"cpu"}, "torch_kinds": {"cpu", "gpu"}}
-TPU = {"jax_kinds": {"cpu", "tpu"}, "torch_kinds": {"cpu"}, "names": {"tpu": "TPU v5 lite"}}
+TPU = {
+    "jax_kinds": {"cpu", "tpu"},
+    "torch_kinds": {"cpu"},
+    "names": {"tpu": "TPU v5 lite"},
+}
 
 
 def test_plan_on_a_cpu_only_machine_says_no_accelerator():
@@ -297,9 +372,16 @@ def test_plan_with_a_gpu_measures_cpu_and_gpu_with_both_frameworks():
     plan = claims.plan_devices("all", **GPU_BOTH)
     cpu, gpu = plan.targets
     assert (cpu.kind, cpu.torch, cpu.jax) == ("cpu", "cpu", True)
-    assert (gpu.kind, gpu.torch, gpu.jax, gpu.name) == ("gpu", "cuda", True, "NVIDIA H200")
+    assert (gpu.kind, gpu.torch, gpu.jax, gpu.name) == (
+        "gpu",
+        "cuda",
+        True,
+        "NVIDIA H200",
+    )
     assert plan.note == "" and plan.accelerator_present and gpu.missing == {}
-    assert [t.kind for t in claims.plan_devices("accelerator", **GPU_BOTH).targets] == ["gpu"]
+    assert [t.kind for t in claims.plan_devices("accelerator", **GPU_BOTH).targets] == [
+        "gpu"
+    ]
     assert [t.kind for t in claims.plan_devices("cpu", **GPU_BOTH).targets] == ["cpu"]
 
 
@@ -307,11 +389,13 @@ def test_plan_with_a_gpu_measures_cpu_and_gpu_with_both_frameworks():
     "reach, kind, absent, reason",
     [
         (GPU_JAX_ONLY, "gpu", "torch", "torch.cuda.is_available() is False"),
-        (GPU_TORCH_ONLY, "gpu", "jax", 'jax[cuda13]'),
+        (GPU_TORCH_ONLY, "gpu", "jax", "jax[cuda13]"),
         (TPU, "tpu", "torch", "without torch_xla, which is not installed"),
     ],
 )
-def test_plan_says_which_framework_cannot_reach_the_accelerator(reach, kind, absent, reason):
+def test_plan_says_which_framework_cannot_reach_the_accelerator(
+    reach, kind, absent, reason
+):
     target = claims.plan_devices("accelerator", **reach).targets[0]
     assert target.kind == kind and not target.has(absent)
     assert set(target.missing) == {absent} and reason in target.missing[absent]
@@ -335,16 +419,27 @@ def test_paired_claims_need_both_frameworks_on_the_same_device_kind():
     assert claims.why_not_testable(gpu, ("torch", "jax")) is None
     cpu = claims.plan_devices("cpu", **GPU_BOTH).targets[0]
     assert claims.why_not_testable(cpu, ("torch", "jax"), ("gpu",), "counters") == (
-        "measured on the GPU only: counters")
+        "measured on the GPU only: counters"
+    )
     assert claims.why_not_testable(gpu, ("torch", "jax"), ("gpu",), "counters") is None
 
 
 @pytest.mark.parametrize(
     "claim_id, reach, kind, match",
     [
-        ("higher-order", TPU, "tpu", r"same device kind \(TPU\), but PyTorch has no TPU"),
+        (
+            "higher-order",
+            TPU,
+            "tpu",
+            r"same device kind \(TPU\), but PyTorch has no TPU",
+        ),
         ("compile-matmul", TPU, "tpu", "PyTorch has no TPU device without torch_xla"),
-        ("train-throughput", GPU_JAX_ONLY, "gpu", r"same device kind \(GPU\), but PyTorch sees"),
+        (
+            "train-throughput",
+            GPU_JAX_ONLY,
+            "gpu",
+            r"same device kind \(GPU\), but PyTorch sees",
+        ),
         ("first-call", GPU_TORCH_ONLY, "gpu", "JAX sees no GPU"),
         ("batch1-latency", GPU_BOTH, "gpu", "measured on the CPU only"),
         ("train-memory", GPU_BOTH, "cpu", "measured on the GPU only"),
@@ -352,7 +447,9 @@ def test_paired_claims_need_both_frameworks_on_the_same_device_kind():
     ],
 )
 def test_measure_refuses_a_device_kind_with_the_reason(claim_id, reach, kind, match):
-    target = next(t for t in claims.plan_devices("all", **reach).targets if t.kind == kind)
+    target = next(
+        t for t in claims.plan_devices("all", **reach).targets if t.kind == kind
+    )
     with pytest.raises(claims.NotTestable, match=match):
         claim_benchmarks.measure(claim_id, smoke=True, target=target)
 
@@ -366,7 +463,9 @@ def test_detect_devices_reads_jax_devices_and_torch_cuda(monkeypatch):
     import jax
     import torch
 
-    assert claim_benchmarks.detect_devices("all").targets[0].kind == "cpu"  # this machine
+    assert (
+        claim_benchmarks.detect_devices("all").targets[0].kind == "cpu"
+    )  # this machine
     real = jax.devices
 
     def devices(backend=None):
@@ -375,15 +474,25 @@ def test_detect_devices_reads_jax_devices_and_torch_cuda(monkeypatch):
     monkeypatch.setattr(jax, "devices", devices)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     plan = claim_benchmarks.detect_devices("all")
-    assert [(t.kind, t.jax, t.torch) for t in plan.targets] == [("cpu", True, "cpu"), ("gpu", True, None)]
-    assert plan.targets[1].name == "Fake GPU" and "torch.cuda" in plan.targets[1].missing["torch"]
+    assert [(t.kind, t.jax, t.torch) for t in plan.targets] == [
+        ("cpu", True, "cpu"),
+        ("gpu", True, None),
+    ]
+    assert (
+        plan.targets[1].name == "Fake GPU"
+        and "torch.cuda" in plan.targets[1].missing["torch"]
+    )
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda i=0: "Fake GPU (torch)")
     gpu = claim_benchmarks.detect_devices("accelerator").targets
     assert [(t.kind, t.jax, t.torch) for t in gpu] == [("gpu", True, "cuda")]
     monkeypatch.setattr(jax, "devices", real)  # a CPU-only jax beside a CUDA torch
     only_torch = claim_benchmarks.detect_devices("accelerator").targets[0]
-    assert (only_torch.jax, only_torch.torch, only_torch.name) == (False, "cuda", "Fake GPU (torch)")
+    assert (only_torch.jax, only_torch.torch, only_torch.name) == (
+        False,
+        "cuda",
+        "Fake GPU (torch)",
+    )
     assert "JAX sees no GPU" in only_torch.missing["jax"]
     monkeypatch.setattr(jax, "devices", devices)
     _FakeAccelerator.platform, _FakeAccelerator.device_kind = "tpu", "TPU v6 lite"
@@ -392,7 +501,12 @@ def test_detect_devices_reads_jax_devices_and_torch_cuda(monkeypatch):
         tpu = claim_benchmarks.detect_devices("accelerator").targets[0]
     finally:
         _FakeAccelerator.platform, _FakeAccelerator.device_kind = "gpu", "Fake GPU"
-    assert (tpu.kind, tpu.jax, tpu.torch, tpu.name) == ("tpu", True, None, "TPU v6 lite")
+    assert (tpu.kind, tpu.jax, tpu.torch, tpu.name) == (
+        "tpu",
+        True,
+        None,
+        "TPU v6 lite",
+    )
 
 
 # ----------------------------------------------------- precision and devices
@@ -407,7 +521,10 @@ def test_measure_matches_precision_records_it_and_restores_it(monkeypatch):
     def fake_benchmark(ctx):
         seen["jax"] = jax.config.jax_default_matmul_precision
         seen["torch"] = torch.get_float32_matmul_precision()
-        seen["tf32"] = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+        seen["tf32"] = (
+            torch.backends.cuda.matmul.allow_tf32,
+            torch.backends.cudnn.allow_tf32,
+        )
         seen["devices"] = (ctx.torch_device.type, ctx.jax_device.platform)
         return claims.Measured([2.0, 2.0], "fake")
 
@@ -419,18 +536,34 @@ def test_measure_matches_precision_records_it_and_restores_it(monkeypatch):
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
     try:
         m = claim_benchmarks.measure("compile-matmul", smoke=True, target=gpu)
-        after = (jax.config.jax_default_matmul_precision, torch.get_float32_matmul_precision(),
-                 torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+        after = (
+            jax.config.jax_default_matmul_precision,
+            torch.get_float32_matmul_precision(),
+            torch.backends.cuda.matmul.allow_tf32,
+            torch.backends.cudnn.allow_tf32,
+        )
     finally:
         torch.set_float32_matmul_precision(before)
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = tf32
-    assert seen == {"jax": "highest", "torch": "highest", "tf32": (False, False),
-                    "devices": ("cuda", "cpu")}  # PyTorch on CUDA; JAX unused, left on the CPU
+    assert seen == {
+        "jax": "highest",
+        "torch": "highest",
+        "tf32": (False, False),
+        "devices": ("cuda", "cpu"),
+    }  # PyTorch on CUDA; JAX unused, left on the CPU
     assert after == (None, "high", True, True)
     c = m.conditions
-    assert c["device"] == "gpu" and c["dtype"] == "float32" and c["frameworks"] == ["torch"]
-    assert c["precision"] == {"jax_matmul": "highest", "torch_matmul": "highest",
-                              "torch_cuda_tf32": False, "torch_cudnn_tf32": False}
+    assert (
+        c["device"] == "gpu"
+        and c["dtype"] == "float32"
+        and c["frameworks"] == ["torch"]
+    )
+    assert c["precision"] == {
+        "jax_matmul": "highest",
+        "torch_matmul": "highest",
+        "torch_cuda_tf32": False,
+        "torch_cudnn_tf32": False,
+    }
     assert c["threads"]["torch_threads"] == torch.get_num_threads()
 
 
@@ -440,31 +573,64 @@ def test_measure_puts_both_frameworks_on_the_targets_device_kind(monkeypatch):
 
     cpu0 = jax.devices("cpu")[0]
     real = jax.devices
-    monkeypatch.setattr(jax, "devices", lambda backend=None: [cpu0] if backend == "gpu" else real(backend))
+    monkeypatch.setattr(
+        jax,
+        "devices",
+        lambda backend=None: [cpu0] if backend == "gpu" else real(backend),
+    )
     seen = []
 
     def fake_benchmark(ctx):
-        seen.append((ctx.torch_device, ctx.jax_device, ctx.jax_put(np.ones(2)).devices()))
+        seen.append(
+            (ctx.torch_device, ctx.jax_device, ctx.jax_put(np.ones(2)).devices())
+        )
         return claims.Measured([1.0], "fake")
 
     monkeypatch.setitem(claim_benchmarks._BENCHMARKS, "higher-order", fake_benchmark)
     gpu = claims.plan_devices("accelerator", **GPU_BOTH).targets[0]
     claim_benchmarks.measure("higher-order", smoke=True, target=gpu)
-    assert seen == [(torch.device("cuda"), cpu0, {cpu0})]  # the fake "gpu" is the CPU here
+    assert seen == [
+        (torch.device("cuda"), cpu0, {cpu0})
+    ]  # the fake "gpu" is the CPU here
 
 
 def test_outcomes_carry_the_device_and_conditions_into_json(tmp_path):
-    cond = {"device_name": "NVIDIA H200", "precision": {"jax_matmul": "highest"},
-            "dtype": "float32", "threads": {"torch_threads": 4}}
-    o = claims.evaluate(CLAIM, lambda: claims.Measured([2.0, 3.0], "x", conditions=cond), "gpu")
-    nt = claims.evaluate(CLAIM, lambda: (_ for _ in ()).throw(claims.NotTestable("no")), "tpu")
+    cond = {
+        "device_name": "NVIDIA H200",
+        "precision": {"jax_matmul": "highest"},
+        "dtype": "float32",
+        "threads": {"torch_threads": 4},
+    }
+    o = claims.evaluate(
+        CLAIM, lambda: claims.Measured([2.0, 3.0], "x", conditions=cond), "gpu"
+    )
+    nt = claims.evaluate(
+        CLAIM, lambda: (_ for _ in ()).throw(claims.NotTestable("no")), "tpu"
+    )
     d = o.to_dict()
-    assert (d["device"], d["device_name"], d["dtype"]) == ("gpu", "NVIDIA H200", "float32")
-    assert d["precision"] == {"jax_matmul": "highest"} and d["threads"] == {"torch_threads": 4}
-    assert {"id", "verdict", "why", "median", "q1", "q3", "n", "samples", "details"} <= set(d)
+    assert (d["device"], d["device_name"], d["dtype"]) == (
+        "gpu",
+        "NVIDIA H200",
+        "float32",
+    )
+    assert d["precision"] == {"jax_matmul": "highest"} and d["threads"] == {
+        "torch_threads": 4
+    }
+    assert {
+        "id",
+        "verdict",
+        "why",
+        "median",
+        "q1",
+        "q3",
+        "n",
+        "samples",
+        "details",
+    } <= set(d)
     assert (nt.verdict, nt.device, nt.precision) == (claims.NOT_TESTABLE, "tpu", {})
     assert o.conditions_text() == (
-        "gpu (NVIDIA H200); float32; matmul precision jax_matmul highest; torch threads 4")
+        "gpu (NVIDIA H200); float32; matmul precision jax_matmul highest; torch threads 4"
+    )
 
 
 # ------------------------------------------------------- run() on devices
@@ -481,19 +647,34 @@ def _fake_run(monkeypatch, reach):
 
     monkeypatch.setattr(claim_benchmarks, "CLAIMS", (CLAIM, HIGH))
     monkeypatch.setattr(claim_benchmarks, "measure", measure)
-    monkeypatch.setattr(claim_benchmarks, "detect_devices",
-                        lambda requested: claims.plan_devices(requested, **reach))
-    monkeypatch.setattr(claims, "_machine", lambda plan=None: {"summary": "fake machine"})
+    monkeypatch.setattr(
+        claim_benchmarks,
+        "detect_devices",
+        lambda requested: claims.plan_devices(requested, **reach),
+    )
+    monkeypatch.setattr(
+        claims, "_machine", lambda plan=None: {"summary": "fake machine"}
+    )
     return calls
 
 
-def test_run_on_a_gpu_machine_measures_every_claim_on_cpu_and_gpu(monkeypatch, tmp_path, capsys):
+def test_run_on_a_gpu_machine_measures_every_claim_on_cpu_and_gpu(
+    monkeypatch, tmp_path, capsys
+):
     calls = _fake_run(monkeypatch, GPU_BOTH)
     given = claims.Measured([0.5, 0.6, 0.7], "timed by the caller on the CPU")
     report = claims.run(smoke=True, out=tmp_path, measured={"fake": given})
-    assert calls == [("high", "cpu"), ("fake", "gpu"), ("high", "gpu")]  # fake on cpu: given
+    assert calls == [
+        ("high", "cpu"),
+        ("fake", "gpu"),
+        ("high", "gpu"),
+    ]  # fake on cpu: given
     assert [(o.claim.id, o.device) for o in report.outcomes] == [
-        ("fake", "cpu"), ("high", "cpu"), ("fake", "gpu"), ("high", "gpu")]
+        ("fake", "cpu"),
+        ("high", "cpu"),
+        ("fake", "gpu"),
+        ("high", "gpu"),
+    ]
     assert report.outcome("fake").verdict == claims.DOES_NOT_HOLD  # the CPU's, first
     assert report.outcome("fake", device="gpu").verdict == claims.HOLDS
     with pytest.raises(KeyError, match="on tpu"):
@@ -501,10 +682,14 @@ def test_run_on_a_gpu_machine_measures_every_claim_on_cpu_and_gpu(monkeypatch, t
     data = json.loads((tmp_path / "claims.json").read_text())
     assert data["devices"] == ["cpu", "gpu"] and data["device_note"] == ""
     assert [(c["id"], c["device"]) for c in data["claims"]] == [
-        (o.claim.id, o.device) for o in report.outcomes]
+        (o.claim.id, o.device) for o in report.outcomes
+    ]
     assert data["claims"][3]["why"] == "no cluster on gpu"
     printed = capsys.readouterr().out
-    assert "measuring fake on gpu" in printed and "on: gpu (NVIDIA H200); float32" in printed
+    assert (
+        "measuring fake on gpu" in printed
+        and "on: gpu (NVIDIA H200); float32" in printed
+    )
     assert "| fake claim \\| with a pipe | gpu |" in report._repr_markdown_()
 
 
@@ -516,7 +701,10 @@ def test_run_device_choice_and_cpu_only_note(monkeypatch, tmp_path):
     report = claims.run(smoke=True, out=tmp_path, verbose=False)
     assert report.devices == ["cpu"] and {kind for _, kind in calls} == {"cpu"}
     assert "No accelerator was present" in report._repr_markdown_()
-    assert "no accelerator" in json.loads((tmp_path / "claims.json").read_text())["device_note"]
+    assert (
+        "no accelerator"
+        in json.loads((tmp_path / "claims.json").read_text())["device_note"]
+    )
     with pytest.raises(CourseError, match="no accelerator is present"):
         claims.run(smoke=True, device="accelerator", verbose=False)
 
@@ -526,24 +714,48 @@ def test_run_on_a_tpu_judges_each_pairing_with_the_real_rules(monkeypatch, tmp_p
 
     cpu0 = jax.devices("cpu")[0]
     real = jax.devices
-    monkeypatch.setattr(jax, "devices", lambda backend=None: [cpu0] if backend == "tpu" else real(backend))
-    monkeypatch.setattr(claim_benchmarks, "detect_devices",
-                        lambda requested: claims.plan_devices(requested, **TPU))
-    monkeypatch.setattr(claims, "_machine", lambda plan=None: {"summary": "fake TPU VM"})
+    monkeypatch.setattr(
+        jax,
+        "devices",
+        lambda backend=None: [cpu0] if backend == "tpu" else real(backend),
+    )
+    monkeypatch.setattr(
+        claim_benchmarks,
+        "detect_devices",
+        lambda requested: claims.plan_devices(requested, **TPU),
+    )
+    monkeypatch.setattr(
+        claims, "_machine", lambda plan=None: {"summary": "fake TPU VM"}
+    )
     ran = []
     for cid in ("higher-order", "first-call", "compile-matmul"):
-        monkeypatch.setitem(claim_benchmarks._BENCHMARKS, cid,
-                            lambda ctx, c=cid: ran.append((c, ctx.target.kind))
-                            or claims.Measured([20.0, 30.0], "fake"))
-    report = claims.run(smoke=True, device="accelerator", out=tmp_path, verbose=False,
-                        only=["higher-order", "first-call", "compile-matmul"])
+        monkeypatch.setitem(
+            claim_benchmarks._BENCHMARKS,
+            cid,
+            lambda ctx, c=cid: (
+                ran.append((c, ctx.target.kind))
+                or claims.Measured([20.0, 30.0], "fake")
+            ),
+        )
+    report = claims.run(
+        smoke=True,
+        device="accelerator",
+        out=tmp_path,
+        verbose=False,
+        only=["higher-order", "first-call", "compile-matmul"],
+    )
     assert ran == [("first-call", "tpu")]
-    by_id = {c["id"]: c for c in json.loads((tmp_path / "claims.json").read_text())["claims"]}
+    by_id = {
+        c["id"]: c for c in json.loads((tmp_path / "claims.json").read_text())["claims"]
+    }
     assert {c["device"] for c in by_id.values()} == {"tpu"}
     assert by_id["first-call"]["verdict"] == claims.HOLDS
     assert by_id["first-call"]["precision"]["jax_matmul"] == "highest"
     for cid in ("higher-order", "compile-matmul"):
-        assert by_id[cid]["verdict"] == claims.NOT_TESTABLE and "torch_xla" in by_id[cid]["why"]
+        assert (
+            by_id[cid]["verdict"] == claims.NOT_TESTABLE
+            and "torch_xla" in by_id[cid]["why"]
+        )
     assert "same device kind (TPU)" in by_id["higher-order"]["why"]
     assert report.devices == ["tpu"]
 
@@ -560,27 +772,54 @@ def test_cli_device_accelerator_on_a_cpu_machine_is_one_clear_error():
 
 def test_step_memory_compares_resident_plus_each_allocators_peak():
     m = claim_benchmarks.step_memory_measured(
-        torch_resident=1000, torch_above=[500, 600], jax_resident=1010, jax_above=[290, 190],
-        donated_bytes=900, batch=8)
+        torch_resident=1000,
+        torch_above=[500, 600],
+        jax_resident=1010,
+        jax_above=[290, 190],
+        donated_bytes=900,
+        batch=8,
+    )
     assert m.samples == [1500 / 1300, 1600 / 1200]
-    assert m.details["jax_donated_bytes"] == 900 and m.details["torch_above_bytes"] == [500, 600]
+    assert m.details["jax_donated_bytes"] == 900 and m.details["torch_above_bytes"] == [
+        500,
+        600,
+    ]
     assert "batch 8" in m.what and "donates 900 B" in m.what
     with pytest.raises(claims.NotTestable, match="not like with like"):
         claim_benchmarks.step_memory_measured(
-            torch_resident=1000, torch_above=[1], jax_resident=2000, jax_above=[1],
-            donated_bytes=0, batch=1)
+            torch_resident=1000,
+            torch_above=[1],
+            jax_resident=2000,
+            jax_above=[1],
+            donated_bytes=0,
+            batch=1,
+        )
     with pytest.raises(ValueError, match="equally many"):
         claim_benchmarks.step_memory_measured(
-            torch_resident=1, torch_above=[1, 2], jax_resident=1, jax_above=[1],
-            donated_bytes=0, batch=1)
+            torch_resident=1,
+            torch_above=[1, 2],
+            jax_resident=1,
+            jax_above=[1],
+            donated_bytes=0,
+            batch=1,
+        )
     with pytest.raises(ValueError, match="measuring error"):
         claim_benchmarks.step_memory_measured(
-            torch_resident=1, torch_above=[-1], jax_resident=1, jax_above=[1],
-            donated_bytes=0, batch=1)
+            torch_resident=1,
+            torch_above=[-1],
+            jax_resident=1,
+            jax_above=[1],
+            donated_bytes=0,
+            batch=1,
+        )
 
 
 def _main_signature(lowered) -> str:
-    return next(line for line in lowered.as_text().splitlines() if "func.func public @main" in line)
+    return next(
+        line
+        for line in lowered.as_text().splitlines()
+        if "func.func public @main" in line
+    )
 
 
 def test_jax_train_step_donates_exactly_the_parameters_and_adam_state():
@@ -611,7 +850,11 @@ def test_gpu_memory_benchmark_wiring_with_fake_allocator_readers(monkeypatch):
 
     cpu0 = jax.devices("cpu")[0]
     real = jax.devices
-    monkeypatch.setattr(jax, "devices", lambda backend=None: [cpu0] if backend == "gpu" else real(backend))
+    monkeypatch.setattr(
+        jax,
+        "devices",
+        lambda backend=None: [cpu0] if backend == "gpu" else real(backend),
+    )
     rounds = []
 
     def torch_peak_above(step, *, before, device):
@@ -633,7 +876,10 @@ def test_gpu_memory_benchmark_wiring_with_fake_allocator_readers(monkeypatch):
     assert rounds == ["torch", "jax"] * 3  # interleaved
     d = m.details
     # Params + Adam moments (+ step counters) + batch: the same state on both sides.
-    assert abs(d["torch_resident_bytes"] - d["jax_resident_bytes"]) < 0.01 * d["jax_resident_bytes"]
+    assert (
+        abs(d["torch_resident_bytes"] - d["jax_resident_bytes"])
+        < 0.01 * d["jax_resident_bytes"]
+    )
     assert d["jax_donated_bytes"] > 0.9 * d["jax_resident_bytes"]
     expected = (d["torch_resident_bytes"] + 3_000) / (d["jax_resident_bytes"] + 2_000)
     assert m.samples == pytest.approx([expected] * 3)

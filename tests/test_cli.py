@@ -10,8 +10,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "course_utils.cli", *args], capture_output=True,
-                          text=True, cwd=ROOT, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "course_utils.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
 
 
 def test_help_lists_the_commands():
@@ -24,7 +29,10 @@ def test_help_lists_the_commands():
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["run", "not_a_lesson"], "unknown notebook 'not_a_lesson'; lessons: 00_welcome_and_setup"),
+        (
+            ["run", "not_a_lesson"],
+            "unknown notebook 'not_a_lesson'; lessons: 00_welcome_and_setup",
+        ),
         (["run", "--timeout", "soon"], "expected a number of seconds"),
         (["run", "--timeout", "-1"], "must be positive"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
@@ -95,7 +103,9 @@ def test_doctor_flags_a_cpu_torch_next_to_a_gpu_jax(monkeypatch, capsys):
 
 
 def test_run_executes_and_summarises(tmp_path):
-    out = run_cli("run", "notebooks/00_welcome_and_setup.ipynb", "--smoke", "--out", str(tmp_path))
+    out = run_cli(
+        "run", "notebooks/00_welcome_and_setup.ipynb", "--smoke", "--out", str(tmp_path)
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "00_welcome_and_setup.ipynb  ok" in out.stdout
     assert "1 of 1 notebooks ran without error" in out.stdout

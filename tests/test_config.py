@@ -4,7 +4,14 @@ from course_utils import config
 
 
 def test_smoke_reads_environment(monkeypatch):
-    for raw, expected in [("1", True), ("true", True), ("YES", True), ("0", False), ("", False), ("off", False)]:
+    for raw, expected in [
+        ("1", True),
+        ("true", True),
+        ("YES", True),
+        ("0", False),
+        ("", False),
+        ("off", False),
+    ]:
         monkeypatch.setenv("COURSE_SMOKE", raw)
         assert config.smoke() is expected
 

@@ -35,8 +35,12 @@ def test_linear_both_ways_computes_the_same_layer():
     assert_close(jnp.asarray(x) @ kernel + bias, expected, rtol=1e-5, atol=1e-5)
     weight, bias_t = convert.linear_jax_to_torch(kernel, bias)
     assert isinstance(weight, torch.Tensor) and weight.is_contiguous()
-    assert torch.equal(weight, torch.from_numpy(W)) and torch.equal(bias_t, torch.from_numpy(b))
-    assert_close(F.linear(torch.from_numpy(x), weight, bias_t), expected, rtol=1e-5, atol=1e-5)
+    assert torch.equal(weight, torch.from_numpy(W)) and torch.equal(
+        bias_t, torch.from_numpy(b)
+    )
+    assert_close(
+        F.linear(torch.from_numpy(x), weight, bias_t), expected, rtol=1e-5, atol=1e-5
+    )
 
 
 def test_bias_is_optional():
@@ -49,16 +53,26 @@ def test_bias_is_optional():
 def test_conv_oihw_to_hwio_computes_the_same_convolution():
     W, b = _rand(6, 3, 3, 3), _rand(6)
     x_nchw = _rand(2, 3, 7, 7)
-    out_t = F.conv2d(torch.from_numpy(x_nchw), torch.from_numpy(W), torch.from_numpy(b), padding=1)
+    out_t = F.conv2d(
+        torch.from_numpy(x_nchw), torch.from_numpy(W), torch.from_numpy(b), padding=1
+    )
     kernel, bias = convert.conv_torch_to_jax(W, b)
     assert kernel.shape == (3, 3, 3, 6)
-    out_j = jax.lax.conv_general_dilated(
-        jnp.asarray(x_nchw.transpose(0, 2, 3, 1)), kernel, (1, 1), ((1, 1), (1, 1)),
-        dimension_numbers=("NHWC", "HWIO", "NHWC"),
-    ) + bias
+    out_j = (
+        jax.lax.conv_general_dilated(
+            jnp.asarray(x_nchw.transpose(0, 2, 3, 1)),
+            kernel,
+            (1, 1),
+            ((1, 1), (1, 1)),
+            dimension_numbers=("NHWC", "HWIO", "NHWC"),
+        )
+        + bias
+    )
     assert_close(out_j, out_t.permute(0, 2, 3, 1), rtol=1e-5, atol=1e-5)
     back, back_b = convert.conv_jax_to_torch(kernel, bias)
-    assert torch.equal(back, torch.from_numpy(W)) and torch.equal(back_b, torch.from_numpy(b))
+    assert torch.equal(back, torch.from_numpy(W)) and torch.equal(
+        back_b, torch.from_numpy(b)
+    )
 
 
 def test_conv_asymmetric_kernel_is_not_flipped_or_transposed():
@@ -81,22 +95,66 @@ def test_flatten_permutation_is_needed_and_correct():
     naive, _ = convert.linear_torch_to_jax(weight, bias)
     assert np.abs(np.asarray(jnp.asarray(fmap_nhwc) @ naive + b) - expected).max() > 0.1
     w_back, b_back = convert.flatten_linear_jax_to_torch(kernel, b, (H, W_, C))
-    assert torch.equal(w_back, torch.from_numpy(weight)) and torch.equal(b_back, torch.from_numpy(bias))
+    assert torch.equal(w_back, torch.from_numpy(weight)) and torch.equal(
+        b_back, torch.from_numpy(bias)
+    )
 
 
 @pytest.mark.parametrize(
     "call, exc, match",
     [
-        (lambda: convert.linear_torch_to_jax(np.zeros((2, 3, 4))), ValueError, "weight must be 2-D"),
-        (lambda: convert.linear_jax_to_torch(np.zeros(3)), ValueError, "kernel must be 2-D"),
-        (lambda: convert.conv_torch_to_jax(np.zeros((3, 3))), ValueError, "weight must be 4-D OIHW"),
-        (lambda: convert.conv_jax_to_torch(np.zeros((3, 3, 1))), ValueError, "kernel must be 4-D HWIO"),
-        (lambda: convert.linear_torch_to_jax(np.zeros((2, 3)), np.zeros(3)), ValueError, r"bias must have shape \(2,\)"),
+        (
+            lambda: convert.linear_torch_to_jax(np.zeros((2, 3, 4))),
+            ValueError,
+            "weight must be 2-D",
+        ),
+        (
+            lambda: convert.linear_jax_to_torch(np.zeros(3)),
+            ValueError,
+            "kernel must be 2-D",
+        ),
+        (
+            lambda: convert.conv_torch_to_jax(np.zeros((3, 3))),
+            ValueError,
+            "weight must be 4-D OIHW",
+        ),
+        (
+            lambda: convert.conv_jax_to_torch(np.zeros((3, 3, 1))),
+            ValueError,
+            "kernel must be 4-D HWIO",
+        ),
+        (
+            lambda: convert.linear_torch_to_jax(np.zeros((2, 3)), np.zeros(3)),
+            ValueError,
+            r"bias must have shape \(2,\)",
+        ),
         (lambda: convert.linear_torch_to_jax(None), TypeError, "weight is None"),
-        (lambda: convert.linear_torch_to_jax("abc"), TypeError, "weight must be a numeric array"),
-        (lambda: convert.flatten_linear_torch_to_jax(np.zeros((2, 12)), None, (3, 2, 3)), ValueError, "chw"),
-        (lambda: convert.flatten_linear_torch_to_jax(np.zeros((2, 12)), None, (3, 2)), ValueError, "chw must be three"),
-        (lambda: convert.flatten_linear_jax_to_torch(np.zeros((12, 2)), None, (2, 2, 2)), ValueError, "hwc"),
+        (
+            lambda: convert.linear_torch_to_jax("abc"),
+            TypeError,
+            "weight must be a numeric array",
+        ),
+        (
+            lambda: convert.flatten_linear_torch_to_jax(
+                np.zeros((2, 12)), None, (3, 2, 3)
+            ),
+            ValueError,
+            "chw",
+        ),
+        (
+            lambda: convert.flatten_linear_torch_to_jax(
+                np.zeros((2, 12)), None, (3, 2)
+            ),
+            ValueError,
+            "chw must be three",
+        ),
+        (
+            lambda: convert.flatten_linear_jax_to_torch(
+                np.zeros((12, 2)), None, (2, 2, 2)
+            ),
+            ValueError,
+            "hwc",
+        ),
     ],
 )
 def test_bad_input_names_the_argument(call, exc, match):
@@ -119,7 +177,11 @@ def _torch_loss_and_grads(model, x, y):
     logits = model(torch.from_numpy(x))
     loss = F.cross_entropy(logits, torch.from_numpy(y))
     loss.backward()
-    return logits.detach(), loss.detach(), {n: p.grad for n, p in model.named_parameters()}
+    return (
+        logits.detach(),
+        loss.detach(),
+        {n: p.grad for n, p in model.named_parameters()},
+    )
 
 
 @nnx.jit  # one compilation per model size instead of one per eager operation
@@ -134,7 +196,9 @@ def _nnx_value_and_grad(model, x, y):
 
 
 def _nnx_loss_and_grads(model, x, y):
-    return _nnx_value_and_grad(model, jnp.asarray(x.transpose(0, 2, 3, 1)), jnp.asarray(y))
+    return _nnx_value_and_grad(
+        model, jnp.asarray(x.transpose(0, 2, 3, 1)), jnp.asarray(y)
+    )
 
 
 CONFIGS = [
@@ -156,7 +220,9 @@ def test_torch_to_nnx_equal_outputs_and_gradients(cfg):
     assert_close(
         nnx.to_pure_dict(grads_j),
         convert.torch_cnn_tensors_to_jax(grads_t, tm.feature_chw),
-        rtol=1e-4, atol=1e-6, name="grads",
+        rtol=1e-4,
+        atol=1e-6,
+        name="grads",
     )
 
 
@@ -172,14 +238,18 @@ def test_nnx_to_torch_equal_outputs_and_gradients(cfg):
     assert_close(
         convert.jax_cnn_tensors_to_torch(grads_j, jm.feature_hwc),
         {n: g for n, g in grads_t.items()},
-        rtol=1e-4, atol=1e-6, name="grads",
+        rtol=1e-4,
+        atol=1e-6,
+        name="grads",
     )
 
 
 def test_round_trip_is_exact():
     torch.manual_seed(2)
     tm = TorchCNN()
-    back = convert.nnx_cnn_to_torch(convert.torch_cnn_to_nnx(tm, NNXCNN(rngs=nnx.Rngs(0))), TorchCNN())
+    back = convert.nnx_cnn_to_torch(
+        convert.torch_cnn_to_nnx(tm, NNXCNN(rngs=nnx.Rngs(0))), TorchCNN()
+    )
     for (name, p), q in zip(tm.named_parameters(), back.parameters(), strict=True):
         assert torch.equal(p, q), name
 
@@ -190,10 +260,18 @@ def test_torch_cnn_to_nnx_fills_an_abstract_model():
     tm = TorchCNN()
     abstract = nnx.eval_shape(lambda: NNXCNN(rngs=nnx.Rngs(0)))
     jm = convert.torch_cnn_to_nnx(tm, abstract)
-    assert all(isinstance(leaf, jax.Array) for leaf in jax.tree.leaves(nnx.state(jm, nnx.Param)))
+    assert all(
+        isinstance(leaf, jax.Array)
+        for leaf in jax.tree.leaves(nnx.state(jm, nnx.Param))
+    )
     x, _ = _batch(4, 8, 10, seed=5)
-    assert_close(jm(jnp.asarray(x.transpose(0, 2, 3, 1))), tm(torch.from_numpy(x)),
-                 rtol=1e-5, atol=1e-5, name="logits")
+    assert_close(
+        jm(jnp.asarray(x.transpose(0, 2, 3, 1))),
+        tm(torch.from_numpy(x)),
+        rtol=1e-5,
+        atol=1e-5,
+        name="logits",
+    )
 
 
 def test_without_the_permutation_the_models_disagree():
@@ -204,7 +282,10 @@ def test_without_the_permutation_the_models_disagree():
     kernel, _ = convert.linear_torch_to_jax(tm.fc1.weight)
     jm.fc1.kernel[...] = kernel
     x, _ = _batch(4, 8, 10)
-    diff = np.abs(np.asarray(jm(jnp.asarray(x.transpose(0, 2, 3, 1)))) - tm(torch.from_numpy(x)).detach().numpy())
+    diff = np.abs(
+        np.asarray(jm(jnp.asarray(x.transpose(0, 2, 3, 1))))
+        - tm(torch.from_numpy(x)).detach().numpy()
+    )
     assert diff.max() > 1e-3
 
 
@@ -216,7 +297,9 @@ def test_converting_merged_gradients_works():
     _, _, grads_t = _torch_loss_and_grads(tm, x, y)
     _, _, grads_j = _nnx_loss_and_grads(jm, x, y)
     graphdef, _, rest = nnx.split(jm, nnx.Param, ...)
-    target = convert.nnx_cnn_to_torch(nnx.merge(graphdef, grads_j, rest), copy.deepcopy(tm))
+    target = convert.nnx_cnn_to_torch(
+        nnx.merge(graphdef, grads_j, rest), copy.deepcopy(tm)
+    )
     assert_close(dict(target.named_parameters()), grads_t, rtol=1e-4, atol=1e-6)
 
 
@@ -234,7 +317,8 @@ def test_one_sgd_step_gives_equal_parameters():
     assert_close(
         nnx.to_pure_dict(nnx.state(jm, nnx.Param)),
         convert.torch_cnn_tensors_to_jax(dict(tm.named_parameters()), tm.feature_chw),
-        rtol=1e-5, atol=1e-6,
+        rtol=1e-5,
+        atol=1e-6,
     )
 
 
@@ -245,7 +329,9 @@ def test_mismatched_models_name_the_problem():
     with pytest.raises(ValueError, match="flatten different feature maps"):
         convert.torch_cnn_to_nnx(TorchCNN(), NNXCNN(**small, rngs=nnx.Rngs(0)))
     with pytest.raises(ValueError, match=r"torch_model\.fc1\.weight"):
-        convert.nnx_cnn_to_torch(NNXCNN(**small, rngs=nnx.Rngs(0)), TorchCNN(**{**small, "hidden": 9}))
+        convert.nnx_cnn_to_torch(
+            NNXCNN(**small, rngs=nnx.Rngs(0)), TorchCNN(**{**small, "hidden": 9})
+        )
     with pytest.raises(TypeError, match="torch_model must be"):
         convert.torch_cnn_to_nnx(torch.nn.Linear(2, 2), NNXCNN(rngs=nnx.Rngs(0)))
     with pytest.raises(TypeError, match="nnx_model must be"):

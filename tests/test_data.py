@@ -40,7 +40,9 @@ def test_batches_same_order_for_same_seed():
     other = [yb.tolist() for _, yb in data.batches(X, y, 4, seed=4, epochs=2)]
     assert first == again and first != other
     assert len(first) == 10
-    assert sorted(sum(first[:5], [])) == list(range(20))  # one epoch covers every example once
+    assert sorted(sum(first[:5], [])) == list(
+        range(20)
+    )  # one epoch covers every example once
     assert first[:5] != first[5:]  # epochs are shuffled differently
 
 

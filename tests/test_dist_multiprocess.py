@@ -101,7 +101,9 @@ def test_a_failing_rank_ends_the_run_quickly(tmp_path, no_orphans):
         launch.torchrun(script, 2, timeout=120)
     no_orphans.append(err.value.result.tag)
     assert not isinstance(err.value, launch.LaunchTimeout)
-    assert time.monotonic() - start < 60, "the surviving rank should be stopped, not waited for"
+    assert time.monotonic() - start < 60, (
+        "the surviving rank should be stopped, not waited for"
+    )
     assert err.value.result.returncodes != [0]
 
 
@@ -159,7 +161,9 @@ def test_ctrl_c_during_a_launch_cleans_up(tmp_path, no_orphans, monkeypatch):
     assert launch.tagged_processes(tag.hex) == []
 
 
-def test_a_second_ctrl_c_during_cleanup_still_cleans_up(tmp_path, no_orphans, monkeypatch):
+def test_a_second_ctrl_c_during_cleanup_still_cleans_up(
+    tmp_path, no_orphans, monkeypatch
+):
     """Interrupted while stopping the first process, the launcher still stops everything."""
     script = _script(tmp_path, "jaxsleep.py", JAX_FLAGS + "    time.sleep(600)\n")
     tag = uuid.uuid4()
@@ -184,18 +188,25 @@ def test_a_second_ctrl_c_during_cleanup_still_cleans_up(tmp_path, no_orphans, mo
 
 
 def test_jax_processes_one_failure_stops_the_others(tmp_path, no_orphans):
-    script = _script(tmp_path, "jaxfail.py", JAX_FLAGS + """
+    script = _script(
+        tmp_path,
+        "jaxfail.py",
+        JAX_FLAGS
+        + """
     if args.process_id == 1:
         sys.exit(2)
     time.sleep(600)  # process 0 would wait for its peer forever
-    """)
+    """,
+    )
     start = time.monotonic()
     with pytest.raises(launch.LaunchError, match=r"exit codes \[") as err:
         launch.jax_processes(script, 2, 4, timeout=120)
     no_orphans.append(err.value.result.tag)
     assert time.monotonic() - start < launch.FAIL_GRACE_S + 20
     assert err.value.result.returncodes[1] == 2
-    assert err.value.result.returncodes[0] in (-15, -9), "process 0 was stopped, not finished"
+    assert err.value.result.returncodes[0] in (-15, -9), (
+        "process 0 was stopped, not finished"
+    )
 
 
 def test_jax_processes_timeout(tmp_path, no_orphans):
@@ -208,25 +219,35 @@ def test_jax_processes_timeout(tmp_path, no_orphans):
 
 
 def test_jax_processes_pass_the_flags(tmp_path, no_orphans):
-    script = _script(tmp_path, "jaxflags.py", JAX_FLAGS + """
+    script = _script(
+        tmp_path,
+        "jaxflags.py",
+        JAX_FLAGS
+        + """
     import os
     from course_utils.dist import worker
     worker.save_report(args.process_id, {"coordinator": args.coordinator, "n": args.num_processes,
                                          "local": args.local_devices, "platform": os.environ.get("JAX_PLATFORMS")})
-    """)
+    """,
+    )
     result = launch.jax_processes(script, 2, 3, timeout=60)
     no_orphans.append(result.tag)
     assert [r["coordinator"] for r in result.ranks] == [f"127.0.0.1:{result.port}"] * 2
-    assert {(r["n"], r["local"], r["platform"]) for r in result.ranks} == {(2, 3, "cpu")}
+    assert {(r["n"], r["local"], r["platform"]) for r in result.ranks} == {
+        (2, 3, "cpu")
+    }
 
 
 def test_real_jax_multiprocess_gradients_equal_the_oracle(tmp_path, no_orphans):
     prob = problem.make_problem(4, batch=16, d_in=5, d_hidden=8, d_out=3)
     problem.save(tmp_path / "problem.npz", prob)
-    result = launch.jax_processes("course_utils.dist.jax_multiprocess", 2, 2, workdir=tmp_path,
-                                  timeout=180)
+    result = launch.jax_processes(
+        "course_utils.dist.jax_multiprocess", 2, 2, workdir=tmp_path, timeout=180
+    )
     no_orphans.append(result.tag)
-    _, grads = problem.loss_and_grads_numpy(problem.params_of(prob), prob["X"], prob["y"])
+    _, grads = problem.loss_and_grads_numpy(
+        problem.params_of(prob), prob["X"], prob["y"]
+    )
     assert [r["process_index"] for r in result.ranks] == [0, 1]
     for report in result.ranks:
         assert report["device_count"] == 4 and report["local_device_count"] == 2
@@ -255,18 +276,29 @@ def stub(model):
 
 def test_torchrun_function_checks_real_gradient_averaging(no_orphans):
     prob = problem.make_problem(2, batch=12, d_in=4, d_hidden=6, d_out=2)
-    _, grads = problem.loss_and_grads_numpy(problem.params_of(prob), prob["X"], prob["y"])
-    good = launch.torchrun_function(good_average, "course_utils.dist.torch_check", 2,
-                                    timeout=180, problem=prob)
+    _, grads = problem.loss_and_grads_numpy(
+        problem.params_of(prob), prob["X"], prob["y"]
+    )
+    good = launch.torchrun_function(
+        good_average, "course_utils.dist.torch_check", 2, timeout=180, problem=prob
+    )
     no_orphans.append(good.tag)
     for report in good.ranks:
-        assert_close(problem.take(report, "yours_"), problem.take(report, "ddp_"), rtol=1e-5, atol=1e-6)
+        assert_close(
+            problem.take(report, "yours_"),
+            problem.take(report, "ddp_"),
+            rtol=1e-5,
+            atol=1e-6,
+        )
         assert_close(problem.take(report, "yours_"), grads, rtol=1e-4, atol=1e-6)
-    bad = launch.torchrun_function(forgets_to_divide, "course_utils.dist.torch_check", 2,
-                                   timeout=180, problem=prob)
+    bad = launch.torchrun_function(
+        forgets_to_divide, "course_utils.dist.torch_check", 2, timeout=180, problem=prob
+    )
     no_orphans.append(bad.tag)
     with pytest.raises(AssertionError):
-        assert_close(problem.take(bad.ranks[0], "yours_"), problem.take(bad.ranks[0], "ddp_"))
+        assert_close(
+            problem.take(bad.ranks[0], "yours_"), problem.take(bad.ranks[0], "ddp_")
+        )
     with pytest.raises(NotImplementedError, match="stub is not implemented yet"):
         launch.torchrun_function(stub, "course_utils.dist.torch_check", 2, timeout=180)
 

@@ -19,7 +19,9 @@ def test_importing_the_package_imports_no_framework():
         "import course_utils.dist.cost, course_utils.dist.worker\n"
         "print([f for f in ('jax', 'torch', 'flax', 'optax') if f in sys.modules])\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     assert out.stdout.strip() == "[]"
 
 
@@ -42,7 +44,9 @@ def test_pick_port_replaces_a_busy_port_and_says_so(capsys):
         busy = s.getsockname()[1]
         chosen = launch.pick_port(busy)
     assert chosen != busy
-    assert f"port {busy} is already in use; using port {chosen}" in capsys.readouterr().err
+    assert (
+        f"port {busy} is already in use; using port {chosen}" in capsys.readouterr().err
+    )
 
 
 def test_pick_port_keeps_a_free_port():
@@ -67,16 +71,25 @@ def test_torchrun_command_module_and_script():
     assert cmd[-4:] == ["-m", "pkg.mod", "--x", "1"]
     script = launch.torchrun_command("/tmp/a.py", 2, 1)
     assert "-m" not in script[3:] and script[-1] == "/tmp/a.py"
-    assert launch.display_command(cmd).startswith("torchrun --nnodes 1 --nproc-per-node 3")
+    assert launch.display_command(cmd).startswith(
+        "torchrun --nnodes 1 --nproc-per-node 3"
+    )
 
 
 def test_jax_command_flags():
     cmd = launch.jax_command("pkg.mod", "127.0.0.1:5", 2, 1, 4)
     assert cmd[:3] == [sys.executable, "-m", "pkg.mod"]
     flags = dict(zip(cmd[3::2], cmd[4::2], strict=True))
-    assert flags == {"--coordinator": "127.0.0.1:5", "--num-processes": "2",
-                     "--process-id": "1", "--local-devices": "4"}
-    assert launch.jax_command("/x/s.py", "h:1", 1, 0, 1)[:2] == [sys.executable, "/x/s.py"]
+    assert flags == {
+        "--coordinator": "127.0.0.1:5",
+        "--num-processes": "2",
+        "--process-id": "1",
+        "--local-devices": "4",
+    }
+    assert launch.jax_command("/x/s.py", "h:1", 1, 0, 1)[:2] == [
+        sys.executable,
+        "/x/s.py",
+    ]
     assert launch.display_command(cmd).startswith("python -m pkg.mod")
 
 
@@ -135,8 +148,14 @@ def test_function_source_of_a_function_and_errors():
 
 
 def test_launch_result_sections_split_a_combined_report():
-    result = launch.LaunchResult([["x"]], [0], "", 0.1, 1,
-                                 ranks=[{"ddp.a": 1, "tp.a": 2, "tp.b": 3}, {"ddp.a": 4}])
+    result = launch.LaunchResult(
+        [["x"]],
+        [0],
+        "",
+        0.1,
+        1,
+        ranks=[{"ddp.a": 1, "tp.a": 2, "tp.b": 3}, {"ddp.a": 4}],
+    )
     assert result.section("tp") == [{"a": 2, "b": 3}, {}]
     assert result.section("ddp") == [{"a": 1}, {"a": 4}]
     with pytest.raises(KeyError, match="fsdp"):
@@ -172,8 +191,10 @@ def test_oracle_gradients_match_finite_differences():
             minus = {k: v.copy() for k, v in params.items()}
             plus[name][index] += eps
             minus[name][index] -= eps
-            numeric = (problem.loss_and_grads_numpy(plus, prob["X"], prob["y"])[0]
-                       - problem.loss_and_grads_numpy(minus, prob["X"], prob["y"])[0]) / (2 * eps)
+            numeric = (
+                problem.loss_and_grads_numpy(plus, prob["X"], prob["y"])[0]
+                - problem.loss_and_grads_numpy(minus, prob["X"], prob["y"])[0]
+            ) / (2 * eps)
             assert abs(numeric - grads[name][index]) < 1e-6, (name, index)
 
 
@@ -181,20 +202,36 @@ def test_mean_of_slice_gradients_is_the_full_batch_gradient():
     prob = problem.make_problem(0, batch=12)
     params = problem.params_of(prob)
     _, full = problem.loss_and_grads_numpy(params, prob["X"], prob["y"])
-    parts = [problem.loss_and_grads_numpy(params, problem.shard_rows(prob["X"], r, 3),
-                                          problem.shard_rows(prob["y"], r, 3))[1] for r in range(3)]
+    parts = [
+        problem.loss_and_grads_numpy(
+            params,
+            problem.shard_rows(prob["X"], r, 3),
+            problem.shard_rows(prob["y"], r, 3),
+        )[1]
+        for r in range(3)
+    ]
     for k in full:
-        np.testing.assert_allclose(np.mean([p[k] for p in parts], axis=0), full[k], rtol=1e-12)
+        np.testing.assert_allclose(
+            np.mean([p[k] for p in parts], axis=0), full[k], rtol=1e-12
+        )
 
 
 def test_problem_layout_order_and_round_trip(tmp_path):
     prob = problem.make_problem(0, 8, 3, 4, 2)
     assert list(problem.params_of(prob)) == ["W1", "W2", "b1", "b2"]  # JAX's dict order
-    assert prob["W1"].shape == (3, 4) and prob["W2"].shape == (4, 2) and prob["X"].dtype == np.float32
+    assert (
+        prob["W1"].shape == (3, 4)
+        and prob["W2"].shape == (4, 2)
+        and prob["X"].dtype == np.float32
+    )
     assert problem.n_params(prob) == 3 * 4 + 4 * 2 + 4 + 2
     back = problem.load(problem.save(tmp_path / "p.npz", prob))
-    assert set(back) == set(prob) and all(np.array_equal(back[k], prob[k]) for k in prob)
-    np.testing.assert_allclose(problem.forward_numpy(problem.params_of(prob), prob["X"]).shape, (8, 2))
+    assert set(back) == set(prob) and all(
+        np.array_equal(back[k], prob[k]) for k in prob
+    )
+    np.testing.assert_allclose(
+        problem.forward_numpy(problem.params_of(prob), prob["X"]).shape, (8, 2)
+    )
     report = {"ddp_" + k: v for k, v in problem.params_of(prob).items()}
     assert list(problem.take(report, "ddp_")) == ["W1", "W2", "b1", "b2"]
 
@@ -210,7 +247,9 @@ def test_problem_errors_name_the_argument():
         problem.take({}, "ddp_")
     with pytest.raises(ValueError, match="X must be"):
         prob = problem.make_problem(0, 4, 3, 4, 2)
-        problem.loss_and_grads_numpy(problem.params_of(prob), np.zeros((4, 5)), prob["y"])
+        problem.loss_and_grads_numpy(
+            problem.params_of(prob), np.zeros((4, 5)), prob["y"]
+        )
 
 
 # --------------------------------------------------------------------- cost
@@ -231,7 +270,9 @@ def test_step_bytes_and_table():
     dp = cost.step_bytes("data parallel", P_, N)
     assert dp == pytest.approx(2 * 3 / 4 * P_ * 4)
     assert cost.step_bytes("fully sharded", P_, N) == pytest.approx(1.5 * dp)
-    tp = cost.step_bytes("tensor parallel", P_, N, activation_elems=1000, n_layer_pairs=3)
+    tp = cost.step_bytes(
+        "tensor parallel", P_, N, activation_elems=1000, n_layer_pairs=3
+    )
     assert tp == pytest.approx(3 * 2 * 2 * 3 / 4 * 1000 * 4)
     rows = {r["strategy"]: r for r in cost.table(P_, N, bytes_per_elem=2)}
     assert rows["fully sharded"]["vs data parallel"] == pytest.approx(1.5)
@@ -259,14 +300,21 @@ ENTRY %main {
 
 def test_hlo_collectives_reads_kinds_and_sizes():
     found = cost.hlo_collectives(HLO)
-    assert [c.op for c in found] == ["all-reduce", "all-gather", "all-gather", "reduce-scatter"]
+    assert [c.op for c in found] == [
+        "all-reduce",
+        "all-gather",
+        "all-gather",
+        "reduce-scatter",
+    ]
     assert found[0].result_bytes == 4 * (32 * 16 + 4 * 32 + 32 + 4)
     assert found[1].result_bytes == 16 * 32 * 4
     assert found[2].result_bytes == 16 * 32 * 2 and found[2].shapes == ("bf16[16,32]",)
     assert found[3].full_bytes(8) == 8 * 2 * 32 * 4
     summary = cost.summarize(found, 8)
     assert summary["all-gather"]["count"] == 2
-    assert summary["all-reduce"]["sent_bytes"] == pytest.approx(2 * 7 / 8 * found[0].result_bytes)
+    assert summary["all-reduce"]["sent_bytes"] == pytest.approx(
+        2 * 7 / 8 * found[0].result_bytes
+    )
     assert summary["reduce-scatter"]["sent_bytes"] == pytest.approx(7 * 2 * 32 * 4)
     assert cost.hlo_collectives("ENTRY %m { ROOT %x = f32[2]{0} add(%a, %b) }") == []
     with pytest.raises(TypeError, match="HLO text"):
@@ -287,5 +335,7 @@ def test_hlo_collectives_on_a_real_compiled_program():
         "c = cost.hlo_collectives(text)\n"
         "print([k.op for k in c], [k.result_bytes for k in c])\n"
     )
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
     assert out.stdout.strip() == "['all-reduce'] [12]"

@@ -20,14 +20,18 @@ def test_choose_torch_device(flags, expected):
 
 
 def test_tpu_without_torch_xla_falls_back_with_a_message():
-    kind, message = env.choose_torch_device(cuda=False, mps=False, tpu=True, has_torch_xla=False)
+    kind, message = env.choose_torch_device(
+        cuda=False, mps=False, tpu=True, has_torch_xla=False
+    )
     assert kind == "cpu"
     assert "torch_xla" in message and "TPU" in message
 
 
 def test_tpu_with_torch_xla_keeps_torch_on_the_cpu_and_says_so():
     # No lesson is written for torch_xla: moving to it silently broke compile and timing.
-    kind, message = env.choose_torch_device(cuda=False, mps=False, tpu=True, has_torch_xla=True)
+    kind, message = env.choose_torch_device(
+        cuda=False, mps=False, tpu=True, has_torch_xla=True
+    )
     assert kind == "cpu"
     assert "torch_xla is installed" in message and "JAX uses the TPU" in message
     assert "\n" not in message
@@ -67,8 +71,18 @@ def test_torch_device_on_fake_tpu_prints_fallback(monkeypatch, capsys):
 
 def test_report_fields():
     rep = env.report()
-    for key in ("python", "jax", "torch", "flax", "optax", "jax_devices", "accelerator",
-                "torch_threads", "jax_matmul_precision", "torch_float32_matmul_precision"):
+    for key in (
+        "python",
+        "jax",
+        "torch",
+        "flax",
+        "optax",
+        "jax_devices",
+        "accelerator",
+        "torch_threads",
+        "jax_matmul_precision",
+        "torch_float32_matmul_precision",
+    ):
         assert key in rep.info, key
     assert rep["accelerator"] in ("cpu", "gpu", "tpu")
     assert "| jax |" in rep._repr_markdown_()
@@ -76,8 +90,12 @@ def test_report_fields():
 
 
 def _run(code: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_simulate_cpu_devices_in_fresh_process():
@@ -122,8 +140,12 @@ def test_set_precision_float32_then_tf32_in_both_frameworks():
     before = env.precision()
     try:
         p = env.set_precision("tf32")
-        assert p == {"name": "tf32", "jax": "tensorfloat32", "torch_matmul": "tf32",
-                     "torch_conv": "tf32"}
+        assert p == {
+            "name": "tf32",
+            "jax": "tensorfloat32",
+            "torch_matmul": "tf32",
+            "torch_conv": "tf32",
+        }
         assert jax.config.jax_default_matmul_precision == "tensorfloat32"
         p = env.set_precision("float32")
         assert p["name"] == "float32" and p["jax"] == "highest"
@@ -169,8 +191,8 @@ def test_memory_policy_leaves_a_users_choice_alone():
         ("cpu", "mps", {}, None),  # JAX has no Apple GPU backend
         ("gpu", "cpu", {"torch_cuda": None}, "CPU-only build"),
         ("gpu", "cpu", {"torch_cuda": "13.0"}, "driver"),
-        ("cpu", "gpu", {"torch_cuda": "13.0"}, 'jax[cuda13]'),
-        ("cpu", "gpu", {"torch_cuda": "12.8"}, 'jax[cuda12]'),
+        ("cpu", "gpu", {"torch_cuda": "13.0"}, "jax[cuda13]"),
+        ("cpu", "gpu", {"torch_cuda": "12.8"}, "jax[cuda12]"),
         ("cpu", "gpu", {"torch_cuda": "12.8", "jax_cuda_plugin": True}, "env.setup()"),
     ],
 )
@@ -229,12 +251,16 @@ def test_setup_reports_a_mismatch_loudly(monkeypatch, capsys):
     assert "WARNING: " in capsys.readouterr().out
 
 
-def test_setup_one_kind_moves_both_frameworks_to_the_cpu_on_a_tpu_machine(monkeypatch, capsys):
+def test_setup_one_kind_moves_both_frameworks_to_the_cpu_on_a_tpu_machine(
+    monkeypatch, capsys
+):
     import jax
 
     fake_tpu = type("FakeTpu", (), {"platform": "tpu", "device_kind": "TPU v5e"})()
     real_devices = jax.devices
-    monkeypatch.setattr(jax, "devices", lambda *a: real_devices(*a) if a else [fake_tpu])
+    monkeypatch.setattr(
+        jax, "devices", lambda *a: real_devices(*a) if a else [fake_tpu]
+    )
     monkeypatch.setattr(env, "tpu_present", lambda: True)
     updates = []
     monkeypatch.setattr(jax.config, "update", lambda k, v: updates.append((k, v)))

@@ -19,17 +19,29 @@ def test_student_notebook_runs_all_with_not_implemented(path, monkeypatch):
         monkeypatch.setenv(key, value)
     monkeypatch.delenv(exercises.GRADING_ENV, raising=False)
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=300, kernel_name="python3",
-                            resources={"metadata": {"path": str(path.parent)}})
+    client = NotebookClient(
+        nb,
+        timeout=300,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+    )
     client.execute()  # raises CellExecutionError on the first error
     printed = "".join(
-        out.get("text", "") for cell in nb.cells if cell.cell_type == "code" for out in cell.outputs
+        out.get("text", "")
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for out in cell.outputs
         if out.get("output_type") == "stream"
     )
     master = nbformat.read(ROOT / "solutions" / path.name, as_version=4)
-    visible = [ex.id for ex in exercises.parse(master, str(path)).values()
-               if any(not t.hidden for t in ex.tests)]
+    visible = [
+        ex.id
+        for ex in exercises.parse(master, str(path)).values()
+        if any(not t.hidden for t in ex.tests)
+    ]
     assert visible, f"{path.name} has no exercise with visible tests"
     for ex_id in visible:
-        assert f"{ex_id}: not implemented yet" in printed, f"{path.name}: {ex_id} did not report"
+        assert f"{ex_id}: not implemented yet" in printed, (
+            f"{path.name}: {ex_id} did not report"
+        )
     assert "passed" not in printed.replace("not implemented yet", "")

@@ -8,7 +8,11 @@ from course_utils.exercises import MarkerError, check
 def nb(*cells):
     out = nbformat.v4.new_notebook()
     for kind, src in cells:
-        make = nbformat.v4.new_code_cell if kind == "code" else nbformat.v4.new_markdown_cell
+        make = (
+            nbformat.v4.new_code_cell
+            if kind == "code"
+            else nbformat.v4.new_markdown_cell
+        )
         out.cells.append(make(src))
     return out
 
@@ -20,8 +24,13 @@ ANSWER = "<!-- EXERCISE: why -->\nWhy?\n\n<!-- BEGIN SOLUTION -->\nBecause.\n<!-
 
 
 def good():
-    return nb(("markdown", "# title"), ("code", SOLUTION), ("code", VISIBLE), ("code", HIDDEN),
-              ("markdown", ANSWER))
+    return nb(
+        ("markdown", "# title"),
+        ("code", SOLUTION),
+        ("code", VISIBLE),
+        ("code", HIDDEN),
+        ("markdown", ANSWER),
+    )
 
 
 def test_parse_finds_exercises_tests_and_points():
@@ -29,7 +38,10 @@ def test_parse_finds_exercises_tests_and_points():
     assert list(found) == ["double", "why"]
     ex = found["double"]
     assert ex.solution_cells == [1]
-    assert [(t.hidden, t.points, t.index) for t in ex.tests] == [(False, 2.0, 2), (True, 3.0, 3)]
+    assert [(t.hidden, t.points, t.index) for t in ex.tests] == [
+        (False, 2.0, 2),
+        (True, 3.0, 3),
+    ]
     assert ex.points == 5
 
 
@@ -41,7 +53,9 @@ def test_student_version_stubs_and_drops_hidden_tests():
         "# EXERCISE: double\ndef double(x):\n    # YOUR CODE HERE\n    raise NotImplementedError()\n"
     )
     assert sources[2] == VISIBLE
-    assert "HIDDEN" not in "".join(sources) and "assert double(5)" not in "".join(sources)
+    assert "HIDDEN" not in "".join(sources) and "assert double(5)" not in "".join(
+        sources
+    )
     assert "Because." not in sources[3] and "YOUR ANSWER HERE" in sources[3]
 
 
@@ -49,8 +63,13 @@ def test_annotate_writes_nbgrader_metadata():
     master = exercises.annotate(good(), "m.ipynb")
     meta = [c.metadata.get("nbgrader") for c in master.cells]
     assert meta[0] is None
-    assert meta[1] == {"schema_version": 3, "locked": False, "solution": True, "grade": False,
-                       "grade_id": "double"}
+    assert meta[1] == {
+        "schema_version": 3,
+        "locked": False,
+        "solution": True,
+        "grade": False,
+        "grade_id": "double",
+    }
     assert meta[2]["grade_id"] == "double-tests" and meta[2]["points"] == 2
     assert meta[2]["grade"] and meta[2]["locked"] and not meta[2]["solution"]
     assert meta[3]["grade_id"] == "double-hidden-tests" and meta[3]["points"] == 3
@@ -60,19 +79,57 @@ def test_annotate_writes_nbgrader_metadata():
 @pytest.mark.parametrize(
     "cells, message",
     [
-        ([("code", "# EXERCISE: a\n### BEGIN SOLUTION\nx = 1\n")], "has no '### END SOLUTION'"),
-        ([("code", "# EXERCISE: a\nx = 1\n### END SOLUTION\n")], "without '### BEGIN SOLUTION'"),
-        ([("code", "# EXERCISE: a\n### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION\n")], "nested"),
-        ([("code", "### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n")], "without a first line '# EXERCISE"),
+        (
+            [("code", "# EXERCISE: a\n### BEGIN SOLUTION\nx = 1\n")],
+            "has no '### END SOLUTION'",
+        ),
+        (
+            [("code", "# EXERCISE: a\nx = 1\n### END SOLUTION\n")],
+            "without '### BEGIN SOLUTION'",
+        ),
+        (
+            [
+                (
+                    "code",
+                    "# EXERCISE: a\n### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION\n",
+                )
+            ],
+            "nested",
+        ),
+        (
+            [("code", "### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n")],
+            "without a first line '# EXERCISE",
+        ),
         ([("code", "# EXERCISE: a\nx = 1\n")], "has no '### BEGIN SOLUTION' region"),
         ([("code", SOLUTION), ("code", SOLUTION)], "used twice"),
         ([("code", VISIBLE)], "come before (or without)"),
-        ([("code", SOLUTION), ("code", "# HIDDEN TESTS: double points=1\nassert True")], "needs its body between"),
-        ([("code", SOLUTION), ("code", "# TESTS: double pts=1\nassert True")], "malformed test header"),
-        ([("code", SOLUTION), ("code", VISIBLE), ("code", VISIBLE)], "a second test cell"),
-        ([("markdown", "<!-- BEGIN SOLUTION -->\nx\n<!-- END SOLUTION -->")], "markdown answer without"),
-        ([("markdown", "<!-- EXERCISE: q -->\n<!-- BEGIN SOLUTION -->\nx")], "has no '<!-- END SOLUTION -->'"),
-        ([("code", "# EXERCISE: a\nx = 1  ### BEGIN SOLUTION\n")], "marker with other text"),
+        (
+            [
+                ("code", SOLUTION),
+                ("code", "# HIDDEN TESTS: double points=1\nassert True"),
+            ],
+            "needs its body between",
+        ),
+        (
+            [("code", SOLUTION), ("code", "# TESTS: double pts=1\nassert True")],
+            "malformed test header",
+        ),
+        (
+            [("code", SOLUTION), ("code", VISIBLE), ("code", VISIBLE)],
+            "a second test cell",
+        ),
+        (
+            [("markdown", "<!-- BEGIN SOLUTION -->\nx\n<!-- END SOLUTION -->")],
+            "markdown answer without",
+        ),
+        (
+            [("markdown", "<!-- EXERCISE: q -->\n<!-- BEGIN SOLUTION -->\nx")],
+            "has no '<!-- END SOLUTION -->'",
+        ),
+        (
+            [("code", "# EXERCISE: a\nx = 1  ### BEGIN SOLUTION\n")],
+            "marker with other text",
+        ),
     ],
 )
 def test_marker_errors_name_file_and_cell(cells, message):
@@ -85,7 +142,10 @@ def test_marker_errors_name_file_and_cell(cells, message):
 def test_indentation_of_stub_follows_marker():
     src = "# EXERCISE: k\nclass A:\n    def f(self):\n        ### BEGIN SOLUTION\n        return 1\n        ### END SOLUTION\n"
     student = exercises.student_version(nb(("code", src)))
-    assert "        # YOUR CODE HERE\n        raise NotImplementedError()" in student.cells[0].source
+    assert (
+        "        # YOUR CODE HERE\n        raise NotImplementedError()"
+        in student.cells[0].source
+    )
 
 
 def test_check_passes_and_reports(capsys):

@@ -30,7 +30,9 @@ def batch(tmp_path_factory):
     shutil.copytree(FIX / "folders", subs, dirs_exist_ok=True)
     out = tmp_path_factory.mktemp("out")
     limits = grader.Limits(timeout=4, total_timeout=60, memory_mb=400)
-    result = grader.grade(subs, MASTER, out, limits=limits, jobs=2, progress=False, echo=lambda *a: None)
+    result = grader.grade(
+        subs, MASTER, out, limits=limits, jobs=2, progress=False, echo=lambda *a: None
+    )
     records = {r["student"]: r for r in result.records}
     return out, records, result
 
@@ -38,17 +40,45 @@ def batch(tmp_path_factory):
 # student: (score, status, words in the reason, {exercise: status})
 EXPECTED = {
     "full": (8, "ok", "3 of 3 exercises passed", {"square": "passed"}),
-    "stub": (0, "ok", "not implemented: square, greet, total",
-             {"square": "not implemented", "greet": "not implemented", "total": "not implemented"}),
+    "stub": (
+        0,
+        "ok",
+        "not implemented: square, greet, total",
+        {
+            "square": "not implemented",
+            "greet": "not implemented",
+            "total": "not implemented",
+        },
+    ),
     "syntax_error": (5, "ok", "error: square", {"square": "error"}),
     "renamed_function": (5, "ok", "failed: square", {"square": "failed"}),
     "deleted_cell": (6, "ok", "missing: greet", {"greet": "missing"}),
     "duplicated_cell": (8, "ok", "3 of 3", {"square": "passed"}),
     "moved_cells": (8, "ok", "3 of 3", {"total": "passed"}),
-    "infinite_loop": (6, "timeout", "timed out (4 s per cell); interrupted", {"greet": "timeout"}),
-    "ignores_interrupt": (5, "timeout", "ignored the interrupt; kernel killed", {"total": "timeout"}),
-    "long_c_call": (5, "timeout", "ignored the interrupt; kernel killed", {"total": "timeout"}),
-    "memory_bomb": (5, "memory", "memory limit: resident memory reached", {"square": "memory"}),
+    "infinite_loop": (
+        6,
+        "timeout",
+        "timed out (4 s per cell); interrupted",
+        {"greet": "timeout"},
+    ),
+    "ignores_interrupt": (
+        5,
+        "timeout",
+        "ignored the interrupt; kernel killed",
+        {"total": "timeout"},
+    ),
+    "long_c_call": (
+        5,
+        "timeout",
+        "ignored the interrupt; kernel killed",
+        {"total": "timeout"},
+    ),
+    "memory_bomb": (
+        5,
+        "memory",
+        "memory limit: resident memory reached",
+        {"square": "memory"},
+    ),
     "os_exit": (5, "crashed", "exited with status 3", {"square": "crashed"}),
     "segfault": (6, "crashed", "segmentation fault", {"greet": "crashed"}),
     "sys_exit": (8, "ok", "3 of 3", {"square": "passed"}),
@@ -68,7 +98,12 @@ EXPECTED = {
     "tampered": (8, "review", "the kernel was tampered with", {}),
     "folder_one": (8, "ok", "3 of 3", {}),
     "folder_named": (8, "ok", "3 of 3", {}),
-    "folder_ambiguous": (0, "invalid", "holds 2 notebooks (a.ipynb, b.ipynb) and none is named", {}),
+    "folder_ambiguous": (
+        0,
+        "invalid",
+        "holds 2 notebooks (a.ipynb, b.ipynb) and none is named",
+        {},
+    ),
     "folder_empty": (0, "invalid", "holds no .ipynb notebook", {}),
 }
 
@@ -110,8 +145,12 @@ def test_messages_name_the_problem(batch):
 
 def test_warnings_cost_no_points_but_are_shown(batch):
     out, records, _ = batch
-    assert "STRICT True" in (out / "deprecation_warning" / "feedback.ipynb").read_text()  # strict startup ran
-    tests = json.loads((out / "deprecation_warning" / "results.json").read_text())["tests"]
+    assert (
+        "STRICT True" in (out / "deprecation_warning" / "feedback.ipynb").read_text()
+    )  # strict startup ran
+    tests = json.loads((out / "deprecation_warning" / "results.json").read_text())[
+        "tests"
+    ]
     assert "DeprecationWarning: square() uses an old API" in tests[0]["output"]
 
 
@@ -119,32 +158,52 @@ def test_children_were_started_and_killed(batch):
     _, records, _ = batch
     rec = records["spawns_children"]
     assert rec["processes"] >= 4  # kernel, sleep, a new session, a double-forked daemon
-    assert any("were still running at the end and were killed" in n for n in rec["notes"])
+    assert any(
+        "were still running at the end and were killed" in n for n in rec["notes"]
+    )
 
 
 def test_output_flood_is_truncated(batch):
     out, _, _ = batch
     assert (out / "output_flood" / "feedback.ipynb").stat().st_size < 300_000
-    assert "output truncated by the grader" in (out / "output_flood" / "executed.ipynb").read_text()
+    assert (
+        "output truncated by the grader"
+        in (out / "output_flood" / "executed.ipynb").read_text()
+    )
 
 
 def test_scores_ignore_saved_outputs_and_edited_tests(batch):
     out, records, _ = batch
     rec = records["stale_outputs"]
     assert rec["max_total"] == 8 and all(t["points"] == 0 for t in rec["tests"])
-    assert "pass  # edited test" not in (out / "stale_outputs" / "executed.ipynb").read_text()
+    assert (
+        "pass  # edited test"
+        not in (out / "stale_outputs" / "executed.ipynb").read_text()
+    )
 
 
 def test_no_hidden_test_source_reaches_students(batch):
     out, _, _ = batch
     master = json.loads(MASTER.read_text())
-    hidden = [line.strip() for cell in master["cells"] if "HIDDEN TESTS" in "".join(cell["source"])
-              for line in "".join(cell["source"]).splitlines() if len(line.strip()) >= 8]
+    hidden = [
+        line.strip()
+        for cell in master["cells"]
+        if "HIDDEN TESTS" in "".join(cell["source"])
+        for line in "".join(cell["source"]).splitlines()
+        if len(line.strip()) >= 8
+    ]
     assert len(hidden) >= 8
     fishing = (out / "history_fishing" / "feedback.ipynb").read_text()
-    assert "HISTORY" in fishing and "CALLER" in fishing  # the fishing code did run and print
-    for path in [out / "grades.csv", out / "grades.json", *out.glob("*/feedback.ipynb"),
-                 *out.glob("*/results.json"), *out.glob("*/grade.json")]:
+    assert (
+        "HISTORY" in fishing and "CALLER" in fishing
+    )  # the fishing code did run and print
+    for path in [
+        out / "grades.csv",
+        out / "grades.json",
+        *out.glob("*/feedback.ipynb"),
+        *out.glob("*/results.json"),
+        *out.glob("*/grade.json"),
+    ]:
         text = path.read_text()
         assert "SECRET_HIDDEN_ORACLE" not in text, path
         for line in hidden:
@@ -170,8 +229,18 @@ def test_cpu_time_limit_kills_a_cpu_burner(tmp_path):
     subs.mkdir()
     shutil.copy(FIX / "submissions" / "long_c_call.ipynb", subs / "burner.ipynb")
     limits = grader.Limits(timeout=60, total_timeout=90, memory_mb=1000, cpu_time=3)
-    batch = grader.grade(subs, MASTER, tmp_path / "out", limits=limits, jobs=1, progress=False,
-                         echo=lambda *a: None)
+    batch = grader.grade(
+        subs,
+        MASTER,
+        tmp_path / "out",
+        limits=limits,
+        jobs=1,
+        progress=False,
+        echo=lambda *a: None,
+    )
     rec = batch.records[0]
-    assert rec["status"] == "crashed" and "CPU-time limit reached (SIGXCPU)" in rec["reason"]
+    assert (
+        rec["status"] == "crashed"
+        and "CPU-time limit reached (SIGXCPU)" in rec["reason"]
+    )
     assert rec["total"] == 5 and rec["exercises"]["total"]["status"] == "crashed"

@@ -17,15 +17,26 @@ def test_master_full_marks_and_exercise_notebook_zero(tmp_path):
     subs.mkdir()
     shutil.copy(ROOT / "solutions" / NAME, subs / "master.ipynb")
     shutil.copy(ROOT / "exercises" / NAME, subs / "student.ipynb")
-    batch = grader.grade(subs, ROOT / "solutions" / NAME, tmp_path / "out", jobs=2, progress=False,
-                         echo=lambda *a: None)
+    batch = grader.grade(
+        subs,
+        ROOT / "solutions" / NAME,
+        tmp_path / "out",
+        jobs=2,
+        progress=False,
+        echo=lambda *a: None,
+    )
     recs = {r["student"]: r for r in batch.records}
     full, zero = recs["master"], recs["student"]
-    assert full["max_total"] == 15 and full["total"] == 15 and full["status"] == "ok", full["reason"]
+    assert full["max_total"] == 15 and full["total"] == 15 and full["status"] == "ok", (
+        full["reason"]
+    )
     assert {e["status"] for e in full["exercises"].values()} == {"passed"}
     assert zero["total"] == 0 and zero["status"] == "ok"
     assert {e["status"] for e in zero["exercises"].values()} == {"not implemented"}
-    assert zero["reason"] == "0 of 3 exercises passed; not implemented: sync-timer, port-mlp, break-even"
+    assert (
+        zero["reason"]
+        == "0 of 3 exercises passed; not implemented: sync-timer, port-mlp, break-even"
+    )
 
 
 def test_check_finds_the_course_copy_of_the_tests(tmp_path, capsys):

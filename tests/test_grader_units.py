@@ -31,7 +31,9 @@ def test_fixtures_are_up_to_date(tmp_path):
     for path in tmp_path.rglob("*"):
         if path.is_file():
             rel = path.relative_to(tmp_path)
-            assert (FIX / rel).read_bytes() == path.read_bytes(), f"{rel} is stale: run make_fixtures.py"
+            assert (FIX / rel).read_bytes() == path.read_bytes(), (
+                f"{rel} is stale: run make_fixtures.py"
+            )
 
 
 def test_master_cells_points_and_hidden():
@@ -39,8 +41,13 @@ def test_master_cells_points_and_hidden():
     assert m.exercises == ["square", "greet", "total"]
     assert m.answers == ["why"]
     assert [(t.name, t.points) for t in m.tests] == [
-        ("square: tests", 1), ("square: hidden tests", 2), ("greet: tests", 1),
-        ("greet: hidden tests", 1), ("total: tests", 1), ("total: hidden tests", 2)]
+        ("square: tests", 1),
+        ("square: hidden tests", 2),
+        ("greet: tests", 1),
+        ("greet: hidden tests", 1),
+        ("total: tests", 1),
+        ("total: hidden tests", 2),
+    ]
     assert m.max_points() == 8 and m.max_points("square") == 3
     visible = grader_load.load_master(MASTER, visible_only=True)
     assert all(not t.hidden for t in visible.tests) and visible.max_points() == 3
@@ -63,14 +70,18 @@ def test_master_from_nbgrader_metadata_only(tmp_path):
     theirs = grader_load.load_master(_nbgrader_only(tmp_path))
     assert theirs.exercises == ours.exercises
     assert [(t.exercise, t.points, t.hidden) for t in theirs.tests] == [
-        (t.exercise, t.points, t.hidden) for t in ours.tests]
+        (t.exercise, t.points, t.hidden) for t in ours.tests
+    ]
 
 
-@pytest.mark.parametrize("content, message", [
-    ("", "no test cells"),
-    ('{"cells": []}', "no test cells"),
-    ("not json", "not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("", "no test cells"),
+        ('{"cells": []}', "no test cells"),
+        ("not json", "not valid JSON"),
+    ],
+)
 def test_bad_source_is_a_one_line_error(tmp_path, content, message):
     path = tmp_path / "m.ipynb"
     path.write_text(content) if content else path.write_bytes(b"")
@@ -80,12 +91,15 @@ def test_bad_source_is_a_one_line_error(tmp_path, content, message):
     assert message in str(err.value) or "empty" in str(err.value)
 
 
-@pytest.mark.parametrize("name, reason", [
-    ("empty", "the notebook file is empty"),
-    ("truncated", "the notebook is truncated"),
-    ("not_json", "not valid JSON: Expecting value at line 1 column 1"),
-    ("wrong_shape", "JSON but not a notebook: it has no 'cells' list"),
-])
+@pytest.mark.parametrize(
+    "name, reason",
+    [
+        ("empty", "the notebook file is empty"),
+        ("truncated", "the notebook is truncated"),
+        ("not_json", "not valid JSON: Expecting value at line 1 column 1"),
+        ("wrong_shape", "JSON but not a notebook: it has no 'cells' list"),
+    ],
+)
 def test_unreadable_submissions_get_a_reason(name, reason):
     with pytest.raises(grader_load.SubmissionError) as err:
         grader_load.read_cells(SUBS / f"{name}.ipynb")
@@ -93,10 +107,12 @@ def test_unreadable_submissions_get_a_reason(name, reason):
 
 
 def test_wrong_shapes(tmp_path):
-    for data, reason in (([1, 2], "a list, not an object"),
-                         ({"cells": [{"source": "x"}]}, "cell 0 is not a notebook cell"),
-                         ({"cells": [{"cell_type": "code", "source": 3}]}, "'source' that is not text"),
-                         ({"worksheets": []}, "nbformat 3")):
+    for data, reason in (
+        ([1, 2], "a list, not an object"),
+        ({"cells": [{"source": "x"}]}, "cell 0 is not a notebook cell"),
+        ({"cells": [{"cell_type": "code", "source": 3}]}, "'source' that is not text"),
+        ({"worksheets": []}, "nbformat 3"),
+    ):
         path = tmp_path / "x.ipynb"
         path.write_text(json.dumps(data))
         with pytest.raises(grader_load.SubmissionError, match=reason):
@@ -104,17 +120,25 @@ def test_wrong_shapes(tmp_path):
 
 
 def _match(name: str) -> grader_load.Matched:
-    return grader_load.match(grader_load.load_master(MASTER), grader_load.read_cells(SUBS / f"{name}.ipynb"))
+    return grader_load.match(
+        grader_load.load_master(MASTER), grader_load.read_cells(SUBS / f"{name}.ipynb")
+    )
 
 
 def test_match_uses_metadata_then_marker_text():
-    moved = _match("moved_cells")  # total's marker line removed, metadata kept, cell moved up
+    moved = _match(
+        "moved_cells"
+    )  # total's marker line removed, metadata kept, cell moved up
     assert not moved.missing and "sum(xs)" in moved.student_code["total"][0]
     assert any("added or edited" in n for n in moved.notes)
-    dup = _match("duplicated_cell")  # a pasted copy without metadata, found by its marker
+    dup = _match(
+        "duplicated_cell"
+    )  # a pasted copy without metadata, found by its marker
     assert dup.duplicated == {"square": 2}
     assert [s.splitlines()[-1].strip() for s in dup.student_code["square"]] == [
-        "return x + x", "### END SOLUTION"]
+        "return x + x",
+        "### END SOLUTION",
+    ]
     assert _match("deleted_cell").missing == ["greet"]
 
 
@@ -148,15 +172,34 @@ def test_redactor_removes_hidden_lines_in_any_quoting():
 
 
 def test_flags_spot_kernel_tampering_tools():
-    flags = grader_report.flags_for({"a": ["import inspect\nget_ipython().run_cell = f"]})
+    flags = grader_report.flags_for(
+        {"a": ["import inspect\nget_ipython().run_cell = f"]}
+    )
     assert "get_ipython" in flags and "frame inspection" in flags
     assert grader_report.flags_for({"a": ["return x * x"]}) == []
 
 
 def _record(student, points, when="2025-01-01T00:00:00+00:00"):
-    return {"student": student, "status": "ok", "reason": "r", "total": points, "max_total": 3.0,
-            "exercises": {"total": {"points": points, "max_points": 3.0, "status": "passed", "message": ""}},
-            "tests": [], "notes": [], "flags": [], "seconds": 1.0, "graded_at": when}
+    return {
+        "student": student,
+        "status": "ok",
+        "reason": "r",
+        "total": points,
+        "max_total": 3.0,
+        "exercises": {
+            "total": {
+                "points": points,
+                "max_points": 3.0,
+                "status": "passed",
+                "message": "",
+            }
+        },
+        "tests": [],
+        "notes": [],
+        "flags": [],
+        "seconds": 1.0,
+        "graded_at": when,
+    }
 
 
 def test_tables_and_merge(tmp_path):
@@ -169,20 +212,39 @@ def test_tables_and_merge(tmp_path):
     assert "kept the newer grade" in notes[0]
     rows = list(csv.DictReader((out / "grades.csv").open()))
     # an exercise called "total" does not clash with the summary columns
-    assert rows[1] == {"student": "bob", "exercise:total": "1", "total": "1", "max_total": "3", "status": "ok",
-                       "reason": "r", "flags": "", "seconds": "1.0"}
-    assert json.loads((out / "grades.json").read_text())["students"][0]["student"] == "ann"
+    assert rows[1] == {
+        "student": "bob",
+        "exercise:total": "1",
+        "total": "1",
+        "max_total": "3",
+        "status": "ok",
+        "reason": "r",
+        "flags": "",
+        "seconds": "1.0",
+    }
+    assert (
+        json.loads((out / "grades.json").read_text())["students"][0]["student"] == "ann"
+    )
     assert (out / "bob" / "results.json").exists()
     with pytest.raises(CourseError, match="not a folder"):
         grader_store.merge([tmp_path / "missing"], out)
 
 
 def test_gradescope_format():
-    rec = grader_report.invalid_record(grader_load.load_master(MASTER), "x", "the notebook file is empty")
+    rec = grader_report.invalid_record(
+        grader_load.load_master(MASTER), "x", "the notebook file is empty"
+    )
     gs = grader_report.gradescope(rec)
     assert gs["score"] == 0 and len(gs["tests"]) == 6
     assert {t["visibility"] for t in gs["tests"]} == {"visible", "after_published"}
-    assert set(gs["tests"][0]) == {"name", "score", "max_score", "status", "output", "visibility"}
+    assert set(gs["tests"][0]) == {
+        "name",
+        "score",
+        "max_score",
+        "status",
+        "output",
+        "visibility",
+    }
 
 
 def test_shard_spec():
@@ -198,23 +260,75 @@ def test_cli_errors_are_one_line_and_exit_2(tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("x")
     cases = [
-        (["grade", str(subs), "--source", str(tmp_path / "nope.ipynb"), "--out", str(tmp_path / "o")],
-         "--source"),
-        (["grade", str(subs), "--source", str(MASTER), "--out", str(blocker / "out")], "--out"),
+        (
+            [
+                "grade",
+                str(subs),
+                "--source",
+                str(tmp_path / "nope.ipynb"),
+                "--out",
+                str(tmp_path / "o"),
+            ],
+            "--source",
+        ),
+        (
+            [
+                "grade",
+                str(subs),
+                "--source",
+                str(MASTER),
+                "--out",
+                str(blocker / "out"),
+            ],
+            "--out",
+        ),
         (["grade", str(subs), "--out", str(tmp_path / "o")], "--source is required"),
-        (["grade", str(tmp_path / "nope"), "--source", str(MASTER), "--out", str(tmp_path / "o")],
-         "not a folder"),
+        (
+            [
+                "grade",
+                str(tmp_path / "nope"),
+                "--source",
+                str(MASTER),
+                "--out",
+                str(tmp_path / "o"),
+            ],
+            "not a folder",
+        ),
         (["grade", "merge", "--out", str(tmp_path / "o")], "name the shard"),
-        (["grade", str(subs), "--source", str(MASTER), "--out", str(tmp_path / "o"), "--shard", "3/2"],
-         "--shard"),
-        (["grade", str(subs), "--source", str(MASTER), "--out", str(tmp_path / "o"), "--jobs", "0"],
-         "--jobs"),
+        (
+            [
+                "grade",
+                str(subs),
+                "--source",
+                str(MASTER),
+                "--out",
+                str(tmp_path / "o"),
+                "--shard",
+                "3/2",
+            ],
+            "--shard",
+        ),
+        (
+            [
+                "grade",
+                str(subs),
+                "--source",
+                str(MASTER),
+                "--out",
+                str(tmp_path / "o"),
+                "--jobs",
+                "0",
+            ],
+            "--jobs",
+        ),
         (["check", str(tmp_path / "nope.ipynb")], "no such file"),
     ]
     for argv, message in cases:
         assert course_main(argv) == 2, argv
         err = capsys.readouterr().err.strip()
-        assert err.startswith("course: error:") and message in err and "\n" not in err, (argv, err)
+        assert (
+            err.startswith("course: error:") and message in err and "\n" not in err
+        ), (argv, err)
 
 
 def test_invalid_record_scores_zero_for_every_exercise():
@@ -229,14 +343,26 @@ def _synthetic(first_cell: dict) -> dict:
     m = grader_load.load_master(MASTER)
     matched = _match("full")
     n = sum(c.role in ("context", "solution", "test") for c in matched.cells)
-    run = {"cells": [first_cell] + [{"status": "ok", "outputs": []}] * (n - 1), "events": []}
+    run = {
+        "cells": [first_cell] + [{"status": "ok", "outputs": []}] * (n - 1),
+        "events": [],
+    }
     return grader_report.score(m, matched, run, student="x")
 
 
 def test_score_counts_only_ok_replies_and_flags_a_broken_setup():
     assert _synthetic({"status": "ok"})["total"] == 8
-    rec = _synthetic({"status": "error", "ename": "ModuleNotFoundError", "evalue": "No module named 'torch'"})
-    assert rec["status"] == "error" and "setup cell of the master raised ModuleNotFoundError" in rec["reason"]
+    rec = _synthetic(
+        {
+            "status": "error",
+            "ename": "ModuleNotFoundError",
+            "evalue": "No module named 'torch'",
+        }
+    )
+    assert (
+        rec["status"] == "error"
+        and "setup cell of the master raised ModuleNotFoundError" in rec["reason"]
+    )
     assert not grader_store.already_graded(Path("/nonexistent"), "x", None, "")
 
 

@@ -215,7 +215,9 @@ def test_a_failed_install_shows_pips_own_words():
     def failing(cmd, **kwargs):
         if "list" in cmd:
             return subprocess.CompletedProcess(cmd, 0, stdout=_freeze("colab-gpu.txt"))
-        return subprocess.CompletedProcess(cmd, 1, stdout="", stderr="ERROR: no flax 9\n")
+        return subprocess.CompletedProcess(
+            cmd, 1, stdout="", stderr="ERROR: no flax 9\n"
+        )
 
     with pytest.raises(RuntimeError, match="no flax 9"):
         hosted.install_dependencies(requirements=REQUIREMENTS, run=failing, environ={})

@@ -74,7 +74,9 @@ class _FakeTpuArray:
     """Stands in for a jax array on a TPU (none here): what to_torch sees of it."""
 
     def __init__(self, platform="tpu", n=1):
-        self._devices = {type("D", (), {"platform": platform, "id": i})() for i in range(n)}
+        self._devices = {
+            type("D", (), {"platform": platform, "id": i})() for i in range(n)
+        }
 
     def devices(self):
         return self._devices
@@ -113,13 +115,19 @@ def test_torch_function_gradients_match_pure_torch():
 
     loss = head(torch.tanh(lin(X)), W, b, y.int())
     loss.backward()
-    hybrid = {n: p.grad.clone() for n, p in [("lin.w", lin.weight), ("lin.b", lin.bias), ("W", W), ("b", b)]}
+    hybrid = {
+        n: p.grad.clone()
+        for n, p in [("lin.w", lin.weight), ("lin.b", lin.bias), ("W", W), ("b", b)]
+    }
     for p in (lin.weight, lin.bias, W, b):
         p.grad = None
 
     ref = torch.nn.functional.cross_entropy(torch.tanh(lin(X)) @ W + b, y)
     ref.backward()
-    pure = {n: p.grad for n, p in [("lin.w", lin.weight), ("lin.b", lin.bias), ("W", W), ("b", b)]}
+    pure = {
+        n: p.grad
+        for n, p in [("lin.w", lin.weight), ("lin.b", lin.bias), ("W", W), ("b", b)]
+    }
     assert_close(loss, ref, rtol=1e-6, atol=1e-6, name="loss")
     assert_close(hybrid, pure, rtol=1e-5, atol=1e-6, name="grads")
 

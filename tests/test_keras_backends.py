@@ -26,7 +26,11 @@ def test_import_is_light():
         ({"backend": "tensorflow"}, ValueError, "backend must be one of"),
         ({"backend": "jax", "batch": 0}, ValueError, "batch must be a positive int"),
         ({"backend": "jax", "width": 2.5}, ValueError, "width must be a positive int"),
-        ({"backend": "torch", "batch": True}, ValueError, "batch must be a positive int"),
+        (
+            {"backend": "torch", "batch": True},
+            ValueError,
+            "batch must be a positive int",
+        ),
     ],
 )
 def test_run_rejects_bad_arguments(tmp_path, kwargs, err, match):

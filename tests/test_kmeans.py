@@ -34,7 +34,9 @@ def test_reference_finds_well_separated_clusters():
     assert len(pairs) == 3
     # Converged centroids are the means of their points.
     for j in range(3):
-        np.testing.assert_allclose(res.centroids[j], X[res.labels == j].mean(0), atol=1e-5)
+        np.testing.assert_allclose(
+            res.centroids[j], X[res.labels == j].mean(0), atol=1e-5
+        )
 
 
 def test_one_step_matches_a_hand_computed_example():
@@ -42,7 +44,9 @@ def test_one_step_matches_a_hand_computed_example():
     C = np.array([[1.0, 1.0], [9.0, 0.0], [100.0, 100.0]])
     new, labels = kmeans.numpy_step(X, C)
     np.testing.assert_array_equal(labels, [0, 0, 1, 1])
-    np.testing.assert_allclose(new, [[0.0, 1.0], [11.0, 0.0], [100.0, 100.0]])  # empty stays
+    np.testing.assert_allclose(
+        new, [[0.0, 1.0], [11.0, 0.0], [100.0, 100.0]]
+    )  # empty stays
 
 
 def test_max_iter_stops_the_loop():
@@ -73,7 +77,9 @@ def test_plot_steps_draws_three_rows():
     X, _ = kmeans.make_blobs(120, 3, seed=0)
     res = kmeans.numpy_kmeans(X, kmeans.initial_centroids(X, 3), tol=1e-4)
     axes = kmeans.plot_steps(X, res.history, tol=1e-4)
-    assert axes.shape[0] == 3 and axes.shape[1] == len({1, min(2, res.n_iter), res.n_iter})
+    assert axes.shape[0] == 3 and axes.shape[1] == len(
+        {1, min(2, res.n_iter), res.n_iter}
+    )
     assert axes[2, -1].get_title().endswith("stop")
     with pytest.raises(ValueError, match="iterations must be in"):
         kmeans.plot_steps(X, res.history, tol=1e-4, iterations=[0])
@@ -85,5 +91,7 @@ def test_importing_the_module_imports_no_framework():
         "import sys, course_utils.kmeans; "
         "print(any(m in sys.modules for m in ('jax', 'torch', 'matplotlib')))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     assert out.stdout.strip() == "False"

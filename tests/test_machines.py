@@ -28,31 +28,69 @@ MACHINES = [
     Machine(
         "workstation, CUDA 13 driver",
         install.Facts(driver_cuda=13),
-        "gpu", True, "13.0", False, jax_plugin="jax-cuda13-plugin",
+        "gpu",
+        True,
+        "13.0",
+        False,
+        jax_plugin="jax-cuda13-plugin",
     ),
     Machine(
         "workstation, CUDA 12 driver",
         install.Facts(driver_cuda=12),
-        "gpu", True, "12.6", False, jax_plugin="jax-cuda12-plugin",
+        "gpu",
+        True,
+        "12.6",
+        False,
+        jax_plugin="jax-cuda12-plugin",
     ),
     Machine(
         "Colab GPU",
-        install.Facts(torch="2.11.0+cu128", torch_cuda="12.8", jax="0.7.2",
-                      jax_plugins=("cuda12",), driver_cuda=12, colab=True),
-        "gpu", True, "12.8", False, jax_plugin="jax-cuda12-plugin",
+        install.Facts(
+            torch="2.11.0+cu128",
+            torch_cuda="12.8",
+            jax="0.7.2",
+            jax_plugins=("cuda12",),
+            driver_cuda=12,
+            colab=True,
+        ),
+        "gpu",
+        True,
+        "12.8",
+        False,
+        jax_plugin="jax-cuda12-plugin",
     ),
     Machine(
         "Colab TPU",
-        install.Facts(torch="2.9.0+cpu", torch_xla=True, jax="0.7.2",
-                      jax_plugins=("tpu",), tpu=True, colab=True),
-        "tpu", False, None, True, torch_xla=True,
+        install.Facts(
+            torch="2.9.0+cpu",
+            torch_xla=True,
+            jax="0.7.2",
+            jax_plugins=("tpu",),
+            tpu=True,
+            colab=True,
+        ),
+        "tpu",
+        False,
+        None,
+        True,
+        torch_xla=True,
     ),
     Machine("TPU VM", install.Facts(tpu=True), "tpu", False, None, True),
     Machine(
         "Kaggle GPU",
-        install.Facts(torch="2.6.0+cu124", torch_cuda="12.4", jax="0.5.2",
-                      jax_plugins=("cuda12",), driver_cuda=12, kaggle=True),
-        "gpu", True, "12.4", False, jax_plugin="jax-cuda12-plugin",
+        install.Facts(
+            torch="2.6.0+cu124",
+            torch_cuda="12.4",
+            jax="0.5.2",
+            jax_plugins=("cuda12",),
+            driver_cuda=12,
+            kaggle=True,
+        ),
+        "gpu",
+        True,
+        "12.4",
+        False,
+        jax_plugin="jax-cuda12-plugin",
     ),
     Machine("CPU laptop", install.Facts(), "cpu", False, None, False),
 ]
@@ -87,7 +125,9 @@ def _fake(monkeypatch, m: Machine, *, jax_kind: str | None = None, torch_cuda="s
     )
     monkeypatch.setattr(jax, "default_backend", lambda: kind)
     cuda_version = m.torch_cuda if torch_cuda == "same" else torch_cuda
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: m.cuda and bool(cuda_version))
+    monkeypatch.setattr(
+        torch.cuda, "is_available", lambda: m.cuda and bool(cuda_version)
+    )
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda i=0: "NVIDIA H100")
     monkeypatch.setattr(torch.version, "cuda", cuda_version)
     monkeypatch.setattr(env, "tpu_present", lambda: m.tpu)
@@ -96,9 +136,11 @@ def _fake(monkeypatch, m: Machine, *, jax_kind: str | None = None, torch_cuda="s
     monkeypatch.setattr(
         importlib.util,
         "find_spec",
-        lambda name, *a: (object() if m.torch_xla else None)
-        if name == "torch_xla"
-        else real_find_spec(name, *a),
+        lambda name, *a: (
+            (object() if m.torch_xla else None)
+            if name == "torch_xla"
+            else real_find_spec(name, *a)
+        ),
     )
 
 
@@ -132,7 +174,9 @@ def test_environment_settings_of_each_machine(m, monkeypatch, capsys):
 @pytest.mark.parametrize("m", MACHINES, ids=IDS)
 def test_doctor_is_content_with_each_machine_as_planned(m, monkeypatch, capsys):
     _fake(monkeypatch, m)
-    monkeypatch.setattr(cli, "_root", lambda: (_ for _ in ()).throw(cli.CourseError("x")))
+    monkeypatch.setattr(
+        cli, "_root", lambda: (_ for _ in ()).throw(cli.CourseError("x"))
+    )
     cli.main(["doctor"])
     out = capsys.readouterr().out
     assert "Fix:" not in out, out
@@ -140,21 +184,31 @@ def test_doctor_is_content_with_each_machine_as_planned(m, monkeypatch, capsys):
 
 MISMATCHES = [
     # machine, JAX's kind, torch's CUDA, the fix doctor must name
-    ("workstation, CUDA 13 driver", "cpu", "13.0", 'jax[cuda13]'),  # jax CPU-only
-    ("workstation, CUDA 12 driver", "cpu", "12.6", 'jax[cuda12]'),
+    ("workstation, CUDA 13 driver", "cpu", "13.0", "jax[cuda13]"),  # jax CPU-only
+    ("workstation, CUDA 12 driver", "cpu", "12.6", "jax[cuda12]"),
     ("Colab GPU", "cpu", "12.8", "env.setup()"),  # plugin installed, CUDA not loaded
-    ("Kaggle GPU", "gpu", None, "CPU-only build"),  # torch's CPU build next to a GPU JAX
+    (
+        "Kaggle GPU",
+        "gpu",
+        None,
+        "CPU-only build",
+    ),  # torch's CPU build next to a GPU JAX
 ]
 
 
 @pytest.mark.parametrize("name, jax_kind, torch_cuda, fix", MISMATCHES)
-def test_doctor_flags_each_mismatch_with_its_fix(name, jax_kind, torch_cuda, fix,
-                                                 monkeypatch, capsys):
+def test_doctor_flags_each_mismatch_with_its_fix(
+    name, jax_kind, torch_cuda, fix, monkeypatch, capsys
+):
     m = next(m for m in MACHINES if m.name == name)
     if fix.startswith("jax["):
-        m = Machine(m.name, m.facts, m.jax_kind, m.cuda, m.torch_cuda, m.tpu)  # no plugin
+        m = Machine(
+            m.name, m.facts, m.jax_kind, m.cuda, m.torch_cuda, m.tpu
+        )  # no plugin
     _fake(monkeypatch, m, jax_kind=jax_kind, torch_cuda=torch_cuda)
-    monkeypatch.setattr(cli, "_root", lambda: (_ for _ in ()).throw(cli.CourseError("x")))
+    monkeypatch.setattr(
+        cli, "_root", lambda: (_ for _ in ()).throw(cli.CourseError("x"))
+    )
     assert cli.main(["doctor"]) == 1
     out = capsys.readouterr().out
     assert "To fix:" in out and fix in out, out

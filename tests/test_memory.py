@@ -16,12 +16,21 @@ jnp = pytest.importorskip("jax.numpy")
 
 def test_importing_memory_imports_no_framework():
     code = "import sys, course_utils.memory; print('torch' in sys.modules, 'jax' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     assert out.stdout.split() == ["False", "False"]
 
 
 @pytest.mark.parametrize(
-    "n, text", [(0, "0 B"), (512, "512 B"), (1536, "1.5 KiB"), (3 * 2**20, "3 MiB"), (-2048, "-2 KiB")]
+    "n, text",
+    [
+        (0, "0 B"),
+        (512, "512 B"),
+        (1536, "1.5 KiB"),
+        (3 * 2**20, "3 MiB"),
+        (-2048, "-2 KiB"),
+    ],
 )
 def test_format_bytes(n, text):
     assert memory.format_bytes(n) == text
@@ -35,11 +44,18 @@ def test_tree_bytes_counts_modules_optimizers_and_arrays_once():
     opt.step()
     assert memory.tree_bytes(lin) == 2 * 44 * 4  # parameters + gradients
     # Adam keeps two moments per parameter and a step counter per tensor.
-    step_bytes = sum(s["step"].numel() * s["step"].element_size() for s in opt.state.values())
+    step_bytes = sum(
+        s["step"].numel() * s["step"].element_size() for s in opt.state.values()
+    )
     assert memory.tree_bytes(opt) == 2 * 44 * 4 + step_bytes
     t = torch.zeros(100)
     assert memory.tree_bytes((t, t, t[:10])) == 400  # one storage
-    assert memory.tree_bytes({"a": jnp.zeros((5, 5)), "b": np.zeros(3, np.float64), "c": 7}) == 100 + 24
+    assert (
+        memory.tree_bytes(
+            {"a": jnp.zeros((5, 5)), "b": np.zeros(3, np.float64), "c": 7}
+        )
+        == 100 + 24
+    )
 
 
 def test_xla_memory_reports_arguments_and_donation():
@@ -50,7 +66,9 @@ def test_xla_memory_reports_arguments_and_donation():
     assert plain.parts["outputs"] == x.nbytes
     assert plain.parts["donated (aliased)"] == 0
     assert plain.peak_bytes >= 2 * x.nbytes
-    donated = memory.xla_memory(jax.jit(lambda a: a * 2.0 + 1.0, donate_argnums=0).lower(x).compile())
+    donated = memory.xla_memory(
+        jax.jit(lambda a: a * 2.0 + 1.0, donate_argnums=0).lower(x).compile()
+    )
     assert donated.parts["donated (aliased)"] == x.nbytes
     assert "memory_analysis" in donated.method
     with pytest.raises(TypeError, match="compiled must be"):
@@ -101,7 +119,10 @@ def test_gpu_only_paths_say_so_on_cpu():
 
 
 def test_table_lists_every_report():
-    reports = [memory.MemoryReport("a", "m1", 10, {"x": 10}), memory.MemoryReport("b", "m2", 2048)]
+    reports = [
+        memory.MemoryReport("a", "m1", 10, {"x": 10}),
+        memory.MemoryReport("b", "m2", 2048),
+    ]
     text = memory.table(reports)
     assert text.splitlines()[0].startswith("| step | peak |")
     assert "| a | 10 B | m1 | x 10 B |" in text and "| b | 2 KiB | m2 |  |" in text
@@ -155,27 +176,54 @@ def _step(fake: FakeAllocator, transient: int, kept: int):
 
 
 def test_torch_peak_above_resets_the_counter_and_counts_from_the_live_bytes():
-    fake = FakeAllocator(live=1_000, peak=50_000)  # an earlier benchmark peaked at 50 kB
+    fake = FakeAllocator(
+        live=1_000, peak=50_000
+    )  # an earlier benchmark peaked at 50 kB
     fake.alloc(100)  # last step's gradients
 
-    above = memory.torch_peak_above(_step(fake, 300, 100), before=lambda: fake.free(100), cuda=fake)
+    above = memory.torch_peak_above(
+        _step(fake, 300, 100), before=lambda: fake.free(100), cuda=fake
+    )
     assert above == 300  # not 50_000 - 1_000: the earlier peak was reset away
     assert fake.calls == ["synchronize", "reset", "synchronize"]
 
 
 def test_ballast_lifts_the_live_bytes_over_an_earlier_peak():
-    assert memory.ballast_bytes({"bytes_in_use": 1_000, "peak_bytes_in_use": 9_000}, margin=10) == 8_010
-    assert memory.ballast_bytes({"bytes_in_use": 9_000, "peak_bytes_in_use": 9_000}, margin=0) == 0
-    assert memory.peak_above({"bytes_in_use": 9_000, "peak_bytes_in_use": 9_000},
-                             {"bytes_in_use": 9_000, "peak_bytes_in_use": 9_700}) == 700
+    assert (
+        memory.ballast_bytes(
+            {"bytes_in_use": 1_000, "peak_bytes_in_use": 9_000}, margin=10
+        )
+        == 8_010
+    )
+    assert (
+        memory.ballast_bytes(
+            {"bytes_in_use": 9_000, "peak_bytes_in_use": 9_000}, margin=0
+        )
+        == 0
+    )
+    assert (
+        memory.peak_above(
+            {"bytes_in_use": 9_000, "peak_bytes_in_use": 9_000},
+            {"bytes_in_use": 9_000, "peak_bytes_in_use": 9_700},
+        )
+        == 700
+    )
     with pytest.raises(ValueError, match="below the allocator's earlier peak"):
-        memory.peak_above({"bytes_in_use": 1_000, "peak_bytes_in_use": 9_000},
-                          {"bytes_in_use": 1_000, "peak_bytes_in_use": 9_000})
+        memory.peak_above(
+            {"bytes_in_use": 1_000, "peak_bytes_in_use": 9_000},
+            {"bytes_in_use": 1_000, "peak_bytes_in_use": 9_000},
+        )
 
 
-@pytest.mark.parametrize("transient", [300, 20_000])  # below and above the earlier peak's gap
-def test_jax_peak_above_is_the_steps_own_peak_despite_an_unresettable_counter(transient):
-    fake = FakeAllocator(live=1_000, peak=10_000)  # compilation peaked earlier; no reset in JAX
+@pytest.mark.parametrize(
+    "transient", [300, 20_000]
+)  # below and above the earlier peak's gap
+def test_jax_peak_above_is_the_steps_own_peak_despite_an_unresettable_counter(
+    transient,
+):
+    fake = FakeAllocator(
+        live=1_000, peak=10_000
+    )  # compilation peaked earlier; no reset in JAX
     ballasts = []
 
     def allocate(n):
@@ -187,7 +235,9 @@ def test_jax_peak_above_is_the_steps_own_peak_despite_an_unresettable_counter(tr
     assert ballasts == [9_000 + 2**20]  # the gap to the earlier peak, and a margin
     naive = FakeAllocator(live=1_000, peak=10_000)
     _step(naive, transient, 0)()
-    if transient < 9_000:  # without the ballast, the counter shows the earlier peak instead
+    if (
+        transient < 9_000
+    ):  # without the ballast, the counter shows the earlier peak instead
         assert naive.peak - 1_000 == 9_000
 
 

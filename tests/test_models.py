@@ -21,7 +21,9 @@ def test_importing_models_imports_no_framework():
         "print('torch' in sys.modules, 'jax' in sys.modules, 'flax' in sys.modules); "
         "m.TorchCNN; print('torch' in sys.modules, 'flax' in sys.modules)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     assert out.stdout.split() == ["False", "False", "False", "True", "False"]
 
 
@@ -41,7 +43,8 @@ def _n_params_nnx(m):
 
 @pytest.mark.parametrize(
     # the sizes test_convert uses too, so a test worker compiles each size once
-    "channels, hidden, classes, size", [((16, 32), 64, 10, 8), ((3, 5), 7, 4, 6)]
+    "channels, hidden, classes, size",
+    [((16, 32), 64, 10, 8), ((3, 5), 7, 4, 6)],
 )
 def test_shapes_and_parameter_counts_match(channels, hidden, classes, size):
     tm = TorchCNN(channels, hidden, classes, size)
@@ -51,7 +54,9 @@ def test_shapes_and_parameter_counts_match(channels, hidden, classes, size):
     assert jm.feature_hwc == (half, half, channels[1])
     assert tuple(tm(torch.zeros(5, 1, size, size)).shape) == (5, classes)
     assert jm(jax.numpy.zeros((5, size, size, 1))).shape == (5, classes)
-    expected = (9 * channels[0] + channels[0]) + (9 * channels[0] * channels[1] + channels[1])
+    expected = (9 * channels[0] + channels[0]) + (
+        9 * channels[0] * channels[1] + channels[1]
+    )
     expected += channels[1] * half * half * hidden + hidden + hidden * classes + classes
     assert _n_params_torch(tm) == _n_params_nnx(jm) == expected
 
@@ -60,7 +65,11 @@ def test_defaults_are_the_documented_ones():
     tm = TorchCNN()
     assert tm.conv1.padding == (1, 1) and tm.conv1.kernel_size == (3, 3)
     assert (tm.conv1.out_channels, tm.conv2.out_channels) == (16, 32)
-    assert (tm.fc1.in_features, tm.fc1.out_features, tm.fc2.out_features) == (512, 64, 10)
+    assert (tm.fc1.in_features, tm.fc1.out_features, tm.fc2.out_features) == (
+        512,
+        64,
+        10,
+    )
     jm = NNXCNN(rngs=nnx.Rngs(0))
     assert jm.conv1.padding == ((1, 1), (1, 1))
     assert jm.fc1.kernel.shape == (512, 64) and jm.fc2.kernel.shape == (64, 10)
@@ -91,7 +100,10 @@ def test_wrong_layout_is_a_clear_error():
 
 
 def test_torch_model_pickles_by_name():
-    assert TorchCNN.__qualname__ == "TorchCNN" and TorchCNN.__module__ == "course_utils.models"
+    assert (
+        TorchCNN.__qualname__ == "TorchCNN"
+        and TorchCNN.__module__ == "course_utils.models"
+    )
     tm = TorchCNN(hidden=8)
     clone = pickle.loads(pickle.dumps(tm))
     x = torch.rand(3, 1, 8, 8)

@@ -46,7 +46,9 @@ def test_title_badges_setup_and_parameters(pair):
     title = nb.cells[0]
     assert title.cell_type == "markdown" and title.source.startswith("# ")
     assert notebooks.badges(rel) in title.source, f"{rel}: badges must point at {rel}"
-    assert nb.cells[1].source == notebooks.colab_setup_source(), f"{rel}: setup cell differs"
+    assert nb.cells[1].source == notebooks.colab_setup_source(), (
+        f"{rel}: setup cell differs"
+    )
     params = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
     assert len(params) == 1, f"{rel}: needs exactly one parameters-tagged cell"
     assert "SMOKE = None" in params[0].source and "SIZES" in params[0].source
@@ -61,7 +63,9 @@ def test_student_notebooks_point_at_themselves():
 def _copy_course(tmp_path: Path) -> Path:
     root = tmp_path / "course"
     for d in ("notebooks", "solutions", "exercises", "course_utils"):
-        shutil.copytree(ROOT / d, root / d, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            ROOT / d, root / d, ignore=shutil.ignore_patterns("__pycache__")
+        )
     return root
 
 
@@ -76,26 +80,39 @@ def test_sync_check_names_the_drifted_file(tmp_path):
 
 def test_orphan_and_stale_files_are_reported(tmp_path):
     root = _copy_course(tmp_path)
-    shutil.copy(root / "notebooks" / "00_welcome_and_setup.ipynb", root / "notebooks" / "99_x.ipynb")
+    shutil.copy(
+        root / "notebooks" / "00_welcome_and_setup.ipynb",
+        root / "notebooks" / "99_x.ipynb",
+    )
     assert "notebooks/99_x.ipynb (no .py source)" in notebooks.sync(root, check=True)
     (root / "exercises" / "old.ipynb").write_text("{}")
-    assert "exercises/old.ipynb (no master in solutions/)" in notebooks.build_exercises(root, check=True)
+    assert "exercises/old.ipynb (no master in solutions/)" in notebooks.build_exercises(
+        root, check=True
+    )
 
 
 def test_bad_marker_in_master_names_file_and_cell(tmp_path):
     root = _copy_course(tmp_path)
     master = root / "solutions" / "00_welcome_exercises.py"
     master.write_text(master.read_text().replace("    ### END SOLUTION\n", "", 1))
-    with pytest.raises(CourseError, match=r"solutions/00_welcome_exercises.py: cell \d+: .*has no '### END SOLUTION'"):
+    with pytest.raises(
+        CourseError,
+        match=r"solutions/00_welcome_exercises.py: cell \d+: .*has no '### END SOLUTION'",
+    ):
         notebooks.build_exercises(root)
 
 
 def test_resolve_names():
     assert notebooks.resolve(ROOT, ["00"])[0].name == "00_welcome_and_setup.ipynb"
-    assert notebooks.resolve(ROOT, ["00_welcome_and_setup"])[0].name == "00_welcome_and_setup.ipynb"
+    assert (
+        notebooks.resolve(ROOT, ["00_welcome_and_setup"])[0].name
+        == "00_welcome_and_setup.ipynb"
+    )
     master = notebooks.resolve(ROOT, ["solutions/00_welcome_exercises.ipynb"])[0]
     assert master.parent.name == "solutions"
     with pytest.raises(CourseError, match="matches several notebooks"):
         notebooks.resolve(ROOT, ["00_welcome_exercises"])
-    with pytest.raises(CourseError, match="unknown notebook 'nope'; lessons: 00_welcome_and_setup"):
+    with pytest.raises(
+        CourseError, match="unknown notebook 'nope'; lessons: 00_welcome_and_setup"
+    ):
         notebooks.resolve(ROOT, ["nope"])

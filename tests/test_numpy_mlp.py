@@ -14,8 +14,17 @@ def test_init_is_reproducible_and_shaped():
     a = numpy_mlp.init_params(4, 8, 2, seed=3)
     b = numpy_mlp.init_params(4, 8, 2, seed=3)
     c = numpy_mlp.init_params(4, 8, 2, seed=4)
-    assert {k: v.shape for k, v in a.items()} == {"w1": (4, 8), "b1": (8,), "w2": (8, 2), "b2": (2,)}
-    assert list(a) == sorted(a) == list(numpy_mlp.grads(a, *numpy_mlp.toy_regression(3, 4, 2, seed=0)))
+    assert {k: v.shape for k, v in a.items()} == {
+        "w1": (4, 8),
+        "b1": (8,),
+        "w2": (8, 2),
+        "b2": (2,),
+    }
+    assert (
+        list(a)
+        == sorted(a)
+        == list(numpy_mlp.grads(a, *numpy_mlp.toy_regression(3, 4, 2, seed=0)))
+    )
     assert all(v.dtype == np.float32 for v in a.values())
     assert all(np.array_equal(a[k], b[k]) for k in a)
     assert not np.array_equal(a["w1"], c["w1"])
@@ -32,8 +41,13 @@ def test_grads_match_central_finite_differences():
             minus = {k: v.copy() for k, v in params.items()}
             plus[name][idx] += eps
             minus[name][idx] -= eps
-            numeric = (numpy_mlp.loss(plus, X, y) - numpy_mlp.loss(minus, X, y)) / (2 * eps)
-            assert analytic[name][idx] == pytest.approx(numeric, rel=1e-5, abs=1e-8), (name, idx)
+            numeric = (numpy_mlp.loss(plus, X, y) - numpy_mlp.loss(minus, X, y)) / (
+                2 * eps
+            )
+            assert analytic[name][idx] == pytest.approx(numeric, rel=1e-5, abs=1e-8), (
+                name,
+                idx,
+            )
 
 
 def test_loss_is_half_mean_squared_error_and_functions_are_pure():
@@ -41,7 +55,9 @@ def test_loss_is_half_mean_squared_error_and_functions_are_pure():
     before = {k: v.copy() for k, v in params.items()}
     pred = numpy_mlp.forward(params, X)
     assert pred.shape == (16, 2)
-    assert numpy_mlp.loss(params, X, y) == pytest.approx(0.5 * np.mean(np.sum((pred - y) ** 2, axis=1)))
+    assert numpy_mlp.loss(params, X, y) == pytest.approx(
+        0.5 * np.mean(np.sum((pred - y) ** 2, axis=1))
+    )
     numpy_mlp.grads(params, X, y)
     assert all(np.array_equal(before[k], params[k]) for k in params)
 

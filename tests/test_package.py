@@ -13,8 +13,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _python(code: str) -> str:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True).stdout
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
 
 
 def test_import_is_fast():
@@ -24,7 +25,9 @@ def test_import_is_fast():
 
 
 def test_no_module_imports_a_framework():
-    modules = sorted(p.stem for p in (ROOT / "course_utils").glob("*.py") if p.stem != "__init__")
+    modules = sorted(
+        p.stem for p in (ROOT / "course_utils").glob("*.py") if p.stem != "__init__"
+    )
     code = (
         "import importlib, sys\n"
         f"for m in {modules!r}:\n"
@@ -36,8 +39,12 @@ def test_no_module_imports_a_framework():
 
 
 def test_ruff_passes():
-    out = subprocess.run([sys.executable, "-m", "ruff", "check", "."], capture_output=True,
-                         text=True, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "."],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
 
 
@@ -54,10 +61,16 @@ def _name(req: str) -> str:
 
 def test_binder_lists_every_runtime_dependency():
     lines = (ROOT / "binder" / "requirements.txt").read_text().splitlines()
-    listed = {_name(line) for line in lines if line.strip() and not line.startswith(("#", "-"))}
+    listed = {
+        _name(line)
+        for line in lines
+        if line.strip() and not line.startswith(("#", "-"))
+    }
     missing = {_name(d) for d in _runtime_deps()} - listed
     assert not missing, f"binder/requirements.txt lacks {sorted(missing)}"
-    assert any("download.pytorch.org/whl/cpu" in line for line in lines), "Binder should take CPU torch"
+    assert any("download.pytorch.org/whl/cpu" in line for line in lines), (
+        "Binder should take CPU torch"
+    )
     assert (ROOT / "binder" / "postBuild").exists()
 
 

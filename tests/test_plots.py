@@ -9,7 +9,9 @@ from course_utils.timing import Measurement  # noqa: E402
 
 def test_training_curves_draws_both_on_given_axes():
     fig, ax = plt.subplots()
-    out = plots.training_curves({"PyTorch": [3, 2, 1], "JAX": [3, 2.1, 1.1]}, ax=ax, title="loss")
+    out = plots.training_curves(
+        {"PyTorch": [3, 2, 1], "JAX": [3, 2.1, 1.1]}, ax=ax, title="loss"
+    )
     assert out is ax
     assert [line.get_label() for line in ax.get_lines()] == ["PyTorch", "JAX"]
     assert ax.get_lines()[0].get_color() == plots.COLORS["pytorch"]

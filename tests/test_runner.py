@@ -18,7 +18,11 @@ def write_nb(path: Path, *cells, tags=None) -> Path:
         if tags and i in tags:
             cell.metadata["tags"] = tags[i]
         nb.cells.append(cell)
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nbformat.write(nb, path)
     return path
 
@@ -26,29 +30,47 @@ def write_nb(path: Path, *cells, tags=None) -> Path:
 @pytest.fixture
 def nbs(tmp_path):
     return {
-        "ok": write_nb(tmp_path / "ok.ipynb",
-                       "SMOKE = None",
-                       "import os\nassert SMOKE is True and os.environ['COURSE_SMOKE'] == '1'",
-                       "x = 1",
-                       tags={0: ["parameters"]}),
-        "sharp": write_nb(tmp_path / "sharp.ipynb", "1 / 0", "y = 2", tags={0: ["raises-exception"]}),
-        "bad": write_nb(tmp_path / "bad.ipynb", "a = 1", "raise ValueError('boom here')", "b = 2"),
-        "deprecated": write_nb(tmp_path / "deprecated.ipynb",
-                               "import warnings\nwarnings.warn('old api', DeprecationWarning)"),
+        "ok": write_nb(
+            tmp_path / "ok.ipynb",
+            "SMOKE = None",
+            "import os\nassert SMOKE is True and os.environ['COURSE_SMOKE'] == '1'",
+            "x = 1",
+            tags={0: ["parameters"]},
+        ),
+        "sharp": write_nb(
+            tmp_path / "sharp.ipynb", "1 / 0", "y = 2", tags={0: ["raises-exception"]}
+        ),
+        "bad": write_nb(
+            tmp_path / "bad.ipynb", "a = 1", "raise ValueError('boom here')", "b = 2"
+        ),
+        "deprecated": write_nb(
+            tmp_path / "deprecated.ipynb",
+            "import warnings\nwarnings.warn('old api', DeprecationWarning)",
+        ),
         "slow": write_nb(tmp_path / "slow.ipynb", "import time\ntime.sleep(120)"),
     }
 
 
 def test_ok_failing_and_sharp_bit_notebooks(nbs, tmp_path):
     out = tmp_path / "out"
-    results = runner.run_notebooks([nbs["ok"], nbs["bad"], nbs["sharp"], nbs["deprecated"]],
-                                   root=ROOT, smoke=True, timeout=120, out_dir=out, progress=False)
+    results = runner.run_notebooks(
+        [nbs["ok"], nbs["bad"], nbs["sharp"], nbs["deprecated"]],
+        root=ROOT,
+        smoke=True,
+        timeout=120,
+        out_dir=out,
+        progress=False,
+    )
     status = {Path(r.notebook).stem: r for r in results}
     assert status["ok"].status == "ok"
-    assert status["sharp"].status == "ok"  # an error in a raises-exception cell is expected
+    assert (
+        status["sharp"].status == "ok"
+    )  # an error in a raises-exception cell is expected
     assert status["bad"].status == "failed"
     assert status["bad"].cell == 1 and "ValueError: boom here" in status["bad"].error
-    assert status["deprecated"].status == "failed"  # framework policy: deprecations fail
+    assert (
+        status["deprecated"].status == "failed"
+    )  # framework policy: deprecations fail
     assert "DeprecationWarning" in status["deprecated"].error
     assert (out / "ok.ipynb").exists() and (out / "bad.ipynb").exists()
     table = runner.summary(results, ROOT)
@@ -73,7 +95,9 @@ def test_timeout_kills_the_kernel(nbs, tmp_path, monkeypatch):
     marker = f"timeout-{os.getpid()}-{time.time_ns()}"
     monkeypatch.setenv("COURSE_TEST_MARK", marker)
     start = time.perf_counter()
-    result = runner.run_one(nbs["slow"], tmp_path / "out", root=ROOT, smoke=True, timeout=12)
+    result = runner.run_one(
+        nbs["slow"], tmp_path / "out", root=ROOT, smoke=True, timeout=12
+    )
     assert result.status == "timeout"
     assert time.perf_counter() - start < 40
     # run_one returns only when the kernel it started is gone: no grace period here.
@@ -93,13 +117,19 @@ def test_ctrl_c_stops_cleanly(nbs, tmp_path):
         "print([r.status for r in res])\n"
     )
     # Ctrl-C must reach the child even when the suite runs with SIGINT ignored (background).
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdout=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     time.sleep(8)  # the slow notebook's kernel is running by now
     children = psutil.Process(proc.pid).children(recursive=True)
     proc.send_signal(signal.SIGINT)
     out, _ = proc.communicate(timeout=60)
     assert "['interrupted', 'interrupted']" in out
     # The kernel runs in a session of its own; the runner kills it before returning.
-    alive = [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
+    alive = [
+        c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE
+    ]
     assert alive == [], "the notebook's kernel outlived Ctrl-C"

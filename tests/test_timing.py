@@ -22,7 +22,9 @@ def test_sync_waits_for_every_jax_leaf():
 
 def test_sync_synchronises_each_torch_device_once(monkeypatch):
     seen = []
-    monkeypatch.setattr(timing, "_torch_synchronize", lambda kind, dev: seen.append(kind))
+    monkeypatch.setattr(
+        timing, "_torch_synchronize", lambda kind, dev: seen.append(kind)
+    )
     timing.sync([torch.ones(2), {"b": torch.zeros(3)}, torch.empty(2, device="meta")])
     assert sorted(seen) == ["cpu", "meta"]
 
@@ -30,9 +32,15 @@ def test_sync_synchronises_each_torch_device_once(monkeypatch):
 def test_sync_waits_on_the_gpu_each_tensor_lives_on(monkeypatch):
     # Two GPUs: torch.cuda.synchronize() alone waits for the current device only.
     calls = []
-    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: calls.append(device))
+    monkeypatch.setattr(
+        torch.cuda, "synchronize", lambda device=None: calls.append(device)
+    )
     on_gpu = [torch.empty(1, device="meta") for _ in range(3)]
-    devices = [torch.device("cuda", 0), torch.device("cuda", 1), torch.device("cuda", 1)]
+    devices = [
+        torch.device("cuda", 0),
+        torch.device("cuda", 1),
+        torch.device("cuda", 1),
+    ]
 
     class FakeTensor(torch.Tensor):
         pass
@@ -110,7 +118,9 @@ def test_bench_rejects_non_callable():
 
 
 def test_compare_checks_results_first():
-    with pytest.raises(AssertionError, match="'wrong' does not compute the same result"):
+    with pytest.raises(
+        AssertionError, match="'wrong' does not compute the same result"
+    ):
         timing.compare({"right": lambda: np.ones(3), "wrong": lambda: np.zeros(3)})
 
 
@@ -122,10 +132,12 @@ def test_compare_interleaves_and_reports_ratios():
             order.append(name)
             time.sleep(seconds)
             return np.ones(2)
+
         return fn
 
-    result = timing.compare({"slow": make("slow", 0.004), "fast": make("fast", 0.001)},
-                            rounds=12)
+    result = timing.compare(
+        {"slow": make("slow", 0.004), "fast": make("fast", 0.001)}, rounds=12
+    )
     assert result.baseline == "slow"
     assert result.ratio("slow") == 1.0
     assert 0.1 < result.ratio("fast") < 0.7
@@ -171,7 +183,9 @@ def test_compile_report_for_torch_compile():
 
 
 def test_compile_report_rejects_plain_functions():
-    with pytest.raises(TypeError, match="neither a jax.jit function nor a torch.compile"):
+    with pytest.raises(
+        TypeError, match="neither a jax.jit function nor a torch.compile"
+    ):
         timing.compile_report(lambda x: x, 1.0)
 
 

@@ -12,15 +12,23 @@ SCRIPT = ROOT / "benchmarks" / "timing_check.py"
 
 
 def _run() -> dict:
-    out = subprocess.run([sys.executable, str(SCRIPT), "--json"], capture_output=True,
-                         text=True, timeout=300, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
     assert out.stdout.strip(), out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def _inside(results: dict) -> bool:
-    return (results["a_async"] >= 0.9 and 0.9 <= results["b_vs_torch_timer"] <= 1.1
-            and results["c_first_call"] >= 5)
+    return (
+        results["a_async"] >= 0.9
+        and 0.9 <= results["b_vs_torch_timer"] <= 1.1
+        and results["c_first_call"] >= 5
+    )
 
 
 @pytest.mark.slow

@@ -21,7 +21,9 @@ def _with_graph_break(x):
 def test_graph_break_is_not_counted_as_recompilation():
     torch._dynamo.reset()
     fn = torch.compile(_with_graph_break, backend="eager")
-    report = timing.compile_report(fn, torch.linspace(0, 1, 16), eager=False, target_s=0.01)
+    report = timing.compile_report(
+        fn, torch.linspace(0, 1, 16), eager=False, target_s=0.01
+    )
     assert report.graphs == 2  # the graph before the break and the resumed one
     assert report.recompiles == 0
 

@@ -182,7 +182,13 @@ def make(venv, *args):
         pytest.skip("make is not installed")
     # Under `make test-versions` the outer make exports its command-line variables
     # (VENV, CONSTRAINTS, ...) and flags: this make must see none of them.
-    outer = ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "MAKEOVERRIDES", "COURSE_TORCH_VERSION")
+    outer = (
+        "MAKEFLAGS",
+        "MAKELEVEL",
+        "MFLAGS",
+        "MAKEOVERRIDES",
+        "COURSE_TORCH_VERSION",
+    )
     makefile_vars = ("VENV", "CONSTRAINTS", "LATEST", "SET", "PYTEST_ARGS", "PYTHON")
     env = {k: v for k, v in os.environ.items() if k not in outer + makefile_vars}
     out = subprocess.run(
