@@ -33,14 +33,14 @@ $(VENV)/.course-set: FORCE | $(PY)
 # or CPU) and later jax's accelerator plugin at the installed jax version; the version
 # set constrains everything else. The set's torch line is left to install.py, and the
 # installed torch is pinned so that no step replaces it.
-$(STAMP): pyproject.toml course_utils/install.py $(CONSTRAINTS) $(VENV)/.course-set | $(PY)
-	$(PY) course_utils/install.py torch
+$(STAMP): pyproject.toml course_utils/tooling/install.py $(CONSTRAINTS) $(VENV)/.course-set | $(PY)
+	$(PY) course_utils/tooling/install.py torch
 	@{ $(if $(CONSTRAINTS),grep -Ev '^torch[[:space:]]*[=<>~!]' $(CONSTRAINTS);) \
 	  $(PY) -c 'import importlib.metadata as m; print("torch==" + m.version("torch"))'; \
 	} > $(VENV)/constraints.txt
 	$(PY) -m pip install -q $(if $(CONSTRAINTS),,--upgrade --upgrade-strategy eager) \
 		-e ".[dev]" -c $(VENV)/constraints.txt
-	$(PY) course_utils/install.py jax -c $(VENV)/constraints.txt
+	$(PY) course_utils/tooling/install.py jax -c $(VENV)/constraints.txt
 	@touch $(STAMP)
 
 install: $(STAMP)
@@ -88,4 +88,4 @@ clean:
 # in build/device-check/report.json. Options: make gpu-check CHECK_ARGS="--budget 600".
 CHECK_ARGS ?=
 gpu-check: | $(PY)
-	$(PY) -m course_utils.cli check-device $(CHECK_ARGS)
+	$(PY) -m course_utils.tooling.cli check-device $(CHECK_ARGS)

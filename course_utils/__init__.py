@@ -1,16 +1,34 @@
 """Helpers for the *JAX and PyTorch, side by side* course.
 
-Importing this package is cheap and has no side effects: jax and torch are
-imported only inside the functions that need them. Submodules:
+The top level is what lessons and exercises import; importing it is cheap and
+has no side effects (jax and torch are imported inside the functions that need
+them). Student-facing modules:
 
-- ``env``: environment report, device choice, simulated CPU devices
+- ``config``: smoke mode, sizes, and where the course lives
+- ``env``: versions, devices, threads, precision; ``setup()`` at the top of every lesson
 - ``timing``: honest benchmarks (``sync``, ``bench``, ``compare``, ``compile_report``)
-- ``plots``: training curves, timing bars, break-even plots
-- ``data``: scikit-learn's digits, layout helpers, a shared batch order
 - ``parity``: ``to_numpy`` and ``assert_close`` over mixed pytrees
-- ``config``: smoke mode and sizes
-- ``exercises``: student notebooks from masters, and the ``check`` self-test
-- ``runner``: executes notebooks with papermill
+- ``plots``: training curves, timing bars, break-even plots
+- ``data``: scikit-learn's digits, NCHW to NHWC, one batch order for both frameworks
+- ``exercises``: ``check``, the self-test after every exercise stub
+- ``strict``: turns the frameworks' deprecation warnings into errors
+- ``compat``: the few calls whose spelling differs between supported jax/flax versions
+- ``hosted``: the setup cell's install on Colab and Kaggle (stdlib only)
+- ``interop``: arrays across frameworks (DLPack) and a torch function called from JAX
+- ``memory``: peak memory of one training step in each framework, with the method named
+- ``numpy_mlp``: a two-layer MLP in NumPy with hand-written backprop (the float64 oracle)
+- ``residuals``: what reverse-mode autodiff saves for the backward pass, in both frameworks
+- ``kmeans``: k-means in both frameworks (lesson 03)
+- ``cartpole``: a batched CartPole simulation in both frameworks (lesson 03)
+- ``keras_backends``: one Keras model on the JAX and the PyTorch backend (lesson 06)
+- ``checklist``: the step-by-step port and the migration checklist (lesson 07)
+- ``dist/``: the distributed-training scripts and their launcher (lesson 05)
+
+Subpackages that import the frameworks at the top: ``models`` (the CNN and the
+transformer block, both frameworks) and ``convert`` (every weight-layout
+converter). Subpackages for other audiences, never imported by a lesson:
+``tooling`` (the ``course`` command), ``grading`` (the instructor's grader) and
+``claims`` (``course claims``).
 """
 
 from __future__ import annotations
@@ -20,15 +38,14 @@ from typing import Any
 
 __version__ = "0.1.0"
 
+# ``course_utils.env`` etc. without an explicit import (the light modules only).
 _SUBMODULES = (
     "config",
     "data",
     "env",
     "exercises",
-    "notebooks",
     "parity",
     "plots",
-    "runner",
     "strict",
     "timing",
 )

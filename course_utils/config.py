@@ -1,9 +1,10 @@
-"""Smoke mode: one switch that shrinks every size so the course runs in minutes."""
+"""Smoke mode (one switch that shrinks every size so the course runs in minutes) and where the course lives."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -50,3 +51,17 @@ def sizes(table: Mapping[str, tuple[Any, Any]], smoke_mode: bool | None = None):
             )
         chosen[name] = pair[1] if on else pair[0]
     return SimpleNamespace(smoke=on, **chosen)
+
+
+def course_root(start: str | os.PathLike | None = None) -> Path:
+    """The checkout holding ``notebooks/``: searched upwards from ``start`` (cwd), then from this package."""
+    candidates = [Path(start or os.getcwd()).resolve()]
+    candidates.append(Path(__file__).resolve().parent.parent)
+    for base in candidates:
+        for d in (base, *base.parents):
+            if (d / "notebooks").is_dir() and (d / "course_utils").is_dir():
+                return d
+    raise FileNotFoundError(
+        "could not find the course folder (one holding notebooks/ and course_utils/); "
+        "run this inside a clone of the course repository"
+    )

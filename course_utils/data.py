@@ -44,23 +44,11 @@ def load_digits(
 
 
 def nchw_to_nhwc(x):
-    """(batch, channels, height, width) -> (batch, height, width, channels)."""
+    """(batch, channels, height, width) -> (batch, height, width, channels).
+
+    Weight layouts (conv kernels, linear weights) live in :mod:`course_utils.convert`.
+    """
     return x.transpose(0, 2, 3, 1)
-
-
-def nhwc_to_nchw(x):
-    """(batch, height, width, channels) -> (batch, channels, height, width)."""
-    return x.transpose(0, 3, 1, 2)
-
-
-def oihw_to_hwio(w):
-    """PyTorch conv weight (out, in, h, w) -> Flax/JAX conv kernel (h, w, in, out)."""
-    return w.transpose(2, 3, 1, 0)
-
-
-def hwio_to_oihw(w):
-    """Flax/JAX conv kernel (h, w, in, out) -> PyTorch conv weight (out, in, h, w)."""
-    return w.transpose(3, 2, 0, 1)
 
 
 def batch_indices(

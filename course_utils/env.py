@@ -239,11 +239,11 @@ def device_problem(
                 f"JAX uses the GPU but PyTorch (a CUDA {torch_cuda} build) cannot: the NVIDIA "
                 "driver is probably older than that CUDA version needs. Fix: update the "
                 "driver, or install the PyTorch build for the driver's CUDA version "
-                "(`python course_utils/install.py` picks it)."
+                "(`python course_utils/tooling/install.py` picks it)."
             )
         return (
             "JAX uses the GPU but PyTorch is a CPU-only build. Fix: `pip uninstall -y torch` "
-            "then `make install` (or `python course_utils/install.py`), which installs "
+            "then `make install` (or `python course_utils/tooling/install.py`), which installs "
             "PyTorch's CUDA build on a machine with an NVIDIA GPU; then restart the kernel."
         )
     if jax_kind == "cpu" and torch_kind == "gpu":

@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from course_utils._files import write_atomic
+
 BACKENDS = ("jax", "torch")
 N_IN, N_OUT = 64, 10  # digits: 8x8 pixels in, 10 classes out
 LN_EPS = 1e-3  # Keras's LayerNormalization default (torch's LayerNorm uses 1e-5)
@@ -416,9 +418,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     result = _child(args)
     report = report_file(args.workdir, args.backend)
-    tmp = report.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(result, indent=1))
-    os.replace(tmp, report)  # appears whole: another process may be waiting for it
+    # appears whole: another process may be waiting for it
+    write_atomic(report, json.dumps(result, indent=1))
     return 0
 
 

@@ -59,7 +59,7 @@ import numpy as np
 import torch
 from flax import nnx
 
-from course_utils import checklist, config, convert, data, migration, models
+from course_utils import checklist, config, convert, data, models
 from course_utils.parity import assert_close, max_abs_diff
 
 S = config.sizes(SIZES, SMOKE)
@@ -155,7 +155,7 @@ loss_jax
 # Parity: logits, loss and every gradient, in PyTorch's layout
 assert_close(forward(nnx_cnn, X_nhwc), torch_cnn(torch.from_numpy(X)), rtol=1e-5, atol=1e-5, name="logits")
 assert_close(loss_jax, loss_torch, rtol=1e-5, atol=1e-6, name="loss")
-grads_jax_as_torch = migration.nnx_grads_to_torch(nnx_cnn, grads_jax, torch_cnn)
+grads_jax_as_torch = convert.nnx_grads_to_torch(nnx_cnn, grads_jax, torch_cnn)
 assert_close(grads_jax_as_torch, grads_torch, rtol=1e-4, atol=1e-6, name="grad")
 print("CNN: logits, loss and", len(grads_torch), "gradients agree")
 
@@ -172,11 +172,11 @@ print("CNN: logits, loss and", len(grads_torch), "gradients agree")
 # The block lives in `course_utils.migration` (`NNXBlock`, `TorchBlock`, and converters both ways).
 
 # %%
-cfg = migration.BlockConfig(d_model=S.d_model, n_heads=4, d_ff=2 * S.d_model, dropout=0.1)
-nnx_block = migration.NNXBlock(cfg, rngs=nnx.Rngs(0))
+cfg = models.BlockConfig(d_model=S.d_model, n_heads=4, d_ff=2 * S.d_model, dropout=0.1)
+nnx_block = models.NNXBlock(cfg, rngs=nnx.Rngs(0))
 attn = nnx.state(nnx_block.attn, nnx.Param)
 print("NNX:", {k: tuple(v["kernel"].shape) for k, v in attn.items()})
-torch_block = migration.TorchBlock(cfg)
+torch_block = models.TorchBlock(cfg)
 print("PyTorch: in_proj_weight", tuple(torch_block.attn.in_proj_weight.shape),
       "out_proj.weight", tuple(torch_block.attn.out_proj.weight.shape))
 
@@ -185,7 +185,7 @@ print("PyTorch: in_proj_weight", tuple(torch_block.attn.in_proj_weight.shape),
 # query: `W_q.T.reshape(d_model, heads, head_dim)`, and back: `K_q.reshape(d_model, d_model).T`.
 
 # %%
-migration.block_nnx_to_torch(nnx_block, torch_block)
+convert.block_nnx_to_torch(nnx_block, torch_block)
 nnx_block.eval()  # dropout off in both: parity first, randomness later (section 4.4)
 torch_block.eval()
 Xs_np = np.random.default_rng(0).standard_normal((S.batch, S.seq, S.d_model)).astype(np.float32)
@@ -204,7 +204,7 @@ grads_block_torch = {name: p.grad for name, p in torch_block.named_parameters()}
 # %%
 # Parity: outputs and all gradients
 assert_close(out_torch, out_jax, rtol=1e-5, atol=1e-5, name="block output")
-assert_close(migration.nnx_grads_to_torch(nnx_block, grads_block_jax, torch_block),
+assert_close(convert.nnx_grads_to_torch(nnx_block, grads_block_jax, torch_block),
              grads_block_torch, rtol=1e-4, atol=1e-6, name="block grad")
 print(f"block: output (max |diff| {max_abs_diff(out_torch, out_jax):.1e}) and "
       f"{len(grads_block_torch)} gradients agree")
@@ -214,7 +214,7 @@ print(f"block: output (max |diff| {max_abs_diff(out_torch, out_jax):.1e}) and "
 # bit for bit, because only transposes and reshapes happen.
 
 # %%
-round_trip = migration.block_torch_to_nnx(torch_block, migration.NNXBlock(cfg, rngs=nnx.Rngs(1)))
+round_trip = convert.block_torch_to_nnx(torch_block, models.NNXBlock(cfg, rngs=nnx.Rngs(1)))
 assert_close(nnx.state(round_trip, nnx.Param), nnx.state(nnx_block, nnx.Param), rtol=0, atol=0,
              name="round trip")
 print("round trip exact")

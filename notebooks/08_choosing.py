@@ -58,8 +58,8 @@ import numpy as np
 import torch
 from flax import nnx
 
-from course_utils import checklist, claims, config, migration, timing
-from course_utils.notebooks import course_root
+from course_utils import checklist, config, convert, models, timing
+from course_utils.claims import core as claims
 from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)
@@ -120,8 +120,8 @@ print(detail.replace("; ", "\n"))
 # frameworks get the same weights and run on the CPU, as in the claim.
 
 # %%
-cfg = migration.BlockConfig(S.d_model, S.n_heads, S.d_ff, dropout=0.0)
-torch_enc, nnx_enc = migration.make_pair(cfg, seed=0, encoder=True, vocab=1000, max_len=128,
+cfg = models.BlockConfig(S.d_model, S.n_heads, S.d_ff, dropout=0.0)
+torch_enc, nnx_enc = convert.make_pair(cfg, seed=0, encoder=True, vocab=1000, max_len=128,
                                          n_layers=S.n_layers, num_classes=2)
 print(f"{sum(p.numel() for p in torch_enc.parameters()):,} parameters, "
       f"{S.n_layers} layer(s), d_model {S.d_model}, {S.seq} tokens")
@@ -321,7 +321,7 @@ measured["dynamic-shapes"] = claims.Measured(
 # (several minutes) and writes `build/claims/claims.json` and `claims.png`.
 
 # %%
-report = claims.run(smoke=S.smoke, out=course_root() / "build" / "claims", measured=measured, verbose=False)
+report = claims.run(smoke=S.smoke, out=config.course_root() / "build" / "claims", measured=measured, verbose=False)
 report
 
 # %%

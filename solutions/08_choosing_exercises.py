@@ -50,7 +50,8 @@ import numpy as np
 import torch
 from flax import nnx
 
-from course_utils import claims, config, migration, timing
+from course_utils import config, convert, models, timing
+from course_utils.claims import core as claims
 from course_utils.exercises import check
 from course_utils.parity import assert_close
 
@@ -185,8 +186,8 @@ def pad_to_pow2(tokens: np.ndarray, minimum: int = 8) -> tuple[np.ndarray, np.nd
 
 
 # %%
-cfg = migration.BlockConfig(S.d_model, 2, 2 * S.d_model, dropout=0.0)
-torch_enc, nnx_enc = migration.make_pair(cfg, seed=0, encoder=True, vocab=100, max_len=64, n_layers=1)
+cfg = models.BlockConfig(S.d_model, 2, 2 * S.d_model, dropout=0.0)
+torch_enc, nnx_enc = convert.make_pair(cfg, seed=0, encoder=True, vocab=100, max_len=64, n_layers=1)
 graphdef, weights = nnx.split(nnx_enc)
 
 

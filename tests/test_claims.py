@@ -1,4 +1,4 @@
-"""course_utils.claims: verdicts, tables, files and the command; claim_benchmarks' oracles."""
+"""course_utils.claims.core: verdicts, tables, files and the command; claim_benchmarks' oracles."""
 
 import json
 import math
@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from course_utils import claim_benchmarks, claims
-from course_utils.notebooks import CourseError
+from course_utils.claims import benchmarks as claim_benchmarks
+from course_utils.claims import core as claims
+from course_utils.tooling.errors import CourseError
 
 ROOT = Path(__file__).resolve().parents[1]
 CPU_ONLY = {"jax_kinds": {"cpu"}, "torch_kinds": {"cpu"}}
@@ -285,7 +286,7 @@ def test_third_derivative_oracle_matches_finite_differences():
 
 def _cli(*args, timeout=120):
     return subprocess.run(
-        [sys.executable, "-m", "course_utils.cli", *args],
+        [sys.executable, "-m", "course_utils.tooling.cli", *args],
         capture_output=True,
         text=True,
         cwd=ROOT,

@@ -23,13 +23,11 @@ def test_limit_and_bad_arguments():
         data.load_digits(test_fraction=1.5)
 
 
-def test_layouts_round_trip():
+def test_nchw_to_nhwc_moves_channels_last():
     x = np.arange(2 * 3 * 4 * 5).reshape(2, 3, 4, 5)
-    assert data.nchw_to_nhwc(x).shape == (2, 4, 5, 3)
-    np.testing.assert_array_equal(data.nhwc_to_nchw(data.nchw_to_nhwc(x)), x)
-    w = np.zeros((16, 3, 5, 7))  # out, in, h, w
-    assert data.oihw_to_hwio(w).shape == (5, 7, 3, 16)
-    np.testing.assert_array_equal(data.hwio_to_oihw(data.oihw_to_hwio(x)), x)
+    y = data.nchw_to_nhwc(x)
+    assert y.shape == (2, 4, 5, 3)
+    assert y[1, 2, 3, 0] == x[1, 0, 2, 3] and y[0, 1, 4, 2] == x[0, 2, 1, 4]
 
 
 def test_batches_same_order_for_same_seed():

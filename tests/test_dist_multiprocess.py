@@ -169,7 +169,7 @@ def test_a_second_ctrl_c_during_cleanup_still_cleans_up(
     tag = uuid.uuid4()
     monkeypatch.setattr(launch.uuid, "uuid4", lambda: tag)
     no_orphans.append(tag.hex)
-    real_kill, calls = launch._kill_popen_tree, []
+    real_kill, calls = launch.kill_process_group, []
 
     def interrupted_kill(proc, grace_s=3.0):
         calls.append(proc.pid)
@@ -177,7 +177,7 @@ def test_a_second_ctrl_c_during_cleanup_still_cleans_up(
             raise KeyboardInterrupt  # before this process was stopped
         real_kill(proc, grace_s)
 
-    monkeypatch.setattr(launch, "_kill_popen_tree", interrupted_kill)
+    monkeypatch.setattr(launch, "kill_process_group", interrupted_kill)
     with pytest.raises(KeyboardInterrupt):
         launch.jax_processes(script, 2, 1, timeout=3)
     assert len(calls) == 2, "the second process was still stopped"

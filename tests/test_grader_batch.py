@@ -16,8 +16,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from course_utils import grader
-from course_utils.cli import main as course_main
+from course_utils.grading import batch as grader
+from course_utils.tooling.cli import main as course_main
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = Path(__file__).parent / "fixtures" / "grader"
@@ -41,7 +41,7 @@ def _start(subs: Path, out: Path) -> subprocess.Popen:
     cmd = [
         sys.executable,
         "-m",
-        "course_utils.cli",
+        "course_utils.tooling.cli",
         "grade",
         str(subs),
         "--source",

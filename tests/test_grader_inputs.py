@@ -15,8 +15,8 @@ import nbformat
 import psutil
 import pytest
 
-from course_utils import grader
-from course_utils.grader import RUN_ENV
+from course_utils.grading import batch as grader
+from course_utils.grading.batch import RUN_ENV
 
 FIX = Path(__file__).parent / "fixtures" / "grader"
 MASTER = FIX / "tiny_master.ipynb"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from course_utils import grader
-from course_utils.cli import main as course_main
+from course_utils.grading import batch as grader
+from course_utils.tooling.cli import main as course_main
 
 ROOT = Path(__file__).resolve().parent.parent
 NAME = "00_welcome_exercises.ipynb"

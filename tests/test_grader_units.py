@@ -12,9 +12,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_utils import grader, grader_load, grader_report, grader_store
-from course_utils.cli import main as course_main
-from course_utils.notebooks import CourseError
+from course_utils.grading import batch as grader
+from course_utils.grading import load as grader_load
+from course_utils.grading import report as grader_report
+from course_utils.grading import store as grader_store
+from course_utils.tooling.cli import main as course_main
+from course_utils.tooling.errors import CourseError
 
 FIX = Path(__file__).parent / "fixtures" / "grader"
 MASTER = FIX / "tiny_master.ipynb"

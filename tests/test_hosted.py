@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from course_utils import hosted, notebooks
+from course_utils import hosted
+from course_utils.tooling import notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNTIMES = ROOT / "tests" / "fixtures" / "runtimes"

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from course_utils import cli, env, install
+from course_utils import env
+from course_utils.tooling import cli, install
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_utils import notebooks
+from course_utils.tooling import notebooks
 
 nbgrader_pre = pytest.importorskip(
     "nbgrader.preprocessors",

@@ -20,7 +20,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 from flax import nnx
-from tf32_emulation import (
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from course_utils import convert, data, env, models, numpy_mlp
+from course_utils.parity import assert_close, to_numpy
+from tests.tf32_emulation import (
     BF16_BITS,
     TF32_BITS,
     TorchTF32Mode,
@@ -29,10 +33,6 @@ from tf32_emulation import (
     round_mantissa_np,
     round_mantissa_torch,
 )
-from torch.nn.attention import SDPBackend, sdpa_kernel
-
-from course_utils import convert, data, env, migration, models, numpy_mlp
-from course_utils.parity import assert_close, to_numpy
 
 pytestmark = pytest.mark.slow
 
@@ -328,12 +328,10 @@ def lesson04_cnn() -> list[tuple]:
 def lesson07_block() -> list[tuple]:
     """Lesson 07, section 3: an NNX transformer block ported to PyTorch, output and grads."""
     batch, seq, d_model = 64, 32, 64  # the lesson's full sizes
-    cfg = migration.BlockConfig(
-        d_model=d_model, n_heads=4, d_ff=2 * d_model, dropout=0.1
-    )
-    nnx_block = migration.NNXBlock(cfg, rngs=nnx.Rngs(0))
-    torch_block = migration.TorchBlock(cfg)
-    migration.block_nnx_to_torch(nnx_block, torch_block)
+    cfg = models.BlockConfig(d_model=d_model, n_heads=4, d_ff=2 * d_model, dropout=0.1)
+    nnx_block = models.NNXBlock(cfg, rngs=nnx.Rngs(0))
+    torch_block = models.TorchBlock(cfg)
+    convert.block_nnx_to_torch(nnx_block, torch_block)
     nnx_block.eval()
     torch_block.eval()
     Xs_np = (
@@ -359,7 +357,7 @@ def lesson07_block() -> list[tuple]:
 
     out_jax = emulate_jax(forward)(params, jnp.asarray(Xs_np))
     grads_jax = emulate_jax(jax.grad(loss))(params, jnp.asarray(Xs_np))
-    grads_jax_as_torch = migration.nnx_grads_to_torch(nnx_block, grads_jax, torch_block)
+    grads_jax_as_torch = convert.nnx_grads_to_torch(nnx_block, grads_jax, torch_block)
     return [
         ("07 block output", out_torch, out_jax, 1e-5, 1e-5),
         ("07 block grad", grads_jax_as_torch, grads_torch, 1e-4, 1e-6),

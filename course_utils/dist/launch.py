@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from course_utils._procs import kill_process_group, kill_processes
+
 TAG_ENV = "COURSE_DIST_TAG"  # carried by every launched process; finds orphans
 OUT_ENV = "COURSE_DIST_OUT"  # the run folder where ranks read inputs and write results
 PORT_BUSY_SIGNS = (
@@ -176,20 +178,6 @@ def tagged_processes(tag: str | None = None) -> list[Any]:
     return found
 
 
-def kill_processes(procs: Sequence[Any], grace_s: float = 3.0) -> None:
-    """SIGTERM, wait up to ``grace_s``, then SIGKILL whatever is left (psutil processes)."""
-    from course_utils.runner import kill_processes as kill
-
-    kill(list(procs), grace_s=grace_s)
-
-
-def _kill_popen_tree(proc: subprocess.Popen, grace_s: float = 3.0) -> None:
-    """Stop a top-level process, its session's process group and all its descendants."""
-    from course_utils.runner import kill_process_group
-
-    kill_process_group(proc, grace_s=grace_s)
-
-
 def cleanup(tag: str) -> int:
     """Kill every process still carrying ``tag``; return how many there were."""
     left = tagged_processes(tag)
@@ -272,7 +260,7 @@ def _execute(
     finally:
         # Every step runs even if one is interrupted (a second Ctrl-C); the first
         # interruption is raised again once nothing is left running.
-        steps = [lambda p=p: p.poll() is None and _kill_popen_tree(p) for p in procs]
+        steps = [lambda p=p: p.poll() is None and kill_process_group(p) for p in procs]
         interrupted = _run_all([*steps, lambda: cleanup(tag)])
         outputs = []
         for i, log in enumerate(logs):

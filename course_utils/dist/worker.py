@@ -21,6 +21,8 @@ import numpy as np
 from course_utils.dist import problem as _problem
 from course_utils.dist.launch import OUT_ENV
 
+from course_utils._files import write_atomic
+
 PROBLEM_FILE = "problem.npz"
 GROUP_TIMEOUT = timedelta(seconds=90)  # a collective waiting longer than this fails
 
@@ -63,9 +65,8 @@ def save_report(rank: int, report: dict[str, Any]) -> None:
         return
     if arrays:
         np.savez(folder / f"rank{rank}.npz", **arrays)
-    tmp = folder / f"rank{rank}.json.tmp"
-    tmp.write_text(json.dumps(plain, default=str))
-    tmp.replace(folder / f"rank{rank}.json")  # a report is complete or absent
+    # a report is complete or absent
+    write_atomic(folder / f"rank{rank}.json", json.dumps(plain, default=str))
 
 
 # ----------------------------------------------------------------- PyTorch

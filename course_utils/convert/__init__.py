@@ -1,0 +1,55 @@
+"""Weight layouts between PyTorch and JAX/Flax: every converter the course has, in one place.
+
+- ``layouts``: arrays (linear, conv, a linear layer after a flatten) and the
+  CNN's parameter dictionaries; works on torch tensors, jax or numpy arrays
+- ``cnn``: a whole ``TorchCNN`` into an ``NNXCNN`` and back
+- ``transformer``: the transformer block and encoder, ``make_pair`` and
+  ``nnx_grads_to_torch``
+
+The names below are re-exported, so ``convert.linear_torch_to_jax(...)`` works
+after ``from course_utils import convert``. Importing this package imports torch
+and flax (its ``cnn`` and ``transformer`` modules import them at the top).
+"""
+
+from __future__ import annotations
+
+from course_utils.convert.cnn import nnx_cnn_to_torch, torch_cnn_to_nnx
+from course_utils.convert.layouts import (
+    CNN_LAYERS,
+    conv_jax_to_torch,
+    conv_torch_to_jax,
+    flatten_linear_jax_to_torch,
+    flatten_linear_torch_to_jax,
+    jax_cnn_tensors_to_torch,
+    linear_jax_to_torch,
+    linear_torch_to_jax,
+    torch_cnn_tensors_to_jax,
+)
+from course_utils.convert.transformer import (
+    block_nnx_to_torch,
+    block_torch_to_nnx,
+    encoder_nnx_to_torch,
+    encoder_torch_to_nnx,
+    make_pair,
+    nnx_grads_to_torch,
+)
+
+__all__ = [
+    "CNN_LAYERS",
+    "block_nnx_to_torch",
+    "block_torch_to_nnx",
+    "conv_jax_to_torch",
+    "conv_torch_to_jax",
+    "encoder_nnx_to_torch",
+    "encoder_torch_to_nnx",
+    "flatten_linear_jax_to_torch",
+    "flatten_linear_torch_to_jax",
+    "jax_cnn_tensors_to_torch",
+    "linear_jax_to_torch",
+    "linear_torch_to_jax",
+    "make_pair",
+    "nnx_cnn_to_torch",
+    "nnx_grads_to_torch",
+    "torch_cnn_tensors_to_jax",
+    "torch_cnn_to_nnx",
+]

@@ -1,0 +1,230 @@
+"""The grader's verbs for the ``course`` command: ``grade``, ``grade merge`` and ``check``."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import signal
+import sys
+from pathlib import Path
+
+from course_utils.tooling.errors import CourseError
+
+GRADE_HELP = """\
+course grade SUBMISSIONS --source solutions/NAME.ipynb --out DIR [options]
+course grade merge SHARD_DIR... --out DIR
+
+SUBMISSIONS holds one .ipynb per student, or one sub-folder per student. A folder
+literally named 'merge' is graded when written as ./merge."""
+
+
+def _number(kind: type, minimum: float):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected a number, got {text!r}"
+            ) from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(
+                f"must be at least {minimum}, got {text!r}"
+            )
+        return value
+
+    return parse
+
+
+def _sigterm_as_interrupt() -> None:
+    def handler(signum, frame):  # noqa: ARG001
+        raise KeyboardInterrupt
+
+    try:
+        signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        pass
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    from course_utils.grading import batch as grader
+    from course_utils.grading import store as grader_store
+
+    if args.submissions == "merge":
+        if not args.more:
+            raise CourseError("grade merge: name the shard report folders to join")
+        if not args.out:
+            raise CourseError("grade merge: --out DIR is required")
+        recs, notes = grader_store.merge([Path(p) for p in args.more], Path(args.out))
+        for note in notes:
+            print(f"note: {note}")
+        print(grader_store.table(recs, shutil.get_terminal_size().columns))
+        print(
+            f"merged {len(recs)} student(s) from {len(args.more)} folder(s) into {args.out}"
+        )
+        return 0
+    if args.more:
+        raise CourseError(
+            f"unexpected arguments: {' '.join(args.more)} (one SUBMISSIONS folder)"
+        )
+    if not args.source:
+        raise CourseError(
+            "--source is required: the master notebook, e.g. solutions/00_welcome_exercises.ipynb"
+        )
+    if not args.out:
+        raise CourseError("--out DIR is required: where the reports go")
+    limits = grader.Limits(
+        timeout=args.timeout,
+        total_timeout=args.total_timeout,
+        memory_mb=args.memory,
+        cpu_time=args.cpu_time,
+    )
+    _sigterm_as_interrupt()
+    batch = grader.grade(
+        args.submissions,
+        args.source,
+        args.out,
+        limits=limits,
+        jobs=args.jobs,
+        force=args.force,
+        shard=args.shard,
+        smoke=not args.full,
+    )
+    print(grader_store.table(batch.records, shutil.get_terminal_size().columns))
+    print(
+        f"graded {len(batch.graded)}, skipped {len(batch.skipped)} already graded, "
+        f"in {batch.seconds:.1f} s; reports in {args.out} (grades.csv, grades.json, <student>/)"
+    )
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from course_utils.grading import batch as grader
+
+    limits = grader.Limits(
+        timeout=args.timeout, total_timeout=args.total_timeout, memory_mb=args.memory
+    )
+    rec = grader.check(args.notebook, args.source, limits=limits, smoke=not args.full)
+    rows = [
+        (ex, f"{i['points']:g}/{i['max_points']:g}", i["status"], i["message"])
+        for ex, i in rec["exercises"].items()
+    ]
+    w = [
+        max(len(r[k]) for r in [("exercise", "points", "status", ""), *rows])
+        for k in range(3)
+    ]
+    room = max(30, shutil.get_terminal_size().columns - sum(w) - 8)
+    print(
+        f"{'exercise'.ljust(w[0])}  {'points'.ljust(w[1])}  {'status'.ljust(w[2])}  note"
+    )
+    for ex, pts, st, msg in rows:
+        msg = msg if len(msg) <= room else msg[: room - 1] + "…"
+        print(f"{ex.ljust(w[0])}  {pts.ljust(w[1])}  {st.ljust(w[2])}  {msg}")
+    for test in rec[
+        "tests"
+    ]:  # the whole message of a failed check: expected, got, hint
+        if test["status"] != "passed" and "\n" in test["message"]:
+            print(f"\n{test['name']}:\n" + "\n".join(test["message"].splitlines()[:20]))
+    if rec["notes"]:
+        print()
+    for note in rec["notes"]:
+        print(f"note: {note}")
+    print(
+        f"\nvisible tests: {rec['total']:g} / {rec['max_total']:g} points ({rec['status']}: {rec['reason']}); "
+        "hidden tests are run by the instructor"
+    )
+    return (
+        0
+        if rec["exercises"]
+        and all(i["status"] == "passed" for i in rec["exercises"].values())
+        else 1
+    )
+
+
+def add_commands(sub) -> None:
+    g = sub.add_parser(
+        "grade",
+        help="grade a folder of submissions against a master (instructors)",
+        usage=GRADE_HELP,
+        description="Grade submissions; see docs/GRADING.md.",
+    )
+    g.add_argument(
+        "submissions", metavar="SUBMISSIONS", help="folder of submissions, or 'merge'"
+    )
+    g.add_argument("more", nargs="*", help=argparse.SUPPRESS)
+    g.add_argument(
+        "--source", help="the master notebook (ours or an nbgrader source notebook)"
+    )
+    g.add_argument("--out", metavar="DIR", help="report folder")
+    g.add_argument(
+        "--timeout",
+        type=_number(float, 0.1),
+        default=60.0,
+        metavar="S",
+        help="seconds per cell (default 60)",
+    )
+    g.add_argument(
+        "--total-timeout",
+        type=_number(float, 1),
+        default=600.0,
+        metavar="S",
+        help="seconds per submission (default 600)",
+    )
+    g.add_argument(
+        "--memory",
+        type=_number(float, 16),
+        default=4096.0,
+        metavar="MB",
+        help="resident memory of a kernel and its children (default 4096)",
+    )
+    g.add_argument(
+        "--cpu-time",
+        type=_number(float, 1),
+        default=None,
+        metavar="S",
+        help="CPU seconds per process (default twice --total-timeout)",
+    )
+    g.add_argument(
+        "--jobs",
+        type=_number(int, 1),
+        default=None,
+        metavar="N",
+        help="submissions graded at once (default: number of cores)",
+    )
+    g.add_argument(
+        "--force", action="store_true", help="grade again students already graded"
+    )
+    g.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="grade every N-th submission starting at K (0-based)",
+    )
+    g.add_argument(
+        "--full",
+        action="store_true",
+        help="run the tests at full sizes (default: smoke sizes)",
+    )
+    g.set_defaults(func=cmd_grade)
+
+    c = sub.add_parser(
+        "check", help="run the visible tests of your exercise notebook (students)"
+    )
+    c.add_argument("notebook", metavar="NOTEBOOK")
+    c.add_argument(
+        "--source",
+        help="notebook whose tests to run (default: the course's copy in exercises/)",
+    )
+    c.add_argument("--timeout", type=_number(float, 0.1), default=120.0, metavar="S")
+    c.add_argument(
+        "--total-timeout", type=_number(float, 1), default=900.0, metavar="S"
+    )
+    c.add_argument("--memory", type=_number(float, 16), default=4096.0, metavar="MB")
+    c.add_argument(
+        "--full", action="store_true", help="full sizes (default: smoke sizes)"
+    )
+    c.set_defaults(func=cmd_check)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    from course_utils.tooling.cli import main
+
+    sys.exit(main())

@@ -1,0 +1,306 @@
+"""The course's notebooks on disk: where they are, their paired files, badges, exercises.
+
+The ``.py`` (jupytext percent format) is the reviewed source; the ``.ipynb`` is
+generated from it without outputs, and masters in ``solutions/`` get
+nbgrader's cell metadata on the way. Student notebooks in ``exercises/`` are
+generated from the masters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from course_utils import config
+from course_utils._files import write_atomic
+from course_utils.tooling import markers
+from course_utils.tooling.errors import CourseError
+
+# The one place the repository's address lives (badges, hosted install, README).
+REPOSITORY = "jax-pytorch-side-by-side/course"
+DIST_NAME = "jax-pytorch-side-by-side"
+NOTEBOOK_DIRS = ("notebooks", "solutions", "exercises")
+
+
+def course_version() -> str:
+    """The course's version, from ``pyproject.toml`` in a checkout, else the installed package."""
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    if pyproject.exists():
+        import re
+
+        m = re.search(r'^version\s*=\s*"([^"]+)"', pyproject.read_text(), re.MULTILINE)
+        if m:
+            return m.group(1)
+    from importlib import metadata
+
+    return metadata.version(DIST_NAME)
+
+
+def release_tag() -> str:
+    """The git tag students' badges and setup cells use: a release, never a moving branch."""
+    return f"v{course_version()}"
+
+
+def course_root(start: str | os.PathLike | None = None) -> Path:
+    """The checkout holding ``notebooks/`` (see :func:`course_utils.config.course_root`)."""
+    try:
+        return config.course_root(start)
+    except FileNotFoundError as err:
+        raise CourseError(str(err)) from None
+
+
+def badges(relpath: str) -> str:
+    """Markdown for the Colab, Kaggle and Binder badges of a notebook (path from the root).
+
+    They open the notebook as it is in the tagged release the setup cell installs.
+    """
+    tag = release_tag()
+    colab = (
+        f"https://colab.research.google.com/github/{REPOSITORY}/blob/{tag}/{relpath}"
+    )
+    kaggle = (
+        "https://kaggle.com/kernels/welcome?src="
+        f"https://github.com/{REPOSITORY}/blob/{tag}/{relpath}"
+    )
+    binder = f"https://mybinder.org/v2/gh/{REPOSITORY}/{tag}?labpath={relpath}"
+    return (
+        f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab}) "
+        f"[![Open In Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)]({kaggle}) "
+        f"[![Binder](https://mybinder.org/badge_logo.svg)]({binder})"
+    )
+
+
+def colab_setup_source() -> str:
+    """The setup cell every notebook starts with.
+
+    Where ``course_utils`` is not importable (Colab, Kaggle, a bare Jupyter), it
+    installs the tagged release of the course, then ``course_utils.hosted`` checks the
+    runtime's versions and installs the dependencies around its own torch and jax.
+    """
+    spec = f"{DIST_NAME} @ git+https://github.com/{REPOSITORY}@{release_tag()}"
+    return (
+        "# Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),\n"
+        "# install them, keeping the runtime's own torch and jax. Elsewhere: nothing to do.\n"
+        "import importlib\n"
+        "import importlib.util\n"
+        "import subprocess\n"
+        "import sys\n"
+        "\n"
+        'if importlib.util.find_spec("course_utils") is None:\n'
+        "    subprocess.run(\n"
+        f'        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "{spec}"],\n'
+        "        check=True,\n"
+        "    )\n"
+        "    importlib.invalidate_caches()\n"
+        "    from course_utils import hosted\n"
+        "\n"
+        "    hosted.install_dependencies()"
+    )
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One notebook: its ``.py`` source and ``.ipynb`` twin."""
+
+    py: Path
+    ipynb: Path
+    kind: str  # "notebooks" or "solutions"
+
+    @property
+    def name(self) -> str:
+        return self.py.stem
+
+
+def pairs(root: Path) -> list[Pair]:
+    """Every ``.py`` source in ``notebooks/`` and ``solutions/``."""
+    out = []
+    for kind in ("notebooks", "solutions"):
+        for py in sorted((root / kind).glob("*.py")):
+            out.append(Pair(py, py.with_suffix(".ipynb"), kind))
+    return out
+
+
+def _cell_ids(nb: Any) -> None:
+    """Deterministic cell ids (content hash, de-duplicated) so regeneration is stable."""
+    seen: dict[str, int] = {}
+    for cell in nb.cells:
+        src = cell.source if isinstance(cell.source, str) else "".join(cell.source)
+        base = hashlib.sha1((cell.cell_type + src).encode()).hexdigest()[:8]
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        cell["id"] = base if n == 0 else f"{base}-{n}"
+
+
+def _normalise(nb: Any) -> Any:
+    nb.metadata = {
+        "kernelspec": {
+            "display_name": "Python 3",
+            "language": "python",
+            "name": "python3",
+        },
+        "language_info": {"name": "python"},
+        "jupytext": {"formats": "ipynb,py:percent"},
+    }
+    nb.nbformat, nb.nbformat_minor = 4, 5
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+        cell.metadata.pop("lines_to_next_cell", None)
+    _cell_ids(nb)
+    return nb
+
+
+def read_py(py: Path) -> Any:
+    """A jupytext percent ``.py`` as a notebook node, without outputs."""
+    import jupytext
+
+    try:
+        nb = jupytext.read(py, fmt="py:percent")
+    except Exception as err:  # jupytext raises several types
+        raise CourseError(
+            f"{py}: cannot be read as a jupytext percent notebook: {err}"
+        ) from err
+    return _normalise(nb)
+
+
+def render(py: Path, kind: str, root: Path) -> str:
+    """The exact text the ``.ipynb`` twin of ``py`` must contain."""
+    import nbformat
+
+    nb = read_py(py)
+    if kind == "solutions":
+        try:
+            markers.annotate(nb, str(py.relative_to(root)))
+        except markers.MarkerError as err:
+            raise CourseError(str(err)) from err
+    return nbformat.writes(nb) + "\n"
+
+
+def render_student(master_py: Path, root: Path) -> str:
+    """The exact text of the student notebook generated from a master."""
+    import nbformat
+
+    rel = str(master_py.relative_to(root))
+    nb = read_py(master_py)
+    try:
+        markers.annotate(nb, rel)
+        student = markers.student_version(nb, rel)
+    except markers.MarkerError as err:
+        raise CourseError(str(err)) from err
+    student = _normalise(student)
+    exercise_rel = f"exercises/{master_py.stem}.ipynb"
+    first = student.cells[0]
+    if first.cell_type == "markdown":
+        src = first.source.replace(f"solutions/{master_py.stem}.ipynb", exercise_rel)
+        first.source = src
+    _cell_ids(student)
+    return nbformat.writes(student) + "\n"
+
+
+def _write_if_changed(path: Path, text: str) -> bool:
+    if path.exists() and path.read_text(encoding="utf-8") == text:
+        return False
+    write_atomic(path, text)
+    return True
+
+
+def sync(root: Path, check: bool = False) -> list[str]:
+    """Regenerate every ``.ipynb`` twin from its ``.py``; with ``check``, only report drift.
+
+    Returns the paths written (or, with ``check``, the paths that drifted).
+    Also reports an ``.ipynb`` in ``notebooks/``/``solutions/`` that has no ``.py``.
+    """
+    changed = []
+    for pair in pairs(root):
+        text = render(pair.py, pair.kind, root)
+        rel = str(pair.ipynb.relative_to(root))
+        if check:
+            if (
+                not pair.ipynb.exists()
+                or pair.ipynb.read_text(encoding="utf-8") != text
+            ):
+                changed.append(rel)
+        elif _write_if_changed(pair.ipynb, text):
+            changed.append(rel)
+    for kind in ("notebooks", "solutions"):
+        for nb in sorted((root / kind).glob("*.ipynb")):
+            if not nb.with_suffix(".py").exists():
+                changed.append(f"{nb.relative_to(root)} (no .py source)")
+    return changed
+
+
+def build_exercises(root: Path, check: bool = False) -> list[str]:
+    """Generate ``exercises/*.ipynb`` from ``solutions/*.py``; with ``check``, report drift."""
+    out_dir = root / "exercises"
+    out_dir.mkdir(exist_ok=True)
+    changed = []
+    masters = sorted((root / "solutions").glob("*.py"))
+    expected = {out_dir / f"{m.stem}.ipynb" for m in masters}
+    for master in masters:
+        target = out_dir / f"{master.stem}.ipynb"
+        text = render_student(master, root)
+        rel = str(target.relative_to(root))
+        if check:
+            if not target.exists() or target.read_text(encoding="utf-8") != text:
+                changed.append(rel)
+        elif _write_if_changed(target, text):
+            changed.append(rel)
+    for stale in sorted(out_dir.glob("*.ipynb")):
+        if stale not in expected:
+            rel = str(stale.relative_to(root))
+            if check:
+                changed.append(f"{rel} (no master in solutions/)")
+            else:
+                stale.unlink()
+                changed.append(f"{rel} (removed: no master)")
+    return changed
+
+
+def all_notebooks(root: Path) -> list[Path]:
+    """Every runnable ``.ipynb``: lessons, then masters, then student versions."""
+    out: list[Path] = []
+    for kind in NOTEBOOK_DIRS:
+        out += sorted((root / kind).glob("*.ipynb"))
+    return out
+
+
+def resolve(root: Path, names: list[str]) -> list[Path]:
+    """Turn names (``00``, ``00_welcome_and_setup``, a path) into lesson notebooks.
+
+    With no names, every lesson in ``notebooks/``. Raises :class:`CourseError`
+    listing the lessons for an unknown name.
+    """
+    lessons = sorted((root / "notebooks").glob("*.ipynb"))
+    if not names:
+        return lessons
+    everything = all_notebooks(root)
+    out = []
+    for name in names:
+        p = Path(name)
+        if not p.is_absolute() and not p.exists() and (root / p).exists():
+            p = root / p
+        if p.suffix == ".py" and p.with_suffix(".ipynb").exists():
+            p = p.with_suffix(".ipynb")
+        if p.suffix == ".ipynb" and p.exists():
+            out.append(p.resolve())
+            continue
+        stem = p.stem if p.suffix in (".ipynb", ".py") else name
+        matches = [
+            nb for nb in lessons if nb.stem == stem or nb.stem.startswith(stem + "_")
+        ]
+        if not matches:
+            matches = [nb for nb in everything if nb.stem == stem]
+        if len(matches) == 1:
+            out.append(matches[0])
+            continue
+        available = ", ".join(nb.stem for nb in lessons) or "(none)"
+        if not matches:
+            raise CourseError(f"unknown notebook {name!r}; lessons: {available}")
+        raise CourseError(
+            f"{name!r} matches several notebooks: {', '.join(str(m) for m in matches)}"
+        )
+    return out

@@ -1,0 +1,118 @@
+"""Paired files, generated exercises, and the conventions every notebook follows."""
+
+import json
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from course_utils.tooling import notebooks
+from course_utils.tooling.errors import CourseError
+
+ROOT = Path(__file__).resolve().parents[2]
+PAIRS = notebooks.pairs(ROOT)
+IDS = [p.name for p in PAIRS]
+
+
+def test_there_are_lessons_and_masters():
+    kinds = {p.kind for p in PAIRS}
+    assert kinds == {"notebooks", "solutions"}
+    assert (ROOT / "notebooks" / "00_welcome_and_setup.py").exists()
+
+
+def test_every_ipynb_matches_its_py_source():
+    drift = notebooks.sync(ROOT, check=True)
+    assert drift == [], f"run `course sync`: {drift}"
+
+
+def test_exercises_are_generated_from_solutions():
+    drift = notebooks.build_exercises(ROOT, check=True)
+    assert drift == [], f"run `course build-exercises`: {drift}"
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=IDS)
+def test_committed_without_outputs(pair):
+    nb = json.loads(pair.ipynb.read_text())
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            assert cell["outputs"] == [] and cell["execution_count"] is None
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=IDS)
+def test_title_badges_setup_and_parameters(pair):
+    nb = nbformat.read(pair.ipynb, as_version=4)
+    rel = str(pair.ipynb.relative_to(ROOT))
+    title = nb.cells[0]
+    assert title.cell_type == "markdown" and title.source.startswith("# ")
+    assert notebooks.badges(rel) in title.source, f"{rel}: badges must point at {rel}"
+    assert nb.cells[1].source == notebooks.colab_setup_source(), (
+        f"{rel}: setup cell differs"
+    )
+    params = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    assert len(params) == 1, f"{rel}: needs exactly one parameters-tagged cell"
+    assert "SMOKE = None" in params[0].source and "SIZES" in params[0].source
+
+
+def test_student_notebooks_point_at_themselves():
+    for nb_path in sorted((ROOT / "exercises").glob("*.ipynb")):
+        nb = nbformat.read(nb_path, as_version=4)
+        assert notebooks.badges(f"exercises/{nb_path.name}") in nb.cells[0].source
+
+
+def _copy_course(tmp_path: Path) -> Path:
+    root = tmp_path / "course"
+    for d in ("notebooks", "solutions", "exercises", "course_utils"):
+        shutil.copytree(
+            ROOT / d, root / d, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    return root
+
+
+def test_sync_check_names_the_drifted_file(tmp_path):
+    root = _copy_course(tmp_path)
+    py = root / "notebooks" / "00_welcome_and_setup.py"
+    py.write_text(py.read_text() + "\n# %%\n1 + 1\n")
+    assert notebooks.sync(root, check=True) == ["notebooks/00_welcome_and_setup.ipynb"]
+    assert notebooks.sync(root) == ["notebooks/00_welcome_and_setup.ipynb"]
+    assert notebooks.sync(root, check=True) == []
+
+
+def test_orphan_and_stale_files_are_reported(tmp_path):
+    root = _copy_course(tmp_path)
+    shutil.copy(
+        root / "notebooks" / "00_welcome_and_setup.ipynb",
+        root / "notebooks" / "99_x.ipynb",
+    )
+    assert "notebooks/99_x.ipynb (no .py source)" in notebooks.sync(root, check=True)
+    (root / "exercises" / "old.ipynb").write_text("{}")
+    assert "exercises/old.ipynb (no master in solutions/)" in notebooks.build_exercises(
+        root, check=True
+    )
+
+
+def test_bad_marker_in_master_names_file_and_cell(tmp_path):
+    root = _copy_course(tmp_path)
+    master = root / "solutions" / "00_welcome_exercises.py"
+    master.write_text(master.read_text().replace("    ### END SOLUTION\n", "", 1))
+    with pytest.raises(
+        CourseError,
+        match=r"solutions/00_welcome_exercises.py: cell \d+: .*has no '### END SOLUTION'",
+    ):
+        notebooks.build_exercises(root)
+
+
+def test_resolve_names():
+    assert notebooks.resolve(ROOT, ["00"])[0].name == "00_welcome_and_setup.ipynb"
+    assert (
+        notebooks.resolve(ROOT, ["00_welcome_and_setup"])[0].name
+        == "00_welcome_and_setup.ipynb"
+    )
+    master = notebooks.resolve(ROOT, ["solutions/00_welcome_exercises.ipynb"])[0]
+    assert master.parent.name == "solutions"
+    with pytest.raises(CourseError, match="matches several notebooks"):
+        notebooks.resolve(ROOT, ["00_welcome_exercises"])
+    with pytest.raises(
+        CourseError, match="unknown notebook 'nope'; lessons: 00_welcome_and_setup"
+    ):
+        notebooks.resolve(ROOT, ["nope"])
