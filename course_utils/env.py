@@ -1,14 +1,30 @@
-"""What this machine offers both frameworks: versions, devices, threads, precision."""
+"""What this machine offers both frameworks: versions, devices, threads, precision.
+
+``setup()`` at the top of every lesson prepares both frameworks; ``report()`` says
+what they found. The pure rules it applies (which torch device, which device kind,
+where comparisons run, what is wrong and its fix) live in
+:mod:`course_utils.placement` and are reachable from here under the same names.
+"""
 
 from __future__ import annotations
 
 import os
 import platform
 import sys
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
+
+# The pure rules, under the names lessons call them by (``env.device_kind``, ...).
+from course_utils.placement import (
+    MEMORY_VARS,
+    accelerator_kind,
+    choose_torch_device,
+    compared_kind,
+    device_kind,
+    device_problem,
+    memory_policy,
+)
 
 
 def _version(dist: str) -> str | None:
@@ -27,44 +43,6 @@ def tpu_present() -> bool:
         or os.path.exists("/dev/accel0")
         or os.path.exists("/dev/vfio/0")
     )
-
-
-def accelerator_kind(jax_backend: str) -> str:
-    """Map JAX's backend name to ``cpu``, ``gpu`` or ``tpu``."""
-    backend = jax_backend.lower()
-    if backend in ("gpu", "cuda", "rocm"):
-        return "gpu"
-    if backend == "tpu":
-        return "tpu"
-    return "cpu"
-
-
-def choose_torch_device(
-    *, cuda: bool, mps: bool, tpu: bool, has_torch_xla: bool
-) -> tuple[str, str | None]:
-    """Pure decision: which torch device to use, and a message when falling back.
-
-    Order: CUDA (or ROCm, which torch also calls ``cuda``), then Apple's MPS, then
-    the CPU. On a TPU machine PyTorch stays on the CPU even with torch_xla
-    installed: no lesson is written for torch_xla (its lazy tensors need their own
-    synchronisation, ``torch.compile`` backend and DLPack rules), so using it
-    silently would break lessons and time tracing instead of computing.
-    """
-    if cuda:
-        return "cuda", None
-    if tpu:
-        why = (
-            "torch_xla is installed, but no lesson is written for it"
-            if has_torch_xla
-            else "PyTorch reaches TPUs only through torch_xla, which is not installed"
-        )
-        return (
-            "cpu",
-            f"PyTorch stays on the CPU on this TPU machine ({why}); JAX uses the TPU.",
-        )
-    if mps:
-        return "mps", None
-    return "cpu", None
 
 
 def torch_device(verbose: bool = True):
@@ -185,97 +163,6 @@ def precision() -> dict[str, str]:
         else "mixed"
     )
     return {"name": name, "jax": jax_p, "torch_matmul": matmul, "torch_conv": conv}
-
-
-# ------------------------------------------- one process, two frameworks, one device
-
-# JAX's GPU memory settings; a user who set any of them keeps their choice.
-MEMORY_VARS = (
-    "XLA_PYTHON_CLIENT_PREALLOCATE",
-    "XLA_PYTHON_CLIENT_MEM_FRACTION",
-    "XLA_PYTHON_CLIENT_ALLOCATOR",
-)
-
-
-def memory_policy(environ: Mapping[str, str]) -> dict[str, str]:
-    """Environment variables to add so JAX shares a GPU with PyTorch and other JAX processes.
-
-    By default JAX takes 75 % of GPU memory at its first operation, leaving PyTorch a
-    quarter and a second JAX process (a cache demo, a test worker) too little to start.
-    Without preallocation JAX allocates as it goes, like PyTorch's caching allocator.
-    """
-    if any(var in environ for var in MEMORY_VARS):
-        return {}
-    return {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
-
-
-def device_kind(device: Any) -> str:
-    """``cpu``, ``gpu``, ``tpu`` or ``mps`` for a jax Device or a torch.device."""
-    kind = getattr(device, "platform", None) or getattr(device, "type", "cpu")
-    return {"cuda": "gpu", "rocm": "gpu", "xla": "tpu"}.get(kind, kind)
-
-
-def device_problem(
-    jax_kind: str,
-    torch_kind: str,
-    *,
-    torch_cuda: str | None = None,
-    jax_cuda_plugin: bool = False,
-) -> str | None:
-    """Why the two frameworks sit on different device kinds, with the fix; None when fine.
-
-    ``torch_cuda`` is ``torch.version.cuda`` (None for a CPU build); ``jax_cuda_plugin``
-    whether a ``jax-cudaNN-plugin`` is installed. A TPU with PyTorch on the CPU, and
-    Apple's MPS with JAX on the CPU, are expected and fine.
-    """
-    if jax_kind == torch_kind or (jax_kind, torch_kind) in (
-        ("tpu", "cpu"),
-        ("cpu", "mps"),
-    ):
-        return None
-    if jax_kind == "gpu" and torch_kind == "cpu":
-        if torch_cuda:
-            return (
-                f"JAX uses the GPU but PyTorch (a CUDA {torch_cuda} build) cannot: the NVIDIA "
-                "driver is probably older than that CUDA version needs. Fix: update the "
-                "driver, or install the PyTorch build for the driver's CUDA version "
-                "(`python course_utils/tooling/install.py` picks it)."
-            )
-        return (
-            "JAX uses the GPU but PyTorch is a CPU-only build. Fix: `pip uninstall -y torch` "
-            "then `make install` (or `python course_utils/tooling/install.py`), which installs "
-            "PyTorch's CUDA build on a machine with an NVIDIA GPU; then restart the kernel."
-        )
-    if jax_kind == "cpu" and torch_kind == "gpu":
-        if jax_cuda_plugin:
-            return (
-                "PyTorch uses the GPU but JAX started on the CPU although its CUDA plugin is "
-                "installed: it could not load CUDA, often because PyTorch loaded other CUDA "
-                "libraries first. Fix: restart the kernel and call `env.setup()` before "
-                "anything imports torch; `python -c \"import jax; jax.devices('gpu')\"` "
-                "shows JAX's own error."
-            )
-        major = (torch_cuda or "13").split(".")[0]
-        return (
-            "PyTorch uses the GPU but JAX is a CPU-only install. Fix: "
-            f'`pip install -U "jax[cuda{major}]"` (the CUDA major version of PyTorch\'s '
-            "build, so both share one set of CUDA libraries), then restart the kernel."
-        )
-    return f"JAX is on the {jax_kind} and PyTorch on the {torch_kind}."
-
-
-def compared_kind(jax_kind: str, torch_kind: str) -> tuple[str, str | None]:
-    """The device kind where a JAX-vs-PyTorch comparison runs, and why when it is the CPU.
-
-    Compared variants always share a device kind: both on the accelerator when both
-    frameworks have it, otherwise both on the CPU.
-    """
-    if jax_kind == torch_kind:
-        return jax_kind, None
-    return "cpu", (
-        f"JAX has the {jax_kind} and PyTorch the {torch_kind}: comparisons run both "
-        "frameworks on the CPU"
-    )
 
 
 @dataclass
@@ -428,44 +315,11 @@ def report(include_frameworks: bool = True) -> EnvReport:
         info[dist] = _version(dist)
     info["smoke_mode"] = smoke()
     if include_frameworks and info["jax"]:
-        import jax
-
-        devices = jax.devices()
-        info["jax_backend"] = jax.default_backend()
-        info["jax_devices"] = f"{len(devices)} x {devices[0].device_kind}"
-        info["accelerator"] = accelerator_kind(jax.default_backend())
-        info["jax_device_kind"] = device_kind(devices[0])
-        info["jax_matmul_precision"] = (
-            jax.config.jax_default_matmul_precision or "default"
-        )
+        _report_jax(info)
     if include_frameworks and info["torch"]:
-        import torch
-
-        dev = torch_device(verbose=False)
-        info["torch_device"] = str(dev)
-        if dev.type == "cuda":
-            info["torch_gpu"] = torch.cuda.get_device_name(0)
-        info["torch_device_kind"] = device_kind(dev)
-        info["torch_cuda"] = torch.version.cuda
-        info["torch_threads"] = torch.get_num_threads()
-        info["torch_float32_matmul_precision"] = torch.get_float32_matmul_precision()
-        if info.get("accelerator", "cpu") == "cpu" and dev.type != "cpu":
-            info["accelerator"] = "gpu" if dev.type in ("cuda", "mps") else dev.type
+        _report_torch(info)
     if include_frameworks and info["jax"] and info["torch"]:
-        prec = precision()
-        info["precision"] = (
-            f"{prec['name']} (jax {prec['jax']}, torch matmul {prec['torch_matmul']}, "
-            f"conv {prec['torch_conv']})"
-        )
-        info["compared_on"] = compared_kind(
-            info["jax_device_kind"], info["torch_device_kind"]
-        )[0]
-        info["device_problem"] = device_problem(
-            info["jax_device_kind"],
-            info["torch_device_kind"],
-            torch_cuda=info["torch_cuda"],
-            jax_cuda_plugin=_jax_cuda_plugin() is not None,
-        )
+        _report_both(info)
     info["jax_cuda_plugin"] = _jax_cuda_plugin()
     info.setdefault("accelerator", "cpu")
     for var in (
@@ -479,3 +333,49 @@ def report(include_frameworks: bool = True) -> EnvReport:
             info[var] = os.environ[var]
     info["in_colab"] = "google.colab" in sys.modules
     return EnvReport(info)
+
+
+def _report_jax(info: dict[str, Any]) -> None:
+    """JAX's part of :func:`report`: backend, devices, matmul precision."""
+    import jax
+
+    devices = jax.devices()
+    info["jax_backend"] = jax.default_backend()
+    info["jax_devices"] = f"{len(devices)} x {devices[0].device_kind}"
+    info["accelerator"] = accelerator_kind(jax.default_backend())
+    info["jax_device_kind"] = device_kind(devices[0])
+    info["jax_matmul_precision"] = jax.config.jax_default_matmul_precision or "default"
+
+
+def _report_torch(info: dict[str, Any]) -> None:
+    """PyTorch's part of :func:`report`: device, CUDA build, threads, matmul precision."""
+    import torch
+
+    dev = torch_device(verbose=False)
+    info["torch_device"] = str(dev)
+    if dev.type == "cuda":
+        info["torch_gpu"] = torch.cuda.get_device_name(0)
+    info["torch_device_kind"] = device_kind(dev)
+    info["torch_cuda"] = torch.version.cuda
+    info["torch_threads"] = torch.get_num_threads()
+    info["torch_float32_matmul_precision"] = torch.get_float32_matmul_precision()
+    if info.get("accelerator", "cpu") == "cpu" and dev.type != "cpu":
+        info["accelerator"] = "gpu" if dev.type in ("cuda", "mps") else dev.type
+
+
+def _report_both(info: dict[str, Any]) -> None:
+    """What :func:`report` says of the pair: precision, comparison device, any problem."""
+    prec = precision()
+    info["precision"] = (
+        f"{prec['name']} (jax {prec['jax']}, torch matmul {prec['torch_matmul']}, "
+        f"conv {prec['torch_conv']})"
+    )
+    info["compared_on"] = compared_kind(
+        info["jax_device_kind"], info["torch_device_kind"]
+    )[0]
+    info["device_problem"] = device_problem(
+        info["jax_device_kind"],
+        info["torch_device_kind"],
+        torch_cuda=info["torch_cuda"],
+        jax_cuda_plugin=_jax_cuda_plugin() is not None,
+    )

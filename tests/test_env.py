@@ -1,3 +1,5 @@
+"""env: setup, report, devices, simulated CPUs and precision in both frameworks."""
+
 import subprocess
 import sys
 import textwrap
@@ -5,43 +7,6 @@ import textwrap
 import pytest
 
 from course_utils import env
-
-
-@pytest.mark.parametrize(
-    "flags, expected",
-    [
-        (dict(cuda=True, mps=False, tpu=False, has_torch_xla=False), ("cuda", None)),
-        (dict(cuda=False, mps=True, tpu=False, has_torch_xla=False), ("mps", None)),
-        (dict(cuda=False, mps=False, tpu=False, has_torch_xla=False), ("cpu", None)),
-    ],
-)
-def test_choose_torch_device(flags, expected):
-    assert env.choose_torch_device(**flags) == expected
-
-
-def test_tpu_without_torch_xla_falls_back_with_a_message():
-    kind, message = env.choose_torch_device(
-        cuda=False, mps=False, tpu=True, has_torch_xla=False
-    )
-    assert kind == "cpu"
-    assert "torch_xla" in message and "TPU" in message
-
-
-def test_tpu_with_torch_xla_keeps_torch_on_the_cpu_and_says_so():
-    # No lesson is written for torch_xla: moving to it silently broke compile and timing.
-    kind, message = env.choose_torch_device(
-        cuda=False, mps=False, tpu=True, has_torch_xla=True
-    )
-    assert kind == "cpu"
-    assert "torch_xla is installed" in message and "JAX uses the TPU" in message
-    assert "\n" not in message
-
-
-def test_accelerator_kind():
-    assert env.accelerator_kind("gpu") == "gpu"
-    assert env.accelerator_kind("cuda") == "gpu"
-    assert env.accelerator_kind("tpu") == "tpu"
-    assert env.accelerator_kind("cpu") == "cpu"
 
 
 def test_tpu_present_reads_environment(monkeypatch):
@@ -174,50 +139,6 @@ def test_precision_names_the_frameworks_untouched_defaults():
 def test_set_precision_rejects_unknown_names():
     with pytest.raises(ValueError, match="float32"):
         env.set_precision("fp32")
-
-
-def test_memory_policy_leaves_a_users_choice_alone():
-    assert env.memory_policy({}) == {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
-    assert env.memory_policy({"XLA_PYTHON_CLIENT_MEM_FRACTION": ".5"}) == {}
-    assert env.memory_policy({"XLA_PYTHON_CLIENT_PREALLOCATE": "true"}) == {}
-
-
-@pytest.mark.parametrize(
-    "jax_kind, torch_kind, facts, expect",
-    [
-        ("gpu", "gpu", {}, None),
-        ("cpu", "cpu", {}, None),
-        ("tpu", "cpu", {}, None),  # PyTorch stays on the CPU on a TPU machine
-        ("cpu", "mps", {}, None),  # JAX has no Apple GPU backend
-        ("gpu", "cpu", {"torch_cuda": None}, "CPU-only build"),
-        ("gpu", "cpu", {"torch_cuda": "13.0"}, "driver"),
-        ("cpu", "gpu", {"torch_cuda": "13.0"}, "jax[cuda13]"),
-        ("cpu", "gpu", {"torch_cuda": "12.8"}, "jax[cuda12]"),
-        ("cpu", "gpu", {"torch_cuda": "12.8", "jax_cuda_plugin": True}, "env.setup()"),
-    ],
-)
-def test_device_problem_names_the_fix(jax_kind, torch_kind, facts, expect):
-    problem = env.device_problem(jax_kind, torch_kind, **facts)
-    if expect is None:
-        assert problem is None
-    else:
-        assert expect in problem and "Fix" in problem
-
-
-def test_compared_kind_keeps_both_frameworks_on_one_kind():
-    assert env.compared_kind("gpu", "gpu") == ("gpu", None)
-    kind, why = env.compared_kind("tpu", "cpu")
-    assert kind == "cpu" and "tpu" in why
-    assert env.compared_kind("gpu", "cpu")[0] == "cpu"
-
-
-def test_device_kind_of_both_frameworks():
-    import jax
-    import torch
-
-    assert env.device_kind(jax.devices()[0]) == "cpu"
-    assert env.device_kind(torch.device("cuda", 1)) == "gpu"
-    assert env.device_kind(torch.device("cpu")) == "cpu"
 
 
 def test_setup_in_a_fresh_process_sets_memory_policy_before_jax_starts():
