@@ -2,7 +2,7 @@
 
 ``doctor``, ``run``, ``sync`` and ``build-exercises`` are defined in this module;
 ``grade`` and ``check`` in :mod:`course_utils.grading.cli`, ``claims`` in
-:mod:`course_utils.claims.core`, ``check-device`` in
+:mod:`course_utils.claims.command`, ``check-device`` in
 :mod:`course_utils.tooling.device_check`. Each of those modules has an
 ``add_commands(sub)`` that this module calls by name, so a missing module is an
 import error, never a silently absent command.
@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from course_utils.tooling.args import positive_seconds
 from course_utils.tooling.errors import CourseError
 
 
@@ -141,18 +142,6 @@ def cmd_build_exercises(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a number of seconds, got {text!r}"
-        ) from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
-    return value
-
-
 def _add_run(sub: Any) -> None:
     r = sub.add_parser(
         "run", help="execute lessons (all, or the ones named) and summarise"
@@ -168,7 +157,7 @@ def _add_run(sub: Any) -> None:
     )
     r.add_argument(
         "--timeout",
-        type=_positive,
+        type=positive_seconds,
         default=900.0,
         help="seconds allowed per notebook (default 900)",
     )
@@ -211,7 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run(sub)
     _add_sync_and_build(sub)
 
-    from course_utils.claims import core as claims
+    from course_utils.claims import command as claims
     from course_utils.grading import cli as grading_cli
     from course_utils.tooling import device_check
 
