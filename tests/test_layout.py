@@ -277,3 +277,16 @@ def test_every_subpackage_is_in_the_wheel():
     }
     assert folders <= shipped, f"not in the wheel: {sorted(folders - shipped)}"
     assert all((ROOT / f.replace(".", "/") / "__init__.py").exists() for f in folders)
+
+
+def test_the_package_docstring_lists_every_student_module():
+    import course_utils
+
+    public = sorted(p.stem for p in PKG.glob("*.py") if not p.stem.startswith("_")) + [
+        "dist",
+        "models",
+        "convert",
+    ]
+    doc = course_utils.__doc__
+    missing = [m for m in public if f"``{m}``" not in doc and f"``{m}/``" not in doc]
+    assert not missing, f"course_utils/__init__.py's docstring does not list {missing}"
