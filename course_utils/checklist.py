@@ -13,19 +13,32 @@ of pass / warn / fail lines) that prints itself:
   ecosystem packages the project needs are installed.
 
 Inputs are numpy arrays in PyTorch's layout; ``to_jax`` converts them for the
-NNX model (for example ``course_utils.data.nchw_to_nhwc`` for images).
+NNX model (for example ``course_utils.data.nchw_to_nhwc`` for images). The
+checks themselves live in :mod:`course_utils.port_checks`.
 """
 
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+# The checks themselves; jit_forward, jax_asarray and dependencies_status are
+# also called from here by lessons and other modules.
+from course_utils.port_checks import (
+    benchmark,
+    compare_outputs,
+    dependencies_status,
+    dynamic_shapes,
+    jax_asarray,
+    jit_forward,
+    n_params_nnx,
+    n_params_torch,
+    operator_coverage,
+    torch_forward,
+)
 
 STATUSES = ("pass", "warn", "fail", "skip")
 _MARK = {"pass": "✓", "warn": "!", "fail": "✗", "skip": "–"}
@@ -91,59 +104,7 @@ class ChecklistReport:
         return "\n".join(lines)
 
 
-# ------------------------------------------------------------------ runners
-
-
-def _torch_forward(torch_model: Any) -> Callable[[np.ndarray], Any]:
-    import torch
-
-    def run(x: np.ndarray):
-        with torch.inference_mode():
-            return torch_model(torch.from_numpy(np.asarray(x)))
-
-    return run
-
-
-def jit_forward(nnx_model: Any) -> Callable:
-    """A ``jax.jit`` forward pass ``f(state, x)`` of an NNX model, and its state: ``(f, state)``.
-
-    Splitting the model into a graph definition and a state pytree keeps the
-    weights as arguments (not compile-time constants) and the call free of
-    NNX's Python bookkeeping.
-    """
-    import jax
-    from flax import nnx
-
-    graphdef, state = nnx.split(nnx_model)
-
-    @jax.jit
-    def forward(state, x):
-        return nnx.merge(graphdef, state)(x)
-
-    return forward, state
-
-
-def _n_params_torch(model: Any) -> int:
-    return sum(p.numel() for p in model.parameters())
-
-
-def _n_params_nnx(model: Any) -> int:
-    import jax
-    from flax import nnx
-
-    return sum(
-        int(np.prod(x.shape)) for x in jax.tree.leaves(nnx.state(model, nnx.Param))
-    )
-
-
-def _compare_outputs(a: Any, b: Any, rtol: float, atol: float) -> tuple[bool, str]:
-    from course_utils.parity import assert_close, max_abs_diff
-
-    try:
-        assert_close(a, b, rtol=rtol, atol=atol, name="output")
-    except AssertionError as err:
-        return False, str(err).split("\n")[1].strip() if "\n" in str(err) else str(err)
-    return True, f"max |diff| {max_abs_diff(a, b):.2g} (rtol {rtol:g}, atol {atol:g})"
+# ------------------------------------------------------------------ the checklists
 
 
 def stepwise_port(
@@ -163,161 +124,57 @@ def stepwise_port(
     mode. Later steps are skipped once one fails.
     """
     import jax
-    from jax.sharding import NamedSharding, PartitionSpec
 
     to_jax = to_jax or (lambda a: a)
     report = ChecklistReport("stepwise port")
-    n_t, n_j = _n_params_torch(torch_model), _n_params_nnx(nnx_model)
+    n_t, n_j = n_params_torch(torch_model), n_params_nnx(nnx_model)
     report.add(
         "1. semantic rewrite",
         "pass" if n_t == n_j else "fail",
         f"{n_t:,} parameters in PyTorch, {n_j:,} in NNX",
     )
-    expected = _torch_forward(torch_model)(example)
+    expected = torch_forward(torch_model)(example)
     eager = nnx_model(jax.numpy.asarray(to_jax(example)))
-    good, detail = _compare_outputs(eager, expected, rtol, atol)
+    good, detail = compare_outputs(eager, expected, rtol, atol)
     report.add("2. equal in eager mode", "pass" if good else "fail", detail)
 
     forward, state = jit_forward(nnx_model)
     x = jax.numpy.asarray(to_jax(example))
     if report.ok:
-        good, detail = _compare_outputs(forward(state, x), expected, rtol, atol)
+        good, detail = compare_outputs(forward(state, x), expected, rtol, atol)
         report.add("3. equal under jax.jit", "pass" if good else "fail", detail)
     else:
         report.add("3. equal under jax.jit", "skip", "an earlier step failed")
-
-    devices = jax.devices()
-    if not report.ok:
-        report.add("4. equal when sharded", "skip", "an earlier step failed")
-    elif len(example) % len(devices):
-        report.add(
-            "4. equal when sharded",
-            "skip",
-            f"batch of {len(example)} does not split over {len(devices)} devices",
-        )
+    if report.ok:
+        sharded = _sharded(forward, state, x, expected, rtol, atol)
     else:
-        mesh = jax.make_mesh((len(devices),), ("data",), devices=devices)
-        x_sharded = jax.device_put(x, NamedSharding(mesh, PartitionSpec("data")))
-        state_repl = jax.device_put(state, NamedSharding(mesh, PartitionSpec()))
-        out = forward(state_repl, x_sharded)
-        good, detail = _compare_outputs(out, expected, rtol, atol)
-        report.add(
-            "4. equal when sharded",
-            "pass" if good else "fail",
-            f"batch split over {len(devices)} device(s), output sharding "
-            f"{out.sharding.spec}; {detail}",
-        )
+        sharded = ("skip", "an earlier step failed")
+    report.add("4. equal when sharded", *sharded)
     if verbose:
         print(report)
     return report
 
 
-def _operator_coverage(
-    torch_model: Any, nnx_model: Any, example: np.ndarray, to_jax
+def _sharded(
+    forward: Callable, state: Any, x: Any, expected: Any, rtol: float, atol: float
 ) -> tuple[str, str]:
+    """Step 4 of :func:`stepwise_port`: the batch split over every JAX device."""
     import jax
-    import torch
-    import torch._dynamo
+    from jax.sharding import NamedSharding, PartitionSpec
 
-    with torch.inference_mode():
-        explained = torch._dynamo.explain(torch_model)(
-            torch.from_numpy(np.asarray(example))
-        )
-    torch._dynamo.reset()
-    parts = [
-        f"torch.compile: {explained.graph_count} graph(s), {explained.graph_break_count} break(s)"
-    ]
-    status = "pass"
-    if explained.graph_break_count:
-        status = "warn"
-        reason = str(explained.break_reasons[0].reason).split("\n")[0][:80]
-        parts.append(f"first break: {reason}")
-    forward, state = jit_forward(nnx_model)
-    try:
-        jaxpr = forward.trace(state, jax.numpy.asarray(to_jax(example))).jaxpr
-    except (
-        Exception
-    ) as err:  # a layer JAX cannot trace is exactly what this check looks for
-        return "fail", "; ".join(
-            parts + [f"jax.jit cannot trace it: {type(err).__name__}: {err}"[:160]]
-        )
-    prims = sorted({str(e.primitive) for e in jaxpr.jaxpr.eqns})
-    parts.append(f"jax.jit: traced, {len(prims)} distinct primitives at the top level")
-    return status, "; ".join(parts)
-
-
-def _dynamic_shapes(
-    nnx_model: Any, torch_model: Any, inputs: Sequence[np.ndarray], to_jax
-) -> tuple[str, str]:
-    import torch
-    import torch._dynamo
-
-    from course_utils.timing import _CompileCounter
-
-    forward, state = jit_forward(nnx_model)
-    compiles, firsts = 0, []
-    for x in inputs:
-        xj = jax_asarray(to_jax(x))
-        before = _CompileCounter.snapshot()
-        start = time.perf_counter()
-        forward(state, xj).block_until_ready()
-        firsts.append(time.perf_counter() - start)
-        compiles += _CompileCounter.delta(before)
-    graphs = 0
-
-    def counting_backend(gm, example_inputs):
-        nonlocal graphs
-        graphs += 1
-        return gm.forward
-
-    torch._dynamo.reset()
-    compiled = torch.compile(torch_model, backend=counting_backend)
-    with torch.inference_mode():
-        for x in inputs:
-            compiled(torch.from_numpy(np.asarray(x)))
-    torch._dynamo.reset()
-    shapes = len({np.asarray(x).shape for x in inputs})
-    detail = (
-        f"{shapes} input shapes: jax.jit compiled {compiles} time(s) "
-        f"(first calls {1e3 * min(firsts):.0f}–{1e3 * max(firsts):.0f} ms); "
-        f"torch.compile captured {graphs} graph(s) (it marks a changing size dynamic)"
+    devices = jax.devices()
+    if len(x) % len(devices):
+        return "skip", f"batch of {len(x)} does not split over {len(devices)} devices"
+    mesh = jax.make_mesh((len(devices),), ("data",), devices=devices)
+    x_sharded = jax.device_put(x, NamedSharding(mesh, PartitionSpec("data")))
+    state_repl = jax.device_put(state, NamedSharding(mesh, PartitionSpec()))
+    out = forward(state_repl, x_sharded)
+    good, detail = compare_outputs(out, expected, rtol, atol)
+    return (
+        "pass" if good else "fail",
+        f"batch split over {len(devices)} device(s), output sharding "
+        f"{out.sharding.spec}; {detail}",
     )
-    status = "warn" if compiles >= shapes > 1 else "pass"
-    if status == "warn":
-        detail += "; pad or bucket the shapes to bound JAX's compilations"
-    return status, detail
-
-
-def jax_asarray(x: Any) -> Any:
-    import jax.numpy as jnp
-
-    return jnp.asarray(x)
-
-
-def dependencies_status(dependencies: Mapping[str, Sequence[str]]) -> tuple[str, str]:
-    """``(status, detail)``: which of ``{side: [module, ...]}`` are importable here, with versions."""
-    parts, missing = [], []
-    distributions = importlib.metadata.packages_distributions()  # slow: read it once
-    for side, names in dependencies.items():
-        found = []
-        for name in names:
-            top = name.split(".")[0]
-            try:
-                spec = importlib.util.find_spec(name)
-            except ModuleNotFoundError:
-                spec = None
-            if spec is None:
-                missing.append(name)
-                found.append(f"{name} missing")
-                continue
-            dists = distributions.get(top, [top])
-            try:
-                version = importlib.metadata.version(dists[0])
-            except importlib.metadata.PackageNotFoundError:
-                version = "installed"
-            found.append(f"{name} {version}")
-        parts.append(f"{side}: " + ", ".join(found))
-    return ("warn" if missing else "pass"), "; ".join(parts)
 
 
 def mvp_checklist(
@@ -345,64 +202,56 @@ def mvp_checklist(
     - **ecosystem dependencies**: which of ``dependencies`` (``{"JAX side":
       ["optax", ...], ...}``) are installed.
     """
-    from course_utils import timing
-
     if not isinstance(example, np.ndarray):
         raise TypeError(
             f"mvp_checklist: example must be a numpy array, got {type(example).__name__}"
         )
     to_jax = to_jax or (lambda a: a)
     report = ChecklistReport("MVP checklist")
-    run_torch = _torch_forward(torch_model)
+    run_torch = torch_forward(torch_model)
     expected = run_torch(example)
     forward, state = jit_forward(nnx_model)
     xj = jax_asarray(to_jax(example))
-    good, detail = _compare_outputs(forward(state, xj), expected, rtol, atol)
+    good, detail = compare_outputs(forward(state, xj), expected, rtol, atol)
     report.add("outputs agree", "pass" if good else "fail", detail)
     if not good:
         for name in ("same-hardware benchmark", "operator coverage", "dynamic shapes"):
             report.add(name, "skip", "the outputs differ: fix the port first")
     else:
-        cmp = timing.compare(
-            {
-                "PyTorch eager": lambda: run_torch(example),
-                "JAX jit": lambda: forward(state, xj),
-            },
+        timed = benchmark(
+            lambda: run_torch(example),
+            lambda: forward(state, xj),
             rtol=rtol,
             atol=atol,
             target_s=target_s,
         )
-        ratio = cmp.ratio("JAX jit")
-        faster = "JAX jit" if ratio < 1 else "PyTorch eager"
-        report.add(
-            "same-hardware benchmark",
-            "warn" if cmp.warnings else "pass",
-            f"PyTorch eager {timing.format_seconds(cmp.measurements['PyTorch eager'].median)}, "
-            f"JAX jit {timing.format_seconds(cmp.measurements['JAX jit'].median)} per call: "
-            f"{faster} is {max(ratio, 1 / ratio):.2f}x faster on this machine"
-            + (" (noisy)" if cmp.warnings else ""),
-        )
+        report.add("same-hardware benchmark", *timed)
         report.add(
             "operator coverage",
-            *_operator_coverage(torch_model, nnx_model, example, to_jax),
+            *operator_coverage(torch_model, nnx_model, example, to_jax),
         )
-        if len(shapes) >= 2:
-            report.add(
-                "dynamic shapes",
-                *_dynamic_shapes(nnx_model, torch_model, shapes, to_jax),
-            )
-        else:
-            report.add(
-                "dynamic shapes",
-                "skip",
-                "give shapes= (two or more inputs of different sizes)",
-            )
-    if dependencies:
-        report.add("ecosystem dependencies", *dependencies_status(dependencies))
-    else:
         report.add(
-            "ecosystem dependencies", "skip", "give dependencies={side: [package, ...]}"
+            "dynamic shapes", *_shapes_item(nnx_model, torch_model, shapes, to_jax)
         )
+    report.add("ecosystem dependencies", *_dependencies_item(dependencies))
     if verbose:
         print(report)
     return report
+
+
+def _dependencies_item(
+    dependencies: Mapping[str, Sequence[str]] | None,
+) -> tuple[str, str]:
+    """The ecosystem line of :func:`mvp_checklist`, skipped when none are named."""
+    if not dependencies:
+        return "skip", "give dependencies={side: [package, ...]}"
+    return dependencies_status(dependencies)
+
+
+def _shapes_item(
+    nnx_model: Any, torch_model: Any, shapes: Sequence[np.ndarray], to_jax: Callable
+) -> tuple[str, str]:
+    """The dynamic-shapes line of :func:`mvp_checklist`, skipped with fewer than two."""
+    if len(shapes) < 2:
+        return "skip", "give shapes= (two or more inputs of different sizes)"
+    return dynamic_shapes(nnx_model, torch_model, shapes, to_jax)
