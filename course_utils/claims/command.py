@@ -1,0 +1,215 @@
+"""``course claims``: measure every claim on every device kind, judge it, and report.
+
+:func:`run` is the Python entry point (lesson 08 calls it): it plans the device
+kinds (:func:`~course_utils.claims.devices.detect_devices`), measures each claim
+on each (:func:`~course_utils.claims.benchmarks.measure`), judges it
+(:func:`~course_utils.claims.verdicts.evaluate`), prints a table, and writes
+``claims.json`` and ``claims.png``. :func:`add_commands` registers the
+``claims`` command with the ``course`` parser; :func:`cmd_claims` runs it.
+The benchmarks (and so numpy) are imported when :func:`run` is called, never
+when the ``course`` command builds its parser.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from course_utils.claims import devices, registry
+from course_utils.claims.devices import DEVICE_CHOICES, DevicePlan, DeviceTarget
+from course_utils.claims.report import ClaimsReport, save_plot, text_table, write_json
+from course_utils.claims.verdicts import Measured, Outcome, evaluate
+from course_utils.tooling.errors import CourseError
+
+
+def _machine(plan: DevicePlan | None = None) -> dict[str, Any]:
+    from course_utils import env, timing
+
+    info = dict(env.report().info)
+    info["threads"] = timing.thread_settings()
+    kinds = [t.kind for t in plan.targets] if plan else ["cpu"]
+    named = (
+        [f"{t.kind} ({t.name})" if t.name else t.kind for t in plan.targets]
+        if plan
+        else kinds
+    )
+    info["summary"] = (
+        f"benchmarks on {' and '.join(named)}; CPU {info.get('cpu_count')} cores, torch "
+        f"{info.get('torch_threads')} threads; float32 matmuls at 'highest' precision in both "
+        "frameworks"
+    )
+    if plan and plan.note:
+        info["summary"] += f"; {plan.note}"
+    if hasattr(os, "getloadavg"):
+        load = os.getloadavg()[0]
+        info["load_average_1min"] = round(load, 2)
+        info["summary"] += f", load average {load:.1f}"
+        if load >= (os.cpu_count() or 1):
+            info["warning"] = (
+                f"the machine was busy (load {load:.1f} on {os.cpu_count()} cores): other "
+                "programs competed for the CPU, so these timings are noisier than usual"
+            )
+    return info
+
+
+def _check_arguments(
+    only: Sequence[str], measured: Mapping[str, Any], out_dir: Path | None
+) -> None:
+    ids = [c.id for c in registry.CLAIMS]
+    for where, given in (("claim", only), ("measured claim", measured)):
+        unknown = [i for i in given if i not in ids]
+        if unknown:
+            raise CourseError(
+                f"unknown {where} {unknown[0]!r}; claims: {', '.join(ids)}"
+            )
+    bad = [k for k, v in measured.items() if not isinstance(v, Measured)]
+    if bad:
+        raise TypeError(f"run: measured[{bad[0]!r}] must be a claims.Measured")
+    if out_dir is not None and out_dir.exists() and not out_dir.is_dir():
+        raise CourseError(f"--out {out_dir} is a file; give a folder")
+
+
+def _measure_on(
+    target: DeviceTarget,
+    *,
+    smoke: bool,
+    only: Sequence[str],
+    given: Mapping[str, Measured],
+    verbose: bool,
+) -> list[Outcome]:
+    """Every claim (or ``only`` those) on one device kind; ``given`` ones are not measured again."""
+    from course_utils.claims import benchmarks
+
+    outcomes = []
+    for claim in registry.CLAIMS:
+        if only and claim.id not in only:
+            continue
+        if verbose:
+            print(f"measuring {claim.id} on {target.kind} ...", flush=True)
+        if claim.id in given:
+            m = given[claim.id]
+            m.details.setdefault("measured_by", "the caller (already timed)")
+            outcome = evaluate(claim, lambda m=m: m, target.kind)
+        else:
+            outcome = evaluate(
+                claim,
+                lambda c=claim: benchmarks.measure(c.id, smoke=smoke, target=target),
+                target.kind,
+            )
+        outcome.device_name = outcome.device_name or target.name
+        if verbose:
+            print(
+                f"  {outcome.verdict}: {outcome.measured_text()} ({outcome.seconds:.1f} s)",
+                flush=True,
+            )
+        outcomes.append(outcome)
+    return outcomes
+
+
+def _print_summary(report: ClaimsReport) -> None:
+    print()
+    print(text_table(report.outcomes))
+    print(
+        f"\n{len(report.outcomes)} outcomes in {report.seconds:.0f} s "
+        f"({'smoke' if report.smoke else 'full'} mode); {report.machine['summary']}"
+    )
+    if "warning" in report.machine:
+        print(f"warning: {report.machine['warning']}")
+    if report.json_path is not None:
+        print(f"wrote {report.json_path} and {report.png_path}")
+
+
+def run(
+    *,
+    smoke: bool | None = None,
+    out: str | Path | None = None,
+    only: Sequence[str] | None = None,
+    measured: Mapping[str, Measured] | None = None,
+    measured_on: str = "cpu",
+    device: str = "all",
+    verbose: bool = True,
+) -> ClaimsReport:
+    """Measure every claim (or ``only`` those ids), print the table, write JSON and PNG to ``out``.
+
+    ``device`` is ``all`` (the CPU, and the accelerator when one is present),
+    ``cpu`` or ``accelerator``; every claim is measured once per device kind.
+    ``measured`` supplies measurements already taken (a notebook that timed the
+    same thing in its own cells) by claim id, on the device kind ``measured_on``;
+    those claims are judged from them there instead of being measured again.
+    """
+    from course_utils import config
+
+    smoke = config.smoke(smoke)
+    only, measured = list(only or []), dict(measured or {})
+    out_dir = Path(out) if out is not None else None
+    _check_arguments(only, measured, out_dir)
+    plan = devices.detect_devices(device)
+    start = time.perf_counter()
+    outcomes = []
+    for target in plan.targets:
+        given = measured if target.kind == measured_on else {}
+        outcomes += _measure_on(
+            target, smoke=smoke, only=only, given=given, verbose=verbose
+        )
+    report = ClaimsReport(
+        outcomes,
+        smoke,
+        _machine(plan),
+        time.perf_counter() - start,
+        devices=[t.kind for t in plan.targets],
+        device_note=plan.note,
+    )
+    if out_dir is not None:
+        report.json_path = write_json(report, out_dir / "claims.json")
+        report.png_path = save_plot(outcomes, out_dir / "claims.png")
+    if verbose:
+        _print_summary(report)
+    return report
+
+
+# --------------------------------------------------------------------- CLI
+
+
+def cmd_claims(args: Any) -> int:
+    from course_utils import config
+    from course_utils.tooling.notebooks import course_root
+
+    smoke = True if args.smoke else config.smoke()
+    out = Path(args.out) if args.out else course_root() / "build" / "claims"
+    run(smoke=smoke, out=out, only=args.only, device=args.device)
+    return 0
+
+
+def add_commands(sub: Any) -> None:
+    """Register ``course claims [--smoke] [--out DIR] [--only ID ...] [--device KIND]``."""
+    p = sub.add_parser(
+        "claims",
+        help="re-measure the source articles' popular claims on this machine",
+        description="Run compact versions of the course's claim benchmarks on the CPU and, "
+        "when one is present, on the GPU or TPU (both frameworks on the same device kind, "
+        "float32 matmuls at 'highest' precision); print a table of claim, device, source, "
+        "measured ratio (median and IQR) and verdict; write claims.json and claims.png.",
+    )
+    p.add_argument("--smoke", action="store_true", help="small sizes (about a minute)")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="where claims.json and claims.png go (default build/claims)",
+    )
+    p.add_argument(
+        "--only",
+        metavar="ID",
+        action="append",
+        help="measure only this claim (repeatable)",
+    )
+    p.add_argument(
+        "--device",
+        choices=DEVICE_CHOICES,
+        default="all",
+        help="where to measure: all (the CPU, and the accelerator when present; "
+        "the default), cpu, or accelerator",
+    )
+    p.set_defaults(func=cmd_claims)

@@ -1,0 +1,48 @@
+"""What several claims test modules share: fake claims, device reaches, the CLI."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+from course_utils.claims import verdicts
+
+ROOT = Path(__file__).resolve().parents[2]
+CPU_ONLY = {"jax_kinds": {"cpu"}, "torch_kinds": {"cpu"}}
+
+
+CLAIM = verdicts.Claim(
+    "fake", "fake claim | with a pipe", "000 (test)", "2x", "a / b", 1.0
+)
+
+
+HIGH = verdicts.Claim("high", "needs ten times", "001 (test)", "10x", "a / b", 10.0)
+
+
+GPU_BOTH = {
+    "jax_kinds": {"cpu", "gpu"},
+    "torch_kinds": {"cpu", "gpu"},
+    "names": {"gpu": "NVIDIA H200"},
+}
+
+
+GPU_JAX_ONLY = {"jax_kinds": {"cpu", "gpu"}, "torch_kinds": {"cpu"}}
+
+
+GPU_TORCH_ONLY = {"jax_kinds": {"cpu"}, "torch_kinds": {"cpu", "gpu"}}
+
+
+TPU = {
+    "jax_kinds": {"cpu", "tpu"},
+    "torch_kinds": {"cpu"},
+    "names": {"tpu": "TPU v5 lite"},
+}
+
+
+def cli(*args, timeout=120):
+    return subprocess.run(
+        [sys.executable, "-m", "course_utils.tooling.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=timeout,
+    )

@@ -1,0 +1,253 @@
+"""course_utils.claims.command: run() on fake and real benchmarks, and the claims command."""
+
+import json
+
+import pytest
+
+from course_utils.claims import benchmarks, command, devices, registry, verdicts
+from course_utils.tooling.errors import CourseError
+from tests.claims.fakes import CLAIM, CPU_ONLY, GPU_BOTH, HIGH, TPU, cli
+
+
+@pytest.fixture
+def fake_benchmarks(monkeypatch):
+    calls = []
+
+    def measure(claim_id, *, smoke, target):
+        calls.append((claim_id, smoke))
+        if claim_id == "high":
+            raise verdicts.NotTestable("no cluster")
+        return verdicts.Measured([1.5, 2.0, 2.5], "fake")
+
+    monkeypatch.setattr(registry, "CLAIMS", (CLAIM, HIGH))
+    monkeypatch.setattr(benchmarks, "measure", measure)
+    monkeypatch.setattr(
+        devices,
+        "detect_devices",
+        lambda requested: devices.plan_devices(requested, **CPU_ONLY),
+    )
+    monkeypatch.setattr(
+        command, "_machine", lambda plan=None: {"summary": "fake machine"}
+    )
+    return calls
+
+
+def test_run_measures_prints_and_writes(fake_benchmarks, tmp_path, capsys):
+    report = command.run(smoke=True, out=tmp_path)
+    assert fake_benchmarks == [("fake", True), ("high", True)]
+    assert [o.verdict for o in report.outcomes] == [
+        verdicts.HOLDS,
+        verdicts.NOT_TESTABLE,
+    ]
+    printed = capsys.readouterr().out
+    assert (
+        "[holds] fake claim" in printed
+        and "[not testable here] needs ten times" in printed
+    )
+    assert (tmp_path / "claims.json").exists() and (tmp_path / "claims.png").exists()
+
+
+def test_run_only_and_measured(fake_benchmarks):
+    report = command.run(smoke=False, only=["high"], verbose=False)
+    assert [o.claim.id for o in report.outcomes] == ["high"] and fake_benchmarks == [
+        ("high", False)
+    ]
+    given = verdicts.Measured([0.5, 0.6, 0.7], "timed by the caller")
+    report = command.run(smoke=True, measured={"fake": given}, verbose=False)
+    assert report.outcome("fake").verdict == verdicts.DOES_NOT_HOLD
+    assert report.outcome("fake").details["measured_by"]
+    assert ("fake", True) not in fake_benchmarks[1:]  # not measured a second time
+
+
+def test_run_rejects_bad_arguments(fake_benchmarks, tmp_path):
+    with pytest.raises(CourseError, match="unknown claim 'nope'; claims: fake, high"):
+        command.run(only=["nope"], verbose=False)
+    with pytest.raises(CourseError, match="unknown measured claim 'nope'"):
+        command.run(measured={"nope": verdicts.Measured([1.0], "x")}, verbose=False)
+    with pytest.raises(TypeError, match="claims.Measured"):
+        command.run(measured={"fake": [1.0, 2.0]}, verbose=False)
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x")
+    with pytest.raises(CourseError, match="is a file"):
+        command.run(out=a_file, verbose=False)
+
+
+def test_cli_help_and_bad_claim():
+    out = cli("claims", "--help")
+    assert out.returncode == 0 and "--smoke" in out.stdout and "--out" in out.stdout
+    assert "--device {all,cpu,accelerator}" in out.stdout
+    out = cli("claims", "--only", "nope")
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        "course: error: unknown claim 'nope'"
+    )
+
+
+@pytest.mark.slow
+def test_cli_smoke_end_to_end(tmp_path):
+    out = cli(
+        "claims",
+        "--smoke",
+        "--only",
+        "higher-order",
+        "--only",
+        "tpu-llm",
+        "--out",
+        str(tmp_path),
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    data = json.loads((tmp_path / "claims.json").read_text())
+    by_id = {c["id"]: c for c in data["claims"]}
+    assert set(by_id) == {"higher-order", "tpu-llm"} and data["smoke"] is True
+    higher = by_id["higher-order"]
+    assert higher["verdict"] in (
+        verdicts.HOLDS,
+        verdicts.DOES_NOT_HOLD,
+        verdicts.INCONCLUSIVE,
+    )
+    assert higher["n"] >= 5 and higher["q1"] <= higher["median"] <= higher["q3"]
+    assert by_id["tpu-llm"]["verdict"] == verdicts.NOT_TESTABLE
+    assert higher["device"] == "cpu" and higher["dtype"] == "float32"
+    assert higher["precision"] == {"jax_matmul": "highest", "torch_matmul": "highest"}
+    assert higher["threads"]["torch_threads"] >= 1
+    assert (
+        data["devices"] == ["cpu"]
+        and "no accelerator was present" in data["device_note"]
+    )
+    assert (tmp_path / "claims.png").stat().st_size > 1000
+    assert "[not testable here]" in out.stdout and "claims.json" in out.stdout
+
+
+def _fake_run(monkeypatch, reach):
+    calls = []
+
+    def measure(claim_id, *, smoke, target):
+        calls.append((claim_id, target.kind))
+        if claim_id == "high":
+            raise verdicts.NotTestable(f"no cluster on {target.kind}")
+        return verdicts.Measured(
+            [1.5, 2.0, 2.5], "fake", conditions={"dtype": "float32"}
+        )
+
+    monkeypatch.setattr(registry, "CLAIMS", (CLAIM, HIGH))
+    monkeypatch.setattr(benchmarks, "measure", measure)
+    monkeypatch.setattr(
+        devices,
+        "detect_devices",
+        lambda requested: devices.plan_devices(requested, **reach),
+    )
+    monkeypatch.setattr(
+        command, "_machine", lambda plan=None: {"summary": "fake machine"}
+    )
+    return calls
+
+
+def test_run_on_a_gpu_machine_measures_every_claim_on_cpu_and_gpu(
+    monkeypatch, tmp_path, capsys
+):
+    calls = _fake_run(monkeypatch, GPU_BOTH)
+    given = verdicts.Measured([0.5, 0.6, 0.7], "timed by the caller on the CPU")
+    report = command.run(smoke=True, out=tmp_path, measured={"fake": given})
+    assert calls == [
+        ("high", "cpu"),
+        ("fake", "gpu"),
+        ("high", "gpu"),
+    ]  # fake on cpu: given
+    assert [(o.claim.id, o.device) for o in report.outcomes] == [
+        ("fake", "cpu"),
+        ("high", "cpu"),
+        ("fake", "gpu"),
+        ("high", "gpu"),
+    ]
+    assert report.outcome("fake").verdict == verdicts.DOES_NOT_HOLD  # the CPU's, first
+    assert report.outcome("fake", device="gpu").verdict == verdicts.HOLDS
+    with pytest.raises(KeyError, match="on tpu"):
+        report.outcome("fake", device="tpu")
+    data = json.loads((tmp_path / "claims.json").read_text())
+    assert data["devices"] == ["cpu", "gpu"] and data["device_note"] == ""
+    assert [(c["id"], c["device"]) for c in data["claims"]] == [
+        (o.claim.id, o.device) for o in report.outcomes
+    ]
+    assert data["claims"][3]["why"] == "no cluster on gpu"
+    printed = capsys.readouterr().out
+    assert (
+        "measuring fake on gpu" in printed
+        and "on: gpu (NVIDIA H200); float32" in printed
+    )
+    assert "| fake claim \\| with a pipe | gpu |" in report._repr_markdown_()
+
+
+def test_run_device_choice_and_cpu_only_note(monkeypatch, tmp_path):
+    calls = _fake_run(monkeypatch, GPU_BOTH)
+    command.run(smoke=True, device="accelerator", verbose=False)
+    assert {kind for _, kind in calls} == {"gpu"}
+    calls = _fake_run(monkeypatch, CPU_ONLY)
+    report = command.run(smoke=True, out=tmp_path, verbose=False)
+    assert report.devices == ["cpu"] and {kind for _, kind in calls} == {"cpu"}
+    assert "No accelerator was present" in report._repr_markdown_()
+    assert (
+        "no accelerator"
+        in json.loads((tmp_path / "claims.json").read_text())["device_note"]
+    )
+    with pytest.raises(CourseError, match="no accelerator is present"):
+        command.run(smoke=True, device="accelerator", verbose=False)
+
+
+def test_run_on_a_tpu_judges_each_pairing_with_the_real_rules(monkeypatch, tmp_path):
+    import jax
+
+    cpu0 = jax.devices("cpu")[0]
+    real = jax.devices
+    monkeypatch.setattr(
+        jax,
+        "devices",
+        lambda backend=None: [cpu0] if backend == "tpu" else real(backend),
+    )
+    monkeypatch.setattr(
+        devices,
+        "detect_devices",
+        lambda requested: devices.plan_devices(requested, **TPU),
+    )
+    monkeypatch.setattr(
+        command, "_machine", lambda plan=None: {"summary": "fake TPU VM"}
+    )
+    ran = []
+    for cid in ("higher-order", "first-call", "compile-matmul"):
+        monkeypatch.setitem(
+            benchmarks.BENCHMARKS,
+            cid,
+            lambda ctx, c=cid: (
+                ran.append((c, ctx.target.kind))
+                or verdicts.Measured([20.0, 30.0], "fake")
+            ),
+        )
+    report = command.run(
+        smoke=True,
+        device="accelerator",
+        out=tmp_path,
+        verbose=False,
+        only=["higher-order", "first-call", "compile-matmul"],
+    )
+    assert ran == [("first-call", "tpu")]
+    by_id = {
+        c["id"]: c for c in json.loads((tmp_path / "claims.json").read_text())["claims"]
+    }
+    assert {c["device"] for c in by_id.values()} == {"tpu"}
+    assert by_id["first-call"]["verdict"] == verdicts.HOLDS
+    assert by_id["first-call"]["precision"]["jax_matmul"] == "highest"
+    for cid in ("higher-order", "compile-matmul"):
+        assert (
+            by_id[cid]["verdict"] == verdicts.NOT_TESTABLE
+            and "torch_xla" in by_id[cid]["why"]
+        )
+    assert "same device kind (TPU)" in by_id["higher-order"]["why"]
+    assert report.devices == ["tpu"]
+
+
+def test_cli_device_accelerator_on_a_cpu_machine_is_one_clear_error():
+    out = cli("claims", "--device", "accelerator", "--only", "tpu-llm")
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no accelerator is present" in lines[0]

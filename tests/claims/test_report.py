@@ -1,0 +1,69 @@
+"""course_utils.claims.report: the tables, the report object, claims.json and the plot."""
+
+import json
+
+import pytest
+
+from course_utils.claims import report, verdicts
+from tests.claims.fakes import CLAIM, HIGH
+
+
+def _outcomes():
+    return [
+        verdicts.evaluate(
+            CLAIM, lambda: verdicts.Measured([2.0, 2.5, 3.0], "what | with pipe")
+        ),
+        verdicts.evaluate(HIGH, lambda: verdicts.Measured([2.0, 3.0], "too slow")),
+        verdicts.Outcome(HIGH, verdicts.NOT_TESTABLE, "no cluster"),
+    ]
+
+
+def test_markdown_table_has_one_row_per_claim_and_escapes_pipes():
+    text = report.table(_outcomes())
+    lines = text.splitlines()
+    assert lines[0].startswith(
+        "| claim | device | source | claimed | measured here | verdict | why |"
+    )
+    assert len(lines) == 2 + 3
+    for line in lines[2:]:
+        assert line.replace("\\|", "").count("|") == 8, line  # seven cells
+        assert line.split(" | ")[1] == "cpu"
+    assert (
+        "**holds**" in lines[2]
+        and "**does not hold**" in lines[3]
+        and "**not testable here**" in lines[4]
+    )
+    assert "fake claim \\| with a pipe" in lines[2]
+
+
+def test_text_table_names_verdict_source_and_ratio():
+    text = report.text_table(_outcomes())
+    assert "[holds] fake claim" in text and "source: 000 (test)" in text
+    assert "ratio = a / b" in text and "why: no cluster" in text
+
+
+def test_report_json_and_png(tmp_path):
+    rep = report.ClaimsReport(
+        _outcomes(), smoke=True, machine={"summary": "test box"}, seconds=1.5
+    )
+    assert (
+        rep.counts()[verdicts.HOLDS] == 1 and rep.counts()[verdicts.NOT_TESTABLE] == 1
+    )
+    assert rep.outcome("fake").claim is CLAIM
+    with pytest.raises(KeyError, match="no claim 'nope'"):
+        rep.outcome("nope")
+    path = report.write_json(rep, tmp_path / "sub" / "claims.json")
+    data = json.loads(path.read_text())
+    assert data["smoke"] is True and len(data["claims"]) == 3
+    first = data["claims"][0]
+    assert (
+        first["id"] == "fake" and first["verdict"] == "holds" and first["median"] == 2.5
+    )
+    assert first["q1"] <= first["median"] <= first["q3"] and first["samples"] == [
+        2.0,
+        2.5,
+        3.0,
+    ]
+    png = report.save_plot(rep.outcomes, tmp_path / "claims.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "test box" in rep._repr_markdown_()
