@@ -12,14 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from course_utils.tooling import cli, device_check, device_steps
-from course_utils.tooling.device_check import (
-    SKIPPED_BUDGET,
-    STOPPED_BUDGET,
-    Check,
-    Options,
-    Tools,
+from course_utils.tooling import (
+    cli,
+    device_check,
+    device_report,
+    device_run,
+    device_steps,
 )
+from course_utils.tooling.device_budget import SKIPPED_BUDGET, STOPPED_BUDGET
+from course_utils.tooling.device_run import Check, Options, Tools
 from course_utils.tooling.runner import Result
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -182,7 +183,7 @@ def test_every_step_runs_in_order_and_lands_in_one_report(tmp_path):
         "claims",
     ]
     report = json.loads(out.read_text())
-    assert report["schema_version"] == device_check.SCHEMA_VERSION
+    assert report["schema_version"] == device_report.SCHEMA_VERSION
     assert report["status"] == "passed" and report["complete"] is True
     assert report["exit_code"] == 0 and report["finished"] >= report["started"]
     assert report["host"]["accelerator"] == "gpu"
@@ -379,7 +380,7 @@ def test_require_accelerator_stops_before_installing_anything(tmp_path, capsys):
 
 
 def test_no_accelerator_message_names_unused_hardware_and_missing_frameworks():
-    msg = device_check.no_accelerator_message(
+    msg = device_run.no_accelerator_message(
         {
             "nvidia_smi_gpu": True,
             "jax_backend": "cpu",
@@ -389,7 +390,7 @@ def test_no_accelerator_message_names_unused_hardware_and_missing_frameworks():
     )
     assert "an NVIDIA GPU answers nvidia-smi, but neither framework uses it" in msg
     assert "docs/DEVICE_CHECK.md" in msg
-    msg = device_check.no_accelerator_message({"env": {}, "tpu_host": True})
+    msg = device_run.no_accelerator_message({"env": {}, "tpu_host": True})
     assert "jax uses nothing (jax is not installed)" in msg
     assert "this looks like a TPU host" in msg
 
