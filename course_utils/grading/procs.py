@@ -13,6 +13,8 @@ import threading
 
 import psutil
 
+from course_utils._procs import kill_processes
+
 
 def _prctl(option: int, value: int) -> None:
     try:
@@ -89,21 +91,18 @@ def descendants() -> list[psutil.Process]:
     return procs
 
 
-def kill_descendants() -> int:
-    """SIGKILL every process below this one (repeatedly: some may fork meanwhile)."""
-    killed = 0
-    for _ in range(5):
+def kill_descendants(rounds: int = 5) -> int:
+    """SIGKILL every process below this one, again until none is left (some may fork
+    meanwhile); returns how many were found. The killing itself is :mod:`course_utils._procs`'s.
+    """
+    found = 0
+    for _ in range(rounds):
         procs = descendants()
         if not procs:
             break
-        for p in procs:
-            try:
-                p.kill()
-                killed += 1
-            except psutil.Error:
-                pass
-        psutil.wait_procs(procs, timeout=2)
-    return killed
+        found += len(procs)
+        kill_processes(procs, grace_s=0)
+    return found
 
 
 class Watchdog(threading.Thread):

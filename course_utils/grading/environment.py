@@ -1,0 +1,123 @@
+"""What a student's kernel starts with: its environment, its IPython profile and its kernelspec.
+
+The environment keeps only what Python, JAX and PyTorch need from the
+instructor's shell (no tokens or credentials), adds the grading switches
+(``COURSE_GRADING``, smoke sizes, the CPU-time limit, the run's id that marks
+every process of the run), and points IPython at a profile that runs the
+course's strict startup followed by one that shows framework warnings instead
+of raising them. The kernelspec starts :mod:`course_utils.grading.kernel` with
+no input history on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from course_utils.grading.kernel import CPU_ENV
+
+KERNEL_NAME = "course-grader"
+RUN_ENV = "COURSE_GRADER_RUN"
+# Only these reach the student's kernel: no tokens or credentials from the instructor's shell.
+ENV_KEEP = (
+    "PATH",
+    "HOME",
+    "LANG",
+    "LC_",
+    "TZ",
+    "TMPDIR",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "TERM",
+    "PYTHONPATH",
+    "VIRTUAL_ENV",
+    "CONDA_",
+    "CUDA_",
+    "NVIDIA_",
+    "LD_LIBRARY_PATH",
+    "XLA_",
+    "JAX_",
+    "TF_CPP_",
+    "TORCH",
+    "PYTORCH_",
+    "OMP_",
+    "MKL_",
+    "OPENBLAS_",
+    "TPU_",
+    "COURSE_",
+)
+
+# Runs after course_utils.strict's startup file: framework deprecations are errors in CI,
+# but in grading a warning is shown in the output and costs no points.
+WARNINGS_STARTUP = (
+    "# Written by course_utils.grading.environment: warnings are shown, never raised, while grading.\n"
+    "import warnings\n"
+    "from course_utils import strict\n"
+    "for _category in strict.CATEGORIES:\n"
+    "    warnings.filterwarnings('always', category=_category, module=strict.MODULES)\n"
+)
+
+
+def kernel_env(work: Path, cpu_s: float, run_id: str, smoke: bool) -> dict[str, str]:
+    """The kernel's environment; writes its IPython profile under ``work``."""
+    env = {k: v for k, v in os.environ.items() if k.startswith(ENV_KEEP)}
+    package_parent = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (package_parent, env.get("PYTHONPATH")) if p
+    )
+    env.update(
+        {
+            "COURSE_GRADING": "1",
+            "COURSE_SMOKE": "1" if smoke else "0",
+            "MPLBACKEND": "Agg",
+            "PYTHONUNBUFFERED": "1",
+            RUN_ENV: run_id,
+            "IPYTHONDIR": ipython_dir(work),
+            CPU_ENV: str(int(cpu_s)),
+        }
+    )
+    return env
+
+
+def worker_env(env: dict[str, str]) -> dict[str, str]:
+    """The worker process's environment: the kernel's, without the CPU-time limit."""
+    return {k: v for k, v in env.items() if k != CPU_ENV}
+
+
+def ipython_dir(work: Path) -> str:
+    """An IPython folder under ``work`` with the strict startup, then the warnings one."""
+    from course_utils import strict
+
+    root = strict.ipython_dir(str(work / "ipython"))
+    startup = Path(root) / "profile_default" / "startup"
+    (startup / "01-course-grader-warnings.py").write_text(WARNINGS_STARTUP)
+    return root
+
+
+def kernel_spec(work: Path) -> Path:
+    """Write the ``course-grader`` kernelspec under ``work``; returns its kernels folder."""
+    spec = work / "kernels" / KERNEL_NAME
+    spec.mkdir(parents=True, exist_ok=True)
+    argv = [
+        sys.executable,
+        "-m",
+        "course_utils.grading.kernel",
+        "-f",
+        "{connection_file}",
+        "--HistoryManager.hist_file=:memory:",
+        "--HistoryManager.enabled=False",
+    ]
+    (spec / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": argv,
+                "display_name": "Python 3 (grader)",
+                "language": "python",
+                "interrupt_mode": "signal",
+            }
+        )
+    )
+    return spec.parent

@@ -1,0 +1,338 @@
+"""One Jupyter kernel, spoken to over its protocol: start it, run a cell, interrupt it, kill it.
+
+A :class:`Session` knows nothing about grading. It starts a kernel from a
+kernelspec folder (with the environment and working folder it is given), waits
+until the kernel answers, runs one cell at a time with a timeout and collects
+its outputs as nbformat 4 dicts (capped in size), interrupts a running cell
+and tells whether the kernel recovered, explains how a dead kernel died from
+its exit status, and kills the kernel with every process below it. The
+kernel's own stdout and stderr are kept as a short tail (``log``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import queue
+import re
+import signal
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+PROBE_GRACE_S = 3.0
+CELL_OUTPUT_CHARS = 100_000
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_OUTPUTS = ("stream", "display_data", "execute_result", "error")
+
+
+def clean_text(text: str) -> str:
+    """``text`` without ANSI colour codes (tracebacks come coloured)."""
+    return _ANSI.sub("", text)
+
+
+def output_from_msg(msg: dict) -> dict:
+    """A notebook output from an IOPub message (nbformat 4, without nbformat's slow import)."""
+    kind, content = msg["msg_type"], msg["content"]
+    if kind == "stream":
+        return {
+            "output_type": "stream",
+            "name": content.get("name", "stdout"),
+            "text": content.get("text", ""),
+        }
+    if kind == "error":
+        return {
+            "output_type": "error",
+            "ename": content.get("ename", ""),
+            "evalue": content.get("evalue", ""),
+            "traceback": content.get("traceback", []),
+        }
+    out = {
+        "output_type": kind,
+        "data": content.get("data", {}),
+        "metadata": content.get("metadata", {}),
+    }
+    if kind == "execute_result":
+        out["execution_count"] = content.get("execution_count")
+    return out
+
+
+def describe_exit(code: int | None) -> str:
+    """Why a kernel process ended, from its exit status (``None``: it did not end)."""
+    if code is None:
+        return "the kernel stopped answering"
+    if code < 0:
+        sig = -code
+        if sig == signal.SIGXCPU:
+            return "CPU-time limit reached (SIGXCPU)"
+        if sig == signal.SIGSEGV:
+            return "the kernel crashed with a segmentation fault (SIGSEGV)"
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = str(sig)
+        return f"the kernel was killed by signal {name}"
+    return f"the kernel process exited with status {code} (os._exit, exit() or a crash)"
+
+
+def _drain(fd: int, tail: deque) -> None:
+    try:
+        while chunk := os.read(fd, 65536):
+            tail.append(chunk.decode("utf-8", "replace")[-2000:])
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+class _Outputs:
+    """A cell's outputs as they arrive, cut off after ``limit`` characters (errors always kept)."""
+
+    def __init__(self, outputs: list, limit: int):
+        self.outputs, self.limit = outputs, limit
+        self.size = 0
+        self.truncated = False
+
+    def add(self, msg: dict) -> None:
+        kind = msg["msg_type"]
+        if kind == "clear_output":
+            self.outputs.clear()
+            return
+        out = output_from_msg(msg)
+        n = len(json.dumps(out.get("text", out.get("data", ""))))
+        if kind == "error" or self.size + n <= self.limit:
+            self.outputs.append(out)
+            self.size += n
+        elif not self.truncated:
+            self.truncated = True
+            note = f"\n[output truncated by the grader after {self.limit} characters]\n"
+            self.outputs.append(
+                {"output_type": "stream", "name": "stderr", "text": note}
+            )
+
+
+def _finish(record: dict, reply: dict | None, started: float) -> dict:
+    content = reply or {}
+    record["seconds"] = time.monotonic() - started
+    record["status"] = "ok" if content.get("status") == "ok" else "error"
+    if record["status"] == "error":
+        record["ename"] = str(content.get("ename", "Error"))
+        record["evalue"] = clean_text(str(content.get("evalue", "")))[:2000]
+        traceback = "\n".join(content.get("traceback", []) or [])
+        record["traceback"] = clean_text(traceback)[-6000:]
+    if any(p.get("source") == "ask_exit" for p in content.get("payload", []) or []):
+        record["exit_requested"] = True
+    return record
+
+
+class Session:
+    """One kernel from the kernelspec ``kernel_name`` found in ``kernel_dirs``.
+
+    ``abort`` is polled twice a second while a cell runs; when it returns true
+    (say, a memory watchdog killed the kernel's processes) the cell ends as
+    ``died`` without waiting for its timeout. ``log`` (a bounded deque) receives
+    the tail of the kernel's own stdout and stderr.
+    """
+
+    def __init__(
+        self,
+        kernel_name: str,
+        kernel_dirs: list[str],
+        *,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        abort: Callable[[], bool] | None = None,
+        output_limit: int = CELL_OUTPUT_CHARS,
+        log: deque | None = None,
+    ):
+        self.kernel_name, self.kernel_dirs = kernel_name, list(kernel_dirs)
+        self.env, self.cwd = dict(env or os.environ), cwd
+        self.abort = abort or (lambda: False)
+        self.output_limit = output_limit
+        self.log: deque = log if log is not None else deque(maxlen=40)
+        self.km: Any = None
+        self.kc: Any = None
+
+    # ------------------------------------------------------------ lifetime
+    async def start(self, ready_timeout: float = 60.0) -> None:
+        """Start the kernel and wait until it answers; on failure kill it and raise."""
+        from jupyter_client import AsyncKernelManager
+        from jupyter_client.kernelspec import KernelSpecManager
+
+        ksm = KernelSpecManager(kernel_dirs=self.kernel_dirs)
+        self.km = AsyncKernelManager(
+            kernel_name=self.kernel_name, kernel_spec_manager=ksm
+        )
+        # The kernel's own stdout/stderr (C-level prints, warnings) go to a pipe drained
+        # into a bounded tail. Our own pipe, not Popen's: children that inherit it and
+        # live on must not block the kernel's clean-up (Popen closes its pipes on wait).
+        read_fd, write_fd = os.pipe()
+        threading.Thread(target=_drain, args=(read_fd, self.log), daemon=True).start()
+        try:
+            try:
+                await self.km.start_kernel(
+                    env=self.env, cwd=self.cwd, stdout=write_fd, stderr=write_fd
+                )
+            finally:
+                os.close(write_fd)
+            self.kc = self.km.client()
+            self.kc.start_channels()
+            await self.kc.wait_for_ready(timeout=ready_timeout)
+            await self._warm_up()
+        except BaseException:
+            await self.kill()
+            raise
+
+    async def _warm_up(self) -> None:
+        """Wait until IOPub delivers (a new subscriber misses the first messages)."""
+        for _ in range(50):
+            msg_id = self.kc.execute("", silent=True, store_history=False)
+            end = time.monotonic() + 0.2
+            while time.monotonic() < end:
+                try:
+                    msg = await self.kc.get_iopub_msg(timeout=0.05)
+                except queue.Empty:
+                    continue
+                if (
+                    msg["parent_header"].get("msg_id") == msg_id
+                    and msg["msg_type"] == "status"
+                ):
+                    return
+
+    @property
+    def pid(self) -> int | None:
+        """The kernel process's id (``None`` before start and after kill)."""
+        return getattr(getattr(self.km, "provisioner", None), "pid", None)
+
+    def exit_code(self) -> int | None:
+        """The kernel process's exit status, ``None`` while it runs (or is unknown)."""
+        proc = getattr(getattr(self.km, "provisioner", None), "process", None)
+        return proc.poll() if proc is not None else None
+
+    async def alive(self) -> bool:
+        try:
+            return bool(self.km is not None and await self.km.is_alive())
+        except Exception:  # noqa: BLE001
+            return False
+
+    async def kill(self) -> None:
+        """Kill the kernel and every process below it at once; safe to call twice."""
+        from course_utils._procs import kill_processes
+
+        below = _descendants(self.pid)
+        if self.kc is not None:
+            try:
+                self.kc.stop_channels()
+            except Exception:  # noqa: BLE001
+                pass
+            self.kc = None
+        if self.km is not None:
+            try:
+                await asyncio.wait_for(self.km.shutdown_kernel(now=True), 10)
+            except Exception:  # noqa: BLE001
+                pass
+            self.km = None
+        kill_processes(below, grace_s=0)
+
+    # ----------------------------------------------------------- execution
+    async def run_cell(
+        self,
+        source: str,
+        timeout: float,
+        *,
+        store_history: bool = True,
+        record: dict | None = None,
+    ) -> dict:
+        """Execute one cell; the record gets ``status`` ok, error, timeout or died.
+
+        ``record`` (updated in place) also gets ``outputs``, ``seconds`` and, for an
+        error, ``ename``, ``evalue`` and ``traceback``; ``exit_requested`` when the
+        cell called ``exit()``. A cell that times out is still running: interrupt it.
+        """
+        import zmq
+
+        record = record if record is not None else {}
+        outputs = _Outputs(record.setdefault("outputs", []), self.output_limit)
+        msg_id = self.kc.execute(
+            source, store_history=store_history, allow_stdin=False, stop_on_error=False
+        )
+        started = time.monotonic()
+        end, last_check = started + timeout, started
+        reply, reply_at, idle = None, started, False
+        poller, iopub, shell = self._poller(zmq)
+        while not (reply is not None and idle):
+            now = time.monotonic()
+            if reply is not None and now - reply_at > 2.0:
+                break  # a reply without the idle status: do not wait for ever
+            if now >= end:
+                record.update(status="timeout", seconds=now - started)
+                return record
+            if now - last_check > 0.5:
+                last_check = now
+                if self.abort() or not await self.alive():
+                    record.update(status="died", seconds=now - started)
+                    return record
+            # wait on both channels at once: no polling latency between messages
+            wait_ms = int(1000 * max(0.0, min(0.5, end - now)))
+            ready = dict(await poller.poll(timeout=wait_ms))
+            if iopub in ready:
+                msg = await _next(self.kc.get_iopub_msg)
+                idle = self._on_iopub(msg, msg_id, outputs) or idle
+            if shell in ready:
+                msg = await _next(self.kc.get_shell_msg)
+                if msg is not None and msg["parent_header"].get("msg_id") == msg_id:
+                    reply, reply_at = msg["content"], time.monotonic()
+        return _finish(record, reply, started)
+
+    def _poller(self, zmq):
+        import zmq.asyncio
+
+        poller = zmq.asyncio.Poller()
+        iopub, shell = self.kc.iopub_channel.socket, self.kc.shell_channel.socket
+        poller.register(iopub, zmq.POLLIN)
+        poller.register(shell, zmq.POLLIN)
+        return poller, iopub, shell
+
+    @staticmethod
+    def _on_iopub(msg: dict | None, msg_id: str, outputs: _Outputs) -> bool:
+        """Collect an output of our cell; true when the kernel went idle after it."""
+        if msg is None or msg["parent_header"].get("msg_id") != msg_id:
+            return False
+        kind = msg["msg_type"]
+        if kind == "status":
+            return msg["content"].get("execution_state") == "idle"
+        if kind == "clear_output" or kind in _OUTPUTS:
+            outputs.add(msg)
+        return False
+
+    async def interrupt(self, grace: float = PROBE_GRACE_S) -> bool:
+        """Interrupt the running cell (SIGINT); true when a trivial cell then runs within ``grace``."""
+        try:
+            await self.km.interrupt_kernel()
+        except Exception:  # noqa: BLE001 - a dead kernel cannot be interrupted
+            return False
+        if not await self.alive():
+            return False
+        rec = await self.run_cell("pass", grace, store_history=False)
+        return rec["status"] in ("ok", "error")
+
+
+async def _next(get) -> dict | None:
+    try:
+        return await get(timeout=0)
+    except queue.Empty:
+        return None
+
+
+def _descendants(pid: int | None) -> list:
+    if pid is None:
+        return []
+    import psutil
+
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        return []
