@@ -1,3 +1,19 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-nbgrader
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
 # %% [markdown]
 # # 01 · Design philosophy: objects that change vs functions that return
 #
@@ -85,6 +101,7 @@ X_np, y_np = numpy_mlp.toy_regression(S.n_samples, d_in, d_out, seed=0)  # (n, 4
 init = numpy_mlp.init_params(d_in, S.d_hidden, d_out, seed=0)  # float32, layout (in, out)
 {name: value.shape for name, value in init.items()}
 
+
 # %% [markdown]
 # The imperative version, as the article writes it: the object owns four arrays, `params()`
 # hands them out, and `train_step` subtracts the gradient from them in place.
@@ -105,6 +122,7 @@ class SimpleMLP:
         for name, p in self.params().items():
             p -= lr * grads[name]  # in place: every reference to p sees the change
 
+
 # %% [markdown]
 # The functional version: parameters in, new parameters out.
 
@@ -118,6 +136,7 @@ def train_functional(params, X, y, lr, num_steps):
     for _ in range(num_steps):
         params = sgd_update(params, numpy_mlp.grads(params, X, y), lr)
     return params
+
 
 # %% [markdown]
 # Both train the same network to the same weights:
@@ -171,6 +190,7 @@ assert_close(init, before, rtol=0, atol=0, name="init after the update")  # unto
 assert not any(np.shares_memory(new[k], init[k]) for k in init)
 print("the update returned new arrays and left its input alone")
 
+
 # %% [markdown]
 # (The fix inside the imperative style is discipline: copy on the way out,
 # `{k: p.copy() for k, p in model.params().items()}`. Nothing enforces it.)
@@ -201,6 +221,7 @@ class MLP(torch.nn.Module):
 def loss_torch(model, X, y):
     return 0.5 * ((model(X) - y) ** 2).sum(dim=1).mean()
 
+
 # %%
 model = MLP(d_in, S.d_hidden, d_out)
 with torch.no_grad():  # copy in the shared initial weights (transposed for nn.Linear)
@@ -217,6 +238,7 @@ optimizer.step()  # rewrites the model's weights in place
 step_torch = {"b1": model.linear1.bias, "b2": model.linear2.bias,  # keys sorted, as JAX orders them
               "w1": model.linear1.weight.T, "w2": model.linear2.weight.T}
 
+
 # %%
 # JAX
 def mlp(params, X):
@@ -231,6 +253,7 @@ def loss_jax(params, X, y):
 def sgd_step(params, X, y, lr):
     grads = jax.grad(loss_jax)(params, X, y)  # a dict shaped like params
     return jax.tree.map(lambda p, g: p - lr * g, params, grads)
+
 
 # %%
 params = jax.tree.map(jnp.asarray, init)
@@ -248,6 +271,7 @@ assert_close(step_torch, step_jax, rtol=1e-5, atol=1e-6, name="one SGD step")
 assert_close(step_jax, step_numpy, rtol=1e-5, atol=1e-6, name="one SGD step")
 assert_close(params, init, rtol=0, atol=0, name="params")  # the JAX input is untouched
 print("NumPy, PyTorch and JAX agree on the output and on one SGD step")
+
 
 # %% [markdown]
 # ### 2.1 Flax NNX: objects on a functional core
@@ -314,6 +338,7 @@ train_step_nnx(model_nnx, optimizer_nnx, X, y)
 def as_flat(tree):  # {'linear1': {'kernel', 'bias'}, ...} -> {'w1', 'b1', 'w2', 'b2'}
     return {"b1": tree["linear1"]["bias"], "b2": tree["linear2"]["bias"],
             "w1": tree["linear1"]["kernel"], "w2": tree["linear2"]["kernel"]}
+
 
 # %%
 assert_close(model_nnx(X), mlp(step_jax, X), rtol=1e-5, atol=1e-5, name="NNX output after the step")
@@ -517,6 +542,7 @@ assert_close(results_torch, results_jax, name="double")
 assert len(log) == 1  # traced once; the other calls reused the compiled program
 print("same results; the jitted print ran once, at trace time")
 
+
 # %% [markdown]
 # To see values on every call, make the print part of the program with `jax.debug.print`:
 
@@ -547,6 +573,7 @@ first = apply_scale(jnp.ones(3))
 scale = 10.0
 second = apply_scale(jnp.ones(3))  # same shape and dtype: the cached program runs
 print("before:", first, "after changing scale:", second)
+
 
 # %% [markdown]
 # Eager PyTorch reads the global on every call. The JAX fix is to make `scale` an argument,
@@ -673,6 +700,7 @@ while node is not None:
 X, y = jnp.asarray(X_np), jnp.asarray(y_np)
 jax.make_jaxpr(loss_jax)(params, X, y)
 
+
 # %% [markdown]
 # Control flow that depends on values is where the two models part. In PyTorch it is ordinary
 # Python:
@@ -697,6 +725,7 @@ damped_torch
 # JAX
 jax.jit(damp_if_negative)(jnp.asarray(v_np))
 
+
 # %% [markdown]
 # The fix puts the branch into the program with `jax.lax.cond` (or `jnp.where` for an
 # elementwise choice):
@@ -711,6 +740,7 @@ def damp_if_negative_jax(x):
 damped_jax = damp_if_negative_jax(jnp.asarray(v_np))
 assert_close(damped_torch, damped_jax, name="damped")
 damped_jax
+
 
 # %% [markdown]
 # ### 6.1 What tracing buys: one measurement

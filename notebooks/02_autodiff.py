@@ -1,3 +1,19 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-nbgrader
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
 # %% [markdown]
 # # 02 · Automatic differentiation
 #
@@ -76,6 +92,7 @@ def times(ratio: float) -> str:
     """'3.1x faster' or '2.0x slower' from a time ratio (slow / fast)."""
     return f"{ratio:.1f}x faster" if ratio >= 1 else f"{1 / ratio:.1f}x slower"
 
+
 # %% [markdown]
 # ## 1. `loss.backward()` vs `jax.grad`
 #
@@ -108,6 +125,7 @@ X, y = torch.from_numpy(X_np), torch.from_numpy(y_np)
 loss_torch = torch.nn.functional.cross_entropy(model(X), y)
 loss_torch.backward()  # fills model.weight.grad and model.bias.grad
 grads_torch = {"W": model.weight.grad.T.clone(), "b": model.bias.grad.clone()}
+
 
 # %%
 # JAX
@@ -148,6 +166,7 @@ model.zero_grad()  # sets .grad to None
 torch.nn.functional.cross_entropy(model(X), y).backward()
 assert_close(model.bias.grad, grads_jax["b"], rtol=1e-4, atol=1e-6, name="after zero_grad")
 
+
 # %% [markdown]
 # `jax.grad` has nowhere to accumulate: every call returns a fresh gradient, and accumulating
 # over micro-batches is an explicit `jax.tree.map(jnp.add, ...)` (exercise 1).
@@ -169,6 +188,7 @@ def loss_and_accuracy(p, X, y):
 X, y = torch.from_numpy(X_np), torch.from_numpy(y_np)
 p_torch = {name: value.detach() for name, value in model.named_parameters()}  # weight, bias
 g_torch, (loss_t, acc_t) = tf.grad_and_value(loss_and_accuracy, has_aux=True)(p_torch, X, y)
+
 
 # %%
 # JAX
@@ -227,6 +247,7 @@ assert_close(jvp_jax, J_exact @ v_np, rtol=1e-5, atol=1e-5, name="J v")
 assert_close(vjp_jax, u_np @ J_exact, rtol=1e-5, atol=1e-5, name="u^T J")
 print("JVP = J v and VJP = u^T J in both frameworks")
 
+
 # %% [markdown]
 # ### 2.1 When each mode wins, measured
 #
@@ -253,6 +274,7 @@ def jacobian_variants(n_in, n_out, seed=0):
         "JAX jacfwd (jit)": lambda: fwd_j(x_j),
         "JAX jacrev (jit)": lambda: rev_j(x_j),
     }
+
 
 # %%
 modes = {
@@ -296,6 +318,7 @@ x64 = x_np.astype(np.float64)
 d3_exact = (-12 * x64 * np.sin(x64**2) - 8 * x64**3 * np.cos(x64**2)
             + np.exp(np.cos(x64)) * np.sin(x64) * (np.cos(x64) ** 2 + 3 * np.cos(x64)))
 
+
 # %%
 # PyTorch: the tape, differentiated three times
 def f_torch(x):
@@ -314,6 +337,7 @@ def d3_autograd(x):
 d3_func = tf.vmap(tf.grad(tf.grad(tf.grad(f_torch))))
 x = torch.from_numpy(x_np).to(dev)
 d3_torch, d3_torch_func = d3_autograd(x), d3_func(x)
+
 
 # %%
 # JAX
@@ -395,6 +419,7 @@ print(f"| {S.n_points} points | eager | compiled |\n|---|---:|---:|")
 print(f"| PyTorch | {fmt(t['PyTorch autograd (create_graph)'])} | {fmt(t['PyTorch torch.compile(torch.func)'])} |")
 print(f"| JAX | {fmt(t['JAX eager'])} | {fmt(t['JAX jit'])} |")
 grid.plot(title=f"third derivative at {S.n_points} points, on this machine (log scale)").set_xscale("log")
+
 
 # %% [markdown]
 # The verdict is computed from the measurement. "JAX is k× faster" means PyTorch's time divided
@@ -491,6 +516,7 @@ for fw, full, product in (("PyTorch", "PyTorch hessian @ v", "PyTorch jvp(grad)"
     ratio = hvp_costs.measurements[full].median / hvp_costs.measurements[product].median
     print(f"{fw}: the Hessian-vector product was {times(ratio)} than forming the {n}x{n} Hessian")
 
+
 # %% [markdown]
 # ## 5. Per-example gradients
 #
@@ -513,6 +539,7 @@ X, y = torch.from_numpy(X_np[: S.batch]), torch.from_numpy(y_np[: S.batch])
 per_example_torch = tf.vmap(tf.grad(loss_one_torch), in_dims=(None, 0, 0))
 pe_torch = per_example_torch(p_torch, X, y)  # {"weight": (batch, 10, 64), "bias": (batch, 10)}
 
+
 # %%
 # JAX
 def loss_one_jax(params, x, label):  # one example: x (64,), label ()
@@ -523,6 +550,7 @@ def loss_one_jax(params, x, label):  # one example: x (64,), label ()
 X, y = jnp.asarray(X_np[: S.batch]), jnp.asarray(y_np[: S.batch])
 per_example_jax = jax.jit(jax.vmap(jax.grad(loss_one_jax), in_axes=(None, 0, 0)))
 pe_jax = per_example_jax(params, X, y)  # {"W": (batch, 64, 10), "b": (batch, 10)}
+
 
 # %%
 def loop_torch(p, X, y):  # the oracle: one backward pass per example
@@ -620,6 +648,7 @@ nan_jax = jax.grad(lambda x: jnp.sqrt(jnp.sum(x**2)))(jnp.zeros(3))
 print("PyTorch:", nan_torch, "| JAX:", nan_jax)
 assert torch.isnan(nan_torch).all() and jnp.isnan(nan_jax).all()
 
+
 # %% [markdown]
 # The fix: keep the forward pass, and write the backward pass as `g · x / ‖x‖`, with the
 # denominator kept away from zero, so the gradient at `0` is `0` (a valid subgradient).
@@ -639,6 +668,7 @@ class SafeNorm(torch.autograd.Function):
     def backward(ctx, g):
         x, norm = ctx.saved_tensors
         return g * x / norm.clamp_min(torch.finfo(x.dtype).tiny)
+
 
 # %%
 # JAX

@@ -1,3 +1,19 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-nbgrader
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
 # %% [markdown]
 # # 03 · JIT compilation
 #
@@ -83,6 +99,7 @@ def to_torch(a):
 
 print(f"torch threads: {torch.get_num_threads()}; float32 everywhere; precision: {env.precision()}")
 
+
 # %% [markdown]
 # The verdicts on popular claims below are computed from the measurements, never typed in.
 # A claim "holds" when the measured number lands in the claimed range.
@@ -98,6 +115,7 @@ def verdict(measured: float, low: float, high: float) -> str:
 
 
 CLAIMS = {}  # claim -> (measured, verdict); the table at the end is built from it
+
 
 # %% [markdown]
 # ## 1. Two compilers, two pipelines
@@ -139,6 +157,7 @@ def f_torch(x, scale):
         y = y + 1
     return torch.relu(y).sum()
 
+
 # %%
 # JAX
 def f_jax(x, scale):
@@ -146,6 +165,7 @@ def f_jax(x, scale):
     if scale > 1:  # the same Python decision, made while tracing
         y = y + 1
     return jax.nn.relu(y).sum()
+
 
 # %%
 x_np = np.linspace(-2, 2, 8, dtype=np.float32)
@@ -179,6 +199,7 @@ print("guards on scale:", [g.code_list for g in scale_guards])
 # %%
 f_jit = jax.jit(f_jax, static_argnums=1)
 print("\n".join(f_jit.lower(jnp.asarray(x_np), 2.0).as_text().splitlines()[:12]))
+
 
 # %% [markdown]
 # ## 2. Dispatch overhead: what one operation costs
@@ -370,6 +391,7 @@ for name, r in reports.items():
     print(f"{name:28s} {r.eager.median / r.steady.median:7.2f}x eager, first call = "
           f"{r.first_call_s / r.steady.median:,.0f} steady calls")
 
+
 # %% [markdown]
 # Read them with the mechanisms in mind. A compiler removes per-operation dispatch (large for
 # eager JAX, section 2) and fuses elementwise passes over memory into one (the elementwise
@@ -438,6 +460,7 @@ jax_table
 jax.config.update("jax_explain_cache_misses", True)
 scale_jit(x3, jnp.int32(7))  # an int32 array: a new dtype
 jax.config.update("jax_explain_cache_misses", False)
+
 
 # %% [markdown]
 # The same questions for Dynamo. Guards are checked before any backend runs, so these probes
@@ -512,6 +535,7 @@ w0_np = np.zeros(8, dtype=np.float32)
 warmup, num_epochs, base_lr = 2, 4, 0.1
 lrs = [base_lr * (0.5 if epoch < warmup else 1.0) for epoch in range(num_epochs)]
 
+
 # %% [markdown]
 # The natural JAX code branches on `epoch` with a Python `if`, which forces `epoch` to be
 # static — and a static argument that changes every epoch compiles every epoch:
@@ -532,6 +556,7 @@ with timing.no_recompile("the JAX training loop"):
     for epoch in range(1, num_epochs):
         w = train_step_jax(w, Xr, yr, epoch=epoch)
 
+
 # %% [markdown]
 # The fix: compute the schedule with `jnp.where` on a traced `epoch`; one program serves every epoch.
 
@@ -549,6 +574,7 @@ with timing.no_recompile("the JAX training loop"):
     for epoch in range(1, num_epochs):
         w_jax = train_step_jax(w_jax, Xr, yr, epochs_j[epoch])
 print("JAX: one compilation for all epochs")
+
 
 # %% [markdown]
 # In PyTorch the Python `if` is fine, but passing the learning rate as a Python float makes
@@ -582,6 +608,7 @@ with timing.no_recompile("the PyTorch training loop"):
 assert_close(w_torch, w_jax, rtol=1e-5, atol=1e-6, name="weights after the loop")
 print("PyTorch: no recompilation, and the same weights as JAX")
 
+
 # %% [markdown]
 # ## 5. Control flow
 #
@@ -605,6 +632,7 @@ def soft_clip_jax(x):
 
 # %% tags=["raises-exception"]
 jax.jit(soft_clip_jax)(jnp.asarray(x_np))
+
 
 # %% [markdown]
 # The fix is `lax.cond(predicate, true_fn, false_fn, *operands)`, which compiles both branches
@@ -704,6 +732,7 @@ assert_close((root_j, iters_j), (root_t, iters_t), rtol=1e-6)
 assert_close(root_t, np.sqrt(a_np), rtol=1e-6)
 print(f"both converged in {iters_t} iterations: {root_t.tolist()}")
 
+
 # %% [markdown]
 # ### 5.3 Fixed-length loops: `lax.scan` vs Dynamo's unrolling
 #
@@ -754,6 +783,7 @@ C0_km = kmeans.initial_centroids(X_km, S.k, seed=0)
 tol, max_iter = 1e-4, 100
 print(f"{len(X_km)} points, {S.k} clusters")
 
+
 # %%
 # PyTorch: one step, and the loop with its convergence check in Python
 def kmeans_step_torch(X, C):
@@ -775,6 +805,7 @@ def kmeans_torch(X, C, tol, max_iter, step=kmeans_step_torch):
             break
     return C, labels, iterations
 
+
 # %%
 # JAX: the same step
 def kmeans_step_jax(X, C):
@@ -784,6 +815,7 @@ def kmeans_step_jax(X, C):
     sums = jax.ops.segment_sum(X, labels, num_segments=C.shape[0])  # (k, d)
     new = jnp.where(counts[:, None] > 0, sums / jnp.maximum(counts, 1)[:, None], C)
     return new, labels
+
 
 # %% [markdown]
 # The JAX loop: the convergence test is the `cond` of a `lax.while_loop`, so the whole run,
@@ -804,6 +836,7 @@ def kmeans_jax(X, C, tol, max_iter):
     init = (C, jnp.zeros(len(X), jnp.int32), 0, jnp.asarray(jnp.inf, X.dtype))
     C, labels, i, _ = jax.lax.while_loop(cond, body, init)
     return C, labels, i
+
 
 # %% [markdown]
 # Same clusters, same number of iterations, and both agree with the float64 NumPy reference:
@@ -863,6 +896,7 @@ kmeans_times = timing.compare(
 )
 kmeans_times
 
+
 # %% [markdown]
 # ## 7. Debugging compiled code, donation, caches
 #
@@ -889,6 +923,7 @@ normalise(jnp.arange(1.0, 5.0))
 normalise(jnp.arange(2.0, 6.0))  # cached: the Python print does not run again
 with jax.disable_jit():
     normalise(jnp.arange(1.0, 5.0))  # eager: print sees a concrete array
+
 
 # %% [markdown]
 # PyTorch: a helper that Dynamo should not trace (logging, a NumPy call, an unsupported

@@ -1,3 +1,19 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-nbgrader
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
 # %% [markdown]
 # # 04 · The training loop: one CNN, two frameworks
 #
@@ -76,6 +92,7 @@ user_threads = torch.get_num_threads()
 torch.set_num_threads(1)
 torch_dev, _ = SETUP.pair()  # the same kind of device as JAX's (env.setup chose it)
 print(env.report().line())
+
 
 # %% [markdown]
 # ## 1. The article's two CNNs are not the same model
@@ -231,6 +248,7 @@ print(f"first-batch logits agree; max |difference| {max_abs_diff(logits_torch, l
 naive = nnx.clone(model_jax)
 naive.fc1.kernel[...] = convert.linear_torch_to_jax(model_torch.fc1.weight)[0]  # transpose only
 assert_close(logits_torch, naive(x_jax), rtol=1e-5, atol=1e-5, name="logits with fc1 only transposed")
+
 
 # %% [markdown]
 # The fix is the permutation above, which `convert.flatten_linear_torch_to_jax` performs. The
@@ -719,6 +737,7 @@ display(Markdown(memory.table(memory_reports)))
 state_bytes = memory.tree_bytes(state)
 print(f"parameters + Adam state in JAX: {memory.format_bytes(state_bytes)}; in PyTorch: "
       f"{memory.format_bytes(memory.tree_bytes(optimizer_mem) + sum(p.numel() * p.element_size() for p in model_mem.parameters()))}")
+
 
 # %% [markdown]
 # Read the table with its methods in mind. XLA's number is a plan; its temporaries hold the

@@ -1,3 +1,19 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-nbgrader
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
 # %% [markdown]
 # # 05 · Distributed training, side by side
 #
@@ -253,6 +269,7 @@ assert_close({k: v * world for k, v in problem.take(ddp[0], "ddp_sum_").items()}
              grads_sum_ref, rtol=1e-4, atol=1e-4, name="ddp, summed loss × world")
 print(f"summed-loss DDP gradients × {world} = full-batch summed gradients")
 
+
 # %% [markdown]
 # ### 3.2 JAX: a sharded batch under `jit`
 #
@@ -350,6 +367,7 @@ with jax.set_mesh(mesh_tp):
 assert_close(out_tp, out_ref, rtol=1e-4, atol=1e-5, name="JAX tensor parallel output")
 print("per-device W1 block:", params_tp["W1"].addressable_shards[0].data.shape, "| output = unsharded")
 
+
 # %% [markdown]
 # Gradients flow through `shard_map` and `psum` like through any function:
 
@@ -364,6 +382,7 @@ assert_close(grads_tp, grads_ref, rtol=1e-4, atol=1e-6, name="JAX tensor paralle
 assert_close(grads_tp, problem.take(tp[0], "tp_"), rtol=1e-4, atol=1e-6, name="JAX vs PyTorch TP")
 print("JAX tensor parallel = PyTorch tensor parallel = float64 oracle; W1's gradient is sharded:",
       grads_tp["W1"].sharding.spec)
+
 
 # %% [markdown]
 # **Sharp bit: forgetting the `psum`.** Each device then holds only a partial output, yet
@@ -449,6 +468,7 @@ assert_close(new_params_fsdp, step_ref, rtol=1e-5, atol=1e-6, name="JAX FSDP ste
 assert_close(new_params_fsdp, problem.take(fsdp[0], "fsdp_step_"), rtol=1e-5, atol=1e-6, name="JAX vs FSDP2 step")
 print("JAX FSDP step = PyTorch FSDP2 step = float64 oracle")
 
+
 # %% [markdown]
 # Memory is the point: parameter bytes stored on one device, data parallel vs fully sharded.
 
@@ -473,6 +493,7 @@ specs_cols = {"W1": P(None, "data"), "W2": P("data", None), "b1": P("data"), "b2
 with jax.set_mesh(mesh):
     params_cols = {k: jax.device_put(v, specs_cols[k]) for k, v in params.items()}
     sgd_step(params_cols, X, y)
+
 
 # %% [markdown]
 # The FSDP fix is to say when to gather: `jax.sharding.reshard(p, P())` (current JAX also
@@ -553,7 +574,6 @@ print(f"{S.jax_procs} JAX processes x {S.jax_local_devices} devices: gradients =
 # ```
 #
 # ```bash
-# #!/bin/bash
 # # SLURM: 4 nodes; srun starts the tasks, each framework reads SLURM's variables
 # #SBATCH --nodes=4 --ntasks-per-node=1 --gpus-per-node=8
 # head=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
@@ -660,6 +680,7 @@ print(f"data parallel on {S.n_devices} simulated devices takes {ratio:.2f}x the 
       f"({env.report(include_frameworks=False)['cpu_count']} CPU cores): "
       + ("no speed-up, as expected when the devices share the same cores"
          if ratio >= 0.9 else "faster here, because XLA's CPU devices can use more cores than one device does"))
+
 
 # %% [markdown]
 # ## Summary

@@ -1,3 +1,19 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-nbgrader
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
 # %% [markdown]
 # # 06 · The ecosystems, side by side
 #
@@ -139,6 +155,7 @@ hp = dict(peak_lr=1e-2, start_factor=0.1, warmup=S.opt_steps // 5, total=S.opt_s
           end_lr=1e-4, clip=1.0, beta1=0.9, beta2=0.999, eps=1e-8)
 print(f"{len(batch_list)} batches of {S.batch}; hyper-parameters: {hp}")
 
+
 # %% [markdown]
 # The PyTorch model stores a `Linear` weight as `(out, in)`, the transpose of the JAX
 # layout; two small helpers load `init` into it and read its parameters back in JAX layout.
@@ -157,6 +174,7 @@ def torch_params(model):
     """Parameters as numpy arrays in JAX layout (W transposed back to (in, out))."""
     return {"W1": model[0].weight.detach().T.numpy().copy(), "W2": model[2].weight.detach().T.numpy().copy(),
             "b1": model[0].bias.detach().numpy().copy(), "b2": model[2].bias.detach().numpy().copy()}
+
 
 # %% [markdown]
 # PyTorch: `AdamW`, a `SequentialLR` (linear warm-up, then cosine annealing), and
@@ -182,6 +200,7 @@ def train_torch(weight_decay=None):
         trajectory.append(torch_params(model))
     return trajectory
 
+
 # %% [markdown]
 # JAX: the same schedule is one function, `optax.warmup_cosine_decay_schedule`, and the
 # clipping is the first link of the chain. The optimiser state carries the step count.
@@ -201,6 +220,7 @@ def loss_jax(params, X, y):
     logits = jnp.tanh(X @ params["W1"] + params["b1"]) @ params["W2"] + params["b2"]
     return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
 
+
 # %%
 # JAX
 def train_jax(tx):
@@ -218,6 +238,7 @@ def train_jax(tx):
         params, opt_state = step(params, opt_state, X, y.astype(np.int32))
         trajectory.append(params)
     return trajectory
+
 
 # %% [markdown]
 # ### 2.1 The sharp bit: "the same optimiser" with default arguments
@@ -304,6 +325,7 @@ clipped_optax, _ = optax.clip_by_global_norm(1.0).update(jnp.array([3.0, 4.0]), 
 print("torch:", p.grad.numpy(), " optax:", np.asarray(clipped_optax),
       f" relative difference {np.abs(p.grad.numpy() / np.asarray(clipped_optax) - 1).max():.1e}")
 
+
 # %%
 def lr_trace_torch(n):
     opt = torch.optim.AdamW([torch.nn.Parameter(torch.zeros(1))], lr=hp["peak_lr"])
@@ -332,6 +354,7 @@ ax.axvline(hp["total"], color="grey", ls=":")
 ax.set(xlabel="step", ylabel="learning rate", title="the same schedule, until it ends")
 ax.legend(fontsize=8)
 fig.tight_layout()
+
 
 # %% [markdown]
 # ## 3. Checkpoints
@@ -366,6 +389,7 @@ def nnx_step(model, optimizer, X, y):
         return optax.softmax_cross_entropy_with_integer_labels(model(X), y).mean()
     grads = nnx.grad(loss_fn)(model)
     optimizer.update(model, grads)
+
 
 # %% [markdown]
 # JAX with Orbax: train `k` steps, save model and optimiser state, train `k` more
@@ -405,6 +429,7 @@ resumed_jax = nnx.state(model2, nnx.Param)
 assert all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(uninterrupted_jax), jax.tree.leaves(resumed_jax), strict=True))
 print(f"Orbax: resumed == uninterrupted, bit for bit (step counter {int(optimizer2.step[...])})")
 
+
 # %% [markdown]
 # PyTorch: the same, with `torch.save` of three state dicts (model, optimiser, scheduler),
 # written to an in-memory buffer here (a file path works the same way).
@@ -426,6 +451,7 @@ def torch_train(model, opt, sched, batches):
         torch.nn.utils.clip_grad_norm_(model.parameters(), hp["clip"])
         opt.step()
         sched.step()
+
 
 # %%
 # PyTorch
@@ -729,6 +755,7 @@ ratio = moves.ratio("copy (jnp.array(t.numpy()))")
 print(f"moving {S.dlpack_n:,} floats: the copy takes {ratio:.0f}x as long as the DLPack view on this machine; "
       f"zero copy is {'faster' if ratio > 1 else 'not faster'} here")
 
+
 # %% [markdown]
 # ### 6.2 A JAX function inside a PyTorch training step
 #
@@ -761,6 +788,7 @@ class Hybrid(torch.nn.Module):
             return head_loss(h, self.W, self.b, y.int())  # labels as int32: JAX is 32-bit
         return F.cross_entropy(h @ self.W + self.b, y)  # the pure-PyTorch reference
 
+
 # %% [markdown]
 # Proof: the hybrid's loss and every gradient equal the pure-PyTorch ones.
 
@@ -778,6 +806,7 @@ def grads_of(jax_head):
 
 assert_close(grads_of(jax_head=True), grads_of(jax_head=False), rtol=1e-5, atol=1e-6, name="hybrid vs pure")
 print("loss and gradients agree:", [n for n, _ in hybrid.named_parameters()])
+
 
 # %% [markdown]
 # And it trains: a few AdamW steps, hybrid and pure side by side from the same start.
@@ -884,6 +913,7 @@ if KERAS:
             print("warning:", w)
 else:
     print("skipped: Keras 3 is not installed")
+
 
 # %%
 def verdict(ratio, within=1.10):

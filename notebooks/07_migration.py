@@ -1,3 +1,19 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-nbgrader
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
 # %% [markdown]
 # # 07 · Migration: porting models between PyTorch and JAX
 #
@@ -89,6 +105,7 @@ nnx_shapes = {
 }
 for (tname, p), (jname, shape) in zip(torch_cnn.named_parameters(), nnx_shapes.items(), strict=True):
     print(f"{tname:12} {str(tuple(p.shape)):16} | {jname:12} {shape}")
+
 
 # %% [markdown]
 # ### 1.1 The sharp bit: a port that forgets the flatten order

@@ -1,3 +1,19 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-nbgrader
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
 # %% [markdown]
 # # 08 · Choosing: the decision guide, measured on your hardware
 #
@@ -231,6 +247,7 @@ with timing.no_recompile("the request stream"):
     for toks in stream_jax:
         forward(state, toks).block_until_ready()
 
+
 # %% [markdown]
 # How much does that cost against eager PyTorch? Each timed round of the JAX stream starts
 # from empty caches, as a fresh process meeting these lengths would.
@@ -248,6 +265,7 @@ def jax_stream():
 dynamic = timing.compare({"JAX jit, new lengths": jax_stream, "PyTorch eager": torch_stream},
                          rtol=1e-4, atol=1e-5, rounds=S.stream_rounds, target_s=S.bench_s)
 dynamic
+
 
 # %% [markdown]
 # The fix: pad each request to the next multiple of `bucket` tokens and pass a mask that is
@@ -293,6 +311,7 @@ bucketed = timing.compare(
     rtol=1e-4, atol=1e-5, rounds=S.rounds,
 )
 bucketed
+
 
 # %%
 def jax_over_torch(cmp, jax_name):

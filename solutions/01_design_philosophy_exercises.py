@@ -1,3 +1,19 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-nbgrader
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
 # %% [markdown]
 # # 01 · Exercises: design philosophy
 #
@@ -53,6 +69,7 @@ from course_utils.exercises import check
 from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)
+
 
 # %% [markdown]
 # ## Exercise 1 · SGD with momentum as a pure function over a pytree
@@ -279,6 +296,7 @@ class RunningStats:
 
     def variance(self) -> torch.Tensor:
         return self.m2 / self.count
+
 
 # %% [markdown]
 # Port it to a pure function for JAX: `update_stats(state, batch)` takes a `Stats` tuple

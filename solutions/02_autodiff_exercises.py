@@ -1,3 +1,19 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-nbgrader
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
 # %% [markdown]
 # # 02 · Exercises: automatic differentiation
 #
@@ -85,6 +101,7 @@ def torch_grads_as_jax(model) -> dict:
     """A PyTorch model's .grad fields in the JAX params layout (weights transposed)."""
     return {"b1": model[0].bias.grad, "b2": model[2].bias.grad,
             "w1": model[0].weight.grad.T, "w2": model[2].weight.grad.T}
+
 
 # %% [markdown]
 # ## Exercise 1 · Gradient accumulation over micro-batches
@@ -274,6 +291,7 @@ check("hvp", lambda: hvp_jax(chain_jax, jnp.asarray(x_np), jnp.asarray(v_np)), e
       rtol=1e-4, atol=1e-4, hint="jax.jvp(jax.grad(f), (x,), (v,))[1]")
 check("hvp", lambda: hvp_torch(chain_torch, torch.from_numpy(x_np), torch.from_numpy(v_np)), expected_hvp,
       rtol=1e-4, atol=1e-4, hint="torch.func.jvp(torch.func.grad(f), (x,), (v,))[1]")
+
 
 # %%
 # HIDDEN TESTS: hvp points=3

@@ -1,3 +1,19 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-nbgrader
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
 # %% [markdown]
 # # 06 · Exercises: the ecosystems
 #
@@ -58,6 +74,7 @@ torch.set_num_threads(1)  # tiny models: one thread is quicker (see lesson 06)
 tmp_root = Path(tempfile.mkdtemp(prefix="course06x-"))  # every file these exercises write
 HAVE_FLATBUFFERS = importlib.util.find_spec("flatbuffers") is not None  # jax.export serialisation
 
+
 # %% [markdown]
 # ## Exercise 1 · An Optax chain that matches a `torch.optim` setup
 #
@@ -94,6 +111,7 @@ def optax_trajectory(tx, w0, A, y, steps):
         w, state = step(w, state)
         out.append(np.asarray(w))
     return out
+
 
 # %% [markdown]
 # Write `make_tx()` returning the Optax transformation that reproduces it step for step.

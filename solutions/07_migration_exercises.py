@@ -1,3 +1,19 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-nbgrader
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
 # %% [markdown]
 # # 07 · Exercises: migration
 #
@@ -49,6 +65,7 @@ from course_utils.parity import assert_close, max_abs_diff
 
 S = config.sizes(SIZES, SMOKE)
 
+
 # %% [markdown]
 # ## Exercise 1 · A converter for `Conv1d`, both ways
 #
@@ -97,6 +114,7 @@ x_ncl = np.random.default_rng(0).standard_normal((S.batch, 4, S.length)).astype(
 conv_t = torch_conv1d(4, 6, 3)
 with torch.no_grad():
     expected_conv = conv_t(torch.from_numpy(x_ncl))
+
 
 # %%
 # TESTS: conv1d-converter points=2
@@ -169,6 +187,7 @@ x_small = np.random.default_rng(1).standard_normal((S.batch, 16)).astype(np.floa
 with torch.no_grad():
     expected_net = net(torch.from_numpy(x_small))
 print(f"the port is off by up to {max_abs_diff(port_forward(params, jnp.asarray(x_small)), expected_net):.3f}")
+
 
 # %%
 # EXERCISE: silent-difference
@@ -252,6 +271,7 @@ def trained_bn(momentum=0.1, eps=1e-5, features=3, seed=0):
 
 
 xb = np.random.default_rng(2).standard_normal((S.batch, 3)).astype(np.float32) * 2 - 1
+
 
 # %%
 # TESTS: batchnorm-port points=2

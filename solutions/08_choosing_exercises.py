@@ -1,3 +1,19 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-nbgrader
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
 # %% [markdown]
 # # 08 · Exercises: choosing, with measurements
 #
@@ -56,6 +72,7 @@ from course_utils.exercises import check
 from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)
+
 
 # %% [markdown]
 # ## Exercise 1 · Judge a claim from ratio samples
@@ -202,6 +219,7 @@ def torch_logits(tokens):
 
 
 request = np.random.default_rng(2).integers(1, 100, (2, 5)).astype(np.int32)  # (batch, n)
+
 
 # %%
 # TESTS: pad-pow2 points=2

@@ -4,6 +4,12 @@ The ``.py`` (jupytext percent format) is the reviewed source; the ``.ipynb`` is
 generated from it without outputs, and masters in ``solutions/`` get
 nbgrader's cell metadata on the way. Student notebooks in ``exercises/`` are
 generated from the masters.
+
+Each pair is a fixed point of jupytext itself: the ``.py`` starts with the
+jupytext header (:data:`JUPYTEXT`, the pairing and the metadata filters) and has
+jupytext's own blank-line layout, and the ``.ipynb`` carries the same
+``jupytext`` metadata, so that saving in JupyterLab or ``jupytext --sync``
+rewrites nothing (docs/AUTHORING.md).
 """
 
 from __future__ import annotations
@@ -23,6 +29,18 @@ from course_utils.tooling.errors import CourseError
 REPOSITORY = "jax-pytorch-side-by-side/course"
 DIST_NAME = "jax-pytorch-side-by-side"
 NOTEBOOK_DIRS = ("notebooks", "solutions", "exercises")
+
+# The jupytext section of every pair's notebook metadata: in the header of the .py and
+# in the .ipynb, so that jupytext (the CLI, JupyterLab, the pre-commit hook) pairs and
+# filters the same way wherever it runs. Without the version number the header does
+# not change with the jupytext release; nbgrader's cell metadata stays in the .ipynb.
+PY_FORMAT = "py:percent"
+JUPYTEXT = {
+    "cell_metadata_filter": "tags,-nbgrader",
+    "formats": f"ipynb,{PY_FORMAT}",
+    "notebook_metadata_filter": "-jupytext.text_representation.jupytext_version",
+}
+KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
 
 
 def course_version() -> str:
@@ -123,32 +141,77 @@ def pairs(root: Path) -> list[Pair]:
     return out
 
 
-def _cell_ids(nb: Any) -> None:
-    """Deterministic cell ids (content hash, de-duplicated) so regeneration is stable."""
-    seen: dict[str, int] = {}
+def _cell_ids(
+    nb: Any, previous: dict[tuple[str, str], list[str]] | None = None
+) -> None:
+    """Stable cell ids: a content hash (de-duplicated) so regeneration is stable.
+
+    ``previous`` maps (type, source) to the ids those cells have in the ``.ipynb``
+    now; a cell found there keeps its id, so that a cell edited in JupyterLab (which
+    keeps the old id) does not make the pair drift.
+    """
+    previous = {k: list(v) for k, v in (previous or {}).items()}
+    kept: list[str | None] = []
     for cell in nb.cells:
-        src = cell.source if isinstance(cell.source, str) else "".join(cell.source)
-        base = hashlib.sha1((cell.cell_type + src).encode()).hexdigest()[:8]
-        n = seen.get(base, 0)
-        seen[base] = n + 1
-        cell["id"] = base if n == 0 else f"{base}-{n}"
+        ids = previous.get((cell.cell_type, _source(cell)))
+        kept.append(ids.pop(0) if ids else None)
+    taken = {i for i in kept if i}
+    for cell, keep in zip(nb.cells, kept, strict=True):
+        if keep:
+            cell["id"] = keep
+            continue
+        base = hashlib.sha1((cell.cell_type + _source(cell)).encode()).hexdigest()[:8]
+        new, n = base, 0
+        while new in taken:
+            n += 1
+            new = f"{base}-{n}"
+        taken.add(new)
+        cell["id"] = new
 
 
-def _normalise(nb: Any) -> Any:
+def _source(cell: Any) -> str:
+    return cell.source if isinstance(cell.source, str) else "".join(cell.source)
+
+
+def _previous_ids(ipynb: Path) -> dict[tuple[str, str], list[str]]:
+    """The ids of the cells of an existing ``.ipynb``, by (type, source)."""
+    import nbformat
+
+    try:
+        old = nbformat.reads(ipynb.read_text(encoding="utf-8"), as_version=4)
+    except (OSError, ValueError, nbformat.reader.NotJSONError):
+        return {}
+    out: dict[tuple[str, str], list[str]] = {}
+    for cell in old.cells:
+        if cell.get("id"):
+            out.setdefault((cell.cell_type, _source(cell)), []).append(cell["id"])
+    return out
+
+
+def _jupytext_metadata(nb: Any) -> dict[str, str]:
+    """:data:`JUPYTEXT`, plus any cell-metadata key that jupytext added to the filter.
+
+    Reading a ``.py``, jupytext adds each cell-metadata key it meets (``slideshow``,
+    say) to ``cell_metadata_filter``; keeping them is what makes its next read a no-op.
+    """
+    found = nb.metadata.get("jupytext", {}).get("cell_metadata_filter", "")
+    keys = [k for k in found.split(",") if k and k[0] not in "-+" and k != "all"]
+    keys = ["tags", *(k for k in keys if k != "tags")]
+    return {**JUPYTEXT, "cell_metadata_filter": ",".join([*keys, "-nbgrader"])}
+
+
+def _normalise(nb: Any, jupytext_meta: dict[str, str] | None = None) -> Any:
     nb.metadata = {
-        "kernelspec": {
-            "display_name": "Python 3",
-            "language": "python",
-            "name": "python3",
-        },
+        "jupytext": dict(jupytext_meta or _jupytext_metadata(nb)),
+        "kernelspec": dict(KERNELSPEC),
         "language_info": {"name": "python"},
-        "jupytext": {"formats": "ipynb,py:percent"},
     }
     nb.nbformat, nb.nbformat_minor = 4, 5
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None
+        # jupytext's default layout only: what it writes back from the .ipynb
         cell.metadata.pop("lines_to_next_cell", None)
     _cell_ids(nb)
     return nb
@@ -159,7 +222,7 @@ def read_py(py: Path) -> Any:
     import jupytext
 
     try:
-        nb = jupytext.read(py, fmt="py:percent")
+        nb = jupytext.read(py, fmt=PY_FORMAT)
     except Exception as err:  # jupytext raises several types
         raise CourseError(
             f"{py}: cannot be read as a jupytext percent notebook: {err}"
@@ -167,8 +230,19 @@ def read_py(py: Path) -> Any:
     return _normalise(nb)
 
 
+def render_py(py: Path) -> str:
+    """The exact text jupytext writes for ``py``: its header and its blank-line layout."""
+    import jupytext
+
+    return jupytext.writes(read_py(py), fmt=PY_FORMAT)
+
+
 def render(py: Path, kind: str, root: Path) -> str:
-    """The exact text the ``.ipynb`` twin of ``py`` must contain."""
+    """The exact text the ``.ipynb`` twin of ``py`` must contain.
+
+    Cells whose type and source are unchanged keep the id they have in the
+    existing ``.ipynb`` (see :func:`_cell_ids`).
+    """
     import nbformat
 
     nb = read_py(py)
@@ -177,6 +251,7 @@ def render(py: Path, kind: str, root: Path) -> str:
             markers.annotate(nb, str(py.relative_to(root)))
         except markers.MarkerError as err:
             raise CourseError(str(err)) from err
+    _cell_ids(nb, _previous_ids(py.with_suffix(".ipynb")))
     return nbformat.writes(nb) + "\n"
 
 
@@ -191,7 +266,8 @@ def render_student(master_py: Path, root: Path) -> str:
         student = markers.student_version(nb, rel)
     except markers.MarkerError as err:
         raise CourseError(str(err)) from err
-    student = _normalise(student)
+    # Student notebooks keep the plain pairing they always had (no .py of their own).
+    student = _normalise(student, {"formats": JUPYTEXT["formats"]})
     exercise_rel = f"exercises/{master_py.stem}.ipynb"
     first = student.cells[0]
     if first.cell_type == "markdown":
@@ -209,23 +285,26 @@ def _write_if_changed(path: Path, text: str) -> bool:
 
 
 def sync(root: Path, check: bool = False) -> list[str]:
-    """Regenerate every ``.ipynb`` twin from its ``.py``; with ``check``, only report drift.
+    """Bring every pair to jupytext's fixed point; with ``check``, only report drift.
 
-    Returns the paths written (or, with ``check``, the paths that drifted).
-    Also reports an ``.ipynb`` in ``notebooks/``/``solutions/`` that has no ``.py``.
+    The ``.py`` is rewritten as jupytext writes it (header, blank lines between
+    cells; the code in the cells is never touched), then the ``.ipynb`` is
+    regenerated from it. Returns the paths written (or, with ``check``, the paths
+    that drifted). Also reports an ``.ipynb`` in ``notebooks/``/``solutions/``
+    that has no ``.py``.
     """
     changed = []
     for pair in pairs(root):
-        text = render(pair.py, pair.kind, root)
-        rel = str(pair.ipynb.relative_to(root))
-        if check:
-            if (
-                not pair.ipynb.exists()
-                or pair.ipynb.read_text(encoding="utf-8") != text
-            ):
+        for path, text in (
+            (pair.py, render_py(pair.py)),
+            (pair.ipynb, render(pair.py, pair.kind, root)),
+        ):
+            rel = str(path.relative_to(root))
+            if check:
+                if not path.exists() or path.read_text(encoding="utf-8") != text:
+                    changed.append(rel)
+            elif _write_if_changed(path, text):
                 changed.append(rel)
-        elif _write_if_changed(pair.ipynb, text):
-            changed.append(rel)
     for kind in ("notebooks", "solutions"):
         for nb in sorted((root / kind).glob("*.ipynb")):
             if not nb.with_suffix(".py").exists():
