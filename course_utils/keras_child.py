@@ -1,0 +1,255 @@
+"""The child process of :mod:`course_utils.keras_backends`: one Keras backend, measured.
+
+Run as ``python -m course_utils.keras_child --backend NAME --workdir DIR ...``
+with ``KERAS_BACKEND=NAME`` set (Keras fixes its backend when it is imported).
+The child builds the model (Dense -> GELU -> LayerNormalization -> Dense),
+initialised from ``seed`` and saved, or loaded from another backend's weights;
+runs it on a fixed input; writes the same model by hand in the backend's own
+framework (:func:`native_jax`, :func:`native_torch`); times them all with
+:func:`course_utils.timing.compare`; and writes its outputs, weights (``.npz``)
+and a JSON report into ``workdir``.
+
+Importing this module imports neither keras, jax nor torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from course_utils._files import write_atomic
+from course_utils.keras_backends import (
+    BACKENDS,
+    LN_EPS,
+    N_IN,
+    N_OUT,
+    report_file,
+    weights_file,
+)
+
+
+def inputs(batch: int, seed: int):
+    """The fixed input batch both backends run on."""
+    import numpy as np
+
+    return (
+        np.random.default_rng(seed + 1)
+        .standard_normal((batch, N_IN))
+        .astype(np.float32)
+    )
+
+
+def native_jax(weights):
+    """The same model written directly in JAX, jitted."""
+    import jax
+    import jax.numpy as jnp
+
+    W1, b1, gamma, beta, W2, b2 = (jnp.asarray(w) for w in weights)
+
+    @jax.jit
+    def forward(x):
+        h = jax.nn.gelu(x @ W1 + b1, approximate=False)
+        mean = h.mean(-1, keepdims=True)
+        var = ((h - mean) ** 2).mean(-1, keepdims=True)
+        h = (h - mean) / jnp.sqrt(var + LN_EPS) * gamma + beta
+        return h @ W2 + b2
+
+    return forward
+
+
+def native_torch(weights):
+    """The same model as a torch.nn.Sequential (Linear stores W transposed)."""
+    import torch
+
+    W1, b1, gamma, beta, W2, b2 = (torch.from_numpy(w) for w in weights)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(W1.shape[0], W1.shape[1]),
+        torch.nn.GELU(),
+        torch.nn.LayerNorm(W1.shape[1], eps=LN_EPS),
+        torch.nn.Linear(W2.shape[0], W2.shape[1]),
+    ).eval()
+    with torch.no_grad():
+        for param, value in zip(
+            model.parameters(), (W1.T, b1, gamma, beta, W2.T, b2), strict=True
+        ):
+            param.copy_(value)
+    return model
+
+
+def wait_for_file(path: str | os.PathLike, wait_s: float, poll_s: float = 0.05) -> None:
+    """Block until ``path`` exists; TimeoutError after ``wait_s`` seconds."""
+    deadline = time.monotonic() + wait_s
+    while not Path(path).is_file():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"waited {wait_s:g} s for {path}")
+        time.sleep(poll_s)
+
+
+def _strict_warnings() -> None:
+    """The frameworks' and Keras's deprecation warnings become errors, but one."""
+    import warnings
+
+    from course_utils import strict
+
+    strict.install()
+    warnings.filterwarnings("error", category=DeprecationWarning, module=r"keras(\.|$)")
+    # Keras's own Variable.__array__ lacks NumPy 2's ``copy`` argument, so NumPy warns
+    # when Keras converts its variables (saving weights); no course code can avoid it.
+    warnings.filterwarnings(
+        "ignore", message=r"__array__ implementation doesn't accept a copy keyword",
+        category=DeprecationWarning, module=r"keras(\.|$)",
+    )  # fmt: skip
+
+
+def _model(keras: Any, args: argparse.Namespace, workdir: Path) -> Any:
+    """The Keras model: seeded and saved, or loaded from another backend's weights."""
+    keras.utils.set_random_seed(args.seed)
+    model = keras.Sequential(
+        [
+            keras.Input((N_IN,)),
+            keras.layers.Dense(args.width, activation="gelu"),
+            keras.layers.LayerNormalization(epsilon=LN_EPS),
+            keras.layers.Dense(N_OUT),
+        ]
+    )
+    if args.weights_from:
+        model.load_weights(args.weights_from)
+    else:
+        model.save_weights(weights_file(workdir, args.backend))
+    return model
+
+
+def jax_variants(model: Any, weights: list, x_np: Any) -> tuple[dict, str, dict, Any]:
+    """``(variants, jax version, facts, x)``: the native model and two Keras calls."""
+    import jax
+    import jax.numpy as jnp
+
+    x = jnp.asarray(x_np)
+    tv = [v.value for v in model.trainable_variables]
+    ntv = [v.value for v in model.non_trainable_variables]
+    stateless = jax.jit(lambda tv, ntv, x: model.stateless_call(tv, ntv, x)[0])
+    native = native_jax(weights)
+    variants = {
+        "native (jax.jit)": lambda: native(x),
+        "Keras, jitted stateless_call": lambda: stateless(tv, ntv, x),
+        "Keras, eager model(x)": lambda: model(x),
+    }
+    return variants, jax.__version__, {}, x
+
+
+def torch_variants(model: Any, weights: list, x_np: Any) -> tuple[dict, str, dict, Any]:
+    """``(variants, torch version, facts, x)``: the native model and the Keras call."""
+    import torch
+
+    x = torch.from_numpy(x_np)
+    native = native_torch(weights)
+
+    def native_call():
+        with torch.no_grad():
+            return native(x)
+
+    def keras_call():
+        with torch.no_grad():
+            return model(x)
+
+    variants = {
+        "native (torch.nn eager)": native_call,
+        "Keras, eager model(x)": keras_call,
+    }
+    facts = {"model is a torch.nn.Module": isinstance(model, torch.nn.Module)}
+    return variants, torch.__version__, facts, x
+
+
+def _child(args: argparse.Namespace) -> dict[str, Any]:
+    """Build, run, save and time one backend's model; return the report."""
+    _strict_warnings()
+    if args.torch_threads and args.backend == "torch":
+        import torch
+
+        torch.set_num_threads(args.torch_threads)
+
+    import keras
+    import numpy as np
+
+    from course_utils import timing
+
+    if keras.backend.backend() != args.backend:
+        raise RuntimeError(
+            f"asked for backend {args.backend!r} but Keras started with "
+            f"{keras.backend.backend()!r}; set KERAS_BACKEND before importing keras"
+        )
+    workdir = Path(args.workdir)
+    if args.wait_for:  # imports done; now wait until the other process has finished
+        wait_for_file(args.wait_for, args.wait_s)
+    started_at = time.time()  # wall clock, comparable across the two processes
+    model = _model(keras, args, workdir)
+    weights = [np.asarray(w) for w in model.get_weights()]
+    x_np = inputs(args.batch, args.seed)
+    variants_of = jax_variants if args.backend == "jax" else torch_variants
+    variants, framework_version, facts, x = variants_of(model, weights, x_np)
+    native_name = next(iter(variants))
+
+    y = model(x)
+    facts["model(x) returns"] = f"{type(y).__module__}.{type(y).__qualname__}"
+    outputs = np.asarray(keras.ops.convert_to_numpy(y))
+    comparison = timing.compare(
+        variants, baseline=native_name, target_s=args.target_s, rtol=1e-5, atol=1e-5
+    )
+    np.savez(
+        workdir / f"{args.backend}.npz",
+        x=x_np,
+        outputs=outputs,
+        **{f"weight_{i}": w for i, w in enumerate(weights)},
+    )
+    return {
+        "backend": args.backend,
+        "keras": keras.__version__,
+        "framework": framework_version,
+        "batch": args.batch,
+        "width": args.width,
+        "weights_loaded_from": str(args.weights_from) if args.weights_from else None,
+        "arrays": str(workdir / f"{args.backend}.npz"),
+        "native": native_name,
+        "facts": facts,
+        "timings": comparison.rows(),
+        "warnings": comparison.warnings,
+        "threads": timing.thread_settings(),
+        "started_at": started_at,
+        "finished_at": time.time(),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one backend as told on the command line; write ``<backend>.json``."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--backend", choices=BACKENDS, required=True)
+    parser.add_argument("--workdir", required=True)
+    parser.add_argument("--weights-from", default=None)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--width", type=int, default=128)
+    parser.add_argument("--target-s", type=float, default=0.25)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--torch-threads", type=int, default=None)
+    parser.add_argument(
+        "--wait-for", default=None, help="a file to wait for after importing"
+    )
+    parser.add_argument("--wait-s", type=float, default=300.0)
+    args = parser.parse_args(argv)
+    if os.environ.get("KERAS_BACKEND") != args.backend:
+        parser.error(
+            f"set KERAS_BACKEND={args.backend} in the environment (Keras reads it at import)"
+        )
+    result = _child(args)
+    report = report_file(args.workdir, args.backend)
+    # appears whole: another process may be waiting for it
+    write_atomic(report, json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
