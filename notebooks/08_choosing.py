@@ -74,8 +74,7 @@ import numpy as np
 import torch
 from flax import nnx
 
-from course_utils import checklist, config, convert, models, timing
-from course_utils.claims import core as claims
+from course_utils import checklist, claims, config, convert, models, timing
 from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)

@@ -66,8 +66,7 @@ import numpy as np
 import torch
 from flax import nnx
 
-from course_utils import config, convert, models, timing
-from course_utils.claims import core as claims
+from course_utils import claims, config, convert, models, timing
 from course_utils.exercises import check
 from course_utils.parity import assert_close
 
