@@ -58,15 +58,7 @@ JAX_PLUGINS = {
     "tpu": ("libtpu", "libtpu-nightly"),
 }
 _GOOGLE_PCI_VENDOR = "0x1ae0"
-_TPU_PCI_DEVICES = {
-    "0x0027",
-    "0x0056",
-    "0x005e",
-    "0x0062",
-    "0x0063",
-    "0x006f",
-    "0x0076",
-}
+_TPU_PCI_DEVICES = set("0x0027 0x0056 0x005e 0x0062 0x0063 0x006f 0x0076".split())
 
 
 @dataclass(frozen=True)
@@ -257,9 +249,22 @@ def _major(cuda: str | None) -> int | None:
 def plan(facts: Facts, torch_version: str | None = None) -> Plan:
     """What to install on a machine with these facts (a pure function)."""
     version = TORCH_VERSION if torch_version is None else torch_version
-    spec = _torch_spec(version)
     where = "Colab" if facts.colab else "Kaggle" if facts.kaggle else None
     warnings: list[str] = []
+    gpu, driver = _usable_gpu(facts, warnings)
+    torch_args, torch_major, torch_text = _torch_plan(
+        facts, _torch_spec(version), where, gpu, driver, warnings
+    )
+    jax_extra, jax_text, device = _jax_plan(
+        facts, where, gpu, driver, torch_major, warnings
+    )
+    label = f"{where} {device}" if where else device
+    summary = f"install plan for {label}: {torch_text}; {jax_text}"
+    return Plan(torch_args, jax_extra, summary, tuple(warnings))
+
+
+def _usable_gpu(facts: Facts, warnings: list[str]) -> tuple[bool, int]:
+    """Whether the plan is for an NVIDIA GPU, and the CUDA major its driver runs."""
     gpu = facts.system == "Linux" and facts.driver_cuda is not None
     driver = facts.driver_cuda or 0
     if gpu and driver < 12:
@@ -269,9 +274,18 @@ def plan(facts: Facts, torch_version: str | None = None) -> Plan:
             f"(>= {DRIVER_FOR_CUDA[13]} for CUDA 13) to use the GPU"
         )
         gpu = False
+    return gpu, driver
 
-    # torch
-    torch_args: list[str] | None = None
+
+def _torch_plan(
+    facts: Facts,
+    spec: str,
+    where: str | None,
+    gpu: bool,
+    driver: int,
+    warnings: list[str],
+) -> tuple[list[str] | None, int | None, str]:
+    """torch's pip arguments (None: keep it), its CUDA major, and the words for it."""
     torch_major = _major(facts.torch_cuda)
     if facts.torch:
         owner = f"{where}'s" if where else "the installed"
@@ -288,22 +302,28 @@ def plan(facts: Facts, torch_version: str | None = None) -> Plan:
                 f"torch {facts.torch} needs CUDA {torch_major} but the driver runs CUDA "
                 f"{driver}: update the driver to >= {DRIVER_FOR_CUDA.get(torch_major)}"
             )
-    elif gpu and driver >= 13:
-        torch_args = ["install", spec]
-        torch_major = 13
-        torch_text = f"{spec} from PyPI (its CUDA 13 build)"
-    elif gpu:
-        torch_args = ["install", spec, "--index-url", CUDA12_INDEX, *PIP_NETWORK]
-        torch_major = 12
-        torch_text = f"{spec} from {CUDA12_INDEX} (CUDA 12)"
-    elif facts.system == "Linux":
-        torch_args = ["install", spec, "--extra-index-url", CPU_INDEX, *PIP_NETWORK]
-        torch_text = f"{spec}, CPU build"
-    else:
-        torch_args = ["install", spec]
-        torch_text = f"{spec} from PyPI"
+        return None, torch_major, torch_text
+    if gpu and driver >= 13:
+        return ["install", spec], 13, f"{spec} from PyPI (its CUDA 13 build)"
+    if gpu:
+        args = ["install", spec, "--index-url", CUDA12_INDEX, *PIP_NETWORK]
+        return args, 12, f"{spec} from {CUDA12_INDEX} (CUDA 12)"
+    if facts.system == "Linux":
+        args = ["install", spec, "--extra-index-url", CPU_INDEX, *PIP_NETWORK]
+        return args, torch_major, f"{spec}, CPU build"
+    return ["install", spec], torch_major, f"{spec} from PyPI"
 
-    # jax: the accelerator's extra, unless a plugin for it is there already
+
+def _jax_plan(
+    facts: Facts,
+    where: str | None,
+    gpu: bool,
+    driver: int,
+    torch_major: int | None,
+    warnings: list[str],
+) -> tuple[str | None, str, str]:
+    """jax's extra (the accelerator's, unless a plugin for it is there already),
+    the words for it, and the device the plan is for."""
     if gpu:
         want = f"cuda{min(torch_major or driver, driver)}"
         device = f"NVIDIA GPU (driver runs CUDA {driver})"
@@ -335,9 +355,7 @@ def plan(facts: Facts, torch_version: str | None = None) -> Plan:
         jax_text = "jax's CPU build (with the package)"
     if facts.torch_xla or facts.tpu:
         jax_text += "; PyTorch stays on the CPU unless a lesson uses torch-xla"
-    label = f"{where} {device}" if where else device
-    summary = f"install plan for {label}: {torch_text}; {jax_text}"
-    return Plan(torch_args, jax_extra, summary, tuple(warnings))
+    return jax_extra, jax_text, device
 
 
 def _pip(args: list[str], constraints: str | None) -> int:
