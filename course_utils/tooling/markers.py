@@ -132,83 +132,107 @@ def parse(nb: Any, path: str = "<notebook>") -> dict[str, Exercise]:
     seen_tests: set[tuple[str, bool]] = set()
     for index, cell in enumerate(nb.get("cells", [])):
         where = f"{path}: cell {index}"
-        text = _source(cell)
-        lines = text.split("\n")
         kind = cell.get("cell_type")
         if kind == "code":
-            solution = _regions(lines, BEGIN_SOLUTION, END_SOLUTION, where)
-            hidden = _regions(lines, BEGIN_HIDDEN, END_HIDDEN, where)
-            header = test_header(cell)
-            if (
-                _first_line(text)
-                .lstrip("# ")
-                .upper()
-                .startswith(("TESTS", "HIDDEN TESTS"))
-                and not header
-            ):
-                raise MarkerError(
-                    f"{where}: malformed test header {_first_line(text)!r}; "
-                    "write '# TESTS: <id> points=<n>' or '# HIDDEN TESTS: <id> points=<n>'"
-                )
-            ex_id = exercise_id(cell)
-            if header:
-                tid, points, is_hidden = header
-                if solution:
-                    raise MarkerError(
-                        f"{where}: a test cell cannot hold a solution region"
-                    )
-                if is_hidden and not hidden:
-                    raise MarkerError(
-                        f"{where}: hidden test cell for {tid!r} needs its body between "
-                        f"'{BEGIN_HIDDEN}' and '{END_HIDDEN}'"
-                    )
-                if not is_hidden and hidden:
-                    raise MarkerError(
-                        f"{where}: '{BEGIN_HIDDEN}' in a visible test cell"
-                    )
-                if (tid, is_hidden) in seen_tests:
-                    kind_name = "hidden test" if is_hidden else "test"
-                    raise MarkerError(f"{where}: a second {kind_name} cell for {tid!r}")
-                seen_tests.add((tid, is_hidden))
-                if tid not in exercises:
-                    raise MarkerError(
-                        f"{where}: tests for {tid!r} come before (or without) a cell "
-                        f"starting with '# EXERCISE: {tid}'"
-                    )
-                exercises[tid].tests.append(TestCell(tid, points, is_hidden, index))
-            elif hidden:
-                raise MarkerError(
-                    f"{where}: '{BEGIN_HIDDEN}' outside a hidden test cell"
-                )
-            elif solution or ex_id:
-                if not ex_id:
-                    raise MarkerError(
-                        f"{where}: solution region in a cell without a first line "
-                        "'# EXERCISE: <id>'"
-                    )
-                if not solution:
-                    raise MarkerError(
-                        f"{where}: exercise {ex_id!r} has no '{BEGIN_SOLUTION}' region"
-                    )
-                if ex_id in exercises:
-                    raise MarkerError(f"{where}: exercise id {ex_id!r} is used twice")
-                exercises[ex_id] = Exercise(ex_id, [index])
+            _parse_code(cell, index, where, exercises, seen_tests)
         elif kind == "markdown":
-            regions = _regions(lines, BEGIN_MD, END_MD, where)
-            if BEGIN_SOLUTION in text or BEGIN_HIDDEN in text:
-                raise MarkerError(
-                    f"{where}: code markers in a markdown cell; use '{BEGIN_MD}'"
-                )
-            if regions:
-                ex_id = exercise_id(cell)
-                if not ex_id:
-                    raise MarkerError(
-                        f"{where}: markdown answer without '<!-- EXERCISE: <id> -->'"
-                    )
-                if ex_id in exercises:
-                    raise MarkerError(f"{where}: exercise id {ex_id!r} is used twice")
-                exercises[ex_id] = Exercise(ex_id, [index])
+            _parse_markdown(cell, index, where, exercises)
     return exercises
+
+
+def _parse_code(
+    cell: Any,
+    index: int,
+    where: str,
+    exercises: dict[str, Exercise],
+    seen_tests: set[tuple[str, bool]],
+) -> None:
+    """A code cell: a test cell, a solution cell, or neither (no marker then)."""
+    text = _source(cell)
+    lines = text.split("\n")
+    solution = _regions(lines, BEGIN_SOLUTION, END_SOLUTION, where)
+    hidden = _regions(lines, BEGIN_HIDDEN, END_HIDDEN, where)
+    header = test_header(cell)
+    if (
+        _first_line(text).lstrip("# ").upper().startswith(("TESTS", "HIDDEN TESTS"))
+        and not header
+    ):
+        raise MarkerError(
+            f"{where}: malformed test header {_first_line(text)!r}; "
+            "write '# TESTS: <id> points=<n>' or '# HIDDEN TESTS: <id> points=<n>'"
+        )
+    ex_id = exercise_id(cell)
+    if header:
+        if solution:
+            raise MarkerError(f"{where}: a test cell cannot hold a solution region")
+        _add_tests(header, bool(hidden), index, where, exercises, seen_tests)
+    elif hidden:
+        raise MarkerError(f"{where}: '{BEGIN_HIDDEN}' outside a hidden test cell")
+    elif solution or ex_id:
+        if not ex_id:
+            raise MarkerError(
+                f"{where}: solution region in a cell without a first line "
+                "'# EXERCISE: <id>'"
+            )
+        if not solution:
+            raise MarkerError(
+                f"{where}: exercise {ex_id!r} has no '{BEGIN_SOLUTION}' region"
+            )
+        _add_exercise(ex_id, index, where, exercises)
+
+
+def _add_tests(
+    header: tuple[str, float, bool],
+    has_hidden_region: bool,
+    index: int,
+    where: str,
+    exercises: dict[str, Exercise],
+    seen_tests: set[tuple[str, bool]],
+) -> None:
+    """Record a test cell under its exercise, which must come before it."""
+    tid, points, is_hidden = header
+    if is_hidden and not has_hidden_region:
+        raise MarkerError(
+            f"{where}: hidden test cell for {tid!r} needs its body between "
+            f"'{BEGIN_HIDDEN}' and '{END_HIDDEN}'"
+        )
+    if not is_hidden and has_hidden_region:
+        raise MarkerError(f"{where}: '{BEGIN_HIDDEN}' in a visible test cell")
+    if (tid, is_hidden) in seen_tests:
+        kind_name = "hidden test" if is_hidden else "test"
+        raise MarkerError(f"{where}: a second {kind_name} cell for {tid!r}")
+    seen_tests.add((tid, is_hidden))
+    if tid not in exercises:
+        raise MarkerError(
+            f"{where}: tests for {tid!r} come before (or without) a cell "
+            f"starting with '# EXERCISE: {tid}'"
+        )
+    exercises[tid].tests.append(TestCell(tid, points, is_hidden, index))
+
+
+def _parse_markdown(
+    cell: Any, index: int, where: str, exercises: dict[str, Exercise]
+) -> None:
+    """A markdown cell: a written answer when it holds a solution region."""
+    text = _source(cell)
+    regions = _regions(text.split("\n"), BEGIN_MD, END_MD, where)
+    if BEGIN_SOLUTION in text or BEGIN_HIDDEN in text:
+        raise MarkerError(f"{where}: code markers in a markdown cell; use '{BEGIN_MD}'")
+    if regions:
+        ex_id = exercise_id(cell)
+        if not ex_id:
+            raise MarkerError(
+                f"{where}: markdown answer without '<!-- EXERCISE: <id> -->'"
+            )
+        _add_exercise(ex_id, index, where, exercises)
+
+
+def _add_exercise(
+    ex_id: str, index: int, where: str, exercises: dict[str, Exercise]
+) -> None:
+    if ex_id in exercises:
+        raise MarkerError(f"{where}: exercise id {ex_id!r} is used twice")
+    exercises[ex_id] = Exercise(ex_id, [index])
 
 
 def _replace_regions(
