@@ -150,15 +150,41 @@ def torch_function(fn: Callable, *, name: str | None = None) -> Callable:
     with ``jax.jit`` (the forward also computes the ``jax.vjp`` residuals),
     and returns torch tensors (one, or a tuple) that sit in the autograd graph:
     ``backward()`` calls the jitted VJP. The outputs view JAX's memory: treat
-    them as read-only (``.clone()`` before an in-place operation). Floating-point inputs get gradients; integer inputs
-    (labels, indices) are passed through without one. Inputs and outputs
-    cross by DLPack, without copies where the layout allows.
+    them as read-only (``.clone()`` before an in-place operation).
+    Floating-point inputs get gradients; integer inputs (labels, indices) are
+    passed through without one. Inputs and outputs cross by DLPack, without
+    copies where the layout allows.
     """
     import torch
 
     if not callable(fn):
         raise TypeError(f"torch_function: fn must be callable, got {type(fn).__name__}")
     label = name or getattr(fn, "__name__", "fn")
+    function, single = _autograd_function(fn, label)
+
+    def call(*tensors):
+        for i, t in enumerate(tensors):
+            if not isinstance(t, torch.Tensor):
+                raise TypeError(
+                    f"{label}: argument {i} must be a torch.Tensor, got {type(t).__name__}"
+                )
+        mask = tuple(_float_like(t) for t in tensors)
+        outs = function.apply(mask, *tensors)
+        return outs[0] if single[0] else outs
+
+    call.__name__ = f"torch_{label}"
+    call.__doc__ = f"{label} (a JAX function) called on torch tensors, differentiable."
+    return call
+
+
+def _autograd_function(fn: Callable, label: str) -> tuple[Any, list[bool]]:
+    """The ``torch.autograd.Function`` running jitted ``fn`` and its VJP, per input mask.
+
+    Also returns a one-element list saying whether the last forward returned one
+    bare array (then :func:`torch_function`'s wrapper returns one tensor).
+    """
+    import torch
+
     compiled: dict[tuple[bool, ...], _Compiled] = {}
     single = [True]  # whether the last forward returned one bare array
 
@@ -200,16 +226,4 @@ def torch_function(fn: Callable, *, name: str | None = None) -> Callable:
                 *(to_torch(next(diff_grads)) if m else None for m in ctx.mask),
             )
 
-    def call(*tensors):
-        for i, t in enumerate(tensors):
-            if not isinstance(t, torch.Tensor):
-                raise TypeError(
-                    f"{label}: argument {i} must be a torch.Tensor, got {type(t).__name__}"
-                )
-        mask = tuple(_float_like(t) for t in tensors)
-        outs = _JaxFunction.apply(mask, *tensors)
-        return outs[0] if single[0] else outs
-
-    call.__name__ = f"torch_{label}"
-    call.__doc__ = f"{label} (a JAX function) called on torch tensors, differentiable."
-    return call
+    return _JaxFunction, single

@@ -433,34 +433,70 @@ def compare(
 
         target_s = 0.25 if smoke() else 1.0
 
+    outputs, firsts = _first_calls(variants, args, kwargs)
+    if check:
+        _check_agreement(outputs, baseline, rtol, atol)
+    devices = {name: device_kinds(out) for name, out in outputs.items()}
+    del outputs
+    times, numbers, compiles = _interleaved(
+        variants, args, kwargs, rounds, target_s, seed
+    )
+
+    threads = thread_settings()
+    result: dict[str, Measurement] = {}
+    for name in names:
+        m = Measurement(name, times[name], numbers[name], firsts[name], threads=threads)
+        m.warnings.extend(_diagnose(m))
+        result[name] = m
+    if compiles:
+        result[baseline].warnings.append(
+            f"{compiles} compilation(s) happened while the variants were timed"
+        )
+    return Comparison(result, baseline, devices, _precision_name())
+
+
+def _first_calls(
+    variants: Mapping[str, Callable], args: tuple, kwargs: dict
+) -> tuple[dict[str, Any], dict[str, float]]:
+    """Each variant's first call (compilation included): its output and its seconds."""
     firsts: dict[str, float] = {}
     outputs: dict[str, Any] = {}
     with _gc_off():
-        for name in names:
+        for name, fn in variants.items():
             start = time.perf_counter()
-            outputs[name] = sync(variants[name](*args, **kwargs))
+            outputs[name] = sync(fn(*args, **kwargs))
             firsts[name] = time.perf_counter() - start
-    if check:
-        from course_utils.parity import assert_close
+    return outputs, firsts
 
-        for name in names:
-            if name != baseline:
-                try:
-                    assert_close(
-                        outputs[name],
-                        outputs[baseline],
-                        rtol=rtol,
-                        atol=atol,
-                        name=name,
-                    )
-                except AssertionError as err:
-                    raise AssertionError(
-                        f"compare: {name!r} does not compute the same result as "
-                        f"{baseline!r}, so timing them would compare different work.\n{err}"
-                    ) from None
-    devices = {name: device_kinds(out) for name, out in outputs.items()}
-    del outputs
 
+def _check_agreement(
+    outputs: dict[str, Any], baseline: str, rtol: float, atol: float
+) -> None:
+    """Raise unless every output agrees with the baseline's: timing needs the same work."""
+    from course_utils.parity import assert_close
+
+    for name, out in outputs.items():
+        if name == baseline:
+            continue
+        try:
+            assert_close(out, outputs[baseline], rtol=rtol, atol=atol, name=name)
+        except AssertionError as err:
+            raise AssertionError(
+                f"compare: {name!r} does not compute the same result as "
+                f"{baseline!r}, so timing them would compare different work.\n{err}"
+            ) from None
+
+
+def _interleaved(
+    variants: Mapping[str, Callable],
+    args: tuple,
+    kwargs: dict,
+    rounds: int | None,
+    target_s: float,
+    seed: int,
+) -> tuple[dict[str, list[float]], dict[str, int], int]:
+    """Time every variant in shuffled rounds: ``(times, calls per block, compilations)``."""
+    names = list(variants)
     numbers: dict[str, int] = {}
     with _gc_off():
         for name in names:
@@ -485,18 +521,7 @@ def compare(
                     _time_calls(variants[name], args, kwargs, numbers[name])
                 )
         compiles = _CompileCounter.delta(before)
-
-    threads = thread_settings()
-    result: dict[str, Measurement] = {}
-    for name in names:
-        m = Measurement(name, times[name], numbers[name], firsts[name], threads=threads)
-        m.warnings.extend(_diagnose(m))
-        result[name] = m
-    if compiles:
-        result[baseline].warnings.append(
-            f"{compiles} compilation(s) happened while the variants were timed"
-        )
-    return Comparison(result, baseline, devices, _precision_name())
+    return times, numbers, compiles
 
 
 def _precision_name() -> str | None:
