@@ -116,3 +116,34 @@ def test_resolve_names():
         CourseError, match="unknown notebook 'nope'; lessons: 00_welcome_and_setup"
     ):
         notebooks.resolve(ROOT, ["nope"])
+
+
+def test_cell_ids_are_content_hashes_unless_the_ipynb_has_the_cell():
+    cells = [
+        nbformat.v4.new_markdown_cell("# Title"),
+        nbformat.v4.new_code_cell("x = 1"),
+        nbformat.v4.new_code_cell("x = 1"),
+        nbformat.v4.new_code_cell("edited in JupyterLab"),
+    ]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    notebooks._cell_ids(nb)
+    fresh = [c.id for c in nb.cells]
+    assert fresh[2] == fresh[1] + "-1" and len(set(fresh)) == 4
+    notebooks._cell_ids(nb)
+    assert [c.id for c in nb.cells] == fresh  # regeneration is stable
+    previous = {("code", "edited in JupyterLab"): ["old-id"], ("code", "x = 1"): ["a"]}
+    notebooks._cell_ids(nb, previous)
+    assert [c.id for c in nb.cells] == [fresh[0], "a", fresh[1], "old-id"]
+
+
+def test_sync_puts_a_py_into_jupytexts_layout(tmp_path):
+    root = _copy_course(tmp_path)
+    py = root / "notebooks" / "00_welcome_and_setup.py"
+    committed = py.read_text()
+    head, cells = committed.split("# %%", 1)  # (a blank line more after the header
+    cells = cells.replace("\n\n# %%", "\n\n\n# %%", 3)  # would be an empty cell)
+    py.write_text(head + "# %%" + cells)
+    assert notebooks.sync(root, check=True) == ["notebooks/00_welcome_and_setup.py"]
+    assert notebooks.sync(root) == ["notebooks/00_welcome_and_setup.py"]
+    assert py.read_text() == committed
+    assert notebooks.render_py(py) == committed
