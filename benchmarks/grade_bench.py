@@ -60,6 +60,43 @@ def make_submissions(source: Path, student: Path, folder: Path, n: int) -> None:
         (folder / f"student{i:02d}.ipynb").write_text(json.dumps(nb))
 
 
+def _report(batch, out: Path, args, wall: float, cpu: float, load: tuple) -> None:
+    """Print the wall time, the overhead per submission, the scores and the CPU time."""
+    load_before, load_after = load
+    worker, cells = [], []
+    for rec in batch.records:
+        worker.append(rec["seconds"])
+        executed = json.loads((out / rec["student"] / "executed.ipynb").read_text())
+        cells.append(
+            sum(c["metadata"]["grader"].get("seconds", 0.0) for c in executed["cells"])
+        )
+    per_sub = wall / max(1, len(batch.records))
+    inside = statistics.mean(w - c for w, c in zip(worker, cells, strict=True))
+    outside = wall * args.jobs / max(1, len(batch.records)) - statistics.mean(worker)
+    scores = Counter(f"{r['total']:g}/{r['max_total']:g}" for r in batch.records)
+    print(
+        f"graded {len(batch.records)} submissions with --jobs {args.jobs} in {wall:.1f} s "
+        f"({per_sub:.2f} s of wall time per submission)"
+    )
+    print(
+        f"per submission: {statistics.mean(worker):.2f} s in its worker, {statistics.mean(cells):.2f} s "
+        f"of it running cells"
+    )
+    print(
+        f"per-submission overhead: {inside:.2f} s in the worker (kernel start, limits, canary, "
+        f"clean-up) + {max(0.0, outside):.2f} s in the grader (process start, reports)"
+    )
+    print("scores: " + ", ".join(f"{n} x {s}" for s, n in sorted(scores.items())))
+    print(
+        f"CPU time of the grader, workers and kernels: {cpu:.1f} s, so at least {cpu / args.jobs:.1f} s "
+        f"of wall time on {args.jobs} otherwise idle cores; load average {load_before:.1f} before, "
+        f"{load_after:.1f} after (other work on the machine slows the run)"
+    )
+    if args.n == 30 and args.jobs == 2:
+        verdict = "within" if wall <= BUDGET_S else "OVER"
+        print(f"budget for 30 submissions with --jobs 2: {BUDGET_S:.0f} s -> {verdict}")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, default=30)
@@ -93,38 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     cpu = _cpu_seconds() - cpu_before
     load_after = os.getloadavg()[0]
 
-    worker, cells = [], []
-    for rec in batch.records:
-        worker.append(rec["seconds"])
-        executed = json.loads((out / rec["student"] / "executed.ipynb").read_text())
-        cells.append(
-            sum(c["metadata"]["grader"].get("seconds", 0.0) for c in executed["cells"])
-        )
-    per_sub = wall / max(1, len(batch.records))
-    inside = statistics.mean(w - c for w, c in zip(worker, cells, strict=True))
-    outside = wall * args.jobs / max(1, len(batch.records)) - statistics.mean(worker)
-    scores = Counter(f"{r['total']:g}/{r['max_total']:g}" for r in batch.records)
-    print(
-        f"graded {len(batch.records)} submissions with --jobs {args.jobs} in {wall:.1f} s "
-        f"({per_sub:.2f} s of wall time per submission)"
-    )
-    print(
-        f"per submission: {statistics.mean(worker):.2f} s in its worker, {statistics.mean(cells):.2f} s "
-        f"of it running cells"
-    )
-    print(
-        f"per-submission overhead: {inside:.2f} s in the worker (kernel start, limits, canary, "
-        f"clean-up) + {max(0.0, outside):.2f} s in the grader (process start, reports)"
-    )
-    print("scores: " + ", ".join(f"{n} x {s}" for s, n in sorted(scores.items())))
-    print(
-        f"CPU time of the grader, workers and kernels: {cpu:.1f} s, so at least {cpu / args.jobs:.1f} s "
-        f"of wall time on {args.jobs} otherwise idle cores; load average {load_before:.1f} before, "
-        f"{load_after:.1f} after (other work on the machine slows the run)"
-    )
-    if args.n == 30 and args.jobs == 2:
-        verdict = "within" if wall <= BUDGET_S else "OVER"
-        print(f"budget for 30 submissions with --jobs 2: {BUDGET_S:.0f} s -> {verdict}")
+    _report(batch, out, args, wall, cpu, (load_before, load_after))
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)
     return 0 if len(batch.records) == args.n else 1

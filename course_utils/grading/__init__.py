@@ -3,11 +3,17 @@
 Students never import this package. Modules, in the order a grading run uses them:
 
 - ``cli``: the ``grade`` and ``check`` commands' arguments and entry points
-- ``load``: masters (exercises, tests, points) and submissions matched to them
-- ``batch``: one grading run over many submissions (limits, kernels, shards)
-- ``session``: one Jupyter kernel: start, run a cell, interrupt, kill
+- ``batch``: one grading run over many submissions (limits, shards, ``grade``, ``check``)
+- ``notebook``: reading a ``.ipynb`` file defensively (one-line reasons for bad ones)
+- ``master``: the master's exercises, tests, points and setup cells
+- ``submissions``: finding submissions in a folder and matching their cells to the master
+- ``environment``: the kernel's environment, IPython profile and kernelspec
+- ``launch``: the worker processes of a run (job files, backstop, orphan sweep)
 - ``worker``: the grading policy for one submission (order, restarts, replay, canary)
+- ``session``: one Jupyter kernel: start, run a cell, interrupt, kill
 - ``kernel``: the kernel process's entry point (limits applied before IPython starts)
-- ``procs``: the grader's own process tree (subreaper, memory watchdog)
-- ``report``, ``store``: per-student reports and the gradebook
+- ``procs``: the grader's own process tree (subreaper, memory watchdog, killing it)
+- ``scoring``: a student's record from the kernel's replies, and hidden-test redaction
+- ``report``: the report files (Gradescope ``results.json``, feedback and executed notebooks)
+- ``store``: the report folder, the class tables and shard merging
 """

@@ -1,10 +1,10 @@
-"""The instructor's grader: ``grade`` a folder of submissions, or ``check`` one notebook.
+"""One grading run: ``grade`` a folder of submissions, or ``check`` one notebook.
 
-Each submission runs in a worker process of its own (``grader_worker``) with a
-fresh kernel, per-cell and total timeouts, a CPU-time limit and a resident
-memory watchdog; ``jobs`` workers run at once. A student's files are written
-as soon as their grade is known (``grader_store``), so an interrupted batch
-resumes where it stopped. See docs/GRADING.md.
+Each submission runs in a worker process of its own (:mod:`.launch`,
+:mod:`.worker`) with a fresh kernel, per-cell and total timeouts, a CPU-time
+limit and a resident memory watchdog; ``jobs`` workers run at once. A
+student's files are written as soon as their grade is known (:mod:`.store`),
+so an interrupted batch resumes where it stopped. See docs/GRADING.md.
 """
 
 from __future__ import annotations
@@ -13,8 +13,6 @@ import datetime as _dt
 import hashlib
 import json
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -24,40 +22,14 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course_utils._procs import kill_process_group
-from course_utils.grading import load, report, store
+from course_utils.grading import environment, launch, report, scoring, store
+from course_utils.grading.environment import RUN_ENV
+from course_utils.grading.master import Master, load_master
+from course_utils.grading.notebook import SubmissionError, read_cells
+from course_utils.grading.submissions import Matched, Submission, discover, match
 from course_utils.tooling.errors import CourseError
 
-RUN_ENV = "COURSE_GRADER_RUN"
-# Only these reach the student's kernel: no tokens or credentials from the instructor's shell.
-_ENV_KEEP = (
-    "PATH",
-    "HOME",
-    "LANG",
-    "LC_",
-    "TZ",
-    "TMPDIR",
-    "USER",
-    "LOGNAME",
-    "SHELL",
-    "TERM",
-    "PYTHONPATH",
-    "VIRTUAL_ENV",
-    "CONDA_",
-    "CUDA_",
-    "NVIDIA_",
-    "LD_LIBRARY_PATH",
-    "XLA_",
-    "JAX_",
-    "TF_CPP_",
-    "TORCH",
-    "PYTORCH_",
-    "OMP_",
-    "MKL_",
-    "OPENBLAS_",
-    "TPU_",
-    "COURSE_",
-)
+__all__ = ["RUN_ENV", "Batch", "Grader", "Limits", "check", "grade", "parse_shard"]
 
 
 @dataclass
@@ -73,6 +45,10 @@ class Limits:
                 raise CourseError(
                     f"--{name.replace('_', '-')} must be positive, got {getattr(self, name)}"
                 )
+
+    @property
+    def cpu_seconds(self) -> float:
+        return self.cpu_time or 2 * self.total_timeout
 
 
 @dataclass
@@ -93,6 +69,10 @@ def _sha(path: Path | None) -> str | None:
         return None
 
 
+def _now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+
+
 def _prepare_out(out: Path) -> None:
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -105,222 +85,47 @@ def _prepare_out(out: Path) -> None:
         ) from None
 
 
-def kernel_env(work: Path, limits: Limits, run_id: str, smoke: bool) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k.startswith(_ENV_KEEP)}
-    package_parent = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (package_parent, env.get("PYTHONPATH")) if p
-    )
-    env.update(
-        {
-            "COURSE_GRADING": "1",
-            "COURSE_SMOKE": "1" if smoke else "0",
-            "MPLBACKEND": "Agg",
-            "PYTHONUNBUFFERED": "1",
-            RUN_ENV: run_id,
-            "IPYTHONDIR": _ipython_dir(work),
-            "COURSE_GRADER_CPU_S": str(
-                int(limits.cpu_time or 2 * limits.total_timeout)
-            ),
-        }
-    )
-    return env
-
-
-# Runs after course_utils.strict's startup file: framework deprecations are errors in CI,
-# but in grading a warning is shown in the output and costs no points.
-_WARNINGS_STARTUP = (
-    "# Written by course_utils.grading.batch: warnings are shown, never raised, while grading.\n"
-    "import warnings\n"
-    "from course_utils import strict\n"
-    "for _category in strict.CATEGORIES:\n"
-    "    warnings.filterwarnings('always', category=_category, module=strict.MODULES)\n"
-)
-
-
-def _ipython_dir(work: Path) -> str:
-    from course_utils import strict
-
-    root = strict.ipython_dir(str(work / "ipython"))
-    (
-        Path(root) / "profile_default" / "startup" / "01-course-grader-warnings.py"
-    ).write_text(_WARNINGS_STARTUP)
-    return root
-
-
-def _kernel_spec(work: Path) -> Path:
-    spec = work / "kernels" / "course-grader"
-    spec.mkdir(parents=True, exist_ok=True)
-    argv = [
-        sys.executable,
-        "-m",
-        "course_utils.grading.kernel",
-        "-f",
-        "{connection_file}",
-        "--HistoryManager.hist_file=:memory:",
-        "--HistoryManager.enabled=False",
-    ]
-    (spec / "kernel.json").write_text(
-        json.dumps(
-            {
-                "argv": argv,
-                "display_name": "Python 3 (grader)",
-                "language": "python",
-                "interrupt_mode": "signal",
-            }
-        )
-    )
-    return spec.parent
-
-
 class Grader:
     """One batch: a master, limits, a report folder; grades submissions in parallel."""
 
     def __init__(
         self,
-        master: load.Master,
+        master: Master,
         out: Path,
         limits: Limits,
         *,
         smoke: bool = True,
         keep_executed: bool = True,
     ):
+        from course_utils.grading.procs import become_subreaper
+
         self.master, self.out, self.limits, self.smoke = master, out, limits, smoke
         self.keep_executed = keep_executed
         self.run_id = uuid.uuid4().hex[:12]
         self.work = out / store.WORK / self.run_id
         self.work.mkdir(parents=True, exist_ok=True)
-        from course_utils.grading.procs import become_subreaper
-
         become_subreaper()
-        self.kernel_dir = _kernel_spec(self.work)
-        self.env = kernel_env(self.work, limits, self.run_id, smoke)
-        self.procs: dict[str, subprocess.Popen] = {}
-        self.lock = threading.Lock()
-        self.stopping = False
+        env = environment.kernel_env(self.work, limits.cpu_seconds, self.run_id, smoke)
+        kernel_dir = environment.kernel_spec(self.work)
+        self.workers = launch.Workers(self.work, env, self.run_id, limits, kernel_dir)
+        self.lock = threading.Lock()  # one student's files and the tables at a time
 
-    # ------------------------------------------------------------ one student
-    def run_job(self, student: str, matched: load.Matched) -> dict | None:
+    @property
+    def stopping(self) -> bool:
+        return self.workers.stopping
+
+    def run_job(self, student: str, matched: Matched) -> dict | None:
         """Run the matched cells in a worker; None when the batch was stopped meanwhile."""
-        executed = [
-            c for c in matched.cells if c.role in ("context", "solution", "test")
-        ]
-        folder = self.work / student
-        folder.mkdir(parents=True, exist_ok=True)
-        cwd = tempfile.mkdtemp(prefix=f"course-grade-{student[:20]}-")
-        job = {
-            "cells": [
-                {
-                    "role": c.role,
-                    "exercise": c.exercise,
-                    "source": c.source,
-                    "hidden": c.hidden,
-                }
-                for c in executed
-            ],
-            "timeout": self.limits.timeout,
-            "total_timeout": self.limits.total_timeout,
-            "memory_mb": self.limits.memory_mb,
-            "env": self.env,
-            "cwd": cwd,
-            "kernel_dir": str(self.kernel_dir),
-            "result_path": str(folder / "result.json"),
-        }
-        (folder / "job.json").write_text(json.dumps(job))
-        wenv = dict(self.env)
-        wenv.pop("COURSE_GRADER_CPU_S", None)
-        with self.lock:
-            if self.stopping:
-                return None
-            log = open(folder / "worker.log", "wb")  # noqa: SIM115 - closed below
-            proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "course_utils.grading.worker",
-                    str(folder / "job.json"),
-                ],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                env=wenv,
-                start_new_session=True,
-            )
-            self.procs[student] = proc
-        backstop = self.limits.total_timeout + 90
-        stopped = False
-        try:
-            proc.wait(timeout=backstop)
-        except subprocess.TimeoutExpired:
-            stopped = True
-            kill_process_group(proc)
-        finally:
-            log.close()
-            with self.lock:
-                self.procs.pop(student, None)
-            self.sweep()
-            shutil.rmtree(cwd, ignore_errors=True)
-        if self.stopping:
-            return None
-        tail = (
-            (folder / "worker.log")
-            .read_bytes()[-300:]
-            .decode("utf-8", "replace")
-            .strip()
-        )
-        try:
-            run = json.loads((folder / "result.json").read_text())
-        except (OSError, ValueError):
-            run = {"cells": [], "events": []}
-        if not run.get("done"):
-            detail = (
-                f"the worker was stopped after {backstop:g} s; the rest was not run"
-                if stopped
-                else f"the grader's worker failed (exit {proc.returncode}): {tail.splitlines()[-1] if tail else 'no output'}"
-            )
-            run.setdefault("events", []).append(
-                {
-                    "kind": "gave-up" if stopped else "kernel",
-                    "cell": None,
-                    "detail": detail,
-                }
-            )
-        return run
+        return self.workers.run(student, matched.cells)
 
-    def sweep(self) -> None:
-        """Kill processes of this run that outlived their worker (re-parented to us)."""
-        import psutil
-
-        with self.lock:
-            live = {p.pid for p in self.procs.values()}
-        try:  # orphans are re-parented to us (a subreaper): direct children only
-            children = psutil.Process().children()
-        except psutil.Error:
-            return
-        for p in children:
-            if p.pid in live:
-                continue
-            try:
-                if p.environ().get(RUN_ENV) != self.run_id:
-                    continue
-                victims = [p, *p.children(recursive=True)]
-            except psutil.Error:
-                continue
-            for v in victims:
-                try:
-                    v.kill()
-                except psutil.Error:
-                    pass
-            psutil.wait_procs(victims, timeout=3)
-
-    def grade_one(self, sub: load.Submission) -> dict | None:
+    def grade_one(self, sub: Submission) -> dict | None:
         """Grade one submission; a failure of the grader itself becomes an ``error`` record."""
         try:
             return self._grade_one(sub)
         except Exception as err:  # noqa: BLE001 - one student's problem must not stop the batch
             if self.stopping:
                 return None
-            record = report.invalid_record(
+            record = scoring.invalid_record(
                 self.master,
                 sub.student,
                 f"the grader failed on this submission: {type(err).__name__}: {err}",
@@ -331,29 +136,28 @@ class Grader:
                 submission_sha256=None,
                 master_sha256=self.master.sha256,
                 run_id=self.run_id,
-                graded_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+                graded_at=_now(),
             )
             with self.lock:  # no sha: a later run grades this student again
                 store.save_student(self.out, record, {})
                 store.write_tables(self.out)
             return record
 
-    def _grade_one(self, sub: load.Submission) -> dict | None:
-        started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    def _grade_one(self, sub: Submission) -> dict | None:
+        started = _now()
         matched = run = None
         if sub.problem:
-            record = report.invalid_record(self.master, sub.student, sub.problem)
+            record = scoring.invalid_record(self.master, sub.student, sub.problem)
         else:
             try:
-                cells = load.read_cells(sub.path)  # type: ignore[arg-type]
-                matched = load.match(self.master, cells)
-            except load.SubmissionError as err:
-                record = report.invalid_record(self.master, sub.student, str(err))
+                matched = match(self.master, read_cells(sub.path))  # type: ignore[arg-type]
+            except SubmissionError as err:
+                record = scoring.invalid_record(self.master, sub.student, str(err))
             else:
                 run = self.run_job(sub.student, matched)
                 if run is None:
                     return None
-                record = report.score(self.master, matched, run, student=sub.student)
+                record = scoring.score(self.master, matched, run, student=sub.student)
         record.update(
             submission=str(sub.path) if sub.path else None,
             submission_sha256=_sha(sub.path),
@@ -362,29 +166,27 @@ class Grader:
             graded_at=started,
             run_id=self.run_id,
         )
+        files = self._files(matched, run, record)
+        with self.lock:
+            store.save_student(self.out, record, files)
+            store.write_tables(self.out)
+        return record
+
+    def _files(self, matched: Matched | None, run: dict | None, record: dict) -> dict:
+        """The student's report files (``grade.json`` aside), by name."""
+        gradescope = json.dumps(report.gradescope(record), indent=1, ensure_ascii=False)
         files = {
-            "results.json": json.dumps(
-                report.gradescope(record), indent=1, ensure_ascii=False
-            )
-            + "\n",
+            "results.json": gradescope + "\n",
             "feedback.ipynb": report.feedback_notebook(
                 self.master, matched, run, record
             ),
         }
         if self.keep_executed and run is not None:
             files["executed.ipynb"] = report.executed_notebook(matched, run)
-        with self.lock:
-            store.save_student(self.out, record, files)
-            store.write_tables(self.out)
-        return record
+        return files
 
     def stop(self) -> None:
-        with self.lock:
-            self.stopping = True
-            procs = list(self.procs.values())
-        for proc in procs:
-            kill_process_group(proc)
-        self.sweep()
+        self.workers.stop()
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
@@ -417,22 +219,15 @@ def grade(
     limits.check()
     if jobs is not None and jobs < 1:
         raise CourseError(f"--jobs must be at least 1, got {jobs}")
-    master = load.load_master(source)
+    master = load_master(source)
     out = Path(out)
-    subs, notes = load.discover(submissions, master.path.name)
+    subs, notes = discover(submissions, master.path.name)
     _prepare_out(out)
     where = parse_shard(shard)
     if where:
         subs = subs[where[0] :: where[1]]
     batch = Batch(notes=notes)
-    todo = []
-    for sub in subs:
-        if not force and store.already_graded(
-            out, sub.student, _sha(sub.path), master.sha256
-        ):
-            batch.skipped.append(sub.student)
-        else:
-            todo.append(sub)
+    todo = _to_grade(subs, out, master, force, batch)
     for note in notes:
         echo(f"note: {note}")
     if batch.skipped:
@@ -441,6 +236,29 @@ def grade(
         )
     start = time.perf_counter()
     grader = Grader(master, out, limits, smoke=smoke)
+    _run_all(grader, todo, jobs, batch, progress, echo)
+    batch.records = store.write_tables(out)
+    batch.seconds = time.perf_counter() - start
+    return batch
+
+
+def _to_grade(
+    subs: list[Submission], out: Path, master: Master, force: bool, batch: Batch
+) -> list[Submission]:
+    """The submissions to grade; the others (graded already, same files) go to ``skipped``."""
+    todo = []
+    for sub in subs:
+        if not force and store.already_graded(
+            out, sub.student, _sha(sub.path), master.sha256
+        ):
+            batch.skipped.append(sub.student)
+        else:
+            todo.append(sub)
+    return todo
+
+
+def _run_all(grader: Grader, todo, jobs, batch: Batch, progress, echo) -> None:
+    """Grade ``todo`` on ``jobs`` threads; on Ctrl-C stop the workers, keep what is graded."""
     from tqdm.auto import tqdm
 
     bar = tqdm(
@@ -468,16 +286,13 @@ def grade(
     except BaseException:
         grader.stop()
         pool.shutdown(wait=True, cancel_futures=True)
-        store.write_tables(out)
-        store.remove_work(out, grader.work)
+        store.write_tables(grader.out)
+        store.remove_work(grader.out, grader.work)
         raise
     finally:
         bar.close()
     pool.shutdown(wait=True)
-    store.remove_work(out, grader.work)
-    batch.records = store.write_tables(out)
-    batch.seconds = time.perf_counter() - start
-    return batch
+    store.remove_work(grader.out, grader.work)
 
 
 def check(
@@ -493,7 +308,7 @@ def check(
         raise CourseError(f"NOTEBOOK {path}: no such file")
     if source is None:
         source = _pristine(path) or path
-    master = load.load_master(source, visible_only=True)
+    master = load_master(source, visible_only=True)
     with tempfile.TemporaryDirectory(prefix="course-check-") as tmp:
         grader = Grader(
             master,
@@ -503,12 +318,12 @@ def check(
             keep_executed=False,
         )
         try:
-            cells = load.read_cells(path)
-        except load.SubmissionError as err:
+            cells = read_cells(path)
+        except SubmissionError as err:
             raise CourseError(f"NOTEBOOK {path}: {err}") from None
-        matched = load.match(master, cells)
+        matched = match(master, cells)
         run = grader.run_job("check", matched)
-        return report.score(master, matched, run or {}, student=path.stem)
+        return scoring.score(master, matched, run or {}, student=path.stem)
 
 
 def _pristine(path: Path) -> Path | None:

@@ -141,6 +141,12 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub) -> None:
+    """Add ``grade`` and ``check`` to the ``course`` command's sub-parsers."""
+    _add_grade(sub)
+    _add_check(sub)
+
+
+def _add_grade(sub) -> None:
     g = sub.add_parser(
         "grade",
         help="grade a folder of submissions against a master (instructors)",
@@ -155,6 +161,32 @@ def add_commands(sub) -> None:
         "--source", help="the master notebook (ours or an nbgrader source notebook)"
     )
     g.add_argument("--out", metavar="DIR", help="report folder")
+    _add_grade_limits(g)
+    g.add_argument(
+        "--jobs",
+        type=_number(int, 1),
+        default=None,
+        metavar="N",
+        help="submissions graded at once (default: number of cores)",
+    )
+    g.add_argument(
+        "--force", action="store_true", help="grade again students already graded"
+    )
+    g.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="grade every N-th submission starting at K (0-based)",
+    )
+    g.add_argument(
+        "--full",
+        action="store_true",
+        help="run the tests at full sizes (default: smoke sizes)",
+    )
+    g.set_defaults(func=cmd_grade)
+
+
+def _add_grade_limits(g) -> None:
+    """``grade``'s limits: per cell, per submission, memory, CPU time."""
     g.add_argument(
         "--timeout",
         type=_number(float, 0.1),
@@ -183,28 +215,9 @@ def add_commands(sub) -> None:
         metavar="S",
         help="CPU seconds per process (default twice --total-timeout)",
     )
-    g.add_argument(
-        "--jobs",
-        type=_number(int, 1),
-        default=None,
-        metavar="N",
-        help="submissions graded at once (default: number of cores)",
-    )
-    g.add_argument(
-        "--force", action="store_true", help="grade again students already graded"
-    )
-    g.add_argument(
-        "--shard",
-        metavar="K/N",
-        help="grade every N-th submission starting at K (0-based)",
-    )
-    g.add_argument(
-        "--full",
-        action="store_true",
-        help="run the tests at full sizes (default: smoke sizes)",
-    )
-    g.set_defaults(func=cmd_grade)
 
+
+def _add_check(sub) -> None:
     c = sub.add_parser(
         "check", help="run the visible tests of your exercise notebook (students)"
     )

@@ -9,17 +9,13 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import nbformat
-import psutil
 import pytest
 
 from course_utils.grading import batch as grader
 from course_utils.grading.batch import RUN_ENV
-
-FIX = Path(__file__).parent / "fixtures" / "grader"
-MASTER = FIX / "tiny_master.ipynb"
+from tests.grading.helpers import FIX, MASTER, with_env
 
 
 @pytest.fixture(scope="module")
@@ -213,14 +209,7 @@ def test_no_hidden_test_source_reaches_students(batch):
 def test_no_process_outlives_the_batch(batch):
     out, records, _ = batch
     run_ids = {rec["run_id"] for rec in records.values() if rec.get("run_id")}
-    left = []
-    for proc in psutil.process_iter():
-        try:
-            if proc.environ().get(RUN_ENV) in run_ids:
-                left.append(proc.cmdline())
-        except psutil.Error:
-            continue
-    assert left == []
+    assert [p.pid for p in with_env(RUN_ENV, run_ids)] == []
     assert not (out / ".work").exists()
 
 

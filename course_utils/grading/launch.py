@@ -1,0 +1,166 @@
+"""The worker processes of one grading run: one per student, with a backstop, and their orphans.
+
+:class:`Workers` writes a student's job file (the cells to run, the limits,
+the kernel's environment), starts ``python -m course_utils.grading.worker JOB``
+in a session of its own, waits for it with a backstop of the total timeout
+plus 90 s, and reads back the worker's result file (with an event saying why
+when the worker did not finish). Processes of the run that outlive their
+worker are re-parented to the grader (a subreaper) and killed by ``sweep``,
+found by the run's id in their environment; ``stop`` kills every worker.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from course_utils._procs import kill_process_group
+from course_utils.grading.environment import RUN_ENV, worker_env
+
+BACKSTOP_S = 90.0  # beyond the total timeout, before a worker is killed
+
+
+class Workers:
+    """Starts and watches the worker processes of the run ``run_id``."""
+
+    def __init__(
+        self, work: Path, env: dict[str, str], run_id: str, limits, kernel_dir: Path
+    ):
+        self.work, self.env, self.run_id, self.limits = work, env, run_id, limits
+        self.kernel_dir = kernel_dir
+        self.procs: dict[str, subprocess.Popen] = {}
+        self.lock = threading.Lock()
+        self.stopping = False
+
+    def job(self, cells: list, cwd: str, folder: Path) -> dict:
+        """The worker's job: the cells to run (context, solution, test), limits, kernel."""
+        return {
+            "cells": [
+                {
+                    "role": c.role,
+                    "exercise": c.exercise,
+                    "source": c.source,
+                    "hidden": c.hidden,
+                }
+                for c in cells
+                if c.role in ("context", "solution", "test")
+            ],
+            "timeout": self.limits.timeout,
+            "total_timeout": self.limits.total_timeout,
+            "memory_mb": self.limits.memory_mb,
+            "env": self.env,
+            "cwd": cwd,
+            "kernel_dir": str(self.kernel_dir),
+            "result_path": str(folder / "result.json"),
+        }
+
+    def run(self, student: str, cells: list) -> dict | None:
+        """Run the cells in a worker; the run's result, None when the batch was stopped."""
+        folder = self.work / student
+        folder.mkdir(parents=True, exist_ok=True)
+        cwd = tempfile.mkdtemp(prefix=f"course-grade-{student[:20]}-")
+        (folder / "job.json").write_text(json.dumps(self.job(cells, cwd, folder)))
+        backstop = self.limits.total_timeout + BACKSTOP_S
+        try:
+            with open(folder / "worker.log", "wb") as log:
+                proc = self._start(student, folder / "job.json", log)
+                if proc is None:
+                    return None
+                stopped = self._wait(student, proc, backstop)
+        finally:
+            shutil.rmtree(cwd, ignore_errors=True)
+        if self.stopping:
+            return None
+        return self._result(folder, proc, stopped, backstop)
+
+    def _start(self, student: str, job: Path, log) -> subprocess.Popen | None:
+        with self.lock:
+            if self.stopping:
+                return None
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "course_utils.grading.worker", str(job)],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=worker_env(self.env),
+                start_new_session=True,
+            )
+            self.procs[student] = proc
+        return proc
+
+    def _wait(self, student: str, proc: subprocess.Popen, backstop: float) -> bool:
+        """Wait for the worker; true when it had to be killed at the backstop."""
+        stopped = False
+        try:
+            proc.wait(timeout=backstop)
+        except subprocess.TimeoutExpired:
+            stopped = True
+            kill_process_group(proc)
+        finally:
+            with self.lock:
+                self.procs.pop(student, None)
+            self.sweep()
+        return stopped
+
+    @staticmethod
+    def _result(
+        folder: Path, proc: subprocess.Popen, stopped: bool, backstop: float
+    ) -> dict:
+        tail = (folder / "worker.log").read_bytes()[-300:]
+        tail = tail.decode("utf-8", "replace").strip()
+        try:
+            run = json.loads((folder / "result.json").read_text())
+        except (OSError, ValueError):
+            run = {"cells": [], "events": []}
+        if not run.get("done"):
+            last = tail.splitlines()[-1] if tail else "no output"
+            detail = (
+                f"the worker was stopped after {backstop:g} s; the rest was not run"
+                if stopped
+                else f"the grader's worker failed (exit {proc.returncode}): {last}"
+            )
+            run.setdefault("events", []).append(
+                {
+                    "kind": "gave-up" if stopped else "kernel",
+                    "cell": None,
+                    "detail": detail,
+                }
+            )
+        return run
+
+    def sweep(self) -> None:
+        """Kill processes of this run that outlived their worker (re-parented to us)."""
+        import psutil
+
+        from course_utils._procs import kill_processes
+
+        with self.lock:
+            live = {p.pid for p in self.procs.values()}
+        try:  # orphans are re-parented to us (a subreaper): direct children only
+            children = psutil.Process().children()
+        except psutil.Error:
+            return
+        for p in children:
+            if p.pid in live:
+                continue
+            try:
+                if p.environ().get(RUN_ENV) != self.run_id:
+                    continue
+                victims = [p, *p.children(recursive=True)]
+            except psutil.Error:
+                continue
+            kill_processes(victims, grace_s=0)
+
+    def stop(self) -> None:
+        """Kill every running worker (and its tree); no new one starts."""
+        with self.lock:
+            self.stopping = True
+            procs = list(self.procs.values())
+        for proc in procs:
+            kill_process_group(proc)
+        self.sweep()

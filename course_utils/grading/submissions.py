@@ -1,0 +1,175 @@
+"""Submissions: finding them in a folder, and matching a student's cells to the master.
+
+:func:`discover` finds one submission per ``.ipynb`` file or sub-folder of the
+submissions folder. :func:`match` builds the notebook to run for one student
+from the master: its own setup and test cells, with each exercise slot filled
+by the student's cells for that exercise, found by id (nbgrader's
+``grade_id`` metadata, else the ``# EXERCISE: <id>`` marker text), so cells
+the student added, moved or reordered do not matter and the tests are always
+the master's own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from course_utils.grading.master import Cell, Master
+from course_utils.grading.notebook import nbgrader_meta
+from course_utils.tooling import markers
+from course_utils.tooling.errors import CourseError
+
+RESERVED = {
+    "grades.csv",
+    "grades.json",
+}  # names of the class tables in the report folder
+
+
+@dataclass
+class Matched:
+    """The notebook to run for one student, and what matching noticed."""
+
+    cells: list[Cell]
+    missing: list[str] = field(default_factory=list)
+    duplicated: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    student_code: dict[str, list[str]] = field(default_factory=dict)
+
+
+def _student_exercise(cell: dict, known: set[str]) -> tuple[str | None, str | None]:
+    """(id, note): metadata first, then the marker text (metadata lost by copy-paste)."""
+    meta = nbgrader_meta(cell)
+    gid = meta.get("grade_id")
+    if meta.get("solution") and isinstance(gid, str) and gid in known:
+        return gid, None
+    marker = markers.exercise_id(cell)
+    if marker in known:
+        return marker, None
+    claimed = marker or (gid if meta.get("solution") and isinstance(gid, str) else None)
+    if claimed:
+        return (
+            None,
+            f"a cell names exercise {claimed!r}, which this assignment does not have; it was not graded",
+        )
+    return None, None
+
+
+def _by_exercise(
+    master: Master, student_cells: list[dict], notes: list[str]
+) -> tuple[dict[str, list[dict]], int]:
+    """The student's cells for each exercise, and how many other code cells they added."""
+    known = set(master.exercises) | set(master.answers)
+    master_sources = {c.source.strip() for c in master.cells}
+    found: dict[str, list[dict]] = {}
+    ignored = 0
+    for cell in student_cells:
+        ex, note = _student_exercise(cell, known)
+        if note:
+            notes.append(note)
+        if ex is None:
+            text = cell["source"].strip()
+            if cell["cell_type"] == "code" and text and text not in master_sources:
+                ignored += 1
+            continue
+        want = "code" if ex in master.exercises else "markdown"
+        if cell["cell_type"] != want:
+            notes.append(
+                f"exercise {ex!r}: a {cell['cell_type']} cell was ignored (the answer is a {want} cell)"
+            )
+            continue
+        found.setdefault(ex, []).append(cell)
+    return found, ignored
+
+
+def match(master: Master, student_cells: list[dict]) -> Matched:
+    """Put each student solution cell in its exercise's slot of the master."""
+    notes: list[str] = []
+    found, ignored = _by_exercise(master, student_cells, notes)
+    result = Matched(cells=[], notes=notes)
+    for cell in master.cells:
+        if cell.role not in ("solution", "answer"):
+            result.cells.append(cell)
+            continue
+        ex = cell.exercise or ""
+        mine = found.get(ex, [])
+        if not mine:
+            result.missing.append(ex)
+            continue
+        if len(mine) > 1:
+            result.duplicated[ex] = len(mine)
+        result.student_code[ex] = [c["source"] for c in mine]
+        for c in mine:
+            result.cells.append(Cell(cell.role, c["source"], cell.exercise))
+    for ex in result.missing:
+        notes.append(
+            f"exercise {ex!r}: no cell starts with '# EXERCISE: {ex}' (deleted?); it scores 0"
+        )
+    for ex, n in result.duplicated.items():
+        notes.append(f"exercise {ex!r}: {n} cells hold it; all ran, in notebook order")
+    if ignored:
+        notes.append(
+            f"{ignored} added or edited code cell(s) outside the exercise cells "
+            "were not run: only exercise cells are graded, with the original tests"
+        )
+    return result
+
+
+@dataclass
+class Submission:
+    student: str
+    path: Path | None
+    problem: str | None = None
+
+
+def _from_folder(entry: Path, master_name: str) -> Submission:
+    """A student's folder: its one notebook, or the one named like the master."""
+    nbs = sorted(
+        p
+        for p in entry.rglob("*.ipynb")
+        if not any(part.startswith(".") for part in p.relative_to(entry).parts)
+    )
+    sub = Submission(entry.name, None)
+    named = [p for p in nbs if p.name == master_name]
+    if len(nbs) == 1:
+        sub.path = nbs[0]
+    elif len(named) == 1:
+        sub.path = named[0]
+    elif not nbs:
+        sub.problem = "the student's folder holds no .ipynb notebook"
+    else:
+        shown = ", ".join(str(p.relative_to(entry)) for p in nbs[:5])
+        sub.problem = (
+            f"the student's folder holds {len(nbs)} notebooks ({shown}) and "
+            f"{'several are' if named else 'none is'} named {master_name}"
+        )
+    return sub
+
+
+def discover(
+    folder: str | Path, master_name: str
+) -> tuple[list[Submission], list[str]]:
+    """One submission per ``.ipynb`` file or sub-folder; notes for what was ignored."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise CourseError(f"SUBMISSIONS {folder}: not a folder")
+    subs: dict[str, Submission] = {}
+    notes: list[str] = []
+    for entry in sorted(folder.iterdir()):
+        if entry.name.startswith("."):
+            continue
+        if entry.is_file() and entry.suffix == ".ipynb":
+            sub = Submission(entry.stem, entry)
+        elif entry.is_dir():
+            sub = _from_folder(entry, master_name)
+        else:
+            notes.append(f"ignored {entry.name}: not a notebook or a folder")
+            continue
+        if sub.student in RESERVED:
+            sub.student = f"student-{sub.student}"
+        if sub.student in subs:
+            notes.append(
+                f"ignored {entry.name}: student {sub.student!r} already has a submission"
+            )
+            continue
+        subs[sub.student] = sub
+    return list(subs.values()), notes

@@ -1,0 +1,52 @@
+"""Paths and small helpers shared by the grader's tests."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import psutil
+
+ROOT = Path(__file__).resolve().parents[2]
+FIX = ROOT / "tests" / "fixtures" / "grader"
+MASTER = FIX / "tiny_master.ipynb"
+STUDENT = FIX / "tiny_student.ipynb"
+SUBS = FIX / "submissions"
+
+
+def quiet(*_args) -> None:
+    """An ``echo`` for ``grade`` that prints nothing."""
+
+
+def class_folder(folder: Path, names: dict[str, str]) -> Path:
+    """A submissions folder: ``student -> fixture name`` (from tests/fixtures/grader/submissions)."""
+    folder.mkdir()
+    for student, fixture in names.items():
+        shutil.copy(SUBS / f"{fixture}.ipynb", folder / f"{student}.ipynb")
+    return folder
+
+
+def graded(out: Path) -> dict[str, dict]:
+    """Every student's ``grade.json`` in a report folder."""
+    return {p.parent.name: json.loads(p.read_text()) for p in out.glob("*/grade.json")}
+
+
+def with_env(run_env: str, run_ids: set[str]) -> list[psutil.Process]:
+    """Processes whose environment marks them as part of one of ``run_ids``."""
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            if proc.environ().get(run_env) in run_ids:
+                found.append(proc)
+        except psutil.Error:
+            continue
+    return found
+
+
+def gone(pid: int) -> bool:
+    """The process has exited (a zombie waiting to be reaped counts as gone)."""
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True

@@ -1,0 +1,126 @@
+"""The ``course grade`` and ``course check`` commands: usage errors, merge, check's table."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+
+import pytest
+
+from course_utils.grading import batch as grader
+from course_utils.tooling.cli import main as course_main
+from tests.grading.helpers import (
+    MASTER,
+    ROOT,
+    STUDENT,
+    SUBS,
+    class_folder,
+    graded,
+    quiet,
+)
+
+LIMITS = grader.Limits(timeout=5, total_timeout=60, memory_mb=1000)
+MISSING = object()  # stands for a path that does not exist
+BLOCKED = object()  # stands for a path below a file
+
+
+def _argv(tmp_path, words: list) -> list[str]:
+    subs, blocker = tmp_path / "subs", tmp_path / "file"
+    subs.mkdir(exist_ok=True)
+    blocker.write_text("x")
+    names = {"SUBS": subs, "MASTER": MASTER, "OUT": tmp_path / "o"}
+    names |= {"NOPE": tmp_path / "nope", "BLOCKED": blocker / "out"}
+    return [str(names.get(w, w)) for w in words]
+
+
+@pytest.mark.parametrize(
+    "words, message",
+    [
+        (["grade", "SUBS", "--source", "NOPE", "--out", "OUT"], "--source"),
+        (["grade", "SUBS", "--source", "MASTER", "--out", "BLOCKED"], "--out"),
+        (["grade", "SUBS", "--out", "OUT"], "--source is required"),
+        (["grade", "SUBS", "--source", "MASTER"], "--out DIR is required"),
+        (["grade", "NOPE", "--source", "MASTER", "--out", "OUT"], "not a folder"),
+        (["grade", "merge", "--out", "OUT"], "name the shard"),
+        (["grade", "merge", "SUBS"], "--out DIR is required"),
+        (["grade", "SUBS", "x", "--source", "MASTER", "--out", "OUT"], "unexpected"),
+        (
+            ["grade", "SUBS", "--source", "MASTER", "--out", "OUT"]
+            + ["--shard", "3/2"],
+            "--shard",
+        ),
+        (
+            ["grade", "SUBS", "--source", "MASTER", "--out", "OUT", "--jobs", "0"],
+            "--jobs",
+        ),
+        (
+            ["grade", "SUBS", "--source", "MASTER", "--out", "OUT", "--timeout", "x"],
+            "expected a number",
+        ),
+        (["check", "NOPE"], "no such file"),
+    ],
+)
+def test_cli_errors_are_one_line_and_exit_2(tmp_path, capsys, words, message):
+    argv = _argv(tmp_path, words)
+    assert course_main(argv) == 2, argv
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("course: error:") and message in err, (argv, err)
+
+
+def test_shards_merge_into_one_report(tmp_path, capsys):
+    names = {"ann": "full", "bob": "stub", "cy": "deleted_cell"}
+    names |= {"dee": "syntax_error", "eve": "empty"}
+    subs = class_folder(tmp_path / "subs", names)
+    shards = [tmp_path / f"shard{k}" for k in range(2)]
+    for k, out in enumerate(shards):
+        grader.grade(
+            subs,
+            MASTER,
+            out,
+            limits=LIMITS,
+            jobs=2,
+            shard=f"{k}/2",
+            progress=False,
+            echo=quiet,
+        )
+    assert sorted(graded(shards[0])) == ["ann", "cy", "eve"]
+    assert sorted(graded(shards[1])) == ["bob", "dee"]
+    final = tmp_path / "final"
+    assert course_main(["grade", "merge", *map(str, shards), "--out", str(final)]) == 0
+    assert "merged 5 student(s) from 2 folder(s)" in capsys.readouterr().out
+    rows = {r["student"]: r for r in csv.DictReader((final / "grades.csv").open())}
+    assert {s: float(r["total"]) for s, r in rows.items()} == {
+        "ann": 8,
+        "bob": 0,
+        "cy": 6,
+        "dee": 5,
+        "eve": 0,
+    }
+    assert rows["eve"]["status"] == "invalid"
+    for student in names:
+        assert (final / student / "feedback.ipynb").is_file()
+        assert (final / student / "results.json").is_file()
+
+
+def test_check_runs_visible_tests_only(tmp_path, capsys):
+    argv = ["check", str(STUDENT), "--source", str(STUDENT), "--timeout", "5"]
+    assert course_main(argv) == 1
+    text = capsys.readouterr().out
+    assert "0/1" in text and "not implemented" in text
+    assert "visible tests: 0 / 3 points" in text
+    solved = tmp_path / "mine.ipynb"
+    shutil.copy(SUBS / "full.ipynb", solved)
+    argv = ["check", str(solved), "--source", str(STUDENT), "--timeout", "5"]
+    assert course_main(argv) == 0
+    text = capsys.readouterr().out
+    assert "visible tests: 3 / 3 points" in text
+    assert "hidden" not in text.split("visible tests")[0]
+
+
+def test_check_finds_the_course_copy_of_the_tests(tmp_path, capsys):
+    name = "00_welcome_exercises.ipynb"
+    mine = tmp_path / name  # a student's copy, outside the course folder
+    shutil.copy(ROOT / "exercises" / name, mine)
+    assert course_main(["check", str(mine)]) == 1
+    out = capsys.readouterr().out
+    assert out.count("not implemented") >= 3 and "visible tests: 0 / 6 points" in out

@@ -1,0 +1,85 @@
+"""Worker processes: the job file, the backstop, the result of a worker that failed, orphans."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from course_utils.grading import environment, launch
+from course_utils.grading.batch import Limits
+from course_utils.grading.master import load_master
+from tests.grading.helpers import MASTER, gone, with_env
+
+
+def _workers(tmp_path, run_id="run-test", **limits) -> launch.Workers:
+    env = environment.kernel_env(tmp_path, 60, run_id, smoke=True)
+    kernel_dir = environment.kernel_spec(tmp_path)
+    return launch.Workers(tmp_path, env, run_id, Limits(**limits), kernel_dir)
+
+
+def test_job_holds_the_cells_that_run_and_the_limits(tmp_path):
+    workers = _workers(tmp_path, timeout=7, total_timeout=70, memory_mb=700)
+    master = load_master(MASTER)
+    job = workers.job(master.cells, "/tmp/cwd", tmp_path / "ann")
+    assert [c["role"] for c in job["cells"]].count("answer") == 0
+    assert len(job["cells"]) == sum(c.role != "answer" for c in master.cells)
+    assert sum(c["hidden"] for c in job["cells"]) == 3
+    assert (job["timeout"], job["total_timeout"], job["memory_mb"]) == (7, 70, 700)
+    assert job["result_path"] == str(tmp_path / "ann" / "result.json")
+    assert job["env"][environment.RUN_ENV] == "run-test"
+
+
+def test_a_worker_past_its_backstop_is_killed_and_says_so(tmp_path, monkeypatch):
+    monkeypatch.setattr(launch, "BACKSTOP_S", 0.0)
+    workers = _workers(tmp_path, "run-backstop", total_timeout=0.5)
+    master = load_master(MASTER)
+    hang = [c for c in master.cells if c.role == "context"]
+    hang[0].source = "import time\ntime.sleep(60)"
+    run = workers.run("ann", hang)
+    assert run["events"][-1]["kind"] == "gave-up"
+    assert "the worker was stopped after 0.5 s" in run["events"][-1]["detail"]
+    assert with_env(environment.RUN_ENV, {"run-backstop"}) == []
+    assert workers.procs == {}
+
+
+def test_a_worker_that_failed_leaves_its_last_words(tmp_path):
+    (tmp_path / "worker.log").write_text("Traceback ...\nImportError: no module x\n")
+    proc = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+    proc.wait()
+    run = launch.Workers._result(tmp_path, proc, stopped=False, backstop=90)
+    assert run["cells"] == [] and run["events"] == [
+        {
+            "kind": "kernel",
+            "cell": None,
+            "detail": "the grader's worker failed (exit 3): ImportError: no module x",
+        }
+    ]
+    (tmp_path / "result.json").write_text(json.dumps({"cells": [1], "done": True}))
+    assert launch.Workers._result(tmp_path, proc, False, 90) == {
+        "cells": [1],
+        "done": True,
+    }
+
+
+def test_sweep_kills_only_this_runs_orphans(tmp_path):
+    workers = _workers(tmp_path, "run-mine")
+    mine = subprocess.Popen(
+        ["sleep", "60"], env={**os.environ, environment.RUN_ENV: "run-mine"}
+    )
+    other = subprocess.Popen(
+        ["sleep", "60"], env={**os.environ, environment.RUN_ENV: "run-other"}
+    )
+    try:
+        end = time.monotonic() + 10  # until exec: the environment is the new one
+        while not with_env(environment.RUN_ENV, {"run-mine", "run-other"})[1:]:
+            assert time.monotonic() < end
+            time.sleep(0.05)
+        workers.sweep()
+        assert gone(mine.pid) and not gone(other.pid)
+    finally:
+        other.kill()
+        other.wait()
+        mine.wait()

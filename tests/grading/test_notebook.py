@@ -1,0 +1,67 @@
+"""Reading notebook files: every unreadable kind gets a one-line reason a student can act on."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from course_utils.grading import notebook
+from course_utils.grading.notebook import SubmissionError, read_cells
+from tests.grading.helpers import MASTER, SUBS
+
+
+@pytest.mark.parametrize(
+    "name, reason",
+    [
+        ("empty", "the notebook file is empty"),
+        ("truncated", "the notebook is truncated"),
+        ("not_json", "not valid JSON: Expecting value at line 1 column 1"),
+        ("wrong_shape", "JSON but not a notebook: it has no 'cells' list"),
+    ],
+)
+def test_unreadable_submissions_get_a_reason(name, reason):
+    with pytest.raises(SubmissionError) as err:
+        read_cells(SUBS / f"{name}.ipynb")
+    assert reason in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "data, reason",
+    [
+        ([1, 2], "a list, not an object"),
+        ({"cells": [{"source": "x"}]}, "cell 0 is not a notebook cell"),
+        ({"cells": [{"cell_type": "code", "source": 3}]}, "'source' that is not text"),
+        ({"worksheets": []}, "nbformat 3"),
+    ],
+)
+def test_wrong_shapes(tmp_path, data, reason):
+    path = tmp_path / "x.ipynb"
+    path.write_text(json.dumps(data))
+    with pytest.raises(SubmissionError, match=reason):
+        read_cells(path)
+
+
+def test_not_utf8_too_big_and_unreadable(tmp_path, monkeypatch):
+    latin = tmp_path / "latin.ipynb"
+    latin.write_bytes('{"cells": ["é"]}'.encode("latin-1"))
+    with pytest.raises(SubmissionError, match="not UTF-8"):
+        read_cells(latin)
+    monkeypatch.setattr(notebook, "MAX_NOTEBOOK_BYTES", 10)
+    with pytest.raises(SubmissionError, match="over the 0 MiB limit"):
+        read_cells(MASTER)
+    with pytest.raises(SubmissionError, match="cannot read the notebook"):
+        read_cells(tmp_path / "missing.ipynb")
+
+
+def test_cells_are_plain_dicts_with_joined_sources(tmp_path):
+    path = tmp_path / "x.ipynb"
+    cell = {"cell_type": "code", "source": ["a = 1\n", "b = 2"], "metadata": []}
+    path.write_text(json.dumps({"cells": [cell], "metadata": {}}))
+    assert read_cells(path) == [
+        {"cell_type": "code", "source": "a = 1\nb = 2", "metadata": {}}
+    ]
+    assert notebook.nbgrader_meta({"metadata": {"nbgrader": {"points": 1}}}) == {
+        "points": 1
+    }
+    assert notebook.nbgrader_meta({"metadata": {"nbgrader": "x"}}) == {}

@@ -1,0 +1,74 @@
+"""The process tree below a grader's worker: found (orphans included), measured, killed.
+
+Each test runs in a fresh Python process, which becomes a child subreaper as the
+worker does: ``kill_descendants`` kills everything below the calling process,
+and that must not be pytest's own children.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.grading.helpers import ROOT
+
+ORPHAN = """
+import json, subprocess, sys, time
+from course_utils.grading import procs
+procs.become_subreaper()
+daemon = "import subprocess; subprocess.Popen(['sleep', '60'], start_new_session=True)"
+subprocess.run([sys.executable, "-c", daemon], check=True)  # its child is orphaned
+stubborn = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"
+kid = subprocess.Popen([sys.executable, "-c", stubborn])
+for _ in range(200):
+    found = procs.descendant_pids()
+    if len(found) >= 2:
+        break
+    time.sleep(0.05)
+killed = procs.kill_descendants()
+print(json.dumps({"found": len(found), "killed": killed, "left": procs.descendant_pids(),
+                  "kid_ended": kid.wait(timeout=10) is not None}))
+"""
+
+MEMORY = """
+import json, subprocess, sys, time
+from course_utils.grading import procs
+procs.become_subreaper()
+hog = subprocess.Popen([sys.executable, "-c",
+                        "import time; x = b'x' * (200 << 20); time.sleep(60)"])
+dog = procs.Watchdog(limit_mb=80, interval=0.05)
+dog.start()
+end = time.monotonic() + 60
+while dog.tripped is None and time.monotonic() < end:
+    time.sleep(0.05)
+dog.stop()
+print(json.dumps({"tripped": dog.tripped, "peak_mb": dog.peak / 2**20,
+                  "hog_ended": hog.wait(timeout=10) is not None, "seen": hog.pid in dog.seen}))
+"""
+
+
+def _run(code: str) -> dict:
+    res = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def test_orphans_are_found_and_every_descendant_is_killed():
+    out = _run(ORPHAN)
+    assert out["found"] == 2  # the orphaned daemon was re-parented to us
+    assert out["killed"] == 2 and out["left"] == []
+    assert out["kid_ended"]  # it ignores SIGTERM: killed by SIGKILL
+
+
+def test_watchdog_kills_the_tree_over_its_memory_limit():
+    out = _run(MEMORY)
+    assert out["tripped"].startswith("resident memory reached")
+    assert "(limit 80 MB)" in out["tripped"]
+    assert out["peak_mb"] > 80 and out["hog_ended"] and out["seen"]

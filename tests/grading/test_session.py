@@ -1,0 +1,137 @@
+"""A real kernel through :class:`Session`: start, run cells, time out, interrupt, die, kill."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+
+import pytest
+
+from course_utils.grading import environment
+from course_utils.grading.session import Session, describe_exit
+from tests.grading.helpers import ROOT, gone
+
+
+def _session(tmp_path, **kw) -> Session:
+    kernels = environment.kernel_spec(tmp_path)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return Session(
+        environment.KERNEL_NAME, [str(kernels)], env=env, cwd=str(tmp_path), **kw
+    )
+
+
+def _run(coro_fn):
+    return asyncio.run(asyncio.wait_for(coro_fn(), 120))
+
+
+def test_cells_run_with_their_outputs_and_errors(tmp_path):
+    async def go():
+        s = _session(tmp_path, output_limit=2_000)
+        await s.start(ready_timeout=60)
+        try:
+            ok = await s.run_cell("print('hi')\n6 * 7", 30)
+            err = await s.run_cell("1 / 0", 30)
+            flood = await s.run_cell("for _ in range(10): print('x' * 500)", 30)
+            cwd = await s.run_cell("import os; print(os.getcwd())", 30)
+        finally:
+            await s.kill()
+        return ok, err, flood, cwd
+
+    ok, err, flood, cwd = _run(go)
+    assert ok["status"] == "ok" and ok["outputs"][0]["text"] == "hi\n"
+    assert ok["outputs"][1]["data"]["text/plain"] == "42"
+    assert err["status"] == "error" and err["ename"] == "ZeroDivisionError"
+    assert "\x1b[" not in err["traceback"] and "1 / 0" in err["traceback"]
+    assert "output truncated by the grader after 2000" in flood["outputs"][-1]["text"]
+    assert sum(len(o["text"]) for o in flood["outputs"][:-1]) <= 2_000
+    assert cwd["outputs"][0]["text"].strip() == str(tmp_path)
+
+
+def test_a_cell_that_times_out_is_interrupted_and_the_kernel_goes_on(tmp_path):
+    async def go():
+        s = _session(tmp_path)
+        await s.start(ready_timeout=60)
+        try:
+            slow = await s.run_cell("import time\ntime.sleep(60)", 1.0)
+            recovered = await s.interrupt(grace=10)
+            after = await s.run_cell("x = 1\nx", 30)
+            stubborn = await s.run_cell(
+                "while True:\n    try:\n        time.sleep(0.01)\n"
+                "    except KeyboardInterrupt:\n        pass",
+                1.0,
+            )
+            ignored = await s.interrupt(grace=1.5)
+        finally:
+            await s.kill()
+        return slow, recovered, after, stubborn, ignored
+
+    slow, recovered, after, stubborn, ignored = _run(go)
+    assert slow["status"] == "timeout" and recovered
+    assert after["status"] == "ok" and after["outputs"][0]["data"]["text/plain"] == "1"
+    assert stubborn["status"] == "timeout" and not ignored
+
+
+def test_kill_leaves_no_process(tmp_path):
+    async def go():
+        s = _session(tmp_path)
+        await s.start(ready_timeout=60)
+        rec = await s.run_cell(
+            "import subprocess\nprint(subprocess.Popen(['sleep', '60']).pid)", 30
+        )
+        kernel = s.pid
+        await s.kill()
+        await s.kill()  # twice is harmless
+        return kernel, int(rec["outputs"][0]["text"]), s
+
+    kernel, child, s = _run(go)
+    assert gone(kernel) and gone(child)
+    assert s.pid is None and not asyncio.run(s.alive())
+
+
+def test_a_dead_kernel_is_noticed_and_explained(tmp_path):
+    async def go():
+        s = _session(tmp_path)
+        await s.start(ready_timeout=60)
+        try:
+            rec = await s.run_cell("import os\nos._exit(3)", 60)
+            await asyncio.sleep(0.2)
+            return rec, s.exit_code(), await s.alive()
+        finally:
+            await s.kill()
+
+    rec, code, alive = _run(go)
+    assert rec["status"] == "died" and code == 3 and not alive
+    assert describe_exit(code).startswith("the kernel process exited with status 3")
+
+
+def test_abort_ends_a_running_cell(tmp_path):
+    stop = []
+
+    async def go():
+        s = _session(tmp_path, abort=lambda: bool(stop))
+        await s.start(ready_timeout=60)
+        try:
+            asyncio.get_running_loop().call_later(0.5, stop.append, True)
+            return await s.run_cell("import time\ntime.sleep(60)", 50)
+        finally:
+            await s.kill()
+
+    assert _run(go)["status"] == "died"
+
+
+def test_a_kernel_that_cannot_start_raises_and_is_cleaned_up(tmp_path):
+    s = _session(tmp_path)
+    spec = tmp_path / "kernels" / environment.KERNEL_NAME / "kernel.json"
+    spec.write_text(spec.read_text().replace(sys.executable, "/no/such/python"))
+    with pytest.raises(OSError):
+        _run(lambda: s.start(ready_timeout=10))
+    assert s.km is None and s.kc is None
+
+
+def test_exit_statuses_are_explained():
+    assert describe_exit(None) == "the kernel stopped answering"
+    assert "SIGXCPU" in describe_exit(-signal.SIGXCPU)
+    assert "segmentation fault" in describe_exit(-signal.SIGSEGV)
+    assert describe_exit(-signal.SIGKILL) == "the kernel was killed by signal SIGKILL"

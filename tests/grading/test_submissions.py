@@ -1,0 +1,93 @@
+"""Submissions: found in a folder (files, folders, reserved names) and matched to the master."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from course_utils.grading.master import load_master
+from course_utils.grading.notebook import read_cells
+from course_utils.grading.submissions import Matched, discover, match
+from course_utils.tooling.errors import CourseError
+from tests.grading.helpers import FIX, MASTER, SUBS
+
+
+def matched(name: str) -> Matched:
+    return match(load_master(MASTER), read_cells(SUBS / f"{name}.ipynb"))
+
+
+def test_match_uses_metadata_then_marker_text():
+    moved = matched(
+        "moved_cells"
+    )  # total's marker line removed, metadata kept, moved up
+    assert not moved.missing and "sum(xs)" in moved.student_code["total"][0]
+    assert any("added or edited" in n for n in moved.notes)
+    dup = matched("duplicated_cell")  # a pasted copy without metadata, found by marker
+    assert dup.duplicated == {"square": 2}
+    assert [s.splitlines()[-1].strip() for s in dup.student_code["square"]] == [
+        "return x + x",
+        "### END SOLUTION",
+    ]
+    assert any("2 cells hold it" in n for n in dup.notes)
+    deleted = matched("deleted_cell")
+    assert deleted.missing == ["greet"]
+    assert any("no cell starts with '# EXERCISE: greet'" in n for n in deleted.notes)
+
+
+def test_match_keeps_the_master_order_and_the_students_code():
+    m = load_master(MASTER)
+    full = matched("full")
+    assert [(c.role, c.exercise) for c in full.cells] == [
+        (c.role, c.exercise) for c in m.cells
+    ]
+    assert not full.missing and not full.duplicated and not full.notes
+    assert full.student_code["square"][0].startswith("# EXERCISE: square")
+    answers = [c for c in full.cells if c.role == "answer"]
+    assert [c.exercise for c in answers] == ["why"]
+
+
+def test_match_never_takes_tests_from_the_student():
+    m = load_master(MASTER)
+    result = matched("stale_outputs")  # edited tests claiming 100 points
+    tests = [c for c in result.cells if c.role == "test"]
+    assert [c.source for c in tests] == [c.source for c in m.tests]
+    assert sum(c.points for c in tests) == 8
+
+
+def test_unknown_exercises_and_wrong_cell_kinds_are_noted():
+    m = load_master(MASTER)
+    cells = [
+        {"cell_type": "code", "source": "# EXERCISE: nope\nx = 1", "metadata": {}},
+        {
+            "cell_type": "markdown",
+            "source": "<!-- EXERCISE: square -->",
+            "metadata": {},
+        },
+    ]
+    result = match(m, cells)
+    assert any("names exercise 'nope'" in n for n in result.notes)
+    assert any("a markdown cell was ignored" in n for n in result.notes)
+    assert set(result.missing) == {"square", "greet", "total", "why"}
+
+
+def test_discover_files_and_folders():
+    subs, notes = discover(FIX / "folders", "tiny_master.ipynb")
+    by = {s.student: s for s in subs}
+    assert by["folder_one"].path.name == "anything.ipynb"
+    assert by["folder_named"].path.name == "tiny_master.ipynb"  # checkpoints ignored
+    assert "2 notebooks" in by["folder_ambiguous"].problem
+    assert "no .ipynb" in by["folder_empty"].problem
+    assert notes == ["ignored README.txt: not a notebook or a folder"]
+    with pytest.raises(CourseError, match="not a folder"):
+        discover(FIX / "nope", "x.ipynb")
+
+
+def test_reserved_student_names_and_one_submission_each(tmp_path):
+    shutil.copy(SUBS / "full.ipynb", tmp_path / "grades.csv.ipynb")
+    (tmp_path / "ann").mkdir()
+    shutil.copy(SUBS / "full.ipynb", tmp_path / "ann" / "x.ipynb")
+    shutil.copy(SUBS / "full.ipynb", tmp_path / "ann.ipynb")
+    subs, notes = discover(tmp_path, "tiny_master.ipynb")
+    assert [s.student for s in subs] == ["ann", "student-grades.csv"]
+    assert notes == ["ignored ann.ipynb: student 'ann' already has a submission"]
