@@ -290,3 +290,16 @@ def test_the_package_docstring_lists_every_student_module():
     doc = course_utils.__doc__
     missing = [m for m in public if f"``{m}``" not in doc and f"``{m}/``" not in doc]
     assert not missing, f"course_utils/__init__.py's docstring does not list {missing}"
+
+
+@pytest.mark.parametrize("room", ["claims", "convert", "grading", "models", "tooling"])
+def test_each_room_lists_its_modules(room):
+    doc = ast.get_docstring(ast.parse((PKG / room / "__init__.py").read_text())) or ""
+    missing = [
+        p.stem
+        for p in sorted((PKG / room).glob("*.py"))
+        if p.stem != "__init__" and f"``{p.stem}``" not in doc
+    ]
+    assert not missing, (
+        f"course_utils/{room}/__init__.py's docstring does not list {missing}"
+    )

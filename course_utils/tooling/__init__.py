@@ -3,11 +3,17 @@ the notebook runner, the install plan and the device check.
 
 Lessons and exercises never import this package. Modules:
 
-- ``cli``: the ``course`` command (one parser, built explicitly)
+- ``cli``: the ``course`` command (one parser, built explicitly from every room's verbs)
+- ``args``: the argument types the commands share
 - ``errors``: ``CourseError``, the one error type every command reports
 - ``notebooks``: the ``.py``/``.ipynb`` pairs, badges, the setup cell, student builds
 - ``markers``: the exercise marker grammar (solutions, stubs, visible and hidden tests)
 - ``runner``: executes notebooks with papermill, each in its own process group
 - ``install``: which torch and jax builds a machine gets (stdlib only; runs as a script)
-- ``device_check``, ``device_steps``: ``course check-device`` on a GPU or TPU machine
+- ``device_check``: the ``course check-device`` command
+- ``device_run``: the check itself, step by step, within its budget
+- ``device_budget``: the time budget and each step's share of it
+- ``device_steps``: what each step runs (install, doctor, nbval, claims), each in a child process
+- ``device_lessons``: the lessons run on the device in smoke mode
+- ``device_report``: the JSON report, written after every step
 """
