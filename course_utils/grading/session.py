@@ -252,8 +252,6 @@ class Session:
         error, ``ename``, ``evalue`` and ``traceback``; ``exit_requested`` when the
         cell called ``exit()``. A cell that times out is still running: interrupt it.
         """
-        import zmq
-
         record = record if record is not None else {}
         outputs = _Outputs(record.setdefault("outputs", []), self.output_limit)
         msg_id = self.kc.execute(
@@ -262,7 +260,7 @@ class Session:
         started = time.monotonic()
         end, last_check = started + timeout, started
         reply, reply_at, idle = None, started, False
-        poller, iopub, shell = self._poller(zmq)
+        poller, iopub, shell = self._poller()
         while not (reply is not None and idle):
             now = time.monotonic()
             if reply is not None and now - reply_at > 2.0:
@@ -287,7 +285,9 @@ class Session:
                     reply, reply_at = msg["content"], time.monotonic()
         return _finish(record, reply, started)
 
-    def _poller(self, zmq):
+    def _poller(self):
+        """A poller on the IOPub and shell sockets: wait for either at once."""
+        import zmq
         import zmq.asyncio
 
         poller = zmq.asyncio.Poller()

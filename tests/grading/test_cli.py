@@ -63,8 +63,9 @@ def _argv(tmp_path, words: list) -> list[str]:
 def test_cli_errors_are_one_line_and_exit_2(tmp_path, capsys, words, message):
     argv = _argv(tmp_path, words)
     assert course_main(argv) == 2, argv
-    err = capsys.readouterr().err.strip().splitlines()[-1]
+    err = capsys.readouterr().err.strip()
     assert err.startswith("course: error:") and message in err, (argv, err)
+    assert "\n" not in err, err
 
 
 def test_shards_merge_into_one_report(tmp_path, capsys):
