@@ -2,8 +2,10 @@
 
 Importing this package imports neither jax nor torch. Modules:
 
-- ``launch``: free ports, ``torchrun`` and ``jax.distributed`` launches with
-  timeouts, process-tree cleanup, and each rank's results collected
+- ``launch``: ``torchrun`` and ``jax.distributed`` launches with timeouts, built
+  from ``ports`` (free ports), ``processes`` (running, watching and cleaning up
+  the process trees), ``results`` (the launch's result and each rank's report)
+  and ``excerpts`` (the scripts' marked regions the lesson shows)
 - ``problem``: the small regression problem every demo solves, with a float64
   NumPy oracle for its gradients
 - ``cost``: communication volume per step (formulas) and the collectives found

@@ -18,10 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from course_utils._files import write_atomic
 from course_utils.dist import problem as _problem
 from course_utils.dist.launch import OUT_ENV
-
-from course_utils._files import write_atomic
 
 PROBLEM_FILE = "problem.npz"
 GROUP_TIMEOUT = timedelta(seconds=90)  # a collective waiting longer than this fails

@@ -1,0 +1,63 @@
+"""Free local TCP ports for a launch's rendezvous (torchrun's master, JAX's coordinator).
+
+A port counts as free only when the loopback and the wildcard addresses (IPv4,
+and IPv6 where usable) can all bind it. Only the standard library is imported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import sys
+
+
+def _bind_ok(family: int, host: str, port: int) -> bool:
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as s:
+            if family == socket.AF_INET6:
+                with contextlib.suppress(OSError):
+                    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+            s.bind((host, port))
+        return True
+    except OSError:
+        return False
+
+
+def port_in_use(port: int) -> bool:
+    """Whether a local TCP port is taken (on the loopback or on any address).
+
+    The JAX coordinator binds ``[::]`` (all addresses, IPv4 too), so a port
+    is only free when both the loopback and the wildcard addresses can bind it.
+    """
+    if not isinstance(port, int) or not 0 < port < 65536:
+        raise ValueError(f"port_in_use: port must be an int in 1..65535, got {port!r}")
+    checks = [(socket.AF_INET, "127.0.0.1"), (socket.AF_INET, "0.0.0.0")]
+    if socket.has_ipv6 and _bind_ok(socket.AF_INET6, "::", 0):  # IPv6 usable here
+        checks.append((socket.AF_INET6, "::"))
+    results = [_bind_ok(family, host, port) for family, host in checks]
+    return not all(results)
+
+
+def free_port(tries: int = 50) -> int:
+    """A TCP port that is free right now on every local address."""
+    for _ in range(tries):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if not port_in_use(port):
+            return port
+    raise RuntimeError(f"free_port: no free TCP port found in {tries} tries")
+
+
+def pick_port(port: int | None = None) -> int:
+    """``port`` when it is free, else a free one (saying so when ``port`` was busy)."""
+    if port is None:
+        return free_port()
+    if port_in_use(port):
+        chosen = free_port()
+        print(
+            f"port {port} is already in use; using port {chosen} instead",
+            file=sys.stderr,
+        )
+        return chosen
+    return port

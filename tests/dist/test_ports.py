@@ -1,0 +1,39 @@
+"""dist.ports: a free port is free, a busy one is replaced and the user told."""
+
+import socket
+
+import pytest
+
+from course_utils.dist import ports
+
+
+def test_free_port_is_free_and_a_listening_port_is_not():
+    port = ports.free_port()
+    assert 0 < port < 65536 and not ports.port_in_use(port)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", port))
+        s.listen()
+        assert ports.port_in_use(port)
+
+
+def test_pick_port_replaces_a_busy_port_and_says_so(capsys):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        busy = s.getsockname()[1]
+        chosen = ports.pick_port(busy)
+    assert chosen != busy
+    assert (
+        f"port {busy} is already in use; using port {chosen}" in capsys.readouterr().err
+    )
+
+
+def test_pick_port_keeps_a_free_port():
+    port = ports.free_port()
+    assert ports.pick_port(port) == port
+
+
+@pytest.mark.parametrize("bad", [0, 70000, "29500", None])
+def test_port_in_use_rejects_bad_ports(bad):
+    with pytest.raises(ValueError, match="port"):
+        ports.port_in_use(bad)
