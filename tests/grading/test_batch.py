@@ -24,10 +24,10 @@ from tests.grading.helpers import (
     STUDENT,
     class_folder,
     graded,
+    nbgrader_only,
     quiet,
     with_env,
 )
-from tests.grading.test_master import nbgrader_only
 
 LIMITS = grader.Limits(timeout=5, total_timeout=60, memory_mb=1000)
 NAMES = {

@@ -11,7 +11,7 @@ import pytest
 from course_utils.grading.master import load_master
 from course_utils.tooling import notebooks
 from course_utils.tooling.errors import CourseError
-from tests.grading.helpers import MASTER, ROOT
+from tests.grading.helpers import MASTER, ROOT, nbgrader_only
 
 MASTERS = sorted((ROOT / "solutions").glob("*.ipynb"))
 
@@ -33,18 +33,6 @@ def test_master_cells_points_and_hidden():
     visible = load_master(MASTER, visible_only=True)
     assert all(not t.hidden for t in visible.tests) and visible.max_points() == 3
     assert "SECRET_HIDDEN_ORACLE" not in "".join(c.source for c in visible.cells)
-
-
-def nbgrader_only(tmp_path: Path) -> Path:
-    """The tiny master with our header lines removed: only nbgrader's metadata is left."""
-    nb = nbformat.read(MASTER, as_version=4)
-    for cell in nb.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type == "code" and (meta.get("grade") or meta.get("solution")):
-            cell.source = cell.source.split("\n", 1)[1]
-    path = tmp_path / "tiny_master.ipynb"
-    nbformat.write(nb, path)
-    return path
 
 
 def test_master_from_nbgrader_metadata_only(tmp_path):
