@@ -35,9 +35,10 @@ def _snapshot(root: Path) -> dict[str, bytes]:
 
 def _make_newer(paths: list[Path]) -> None:
     """Give ``paths`` a later mtime than their twins: jupytext --sync reads the newer."""
-    later = max(p.stat().st_mtime for p in paths) + 10
     for p in paths:
-        os.utime(p, (later, later))
+        twin = p.with_suffix(".ipynb" if p.suffix == ".py" else ".py")
+        t = twin.stat().st_mtime
+        os.utime(p, (t + 10, t + 10))
 
 
 def _jupytext_sync(paths: list[Path]) -> None:
