@@ -201,8 +201,9 @@ def _jupytext_metadata(nb: Any) -> dict[str, str]:
 
 
 def _normalise(nb: Any, jupytext_meta: dict[str, str] | None = None) -> Any:
+    meta = _jupytext_metadata(nb) if jupytext_meta is None else jupytext_meta
     nb.metadata = {
-        "jupytext": dict(jupytext_meta or _jupytext_metadata(nb)),
+        **({"jupytext": dict(meta)} if meta else {}),
         "kernelspec": dict(KERNELSPEC),
         "language_info": {"name": "python"},
     }
@@ -266,8 +267,8 @@ def render_student(master_py: Path, root: Path) -> str:
         student = markers.student_version(nb, rel)
     except markers.MarkerError as err:
         raise CourseError(str(err)) from err
-    # Student notebooks keep the plain pairing they always had (no .py of their own).
-    student = _normalise(student, {"formats": JUPYTEXT["formats"]})
+    # Unpaired: a student who saves in JupyterLab with jupytext gets no stray .py.
+    student = _normalise(student, {})
     exercise_rel = f"exercises/{master_py.stem}.ipynb"
     first = student.cells[0]
     if first.cell_type == "markdown":

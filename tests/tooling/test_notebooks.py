@@ -60,6 +60,16 @@ def test_student_notebooks_point_at_themselves():
         assert notebooks.badges(f"exercises/{nb_path.name}") in nb.cells[0].source
 
 
+def test_student_notebooks_are_not_paired():
+    # With jupytext in JupyterLab, a paired notebook would grow a stray .py on save.
+    students = sorted((ROOT / "exercises").glob("*.ipynb"))
+    assert students
+    for nb_path in students:
+        nb = nbformat.read(nb_path, as_version=4)
+        assert "jupytext" not in nb.metadata, nb_path.name
+        assert nb.metadata.kernelspec.name == "python3"
+
+
 def _copy_course(tmp_path: Path) -> Path:
     root = tmp_path / "course"
     for d in ("notebooks", "solutions", "exercises", "course_utils"):
