@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import shutil
 import signal
-import sys
 from pathlib import Path
 
+from course_utils.tooling.args import number
 from course_utils.tooling.errors import CourseError
 
 GRADE_HELP = """\
@@ -16,23 +16,6 @@ course grade merge SHARD_DIR... --out DIR
 
 SUBMISSIONS holds one .ipynb per student, or one sub-folder per student. A folder
 literally named 'merge' is graded when written as ./merge."""
-
-
-def _number(kind: type, minimum: float):
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"expected a number, got {text!r}"
-            ) from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(
-                f"must be at least {minimum}, got {text!r}"
-            )
-        return value
-
-    return parse
 
 
 def _sigterm_as_interrupt() -> None:
@@ -164,7 +147,7 @@ def _add_grade(sub) -> None:
     _add_grade_limits(g)
     g.add_argument(
         "--jobs",
-        type=_number(int, 1),
+        type=number(int, 1),
         default=None,
         metavar="N",
         help="submissions graded at once (default: number of cores)",
@@ -189,28 +172,28 @@ def _add_grade_limits(g) -> None:
     """``grade``'s limits: per cell, per submission, memory, CPU time."""
     g.add_argument(
         "--timeout",
-        type=_number(float, 0.1),
+        type=number(float, 0.1),
         default=60.0,
         metavar="S",
         help="seconds per cell (default 60)",
     )
     g.add_argument(
         "--total-timeout",
-        type=_number(float, 1),
+        type=number(float, 1),
         default=600.0,
         metavar="S",
         help="seconds per submission (default 600)",
     )
     g.add_argument(
         "--memory",
-        type=_number(float, 16),
+        type=number(float, 16),
         default=4096.0,
         metavar="MB",
         help="resident memory of a kernel and its children (default 4096)",
     )
     g.add_argument(
         "--cpu-time",
-        type=_number(float, 1),
+        type=number(float, 1),
         default=None,
         metavar="S",
         help="CPU seconds per process (default twice --total-timeout)",
@@ -226,18 +209,10 @@ def _add_check(sub) -> None:
         "--source",
         help="notebook whose tests to run (default: the course's copy in exercises/)",
     )
-    c.add_argument("--timeout", type=_number(float, 0.1), default=120.0, metavar="S")
-    c.add_argument(
-        "--total-timeout", type=_number(float, 1), default=900.0, metavar="S"
-    )
-    c.add_argument("--memory", type=_number(float, 16), default=4096.0, metavar="MB")
+    c.add_argument("--timeout", type=number(float, 0.1), default=120.0, metavar="S")
+    c.add_argument("--total-timeout", type=number(float, 1), default=900.0, metavar="S")
+    c.add_argument("--memory", type=number(float, 16), default=4096.0, metavar="MB")
     c.add_argument(
         "--full", action="store_true", help="full sizes (default: smoke sizes)"
     )
     c.set_defaults(func=cmd_check)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    from course_utils.tooling.cli import main
-
-    sys.exit(main())
