@@ -35,8 +35,14 @@ def strict() -> None:
     # outputs in views: torch then notes that the inputs need no grad, and FSDP2 that
     # its module returned a view. Both come from the instrumentation (without
     # CommDebugMode the output is no view), not from the code being measured.
-    warnings.filterwarnings("ignore", message="Full backward hook is firing", category=UserWarning)
-    warnings.filterwarnings("ignore", message="FSDP2-wrapped module .* returned a view", category=UserWarning)
+    warnings.filterwarnings(
+        "ignore", message="Full backward hook is firing", category=UserWarning
+    )
+    warnings.filterwarnings(
+        "ignore",
+        message="FSDP2-wrapped module .* returned a view",
+        category=UserWarning,
+    )
 
 
 def out_dir() -> Path | None:
@@ -125,7 +131,9 @@ def torch_mlp(prob: dict[str, np.ndarray], device: Any = "cpu"):
     d_in, d_hidden = prob["W1"].shape
     model = MLP(d_in, d_hidden, prob["W2"].shape[1])
     with torch.no_grad():
-        model.fc1.weight.copy_(torch.from_numpy(prob["W1"].T.copy()))  # (d_hidden, d_in)
+        model.fc1.weight.copy_(
+            torch.from_numpy(prob["W1"].T.copy())
+        )  # (d_hidden, d_in)
         model.fc1.bias.copy_(torch.from_numpy(prob["b1"]))
         model.fc2.weight.copy_(torch.from_numpy(prob["W2"].T.copy()))
         model.fc2.bias.copy_(torch.from_numpy(prob["b2"]))
@@ -139,6 +147,7 @@ def full(t: Any) -> Any:
 
 def jax_layout(fc1_weight, fc1_bias, fc2_weight, fc2_bias) -> dict[str, np.ndarray]:
     """Four torch tensors (or DTensors) as ``W1, W2, b1, b2`` numpy arrays in JAX layout."""
+
     def np_(t):
         return full(t).detach().cpu().numpy()
 
@@ -152,12 +161,19 @@ def jax_layout(fc1_weight, fc1_bias, fc2_weight, fc2_bias) -> dict[str, np.ndarr
 
 def grads_of(model) -> dict[str, np.ndarray]:
     """``.grad`` of an MLP from :func:`torch_mlp`, in JAX layout."""
-    return jax_layout(model.fc1.weight.grad, model.fc1.bias.grad, model.fc2.weight.grad, model.fc2.bias.grad)
+    return jax_layout(
+        model.fc1.weight.grad,
+        model.fc1.bias.grad,
+        model.fc2.weight.grad,
+        model.fc2.bias.grad,
+    )
 
 
 def params_of(model) -> dict[str, np.ndarray]:
     """The parameters of an MLP from :func:`torch_mlp`, in JAX layout."""
-    return jax_layout(model.fc1.weight, model.fc1.bias, model.fc2.weight, model.fc2.bias)
+    return jax_layout(
+        model.fc1.weight, model.fc1.bias, model.fc2.weight, model.fc2.bias
+    )
 
 
 def prefixed(prefix: str, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
