@@ -6,6 +6,7 @@ them). Student-facing modules:
 
 - ``config``: smoke mode, sizes, and where the course lives
 - ``env``: versions, devices, threads, precision; ``setup()`` at the top of every lesson
+- ``placement``: the pure rules behind ``env`` (which device each framework gets, and why)
 - ``timing``: honest benchmarks (``sync``, ``bench``, ``compare``, ``compile_report``)
 - ``parity``: ``to_numpy`` and ``assert_close`` over mixed pytrees
 - ``plots``: training curves, timing bars, break-even plots
@@ -16,12 +17,15 @@ them). Student-facing modules:
 - ``hosted``: the setup cell's install on Colab and Kaggle (stdlib only)
 - ``interop``: arrays across frameworks (DLPack) and a torch function called from JAX
 - ``memory``: peak memory of one training step in each framework, with the method named
+- ``step_peaks``: a step's own peak on a GPU or TPU, from each framework's allocator
 - ``numpy_mlp``: a two-layer MLP in NumPy with hand-written backprop (the float64 oracle)
 - ``residuals``: what reverse-mode autodiff saves for the backward pass, in both frameworks
 - ``kmeans``: k-means in both frameworks (lesson 03)
 - ``cartpole``: a batched CartPole simulation in both frameworks (lesson 03)
 - ``keras_backends``: one Keras model on the JAX and the PyTorch backend (lesson 06)
+- ``keras_child``: the child process that measures one Keras backend
 - ``checklist``: the step-by-step port and the migration checklist (lesson 07)
+- ``port_checks``: the individual checks behind ``checklist``, one function each
 - ``dist/``: the distributed-training scripts and their launcher (lesson 05)
 
 Subpackages that import the frameworks at the top: ``models`` (the CNN and the

@@ -27,12 +27,22 @@ DTYPE_BYTES = {
     "s32": 4, "u32": 4, "f32": 4,
     "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16,
 }  # fmt: skip
-COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute")
+COLLECTIVES = (
+    "all-reduce",
+    "all-gather",
+    "reduce-scatter",
+    "all-to-all",
+    "collective-permute",
+)
 STRATEGIES = ("data parallel", "fully sharded", "tensor parallel")
 
 
 def _check(name: str, value, minimum: float = 0) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or value < minimum
+    ):
         raise ValueError(f"{name} must be a number >= {minimum}, got {value!r}")
 
 
@@ -46,7 +56,9 @@ def ring_bytes(op: str, size_bytes: float, n_devices: int) -> float:
         return 2 * share * size_bytes
     if op in ("all-gather", "reduce-scatter"):
         return share * size_bytes
-    raise ValueError(f"op must be 'all-reduce', 'all-gather' or 'reduce-scatter', got {op!r}")
+    raise ValueError(
+        f"op must be 'all-reduce', 'all-gather' or 'reduce-scatter', got {op!r}"
+    )
 
 
 def step_bytes(
@@ -70,10 +82,16 @@ def step_bytes(
     if strategy == "data parallel":
         return ring_bytes("all-reduce", size, n_devices)
     if strategy == "fully sharded":
-        return 2 * ring_bytes("all-gather", size, n_devices) + ring_bytes("reduce-scatter", size, n_devices)
+        return 2 * ring_bytes("all-gather", size, n_devices) + ring_bytes(
+            "reduce-scatter", size, n_devices
+        )
     if strategy == "tensor parallel":
         _check("n_layer_pairs", n_layer_pairs)
-        return n_layer_pairs * 2 * ring_bytes("all-reduce", activation_elems * bytes_per_elem, n_devices)
+        return (
+            n_layer_pairs
+            * 2
+            * ring_bytes("all-reduce", activation_elems * bytes_per_elem, n_devices)
+        )
     raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
 
 
@@ -93,7 +111,13 @@ def table(
             strategy, n_params, n_devices, bytes_per_elem=bytes_per_elem,
             activation_elems=activation_elems, n_layer_pairs=n_layer_pairs,
         )  # fmt: skip
-        rows.append({"strategy": strategy, "bytes": sent, "vs data parallel": sent / dp if dp else float("nan")})
+        rows.append(
+            {
+                "strategy": strategy,
+                "bytes": sent,
+                "vs data parallel": sent / dp if dp else float("nan"),
+            }
+        )
     return rows
 
 
@@ -156,7 +180,9 @@ def hlo_collectives(hlo_text: str) -> list[Collective]:
     is the second half of its shape tuple (the first half is the operand).
     """
     if not isinstance(hlo_text, str):
-        raise TypeError(f"hlo_collectives: expected the HLO text (str), got {type(hlo_text).__name__}")
+        raise TypeError(
+            f"hlo_collectives: expected the HLO text (str), got {type(hlo_text).__name__}"
+        )
     found = []
     for line in hlo_text.splitlines():
         m = _LINE.match(line)
@@ -166,11 +192,15 @@ def hlo_collectives(hlo_text: str) -> list[Collective]:
         shapes = _shape_bytes(m.group("shape"))
         if m.group("start") and op == "all-gather":
             shapes = shapes[len(shapes) // 2 :]
-        found.append(Collective(op, sum(b for _, b in shapes), tuple(s for s, _ in shapes)))
+        found.append(
+            Collective(op, sum(b for _, b in shapes), tuple(s for s, _ in shapes))
+        )
     return found
 
 
-def summarize(collectives: list[Collective], n_devices: int) -> dict[str, dict[str, float]]:
+def summarize(
+    collectives: list[Collective], n_devices: int
+) -> dict[str, dict[str, float]]:
     """Per kind: how many, their full-buffer bytes, and the ring bytes one device sends."""
     out: dict[str, dict[str, float]] = {}
     for c in collectives:

@@ -53,19 +53,25 @@ def main(argv=None) -> None:
 
     prob = worker.load_problem()
     # [global_batch]
-    mesh = jax.make_mesh((jax.device_count(),), ("data",))  # all devices of all processes
+    mesh = jax.make_mesh(
+        (jax.device_count(),), ("data",)
+    )  # all devices of all processes
     me, n = jax.process_index(), jax.process_count()
     X = jax.make_array_from_process_local_data(
-        NamedSharding(mesh, P("data")), shard_rows(prob["X"], me, n))  # my rows only
+        NamedSharding(mesh, P("data")), shard_rows(prob["X"], me, n)
+    )  # my rows only
     y = jax.make_array_from_process_local_data(
-        NamedSharding(mesh, P("data")), shard_rows(prob["y"], me, n))
+        NamedSharding(mesh, P("data")), shard_rows(prob["y"], me, n)
+    )
     params = jax.device_put(params_of(prob), NamedSharding(mesh, P()))  # replicated
 
     def loss_fn(params, X, y):
         h = jax.nn.relu(X @ params["W1"] + params["b1"])
         return jnp.mean((h @ params["W2"] + params["b2"] - y) ** 2)
 
-    grads = jax.jit(jax.grad(loss_fn))(params, X, y)  # the same program in every process
+    grads = jax.jit(jax.grad(loss_fn))(
+        params, X, y
+    )  # the same program in every process
     # [/global_batch]
     local = {k: np.asarray(v.addressable_data(0)) for k, v in grads.items()}
     worker.save_report(me, {

@@ -23,9 +23,16 @@ def make_problem(
     seed: int = 0, batch: int = 64, d_in: int = 16, d_hidden: int = 32, d_out: int = 4
 ) -> dict[str, np.ndarray]:
     """Float32 parameters and data: ``W1, W2, b1, b2`` (JAX layout) and ``X, y``."""
-    for name, value in (("batch", batch), ("d_in", d_in), ("d_hidden", d_hidden), ("d_out", d_out)):
+    for name, value in (
+        ("batch", batch),
+        ("d_in", d_in),
+        ("d_hidden", d_hidden),
+        ("d_out", d_out),
+    ):
         if not isinstance(value, int) or value < 1:
-            raise ValueError(f"make_problem: {name} must be a positive int, got {value!r}")
+            raise ValueError(
+                f"make_problem: {name} must be a positive int, got {value!r}"
+            )
     rng = np.random.default_rng(seed)
 
     def normal(shape, scale=1.0):
@@ -44,7 +51,9 @@ def params_of(problem: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Just the parameters ``W1, W2, b1, b2``."""
     missing = [k for k in PARAM_NAMES if k not in problem]
     if missing:
-        raise KeyError(f"params_of: the problem has no {missing}; make it with make_problem()")
+        raise KeyError(
+            f"params_of: the problem has no {missing}; make it with make_problem()"
+        )
     return {k: problem[k] for k in PARAM_NAMES}
 
 
@@ -52,7 +61,9 @@ def take(report: dict, prefix: str) -> dict[str, np.ndarray]:
     """``W1, W2, b1, b2`` from a rank's report whose keys carry ``prefix`` (``"ddp_W1"``)."""
     missing = [prefix + k for k in PARAM_NAMES if prefix + k not in report]
     if missing:
-        raise KeyError(f"take: the report has no {missing}; it has {sorted(report)[:12]}")
+        raise KeyError(
+            f"take: the report has no {missing}; it has {sorted(report)[:12]}"
+        )
     return {k: np.asarray(report[prefix + k]) for k in PARAM_NAMES}
 
 
@@ -69,7 +80,9 @@ def loss_and_grads_numpy(
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] != p["W1"].shape[0]:
-        raise ValueError(f"loss_and_grads_numpy: X must be (batch, {p['W1'].shape[0]}), got {X.shape}")
+        raise ValueError(
+            f"loss_and_grads_numpy: X must be (batch, {p['W1'].shape[0]}), got {X.shape}"
+        )
     pre = X @ p["W1"] + p["b1"]  # (batch, d_hidden)
     h = np.maximum(pre, 0.0)
     out = h @ p["W2"] + p["b2"]  # (batch, d_out)
@@ -96,7 +109,9 @@ def forward_numpy(params: dict[str, np.ndarray], X: np.ndarray) -> np.ndarray:
 def shard_rows(a: np.ndarray, rank: int, world: int) -> np.ndarray:
     """Rank ``rank``'s contiguous block of rows (the batch split every demo uses)."""
     if not (isinstance(world, int) and world >= 1 and 0 <= rank < world):
-        raise ValueError(f"shard_rows: need 0 <= rank < world, got rank={rank!r}, world={world!r}")
+        raise ValueError(
+            f"shard_rows: need 0 <= rank < world, got rank={rank!r}, world={world!r}"
+        )
     if a.shape[0] % world:
         raise ValueError(
             f"shard_rows: batch {a.shape[0]} does not split evenly over {world} ranks; "

@@ -21,12 +21,19 @@ def main(argv=None) -> None:
     names = list(argv if argv is not None else sys.argv[1:]) or list(DEMOS)
     unknown = [n for n in names if n not in DEMOS]
     if unknown:
-        raise SystemExit(f"torch_all: unknown demo(s) {unknown}; choose from {sorted(DEMOS)}")
+        raise SystemExit(
+            f"torch_all: unknown demo(s) {unknown}; choose from {sorted(DEMOS)}"
+        )
     rank, world, device = worker.torch_setup()
     prob = worker.load_problem()
     report = {}
     for name in names:
-        report.update({f"{name}.{k}": v for k, v in DEMOS[name](rank, world, device, prob).items()})
+        report.update(
+            {
+                f"{name}.{k}": v
+                for k, v in DEMOS[name](rank, world, device, prob).items()
+            }
+        )
     worker.save_report(rank, report)
     worker.torch_teardown()
 

@@ -36,7 +36,10 @@ def load_function(path: str, name: str):
 
 def average_gradients_task(fn, rank: int, world: int, device) -> dict:
     prob = worker.load_problem()
-    X, y = torch.from_numpy(prob["X"]).to(device), torch.from_numpy(prob["y"]).to(device)
+    X, y = (
+        torch.from_numpy(prob["X"]).to(device),
+        torch.from_numpy(prob["y"]).to(device),
+    )
     X_local = torch.from_numpy(shard_rows(prob["X"], rank, world)).to(device)
     y_local = torch.from_numpy(shard_rows(prob["y"], rank, world)).to(device)
 
@@ -70,7 +73,9 @@ def main(argv=None) -> None:
     rank, world, device = worker.torch_setup()
     report: dict = {"rank": rank, "world": world}
     try:
-        report.update(TASKS[args.task](load_function(args.code, args.name), rank, world, device))
+        report.update(
+            TASKS[args.task](load_function(args.code, args.name), rank, world, device)
+        )
     except NotImplementedError:
         report["not_implemented"] = True
     except Exception:

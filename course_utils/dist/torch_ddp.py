@@ -29,12 +29,17 @@ def average_gradients(model: torch.nn.Module) -> None:
     for p in model.parameters():
         dist.all_reduce(p.grad, op=dist.ReduceOp.SUM)  # in place, on every rank
         p.grad /= world
+
+
 # [/average_gradients]
 
 
 def run(rank: int, world: int, device, prob: dict) -> dict:
     """This rank's part of the demo; returns its report."""
-    X, y = torch.from_numpy(prob["X"]).to(device), torch.from_numpy(prob["y"]).to(device)
+    X, y = (
+        torch.from_numpy(prob["X"]).to(device),
+        torch.from_numpy(prob["y"]).to(device),
+    )
 
     reference = worker.torch_mlp(prob, device)  # one process, the whole batch
     F.mse_loss(reference(X), y).backward()
@@ -60,7 +65,9 @@ def run(rank: int, world: int, device, prob: dict) -> dict:
 
     measured = DDP(worker.torch_mlp(prob, device))  # once more, counting what is sent
     payload: list[int] = []
-    measured.register_comm_hook(None, lambda _, bucket: _allreduce_mean(bucket, payload))
+    measured.register_comm_hook(
+        None, lambda _, bucket: _allreduce_mean(bucket, payload)
+    )
     with CommDebugMode() as comm:
         F.mse_loss(measured(X_local), y_local).backward()
 
@@ -82,7 +89,11 @@ def _allreduce_mean(bucket, payload: list[int]):
     buffer = bucket.buffer()
     payload.append(buffer.numel())
     buffer.div_(dist.get_world_size())
-    return dist.all_reduce(buffer, async_op=True).get_future().then(lambda fut: fut.value()[0])
+    return (
+        dist.all_reduce(buffer, async_op=True)
+        .get_future()
+        .then(lambda fut: fut.value()[0])
+    )
 
 
 def main() -> None:

@@ -26,7 +26,10 @@ LR = 0.1
 
 def run(rank: int, world: int, device, prob: dict) -> dict:
     """This rank's part of the demo; returns its report."""
-    X, y = torch.from_numpy(prob["X"]).to(device), torch.from_numpy(prob["y"]).to(device)
+    X, y = (
+        torch.from_numpy(prob["X"]).to(device),
+        torch.from_numpy(prob["y"]).to(device),
+    )
 
     reference = worker.torch_mlp(prob, device)
     F.mse_loss(reference(X), y).backward()

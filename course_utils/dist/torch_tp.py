@@ -27,7 +27,10 @@ from course_utils.dist import worker
 
 def run(rank: int, world: int, device, prob: dict) -> dict:
     """This rank's part of the demo; returns its report."""
-    X, y = torch.from_numpy(prob["X"]).to(device), torch.from_numpy(prob["y"]).to(device)
+    X, y = (
+        torch.from_numpy(prob["X"]).to(device),
+        torch.from_numpy(prob["y"]).to(device),
+    )
 
     reference = worker.torch_mlp(prob, device)
     out_ref = reference(X)
@@ -45,7 +48,9 @@ def run(rank: int, world: int, device, prob: dict) -> dict:
     # [/tp]
 
     measured = parallelize_module(  # once more, counting what is sent
-        worker.torch_mlp(prob, device), mesh, {"fc1": ColwiseParallel(), "fc2": RowwiseParallel()}
+        worker.torch_mlp(prob, device),
+        mesh,
+        {"fc1": ColwiseParallel(), "fc2": RowwiseParallel()},
     )
     with CommDebugMode() as comm:
         F.mse_loss(measured(X), y).backward()
