@@ -186,7 +186,8 @@ print("CNN: logits, loss and", len(grads_torch), "gradients agree")
 #   an output kernel `(heads, head_dim, d_model)`. Both mean "split the features into heads".
 # - This time the NNX model comes first (its own initialisation) and PyTorch receives the weights.
 #
-# The block lives in `course_utils.migration` (`NNXBlock`, `TorchBlock`, and converters both ways).
+# The block lives in `course_utils.models.transformer` (`NNXBlock`, `TorchBlock`), its converters
+# both ways in `course_utils.convert.transformer`.
 
 # %%
 cfg = models.BlockConfig(d_model=S.d_model, n_heads=4, d_ff=2 * S.d_model, dropout=0.1)

@@ -130,7 +130,7 @@ print(detail.replace("; ", "\n"))
 #   against 15 ms for PyTorch" for a BERT on CPU.
 # - The **break-even** number of calls says when compiling has paid for itself.
 #
-# The encoder is the transformer block of lesson 07, stacked (`course_utils.migration`):
+# The encoder is the transformer block of lesson 07, stacked (`course_utils.models.transformer`):
 # token and position embeddings, `n_layers` pre-LN blocks, mean pooling, a linear head. Both
 # frameworks get the same weights and run on the CPU, as in the claim.
 
