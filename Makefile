@@ -15,7 +15,7 @@ LATEST ?=
 CONSTRAINTS ?= $(if $(filter 1 true yes,$(LATEST)),,constraints/known-good.txt)
 SET ?= known-good
 
-.PHONY: course test install sync exercises lint clean gpu-check test-versions constraints FORCE
+.PHONY: course test timing-check install sync exercises lint clean gpu-check test-versions constraints FORCE
 
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed (jax 0.7 and later); run make PYTHON=python3.11 ...")'
@@ -60,6 +60,10 @@ test: install
 # The smoke suite in .venv-SET on one version set: known-good, latest, colab or floors
 # (constraints/SET.txt). Python comes from PYTHON, torch from install.py
 # (COURSE_TORCH_VERSION, default 2.13.0); the junit XML goes to build/junit-SET.xml.
+# Timing ratios need a quiet machine: run alone, after the suite (.ci/run does).
+timing-check: install
+	COURSE_TIMING_STRICT=1 $(PY) -m pytest -p no:cacheprovider -q tests/test_timing_check.py
+
 test-versions:
 	@test "$(SET)" = latest || test -f constraints/$(SET).txt || { \
 	  echo "make test-versions: unknown SET=$(SET); one of: latest $(filter-out generate,$(basename $(notdir $(wildcard constraints/*))))" >&2; exit 2; }
