@@ -50,6 +50,10 @@ def _jax_adamw_step(ctx: Ctx, nnx_model: Any, lr: float, wd: float, donate: bool
 
     graphdef, params, rest = nnx.split(nnx_model, nnx.Param, ...)
     params, rest = ctx.jax_put(params), ctx.jax_put(rest)
+    if donate:
+        # Donation deletes the step's inputs: copies, never the cached model's arrays
+        # (device_put to the same device shares the buffers).
+        params = jax.tree.map(lambda a: jax.numpy.array(a, copy=True), params)
     tx = optax.adamw(lr, weight_decay=wd)
 
     def train_step(params, opt_state, tok, labels):

@@ -70,6 +70,7 @@ def test_measure_matches_precision_records_it_and_restores_it(monkeypatch):
     gpu = devices.plan_devices("accelerator", **GPU_TORCH_ONLY).targets[0]
     before = torch.get_float32_matmul_precision()
     tf32 = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    jax_before = jax.config.jax_default_matmul_precision  # earlier tests may set it
     torch.set_float32_matmul_precision("high")
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
     try:
@@ -89,7 +90,7 @@ def test_measure_matches_precision_records_it_and_restores_it(monkeypatch):
         "tf32": (False, False),
         "devices": ("cuda", "cpu"),
     }  # PyTorch on CUDA; JAX unused, left on the CPU
-    assert after == (None, "high", True, True)
+    assert after == (jax_before, "high", True, True)
     c = m.conditions
     assert (
         c["device"] == "gpu"

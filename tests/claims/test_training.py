@@ -73,6 +73,30 @@ def test_jax_train_step_donates_exactly_the_parameters_and_adam_state():
         assert main.count("tf.aliasing_output") == (n_state if donate else 0)
 
 
+def test_a_donated_step_owns_its_buffers_and_leaves_the_shared_encoder_usable():
+    # The encoder pair is built once and cached; donation deletes the step's inputs,
+    # so the step must own copies, or a later benchmark meets deleted arrays.
+    import jax
+    from flax import nnx
+
+    from course_utils.claims import encoder
+
+    ctx = harness.Ctx(smoke=True)
+    _, jm, sizes = encoder.encoder_setup(ctx)
+    pair = training.train_steps(ctx, 2, donate=True)
+    cached = {
+        a.unsafe_buffer_pointer() for a in jax.tree.leaves(nnx.state(jm, nnx.Param))
+    }
+    donated = {a.unsafe_buffer_pointer() for a in jax.tree.leaves(pair.box["params"])}
+    assert not cached & donated, (
+        "the donated step would delete the cached model's arrays"
+    )
+    pair.jax_step()
+    forward, state = encoder.jax_forward(ctx, jm)
+    tokens = ctx.jax_put(encoder.random_tokens(2, sizes["seq"]))
+    assert forward(state, tokens).shape == (2, 2)
+
+
 def test_train_memory_on_a_gpu_target_without_both_frameworks_is_not_testable():
     gpu = devices.plan_devices("accelerator", **GPU_JAX_ONLY).targets[0]
     with pytest.raises(verdicts.NotTestable, match="CUDA GPU only"):
