@@ -68,16 +68,52 @@ def _flat(tree: Any) -> dict[str, Any]:
     return {path: leaf_to_numpy(leaf) for path, leaf in leaves_with_paths(tree)}
 
 
+_NUMBERS = (bool, int, float, complex)
+
+
+def _comparable(path: str, x: Any) -> Any:
+    """``x`` as a numeric (or string) numpy array, or None.
+
+    Anything else (an object whose ``==`` always says True, a subclass of int
+    or str with its own comparisons, an ``__array__`` wrapper, an object-dtype
+    array) cannot be trusted to compare honestly and raises AssertionError.
+    """
+    if x is None:
+        return x
+    if type(x) in (str, bytes):
+        return np.asarray(x)
+    if isinstance(x, np.ndarray | np.generic) or type(x) in _NUMBERS:
+        arr = np.asarray(x)
+        if arr.dtype.kind in "biufcUS":
+            return arr
+        raise AssertionError(
+            f"{path}: holds an array of dtype {arr.dtype}; only numbers, booleans and "
+            "strings are compared (an object array can hide values that lie about equality)"
+        )
+    raise AssertionError(
+        f"{path}: got a {type(x).__module__}.{type(x).__qualname__}, which is not compared; "
+        "return numbers, arrays or tensors (a subclass or a wrapper can lie about equality)"
+    )
+
+
 def _compare_leaf(path: str, a: Any, b: Any, rtol: float, atol: float) -> str | None:
-    if not isinstance(a, np.ndarray | np.generic | int | float | complex | bool):
+    if type(a) is int and type(b) is int:  # exact, even past int64
         return None if a == b else f"{path}: {a!r} != {b!r}"
-    a = np.asarray(a)
-    b = np.asarray(b)
+    a, b = _comparable(path, a), _comparable(path, b)
+    if a is None or b is None:
+        return None if a is b else f"{path}: {a!r} != {b!r}"
     if a.shape != b.shape:
         return f"{path}: shapes differ, {a.shape} vs {b.shape}"
     if a.size == 0:
         return None
-    if a.dtype == bool or b.dtype == bool or np.issubdtype(a.dtype, np.integer):
+    if (a.dtype.kind in "US") != (b.dtype.kind in "US"):
+        return f"{path}: dtypes differ, {a.dtype} vs {b.dtype}"
+    if (
+        a.dtype.kind in "US"
+        or a.dtype == bool
+        or b.dtype == bool
+        or a.dtype.kind in "iu"
+    ):
         bad = a != b
         if bad.any():
             idx = tuple(int(i) for i in np.argwhere(bad)[0])
@@ -115,7 +151,10 @@ def assert_close(
     """Assert that two pytrees have the same structure and leaves close within tolerance.
 
     Leaves may be jax arrays, torch tensors, numpy arrays or Python numbers, in
-    any mix. A leaf passes when ``|a - b| <= atol + rtol * |b|`` elementwise.
+    any mix (strings and None compare exactly). A leaf passes when
+    ``|a - b| <= atol + rtol * |b|`` elementwise. Any other leaf (an object,
+    a subclass of int or str, an object-dtype array) raises AssertionError
+    before anything is compared: its ``==`` could say True to anything.
     On failure the message names each offending leaf (``name['fc1']['weight']``)
     with its max absolute and relative error.
     """
@@ -147,8 +186,8 @@ def max_abs_diff(a: Any, b: Any) -> float:
         raise ValueError("structures differ; compare with assert_close for details")
     worst = 0.0
     for k in fa:
-        x = np.asarray(fa[k], dtype=np.float64)
-        y = np.asarray(fb[k], dtype=np.float64)
+        x = np.asarray(_comparable(k, fa[k]), dtype=np.float64)
+        y = np.asarray(_comparable(k, fb[k]), dtype=np.float64)
         if x.size:
             worst = max(worst, float(np.max(np.abs(x - y))))
     return worst

@@ -40,3 +40,24 @@ def test_check_with_own_assertions():
 
     with pytest.raises(exercises.CheckFailed, match="arithmetic is off"):
         check("sum", test)
+
+
+class _AlwaysEqual:
+    def __eq__(self, other):
+        return True
+
+    __hash__ = object.__hash__
+
+
+class _TrueFloat(float):
+    def __eq__(self, other):
+        return True
+
+    __hash__ = float.__hash__
+
+
+@pytest.mark.parametrize("liar", [_AlwaysEqual(), _TrueFloat(0.0), [_AlwaysEqual()]])
+def test_check_rejects_an_answer_that_lies_about_equality(liar):
+    expected = [79] if isinstance(liar, list) else 79
+    with pytest.raises(exercises.CheckFailed, match="lie about equality"):
+        check("break-even", lambda: liar, expected)

@@ -1,3 +1,4 @@
+import math
 from collections import OrderedDict
 
 import jax.numpy as jnp
@@ -68,3 +69,67 @@ def test_bfloat16_and_max_abs_diff():
     x = torch.ones(3, dtype=torch.bfloat16)
     assert to_numpy(x).dtype == np.float32
     assert max_abs_diff({"a": np.zeros(2)}, {"a": np.array([0.0, 0.25])}) == 0.25
+
+
+class _AlwaysEqual:
+    """A hostile answer: equal to anything."""
+
+    def __eq__(self, other):
+        return True
+
+    __hash__ = object.__hash__
+
+
+class _LyingInt(int):
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    __hash__ = int.__hash__
+
+
+class _ArrayWrapper:
+    """``np.asarray`` of it gives any array it likes."""
+
+    def __array__(self, dtype=None, copy=None):
+        return np.array([_AlwaysEqual()], dtype=object)
+
+
+@pytest.mark.parametrize(
+    "liar",
+    [
+        _AlwaysEqual(),
+        _LyingInt(3),
+        _ArrayWrapper(),
+        np.array([_AlwaysEqual()], dtype=object),
+        np.array([1.0], dtype=object),
+    ],
+    ids=[
+        "eq-always-true",
+        "int-subclass",
+        "__array__",
+        "object-array",
+        "object-floats",
+    ],
+)
+def test_objects_that_lie_about_equality_are_rejected(liar):
+    for expected in (79, np.array([1.0]), "holds", math.inf):
+        with pytest.raises(AssertionError, match="lie about equality"):
+            assert_close(liar, expected, name="answer")
+        with pytest.raises(AssertionError, match="lie about equality"):
+            assert_close({"k": liar}, {"k": expected})
+    with pytest.raises(AssertionError, match=r"answer\[1\]: got a .*_AlwaysEqual"):
+        assert_close([1.0, _AlwaysEqual()], [1.0, 2.0], name="answer")
+
+
+def test_strings_none_and_big_ints_compare_exactly():
+    assert_close(["holds", None, 6], ["holds", None, 6])
+    assert_close(2**70, 2**70)
+    assert_close(np.str_("a"), "a")
+    for a, b in (("holds", "inconclusive"), (None, 0), ("1", 1), (2**70, 2**70 + 1)):
+        with pytest.raises(AssertionError):
+            assert_close(a, b)
+    with pytest.raises(AssertionError, match="lie about equality"):
+        max_abs_diff({"a": _AlwaysEqual()}, {"a": 1.0})
