@@ -16,4 +16,6 @@ Students never import this package. Modules, in the order a grading run uses the
 - ``scoring``: a student's record from the kernel's replies, and hidden-test redaction
 - ``report``: the report files (Gradescope ``results.json``, feedback and executed notebooks)
 - ``store``: the report folder, the class tables and shard merging
+- ``records``: keyed ``grade.json`` records (the report folder's key, seals, shape checks)
+- ``names``: file names as safe text, report folder names, spreadsheet-safe CSV cells
 """

@@ -151,7 +151,7 @@ def load_master(path: str | Path, *, visible_only: bool = False) -> Master:
     if not path.is_file():
         raise CourseError(f"--source {path}: no such notebook")
     try:
-        raw_cells = read_cells(path)
+        raw_cells = read_cells(path.resolve())  # the instructor's file: links are fine
     except SubmissionError as err:
         raise CourseError(f"--source {path}: {err}") from None
     reader = _Reader(path, visible_only)

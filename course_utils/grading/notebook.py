@@ -4,16 +4,30 @@
 metadata) or raises :class:`SubmissionError` with a one-line reason a student
 can act on. Masters and submissions are both read this way; nothing here
 needs nbformat (slow to import, and strict where the grader must be lenient:
-cell ids, kernel names and outputs are ignored).
+cell ids, kernel names and outputs are ignored). Files are opened without
+following symbolic links and without blocking, and checked to be regular
+files of bounded size before a byte is read (:func:`read_file`).
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import re
+import stat
 from pathlib import Path
 from typing import Any
 
 MAX_NOTEBOOK_BYTES = 50 * 2**20
+MAX_DEPTH = 100  # nesting of JSON arrays and objects
+_KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a device",
+    stat.S_IFBLK: "a device",
+    stat.S_IFDIR: "a folder",
+}
 
 
 class SubmissionError(Exception):
@@ -38,7 +52,8 @@ def read_cells(path: Path) -> list[dict]:
     """The cells of a notebook file, each ``{cell_type, source, metadata}``.
 
     Raises :class:`SubmissionError` with a one-line reason for an empty,
-    truncated, non-JSON or wrongly shaped file. Cell ids, kernel names and
+    truncated, non-JSON, too deeply nested or wrongly shaped file, a symbolic
+    link, a special file (FIFO, device, socket) or one over the size limit. Cell ids, kernel names and
     outputs are not needed and are ignored.
     """
     data = _read_json(path)
@@ -58,18 +73,48 @@ def read_cells(path: Path) -> list[dict]:
     return [_cell(i, cell) for i, cell in enumerate(cells)]
 
 
-def _read_json(path: Path) -> Any:
+def read_file(path: Path, limit: int | None = None) -> bytes:
+    """The bytes of a regular file, never through a symbolic link, never blocking.
+
+    Raises :class:`SubmissionError` for a link, a FIFO, a device, a socket, a
+    file over ``limit`` bytes (default :data:`MAX_NOTEBOOK_BYTES`) or one that
+    cannot be read.
+    """
+    limit = MAX_NOTEBOOK_BYTES if limit is None else limit
     try:
-        size = path.stat().st_size
-        if size > MAX_NOTEBOOK_BYTES:
-            raise SubmissionError(
-                f"notebook is {size / 2**20:.0f} MiB, over the {MAX_NOTEBOOK_BYTES >> 20} MiB limit"
-            )
-        raw = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise SubmissionError(
+                "the notebook is a symbolic link; submit the file itself"
+            ) from None
         raise SubmissionError(
             f"cannot read the notebook: {err.strerror or err}"
         ) from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            kind = _KINDS.get(stat.S_IFMT(st.st_mode), "not a regular file")
+            raise SubmissionError(f"the notebook is {kind}, not a file")
+        if st.st_size > limit:
+            raise SubmissionError(_too_big(st.st_size, limit))
+        try:
+            raw = f.read(limit + 1)
+        except OSError as err:
+            raise SubmissionError(
+                f"cannot read the notebook: {err.strerror or err}"
+            ) from None
+    if len(raw) > limit:
+        raise SubmissionError(_too_big(len(raw), limit))
+    return raw
+
+
+def _too_big(size: int, limit: int) -> str:
+    return f"notebook is {size / 2**20:.0f} MiB, over the {limit >> 20} MiB limit"
+
+
+def _read_json(path: Path) -> Any:
+    raw = read_file(path)
     if not raw.strip():
         raise SubmissionError("the notebook file is empty")
     try:
@@ -78,8 +123,14 @@ def _read_json(path: Path) -> Any:
         raise SubmissionError(
             "the notebook is not UTF-8 text (is it really a .ipynb?)"
         ) from None
+    if _depth(text) > MAX_DEPTH:
+        raise SubmissionError(
+            f"the notebook's JSON is nested more than {MAX_DEPTH} levels deep"
+        )
     try:
         return json.loads(text)
+    except RecursionError:
+        raise SubmissionError("the notebook's JSON is nested too deeply") from None
     except json.JSONDecodeError as err:
         body = text.strip()
         if body.startswith("{") and (
@@ -91,6 +142,21 @@ def _read_json(path: Path) -> Any:
         raise SubmissionError(
             f"the notebook is not valid JSON: {err.msg} at line {err.lineno} column {err.colno}"
         ) from None
+
+
+def _depth(text: str) -> int:
+    """The deepest nesting of ``[`` and ``{`` outside strings (an upper bound for bad JSON)."""
+    deepest = depth = 0
+    for token in _TOKENS.findall(text):
+        if token in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token in "]}":
+            depth -= 1
+    return deepest
+
+
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
 
 
 def _cell(i: int, cell: Any) -> dict:
@@ -106,9 +172,16 @@ def _cell(i: int, cell: Any) -> dict:
         or (isinstance(src, list) and all(isinstance(s, str) for s in src))
     ):
         raise SubmissionError(f"cell {i} has a 'source' that is not text")
+    text = cell_source(cell)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise SubmissionError(
+            f"cell {i} holds a character that is not valid Unicode (a lone surrogate escape)"
+        ) from None
     meta = cell.get("metadata")
     return {
         "cell_type": cell["cell_type"],
-        "source": cell_source(cell),
+        "source": text,
         "metadata": meta if isinstance(meta, dict) else {},
     }

@@ -1,72 +1,157 @@
 """The report folder: one sub-folder per student, the class tables, and shard merging.
 
-``DIR/<student>/grade.json`` is written last, atomically, once the student's
-other files are in place: it is the mark that the student is graded. The
-class tables ``grades.csv`` and ``grades.json`` are rebuilt from those marks
-after every student, so they never disagree with the folders and a run that
-was killed loses nothing already graded.
+``DIR/<folder>/grade.json`` is written last, atomically, once the student's
+other files are in place: it is the mark that the student is graded. It is
+sealed with the report folder's key (:mod:`.records`) and names the hashes of
+the student's other files, so a record that anyone else wrote or edited, or
+whose files changed, is not believed: it is left out of the tables and the
+student is graded again. The class tables ``grades.csv`` and ``grades.json``
+are rebuilt from the sealed records after every student, so they never
+disagree with the folders and a run that was killed loses nothing already
+graded. Folder names come from :func:`.names.folder_name`, never from a record.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
+import os
 import shutil
+import stat
 from pathlib import Path
 
 from course_utils._files import write_atomic
+from course_utils.grading import records as keyed
+from course_utils.grading.names import csv_cell, folder_name, shown, utf8
 from course_utils.tooling.errors import CourseError
 
 RECORD = "grade.json"
 WORK = ".work"
+FILES = ("results.json", "feedback.ipynb", "executed.ipynb")  # a student's other files
+MAX_FILE = 200 * 2**20  # bytes of one report file copied by merge
 
 
 def student_dir(out: Path, student: str) -> Path:
-    return out / student
+    return out / folder_name(student)
 
 
-def save_student(out: Path, record: dict, files: dict[str, str]) -> None:
-    """Write the student's files, then their ``grade.json`` (the commit mark)."""
-    folder = student_dir(out, record["student"])
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        write_atomic(folder / name, text)
-    write_atomic(
-        folder / RECORD, json.dumps(record, indent=1, ensure_ascii=False) + "\n"
-    )
-
-
-def load_record(folder: Path) -> dict | None:
+def _clear(path: Path) -> None:
+    """Remove whatever is at ``path`` (a link is removed, not followed)."""
     try:
-        data = json.loads((folder / RECORD).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(mode):
+        shutil.rmtree(path)
+    else:
+        path.unlink()
+
+
+def _own_folder(folder: Path) -> None:
+    """``folder`` as a real folder (not a link or a file someone put in its place)."""
+    try:
+        if stat.S_ISDIR(os.lstat(folder).st_mode):
+            return
+    except FileNotFoundError:
+        pass
+    _clear(folder)
+    folder.mkdir(parents=True)
+
+
+def save_student(out: Path, record: dict, files: dict[str, str | bytes]) -> dict:
+    """Write the student's files, then their sealed ``grade.json`` (the commit mark)."""
+    secret = keyed.key(out)
+    folder = student_dir(out, record["student"])
+    _own_folder(folder)
+    hashes = {}
+    for name, text in files.items():
+        data = text if isinstance(text, bytes) else utf8(text).encode("utf-8")
+        write_atomic(folder / name, data)
+        hashes[name] = hashlib.sha256(data).hexdigest()
+    for name in set(FILES) - set(files):  # a file of an earlier grade
+        _clear(folder / name)
+    rec = keyed.seal(dict(record, files=hashes), secret)
+    write_atomic(folder / RECORD, json.dumps(rec, indent=1, ensure_ascii=False) + "\n")
+    return rec
+
+
+def load_record(
+    folder: Path, secret: bytes | None, notes: list[str] | None = None
+) -> dict | None:
+    """The sealed record in ``folder``; None (and a note why) for a missing or untrusted one."""
+    path = folder / RECORD
+    if not os.path.lexists(path):
         return None
-    return data if isinstance(data, dict) and "student" in data else None
+    try:
+        rec = keyed.read(path)
+        why = keyed.problem(rec, folder.name) or (
+            None
+            if secret and keyed.sealed(rec, secret)
+            else "not sealed by this grader"
+        )
+    except ValueError as err:
+        why = str(err)
+    if why is None:
+        return rec
+    if notes is not None:
+        notes.append(f"{shown(folder.name)}/{RECORD} ignored: {why}")
+    return None
 
 
-def records(out: Path) -> list[dict]:
-    """Every graded student's record in ``out``, by student id."""
+def _scan(out: Path, secret: bytes | None, notes: list[str] | None) -> list:
+    """(record, folder) for every trusted record in ``out``, by folder name."""
     if not out.is_dir():
         return []
     found = []
-    for folder in sorted(out.iterdir()):
-        if folder.is_dir() and not folder.name.startswith("."):
-            rec = load_record(folder)
-            if rec is not None:
-                found.append(rec)
+    with os.scandir(out) as it:
+        entries = sorted(it, key=lambda e: e.name)
+    for entry in entries:
+        if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+            continue
+        rec = load_record(Path(entry.path), secret, notes)
+        if rec is not None:
+            found.append((rec, Path(entry.path)))
     return found
 
 
+def records(out: Path, notes: list[str] | None = None) -> list[dict]:
+    """Every graded student's trusted record in ``out``; ``notes`` gets why others were not."""
+    secret = keyed.key(out, create=False) if out.is_dir() else None
+    return [rec for rec, _ in _scan(out, secret, notes)]
+
+
+def _files_intact(folder: Path, rec: dict) -> bool:
+    files = rec.get("files")
+    return isinstance(files, dict) and all(
+        keyed.file_hash(folder / name) == sha for name, sha in files.items()
+    )
+
+
 def already_graded(
-    out: Path, student: str, submission_sha: str | None, master_sha: str
+    out: Path,
+    student: str,
+    submission_sha: str | None,
+    master_sha: str,
+    options: dict | None = None,
 ) -> bool:
-    rec = load_record(student_dir(out, student))
+    """A sealed record of the same submission, master and options, its files untouched."""
+    folder = student_dir(out, student)
+    try:
+        secret = keyed.key(out, create=False)
+    except OSError:
+        return False
+    rec = load_record(folder, secret)
     return bool(
         rec
+        and rec["student"] == student
         and rec.get("status") != "error"
+        and submission_sha is not None
         and rec.get("submission_sha256") == submission_sha
         and rec.get("master_sha256") == master_sha
+        and rec.get("options") == json.loads(json.dumps(options))
+        and _files_intact(folder, rec)
     )
 
 
@@ -79,45 +164,32 @@ def _exercise_columns(recs: list[dict]) -> list[str]:
     return cols
 
 
-def write_tables(out: Path) -> list[dict]:
-    """Rebuild ``grades.csv`` and ``grades.json`` from the students' records."""
-    recs = records(out)
+def write_tables(out: Path, notes: list[str] | None = None) -> list[dict]:
+    """Rebuild ``grades.csv`` and ``grades.json`` from the students' trusted records."""
+    recs = records(out, notes)
     cols = _exercise_columns(recs)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     fixed = ["total", "max_total", "status", "reason", "flags", "seconds"]
     heads = [f"exercise:{c}" if c in fixed or c == "student" else c for c in cols]
-    writer.writerow(["student", *heads, *fixed])
+    writer.writerow([csv_cell(h) for h in ["student", *heads, *fixed]])
     for r in recs:
         exs = r.get("exercises", {})
-        writer.writerow(
-            [
-                r["student"],
-                *(f"{exs[c]['points']:g}" if c in exs else "" for c in cols),
-                f"{r['total']:g}",
-                f"{r['max_total']:g}",
-                r["status"],
-                r["reason"],
-                " ".join(f.replace(" ", "_") for f in r.get("flags", [])),
-                r.get("seconds", ""),
-            ]
-        )
+        row = [
+            r["student"],
+            *(f"{exs[c]['points']:g}" if c in exs else "" for c in cols),
+            f"{r['total']:g}",
+            f"{r['max_total']:g}",
+            r["status"],
+            r["reason"],
+            " ".join(f.replace(" ", "_") for f in r.get("flags", [])),
+            r.get("seconds", ""),
+        ]
+        writer.writerow([csv_cell(x) for x in row])
     write_atomic(out / "grades.csv", buf.getvalue())
+    keys = ("student", "total", "max_total", "status", "reason", "flags", "notes")
     summary = [
-        {
-            k: r.get(k)
-            for k in (
-                "student",
-                "total",
-                "max_total",
-                "status",
-                "reason",
-                "flags",
-                "notes",
-                "seconds",
-                "graded_at",
-            )
-        }
+        {k: r.get(k) for k in (*keys, "seconds", "graded_at")}
         | {
             "exercises": {
                 ex: {k: v for k, v in info.items() if k != "message"}
@@ -134,45 +206,85 @@ def write_tables(out: Path) -> list[dict]:
     return recs
 
 
-def merge(inputs: list[Path], out: Path) -> tuple[list[dict], list[str]]:
-    """Join shard report folders into ``out``; a student graded twice keeps the newest grade."""
-    notes: list[str] = []
+def _copy_checked(src: Path, dst: Path, sha: str) -> bool:
+    """Copy a regular file (not through a link) when its bytes still have hash ``sha``."""
+    try:
+        fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return False
+        data = f.read(MAX_FILE + 1)
+    if hashlib.sha256(data).hexdigest() != sha:
+        return False
+    write_atomic(dst, data)
+    return True
+
+
+def _choose(inputs: list[Path], notes: list[str]) -> dict[str, tuple[dict, Path]]:
+    """The record to keep for each student (the newest), and the folder it is in."""
     chosen: dict[str, tuple[dict, Path]] = {}
-    for folder in inputs:
-        if not folder.is_dir():
-            raise CourseError(f"grade merge: {folder} is not a folder")
-        recs = records(folder)
-        if not recs:
-            notes.append(f"{folder}: no graded students")
-        for rec in recs:
+    for shard in inputs:
+        if not shard.is_dir():
+            raise CourseError(f"grade merge: {shard} is not a folder")
+        found = _scan(shard, keyed.key(shard, create=False), notes)
+        if not found:
+            notes.append(f"{shard}: no graded students")
+        for rec, folder in found:
             prev = chosen.get(rec["student"])
             if prev is not None:
-                keep_new = rec.get("graded_at", "") > prev[0].get("graded_at", "")
+                keep_new = str(rec.get("graded_at", "")) > str(
+                    prev[0].get("graded_at", "")
+                )
                 notes.append(
-                    f"student {rec['student']!r} is in {prev[1]} and {folder}; "
-                    f"kept the newer grade from {folder if keep_new else prev[1]}"
+                    f"student {rec['student']!r} is in {prev[1].parent} and {shard}; "
+                    f"kept the newer grade from {shard if keep_new else prev[1].parent}"
                 )
                 if not keep_new:
                     continue
             chosen[rec["student"]] = (rec, folder)
+    return chosen
+
+
+def merge(inputs: list[Path], out: Path) -> tuple[list[dict], list[str]]:
+    """Join shard report folders into ``out``; a student graded twice keeps the newest grade.
+
+    Only records sealed by their shard's key are taken (re-sealed with ``out``'s),
+    with the files whose hashes they name; everything is written and removed
+    under ``out`` only, in folders named by :func:`.names.folder_name`.
+    """
+    notes: list[str] = []
+    chosen = _choose(inputs, notes)
     try:
         out.mkdir(parents=True, exist_ok=True)
+        secret = keyed.key(out)
     except OSError as err:
         raise CourseError(
             f"--out {out}: cannot create it: {err.strerror or err}"
         ) from None
-    for student, (_rec, folder) in sorted(chosen.items()):
-        src, dst = folder / student, out / student
+    for student, (rec, src) in sorted(chosen.items()):
+        dst = student_dir(out, student)
         if src.resolve() == dst.resolve():
             continue
-        tmp = out / WORK / f"merge-{student}"
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.copytree(src, tmp, ignore=shutil.ignore_patterns(".*"))
-        if dst.exists():
-            shutil.rmtree(dst)
+        tmp = out / WORK / f"merge-{folder_name(student)}"
+        _clear(tmp)
+        tmp.mkdir(parents=True)
+        files = {
+            name: sha
+            for name, sha in rec.get("files", {}).items()
+            if name in FILES and _copy_checked(src / name, tmp / name, sha)
+        }
+        if files != rec.get("files", {}):
+            notes.append(f"student {student!r}: changed report files were not copied")
+        merged = keyed.seal(dict(rec, files=files), secret)
+        write_atomic(
+            tmp / RECORD, json.dumps(merged, indent=1, ensure_ascii=False) + "\n"
+        )
+        _clear(dst)
         tmp.rename(dst)
     _remove_if_empty(out / WORK)
-    return write_tables(out), notes
+    return write_tables(out, notes), notes
 
 
 def table(recs: list[dict], width: int = 100) -> str:
@@ -180,7 +292,12 @@ def table(recs: list[dict], width: int = 100) -> str:
     if not recs:
         return "no students graded"
     rows = [
-        (r["student"], f"{r['total']:g}/{r['max_total']:g}", r["status"], r["reason"])
+        (
+            shown(r["student"]),
+            f"{r['total']:g}/{r['max_total']:g}",
+            shown(r["status"]),
+            shown(r["reason"]),
+        )
         for r in recs
     ]
     w = [

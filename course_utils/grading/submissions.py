@@ -11,18 +11,16 @@ the master's own.
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from course_utils.grading.master import Cell, Master
+from course_utils.grading.names import RESERVED, shown
 from course_utils.grading.notebook import nbgrader_meta
 from course_utils.tooling import markers
 from course_utils.tooling.errors import CourseError
-
-RESERVED = {
-    "grades.csv",
-    "grades.json",
-}  # names of the class tables in the report folder
 
 
 @dataclass
@@ -121,54 +119,121 @@ class Submission:
     problem: str | None = None
 
 
+MAX_FILES = 10_000  # entries walked in one student's folder
+_SPECIAL = {
+    stat.S_IFLNK: "a symbolic link",
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a device",
+    stat.S_IFBLK: "a device",
+}
+_PLAIN = "submissions must be plain files and folders"
+
+
+def _walk(entry: Path) -> tuple[list[Path], list[str], bool]:
+    """(notebooks, links and special files, too many): never follows a link, skips hidden names."""
+    nbs: list[Path] = []
+    odd: list[str] = []
+    todo, seen = [entry], 0
+    while todo:
+        folder = todo.pop()
+        with os.scandir(folder) as it:
+            items = sorted(it, key=lambda e: e.name)
+        for item in items:
+            seen += 1
+            if seen > MAX_FILES:
+                return nbs, odd, True
+            if item.name.startswith("."):
+                continue
+            mode = item.stat(follow_symlinks=False).st_mode
+            path = Path(item.path)
+            if stat.S_ISDIR(mode):
+                todo.append(path)
+            elif not stat.S_ISREG(mode):
+                kind = _SPECIAL.get(stat.S_IFMT(mode), "a special file")
+                odd.append(f"{shown(str(path.relative_to(entry)))} is {kind}")
+            elif item.name.endswith(".ipynb"):
+                nbs.append(path)
+    return sorted(nbs), odd, False
+
+
 def _from_folder(entry: Path, master_name: str) -> Submission:
     """A student's folder: its one notebook, or the one named like the master."""
-    nbs = sorted(
-        p
-        for p in entry.rglob("*.ipynb")
-        if not any(part.startswith(".") for part in p.relative_to(entry).parts)
-    )
-    sub = Submission(entry.name, None)
+    sub = Submission(shown(entry.name), None)
+    try:
+        nbs, odd, too_many = _walk(entry)
+    except OSError as err:
+        sub.problem = f"the student's folder cannot be read: {err.strerror or err}"
+        return sub
     named = [p for p in nbs if p.name == master_name]
-    if len(nbs) == 1:
+    if too_many:
+        sub.problem = f"the student's folder holds more than {MAX_FILES} files"
+    elif odd:
+        sub.problem = f"{'; '.join(odd[:3])}: {_PLAIN}"
+    elif len(nbs) == 1:
         sub.path = nbs[0]
     elif len(named) == 1:
         sub.path = named[0]
     elif not nbs:
         sub.problem = "the student's folder holds no .ipynb notebook"
     else:
-        shown = ", ".join(str(p.relative_to(entry)) for p in nbs[:5])
+        found = ", ".join(shown(str(p.relative_to(entry))) for p in nbs[:5])
         sub.problem = (
-            f"the student's folder holds {len(nbs)} notebooks ({shown}) and "
+            f"the student's folder holds {len(nbs)} notebooks ({found}) and "
             f"{'several are' if named else 'none is'} named {master_name}"
         )
     return sub
 
 
+def _entry(entry: os.DirEntry, master_name: str) -> Submission | None:
+    """The submission an entry of the submissions folder holds; None when it holds none."""
+    path = Path(entry.path)
+    mode = entry.stat(follow_symlinks=False).st_mode
+    if stat.S_ISDIR(mode):
+        return _from_folder(path, master_name)
+    is_nb = entry.name.endswith(".ipynb")
+    student = shown(entry.name[: -len(".ipynb")] if is_nb else entry.name)
+    if stat.S_ISREG(mode):
+        return Submission(student, path) if is_nb else None
+    if stat.S_ISLNK(mode) and (is_nb or path.is_dir()):
+        return Submission(
+            student, None, f"{shown(entry.name)} is a symbolic link: {_PLAIN}"
+        )
+    if is_nb:
+        kind = _SPECIAL.get(stat.S_IFMT(mode), "a special file")
+        return Submission(student, None, f"{shown(entry.name)} is {kind}: {_PLAIN}")
+    return None
+
+
 def discover(
     folder: str | Path, master_name: str
 ) -> tuple[list[Submission], list[str]]:
-    """One submission per ``.ipynb`` file or sub-folder; notes for what was ignored."""
+    """One submission per ``.ipynb`` file or sub-folder; notes for what was ignored.
+
+    Nothing is followed through a symbolic link or opened here: a link or a
+    special file (FIFO, device, socket) where a notebook or a student's folder
+    should be is an ``invalid`` submission with its reason. Names are shown
+    with undecodable bytes and control characters escaped (:func:`.names.shown`).
+    """
     folder = Path(folder)
     if not folder.is_dir():
         raise CourseError(f"SUBMISSIONS {folder}: not a folder")
     subs: dict[str, Submission] = {}
     notes: list[str] = []
-    for entry in sorted(folder.iterdir()):
+    with os.scandir(folder) as it:
+        entries = sorted(it, key=lambda e: e.name)
+    for entry in entries:
         if entry.name.startswith("."):
             continue
-        if entry.is_file() and entry.suffix == ".ipynb":
-            sub = Submission(entry.stem, entry)
-        elif entry.is_dir():
-            sub = _from_folder(entry, master_name)
-        else:
-            notes.append(f"ignored {entry.name}: not a notebook or a folder")
+        sub = _entry(entry, master_name)
+        if sub is None:
+            notes.append(f"ignored {shown(entry.name)}: not a notebook or a folder")
             continue
         if sub.student in RESERVED:
             sub.student = f"student-{sub.student}"
         if sub.student in subs:
             notes.append(
-                f"ignored {entry.name}: student {sub.student!r} already has a submission"
+                f"ignored {shown(entry.name)}: student {sub.student!r} already has a submission"
             )
             continue
         subs[sub.student] = sub

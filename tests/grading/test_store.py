@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from course_utils.grading import records as keyed
 from course_utils.grading import store
 from course_utils.tooling.errors import CourseError
 
@@ -103,3 +104,83 @@ def test_remove_work_keeps_other_runs(tmp_path):
     assert not mine.exists() and other.exists()
     store.remove_work(tmp_path, other)
     assert not (tmp_path / store.WORK).exists()
+
+
+def test_forged_edited_and_malformed_records_are_not_believed(tmp_path):
+    out = tmp_path / "out"
+    rec = _record("ann", 1.0, submission_sha256="s", master_sha256="m", options={})
+    saved = store.save_student(out, rec, {"feedback.ipynb": "{}"})
+    assert store.already_graded(out, "ann", "s", "m", {})
+    forged = dict(saved, total=3.0)  # edited by someone without the key
+    (out / "ann" / store.RECORD).write_text(json.dumps(forged))
+    (out / "eve").mkdir()  # a record of a student not in the class
+    (out / "eve" / store.RECORD).write_text(json.dumps(_record("eve", 3.0)))
+    (out / "mal").mkdir()  # malformed: used to crash every table after it
+    (out / "mal" / store.RECORD).write_text('{"student": "mal"}')
+    (out / "deep").mkdir()
+    (out / "deep" / store.RECORD).write_text("[" * 100_000)
+    (out / "bob").mkdir()  # ann's sealed record copied to another folder
+    (out / "bob" / store.RECORD).write_text(json.dumps(saved))
+    notes: list[str] = []
+    assert store.write_tables(out, notes) == []
+    assert not store.already_graded(out, "ann", "s", "m", {})
+    assert len(notes) == 5 and "not sealed by this grader" in " ".join(notes)
+    assert "does not belong in folder 'bob'" in " ".join(notes)
+    assert list(csv.reader((out / "grades.csv").open())) == [
+        ["student", "total", "max_total", "status", "reason", "flags", "seconds"]
+    ]
+
+
+def test_resume_needs_the_same_options_and_untouched_files(tmp_path):
+    rec = _record("ann", 3.0, submission_sha256="s", master_sha256="m")
+    store.save_student(tmp_path, dict(rec, options={"timeout": 4.0}), {"a.txt": "x"})
+    assert store.already_graded(tmp_path, "ann", "s", "m", {"timeout": 4.0})
+    assert not store.already_graded(tmp_path, "ann", "s", "m", {"timeout": 5.0})
+    (tmp_path / "ann" / "a.txt").write_text("changed")
+    assert not store.already_graded(tmp_path, "ann", "s", "m", {"timeout": 4.0})
+    store.save_student(tmp_path, rec, {"a.txt": "x"})
+    (
+        tmp_path / keyed.PRIVATE / keyed.KEY
+    ).unlink()  # the key is gone: nothing is believed
+    assert not store.already_graded(tmp_path, "ann", "s", "m", None)
+
+
+def test_merge_writes_and_deletes_only_under_out(tmp_path):
+    shard, out, victim = tmp_path / "shard", tmp_path / "out", tmp_path / "victim"
+    victim.mkdir()
+    (victim / "precious").write_text("keep")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("instructor only")
+    store.save_student(shard, _record("ann", 3.0), {"results.json": "{}"})
+    key = keyed.key(shard)
+    (shard / "x").mkdir()  # traversal through a forged (even a sealed) 'student'
+    evil = keyed.seal(_record("../victim", 3.0), key)
+    (shard / "x" / store.RECORD).write_text(json.dumps(evil))
+    (shard / "ann" / "results.json").unlink()  # a link in place of a report file
+    (shard / "ann" / "results.json").symlink_to(secret)
+    (shard / "link").symlink_to(victim)  # a student folder that is a link
+    long = "x" * 250  # a name too long for a file name once prefixed
+    store.save_student(shard, _record(long, 1.0), {"results.json": "{}"})
+    recs, notes = store.merge([shard], out)
+    assert [r["student"] for r in recs] == ["ann", long]
+    assert (victim / "precious").read_text() == "keep"
+    assert not (out / "ann" / "results.json").exists()
+    assert "changed report files were not copied" in " ".join(notes)
+    assert "does not belong in folder 'x'" in " ".join(notes)
+    assert {p.name for p in out.iterdir()} == {
+        ".grader", "ann", "grades.csv", "grades.json", store.student_dir(out, long).name
+    }  # fmt: skip
+    assert store.already_graded(out, "ann", None, "", None) is False
+    assert store.records(out) == recs  # re-sealed with out's own key
+
+
+def test_tables_neutralise_formulas_and_show_names_escaped(tmp_path):
+    store.save_student(tmp_path, _record("=HYPERLINK(1)", 3.0, reason="@x"), {})
+    store.save_student(tmp_path, _record("caf\\xe9", 2.0), {})
+    store.write_tables(tmp_path)
+    rows = list(csv.reader((tmp_path / "grades.csv").open()))
+    assert [r[0] for r in rows[1:]] == ["'=HYPERLINK(1)", "caf\\xe9"]
+    assert rows[1][5] == "'@x"
+    assert store.student_dir(tmp_path, "=HYPERLINK(1)").name.startswith(
+        "_HYPERLINK_1_-"
+    )
