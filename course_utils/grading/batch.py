@@ -25,7 +25,8 @@ from pathlib import Path
 from course_utils.grading import environment, launch, report, scoring, store
 from course_utils.grading.environment import RUN_ENV
 from course_utils.grading.master import Master, load_master
-from course_utils.grading.notebook import SubmissionError, read_cells
+from course_utils.grading.names import shown
+from course_utils.grading.notebook import SubmissionError, read_cells, read_file
 from course_utils.grading.submissions import Matched, Submission, discover, match
 from course_utils.tooling.errors import CourseError
 
@@ -61,12 +62,21 @@ class Batch:
 
 
 def _sha(path: Path | None) -> str | None:
-    try:
-        return (
-            hashlib.sha256(path.read_bytes()).hexdigest() if path is not None else None
-        )
-    except OSError:  # unreadable: read_cells says why
+    try:  # never through a link, never blocking on a FIFO
+        return hashlib.sha256(read_file(path)).hexdigest() if path else None
+    except SubmissionError:  # unreadable: read_cells says why
         return None
+
+
+def _options(limits: Limits, smoke: bool) -> dict:
+    """The options a grade depends on: a run with others grades again."""
+    return {
+        "timeout": limits.timeout,
+        "total_timeout": limits.total_timeout,
+        "memory_mb": limits.memory_mb,
+        "cpu_seconds": limits.cpu_seconds,
+        "smoke": smoke,
+    }
 
 
 def _now() -> str:
@@ -101,6 +111,7 @@ class Grader:
 
         self.master, self.out, self.limits, self.smoke = master, out, limits, smoke
         self.keep_executed = keep_executed
+        self.options = _options(limits, smoke)
         self.run_id = uuid.uuid4().hex[:12]
         self.work = out / store.WORK / self.run_id
         self.work.mkdir(parents=True, exist_ok=True)
@@ -132,7 +143,7 @@ class Grader:
             )
             record.update(
                 status="error",
-                submission=str(sub.path),
+                submission=shown(str(sub.path)),
                 submission_sha256=None,
                 master_sha256=self.master.sha256,
                 run_id=self.run_id,
@@ -159,10 +170,11 @@ class Grader:
                     return None
                 record = scoring.score(self.master, matched, run, student=sub.student)
         record.update(
-            submission=str(sub.path) if sub.path else None,
+            submission=shown(str(sub.path)) if sub.path else None,
             submission_sha256=_sha(sub.path),
-            master=str(self.master.path),
+            master=shown(str(self.master.path)),
             master_sha256=self.master.sha256,
+            options=self.options,
             graded_at=started,
             run_id=self.run_id,
         )
@@ -226,8 +238,9 @@ def grade(
     where = parse_shard(shard)
     if where:
         subs = subs[where[0] :: where[1]]
+    store.records(out, notes)  # records not sealed by this grader: noted, not believed
     batch = Batch(notes=notes)
-    todo = _to_grade(subs, out, master, force, batch)
+    todo = _to_grade(subs, out, master, force, batch, _options(limits, smoke))
     for note in notes:
         echo(f"note: {note}")
     if batch.skipped:
@@ -243,13 +256,18 @@ def grade(
 
 
 def _to_grade(
-    subs: list[Submission], out: Path, master: Master, force: bool, batch: Batch
+    subs: list[Submission],
+    out: Path,
+    master: Master,
+    force: bool,
+    batch: Batch,
+    options: dict,
 ) -> list[Submission]:
-    """The submissions to grade; the others (graded already, same files) go to ``skipped``."""
+    """The submissions to grade; the others (graded already, same files and options) are skipped."""
     todo = []
     for sub in subs:
         if not force and store.already_graded(
-            out, sub.student, _sha(sub.path), master.sha256
+            out, sub.student, _sha(sub.path), master.sha256, options
         ):
             batch.skipped.append(sub.student)
         else:
