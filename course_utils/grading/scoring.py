@@ -5,29 +5,20 @@ submission's own outputs and metadata are never read for scoring. Each
 exercise gets a status (passed, partial, failed, not implemented, missing,
 error, timeout, memory, crashed, not run) and the student a status and a
 one-line reason. Every message a student sees goes through the
-:class:`Redactor`, which removes the hidden tests' lines; ``flags_for`` names
-constructs in the student's code worth a human look.
+:class:`Redactor`, which removes the hidden tests' lines; the ``flags`` column
+comes from :func:`course_utils.grading.flags.flags_for`.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
+from course_utils.grading.flags import flags_for
 from course_utils.grading.master import Master
 from course_utils.grading.submissions import Matched
 
 HIDDEN_MARK = "[hidden test line removed]"
-SUSPICIOUS = {
-    "get_ipython": r"\bget_ipython\b",
-    "input history": r"\b(_ih|_oh|In\s*\[|history_manager)\b",
-    "frame inspection": r"\b(inspect|sys\._getframe|f_back|f_globals|gc\.get_objects)\b",
-    "sys.modules / builtins": r"\b(sys\.modules|__builtins__|builtins)\b",
-    "process control": r"\b(os\._exit|os\.fork|os\.setsid|os\.kill|subprocess|multiprocessing|signal\.)",
-    "ctypes": r"\bctypes\b",
-    "file access": r"\bopen\s*\(|/proc/|pathlib",
-}
 _PROBLEM_STATUS = {
     "memory": "memory",
     "died": "crashed",
@@ -60,12 +51,6 @@ class Redactor:
 def _one_line(text: str, limit: int = 300) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def flags_for(code: dict[str, list[str]]) -> list[str]:
-    """Names of constructs worth a human look (they can tamper with the kernel)."""
-    text = "\n".join(src for sources in code.values() for src in sources)
-    return [name for name, pattern in SUSPICIOUS.items() if re.search(pattern, text)]
 
 
 def _cell_message(res: dict) -> str:

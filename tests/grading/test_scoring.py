@@ -115,6 +115,12 @@ def test_flags_spot_kernel_tampering_tools():
     flags = scoring.flags_for({"a": ["import inspect\nget_ipython().run_cell = f"]})
     assert "get_ipython" in flags and "frame inspection" in flags
     assert scoring.flags_for({"a": ["return x * x"]}) == []
+    # found in the parsed code, not by a regex: an alias or exec does not hide them
+    evasions = ["import os as _o\n_o._exit(0)", "exec(payload)"]
+    assert scoring.flags_for({"a": evasions}) == [
+        "dynamic code (exec/eval/compile)",
+        "process control",
+    ]
 
 
 def test_invalid_record_scores_zero_for_every_exercise():
