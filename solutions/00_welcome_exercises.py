@@ -90,9 +90,30 @@ chain = jax.jit(lambda a: a @ a @ a @ a)
 chain(a).block_until_ready()  # compile first
 
 
+def _seconds(t) -> float:
+    assert isinstance(t, float | int) and not isinstance(t, bool), (
+        f"time_call must return seconds as a float, not a {type(t).__name__}"
+    )
+    return float(t)
+
+
+def _nap(seconds):
+    time.sleep(seconds)  # a known duration, immune to CPU load (it can only run longer)
+    return jnp.zeros(())
+
+
+def _timer_is_plausible():
+    short = min(_seconds(time_call(_nap, 0.01)) for _ in range(3))
+    long = min(_seconds(time_call(_nap, 0.3)) for _ in range(2))
+    assert 0.3 <= long < 10 and long - short > 0.15, (
+        f"your timer says {short!r} s for a 10 ms sleep and {long!r} s for a 300 ms one"
+    )
+
+
 def _ratio_to_bench():
+    _timer_is_plausible()
     reference = timing.bench(chain, a, target_s=0.2).median
-    yours = min(time_call(chain, a) for _ in range(3))
+    yours = min(_seconds(time_call(chain, a)) for _ in range(3))
     assert yours >= 0.3 * reference, (
         f"your timer says {timing.format_seconds(yours)} but the synchronised "
         f"time is {timing.format_seconds(reference)}"
@@ -107,9 +128,11 @@ check("sync-timer", _ratio_to_bench, hint="wait for the output with jax.block_un
 pair = jax.jit(lambda a: (a[0, 0], a @ a @ a @ a))
 pair(a)[1].block_until_ready()
 reference = timing.bench(pair, a, target_s=0.2).median
-yours = min(time_call(pair, a) for _ in range(3))
+yours = min(_seconds(time_call(pair, a)) for _ in range(3))
 assert yours >= 0.3 * reference, "time_call must wait for every leaf of a tuple output"
 assert isinstance(time_call(chain, a), float)
+naps = {s: min(_seconds(time_call(lambda t: {"z": _nap(t)}, s)) for _ in range(2)) for s in (0.05, 0.25)}
+assert 0.25 <= naps[0.25] < 10 and naps[0.25] - naps[0.05] > 0.1, f"implausible timings: {naps}"
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -201,6 +224,8 @@ check("break-even", lambda: break_even_calls(1.0, 0.5, 0.4), math.inf)
 ### BEGIN HIDDEN TESTS
 for first, steady, eager in [(0.5, 0.001, 0.002), (0.01, 0.01, 0.02), (2.0, 0.1, 1.0), (0.3, 0.2, 0.2)]:
     n = break_even_calls(first, steady, eager)
+    assert isinstance(n, int | float), f"return a number, not a {type(n).__name__}"
+    n = float(n)  # a plain number: its own == and < are not trusted
     if eager <= steady:
         assert n == math.inf
         continue

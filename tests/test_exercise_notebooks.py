@@ -46,3 +46,34 @@ def test_student_notebook_runs_all_with_not_implemented(path, monkeypatch):
             f"{path.name}: {ex_id} did not report"
         )
     assert "passed" not in printed.replace("not implemented yet", "")
+
+
+WRONG_TIMERS = {
+    "a huge constant": "return 1e9",
+    "a plausible constant": "return 0.05",
+    "no wait (dispatch only)": "start = time.perf_counter()\n    fn(*args)\n    return time.perf_counter() - start",
+    "a lying float": "class F(float):\n        __ge__ = __le__ = __lt__ = __gt__ = lambda s, o: True\n    return F(0.0)",
+}
+
+
+@pytest.mark.notebooks
+def test_wrong_timers_fail_the_visible_sync_timer_test(monkeypatch):
+    """Master 00: a timer that does not measure (1e9, a constant, no wait) fails its check."""
+    for key, value in runner.kernel_env(ROOT, smoke=True).items():
+        monkeypatch.setenv(key, value)
+    path = ROOT / "solutions" / "00_welcome_exercises.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    ex = markers.parse(nb, str(path))["sync-timer"]
+    (solution,) = ex.solution_cells
+    (visible,) = [t.index for t in ex.tests if not t.hidden]
+    cells = nb.cells[:solution]
+    for body in WRONG_TIMERS.values():
+        cells.append(
+            nbformat.v4.new_code_cell(f"def time_call(fn, *args):\n    {body}")
+        )
+        cells.append(nb.cells[visible].copy())
+    nb.cells = cells
+    NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True).execute()
+    for name, cell in zip(WRONG_TIMERS, nb.cells[solution + 1 :: 2], strict=True):
+        errors = [o for o in cell.outputs if o.output_type == "error"]
+        assert errors and errors[0].ename == "CheckFailed", f"{name}: {cell.outputs}"
