@@ -91,13 +91,8 @@ def read_file(path: Path, limit: int | None = None) -> bytes:
         raise SubmissionError(
             f"cannot read the notebook: {err.strerror or err}"
         ) from None
+    _check_plain(fd, limit)
     with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            kind = _KINDS.get(stat.S_IFMT(st.st_mode), "not a regular file")
-            raise SubmissionError(f"the notebook is {kind}, not a file")
-        if st.st_size > limit:
-            raise SubmissionError(_too_big(st.st_size, limit))
         try:
             raw = f.read(limit + 1)
         except OSError as err:
@@ -107,6 +102,20 @@ def read_file(path: Path, limit: int | None = None) -> bytes:
     if len(raw) > limit:
         raise SubmissionError(_too_big(len(raw), limit))
     return raw
+
+
+def _check_plain(fd: int, limit: int) -> None:
+    """Nothing for a regular file within ``limit``; else closes ``fd`` and says why."""
+    st = os.fstat(fd)
+    why = None
+    if not stat.S_ISREG(st.st_mode):
+        kind = _KINDS.get(stat.S_IFMT(st.st_mode), "not a regular file")
+        why = f"the notebook is {kind}, not a file"
+    elif st.st_size > limit:
+        why = _too_big(st.st_size, limit)
+    if why:
+        os.close(fd)
+        raise SubmissionError(why)
 
 
 def _too_big(size: int, limit: int) -> str:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from course_utils.grading.names import clean, folder_name, shown
+from course_utils.grading.notebook import SubmissionError, read_file
 
 PRIVATE = ".grader"  # the report folder's private state
 KEY = "key"
@@ -142,28 +143,18 @@ def problem(record: Any, folder: str | None = None) -> str | None:
 def read(path: Path, limit: int = 20 * 2**20) -> Any:
     """The JSON in ``path``, read without following a link or blocking; ValueError if unusable."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as err:
-        raise ValueError(err.strerror or str(err)) from None
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            raise ValueError("not a regular file")
-        raw = f.read(limit + 1)
-    if len(raw) > limit:
-        raise ValueError("too large")
+        raw = read_file(path, limit)
+    except SubmissionError as err:
+        raise ValueError(str(err).replace("the notebook", "the record")) from None
     try:
         return json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
         raise ValueError(f"not JSON ({type(err).__name__})") from None
 
 
-def file_hash(path: Path) -> str | None:
+def file_hash(path: Path, limit: int = 200 * 2**20) -> str | None:
     """SHA-256 of a regular file (not followed through a link); None if there is none."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
+        return hashlib.sha256(read_file(path, limit)).hexdigest()
+    except SubmissionError:
         return None
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            return None
-        return hashlib.file_digest(f, "sha256").hexdigest()

@@ -25,6 +25,7 @@ from pathlib import Path
 from course_utils._files import write_atomic
 from course_utils.grading import records as keyed
 from course_utils.grading.names import csv_cell, folder_name, shown, utf8
+from course_utils.grading.notebook import SubmissionError, read_file
 from course_utils.tooling.errors import CourseError
 
 RECORD = "grade.json"
@@ -209,13 +210,9 @@ def write_tables(out: Path, notes: list[str] | None = None) -> list[dict]:
 def _copy_checked(src: Path, dst: Path, sha: str) -> bool:
     """Copy a regular file (not through a link) when its bytes still have hash ``sha``."""
     try:
-        fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
+        data = read_file(src, MAX_FILE)
+    except SubmissionError:
         return False
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            return False
-        data = f.read(MAX_FILE + 1)
     if hashlib.sha256(data).hexdigest() != sha:
         return False
     write_atomic(dst, data)

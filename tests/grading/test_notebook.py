@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -65,3 +66,38 @@ def test_cells_are_plain_dicts_with_joined_sources(tmp_path):
         "points": 1
     }
     assert notebook.nbgrader_meta({"metadata": {"nbgrader": "x"}}) == {}
+
+
+def test_links_special_files_and_huge_files_are_refused_unopened(tmp_path):
+    (tmp_path / "link.ipynb").symlink_to(MASTER)
+    (tmp_path / "zero.ipynb").symlink_to("/dev/zero")
+    os.mkfifo(tmp_path / "fifo.ipynb")
+    with open(tmp_path / "huge.ipynb", "wb") as f:
+        f.truncate(notebook.MAX_NOTEBOOK_BYTES + 1)  # sparse: costs no disk
+    for name, reason in [
+        ("link", "is a symbolic link"),
+        ("zero", "is a symbolic link"),
+        ("fifo", "the notebook is a FIFO, not a file"),
+        ("huge", "over the 50 MiB limit"),
+    ]:
+        with pytest.raises(SubmissionError, match=reason):
+            read_cells(tmp_path / f"{name}.ipynb")
+    with pytest.raises(SubmissionError, match="a folder, not a file"):
+        notebook.read_file(tmp_path)
+
+
+def test_crafted_json_is_invalid_not_a_grader_error(tmp_path):
+    path = tmp_path / "x.ipynb"
+    for depth in (101, 100_000):  # under and over the parser's recursion limit
+        path.write_text('{"cells": [], "metadata": ' + "[" * depth + "]" * depth + "}")
+        with pytest.raises(SubmissionError, match="nested more than 100 levels"):
+            read_cells(path)
+    path.write_text('{"cells": [], "m": "a\\"' + "[" * 200 + '"}')  # in a string
+    assert read_cells(path) == []
+    cell = {
+        "cell_type": "code",
+        "source": "print('\ud800')",
+    }  # JSON escape of a surrogate
+    path.write_text(json.dumps({"cells": [cell]}))
+    with pytest.raises(SubmissionError, match="cell 0 holds a character that is not"):
+        read_cells(path)

@@ -82,7 +82,7 @@ def test_read_refuses_links_fifos_and_deep_json(tmp_path):
     for name in ("link", "fifo", "deep", "missing"):
         with pytest.raises(ValueError):
             records.read(tmp_path / f"{name}.json")
-    with pytest.raises(ValueError, match="too large"):
+    with pytest.raises(ValueError, match="over the 0 MiB limit"):
         records.read(tmp_path / "big.json", limit=50)
     assert records.file_hash(tmp_path / "link.json") is None
     assert records.file_hash(tmp_path / "fifo.json") is None

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 
 import pytest
 
+from course_utils.grading import submissions
 from course_utils.grading.master import load_master
 from course_utils.grading.notebook import read_cells
 from course_utils.grading.submissions import Matched, discover, match
@@ -91,3 +93,43 @@ def test_reserved_student_names_and_one_submission_each(tmp_path):
     subs, notes = discover(tmp_path, "tiny_master.ipynb")
     assert [s.student for s in subs] == ["ann", "student-grades.csv"]
     assert notes == ["ignored ann.ipynb: student 'ann' already has a submission"]
+
+
+def test_links_and_special_files_are_invalid_and_never_opened(tmp_path):
+    os.mkfifo(tmp_path / "fifo.ipynb")  # opening it would block
+    (tmp_path / "master.ipynb").symlink_to(MASTER)
+    (tmp_path / "zero.ipynb").symlink_to("/dev/zero")
+    (tmp_path / "dir_link").symlink_to(SUBS, target_is_directory=True)
+    (tmp_path / "notes_link").symlink_to(SUBS / "full.ipynb")  # not a submission
+    (tmp_path / "ann").mkdir()
+    shutil.copy(SUBS / "full.ipynb", tmp_path / "ann" / "tiny_master.ipynb")
+    os.symlink("/etc", tmp_path / "ann" / "etc")
+    (tmp_path / "bob" / "sub").mkdir(parents=True)
+    os.mkfifo(tmp_path / "bob" / "sub" / "pipe")
+    (tmp_path / "bob" / ".git").mkdir()  # hidden: not looked at
+    os.symlink("x", tmp_path / "bob" / ".git" / "link")
+    subs, notes = discover(tmp_path, "tiny_master.ipynb")
+    by = {s.student: s.problem for s in subs}
+    assert by == {
+        "ann": "etc is a symbolic link: submissions must be plain files and folders",
+        "bob": "sub/pipe is a FIFO: submissions must be plain files and folders",
+        "dir_link": "dir_link is a symbolic link: submissions must be plain files and folders",
+        "fifo": "fifo.ipynb is a FIFO: submissions must be plain files and folders",
+        "master": "master.ipynb is a symbolic link: submissions must be plain files and folders",
+        "zero": "zero.ipynb is a symbolic link: submissions must be plain files and folders",
+    }
+    assert notes == ["ignored notes_link: not a notebook or a folder"]
+
+
+def test_undecodable_names_are_shown_escaped(tmp_path, monkeypatch):
+    base = os.fsencode(tmp_path)
+    shutil.copy(SUBS / "full.ipynb", os.path.join(base, b"caf\xe9.ipynb"))
+    os.mkdir(os.path.join(base, b"d\xff\x1b"))
+    shutil.copy(SUBS / "full.ipynb", os.path.join(base, b"d\xff\x1b", b"n\xe9.ipynb"))
+    shutil.copy(SUBS / "full.ipynb", os.path.join(base, b"d\xff\x1b", b"m.ipynb"))
+    subs, _ = discover(tmp_path, "tiny_master.ipynb")
+    assert [s.student for s in subs] == ["caf\\xe9", "d\\xff\\x1b"]
+    assert read_cells(subs[0].path)  # the real (undecodable) path still opens
+    assert "(m.ipynb, n\\xe9.ipynb)" in subs[1].problem
+    monkeypatch.setattr(submissions, "MAX_FILES", 1)
+    assert "more than 1 files" in discover(tmp_path, "x")[0][1].problem
