@@ -336,7 +336,7 @@ def check(
             keep_executed=False,
         )
         try:
-            cells = read_cells(path)
+            cells = read_cells(path.resolve())  # the student's own file: a link is fine
         except SubmissionError as err:
             raise CourseError(f"NOTEBOOK {path}: {err}") from None
         matched = match(master, cells)

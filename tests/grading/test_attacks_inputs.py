@@ -7,6 +7,7 @@ still score full marks and 0. Nothing outside the report folder changes.
 
 from __future__ import annotations
 
+import argparse
 import csv
 import hashlib
 import json
@@ -17,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from course_utils.grading import batch as grader
-from course_utils.grading import store
+from course_utils.grading import cli, store
 from course_utils.grading.master import load_master
-from tests.grading.helpers import MASTER, SUBS, graded, quiet
+from tests.grading.helpers import MASTER, SUBS, graded
 
 pytestmark = pytest.mark.timeout(400)  # a FIFO that blocks must fail, not hang
 
@@ -80,9 +81,11 @@ def hostile(tmp_path_factory):
     outside.mkdir()
     (outside / "precious").write_text("keep")
     before = _snapshot(tmp)
+    said: list[str] = []
     first = grader.grade(
-        subs, MASTER, out, limits=LIMITS, jobs=2, progress=False, echo=quiet
+        subs, MASTER, out, limits=LIMITS, jobs=2, progress=False, echo=said.append
     )
+    first.notes.extend(said)
     records = {r["student"]: r for r in first.records}
     return tmp, subs, out, first, records, before
 
@@ -120,7 +123,9 @@ def test_every_attack_gets_a_status_and_a_reason(hostile):
 
 
 def test_names_are_shown_escaped_and_cells_are_not_formulas(hostile):
-    _tmp, _subs, out, _first, _records, _ = hostile
+    _tmp, _subs, out, first, _records, _ = hostile
+    console = "\n".join([*first.notes, store.table(first.records)])
+    console.encode("utf-8")  # strict: a UTF-8 console shows it (it used to crash)
     text = (out / "grades.csv").read_bytes().decode("utf-8")  # strict: valid UTF-8
     rows = {r["student"]: r for r in csv.DictReader(text.splitlines())}
     assert {"caf\\xe9", LONG, "'" + FORMULA} <= set(rows)
@@ -180,15 +185,21 @@ def test_other_options_grade_again(hostile):
     assert "full" in same.skipped
 
 
-def test_merge_keeps_odd_names_and_never_leaves_out(hostile):
+def test_merge_keeps_odd_names_and_never_leaves_out(hostile, capsys):
     tmp, _subs, out, *_ = hostile
     (out / "evil").mkdir()
     evil = dict(graded(out)["full"], student="../victim")
     (out / "evil" / store.RECORD).write_text(json.dumps(evil))
-    merged, notes = store.merge([out], tmp / "all")
+    args = argparse.Namespace(
+        submissions="merge", more=[str(out)], out=str(tmp / "all")
+    )
+    assert cli.cmd_grade(args) == 0
+    shown = capsys.readouterr().out
+    shown.encode("utf-8")  # strict
+    merged = store.records(tmp / "all")
     assert {r["student"] for r in merged} >= {"caf\\xe9", LONG, FORMULA, "full"}
     assert (tmp / "victim" / "precious").read_text() == "keep"
-    assert any("evil/grade.json ignored" in n for n in notes)
+    assert "evil/grade.json ignored" in shown and "caf\\xe9" in shown
 
 
 def test_nothing_outside_the_report_folders_changed(hostile):
