@@ -441,8 +441,7 @@ for n, bs in [(359, 64), (17, 5), (10, 32), (1, 1)]:
         oracle_acc = float((model_torch(Xt).argmax(dim=1) == yt).double().mean())
     got_t = accuracy_torch(model_torch, Xt, yt, bs)
     got_j = accuracy_jax(model_eval, X_test_jax[:n], y_test_jax[:n], bs)
-    assert abs(got_t - oracle_acc) < 1e-12, (n, bs, got_t, oracle_acc)
-    assert abs(got_j - oracle_acc) < 1e-12, (n, bs, got_j, oracle_acc)
+    assert_close((got_t, got_j), (oracle_acc, oracle_acc), rtol=0, atol=1e-12, name=f"n={n}, bs={bs}")
 assert all(p.grad is None for p in model_torch.parameters()), "compute no gradients"
 for name, p in model_torch.named_parameters():
     assert torch.equal(p, params_before[name]), f"{name} changed during evaluation"

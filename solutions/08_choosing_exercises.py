@@ -120,7 +120,8 @@ for _ in range(200):
     n = int(rng.integers(1, 12))
     samples = list(np.exp(rng.normal(rng.normal(0, 0.5), rng.uniform(0.01, 0.6), n)))
     threshold = float(rng.choice([1.0, 1.2, 1.5, 10.0]))
-    assert judge(samples, threshold) == claims.verdict(samples, threshold)[0], (samples, threshold)
+    got = judge(samples, threshold)
+    assert type(got) is str and got == claims.verdict(samples, threshold)[0], (samples, threshold, got)
 try:
     judge([], 1.0)
 except ValueError:
@@ -172,7 +173,7 @@ for _ in range(300):
     if js > ts:
         assert k is None, (n, comp, js, ts, k)
         continue
-    assert isinstance(k, int) and 0 <= k <= n, k
+    assert type(k) is int and 0 <= k <= n, k  # a plain int: a subclass could lie in <=
     assert k * comp + n * js <= n * ts + 1e-9
     assert k == n or (k + 1) * comp + n * js > n * ts - 1e-9
 ### END HIDDEN TESTS
