@@ -9,6 +9,7 @@ Students never import this package. Modules, in the order a grading run uses the
 - ``submissions``: finding submissions in a folder and matching their cells to the master
 - ``environment``: the kernel's environment, IPython profile and kernelspec
 - ``launch``: the worker processes of a run (job files, backstop, orphan sweep)
+- ``sandbox``: the bubblewrap sandbox a submission's kernel runs in, and whether it works
 - ``worker``: the grading policy for one submission (order, restarts, replay, canary)
 - ``session``: one Jupyter kernel: start, run a cell, interrupt, kill
 - ``kernel``: the kernel process's entry point (limits applied before IPython starts)

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course_utils.grading import environment, launch, report, scoring, store
+from course_utils.grading import environment, launch, report, sandbox, scoring, store
 from course_utils.grading.environment import RUN_ENV
 from course_utils.grading.master import Master, load_master
 from course_utils.grading.names import shown
@@ -106,6 +106,7 @@ class Grader:
         *,
         smoke: bool = True,
         keep_executed: bool = True,
+        sandboxed: bool | None = None,
     ):
         from course_utils.grading.procs import become_subreaper
 
@@ -116,9 +117,14 @@ class Grader:
         self.work = out / store.WORK / self.run_id
         self.work.mkdir(parents=True, exist_ok=True)
         become_subreaper()
-        env = environment.kernel_env(self.work, limits.cpu_seconds, self.run_id, smoke)
-        kernel_dir = environment.kernel_spec(self.work)
-        self.workers = launch.Workers(self.work, env, self.run_id, limits, kernel_dir)
+        env = environment.kernel_env(limits.cpu_seconds, self.run_id, smoke)
+        if sandboxed is None:  # course check: a sandbox when there is one
+            sandboxed = sandbox.problem() is None
+        self.sandboxed = sandboxed
+        hide = (out.resolve(), master.path.resolve().parent)
+        self.workers = launch.Workers(
+            self.work, env, self.run_id, limits, sandboxed=sandboxed, hide=hide
+        )
         self.lock = threading.Lock()  # one student's files and the tables at a time
 
     @property
@@ -177,7 +183,10 @@ class Grader:
             options=self.options,
             graded_at=started,
             run_id=self.run_id,
+            sandbox="bwrap" if self.sandboxed else "unsafe-no-sandbox",
         )
+        if not self.sandboxed:
+            record["flags"] = [*record.get("flags", []), "unsafe-no-sandbox"]
         files = self._files(matched, run, record)
         with self.lock:
             store.save_student(self.out, record, files)
@@ -225,10 +234,12 @@ def grade(
     smoke: bool = True,
     progress: bool | None = None,
     echo=print,
+    unsafe_no_sandbox: bool = False,
 ) -> Batch:
     """Grade every submission in ``submissions`` against the master ``source`` into ``out``."""
     limits = limits or Limits()
     limits.check()
+    _sandbox_or_refuse(unsafe_no_sandbox, echo)
     if jobs is not None and jobs < 1:
         raise CourseError(f"--jobs must be at least 1, got {jobs}")
     master = load_master(source)
@@ -248,11 +259,24 @@ def grade(
             f"{len(batch.skipped)} student(s) already graded (use --force to grade again)"
         )
     start = time.perf_counter()
-    grader = Grader(master, out, limits, smoke=smoke)
+    grader = Grader(master, out, limits, smoke=smoke, sandboxed=not unsafe_no_sandbox)
     _run_all(grader, todo, jobs, batch, progress, echo)
     batch.records = store.write_tables(out)
     batch.seconds = time.perf_counter() - start
     return batch
+
+
+def _sandbox_or_refuse(unsafe: bool, echo) -> None:
+    """Students' code runs in a sandbox, or the instructor said ``--unsafe-no-sandbox``."""
+    if unsafe:
+        echo("note: --unsafe-no-sandbox: students' code runs without a sandbox")
+        return
+    problem = sandbox.problem()
+    if problem:
+        raise CourseError(
+            f"{problem}: students' code is only run in a sandbox "
+            "(install bubblewrap, or pass --unsafe-no-sandbox)"
+        )
 
 
 def _to_grade(

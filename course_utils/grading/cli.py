@@ -71,6 +71,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         force=args.force,
         shard=args.shard,
         smoke=not args.full,
+        unsafe_no_sandbox=args.unsafe_no_sandbox,
     )
     print(grader_store.table(batch.records, shutil.get_terminal_size().columns))
     print(
@@ -164,6 +165,11 @@ def _add_grade(sub) -> None:
         "--full",
         action="store_true",
         help="run the tests at full sizes (default: smoke sizes)",
+    )
+    g.add_argument(
+        "--unsafe-no-sandbox",
+        action="store_true",
+        help="run students' code without the bubblewrap sandbox (see docs/GRADING.md)",
     )
     g.set_defaults(func=cmd_grade)
 

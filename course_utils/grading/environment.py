@@ -6,7 +6,8 @@ instructor's shell (no tokens or credentials), adds the grading switches
 every process of the run), and points IPython at a profile that runs the
 course's strict startup followed by one that shows framework warnings instead
 of raising them. The kernelspec starts :mod:`course_utils.grading.kernel` with
-no input history on disk.
+no input history on disk. Each submission gets its own profile and
+kernelspec, written where its sandbox cannot write.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from course_utils.grading.kernel import CPU_ENV
@@ -61,8 +63,8 @@ WARNINGS_STARTUP = (
 )
 
 
-def kernel_env(work: Path, cpu_s: float, run_id: str, smoke: bool) -> dict[str, str]:
-    """The kernel's environment; writes its IPython profile under ``work``."""
+def kernel_env(cpu_s: float, run_id: str, smoke: bool) -> dict[str, str]:
+    """The kernel's environment (``IPYTHONDIR`` is set per submission: :func:`ipython_dir`)."""
     env = {k: v for k, v in os.environ.items() if k.startswith(ENV_KEEP)}
     package_parent = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(
@@ -75,7 +77,6 @@ def kernel_env(work: Path, cpu_s: float, run_id: str, smoke: bool) -> dict[str, 
             "MPLBACKEND": "Agg",
             "PYTHONUNBUFFERED": "1",
             RUN_ENV: run_id,
-            "IPYTHONDIR": ipython_dir(work),
             CPU_ENV: str(int(cpu_s)),
         }
     )
@@ -88,7 +89,10 @@ def worker_env(env: dict[str, str]) -> dict[str, str]:
 
 
 def ipython_dir(work: Path) -> str:
-    """An IPython folder under ``work`` with the strict startup, then the warnings one."""
+    """An IPython folder under ``work`` with the strict startup, then the warnings one.
+
+    Each submission gets a fresh one, read-only inside its sandbox: a startup file
+    planted by one student never runs in another's kernel."""
     from course_utils import strict
 
     root = strict.ipython_dir(str(work / "ipython"))
@@ -121,3 +125,11 @@ def kernel_spec(work: Path) -> Path:
         )
     )
     return spec.parent
+
+
+def wrap_kernel(kernels: Path, wrap: Callable[[list[str]], list[str]]) -> None:
+    """Rewrite the kernelspec under ``kernels`` to start ``wrap(argv)`` (say, in a sandbox)."""
+    path = kernels / KERNEL_NAME / "kernel.json"
+    spec = json.loads(path.read_text())
+    spec["argv"] = wrap(spec["argv"])
+    path.write_text(json.dumps(spec))

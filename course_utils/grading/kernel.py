@@ -2,7 +2,8 @@
 
 ``python -m course_utils.grading.kernel -f CONNECTION_FILE ...`` sets
 ``RLIMIT_CPU`` from ``COURSE_GRADER_CPU_S`` (inherited by every process the
-student's code starts), then runs ipykernel as usual. No address-space limit:
+student's code starts) and ``RLIMIT_NPROC`` from ``COURSE_GRADER_NPROC``, caps
+the size of the messages it sends, then runs ipykernel as usual. No address-space limit:
 JAX and PyTorch reserve large virtual ranges; the grader watches resident
 memory instead.
 """
@@ -13,6 +14,50 @@ import os
 import sys
 
 CPU_ENV = "COURSE_GRADER_CPU_S"
+NPROC_ENV = "COURSE_GRADER_NPROC"
+MESSAGE_BYTES = 4 * 2**20  # below the worker's limit, which drops larger messages
+
+
+def limit_processes() -> None:
+    """``RLIMIT_NPROC`` from ``COURSE_GRADER_NPROC`` (set in a sandbox, where the count is
+    the sandbox's own; the kernel exempts a process whose real user is root)."""
+    count = int(os.environ.get(NPROC_ENV, "0") or 0)
+    if count > 0:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_NPROC, (count, count))
+
+
+def _shrink(value, cap: int):
+    if isinstance(value, str):
+        return (
+            value if len(value) <= cap else value[:cap] + "\n[truncated by the grader]"
+        )
+    if isinstance(value, list):
+        return [_shrink(v, cap) for v in value[:200]]
+    if isinstance(value, dict):
+        return {k: _shrink(v, cap) for k, v in value.items()}
+    return value
+
+
+def cap_messages(limit: int = MESSAGE_BYTES) -> None:
+    """Shorten the strings of any message the kernel sends that would exceed ``limit``
+    bytes (a huge error message), so that it still arrives, cut."""
+    from jupyter_client.session import Session
+
+    serialize = Session.serialize
+
+    def capped(self, msg, ident=None):
+        frames = serialize(self, msg, ident)
+        cap = limit // 2
+        while sum(len(f) for f in frames) > limit and cap > 64:
+            frames = serialize(
+                self, {**msg, "content": _shrink(msg["content"], cap)}, ident
+            )
+            cap //= 4
+        return frames
+
+    Session.serialize = capped
 
 
 def limit_cpu() -> None:
@@ -39,7 +84,9 @@ def die_with_parent() -> None:
 
 def main() -> None:
     limit_cpu()
+    limit_processes()
     die_with_parent()
+    cap_messages()
     from ipykernel import kernelapp
 
     sys.argv[0] = "ipykernel_launcher"

@@ -1,7 +1,9 @@
 """The worker processes of one grading run: one per student, with a backstop, and their orphans.
 
 :class:`Workers` writes a student's job file (the cells to run, the limits,
-the kernel's environment), starts ``python -m course_utils.grading.worker JOB``
+the kernel's environment, a fresh IPython folder and kernelspec of its own,
+which starts the kernel in a :mod:`.sandbox` unless the run is unsafe), starts
+``python -m course_utils.grading.worker JOB``
 in a session of its own, waits for it with a backstop of the total timeout
 plus 90 s, and reads back the worker's result file (with an event saying why
 when the worker did not finish). Processes of the run that outlive their
@@ -20,24 +22,64 @@ import threading
 from pathlib import Path
 
 from course_utils._procs import kill_process_group
+from course_utils.grading import environment, sandbox
 from course_utils.grading.environment import RUN_ENV, worker_env
+from course_utils.grading.kernel import NPROC_ENV
 
 BACKSTOP_S = 90.0  # beyond the total timeout, before a worker is killed
+NPROC = 2048  # processes and threads in one sandbox (RLIMIT_NPROC)
 
 
 class Workers:
     """Starts and watches the worker processes of the run ``run_id``."""
 
     def __init__(
-        self, work: Path, env: dict[str, str], run_id: str, limits, kernel_dir: Path
+        self,
+        work: Path,
+        env: dict[str, str],
+        run_id: str,
+        limits,
+        *,
+        sandboxed: bool = True,
+        hide: tuple[Path, ...] = (),
     ):
         self.work, self.env, self.run_id, self.limits = work, env, run_id, limits
-        self.kernel_dir = kernel_dir
+        self.sandboxed, self.hide = sandboxed, hide
         self.procs: dict[str, subprocess.Popen] = {}
         self.lock = threading.Lock()
         self.stopping = False
 
-    def job(self, cells: list, cwd: str, folder: Path) -> dict:
+    def kernel(self, private: Path) -> dict:
+        """A fresh IPython folder and kernelspec under ``private`` (the sandbox cannot write
+        there), the ipc folder, and the kernel's environment: the job's kernel part."""
+        ipython = Path(environment.ipython_dir(private))
+        kernels = environment.kernel_spec(private)
+        env = dict(self.env, IPYTHONDIR=str(ipython))
+        if not self.sandboxed:
+            (private / "work").mkdir()
+            return {
+                "kernel_dir": str(kernels),
+                "env": env,
+                "cwd": str(private / "work"),
+            }
+        ipc = private / "ipc"
+        ipc.mkdir()
+        env[NPROC_ENV] = str(NPROC)
+        mb = self.limits.memory_mb
+        environment.wrap_kernel(
+            kernels,
+            lambda argv: sandbox.command(
+                argv, ipc=ipc, ipython=ipython, tmp_mb=mb, hide=self.hide
+            ),
+        )
+        return {
+            "kernel_dir": str(kernels),
+            "env": env,
+            "ipc": str(ipc),
+            "sandbox": True,
+        }
+
+    def job(self, cells: list, kernel: dict, folder: Path) -> dict:
         """The worker's job: the cells to run (context, solution, test), limits, kernel."""
         return {
             "cells": [
@@ -54,8 +96,8 @@ class Workers:
             "total_timeout": self.limits.total_timeout,
             "memory_mb": self.limits.memory_mb,
             "env": self.env,
-            "cwd": cwd,
-            "kernel_dir": str(self.kernel_dir),
+            "cwd": None,
+            **kernel,
             "result_path": str(folder / "result.json"),
         }
 
@@ -63,17 +105,18 @@ class Workers:
         """Run the cells in a worker; the run's result, None when the batch was stopped."""
         folder = self.work / student
         folder.mkdir(parents=True, exist_ok=True)
-        cwd = tempfile.mkdtemp(prefix=f"course-grade-{student[:20]}-")
-        (folder / "job.json").write_text(json.dumps(self.job(cells, cwd, folder)))
+        private = Path(tempfile.mkdtemp(prefix="course-grade-"))  # short: socket paths
         backstop = self.limits.total_timeout + BACKSTOP_S
         try:
+            job = self.job(cells, self.kernel(private), folder)
+            (folder / "job.json").write_text(json.dumps(job))
             with open(folder / "worker.log", "wb") as log:
                 proc = self._start(student, folder / "job.json", log)
                 if proc is None:
                     return None
                 stopped = self._wait(student, proc, backstop)
         finally:
-            shutil.rmtree(cwd, ignore_errors=True)
+            shutil.rmtree(private, ignore_errors=True)
         if self.stopping:
             return None
         return self._result(folder, proc, stopped, backstop)

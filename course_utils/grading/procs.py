@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from collections.abc import Callable
 
 import psutil
 
@@ -105,13 +106,45 @@ def kill_descendants(rounds: int = 5) -> int:
     return found
 
 
-class Watchdog(threading.Thread):
-    """Kills the whole tree when its resident memory passes the limit."""
+def reap_zombies(keep: Callable[[], set[int]] = set) -> int:
+    """Reap this process's children that have exited, but those in ``keep()`` (whose exit
+    status someone waits for): orphans re-parented to a subreaper are never waited for,
+    and a fork loop of them would use up the machine's process ids."""
+    reaped = 0
+    for pid in _child_pids(os.getpid()):
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                state = fh.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state == "Z" and pid not in keep():
+            try:
+                reaped += os.waitpid(pid, os.WNOHANG)[0] == pid
+            except ChildProcessError:
+                pass
+    return reaped
 
-    def __init__(self, limit_mb: float, interval: float = 0.1):
+
+class Watchdog(threading.Thread):
+    """Kills the whole tree when its memory passes the limit, or its process count ``max_procs``.
+
+    Memory is the resident set of every process plus ``extra()`` (a sandbox's tmpfs);
+    exited orphans are reaped on the way (but ``keep()``).
+    """
+
+    def __init__(
+        self,
+        limit_mb: float,
+        interval: float = 0.1,
+        *,
+        extra: Callable[[], int] = int,
+        max_procs: int | None = None,
+        keep: Callable[[], set[int]] = set,
+    ):
         super().__init__(daemon=True)
         self.limit = limit_mb * 2**20
         self.interval = interval
+        self.extra, self.max_procs, self.keep = extra, max_procs, keep
         self.tripped: str | None = None
         self.peak = 0
         self.seen: set[int] = set()
@@ -119,16 +152,25 @@ class Watchdog(threading.Thread):
 
     def run(self) -> None:
         while not self._stop.wait(self.interval):
+            reap_zombies(self.keep)
             pids = descendant_pids()
-            total = sum(rss_bytes(pid) for pid in pids)
+            total = sum(rss_bytes(pid) for pid in pids) + self.extra()
             self.seen.update(pids)
             self.peak = max(self.peak, total)
-            if total > self.limit and self.tripped is None:
-                self.tripped = (
-                    f"resident memory reached {total / 2**20:.0f} MB "
-                    f"(limit {self.limit / 2**20:.0f} MB)"
-                )
-                kill_descendants()
+            if self.tripped is None:
+                self.tripped = self._over(total, len(pids))
+                if self.tripped:
+                    kill_descendants()
+
+    def _over(self, total: int, count: int) -> str | None:
+        if total > self.limit:
+            return (
+                f"resident memory reached {total / 2**20:.0f} MB "
+                f"(limit {self.limit / 2**20:.0f} MB)"
+            )
+        if self.max_procs is not None and count > self.max_procs:
+            return f"{count} processes were running (limit {self.max_procs})"
+        return None
 
     def stop(self) -> None:
         self._stop.set()

@@ -25,6 +25,10 @@ from typing import Any
 
 PROBE_GRACE_S = 3.0
 CELL_OUTPUT_CHARS = 100_000
+# Larger messages are dropped by ZeroMQ before they are read (the peer is disconnected
+# and reconnects): a kernel that skips its own cap cannot make the worker hold them.
+MAX_MESSAGE_BYTES = 8 * 2**20
+FIELD_CHARS = 20_000  # an error's evalue, traceback text
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _OUTPUTS = ("stream", "display_data", "execute_result", "error")
 
@@ -46,9 +50,9 @@ def output_from_msg(msg: dict) -> dict:
     if kind == "error":
         return {
             "output_type": "error",
-            "ename": content.get("ename", ""),
-            "evalue": content.get("evalue", ""),
-            "traceback": content.get("traceback", []),
+            "ename": str(content.get("ename", ""))[:200],
+            "evalue": str(content.get("evalue", ""))[:FIELD_CHARS],
+            "traceback": _capped_lines(content.get("traceback", [])),
         }
     out = {
         "output_type": kind,
@@ -57,6 +61,18 @@ def output_from_msg(msg: dict) -> dict:
     }
     if kind == "execute_result":
         out["execution_count"] = content.get("execution_count")
+    return out
+
+
+def _capped_lines(lines, limit: int = FIELD_CHARS) -> list[str]:
+    """The first lines of a traceback, ``limit`` characters in all."""
+    out, left = [], limit
+    for line in lines if isinstance(lines, list) else []:
+        if left <= 0:
+            out.append("[traceback truncated by the grader]")
+            break
+        out.append(str(line)[:left])
+        left -= len(out[-1])
     return out
 
 
@@ -120,8 +136,8 @@ def _finish(record: dict, reply: dict | None, started: float) -> dict:
     record["status"] = "ok" if content.get("status") == "ok" else "error"
     if record["status"] == "error":
         record["ename"] = str(content.get("ename", "Error"))
-        record["evalue"] = clean_text(str(content.get("evalue", "")))[:2000]
-        traceback = "\n".join(content.get("traceback", []) or [])
+        record["evalue"] = clean_text(str(content.get("evalue", ""))[:4000])[:2000]
+        traceback = "\n".join(_capped_lines(content.get("traceback", [])))
         record["traceback"] = clean_text(traceback)[-6000:]
     if any(p.get("source") == "ask_exit" for p in content.get("payload", []) or []):
         record["exit_requested"] = True
@@ -147,12 +163,15 @@ class Session:
         abort: Callable[[], bool] | None = None,
         output_limit: int = CELL_OUTPUT_CHARS,
         log: deque | None = None,
+        ipc: str | None = None,
+        sandboxed: bool = False,
     ):
         self.kernel_name, self.kernel_dirs = kernel_name, list(kernel_dirs)
         self.env, self.cwd = dict(env or os.environ), cwd
         self.abort = abort or (lambda: False)
         self.output_limit = output_limit
         self.log: deque = log if log is not None else deque(maxlen=40)
+        self.ipc, self.sandboxed = ipc, sandboxed
         self.km: Any = None
         self.kc: Any = None
 
@@ -163,8 +182,15 @@ class Session:
         from jupyter_client.kernelspec import KernelSpecManager
 
         ksm = KernelSpecManager(kernel_dirs=self.kernel_dirs)
+        # ipc: Unix sockets in a folder shared with the sandbox (no TCP across its
+        # network namespace); the connection file lies beside them.
+        where = (
+            {"transport": "ipc", "connection_file": f"{self.ipc}/kernel.json"}
+            if self.ipc
+            else {}
+        )
         self.km = AsyncKernelManager(
-            kernel_name=self.kernel_name, kernel_spec_manager=ksm
+            kernel_name=self.kernel_name, kernel_spec_manager=ksm, **where
         )
         # The kernel's own stdout/stderr (C-level prints, warnings) go to a pipe drained
         # into a bounded tail. Our own pipe, not Popen's: children that inherit it and
@@ -179,6 +205,7 @@ class Session:
             finally:
                 os.close(write_fd)
             self.kc = self.km.client()
+            self.kc.context.setsockopt(_zmq().MAXMSGSIZE, MAX_MESSAGE_BYTES)
             self.kc.start_channels()
             await self.kc.wait_for_ready(timeout=ready_timeout)
             await self._warm_up()
@@ -204,13 +231,34 @@ class Session:
 
     @property
     def pid(self) -> int | None:
-        """The kernel process's id (``None`` before start and after kill)."""
+        """The process started for the kernel (``None`` before start and after kill):
+        the kernel itself, or the sandbox that runs it."""
         return getattr(getattr(self.km, "provisioner", None), "pid", None)
+
+    def own_pids(self) -> set[int]:
+        """The kernel's process and, in a sandbox, the sandbox's (not the student's)."""
+        from course_utils.grading.sandbox import inner_pids
+
+        if self.pid is None:
+            return set()
+        inner = inner_pids(self.pid) if self.sandboxed else ()
+        return {self.pid, *(p for p in inner if p is not None)}
+
+    def kernel_pid(self) -> int | None:
+        """The kernel's own process (in a sandbox, the first one bwrap's init started)."""
+        from course_utils.grading.sandbox import inner_pids
+
+        if not self.sandboxed or self.pid is None:
+            return self.pid
+        return inner_pids(self.pid)[1]
 
     def exit_code(self) -> int | None:
         """The kernel process's exit status, ``None`` while it runs (or is unknown)."""
+        from course_utils.grading.sandbox import exit_status
+
         proc = getattr(getattr(self.km, "provisioner", None), "process", None)
-        return proc.poll() if proc is not None else None
+        code = proc.poll() if proc is not None else None
+        return exit_status(code) if self.sandboxed else code
 
     async def alive(self) -> bool:
         try:
@@ -287,8 +335,7 @@ class Session:
 
     def _poller(self):
         """A poller on the IOPub and shell sockets: wait for either at once."""
-        import zmq
-        import zmq.asyncio
+        zmq = _zmq()
 
         poller = zmq.asyncio.Poller()
         iopub, shell = self.kc.iopub_channel.socket, self.kc.shell_channel.socket
@@ -311,7 +358,12 @@ class Session:
     async def interrupt(self, grace: float = PROBE_GRACE_S) -> bool:
         """Interrupt the running cell (SIGINT); true when a trivial cell then runs within ``grace``."""
         try:
-            await self.km.interrupt_kernel()
+            if (
+                self.sandboxed
+            ):  # bwrap would die of a SIGINT to its group: the kernel's group
+                os.killpg(os.getpgid(self.kernel_pid() or -1), signal.SIGINT)
+            else:
+                await self.km.interrupt_kernel()
         except Exception:  # noqa: BLE001 - a dead kernel cannot be interrupted
             return False
         if not await self.alive():
@@ -325,6 +377,13 @@ async def _next(get) -> dict | None:
         return await get(timeout=0)
     except queue.Empty:
         return None
+
+
+def _zmq():
+    import zmq
+    import zmq.asyncio
+
+    return zmq
 
 
 def _descendants(pid: int | None) -> list:

@@ -17,6 +17,7 @@ Progress is written to the result file after every cell.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import signal
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from course_utils._files import write_atomic
+from course_utils.grading import sandbox
 from course_utils.grading.environment import KERNEL_NAME
 from course_utils.grading.procs import (
     Watchdog,
@@ -38,8 +40,21 @@ from course_utils.grading.procs import (
 from course_utils.grading.session import Session, describe_exit
 
 MAX_RESTARTS = 3
+MAX_PROCS = 1000  # processes below the worker at once (zombies included)
 CANARY_TIMEOUT_S = 10.0
 DEATH_GRACE_S = 0.2  # for the dead kernel's exit status to arrive
+
+
+FORGET = """def _course_grader_forget(digest):
+    import hashlib, linecache, sys
+    for key, entry in list(linecache.cache.items()):
+        text = "".join("".join(entry[2]).split()) if len(entry) > 2 else ""
+        if hashlib.sha256(text.encode()).hexdigest() == digest:
+            del linecache.cache[key]
+    sys.last_type = sys.last_value = sys.last_traceback = sys.last_exc = None
+_course_grader_forget({digest!r})
+del _course_grader_forget
+"""
 
 
 def _running(pid: int) -> bool:
@@ -78,7 +93,12 @@ class Worker:
         self.canary = "not run"
         self.start = time.monotonic()
         self.deadline = self.start + float(job["total_timeout"])
-        self.watchdog = watchdog or Watchdog(float(job["memory_mb"]))
+        self.watchdog = watchdog or Watchdog(
+            float(job["memory_mb"]),
+            extra=self._tmpfs_bytes,
+            max_procs=MAX_PROCS,
+            keep=self._own_pids,
+        )
         self.new_session = new_session or self._grading_session
         self.list_pids, self.kill_pids = list_pids, kill_pids
         self.session: Any = None
@@ -88,10 +108,24 @@ class Worker:
             KERNEL_NAME,
             [self.job["kernel_dir"]],
             env=self.job["env"],
-            cwd=self.job["cwd"],
+            cwd=self.job.get("cwd"),
             abort=lambda: self.watchdog.tripped is not None,
             log=self.kernel_log,
+            ipc=self.job.get("ipc"),
+            sandboxed=bool(self.job.get("sandbox")),
         )
+
+    def _own_pids(self) -> set[int]:
+        session = self.session
+        return session.own_pids() if session is not None else set()
+
+    def _tmpfs_bytes(self) -> int:
+        """What the sandbox holds in its ``/tmp`` and ``/dev/shm``: counted as memory."""
+        session = self.session
+        if session is None or not self.job.get("sandbox"):
+            return 0
+        pid = session.kernel_pid()
+        return sandbox.tmpfs_bytes(pid) if pid is not None else 0
 
     # ---------------------------------------------------------- bookkeeping
     def save(self, done: bool = False) -> None:
@@ -176,11 +210,24 @@ class Worker:
             record=self.results[i],
         )
         if rec["status"] == "timeout":
-            return await self.on_timeout(i, rec, per_cell)
-        if rec["status"] == "died" or rec.get("exit_requested"):
+            broken, stop = await self.on_timeout(i, rec, per_cell)
+        elif rec["status"] == "died" or rec.get("exit_requested"):
             await self.on_death(i, rec)
             return True, False
-        return False, False
+        else:
+            broken, stop = False, False
+        if cell.get("hidden") and not broken:
+            await self.forget(cell["source"])
+        return broken, stop
+
+    async def forget(self, source: str) -> None:
+        """Remove a hidden test from the kernel's ``linecache`` (IPython caches every cell
+        there; it is not in ``In``: hidden tests run with ``store_history=False``), and
+        the last traceback, whose frames hold it."""
+        digest = hashlib.sha256("".join(source.split()).encode()).hexdigest()
+        await self.session.run_cell(
+            FORGET.format(digest=digest), CANARY_TIMEOUT_S, store_history=False
+        )
 
     async def on_timeout(self, i: int, rec: dict, per_cell: bool) -> tuple[bool, bool]:
         kind = "timeout" if per_cell else "total-timeout"
@@ -204,7 +251,8 @@ class Worker:
         if rec.get("exit_requested"):
             rec["detail"] = "the code called exit()/quit(), which stops the kernel"
         elif self.watchdog.tripped:
-            rec["detail"] = "memory limit: " + self.watchdog.tripped
+            kind = "memory" if "memory" in self.watchdog.tripped else "process"
+            rec["detail"] = f"{kind} limit: " + self.watchdog.tripped
         else:
             rec["detail"] = describe_exit(self.session.exit_code())
         self.event("memory" if self.watchdog.tripped else "died", i, rec["detail"])
@@ -259,9 +307,9 @@ class Worker:
 
     async def finish(self) -> None:
         """Kill the kernel and whatever the code left running; the last save."""
-        kernel_pid = self.session.pid if self.session is not None else None
+        own = self._own_pids()
         leftovers = [
-            pid for pid in self.list_pids() if pid != kernel_pid and _running(pid)
+            pid for pid in self.list_pids() if pid not in own and _running(pid)
         ]
         if leftovers:
             self.event(

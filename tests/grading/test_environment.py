@@ -14,7 +14,7 @@ def test_kernel_env_keeps_what_frameworks_need_and_no_secrets(tmp_path, monkeypa
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_x")
     monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=2")
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    env = environment.kernel_env(tmp_path, 120.7, "run123", smoke=False)
+    env = environment.kernel_env(120.7, "run123", smoke=False)
     assert "AWS_SECRET_ACCESS_KEY" not in env and "GITHUB_TOKEN" not in env
     assert env["XLA_FLAGS"].startswith("--xla") and env["OMP_NUM_THREADS"] == "1"
     assert env[environment.RUN_ENV] == "run123"
@@ -44,3 +44,6 @@ def test_kernel_spec_starts_the_grading_kernel_without_history(tmp_path):
     assert spec["argv"][:3] == [sys.executable, "-m", "course_utils.grading.kernel"]
     assert "--HistoryManager.hist_file=:memory:" in spec["argv"]
     assert spec["interrupt_mode"] == "signal"
+    environment.wrap_kernel(folder, lambda argv: ["wrapper", "--", *argv])
+    spec = json.loads((folder / environment.KERNEL_NAME / "kernel.json").read_text())
+    assert spec["argv"][:3] == ["wrapper", "--", sys.executable]

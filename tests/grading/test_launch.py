@@ -14,22 +14,50 @@ from course_utils.grading.master import load_master
 from tests.grading.helpers import MASTER, gone, with_env
 
 
-def _workers(tmp_path, run_id="run-test", **limits) -> launch.Workers:
-    env = environment.kernel_env(tmp_path, 60, run_id, smoke=True)
-    kernel_dir = environment.kernel_spec(tmp_path)
-    return launch.Workers(tmp_path, env, run_id, Limits(**limits), kernel_dir)
+def _workers(tmp_path, run_id="run-test", sandboxed=False, **limits) -> launch.Workers:
+    env = environment.kernel_env(60, run_id, smoke=True)
+    return launch.Workers(
+        tmp_path, env, run_id, Limits(**limits), sandboxed=sandboxed, hide=(tmp_path,)
+    )
 
 
 def test_job_holds_the_cells_that_run_and_the_limits(tmp_path):
     workers = _workers(tmp_path, timeout=7, total_timeout=70, memory_mb=700)
     master = load_master(MASTER)
-    job = workers.job(master.cells, "/tmp/cwd", tmp_path / "ann")
+    job = workers.job(master.cells, {"cwd": "/tmp/cwd"}, tmp_path / "ann")
     assert [c["role"] for c in job["cells"]].count("answer") == 0
     assert len(job["cells"]) == sum(c.role != "answer" for c in master.cells)
     assert sum(c["hidden"] for c in job["cells"]) == 3
     assert (job["timeout"], job["total_timeout"], job["memory_mb"]) == (7, 70, 700)
     assert job["result_path"] == str(tmp_path / "ann" / "result.json")
     assert job["env"][environment.RUN_ENV] == "run-test"
+    assert job["cwd"] == "/tmp/cwd"
+
+
+def test_each_submission_gets_its_own_profile_and_sandboxed_kernelspec(tmp_path):
+    workers = _workers(tmp_path, sandboxed=True, memory_mb=700)
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir(), two.mkdir()
+    a, b = workers.kernel(one), workers.kernel(two)
+    assert a["env"]["IPYTHONDIR"] != b["env"]["IPYTHONDIR"]
+    assert a["env"]["IPYTHONDIR"].startswith(str(one))
+    assert a["sandbox"] and a["ipc"] == str(one / "ipc") and "cwd" not in a
+    spec = json.loads(
+        (one / "kernels" / environment.KERNEL_NAME / "kernel.json").read_text()
+    )
+    argv = spec["argv"]
+    assert argv[0].endswith("bwrap") and "--unshare-pid" in argv
+    assert argv[argv.index("--") + 1 :][:3] == [
+        sys.executable,
+        "-m",
+        "course_utils.grading.kernel",
+    ]
+    hidden = argv.index(str(tmp_path.resolve()))  # the report folder is hidden
+    assert argv[hidden - 1] == "--tmpfs"
+    three = tmp_path / "three"
+    three.mkdir()
+    unsafe = _workers(tmp_path).kernel(three)
+    assert "sandbox" not in unsafe and unsafe["cwd"] == str(three / "work")
 
 
 def test_a_worker_past_its_backstop_is_killed_and_says_so(tmp_path, monkeypatch):

@@ -1,0 +1,125 @@
+"""A bubblewrap sandbox per submission: the command that starts a kernel inside one, and whether it works.
+
+The kernel and everything it starts run in namespaces of their own: a PID
+namespace (the grader, the worker and other submissions' processes are not
+visible, so they cannot be signalled or read from ``/proc``), no network, a
+user namespace in which they are uid 65534, and a mount namespace in which the
+whole filesystem is read-only except a private ``/tmp`` and ``/dev/shm``
+(size-capped tmpfs, gone with the sandbox), the folder of the kernel's
+``ipc`` sockets and the submission's own IPython folder. The report folder and the master's folder are hidden behind
+empty tmpfs. ``--die-with-parent`` ends the sandbox, and every process in it,
+when the worker's kernel manager goes; the worker also kills the tree.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+SANDBOX_UID = 65534
+SCRATCH = "/tmp/work"  # the kernel's working folder and HOME inside the sandbox
+HIDE_KEEP = (sys.prefix, sys.base_prefix, str(Path(__file__).resolve().parents[2]))
+
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap")
+
+
+def _needed(path: Path) -> bool:
+    """Hiding ``path`` would hide the interpreter or the course package."""
+    p = str(path.resolve())
+    return any(k == p or k.startswith(p.rstrip("/") + "/") for k in HIDE_KEEP)
+
+
+def command(
+    argv: list[str],
+    *,
+    ipc: Path,
+    ipython: Path,
+    tmp_mb: float,
+    hide: tuple[Path, ...] = (),
+) -> list[str]:
+    """``argv`` run inside a fresh sandbox (``bwrap`` must exist)."""
+    size = str(int(max(16.0, tmp_mb) * 2**20))
+    cmd = [bwrap_path() or "bwrap", "--die-with-parent", "--new-session"]
+    cmd += ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+    cmd += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
+    cmd += ["--unshare-cgroup-try", "--ro-bind", "/", "/"]
+    cmd += ["--dev", "/dev", "--proc", "/proc"]
+    cmd += ["--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", "/dev/shm"]
+    for path in hide:
+        if path.exists() and not _needed(path):
+            cmd += ["--tmpfs", str(path.resolve())]
+    # IPython wants its folder writable: this submission's own, fresh one
+    cmd += ["--bind", str(ipc), str(ipc), "--bind", str(ipython), str(ipython)]
+    cmd += ["--dir", SCRATCH, "--chdir", SCRATCH]
+    cmd += ["--setenv", "HOME", SCRATCH, "--setenv", "TMPDIR", "/tmp"]
+    # ipykernel exits when its parent is not this pid: bwrap's init is its parent
+    cmd += ["--unsetenv", "JPY_PARENT_PID"]
+    return [*cmd, "--", *argv]
+
+
+@functools.lru_cache(maxsize=1)
+def problem() -> str | None:
+    """Why the sandbox cannot be used here (one line), or None when it works."""
+    if bwrap_path() is None:
+        return "bubblewrap (bwrap) is not installed"
+    argv = [sys.executable, "-c", "import course_utils.grading.kernel"]
+    with tempfile.TemporaryDirectory(prefix="course-sandbox-probe-") as tmp:
+        (Path(tmp) / "ipc").mkdir()
+        (Path(tmp) / "ipython").mkdir()
+        cmd = command(
+            argv, ipc=Path(tmp, "ipc"), ipython=Path(tmp, "ipython"), tmp_mb=16
+        )
+        try:
+            done = subprocess.run(
+                cmd,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                stdin=subprocess.DEVNULL,
+            )
+        except (OSError, subprocess.TimeoutExpired) as err:
+            return f"bubblewrap cannot start a sandbox: {err}"
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        return f"bubblewrap cannot start a sandbox (exit {done.returncode}): {last}"
+    return None
+
+
+def tmpfs_bytes(pid: int) -> int:
+    """Bytes held in the sandbox's ``/tmp`` and ``/dev/shm`` (seen through a process in it)."""
+    total = 0
+    for mount in ("tmp", "dev/shm"):
+        try:
+            st = os.statvfs(f"/proc/{pid}/root/{mount}")
+        except OSError:
+            continue
+        total += (st.f_blocks - st.f_bfree) * st.f_frsize
+    return total
+
+
+def inner_pids(pid: int) -> tuple[int | None, int | None]:
+    """bwrap's init in the sandbox started by ``pid`` and the kernel (the first process
+    init started; later ones are orphans), seen from outside."""
+    import psutil
+
+    try:
+        init = psutil.Process(pid).children()
+        kids = init[0].children() if init else []
+    except psutil.Error:
+        return None, None
+    kernel = min(kids, key=lambda p: p.create_time()).pid if kids else None
+    return (init[0].pid if init else None), kernel
+
+
+def exit_status(code: int | None) -> int | None:
+    """The kernel's exit status from bwrap's: bwrap reports a signal N as 128 + N."""
+    if code is not None and 128 < code < 128 + 65:
+        return -(code - 128)
+    return code

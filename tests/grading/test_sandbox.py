@@ -1,0 +1,147 @@
+"""The bubblewrap sandbox: its command, the check that it works, and what it lets through."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from course_utils.grading import sandbox
+from tests.grading.helpers import ROOT, require_sandbox
+
+LOOK = """
+import json, os, socket
+def can_write(path):
+    try:
+        with open(path, "w") as fh:
+            fh.write("x")
+        return True
+    except OSError:
+        return False
+print(json.dumps({
+    "uid": os.getuid(),
+    "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
+    "root": can_write("/pwned"),
+    "repo": can_write(%(repo)r),
+    "tmp": can_write("/tmp/ok"),
+    "shm": can_write("/dev/shm/ok"),
+    "ipc": can_write(%(ipc)r),
+    "hidden": os.listdir(%(hidden)r),
+    "nets": sorted(name for _, name in socket.if_nameindex()),
+    "parent_env": os.environ.get("JPY_PARENT_PID"),
+}))
+"""
+
+
+def test_the_command_unshares_everything_and_hides_the_report_folder(tmp_path):
+    cmd = sandbox.command(
+        ["python", "-V"],
+        ipc=tmp_path / "ipc",
+        ipython=tmp_path / "ipy",
+        tmp_mb=100,
+        hide=(tmp_path, ROOT, ROOT / "no-such-folder"),
+    )
+    for flag in (
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-user",
+        "--die-with-parent",
+    ):
+        assert flag in cmd
+    assert cmd[cmd.index("--uid") + 1] == "65534"
+    assert cmd[-3:] == ["--", "python", "-V"]
+    assert str(tmp_path.resolve()) in cmd  # hidden
+    assert ["--tmpfs", str(ROOT)] not in [cmd[i : i + 2] for i in range(len(cmd))]
+    assert str(100 * 2**20) in cmd  # the size of /tmp and /dev/shm
+
+
+def test_bwrap_exit_status_names_the_signal():
+    assert sandbox.exit_status(128 + 24) == -24  # SIGXCPU
+    assert sandbox.exit_status(3) == 3 and sandbox.exit_status(None) is None
+
+
+def test_a_missing_bwrap_is_said_in_one_line(monkeypatch):
+    monkeypatch.setattr(sandbox, "bwrap_path", lambda: None)
+    sandbox.problem.cache_clear()
+    try:
+        assert sandbox.problem() == "bubblewrap (bwrap) is not installed"
+    finally:
+        sandbox.problem.cache_clear()
+
+
+def test_inside_the_sandbox_only_scratch_is_writable_and_nothing_else_is_seen(
+    tmp_path,
+):
+    require_sandbox()
+    (tmp_path / "ipc").mkdir()
+    (tmp_path / "ipy").mkdir()
+    hidden = tmp_path / "report"
+    hidden.mkdir()
+    (hidden / "grade.json").write_text("{}")
+    code = LOOK % {
+        "repo": str(ROOT / "pwned"),
+        "ipc": str(tmp_path / "ipc" / "ok"),
+        "hidden": str(hidden),
+    }
+    cmd = sandbox.command(
+        [sys.executable, "-c", code],
+        ipc=tmp_path / "ipc",
+        ipython=tmp_path / "ipy",
+        tmp_mb=50,
+        hide=(hidden,),
+    )
+    env = dict(os.environ, JPY_PARENT_PID=str(os.getpid()))
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
+    seen = json.loads(done.stdout)
+    assert seen["uid"] == 65534 and seen["parent_env"] is None
+    assert seen["pids"][:2] == [1, 2] and len(seen["pids"]) <= 3  # bwrap, python
+    assert not seen["root"] and not seen["repo"] and not (ROOT / "pwned").exists()
+    assert seen["tmp"] and seen["shm"] and seen["ipc"]
+    assert seen["hidden"] == [] and seen["nets"] in ([], ["lo"])
+    assert (tmp_path / "ipc" / "ok").exists()
+
+
+def test_tmpfs_use_is_measured_through_a_process_inside(tmp_path):
+    require_sandbox()
+    (tmp_path / "ipc").mkdir()
+    (tmp_path / "ipy").mkdir()
+    code = (
+        "open('/dev/shm/blob', 'wb').write(b'x' * 8_000_000); "
+        "import time; print('ok', flush=True); time.sleep(30)"
+    )
+    cmd = sandbox.command(
+        [sys.executable, "-c", code],
+        ipc=tmp_path / "ipc",
+        ipython=tmp_path / "ipy",
+        tmp_mb=50,
+    )
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ok"
+        init, inner = sandbox.inner_pids(proc.pid)
+        assert init is not None and inner is not None
+        assert sandbox.tmpfs_bytes(inner) >= 8_000_000
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.parametrize("size_mb", [20])
+def test_the_scratch_space_is_capped(tmp_path, size_mb):
+    require_sandbox()
+    (tmp_path / "ipc").mkdir()
+    (tmp_path / "ipy").mkdir()
+    code = (
+        "import sys\ntry:\n    open('/dev/shm/big', 'wb').write(b'x' * 40_000_000)\n"
+        "except OSError as e:\n    sys.exit(7)\n"
+    )
+    cmd = sandbox.command(
+        [sys.executable, "-c", code],
+        ipc=tmp_path / "ipc",
+        ipython=tmp_path / "ipy",
+        tmp_mb=size_mb,
+    )
+    assert subprocess.run(cmd, timeout=60).returncode == 7
