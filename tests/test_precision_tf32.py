@@ -47,12 +47,22 @@ def kept_precision():
         (torch.backends.cudnn.rnn, "fp32_precision"),
     ]
     torch_before = [getattr(obj, attr) for obj, attr in knobs]
+    # The course sets torch's legacy flags (env.set_precision); restoring only the new
+    # per-backend ones leaves a mix that makes every later legacy read raise.
+    legacy_before = (
+        torch.get_float32_matmul_precision(),
+        torch.backends.cuda.matmul.allow_tf32,
+        torch.backends.cudnn.allow_tf32,
+    )
     try:
         yield
     finally:
         jax.config.update("jax_default_matmul_precision", jax_before)
         for (obj, attr), value in zip(knobs, torch_before, strict=True):
             setattr(obj, attr, value)
+        torch.set_float32_matmul_precision(legacy_before[0])
+        torch.backends.cuda.matmul.allow_tf32 = legacy_before[1]
+        torch.backends.cudnn.allow_tf32 = legacy_before[2]
 
 
 @pytest.fixture(autouse=True)
@@ -423,3 +433,11 @@ def test_the_same_checks_fail_when_tf32_is_allowed(lesson, setting, measured):
     ratios = measured(setting)[lesson.__name__]
     print(f"error / tolerance, {setting}:", {k: f"{v:.3g}" for k, v in ratios.items()})
     assert max(ratios.values()) > 2, ratios
+
+
+def test_leaves_torch_legacy_flags_readable():
+    # Runs last in this module: every test above went through kept_precision, and the
+    # rest of the suite reads torch's legacy flags (env.precision, claims' harness).
+    assert torch.get_float32_matmul_precision() in ("highest", "high", "medium")
+    assert isinstance(torch.backends.cuda.matmul.allow_tf32, bool)
+    assert isinstance(torch.backends.cudnn.allow_tf32, bool)

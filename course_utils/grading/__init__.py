@@ -15,6 +15,7 @@ Students never import this package. Modules, in the order a grading run uses the
 - ``kernel``: the kernel process's entry point (limits applied before IPython starts)
 - ``procs``: the grader's own process tree (subreaper, memory watchdog, killing it)
 - ``scoring``: a student's record from the kernel's replies, and hidden-test redaction
+- ``flags``: the flags column: constructs in a student's code worth a human look
 - ``report``: the report files (Gradescope ``results.json``, feedback and executed notebooks)
 - ``store``: the report folder, the class tables and shard merging
 - ``records``: keyed ``grade.json`` records (the report folder's key, seals, shape checks)

@@ -31,7 +31,7 @@ class Runner:
         return [Result(str(nb), status, seconds, error=output[7:], output=output)]
 
 
-def setup(tmp_path, times, *, budget=None, timeout=900.0, stems=("00_a", "01_b")):
+def _lesson_run(tmp_path, times, *, budget=None, timeout=900.0, stems=("00_a", "01_b")):
     runner = Runner(times)
     saves: list[int] = []
     lessons = Lessons(
@@ -48,7 +48,7 @@ def setup(tmp_path, times, *, budget=None, timeout=900.0, stems=("00_a", "01_b")
 
 
 def test_every_lesson_is_recorded_and_saved_as_it_ends(tmp_path, capsys):
-    lessons, runner, saves = setup(tmp_path, {"00_a": ("failed", 2.0)})
+    lessons, runner, saves = _lesson_run(tmp_path, {"00_a": ("failed", 2.0)})
     status, detail, interrupted = run_lessons(lessons, "smoke")
     assert (status, detail, interrupted) == (
         "failed",
@@ -74,7 +74,7 @@ def test_every_lesson_is_recorded_and_saved_as_it_ends(tmp_path, capsys):
 
 
 def test_ctrl_c_in_a_lesson_stops_the_rest(tmp_path):
-    lessons, runner, _ = setup(tmp_path, {"00_a": ("interrupted", 0.5)})
+    lessons, runner, _ = _lesson_run(tmp_path, {"00_a": ("interrupted", 0.5)})
     assert run_lessons(lessons, "smoke") == (
         "interrupted",
         {"counts": {"interrupted": 1}},
@@ -84,10 +84,12 @@ def test_ctrl_c_in_a_lesson_stops_the_rest(tmp_path):
 
 
 def test_own_timeout_fails_but_the_budgets_does_not(tmp_path):
-    lessons, _, _ = setup(tmp_path, {"00_a": ("ok", 50.0)}, budget=1000.0, timeout=30.0)
+    lessons, _, _ = _lesson_run(
+        tmp_path, {"00_a": ("ok", 50.0)}, budget=1000.0, timeout=30.0
+    )
     assert run_lessons(lessons, "smoke")[0] == "failed"
     assert lessons.notebooks[0]["status"] == "timeout"
-    lessons, _, _ = setup(tmp_path, {"00_a": ("ok", 50.0)}, budget=40.0)
+    lessons, _, _ = _lesson_run(tmp_path, {"00_a": ("ok", 50.0)}, budget=40.0)
     status, detail, _ = run_lessons(lessons, "smoke")
     assert lessons.notebooks[0]["status"] == STOPPED_BUDGET
     assert lessons.notebooks[0]["timeout"] == 40.0
@@ -104,7 +106,7 @@ def smoke_entry(stem: str, seconds: float) -> dict:
 
 def test_full_mode_skips_a_lesson_whose_estimate_does_not_fit(tmp_path):
     times = {"00_a": ("ok", 15.0), "01_b": ("ok", 90.0)}
-    lessons, runner, _ = setup(tmp_path, times, budget=100.0)
+    lessons, runner, _ = _lesson_run(tmp_path, times, budget=100.0)
     lessons.notebooks += [smoke_entry("00_a", 5.0), smoke_entry("01_b", 30.0)]
     status, detail, _ = run_lessons(lessons, "full")
     a, b = lessons.notebooks[2:]
@@ -121,7 +123,7 @@ def test_full_mode_skips_a_lesson_whose_estimate_does_not_fit(tmp_path):
 
 
 def test_every_lesson_skipped_is_a_skipped_step(tmp_path):
-    lessons, runner, _ = setup(tmp_path, {}, budget=5.0)
+    lessons, runner, _ = _lesson_run(tmp_path, {}, budget=5.0)
     assert run_lessons(lessons, "smoke")[:2] == (
         SKIPPED_BUDGET,
         {"counts": {SKIPPED_BUDGET: 2}},
