@@ -23,12 +23,14 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from course_utils.grading.kernel import FIELD_CHARS, capped_lines
+
 PROBE_GRACE_S = 3.0
 CELL_OUTPUT_CHARS = 100_000
 # Larger messages are dropped by ZeroMQ before they are read (the peer is disconnected
 # and reconnects): a kernel that skips its own cap cannot make the worker hold them.
 MAX_MESSAGE_BYTES = 8 * 2**20
-FIELD_CHARS = 20_000  # an error's evalue, traceback text
+SEND_TIMEOUT_MS = 5_000
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _OUTPUTS = ("stream", "display_data", "execute_result", "error")
 
@@ -52,7 +54,7 @@ def output_from_msg(msg: dict) -> dict:
             "output_type": "error",
             "ename": str(content.get("ename", ""))[:200],
             "evalue": str(content.get("evalue", ""))[:FIELD_CHARS],
-            "traceback": _capped_lines(content.get("traceback", [])),
+            "traceback": capped_lines(content.get("traceback", [])),
         }
     out = {
         "output_type": kind,
@@ -61,18 +63,6 @@ def output_from_msg(msg: dict) -> dict:
     }
     if kind == "execute_result":
         out["execution_count"] = content.get("execution_count")
-    return out
-
-
-def _capped_lines(lines, limit: int = FIELD_CHARS) -> list[str]:
-    """The first lines of a traceback, ``limit`` characters in all."""
-    out, left = [], limit
-    for line in lines if isinstance(lines, list) else []:
-        if left <= 0:
-            out.append("[traceback truncated by the grader]")
-            break
-        out.append(str(line)[:left])
-        left -= len(out[-1])
     return out
 
 
@@ -137,7 +127,7 @@ def _finish(record: dict, reply: dict | None, started: float) -> dict:
     if record["status"] == "error":
         record["ename"] = str(content.get("ename", "Error"))
         record["evalue"] = clean_text(str(content.get("evalue", ""))[:4000])[:2000]
-        traceback = "\n".join(_capped_lines(content.get("traceback", [])))
+        traceback = "\n".join(capped_lines(content.get("traceback", [])))
         record["traceback"] = clean_text(traceback)[-6000:]
     if any(p.get("source") == "ask_exit" for p in content.get("payload", []) or []):
         record["exit_requested"] = True
@@ -205,7 +195,10 @@ class Session:
             finally:
                 os.close(write_fd)
             self.kc = self.km.client()
-            self.kc.context.setsockopt(_zmq().MAXMSGSIZE, MAX_MESSAGE_BYTES)
+            zmq = _zmq()
+            self.kc.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+            # a connection dropped for such a message is not restored: never block on it
+            self.kc.context.setsockopt(zmq.SNDTIMEO, SEND_TIMEOUT_MS)
             self.kc.start_channels()
             await self.kc.wait_for_ready(timeout=ready_timeout)
             await self._warm_up()
@@ -302,10 +295,17 @@ class Session:
         """
         record = record if record is not None else {}
         outputs = _Outputs(record.setdefault("outputs", []), self.output_limit)
-        msg_id = self.kc.execute(
-            source, store_history=store_history, allow_stdin=False, stop_on_error=False
-        )
         started = time.monotonic()
+        try:
+            msg_id = self.kc.execute(
+                source,
+                store_history=store_history,
+                allow_stdin=False,
+                stop_on_error=False,
+            )
+        except _zmq().Again:  # the kernel's connection is lost
+            record.update(status="died", seconds=time.monotonic() - started)
+            return record
         end, last_check = started + timeout, started
         reply, reply_at, idle = None, started, False
         poller, iopub, shell = self._poller()

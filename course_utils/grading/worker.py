@@ -40,7 +40,7 @@ from course_utils.grading.procs import (
 from course_utils.grading.session import Session, describe_exit
 
 MAX_RESTARTS = 3
-MAX_PROCS = 1000  # processes below the worker at once (zombies included)
+MAX_PROCS = 512  # processes below the worker at once (zombies included)
 CANARY_TIMEOUT_S = 10.0
 DEATH_GRACE_S = 0.2  # for the dead kernel's exit status to arrive
 
