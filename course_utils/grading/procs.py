@@ -39,7 +39,13 @@ _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 _PROC_CHILDREN = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
 
 
-def _child_pids(pid: int) -> list[int]:
+def child_pids(pid: int) -> list[int]:
+    """The children of ``pid`` (from /proc: cheap enough ten times a second)."""
+    if not _PROC_CHILDREN:
+        try:
+            return [p.pid for p in psutil.Process(pid).children()]
+        except psutil.Error:
+            return []
     out: list[int] = []
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
@@ -65,7 +71,7 @@ def descendant_pids() -> list[int]:
     found: list[int] = []
     todo = [os.getpid()]
     while todo:
-        kids = _child_pids(todo.pop())
+        kids = child_pids(todo.pop())
         found.extend(kids)
         todo.extend(kids)
     return found
@@ -111,7 +117,7 @@ def reap_zombies(keep: Callable[[], set[int]] = set) -> int:
     status someone waits for): orphans re-parented to a subreaper are never waited for,
     and a fork loop of them would use up the machine's process ids."""
     reaped = 0
-    for pid in _child_pids(os.getpid()):
+    for pid in child_pids(os.getpid()):
         try:
             with open(f"/proc/{pid}/stat") as fh:
                 state = fh.read().rsplit(")", 1)[1].split()[0]

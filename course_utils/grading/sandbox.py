@@ -52,6 +52,9 @@ def command(
     cmd += ["--unshare-cgroup-try", "--ro-bind", "/", "/"]
     cmd += ["--dev", "/dev", "--proc", "/proc"]
     cmd += ["--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", "/dev/shm"]
+    for keep in HIDE_KEEP:  # a course or interpreter under /tmp stays visible
+        if keep.startswith(("/tmp/", "/dev/shm/")):
+            cmd += ["--ro-bind", keep, keep]
     for path in hide:
         if path.exists() and not _needed(path):
             cmd += ["--tmpfs", str(path.resolve())]
@@ -107,15 +110,11 @@ def tmpfs_bytes(pid: int) -> int:
 def inner_pids(pid: int) -> tuple[int | None, int | None]:
     """bwrap's init in the sandbox started by ``pid`` and the kernel (the first process
     init started; later ones are orphans), seen from outside."""
-    import psutil
+    from course_utils.grading.procs import child_pids
 
-    try:
-        init = psutil.Process(pid).children()
-        kids = init[0].children() if init else []
-    except psutil.Error:
-        return None, None
-    kernel = min(kids, key=lambda p: p.create_time()).pid if kids else None
-    return (init[0].pid if init else None), kernel
+    init = child_pids(pid)
+    kids = child_pids(init[0]) if init else []
+    return (init[0] if init else None), (min(kids) if kids else None)
 
 
 def exit_status(code: int | None) -> int | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import subprocess
@@ -52,3 +53,38 @@ def test_the_entry_point_runs_as_a_module():
     )
     assert res.returncode == 0, res.stderr
     assert "ipykernel" in res.stdout.lower() or "kernel" in res.stdout.lower()
+
+
+def test_a_huge_message_is_cut_before_it_is_sent(monkeypatch):
+    from jupyter_client.session import Session
+
+    monkeypatch.setattr(Session, "serialize", Session.serialize)  # restored after
+    kernel.cap_messages(limit=100_000)
+    session = Session(key=b"k")
+    msg = session.msg(
+        "error", {"ename": "ValueError", "evalue": "E" * 1_000_000, "traceback": []}
+    )
+    frames = session.serialize(msg)
+    assert sum(len(f) for f in frames) <= 100_000
+    assert b"truncated by the grader" in frames[-1]
+    small = session.msg("stream", {"name": "stdout", "text": "hi"})
+    assert json.loads(session.serialize(small)[-1]) == small["content"]
+
+
+def test_traceback_lines_are_capped_in_all():
+    lines = kernel.capped_lines(["a" * 30, "b" * 30, "c" * 30], limit=50)
+    assert "".join(lines[:2]) == "a" * 30 + "b" * 20
+    assert lines[-1] == "[traceback truncated by the grader]"
+    assert kernel.capped_lines("not a list") == []
+
+
+def test_the_process_limit_comes_from_the_environment():
+    code = (
+        "import resource\nfrom course_utils.grading.kernel import limit_processes\n"
+        "limit_processes()\nprint(resource.getrlimit(resource.RLIMIT_NPROC)[0])"
+    )
+    env = dict(os.environ, **{kernel.NPROC_ENV: "777"})
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env
+    )
+    assert out.stdout.strip() == "777", out.stderr

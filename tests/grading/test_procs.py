@@ -72,3 +72,41 @@ def test_watchdog_kills_the_tree_over_its_memory_limit():
     assert out["tripped"].startswith("resident memory reached")
     assert "(limit 80 MB)" in out["tripped"]
     assert out["peak_mb"] > 80 and out["hog_ended"] and out["seen"]
+
+
+ZOMBIES = """
+import json, os, time
+from course_utils.grading import procs
+procs.become_subreaper()
+def spawn(n, then):
+    kids = []
+    for _ in range(n):
+        pid = os.fork()
+        if pid == 0:
+            then()
+            os._exit(0)
+        kids.append(pid)
+    return kids
+kids = spawn(5, lambda: None)
+time.sleep(0.5)
+zombies = len(procs.descendant_pids())
+keep = {kids[0]}
+reaped = procs.reap_zombies(lambda: keep)
+left = procs.descendant_pids()
+dog = procs.Watchdog(limit_mb=10_000, interval=0.05, max_procs=3, extra=lambda: 7 << 20)
+spawn(5, lambda: time.sleep(60))
+dog.start()
+end = time.monotonic() + 30
+while dog.tripped is None and time.monotonic() < end:
+    time.sleep(0.05)
+dog.stop()
+print(json.dumps({"zombies": zombies, "reaped": reaped, "left": left,
+                  "tripped": dog.tripped, "peak": dog.peak}))
+"""
+
+
+def test_exited_orphans_are_reaped_and_too_many_processes_trip_the_watchdog():
+    out = _run(ZOMBIES)
+    assert out["zombies"] == 5 and out["reaped"] == 4 and len(out["left"]) == 1
+    assert out["tripped"].endswith("processes were running (limit 3)")
+    assert out["peak"] >= 7 << 20  # the extra bytes count (a sandbox's tmpfs)

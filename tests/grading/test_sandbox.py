@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -145,3 +146,39 @@ def test_the_scratch_space_is_capped(tmp_path, size_mb):
         tmp_mb=size_mb,
     )
     assert subprocess.run(cmd, timeout=60).returncode == 7
+
+
+def test_without_a_sandbox_grading_is_refused_unless_the_instructor_says_unsafe(
+    tmp_path, monkeypatch
+):
+    from course_utils.grading import batch as grader
+    from course_utils.grading import cli
+    from course_utils.tooling.errors import CourseError
+    from tests.grading.helpers import MASTER, class_folder, quiet
+
+    monkeypatch.setattr(
+        sandbox, "problem", lambda: "bubblewrap (bwrap) is not installed"
+    )
+    subs = class_folder(tmp_path / "subs", {"bob": "stub"})
+    limits = grader.Limits(timeout=20, total_timeout=60, memory_mb=1000)
+    with pytest.raises(CourseError) as err:
+        grader.grade(subs, MASTER, tmp_path / "out", limits=limits, echo=quiet)
+    assert "\n" not in str(err.value) and "--unsafe-no-sandbox" in str(err.value)
+    assert not (tmp_path / "out").exists()
+    batch = grader.grade(
+        subs,
+        MASTER,
+        tmp_path / "out",
+        limits=limits,
+        progress=False,
+        echo=quiet,
+        unsafe_no_sandbox=True,
+    )
+    rec = batch.records[0]
+    assert rec["total"] == 0 and "unsafe-no-sandbox" in rec["flags"]
+    assert "unsafe-no-sandbox" in (tmp_path / "out" / "grades.csv").read_text()
+    parser = argparse.ArgumentParser()
+    cli.add_commands(parser.add_subparsers())
+    args = parser.parse_args(["grade", "s", "--unsafe-no-sandbox"])
+    assert args.unsafe_no_sandbox
+    assert not parser.parse_args(["grade", "s"]).unsafe_no_sandbox

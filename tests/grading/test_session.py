@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from course_utils.grading import environment
-from course_utils.grading.session import Session, describe_exit
-from tests.grading.helpers import ROOT, gone
+from course_utils.grading.session import Session, _descendants, describe_exit
+from tests.grading.helpers import ROOT, gone, require_sandbox
 
 
 def _session(tmp_path, **kw) -> Session:
@@ -135,3 +135,48 @@ def test_exit_statuses_are_explained():
     assert "SIGXCPU" in describe_exit(-signal.SIGXCPU)
     assert "segmentation fault" in describe_exit(-signal.SIGSEGV)
     assert describe_exit(-signal.SIGKILL) == "the kernel was killed by signal SIGKILL"
+
+
+def _sandboxed(tmp_path) -> Session:
+    from course_utils.grading import launch
+    from course_utils.grading.batch import Limits
+
+    env = environment.kernel_env(60, "run-session", smoke=True)
+    kernel = launch.Workers(tmp_path, env, "run-session", Limits(memory_mb=500)).kernel(
+        tmp_path
+    )
+    return Session(
+        environment.KERNEL_NAME,
+        [kernel["kernel_dir"]],
+        env=kernel["env"],
+        ipc=kernel["ipc"],
+        sandboxed=True,
+    )
+
+
+def test_a_sandboxed_kernel_runs_interrupts_caps_errors_and_dies_whole(tmp_path):
+    require_sandbox()
+
+    async def go():
+        s = _sandboxed(tmp_path)
+        await s.start(ready_timeout=60)
+        try:
+            who = await s.run_cell("import os\nprint(os.getuid(), os.getppid())", 30)
+            big = await s.run_cell("raise ValueError('E' * 1_000_000)", 30)
+            await s.run_cell("import time\ntime.sleep(60)", 1.0)
+            recovered = await s.interrupt(grace=10)
+            own, below = s.own_pids(), _descendants(s.pid)
+            crash = await s.run_cell("os.kill(os.getpid(), 11)", 30)
+            await asyncio.sleep(0.3)
+            return who, big, recovered, own, below, crash, s.exit_code()
+        finally:
+            await s.kill()
+
+    who, big, recovered, own, below, crash, code = _run(go)
+    assert who["outputs"][0]["text"].split() == ["65534", "1"]
+    assert big["status"] == "error" and len(big["evalue"]) <= 2000
+    error = [o for o in big["outputs"] if o["output_type"] == "error"][0]
+    assert len(error["evalue"]) <= 20_000
+    assert recovered and len(own) == 3  # bwrap, its init, the kernel
+    assert crash["status"] == "died" and code == -signal.SIGSEGV
+    assert all(gone(p.pid) for p in below)
