@@ -14,6 +14,7 @@ when the worker's kernel manager goes; the worker also kills the tree.
 from __future__ import annotations
 
 import functools
+import glob
 import os
 import shutil
 import subprocess
@@ -22,6 +23,8 @@ import tempfile
 from pathlib import Path
 
 SANDBOX_UID = 65534
+# Accelerators: the sandbox's /dev is a fresh minimal one, these are bound into it.
+DEVICES = ("/dev/nvidia*", "/dev/nvidia-caps", "/dev/dri", "/dev/accel*", "/dev/vfio")
 SCRATCH = "/tmp/work"  # the kernel's working folder and HOME inside the sandbox
 HIDE_KEEP = (sys.prefix, sys.base_prefix, str(Path(__file__).resolve().parents[2]))
 
@@ -34,6 +37,11 @@ def _needed(path: Path) -> bool:
     """Hiding ``path`` would hide the interpreter or the course package."""
     p = str(path.resolve())
     return any(k == p or k.startswith(p.rstrip("/") + "/") for k in HIDE_KEEP)
+
+
+def device_nodes() -> list[str]:
+    """The accelerator devices of this machine (GPUs, TPUs), bound into each sandbox."""
+    return sorted({p for pattern in DEVICES for p in glob.glob(pattern)})
 
 
 def command(
@@ -51,6 +59,8 @@ def command(
     cmd += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
     cmd += ["--unshare-cgroup-try", "--ro-bind", "/", "/"]
     cmd += ["--dev", "/dev", "--proc", "/proc"]
+    for node in device_nodes():
+        cmd += ["--dev-bind", node, node]
     cmd += ["--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", "/dev/shm"]
     for keep in HIDE_KEEP:  # a course or interpreter under /tmp stays visible
         if keep.startswith(("/tmp/", "/dev/shm/")):

@@ -59,6 +59,15 @@ def test_the_command_unshares_everything_and_hides_the_report_folder(tmp_path):
     assert str(100 * 2**20) in cmd  # the size of /tmp and /dev/shm
 
 
+def test_accelerators_are_bound_into_the_sandbox(tmp_path, monkeypatch):
+    monkeypatch.setattr(sandbox, "device_nodes", lambda: ["/dev/nvidia0", "/dev/dri"])
+    cmd = sandbox.command(["true"], ipc=tmp_path, ipython=tmp_path, tmp_mb=16)
+    pairs = [cmd[i : i + 3] for i in range(len(cmd))]
+    assert ["--dev-bind", "/dev/nvidia0", "/dev/nvidia0"] in pairs
+    assert ["--dev-bind", "/dev/dri", "/dev/dri"] in pairs
+    assert cmd.index("--dev-bind") > cmd.index("--dev")  # after the fresh /dev
+
+
 def test_bwrap_exit_status_names_the_signal():
     assert sandbox.exit_status(128 + 24) == -24  # SIGXCPU
     assert sandbox.exit_status(3) == 3 and sandbox.exit_status(None) is None
