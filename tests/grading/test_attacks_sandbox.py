@@ -116,7 +116,7 @@ def test_every_student_is_graded_and_the_controls_score_as_ever(batch):
 
 def test_a_forged_result_file_is_never_believed(batch):
     rec = batch["records"]["a_forge_result"]
-    assert rec["total"] == 0 and rec["canary"] if "canary" in rec else True
+    assert rec["total"] == 0  # without the sandbox: 8 of 8, the forged file believed
     assert "workers seen: 0" in _outputs(batch["out"], "a_forge_result")
 
 
@@ -128,11 +128,12 @@ def test_a_planted_startup_file_or_kernelspec_changes_nobody_else(batch):
 
 
 def test_signals_from_a_submission_cannot_reach_the_grader(batch):
-    assert "a_stop_batch" in batch["records"]
-    assert batch["records"]["z_full"]["total"] == 8
+    assert "signals sent:" in _outputs(batch["out"], "a_stop_batch")  # it ran
+    assert batch["records"]["z_full"]["total"] == 8  # and everyone after it was graded
 
 
 def test_the_graders_environment_is_never_shown(batch):
+    assert "COURSE_GRADING" in _outputs(batch["out"], "a_read_environ")  # it ran
     for path in batch["out"].rglob("*"):
         if path.is_file():
             assert TOKEN.encode() not in path.read_bytes(), path
