@@ -15,8 +15,25 @@ import sys
 
 CPU_ENV = "COURSE_GRADER_CPU_S"
 NPROC_ENV = "COURSE_GRADER_NPROC"
+IPYTHON_ENV = (
+    "COURSE_GRADER_IPYTHON"  # a read-only profile to start from (in a sandbox)
+)
 FIELD_CHARS = 20_000  # an error's evalue, its traceback text, in the worker's record
 MESSAGE_BYTES = 4 * 2**20  # below the worker's limit, which drops larger messages
+
+
+def private_ipython() -> None:
+    """Copy the read-only profile named by ``COURSE_GRADER_IPYTHON`` into the sandbox's own
+    ``/tmp`` and point IPython at the copy: it wants its folder writable, and a copy
+    written there stays inside the sandbox's capped scratch space."""
+    source = os.environ.pop(IPYTHON_ENV, "")
+    if source:
+        import shutil
+        import tempfile
+
+        dest = os.path.join(tempfile.gettempdir(), "ipython")
+        shutil.copytree(source, dest, dirs_exist_ok=True)
+        os.environ["IPYTHONDIR"] = dest
 
 
 def limit_processes() -> None:
@@ -99,6 +116,7 @@ def main() -> None:
     limit_cpu()
     limit_processes()
     die_with_parent()
+    private_ipython()
     cap_messages()
     from ipykernel import kernelapp
 

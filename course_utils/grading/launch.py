@@ -24,7 +24,7 @@ from pathlib import Path
 from course_utils._procs import kill_process_group
 from course_utils.grading import environment, sandbox
 from course_utils.grading.environment import RUN_ENV, worker_env
-from course_utils.grading.kernel import NPROC_ENV
+from course_utils.grading.kernel import IPYTHON_ENV, NPROC_ENV
 
 BACKSTOP_S = 90.0  # beyond the total timeout, before a worker is killed
 NPROC = 2048  # processes and threads in one sandbox (RLIMIT_NPROC)
@@ -65,6 +65,7 @@ class Workers:
         ipc = private / "ipc"
         ipc.mkdir()
         env[NPROC_ENV] = str(NPROC)
+        env[IPYTHON_ENV] = str(ipython)  # copied into the sandbox's /tmp at each start
         mb = self.limits.memory_mb
         environment.wrap_kernel(
             kernels,

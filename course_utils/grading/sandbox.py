@@ -6,7 +6,8 @@ visible, so they cannot be signalled or read from ``/proc``), no network, a
 user namespace in which they are uid 65534, and a mount namespace in which the
 whole filesystem is read-only except a private ``/tmp`` and ``/dev/shm``
 (size-capped tmpfs, gone with the sandbox), the folder of the kernel's
-``ipc`` sockets and the submission's own IPython folder. The report folder and the master's folder are hidden behind
+``ipc`` sockets. The submission's IPython folder is read-only; the kernel
+starts from a copy of it in its ``/tmp``. The report folder and the master's folder are hidden behind
 empty tmpfs. ``--die-with-parent`` ends the sandbox, and every process in it,
 when the worker's kernel manager goes; the worker also kills the tree.
 """
@@ -68,8 +69,7 @@ def command(
     for path in hide:
         if path.exists() and not _needed(path):
             cmd += ["--tmpfs", str(path.resolve())]
-    # IPython wants its folder writable: this submission's own, fresh one
-    cmd += ["--bind", str(ipc), str(ipc), "--bind", str(ipython), str(ipython)]
+    cmd += ["--bind", str(ipc), str(ipc), "--ro-bind", str(ipython), str(ipython)]
     cmd += ["--dir", SCRATCH, "--chdir", SCRATCH]
     cmd += ["--setenv", "HOME", SCRATCH, "--setenv", "TMPDIR", "/tmp"]
     # ipykernel exits when its parent is not this pid: bwrap's init is its parent

@@ -88,3 +88,25 @@ def test_the_process_limit_comes_from_the_environment():
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env
     )
     assert out.stdout.strip() == "777", out.stderr
+
+
+def test_a_read_only_profile_is_copied_into_the_kernels_own_tmp(tmp_path):
+    source = tmp_path / "profile" / "profile_default" / "startup"
+    source.mkdir(parents=True)
+    (source / "00-x.py").write_text("x = 1\n")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    code = (
+        "import os\nfrom course_utils.grading.kernel import private_ipython\n"
+        "private_ipython()\nprint(os.environ['IPYTHONDIR'], kernel_env in os.environ)"
+    ).replace("kernel_env", repr(kernel.IPYTHON_ENV))
+    env = dict(
+        os.environ,
+        TMPDIR=str(scratch),
+        **{kernel.IPYTHON_ENV: str(tmp_path / "profile")},
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env
+    )
+    assert out.stdout.split() == [str(scratch / "ipython"), "False"], out.stderr
+    assert (scratch / "ipython" / "profile_default" / "startup" / "00-x.py").exists()
