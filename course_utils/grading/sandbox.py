@@ -127,6 +127,30 @@ def inner_pids(pid: int) -> tuple[int | None, int | None]:
     return (init[0] if init else None), (min(kids) if kids else None)
 
 
+def folder_bytes(path: str, max_entries: int = 1000) -> int:
+    """Bytes in the files under ``path`` (the ipc folder: writable, on the host's disk),
+    without following links; more than ``max_entries`` entries count as 1 TiB (too many
+    to count ten times a second: over any memory limit)."""
+    total, seen, todo = 0, 0, [path]
+    while todo:
+        try:
+            entries = list(os.scandir(todo.pop()))
+        except OSError:
+            continue
+        seen += len(entries)
+        if seen > max_entries:
+            return 2**40
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    todo.append(entry.path)
+                else:
+                    total += entry.stat(follow_symlinks=False).st_blocks * 512
+            except OSError:
+                continue
+    return total
+
+
 def exit_status(code: int | None) -> int | None:
     """The kernel's exit status from bwrap's: bwrap reports a signal N as 128 + N."""
     if code is not None and 128 < code < 128 + 65:

@@ -120,12 +120,14 @@ class Worker:
         return session.own_pids() if session is not None else set()
 
     def _tmpfs_bytes(self) -> int:
-        """What the sandbox holds in its ``/tmp`` and ``/dev/shm``: counted as memory."""
+        """What the sandbox holds in its ``/tmp`` and ``/dev/shm`` and in the ipc folder
+        (the one folder of the host it can write): counted as memory."""
         session = self.session
         if session is None or not self.job.get("sandbox"):
             return 0
         pid = session.kernel_pid()
-        return sandbox.tmpfs_bytes(pid) if pid is not None else 0
+        used = sandbox.tmpfs_bytes(pid) if pid is not None else 0
+        return used + sandbox.folder_bytes(self.job["ipc"])
 
     # ---------------------------------------------------------- bookkeeping
     def save(self, done: bool = False) -> None:

@@ -5,7 +5,7 @@ stub with the attack appended to its ``greet`` cell, which runs after
 ``square``'s hidden tests: forging the worker's result file, planting an IPython
 startup file and rewriting kernelspecs for later students, signalling the
 grader, reading its environment, reading hidden tests from ``linecache``, a
-30 MB error message, filling ``/dev/shm``, an orphan with an emptied
+30 MB error message, filling ``/dev/shm`` or the ipc folder, an orphan with an emptied
 environment, a fork loop that never reaps. The honest solution still scores
 full marks and the stub 0; no process, file or folder outlives the batch.
 """
@@ -155,6 +155,11 @@ def test_dev_shm_counts_as_memory_and_is_gone_after(batch):
     rec = batch["records"]["a_shm_fill"]
     assert rec["exercises"]["greet"]["status"] == "memory"
     assert not batch["left"]["files"]
+
+
+def test_the_ipc_folder_counts_as_memory(batch):
+    rec = batch["records"]["a_ipc_fill"]
+    assert rec["exercises"]["greet"]["status"] == "memory"
 
 
 def test_no_orphan_outlives_the_batch(batch):

@@ -191,3 +191,13 @@ def test_without_a_sandbox_grading_is_refused_unless_the_instructor_says_unsafe(
     args = parser.parse_args(["grade", "s", "--unsafe-no-sandbox"])
     assert args.unsafe_no_sandbox
     assert not parser.parse_args(["grade", "s"]).unsafe_no_sandbox
+
+
+def test_the_ipc_folder_is_measured_without_following_links(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "blob").write_bytes(b"x" * 100_000)
+    (tmp_path / "link").symlink_to("/usr")
+    assert 100_000 <= sandbox.folder_bytes(str(tmp_path)) < 200_000
+    for i in range(5):
+        (tmp_path / f"f{i}").touch()
+    assert sandbox.folder_bytes(str(tmp_path), max_entries=4) == 2**40
