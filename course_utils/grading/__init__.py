@@ -12,6 +12,7 @@ Students never import this package. Modules, in the order a grading run uses the
 - ``sandbox``: the bubblewrap sandbox a submission's kernel runs in, and whether it works
 - ``worker``: the grading policy for one submission (order, restarts, replay, canary)
 - ``session``: one Jupyter kernel: start, run a cell, interrupt, kill
+- ``outputs``: a cell's outputs and record from the kernel's messages, capped as they arrive
 - ``kernel``: the kernel process's entry point (limits applied before IPython starts)
 - ``procs``: the grader's own process tree (subreaper, memory watchdog, killing it)
 - ``scoring``: a student's record from the kernel's replies, and hidden-test redaction

@@ -18,7 +18,6 @@ NPROC_ENV = "COURSE_GRADER_NPROC"
 IPYTHON_ENV = (
     "COURSE_GRADER_IPYTHON"  # a read-only profile to start from (in a sandbox)
 )
-FIELD_CHARS = 20_000  # an error's evalue, its traceback text, in the worker's record
 MESSAGE_BYTES = 4 * 2**20  # below the worker's limit, which drops larger messages
 
 
@@ -44,18 +43,6 @@ def limit_processes() -> None:
         import resource
 
         resource.setrlimit(resource.RLIMIT_NPROC, (count, count))
-
-
-def capped_lines(lines, limit: int = FIELD_CHARS) -> list[str]:
-    """The first lines of a traceback, ``limit`` characters in all."""
-    out, left = [], limit
-    for line in lines if isinstance(lines, list) else []:
-        if left <= 0:
-            out.append("[traceback truncated by the grader]")
-            break
-        out.append(str(line)[:left])
-        left -= len(out[-1])
-    return out
 
 
 def _shrink(value, cap: int):

@@ -12,10 +12,8 @@ kernel's own stdout and stderr are kept as a short tail (``log``).
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import queue
-import re
 import signal
 import threading
 import time
@@ -23,47 +21,18 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from course_utils.grading.kernel import FIELD_CHARS, capped_lines
+from course_utils.grading.outputs import (
+    CELL_OUTPUT_CHARS,
+    OUTPUT_TYPES,
+    Outputs,
+    finish,
+)
 
 PROBE_GRACE_S = 3.0
-CELL_OUTPUT_CHARS = 100_000
 # Larger messages are dropped by ZeroMQ before they are read (the peer is disconnected
 # and reconnects): a kernel that skips its own cap cannot make the worker hold them.
 MAX_MESSAGE_BYTES = 8 * 2**20
 SEND_TIMEOUT_MS = 5_000
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-_OUTPUTS = ("stream", "display_data", "execute_result", "error")
-
-
-def clean_text(text: str) -> str:
-    """``text`` without ANSI colour codes (tracebacks come coloured)."""
-    return _ANSI.sub("", text)
-
-
-def output_from_msg(msg: dict) -> dict:
-    """A notebook output from an IOPub message (nbformat 4, without nbformat's slow import)."""
-    kind, content = msg["msg_type"], msg["content"]
-    if kind == "stream":
-        return {
-            "output_type": "stream",
-            "name": content.get("name", "stdout"),
-            "text": content.get("text", ""),
-        }
-    if kind == "error":
-        return {
-            "output_type": "error",
-            "ename": str(content.get("ename", ""))[:200],
-            "evalue": str(content.get("evalue", ""))[:FIELD_CHARS],
-            "traceback": capped_lines(content.get("traceback", [])),
-        }
-    out = {
-        "output_type": kind,
-        "data": content.get("data", {}),
-        "metadata": content.get("metadata", {}),
-    }
-    if kind == "execute_result":
-        out["execution_count"] = content.get("execution_count")
-    return out
 
 
 def describe_exit(code: int | None) -> str:
@@ -92,46 +61,6 @@ def _drain(fd: int, tail: deque) -> None:
         pass
     finally:
         os.close(fd)
-
-
-class _Outputs:
-    """A cell's outputs as they arrive, cut off after ``limit`` characters (errors always kept)."""
-
-    def __init__(self, outputs: list, limit: int):
-        self.outputs, self.limit = outputs, limit
-        self.size = 0
-        self.truncated = False
-
-    def add(self, msg: dict) -> None:
-        kind = msg["msg_type"]
-        if kind == "clear_output":
-            self.outputs.clear()
-            return
-        out = output_from_msg(msg)
-        n = len(json.dumps(out.get("text", out.get("data", ""))))
-        if kind == "error" or self.size + n <= self.limit:
-            self.outputs.append(out)
-            self.size += n
-        elif not self.truncated:
-            self.truncated = True
-            note = f"\n[output truncated by the grader after {self.limit} characters]\n"
-            self.outputs.append(
-                {"output_type": "stream", "name": "stderr", "text": note}
-            )
-
-
-def _finish(record: dict, reply: dict | None, started: float) -> dict:
-    content = reply or {}
-    record["seconds"] = time.monotonic() - started
-    record["status"] = "ok" if content.get("status") == "ok" else "error"
-    if record["status"] == "error":
-        record["ename"] = str(content.get("ename", "Error"))
-        record["evalue"] = clean_text(str(content.get("evalue", ""))[:4000])[:2000]
-        traceback = "\n".join(capped_lines(content.get("traceback", [])))
-        record["traceback"] = clean_text(traceback)[-6000:]
-    if any(p.get("source") == "ask_exit" for p in content.get("payload", []) or []):
-        record["exit_requested"] = True
-    return record
 
 
 class Session:
@@ -164,6 +93,7 @@ class Session:
         self.ipc, self.sandboxed = ipc, sandboxed
         self.km: Any = None
         self.kc: Any = None
+        self.lost: Any = None  # a monitor: the shell connection was dropped
 
     # ------------------------------------------------------------ lifetime
     async def start(self, ready_timeout: float = 60.0) -> None:
@@ -200,6 +130,8 @@ class Session:
             # a connection dropped for such a message is not restored: never block on it
             self.kc.context.setsockopt(zmq.SNDTIMEO, SEND_TIMEOUT_MS)
             self.kc.start_channels()
+            shell = self.kc.shell_channel.socket
+            self.lost = shell.get_monitor_socket(zmq.EVENT_DISCONNECTED)
             await self.kc.wait_for_ready(timeout=ready_timeout)
             await self._warm_up()
         except BaseException:
@@ -266,6 +198,9 @@ class Session:
         below = _descendants(self.pid)
         if self.kc is not None:
             try:
+                if self.lost is not None:
+                    self.kc.shell_channel.socket.disable_monitor()
+                    self.lost.close(linger=0)
                 self.kc.stop_channels()
             except Exception:  # noqa: BLE001
                 pass
@@ -294,7 +229,7 @@ class Session:
         cell called ``exit()``. A cell that times out is still running: interrupt it.
         """
         record = record if record is not None else {}
-        outputs = _Outputs(record.setdefault("outputs", []), self.output_limit)
+        outputs = Outputs(record.setdefault("outputs", []), self.output_limit)
         started = time.monotonic()
         try:
             msg_id = self.kc.execute(
@@ -327,11 +262,14 @@ class Session:
             if iopub in ready:
                 msg = await _next(self.kc.get_iopub_msg)
                 idle = self._on_iopub(msg, msg_id, outputs) or idle
+            if self.lost in ready:  # a message over the size limit, or a dead kernel
+                record.update(status="died", lost=True, seconds=now - started)
+                return record
             if shell in ready:
                 msg = await _next(self.kc.get_shell_msg)
                 if msg is not None and msg["parent_header"].get("msg_id") == msg_id:
                     reply, reply_at = msg["content"], time.monotonic()
-        return _finish(record, reply, started)
+        return finish(record, reply, started)
 
     def _poller(self):
         """A poller on the IOPub and shell sockets: wait for either at once."""
@@ -341,17 +279,18 @@ class Session:
         iopub, shell = self.kc.iopub_channel.socket, self.kc.shell_channel.socket
         poller.register(iopub, zmq.POLLIN)
         poller.register(shell, zmq.POLLIN)
+        poller.register(self.lost, zmq.POLLIN)
         return poller, iopub, shell
 
     @staticmethod
-    def _on_iopub(msg: dict | None, msg_id: str, outputs: _Outputs) -> bool:
+    def _on_iopub(msg: dict | None, msg_id: str, outputs: Outputs) -> bool:
         """Collect an output of our cell; true when the kernel went idle after it."""
         if msg is None or msg["parent_header"].get("msg_id") != msg_id:
             return False
         kind = msg["msg_type"]
         if kind == "status":
             return msg["content"].get("execution_state") == "idle"
-        if kind == "clear_output" or kind in _OUTPUTS:
+        if kind == "clear_output" or kind in OUTPUT_TYPES:
             outputs.add(msg)
         return False
 

@@ -37,7 +37,7 @@ from course_utils.grading.procs import (
     descendant_pids,
     kill_descendants,
 )
-from course_utils.grading.session import Session, describe_exit
+from course_utils.grading.session import MAX_MESSAGE_BYTES, Session, describe_exit
 
 MAX_RESTARTS = 3
 MAX_PROCS = 512  # processes below the worker at once (zombies included)
@@ -255,6 +255,11 @@ class Worker:
         elif self.watchdog.tripped:
             kind = "memory" if "memory" in self.watchdog.tripped else "process"
             rec["detail"] = f"{kind} limit: " + self.watchdog.tripped
+        elif rec.get("lost") and self.session.exit_code() is None:
+            rec["detail"] = (
+                f"the kernel sent a message over {MAX_MESSAGE_BYTES >> 20} MB "
+                "(a huge output or error); its connection was dropped"
+            )
         else:
             rec["detail"] = describe_exit(self.session.exit_code())
         self.event("memory" if self.watchdog.tripped else "died", i, rec["detail"])

@@ -71,13 +71,6 @@ def test_a_huge_message_is_cut_before_it_is_sent(monkeypatch):
     assert json.loads(session.serialize(small)[-1]) == small["content"]
 
 
-def test_traceback_lines_are_capped_in_all():
-    lines = kernel.capped_lines(["a" * 30, "b" * 30, "c" * 30], limit=50)
-    assert "".join(lines[:2]) == "a" * 30 + "b" * 20
-    assert lines[-1] == "[traceback truncated by the grader]"
-    assert kernel.capped_lines("not a list") == []
-
-
 def test_the_process_limit_comes_from_the_environment():
     code = (
         "import resource\nfrom course_utils.grading.kernel import limit_processes\n"
