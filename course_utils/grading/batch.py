@@ -68,7 +68,7 @@ def _sha(path: Path | None) -> str | None:
         return None
 
 
-def _options(limits: Limits, smoke: bool) -> dict:
+def _options(limits: Limits, smoke: bool, sandboxed: bool) -> dict:
     """The options a grade depends on: a run with others grades again."""
     return {
         "timeout": limits.timeout,
@@ -76,6 +76,7 @@ def _options(limits: Limits, smoke: bool) -> dict:
         "memory_mb": limits.memory_mb,
         "cpu_seconds": limits.cpu_seconds,
         "smoke": smoke,
+        "sandbox": "bwrap" if sandboxed else "unsafe-no-sandbox",
     }
 
 
@@ -107,12 +108,12 @@ class Grader:
         smoke: bool = True,
         keep_executed: bool = True,
         sandboxed: bool | None = None,
+        submissions: Path | None = None,
     ):
         from course_utils.grading.procs import become_subreaper
 
         self.master, self.out, self.limits, self.smoke = master, out, limits, smoke
         self.keep_executed = keep_executed
-        self.options = _options(limits, smoke)
         self.run_id = uuid.uuid4().hex[:12]
         self.work = out / store.WORK / self.run_id
         self.work.mkdir(parents=True, exist_ok=True)
@@ -121,7 +122,10 @@ class Grader:
         if sandboxed is None:  # course check: a sandbox when there is one
             sandboxed = sandbox.problem() is None
         self.sandboxed = sandboxed
+        self.options = _options(limits, smoke, sandboxed)
+        # The kernel sees neither the reports, nor the master, nor the classmates' work.
         hide = (out.resolve(), master.path.resolve().parent)
+        hide += (Path(submissions).resolve(),) if submissions else ()
         self.workers = launch.Workers(
             self.work, env, self.run_id, limits, sandboxed=sandboxed, hide=hide
         )
@@ -251,7 +255,8 @@ def grade(
         subs = subs[where[0] :: where[1]]
     store.records(out, notes)  # records not sealed by this grader: noted, not believed
     batch = Batch(notes=notes)
-    todo = _to_grade(subs, out, master, force, batch, _options(limits, smoke))
+    options = _options(limits, smoke, not unsafe_no_sandbox)
+    todo = _to_grade(subs, out, master, force, batch, options)
     for note in notes:
         echo(f"note: {note}")
     if batch.skipped:
@@ -259,7 +264,10 @@ def grade(
             f"{len(batch.skipped)} student(s) already graded (use --force to grade again)"
         )
     start = time.perf_counter()
-    grader = Grader(master, out, limits, smoke=smoke, sandboxed=not unsafe_no_sandbox)
+    grader = Grader(
+        master, out, limits, smoke=smoke, sandboxed=not unsafe_no_sandbox,
+        submissions=Path(submissions),
+    )  # fmt: skip
     _run_all(grader, todo, jobs, batch, progress, echo)
     batch.records = store.write_tables(out)
     batch.seconds = time.perf_counter() - start

@@ -7,8 +7,10 @@ user namespace in which they are uid 65534, and a mount namespace in which the
 whole filesystem is read-only except a private ``/tmp`` and ``/dev/shm``
 (size-capped tmpfs, gone with the sandbox), the folder of the kernel's
 ``ipc`` sockets. The submission's IPython folder is read-only; the kernel
-starts from a copy of it in its ``/tmp``. The report folder and the master's folder are hidden behind
-empty tmpfs. ``--die-with-parent`` ends the sandbox, and every process in it,
+starts from a copy of it in its ``/tmp``. The report folder, the master's folder and
+the submissions folder are hidden behind empty tmpfs, and of the course checkout
+only ``course_utils/`` (and an interpreter inside it) stays visible: not its
+solutions, its ``build/`` folder or its git history. ``--die-with-parent`` ends the sandbox, and every process in it,
 when the worker's kernel manager goes; the worker also kills the tree.
 """
 
@@ -40,6 +42,36 @@ def _needed(path: Path) -> bool:
     return any(k == p or k.startswith(p.rstrip("/") + "/") for k in HIDE_KEEP)
 
 
+def checkout() -> str | None:
+    """The course checkout this package runs from, or None for an installed package."""
+    root = Path(HIDE_KEEP[2])
+    return str(root) if (root / "notebooks").is_dir() else None
+
+
+def _course_and_interpreter() -> list[str]:
+    """Mounts that leave a kernel the package and the interpreter, and no more of the course.
+
+    A checkout also holds the solutions, executed masters under ``build/`` and the
+    git history: only ``course_utils/`` and an interpreter inside it stay visible.
+    What lies under ``/tmp`` (hidden by the private tmpfs) is bound back.
+    """
+    root = checkout()
+    inside = [k for k in HIDE_KEEP[:2] if root and k.startswith(root.rstrip("/") + "/")]
+    cmd = ["--tmpfs", root] if root else []
+    for keep in [str(Path(root, "course_utils"))] if root else []:
+        cmd += ["--ro-bind", keep, keep]
+    for keep in inside:
+        cmd += ["--ro-bind", keep, keep]
+    for keep in HIDE_KEEP:
+        if (
+            keep.startswith(("/tmp/", "/dev/shm/"))
+            and keep != root
+            and keep not in inside
+        ):
+            cmd += ["--ro-bind", keep, keep]
+    return cmd
+
+
 def device_nodes() -> list[str]:
     """The accelerator devices of this machine (GPUs, TPUs), bound into each sandbox."""
     return sorted({p for pattern in DEVICES for p in glob.glob(pattern)})
@@ -63,9 +95,7 @@ def command(
     for node in device_nodes():
         cmd += ["--dev-bind", node, node]
     cmd += ["--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", "/dev/shm"]
-    for keep in HIDE_KEEP:  # a course or interpreter under /tmp stays visible
-        if keep.startswith(("/tmp/", "/dev/shm/")):
-            cmd += ["--ro-bind", keep, keep]
+    cmd += _course_and_interpreter()
     for path in hide:
         if path.exists() and not _needed(path):
             cmd += ["--tmpfs", str(path.resolve())]
@@ -74,6 +104,8 @@ def command(
     cmd += ["--setenv", "HOME", SCRATCH, "--setenv", "TMPDIR", "/tmp"]
     # ipykernel exits when its parent is not this pid: bwrap's init is its parent
     cmd += ["--unsetenv", "JPY_PARENT_PID"]
+    if checkout():  # last: later mounts may need mount points in it
+        cmd += ["--remount-ro", checkout()]
     return [*cmd, "--", *argv]
 
 

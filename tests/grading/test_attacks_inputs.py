@@ -172,15 +172,19 @@ def test_other_options_grade_again(hostile):
     master = load_master(MASTER)
     subs_found = [s for s in grader.discover(subs, MASTER.name)[0] if s.path]
     other = grader.Limits(timeout=30, total_timeout=60, memory_mb=1000)
-    for limits, smoke in ((LIMITS, False), (other, True)):
+    # another --timeout, --full, or --unsafe-no-sandbox: everyone is graded again
+    for limits, smoke, sandboxed in (
+        (LIMITS, False, True),
+        (other, True, True),
+        (LIMITS, True, False),
+    ):
         batch = grader.Batch()
-        todo = grader._to_grade(
-            subs_found, out, master, False, batch, grader._options(limits, smoke)
-        )
+        options = grader._options(limits, smoke, sandboxed)
+        todo = grader._to_grade(subs_found, out, master, False, batch, options)
         assert batch.skipped == [] and len(todo) == len(subs_found)
     same = grader.Batch()
     grader._to_grade(
-        subs_found, out, master, False, same, grader._options(LIMITS, True)
+        subs_found, out, master, False, same, grader._options(LIMITS, True, True)
     )
     assert "full" in same.skipped
 

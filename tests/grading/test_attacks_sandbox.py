@@ -6,7 +6,7 @@ stub with the attack appended to its ``greet`` cell, which runs after
 startup file and rewriting kernelspecs for later students, signalling the
 grader, reading its environment, reading hidden tests from ``linecache``, a
 30 MB error message, filling ``/dev/shm`` or the ipc folder, an orphan with an emptied
-environment, a fork loop that never reaps. The honest solution still scores
+environment, a fork loop that never reaps, copying a classmate's notebook. The honest solution still scores
 full marks and the stub 0; no process, file or folder outlives the batch.
 """
 
@@ -69,8 +69,12 @@ def _leftovers() -> dict:
 def batch(tmp_path_factory):
     require_sandbox()
     tmp = tmp_path_factory.mktemp("sandbox-attacks")
-    subs, out, scratch = tmp / "subs", tmp / "out", tmp / "t"
-    subs.mkdir(), scratch.mkdir()
+    # The submissions sit outside /tmp (the sandbox has its own), where a classmate
+    # could look for them: under the course's build/ folder.
+    (ROOT / "build").mkdir(exist_ok=True)
+    subs = Path(tempfile.mkdtemp(prefix="attack-subs-", dir=ROOT / "build"))
+    out, scratch = tmp / "out", tmp / "t"
+    scratch.mkdir()
     names = sorted(
         p.stem.removeprefix("sandbox_") for p in ATTACKS.glob("sandbox_*.py")
     )
@@ -87,6 +91,7 @@ def batch(tmp_path_factory):
     finally:
         tempfile.tempdir = saved_tempdir
         del os.environ[TOKEN_VAR]
+        shutil.rmtree(subs)
     end = time.monotonic() + 10
     while _leftovers()["orphans"] and time.monotonic() < end:
         time.sleep(0.2)
@@ -166,6 +171,12 @@ def test_the_ipc_folder_counts_as_memory(batch):
 def test_no_orphan_outlives_the_batch(batch):
     assert batch["left"]["orphans"] == []
     assert list(batch["scratch"].iterdir()) == []  # the sandboxes' folders
+
+
+def test_a_classmates_submission_cannot_be_read_at_grading_time(batch):
+    rec = batch["records"]["a_copy_classmate"]
+    assert "classmates seen: 0" in _outputs(batch["out"], "a_copy_classmate")
+    assert rec["exercises"]["total"]["status"] == "not implemented"
 
 
 def test_a_fork_loop_is_stopped_and_the_rest_graded(batch):

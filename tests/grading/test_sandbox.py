@@ -55,7 +55,12 @@ def test_the_command_unshares_everything_and_hides_the_report_folder(tmp_path):
     assert cmd[cmd.index("--uid") + 1] == "65534"
     assert cmd[-3:] == ["--", "python", "-V"]
     assert str(tmp_path.resolve()) in cmd  # hidden
-    assert ["--tmpfs", str(ROOT)] not in [cmd[i : i + 2] for i in range(len(cmd))]
+    # Of the checkout only the package stays, read-only: not its solutions, build/, .git
+    pairs = [cmd[i : i + 3] for i in range(len(cmd))]
+    package = str(ROOT / "course_utils")
+    assert ["--tmpfs", str(ROOT)] in [pair[:2] for pair in pairs]
+    assert ["--ro-bind", package, package] in pairs
+    assert cmd[-5:-3] == ["--remount-ro", str(ROOT)]
     assert str(100 * 2**20) in cmd  # the size of /tmp and /dev/shm
 
 
@@ -112,6 +117,24 @@ def test_inside_the_sandbox_only_scratch_is_writable_and_nothing_else_is_seen(
     assert seen["tmp"] and seen["shm"] and seen["ipc"]
     assert seen["hidden"] == [] and seen["nets"] in ([], ["lo"])
     assert (tmp_path / "ipc" / "ok").exists()
+
+
+def test_of_the_checkout_a_kernel_sees_the_package_only(tmp_path):
+    require_sandbox()
+    (tmp_path / "ipc").mkdir()
+    (tmp_path / "ipy").mkdir()
+    paths = [ROOT / "solutions", ROOT / ".git", ROOT / "build", ROOT / "notebooks"]
+    code = (
+        "import os, course_utils.exercises; "
+        f"print([os.path.exists(p) for p in {[str(p) for p in paths]!r}])"
+    )
+    cmd = sandbox.command(
+        [sys.executable, "-c", code], ipc=tmp_path / "ipc", ipython=tmp_path / "ipy",
+        tmp_mb=16,
+    )  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr  # the package imports
+    assert done.stdout.strip() == str([False] * len(paths))
 
 
 def test_tmpfs_use_is_measured_through_a_process_inside(tmp_path):
