@@ -21,9 +21,14 @@ class CheckFailed(AssertionError):
 _MISSING = object()
 
 
+# Read when the module is first imported: the grader's kernel imports it before any
+# student code runs, so a submission that clears the variable cannot turn stubs into passes.
+_GRADING_AT_IMPORT = os.environ.get(GRADING_ENV, "") == "1"
+
+
 def grading() -> bool:
     """True inside the instructor's grader, where stubs must fail instead of passing."""
-    return os.environ.get(GRADING_ENV, "") == "1"
+    return _GRADING_AT_IMPORT or os.environ.get(GRADING_ENV, "") == "1"
 
 
 def _summary(x: Any) -> str:

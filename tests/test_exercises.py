@@ -61,3 +61,17 @@ def test_check_rejects_an_answer_that_lies_about_equality(liar):
     expected = [79] if isinstance(liar, list) else 79
     with pytest.raises(exercises.CheckFailed, match="lie about equality"):
         check("break-even", lambda: liar, expected)
+
+
+def test_the_grading_switch_is_fixed_when_the_module_is_imported():
+    import subprocess
+    import sys
+
+    code = (
+        "import os; os.environ['COURSE_GRADING'] = '1'\n"
+        "from course_utils import exercises\n"
+        "os.environ.pop('COURSE_GRADING')\n"
+        "print(exercises.grading())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "True", out.stderr

@@ -107,6 +107,8 @@ def main() -> None:
     cap_messages()
     from ipykernel import kernelapp
 
+    import course_utils.exercises  # noqa: F401  fixes grading() before student code runs
+
     sys.argv[0] = "ipykernel_launcher"
     kernelapp.launch_new_instance()
 

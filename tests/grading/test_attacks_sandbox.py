@@ -179,6 +179,12 @@ def test_a_classmates_submission_cannot_be_read_at_grading_time(batch):
     assert rec["exercises"]["total"]["status"] == "not implemented"
 
 
+def test_clearing_the_grading_switch_does_not_pass_a_stub(batch):
+    assert "grading switch cleared" in _outputs(batch["out"], "a_unset_grading")
+    rec = batch["records"]["a_unset_grading"]
+    assert rec["exercises"]["total"]["points"] == 0, rec["exercises"]["total"]
+
+
 def test_a_fork_loop_is_stopped_and_the_rest_graded(batch):
     rec = batch["records"]["a_fork_loop"]
     assert rec["exercises"]["greet"]["status"] in ("memory", "crashed")
