@@ -4,22 +4,8 @@ import subprocess
 import sys
 
 import numpy as np
-import pytest
 
-from course_utils import checklist, convert, models, port_checks
-
-CFG = models.BlockConfig(d_model=16, n_heads=4, d_ff=32, dropout=0.1)
-
-
-@pytest.fixture(scope="module")
-def block_pair():
-    return convert.make_pair(CFG, seed=0)
-
-
-@pytest.fixture(scope="module")
-def x_block():
-    rng = np.random.default_rng(0)
-    return rng.standard_normal((4, 6, CFG.d_model)).astype(np.float32)
+from course_utils import checklist, port_checks
 
 
 def test_importing_port_checks_imports_no_framework():

@@ -7,20 +7,7 @@ import pytest
 
 from course_utils import convert, models
 from course_utils.parity import assert_close
-
-CFG = models.BlockConfig(d_model=16, n_heads=4, d_ff=32, dropout=0.1)
-
-
-@pytest.fixture(scope="module")
-def block_pair():
-    return convert.make_pair(CFG, seed=0)
-
-
-@pytest.fixture(scope="module")
-def x_block():
-    return (
-        np.random.default_rng(0).standard_normal((4, 6, CFG.d_model)).astype(np.float32)
-    )
+from tests.blocks import CFG
 
 
 def test_block_outputs_and_gradients_agree(block_pair, x_block):

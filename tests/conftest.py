@@ -1,0 +1,21 @@
+"""Fixtures shared by test modules in more than one folder."""
+
+import numpy as np
+import pytest
+
+from tests.blocks import CFG
+
+
+@pytest.fixture(scope="module")
+def block_pair():
+    """``(TorchBlock, NNXBlock)`` built from ``tests.blocks.CFG`` with the same weights."""
+    from course_utils import convert
+
+    return convert.make_pair(CFG, seed=0)
+
+
+@pytest.fixture(scope="module")
+def x_block():
+    """A batch ``(4, 6, d_model)`` of float32 inputs."""
+    rng = np.random.default_rng(0)
+    return rng.standard_normal((4, 6, CFG.d_model)).astype(np.float32)
