@@ -46,3 +46,17 @@ def cli(*args, timeout=120):
         cwd=ROOT,
         timeout=timeout,
     )
+
+
+def fake_jax_gpu(monkeypatch):
+    """Make ``jax.devices("gpu")`` answer with the CPU device (returned), for wiring tests."""
+    import jax
+
+    cpu0 = jax.devices("cpu")[0]
+    real = jax.devices
+    monkeypatch.setattr(
+        jax,
+        "devices",
+        lambda backend=None: [cpu0] if backend == "gpu" else real(backend),
+    )
+    return cpu0

@@ -4,7 +4,13 @@ import numpy as np
 import pytest
 
 from course_utils.claims import benchmarks, devices, registry, verdicts
-from tests.claims.fakes import GPU_BOTH, GPU_JAX_ONLY, GPU_TORCH_ONLY, TPU
+from tests.claims.fakes import (
+    GPU_BOTH,
+    GPU_JAX_ONLY,
+    GPU_TORCH_ONLY,
+    TPU,
+    fake_jax_gpu,
+)
 
 
 def test_every_claim_has_a_benchmark():
@@ -107,16 +113,9 @@ def test_measure_matches_precision_records_it_and_restores_it(monkeypatch):
 
 
 def test_measure_puts_both_frameworks_on_the_targets_device_kind(monkeypatch):
-    import jax
     import torch
 
-    cpu0 = jax.devices("cpu")[0]
-    real = jax.devices
-    monkeypatch.setattr(
-        jax,
-        "devices",
-        lambda backend=None: [cpu0] if backend == "gpu" else real(backend),
-    )
+    cpu0 = fake_jax_gpu(monkeypatch)
     seen = []
 
     def fake_benchmark(ctx):

@@ -3,7 +3,7 @@
 import pytest
 
 from course_utils.claims import devices, harness, training, verdicts
-from tests.claims.fakes import GPU_JAX_ONLY
+from tests.claims.fakes import GPU_JAX_ONLY, fake_jax_gpu
 
 
 def test_step_memory_compares_resident_plus_each_allocators_peak():
@@ -104,17 +104,10 @@ def test_train_memory_on_a_gpu_target_without_both_frameworks_is_not_testable():
 
 
 def test_gpu_memory_benchmark_wiring_with_fake_allocator_readers(monkeypatch):
-    import jax
 
     from course_utils import memory
 
-    cpu0 = jax.devices("cpu")[0]
-    real = jax.devices
-    monkeypatch.setattr(
-        jax,
-        "devices",
-        lambda backend=None: [cpu0] if backend == "gpu" else real(backend),
-    )
+    cpu0 = fake_jax_gpu(monkeypatch)
     rounds = []
 
     def torch_peak_above(step, *, before, device):
