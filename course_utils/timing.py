@@ -25,8 +25,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from course_utils._trees import is_jax_array, is_torch_tensor, leaves_with_paths
+from course_utils.contention import Contention, Monitor, policy_text
 
 NOISE_THRESHOLD = 0.10  # IQR / median above this earns a warning
+MIN_ROUNDS = 8  # a verdict needs at least 6 paired ratios (claims.verdicts.MIN_RATIOS)
 
 
 # --------------------------------------------------------------------------- sync
@@ -122,6 +124,9 @@ class Measurement:
     compiles: int = 0
     threads: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    contention: Contention | None = (
+        None  # bench's own timed blocks; compare keeps one for all
+    )
 
     @property
     def n(self) -> int:
@@ -174,16 +179,22 @@ def format_seconds(s: float) -> str:
 
 
 def thread_settings() -> dict[str, Any]:
-    """Thread counts that affect CPU timings, as the user left them."""
+    """Thread counts that affect CPU timings: each framework's and the cores, plus env vars.
+
+    ``cores``, ``torch`` and ``jax`` come from :func:`contention.thread_policy`
+    (``torch_threads`` repeats torch's under its older name).
+    """
+    from course_utils.contention import thread_policy
+
     info: dict[str, Any] = {
         k: os.environ[k]
         for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "XLA_FLAGS")
         if k in os.environ
     }
     info["cpu_count"] = os.cpu_count()
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        info["torch_threads"] = torch.get_num_threads()
+    info.update(thread_policy())
+    if "torch" in info:
+        info["torch_threads"] = info["torch"]
     return info
 
 
@@ -261,10 +272,11 @@ def bench(
         before = _CompileCounter.snapshot()
         times: list[float] = []
         deadline = time.perf_counter() + target_s
-        while len(times) < max_repeats and (
-            len(times) < min_repeats or time.perf_counter() < deadline
-        ):
-            times.append(_time_calls(fn, args, kwargs, number))
+        with Monitor() as monitor:
+            while len(times) < max_repeats and (
+                len(times) < min_repeats or time.perf_counter() < deadline
+            ):
+                times.append(_time_calls(fn, args, kwargs, number))
         compiles = _CompileCounter.delta(before)
 
     m = Measurement(
@@ -274,6 +286,7 @@ def bench(
         first_call_s=first,
         compiles=compiles,
         threads=thread_settings(),
+        contention=monitor.result,
     )
     m.warnings.extend(_diagnose(m))
     return m
@@ -305,6 +318,7 @@ class Comparison:
     baseline: str
     devices: dict[str, str] = field(default_factory=dict)  # variant -> device kind(s)
     precision: str | None = None  # env.precision()'s name while the variants ran
+    contention: Contention | None = None  # what the timed rounds ran beside
 
     def ratio(self, name: str) -> float:
         """Median time of ``name`` divided by the baseline's (below 1 = faster)."""
@@ -313,6 +327,21 @@ class Comparison:
     def speedup(self, name: str) -> float:
         """How many times faster ``name`` is than the baseline."""
         return 1.0 / self.ratio(name)
+
+    def ratios(self, numerator: str, denominator: str) -> list[float]:
+        """Per-round time ratios ``numerator / denominator`` (above 1: denominator faster).
+
+        Round i of both variants ran back to back, so drifting load cancels in
+        each ratio; these are what a claim's verdict is judged from.
+        """
+        for name in (numerator, denominator):
+            if name not in self.measurements:
+                raise KeyError(
+                    f"ratios: no variant {name!r}; variants: {list(self.measurements)}"
+                )
+        a = self.measurements[numerator].times
+        b = self.measurements[denominator].times
+        return [x / y for x, y in zip(a, b, strict=True)]
 
     def rows(self) -> list[dict[str, Any]]:
         return [
@@ -357,12 +386,20 @@ class Comparison:
             text += "\n\n" + "\n".join(f"warning: {w}" for w in self.warnings)
         return text
 
+    def conditions(self) -> str:
+        """Precision, threads and how quiet the machine was, in one line."""
+        parts = ["on this machine; medians of interleaved rounds"]
+        if self.precision:
+            parts.append(f"{self.precision} precision")
+        threads = next(iter(self.measurements.values())).threads
+        if "cores" in threads:
+            parts.append(policy_text(threads))
+        if self.contention is not None:
+            parts.append(self.contention.text())
+        return "; ".join(parts)
+
     def _repr_markdown_(self) -> str:
-        precision = f"; {self.precision} precision" if self.precision else ""
-        return (
-            self.table()
-            + f"\n\n(on this machine; medians of interleaved rounds{precision})"
-        )
+        return self.table() + f"\n\n({self.conditions()})"
 
     def __str__(self) -> str:
         return self.table()
@@ -438,7 +475,7 @@ def compare(
         _check_agreement(outputs, baseline, rtol, atol)
     devices = {name: device_kinds(out) for name, out in outputs.items()}
     del outputs
-    times, numbers, compiles = _interleaved(
+    times, numbers, compiles, contention = _interleaved(
         variants, args, kwargs, rounds, target_s, seed
     )
 
@@ -452,7 +489,7 @@ def compare(
         result[baseline].warnings.append(
             f"{compiles} compilation(s) happened while the variants were timed"
         )
-    return Comparison(result, baseline, devices, _precision_name())
+    return Comparison(result, baseline, devices, _precision_name(), contention)
 
 
 def _first_calls(
@@ -494,8 +531,8 @@ def _interleaved(
     rounds: int | None,
     target_s: float,
     seed: int,
-) -> tuple[dict[str, list[float]], dict[str, int], int]:
-    """Time every variant in shuffled rounds: ``(times, calls per block, compilations)``."""
+) -> tuple[dict[str, list[float]], dict[str, int], int, Contention]:
+    """Time every variant in shuffled rounds: times, calls per block, compilations, contention."""
     names = list(variants)
     numbers: dict[str, int] = {}
     with _gc_off():
@@ -509,19 +546,22 @@ def _interleaved(
             for n in names
         )
         if rounds is None:
-            rounds = int(min(200, max(5, target_s * len(names) / max(per_round, 1e-9))))
+            rounds = int(
+                min(200, max(MIN_ROUNDS, target_s * len(names) / max(per_round, 1e-9)))
+            )
         rng = random.Random(seed)
         before = _CompileCounter.snapshot()
         times: dict[str, list[float]] = {n: [] for n in names}
-        for _ in range(rounds):
-            order = names[:]
-            rng.shuffle(order)
-            for name in order:
-                times[name].append(
-                    _time_calls(variants[name], args, kwargs, numbers[name])
-                )
+        with Monitor() as monitor:
+            for _ in range(rounds):
+                order = names[:]
+                rng.shuffle(order)
+                for name in order:
+                    times[name].append(
+                        _time_calls(variants[name], args, kwargs, numbers[name])
+                    )
         compiles = _CompileCounter.delta(before)
-    return times, numbers, compiles
+    return times, numbers, compiles, monitor.result
 
 
 def _precision_name() -> str | None:

@@ -2,8 +2,9 @@
 
 Modules, each importing only those above it:
 
-- ``verdicts``: the one rule: ``Claim``, ``Measured``, ``Outcome``, the verdict words, ``verdict``, ``evaluate``
-- ``registry``: the claims (``CLAIMS``), their sources, and which frameworks and device kinds each needs
+- ``verdicts``: the one rule (``rule``): ``Claim``, ``Pairing``, ``Measured``, ``Outcome``, the verdict words, the interval
+- ``registry``: the claims (``CLAIMS``, ``LESSON_CLAIMS``, ``get``), their sources, and which frameworks and device kinds each needs
+- ``judge``: what lessons call: ``judge``, ``faster``, ``fact``, ``not_testable`` (a ``Verdict`` with its generated sentence), and ``evaluate``
 - ``devices``: which device kinds to measure on (``plan_devices``, ``detect_devices``), and why one is not testable
 - ``report``: the Markdown and terminal tables, ``ClaimsReport``, ``claims.json`` and the plot
 - ``harness``: what every benchmark runs inside (``Ctx``, matched float32 precision, per-round ratios)
@@ -16,7 +17,9 @@ Modules, each importing only those above it:
 - ``command``: ``run`` (measure, judge, report) and the ``claims`` command
 
 What a lesson uses is re-exported here (``from course_utils import claims``, then
-``claims.run(...)``, ``claims.verdict(...)``, ``claims.Measured(...)``). Importing
+``claims.judge("compile-training", comparison, "PyTorch eager", "torch.compile")``,
+``claims.run(...)``, ``claims.Measured(...)``): every verdict a lesson prints comes
+from ``judge``, ``faster``, ``fact`` or ``not_testable``. Importing
 this package or any of its modules imports neither jax, torch nor flax; the
 benchmarks import them when they run.
 """
@@ -24,6 +27,15 @@ benchmarks import them when they run.
 from __future__ import annotations
 
 from course_utils.claims.command import run
+from course_utils.claims.judge import (
+    Verdict,
+    evaluate,
+    fact,
+    faster,
+    judge,
+    not_testable,
+)
+from course_utils.claims.registry import get
 from course_utils.claims.report import ClaimsReport, plot, table, text_table
 from course_utils.claims.verdicts import (
     DOES_NOT_HOLD,
@@ -37,10 +49,10 @@ from course_utils.claims.verdicts import (
     NotTestable,
     Outcome,
     SkippedInSmoke,
-    evaluate,
+    median_interval,
     paired_ratios,
     quartiles,
-    verdict,
+    rule,
 )
 
 __all__ = [
@@ -56,12 +68,19 @@ __all__ = [
     "NotTestable",
     "Outcome",
     "SkippedInSmoke",
+    "Verdict",
     "evaluate",
+    "fact",
+    "faster",
+    "get",
+    "judge",
+    "median_interval",
+    "not_testable",
     "paired_ratios",
     "plot",
     "quartiles",
+    "rule",
     "run",
     "table",
     "text_table",
-    "verdict",
 ]

@@ -1,0 +1,256 @@
+"""What lessons call: :func:`judge` a registered claim from a comparison, and print the verdict.
+
+Every verdict a lesson prints comes from here: :func:`judge` looks the claim up
+in the registry, takes the paired per-round ratios and the contention record
+from a ``timing.compare`` result (or ratios given directly), applies the one
+rule (:func:`~course_utils.claims.verdicts.rule`) and returns a
+:class:`Verdict` whose sentence is generated for the outcome that happened
+(:func:`explain`). :func:`faster` asks the course's own neutral question (which
+of two variants is faster?) through the same rule; :func:`fact` judges a yes/no
+claim from a check the lesson ran; :func:`not_testable` says why a claim is not
+judged here. :func:`evaluate` is what ``course claims`` runs per benchmark.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from course_utils.claims import registry
+from course_utils.claims.verdicts import (
+    DOES_NOT_HOLD,
+    HOLDS,
+    INCONCLUSIVE,
+    NOISY_REMEDY,
+    NOT_TESTABLE,
+    SKIPPED,
+    Claim,
+    Measured,
+    NotTestable,
+    Outcome,
+    Pairing,
+    SkippedInSmoke,
+    Stats,
+    fmt,
+    rule,
+)
+
+CONTENDED_REMEDY = "close other programs (or wait for them) and rerun the cell; `uptime` shows the load"
+
+
+@dataclass
+class Verdict:
+    """One judged claim: the word, why, the numbers, and the generated sentence."""
+
+    claim: Claim
+    verdict: str
+    reason: str
+    explanation: str
+    stats: Stats | None = None
+    pairing: Pairing | None = None
+    names: tuple[str, str] | None = None
+    contention: dict[str, Any] | None = None
+    threads: dict[str, Any] | None = None
+
+    def __str__(self) -> str:
+        return f"{self.claim.id}: {self.verdict} ({self.reason}). {self.explanation}"
+
+    def _repr_markdown_(self) -> str:
+        return (
+            f"**{self.claim.text}** ({self.claim.source}; stated: {self.claim.claimed}): "
+            f"**{self.verdict}**. {self.explanation}\n\n{self.conditions()}"
+        )
+
+    def conditions(self) -> str:
+        """Pairing, threads and contention, as measured ('' when nothing was timed)."""
+        parts = []
+        if self.pairing is not None:
+            fair = "fair" if self.pairing.fair else "the article's, not fair"
+            parts.append(f"pairing: {self.pairing.id} ({fair})")
+        if self.threads and "cores" in self.threads:
+            from course_utils.contention import policy_text
+
+            parts.append(policy_text(self.threads))
+        if self.contention:
+            parts.append(
+                "contended" if self.contention.get("reason") else "quiet machine"
+            )
+        return "; ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        s = self.stats
+        return {
+            "claim": self.claim.id,
+            "verdict": self.verdict,
+            "reason": self.reason,
+            "explanation": self.explanation,
+            "median": s.median if s else None,
+            "interval": [s.low, s.high] if s else None,
+            "spread": s.spread if s else None,
+            "n": s.n if s else 0,
+            "pairing": self.pairing.id if self.pairing else None,
+            "contention": self.contention,
+        }
+
+
+def _speed(r: float, num: str, den: str) -> str:
+    """'B is 2.00x faster than A' for a time ratio A / B (either direction)."""
+    if r >= 1:
+        return f"{den} is {r:.2f}x faster than {num}"
+    return f"{num} is {1 / r:.2f}x faster than {den}"
+
+
+def _interval(claim: Claim, s: Stats) -> str:
+    return f"95 % interval {fmt(s.low, claim.unit)}–{fmt(s.high, claim.unit)}, n={s.n}"
+
+
+def explain(
+    claim: Claim, verdict: str, reason: str, s: Stats, names: tuple[str, str]
+) -> str:
+    """The sentence for the outcome that happened (never a fixed one)."""
+    num, den = names
+    if claim.unit == "s":
+        what = f"{den} took {fmt(s.median, 's')} ({_interval(claim, s)})"
+    else:
+        what = f"{_speed(s.median, num, den)} ({_interval(claim, s)})"
+    if verdict == INCONCLUSIVE and not reason.startswith("the interval"):
+        remedy = CONTENDED_REMEDY if reason.startswith("contended") else NOISY_REMEDY
+        text = f"Not judged, the run was {reason}: {what}. To judge it, {remedy}."
+    elif claim.id == "faster":
+        text = _faster_text(verdict, what, num, den)
+    elif verdict == HOLDS:
+        text = f"{what}: at or beyond the stated {claim.claimed}."
+    elif reason == "the opposite happened":
+        text = (
+            f"The opposite happened: {num} is {1 / s.median:.2f}x faster than {den} "
+            f"(95 % interval {1 / s.high:.3g}x–{1 / s.low:.3g}x, n={s.n}); the claim "
+            f"expects {den} to be faster."
+        )
+    elif verdict == DOES_NOT_HOLD:
+        text = f"{what}: short of the stated {claim.claimed}."
+    else:
+        text = (
+            f"{what}: the interval straddles the stated {claim.claimed}, so this run "
+            "cannot tell; more rounds (a larger target_s) would narrow it."
+        )
+    note = claim.notes.get(verdict)
+    return f"{text} {note}" if note else text
+
+
+def _faster_text(verdict: str, what: str, num: str, den: str) -> str:
+    if verdict in (HOLDS, DOES_NOT_HOLD):
+        return f"{what}."
+    return f"No clear winner between {num} and {den}: {what} straddles 1x."
+
+
+def _contention_of(measured: Any, given: Any) -> dict[str, Any] | None:
+    c = given if given is not None else getattr(measured, "contention", None)
+    if c is None:
+        return None
+    return c.to_dict() if hasattr(c, "to_dict") else dict(c)
+
+
+def judge(
+    claim: str | Claim,
+    measured: Any,
+    numerator: str | None = None,
+    denominator: str | None = None,
+    *,
+    pairing: str | None = None,
+    contention: Any = None,
+) -> Verdict:
+    """Judge a registered claim: the one verdict function lessons call.
+
+    ``measured`` is a ``timing.compare`` result (then ``numerator`` and
+    ``denominator`` name its variants; the ratio is numerator time over
+    denominator time, so above 1 favours a claim that the denominator is faster)
+    or a sequence of paired ratios (seconds, for a claim in seconds).
+    ``pairing`` names which of the claim's pairings was timed.
+    """
+    c = registry.get(claim) if isinstance(claim, str) else claim
+    p = c.pairing(pairing)
+    threads = None
+    if hasattr(measured, "ratios"):
+        if numerator is None or denominator is None:
+            raise TypeError("judge: name the numerator and denominator variants")
+        samples = measured.ratios(numerator, denominator)
+        threads = dict(next(iter(measured.measurements.values())).threads)
+    else:
+        samples = list(measured)
+    names = (
+        numerator or (p.numerator if p else "the first"),
+        denominator or (p.denominator if p else "the second"),
+    )
+    cont = _contention_of(measured, contention)
+    v, reason, stats = rule(
+        samples, c.threshold, unit=c.unit, contended=(cont or {}).get("reason")
+    )
+    text = explain(c, v, reason, stats, names)
+    return Verdict(c, v, reason, text, stats, p, names, cont, threads)
+
+
+def faster(comparison: Any, a: str, b: str) -> Verdict:
+    """Which of two timed variants is faster: ``b`` over ``a``, through the same rule."""
+    return judge("faster", comparison, a, b)
+
+
+def fact(claim: str, holds: bool, evidence: str) -> Verdict:
+    """A yes/no claim judged from a check the lesson ran (``evidence`` says which)."""
+    c = registry.get(claim)
+    v = HOLDS if holds else DOES_NOT_HOLD
+    return Verdict(c, v, "checked in this run", evidence)
+
+
+def not_testable(claim: str, why: str) -> Verdict:
+    """A registered claim this machine or this lesson cannot judge, and why."""
+    return Verdict(registry.get(claim), NOT_TESTABLE, why, f"Not judged here: {why}.")
+
+
+def evaluate(
+    claim: Claim, measure: Callable[[], Measured], device: str = "cpu"
+) -> Outcome:
+    """Run one benchmark and judge the claim (a benchmark may raise NotTestable/SkippedInSmoke)."""
+    start = time.perf_counter()
+    try:
+        m = measure()
+    except (NotTestable, SkippedInSmoke) as why:
+        word = NOT_TESTABLE if isinstance(why, NotTestable) else SKIPPED
+        return Outcome(
+            claim, word, str(why), seconds=time.perf_counter() - start, device=device
+        )
+    return outcome_of(claim, m, time.perf_counter() - start, device)
+
+
+def outcome_of(claim: Claim, m: Measured, seconds: float, device: str) -> Outcome:
+    """The :class:`Outcome` of one measurement, judged by :func:`judge`."""
+    names = m.names or _names(claim, m.pairing)
+    j = judge(
+        claim, m.samples, *names, pairing=m.pairing, contention=m.contention_dict()
+    )
+    c = m.conditions
+    return Outcome(
+        claim,
+        j.verdict,
+        j.reason,
+        list(m.samples),
+        m.what,
+        dict(m.details),
+        seconds,
+        device=device,
+        device_name=str(c.get("device_name", "")),
+        precision=dict(c.get("precision", {})),
+        dtype=str(c.get("dtype", "")),
+        threads=dict(c.get("threads", {})),
+        interval=(j.stats.low, j.stats.high),
+        spread=j.stats.spread,
+        contention=j.contention,
+        pairing=j.pairing.id if j.pairing else None,
+        explanation=j.explanation,
+    )
+
+
+def _names(claim: Claim, pairing: str | None) -> tuple[str, str]:
+    p = claim.pairing(pairing)
+    return (p.numerator, p.denominator) if p else ("the first", "the second")
