@@ -219,6 +219,8 @@ def setup(
     3. JAX starts first, so it loads its CUDA libraries before PyTorch loads its own;
     4. the same float32 precision in both frameworks (:func:`set_precision`);
     5. each framework's device, checked against the other's (:func:`device_problem`);
+       and the course's one thread policy (:func:`course_utils.contention.set_threads`:
+       PyTorch's intra-op threads set to the cores JAX's CPU pool was sized from);
     6. with ``one_kind``, for lessons that compare the frameworks throughout: where they
        have different device kinds (a TPU, where PyTorch stays on the CPU), both use
        the CPU for the whole lesson, and a line says so.
@@ -236,6 +238,9 @@ def setup(
     import torch
 
     torch_dev = torch_device(verbose=verbose)
+    from course_utils.contention import set_threads
+
+    set_threads()
     prec = set_precision(precision)
     problem = device_problem(
         device_kind(jax_dev),

@@ -20,8 +20,8 @@ from typing import Any
 
 from course_utils.claims import devices, registry
 from course_utils.claims.devices import DEVICE_CHOICES, DevicePlan, DeviceTarget
-from course_utils.claims.report import ClaimsReport, save_plot, text_table, write_json
 from course_utils.claims.judge import evaluate
+from course_utils.claims.report import ClaimsReport, save_plot, text_table, write_json
 from course_utils.claims.verdicts import Measured, Outcome
 from course_utils.tooling.errors import CourseError
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from course_utils.claims.verdicts import (
     DOES_NOT_HOLD,
-    HOLDS,
     INCONCLUSIVE,
     Claim,
     Pairing,
