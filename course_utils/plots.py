@@ -78,7 +78,7 @@ def timing_bars(
         base = measurements[baseline].median
         for i, n in enumerate(names):
             ax.annotate(
-                f" {measurements[n].median / base:.2f}x",
+                f" {_faster_label(base / measurements[n].median, baseline)}",
                 (medians[i], i),
                 va="center",
                 fontsize=9,
@@ -86,6 +86,64 @@ def timing_bars(
     ax.set_title(title or "on this machine")
     ax.grid(axis="x", alpha=0.3)
     return ax
+
+
+VERDICT_COLOURS = {
+    "holds": "#2e7d32",
+    "does not hold": "#c62828",
+    "inconclusive": "#9e9e9e",
+}
+
+
+def speedups(rows: Sequence[Mapping[str, Any]], *, ax=None, title: str | None = None):
+    """Speed-ups as "× faster" points with their intervals on a log axis.
+
+    Each row: ``label``, ``median``, ``low``, ``high`` (the interval), and
+    optionally ``band`` (the stated magnitude, ``(low, high)``; ``high`` may be
+    None for "at least") and ``verdict`` (colours the point). A line marks 1x
+    (no difference); a shaded band marks what the claim states. Rows without a
+    median are listed with their ``verdict`` only. Lessons pass
+    ``claims.Verdict.plot_row()``.
+    """
+    ax = _axes(ax)
+    ax.set_xscale("log")
+    ax.axvline(1.0, color="k", lw=1)
+    for y, row in enumerate(rows):
+        band = row.get("band")
+        if band:
+            lo, hi = band
+            ax.fill_betweenx(
+                [y - 0.4, y + 0.4], lo, hi or lo * 1e3, color="#ffe082", alpha=0.6, lw=0
+            )
+        if row.get("median") is None:
+            ax.annotate(f" {row.get('verdict', '')}", (1.0, y), va="center", fontsize=8)
+            continue
+        med = row["median"]
+        ax.errorbar(
+            med,
+            y,
+            xerr=[[med - row["low"]], [row["high"] - med]],
+            fmt="o",
+            capsize=4,
+            color=VERDICT_COLOURS.get(row.get("verdict", ""), "#1565c0"),
+        )
+    ax.set_yticks(range(len(rows)), [r["label"] for r in rows])
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.set_xlabel(
+        "× faster (median, 95 % interval; log scale); line: 1x, band: the stated magnitude"
+    )
+    ax.set_title(title or "on this machine")
+    ax.grid(axis="x", alpha=0.3)
+    return ax
+
+
+def _faster_label(speedup: float, baseline: str) -> str:
+    """'2.0x faster' / '1.5x slower' than the baseline ('' for the baseline itself)."""
+    if speedup == 1.0:
+        return "baseline"
+    if speedup > 1:
+        return f"{speedup:.2f}x faster"
+    return f"{1 / speedup:.2f}x slower"
 
 
 def _quartiles(values: Sequence[float]) -> tuple[float, float]:

@@ -79,6 +79,19 @@ class Verdict:
             )
         return "; ".join(parts)
 
+    def plot_row(self, label: str | None = None) -> dict[str, Any]:
+        """This verdict as a row of :func:`course_utils.plots.speedups` (× faster)."""
+        s, c = self.stats, self.claim
+        row: dict[str, Any] = {
+            "label": label or c.id,
+            "verdict": self.verdict,
+            "band": (c.threshold, c.high) if c.id != "faster" else None,
+            "median": s.median if s else None,
+        }
+        if s:
+            row.update(low=s.low, high=s.high)
+        return row
+
     def to_dict(self) -> dict[str, Any]:
         s = self.stats
         return {
