@@ -322,9 +322,21 @@ FRAMEWORKS: dict[str, tuple[str, ...]] = {
 
 # Claims measured on some device kinds only: (kinds, why).
 ONLY_ON: dict[str, tuple[tuple[str, ...], str]] = {
+    "eager-launch": (
+        ("gpu",),
+        "the article's 5–10 µs is the cost of launching a GPU kernel; a CPU launches none",
+    ),
+    "first-call": (
+        ("cpu",),
+        "the article's ~800 ms is a BERT's first call on a CPU",
+    ),
     "batch1-latency": (
         ("cpu",),
         "the article's claim is about batch-1 inference on a CPU",
+    ),
+    "train-throughput": (
+        ("gpu",),
+        "the article's +23 % is GPT-2 training on A100 GPUs; a CPU run would judge another workload",
     ),
     "train-memory": (
         ("gpu",),
