@@ -4,7 +4,7 @@ Modules, each importing only those above it:
 
 - ``verdicts``: the one rule (``rule``): ``Claim``, ``Pairing``, ``Measured``, ``Outcome``, the verdict words, the interval
 - ``registry``: the claims (``CLAIMS``, ``LESSON_CLAIMS``, ``get``), their sources, and which frameworks and device kinds each needs
-- ``judge``: what lessons call: ``judge``, ``faster``, ``fact``, ``not_testable`` (a ``Verdict`` with its generated sentence), and ``evaluate``
+- ``judging``: what lessons call: ``judge``, ``faster``, ``fact``, ``not_testable`` (a ``Verdict`` with its generated sentence), and ``evaluate``
 - ``devices``: which device kinds to measure on (``plan_devices``, ``detect_devices``), and why one is not testable
 - ``report``: the Markdown and terminal tables, ``ClaimsReport``, ``claims.json`` and the plot
 - ``harness``: what every benchmark runs inside (``Ctx``, matched float32 precision, per-round ratios)
@@ -27,7 +27,7 @@ benchmarks import them when they run.
 from __future__ import annotations
 
 from course_utils.claims.command import run
-from course_utils.claims.judge import (
+from course_utils.claims.judging import (
     Verdict,
     evaluate,
     fact,

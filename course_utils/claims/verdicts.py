@@ -232,12 +232,12 @@ def rule(
     if stats.spread > MAX_SPREAD:
         return INCONCLUSIVE, f"noisy (spread {stats.spread:.0%})", stats
     if stats.low >= threshold:
-        return HOLDS, f"at or beyond {_fmt(threshold, unit)}", stats
+        return HOLDS, f"at or beyond {_bar(threshold, unit)}", stats
     if unit == "x" and threshold >= 1 and stats.high < 1:
         return DOES_NOT_HOLD, "the opposite happened", stats
     if stats.high < threshold:
-        return DOES_NOT_HOLD, f"short of {_fmt(threshold, unit)}", stats
-    return INCONCLUSIVE, f"the interval straddles {_fmt(threshold, unit)}", stats
+        return DOES_NOT_HOLD, f"short of {_bar(threshold, unit)}", stats
+    return INCONCLUSIVE, f"the interval straddles {_bar(threshold, unit)}", stats
 
 
 def verdict(
@@ -251,7 +251,13 @@ def verdict(
 def _fmt(value: float, unit: str) -> str:
     """'1.5x' for a ratio, '800 ms' for seconds."""
     if unit != "s":
-        return f"{value:.3g}x"
+        return (
+            f"{value:.2f}x"
+            if value < 10
+            else f"{value:.1f}x"
+            if value < 100
+            else f"{value:.0f}x"
+        )
     for scale, name in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
         if value >= scale:
             return f"{value / scale:.3g} {name}"
@@ -259,6 +265,11 @@ def _fmt(value: float, unit: str) -> str:
 
 
 fmt = _fmt
+
+
+def _bar(value: float, unit: str) -> str:
+    """A claim's threshold as stated: '1.5x', '8x', '800 ms'."""
+    return _fmt(value, unit) if unit == "s" else f"{value:g}x"
 
 
 @dataclass

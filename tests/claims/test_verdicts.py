@@ -1,134 +1,134 @@
-"""course_utils.claims.verdicts: the verdict rule, evaluate, and what an outcome carries."""
+"""course_utils.claims.verdicts: the one rule at its edges, the interval, what an outcome carries."""
 
 import math
+import statistics
 
 import pytest
 
 from course_utils.claims import verdicts
-from tests.claims.fakes import CLAIM
+
+QUIET = None
+
+
+def rounds(center: float, n: int = 20, wobble: float = 0.05) -> list[float]:
+    """n paired ratios spread evenly ±wobble around center (deterministic)."""
+    return [center * (1 + wobble * (2 * i / (n - 1) - 1)) for i in range(n)]
 
 
 @pytest.mark.parametrize(
-    "samples, threshold, expected",
+    "samples, threshold, expected, reason",
     [
-        ([2.0, 2.1, 2.2, 2.3, 2.4], 1.0, verdicts.HOLDS),
-        ([0.5, 0.6, 0.7, 0.8], 1.0, verdicts.DOES_NOT_HOLD),
-        ([0.8, 0.9, 1.1, 1.2], 1.0, verdicts.INCONCLUSIVE),
-        ([1.6], 1.5, verdicts.HOLDS),
-        ([1.4], 1.5, verdicts.DOES_NOT_HOLD),
-        ([12.0, 15.0, 20.0], 10.0, verdicts.HOLDS),
-        ([1.0, 1.0, 1.0], 1.0, verdicts.INCONCLUSIVE),  # a tie is not a win
+        (rounds(3.0), 2.0, verdicts.HOLDS, "at or beyond"),  # inside, well past
+        (rounds(2.5), 2.0, verdicts.HOLDS, "at or beyond"),  # within a stated range
+        (rounds(2.0), 2.0, verdicts.INCONCLUSIVE, "straddles"),  # straddling the bar
+        (
+            rounds(1.5),
+            2.0,
+            verdicts.DOES_NOT_HOLD,
+            "short of",
+        ),  # below, right side of 1
+        (rounds(0.5), 2.0, verdicts.DOES_NOT_HOLD, "opposite"),  # wrong side of 1
+        (rounds(1.0), 1.0, verdicts.INCONCLUSIVE, "straddles"),  # a tie is not a win
+        (rounds(3.0, wobble=0.9), 1.0, verdicts.INCONCLUSIVE, "noisy"),
+        (rounds(3.0, n=5), 1.0, verdicts.INCONCLUSIVE, "too few"),
     ],
 )
-def test_verdict_uses_the_quartiles(samples, threshold, expected):
-    verdict, why = verdicts.verdict(samples, threshold)
+def test_rule_at_its_edges(samples, threshold, expected, reason):
+    verdict, why, stats = verdicts.rule(samples, threshold)
     assert verdict == expected
-    assert f"{threshold:g}x" in why
+    assert reason in why
+    assert stats.n == len(samples)
+
+
+def test_a_contended_run_is_never_judged():
+    verdict, why, _ = verdicts.rule(rounds(5.0), 1.0, contended="load 4.0 on 2 cores")
+    assert verdict == verdicts.INCONCLUSIVE
+    assert why == "contended (load 4.0 on 2 cores)"
+
+
+def test_noise_is_reported_with_its_spread():
+    samples = rounds(3.0, wobble=0.9)
+    _, why, stats = verdicts.rule(samples, 1.0)
+    assert why == f"noisy (spread {stats.spread:.0%})"
+    assert stats.spread > verdicts.MAX_SPREAD
+
+
+def test_the_interval_is_widened_by_the_run_to_run_allowance():
+    samples = rounds(2.0, n=30)
+    lo, hi = verdicts.median_interval(samples)
+    _, _, stats = verdicts.rule(samples, 1.0)
+    assert stats.low == pytest.approx(lo / (1 + verdicts.RUN_TO_RUN))
+    assert stats.high == pytest.approx(hi * (1 + verdicts.RUN_TO_RUN))
+    assert stats.median == statistics.median(samples)
+
+
+def test_median_interval_uses_order_statistics():
+    values = list(range(1, 21))  # n=20: the 95 % interval is [x(6), x(15)]
+    assert verdicts.median_interval(values) == (6, 15)
+    assert verdicts.median_interval([5.0, 1.0, 3.0]) == (1.0, 5.0)  # too few: the range
+    # narrower with more rounds of the same spread
+    wide = verdicts.median_interval(rounds(2.0, n=10))
+    narrow = verdicts.median_interval(rounds(2.0, n=200))
+    assert narrow[1] - narrow[0] < wide[1] - wide[0]
 
 
 def test_one_outlier_does_not_flip_a_verdict():
-    # The median alone would pass; the quartiles see that half the rounds fail.
-    assert (
-        verdicts.verdict([0.9, 0.95, 1.05, 1.1, 50.0], 1.0)[0] == verdicts.INCONCLUSIVE
-    )
-    assert verdicts.verdict([2.0, 2.1, 2.2, 2.3, 0.01], 1.0)[0] == verdicts.HOLDS
+    samples = rounds(2.0) + [0.01]
+    assert verdicts.rule(samples, 1.0)[0] == verdicts.HOLDS
+
+
+def test_seconds_claims_have_no_wrong_side_of_one():
+    verdict, why, _ = verdicts.rule(rounds(0.2), 0.8, unit="s")
+    assert (verdict, why) == (verdicts.DOES_NOT_HOLD, "short of 800 ms")
 
 
 @pytest.mark.parametrize(
     "bad", [[], [1.0, float("nan")], [1.0, -2.0], [0.0], [math.inf]]
 )
-def test_verdict_rejects_unusable_samples(bad):
+def test_rule_rejects_unusable_samples(bad):
     with pytest.raises(ValueError):
-        verdicts.verdict(bad, 1.0)
+        verdicts.rule(bad, 1.0)
 
 
-def test_quartiles_match_statistics_inclusive():
-    import statistics
-
+def test_quartiles_and_spread():
     values = [3.0, 1.0, 4.0, 1.5, 9.0, 2.6]
     q = statistics.quantiles(values, n=4, method="inclusive")
     assert verdicts.quartiles(values) == (q[0], q[2])
     assert verdicts.quartiles([7.0]) == (7.0, 7.0)
+    assert verdicts.spread(values) == pytest.approx(
+        (q[2] - q[0]) / statistics.median(values)
+    )
 
 
 def test_paired_ratios_pair_rounds_and_check_lengths():
     assert verdicts.paired_ratios([2.0, 6.0], [1.0, 2.0]) == [2.0, 3.0]
     with pytest.raises(ValueError, match="equally long"):
         verdicts.paired_ratios([1.0], [1.0, 2.0])
-    with pytest.raises(ValueError):
-        verdicts.paired_ratios([], [])
 
 
-def test_claim_needs_a_positive_threshold():
-    with pytest.raises(ValueError, match="threshold"):
-        verdicts.Claim("x", "x", "s", "1x", "a / b", 0.0)
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"threshold": 0.0}, "threshold"),
+        ({"threshold": 2.0, "high": 1.0}, "below threshold"),
+        ({"threshold": 1.0, "unit": "ms"}, "unit"),
+        ({"threshold": 1.0, "notes": {"maybe": "x"}}, "unknown verdicts"),
+    ],
+)
+def test_claims_are_checked_when_made(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        verdicts.Claim("x", "x", "s", "1x", "a / b", **kwargs)
 
 
-def test_evaluate_turns_exceptions_into_verdicts():
-    def not_testable():
-        raise verdicts.NotTestable("needs a TPU")
-
-    def skipped():
-        raise verdicts.SkippedInSmoke("too slow")
-
-    out = verdicts.evaluate(CLAIM, not_testable)
-    assert (out.verdict, out.why, out.samples, out.measured_text()) == (
-        verdicts.NOT_TESTABLE,
-        "needs a TPU",
-        [],
-        "—",
-    )
-    assert verdicts.evaluate(CLAIM, skipped).verdict == verdicts.SKIPPED
-    measured = verdicts.evaluate(
-        CLAIM, lambda: verdicts.Measured([3.0, 3.5, 4.0], "fake", {"k": 1})
-    )
-    assert measured.verdict == verdicts.HOLDS
-    assert measured.median == 3.5 and measured.details == {"k": 1}
-    assert measured.measured_text().startswith("3.50x (IQR ")
+def test_pairings_are_looked_up_by_id():
+    p = verdicts.Pairing("compiled", "a", "b")
+    c = verdicts.Claim("x", "x", "s", "1x", "a / b", 1.0, pairings=(p,))
+    assert c.pairing(None) is p and c.pairing("compiled") is p
+    with pytest.raises(KeyError, match="pairings: \\['compiled'\\]"):
+        c.pairing("eager")
 
 
-def test_other_errors_from_a_benchmark_propagate():
-    def broken():
-        raise RuntimeError("a bug, not a verdict")
-
-    with pytest.raises(RuntimeError, match="a bug"):
-        verdicts.evaluate(CLAIM, broken)
-
-
-def test_outcomes_carry_the_device_and_conditions_into_json(tmp_path):
-    cond = {
-        "device_name": "NVIDIA H200",
-        "precision": {"jax_matmul": "highest"},
-        "dtype": "float32",
-        "threads": {"torch_threads": 4},
-    }
-    o = verdicts.evaluate(
-        CLAIM, lambda: verdicts.Measured([2.0, 3.0], "x", conditions=cond), "gpu"
-    )
-    nt = verdicts.evaluate(
-        CLAIM, lambda: (_ for _ in ()).throw(verdicts.NotTestable("no")), "tpu"
-    )
-    d = o.to_dict()
-    assert (d["device"], d["device_name"], d["dtype"]) == (
-        "gpu",
-        "NVIDIA H200",
-        "float32",
-    )
-    assert d["precision"] == {"jax_matmul": "highest"} and d["threads"] == {
-        "torch_threads": 4
-    }
-    assert {
-        "id",
-        "verdict",
-        "why",
-        "median",
-        "q1",
-        "q3",
-        "n",
-        "samples",
-        "details",
-    } <= set(d)
-    assert (nt.verdict, nt.device, nt.precision) == (verdicts.NOT_TESTABLE, "tpu", {})
-    assert o.conditions_text() == (
-        "gpu (NVIDIA H200); float32; matmul precision jax_matmul highest; torch threads 4"
-    )
+def test_fmt_units():
+    assert verdicts.fmt(1.5, "x") == "1.50x" and verdicts.fmt(206.9, "x") == "207x"
+    assert verdicts.fmt(0.8, "s") == "800 ms"
+    assert verdicts.fmt(7e-6, "s") == "7 µs"

@@ -1,0 +1,179 @@
+"""course_utils.claims.judge: verdicts from comparisons, the generated sentences, evaluate."""
+
+import pytest
+
+from course_utils import timing
+from course_utils.claims import judging as judge
+from course_utils.claims import registry, verdicts
+from course_utils.contention import Contention
+from tests.claims.fakes import CLAIM
+from tests.claims.test_verdicts import rounds
+
+
+def comparison(a: list[float], b: list[float], reason: str | None = None):
+    """A timing.Comparison of variants 'A' and 'B' with these per-round times."""
+    threads = {"cores": 2, "torch": 2, "jax": 2}
+    ms = {
+        name: timing.Measurement(name, times, 1, times[0], threads=threads)
+        for name, times in (("A", a), ("B", b))
+    }
+    return timing.Comparison(
+        ms, "A", contention=Contention(2, 0.5, 0.5, 0.0, 1.0, threads, reason)
+    )
+
+
+@pytest.mark.parametrize(
+    "ratio, verdict, words",
+    [
+        (
+            3.0,
+            verdicts.HOLDS,
+            ["B is 3.00x faster than A", "at or beyond the stated 1.5–2x"],
+        ),
+        (
+            1.2,
+            verdicts.DOES_NOT_HOLD,
+            ["B is 1.20x faster than A", "short of the stated 1.5–2x"],
+        ),
+        (
+            0.5,
+            verdicts.DOES_NOT_HOLD,
+            ["The opposite happened: A is 2.00x faster than B"],
+        ),
+        (1.5, verdicts.INCONCLUSIVE, ["straddles the stated 1.5–2x", "cannot tell"]),
+    ],
+)
+def test_the_sentence_follows_the_outcome(ratio, verdict, words):
+    cmp = comparison([ratio * t for t in rounds(1.0)], rounds(1.0, wobble=0.0))
+    v = judge.judge("compile-fusion", cmp, "A", "B")
+    assert v.verdict == verdict
+    for w in words:
+        assert w in v.explanation
+    assert v.threads == {"cores": 2, "torch": 2, "jax": 2}
+
+
+def test_a_contended_comparison_names_the_cause_and_the_remedy():
+    cmp = comparison(rounds(5.0), rounds(1.0, wobble=0.0), reason="load 4.1 on 2 cores")
+    v = judge.judge("compile-fusion", cmp, "A", "B")
+    assert (v.verdict, v.reason) == (
+        verdicts.INCONCLUSIVE,
+        "contended (load 4.1 on 2 cores)",
+    )
+    assert "Not judged" in v.explanation and "close other programs" in v.explanation
+    assert "contended" in v.conditions()
+
+
+def test_a_noisy_comparison_says_noisy_with_its_spread():
+    v = judge.judge("compile-fusion", rounds(3.0, wobble=0.9))
+    assert v.verdict == verdicts.INCONCLUSIVE and v.reason.startswith("noisy (spread ")
+    assert "larger timing target" in v.explanation
+
+
+def test_faster_names_the_winner_or_none():
+    fast_b = comparison(rounds(2.0), rounds(1.0, wobble=0.0))
+    assert judge.faster(fast_b, "A", "B").explanation.startswith(
+        "B is 2.00x faster than A"
+    )
+    fast_a = comparison(rounds(0.5), rounds(1.0, wobble=0.0))
+    assert judge.faster(fast_a, "A", "B").explanation.startswith(
+        "A is 2.00x faster than B"
+    )
+    tie = judge.faster(comparison(rounds(1.0), rounds(1.0, wobble=0.0)), "A", "B")
+    assert tie.explanation.startswith("No clear winner between A and B")
+
+
+def test_judge_checks_its_arguments():
+    cmp = comparison(rounds(2.0), rounds(1.0))
+    with pytest.raises(TypeError, match="numerator and denominator"):
+        judge.judge("faster", cmp)
+    with pytest.raises(KeyError, match="no variant 'C'"):
+        judge.judge("faster", cmp, "A", "C")
+    with pytest.raises(KeyError, match="no claim 'nope'"):
+        judge.judge("nope", cmp, "A", "B")
+    with pytest.raises(KeyError, match="no pairing 'eager'"):
+        judge.judge("compile-fusion", cmp, "A", "B", pairing="eager")
+
+
+def test_seconds_claims_read_as_seconds():
+    v = judge.judge("first-call", rounds(1.5))
+    assert v.verdict == verdicts.HOLDS
+    assert "JAX's first call took 1.5 s" in v.explanation
+
+
+def test_fact_and_not_testable():
+    assert judge.fact("dp-cheapest", True, "it sent least").verdict == verdicts.HOLDS
+    no = judge.fact("pmap-pjit-needed", False, "jax.jit did both")
+    assert (no.verdict, no.explanation) == (verdicts.DOES_NOT_HOLD, "jax.jit did both")
+    nt = judge.not_testable("eager-launch", "no GPU here")
+    assert nt.verdict == verdicts.NOT_TESTABLE and "no GPU here" in str(nt)
+
+
+def test_plot_rows_carry_the_interval_and_the_stated_band():
+    v = judge.judge("compile-fusion", rounds(3.0))
+    row = v.plot_row("fusion")
+    assert row["label"] == "fusion" and row["band"] == (1.5, 2.0)
+    assert row["low"] < row["median"] < row["high"]
+    assert (
+        judge.faster(comparison(rounds(2.0), rounds(1.0)), "A", "B").plot_row()["band"]
+        is None
+    )
+
+
+def test_evaluate_turns_exceptions_into_verdicts():
+    def not_testable():
+        raise verdicts.NotTestable("needs a TPU")
+
+    out = judge.evaluate(CLAIM, not_testable)
+    assert (out.verdict, out.why, out.samples, out.measured_text()) == (
+        verdicts.NOT_TESTABLE,
+        "needs a TPU",
+        [],
+        "—",
+    )
+    skipped = judge.evaluate(
+        CLAIM, lambda: (_ for _ in ()).throw(verdicts.SkippedInSmoke("slow"))
+    )
+    assert skipped.verdict == verdicts.SKIPPED
+    with pytest.raises(RuntimeError, match="a bug"):
+        judge.evaluate(CLAIM, lambda: (_ for _ in ()).throw(RuntimeError("a bug")))
+
+
+def test_outcomes_carry_interval_conditions_and_contention_into_json():
+    cond = {
+        "device_name": "NVIDIA H200",
+        "precision": {"jax_matmul": "highest"},
+        "dtype": "float32",
+        "threads": {"torch_threads": 4},
+    }
+    m = verdicts.Measured(
+        rounds(3.0),
+        "x",
+        {"k": 1},
+        cond,
+        contention={"reason": None, "cores": 2},
+        names=("eager", "compiled"),
+    )
+    o = judge.evaluate(CLAIM, lambda: m, "gpu")
+    d = o.to_dict()
+    assert o.verdict == verdicts.HOLDS and o.measured_text().startswith(
+        "3.00x (95 % interval "
+    )
+    assert (d["device"], d["device_name"], d["dtype"]) == (
+        "gpu",
+        "NVIDIA H200",
+        "float32",
+    )
+    assert d["interval"][0] < d["median"] < d["interval"][1]
+    assert d["contention"] == {"reason": None, "cores": 2}
+    assert "compiled is 3.00x faster than eager" in d["explanation"]
+    assert o.conditions_text() == (
+        "gpu (NVIDIA H200); float32; matmul precision jax_matmul highest; torch threads 4"
+    )
+
+
+def test_every_registered_claim_can_be_judged():
+    for c in registry.CLAIMS + registry.LESSON_CLAIMS:
+        if c.unit == "fact":
+            continue
+        v = judge.judge(c, rounds(c.threshold * 3))
+        assert v.verdict == verdicts.HOLDS, c.id
