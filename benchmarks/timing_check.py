@@ -25,6 +25,7 @@ import torch
 import torch.utils.benchmark as torch_benchmark
 
 from course_utils import timing
+from course_utils.contention import Monitor
 
 BOUNDS = {
     "a_async": (0.9, None),
@@ -82,9 +83,12 @@ def ratio_first_call() -> dict:
 
 def main(argv: list[str]) -> int:
     results = {}
-    results.update(ratio_async())
-    results.update(ratio_vs_torch_timer())
-    results.update(ratio_first_call())
+    with Monitor() as monitor:  # was anything else competing for the cores?
+        results.update(ratio_async())
+        results.update(ratio_vs_torch_timer())
+        results.update(ratio_first_call())
+    results["contended"] = monitor.result.reason
+    results["conditions"] = monitor.result.text()
     ok = True
     for key, (lo, hi) in BOUNDS.items():
         value = results[key]
@@ -97,6 +101,7 @@ def main(argv: list[str]) -> int:
     print(
         f"{'a_timeit_naive':>18}: {results['a_timeit_naive']:8.2e}  (what timeit reports)"
     )
+    print(f"{'machine':>18}: {results['conditions']}")
     if "--json" in argv:
         print(json.dumps(results))
     return 0 if ok else 1

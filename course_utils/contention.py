@@ -155,8 +155,9 @@ class Contention:
         ]
         if self.wait_share is not None:
             parts.append(f"threads waited for a CPU {self.wait_share:.0%} of the time")
-        state = f"contended ({self.reason})" if self.reason else "quiet"
-        return f"{state}: " + "; ".join(parts)
+        if self.reason:
+            return f"contended ({self.reason})"
+        return "quiet: " + "; ".join(parts)
 
 
 class Monitor:

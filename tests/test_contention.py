@@ -1,0 +1,134 @@
+"""course_utils.contention: the thread policy, the contention rule, and a real busy machine."""
+
+import subprocess
+import sys
+import time
+import types
+
+import pytest
+
+from course_utils import contention
+from course_utils.claims import judging, verdicts
+from course_utils.contention import Contention
+
+
+class FakeTorch(types.ModuleType):
+    def __init__(self, threads):
+        super().__init__("torch")
+        self.threads = threads
+
+    def get_num_threads(self):
+        return self.threads
+
+    def set_num_threads(self, n):
+        self.threads = n
+
+
+def test_set_threads_makes_torch_match_the_cores(monkeypatch):
+    fake = FakeTorch(16)
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    monkeypatch.setattr(contention, "cores", lambda: 2)
+    policy = contention.set_threads()
+    assert fake.threads == 2 and policy["torch"] == 2 and policy["cores"] == 2
+    with pytest.raises(ValueError, match="at least 1"):
+        contention.set_threads(0)
+
+
+def test_policy_text_and_oversubscription():
+    policy = {"cores": 2, "torch": 8, "jax": 2}
+    assert contention.policy_text(policy) == "threads: torch 8, JAX 2, on 2 cores"
+    assert (
+        contention.oversubscribed(policy)
+        == "oversubscribed: torch uses 8 threads on 2 cores"
+    )
+    assert contention.oversubscribed({"cores": 4, "torch": 4, "jax": 4}) is None
+
+
+@pytest.mark.parametrize(
+    "c, expected",
+    [
+        (Contention(2, 0.3, 0.4, 0.01, 1.0, {"cores": 2, "torch": 2}), None),
+        (
+            Contention(2, 0.3, 0.4, 0.31, 1.0, {"cores": 2}),
+            "waited for a CPU 31% of the time",
+        ),
+        (
+            Contention(2, 5.0, 5.0, 0.02, 1.0, {"cores": 2}),
+            None,
+        ),  # the direct measure wins
+        (
+            Contention(2, 5.0, 5.0, None, 1.0, {"cores": 2}),
+            "load 5.0 on 2 cores",
+        ),  # no counter
+        (Contention(2, 1.0, 1.5, None, 1.0, {"cores": 2}), None),
+        (Contention(2, 0.1, 0.1, 0.0, 1.0, {"cores": 2, "torch": 4}), "oversubscribed"),
+    ],
+)
+def test_the_contention_rule(c, expected):
+    reason = contention.judge(c).reason
+    if expected is None:
+        assert reason is None
+        assert c.text().startswith("quiet")
+    else:
+        assert expected in reason
+        assert c.text().startswith("contended (")
+
+
+def test_monitor_measures_run_queue_waiting(monkeypatch):
+    readings = iter([10.0, 10.5])
+    monkeypatch.setattr(contention, "_run_queue_seconds", lambda: next(readings))
+    monkeypatch.setattr(contention, "load_average", lambda: 0.5)
+    with contention.Monitor() as m:
+        time.sleep(0.05)
+    assert m.result.wait_share > 1.0 and m.result.contended
+
+
+def _busy_loops(n: int) -> list[subprocess.Popen]:
+    code = "import time\nend = time.time() + 60\nwhile time.time() < end: pass"
+    return [subprocess.Popen([sys.executable, "-c", code]) for _ in range(n)]
+
+
+def _spin(seconds: float) -> int:
+    end, x = time.perf_counter() + seconds, 0
+    while time.perf_counter() < end:
+        x += 1
+    return x
+
+
+def _work(n):
+    return sorted(range(n, 0, -1))
+
+
+def _faster_verdict():
+    from course_utils import timing
+
+    cmp = timing.compare(
+        {"big": lambda: _work(40_000), "small": lambda: _work(4_000)},
+        check=False,
+        target_s=0.3,
+    )
+    return judging.faster(cmp, "big", "small")
+
+
+@pytest.mark.skipif(
+    contention._run_queue_seconds() is None, reason="no run-queue counter"
+)
+def test_a_busy_machine_is_reported_contended_and_no_verdict_flips():
+    """Bounded background load: as many busy loops as cores, killed after the test."""
+    quiet = _faster_verdict()
+    loops = _busy_loops(contention.cores())
+    try:
+        time.sleep(0.3)
+        with contention.Monitor() as m:
+            _spin(1.0)
+        busy = _faster_verdict()
+    finally:
+        for p in loops:
+            p.kill()
+            p.wait()
+    assert m.result.contended, m.result
+    assert busy.verdict == quiet.verdict or busy.verdict == verdicts.INCONCLUSIVE, (
+        quiet,
+        busy,
+    )
+    assert busy.verdict != verdicts.DOES_NOT_HOLD  # small sorts are never slower
