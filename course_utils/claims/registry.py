@@ -37,7 +37,7 @@ _BERT = (
 )
 _GRAD3_PAIRINGS = (
     Pairing("article", "PyTorch autograd (create_graph)", "JAX jit", False, _UNFAIR),
-    Pairing("eager", "PyTorch autograd (create_graph)", "JAX eager"),
+    Pairing("eager", "PyTorch torch.func (eager)", "JAX eager"),
     Pairing("compiled", "PyTorch torch.compile(torch.func)", "JAX jit"),
 )
 
