@@ -5,6 +5,7 @@ Modules, each importing only those above it:
 - ``verdicts``: the one rule (``rule``): ``Claim``, ``Pairing``, ``Measured``, ``Outcome``, the verdict words, the interval
 - ``registry``: the claims (``CLAIMS``, ``LESSON_CLAIMS``, ``get``), their sources, and which frameworks and device kinds each needs
 - ``judging``: what lessons call: ``judge``, ``faster``, ``fact``, ``not_testable`` (a ``Verdict`` with its generated sentence), and ``evaluate``
+- ``results``: result files from several machines: ``fingerprint``, ``load`` (checked), ``merge_table``, ``shipped``
 - ``devices``: which device kinds to measure on (``plan_devices``, ``detect_devices``), and why one is not testable
 - ``report``: the Markdown and terminal tables, ``ClaimsReport``, ``claims.json`` and the plot
 - ``harness``: what every benchmark runs inside (``Ctx``, matched float32 precision, per-round ratios)

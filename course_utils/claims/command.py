@@ -178,6 +178,17 @@ def cmd_claims(args: Any) -> int:
     from course_utils import config
     from course_utils.tooling.notebooks import course_root
 
+    if args.action == "merge":
+        from course_utils.claims import results
+
+        print(results.merge_table([results.load(p) for p in args.paths]))
+        return 0
+    if args.paths:
+        raise CourseError(
+            f"course claims: unexpected {args.paths[0]!r}; to combine result files, "
+            "run `course claims merge DIR...`"
+        )
+
     smoke = True if args.smoke else config.smoke()
     out = Path(args.out) if args.out else course_root() / "build" / "claims"
     run(smoke=smoke, out=out, only=args.only, device=args.device)
@@ -185,14 +196,26 @@ def cmd_claims(args: Any) -> int:
 
 
 def add_commands(sub: Any) -> None:
-    """Register ``course claims [--smoke] [--out DIR] [--only ID ...] [--device KIND]``."""
+    """Register ``course claims [--smoke] [--out DIR] [--only ID ...] [--device KIND]``
+    and ``course claims merge DIR_OR_FILE...``."""
     p = sub.add_parser(
         "claims",
         help="re-measure the source articles' popular claims on this machine",
         description="Run compact versions of the course's claim benchmarks on the CPU and, "
         "when one is present, on the GPU or TPU (both frameworks on the same device kind, "
         "float32 matmuls at 'highest' precision); print a table of claim, device, source, "
-        "measured ratio (median and IQR) and verdict; write claims.json and claims.png.",
+        "measured ratio (median and its 95 % interval) and verdict; write claims.json "
+        "(with the machine's fingerprint) and claims.png. `course claims merge DIR...` "
+        "puts several machines' claims.json side by side.",
+    )
+    p.add_argument(
+        "action",
+        nargs="?",
+        choices=["merge"],
+        help="merge: print one table from the result files or folders that follow",
+    )
+    p.add_argument(
+        "paths", nargs="*", metavar="DIR", help="result files or folders (merge)"
     )
     p.add_argument("--smoke", action="store_true", help="small sizes (about a minute)")
     p.add_argument(

@@ -14,19 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from course_utils.claims.verdicts import (
-    DOES_NOT_HOLD,
-    HOLDS,
-    INCONCLUSIVE,
-    VERDICTS,
-    Outcome,
-)
+from course_utils.claims.verdicts import VERDICTS, Outcome
 
 
 def table(outcomes: Iterable[Outcome]) -> str:
     """The results as a Markdown table."""
     lines = [
-        "| claim | device | source | claimed | measured here | verdict | why |",
+        "| claim | device | source | stated | measured here | verdict | why |",
         "|---|---|---|---|---|---|---|",
     ]
     for o in outcomes:
@@ -38,7 +32,7 @@ def table(outcomes: Iterable[Outcome]) -> str:
             o.claim.claimed,
             o.measured_text() + what,
             f"**{o.verdict}**",
-            o.why,
+            o.explanation or o.why,
         ]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines)
@@ -54,7 +48,7 @@ def text_table(outcomes: Iterable[Outcome]) -> str:
             f"    measured: {o.measured_text()}  ratio = {o.claim.ratio}\n"
             f"    on: {o.conditions_text()}\n"
             + (f"    how: {o.what}\n" if o.what else "")
-            + f"    why: {o.why}"
+            + f"    why: {o.explanation or o.why}"
         )
     return "\n".join(blocks)
 
@@ -88,7 +82,11 @@ class ClaimsReport:
         return {v: sum(o.verdict == v for o in self.outcomes) for v in VERDICTS}
 
     def to_dict(self) -> dict[str, Any]:
+        from course_utils.claims.results import SCHEMA, fingerprint
+
         return {
+            "schema": SCHEMA,
+            "fingerprint": fingerprint(self.machine),
             "smoke": self.smoke,
             "seconds": round(self.seconds, 1),
             "machine": self.machine,
@@ -127,45 +125,28 @@ def write_json(report: ClaimsReport, path: Path) -> Path:
     return path
 
 
-_COLOURS = {HOLDS: "#2e7d32", DOES_NOT_HOLD: "#c62828", INCONCLUSIVE: "#f9a825"}
-
-
 def plot(outcomes: Sequence[Outcome], ax=None):
-    """Measured ratio (median, IQR whiskers, log scale) per claim, threshold marked; returns ax."""
-    from course_utils.plots import _axes
+    """Speed-up claims as × faster with 95 % intervals, the stated band and 1x; returns ax.
 
-    ax = _axes(ax)
-    labels, y = [], 0
+    Claims stated in seconds (a first call, a launch) are not speed-ups; they
+    are listed by their verdict only, as are claims not measured here.
+    """
+    from course_utils.plots import speedups
+
     several = len({o.device for o in outcomes}) > 1
+    rows = []
     for o in outcomes:
         label = f"{o.claim.id} ({o.device})" if several else o.claim.id
-        if o.samples:
-            q1, q3 = o.quartiles
-            med = o.median
-            ax.errorbar(
-                med,
-                y,
-                xerr=[[med - q1], [q3 - med]],
-                fmt="o",
-                capsize=4,
-                color=_COLOURS.get(o.verdict, "#555555"),
+        row: dict[str, Any] = {"label": label, "verdict": o.verdict, "median": None}
+        if o.samples and o.claim.unit == "x" and o.interval:
+            row.update(
+                median=o.median,
+                low=o.interval[0],
+                high=o.interval[1],
+                band=(o.claim.threshold, o.claim.high),
             )
-            ax.plot([o.claim.threshold] * 2, [y - 0.35, y + 0.35], color="k", lw=1.5)
-        else:
-            ax.annotate(
-                f"  {o.verdict}", (1.0, y), va="center", fontsize=8, color="#555555"
-            )
-        labels.append(label)
-        y += 1
-    ax.set_xscale("log")
-    ax.set_yticks(range(len(labels)), labels)
-    ax.set_ylim(len(labels) - 0.5, -0.5)  # first claim on top, none on the frame
-    ax.set_xlabel(
-        "measured ratio (median, IQR); black tick: where the claim starts to hold"
-    )
-    ax.set_title("popular claims, re-measured on this machine")
-    ax.grid(axis="x", alpha=0.3)
-    return ax
+        rows.append(row)
+    return speedups(rows, ax=ax, title="popular claims, re-measured on this machine")
 
 
 def save_plot(outcomes: Sequence[Outcome], path: Path) -> Path:

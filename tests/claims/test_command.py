@@ -6,6 +6,7 @@ import pytest
 
 from course_utils.claims import benchmarks, command, devices, registry, verdicts
 from course_utils.tooling.errors import CourseError
+from tests.claims.test_verdicts import rounds
 from tests.claims.fakes import CLAIM, CPU_ONLY, GPU_BOTH, HIGH, TPU, cli
 
 
@@ -17,7 +18,7 @@ def fake_benchmarks(monkeypatch):
         calls.append((claim_id, smoke))
         if claim_id == "high":
             raise verdicts.NotTestable("no cluster")
-        return verdicts.Measured([1.5, 2.0, 2.5], "fake")
+        return verdicts.Measured(rounds(2.0), "fake")
 
     monkeypatch.setattr(registry, "CLAIMS", (CLAIM, HIGH))
     monkeypatch.setattr(benchmarks, "measure", measure)
@@ -52,7 +53,7 @@ def test_run_only_and_measured(fake_benchmarks):
     assert [o.claim.id for o in report.outcomes] == ["high"] and fake_benchmarks == [
         ("high", False)
     ]
-    given = verdicts.Measured([0.5, 0.6, 0.7], "timed by the caller")
+    given = verdicts.Measured(rounds(0.6), "timed by the caller")
     report = command.run(smoke=True, measured={"fake": given}, verbose=False)
     assert report.outcome("fake").verdict == verdicts.DOES_NOT_HOLD
     assert report.outcome("fake").details["measured_by"]
@@ -63,7 +64,9 @@ def test_run_rejects_bad_arguments(fake_benchmarks, tmp_path):
     with pytest.raises(CourseError, match="unknown claim 'nope'; claims: fake, high"):
         command.run(only=["nope"], verbose=False)
     with pytest.raises(CourseError, match="unknown measured claim 'nope'"):
-        command.run(measured={"nope": verdicts.Measured([1.0], "x")}, verbose=False)
+        command.run(
+            measured={"nope": verdicts.Measured(rounds(1.0), "x")}, verbose=False
+        )
     with pytest.raises(TypeError, match="claims.Measured"):
         command.run(measured={"fake": [1.0, 2.0]}, verbose=False)
     a_file = tmp_path / "file.txt"
@@ -127,9 +130,7 @@ def _fake_run(monkeypatch, reach):
         calls.append((claim_id, target.kind))
         if claim_id == "high":
             raise verdicts.NotTestable(f"no cluster on {target.kind}")
-        return verdicts.Measured(
-            [1.5, 2.0, 2.5], "fake", conditions={"dtype": "float32"}
-        )
+        return verdicts.Measured(rounds(2.0), "fake", conditions={"dtype": "float32"})
 
     monkeypatch.setattr(registry, "CLAIMS", (CLAIM, HIGH))
     monkeypatch.setattr(benchmarks, "measure", measure)
@@ -148,7 +149,7 @@ def test_run_on_a_gpu_machine_measures_every_claim_on_cpu_and_gpu(
     monkeypatch, tmp_path, capsys
 ):
     calls = _fake_run(monkeypatch, GPU_BOTH)
-    given = verdicts.Measured([0.5, 0.6, 0.7], "timed by the caller on the CPU")
+    given = verdicts.Measured(rounds(0.6), "timed by the caller on the CPU")
     report = command.run(smoke=True, out=tmp_path, measured={"fake": given})
     assert calls == [
         ("high", "cpu"),
@@ -220,7 +221,7 @@ def test_run_on_a_tpu_judges_each_pairing_with_the_real_rules(monkeypatch, tmp_p
             cid,
             lambda ctx, c=cid: (
                 ran.append((c, ctx.target.kind))
-                or verdicts.Measured([20.0, 30.0], "fake")
+                or verdicts.Measured(rounds(25.0), "fake")
             ),
         )
     report = command.run(
@@ -230,13 +231,13 @@ def test_run_on_a_tpu_judges_each_pairing_with_the_real_rules(monkeypatch, tmp_p
         verbose=False,
         only=["higher-order", "first-call", "compile-matmul"],
     )
-    assert ran == [("first-call", "tpu")]
+    assert ran == []  # first-call is a BERT on a CPU: the registry keeps it there
     by_id = {
         c["id"]: c for c in json.loads((tmp_path / "claims.json").read_text())["claims"]
     }
     assert {c["device"] for c in by_id.values()} == {"tpu"}
-    assert by_id["first-call"]["verdict"] == verdicts.HOLDS
-    assert by_id["first-call"]["precision"]["jax_matmul"] == "highest"
+    assert by_id["first-call"]["verdict"] == verdicts.NOT_TESTABLE
+    assert "BERT" in by_id["first-call"]["why"]
     for cid in ("higher-order", "compile-matmul"):
         assert (
             by_id[cid]["verdict"] == verdicts.NOT_TESTABLE

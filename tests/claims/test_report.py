@@ -4,16 +4,17 @@ import json
 
 import pytest
 
-from course_utils.claims import report, verdicts
+from course_utils.claims import judging, report, verdicts
 from tests.claims.fakes import CLAIM, HIGH
+from tests.claims.test_verdicts import rounds
 
 
 def _outcomes():
     return [
-        verdicts.evaluate(
-            CLAIM, lambda: verdicts.Measured([2.0, 2.5, 3.0], "what | with pipe")
+        judging.evaluate(
+            CLAIM, lambda: verdicts.Measured(rounds(2.5), "what | with pipe")
         ),
-        verdicts.evaluate(HIGH, lambda: verdicts.Measured([2.0, 3.0], "too slow")),
+        judging.evaluate(HIGH, lambda: verdicts.Measured(rounds(2.5), "too slow")),
         verdicts.Outcome(HIGH, verdicts.NOT_TESTABLE, "no cluster"),
     ]
 
@@ -22,7 +23,7 @@ def test_markdown_table_has_one_row_per_claim_and_escapes_pipes():
     text = report.table(_outcomes())
     lines = text.splitlines()
     assert lines[0].startswith(
-        "| claim | device | source | claimed | measured here | verdict | why |"
+        "| claim | device | source | stated | measured here | verdict | why |"
     )
     assert len(lines) == 2 + 3
     for line in lines[2:]:
@@ -40,6 +41,7 @@ def test_text_table_names_verdict_source_and_ratio():
     text = report.text_table(_outcomes())
     assert "[holds] fake claim" in text and "source: 000 (test)" in text
     assert "ratio = a / b" in text and "why: no cluster" in text
+    assert "95 % interval" in text
 
 
 def test_report_json_and_png(tmp_path):
@@ -55,15 +57,13 @@ def test_report_json_and_png(tmp_path):
     path = report.write_json(rep, tmp_path / "sub" / "claims.json")
     data = json.loads(path.read_text())
     assert data["smoke"] is True and len(data["claims"]) == 3
+    assert data["schema"] == 1 and data["fingerprint"]["cores"] >= 1
     first = data["claims"][0]
     assert (
         first["id"] == "fake" and first["verdict"] == "holds" and first["median"] == 2.5
     )
-    assert first["q1"] <= first["median"] <= first["q3"] and first["samples"] == [
-        2.0,
-        2.5,
-        3.0,
-    ]
+    assert first["interval"][0] <= first["median"] <= first["interval"][1]
+    assert first["samples"] == rounds(2.5)
     png = report.save_plot(rep.outcomes, tmp_path / "claims.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "test box" in rep._repr_markdown_()

@@ -1,0 +1,92 @@
+"""course_utils.claims.results: fingerprinted result files, refused when malformed, merged."""
+
+import json
+
+import pytest
+
+from course_utils.claims import judging, report, results, verdicts
+from course_utils.tooling.errors import CourseError
+from tests.claims.fakes import cli
+from tests.claims.test_verdicts import rounds
+
+
+def _write(tmp_path, name, claim_id="compile-fusion", center=3.0, cpu=None):
+    from course_utils.claims import registry
+
+    o = judging.evaluate(
+        registry.get(claim_id), lambda: verdicts.Measured(rounds(center), "fake")
+    )
+    rep = report.ClaimsReport([o], smoke=False, machine={"torch": "2.13"}, seconds=1.0)
+    path = report.write_json(rep, tmp_path / name / "claims.json")
+    if cpu:
+        data = json.loads(path.read_text())
+        data["fingerprint"]["cpu"] = cpu
+        path.write_text(json.dumps(data))
+    return path
+
+
+def test_a_written_file_loads_with_its_fingerprint(tmp_path):
+    data = results.load(_write(tmp_path, "a").parent)
+    f = data["fingerprint"]
+    assert f["cpu"] and f["cores"] >= 1 and f["torch"] == "2.13" and "when" in f
+    assert "cores" in f["threads"]
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda d: d.pop("schema"), "schema is None"),
+        (lambda d: d.pop("fingerprint"), "fingerprint is missing"),
+        (lambda d: d.update(claims="x"), "claims is missing or not a list"),
+        (lambda d: d["claims"][0].update(verdict="probably"), "claims\\[0\\].verdict"),
+        (lambda d: d["claims"][0].pop("id"), "claims\\[0\\].id is missing"),
+        (lambda d: d["claims"][0].update(interval=[1]), "interval must be"),
+    ],
+)
+def test_a_malformed_file_is_refused_naming_file_and_field(tmp_path, edit, message):
+    path = _write(tmp_path, "a")
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data))
+    with pytest.raises(CourseError, match=message) as err:
+        results.load(path)
+    assert str(path) in str(err.value)
+
+
+def test_unreadable_and_missing_files(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(CourseError, match="unreadable JSON"):
+        results.load(bad)
+    with pytest.raises(CourseError, match="no such result file"):
+        results.load(tmp_path / "none")
+
+
+def test_merge_puts_machines_side_by_side(tmp_path):
+    a = results.load(_write(tmp_path, "a", cpu="Alpha CPU"))
+    b = results.load(_write(tmp_path, "b", center=1.0, cpu="Beta CPU"))
+    table = results.merge_table([a, b]).splitlines()
+    assert "Alpha CPU" in table[0] and "Beta CPU" in table[0]
+    row = table[2]
+    assert row.startswith("| compile-fusion | cpu | 1.5–2x | holds: 3.00x (")
+    assert "does not hold: 1.00x" in row
+    with pytest.raises(CourseError, match="at least one"):
+        results.merge_table([])
+
+
+def test_the_cli_merges_and_refuses_clearly(tmp_path):
+    a, b = _write(tmp_path, "a").parent, _write(tmp_path, "b", center=1.0).parent
+    out = cli("claims", "merge", str(a), str(b))
+    assert out.returncode == 0, out.stderr
+    assert "| compile-fusion | cpu |" in out.stdout
+    (b / "claims.json").write_text("[]")
+    out = cli("claims", "merge", str(a), str(b))
+    assert out.returncode != 0 and "the top level is not an object" in out.stderr
+
+
+def test_the_shipped_result_files_match_the_format():
+    shipped = results.shipped()
+    assert shipped, f"no result files in {results.SHIPPED}"
+    for data in shipped:
+        assert data["fingerprint"]["cpu"]
+        assert not data["smoke"], data["_path"]  # full-size measurements only
