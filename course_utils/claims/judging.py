@@ -108,15 +108,18 @@ class Verdict:
         }
 
 
-def _speed(r: float, num: str, den: str) -> str:
-    """'B is 2.00x faster than A' for a time ratio A / B (either direction)."""
-    if r >= 1:
-        return f"{den} is {r:.2f}x faster than {num}"
-    return f"{num} is {1 / r:.2f}x faster than {den}"
-
-
-def _interval(claim: Claim, s: Stats) -> str:
-    return f"95 % interval {fmt(s.low, claim.unit)}–{fmt(s.high, claim.unit)}, n={s.n}"
+def _speed(claim: Claim, s: Stats, num: str, den: str) -> str:
+    """'B is 2.00x faster than A (95 % interval ...)', the interval turned the same way."""
+    n = f"n={s.n}"
+    if s.median >= 1:
+        lo, hi = fmt(s.low, claim.unit), fmt(s.high, claim.unit)
+        return (
+            f"{den} is {s.median:.2f}x faster than {num} (95 % interval {lo}–{hi}, {n})"
+        )
+    lo, hi = fmt(1 / s.high, claim.unit), fmt(1 / s.low, claim.unit)
+    return (
+        f"{num} is {1 / s.median:.2f}x faster than {den} (95 % interval {lo}–{hi}, {n})"
+    )
 
 
 def explain(
@@ -125,9 +128,10 @@ def explain(
     """The sentence for the outcome that happened (never a fixed one)."""
     num, den = names
     if claim.unit == "s":
-        what = f"{den} took {fmt(s.median, 's')} ({_interval(claim, s)})"
+        lo, hi = fmt(s.low, "s"), fmt(s.high, "s")
+        what = f"{den} took {fmt(s.median, 's')} (95 % interval {lo}–{hi}, n={s.n})"
     else:
-        what = f"{_speed(s.median, num, den)} ({_interval(claim, s)})"
+        what = _speed(claim, s, num, den)
     if verdict == INCONCLUSIVE and not reason.startswith("the interval"):
         remedy = CONTENDED_REMEDY if reason.startswith("contended") else NOISY_REMEDY
         text = f"Not judged, the run was {reason}: {what}. To judge it, {remedy}."
@@ -136,11 +140,7 @@ def explain(
     elif verdict == HOLDS:
         text = f"{what}: at or beyond the stated {claim.claimed}."
     elif reason == "the opposite happened":
-        text = (
-            f"The opposite happened: {num} is {1 / s.median:.2f}x faster than {den} "
-            f"(95 % interval {1 / s.high:.3g}x–{1 / s.low:.3g}x, n={s.n}); the claim "
-            f"expects {den} to be faster."
-        )
+        text = f"The opposite happened: {what}; the claim expects {den} to be faster."
     elif verdict == DOES_NOT_HOLD:
         text = f"{what}: short of the stated {claim.claimed}."
     else:
@@ -148,7 +148,8 @@ def explain(
             f"{what}: the interval straddles the stated {claim.claimed}, so this run "
             "cannot tell; more rounds (a larger target_s) would narrow it."
         )
-    note = claim.notes.get(verdict)
+    judged = verdict != INCONCLUSIVE or reason.startswith("the interval")
+    note = claim.notes.get(verdict) if judged else None
     return f"{text} {note}" if note else text
 
 

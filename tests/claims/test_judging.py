@@ -177,3 +177,18 @@ def test_every_registered_claim_can_be_judged():
             continue
         v = judge.judge(c, rounds(c.threshold * 3))
         assert v.verdict == verdicts.HOLDS, c.id
+
+
+def test_the_interval_is_turned_the_way_the_sentence_reads():
+    v = judge.faster(
+        comparison(rounds(0.05, wobble=0.9), rounds(1.0, wobble=0.0)), "A", "B"
+    )
+    # noisy, so not judged; the sentence still reads "A is k x faster" with k's interval
+    assert v.verdict == verdicts.INCONCLUSIVE
+    text = v.explanation
+    k = float(text.split("A is ")[1].split("x faster")[0])
+    lo, hi = (
+        float(x.rstrip("x"))
+        for x in text.split("95 % interval ")[1].split(",")[0].split("–")
+    )
+    assert lo <= k <= hi and "Neither is faster" not in text
