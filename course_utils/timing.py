@@ -577,10 +577,18 @@ def _precision_name() -> str | None:
 
 # ------------------------------------------------------------- compile_report
 
+EAGER = "eager"  # the uncompiled variant's name in CompileReport.comparison
+
 
 @dataclass
 class CompileReport:
-    """First call vs steady state for a ``jax.jit`` or ``torch.compile`` function."""
+    """First call vs steady state for a ``jax.jit`` or ``torch.compile`` function.
+
+    ``comparison`` holds the steady state (named after the framework, e.g.
+    ``"torch.compile"``) and, when measured, eager (``"eager"``), timed in the
+    same interleaved rounds; ``claims.faster(report.comparison, *report.names)``
+    asks which is faster from the paired per-round ratios.
+    """
 
     framework: str
     label: str
@@ -592,6 +600,12 @@ class CompileReport:
     compile_s: float | None = None
     graphs: int | None = None
     recompiles: int | None = None
+    comparison: Comparison | None = None
+
+    @property
+    def names(self) -> tuple[str, str]:
+        """The variants of ``comparison``: (eager, compiled)."""
+        return EAGER, self.framework
 
     @property
     def break_even_calls(self) -> float:
@@ -618,9 +632,9 @@ class CompileReport:
         rows.append(("steady state (median)", format_seconds(self.steady.median)))
         if self.eager is not None:
             rows.append(("eager (median)", format_seconds(self.eager.median)))
-            rows.append(
-                ("speed-up vs eager", f"{self.eager.median / self.steady.median:.2f}x")
-            )
+            x = self.eager.median / self.steady.median
+            word = f"{x:.2f}x faster" if x >= 1 else f"{1 / x:.2f}x slower"
+            rows.append(("compiled vs eager (medians)", word))
             be = self.break_even_calls
             rows.append(
                 ("break-even calls", "never" if math.isinf(be) else f"{be:.0f}")
@@ -636,8 +650,14 @@ class CompileReport:
         lines += [f"| {k} | {v} |" for k, v in self.rows()]
         return "\n".join(lines)
 
+    def conditions(self) -> str:
+        """How the steady state was timed: rounds, threads, how quiet the machine was."""
+        if self.comparison is None:
+            return "on this machine"
+        return self.comparison.conditions()
+
     def _repr_markdown_(self) -> str:
-        return self.table() + "\n\n(on this machine)"
+        return self.table() + f"\n\n({self.conditions()})"
 
     def __str__(self) -> str:
         return self.table()
@@ -683,9 +703,13 @@ def compile_report(
     the ahead-of-time API, then the first real call after clearing its cache) or
     a ``torch.compile`` function/module (reports the first call, the number of
     graphs Dynamo captured and recompilations). ``eager=True`` times the
-    uncompiled function too (``fn.__wrapped__`` / the original callable) so the
-    break-even number of calls can be given; pass a callable to choose it, or
-    ``False`` to skip it.
+    uncompiled function too (``fn.__wrapped__`` / the original module or
+    function) so the break-even number of calls can be given; pass a callable
+    to choose it, or ``False`` to skip it. After the first call, the compiled
+    and the eager function are timed in the same interleaved, shuffled rounds
+    (:func:`compare`'s machinery): timed one after the other, a change of load
+    between the two windows (other programs; on a few cores, PyTorch's eager
+    ops slow down many times when a core is taken) lands on one side only.
     """
     label = label or getattr(fn, "__name__", type(fn).__name__)
     if _is_jax_jit(fn):
@@ -698,6 +722,44 @@ def compile_report(
     )
 
 
+def _first_call_s(fn: Callable, args: tuple, kwargs: dict) -> float:
+    """Seconds for one synchronised call (the compiling one, when it is the first)."""
+    with _gc_off():
+        start = time.perf_counter()
+        sync(fn(*args, **kwargs))
+        return time.perf_counter() - start
+
+
+def _steady_state(
+    compiled: tuple[str, Callable],
+    eager_fn: Callable | None,
+    args: tuple,
+    kwargs: dict,
+    first_call_s: float,
+    target_s: float | None,
+) -> tuple[Measurement, Measurement | None, Comparison]:
+    """Time the compiled function (after its first call) and eager in the same rounds."""
+    name, fn = compiled
+    variants = {name: fn} if eager_fn is None else {EAGER: eager_fn, name: fn}
+    timed = compare(
+        variants, *args, check=False, baseline=name, target_s=target_s, **kwargs
+    )
+    steady = timed.measurements[name]
+    steady.first_call_s = first_call_s  # compare's "first" call came after it
+    return steady, timed.measurements.get(EAGER), timed
+
+
+def _without_jit(fn: Callable) -> Callable:
+    """``fn`` run eagerly: jax.jit switched off inside it, nested jits included."""
+    import jax
+
+    def eager(*args: Any, **kwargs: Any) -> Any:
+        with jax.disable_jit():
+            return fn(*args, **kwargs)
+
+    return eager
+
+
 def _jax_compile_report(fn, args, kwargs, eager, label, target_s) -> CompileReport:
     t0 = time.perf_counter()
     traced = fn.trace(*args, **kwargs)
@@ -707,27 +769,39 @@ def _jax_compile_report(fn, args, kwargs, eager, label, target_s) -> CompileRepo
     lowered.compile()
     t3 = time.perf_counter()
     fn.clear_cache()  # the AOT path does not fill the call cache; start cold anyway
-    steady = bench(fn, *args, label=f"{label} (jit)", target_s=target_s, **kwargs)
+    first = _first_call_s(fn, args, kwargs)
     eager_fn = getattr(fn, "__wrapped__", None) if eager is True else eager or None
-    eager_m = None
-    if eager_fn is not None:
-        import jax
-
-        with jax.disable_jit():
-            eager_m = bench(
-                eager_fn, *args, label=f"{label} (eager)", target_s=target_s, **kwargs
-            )
+    steady, eager_m, timed = _steady_state(
+        ("jax.jit", fn),
+        _without_jit(eager_fn) if eager_fn is not None else None,
+        args,
+        kwargs,
+        first,
+        target_s,
+    )
+    cached = getattr(fn, "_cache_size", None)  # programs compiled for fn since clear
     return CompileReport(
         framework="jax.jit",
         label=label,
-        first_call_s=steady.first_call_s,
+        first_call_s=first,
         steady=steady,
         eager=eager_m,
         trace_s=t1 - t0,
         lower_s=t2 - t1,
         compile_s=t3 - t2,
-        recompiles=steady.compiles,
+        recompiles=cached() - 1 if cached is not None else None,
+        comparison=timed,
     )
+
+
+def _torch_eager(fn: Any) -> Callable | None:
+    """The uncompiled callable behind a torch.compile result.
+
+    For a module, the original module (``_orig_mod``), so its hooks run; its
+    ``_torchdynamo_orig_callable`` is the bare ``forward`` method.
+    """
+    orig = getattr(fn, "_orig_mod", None)
+    return orig if orig is not None else getattr(fn, "_torchdynamo_orig_callable", None)
 
 
 def _torch_compile_report(fn, args, kwargs, eager, label, target_s) -> CompileReport:
@@ -735,29 +809,21 @@ def _torch_compile_report(fn, args, kwargs, eager, label, target_s) -> CompileRe
 
     graphs_before = int(counters["stats"]["unique_graphs"])
     seen = _torch_compile_events()
-    steady = bench(
-        fn, *args, label=f"{label} (torch.compile)", target_s=target_s, **kwargs
-    )
+    first = _first_call_s(fn, args, kwargs)
     graphs = int(counters["stats"]["unique_graphs"]) - graphs_before
-    if eager is True:
-        eager_fn = getattr(fn, "_torchdynamo_orig_callable", None) or getattr(
-            fn, "_orig_mod", None
-        )
-    else:
-        eager_fn = eager or None
-    eager_m = (
-        bench(eager_fn, *args, label=f"{label} (eager)", target_s=target_s, **kwargs)
-        if eager_fn is not None
-        else None
+    eager_fn = _torch_eager(fn) if eager is True else eager or None
+    steady, eager_m, timed = _steady_state(
+        ("torch.compile", fn), eager_fn, args, kwargs, first, target_s
     )
     return CompileReport(
         framework="torch.compile",
         label=label,
-        first_call_s=steady.first_call_s,
+        first_call_s=first,
         steady=steady,
         eager=eager_m,
         graphs=graphs,
         recompiles=_torch_recompiles_since(seen),
+        comparison=timed,
     )
 
 

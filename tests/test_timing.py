@@ -1,7 +1,9 @@
 import gc
 import itertools
 import math
+import statistics
 import time
+from types import SimpleNamespace
 
 import jax
 import jax.numpy as jnp
@@ -180,6 +182,50 @@ def test_compile_report_for_torch_compile():
     assert rep.eager is not None
     ax = rep.plot()
     assert ax.get_xlabel() == "number of calls"
+
+
+class _VirtualMachine:
+    """A clock the functions under test advance: a call costs 50x more once the load arrives."""
+
+    def __init__(self, load_at: float) -> None:
+        self.now = 0.0
+        self.load_at = load_at
+
+    def perf_counter(self) -> float:
+        self.now += 1e-9
+        return self.now
+
+    def run(self, seconds: float) -> None:
+        self.now += seconds * (50 if self.now >= self.load_at else 1)
+
+
+def test_compile_report_times_eager_and_compiled_in_the_same_rounds(monkeypatch):
+    # Load arrives just after the compiled steady state would have been timed on its
+    # own (first call 0.5 s, then about 0.05 s of calls). Timed one after the other,
+    # eager ran entirely under the load and looked 100x slower; the functions differ 2x.
+    machine = _VirtualMachine(load_at=0.555)
+    monkeypatch.setattr(
+        timing, "time", SimpleNamespace(perf_counter=machine.perf_counter)
+    )
+    calls = {"compiled": 0}
+
+    def eager(x):
+        machine.run(2e-3)
+        return x
+
+    def compiled(x):
+        calls["compiled"] += 1
+        machine.run(0.5 if calls["compiled"] == 1 else 1e-3)  # the first call compiles
+        return x
+
+    compiled._torchdynamo_orig_callable = eager  # what torch.compile's wrapper carries
+    rep = timing.compile_report(compiled, 1.0, target_s=0.05)
+    assert rep.first_call_s == pytest.approx(0.5, rel=1e-3)
+    assert rep.eager.median / rep.steady.median == pytest.approx(2.0, rel=1e-3)
+    ratios = rep.comparison.ratios(*rep.names)  # eager / compiled, round by round
+    assert len(ratios) >= timing.MIN_ROUNDS
+    assert statistics.median(ratios) == pytest.approx(2.0, rel=1e-3)
+    assert ("compiled vs eager (medians)", "2.00x faster") in rep.rows()
 
 
 def test_compile_report_rejects_plain_functions():
