@@ -63,7 +63,7 @@ import jax.numpy as jnp
 import numpy as np
 import torch
 
-from course_utils import config, timing
+from course_utils import claims, config, timing
 from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)
@@ -214,6 +214,10 @@ print("both layers agree")
 # %% [markdown]
 # `compile_report` times the stages separately. For `jax.jit` it uses the ahead-of-time
 # API (trace → lower → compile), then clears the cache and times a real first call.
+# After that first call it times the compiled function and the eager one (the same
+# Python function, not compiled) in the same interleaved rounds, as `compare` does in
+# section 3.3: timed one after the other, a burst of load in between would land on one
+# of them only. The line under the table says whether the machine was quiet meanwhile.
 
 # %%
 jax_report = timing.compile_report(
@@ -230,6 +234,18 @@ torch_report = timing.compile_report(
     torch.compile(layer_torch), torch.from_numpy(X_np).to(torch_dev), torch.from_numpy(W_np).to(torch_dev)
 )
 torch_report
+
+# %% [markdown]
+# How to read the two tables. "compiled vs eager" divides the two medians; "break-even
+# calls" is (first call − steady state) / (eager − steady state), rounded up: after that
+# many calls the compiled function has paid for its compilation, and "never" means its
+# median was not below the eager median in this run. Whether it is faster at all is a
+# question for the per-round ratios and their 95 % interval, which `claims.faster` turns
+# into a sentence (section 3.3 says more about it):
+
+# %%
+for report in (jax_report, torch_report):
+    print(f"{report.framework}:", claims.faster(report.comparison, *report.names).explanation)
 
 # %%
 import matplotlib.pyplot as plt
@@ -250,7 +266,9 @@ assert torch_report.first_call_s > torch_report.steady.median
 #
 # `compare` first checks that every variant returns the same result as the baseline,
 # then times them in shuffled, interleaved rounds so that a change in machine load hits
-# all of them alike. It reports medians, IQRs and ratios.
+# all of them alike. It reports medians, IQRs and ratios, and keeps every round's times:
+# round i of two variants ran back to back, so their ratio in that round is what the
+# course judges from.
 
 # %%
 Xt, Wt = torch.from_numpy(X_np).to(torch_dev), torch.from_numpy(W_np).to(torch_dev)
@@ -268,7 +286,20 @@ comparison
 comparison.plot(title="one tanh layer, on this machine")
 
 # %% [markdown]
-# The thread counts were left as you set them and recorded with every measurement:
+# Which of two variants is faster? `claims.faster(comparison, a, b)` takes the per-round
+# ratios a / b, computes the 95 % interval of their median, and says which one is faster
+# only when the whole interval lies on one side of 1x; a straddling interval, a noisy run
+# (the ratios' spread above 50 %) or a contended machine gives no winner. The fair pairs
+# change one thing at a time: the framework (eager against eager), or compiling (JAX
+# eager against JAX jit). PyTorch eager against JAX jit would change both at once.
+
+# %%
+for a, b in (("PyTorch eager", "JAX eager"), ("JAX eager", "JAX jit")):
+    print(claims.faster(comparison, a, b).explanation)
+
+# %% [markdown]
+# `env.setup()` gave both frameworks the same number of threads (the cores this process
+# may use); every measurement records them:
 
 # %%
 comparison.measurements["JAX jit"].threads
@@ -314,6 +345,9 @@ print("no recompilation")
 #   output is synchronised (section 3.1).
 # - *"The first call shows how fast compiled code is."* It includes tracing and compiling (section 3.2).
 # - *"A faster variant is better."* Only if it computes the same thing; `compare` checks first (3.3).
+# - *"The variant with the lower median is faster."* Not on its own: `claims.faster` names a
+#   winner only when the 95 % interval of the per-round ratios lies on one side of 1x on a
+#   quiet machine, and otherwise says that this run cannot tell (3.3).
 #
 # **Review questions**
 #
