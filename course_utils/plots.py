@@ -109,12 +109,6 @@ def speedups(rows: Sequence[Mapping[str, Any]], *, ax=None, title: str | None = 
     ax.set_xscale("log")
     ax.axvline(1.0, color="k", lw=1)
     for y, row in enumerate(rows):
-        band = row.get("band")
-        if band:
-            lo, hi = band
-            ax.fill_betweenx(
-                [y - 0.4, y + 0.4], lo, hi or lo * 1e3, color="#ffe082", alpha=0.6, lw=0
-            )
         if row.get("median") is None:
             ax.annotate(f" {row.get('verdict', '')}", (1.0, y), va="center", fontsize=8)
             continue
@@ -127,6 +121,21 @@ def speedups(rows: Sequence[Mapping[str, Any]], *, ax=None, title: str | None = 
             capsize=4,
             color=VERDICT_COLOURS.get(row.get("verdict", ""), "#1565c0"),
         )
+    right = ax.get_xlim()[1]
+    for y, row in enumerate(rows):  # bands last, so "at least" ones end at the frame
+        if row.get("band"):
+            lo, hi = row["band"]
+            right = max(right, lo * 1.5)
+            ax.fill_betweenx(
+                [y - 0.4, y + 0.4],
+                lo,
+                hi or right,
+                color="#ffe082",
+                alpha=0.6,
+                lw=0,
+                zorder=0,
+            )
+    ax.set_xlim(right=right)
     ax.set_yticks(range(len(rows)), [r["label"] for r in rows])
     ax.set_ylim(len(rows) - 0.5, -0.5)
     ax.set_xlabel(
