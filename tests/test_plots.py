@@ -29,7 +29,9 @@ def test_timing_bars_whiskers_and_ratios():
     assert len(bars) == 2
     assert abs(bars[0].get_width() - ms["torch"].median * 1e3) < 1e-9
     texts = [t.get_text().strip() for t in ax.texts]
-    assert "1.00x" in texts and f"{ms['jax'].median / ms['torch'].median:.2f}x" in texts
+    faster = ms["torch"].median / ms["jax"].median  # speed-ups read "x faster" (> 1)
+    assert texts == ["baseline", f"{faster:.2f}x faster"]
+    assert ax.get_xscale() == "linear"  # bars never on a log axis
     plt.close(ax.figure)
 
 
@@ -41,3 +43,28 @@ def test_break_even_marks_crossing():
     assert compiled[98] <= eager[98] + 1e-12 and compiled[97] > eager[97]
     assert any("99" in t.get_text() for t in ax.texts)
     plt.close(ax.figure)
+
+
+def test_speedups_are_points_with_intervals_on_a_log_axis():
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    from course_utils import plots
+
+    rows = [
+        {
+            "label": "a",
+            "median": 2.0,
+            "low": 1.5,
+            "high": 3.0,
+            "band": (1.5, 2.0),
+            "verdict": "holds",
+        },
+        {"label": "b", "median": 0.5, "low": 0.4, "high": 0.6, "band": (2.3, None)},
+        {"label": "c", "median": None, "verdict": "not testable here"},
+    ]
+    ax = plots.speedups(rows, title="t")
+    assert ax.get_xscale() == "log" and not ax.patches  # no bars
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b", "c"]
+    assert ax.get_xlim()[1] >= 2.3 * 1.5  # the "at least" band reaches past its start
+    assert "× faster" in ax.get_xlabel()
