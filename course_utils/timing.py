@@ -612,10 +612,9 @@ class CompileReport:
         """Calls after which compiling has paid for itself against eager (inf if never)."""
         if self.eager is None:
             return math.nan
-        gain = self.eager.median - self.steady.median
-        if gain <= 0:
-            return math.inf
-        return max(1.0, math.ceil((self.first_call_s - self.steady.median) / gain))
+        return break_even_calls(
+            self.first_call_s, self.steady.median, self.eager.median
+        )
 
     def rows(self) -> list[tuple[str, str]]:
         rows = []
@@ -677,6 +676,25 @@ class CompileReport:
             ax=ax,
             max_calls=max_calls,
         )
+
+
+def break_even_calls(first_s: float, steady_s: float, eager_s: float) -> float:
+    """Calls after which a compiled function's total time drops below eager's (inf if never).
+
+    The compiled total after n calls is ``first_s + (n - 1) * steady_s``; eager's
+    is ``n * eager_s``.
+    """
+    gain = eager_s - steady_s
+    if gain <= 0:
+        return math.inf
+    return max(1.0, math.ceil((first_s - steady_s) / gain))
+
+
+def format_calls(calls: float) -> str:
+    """'37 calls', or 'never (the compiled steady state is not faster)' for inf."""
+    if math.isinf(calls):
+        return "never (the compiled steady state is not faster)"
+    return f"{calls:.0f} calls"
 
 
 def _is_jax_jit(fn: Any) -> bool:

@@ -301,3 +301,11 @@ def test_compare_warns_when_variants_sit_on_different_device_kinds():
 def test_device_kinds_of_torch_tensors_on_other_devices():
     assert timing.device_kinds({"w": torch.empty(1, device="meta")}) == "meta"
     assert timing.device_kinds([1.0, np.zeros(2)]) == "host"
+
+
+def test_break_even_calls_and_their_words():
+    assert timing.break_even_calls(1.0, 0.01, 0.02) == 99
+    assert timing.break_even_calls(0.001, 0.01, 0.02) == 1
+    assert timing.break_even_calls(1.0, 0.02, 0.02) == math.inf
+    assert timing.format_calls(99.0) == "99 calls"
+    assert timing.format_calls(math.inf).startswith("never")
