@@ -133,8 +133,15 @@ def explain(
     else:
         what = _speed(claim, s, num, den)
     if verdict == INCONCLUSIVE and not reason.startswith("the interval"):
-        remedy = CONTENDED_REMEDY if reason.startswith("contended") else NOISY_REMEDY
-        text = f"Not judged, the run was {reason}: {what}. To judge it, {remedy}."
+        remedy = (
+            CONTENDED_REMEDY
+            if reason.startswith("contended")
+            else "time more rounds (rounds=, or a larger target_s)"
+            if reason.startswith("too few")
+            else NOISY_REMEDY
+        )
+        why = f"the run was {reason}" if reason[:5] in ("conte", "noisy") else reason
+        text = f"Not judged, {why}: {what}. To judge it, {remedy}."
     elif claim.id == "faster":
         text = _faster_text(verdict, what, num, den)
     elif verdict == HOLDS:
