@@ -13,7 +13,8 @@ child (:mod:`course_utils.keras_child`)
 2. runs it on a fixed input and saves the outputs and the weights (``.npz``);
 3. writes the same model by hand in the backend's own framework, and times
    both with :func:`course_utils.timing.compare`, which first checks that
-   they agree.
+   they agree; the report keeps every round's times and the contention
+   record, so :func:`ratios` gives the paired ratios a verdict is judged from.
 
 Keras is optional: :func:`available` says whether it is installed without
 importing it. Importing this module imports neither keras, jax nor torch.
@@ -26,6 +27,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -65,8 +67,13 @@ def _start(
     seed: int,
     torch_threads: int | None,
     wait_s: float,
+    ready_file: Path | None = None,
 ) -> subprocess.Popen:
-    """Start one child; it writes ``<backend>.json`` in ``workdir`` when done."""
+    """Start one child; it writes ``<backend>.json`` in ``workdir`` when done.
+
+    The child writes ``ready_file`` (if given) once its imports are done, then
+    waits for ``wait_for`` (if given) before it does any work.
+    """
     report_file(workdir, backend).unlink(missing_ok=True)
     cmd = [
         sys.executable, "-m", "course_utils.keras_child", "--backend", backend,
@@ -77,6 +84,9 @@ def _start(
         cmd += ["--weights-from", str(weights_from)]
     if wait_for is not None:
         cmd += ["--wait-for", str(wait_for)]
+    if ready_file is not None:
+        ready_file.unlink(missing_ok=True)
+        cmd += ["--ready-file", str(ready_file)]
     if torch_threads is not None:
         cmd += ["--torch-threads", str(int(torch_threads))]
     # KERAS_HOME keeps Keras's config file out of the user's home directory.
@@ -136,7 +146,8 @@ def run(
     ``workdir`` receives the weights, outputs and report; ``weights_from`` is
     a ``.weights.h5`` file saved by another backend (None: initialise from
     ``seed`` and save). ``torch_threads`` sets PyTorch's intra-op threads in
-    the child (pass the caller's ``torch.get_num_threads()`` to match it).
+    the child (pass the caller's ``torch.get_num_threads()`` to match it;
+    None: the course's thread policy, as ``env.setup()`` applies it).
     Raises RuntimeError with the child's error output if it fails.
     """
     if backend not in BACKENDS:
@@ -151,6 +162,13 @@ def run(
     return _finish(backend, path, proc, timeout_s)
 
 
+def _until_ready(proc: subprocess.Popen, ready: Path, timeout_s: float) -> None:
+    """Wait until ``ready`` exists, ``proc`` has ended, or ``timeout_s`` has passed."""
+    deadline = time.monotonic() + timeout_s
+    while not ready.is_file() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def run_both(
     workdir: str | os.PathLike,
     *,
@@ -163,26 +181,30 @@ def run_both(
 ) -> dict[str, dict[str, Any]]:
     """JAX first (initialises and saves the weights), then PyTorch (loads them).
 
-    Both processes start at once, so the PyTorch one imports its libraries
-    while the JAX one works; it then waits until the JAX process has finished
-    (its report exists) before loading the weights and timing anything, so
-    no measurement overlaps the other process's work. Returns
-    ``{"jax": report, "torch": report}``.
+    Both processes start at once and import their libraries side by side
+    (the slow part of starting). The JAX one works only once the PyTorch one
+    has finished importing (``torch.ready``), and the PyTorch one only once
+    the JAX one has finished (its report exists), so no timed section overlaps
+    the other process's work. Returns ``{"jax": report, "torch": report}``.
     """
     path = _prepare(workdir, batch, width)
     common = dict(
         batch=batch, width=width, target_s=target_s, seed=seed,
         torch_threads=torch_threads, wait_s=timeout_s,
     )  # fmt: skip
-    procs = {"jax": _start("jax", path, weights_from=None, wait_for=None, **common)}
+    ready = path / "torch.ready"
+    ready.unlink(missing_ok=True)
+    procs = {"jax": _start("jax", path, weights_from=None, wait_for=ready, **common)}
     procs["torch"] = _start(
         "torch", path, weights_from=weights_file(path, "jax"),
-        wait_for=report_file(path, "jax"), **common,
+        wait_for=report_file(path, "jax"), ready_file=ready, **common,
     )  # fmt: skip
     try:
-        return {
-            name: _finish(name, path, proc, timeout_s) for name, proc in procs.items()
-        }
+        _until_ready(procs["torch"], ready, timeout_s)
+        # A PyTorch child that ended before it was ready failed: report its error first.
+        order = ("torch", "jax") if procs["torch"].poll() is not None else BACKENDS
+        reports = {name: _finish(name, path, procs[name], timeout_s) for name in order}
+        return {name: reports[name] for name in BACKENDS}
     finally:
         for proc in procs.values():
             if (
@@ -203,6 +225,19 @@ def numpy_reference(x: Any, weights: list[Any]) -> Any:
     h = 0.5 * h * (1.0 + np.vectorize(math.erf)(h / math.sqrt(2.0)))  # exact GELU
     h = (h - h.mean(-1, keepdims=True)) / np.sqrt(h.var(-1, keepdims=True) + LN_EPS)
     return (h * gamma + beta) @ W2 + b2
+
+
+def ratios(report: dict[str, Any], variant: str) -> list[float]:
+    """Per-round time ratios native / ``variant`` from a child's report (above 1: ``variant`` faster).
+
+    Round i of every variant ran back to back in the child, so each ratio pairs
+    two timings taken under the same conditions; ``claims.judge`` takes them.
+    """
+    times = report["times"]
+    if variant not in times:
+        raise KeyError(f"ratios: no variant {variant!r}; variants: {list(times)}")
+    native = times[report["native"]]
+    return [n / v for n, v in zip(native, times[variant], strict=True)]
 
 
 def load_arrays(report: dict[str, Any]) -> dict[str, Any]:

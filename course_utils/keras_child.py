@@ -7,7 +7,11 @@ initialised from ``seed`` and saved, or loaded from another backend's weights;
 runs it on a fixed input; writes the same model by hand in the backend's own
 framework (:func:`native_jax`, :func:`native_torch`); times them all with
 :func:`course_utils.timing.compare`; and writes its outputs, weights (``.npz``)
-and a JSON report into ``workdir``.
+and a JSON report into ``workdir``: the per-round times of every variant
+(``times``, paired round by round, for a verdict) and what the contention
+monitor saw while they ran (``contention``), with the timing table. PyTorch's
+threads follow the course's policy (:func:`course_utils.contention.set_threads`),
+or ``--torch-threads`` to match a parent process.
 
 Importing this module imports neither keras, jax nor torch.
 """
@@ -165,26 +169,50 @@ def torch_variants(model: Any, weights: list, x_np: Any) -> tuple[dict, str, dic
     return variants, torch.__version__, facts, x
 
 
-def _child(args: argparse.Namespace) -> dict[str, Any]:
-    """Build, run, save and time one backend's model; return the report."""
-    _strict_warnings()
-    if args.torch_threads and args.backend == "torch":
-        import torch
+def _timings(comparison: Any) -> dict[str, Any]:
+    """The timing table, every round's times (paired across variants) and the contention."""
+    c = comparison.contention
+    return {
+        "timings": comparison.rows(),
+        "times": {name: m.times for name, m in comparison.measurements.items()},
+        "contention": c.to_dict() if c is not None else None,
+        "conditions": comparison.conditions(),
+        "warnings": comparison.warnings,
+    }
 
-        torch.set_num_threads(args.torch_threads)
+
+def _import_keras(args: argparse.Namespace) -> Any:
+    """Keras on the asked backend, PyTorch's threads set by the course's policy."""
+    _strict_warnings()
+    if args.backend == "torch":
+        import torch  # noqa: F401  (loaded first, so the thread policy can set it)
+
+        from course_utils import contention
+
+        contention.set_threads(args.torch_threads)  # None: the policy's own count
 
     import keras
-    import numpy as np
-
-    from course_utils import timing
 
     if keras.backend.backend() != args.backend:
         raise RuntimeError(
             f"asked for backend {args.backend!r} but Keras started with "
             f"{keras.backend.backend()!r}; set KERAS_BACKEND before importing keras"
         )
+    return keras
+
+
+def _child(args: argparse.Namespace) -> dict[str, Any]:
+    """Build, run, save and time one backend's model; return the report."""
+    keras = _import_keras(args)
+    import numpy as np
+
+    from course_utils import timing
+
     workdir = Path(args.workdir)
-    if args.wait_for:  # imports done; now wait until the other process has finished
+    imported_at = time.time()
+    if args.ready_file:  # imports done: the other process may start its timed work
+        write_atomic(Path(args.ready_file), f"{imported_at}\n")
+    if args.wait_for:  # now wait until the other process allows this one to work
         wait_for_file(args.wait_for, args.wait_s)
     started_at = time.time()  # wall clock, comparable across the two processes
     model = _model(keras, args, workdir)
@@ -216,9 +244,9 @@ def _child(args: argparse.Namespace) -> dict[str, Any]:
         "arrays": str(workdir / f"{args.backend}.npz"),
         "native": native_name,
         "facts": facts,
-        "timings": comparison.rows(),
-        "warnings": comparison.warnings,
+        **_timings(comparison),
         "threads": timing.thread_settings(),
+        "imported_at": imported_at,
         "started_at": started_at,
         "finished_at": time.time(),
     }
@@ -237,6 +265,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--torch-threads", type=int, default=None)
     parser.add_argument(
         "--wait-for", default=None, help="a file to wait for after importing"
+    )
+    parser.add_argument(
+        "--ready-file", default=None, help="a file to write once the imports are done"
     )
     parser.add_argument("--wait-s", type=float, default=300.0)
     args = parser.parse_args(argv)

@@ -39,6 +39,26 @@ def test_run_rejects_bad_arguments(tmp_path, kwargs, err, match):
         kb.run(backend, tmp_path, **kwargs)
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(not kb.available(), reason="keras is not installed")
+def test_run_both_reports_a_child_that_failed_while_the_other_waited(tmp_path):
+    # An impossible --torch-threads value makes the PyTorch child fail before it is
+    # ready; the JAX child, waiting for it, must not hold the run until the timeout.
+    with pytest.raises(RuntimeError, match="Keras torch subprocess failed"):
+        kb.run_both(tmp_path, batch=2, width=4, torch_threads=0, timeout_s=60)
+
+
+def test_ratios_pair_each_round_with_the_native_one():
+    report = {
+        "native": "native",
+        "times": {"native": [1.0, 2.0, 3.0], "Keras": [2.0, 2.0, 1.5]},
+    }
+    assert kb.ratios(report, "Keras") == [0.5, 1.0, 2.0]
+    assert kb.ratios(report, "native") == [1.0, 1.0, 1.0]
+    with pytest.raises(KeyError, match="no variant 'other'"):
+        kb.ratios(report, "other")
+
+
 @pytest.mark.skipif(not kb.available(), reason="keras is not installed")
 def test_run_rejects_missing_weights_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="weights_from"):
@@ -67,5 +87,15 @@ def test_both_backends_agree_with_shared_weights(tmp_path):
         assert rows[report["native"]]["ratio"] == pytest.approx(1.0)
         assert all(r["median_s"] > 0 for r in rows.values())
     assert rt["threads"]["torch_threads"] == 1
-    # The PyTorch child timed nothing before the JAX child had finished.
+    for report in (rj, rt):  # what a verdict needs: paired rounds and the contention
+        times = report["times"]
+        assert set(times) == {r["variant"] for r in report["timings"]}
+        assert len({len(t) for t in times.values()}) == 1
+        ratios = kb.ratios(report, "Keras, eager model(x)")
+        assert len(ratios) == len(times[report["native"]]) >= 8
+        assert {"cores", "reason", "wait_share"} <= set(report["contention"])
+    assert rt["contention"]["threads"]["torch"] == 1  # the parent's count, as passed
+    # The PyTorch child timed nothing before the JAX child had finished, and the
+    # JAX child worked only once the PyTorch child had finished importing.
     assert rt["started_at"] >= rj["finished_at"]
+    assert rj["started_at"] >= rt["imported_at"]
