@@ -8,6 +8,7 @@ them). Student-facing modules:
 - ``env``: versions, devices, threads, precision; ``setup()`` at the top of every lesson
 - ``placement``: the pure rules behind ``env`` (which device each framework gets, and why)
 - ``timing``: honest benchmarks (``sync``, ``bench``, ``compare``, ``compile_report``)
+- ``contention``: the one thread policy and whether a timed section ran beside other work
 - ``parity``: ``to_numpy`` and ``assert_close`` over mixed pytrees
 - ``plots``: training curves, timing bars, break-even plots
 - ``data``: scikit-learn's digits, NCHW to NHWC, one batch order for both frameworks
@@ -30,9 +31,11 @@ them). Student-facing modules:
 
 Subpackages that import the frameworks at the top: ``models`` (the CNN and the
 transformer block, both frameworks) and ``convert`` (every weight-layout
-converter). Subpackages for other audiences, never imported by a lesson:
-``tooling`` (the ``course`` command), ``grading`` (the instructor's grader) and
-``claims`` (``course claims``).
+converter). ``claims`` holds the claims registry and the one verdict rule:
+lessons take every verdict from it (``claims.judge``, ``claims.faster``), and
+``course claims`` runs its benchmarks. Subpackages for other audiences, never
+imported by a lesson: ``tooling`` (the ``course`` command) and ``grading``
+(the instructor's grader).
 """
 
 from __future__ import annotations
