@@ -6,8 +6,11 @@ arrays on that kind in either framework. :func:`matched_precision` runs float32
 matmuls at full precision in both frameworks (the course's
 ``env.set_precision("float32")``, no TF32 on CUDA) and restores what was set
 before. :func:`compare_ratios` turns ``timing.compare``'s interleaved rounds
-into the per-round ratios a verdict is judged from. jax and torch are imported
-only when a benchmark runs.
+into the per-round ratios a verdict is judged from, and :func:`paired` builds
+a benchmark's :class:`~course_utils.claims.verdicts.Measured` from a
+``timing.compare`` result for one of the claim's registered pairings.
+:func:`require_cuda` refuses a claim measured on a CUDA GPU only anywhere else.
+jax and torch are imported only when a benchmark runs.
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from course_utils.claims import registry
 from course_utils.claims.devices import DeviceTarget
-from course_utils.claims.verdicts import paired_ratios
+from course_utils.claims.verdicts import Measured, NotTestable, paired_ratios
 
 DTYPE = "float32"
 PRECISION = "float32"  # the course's name for it (course_utils.env.PRECISIONS)
@@ -107,3 +111,55 @@ def compare_ratios(cmp: Any, numerator: str, denominator: str) -> list[float]:
 def medians(cmp: Any) -> dict[str, float]:
     """Each variant's median seconds in a ``timing.compare`` result."""
     return {name: m.median for name, m in cmp.measurements.items()}
+
+
+def pairing_names(claim_id: str, pairing_id: str) -> tuple[str, str]:
+    """The registered pairing's two variants, ``(numerator, denominator)``: name them so."""
+    p = registry.get(claim_id).pairing(pairing_id)
+    return p.numerator, p.denominator
+
+
+def paired(
+    cmp: Any,
+    claim_id: str,
+    pairing_id: str,
+    what: str,
+    details: dict[str, Any] | None = None,
+    *,
+    names: tuple[str, str] | None = None,
+) -> Measured:
+    """A benchmark's result from a ``timing.compare`` of one registered pairing.
+
+    The compared variants carry the pairing's names (:func:`pairing_names`);
+    the samples are the per-round ratios ``names[0] / names[1]``, by default
+    the pairing's numerator over its denominator; give ``names`` in the other
+    order where the claim's ratio divides them the other way. ``details`` gain
+    each variant's median and first call; the comparison's contention record
+    comes along, for the verdict.
+    """
+    registered = pairing_names(claim_id, pairing_id)
+    names = names or registered
+    if sorted(names) != sorted(registered):
+        raise ValueError(
+            f"paired: {claim_id!r} pairing {pairing_id!r} compares {registered}, "
+            f"not {names}"
+        )
+    firsts = {name: m.first_call_s for name, m in cmp.measurements.items()}
+    return Measured(
+        compare_ratios(cmp, *names),
+        what,
+        {"median_s": medians(cmp), "first_call_s": firsts, **(details or {})},
+        contention=cmp.contention,
+        pairing=pairing_id,
+        names=names,
+    )
+
+
+def require_cuda(ctx: Ctx, claim_id: str, *, both: bool = False) -> None:
+    """NotTestable unless PyTorch (and, with ``both``, JAX) runs on a CUDA GPU here."""
+    t = ctx.target
+    if t.kind != "gpu" or t.torch != "cuda" or (both and not t.jax):
+        with_both = ", with both frameworks on it" if both else ""
+        raise NotTestable(
+            f"measured on a CUDA GPU only{with_both}: {registry.ONLY_ON[claim_id][1]}"
+        )

@@ -1,8 +1,8 @@
 """``torch.compile`` against eager PyTorch: a matmul-bound MLP, a fusion-bound chain, a train step.
 
-Each pairing times the same function eager and compiled (:func:`compile_pair`);
-the first compiled call, which pays for compilation, is recorded but not part
-of the ratio.
+Each times the registry's "compile" pairing: the same function eager and
+compiled (:func:`compile_pair`); the first compiled call, which pays for
+compilation, is recorded but not part of the ratio.
 """
 
 from __future__ import annotations
@@ -11,28 +11,39 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from course_utils.claims.harness import Ctx, compare_ratios, medians
+from course_utils.claims.harness import Ctx, paired, pairing_names
 from course_utils.claims.verdicts import Measured, SkippedInSmoke
 
 
-def compile_pair(ctx: Ctx, fn: Callable, x: Any, what: str) -> Measured:
-    import torch
-
+def _compiled(
+    ctx: Ctx, claim_id: str, eager: Callable, compiled: Callable, what: str, **tol
+) -> Measured:
+    """Time the "compile" pairing of ``claim_id``: eager time / compiled time per round."""
     from course_utils import timing
 
+    num, den = pairing_names(claim_id, "compile")
+    cmp = timing.compare({num: eager, den: compiled}, target_s=ctx.target_s, **tol)
+    first = cmp.measurements[den].first_call_s
+    return paired(
+        cmp,
+        claim_id,
+        "compile",
+        f"{what}; first compiled call {timing.format_seconds(first)}",
+    )
+
+
+def compile_pair(ctx: Ctx, claim_id: str, fn: Callable, x: Any, what: str) -> Measured:
+    import torch
+
     compiled = torch.compile(fn)
-    cmp = timing.compare(
-        {"eager": lambda: fn(x), "torch.compile": lambda: compiled(x)},
+    return _compiled(
+        ctx,
+        claim_id,
+        lambda: fn(x),
+        lambda: compiled(x),
+        what,
         rtol=1e-4,
         atol=1e-4,
-        target_s=ctx.target_s,
-    )
-    med = medians(cmp)
-    first = cmp.measurements["torch.compile"].first_call_s
-    return Measured(
-        compare_ratios(cmp, "eager", "torch.compile"),
-        f"{what}; first compiled call {timing.format_seconds(first)}",
-        {"median_s": med, "compiled_first_call_s": first},
     )
 
 
@@ -50,7 +61,11 @@ def compile_matmul(ctx: Ctx) -> Measured:
         return x
 
     return compile_pair(
-        ctx, mlp, x, f"3 layers of {d}x{d} matmul + ReLU, batch {batch}"
+        ctx,
+        "compile-matmul",
+        mlp,
+        x,
+        f"3 layers of {d}x{d} matmul + ReLU, batch {batch}",
     )
 
 
@@ -64,7 +79,9 @@ def compile_fusion(ctx: Ctx) -> Measured:
         y = torch.sin(x) * torch.cos(x) + torch.tanh(x) * torch.sigmoid(x)
         return torch.relu(y - 0.5 * x * x + torch.exp(-x.abs()))
 
-    return compile_pair(ctx, chain, x, f"elementwise chain over {n:,} floats")
+    return compile_pair(
+        ctx, "compile-fusion", chain, x, f"elementwise chain over {n:,} floats"
+    )
 
 
 def compile_training(ctx: Ctx) -> Measured:
@@ -75,7 +92,6 @@ def compile_training(ctx: Ctx) -> Measured:
         )
     import torch
 
-    from course_utils import timing
     from course_utils.models import TorchCNN
 
     torch.manual_seed(0)
@@ -99,21 +115,12 @@ def compile_training(ctx: Ctx) -> Measured:
 
         return step
 
-    cmp = timing.compare(
-        {
-            "eager": make_step(eager_model, eager_model.parameters()),
-            "torch.compile(model)": make_step(
-                compiled_model, compiled_source.parameters()
-            ),
-        },
+    return _compiled(
+        ctx,
+        "compile-training",
+        make_step(eager_model, eager_model.parameters()),
+        make_step(compiled_model, compiled_source.parameters()),
+        f"course CNN, torch.compile(model), batch {batch}, AdamW",
         rtol=1e-4,
         atol=1e-5,
-        target_s=ctx.target_s,
-    )
-    med = medians(cmp)
-    first = cmp.measurements["torch.compile(model)"].first_call_s
-    return Measured(
-        compare_ratios(cmp, "eager", "torch.compile(model)"),
-        f"course CNN, batch {batch}, AdamW; first compiled step {timing.format_seconds(first)}",
-        {"median_s": med, "compiled_first_call_s": first},
     )

@@ -1,7 +1,9 @@
 """A training step of the encoder in both frameworks: its throughput, and its GPU memory.
 
-- ``train-throughput``: equal-start AdamW steps (:func:`train_steps`), PyTorch
-  eager against JAX jit, in tokens per second;
+- ``train-throughput`` (a CUDA GPU only): equal-start AdamW steps
+  (:func:`train_steps`) of a GPT-2-small-shaped encoder (:data:`THROUGHPUT`,
+  the course's small one in smoke mode), PyTorch eager against JAX jit (the
+  article's pairing), in tokens per second;
 - ``train-memory`` (a CUDA GPU only): each allocator's peak over one step, with
   JAX donating its parameters and optimizer state (:data:`DONATED_ARGNUMS`) as
   an in-place PyTorch step does; :func:`step_memory_measured` turns what the
@@ -17,14 +19,21 @@ from typing import Any
 
 import numpy as np
 
-from course_utils.claims.encoder import encoder_setup, random_tokens
-from course_utils.claims.harness import Ctx, compare_ratios, medians
-from course_utils.claims.registry import ONLY_ON
+from course_utils.claims.encoder import describe, encoder_setup, random_tokens
+from course_utils.claims.harness import (
+    Ctx,
+    medians,
+    paired,
+    pairing_names,
+    require_cuda,
+)
 from course_utils.claims.verdicts import Measured, NotTestable, paired_ratios
 
 # Arguments of the JAX train step (params, opt_state, tokens, labels) it donates for
 # the memory claim: the state a PyTorch step updates in place.
 DONATED_ARGNUMS = (0, 1)
+# train-throughput's workload: (shape, batch) in full mode, and in smoke mode.
+THROUGHPUT = (("gpt2-small", 8), ("smoke", 8))
 
 
 @dataclass
@@ -71,8 +80,13 @@ def _jax_adamw_step(ctx: Ctx, nnx_model: Any, lr: float, wd: float, donate: bool
     return jitted, {"params": params, "opt": ctx.jax_put(tx.init(params))}
 
 
-def train_steps(ctx: Ctx, batch: int, *, donate: bool = False) -> TrainPair:
+def train_steps(
+    ctx: Ctx, batch: int, *, donate: bool = False, shape: str | None = None
+) -> TrainPair:
     """Equal-start train steps (AdamW, cross-entropy) of the encoder in both frameworks.
+
+    ``shape`` is one of :data:`~course_utils.claims.encoder.SHAPES` (default:
+    the course's encoder, or its smoke size).
 
     With ``donate``, the JAX step donates its parameters and optimizer state
     (:data:`DONATED_ARGNUMS`), so XLA writes the new ones into their buffers, as
@@ -81,7 +95,7 @@ def train_steps(ctx: Ctx, batch: int, *, donate: bool = False) -> TrainPair:
     import torch
     from flax import nnx
 
-    tm, jm, sizes = encoder_setup(ctx)
+    tm, jm, sizes = encoder_setup(ctx, shape)
     tm, jm = copy.deepcopy(tm), nnx.clone(jm)
     tok = random_tokens(batch, sizes["seq"], seed=2)
     labels = np.random.default_rng(3).integers(0, 2, batch)
@@ -120,23 +134,32 @@ def train_steps(ctx: Ctx, batch: int, *, donate: bool = False) -> TrainPair:
 
 
 def train_throughput(ctx: Ctx) -> Measured:
+    require_cuda(ctx, "train-throughput", both=True)
+    shape, batch = ctx.size(*THROUGHPUT)
+    return throughput_of(ctx, shape, batch)
+
+
+def throughput_of(ctx: Ctx, shape: str, batch: int) -> Measured:
+    """The article's pairing on ``ctx``'s device: PyTorch eager / JAX jit train step time."""
     from course_utils import timing
 
-    batch = ctx.size(32, 8)
-    pair = train_steps(ctx, batch)
+    pair = train_steps(ctx, batch, shape=shape)
+    num, den = pairing_names("train-throughput", "article")
     cmp = timing.compare(
-        {"PyTorch eager": pair.torch_step, "JAX jit": pair.jax_step},
+        {num: pair.torch_step, den: pair.jax_step},
         rtol=1e-4,
         atol=1e-5,
         target_s=ctx.target_s,
     )
     med = medians(cmp)
     tokens = batch * pair.sizes["seq"]
-    return Measured(
-        compare_ratios(cmp, "PyTorch eager", "JAX jit"),
-        f"AdamW step, batch {batch} x {pair.sizes['seq']} tokens: PyTorch "
-        f"{tokens / med['PyTorch eager']:,.0f} tokens/s, JAX {tokens / med['JAX jit']:,.0f} tokens/s",
-        {"median_s": med},
+    return paired(
+        cmp,
+        "train-throughput",
+        "article",
+        f"{shape} encoder ({describe(shape)}), AdamW step, batch {batch}: PyTorch "
+        f"{tokens / med[num]:,.0f} tokens/s, JAX {tokens / med[den]:,.0f} tokens/s",
+        {"tokens_per_s": {k: tokens / t for k, t in med.items()}},
     )
 
 
@@ -213,11 +236,7 @@ def step_memory_measured(
 
 
 def train_memory(ctx: Ctx) -> Measured:
-    if ctx.target.kind != "gpu" or ctx.target.torch != "cuda" or not ctx.target.jax:
-        raise NotTestable(
-            "measured on a CUDA GPU only, with both frameworks on it: "
-            f"{ONLY_ON['train-memory'][1]}"
-        )
+    require_cuda(ctx, "train-memory", both=True)
     try:  # pragma: no cover - needs a GPU
         return train_memory_gpu(ctx)
     except NotTestable:  # pragma: no cover

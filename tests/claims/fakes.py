@@ -60,3 +60,26 @@ def fake_jax_gpu(monkeypatch):
         lambda backend=None: [cpu0] if backend == "gpu" else real(backend),
     )
     return cpu0
+
+
+def fake_cuda_ctx(monkeypatch, smoke=True):
+    """A benchmark context whose target is a CUDA GPU that both frameworks reach, faked by the CPU.
+
+    ``ctx.torch_device`` is the CPU, ``jax.devices("gpu")`` answers with the CPU
+    device, and ``torch.cuda.synchronize`` records its calls in the returned
+    list instead of touching a GPU: ``(ctx, syncs)``.
+    """
+    import torch
+
+    from course_utils.claims import devices, harness
+
+    fake_jax_gpu(monkeypatch)
+    monkeypatch.setattr(
+        harness.Ctx, "torch_device", property(lambda self: torch.device("cpu"))
+    )
+    syncs = []
+    monkeypatch.setattr(
+        torch.cuda, "synchronize", lambda device=None: syncs.append(device)
+    )
+    target = devices.DeviceTarget("gpu", "fake GPU", jax=True, torch="cuda")
+    return harness.Ctx(smoke, target), syncs

@@ -42,8 +42,11 @@ def test_claims_beyond_one_machine_say_why():
             "gpu",
             r"same device kind \(GPU\), but PyTorch sees",
         ),
-        ("first-call", GPU_TORCH_ONLY, "gpu", "JAX sees no GPU"),
+        ("first-call", GPU_TORCH_ONLY, "gpu", "measured on the CPU only"),
         ("batch1-latency", GPU_BOTH, "gpu", "measured on the CPU only"),
+        ("eager-launch", GPU_BOTH, "cpu", "measured on the GPU only"),
+        ("eager-launch", GPU_JAX_ONLY, "gpu", "PyTorch sees no CUDA GPU"),
+        ("train-throughput", GPU_BOTH, "cpu", "measured on the GPU only"),
         ("train-memory", GPU_BOTH, "cpu", "measured on the GPU only"),
         ("train-memory", TPU, "tpu", "measured on the GPU only"),
     ],
@@ -130,3 +133,27 @@ def test_measure_puts_both_frameworks_on_the_targets_device_kind(monkeypatch):
     assert seen == [
         (torch.device("cuda"), cpu0, {cpu0})
     ]  # the fake "gpu" is the CPU here
+
+
+def test_claims_sharing_a_benchmark_share_one_measurement(monkeypatch):
+    assert benchmarks.BENCHMARKS["higher-order"] is benchmarks.BENCHMARKS["jax-2-5x"]
+    calls = []
+
+    def fake_benchmark(ctx):
+        calls.append(ctx.smoke)
+        return verdicts.Measured([float(len(calls))] * 6, "fake", pairing="compiled")
+
+    for claim_id in ("higher-order", "jax-2-5x"):
+        monkeypatch.setitem(benchmarks.BENCHMARKS, claim_id, fake_benchmark)
+    monkeypatch.setattr(benchmarks, "_LAST", {})
+    first = benchmarks.measure("higher-order", smoke=True)
+    second = benchmarks.measure("jax-2-5x", smoke=True)
+    assert len(calls) == 1 and second.samples == first.samples == [1.0] * 6
+    assert second.details == {"same_measurement_as": "higher-order"}
+    assert second is not first and second.conditions == first.conditions
+    # Each claim takes it once: the next run of either times afresh ...
+    assert benchmarks.measure("higher-order", smoke=True).samples == [2.0] * 6
+    # ... and so does another size, or the same claim again.
+    assert benchmarks.measure("jax-2-5x", smoke=False).samples == [3.0] * 6
+    assert benchmarks.measure("jax-2-5x", smoke=False).samples == [4.0] * 6
+    assert calls == [True, True, False, False]

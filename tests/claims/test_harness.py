@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from course_utils.claims import harness
+from course_utils.claims import harness, registry, verdicts
 from course_utils.claims.devices import DeviceTarget
 
 
@@ -81,3 +81,65 @@ def test_compare_ratios_pair_rounds_and_medians_name_each_variant():
     )
     assert harness.compare_ratios(cmp, "slow", "fast") == [2.0, 3.0]
     assert harness.medians(cmp) == {"slow": 5.0, "fast": 2.0}
+
+
+def _cmp(times, contention="quiet"):
+    return SimpleNamespace(
+        measurements={
+            name: SimpleNamespace(
+                times=t, median=float(np.median(t)), first_call_s=10.0 * t[0]
+            )
+            for name, t in times.items()
+        },
+        contention=contention,
+    )
+
+
+def test_paired_builds_the_measurement_of_a_registered_pairing():
+    num, den = harness.pairing_names("batch1-latency", "compiled")
+    assert (num, den) == ("torch.compile", "JAX jit")
+    cmp = _cmp({num: [3.0, 4.0], den: [1.0, 2.0]})
+    m = harness.paired(cmp, "batch1-latency", "compiled", "what", {"extra": 1})
+    assert m.samples == [3.0, 2.0] and m.what == "what"
+    assert m.pairing == "compiled" and m.names == (num, den)
+    assert m.contention == "quiet"  # the comparison's record, for the verdict
+    assert m.details == {
+        "median_s": {num: 3.5, den: 1.5},
+        "first_call_s": {num: 30.0, den: 10.0},
+        "extra": 1,
+    }
+    # The other way round, where the claim's ratio divides them so.
+    flipped = harness.paired(cmp, "batch1-latency", "compiled", "w", names=(den, num))
+    assert flipped.samples == [1 / 3, 0.5] and flipped.names == (den, num)
+
+
+def test_paired_refuses_variants_the_pairing_does_not_name():
+    cmp = _cmp({"PyTorch eager": [1.0], "JAX jit": [1.0]})
+    with pytest.raises(ValueError, match="compares"):
+        harness.paired(
+            cmp, "batch1-latency", "compiled", "w", names=("PyTorch eager", "JAX jit")
+        )
+    with pytest.raises(KeyError, match="no pairing"):
+        harness.paired(cmp, "batch1-latency", "eager", "w")
+
+
+@pytest.mark.parametrize(
+    "target, both, refused",
+    [
+        (DeviceTarget("cpu"), False, True),
+        (DeviceTarget("gpu", torch=None), False, True),
+        (DeviceTarget("gpu", jax=False, torch="cuda"), False, False),
+        (DeviceTarget("gpu", jax=False, torch="cuda"), True, True),
+        (DeviceTarget("gpu", torch="cuda"), True, False),
+        (DeviceTarget("tpu", torch="cuda"), False, True),
+    ],
+)
+def test_require_cuda_refuses_everything_but_a_cuda_gpu(target, both, refused):
+    ctx = harness.Ctx(True, target)
+    if not refused:
+        harness.require_cuda(ctx, "train-memory", both=both)
+        return
+    with pytest.raises(verdicts.NotTestable, match="CUDA GPU only") as err:
+        harness.require_cuda(ctx, "train-memory", both=both)
+    assert registry.ONLY_ON["train-memory"][1] in str(err.value)
+    assert ("with both frameworks" in str(err.value)) == both

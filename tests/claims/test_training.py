@@ -2,8 +2,8 @@
 
 import pytest
 
-from course_utils.claims import devices, harness, training, verdicts
-from tests.claims.fakes import GPU_JAX_ONLY, fake_jax_gpu
+from course_utils.claims import devices, encoder, harness, training, verdicts
+from tests.claims.fakes import GPU_JAX_ONLY, fake_cuda_ctx, fake_jax_gpu
 
 
 def test_step_memory_compares_resident_plus_each_allocators_peak():
@@ -97,10 +97,32 @@ def test_a_donated_step_owns_its_buffers_and_leaves_the_shared_encoder_usable():
     assert forward(state, tokens).shape == (2, 2)
 
 
-def test_train_memory_on_a_gpu_target_without_both_frameworks_is_not_testable():
+@pytest.mark.parametrize(
+    "benchmark", [training.train_memory, training.train_throughput]
+)
+def test_gpu_training_claims_without_both_frameworks_on_a_gpu_are_not_testable(
+    benchmark,
+):
     gpu = devices.plan_devices("accelerator", **GPU_JAX_ONLY).targets[0]
-    with pytest.raises(verdicts.NotTestable, match="CUDA GPU only"):
-        training.train_memory(harness.Ctx(True, gpu))
+    for target in (gpu, devices.DeviceTarget("cpu")):
+        with pytest.raises(verdicts.NotTestable, match="CUDA GPU only"):
+            benchmark(harness.Ctx(True, target))
+
+
+def test_train_throughput_times_a_gpt2_small_shape_in_full_mode():
+    (full, full_batch), (smoke, _) = training.THROUGHPUT
+    assert full_batch == 8 and smoke == "smoke"
+    assert encoder.describe(full).startswith("12 layers, width 768, 12 heads")
+    assert encoder.SHAPES[full]["seq"] == 128 and encoder.SHAPES[full]["vocab"] == 50257
+
+
+def test_train_throughput_on_a_gpu_divides_pytorch_eager_by_jax_jit(monkeypatch):
+    ctx, _ = fake_cuda_ctx(monkeypatch)
+    m = training.train_throughput(ctx)
+    assert m.pairing == "article" and m.names == ("PyTorch eager", "JAX jit")
+    assert len(m.samples) >= verdicts.MIN_RATIOS and min(m.samples) > 0
+    tokens = m.details["tokens_per_s"]
+    assert set(tokens) == set(m.names) and "batch 8" in m.what
 
 
 def test_gpu_memory_benchmark_wiring_with_fake_allocator_readers(monkeypatch):

@@ -1,6 +1,7 @@
 """course_utils.claims.transforms: the third-derivative oracle."""
 
 import numpy as np
+import pytest
 
 from course_utils.claims import transforms
 
@@ -16,3 +17,23 @@ def test_third_derivative_oracle_matches_finite_differences():
     np.testing.assert_allclose(
         transforms.third_derivative_analytic(x), fd, rtol=1e-4, atol=1e-4
     )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "benchmark, claim_id",
+    [
+        (transforms.higher_order, "higher-order"),
+        (transforms.vmap_simulation, "vmap-simulation"),
+    ],
+)
+def test_transforms_time_the_compiled_pairing(benchmark, claim_id):
+    from course_utils.claims import harness, verdicts
+
+    m = benchmark(harness.Ctx(True))
+    names = harness.pairing_names(claim_id, "compiled")
+    assert m.pairing == "compiled" and m.names == names
+    assert "torch.compile" in names[0] and "jit" in names[1]  # compiled on both sides
+    assert len(m.samples) >= verdicts.MIN_RATIOS and min(m.samples) > 0
+    assert set(m.details["median_s"]) == set(names)
+    assert m.contention is not None
