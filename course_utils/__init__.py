@@ -1,8 +1,11 @@
 """Helpers for the *JAX and PyTorch, side by side* course.
 
-The top level is what lessons and exercises import; importing it is cheap and
-has no side effects (jax and torch are imported inside the functions that need
-them). Student-facing modules:
+The top level is what lessons and exercises import; importing it is cheap
+(jax and torch are imported inside the functions that need them). Its one side
+effect is part of the thread policy (``contention``): unless already set,
+``OMP_WAIT_POLICY=PASSIVE`` before PyTorch loads its OpenMP runtime, so that
+PyTorch's idle threads sleep instead of spinning on the cores JAX's threads need
+when the two are timed in alternation. Student-facing modules:
 
 - ``config``: smoke mode, sizes, and where the course lives
 - ``env``: versions, devices, threads, precision; ``setup()`` at the top of every lesson
@@ -41,7 +44,12 @@ imported by a lesson: ``tooling`` (the ``course`` command) and ``grading``
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from typing import Any
+
+if "torch" not in sys.modules:  # read once, when torch loads its OpenMP runtime
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 __version__ = "0.1.0"
 

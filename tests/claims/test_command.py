@@ -6,8 +6,8 @@ import pytest
 
 from course_utils.claims import benchmarks, command, devices, registry, verdicts
 from course_utils.tooling.errors import CourseError
-from tests.claims.test_verdicts import rounds
 from tests.claims.fakes import CLAIM, CPU_ONLY, GPU_BOTH, HIGH, TPU, cli
+from tests.claims.test_verdicts import rounds
 
 
 @pytest.fixture
