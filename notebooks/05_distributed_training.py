@@ -769,6 +769,8 @@ verdicts = [
         + " (§8). Tensor parallel sends activations, data parallel the parameters: the smaller of "
         "the two decides."),
 ]
+from IPython.display import display
+
 for verdict in verdicts:
     display(verdict)
 
