@@ -4,7 +4,7 @@ Modules, each importing only those above it:
 
 - ``verdicts``: the one rule (``rule``): ``Claim``, ``Pairing``, ``Measured``, ``Outcome``, the verdict words, the interval
 - ``registry``: the claims (``CLAIMS``, ``LESSON_CLAIMS``, ``get``), their sources, and which frameworks and device kinds each needs
-- ``judging``: what lessons call: ``judge``, ``faster``, ``fact``, ``not_testable`` (a ``Verdict`` with its generated sentence), and ``evaluate``
+- ``judging``: what lessons call: ``judge``, ``faster``, ``fact``, ``not_testable``, ``skipped`` (a ``Verdict`` with its generated sentence), and ``evaluate``
 - ``results``: result files from several machines: ``fingerprint``, ``load`` (checked), ``merge_table``, ``shipped``
 - ``devices``: which device kinds to measure on (``plan_devices``, ``detect_devices``), and why one is not testable
 - ``report``: the Markdown and terminal tables, ``ClaimsReport``, ``claims.json`` and the plot
@@ -35,6 +35,7 @@ from course_utils.claims.judging import (
     faster,
     judge,
     not_testable,
+    skipped,
 )
 from course_utils.claims.registry import get
 from course_utils.claims.report import ClaimsReport, plot, table, text_table
@@ -82,6 +83,7 @@ __all__ = [
     "quartiles",
     "rule",
     "run",
+    "skipped",
     "table",
     "text_table",
 ]

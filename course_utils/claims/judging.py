@@ -8,7 +8,8 @@ rule (:func:`~course_utils.claims.verdicts.rule`) and returns a
 (:func:`explain`). :func:`faster` asks the course's own neutral question (which
 of two variants is faster?) through the same rule; :func:`fact` judges a yes/no
 claim from a check the lesson ran; :func:`not_testable` says why a claim is not
-judged here. :func:`evaluate` is what ``course claims`` runs per benchmark.
+judged here, :func:`skipped` why smoke mode leaves it out. :func:`evaluate` is
+what ``course claims`` runs per benchmark.
 """
 
 from __future__ import annotations
@@ -222,6 +223,11 @@ def fact(claim: str, holds: bool, evidence: str) -> Verdict:
     c = registry.get(claim)
     v = HOLDS if holds else DOES_NOT_HOLD
     return Verdict(c, v, "checked in this run", evidence)
+
+
+def skipped(claim: str, why: str) -> Verdict:
+    """A registered claim this lesson judges in full mode only (smoke mode skips it), and why."""
+    return Verdict(registry.get(claim), SKIPPED, why, f"Skipped in smoke mode: {why}.")
 
 
 def not_testable(claim: str, why: str) -> Verdict:

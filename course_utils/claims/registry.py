@@ -138,8 +138,8 @@ CLAIMS: tuple[Claim, ...] = (
         pairings=(
             Pairing(
                 "article",
-                "PyTorch eager",
                 "JAX jit, new lengths",
+                "PyTorch eager",
                 False,
                 "the claim itself pairs eager PyTorch with compiled JAX",
             ),

@@ -192,3 +192,8 @@ def test_the_interval_is_turned_the_way_the_sentence_reads():
         for x in text.split("95 % interval ")[1].split(",")[0].split("–")
     )
     assert lo <= k <= hi and "Neither is faster" not in text
+
+
+def test_skipped_says_smoke_mode_left_it_out():
+    v = judge.skipped("faster", "timed in full mode only")
+    assert v.verdict == verdicts.SKIPPED and "full mode only" in v.explanation
