@@ -438,15 +438,10 @@ ax = grid.plot(title=f"third derivative at {S.n_points} points, on this machine"
 # (`torch.compile` against `jax.jit`).
 
 # %%
-GRAD3_PAIRINGS = {  # the registry's pairing: (PyTorch variant, JAX variant), names as in `grid`
-    "article": ("PyTorch autograd (create_graph)", "JAX jit"),
-    "eager": ("PyTorch torch.func (eager)", "JAX eager"),
-    "compiled": ("PyTorch torch.compile(torch.func)", "JAX jit"),
-}
-grad3_verdicts = {
-    (claim_id, pairing): claims.judge(claim_id, grid, torch_name, jax_name, pairing=pairing)
+grad3_verdicts = {  # the grid's variants carry the registry's names for each pairing
+    (claim_id, pairing): claims.judge(claim_id, grid, pairing=pairing)
     for claim_id in ("jax-2-5x", "higher-order")
-    for pairing, (torch_name, jax_name) in GRAD3_PAIRINGS.items()
+    for pairing in ("article", "eager", "compiled")
 }
 display(*grad3_verdicts.values())
 ax = plots.speedups([v.plot_row(f"{claim_id}, {pairing}") for (claim_id, pairing), v in grad3_verdicts.items()],

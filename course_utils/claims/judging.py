@@ -189,12 +189,16 @@ def judge(
     ``denominator`` name its variants; the ratio is numerator time over
     denominator time, so above 1 favours a claim that the denominator is faster)
     or a sequence of paired ratios (seconds, for a claim in seconds).
-    ``pairing`` names which of the claim's pairings was timed.
+    ``pairing`` names which of the claim's pairings was timed; when the
+    comparison's variants carry that pairing's registered names, the two names
+    may be left out.
     """
     c = registry.get(claim) if isinstance(claim, str) else claim
     p = c.pairing(pairing)
     threads = None
     if hasattr(measured, "ratios"):
+        if numerator is None and denominator is None and p is not None:
+            numerator, denominator = p.numerator, p.denominator  # named as registered
         if numerator is None or denominator is None:
             raise TypeError("judge: name the numerator and denominator variants")
         samples = measured.ratios(numerator, denominator)

@@ -197,3 +197,13 @@ def test_the_interval_is_turned_the_way_the_sentence_reads():
 def test_skipped_says_smoke_mode_left_it_out():
     v = judge.skipped("faster", "timed in full mode only")
     assert v.verdict == verdicts.SKIPPED and "full mode only" in v.explanation
+
+
+def test_a_comparison_named_as_registered_needs_no_names():
+    cmp = comparison(rounds(3.0), rounds(1.0, wobble=0.0))
+    cmp.measurements = {
+        "eager": cmp.measurements["A"],
+        "torch.compile": cmp.measurements["B"],
+    }
+    v = judge.judge("compile-fusion", cmp, pairing="compile")
+    assert v.names == ("eager", "torch.compile") and v.verdict == verdicts.HOLDS
