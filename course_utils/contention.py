@@ -154,7 +154,9 @@ class Contention:
             else f"{self.cores} cores"
         ]
         if self.wait_share is not None:
-            parts.append(f"threads waited for a CPU {self.wait_share:.0%} of the time")
+            parts.append(
+                f"threads waited for a CPU {self.wait_share:.0%} of the time (summed over threads)"
+            )
         if self.reason:
             return f"contended ({self.reason})"
         return "quiet: " + "; ".join(parts)
@@ -202,7 +204,8 @@ def judge(c: Contention, max_wait_share: float = MAX_WAIT_SHARE) -> Contention:
         if c.wait_share > max_wait_share:
             load = f", load {max(loads):.1f}" if loads else ""
             c.reason = (
-                f"this process's threads waited for a CPU {c.wait_share:.0%} of the time"
+                f"this process's threads waited for a CPU {c.wait_share:.0%} of the time "
+                "(summed over threads)"
                 f"{load} on {c.cores} cores"
             )
     elif loads and max(loads) > c.cores:

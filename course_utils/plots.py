@@ -73,7 +73,11 @@ def timing_bars(
         names, medians, xerr=list(zip(*errors, strict=True)), color=colors, capsize=4
     )
     ax.invert_yaxis()
-    ax.set_xlabel(f"time per call ({unit}), median with IQR")
+    ax.set_xlabel(
+        f"time per call ({unit}), median with IQR; labels: × faster than {baseline}"
+        if baseline
+        else f"time per call ({unit}), median with IQR"
+    )
     if baseline is not None:
         base = measurements[baseline].median
         for i, n in enumerate(names):
@@ -147,12 +151,10 @@ def speedups(rows: Sequence[Mapping[str, Any]], *, ax=None, title: str | None = 
 
 
 def _faster_label(speedup: float, baseline: str) -> str:
-    """'2.0x faster' / '1.5x slower' than the baseline ('' for the baseline itself)."""
+    """'2.00x faster' than the baseline (below 1: slower), or 'baseline' for itself."""
     if speedup == 1.0:
         return "baseline"
-    if speedup > 1:
-        return f"{speedup:.2f}x faster"
-    return f"{1 / speedup:.2f}x slower"
+    return f"{speedup:.2f}x faster"
 
 
 def _quartiles(values: Sequence[float]) -> tuple[float, float]:

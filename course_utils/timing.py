@@ -296,8 +296,8 @@ def _diagnose(m: Measurement) -> list[str]:
     out = []
     if m.relative_iqr > NOISE_THRESHOLD:
         out.append(
-            f"{m.label}: noisy run, IQR is {m.relative_iqr:.0%} of the median; "
-            "close other programs or increase target_s"
+            f"{m.label}: its times vary (IQR {m.relative_iqr:.0%} of the median); a "
+            "verdict judges the paired ratios instead, whose spread cancels shared load"
         )
     if m.compiles > 0:
         out.append(
@@ -632,8 +632,12 @@ class CompileReport:
         if self.eager is not None:
             rows.append(("eager (median)", format_seconds(self.eager.median)))
             x = self.eager.median / self.steady.median
-            word = f"{x:.2f}x faster" if x >= 1 else f"{1 / x:.2f}x slower"
-            rows.append(("compiled vs eager (medians)", word))
+            rows.append(
+                (
+                    "compiled × faster than eager (medians; a verdict needs claims)",
+                    f"{x:.2f}x",
+                )
+            )
             be = self.break_even_calls
             rows.append(
                 ("break-even calls", "never" if math.isinf(be) else f"{be:.0f}")

@@ -131,6 +131,12 @@ def explain(
     if claim.unit == "s":
         lo, hi = fmt(s.low, "s"), fmt(s.high, "s")
         what = f"{den} took {fmt(s.median, 's')} (95 % interval {lo}–{hi}, n={s.n})"
+    elif verdict == INCONCLUSIVE:  # no winner is named when none was shown
+        lo, hi = fmt(s.low, "x"), fmt(s.high, "x")
+        what = (
+            f"time of {num} / time of {den}: median {s.median:.2f} "
+            f"(95 % interval {lo}–{hi}, n={s.n})"
+        )
     else:
         what = _speed(claim, s, num, den)
     if verdict == INCONCLUSIVE and not reason.startswith("the interval"):
@@ -164,7 +170,7 @@ def explain(
 def _faster_text(verdict: str, what: str, num: str, den: str) -> str:
     if verdict in (HOLDS, DOES_NOT_HOLD):
         return f"{what}."
-    return f"No clear winner between {num} and {den}: {what} straddles 1x."
+    return f"No clear winner between {num} and {den}: {what}, which straddles 1."
 
 
 def _contention_of(measured: Any, given: Any) -> dict[str, Any] | None:
