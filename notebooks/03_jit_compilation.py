@@ -426,8 +426,8 @@ for claim_id, name in (("compile-matmul", "mlp, torch.compile"), ("compile-fusio
 # If the verdicts disagree with that expectation, look first at the sizes: with small arrays
 # (smoke mode shrinks `SIZES`) per-call costs, not memory traffic or matmuls, can decide the
 # ratio; then at the line under each report, which says whether the machine was busy (a busy
-# run is not judged). In both frameworks the first call costs many steady calls (the list above),
-# so a short-lived process may never break even. (Lesson 04 compares the two frameworks'
+# run is not judged). Where the first call costs many steady calls (the break-even rows above
+# say how many here), a short-lived process may never break even. (Lesson 04 compares the two frameworks'
 # compiled training steps directly; here each compiler is compared with its own eager mode.)
 
 # %% [markdown]
@@ -1176,8 +1176,8 @@ for fw, vm, loop, hand in (
 # %% [markdown]
 # What to expect, whatever this run shows: against a Python loop, batching removes one dispatch
 # per environment, so its advantage grows with the number of environments. Against hand-batched
-# code, `jax.vmap` under `jit` gives XLA essentially the same computation, so expect those two
-# rows to be close; where they are not, compare the programs each one lowers to
+# code, `jax.vmap` under `jit` gives XLA essentially the same computation, so the expectation is
+# that neither is clearly faster (the line above says what this run could tell); where one is, compare the programs each one lowers to
 # (`.lower(S_j, A_j).as_text()`), since the difference lies in what XLA was given, not in `vmap`
 # as such. `torch.func.vmap` runs eagerly, batching each operation as it is called, which adds
 # its own per-operation cost on top of the hand-batched operations.
@@ -1289,16 +1289,16 @@ plt.tight_layout()
 # %% [markdown]
 # **Common misconceptions** (each corrected by a cell above)
 # - *"Compiling always makes code faster."* A compiler cannot beat the library kernel a large
-#   matmul already uses, small inputs leave little for it to save against its per-call cost
-#   (sections 2, 5 and 6 time such cases), and the first call can cost thousands of steady calls
-#   (section 3).
+#   matmul already uses, its gain on small inputs has to outweigh its per-call cost, and the
+#   first call can cost many steady calls (sections 2, 3, 5 and 6 measure each case; their
+#   verdicts say which way each went here).
 # - *"`jax.jit` recompiles when a Python number changes."* Only when the number is static or its
 #   type changes; Dynamo is the one that specialises on Python floats (section 4).
 # - *"`torch.compile` fails on Python control flow like `jax.jit` does."* It breaks the graph and
 #   runs the branch in Python, which costs time but not correctness (section 5).
 # - *"vmap is faster than batching by hand."* Under `jit` both compile to essentially the same
 #   program; what batching of either kind removes is the loop's per-environment dispatch
-#   (section 8.1 times all three).
+#   (section 8.1 times all three and says whether this run could tell them apart).
 # - *"JAX simulates environments 2.3x faster than PyTorch"* compares compiled JAX with eager
 #   PyTorch; section 8.2 shows that pairing next to the fair ones.
 #
@@ -1326,7 +1326,8 @@ plt.tight_layout()
 # <details><summary>4. What does <code>jax.vmap</code> give you that hand-batching does not?</summary>
 # Less code and fewer bugs: you write and test the one-example function, and the batch dimension
 # is added mechanically. Speed is not its point: under <code>jit</code>, <code>vmap</code> and
-# correct hand-batched code compile to essentially the same program (section 8.1 times both).
+# correct hand-batched code compile to essentially the same program (section 8.1 times both;
+# compare the lowered programs when the timings differ).
 # </details>
 #
 # **Next:** the exercises in `exercises/03_jit_compilation_exercises.ipynb`: make a function

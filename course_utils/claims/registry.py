@@ -250,6 +250,15 @@ LESSON_CLAIMS: tuple[Claim, ...] = (
         pairings=(Pairing("same-backend", "native", "Keras"),),
     ),
     Claim(
+        "same-cnn",
+        "The article's SimpleCNN is the same model in its PyTorch and its Flax version",
+        SOURCES["000"],
+        "the same model",
+        "the two versions' flatten sizes (and so their layers) agree",
+        1.0,
+        unit="fact",
+    ),
+    Claim(
         "ddp-full-replica",
         "DDP keeps a full replica on every device and all-reduces every gradient",
         SOURCES["003"],
