@@ -236,7 +236,7 @@ torch_report = timing.compile_report(
 torch_report
 
 # %% [markdown]
-# How to read the two tables. "compiled vs eager" divides the two medians; "break-even
+# How to read the two tables. "compiled × faster than eager" divides the two medians; "break-even
 # calls" is (first call − steady state) / (eager − steady state), rounded up: after that
 # many calls the compiled function has paid for its compilation, and "never" means its
 # median was not below the eager median in this run. Whether it is faster at all is a
@@ -292,6 +292,17 @@ comparison.plot(title="one tanh layer, on this machine")
 # (the ratios' spread above 50 %) or a contended machine gives no winner. The fair pairs
 # change one thing at a time: the framework (eager against eager), or compiling (JAX
 # eager against JAX jit). PyTorch eager against JAX jit would change both at once.
+#
+# Three words in the sentences below, used in every lesson:
+# - **95 % interval**: the range in which the typical (median) per-round ratio lies, with 95 %
+#   confidence, widened by 5 % for what a second run would move; more rounds narrow it.
+# - **contended**: while the rounds ran, this process's threads waited for a CPU more than
+#   10 % of the time (summed over its threads, so it can exceed 100 %): other programs, or the
+#   notebook's own threads, took the cores, and the ratio says more about them than about the
+#   code. A contended run is never judged.
+# - **pairing**: which two variants a ratio divides; fair pairings change one thing only.
+#
+# The whole rule, and why it is this rule: `docs/VERDICTS.md`.
 
 # %%
 for a, b in (("PyTorch eager", "JAX eager"), ("JAX eager", "JAX jit")):
