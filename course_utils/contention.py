@@ -11,13 +11,14 @@ comparison; the claims' verdict rule turns a contended run into
   may run on. JAX sizes its CPU thread pool from them when it starts and offers
   no way to change it afterwards, so PyTorch is set to match.
   :func:`thread_policy` says what is in force, for the record.
-- **Contention** (:class:`Monitor`): around a timed section it reads the load
-  average and, on Linux, how long this process's threads sat runnable but
-  waiting for a CPU (``/proc/self/task/*/schedstat``). Waiting more than
-  :data:`MAX_WAIT_SHARE` of the section's wall time means other work (or too
-  many of our own threads) took the cores. Where that counter is missing
-  (macOS, Windows) the 1-minute load average above the core count stands in.
-  Intra-op threads above the core count (oversubscription) count as contended.
+- **Contention** (:class:`Monitor`): around a timed section it reads, on Linux,
+  how much CPU time other processes took on this process's cores
+  (``/proc/stat``'s busy time minus this process's own CPU time). More than
+  :data:`MAX_OTHERS_SHARE` of the cores' time means other work competed with
+  the timing. Where those counters are missing (macOS, Windows) the 1-minute
+  load average above the core count stands in. Intra-op threads above the core
+  count (oversubscription) count as contended. How long this process's own
+  threads waited for a CPU (``/proc/self/task/*/schedstat``) is recorded too.
 
 Imports only the standard library; torch is consulted only if already imported.
 """
@@ -31,7 +32,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-MAX_WAIT_SHARE = 0.10  # runnable-but-waiting time / wall time above this: contended
+MAX_OTHERS_SHARE = (
+    0.25  # other processes' CPU time / (cores x wall) above this: contended
+)
 REMEDY = (
     "close other programs (or wait for them), then rerun this cell; "
     "`uptime` shows the load"
@@ -108,6 +111,31 @@ def oversubscribed(policy: dict[str, Any]) -> str | None:
     return f"oversubscribed: {' and '.join(over)} on {policy['cores']} cores"
 
 
+def _busy_cpu_seconds() -> float | None:
+    """Busy seconds of this process's cores, every process together (Linux /proc/stat).
+
+    Counts user, nice, system, irq, softirq and steal time (a hypervisor's
+    other guests) of the CPUs in the affinity mask; None where /proc/stat is
+    missing.
+    """
+    try:
+        lines = Path("/proc/stat").read_text().splitlines()
+    except OSError:
+        return None
+    mine = (
+        {f"cpu{i}" for i in os.sched_getaffinity(0)}
+        if hasattr(os, "sched_getaffinity")
+        else None
+    )
+    ticks = 0
+    for line in lines:
+        name, *fields = line.split()
+        if name.startswith("cpu") and name != "cpu" and (mine is None or name in mine):
+            values = [int(v) for v in fields[:8]] + [0] * 8
+            ticks += sum(values[i] for i in (0, 1, 2, 5, 6, 7))
+    return ticks / os.sysconf("SC_CLK_TCK") if ticks else None
+
+
 def _run_queue_seconds() -> float | None:
     """Seconds this process's threads have spent runnable but waiting for a CPU."""
     tasks = Path("/proc/self/task")
@@ -137,6 +165,7 @@ class Contention:
     wall_s: float = 0.0
     threads: dict[str, Any] | None = None
     reason: str | None = None
+    others_share: float | None = None  # None: the OS keeps no per-CPU busy counter
 
     @property
     def contended(self) -> bool:
@@ -153,10 +182,8 @@ class Contention:
             if load is not None
             else f"{self.cores} cores"
         ]
-        if self.wait_share is not None:
-            parts.append(
-                f"threads waited for a CPU {self.wait_share:.0%} of the time (summed over threads)"
-            )
+        if self.others_share is not None:
+            parts.append(f"other processes used {self.others_share:.0%} of the cores")
         if self.reason:
             return f"contended ({self.reason})"
         return "quiet: " + "; ".join(parts)
@@ -165,49 +192,52 @@ class Contention:
 class Monitor:
     """Context manager around a timed section: ``with Monitor() as m: ...; m.result``."""
 
-    def __init__(self, max_wait_share: float = MAX_WAIT_SHARE) -> None:
-        self.max_wait_share = max_wait_share
+    def __init__(self, max_others_share: float = MAX_OTHERS_SHARE) -> None:
+        self.max_others_share = max_others_share
         self.result: Contention | None = None
 
     def __enter__(self) -> Monitor:
         self._load = load_average()
         self._queue = _run_queue_seconds()
+        self._busy = _busy_cpu_seconds()
+        self._own = time.process_time()
         self._start = time.perf_counter()
         return self
 
     def __exit__(self, *exc: Any) -> None:
         wall = time.perf_counter() - self._start
-        queue = _run_queue_seconds()
-        share = None
-        if self._queue is not None and queue is not None and wall > 0:
+        own = time.process_time() - self._own
+        queue, busy = _run_queue_seconds(), _busy_cpu_seconds()
+        share = others = None
+        if wall > 0 and self._queue is not None and queue is not None:
             share = max(0.0, queue - self._queue) / wall
-        self.result = judge(
-            Contention(
-                cores(),
-                self._load,
-                load_average(),
-                share,
-                wall,
-                thread_policy(),
-            ),
-            self.max_wait_share,
+        if wall > 0 and self._busy is not None and busy is not None:
+            others = max(0.0, busy - self._busy - own) / (cores() * wall)
+        c = Contention(
+            cores(), self._load, load_average(), share, wall, thread_policy()
         )
+        c.others_share = others
+        self.result = judge(c, self.max_others_share)
 
 
-def judge(c: Contention, max_wait_share: float = MAX_WAIT_SHARE) -> Contention:
-    """Fill in ``c.reason`` from what was measured (the one contention rule)."""
+def judge(c: Contention, max_others_share: float = MAX_OTHERS_SHARE) -> Contention:
+    """Fill in ``c.reason`` from what was measured (the one contention rule).
+
+    Oversubscribed threads are contended; otherwise other processes' share of
+    the cores decides (above ``max_others_share``), and where the OS keeps no
+    per-CPU counters, a load average above the core count. How long this
+    process's own threads waited (``wait_share``) is reported, not judged: it
+    includes the frameworks' own threads queueing behind each other, which is
+    part of what is being measured.
+    """
     over = oversubscribed(c.threads or {"cores": c.cores})
     loads = [x for x in (c.load_before, c.load_after) if x is not None]
+    load = f", load {max(loads):.1f}" if loads else ""
     if over:
         c.reason = over
-    elif c.wait_share is not None:
-        if c.wait_share > max_wait_share:
-            load = f", load {max(loads):.1f}" if loads else ""
-            c.reason = (
-                f"this process's threads waited for a CPU {c.wait_share:.0%} of the time "
-                "(summed over threads)"
-                f"{load} on {c.cores} cores"
-            )
+    elif c.others_share is not None:
+        if c.others_share > max_others_share:
+            c.reason = f"other processes used {c.others_share:.0%} of the {c.cores} cores{load}"
     elif loads and max(loads) > c.cores:
         c.reason = f"load {max(loads):.1f} on {c.cores} cores"
     return c

@@ -296,10 +296,9 @@ comparison.plot(title="one tanh layer, on this machine")
 # Three words in the sentences below, used in every lesson:
 # - **95 % interval**: the range in which the typical (median) per-round ratio lies, with 95 %
 #   confidence, widened by 5 % for what a second run would move; more rounds narrow it.
-# - **contended**: while the rounds ran, this process's threads waited for a CPU more than
-#   10 % of the time (summed over its threads, so it can exceed 100 %): other programs, or the
-#   notebook's own threads, took the cores, and the ratio says more about them than about the
-#   code. A contended run is never judged.
+# - **contended**: while the rounds ran, other programs used more than a quarter of this
+#   process's cores, so the ratio says more about them than about the code. A contended run is
+#   never judged; the line under each table says "quiet" or "contended" and why.
 # - **pairing**: which two variants a ratio divides; fair pairings change one thing only.
 #
 # The whole rule, and why it is this rule: `docs/VERDICTS.md`.

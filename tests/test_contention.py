@@ -44,24 +44,25 @@ def test_policy_text_and_oversubscription():
     assert contention.oversubscribed({"cores": 4, "torch": 4, "jax": 4}) is None
 
 
+def _c(load, others, threads=None, wait=0.0):
+    c = Contention(2, load, load, wait, 1.0, threads or {"cores": 2, "torch": 2})
+    c.others_share = others
+    return c
+
+
 @pytest.mark.parametrize(
     "c, expected",
     [
-        (Contention(2, 0.3, 0.4, 0.01, 1.0, {"cores": 2, "torch": 2}), None),
+        (_c(0.3, 0.02), None),
+        (_c(1.5, 0.40), "other processes used 40% of the 2 cores"),
+        (_c(5.0, 0.05), None),  # the direct measure wins over a lagging load average
         (
-            Contention(2, 0.3, 0.4, 0.31, 1.0, {"cores": 2}),
-            "waited for a CPU 31% of the time",
-        ),
-        (
-            Contention(2, 5.0, 5.0, 0.02, 1.0, {"cores": 2}),
+            _c(0.3, 0.02, wait=0.9),
             None,
-        ),  # the direct measure wins
-        (
-            Contention(2, 5.0, 5.0, None, 1.0, {"cores": 2}),
-            "load 5.0 on 2 cores",
-        ),  # no counter
-        (Contention(2, 1.0, 1.5, None, 1.0, {"cores": 2}), None),
-        (Contention(2, 0.1, 0.1, 0.0, 1.0, {"cores": 2, "torch": 4}), "oversubscribed"),
+        ),  # our own threads queueing is reported, not judged
+        (_c(5.0, None), "load 5.0 on 2 cores"),  # no per-CPU counters: the load decides
+        (_c(1.5, None), None),
+        (_c(0.1, 0.0, {"cores": 2, "torch": 4}), "oversubscribed"),
     ],
 )
 def test_the_contention_rule(c, expected):
@@ -74,13 +75,14 @@ def test_the_contention_rule(c, expected):
         assert c.text().startswith("contended (")
 
 
-def test_monitor_measures_run_queue_waiting(monkeypatch):
-    readings = iter([10.0, 10.5])
-    monkeypatch.setattr(contention, "_run_queue_seconds", lambda: next(readings))
-    monkeypatch.setattr(contention, "load_average", lambda: 0.5)
+def test_monitor_counts_other_processes_cpu_time(monkeypatch):
+    readings = iter([100.0, 100.6])  # busy seconds of our cores, all processes
+    monkeypatch.setattr(contention, "_busy_cpu_seconds", lambda: next(readings))
+    monkeypatch.setattr(contention, "cores", lambda: 2)
     with contention.Monitor() as m:
-        time.sleep(0.05)
-    assert m.result.wait_share > 1.0 and m.result.contended
+        time.sleep(0.5)  # we use ~0 CPU: the 0.6 s were someone else's
+    assert m.result.others_share == pytest.approx(0.6, abs=0.15)
+    assert m.result.contended
 
 
 def _busy_loops(n: int) -> list[subprocess.Popen]:

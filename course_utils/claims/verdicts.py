@@ -8,7 +8,7 @@ the claim. :func:`rule` turns them into one of the verdict words, in this order:
 
 1. **inconclusive: too few rounds** under :data:`MIN_RATIOS` ratios;
 2. **inconclusive: contended** when the timed section ran beside other work
-   (:mod:`course_utils.contention`: this process's threads waited for a CPU, or
+   (:mod:`course_utils.contention`: other processes took the cores, or
    the threads oversubscribe the cores);
 3. **inconclusive: noisy** when the ratios' spread (IQR / median) exceeds
    :data:`MAX_SPREAD`;
