@@ -38,7 +38,7 @@ from course_utils.claims.verdicts import (
     rule,
 )
 
-CONTENDED_REMEDY = "close other programs (or wait for them) and rerun the cell; `uptime` shows the load"
+CONTENDED_REMEDY = "rerun the cell when no other program keeps the cores busy (`uptime` shows the load)"
 
 
 @dataclass
