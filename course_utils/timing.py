@@ -29,6 +29,7 @@ from course_utils.contention import Contention, Monitor, policy_text
 
 NOISE_THRESHOLD = 0.10  # IQR / median above this earns a warning
 MIN_ROUNDS = 8  # a verdict needs at least 6 paired ratios (claims.verdicts.MIN_RATIOS)
+MIN_BLOCK_S = 1e-3  # compare times blocks of calls at least this long: shorter ones are noise
 
 
 # --------------------------------------------------------------------------- sync
@@ -539,7 +540,7 @@ def _interleaved(
         for name in names:
             fn = variants[name]
             sync(fn(*args, **kwargs))  # warm-up
-            numbers[name] = _calibrate(fn, args, kwargs, 2e-4)
+            numbers[name] = _calibrate(fn, args, kwargs, MIN_BLOCK_S)
         # One round costs about one block of each variant.
         per_round = sum(
             _time_calls(variants[n], args, kwargs, numbers[n]) * numbers[n]
