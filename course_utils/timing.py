@@ -29,7 +29,7 @@ from course_utils.contention import Contention, Monitor, policy_text
 
 NOISE_THRESHOLD = 0.10  # IQR / median above this earns a warning
 MIN_ROUNDS = 8  # a verdict needs at least 6 paired ratios (claims.verdicts.MIN_RATIOS)
-MIN_BLOCK_S = 1e-3  # compare times blocks of calls at least this long: shorter ones are noise
+MIN_BLOCK_S = 1e-3  # compare times blocks at least this long: shorter ones are noise
 
 
 # --------------------------------------------------------------------------- sync
