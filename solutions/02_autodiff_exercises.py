@@ -328,8 +328,11 @@ assert_close(jax.jit(hvp_jax, static_argnums=0)(chain_jax, jnp.asarray(x_np), jn
 # cotangent elementwise to `[lo, hi]` (a common trick to tame exploding gradients in one spot).
 # `lo` and `hi` are plain Python floats and get no gradient.
 #
-# - **JAX**: the `jax.custom_vjp` below marks `lo` and `hi` as `nondiff_argnums`; write its
-#   forward rule (output and residuals) and backward rule (a tuple of cotangents).
+# - **JAX**: `lo` and `hi` are ordinary arguments of the `jax.custom_vjp` function, as JAX's
+#   `custom_vjp` update guide recommends (the older `nondiff_argnums=(1, 2)` breaks as soon as
+#   `lo` or `hi` is a traced value, under `jit` or `vmap`). Write the forward rule (output, and
+#   residuals: here `lo` and `hi` themselves) and the backward rule, which returns one cotangent
+#   per input, `None` for `lo` and `hi`.
 # - **PyTorch**: fill in the `torch.autograd.Function` (`forward`, `setup_context`, `backward`);
 #   `backward` returns one gradient per input of `forward`, `None` for `lo` and `hi`.
 #
@@ -337,26 +340,24 @@ assert_close(jax.jit(hvp_jax, static_argnums=0)(chain_jax, jnp.asarray(x_np), jn
 
 # %%
 # EXERCISE: clip-vjp
-from functools import partial
-
-
-@partial(jax.custom_vjp, nondiff_argnums=(1, 2))
-def clip_gradient_jax(x, lo: float, hi: float):
+@jax.custom_vjp
+def clip_gradient_jax(x, lo, hi):
     """Identity in the forward pass; the backward pass is defined below."""
     return x
 
 
-def clip_gradient_fwd(x, lo: float, hi: float):
+def clip_gradient_fwd(x, lo, hi):
     """Forward pass: return (output, residuals saved for the backward pass)."""
     ### BEGIN SOLUTION
-    return x, None  # nothing needs saving
+    return x, (lo, hi)  # the backward pass needs only the bounds
     ### END SOLUTION
 
 
-def clip_gradient_bwd(lo: float, hi: float, residuals, g):
-    """Backward pass: non-differentiable arguments first; return a tuple, one cotangent per input x."""
+def clip_gradient_bwd(residuals, g):
+    """Backward pass: return a tuple with one cotangent per input (x, lo, hi)."""
     ### BEGIN SOLUTION
-    return (jnp.clip(g, lo, hi),)
+    lo, hi = residuals
+    return jnp.clip(g, lo, hi), None, None
     ### END SOLUTION
 
 
@@ -400,7 +401,7 @@ def _torch_clip():
 
 
 check("clip-vjp", lambda: jax.grad(lambda x: jnp.sum(jnp.asarray(w_np) * clip_gradient_jax(x, -1.0, 1.0)))(
-    jnp.asarray(x_np)), expected_clip, hint="the backward pass returns (jnp.clip(g, lo, hi),)")
+    jnp.asarray(x_np)), expected_clip, hint="the backward pass returns (jnp.clip(g, lo, hi), None, None)")
 check("clip-vjp", _torch_clip, expected_clip, hint="backward returns (g.clamp(lo, hi), None, None)")
 
 # %%
@@ -417,6 +418,9 @@ assert_close(jax.jit(jax.grad(f_j))(jnp.asarray(z_np)), expected, rtol=1e-6, nam
 assert_close(tf.grad(f_t)(torch.from_numpy(z_np)), expected, rtol=1e-6, name="torch.func chain rule")
 per_row = jax.vmap(jax.grad(lambda x: jnp.sum(clip_gradient_jax(x, -1.0, 1.0) * jnp.arange(1.0, 4.0))))
 assert_close(per_row(jnp.ones((2, 3))), np.tile([1.0, 1.0, 1.0], (2, 1)), name="vmap")
+# lo and hi as traced values (what nondiff_argnums would refuse): jit with the bounds as arguments
+traced = jax.jit(lambda x, lo, hi: jax.grad(lambda x: jnp.sum(jnp.asarray(w_np) * clip_gradient_jax(x, lo, hi)))(x))
+assert_close(traced(jnp.asarray(x_np), jnp.float32(-1.0), jnp.float32(1.0)), expected_clip, name="traced bounds")
 ### END HIDDEN TESTS
 
 # %% [markdown]
