@@ -150,15 +150,19 @@ def plot(outcomes: Sequence[Outcome], ax=None):
 
 
 def save_plot(outcomes: Sequence[Outcome], path: Path) -> Path:
-    import matplotlib
+    """Write :func:`plot` to ``path`` as a PNG without touching pyplot.
 
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    The figure is a bare :class:`matplotlib.figure.Figure` drawn by the Agg
+    canvas, so a running notebook keeps its backend (``inline``) and its
+    figures still show; nothing is left open in pyplot's figure list.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
-    fig, ax = plt.subplots(figsize=(8, 0.5 * len(outcomes) + 1.5))
-    plot(outcomes, ax=ax)
+    fig = Figure(figsize=(8, 0.5 * len(outcomes) + 1.5))
+    FigureCanvasAgg(fig)
+    plot(outcomes, ax=fig.add_subplot())
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
-    plt.close(fig)
     return path

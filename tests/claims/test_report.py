@@ -67,3 +67,20 @@ def test_report_json_and_png(tmp_path):
     png = report.save_plot(rep.outcomes, tmp_path / "claims.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "test box" in rep._repr_markdown_()
+
+
+def test_save_plot_keeps_the_pyplot_backend_and_figures(tmp_path, monkeypatch):
+    """A notebook's inline backend must survive a claims run, or its plots never show."""
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    before = matplotlib.get_backend()  # resolves pyplot's backend first
+    figures = plt.get_fignums()
+    switched = []
+    monkeypatch.setattr(matplotlib, "use", lambda *a, **k: switched.append(a))
+    monkeypatch.setattr(plt, "switch_backend", lambda *a, **k: switched.append(a))
+    png = report.save_plot(_outcomes(), tmp_path / "claims.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert switched == [], f"save_plot switched the backend: {switched}"
+    assert matplotlib.get_backend() == before
+    assert plt.get_fignums() == figures  # no figure left open in pyplot
