@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["enable_x64", "get_value", "set_value"]
+__all__ = ["enable_x64", "get_value", "set_value", "to_varying"]
 
 
 @contextmanager
@@ -54,3 +54,19 @@ def set_value(variable: Any, value: Any) -> None:
         variable.set_value(value)
     else:
         variable.value = value
+
+
+def to_varying(x: Any, axis_name: str) -> Any:
+    """Inside ``jax.shard_map``: mark ``x`` as differing per device along ``axis_name``.
+
+    ``jax.lax.pcast(x, axis, to="varying")`` on newer jax; ``jax.lax.pvary`` (its
+    name until jax 0.8, removed in 0.10) on jax 0.7. Gradients with respect to a
+    value so marked stay per device; with respect to an unmarked replicated
+    value they come back already summed over the axis.
+    """
+    import jax
+
+    pcast = getattr(jax.lax, "pcast", None)
+    if pcast is not None:
+        return pcast(x, axis_name, to="varying")
+    return jax.lax.pvary(x, axis_name)  # jax 0.7

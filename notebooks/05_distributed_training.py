@@ -211,20 +211,12 @@ launch.excerpt("course_utils.dist.torch_ddp", "ddp")
 # here, tensor parallel in §4.1, FSDP2 in §5.1): `course_utils.dist.torch_all` calls each
 # script's `run` in the same processes, so importing torch and joining the process group are
 # paid once. Each script also runs alone (`torchrun ... -m course_utils.dist.torch_ddp`).
-# When the requested port is taken, the launcher says so and picks another:
 
 # %%
-import socket
-
-with socket.socket() as squatter:  # something else already listens on this port
-    squatter.bind(("127.0.0.1", 0))
-    squatter.listen()
-    busy = squatter.getsockname()[1]
-    torch_run = launch.torchrun("course_utils.dist.torch_all", S.n_procs, port=busy,
-                                workdir=RUN_DIR, timeout=S.launch_timeout)
+torch_run = launch.torchrun("course_utils.dist.torch_all", S.n_procs, workdir=RUN_DIR, timeout=S.launch_timeout)
 print(torch_run)
 print(torch_run.command_line)
-assert torch_run.port != busy and launch.tagged_processes(torch_run.tag) == []  # nothing left
+assert launch.tagged_processes(torch_run.tag) == []  # nothing left running
 ddp, tp, fsdp = (torch_run.section(name) for name in ("ddp", "tp", "fsdp"))  # per-rank reports
 
 # %% [markdown]
@@ -313,6 +305,44 @@ print(f"the model has {problem.n_params(prob)} parameters = {cost.format_bytes(4
 # %% [markdown]
 # One all-reduce carries every gradient (XLA combines them into one tuple): the same
 # payload DDP sends (its `ddp_allreduced_elements` counts it, below in §8).
+#
+# **The JAX twin of `average_gradients`.** `jit` placed that all-reduce itself. Written by hand,
+# as DDP's ranks do it, the same step is a `jax.shard_map`: each device differentiates the loss
+# on its own rows, then `jax.lax.pmean` averages the gradients over `"data"`. One detail has no
+# PyTorch counterpart: inside `shard_map` JAX tracks which values differ per device. The
+# parameters come in replicated, and the gradient with respect to a replicated input comes
+# back **already summed** over the devices (the transpose of copying a value to every device
+# is adding the copies up). To get each device's own gradient, as each DDP rank has before its
+# `all_reduce`, mark the parameters as per-device first (`jax.lax.pcast(p, "data",
+# to="varying")`, spelled `jax.lax.pvary` on jax 0.7; `compat.to_varying` picks the one this
+# jax has):
+
+# %%
+from course_utils import compat
+
+
+@jax.jit
+@jax.shard_map(in_specs=(P(), P("data"), P("data")), out_specs=P())
+def average_gradients_jax(params, X, y):
+    local = jax.tree.map(lambda p: compat.to_varying(p, "data"), params)  # this device's copy
+    grads = jax.grad(loss_fn)(local, X, y)  # the mean over this device's rows only
+    return jax.lax.pmean(grads, "data")  # = all_reduce(sum) / world, DDP's average
+
+
+@jax.jit
+@jax.shard_map(in_specs=(P(), P("data"), P("data")), out_specs=P())
+def unmarked_sum(params, X, y):
+    return jax.grad(loss_fn)(params, X, y)  # replicated params: summed over the devices
+
+
+with jax.set_mesh(mesh):
+    grads_hand = average_gradients_jax(params_dp, X, y)
+    grads_unmarked = unmarked_sum(params_dp, X, y)
+assert_close(grads_hand, grads_dp, rtol=1e-5, atol=1e-6, name="shard_map + pmean vs jit")
+n_dev = mesh.shape["data"]
+assert_close(grads_unmarked, jax.tree.map(lambda g: n_dev * g, grads_dp), rtol=1e-5, atol=1e-5,
+             name="unmarked: the sum over devices")
+print(f"shard_map + pmean = jit's data parallel = DDP; unmarked parameters give {n_dev} x that (a sum)")
 #
 # ## 4. Tensor parallelism
 #
@@ -417,7 +447,8 @@ assert max_abs_diff(unchecked, out_ref) > 1e-3
 # - Data parallel, but each device stores only **1/N of every parameter** (and of its
 #   gradient and optimiser state). Before a layer runs, its parameters are **all-gathered**;
 #   after the backward pass, gradients are **reduce-scattered** so each device keeps the
-#   gradient of its own shard and updates only that.
+#   gradient of its own shard and updates only that (that is the textbook and PyTorch's FSDP2;
+#   §8 shows which collectives XLA compiles for it here).
 # - Same gradients as data parallel; less memory per device; more communication (§8).
 #
 # ### 5.1 PyTorch: FSDP2 `fully_shard`
@@ -470,18 +501,36 @@ print("JAX FSDP step = PyTorch FSDP2 step = float64 oracle")
 
 
 # %% [markdown]
-# Memory is the point: parameter bytes stored on one device, data parallel vs fully sharded.
+# Memory is the point. Two measures per device: the parameter bytes it **stores** between
+# steps, and the step's **peak**, from XLA's plan for the compiled step (`memory_analysis()`:
+# its arguments, outputs and temporary buffers, per device). FSDP stores a slice of each sharded
+# weight, but the step gathers whole weights into temporaries while it runs.
 
 # %%
 def bytes_on_device_0(tree):
     return sum(leaf.addressable_shards[0].data.nbytes for leaf in jax.tree.leaves(tree))
 
 
-dp_bytes, fsdp_bytes = bytes_on_device_0(params_dp), bytes_on_device_0(params_fsdp)
-print(f"parameters on device 0: data parallel {cost.format_bytes(dp_bytes)}, "
-      f"fully sharded {cost.format_bytes(fsdp_bytes)} ({dp_bytes / fsdp_bytes:.1f}x less; "
-      f"the biases stay replicated)")
-assert fsdp_bytes < dp_bytes
+def step_peak(params):
+    """Per-device bytes XLA plans for one sgd_step: arguments + outputs + temporaries."""
+    m = sgd_step.lower(params, X, y).compile().memory_analysis()
+    return m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes - m.alias_size_in_bytes
+
+
+with jax.set_mesh(mesh):
+    peaks = {"data parallel": step_peak(params_dp), "fully sharded": step_peak(params_fsdp)}
+stored = {"data parallel": bytes_on_device_0(params_dp), "fully sharded": bytes_on_device_0(params_fsdp)}
+for name in stored:
+    print(f"{name:>14}: stores {cost.format_bytes(stored[name])} of parameters on device 0; "
+          f"step peak (XLA's plan) {cost.format_bytes(peaks[name])}")
+assert stored["fully sharded"] < stored["data parallel"]
+
+# %% [markdown]
+# Read the two columns apart. The stored bytes shrink by the number of devices for every
+# sharded weight (the biases stay replicated). The peak also counts the batch, the activations
+# and the gathered copies of the weights, so at this toy size it can even grow; FSDP pays off
+# when the parameters and optimizer state, not the activations, fill the device, as in the 7B
+# example of §8.
 
 # %% [markdown]
 # **Sharp bit: a split the compiler will not guess.** Shard `W1` along its *columns* (the hidden
@@ -498,9 +547,11 @@ with jax.set_mesh(mesh):
 # %% [markdown]
 # The FSDP fix is to say when to gather: `jax.sharding.reshard(p, P())` (current JAX also
 # exports it as `jax.reshard`; jax 0.7 only as `jax.sharding.reshard`) at the top of the
-# loss is the all-gather before use, and its gradient is the reduce-scatter back to `p`'s
-# sharding. This works for any parameter specs, and the gradients come back sharded like the
-# parameters:
+# loss is the all-gather before use. Its gradient is the transpose of that gather: each device
+# keeps its slice of the summed gradient. The textbook (and PyTorch's FSDP2) does that with one
+# reduce-scatter; XLA may compile it otherwise (an all-reduce of the whole gradient, then each
+# device keeps its slice), and §8's table lists the collectives it chose on this backend. This
+# works for any parameter specs, and the gradients come back sharded like the parameters:
 
 # %%
 def loss_gathered(params, X, y):

@@ -168,3 +168,26 @@ def test_old_api_is_not_mistaken_for_new_when_the_value_has_set_value():
     assert hasattr(var, "set_value")  # forwarded, as flax 0.11 would
     compat.set_value(var, 3)
     assert compat.get_value(var) == 3
+
+
+def test_to_varying_uses_pcast_or_falls_back_to_pvary(monkeypatch):
+    import jax
+
+    calls = []
+    monkeypatch.setattr(
+        jax.lax,
+        "pcast",
+        lambda x, axis, to: calls.append(("pcast", axis, to)) or x,
+        raising=False,
+    )
+    assert compat.to_varying(1.0, "data") == 1.0 and calls == [
+        ("pcast", "data", "varying")
+    ]
+    monkeypatch.delattr(jax.lax, "pcast")
+    monkeypatch.setattr(
+        jax.lax,
+        "pvary",
+        lambda x, axis: calls.append(("pvary", axis)) or x,
+        raising=False,
+    )
+    assert compat.to_varying(2.0, "data") == 2.0 and calls[-1] == ("pvary", "data")
