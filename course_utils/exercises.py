@@ -32,6 +32,8 @@ def grading() -> bool:
 
 
 def _summary(x: Any) -> str:
+    if x is None:
+        return "None"
     from course_utils.parity import to_numpy
 
     try:
@@ -50,15 +52,17 @@ def check(
     hint: str = "",
     rtol: float = 1e-5,
     atol: float = 1e-6,
-) -> bool:
-    """Run one self-check and say plainly how it went.
+) -> None:
+    """Run one self-check and say plainly how it went (it returns nothing, so a
+    notebook's check cell shows only the printed line).
 
     ``fn()`` either makes its own assertions, or returns a value compared with
     ``expected`` (via :func:`course_utils.parity.assert_close`). An untouched
-    stub (``NotImplementedError``) prints "not implemented yet" and returns
-    False, so Run All finishes; under the grader it raises instead, so a stub
-    never scores. A wrong answer raises :class:`CheckFailed` with expected vs
-    got and the hint.
+    stub (``NotImplementedError``) prints "not implemented yet", so Run All
+    finishes; under the grader it raises instead, so a stub never scores. A
+    wrong answer raises :class:`CheckFailed` with expected vs got and the hint;
+    so does any other error the answer raises (a wrong shape's ``ValueError``),
+    named by its type, with the hint.
     """
     try:
         got = fn()
@@ -77,12 +81,17 @@ def check(
         if grading():
             raise
         print(f"… {exercise}: not implemented yet")
-        return False
+        return None
     except CheckFailed:
         raise
     except AssertionError as err:
         raise CheckFailed(
             f"{exercise}: {err}" + (f"\nHint: {hint}" if hint else "")
         ) from None
+    except Exception as err:  # the answer crashed: say how, and still give the hint
+        raise CheckFailed(
+            f"{exercise}: your code raised {type(err).__name__}: {err}"
+            + (f"\nHint: {hint}" if hint else "")
+        ) from err
     print(f"✓ {exercise}: passed")
-    return True
+    return None

@@ -7,7 +7,9 @@ from course_utils.exercises import check
 
 
 def test_check_passes_and_reports(capsys):
-    assert check("double", lambda: 4, 4) is True
+    assert (
+        check("double", lambda: 4, 4) is None
+    )  # nothing for a notebook to echo as Out
     assert "✓ double: passed" in capsys.readouterr().out
 
 
@@ -17,7 +19,7 @@ def test_check_turns_stub_into_not_implemented(capsys, monkeypatch):
     def stub():
         raise NotImplementedError()
 
-    assert check("double", stub, 4) is False
+    assert check("double", stub, 4) is None
     assert "double: not implemented yet" in capsys.readouterr().out
 
 
@@ -75,3 +77,19 @@ def test_the_grading_switch_is_fixed_when_the_module_is_imported():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "True", out.stderr
+
+
+def test_an_answer_that_crashes_gets_the_hint_too():
+    def wrong_shape():
+        raise ValueError("operands could not be broadcast together")
+
+    with pytest.raises(exercises.CheckFailed) as err:
+        check("shape", wrong_shape, 4, hint="transpose W first")
+    text = str(err.value)
+    assert "your code raised ValueError: operands could not be broadcast" in text
+    assert text.endswith("Hint: transpose W first")
+
+
+def test_none_reads_as_none():
+    with pytest.raises(exercises.CheckFailed, match="but got None"):
+        check("returns", lambda: None, 4)

@@ -106,8 +106,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     for test in rec[
         "tests"
     ]:  # the whole message of a failed check: expected, got, hint
-        if test["status"] != "passed" and "\n" in test["message"]:
-            print(f"\n{test['name']}:\n" + "\n".join(test["message"].splitlines()[:20]))
+        msg = test["message"]
+        if test["status"] != "passed" and ("\n" in msg or len(msg) > room):
+            print(f"\n{test['name']}:\n{msg}")
     if rec["notes"]:
         print()
     for note in rec["notes"]:
