@@ -173,6 +173,21 @@ print(synced)
 print(f"the naive timer reported {naive_s / synced.median:.3f}x the real time")
 
 # %% [markdown]
+# PyTorch, the same experiment. On a CPU, PyTorch's operations finish before they return, so
+# the naive timer and the synchronised one should agree; on a GPU, PyTorch queues kernels
+# exactly as JAX does, and `timing.bench` calls the device's `synchronize` for it. The line
+# below says which device PyTorch used here:
+
+# %%
+# PyTorch
+a_t = torch.randn(S.n, S.n, device=torch_dev)
+torch_naive_s = min(timeit.repeat(lambda: a_t @ a_t, number=5, repeat=5)) / 5
+torch_synced = timing.bench(lambda: a_t @ a_t, label="torch matmul, synchronised")
+print(torch_synced)
+print(f"PyTorch on {torch_dev.type}: the naive timer reported {torch_naive_s / torch_synced.median:.3f}x "
+      "the synchronised time")
+
+# %% [markdown]
 # With the matrix multiply actually finished, a float32 matmul of this size costs
 # `2 n³` flops; the synchronised number is the one that matches that work.
 
@@ -325,6 +340,19 @@ comparison.measurements["JAX jit"].threads
 with timing.no_recompile("the loop"):
     for batch in (64, 32):
         layer_jit(jnp.ones((batch, S.mlp_width)), Wj).block_until_ready()
+
+# %% [markdown]
+# PyTorch, the same sharp bit. `torch.compile(..., dynamic=False)` specialises on shapes as
+# `jax.jit` does (the default instead marks a dimension dynamic after its first change, and
+# lesson 03 shows both). Inside `no_recompile`, Dynamo's recompilation is an error too:
+
+# %% tags=["raises-exception"]
+# PyTorch
+layer_compiled = torch.compile(layer_torch, dynamic=False)
+layer_compiled(torch.ones(64, S.mlp_width, device=torch_dev), Wt)  # warm-up: compiles once
+with timing.no_recompile("the loop"):
+    for batch in (64, 32):
+        layer_compiled(torch.ones(batch, S.mlp_width, device=torch_dev), Wt)
 
 # %% [markdown]
 # The fix is to keep shapes fixed (pad the last batch, or drop it). The batches are made
