@@ -68,6 +68,7 @@ from course_utils import env
 # float32 in both, and one device kind for both (this lesson compares them throughout).
 SETUP = env.setup(one_kind=True)
 
+import flax
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -201,8 +202,10 @@ print("the update returned new arrays and left its input alone")
 # - `nn.Module` keeps parameters as attributes; `torch.optim` updates them in place.
 # - In JAX the model is a pure function of a **pytree** (nested dicts/lists of arrays);
 #   `jax.grad` returns a pytree of the same shape, and the update is one `jax.tree.map`.
-# - **Flax NNX** gives you PyTorch-like objects on a functional core: `nnx.split` turns a
-#   module into a static `graphdef` and a pytree `state`, `nnx.merge` turns them back.
+# - **Flax NNX** gives you PyTorch-like objects that are pytrees themselves: a module goes
+#   straight into `jax.jit` and `jax.grad`, and `nnx.jit`/`nnx.grad` also carry in-place
+#   updates back out. `nnx.split`/`nnx.merge` (a static `graphdef` plus a pytree `state`)
+#   remain for when you want the state on its own.
 # - Same initial weights everywhere: `nn.Linear` stores its weight as `(out, in)`, so it gets
 #   the transpose of the NumPy `(in, out)` array; NNX's `kernel` is `(in, out)` already.
 
@@ -294,17 +297,64 @@ for layer, w, b in ((model_nnx.linear1, "w1", "b1"), (model_nnx.linear2, "w2", "
     layer.kernel[...] = jnp.asarray(init[w])  # (in, out), like the NumPy layout
     layer.bias[...] = jnp.asarray(init[b])
 
+
 # %% [markdown]
-# `nnx.split` separates the object into what never changes (`graphdef`: the structure,
-# layer sizes, Python attributes) and what does (`state`: a pytree of parameters). A pure
-# function can take both, `nnx.merge` them into a temporary object, and return new state.
+# An NNX module is also a **pytree**: its leaves are the arrays inside its `Variable`s, so
+# everything that takes a pytree takes the module. `jax.grad` of a loss over the module returns
+# a module of the same class holding the gradients, and `jax.tree.map` over the model and its
+# gradients returns an updated model: the JAX step of section 2, with the object in place of the
+# dict. (This works on both flax versions the course supports: 0.11 on Colab and 0.12.)
+
+# %%
+def loss_nnx(model, X, y):
+    return 0.5 * ((model(X) - y) ** 2).sum(axis=1).mean()
+
+
+@jax.jit
+def sgd_step_module(model, X, y, lr):
+    grads = jax.grad(loss_nnx)(model, X, y)  # a MLPNNX whose arrays are the gradients
+    return jax.tree.map(lambda p, g: p - lr * g, model, grads)  # a new MLPNNX
+
+
+stepped_module = sgd_step_module(model_nnx, X, y, lr)
+print("flax", flax.__version__, "| leaves of the module:", [a.shape for a in jax.tree.leaves(model_nnx)])
+print("the step returned a new", type(stepped_module).__name__, "| the old one is unchanged:",
+      bool(jnp.array_equal(model_nnx.linear1.kernel[...], init["w1"])))
+
+
+# %% [markdown]
+# `jax.jit` treats the module as a value, like any pytree: the function gets a copy, so a
+# change it makes *inside* stays inside unless it returns the module. `nnx.jit` (and
+# `nnx.grad`, `nnx.vmap`, ...) are the NNX-aware versions: they write in-place updates back
+# into the objects you passed, which is what a PyTorch-style `optimizer.update(...)` needs.
+
+# %%
+def bump_bias(model):
+    model.linear2.bias[...] = model.linear2.bias[...] + 1.0  # an in-place update
+
+
+bias_before = model_nnx.linear2.bias[...]
+jax.jit(bump_bias)(model_nnx)
+after_jax_jit = model_nnx.linear2.bias[...]
+nnx.jit(bump_bias)(model_nnx)
+after_nnx_jit = model_nnx.linear2.bias[...]
+print("bias moved by jax.jit:", float((after_jax_jit - bias_before).max()),
+      "| by nnx.jit:", float((after_nnx_jit - bias_before).max()))
+assert jnp.array_equal(after_jax_jit, bias_before)
+assert_close(after_nnx_jit, bias_before + 1.0, rtol=0, atol=1e-6, name="bias after nnx.jit")
+model_nnx.linear2.bias[...] = bias_before  # undo, so the model is back at the shared weights
+
+# %% [markdown]
+# `nnx.split` is the older, explicit route, still useful when you want the state by itself: to
+# pass it through a JAX transformation that carries state (a `lax.scan` loop, a checkpoint), to
+# save it, to keep only some kinds of variables (`nnx.split(model, nnx.Param, ...)` filters
+# parameters from, say, batch statistics), or to read code written before modules were pytrees.
+# It separates the object into what never changes (`graphdef`: the structure, layer sizes,
+# Python attributes) and what does (`state`: a pytree of the variables). A pure function takes
+# both, `nnx.merge`s them into a temporary object, and returns new state.
 
 # %%
 graphdef, state = nnx.split(model_nnx)
-
-
-def loss_nnx(model, X, y):
-    return 0.5 * ((model(X) - y) ** 2).sum(axis=1).mean()
 
 
 @jax.jit
@@ -319,8 +369,9 @@ jax.tree.map(jnp.shape, nnx.to_pure_dict(new_state))
 
 # %% [markdown]
 # The same step through NNX's object-style API: `nnx.Optimizer` updates the module in place,
-# like `torch.optim`, and `nnx.jit` compiles a function that changes objects (it does the
-# split and merge for you). Both must agree with the PyTorch and JAX steps above.
+# like `torch.optim`, and `nnx.jit` compiles a function that changes objects and writes the
+# changes back (the bias experiment above). All three NNX steps must agree with the PyTorch and
+# JAX steps of section 2.
 
 # %%
 snapshot = nnx.to_pure_dict(nnx.state(model_nnx, nnx.Param))  # plain arrays: immutable values
@@ -342,11 +393,13 @@ def as_flat(tree):  # {'linear1': {'kernel', 'bias'}, ...} -> {'w1', 'b1', 'w2',
 
 # %%
 assert_close(model_nnx(X), mlp(step_jax, X), rtol=1e-5, atol=1e-5, name="NNX output after the step")
+assert_close(as_flat(nnx.to_pure_dict(nnx.state(stepped_module))), step_jax, rtol=1e-5, atol=1e-6,
+             name="NNX module as a pytree")
 assert_close(as_flat(nnx.to_pure_dict(new_state)), step_jax, rtol=1e-5, atol=1e-6, name="NNX pure step")
 assert_close(as_flat(nnx.to_pure_dict(nnx.state(model_nnx, nnx.Param))), step_torch,
              rtol=1e-5, atol=1e-6, name="NNX optimizer step")
 assert_close(as_flat(snapshot), init, rtol=0, atol=0, name="snapshot")  # still the start
-print("NNX (pure and object style) agrees with PyTorch and JAX")
+print("NNX (module as a pytree, split/merge, and object style) agrees with PyTorch and JAX")
 
 # %% [markdown]
 # Where did the aliasing go? NNX's `state` holds the module's own `Variable` objects (so the
@@ -367,6 +420,10 @@ assert_close(as_flat(nnx.to_pure_dict(state)), step_torch, rtol=1e-5, atol=1e-6,
 # - JAX arrays never change: item assignment raises, and `x.at[idx].set/add/mul/...` returns
 #   a new array. (Inside `jit`, JAX's documentation notes, XLA turns it into an in-place
 #   update when the old array is not used again, so immutability need not cost a copy.)
+# - The one explicit exception is `jax.Ref`: `jax.new_ref(x)` makes a mutable array reference
+#   that `ref[...] = v` writes in place, even under `jit` and `grad`, for state such as running
+#   metrics. It is a recent, separate type that you create on purpose (Colab's jax 0.7.2 has
+#   it, as does jax 0.10); a `jax.Array` never changes, and this course does not need `Ref`.
 # - Repeated indices: `t[idx] += 1` does not accumulate in PyTorch; `.at[idx].add(1)` does
 #   (like `index_add_` and `np.add.at`).
 
@@ -381,7 +438,11 @@ print(x, "| the slice shares x's storage:",
 x_torch = x.clone()
 
 # %% [markdown]
-# The same natural code in JAX raises:
+# The same natural code in JAX raises. (`%xmode Minimal` keeps the tracebacks of the errors this
+# lesson raises on purpose, here and later, to the exception's type and message.)
+
+# %%
+# %xmode Minimal
 
 # %% tags=["raises-exception"]
 # JAX
@@ -679,17 +740,34 @@ assert not all(jnp.array_equal(masks[0], m) for m in masks[1:])
 # - A Python `if` on a traced value cannot be decided while tracing: use `jnp.where` or
 #   `jax.lax.cond`, which become part of the program.
 #
-# Here is the graph PyTorch recorded for one loss of the model from section 2, walked from the
-# loss back towards the inputs:
+# Here is the whole graph PyTorch recorded for one loss of the model from section 2. Each node
+# is a backward function; `next_functions` lists the nodes it sends gradients on to, towards
+# the inputs. A breadth-first walk from the loss, with a set of nodes already seen (a weight
+# used twice would otherwise be listed twice), prints every node once with its distance from the
+# loss and the nodes it gets its gradient from. `AccumulateGrad` nodes are the leaves: they add
+# the gradient into a parameter's `.grad`.
 
 # %%
 # PyTorch
 X, y = torch.from_numpy(X_np), torch.from_numpy(y_np)
-node, recorded = loss_torch(model, X, y).grad_fn, []
-while node is not None:
-    recorded.append(type(node).__name__)
-    node = next((fn for fn, _ in node.next_functions if fn is not None), None)
-" <- ".join(recorded)
+root = loss_torch(model, X, y).grad_fn
+depth, parents, order = {root: 0}, {root: []}, [root]
+for node in order:  # breadth first: `order` grows while the loop walks it
+    for child, _ in node.next_functions:
+        if child is None:  # an input that needs no gradient (X, y)
+            continue
+        if child not in depth:  # the visited set
+            depth[child], parents[child] = depth[node] + 1, []
+            order.append(child)
+        parents[child].append(node)
+
+names = {node: f"{i}:{type(node).__name__}" for i, node in enumerate(order)}
+param_names = {id(p): name for name, p in model.named_parameters()}
+print(f"{'depth':>5}  {'node':<36} gets its gradient from")
+for node in order:
+    leaf = f" ({param_names[id(node.variable)]})" if hasattr(node, "variable") else ""
+    print(f"{depth[node]:>5}  {names[node] + leaf:<36} {', '.join(names[p] for p in parents[node]) or '(the loss)'}")
+print(len(order), "nodes, of which", sum(hasattr(n, "variable") for n in order), "are parameters")
 
 # %% [markdown]
 # JAX does not record anything while an eager function runs; `jax.make_jaxpr` shows the
@@ -698,7 +776,7 @@ while node is not None:
 # %%
 # JAX
 X, y = jnp.asarray(X_np), jnp.asarray(y_np)
-jax.make_jaxpr(loss_jax)(params, X, y)
+print(jax.make_jaxpr(loss_jax)(params, X, y).pretty_print(use_color=False))
 
 
 # %% [markdown]
@@ -799,7 +877,7 @@ for a, b in (("PyTorch eager", "JAX eager"), ("JAX eager", "JAX jit")):
 # | aspect | PyTorch | JAX | shown in |
 # |---|---|---|---|
 # | programming model | imperative objects (`nn.Module`) | pure functions + transformations | §1, §2 |
-# | model state | attributes of the module, updated in place | a pytree passed in and returned; NNX objects via `split`/`merge` | §2 |
+# | model state | attributes of the module, updated in place | a pytree passed in and returned; an NNX module is one (`nnx.jit` writes in-place updates back, `split`/`merge` give the state alone) | §2 |
 # | arrays | mutable, views share storage | immutable, `.at[]` updates | §3 |
 # | side effects | run on every call | run at trace time; `jax.debug.print` in the program | §4 |
 # | randomness | global generator, `torch.Generator` | explicit keys, `split`, `fold_in` | §5 |
@@ -817,7 +895,7 @@ for a, b in (("PyTorch eager", "JAX eager"), ("JAX eager", "JAX jit")):
 #
 # | task | PyTorch | JAX |
 # |---|---|---|
-# | hold parameters | `nn.Module` attributes | a pytree (dict) of arrays; NNX `nnx.split` → `graphdef, state` |
+# | hold parameters | `nn.Module` attributes | a pytree of arrays: a dict, or an NNX module (itself a pytree); `nnx.split` → `graphdef, state` for the state alone |
 # | one SGD step | `opt.zero_grad(); loss.backward(); opt.step()` (in place) | `jax.tree.map(lambda p, g: p - lr * g, params, jax.grad(loss)(params, ...))` |
 # | update an element | `t[i] = v`, `t.add_(1)` | `x = x.at[i].set(v)`, `x.at[i].add(1)` |
 # | scatter-add | `t.index_add_(0, idx, src)` | `x.at[idx].add(src)` |
@@ -827,6 +905,9 @@ for a, b in (("PyTorch eager", "JAX eager"), ("JAX eager", "JAX jit")):
 #
 # **Common misconceptions** (each corrected above)
 # - *"`model.params()` gives me a copy."* It gives the model's own arrays (§1.1).
+# - *"An NNX module must be split before `jax.jit` or `jax.grad`."* It is a pytree and goes in
+#   directly; what `jax.jit` loses is an in-place update made inside, which `nnx.jit` writes
+#   back (§2.1).
 # - *"`nnx.split` copies the model."* Its state holds the module's `Variable`s; only the arrays
 #   inside are immutable (§2.1).
 # - *"A print inside a jitted function shows every call."* It runs once, at trace time (§4).
@@ -855,10 +936,15 @@ for a, b in (("PyTorch eager", "JAX eager"), ("JAX eager", "JAX jit")):
 # per step, e.g. `jax.random.fold_in(key, step)`, or split a new key each step.
 # </details>
 #
-# <details><summary>4. What are NNX's graphdef and state, and why split them?</summary>
-# The graphdef is the static structure (classes, sizes, Python attributes); the state is a pytree
-# of the arrays. JAX transformations such as `jit` and `grad` take pytrees, so a pure function of
-# `(graphdef, state)` can be transformed, and `nnx.merge` rebuilds the object inside it.
+# <details><summary>4. How does an NNX module get into `jax.jit` and `jax.grad`, and when do you
+# still split it into graphdef and state?</summary>
+# A module is a pytree whose leaves are its arrays, so it goes in directly: `jax.grad` returns a
+# module of gradients and `jax.tree.map` makes the updated module. `jax.jit` works on a copy, so
+# an in-place update inside is lost unless you return the module; `nnx.jit` and `nnx.grad` write
+# such updates back. `nnx.split` gives the static graphdef (classes, sizes, Python attributes)
+# and the state (a pytree of the variables) separately: for a pure function that carries state
+# through `lax.scan` or a checkpoint, to keep only some variable types, or in code written
+# before modules were pytrees; `nnx.merge` rebuilds the object.
 # </details>
 #
 # **Next:** the exercises in `exercises/01_design_philosophy_exercises.ipynb` (a pure SGD update
