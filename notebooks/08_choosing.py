@@ -111,6 +111,21 @@ print(env.report().line())
 #   `first-call`); (b) the ecosystem of third-party libraries (lesson 06); (c) a clear path to
 #   production deployment (lesson 06: `torch.export`; claims `compile-*`, `batch1-latency`).
 #
+# A word on versions before going on. Source 000 is written for "PyTorch 3.x" and "JAX 0.5+".
+# JAX 0.5 and its successors are real releases, and this course runs a newer one. PyTorch 3 has
+# not been released: the newest PyTorch on PyPI when the course's version sets were last checked
+# (`docs/VERSIONS.md`) was 2.13, and what the article credits to "3.x" (`torch.compile` as the
+# default baseline, FSDP2's `fully_shard`) is part of PyTorch 2. Read "PyTorch 3.x" as "a recent
+# PyTorch 2": the claims are about those features, and section 4 tests them on the releases
+# below.
+
+# %%
+from importlib.metadata import version
+
+print(f"this notebook runs torch {torch.__version__}, jax {jax.__version__}, flax {version('flax')}, "
+      f"optax {version('optax')}")
+
+# %% [markdown]
 # Part of the ecosystem row is checkable: are the packages a project would use installed here?
 
 # %%
@@ -351,7 +366,7 @@ report = claims.run(smoke=S.smoke, out=config.course_root() / "build" / "claims"
 report
 
 # %%
-claims.plot(report.outcomes)
+ax = claims.plot(report.outcomes)  # the figure shows below the cell (inline backend)
 
 # %% [markdown]
 # Your run next to the runs the course ships (`docs/claims-results/`, full mode, each with its
