@@ -69,7 +69,9 @@ from course_utils import env
 # float32 in both, and one device kind for both (this lesson compares them throughout).
 SETUP = env.setup(one_kind=True)
 
+import contextlib
 import inspect
+import logging
 import math
 import os
 import subprocess
@@ -175,17 +177,72 @@ print("same value in both frameworks")
 jaxpr = jax.make_jaxpr(f_jax, static_argnums=1)(jnp.asarray(x_np), 2.0)
 jaxpr
 
+
 # %% [markdown]
-# `torch._dynamo.explain` runs Dynamo without compiling and returns the FX graphs it
-# recorded. Dynamo also specialised on `scale == 2.0` and recorded only the taken branch; the
-# guard it installed re-checks that value on every call.
+# PyTorch has no `make_jaxpr`, but `torch.compile` accepts any function as its **backend**:
+# Dynamo hands the backend each FX graph (a `torch.fx.GraphModule`) it recorded, and the
+# backend returns what to run. The backend below keeps the graphs and runs them as they are
+# (no code generation), so we can read and count what Dynamo captured through public APIs
+# only. `torch.compiler.reset()` first, because Dynamo caches what it compiled on the Python
+# function's code object, shared by every `torch.compile` wrapper of that function.
 
 # %%
-explained = torch._dynamo.explain(f_torch)(torch.from_numpy(x_np), 2.0)
-print(f"graphs: {explained.graph_count}, graph breaks: {explained.graph_break_count}")
-print(explained.graphs[0].code.strip())
-scale_guards = [g for g in explained.out_guards if "scale" in str(g.name)]
-print("guards on scale:", [g.code_list for g in scale_guards])
+def capture(fn, *args):
+    """Run fn(*args) under Dynamo from an empty cache; return the FX graphs it recorded."""
+    graphs = []
+
+    def keep_graphs(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward  # run the recorded graph as it is
+
+    torch.compiler.reset()
+    torch.compile(fn, backend=keep_graphs)(*args)
+    return graphs
+
+
+def op_count(graphs):
+    """Operations recorded in FX graphs (calls, not inputs/outputs)."""
+    return sum(n.op.startswith("call_") for gm in graphs for n in gm.graph.nodes)
+
+
+class _Lines(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.lines = []
+
+    def emit(self, record):
+        self.lines.append(record.getMessage())
+
+
+@contextlib.contextmanager
+def dynamo_logs(**artifacts):
+    """Switch on `torch._logging` artifacts (e.g. recompiles=True) and collect their messages."""
+    handler, dynamo_logger = _Lines(), logging.getLogger("torch._dynamo")
+    torch._logging.set_logs(**artifacts)
+    saved = dynamo_logger.handlers[:]
+    dynamo_logger.handlers = [handler]  # collected here (not on stderr), printed by the caller
+    try:
+        yield handler.lines
+    finally:
+        dynamo_logger.handlers = saved
+        torch._logging.set_logs()
+
+
+# %% [markdown]
+# Dynamo also decided the `if` on `scale == 2.0` while recording, so only the taken branch is
+# in the graph; a **guard** re-checks that value on every call. Calling with another value
+# makes the guard fail, and the `recompiles` log names it:
+
+# %%
+graphs = capture(f_torch, torch.from_numpy(x_np), 2.0)
+print(f"graphs: {len(graphs)}")
+print(graphs[0].code.strip())
+torch.compiler.reset()
+f_torch_c = torch.compile(f_torch, backend="eager")  # Dynamo only: guards without code generation
+f_torch_c(torch.from_numpy(x_np), 2.0)
+with dynamo_logs(recompiles=True) as log:
+    f_torch_c(torch.from_numpy(x_np), 3.0)
+print("\n".join(line.split("#")[0].rstrip() for msg in log for line in msg.splitlines()[:3]))
 
 # %% [markdown]
 # Both recorded the same five operations (sin, multiply, add, relu, sum). The jaxpr then
@@ -502,6 +559,7 @@ def scale_torch(x, s):
 
 
 t3, t4, t5 = torch.ones(3), torch.ones(4), torch.ones(5)
+torch.compiler.reset()
 scale_c = torch.compile(scale_torch, backend="eager")
 scale_c(t3, 2.0)
 torch_table = {
@@ -510,37 +568,70 @@ torch_table = {
 }
 torch_table
 
+
 # %% [markdown]
-# After the first failure Dynamo marks what changed as dynamic (`automatic_dynamic_shapes`):
-# the size and the float become symbols and later values reuse that graph. To skip even the
-# first recompile, declare a dimension dynamic up front with `torch._dynamo.mark_dynamic`;
-# `torch.compile(dynamic=False)` does the opposite and specialises on every shape.
+# What happens after the first failed guard depends on a setting, so count it. Three ways to
+# compile the same function, each called on three shapes (3, 4, 5 elements); a counting
+# backend sees every compilation. By default Dynamo specialises on the first shape and, when a
+# size guard fails, recompiles with that size as a symbol (`automatic_dynamic_shapes`), which
+# later sizes reuse. `torch._dynamo.mark_dynamic(x, 0)` declares dimension 0 symbolic before
+# the first compilation. `torch.compile(dynamic=False)` turns automatic dynamic shapes off and
+# specialises on every shape.
+#
+# Each count starts from `torch.compiler.reset()`. Dynamo keeps its compiled entries, *and*
+# its memory of which sizes already changed, on the Python function's code object, which every
+# `torch.compile` wrapper of that function shares: a "fresh" wrapper of a function compiled
+# before inherits both, and then seems not to recompile whatever you do.
 
 # %%
-scale_c(t4, 2.0), scale_c(t3, 5.0)  # let the two recompiles happen
-torch_table["third shape (after automatic dynamic)"] = recompiles(lambda: scale_c(t5, 6.0))
+def count_compiles(inputs, **compile_kwargs):
+    """How many times Dynamo compiles scale_torch over these inputs (from an empty cache)."""
+    compiled_graphs = []
 
-fresh = torch.compile(scale_torch, backend="eager")
-t_dyn = torch.ones(6)
-torch._dynamo.mark_dynamic(t_dyn, 0)
-fresh(t_dyn, 2.0)
-torch_table["mark_dynamic, new shape"] = recompiles(lambda: fresh(torch.ones(7), 2.0))
+    def counting_backend(gm, example_inputs):
+        compiled_graphs.append(gm)
+        return gm.forward
 
+    torch.compiler.reset()
+    compiled = torch.compile(scale_torch, backend=counting_backend, **compile_kwargs)
+    for x in inputs:
+        compiled(x, 2.0)
+    return len(compiled_graphs)
+
+
+marked = torch.ones(3)
+torch._dynamo.mark_dynamic(marked, 0)
+shape_counts = {  # setting: (compilations counted, compilations the documentation describes)
+    "default (automatic dynamic)": (count_compiles([t3, t4, t5]), 2),
+    "mark_dynamic on the first input": (count_compiles([marked, t4, t5]), 1),
+    "dynamic=False": (count_compiles([t3, t4, t5], dynamic=False), 3),
+}
+for setting, (n, documented) in shape_counts.items():
+    print(f"{setting:32s} {n} compilation(s) for 3 shapes = {n - 1} recompile(s)"
+          f"   [documented: {documented}; same: {n == documented}]")
+
+# %% [markdown]
+# Read each row's count against the behaviour described above it: one recompile and then a
+# dynamic graph by default, none with `mark_dynamic`, one compilation per shape with
+# `dynamic=False` (up to `torch._dynamo.config.recompile_limit`, after which Dynamo stops
+# compiling that function and runs it eagerly). The last column compares the two; a `False`
+# there means this PyTorch version does something other than what this lesson describes.
+# So `mark_dynamic` saves exactly the one recompile automatic dynamic shapes would pay; it is
+# worth it when that first recompile is expensive (a large model under Inductor) and you know
+# in advance which dimension varies (the batch, the sequence length).
+#
+# Dynamo's own explanation comes through PyTorch's logging: `torch._logging.set_logs(recompiles=True)`
+# in code, or `TORCH_LOGS="recompiles"` in the environment. The `dynamo_logs` helper from
+# section 1 switches it on and collects the messages, so they are printed here; the
+# `dynamic=False` function gets a new shape:
+
+# %%
+torch.compiler.reset()
 static_only = torch.compile(scale_torch, backend="eager", dynamic=False)
-static_only(t3, 2.0), static_only(t4, 2.0)
-torch_table["dynamic=False, another new shape"] = recompiles(lambda: static_only(t5, 2.0))
-torch_table
-
-# %% [markdown]
-# Dynamo's own explanation, through PyTorch's logging (on a fresh function, so that only one
-# guard is listed):
-
-# %%
-scale_fresh = torch.compile(scale_torch, backend="eager")
-scale_fresh(t3, 2.0)
-torch._logging.set_logs(recompiles=True)
-scale_fresh(t3, 3.0)  # the guard s == 2.0 fails
-torch._logging.set_logs()
+static_only(t3, 2.0)
+with dynamo_logs(recompiles=True) as log:
+    static_only(t4, 2.0)  # the guard on x's size fails
+print("\n".join(line.split("#")[0].rstrip() for msg in log for line in msg.splitlines()[:3]))
 
 # %%
 both = {case: {"JAX": jax_table.get(case), "PyTorch": torch_table.get(case)} for case in {**jax_table, **torch_table}}
@@ -579,6 +670,13 @@ def train_step_jax(w, X, y, epoch):
 
 Xr, yr = jnp.asarray(Xr_np), jnp.asarray(yr_np)
 w = train_step_jax(jnp.asarray(w0_np), Xr, yr, epoch=0)  # warm-up
+
+# %% [markdown]
+# The next cell raises on purpose, as do a few later ones. `%xmode Minimal` makes IPython
+# print only the exception's type and message, not the frames inside JAX's and PyTorch's code.
+
+# %%
+# %xmode Minimal
 
 # %% tags=["raises-exception"]
 with timing.no_recompile("the JAX training loop"):
@@ -645,7 +743,9 @@ print("PyTorch: no recompilation, and the same weights as JAX")
 # - Under `jax.jit` a traced value has no concrete value, so a Python `if`/`while` on it is an
 #   error. `lax.cond`, `lax.while_loop` and `lax.scan` put the control flow *inside* the program.
 # - Dynamo does not fail: it **breaks the graph**, runs the `if` in Python, and compiles the
-#   rest as a second graph. `torch.cond` keeps both branches in one graph.
+#   rest as a second graph. `torch.cond` keeps both branches in one graph; PyTorch's
+#   documentation classes it as a **prototype** feature (limited input and output types, API
+#   may change).
 # - Dynamo unrolls Python loops; `lax.scan` compiles one loop body however long the loop.
 #
 # ### 5.1 `if` on a traced value
@@ -666,6 +766,10 @@ jax.jit(soft_clip_jax)(jnp.asarray(x_np))
 # %% [markdown]
 # The fix is `lax.cond(predicate, true_fn, false_fn, *operands)`, which compiles both branches
 # and picks one at run time (on a `vmap`ped predicate it computes both and selects).
+# PyTorch's counterpart `torch.cond(pred, true_fn, false_fn, operands)` is a *prototype*
+# feature in PyTorch's feature classification: its documentation warns of limited support for
+# input and output types and promises a more stable implementation later, so expect its rules
+# to change between versions (the Python `if` below stays the portable choice).
 
 # %%
 @jax.jit
@@ -691,14 +795,37 @@ for sign in (1, -1):
     assert_close(soft_clip_torch_cond(torch.from_numpy(xs)), expected, rtol=1e-6)
 print("lax.cond, torch.cond and the Python if agree on both branches")
 
+
 # %% [markdown]
-# What Dynamo does with the Python `if`: a graph break, reported by `explain`.
+# What Dynamo does with the Python `if`: a **graph break**. PyTorch reports each break through
+# its logging, `torch._logging.set_logs(graph_breaks=True)` in code or `TORCH_LOGS="graph_breaks"`
+# in the environment (the `dynamo_logs` helper from section 1 collects the messages; the first
+# lines of each are printed). The `capture` helper counts the graphs Dynamo hands its backend.
+# For a whole program, `TORCH_TRACE=/some/dir` writes a structured trace that the `tlparse`
+# tool (installed separately) turns into an HTML report of every graph, break and recompile.
 
 # %%
+def break_reason(message):
+    """The short reason in a graph-break log message ("Graph Break Reason: ..." and, when that
+    line ends with a colon, the line that completes it)."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    at = next((i for i, line in enumerate(lines) if line.startswith("Graph Break Reason:")), None)
+    if at is None:  # another PyTorch version's wording: show its first line
+        return lines[0]
+    reason = lines[at].split(":", 1)[1].strip()
+    return f"{reason} {lines[at + 1]}" if reason.endswith(":") and at + 1 < len(lines) else reason
+
+
+def graph_breaks(fn, *args):
+    """The graphs Dynamo records for fn(*args), and the reason of each graph break it logs."""
+    with dynamo_logs(graph_breaks=True) as log:
+        graphs = capture(fn, *args)
+    return graphs, [break_reason(message) for message in log]
+
+
 for fn in (soft_clip_torch, soft_clip_torch_cond):
-    ex = torch._dynamo.explain(fn)(torch.from_numpy(x_np))
-    reasons = [r.reason.splitlines()[0] for r in ex.break_reasons]
-    print(f"{fn.__name__}: {ex.graph_count} graph(s), {ex.graph_break_count} break(s) {reasons}")
+    graphs, reasons = graph_breaks(fn, torch.from_numpy(x_np))
+    print(f"{fn.__name__}: {len(graphs)} graph(s), {len(reasons)} break(s) {reasons}")
 
 # %% [markdown]
 # **What a graph break costs**, measured: the same function compiled with its break and with
@@ -802,7 +929,7 @@ assert_close(ema_jax(jnp.asarray(seq)), ema_torch(torch.from_numpy(seq)), rtol=1
 
 # %%
 for length in (10, 40):
-    ops_torch = torch._dynamo.explain(ema_torch)(torch.from_numpy(seq[:length])).op_count
+    ops_torch = op_count(capture(ema_torch, torch.from_numpy(seq[:length])))
     eqns_jax = len(jax.make_jaxpr(ema_jax)(jnp.asarray(seq[:length])).eqns)
     print(f"length {length}: Dynamo graph has {ops_torch} ops; the jaxpr has {eqns_jax} equations "
           "(one scan holding the body)")
@@ -915,10 +1042,10 @@ plt.tight_layout()
 # compiles the functions the loop calls. What it captured is exactly the step:
 
 # %%
-ex_loop = torch._dynamo.explain(kmeans_torch)(X_t, C0_t, tol, max_iter)
-ex_step = torch._dynamo.explain(kmeans_step_torch)(X_t, C0_t)
-print(f"kmeans_torch: {ex_loop.graph_count} graph of {ex_loop.op_count} ops; "
-      f"kmeans_step_torch alone: {ex_step.graph_count} graph of {ex_step.op_count} ops")
+loop_graphs, loop_breaks = graph_breaks(kmeans_torch, X_t, C0_t, tol, max_iter)
+step_graphs = capture(kmeans_step_torch, X_t, C0_t)
+print(f"kmeans_torch: {len(loop_graphs)} graph(s) of {op_count(loop_graphs)} ops, breaks: {loop_breaks}")
+print(f"kmeans_step_torch alone: {len(step_graphs)} graph(s) of {op_count(step_graphs)} ops")
 
 # %% [markdown]
 # So the idiomatic PyTorch version compiles the **step** and keeps the Python loop. Timing the
@@ -998,9 +1125,8 @@ def centre_and_normalise_torch(x):
     return x / torch.linalg.norm(x)
 
 
-ex = torch._dynamo.explain(centre_and_normalise_torch)(torch.arange(1.0, 5.0))
-print(f"{ex.graph_count} graphs, {ex.graph_break_count} break:",
-      [r.reason.splitlines()[0] for r in ex.break_reasons])
+graphs, reasons = graph_breaks(centre_and_normalise_torch, torch.arange(1.0, 5.0))
+print(f"{len(graphs)} graphs, {len(reasons)} break(s):", reasons)
 x4 = np.arange(1.0, 5.0, dtype=np.float32)
 assert_close(centre_and_normalise_torch(torch.from_numpy(x4)), normalise(jnp.asarray(x4 - x4.mean())), rtol=1e-6)
 
@@ -1229,7 +1355,7 @@ for p in vmap_claim.pairings:
 # | task | PyTorch | JAX |
 # |---|---|---|
 # | compile a function | `torch.compile(f)` | `jax.jit(f)` |
-# | see what was captured | `torch._dynamo.explain(f)(*args)` | `jax.make_jaxpr(f)(*args)`, `.lower(...).as_text()` |
+# | see what was captured | a backend that keeps the FX graphs; `TORCH_LOGS="graph_breaks"`, `tlparse` | `jax.make_jaxpr(f)(*args)`, `.lower(...).as_text()` |
 # | data-dependent `if` | Python `if` (graph break) or `torch.cond` | `lax.cond` (Python `if` is an error) |
 # | data-dependent loop | Python loop (graph break per test) | `lax.while_loop` |
 # | fixed loop | Python loop (unrolled) | `lax.scan` |
