@@ -368,7 +368,12 @@ fig.tight_layout()
 #
 # The natural way to speed up the PyTorch version is to compile `f` and keep the tape-based
 # code. The backward of a compiled region cannot be differentiated again (the same error comes
-# from the default Inductor backend; `aot_eager` just reaches it without generating code):
+# from the default Inductor backend; `aot_eager` just reaches it without generating code).
+# `%xmode Minimal` keeps the tracebacks of the errors this lesson raises on purpose (here and in
+# §6.3) to their last line:
+
+# %%
+# %xmode Minimal
 
 # %% tags=["raises-exception"]
 f_compiled = torch.compile(f_torch, backend="aot_eager")
@@ -618,9 +623,11 @@ for fw, loop, vec in (("PyTorch", "PyTorch loop", "PyTorch torch.func.vmap"),
 # - `jax.lax.stop_gradient(x)` and `x.detach()` treat a value as a constant for differentiation.
 # - A **custom gradient** replaces the derivative of a function with one you write:
 #   `jax.custom_vjp` (a forward that saves residuals, a backward that uses them) and
-#   `torch.autograd.Function` (`forward`, `setup_context`, `backward`).
-# - **Rematerialisation** (`jax.checkpoint`, `torch.utils.checkpoint.checkpoint`) saves only a
-#   block's inputs and recomputes its insides during the backward pass: less memory, more compute.
+#   `torch.autograd.Function` (`forward`, `setup_context`, `backward`). Both cover reverse mode
+#   only; `jax.custom_jvp` (and a `jvp` staticmethod in PyTorch) serves forward mode too.
+# - **Rematerialisation** (`jax.checkpoint`, `torch.utils.checkpoint.checkpoint`), applied to
+#   each block of a network, saves only the blocks' inputs and recomputes their insides during
+#   the backward pass: less memory, more compute.
 #
 # ### 6.1 `stop_gradient` vs `detach`
 #
@@ -711,107 +718,215 @@ assert_close(jax.grad(safe_norm)(jnp.asarray(z_np)), z_np / 13.0, rtol=1e-6, nam
 print("fixed: gradient", fixed_jax, "at 0, and x/|x| elsewhere, in both frameworks")
 
 # %% [markdown]
-# ### 6.3 Rematerialisation: what the backward pass keeps
+# ### 6.3 A custom VJP has no forward mode
 #
-# A stack of `tanh` layers. Without rematerialisation the forward pass keeps activations for
-# the backward pass; `jax.ad_checkpoint.print_saved_residuals` lists what JAX keeps:
+# `jax.custom_vjp` and a `torch.autograd.Function` with only `backward` define the reverse pass
+# and nothing else. Forward mode (`jvp`, `jacfwd`, and the Hessian, which is
+# `jacfwd(jacrev(f))`) would need a tangent rule that was never written, and neither framework
+# falls back to differentiating the original code, since that code is what the custom rule
+# replaces. So the §4 tools stop working on `safe_norm`:
+
+# %% tags=["raises-exception"]
+# JAX
+jax.hessian(safe_norm)(jnp.asarray(z_np))  # also jax.jvp, jax.jacfwd
+
+# %% tags=["raises-exception"]
+# PyTorch
+tf.jvp(SafeNorm.apply, (torch.from_numpy(z_np),), (torch.ones(3),))  # also tf.jacfwd, tf.hessian
+
+
+# %% [markdown]
+# The rule that serves both modes is a **JVP**. `jax.custom_jvp` takes one: JAX uses it for
+# forward mode, and gets reverse mode by transposing it (the tangent output must be linear in
+# the tangent input, as `x · t / ‖x‖` is). PyTorch needs a `jvp` staticmethod next to `backward`,
+# with the tensors it reads saved by `ctx.save_for_forward`; `torch.func` transforms also need
+# the `setup_context` form (a `forward` without `ctx`), and the ones built on `vmap`
+# (`jacrev`, `hessian`) need `generate_vmap_rule = True` or a `vmap` staticmethod
+# (PyTorch's docs: "Extending torch.func with autograd.Function").
 
 # %%
+# JAX
+@jax.custom_jvp
+def safe_norm_jvp(x):
+    return jnp.sqrt(jnp.sum(x**2))
+
+
+@safe_norm_jvp.defjvp
+def _safe_norm_tangent(primals, tangents):
+    (x,), (t,) = primals, tangents
+    norm = safe_norm_jvp(x)
+    return norm, jnp.sum(x * t) / jnp.maximum(norm, jnp.finfo(x.dtype).tiny)
+
+
+# %%
+# PyTorch
+class SafeNormBothModes(SafeNorm):
+    generate_vmap_rule = True  # jacrev and hessian vmap over the rule
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0], output)
+        ctx.save_for_forward(inputs[0], output)
+
+    @staticmethod
+    def jvp(ctx, t):
+        x, norm = ctx.saved_tensors
+        return (x * t).sum() / norm.clamp_min(torch.finfo(x.dtype).tiny)
+
+
+# %% [markdown]
+# Both now give the Hessian, `(I − x xᵀ / ‖x‖²) / ‖x‖` at `z`, and keep the fixed gradient at 0:
+
+# %%
+z_t, z_j = torch.from_numpy(z_np), jnp.asarray(z_np)
+hess_t, hess_j = tf.hessian(SafeNormBothModes.apply)(z_t), jax.hessian(safe_norm_jvp)(z_j)
+assert_close(hess_t, hess_j, rtol=1e-5, atol=1e-7, name="Hessian torch vs jax")
+assert_close(hess_j, (np.eye(3) - np.outer(z_np, z_np) / 169.0) / 13.0, rtol=1e-5, atol=1e-7, name="formula")
+assert_close(tf.grad(SafeNormBothModes.apply)(torch.zeros(3)), jax.grad(safe_norm_jvp)(jnp.zeros(3)), name="at 0")
+assert_close(jax.grad(safe_norm_jvp)(jnp.zeros(3)), np.zeros(3), name="gradient at 0")
+print("Hessian at z, both frameworks:\n", np.round(np.asarray(hess_j), 4))
+
+# %% [markdown]
+# ### 6.4 Rematerialisation: what the backward pass keeps
+#
+# A stack of MLP blocks, `x ↦ tanh(tanh(x W₁) W₂)` with a hidden layer four times as wide as
+# `x` (the shape of a transformer's MLP). Without rematerialisation the forward pass keeps every
+# block's insides for the backward pass; `jax.ad_checkpoint.print_saved_residuals` lists them
+# (two blocks here, to keep the list short):
+
+# %%
+from functools import partial
+
 from jax.ad_checkpoint import print_saved_residuals
 
 depth, width = S.remat_depth, S.remat_width
 rng = np.random.default_rng(5)
-Ws_np = [(rng.standard_normal((width, width)) / np.sqrt(width)).astype(np.float32) for _ in range(depth)]
+Ws_np = [((rng.standard_normal((width, 4 * width)) / np.sqrt(width)).astype(np.float32),
+          (rng.standard_normal((4 * width, width)) / np.sqrt(4 * width)).astype(np.float32))
+         for _ in range(depth)]  # per block: W1 (width, 4·width), W2 (4·width, width)
 x_np = rng.standard_normal((64, width)).astype(np.float32)  # (batch, width)
 
 
-def net_jax(Ws, x):
-    for W in Ws:
-        x = jnp.tanh(x @ W)
+def block_jax(W1, W2, x):
+    return jnp.tanh(jnp.tanh(x @ W1) @ W2)
+
+
+def net_jax(Ws, x, block=block_jax):
+    for W1, W2 in Ws:
+        x = block(W1, W2, x)
     return (x**2).mean()
 
 
-Ws, x = [jnp.asarray(W) for W in Ws_np[:2]], jnp.asarray(x_np)
-print_saved_residuals(net_jax, Ws, x)  # two layers, to keep the list short
+Ws, x = [(jnp.asarray(W1), jnp.asarray(W2)) for W1, W2 in Ws_np], jnp.asarray(x_np)
+print_saved_residuals(net_jax, Ws[:2], x)
 
 # %% [markdown]
-# Per layer JAX keeps the `tanh` output and `1 - tanh²` (the output of `sub`), besides the
-# arguments. With `jax.checkpoint` around the whole stack only the arguments are kept, and
-# everything else is recomputed during the backward pass. The same count for PyTorch comes
-# from `torch.autograd.graph.saved_tensors_hooks` (wrapped in `course_utils.residuals`).
+# Per block JAX keeps both `tanh` outputs and both `1 − tanh²` factors (the outputs of `sub`),
+# one of them four times as wide as `x`. The fix the JAX guide teaches is to checkpoint **each
+# block**: `jax.checkpoint(block_jax)` keeps only the block's inputs, and the backward pass
+# recomputes one block's insides at a time, just before it needs them. `course_utils.residuals`
+# counts the saved bytes (in PyTorch through `torch.autograd.graph.saved_tensors_hooks`);
+# "activations" are the saved arrays that are not arguments of the function:
 
 # %%
 # JAX
-Ws = [jnp.asarray(W) for W in Ws_np]
-saved_jax = residuals.jax_saved_residuals(net_jax, Ws, x)
-saved_jax_remat = residuals.jax_saved_residuals(jax.checkpoint(net_jax), Ws, x)
-print("JAX without checkpoint:", saved_jax)
-print("JAX with jax.checkpoint:", saved_jax_remat)
-saved_jax_remat
+net_jax_per_block = partial(net_jax, block=jax.checkpoint(block_jax))
+net_jax_whole = jax.checkpoint(net_jax)  # one checkpoint around everything, for contrast
+saved_jax = {"no checkpoint": residuals.jax_saved_residuals(net_jax, Ws, x),
+             "checkpoint per block": residuals.jax_saved_residuals(net_jax_per_block, Ws, x),
+             "checkpoint whole network": residuals.jax_saved_residuals(net_jax_whole, Ws, x)}
+for how, saved in saved_jax.items():
+    print(f"JAX, {how}: {saved}")
+
+# %% [markdown]
+# In PyTorch the per-block form is `torch.utils.checkpoint.checkpoint(block, x, W1, W2,
+# use_reentrant=False)` at each block (`use_reentrant=False` is the variant PyTorch recommends):
 
 # %%
 # PyTorch
 from torch.utils.checkpoint import checkpoint
 
 
-def net_torch(x, *Ws):
-    for W in Ws:
-        x = torch.tanh(x @ W)
+def block_torch(x, W1, W2):
+    return torch.tanh(torch.tanh(x @ W1) @ W2)
+
+
+def net_torch(x, Ws, per_block=False):
+    for W1, W2 in Ws:
+        x = checkpoint(block_torch, x, W1, W2, use_reentrant=False) if per_block else block_torch(x, W1, W2)
     return (x**2).mean()
 
 
-Ws_t = [torch.from_numpy(W).requires_grad_(True) for W in Ws_np]
-with residuals.torch_saved_tensors() as saved_torch:
-    loss_plain = net_torch(torch.from_numpy(x_np), *Ws_t)
-with residuals.torch_saved_tensors() as saved_torch_remat:
-    loss_remat = checkpoint(net_torch, torch.from_numpy(x_np), *Ws_t, use_reentrant=False)
-print("PyTorch without checkpoint:", saved_torch)
-print("PyTorch with checkpoint:  ", saved_torch_remat)
+Ws_t = [tuple(torch.from_numpy(W).requires_grad_(True) for W in pair) for pair in Ws_np]
+losses_t, saved_torch = {}, {}
+for how, run in {"no checkpoint": lambda: net_torch(torch.from_numpy(x_np), Ws_t),
+                 "checkpoint per block": lambda: net_torch(torch.from_numpy(x_np), Ws_t, per_block=True),
+                 "checkpoint whole network": lambda: checkpoint(net_torch, torch.from_numpy(x_np), Ws_t,
+                                                                use_reentrant=False)}.items():
+    with residuals.torch_saved_tensors() as saved_torch[how]:
+        losses_t[how] = run()
+    print(f"PyTorch, {how}: {saved_torch[how]}")
 
 # %% [markdown]
-# Same gradients either way, in both frameworks (rematerialisation changes memory and time,
-# never the result):
+# Same gradients in every variant and both frameworks (rematerialisation changes memory and
+# time, never the result), and the activation bytes kept between the forward and the backward
+# pass, per variant:
 
 # %%
-grads_plain_t = torch.autograd.grad(loss_plain, Ws_t)
-grads_remat_t = torch.autograd.grad(loss_remat, Ws_t)
-grads_plain_j = jax.grad(net_jax)(Ws, x)
-grads_remat_j = jax.grad(jax.checkpoint(net_jax))(Ws, x)
-assert_close(list(grads_remat_t), list(grads_plain_t), rtol=1e-5, atol=1e-7, name="torch remat")
-assert_close(grads_remat_j, grads_plain_j, rtol=1e-5, atol=1e-7, name="jax remat")
-assert_close(list(grads_plain_t), grads_plain_j, rtol=1e-4, atol=1e-6, name="torch vs jax")
-assert saved_jax_remat.activation_bytes == 0 and saved_torch_remat.activation_bytes == 0
-rows = [("PyTorch", saved_torch, saved_torch_remat), ("JAX", saved_jax, saved_jax_remat)]
-for fw, plain, remat in rows:
-    print(f"{fw}: activations kept for backward {plain.activation_bytes / 1e6:.2f} MB -> "
-          f"{remat.activation_bytes / 1e6:.2f} MB with rematerialisation")
+flat = lambda pairs: [a for pair in pairs for a in pair]  # noqa: E731
+grads_t = {how: list(torch.autograd.grad(loss, flat(Ws_t))) for how, loss in losses_t.items()}
+grads_j = {"no checkpoint": flat(jax.grad(net_jax)(Ws, x)),
+           "checkpoint per block": flat(jax.grad(net_jax_per_block)(Ws, x)),
+           "checkpoint whole network": flat(jax.grad(net_jax_whole)(Ws, x))}
+for how in saved_jax:
+    assert_close(grads_t[how], grads_t["no checkpoint"], rtol=1e-5, atol=1e-7, name=f"torch {how}")
+    assert_close(grads_j[how], grads_j["no checkpoint"], rtol=1e-5, atol=1e-7, name=f"jax {how}")
+assert_close(grads_t["no checkpoint"], grads_j["no checkpoint"], rtol=1e-4, atol=1e-6, name="torch vs jax")
+for fw, saved in (("PyTorch", saved_torch), ("JAX", saved_jax)):
+    plain, per_block = saved["no checkpoint"].activation_bytes, saved["checkpoint per block"].activation_bytes
+    assert per_block < plain and saved["checkpoint whole network"].activation_bytes == 0
+    print(f"{fw}: activations kept {plain / 1e6:.2f} MB -> {per_block / 1e6:.2f} MB with a checkpoint "
+          f"per block ({per_block / plain:.0%}); whole network: 0 MB")
 
 # %% [markdown]
-# The two frameworks keep different things without checkpointing (PyTorch's `tanh` backward
-# reuses its saved output, so it keeps fewer arrays than JAX's un-jitted residual list; under
-# `jit`, XLA plans memory for the whole program again). The price of rematerialisation is a
-# second forward pass inside the backward pass; what that costs in time depends on the size of
-# the block and on the framework, and the lines under the table say what this run measured:
+# Per block, both frameworks now keep one `batch × width` array, the block's output, which is
+# the next block's input (the last one is kept by the loss), instead of the block's insides. PyTorch keeps fewer arrays than JAX without checkpointing (its `tanh` backward
+# reuses the saved output, while un-jitted JAX also keeps `1 − tanh²`), so the ratio differs.
+#
+# The whole-network checkpoint's "0 MB" is misleading. It is what is kept *between* the forward
+# and the backward pass, but the backward pass then recomputes the whole forward at once and
+# holds all its activations together, so the **peak** memory is what it was without
+# checkpointing. Per block, the peak is the block inputs above plus one block's insides. These
+# byte counts are what this lesson measures, on any machine: the peak is a device allocator's
+# number (`torch.cuda.max_memory_allocated()`, JAX's `device.memory_stats()` on a GPU), which a
+# CPU run does not report the same way, and under `jit` XLA plans the whole program's buffers
+# again; on a GPU, measure the peak there rather than read it off these counts.
+#
+# The price is a second forward pass of each block inside the backward pass; what that costs in
+# time depends on the block and on the framework, and the lines under the table say what this
+# run measured:
 
 # %%
-Ws_t = [torch.from_numpy(W).to(dev).requires_grad_(True) for W in Ws_np]
+Ws_t = [tuple(torch.from_numpy(W).to(dev).requires_grad_(True) for W in pair) for pair in Ws_np]
 x_t = torch.from_numpy(x_np).to(dev)
-grad_plain_jit = jax.jit(jax.grad(net_jax))
-grad_remat_jit = jax.jit(jax.grad(jax.checkpoint(net_jax)))
+grad_plain_jit = jax.jit(lambda Ws, x: flat(jax.grad(net_jax)(Ws, x)))
+grad_remat_jit = jax.jit(lambda Ws, x: flat(jax.grad(net_jax_per_block)(Ws, x)))
 remat_cost = timing.compare(
     {
-        "PyTorch": lambda: list(torch.autograd.grad(net_torch(x_t, *Ws_t), Ws_t)),
-        "PyTorch checkpoint": lambda: list(torch.autograd.grad(checkpoint(net_torch, x_t, *Ws_t, use_reentrant=False), Ws_t)),
+        "PyTorch": lambda: list(torch.autograd.grad(net_torch(x_t, Ws_t), flat(Ws_t))),
+        "PyTorch checkpoint per block": lambda: list(torch.autograd.grad(net_torch(x_t, Ws_t, per_block=True),
+                                                                         flat(Ws_t))),
         "JAX (jit)": lambda: grad_plain_jit(Ws, x),
-        "JAX checkpoint (jit)": lambda: grad_remat_jit(Ws, x),
+        "JAX checkpoint per block (jit)": lambda: grad_remat_jit(Ws, x),
     },
     rtol=1e-4, atol=1e-6, rounds=S.rounds,
 )
 remat_cost
 
 # %%
-for fw, plain, remat in (("PyTorch", "PyTorch", "PyTorch checkpoint"), ("JAX", "JAX (jit)", "JAX checkpoint (jit)")):
-    print(f"{fw}, the gradient with and without rematerialisation: "
+for fw, plain, remat in (("PyTorch", "PyTorch", "PyTorch checkpoint per block"),
+                         ("JAX", "JAX (jit)", "JAX checkpoint per block (jit)")):
+    print(f"{fw}, the gradient with and without a checkpoint per block: "
           f"{claims.faster(remat_cost, remat, plain).explanation}")
 
 # %% [markdown]
@@ -829,7 +944,8 @@ for fw, plain, remat in (("PyTorch", "PyTorch", "PyTorch checkpoint"), ("JAX", "
 # | per-example gradients | `torch.func.vmap(torch.func.grad(f), in_dims=(None, 0, 0))` | `jax.vmap(jax.grad(f), in_axes=(None, 0, 0))` |
 # | block a gradient | `x.detach()` | `jax.lax.stop_gradient(x)` |
 # | custom backward | `torch.autograd.Function` | `jax.custom_vjp` |
-# | rematerialise | `torch.utils.checkpoint.checkpoint(f, ..., use_reentrant=False)` | `jax.checkpoint(f)` |
+# | custom rule for both modes | `autograd.Function` with `jvp` (+ `generate_vmap_rule` for `jacrev`/`hessian`) | `jax.custom_jvp` |
+# | rematerialise | `torch.utils.checkpoint.checkpoint(block, ..., use_reentrant=False)` per block | `jax.checkpoint(block)` per block |
 #
 # **What the popular claims said vs what you measured.** Article 004 says JAX is 2–5× faster on
 # tasks such as higher-order derivatives, and quotes 1 ms against 8 ms for batched third
@@ -848,7 +964,11 @@ display(*grad3_verdicts.values())
 # - *"You can't get a Hessian-vector product without the Hessian."* `jvp(grad(f))` does (§4).
 # - *"`torch.compile` speeds up any autograd code."* It refuses double backward; compile the
 #   `torch.func` version instead (§3.1).
-# - *"Rematerialisation changes the gradients."* Only memory and time (§6.3).
+# - *"A custom gradient works under every transform."* A `custom_vjp` (or a `Function` without
+#   `jvp`) has no forward mode, so no `jvp`, `jacfwd` or Hessian; `custom_jvp` has both (§6.3).
+# - *"Rematerialisation changes the gradients."* Only memory and time (§6.4).
+# - *"Checkpoint the whole model and memory drops."* Nothing is kept between the passes, but the
+#   backward pass recomputes everything at once; checkpoint each block (§6.4).
 #
 # **Review questions**
 #
@@ -872,7 +992,8 @@ display(*grad3_verdicts.values())
 #
 # <details><summary>4. What does `jax.checkpoint` save, and what does it cost?</summary>
 # Only the inputs of the checkpointed function; the intermediate values are recomputed in the
-# backward pass, which costs roughly one extra forward pass of that block (§6.3).
+# backward pass, which costs roughly one extra forward pass of that block. Applied per block, the
+# backward pass recomputes one block at a time, so only one block's insides are alive at once (§6.4).
 # </details>
 #
 # **Next:** the exercises in `exercises/02_autodiff_exercises.ipynb` (gradient accumulation,
