@@ -455,8 +455,8 @@ for broadcast, att in zip((True, False), attention_both_ways(q, v, jax.random.ke
 #   exists, otherwise the next higher setting. It does not cover convolutions: cuDNN
 #   convolutions are governed by `torch.backends.cudnn.allow_tf32`, on by default.
 #
-# So, left at the defaults on a GPU or TPU, PyTorch's matmuls run in full float32 and JAX's
-# in a reduced precision. The cell measures both frameworks on this
+# So, left at the defaults on a recent NVIDIA GPU, PyTorch's matmuls run in full float32 and
+# JAX's in TF32; on a TPU, JAX's use bfloat16 passes. The cell measures both frameworks on this
 # CPU at each setting, against a float64 reference, and then imitates what a GPU (TF32) and a
 # TPU (one bfloat16 pass) would do by rounding the inputs to those formats. Every lesson's
 # `env.setup()` chose full float32 for both frameworks; the cell changes PyTorch's setting
@@ -497,15 +497,15 @@ assert env.precision()["name"] == "float32"
 
 # %% [markdown]
 # Read the two blocks. On this CPU both frameworks' defaults, and JAX's `'highest'`, land at
-# float32 rounding (the first assertion checks they stay below 1e-5): XLA's CPU backend does
-# full float32 whatever it is allowed, so on a CPU the defaults cannot make a port disagree.
-# PyTorch's `'high'` and `'medium'` rows are printed, not asserted: the docs say the setting
-# affects CUDA, but current PyTorch also hands it to its oneDNN CPU kernels
+# float32 rounding (the first assertion checks they stay below 1e-5): XLA's CPU backend
+# computes JAX's `'default'` in full float32, so on a CPU the defaults cannot make a port
+# disagree. PyTorch's `'high'` and `'medium'` rows are printed, not asserted: the docs say the
+# setting affects CUDA, but current PyTorch also hands it to its oneDNN CPU kernels
 # (`torch.backends.mkldnn.matmul.fp32_precision` becomes `tf32` or `bf16`), which may use
 # reduced precision on CPUs with bfloat16 instructions; compare your rows with the float32
-# ones to see whether yours did. The imitated
-# rows are what the same product loses once the inputs keep fewer mantissa bits, as on a
-# GPU's tensor cores (TF32 keeps 10 of float32's 23) or in a TPU's bfloat16 pass (7): errors
+# ones to see whether yours did. The imitated rows are what the same product loses once the
+# inputs keep fewer mantissa bits, as on a GPU's tensor cores (TF32 keeps 10 of float32's 23)
+# or in a TPU's bfloat16 pass (7): errors
 # at least a hundred times those of the float32 rows (the second assertion), enough to break a
 # parity test written with `rtol=1e-5`. A real accelerator accumulates in float32 rather than
 # float64, which adds only float32 rounding on top. A GPU would show these numbers for JAX's
