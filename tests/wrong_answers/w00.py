@@ -1,0 +1,51 @@
+"""Wrong answers to solutions/00_welcome_exercises.py."""
+
+SYNC_ONLY_OUT = """
+def time_call(fn, *args) -> float:
+    start = time.perf_counter()
+    out = fn(*args)
+    out.block_until_ready()  # a tuple or dict has no block_until_ready
+    return time.perf_counter() - start
+"""
+
+MILLISECONDS = """
+def time_call(fn, *args) -> float:
+    start = time.perf_counter()
+    jax.block_until_ready(fn(*args))
+    return (time.perf_counter() - start) * 1000  # milliseconds, not seconds
+"""
+
+NO_SYNC = """
+def time_call(fn, *args) -> float:
+    start = time.perf_counter()
+    fn(*args)  # measures the dispatch only
+    return time.perf_counter() - start
+"""
+
+BREAK_EVEN_NO_FIRST = """
+def break_even_calls(first_call_s: float, steady_s: float, eager_s: float) -> float:
+    if eager_s <= steady_s:
+        return math.inf
+    return math.ceil(first_call_s / (eager_s - steady_s))  # forgets the first call also computes
+"""
+
+BREAK_EVEN_NEVER_ZERO = """
+def break_even_calls(first_call_s: float, steady_s: float, eager_s: float) -> float:
+    return math.ceil((first_call_s - steady_s) / (eager_s - steady_s))  # no "never"
+"""
+
+WRONG = {
+    "sync-timer": [
+        ("syncs only a single-array output", SYNC_ONLY_OUT, "every leaf"),
+        ("returns milliseconds", MILLISECONDS, "for a 300 ms one"),
+        ("does not synchronise", NO_SYNC, "every leaf"),
+    ],
+    "break-even": [
+        (
+            "forgets that the first call also computes",
+            BREAK_EVEN_NO_FIRST,
+            "first call",
+        ),
+        ("never answers 'never'", BREAK_EVEN_NEVER_ZERO, "math.inf"),
+    ],
+}
