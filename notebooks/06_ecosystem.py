@@ -409,8 +409,10 @@ class ResumableBatches:
 new_batches = lambda **position: ResumableBatches(X_np, y_np, S.batch, seed=1, **position)  # noqa: E731
 p_drop = 0.1  # dropout rate on the hidden layer
 k = S.ckpt_steps  # steps before the checkpoint, and again after it
-print(f"{len(data.batch_indices(len(X_np), S.batch, seed=1))} batches per epoch; "
-      f"the runs take 2 × {k} steps, so they cross an epoch boundary")
+per_epoch = len(data.batch_indices(len(X_np), S.batch, seed=1))
+assert 2 * k > per_epoch and k % per_epoch, "sizes: the runs must cross an epoch, the checkpoint fall mid-epoch"
+print(f"{per_epoch} batches per epoch; the runs take 2 × {k} steps, so they cross an epoch boundary, "
+      f"and the checkpoint falls in the middle of epoch {k // per_epoch}")
 
 
 # %% [markdown]
