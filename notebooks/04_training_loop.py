@@ -24,6 +24,13 @@
 # step, trains both on scikit-learn's digits, and measures how fast a training step runs and
 # how much memory it takes.
 #
+# **The source articles.** The course measures claims from four public articles that compare
+# the frameworks, named by number throughout: **000**, a 2026 guide to choosing between
+# PyTorch and JAX; **001**, "PyTorch 2.0 vs JAX" written for decision makers; **003**, from the
+# frameworks' design philosophy to migrating between them; **004**, "is JAX autodiff faster?".
+# This lesson uses 000 (its CNN code, its `torch.compile` speed-up and its
+# `mode="reduce-overhead"`) and 004 (its memory claim, section 6.2).
+#
 # **Learning objectives.** After this notebook you can
 # 1. port a CNN between the frameworks (padding defaults, Linear transpose, OIHW↔HWIO,
 #    the NCHW↔NHWC flatten order) and prove the port with equal logits, loss, gradients and
@@ -70,6 +77,7 @@ SETUP = env.setup(one_kind=True)
 
 import copy
 import functools
+import inspect
 
 import jax
 import jax.numpy as jnp
@@ -82,7 +90,7 @@ from flax import nnx
 from IPython.display import Markdown, display
 from tqdm.auto import tqdm
 
-from course_utils import claims, config, convert, data, memory, plots, timing
+from course_utils import claims, compat, config, convert, data, memory, plots, timing
 from course_utils.models import NNXCNN, TorchCNN
 from course_utils.parity import assert_close, max_abs_diff
 
@@ -161,6 +169,16 @@ assert flat_torch == flat_jax, f"flattened features: PyTorch {flat_torch}, Flax 
 # Linear(64, 10). It returns logits; the article's PyTorch model returned `log_softmax`, and its
 # JAX loss applied softmax cross-entropy to log-probabilities (harmless, since `log_softmax` of
 # a `log_softmax` changes nothing, but wasted work).
+#
+# The two classes, printed from their source in `course_utils/models/cnn.py`:
+
+# %%
+display(Markdown("\n".join(f"```python\n{inspect.getsource(cls)}```" for cls in (TorchCNN, NNXCNN))))
+
+# %% [markdown]
+# The same layers in the same order; the differences are the layout of the input (NCHW
+# against NHWC, checked in each forward pass) and where PyTorch's `flatten` and Flax's
+# `reshape` put the channels, which section 2 deals with.
 
 # %%
 torch.manual_seed(0)
@@ -408,13 +426,13 @@ def accuracy_jax(model, X, y):
     return (model(X).argmax(axis=-1) == y).mean()
 
 
-def fit_jax(model, desc="JAX"):
+def fit_jax(model, desc="JAX", dtype=jnp.float32):
     optimizer = nnx.Optimizer(model, optax.adam(lr), wrt=nnx.Param)
     losses, accuracy = [], []
     for step, (X, y) in enumerate(tqdm(stream(X_train_nhwc), total=total_steps, desc=desc)):
-        losses.append(train_step_nnx(model, optimizer, jnp.asarray(X), jnp.asarray(y)))
+        losses.append(train_step_nnx(model, optimizer, jnp.asarray(X, dtype), jnp.asarray(y)))
         if (step + 1) % steps_per_epoch == 0:
-            accuracy.append(float(accuracy_jax(model, X_test_jax, y_test_jax)))
+            accuracy.append(float(accuracy_jax(model, X_test_jax.astype(dtype), y_test_jax)))
     return np.asarray(jnp.stack(losses)), accuracy
 
 
@@ -431,8 +449,12 @@ losses_jax, acc_jax = fit_jax(trained_jax)
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.5))
 plots.training_curves({"PyTorch": losses_torch, "JAX": losses_jax}, ax=axes[0], logy=True,
                       title="training loss per step")
-plots.training_curves({"PyTorch": acc_torch, "JAX": acc_jax}, ax=axes[1], xlabel="epoch",
-                      ylabel="test accuracy", title="test accuracy after each epoch")
+epochs = np.arange(1, S.num_epochs + 1)  # accuracy is measured after epochs 1, 2, ...
+for name, acc in (("PyTorch", acc_torch), ("JAX", acc_jax)):
+    axes[1].plot(epochs, acc, marker="o", ms=3, label=name, color=plots.COLORS[name.lower()])
+axes[1].set(xlabel="epoch", ylabel="test accuracy", title="test accuracy after each epoch", xticks=epochs)
+axes[1].legend()
+axes[1].grid(alpha=0.3)
 fig.tight_layout()
 
 # %%
@@ -440,49 +462,145 @@ print(f"test accuracy after {S.num_epochs} epochs: PyTorch {acc_torch[-1]:.1%}, 
 if not S.smoke:  # smoke mode trains too briefly to converge
     assert min(acc_torch[-1], acc_jax[-1]) >= 0.95
 
+
 # %% [markdown]
 # ### 4.1 Why the curves are not identical
 #
 # The first step agreed to rounding error, yet after many steps the losses differ visibly
-# (the numbers below). The frameworks call different kernels (ATen, oneDNN or cuDNN in
-# PyTorch; XLA's generated code and library calls in JAX) that add the same products in a
-# different order and evaluate `exp` and `log` their own way, so every step differs by
-# rounding, and training amplifies it (a ReLU that flips, Adam dividing by a near-zero
-# gradient). A reference tells rounding from a bug: train
-# PyTorch once more in float64, which is the float32 computation with the rounding
-# almost removed.
+# (the numbers below). Is that rounding, or a bug that only shows later? A control tells
+# them apart: train **both** frameworks once more in float64, where rounding is about
+# 10⁻¹⁶ instead of float32's 6·10⁻⁸. If the two programs compute the same training, their
+# float64 losses must agree at every step to far better than any float32 difference; a bug
+# (a wrong layout, a different optimiser formula) would survive the change of precision.
+#
+# PyTorch converts the model with `.double()`. JAX computes in float32 unless 64-bit types
+# are switched on; `jax.enable_x64()` switches them on inside a `with` block only, so the
+# rest of the lesson stays in float32 (`compat.enable_x64` calls it, or
+# `jax.experimental.enable_x64` on jax 0.7). Inside it, a float64 copy of the model trains
+# with the same `fit_jax`: `jit` traces again for the new dtypes.
 
 # %%
-losses_64, _ = fit_torch(copy.deepcopy(model_torch).double(), "PyTorch float64", torch.float64)
+def float64_copy(model):  # call inside enable_x64: outside it JAX makes float32 arrays
+    model = nnx.clone(model)
+    nnx.update(model, jax.tree.map(lambda a: jnp.asarray(a, jnp.float64), nnx.state(model, nnx.Param)))
+    return model
+
+
+losses_torch_64, _ = fit_torch(copy.deepcopy(model_torch).double(), "PyTorch float64", torch.float64)
+with compat.enable_x64():  # jax.enable_x64(): 64-bit arrays inside this block only
+    losses_jax_64, _ = fit_jax(float64_copy(model_jax), "JAX float64", jnp.float64)
+print(f"loss dtypes: PyTorch {losses_torch_64.dtype}, JAX {losses_jax_64.dtype}")
+assert_close(losses_torch_64, losses_jax_64, rtol=1e-9, atol=1e-9, name="float64 losses at every step")
+print(f"float64: max |PyTorch - JAX| over all {total_steps} steps {np.abs(losses_torch_64 - losses_jax_64).max():.1e}; "
+      f"float32: {np.abs(losses_torch - losses_jax).max():.1e}")
+
+# %% [markdown]
+# The float64 runs passed a check at 10⁻⁹ at every step (the printed maximum is the actual
+# gap), so the two programs run the same training and the float32 difference is rounding.
+# Which rounding? Compare each float32 run with **its own** framework's float64 run: that
+# distance is the framework's float32 rounding alone, accumulated over the steps.
+
+# %%
 gaps = {
-    "|PyTorch - JAX|": np.abs(losses_torch - losses_jax),
-    "|PyTorch - PyTorch float64|": np.abs(losses_torch - losses_64),
-    "|JAX - PyTorch float64|": np.abs(losses_jax - losses_64),
+    "|PyTorch - JAX|, float64": np.abs(losses_torch_64 - losses_jax_64),
+    "|PyTorch - JAX|, float32": np.abs(losses_torch - losses_jax),
+    "|PyTorch float32 - float64|": np.abs(losses_torch - losses_torch_64),
+    "|JAX float32 - float64|": np.abs(losses_jax - losses_jax_64),
 }
+colors = ("#999999", "#7b3294", plots.COLORS["pytorch"], plots.COLORS["jax"])
 fig, ax = plt.subplots(figsize=(7, 3.5))
-for (label, gap), color in zip(gaps.items(), ("#7b3294", plots.COLORS["pytorch"], plots.COLORS["jax"]), strict=True):
-    ax.plot(np.maximum(gap, 1e-9), label=label, color=color, lw=1)  # a difference of 0 is drawn at 1e-9
-ax.set(yscale="log", xlabel="step", ylabel="|loss difference|", title="drift between equal models")
-ax.legend()
+for (label, gap), color in zip(gaps.items(), colors, strict=True):
+    ax.plot(np.arange(1, total_steps + 1), np.maximum(gap, 1e-18), label=label, color=color, lw=1)
+ax.set(yscale="log", xlabel="step", ylabel="|loss difference|", title="drift between equal models (0 drawn at 1e-18)")
+ax.legend(fontsize=8)
 ax.grid(alpha=0.3)
 fig.tight_layout()
 
 # %%
 for label, gap in gaps.items():
-    per_epoch = gap[: S.num_epochs * steps_per_epoch].reshape(S.num_epochs, steps_per_epoch)
+    per_epoch = gap.reshape(S.num_epochs, steps_per_epoch)
     print(f"{label:>28}: median per epoch " + " ".join(f"{v:.0e}" for v in np.median(per_epoch, axis=1)))
-last = {label: np.median(gap[-steps_per_epoch:]) for label, gap in gaps.items()}
-spread = max(last.values()) / max(min(last.values()), 1e-12)
-print(f"last epoch: the largest of the three differences is {spread:.0f} times the smallest "
-      "(within a factor of about 10, PyTorch and JAX differ about as much as float32 differs "
-      "from float64; far above it, the drift has not settled yet)")
+
 
 # %% [markdown]
-# Rounding, amplified by training, moves both float32 runs away from the float64 run; once
-# the drift has settled (a long run, full mode), two correct ports differ from each other
-# about as much as each differs from the reference. Early on the two frameworks may leave
-# the reference at different speeds (their kernels round differently); the lines above say
-# how far this run got. A bug, such as the unpermuted `fc1`, shows at the first step instead.
+# How large is one step's rounding, before training amplifies it? The first batch's gradients
+# at the initial weights, float32 against float64, in each framework (the largest error over
+# all parameters, relative to the largest gradient):
+
+# %%
+def relative_error(grads_32, grads_64):
+    pairs = list(zip(jax.tree.leaves(grads_32), jax.tree.leaves(grads_64), strict=True))
+    worst = max(np.abs(np.asarray(g32, np.float64) - np.asarray(g64)).max() for g32, g64 in pairs)
+    return worst / max(np.abs(np.asarray(g64)).max() for _, g64 in pairs)
+
+
+def torch_grads(dtype):  # the first batch's gradients at the initial weights, as numpy arrays
+    grads = loss_and_grads_torch(copy.deepcopy(model_torch).to(dtype), x_torch.to(dtype), y_torch)[1]
+    return {name: g.detach().cpu().numpy() for name, g in grads.items()}
+
+
+def jax_grads(model, x):  # the same, for JAX
+    return jax.tree.map(np.asarray, nnx.to_pure_dict(loss_and_grads_jax(model, x, y_jax)[1]))
+
+
+first_step = {"PyTorch": (torch_grads(torch.float32), torch_grads(torch.float64))}
+with compat.enable_x64():  # float32: grads_jax of section 3, the same weights and batch
+    first_step["JAX"] = (jax.tree.map(np.asarray, nnx.to_pure_dict(grads_jax)),
+                         jax_grads(float64_copy(model_jax), jnp.asarray(x_jax, jnp.float64)))
+for name, (g32, g64) in first_step.items():
+    print(f"{name}: first-step gradients, max |float32 - float64| / max |gradient| = {relative_error(g32, g64):.1e}")
+
+# %% [markdown]
+# Both frameworks' first-step gradients differ from float64 by float32 rounding alone (the
+# two lines above give its size; float32's unit is 6·10⁻⁸, and a gradient sums up to
+# thousands of products, each rounded). They round
+# differently because they run different code: PyTorch calls one ATen/oneDNN kernel per
+# operation and rounds every intermediate result to float32 in memory, while XLA compiles
+# the whole step, fuses elementwise operations, adds the products of each convolution and
+# matmul in its own order and evaluates `exp` and `log` its own way. Training then carries
+# each step's rounding into the next: every update feeds the next step, and Adam divides by
+# the gradients' running size.
+#
+# If one float32 run leaves float64 much faster than the other although their first-step
+# gradients are about equally close, the extra drift comes from outside the gradients. The
+# optimiser has one candidate. Adam divides its moments by the bias corrections `1 - b1**t`
+# and `1 - b2**t`. `torch.optim.Adam` (on the default, non-`capturable` path) computes them
+# from Python floats, which are float64; optax computes them in JAX's default float type
+# (`optax.tree_utils.tree_bias_correction`: `1 - decay**count`), which is float32 unless
+# 64-bit types are on. With `b2 = 0.999`, `1 - 0.999**t` subtracts two nearly equal numbers,
+# and `0.999` itself is not exact in float32:
+
+# %%
+t = np.arange(1, 6)
+bias_correction_32 = np.asarray(1 - 0.999 ** jnp.asarray(t, jnp.int32), np.float64)  # as optax computes it
+print("1 - 0.999**t for t = 1..5, relative error in float32: "
+      + " ".join(f"{e:+.1e}" for e in bias_correction_32 / (1 - 0.999**t) - 1))
+
+# %% [markdown]
+# That error scales the update of every weight the same way at every early step; it is not
+# the noise of rounding. To test whether it accounts for the extra drift, train the float32
+# JAX model once more **inside** `enable_x64`: the weights, the data and the computation stay
+# float32 (the weights' and losses' dtypes are printed), but `0.999**count` now follows JAX's 64-bit default and
+# the bias correction is computed in float64, as PyTorch's is.
+
+# %%
+with compat.enable_x64():  # float32 model and data; optax's bias correction becomes float64
+    model_x64_mode = nnx.clone(model_jax)
+    losses_jax_x64_mode, _ = fit_jax(model_x64_mode, "JAX float32, bias correction in float64", jnp.float32)
+    weight_dtypes = {str(a.dtype) for a in jax.tree.leaves(nnx.state(model_x64_mode, nnx.Param))}
+print(f"weights {weight_dtypes}, losses {losses_jax_x64_mode.dtype}")
+gaps["|JAX float32 - float64|, float64 bias correction"] = np.abs(losses_jax_x64_mode - losses_jax_64)
+for label in ("|PyTorch float32 - float64|", "|JAX float32 - float64|", "|JAX float32 - float64|, float64 bias correction"):
+    per_epoch = gaps[label].reshape(S.num_epochs, steps_per_epoch)
+    print(f"{label:>48}: median per epoch " + " ".join(f"{v:.0e}" for v in np.median(per_epoch, axis=1)))
+
+# %% [markdown]
+# Read the three lines together. Where the last line drops to PyTorch's level, optax's
+# float32 bias correction was the source of JAX's extra drift, and PyTorch's and JAX's
+# float32 kernels themselves round about equally; where it stays near the middle line, the
+# extra drift comes from the kernels. Either way both float32 runs are correct float32
+# results of one training, as the float64 pair showed. A bug, such as the unpermuted `fc1`,
+# shows at the first step, and in float64 too.
 #
 # ## 5. How fast is a training step?
 #
@@ -771,12 +889,42 @@ state_bytes = memory.tree_bytes(state)
 print(f"parameters + Adam state in JAX: {memory.format_bytes(state_bytes)}; in PyTorch: "
       f"{memory.format_bytes(memory.tree_bytes(optimizer_mem) + sum(p.numel() * p.element_size() for p in model_mem.parameters()))}")
 
-
 # %% [markdown]
 # Read the table with its methods in mind. XLA's number is a plan; its temporaries hold the
-# activations kept for the backward pass, and donation lets the new state reuse the old
-# state's buffers. PyTorch's number is what its allocator saw during one step on top of the
-# tensors already alive. The parameter and optimiser bytes are identical in both.
+# activations kept for the backward pass. PyTorch's number is what its allocator saw during
+# one step on top of the tensors already alive. The parameter and optimiser bytes are
+# identical in both.
+#
+# The two JAX rows differ only in donation. Donating the state lets XLA write the new state
+# into the old state's buffers (the "donated (aliased)" part); the plan's peak is arguments
+# + outputs − aliased + temporaries, so it falls by the aliased bytes only if the
+# temporaries stay the same. What donation does at run time can be counted directly: after
+# one donated step the input arrays are deleted (`is_deleted()`), and the new state's arrays
+# sit at the addresses of the old ones (`unsafe_buffer_pointer()`, the buffer's address).
+
+# %%
+graphdef, state = fresh_state()
+old_leaves = jax.tree.leaves(state)
+old_addresses = {a.unsafe_buffer_pointer() for a in old_leaves}
+state, _ = jit_step(graphdef, state, x0, y0)  # donate_argnums=1: the old state is given away
+reused = sum(a.unsafe_buffer_pointer() in old_addresses for a in jax.tree.leaves(state))
+plain, donated = memory_reports[0], memory_reports[1]
+print(f"after one donated step: {sum(a.is_deleted() for a in old_leaves)} of the {len(old_leaves)} input arrays "
+      f"are deleted; {reused} of the new state's {len(jax.tree.leaves(state))} arrays reuse their buffers")
+print(f"XLA's plans: aliased {memory.format_bytes(donated.parts['donated (aliased)'])} of the state's "
+      f"{memory.format_bytes(state_bytes)}; temporaries {memory.format_bytes(plain.parts['temporaries'])} -> "
+      f"{memory.format_bytes(donated.parts['temporaries'])}; peak {memory.format_bytes(plain.peak_bytes)} -> "
+      f"{memory.format_bytes(donated.peak_bytes)}")
+
+
+# %% [markdown]
+# So donation does what it promises at run time, each step reusing the state's buffers
+# instead of allocating new ones (the first line). Whether that lowers the planned peak
+# depends on the rest of XLA's plan: the second line shows how the temporaries moved when
+# the outputs began to share the inputs' buffers (the old parameters are still read while
+# the new ones are computed, so XLA may keep values in temporaries first). For a state of a
+# few hundred KiB the effect on the peak is small either way; for a large model, where the
+# state is most of the memory, a second copy of it is what donation avoids.
 #
 # ### 6.1 What `jax.clear_caches()` frees
 #
@@ -868,8 +1016,8 @@ display(Markdown("| claim (source) | measured here | verdict |\n|---|---|---|\n"
 # **Common misconceptions** (each corrected by a cell above)
 # - *"Same layers, same model."* Padding defaults differ, and the flatten order differs; both
 #   bugs run without an error (sections 1 and 2).
-# - *"Different losses after training mean one framework is wrong."* Rounding makes equal
-#   models drift; a float64 reference run shows the size of that drift (4.1).
+# - *"Different losses after training mean one framework is wrong."* Float32 rounding makes
+#   equal models drift; trained in float64, the two frameworks agree at every step (4.1).
 # - *"`mode='reduce-overhead'` makes compiled code faster everywhere."* It enables CUDA graphs,
 #   which a CPU does not have (5.2).
 # - *"Fusing steps with `lax.scan` is always faster."* Not necessarily: on XLA's CPU backend
@@ -892,9 +1040,12 @@ display(Markdown("| claim (source) | measured here | verdict |\n|---|---|---|\n"
 # </details>
 #
 # <details><summary>3. What does donating the training state buy, and what does it cost?</summary>
-# XLA may write the new parameters and optimiser state into the old buffers, so the step needs
-# no second copy of the state (the "donated" row of the memory table). The donated arrays are
-# deleted: the caller must use the returned state from then on.
+# XLA may write the new parameters and optimiser state into the old buffers. In section 6 the
+# donated step's plan aliases the state's bytes, and after a donated step the new state's
+# arrays sit in the old arrays' buffers, so each step allocates no second copy of the state.
+# Whether the planned peak falls as well depends on the rest of the plan (the table and the
+# lines under it show both plans' temporaries and peaks). The cost: the donated arrays are
+# deleted, and the caller must use the returned state from then on.
 # </details>
 #
 # **Next:** the exercises in `exercises/04_training_loop_exercises.ipynb`: port the weights
