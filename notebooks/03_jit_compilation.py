@@ -219,12 +219,13 @@ def dynamo_logs(**artifacts):
     """Switch on `torch._logging` artifacts (e.g. recompiles=True) and collect their messages."""
     handler, dynamo_logger = _Lines(), logging.getLogger("torch._dynamo")
     torch._logging.set_logs(**artifacts)
-    saved = dynamo_logger.handlers[:]
+    saved = dynamo_logger.handlers[:], dynamo_logger.propagate
     dynamo_logger.handlers = [handler]  # collected here (not on stderr), printed by the caller
+    dynamo_logger.propagate = False
     try:
         yield handler.lines
     finally:
-        dynamo_logger.handlers = saved
+        dynamo_logger.handlers, dynamo_logger.propagate = saved
         torch._logging.set_logs()
 
 
@@ -616,9 +617,10 @@ for setting, (n, documented) in shape_counts.items():
 # `dynamic=False` (up to `torch._dynamo.config.recompile_limit`, after which Dynamo stops
 # compiling that function and runs it eagerly). The last column compares the two; a `False`
 # there means this PyTorch version does something other than what this lesson describes.
-# So `mark_dynamic` saves exactly the one recompile automatic dynamic shapes would pay; it is
-# worth it when that first recompile is expensive (a large model under Inductor) and you know
-# in advance which dimension varies (the batch, the sequence length).
+# Where the counts are the documented ones, `mark_dynamic` saves the one recompile that
+# automatic dynamic shapes pays; that is worth doing when the recompile is expensive (a large
+# model under Inductor) and you know in advance which dimension varies (the batch, the
+# sequence length).
 #
 # Dynamo's own explanation comes through PyTorch's logging: `torch._logging.set_logs(recompiles=True)`
 # in code, or `TORCH_LOGS="recompiles"` in the environment. The `dynamo_logs` helper from
@@ -799,8 +801,8 @@ print("lax.cond, torch.cond and the Python if agree on both branches")
 # %% [markdown]
 # What Dynamo does with the Python `if`: a **graph break**. PyTorch reports each break through
 # its logging, `torch._logging.set_logs(graph_breaks=True)` in code or `TORCH_LOGS="graph_breaks"`
-# in the environment (the `dynamo_logs` helper from section 1 collects the messages; the first
-# lines of each are printed). The `capture` helper counts the graphs Dynamo hands its backend.
+# in the environment (the `dynamo_logs` helper from section 1 collects the messages, and the
+# short reason of each is printed). The `capture` helper counts the graphs Dynamo hands its backend.
 # For a whole program, `TORCH_TRACE=/some/dir` writes a structured trace that the `tlparse`
 # tool (installed separately) turns into an HTML report of every graph, break and recompile.
 
