@@ -287,8 +287,11 @@ def _padded_logits():
     return forward_masked(weights, jnp.asarray(padded), jnp.asarray(mask))
 
 
-check("pad-pow2", _padded_logits, torch_logits(request), rtol=1e-4, atol=1e-5,
-      hint="size = max(minimum, next power of two >= n); zeros after the tokens; mask[:, :n] = True")
+hint = "size = max(minimum, next power of two >= n); zeros after the tokens; mask[:, :n] = True"
+check("pad-pow2", _padded_logits, torch_logits(request), rtol=1e-4, atol=1e-5, hint=hint)
+check("pad-pow2",  # a power of two stays as it is; the minimum counts; longer requests grow
+      lambda: [pad_to_pow2(np.ones((1, n), np.int32))[0].shape[1] for n in (3, 8, 13, 20)],
+      [8, 8, 16, 32], hint=hint)
 
 # %%
 # HIDDEN TESTS: pad-pow2 points=3
