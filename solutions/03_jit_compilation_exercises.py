@@ -257,13 +257,23 @@ Xt, yt = torch.from_numpy(X_pad), torch.from_numpy(y_pad)
 
 def _schedule_check():
     torch._dynamo.reset()  # forget earlier runs (Dynamo remembers what it made dynamic)
-    train_step_c(torch.zeros(5), Xt, yt, torch.tensor(0.3))  # warm-up with a tensor rate
-    with timing.no_recompile("the schedule"):
-        return train_torch(torch.zeros(5), Xt, yt, lrs)
+    compiled = globals()["train_step_c"]
+    compiled(torch.zeros(5), Xt, yt, torch.tensor(0.3))  # warm-up with a tensor rate
+    calls = []
+    globals()["train_step_c"] = lambda *args: calls.append(1) or compiled(*args)  # counts calls
+    try:
+        with timing.no_recompile("the schedule"):
+            w = train_torch(torch.zeros(5), Xt, yt, lrs)
+    finally:
+        globals()["train_step_c"] = compiled
+    assert len(calls) == len(lrs), (
+        f"train_torch called the compiled step train_step_c {len(calls)} times for {len(lrs)} rates")
+    return w
 
 
 check("torch-schedule", _schedule_check, numpy_train(lrs), rtol=1e-5, atol=1e-6,
-      hint="pass the rate as a 0-d tensor of w's dtype: torch.tensor(lr, dtype=w.dtype)")
+      hint="call train_step_c (the compiled step) once per rate, passing the rate as a 0-d "
+           "tensor of w's dtype: torch.tensor(lr, dtype=w.dtype)")
 
 # %%
 # HIDDEN TESTS: torch-schedule points=2
