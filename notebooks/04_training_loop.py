@@ -447,14 +447,15 @@ losses_jax, acc_jax = fit_jax(trained_jax)
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.5))
-plots.training_curves({"PyTorch": losses_torch, "JAX": losses_jax}, ax=axes[0], logy=True,
-                      title="training loss per step")
-epochs = np.arange(1, S.num_epochs + 1)  # accuracy is measured after epochs 1, 2, ...
-for name, acc in (("PyTorch", acc_torch), ("JAX", acc_jax)):
-    axes[1].plot(epochs, acc, marker="o", ms=3, label=name, color=plots.COLORS[name.lower()])
+steps, epochs = np.arange(1, total_steps + 1), np.arange(1, S.num_epochs + 1)  # counted from 1
+for name, losses, acc in (("PyTorch", losses_torch, acc_torch), ("JAX", losses_jax, acc_jax)):
+    axes[0].plot(steps, losses, label=name, color=plots.COLORS[name.lower()])
+    axes[1].plot(epochs, acc, marker="o", ms=3, label=name, color=plots.COLORS[name.lower()])  # after epoch 1, 2, ...
+axes[0].set(xlabel="step", ylabel="loss", yscale="log", title="training loss per step (on the batch it trains on)")
 axes[1].set(xlabel="epoch", ylabel="test accuracy", title="test accuracy after each epoch", xticks=epochs)
-axes[1].legend()
-axes[1].grid(alpha=0.3)
+for ax in axes:
+    ax.legend()
+    ax.grid(alpha=0.3)
 fig.tight_layout()
 
 # %%
@@ -577,11 +578,12 @@ print("1 - 0.999**t for t = 1..5, relative error in float32: "
       + " ".join(f"{e:+.1e}" for e in bias_correction_32 / (1 - 0.999**t) - 1))
 
 # %% [markdown]
-# That error scales the update of every weight the same way at every early step; it is not
-# the noise of rounding. To test whether it accounts for the extra drift, train the float32
-# JAX model once more **inside** `enable_x64`: the weights, the data and the computation stay
-# float32 (the weights' and losses' dtypes are printed), but `0.999**count` now follows JAX's 64-bit default and
-# the bias correction is computed in float64, as PyTorch's is.
+# That error is rounding too, but not noise: at each step one scalar scales the update of
+# every weight by the same factor. To test whether it accounts for the extra drift, train the
+# float32 JAX model once more **inside** `enable_x64`. The weights, the data, the gradients
+# and Adam's moments stay float32 (the weights' and losses' dtypes are printed); what changes
+# is `0.999**count`, a Python float raised to an integer array, which now takes JAX's 64-bit
+# default float type, so the bias correction is computed in float64, as PyTorch's is.
 
 # %%
 with compat.enable_x64():  # float32 model and data; optax's bias correction becomes float64
@@ -597,8 +599,8 @@ for label in ("|PyTorch float32 - float64|", "|JAX float32 - float64|", "|JAX fl
 # %% [markdown]
 # Read the three lines together. Where the last line drops to PyTorch's level, optax's
 # float32 bias correction was the source of JAX's extra drift, and PyTorch's and JAX's
-# float32 kernels themselves round about equally; where it stays near the middle line, the
-# extra drift comes from the kernels. Either way both float32 runs are correct float32
+# float32 kernels themselves round about equally; where it stays near the middle line (JAX's
+# float32 run as trained above), the extra drift comes from the kernels. Either way both float32 runs are correct float32
 # results of one training, as the float64 pair showed. A bug, such as the unpermuted `fc1`,
 # shows at the first step, and in float64 too.
 #
