@@ -167,11 +167,12 @@ assert gap > 1e-4, gap
 # ## Exercise 2 · A checkpoint round trip with Orbax
 #
 # Write `save_checkpoint(path, model, optimizer)` and `restore_checkpoint(path, model,
-# optimizer)` for a Flax NNX model and its `nnx.Optimizer`. Save **both** states with
-# `ocp.StandardCheckpointer()` (wait until the write has finished). Restore into the given
-# fresh `model` and `optimizer` **in place**: build an abstract target from their current
-# states (`ocp.utils.to_shape_dtype_struct`), restore, then `nnx.update` each. Training
-# after a restore must continue exactly as if it had never stopped. About 10 lines.
+# optimizer)` for a Flax NNX model and its `nnx.Optimizer`. Save **both** states with Orbax's
+# current API, `ocp.v1.save(path, tree)` (lesson 06, section 3). Restore into the given fresh
+# `model` and `optimizer` **in place**: build an abstract target from their current states (a
+# `jax.ShapeDtypeStruct` per array, with its shape, dtype and sharding), `ocp.v1.load(path,
+# abstract)`, then `nnx.update` each. Training after a restore must continue exactly as if it
+# had never stopped. About 8 lines.
 
 # %%
 class TinyNet(nnx.Module):
@@ -194,10 +195,7 @@ def train_step(model, optimizer, x, y):
 def save_checkpoint(path: Path, model: nnx.Module, optimizer: nnx.Optimizer) -> None:
     """Write model and optimizer state to the new directory ``path`` with Orbax."""
     ### BEGIN SOLUTION
-    checkpointer = ocp.StandardCheckpointer()
-    checkpointer.save(Path(path).absolute(), {"model": nnx.state(model), "optimizer": nnx.state(optimizer)})
-    checkpointer.wait_until_finished()
-    checkpointer.close()
+    ocp.v1.save(Path(path).absolute(), {"model": nnx.state(model), "optimizer": nnx.state(optimizer)})
     ### END SOLUTION
 
 
@@ -205,10 +203,8 @@ def restore_checkpoint(path: Path, model: nnx.Module, optimizer: nnx.Optimizer) 
     """Load what save_checkpoint wrote into ``model`` and ``optimizer``, in place."""
     ### BEGIN SOLUTION
     target = {"model": nnx.state(model), "optimizer": nnx.state(optimizer)}
-    abstract = jax.tree.map(ocp.utils.to_shape_dtype_struct, target)
-    checkpointer = ocp.StandardCheckpointer()
-    restored = checkpointer.restore(Path(path).absolute(), abstract)
-    checkpointer.close()
+    abstract = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=a.sharding), target)
+    restored = ocp.v1.load(Path(path).absolute(), abstract)
     nnx.update(model, restored["model"])
     nnx.update(optimizer, restored["optimizer"])
     ### END SOLUTION
