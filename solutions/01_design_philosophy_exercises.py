@@ -254,7 +254,20 @@ def _masks_behave():
             f"{name}: some steps got the same mask as step 0: a key or seed was reused")
 
 
-check("dropout-keys", _masks_behave, hint="JAX: jax.random.fold_in(key, step); PyTorch: torch.Generator().manual_seed(seed)")
+def _keeps_one_minus_rate_privately():
+    before = torch.get_rng_state()
+    m_torch = dropout_masks_torch(7, 2, (4000,), 0.2).numpy()
+    assert torch.equal(before, torch.get_rng_state()), "PyTorch: the global torch generator was used"
+    for name, m in (("JAX", np.asarray(dropout_masks_jax(jax.random.key(7), 2, (4000,), 0.2))),
+                    ("PyTorch", m_torch)):
+        assert abs(m.mean() - 0.8) < 0.05, (
+            f"{name}: at rate 0.2 the mask keeps {m.mean():.2f} of the entries; it should keep 0.8")
+
+
+hint = ("a mask is True where the entry is KEPT, with probability 1 - rate; JAX: "
+        "jax.random.fold_in(key, step); PyTorch: a private torch.Generator().manual_seed(seed)")
+check("dropout-keys", _masks_behave, hint=hint)
+check("dropout-keys", _keeps_one_minus_rate_privately, hint=hint)
 
 # %%
 # HIDDEN TESTS: dropout-keys points=3
