@@ -597,12 +597,15 @@ for label in ("|PyTorch float32 - float64|", "|JAX float32 - float64|", "|JAX fl
     print(f"{label:>48}: median per epoch " + " ".join(f"{v:.0e}" for v in np.median(per_epoch, axis=1)))
 
 # %% [markdown]
-# Read the three lines together. Where the last line drops to PyTorch's level, optax's
-# float32 bias correction was the source of JAX's extra drift, and PyTorch's and JAX's
-# float32 kernels themselves round about equally; where it stays near the middle line (JAX's
-# float32 run as trained above), the extra drift comes from the kernels. Either way both float32 runs are correct float32
-# results of one training, as the float64 pair showed. A bug, such as the unpermuted `fc1`,
-# shows at the first step, and in float64 too.
+# Read the three lines together, epoch by epoch. Training amplifies whatever rounding there
+# is, so in a long run (full mode) every float32 run may end up about as far from float64 as
+# the others: the first epochs show where a drift starts, the later ones how large float32
+# drift grows. Where the last line's first epochs drop to PyTorch's level, optax's float32
+# bias correction was the source of JAX's extra early drift, and the two frameworks'
+# float32 kernels round about equally; where they stay near the middle line (JAX's float32
+# run as trained above), the extra drift comes from the kernels. Either way both float32
+# runs are correct float32 results of one training, as the float64 pair showed. A bug, such
+# as the unpermuted `fc1`, shows at the first step, and in float64 too.
 #
 # ## 5. How fast is a training step?
 #
