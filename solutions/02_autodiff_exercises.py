@@ -158,6 +158,18 @@ check("grad-accum", lambda: accumulate_jit(params, jnp.asarray(X_np), jnp.asarra
 check("grad-accum", lambda: _torch_accumulated(4), full_batch, rtol=1e-4, atol=1e-6,
       hint="scale each micro-batch loss by 1 / n_micro, and backward() once per micro-batch")
 
+
+def _torch_accumulated_twice(n_micro):
+    model = make_torch_model()
+    for _ in range(2):  # a second call must not add to what the first left in .grad
+        accumulate_torch(model, torch.from_numpy(X_np), torch.from_numpy(y_np), n_micro)
+    return torch_grads_as_jax(model)
+
+
+check("grad-accum", lambda: _torch_accumulated_twice(4), full_batch, rtol=1e-4, atol=1e-6,
+      hint="a second call doubled the gradient: .grad keeps what earlier backward() calls "
+           "left, so start with model.zero_grad()")
+
 # %%
 # HIDDEN TESTS: grad-accum points=3
 ### BEGIN HIDDEN TESTS
