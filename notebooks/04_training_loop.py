@@ -904,8 +904,9 @@ print(f"parameters + Adam state in JAX: {memory.format_bytes(state_bytes)}; in P
 # into the old state's buffers (the "donated (aliased)" part); the plan's peak is arguments
 # + outputs − aliased + temporaries, so it falls by the aliased bytes only if the
 # temporaries stay the same. What donation does at run time can be counted directly: after
-# one donated step the input arrays are deleted (`is_deleted()`), and the new state's arrays
-# sit at the addresses of the old ones (`unsafe_buffer_pointer()`, the buffer's address).
+# one donated step, how many input arrays are deleted (`is_deleted()`), and how many of the
+# new state's arrays sit at the addresses of the old ones (`unsafe_buffer_pointer()`, the
+# address of an array's buffer).
 
 # %%
 graphdef, state = fresh_state()
@@ -923,13 +924,15 @@ print(f"XLA's plans: aliased {memory.format_bytes(donated.parts['donated (aliase
 
 
 # %% [markdown]
-# So donation does what it promises at run time, each step reusing the state's buffers
-# instead of allocating new ones (the first line). Whether that lowers the planned peak
-# depends on the rest of XLA's plan: the second line shows how the temporaries moved when
-# the outputs began to share the inputs' buffers (the old parameters are still read while
-# the new ones are computed, so XLA may keep values in temporaries first). For a state of a
-# few hundred KiB the effect on the peak is small either way; for a large model, where the
-# state is most of the memory, a second copy of it is what donation avoids.
+# Donated inputs are deleted, so the caller cannot use them again. Donation allows the new
+# state to be written into their buffers; whether the runtime does so for this JAX version on
+# this device is what the address count in the first line shows (where it is 0, the buffers
+# were given up but the new state got new ones). Whether donation lowers the planned peak
+# depends on the rest of XLA's plan: the second line shows how the temporaries moved when the
+# outputs began to share the inputs' buffers (the old parameters are still read while the new
+# ones are computed, so XLA may keep values in temporaries first). For a state of a few
+# hundred KiB in a peak of a few MiB the effect is small either way; for a large model, where
+# the state is most of the memory, a second copy of it is what donation avoids.
 #
 # ### 6.1 What `jax.clear_caches()` frees
 #
@@ -1045,12 +1048,13 @@ display(Markdown("| claim (source) | measured here | verdict |\n|---|---|---|\n"
 # </details>
 #
 # <details><summary>3. What does donating the training state buy, and what does it cost?</summary>
-# XLA may write the new parameters and optimiser state into the old buffers. In section 6 the
-# donated step's plan aliases the state's bytes, and after a donated step the new state's
-# arrays sit in the old arrays' buffers, so each step allocates no second copy of the state.
-# Whether the planned peak falls as well depends on the rest of the plan (the table and the
-# lines under it show both plans' temporaries and peaks). The cost: the donated arrays are
-# deleted, and the caller must use the returned state from then on.
+# It allows XLA to write the new parameters and optimiser state into the old buffers, so a
+# step need not hold two copies of the state. Section 6 measures what it did here: the
+# donated plan aliases the state's bytes; after a call the donated arrays are deleted, and
+# the address count says whether the new state landed in their buffers; whether the planned
+# peak fell depends on the rest of the plan (both plans' temporaries and peaks are printed).
+# The cost: the donated arrays are deleted, and the caller must use the returned state from
+# then on.
 # </details>
 #
 # **Next:** the exercises in `exercises/04_training_loop_exercises.ipynb`: port the weights
