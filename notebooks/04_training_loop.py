@@ -176,9 +176,10 @@ assert flat_torch == flat_jax, f"flattened features: PyTorch {flat_torch}, Flax 
 display(Markdown("\n".join(f"```python\n{inspect.getsource(cls)}```" for cls in (TorchCNN, NNXCNN))))
 
 # %% [markdown]
-# The same layers in the same order; the differences are the layout of the input (NCHW
-# against NHWC, checked in each forward pass) and where PyTorch's `flatten` and Flax's
-# `reshape` put the channels, which section 2 deals with.
+# The same layers in the same order, both padding 1. The differences: the layout of the input
+# (NCHW against NHWC, checked in each forward pass), where PyTorch's `flatten` and Flax's
+# `reshape` put the channels, and the initial weights (each framework's default). Section 2
+# deals with the first two and copies PyTorch's weights into the JAX model.
 
 # %%
 torch.manual_seed(0)
