@@ -35,10 +35,13 @@ def training_curves(
     title: str | None = None,
     logy: bool = False,
 ):
-    """One line per framework (or variant) on shared axes: ``{"PyTorch": losses, "JAX": losses}``."""
+    """One line per framework (or variant) on shared axes: ``{"PyTorch": losses, "JAX": losses}``.
+
+    Values are counted from 1 (step 1 or epoch 1 is the first value's).
+    """
     ax = _axes(ax)
     for name, values in curves.items():
-        ax.plot(range(len(values)), list(values), label=name, color=_color(name))
+        ax.plot(range(1, len(values) + 1), list(values), label=name, color=_color(name))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if logy:

@@ -16,6 +16,7 @@ def test_training_curves_draws_both_on_given_axes():
     assert [line.get_label() for line in ax.get_lines()] == ["PyTorch", "JAX"]
     assert ax.get_lines()[0].get_color() == plots.COLORS["pytorch"]
     assert ax.get_xlabel() == "step"
+    assert list(ax.get_lines()[0].get_xdata()) == [1, 2, 3]  # the first step is step 1
     plt.close(fig)
 
 
