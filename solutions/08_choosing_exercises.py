@@ -159,9 +159,20 @@ DECIDE_CASES = {  # what the case shows: (samples, threshold, contended, expecte
 
 
 def _decide_cases():
-    for name, (samples, threshold, contended, expected) in DECIDE_CASES.items():
-        got = decide(list(samples), threshold, contended)
-        assert type(got) is str and got == expected, f"{name}: expected {expected!r}, got {got!r}"
+    from course_utils.claims import judging, verdicts
+
+    saved = claims.rule, verdicts.rule, judging.rule
+
+    def _refuse(*args, **kwargs):
+        raise AssertionError("decide must apply the rule itself, not call claims.rule")
+
+    claims.rule = verdicts.rule = judging.rule = _refuse  # this exercise writes the rule
+    try:
+        for name, (samples, threshold, contended, expected) in DECIDE_CASES.items():
+            got = decide(list(samples), threshold, contended)
+            assert type(got) is str and got == expected, f"{name}: expected {expected!r}, got {got!r}"
+    finally:
+        claims.rule, verdicts.rule, judging.rule = saved
 
 
 check("judge-claim", _decide_cases,
