@@ -362,6 +362,19 @@ check("jax-backward", lambda: _grad_through(JaxLogSumExp.apply, x_t, w_t),
       _grad_through(lambda x: torch.logsumexp(x, dim=-1), x_t, w_t), rtol=1e-5, atol=1e-6,
       hint="backward gets d(loss)/d(output); pass it to the VJP function from jax.vjp")
 
+
+def _grad_of_sum(fn, x):
+    """A plain .sum() loss: PyTorch hands backward an expanded (stride-0) gradient."""
+    x = x.clone().requires_grad_(True)
+    fn(x).sum().backward()
+    return x.grad
+
+
+check("jax-backward", lambda: _grad_of_sum(JaxLogSumExp.apply, x_t), torch.softmax(x_t, dim=-1),
+      rtol=1e-5, atol=1e-6,
+      hint="PyTorch's incoming gradient can be non-contiguous (here stride 0), which JAX's DLPack "
+           "import refuses: call .contiguous() on it first")
+
 # %%
 # HIDDEN TESTS: jax-backward points=3
 ### BEGIN HIDDEN TESTS

@@ -1,0 +1,130 @@
+"""Wrong answers to solutions/06_ecosystem_exercises.py."""
+
+OPTAX_HINT = "order matters: clip, then add the decay to the gradient"
+
+ADAMW = """
+def make_tx():
+    schedule = optax.exponential_decay(0.05, transition_steps=5, decay_rate=0.5, staircase=True)
+    return optax.chain(
+        optax.clip_by_global_norm(0.5),
+        optax.adamw(schedule, b1=0.8, b2=0.99, weight_decay=0.01),  # decoupled, not torch's coupled L2
+    )
+"""
+
+DECAY_BEFORE_CLIP = """
+def make_tx():
+    schedule = optax.exponential_decay(0.05, transition_steps=5, decay_rate=0.5, staircase=True)
+    return optax.chain(
+        optax.add_decayed_weights(0.01),  # clipped together with the gradient
+        optax.clip_by_global_norm(0.5),
+        optax.adam(schedule, b1=0.8, b2=0.99),
+    )
+"""
+
+SMOOTH_SCHEDULE = """
+def make_tx():
+    schedule = optax.exponential_decay(0.05, transition_steps=5, decay_rate=0.5)  # no staircase
+    return optax.chain(
+        optax.clip_by_global_norm(0.5),
+        optax.add_decayed_weights(0.01),
+        optax.adam(schedule, b1=0.8, b2=0.99),
+    )
+"""
+
+MODEL_ONLY = """
+def save_checkpoint(path, model, optimizer):
+    ocp.v1.save(Path(path).absolute(), {"model": nnx.state(model)})
+
+
+def restore_checkpoint(path, model, optimizer):
+    target = {"model": nnx.state(model)}
+    abstract = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=a.sharding), target)
+    nnx.update(model, ocp.v1.load(Path(path).absolute(), abstract)["model"])
+"""
+
+OPTIMIZER_NOT_UPDATED = """
+def save_checkpoint(path, model, optimizer):
+    ocp.v1.save(Path(path).absolute(), {"model": nnx.state(model), "optimizer": nnx.state(optimizer)})
+
+
+def restore_checkpoint(path, model, optimizer):
+    target = {"model": nnx.state(model), "optimizer": nnx.state(optimizer)}
+    abstract = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=a.sharding), target)
+    restored = ocp.v1.load(Path(path).absolute(), abstract)
+    nnx.update(model, restored["model"])  # the optimizer's state is loaded but never put back
+"""
+
+CONCRETE_BATCH = """
+def export_mlp(params, n_features):
+    param_specs = jax.tree.map(lambda a: jax.ShapeDtypeStruct(np.shape(a), jnp.float32), params)
+    x_spec = jax.ShapeDtypeStruct((3, n_features), jnp.float32)  # an example batch, not a symbolic one
+    return jax.export.export(jax.jit(mlp))(param_specs, x_spec)
+"""
+
+NONE_BATCH = """
+def export_mlp(params, n_features):
+    param_specs = jax.tree.map(lambda a: jax.ShapeDtypeStruct(np.shape(a), jnp.float32), params)
+    x_spec = jax.ShapeDtypeStruct((None, n_features), jnp.float32)  # torch.export-style "any size"
+    return jax.export.export(jax.jit(mlp))(param_specs, x_spec)
+"""
+
+FORWARD = """
+class JaxLogSumExp(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        out, vjp_fn = jax.vjp(lse_jax, jax.dlpack.from_dlpack(x.detach()))
+        ctx.vjp_fn = vjp_fn
+        return torch.from_dlpack(out)
+"""
+
+NO_CONTIGUOUS = (
+    FORWARD
+    + """
+    @staticmethod
+    def backward(ctx, grad_out):
+        (grad_x,) = ctx.vjp_fn(jax.dlpack.from_dlpack(grad_out))
+        return torch.from_dlpack(grad_x)
+"""
+)
+
+IGNORES_GRAD_OUT = (
+    FORWARD
+    + """
+    @staticmethod
+    def backward(ctx, grad_out):
+        (grad_x,) = ctx.vjp_fn(jnp.ones(grad_out.shape))  # the gradient of the output itself
+        return torch.from_dlpack(grad_x)
+"""
+)
+
+WRONG = {
+    "optax-match": [
+        ("decoupled AdamW decay", ADAMW, OPTAX_HINT),
+        ("decay added before clipping", DECAY_BEFORE_CLIP, OPTAX_HINT),
+        ("smooth exponential schedule", SMOOTH_SCHEDULE, "StepLR is a staircase"),
+    ],
+    "orbax-resume": [
+        ("saves only the model", MODEL_ONLY, "save nnx.state(optimizer) too"),
+        (
+            "loads the optimizer but never updates it",
+            OPTIMIZER_NOT_UPDATED,
+            "step count was not restored",
+        ),
+    ],
+    "export-dynamic": [
+        (
+            "exports a concrete batch",
+            CONCRETE_BATCH,
+            "does not accept batches of 3 and 11",
+        ),
+        ("None for the batch, as in torch", NONE_BATCH, "with a symbolic batch"),
+    ],
+    "jax-backward": [
+        ("no .contiguous() on the incoming gradient", NO_CONTIGUOUS, ".contiguous()"),
+        (
+            "ignores the incoming gradient",
+            IGNORES_GRAD_OUT,
+            "pass it to the VJP function",
+        ),
+    ],
+}
