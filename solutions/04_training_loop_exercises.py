@@ -262,7 +262,12 @@ def two_adam_steps():
     assert_close(nnx_params(m_jax), as_jax, rtol=0, atol=0.01 * lr, name="parameters after 2 steps")
 
 
-check("train-step", two_adam_steps, hint="return the loss computed before optimizer.step()/update")
+check(
+    "train-step",
+    two_adam_steps,
+    hint="return the loss computed before optimizer.step()/update; in PyTorch, clear the old "
+    "gradients before backward() (they accumulate across steps)",
+)
 
 # %%
 # HIDDEN TESTS: train-step points=3
@@ -361,6 +366,20 @@ check(
     hint="jax.lax.scan(body, state, (Xs, ys)) with body(state, (x, y)) -> (new_state, loss)",
 )
 
+
+def traced_once():
+    # A Python loop over the batches unrolls K copies of the step into the program;
+    # lax.scan traces the step once and puts one scan (a loop) in the jaxpr.
+    jaxpr = str(jax.make_jaxpr(train_epoch_scan, static_argnums=0)(graphdef, state0, Xs, ys))
+    assert "scan[" in jaxpr or "while[" in jaxpr, "the jaxpr of the epoch has no scan or while loop"
+
+
+check(
+    "scan-epoch",
+    traced_once,
+    hint="use jax.lax.scan: a Python for loop in JAX unrolls K copies of the step into one long program",
+)
+
 # %%
 # HIDDEN TESTS: scan-epoch points=3
 ### BEGIN HIDDEN TESTS
@@ -428,13 +447,32 @@ def both_accuracies():
     return acc_t, acc_j
 
 
+def builds_no_graph():
+    # A forward hook records whether each PyTorch forward pass built an autograd graph.
+    graph_built = []
+    hook = model_torch.register_forward_hook(lambda m, inp, out: graph_built.append(out.requires_grad))
+    try:
+        accuracy_torch(model_torch, X_test_torch[:10], y_test_torch[:10], 4)
+    finally:
+        hook.remove()
+    assert graph_built, "accuracy_torch never called the model"
+    assert not any(graph_built), "accuracy_torch's forward passes built an autograd graph (outputs require grad)"
+
+
 check("evaluate", both_accuracies, (expected_acc, expected_acc), rtol=0, atol=1e-12,
       hint="do not drop the last, smaller batch; divide by the number of images, not of batches")
+check(
+    "evaluate",
+    builds_no_graph,
+    hint="PyTorch records an autograd graph for every forward pass outside torch.no_grad(): evaluate without one",
+)
 
 # %%
 # HIDDEN TESTS: evaluate points=3
 ### BEGIN HIDDEN TESTS
 params_before = copy.deepcopy(dict(model_torch.named_parameters()))
+graph_built = []
+hook = model_torch.register_forward_hook(lambda m, inp, out: graph_built.append(out.requires_grad))
 for n, bs in [(359, 64), (17, 5), (10, 32), (1, 1)]:
     Xt, yt = X_test_torch[:n], y_test_torch[:n]
     with torch.no_grad():
@@ -442,6 +480,8 @@ for n, bs in [(359, 64), (17, 5), (10, 32), (1, 1)]:
     got_t = accuracy_torch(model_torch, Xt, yt, bs)
     got_j = accuracy_jax(model_eval, X_test_jax[:n], y_test_jax[:n], bs)
     assert_close((got_t, got_j), (oracle_acc, oracle_acc), rtol=0, atol=1e-12, name=f"n={n}, bs={bs}")
+hook.remove()
+assert graph_built and not any(graph_built), "compute no gradients: evaluate under torch.no_grad()"
 assert all(p.grad is None for p in model_torch.parameters()), "compute no gradients"
 for name, p in model_torch.named_parameters():
     assert torch.equal(p, params_before[name]), f"{name} changed during evaluation"
