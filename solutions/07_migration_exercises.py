@@ -126,6 +126,26 @@ def _conv_outputs():
 check("conv1d-converter", _conv_outputs, expected_conv, rtol=1e-5, atol=1e-5,
       hint="PyTorch is (out, in, k); Flax is (k, in, out): reverse the axes")
 
+
+def _round_trip():
+    weight, bias = conv_t.weight.detach().numpy(), conv_t.bias.detach().numpy()
+    return conv1d_jax_to_torch(*conv1d_torch_to_jax(weight, bias))
+
+
+check("conv1d-converter", _round_trip, (conv_t.weight, conv_t.bias), rtol=0, atol=0,
+      hint="conv1d_jax_to_torch must undo conv1d_torch_to_jax: Flax's (k, in, out) back to PyTorch's (out, in, k)")
+
+
+def _missing_bias():
+    weight = conv_t.weight.detach().numpy()
+    assert conv1d_torch_to_jax(weight, None)[1] is None, "conv1d_torch_to_jax turned a missing bias into something"
+    assert conv1d_jax_to_torch(weight.transpose(2, 1, 0), None)[1] is None, (
+        "conv1d_jax_to_torch turned a missing bias into something")
+
+
+check("conv1d-converter", _missing_bias,
+      hint="a layer built with bias=False has no bias: pass None through as None in both converters")
+
 # %%
 # HIDDEN TESTS: conv1d-converter points=3
 ### BEGIN HIDDEN TESTS
@@ -304,6 +324,35 @@ check("batchnorm-port", _stats_after_torch_updates_its_own,
       hint="the ported statistics changed when PyTorch changed its own in place: JAX kept reading "
            "the tensor's memory (lesson 01, §3.1); give jnp.asarray a copy")
 
+
+def _stats_after_a_training_step():
+    bn = trained_bn()
+    ported = bn_torch_to_nnx(bn)
+    ported.train()
+    ported(jnp.asarray(xb))
+    return ported.mean[...]
+
+
+_bn_step = trained_bn().train()
+with torch.no_grad():
+    _bn_step(torch.from_numpy(xb))
+check("batchnorm-port", _stats_after_a_training_step, _bn_step.running_mean, rtol=1e-5, atol=1e-6,
+      hint="after one training step the running mean differs: PyTorch's momentum weighs the new batch, "
+           "Flax's momentum weighs the old average, so Flax's momentum is 1 - PyTorch's")
+
+
+def _eval_outputs_other_eps():
+    ported = bn_torch_to_nnx(trained_bn(eps=0.1))
+    ported.eval()
+    return ported(jnp.asarray(xb))
+
+
+_bn_eps = trained_bn(eps=0.1).eval()
+with torch.no_grad():
+    _expected_bn_eps = _bn_eps(torch.from_numpy(xb))
+check("batchnorm-port", _eval_outputs_other_eps, _expected_bn_eps, rtol=1e-5, atol=1e-5,
+      hint="a BatchNorm1d built with eps=0.1 ported to different outputs: pass PyTorch's eps to Flax's epsilon")
+
 # %%
 # HIDDEN TESTS: batchnorm-port points=3
 ### BEGIN HIDDEN TESTS
@@ -354,10 +403,20 @@ labels_np[1] = -100  # one example to ignore
 # TESTS: cross-entropy points=2
 _expected_ce = torch.nn.functional.cross_entropy(torch.from_numpy(logits_np), torch.from_numpy(labels_np),
                                                  label_smoothing=0.1)
-check("cross-entropy",
-      lambda: cross_entropy_like_torch(jnp.asarray(logits_np), jnp.asarray(labels_np), label_smoothing=0.1),
+_ce_jit = jax.jit(lambda a, b: cross_entropy_like_torch(a, b, label_smoothing=0.1))
+check("cross-entropy", lambda: _ce_jit(jnp.asarray(logits_np), jnp.asarray(labels_np)),
       _expected_ce, rtol=1e-5, atol=1e-6,
-      hint="smooth the one-hot target, then average only over labels != ignore_index")
+      hint="smooth the one-hot target, then average only over labels != ignore_index; under jax.jit the "
+           "shapes must not depend on values: mask with jnp.where, no boolean indexing or Python if")
+
+_labels_3 = np.where(labels_np < 0, 0, labels_np)
+_labels_3[::4] = 3  # class 3 is the one ignored this time
+_expected_ce_3 = torch.nn.functional.cross_entropy(torch.from_numpy(logits_np), torch.from_numpy(_labels_3),
+                                                   ignore_index=3)
+_ce_jit_3 = jax.jit(lambda a, b: cross_entropy_like_torch(a, b, ignore_index=3))
+check("cross-entropy", lambda: _ce_jit_3(jnp.asarray(logits_np), jnp.asarray(_labels_3)),
+      _expected_ce_3, rtol=1e-5, atol=1e-6,
+      hint="with ignore_index=3 the examples labelled 3 must drop out of the mean (use the argument, not -100)")
 
 # %%
 # HIDDEN TESTS: cross-entropy points=3

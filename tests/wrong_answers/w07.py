@@ -1,0 +1,160 @@
+"""Wrong answers to solutions/07_migration_exercises.py."""
+
+CONV_RESHAPED = """
+def conv1d_torch_to_jax(weight, bias):
+    out_c, in_c, k = weight.shape
+    return weight.reshape(k, in_c, out_c), bias  # right shape, scrambled values
+
+
+def conv1d_jax_to_torch(kernel, bias):
+    k, in_c, out_c = kernel.shape
+    return kernel.reshape(out_c, in_c, k), bias
+"""
+
+CONV_BACK_WRONG_AXES = """
+def conv1d_torch_to_jax(weight, bias):
+    return weight.transpose(2, 1, 0), bias
+
+
+def conv1d_jax_to_torch(kernel, bias):
+    return kernel.transpose(2, 0, 1), bias  # (out, k, in): not the inverse
+"""
+
+CONV_BIAS_NOT_NONE = """
+def conv1d_torch_to_jax(weight, bias):
+    return weight.transpose(2, 1, 0), np.asarray(bias)  # None becomes array(None)
+
+
+def conv1d_jax_to_torch(kernel, bias):
+    return kernel.transpose(2, 1, 0), np.asarray(bias)
+"""
+
+LN_BODY = """
+def fixed_forward(params, x):
+    h = x @ params["fc1"]["kernel"] + params["fc1"]["bias"]
+    h = layer_norm(h, params["ln"]["scale"], params["ln"]["bias"]{eps})
+    h = jax.nn.gelu(h{gelu})
+    return h @ params["fc2"]["kernel"] + params["fc2"]["bias"]
+"""
+
+ONLY_GELU_FIXED = LN_BODY.format(eps="", gelu=", approximate=False")
+ONLY_EPS_FIXED = LN_BODY.format(eps=", eps=1e-5", gelu="")
+NOTHING_FIXED = LN_BODY.format(eps="", gelu="")
+
+BN_BODY = """
+def bn_torch_to_nnx(bn):
+    def copy_of(t):
+        return jnp.asarray(t.detach().numpy(){copy})
+
+    out = nnx.BatchNorm(bn.num_features, momentum={momentum}, {eps}rngs=nnx.Rngs(0))
+    out.scale[...] = copy_of(bn.weight)
+    out.bias[...] = copy_of(bn.bias)
+    {stats}
+    return out
+"""
+STATS = "out.mean[...] = copy_of(bn.running_mean)\n    out.var[...] = copy_of(bn.running_var)"
+RIGHT_BN = {
+    "copy": ".copy()",
+    "momentum": "1.0 - bn.momentum",
+    "eps": "epsilon=bn.eps, ",
+    "stats": STATS,
+}
+
+BN_TORCH_MOMENTUM = BN_BODY.format(**{**RIGHT_BN, "momentum": "bn.momentum"})
+BN_NO_EPS = BN_BODY.format(**{**RIGHT_BN, "eps": ""})
+BN_NO_STATS = BN_BODY.format(
+    **{**RIGHT_BN, "stats": "pass  # running stats left at 0 and 1"}
+)
+
+CE_BOOLEAN_INDEXING = """
+def cross_entropy_like_torch(logits, labels, *, label_smoothing=0.0, ignore_index=-100):
+    keep = labels != ignore_index
+    logits, labels = logits[keep], labels[keep]  # shape depends on the values
+    target = optax.smooth_labels(jax.nn.one_hot(labels, logits.shape[-1]), label_smoothing)
+    return optax.softmax_cross_entropy(logits, target).mean()
+"""
+
+CE_PYTHON_IF = """
+def cross_entropy_like_torch(logits, labels, *, label_smoothing=0.0, ignore_index=-100):
+    target = optax.smooth_labels(jax.nn.one_hot(labels, logits.shape[-1]), label_smoothing)
+    per_example = optax.softmax_cross_entropy(logits, target)
+    if jnp.any(labels == ignore_index):  # a traced bool under jit
+        valid = labels != ignore_index
+        return jnp.sum(jnp.where(valid, per_example, 0.0)) / jnp.sum(valid)
+    return per_example.mean()
+"""
+
+CE_MEAN_OVER_ALL = """
+def cross_entropy_like_torch(logits, labels, *, label_smoothing=0.0, ignore_index=-100):
+    valid = labels != ignore_index
+    safe = jnp.where(valid, labels, 0)
+    target = optax.smooth_labels(jax.nn.one_hot(safe, logits.shape[-1]), label_smoothing)
+    per_example = optax.softmax_cross_entropy(logits, target)
+    return jnp.where(valid, per_example, 0.0).mean()  # divides by the ignored ones too
+"""
+
+CE_NO_SMOOTHING = """
+def cross_entropy_like_torch(logits, labels, *, label_smoothing=0.0, ignore_index=-100):
+    valid = labels != ignore_index
+    safe = jnp.where(valid, labels, 0)
+    per_example = optax.softmax_cross_entropy_with_integer_labels(logits, safe)
+    return jnp.sum(jnp.where(valid, per_example, 0.0)) / jnp.sum(valid)
+"""
+
+CE_HARDCODED_MINUS_100 = """
+def cross_entropy_like_torch(logits, labels, *, label_smoothing=0.0, ignore_index=-100):
+    valid = labels != -100  # PyTorch's default, not the argument
+    safe = jnp.where(valid, labels, 0)
+    target = optax.smooth_labels(jax.nn.one_hot(safe, logits.shape[-1]), label_smoothing)
+    per_example = optax.softmax_cross_entropy(logits, target)
+    return jnp.sum(jnp.where(valid, per_example, 0.0)) / jnp.sum(valid)
+"""
+
+WRONG = {
+    "conv1d-converter": [
+        ("reshape instead of transpose", CONV_RESHAPED, "reverse the axes"),
+        (
+            "the way back is not the inverse",
+            CONV_BACK_WRONG_AXES,
+            "must undo conv1d_torch_to_jax",
+        ),
+        (
+            "a missing bias becomes array(None)",
+            CONV_BIAS_NOT_NONE,
+            "pass None through as None",
+        ),
+    ],
+    "silent-difference": [
+        ("only the gelu fixed", ONLY_GELU_FIXED, "nn.LayerNorm's eps"),
+        ("only the eps fixed", ONLY_EPS_FIXED, "jax.nn.gelu's default"),
+        ("the port as it was", NOTHING_FIXED, "nn.LayerNorm's eps"),
+    ],
+    "batchnorm-port": [
+        (
+            "PyTorch's momentum copied unchanged",
+            BN_TORCH_MOMENTUM,
+            "Flax's momentum is 1 - PyTorch's",
+        ),
+        ("Flax's default epsilon", BN_NO_EPS, "pass PyTorch's eps to Flax's epsilon"),
+        ("running statistics not copied", BN_NO_STATS, "running_mean->mean"),
+    ],
+    "cross-entropy": [
+        ("boolean indexing", CE_BOOLEAN_INDEXING, "no boolean indexing"),
+        (
+            "a Python if on a traced value",
+            CE_PYTHON_IF,
+            "no boolean indexing or Python if",
+        ),
+        (
+            "mean over all examples",
+            CE_MEAN_OVER_ALL,
+            "average only over labels != ignore_index",
+        ),
+        ("label smoothing left out", CE_NO_SMOOTHING, "smooth the one-hot target"),
+        (
+            "ignore_index hard-coded to -100",
+            CE_HARDCODED_MINUS_100,
+            "use the argument, not -100",
+        ),
+    ],
+}
