@@ -352,6 +352,11 @@ def _fsdp_step():
     assert tuple(specs["W1"]) == (None, "data") and tuple(specs["b2"]) in ((), (None,)), f"got {specs}"
     with jax.set_mesh(mesh):
         params = {k: jax.device_put(v, specs[k]) for k, v in params_np.items()}
+        for k, leaf in params.items():  # FSDP: a parameter that can be split is stored 1/N per device
+            held = leaf.addressable_shards[0].data.size
+            if any(d % S.n_devices == 0 for d in leaf.shape):
+                assert held * S.n_devices == leaf.size, (
+                    f"device 0 holds {held} of {k}'s {leaf.size} numbers (spec {specs[k]}); expected 1/{S.n_devices}")
         X, y = jax.device_put(prob["X"], P("data")), jax.device_put(prob["y"], P("data"))
         stored = sum(leaf.addressable_shards[0].data.size for leaf in params.values())
         assert stored < problem.n_params(prob) / 4, f"device 0 stores {stored} of {problem.n_params(prob)} numbers"

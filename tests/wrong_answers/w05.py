@@ -1,0 +1,153 @@
+"""Wrong answers to solutions/05_distributed_training_exercises.py."""
+
+COLUMNS_SPLIT = """
+def shard_batch(X, y, mesh):
+    cols = NamedSharding(mesh, P(None, "data"))  # the feature dimension, not the batch
+    return jax.device_put(X, cols), jax.device_put(y, cols)
+"""
+
+REPLICATED = """
+def shard_batch(X, y, mesh):
+    everywhere = NamedSharding(mesh, P())  # every device gets the whole batch
+    return jax.device_put(X, everywhere), jax.device_put(y, everywhere)
+"""
+
+TORCH_LAYOUT = """
+def column_parallel_linear(X, W, b, mesh):
+    # torch's ColumnParallelLinear splits weight dim 0, but torch's weight is (out, in)
+    W = jax.device_put(W, NamedSharding(mesh, P("model", None)))
+    b = jax.device_put(b, NamedSharding(mesh, P("model")))
+    return jax.shard_map(lambda X, W, b: X @ W + b, mesh=mesh,
+                         in_specs=(P(), P("model", None), P("model")),
+                         out_specs=P(None, "model"))(jnp.asarray(X), W, b)
+"""
+
+GATHERED = """
+def column_parallel_linear(X, W, b, mesh):
+    W = jax.device_put(W, NamedSharding(mesh, P(None, "model")))
+    b = jax.device_put(b, NamedSharding(mesh, P("model")))
+    Y = jax.shard_map(lambda X, W, b: X @ W + b, mesh=mesh,
+                      in_specs=(P(), P(None, "model"), P("model")),
+                      out_specs=P(None, "model"))(jnp.asarray(X), W, b)
+    return jax.device_put(Y, NamedSharding(mesh, P()))  # gathered: a whole Y, as torch returns
+"""
+
+BIAS_EVERY_DEVICE = """
+def row_parallel_linear(X, W, b, mesh):
+    X = jax.device_put(X, NamedSharding(mesh, P(None, "model")))
+    W = jax.device_put(W, NamedSharding(mesh, P("model", None)))
+    b = jax.device_put(b, NamedSharding(mesh, P()))
+    return jax.shard_map(lambda X, W, b: jax.lax.psum(X @ W + b, "model"), mesh=mesh,
+                         in_specs=(P(None, "model"), P("model", None), P()), out_specs=P())(X, W, b)
+"""
+
+PMEAN = """
+def row_parallel_linear(X, W, b, mesh):
+    X = jax.device_put(X, NamedSharding(mesh, P(None, "model")))
+    W = jax.device_put(W, NamedSharding(mesh, P("model", None)))
+    b = jax.device_put(b, NamedSharding(mesh, P()))
+    return jax.shard_map(lambda X, W, b: jax.lax.pmean(X @ W, "model") + b, mesh=mesh,
+                         in_specs=(P(None, "model"), P("model", None), P()), out_specs=P())(X, W, b)
+"""
+
+SUM_NOT_MEAN = """
+def average_gradients(model):
+    for p in model.parameters():
+        if p.grad is not None:
+            dist.all_reduce(p.grad, op=dist.ReduceOp.SUM)  # the sum, never divided
+"""
+
+RESULT_OF_ALL_REDUCE = """
+def average_gradients(model):
+    world = dist.get_world_size()
+    for p in model.parameters():
+        if p.grad is not None:
+            p.grad = dist.all_reduce(p.grad) / world  # all_reduce works in place and returns None
+"""
+
+FIRST_DIVISIBLE = """
+def fsdp_specs(params, n_devices):
+    specs = {}
+    for name, value in params.items():
+        shape = np.shape(value)
+        fits = [d for d in range(len(shape)) if shape[d] % n_devices == 0]
+        specs[name] = P(*["data" if d == fits[0] else None for d in range(len(shape))]) if fits else P()
+    return specs
+"""
+
+MATRICES_ONLY = """
+def fsdp_specs(params, n_devices):
+    specs = {}
+    for name, value in params.items():
+        shape = np.shape(value)
+        if len(shape) < 2:  # biases are small: left replicated
+            specs[name] = P()
+            continue
+        best = max(range(len(shape)), key=lambda d: (shape[d] % n_devices == 0, shape[d], -d))
+        specs[name] = P(*["data" if d == best else None for d in range(len(shape))]) if shape[best] % n_devices == 0 else P()
+    return specs
+"""
+
+LAST_DIM = """
+def fsdp_specs(params, n_devices):
+    specs = {}
+    for name, value in params.items():
+        shape = np.shape(value)
+        if shape and shape[-1] % n_devices == 0:  # as torch's FSDP flattens: the last dimension
+            specs[name] = P(*[None] * (len(shape) - 1), "data")
+        else:
+            specs[name] = P()
+    return specs
+"""
+
+WRONG = {
+    "shard-batch": [
+        ("splits the feature columns", COLUMNS_SPLIT, "splits dimension 0 over 'data'"),
+        ("replicates the batch", REPLICATED, "X is sharded as"),
+    ],
+    "column-parallel": [
+        (
+            "splits W's rows, as torch's (out, in) weight",
+            TORCH_LAYOUT,
+            "in_specs=(P(), P(None, 'model')",
+        ),
+        ("gathers the result", GATHERED, "the result is sharded as"),
+    ],
+    "row-parallel": [
+        ("adds the bias on every device", BIAS_EVERY_DEVICE, "then add b once"),
+        ("pmean instead of psum", PMEAN, "psum the partial products"),
+    ],
+}
+
+# Not yet in WRONG: tests/wrong_answers/run.py compiles each cell without a source file, so
+# launch.torchrun_function cannot read the master's own average_gradients (inspect.getsource
+# fails) and the allreduce-grads visible test, which fsdp-specs comes after, cannot pass.
+# With run.py putting each cell's code in linecache, all of these fail as they should, but the
+# run then costs about 40 s (torchrun launches) instead of about 10 s.
+NEEDS_CELL_SOURCES = {
+    "allreduce-grads": [
+        ("sums without dividing", SUM_NOT_MEAN, "then divide by dist.get_world_size()"),
+        (
+            "uses all_reduce's return value",
+            RESULT_OF_ALL_REDUCE,
+            "sums over processes in place",
+        ),
+    ],
+    "fsdp-specs": [
+        (
+            "first divisible dimension",
+            FIRST_DIVISIBLE,
+            "split the largest dimension divisible",
+        ),
+        (
+            "replicates the biases",
+            MATRICES_ONLY,
+            "split the largest dimension divisible",
+        ),
+        (
+            "always the last dimension",
+            LAST_DIM,
+            "split the largest dimension divisible",
+        ),
+    ],
+}
