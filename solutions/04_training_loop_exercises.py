@@ -269,6 +269,19 @@ check(
     "gradients before backward() (they accumulate across steps)",
 )
 
+
+def torch_loss_detached():
+    m_torch = copy.deepcopy(model_torch)
+    loss = train_step_torch(m_torch, torch.optim.Adam(m_torch.parameters(), lr=lr), x_torch, y_torch)
+    assert not loss.requires_grad, "train_step_torch returned a loss that still requires grad"
+
+
+check(
+    "train-step",
+    torch_loss_detached,
+    hint="in PyTorch, return the loss detached from the autograd graph (an attached loss keeps the graph alive)",
+)
+
 # %%
 # HIDDEN TESTS: train-step points=3
 ### BEGIN HIDDEN TESTS
@@ -357,13 +370,22 @@ def loop_reference(state):
 
 
 state_loop, losses_loop = loop_reference(state0)
+epoch_jit = jax.jit(train_epoch_scan, static_argnums=0)
 check(
     "scan-epoch",
-    lambda: jax.jit(train_epoch_scan, static_argnums=0)(graphdef, state0, Xs, ys)[1],
+    lambda: epoch_jit(graphdef, state0, Xs, ys)[1],
     losses_loop,
     rtol=1e-5,
     atol=1e-6,
     hint="jax.lax.scan(body, state, (Xs, ys)) with body(state, (x, y)) -> (new_state, loss)",
+)
+check(
+    "scan-epoch",
+    lambda: nnx.to_pure_dict(epoch_jit(graphdef, state0, Xs, ys)[0]),
+    nnx.to_pure_dict(state_loop),
+    rtol=1e-4,
+    atol=1e-6,
+    hint="return the final carry of jax.lax.scan (the state after K steps), not the state passed in",
 )
 
 

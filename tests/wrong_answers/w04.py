@@ -175,6 +175,27 @@ def accuracy_torch(model, X, y, batch_size):
 """
 )
 
+NOT_DETACHED = (
+    RIGHT_JAX_STEP
+    + """
+def train_step_torch(model, optimizer, x, y):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss  # still attached to the graph
+"""
+)
+
+INITIAL_STATE = """
+def train_epoch_scan(graphdef, state, Xs, ys):
+    def body(carry, batch):
+        return pure_step(graphdef, carry, *batch)
+
+    final_state, losses = jax.lax.scan(body, state, (Xs, ys))
+    return state, losses
+"""
+
 WRONG = {
     "flatten-order": [
         ("the inverse permutation", INVERSE_PERM, "number the NCHW positions"),
@@ -196,8 +217,14 @@ WRONG = {
             JAX_LOSS_AFTER,
             "before optimizer.step()",
         ),
+        (
+            "PyTorch returns the loss undetached",
+            NOT_DETACHED,
+            "detached from the autograd graph",
+        ),
     ],
     "scan-epoch": [
+        ("returns the initial state", INITIAL_STATE, "the final carry"),
         ("a Python loop", PYTHON_LOOP, "a Python for loop in JAX unrolls"),
         (
             "body returns (loss, state)",
