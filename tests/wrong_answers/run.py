@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import linecache
 import sys
 
 import jupytext
@@ -20,9 +21,14 @@ import jupytext
 from course_utils.exercises import CheckFailed
 from course_utils.tooling import markers
 
+_COUNT = iter(range(1_000_000))
+
 
 def _run(code: str, ns: dict, name: str) -> None:
-    exec(compile(code, name, "exec"), ns)  # noqa: S102 - the course's own master
+    """Run one cell; register its source so inspect.getsource works on what it defines."""
+    filename = f"<{name.strip('<>')} #{next(_COUNT)}>"
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    exec(compile(code, filename, "exec"), ns)  # noqa: S102 - the course's own master
 
 
 def _try_wrong(ns, solution, tests, code):

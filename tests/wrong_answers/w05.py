@@ -117,14 +117,6 @@ WRONG = {
         ("adds the bias on every device", BIAS_EVERY_DEVICE, "then add b once"),
         ("pmean instead of psum", PMEAN, "psum the partial products"),
     ],
-}
-
-# Not yet in WRONG: tests/wrong_answers/run.py compiles each cell without a source file, so
-# launch.torchrun_function cannot read the master's own average_gradients (inspect.getsource
-# fails) and the allreduce-grads visible test, which fsdp-specs comes after, cannot pass.
-# With run.py putting each cell's code in linecache, all of these fail as they should, but the
-# run then costs about 40 s (torchrun launches) instead of about 10 s.
-NEEDS_CELL_SOURCES = {
     "allreduce-grads": [
         ("sums without dividing", SUM_NOT_MEAN, "then divide by dist.get_world_size()"),
         (
