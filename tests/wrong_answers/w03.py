@@ -14,9 +14,168 @@ def train_torch(w, X, y, lrs):
     return w
 """
 
+MEAN_OVER_ALL = """
+@jax.jit
+def masked_mse(w, X, y, n_valid):
+    mask = jnp.arange(y.shape[0]) < n_valid
+    return jnp.mean(jnp.where(mask, X @ w - y, 0.0) ** 2)  # divides by len(y)
+"""
+
+SLICE_TRACED = """
+@jax.jit
+def masked_mse(w, X, y, n_valid):
+    return jnp.mean((X[:n_valid] @ w - y[:n_valid]) ** 2)  # a slice needs a static length
+"""
+
+MASK_OFF_BY_ONE = """
+@jax.jit
+def masked_mse(w, X, y, n_valid):
+    mask = jnp.arange(y.shape[0]) <= n_valid  # one padding row too many
+    return jnp.sum(jnp.where(mask, X @ w - y, 0.0) ** 2) / n_valid
+"""
+
+PYTHON_WHILE = """
+def collatz_steps(n):
+    steps = jnp.zeros_like(n)
+    while n != 1:  # a Python while on a traced value
+        n = jnp.where(n % 2 == 0, n // 2, 3 * n + 1)
+        steps += 1
+    return steps
+"""
+
+PYTHON_IF_IN_BODY = """
+def collatz_steps(n):
+    def body(carry):
+        n, steps = carry
+        n = n // 2 if n % 2 == 0 else 3 * n + 1  # a Python if on a traced value
+        return n, steps + 1
+
+    return jax.lax.while_loop(lambda c: c[0] != 1, body, (n, jnp.zeros_like(n)))[1]
+"""
+
+ROLLOUT = """
+def rollout_jax(state, actions):
+    def body(carry, action):
+        s, alive, total = carry
+        s, reward, done = cartpole.jax_step(s, action)
+        total = total + jnp.where(alive, reward, 0.0)
+        return (s, alive & ~done, total), None
+
+    init = (state, jnp.asarray(True), jnp.zeros((), state.dtype))
+    (s, _, total), _ = jax.lax.scan(body, init, actions)
+    return s, total
+
+
+def rollout_torch(state, actions):
+    s, alive, total = state, torch.tensor(True), torch.zeros((), dtype=state.dtype)
+    for action in actions:
+        s, reward, done = cartpole.torch_step(s, action)
+        total = total + torch.where(alive, reward, 0.0)
+        alive = alive & ~done
+    return s, total
+
+
+def rollout_all_jax(states, actions):
+    return jax.vmap(rollout_jax)(states, actions)
+
+
+def rollout_all_torch(states, actions):
+    return torch.func.vmap(rollout_torch)(states, actions)
+"""
+
+
+def _variant(old: str, new: str) -> str:
+    assert ROLLOUT.count(old) == 1, old
+    return ROLLOUT.replace(old, new)
+
+
+JAX_NO_ALIVE = _variant(
+    "total = total + jnp.where(alive, reward, 0.0)",
+    "total = total + reward  # counts rewards after done",
+)
+
+JAX_PYTHON_IF = _variant(
+    "total = total + jnp.where(alive, reward, 0.0)",
+    "total = total + (reward if alive else 0.0)  # a Python if on a traced value",
+)
+
+TORCH_IF_BREAK = _variant(
+    """        total = total + torch.where(alive, reward, 0.0)
+        alive = alive & ~done""",
+    """        total = total + reward
+        if done:  # data-dependent control flow under torch.func.vmap
+            break""",
+)
+
+TORCH_NO_ALIVE = _variant(
+    "total = total + torch.where(alive, reward, 0.0)",
+    "total = total + reward  # counts rewards after done",
+)
+
+BOOLEAN_INDEX = """
+def kmeans_step(X, C):
+    d2 = ((X[:, None, :] - C[None, :, :]) ** 2).sum(-1)
+    labels = jnp.argmin(d2, axis=1)
+    new = jnp.stack([X[labels == j].mean(0) for j in range(C.shape[0])])  # boolean indexing
+    return new, labels, jnp.abs(new - C).max()
+"""
+
+SEGMENT_SUM_NO_NUM = """
+def kmeans_step(X, C):
+    d2 = ((X[:, None, :] - C[None, :, :]) ** 2).sum(-1)
+    labels = jnp.argmin(d2, axis=1)
+    counts = jax.ops.segment_sum(jnp.ones(X.shape[0], X.dtype), labels)  # no num_segments
+    sums = jax.ops.segment_sum(X, labels)
+    new = jnp.where(counts[:, None] > 0, sums / jnp.maximum(counts, 1)[:, None], C)
+    return new, labels, jnp.abs(new - C).max()
+"""
+
+ARGMAX = """
+def kmeans_step(X, C):
+    sim = X @ C.T  # dot product as similarity, not squared distance
+    labels = jnp.argmax(sim, axis=1)
+    k = C.shape[0]
+    counts = jax.ops.segment_sum(jnp.ones(X.shape[0], X.dtype), labels, num_segments=k)
+    sums = jax.ops.segment_sum(X, labels, num_segments=k)
+    new = jnp.where(counts[:, None] > 0, sums / jnp.maximum(counts, 1)[:, None], C)
+    return new, labels, jnp.abs(new - C).max()
+"""
+
 WRONG = {
     "torch-schedule": [
         ("calls the uncompiled step", UNCOMPILED, "train_step_c (the compiled step)"),
         ("passes the rate as a Python float", PYTHON_FLOAT, "0-d tensor"),
+    ],
+    "masked-mse": [
+        ("divides by len(y)", MEAN_OVER_ALL, "not len(y)"),
+        ("slices with a traced length", SLICE_TRACED, "jnp.arange(len(y)) < n_valid"),
+        (
+            "mask with <= (one row too many)",
+            MASK_OFF_BY_ONE,
+            "jnp.arange(len(y)) < n_valid",
+        ),
+    ],
+    "collatz": [
+        ("a Python while loop", PYTHON_WHILE, "lax.while_loop"),
+        ("a Python if in the loop body", PYTHON_IF_IN_BODY, "lax.cond"),
+    ],
+    "vmap-rollout": [
+        (
+            "JAX: counts rewards after done",
+            JAX_NO_ALIVE,
+            "count a reward only while alive",
+        ),
+        (
+            "JAX: a Python if on alive",
+            JAX_PYTHON_IF,
+            "count a reward only while alive",
+        ),
+        ("PyTorch: if done: break under vmap", TORCH_IF_BREAK, "torch.where(alive"),
+        ("PyTorch: counts rewards after done", TORCH_NO_ALIVE, "torch.where(alive"),
+    ],
+    "kmeans-step": [
+        ("boolean indexing per cluster", BOOLEAN_INDEX, "segment_sum"),
+        ("segment_sum without num_segments", SEGMENT_SUM_NO_NUM, "segment_sum"),
+        ("argmax of dot products", ARGMAX, "argmin of squared distances"),
     ],
 }
