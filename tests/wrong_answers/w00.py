@@ -34,6 +34,17 @@ def break_even_calls(first_call_s: float, steady_s: float, eager_s: float) -> fl
     return math.ceil((first_call_s - steady_s) / (eager_s - steady_s))  # no "never"
 """
 
+GELU_DEFAULT = """
+def mlp_jax(X, W1, b1, W2):
+    return jax.nn.gelu(X @ W1 + b1) @ W2  # JAX's default is the tanh approximation
+"""
+
+GELU_SIGMOID = """
+def mlp_jax(X, W1, b1, W2):
+    h = X @ W1 + b1
+    return (h * jax.nn.sigmoid(1.702 * h)) @ W2  # the sigmoid approximation of GELU
+"""
+
 WRONG = {
     "sync-timer": [
         ("syncs only a single-array output", SYNC_ONLY_OUT, "every leaf"),
@@ -47,5 +58,13 @@ WRONG = {
             "first call",
         ),
         ("never answers 'never'", BREAK_EVEN_NEVER_ZERO, "math.inf"),
+    ],
+    "port-mlp": [
+        (
+            "jax.nn.gelu's default (tanh) approximation",
+            GELU_DEFAULT,
+            "gelu are not the same",
+        ),
+        ("the sigmoid approximation of GELU", GELU_SIGMOID, "gelu are not the same"),
     ],
 }
