@@ -228,7 +228,8 @@ def max_new_shapes(n_requests: int, compile_s: float, jax_s: float, torch_s: flo
 # TESTS: shape-budget points=2
 check("shape-budget", lambda: [max_new_shapes(1000, 0.8, 0.010, 0.015), max_new_shapes(10, 1.0, 0.2, 0.1),
                                max_new_shapes(5, 0.001, 0.01, 0.02)],
-      [6, None, 5], hint="spare time = n * (torch - jax); each shape costs compile_s; cap at n_requests")
+      [6, None, 5], hint="spare time = n * (torch - jax), and None (not 0) when it is negative; each shape costs "
+           "compile_s; cap at n_requests")
 
 # %%
 # HIDDEN TESTS: shape-budget points=3
