@@ -305,6 +305,22 @@ check("hvp", lambda: hvp_torch(chain_torch, torch.from_numpy(x_np), torch.from_n
       rtol=1e-4, atol=1e-4, hint="PyTorch: H v is the derivative of the gradient in the direction v (forward mode over reverse); no Hessian needed")
 
 
+def _largest_intermediate_jax(m=64):
+    eqns = jax.make_jaxpr(lambda x, v: hvp_jax(chain_jax, x, v))(jnp.ones(m), jnp.ones(m)).jaxpr.eqns
+    biggest = max(int(np.prod(o.aval.shape)) for e in eqns for o in e.outvars)
+    assert biggest < m * m, f"an intermediate of {biggest} elements for n = {m}: the n x n Hessian was built"
+
+
+def _largest_intermediate_torch(m=64):
+    graph = make_fx(lambda x, v: hvp_torch(chain_torch, x, v))(torch.ones(m), torch.ones(m))
+    biggest = max(n.meta["val"].numel() for n in graph.graph.nodes if hasattr(n.meta.get("val"), "numel"))
+    assert biggest < m * m, f"an intermediate of {biggest} elements for n = {m}: the n x n Hessian was built"
+
+
+check("hvp", _largest_intermediate_jax, hint="JAX: O(n) memory means no n x n Hessian; differentiate the gradient along v instead")
+check("hvp", _largest_intermediate_torch, hint="PyTorch: O(n) memory means no n x n Hessian; differentiate the gradient along v instead")
+
+
 # %%
 # HIDDEN TESTS: hvp points=3
 ### BEGIN HIDDEN TESTS

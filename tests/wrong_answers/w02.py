@@ -37,3 +37,234 @@ WRONG = {
         ),
     ],
 }
+
+RIGHT_HVP_TORCH = """
+def hvp_torch(f, x, v):
+    return tf.jvp(tf.grad(f), (x,), (v,))[1]
+"""
+
+HVP_GRAD_TIMES_V = (
+    """
+def hvp_jax(f, x, v):
+    return jax.grad(f)(x) * v  # gradient scaled by v, not its derivative along v
+"""
+    + RIGHT_HVP_TORCH
+)
+
+HVP_JVP_OF_F = """
+def hvp_jax(f, x, v):
+    return jax.jvp(jax.grad(f), (x,), (v,))[1]
+
+def hvp_torch(f, x, v):
+    return tf.jvp(f, (x,), (v,))[1]  # directional derivative of f, a scalar
+"""
+
+CLIP_SETUP = """
+@jax.custom_vjp
+def clip_gradient_jax(x, lo, hi):
+    return x
+"""
+
+CLIP_TORCH_RIGHT = """
+class ClipGradient(torch.autograd.Function):
+    @staticmethod
+    def forward(x, lo, hi):
+        return x.clone()
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.lo, ctx.hi = inputs[1], inputs[2]
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.clamp(ctx.lo, ctx.hi), None, None
+"""
+
+CLIP_JAX_RIGHT = (
+    CLIP_SETUP
+    + """
+def clip_gradient_fwd(x, lo, hi):
+    return x, (lo, hi)
+
+def clip_gradient_bwd(residuals, g):
+    lo, hi = residuals
+    return jnp.clip(g, lo, hi), None, None
+
+clip_gradient_jax.defvjp(clip_gradient_fwd, clip_gradient_bwd)
+"""
+)
+
+CLIP_JAX_ONE_COTANGENT = (
+    CLIP_SETUP
+    + """
+def clip_gradient_fwd(x, lo, hi):
+    return x, (lo, hi)
+
+def clip_gradient_bwd(residuals, g):
+    lo, hi = residuals
+    return jnp.clip(g, lo, hi)  # a cotangent for x only, not a tuple for (x, lo, hi)
+
+clip_gradient_jax.defvjp(clip_gradient_fwd, clip_gradient_bwd)
+"""
+    + CLIP_TORCH_RIGHT
+)
+
+CLIP_TORCH_ONE_GRADIENT = CLIP_JAX_RIGHT + CLIP_TORCH_RIGHT.replace(
+    "return g.clamp(ctx.lo, ctx.hi), None, None", "return g.clamp(ctx.lo, ctx.hi)"
+)
+
+CLIP_TORCH_CLIPS_FORWARD = CLIP_JAX_RIGHT + CLIP_TORCH_RIGHT.replace(
+    "return x.clone()", "return x.clamp(lo, hi)"
+).replace("return g.clamp(ctx.lo, ctx.hi), None, None", "return g, None, None")
+
+STE_PLAIN_ROUND = """
+def round_ste_jax(x):
+    return jnp.round(x)  # zero gradient almost everywhere
+
+def round_ste_torch(x):
+    return x + (torch.round(x) - x).detach()
+"""
+
+STE_STOPS_EVERYTHING = """
+def round_ste_jax(x):
+    return x + jax.lax.stop_gradient(jnp.round(x) - x)
+
+def round_ste_torch(x):
+    return (x + (torch.round(x) - x)).detach()  # detaches the identity part too
+"""
+
+NORMS_RIGHT_TORCH = """
+def per_example_norms_torch(model, X, y):
+    p = {name: value.detach() for name, value in model.named_parameters()}
+
+    def loss_one(p, x, label):
+        logits = tf.functional_call(model, p, (x[None],))
+        return torch.nn.functional.cross_entropy(logits, label[None])
+
+    grads = tf.vmap(tf.grad(loss_one), in_dims=(None, 0, 0))(p, X, y)
+    return torch.sqrt(sum(g.flatten(1).pow(2).sum(dim=1) for g in grads.values()))
+"""
+
+NORMS_SUM_OF_LEAF_NORMS = (
+    """
+def per_example_norms_jax(params, X, y):
+    def loss_one(params, x, label):
+        return loss_jax(params, x[None], label[None])
+
+    grads = jax.vmap(jax.grad(loss_one), in_axes=(None, 0, 0))(params, X, y)
+    # one norm per leaf, added up: not the norm over all parameters
+    return sum(jnp.linalg.norm(g.reshape(g.shape[0], -1), axis=1) for g in jax.tree.leaves(grads))
+"""
+    + NORMS_RIGHT_TORCH
+)
+
+NORMS_TORCH_MAPS_PARAMS = """
+def per_example_norms_jax(params, X, y):
+    def loss_one(params, x, label):
+        return loss_jax(params, x[None], label[None])
+
+    grads = jax.vmap(jax.grad(loss_one), in_axes=(None, 0, 0))(params, X, y)
+    squares = [jnp.sum(g.reshape(g.shape[0], -1) ** 2, axis=1) for g in jax.tree.leaves(grads)]
+    return jnp.sqrt(sum(squares))
+""" + NORMS_RIGHT_TORCH.replace("in_dims=(None, 0, 0)", "in_dims=0")
+
+NORMS_JAX_NO_SQRT = (
+    """
+def per_example_norms_jax(params, X, y):
+    def loss_one(params, x, label):
+        return loss_jax(params, x[None], label[None])
+
+    grads = jax.vmap(jax.grad(loss_one), in_axes=(None, 0, 0))(params, X, y)
+    return sum(jnp.sum(g.reshape(g.shape[0], -1) ** 2, axis=1) for g in jax.tree.leaves(grads))
+"""
+    + NORMS_RIGHT_TORCH
+)
+
+HVP_FULL_HESSIAN_JAX = (
+    """
+def hvp_jax(f, x, v):
+    return jax.hessian(f)(x) @ v  # right values, n x n memory
+"""
+    + RIGHT_HVP_TORCH
+)
+
+HVP_FULL_HESSIAN_TORCH = """
+def hvp_jax(f, x, v):
+    return jax.jvp(jax.grad(f), (x,), (v,))[1]
+
+def hvp_torch(f, x, v):
+    return tf.hessian(f)(x) @ v  # right values, n x n memory
+"""
+
+WRONG.update(
+    {
+        "hvp": [
+            (
+                "gradient times v",
+                HVP_GRAD_TIMES_V,
+                "JAX: H v is the derivative of the gradient",
+            ),
+            (
+                "JAX builds the Hessian",
+                HVP_FULL_HESSIAN_JAX,
+                "JAX: O(n) memory means no n x n Hessian",
+            ),
+            (
+                "torch builds the Hessian",
+                HVP_FULL_HESSIAN_TORCH,
+                "PyTorch: O(n) memory means no n x n Hessian",
+            ),
+            (
+                "jvp of f, not of its gradient",
+                HVP_JVP_OF_F,
+                "PyTorch: H v is the derivative of the gradient",
+            ),
+        ],
+        "clip-vjp": [
+            (
+                "JAX bwd returns a bare cotangent",
+                CLIP_JAX_ONE_COTANGENT,
+                "JAX: the backward rule clips",
+            ),
+            (
+                "torch backward returns one gradient",
+                CLIP_TORCH_ONE_GRADIENT,
+                "one gradient per input of forward",
+            ),
+            (
+                "torch clips the forward value",
+                CLIP_TORCH_CLIPS_FORWARD,
+                "PyTorch: backward clips the incoming gradient",
+            ),
+        ],
+        "straight-through": [
+            (
+                "plain round in JAX",
+                STE_PLAIN_ROUND,
+                "the gradient must be 1 everywhere",
+            ),
+            (
+                "torch detaches the identity too",
+                STE_STOPS_EVERYTHING,
+                "the gradient must be 1 everywhere",
+            ),
+        ],
+        "per-example-norms": [
+            (
+                "sum of per-leaf norms",
+                NORMS_SUM_OF_LEAF_NORMS,
+                "JAX: map the gradient over the examples only",
+            ),
+            (
+                "torch maps over the parameters too",
+                NORMS_TORCH_MAPS_PARAMS,
+                "PyTorch: map the gradient over the examples only",
+            ),
+            (
+                "JAX forgets the square root",
+                NORMS_JAX_NO_SQRT,
+                "JAX: map the gradient over the examples only",
+            ),
+        ],
+    }
+)
