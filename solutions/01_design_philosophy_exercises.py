@@ -137,7 +137,7 @@ def yours(lr, momentum, num_steps, step=sgd_momentum):
 
 
 check("pure-sgd", lambda: yours(0.1, 0.9, S.num_steps), torch_momentum_reference(0.1, 0.9, S.num_steps),
-      rtol=1e-4, atol=1e-5, hint="velocity first (mu * v + g), then params - lr * new velocity")
+      rtol=1e-4, atol=1e-5, hint="JAX, like torch.optim.SGD: velocity first (mu * v + g), then params - lr * new velocity")
 
 # %%
 # HIDDEN TESTS: pure-sgd points=3
@@ -188,9 +188,9 @@ w_np = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], np.float32)
 expected = np.zeros(5)
 np.add.at(expected, idx_np, w_np.astype(np.float64))  # float64 oracle: [7, 4, 0, 10, 0]
 check("scatter-add", lambda: bin_sums_torch(torch.from_numpy(idx_np), torch.from_numpy(w_np), 5), expected,
-      hint="t[idx] += w writes a repeated index once; use index_add_")
+      hint="PyTorch: t[idx] += w writes a repeated index once; use index_add_")
 check("scatter-add", lambda: bin_sums_jax(jnp.asarray(idx_np), jnp.asarray(w_np), 5), expected,
-      hint="jnp.zeros(n).at[idx].add(w)")
+      hint="JAX: arrays are immutable, and a repeated index must add up, not overwrite: use an .at[] update that accumulates")
 
 # %%
 # HIDDEN TESTS: scatter-add points=3
@@ -358,7 +358,8 @@ def _run(update):
 
 
 check("jit-stats", lambda: _run(jax.jit(update_stats)), (len(stacked), stacked.mean(0), stacked.var(0)),
-      rtol=1e-4, atol=1e-4, hint="return Stats(new_count, new_mean, new_m2); keep nothing outside the function")
+      rtol=1e-4, atol=1e-4, hint="JAX: return a new Stats(count, mean, m2) and keep nothing outside the function (a Python counter freezes under jit); "
+           "the m2 update follows RunningStats.update term for term")
 
 # %%
 # HIDDEN TESTS: jit-stats points=3
@@ -462,7 +463,7 @@ def _nnx_step(model, optimizer, X, y):
 
 check("port-nnx", lambda: from_torch(torch_model)(jnp.asarray(X_np)),
       torch_model(torch.from_numpy(X_np)).detach(), rtol=1e-5, atol=1e-5,
-      hint="kernel = weight.T (nn.Linear keeps (out, in)); tanh between the layers")
+      hint="Flax NNX: kernel = weight.T (nn.Linear keeps (out, in)), the biases copied too; tanh between the layers")
 
 
 def _after_one_step():

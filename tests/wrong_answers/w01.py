@@ -43,3 +43,142 @@ WRONG = {
         ("one key for every step", REUSED_KEY, "fold_in(key, step)"),
     ],
 }
+
+SGD_OLD_VELOCITY = """
+def sgd_momentum(params, velocity, grads, lr, momentum):
+    new_params = jax.tree.map(lambda p, v: p - lr * v, params, velocity)  # the old velocity
+    new_velocity = jax.tree.map(lambda v, g: momentum * v + g, velocity, grads)
+    return new_params, new_velocity
+"""
+
+SGD_EMA_VELOCITY = """
+def sgd_momentum(params, velocity, grads, lr, momentum):
+    # an Adam-style moving average, not torch.optim.SGD's momentum
+    new_velocity = jax.tree.map(lambda v, g: momentum * v + (1 - momentum) * g, velocity, grads)
+    new_params = jax.tree.map(lambda p, v: p - lr * v, params, new_velocity)
+    return new_params, new_velocity
+"""
+
+SCATTER_RIGHT_JAX = """
+def bin_sums_jax(idx, weights, n_bins):
+    return jnp.zeros(n_bins, dtype=weights.dtype).at[idx].add(weights)
+"""
+
+SCATTER_TORCH_PLUS_EQUALS = (
+    """
+def bin_sums_torch(idx, weights, n_bins):
+    out = torch.zeros(n_bins, dtype=weights.dtype)
+    out[idx] += weights  # a repeated index is written once
+    return out
+"""
+    + SCATTER_RIGHT_JAX
+)
+
+SCATTER_JAX_SET = """
+def bin_sums_torch(idx, weights, n_bins):
+    return torch.zeros(n_bins, dtype=weights.dtype).index_add_(0, idx, weights)
+
+def bin_sums_jax(idx, weights, n_bins):
+    return jnp.zeros(n_bins, dtype=weights.dtype).at[idx].set(weights)  # last write wins
+"""
+
+STATS_INIT = """
+def init_stats(dim):
+    return Stats(jnp.zeros(()), jnp.zeros(dim), jnp.zeros(dim))
+"""
+
+STATS_PYTHON_COUNTER = (
+    STATS_INIT
+    + """
+_seen = {"count": 0}
+
+def update_stats(state, batch):
+    n, batch_mean = batch.shape[0], batch.mean(axis=0)
+    count = _seen["count"]  # read once, at trace time
+    delta, total = batch_mean - state.mean, count + n
+    mean = state.mean + delta * n / total
+    m2 = state.m2 + ((batch - batch_mean) ** 2).sum(axis=0) + delta**2 * count * n / total
+    _seen["count"] = total
+    return Stats(jnp.asarray(total, jnp.float32), mean, m2)
+"""
+)
+
+STATS_NO_CROSS_TERM = (
+    STATS_INIT
+    + """
+def update_stats(state, batch):
+    n, batch_mean = batch.shape[0], batch.mean(axis=0)
+    delta, total = batch_mean - state.mean, state.count + n
+    mean = state.mean + delta * n / total
+    m2 = state.m2 + ((batch - batch_mean) ** 2).sum(axis=0)  # the delta**2 term forgotten
+    return Stats(total, mean, m2)
+"""
+)
+
+NNX_CLASS = """
+class MLPNNX(nnx.Module):
+    def __init__(self, d_in, d_hidden, d_out, *, rngs):
+        self.linear1 = nnx.Linear(d_in, d_hidden, rngs=rngs)
+        self.linear2 = nnx.Linear(d_hidden, d_out, rngs=rngs)
+
+    def __call__(self, X):
+        return self.linear2(jnp.tanh(self.linear1(X)))
+"""
+
+NNX_FROM_TORCH = """
+def from_torch(model):
+    d_hidden, d_in = model.linear1.weight.shape
+    out = MLPNNX(d_in, d_hidden, model.linear2.weight.shape[0], rngs=nnx.Rngs(0))
+    for mine, theirs in ((out.linear1, model.linear1), (out.linear2, model.linear2)):
+        mine.kernel[...] = jnp.asarray(theirs.weight.detach().numpy().T)
+        mine.bias[...] = jnp.asarray(theirs.bias.detach().numpy())
+    return out
+"""
+
+NNX_NO_TRANSPOSE = NNX_CLASS + NNX_FROM_TORCH.replace(
+    "theirs.weight.detach().numpy().T", "theirs.weight.detach().numpy()"
+)
+
+NNX_NO_BIAS = NNX_CLASS + NNX_FROM_TORCH.replace(
+    "        mine.bias[...] = jnp.asarray(theirs.bias.detach().numpy())\n", ""
+)
+
+NNX_RELU = NNX_CLASS.replace("jnp.tanh", "jax.nn.relu") + NNX_FROM_TORCH
+
+WRONG.update(
+    {
+        "pure-sgd": [
+            ("params step with the old velocity", SGD_OLD_VELOCITY, "velocity first"),
+            (
+                "moving-average velocity",
+                SGD_EMA_VELOCITY,
+                "velocity first (mu * v + g)",
+            ),
+        ],
+        "scatter-add": [
+            (
+                "torch out[idx] += w",
+                SCATTER_TORCH_PLUS_EQUALS,
+                "PyTorch: t[idx] += w writes a repeated index once",
+            ),
+            (
+                "JAX .at[idx].set",
+                SCATTER_JAX_SET,
+                "JAX: arrays are immutable, and a repeated index must add up",
+            ),
+        ],
+        "jit-stats": [
+            (
+                "a Python counter outside the function",
+                STATS_PYTHON_COUNTER,
+                "a Python counter freezes under jit",
+            ),
+            ("m2 without the cross term", STATS_NO_CROSS_TERM, "term for term"),
+        ],
+        "port-nnx": [
+            ("kernel not transposed", NNX_NO_TRANSPOSE, "kernel = weight.T"),
+            ("biases left at their init", NNX_NO_BIAS, "the biases copied too"),
+            ("relu instead of tanh", NNX_RELU, "tanh between the layers"),
+        ],
+    }
+)
