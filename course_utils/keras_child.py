@@ -182,14 +182,25 @@ def _timings(comparison: Any) -> dict[str, Any]:
 
 
 def _import_keras(args: argparse.Namespace) -> Any:
-    """Keras on the asked backend, PyTorch's threads set by the course's policy."""
+    """Keras on the asked backend, PyTorch's threads set by the course's policy.
+
+    Full float32 matmuls, as the course's parity checks use everywhere: on a recent
+    NVIDIA GPU JAX's default is TF32, and two programs that round differently (Keras's
+    and the native one) would then differ by about 1e-4.
+    """
     _strict_warnings()
     if args.backend == "torch":
-        import torch  # noqa: F401  (loaded first, so the thread policy can set it)
+        import torch  # loaded first, so the thread policy can set it
 
         from course_utils import contention
 
         contention.set_threads(args.torch_threads)  # None: the policy's own count
+        torch.set_float32_matmul_precision("highest")
+        torch.backends.cudnn.allow_tf32 = False
+    else:
+        import jax
+
+        jax.config.update("jax_default_matmul_precision", "highest")
 
     import keras
 

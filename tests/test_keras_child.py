@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -72,3 +73,31 @@ def test_wait_for_file_returns_once_the_file_exists(tmp_path):
     threading.Timer(0.1, target.write_text, args=("{}",)).start()
     kc.wait_for_file(target, 10.0, poll_s=0.01)
     assert target.is_file()
+
+
+@pytest.mark.parametrize(
+    "backend, probe",
+    [
+        ("jax", "import jax; print(jax.config.jax_default_matmul_precision)"),
+        ("torch", "import torch; print(torch.get_float32_matmul_precision())"),
+    ],
+)
+def test_child_uses_full_float32_matmuls(backend, probe):
+    """On a GPU the defaults round through TF32; the child's parity check needs float32."""
+    pytest.importorskip("keras")
+    pytest.importorskip(backend)
+    code = (
+        "import argparse, course_utils.keras_child as kc; "
+        f"kc._import_keras(argparse.Namespace(backend={backend!r}, torch_threads=1)); "
+        + probe
+    )
+    env = {**os.environ, "KERAS_BACKEND": backend}
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert out.stdout.strip().splitlines()[-1] == "highest"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -80,8 +80,12 @@ def _measure_on(
     only: Sequence[str],
     given: Mapping[str, Measured],
     verbose: bool,
+    done: Callable[[Outcome], None] = lambda outcome: None,
 ) -> list[Outcome]:
-    """Every claim (or ``only`` those) on one device kind; ``given`` ones are not measured again."""
+    """Every claim (or ``only`` those) on one device kind; ``given`` ones are not measured again.
+
+    ``done`` is called with each outcome as soon as it is judged.
+    """
     from course_utils.claims import benchmarks
 
     outcomes = []
@@ -107,6 +111,7 @@ def _measure_on(
                 flush=True,
             )
         outcomes.append(outcome)
+        done(outcome)
     return outcomes
 
 
@@ -130,13 +135,17 @@ def run(
     only: Sequence[str] | None = None,
     measured: Mapping[str, Measured] | None = None,
     measured_on: str = "cpu",
-    device: str = "all",
+    device: str | None = None,
     verbose: bool = True,
 ) -> ClaimsReport:
     """Measure every claim (or ``only`` those ids), print the table, write JSON and PNG to ``out``.
 
     ``device`` is ``all`` (the CPU, and the accelerator when one is present),
-    ``cpu`` or ``accelerator``; every claim is measured once per device kind.
+    ``cpu``, ``accelerator`` or ``auto`` (the accelerator when one is present, else
+    the CPU); every claim is measured once per device kind. The default is ``all``
+    in full mode and ``auto`` in smoke mode. With ``out``, ``claims.json`` is
+    rewritten after every claim (``"complete": false`` until the last), so a run
+    stopped part-way keeps what it measured.
     ``measured`` supplies measurements already taken (a notebook that timed the
     same thing in its own cells) by claim id, on the device kind ``measured_on``;
     those claims are judged from them there instead of being measured again.
@@ -147,24 +156,34 @@ def run(
     only, measured = list(only or []), dict(measured or {})
     out_dir = Path(out) if out is not None else None
     _check_arguments(only, measured, out_dir)
-    plan = devices.detect_devices(device)
+    plan = devices.detect_devices(device or ("auto" if smoke else "all"))
     start = time.perf_counter()
-    outcomes = []
-    for target in plan.targets:
-        given = measured if target.kind == measured_on else {}
-        outcomes += _measure_on(
-            target, smoke=smoke, only=only, given=given, verbose=verbose
-        )
+    outcomes: list[Outcome] = []
     report = ClaimsReport(
         outcomes,
         smoke,
         _machine(plan),
-        time.perf_counter() - start,
+        0.0,
         devices=[t.kind for t in plan.targets],
         device_note=plan.note,
+        complete=False,
     )
+
+    def save(outcome: Outcome | None = None) -> None:
+        if outcome is not None:
+            outcomes.append(outcome)
+        report.seconds = time.perf_counter() - start
+        if out_dir is not None:
+            report.json_path = write_json(report, out_dir / "claims.json")
+
+    for target in plan.targets:
+        given = measured if target.kind == measured_on else {}
+        _measure_on(
+            target, smoke=smoke, only=only, given=given, verbose=verbose, done=save
+        )
+    report.complete = True
+    save()
     if out_dir is not None:
-        report.json_path = write_json(report, out_dir / "claims.json")
         report.png_path = save_plot(outcomes, out_dir / "claims.png")
     if verbose:
         _print_summary(report)
@@ -232,8 +251,9 @@ def add_commands(sub: Any) -> None:
     p.add_argument(
         "--device",
         choices=DEVICE_CHOICES,
-        default="all",
+        default=None,
         help="where to measure: all (the CPU, and the accelerator when present; "
-        "the default), cpu, or accelerator",
+        "the default), cpu, accelerator, or auto (the accelerator when present, "
+        "else the CPU; the default with --smoke)",
     )
     p.set_defaults(func=cmd_claims)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from course_utils.tooling.errors import CourseError
 
-DEVICE_CHOICES = ("all", "cpu", "accelerator")
+DEVICE_CHOICES = ("all", "cpu", "accelerator", "auto")
 FRAMEWORK_NAMES = {"jax": "JAX", "torch": "PyTorch"}
 
 
@@ -81,8 +81,8 @@ def plan_devices(
 ) -> DevicePlan:
     """Which device kinds to measure on (pure; :func:`detect_devices` feeds it).
 
-    ``requested`` is ``all`` (the CPU, then every accelerator present), ``cpu``
-    or ``accelerator``. ``jax_kinds`` / ``torch_kinds`` are the device kinds
+    ``requested`` is ``all`` (the CPU, then every accelerator present), ``cpu``,
+    ``accelerator``, or ``auto`` (the accelerators when there are any, else the CPU). ``jax_kinds`` / ``torch_kinds`` are the device kinds
     each framework reaches (``cpu``, ``gpu``, ``tpu``). An accelerator only one
     framework reaches is still a target: single-framework claims run there, and
     paired ones say why they cannot.
@@ -96,6 +96,8 @@ def plan_devices(
     order = ("gpu", "tpu")
     accelerators = [k for k in order if k in jax_kinds | torch_kinds]
     accelerators += sorted((jax_kinds | torch_kinds) - set(order) - {"cpu"})
+    if requested == "auto":
+        requested = "accelerator" if accelerators else "cpu"
     kinds = (["cpu"] if requested in ("all", "cpu") else []) + (
         accelerators if requested in ("all", "accelerator") else []
     )

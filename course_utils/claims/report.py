@@ -65,6 +65,7 @@ class ClaimsReport:
     png_path: Path | None = None
     devices: list[str] = field(default_factory=lambda: ["cpu"])
     device_note: str = ""
+    complete: bool = True  # False while the run is still going, or if it was stopped
 
     def outcome(self, claim_id: str, device: str | None = None) -> Outcome:
         """The outcome for ``claim_id`` on ``device`` (default: the first measured, the CPU's)."""
@@ -92,6 +93,7 @@ class ClaimsReport:
             "machine": self.machine,
             "devices": self.devices,
             "device_note": self.device_note,
+            "complete": self.complete,
             "claims": [o.to_dict() for o in self.outcomes],
         }
 
@@ -118,11 +120,13 @@ class ClaimsReport:
 
 
 def write_json(report: ClaimsReport, path: Path) -> Path:
+    """Write the report whole, atomically: a reader never sees half a file."""
+    from course_utils._files import write_atomic
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        json.dumps(report.to_dict(), indent=2, default=str) + "\n", encoding="utf-8"
+    return write_atomic(
+        path, json.dumps(report.to_dict(), indent=2, default=str) + "\n"
     )
-    return path
 
 
 def plot(outcomes: Sequence[Outcome], ax=None):

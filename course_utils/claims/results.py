@@ -121,6 +121,8 @@ def machine_label(data: dict[str, Any]) -> str:
     """'Intel Xeon … (2 cores), cpu, 2026-11-30' for a column heading."""
     f = data["fingerprint"]
     mode = ", smoke" if data.get("smoke") else ""
+    if data.get("complete") is False:
+        mode += ", stopped part-way"
     return f"{f['cpu']} ({f.get('cores', '?')} cores{mode}), {f.get('when', '?')[:10]}"
 
 

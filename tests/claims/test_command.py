@@ -4,7 +4,14 @@ import json
 
 import pytest
 
-from course_utils.claims import benchmarks, command, devices, registry, verdicts
+from course_utils.claims import (
+    benchmarks,
+    command,
+    devices,
+    registry,
+    results,
+    verdicts,
+)
 from course_utils.tooling.errors import CourseError
 from tests.claims.fakes import CLAIM, CPU_ONLY, GPU_BOTH, HIGH, TPU, cli
 from tests.claims.test_verdicts import rounds
@@ -78,7 +85,7 @@ def test_run_rejects_bad_arguments(fake_benchmarks, tmp_path):
 def test_cli_help_and_bad_claim():
     out = cli("claims", "--help")
     assert out.returncode == 0 and "--smoke" in out.stdout and "--out" in out.stdout
-    assert "--device {all,cpu,accelerator}" in out.stdout
+    assert "--device {all,cpu,accelerator,auto}" in out.stdout
     out = cli("claims", "--only", "nope")
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
@@ -150,7 +157,9 @@ def test_run_on_a_gpu_machine_measures_every_claim_on_cpu_and_gpu(
 ):
     calls = _fake_run(monkeypatch, GPU_BOTH)
     given = verdicts.Measured(rounds(0.6), "timed by the caller on the CPU")
-    report = command.run(smoke=True, out=tmp_path, measured={"fake": given})
+    report = command.run(
+        smoke=True, out=tmp_path, measured={"fake": given}, device="all"
+    )
     assert calls == [
         ("high", "cpu"),
         ("fake", "gpu"),
@@ -252,3 +261,45 @@ def test_cli_device_accelerator_on_a_cpu_machine_is_one_clear_error():
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "no accelerator is present" in lines[0]
+
+
+@pytest.mark.parametrize(
+    "smoke, kinds", [(True, ["gpu"]), (False, ["cpu", "gpu"])], ids=["smoke", "full"]
+)
+def test_default_devices_smoke_measures_the_accelerator_only(monkeypatch, smoke, kinds):
+    calls = _fake_run(monkeypatch, GPU_BOTH)
+    report = command.run(smoke=smoke, verbose=False)
+    assert report.devices == kinds
+    assert sorted({kind for _, kind in calls}) == sorted(kinds)
+
+
+def test_default_devices_smoke_without_accelerator_measures_the_cpu(monkeypatch):
+    calls = _fake_run(monkeypatch, CPU_ONLY)
+    report = command.run(smoke=True, verbose=False)
+    assert report.devices == ["cpu"] and {kind for _, kind in calls} == {"cpu"}
+
+
+def test_a_run_stopped_part_way_keeps_what_it_measured(monkeypatch, tmp_path):
+    calls = _fake_run(monkeypatch, CPU_ONLY)
+    fake_measure = benchmarks.measure
+
+    def stop_at_second(claim_id, *, smoke, target):
+        if calls:
+            raise KeyboardInterrupt
+        return fake_measure(claim_id, smoke=smoke, target=target)
+
+    monkeypatch.setattr(benchmarks, "measure", stop_at_second)
+    with pytest.raises(KeyboardInterrupt):
+        command.run(smoke=True, out=tmp_path, verbose=False)
+    data = results.load(tmp_path)
+    assert data["complete"] is False
+    assert [c["id"] for c in data["claims"]] == ["fake"]
+    assert "stopped part-way" in results.machine_label(data)
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_finished_run_says_it_is_complete(monkeypatch, tmp_path):
+    _fake_run(monkeypatch, CPU_ONLY)
+    command.run(smoke=True, out=tmp_path, verbose=False)
+    data = json.loads((tmp_path / "claims.json").read_text())
+    assert data["complete"] is True and len(data["claims"]) == 2
