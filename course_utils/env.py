@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import platform
 import sys
+import warnings
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
@@ -133,6 +134,8 @@ def set_precision(name: str = "float32") -> dict[str, str]:
     import torch
 
     jax.config.update("jax_default_matmul_precision", jax_name)
+    # torch.compile on a GPU advises TF32 at every compile; full float32 is chosen here.
+    warnings.filterwarnings("ignore", message="TensorFloat32 tensor cores for float32")
     torch.set_float32_matmul_precision(torch_matmul)
     torch.backends.cudnn.allow_tf32 = cudnn_tf32
     return precision()

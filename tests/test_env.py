@@ -3,6 +3,7 @@
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import pytest
 
@@ -194,3 +195,20 @@ def test_setup_one_kind_moves_both_frameworks_to_the_cpu_on_a_tpu_machine(
     # without one_kind JAX keeps the TPU
     s = env.setup(one_kind=False, verbose=False)
     assert s.jax_device is fake_tpu and s.compared_kind == "cpu"
+
+
+def test_float32_precision_silences_torch_compiles_tf32_advice():
+    """On a GPU, torch.compile advises TF32 at every compile; the course chose float32."""
+    pytest.importorskip("torch")
+    pytest.importorskip("jax")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        env.set_precision("float32")
+        warnings.warn(
+            "TensorFloat32 tensor cores for float32 matrix multiplication available "
+            "but not enabled. Consider setting `torch.set_float32_matmul_precision('high')`",
+            UserWarning,
+            stacklevel=1,
+        )
+        warnings.warn("any other warning", UserWarning, stacklevel=1)
+    assert [str(w.message) for w in seen] == ["any other warning"]
