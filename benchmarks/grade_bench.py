@@ -66,7 +66,9 @@ def _report(batch, out: Path, args, wall: float, cpu: float, load: tuple) -> Non
     worker, cells = [], []
     for rec in batch.records:
         worker.append(rec["seconds"])
-        executed = json.loads((out / rec["student"] / "executed.ipynb").read_text())
+        executed = json.loads(
+            (out / "_instructor" / rec["student"] / "executed.ipynb").read_text()
+        )
         cells.append(
             sum(c["metadata"]["grader"].get("seconds", 0.0) for c in executed["cells"])
         )

@@ -16,7 +16,8 @@ import re
 from typing import Any
 
 MAX_FOLDER = 80  # characters of a report folder name, hash suffix included
-RESERVED = {"grades.csv", "grades.json"}  # the class tables in the report folder
+# The report folder's own entries: the class tables, the instructor's files, the class report.
+RESERVED = {"grades.csv", "grades.json", "_instructor", "class-report", "regrades.csv"}
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 

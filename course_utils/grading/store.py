@@ -31,11 +31,20 @@ from course_utils.tooling.errors import CourseError
 RECORD = "grade.json"
 WORK = ".work"
 FILES = ("results.json", "feedback.ipynb", "executed.ipynb")  # a student's other files
+INSTRUCTOR = "_instructor"  # DIR/_instructor/<folder>/: files a student must never get
+PRIVATE = ("executed.ipynb",)  # the hidden tests' source and outputs
 MAX_FILE = 200 * 2**20  # bytes of one report file copied by merge
 
 
 def student_dir(out: Path, student: str) -> Path:
     return out / folder_name(student)
+
+
+def file_path(out: Path, student: str, name: str) -> Path:
+    """Where a student's report file lives: instructor-only ones outside the student's folder."""
+    if name in PRIVATE:
+        return out / INSTRUCTOR / folder_name(student) / name
+    return student_dir(out, student) / name
 
 
 def _clear(path: Path) -> None:
@@ -64,14 +73,21 @@ def _own_folder(folder: Path) -> None:
 def save_student(out: Path, record: dict, files: dict[str, str | bytes]) -> dict:
     """Write the student's files, then their sealed ``grade.json`` (the commit mark)."""
     secret = keyed.key(out)
-    folder = student_dir(out, record["student"])
+    student = record["student"]
+    folder = student_dir(out, student)
     _own_folder(folder)
     hashes = {}
     for name, text in files.items():
         data = text if isinstance(text, bytes) else utf8(text).encode("utf-8")
-        write_atomic(folder / name, data)
+        path = file_path(out, student, name)
+        if name in PRIVATE:
+            _own_folder(out / INSTRUCTOR)
+            _own_folder(path.parent)
+        write_atomic(path, data)
         hashes[name] = hashlib.sha256(data).hexdigest()
     for name in set(FILES) - set(files):  # a file of an earlier grade
+        _clear(file_path(out, student, name))
+    for name in PRIVATE:  # where a grader before this one wrote it
         _clear(folder / name)
     rec = keyed.seal(dict(record, files=hashes), secret)
     write_atomic(folder / RECORD, json.dumps(rec, indent=1, ensure_ascii=False) + "\n")
@@ -109,7 +125,9 @@ def _scan(out: Path, secret: bytes | None, notes: list[str] | None) -> list:
     with os.scandir(out) as it:
         entries = sorted(it, key=lambda e: e.name)
     for entry in entries:
-        if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+        if entry.name.startswith(".") or entry.name == INSTRUCTOR:
+            continue
+        if not entry.is_dir(follow_symlinks=False):
             continue
         rec = load_record(Path(entry.path), secret, notes)
         if rec is not None:
@@ -123,10 +141,11 @@ def records(out: Path, notes: list[str] | None = None) -> list[dict]:
     return [rec for rec, _ in _scan(out, secret, notes)]
 
 
-def _files_intact(folder: Path, rec: dict) -> bool:
+def _files_intact(out: Path, rec: dict) -> bool:
     files = rec.get("files")
     return isinstance(files, dict) and all(
-        keyed.file_hash(folder / name) == sha for name, sha in files.items()
+        keyed.file_hash(file_path(out, rec["student"], name)) == sha
+        for name, sha in files.items()
     )
 
 
@@ -152,7 +171,7 @@ def already_graded(
         and rec.get("submission_sha256") == submission_sha
         and rec.get("master_sha256") == master_sha
         and rec.get("options") == json.loads(json.dumps(options))
-        and _files_intact(folder, rec)
+        and _files_intact(out, rec)
     )
 
 
@@ -219,6 +238,18 @@ def _copy_checked(src: Path, dst: Path, sha: str) -> bool:
     return True
 
 
+def _copy_merged(
+    shard: Path, out: Path, tmp: Path, student: str, name: str, sha: str
+) -> bool:
+    """Copy one report file of a shard's student: instructor-only ones to their own place."""
+    src = file_path(shard, student, name)
+    if name not in PRIVATE:
+        return _copy_checked(src, tmp / name, sha)
+    _own_folder(out / INSTRUCTOR)
+    _own_folder(file_path(out, student, name).parent)
+    return _copy_checked(src, file_path(out, student, name), sha)
+
+
 def _choose(inputs: list[Path], notes: list[str]) -> dict[str, tuple[dict, Path]]:
     """The record to keep for each student (the newest), and the folder it is in."""
     chosen: dict[str, tuple[dict, Path]] = {}
@@ -270,7 +301,7 @@ def merge(inputs: list[Path], out: Path) -> tuple[list[dict], list[str]]:
         files = {
             name: sha
             for name, sha in rec.get("files", {}).items()
-            if name in FILES and _copy_checked(src / name, tmp / name, sha)
+            if name in FILES and _copy_merged(src.parent, out, tmp, student, name, sha)
         }
         if files != rec.get("files", {}):
             notes.append(f"student {student!r}: changed report files were not copied")

@@ -106,7 +106,7 @@ def batch(tmp_path_factory):
 
 
 def _outputs(out: Path, student: str) -> str:
-    nb = json.loads((out / student / "executed.ipynb").read_text())
+    nb = json.loads((out / "_instructor" / student / "executed.ipynb").read_text())
     return json.dumps([c.get("outputs", []) for c in nb["cells"]])
 
 

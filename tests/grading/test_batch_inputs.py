@@ -164,7 +164,7 @@ def test_output_flood_is_truncated(batch):
     assert (out / "output_flood" / "feedback.ipynb").stat().st_size < 300_000
     assert (
         "output truncated by the grader"
-        in (out / "output_flood" / "executed.ipynb").read_text()
+        in (out / "_instructor" / "output_flood" / "executed.ipynb").read_text()
     )
 
 
@@ -174,7 +174,7 @@ def test_scores_ignore_saved_outputs_and_edited_tests(batch):
     assert rec["max_total"] == 8 and all(t["points"] == 0 for t in rec["tests"])
     assert (
         "pass  # edited test"
-        not in (out / "stale_outputs" / "executed.ipynb").read_text()
+        not in (out / "_instructor" / "stale_outputs" / "executed.ipynb").read_text()
     )
 
 

@@ -1,0 +1,47 @@
+"""Everything in a student's report folder can be handed back as it is: no hidden test
+text anywhere in it; the instructor's copy (``executed.ipynb``) lives apart."""
+
+from __future__ import annotations
+
+from course_utils.grading import store
+from course_utils.grading.master import load_master
+from tests.grading.generated_class import ROSTER
+from tests.grading.helpers import MASTER
+
+SECRET = "SECRET_HIDDEN_ORACLE_7"  # a name only the tiny master's hidden tests use
+
+
+def _hidden_lines() -> set[str]:
+    master = load_master(MASTER)
+    lines = {ln.strip() for src in master.hidden_sources() for ln in src.splitlines()}
+    return {ln for ln in lines if len(ln) >= 8 and not ln.startswith("###")}
+
+
+def test_no_file_in_a_student_folder_holds_hidden_test_text(graded_class):
+    hidden = _hidden_lines()
+    assert any(SECRET in ln for ln in hidden) and len(hidden) >= 4
+    for student in ROSTER:
+        folder = store.student_dir(graded_class.out, student)
+        files = [p for p in folder.rglob("*") if p.is_file()]
+        assert {p.name for p in files} >= {"feedback.ipynb", "results.json"}
+        assert "executed.ipynb" not in {p.name for p in files}
+        for path in files:
+            text = path.read_bytes().decode("utf-8", "replace")
+            leaked = [ln for ln in hidden if ln in text]
+            assert SECRET not in text and not leaked, (path, leaked)
+
+
+def test_the_instructor_copy_is_apart_and_sealed(graded_class):
+    out = graded_class.out
+    executed = store.file_path(out, "ada", "executed.ipynb")
+    assert executed == out / "_instructor" / "ada" / "executed.ipynb"
+    assert SECRET in executed.read_text()  # the hidden tests as run
+    assert sorted(r["student"] for r in store.records(out)) == sorted(ROSTER)
+    rec = store.records(out)[0]
+    assert store.already_graded(  # the seal names the file where it is
+        out,
+        rec["student"],
+        rec["submission_sha256"],
+        rec["master_sha256"],
+        rec["options"],
+    )
