@@ -31,6 +31,13 @@
 #    PyTorch and under `jax.jit`, and use `.at[]`, `jax.debug.print` and explicit keys instead;
 # 3. place `nn.Module`, JAX pytrees and Flax NNX on the line from objects to functions, and
 #    tell eager define-by-run execution from trace-and-compile.
+#
+# **How to read the pairs.** From section 2 on, each idea comes as a PyTorch cell, then the JAX
+# cell that mirrors it, then a cell that checks the two agree. Names say which framework owns
+# them: `model_torch`, `X_torch` and `loss_torch` in PyTorch cells, `params_jax`, `X_jax` and
+# `loss_jax` in JAX cells; the NumPy arrays both start from end in `_np` (`X_np`, `y_np`), and
+# `init` holds the shared initial weights. Running the cells out of order therefore never hands
+# a PyTorch cell a JAX array, and the parity cell can name both sides.
 
 # %%
 # Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),
@@ -84,6 +91,18 @@ print(env.report().line())
 
 # %% [markdown]
 # ## 1. Imperative vs functional, in plain NumPy
+#
+# Before any framework, one design question: who owns the weights? In the imperative style an
+# object owns them and methods change them in place; anyone holding a reference sees the change.
+# In the functional style the weights are a value: a function takes them and returns new ones,
+# and what it was given stays as it was.
+#
+# PyTorch's `nn.Module` and `torch.optim` follow the first style. JAX requires the second,
+# because its transformations need **pure functions**: a function whose result depends only on
+# its arguments and which changes nothing outside itself. `jax.grad` can only differentiate with
+# respect to something that goes in as an argument, and `jax.jit` compiles what the function
+# computes from its arguments, not what it does to the world around it. Doing both styles in
+# plain NumPy first separates that design choice from everything else the frameworks add.
 #
 # **Key concepts**
 # - *Imperative*: an object holds the weights and `train_step` changes them in place (`-=`).
@@ -153,6 +172,10 @@ print(f"loss {numpy_mlp.loss(init, X_np, y_np):.4f} -> {numpy_mlp.loss(trained, 
       f" after {S.num_steps} steps, identical in both styles")
 
 # %% [markdown]
+# Same loss before, same loss after, same weights: the style decides where the weights live and
+# who may change them, not the arithmetic. Everything that follows is about what each choice
+# makes easy and what it lets go wrong.
+#
 # ### 1.1 The sharp bit: aliasing
 #
 # Suppose you keep "the initial weights" to compare with later, the natural way:
@@ -169,7 +192,9 @@ print(f"loss of the snapshot: {loss_at_start:.4f} when taken, {loss_of_snapshot:
 print('snapshot["w1"] is model.w1:', snapshot["w1"] is model.w1)
 
 # %% [markdown]
-# The "snapshot" trained along with the model: it *is* the model's arrays. The bug runs the
+# The "snapshot" trained along with the model: it *is* the model's arrays. Its loss moved from
+# the starting value to the trained one, and the identity check printed `True`: the dict holds
+# the very arrays `train_step` subtracts from. The bug runs the
 # other way too: an in-place edit through the list silently rewrites the model.
 
 # %%
@@ -226,44 +251,46 @@ def loss_torch(model, X, y):
 
 
 # %%
-model = MLP(d_in, S.d_hidden, d_out)
+# PyTorch
+model_torch = MLP(d_in, S.d_hidden, d_out)
 with torch.no_grad():  # copy in the shared initial weights (transposed for nn.Linear)
-    for layer, w, b in ((model.linear1, "w1", "b1"), (model.linear2, "w2", "b2")):
+    for layer, w, b in ((model_torch.linear1, "w1", "b1"), (model_torch.linear2, "w2", "b2")):
         layer.weight.copy_(torch.from_numpy(init[w].T))
         layer.bias.copy_(torch.from_numpy(init[b]))
-X, y = torch.from_numpy(X_np), torch.from_numpy(y_np)
-optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+X_torch, y_torch = torch.from_numpy(X_np), torch.from_numpy(y_np)
+optimizer_torch = torch.optim.SGD(model_torch.parameters(), lr=lr)
 
-out_torch = model(X).detach()
-optimizer.zero_grad()
-loss_torch(model, X, y).backward()
-optimizer.step()  # rewrites the model's weights in place
-step_torch = {"b1": model.linear1.bias, "b2": model.linear2.bias,  # keys sorted, as JAX orders them
-              "w1": model.linear1.weight.T, "w2": model.linear2.weight.T}
+out_torch = model_torch(X_torch).detach()
+optimizer_torch.zero_grad()
+loss_torch(model_torch, X_torch, y_torch).backward()
+optimizer_torch.step()  # rewrites the model's weights in place
+step_torch = {"b1": model_torch.linear1.bias, "b2": model_torch.linear2.bias,  # keys sorted, as JAX orders them
+              "w1": model_torch.linear1.weight.T, "w2": model_torch.linear2.weight.T}
 
 
 # %%
 # JAX
-def mlp(params, X):
+def mlp_jax(params, X):
     return jax.nn.relu(X @ params["w1"] + params["b1"]) @ params["w2"] + params["b2"]
 
 
 def loss_jax(params, X, y):
-    return 0.5 * ((mlp(params, X) - y) ** 2).sum(axis=1).mean()
+    return 0.5 * ((mlp_jax(params, X) - y) ** 2).sum(axis=1).mean()
 
 
 @jax.jit
-def sgd_step(params, X, y, lr):
+def sgd_step_jax(params, X, y, lr):
     grads = jax.grad(loss_jax)(params, X, y)  # a dict shaped like params
     return jax.tree.map(lambda p, g: p - lr * g, params, grads)
 
 
 # %%
-params = jax.tree.map(jnp.asarray, init)
-X, y = jnp.asarray(X_np), jnp.asarray(y_np)
+# JAX
+params_jax = jax.tree.map(jnp.asarray, init)
+X_jax, y_jax = jnp.asarray(X_np), jnp.asarray(y_np)
 
-out_jax = mlp(params, X)
-step_jax = sgd_step(params, X, y, lr)  # a new pytree; params is unchanged
+out_jax = mlp_jax(params_jax, X_jax)
+step_jax = sgd_step_jax(params_jax, X_jax, y_jax, lr)  # a new pytree; params_jax is unchanged
 jax.tree.map(jnp.shape, step_jax)
 
 # %%
@@ -272,7 +299,7 @@ step_numpy = sgd_update(init, numpy_mlp.grads(init, X_np, y_np), lr)
 assert_close(out_torch, out_jax, rtol=1e-5, atol=1e-5, name="output")
 assert_close(step_torch, step_jax, rtol=1e-5, atol=1e-6, name="one SGD step")
 assert_close(step_jax, step_numpy, rtol=1e-5, atol=1e-6, name="one SGD step")
-assert_close(params, init, rtol=0, atol=0, name="params")  # the JAX input is untouched
+assert_close(params_jax, init, rtol=0, atol=0, name="params_jax")  # the JAX input is untouched
 print("NumPy, PyTorch and JAX agree on the output and on one SGD step")
 
 
@@ -282,7 +309,7 @@ print("NumPy, PyTorch and JAX agree on the output and on one SGD step")
 # NNX modules look like PyTorch modules: layers are attributes and calling the object runs it.
 
 # %%
-# Flax NNX
+# JAX: Flax NNX
 class MLPNNX(nnx.Module):
     def __init__(self, d_in, d_hidden, d_out, *, rngs):
         self.linear1 = nnx.Linear(d_in, d_hidden, rngs=rngs)
@@ -316,13 +343,18 @@ def sgd_step_module(model, X, y, lr):
     return jax.tree.map(lambda p, g: p - lr * g, model, grads)  # a new MLPNNX
 
 
-stepped_module = sgd_step_module(model_nnx, X, y, lr)
+stepped_module = sgd_step_module(model_nnx, X_jax, y_jax, lr)
 print("flax", flax.__version__, "| leaves of the module:", [a.shape for a in jax.tree.leaves(model_nnx)])
 print("the step returned a new", type(stepped_module).__name__, "| the old one is unchanged:",
       bool(jnp.array_equal(model_nnx.linear1.kernel[...], init["w1"])))
 
 
 # %% [markdown]
+# The printed leaves are the module's four arrays, flattened in the order JAX's pytree code
+# visits them, and the step returned a new `MLPNNX` while `model_nnx` still holds the initial
+# kernel. Nothing in `sgd_step_module` knows it is handling a module: it is the dict version of
+# section 2, word for word, with a module in its place.
+#
 # `jax.jit` treats the module as a value, like any pytree: the function gets a copy, so a
 # change it makes *inside* stays inside unless it returns the module. `nnx.jit` (and
 # `nnx.grad`, `nnx.vmap`, ...) are the NNX-aware versions: they write in-place updates back
@@ -345,6 +377,11 @@ assert_close(after_nnx_jit, bias_before + 1.0, rtol=0, atol=1e-6, name="bias aft
 model_nnx.linear2.bias[...] = bias_before  # undo, so the model is back at the shared weights
 
 # %% [markdown]
+# `jax.jit` moved the bias by 0 and `nnx.jit` by 1, which is the whole difference between them:
+# both compile the function, but only `nnx.jit` writes the module's changed variables back into
+# the object you passed. With `jax.jit`, the only way out of a jitted function is its return
+# value, as for any pure function.
+#
 # `nnx.split` is the older, explicit route, still useful when you want the state by itself: to
 # pass it through a JAX transformation that carries state (a `lax.scan` loop, a checkpoint), to
 # save it, to keep only some kinds of variables (`nnx.split(model, nnx.Param, ...)` filters
@@ -364,10 +401,14 @@ def sgd_step_nnx(graphdef, state, X, y, lr):
     return jax.tree.map(lambda p, g: p - lr * g, nnx.state(model, nnx.Param), grads)
 
 
-new_state = sgd_step_nnx(graphdef, state, X, y, lr)
+new_state = sgd_step_nnx(graphdef, state, X_jax, y_jax, lr)
 jax.tree.map(jnp.shape, nnx.to_pure_dict(new_state))
 
 # %% [markdown]
+# The printed structure is the new state: a nested dict mirroring the module's attributes
+# (`linear1`, `linear2`, each with `kernel` and `bias`), which `nnx.to_pure_dict` turned into
+# plain arrays for display. It is the same step again, in a third spelling.
+#
 # The same step through NNX's object-style API: `nnx.Optimizer` updates the module in place,
 # like `torch.optim`, and `nnx.jit` compiles a function that changes objects and writes the
 # changes back (the bias experiment above). All three NNX steps must agree with the PyTorch and
@@ -383,7 +424,7 @@ def train_step_nnx(model, optimizer, X, y):
     optimizer.update(model, nnx.grad(loss_nnx)(model, X, y))  # changes both objects in place
 
 
-train_step_nnx(model_nnx, optimizer_nnx, X, y)
+train_step_nnx(model_nnx, optimizer_nnx, X_jax, y_jax)
 
 
 def as_flat(tree):  # {'linear1': {'kernel', 'bias'}, ...} -> {'w1', 'b1', 'w2', 'b2'}
@@ -392,7 +433,7 @@ def as_flat(tree):  # {'linear1': {'kernel', 'bias'}, ...} -> {'w1', 'b1', 'w2',
 
 
 # %%
-assert_close(model_nnx(X), mlp(step_jax, X), rtol=1e-5, atol=1e-5, name="NNX output after the step")
+assert_close(model_nnx(X_jax), mlp_jax(step_jax, X_jax), rtol=1e-5, atol=1e-5, name="NNX output after the step")
 assert_close(as_flat(nnx.to_pure_dict(nnx.state(stepped_module))), step_jax, rtol=1e-5, atol=1e-6,
              name="NNX module as a pytree")
 assert_close(as_flat(nnx.to_pure_dict(new_state)), step_jax, rtol=1e-5, atol=1e-6, name="NNX pure step")
@@ -402,6 +443,11 @@ assert_close(as_flat(snapshot), init, rtol=0, atol=0, name="snapshot")  # still 
 print("NNX (module as a pytree, split/merge, and object style) agrees with PyTorch and JAX")
 
 # %% [markdown]
+# Four spellings of one SGD step (module as a pytree, `split`/`merge`, `nnx.Optimizer` under
+# `nnx.jit`, and the dict of section 2), and PyTorch's, all agree. The snapshot taken before the
+# optimizer step still holds the initial weights: it was made of plain JAX arrays, which the
+# in-place update of `model_nnx` replaced rather than overwrote.
+#
 # Where did the aliasing go? NNX's `state` holds the module's own `Variable` objects (so the
 # `state` from `nnx.split` above now shows the updated weights, just like the NumPy list did),
 # but the arrays *inside* them are immutable JAX arrays. An update puts a new array into the
@@ -413,7 +459,25 @@ assert state["linear1"]["kernel"] is model_nnx.linear1.kernel
 assert_close(as_flat(nnx.to_pure_dict(state)), step_torch, rtol=1e-5, atol=1e-6, name="state view")
 
 # %% [markdown]
+# So NNX keeps one layer of the imperative style (the `Variable` objects are shared, and the
+# state from `nnx.split` follows the module) on top of immutable arrays. An aliasing bug of the
+# section 1.1 kind cannot reach the arrays themselves: to keep a value, keep the arrays
+# (`nnx.to_pure_dict`, or `nnx.clone` for a whole module), not the `Variable`s.
+
+# %% [markdown]
 # ## 3. Arrays: in place and views vs immutable
+#
+# The same choice, one level down. A PyTorch tensor is a mutable buffer: `add_`, item assignment
+# and every method ending in `_` write into it, and slices and `view`s are windows onto the same
+# memory. That is efficient and familiar from NumPy, and it is the source of aliasing bugs like
+# the one in section 1.1.
+#
+# A JAX array is a value. Nothing writes into it, so a slice cannot change its parent and an
+# array you kept cannot change behind your back. JAX needs this because its transformations
+# treat a program as data flow, each array computed once from others: under `grad`, `vmap` and
+# `jit`, an array that meant one thing before a write and another after it would have no single
+# meaning to differentiate, batch or compile. Updates are written as expressions that return a
+# new array, and the compiler, not the programmer, decides when the old buffer can be reused.
 #
 # **Key concepts**
 # - PyTorch tensors change in place (`add_`, `t[i] = v`); slices and `view` share storage.
@@ -429,15 +493,18 @@ assert_close(as_flat(nnx.to_pure_dict(state)), step_torch, rtol=1e-5, atol=1e-6,
 
 # %%
 # PyTorch: a slice is a view of the same storage
-x = torch.zeros(5)
-window = x[1:3]
+x_torch = torch.zeros(5)
+window = x_torch[1:3]
 window.add_(1.0)  # in place through the view...
-x[0] = 7.0  # ...and item assignment
-print(x, "| the slice shares x's storage:",
-      window.untyped_storage().data_ptr() == x.untyped_storage().data_ptr())
-x_torch = x.clone()
+x_torch[0] = 7.0  # ...and item assignment
+print(x_torch, "| the slice shares x_torch's storage:",
+      window.untyped_storage().data_ptr() == x_torch.untyped_storage().data_ptr())
+updated_torch = x_torch.clone()
 
 # %% [markdown]
+# `window` and `x_torch` share one storage (the same data pointer), so the `add_` through the
+# view shows up in `x_torch`. `updated_torch` is a clone of the result, kept for the comparison.
+#
 # The same natural code in JAX raises. (`%xmode Minimal` keeps the tracebacks of the errors this
 # lesson raises on purpose, here and later, to the exception's type and message.)
 
@@ -446,21 +513,25 @@ x_torch = x.clone()
 
 # %% tags=["raises-exception"]
 # JAX
-x = jnp.zeros(5)
-x[0] = 7.0
+x_jax = jnp.zeros(5)
+x_jax[0] = 7.0
 
 # %% [markdown]
-# The fix: `.at[]` returns the updated array and leaves `x` as it was.
+# The error is a `TypeError` that names the fix. `x_jax.at[idx]` is not an array but a helper
+# that records the index; `.set`, `.add`, `.mul`, `.min`, `.max` (and a few more) then build the
+# updated array. Chained, they read like the in-place code they replace.
+#
+# The fix: `.at[]` returns the updated array and leaves `x_jax` as it was.
 
 # %%
 # JAX
-x = jnp.zeros(5)
-x_jax = x.at[1:3].add(1.0).at[0].set(7.0)
-print(x_jax, "| x is still", x)
+x_jax = jnp.zeros(5)
+updated_jax = x_jax.at[1:3].add(1.0).at[0].set(7.0)
+print(updated_jax, "| x_jax is still", x_jax)
 
 # %%
-assert_close(x_torch, x_jax, rtol=0, atol=0, name="updated array")
-assert not x.any()  # the original never changed
+assert_close(updated_torch, updated_jax, rtol=0, atol=0, name="updated array")
+assert not x_jax.any()  # the original never changed
 
 # %% [markdown]
 # Repeated indices are a sharp bit on the PyTorch side: `t[idx] += 1` reads `t[idx]`, adds
@@ -472,46 +543,67 @@ idx_np = np.array([0, 2, 2, 2])
 counts = np.zeros(4, np.float32)
 np.add.at(counts, idx_np, 1.0)  # float64-free NumPy oracle: [1, 0, 3, 0]
 
+# %%
 # PyTorch
-t = torch.zeros(4)
-t[torch.from_numpy(idx_np)] += 1.0  # repeated index 2 is not accumulated
+naive_torch = torch.zeros(4)
+naive_torch[torch.from_numpy(idx_np)] += 1.0  # repeated index 2 is not accumulated
 counts_torch = torch.zeros(4).index_add_(0, torch.from_numpy(idx_np), torch.ones(4))
-# JAX
-counts_jax = jnp.zeros(4).at[idx_np].add(1.0)
-print("t[idx] += 1:", t, "| index_add_:", counts_torch, "| .at[].add:", counts_jax)
 
 # %%
+# JAX
+counts_jax = jnp.zeros(4).at[idx_np].add(1.0)
+
+# %%
+print("t[idx] += 1:", naive_torch, "| index_add_:", counts_torch, "| .at[].add:", counts_jax)
 assert_close(counts_torch, counts, name="index_add_")
 assert_close(counts_jax, counts, name=".at[].add")
-assert t[2] != counts[2]  # the natural PyTorch code undercounts
+assert naive_torch[2] != counts[2]  # the natural PyTorch code undercounts
 
 # %% [markdown]
+# Index 2 appears three times. `naive_torch` counted it once, while `index_add_`, `.at[].add`
+# and NumPy's `np.add.at` counted three. The JAX form is both the safe one and the only one:
+# since there is no in-place `+=` on a JAX array, the accumulating update is the natural way to
+# write it. This is the operation behind histograms, embedding-gradient updates and segment
+# sums.
+#
 # In-place operations also meet autograd. Changing a tensor that the backward pass needs is
 # caught, but only when `backward()` runs:
 
 # %% tags=["raises-exception"]
 # PyTorch
-w = torch.ones(3, requires_grad=True)
-h = torch.sigmoid(2 * w)  # sigmoid saves its output for the backward pass
-h.mul_(2.0)  # ...which this line overwrites
-h.sum().backward()
+w_torch = torch.ones(3, requires_grad=True)
+h_torch = torch.sigmoid(2 * w_torch)  # sigmoid saves its output for the backward pass
+h_torch.mul_(2.0)  # ...which this line overwrites
+h_torch.sum().backward()
 
 # %% [markdown]
-# The fix is the out-of-place `h = h * 2`. In JAX there is nothing to overwrite, so this class
+# The message explains the mechanism: every tensor carries a version counter that in-place
+# operations increment, autograd remembers the version of each tensor it saved, and the backward
+# pass compares the two. The check is reliable, but it fires only when `backward()` runs, which
+# may be far from the line that caused it; the hint about anomaly detection is how you find that
+# line.
+#
+# The fix is the out-of-place `h_torch = h_torch * 2`. In JAX there is nothing to overwrite, so this class
 # of error does not exist:
 
 # %%
 # PyTorch
-w = torch.ones(3, requires_grad=True)
-h = torch.sigmoid(2 * w)
-h = h * 2.0
-h.sum().backward()
+w_torch = torch.ones(3, requires_grad=True)
+h_torch = torch.sigmoid(2 * w_torch)
+h_torch = h_torch * 2.0
+h_torch.sum().backward()
+
+# %%
 # JAX
 grad_jax = jax.grad(lambda w: (jax.nn.sigmoid(2 * w) * 2.0).sum())(jnp.ones(3))
 
 # %%
-assert_close(w.grad, grad_jax, rtol=1e-6, atol=1e-7, name="gradient")
+assert_close(w_torch.grad, grad_jax, rtol=1e-6, atol=1e-7, name="gradient")
 print("same gradient:", grad_jax)
+
+# %% [markdown]
+# The same gradient, `4 σ(2)(1 − σ(2))` in each component. The JAX version could not have been
+# written with the bug: `h * 2.0` is the only way to express the scaling.
 
 # %% [markdown]
 # ### 3.1 The sharp bit: immutable only once the copy has happened
@@ -530,33 +622,53 @@ matmul(busy).block_until_ready()  # compile outside the experiment
 saw_later_write = []
 for _ in range(10):
     matmul(busy)  # JAX has work queued
-    w = torch.zeros(8)  # PyTorch weights...
-    w_jax = jnp.asarray(w.numpy())  # ...converted to JAX...
-    w.add_(1.0)  # ...then updated in place, as optimizer.step() does
+    w_torch = torch.zeros(8)  # PyTorch weights...
+    w_jax = jnp.asarray(w_torch.numpy())  # ...converted to JAX...
+    w_torch.add_(1.0)  # ...then updated in place, as optimizer.step() does
     saw_later_write.append(bool(w_jax[0] == 1.0))
 print(f"the JAX array saw the later in-place write in {sum(saw_later_write)} of 10 tries")
 
 # %% [markdown]
+# Read the count as an existence proof, not a rate: any number above 0 means a JAX array, which
+# is supposed never to change, showed a value written after it was made. A count of 0 on your
+# machine does not make the pattern safe, only lucky this time.
+#
 # How often it happens depends on the backend, the JAX version and the timing, which is what
 # makes it a nasty bug. Waiting (`block_until_ready()`) before changing the source is not a
 # fix: on the CPU, JAX may not copy at all but keep using the NumPy buffer (jax 0.7's
 # `jnp.asarray` does with a tensor's memory), and even `jnp.array`, which promises a copy,
 # may make it later. The fix that holds on every version and device is to hand JAX memory that nothing
-# will change: a copy made on the host first (`w.clone()`, `np.array(..., copy=True)`):
+# will change: a copy made on the host first (`w_torch.clone()`, `np.array(..., copy=True)`):
 
 # %%
 saw_later_write = []
 for _ in range(10):
     matmul(busy)
-    w = torch.zeros(8)
-    w_jax = jnp.asarray(w.clone().numpy())  # JAX gets a copy no one else holds
-    w.add_(1.0)
+    w_torch = torch.zeros(8)
+    w_jax = jnp.asarray(w_torch.clone().numpy())  # JAX gets a copy no one else holds
+    w_torch.add_(1.0)
     saw_later_write.append(bool(w_jax[0] == 1.0))
 assert not any(saw_later_write)
 print("made from a clone, the JAX array kept the values it was made from")
 
 # %% [markdown]
+# With the clone, nothing else holds the memory JAX reads from, so no later write can reach it:
+# the assertion checks all ten tries. The same rule applies to every route from PyTorch to JAX
+# (`np.asarray(t)`, DLPack, `jax.device_put`): if the source may change, convert a copy. Lesson
+# 06 returns to zero-copy exchange between the frameworks.
+
+# %% [markdown]
 # ## 4. Side effects under `jax.jit`
+#
+# A PyTorch user reads a function's body as what happens each time it is called. Under `jax.jit`
+# that holds only for the first call with a given input shape and dtype. `jit` calls your Python
+# function once with **tracers**, stand-ins that carry a shape and a dtype but no values,
+# records every JAX operation they pass through, and compiles the record. Later calls with the
+# same shapes and dtypes run the compiled program; your Python code does not run at all.
+#
+# So anything the function does that is not a JAX operation on its inputs (printing, appending
+# to a list, reading a global, timing itself) happens once, during tracing, with tracers in
+# place of values. That is the price of purity, and the payoff is in section 6.1.
 #
 # **Key concepts**
 # - `jax.jit` runs your Python function **once per input shape and dtype**, with abstract
@@ -570,41 +682,46 @@ print("made from a clone, the JAX array kept the values it was made from")
 #   shows how `torch.compile` guards against changed globals).
 
 # %%
-# PyTorch (eager)
-log = []
+# PyTorch: eager
+log_torch = []
 
 
-def double(x):
-    print("  running double with", x)
-    log.append(x)
+def double_torch(x):
+    print("  running double_torch with", x)
+    log_torch.append(x)
     return x * 2
 
 
-results_torch = [double(torch.tensor(v)) for v in (1.0, 2.0, 3.0)]
-print("python body ran", len(log), "times")
+results_torch = [double_torch(torch.tensor(v)) for v in (1.0, 2.0, 3.0)]
+print("python body ran", len(log_torch), "times")
 
 # %%
-# JAX under jit
-log = []
+# JAX: under jit
+log_jax = []
 
 
 @jax.jit
-def double(x):
-    print("  tracing double with", x)
-    log.append(x)
+def double_jax(x):
+    print("  tracing double_jax with", x)
+    log_jax.append(x)
     return x * 2
 
 
-results_jax = [double(jnp.asarray(v)) for v in (1.0, 2.0, 3.0)]
-print("python body ran", len(log), "time(s); it saw", log[0])
+results_jax = [double_jax(jnp.asarray(v)) for v in (1.0, 2.0, 3.0)]
+print("python body ran", len(log_jax), "time(s); it saw", log_jax[0])
 
 # %%
 assert_close(results_torch, results_jax, name="double")
-assert len(log) == 1  # traced once; the other calls reused the compiled program
+assert len(log_jax) == 1  # traced once; the other calls reused the compiled program
 print("same results; the jitted print ran once, at trace time")
 
 
 # %% [markdown]
+# PyTorch ran the body three times and printed three values. The jitted body ran once, and what
+# it printed and kept in `log_jax` was a tracer (`JitTracer(~float32[])`: a float32 scalar with
+# no value yet), not a number. The results still agree, because the compiled program does the
+# arithmetic; only the Python around it was skipped.
+#
 # To see values on every call, make the print part of the program with `jax.debug.print`:
 
 # %%
@@ -618,6 +735,10 @@ for v in (1.0, 2.0, 3.0):
     double_debug(jnp.asarray(v)).block_until_ready()
 
 # %% [markdown]
+# Three calls, three lines, with the actual values: `jax.debug.print` is an operation in the
+# compiled program, which calls back into Python when the program runs. Use it for debugging and
+# take it out afterwards: on an accelerator each call has to bring the value back to the host.
+#
 # Globals are read once, while tracing. Change the global afterwards and the compiled program
 # does not notice:
 
@@ -637,27 +758,49 @@ print("before:", first, "after changing scale:", second)
 
 
 # %% [markdown]
+# Both calls returned 2s: the second call ran the program compiled during the first, in which
+# `scale` is the constant 2.0.
+#
 # Eager PyTorch reads the global on every call. The JAX fix is to make `scale` an argument,
 # so it is an input of the program rather than a constant inside it:
 
 # %%
-# PyTorch (eager)
+# PyTorch: eager
 def apply_scale_torch(x):
     return x * scale
 
 
+# %%
 # JAX
 @jax.jit
-def apply_scale_explicit(x, scale):
+def apply_scale_jax(x, scale):
     return x * scale
 
 
+# %%
 assert_close(second, jnp.full(3, 2.0), name="stale global")  # still the old 2.0
-assert_close(apply_scale_torch(torch.ones(3)), apply_scale_explicit(jnp.ones(3), scale), name="scale")
+assert_close(apply_scale_torch(torch.ones(3)), apply_scale_jax(jnp.ones(3), scale), name="scale")
 print("with scale as an argument both frameworks use the current value:", scale)
 
 # %% [markdown]
+# As an argument, `scale` is an input of the compiled program, so a new value is used without
+# recompiling (a new Python float has the same shape and dtype). The rule that follows: a jitted
+# function should read its inputs from its arguments, and everything else it touches should be
+# constant for the life of the program.
+
+# %% [markdown]
 # ## 5. Randomness: a global generator vs explicit keys
+#
+# Random numbers are state: a generator holds a position in its sequence and moves it on every
+# draw. PyTorch keeps that state in a hidden global generator, which is convenient and makes
+# results depend on every draw anywhere in the program, in the order they happened.
+#
+# A hidden state cannot live in a pure function, so JAX passes it explicitly. A **key** is a
+# value; a random function is a pure function of the key and the shape, and the same key always
+# gives the same numbers. You make new keys by `split` (several independent keys from one) or
+# `fold_in` (a key derived from a key and an integer). This also makes randomness compose with
+# the transformations: under `jit` the key is an input of the program, and under `vmap` each
+# example can get its own key.
 #
 # **Key concepts**
 # - PyTorch draws from a hidden **global generator**: `torch.manual_seed` resets it, and every
@@ -670,41 +813,51 @@ print("with scale as an argument both frameworks use the current value:", scale)
 # %%
 # PyTorch
 torch.manual_seed(0)
-a = torch.randn(3)
+a_torch = torch.randn(3)
 torch.manual_seed(0)
-_ = torch.randn(1)  # an unrelated draw elsewhere (a new layer, a dropout)...
-b = torch.randn(3)  # ...changes every number drawn after it
-c = torch.randn(3, generator=torch.Generator().manual_seed(0))  # a private stream
-print("a:", a, "\nb:", b, "\nc:", c)
-assert not torch.equal(a, b) and torch.equal(a, c)
+torch.randn(1)  # an unrelated draw elsewhere (a new layer, a dropout)...
+b_torch = torch.randn(3)  # ...changes every number drawn after it
+c_torch = torch.randn(3, generator=torch.Generator().manual_seed(0))  # a private stream
+print("a:", a_torch, "\nb:", b_torch, "\nc:", c_torch)
+assert not torch.equal(a_torch, b_torch) and torch.equal(a_torch, c_torch)
 
 # %%
 # JAX
 key = jax.random.key(0)
-a = jax.random.normal(key, (3,))
-_ = jax.random.normal(jax.random.key(1), (1,))  # other draws cannot interfere
-b = jax.random.normal(key, (3,))
+a_jax = jax.random.normal(key, (3,))
+jax.random.normal(jax.random.key(1), (1,))  # other draws cannot interfere
+b_jax = jax.random.normal(key, (3,))
 key_init, key_dropout = jax.random.split(key)  # independent streams, one per purpose
 step_keys = [jax.random.fold_in(key_dropout, step) for step in range(3)]
-print("a:", a, "\nb:", b, "\nkey:", key)
-assert jnp.array_equal(a, b)
+print("a:", a_jax, "\nb:", b_jax, "\nkey:", key)
+assert jnp.array_equal(a_jax, b_jax)
 
 # %% [markdown]
+# In PyTorch, `a_torch` and `b_torch` came from the same seed, yet differ: the one-number draw
+# in between shifted the stream by one, as the printed values show. The private generator gave
+# `c_torch` the same numbers as `a_torch`, because no other code draws from it. In JAX, `a_jax`
+# and `b_jax` are identical: the draw in between used its own key, and the printed key is just a
+# value, unchanged by being used.
+#
 # The two frameworks use different generators (Mersenne Twister or Philox in PyTorch,
 # Threefry in JAX), so they never produce the same numbers from "the same" seed. What must
 # agree is the distribution:
 
 # %%
-torch_draws = torch.randn(S.n_draws, generator=torch.Generator().manual_seed(0))
-jax_draws = jax.random.normal(jax.random.key(0), (S.n_draws,))
+draws_torch = torch.randn(S.n_draws, generator=torch.Generator().manual_seed(0))
+draws_jax = jax.random.normal(jax.random.key(0), (S.n_draws,))
 moments = {name: (float(d.mean()), float(d.std())) for name, d in
-           (("PyTorch", torch_draws), ("JAX", jax_draws))}
+           (("PyTorch", draws_torch), ("JAX", draws_jax))}
 tol = 5 / np.sqrt(S.n_draws)  # five standard errors
 assert_close(moments["PyTorch"], (0.0, 1.0), rtol=0, atol=tol, name="torch N(0,1)")
 assert_close(moments["JAX"], (0.0, 1.0), rtol=0, atol=tol, name="jax N(0,1)")
 moments
 
 # %% [markdown]
+# Both sample means lie within `5 / √n_draws` of 0 and both standard deviations within the same
+# distance of 1, the tolerance the assertions use (five standard errors of the mean): two
+# different generators, one distribution.
+#
 # ### 5.1 The sharp bit: reusing a key
 #
 # Nothing fails: the numbers are just not independent. Two layers initialised with one key get
@@ -718,6 +871,10 @@ print("layer weights equal:", bool(jnp.array_equal(w_layer1, w_layer2)))
 print("dropout masks:\n", jnp.stack(masks).astype(int))
 
 # %% [markdown]
+# Identical layer weights, and one mask three times over. Nothing warns, because nothing is
+# wrong as far as JAX can tell: a key always gives the same numbers, which is exactly the
+# property that makes JAX's randomness reproducible.
+#
 # The fix: one key per use, from `split`, and one key per step, from `fold_in`.
 
 # %%
@@ -730,7 +887,23 @@ assert not jnp.array_equal(w_layer1, w_layer2)
 assert not all(jnp.array_equal(masks[0], m) for m in masks[1:])
 
 # %% [markdown]
+# Now every step draws a different mask, and the two layers get different weights. A habit that
+# prevents the mistake: treat a key as used up once it has been passed to a random function, and
+# derive a fresh one (`split`, or `fold_in` with the step number) for every other use.
+
+# %% [markdown]
 # ## 6. Define-by-run vs trace-and-compile
+#
+# Sections 1 to 5 were about state; this one is about execution, and it explains the rest of the
+# course. Both frameworks run operations one by one by default. They differ in what they keep.
+# Eager PyTorch builds the autograd graph as a by-product of every forward pass (if any input
+# requires a gradient) and throws it away after `backward()`, so Python control flow, even on
+# tensor values, just works, and each step may take a different path.
+#
+# JAX keeps nothing while it runs eagerly. Its transformations work on a **jaxpr**, the program
+# that tracing produces: `grad` differentiates it, `vmap` batches it, `jit` hands it to the XLA
+# compiler. A jaxpr has no Python in it, so decisions that depend on values must be made by
+# operations inside the program, not by Python `if` statements around them.
 #
 # **Key concepts**
 # - PyTorch records the autograd graph **while** the forward pass runs (define-by-run): Python
@@ -749,12 +922,11 @@ assert not all(jnp.array_equal(masks[0], m) for m in masks[1:])
 
 # %%
 # PyTorch
-X, y = torch.from_numpy(X_np), torch.from_numpy(y_np)
-root = loss_torch(model, X, y).grad_fn
+root = loss_torch(model_torch, X_torch, y_torch).grad_fn
 depth, parents, order = {root: 0}, {root: []}, [root]
 for node in order:  # breadth first: `order` grows while the loop walks it
     for child, _ in node.next_functions:
-        if child is None:  # an input that needs no gradient (X, y)
+        if child is None:  # an input that needs no gradient (X_torch, y_torch)
             continue
         if child not in depth:  # the visited set
             depth[child], parents[child] = depth[node] + 1, []
@@ -762,7 +934,7 @@ for node in order:  # breadth first: `order` grows while the loop walks it
         parents[child].append(node)
 
 names = {node: f"{i}:{type(node).__name__}" for i, node in enumerate(order)}
-param_names = {id(p): name for name, p in model.named_parameters()}
+param_names = {id(p): name for name, p in model_torch.named_parameters()}
 print(f"{'depth':>5}  {'node':<36} gets its gradient from")
 for node in order:
     leaf = f" ({param_names[id(node.variable)]})" if hasattr(node, "variable") else ""
@@ -770,16 +942,27 @@ for node in order:
 print(len(order), "nodes, of which", sum(hasattr(n, "variable") for n in order), "are parameters")
 
 # %% [markdown]
+# Read the table from the top: the loss (`MulBackward0` for the `0.5 *`), the mean, sum, square
+# and difference, then the second layer (`AddmmBackward0`, a fused matmul plus bias), and the
+# four parameters as `AccumulateGrad` leaves. The `TBackward0` nodes are the transposes
+# `nn.Linear` applies to its `(out, in)` weights. This graph was built during the forward pass
+# just run, and `backward()` would walk it once and free it.
+#
 # JAX does not record anything while an eager function runs; `jax.make_jaxpr` shows the
 # program that tracing produces (this is what `jit` hands to XLA and `grad` transforms):
 
 # %%
 # JAX
-X, y = jnp.asarray(X_np), jnp.asarray(y_np)
-print(jax.make_jaxpr(loss_jax)(params, X, y).pretty_print(use_color=False))
+print(jax.make_jaxpr(loss_jax)(params_jax, X_jax, y_jax).pretty_print(use_color=False))
 
 
 # %% [markdown]
+# The jaxpr lists typed inputs (`a:f32[16]` and so on: the four parameters in the pytree's
+# flattened order, then `X` and `y`) and one line per primitive: `dot_general` for each matmul,
+# `broadcast_in_dim` for the bias, `relu` as a small named sub-program, and the reductions of
+# the loss. The shapes are fixed in it, which is why `jit` compiles again for a new input shape.
+# It holds no gradient: `grad` would produce a second jaxpr from this one.
+#
 # Control flow that depends on values is where the two models part. In PyTorch it is ordinary
 # Python:
 
@@ -805,6 +988,11 @@ jax.jit(damp_if_negative)(jnp.asarray(v_np))
 
 
 # %% [markdown]
+# The `TracerBoolConversionError` says exactly that: Python asked the tracer for `True` or
+# `False`, and the value it would need depends on the argument `x`, which does not exist yet
+# while tracing. (Without `jit`, the same function runs fine on a JAX array, since eager values
+# are concrete.)
+#
 # The fix puts the branch into the program with `jax.lax.cond` (or `jnp.where` for an
 # elementwise choice):
 
@@ -821,6 +1009,12 @@ damped_jax
 
 
 # %% [markdown]
+# Same result as PyTorch. `lax.cond` puts both branches into the program and chooses at run
+# time. Under `vmap` with a batched predicate it becomes a `select` that computes both, and
+# under `grad` it differentiates the branch that was taken. Lesson 03 covers loops and the cost
+# of each form of control flow under compilation.
+
+# %% [markdown]
 # ### 6.1 What tracing buys: one measurement
 #
 # Eager execution pays Python and dispatch costs for every operation; a compiled program pays
@@ -830,18 +1024,18 @@ damped_jax
 
 # %%
 def grads_torch():
-    model.zero_grad()
-    loss = loss_torch(model, Xt, yt)
+    model_torch.zero_grad()
+    loss = loss_torch(model_torch, X_torch, y_torch)
     loss.backward()
-    return loss.detach(), {"b1": model.linear1.bias.grad, "b2": model.linear2.bias.grad,
-                           "w1": model.linear1.weight.grad.T, "w2": model.linear2.weight.grad.T}
+    return loss.detach(), {"b1": model_torch.linear1.bias.grad, "b2": model_torch.linear2.bias.grad,
+                           "w1": model_torch.linear1.weight.grad.T, "w2": model_torch.linear2.weight.grad.T}
 
 
 params_now = {k: jnp.asarray(v.detach().numpy().copy()) for k, v in step_torch.items()}
 # Both frameworks are timed on the same kind of device (env.setup chose it).
 dev, _ = SETUP.pair()
-model.to(dev)
-Xt, yt = torch.from_numpy(X_np).to(dev), torch.from_numpy(y_np).to(dev)
+model_torch.to(dev)
+X_torch, y_torch = X_torch.to(dev), y_torch.to(dev)
 value_and_grad = jax.value_and_grad(loss_jax)
 value_and_grad_jit = jax.jit(value_and_grad)
 
@@ -849,14 +1043,19 @@ value_and_grad_jit = jax.jit(value_and_grad)
 comparison = timing.compare(
     {
         "PyTorch eager": grads_torch,
-        "JAX eager": lambda: value_and_grad(params_now, X, y),
-        "JAX jit": lambda: value_and_grad_jit(params_now, X, y),
+        "JAX eager": lambda: value_and_grad(params_now, X_jax, y_jax),
+        "JAX jit": lambda: value_and_grad_jit(params_now, X_jax, y_jax),
     },
     rtol=1e-4, atol=1e-5, rounds=S.rounds,
 )
 comparison
 
 # %% [markdown]
+# The table lists each variant's median time per call on this machine and, separately, its first
+# call: for `JAX jit` that first call includes tracing and compiling, which later calls skip.
+# Eager JAX dispatches every operation of the loss and its gradient on its own, each with its
+# own Python overhead, so it is the variant to look at when asking what tracing saves.
+#
 # Two fair questions, each changing one thing: the framework (PyTorch eager against JAX
 # eager) and compiling (JAX eager against JAX jit). `claims.faster` answers each from the
 # per-round ratios: it names a winner only when the 95 % interval of their median lies on
@@ -866,6 +1065,14 @@ comparison
 # %%
 for a, b in (("PyTorch eager", "JAX eager"), ("JAX eager", "JAX jit")):
     print(claims.faster(comparison, a, b).explanation)
+
+# %% [markdown]
+# Each line names its two variants and the ratio of their times, so read the answer from the
+# line, not from a rule of thumb. What holds on every machine is the cost model: compiling is
+# paid once per input shape and dtype, and a model this small is dominated by per-operation
+# overhead, which is what `jit` removes. On a GPU each eager operation also launches a kernel,
+# another per-operation cost, which a compiled program reduces by fusing operations into fewer
+# kernels; lesson 03 measures compilation in depth.
 
 # %% [markdown]
 # ### 6.2 The architectures side by side
@@ -892,6 +1099,13 @@ for a, b in (("PyTorch eager", "JAX eager"), ("JAX eager", "JAX jit")):
 
 # %% [markdown]
 # ## Summary
+#
+# One choice runs through the lesson: PyTorch lets objects own state and change it, JAX makes
+# state a value that goes into a function and comes out new. Each section showed a consequence:
+# aliasing (§1), models as functions of pytrees (§2), immutable arrays (§3), side effects that
+# happen once at trace time (§4), explicit keys (§5), and programs that can be traced and
+# compiled as a whole (§6). Flax NNX gives back the object style where it helps, on top of the
+# same functional core.
 #
 # | task | PyTorch | JAX |
 # |---|---|---|
