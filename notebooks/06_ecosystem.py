@@ -104,6 +104,22 @@ print(env.report().line())
 # - Each row below is either **demonstrated** in a section of this notebook or **described
 #   only** (not installed by the course, or it needs the network).
 #
+# Why a map first? A PyTorch user asks "where is the JAX `torch.optim`?" and expects one
+# answer. There is rarely one: JAX itself is a library of array operations and program
+# transformations (`grad`, `jit`, `vmap`, sharding), and it deliberately stops there. What
+# lets separate libraries fit together is a convention rather than a base class: each of
+# them takes and returns **pytrees** (nested dicts, lists, tuples and registered classes
+# whose leaves are arrays). An Optax optimiser state is a pytree, a Flax NNX model's state
+# is a pytree, and Orbax saves and restores pytrees, so any combination of them composes
+# without adapters.
+#
+# PyTorch's conventions are the other way round: `nn.Module`, `optim.Optimizer` and
+# `state_dict()` are classes of one package that know about each other, and third-party
+# libraries (Lightning, timm, Transformers) build on those classes. Both designs work; the
+# practical difference is that in JAX you choose (and pin the versions of) several
+# libraries, and their defaults were chosen by different people. Finding those defaults is
+# most of this lesson.
+#
 # | job | PyTorch | JAX | in this notebook |
 # |---|---|---|---|
 # | models | `torch.nn` | Flax NNX; Equinox | `torch.nn` and Flax NNX: demonstrated ([§3](#3.-Checkpoints)); Equinox: described only (modules are pytrees, PyTorch-like classes) |
@@ -120,6 +136,11 @@ print(env.report().line())
 # TensorFlow) model classes (huggingface/transformers#40760), so its models are PyTorch
 # code; their weights are framework-neutral `safetensors` files, which a JAX model
 # can load after the layout conversions of lesson 07.
+#
+# Read the last column as a promise: every "demonstrated" entry has a cell below that runs
+# both sides and checks them against each other, so a row is never just a name in a table.
+# The "described only" rows are the ones you would add in a real project; each is one
+# `pip install` away and follows the same pytree (JAX) or `nn.Module` (PyTorch) conventions.
 
 # %% [markdown]
 # ## 2. Optimisers
@@ -132,8 +153,26 @@ print(env.report().line())
 #   (`clip_grad_norm_`) and the schedule is a separate object (`lr_scheduler`).
 # - Same maths, **different defaults**: the same code with defaults gives different trajectories.
 #
+# Why start with the optimiser? When a model is ported between frameworks, the forward
+# pass gets all the attention: layer by layer, the outputs are compared until they agree.
+# The optimiser is then configured "the same way" by name, and the two runs still drift
+# apart, slowly enough to look like noise. An optimiser has a dozen numbers (learning
+# rate, betas, epsilon, decay, clipping threshold, schedule shape); any one left at its
+# default can differ.
+#
+# The two libraries also differ in shape, and the difference is the one you know from
+# lesson 02. In PyTorch, `loss.backward()` writes `.grad` on each parameter and
+# `opt.step()` reads it and changes the parameters in place; the optimiser object holds
+# the moments. In Optax an optimiser is a pair of pure functions, `tx.init(params)` →
+# state and `tx.update(grads, state, params)` → `(updates, new_state)`: nothing is changed
+# in place, the state is a pytree you pass around, and `optax.apply_updates` adds the
+# updates (already multiplied by `−lr`) to the parameters. Because the state is a value,
+# a whole training step fits inside one `jax.jit`.
+#
 # The task: a two-layer MLP on the digits, the same initial weights and the same batches,
-# trained with gradient clipping + AdamW + a linear warm-up then cosine decay.
+# trained with gradient clipping + AdamW + a linear warm-up then cosine decay. Sharing the
+# data as a list of NumPy batches, and the initial weights as one NumPy dict, removes every
+# source of difference except the optimisers themselves.
 
 # %%
 split = data.load_digits(seed=0, limit=S.n_examples)
@@ -155,10 +194,15 @@ print(f"{len(batch_list)} batches of {S.batch}; hyper-parameters: {hp}")
 
 
 # %% [markdown]
+# The line above is the whole configuration both sides use. The schedule warms up for the
+# first fifth of the steps from a tenth of the peak learning rate, then decays along a
+# cosine to `end_lr`; `clip` is the largest global gradient norm allowed.
+#
 # The PyTorch model stores a `Linear` weight as `(out, in)`, the transpose of the JAX
 # layout; two small helpers load `init` into it and read its parameters back in JAX layout.
 
 # %%
+# PyTorch: the same MLP, loaded from `init` and read back in JAX layout
 def make_torch_mlp(params):
     model = torch.nn.Sequential(torch.nn.Linear(64, S.hidden), torch.nn.Tanh(), torch.nn.Linear(S.hidden, 10))
     with torch.no_grad():
@@ -176,17 +220,27 @@ def torch_params(model):
 
 # %% [markdown]
 # PyTorch: `AdamW`, a `SequentialLR` (linear warm-up, then cosine annealing), and
-# `clip_grad_norm_` between `backward()` and `step()`. `weight_decay=None` keeps the default.
+# `clip_grad_norm_` between `backward()` and `step()`. `make_optimizer_torch` builds the
+# optimiser and its scheduler once for the whole lesson; `weight_decay=None` keeps the default.
+# Three objects cooperate here, and their order matters: clipping must see the gradients
+# after `backward()` and before `step()`, and `sched.step()` comes after `opt.step()`
+# (the other order makes PyTorch warn and skips the first learning rate). The function
+# returns the parameters after every step, so the two runs can be compared step by step
+# rather than only at the end.
 
 # %%
 # PyTorch
-def train_torch(weight_decay=None):
-    model = make_torch_mlp(init)
+def make_optimizer_torch(model, weight_decay=None):
     kw = {} if weight_decay is None else {"weight_decay": weight_decay}
     opt = torch.optim.AdamW(model.parameters(), lr=hp["peak_lr"], betas=(hp["beta1"], hp["beta2"]), eps=hp["eps"], **kw)
     warm = torch.optim.lr_scheduler.LinearLR(opt, start_factor=hp["start_factor"], total_iters=hp["warmup"])
     cos = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=hp["total"] - hp["warmup"], eta_min=hp["end_lr"])
-    sched = torch.optim.lr_scheduler.SequentialLR(opt, [warm, cos], milestones=[hp["warmup"]])
+    return opt, torch.optim.lr_scheduler.SequentialLR(opt, [warm, cos], milestones=[hp["warmup"]])
+
+
+def train_torch(weight_decay=None):
+    model = make_torch_mlp(init)
+    opt, sched = make_optimizer_torch(model, weight_decay)
     trajectory = []
     for X, y in batch_list:
         loss = F.cross_entropy(model(torch.from_numpy(X)), torch.from_numpy(y))
@@ -200,24 +254,40 @@ def train_torch(weight_decay=None):
 
 
 # %% [markdown]
-# JAX: the same schedule is one function, `optax.warmup_cosine_decay_schedule`, and the
-# clipping is the first link of the chain. The optimiser state carries the step count.
+# JAX: the same schedule is one function, `optax.warmup_cosine_decay_schedule` (built once,
+# as `schedule_jax`), and the clipping is the first link of the chain. The optimiser state
+# carries the step count.
+#
+# `optax.chain` runs its links in order on the gradients: `clip_by_global_norm` rescales
+# them, then `adamw` turns them into updates. The order is the program, so there is no
+# separate call to forget or to put in the wrong place. The schedule is an ordinary
+# function of the step count, which `adamw` calls with the count it keeps in its own
+# state; nothing needs a `sched.step()`.
 
 # %%
 # JAX
+schedule_jax = optax.warmup_cosine_decay_schedule(
+    init_value=hp["peak_lr"] * hp["start_factor"], peak_value=hp["peak_lr"],
+    warmup_steps=hp["warmup"], decay_steps=hp["total"], end_value=hp["end_lr"])
+
+
 def make_tx(weight_decay=None):
-    schedule = optax.warmup_cosine_decay_schedule(
-        init_value=hp["peak_lr"] * hp["start_factor"], peak_value=hp["peak_lr"],
-        warmup_steps=hp["warmup"], decay_steps=hp["total"], end_value=hp["end_lr"])
     kw = {} if weight_decay is None else {"weight_decay": weight_decay}
     return optax.chain(optax.clip_by_global_norm(hp["clip"]),
-                       optax.adamw(schedule, b1=hp["beta1"], b2=hp["beta2"], eps=hp["eps"], **kw))
+                       optax.adamw(schedule_jax, b1=hp["beta1"], b2=hp["beta2"], eps=hp["eps"], **kw))
 
 
 def loss_jax(params, X, y):
     logits = jnp.tanh(X @ params["W1"] + params["b1"]) @ params["W2"] + params["b2"]
     return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
 
+
+# %% [markdown]
+# The training loop jits one step: gradient, optimiser update, parameter update. `tx` is
+# captured from the enclosing function, so it is part of the compiled program rather
+# than an argument; `params` and `opt_state` go in and come out as values every step.
+# Labels are cast to `int32` because JAX runs in 32-bit mode by default (NumPy's labels
+# are `int64`).
 
 # %%
 # JAX
@@ -242,7 +312,9 @@ def train_jax(tx):
 # ### 2.1 The sharp bit: "the same optimiser" with default arguments
 #
 # Both sides spell out every hyper-parameter except the weight decay, which each leaves
-# at its default. Compare the parameters after every step:
+# at its default. This is how ports usually look: the values someone thought about are
+# written down, the rest are trusted to agree. Compare the parameters after every step,
+# with a tolerance of `1e-5` (the matched run below shows where float32 rounding stays):
 
 # %%
 traj_torch = train_torch()
@@ -255,9 +327,12 @@ print(f"first step where the trajectories differ by more than {tol:g}: "
       f"{'none' if first_bad is None else first_bad + 1} (steps counted from 1)")
 
 # %% [markdown]
-# They drift apart from the first steps and keep drifting. The clipping, the Adam
-# moments, the schedule are spelled out; what is left is a default. Ask the installed
-# libraries:
+# The first number is the largest difference over the whole run, the second the step at
+# which the two runs first differ by more than the tolerance: look at how early that is.
+# The
+# clipping, the Adam moments, the schedule are spelled out; what is left is a default.
+# Ask the installed libraries rather than their documentation, since defaults change
+# between releases:
 
 # %%
 defaults = {
@@ -268,7 +343,8 @@ defaults = {
 defaults
 
 # %% [markdown]
-# The default decay differs by a factor of 100. Both libraries apply it the same
+# The two AdamW defaults are printed above: PyTorch decays by `0.01`, Optax by `1e-4`, a factor of 100. `torch.optim.Adam` defaults to no decay
+# at all. Both libraries apply it the same
 # *decoupled* way (AdamW: `p ← p − lr·(adam_update + wd·p)`, the decay scaled by the
 # scheduled learning rate), so after step 0 the two runs should differ by exactly
 # `−lr₀·(wd_torch − wd_optax)·p₀`. Check the prediction element by element:
@@ -284,6 +360,11 @@ print(f"step-0 gap up to {max_abs_diff(traj_torch[0], traj_jax[0]):.2e}; "
 assert residual < 0.05 * max_abs_diff(traj_torch[0], traj_jax[0])
 
 # %% [markdown]
+# The residual printed above is the part of the step-0 difference that the weight-decay
+# formula does not explain. It is float32 rounding, orders of magnitude below the gap
+# itself, and the `assert` makes sure it stays a small fraction of it: the whole
+# difference is the default.
+#
 # The fix: set the weight decay explicitly on both sides. Now compare again.
 
 # %%
@@ -293,6 +374,12 @@ traj_jax = train_jax(make_tx(weight_decay=wd))
 gap_matched = [max_abs_diff(a, b) for a, b in zip(traj_torch, traj_jax, strict=True)]
 print(f"largest parameter difference over {S.opt_steps} steps: {max(gap_matched):.2e} (float32)")
 assert_close(traj_torch[-1], traj_jax[-1], rtol=1e-4, atol=tol, name="params after the last step")
+
+# %% [markdown]
+# With the same decay the largest difference over the run (printed above) falls to the
+# level of float32 rounding, and the last step's parameters pass `assert_close`. The plot
+# puts both comparisons on one logarithmic axis against the dotted tolerance line: the
+# default-decay curve against the matched one, step by step.
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 3.2))
@@ -309,27 +396,50 @@ fig.tight_layout()
 # - **`torch.optim.Adam(weight_decay=...)` is not AdamW.** It adds `wd·p` to the *gradient*
 #   before the moments (L2 regularisation, "coupled"). Its Optax twin is
 #   `optax.chain(optax.add_decayed_weights(wd), optax.adam(lr))`; `optax.adamw` is
-#   `torch.optim.AdamW`. (The exercises make you prove it.)
+#   `torch.optim.AdamW`. (The exercises make you prove it.) The difference is more than
+#   bookkeeping: in coupled L2 the decay term passes through Adam's division by the root
+#   of the second moment, so parameters with large gradients are decayed less, while
+#   decoupled decay shrinks every parameter by the same fraction `lr·wd` per step.
 # - **Clipping and schedules differ at the edges.** `clip_grad_norm_` scales by
 #   `max_norm / (norm + 1e-6)`, `clip_by_global_norm` by `max_norm / norm`; and past its end
-#   the cosine in `CosineAnnealingLR` climbs back up while Optax holds `end_value`:
+#   the cosine in `CosineAnnealingLR` climbs back up while Optax holds `end_value`.
+#
+# Neither edge is exotic. The `1e-6` matters when gradients are tiny (it keeps PyTorch
+# from dividing by zero; Optax leaves a zero-norm gradient unchanged instead). The end of
+# a schedule matters whenever a run is extended past the step count it was configured
+# for, which is exactly what happens when a finished run is resumed "for a few more
+# epochs".
+#
+# First the clipping, on a gradient of norm 5 clipped to norm 1:
 
 # %%
-g = torch.tensor([3.0, 4.0])  # norm 5
-p = torch.nn.Parameter(torch.zeros(2))
-p.grad = g.clone()
-torch.nn.utils.clip_grad_norm_([p], 1.0)
-clipped_optax, _ = optax.clip_by_global_norm(1.0).update(jnp.array([3.0, 4.0]), None)
-print("torch:", p.grad.numpy(), " optax:", np.asarray(clipped_optax),
-      f" relative difference {np.abs(p.grad.numpy() / np.asarray(clipped_optax) - 1).max():.1e}")
+# PyTorch: clip_grad_norm_ rescales .grad in place
+p_torch = torch.nn.Parameter(torch.zeros(2))
+p_torch.grad = torch.tensor([3.0, 4.0])  # norm 5
+torch.nn.utils.clip_grad_norm_([p_torch], 1.0)
+clipped_torch = p_torch.grad.numpy()
 
+# %%
+# JAX: clip_by_global_norm is a transformation; update() returns the clipped gradients
+clipped_jax, _ = optax.clip_by_global_norm(1.0).update(jnp.array([3.0, 4.0]), None)
+
+# %%
+print("torch:", clipped_torch, " optax:", np.asarray(clipped_jax),
+      f" relative difference {np.abs(clipped_torch / np.asarray(clipped_jax) - 1).max():.1e}")
+
+
+# %% [markdown]
+# Both give `[0.6, 0.8]` to about seven digits; the relative difference is the `1e-6`
+# in PyTorch's denominator (divided by a norm of 5) plus float32 rounding. At ordinary
+# gradient norms it is invisible, which is why the trajectories in §2.1 could agree.
+#
+# Now the schedule, traced for one and a half times its configured length. The PyTorch
+# trace has to run an optimiser to move its scheduler; the Optax schedule is a function
+# and is simply evaluated at each step:
 
 # %%
 def lr_trace_torch(n):
-    opt = torch.optim.AdamW([torch.nn.Parameter(torch.zeros(1))], lr=hp["peak_lr"])
-    warm = torch.optim.lr_scheduler.LinearLR(opt, start_factor=hp["start_factor"], total_iters=hp["warmup"])
-    cos = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=hp["total"] - hp["warmup"], eta_min=hp["end_lr"])
-    sched = torch.optim.lr_scheduler.SequentialLR(opt, [warm, cos], milestones=[hp["warmup"]])
+    opt, sched = make_optimizer_torch(torch.nn.Linear(1, 1))  # only the learning rate matters
     out = []
     for _ in range(n):
         out.append(opt.param_groups[0]["lr"])
@@ -339,20 +449,31 @@ def lr_trace_torch(n):
 
 
 n_lr = int(1.5 * hp["total"])
-schedule = optax.warmup_cosine_decay_schedule(hp["peak_lr"] * hp["start_factor"], hp["peak_lr"], hp["warmup"], hp["total"], hp["end_lr"])
-lr_torch, lr_optax = lr_trace_torch(n_lr), np.array([schedule(k) for k in range(n_lr)])
-assert_close(lr_torch[: hp["total"]], lr_optax[: hp["total"]], rtol=1e-6, atol=1e-9, name="lr within the schedule")
-print(f"after the schedule's end: torch {lr_torch[-1]:.2e}, optax {lr_optax[-1]:.2e}")
+lr_torch, lr_jax = lr_trace_torch(n_lr), np.array([schedule_jax(k) for k in range(n_lr)])
+assert_close(lr_torch[: hp["total"]], lr_jax[: hp["total"]], rtol=1e-6, atol=1e-9, name="lr within the schedule")
+print(f"after the schedule's end: torch {lr_torch[-1]:.2e}, optax {lr_jax[-1]:.2e}")
+
+# %% [markdown]
+# Within the configured steps the two schedules agree to `rtol=1e-6` (the `assert_close`
+# above). After the end, the printed values part ways: Optax has held `end_lr`, while
+# PyTorch's cosine, which is periodic, has started to rise again. The plot shows where.
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 3))
 ax.plot(lr_torch, label="torch SequentialLR(LinearLR, CosineAnnealingLR)")
-ax.plot(lr_optax, "--", label="optax.warmup_cosine_decay_schedule")
+ax.plot(lr_jax, "--", label="optax.warmup_cosine_decay_schedule")
 ax.axvline(hp["total"], color="grey", ls=":")
 ax.set(xlabel="step", ylabel="learning rate", title="the same schedule, until it ends")
 ax.legend(fontsize=8)
 fig.tight_layout()
 
+
+# %% [markdown]
+# Up to the dotted line (the configured `total`) the two curves lie on top of each other:
+# warm-up, peak, cosine decay. Past it, the Optax curve stays flat at `end_lr` and the
+# PyTorch curve turns upward. To extend a PyTorch run safely, rebuild the scheduler for the
+# new length (or give `CosineAnnealingLR` a `T_max` that covers it); in Optax, build a new
+# schedule if the flat tail is not what you want.
 
 # %% [markdown]
 # ## 3. Checkpoints
@@ -369,6 +490,18 @@ fig.tight_layout()
 #   allocating a single weight.
 # - "Resumed" is proven the strict way: a run stopped at a checkpoint and resumed in fresh
 #   objects equals a run that never stopped, **bit for bit**.
+#
+# Why so strict? A resumed run that is merely "close" hides bugs: a forgotten scheduler
+# restarts the warm-up, a fresh data iterator shows the first batches of the epoch twice,
+# a reseeded generator repeats dropout masks. Each of these changes the result by an
+# amount that looks like ordinary run-to-run noise, so comparing loss curves by eye does
+# not catch it. On one machine, with the same program and the same inputs, a correct
+# resume has no reason to differ at all, so the test is equality, `atol=0`.
+#
+# The PyTorch habit is a dictionary of `state_dict()`s passed to `torch.save`; the JAX
+# habit is a pytree of arrays passed to Orbax. The difference a PyTorch user notices on
+# restore: `load_state_dict` copies into objects you already built, while Orbax needs to
+# be told what to build, as a tree of shapes, dtypes and shardings.
 #
 # Orbax has two APIs. The current one is `orbax.checkpoint.v1` (`ocp.v1.save(path, tree)`,
 # `ocp.v1.load(path, abstract_tree)`; the package still files it under `experimental`);
@@ -416,11 +549,25 @@ print(f"{per_epoch} batches per epoch; the runs take 2 × {k} steps, so they cro
 
 
 # %% [markdown]
+# The `assert` above fixes the sizes so that both traps are live: the checkpoint is taken
+# in the middle of an epoch (so "start the epoch again" would replay batches), and the
+# resumed half crosses into the next epoch (so the reshuffle must happen at the same
+# step). `new_batches(**position)` is how a resume rebuilds the iterator: the data and
+# the seed come from the code, the two integers from the checkpoint.
+
+# %% [markdown]
 # The JAX side uses Flax NNX this time: the same MLP as a module, with dropout driven by
 # an explicit key, trained by an `nnx.Optimizer`. The training loop splits the key once per
 # step, so the key it returns is the whole random state of the run.
+#
+# Two NNX details for a PyTorch reader. `nnx.jit` accepts the module and the optimiser
+# themselves as arguments and writes their updated state back into the Python objects
+# after the compiled step, so the loop reads like PyTorch's (`optimizer.update(model,
+# grads)` plays `opt.step()`). And the optimiser is an `nnx.Optimizer` around the same
+# Optax transformation as §2: NNX supplies the object, Optax the maths.
 
 # %%
+# JAX: the MLP as an NNX module, dropout from an explicit key
 class MLP(nnx.Module):
     def __init__(self, params, rngs: nnx.Rngs):
         self.l1 = nnx.Linear(64, S.hidden, rngs=rngs)
@@ -461,6 +608,11 @@ new_optimizer = lambda model: nnx.Optimizer(model, tx, wrt=nnx.Param)  # noqa: E
 # JAX with Orbax. First the reference: `2k` steps in one go. Then the interrupted run:
 # `k` steps, save model, optimiser, data position and key, and throw every object away.
 # Orbax stores arrays of numbers, so the typed key goes in as its raw `key_data`.
+#
+# What goes to `ocp.v1.save` is one pytree: `nnx.state(model)` and `nnx.state(optimizer)`
+# are nested dicts of arrays, the iterator's position is two integers made into arrays,
+# and the key is a small `uint32` array. `del` at the end makes sure nothing from the first
+# half can leak into the resumed one.
 
 # %%
 # JAX: the uninterrupted run
@@ -482,6 +634,12 @@ print("checkpoint at step", k, "| data position:", batches.state(), "| files:",
 del model, optimizer, batches, key
 
 # %% [markdown]
+# The printout shows the checkpoint's position (the batch the resumed run must read next)
+# and what Orbax wrote: a directory, not a single file, with the arrays under `state` and
+# metadata beside them. Orbax writes to a temporary directory first and renames it when
+# complete, so a crash during the save does not leave a half-written checkpoint under the
+# final name.
+#
 # Resume in fresh objects. `nnx.eval_shape` runs the constructors abstractly: the result
 # has the modules' structure with a `ShapeDtypeStruct` (shape and dtype, no memory) in
 # place of every array; `nnx.split` separates that structure (the `graphdef`) from the
@@ -512,19 +670,31 @@ print(f"Orbax: resumed == uninterrupted, bit for bit (step counter {int(optimize
 
 
 # %% [markdown]
+# Read the two printed lines. The abstract target's first kernel is a `ShapeDtypeStruct`:
+# a shape, a dtype and a sharding, with no numbers behind it, which is why `nnx.eval_shape`
+# costs nothing even for a model too large to build twice. The last line is the proof: the
+# `assert_close(..., rtol=0, atol=0)` above passed, the optimiser's step counter reads
+# `2k`, and the iterator ended where the uninterrupted one would have, past the epoch
+# boundary.
+
+# %% [markdown]
 # PyTorch: the same, with `torch.save` of five entries: three state dicts (model,
 # optimiser, scheduler), the iterator's position and the generator's state (a byte
 # tensor, `Generator.get_state()`). Written to an in-memory buffer here; a file path works
 # the same way. Dropout draws its mask from the generator passed in, never from the global one.
+#
+# The explicit generator is the PyTorch counterpart of the JAX key. With the global
+# generator (`torch.manual_seed` and plain `torch.rand`), the random state would belong to
+# the whole process, and anything else that drew a random number between save and resume
+# (a data augmentation, a weight initialisation, a library) would shift the masks. Keeping
+# a private `torch.Generator` makes the state one object you can save, as JAX's design
+# forces you to.
 
 # %%
 # PyTorch
 def torch_setup():
     model = make_torch_mlp(init)
-    opt = torch.optim.AdamW(model.parameters(), lr=hp["peak_lr"], betas=(hp["beta1"], hp["beta2"]), eps=hp["eps"], weight_decay=wd)
-    warm = torch.optim.lr_scheduler.LinearLR(opt, start_factor=hp["start_factor"], total_iters=hp["warmup"])
-    cos = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=hp["total"] - hp["warmup"], eta_min=hp["end_lr"])
-    return model, opt, torch.optim.lr_scheduler.SequentialLR(opt, [warm, cos], milestones=[hp["warmup"]])
+    return model, *make_optimizer_torch(model, weight_decay=wd)  # the optimiser and scheduler of §2
 
 
 def torch_forward(model, X, gen):  # model[0]: Linear, model[1]: Tanh, model[2]: Linear
@@ -572,6 +742,10 @@ assert_close(dict(model_t2.named_parameters()), dict(model_t.named_parameters())
 print("torch.save: resumed == uninterrupted, bit for bit; data position saved:", ckpt["data"])
 
 # %% [markdown]
+# The same proof for PyTorch: the resumed parameters equal the uninterrupted ones with zero
+# tolerance, and the saved position is the one the JAX checkpoint recorded, since both
+# sides read the same iterator for the same number of steps.
+#
 # Both frameworks resume exactly. The two are not compared with each other here: JAX's
 # key and torch's generator draw different dropout masks, so the runs differ by design
 # (§2 proved the steps themselves agree when the inputs do).
@@ -580,6 +754,11 @@ print("torch.save: resumed == uninterrupted, bit for bit; data position saved:",
 # 05): every rank writes its own shards, and a load may re-shard. It also runs in one
 # process, which is enough to see the API; `get_state_dict` gives model and optimiser
 # states in a form every parallelism understands.
+#
+# Where `torch.save` pickles one dictionary into one file, DCP writes each tensor's
+# shards where they live and records a plan of the whole. Loading is *in place*, as with
+# `load_state_dict`: `dcp.load` fills the state dict you pass it, so, like Orbax's
+# abstract target, the objects you load into decide the shapes and the sharding.
 
 # %%
 import torch.distributed.checkpoint as dcp
@@ -596,6 +775,14 @@ set_state_dict(model_t3, opt_t3, model_state_dict=state["model"], optim_state_di
 assert all(torch.equal(a, b) for a, b in zip(model_t.parameters(), model_t3.parameters(), strict=True))
 print("DCP round trip exact; files:", sorted(p.name for p in (tmp_root / "dcp").iterdir()))
 
+
+# %% [markdown]
+# The file list is DCP's layout: `.distcp` files written by each rank (here one, by rank 0)
+# and a `.metadata` file that maps every tensor to the file and offset holding it. That
+# map is what lets a load on a different number of ranks read only the pieces each rank
+# needs, the same job Orbax's abstract target does for JAX. `no_dist=True` is what allows
+# a single process without `init_process_group`; with many processes, each calls `save`
+# and `load` collectively.
 
 # %% [markdown]
 # ### 3.1 Pitfalls
@@ -622,6 +809,12 @@ for part, drift in drifts.items():
 assert all(d > 0 for d in drifts.values())
 
 # %% [markdown]
+# Every missing piece gives a different run (the `assert` checks that each gap is
+# non-zero), and the gaps are of the size of ordinary training progress, not of rounding:
+# compare them with the `1e-5` tolerance of §2. Nothing crashes and nothing warns, which
+# is the danger: the resumed run still trains, just not as the original would have.
+
+# %% [markdown]
 # **Dtypes follow the target, silently.** Orbax casts to the dtype of the abstract target,
 # and PyTorch's `load_state_dict` copies into the existing parameter's dtype. Neither warns:
 
@@ -632,6 +825,12 @@ model_bf16 = make_torch_mlp(init).to(torch.bfloat16)
 model_bf16.load_state_dict(ckpt["model"])
 print("Orbax restored kernel:", restored_bf16["model"]["l1"]["kernel"][...].dtype,
       "| torch loaded weight:", model_bf16[0].weight.dtype, "| saved as float32 in both")
+
+# %% [markdown]
+# Both came back as `bfloat16` from `float32` files. Sometimes that is what you want
+# (loading full-precision weights into a half-precision model for inference), but it
+# rounds away about 16 bits of every weight, and resuming *training* from it is no longer
+# the same run. When a restored model behaves slightly worse, check the dtypes first.
 
 # %% [markdown]
 # **Shardings follow the target too.** Each leaf of the abstract target carries a
@@ -645,16 +844,31 @@ leaf = restored["model"]["l1"]["kernel"][...]
 print(type(leaf.sharding).__name__, leaf.sharding.device_set)
 
 # %% [markdown]
+# A `SingleDeviceSharding` on the one device this kernel runs on: exactly what the target
+# asked for. With the meshes of lesson 05 you would build the target's `NamedSharding`s
+# from the new mesh and get the same arrays laid out the new way.
+
+# %% [markdown]
 # **`torch.load` refuses arbitrary Python objects** (since PyTorch 2.6 `weights_only=True`
 # is the default): a checkpoint holding, say, a NumPy array fails to load. Keep
 # checkpoints to tensors and plain containers; pass `weights_only=False` only for files
 # you trust, since unpickling can run code.
+#
+# The cell below saves a NumPy array next to a state dict. The save succeeds; the load is
+# what fails, which is the awkward order: you find out when you need the checkpoint.
 
 # %% tags=["raises-exception"]
 buf = io.BytesIO()
 torch.save({"model": model_t.state_dict(), "seen_examples": np.arange(3)}, buf)
 buf.seek(0)
 torch.load(buf)
+
+# %% [markdown]
+# The error names the two ways out: `weights_only=False` for a file you trust, or allowing
+# the specific type with `torch.serialization.add_safe_globals`. The simpler fix is to
+# keep NumPy out of the file: `torch.from_numpy(...)` before saving, as the iterator's
+# position above was saved as plain integers. Orbax has the mirror-image rule: it stores
+# arrays and scalars, which is why the JAX key went in as `key_data`.
 
 # %% [markdown]
 # ## 4. Data loading
@@ -666,17 +880,44 @@ torch.load(buf)
 # - The **same seed does not mean the same order** across libraries: `DataLoader(shuffle=True)`
 #   draws with torch's generator, NumPy with its own. To feed both frameworks the same
 #   batches, share the *indices*.
+#
+# Why does this matter in a course about two frameworks? Every comparison so far fed both
+# sides the same NumPy batches, and that was a choice. The natural PyTorch code uses a
+# `DataLoader`, the natural JAX code a NumPy or Grain iterator, and a reader who seeds both
+# with 0 expects the same batches. They are not the same, and any comparison of two
+# training runs built that way compares two different data orders as well as two
+# frameworks.
+#
+# The loader is also where the two ecosystems are closest. A JAX training step takes NumPy
+# arrays (or `jax.Array`s) as arguments, so nothing stops you from using PyTorch's
+# `DataLoader` to feed JAX: the JAX docs' tutorial *Training a simple neural network,
+# with PyTorch data loading* does exactly that, turning each batch into NumPy arrays.
+# What JAX adds on top is only a preference for fixed batch shapes (each new shape
+# compiles the step again: `drop_last=True` in PyTorch terms).
+#
+# The natural code on both sides, seeded with 0, and the first ten labels each yields:
 
 # %%
+# PyTorch: a DataLoader shuffling with its own generator, seeded with 0
 dataset = torch.utils.data.TensorDataset(torch.from_numpy(X_np), torch.from_numpy(y_np))
 loader = torch.utils.data.DataLoader(dataset, batch_size=S.batch, shuffle=True, drop_last=True,
                                      generator=torch.Generator().manual_seed(0))
+first_torch = next(iter(loader))[1]
+
+# %%
+# JAX: any iterator of NumPy arrays; this one shuffles with NumPy, seeded with 0
 numpy_batches = data.batches(X_np, y_np, S.batch, seed=0)
-first_torch, first_numpy = next(iter(loader))[1], next(numpy_batches)[1]
+first_numpy = next(numpy_batches)[1]
+
+# %%
 print("labels, DataLoader(seed 0):", first_torch[:10].tolist())
 print("labels, NumPy      (seed 0):", first_numpy[:10].tolist())
 
 # %% [markdown]
+# Two different label sequences: the seed is the same number, but the generators are
+# different algorithms, and the two libraries also use their draws differently to make a
+# permutation. No seed on one side reproduces the other's order.
+#
 # The fix: compute the epoch's index batches once and give them to the `DataLoader` as
 # its `batch_sampler`. Both frameworks now see identical batches.
 
@@ -686,6 +927,18 @@ loader = torch.utils.data.DataLoader(dataset, batch_sampler=indices)
 for (Xt, yt), (Xn, yn) in zip(loader, data.batches(X_np, y_np, S.batch, seed=0), strict=True):
     assert torch.equal(Xt, torch.from_numpy(Xn)) and torch.equal(yt, torch.from_numpy(yn))
 print(f"{len(indices)} identical batches")
+
+# %% [markdown]
+# Every batch of the epoch compared equal, features and labels, with `zip(..., strict=True)`
+# making sure neither side yields an extra batch. The index list is a small, plain object:
+# it can be saved in a checkpoint (§3) or computed again from the seed and the epoch
+# number, which is how `ResumableBatches` resumes.
+#
+# One more thing to know before feeding JAX from a `DataLoader` with `num_workers > 0`: on
+# Linux (with Python before 3.14) its workers are started with `fork` by default, and JAX, which runs threads of
+# its own, warns when the process forks after JAX has started (a forked copy of a
+# multithreaded process can deadlock). Passing `multiprocessing_context="spawn"` (or
+# `"forkserver"`) to the `DataLoader` starts the workers as fresh interpreters instead.
 
 # %% [markdown]
 # ## 5. Export
@@ -698,6 +951,19 @@ print(f"{len(indices)} identical batches")
 #   that another process (with no access to the Python source) deserialises and calls.
 # - Both specialise to the example's shapes unless told a dimension is dynamic
 #   (`torch.export.Dim`, `jax.export.symbolic_shape`).
+#
+# Why export at all? A checkpoint (§3) holds numbers and needs the Python code of the
+# model to mean anything; an export holds the computation itself. That is what a server
+# without your training code, a phone, or a compiler for special hardware needs: a graph
+# of well-defined operations with the weights and the input shapes it accepts.
+#
+# Both frameworks get there by tracing, and a PyTorch user who knows `torch.compile` has
+# met the idea. `torch.export` runs the model on example inputs and records the ATen
+# operations it performs, refusing (rather than falling back to Python, as `torch.compile`
+# would) when it meets code it cannot capture. `jax.export` does what `jax.jit` always
+# does, trace with abstract values, and keeps the lowered StableHLO instead of compiling
+# it. In both, Python control flow is evaluated once at trace time and disappears from
+# the exported program.
 #
 # Export the trained MLPs from section 2 (same weights in both frameworks).
 
@@ -714,6 +980,16 @@ blob_t.seek(0)
 loaded_t = torch.export.load(blob_t)
 print(f"torch.export: {len(blob_t.getvalue()):,} bytes; the graph:")
 print(loaded_t.graph_module.code.strip())
+
+# %% [markdown]
+# The printed graph is the whole model after the round trip through bytes: the weights
+# have become inputs (`p_0_weight`, ...), each layer one `torch.ops.aten` call, and the
+# `Tanh` module a plain `aten.tanh`. No `nn.Module` or Python logic survives. The input's
+# name in `dynamic_shapes` (`"input"`) is the name of the argument of `Sequential.forward`.
+#
+# The JAX export starts from a function of `(params, X)`, so the parameters are explicit
+# inputs from the start. The symbolic dimension `b` is created once and used in the
+# input's `ShapeDtypeStruct`; everything else is fixed:
 
 # %%
 # JAX
@@ -742,6 +1018,14 @@ start = next(i for i, line in enumerate(hlo) if "func.func public @main" in line
 print("\n".join(hlo[start : start + 8]))  # the StableHLO entry point: note tensor<?x64xf32>
 
 # %% [markdown]
+# The first printout lists the inputs the export accepts: the four parameter arrays at
+# fixed shapes and `float32[b,64]` for the batch. The StableHLO entry point shows the same
+# in the compiler's notation, `tensor<?x64xf32>`, and one more thing: a
+# `shape_assertion` that checks at call time that the actual batch size is at least 1.
+# The export carries its own input checks, because the program that loads it may not be
+# Python.
+
+# %% [markdown]
 # Each round trip must reproduce its original exactly on the same machine, and the two
 # exports must agree with each other (to float32 rounding), on a batch size different
 # from the one used to export:
@@ -757,6 +1041,13 @@ assert_close(out_t, out_j, rtol=1e-5, atol=1e-5, name="torch export vs jax expor
 print("both exports reproduce their originals exactly, and agree with each other")
 
 # %% [markdown]
+# Three checks passed. Each export, called on 13 rows after a round trip through bytes,
+# gives bit for bit what its own framework's original function gives (`atol=0`): the
+# exported program is the same computation, run by the same backend. The two exports agree
+# with each other only to float32 rounding, as two different implementations of the same
+# matrix products do.
+
+# %% [markdown]
 # The sharp bit: export with concrete shapes only, then call with another batch size.
 
 # %% tags=["raises-exception"]
@@ -764,6 +1055,10 @@ fixed = jax.export.export(jax.jit(forward_jax))(params_final, jnp.asarray(X_eval
 fixed.call(params_final, jnp.asarray(X_new))
 
 # %% [markdown]
+# The error names the mismatch: exported for 7 rows, called with 13. The export is a
+# contract about shapes, and without a symbolic dimension the contract is the example's
+# exact shape.
+#
 # The fix is the symbolic dimension used above (`torch.export` fails the same way without
 # `Dim`). Also note `platforms`: an export lowers for the current backend only unless
 # you pass `platforms=("cpu", "cuda", "tpu")`. JAX documents a backward-compatibility
@@ -781,42 +1076,69 @@ fixed.call(params_final, jnp.asarray(X_new))
 # - A `torch.autograd.Function` around `jax.vjp` puts a jitted JAX function **inside** a
 #   PyTorch training step, gradients included: the "hybrid migration" of the source articles.
 #
+# Why interop? Real migrations are gradual. A team with a PyTorch code base that wants
+# one JAX component (a fast custom kernel, a `vmap`-ed per-example computation, a
+# library that exists only in JAX) does not rewrite the rest first; it passes tensors
+# across the boundary. The question is what crossing costs: a copy of every byte, or
+# only a description of the buffer. DLPack is a small, framework-neutral C structure
+# describing a buffer (pointer, shape, strides, dtype, device) that both frameworks can
+# produce and consume; when the buffer suits the receiving framework, it is adopted as
+# it is, without a copy.
+#
+# This section first proves that the sharing is real (same address, and a write on one
+# side shows on the other), then finds the cases where a "DLPack" transfer quietly
+# copies, measures what sharing saves, and finally runs a JAX function inside PyTorch's
+# autograd.
+#
 # ### 6.1 Zero copy, proven
+#
+# Each direction gets one cell. `interop.buffer_pointer` reads the address of the first
+# element from each framework, and `interop.shares_memory` compares them.
 
 # %%
-# PyTorch -> JAX
-t = torch.arange(12, dtype=torch.float32).reshape(3, 4)
-a = interop.to_jax(t)
-print(f"torch buffer at {interop.buffer_pointer(t):#x}, jax buffer at {interop.buffer_pointer(a):#x}")
-assert interop.shares_memory(t, a)
+# PyTorch: a tensor handed to JAX
+shared_torch = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+shared_jax = interop.to_jax(shared_torch)
+print(f"torch buffer at {interop.buffer_pointer(shared_torch):#x}, "
+      f"jax buffer at {interop.buffer_pointer(shared_jax):#x}")
+assert interop.shares_memory(shared_torch, shared_jax)
 # A host copy first: `jnp.asarray(t.numpy())` alone may share the buffer (jax 0.7 does on
 # the CPU; lesson 01, §3.1).
-copied = jnp.asarray(t.numpy().copy())
-print("host copy shares memory:", interop.shares_memory(t, copied))
+copied_jax = jnp.asarray(shared_torch.numpy().copy())
+print("host copy shares memory:", interop.shares_memory(shared_torch, copied_jax))
 
 # %% [markdown]
-# Same address. Now write through PyTorch and read through JAX:
+# Same address, printed twice; the explicit host copy, as expected, lives elsewhere. Now
+# write through PyTorch and read through JAX:
 
 # %%
-t[0, 0] = 100.0  # an in-place write in torch
-print(a[0])  # JAX sees it: the same bytes
-assert float(a[0, 0]) == 100.0 and float(copied[0, 0]) == 0.0
+shared_torch[0, 0] = 100.0  # an in-place write in torch
+print(shared_jax[0])  # JAX sees it: the same bytes
+assert float(shared_jax[0, 0]) == 100.0 and float(copied_jax[0, 0]) == 0.0
 
 # %% [markdown]
-# What this proves is only that the two objects are views of one buffer. It is not a way
-# to communicate: JAX assumes `a` never changes, so a computation already dispatched
-# (asynchronously) on `a` may see either value, and a jitted function may have folded
-# `a`'s old value into a constant. After handing a tensor to JAX, do not write to it.
+# The first row printed by JAX starts with `100.`, a value JAX never computed; the copy
+# still holds `0.`. What this proves is only that the two objects are views of one
+# buffer. It is not a way to communicate: JAX assumes `shared_jax` never changes, so a
+# computation already dispatched (asynchronously) on it may see either value, and a
+# jitted function may have folded its old value into a constant. After handing a tensor
+# to JAX, do not write to it.
 #
 # The other direction shares memory too:
 
 # %%
-# JAX -> PyTorch, on the device both frameworks share (see below for a TPU)
+# JAX: an array handed to PyTorch, on the device both frameworks share (see below for a TPU)
 torch_dev, jax_dev = SETUP.pair()
-a = jax.device_put(jnp.linspace(0.0, 1.0, 5), jax_dev)
-t = interop.to_torch(a)
-assert interop.shares_memory(t, a)
-print(t, "| same buffer:", interop.shares_memory(t, a))
+back_jax = jax.device_put(jnp.linspace(0.0, 1.0, 5), jax_dev)
+back_torch = interop.to_torch(back_jax)
+assert interop.shares_memory(back_torch, back_jax)
+print(back_torch, "| same buffer:", interop.shares_memory(back_torch, back_jax))
+
+# %% [markdown]
+# A torch tensor with JAX's values, and the same buffer. Here the arrow points the other
+# way, and so does the risk: PyTorch may write into `back_torch` in place (`add_`, an
+# optimiser step), which would change an array JAX treats as immutable. Clone the tensor
+# (`back_torch.clone()`) before any in-place PyTorch operation.
 
 # %% [markdown]
 # DLPack only connects memory both frameworks can address. On a TPU machine PyTorch runs
@@ -828,6 +1150,11 @@ a_default = jnp.linspace(0.0, 1.0, 5)  # on JAX's default device: the TPU on a T
 blocker = interop.dlpack_blocker(a_default)
 print("JAX's default device:", env.jax_device(), "|",
       f"no zero-copy view: {blocker}" if blocker else "PyTorch can view its arrays")
+
+# %% [markdown]
+# The line names JAX's default device and whether PyTorch can view arrays there. On a CPU
+# or a CUDA GPU (with a CUDA build of PyTorch) the answer is yes; on a TPU machine
+# the line names the obstacle instead.
 
 # %% [markdown]
 # **The sharp bit: silent copies.** A float64 tensor goes through `jax.dlpack.from_dlpack`
@@ -842,13 +1169,27 @@ shared = interop.shares_memory(view, jax.dlpack.from_dlpack(view))
 print("offset view shares memory:", shared, "" if shared else "(copied: XLA wants aligned buffers)")
 
 # %% [markdown]
+# Both lines are about the same trap: a call named "from DLPack" that returned an array,
+# raised nothing, and still copied. The dtype changed to `float32` because JAX without
+# `jax_enable_x64` holds no float64 arrays. The second case is subtler: a slice starting
+# one element into its buffer is a valid DLPack tensor, but its first element is not at
+# the alignment XLA's CPU client asks for, so JAX takes a copy. Whether a copy happened is
+# only visible by comparing addresses.
+
+# %% [markdown]
 # `interop.to_jax` refuses the dtype case outright, naming the problem; alignment it
-# cannot see in advance, so check it with `shares_memory` where it matters:
+# cannot see in advance, so check it with `shares_memory` where it matters. The error is
+# the point of the wrapper: it tells you at the boundary which conversion to write
+# yourself, instead of letting a float64 pipeline become float32 two steps later.
 
 # %% tags=["raises-exception"]
 interop.to_jax(t64, name="t64")
 
 # %% [markdown]
+# The two cases have the same cure: convert the dtype on the PyTorch side
+# (`tensor.float()`) and make the tensor own an aligned buffer (`tensor.clone()`) before the
+# hand-over, and the transfer is a view again.
+#
 # What should each cost? Handing a buffer over is bookkeeping (a pointer, a shape, a
 # dtype), so its time should not depend on the array's size; a copy through NumPy moves
 # every byte, so its time should grow with the array. A claim about how a cost changes
@@ -902,6 +1243,14 @@ print(f"({zero_copy[max(zero_copy)].conditions()})")
 # what the backward needs; a `torch.autograd.Function` calls it and, in `backward`, the
 # jitted VJP. Inputs and outputs cross by DLPack. Here the classifier head and its loss
 # are JAX code while the body of the network stays in PyTorch.
+#
+# The mechanics, for a PyTorch reader. A custom `torch.autograd.Function` has a
+# `forward` that computes the output and saves what it needs, and a `backward` that
+# receives the gradient of the loss with respect to that output and returns gradients
+# for each input. `jax.vjp(f, *inputs)` returns exactly those two things: the output, and
+# a function that maps an output gradient to input gradients. So PyTorch's autograd sees
+# one node in its graph; inside it, JAX computes both directions. The labels `y` are an
+# integer input and get no gradient, as in PyTorch.
 
 # %%
 def head_loss_jax(h, W, b, y):  # h: (batch, hidden), W: (hidden, 10), y: (batch,) int32
@@ -929,7 +1278,11 @@ class Hybrid(torch.nn.Module):
 
 
 # %% [markdown]
-# Proof: the hybrid's loss and every gradient equal the pure-PyTorch ones.
+# Proof: the hybrid's loss and every gradient equal the pure-PyTorch ones. `grads_of`
+# runs one forward and backward pass through either head and collects the loss and the
+# `.grad` of every parameter, so the check covers the parameters the JAX head owns (`W`,
+# `b`) and the ones upstream of it in PyTorch (`body.0.*`), whose gradients had to flow
+# back out of JAX.
 
 # %%
 hybrid = Hybrid(init)
@@ -948,7 +1301,12 @@ print("loss and gradients agree:", [n for n, _ in hybrid.named_parameters()])
 
 
 # %% [markdown]
+# All four parameters are listed: the gradient reached the PyTorch layers through the
+# JAX VJP unchanged (to the `rtol=1e-5` of the check).
+#
 # And it trains: a few AdamW steps, hybrid and pure side by side from the same start.
+# `torch.optim.AdamW` updates `W` and `b` like any other parameter; it does not know that
+# their gradients were computed by JAX.
 
 # %%
 def train_hybrid(jax_head):
@@ -970,6 +1328,11 @@ assert_close(dict(m_h.named_parameters()), dict(m_p.named_parameters()), rtol=1e
 print("losses (hybrid):", np.round(losses_hybrid, 4))
 
 # %% [markdown]
+# The printed losses are the hybrid run's; the `assert_close` above checked that after
+# the last step the hybrid's parameters equal the pure-PyTorch run's, so the two runs
+# took the same steps. A few steps of a small model on a few batches need not make the
+# loss fall every step; the equality is what this cell proves.
+#
 # What does the bridge cost? Time one forward + backward, hybrid vs pure PyTorch
 # (`compare` first checks both return the same loss and gradients):
 
@@ -986,6 +1349,11 @@ print(f"({bridge_cost.conditions()})")
 # %% [markdown]
 # Whatever the verdict, the bridge's cost is per call (DLPack hand-overs, a jitted call
 # and its VJP), so it weighs less as the JAX part of the step grows.
+#
+# The table's first-call column does not include compiling the JAX head here: the proof
+# cell above already called it, and `torch_function` keeps the compiled forward and VJP
+# for every later call. In a fresh process, the first hybrid step would also pay the
+# tracing and compilation (lesson 03), once.
 
 # %% [markdown]
 # ## 7. Keras 3
@@ -997,6 +1365,15 @@ print(f"({bridge_cost.conditions()})")
 # - On JAX, Keras's `fit`/`predict` compile stateless functions with `jax.jit`; by hand,
 #   that is `jax.jit(model.stateless_call)`. On PyTorch, Keras layers are `torch.nn.Module`s
 #   and run eagerly unless compiled.
+#
+# Why Keras in a lesson about JAX and PyTorch? Because it is the one library here that
+# promises to make the choice between them unnecessary: write the model once against
+# `keras.layers`, and pick the framework that executes it with an environment variable.
+# The promise has two parts that can be checked separately, and this section checks
+# both: *the same numbers* (one set of weights, the same outputs on both backends) and
+# *no cost* (a Keras model as fast as the same model written natively). A PyTorch user
+# should expect the second part to depend on how the model is called, since it already
+# does in PyTorch: eager `model(x)` and a compiled call are different programs.
 #
 # `course_utils.keras_backends` runs a small model (Dense → GELU → LayerNorm → Dense) in a
 # subprocess per backend: the JAX run initialises and saves the weights, the PyTorch run
@@ -1017,6 +1394,12 @@ from course_utils import keras_child  # importing it imports neither keras, jax 
 display(Markdown(f"```python\n{inspect.getsource(keras_child._model)}```"))
 
 # %% [markdown]
+# Nothing in it names a framework: `keras.layers.Dense`, `LayerNormalization` and the
+# `"gelu"` activation are implemented once per backend inside Keras. Keras's `"gelu"` is the
+# exact (erf) GELU, which is why the native twins below ask for it explicitly
+# (`approximate=False` in JAX, whose default is the tanh approximation; `nn.GELU()` is
+# exact by default in PyTorch).
+#
 # The native twins it is timed against, one per framework (the weights come from the Keras
 # model, so all three compute the same function):
 
@@ -1025,6 +1408,11 @@ display(Markdown(f"```python\n{inspect.getsource(keras_child.native_jax)}\n"
                  f"{inspect.getsource(keras_child.native_torch)}```"))
 
 # %% [markdown]
+# Read the twins as a pair: the same four layers, with LayerNorm written out by hand in
+# JAX and taken from `torch.nn` in PyTorch, and `W.T` where PyTorch's `Linear` stores the
+# transpose. The JAX twin is jitted; the PyTorch twin runs eagerly, which is the natural
+# way to call each.
+#
 # Run it on both backends:
 
 # %%
@@ -1040,6 +1428,13 @@ if KERAS:
 else:
     print("Keras 3 is not installed (pip install keras): this section is skipped; "
           "the rest of the lesson does not depend on it.")
+
+# %% [markdown]
+# Each line comes from a child process and says which Keras and which framework it ran
+# on, with one fact that shows the backend is real: on JAX, calling the model returns a
+# JAX array; on PyTorch, the model *is* a `torch.nn.Module` and returns a `torch.Tensor`.
+# The `assert` in the cell checks the ordering promised above: the PyTorch child started
+# timing only after the JAX child had finished.
 
 # %% [markdown]
 # Proof first: the weights are identical after the `.h5` round trip, and both backends
@@ -1059,8 +1454,17 @@ else:
     print("skipped: Keras 3 is not installed")
 
 # %% [markdown]
+# That is the first half of the promise, checked: the weight files loaded
+# unchanged, and both backends' outputs passed `assert_close` against float64 NumPy. The
+# printed gap between the two backends is float32 rounding: the two frameworks order
+# their sums differently, so the last bits differ, as they do between any two float32
+# implementations of the same model.
+
+# %% [markdown]
 # What the abstraction costs, if anything: each backend's time relative to the native model in the
-# same process (interleaved rounds, medians):
+# same process (interleaved rounds, medians). The ratios compare only variants timed in
+# the same child, so they do not depend on how busy the machine was when the other child
+# ran; the absolute times of the two backends are not compared with each other:
 
 # %%
 if KERAS:
@@ -1099,6 +1503,14 @@ else:
 # Read the table with the key concepts in mind: on JAX, calling the model eagerly
 # dispatches one operation at a time, and the compiled path is what Keras's `fit` and
 # `predict` use; on PyTorch, Keras adds Python bookkeeping around each layer.
+#
+# How much each path costs is in the `time / native` column and in the verdicts above,
+# both computed from this run. At this size each layer's arithmetic takes microseconds,
+# so fixed costs per call (Python dispatch, Keras's own layer machinery) weigh the most;
+# in a larger model the same fixed costs are a smaller share of each call. The practical
+# rule is the one the key concepts gave: on the JAX backend, train and predict through
+# the compiled path (`fit`, `predict`, or `jax.jit` of `stateless_call`), not by calling
+# the model in a Python loop.
 #
 # Every file this lesson wrote (checkpoints, Keras weights) lives under one temporary
 # folder; remove it:
@@ -1139,6 +1551,10 @@ print("removed", tmp_root)
 # - *"The same seed gives the same shuffle."* Not across libraries (§4).
 # - *"DLPack transfers are always zero-copy."* Not for dtypes JAX will not hold (float64 in
 #   32-bit mode) or misaligned buffers: check the pointers (§6.1).
+# - *"Calling JAX from PyTorch means writing the backward pass by hand."* `jax.vjp` supplies
+#   it; a `torch.autograd.Function` only forwards PyTorch's output gradient to it (§6.2).
+# - *"An export accepts any input a Python function would."* It accepts the shapes it was
+#   exported for: a concrete batch size stays fixed unless it was made symbolic (§5).
 #
 # **Review questions**
 #
@@ -1161,6 +1577,18 @@ print("removed", tmp_root)
 # <details><summary>4. Why does each Keras backend need its own process?</summary>
 # Keras reads `KERAS_BACKEND` once, when it is imported; after that every layer is built on
 # that backend. A fresh interpreter per backend is the only clean way to compare them.
+# </details>
+#
+# <details><summary>5. The hybrid model's `W` is updated by `torch.optim.AdamW`, yet its gradient is computed by JAX. What does the optimiser need to know about that?</summary>
+# Nothing. The `autograd.Function`'s `backward` returns the gradient for `W` like any other
+# PyTorch operation would, autograd stores it in `W.grad`, and `opt.step()` reads it from
+# there (§6.2).
+# </details>
+#
+# <details><summary>6. A resumed run differs slightly from the uninterrupted one. Which parts of the state would you check first?</summary>
+# Everything the next step reads: the optimiser state (and in PyTorch the scheduler), the
+# data iterator's position, and the random state (a JAX key, a `torch.Generator`), then the
+# dtypes of what was restored. §3.1 shows each one missing and the gap it leaves.
 # </details>
 #
 # **Next:** the exercises in `exercises/06_ecosystem_exercises.ipynb` (an Optax chain that
