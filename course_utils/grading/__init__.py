@@ -21,4 +21,6 @@ Students never import this package. Modules, in the order a grading run uses the
 - ``store``: the report folder, the class tables and shard merging
 - ``records``: keyed ``grade.json`` records (the report folder's key, seals, shape checks)
 - ``names``: file names as safe text, report folder names, spreadsheet-safe CSV cells
+- ``deploy``: the arguments of ``grade slurm``, ``release`` and ``gradescope build``
+- ``slurm``: ``grade slurm``: the job array of ``grade-array.sh``, one shard per task
 """

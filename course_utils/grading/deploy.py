@@ -1,0 +1,50 @@
+"""The commands that take grading beyond one machine: ``grade slurm``, ``release`` and
+``gradescope build`` (their arguments; the work is in :mod:`.slurm`, :mod:`.release` and
+:mod:`.gradescope`). See docs/GRADING_DEPLOY.md."""
+
+from __future__ import annotations
+
+import argparse
+
+from course_utils.tooling.args import number
+from course_utils.tooling.errors import CourseError
+
+
+def add_commands(sub) -> None:
+    """Add ``grade slurm``'s options to ``grade``, and the ``release`` and ``gradescope``
+    commands, to the ``course`` command's sub-parsers."""
+    _extend_grade(sub.choices["grade"])
+
+
+def _extend_grade(g: argparse.ArgumentParser) -> None:
+    """``course grade slurm SUBMISSIONS ...``: ``grade``'s options plus the array's."""
+    s = g.add_argument_group("grade slurm (submit a Slurm job array, one shard a task)")
+    s.add_argument("--tasks", type=number(int, 1), metavar="N", help="array tasks")
+    s.add_argument("--partition", metavar="P", help="Slurm partition")
+    s.add_argument(
+        "--cpus-per-task",
+        type=number(int, 1),
+        default=1,
+        metavar="C",
+        help="CPUs of each task: submissions graded at once in it (default 1)",
+    )
+    s.add_argument(
+        "--mem-per-task",
+        type=number(int, 256),
+        metavar="MB",
+        help="memory of each task (default C x --memory + 1024)",
+    )
+    grade = g.get_default("func")
+
+    def dispatch(args: argparse.Namespace) -> int:
+        if args.submissions == "slurm":
+            from course_utils.grading import slurm
+
+            return slurm.cmd_slurm(args)
+        if args.tasks or args.partition or args.mem_per_task:
+            raise CourseError(
+                "--tasks, --partition, --mem-per-task: only with grade slurm"
+            )
+        return grade(args)
+
+    g.set_defaults(func=dispatch)
