@@ -194,8 +194,8 @@ print('snapshot["w1"] is model.w1:', snapshot["w1"] is model.w1)
 # %% [markdown]
 # The "snapshot" trained along with the model: it *is* the model's arrays. Its loss moved from
 # the starting value to the trained one, and the identity check printed `True`: the dict holds
-# the very arrays `train_step` subtracts from. The bug runs the
-# other way too: an in-place edit through the list silently rewrites the model.
+# the very arrays `train_step` subtracts from. The bug runs the other way too: an in-place
+# edit through the dict silently rewrites the model.
 
 # %%
 experiment = model.params()
@@ -221,7 +221,24 @@ print("the update returned new arrays and left its input alone")
 # (The fix inside the imperative style is discipline: copy on the way out,
 # `{k: p.copy() for k, p in model.params().items()}`. Nothing enforces it.)
 #
+# The two checks say it precisely: `init` is bit for bit what it was (tolerance 0), and no array
+# of the result shares memory with an array of the input. The functional style pays for this
+# with new arrays on every update; section 3 shows why, under `jax.jit`, that need not cost a
+# copy.
+#
 # ## 2. The same model in PyTorch, JAX and Flax NNX
+#
+# Now the same two-layer network in the frameworks. In PyTorch the module object *is* the model:
+# its parameters are attributes, the forward pass is a method, and `optimizer.step()` rewrites
+# the parameters in place. A PyTorch user rarely thinks of the weights apart from the object
+# that holds them.
+#
+# In JAX the model is two things kept apart: a function that says how to compute
+# (`mlp_jax(params, X)`) and a **pytree** that holds the numbers (`params_jax`, a dict of
+# arrays). A pytree is any nesting of lists, tuples, dicts and registered classes with arrays at
+# the leaves; `jax.tree.map(f, a, b)` walks two pytrees of the same structure together and
+# applies `f` to each pair of leaves, which is all an SGD step needs. Flax NNX sits in between:
+# modules that look like `nn.Module`, and that JAX also sees as pytrees (section 2.1).
 #
 # **Key concepts**
 # - `nn.Module` keeps parameters as attributes; `torch.optim` updates them in place.
@@ -304,9 +321,20 @@ print("NumPy, PyTorch and JAX agree on the output and on one SGD step")
 
 
 # %% [markdown]
+# Three implementations, one step. The outputs agree to float32 rounding, and one SGD step from
+# the shared initial weights gives the same new weights in NumPy, PyTorch and JAX; the
+# `step_torch` dict lists PyTorch's weights transposed and under JAX's sorted key order so that
+# `assert_close` can compare the two trees leaf by leaf. The last assertion is the functional
+# contract again: `sgd_step_jax` returned a new pytree, and `params_jax` still holds the initial
+# weights exactly. The printed shapes are that new pytree, produced by `jax.tree.map` applied to
+# `jnp.shape`.
+#
 # ### 2.1 Flax NNX: objects on a functional core
 #
 # NNX modules look like PyTorch modules: layers are attributes and calling the object runs it.
+# Two differences show in the cell: a module gets its random number streams as an explicit
+# `rngs=nnx.Rngs(0)` argument rather than from a global generator (section 5 explains why), and
+# a `Variable`'s array is read and written with `[...]`, here to copy in the shared weights.
 
 # %%
 # JAX: Flax NNX

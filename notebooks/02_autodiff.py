@@ -313,7 +313,7 @@ print("JVP = J v and VJP = u^T J in both frameworks")
 # `jax.jvp` returns the tangent directly, because forward mode computes it in the same pass as
 # the value.
 #
-# The two frameworks build these primitives differently underneath. PyTorch writes a backward
+# The two frameworks build these primitives differently underneath. PyTorch defines a backward
 # formula for each operation (and, separately, a forward-mode formula). JAX gives each primitive
 # a JVP rule and obtains reverse mode from it: it linearises the function with forward mode and
 # then transposes the linear part. That design returns in §6.3, where one JVP rule is enough for
@@ -378,11 +378,12 @@ for shape, comparison in modes.items():
 
 # %% [markdown]
 # Each line compares the two modes inside one framework; the JAX pair is jitted and the PyTorch
-# pair is eager, so the lines say nothing about JAX against PyTorch. The rule the section is
-# after is the one a line that names a winner should confirm: pick the mode whose number of
-# passes is the smaller side of the Jacobian. For a neural network's loss that is always reverse
-# mode, and the tall case is rarer in practice: sensitivities of many outputs to a few inputs (a
-# simulation's outputs against a handful of physical parameters).
+# pair is eager, so the lines say nothing about JAX against PyTorch. The rule to take away is
+# the counting rule: choose the mode whose number of passes is the smaller side of the Jacobian;
+# a line that names a winner is this machine's evidence for or against it. For a neural
+# network's loss the answer is always reverse mode. Tall Jacobians come up elsewhere:
+# sensitivities of many outputs to a few inputs, such as a simulation's outputs against a
+# handful of physical parameters.
 
 # %% [markdown]
 # ## 3. Higher-order derivatives
@@ -864,7 +865,7 @@ grad_detach, grad_stop
 # %% [markdown]
 # Both give 3.0, not 6.0: the second factor was a constant as far as the derivative is
 # concerned. The two tools are built differently. `detach()` returns a new tensor that shares
-# memory with `x` but has no history, so the tape simply does not connect through it.
+# memory with the original but has no history, so the tape simply does not connect through it.
 # `stop_gradient` is an operation in the program, the identity on values whose derivative is
 # zero; it therefore keeps working inside `jit`, `vmap` and nested `grad`, wherever the function
 # is transformed.
@@ -1108,10 +1109,11 @@ saved_jax = {"no checkpoint": residuals.jax_saved_residuals(net_jax, Ws_jax, x_j
 print("\n".join(f"JAX, {how}: {saved}" for how, saved in saved_jax.items()))
 
 # %% [markdown]
-# Read the three lines from the top: without a checkpoint, the activations are most of what is
-# kept; a checkpoint per block keeps far fewer activation bytes, only the inputs of each block;
-# one checkpoint around the whole network keeps none at all, only the arguments. Whether that
-# last line is good news is the question of the next cells.
+# Read the three lines from the top: without a checkpoint, the insides of every block (the
+# activations) are kept next to the arguments; a checkpoint per block cuts the activation bytes
+# down to what the blocks hand each other; one checkpoint around the whole network keeps no
+# activations at all, only the arguments. Whether that last line is good news is the question of
+# the next cells.
 #
 # In PyTorch the per-block form is `torch.utils.checkpoint.checkpoint(block, x, W1, W2,
 # use_reentrant=False)` at each block (`use_reentrant=False` is the variant PyTorch recommends):
@@ -1145,8 +1147,8 @@ for how, run in {"no checkpoint": lambda: net_torch(x_torch, Ws_torch),
 # %% [markdown]
 # `torch_saved_tensors` counts what autograd's saved-tensor hooks see while the forward pass
 # runs, so these are the tensors PyTorch's tape holds until `backward()`. The counts differ from
-# JAX's because the two frameworks' backward rules save different things, as the next cell
-# explains.
+# JAX's because the two frameworks' backward rules save different things, as explained below the
+# next cell.
 #
 # Same gradients in every variant and both frameworks (rematerialisation changes memory and
 # time, never the result), and the activation bytes kept between the forward and the backward
