@@ -120,6 +120,22 @@ print(env.report().line())
 # - In both, every parallel result here is checked against a float64 NumPy oracle of the
 #   same model on the whole batch.
 #
+# Why two mental models, and why learn both? A PyTorch user who has trained with DDP
+# thinks of distributed training as N copies of one script, each with a rank, exchanging
+# tensors at agreed points. Every line of that script runs on one device, and where the
+# communication happens is written in the code (or in the wrapper the code calls). JAX
+# asks for a different picture: one program, written as if for one huge device, whose
+# arrays happen to be spread over many. The program does not say where communication
+# happens; the shardings of its inputs do, and the compiler (XLA's SPMD partitioner)
+# works out which collectives to insert.
+#
+# Neither picture is the whole truth in the other framework. PyTorch's DTensor brings
+# sharded tensors with placements, close to JAX's model; JAX's `shard_map` brings back the
+# per-device view, close to PyTorch's, for the code where you want to write the
+# communication yourself. And on many hosts JAX also runs one process per host, like
+# `torchrun`. The table below is the dictionary between the two; each row is used in the
+# section it names.
+#
 # | idea | JAX | PyTorch | shown in |
 # |---|---|---|---|
 # | the devices and their layout | `jax.make_mesh((8,), ("data",))` | process group; `init_device_mesh("cpu", (2,))` | §2, §4.1 |
@@ -147,6 +163,14 @@ problem.save(RUN_DIR / "problem.npz", prob)  # what every launched process reads
 print(f"{problem.n_params(prob)} parameters, batch {S.batch}, loss {loss_ref:.4f}")
 
 # %% [markdown]
+# The model is an MLP of two layers (`W1`, `b1`, `W2`, `b2`) with a mean squared error loss,
+# and the printed loss is the float64 oracle's on the whole batch. Every gradient in this
+# lesson, from either framework and whatever its parallelism, is compared with
+# `grads_ref`, the oracle's gradients; none is compared only with another parallel
+# result. The file `problem.npz` is how launched processes get the same numbers: each
+# reads it and takes its own rows.
+
+# %% [markdown]
 # ## 2. JAX: meshes and shardings
 #
 # **Key concepts**
@@ -157,6 +181,18 @@ print(f"{problem.n_params(prob)} parameters, batch {S.batch}, loss {loss_ref:.4f
 #   which mesh axis; `None` (or a missing entry) means "replicated along the others".
 # - `jax.device_put` places the shards; `jax.debug.visualize_array_sharding` draws them.
 # - `jax.set_mesh(mesh)` makes a mesh the current one, so a bare `P(...)` is enough.
+#
+# Why start with the data structures rather than with training? In JAX the sharding is
+# the interface: every parallel strategy later in this lesson is the same loss function
+# called on arrays with different `PartitionSpec`s. Reading a spec fluently is most of
+# the work. A spec has one entry per array dimension; each entry names the mesh axis (or
+# axes) that dimension is split over, or `None` for "not split". Mesh axes that no entry
+# names are axes the array is replicated over.
+#
+# A PyTorch user has no direct equivalent outside DTensor: a plain tensor lives on one
+# device, and "split over 8 devices" means 8 tensors in 8 processes. Here one
+# `jax.Array` object stands for all the pieces; `addressable_shards` lists the pieces
+# this process holds.
 #
 # A batch of rows split over 8 devices along a `"data"` axis: each device holds 1/8 of the rows.
 # The axis types are passed although explicit is `jax.make_mesh`'s default in current JAX:
@@ -171,6 +207,12 @@ jax.debug.visualize_array_sharding(X)
 print(X.sharding.spec, "| one device stores", X.addressable_shards[0].data.shape, "of", X.shape)
 
 # %% [markdown]
+# The drawing has one band per device, `CPU 0` to `CPU 7` from top to bottom: the rows are
+# split into 8 consecutive blocks, and the columns are whole. The printed spec is
+# `P('data', None)` and each device stores an eighth of the rows. Nothing was gathered or
+# copied to print `X.shape`: the array knows its global shape and where each block lives.
+
+# %% [markdown]
 # A 2 × 4 mesh has two axes. A weight matrix split by columns over `"model"` and replicated
 # over `"data"`: devices in the same column of the mesh hold the same block.
 
@@ -183,6 +225,10 @@ jax.debug.visualize_array_sharding(W1)
 print(jax.typeof(W1), "| mesh axis types:", mesh_2d.axis_types)
 
 # %% [markdown]
+# Each block of the drawing is labelled with two devices (`CPU 0,4`, ...): the pair that
+# differs only along `"data"` holds the same columns. So `W1` is stored twice, and each copy
+# is split four ways.
+#
 # `jax.typeof` shows the sharding as part of the type (`d_hidden@model`): the mesh's axes
 # are *explicit*, so shardings are known while tracing and mismatches are reported as
 # errors rather than silently fixed by a copy. (With `AxisType.Auto` axes the type carries
@@ -197,11 +243,23 @@ print(jax.typeof(W1), "| mesh axis types:", mesh_2d.axis_types)
 # - With a mean loss, the average of per-slice gradients *is* the full-batch gradient
 #   (equal slices). That is the claim to check, in both frameworks.
 #
+# Why start here? Data parallelism is the strategy most training runs use first, because
+# it changes nothing about the model: each device runs the whole forward and backward pass
+# on fewer rows, and one collective per step keeps the replicas identical. It is also the
+# cleanest place to see the two mental models of §1 disagree about *who* writes the
+# collective. In PyTorch, DDP hooks into autograd and all-reduces gradients in buckets
+# while `backward()` is still running, so communication overlaps with computation. In
+# JAX, the all-reduce appears because the batch is sharded and the parameters are not;
+# nothing in the code asks for it.
+#
 # ### 3.1 PyTorch: DDP, launched with `torchrun`
 #
-# The script `course_utils/dist/torch_ddp.py` runs in each process. Its core:
+# The script `course_utils/dist/torch_ddp.py` runs in each process. Its core (each process
+# learns its `rank` and the `world` size when it joins the process group, from the
+# environment variables `torchrun` sets for it, `RANK` and `WORLD_SIZE`):
 
 # %%
+# PyTorch: the core of the DDP script, run by every process
 launch.excerpt("course_utils.dist.torch_ddp", "ddp")
 
 # %% [markdown]
@@ -213,6 +271,7 @@ launch.excerpt("course_utils.dist.torch_ddp", "ddp")
 # paid once. Each script also runs alone (`torchrun ... -m course_utils.dist.torch_ddp`).
 
 # %%
+# PyTorch: launch the processes with torchrun
 torch_run = launch.torchrun("course_utils.dist.torch_all", S.n_procs, workdir=RUN_DIR, timeout=S.launch_timeout)
 print(torch_run)
 print(torch_run.command_line)
@@ -220,6 +279,11 @@ assert launch.tagged_processes(torch_run.tag) == []  # nothing left running
 ddp, tp, fsdp = (torch_run.section(name) for name in ("ddp", "tp", "fsdp"))  # per-rank reports
 
 # %% [markdown]
+# The first line is the launch's summary (one command, the port the processes met on, how
+# long it took, how many ranks reported); the second is the exact `torchrun` command, which
+# you can paste into a terminal. The `assert` checks that no process outlived the launch:
+# a stray rank could keep a port or a CPU core busy long after the lesson moved on.
+#
 # Each rank reported its gradients (converted to JAX layout). DDP's equal the full-batch
 # gradients on every rank:
 
@@ -231,10 +295,15 @@ print(f"DDP on {ddp[0]['world']} processes ({ddp[0]['backend']}) = full-batch gr
       f" each rank saw {ddp[0]['local_batch']} of {S.batch} rows")
 
 # %% [markdown]
+# Every rank holds the same gradients, and they equal the oracle's for the whole batch,
+# although each rank's loss saw only half of the rows. That is the mean-loss identity of the
+# key concepts, measured.
+#
 # DDP is a convenience around one collective. Written by hand, gradient averaging is an
 # `all_reduce` (sum) per parameter, then a division by the number of processes:
 
 # %%
+# PyTorch: gradient averaging by hand, as each rank runs it after backward()
 launch.excerpt("course_utils.dist.torch_ddp", "average_gradients")
 
 # %%
@@ -251,7 +320,9 @@ grads_sum_ref = {k: v * X_np.shape[0] * y_np.shape[1] for k, v in grads_ref.item
 assert_close(problem.take(ddp[0], "ddp_sum_"), grads_sum_ref, rtol=1e-4, atol=1e-5, name="ddp, summed loss")
 
 # %% [markdown]
-# The gradients are off by exactly the number of processes. The fix: use a mean loss (as
+# The assertion error is the lesson: every element differs, by a relative error of
+# `1 - 1/world` (0.5 for two processes: each DDP value is half the reference). The
+# gradients are off by exactly the number of processes. The fix: use a mean loss (as
 # above), or multiply by the world size when the loss is a sum. JAX has no such convention to
 # remember: `jit` computes the function you wrote over the global batch, whatever the sharding.
 
@@ -267,8 +338,14 @@ print(f"summed-loss DDP gradients × {world} = full-batch summed gradients")
 #
 # The loss is written for the whole batch, as on one device. Sharding the batch over
 # `"data"` and replicating the parameters makes `jit` run it data-parallel.
+#
+# Notice what is missing compared with the PyTorch script: no rank, no local batch, no
+# process group, no wrapper. The same `grad_fn` is called twice, once on arrays on one
+# device and once on sharded arrays; `jit` compiles a separate program for each set of
+# input shardings, and the sharded one contains the communication.
 
 # %%
+# JAX: the same loss and gradient, on one device and data-parallel over the mesh
 def loss_fn(params, X, y):
     h = jax.nn.relu(X @ params["W1"] + params["b1"])  # (batch, d_hidden)
     return jnp.mean((h @ params["W2"] + params["b2"] - y) ** 2)
@@ -283,6 +360,11 @@ with jax.set_mesh(mesh):
     params_dp = jax.device_put(params, P())  # replicated on every device
     grads_dp = grad_fn(params_dp, X, y)
 print("gradient sharding:", grads_dp["W1"].sharding.spec, "(replicated, like DDP's)")
+
+# %% [markdown]
+# The gradient comes back replicated (`P(None, None)`: no dimension split), as every DDP
+# rank holds all of it. Now the three-way check: the data-parallel gradients against one
+# device, against the float64 oracle, and against what the PyTorch ranks reported.
 
 # %%
 assert_close(grads_dp, grads_single, rtol=1e-5, atol=1e-6, name="JAX data parallel vs one device")
@@ -303,6 +385,12 @@ for c in dp_collectives:
 print(f"the model has {problem.n_params(prob)} parameters = {cost.format_bytes(4 * problem.n_params(prob))} in float32")
 
 # %% [markdown]
+# `compile().as_text()` is the optimised HLO that XLA will run, after the SPMD partitioner
+# has split the program per device. Reading collectives out of it is the JAX counterpart of
+# counting them with PyTorch's `CommDebugMode` (used in §8): it shows what will be
+# communicated, before anything runs.
+
+# %% [markdown]
 # One all-reduce carries every gradient (XLA combines them into one tuple): the same
 # payload DDP sends (its `ddp_allreduced_elements` counts it, below in §8).
 #
@@ -318,6 +406,7 @@ print(f"the model has {problem.n_params(prob)} parameters = {cost.format_bytes(4
 # jax has):
 
 # %%
+# JAX: gradient averaging by hand, the twin of average_gradients
 from course_utils import compat
 
 
@@ -343,7 +432,16 @@ n_dev = mesh.shape["data"]
 assert_close(grads_unmarked, jax.tree.map(lambda g: n_dev * g, grads_dp), rtol=1e-5, atol=1e-5,
              name="unmarked: the sum over devices")
 print(f"shard_map + pmean = jit's data parallel = DDP; unmarked parameters give {n_dev} x that (a sum)")
-#
+
+# %% [markdown]
+# Two results in one line. The hand-written step equals `jit`'s data-parallel gradients (and
+# so DDP's, checked in the previous cell): `pmean` is the whole of DDP's averaging. And the
+# unmarked version returns exactly `N` times that, where `N` is the size of the `"data"`
+# axis: the sum of the per-device gradients, already all-reduced by the transpose of the
+# replication. That is what the `pcast` line is for: without it, the per-device gradient
+# that a DDP rank holds before its `all_reduce` never exists in the JAX program.
+
+# %% [markdown]
 # ## 4. Tensor parallelism
 #
 # **Key concepts**
@@ -353,10 +451,31 @@ print(f"shard_map + pmean = jit's data parallel = DDP; unmarked parameters give 
 #   *partial* output, and one all-reduce (sum) completes it.
 # - Every device sees the whole batch. Communication scales with activations, not parameters.
 #
+# Why split a layer? Data parallelism assumes every device can hold the whole model and
+# run its widest matrix product alone. When a single layer's weights, or its activations,
+# are too big for that, the layer itself has to be divided. The column-then-row pattern
+# (known from Megatron-LM) is the standard way for an MLP block: it needs one collective
+# per block in the forward pass, because the first layer's output is split exactly the
+# way the second layer's input wants it.
+#
+# Here the frameworks' roles are reversed compared with §3. PyTorch's DTensor lets you
+# *describe* the split (placements) and inserts the collective itself, while in JAX this
+# section drops into `shard_map` and writes the `psum` by hand. Neither is forced: PyTorch's
+# collectives can be called inside a hand-split layer, as `average_gradients` did in §3.1,
+# and §3.2 and §5.2 show JAX's `jit` inserting collectives from specs alone. This section
+# shows each framework's dedicated tool for the job.
+#
 # ### 4.1 PyTorch: DeviceMesh, DTensor and `parallelize_module`
 
 # %%
+# PyTorch: tensor parallel with DTensor, run by every process
 launch.excerpt("course_utils.dist.torch_tp", "tp")
+
+# %% [markdown]
+# `init_device_mesh` plays `jax.make_mesh`: a named arrangement of the ranks.
+# `parallelize_module` replaces each named submodule's weights by DTensors with the
+# placements its style asks for, and installs hooks on the layers that convert inputs and
+# outputs at the boundaries. What each rank ended up storing:
 
 # %%
 r0 = tp[0]  # rank 0's report from the launch in §3.1
@@ -365,7 +484,9 @@ print(f"fc1.weight: {r0['fc1_weight_placements']}, local {r0['fc1_local_shape']}
 
 # %% [markdown]
 # `nn.Linear` stores `(out_features, in_features)`, so the column split of `fc1` is DTensor's
-# `Shard(0)` and the row split of `fc2` is `Shard(1)`. Output and gradients match the oracle:
+# `Shard(0)` and the row split of `fc2` is `Shard(1)`. The local shapes printed above are
+# the halves: each of the two ranks holds half of `fc1`'s output features and the matching
+# half of `fc2`'s input features. Output and gradients match the oracle:
 
 # %%
 out_ref = problem.forward_numpy(params_np, X_np)
@@ -379,8 +500,15 @@ print("PyTorch tensor parallel = unsharded model (output and gradients)")
 #
 # `shard_map` gives the per-device view: the function sees its own blocks, and you write the
 # collective. `in_specs` say how each argument is split, `out_specs` how the result is.
+#
+# Inside `mlp_tp` the shapes are the local ones: `params["W1"]` has `d_hidden / N` columns,
+# so the function looks like a single-device MLP on a narrower hidden layer, plus one line
+# of communication. `psum` over `"model"` adds the partial outputs of all devices and gives
+# every device the total, which is what `out_specs=P()` (replicated) promises. This is the
+# `ColwiseParallel` / `RowwiseParallel` pair of §4.1, written out by hand.
 
 # %%
+# JAX: tensor parallel with shard_map and an explicit psum
 mesh_tp = jax.make_mesh((S.n_devices,), ("model",), (AxisType.Explicit,), devices=DEVICES)
 tp_specs = {"W1": P(None, "model"), "W2": P("model", None), "b1": P("model"), "b2": P()}
 
@@ -399,7 +527,13 @@ print("per-device W1 block:", params_tp["W1"].addressable_shards[0].data.shape, 
 
 
 # %% [markdown]
-# Gradients flow through `shard_map` and `psum` like through any function:
+# The per-device block of `W1` printed above is `d_in` rows by `d_hidden / N` columns, and
+# the output, replicated on every device, equals the unsharded model's.
+#
+# Gradients flow through `shard_map` and `psum` like through any function. The transpose
+# of a `psum` is a copy to every device, and the transpose of a replicated input used
+# on every device is a `psum`: JAX derives the backward communication from the forward one,
+# as DTensor does for PyTorch.
 
 # %%
 def loss_tp(params, X, y):
@@ -413,6 +547,11 @@ assert_close(grads_tp, problem.take(tp[0], "tp_"), rtol=1e-4, atol=1e-6, name="J
 print("JAX tensor parallel = PyTorch tensor parallel = float64 oracle; W1's gradient is sharded:",
       grads_tp["W1"].sharding.spec)
 
+
+# %% [markdown]
+# `W1`'s gradient comes back with `W1`'s own spec, `P(None, 'model')`: each device holds the
+# gradient of exactly the columns it owns, ready for a local optimiser update, with no
+# gather needed.
 
 # %% [markdown]
 # **Sharp bit: forgetting the `psum`.** Each device then holds only a partial output, yet
@@ -430,6 +569,11 @@ with jax.set_mesh(mesh_tp):
         jnp.asarray(X_np), params_tp)
 
 # %% [markdown]
+# The error is raised while tracing, before anything runs: the output's type says it varies
+# over `"model"` (each device computed a different partial sum), and `P()` claims it does
+# not. This bookkeeping ("varying manual axes", `vma`) is the same one that made the
+# unmarked gradients of §3.2 come back summed.
+#
 # The fix is the `psum` in `mlp_tp` above. Turning the check off instead (`check_vma=False`)
 # returns one device's partial sum: a wrong answer instead of an error.
 
@@ -439,6 +583,11 @@ with jax.set_mesh(mesh_tp):
                                       check_vma=False))(jnp.asarray(X_np), params_tp)
 print(f"without psum and without the check: largest error {max_abs_diff(unchecked, out_ref):.3f}")
 assert max_abs_diff(unchecked, out_ref) > 1e-3
+
+# %% [markdown]
+# The printed error is far above float32 rounding: the returned output holds the
+# contribution of one device's share of the hidden units and misses all the others. Keep
+# the check on; it is done while tracing and costs nothing when the program runs.
 
 # %% [markdown]
 # ## 5. Fully sharded data parallelism (FSDP)
@@ -451,9 +600,27 @@ assert max_abs_diff(unchecked, out_ref) > 1e-3
 #   §8 shows which collectives XLA compiles for it here).
 # - Same gradients as data parallel; less memory per device; more communication (§8).
 #
+# Why shard the parameters of a data-parallel run? In plain data parallelism every device
+# stores a full copy of the parameters, their gradients and the optimiser state. With
+# Adam in float32 that is about 16 bytes per parameter (weights, gradients, two moments)
+# on every device, whatever the number of devices. FSDP (the ZeRO idea) stores each of
+# those once across the group, 1/N per device, and gathers a layer's full weights only
+# for the moment that layer runs. The cost is extra communication: the weights travel
+# to every device every step.
+#
+# For a PyTorch user FSDP is a wrapper with many options (what to wrap, when to gather,
+# when to free). In JAX it is a sharding of the parameters, and everything else is left
+# to the compiler. That makes JAX's version shorter to write and PyTorch's easier to
+# steer; §8 compares the communication the two actually produce.
+#
 # ### 5.1 PyTorch: FSDP2 `fully_shard`
+#
+# `fully_shard` is applied to each layer first and then to the root module: each call
+# makes one group of parameters that is gathered and freed together. Parameters become
+# DTensors with a `Shard(0)` placement (split along their first dimension).
 
 # %%
+# PyTorch: FSDP2, run by every process
 launch.excerpt("course_utils.dist.torch_fsdp", "fsdp")
 
 # %%
@@ -461,6 +628,9 @@ r0 = fsdp[0]  # rank 0's report from the launch in §3.1
 print(f"fc1.weight {r0['fc1_global_shape']} is {r0['fc1_weight_placements']}: this rank stores {r0['fc1_local_shape']}")
 
 # %% [markdown]
+# `fc1.weight` is `(d_hidden, d_in)` in PyTorch's layout; with two ranks each stores half
+# of its rows, the `Shard(dim=0)` placement printed above.
+#
 # The gradients (gathered for the check) equal the full-batch ones, and so do the parameters
 # after one SGD step taken on the shards:
 
@@ -476,8 +646,15 @@ print("FSDP2 gradients and SGD step = full batch on one device")
 #
 # In JAX, FSDP is a different `PartitionSpec` for the parameters; the loss function and the
 # training step do not change. The compiler gathers what each matmul needs.
+#
+# `P("data", None)` splits each weight's first dimension over the same `"data"` axis that
+# splits the batch: one mesh axis serves both purposes, which is exactly FSDP (a
+# data-parallel group whose members also share the parameters). `sgd_step` returns the
+# new parameters and the gradients, and both keep the parameters' shardings, so the
+# update itself happens on the shards.
 
 # %%
+# JAX: FSDP as a PartitionSpec for the parameters
 fsdp_specs = {"W1": P("data", None), "b1": P(), "W2": P("data", None), "b2": P()}
 
 
@@ -492,6 +669,11 @@ with jax.set_mesh(mesh):
     new_params_fsdp, grads_fsdp = sgd_step(params_fsdp, X, y)
 print("W1 per device:", params_fsdp["W1"].addressable_shards[0].data.shape, "of", params_fsdp["W1"].shape,
       "| W1's gradient and new value stay sharded:", grads_fsdp["W1"].sharding.spec, new_params_fsdp["W1"].sharding.spec)
+
+# %% [markdown]
+# The printout shows `W1` stored as one eighth of its rows per device, and its gradient and
+# new value with the same spec. Then the checks, against the oracle and against the step
+# the PyTorch ranks took:
 
 # %%
 assert_close(grads_fsdp, grads_ref, rtol=1e-4, atol=1e-6, name="JAX FSDP grads")
@@ -573,6 +755,12 @@ print("explicit gather: step = float64 oracle; gradient shardings",
       {k: str(g.sharding.spec) for k, g in grads_cols.items()})
 
 # %% [markdown]
+# The step matches the oracle, and each gradient has its parameter's spec, including the
+# column split of `W1` (`P(None, 'data')`) that the plain step refused. The explicit
+# `reshard` is also the closest JAX comes to FSDP2's per-layer gather: the program now says
+# where the full weights exist, instead of leaving it to the compiler.
+
+# %% [markdown]
 # ## 6. Many processes: JAX's `jax.distributed.initialize`
 #
 # **Key concepts**
@@ -582,15 +770,40 @@ print("explicit gather: step = float64 oracle; gradient shardings",
 # - Every process runs the same program. Each supplies only its own rows of the batch
 #   (`jax.make_array_from_process_local_data`), and `jit` does the rest, as in §3.2.
 #
+# Why more than one JAX process? One process can drive all the devices attached to its
+# host, which is how §2–§5 ran (8 simulated devices in this kernel). A second host's
+# devices are out of reach of the first host's process, so a multi-host job runs one
+# process per host, each driving its local devices. What JAX keeps from its
+# single-program model is that all processes run the *same* program over one global mesh;
+# what changes is that each process can only place data on its own devices.
+#
+# For a PyTorch user this is the familiar part: N processes, a rendezvous, each loading
+# its own rows. The difference is granularity (PyTorch usually runs one process per GPU;
+# JAX commonly one per host, or one per GPU) and what happens after the rendezvous: PyTorch processes exchange
+# tensors through collectives they call, JAX processes together hold global arrays.
+#
 # Here: 2 processes × 4 simulated CPU devices each, talking over localhost.
 
 # %%
+# JAX: joining the other processes (the counterpart of init_process_group)
 launch.excerpt("course_utils.dist.jax_multiprocess", "initialize")
 
-# %%
-launch.excerpt("course_utils.dist.jax_multiprocess", "global_batch")
+# %% [markdown]
+# After `initialize`, `jax.devices()` returns all 8 devices, of both processes, and
+# `jax.local_devices()` the 4 this process drives. The global batch is then assembled from
+# the pieces each process holds:
 
 # %%
+# JAX: each process supplies its rows of one global array
+launch.excerpt("course_utils.dist.jax_multiprocess", "global_batch")
+
+# %% [markdown]
+# `jax.make_array_from_process_local_data` is the key call: each process passes only its
+# own rows, and the result is one `jax.Array` of the global shape, sharded over every
+# device of every process. The loss function is the one of §3.2, unchanged. Launch it:
+
+# %%
+# JAX: launch the processes, one command per process
 mp = launch.jax_processes("course_utils.dist.jax_multiprocess", S.jax_procs, S.jax_local_devices,
                           workdir=RUN_DIR, timeout=S.launch_timeout)
 print(mp)
@@ -599,11 +812,21 @@ for cmd in mp.commands:
 for report in mp.ranks:
     print({k: report[k] for k in ("process_index", "process_count", "device_count", "local_device_count", "local_rows")})
 
+# %% [markdown]
+# Two commands, one per process, identical except for `--process-id`, the way they would be
+# run on two hosts. Each process reports the same global picture (`process_count` 2,
+# `device_count` 8) and its own share: 4 local devices and half of the rows.
+
 # %%
 for report in mp.ranks:
     assert report["device_count"] == S.jax_procs * S.jax_local_devices
     assert_close(problem.take(report, "grad_"), grads_ref, rtol=1e-4, atol=1e-6, name=f"process {report['process_index']}")
 print(f"{S.jax_procs} JAX processes x {S.jax_local_devices} devices: gradients = full-batch oracle in every process")
+
+# %% [markdown]
+# Both processes hold the full-batch gradients, computed by one program across both
+# processes: the all-reduce `jit` inserted in §3.2 now crosses a process boundary, and the
+# code did not change to allow it.
 
 # %% [markdown]
 # ## 7. On many hosts: the same code, other launch lines
@@ -613,6 +836,13 @@ print(f"{S.jax_procs} JAX processes x {S.jax_local_devices} devices: gradients =
 # - PyTorch: `torchrun` on every host with a rendezvous endpoint. JAX: the same command on every
 #   host with the coordinator's address, or no arguments at all under SLURM or on Cloud TPU,
 #   where `jax.distributed.initialize()` finds them itself.
+#
+# Why show commands that this notebook cannot run? Because the step from one machine to
+# many is where most people expect to rewrite their code, and neither framework asks for
+# it. Everything a script needs to know about the others (how many processes, which one
+# it is, where to meet) arrives through the launcher: environment variables for
+# `torchrun`, arguments or the cluster's own variables for `jax.distributed.initialize`.
+# The scripts of this lesson read their rank and world size from there and nothing else.
 #
 # ```bash
 # # PyTorch, 4 hosts x 8 GPUs: run on every host (NCCL is chosen when each process has a GPU)
@@ -654,6 +884,13 @@ print(f"{S.jax_procs} JAX processes x {S.jax_local_devices} devices: gradients =
 #   tensor parallel `2 · 2(N-1)/N · A·b` per column/row layer pair, where `A` is the activation
 #   size (batch × features): it grows with the batch, not with `P`.
 #
+# Why count bytes? On one machine with simulated devices, communication is a memory copy;
+# between real GPUs it runs over links whose bandwidth is far below the GPUs' arithmetic
+# rate, and it often decides which strategy is fastest. The formulas are the standard
+# ring-algorithm estimates: they say how much each device sends, not how long it takes,
+# and a real library may use other algorithms (NCCL also uses trees), but the
+# ratios between strategies are what matter for choosing one.
+#
 # For this lesson's model on 8 devices, and for a 7-billion-parameter model in bf16 on 8 GPUs
 # (tensor parallel: 32 layers × 2 layer pairs, 8 sequences × 4096 tokens × 4096 features):
 
@@ -678,6 +915,14 @@ print(f"\nFor the 7B example, tensor parallel sends {big['tensor parallel'] / bi
       "across nodes.")
 
 # %% [markdown]
+# Read the `vs DP` column. Fully sharded is always 1.5× data parallel (one extra gather of
+# the parameters), whatever the model, because both scale with the parameter count.
+# Tensor parallel's ratio depends on the model: it scales with the activations, so for
+# this lesson's MLP, whose output has only `d_out` features per row, it can be the
+# cheapest, and for the
+# 7B model with long sequences it is the most expensive. The last printed sentence draws
+# the consequence for the 7B case.
+#
 # Now what the programs actually contain. JAX: collectives in the compiled data-parallel,
 # fully-sharded and tensor-parallel programs (8 devices). PyTorch: collectives counted by
 # `CommDebugMode` in one training step of each script (2 processes).
@@ -711,6 +956,11 @@ print(f"PyTorch, {S.n_procs} processes: DDP {ddp[0]['ddp_comm']} of {ddp[0]['ddp
 # in the forward pass; the backward all-reduce of the formula is needed only when the input
 # of the first layer needs a gradient, and here it is the data.
 #
+# The PyTorch line counts the collectives each script called in one step, per rank: DDP one
+# all-reduce carrying every gradient element, tensor parallel one all-reduce, and FSDP2
+# gathers and reduce-scatters per layer (forward and backward). Compare the FSDP2 kinds with
+# the JAX fully-sharded row: same gradients, different collectives.
+#
 # Finally, step times. **These are correctness demos, not speed measurements:** the 8
 # "devices" are threads sharing this machine's CPU cores, so splitting the work adds
 # communication and scheduling without adding hardware.
@@ -734,6 +984,13 @@ print(f"The {len(DEVICES)} devices of the mesh are {DEVICES[0].platform} devices
          "the communication it adds, which is what the comparison above measures."
          if DEVICES[0].platform == "cpu" else "."))
 
+
+# %% [markdown]
+# Read the table for what it is: the cost, on this machine, of splitting a small program
+# over devices that share the same cores. On real
+# accelerators each device adds its own compute and memory bandwidth, and the same
+# comparison asks a different question: whether the work per device is large enough to
+# hide the communication of §8.
 
 # %% [markdown]
 # ## Summary
@@ -834,6 +1091,9 @@ for verdict in verdicts:
 #   the `psum` and JAX stops you (§4.2 sharp bit). Outside it, under `jit`, the compiler does.
 # - *"FSDP changes the maths."* It changes where parameters live, not the gradients or the update (§5).
 # - *"More simulated devices add compute."* They share the same cores (§8).
+# - *"Inside `shard_map`, the gradient of a replicated parameter is this device's gradient."*
+#   It is already the sum over the devices; mark the parameter per-device (`pcast` /
+#   `pvary`) to get the local one, as DDP has before its all-reduce (§3.2).
 #
 # **Review questions**
 #
@@ -856,6 +1116,12 @@ for verdict in verdicts:
 # <details><summary>4. Which lines change to run the PyTorch scripts on 4 hosts?</summary>
 # None inside the scripts; only the launch: `torchrun --nnodes 4 --rdzv-backend c10d --rdzv-endpoint HOST:PORT ...`
 # on every host (§7).
+# </details>
+#
+# <details><summary>5. In JAX, what turns the data-parallel step of §3.2 into the fully sharded one of §5.2?</summary>
+# Only the parameters' `PartitionSpec`s: `P()` (replicated) becomes `P("data", None)` for the
+# weights. The loss, `jax.grad` and the update are the same functions; `jit` compiles a
+# different program for the new input shardings and inserts the gathers (§5.2, §8).
 # </details>
 #
 # **Next:** the exercises in `exercises/05_distributed_training_exercises.ipynb`: shard a batch
