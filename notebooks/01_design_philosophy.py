@@ -611,8 +611,8 @@ h_torch.sum().backward()
 # may be far from the line that caused it; the hint about anomaly detection is how you find that
 # line.
 #
-# The fix is the out-of-place `h_torch = h_torch * 2`. In JAX there is nothing to overwrite, so this class
-# of error does not exist:
+# The fix is the out-of-place `h_torch = h_torch * 2`. In JAX there is nothing to overwrite, so
+# this class of error does not exist:
 
 # %%
 # PyTorch
@@ -681,9 +681,9 @@ print("made from a clone, the JAX array kept the values it was made from")
 
 # %% [markdown]
 # With the clone, nothing else holds the memory JAX reads from, so no later write can reach it:
-# the assertion checks all ten tries. The same rule applies to every route from PyTorch to JAX
-# (`np.asarray(t)`, DLPack, `jax.device_put`): if the source may change, convert a copy. Lesson
-# 06 returns to zero-copy exchange between the frameworks.
+# the assertion checks all ten tries. The same rule applies whenever JAX may read memory that
+# PyTorch owns, through `.numpy()` or through DLPack: if the source may change, hand over a
+# copy. Lesson 06 returns to zero-copy exchange between the frameworks.
 
 # %% [markdown]
 # ## 4. Side effects under `jax.jit`
@@ -746,9 +746,10 @@ print("same results; the jitted print ran once, at trace time")
 
 # %% [markdown]
 # PyTorch ran the body three times and printed three values. The jitted body ran once, and what
-# it printed and kept in `log_jax` was a tracer (`JitTracer(~float32[])`: a float32 scalar with
-# no value yet), not a number. The results still agree, because the compiled program does the
-# arithmetic; only the Python around it was skipped.
+# it printed and kept in `log_jax` was a tracer, not a number: its printed form (here
+# `JitTracer(~float32[])`, worded differently in other jax versions) shows a float32 scalar with
+# no value yet. The results still agree, because the compiled program does the arithmetic; only
+# the Python around it was skipped.
 #
 # To see values on every call, make the print part of the program with `jax.debug.print`:
 
