@@ -66,6 +66,7 @@ SIZES = {  # name: (full, smoke)
     "batch_size": (64, 64),  # images per training step
     "k_steps": (16, 4),  # training steps per timed call in the throughput table
     "jax_eager": (True, False),  # also time JAX's eager step (its first call compiles every op: seconds)
+    "target_s": (1.0, 0.6),  # seconds of timing per variant in the throughput table
 }
 
 # %%
@@ -100,6 +101,12 @@ print(env.report().line())
 
 
 # %% [markdown]
+# The line above records what this run used: the two frameworks' versions, the device each
+# computes on (one kind for both, so that timings compare like with like), the float32
+# precision settings, and whether smoke mode shrank the sizes. Every number later in the
+# lesson belongs to that setup; on another machine, or in full mode, the timings and memory
+# figures will differ, while the parity checks must pass everywhere.
+#
 # ## 1. The article's two CNNs are not the same model
 #
 # **Key concepts**
@@ -108,10 +115,18 @@ print(env.report().line())
 # - The article's Flax `Dense` infers its input size while PyTorch's `nn.Linear(9216, 128)`
 #   hard-codes it: both versions run, and they are different models.
 #
+# Why start with a port? Every comparison in this lesson (equal losses, equal gradients, one
+# framework faster than the other) is only meaningful if the two programs are the same model.
+# A PyTorch user reading a side-by-side article tends to trust that `Conv2d(32, 64, 3)` and
+# `Conv(32, 64, (3, 3))` are the same layer because they have the same name and the same
+# numbers. They are not: the two libraries chose different defaults, and the code in the
+# article inherits both choices without saying so.
+#
 # The article (source 000) builds conv → ReLU → conv → ReLU → 2×2 max-pool → flatten for 28×28
 # images. Here are its two feature extractors in current APIs (its JAX half used Flax Linen and
 # `jax.random.PRNGKey`; NNX and `nnx.Rngs` replace them). No arithmetic is needed to learn the
-# output size: PyTorch's `meta` device and `jax.eval_shape` propagate shapes only.
+# output size: PyTorch's `meta` device and `jax.eval_shape` propagate shapes only. Each cell
+# returns a dict `{image side: number of flattened features}` for 28×28 and 8×8 inputs.
 
 # %%
 # PyTorch: the article's layers, nn.Conv2d(in, out, kernel_size=3, stride=1)
@@ -153,7 +168,15 @@ flat_jax = {side: flat_size(side) for side in (28, 8)}
 flat_jax
 
 # %% [markdown]
-# The parity check the article never ran:
+# Read the two dicts key by key. PyTorch's 9216 at 28×28 is the number the article hard-codes in
+# `nn.Linear(9216, 128)`: each unpadded 3×3 convolution trims one pixel from every side
+# (28 → 26 → 24), and the pool halves that to 12. Flax's convolutions keep 28×28, so its pool
+# gives 14×14 and a larger vector. At 8×8, the size of this lesson's digits, the gap is a factor
+# of four (6 → 4 → 2 against 8 → 8 → 4 per side). The Flax half of the article never says a
+# size at all, because its `Dense` infers its input width on first use, which is how the
+# mismatch stays hidden.
+#
+# The parity check the article never ran (the cell raises on purpose):
 
 # %% tags=["raises-exception"]
 assert flat_torch == flat_jax, f"flattened features: PyTorch {flat_torch}, Flax {flat_jax}"
@@ -170,7 +193,10 @@ assert flat_torch == flat_jax, f"flattened features: PyTorch {flat_torch}, Flax 
 # JAX loss applied softmax cross-entropy to log-probabilities (harmless, since `log_softmax` of
 # a `log_softmax` changes nothing, but wasted work).
 #
-# The two classes, printed from their source in `course_utils/models/cnn.py`:
+# The two classes, printed from their source in `course_utils/models/cnn.py`. They live in the
+# package rather than in this notebook because the exercises and lesson 07 use the same model;
+# reading them once here is enough. Each forward pass checks the layout of its input and raises a clear error
+# on an NCHW array given to the Flax model (or the reverse), the mistake a port makes most often.
 
 # %%
 display(Markdown("\n".join(f"```python\n{inspect.getsource(cls)}```" for cls in (TorchCNN, NNXCNN))))
@@ -180,6 +206,11 @@ display(Markdown("\n".join(f"```python\n{inspect.getsource(cls)}```" for cls in 
 # (NCHW against NHWC, checked in each forward pass), where PyTorch's `flatten` and Flax's
 # `reshape` put the channels, and the initial weights (each framework's default). Section 2
 # deals with the first two and copies PyTorch's weights into the JAX model.
+#
+# The next cell builds both models. PyTorch's gets its default initialisation from a seeded
+# global generator; the JAX model is built *abstractly*, since its weights are about to be
+# overwritten. Counting parameters is the cheapest parity check there is: if the two counts
+# differed, no later comparison would be worth running.
 
 # %%
 torch.manual_seed(0)
@@ -194,6 +225,11 @@ print(f"parameters: PyTorch {n_torch:,}, JAX {n_jax:,}")
 assert n_torch == n_jax
 
 # %% [markdown]
+# The printout shows the padding that makes the fix (`padding=(1, 1)` on both convolutions)
+# and `fc1` taking 512 = 32 × 4 × 4 features. Both frameworks hold the same number of
+# parameters, so every layer has the same number of weights; what remains to check is whether
+# they are *arranged* the same way, and section 2 shows they are not.
+#
 # ## 2. One set of weights, two layouts
 #
 # **Key concepts**
@@ -203,6 +239,13 @@ assert n_torch == n_jax
 #   NCHW `(batch, channel, h, w)` in PyTorch and NHWC `(batch, h, w, channel)` in Flax.
 # - Flattening NCHW walks channel, then row, then column; flattening NHWC walks row, column,
 #   then channel. So `fc1`'s input rows must be *permuted*, not only transposed.
+#
+# Why does this matter beyond porting? Loading a PyTorch checkpoint into a Flax model (or
+# comparing the two, as this lesson does) means copying every weight across, and each
+# framework stores a layer's weights in its own convention. PyTorch keeps channels-first
+# images and `(out, in)` matrices, as Torch and cuDNN always have; Flax keeps channels-last
+# images, the convention it shares with TensorFlow, and `(in, out)` kernels, so that
+# `x @ kernel` needs no transpose. Neither is wrong, and a shape that happens to match does not prove a correct copy.
 #
 # The same parameters, side by side:
 
@@ -214,8 +257,14 @@ for layer in ("conv1", "conv2", "fc1", "fc2"):
 display(Markdown("\n".join(rows)))
 
 # %% [markdown]
-# The data: scikit-learn's 8×8 digits, split once. PyTorch reads NCHW and JAX reads NHWC,
-# the same pixels transposed.
+# Every layer's shape is a permutation of its twin's: conv weights reversed from OIHW to HWIO,
+# Linear weights transposed. The table cannot show the one difference that matters most, the
+# order of `fc1`'s 512 input features, because it changes no shape.
+#
+# The data: scikit-learn's 8×8 digits (1,797 grey-scale images of the digits 0–9), split once
+# into training and test sets. PyTorch reads NCHW and JAX reads NHWC, the same pixels
+# transposed. The names follow the course's convention: `_torch` and `_jax` for what belongs to
+# one framework, no suffix for the NumPy arrays both share (`X_np`, `y_np`, `split`).
 
 # %%
 split = data.load_digits(seed=0)
@@ -229,8 +278,12 @@ x_jax, y_jax = jnp.asarray(data.nchw_to_nhwc(X_np)), jnp.asarray(y_np)
 print(f"{len(split.y_train)} training and {len(split.y_test)} test images; first batch {tuple(x_torch.shape)} / {x_jax.shape}")
 
 # %% [markdown]
+# The first batch has the same 64 images in both layouts, ready for the parity checks below.
+#
 # The conversions, written out for `fc1`: the PyTorch weight's columns are indexed by
-# `(c, h, w)`; reshape them to that grid, move the axes to `(h, w, c)`, and transpose.
+# `(c, h, w)`; reshape them to that grid, move the axes to `(h, w, c)`, and transpose. The
+# `assert` checks that this one line agrees with the course's converter, which the rest of the
+# lesson uses.
 
 # %%
 C, H, W = model_torch.feature_chw  # what flatten sees in PyTorch: (channels, height, width)
@@ -241,14 +294,22 @@ print("fc1:", weight.shape, "->", kernel.shape)
 
 # %% [markdown]
 # `convert.torch_cnn_to_nnx` does this for every layer (conv: OIHW → HWIO, `fc2`: transpose)
-# and writes the results into the NNX model's parameters, which become real arrays.
+# and writes the results into the NNX model's parameters, which become real arrays. Until this
+# call the JAX model held only shapes (`nnx.eval_shape`), so calling it would have failed.
 
 # %%
-convert.torch_cnn_to_nnx(model_torch, model_jax)
+_ = convert.torch_cnn_to_nnx(model_torch, model_jax)  # fills model_jax's Params in place
 
+# %% [markdown]
+# Then the same batch goes through both models. Logits are the first thing to compare: they
+# come before any loss or gradient, so a difference here points at the weights or the layout,
+# not at the training code.
+
+# %%
 # PyTorch
 logits_torch = model_torch(x_torch)
 
+# %%
 # JAX
 logits_jax = model_jax(x_jax)
 
@@ -257,6 +318,11 @@ assert_close(logits_torch, logits_jax, rtol=1e-5, atol=1e-5, name="first-batch l
 print(f"first-batch logits agree; max |difference| {max_abs_diff(logits_torch, logits_jax):.1e}")
 
 # %% [markdown]
+# The printed maximum difference is float32 rounding: the two frameworks add the products of
+# each convolution in their own order, so last bits differ, and the tolerance of `1e-5`
+# leaves room for that while catching any misplaced weight, whose error would be of the size
+# of the logits themselves.
+#
 # **Sharp bit.** The natural port transposes every Linear kernel, including `fc1`. It runs
 # without an error and gives a different model:
 
@@ -267,8 +333,12 @@ assert_close(logits_torch, naive(x_jax), rtol=1e-5, atol=1e-5, name="logits with
 
 
 # %% [markdown]
-# The fix is the permutation above, which `convert.flatten_linear_torch_to_jax` performs. The
-# shapes match either way, so only a parity check on the outputs catches this bug.
+# The error report says how wrong: it counts the logits that differ (all 640 of them with
+# these seeds) and the largest error, comparable to the logits themselves, although every
+# shape matches. The fix is the permutation above, which
+# `convert.flatten_linear_torch_to_jax` performs. The shapes match either way, so only a
+# parity check on the outputs catches this bug; a model ported this way still trains, to a
+# different set of weights, which is why such bugs survive into published comparisons.
 #
 # ## 3. Gradients and one optimiser step
 #
@@ -278,6 +348,18 @@ assert_close(logits_torch, naive(x_jax), rtol=1e-5, atol=1e-5, name="logits with
 # - A gradient has the layout of its parameter, so the same conversion compares them.
 # - `torch.optim.SGD`/`Adam` and `optax.sgd`/`adam` implement the same formulas with the same
 #   defaults (`eps=1e-8` in both Adams), so one step from equal weights gives equal weights.
+#
+# Equal logits prove the forward pass. Training also needs the backward pass and the update
+# rule, and those are where the two frameworks' programming models differ most. A PyTorch user
+# expects gradients to appear as a side effect: `loss.backward()` walks the graph recorded
+# during the forward pass and adds into each parameter's `.grad`, which is why
+# `zero_grad` must come first. In JAX, `nnx.value_and_grad(loss_fn)` is a *function
+# transformation*: it returns a new function that computes the loss and returns the gradients
+# as a value, an `nnx.State` with the same nesting as the model's parameters. Nothing is
+# stored on the model, so there is nothing to zero.
+#
+# Each side below computes the loss and all eight gradients (a weight and a bias per layer) on
+# the first batch, from the equal weights of section 2.
 
 # %%
 # PyTorch
@@ -290,6 +372,14 @@ def loss_and_grads_torch(model, x, y):
 
 loss_torch, grads_torch = loss_and_grads_torch(model_torch, x_torch, y_torch)
 
+
+# %% [markdown]
+# `zero_grad(set_to_none=True)` drops the old gradients instead of filling them with zeros, so
+# `backward` allocates fresh ones; without it a second call would add to the first call's
+# gradients. The returned dict holds references to each `p.grad`, live tensors owned by the
+# model. The JAX twin below returns its gradients as a fresh pytree: calling it twice gives two
+# equal results and changes nothing on the model. `@nnx.jit` compiles the whole function, and
+# the loss function is shared by every JAX step in the lesson.
 
 # %%
 # JAX
@@ -314,7 +404,17 @@ print(f"loss {float(loss_torch):.6f} vs {float(loss_jax):.6f}; all 8 gradients a
 
 
 # %% [markdown]
+# The losses agree to the printed digits and the gradients to about float32 rounding (the
+# maximum difference above). The comparison goes through the same converter as the weights:
+# a gradient has its parameter's shape and layout, so `fc1`'s gradient needs the same
+# permutation, which is a second, independent check that the permutation is right.
+#
 # Now one optimiser step. The two training steps are the ones used for the rest of the lesson.
+# The PyTorch step mutates the model and the optimiser in place. The NNX step looks the same,
+# and it also mutates them: `nnx.jit` accepts NNX objects, and the updates made inside the
+# compiled function are written back to the Python objects when it returns. Conceptually it
+# splits the objects into a pure state pytree, runs a pure function on it and merges the result
+# back, which is the `split`/`merge` pattern written out by hand in section 5.
 
 # %%
 # PyTorch
@@ -336,7 +436,10 @@ def train_step_nnx(model, optimizer, x, y):
 
 
 # %% [markdown]
-# Each optimiser gets fresh copies of the initial weights in both frameworks:
+# Each optimiser gets fresh copies of the initial weights in both frameworks (`copy.deepcopy`
+# for PyTorch, `nnx.clone` for NNX), so the two checks below are independent. `wrt=nnx.Param`
+# tells the NNX optimiser which variables it updates, the counterpart of passing
+# `model.parameters()` to `torch.optim`.
 
 # %%
 lr = 1e-3
@@ -361,10 +464,14 @@ for name, (p_torch, p_jax) in after_one_step.items():
     print(f"{name}: max |difference| {max_abs_diff(p_torch, p_jax):.1e}")
 
 # %% [markdown]
+# SGD's parameters agree as closely as the gradients did; Adam's differ by more, yet still pass
+# a check at 1 % of the learning rate.
+#
 # Why a looser check for Adam? Its first step moves each weight by `lr · g / (|g| + eps)`,
 # about `lr` whatever the size of `g`. Where `|g|` is close to `eps = 1e-8`, rounding noise
 # in `g` is a large *fraction* of `g`, and the update changes by a visible fraction of `lr`.
-# The largest difference sits where the gradient is tiny:
+# The next cell finds the weight with the largest difference and prints its gradient in both
+# frameworks:
 
 # %%
 p_torch, p_jax = after_one_step["Adam"]
@@ -378,6 +485,13 @@ print(f"worst: {layer}.{name}{tuple(int(i) for i in idx)}: gradient {g_t:.3e} (P
 print(f"median |gradient| over all of {layer}.{name}: {np.median(np.abs(np.asarray(grads_jax[layer][name][...]))):.1e}")
 
 # %% [markdown]
+# Compare the worst weight's gradient with its layer's median (the second line): with these
+# seeds it is thousands of times smaller, close to `eps`. Its two gradients agree in their
+# leading digits, yet the update differs by the printed fraction of `lr`: Adam turns a tiny
+# relative error in a tiny gradient into a visible one in the step. This is a property of the
+# formula, not of either framework, and it is why a port is checked on gradients first and on
+# Adam updates with a tolerance scaled to `lr`.
+#
 # ## 4. Training both to convergence
 #
 # **Key concepts**
@@ -387,6 +501,15 @@ print(f"median |gradient| over all of {layer}.{name}: {np.median(np.abs(np.asarr
 #   alone, whichever array layout it is given.
 # - JAX losses stay on the device (no `float(loss)` per step), so dispatch runs ahead of the
 #   computation; PyTorch on a CPU computes each step before returning.
+#
+# A single equal step is necessary, not sufficient: a bug in data order, shuffling or the
+# evaluation code shows only over a whole run. So both models now train for `num_epochs`
+# epochs on the same batches in the same order, with the same Adam settings, and are evaluated
+# on the same test set after every epoch. In full mode they must reach 95 % test accuracy; in
+# smoke mode two epochs show the shape of the curves only.
+#
+# The first cell checks that the two batch streams carry the same labels in the same order. The
+# loaders take differently laid-out images, so this is worth proving rather than assuming.
 
 # %%
 steps_per_epoch = len(split.y_train) // S.batch_size
@@ -401,6 +524,12 @@ same_order = all(np.array_equal(a[1], b[1]) for a, b in zip(stream(split.X_train
 print(f"{total_steps} steps ({S.num_epochs} epochs x {steps_per_epoch}); same labels in the same order: {same_order}")
 assert same_order
 
+
+# %% [markdown]
+# The two streams match. The loader shuffles with a generator seeded by `(seed, epoch)` and
+# never looks at the images, so it gives the same order whichever layout it is handed. The
+# training functions below take their batches from it; a partial last batch is dropped, hence
+# `len // batch_size` steps per epoch.
 
 # %%
 # PyTorch
@@ -438,6 +567,12 @@ def fit_jax(model, desc="JAX", dtype=jnp.float32):
 
 
 # %% [markdown]
+# The two loops are line-for-line twins. Two differences are worth seeing. PyTorch's accuracy
+# ends in `.item()`, which waits for the result; JAX's loss list holds device arrays, and only
+# `np.asarray(jnp.stack(losses))` at the end waits for them, so JAX can queue the next step
+# while the current one computes. The `dtype` arguments are for section 4.1, which trains the
+# same models in float64.
+#
 # Train copies of the two equal models (the originals stay at their initial weights for the
 # measurements below):
 
@@ -459,6 +594,12 @@ for ax in axes:
     ax.grid(alpha=0.3)
 fig.tight_layout()
 
+# %% [markdown]
+# On the left, each step's loss on the batch it trains on: noisy, because each batch is a
+# different 64 images, and falling. On the right, test accuracy after each epoch. The two
+# frameworks' lines lie on top of each other at first; whether they separate later is the
+# question of section 4.1.
+
 # %%
 print(f"test accuracy after {S.num_epochs} epochs: PyTorch {acc_torch[-1]:.1%}, JAX {acc_jax[-1]:.1%}")
 if not S.smoke:  # smoke mode trains too briefly to converge
@@ -466,6 +607,12 @@ if not S.smoke:  # smoke mode trains too briefly to converge
 
 
 # %% [markdown]
+# The two accuracies need not be equal: after many steps the two runs hold
+# slightly different weights, and a test image near a decision boundary can fall on either
+# side. In smoke mode two epochs leave both models far from converged, so the numbers are a
+# snapshot of early training; full mode trains for 20 epochs and requires at least 95 % from
+# both.
+#
 # ### 4.1 Why the curves are not identical
 #
 # The first step agreed to rounding error, yet after many steps the losses differ visibly
@@ -517,6 +664,13 @@ ax.set(yscale="log", xlabel="step", ylabel="|loss difference|", title="drift bet
 ax.legend(fontsize=8)
 ax.grid(alpha=0.3)
 fig.tight_layout()
+
+# %% [markdown]
+# How to read the plot: the grey line is the float64 pair, the floor set by float64 rounding;
+# the purple line is the float32 pair, the drift the training curves above showed; the two
+# coloured lines are each framework's float32 run against its own float64 run. Whichever
+# coloured line runs higher is the framework whose float32 training strays further from exact
+# arithmetic. The per-epoch medians below give the same four curves as numbers.
 
 # %%
 for label, gap in gaps.items():
@@ -619,6 +773,21 @@ for label in ("|PyTorch float32 - float64|", "|JAX float32 - float64|", "|JAX fl
 #   steps fused into one program with `lax.scan` (rolled, and unrolled).
 # - Every variant starts from the same weights, so their `K` losses on the first call must
 #   agree: `timing.compare` checks that before it times anything.
+#
+# Speed is what the source articles argue about most, and a training step is the unit that
+# matters in practice: forward, backward and optimiser update together, on realistic batches.
+# A PyTorch user's first lever is `torch.compile`; a JAX user's is `jit`, which JAX code nearly
+# always has, plus two levers PyTorch has no direct twin of: donating the old state so the new
+# one can reuse its memory, and `lax.scan`, which puts a whole loop of steps into one program.
+#
+# The table below times each variant the same way, which makes two kinds of question possible:
+# what each lever gains *within* a framework (eager against compiled PyTorch, one step against
+# `K` fused steps in JAX), and how the frameworks compare *at the same level* (eager against
+# eager, compiled against compiled). The second kind is what the articles claim to measure, and
+# the section ends by judging those claims with the course's rule.
+#
+# First the inputs: the first `K` training batches, already on the device in both layouts,
+# and stacked for `lax.scan`, which loops over the leading axis of its inputs.
 
 # %%
 K = S.k_steps
@@ -629,6 +798,15 @@ Xs_jax = jnp.stack([X for X, _ in batches_jax])  # (K, batch, 8, 8, 1) for lax.s
 ys_jax = jnp.stack([y for _, y in batches_jax])  # (K, batch)
 
 
+# %% [markdown]
+# Each variant is a factory: it copies the initial weights and makes a fresh optimiser, and
+# returns a function that runs the `K` steps and returns their losses. The timer calls that
+# function many times, so the weights keep training between calls; only the first call's
+# losses are compared, and every variant's first call starts from the same state. The PyTorch
+# variants differ only in how the model is wrapped.
+
+# %%
+# PyTorch: eager, or torch.compile of the model in a given mode
 def torch_variant(mode=None):
     model = copy.deepcopy(model_torch)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
@@ -640,8 +818,17 @@ def torch_variant(mode=None):
 # The JAX variants. The pure step takes the model and optimiser as one state pytree and
 # returns the new one; donating it lets XLA write the new state into the old buffers.
 # (`nnx.clone` shares arrays, so each donated state starts as a fresh copy.)
+#
+# Why a pure step when `nnx.jit` already works? `nnx.jit` does the bookkeeping of splitting
+# and merging the NNX objects on every call, in Python. `jax.jit` of a function that takes and
+# returns plain pytrees skips that bookkeeping, and it is also the form that `lax.scan` and
+# `donate_argnums` expect: `scan` carries a pytree from one iteration to the next, and donation
+# names an argument whose buffers the caller gives up. `graphdef` (the structure of the model
+# and optimiser, with no arrays) is static: it is part of the compiled program's cache key, not
+# an input.
 
 # %%
+# JAX: nnx.jit, eager NNX, and the pure split/merge step that scan and donation build on
 def nnx_jit_variant(step=train_step_nnx):
     model = nnx.clone(model_jax)
     optimizer = nnx.Optimizer(model, optax.adam(lr), wrt=nnx.Param)
@@ -701,6 +888,11 @@ def scan_variant(unroll=1):
 
 
 # %% [markdown]
+# The two scan variants differ in one argument. `unroll=1` (the default) compiles the loop as a
+# loop: one copy of the step's body, run `K` times by XLA. `unroll=True` copies the body `K`
+# times into straight-line code, which gives the compiler more to optimise across steps and
+# costs a longer compile.
+#
 # Parity first, then the timing, interleaved in shuffled rounds. The "first call" column
 # includes tracing and compiling. JAX's eager step (no `jit`: one operation at a time, as
 # PyTorch eager runs) is timed in full mode only: its first call compiles every operation
@@ -718,7 +910,8 @@ variants = {
 }
 if S.jax_eager:
     variants["JAX eager"] = nnx_jit_variant(eager_step_nnx)
-throughput = timing.compare(variants, baseline="PyTorch eager", rtol=1e-4, atol=1e-5)
+throughput = timing.compare(variants, baseline="PyTorch eager", rtol=1e-4, atol=1e-5,
+                            target_s=S.target_s)
 
 # %%
 rows = ["| variant | steps/s | IQR of steps/s | × faster than PyTorch eager | first call (with compile) |",
@@ -732,13 +925,25 @@ display(Markdown("\n".join(rows) + f"\n\n{K} steps per call, batch {S.batch_size
 for warning in throughput.warnings:
     print("warning:", warning)
 
+# %% [markdown]
+# How to read the table: steps/s is `K` divided by the median time of a call, and the IQR
+# column is the range the middle half of the rounds fell in. A wide IQR means the machine's
+# load varied while timing (the warnings and the line under the table say so); a verdict below
+# is then drawn from the paired ratios of each round, which a load shared by both variants
+# cancels. The first-call column is a different cost: what a fresh process pays once, mostly
+# compiling, before the steady state begins.
+
 # %%
 fig, ax = plt.subplots(figsize=(9, 4))
 throughput.plot(ax=ax, title=f"{K} training steps per call, on this machine")
 fig.tight_layout()
 
 # %% [markdown]
-# The last column compares every variant with PyTorch eager. For the jitted JAX rows that
+# The plot shows the same medians with their spread. On a GPU the picture is expected to differ:
+# per-operation launch costs dominate a small model there, which is what compiling and CUDA
+# graphs remove, so measure there before carrying conclusions over.
+#
+# The "× faster" column compares every variant with PyTorch eager. For the jitted JAX rows that
 # is the pairing the articles use, and it is not fair: it changes the framework and
 # compiling at once. The fair pairs change one thing, eager against eager and compiled
 # against compiled; `claims.faster` judges each from the paired rounds (the course's one
@@ -769,6 +974,13 @@ compile_verdict = claims.judge("compile-training", throughput, "PyTorch eager", 
 compile_verdict
 
 # %% [markdown]
+# The verdict reads: the claim in the article's words, its source and the range it states, the
+# rule's outcome in bold, then a sentence generated for this run with the measured ratio of
+# eager time to compiled time (above 1: compiling helped), its 95 % interval over the paired
+# rounds and, where the run was not judged, why. The course's rule accepts the claim only when
+# the whole interval lies at or above the stated range's low end, rejects it when the whole
+# interval lies below, and does not judge a busy or noisy run at all.
+#
 # `torch.compile(model)` compiles the forward and backward passes; the Adam update stays
 # eager. How much of a compiled step is that eager update? Time it alone (it reuses the
 # gradients of one step):
@@ -787,6 +999,14 @@ print(f"the eager Adam update is {share:.0%} of a torch.compile training step on
 # overhead, and the uncompiled update is a share of it (printed above). The article states
 # no hardware for its number; the verdict here is about this model on this machine.
 #
+# PyTorch can compile the update too: its recipe *Compiling the optimizer with
+# torch.compile* wraps `optimizer.step` in a `torch.compile`d function, and passing
+# `lr=torch.tensor(...)` keeps a learning-rate schedule from triggering recompiles (lesson 03,
+# section 4.2, shows why). This lesson keeps the update eager because that is what the
+# article's code does; on the JAX side, `nnx.jit` always compiles forward, backward and the
+# Optax update into one program, which is one reason the "compiled vs compiled" pair above is
+# labelled fair for the model only.
+#
 # The pairs above and the claim, as "× faster" with their intervals: right of the line at
 # 1x the first-named variant is faster, left of it the second; the band is the claim's
 # stated range.
@@ -799,9 +1019,17 @@ plots.speedups([v.plot_row(plot_label) for plot_label, v in cross.values()]
 fig.tight_layout()
 
 # %% [markdown]
+# Each row is one ratio with its interval; a row whose interval crosses the 1x line says the
+# rounds did not separate the two variants. The fair pairs and the articles' unfair pairing
+# sit next to each other on purpose: the unfair one mixes two changes, so its distance from 1x
+# cannot be credited to the framework alone.
+#
 # ### 5.2 What `mode="reduce-overhead"` does on a CPU
 #
-# The article compiles with `mode="reduce-overhead"`. Inductor lists what each mode changes:
+# The article compiles with `mode="reduce-overhead"`, and a reader copying its code on a
+# laptop will do the same. A mode is a bundle of Inductor options, and Inductor can list them.
+# The cell also reads Dynamo's counter of skipped CUDA-graph captures, which says whether the
+# option did anything here:
 
 # %%
 import torch._inductor
@@ -824,7 +1052,9 @@ print(f"default mode vs reduce-overhead: {reduce_overhead.explanation}")
 # ### 5.3 `lax.scan`: one program for K steps
 #
 # Fusing `K` steps removes `K - 1` Python dispatches. Compare the rolled and unrolled scans
-# with the one-step `jax.jit` loop:
+# with the one-step `jax.jit` loop. In PyTorch the nearest equivalent is compiling a function
+# that loops over the batches, and Dynamo would unroll that loop into one long graph; there is
+# no rolled loop primitive for a training step, which is why this comparison is JAX's alone.
 
 # %%
 for a, b in (("JAX jax.jit split/merge", "JAX lax.scan"), ("JAX jax.jit split/merge", "JAX lax.scan unrolled"),
@@ -832,6 +1062,12 @@ for a, b in (("JAX jax.jit split/merge", "JAX lax.scan"), ("JAX jax.jit split/me
     print(claims.faster(throughput, a, b).explanation)
 
 # %% [markdown]
+# The three lines answer three questions: did fusing `K` steps in a rolled loop beat calling
+# one jitted step `K` times from Python, did the unrolled loop, and how do the two scans
+# compare with each other. All three variants compute the same `K` losses (the parity check of
+# `timing.compare` said so before timing), so any difference is in how the work was compiled.
+# The first-call column of the table shows the other side of the trade for each.
+#
 # Where the rolled scan loses, this is the usual reason. On XLA's CPU backend a convolution
 # inside a loop body can be far slower than the same convolution outside one (jax-ml/jax
 # issue #12868): inside a loop body not every convolution gets the fast library kernel.
@@ -849,30 +1085,52 @@ for a, b in (("JAX jax.jit split/merge", "JAX lax.scan"), ("JAX jax.jit split/me
 # - PyTorch allocates as it goes: on a CPU the profiler (`profile_memory=True`) records each
 #   allocation and free; on a GPU the caching allocator's counters
 #   (`torch.cuda.max_memory_allocated`) and `torch.cuda.memory._snapshot` tell more.
+#
+# Memory decides the largest model or batch that fits, and it is the other half of the
+# articles' argument (article 004 claims JAX needs less). The difficulty is that the two
+# frameworks allocate memory in opposite ways. PyTorch allocates each tensor when an
+# operation produces it and frees it when the last reference goes, so its peak is something
+# that happens during a run and has to be observed. XLA decides every buffer of a compiled
+# program ahead of time, so JAX can report its plan before anything runs. A fair comparison
+# therefore has to say which method produced each number, and this section does.
+#
+# PyTorch first: one step to create the gradients and Adam's moments (the first step allocates
+# them), then a profiled step, counted on top of what already lives in memory.
 
 # %%
+# PyTorch: the profiler's allocation events during one eager step
+model_mem = copy.deepcopy(model_torch)
+optimizer_mem = torch.optim.Adam(model_mem.parameters(), lr=lr)
+xt0, yt0 = batches_torch[0]
+train_step_torch(model_mem, optimizer_mem, xt0, yt0)  # creates Adam's moments and the gradients
+memory_reports = [memory.torch_profiler_memory(
+    lambda: train_step_torch(model_mem, optimizer_mem, xt0, yt0),
+    resident=(model_mem, optimizer_mem, xt0, yt0), label="PyTorch eager step",
+    device="cuda" if torch_dev.type == "cuda" else "cpu",
+)]
+
+# %% [markdown]
+# JAX: the compiled step's plan, without donation and with it. `lower(...).compile()` builds
+# the program without running it, and `memory_analysis()` reads its buffer assignment.
+
+# %%
+# JAX: XLA's buffer plan for the pure step, plain and with the state donated
 graphdef, state = fresh_state()
 x0, y0 = batches_jax[0]
-memory_reports = [
+memory_reports += [
     memory.xla_memory(jax.jit(pure_step, static_argnums=0).lower(graphdef, state, x0, y0).compile(),
                       "JAX step"),
     memory.xla_memory(jit_step.lower(graphdef, state, x0, y0).compile(), "JAX step, state donated"),
 ]
 
-# %%
-model_mem = copy.deepcopy(model_torch)
-optimizer_mem = torch.optim.Adam(model_mem.parameters(), lr=lr)
-xt0, yt0 = batches_torch[0]
-train_step_torch(model_mem, optimizer_mem, xt0, yt0)  # creates Adam's moments and the gradients
-memory_reports.append(memory.torch_profiler_memory(
-    lambda: train_step_torch(model_mem, optimizer_mem, xt0, yt0),
-    resident=(model_mem, optimizer_mem, xt0, yt0), label="PyTorch eager step",
-    device="cuda" if torch_dev.type == "cuda" else "cpu",
-))
-
 # %% [markdown]
 # On a GPU the allocators keep their own counters, and both frameworks can save a timeline of
-# every allocation for a viewer; this cell runs only where a GPU is present.
+# every allocation for a viewer; this cell runs only where a GPU is present. There it adds
+# two rows to the table below: PyTorch's `torch.cuda.max_memory_allocated` around one step,
+# and JAX's `peak_bytes_in_use` from `device.memory_stats()`. JAX cannot reset that counter,
+# so it is the high-water mark since the process started, an upper bound for one step. The
+# saved files open in PyTorch's memory viewer (https://pytorch.org/memory_viz) and, for
+# JAX's `jax.profiler.save_device_memory_profile`, in `pprof`.
 
 # %%
 if memory.cuda_available() and torch_dev.type == "cuda":
@@ -896,7 +1154,8 @@ print(f"parameters + Adam state in JAX: {memory.format_bytes(state_bytes)}; in P
       f"{memory.format_bytes(memory.tree_bytes(optimizer_mem) + sum(p.numel() * p.element_size() for p in model_mem.parameters()))}")
 
 # %% [markdown]
-# Read the table with its methods in mind. XLA's number is a plan; its temporaries hold the
+# Read the table with its methods in mind. The "method" column says how each peak was
+# obtained, and the "parts" column what it is made of. XLA's number is a plan; its temporaries hold the
 # activations kept for the backward pass. PyTorch's number is what its allocator saw during
 # one step on top of the tensors already alive. The parameter and optimiser bytes are
 # identical in both.
@@ -915,7 +1174,7 @@ old_leaves = jax.tree.leaves(state)
 old_addresses = {a.unsafe_buffer_pointer() for a in old_leaves}
 state, _ = jit_step(graphdef, state, x0, y0)  # donate_argnums=1: the old state is given away
 reused = sum(a.unsafe_buffer_pointer() in old_addresses for a in jax.tree.leaves(state))
-plain, donated = memory_reports[0], memory_reports[1]
+plain, donated = memory_reports[1], memory_reports[2]
 print(f"after one donated step: {sum(a.is_deleted() for a in old_leaves)} of the {len(old_leaves)} input arrays "
       f"are deleted; {reused} of the new state's {len(jax.tree.leaves(state))} arrays reuse their buffers")
 print(f"XLA's plans: aliased {memory.format_bytes(donated.parts['donated (aliased)'])} of the state's "
@@ -937,8 +1196,11 @@ print(f"XLA's plans: aliased {memory.format_bytes(donated.parts['donated (aliase
 #
 # ### 6.1 What `jax.clear_caches()` frees
 #
-# It drops compiled programs and tracing caches (host memory, and the executables on an
-# accelerator); it frees no arrays. Live arrays are unchanged:
+# A PyTorch user who runs out of GPU memory reaches for `torch.cuda.empty_cache()`, which
+# returns the caching allocator's unused blocks to the driver. The JAX function with a similar
+# name does something else. `jax.clear_caches()` drops compiled programs and tracing caches
+# (host memory, and the executables on an accelerator); it frees no arrays. Live arrays are
+# unchanged:
 
 # %%
 def live_bytes():
@@ -950,7 +1212,12 @@ jax.clear_caches()
 print(f"live JAX arrays: {memory.format_bytes(before)} before, {memory.format_bytes(live_bytes())} after clear_caches")
 
 # %% [markdown]
-# The next call of every jitted function compiles again, which `timing.no_recompile` reports:
+# The two numbers are equal: the arrays that hold this notebook's models, batches and results
+# are still alive, and only dropping the last reference to an array frees it.
+#
+# What the call did drop shows on the next call of every jitted function, which compiles again.
+# `timing.no_recompile` turns that into an error that names what was compiled (the cell raises
+# on purpose):
 
 # %%
 model_c = nnx.clone(model_jax)
@@ -962,7 +1229,10 @@ with timing.no_recompile("the first training step after jax.clear_caches()"):
 
 # %% [markdown]
 # To give device memory back, drop the references to arrays (`del`, or let them go out of
-# scope); to give compile memory back, `jax.clear_caches()`.
+# scope); to give compile memory back, `jax.clear_caches()`. When memory keeps growing,
+# `jax.live_arrays()` (used by `live_bytes` above) lists every array still alive, with its
+# shape and dtype: the first place to look for a forgotten reference, such as a list of
+# per-step losses or an old copy of the state.
 #
 # ### 6.2 "JAX uses 18 % less memory"
 #
@@ -979,6 +1249,11 @@ print(f"JAX (XLA plan, donated) / PyTorch (profiler): {jax_plan / torch_seen:.2f
       f"batch {S.batch_size}, on {jax.default_backend()} -- different methods, not a test of the claim")
 
 # %% [markdown]
+# The first line puts the scale in perspective. The second is a ratio of two numbers that
+# measure different things (a compile-time plan against observed allocations), on a model
+# whose activations and state are a few MiB, so it says nothing about GPT-2 in either
+# direction; it is printed so that the claims table below can quote it with that caveat.
+#
 # Testing the claim would need: the same GPT-2 in both with the same sequence length, batch,
 # precision (bf16 or fp32, the same autocast rules), optimiser (AdamW states in fp32) and
 # activation checkpointing; the same parallel layout on the same GPUs; JAX with
@@ -1000,26 +1275,33 @@ print(f"JAX (XLA plan, donated) / PyTorch (profiler): {jax_plan / torch_seen:.2f
 # | reuse memory | in-place updates | `donate_argnums` |
 # | memory of a step | profiler / `torch.cuda.max_memory_allocated` | `compiled.memory_analysis()` / `memory_stats()` |
 #
+# The last three rows are the ones a PyTorch user reaches for first and where JAX differs
+# most: JAX compiles by default rather than on request, it loops inside a program with
+# `lax.scan` rather than in Python, and it reuses memory by giving buffers away explicitly
+# rather than by writing into them in place.
+#
 # **Popular claims vs what you measured** (this table is computed from the measurements above)
 
 # %%
 memory_verdict = claims.not_testable(
     "train-memory", "this CNN is thousands of times smaller than GPT-2, and its two numbers come from "
     f"different methods (JAX plan / PyTorch profiler = {jax_plan / torch_seen:.2f}); 6.2 lists what a test needs")
-table = [
-    (lambda v: (f"{v.claim.text} ({v.claim.source})", v.explanation, v.verdict))(claims.fact(
-        "same-cnn", flat_torch == flat_jax,
-        f"flatten sizes at 28×28: PyTorch {flat_torch[28]}, Flax {flat_jax[28]}")),
-    (f"{compile_verdict.claim.text} ({compile_verdict.claim.source})", compile_verdict.explanation,
-     compile_verdict.verdict),
-    ("`mode='reduce-overhead'` (000's code)",
-     f"{reduce_overhead.explanation} Steps CUDA graphs skipped: {skips} (they need CUDA tensors).",
-     "not a claim of the articles: 000 only uses the mode"),
-    (f"{memory_verdict.claim.text} ({memory_verdict.claim.source})", memory_verdict.explanation,
-     memory_verdict.verdict),
-]
+same_cnn = claims.fact("same-cnn", flat_torch == flat_jax,
+                       f"flatten sizes at 28×28: PyTorch {flat_torch[28]}, Flax {flat_jax[28]}")
+table = [(f"{v.claim.text} ({v.claim.source})", v.explanation, v.verdict)
+         for v in (same_cnn, compile_verdict, memory_verdict)]
+table.insert(2, ("`mode='reduce-overhead'` (000's code)",
+                 f"{reduce_overhead.explanation} Steps CUDA graphs skipped: {skips} (they need CUDA tensors).",
+                 "not a claim of the articles: 000 only uses the mode"))
 display(Markdown("| claim (source) | measured here | verdict |\n|---|---|---|\n"
                  + "\n".join(f"| {c} | {m} | {v} |" for c, m, v in table)))
+
+# %% [markdown]
+# Each row's last two columns are computed from the objects above, not typed in: the padding
+# fact from section 1's two dicts, the `torch.compile` claim from the paired rounds of
+# section 5, the reduce-overhead line from the same rounds, and the memory claim from
+# section 6.2's reasons. A timed row on a busy machine is left unjudged, and says so; rerun
+# the lesson on a quiet machine (`uptime` shows the load) or on a GPU to judge it there.
 
 # %% [markdown]
 # **Common misconceptions** (each corrected by a cell above)
@@ -1032,6 +1314,12 @@ display(Markdown("| claim (source) | measured here | verdict |\n|---|---|---|\n"
 # - *"Fusing steps with `lax.scan` is always faster."* Not necessarily: on XLA's CPU backend
 #   a convolution inside a loop body can be far slower (5.3 measures it here).
 # - *"`jax.clear_caches()` frees device memory."* It frees compiled programs; arrays stay (6.1).
+# - *"Donation always lowers the peak."* It lets the new state reuse the old state's buffers
+#   and deletes the donated arrays; whether XLA's planned peak falls depends on its other
+#   buffers, which section 6 prints for both plans.
+# - *"`nnx.jit` and `jax.jit` are different compilers."* Both trace to a jaxpr and compile with
+#   XLA; `nnx.jit` adds the splitting and merging of NNX objects around each call (section 5
+#   times the two).
 #
 # **Review questions**
 #
@@ -1056,6 +1344,27 @@ display(Markdown("| claim (source) | measured here | verdict |\n|---|---|---|\n"
 # peak fell depends on the rest of the plan (both plans' temporaries and peaks are printed).
 # The cost: the donated arrays are deleted, and the caller must use the returned state from
 # then on.
+# </details>
+#
+# <details><summary>4. The float32 losses of the two frameworks drift apart. What rules out a
+# bug?</summary>
+# A control that changes only the rounding: trained in float64, the two frameworks' losses
+# pass a check at 10⁻⁹ at every step, so both programs compute the same training. A bug, such as
+# an unpermuted `fc1`, would survive the change of precision and show from the first step.
+# </details>
+#
+# <details><summary>5. Why can a rolled <code>lax.scan</code> of training steps be slower than a
+# Python loop of jitted steps on a CPU?</summary>
+# XLA's CPU backend may not give a convolution inside a loop body the fast library kernel it
+# uses for straight-line code. Unrolling the scan, or leaving the loop in Python, avoids that;
+# on GPUs and TPUs the rolled scan is the usual way to fuse steps. Section 5.3 measures it.
+# </details>
+#
+# <details><summary>6. After <code>jax.clear_caches()</code> the live arrays take the same
+# bytes as before. What did the call free, and what does the next step pay?</summary>
+# It freed the compiled programs and tracing caches. The next call of each jitted function traces
+# and compiles again, which <code>timing.no_recompile</code> reported as an error in 6.1. To free
+# arrays, drop the references to them.
 # </details>
 #
 # **Next:** the exercises in `exercises/04_training_loop_exercises.ipynb`: port the weights
