@@ -14,6 +14,28 @@ def add_commands(sub) -> None:
     """Add ``grade slurm``'s options to ``grade``, and the ``release`` and ``gradescope``
     commands, to the ``course`` command's sub-parsers."""
     _extend_grade(sub.choices["grade"])
+    r = sub.add_parser(
+        "release",
+        help="write the student-facing course (no solutions, no hidden tests) to OUT",
+        description="The lessons, student exercises and course_utils, scanned for "
+        "every solution and hidden-test line; see docs/GRADING_DEPLOY.md.",
+    )
+    r.add_argument("out", metavar="OUT", help="a new (or empty) folder")
+    r.add_argument("--root", default=".", help="the course checkout (default: .)")
+    r.set_defaults(func=_lazy("release", "cmd_release"))
+
+
+def _lazy(module: str, name: str):
+    """A command's entry point, imported when the command runs."""
+
+    def run(args: argparse.Namespace) -> int:
+        import importlib
+
+        return getattr(importlib.import_module(f"course_utils.grading.{module}"), name)(
+            args
+        )
+
+    return run
 
 
 def _extend_grade(g: argparse.ArgumentParser) -> None:

@@ -1,0 +1,212 @@
+"""``course release OUT``: the student-facing copy of the course, with no solution in it.
+
+The tree holds the lessons, the student exercises (rendered afresh from the masters),
+``course_utils`` and the files that install and run them; never ``solutions/``, the
+tests, the instructor's documents, or any hidden test. After writing it, ``release``
+scans every file of it for every solution and hidden-test line of every master
+(:func:`leaks`) and fails, naming file and line, if one is found.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from course_utils.tooling import markers
+from course_utils.tooling.errors import CourseError
+
+SHIPPED = (
+    "README.md",
+    "LICENSE",
+    "Makefile",
+    "pyproject.toml",
+    "binder",
+    "constraints",
+)
+SHIPPED += ("notebooks", "course_utils", "docs")
+INSTRUCTOR_DOCS = ("docs/GRADING.md", "docs/GRADING_DEPLOY.md", "docs/AUTHORING.md")
+MARKERS = (markers.BEGIN_SOLUTION, markers.BEGIN_HIDDEN, markers.BEGIN_MD)
+HIDDEN_BEGIN, HIDDEN_END = markers.BEGIN_HIDDEN, markers.END_HIDDEN
+# A shorter line (`return out`, `loss.backward()`) is an idiom, not an answer.
+SHORT = 20
+
+
+@dataclass(frozen=True)
+class Secret:
+    """A solution region or a hidden test cell of a master: its lines, stripped."""
+
+    master: str
+    kind: str  # "solution" or "hidden test"
+    lines: tuple[str, ...]
+
+
+def _cell_text(cell) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else src
+
+
+def secrets(master: Path) -> list[Secret]:
+    """Every solution region and hidden test cell of ``master`` (an ``.ipynb``)."""
+    nb = json.loads(master.read_text(encoding="utf-8"))
+    found = []
+    for cell in nb.get("cells", []):
+        lines = [s.strip() for s in _cell_text(cell).splitlines()]
+        header = markers.test_header(cell)
+        if header and header[2]:
+            body = [x for x in lines[1:] if x and x not in (HIDDEN_BEGIN, HIDDEN_END)]
+            found.append(Secret(master.name, "hidden test", tuple(body)))
+            continue
+        inside: list[str] | None = None
+        for line in lines:
+            if line in (markers.BEGIN_SOLUTION, markers.BEGIN_MD):
+                inside = []
+            elif line in (markers.END_SOLUTION, markers.END_MD) and inside is not None:
+                found.append(
+                    Secret(master.name, "solution", tuple(filter(None, inside)))
+                )
+                inside = None
+            elif inside is not None:
+                inside.append(line)
+    return found
+
+
+def file_lines(path: Path) -> list[str]:
+    """A file's lines, stripped; a notebook's are its cells' lines and text outputs'."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if path.suffix != ".ipynb":
+        return [s.strip() for s in text.splitlines()]
+    try:
+        cells = json.loads(text).get("cells", [])
+    except (ValueError, AttributeError):
+        return [s.strip() for s in text.splitlines()]
+    out = []
+    for cell in cells:
+        out += [s.strip() for s in _cell_text(cell).splitlines()]
+        for output in cell.get("outputs", []):
+            for value in [output.get("text", "")] + list(
+                output.get("data", {}).values()
+            ):
+                value = "".join(value) if isinstance(value, list) else str(value)
+                out += [s.strip() for s in value.splitlines()]
+    return out
+
+
+def leaks(tree: Path, masters: list[Path], public: set[str]) -> list[str]:
+    """Where ``tree`` holds a master's solution or hidden test: ``file:line: what``.
+
+    A line counts when it is at least ``SHORT`` characters and not in ``public`` (the
+    lessons' and student notebooks' own lines); in ``course_utils``' Python sources, the
+    library students import, only a whole solution region of two lines or more counts
+    (in order, blank lines aside), unless the lessons hold each of its lines. A marker line (``### BEGIN SOLUTION``…) always counts.
+    """
+    found = [s for m in masters for s in secrets(m)]
+    single = {}
+    for s in found:
+        for line in s.lines:
+            if len(line) >= SHORT and line not in public:
+                single.setdefault(line, s)
+    blocks = {
+        "\n".join(s.lines): s
+        for s in found
+        if len(s.lines) >= 2 and not set(s.lines) <= public  # a lesson teaches it
+    }
+    out = []
+    for path in sorted(p for p in tree.rglob("*") if p.is_file()):
+        rel = path.relative_to(tree).as_posix()
+        lines = file_lines(path)
+        library = rel.startswith("course_utils/") and path.suffix == ".py"
+        for n, line in enumerate(lines, 1):
+            hit = single.get(line) if not library else None
+            if line in MARKERS:
+                out.append(f"{rel}:{n}: marker {line!r}")
+            elif hit:
+                out.append(f"{rel}:{n}: {hit.kind} line of {hit.master}: {line[:60]}")
+        text = "\n".join(s for s in lines if s)
+        out += [
+            f"{rel}: a whole {s.kind} of {s.master} ({len(s.lines)} lines)"
+            for block, s in blocks.items()
+            if block in text
+        ]
+    return out
+
+
+def _tracked(root: Path) -> list[str]:
+    """The course's files: git's list when ``root`` is a checkout, else every file."""
+    done = subprocess.run(
+        ["git", "-C", str(root), "ls-files", "-z"], capture_output=True, text=True
+    )
+    if done.returncode == 0 and done.stdout:
+        return [f for f in done.stdout.split("\0") if f]
+    return [p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()]
+
+
+def _wanted(rel: str) -> bool:
+    top = rel.split("/", 1)[0]
+    return top in SHIPPED and rel not in INSTRUCTOR_DOCS and "__pycache__" not in rel
+
+
+def public_lines(root: Path, tree: Path) -> set[str]:
+    """Lines students get by design: the lessons' and the student exercises'."""
+    lines: set[str] = set()
+    for path in [*(root / "notebooks").glob("*.py"), *(tree / "exercises").glob("*")]:
+        lines.update(file_lines(path))
+    return lines
+
+
+def build(root: Path, out: Path) -> tuple[list[str], list[str]]:
+    """Write the release of the course at ``root`` into ``out`` (which must not exist,
+    or be empty). Returns (files written, leaks found); with leaks, ``out`` is kept for
+    inspection and the caller fails."""
+    from course_utils.tooling import notebooks
+
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise CourseError(f"{out} exists and is not empty: give a new folder")
+    masters = sorted((root / "solutions").glob("*.py"))
+    if not masters:
+        raise CourseError(f"no masters in {root / 'solutions'}: not a course checkout")
+    stage = Path(
+        tempfile.mkdtemp(
+            prefix=".release-", dir=out.parent if out.parent.exists() else None
+        )
+    )
+    written = []
+    for rel in _tracked(root):
+        src = root / rel
+        if _wanted(rel) and src.is_file() and not src.is_symlink():
+            (stage / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, stage / rel)
+            written.append(rel)
+    (stage / "exercises").mkdir()
+    for master in masters:
+        rel = f"exercises/{master.stem}.ipynb"
+        (stage / rel).write_text(
+            notebooks.render_student(master, root), encoding="utf-8"
+        )
+        written.append(rel)
+    found = leaks(
+        stage, sorted((root / "solutions").glob("*.ipynb")), public_lines(root, stage)
+    )
+    if out.exists():
+        out.rmdir()
+    stage.rename(out)
+    return sorted(written), found
+
+
+def cmd_release(args) -> int:
+    """``course release OUT [--root DIR]``."""
+    root = Path(args.root).resolve()
+    written, found = build(root, Path(args.out).resolve())
+    for line in found:
+        print(f"leak: {line}")
+    if found:
+        raise CourseError(f"{len(found)} solution or hidden-test line(s) in {args.out}")
+    tops = sorted({w.split("/", 1)[0] for w in written})
+    print(
+        f"wrote {len(written)} files to {args.out} ({', '.join(tops)}); "
+        f"no solution or hidden-test line of {len(list((root / 'solutions').glob('*.ipynb')))} masters in it"
+    )
+    return 0
