@@ -23,4 +23,5 @@ Students never import this package. Modules, in the order a grading run uses the
 - ``names``: file names as safe text, report folder names, spreadsheet-safe CSV cells
 - ``deploy``: the arguments of ``grade slurm``, ``release`` and ``gradescope build``
 - ``slurm``: ``grade slurm``: the job array of ``grade-array.sh``, one shard per task
+- ``release``: ``course release``: the student-facing tree, scanned for answers
 """
