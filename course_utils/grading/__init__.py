@@ -21,6 +21,10 @@ Students never import this package. Modules, in the order a grading run uses the
 - ``store``: the report folder, the class tables and shard merging
 - ``records``: keyed ``grade.json`` records (the report folder's key, seals, shape checks)
 - ``names``: file names as safe text, report folder names, spreadsheet-safe CSV cells
+- ``verbs``: ``grade``'s class-level verbs (``report``, ``export``, ``manual``) and options
+- ``analytics``: what a class's records say: pass shares, failure groups, flags, resources
+- ``classreport``: ``grade report``: the class report (HTML, Markdown, PNG figures)
+- ``adjust``: the late policy and manual grades applied to graded records
 - ``deploy``: the arguments of ``grade slurm``, ``release`` and ``gradescope build``
 - ``slurm``: ``grade slurm``: the job array of ``grade-array.sh``, one shard per task
 - ``release``: ``course release``: the student-facing tree, scanned for answers

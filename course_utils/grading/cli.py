@@ -13,9 +13,11 @@ from course_utils.tooling.errors import CourseError
 GRADE_HELP = """\
 course grade SUBMISSIONS --source solutions/NAME.ipynb --out DIR [options]
 course grade merge SHARD_DIR... --out DIR
+{verbs}
 
 SUBMISSIONS holds one .ipynb per student, or one sub-folder per student. A folder
-literally named 'merge' is graded when written as ./merge."""
+literally named 'merge' (or 'report', 'export', 'manual') is graded when written
+as ./merge."""
 
 
 def _sigterm_as_interrupt() -> None:
@@ -31,7 +33,10 @@ def _sigterm_as_interrupt() -> None:
 def cmd_grade(args: argparse.Namespace) -> int:
     from course_utils.grading import batch as grader
     from course_utils.grading import store as grader_store
+    from course_utils.grading import verbs
 
+    if verbs.handles(args):
+        return verbs.run(args)
     if args.submissions == "merge":
         if not args.more:
             raise CourseError("grade merge: name the shard report folders to join")
@@ -73,6 +78,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         smoke=not args.full,
         unsafe_no_sandbox=args.unsafe_no_sandbox,
     )
+    verbs.after_grade(args)
     print(grader_store.table(batch.records, shutil.get_terminal_size().columns))
     print(
         f"graded {len(batch.graded)}, skipped {len(batch.skipped)} already graded, "
@@ -132,10 +138,12 @@ def add_commands(sub) -> None:
 
 
 def _add_grade(sub) -> None:
+    from course_utils.grading import verbs
+
     g = sub.add_parser(
         "grade",
         help="grade a folder of submissions against a master (instructors)",
-        usage=GRADE_HELP,
+        usage=GRADE_HELP.format(verbs=verbs.HELP),
         description="Grade submissions; see docs/GRADING.md.",
     )
     g.add_argument(
@@ -172,6 +180,7 @@ def _add_grade(sub) -> None:
         action="store_true",
         help="run students' code without the bubblewrap sandbox (see docs/GRADING.md)",
     )
+    verbs.add_options(g)
     g.set_defaults(func=cmd_grade)
 
 
