@@ -91,6 +91,16 @@ print(env.report().line())
 #   Others are about people and organisations (skills, hiring, migration cost) and no benchmark
 #   settles them; this lesson says so rather than pretending.
 #
+# Why start with the articles' advice rather than with a benchmark? Because that advice is what
+# most readers bring to the choice. A comparison article mixes two kinds of statement in one
+# table: "JAX is faster for X", which a timer can check on your machine, and "PyTorch suits a
+# start-up", which no timer can. Both are written in the same confident tone. Sorting the rows
+# into those two kinds is the first step of a decision, and it tells you where measuring is worth
+# the effort.
+#
+# The last column of the table below does that sorting, and the "evidence" column points to the
+# lesson where you already saw the mechanism at work.
+#
 # | dimension (source 001) | PyTorch | JAX | the article's advice | evidence in this course | measurable here? |
 # |---|---|---|---|---|---|
 # | team skills | dynamic Python | functional programming | choose what the team knows | 01: pure functions, explicit keys and state; 07: what a port involves | no: a question about your team |
@@ -117,7 +127,7 @@ print(env.report().line())
 # (`docs/VERSIONS.md`) was 2.13, and what the article credits to "3.x" (`torch.compile` as the
 # default baseline, FSDP2's `fully_shard`) is part of PyTorch 2. Read "PyTorch 3.x" as "a recent
 # PyTorch 2": the claims are about those features, and section 4 tests them on the releases
-# below.
+# printed below.
 
 # %%
 from importlib.metadata import version
@@ -126,6 +136,10 @@ print(f"this notebook runs torch {torch.__version__}, jax {jax.__version__}, fla
       f"optax {version('optax')}")
 
 # %% [markdown]
+# Every number in this notebook belongs to these releases. Both frameworks change their compilers
+# and kernels from one release to the next, so a verdict you read here is a statement about this
+# line as much as about the machine; keep it next to any result you share.
+#
 # Part of the ecosystem row is checkable: are the packages a project would use installed here?
 
 # %%
@@ -137,6 +151,14 @@ status, detail = checklist.dependencies_status({
 print(detail.replace("; ", "\n"))
 
 # %% [markdown]
+# Read "missing" as "not installed in this environment", not "does not exist": every package in
+# the list is published on PyPI, and the course installs only what its lessons use. What the
+# check does show is the shape of the question a team has to answer: list the libraries your
+# project cannot live without, then see, side by side, whether each one has a counterpart in the
+# other ecosystem. Lesson 06 maps those counterparts; lesson 07's MVP
+# checklist runs this same check on a pair of models.
+
+# %% [markdown]
 # ## 2. Batch-1 inference latency
 #
 # **Key concepts**
@@ -146,15 +168,27 @@ print(detail.replace("; ", "\n"))
 #   against 15 ms for PyTorch" for a BERT on CPU.
 # - The **break-even** number of calls says when compiling has paid for itself.
 #
+# Why batch 1? It is the shape of an online service: one request arrives, one answer goes back,
+# and the user waits for it. A PyTorch user expects eager mode to be fine here, since there is no
+# big batch to speed up. JAX's argument is the opposite: `jit` turns the whole forward pass into
+# one compiled program, so the Python interpreter and the framework's dispatcher run once per
+# call instead of once per operation. Both arguments are about overhead, not arithmetic, and
+# overhead is exactly what differs most between machines, so it has to be measured here.
+#
+# The price of `jit` is paid up front, in the first call. Whether that price matters depends on
+# how many calls follow it: a server answering millions of requests amortises it, a script that
+# runs the model ten times may not. This section measures the three numbers the question needs:
+# the first call, the steady state, and the break-even count that combines them.
+#
 # The encoder is the transformer block of lesson 07, stacked (`course_utils.models.transformer`):
 # token and position embeddings, `n_layers` pre-LN blocks, mean pooling, a linear head. Both
 # frameworks get the same weights and run on the CPU, as in the claim.
 
 # %%
 cfg = models.BlockConfig(S.d_model, S.n_heads, S.d_ff, dropout=0.0)
-torch_enc, nnx_enc = convert.make_pair(cfg, seed=0, encoder=True, vocab=1000, max_len=128,
+enc_torch, enc_jax = convert.make_pair(cfg, seed=0, encoder=True, vocab=1000, max_len=128,
                                          n_layers=S.n_layers, num_classes=2)
-print(f"{sum(p.numel() for p in torch_enc.parameters()):,} parameters, "
+print(f"{sum(p.numel() for p in enc_torch.parameters()):,} parameters, "
       f"{S.n_layers} layer(s), d_model {S.d_model}, {S.seq} tokens")
 tokens_np = np.random.default_rng(0).integers(0, 1000, (1, S.seq)).astype(np.int32)  # (batch=1, seq)
 
@@ -162,20 +196,20 @@ tokens_np = np.random.default_rng(0).integers(0, 1000, (1, S.seq)).astype(np.int
 # PyTorch: eager, no autograd bookkeeping
 tokens_torch = torch.from_numpy(tokens_np)
 
-def torch_forward():
+def forward_torch():
     with torch.inference_mode():
-        return torch_enc(tokens_torch)
+        return enc_torch(tokens_torch)
 
-logits_torch = torch_forward()
+logits_torch = forward_torch()
 logits_torch
 
 # %%
 # JAX: the model split into a graph definition and weights, one jitted function, on the CPU
 cpu = jax.devices("cpu")[0]
-forward, state = checklist.jit_forward(nnx_enc)
-state = jax.device_put(state, cpu)
+forward_jax, state_jax = checklist.jit_forward(enc_jax)
+state_jax = jax.device_put(state_jax, cpu)
 tokens_jax = jax.device_put(tokens_np, cpu)
-logits_jax = forward(state, tokens_jax)
+logits_jax = forward_jax(state_jax, tokens_jax)
 logits_jax
 
 # %%
@@ -183,27 +217,48 @@ assert_close(logits_jax, logits_torch, rtol=1e-4, atol=1e-5, name="logits")
 print("same logits")
 
 # %% [markdown]
+# The two logits printed above agree to float32 rounding, so the timings below compare two
+# programs that compute the same function. That is the rule of every timing in the course:
+# correctness first, then speed.
+#
 # First call against steady state, for a freshly jitted encoder. `jax.clear_caches()` drops
 # every compiled program, so the first call pays the whole trace, lowering and compilation,
 # as in a new process:
 
 # %%
 jax.clear_caches()
-fresh_forward, _ = checklist.jit_forward(nnx_enc)
-first = timing.compile_report(fresh_forward, state, tokens_jax, eager=False, target_s=S.bench_s)
+fresh_forward, _ = checklist.jit_forward(enc_jax)
+first = timing.compile_report(fresh_forward, state_jax, tokens_jax, eager=False, target_s=S.bench_s)
 first
 
 # %% [markdown]
+# The table splits the one-off cost into its stages. *Trace* runs the Python function once
+# with abstract values to record its operations (a jaxpr); *lower* turns that record into the
+# compiler's input (StableHLO); *compile* is XLA optimising it into machine code for this
+# device. The *first call* row is a separate real call from empty caches: it goes through all
+# three stages plus one run, but it is timed on its own, so expect it near their sum rather than
+# equal to it. Compare it with the *steady state* row: their quotient is how many ordinary
+# calls the compilation is worth. The stages are the same on a GPU or TPU; XLA's compile step
+# there targets the accelerator instead of this CPU, so all three rows change with the device.
+#
 # Steady-state latency, interleaved, after proving both compute the same logits:
 
 # %%
 latency = timing.compare(
-    {"PyTorch eager": torch_forward, "JAX jit": lambda: forward(state, tokens_jax)},
+    {"PyTorch eager": forward_torch, "JAX jit": lambda: forward_jax(state_jax, tokens_jax)},
     rtol=1e-4, atol=1e-5, rounds=S.rounds,
 )
 latency
 
 # %% [markdown]
+# How to read the table: the *median* column is the typical time of one call, and *IQR* (the
+# spread between the lower and upper quartile) says how much it varied. When the IQR is a large
+# fraction of the median, a warning line says so, and the last line reports whether other
+# programs competed for the CPU while the rounds ran. The *first call* column is each variant's
+# first call in this cell; JAX's includes a whole compilation again, because `jax.clear_caches()`
+# in the cell above also dropped the program `forward_jax` had compiled. Medians and speed-ups
+# describe this run; the sentence below decides whether they are strong enough to call.
+#
 # Which was faster per call, judged by the course's one rule (the interval of the per-round
 # ratios, and only on a quiet machine). This is the article's own pairing, eager PyTorch against
 # compiled JAX, so it changes two things at once: read it as "what a user gets by default",
@@ -215,6 +270,13 @@ print(per_call.explanation)
 print(per_call.conditions())
 
 # %% [markdown]
+# The first line is written by the verdict rule from this run's per-round ratios: it gives the
+# median ratio and its interval, and when it declines to judge it says why and what to change.
+# The second line records the conditions it was made under: the threads each framework used, the
+# cores, and whether other programs were competing. Two runs on the same laptop can print
+# different lines when those conditions differ, which is why the conditions travel with the
+# verdict.
+#
 # Break-even against PyTorch eager: JAX's total after `n` calls is
 # `first + (n − 1) · steady`; PyTorch's is `n · eager`. The arithmetic is
 # `timing.break_even_calls`; it answers "never" when the steady state is not faster.
@@ -227,6 +289,12 @@ print(f"on this machine: PyTorch eager {timing.format_seconds(t_torch)}, JAX jit
 print("JAX's total time drops below PyTorch's after:", timing.format_calls(calls))
 
 # %% [markdown]
+# The count uses the medians printed above, so it inherits their noise; treat it as an order of
+# magnitude. It is the number to hold against your own workload: a process that answers many
+# more requests than this before it exits gains from compiling, one that answers far fewer pays
+# more for the compilation than it saves. On a GPU the same formula applies, with all three times
+# measured there.
+#
 # The article's two claims about this workload ("after warm-up JAX answers faster", "the first
 # call costs about 800 ms") are about a BERT, far larger than this encoder, so this small
 # encoder does not judge them: `course claims` measures them on a BERT-base-shaped proxy (full
@@ -242,6 +310,17 @@ print("JAX's total time drops below PyTorch's after:", timing.format_calls(calls
 # - The fix: **pad to a few bucket lengths** and pass a mask, so the number of compilations is
 #   the number of buckets and the results do not change.
 #
+# Why does this deserve a section? Section 2 measured one input shape, the best case for `jit`.
+# Real requests come in many lengths: sentences, documents, audio clips. A PyTorch user rarely
+# thinks about this, because eager PyTorch looks at each tensor's shape when it runs the
+# operation, and `torch.compile` marks a size that keeps changing as dynamic after it has seen
+# it change. `jax.jit` does neither: it compiles a program for the exact shapes and dtypes of the
+# arguments (the *cache key*) and reuses it only for those. A new length is a cache miss, and a
+# cache miss costs about as much as the first call of section 2.
+#
+# Nothing warns you when that happens; the program just runs slower. This section makes the
+# cost visible, measures it, and removes it.
+#
 # A stream of requests with different lengths, each seen once:
 
 # %%
@@ -252,29 +331,39 @@ stream_jax = [jax.device_put(t, cpu) for t in stream_np]
 print("lengths:", lengths)
 
 # %% [markdown]
+# The lengths are spread five tokens apart, so no two requests share a shape and each is a new
+# cache key for `forward_jax`, which was compiled in section 2 for one length only.
+#
 # The sharp bit: after warming up on the first length, the loop looks compiled, but each new
 # length compiles again.
 
 # %% tags=["raises-exception"]
-forward(state, stream_jax[0]).block_until_ready()  # warm-up
+forward_jax(state_jax, stream_jax[0]).block_until_ready()  # warm-up
 with timing.no_recompile("the request stream"):
     for toks in stream_jax:
-        forward(state, toks).block_until_ready()
+        forward_jax(state_jax, toks).block_until_ready()
 
 
 # %% [markdown]
+# The error comes from `timing.no_recompile`, which asks JAX to report every compilation inside
+# the `with` block and raises if there was one. Its message quotes JAX's own explanation of the
+# cache miss: the function that missed, where it was defined, and the argument whose type
+# changed (the token array, `i32[1, n]` with a new `n`). That explanation is the tool to reach
+# for in your own code: outside the course, `jax.config.update("jax_explain_cache_misses", True)`
+# logs the same report for every miss.
+#
 # How much does that cost against eager PyTorch? Each timed round of the JAX stream starts
 # from empty caches, as a fresh process meeting these lengths would.
 
 # %%
 def torch_stream():
     with torch.inference_mode():
-        return [torch_enc(t) for t in stream_torch]
+        return [enc_torch(t) for t in stream_torch]
 
 def jax_stream():
     jax.clear_caches()
-    fresh, _ = checklist.jit_forward(nnx_enc)
-    return [fresh(state, t) for t in stream_jax]
+    fresh, _ = checklist.jit_forward(enc_jax)
+    return [fresh(state_jax, t) for t in stream_jax]
 
 dynamic = timing.compare({"JAX jit, new lengths": jax_stream, "PyTorch eager": torch_stream},
                          rtol=1e-4, atol=1e-5, rounds=S.stream_rounds, target_s=S.bench_s)
@@ -282,6 +371,12 @@ dynamic
 
 
 # %% [markdown]
+# In this table the JAX row is the whole stream including its compilations (the warning line
+# counts how many happened while the rounds ran), and the PyTorch row is the same stream run
+# eagerly. Each JAX round pays one compilation per length; section 2's tables show how a
+# compilation compares with a compiled call on this machine, so you can estimate how much of the
+# JAX row is compiling. The comparison is judged at the end of the section.
+#
 # The fix: pad each request to the next multiple of `bucket` tokens and pass a mask that is
 # `True` for real tokens. The encoder ignores padded keys in attention and in the pooling,
 # so the logits equal the unpadded ones.
@@ -297,7 +392,7 @@ def pad_to_bucket(toks: np.ndarray, bucket: int) -> tuple[np.ndarray, np.ndarray
     return padded, mask  # (batch, size) each
 
 
-graphdef, weights = nnx.split(nnx_enc)
+graphdef, weights = nnx.split(enc_jax)
 weights = jax.device_put(weights, cpu)
 
 @jax.jit
@@ -311,6 +406,14 @@ assert_close(outs, torch_stream(), rtol=1e-4, atol=1e-5, name="bucketed logits")
 print(f"{len(lengths)} lengths -> {len(buckets)} bucket(s) {buckets}; logits equal to the unpadded ones")
 
 # %% [markdown]
+# Two things make the padded logits equal the unpadded ones (to float32 rounding, which the
+# assertion allows for). In attention, the mask removes the
+# padded positions from the keys, so no real token attends to them; in the pooling, only real
+# tokens are averaged. The padded positions still compute something, but nothing reads it. The
+# printed line gives the number of distinct shapes `forward_masked` now sees: the number of
+# buckets, not the number of lengths. The bucket size is a trade-off: larger buckets mean fewer
+# compilations but more wasted arithmetic on padding.
+#
 # With every bucket compiled once, the stream runs without a single recompilation, and its
 # steady cost can be compared with eager PyTorch:
 
@@ -327,6 +430,11 @@ bucketed = timing.compare(
 bucketed
 
 # %% [markdown]
+# The `no_recompile` block at the top of the cell passed this time: every bucket had been
+# compiled by the parity check above, so the timed rounds measure only the compiled programs.
+# This is the steady state a server with bucketed inputs reaches after its first request per
+# bucket.
+#
 # The stream against eager PyTorch, first with every length compiling, then with the buckets
 # compiled once (each sentence is generated from its measurement):
 
@@ -342,6 +450,12 @@ measured = {
 }
 
 # %% [markdown]
+# The two sentences answer different questions. The first is the claim the articles make about
+# dynamic shapes, measured as they would meet it: each length compiles. The second is what
+# remains of that cost once the inputs are bucketed. The ratios of the first measurement are also
+# kept in `measured`, so section 4 judges the `dynamic-shapes` claim from them instead of timing
+# the stream a second time.
+#
 # ## 4. The popular claims, re-measured here
 #
 # **Key concepts**
@@ -358,6 +472,19 @@ measured = {
 #   claim about a BERT is judged on a BERT-base-shaped proxy, in full mode only.
 # - The dynamic-shapes claim measured in section 3 is passed in rather than measured twice.
 #
+# Why re-measure at all, when the articles already give numbers? Because a speed ratio belongs
+# to the machine, the versions, the sizes and the precision it was measured with, and the
+# articles rarely state all four. A claim such as "JAX is 2–5x faster" may well have been true
+# on the author's accelerator and still be untrue on your laptop, or the other way round. The
+# only numbers that can guide your choice are the ones measured where you will run.
+#
+# Why a fixed rule for the verdict? A timing is a sample, not a fact: run the same cell twice
+# and the ratio moves. Reading "1.3x" off one run and calling the claim settled is the mistake
+# the rule exists to prevent. It asks whether the whole plausible range of the ratio (the
+# interval) lies on one side of what the article stated, and it refuses to answer when the
+# machine was too busy for the range to mean anything. So "inconclusive" is a useful answer:
+# it says that this run cannot tell, and its explanation says what would let it.
+#
 # In smoke mode this runs the small sizes; from a terminal, `course claims` runs the full sizes
 # (several minutes) and writes `build/claims/claims.json` and `claims.png`.
 
@@ -365,10 +492,29 @@ measured = {
 report = claims.run(smoke=S.smoke, out=config.course_root() / "build" / "claims", measured=measured, verbose=False)
 report
 
+# %% [markdown]
+# Read the table one row at a time, left to right: the claim in the article's words and its
+# source, the `device` the claim was measured on, what the article *stated*, what was *measured
+# here* (the median ratio with its interval and the number of rounds, then the workload), the
+# *verdict*, and *why*, the sentence the rule wrote for that verdict. Rows marked *not testable
+# here* or *skipped in smoke mode* carry their reason in the last column instead of a
+# measurement. Which rows are measured, and on which device, depends on the machine running the
+# notebook, so your table may have rows this description does not foresee; the *why* column is
+# the place to look.
+#
+# The same outcomes as a figure:
+
 # %%
 ax = claims.plot(report.outcomes)  # the figure shows below the cell (inline backend)
 
 # %% [markdown]
+# Each measured speed-up claim is a point (the median ratio) with a bar (its 95 % interval) on a
+# log axis; the vertical line is 1x, no difference, and the shaded band is the magnitude the
+# article stated. A verdict on a claim needs the whole bar inside or beyond the band, or the whole
+# bar short of it, so a long bar that crosses the band is what an unsettled measurement looks
+# like. Claims stated in seconds rather than as a ratio, and claims not measured here, appear
+# with their verdict written next to the 1x line instead of a point.
+#
 # Your run next to the runs the course ships (`docs/claims-results/`, full mode, each with its
 # machine's fingerprint). `course claims merge DIR...` builds the same table from any result
 # files, for example a colleague's GPU run:
@@ -379,6 +525,12 @@ from course_utils.claims import results
 Markdown(results.merge_table([results.load(report.json_path), *results.shipped()]))
 
 # %% [markdown]
+# Each column is one result file, headed by the machine's fingerprint (processor, cores, mode,
+# date). Look along a row: the same claim can reach different verdicts on different machines, or
+# in smoke mode against full mode, which is the point of measuring where you run. Only a claim
+# whose verdicts agree across very different machines can be carried from one machine to
+# another with some confidence.
+#
 # The decision matrix again, now with this machine's verdicts next to each row that a
 # measurement can speak to:
 
@@ -398,6 +550,11 @@ for row, ids in rows.items():
 lines.append("| team skills, hiring, migration cost, developer experience | not measurable: decide them with your team |")
 Markdown("\n".join(lines))
 
+# %% [markdown]
+# The last row is there on purpose: four of the guide's rows have no measurement behind them on
+# any machine. The tally of this run's verdicts, and a note if the machine was busy while it
+# ran:
+
 # %%
 counts = {v: n for v, n in report.counts().items() if n}
 print("verdicts on this machine:", ", ".join(f"{n} {v}" for v, n in counts.items()))
@@ -406,6 +563,11 @@ if "warning" in report.machine:
     print("note:", report.machine["warning"])
 
 # %% [markdown]
+# A run on a busy machine, or in smoke mode, can end with most claims unjudged: smoke mode skips
+# the slowest benchmarks and times fewer rounds, and a busy machine is refused a verdict. That
+# is the rule protecting you from a verdict the numbers cannot support, not a failure of the
+# notebook. For verdicts, run `course claims` on a quiet machine (nothing else running, `uptime`
+# showing a low load), and on each kind of hardware you are choosing between.
 # ## Summary
 #
 # | question | how to answer it | where |
@@ -417,8 +579,9 @@ if "warning" in report.machine:
 # | team, hiring, ecosystem fit, migration cost | not a benchmark: ask the team, run the MVP checklist | 06, 07 |
 #
 # **Common misconceptions** (each corrected above)
-# - *"JAX is faster"* / *"PyTorch is faster"*: it depends on the workload; the claims table
-#   gives different verdicts for different claims on the same machine (section 4).
+# - *"JAX is faster"* / *"PyTorch is faster"*: it depends on the workload, the sizes and the
+#   hardware; each claim in section 4 is judged on its own, and one machine can settle one claim
+#   in JAX's favour and another against it.
 # - *"The first call shows the speed."* It includes compilation, which can dominate a short
 #   job or a stream of new shapes (sections 2 and 3).
 # - *"Dynamic shapes rule JAX out."* Padding to a few buckets with a mask bounds the
@@ -427,9 +590,9 @@ if "warning" in report.machine:
 # **Review questions**
 #
 # <details><summary>1. Why is batch-1 latency a good case for jit and a bad case for GPUs?</summary>
-# At batch 1 each operation does little arithmetic, so fixed per-operation costs (Python, dispatch, kernel
-# launches) dominate. jit removes the Python and dispatch per operation; an accelerator adds launch and
-# transfer overhead that a tiny workload cannot amortise.
+# At batch 1 each operation does little arithmetic, so fixed per-operation costs (Python,
+# dispatch, kernel launches) dominate. jit removes the Python and dispatch per operation; an
+# accelerator adds launch and transfer overhead that a tiny workload cannot amortise.
 # </details>
 #
 # <details><summary>2. A claim "holds" on your laptop. Does it hold on a GPU server?</summary>
@@ -438,8 +601,8 @@ if "warning" in report.machine:
 # </details>
 #
 # <details><summary>3. Which rows of the decision matrix can no benchmark settle?</summary>
-# Team skills, hiring, developer-experience preferences and migration cost: they depend on people and on
-# the codebase. Measure what can be measured and decide the rest with the team.
+# Team skills, hiring, developer-experience preferences and migration cost: they depend on
+# people and on the codebase. Measure what can be measured and decide the rest with the team.
 # </details>
 #
 # **Next:** the exercises in `exercises/08_choosing_exercises.ipynb` (judge a claim from
