@@ -605,6 +605,12 @@ tx = make_tx(weight_decay=wd)  # one transformation for every optimizer: nnx_ste
 new_optimizer = lambda model: nnx.Optimizer(model, tx, wrt=nnx.Param)  # noqa: E731
 
 # %% [markdown]
+# `new_model` and `new_optimizer` are factories because the runs below each start from
+# fresh objects, and because Orbax will need them once more to describe the structure it
+# restores into. Every optimizer shares the one `tx`: the transformation is kept in the
+# optimizer as static structure, not as arrays, and `nnx.jit` compiles once per structure,
+# so a fresh `make_tx()` for each optimizer could compile `nnx_step` again for each run.
+#
 # JAX with Orbax. First the reference: `2k` steps in one go. Then the interrupted run:
 # `k` steps, save model, optimiser, data position and key, and throw every object away.
 # Orbax stores arrays of numbers, so the typed key goes in as its raw `key_data`.
@@ -616,22 +622,22 @@ new_optimizer = lambda model: nnx.Optimizer(model, tx, wrt=nnx.Param)  # noqa: E
 
 # %%
 # JAX: the uninterrupted run
-model = new_model()
-optimizer = new_optimizer(model)
-train_nnx(model, optimizer, new_batches(), jax.random.key(0), 2 * k)
-uninterrupted_jax = nnx.state(model, nnx.Param)
+model_jax = new_model()
+optimizer_jax = new_optimizer(model_jax)
+train_nnx(model_jax, optimizer_jax, new_batches(), jax.random.key(0), 2 * k)
+uninterrupted_jax = nnx.state(model_jax, nnx.Param)
 
 # JAX: the interrupted run, up to the checkpoint
-model = new_model()
-optimizer = new_optimizer(model)
+model_jax = new_model()
+optimizer_jax = new_optimizer(model_jax)
 batches = new_batches()
-key = train_nnx(model, optimizer, batches, jax.random.key(0), k)
+key_jax = train_nnx(model_jax, optimizer_jax, batches, jax.random.key(0), k)
 ckpt_jax = tmp_root / "orbax" / f"step_{k}"
-ocp.v1.save(ckpt_jax, {"model": nnx.state(model), "optimizer": nnx.state(optimizer),
-                       "data": jax.tree.map(jnp.asarray, batches.state()), "key": jax.random.key_data(key)})
+ocp.v1.save(ckpt_jax, {"model": nnx.state(model_jax), "optimizer": nnx.state(optimizer_jax),
+                       "data": jax.tree.map(jnp.asarray, batches.state()), "key": jax.random.key_data(key_jax)})
 print("checkpoint at step", k, "| data position:", batches.state(), "| files:",
       sorted(p.name for p in ckpt_jax.iterdir()))
-del model, optimizer, batches, key
+del model_jax, optimizer_jax, batches, key_jax
 
 # %% [markdown]
 # The printout shows the checkpoint's position (the batch the resumed run must read next)
@@ -658,14 +664,14 @@ abstract = jax.tree.map(lambda s: jax.ShapeDtypeStruct(s.shape, s.dtype, shardin
                         {"model": abstract_model, "optimizer": abstract_opt, **abstract_rest})
 print("abstract target, first kernel:", jax.tree.leaves(abstract["model"]["l1"]["kernel"])[0])
 restored = ocp.v1.load(ckpt_jax, abstract)
-model2 = nnx.merge(graphdef_model, restored["model"])
-optimizer2 = nnx.merge(graphdef_opt, restored["optimizer"])
+model2_jax = nnx.merge(graphdef_model, restored["model"])
+optimizer2_jax = nnx.merge(graphdef_opt, restored["optimizer"])
 batches2 = new_batches(**{name: int(v) for name, v in restored["data"].items()})
-key2 = jax.random.wrap_key_data(restored["key"])  # back to a typed key
-train_nnx(model2, optimizer2, batches2, key2, k)
-resumed_jax = nnx.state(model2, nnx.Param)
+key2_jax = jax.random.wrap_key_data(restored["key"])  # back to a typed key
+train_nnx(model2_jax, optimizer2_jax, batches2, key2_jax, k)
+resumed_jax = nnx.state(model2_jax, nnx.Param)
 assert_close(resumed_jax, uninterrupted_jax, rtol=0, atol=0, name="Orbax resume vs uninterrupted")
-print(f"Orbax: resumed == uninterrupted, bit for bit (step counter {int(optimizer2.step[...])}, "
+print(f"Orbax: resumed == uninterrupted, bit for bit (step counter {int(optimizer2_jax.step[...])}, "
       f"data position {batches2.state()})")
 
 
@@ -715,29 +721,29 @@ def torch_train(model, opt, sched, batches, gen, steps):
 
 # %%
 # PyTorch: the uninterrupted run, then the interrupted one up to the checkpoint
-model_t, opt_t, sched_t = torch_setup()
-torch_train(model_t, opt_t, sched_t, new_batches(), torch.Generator().manual_seed(0), 2 * k)
+model_ref_torch, opt_ref_torch, sched_ref_torch = torch_setup()
+torch_train(model_ref_torch, opt_ref_torch, sched_ref_torch, new_batches(), torch.Generator().manual_seed(0), 2 * k)
 
-model_i, opt_i, sched_i = torch_setup()
-batches_i, gen_i = new_batches(), torch.Generator().manual_seed(0)
-torch_train(model_i, opt_i, sched_i, batches_i, gen_i, k)
+model_torch, opt_torch, sched_torch = torch_setup()
+batches_i, gen_torch = new_batches(), torch.Generator().manual_seed(0)
+torch_train(model_torch, opt_torch, sched_torch, batches_i, gen_torch, k)
 buffer = io.BytesIO()
-torch.save({"model": model_i.state_dict(), "optim": opt_i.state_dict(), "sched": sched_i.state_dict(),
-            "data": batches_i.state(), "rng": gen_i.get_state()}, buffer)
-del model_i, opt_i, sched_i, batches_i, gen_i
+torch.save({"model": model_torch.state_dict(), "optim": opt_torch.state_dict(), "sched": sched_torch.state_dict(),
+            "data": batches_i.state(), "rng": gen_torch.get_state()}, buffer)
+del model_torch, opt_torch, sched_torch, batches_i, gen_torch
 
 # %%
 # PyTorch: resume in fresh objects
-model_t2, opt_t2, sched_t2 = torch_setup()
+model2_torch, opt2_torch, sched2_torch = torch_setup()
 buffer.seek(0)
 ckpt = torch.load(buffer)  # weights_only=True by default: tensors and plain containers only
-model_t2.load_state_dict(ckpt["model"])
-opt_t2.load_state_dict(ckpt["optim"])
-sched_t2.load_state_dict(ckpt["sched"])
-gen_t2 = torch.Generator()
-gen_t2.set_state(ckpt["rng"])
-torch_train(model_t2, opt_t2, sched_t2, new_batches(**ckpt["data"]), gen_t2, k)
-assert_close(dict(model_t2.named_parameters()), dict(model_t.named_parameters()), rtol=0, atol=0,
+model2_torch.load_state_dict(ckpt["model"])
+opt2_torch.load_state_dict(ckpt["optim"])
+sched2_torch.load_state_dict(ckpt["sched"])
+gen2_torch = torch.Generator()
+gen2_torch.set_state(ckpt["rng"])
+torch_train(model2_torch, opt2_torch, sched2_torch, new_batches(**ckpt["data"]), gen2_torch, k)
+assert_close(dict(model2_torch.named_parameters()), dict(model_ref_torch.named_parameters()), rtol=0, atol=0,
              name="torch.save resume vs uninterrupted")
 print("torch.save: resumed == uninterrupted, bit for bit; data position saved:", ckpt["data"])
 
@@ -766,13 +772,13 @@ from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_di
 
 with warnings.catch_warnings():  # "torch.distributed is ... uninitialized, assuming ... a single process"
     warnings.filterwarnings("ignore", message="torch.distributed is disabled", category=UserWarning)
-    msd, osd = get_state_dict(model_t, opt_t)
+    msd, osd = get_state_dict(model_ref_torch, opt_ref_torch)
     dcp.save({"model": msd, "optim": osd}, checkpoint_id=tmp_root / "dcp", no_dist=True)
-    model_t3, opt_t3, _ = torch_setup()
-    state = dict(zip(("model", "optim"), get_state_dict(model_t3, opt_t3), strict=True))
+    model3_torch, opt3_torch, _ = torch_setup()
+    state = dict(zip(("model", "optim"), get_state_dict(model3_torch, opt3_torch), strict=True))
     dcp.load(state, checkpoint_id=tmp_root / "dcp", no_dist=True)
-set_state_dict(model_t3, opt_t3, model_state_dict=state["model"], optim_state_dict=state["optim"])
-assert all(torch.equal(a, b) for a, b in zip(model_t.parameters(), model_t3.parameters(), strict=True))
+set_state_dict(model3_torch, opt3_torch, model_state_dict=state["model"], optim_state_dict=state["optim"])
+assert all(torch.equal(a, b) for a, b in zip(model_ref_torch.parameters(), model3_torch.parameters(), strict=True))
 print("DCP round trip exact; files:", sorted(p.name for p in (tmp_root / "dcp").iterdir()))
 
 
@@ -859,7 +865,7 @@ print(type(leaf.sharding).__name__, leaf.sharding.device_set)
 
 # %% tags=["raises-exception"]
 buf = io.BytesIO()
-torch.save({"model": model_t.state_dict(), "seen_examples": np.arange(3)}, buf)
+torch.save({"model": model_ref_torch.state_dict(), "seen_examples": np.arange(3)}, buf)
 buf.seek(0)
 torch.load(buf)
 
@@ -1063,6 +1069,12 @@ fixed.call(params_final, jnp.asarray(X_new))
 # `Dim`). Also note `platforms`: an export lowers for the current backend only unless
 # you pass `platforms=("cpu", "cuda", "tpu")`. JAX documents a backward-compatibility
 # window for serialised exports, so archive the source code too.
+#
+# The two loaded objects are used differently, and the difference mirrors the frameworks.
+# `torch.export.load` returns an `ExportedProgram` whose `.module()` is a callable
+# `nn.Module` again, with the weights inside it. `jax.export.deserialize` returns an
+# `Exported` whose `.call(params, X)` takes the weights as an argument, as `forward_jax`
+# did: in JAX the parameters stay data you pass in, even after export.
 
 # %% [markdown]
 # ## 6. Interop
@@ -1235,6 +1247,13 @@ for n, verdict in zero_copy.items():
     print(f"moving {n:>12,} floats: {verdict.explanation}")
 print(f"({zero_copy[max(zero_copy)].conditions()})")
 
+
+# %% [markdown]
+# Each line gives the verdict for one size and the evidence behind it: the median ratio of
+# the two times with its 95 % interval and the number of paired rounds. The last line
+# names the conditions (threads, cores, and whether other programs were busy), which decide
+# whether a verdict could be given at all. Rerun the cell on a quiet machine to see the
+# verdicts your machine supports.
 
 # %% [markdown]
 # ### 6.2 A JAX function inside a PyTorch training step
