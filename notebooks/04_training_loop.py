@@ -242,10 +242,9 @@ assert n_torch == n_jax
 #
 # Why does this matter beyond porting? Loading a PyTorch checkpoint into a Flax model (or
 # comparing the two, as this lesson does) means copying every weight across, and each
-# framework stores a layer's weights in its own convention. PyTorch keeps channels-first
-# images and `(out, in)` matrices, as Torch and cuDNN always have; Flax keeps channels-last
-# images, the convention it shares with TensorFlow, and `(in, out)` kernels, so that
-# `x @ kernel` needs no transpose. Neither is wrong, and a shape that happens to match does not prove a correct copy.
+# framework stores a layer's weights in its own convention. PyTorch defaults to channels-first
+# images and `(out, in)` matrices; Flax defaults to channels-last images, the convention it
+# shares with TensorFlow, and `(in, out)` kernels, so that `x @ kernel` needs no transpose. Neither is wrong, and a shape that happens to match does not prove a correct copy.
 #
 # The same parameters, side by side:
 
