@@ -1,6 +1,7 @@
 # Two commands do everything on a fresh machine (Python 3.11+):
 #   make course [SMOKE=1]   set up .venv if needed, execute every lesson, print a summary
 #   make test               set up .venv if needed, run the whole test suite
+#   make site [SMOKE=1]     execute every lesson, then build the website in build/site/
 # Both install the known-good versions (constraints/known-good.txt); LATEST=1 takes the
 # latest releases instead. `make test-versions SET=colab|floors|latest|known-good` runs
 # the smoke suite in .venv-SET with that version set (see docs/VERSIONS.md).
@@ -15,7 +16,7 @@ LATEST ?=
 CONSTRAINTS ?= $(if $(filter 1 true yes,$(LATEST)),,constraints/known-good.txt)
 SET ?= known-good
 
-.PHONY: course test timing-check install sync exercises lint clean gpu-check test-versions constraints FORCE
+.PHONY: course site test timing-check install sync exercises lint clean gpu-check test-versions constraints FORCE
 
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed (jax 0.7 and later); run make PYTHON=python3.11 ...")'
@@ -39,7 +40,7 @@ $(STAMP): pyproject.toml course_utils/tooling/install.py $(CONSTRAINTS) $(VENV)/
 	  $(PY) -c 'import importlib.metadata as m; print("torch==" + m.version("torch"))'; \
 	} > $(VENV)/constraints.txt
 	$(PY) -m pip install -q $(if $(CONSTRAINTS),,--upgrade --upgrade-strategy eager) \
-		-e ".[dev]" -c $(VENV)/constraints.txt
+		-e ".[dev,site]" -c $(VENV)/constraints.txt
 	$(PY) course_utils/tooling/install.py jax -c $(VENV)/constraints.txt
 	@touch $(STAMP)
 
@@ -47,6 +48,12 @@ install: $(STAMP)
 
 course: install
 	$(VENV)/bin/course run --timeout $(TIMEOUT) $(if $(filter 1 true yes,$(SMOKE)),--smoke)
+
+# The course as a website (docs/SITE.md): every lesson executed (full mode; SMOKE=1 for
+# the fast run), then `course site` builds build/site/ from the executed copies in
+# build/executed/ (it never runs a lesson itself). Open build/site/index.html.
+site: course
+	$(VENV)/bin/course site
 
 # Unit tests, lint, pairing checks, then every lesson and master notebook under nbval
 # (errors only: outputs are not committed) and the student notebooks (see tests/).

@@ -1,5 +1,5 @@
 """The ``course`` command and what it drives: notebook pairs, exercise generation,
-the notebook runner, the install plan and the device check.
+the notebook runner, the install plan, the device check and the website.
 
 Lessons and exercises never import this package. Modules:
 
@@ -16,4 +16,9 @@ Lessons and exercises never import this package. Modules:
 - ``device_steps``: what each step runs (install, doctor, nbval, claims), each in a child process
 - ``device_lessons``: the lessons run on the device in smoke mode
 - ``device_report``: the JSON report, written after every step
+- ``site``: the ``course site`` command: the course as a website, from executed notebooks
+- ``site_pages``: the site's Sphinx source tree, staged from the course's files
+- ``site_pairs``: finds the side-by-side pairs (``# PyTorch`` / ``# JAX`` / parity cells)
+- ``site_ext``: the site's Sphinx extension (JupyterLab's heading anchors, the pairs' blocks)
+- ``site_assets``: mermaid, MathJax and the stylesheet, served from the site itself
 """

@@ -3,7 +3,7 @@
 ``doctor``, ``run``, ``sync`` and ``build-exercises`` are defined in this module;
 ``grade`` and ``check`` in :mod:`course_utils.grading.cli`, ``claims`` in
 :mod:`course_utils.claims.command`, ``check-device`` in
-:mod:`course_utils.tooling.device_check`. Each of those modules has an
+:mod:`course_utils.tooling.device_check`, ``site`` in :mod:`course_utils.tooling.site`. Each of those modules has an
 ``add_commands(sub)`` that this module calls by name, so a missing module is an
 import error, never a silently absent command.
 """
@@ -202,11 +202,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     from course_utils.claims import command as claims
     from course_utils.grading import cli as grading_cli
-    from course_utils.tooling import device_check
+    from course_utils.tooling import device_check, site
 
     grading_cli.add_commands(sub)
     claims.add_commands(sub)
     device_check.add_commands(sub)
+    site.add_commands(sub)
     return p
 
 

@@ -1,0 +1,346 @@
+"""``course site``: the course as a static website, built from executed notebooks.
+
+``course site [NOTEBOOK...] [--from DIR] [--out DIR]`` reads the executed copies that
+``course run`` left in ``build/executed/`` (or ``--from``), checks each one (it must
+exist and hold no error output outside a cell tagged ``raises-exception``), stages a
+Sphinx source tree (:mod:`course_utils.tooling.site_pages`) with its assets
+(:mod:`course_utils.tooling.site_assets`), and runs Sphinx with myst-nb (execution off)
+and sphinx-book-theme, warnings as errors, into ``build/site/`` (or ``--out``). It
+never executes a notebook. Sphinx and its extensions are the ``[site]`` extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from course_utils.tooling import site_assets, site_pages
+from course_utils.tooling.errors import CourseError
+from course_utils.tooling.notebooks import REPOSITORY, release_tag
+
+SITE_MODULES = ("sphinx", "myst_nb", "sphinx_book_theme", "sphinxcontrib.mermaid")
+
+
+@dataclass
+class SiteBuild:
+    """What one build made: the output folder, the pages and each lesson's pairs."""
+
+    out: Path
+    seconds: float = 0.0
+    smoke: dict[str, bool | None] = field(default_factory=dict)
+    pairs: dict[str, int] = field(default_factory=dict)
+    pages: list[str] = field(default_factory=list)
+
+
+def _cell_label(cells: list[Any], index: int) -> str:
+    """``cell 7`` as ``course run`` counts (papermill's injected cell not counted)."""
+    injected = sum(
+        "injected-parameters" in c.get("metadata", {}).get("tags", [])
+        for c in cells[:index]
+    )
+    first = (cells[index].get("source") or "").strip().split("\n", 1)[0][:60]
+    return f"cell {index - injected} ({first!r})"
+
+
+def read_executed(path: Path, lesson: str) -> Any:
+    """The executed copy at ``path``, checked: it exists and holds no unexpected error."""
+    import nbformat
+
+    if not path.exists():
+        raise CourseError(
+            f"no executed copy of notebooks/{lesson}.ipynb: {path} is missing "
+            f"(run `course run {lesson}` or `make site`)"
+        )
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception as err:
+        raise CourseError(f"{path}: not a readable notebook ({err})") from None
+    for index, cell in enumerate(nb.cells):
+        if "raises-exception" in cell.get("metadata", {}).get("tags", []):
+            continue
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                raise CourseError(
+                    f"{path}: {_cell_label(nb.cells, index)} holds an error output "
+                    f"({out.get('ename')}: {str(out.get('evalue'))[:200]}); "
+                    "fix the lesson and run it again"
+                )
+    return nb
+
+
+def smoke_of(nb: Any) -> bool | None:
+    """Whether an executed copy ran in smoke mode, from papermill's parameters."""
+    params = nb.metadata.get("papermill", {}).get("parameters", {})
+    if "SMOKE" in params and params["SMOKE"] is not None:
+        return bool(params["SMOKE"])
+    for cell in nb.cells:
+        if "injected-parameters" in cell.metadata.get("tags", []):
+            for line in cell.source.splitlines():
+                if line.replace(" ", "").startswith(("SMOKE=", "COURSE_SMOKE=")):
+                    value = line.split("=", 1)[1].strip().strip("'\"").lower()
+                    return value in ("true", "1", "yes")
+    return None
+
+
+def resolve_lessons(root: Path, from_dir: Path, names: list[str]) -> list[str]:
+    """Lesson names: every ``notebooks/*.ipynb`` by default, else the ones named."""
+    lessons = [p.stem for p in sorted((root / "notebooks").glob("*.ipynb"))]
+    if not names:
+        return lessons
+    known = sorted(set(lessons) | {p.stem for p in from_dir.glob("*.ipynb")})
+    out = []
+    for name in names:
+        stem = Path(name).stem
+        matches = [k for k in known if k == stem or k.startswith(stem + "_")]
+        if len(matches) != 1:
+            raise CourseError(
+                f"{'unknown' if not matches else 'ambiguous'} notebook {name!r}; "
+                f"lessons: {', '.join(lessons) or '(none)'}"
+            )
+        out.append(matches[0])
+    return out
+
+
+def claims_source(root: Path, claims: Path | None) -> tuple[list[dict], str]:
+    """The build machine's ``claims.json`` if there is one, else the shipped files."""
+    from course_utils.claims import results
+
+    path = claims or root / "build" / "claims" / "claims.json"
+    if path.exists():
+        data = results.load(path)
+        when = data["fingerprint"].get("when", "?")
+        return [
+            data
+        ], f"Measured by `course claims` on the machine that built this site ({when})."
+    shipped = [
+        results.load(p)
+        for p in sorted((root / "docs" / "claims-results").glob("*.json"))
+    ]
+    if not shipped:
+        raise CourseError(
+            "no claims results: run `course claims` (build/claims/claims.json)"
+        )
+    names = ", ".join(Path(d["_path"]).name for d in shipped)
+    return shipped, (
+        "The machine that built this site has no `course claims` run "
+        f"(build/claims/claims.json), so this is the course's shipped result file(s): {names}."
+    )
+
+
+def settings(smoke: list[str], lessons: int) -> dict[str, Any]:
+    """The values of the generated ``conf.py`` (``smoke``: the lessons of a smoke run)."""
+    options: dict[str, Any] = {
+        "repository_url": f"https://github.com/{REPOSITORY}",
+        "repository_branch": release_tag(),
+        "path_to_docs": "",
+        "use_repository_button": True,
+        "launch_buttons": {
+            "colab_url": "https://colab.research.google.com",
+            "binderhub_url": "https://mybinder.org",
+            "notebook_interface": "jupyterlab",
+        },
+    }
+    if smoke:
+        options["announcement"] = (
+            "Smoke run: "
+            + ("every lesson" if len(smoke) == lessons else ", ".join(smoke))
+            + " ran with SMOKE = True, so the sizes are tiny and the timings say little;"
+            " <code>make site</code> builds the site from a full run."
+        )
+    return {
+        "project": site_pages.TITLE,
+        "html_title": site_pages.TITLE,
+        "extensions": [
+            "myst_nb",
+            "sphinxcontrib.mermaid",
+            "course_utils.tooling.site_ext",
+        ],
+        "nb_execution_mode": "off",
+        "nb_merge_streams": True,
+        "myst_enable_extensions": ["dollarmath", "amsmath", "colon_fence"],
+        "myst_heading_anchors": 6,
+        "myst_heading_slug_func": "course_utils.tooling.site_ext.jupyterlab_slug",
+        "myst_fence_as_directive": ["mermaid"],
+        "mathjax_path": site_assets.MATHJAX_JS,
+        "mermaid_use_local": site_assets.MERMAID_JS,
+        "mermaid_fullscreen": False,
+        "html_theme": "sphinx_book_theme",
+        "html_theme_options": options,
+        "html_static_path": ["_static"],
+        "exclude_patterns": ["_readme_*.md", ".doctrees"],
+    }
+
+
+def _staged_set(root: Path, lessons: list[str], exercises: list[Path]) -> set[str]:
+    staged = {f"notebooks/{s}.ipynb" for s in lessons} | {"README.md"}
+    staged |= {f"exercises/{p.name}" for p in exercises}
+    return staged | {f"docs/{p.name}" for p in (root / "docs").glob("*.md")}
+
+
+def _student_version(path: Path) -> Any:
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    for index, cell in enumerate(nb.cells):
+        if any(m in cell.source for m in ("### BEGIN SOLUTION", "HIDDEN TESTS")):
+            raise CourseError(f"{path}: cell {index} holds a solution or hidden tests")
+    return nb
+
+
+def stage(
+    root: Path, executed: dict[str, Any], src: Path, claims: Path | None
+) -> SiteBuild:
+    """Write the Sphinx source tree for ``executed`` (lesson name -> checked notebook)."""
+    import nbformat
+
+    report = SiteBuild(out=src)
+    exercises = sorted((root / "exercises").glob("*.ipynb"))
+    staged = _staged_set(root, list(executed), exercises)
+    for lesson, nb in executed.items():
+        report.smoke[lesson] = smoke_of(nb)
+        pairs = site_pages.notebook_page(
+            nb, f"notebooks/{lesson}.ipynb", staged, report.smoke[lesson]
+        )
+        report.pairs[lesson] = len(pairs)
+        (src / "notebooks").mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, src / "notebooks" / f"{lesson}.ipynb")
+    for path in exercises:
+        nb = _student_version(path)
+        site_pages.notebook_page(nb, f"exercises/{path.name}", staged, None)
+        (src / "exercises").mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, src / "exercises" / path.name)
+    docs = sorted(p.stem for p in (root / "docs").glob("*.md"))
+    for name in docs:
+        text = (root / "docs" / f"{name}.md").read_text(encoding="utf-8")
+        site_pages.write(
+            src / "docs" / f"{name}.md",
+            site_pages.rewrite_links(text, f"docs/{name}.md", staged),
+        )
+    home, about = site_pages.readme_parts(
+        (root / "README.md").read_text(encoding="utf-8"), staged
+    )
+    site_pages.write(src / "_readme_home.md", home)
+    site_pages.write(src / "_readme_about.md", about)
+    site_pages.write(src / "about.md", site_pages.ABOUT_PAGE)
+    site_pages.write(
+        src / "claims.md", site_pages.claims_page(*claims_source(root, claims))
+    )
+    site_pages.write(
+        src / "index.md",
+        site_pages.index_page(list(executed), [p.stem for p in exercises], docs),
+    )
+    smoke = [lesson for lesson, on in report.smoke.items() if on]
+    site_pages.write(
+        src / "conf.py", site_pages.conf_py(settings(smoke, len(executed)))
+    )
+    site_assets.install(root, src / "_static")
+    report.pages = ["index", "about", "claims", *(f"notebooks/{s}" for s in executed)]
+    report.pages += [f"exercises/{p.stem}" for p in exercises] + [
+        f"docs/{d}" for d in docs
+    ]
+    return report
+
+
+def run_sphinx(src: Path, out: Path) -> None:
+    """Sphinx's HTML build, warnings (and missing references) as errors."""
+    missing = [m for m in SITE_MODULES if _missing(m)]
+    if missing:
+        raise CourseError(
+            f"the site needs {', '.join(missing)}: pip install -e '.[site]'"
+        )
+    cmd = [
+        sys.executable,
+        "-m",
+        "sphinx",
+        "-b",
+        "html",
+        "-W",
+        "-n",
+        "--keep-going",
+        "-q",
+    ]
+    cmd += ["-d", str(src / ".doctrees"), str(src), str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=src)
+    if proc.returncode != 0:
+        lines = (proc.stderr + proc.stdout).strip().splitlines()
+        raise CourseError("sphinx failed:\n" + "\n".join(lines[-40:]))
+
+
+def _missing(module: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is None
+    except ModuleNotFoundError:
+        return True
+
+
+def build(
+    root: Path,
+    from_dir: Path,
+    out: Path,
+    lessons: list[str] | None = None,
+    claims: Path | None = None,
+) -> SiteBuild:
+    """Check the executed copies, stage the source tree next to ``out``, run Sphinx."""
+    start = time.perf_counter()
+    names = lessons if lessons is not None else resolve_lessons(root, from_dir, [])
+    if not names:
+        raise CourseError(f"no lessons to build: {root / 'notebooks'} has no notebook")
+    executed = {n: read_executed(from_dir / f"{n}.ipynb", n) for n in names}
+    src = out.parent / f"{out.name}-src"
+    shutil.rmtree(src, ignore_errors=True)
+    shutil.rmtree(out, ignore_errors=True)
+    report = stage(root, executed, src, claims)
+    run_sphinx(src, out)
+    report.out = out
+    report.seconds = time.perf_counter() - start
+    (out / "site.json").write_text(
+        json.dumps(
+            {"smoke": report.smoke, "pairs": report.pairs, "pages": report.pages},
+            indent=1,
+        )
+    )
+    return report
+
+
+def cmd_site(args: argparse.Namespace) -> int:
+    from course_utils.tooling.notebooks import course_root
+
+    root = course_root()
+    from_dir = Path(args.from_dir) if args.from_dir else root / "build" / "executed"
+    out = Path(args.out) if args.out else root / "build" / "site"
+    names = resolve_lessons(root, from_dir, args.notebooks)
+    report = build(root, from_dir, out.resolve(), names)
+    smoke = {v for v in report.smoke.values()}
+    mode = "smoke" if smoke == {True} else "full" if smoke == {False} else "mixed"
+    print(
+        f"built {len(report.pages)} pages ({len(names)} lessons, {mode} run, "
+        f"{sum(report.pairs.values())} side-by-side pairs) in {report.seconds:.1f} s: "
+        f"{out / 'index.html'}"
+    )
+    return 0
+
+
+def add_commands(sub: Any) -> None:
+    p = sub.add_parser(
+        "site", help="build the course's website from executed notebooks"
+    )
+    p.add_argument(
+        "notebooks", nargs="*", metavar="NOTEBOOK", help="lessons (default: all)"
+    )
+    p.add_argument(
+        "--from",
+        dest="from_dir",
+        metavar="DIR",
+        help="executed copies (default build/executed, from `course run`)",
+    )
+    p.add_argument("--out", metavar="DIR", help="the site (default build/site)")
+    p.set_defaults(func=cmd_site)

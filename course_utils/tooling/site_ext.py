@@ -1,0 +1,62 @@
+"""The Sphinx extension of the course's site (named in the generated ``conf.py``).
+
+- :func:`jupyterlab_slug`: heading anchors as JupyterLab makes them (``3. Checkpoints``
+  -> ``3.-Checkpoints``), so the in-page links that work in JupyterLab work on the site;
+  MyST calls it for every heading (``myst_heading_slug_func``).
+- :func:`wrap_pairs`: after a page is read, each side-by-side pair's cells (tagged by
+  :func:`course_utils.tooling.site_pairs.mark_pairs` in the staged copy) go into one
+  ``sbs-pair`` block that the site's stylesheet lays out in two columns on a wide
+  screen and stacked on a narrow one, the parity cell under both.
+
+Nothing here imports Sphinx or docutils at import time: only a build does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from course_utils.tooling.site_pairs import TAGS
+
+PAIR_CLASS = "sbs-pair"
+CSS_FILE = "course-site.css"
+
+
+def jupyterlab_slug(title: str) -> str:
+    """JupyterLab's heading id: the heading's text with each space replaced by ``-``."""
+    return title.strip().replace(" ", "-")
+
+
+def _has(node: Any, role: str) -> bool:
+    return f"tag_{TAGS[role]}" in node.get("classes", [])
+
+
+def wrap_pairs(app: Any, doctree: Any) -> None:
+    """Put each tagged pair (and its parity cell) into one ``sbs-pair`` container."""
+    from docutils import nodes
+
+    starts = [n for n in doctree.findall(nodes.container) if _has(n, "torch")]
+    for first in starts:
+        parent = first.parent
+        index = parent.index(first)
+        members = [first]
+        for role in ("jax", "parity"):
+            nxt = (
+                parent[index + len(members)]
+                if index + len(members) < len(parent)
+                else None
+            )
+            if nxt is not None and isinstance(nxt, nodes.container) and _has(nxt, role):
+                members.append(nxt)
+        if len(members) < 2:
+            continue
+        block = nodes.container(classes=[PAIR_CLASS])
+        for member in members:
+            parent.remove(member)
+            block += member
+        parent.insert(index, block)
+
+
+def setup(app: Any) -> dict[str, Any]:
+    app.connect("doctree-read", wrap_pairs)
+    app.add_css_file(CSS_FILE)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

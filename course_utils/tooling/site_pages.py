@@ -1,0 +1,141 @@
+"""The site's Sphinx source tree, staged from the course's files (nothing is written twice).
+
+The staged tree keeps the repository's layout (``notebooks/``, ``exercises/``,
+``docs/``), so every relative link between those files works as it does on GitHub;
+a link to any other file of the repository goes to that file in the tagged release.
+The home page includes the README (its introduction, quick start, curriculum and how
+to open the notebooks), the "About" page the rest of it. Lesson pages are the
+executed copies, their side-by-side pairs tagged (:mod:`course_utils.tooling.site_pairs`),
+papermill's injected cell and the badge line left out (the page has launch buttons),
+and a banner on a smoke run's pages.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from course_utils.tooling import site_pairs
+from course_utils.tooling.notebooks import REPOSITORY, release_tag
+
+TITLE = "JAX and PyTorch, side by side"
+README_SPLIT = "## CPU, GPU and TPU"
+LINK = re.compile(r"\]\(([^()\s]+)\)")
+BADGE_LINE = re.compile(r"^\[!\[Open In Colab\]")
+SMOKE_NOTE = (
+    "```{admonition} Smoke run\n:class: warning course-smoke-banner\n"
+    "This page shows a smoke run (`SMOKE = True`): every size is tiny, so its timings, "
+    "curves and verdicts say little. `make site` builds the site from a full run.\n```"
+)
+
+
+def github_url(path: str) -> str:
+    """The file at ``path`` (from the repository's root) in the tagged release."""
+    return f"https://github.com/{REPOSITORY}/blob/{release_tag()}/{path}"
+
+
+def rewrite_links(text: str, source: str, staged: set[str]) -> str:
+    """Relative Markdown links of ``source`` (a path from the root) that leave the site
+    point at the repository instead; links to staged files stay as they are."""
+
+    def fix(match: re.Match[str]) -> str:
+        target = match[1]
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith("#"):
+            return match[0]
+        path, _, anchor = target.partition("#")
+        resolved = posixpath.normpath(posixpath.join(posixpath.dirname(source), path))
+        if resolved in staged or resolved.startswith(".."):
+            return match[0]
+        return f"]({github_url(resolved)}{'#' + anchor if anchor else ''})"
+
+    return LINK.sub(fix, text)
+
+
+def _source(cell: dict[str, Any]) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else src
+
+
+def _strip_badges(text: str) -> str:
+    return "\n".join(
+        line for line in text.split("\n") if not BADGE_LINE.match(line.strip())
+    )
+
+
+def notebook_page(
+    nb: Any, source: str, staged: set[str], smoke: bool | None
+) -> list[site_pairs.Pair]:
+    """Prepare one notebook (an ``nbformat`` node, changed in place) as a site page."""
+    import nbformat
+
+    cells = [
+        c for c in nb.cells if "injected-parameters" not in c.metadata.get("tags", [])
+    ]
+    for cell in cells:
+        if cell.cell_type == "markdown":
+            cell.source = rewrite_links(_strip_badges(_source(cell)), source, staged)
+    if smoke:
+        at = 1 if cells and cells[0].cell_type == "markdown" else 0
+        cells.insert(at, nbformat.v4.new_markdown_cell(SMOKE_NOTE))
+    nb.cells = cells
+    return site_pairs.mark_pairs(nb.cells)
+
+
+def readme_parts(readme: str, staged: set[str]) -> tuple[str, str]:
+    """The README, links fixed and badges out, split into the home page's part and the rest."""
+    text = rewrite_links(_strip_badges(readme), "README.md", staged)
+    head, sep, tail = text.partition(README_SPLIT)
+    head = head.split("\n", 1)[1] if head.startswith("# ") else head
+    return head, sep + tail
+
+
+def _toctree(caption: str, docs: Iterable[str]) -> str:
+    lines = "\n".join(docs)
+    return f"```{{toctree}}\n:caption: {caption}\n:maxdepth: 1\n\n{lines}\n```\n"
+
+
+def index_page(lessons: list[str], exercises: list[str], docs: list[str]) -> str:
+    """The home page: the README's first part, then the site's table of contents."""
+    return "\n".join(
+        [
+            f"# {TITLE}\n",
+            "```{include} _readme_home.md\n```\n",
+            _toctree("Lessons", (f"notebooks/{s}" for s in lessons)),
+            _toctree("Exercises", (f"exercises/{s}" for s in exercises)),
+            _toctree(
+                "For instructors", ["claims", *(f"docs/{d}" for d in docs), "about"]
+            ),
+        ]
+    )
+
+
+ABOUT_PAGE = "# About the course\n\n```{include} _readme_about.md\n```\n"
+
+
+def claims_page(results: list[dict[str, Any]], origin: str) -> str:
+    """The ``course claims`` table of the machine(s) that ``results`` came from."""
+    from course_utils.claims.results import machine_label, merge_table
+
+    machines = "; ".join(machine_label(r) for r in results)
+    return (
+        "# Popular claims, measured\n\n"
+        f"{origin} Machine: {machines}. Each verdict follows the course's one rule "
+        "([docs/VERDICTS.md](docs/VERDICTS.md)); `course claims` measures them again on "
+        "your machine.\n\n" + merge_table(results) + "\n"
+    )
+
+
+def conf_py(settings: dict[str, Any]) -> str:
+    """``conf.py`` from plain values (each a literal Python can read back)."""
+    lines = ['"""Generated by `course site`; edit course_utils/tooling/site*.py."""']
+    lines += [f"{key} = {value!r}" for key, value in settings.items()]
+    return "\n".join(lines) + "\n"
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path

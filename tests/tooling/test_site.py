@@ -1,0 +1,206 @@
+"""``course site``: checks of the executed copies, the build of the fixture site, and
+every link, anchor and asset of the built pages (a static link check over the whole build)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from types import SimpleNamespace
+from urllib.parse import unquote, urldefrag, urlparse
+
+import nbformat
+import pytest
+
+from course_utils.tooling import site
+from course_utils.tooling.errors import CourseError
+from tests.tooling import site_fixture
+from tests.tooling.site_fixture import FIXTURES, LESSONS, ROOT
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """The fixture site, built by the ``course site`` command itself."""
+    site_fixture.need_site_tools()
+    out = tmp_path_factory.mktemp("site") / "site"
+    cmd = [sys.executable, "-m", "course_utils.tooling.cli", "site", "90", "91"]
+    cmd += ["--from", str(FIXTURES), "--out", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads((out / "site.json").read_text())
+    return SimpleNamespace(out=out, stdout=proc.stdout, **data)
+
+
+def test_a_missing_executed_copy_is_named(tmp_path):
+    with pytest.raises(CourseError, match=r"no executed copy of notebooks/92_gone"):
+        site.build(ROOT, FIXTURES, tmp_path / "site", [*LESSONS, "92_gone"])
+
+
+def test_an_error_output_is_named_with_its_cell(tmp_path):
+    nb = nbformat.read(FIXTURES / "90_fixture_pairs.ipynb", as_version=4)
+    nb.cells[6].outputs.append(
+        nbformat.v4.new_output("error", ename="ValueError", evalue="boom", traceback=[])
+    )
+    nbformat.write(nb, tmp_path / "90_fixture_pairs.ipynb")
+    with pytest.raises(CourseError) as err:
+        site.read_executed(tmp_path / "90_fixture_pairs.ipynb", "90_fixture_pairs")
+    assert "cell 5 ('assert grad_torch == grad_jax')" in str(err.value)
+    assert "ValueError: boom" in str(err.value)
+
+
+def test_a_raises_exception_cell_may_hold_its_error():
+    nb = site.read_executed(FIXTURES / "90_fixture_pairs.ipynb", "90_fixture_pairs")
+    assert any(
+        o.get("output_type") == "error" for c in nb.cells for o in c.get("outputs", [])
+    )
+
+
+def test_smoke_comes_from_the_executed_parameters():
+    read = lambda n: nbformat.read(FIXTURES / f"{n}.ipynb", as_version=4)  # noqa: E731
+    assert site.smoke_of(read("90_fixture_pairs")) is True
+    assert site.smoke_of(read("91_fixture_full")) is False
+    nb = read("91_fixture_full")
+    nb.metadata.pop("papermill")
+    assert site.smoke_of(nb) is False  # from papermill's injected cell
+    assert site.smoke_of(nbformat.v4.new_notebook()) is None
+
+
+def test_lesson_names_resolve_like_course_run():
+    assert site.resolve_lessons(ROOT, FIXTURES, ["90"]) == ["90_fixture_pairs"]
+    assert site.resolve_lessons(ROOT, FIXTURES, [])[0] == "00_welcome_and_setup"
+    with pytest.raises(CourseError, match="unknown notebook 'nope'; lessons: 00_"):
+        site.resolve_lessons(ROOT, FIXTURES, ["nope"])
+
+
+def test_the_build_reports_pages_pairs_and_smoke(built):
+    assert built.pairs == {"90_fixture_pairs": 2, "91_fixture_full": 0}
+    assert built.smoke == {"90_fixture_pairs": True, "91_fixture_full": False}
+    for page in built.pages:
+        assert (built.out / f"{page}.html").exists(), page
+
+
+def test_lesson_pages_carry_pairs_anchors_banner_and_launch_buttons(built):
+    html = (built.out / "notebooks" / "90_fixture_pairs.html").read_text()
+    assert html.count('class="sbs-pair') == 2
+    assert 'id="2.-Second-part"' in html and 'id="1.-First-part"' in html
+    assert "course-smoke-banner" in html and "Open In Colab" not in html
+    blob = (
+        "jax-pytorch-side-by-side/course/blob/v0.1.0/notebooks/90_fixture_pairs.ipynb"
+    )
+    assert f"https://colab.research.google.com/github/{blob}" in html
+    assert "mybinder.org/v2/gh/jax-pytorch-side-by-side/course/v0.1.0?" in html
+    full = (built.out / "notebooks" / "91_fixture_full.html").read_text()
+    assert "course-smoke-banner" not in full
+
+
+def test_exercise_pages_hold_no_solution(built):
+    for page in (built.out / "exercises").glob("*.html"):
+        text = page.read_text()
+        assert "BEGIN SOLUTION" not in text and "HIDDEN TESTS" not in text, page.name
+
+
+def test_home_page_includes_the_readme_and_claims_name_the_machine(built):
+    home = (built.out / "index.html").read_text()
+    for part in (
+        "Quickstart",
+        "Curriculum",
+        "Opening the notebooks",
+        "00_welcome_and_setup",
+    ):
+        assert part in home, part
+    assert "CPU, GPU and TPU" not in home  # on the "About" page
+    assert "CPU, GPU and TPU" in (built.out / "about.html").read_text()
+    claims = (built.out / "claims.html").read_text()
+    assert "cores" in claims and "Machine:" in claims
+    assert (
+        "shipped result file" in claims or "the machine that built this site" in claims
+    )
+
+
+class _Refs(HTMLParser):
+    """Every ``href``/``src`` of a page, and every ``id``."""
+
+    def __init__(self):
+        super().__init__()
+        self.refs: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        for key, value in attrs:
+            if key in ("href", "src") and value:
+                self.refs.append(value)
+            elif key == "id" and value:
+                self.ids.add(value)
+
+
+def _parse(path: Path) -> _Refs:
+    parser = _Refs()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser
+
+
+def test_every_local_link_anchor_and_asset_resolves(built):
+    pages = {
+        p: _parse(p) for p in built.out.rglob("*.html") if "_static" not in p.parts
+    }
+    bad = []
+    for page, parsed in pages.items():
+        for ref in parsed.refs:
+            url, frag = urldefrag(ref)
+            if (
+                urlparse(url).scheme
+                or ref.startswith("//")
+                or ref.startswith("mailto:")
+            ):
+                continue
+            target = (
+                (page.parent / unquote(url.split("?")[0])).resolve() if url else page
+            )
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.exists():
+                bad.append(f"{page.relative_to(built.out)}: {ref} (no such file)")
+            elif frag and target.suffix == ".html":
+                if unquote(frag) not in pages[target].ids:
+                    bad.append(f"{page.relative_to(built.out)}: {ref} (no such anchor)")
+    assert not bad, "\n".join(bad[:40])
+
+
+def test_nothing_is_loaded_from_another_host(built):
+    loaders = re.compile(r'<(?:script|link|img)[^>]+(?:src|href)="(https?:)?//', re.I)
+    for page in built.out.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        for match in loaders.finditer(text):
+            tag = text[match.start() : match.start() + 200]
+            assert 'rel="canonical"' in tag, f"{page.name} loads {tag}"
+    module = (built.out / "_static" / "mermaid" / "mermaid.esm.min.mjs").read_text()
+    assert "cdn.jsdelivr" not in module
+
+
+def test_course_site_reports_what_it_built(built):
+    assert "2 lessons, mixed run, 2 side-by-side pairs" in built.stdout
+    assert str(built.out / "index.html") in built.stdout
+
+
+def test_course_site_fails_in_one_line_naming_the_missing_copy(tmp_path):
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "course_utils.tooling.cli",
+            "site",
+            "--from",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert bad.returncode == 2
+    assert bad.stderr.startswith(
+        "course: error: no executed copy of notebooks/00_welcome_and_setup.ipynb"
+    )

@@ -1,0 +1,261 @@
+"""The built site in a real browser: Debian's chromium, driven by playwright-python.
+
+The fixture site (two small executed lessons, every exercise, the docs) is served on
+127.0.0.1 and every request to another host is blocked and counted. Every page is
+visited once at 1280 px: no HTTP error, no page error, every local image decoded, math
+typeset, the mermaid diagram drawn, every anchor and internal link resolving; then the
+side-by-side pairs are measured at 1280 px (two columns) and 400 px (stacked).
+Screenshots go to ``build/site-screenshots/``. Without chromium (or playwright) the
+tests skip with one line, except under ``CI=true``, where that is a failure.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import threading
+import urllib.request
+from urllib.parse import unquote, urldefrag, urlparse
+
+import pytest
+
+from tests.tooling.site_fixture import ROOT, build_fixture_site
+
+CHROMIUM = os.environ.get("COURSE_CHROMIUM") or shutil.which("chromium")
+SHOTS = ROOT / "build" / "site-screenshots"
+LESSON = "notebooks/90_fixture_pairs"
+FULL_SHOTS = (
+    "index",
+    "claims",
+)  # and every lesson: whole pages; others: the first screen
+RELEASE = "jax-pytorch-side-by-side/course/blob/v0.1.0"
+
+# What every page reports, evaluated in the page once its scripts have run.
+PAGE_STATE = """async () => {
+  const local = Array.from(document.images).filter(i => i.src.startsWith(location.origin));
+  const undecoded = (await Promise.all(local.map(
+      i => i.decode().then(() => i.naturalWidth > 0 ? null : i.src, () => i.src))))
+      .filter(Boolean);
+  const links = Array.from(document.querySelectorAll('a[href]')).map(a => a.href);
+  const ids = Array.from(document.querySelectorAll('[id]')).map(e => e.id);
+  return {undecoded, links, ids,
+          math: document.querySelectorAll('.math').length,
+          typeset: document.querySelectorAll('mjx-container').length,
+          mermaid: document.querySelectorAll('pre.mermaid, div.mermaid').length,
+          drawn: document.querySelectorAll('.mermaid svg').length};
+}"""
+MATHJAX_DONE = "() => window.MathJax && MathJax.startup && MathJax.startup.promise"
+
+
+def _need_browser() -> None:
+    reason = None
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        reason = "playwright is missing (pip install -e '.[dev]')"
+    if reason is None and not CHROMIUM:
+        reason = "no chromium found (apt-get install chromium, or set COURSE_CHROMIUM)"
+    if reason and os.environ.get("CI") == "true":
+        pytest.fail(f"browser tests cannot run in CI: {reason}")
+    if reason:
+        pytest.skip(reason)
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    _need_browser()
+    report = build_fixture_site(tmp_path_factory.mktemp("site") / "site")
+    handler = functools.partial(_Quiet, directory=str(report.out))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield report, f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser(served):
+    from playwright.sync_api import sync_playwright
+
+    pw = sync_playwright().start()
+    try:
+        chromium = pw.chromium.launch(
+            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"]
+        )
+    except Exception:
+        pw.stop()
+        raise
+    yield chromium
+    chromium.close()
+    pw.stop()
+
+
+def _context(browser, base: str, width: int, blocked: list[str]):
+    context = browser.new_context(viewport={"width": width, "height": 900})
+
+    def guard(route):
+        if route.request.url.startswith(base):
+            route.continue_()
+        else:
+            blocked.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", guard)
+    return context
+
+
+def _visit(context, base: str, page_name: str) -> dict:
+    """One page: its HTTP errors, page errors and state once math and diagrams are done."""
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda err: problems.append(f"page error: {err}"))
+    page.on(
+        "response",
+        lambda r: (
+            problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None
+        ),
+    )
+    page.goto(base + page_name + ".html", wait_until="load")
+    if page.locator(".math").count():
+        page.wait_for_function(MATHJAX_DONE, timeout=30_000)
+        page.evaluate("() => MathJax.startup.promise")
+    if page.locator("pre.mermaid, div.mermaid").count():
+        page.wait_for_selector(".mermaid svg", state="attached", timeout=30_000)
+    state = page.evaluate(PAGE_STATE)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    whole = page_name in FULL_SHOTS or page_name.startswith("notebooks/")
+    page.screenshot(path=SHOTS / f"{page_name.replace('/', '__')}.png", full_page=whole)
+    state["problems"] = problems
+    page.close()
+    return state
+
+
+@pytest.fixture(scope="module")
+def visited(served, browser):
+    """Every page of the site, visited once at 1280 px."""
+    report, base = served
+    blocked: list[str] = []
+    context = _context(browser, base, 1280, blocked)
+    states = {name: _visit(context, base, name) for name in report.pages}
+    context.close()
+    return base, states, blocked
+
+
+def test_every_page_loads_without_errors_and_nothing_from_another_host(visited):
+    _, states, blocked = visited
+    problems = [f"{n}: {p}" for n, s in states.items() for p in s["problems"]]
+    problems += [
+        f"{n}: image not decoded: {u}"
+        for n, s in states.items()
+        for u in s["undecoded"]
+    ]
+    assert not problems, "\n".join(problems)
+    assert not blocked, f"requests to other hosts: {blocked[:10]}"
+
+
+def test_math_is_typeset_and_the_diagram_drawn(visited):
+    _, states, _ = visited
+    lesson = states[LESSON]
+    assert lesson["math"] >= 2 and lesson["typeset"] >= lesson["math"]
+    assert lesson["mermaid"] == 1 and lesson["drawn"] == 1
+    untypeset = [n for n, s in states.items() if s["typeset"] < s["math"]]
+    undrawn = [n for n, s in states.items() if s["drawn"] < s["mermaid"]]
+    assert not untypeset and not undrawn, (untypeset, undrawn)
+
+
+def test_every_anchor_and_internal_link_resolves(visited):
+    base, states, _ = visited
+    ids = {base + name + ".html": set(s["ids"]) for name, s in states.items()}
+    bad, files = [], set()
+    for name, state in states.items():
+        for link in state["links"]:
+            url, frag = urldefrag(link)
+            if not url.startswith(base) or urlparse(url).path.endswith("/"):
+                continue
+            if not url.endswith(".html"):
+                files.add(url)  # a download: the page's source, a notebook
+            elif url not in ids:
+                bad.append(f"{name}: {link} (page not in the site)")
+            elif frag and unquote(frag) not in ids[url]:
+                bad.append(f"{name}: {link} (no such anchor)")
+    for url in sorted(files):
+        try:
+            urllib.request.urlopen(url, timeout=30).close()
+        except OSError as err:
+            bad.append(f"{url}: {err}")
+    assert not bad, "\n".join(bad[:40])
+    assert {"1.-First-part", "2.-Second-part"} <= set(states[LESSON]["ids"])
+
+
+def test_launch_buttons_open_the_committed_notebook(visited):
+    _, states, _ = visited
+    links = states[LESSON]["links"]
+    colab = f"https://colab.research.google.com/github/{RELEASE}/{LESSON}.ipynb"
+    assert colab in links
+    binder = "https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/v0.1.0"
+    assert f"{binder}?urlpath=lab/tree/{LESSON}.ipynb" in links
+    exercise = f"{RELEASE}/exercises/03_jit_compilation_exercises.ipynb"
+    assert any(
+        exercise in u for u in states["exercises/03_jit_compilation_exercises"]["links"]
+    )
+
+
+def _pair_boxes(page) -> list[list[dict]]:
+    return page.evaluate(
+        """() => Array.from(document.querySelectorAll('.sbs-pair')).map(p =>
+             Array.from(p.children).map(c => {
+               const r = c.getBoundingClientRect();
+               return {x: r.x, y: r.y, w: r.width, h: r.height};
+             }))"""
+    )
+
+
+@pytest.mark.parametrize("width", [1280, 400])
+def test_pairs_stand_side_by_side_when_wide_and_stack_when_narrow(
+    served, browser, width
+):
+    report, base = served
+    blocked: list[str] = []
+    context = _context(browser, base, width, blocked)
+    page = context.new_page()
+    page.goto(f"{base}{LESSON}.html", wait_until="load")
+    pairs = _pair_boxes(page)
+    page.locator(".sbs-pair").first.scroll_into_view_if_needed()
+    page.screenshot(path=SHOTS / f"pairs-{width}px.png")
+    assert len(pairs) == report.pairs["90_fixture_pairs"] == 2
+    for torch, jax, *parity in pairs:
+        if width >= 900:
+            assert (
+                abs(torch["y"] - jax["y"]) < 2
+                and jax["x"] >= torch["x"] + torch["w"] - 1
+            )
+            assert abs(torch["w"] - jax["w"]) < 2
+        else:
+            assert (
+                jax["y"] >= torch["y"] + torch["h"] - 1
+                and abs(jax["x"] - torch["x"]) < 2
+            )
+        for cell in parity:
+            assert cell["y"] >= max(torch["y"] + torch["h"], jax["y"] + jax["h"]) - 1
+            assert cell["w"] >= torch["w"] + (jax["w"] if width >= 900 else 0) - 1
+    context.close()
+
+
+def test_a_smoke_run_says_so_on_its_pages(served, browser):
+    _, base = served
+    context = _context(browser, base, 1280, [])
+    page = context.new_page()
+    page.goto(f"{base}{LESSON}.html")
+    assert page.locator(".course-smoke-banner").is_visible()
+    assert "SMOKE = True" in page.locator(".bd-header-announcement").inner_text()
+    page.goto(f"{base}notebooks/91_fixture_full.html")
+    assert page.locator(".course-smoke-banner").count() == 0
+    context.close()

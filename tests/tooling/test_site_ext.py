@@ -1,0 +1,59 @@
+"""The site's Sphinx extension: JupyterLab's heading anchors and the pairs' blocks."""
+
+from __future__ import annotations
+
+import pytest
+
+from course_utils.tooling import site_ext
+
+
+@pytest.mark.parametrize(
+    "title, slug",
+    [
+        ("3. Checkpoints", "3.-Checkpoints"),
+        ("7. Keras 3", "7.-Keras-3"),
+        ("03 · JIT compilation", "03-·-JIT-compilation"),
+        ("  padded  ", "padded"),
+    ],
+)
+def test_headings_get_jupyterlabs_ids(title, slug):
+    assert site_ext.jupyterlab_slug(title) == slug
+
+
+def _cell(*classes):
+    from docutils import nodes
+
+    return nodes.container(classes=["cell", *classes])
+
+
+def test_pairs_are_wrapped_with_their_parity_cell():
+    nodes = pytest.importorskip("docutils.nodes")
+    section = nodes.section()
+    section += [
+        _cell(),
+        _cell("tag_sbs-torch"),
+        _cell("tag_sbs-jax"),
+        _cell("tag_sbs-parity"),
+        _cell("tag_sbs-torch"),
+        _cell("tag_sbs-jax"),
+        _cell(),
+    ]
+    doc = nodes.document(None, None)
+    doc += section
+    site_ext.wrap_pairs(None, doc)
+    kinds = [c["classes"] for c in section.children]
+    assert kinds[0] == ["cell"] and kinds[-1] == ["cell"]
+    assert kinds[1] == kinds[2] == [site_ext.PAIR_CLASS]
+    assert len(section[1]) == 3 and len(section[2]) == 2
+    assert section[1][2]["classes"] == ["cell", "tag_sbs-parity"]
+
+
+def test_a_lone_torch_cell_stays_as_it_is():
+    nodes = pytest.importorskip("docutils.nodes")
+    doc = nodes.document(None, None)
+    doc += [_cell("tag_sbs-torch"), _cell()]
+    site_ext.wrap_pairs(None, doc)
+    assert [c["classes"] for c in doc.children] == [
+        ["cell", "tag_sbs-torch"],
+        ["cell"],
+    ]
