@@ -176,7 +176,12 @@ flat_jax
 # size at all, because its `Dense` infers its input width on first use, which is how the
 # mismatch stays hidden.
 #
-# The parity check the article never ran (the cell raises on purpose):
+# The parity check the article never ran. The cell raises on purpose, as do two later ones;
+# `%xmode Minimal` makes IPython print only the exception's type and message, not the frames
+# of the libraries' own code:
+
+# %%
+# %xmode Minimal
 
 # %% tags=["raises-exception"]
 assert flat_torch == flat_jax, f"flattened features: PyTorch {flat_torch}, Flax {flat_jax}"
