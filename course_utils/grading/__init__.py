@@ -25,6 +25,7 @@ Students never import this package. Modules, in the order a grading run uses the
 - ``analytics``: what a class's records say: pass shares, failure groups, flags, resources
 - ``classreport``: ``grade report``: the class report (HTML, Markdown, PNG figures)
 - ``adjust``: the late policy and manual grades applied to graded records
+- ``regrade``: ``--only EXERCISE`` and ``--student ID``: regrading, and what changed
 - ``deploy``: the arguments of ``grade slurm``, ``release`` and ``gradescope build``
 - ``slurm``: ``grade slurm``: the job array of ``grade-array.sh``, one shard per task
 - ``release``: ``course release``: the student-facing tree, scanned for answers

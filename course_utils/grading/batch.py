@@ -191,11 +191,16 @@ class Grader:
         )
         if not self.sandboxed:
             record["flags"] = [*record.get("flags", []), "unsafe-no-sandbox"]
+        record = self.finish(record)
         files = self._files(matched, run, record)
         with self.lock:
             store.save_student(self.out, record, files)
             store.write_tables(self.out)
         return record
+
+    def finish(self, record: dict) -> dict:
+        """The record to save: keyed per exercise (a regrade also merges the old one)."""
+        return record | {"exercise_keys": self.master.exercise_keys(self.options)}
 
     def _files(self, matched: Matched | None, run: dict | None, record: dict) -> dict:
         """The student's report files (``grade.json`` aside), by name."""
@@ -298,8 +303,9 @@ def _to_grade(
     """The submissions to grade; the others (graded already, same files and options) are skipped."""
     todo = []
     for sub in subs:
+        keys = master.exercise_keys(options)
         if not force and store.already_graded(
-            out, sub.student, _sha(sub.path), master.sha256, options
+            out, sub.student, _sha(sub.path), master.sha256, options, keys
         ):
             batch.skipped.append(sub.student)
         else:

@@ -12,6 +12,7 @@ raises a one-line :class:`CourseError` naming ``--source``.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +55,16 @@ class Master:
         return sum(
             t.points for t in self.tests if exercise is None or t.exercise == exercise
         )
+
+    def exercise_keys(self, options: dict) -> dict[str, str]:
+        """Per exercise, a hash of what its grade depends on: setup, its tests, the options."""
+        setup = [c.source for c in self.cells if c.role == "context"]
+        keys = {}
+        for ex in self.exercises:
+            tests = [(c.source, c.points) for c in self.tests if c.exercise == ex]
+            text = json.dumps([setup, tests, options], sort_keys=True, default=str)
+            keys[ex] = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        return keys
 
     def hidden_sources(self) -> list[str]:
         return [c.source for c in self.tests if c.hidden]

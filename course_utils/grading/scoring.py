@@ -204,6 +204,17 @@ def _problem_reason(problem: dict, events: list[dict], by_cell: list) -> str:
     return reason
 
 
+def ok_status(exercises: dict) -> tuple[str, str]:
+    """``ok`` and its reason: how many exercises passed, and the others by status."""
+    groups: dict[str, list[str]] = {}
+    for ex, info in exercises.items():
+        groups.setdefault(info["status"], []).append(ex)
+    passed = len(groups.get("passed", []))
+    parts = [f"{passed} of {len(exercises)} exercises passed"]
+    parts += [f"{k}: {', '.join(v)}" for k, v in groups.items() if k != "passed"]
+    return "ok", "; ".join(parts)
+
+
 def _student_status(run: dict, exercises: dict, by_cell: list) -> tuple[str, str]:
     """The student's (status, reason): the first problem, a broken setup, tampering."""
     events = run.get("events", [])
@@ -212,14 +223,7 @@ def _student_status(run: dict, exercises: dict, by_cell: list) -> tuple[str, str
         status = _PROBLEM_STATUS[problem["kind"]]
         reason = _problem_reason(problem, events, by_cell)
     else:
-        status = "ok"
-        groups: dict[str, list[str]] = {}
-        for ex, info in exercises.items():
-            groups.setdefault(info["status"], []).append(ex)
-        passed = len(groups.get("passed", []))
-        parts = [f"{passed} of {len(exercises)} exercises passed"]
-        parts += [f"{k}: {', '.join(v)}" for k, v in groups.items() if k != "passed"]
-        reason = "; ".join(parts)
+        status, reason = ok_status(exercises)
     setup = next(
         (r for c, r in by_cell if c.role == "context" and r.get("status") == "error"),
         None,

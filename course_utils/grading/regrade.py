@@ -1,0 +1,165 @@
+"""Regrading: ``--only EXERCISE`` for the whole class after a test fix, ``--student ID`` for one.
+
+``--only`` runs, for each student already graded, the master's setup cells, the
+student's cells of that exercise and its tests, and merges the result into the
+student's record: the other exercises keep their points, and the record's
+per-exercise keys (:meth:`.Master.exercise_keys`) say which tests each score
+comes from, so a later plain run resumes. ``--student`` grades one student
+again from scratch. Either way each record notes what changed (``regrades``:
+when, what, old and new points), ``DIR/regrades.csv`` lists every change of
+the class, and the command prints the changes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+from pathlib import Path
+
+from course_utils._files import write_atomic
+from course_utils.grading import batch, scoring, store
+from course_utils.grading.master import load_master
+from course_utils.grading.submissions import discover
+from course_utils.tooling.errors import CourseError
+
+LOG = "regrades.csv"
+
+
+class Regrader(batch.Grader):
+    """A batch that merges each new grade into the student's old record."""
+
+    def __init__(self, *args, only: str | None, old: dict[str, dict], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.only, self.old = only, old
+        self.changes: list[tuple[str, dict]] = []  # this run's, by student
+
+    def run_job(self, student, matched):
+        if self.only:  # the exercise's cells only; scoring then sees the same cells
+            matched.cells[:] = [
+                c
+                for c in matched.cells
+                if c.role == "context" or c.exercise == self.only
+            ]
+        return super().run_job(student, matched)
+
+    def finish(self, record: dict) -> dict:
+        record = super().finish(record)
+        old = self.old.get(record["student"])
+        if old is None:
+            return record
+        what = self.only or "all"
+        if self.only and record["status"] != "invalid":
+            record = merge_exercise(old, record, self.only)
+        before = old["exercises"][self.only]["points"] if self.only else old["total"]
+        after = (
+            record["exercises"][self.only]["points"] if self.only else record["total"]
+        )
+        change = {"at": record["graded_at"], "what": what, "old": before, "new": after,
+                  "old_total": old["total"], "new_total": record["total"]}  # fmt: skip
+        self.changes.append((record["student"], change))
+        return record | {"regrades": [*old.get("regrades", []), change]}
+
+
+def merge_exercise(old: dict, new: dict, exercise: str) -> dict:
+    """``old`` with ``exercise``'s tests and points from ``new`` (and ``new``'s bookkeeping)."""
+    keep = ("exercises", "tests", "total", "status", "reason", "notes", "flags")
+    merged = {k: v for k, v in new.items() if k not in keep}
+    tests = [t for t in old["tests"] if t["exercise"] != exercise]
+    tests += [t for t in new["tests"] if t["exercise"] == exercise]
+    order = list(old["exercises"])
+    tests.sort(
+        key=lambda t: order.index(t["exercise"]) if t["exercise"] in order else 0
+    )
+    exercises = dict(old["exercises"]) | {exercise: new["exercises"][exercise]}
+    status, reason = old["status"], old["reason"]
+    if new["status"] != "ok":  # this run hit a problem: say so
+        status, reason = new["status"], new["reason"]
+    elif status == "ok":
+        status, reason = scoring.ok_status(exercises)
+    return merged | {
+        "exercises": exercises,
+        "tests": tests,
+        "total": sum(t["points"] for t in tests),
+        "status": status,
+        "reason": reason,
+        "notes": old.get("notes", []) + new.get("notes", []),
+        "flags": sorted(set(old.get("flags", [])) | set(new.get("flags", []))),
+    }
+
+
+def write_log(out: Path) -> list[list[str]]:
+    """Rebuild ``DIR/regrades.csv`` from the records; returns its rows."""
+    rows = [
+        [r["student"], c["at"], c["what"], f"{c['old']:g}", f"{c['new']:g}",
+         f"{c['old_total']:g}", f"{c['new_total']:g}"]
+        for r in store.records(out)
+        for c in r.get("regrades", [])
+    ]  # fmt: skip
+    rows.sort(key=lambda row: (row[1], row[0]))
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["student", "at", "what", "old", "new", "old_total", "new_total"])
+    writer.writerows(rows)
+    write_atomic(out / LOG, buf.getvalue())
+    return rows
+
+
+def _limits(args: argparse.Namespace) -> batch.Limits:
+    return batch.Limits(timeout=args.timeout, total_timeout=args.total_timeout,
+                        memory_mb=args.memory, cpu_time=args.cpu_time)  # fmt: skip
+
+
+def _chosen(args, subs, old: dict, notes: list[str]) -> list:
+    if args.student:
+        chosen = [s for s in subs if s.student == args.student]
+        if not chosen:
+            raise CourseError(f"--student {args.student!r}: no such submission")
+        return chosen
+    for s in subs:
+        if s.student not in old:
+            notes.append(
+                f"{s.student}: not graded yet (grade the class without --only)"
+            )
+    return [s for s in subs if s.student in old]
+
+
+def regrade(args: argparse.Namespace, echo=print) -> list[list[str]]:
+    """Regrade as ``args`` say; returns this run's changes: student, what, old and new points."""
+    if args.only and args.student:
+        raise CourseError("--only and --student: choose one")
+    if not args.source or not args.out:
+        raise CourseError("a regrade needs --source and --out, as the grading run had")
+    master, out = load_master(args.source), Path(args.out)
+    if args.only and args.only not in master.exercises:
+        raise CourseError(
+            f"--only {args.only!r}: the master has {', '.join(master.exercises)}"
+        )
+    batch._sandbox_or_refuse(args.unsafe_no_sandbox, echo)
+    batch._prepare_out(out)
+    subs, notes = discover(args.submissions, master.path.name)
+    old = {r["student"]: r for r in store.records(out, notes)}
+    chosen = _chosen(args, subs, old, notes)
+    for note in notes:
+        echo(f"note: {note}")
+    grader = Regrader(
+        master, out, _limits(args), smoke=not args.full, sandboxed=not args.unsafe_no_sandbox,
+        submissions=Path(args.submissions), only=args.only, old=old,
+    )  # fmt: skip
+    done = batch.Batch(notes=notes)
+    batch._run_all(grader, chosen, args.jobs, done, None, echo)
+    store.write_tables(out)
+    write_log(out)
+    return [
+        [student, c["what"], f"{c['old']:g}", f"{c['new']:g}"]
+        for student, c in sorted(grader.changes)
+        if student in done.graded
+    ]
+
+
+def run(args: argparse.Namespace) -> int:
+    rows = regrade(args)
+    for student, what, old, new in rows:
+        print(f"{student}: {what}: {old} -> {new}")
+    print(f"regraded {len(rows)} student(s); every change is in {Path(args.out) / LOG}")
+    return 0

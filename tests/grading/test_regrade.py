@@ -1,0 +1,78 @@
+"""Regrading the generated class: ``--only`` after a test fix, ``--student`` for one."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+from course_utils.grading import regrade, scoring, store
+from course_utils.tooling.cli import main as course_main
+from tests.grading.class_expect import copy_of, of_kind
+from tests.grading.generated_class import OPTIONS, ROSTER
+from tests.grading.helpers import MASTER
+
+
+def _fixed_master(tmp_path):
+    """The master with square's hidden test no longer asking for square(1.5)."""
+    nb = json.loads(MASTER.read_text())
+    for cell in nb["cells"]:
+        text = "".join(cell["source"])
+        if "(1.5, 2.25)" in text:
+            cell["source"] = text.replace(", (1.5, 2.25)", "")
+    path = tmp_path / "master" / MASTER.name
+    path.parent.mkdir()
+    path.write_text(json.dumps(nb))
+    return path
+
+
+def _grade(subs, master, out, *extra):
+    argv = ["grade", str(subs), "--source", str(master), "--out", str(out), *OPTIONS]
+    return course_main([*argv, "--jobs", "2", *extra])
+
+
+def test_only_one_exercise_is_regraded_and_the_changes_recorded(
+    graded_class, tmp_path, capsys
+):
+    out, master = copy_of(graded_class, tmp_path), _fixed_master(tmp_path)
+    before = {r["student"]: r for r in store.records(out)}
+    assert _grade(graded_class.subs, master, out, "--only", "square") == 0
+    printed = capsys.readouterr().out
+    after = {r["student"]: r for r in store.records(out)}
+    (bob,) = of_kind("wrong-square")  # int(x * x) passes once 1.5 is not asked
+    assert f"{bob}: square: 1 -> 3" in printed
+    assert after[bob]["total"] == before[bob]["total"] + 2
+    for student in ROSTER:
+        old, new = before[student], after[student]
+        for ex in ("greet", "total"):  # untouched, tests and all
+            assert new["exercises"][ex] == old["exercises"][ex]
+            assert [t for t in new["tests"] if t["exercise"] == ex] == [
+                t for t in old["tests"] if t["exercise"] == ex
+            ]
+        if student != bob:
+            assert new["total"] == old["total"], student
+        assert new["regrades"][-1]["what"] == "square"
+    rows = list(csv.DictReader((out / regrade.LOG).open()))
+    assert len(rows) == len(ROSTER)
+    assert {r["student"]: (r["old"], r["new"]) for r in rows}[bob] == ("1", "3")
+    assert after[bob]["reason"] == "3 of 3 exercises passed"
+    # the records now say which tests each score comes from: a plain run skips everyone
+    assert _grade(graded_class.subs, master, out) == 0
+    assert f"skipped {len(ROSTER)} already graded" in capsys.readouterr().out
+
+
+def test_one_student_is_regraded_and_nobody_else(graded_class, tmp_path, capsys):
+    out = copy_of(graded_class, tmp_path)
+    before = {r["student"]: r for r in store.records(out)}
+    (ada, *_) = of_kind("full")
+    assert _grade(graded_class.subs, MASTER, out, "--student", ada) == 0
+    assert f"{ada}: all: 8 -> 8" in capsys.readouterr().out
+    after = {r["student"]: r for r in store.records(out)}
+    assert after[ada]["graded_at"] >= before[ada]["graded_at"]
+    assert after[ada]["run_id"] != before[ada]["run_id"]
+    assert all(after[s] == before[s] for s in ROSTER if s != ada)
+    assert _grade(graded_class.subs, MASTER, out, "--student", "nobody") == 2
+
+
+def test_the_ok_reason_counts_exercises_by_status():
+    exercises = {"a": {"status": "passed"}, "b": {"status": "failed"}}
+    assert scoring.ok_status(exercises) == ("ok", "1 of 2 exercises passed; failed: b")
