@@ -20,7 +20,8 @@
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/v0.1.0/solutions/05_distributed_training_exercises.ipynb) [![Open In Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)](https://kaggle.com/kernels/welcome?src=https://github.com/jax-pytorch-side-by-side/course/blob/v0.1.0/solutions/05_distributed_training_exercises.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/v0.1.0?labpath=solutions/05_distributed_training_exercises.ipynb)
 #
 # Five exercises on lesson 05. Four run on 8 simulated JAX devices in this notebook; one
-# runs your PyTorch function in real processes started by `torchrun`. Replace each
+# runs your PyTorch function on ranks simulated in this notebook, then in real processes
+# started by `torchrun`. Replace each
 # `raise NotImplementedError()` with your code, then run the check cell below it: it prints
 # "passed", explains what is wrong, or says "not implemented yet". Every check compares the
 # parallel result with the same computation on one device (a float64 NumPy oracle).
@@ -250,36 +251,158 @@ assert_close(row_parallel_linear(X_r, W_r, b_big, mesh_tp), X_r.astype(np.float6
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## Exercise 4 · Gradient averaging by hand, on real processes (PyTorch)
+# ## Exercise 4 · Gradient averaging in buckets, as DDP does it (PyTorch)
 #
-# DDP averages gradients during `backward()`. Do it yourself: after each process has run
-# `loss.backward()` on its own rows of the batch, `average_gradients(model)` must replace
-# every parameter's `.grad` with its mean over all processes, using
-# `torch.distributed.all_reduce` (which sums in place, on every process), so that every
-# process ends with DDP's gradients. Return nothing. About 4 lines.
+# The lesson's `average_gradients` sends one `all_reduce` per parameter: many small
+# messages, each paying the collective's fixed start-up cost. DDP packs the gradients into
+# **buckets** instead (`bucket_cap_mb`, 25 MB by default) and all-reduces each bucket as one
+# flat tensor. Write `average_gradients_bucketed(model, bucket_numel)`:
 #
-# The check starts 2 processes with `torchrun` (gloo backend, CPU), sends them this
-# function's source, and compares your gradients with DDP's on every rank. Your code runs
-# there with `torch` and `dist` (`torch.distributed`) imported; use nothing else from this
-# notebook.
+# 1. walk `model.parameters()` in order, skipping those whose `.grad` is `None`, and pack
+#    consecutive gradients into one bucket as long as it holds at most `bucket_numel`
+#    numbers (a gradient larger than that gets a bucket of its own);
+# 2. per bucket: one flat tensor of its gradients, **one** `dist.all_reduce` (a sum, in place,
+#    on every process), divided by `dist.get_world_size()`;
+# 3. put each parameter's slice of the averaged bucket back into its `.grad` (same shape).
+#
+# Return nothing. About 15 lines.
+#
+# The check runs your function twice. First on 2 ranks simulated by threads of this
+# notebook (`SimulatedRanks` below stands in for `dist.all_reduce` and records every call,
+# so it can see your buckets); then in 2 real processes started by `torchrun` (gloo backend,
+# CPU), which receive this function's source and compare your gradients with DDP's on every
+# rank. Your code runs there with `torch` and `dist` (`torch.distributed`) imported; use
+# nothing else from this notebook.
+
+# %%
+import threading
+import types
+
+
+class SimulatedRanks:
+    """`world` ranks as threads of this process. While `run` runs, `dist.all_reduce` waits
+    for every rank's call, sums their tensors in place, and records (rank, numel)."""
+
+    def __init__(self, world: int):
+        self.world, self.calls = world, []
+        self._local = threading.local()
+        self._barrier = threading.Barrier(world, timeout=10)
+        self._slots = [None] * world
+
+    def all_reduce(self, tensor, op=dist.ReduceOp.SUM, group=None, async_op=False):
+        if op != dist.ReduceOp.SUM:
+            raise ValueError(f"all_reduce with {op}: the gloo backend only sums here")
+        rank = self._local.rank
+        self.calls.append((rank, tensor.numel()))
+        self._slots[rank] = tensor.detach().clone()
+        self._barrier.wait()  # every rank has put its tensor
+        total = torch.stack(self._slots).sum(0)
+        self._barrier.wait()  # every rank has read them all
+        tensor.copy_(total)
+        return types.SimpleNamespace(wait=lambda: True) if async_op else None
+
+    def run(self, fn, models: list) -> list:
+        """fn(models[r]) on every rank r at once; what each call returned."""
+        returned, errors = [None] * self.world, [None] * self.world
+
+        def rank_main(rank):
+            self._local.rank = rank
+            try:
+                returned[rank] = fn(models[rank])
+            except BaseException as err:  # handed to the caller below
+                errors[rank] = err
+                self._barrier.abort()  # the other ranks stop waiting
+
+        stand_ins = {"all_reduce": self.all_reduce, "get_world_size": lambda group=None: self.world,
+                     "get_rank": lambda group=None: self._local.rank, "is_initialized": lambda: True}
+        saved = {name: getattr(dist, name) for name in stand_ins}
+        threads = [threading.Thread(target=rank_main, args=(r,)) for r in range(self.world)]
+        try:
+            for name, stand_in in stand_ins.items():
+                setattr(dist, name, stand_in)
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        finally:
+            for name, value in saved.items():
+                setattr(dist, name, value)
+        raised = [e for e in errors if e is not None and not isinstance(e, threading.BrokenBarrierError)]
+        if raised:
+            raise raised[0]
+        if any(errors):
+            raise AssertionError("the ranks made different all_reduce calls: one waited for the others in vain")
+        return returned
+
+
+def bucket_models(world: int, seed: int = 0) -> list:
+    """One small model per rank: the same layers, a different .grad on every rank, and a
+    frozen middle layer (its .grad stays None). Gradient sizes: 60, 10, -, -, 150, 50."""
+    models = []
+    for rank in range(world):
+        model = torch.nn.Sequential(torch.nn.Linear(6, 10), torch.nn.Linear(10, 3), torch.nn.Linear(3, 50))
+        gen = torch.Generator().manual_seed(100 * seed + rank)
+        for i, p in enumerate(model.parameters()):
+            p.grad = None if i in (2, 3) else torch.randn(p.shape, generator=gen)
+        models.append(model)
+    return models
+
+
+def check_bucketed(world: int, bucket_numel: int, buckets: list, seed: int = 0) -> None:
+    """Run average_gradients_bucketed on simulated ranks: its all_reduce sizes, then its .grad."""
+    ranks, models = SimulatedRanks(world), bucket_models(world, seed)
+    local = [[None if p.grad is None else p.grad.clone() for p in m.parameters()] for m in models]
+    returned = ranks.run(lambda m: average_gradients_bucketed(m, bucket_numel), models)
+    assert returned == [None] * world, "average_gradients_bucketed changes .grad in place and returns nothing"
+    sent = [n for rank, n in ranks.calls if rank == 0]
+    assert sent == buckets, (
+        f"PyTorch: rank 0 sent all_reduce calls of {sent} numbers; with bucket_numel={bucket_numel} the buckets "
+        f"hold {buckets}: pack consecutive gradients while a bucket holds at most bucket_numel numbers, "
+        "one all_reduce per bucket")
+    for rank, model in enumerate(models):
+        for i, p in enumerate(model.parameters()):
+            if local[rank][i] is None:
+                assert p.grad is None, f"parameter {i} had no gradient; its .grad must stay None"
+                continue
+            mean = sum(grads[i] for grads in local) / world
+            assert not torch.equal(p.grad, local[rank][i]), (
+                f"PyTorch: rank {rank}'s .grad of parameter {i} did not change: the averaged bucket must "
+                "be copied back into every parameter's .grad")
+            assert not torch.allclose(p.grad, mean * world, rtol=1e-5, atol=1e-6), (
+                f"PyTorch: rank {rank}'s .grad of parameter {i} is the sum over ranks: divide by dist.get_world_size()")
+            assert_close(p.grad, mean, rtol=1e-5, atol=1e-6, name=f"rank {rank}, parameter {i}")
+
 
 # %%
 # EXERCISE: allreduce-grads
-def average_gradients(model: torch.nn.Module) -> None:
-    """Every parameter's .grad becomes the mean of that .grad over all processes."""
+def average_gradients_bucketed(model: torch.nn.Module, bucket_numel: int = 256) -> None:
+    """Every .grad becomes its mean over all processes: one all_reduce per bucket of <= bucket_numel numbers."""
     ### BEGIN SOLUTION
     world = dist.get_world_size()
-    for p in model.parameters():
-        if p.grad is not None:
-            dist.all_reduce(p.grad, op=dist.ReduceOp.SUM)
-            p.grad /= world
+    params = [p for p in model.parameters() if p.grad is not None]
+    buckets, current, size = [], [], 0
+    for p in params:
+        if current and size + p.grad.numel() > bucket_numel:
+            buckets.append(current)
+            current, size = [], 0
+        current.append(p)
+        size += p.grad.numel()
+    if current:
+        buckets.append(current)
+    for bucket in buckets:
+        flat = torch.cat([p.grad.reshape(-1) for p in bucket])
+        dist.all_reduce(flat, op=dist.ReduceOp.SUM)
+        flat /= world
+        for p, part in zip(bucket, flat.split([p.grad.numel() for p in bucket]), strict=True):
+            p.grad.copy_(part.view_as(p.grad))
     ### END SOLUTION
 
 
 # %%
 # TESTS: allreduce-grads points=3
-def _by_hand_vs_ddp():
-    run = launch.torchrun_function(average_gradients, "course_utils.dist.torch_check", 2,
+def _bucketed_then_vs_ddp():
+    check_bucketed(world=2, bucket_numel=80, buckets=[70, 150, 50])  # in this notebook, at once
+    run = launch.torchrun_function(average_gradients_bucketed, "course_utils.dist.torch_check", 2,
                                    timeout=S.launch_timeout)
     for report in run.ranks:
         yours, ddp = problem.take(report, "yours_"), problem.take(report, "ddp_")
@@ -287,20 +410,25 @@ def _by_hand_vs_ddp():
     print(f"ran on {len(run.ranks)} processes in {run.seconds:.1f} s: {run.command_line}")
 
 
-check("allreduce-grads", _by_hand_vs_ddp,
-      hint="dist.all_reduce(p.grad) sums over processes in place; then divide by dist.get_world_size()")
+check("allreduce-grads", _bucketed_then_vs_ddp,
+      hint="PyTorch: one all_reduce (a sum) per bucket of consecutive gradients, then the mean back in every .grad")
 
 # %%
 # HIDDEN TESTS: allreduce-grads points=3
 ### BEGIN HIDDEN TESTS
-# Three processes (nothing may assume two), another problem, and the float64 oracle.
+# Three ranks (nothing may assume two), other bucket sizes: one number (a bucket per
+# gradient) and everything in one bucket.
+check_bucketed(world=3, bucket_numel=1, buckets=[60, 10, 150, 50], seed=1)
+check_bucketed(world=3, bucket_numel=10**6, buckets=[270], seed=2)
+check_bucketed(world=2, bucket_numel=210, buckets=[70, 200], seed=3)
+# Three real processes, the default bucket size, another problem, and the float64 oracle.
 prob_3 = problem.make_problem(11, 48, 6, 12, 2)
 _, grads_3 = problem.loss_and_grads_numpy(problem.params_of(prob_3), prob_3["X"], prob_3["y"])
-run_3 = launch.torchrun_function(average_gradients, "course_utils.dist.torch_check", 3,
+run_3 = launch.torchrun_function(average_gradients_bucketed, "course_utils.dist.torch_check", 3,
                                  timeout=S.launch_timeout, problem=prob_3)
 assert len(run_3.ranks) == 3
 for report in run_3.ranks:
-    assert report["returned_none"], "average_gradients should change .grad in place and return None"
+    assert report["returned_none"], "average_gradients_bucketed should change .grad in place and return None"
     assert_close(problem.take(report, "yours_"), grads_3, rtol=1e-4, atol=1e-6, name=f"3 processes, rank {report['rank']}")
 assert launch.tagged_processes(run_3.tag) == [], "processes were left running"
 ### END HIDDEN TESTS
@@ -396,6 +524,6 @@ assert_close(new_f, {k: v - 0.1 * grads_f[k] for k, v in problem.params_of(prob_
 #
 # You sharded a batch and proved the data-parallel gradients exact, wrote both halves of a
 # tensor-parallel MLP (the column split needs no communication, the row split one all-reduce),
-# averaged gradients by hand across real processes exactly as DDP does, and chose FSDP
+# averaged gradients in buckets across real processes exactly as DDP does, and chose FSDP
 # shardings that cut each device's parameter memory by about the number of devices. Next:
 # lesson 06, the ecosystems.

@@ -50,20 +50,52 @@ def row_parallel_linear(X, W, b, mesh):
                          in_specs=(P(None, "model"), P("model", None), P()), out_specs=P())(X, W, b)
 """
 
-SUM_NOT_MEAN = """
-def average_gradients(model):
-    for p in model.parameters():
+PER_PARAMETER = """
+def average_gradients_bucketed(model, bucket_numel=256):
+    world = dist.get_world_size()
+    for p in model.parameters():  # the lesson's function: one all_reduce per parameter
         if p.grad is not None:
-            dist.all_reduce(p.grad, op=dist.ReduceOp.SUM)  # the sum, never divided
+            dist.all_reduce(p.grad, op=dist.ReduceOp.SUM)
+            p.grad /= world
 """
 
-RESULT_OF_ALL_REDUCE = """
-def average_gradients(model):
+BUCKETED = """
+def average_gradients_bucketed(model, bucket_numel=256):
     world = dist.get_world_size()
+    buckets, current, size = [], [], 0
     for p in model.parameters():
-        if p.grad is not None:
-            p.grad = dist.all_reduce(p.grad) / world  # all_reduce works in place and returns None
+        if p.grad is None:
+            continue
+{pack}
+    if current:
+        buckets.append(current)
+    for bucket in buckets:
+        flat = torch.cat([p.grad.reshape(-1) for p in bucket])
+        dist.all_reduce(flat, op=dist.ReduceOp.SUM)
+{average}
 """
+PACK = """        if current and size + p.grad.numel() > bucket_numel:
+            buckets.append(current)
+            current, size = [], 0
+        current.append(p)
+        size += p.grad.numel()"""
+PACK_OVERFULL = """        current.append(p)
+        size += p.grad.numel()
+        if size >= bucket_numel:  # closed only once it is already too big
+            buckets.append(current)
+            current, size = [], 0"""
+AVERAGE = """        flat /= world
+        for p, part in zip(bucket, flat.split([p.grad.numel() for p in bucket])):
+            p.grad.copy_(part.view_as(p.grad))"""
+
+OVERFULL = BUCKETED.format(pack=PACK_OVERFULL, average=AVERAGE)
+SUM_NOT_MEAN = BUCKETED.format(
+    pack=PACK,
+    average=AVERAGE.replace("flat /= world", "pass  # the sum, never divided"),
+)
+NOT_COPIED_BACK = BUCKETED.format(
+    pack=PACK, average="        flat /= world  # averaged, but .grad never sees it"
+)
 
 FIRST_DIVISIBLE = """
 def fsdp_specs(params, n_devices):
@@ -118,12 +150,10 @@ WRONG = {
         ("pmean instead of psum", PMEAN, "psum the partial products"),
     ],
     "allreduce-grads": [
-        ("sums without dividing", SUM_NOT_MEAN, "then divide by dist.get_world_size()"),
-        (
-            "uses all_reduce's return value",
-            RESULT_OF_ALL_REDUCE,
-            "sums over processes in place",
-        ),
+        ("one all_reduce per parameter", PER_PARAMETER, "one all_reduce per bucket"),
+        ("buckets closed too late", OVERFULL, "at most bucket_numel numbers"),
+        ("sums without dividing", SUM_NOT_MEAN, "divide by dist.get_world_size()"),
+        ("never copies the bucket back", NOT_COPIED_BACK, "copied back into every"),
     ],
     "fsdp-specs": [
         (
