@@ -7,6 +7,7 @@ import shutil
 import signal
 from pathlib import Path
 
+from course_utils.grading import deploy
 from course_utils.tooling.args import number
 from course_utils.tooling.errors import CourseError
 
@@ -135,6 +136,7 @@ def add_commands(sub) -> None:
     """Add ``grade`` and ``check`` to the ``course`` command's sub-parsers."""
     _add_grade(sub)
     _add_check(sub)
+    deploy.add_commands(sub)  # grade slurm, release, gradescope: in .deploy
 
 
 def _add_grade(sub) -> None:

@@ -23,6 +23,39 @@ def add_commands(sub) -> None:
     r.add_argument("out", metavar="OUT", help="a new (or empty) folder")
     r.add_argument("--root", default=".", help="the course checkout (default: .)")
     r.set_defaults(func=_lazy("release", "cmd_release"))
+    _add_gradescope(sub)
+
+
+def _add_gradescope(sub) -> None:
+    """``course gradescope build --source MASTER --out autograder.zip``."""
+    gs = sub.add_parser(
+        "gradescope", help="Gradescope autograder bundles (instructors)"
+    )
+    verbs = gs.add_subparsers(dest="verb", metavar="build", required=True)
+    b = verbs.add_parser(
+        "build",
+        help="write autograder.zip: setup.sh, run_autograder, the master, the course",
+        description="See docs/GRADING_DEPLOY.md for the memory and CPU to choose.",
+    )
+    b.add_argument("--source", required=True, help="the master notebook")
+    b.add_argument("--out", required=True, metavar="ZIP", help="the bundle to write")
+    b.add_argument("--root", default=".", help="the course checkout (default: .)")
+    b.add_argument("--timeout", type=number(float, 0.1), default=120.0, metavar="S")
+    b.add_argument("--total-timeout", type=number(float, 1), default=900.0, metavar="S")
+    b.add_argument(
+        "--memory",
+        type=number(float, 16),
+        default=3000.0,
+        metavar="MB",
+        help="the kernel's memory limit (default 3000; Gradescope's container needs more)",
+    )
+    b.add_argument("--full", action="store_true", help="full sizes (default: smoke)")
+    b.add_argument(
+        "--require-sandbox",
+        action="store_true",
+        help="grade nobody when bubblewrap cannot run in the container",
+    )
+    b.set_defaults(func=_lazy("gradescope", "cmd_build"))
 
 
 def _lazy(module: str, name: str):

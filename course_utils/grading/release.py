@@ -134,7 +134,7 @@ def leaks(tree: Path, masters: list[Path], public: set[str]) -> list[str]:
     return out
 
 
-def _tracked(root: Path) -> list[str]:
+def tracked_files(root: Path) -> list[str]:
     """The course's files: git's list when ``root`` is a checkout, else every file."""
     done = subprocess.run(
         ["git", "-C", str(root), "ls-files", "-z"], capture_output=True, text=True
@@ -174,7 +174,7 @@ def build(root: Path, out: Path) -> tuple[list[str], list[str]]:
         )
     )
     written = []
-    for rel in _tracked(root):
+    for rel in tracked_files(root):
         src = root / rel
         if _wanted(rel) and src.is_file() and not src.is_symlink():
             (stage / rel).parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Gradescope's setup.sh for `course gradescope build`: runs once, when Gradescope builds
+# the autograder's image (Ubuntu, as root). Installs Python, bubblewrap, and the course
+# (its grader, JAX and PyTorch's CPU build) into /autograder/venv, with the versions the
+# course's tests last passed with.
+set -euo pipefail
+cd /autograder/source
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq python3 python3-venv python3-pip bubblewrap >/dev/null
+python3 -m venv /autograder/venv
+py=/autograder/venv/bin/python
+"$py" -m pip install -q --upgrade pip
+"$py" course/course_utils/tooling/install.py torch
+"$py" -m pip install -q ./course -c course/constraints/known-good.txt
+"$py" course/course_utils/tooling/install.py jax -c course/constraints/known-good.txt
+"$py" -c "import course_utils.grading.batch, jax, torch; print('course installed: jax', jax.__version__, 'torch', torch.__version__)"
