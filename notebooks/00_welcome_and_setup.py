@@ -87,6 +87,13 @@ report = env.report()
 report
 
 # %% [markdown]
+# Most rows are there for a bug report; four are worth reading now. `accelerator` and
+# `jax_devices` say what JAX found; `torch_device` says where PyTorch will compute (on a TPU
+# machine it stays `cpu`); `precision` confirms both frameworks compute float32 matmuls in full
+# float32; and `device_problem` is `None` unless a framework could not use a device that is
+# there (a CUDA build that does not match the driver, for example), in which case it says what
+# to do. Paste the whole table when you ask for help.
+#
 # The course picks devices the same way in every lesson. JAX uses its default backend
 # (a GPU or TPU when one is present). PyTorch uses CUDA when present; on a TPU machine it
 # stays on the CPU (no lesson is written for `torch_xla`), and says so.
@@ -103,28 +110,41 @@ print("comparisons run on:", torch_dev, "and", jax_dev)
 assert env.device_kind(torch_dev) == env.device_kind(jax_dev)
 
 # %% [markdown]
+# The two lines name the devices in each framework's own spelling (PyTorch's `cpu` or `cuda:0`,
+# JAX's `cpu:0` or `cuda:0`), and the assertion checks that the comparison pair is one kind.
+# Every timing in the course that sets the two frameworks against each other uses
+# `torch_dev` and `jax_dev`.
+
+# %% [markdown]
 # ## 2. How the course works
 #
 # **Key concepts**
-# - **Pairs**: a PyTorch cell, the mirrored JAX cell with the same names and data, then a parity cell.
+# - **Pairs**: a PyTorch cell, the mirrored JAX cell on the same data (names ending in `_torch` /
+#   `_jax`), then a parity cell.
 # - **Parity cells** use `assert_close`, which names the leaf that differs and by how much.
 # - **Smoke mode** (`COURSE_SMOKE=1`) shrinks the sizes in the `parameters` cell; the code path stays the same.
 # - **Exercises** live in `exercises/`; each check cell tells you what is wrong, or that a stub is "not implemented yet".
 #
 # Here is the pattern on the smallest possible example: a softmax over the same numbers.
+#
+# The names follow one rule in every lesson: what belongs to one framework ends in `_torch` or
+# `_jax`, and what both share has no framework suffix (the NumPy input `x_np` below). So no cell
+# overwrites the other framework's objects, and the parity cell can use both. The data both
+# frameworks read is made once, in NumPy:
 
 # %%
-x_np = np.linspace(-3, 3, 7, dtype=np.float32)
+x_np = np.linspace(-3, 3, 7, dtype=np.float32)  # shared input, (7,)
 
+# %%
 # PyTorch
-x = torch.from_numpy(x_np)
-probs_torch = torch.softmax(x, dim=0)
+x_torch = torch.from_numpy(x_np)
+probs_torch = torch.softmax(x_torch, dim=0)
 probs_torch
 
 # %%
 # JAX
-x = jnp.asarray(x_np)
-probs_jax = jax.nn.softmax(x, axis=0)
+x_jax = jnp.asarray(x_np)
+probs_jax = jax.nn.softmax(x_jax, axis=0)
 probs_jax
 
 # %%
@@ -133,6 +153,12 @@ assert_close(probs_torch, probs_jax, rtol=1e-6, atol=1e-7, name="softmax")
 print("softmax agrees")
 
 # %% [markdown]
+# The two outputs above print the same probabilities, one as a `tensor`, one as an `Array`.
+# `assert_close` accepts either kind (and NumPy arrays, and nested lists or dicts of them) and
+# compares them as float64 NumPy values, so a parity cell never needs to convert by hand. The
+# tolerances say how close is close enough: `rtol` is relative to the size of the values, `atol`
+# absolute, as in `numpy.testing.assert_allclose`.
+#
 # When two results differ, `assert_close` says where. This cell compares against a
 # deliberately wrong answer to show the message (it is tagged `raises-exception`).
 
@@ -140,6 +166,10 @@ print("softmax agrees")
 assert_close(probs_torch, probs_jax * 1.01, name="softmax")
 
 # %% [markdown]
+# Read the message from the left: the name you gave (`softmax`), how many elements differ out of
+# how many, the largest absolute and relative errors, and the index where the worst one sits with
+# both values. For a model's parameters the name is the path in the tree (a layer and its
+# weight), which is usually enough to find the bug.
 # ## 3. Timing discipline
 #
 # **Key concepts**
@@ -153,14 +183,15 @@ assert_close(probs_torch, probs_jax * 1.01, name="softmax")
 # The natural code: Python's `timeit` on a function that returns a JAX matmul.
 
 # %%
+# JAX
 import timeit
 
-a = jax.random.normal(jax.random.key(0), (S.n, S.n))
-matmul = jax.jit(lambda a: a @ a)
-matmul(a).block_until_ready()  # compile outside the timer
+a_jax = jax.random.normal(jax.random.key(0), (S.n, S.n))
+matmul_jax = jax.jit(lambda a: a @ a)
+matmul_jax(a_jax).block_until_ready()  # compile outside the timer
 
-naive_s = min(timeit.repeat(lambda: matmul(a), number=5, repeat=5)) / 5
-print(f"timeit says one {S.n}x{S.n} matmul takes {timing.format_seconds(naive_s)}")
+naive_s_jax = min(timeit.repeat(lambda: matmul_jax(a_jax), number=5, repeat=5)) / 5
+print(f"timeit says one {S.n}x{S.n} matmul takes {timing.format_seconds(naive_s_jax)}")
 
 # %% [markdown]
 # That number is how long it takes to *queue* the matmul. `timing.bench` waits for every
@@ -168,9 +199,15 @@ print(f"timeit says one {S.n}x{S.n} matmul takes {timing.format_seconds(naive_s)
 # inside the timed region:
 
 # %%
-synced = timing.bench(matmul, a, label="jit matmul, synchronised")
-print(synced)
-print(f"the naive timer reported {naive_s / synced.median:.3f}x the real time")
+synced_jax = timing.bench(matmul_jax, a_jax, label="jit matmul, synchronised")
+print(synced_jax)
+print(f"the naive timer reported {naive_s_jax / synced_jax.median:.3f}x the real time")
+
+# %% [markdown]
+# The first line is `bench`'s summary: the median time of one call, the spread between the
+# quartiles (IQR), and how many repeats and calls it took. The second line divides the naive
+# number by it: a small fraction means the naive timer saw only the queueing, since each call
+# returned long before its matmul was done.
 
 # %% [markdown]
 # PyTorch, the same experiment. On a CPU, PyTorch's operations finish before they return, so
@@ -180,53 +217,75 @@ print(f"the naive timer reported {naive_s / synced.median:.3f}x the real time")
 
 # %%
 # PyTorch
-a_t = torch.randn(S.n, S.n, device=torch_dev)
-torch_naive_s = min(timeit.repeat(lambda: a_t @ a_t, number=5, repeat=5)) / 5
-torch_synced = timing.bench(lambda: a_t @ a_t, label="torch matmul, synchronised")
-print(torch_synced)
-print(f"PyTorch on {torch_dev.type}: the naive timer reported {torch_naive_s / torch_synced.median:.3f}x "
+a_torch = torch.randn(S.n, S.n, device=torch_dev)
+naive_s_torch = min(timeit.repeat(lambda: a_torch @ a_torch, number=5, repeat=5)) / 5
+synced_torch = timing.bench(lambda: a_torch @ a_torch, label="torch matmul, synchronised")
+print(synced_torch)
+print(f"PyTorch on {torch_dev.type}: the naive timer reported {naive_s_torch / synced_torch.median:.3f}x "
       "the synchronised time")
+
+# %% [markdown]
+# On a CPU, PyTorch's matmul has finished when `@` returns, so both timers measure the same work
+# and the quotient lands near 1 (the naive timer keeps its fastest repeat and `bench` reports the
+# median, so a busy machine can pull it below 1). On a GPU it would be far below 1, as JAX's was:
+# PyTorch queues CUDA kernels and returns at once. The rule is the same in both frameworks: wait
+# for the result inside the timed region.
 
 # %% [markdown]
 # With the matrix multiply actually finished, a float32 matmul of this size costs
 # `2 n³` flops; the synchronised number is the one that matches that work.
 
 # %%
-gflops = 2 * S.n**3 / synced.median / 1e9
+gflops = 2 * S.n**3 / synced_jax.median / 1e9
 print(f"{gflops:.1f} GFLOP/s on this machine (synchronised); "
-      f"the naive timer would claim {2 * S.n**3 / naive_s / 1e9:.0f} GFLOP/s")
+      f"the naive timer would claim {2 * S.n**3 / naive_s_jax / 1e9:.0f} GFLOP/s")
+
+# %% [markdown]
+# Compare the first number with what the hardware can do: a laptop or small cloud CPU reaches
+# tens to a few hundred GFLOP/s in float32, a data-centre GPU tens of thousands. A rate far above
+# the machine's peak is the sign of a timer that did not wait.
 
 # %% [markdown]
 # ### 3.2 First call vs steady state
 #
-# A small MLP layer, the same function in both frameworks. First prove they agree.
+# A small MLP layer, the same function in both frameworks. First prove they agree. The data
+# goes straight to the comparison devices of section 1, so the timings below can reuse it.
 
 # %%
 W_np = np.random.default_rng(0).standard_normal((S.mlp_width, S.mlp_width)).astype(np.float32)
-X_np = np.random.default_rng(1).standard_normal((64, S.mlp_width)).astype(np.float32)
+X_np = np.random.default_rng(1).standard_normal((64, S.mlp_width)).astype(np.float32)  # (batch, width)
 
+# %%
 # PyTorch
-W, X = torch.from_numpy(W_np), torch.from_numpy(X_np)
+W_torch, X_torch = torch.from_numpy(W_np).to(torch_dev), torch.from_numpy(X_np).to(torch_dev)
 
 def layer_torch(X, W):
     return torch.tanh(X @ W).sum(dim=1)
 
-out_torch = layer_torch(X, W)
+out_torch = layer_torch(X_torch, W_torch)
 
 # %%
 # JAX
-W, X = jnp.asarray(W_np), jnp.asarray(X_np)
+W_jax, X_jax = jax.device_put(W_np, jax_dev), jax.device_put(X_np, jax_dev)
 
 def layer_jax(X, W):
     return jnp.tanh(X @ W).sum(axis=1)
 
-out_jax = layer_jax(X, W)
+out_jax = layer_jax(X_jax, W_jax)
 
 # %%
 assert_close(out_torch, out_jax, rtol=1e-4, atol=1e-4, name="layer")
 print("both layers agree")
 
 # %% [markdown]
+# Why measure the first call apart from the rest? Both `jax.jit` and `torch.compile` do their
+# expensive work, turning Python into an optimised program, on the first call with a given kind
+# of input, and then reuse the result. A timing that mixes that first call into an average
+# describes neither the cost of compiling nor the speed of the compiled code. Keeping the two
+# apart also answers the practical question: after how many calls has compiling paid off? The
+# tables end with that count, the *break-even*, and a speed-up; both are explained after the
+# second table.
+#
 # `compile_report` times the stages separately. For `jax.jit` it uses the ahead-of-time
 # API (trace → lower → compile), then clears the cache and times a real first call.
 # After that first call it times the compiled function and the eager one (the same
@@ -235,9 +294,7 @@ print("both layers agree")
 # of them only. The line under the table says whether the machine was quiet meanwhile.
 
 # %%
-jax_report = timing.compile_report(
-    jax.jit(layer_jax), jax.device_put(X_np, jax_dev), jax.device_put(W_np, jax_dev)
-)
+jax_report = timing.compile_report(jax.jit(layer_jax), X_jax, W_jax)
 jax_report
 
 # %% [markdown]
@@ -245,9 +302,7 @@ jax_report
 # call. The report also counts graphs and recompilations.
 
 # %%
-torch_report = timing.compile_report(
-    torch.compile(layer_torch), torch.from_numpy(X_np).to(torch_dev), torch.from_numpy(W_np).to(torch_dev)
-)
+torch_report = timing.compile_report(torch.compile(layer_torch), X_torch, W_torch)
 torch_report
 
 # %% [markdown]
@@ -261,6 +316,14 @@ torch_report
 # %%
 for report in (jax_report, torch_report):
     print(f"{report.framework}:", claims.faster(report.comparison, *report.names).explanation)
+
+# %% [markdown]
+# Each sentence was written by the verdict rule from the rounds of its table; when it declines
+# to name a winner it says why (too few rounds, too much spread, or other programs competing
+# for the CPU) and what to change. The figures below draw the break-even arithmetic: the total
+# time after n calls for the eager function (a straight line from the origin) and for the
+# compiled one (it starts at the first call's cost and then climbs more slowly when its steady
+# state is faster). Where the lines cross, a dashed line marks the break-even count.
 
 # %%
 import matplotlib.pyplot as plt
@@ -277,6 +340,14 @@ assert jax_report.first_call_s > jax_report.steady.median
 assert torch_report.first_call_s > torch_report.steady.median
 
 # %% [markdown]
+# Each first call costs more than a steady-state call (the assertions check it), and the
+# printed ratios say how many steady-state calls it is worth. That is the whole point of section
+# 3.2: time a compiled function only after a warm-up call, and report the first call separately
+# when it matters (a short script, a stream of new shapes). `torch.compile`'s first call includes
+# Dynamo capturing the graph and Inductor generating and compiling code for it; lesson 03 looks at
+# both compilers in detail.
+
+# %% [markdown]
 # ### 3.3 Comparing variants: `compare`
 #
 # `compare` first checks that every variant returns the same result as the baseline,
@@ -286,19 +357,24 @@ assert torch_report.first_call_s > torch_report.steady.median
 # course judges from.
 
 # %%
-Xt, Wt = torch.from_numpy(X_np).to(torch_dev), torch.from_numpy(W_np).to(torch_dev)
-Xj, Wj = jax.device_put(X_np, jax_dev), jax.device_put(W_np, jax_dev)  # one device kind
-layer_jit = jax.jit(layer_jax)
-variants = {
-    "PyTorch eager": lambda: layer_torch(Xt, Wt),
-    "JAX eager": lambda: layer_jax(Xj, Wj),
-    "JAX jit": lambda: layer_jit(Xj, Wj),
+layer_jit_jax = jax.jit(layer_jax)
+variants = {  # all on the one device kind of section 1
+    "PyTorch eager": lambda: layer_torch(X_torch, W_torch),
+    "JAX eager": lambda: layer_jax(X_jax, W_jax),
+    "JAX jit": lambda: layer_jit_jax(X_jax, W_jax),
 }
 comparison = timing.compare(variants, baseline="PyTorch eager", rtol=1e-4, atol=1e-4)
 comparison
 
 # %%
 comparison.plot(title="one tanh layer, on this machine")
+
+# %% [markdown]
+# The table gives each variant's median and IQR and its time relative to the baseline, PyTorch
+# eager; the bar chart shows the same medians. The device column confirms that all three ran on
+# one device kind, and the last line says whether the machine was quiet. These are
+# descriptions of this run; the next cell asks the verdict rule which differences it can vouch
+# for.
 
 # %% [markdown]
 # Which of two variants is faster? `claims.faster(comparison, a, b)` takes the per-round
@@ -330,42 +406,66 @@ for a, b in (("PyTorch eager", "JAX eager"), ("JAX eager", "JAX jit")):
 comparison.measurements["JAX jit"].threads
 
 # %% [markdown]
+# `cores` is how many CPU cores this process may use, and `torch` and `jax` the threads each
+# framework was allowed. Equal thread counts keep a CPU comparison about the frameworks rather
+# than about one of them using more of the machine. On a GPU the threads matter less, since the
+# work runs on the device, but they are recorded all the same.
+
+# %% [markdown]
 # ### 3.4 Catching recompilation
 #
 # A compiled function recompiles when it sees a new input shape. `no_recompile()` turns
 # that silent cost into an error that names the function, so a training loop can assert
 # that it stays compiled. The cell below feeds a new batch size on purpose.
+#
+# A PyTorch user meets this less often, because eager PyTorch never compiles and
+# `torch.compile` by default generalises a size after seeing it change. For `jax.jit` every new
+# shape (or dtype) of an argument is a new program, and the only symptom is a slow step.
 
 # %% tags=["raises-exception"]
 with timing.no_recompile("the loop"):
     for batch in (64, 32):
-        layer_jit(jnp.ones((batch, S.mlp_width)), Wj).block_until_ready()
+        layer_jit_jax(jnp.ones((batch, S.mlp_width)), W_jax).block_until_ready()
 
 # %% [markdown]
+# The error lists every program compiled inside the block. `jit(layer_jax)` is the one that
+# matters; the others are the small programs `jnp.ones` compiled for its new shape (eager JAX
+# operations are compiled too, which the fix below takes into account). Then comes JAX's
+# explanation of the cache miss for `layer_jax`: the argument `X`, with its new and its old
+# shape.
+#
 # PyTorch, the same sharp bit. `torch.compile(..., dynamic=False)` specialises on shapes as
 # `jax.jit` does (the default instead marks a dimension dynamic after its first change, and
 # lesson 03 shows both). Inside `no_recompile`, Dynamo's recompilation is an error too:
 
 # %% tags=["raises-exception"]
 # PyTorch
-layer_compiled = torch.compile(layer_torch, dynamic=False)
-layer_compiled(torch.ones(64, S.mlp_width, device=torch_dev), Wt)  # warm-up: compiles once
+layer_compiled_torch = torch.compile(layer_torch, dynamic=False)
+layer_compiled_torch(torch.ones(64, S.mlp_width, device=torch_dev), W_torch)  # warm-up: compiles once
 with timing.no_recompile("the loop"):
     for batch in (64, 32):
-        layer_compiled(torch.ones(batch, S.mlp_width, device=torch_dev), Wt)
+        layer_compiled_torch(torch.ones(batch, S.mlp_width, device=torch_dev), W_torch)
 
 # %% [markdown]
+# Dynamo's message is worded differently but says the same thing: a guard on the input's size
+# failed, so the graph would be compiled again.
+#
 # The fix is to keep shapes fixed (pad the last batch, or drop it). The batches are made
 # before the block: eager JAX operations such as `*` are small compiled programs too, and
 # their first use inside the block would be reported.
 
 # %%
 batches = [jnp.full((64, S.mlp_width), float(step)) for step in range(3)]
-layer_jit(batches[0], Wj).block_until_ready()  # warm-up
+layer_jit_jax(batches[0], W_jax).block_until_ready()  # warm-up
 with timing.no_recompile("the loop"):
     for X_batch in batches:
-        layer_jit(X_batch, Wj).block_until_ready()
+        layer_jit_jax(X_batch, W_jax).block_until_ready()
 print("no recompilation")
+
+# %% [markdown]
+# Three batches with different values but one shape: one compiled program serves them all, and
+# the block passes. The values of traced arguments never cause a recompilation in `jax.jit`;
+# their shapes and dtypes do, and so do the values of static arguments.
 
 # %% [markdown]
 # ## Summary
@@ -400,8 +500,9 @@ print("no recompilation")
 # </details>
 #
 # <details><summary>3. Why interleave variants instead of timing one after the other?</summary>
-# Machine load drifts (other programs, turbo clocks, thermal limits). Interleaving in shuffled rounds
-# spreads that drift over all variants instead of penalising whichever ran during a slow patch.
+# Machine load drifts (other programs, turbo clocks, thermal limits). Interleaving in shuffled
+# rounds spreads that drift over all variants instead of penalising whichever ran during a slow
+# patch.
 # </details>
 #
 # **Next:** the exercises in `exercises/00_welcome_exercises.ipynb` (fix a timer that forgets
