@@ -313,7 +313,12 @@ print("hand-written all_reduce averaging = DDP, on every rank")
 
 # %% [markdown]
 # **Sharp bit: DDP averages.** With a *summed* loss (`reduction="sum"`), the full-batch gradient
-# is the sum over all rows, but DDP still divides by the number of processes:
+# is the sum over all rows, but DDP still divides by the number of processes. (`%xmode Minimal`
+# keeps the tracebacks of the errors this lesson raises on purpose, here and later, to the
+# exception's type and message.)
+
+# %%
+# %xmode Minimal
 
 # %% tags=["raises-exception"]
 grads_sum_ref = {k: v * X_np.shape[0] * y_np.shape[1] for k, v in grads_ref.items()}  # sum = mean × count

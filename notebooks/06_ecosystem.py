@@ -862,6 +862,11 @@ print(type(leaf.sharding).__name__, leaf.sharding.device_set)
 #
 # The cell below saves a NumPy array next to a state dict. The save succeeds; the load is
 # what fails, which is the awkward order: you find out when you need the checkpoint.
+# (`%xmode Minimal` keeps the tracebacks of the errors this lesson raises on purpose, here
+# and later, to the exception's type and message.)
+
+# %%
+# %xmode Minimal
 
 # %% tags=["raises-exception"]
 buf = io.BytesIO()
