@@ -294,6 +294,7 @@ print("both layers agree")
 # of them only. The line under the table says whether the machine was quiet meanwhile.
 
 # %%
+# JAX: jax.jit, stage by stage
 jax_report = timing.compile_report(jax.jit(layer_jax), X_jax, W_jax)
 jax_report
 
@@ -302,6 +303,7 @@ jax_report
 # call. The report also counts graphs and recompilations.
 
 # %%
+# PyTorch: torch.compile
 torch_report = timing.compile_report(torch.compile(layer_torch), X_torch, W_torch)
 torch_report
 
@@ -423,6 +425,7 @@ comparison.measurements["JAX jit"].threads
 # shape (or dtype) of an argument is a new program, and the only symptom is a slow step.
 
 # %% tags=["raises-exception"]
+# JAX
 with timing.no_recompile("the loop"):
     for batch in (64, 32):
         layer_jit_jax(jnp.ones((batch, S.mlp_width)), W_jax).block_until_ready()
