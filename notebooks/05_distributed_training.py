@@ -165,9 +165,9 @@ print(f"{problem.n_params(prob)} parameters, batch {S.batch}, loss {loss_ref:.4f
 # %% [markdown]
 # The model is an MLP of two layers (`W1`, `b1`, `W2`, `b2`) with a mean squared error loss,
 # and the printed loss is the float64 oracle's on the whole batch. Every gradient in this
-# lesson, from either framework and whatever its parallelism, is compared with
-# `grads_ref`, the oracle's gradients; none is compared only with another parallel
-# result. The file `problem.npz` is how launched processes get the same numbers: each
+# lesson, from either framework and whatever its parallelism, is tied back to
+# `grads_ref`, the oracle's gradients: directly, or through a result already checked
+# against it. The file `problem.npz` is how launched processes get the same numbers: each
 # reads it and takes its own rows.
 
 # %% [markdown]
@@ -296,7 +296,7 @@ print(f"DDP on {ddp[0]['world']} processes ({ddp[0]['backend']}) = full-batch gr
 
 # %% [markdown]
 # Every rank holds the same gradients, and they equal the oracle's for the whole batch,
-# although each rank's loss saw only half of the rows. That is the mean-loss identity of the
+# although each rank's loss saw only its own share of the rows. That is the mean-loss identity of the
 # key concepts, measured.
 #
 # DDP is a convenience around one collective. Written by hand, gradient averaging is an
@@ -762,8 +762,8 @@ print("explicit gather: step = float64 oracle; gradient shardings",
 # %% [markdown]
 # The step matches the oracle, and each gradient has its parameter's spec, including the
 # column split of `W1` (`P(None, 'data')`) that the plain step refused. The explicit
-# `reshard` is also the closest JAX comes to FSDP2's per-layer gather: the program now says
-# where the full weights exist, instead of leaving it to the compiler.
+# `reshard` is the JAX counterpart of FSDP2's per-layer gather: the program now says where
+# the full weights exist, instead of leaving it to the compiler.
 
 # %% [markdown]
 # ## 6. Many processes: JAX's `jax.distributed.initialize`
@@ -784,8 +784,9 @@ print("explicit gather: step = float64 oracle; gradient shardings",
 #
 # For a PyTorch user this is the familiar part: N processes, a rendezvous, each loading
 # its own rows. The difference is granularity (PyTorch usually runs one process per GPU;
-# JAX commonly one per host, or one per GPU) and what happens after the rendezvous: PyTorch processes exchange
-# tensors through collectives they call, JAX processes together hold global arrays.
+# JAX commonly one per host, or one per GPU) and what happens after the rendezvous:
+# PyTorch processes exchange tensors through collectives they call, JAX processes
+# together hold global arrays.
 #
 # Here: 2 processes × 4 simulated CPU devices each, talking over localhost.
 
@@ -924,8 +925,7 @@ print(f"\nFor the 7B example, tensor parallel sends {big['tensor parallel'] / bi
 # the parameters), whatever the model, because both scale with the parameter count.
 # Tensor parallel's ratio depends on the model: it scales with the activations, so for
 # this lesson's MLP, whose output has only `d_out` features per row, it can be the
-# cheapest, and for the
-# 7B model with long sequences it is the most expensive. The last printed sentence draws
+# cheapest, and for the 7B model with long sequences it is the most expensive. The last printed sentence draws
 # the consequence for the 7B case.
 #
 # Now what the programs actually contain. JAX: collectives in the compiled data-parallel,
@@ -992,8 +992,8 @@ print(f"The {len(DEVICES)} devices of the mesh are {DEVICES[0].platform} devices
 
 # %% [markdown]
 # Read the table for what it is: the cost, on this machine, of splitting a small program
-# over devices that share the same cores. On real
-# accelerators each device adds its own compute and memory bandwidth, and the same
+# over devices that share the same cores. On real accelerators each device adds its own
+# compute and memory bandwidth, and the same
 # comparison asks a different question: whether the work per device is large enough to
 # hide the communication of §8.
 
