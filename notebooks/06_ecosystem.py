@@ -329,8 +329,7 @@ print(f"first step where the trajectories differ by more than {tol:g}: "
 # %% [markdown]
 # The first number is the largest difference over the whole run, the second the step at
 # which the two runs first differ by more than the tolerance: look at how early that is.
-# The
-# clipping, the Adam moments, the schedule are spelled out; what is left is a default.
+# The clipping, the Adam moments, the schedule are spelled out; what is left is a default.
 # Ask the installed libraries rather than their documentation, since defaults change
 # between releases:
 
@@ -343,10 +342,10 @@ defaults = {
 defaults
 
 # %% [markdown]
-# The two AdamW defaults are printed above: PyTorch decays by `0.01`, Optax by `1e-4`, a factor of 100. `torch.optim.Adam` defaults to no decay
-# at all. Both libraries apply it the same
-# *decoupled* way (AdamW: `p ← p − lr·(adam_update + wd·p)`, the decay scaled by the
-# scheduled learning rate), so after step 0 the two runs should differ by exactly
+# The two AdamW defaults are printed above: PyTorch decays by `0.01`, Optax by `1e-4`, a
+# factor of 100. `torch.optim.Adam` defaults to no decay at all. Both libraries apply it
+# the same *decoupled* way (AdamW: `p ← p − lr·(adam_update + wd·p)`, the decay scaled by
+# the scheduled learning rate), so after step 0 the two runs should differ by exactly
 # `−lr₀·(wd_torch − wd_optax)·p₀`. Check the prediction element by element:
 
 # %%
@@ -946,9 +945,9 @@ print(f"{len(indices)} identical batches")
 # number, which is how `ResumableBatches` resumes.
 #
 # One more thing to know before feeding JAX from a `DataLoader` with `num_workers > 0`: on
-# Linux (with Python before 3.14) its workers are started with `fork` by default, and JAX, which runs threads of
-# its own, warns when the process forks after JAX has started (a forked copy of a
-# multithreaded process can deadlock). Passing `multiprocessing_context="spawn"` (or
+# Linux (with Python before 3.14) its workers are started with `fork` by default, and JAX,
+# which runs threads of its own, warns when the process forks after JAX has started (a
+# forked copy of a multithreaded process can deadlock). Passing `multiprocessing_context="spawn"` (or
 # `"forkserver"`) to the `DataLoader` starts the workers as fresh interpreters instead.
 
 # %% [markdown]
