@@ -94,11 +94,12 @@ def resolve_lessons(root: Path, from_dir: Path, names: list[str]) -> list[str]:
     lessons = [p.stem for p in sorted((root / "notebooks").glob("*.ipynb"))]
     if not names:
         return lessons
-    known = sorted(set(lessons) | {p.stem for p in from_dir.glob("*.ipynb")})
+    extra = sorted({p.stem for p in from_dir.glob("*.ipynb")} - set(lessons))
     out = []
     for name in names:
         stem = Path(name).stem
-        matches = [k for k in known if k == stem or k.startswith(stem + "_")]
+        matches = [k for k in lessons if k == stem or k.startswith(stem + "_")]
+        matches = matches or [k for k in extra if k == stem or k.startswith(stem + "_")]
         if len(matches) != 1:
             raise CourseError(
                 f"{'unknown' if not matches else 'ambiguous'} notebook {name!r}; "
@@ -171,10 +172,14 @@ def settings(smoke: list[str], lessons: int) -> dict[str, Any]:
         "mathjax_path": site_assets.MATHJAX_JS,
         "mermaid_use_local": site_assets.MERMAID_JS,
         "mermaid_fullscreen": False,
+        "mermaid_height": "auto",
         "html_theme": "sphinx_book_theme",
         "html_theme_options": options,
         "html_static_path": ["_static"],
         "exclude_patterns": ["_readme_*.md", ".doctrees"],
+        # A traceback that the IPython lexer cannot take is shown in its relaxed mode.
+        "suppress_warnings": ["misc.highlighting_failure"],
+        "author": "the course's authors",
     }
 
 
