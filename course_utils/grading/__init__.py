@@ -31,4 +31,5 @@ Students never import this package. Modules, in the order a grading run uses the
 - ``slurm``: ``grade slurm``: the job array of ``grade-array.sh``, one shard per task
 - ``release``: ``course release``: the student-facing tree, scanned for answers
 - ``gradescope``: ``course gradescope build`` and the bundle's ``run_autograder``
+- ``classroom``: GitHub Classroom: ``course check``'s points as the autograding reporter reads them
 """
