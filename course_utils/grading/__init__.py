@@ -27,6 +27,7 @@ Students never import this package. Modules, in the order a grading run uses the
 - ``adjust``: the late policy and manual grades applied to graded records
 - ``regrade``: ``--only EXERCISE`` and ``--student ID``: regrading, and what changed
 - ``export``: ``grade export``: the roster, and the gradebook file Canvas or Moodle imports
+- ``late``: the late policy: deadline, extensions, submission times, penalty or cut-off
 - ``deploy``: the arguments of ``grade slurm``, ``release`` and ``gradescope build``
 - ``slurm``: ``grade slurm``: the job array of ``grade-array.sh``, one shard per task
 - ``release``: ``course release``: the student-facing tree, scanned for answers

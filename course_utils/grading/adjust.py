@@ -1,14 +1,183 @@
-"""Adjustments applied to graded records: the late policy and manual grades."""
+"""Adjustments to graded records: the late policy and manual grades, kept across reruns.
+
+Both are stored in the report folder (``DIR/_instructor/.policy.json`` and
+``DIR/_instructor/.manual.csv``: a dot name is never a student's folder) and
+applied after every grading run, regrade or import to every record, so a
+student graded again keeps them. A record's total is always recomputed from
+its tests: ``points = tests + manual points``, then the late penalty
+(``--penalty-per-day`` percent of it per day or part of a day late; zero past
+``--cutoff`` days), so applying twice changes nothing. The student's
+``feedback.ipynb`` (score line and an *Adjustments* cell), ``results.json``
+and the reason in ``grades.csv`` show them; the record is sealed again.
+"""
 
 from __future__ import annotations
 
 import argparse
+import csv
+import io
+import json
 from pathlib import Path
 
+from course_utils._files import write_atomic
+from course_utils.grading import late, store
+from course_utils.grading.names import shown
+from course_utils.tooling.errors import CourseError
 
-def after_grade(out: Path, args: argparse.Namespace) -> None:
-    """Apply the report folder's stored late policy and manual grades (none yet)."""
+POLICY = ".policy.json"
+MANUAL = ".manual.csv"
+MARK = "adjustments"  # the feedback cell's metadata key
+
+
+def _private(out: Path) -> Path:
+    return out / store.INSTRUCTOR
+
+
+def read_manual(path: Path) -> dict[str, list[dict]]:
+    """student -> rows of the manual grading CSV (student, item, points, max_points, comment)."""
+    try:
+        reader = csv.DictReader(io.StringIO(path.read_text(encoding="utf-8-sig")))
+    except (OSError, UnicodeDecodeError) as err:
+        raise CourseError(f"manual grades {path}: cannot read it: {err}") from None
+    heads = {(h or "").strip().lower() for h in reader.fieldnames or []}
+    if not {"student", "points"} <= heads:
+        raise CourseError(f"manual grades {path}: needs columns student and points")
+    table: dict[str, list[dict]] = {}
+    for n, raw in enumerate(reader, start=2):
+        row = {(k or "").strip().lower(): (v or "").strip() for k, v in raw.items()}
+        try:
+            points = float(row["points"] or 0)
+            top = float(row.get("max_points") or 0)
+        except ValueError:
+            raise CourseError(
+                f"manual grades {path}: line {n}: points must be numbers"
+            ) from None
+        item = {"item": row.get("item", ""), "points": points, "max_points": top,
+                "comment": row.get("comment", "")}  # fmt: skip
+        table.setdefault(row["student"], []).append(item)
+    return table
 
 
 def import_manual(out: Path, table: Path) -> int:
-    raise NotImplementedError
+    """``course grade manual DIR FILE``: keep the table in ``DIR`` and apply it."""
+    rows = read_manual(table)
+    write_atomic(_private(out) / MANUAL, table.read_bytes())
+    known = {r["student"] for r in store.records(out)}
+    for student in sorted(set(rows) - known):
+        print(f"note: manual grades for {student!r}, who has no graded submission")
+    changed = apply_all(out)
+    print(
+        f"manual grades of {len(rows)} student(s) kept in {out}; {changed} record(s) updated"
+    )
+    return 0
+
+
+def after_grade(out: Path, args: argparse.Namespace) -> None:
+    """After grading: store the late policy given on the command line, apply what is stored."""
+    if not out.is_dir():
+        return
+    policy = late.policy_from_args(args)
+    if policy is not None:
+        write_atomic(_private(out) / POLICY, json.dumps(policy, indent=1) + "\n")
+    if (_private(out) / POLICY).is_file() or (_private(out) / MANUAL).is_file():
+        apply_all(out, echo=print)
+
+
+def apply_all(out: Path, echo=print) -> int:
+    """Apply the stored policy and manual grades to every record; returns how many changed."""
+    policy_file, manual_file = _private(out) / POLICY, _private(out) / MANUAL
+    policy = json.loads(policy_file.read_text()) if policy_file.is_file() else None
+    manual = read_manual(manual_file) if manual_file.is_file() else {}
+    changed = 0
+    by_file: list[str] = []
+    for rec in store.records(out):
+        new = adjusted(rec, policy, manual.get(rec["student"], []), by_file)
+        if new != rec:
+            _save(out, new)
+            changed += 1
+    if by_file:
+        echo(f"warning: {late.file_time_warning(by_file)}")
+    store.write_tables(out)
+    return changed
+
+
+def adjusted(
+    rec: dict, policy: dict | None, manual: list[dict], by_file: list[str]
+) -> dict:
+    """The record with its manual points and late penalty (from its tests, so idempotent)."""
+    rec = dict(rec)
+    base_reason = rec.get("auto_reason", rec["reason"])
+    if rec.get("reason") != rec.get("adjusted_reason"):
+        base_reason = rec["reason"]  # graded again since: its own reason
+    points = sum(t["points"] for t in rec["tests"])
+    extra = sum(m["points"] for m in manual)
+    rec["manual"] = {"points": extra, "items": manual} if manual else None
+    rec["max_total"] = rec.get("auto_max_total", rec["max_total"])
+    rec["auto_max_total"] = rec["max_total"]
+    rec["max_total"] += sum(m["max_points"] for m in manual)
+    info = late.lateness(rec, policy, by_file) if policy else None
+    total = points + extra
+    if info:
+        info["penalty"] = round(min(total, total * info["fraction"]), 3)
+        total -= info["penalty"]
+    rec["late"] = info
+    rec["total"] = max(0.0, total)
+    parts = [base_reason] + ([f"manual {extra:+g}"] if manual else [])
+    parts += (
+        [f"late: {info['why']}, -{info['penalty']:g}"]
+        if info and info["penalty"]
+        else []
+    )
+    rec["auto_reason"], rec["reason"] = base_reason, "; ".join(parts)
+    rec["adjusted_reason"] = rec["reason"]
+    return rec
+
+
+def _lines(rec: dict) -> list[str]:
+    lines = []
+    for m in (rec.get("manual") or {}).get("items", []):
+        top = f" / {m['max_points']:g}" if m["max_points"] else ""
+        lines.append(f"- **{m['item'] or 'graded by hand'}**: {m['points']:g}{top}"
+                     + (f" — {m['comment']}" if m["comment"] else ""))  # fmt: skip
+    info = rec.get("late")
+    if info:
+        lines.append(f"- **late policy**: submitted {info['submitted_at']} ({info['source']}), "
+                     f"deadline {info['deadline']}: {info['why']}; -{info['penalty']:g} points")  # fmt: skip
+    return lines
+
+
+def _save(out: Path, rec: dict) -> None:
+    """Rewrite the student's feedback and results with the adjustments, then reseal."""
+    files = {}
+    for name in rec.get("files", {}):
+        files[name] = store.file_path(out, rec["student"], name).read_bytes()
+    lines = _lines(rec)
+    if "feedback.ipynb" in files:
+        files["feedback.ipynb"] = _feedback(
+            json.loads(files["feedback.ipynb"]), rec, lines
+        )
+    if "results.json" in files:
+        results = json.loads(files["results.json"])
+        results["score"] = rec["total"]
+        results["output"] = f"Status: {rec['status']} — {rec['reason']}"
+        files["results.json"] = json.dumps(results, indent=1, ensure_ascii=False) + "\n"
+    store.save_student(
+        out, {k: v for k, v in rec.items() if k not in ("seal", "files")}, files
+    )
+
+
+def _feedback(nb: dict, rec: dict, lines: list[str]) -> str:
+    head = nb["cells"][0]
+    text = "".join(head["source"]).split("\n")
+    for i, line in enumerate(text):
+        if line.startswith("**Score:**"):
+            text[i] = f"**Score:** {rec['total']:g} / {rec['max_total']:g}  "
+        if line.startswith("**Status:**"):
+            text[i] = f"**Status:** {rec['status']} — {shown(rec['reason'])}"
+    head["source"] = "\n".join(text)
+    cells = [c for c in nb["cells"] if MARK not in c.get("metadata", {})]
+    if lines:
+        cells.insert(1, {"cell_type": "markdown", "id": "adjustments", "metadata": {MARK: True},
+                         "source": "## Adjustments\n\n" + "\n".join(lines)})  # fmt: skip
+    nb["cells"] = cells
+    return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"

@@ -51,12 +51,13 @@ class Regrader(batch.Grader):
         what = self.only or "all"
         if self.only and record["status"] != "invalid":
             record = merge_exercise(old, record, self.only)
-        before = old["exercises"][self.only]["points"] if self.only else old["total"]
+        raw = sum(t["points"] for t in old["tests"])  # before late and manual points
+        before = old["exercises"][self.only]["points"] if self.only else raw
         after = (
             record["exercises"][self.only]["points"] if self.only else record["total"]
         )
         change = {"at": record["graded_at"], "what": what, "old": before, "new": after,
-                  "old_total": old["total"], "new_total": record["total"]}  # fmt: skip
+                  "old_total": raw, "new_total": record["total"]}  # fmt: skip
         self.changes.append((record["student"], change))
         return record | {"regrades": [*old.get("regrades", []), change]}
 
@@ -72,7 +73,7 @@ def merge_exercise(old: dict, new: dict, exercise: str) -> dict:
         key=lambda t: order.index(t["exercise"]) if t["exercise"] in order else 0
     )
     exercises = dict(old["exercises"]) | {exercise: new["exercises"][exercise]}
-    status, reason = old["status"], old["reason"]
+    status, reason = old["status"], old.get("auto_reason", old["reason"])
     if new["status"] != "ok":  # this run hit a problem: say so
         status, reason = new["status"], new["reason"]
     elif status == "ok":

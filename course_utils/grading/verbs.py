@@ -54,7 +54,9 @@ def run(args: argparse.Namespace) -> int:
         return adjust.import_manual(folder, table)
     from course_utils.grading import regrade
 
-    return regrade.run(args)
+    code = regrade.run(args)
+    after_grade(args)  # the late policy and manual grades, kept
+    return code
 
 
 def _report(args: argparse.Namespace) -> int:

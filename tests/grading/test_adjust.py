@@ -1,10 +1,90 @@
-"""Adjustments to graded records (late policy, manual grades)."""
+"""Late policy and manual grades on the generated class: in totals, tables and feedback,
+and kept when the class is graded again."""
 
 from __future__ import annotations
 
 import argparse
+import csv
+import json
 
-from course_utils.grading import adjust
+from course_utils.grading import adjust, store
+from course_utils.tooling.cli import main as course_main
+from tests.grading.class_expect import copy_of
+from tests.grading.generated_class import OPTIONS, ROSTER
+from tests.grading.helpers import MASTER
+
+TIMES = {
+    "ada": "2026-03-01T11:00Z",
+    "fay": "2026-03-03T10:00Z",
+    "jon": "2026-03-09T10:00Z",
+}
+
+
+def _grade(subs, out, *extra):
+    argv = ["grade", str(subs), "--source", str(MASTER), "--out", str(out), *OPTIONS]
+    return course_main([*argv, "--jobs", "1", *extra])
+
+
+def _policy_files(tmp_path):
+    times = tmp_path / "times.csv"
+    times.write_text(
+        "student,submitted_at\n" + "".join(f"{s},{t}\n" for s, t in TIMES.items())
+    )
+    manual = tmp_path / "manual.csv"
+    manual.write_text("student,item,points,max_points,comment\n"
+                      "ada,why,2,2,Clear: area of a square.\nfay,why,1,2,Say why.\n")  # fmt: skip
+    return times, manual
+
+
+def _feedback(out, student) -> str:
+    nb = json.loads((store.student_dir(out, student) / "feedback.ipynb").read_text())
+    return "".join("".join(c["source"]) for c in nb["cells"][:2])
+
+
+def test_late_policy_and_manual_grades_survive_a_regrade(
+    graded_class, tmp_path, capsys
+):
+    out = copy_of(graded_class, tmp_path)
+    times, manual = _policy_files(tmp_path)
+    late = [
+        "--deadline",
+        "2026-03-01T12:00Z",
+        "--penalty-per-day",
+        "25",
+        "--cutoff",
+        "5",
+    ]
+    assert _grade(graded_class.subs, out, *late, "--times", str(times)) == 0
+    printed = capsys.readouterr().out
+    others = len(ROSTER) - len(TIMES)  # timed by their files, with a warning
+    assert f"submission times of {others} student(s)" in printed
+    assert course_main(["grade", "manual", str(out), str(manual)]) == 0
+    for _ in range(2):  # graded again: kept
+        recs = {r["student"]: r for r in store.records(out)}
+        assert (
+            recs["ada"]["total"] == 10 and recs["ada"]["max_total"] == 10
+        )  # 8 + 2, on time
+        assert recs["fay"]["total"] == 4.5  # (8 + 1) minus 2 days at 25%
+        assert recs["jon"]["total"] == 0 and "cut-off" in recs["jon"]["late"]["why"]
+        assert recs["fay"]["late"]["source"] == "manifest"
+        fay = _feedback(out, "fay")
+        assert (
+            "**Score:** 4.5 / 10" in fay and "Say why." in fay and "-4.5 points" in fay
+        )
+        rows = {r["student"]: r for r in csv.DictReader((out / "grades.csv").open())}
+        assert (
+            rows["fay"]["total"] == "4.5"
+            and "late: 2 day(s) late" in rows["fay"]["reason"]
+        )
+        gradescope = json.loads(
+            (store.student_dir(out, "fay") / "results.json").read_text()
+        )
+        assert gradescope["score"] == 4.5
+        assert _grade(graded_class.subs, out, "--student", "fay") == 0
+    assert store.already_graded(  # still resumable: sealed, files intact
+        out, "ada", recs["ada"]["submission_sha256"], recs["ada"]["master_sha256"],
+        recs["ada"]["options"],
+    )  # fmt: skip
 
 
 def test_a_folder_without_a_policy_is_left_alone(tmp_path):

@@ -1,0 +1,140 @@
+"""The late policy: a deadline, a per-day penalty or a cut-off, extensions, submission times.
+
+``course grade … --deadline 2026-03-01T23:59 [--penalty-per-day 10] [--cutoff 3]
+[--extensions ext.csv] [--times manifest.csv]`` stores the policy in the report
+folder (:mod:`.adjust` applies it). Times without a zone are UTC. An extension
+row is ``student,deadline`` (a new deadline) or ``student,days`` (days added).
+Submission times come from the manifest (``student,submitted_at``, as an LMS
+export lists them); a student missing from it, or every student when there is
+no manifest, is timed by the submission file's modification time, with a
+warning: copying files changes that time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import io
+import math
+import os
+from pathlib import Path
+
+from course_utils.tooling.errors import CourseError
+
+DAY = 86400.0
+FILE_TIME_WARNING = (
+    "late policy: submission times of {n} student(s) ({who}) come from file modification "
+    "times (not in a --times manifest); copying files changes them"
+)
+
+
+def parse_time(text: str, what: str) -> dt.datetime:
+    try:
+        when = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise CourseError(f"{what}: {text!r} is not an ISO 8601 time") from None
+    return when if when.tzinfo else when.replace(tzinfo=dt.UTC)
+
+
+def _rows(path: Path, what: str) -> list[list[str]]:
+    try:
+        rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8-sig"))))
+    except (OSError, UnicodeDecodeError) as err:
+        raise CourseError(f"{what} {path}: cannot read it: {err}") from None
+    rows = [[c.strip() for c in r] for r in rows if r and any(c.strip() for c in r)]
+    if rows and rows[0][0].lower() in ("student", "submission"):
+        rows = rows[1:]  # a header
+    if any(len(r) < 2 for r in rows):
+        raise CourseError(f"{what} {path}: every row needs two columns")
+    return rows
+
+
+def extensions(path: Path, deadline: dt.datetime) -> dict[str, str]:
+    """student -> their deadline (ISO), from rows of ``student,deadline`` or ``student,days``."""
+    out = {}
+    for student, value, *_ in _rows(path, "--extensions"):
+        try:
+            when = deadline + dt.timedelta(days=float(value))
+        except ValueError:
+            when = parse_time(value, f"--extensions {path}")
+        out[student] = when.isoformat()
+    return out
+
+
+def policy_from_args(args: argparse.Namespace) -> dict | None:
+    """The policy the command line gives (None when it gives none)."""
+    get = lambda name: getattr(args, name, None)  # noqa: E731
+    given = [
+        n
+        for n in ("penalty_per_day", "cutoff", "extensions", "times")
+        if get(n) is not None
+    ]
+    if not get("deadline"):
+        if given:
+            raise CourseError(f"--{given[0].replace('_', '-')} needs --deadline")
+        return None
+    deadline = parse_time(get("deadline"), "--deadline")
+    times = {s: parse_time(t, f"--times {get('times')}").isoformat()
+             for s, t, *_ in _rows(Path(get("times")), "--times")} if get("times") else {}  # fmt: skip
+    return {
+        "deadline": deadline.isoformat(),
+        "penalty_per_day": get("penalty_per_day") or 0.0,
+        "cutoff": get("cutoff"),
+        "extensions": extensions(Path(get("extensions")), deadline)
+        if get("extensions")
+        else {},
+        "times": times,
+    }
+
+
+def file_time(rec: dict) -> dt.datetime | None:
+    """The submission file's modification time (None when it is gone)."""
+    try:
+        stamp = os.lstat(str(rec.get("submission") or "")).st_mtime
+    except OSError:
+        return None
+    return dt.datetime.fromtimestamp(stamp, dt.UTC)
+
+
+def _submitted(rec: dict, policy: dict, timed_by_file: list[str]):
+    student = rec["student"]
+    if student in policy["times"]:
+        return dt.datetime.fromisoformat(policy["times"][student]), "manifest"
+    when = file_time(rec)
+    if when is None:
+        return None, ""
+    timed_by_file.append(student)
+    return when, "file time"
+
+
+def lateness(rec: dict, policy: dict, by_file: list[str]) -> dict | None:
+    """How late the student was: times, days late, the fraction of points taken, and why.
+
+    A student timed by their file's modification time is added to ``by_file``.
+    """
+    submitted, source = _submitted(rec, policy, by_file)
+    if submitted is None:
+        return None
+    deadline = dt.datetime.fromisoformat(
+        policy["extensions"].get(rec["student"], policy["deadline"])
+    )
+    late_days = (submitted - deadline).total_seconds() / DAY
+    days = math.ceil(late_days) if late_days > 0 else 0
+    info = {"submitted_at": submitted.isoformat(timespec="seconds"), "source": source,
+            "deadline": deadline.isoformat(timespec="seconds"), "days": days}  # fmt: skip
+    cutoff, pct = policy.get("cutoff"), policy.get("penalty_per_day") or 0.0
+    if days == 0:
+        return info | {"fraction": 0.0, "why": "on time"}
+    if cutoff is not None and late_days > cutoff:
+        return info | {
+            "fraction": 1.0,
+            "why": f"{days} day(s) late, past the {cutoff:g}-day cut-off",
+        }
+    return info | {"fraction": min(1.0, days * pct / 100),
+                   "why": f"{days} day(s) late at {pct:g}% a day"}  # fmt: skip
+
+
+def file_time_warning(students: list[str]) -> str:
+    """One warning naming every student timed by their file."""
+    return FILE_TIME_WARNING.format(n=len(students), who=", ".join(students))
