@@ -21,7 +21,7 @@
 #
 # Five exercises on what lesson 03 showed: control flow that compiles, recompilations found
 # and removed in both frameworks, a batched simulation with `vmap` in both frameworks, and a
-# K-means step that one compiled program serves for every iteration. Replace each
+# K-means step that never loses a cluster, one compiled program in each framework. Replace each
 # `raise NotImplementedError()` with your code, then run the check cell below it: it prints
 # "passed", explains what is wrong, or says "not implemented yet".
 
@@ -389,72 +389,160 @@ assert_close(batched_j[1], batched_t[1], name="totals across frameworks")
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## Exercise 5 · A K-means step that compiles once
+# ## Exercise 5 · A K-means step that never loses a cluster, compiled in both frameworks
 #
-# Write one K-means iteration in JAX for points `X` `(n, d)` and centroids `C` `(k, d)`:
+# The lesson's step leaves a centroid that wins no point where it is: it never wins one
+# again, and the run ends with fewer clusters than it was asked for. The usual repair moves
+# each empty centroid to a point that the current centroids serve worst. Write that step,
+# `kmeans_step_jax(X, C)` and `kmeans_step_torch(X, C)`, for points `X` `(n, d)` and
+# centroids `C` `(k, d)`:
 #
-# 1. assign each point to its nearest centroid (squared Euclidean distance, `argmin`);
-# 2. move each centroid to the mean of its points; a centroid with **no** points stays put;
-# 3. return `(new_C, labels, shift)` with `shift = max |new_C - C|`, as a JAX scalar.
+# 1. label each point with its nearest centroid (squared Euclidean distance, `argmin`), and
+#    keep that smallest distance, `d_near` `(n,)`;
+# 2. move each centroid that has points to their mean;
+# 3. move the empty centroids, in the order of their index, to the points with the largest
+#    `d_near`: the first empty centroid to the farthest point, the second to the next
+#    farthest, and so on (`jax.lax.top_k` / `torch.topk` give the farthest points in order; a
+#    running count of the empty centroids, `cumsum`, says which one each empty centroid takes);
+# 4. return `(new_C, labels)`.
 #
-# Shapes must not depend on the data (no boolean indexing, no Python `if` on values), so that
-# `jax.jit(kmeans_step)` compiles **once** and serves every iteration of the loop in the check.
-# `jax.ops.segment_sum` sums rows by label. About 7 lines.
+# No shape may depend on the data. The check runs `jax.jit(kmeans_step_jax)` to convergence
+# on one compiled program, and `torch.compile(kmeans_step_torch, fullgraph=True)` must
+# capture the whole step as one graph: a Python `if` on a tensor's value is a graph break,
+# and `fullgraph=True` turns it into an error. About 10 lines each.
 
 # %%
 # EXERCISE: kmeans-step
-def kmeans_step(X: jax.Array, C: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """One K-means iteration: (new centroids (k, d), labels (n,), shift ())."""
+def kmeans_step_jax(X: jax.Array, C: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """One K-means iteration in which empty centroids take the farthest points: (new C (k, d), labels (n,))."""
     ### BEGIN SOLUTION
     d2 = ((X[:, None, :] - C[None, :, :]) ** 2).sum(-1)  # (n, k)
     labels = jnp.argmin(d2, axis=1)
     k = C.shape[0]
     counts = jax.ops.segment_sum(jnp.ones(X.shape[0], X.dtype), labels, num_segments=k)
     sums = jax.ops.segment_sum(X, labels, num_segments=k)  # (k, d)
-    new = jnp.where(counts[:, None] > 0, sums / jnp.maximum(counts, 1)[:, None], C)
-    return new, labels, jnp.abs(new - C).max()
+    means = sums / jnp.maximum(counts, 1)[:, None]
+    empty = counts == 0
+    farthest = jax.lax.top_k(d2.min(axis=1), k)[1]  # (k,) point indices, farthest first
+    rank = jnp.maximum(jnp.cumsum(empty) - 1, 0)  # the j-th empty centroid takes the j-th farthest
+    return jnp.where(empty[:, None], X[farthest[rank]], means), labels
+    ### END SOLUTION
+
+
+def kmeans_step_torch(X: torch.Tensor, C: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The same step in PyTorch, one graph under torch.compile(fullgraph=True)."""
+    ### BEGIN SOLUTION
+    d2 = ((X[:, None, :] - C[None, :, :]) ** 2).sum(-1)  # (n, k)
+    labels = d2.argmin(dim=1)
+    counts = torch.zeros_like(C[:, 0]).index_add_(0, labels, torch.ones_like(X[:, 0]))
+    sums = torch.zeros_like(C).index_add_(0, labels, X)
+    means = sums / counts.clamp(min=1)[:, None]
+    empty = counts == 0
+    farthest = d2.min(dim=1).values.topk(C.shape[0]).indices
+    rank = (empty.cumsum(0) - 1).clamp(min=0)
+    return torch.where(empty[:, None], X[farthest[rank]], means), labels
     ### END SOLUTION
 
 
 # %%
 # TESTS: kmeans-step points=3
+import torch._dynamo  # its errors: what fullgraph=True raises at a graph break
+
 X_km, _ = kmeans.make_blobs(S.n_points, 4, seed=3)
 C0_km = kmeans.initial_centroids(X_km, 4, seed=3)
 reference = kmeans.numpy_kmeans(X_km, C0_km, tol=1e-5, max_iter=50)
+C_empty = np.vstack([C0_km, [[40.0, 40.0], [-40.0, 40.0]]]).astype(np.float32)  # two far centroids: empty
+d_near = ((X_km[:, None, :].astype(np.float64) - C_empty[None]) ** 2).sum(-1).min(axis=1)
+farthest_two = np.argsort(-d_near)[:2]
 
 
-def run_compiled(X, C, tol=1e-5, max_iter=50):
-    step = jax.jit(kmeans_step)
-    C, labels, shift = step(X, C)  # the one compilation
-    iterations = 1
+def run_compiled(step, X, C, tol=1e-5, max_iter=50):
+    new, labels = step(X, C)  # the one compilation
+    shift, C, iterations = float(abs(new - C).max()), new, 1
     with timing.no_recompile("the K-means loop"):
-        while float(shift) > tol and iterations < max_iter:
-            C, labels, shift = step(X, C)
-            iterations += 1
+        while shift > tol and iterations < max_iter:
+            new, labels = step(X, C)
+            shift, C, iterations = float(abs(new - C).max()), new, iterations + 1
     return C, labels, iterations
 
 
-check("kmeans-step", lambda: run_compiled(jnp.asarray(X_km), jnp.asarray(C0_km)),
-      (reference.centroids, reference.labels, reference.n_iter), rtol=1e-5, atol=1e-5,
-      hint="labels = argmin of squared distances; new centroid = segment_sum of points / count")
+def _empty_centroids_move(step, framework, to):
+    new, labels = step(to(X_km), to(C_empty))
+    new = np.asarray(new)
+    for j, point, which in ((4, farthest_two[0], "farthest"), (5, farthest_two[1], "second farthest")):
+        assert np.array_equal(new[j], X_km[point]), (
+            f"{framework}: centroid {j} had no points: it should move to point {point} (the {which} from "
+            f"its nearest centroid), not to {new[j]}")
+    ref_new, ref_labels = kmeans.numpy_step(X_km, C_empty)
+    assert_close((new[:4], labels), (ref_new[:4], ref_labels), rtol=1e-5, atol=1e-5,
+                 name=f"{framework}: labels, and centroids that have points")
+
+
+def _jax_step():
+    step = jax.jit(kmeans_step_jax)
+    _empty_centroids_move(step, "JAX", jnp.asarray)
+    return run_compiled(step, jnp.asarray(X_km), jnp.asarray(C0_km))
+
+
+def _torch_step():
+    kmeans_step_torch(torch.from_numpy(X_km), torch.from_numpy(C0_km))  # eager once: errors read plainly
+    step = torch.compile(kmeans_step_torch, fullgraph=True, dynamic=False, backend="eager")
+    try:
+        _empty_centroids_move(step, "PyTorch", torch.from_numpy)
+    except (torch._dynamo.exc.Unsupported, torch._dynamo.exc.UserError) as err:
+        raise AssertionError(f"PyTorch: torch.compile(fullgraph=True) found a graph break in kmeans_step_torch: "
+                             f"{str(err).strip().splitlines()[0]}") from None
+    return run_compiled(step, torch.from_numpy(X_km), torch.from_numpy(C0_km))
+
+
+expected_run = (reference.centroids, reference.labels, reference.n_iter)
+check("kmeans-step", _jax_step, expected_run, rtol=1e-5, atol=1e-5,
+      hint="JAX: no shape may depend on the data; "
+           "an empty centroid takes a far point (the j-th empty one, the j-th farthest from its nearest centroid)")
+check("kmeans-step", _torch_step, expected_run, rtol=1e-5, atol=1e-5,
+      hint="PyTorch: one graph under fullgraph=True, so no Python if on a tensor's value; "
+           "an empty centroid takes a far point (the j-th empty one, the j-th farthest from its nearest centroid)")
+
 
 # %%
 # HIDDEN TESTS: kmeans-step points=4
 ### BEGIN HIDDEN TESTS
-# A centroid far from every point gets no points and must stay where it is.
-C_far = np.vstack([C0_km[:3], [[1e3, 1e3]]]).astype(np.float32)
-new, labels, shift = jax.jit(kmeans_step)(jnp.asarray(X_km), jnp.asarray(C_far))
-ref_new, ref_labels = kmeans.numpy_step(X_km, C_far)
-assert_close((new, labels), (ref_new, ref_labels), rtol=1e-5, atol=1e-5, name="step with an empty cluster")
-np.testing.assert_array_equal(np.asarray(new[3]), C_far[3])
-assert_close(shift, np.abs(ref_new - C_far).max(), rtol=1e-5, atol=1e-5, name="shift")
-assert isinstance(shift, jax.Array) and shift.shape == ()
-# Another data set and more clusters: still the reference's answer.
+def numpy_reseed_step(X, C):
+    """The float64 oracle: numpy_step, then the j-th empty centroid at the j-th farthest point."""
+    X, C = X.astype(np.float64), C.astype(np.float64)
+    new, labels = kmeans.numpy_step(X, C)
+    empty = np.flatnonzero(np.bincount(labels, minlength=len(C)) == 0)
+    d_near = ((X[:, None, :] - C[None]) ** 2).sum(-1).min(axis=1)
+    new[empty] = X[np.argsort(-d_near, kind="stable")[: len(empty)]]
+    return new, labels
+
+
+step_j = jax.jit(kmeans_step_jax)
+step_t = torch.compile(kmeans_step_torch, fullgraph=True, dynamic=False, backend="eager")
+# Empty centroids at the front, in the middle and at the end; seven clusters.
+X3, _ = kmeans.make_blobs(500, 4, seed=5)
+C3 = np.vstack([[[50.0, 0.0]], kmeans.initial_centroids(X3, 3, seed=5)[:2], [[0.0, 60.0]],
+                kmeans.initial_centroids(X3, 3, seed=5)[2:], [[-70.0, 0.0], [0.0, -80.0]]]).astype(np.float32)
+want = numpy_reseed_step(X3, C3)
+assert_close(step_j(jnp.asarray(X3), jnp.asarray(C3)), want, rtol=1e-5, atol=1e-5, name="JAX, four empty centroids")
+assert_close(step_t(torch.from_numpy(X3), torch.from_numpy(C3)), want, rtol=1e-5, atol=1e-5,
+             name="PyTorch, four empty centroids")
+# Two centroids on the same point: the second never wins a point, until it moves. Both frameworks
+# run to the oracle's answer, with every cluster in use at the end.
 X2, _ = kmeans.make_blobs(300, 5, seed=11)
 C2 = kmeans.initial_centroids(X2, 5, seed=11)
-ref2 = kmeans.numpy_kmeans(X2, C2, tol=1e-5, max_iter=50)
-assert_close(run_compiled(jnp.asarray(X2), jnp.asarray(C2)), (ref2.centroids, ref2.labels, ref2.n_iter),
-             rtol=1e-5, atol=1e-5, name="second data set")
+C2[4] = C2[0]
+C_ref, iterations = C2.astype(np.float64), 0
+while iterations < 50:
+    new, labels_ref = numpy_reseed_step(X2, C_ref)
+    shift, C_ref, iterations = np.abs(new - C_ref).max(), new, iterations + 1
+    if shift <= 1e-5:
+        break
+assert len(np.unique(labels_ref)) == 5
+ran_j = run_compiled(step_j, jnp.asarray(X2), jnp.asarray(C2))
+ran_t = run_compiled(step_t, torch.from_numpy(X2), torch.from_numpy(C2))
+assert_close(ran_j, (C_ref, labels_ref, iterations), rtol=1e-5, atol=1e-5, name="JAX, second data set")
+assert_close(ran_t, (C_ref, labels_ref, iterations), rtol=1e-5, atol=1e-5, name="PyTorch, second data set")
 ### END HIDDEN TESTS
 
 # %% [markdown]

@@ -112,34 +112,65 @@ TORCH_NO_ALIVE = _variant(
     "total = total + reward  # counts rewards after done",
 )
 
-BOOLEAN_INDEX = """
-def kmeans_step(X, C):
+KMEANS = """
+def kmeans_step_jax(X, C):
     d2 = ((X[:, None, :] - C[None, :, :]) ** 2).sum(-1)
     labels = jnp.argmin(d2, axis=1)
-    new = jnp.stack([X[labels == j].mean(0) for j in range(C.shape[0])])  # boolean indexing
-    return new, labels, jnp.abs(new - C).max()
-"""
-
-SEGMENT_SUM_NO_NUM = """
-def kmeans_step(X, C):
-    d2 = ((X[:, None, :] - C[None, :, :]) ** 2).sum(-1)
-    labels = jnp.argmin(d2, axis=1)
-    counts = jax.ops.segment_sum(jnp.ones(X.shape[0], X.dtype), labels)  # no num_segments
-    sums = jax.ops.segment_sum(X, labels)
-    new = jnp.where(counts[:, None] > 0, sums / jnp.maximum(counts, 1)[:, None], C)
-    return new, labels, jnp.abs(new - C).max()
-"""
-
-ARGMAX = """
-def kmeans_step(X, C):
-    sim = X @ C.T  # dot product as similarity, not squared distance
-    labels = jnp.argmax(sim, axis=1)
     k = C.shape[0]
     counts = jax.ops.segment_sum(jnp.ones(X.shape[0], X.dtype), labels, num_segments=k)
     sums = jax.ops.segment_sum(X, labels, num_segments=k)
-    new = jnp.where(counts[:, None] > 0, sums / jnp.maximum(counts, 1)[:, None], C)
-    return new, labels, jnp.abs(new - C).max()
+    means = sums / jnp.maximum(counts, 1)[:, None]
+    empty = counts == 0
+    farthest = jax.lax.top_k(d2.min(axis=1), k)[1]
+    rank = jnp.maximum(jnp.cumsum(empty) - 1, 0)
+    return jnp.where(empty[:, None], X[farthest[rank]], means), labels
+
+
+def kmeans_step_torch(X, C):
+    d2 = ((X[:, None, :] - C[None, :, :]) ** 2).sum(-1)
+    labels = d2.argmin(dim=1)
+    counts = torch.zeros_like(C[:, 0]).index_add_(0, labels, torch.ones_like(X[:, 0]))
+    sums = torch.zeros_like(C).index_add_(0, labels, X)
+    means = sums / counts.clamp(min=1)[:, None]
+    empty = counts == 0
+    farthest = d2.min(dim=1).values.topk(C.shape[0]).indices
+    rank = (empty.cumsum(0) - 1).clamp(min=0)
+    return torch.where(empty[:, None], X[farthest[rank]], means), labels
 """
+
+
+def _kmeans(old: str, new: str) -> str:
+    assert KMEANS.count(old) == 1, old
+    return KMEANS.replace(old, new)
+
+
+JAX_STAYS_PUT = _kmeans(
+    "return jnp.where(empty[:, None], X[farthest[rank]], means), labels",
+    "return jnp.where(empty[:, None], C, means), labels  # the lesson's step",
+)
+
+JAX_ONE_POINT_FOR_ALL = _kmeans(
+    "return jnp.where(empty[:, None], X[farthest[rank]], means), labels",
+    "return jnp.where(empty[:, None], X[farthest[0]], means), labels  # all take one",
+)
+
+JAX_BOOLEAN_INDEX = _kmeans(
+    "    means = sums / jnp.maximum(counts, 1)[:, None]",
+    "    means = jnp.stack([X[labels == j].mean(0) for j in range(k)])  # boolean indexing",
+)
+
+TORCH_PYTHON_IF = _kmeans(
+    "    return torch.where(empty[:, None], X[farthest[rank]], means), labels",
+    """    new = means.clone()
+    if empty.any():  # a Python if on a tensor
+        new = torch.where(empty[:, None], X[farthest[rank]], means)
+    return new, labels""",
+)
+
+TORCH_FARTHEST_CENTROID = _kmeans(
+    "farthest = d2.min(dim=1).values.topk(C.shape[0]).indices",
+    "farthest = d2.max(dim=1).values.topk(C.shape[0]).indices  # from the farthest centroid",
+)
 
 WRONG = {
     "torch-schedule": [
@@ -174,8 +205,30 @@ WRONG = {
         ("PyTorch: counts rewards after done", TORCH_NO_ALIVE, "torch.where(alive"),
     ],
     "kmeans-step": [
-        ("boolean indexing per cluster", BOOLEAN_INDEX, "segment_sum"),
-        ("segment_sum without num_segments", SEGMENT_SUM_NO_NUM, "segment_sum"),
-        ("argmax of dot products", ARGMAX, "argmin of squared distances"),
+        (
+            "JAX: the empty centroid stays put",
+            JAX_STAYS_PUT,
+            "JAX: centroid 4 had no points",
+        ),
+        (
+            "JAX: every empty centroid takes the farthest point",
+            JAX_ONE_POINT_FOR_ALL,
+            "the second farthest",
+        ),
+        (
+            "JAX: boolean indexing per cluster",
+            JAX_BOOLEAN_INDEX,
+            "boolean indices must be concrete",
+        ),
+        (
+            "PyTorch: a Python if on a tensor",
+            TORCH_PYTHON_IF,
+            "PyTorch: torch.compile(fullgraph=True) found a graph break",
+        ),
+        (
+            "PyTorch: far from the farthest centroid, not the nearest",
+            TORCH_FARTHEST_CENTROID,
+            "PyTorch: centroid 4 had no points",
+        ),
     ],
 }
