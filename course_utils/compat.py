@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["enable_x64", "get_value", "set_value", "to_varying"]
+__all__ = ["enable_x64", "eval_view", "get_value", "set_value", "to_varying"]
 
 
 @contextmanager
@@ -70,3 +70,25 @@ def to_varying(x: Any, axis_name: str) -> Any:
     if pcast is not None:
         return pcast(x, axis_name, to="varying")
     return jax.lax.pvary(x, axis_name)  # jax 0.7
+
+
+def eval_view(module: Any) -> Any:
+    """An evaluation-mode NNX module sharing ``module``'s arrays; ``module`` keeps its mode.
+
+    ``nnx.view(module, deterministic=True, use_running_average=True)`` on flax 0.12
+    and newer; on flax 0.11, which has no ``nnx.view``, a module merged from
+    ``nnx.split(module)`` (the same arrays in new variables), switched with ``.eval()``.
+    """
+    from flax import nnx
+
+    view = getattr(nnx, "view", None)
+    if view is not None:
+        return view(
+            module,
+            deterministic=True,
+            use_running_average=True,
+            raise_if_not_found=False,
+        )
+    copy = nnx.merge(*nnx.split(module))  # flax 0.11
+    copy.eval()
+    return copy

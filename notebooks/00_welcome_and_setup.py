@@ -160,7 +160,12 @@ print("softmax agrees")
 # absolute, as in `numpy.testing.assert_allclose`.
 #
 # When two results differ, `assert_close` says where. This cell compares against a
-# deliberately wrong answer to show the message (it is tagged `raises-exception`).
+# deliberately wrong answer to show the message (it is tagged `raises-exception`). First,
+# `%xmode Minimal`: IPython then prints only an error's type and message, not the frames of
+# the code it passed through, here and in every later cell that raises on purpose.
+
+# %%
+# %xmode Minimal
 
 # %% tags=["raises-exception"]
 assert_close(probs_torch, probs_jax * 1.01, name="softmax")

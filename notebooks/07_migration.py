@@ -75,7 +75,7 @@ import numpy as np
 import torch
 from flax import nnx
 
-from course_utils import checklist, config, convert, data, models
+from course_utils import checklist, compat, config, convert, data, models
 from course_utils.parity import assert_close, max_abs_diff
 
 S = config.sizes(SIZES, SMOKE)
@@ -136,7 +136,11 @@ for (tname, p), (jname, shape) in zip(cnn_torch.named_parameters(), nnx_shapes.i
 # The cell below does exactly that and then compares logits with PyTorch's. The comparison is
 # the only line that can fail, and it is written the way every parity check in this course is:
 # `assert_close` with a tolerance that float32 rounding explains, so a failure means the two
-# models compute different functions.
+# models compute different functions. `%xmode Minimal` first, so that this error and the later
+# ones print as their type and message only.
+
+# %%
+# %xmode Minimal
 
 # %% tags=["raises-exception"]
 def naive_port(src, dst):
@@ -592,6 +596,48 @@ assert abs(kept_torch.mean().item() - float(kept_jax.mean())) < 0.01
 # strongest statement a dropout port can prove: the same distribution, not the same masks.
 
 # %% [markdown]
+# #### Switching modes: in place, or a view
+#
+# `.train()` and `.eval()` switch a module in place in both frameworks. PyTorch's set the
+# `training` flag of every submodule; NNX's (through `Module.set_attributes`) set
+# `deterministic` on every `Dropout` and `use_running_average` on every `BatchNorm` inside. A
+# training loop that evaluates every few steps therefore switches to evaluation and back, and
+# a forgotten `.train()` goes on training without dropout, with no error.
+#
+# Flax 0.12 adds a second way: `nnx.view(model, deterministic=True, use_running_average=True)`
+# returns a module of the same structure, in evaluation mode, holding the very same arrays,
+# and leaves `model` as it was. `compat.eval_view` calls it; on Flax 0.11 (Colab's), which has
+# no `nnx.view`, it builds the same thing from `nnx.split` and `nnx.merge`. PyTorch has no
+# module view in another mode: there, the switch is the idiom. The blocks are in training mode
+# from the cell above.
+
+# %%
+# PyTorch: switch to evaluation, compute, switch back
+block_torch.eval()
+with torch.no_grad():
+    out_torch_eval = block_torch(Xs_torch)
+block_torch.train()
+
+# %%
+# JAX: an evaluation view; block_jax itself stays in training mode
+view_jax = compat.eval_view(block_jax)
+out_jax_eval = forward_jax(view_jax, jnp.asarray(Xs_np))
+print("view: dropout off", view_jax.drop1.deterministic,
+      "| block_jax: dropout off", block_jax.drop1.deterministic)
+
+# %%
+# Parity: the view computes what PyTorch's evaluation mode computes
+assert_close(out_torch_eval, out_jax_eval, rtol=1e-5, atol=1e-5, name="evaluation-mode output")
+assert not block_jax.drop1.deterministic and block_torch.training
+
+# %% [markdown]
+# The view agrees with PyTorch's evaluation mode to float32 rounding, as the blocks did in
+# section 3, while the printed flags show the training block untouched. Because the view
+# holds the same arrays, it needs no refresh after a training step: the next step's new
+# parameters are what the view computes with (in the split-and-merge fallback, the variables
+# are new objects around the same arrays, so build the view again after each update).
+
+# %% [markdown]
 # One default differs on top of the generators: Flax's attention drops attention weights with
 # `broadcast_dropout=True`, one mask shared by every example in the batch and every head;
 # PyTorch draws a mask per element. `NNXBlock` sets `broadcast_dropout=False`. With identical
@@ -741,8 +787,6 @@ print(f"sum of squares: PyTorch {sum_torch:,}, JAX {sum_jax:,}, exact {int((coun
 # and `jax.experimental.enable_x64` in jax 0.7 (what Colab ships).
 
 # %%
-from course_utils import compat
-
 with compat.enable_x64():  # jax.enable_x64()
     sum_jax_x64 = int((jnp.asarray(counts) ** 2).sum())
 assert sum_jax_x64 == sum_torch == int((counts**2).sum())

@@ -335,7 +335,11 @@ print("lengths:", lengths)
 # cache key for `forward_jax`, which was compiled in section 2 for one length only.
 #
 # The sharp bit: after warming up on the first length, the loop looks compiled, but each new
-# length compiles again.
+# length compiles again (the cell raises on purpose; `%xmode Minimal` keeps the error to its
+# type and message).
+
+# %%
+# %xmode Minimal
 
 # %% tags=["raises-exception"]
 forward_jax(state_jax, stream_jax[0]).block_until_ready()  # warm-up

@@ -191,3 +191,31 @@ def test_to_varying_uses_pcast_or_falls_back_to_pvary(monkeypatch):
         raising=False,
     )
     assert compat.to_varying(2.0, "data") == 2.0 and calls[-1] == ("pvary", "data")
+
+
+class _Block(nnx.Module):
+    def __init__(self):
+        self.linear = nnx.Linear(4, 4, rngs=nnx.Rngs(0))
+        self.dropout = nnx.Dropout(0.5, rngs=nnx.Rngs(dropout=1))
+        self.norm = nnx.BatchNorm(4, rngs=nnx.Rngs(0))
+
+    def __call__(self, x):
+        return self.norm(self.dropout(self.linear(x)))
+
+
+def _check_eval_view(block):
+    view = compat.eval_view(block)
+    assert view.dropout.deterministic and view.norm.use_running_average
+    assert not block.dropout.deterministic and not block.norm.use_running_average
+    assert view.linear.kernel[...] is block.linear.kernel[...]  # the same array
+    x = jnp.ones((3, 4))
+    np.testing.assert_array_equal(view(x), view(x))  # no dropout: the same twice
+
+
+def test_eval_view_leaves_the_module_in_training_mode():
+    _check_eval_view(_Block())
+
+
+def test_eval_view_without_nnx_view_uses_a_merged_copy(monkeypatch):
+    monkeypatch.delattr(nnx, "view", raising=False)  # as on flax 0.11
+    _check_eval_view(_Block())
