@@ -16,6 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "site"
 LESSONS = ["90_fixture_pairs", "91_fixture_full"]
+CHROMIUM = os.environ.get("COURSE_CHROMIUM") or shutil.which("chromium")
 CLAIMS = next(iter(sorted((ROOT / "docs" / "claims-results").glob("*.json"))), None)
 
 
@@ -37,3 +38,25 @@ def build_fixture_site(out: Path):
     from course_utils.tooling import site
 
     return site.build(ROOT, FIXTURES, out, LESSONS, claims=CLAIMS)
+
+
+def need_browser() -> None:
+    """Skip (fail under ``CI=true``) without playwright-python or Debian's chromium."""
+    reason = None
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        reason = "playwright is missing (pip install -e '.[dev]')"
+    if reason is None and not CHROMIUM:
+        reason = "no chromium found (apt-get install chromium, or set COURSE_CHROMIUM)"
+    if reason and os.environ.get("CI") == "true":
+        pytest.fail(f"browser tests cannot run in CI: {reason}")
+    if reason:
+        pytest.skip(reason)
+
+
+def launch(pw):
+    """Debian's chromium under playwright (never Playwright's own browser download)."""
+    return pw.chromium.launch(
+        executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"]
+    )

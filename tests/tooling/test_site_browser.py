@@ -13,17 +13,14 @@ from __future__ import annotations
 
 import functools
 import http.server
-import os
-import shutil
 import threading
 import urllib.request
 from urllib.parse import unquote, urldefrag, urlparse
 
 import pytest
 
-from tests.tooling.site_fixture import ROOT, build_fixture_site
+from tests.tooling.site_fixture import ROOT, build_fixture_site, launch, need_browser
 
-CHROMIUM = os.environ.get("COURSE_CHROMIUM") or shutil.which("chromium")
 SHOTS = ROOT / "build" / "site-screenshots"
 LESSON = "notebooks/90_fixture_pairs"
 FULL_SHOTS = (
@@ -49,20 +46,6 @@ PAGE_STATE = """async () => {
 MATHJAX_DONE = "() => window.MathJax && MathJax.startup && MathJax.startup.promise"
 
 
-def _need_browser() -> None:
-    reason = None
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        reason = "playwright is missing (pip install -e '.[dev]')"
-    if reason is None and not CHROMIUM:
-        reason = "no chromium found (apt-get install chromium, or set COURSE_CHROMIUM)"
-    if reason and os.environ.get("CI") == "true":
-        pytest.fail(f"browser tests cannot run in CI: {reason}")
-    if reason:
-        pytest.skip(reason)
-
-
 class _Quiet(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass
@@ -70,7 +53,7 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    _need_browser()
+    need_browser()
     report = build_fixture_site(tmp_path_factory.mktemp("site") / "site")
     handler = functools.partial(_Quiet, directory=str(report.out))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -87,9 +70,7 @@ def browser(served):
 
     pw = sync_playwright().start()
     try:
-        chromium = pw.chromium.launch(
-            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"]
-        )
+        chromium = launch(pw)
     except Exception:
         pw.stop()
         raise

@@ -1,0 +1,250 @@
+"""A student's path in a real JupyterLab, driven through its page by Debian's chromium.
+
+``jupyter lab`` starts on 127.0.0.1 with a random token, on copies of lesson 00 and its
+exercise notebook (the repository's own files are never opened, so nothing is saved into
+them), with settings that keep JupyterLab's news pop-up and kernel dialog away. Lesson 00
+runs through the Run menu in smoke mode: every cell executed, no error output outside the
+cells tagged ``raises-exception``, its figures drawn. The exercise notebook runs all:
+every check says "not implemented yet". Then one exercise is solved in the browser and its
+check says "passed". Afterwards the server and its kernels are gone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import nbformat
+import pytest
+
+from tests.tooling.site_fixture import ROOT, launch, need_browser
+
+LESSON = "notebooks/00_welcome_and_setup.ipynb"
+EXERCISES = "exercises/00_welcome_exercises.ipynb"
+SOLVED = "port-mlp"  # the exercise the test solves in the browser
+SETTINGS = {  # JupyterLab's user settings for the test's server
+    "@jupyterlab/apputils-extension/notification": {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+    },
+    "@jupyterlab/notebook-extension/tracker": {
+        "autoStartDefaultKernel": True,
+        "windowingMode": "none",  # every cell in the page, so all can be read
+    },
+    "@jupyterlab/docmanager-extension/plugin": {"autosave": False},
+}
+# Read from the page's notebook model: each code cell's prompt, tags and outputs.
+CELLS = """() => {
+  const nb = window.jupyterapp.shell.currentWidget.content;
+  return nb.widgets.filter(w => w.model.type === 'code').map(w => ({
+    source: w.model.sharedModel.getSource(),
+    count: w.model.executionCount,
+    tags: w.model.getMetadata('tags') || [],
+    outputs: w.model.outputs.toJSON(),
+    images: w.node.querySelectorAll('.jp-OutputArea-output img').length}));
+}"""
+ALL_RUN = """() => window.jupyterapp.shell.currentWidget.content.widgets
+  .filter(w => w.model.type === 'code').every(w => w.model.executionCount !== null)"""
+IDLE = """() => {
+  const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const k = w && w.sessionContext && w.sessionContext.session &&
+            w.sessionContext.session.kernel;
+  return k && k.status === 'idle';
+}"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _workdir(tmp) -> None:
+    for rel in (LESSON, EXERCISES):
+        (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / rel, tmp / rel)
+    for name, values in SETTINGS.items():
+        path = tmp / "settings" / f"{name}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    need_browser()
+    from course_utils._procs import kill_process_group
+
+    work = tmp_path_factory.mktemp("lab")
+    _workdir(work)
+    port, token = _free_port(), secrets.token_hex(16)
+    cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1"]
+    cmd += [f"--port={port}", f"--IdentityProvider.token={token}"]
+    cmd += [f"--ServerApp.root_dir={work}", "--LabApp.expose_app_in_browser=True"]
+    cmd += ["--allow-root"] if os.geteuid() == 0 else []
+    env = dict(os.environ, COURSE_SMOKE="1", JUPYTER_RUNTIME_DIR=str(work / "rt"))
+    env["JUPYTERLAB_SETTINGS_DIR"] = str(work / "settings")
+    log = open(work / "lab.log", "w")  # noqa: SIM115
+    proc = subprocess.Popen(
+        cmd,
+        cwd=work,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            urllib.request.urlopen(
+                f"{base}/api/status?token={token}", timeout=5
+            ).close()
+            break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        kill_process_group(proc)
+        pytest.fail(
+            "jupyter lab did not start:\n" + (work / "lab.log").read_text()[-3000:]
+        )
+    state = {"proc": proc, "base": base, "token": token, "work": work}
+    state["stop"] = lambda: _stop(proc)
+    yield state
+    state["stop"]()
+    log.close()
+
+
+def _stop(proc) -> list[int]:
+    """Stop the server and every process under it; the pids still alive after."""
+    import psutil
+
+    from course_utils._procs import kill_process_group
+
+    try:
+        pids = {p.pid for p in psutil.Process(proc.pid).children(recursive=True)}
+    except psutil.Error:
+        pids = set()
+    kill_process_group(proc)
+    alive = []
+    for pid in pids | {proc.pid}:
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                alive.append(pid)
+        except psutil.Error:
+            pass
+    return alive
+
+
+@pytest.fixture(scope="module")
+def page(lab):
+    from playwright.sync_api import sync_playwright
+
+    pw = sync_playwright().start()
+    browser = launch(pw)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.route(
+        "**/*",
+        lambda r: r.continue_() if r.request.url.startswith(lab["base"]) else r.abort(),
+    )
+    yield context.new_page()
+    browser.close()
+    pw.stop()
+
+
+def _open(page, lab, rel: str):
+    page.goto(f"{lab['base']}/lab/tree/{rel}?token={lab['token']}")
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+    page.wait_for_function(IDLE, timeout=120_000)
+
+
+def _run_all(page, timeout_s: float) -> list[dict]:
+    page.locator(".lm-MenuBar-item", has_text="Run").first.click()
+    page.locator(".lm-Menu-item", has_text="Run All Cells").first.click()
+    page.wait_for_function(ALL_RUN, timeout=timeout_s * 1000)
+    page.wait_for_function(IDLE, timeout=60_000)
+    return page.evaluate(CELLS)
+
+
+def _errors(cells: list[dict]) -> list[str]:
+    return [
+        f"{c['source'][:60]!r}: {o.get('ename')}: {o.get('evalue')}"
+        for c in cells
+        if "raises-exception" not in c["tags"]
+        for o in c["outputs"]
+        if o["output_type"] == "error"
+    ]
+
+
+def _shot(page, name: str) -> None:
+    shots = ROOT / "build" / "site-screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=shots / f"jupyterlab-{name}.png")
+
+
+def test_lesson_00_runs_all_in_jupyterlab(lab, page):
+    _open(page, lab, LESSON)
+    cells = _run_all(page, timeout_s=480)
+    _shot(page, "00_welcome_and_setup")
+    assert cells and all(c["count"] is not None for c in cells)
+    assert not _errors(cells), "\n".join(_errors(cells))
+    assert sum(c["images"] for c in cells) >= 1, "no figure in lesson 00"
+    assert any("raises-exception" in c["tags"] for c in cells)
+
+
+def _solution(exercise: str) -> str:
+    master = nbformat.read(
+        ROOT / "solutions" / "00_welcome_exercises.ipynb", as_version=4
+    )
+    cell = next(
+        c for c in master.cells if c.source.startswith(f"# EXERCISE: {exercise}")
+    )
+    lines = cell.source.split("\n")
+    return "\n".join(line for line in lines if "### " not in line)
+
+
+def _output_text(cell: dict) -> str:
+    return "".join(
+        "".join(o.get("text", "")) + json.dumps(o.get("data", {}))
+        for o in cell["outputs"]
+    )
+
+
+def test_exercises_say_not_implemented_then_pass_once_solved(lab, page):
+    _open(page, lab, EXERCISES)
+    cells = _run_all(page, timeout_s=240)
+    assert not _errors(cells), "\n".join(_errors(cells))
+    checks = [c for c in cells if c["source"].startswith("# TESTS:")]
+    assert checks and all("not implemented yet" in _output_text(c) for c in checks)
+    index = next(
+        i
+        for i, c in enumerate(cells)
+        if c["source"].startswith(f"# EXERCISE: {SOLVED}")
+    )
+    panel = page.evaluate("() => window.jupyterapp.shell.currentWidget.id")
+    editor = (
+        page.locator(f'[id="{panel}"] .jp-CodeCell').nth(index).locator(".cm-content")
+    )
+    editor.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(_solution(SOLVED))
+    assert page.evaluate(CELLS)[index]["source"] == _solution(SOLVED)
+    page.keyboard.press("Shift+Enter")  # the solution, then its check
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_function(
+        f"() => ({CELLS})()[{index + 1}].outputs.length > 0", timeout=120_000
+    )
+    page.wait_for_function(IDLE, timeout=60_000)
+    _shot(page, "00_exercises_solved")
+    check = page.evaluate(CELLS)[index + 1]
+    assert "passed" in _output_text(check) and not _errors([check]), check
+
+
+def test_the_server_and_its_kernels_leave_no_process_behind(lab):
+    assert lab["stop"]() == []
