@@ -60,7 +60,8 @@ import numpy as np
 import optax
 import torch
 import torch.func as tf
-from torch.fx.experimental.proxy_tensor import make_fx
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
 
 from course_utils import config, data
 from course_utils.exercises import check
@@ -305,44 +306,67 @@ check("hvp", lambda: hvp_torch(chain_torch, torch.from_numpy(x_np), torch.from_n
       rtol=1e-4, atol=1e-4, hint="PyTorch: H v is the derivative of the gradient in the direction v (forward mode over reverse); no Hessian needed")
 
 
+def _inner_jaxprs(param) -> list:
+    """The jaxprs inside an equation's parameter: a nested jit, a scan or while body, cond branches."""
+    if hasattr(param, "eqns"):
+        return [param]
+    if hasattr(getattr(param, "jaxpr", None), "eqns"):
+        return [param.jaxpr]
+    if isinstance(param, (tuple, list)):
+        return [j for p in param for j in _inner_jaxprs(p)]
+    return []
+
+
+def _largest_jax(jaxpr) -> int:
+    """Largest intermediate (in elements) in a jaxpr, nested jaxprs included."""
+    sizes = [int(np.prod(v.aval.shape)) for e in jaxpr.eqns for v in e.outvars if hasattr(v.aval, "shape")]
+    inner = [_largest_jax(j) for e in jaxpr.eqns for p in e.params.values() for j in _inner_jaxprs(p)]
+    return max(sizes + inner + [0])
+
+
 def _largest_intermediate_jax(m=64):
-    eqns = jax.make_jaxpr(lambda x, v: hvp_jax(chain_jax, x, v))(jnp.ones(m), jnp.ones(m)).jaxpr.eqns
-    biggest = max(int(np.prod(o.aval.shape)) for e in eqns for o in e.outvars)
+    traced = jax.make_jaxpr(lambda x, v: hvp_jax(chain_jax, x, v))(jnp.ones(m), jnp.ones(m))
+    biggest = _largest_jax(traced.jaxpr)
     assert biggest < m * m, f"an intermediate of {biggest} elements for n = {m}: the n x n Hessian was built"
 
 
+class LargestTensor(TorchDispatchMode):
+    """Records the largest tensor any PyTorch operation makes while it is active
+    (inside torch.func transforms and torch.compile'd functions too)."""
+
+    def __init__(self):
+        super().__init__()
+        self.biggest = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        made = [t.numel() for t in tree_leaves(out) if isinstance(t, torch.Tensor)]
+        self.biggest = max([self.biggest, *made])
+        return out
+
+
+def _largest_torch(x, v) -> int:
+    with LargestTensor() as seen:
+        hvp_torch(chain_torch, x, v)
+    return seen.biggest
+
+
 def _largest_intermediate_torch(m=64):
-    graph = make_fx(lambda x, v: hvp_torch(chain_torch, x, v))(torch.ones(m), torch.ones(m))
-    biggest = max(n.meta["val"].numel() for n in graph.graph.nodes if hasattr(n.meta.get("val"), "numel"))
+    biggest = _largest_torch(torch.ones(m), torch.ones(m))
     assert biggest < m * m, f"an intermediate of {biggest} elements for n = {m}: the n x n Hessian was built"
 
 
 check("hvp", _largest_intermediate_jax, hint="JAX: O(n) memory means no n x n Hessian; differentiate the gradient along v instead")
 check("hvp", _largest_intermediate_torch, hint="PyTorch: O(n) memory means no n x n Hessian; differentiate the gradient along v instead")
 
-
 # %%
 # HIDDEN TESTS: hvp points=3
 ### BEGIN HIDDEN TESTS
-def _largest_jax(jaxpr) -> int:
-    """Largest intermediate (in elements) in a jaxpr, sub-jaxprs included."""
-    biggest = 0
-    for eqn in jaxpr.eqns:
-        biggest = max([biggest] + [int(np.prod(v.aval.shape)) for v in eqn.outvars])
-        for p in eqn.params.values():
-            inner = getattr(p, "jaxpr", None)
-            if inner is not None:
-                biggest = max(biggest, _largest_jax(getattr(inner, "jaxpr", inner)))
-    return biggest
-
-
 m = 64
 x_m, v_m = jnp.linspace(-1, 1, m), jnp.linspace(1, -1, m)
 traced = jax.make_jaxpr(lambda x, v: hvp_jax(chain_jax, x, v))(x_m, v_m)
 assert _largest_jax(traced.jaxpr) < m * m, "hvp_jax builds an n x n array"
-graph = make_fx(lambda x, v: hvp_torch(chain_torch, x, v))(torch.linspace(-1, 1, m), torch.linspace(1, -1, m))
-sizes = [n.meta["val"].numel() for n in graph.graph.nodes if hasattr(n.meta.get("val"), "numel")]
-assert max(sizes) < m * m, "hvp_torch builds an n x n array"
+assert _largest_torch(torch.linspace(-1, 1, m), torch.linspace(1, -1, m)) < m * m, "hvp_torch builds an n x n array"
 assert_close(hvp_jax(chain_jax, x_m, v_m), hvp_torch(chain_torch, torch.linspace(-1, 1, m), torch.linspace(1, -1, m)),
              rtol=1e-4, atol=1e-4, name="jax vs torch")
 assert_close(jax.jit(hvp_jax, static_argnums=0)(chain_jax, jnp.asarray(x_np), jnp.asarray(v_np)), expected_hvp,

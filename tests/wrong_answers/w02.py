@@ -196,6 +196,30 @@ def hvp_torch(f, x, v):
     return tf.hessian(f)(x) @ v  # right values, n x n memory
 """
 
+HVP_HESSIAN_IN_NESTED_JIT = (
+    """
+def hvp_jax(f, x, v):
+    return jax.jit(lambda: jax.hessian(f)(x) @ v)()  # the Hessian, inside a nested jit
+"""
+    + RIGHT_HVP_TORCH
+)
+
+HVP_HESSIAN_IN_CHECKPOINT = (
+    """
+def hvp_jax(f, x, v):
+    return jax.checkpoint(lambda x: jax.hessian(f)(x) @ v)(x)  # the Hessian, inside remat
+"""
+    + RIGHT_HVP_TORCH
+)
+
+HVP_AUTOGRAD_HESSIAN_TORCH = """
+def hvp_jax(f, x, v):
+    return jax.jvp(jax.grad(f), (x,), (v,))[1]
+
+def hvp_torch(f, x, v):
+    return torch.autograd.functional.hessian(f, x) @ v  # the Hessian, by double backward
+"""
+
 WRONG.update(
     {
         "hvp": [
@@ -210,8 +234,23 @@ WRONG.update(
                 "JAX: O(n) memory means no n x n Hessian",
             ),
             (
+                "JAX builds the Hessian inside a nested jit",
+                HVP_HESSIAN_IN_NESTED_JIT,
+                "JAX: O(n) memory means no n x n Hessian",
+            ),
+            (
+                "JAX builds the Hessian inside jax.checkpoint",
+                HVP_HESSIAN_IN_CHECKPOINT,
+                "JAX: O(n) memory means no n x n Hessian",
+            ),
+            (
                 "torch builds the Hessian",
                 HVP_FULL_HESSIAN_TORCH,
+                "PyTorch: O(n) memory means no n x n Hessian",
+            ),
+            (
+                "torch builds the Hessian with torch.autograd.functional",
+                HVP_AUTOGRAD_HESSIAN_TORCH,
                 "PyTorch: O(n) memory means no n x n Hessian",
             ),
             (
