@@ -195,8 +195,7 @@ def _import_keras(args: argparse.Namespace) -> Any:
         from course_utils import contention
 
         contention.set_threads(args.torch_threads)  # None: the policy's own count
-        torch.set_float32_matmul_precision("highest")
-        torch.backends.cudnn.allow_tf32 = False
+        torch.set_float32_matmul_precision("highest")  # the model has no convolution
     else:
         import jax
 
