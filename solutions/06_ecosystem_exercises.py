@@ -288,12 +288,24 @@ def _round_trip(exported):
     return jax.export.deserialize(exported.serialize()) if HAVE_FLATBUFFERS else exported
 
 
+def _only_the_batch_is_symbolic(exported):
+    shapes = [a.shape for a in exported.in_avals]  # the parameters' leaves, then x
+    symbolic = [(i, d) for i, shape in enumerate(shapes) for d, size in enumerate(shape)
+                if jax.export.is_symbolic_dim(size)]
+    assert symbolic == [(len(shapes) - 1, 0)], (
+        f"JAX: the export's input shapes are {', '.join('(' + ', '.join(map(str, s)) + ')' for s in shapes)}: "
+        "only x's first dimension (the batch) may be symbolic; the weights and the feature "
+        "dimension keep their concrete sizes")
+
+
 def _calls_for_two_batches():
     loaded = _round_trip(export_mlp(params, 6))
     try:
-        return [loaded.call(params, jnp.ones((n, 6))) for n in (3, 11)]
+        outs = [loaded.call(params, jnp.ones((n, 6))) for n in (3, 11)]
     except ValueError as err:  # jax's shape check: the batch was exported as a constant
         raise AssertionError(f"the export does not accept batches of 3 and 11: {err}") from None
+    _only_the_batch_is_symbolic(loaded)
+    return outs
 
 
 check("export-dynamic", _calls_for_two_batches,

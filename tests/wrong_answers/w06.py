@@ -68,6 +68,30 @@ def export_mlp(params, n_features):
     return jax.export.export(jax.jit(mlp))(param_specs, x_spec)
 """
 
+FEATURES_SYMBOLIC = """
+def export_mlp(params, n_features):
+    batch, features = jax.export.symbolic_shape("batch, features")  # both dimensions symbolic
+    param_specs = {
+        "W": jax.ShapeDtypeStruct((features, params["W"].shape[1]), jnp.float32),
+        "b": jax.ShapeDtypeStruct(np.shape(params["b"]), jnp.float32),
+        "V": jax.ShapeDtypeStruct(np.shape(params["V"]), jnp.float32),
+    }
+    x_spec = jax.ShapeDtypeStruct((batch, features), jnp.float32)
+    return jax.export.export(jax.jit(mlp))(param_specs, x_spec)
+"""
+
+ALL_SYMBOLIC = """
+def export_mlp(params, n_features):
+    batch, features, hidden = jax.export.symbolic_shape("batch, features, hidden")
+    param_specs = {  # every size symbolic: any MLP of this form
+        "W": jax.ShapeDtypeStruct((features, hidden), jnp.float32),
+        "b": jax.ShapeDtypeStruct((hidden,), jnp.float32),
+        "V": jax.ShapeDtypeStruct((hidden, params["V"].shape[1]), jnp.float32),
+    }
+    x_spec = jax.ShapeDtypeStruct((batch, features), jnp.float32)
+    return jax.export.export(jax.jit(mlp))(param_specs, x_spec)
+"""
+
 FORWARD = """
 class JaxLogSumExp(torch.autograd.Function):
     @staticmethod
@@ -118,6 +142,16 @@ WRONG = {
             "does not accept batches of 3 and 11",
         ),
         ("None for the batch, as in torch", NONE_BATCH, "with a symbolic batch"),
+        (
+            "the feature dimension symbolic too",
+            FEATURES_SYMBOLIC,
+            "only x's first dimension (the batch) may be symbolic",
+        ),
+        (
+            "every size symbolic",
+            ALL_SYMBOLIC,
+            "only x's first dimension (the batch) may be symbolic",
+        ),
     ],
     "jax-backward": [
         ("no .contiguous() on the incoming gradient", NO_CONTIGUOUS, ".contiguous()"),
