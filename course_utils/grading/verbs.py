@@ -23,7 +23,8 @@ course grade SUBMISSIONS --source NB --out DIR --only EXERCISE | --student ID"""
 
 def handles(args: argparse.Namespace) -> bool:
     """Whether this ``grade`` command line is one of the verbs or a regrade."""
-    return args.submissions in VERBS or bool(args.only or args.student)
+    regrade = getattr(args, "only", None) or getattr(args, "student", None)
+    return args.submissions in VERBS or bool(regrade)
 
 
 def _one_folder(args: argparse.Namespace, verb: str, extra: int = 0) -> list[Path]:

@@ -45,3 +45,16 @@ def test_the_instructor_copy_is_apart_and_sealed(graded_class):
         rec["master_sha256"],
         rec["options"],
     )
+
+
+def test_merge_keeps_the_instructor_copy_apart(graded_class, tmp_path):
+    out = tmp_path / "merged"
+    recs, _ = store.merge([graded_class.out], out)
+    assert len(recs) == len(ROSTER)
+    executed = store.file_path(out, "ada", "executed.ipynb")
+    assert SECRET in executed.read_text()
+    assert not (store.student_dir(out, "ada") / "executed.ipynb").exists()
+    rec = next(r for r in recs if r["student"] == "ada")
+    assert store.already_graded(
+        out, "ada", rec["submission_sha256"], rec["master_sha256"], rec["options"]
+    )
