@@ -75,16 +75,13 @@ def test_wait_for_file_returns_once_the_file_exists(tmp_path):
     assert target.is_file()
 
 
-@pytest.mark.parametrize(
-    "backend, probe",
-    [
-        ("jax", "import jax; print(jax.config.jax_default_matmul_precision)"),
-        ("torch", "import torch; print(torch.get_float32_matmul_precision())"),
-    ],
-)
-def test_child_uses_full_float32_matmuls(backend, probe):
+def test_child_uses_full_float32_matmuls():
     """On a GPU the defaults round through TF32; the child's parity check needs float32."""
-    pytest.importorskip("keras")
+    import importlib.util
+
+    if importlib.util.find_spec("keras") is None:  # importing it here needs a backend
+        pytest.skip("keras is not installed")
+    backend, probe = "jax", "import jax; print(jax.config.jax_default_matmul_precision)"
     pytest.importorskip(backend)
     code = (
         "import argparse, course_utils.keras_child as kc; "
