@@ -86,6 +86,8 @@ class Cluster:
         self.env = dict(os.environ, SLURM_CONF=str(self.root / "slurm.conf"))
 
     def __enter__(self) -> Cluster:
+        if self.pids:  # started already
+            return self
         try:
             self.start()
         except BaseException:

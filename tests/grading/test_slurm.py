@@ -105,13 +105,46 @@ def _strip(value):
     return value
 
 
-def _require_slurm() -> None:
-    problem = slurm_cluster.problem()
-    if problem is None:
-        return
+def _unavailable(reason: str) -> None:
+    """Skip without Slurm here; in CI (``.ci/run`` installs it) fail instead."""
     if os.environ.get("CI") == "true":
-        pytest.fail(f"CI needs a local Slurm cluster: {problem}")
-    pytest.skip(f"no Slurm: {problem}")
+        pytest.fail(f"CI needs a local Slurm cluster: {reason}")
+    pytest.skip(f"no Slurm: {reason}")
+
+
+def _start(root: Path) -> slurm_cluster.Cluster:
+    """A running throwaway cluster, or a skip (a failure in CI) saying why not."""
+    problem = slurm_cluster.problem()
+    if problem:
+        _unavailable(problem)
+    cluster = slurm_cluster.Cluster(root, cpus=2)
+    try:
+        cluster.start()
+    except (RuntimeError, OSError, subprocess.SubprocessError) as err:
+        cluster.stop()
+        _unavailable(f"the cluster did not start: {err}")
+    return cluster
+
+
+def test_without_slurm_the_reason_is_given(monkeypatch):
+    monkeypatch.setattr(slurm_cluster, "_which", lambda tool: None)
+    reason = slurm_cluster.problem()
+    assert reason and "apt-get install slurm-wlm munge" in reason
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="no Slurm: .*not installed"):
+        _unavailable(reason)
+
+
+def test_a_cluster_that_cannot_start_is_a_skip_and_leaves_nothing(
+    tmp_path, monkeypatch
+):
+    if slurm_cluster.problem():
+        pytest.skip(f"no Slurm: {slurm_cluster.problem()}")
+    monkeypatch.setattr(slurm_cluster, "CONF", "NoSuchOption=1\n" + slurm_cluster.CONF)
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="the cluster did not start: slurm"):
+        _start(tmp_path / "slurm")
+    assert not _processes_under(tmp_path)
 
 
 def _submit(cluster, graded_class, out: Path) -> tuple[str, str]:
@@ -130,10 +163,9 @@ def _submit(cluster, graded_class, out: Path) -> tuple[str, str]:
 
 @pytest.mark.slurm
 def test_a_job_array_on_a_real_cluster_grades_like_one_machine(graded_class, tmp_path):
-    _require_slurm()
     t0 = time.monotonic()
     out = tmp_path / "out"
-    with slurm_cluster.Cluster(tmp_path / "slurm", cpus=2) as cluster:
+    with _start(tmp_path / "slurm") as cluster:
         started = time.monotonic() - t0
         job, merge = _submit(cluster, graded_class, out)
         cluster.wait(job, limit=400)
