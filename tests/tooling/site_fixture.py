@@ -2,13 +2,19 @@
 
 ``tests/fixtures/site/90_fixture_pairs.ipynb`` (smoke run: two pairs, math, a mermaid
 diagram, a figure, a cell tagged ``raises-exception``, JupyterLab-style in-page links)
-and ``91_fixture_full.ipynb`` (full run, no pair).
+and ``91_fixture_full.ipynb`` (full run, no pair). One pytest run builds it once, with
+the ``course site`` command, whichever test module (and xdist worker) asks first:
+:func:`shared_site` holds a file lock while it builds into ``build/site-test/``.
 """
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +23,6 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "site"
 LESSONS = ["90_fixture_pairs", "91_fixture_full"]
 CHROMIUM = os.environ.get("COURSE_CHROMIUM") or shutil.which("chromium")
-CLAIMS = next(iter(sorted((ROOT / "docs" / "claims-results").glob("*.json"))), None)
 
 
 def need_site_tools() -> None:
@@ -32,12 +37,38 @@ def need_site_tools() -> None:
             )
 
 
-def build_fixture_site(out: Path):
-    """Build the fixture site into ``out`` (skips when the tools are missing)."""
-    need_site_tools()
-    from course_utils.tooling import site
+SHARED = ROOT / "build" / "site-test"
 
-    return site.build(ROOT, FIXTURES, out, LESSONS, claims=CLAIMS)
+
+def _run_id() -> str:
+    """The same in every xdist worker of one pytest run; the process id elsewhere."""
+    return os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"pid-{os.getpid()}"
+
+
+def shared_site() -> dict:
+    """The fixture site of this run: ``out``, the command's ``stdout``, and site.json's
+    ``pages``, ``pairs`` and ``smoke``. Built by ``course site 90 91 --from FIXTURES``."""
+    need_site_tools()
+    SHARED.mkdir(parents=True, exist_ok=True)
+    out, stamp = SHARED / "site", SHARED / "run.json"
+    with open(SHARED / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = json.loads(stamp.read_text()) if stamp.exists() else {}
+        if done.get("run") != _run_id():
+            stamp.unlink(missing_ok=True)
+            cmd = [sys.executable, "-m", "course_utils.tooling.cli", "site", "90", "91"]
+            cmd += ["--from", str(FIXTURES), "--out", str(out)]
+            proc = subprocess.run(
+                cmd, capture_output=True, text=True, cwd=ROOT, timeout=600
+            )
+            assert proc.returncode == 0, proc.stderr
+            done = {"run": _run_id(), "stdout": proc.stdout}
+            stamp.write_text(json.dumps(done))
+    return {
+        "out": out,
+        "stdout": done["stdout"],
+        **json.loads((out / "site.json").read_text()),
+    }
 
 
 def need_browser() -> None:

@@ -3,7 +3,6 @@ every link, anchor and asset of the built pages (a static link check over the wh
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -22,16 +21,9 @@ from tests.tooling.site_fixture import FIXTURES, LESSONS, ROOT
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
+def built():
     """The fixture site, built by the ``course site`` command itself."""
-    site_fixture.need_site_tools()
-    out = tmp_path_factory.mktemp("site") / "site"
-    cmd = [sys.executable, "-m", "course_utils.tooling.cli", "site", "90", "91"]
-    cmd += ["--from", str(FIXTURES), "--out", str(out)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=600)
-    assert proc.returncode == 0, proc.stderr
-    data = json.loads((out / "site.json").read_text())
-    return SimpleNamespace(out=out, stdout=proc.stdout, **data)
+    return SimpleNamespace(**site_fixture.shared_site())
 
 
 def test_a_missing_executed_copy_is_named(tmp_path):

@@ -15,11 +15,12 @@ import functools
 import http.server
 import threading
 import urllib.request
+from types import SimpleNamespace
 from urllib.parse import unquote, urldefrag, urlparse
 
 import pytest
 
-from tests.tooling.site_fixture import ROOT, build_fixture_site, launch, need_browser
+from tests.tooling.site_fixture import ROOT, launch, need_browser, shared_site
 
 SHOTS = ROOT / "build" / "site-screenshots"
 LESSON = "notebooks/90_fixture_pairs"
@@ -52,9 +53,9 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
+def served():
     need_browser()
-    report = build_fixture_site(tmp_path_factory.mktemp("site") / "site")
+    report = SimpleNamespace(**shared_site())
     handler = functools.partial(_Quiet, directory=str(report.out))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
