@@ -147,6 +147,20 @@ def test_a_cluster_that_cannot_start_is_a_skip_and_leaves_nothing(
     assert not _processes_under(tmp_path)
 
 
+def _resubmit(cluster, graded_class, out: Path, task: int) -> str:
+    """Array task ``task`` submitted again alone, as the docs say: its log."""
+    job = slurm.ArrayJob(graded_class.subs, MASTER, out, tasks=4, mem_mb=2000)
+    job.grade_options = tuple(OPTIONS)
+    cmd = slurm.sbatch_command(job, kernel_mb=1000)
+    cmd = [f"--array={task}" if c.startswith("--array=") else c for c in cmd]
+    env = dict(cluster.env, COURSE_SHARDS="4", COURSE_PYTHON=sys.executable)
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    job_id = done.stdout.strip().split(";")[0]
+    cluster.wait(job_id, limit=200)
+    return (out / f"slurm-{job_id}_{task}.out").read_text()
+
+
 def _submit(cluster, graded_class, out: Path) -> tuple[str, str]:
     """``course grade slurm`` of the class as 4 tasks x 1 CPU: the job id and merge command."""
     cmd = [*COURSE, "grade", "slurm", str(graded_class.subs), "--source", str(MASTER)]
@@ -172,6 +186,8 @@ def test_a_job_array_on_a_real_cluster_grades_like_one_machine(graded_class, tmp
         ran = time.monotonic() - t0 - started
         logs = {p.name: p.read_text() for p in out.glob(f"slurm-{job}_*.out")}
         assert len(logs) == 4, (sorted(logs), cluster.log("slurmctld"))
+        again = _resubmit(cluster, graded_class, out, task=2)
+        assert "graded 0, skipped 3 already graded" in again, again
         pids = [p.pid for p in cluster.processes()]
         assert len(pids) >= 3
     assert not cluster.processes() and not [
