@@ -202,9 +202,9 @@ print(f"{problem.n_params(prob)} parameters, batch {S.batch}, loss {loss_ref:.4f
 from jax.sharding import AxisType
 
 mesh = jax.make_mesh((S.n_devices,), ("data",), (AxisType.Explicit,), devices=DEVICES)
-X = jax.device_put(X_np, NamedSharding(mesh, P("data", None)))  # rows split, columns whole
-jax.debug.visualize_array_sharding(X)
-print(X.sharding.spec, "| one device stores", X.addressable_shards[0].data.shape, "of", X.shape)
+X_jax = jax.device_put(X_np, NamedSharding(mesh, P("data", None)))  # rows split, columns whole
+jax.debug.visualize_array_sharding(X_jax)
+print(X_jax.sharding.spec, "| one device stores", X_jax.addressable_shards[0].data.shape, "of", X_jax.shape)
 
 # %% [markdown]
 # The drawing has one band per device, `CPU 0` to `CPU 7` from top to bottom: the rows are
@@ -357,13 +357,13 @@ def loss_fn(params, X, y):
 
 
 grad_fn = jax.jit(jax.grad(loss_fn))
-params = {k: jnp.asarray(v) for k, v in params_np.items()}  # on one device
-grads_single = grad_fn(params, jnp.asarray(X_np), jnp.asarray(y_np))
+params_jax = {k: jnp.asarray(v) for k, v in params_np.items()}  # on one device
+grads_single = grad_fn(params_jax, jnp.asarray(X_np), jnp.asarray(y_np))
 
 with jax.set_mesh(mesh):
-    X, y = jax.device_put(X_np, P("data")), jax.device_put(y_np, P("data"))
-    params_dp = jax.device_put(params, P())  # replicated on every device
-    grads_dp = grad_fn(params_dp, X, y)
+    X_jax, y_jax = jax.device_put(X_np, P("data")), jax.device_put(y_np, P("data"))
+    params_dp = jax.device_put(params_jax, P())  # replicated on every device
+    grads_dp = grad_fn(params_dp, X_jax, y_jax)
 print("gradient sharding:", grads_dp["W1"].sharding.spec, "(replicated, like DDP's)")
 
 # %% [markdown]
@@ -383,7 +383,7 @@ print("JAX data parallel = one device = PyTorch DDP = float64 oracle")
 
 # %%
 with jax.set_mesh(mesh):
-    hlo_dp = grad_fn.lower(params_dp, X, y).compile().as_text()
+    hlo_dp = grad_fn.lower(params_dp, X_jax, y_jax).compile().as_text()
 dp_collectives = cost.hlo_collectives(hlo_dp)
 for c in dp_collectives:
     print(c.op, c.shapes, cost.format_bytes(c.result_bytes))
@@ -430,8 +430,8 @@ def unmarked_sum(params, X, y):
 
 
 with jax.set_mesh(mesh):
-    grads_hand = average_gradients_jax(params_dp, X, y)
-    grads_unmarked = unmarked_sum(params_dp, X, y)
+    grads_hand = average_gradients_jax(params_dp, X_jax, y_jax)
+    grads_unmarked = unmarked_sum(params_dp, X_jax, y_jax)
 assert_close(grads_hand, grads_dp, rtol=1e-5, atol=1e-6, name="shard_map + pmean vs jit")
 n_dev = mesh.shape["data"]
 assert_close(grads_unmarked, jax.tree.map(lambda g: n_dev * g, grads_dp), rtol=1e-5, atol=1e-5,
@@ -524,7 +524,7 @@ def mlp_tp(X, params):  # here W1 is (d_in, d_hidden/N) and W2 is (d_hidden/N, d
 
 
 with jax.set_mesh(mesh_tp):
-    params_tp = {k: jax.device_put(v, tp_specs[k]) for k, v in params.items()}
+    params_tp = {k: jax.device_put(v, tp_specs[k]) for k, v in params_jax.items()}
     mlp_sharded = jax.jit(jax.shard_map(mlp_tp, in_specs=(P(), tp_specs), out_specs=P()))
     out_tp = mlp_sharded(jnp.asarray(X_np), params_tp)
 assert_close(out_tp, out_ref, rtol=1e-4, atol=1e-5, name="JAX tensor parallel output")
@@ -670,8 +670,8 @@ def sgd_step(params, X, y):
 
 
 with jax.set_mesh(mesh):
-    params_fsdp = {k: jax.device_put(v, fsdp_specs[k]) for k, v in params.items()}
-    new_params_fsdp, grads_fsdp = sgd_step(params_fsdp, X, y)
+    params_fsdp = {k: jax.device_put(v, fsdp_specs[k]) for k, v in params_jax.items()}
+    new_params_fsdp, grads_fsdp = sgd_step(params_fsdp, X_jax, y_jax)
 print("W1 per device:", params_fsdp["W1"].addressable_shards[0].data.shape, "of", params_fsdp["W1"].shape,
       "| W1's gradient and new value stay sharded:", grads_fsdp["W1"].sharding.spec, new_params_fsdp["W1"].sharding.spec)
 
@@ -700,7 +700,7 @@ def bytes_on_device_0(tree):
 
 def step_peak(params):
     """Per-device bytes XLA plans for one sgd_step: arguments + outputs + temporaries."""
-    m = sgd_step.lower(params, X, y).compile().memory_analysis()
+    m = sgd_step.lower(params, X_jax, y_jax).compile().memory_analysis()
     return m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes - m.alias_size_in_bytes
 
 
@@ -727,8 +727,8 @@ assert stored["fully sharded"] < stored["data parallel"]
 # %% tags=["raises-exception"]
 specs_cols = {"W1": P(None, "data"), "W2": P("data", None), "b1": P("data"), "b2": P()}
 with jax.set_mesh(mesh):
-    params_cols = {k: jax.device_put(v, specs_cols[k]) for k, v in params.items()}
-    sgd_step(params_cols, X, y)
+    params_cols = {k: jax.device_put(v, specs_cols[k]) for k, v in params_jax.items()}
+    sgd_step(params_cols, X_jax, y_jax)
 
 
 # %% [markdown]
@@ -753,7 +753,7 @@ def sgd_step_gathered(params, X, y):
 
 
 with jax.set_mesh(mesh):
-    new_params_cols, grads_cols = sgd_step_gathered(params_cols, X, y)
+    new_params_cols, grads_cols = sgd_step_gathered(params_cols, X_jax, y_jax)
 assert_close(grads_cols, grads_ref, rtol=1e-4, atol=1e-6, name="gathered FSDP grads")
 assert_close(new_params_cols, step_ref, rtol=1e-5, atol=1e-6, name="gathered FSDP step")
 print("explicit gather: step = float64 oracle; gradient shardings",
@@ -934,7 +934,7 @@ print(f"\nFor the 7B example, tensor parallel sends {big['tensor parallel'] / bi
 
 # %%
 with jax.set_mesh(mesh):
-    hlo_fsdp = sgd_step.lower(params_fsdp, X, y).compile().as_text()
+    hlo_fsdp = sgd_step.lower(params_fsdp, X_jax, y_jax).compile().as_text()
 with jax.set_mesh(mesh_tp):
     hlo_tp = jax.jit(jax.grad(loss_tp)).lower(params_tp, jnp.asarray(X_np), jnp.asarray(y_np)).compile().as_text()
 formula = {r["strategy"]: r["bytes"] for r in cost.table(problem.n_params(prob), S.n_devices, activation_elems=S.batch * S.d_out)}
@@ -971,11 +971,11 @@ print(f"PyTorch, {S.n_procs} processes: DDP {ddp[0]['ddp_comm']} of {ddp[0]['ddp
 # communication and scheduling without adding hardware.
 
 # %%
-X1, y1 = jnp.asarray(X_np), jnp.asarray(y_np)  # on one device; X, y, params_dp carry shardings
+X1, y1 = jnp.asarray(X_np), jnp.asarray(y_np)  # on one device; X_jax, y_jax, params_dp carry shardings
 comparison = timing.compare(
-    {"one device": lambda: grad_fn(params, X1, y1),
-     f"data parallel, {S.n_devices} devices": lambda: grad_fn(params_dp, X, y),
-     f"fully sharded, {S.n_devices} devices": lambda: sgd_step(params_fsdp, X, y)[1]},
+    {"one device": lambda: grad_fn(params_jax, X1, y1),
+     f"data parallel, {S.n_devices} devices": lambda: grad_fn(params_dp, X_jax, y_jax),
+     f"fully sharded, {S.n_devices} devices": lambda: sgd_step(params_fsdp, X_jax, y_jax)[1]},
     baseline="one device", rtol=1e-4, atol=1e-6, target_s=S.target_s,
 )
 comparison
@@ -1038,7 +1038,7 @@ def agrees(a, b):
 ddp_full = all(problem.take(r, "ddp_")[k].shape == params_np[k].shape for r in ddp for k in params_np)
 ddp_all = ddp[0]["ddp_allreduced_elements"] == ddp[0]["n_params"]
 ddp_equal = all(agrees(problem.take(r, "ddp_"), grads_ref) for r in ddp)
-rows_ok, cols_alone = agrees(grads_fsdp, grads_ref), compiles_alone(sgd_step, params_cols, X, y)
+rows_ok, cols_alone = agrees(grads_fsdp, grads_ref), compiles_alone(sgd_step, params_cols, X_jax, y_jax)
 ops = {name: f"{name}: " + ", ".join(f"{v['count']} {op}" for op, v in cost.summarize(cost.hlo_collectives(hlo), S.n_devices).items())
        for name, hlo in (("data parallel", hlo_dp), ("fully sharded", hlo_fsdp))}
 jit_ok = rows_ok and agrees(grads_dp, grads_ref) and agrees(grads_tp, grads_ref)
