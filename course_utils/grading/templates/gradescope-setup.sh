@@ -7,8 +7,13 @@ set -euo pipefail
 cd /autograder/source
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-apt-get install -y -qq python3 python3-venv python3-pip bubblewrap >/dev/null
-python3 -m venv /autograder/venv
+apt-get install -y -qq python3 python3-venv bubblewrap >/dev/null
+py3=python3
+if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+  apt-get install -y -qq python3.11 python3.11-venv >/dev/null  # Ubuntu 22.04's is 3.10
+  py3=python3.11
+fi
+"$py3" -m venv /autograder/venv
 py=/autograder/venv/bin/python
 "$py" -m pip install -q --upgrade pip
 "$py" course/course_utils/tooling/install.py torch
