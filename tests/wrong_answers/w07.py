@@ -66,6 +66,15 @@ BN_NO_STATS = BN_BODY.format(
     **{**RIGHT_BN, "stats": "pass  # running stats left at 0 and 1"}
 )
 
+BN_NO_COPY = BN_BODY.format(**{**RIGHT_BN, "copy": ""})
+BN_DLPACK = BN_BODY.format(**RIGHT_BN).replace(
+    "jnp.asarray(t.detach().numpy().copy())",
+    "jax.dlpack.from_dlpack(t.detach())  # zero-copy: the tensor's own memory",
+)
+BN_ONLY_MEAN = BN_BODY.format(
+    **{**RIGHT_BN, "stats": "out.mean[...] = copy_of(bn.running_mean)  # var left at 1"}
+)
+
 CE_BOOLEAN_INDEXING = """
 def cross_entropy_like_torch(logits, labels, *, label_smoothing=0.0, ignore_index=-100):
     keep = labels != ignore_index
@@ -137,6 +146,13 @@ WRONG = {
         ),
         ("Flax's default epsilon", BN_NO_EPS, "pass PyTorch's eps to Flax's epsilon"),
         ("running statistics not copied", BN_NO_STATS, "running_mean->mean"),
+        ("only the running mean copied", BN_ONLY_MEAN, "running_var->var"),
+        (
+            "jnp.asarray of the tensor's memory, no copy",
+            BN_NO_COPY,
+            "give jnp.asarray a copy",
+        ),
+        ("DLPack shares the tensor's memory", BN_DLPACK, "give jnp.asarray a copy"),
     ],
     "cross-entropy": [
         ("boolean indexing", CE_BOOLEAN_INDEXING, "no boolean indexing"),
