@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import io
 from pathlib import Path
 
@@ -33,15 +34,34 @@ class Regrader(batch.Grader):
         super().__init__(*args, **kwargs)
         self.only, self.old = only, old
         self.changes: list[tuple[str, dict]] = []  # this run's, by student
+        self.full: dict[
+            str, list
+        ] = {}  # with --only: each student's cells before the cut
 
     def run_job(self, student, matched):
         if self.only:  # the exercise's cells only; scoring then sees the same cells
+            self.full[student] = list(matched.cells)
             matched.cells[:] = [
                 c
                 for c in matched.cells
                 if c.role == "context" or c.exercise == self.only
             ]
         return super().run_job(student, matched)
+
+    def _files(self, matched, run, record):
+        """The report files with all the student's code (other exercises' cells not run)."""
+        full = self.full.pop(record["student"], None)
+        if full is None or matched is None or run is None:
+            return super()._files(matched, run, record)
+        ran = iter(run.get("cells", []))
+        kept = {id(c) for c in matched.cells}
+        cells = [
+            next(ran, {}) if id(c) in kept else {"status": "not run", "outputs": []}
+            for c in full
+            if c.role in ("context", "solution", "test")
+        ]
+        shown = dataclasses.replace(matched, cells=full)
+        return super()._files(shown, run | {"cells": cells}, record)
 
     def finish(self, record: dict) -> dict:
         record = super().finish(record)

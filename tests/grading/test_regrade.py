@@ -55,6 +55,8 @@ def test_only_one_exercise_is_regraded_and_the_changes_recorded(
     assert len(rows) == len(ROSTER)
     assert {r["student"]: (r["old"], r["new"]) for r in rows}[bob] == ("1", "3")
     assert after[bob]["reason"] == "3 of 3 exercises passed"
+    feedback = (store.student_dir(out, bob) / "feedback.ipynb").read_text()
+    assert "def greet" in feedback and "def total" in feedback  # all of bob's code
     # the records now say which tests each score comes from: a plain run skips everyone
     assert _grade(graded_class.subs, master, out) == 0
     assert f"skipped {len(ROSTER)} already graded" in capsys.readouterr().out
