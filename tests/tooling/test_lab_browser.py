@@ -90,6 +90,7 @@ def lab(tmp_path_factory):
     cmd += ["--allow-root"] if os.geteuid() == 0 else []
     env = dict(os.environ, COURSE_SMOKE="1", JUPYTER_RUNTIME_DIR=str(work / "rt"))
     env["JUPYTERLAB_SETTINGS_DIR"] = str(work / "settings")
+    env["JUPYTERLAB_WORKSPACES_DIR"] = str(work / "workspaces")
     log = open(work / "lab.log", "w")  # noqa: SIM115
     proc = subprocess.Popen(
         cmd,
@@ -149,6 +150,7 @@ def page(lab):
     pw = sync_playwright().start()
     browser = launch(pw)
     context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(120_000)  # a busy machine is slow, not broken
     context.route(
         "**/*",
         lambda r: r.continue_() if r.request.url.startswith(lab["base"]) else r.abort(),

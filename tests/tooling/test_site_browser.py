@@ -82,6 +82,7 @@ def browser(served):
 
 def _context(browser, base: str, width: int, blocked: list[str]):
     context = browser.new_context(viewport={"width": width, "height": 900})
+    context.set_default_timeout(90_000)  # a busy machine is slow, not broken
 
     def guard(route):
         if route.request.url.startswith(base):
