@@ -31,21 +31,25 @@ def _has(node: Any, role: str) -> bool:
 
 
 def wrap_pairs(app: Any, doctree: Any) -> None:
-    """Put each tagged pair (and its parity cell) into one ``sbs-pair`` container."""
+    """Put each tagged pair (either cell first) and its parity cell into one
+    ``sbs-pair`` container, in the notebook's order."""
     from docutils import nodes
 
-    starts = [n for n in doctree.findall(nodes.container) if _has(n, "torch")]
+    starts = [
+        n
+        for n in doctree.findall(nodes.container)
+        if _has(n, "torch") or _has(n, "jax")
+    ]
     for first in starts:
         parent = first.parent
+        if PAIR_CLASS in parent.get("classes", []):
+            continue  # the second cell of a pair already wrapped
         index = parent.index(first)
         members = [first]
-        for role in ("jax", "parity"):
-            nxt = (
-                parent[index + len(members)]
-                if index + len(members) < len(parent)
-                else None
-            )
-            if nxt is not None and isinstance(nxt, nodes.container) and _has(nxt, role):
+        for role in ("jax" if _has(first, "torch") else "torch", "parity"):
+            at = index + len(members)
+            nxt = parent[at] if at < len(parent) else None
+            if isinstance(nxt, nodes.container) and _has(nxt, role):
                 members.append(nxt)
         if len(members) < 2:
             continue

@@ -1,8 +1,8 @@
 """The site's side-by-side pairs: a ``# PyTorch`` cell, the mirrored ``# JAX`` cell, the parity cell.
 
-A lesson marks its mirrored cells with their first line (``# PyTorch`` then ``# JAX``,
-optionally followed by more words: ``# PyTorch: one step``), which JupyterLab keeps
-whatever it saves. :func:`find_pairs` finds them in a notebook's cells at build time;
+A lesson marks its mirrored cells with their first line (``# PyTorch`` and ``# JAX``, in
+either order, optionally followed by more words: ``# PyTorch: one step``), which
+JupyterLab keeps whatever it saves. :func:`find_pairs` finds them in a notebook's cells at build time;
 :func:`mark_pairs` gives the cells of each pair a tag (in the site's staged copy only)
 that the Sphinx extension (:mod:`course_utils.tooling.site_ext`) turns into one
 two-column block, the parity cell (the code cell right after the pair) under both.
@@ -23,7 +23,8 @@ TAGS = {"torch": "sbs-torch", "jax": "sbs-jax", "parity": "sbs-parity"}
 
 @dataclass(frozen=True)
 class Pair:
-    """Indices of one pair's cells in the notebook (``parity`` is None when absent)."""
+    """Indices of one pair's cells in the notebook (``parity`` is None when absent);
+    ``torch`` comes before ``jax`` in most pairs, after it in some."""
 
     torch: int
     jax: int
@@ -50,14 +51,15 @@ def _framework(cell: dict[str, Any]) -> str | None:
 
 
 def find_pairs(cells: Sequence[dict[str, Any]]) -> list[Pair]:
-    """Every ``# PyTorch`` code cell directly followed by a ``# JAX`` code cell.
-
-    The parity cell is the next cell when it is code that opens with neither comment.
+    """Every ``# PyTorch`` code cell directly followed by a ``# JAX`` code cell, or the
+    other way round. The parity cell is the next cell when it is code that opens with
+    neither comment.
     """
     pairs = []
     i = 0
     while i + 1 < len(cells):
-        if _framework(cells[i]) == "torch" and _framework(cells[i + 1]) == "jax":
+        kinds = (_framework(cells[i]), _framework(cells[i + 1]))
+        if kinds in (("torch", "jax"), ("jax", "torch")):
             nxt = cells[i + 2] if i + 2 < len(cells) else None
             parity = (
                 i + 2
@@ -66,7 +68,8 @@ def find_pairs(cells: Sequence[dict[str, Any]]) -> list[Pair]:
                 and _framework(nxt) is None
                 else None
             )
-            pairs.append(Pair(i, i + 1, parity))
+            torch, jax = (i, i + 1) if kinds[0] == "torch" else (i + 1, i)
+            pairs.append(Pair(torch, jax, parity))
             i += 3 if parity is not None else 2
         else:
             i += 1

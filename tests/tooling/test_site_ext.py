@@ -48,6 +48,15 @@ def test_pairs_are_wrapped_with_their_parity_cell():
     assert section[1][2]["classes"] == ["cell", "tag_sbs-parity"]
 
 
+def test_a_pair_may_open_with_its_jax_cell():
+    nodes = pytest.importorskip("docutils.nodes")
+    doc = nodes.document(None, None)
+    doc += [_cell("tag_sbs-jax"), _cell("tag_sbs-torch"), _cell("tag_sbs-parity")]
+    site_ext.wrap_pairs(None, doc)
+    assert len(doc.children) == 1 and len(doc[0]) == 3
+    assert doc[0][0]["classes"] == ["cell", "tag_sbs-jax"]
+
+
 def test_a_lone_torch_cell_stays_as_it_is():
     nodes = pytest.importorskip("docutils.nodes")
     doc = nodes.document(None, None)

@@ -27,8 +27,14 @@ def test_a_pair_and_its_parity_cell():
         new_code_cell("\n# PyTorch\na = 1"),
         new_code_cell("# JAX\nb = 1"),
         new_code_cell("# JAX\nc = 1"),
+        new_code_cell("# PyTorch: the other way round\nd = 1"),
+        new_code_cell("assert_close(c, d)"),
     ]
-    assert site_pairs.find_pairs(cells) == [Pair(1, 2, 3), Pair(6, 7, None)]
+    assert site_pairs.find_pairs(cells) == [
+        Pair(1, 2, 3),
+        Pair(6, 7, None),
+        Pair(torch=9, jax=8, parity=10),
+    ]
 
 
 def test_comments_must_be_the_first_line_and_the_word_whole():
@@ -52,7 +58,8 @@ def test_mark_pairs_tags_the_staged_cells():
 
 def _pairs_in_source(text: str) -> int:
     """An independent count from the jupytext source: `# %%` code cells whose first
-    line is `# PyTorch...`, directly followed by one whose first line is `# JAX...`."""
+    line is `# PyTorch...` directly followed by one whose first line is `# JAX...`, or
+    the other way round."""
     cells = re.split(r"^# %%.*$", text, flags=re.M)[1:]
     heads = re.findall(r"^# %%(.*)$", text, flags=re.M)
     firsts = [
@@ -61,9 +68,10 @@ def _pairs_in_source(text: str) -> int:
     ]
     count, i = 0, 0
     while i + 1 < len(firsts):
-        if re.match(r"#\s*PyTorch\b", firsts[i]) and re.match(
-            r"#\s*JAX\b", firsts[i + 1]
-        ):
+        pair = firsts[i : i + 2]
+        torch = [bool(re.match(r"#\s*PyTorch\b", line)) for line in pair]
+        jax = [bool(re.match(r"#\s*JAX\b", line)) for line in pair]
+        if torch in ([True, False], [False, True]) and jax == [not t for t in torch]:
             count += 1
             i += 2
         else:
@@ -80,5 +88,6 @@ def test_every_lessons_pairs_are_found(lesson):
     if not found:
         pytest.xfail(f"{lesson} has no `# PyTorch` / `# JAX` pair of code cells yet")
     for pair in found:
+        assert abs(pair.torch - pair.jax) == 1
         assert site_pairs.first_line(nb.cells[pair.torch]).startswith("# PyTorch")
         assert site_pairs.first_line(nb.cells[pair.jax]).startswith("# JAX")
