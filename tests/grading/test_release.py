@@ -4,7 +4,10 @@ hidden test of any master (scanned line by line), and the scan finds planted one
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -52,6 +55,23 @@ def test_the_tree_is_lessons_exercises_and_the_library(released):
         m.stem for m in MASTERS
     ]
     assert (released / "course_utils" / "grading" / "batch.py").exists()  # course check
+
+
+def test_the_released_library_imports_on_its_own(released):
+    code = (
+        "import course_utils.grading.batch, course_utils.exercises, course_utils.parity"
+    )
+    code += "; import course_utils; print(course_utils.__file__)"
+    env = dict(os.environ, PYTHONPATH=str(released))
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=released,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(released / "course_utils" / "__init__.py")
 
 
 def test_no_line_of_any_solution_or_hidden_test_is_in_the_tree(released):
