@@ -109,6 +109,11 @@ def cmd_slurm(args) -> int:
         raise CourseError("grade slurm: name one SUBMISSIONS folder")
     if not args.source or not args.out or not args.tasks:
         raise CourseError("grade slurm: --source, --out and --tasks N are required")
+    if args.jobs or args.shard:
+        raise CourseError(
+            "grade slurm: each task grades its own shard with --jobs = its CPUs: "
+            "give --tasks and --cpus-per-task instead of --shard and --jobs"
+        )
     job = ArrayJob(
         submissions=Path(args.more[0]).resolve(),
         source=Path(args.source).resolve(),

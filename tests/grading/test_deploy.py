@@ -24,6 +24,22 @@ def test_grade_slurm_without_sbatch_says_where_to_run_it(tmp_path, capsys, monke
         (["grade", "subs", "--out", "o", "--tasks", "2"], "only with grade slurm"),
         (["grade", "slurm", "--out", "o", "--tasks", "2"], "name one SUBMISSIONS"),
         (["grade", "slurm", "subs", "--out", "o"], "--tasks N are required"),
+        (
+            [
+                "grade",
+                "slurm",
+                "s",
+                "--source",
+                "m",
+                "--out",
+                "o",
+                "--tasks",
+                "2",
+                "--jobs",
+                "4",
+            ],
+            "instead of --shard and --jobs",
+        ),
     ],
 )
 def test_grade_slurm_options_are_checked(argv, message, capsys):
