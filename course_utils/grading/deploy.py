@@ -58,6 +58,12 @@ def _add_gradescope(sub) -> None:
     b.set_defaults(func=_lazy("gradescope", "cmd_build"))
 
 
+# ``grade``'s options that ``grade slurm`` takes (the others act on one run, or after it).
+SLURM_KEEPS = {"submissions", "more", "source", "out", "timeout", "total_timeout"}
+SLURM_KEEPS |= {"memory", "cpu_time", "full", "force", "unsafe_no_sandbox", "jobs"}
+SLURM_KEEPS |= {"shard", "tasks", "partition", "cpus_per_task", "mem_per_task"}
+
+
 def _lazy(module: str, name: str):
     """A command's entry point, imported when the command runs."""
 
@@ -90,11 +96,19 @@ def _extend_grade(g: argparse.ArgumentParser) -> None:
         help="memory of each task (default C x --memory + 1024)",
     )
     grade = g.get_default("func")
+    defaults = {a.dest: a.default for a in g._actions if a.dest != "help"}
 
     def dispatch(args: argparse.Namespace) -> int:
         if args.submissions == "slurm":
             from course_utils.grading import slurm
 
+            other = sorted(
+                "--" + k.replace("_", "-")
+                for k, v in vars(args).items()
+                if k in defaults and k not in SLURM_KEEPS and v != defaults[k]
+            )
+            if other:
+                raise CourseError(f"grade slurm: {', '.join(other)}: not with slurm")
             return slurm.cmd_slurm(args)
         if args.tasks or args.partition or args.mem_per_task:
             raise CourseError(

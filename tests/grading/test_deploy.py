@@ -40,6 +40,22 @@ def test_grade_slurm_without_sbatch_says_where_to_run_it(tmp_path, capsys, monke
             ],
             "instead of --shard and --jobs",
         ),
+        (
+            [
+                "grade",
+                "slurm",
+                "s",
+                "--source",
+                "m",
+                "--out",
+                "o",
+                "--tasks",
+                "2",
+                "--only",
+                "x",
+            ],
+            "grade slurm: --only: not with slurm",
+        ),
     ],
 )
 def test_grade_slurm_options_are_checked(argv, message, capsys):
