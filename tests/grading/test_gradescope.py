@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -69,10 +70,11 @@ def _layout(bundle: Path, folder: Path, notebooks: dict[str, bytes]) -> Path:
     return folder
 
 
-def _run(root: Path) -> dict:
+def _run(root: Path, **env_vars: str) -> dict:
     env = dict(
         os.environ, COURSE_AUTOGRADER_ROOT=str(root), COURSE_PYTHON=sys.executable
     )
+    env.update(env_vars)
     done = subprocess.run(
         [str(root / "source" / "run_autograder")],
         capture_output=True,
@@ -124,6 +126,31 @@ def test_run_autograder_grades_a_submission_as_course_grade_does(
     assert hidden and all(t["visibility"] == "after_published" for t in hidden)
     assert "SECRET_HIDDEN_ORACLE_7" not in json.dumps(result)
     assert "in the sandbox, from hw.ipynb" in result["output"]
+
+
+def test_where_bubblewrap_cannot_run_it_grades_without_it_and_says_so(
+    bundle, graded_class, tmp_path
+):
+    no_bwrap = tmp_path / "bin"  # a PATH with bash and no bwrap, as in a bare container
+    no_bwrap.mkdir()
+    (no_bwrap / "bash").symlink_to(shutil.which("bash"))
+    data = (graded_class.subs / "dee.ipynb").read_bytes()
+    root = _layout(bundle, tmp_path / "autograder", {"dee.ipynb": data})
+    result = _run(root, PATH=str(no_bwrap))
+    _check_format(result)
+    assert result["score"] == graded_class.expected["dee"][0]
+    assert (
+        "Graded without the sandbox (bubblewrap (bwrap) is not installed)"
+        in result["output"]
+    )
+    config = json.loads((root / "source" / "gradescope.json").read_text())
+    config["sandbox"] = "require"  # built with --require-sandbox
+    (root / "source" / "gradescope.json").write_text(json.dumps(config))
+    result = _run(root, PATH=str(no_bwrap))
+    _check_format(result)
+    assert (
+        result["score"] == 0 and "Not graded: the grader's sandbox" in result["output"]
+    )
 
 
 @pytest.mark.parametrize(
