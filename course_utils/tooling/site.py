@@ -180,6 +180,7 @@ def settings(smoke: list[str], lessons: int) -> dict[str, Any]:
         # A traceback that the IPython lexer cannot take is shown in its relaxed mode.
         "suppress_warnings": ["misc.highlighting_failure"],
         "author": "the course's authors",
+        "smartquotes": False,  # the text as the notebooks have it (and JupyterLab's ids)
     }
 
 

@@ -2,7 +2,8 @@
 
 - :func:`jupyterlab_slug`: heading anchors as JupyterLab makes them (``3. Checkpoints``
   -> ``3.-Checkpoints``), so the in-page links that work in JupyterLab work on the site;
-  MyST calls it for every heading (``myst_heading_slug_func``).
+  MyST calls it for every heading (``myst_heading_slug_func``), and
+  :func:`add_jupyterlab_ids` adds it where MyST's text of the title falls short.
 - :func:`wrap_pairs`: after a page is read, each side-by-side pair's cells (tagged by
   :func:`course_utils.tooling.site_pairs.mark_pairs` in the staged copy) go into one
   ``sbs-pair`` block that the site's stylesheet lays out in two columns on a wide
@@ -21,9 +22,28 @@ PAIR_CLASS = "sbs-pair"
 CSS_FILE = "course-site.css"
 
 
+UNSAFE = set("\"'<>&")  # Sphinx writes ids into HTML unescaped
+
+
 def jupyterlab_slug(title: str) -> str:
-    """JupyterLab's heading id: the heading's text with each space replaced by ``-``."""
-    return title.strip().replace(" ", "-")
+    """JupyterLab's heading id: the heading's text with each space replaced by ``-``
+    ('' when it holds a character that an HTML id attribute would need escaped)."""
+    slug = title.strip().replace(" ", "-")
+    return "" if UNSAFE & set(slug) else slug
+
+
+def add_jupyterlab_ids(app: Any, doctree: Any) -> None:
+    """Give each section JupyterLab's id of its whole title too (MyST's slug leaves out
+    what a heading holds beyond plain text and code, such as quotes)."""
+    from docutils import nodes
+
+    for section in doctree.findall(nodes.section):
+        if not section.children or not isinstance(section[0], nodes.title):
+            continue
+        slug = jupyterlab_slug(section[0].astext())
+        if slug and slug not in doctree.ids:
+            section["ids"].append(slug)
+            doctree.ids[slug] = section
 
 
 def _has(node: Any, role: str) -> bool:
@@ -61,6 +81,7 @@ def wrap_pairs(app: Any, doctree: Any) -> None:
 
 
 def setup(app: Any) -> dict[str, Any]:
+    app.connect("doctree-read", add_jupyterlab_ids)
     app.connect("doctree-read", wrap_pairs)
     app.add_css_file(CSS_FILE)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

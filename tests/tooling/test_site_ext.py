@@ -14,6 +14,7 @@ from course_utils.tooling import site_ext
         ("7. Keras 3", "7.-Keras-3"),
         ("03 · JIT compilation", "03-·-JIT-compilation"),
         ("  padded  ", "padded"),
+        ('2.1 A "quoted" word', ""),  # Sphinx would write the quote into id="..."
     ],
 )
 def test_headings_get_jupyterlabs_ids(title, slug):
@@ -66,3 +67,16 @@ def test_a_lone_torch_cell_stays_as_it_is():
         ["cell", "tag_sbs-torch"],
         ["cell"],
     ]
+
+
+def test_sections_get_jupyterlabs_id_of_their_whole_title():
+    nodes = pytest.importorskip("docutils.nodes")
+    doc = nodes.document(None, None)
+    for title in ("2.1 The sharp bit: `adam` defaults", 'With "quotes"'):
+        section = nodes.section(ids=["x"])
+        section += nodes.title(text=title)
+        doc += section
+    site_ext.add_jupyterlab_ids(None, doc)
+    site_ext.add_jupyterlab_ids(None, doc)  # once only
+    assert doc[0]["ids"] == ["x", "2.1-The-sharp-bit:-`adam`-defaults"]
+    assert doc[1]["ids"] == ["x"]
