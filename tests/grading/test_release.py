@@ -98,7 +98,7 @@ def test_the_scan_finds_planted_answers(tmp_path):
     tree = tmp_path / "tree"
     (tree / "course_utils").mkdir(parents=True)
     (tree / "README.md").write_text('x\n    return f"hello {name}"  \n')
-    (tree / "course_utils" / "helper.py").write_text(
+    (tree / "course_utils" / "planted.py").write_text(
         "def square(x):\n    return x * x\n# ### BEGIN SOLUTION\n"
     )
     nb = {"cells": [{"cell_type": "code", "source": "print(1)", "outputs": [
@@ -109,17 +109,17 @@ def test_the_scan_finds_planted_answers(tmp_path):
     assert any(f.startswith("README.md:2: solution line of tiny_master") for f in found)
     assert any(f.startswith("out.ipynb:2: hidden test line") for f in found), found
     assert not any(
-        "helper.py:2" in f for f in found
+        "planted.py:2" in f for f in found
     )  # one line in the library: an idiom
-    (tree / "course_utils" / "helper.py").write_text(
+    (tree / "course_utils" / "planted.py").write_text(
         '"""Sum."""\n\n    ### BEGIN SOLUTION\n\n    return sum(xs)\n'
         "SECRET_HIDDEN_ORACLE_7 = [(-2, 4), (0, 0), (1.5, 2.25)]\n"
         "for x, want in SECRET_HIDDEN_ORACLE_7:\n"
         "    assert square(x) == want, f'square({x}) should be {want}'\n"
     )
     found = release.leaks(tree, [MASTER], public=set())
-    assert "course_utils/helper.py:3: marker '### BEGIN SOLUTION'" in found
-    assert any("helper.py: a whole hidden test of tiny_master" in f for f in found)
+    assert "course_utils/planted.py:3: marker '### BEGIN SOLUTION'" in found
+    assert any("planted.py: a whole hidden test of tiny_master" in f for f in found)
 
 
 def test_release_refuses_a_folder_in_use(tmp_path, capsys):
