@@ -66,7 +66,9 @@ def test_the_script_is_the_documented_one_and_a_valid_bash_script():
         assert f"#SBATCH {option}=" in text
     docs = (ROOT / "docs" / "GRADING_DEPLOY.md").read_text()
     assert "../course_utils/grading/grade-array.sh" in docs  # linked, not copied
-    assert "#SBATCH" not in docs and "SLURM_ARRAY_TASK_ID" not in docs
+    for page in ("GRADING_DEPLOY.md", "GRADING.md"):
+        text = (ROOT / "docs" / page).read_text()
+        assert "#SBATCH" not in text and "SLURM_ARRAY_TASK_ID" not in text, page
 
 
 def test_the_script_refuses_to_run_outside_an_array(tmp_path):
