@@ -165,6 +165,11 @@ def settings(smoke: list[str], lessons: int) -> dict[str, Any]:
         ],
         "nb_execution_mode": "off",
         "nb_merge_streams": True,
+        # No widget manager from a CDN: a widget (a progress bar) shows its text instead.
+        "nb_ipywidgets_js": {},
+        "nb_mime_priority_overrides": [
+            ("*", "application/vnd.jupyter.widget-view+json", None)
+        ],
         "myst_enable_extensions": ["dollarmath", "amsmath", "colon_fence"],
         "myst_heading_anchors": 6,
         "myst_heading_slug_func": "course_utils.tooling.site_ext.jupyterlab_slug",

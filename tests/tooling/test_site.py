@@ -86,6 +86,7 @@ def test_lesson_pages_carry_pairs_anchors_banner_and_launch_buttons(built):
     assert "mybinder.org/v2/gh/jax-pytorch-side-by-side/course/v0.1.0?" in html
     full = (built.out / "notebooks" / "91_fixture_full.html").read_text()
     assert "course-smoke-banner" not in full
+    assert "progress: 100%" in full  # a widget shows its text, no widget manager loaded
 
 
 def test_exercise_pages_hold_no_solution(built):
