@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -107,6 +108,9 @@ def test_the_bundle_holds_setup_run_autograder_the_master_and_the_course(bundle)
     for name in ("setup.sh", "run_autograder"):
         text = zipfile.ZipFile(bundle).read(name).decode()
         assert subprocess.run(["bash", "-n", "-c", text]).returncode == 0
+    setup = zipfile.ZipFile(bundle).read("setup.sh").decode()
+    used = set(re.findall(r"course/[\w./-]+\.(?:py|txt)", setup))
+    assert used and used <= names  # install.py and the constraints travel in the zip
 
 
 def test_run_autograder_grades_a_submission_as_course_grade_does(
