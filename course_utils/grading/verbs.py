@@ -18,7 +18,8 @@ HELP = """\
 course grade report DIR
 course grade export DIR --format canvas|moodle|csv --roster roster.csv [--per-exercise]
 course grade manual DIR manual.csv
-course grade SUBMISSIONS --source NB --out DIR --only EXERCISE | --student ID"""
+course grade SUBMISSIONS --source NB --out DIR --only EXERCISE | --student ID
+course grade slurm SUBMISSIONS --source NB --out DIR --tasks N [--partition P]"""
 
 
 def handles(args: argparse.Namespace) -> bool:
