@@ -46,6 +46,9 @@ CSS = f"""\
   .{PAIR_CLASS} > .tag_sbs-parity {{ grid-column: 1 / -1; }}
 }}
 .{PAIR_CLASS} > .cell {{ margin: 0; min-width: 0; }}
+/* Each half is narrow: a smaller font shows more of each line (the rest scrolls; wrapped
+   Python would lose its indentation). */
+.{PAIR_CLASS} pre {{ font-size: 0.85em; }}
 .course-smoke-banner {{ font-weight: 600; }}
 """
 
