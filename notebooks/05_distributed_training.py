@@ -470,47 +470,13 @@ print(f"shard_map + pmean = jit's data parallel = DDP; unmarked parameters give 
 # and §3.2 and §5.2 show JAX's `jit` inserting collectives from specs alone. This section
 # shows each framework's dedicated tool for the job.
 #
-# ### 4.1 PyTorch: DeviceMesh, DTensor and `parallelize_module`
+# The two programs first, side by side: PyTorch's as each process of the launch in §3.1 ran
+# it, JAX's as this notebook runs it. The cell under them checks both against the float64
+# oracle and against each other; §4.1 and §4.2 then read each in turn.
 
 # %%
 # PyTorch: tensor parallel with DTensor, run by every process
 launch.excerpt("course_utils.dist.torch_tp", "tp")
-
-# %% [markdown]
-# `init_device_mesh` plays `jax.make_mesh`: a named arrangement of the ranks.
-# `parallelize_module` replaces each named submodule's weights by DTensors with the
-# placements its style asks for, and installs hooks on the layers that convert inputs and
-# outputs at the boundaries. What each rank ended up storing:
-
-# %%
-r0 = tp[0]  # rank 0's report from the launch in §3.1
-print(f"fc1.weight: {r0['fc1_weight_placements']}, local {r0['fc1_local_shape']}; "
-      f"fc2.weight: {r0['fc2_weight_placements']}, local {r0['fc2_local_shape']}")
-
-# %% [markdown]
-# `nn.Linear` stores `(out_features, in_features)`, so the column split of `fc1` is DTensor's
-# `Shard(0)` and the row split of `fc2` is `Shard(1)`. The local shapes printed above are
-# the halves: each of the two ranks holds half of `fc1`'s output features and the matching
-# half of `fc2`'s input features. Output and gradients match the oracle:
-
-# %%
-out_ref = problem.forward_numpy(params_np, X_np)
-for report in tp:
-    assert_close(report["out"], out_ref, rtol=1e-4, atol=1e-5, name="tp output")
-    assert_close(problem.take(report, "tp_"), grads_ref, rtol=1e-4, atol=1e-6, name="tp grads")
-print("PyTorch tensor parallel = unsharded model (output and gradients)")
-
-# %% [markdown]
-# ### 4.2 JAX: `jax.shard_map` and an explicit `psum`
-#
-# `shard_map` gives the per-device view: the function sees its own blocks, and you write the
-# collective. `in_specs` say how each argument is split, `out_specs` how the result is.
-#
-# Inside `mlp_tp` the shapes are the local ones: `params["W1"]` has `d_hidden / N` columns,
-# so the function looks like a single-device MLP on a narrower hidden layer, plus one line
-# of communication. `psum` over `"model"` adds the partial outputs of all devices and gives
-# every device the total, which is what `out_specs=P()` (replicated) promises. This is the
-# `ColwiseParallel` / `RowwiseParallel` pair of §4.1, written out by hand.
 
 # %%
 # JAX: tensor parallel with shard_map and an explicit psum
@@ -527,13 +493,58 @@ with jax.set_mesh(mesh_tp):
     params_tp = {k: jax.device_put(v, tp_specs[k]) for k, v in params_jax.items()}
     mlp_sharded = jax.jit(jax.shard_map(mlp_tp, in_specs=(P(), tp_specs), out_specs=P()))
     out_tp = mlp_sharded(jnp.asarray(X_np), params_tp)
+
+# %%
+# Parity: every PyTorch rank and JAX against the unsharded float64 model, and each other
+out_ref = problem.forward_numpy(params_np, X_np)
+for report in tp:
+    assert_close(report["out"], out_ref, rtol=1e-4, atol=1e-5, name="tp output")
+    assert_close(problem.take(report, "tp_"), grads_ref, rtol=1e-4, atol=1e-6, name="tp grads")
 assert_close(out_tp, out_ref, rtol=1e-4, atol=1e-5, name="JAX tensor parallel output")
-print("per-device W1 block:", params_tp["W1"].addressable_shards[0].data.shape, "| output = unsharded")
+assert_close(out_tp, tp[0]["out"], rtol=1e-4, atol=1e-5, name="JAX vs PyTorch tensor parallel")
+print("PyTorch tensor parallel (output and gradients) = JAX tensor parallel = unsharded model")
+
+# %% [markdown]
+# Both split models compute the unsharded model's output, and PyTorch's ranks its gradients
+# too (JAX's gradients follow in §4.2).
+#
+# ### 4.1 PyTorch: DeviceMesh, DTensor and `parallelize_module`
+#
+# `init_device_mesh` plays `jax.make_mesh`: a named arrangement of the ranks.
+# `parallelize_module` replaces each named submodule's weights by DTensors with the
+# placements its style asks for, and installs hooks on the layers that convert inputs and
+# outputs at the boundaries. What each rank ended up storing:
+
+# %%
+r0 = tp[0]  # rank 0's report from the launch in §3.1
+print(f"fc1.weight: {r0['fc1_weight_placements']}, local {r0['fc1_local_shape']}; "
+      f"fc2.weight: {r0['fc2_weight_placements']}, local {r0['fc2_local_shape']}")
+
+# %% [markdown]
+# `nn.Linear` stores `(out_features, in_features)`, so the column split of `fc1` is DTensor's
+# `Shard(0)` and the row split of `fc2` is `Shard(1)`. The local shapes printed above are
+# the halves: each of the two ranks holds half of `fc1`'s output features and the matching
+# half of `fc2`'s input features.
+#
+# ### 4.2 JAX: `jax.shard_map` and an explicit `psum`
+#
+# `shard_map` gives the per-device view: the function sees its own blocks, and you write the
+# collective. `in_specs` say how each argument is split, `out_specs` how the result is.
+#
+# Inside `mlp_tp` the shapes are the local ones: `params["W1"]` has `d_hidden / N` columns,
+# so the function looks like a single-device MLP on a narrower hidden layer, plus one line
+# of communication. `psum` over `"model"` adds the partial outputs of all devices and gives
+# every device the total, which is what `out_specs=P()` (replicated) promises. This is the
+# `ColwiseParallel` / `RowwiseParallel` pair of §4.1, written out by hand. What one device
+# stores:
+
+# %%
+print("per-device W1 block:", params_tp["W1"].addressable_shards[0].data.shape, "of", params_tp["W1"].shape)
 
 
 # %% [markdown]
-# The per-device block of `W1` printed above is `d_in` rows by `d_hidden / N` columns, and
-# the output, replicated on every device, equals the unsharded model's.
+# The per-device block of `W1` is `d_in` rows by `d_hidden / N` columns, and the output,
+# replicated on every device, equals the unsharded model's (the parity cell above).
 #
 # Gradients flow through `shard_map` and `psum` like through any function. The transpose
 # of a `psum` is a copy to every device, and the transpose of a replicated input used
@@ -618,45 +629,13 @@ assert max_abs_diff(unchecked, out_ref) > 1e-3
 # to the compiler. That makes JAX's version shorter to write and PyTorch's easier to
 # steer; §8 compares the communication the two actually produce.
 #
-# ### 5.1 PyTorch: FSDP2 `fully_shard`
-#
-# `fully_shard` is applied to each layer first and then to the root module: each call
-# makes one group of parameters that is gathered and freed together. Parameters become
-# DTensors with a `Shard(0)` placement (split along their first dimension).
+# Again the two programs first, side by side, and one parity cell for both: the gradients and
+# the parameters after one SGD step taken on the shards, against the full batch on one device
+# and against each other. §5.1 and §5.2 read each.
 
 # %%
 # PyTorch: FSDP2, run by every process
 launch.excerpt("course_utils.dist.torch_fsdp", "fsdp")
-
-# %%
-r0 = fsdp[0]  # rank 0's report from the launch in §3.1
-print(f"fc1.weight {r0['fc1_global_shape']} is {r0['fc1_weight_placements']}: this rank stores {r0['fc1_local_shape']}")
-
-# %% [markdown]
-# `fc1.weight` is `(d_hidden, d_in)` in PyTorch's layout; with two ranks each stores half
-# of its rows, the `Shard(dim=0)` placement printed above.
-#
-# The gradients (gathered for the check) equal the full-batch ones, and so do the parameters
-# after one SGD step taken on the shards:
-
-# %%
-step_ref = {k: params_np[k] - S.lr * grads_ref[k] for k in params_np}
-for report in fsdp:
-    assert_close(problem.take(report, "fsdp_"), grads_ref, rtol=1e-4, atol=1e-6, name="fsdp grads")
-    assert_close(problem.take(report, "fsdp_step_"), step_ref, rtol=1e-5, atol=1e-6, name="fsdp step")
-print("FSDP2 gradients and SGD step = full batch on one device")
-
-# %% [markdown]
-# ### 5.2 JAX: the same loss, parameters sharded too
-#
-# In JAX, FSDP is a different `PartitionSpec` for the parameters; the loss function and the
-# training step do not change. The compiler gathers what each matmul needs.
-#
-# `P("data", None)` splits each weight's first dimension over the same `"data"` axis that
-# splits the batch: one mesh axis serves both purposes, which is exactly FSDP (a
-# data-parallel group whose members also share the parameters). `sgd_step` returns the
-# new parameters and the gradients, and both keep the parameters' shardings, so the
-# update itself happens on the shards.
 
 # %%
 # JAX: FSDP as a PartitionSpec for the parameters
@@ -672,20 +651,54 @@ def sgd_step(params, X, y):
 with jax.set_mesh(mesh):
     params_fsdp = {k: jax.device_put(v, fsdp_specs[k]) for k, v in params_jax.items()}
     new_params_fsdp, grads_fsdp = sgd_step(params_fsdp, X_jax, y_jax)
-print("W1 per device:", params_fsdp["W1"].addressable_shards[0].data.shape, "of", params_fsdp["W1"].shape,
-      "| W1's gradient and new value stay sharded:", grads_fsdp["W1"].sharding.spec, new_params_fsdp["W1"].sharding.spec)
-
-# %% [markdown]
-# The printout shows `W1` stored as one eighth of its rows per device, and its gradient and
-# new value with the same spec. Then the checks, against the oracle and against the step
-# the PyTorch ranks took:
 
 # %%
+# Parity: every PyTorch rank and JAX against one device's full batch, and each other
+step_ref = {k: params_np[k] - S.lr * grads_ref[k] for k in params_np}
+for report in fsdp:
+    assert_close(problem.take(report, "fsdp_"), grads_ref, rtol=1e-4, atol=1e-6, name="fsdp grads")
+    assert_close(problem.take(report, "fsdp_step_"), step_ref, rtol=1e-5, atol=1e-6, name="fsdp step")
 assert_close(grads_fsdp, grads_ref, rtol=1e-4, atol=1e-6, name="JAX FSDP grads")
 assert_close(new_params_fsdp, step_ref, rtol=1e-5, atol=1e-6, name="JAX FSDP step")
 assert_close(new_params_fsdp, problem.take(fsdp[0], "fsdp_step_"), rtol=1e-5, atol=1e-6, name="JAX vs FSDP2 step")
-print("JAX FSDP step = PyTorch FSDP2 step = float64 oracle")
+print("PyTorch FSDP2 step = JAX FSDP step = float64 oracle (gradients and new parameters)")
 
+# %% [markdown]
+# ### 5.1 PyTorch: FSDP2 `fully_shard`
+#
+# `fully_shard` is applied to each layer first and then to the root module: each call
+# makes one group of parameters that is gathered and freed together. Parameters become
+# DTensors with a `Shard(0)` placement (split along their first dimension). What rank 0
+# stores:
+
+# %%
+r0 = fsdp[0]  # rank 0's report from the launch in §3.1
+print(f"fc1.weight {r0['fc1_global_shape']} is {r0['fc1_weight_placements']}: this rank stores {r0['fc1_local_shape']}")
+
+# %% [markdown]
+# `fc1.weight` is `(d_hidden, d_in)` in PyTorch's layout; with two ranks each stores half
+# of its rows, the `Shard(dim=0)` placement printed above. The gradients the parity cell
+# checked were gathered for the check; during the step each rank held only its shard.
+#
+# ### 5.2 JAX: the same loss, parameters sharded too
+#
+# In JAX, FSDP is a different `PartitionSpec` for the parameters; the loss function and the
+# training step do not change. The compiler gathers what each matmul needs.
+#
+# `P("data", None)` splits each weight's first dimension over the same `"data"` axis that
+# splits the batch: one mesh axis serves both purposes, which is exactly FSDP (a
+# data-parallel group whose members also share the parameters). `sgd_step` returns the
+# new parameters and the gradients, and both keep the parameters' shardings, so the
+# update itself happens on the shards:
+
+# %%
+print("W1 per device:", params_fsdp["W1"].addressable_shards[0].data.shape, "of", params_fsdp["W1"].shape,
+      "| W1's gradient and new value stay sharded:", grads_fsdp["W1"].sharding.spec, new_params_fsdp["W1"].sharding.spec)
+
+
+# %% [markdown]
+# The printout shows `W1` stored as one slice of its rows per device, and its gradient and
+# new value with the same spec.
 
 # %% [markdown]
 # Memory is the point. Two measures per device: the parameter bytes it **stores** between
