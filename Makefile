@@ -34,7 +34,7 @@ $(VENV)/.course-set: FORCE | $(PY)
 # or CPU) and later jax's accelerator plugin at the installed jax version; the version
 # set constrains everything else. The set's torch line is left to install.py, and the
 # installed torch is pinned so that no step replaces it.
-$(STAMP): pyproject.toml course_utils/tooling/install.py $(CONSTRAINTS) $(VENV)/.course-set | $(PY)
+$(STAMP): pyproject.toml course_utils/tooling/install.py binder/overrides.json $(CONSTRAINTS) $(VENV)/.course-set | $(PY)
 	$(PY) course_utils/tooling/install.py torch
 	@{ $(if $(CONSTRAINTS),grep -Ev '^torch[[:space:]]*[=<>~!]' $(CONSTRAINTS);) \
 	  $(PY) -c 'import importlib.metadata as m; print("torch==" + m.version("torch"))'; \
@@ -42,6 +42,9 @@ $(STAMP): pyproject.toml course_utils/tooling/install.py $(CONSTRAINTS) $(VENV)/
 	$(PY) -m pip install -q $(if $(CONSTRAINTS),,--upgrade --upgrade-strategy eager) \
 		-e ".[dev,site]" -c $(VENV)/constraints.txt
 	$(PY) course_utils/tooling/install.py jax -c $(VENV)/constraints.txt
+	@# JupyterLab's defaults for this course: no news pop-up, no kernel dialog
+	mkdir -p $(VENV)/share/jupyter/lab/settings
+	cp binder/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	@touch $(STAMP)
 
 install: $(STAMP)

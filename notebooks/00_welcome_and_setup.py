@@ -393,7 +393,7 @@ comparison.plot(title="one tanh layer, on this machine")
 #
 # Three words in the sentences below, used in every lesson:
 # - **95 % interval**: the range in which the typical (median) per-round ratio lies, with 95 %
-#   confidence, widened by 5 % for what a second run would move; more rounds narrow it.
+#   confidence, widened by 15 % for what a second run would move; more rounds narrow it.
 # - **contended**: while the rounds ran, other programs used more than a quarter of this
 #   process's cores, so the ratio says more about them than about the code. A contended run is
 #   never judged; the line under each table says "quiet" or "contended" and why.

@@ -467,7 +467,7 @@ measured = {
 #   claim benchmarks and judges each claim with the course's **one verdict rule**
 #   (`course_utils/claims/verdicts.py`, the same function every lesson uses): from the
 #   per-round ratios of two interleaved variants it takes the 95 % confidence interval of the
-#   median (order statistics, widened 5 % for what a second run moves). *Holds* when the
+#   median (order statistics, widened 15 % for what a second run moves). *Holds* when the
 #   interval lies at or beyond the stated magnitude, *does not hold* when it lies entirely short
 #   of it (or on the wrong side of 1), *inconclusive* when it straddles it, and also when the run
 #   was **noisy** (spread of the ratios above 50 %) or **contended** (the threads waited for a CPU

@@ -110,25 +110,27 @@ def resolve_lessons(root: Path, from_dir: Path, names: list[str]) -> list[str]:
 
 
 def claims_source(root: Path, claims: Path | None) -> tuple[list[dict], str]:
-    """The build machine's ``claims.json`` if there is one, else the shipped files."""
+    """The build machine's ``claims.json`` (if any) first, then the shipped files beside it."""
     from course_utils.claims import results
 
-    path = claims or root / "build" / "claims" / "claims.json"
-    if path.exists():
-        data = results.load(path)
-        when = data["fingerprint"].get("when", "?")
-        return [
-            data
-        ], f"Measured by `course claims` on the machine that built this site ({when})."
     shipped = [
         results.load(p)
         for p in sorted((root / "docs" / "claims-results").glob("*.json"))
     ]
+    names = ", ".join(Path(d["_path"]).name for d in shipped) or "none"
+    path = claims or root / "build" / "claims" / "claims.json"
+    if path.exists():
+        data = results.load(path)
+        when = data["fingerprint"].get("when", "?")
+        return [data, *shipped], (
+            "The first column was measured by `course claims` on the machine that built "
+            f"this site ({when}); the others are the course's shipped result files "
+            f"({names}), measured on the machines they name."
+        )
     if not shipped:
         raise CourseError(
             "no claims results: run `course claims` (build/claims/claims.json)"
         )
-    names = ", ".join(Path(d["_path"]).name for d in shipped)
     return shipped, (
         "The machine that built this site has no `course claims` run "
         f"(build/claims/claims.json), so this is the course's shipped result file(s): {names}."

@@ -29,13 +29,11 @@ from tests.tooling.site_fixture import ROOT, launch, need_browser
 LESSON = "notebooks/00_welcome_and_setup.ipynb"
 EXERCISES = "exercises/00_welcome_exercises.ipynb"
 SOLVED = "port-mlp"  # the exercise the test solves in the browser
-SETTINGS = {  # JupyterLab's user settings for the test's server
-    "@jupyterlab/apputils-extension/notification": {
-        "fetchNews": "false",
-        "checkForUpdates": False,
-    },
+# The project's own defaults (no news pop-up, no kernel dialog), as `make install` and
+# Binder install them; the test's server reads them from its app settings folder.
+OVERRIDES = ROOT / "binder" / "overrides.json"
+SETTINGS = {  # the test's own user settings, on top of the project's
     "@jupyterlab/notebook-extension/tracker": {
-        "autoStartDefaultKernel": True,
         "windowingMode": "none",  # every cell in the page, so all can be read
     },
     "@jupyterlab/docmanager-extension/plugin": {"autosave": False},
@@ -74,6 +72,8 @@ def _workdir(tmp) -> None:
         path = tmp / "settings" / f"{name}.jupyterlab-settings"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
+    (tmp / "app-settings").mkdir()
+    shutil.copy(OVERRIDES, tmp / "app-settings" / "overrides.json")
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +87,7 @@ def lab(tmp_path_factory):
     cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1"]
     cmd += [f"--port={port}", f"--IdentityProvider.token={token}"]
     cmd += [f"--ServerApp.root_dir={work}", "--LabApp.expose_app_in_browser=True"]
+    cmd += [f"--LabApp.app_settings_dir={work / 'app-settings'}"]
     cmd += ["--allow-root"] if os.geteuid() == 0 else []
     env = dict(os.environ, COURSE_SMOKE="1", JUPYTER_RUNTIME_DIR=str(work / "rt"))
     env["JUPYTERLAB_SETTINGS_DIR"] = str(work / "settings")
@@ -188,6 +189,27 @@ def _shot(page, name: str) -> None:
     shots = ROOT / "build" / "site-screenshots"
     shots.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=shots / f"jupyterlab-{name}.png")
+
+
+def test_the_projects_settings_reach_the_server(lab):
+    """binder/overrides.json (installed by `make install` and Binder) is what the server uses."""
+    wanted = {
+        "@jupyterlab/apputils-extension:notification": {
+            "fetchNews": "false",
+            "checkForUpdates": False,
+        },
+        "@jupyterlab/notebook-extension:tracker": {"autoStartDefaultKernel": True},
+    }
+    assert json.loads(OVERRIDES.read_text()) == wanted
+    for plugin, values in wanted.items():
+        url = f"{lab['base']}/lab/api/settings/{plugin}?token={lab['token']}"
+        with urllib.request.urlopen(url, timeout=30) as reply:
+            answer = json.load(reply)
+        # overrides.json replaces the schema's defaults; user settings would come on top
+        defaults = answer["schema"]["properties"]
+        for key, value in values.items():
+            got = answer["settings"].get(key, defaults[key].get("default"))
+            assert got == value, (plugin, key, got)
 
 
 def test_lesson_00_runs_all_in_jupyterlab(lab, page):

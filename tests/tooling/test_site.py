@@ -197,3 +197,19 @@ def test_course_site_fails_in_one_line_naming_the_missing_copy(tmp_path):
     assert bad.stderr.startswith(
         "course: error: no executed copy of notebooks/00_welcome_and_setup.ipynb"
     )
+
+
+def test_claims_page_puts_the_builders_run_next_to_the_shipped_files(tmp_path):
+    from course_utils.tooling import site
+
+    shipped = sorted((ROOT / "docs" / "claims-results").glob("*.json"))
+    assert shipped, "the course ships at least one result file"
+    mine = tmp_path / "claims.json"
+    mine.write_text(shipped[0].read_text())
+    results, origin = site.claims_source(ROOT, mine)
+    assert [r["_path"] for r in results] == [str(mine), *map(str, shipped)]
+    assert "the machine that built this site" in origin
+    assert shipped[0].name in origin
+    results, origin = site.claims_source(ROOT, tmp_path / "absent.json")
+    assert [r["_path"] for r in results] == list(map(str, shipped))
+    assert "shipped result file" in origin

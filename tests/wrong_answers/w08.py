@@ -99,7 +99,7 @@ WRONG = {
         (
             "calls claims.rule instead of writing it",
             CALLS_THE_RULE,
-            "interval widened by 5 %",
+            "interval widened by 15 %",
         ),
         (
             "the quartiles instead of the median's interval",
