@@ -1345,9 +1345,9 @@ def train_hybrid(jax_head):
     return np.array(losses), model
 
 
-losses_hybrid, m_h = train_hybrid(jax_head=True)
-losses_pure, m_p = train_hybrid(jax_head=False)
-assert_close(dict(m_h.named_parameters()), dict(m_p.named_parameters()), rtol=1e-4, atol=1e-5, name="after training")
+losses_hybrid, model_hybrid_torch = train_hybrid(jax_head=True)
+losses_pure, model_pure_torch = train_hybrid(jax_head=False)
+assert_close(dict(model_hybrid_torch.named_parameters()), dict(model_pure_torch.named_parameters()), rtol=1e-4, atol=1e-5, name="after training")
 print("losses (hybrid):", np.round(losses_hybrid, 4))
 
 # %% [markdown]
