@@ -16,13 +16,20 @@ def commands() -> dict[str, argparse.ArgumentParser]:
     return dict(sub.choices)
 
 
-def required_args(parser: argparse.ArgumentParser) -> list[str]:
-    """A placeholder for each positional argument a command cannot do without."""
-    return [
-        "x"
-        for a in parser._actions
-        if not a.option_strings and a.required and a.nargs not in ("*", "?")
-    ]
+def leaf(parser: argparse.ArgumentParser) -> tuple[argparse.ArgumentParser, list[str]]:
+    """The parser that runs, following required verbs (their first), and a command line
+    with a placeholder for everything it cannot do without."""
+    args: list[str] = []
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction) and a.required:
+            verb = next(iter(a.choices))
+            inner, rest = leaf(a.choices[verb])
+            return inner, [*args, verb, *rest]
+        if a.required and a.option_strings:
+            args += [a.option_strings[0], "x"]
+        elif a.required and not a.option_strings and a.nargs not in ("*", "?"):
+            args.append("x")
+    return parser, args
 
 
 def test_course_error_is_an_exception_carrying_its_message():
@@ -48,11 +55,11 @@ def test_every_command_reports_a_course_error_as_one_line_and_exit_2(
     def parser_whose_command_fails() -> argparse.ArgumentParser:
         parser = real()
         sub = next(a for a in parser._actions if a.dest == "command")
-        sub.choices[name].set_defaults(func=fail)
+        leaf(sub.choices[name])[0].set_defaults(func=fail)
         return parser
 
     monkeypatch.setattr(cli, "build_parser", parser_whose_command_fails)
-    assert cli.main([name, *required_args(commands()[name])]) == 2
+    assert cli.main([name, *leaf(commands()[name])[1]]) == 2
     captured = capsys.readouterr()
     assert captured.err.splitlines() == [
         f"course: error: {name} cannot go on; do this instead"

@@ -85,7 +85,9 @@ def test_every_lessons_pairs_are_found(lesson):
     found = site_pairs.find_pairs(nb.cells)
     source = (ROOT / "notebooks" / f"{lesson}.py").read_text(encoding="utf-8")
     assert len(found) == _pairs_in_source(source)
-    assert found, f"{lesson} has no `# PyTorch` / `# JAX` pair of code cells side by side"
+    assert found, (
+        f"{lesson} has no `# PyTorch` / `# JAX` pair of code cells side by side"
+    )
     for pair in found:
         assert abs(pair.torch - pair.jax) == 1
         assert site_pairs.first_line(nb.cells[pair.torch]).startswith("# PyTorch")
