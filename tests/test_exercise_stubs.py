@@ -14,13 +14,13 @@ import contextlib
 import io
 import json
 import linecache
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+
+from tests.wrong_answers import run_smoke_module
 
 ROOT = Path(__file__).resolve().parents[1]
 STUB_SECONDS = 1.0  # an untouched stub's check, start to finish
@@ -84,18 +84,7 @@ def run_stubs(path: str) -> list[dict]:
 
 @pytest.mark.parametrize("name", CHECKED, ids=lambda n: n[:2])
 def test_every_untouched_stub_fails_at_once_without_processes(name):
-    env = {**os.environ, "COURSE_SMOKE": "1", "MPLBACKEND": "Agg"}
-    env.pop("COURSE_GRADING", None)
-    out = subprocess.run(
-        [sys.executable, "-m", "tests.test_exercise_stubs", f"exercises/{name}"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=600,
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    cells = json.loads(out.stdout.strip().splitlines()[-1])
+    cells = run_smoke_module("tests.test_exercise_stubs", f"exercises/{name}")
     assert cells, f"{name} has no visible test cell"
     for cell in cells:
         ex = cell["exercise"]

@@ -5,13 +5,11 @@ plain Python in smoke mode (tests/wrong_answers/run.py) and each wrong answer is
 put in place of its exercise's solution before the visible test cell runs again.
 """
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.wrong_answers import run_smoke_module
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = sorted((ROOT / "tests" / "wrong_answers").glob("w[0-9][0-9].py"))
@@ -24,24 +22,11 @@ def _master(fixture: Path) -> Path:
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=lambda p: p.stem)
 def test_every_wrong_answer_fails_a_visible_test_with_its_hint(fixture, tmp_path):
-    env = {**os.environ, "COURSE_SMOKE": "1", "MPLBACKEND": "Agg"}
-    env.pop("COURSE_GRADING", None)
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tests.wrong_answers.run",
-            str(_master(fixture)),
-            f"tests.wrong_answers.{fixture.stem}",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=600,
+    results = run_smoke_module(
+        "tests.wrong_answers.run",
+        str(_master(fixture)),
+        f"tests.wrong_answers.{fixture.stem}",
     )
-    assert out.returncode == 0, out.stderr[-3000:]
-    results = json.loads(out.stdout.strip().splitlines()[-1])
     assert results.pop("_missing") == [], (
         "exercises with wrong answers but no visible test"
     )
