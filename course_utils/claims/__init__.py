@@ -3,7 +3,9 @@
 Modules, each importing only those above it:
 
 - ``verdicts``: the one rule (``rule``): ``Claim``, ``Pairing``, ``Measured``, ``Outcome``, the verdict words, the interval
-- ``registry``: the claims (``CLAIMS``, ``LESSON_CLAIMS``, ``get``), their sources, and which frameworks and device kinds each needs
+- ``sources``: the source articles each claim cites (``SOURCES``)
+- ``lesson_claims``: the claims only lessons judge (``LESSON_CLAIMS``), one block per lesson
+- ``registry``: the claims (``CLAIMS``, ``LESSON_CLAIMS``, ``get``), and which frameworks and device kinds each needs
 - ``judging``: what lessons call: ``judge``, ``faster``, ``fact``, ``not_testable``, ``skipped`` (a ``Verdict`` with its generated sentence), and ``evaluate``
 - ``results``: result files from several machines: ``fingerprint``, ``load`` (checked), ``merge_table``, ``shipped``
 - ``devices``: which device kinds to measure on (``plan_devices``, ``detect_devices``), and why one is not testable
