@@ -30,6 +30,7 @@ when the two are timed in alternation. Student-facing modules:
 - ``keras_child``: the child process that measures one Keras backend
 - ``checklist``: the step-by-step port and the migration checklist (lesson 07)
 - ``port_checks``: the individual checks behind ``checklist``, one function each
+- ``profiles``: profiler traces of both frameworks read back as top-ops tables (lesson 09)
 - ``dist/``: the distributed-training scripts and their launcher (lesson 05)
 
 Subpackages that import the frameworks at the top: ``models`` (the CNN and the

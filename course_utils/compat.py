@@ -21,7 +21,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["enable_x64", "eval_view", "get_value", "set_value", "to_varying"]
+__all__ = [
+    "cost_flops",
+    "enable_x64",
+    "eval_view",
+    "get_value",
+    "set_value",
+    "to_varying",
+]
 
 
 @contextmanager
@@ -92,3 +99,15 @@ def eval_view(module: Any) -> Any:
     copy = nnx.merge(*nnx.split(module))  # flax 0.11
     copy.eval()
     return copy
+
+
+def cost_flops(compiled: Any) -> float:
+    """The FLOPs XLA's cost analysis counts for a compiled function (``jit(f).lower(...).compile()``).
+
+    ``cost_analysis()`` returns a dict on current jax and a list holding one dict
+    per program on older releases; a missing ``"flops"`` entry counts as 0.
+    """
+    costs = compiled.cost_analysis()
+    if isinstance(costs, dict):
+        costs = [costs]
+    return float(sum((c or {}).get("flops", 0.0) for c in costs or ()))

@@ -219,3 +219,35 @@ def test_eval_view_leaves_the_module_in_training_mode():
 def test_eval_view_without_nnx_view_uses_a_merged_copy(monkeypatch):
     monkeypatch.delattr(nnx, "view", raising=False)  # as on flax 0.11
     _check_eval_view(_Block())
+
+
+# ----------------------------------------------------------------- cost_flops
+
+
+def test_cost_flops_counts_a_matmul_on_the_installed_jax():
+    a = jnp.ones((8, 16))
+    b = jnp.ones((16, 4))
+    compiled = jax.jit(jnp.matmul).lower(a, b).compile()
+    assert compiled.cost_analysis() is not None
+    assert compat.cost_flops(compiled) == 2 * 8 * 16 * 4
+
+
+class _FakeCompiled:
+    def __init__(self, costs):
+        self._costs = costs
+
+    def cost_analysis(self):
+        return self._costs
+
+
+@pytest.mark.parametrize(
+    ("costs", "flops"),
+    [
+        ({"flops": 10.0}, 10.0),
+        ([{"flops": 10.0}, {"flops": 2.0}], 12.0),  # older jax: one dict per program
+        ([{"bytes accessed": 4.0}], 0.0),
+        (None, 0.0),
+    ],
+)
+def test_cost_flops_reads_a_dict_or_a_list_of_dicts(costs, flops):
+    assert compat.cost_flops(_FakeCompiled(costs)) == flops
