@@ -31,6 +31,9 @@ when the two are timed in alternation. Student-facing modules:
 - ``checklist``: the step-by-step port and the migration checklist (lesson 07)
 - ``port_checks``: the individual checks behind ``checklist``, one function each
 - ``profiles``: profiler traces of both frameworks read back as top-ops tables (lesson 09)
+- ``gpt_train``: the GPT's training step in each framework, one pure JAX step for every sharding (lesson 11)
+- ``gpt_shard``: that step data- and tensor-parallel on a JAX mesh: shardings by parameter path (lesson 11)
+- ``gpt_keep``: Orbax and DCP checkpoints that resume bit for bit, both exports, one sampler (lesson 11)
 - ``dist/``: the distributed-training scripts and their launcher (lesson 05)
 
 Subpackages that import the frameworks at the top: ``models`` (the CNN and the

@@ -1,0 +1,197 @@
+"""Keep a trained GPT: checkpoints that resume bit for bit, and exported programs (lesson 11).
+
+- JAX: Orbax's v1 API (``ocp.v1.save`` / ``ocp.v1.load``), as lesson 06 uses it:
+  the parameters and the optax state go in as one pytree, and come back into an
+  abstract target (:func:`abstract_like`) that names each leaf's shape, dtype and
+  sharding, so a checkpoint written from 8 devices is restored onto 8 devices.
+- PyTorch: ``torch.distributed.checkpoint`` (DCP) in a single process
+  (``no_dist=True``), with ``get_state_dict`` / ``set_state_dict``: the form every
+  parallelism (DDP, FSDP2, TP) understands.
+- Export: ``jax.export`` of a ``logits(params, tokens)`` function and
+  ``torch.export`` of the module, each with a symbolic sequence length, serialised
+  to bytes and loaded back.
+- :func:`sample`: one sampler for any ``tokens -> logits`` callable, drawing with
+  a NumPy generator, so a live model and its reloaded export (in either
+  framework) can be sampled with the same random numbers.
+
+The frameworks are imported inside the functions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "abstract_like",
+    "dcp_load",
+    "dcp_save",
+    "jax_export",
+    "jax_load",
+    "orbax_load",
+    "orbax_save",
+    "sample",
+    "torch_export",
+    "torch_load",
+]
+
+
+# ----------------------------------------------------------------- checkpoints
+
+
+def orbax_save(path: str | Path, tree: Any) -> None:
+    """Write ``tree`` (params, optimizer state, anything array-like) with Orbax v1."""
+    import orbax.checkpoint as ocp
+
+    ocp.v1.save(Path(path), tree)
+
+
+def abstract_like(tree: Any) -> Any:
+    """A ``ShapeDtypeStruct`` (with the array's sharding) for every leaf of ``tree``."""
+    import jax
+
+    return jax.tree.map(
+        lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=a.sharding), tree
+    )
+
+
+def orbax_load(path: str | Path, abstract: Any) -> Any:
+    """Read a checkpoint into ``abstract`` (shapes, dtypes and shardings to restore onto)."""
+    import orbax.checkpoint as ocp
+
+    return ocp.v1.load(Path(path), abstract)
+
+
+@contextlib.contextmanager
+def _single_process() -> Iterator[None]:
+    """DCP without a process group says it assumes one process: that is the point here."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message="torch.distributed is disabled", category=UserWarning
+        )
+        yield
+
+
+def dcp_save(path: str | Path, model: Any, optimizer: Any) -> None:
+    """Save the model's and optimizer's state dicts with DCP (one process)."""
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.state_dict import get_state_dict
+
+    with _single_process():
+        msd, osd = get_state_dict(model, optimizer)
+        dcp.save({"model": msd, "optim": osd}, checkpoint_id=Path(path), no_dist=True)
+
+
+def dcp_load(path: str | Path, model: Any, optimizer: Any) -> None:
+    """Load a :func:`dcp_save` checkpoint into ``model`` and ``optimizer`` in place.
+
+    The optimizer must be a fresh one over ``model``'s parameters; DCP fills its
+    state (moments and step counts) as it fills the weights.
+    """
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+
+    with _single_process():
+        msd, osd = get_state_dict(model, optimizer)
+        state = {"model": msd, "optim": osd}
+        dcp.load(state, checkpoint_id=Path(path), no_dist=True)
+        set_state_dict(
+            model,
+            optimizer,
+            model_state_dict=state["model"],
+            optim_state_dict=state["optim"],
+        )
+
+
+# ----------------------------------------------------------------- export
+
+
+def jax_export(
+    logits: Callable[..., Any], params: Any, vocab_dtype: Any = None
+) -> bytes:
+    """Serialised ``jax.export`` of ``logits(params, tokens)``, tokens ``int32[b, t]``.
+
+    Both the batch ``b`` and the sequence length ``t`` are symbolic.
+    """
+    import jax
+    import jax.export
+    import jax.numpy as jnp
+
+    b, t = jax.export.symbolic_shape("b, t")
+    specs = (
+        jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), params),
+        jax.ShapeDtypeStruct((b, t), vocab_dtype or jnp.int32),
+    )
+    return jax.export.export(jax.jit(logits))(*specs).serialize()
+
+
+def jax_load(blob: bytes) -> Any:
+    """The ``jax.export.Exported`` back from bytes; call it with ``.call(params, tokens)``."""
+    import jax.export
+
+    return jax.export.deserialize(bytearray(blob))
+
+
+def torch_export(model: Any, tokens: Any, max_len: int) -> bytes:
+    """``torch.export`` of ``model(tokens)`` (eval mode) with symbolic batch and length ≤ ``max_len``."""
+    import torch
+
+    batch = torch.export.Dim("batch")
+    seq = torch.export.Dim("seq", max=max_len)
+    model.eval()
+    with torch.no_grad():
+        program = torch.export.export(
+            model, (tokens,), dynamic_shapes=({0: batch, 1: seq},)
+        )
+    buffer = io.BytesIO()
+    torch.export.save(program, buffer)
+    return buffer.getvalue()
+
+
+def torch_load(blob: bytes) -> Any:
+    """The exported program back from bytes, as a callable module."""
+    import torch
+
+    return torch.export.load(io.BytesIO(blob)).module()
+
+
+# ----------------------------------------------------------------- sampling
+
+
+def sample(
+    logits: Callable[[np.ndarray], Any],
+    prompt: np.ndarray,
+    steps: int,
+    max_len: int,
+    temperature: float = 1.0,
+    seed: int = 0,
+) -> np.ndarray:
+    """Extend ``prompt`` ``(batch, t)`` by ``steps`` tokens, without a cache.
+
+    ``logits(tokens)`` returns ``(batch, max_len, vocab)`` in any framework. It is
+    always called on ``max_len`` tokens: the context padded on the right with
+    zeros (a causal model's logits at a position ignore every later one, so the
+    padding changes nothing) or its last ``max_len`` tokens. One shape means one
+    compiled program, however many tokens are drawn. Tokens are drawn by the
+    Gumbel-max trick with ``np.random.default_rng(seed)``: equal logits give
+    equal samples.
+    """
+    if temperature <= 0:
+        raise ValueError(f"sample: temperature must be > 0, got {temperature!r}")
+    rng = np.random.default_rng(seed)
+    tokens = np.asarray(prompt, dtype=np.int64)
+    for _ in range(steps):
+        t = min(tokens.shape[1], max_len)
+        window = np.zeros((tokens.shape[0], max_len), dtype=np.int64)
+        window[:, :t] = tokens[:, -t:]
+        last = np.asarray(logits(window), dtype=np.float64)[:, t - 1]
+        gumbel = rng.gumbel(size=last.shape)
+        nxt = np.argmax(last / temperature + gumbel, axis=-1)
+        tokens = np.concatenate([tokens, nxt[:, None]], axis=1)
+    return tokens

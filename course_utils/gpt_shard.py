@@ -1,0 +1,151 @@
+"""The GPT training step on many JAX devices: data parallel and tensor parallel (lesson 11).
+
+One pure step (:func:`course_utils.gpt_train.jax_step`) runs everywhere; only
+the shardings ``jax.jit`` is given change:
+
+- data parallel: a mesh ``("data",)`` over every device, the batch split on its
+  first axis, parameters and optimizer state replicated. XLA inserts the
+  all-reduce of the gradients;
+- tensor parallel: a mesh ``("data", "model")``; each parameter whose path
+  matches a rule in :data:`TP_RULES` is split on the ``"model"`` axis (the
+  attention's query/key/value and the MLP's first layer by output columns, the
+  attention's output projection and the MLP's second layer by input rows, the
+  Megatron layout), everything else replicated. The optimizer state follows its
+  parameter. XLA inserts the collectives the layout needs.
+
+jax is imported inside the functions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+__all__ = [
+    "MANY_GPUS",
+    "TP_RULES",
+    "jit_step",
+    "mesh",
+    "param_specs",
+    "place",
+    "state_shardings",
+]
+
+# (regex on the parameter's path "blocks/attn/qkv/kernel", the spec of its LAST axes);
+# axes before those (the stacked layer axis of a scanned model) stay unsplit.
+TP_RULES: tuple[tuple[str, tuple], ...] = (
+    (r"(qkv|query|key|value|q_proj|k_proj|v_proj|c_attn)\b.*kernel$", (None, "model")),
+    (r"(qkv|query|key|value|q_proj|k_proj|v_proj|c_attn)\b.*bias$", ("model",)),
+    (r"(fc1|up|c_fc|mlp_in|w1)\b.*kernel$", (None, "model")),
+    (r"(fc1|up|c_fc|mlp_in|w1)\b.*bias$", ("model",)),
+    (r"(out|o_proj|proj|c_proj|attn_out)\b.*kernel$", ("model", None)),
+    (r"(fc2|down|mlp_out|w2)\b.*kernel$", ("model", None)),
+)
+
+MANY_GPUS = {
+    "one host, 8 GPUs": "python train.py  # jax.devices() lists the 8 GPUs; make_mesh((8,), ('data',))",
+    "many hosts": (
+        "on every host: python train.py, calling jax.distributed.initialize() first "
+        "(on Slurm, TPU pods and Kubernetes it reads the coordinator from the environment); "
+        "jax.devices() then lists every host's devices and the same mesh spans them"
+    ),
+}
+
+
+def mesh(shape: Sequence[int], names: Sequence[str]) -> Any:
+    """``jax.make_mesh(shape, names)`` over the first ``prod(shape)`` devices.
+
+    The axes are ``Auto``: the shardings given to ``jax.jit`` fix the inputs and
+    outputs, and XLA chooses everything in between (newer jax makes ``Explicit``
+    axes the default, where every sharded contraction needs its output named).
+    """
+    import math
+
+    import jax
+
+    n = math.prod(shape)
+    auto = (jax.sharding.AxisType.Auto,) * len(shape)
+    return jax.make_mesh(tuple(shape), tuple(names), auto, devices=jax.devices()[:n])
+
+
+def _path(path: Sequence[Any]) -> str:
+    """``blocks/attn/qkv/kernel`` from a pytree path (NNX's trailing ``.value`` dropped)."""
+    parts = [getattr(k, "key", getattr(k, "idx", getattr(k, "name", k))) for k in path]
+    return "/".join(str(p) for p in parts if p != "value")
+
+
+def param_specs(params: Any, rules: Sequence[tuple[str, tuple]] = ()) -> Any:
+    """A ``PartitionSpec`` per parameter: the first rule matching its path, else replicated."""
+    import jax
+    from jax.sharding import PartitionSpec as P
+
+    def spec(path, leaf):
+        name = _path(path)
+        for pattern, last in rules:
+            if re.search(pattern, name):
+                lead = (None,) * (leaf.ndim - len(last))
+                return P(*lead, *last)
+        return P()
+
+    return jax.tree_util.tree_map_with_path(spec, params)
+
+
+def place(tree: Any, shardings: Any) -> Any:
+    """``jax.device_put`` every leaf onto its sharding."""
+    import jax
+
+    return jax.tree.map(jax.device_put, tree, shardings)
+
+
+def state_shardings(
+    the_mesh: Any, tx: Any, params: Any, rules: Sequence[tuple[str, tuple]] = ()
+) -> tuple[Any, Any]:
+    """``(param_shardings, opt_state_shardings)`` on ``the_mesh``.
+
+    Parameters follow ``rules`` (none: replicated). The optimizer state is what
+    ``tx.init`` makes from parameters so placed: ``mu`` and ``nu`` inherit each
+    parameter's sharding (XLA propagates it through ``zeros_like``), and the
+    scalars (the step count) are replicated.
+    """
+    import jax
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    p_sh = jax.tree.map(
+        lambda s: NamedSharding(the_mesh, s), param_specs(params, rules)
+    )
+    abstract = jax.eval_shape(jax.jit(tx.init, in_shardings=(p_sh,)), params)
+    replicated = NamedSharding(the_mesh, P())
+
+    def named(a):
+        s = getattr(a, "sharding", None)
+        return s if isinstance(s, NamedSharding) else replicated
+
+    return p_sh, jax.tree.map(named, abstract)
+
+
+def jit_step(
+    step: Callable[..., Any],
+    shardings: tuple[Any, Any],
+    batch_axis: str | None = "data",
+    donate: bool = False,
+) -> Callable[..., Any]:
+    """``jax.jit(step)`` with in/out shardings: ``shardings`` from :func:`state_shardings`.
+
+    The batch ``(x, y)`` is split over ``batch_axis`` (None: replicated); the loss
+    comes back replicated. ``donate=True`` lets XLA reuse the old state's buffers.
+    """
+    import jax
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    p_sh, o_sh = shardings
+    the_mesh = jax.tree.leaves(p_sh)[0].mesh
+    x_sh = NamedSharding(the_mesh, P(batch_axis, None))
+    return jax.jit(
+        step,
+        in_shardings=(p_sh, o_sh, x_sh, x_sh),
+        out_shardings=(p_sh, o_sh, NamedSharding(the_mesh, P())),
+        donate_argnums=(0, 1) if donate else (),
+    )

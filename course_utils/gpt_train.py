@@ -1,0 +1,144 @@
+"""One language-model training step in each framework, written once (lesson 11).
+
+The JAX step is a pure function of ``(params, opt_state, x, y)``: the model's
+structure (its NNX ``graphdef``) is closed over, so the same function runs on
+one device, data-parallel or tensor-parallel, depending only on the shardings
+``jax.jit`` is given (:mod:`course_utils.gpt_shard`). The PyTorch step is the
+usual ``zero_grad`` / ``backward`` / ``step`` on a module and its optimizer,
+whatever wraps the module (FSDP2, DTensor) or not.
+
+Both optimizers are AdamW with the same hyperparameters and decoupled weight
+decay applied to every parameter, so a run can be compared (and resumed) in
+each. Both models have ``loss(tokens, targets)`` (:mod:`course_utils.models.gpt`).
+``batches`` is any iterable of ``(x, y)`` token arrays ``(batch, seq)``.
+jax, flax, optax and torch are imported inside the functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+__all__ = [
+    "ADAMW",
+    "jax_adamw",
+    "jax_loss",
+    "jax_run",
+    "jax_split",
+    "jax_step",
+    "torch_adamw",
+    "torch_run",
+    "torch_step",
+]
+
+ADAMW = {"lr": 3e-3, "b1": 0.9, "b2": 0.99, "eps": 1e-8, "weight_decay": 0.01}
+
+
+# ----------------------------------------------------------------- JAX
+
+
+def jax_split(model: Any) -> tuple[Any, Any, Any]:
+    """``(graphdef, params, rest)`` of an NNX model: what the pure step works on."""
+    from flax import nnx
+
+    return nnx.split(model, nnx.Param, ...)
+
+
+def jax_adamw(**overrides: float) -> Any:
+    """``optax.adamw`` with :data:`ADAMW` (decoupled decay on every parameter)."""
+    import optax
+
+    h = {**ADAMW, **overrides}
+    return optax.adamw(
+        h["lr"], h["b1"], h["b2"], h["eps"], weight_decay=h["weight_decay"]
+    )
+
+
+def jax_loss(graphdef: Any, rest: Any) -> Callable[[Any, Any, Any], Any]:
+    """``loss(params, x, y)``: the merged model's own ``loss(x, y)`` (mean cross-entropy)."""
+    from flax import nnx
+
+    rest = nnx.to_pure_dict(
+        rest
+    )  # plain arrays: a closed-over State's rng counters would leak
+
+    def loss(params, x, y):
+        return nnx.merge(graphdef, params, rest).loss(x, y)
+
+    return loss
+
+
+def jax_step(graphdef: Any, rest: Any, tx: Any) -> Callable[..., Any]:
+    """The pure training step ``(params, opt_state, x, y) -> (params, opt_state, loss)``.
+
+    Not jitted: the caller jits it, with or without shardings and donation.
+    """
+    import jax
+    import optax
+
+    loss_fn = jax_loss(graphdef, rest)
+
+    def step(params, opt_state, x, y):
+        loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+        updates, opt_state = tx.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, loss
+
+    return step
+
+
+def jax_run(
+    step: Callable[..., Any], params: Any, opt_state: Any, batches: Iterable
+) -> tuple[Any, Any, list[float]]:
+    """Run a jitted ``step`` over ``batches``; return the final state and each loss."""
+    import jax
+
+    losses = []
+    for x, y in batches:
+        params, opt_state, loss = step(params, opt_state, x, y)
+        losses.append(loss)
+    return params, opt_state, [float(v) for v in jax.device_get(losses)]
+
+
+# ----------------------------------------------------------------- PyTorch
+
+
+def torch_adamw(model: Any, **overrides: float) -> Any:
+    """``torch.optim.AdamW`` with :data:`ADAMW` on every parameter of ``model``.
+
+    ``foreach=False``: the per-parameter loop also accepts a mix of DTensors and
+    plain tensors (a tensor-parallel model whose embeddings stay replicated).
+    """
+    import torch
+
+    h = {**ADAMW, **overrides}
+    return torch.optim.AdamW(
+        model.parameters(),
+        lr=h["lr"],
+        betas=(h["b1"], h["b2"]),
+        eps=h["eps"],
+        weight_decay=h["weight_decay"],
+        foreach=False,
+    )
+
+
+def torch_step(model: Any, optimizer: Any, x: Any, y: Any) -> Any:
+    """One AdamW step; returns the loss (a detached tensor)."""
+    optimizer.zero_grad(set_to_none=True)
+    loss = model.loss(x, y)  # a wrapped model (FSDP2, DTensor) has it too
+    loss.backward()
+    optimizer.step()
+    return loss.detach()
+
+
+def torch_run(model: Any, optimizer: Any, batches: Iterable) -> list[float]:
+    """Train over ``batches`` (NumPy or torch token arrays); return each step's loss."""
+    import torch
+
+    def as_tensor(a):
+        return a if isinstance(a, torch.Tensor) else torch.as_tensor(a)
+
+    model.train()
+    return [
+        float(torch_step(model, optimizer, as_tensor(x), as_tensor(y)))
+        for x, y in batches
+    ]

@@ -1,0 +1,74 @@
+"""gpt_shard: tensor-parallel specs by path, and DP/TP losses equal to one device's."""
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+jax = pytest.importorskip("jax")
+
+from course_utils import gpt_shard  # noqa: E402
+
+
+def test_rules_split_the_megatron_pairs_and_keep_the_layer_axis():
+    from flax import nnx
+
+    from course_utils import gpt_train
+    from course_utils.models.gpt import NNXGPT, GPTConfig
+
+    cfg = GPTConfig(
+        vocab_size=11, block_size=8, d_model=8, n_heads=2, n_layers=3, d_ff=16
+    )
+    _, params, _ = gpt_train.jax_split(NNXGPT(cfg, rngs=nnx.Rngs(0)))
+    specs = nnx.to_pure_dict(gpt_shard.param_specs(params, gpt_shard.TP_RULES))
+    blocks = specs["blocks"]
+    assert tuple(blocks["attn"]["qkv"]["kernel"]) == (None, None, "model")
+    assert tuple(blocks["attn"]["qkv"]["bias"]) == (None, "model")
+    assert tuple(blocks["attn"]["proj"]["kernel"]) == (None, "model", None)
+    assert tuple(blocks["attn"]["proj"]["bias"]) == ()  # added after the all-reduce
+    assert tuple(blocks["fc1"]["kernel"]) == (None, None, "model")
+    assert tuple(blocks["fc2"]["kernel"]) == (None, "model", None)
+    assert tuple(specs["tok_emb"]["embedding"]) == ()
+    assert tuple(blocks["ln1"]["scale"]) == ()
+
+
+def test_no_rules_replicate_everything():
+    specs = gpt_shard.param_specs({"a": jax.numpy.ones((2, 3))})
+    assert tuple(specs["a"]) == ()
+
+
+SCRIPT = """
+    import jax, numpy as np
+    jax.config.update("jax_num_cpu_devices", 4)
+    from flax import nnx
+    from course_utils import gpt_shard as gs, gpt_train as gt
+    from course_utils.models.gpt import GPTConfig, NNXGPT
+    cfg = GPTConfig(vocab_size=11, block_size=8, d_model=8, n_heads=2, n_layers=2, d_ff=16)
+    g, params, rest = gt.jax_split(NNXGPT(cfg, rngs=nnx.Rngs(0)))
+    tx = gt.jax_adamw()
+    step = gt.jax_step(g, rest, tx)
+    rng = np.random.default_rng(0)
+    batches = [tuple(rng.integers(0, 11, (4, 8)).astype(np.int32) for _ in "xy") for _ in range(3)]
+    _, _, ref = gt.jax_run(jax.jit(step), params, tx.init(params), batches)
+    for shape, names, rules in (((4,), ("data",), ()), ((2, 2), ("data", "model"), gs.TP_RULES)):
+        sh = gs.state_shardings(gs.mesh(shape, names), tx, params, rules)
+        p, o, got = gt.jax_run(gs.jit_step(step, sh), gs.place(params, sh[0]),
+                               gs.place(tx.init(params), sh[1]), batches)
+        np.testing.assert_allclose(got, ref, rtol=1e-5)
+        kernel = nnx.to_pure_dict(p)["blocks"]["fc1"]["kernel"]
+        print(names, len(kernel.addressable_shards), kernel.addressable_shards[0].data.shape)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_data_and_tensor_parallel_losses_equal_one_devices():
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(SCRIPT)],
+        capture_output=True, text=True, timeout=170,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = out.stdout.strip().splitlines()
+    assert lines[0] == "('data',) 4 (2, 8, 16)"  # replicated: every device all of it
+    assert lines[1] == "('data', 'model') 4 (2, 8, 8)"  # split by columns in two

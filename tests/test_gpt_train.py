@@ -1,0 +1,60 @@
+"""gpt_train: the two AdamWs agree, and each framework's GPT learns one repeated batch."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+jax = pytest.importorskip("jax")
+
+from course_utils import gpt_train  # noqa: E402
+from course_utils.models.gpt import NNXGPT, GPTConfig, TorchGPT  # noqa: E402
+
+CFG = GPTConfig(vocab_size=11, block_size=8, d_model=8, n_heads=2, n_layers=2, d_ff=16)
+
+
+def test_the_two_adamws_take_the_same_steps():
+    import optax
+
+    rng = np.random.default_rng(0)
+    p0 = rng.standard_normal(5).astype(np.float32)
+    grads = rng.standard_normal((3, 5)).astype(np.float32)
+    tx = gpt_train.jax_adamw()
+    p_jax, state = jax.numpy.asarray(p0), None
+    state = tx.init(p_jax)
+    w = torch.nn.Parameter(torch.from_numpy(p0.copy()))
+    opt = gpt_train.torch_adamw(torch.nn.ParameterList([w]))
+    for g in grads:
+        updates, state = tx.update(jax.numpy.asarray(g), state, p_jax)
+        p_jax = optax.apply_updates(p_jax, updates)
+        w.grad = torch.from_numpy(g.copy())
+        opt.step()
+    np.testing.assert_allclose(
+        np.asarray(p_jax), w.detach().numpy(), rtol=1e-6, atol=1e-7
+    )
+
+
+def _batch():
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, CFG.vocab_size, (4, CFG.block_size))
+    return x, np.roll(x, -1, axis=1)
+
+
+def test_the_jax_step_learns_a_repeated_batch():
+    from flax import nnx
+
+    graphdef, params, rest = gpt_train.jax_split(NNXGPT(CFG, rngs=nnx.Rngs(0)))
+    tx = gpt_train.jax_adamw(lr=1e-2)
+    step = jax.jit(gpt_train.jax_step(graphdef, rest, tx))
+    x, y = (a.astype(np.int32) for a in _batch())
+    _, _, losses = gpt_train.jax_run(step, params, tx.init(params), [(x, y)] * 8)
+    assert len(losses) == 8 and all(isinstance(v, float) for v in losses)
+    assert losses[-1] < losses[0]
+
+
+def test_the_torch_step_learns_a_repeated_batch():
+    torch.manual_seed(0)
+    model = TorchGPT(CFG)
+    opt = gpt_train.torch_adamw(model, lr=1e-2)
+    losses = gpt_train.torch_run(model, opt, [_batch()] * 8)
+    assert len(losses) == 8 and losses[-1] < losses[0]
+    assert opt.defaults["weight_decay"] == gpt_train.ADAMW["weight_decay"]
