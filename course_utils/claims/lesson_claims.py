@@ -76,7 +76,31 @@ LESSON_CLAIMS: tuple[Claim, ...] = (
         1.0,
         unit="fact",
     ),
+    Claim(
+        "bf16-tensor-cores",
+        "bfloat16 mixed precision makes the matmuls of training several times faster on tensor cores",
+        SOURCES["course"],
+        "at least 2x on a GPU with tensor cores",
+        "float32 time / bfloat16-autocast time, one matmul (above 1: bfloat16 faster)",
+        2.0,
+        workload="a large matmul on an NVIDIA GPU with tensor cores",
+        here="a square matmul, float32 (TF32 off) against bfloat16 autocast, in PyTorch on CUDA (lesson 09)",
+    ),
     # lesson 09's claims
+    Claim(
+        "fused-softmax-kernel",
+        "A hand-written fused softmax kernel (Triton, Pallas) is faster than the framework's own softmax",
+        SOURCES["course"],
+        "faster than the built-in op",
+        "built-in softmax time / custom kernel time, same device (above 1: the kernel faster)",
+        1.0,
+        workload="a row-softmax kernel written in Triton and in Pallas",
+        here="lesson 10's softmax kernels on a GPU; on a CPU they run in interpreters",
+        pairings=(
+            Pairing("triton", "torch.softmax", "Triton kernel"),
+            Pairing("pallas", "jax.nn.softmax", "Pallas kernel"),
+        ),
+    ),
     # lesson 10's claims
     # lesson 11's claims
 )
