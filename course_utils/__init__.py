@@ -31,6 +31,7 @@ when the two are timed in alternation. Student-facing modules:
 - ``checklist``: the step-by-step port and the migration checklist (lesson 07)
 - ``port_checks``: the individual checks behind ``checklist``, one function each
 - ``profiles``: profiler traces of both frameworks read back as top-ops tables (lesson 09)
+- ``kernels``: custom kernels (lesson 10): Triton's status and skip message, Pallas's interpret choice, the tile picture
 - ``gpt_train``: the GPT's training step in each framework, one pure JAX step for every sharding (lesson 11)
 - ``gpt_shard``: that step data- and tensor-parallel on a JAX mesh: shardings by parameter path (lesson 11)
 - ``gpt_keep``: Orbax and DCP checkpoints that resume bit for bit, both exports, one sampler (lesson 11)

@@ -1,0 +1,814 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-nbgrader
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 10 · Custom kernels: Triton and Pallas
+#
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/v0.1.0/notebooks/10_custom_kernels.ipynb) [![Open In Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)](https://kaggle.com/kernels/welcome?src=https://github.com/jax-pytorch-side-by-side/course/blob/v0.1.0/notebooks/10_custom_kernels.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/v0.1.0?labpath=notebooks/10_custom_kernels.ipynb)
+#
+# When the compiler does not fuse what you need, both ecosystems let you write the kernel
+# yourself: PyTorch users write **Triton**, JAX users write **Pallas** (which, on a GPU, itself
+# lowers through Triton or Mosaic GPU). This lesson writes one kernel, a fused row-softmax, in
+# both languages, registers each with its framework so that compiling, differentiating and
+# batching keep working, and measures what leaving the compiler for host Python costs.
+#
+# **Learning objectives.** After this notebook you can
+# 1. read and write a block-level kernel in Triton and in Pallas: program ids, block shapes,
+#    index maps and masks for a ragged last block, checked against the framework's own op;
+# 2. make a custom kernel a first-class op: `torch.library.custom_op` with `register_fake` and
+#    `register_autograd` under `torch.compile(fullgraph=True)`, and `jax.custom_vjp` around a
+#    `pallas_call` under `jit`, `grad` and `vmap`, with gradients proven equal to the reference;
+# 3. choose between a kernel, a registered op and a host callback (`jax.pure_callback`, a
+#    Python op in PyTorch), knowing what each costs under compilation on this machine.
+
+# %%
+# Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),
+# install them, keeping the runtime's own torch and jax. Elsewhere: nothing to do.
+import importlib
+import importlib.util
+import subprocess
+import sys
+
+if importlib.util.find_spec("course_utils") is None:
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "jax-pytorch-side-by-side @ git+https://github.com/jax-pytorch-side-by-side/course@v0.1.0"],
+        check=True,
+    )
+    importlib.invalidate_caches()
+    from course_utils import hosted
+
+    hosted.install_dependencies()
+
+# %% tags=["parameters"]
+SMOKE = None  # None: follow COURSE_SMOKE; papermill: -p SMOKE True
+SIZES = {  # name: (full, smoke)
+    "rows": (256, 37),  # rows of the softmax input (not a multiple of the row block)
+    "cols": (1000, 100),  # columns (not a power of two: the column block is masked)
+    "block_rows": (8, 8),  # rows per Pallas program
+    "batch": (4, 3),  # matrices in the vmapped batch
+}
+
+# %%
+from course_utils import env
+
+# First, before anything touches a device: JAX's GPU memory policy, JAX before PyTorch,
+# float32 in both, and one device kind for both.
+SETUP = env.setup(one_kind=True)
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from jax.experimental import pallas as pl
+
+from course_utils import claims, config, kernels, timing
+from course_utils.parity import assert_close
+
+S = config.sizes(SIZES, SMOKE)
+print(env.report().line())
+torch_dev, _ = SETUP.pair()
+
+# Triton reads TRITON_INTERPRET when it loads: set it (no CUDA GPU) before importing it.
+TRITON = kernels.setup_triton()
+if TRITON.available:
+    import triton
+    import triton.language as tl
+print(TRITON.line())
+PALLAS_INTERPRET = kernels.pallas_interpret((S.block_rows, 128))
+print(f"Pallas on {jax.default_backend()}: interpret={PALLAS_INTERPRET}")
+
+# %% [markdown]
+# The lines above are this run's conditions. The last two say how each kernel language runs
+# here. On a machine without a CUDA GPU, Triton runs in its **interpreter**
+# (`TRITON_INTERPRET=1`, which must be set before `triton` is imported, so the helper does it
+# first): each program of the grid is executed with NumPy, one after another. Pallas has no
+# CPU backend either, so `pallas_call(..., interpret=True)` evaluates the kernel body with
+# ordinary JAX operations, looping over the grid. On a GPU the same cells compile: Triton to
+# PTX, Pallas through its Triton (or Mosaic GPU) lowering; on a TPU Pallas lowers through
+# Mosaic, whose blocks must be tiled by (8, 128) in their last two dimensions (smaller blocks
+# run interpreted there, and the helper says so).
+#
+# Triton is an **optional extra**: its wheel is about 200 MB (about 690 MB installed), so the
+# default install leaves it out. Without it, every Triton cell below prints why it is skipped and
+# how to install it (`pip install ".[kernels]"`), and the PyTorch side of the later sections runs
+# on a plain PyTorch implementation of the same softmax. Installing it changes nothing else in
+# the course: `torch.compile` on a CPU keeps generating C++ (checked with Triton 3.7.1 installed).
+
+# %% [markdown]
+# ## 1. One kernel, written twice: a fused row-softmax
+#
+# **Key concepts**
+# - A **kernel** is one function that the device runs for many **programs** at once; each program
+#   finds its share of the work from its **program id** (`tl.program_id(0)`, `pl.program_id(0)`).
+# - **Fusion**: `softmax(x) = exp(x − max x) / Σ exp(x − max x)` written as five eager ops reads
+#   and writes the whole array five times; one kernel reads each row once, keeps it in fast
+#   memory (registers, shared memory, VMEM) and writes the result once.
+# - **Triton** works on pointers: the kernel computes addresses (`x_ptr + row * stride + cols`)
+#   and loads with a **mask** for the addresses past the end of the row.
+# - **Pallas** works on **refs** to blocks: a `BlockSpec` (block shape + index map) tells
+#   `pallas_call` which block of the array each program sees; the kernel reads `x_ref[...]`.
+#
+# Softmax is the textbook first kernel because it has all the ingredients: a reduction (the
+# max and the sum along a row), elementwise work, a numerically necessary subtraction of the
+# maximum (without it, `exp` overflows for inputs above about 88 in float32), and a row length
+# that rarely matches the block size the hardware likes (a power of two). The row length here,
+# `S.cols`, is deliberately not a power of two, and the number of rows is not a multiple of the
+# row block, so both kernels must handle ragged edges.
+
+# %%
+x_np = np.random.default_rng(0).normal(size=(S.rows, S.cols)).astype(np.float32) * 3
+x_t = torch.from_numpy(x_np).to(torch_dev)
+x_j = jnp.asarray(x_np)
+print(f"input {x_np.shape}, float32, values up to {np.abs(x_np).max():.1f}")
+
+# %% [markdown]
+# The PyTorch side: one Triton program per row. The program reads its row with a block of
+# `BLOCK` columns, the next power of two above the row length; the mask `cols < n_cols` turns
+# the loads past the end into `-inf`, which contributes `exp(-inf) = 0` to the sum, and keeps
+# the stores past the end from writing anything. The cell defines the kernel only when Triton
+# is installed.
+
+# %%
+# PyTorch: a Triton kernel (one program per row)
+if TRITON.available:
+
+    @triton.jit
+    def softmax_kernel_triton(x_ptr, y_ptr, n_cols, stride, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)  # (BLOCK,) column offsets
+        mask = cols < n_cols  # the ragged end of the row
+        x = tl.load(x_ptr + row * stride + cols, mask=mask, other=-float("inf"))
+        x = x - tl.max(x, axis=0)  # subtract the row's maximum: exp cannot overflow
+        e = tl.exp(x)
+        tl.store(y_ptr + row * stride + cols, e / tl.sum(e, axis=0), mask=mask)
+
+    def softmax_triton(x):
+        x = x.contiguous()
+        y = torch.empty_like(x)
+        grid = (x.shape[0],)  # one program per row
+        softmax_kernel_triton[grid](x, y, x.shape[1], x.stride(0), BLOCK=triton.next_power_of_2(x.shape[1]))
+        return y
+
+    y_triton = softmax_triton(x_t)
+    assert_close(y_triton, torch.softmax(x_t, dim=-1), rtol=1e-5, atol=1e-7)
+    print(f"Triton kernel vs torch.softmax: max abs error {(y_triton - torch.softmax(x_t, -1)).abs().max().item():.2e}")
+else:
+    print(TRITON.line())
+
+
+# %% [markdown]
+# How to read the Triton cell, line by line. `@triton.jit` compiles the function for the GPU
+# (or hands it to the interpreter); its arguments are pointers (a tensor passed to a kernel is
+# its address), plain integers, and `tl.constexpr` values, which are fixed when the kernel is
+# compiled, so `BLOCK` must be a compile-time power of two and each new value compiles a new
+# kernel. `kernel[grid](...)` launches one program per element of `grid`. Inside, every
+# variable is a whole block: `cols` is a vector of `BLOCK` offsets, `x` a vector of `BLOCK`
+# values, and `tl.max`/`tl.sum` reduce it. The row's address uses the stride, so the launcher
+# makes the input contiguous first; a transposed view would otherwise be read in the wrong
+# order. The printed error is the largest difference from `torch.softmax` over every element.
+
+# %% [markdown]
+# The JAX side: one Pallas program per block of `block_rows` rows. The `BlockSpec` says that
+# program `i` sees the block at block index `(i, 0)`, that is rows `i·block_rows` to
+# `(i+1)·block_rows` and every column, padded to a power of two. Pallas has no pointer
+# arithmetic: the kernel reads the whole block with `x_ref[...]`, and builds its own mask from a
+# column index (`lax.broadcasted_iota`), because the padding holds undefined values.
+
+# %%
+# JAX: a Pallas kernel (one program per block of rows)
+def softmax_kernel_pallas(x_ref, y_ref, *, n_cols):
+    x = x_ref[...]  # (block_rows, block_cols)
+    cols = jax.lax.broadcasted_iota(jnp.int32, x.shape, 1)
+    x = jnp.where(cols < n_cols, x, -jnp.inf)  # the mask: padding counts as -inf
+    x = x - jnp.max(x, axis=1, keepdims=True)
+    e = jnp.exp(x)
+    y_ref[...] = e / jnp.sum(e, axis=1, keepdims=True)
+
+
+def softmax_pallas(x, block_rows=S.block_rows):
+    n_rows, n_cols = x.shape
+    spec = pl.BlockSpec(block_shape=(block_rows, pl.next_power_of_2(n_cols)), index_map=lambda i: (i, 0))
+    return pl.pallas_call(
+        functools.partial(softmax_kernel_pallas, n_cols=n_cols),
+        out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+        grid=(pl.cdiv(n_rows, block_rows),),  # enough blocks to cover every row
+        in_specs=[spec],
+        out_specs=spec,
+        interpret=PALLAS_INTERPRET,
+    )(x)
+
+
+y_pallas = softmax_pallas(x_j)
+
+# %% [markdown]
+# How to read the Pallas cell. The kernel receives **refs**, mutable views of the blocks this
+# program owns, one per input and one per output, and writes its result by assigning to the
+# output ref. `functools.partial` fixes `n_cols` as a Python integer, a static value in the
+# kernel like Triton's `constexpr`. `out_shape` declares the result (Pallas cannot infer it),
+# and `in_specs`/`out_specs` give one `BlockSpec` per input and output. `BlockSpec` is built
+# with keyword arguments here: its positional order has changed across jax releases (the
+# current order is `block_shape`, then `index_map`), and keywords read the same in all of them
+# (the course runs on jax 0.7.2 and the newest). `interpret` comes from the helper: True on a
+# CPU, False on a GPU.
+
+# %%
+assert_close(y_pallas, jax.nn.softmax(x_j, axis=-1), rtol=1e-5, atol=1e-7)
+pallas_err = float(jnp.abs(y_pallas - jax.nn.softmax(x_j, axis=-1)).max())
+print(f"Pallas kernel vs jax.nn.softmax: max abs error {pallas_err:.2e}")
+if TRITON.available:
+    assert_close(y_triton, y_pallas, rtol=1e-5, atol=1e-7)
+    print(f"Triton vs Pallas: max abs error {np.abs(y_triton.cpu().numpy() - np.asarray(y_pallas)).max():.2e}")
+else:
+    print(TRITON.line())
+
+
+# %% [markdown]
+# Each kernel agrees with its framework's own softmax to within float32 rounding (the errors
+# printed are a few units in the last place of values below 1), and, where Triton is
+# installed, the two kernels agree with each other to the same precision. They still differ in
+# what each program does: a Triton program owns one row and a vector of columns, a Pallas
+# program owns a 2-D block of rows. Both are common; the next section draws the mapping.
+#
+# **The mask is not optional.** The padded columns of the Pallas block hold whatever the
+# implementation leaves there: the interpreter fills them with NaN, a GPU with other values.
+# Here is the same kernel without the `jnp.where`:
+
+# %%
+# %xmode Minimal
+
+# %% tags=["raises-exception"]
+def softmax_kernel_unmasked(x_ref, y_ref):
+    x = x_ref[...]
+    x = x - jnp.max(x, axis=1, keepdims=True)
+    e = jnp.exp(x)
+    y_ref[...] = e / jnp.sum(e, axis=1, keepdims=True)
+
+
+spec = pl.BlockSpec(block_shape=(S.block_rows, pl.next_power_of_2(S.cols)), index_map=lambda i: (i, 0))
+y_unmasked = pl.pallas_call(softmax_kernel_unmasked, out_shape=jax.ShapeDtypeStruct(x_j.shape, x_j.dtype),
+                            grid=(pl.cdiv(S.rows, S.block_rows),), in_specs=[spec], out_specs=spec,
+                            interpret=PALLAS_INTERPRET)(x_j)
+assert_close(y_unmasked, jax.nn.softmax(x_j, axis=-1), name="unmasked Pallas softmax")
+
+# %% [markdown]
+# The padding leaks into the maximum and the sum, and every row is wrong, not only the last
+# block: the ragged edge here is in the columns, which every row has. The fix is the mask of
+# the kernel above. Triton's version of the same mistake (a load without `mask=`) reads past the
+# end of the row, into the next row or past the end of the tensor: on a GPU that is either
+# silently wrong or an illegal memory access, which is why Triton's `tl.load` takes `mask` and
+# `other` in one call.
+
+# %% [markdown]
+# ## 2. Blocks and grids, side by side
+#
+# **Key concepts**
+# - The **grid** is the set of programs: `kernel[grid](...)` in Triton, `grid=` in
+#   `pallas_call`. A 2-D grid `(gm, gn)` gives each program two ids.
+# - **Triton**: the program turns its ids into element offsets itself,
+#   `rows = pid_m * BM + tl.arange(0, BM)`, and masks what falls outside the array.
+# - **Pallas**: the `index_map` turns program ids into *block* indices, `lambda i, j: (i, j)`;
+#   Pallas multiplies by the block shape, and on output it drops the writes that fall outside the
+#   array. Reads from outside still need a mask when they feed a reduction (section 1).
+# - `cdiv(n, block)` (`triton.cdiv`, `pl.cdiv`) is the number of blocks that cover `n` elements.
+#
+# To see which program computes which tile, each kernel below writes its own program number
+# into its tile of a 10 × 12 output, with 4 × 8 blocks. Neither 10 nor 12 is a multiple of the
+# block, so the last row of blocks and the last column of blocks overhang the array.
+
+# %%
+TILE_SHAPE, TILE_BLOCK = (10, 12), (4, 8)
+tile_grid = (-(-TILE_SHAPE[0] // TILE_BLOCK[0]), -(-TILE_SHAPE[1] // TILE_BLOCK[1]))
+print(f"array {TILE_SHAPE}, blocks {TILE_BLOCK}: grid {tile_grid} = {tile_grid[0] * tile_grid[1]} programs")
+
+# %%
+# PyTorch: Triton computes element offsets and masks them
+if TRITON.available:
+
+    @triton.jit
+    def tile_ids_kernel_triton(out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+        pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+        rows = pid_m * BM + tl.arange(0, BM)[:, None]  # (BM, 1)
+        cols = pid_n * BN + tl.arange(0, BN)[None, :]  # (1, BN)
+        mask = (rows < M) & (cols < N)  # the overhanging part of an edge block
+        program = pid_m * tl.num_programs(1) + pid_n
+        tl.store(out_ptr + rows * N + cols, tl.full((BM, BN), 0, tl.int32) + program, mask=mask)
+
+    ids_triton = torch.full(TILE_SHAPE, -1, dtype=torch.int32, device=torch_dev)
+    tile_ids_kernel_triton[tile_grid](ids_triton, *TILE_SHAPE, BM=TILE_BLOCK[0], BN=TILE_BLOCK[1])
+    print(ids_triton.cpu().numpy())
+else:
+    print(TRITON.line())
+
+
+# %%
+# JAX: Pallas maps program ids to block indices and clips the edge blocks' writes
+def tile_ids_kernel_pallas(out_ref):
+    program = pl.program_id(0) * pl.num_programs(1) + pl.program_id(1)
+    out_ref[...] = jnp.full(out_ref.shape, program, jnp.int32)  # (BM, BN), no mask needed
+
+
+ids_pallas = pl.pallas_call(
+    tile_ids_kernel_pallas,
+    out_shape=jax.ShapeDtypeStruct(TILE_SHAPE, jnp.int32),
+    grid=tile_grid,
+    out_specs=pl.BlockSpec(block_shape=TILE_BLOCK, index_map=lambda i, j: (i, j)),
+    interpret=kernels.pallas_interpret(TILE_BLOCK),
+)()
+print(np.asarray(ids_pallas))
+
+# %% [markdown]
+# The two cells state the same tiling in two ways. Triton's kernel computes, for each program,
+# the row and column offsets of its elements, a `(BM, 1)` column of rows and a `(1, BN)` row of
+# columns that broadcast to a `(BM, BN)` block of addresses, and needs a mask so that the
+# overhanging programs do not write past the end of a row (which would land in the next row)
+# or past the end of the array. Pallas's kernel never sees an offset: the `index_map` names
+# the block, Pallas slices it, and the writes of the overhanging part are dropped when the
+# block is copied back. An output filled with -1 before the Triton launch would show any
+# element no program wrote; none is left.
+
+# %%
+expected_ids = np.add.outer(np.arange(TILE_SHAPE[0]) // TILE_BLOCK[0] * tile_grid[1],
+                            np.arange(TILE_SHAPE[1]) // TILE_BLOCK[1])
+assert_close(ids_pallas, expected_ids, name="Pallas tile ids")
+if TRITON.available:
+    assert_close(ids_triton, ids_pallas, name="Triton vs Pallas tile ids")
+print("every element was written by the program the block arithmetic predicts")
+
+# %% [markdown]
+# Both maps match the arithmetic `program = (row // BM) · gn + col // BN`: every element was
+# written exactly once, by the program whose block covers it, and nothing was written outside
+# the array (a stray write would have overwritten a neighbouring tile's number, or crashed).
+# The picture draws the same map, with the blocks' outlines; a dashed outline overhangs the
+# array's edge, the part of the block that Triton's mask and Pallas's clipping discard.
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
+kernels.plot_tiles(ids_pallas, TILE_BLOCK, ax=axes[0], title="Pallas: index_map (i, j) -> block (i, j)")
+if TRITON.available:
+    kernels.plot_tiles(ids_triton.cpu().numpy(), TILE_BLOCK, ax=axes[1], title="Triton: offsets pid * B + arange(B)")
+else:
+    axes[1].text(0.5, 0.5, "Triton not installed:\n" + 'pip install ".[kernels]"', ha="center", va="center")
+    axes[1].set_axis_off()
+fig.tight_layout()
+
+# %% [markdown]
+# The softmax of section 1 used the same machinery with a 1-D grid: Triton's programs each own
+# one row (`grid = (rows,)`), Pallas's each own `block_rows` rows (`grid = (cdiv(rows,
+# block_rows),)`); the last Pallas block overhangs the array by
+# `cdiv(rows, block_rows) · block_rows − rows` rows, whose results are discarded on write. A
+# row block is a choice, not a rule: on a GPU, more rows per program mean fewer, bigger
+# programs; on a TPU, blocks must also match the (8, 128) vector tiling.
+
+# %% [markdown]
+# ## 3. Registering a kernel so the framework's machinery works on it
+#
+# **Key concepts**
+# - A raw kernel launch is opaque: `torch.compile` cannot trace into a Triton launch, autograd
+#   has no derivative for it, and JAX has no derivative rule for a `pallas_call` either.
+# - **PyTorch**: `torch.library.custom_op` makes a function an operator; `register_fake` tells
+#   the compiler the output's shape and dtype without running it; `register_autograd` gives the
+#   backward. Then `torch.compile(fullgraph=True)` keeps it in one graph.
+# - **JAX**: `jax.custom_vjp` pairs the forward (the `pallas_call`) with a backward rule;
+#   `jit`, `grad` and `vmap` then compose around it (`pallas_call` batches by adding a grid axis).
+# - Softmax's backward needs only the output `y`: `dx = y ⊙ (g − Σⱼ gⱼ yⱼ)` row by row, so
+#   both registrations save `y` for the backward pass.
+#
+# First the natural code in JAX: `jax.grad` straight through the `pallas_call`.
+
+# %% tags=["raises-exception"]
+w_np = np.random.default_rng(1).normal(size=(S.rows, S.cols)).astype(np.float32)
+w_j, w_t = jnp.asarray(w_np), torch.from_numpy(w_np).to(torch_dev)
+jax.grad(lambda x: jnp.sum(softmax_pallas(x) * w_j))(x_j)
+
+
+# %% [markdown]
+# JAX cannot differentiate the kernel body as a `pallas_call`: reverse mode needs a rule, and
+# we give it one. (The loss weights the softmax by a fixed `w`: the plain sum of a softmax row
+# is always 1, so its gradient would be zero and prove nothing.)
+#
+# The PyTorch side: without Triton, the operator's body is a plain PyTorch softmax, so the rest
+# of this section still runs; with Triton it is the kernel of section 1. Either way the body is
+# hidden from the compiler behind the operator's name `course10::softmax`.
+
+# %%
+# PyTorch: a custom operator with a fake (shape) function and a backward
+def softmax_rows_torch(x):  # the stand-in body when Triton is absent
+    e = torch.exp(x - x.amax(dim=-1, keepdim=True))
+    return e / e.sum(dim=-1, keepdim=True)
+
+
+@torch.library.custom_op("course10::softmax", mutates_args=())
+def softmax_op_torch(x: torch.Tensor) -> torch.Tensor:
+    return softmax_triton(x) if TRITON.available else softmax_rows_torch(x)
+
+
+@softmax_op_torch.register_fake
+def _(x):
+    return torch.empty_like(x)  # shape and dtype only: what the compiler needs
+
+
+# %%
+def softmax_backward_torch(ctx, g):
+    (y,) = ctx.saved_tensors
+    return y * (g - (g * y).sum(dim=-1, keepdim=True))
+
+
+def softmax_setup_context_torch(ctx, inputs, output):
+    ctx.save_for_backward(output)  # the backward needs only y
+
+
+softmax_op_torch.register_autograd(softmax_backward_torch, setup_context=softmax_setup_context_torch)
+torch.library.opcheck(softmax_op_torch, (x_t[:4],))  # PyTorch's own checks of the registration
+print("opcheck passed: schema, fake function and autograd registration are consistent")
+
+
+# %% [markdown]
+# `torch.library.opcheck` runs PyTorch's checks on the registration: that the fake function
+# agrees with the real one, and that autograd and the compiler's tracing see a consistent
+# operator. The JAX side wraps the Pallas call in `jax.custom_vjp`: a forward that also returns
+# what the backward needs (the residual `y`), and a backward that maps the output's cotangent `g`
+# to the input's.
+
+# %%
+# JAX: custom_vjp around the pallas_call
+@jax.custom_vjp
+def softmax_op_jax(x):
+    return softmax_pallas(x)
+
+
+def softmax_fwd_jax(x):
+    y = softmax_pallas(x)
+    return y, y  # output, residual saved for the backward
+
+
+def softmax_bwd_jax(y, g):
+    return (y * (g - jnp.sum(g * y, axis=-1, keepdims=True)),)
+
+
+softmax_op_jax.defvjp(softmax_fwd_jax, softmax_bwd_jax)
+
+
+# %% [markdown]
+# The two registrations line up piece by piece. `custom_op`'s body and `custom_vjp`'s primal
+# function run the kernel; `setup_context` and `softmax_fwd_jax` choose what to keep for the
+# backward pass (here the output `y`, in both); `softmax_backward_torch` and `softmax_bwd_jax`
+# compute the same formula. Two differences: PyTorch also needs the fake function, because
+# Dynamo traces with tensors that have a shape but no data, while JAX traces the `pallas_call`
+# itself, whose `out_shape` already says what comes out; and JAX's backward returns a tuple
+# with one cotangent per input, PyTorch's one gradient per input.
+
+# %% [markdown]
+# Now the proof that the frameworks' machinery works on the registered ops. In PyTorch:
+# `fullgraph=True` makes any graph break an error, and the helper `kernels.count_graphs` counts
+# the graphs Dynamo records (one means the operator sat inside the graph as a single node).
+# The compiled function is then run with the default Inductor backend and differentiated.
+
+# %%
+# PyTorch: one graph under torch.compile(fullgraph=True), gradients through register_autograd
+def loss_torch(x, w):
+    return (softmax_op_torch(x) * w).sum()
+
+
+print("graphs recorded with fullgraph=True:", kernels.count_graphs(loss_torch, x_t, w_t, fullgraph=True))
+loss_compiled_torch = torch.compile(loss_torch, fullgraph=True)
+x_req = x_t.clone().requires_grad_(True)
+(grad_op_torch,) = torch.autograd.grad(loss_compiled_torch(x_req, w_t), x_req)
+x_ref = x_t.clone().requires_grad_(True)
+(grad_ref_torch,) = torch.autograd.grad((torch.softmax(x_ref, -1) * w_t).sum(), x_ref)
+
+
+# %% [markdown]
+# One graph with `fullgraph=True`: Dynamo recorded the loss, operator included, without a
+# break, and the compiled function's gradient flowed through the registered backward. Inside
+# the graph the operator is a single opaque node: Inductor fuses the multiplication and the sum
+# around it but never looks inside, which is what we want for a hand-written kernel. The JAX
+# cell does the mirror image: `jit` of `grad`, and `jit` of `vmap` of `grad` over a batch of
+# matrices of another shape (each a different scale of the input, so the batch is not one
+# matrix repeated).
+
+# %%
+# JAX: jit, grad and vmap around the custom_vjp
+def loss_jax(x, w):
+    return jnp.sum(softmax_op_jax(x) * w)
+
+
+grad_op_jax = jax.jit(jax.grad(loss_jax))(x_j, w_j)
+grad_ref_jax = jax.grad(lambda x, w: jnp.sum(jax.nn.softmax(x, axis=-1) * w))(x_j, w_j)
+xb_j = jnp.stack([x_j[: S.rows // 2] * (k + 1) for k in range(S.batch)])  # (batch, rows/2, cols)
+wb_j = jnp.stack([w_j[: S.rows // 2]] * S.batch)
+grads_batched_jax = jax.jit(jax.vmap(jax.grad(loss_jax)))(xb_j, wb_j)
+print("vmapped gradients:", grads_batched_jax.shape)
+
+# %%
+assert_close(grad_op_torch, grad_ref_torch, rtol=1e-5, atol=1e-6, name="custom_op gradient")
+assert_close(grad_op_jax, grad_ref_jax, rtol=1e-5, atol=1e-6, name="custom_vjp gradient")
+assert_close(grad_op_torch, grad_op_jax, rtol=1e-5, atol=1e-6, name="PyTorch vs JAX gradient")
+batched_ref = jax.vmap(jax.grad(lambda x, w: jnp.sum(jax.nn.softmax(x, axis=-1) * w)))(xb_j, wb_j)
+assert_close(grads_batched_jax, batched_ref, rtol=1e-5, atol=1e-6, name="vmapped custom_vjp gradient")
+grad_errors = {
+    "PyTorch custom_op vs torch.softmax": (grad_op_torch - grad_ref_torch).abs().max().item(),
+    "JAX custom_vjp vs jax.nn.softmax": float(jnp.abs(grad_op_jax - grad_ref_jax).max()),
+    "PyTorch custom_op vs JAX custom_vjp": float(np.abs(grad_op_torch.cpu().numpy() - np.asarray(grad_op_jax)).max()),
+}
+for name, err in grad_errors.items():
+    print(f"{name}: max abs gradient error {err:.2e}")
+
+
+# %% [markdown]
+# The gradients through both registered ops equal the reference ops' gradients to float32
+# rounding, and the two frameworks' gradients equal each other. The batched call shows the last
+# piece: under `vmap`, JAX batches the `pallas_call` by adding an axis to its grid (each matrix
+# of the batch gets its own programs) and the `custom_vjp` rule by batching its backward.
+# PyTorch's counterpart of `vmap` for a custom operator is `register_vmap` (or falling back to a
+# loop); the lesson does not need it here.
+
+# %% [markdown]
+# ## 4. Escape hatches to host code, and what they cost under compilation
+#
+# **Key concepts**
+# - Sometimes the code is not a kernel at all but host Python (a NumPy routine, a C library).
+# - **JAX**: `jax.pure_callback(fn, result_shape, *args, vmap_method=...)` calls host code from
+#   inside `jit`: the compiled program stops, copies the operands to the host, runs Python, and
+#   copies the result back. It has no derivative unless wrapped in `custom_vjp`.
+# - **PyTorch**: Dynamo *translates* NumPy calls into torch ops (no break); code it cannot trace
+#   (a C extension, or a function marked `torch.compiler.disable`) is a **graph break**: the
+#   graph ends, Python runs, a second graph starts. A `custom_op` around the host code keeps one
+#   graph instead.
+#
+# The host code is the same NumPy softmax for both frameworks.
+
+# %%
+def softmax_np(x):
+    """The host version: NumPy on the CPU (what a C library or legacy code would be)."""
+    e = np.exp(x - x.max(axis=-1, keepdims=True))  # float32 in, float32 out
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def scores_torch(x, softmax):  # a little work before and after the softmax
+    return softmax(x * 2.0) * 3.0
+
+
+def scores_jax(x, softmax):
+    return softmax(x * 2.0) * 3.0
+
+
+# %% [markdown]
+# First the surprise on the PyTorch side: plain NumPy inside a compiled function is *not* an
+# escape hatch. Dynamo recognises NumPy calls and records them as the equivalent torch ops,
+# so the function below is one graph. A host function that Dynamo must not or cannot trace
+# (here marked with the public `torch.compiler.disable`, which is what Dynamo also does with
+# code it cannot read, such as a compiled extension) splits the function in two.
+
+# %%
+# PyTorch: NumPy code is traced; a host function Dynamo skips is a graph break
+def softmax_numpy_torch(x):
+    return torch.from_numpy(softmax_np(x.cpu().numpy())).to(x.device)
+
+
+softmax_host_torch = torch.compiler.disable(softmax_numpy_torch)
+x_small_t = x_t[:4]
+print("NumPy inside the function:", kernels.count_graphs(lambda x: scores_torch(x, softmax_numpy_torch), x_small_t), "graph(s)")
+print("host function (disabled): ", kernels.count_graphs(lambda x: scores_torch(x, softmax_host_torch), x_small_t), "graph(s)")
+
+# %% [markdown]
+# The counts read: the NumPy version is one graph (Dynamo's NumPy support rewrote `np.exp`,
+# `max` and `sum` into torch operations, so the "host" code was compiled like the rest), and
+# the skipped host function leaves two graphs, the multiplication before it and the one after
+# it, with Python running the function in between. NumPy support has limits, too: an attribute
+# Dynamo does not model (an array's `.dtype`, for example) breaks the graph at that line, so a
+# NumPy routine may be compiled, broken, or both, depending on what it touches.
+
+# %% tags=["raises-exception"]
+kernels.count_graphs(lambda x: scores_torch(x, softmax_host_torch), x_small_t, fullgraph=True)
+
+
+# %% [markdown]
+# With `fullgraph=True` the break is an error naming the skipped function, the PyTorch twin of
+# JAX refusing to trace what it cannot. The fix that keeps one graph is the one of section 3: a
+# custom operator whose body is the host code, with a fake function for the compiler.
+
+# %%
+# PyTorch: the host code as a custom operator (no graph break)
+@torch.library.custom_op("course10::softmax_host", mutates_args=())
+def softmax_host_op_torch(x: torch.Tensor) -> torch.Tensor:
+    return softmax_numpy_torch(x)
+
+
+@softmax_host_op_torch.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+print("host code as custom_op:", kernels.count_graphs(lambda x: scores_torch(x, softmax_host_op_torch), x_small_t, fullgraph=True), "graph(s)")
+
+
+# %%
+# JAX: pure_callback inside jit
+def softmax_callback_jax(x):
+    return jax.pure_callback(softmax_np, jax.ShapeDtypeStruct(x.shape, x.dtype), x, vmap_method="broadcast_all")
+
+
+print(jax.make_jaxpr(lambda x: scores_jax(x, softmax_callback_jax))(x_j[:4]))
+
+# %% [markdown]
+# The jaxpr shows the callback as one equation, `pure_callback`, between the multiplications:
+# the program is still one compiled program, and the callback is an instruction in it to call
+# back into Python. What does each route cost? The timings below run every variant compiled
+# (`torch.compile` with its default Inductor backend, `jax.jit`), on the full input, after
+# checking that all variants compute the same scores.
+
+# %%
+# PyTorch: the built-in op, the graph break and the custom op, each compiled
+torch.compiler.reset()
+escape_torch = timing.compare(
+    {
+        "built-in softmax": torch.compile(lambda x: scores_torch(x, lambda v: torch.softmax(v, -1))),
+        "host function, graph break": torch.compile(lambda x: scores_torch(x, softmax_host_torch)),
+        "host code as custom_op": torch.compile(lambda x: scores_torch(x, softmax_host_op_torch), fullgraph=True),
+    },
+    x_t,
+    rtol=1e-5,
+)
+escape_torch
+
+# %%
+# JAX: the built-in op and the pure_callback, each jitted
+escape_jax = timing.compare(
+    {
+        "built-in softmax": jax.jit(lambda x: scores_jax(x, lambda v: jax.nn.softmax(v, axis=-1))),
+        "pure_callback": jax.jit(lambda x: scores_jax(x, softmax_callback_jax)),
+    },
+    x_j,
+    rtol=1e-5,
+)
+escape_jax
+
+# %%
+assert_close(scores_torch(x_t, softmax_host_op_torch), jax.jit(lambda x: scores_jax(x, softmax_callback_jax))(x_j),
+             rtol=1e-5, atol=1e-6, name="PyTorch host op vs JAX callback")
+for name in ("host function, graph break", "host code as custom_op"):
+    print("PyTorch:", claims.faster(escape_torch, name, "built-in softmax").explanation)
+print("JAX:", claims.faster(escape_jax, "pure_callback", "built-in softmax").explanation)
+
+# %% [markdown]
+# Each sentence above is the course's one rule applied to the paired rounds of this run. What
+# they measure: a host route adds a device-to-host copy of the input, NumPy's own softmax, a copy
+# back, and (for the graph break) a return to Python between two compiled graphs; the built-in
+# op stays inside the compiled program, where the compiler can fuse the multiplications into
+# the softmax. On a CPU the copies are cheap (host and device memory are the same), so the gap
+# is mostly Python and NumPy overhead and lost fusion; on a GPU each callback also synchronises
+# the device and crosses PCIe twice, and the gap grows. The custom operator and the graph break
+# run the same host code: what the operator buys is a whole graph for the compiler (and
+# `fullgraph=True`), not speed of the host code itself.
+
+# %% [markdown]
+# ## 5. Speed, honestly: interpreters are slow by design
+#
+# **Key concepts**
+# - A custom kernel pays off when the compiler's output is far from what the hardware can do
+#   (an unfused chain, an attention variant it does not know); a softmax is usually fused well
+#   by both compilers already.
+# - On this machine the kernels ran in **interpreters**, which execute each program step by step
+#   in Python/NumPy (Triton) or as a loop of JAX operations (Pallas): correct, debuggable (you
+#   can `print` inside a Triton kernel in interpreter mode), and slow by design.
+# - So the claim "a hand-written kernel is faster than the built-in op" can only be judged where
+#   the kernels compile: on a GPU (or a TPU, for Pallas).
+#
+# The cell times each kernel against its framework's built-in softmax on this machine, and the
+# verdict on the kernel-speed claim comes from the registry: judged on a GPU, not judged here.
+
+# %%
+kernel_variants_torch = {"torch.softmax": lambda: torch.softmax(x_t, -1)}
+if TRITON.available:
+    kernel_variants_torch["Triton kernel"] = lambda: softmax_triton(x_t)
+kernel_torch = timing.compare(kernel_variants_torch, rtol=1e-5)
+softmax_pallas_jit = jax.jit(softmax_pallas)
+kernel_jax = timing.compare(
+    {"jax.nn.softmax": jax.jit(lambda: jax.nn.softmax(x_j, axis=-1)), "Pallas kernel": lambda: softmax_pallas_jit(x_j)},
+    rtol=1e-5,
+)
+kernel_jax
+
+# %%
+KERNEL_VERDICTS = {}
+for pairing, cmp, builtin, kernel, interpreted in (
+    ("pallas", kernel_jax, "jax.nn.softmax", "Pallas kernel", PALLAS_INTERPRET),
+    ("triton", kernel_torch, "torch.softmax", "Triton kernel", TRITON.interpreted or not TRITON.available),
+):
+    if kernel not in cmp.measurements:
+        KERNEL_VERDICTS[pairing] = claims.not_testable("fused-softmax-kernel", f"Triton is not installed ({kernels.INSTALL_HINT})")
+    elif interpreted:
+        print(f"{kernel} (interpreted):", claims.faster(cmp, builtin, kernel).explanation)
+        KERNEL_VERDICTS[pairing] = claims.not_testable(
+            "fused-softmax-kernel", "interpreters are slow by design: the kernel ran interpreted on this machine")
+    else:
+        KERNEL_VERDICTS[pairing] = claims.judge("fused-softmax-kernel", cmp, builtin, kernel, pairing=pairing)
+for pairing, verdict in KERNEL_VERDICTS.items():
+    print(f"{pairing}: {verdict.explanation}")
+
+# %% [markdown]
+# On a CPU the interpreted kernels are expected to trail the built-in ops by a wide margin, and
+# the sentences above say by how much in this run; that is the price of running a GPU program
+# one step at a time, not a property of the kernels. On a GPU the same cell compiles the kernels
+# and judges the claim with the paired rounds; even there, expect no large win for a softmax,
+# which both compilers already fuse, and expect the wins of custom kernels to come from
+# operations the compiler does not fuse on its own (attention with online softmax, quantised
+# matrix products, ragged batches).
+
+# %% [markdown]
+# **When is a custom kernel worth writing?** Start from a profile (lesson 09): if the time goes
+# to an operation the compiler already fuses well, a kernel will at best match it. Kernels pay
+# where the compiler's output wastes memory traffic it cannot see how to avoid: attention,
+# whose naive form writes a sequence-by-sequence matrix to memory and reads it back, is the
+# classic case (FlashAttention keeps it in fast memory with an online softmax, a loop over
+# column blocks of this section's kernel); quantised or sparse matrix products, whose layouts
+# the libraries do not cover, are others. Before writing one, check the libraries: PyTorch ships
+# fused attention (`torch.nn.functional.scaled_dot_product_attention`), and JAX ships Pallas
+# kernels of its own (`jax.experimental.pallas.ops`) and `jax.nn.dot_product_attention`. When
+# you do write one, keep the pattern of this lesson: the framework's op as the oracle, the
+# interpreter for debugging on any machine, the registration so that compiling and
+# differentiating still work, and a verdict from paired timings on the hardware it targets.
+
+# %% [markdown]
+# ## Summary
+#
+# | idea | PyTorch (Triton, torch.library) | JAX (Pallas, custom_vjp) |
+# |---|---|---|
+# | write a kernel | `@triton.jit`, pointers, `tl.load`/`tl.store` | a Python function on refs, `pl.pallas_call` |
+# | which work a program does | `tl.program_id(axis)`, offsets `pid * B + tl.arange(0, B)` | `pl.program_id(axis)`, `BlockSpec(block_shape=..., index_map=...)` |
+# | number of programs | `kernel[grid](...)`, `triton.cdiv` | `grid=...`, `pl.cdiv` |
+# | ragged edges | `mask=` and `other=` on every load and store | writes clipped; mask reads yourself (`jnp.where` on an iota) |
+# | run without a GPU | `TRITON_INTERPRET=1` before `import triton` | `interpret=True` |
+# | make it an op | `torch.library.custom_op` + `register_fake` | a function (`pallas_call` is already a JAX primitive) |
+# | its gradient | `register_autograd(backward, setup_context=...)` | `jax.custom_vjp` + `defvjp(fwd, bwd)` |
+# | prove it composes | `torch.compile(fullgraph=True)`, `torch.library.opcheck` | `jit`, `grad`, `vmap` around it |
+# | call host code | a graph break, or a `custom_op` around it | `jax.pure_callback(..., vmap_method=...)` |
+#
+# **Common misconceptions** (each corrected by a cell above)
+# - *"The padding of a block is zeros."* It is undefined: NaN in the interpreter; mask it (1).
+# - *"Pallas is for TPUs only."* On a GPU it lowers through Triton or Mosaic GPU, and on a CPU it
+#   runs in its interpreter: the same kernel ran here (1).
+# - *"JAX differentiates any JAX code, kernels included."* Not a `pallas_call`: it needs a
+#   `custom_vjp` (3).
+# - *"NumPy inside `torch.compile` breaks the graph."* Dynamo translates NumPy calls into torch
+#   ops; code it cannot trace breaks it, and a `custom_op` avoids the break (4).
+# - *"A custom kernel is faster."* Only where it compiles and beats the compiler; interpreted, it
+#   is much slower, and the claim is not judged here (5).
+#
+# **Review questions**
+#
+# <details><summary>1. A Triton softmax kernel loads with <code>mask=cols &lt; n_cols</code> but
+# <code>other=0.0</code>. What goes wrong, and for which rows?</summary>
+# The masked columns contribute `exp(0 − max)` each to the row's sum, so every row is scaled
+# down, and for rows whose maximum is below 0 the padding even becomes the maximum. Every row is
+# affected, because every row has the padded columns. `other=-inf` makes them contribute 0.
+# </details>
+#
+# <details><summary>2. A 2-D grid over a 10 × 12 array with 4 × 8 blocks: how many programs,
+# and which of them overhang the array?</summary>
+# `cdiv(10, 4) · cdiv(12, 8) = 3 · 2 = 6` programs. Every block in the last block row (rows 8–11
+# of a 10-row array) and every block in the last block column (columns 8–15 of 12) overhangs:
+# all but program (0, 0) and (1, 0), as the dashed outlines in section 2 show.
+# </details>
+#
+# <details><summary>3. What does <code>register_fake</code> give <code>torch.compile</code>
+# that the real implementation cannot?</summary>
+# The output's shape, dtype and device without running the kernel: the compiler traces with
+# fake tensors (no data), so it needs a function that computes metadata only. Without it,
+# tracing the operator fails (and `opcheck` reports it).
+# </details>
+#
+# <details><summary>4. Why does the softmax backward save the output rather than the
+# input?</summary>
+# The Jacobian-vector product needs only `y`: `dx = y ⊙ (g − Σ g ⊙ y)`. Saving `y` avoids
+# recomputing the softmax in the backward pass; saving `x` would force that recomputation.
+# </details>
+#
+# <details><summary>5. When is <code>jax.pure_callback</code> the right tool, and what does it
+# cost?</summary>
+# For host code that has no JAX equivalent (a C library, a file format, a simulator) and is not
+# on the hot path. Each call stops the compiled program, copies operands to the host and back,
+# and blocks fusion around it; it has no derivative unless you give one with `custom_vjp`.
+# Section 4 measured the cost here.
+# </details>
+#
+# **Next:** the exercises in `exercises/10_custom_kernels_exercises.ipynb`: write an index map,
+# a masked Pallas kernel for a ragged last block, a `custom_vjp` for a Pallas op, a
+# `torch.library` custom operator with its backward, and a `pure_callback` that works under
+# `vmap`.
