@@ -1,0 +1,375 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-nbgrader
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 09 · Exercises: numerics and tools
+#
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/v0.1.0/solutions/09_numerics_and_tools_exercises.ipynb) [![Open In Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)](https://kaggle.com/kernels/welcome?src=https://github.com/jax-pytorch-side-by-side/course/blob/v0.1.0/solutions/09_numerics_and_tools_exercises.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/v0.1.0?labpath=solutions/09_numerics_and_tools_exercises.ipynb)
+#
+# Five exercises on lesson 09: a cross-entropy that is safe on bfloat16 logits, the FLOPs of
+# an MLP counted by hand (checked against `FlopCounterMode`), the first step whose gradient
+# is not finite, per-rank random keys, and a top-ops summary of a profiler trace.
+# Replace each `raise NotImplementedError()` with your code, then run the check cell below it:
+# it prints "passed", explains what is wrong, or says "not implemented yet".
+
+# %%
+# Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),
+# install them, keeping the runtime's own torch and jax. Elsewhere: nothing to do.
+import importlib
+import importlib.util
+import subprocess
+import sys
+
+if importlib.util.find_spec("course_utils") is None:
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "jax-pytorch-side-by-side @ git+https://github.com/jax-pytorch-side-by-side/course@v0.1.0"],
+        check=True,
+    )
+    importlib.invalidate_caches()
+    from course_utils import hosted
+
+    hosted.install_dependencies()
+
+# %%
+from course_utils import env
+
+# %% tags=["parameters"]
+SMOKE = None  # None: follow COURSE_SMOKE; papermill: -p SMOKE True
+SIZES = {  # name: (full, smoke)
+    "batch_size": (64, 16),  # examples in the FLOP-count checks
+}
+
+# %%
+from course_utils import env
+
+SETUP = env.setup()  # first: JAX's GPU memory policy, JAX before PyTorch, float32 in both
+
+from itertools import pairwise
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from course_utils import config
+from course_utils.exercises import check
+from course_utils.parity import assert_close
+
+S = config.sizes(SIZES, SMOKE)
+
+
+def cross_entropy_f64(logits, labels):
+    """The oracle: mean cross-entropy in float64 NumPy."""
+    z = np.asarray(jnp.asarray(logits, jnp.float32), np.float64)
+    z = z - z.max(axis=1, keepdims=True)
+    log_p = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    return float(-log_p[np.arange(len(labels)), np.asarray(labels)].mean())
+
+
+def torch_mlp_flops(widths, batch, training):
+    """FlopCounterMode's count for a bias-free PyTorch MLP with these widths."""
+    layers = [torch.nn.Linear(a, b, bias=False) for a, b in pairwise(widths)]
+    model = torch.nn.Sequential(*[m for layer in layers for m in (layer, torch.nn.ReLU())][:-1])
+    with FlopCounterMode(display=False) as counter:
+        out = model(torch.randn(batch, widths[0]))
+        if training:
+            out.sum().backward()
+    return counter.get_total_flops()
+
+
+# %% [markdown]
+# ## Exercise 1 · A cross-entropy that is safe on bfloat16 logits
+#
+# A model computing in bfloat16 (Flax NNX `dtype=jnp.bfloat16`) hands its logits to the loss in
+# bfloat16. Write the mean cross-entropy of `logits` (shape `(batch, classes)`, any float
+# dtype) against integer `labels`, computed in **float32** whatever the input dtype, and
+# stable for large logits:
+#
+# $$ \ell = \frac{1}{B}\sum_b \Big(\log\sum_c e^{z_{bc} - m_b} - (z_{b,y_b} - m_b)\Big),
+# \qquad m_b = \max_c z_{bc}. $$
+#
+# Return a float32 scalar. About 4 lines of `jax.numpy` (no Optax).
+
+# %%
+# EXERCISE: bf16-cross-entropy
+def cross_entropy_f32(logits: jax.Array, labels: jax.Array) -> jax.Array:
+    """Mean cross-entropy in float32 of (batch, classes) logits of any float dtype."""
+    ### BEGIN SOLUTION
+    z = logits.astype(jnp.float32)
+    z = z - z.max(axis=1, keepdims=True)
+    log_p = z - jnp.log(jnp.exp(z).sum(axis=1, keepdims=True))
+    return -jnp.take_along_axis(log_p, labels[:, None], axis=1).mean()
+    ### END SOLUTION
+
+
+# %%
+# TESTS: bf16-cross-entropy points=2
+logits_bf16 = (jax.random.normal(jax.random.key(0), (32, 10)) * 3).astype(jnp.bfloat16)
+labels_ce = jax.random.randint(jax.random.key(1), (32,), 0, 10)
+check(
+    "bf16-cross-entropy",
+    lambda: (cross_entropy_f32(logits_bf16, labels_ce).dtype == jnp.float32, float(cross_entropy_f32(logits_bf16, labels_ce))),
+    (True, cross_entropy_f64(logits_bf16, labels_ce)),
+    rtol=1e-5,
+    hint="the loss lost precision or is not float32: cast the logits to float32 before the log-softmax, not the loss after it",
+)
+check(
+    "bf16-cross-entropy",
+    lambda: float(cross_entropy_f32(logits_bf16 + 200, labels_ce)),
+    cross_entropy_f64(logits_bf16 + 200, labels_ce),
+    rtol=1e-5,
+    hint="large logits overflow exp: subtract each row's maximum before exponentiating",
+)
+
+# %%
+# HIDDEN TESTS: bf16-cross-entropy points=3
+### BEGIN HIDDEN TESTS
+for seed, shape, shift, dtype in [(2, (5, 3), 0, jnp.float32), (3, (64, 100), -500, jnp.bfloat16), (4, (1, 2), 1000, jnp.float16)]:
+    z = (jax.random.normal(jax.random.key(seed), shape) * 4 + shift).astype(dtype)
+    y = jax.random.randint(jax.random.key(seed + 10), shape[:1], 0, shape[1])
+    got = cross_entropy_f32(z, y)
+    assert got.dtype == jnp.float32 and got.shape == (), (got.dtype, got.shape)
+    assert_close(float(got), cross_entropy_f64(z, y), rtol=1e-5, atol=1e-6, name=f"shape {shape}, shift {shift}")
+assert_close(float(jax.jit(cross_entropy_f32)(logits_bf16, labels_ce)), cross_entropy_f64(logits_bf16, labels_ce), rtol=1e-5)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Exercise 2 · The FLOPs of an MLP, by hand
+#
+# A bias-free MLP with layer widths `widths = [d_0, d_1, ..., d_L]` multiplies a `(batch, d_0)`
+# input by `L` weight matrices. Count its matmul FLOPs the way `FlopCounterMode` and papers do
+# (a multiply-add is 2 FLOPs; activations are free):
+#
+# - `training=False`: the forward pass;
+# - `training=True`: forward plus backward, where the backward of each layer computes the
+#   gradient of its weight, and of its input **except for the first layer** (nobody needs the
+#   gradient of the data).
+#
+# Return an `int`. About 5 lines.
+
+# %%
+# EXERCISE: mlp-flops
+def mlp_flops(widths: list[int], batch: int, training: bool = False) -> int:
+    """Matmul FLOPs of a bias-free MLP's forward (and backward when training)."""
+    ### BEGIN SOLUTION
+    pairs = list(pairwise(widths))
+    forward = sum(2 * batch * a * b for a, b in pairs)
+    if not training:
+        return forward
+    weight_grads = forward
+    input_grads = sum(2 * batch * a * b for a, b in pairs[1:])
+    return forward + weight_grads + input_grads
+    ### END SOLUTION
+
+
+# %%
+# TESTS: mlp-flops points=2
+widths_check = [64, 128, 10]
+check(
+    "mlp-flops",
+    lambda: mlp_flops(widths_check, S.batch_size),
+    torch_mlp_flops(widths_check, S.batch_size, training=False),
+    rtol=0,
+    atol=0,
+    hint="forward: each layer is a (batch, d_in) @ (d_in, d_out) matmul, and a multiply-add counts as 2 FLOPs",
+)
+check(
+    "mlp-flops",
+    lambda: mlp_flops(widths_check, S.batch_size, training=True),
+    torch_mlp_flops(widths_check, S.batch_size, training=True),
+    rtol=0,
+    atol=0,
+    hint="backward: one weight-gradient matmul per layer, one input-gradient matmul per layer except the first",
+)
+
+# %%
+# HIDDEN TESTS: mlp-flops points=3
+### BEGIN HIDDEN TESTS
+for widths_h, batch_h in [([3, 5], 7), ([16, 32, 32, 8], 4), ([10, 1, 10, 1], 1)]:
+    for training_h in (False, True):
+        got = mlp_flops(widths_h, batch_h, training_h)
+        assert isinstance(got, int | np.integer), type(got)
+        assert got == torch_mlp_flops(widths_h, batch_h, training_h), (widths_h, batch_h, training_h, got)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Exercise 3 · The first step with a non-finite gradient
+#
+# A training run diverged. Given a loss `loss_fn(params, batch)` (params a pytree, a JAX
+# function), fixed `params`, and a list of batches, return the index (from 0) of the first
+# batch whose gradient `jax.grad(loss_fn)(params, batch)` holds a NaN or an infinity in **any**
+# leaf, or `-1` if none does. About 5 lines (`jax.tree.leaves`, `jnp.isfinite`).
+
+# %%
+# EXERCISE: first-nonfinite
+def first_nonfinite_step(loss_fn, params, batches) -> int:
+    """Index of the first batch whose gradient is not finite everywhere, or -1."""
+    ### BEGIN SOLUTION
+    grad_fn = jax.jit(jax.grad(loss_fn))
+    for i, batch in enumerate(batches):
+        leaves = jax.tree.leaves(grad_fn(params, batch))
+        if not all(bool(jnp.isfinite(g).all()) for g in leaves):
+            return i
+    return -1
+    ### END SOLUTION
+
+
+# %%
+# TESTS: first-nonfinite points=2
+def two_part_loss(params, x):
+    # finite at x = 0, where the norm's gradient is 0/0 = NaN (only params["b"]'s)
+    return jnp.sum(params["a"] * x) + jnp.sqrt(jnp.sum((params["b"] * x) ** 2))
+
+
+params_nan = {"a": jnp.ones(3), "b": jnp.ones(3)}
+batches_nan = [jnp.array([1.0, 2.0, 3.0]), jnp.array([0.5, 0.0, 1.0]), jnp.zeros(3), jnp.ones(3), jnp.array([jnp.inf, 1.0, 1.0])]
+check(
+    "first-nonfinite",
+    lambda: first_nonfinite_step(two_part_loss, params_nan, batches_nan),
+    2,
+    rtol=0,
+    atol=0,
+    hint="batch 2's loss is finite and its gradient is not: check every leaf of the gradient (not the loss), and count from 0",
+)
+
+# %%
+# HIDDEN TESTS: first-nonfinite points=3
+### BEGIN HIDDEN TESTS
+assert first_nonfinite_step(two_part_loss, params_nan, batches_nan[:2]) == -1
+assert first_nonfinite_step(two_part_loss, params_nan, batches_nan[2:]) == 0
+assert first_nonfinite_step(two_part_loss, params_nan, [batches_nan[0], batches_nan[4]]) == 1
+log_loss = lambda p, x: jnp.sum(jnp.log(p["w"] * x))  # noqa: E731
+assert first_nonfinite_step(log_loss, {"w": jnp.ones(2)}, [jnp.ones(2), jnp.array([1.0, 0.0])]) == 1
+assert first_nonfinite_step(log_loss, {"w": jnp.ones(2)}, []) == -1
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Exercise 4 · One random key per rank
+#
+# In data-parallel training every rank needs its own random stream (its own dropout masks),
+# the same in every rerun. Write `rank_key(seed, rank)` returning a **typed** JAX key
+# (`jax.random.key`, not the legacy `PRNGKey`) such that
+#
+# - different ranks of one seed get different keys;
+# - no two (seed, rank) pairs share a key: seed 0's rank 1 is not seed 1's rank 0;
+# - the same (seed, rank) always gives the same key.
+#
+# One line.
+
+# %%
+# EXERCISE: rank-keys
+def rank_key(seed: int, rank: int) -> jax.Array:
+    """A typed key for this rank: distinct per rank and per seed, reproducible."""
+    ### BEGIN SOLUTION
+    return jax.random.fold_in(jax.random.key(seed), rank)
+    ### END SOLUTION
+
+
+# %%
+# TESTS: rank-keys points=2
+def key_bytes(key):
+    return np.asarray(jax.random.key_data(key)).tobytes()
+
+
+check(
+    "rank-keys",
+    lambda: jnp.issubdtype(rank_key(0, 0).dtype, jax.dtypes.prng_key),
+    True,
+    hint="return a typed key (built from jax.random.key), not a raw uint32 array from PRNGKey",
+)
+check(
+    "rank-keys",
+    lambda: len({key_bytes(rank_key(0, r)) for r in range(8)}),
+    8,
+    hint="the ranks share a key: derive each rank's key from both the seed and the rank",
+)
+check(
+    "rank-keys",
+    lambda: key_bytes(rank_key(0, 1)) == key_bytes(rank_key(1, 0)),
+    False,
+    hint="seed + rank collides: seed 0's rank 1 equals seed 1's rank 0; fold the rank into the seed's key instead",
+)
+
+# %%
+# HIDDEN TESTS: rank-keys points=3
+### BEGIN HIDDEN TESTS
+pairs = [(s, r) for s in range(4) for r in range(6)]
+assert len({key_bytes(rank_key(s, r)) for s, r in pairs}) == len(pairs)
+assert all(key_bytes(rank_key(s, r)) == key_bytes(rank_key(s, r)) for s, r in pairs)
+draws = [np.asarray(jax.random.uniform(rank_key(7, r), (4,))) for r in range(3)]
+assert len({d.tobytes() for d in draws}) == 3
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Exercise 5 · A top-ops summary of a trace
+#
+# Both profilers write Chrome-trace events: dicts with a `name`, a phase `ph` and, for
+# complete events (`"ph": "X"`), a duration `dur` in microseconds; metadata (`"M"`) and
+# instant (`"i"`) events carry no duration. Return the `n` names with the largest **total**
+# duration over their complete events, as `(name, total_us)` pairs, largest first. About 6
+# lines.
+
+# %%
+# EXERCISE: top-ops
+def top_ops(events: list[dict], n: int) -> list[tuple[str, float]]:
+    """The n op names with the most total time among complete ("X") events, largest first."""
+    ### BEGIN SOLUTION
+    totals: dict[str, float] = {}
+    for e in events:
+        if e.get("ph") == "X":
+            totals[e["name"]] = totals.get(e["name"], 0.0) + float(e["dur"])
+    return sorted(totals.items(), key=lambda kv: kv[1], reverse=True)[:n]
+    ### END SOLUTION
+
+
+# %%
+# TESTS: top-ops points=2
+trace_events = [
+    {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "python"}},
+    {"ph": "X", "name": "dot", "ts": 0, "dur": 20.0},
+    {"ph": "X", "name": "fusion", "ts": 20, "dur": 2.0},
+    {"ph": "X", "name": "fusion", "ts": 22, "dur": 2.0},
+    {"ph": "X", "name": "fusion", "ts": 24, "dur": 2.0},
+    {"ph": "i", "name": "marker", "ts": 26},
+    {"ph": "X", "name": "dot", "ts": 30, "dur": 10.0},
+    {"ph": "X", "name": "copy", "ts": 40, "dur": 1.0},
+]
+check(
+    "top-ops",
+    lambda: [(name, float(t)) for name, t in top_ops(trace_events, 2)],
+    [("dot", 30.0), ("fusion", 6.0)],
+    hint="rank by total duration of the complete ('X') events, largest first; skip events without a duration, and do not count calls",
+)
+
+# %%
+# HIDDEN TESTS: top-ops points=3
+### BEGIN HIDDEN TESTS
+assert top_ops([], 3) == []
+assert [(k, float(v)) for k, v in top_ops(trace_events, 10)] == [("dot", 30.0), ("fusion", 6.0), ("copy", 1.0)]
+many = [{"ph": "X", "name": f"op{i % 7}", "ts": i, "dur": float(i)} for i in range(100)]
+oracle = {}
+for e in many:
+    oracle[e["name"]] = oracle.get(e["name"], 0.0) + e["dur"]
+assert [k for k, _ in top_ops(many, 3)] == sorted(oracle, key=oracle.get, reverse=True)[:3]
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Done
+#
+# You kept a bfloat16 loss in float32, counted a model's FLOPs as the profilers do, found a
+# NaN gradient behind a finite loss, seeded ranks without collisions, and summarised a trace.
+# Lesson 10 writes a kernel of its own, in Triton and in Pallas.
