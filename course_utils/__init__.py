@@ -15,6 +15,7 @@ when the two are timed in alternation. Student-facing modules:
 - ``parity``: ``to_numpy`` and ``assert_close`` over mixed pytrees
 - ``plots``: training curves, timing bars, break-even plots
 - ``data``: scikit-learn's digits, NCHW to NHWC, one batch order for both frameworks
+- ``text_data``: a corpus shipped with Python, a character tokenizer, one batch order in a DataLoader and a NumPy iterator (lesson 11)
 - ``exercises``: ``check``, the self-test after every exercise stub
 - ``strict``: turns the frameworks' deprecation warnings into errors
 - ``compat``: the few calls whose spelling differs between supported jax/flax versions
@@ -37,8 +38,8 @@ when the two are timed in alternation. Student-facing modules:
 - ``gpt_keep``: Orbax and DCP checkpoints that resume bit for bit, both exports, one sampler (lesson 11)
 - ``dist/``: the distributed-training scripts and their launcher (lesson 05)
 
-Subpackages that import the frameworks at the top: ``models`` (the CNN and the
-transformer block, both frameworks) and ``convert`` (every weight-layout
+Subpackages that import the frameworks at the top: ``models`` (the CNN, the
+transformer block and the GPT, both frameworks) and ``convert`` (every weight-layout
 converter). ``claims`` holds the claims registry and the one verdict rule:
 lessons take every verdict from it (``claims.judge``, ``claims.faster``), and
 ``course claims`` runs its benchmarks. Subpackages for other audiences, never

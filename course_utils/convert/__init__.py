@@ -5,6 +5,7 @@
 - ``cnn``: a whole ``TorchCNN`` into an ``NNXCNN`` and back
 - ``transformer``: the transformer block and encoder, ``make_pair`` and
   ``nnx_grads_to_torch``
+- ``gpt``: ``TorchGPT`` <-> ``NNXGPT`` (stacked layers), tensors or gradients by name, ``make_gpt_pair``
 
 The names below are re-exported, so ``convert.linear_torch_to_jax(...)`` works
 after ``from course_utils import convert``. Importing this package imports torch

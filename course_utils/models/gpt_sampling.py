@@ -1,0 +1,159 @@
+"""Sampling from the GPTs of :mod:`course_utils.models.gpt`, with a KV cache and without.
+
+Without a cache, every new token runs the whole context through the model
+again (``T`` positions for one new logit row). With the cache, the prompt runs
+once (``decode(prompt, cache, 0)``), then each step runs *one* position
+(``decode(token, cache, pos)``): its query attends to the keys and values the
+earlier steps left in the cache. Both give the same tokens; the tests and the
+lesson check it.
+
+One stream of random numbers for both frameworks: each step draws one uniform
+number per sequence from ``np.random.default_rng(seed)`` and picks the token
+where the cumulative probabilities first exceed it (inverse-CDF sampling). So
+the same weights, temperature and seed give the same text in PyTorch and in
+JAX, which ``torch.multinomial`` and ``jax.random.categorical`` (two different
+generators) would not. ``temperature=0`` picks the most likely token.
+
+On the JAX side the model runs under ``nnx.jit``: the decode step compiles
+once per input length (the position is a traced argument), and sampling
+without a cache pads the context to ``block_size`` on the right, which a
+causal model ignores, so it compiles once too.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import torch
+from flax import nnx
+from torch.nn import functional as F
+
+from course_utils import compat
+
+__all__ = ["generate_nnx", "generate_torch", "uniforms"]
+
+
+def uniforms(steps: int, batch: int, seed: int) -> np.ndarray:
+    """The shared random numbers: ``(steps, batch)`` float32 in [0, 1)."""
+    return np.random.default_rng(seed).random((steps, batch), dtype=np.float32)
+
+
+def _check(cfg, prompt_len: int, steps: int, use_cache: bool) -> None:
+    if prompt_len < 1 or steps < 0:
+        raise ValueError(
+            f"need a prompt of at least one token and steps >= 0, got {prompt_len}, {steps}"
+        )
+    if use_cache and prompt_len + steps > cfg.block_size:
+        raise ValueError(
+            f"prompt ({prompt_len}) + steps ({steps}) exceed block_size={cfg.block_size}, "
+            "the KV cache's length; sample without the cache to slide the context"
+        )
+
+
+# ----------------------------------------------------------------- PyTorch
+
+
+def _pick_torch(
+    logits: torch.Tensor, temperature: float, u: torch.Tensor
+) -> torch.Tensor:
+    # logits: (B, V); u: (B,) -> (B,) token ids
+    if temperature == 0:
+        return logits.argmax(-1)
+    cdf = F.softmax(logits.float() / temperature, dim=-1).cumsum(-1)
+    return (cdf < u[:, None]).sum(-1).clamp(max=logits.shape[-1] - 1)
+
+
+@torch.no_grad()
+def generate_torch(
+    model,
+    prompt,
+    steps: int,
+    *,
+    temperature: float = 1.0,
+    seed: int = 0,
+    use_cache: bool = True,
+) -> np.ndarray:
+    """``prompt`` (B, T0) ids followed by ``steps`` sampled ids: a NumPy array (B, T0 + steps)."""
+    tokens = torch.as_tensor(np.asarray(prompt), dtype=torch.long)
+    B, T0 = tokens.shape
+    S = model.cfg.block_size
+    _check(model.cfg, T0, steps, use_cache)
+    u = torch.from_numpy(uniforms(steps, B, seed))
+    was_training = model.training
+    model.eval()
+    try:
+        if use_cache:
+            cache = model.new_cache(B)
+            logits, _ = model.decode(tokens, cache, 0)  # the prompt, once
+        for s in range(steps):
+            if not use_cache:
+                logits = model(tokens[:, -S:])  # the whole (cropped) context again
+            nxt = _pick_torch(logits[:, -1], temperature, u[s])  # (B,)
+            tokens = torch.cat([tokens, nxt[:, None]], dim=1)
+            if use_cache and s + 1 < steps:
+                logits, _ = model.decode(nxt[:, None], cache, T0 + s)  # one position
+    finally:
+        model.train(was_training)
+    return tokens.numpy()
+
+
+# ------------------------------------------------------------------ Flax NNX
+
+
+@nnx.jit
+def _nnx_decode(model, tokens, cache, pos):
+    return model.decode(tokens, cache, pos)
+
+
+@nnx.jit
+def _nnx_logits_at(model, window, index):
+    # window: (B, block_size), right-padded; the logits at position ``index``: (B, V)
+    return jnp.take(model(window), index, axis=1)
+
+
+@jax.jit
+def _pick_jax(logits, temperature, u):
+    cdf = jnp.cumsum(
+        jax.nn.softmax(logits.astype(jnp.float32) / temperature, axis=-1), axis=-1
+    )
+    return jnp.minimum((cdf < u[:, None]).sum(-1), logits.shape[-1] - 1)
+
+
+def _pick_nnx(logits, temperature: float, u):
+    if temperature == 0:
+        return jnp.argmax(logits, axis=-1)
+    return _pick_jax(logits, temperature, u)
+
+
+def generate_nnx(
+    model,
+    prompt,
+    steps: int,
+    *,
+    temperature: float = 1.0,
+    seed: int = 0,
+    use_cache: bool = True,
+) -> np.ndarray:
+    """The same as :func:`generate_torch`, for an ``NNXGPT`` (run in evaluation mode)."""
+    tokens = np.asarray(prompt).astype(np.int32)
+    B, T0 = tokens.shape
+    S = model.cfg.block_size
+    _check(model.cfg, T0, steps, use_cache)
+    u = jnp.asarray(uniforms(steps, B, seed))
+    model = compat.eval_view(model)  # dropout off; the caller's model keeps its mode
+    if use_cache:
+        logits, cache = _nnx_decode(model, jnp.asarray(tokens), model.new_cache(B), 0)
+        logits = logits[:, -1]
+    for s in range(steps):
+        if not use_cache:
+            context = tokens[:, -S:]
+            window = np.zeros((B, S), np.int32)  # padding on the right changes nothing
+            window[:, : context.shape[1]] = context
+            logits = _nnx_logits_at(model, jnp.asarray(window), context.shape[1] - 1)
+        nxt = np.asarray(_pick_nnx(logits, temperature, u[s])).astype(np.int32)
+        tokens = np.concatenate([tokens, nxt[:, None]], axis=1)
+        if use_cache and s + 1 < steps:
+            logits, cache = _nnx_decode(model, jnp.asarray(nxt[:, None]), cache, T0 + s)
+            logits = logits[:, -1]
+    return tokens

@@ -1,0 +1,100 @@
+"""course_utils.models.gpt: the config is validated; the KV cache equals the full forward; causal."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("flax")
+
+from course_utils.models import gpt  # noqa: E402
+
+# One size for every GPT test module (tests/models, tests/convert): JAX compiles
+# each initializer once per shape, so sharing the sizes shares those compiles.
+CFG = gpt.GPTConfig(
+    vocab_size=13, block_size=8, d_model=16, n_heads=2, n_layers=3, d_ff=32
+)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"d_model": 10, "n_heads": 4}, "divisible by n_heads"),
+        ({"n_layers": 0}, "n_layers must be a positive int"),
+        ({"dropout": 1.0}, "dropout must be in"),
+    ],
+)
+def test_config_validates(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        gpt.GPTConfig(**kwargs)
+
+
+def _tokens(shape=(2, 8)):
+    return np.random.default_rng(0).integers(0, CFG.vocab_size, shape)
+
+
+def test_torch_cache_equals_full_forward_and_is_causal():
+    import torch
+
+    torch.manual_seed(0)
+    model = gpt.TorchGPT(CFG).eval()
+    t = torch.from_numpy(_tokens())
+    with torch.no_grad():
+        full = model(t)
+        cache = model.new_cache(2)
+        assert cache[0].shape == (3, 2, 2, 8, 8)
+        parts = [model.decode(t[:, :3], cache, 0)[0]]
+        parts += [model.decode(t[:, p : p + 1], cache, p)[0] for p in range(3, 8)]
+        np.testing.assert_allclose(torch.cat(parts, 1), full, rtol=1e-5, atol=1e-6)
+        changed = t.clone()
+        changed[:, 5:] = (changed[:, 5:] + 1) % CFG.vocab_size
+        np.testing.assert_array_equal(model(changed)[:, :5], full[:, :5])
+    with pytest.raises(ValueError, match="do not fit block_size"):
+        model.decode(t[:, :2], cache, 7)
+
+
+@pytest.fixture(scope="module")
+def nnx_dropout_model():
+    from flax import nnx
+
+    return gpt.NNXGPT(
+        gpt.GPTConfig(**{**CFG.__dict__, "dropout": 0.5}), rngs=nnx.Rngs(0)
+    )
+
+
+def test_nnx_cache_equals_full_forward_and_is_causal(nnx_dropout_model):
+    import jax.numpy as jnp
+    from flax import nnx
+
+    from course_utils import compat
+
+    model = compat.eval_view(nnx_dropout_model)
+    assert model.blocks.fc1.kernel[...].shape == (3, 16, 32)  # stacked layers
+    t = jnp.asarray(_tokens())
+    forward = nnx.jit(lambda m, t: m(t))
+    full = forward(model, t)
+    step = nnx.jit(lambda m, t, c, p: m.decode(t, c, p))
+    logits, cache = step(model, t[:, :3], model.new_cache(2), 0)
+    parts = [logits]
+    for p in range(3, 8):
+        logits, cache = step(model, t[:, p : p + 1], cache, p)
+        parts.append(logits)
+    np.testing.assert_allclose(jnp.concatenate(parts, 1), full, rtol=1e-5, atol=1e-6)
+    changed = t.at[:, 5:].set((t[:, 5:] + 1) % CFG.vocab_size)
+    np.testing.assert_array_equal(forward(model, changed)[:, :5], full[:, :5])
+
+
+def test_nnx_dropout_and_bfloat16_policy(nnx_dropout_model):
+    import jax.numpy as jnp
+    from flax import nnx
+
+    from course_utils import compat
+
+    model = nnx_dropout_model
+    t = jnp.asarray(_tokens())
+    f = nnx.jit(lambda m, t: m(t))
+    assert not np.array_equal(f(model, t), f(model, t))  # a new mask per call
+    view = compat.eval_view(model)
+    np.testing.assert_array_equal(f(view, t), f(view, t))
+    half = gpt.NNXGPT(CFG, dtype=jnp.bfloat16, rngs=nnx.Rngs(0))
+    assert half.blocks.fc1.kernel[...].dtype == jnp.float32
+    assert nnx.jit(lambda m, t: m.loss(t, t))(half, t).dtype == jnp.float32
