@@ -1,0 +1,132 @@
+"""Wrong answers to solutions/10_custom_kernels_exercises.py."""
+
+TILING_FLOOR = """
+def tiling(shape, block):
+    grid = (shape[0] // block[0], shape[1] // block[1])  # drops the ragged last block
+    return grid, lambda i, j: (i, j)
+"""
+
+TILING_OFFSETS = """
+def tiling(shape, block):
+    grid = (pl.cdiv(shape[0], block[0]), pl.cdiv(shape[1], block[1]))
+    return grid, lambda i, j: (i * block[0], j * block[1])  # element offsets
+"""
+
+TILING_SWAPPED = """
+def tiling(shape, block):
+    grid = (pl.cdiv(shape[0], block[0]), pl.cdiv(shape[1], block[1]))
+    return grid, lambda i, j: (j, i)
+"""
+
+LSE_BODY = """
+def logsumexp_kernel(x_ref, o_ref, *, n_cols):
+    x = x_ref[...]
+    cols = jax.lax.broadcasted_iota(jnp.int32, x.shape, 1)
+    {mask}
+    m = {m}
+    o_ref[...] = m + jnp.log(jnp.sum(jnp.exp(x - m[:, None]), axis=1))
+"""
+MASK = "x = jnp.where(cols < n_cols, x, -jnp.inf)"
+MAX = "jnp.max(x, axis=1)"
+
+LSE_NO_MASK = LSE_BODY.format(mask="pass  # padding read as it is", m=MAX)
+LSE_ZERO_FILL = LSE_BODY.format(mask="x = jnp.where(cols < n_cols, x, 0.0)", m=MAX)
+LSE_OFF_BY_ONE = LSE_BODY.format(mask=MASK.replace("<", "<="), m=MAX)
+LSE_NO_MAX = LSE_BODY.format(mask=MASK, m="jnp.zeros(x.shape[0], x.dtype)")
+
+SILU_ONE_TERM = """
+def silu_fwd(x):
+    return silu_pallas(x), x
+
+
+def silu_bwd(residuals, g):
+    return (g * jax.nn.sigmoid(residuals),)  # only one term of the product rule
+"""
+
+SILU_AT_OUTPUT = """
+def silu_fwd(x):
+    y = silu_pallas(x)
+    return y, y  # the output saved, as for softmax
+
+
+def silu_bwd(residuals, g):
+    s = jax.nn.sigmoid(residuals)
+    return (g * s * (1 + residuals * (1 - s)),)
+"""
+
+SILU_NOT_TUPLE = """
+def silu_fwd(x):
+    return silu_pallas(x), x
+
+
+def silu_bwd(residuals, g):
+    s = jax.nn.sigmoid(residuals)
+    return g * s * (1 + residuals * (1 - s))
+"""
+
+OP_BODY = """
+def silu_fake(x):
+    return {fake}
+
+
+def silu_setup_context(ctx, inputs, output):
+    ctx.save_for_backward({saved})
+
+
+def silu_backward(ctx, grad):
+    (x,) = ctx.saved_tensors
+    s = torch.sigmoid(x)
+    return {backward}
+"""
+RIGHT_OP = {
+    "fake": "torch.empty_like(x)",
+    "saved": "inputs[0]",
+    "backward": "grad * s * (1 + x * (1 - s))",
+}
+OP_FAKE_SHAPE = OP_BODY.format(**{**RIGHT_OP, "fake": "x.new_empty(x.shape[:-1])"})
+OP_SAVES_OUTPUT = OP_BODY.format(**{**RIGHT_OP, "saved": "output"})
+OP_ONE_TERM = OP_BODY.format(**{**RIGHT_OP, "backward": "grad * s"})
+
+MEDIAN_BODY = """
+def row_median_jax(x):
+    def host(a):
+        return np.median(a, axis=-1){cast}
+
+    out = jax.ShapeDtypeStruct({shape}, x.dtype)
+    return jax.pure_callback(host, out, x{vmap})
+"""
+RIGHT_MEDIAN = {
+    "cast": ".astype(a.dtype)",
+    "shape": "x.shape[:-1]",
+    "vmap": ', vmap_method="broadcast_all"',
+}
+MEDIAN_SHAPE = MEDIAN_BODY.format(**{**RIGHT_MEDIAN, "shape": "x.shape"})
+MEDIAN_NO_VMAP = MEDIAN_BODY.format(**{**RIGHT_MEDIAN, "vmap": ""})
+
+WRONG = {
+    "tiling": [
+        ("n // block programs", TILING_FLOOR, "not n // block"),
+        ("element offsets", TILING_OFFSETS, "not element offsets"),
+        ("ids swapped", TILING_SWAPPED, "returns block indices"),
+    ],
+    "masked-logsumexp": [
+        ("no mask", LSE_NO_MASK, "mask them to -inf"),
+        ("padding filled with 0", LSE_ZERO_FILL, "0 is not neutral"),
+        ("cols <= n_cols", LSE_OFF_BY_ONE, "cols <= n_cols lets one padded column in"),
+        ("no maximum subtracted", LSE_NO_MAX, "subtract the row maximum"),
+    ],
+    "silu-custom-vjp": [
+        ("one term of the product rule", SILU_ONE_TERM, "product rule"),
+        ("derivative at the output", SILU_AT_OUTPUT, "evaluated at the input x"),
+        ("backward not a tuple", SILU_NOT_TUPLE, "returns a tuple"),
+    ],
+    "torch-custom-op": [
+        ("fake of the wrong shape", OP_FAKE_SHAPE, "the fake function must return"),
+        ("output saved", OP_SAVES_OUTPUT, "save the input"),
+        ("one term of the product rule", OP_ONE_TERM, "product rule"),
+    ],
+    "callback-median": [
+        ("result shape of the input", MEDIAN_SHAPE, "one median per row"),
+        ("no vmap_method", MEDIAN_NO_VMAP, "needs a vmap_method"),
+    ],
+}
