@@ -386,8 +386,8 @@ ax.legend()
 plt.tight_layout()
 
 # %% [markdown]
-# On a log scale the four curves lie on top of each other to the eye; the table puts numbers on
-# it. "Final" is the last step's loss; "mean of the last 10" smooths over the batch-to-batch
+# On a log scale, gaps of a fraction of a percent are hard to judge by eye; the table puts
+# numbers on them. "Final" is the last step's loss; "mean of the last 10" smooths over the batch-to-batch
 # noise; the last column is the mean absolute gap between a run's curve and its own framework's
 # float32 curve, over all steps.
 
@@ -680,7 +680,7 @@ flops_jax
 H = S.hidden
 analytic = {"forward": 2 * B * (64 * H + H * 10), "forward + backward": 2 * B * (64 * H + H * 10) + 2 * B * (64 * H + 2 * H * 10)}
 assert flops_torch["forward"] == analytic["forward"]
-assert_close(flops_jax["forward"], analytic["forward"], rtol=0.05, atol=0)  # XLA adds the elementwise ops
+assert analytic["forward"] <= flops_jax["forward"] <= 1.05 * analytic["forward"]  # XLA adds the elementwise ops
 display(Markdown("| FLOPs | analytic (matmuls) | `FlopCounterMode` | `cost_analysis` | XLA extra |\n|---|---:|---:|---:|---:|\n" + "\n".join(
     f"| {k} | {analytic[k]:,} | {flops_torch[k]:,} | {flops_jax[k]:,.0f} | {flops_jax[k] - analytic[k]:+,.0f} |" for k in analytic)))
 
@@ -891,6 +891,7 @@ out_print_jax = scaled_jax(jnp.arange(3.0))  # the second call: no trace, debug.
 
 # %%
 assert_close(out_print_torch, out_print_jax)
+assert len(graphs) == 2  # the print split the PyTorch function in two graphs
 
 # %% [markdown]
 # The PyTorch cell captured two graphs for one function (the count above): the `print` split
@@ -1052,9 +1053,9 @@ agree = float((mask_torch.numpy() == np.asarray(mask_jax)).mean())
 print(f"the two masks agree on {100 * agree:.1f} % of positions (independent masks: {100 * (p_drop**2 + (1 - p_drop)**2):.0f} % expected)")
 
 # %% [markdown]
-# Each framework kept about half the entries, and the masks agree on about as many positions as
-# two independent random masks would (the printed expectation): the generators are different
-# algorithms, and no seed makes them agree. To run "the same" dropout in both (to compare the
+# Each cell printed the fraction of entries its mask kept; compare the printed agreement between
+# the two masks with what two independent random masks would give: the generators are different
+# algorithms, and no seed makes them produce the same mask. To run "the same" dropout in both (to compare the
 # frameworks, or to port a model and check it step by step), draw the masks once, in NumPy, from
 # one stream, and apply them with the same inverted-dropout scaling both libraries use (kept
 # entries divided by 1 − p).
