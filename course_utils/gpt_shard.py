@@ -23,7 +23,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = [
-    "MANY_GPUS",
     "TP_RULES",
     "jit_step",
     "mesh",
@@ -32,25 +31,16 @@ __all__ = [
     "state_shardings",
 ]
 
-# (regex on the parameter's path "blocks/attn/qkv/kernel", the spec of its LAST axes);
-# axes before those (the stacked layer axis of a scanned model) stay unsplit.
+# (regex on the parameter's path, e.g. "blocks/attn/qkv/kernel"; the spec of its LAST axes).
+# Axes before those (the stacked layer axis of a scanned model) stay unsplit.
 TP_RULES: tuple[tuple[str, tuple], ...] = (
-    (r"(qkv|query|key|value|q_proj|k_proj|v_proj|c_attn)\b.*kernel$", (None, "model")),
-    (r"(qkv|query|key|value|q_proj|k_proj|v_proj|c_attn)\b.*bias$", ("model",)),
-    (r"(fc1|up|c_fc|mlp_in|w1)\b.*kernel$", (None, "model")),
-    (r"(fc1|up|c_fc|mlp_in|w1)\b.*bias$", ("model",)),
-    (r"(out|o_proj|proj|c_proj|attn_out)\b.*kernel$", ("model", None)),
-    (r"(fc2|down|mlp_out|w2)\b.*kernel$", ("model", None)),
+    (r"attn/qkv/kernel$", (None, "model")),  # by output columns
+    (r"attn/qkv/bias$", ("model",)),
+    (r"fc1/kernel$", (None, "model")),
+    (r"fc1/bias$", ("model",)),
+    (r"attn/proj/kernel$", ("model", None)),  # by input rows
+    (r"fc2/kernel$", ("model", None)),
 )
-
-MANY_GPUS = {
-    "one host, 8 GPUs": "python train.py  # jax.devices() lists the 8 GPUs; make_mesh((8,), ('data',))",
-    "many hosts": (
-        "on every host: python train.py, calling jax.distributed.initialize() first "
-        "(on Slurm, TPU pods and Kubernetes it reads the coordinator from the environment); "
-        "jax.devices() then lists every host's devices and the same mesh spans them"
-    ),
-}
 
 
 def mesh(shape: Sequence[int], names: Sequence[str]) -> Any:
