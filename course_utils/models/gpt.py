@@ -245,7 +245,8 @@ class NNXCausalSelfAttention(nnx.Module):
         allowed = k_pos[None, :] <= q_pos[:, None]  # (T, S): the causal mask
         att = jnp.einsum("bhtd,bhsd->bhts", q, k) * hd**-0.5  # (B, H, T, S)
         att = jnp.where(allowed, att, -jnp.inf)
-        att = jax.nn.softmax(att.astype(jnp.float32), axis=-1).astype(q.dtype)
+        wide = jnp.promote_types(att.dtype, jnp.float32)  # softmax in float32 at least
+        att = jax.nn.softmax(att.astype(wide), axis=-1).astype(q.dtype)
         y = jnp.einsum("bhts,bhsd->bhtd", self.attn_drop(att), v.astype(q.dtype))
         y = y.transpose(0, 2, 1, 3).reshape(B, T, C)  # heads side by side again
         return self.resid_drop(self.proj(y)), cache
@@ -292,6 +293,9 @@ class NNXGPT(nnx.Module):
         self.pos_emb = nnx.Embed(
             cfg.block_size, cfg.d_model, embedding_init=emb_init, dtype=dtype, rngs=rngs
         )
+        if dtype is None:  # nnx.Embed fixes its compute dtype to the parameters' at
+            # creation; None follows the parameters, as nnx.Linear does (a float64 copy)
+            self.tok_emb.dtype = self.pos_emb.dtype = None
         self.drop = nnx.Dropout(cfg.dropout, rngs=rngs)
 
         @nnx.split_rngs(splits=cfg.n_layers)
@@ -324,7 +328,8 @@ class NNXGPT(nnx.Module):
 
     def loss(self, tokens: jax.Array, targets: jax.Array) -> jax.Array:
         """Mean cross-entropy of the next-token predictions; ``targets`` is (B, T)."""
-        logits = self(tokens).astype(jnp.float32)
+        logits = self(tokens)  # bfloat16 logits go up to float32; float64 stays
+        logits = logits.astype(jnp.promote_types(logits.dtype, jnp.float32))
         return optax.softmax_cross_entropy_with_integer_labels(logits, targets).mean()
 
     def new_cache(self, batch: int):

@@ -75,11 +75,12 @@ def generate_torch(
     use_cache: bool = True,
 ) -> np.ndarray:
     """``prompt`` (B, T0) ids followed by ``steps`` sampled ids: a NumPy array (B, T0 + steps)."""
-    tokens = torch.as_tensor(np.asarray(prompt), dtype=torch.long)
+    device = model.tok_emb.weight.device
+    tokens = torch.as_tensor(np.asarray(prompt), dtype=torch.long, device=device)
     B, T0 = tokens.shape
     S = model.cfg.block_size
     _check(model.cfg, T0, steps, use_cache)
-    u = torch.from_numpy(uniforms(steps, B, seed))
+    u = torch.from_numpy(uniforms(steps, B, seed)).to(device)
     was_training = model.training
     model.eval()
     try:
@@ -95,7 +96,7 @@ def generate_torch(
                 logits, _ = model.decode(nxt[:, None], cache, T0 + s)  # one position
     finally:
         model.train(was_training)
-    return tokens.numpy()
+    return tokens.cpu().numpy()
 
 
 # ------------------------------------------------------------------ Flax NNX
