@@ -98,3 +98,20 @@ def test_nnx_dropout_and_bfloat16_policy(nnx_dropout_model):
     half = gpt.NNXGPT(CFG, dtype=jnp.bfloat16, rngs=nnx.Rngs(0))
     assert half.blocks.fc1.kernel[...].dtype == jnp.float32
     assert nnx.jit(lambda m, t: m.loss(t, t))(half, t).dtype == jnp.float32
+
+
+def test_nnx_float64_parameters_compute_in_float64(nnx_dropout_model):
+    import jax
+    import jax.numpy as jnp
+    from flax import nnx
+
+    from course_utils import compat
+
+    graphdef, params, rest = nnx.split(
+        compat.eval_view(nnx_dropout_model), nnx.Param, ...
+    )
+    t = _tokens()
+    with compat.enable_x64():  # the float64 control of lesson 11
+        wide = jax.tree.map(lambda a: jnp.asarray(a, jnp.float64), params)
+        loss = nnx.jit(lambda m, t: m.loss(t, t))(nnx.merge(graphdef, wide, rest), t)
+        assert loss.dtype == jnp.float64
