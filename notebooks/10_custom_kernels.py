@@ -721,11 +721,17 @@ for pairing, cmp, builtin, kernel, interpreted in (
         KERNEL_VERDICTS[pairing] = claims.judge("fused-softmax-kernel", cmp, builtin, kernel, pairing=pairing)
 for pairing, verdict in KERNEL_VERDICTS.items():
     print(f"{pairing}: {verdict.explanation}")
+for cmp in (kernel_torch, kernel_jax):
+    print(", ".join(f"{name}: {timing.format_seconds(m.median)} per call" for name, m in cmp.measurements.items()))
 
 # %% [markdown]
 # On a CPU the interpreted kernels are expected to trail the built-in ops by a wide margin, and
-# the sentences above say by how much in this run; that is the price of running a GPU program
-# one step at a time, not a property of the kernels. On a GPU the same cell compiles the kernels
+# the sentences above say by how much in this run (the last two lines give the time per call
+# of each variant, since a ratio rounded to two decimals can read 0.00 when the interpreter is
+# thousands of times slower); that is the price of running a GPU program one step at a time,
+# not a property of the kernels. The Triton interpreter is the slower of the two because it
+# runs each program's block operations through NumPy, one program after another, while
+# Pallas's interpreter turns the grid into a loop inside one jitted XLA program. On a GPU the same cell compiles the kernels
 # and judges the claim with the paired rounds; even there, expect no large win for a softmax,
 # which both compilers already fuse, and expect the wins of custom kernels to come from
 # operations the compiler does not fuse on its own (attention with online softmax, quantised
