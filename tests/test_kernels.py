@@ -76,3 +76,17 @@ def test_count_graphs_sees_a_break_and_fullgraph_refuses_it():
     assert kernels.count_graphs(broken, x) == 2
     with pytest.raises(Exception, match="(?i)skip|disable|graph"):
         kernels.count_graphs(broken, x, fullgraph=True)
+
+
+@pytest.mark.parametrize("cuda", [False, True])
+def test_present_triton_is_interpreted_only_without_cuda(monkeypatch, cuda):
+    import types
+
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    monkeypatch.setattr(kernels, "_cuda_present", lambda: cuda)
+    fake = types.SimpleNamespace(__version__="9.9")
+    monkeypatch.setattr(kernels.importlib, "import_module", lambda name: fake)
+    status = kernels.setup_triton(find_spec=lambda name: object())
+    assert status.available and status.version == "9.9"
+    assert status.interpreted is not cuda
+    assert ("TRITON_INTERPRET" in __import__("os").environ) is not cuda
