@@ -975,8 +975,8 @@ print(f"parameters + AdamW state: JAX {memory.format_bytes(state_bytes)}, PyTorc
 # for at the top of the notebook: eight XLA devices that share this machine's cores, enough to
 # run every collective a GPU pod would, though not to make anything faster. The PyTorch ranks
 # are two processes talking over gloo, which is what a 2-core machine can hold. The model is
-# smaller than section 4's (`d_model` 32, two layers) because the point is the equality, and
-# every layout below compiles or starts its own program.
+# section 3's configuration with fresh weights, so the one-device JAX run below can reuse
+# section 3's compiled `jit_step`.
 
 # %%
 import tempfile
@@ -985,25 +985,25 @@ from pathlib import Path
 from course_utils import gpt_keep, gpt_shard
 from course_utils.dist import launch, torch_gpt
 
-scale_cfg = gpt_models.GPTConfig(vocab_size=tokenizer.vocab_size, block_size=S.block_size, d_model=32,
-                                 n_heads=4, n_layers=2, d_ff=64)
+scale_cfg = cfg  # section 3's configuration, fresh weights
 scale_torch, scale_jax = convert_gpt.make_gpt_pair(scale_cfg, seed=1)  # the same initial weights
 scale_order = text_data.batch_order(len(train_ids), S.block_size, S.scale_batch, S.scale_steps, seed=11)
 scale_x, scale_y = text_data.windows(train_ids, scale_order, S.block_size)  # each (steps, batch, T)
 scale_batches = list(zip(scale_x.astype(np.int32), scale_y.astype(np.int32), strict=True))
 
 # %% [markdown]
-# The JAX reference is the pure step from `course_utils.gpt_train`, the one section 4 trained
-# with, jitted for one device. `jax_split` separates the model's structure (`graphdef`) from
-# its parameters, so the parameters and AdamW's state are plain pytrees that can be placed
-# anywhere; the structure is closed over by the step and never moves.
+# The JAX reference is section 3's `jit_step`: the pure step from `course_utils.gpt_train`,
+# jitted for one device, with the same structure and shapes, so it runs without compiling
+# again. It donates its inputs, so it gets copies. `jax_split` separates the new model's
+# structure (`graphdef`) from its parameters, so the parameters and AdamW's state are plain
+# pytrees that can be placed anywhere; the structure is closed over by the step and never moves.
 
 # %%
 # JAX: one device
 graphdef_scale, params0, rest_scale = gt.jax_split(scale_jax)
 tx_scale = gt.jax_adamw()
 pure_step = gt.jax_step(graphdef_scale, rest_scale, tx_scale)  # (params, opt_state, x, y) -> (..., loss)
-*_, losses_one_jax = gt.jax_run(jax.jit(pure_step), params0, tx_scale.init(params0), scale_batches)
+*_, losses_one_jax = gt.jax_run(jit_step, jax.tree.map(jnp.copy, params0), tx_scale.init(params0), scale_batches)
 print("one device:", np.round(losses_one_jax, 4))
 
 # %% [markdown]
