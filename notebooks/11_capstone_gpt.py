@@ -73,7 +73,7 @@ SIZES = {  # name: (full, smoke)
     "n_layers": (4, 2),  # transformer blocks
     "d_ff": (512, 128),  # MLP hidden width
     "batch": (32, 8),  # sequences per training step
-    "train_steps": (400, 30),  # training steps in section 4, each framework
+    "train_steps": (300, 30),  # training steps in section 4, each framework
     "parity_steps": (50, 50),  # steps compared with their float64 control in section 3
     "eval_batches": (20, 4),  # validation batches for the validation loss
     "sample_chars": (300, 40),  # characters sampled from each trained model
@@ -463,25 +463,28 @@ params_1, _, _ = jit_step(*fresh_state(), x_jax, y_jax)
 
 # %%
 after_step_jax = convert_gpt.gpt_nnx_tensors_to_torch(params_1)
-grad_abs_gap = max(float((grads_converted[n] - g).abs().max()) for n, g in grads_torch.items())
-adam_bound = gt.ADAMW["lr"] * grad_abs_gap / gt.ADAMW["eps"]  # d/dg of lr·g/(|g|+ε) is at most lr/ε
-assert_close(after_step_jax, after_step_torch, rtol=1e-5, atol=adam_bound + 1e-6, name="parameters after one AdamW step")
+outliers = {n: (after_step_jax[n] - t).abs() > 1e-6 for n, t in after_step_torch.items()}  # beyond rounding
+n_outliers = sum(int(m.sum()) for m in outliers.values())
+outlier_grad = max((float(grads_torch[n][m].abs().max()) for n, m in outliers.items() if m.any()), default=0.0)
+assert outlier_grad < 100 * gt.ADAMW["eps"], "a step differs where the gradient is not near zero"
 moved = max(float((after_step_torch[n] - p.detach().cpu()).abs().max()) for n, p in model_torch.named_parameters())
 step_gap = max(float((after_step_jax[n] - t).abs().max()) for n, t in after_step_torch.items())
-print(f"the step moved parameters by up to {moved:.1e}; PyTorch and JAX differ by at most {step_gap:.1e} "
-      f"(allowed: lr·max|Δgradient|/ε = {adam_bound:.1e})")
+print(f"the step moved parameters by up to {moved:.1e}; PyTorch and JAX agree within 1e-6 except at "
+      f"{n_outliers} of {sum(m.numel() for m in outliers.values()):,} elements (largest gap {step_gap:.1e}), "
+      f"whose gradients are all below {outlier_grad:.0e} (ε = {gt.ADAMW['eps']:.0e})")
 
 # %% [markdown]
 # Adam's first step moves each parameter by about `lr` (the update `m̂/(√v̂ + ε)` is close to
-# ±1 whatever the gradient's size), and the two frameworks' steps agree far below that. The
-# check's tolerance is not float32 rounding, though, but a bound computed from the measured
-# gradients: the first update is `lr·g/(|g| + ε)`, whose slope in `g` reaches `lr/ε` near
-# `g = 0`, so a gradient that differs by `Δg` between the frameworks can move its parameter
-# `lr·Δg/ε` differently; with `ε = 10⁻⁸` that amplifies a rounding difference of the
-# gradient a hundred-thousand-fold times `lr`. Gradients near zero exist, and some are
-# *exactly zero* in exact arithmetic and pure rounding noise in float32. The key bias is one.
-# Adding a constant vector to every key adds the same number `q·b` to all of a query's
-# scores, which softmax ignores:
+# ±1 whatever the gradient's size), and the two frameworks' steps agree to float32 rounding
+# almost everywhere. The check is stated precisely because of the exceptions: the first
+# update is `lr·g/(|g| + ε)`, whose slope in `g` reaches `lr/ε` near `g = 0`, so where a
+# gradient is within a few `ε` of zero, a rounding difference `Δg` between the frameworks
+# moves the parameter by up to `lr·Δg/ε` differently. The cell therefore requires agreement
+# within 10⁻⁶ everywhere except at elements whose gradient is below `100·ε`, and prints how
+# many such elements there were. Gradients near zero exist, and some are *exactly zero* in
+# exact arithmetic and pure rounding noise in float32. The key bias is one. Adding a
+# constant vector to every key adds the same number `q·b` to all of a query's scores, which
+# softmax ignores:
 
 # %%
 d = cfg.d_model
@@ -663,8 +666,8 @@ print(f"after {S.train_steps} steps: validation loss PyTorch {val_loss_torch:.4f
 # The printed gap says how far apart the two curves are at worst: section 3 showed why they
 # cannot be identical (float32 rounding, amplified by training) and that the float64
 # control leaves nothing else to explain. The validation losses
-# are computed from the models the loops produced; with the full sizes the model learns the
-# corpus's spelling and layout, in smoke mode it has barely begun.
+# are computed from the models the loops produced; with the full sizes the loss falls well
+# below the uniform guess printed next to it, in smoke mode it has barely begun.
 #
 # The training loss is measured on the batch each step trains on, so it is noisy; the
 # validation loss averages `eval_batches` batches the models never trained on. A training
@@ -714,9 +717,9 @@ print(f"characters equal in the two models' samples: {agree.round(3)}; first dif
 # `train_steps` steps), so their samples may part at some character: from there on each text
 # follows its own history. Section 8 samples twice from *the same* weights, once in each
 # framework; there the texts must be equal throughout.
-# Read the samples for what the model learned, too: in smoke mode, a few dozen steps give
-# plausible letter frequencies and spaces; in full mode the words are mostly English, the
-# layout has the corpus's indentation, and Python keywords appear after `def `.
+# Read the samples for what the model learned, too. Letter frequencies, spaces, common short
+# words and the indentation of the corpus's code blocks are the first things a character
+# model picks up; sentences need far more training than this lesson spends.
 #
 # Without a cache, every new character runs the whole context through the model again. The
 # KV cache keeps each layer's keys and values: the prompt runs once (`decode(prompt, cache,
@@ -941,8 +944,8 @@ print(f"parameters + AdamW state: JAX {memory.format_bytes(state_bytes)}, PyTorc
 #
 # Where does a step's memory go at this size? Mostly into activations kept for the backward
 # pass, which grow with `batch × block_size × (d_model × n_layers + heads × block_size ×
-# n_layers)`: the attention scores are `block_size²` per head and layer. That is why the
-# temporaries dominate XLA's plan, why long contexts are memory-bound, and why fused
+# n_layers)`: the attention scores are `block_size²` per head and layer. They are what the
+# temporaries line of XLA's plan holds, why long contexts are memory-bound, and why fused
 # attention kernels (which never store the scores) and rematerialisation (`nnx.remat`,
 # `torch.utils.checkpoint`) are the first levers at scale.
 
@@ -1028,7 +1031,7 @@ for name, (mesh, rules) in layouts_jax.items():
     placed = gpt_shard.place(params0, shardings[0]), gpt_shard.place(tx_scale.init(params0), shardings[1])
     params_end, _, losses_jax[name] = gt.jax_run(steps_jax[name][0], *placed, scale_batches)
 fc1 = params_end["blocks"]["fc1"]["kernel"][...]
-print(f"blocks.fc1.kernel {fc1.shape}, spec {fc1.sharding.spec}: one device holds {fc1.addressable_shards[0].data.shape}")
+print(f"blocks.fc1.kernel {fc1.shape}, spec {fc1.sharding.spec}: one device stores {fc1.addressable_shards[0].data.shape}")
 
 # %% [markdown]
 # The last line shows what tensor parallelism means in memory: the stacked MLP kernel,
@@ -1084,7 +1087,7 @@ losses_torch = {f"{label}, {S.n_procs} ranks": torch_launch.section(name)[0]["lo
                 for name, label in (("fsdp", "FSDP2"), ("tp", "tensor parallel"))}
 print(torch_launch.command_line, f"({torch_launch.seconds:.1f} s)")
 for name in ("fsdp", "tp"):
-    print(name, "rank 0 holds {local_shape} of {global_shape}, {placements}".format(**torch_launch.section(name)[0]))
+    print(name, "rank 0 stores {local_shape} of {global_shape}, {placements}".format(**torch_launch.section(name)[0]))
 
 # %% [markdown]
 # The first line is the exact command that ran, and how long the launch took: most of it is
@@ -1392,7 +1395,7 @@ closing = [
     f"| data | all {len(order)} batches identical in both pipelines |",
     f"| logits | max abs difference {np.abs(np.asarray(logits_jax) - logits_torch.cpu().numpy()).max():.1e} |",
     f"| loss, gradients | loss {loss_torch.item():.6f} vs {float(loss_jax):.6f}; worst relative gradient gap {grad_gap:.1e} |",
-    f"| one AdamW step | parameters differ by at most {step_gap:.1e} (moved up to {moved:.1e}; bound {adam_bound:.1e}) |",
+    f"| one AdamW step | within 1e-6 except {n_outliers} elements with gradients below {outlier_grad:.0e} (largest gap {step_gap:.1e}; the step moved up to {moved:.1e}) |",
     f"| {S.parity_steps} steps, float32 | max loss gap {gaps['|PyTorch - JAX|, float32'].max():.1e} |",
     f"| {S.parity_steps} steps, float64 | max loss gap {gaps['|PyTorch - JAX|, float64'].max():.1e} |",
     f"| validation loss after {S.train_steps} steps | PyTorch {val_loss_torch:.4f}, JAX {val_loss_jax:.4f} |",
