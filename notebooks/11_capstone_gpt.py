@@ -1105,7 +1105,7 @@ scale_table = {**{f"JAX {name}": (got, losses_one_jax) for name, got in losses_j
                **{f"PyTorch {name}": (got, losses_one_torch) for name, got in losses_torch.items()}}
 for name, (got, ref) in scale_table.items():
     assert_close(got, ref, rtol=1e-5, atol=1e-5, name=name)
-    print(f"{name:28s} max |loss - one device| over {len(ref)} steps: {np.max(np.abs(np.subtract(got, ref))):.1e}")
+    print(f"{name:34s} max |loss - one device| over {len(ref)} steps: {np.max(np.abs(np.subtract(got, ref))):.1e}")
 
 # %% [markdown]
 # Read these lines as the section's result. Every layout passed the check, a relative
