@@ -33,14 +33,16 @@ $(VENV)/.course-set: FORCE | $(PY)
 # installs nothing. install.py installs torch (the build for this machine's GPU, TPU
 # or CPU) and later jax's accelerator plugin at the installed jax version; the version
 # set constrains everything else. The set's torch line is left to install.py, and the
-# installed torch is pinned so that no step replaces it.
+# installed torch is pinned so that no step replaces it. The `kernels` extra (Triton, for
+# lesson 10; Linux x86_64 only) costs a few seconds here; elsewhere lesson 10 skips its
+# Triton cells and says why.
 $(STAMP): pyproject.toml course_utils/tooling/install.py binder/overrides.json $(CONSTRAINTS) $(VENV)/.course-set | $(PY)
 	$(PY) course_utils/tooling/install.py torch
 	@{ $(if $(CONSTRAINTS),grep -Ev '^torch[[:space:]]*[=<>~!]' $(CONSTRAINTS);) \
 	  $(PY) -c 'import importlib.metadata as m; print("torch==" + m.version("torch"))'; \
 	} > $(VENV)/constraints.txt
 	$(PY) -m pip install -q $(if $(CONSTRAINTS),,--upgrade --upgrade-strategy eager) \
-		-e ".[dev,site]" -c $(VENV)/constraints.txt
+		-e ".[dev,site,kernels]" -c $(VENV)/constraints.txt
 	$(PY) course_utils/tooling/install.py jax -c $(VENV)/constraints.txt
 	@# JupyterLab's defaults for this course: no news pop-up, no kernel dialog
 	mkdir -p $(VENV)/share/jupyter/lab/settings
