@@ -105,11 +105,16 @@ print(env.report().line())
 # |---|---|---|---|---|---|
 # | team skills | dynamic Python | functional programming | choose what the team knows | 01: pure functions, explicit keys and state; 07: what a port involves | no: a question about your team |
 # | ecosystem | large community model hubs | smaller, research-led | start-ups choose PyTorch | 06: library map, Keras 3, export; the package check below | partly: which packages you can install |
-# | training scale | < 1000 accelerators | > 1000 accelerators | large scale → JAX | 05: data, tensor and fully sharded parallelism on simulated devices | no: needs a cluster (claims `tpu-llm`, `huge-scale`) |
-# | developer experience | easy to debug | steep, cryptic errors | efficiency → PyTorch | 03: graph breaks, tracer errors and how each framework reports them | no: a matter of taste, though 03 shows both error messages |
-# | performance | "manual car" | "high-speed train" | JAX is faster when the route is fixed | 02, 03, 04: higher-order derivatives, `jit` vs `torch.compile`, training steps | **yes**: section 4 |
+# | training scale | < 1000 accelerators | > 1000 accelerators | large scale → JAX | 05: data, tensor and fully sharded parallelism on simulated devices; 11: a GPT's training step sharded both ways, losses equal to one device | no: needs a cluster (claims `tpu-llm`, `huge-scale`) |
+# | developer experience | easy to debug | steep, cryptic errors | efficiency → PyTorch | 03: graph breaks, tracer errors and how each framework reports them; 09: NaN hunting, prints inside compiled code, profiler traces of one step in each | no: a matter of taste, though 03 shows both error messages |
+# | performance | "manual car" | "high-speed train" | JAX is faster when the route is fixed | 02, 03, 04: higher-order derivatives, `jit` vs `torch.compile`, training steps; 09: bfloat16; 10: custom kernels (Triton, Pallas) where the compiler is not enough; 11: a GPT's tokens per second | **yes**: section 4 |
 # | migration cost | | | "2–4 weeks, about a rewrite" | 07: converters, silent defaults, the MVP checklist | no: depends on the codebase |
 # | hiring | | | JAX engineers are scarce | | no |
+#
+# Lessons 09–11 come after this guide and add to three of its rows, as the table says: 09 the
+# tools you debug and profile with (the developer-experience row), 10 what each framework offers
+# when its compiler is not enough (custom kernels), and 11 one GPT taken through every stage in
+# both frameworks, the closest the course comes to the workload a decision is usually about.
 #
 # The **decision tree** of source 000, with the claim each branch rests on (verdicts in section 4):
 #
@@ -581,6 +586,8 @@ if "warning" in report.machine:
 # | will my inputs recompile? | `timing.no_recompile`; pad to buckets with a mask | 03, section 3 |
 # | do the articles' numbers hold here? | `course claims` | section 4 |
 # | team, hiring, ecosystem fit, migration cost | not a benchmark: ask the team, run the MVP checklist | 06, 07 |
+# | will a whole model behave the same in the other framework? | port its weights, prove logits, gradients and a training run equal, then time both | 07, 11 |
+# | where does a step's time go, and why did it return NaN? | a profiler trace of the step in each framework; NaN checks under `jit` and autograd | 09 |
 #
 # **Common misconceptions** (each corrected above)
 # - *"JAX is faster"* / *"PyTorch is faster"*: it depends on the workload, the sizes and the
