@@ -41,6 +41,10 @@ class TritonStatus:
         )
         return f"Triton {self.version}: {mode}"
 
+    def skipped(self) -> str:
+        """The short line a skipped Triton cell prints (the setup cell said why)."""
+        return "Triton absent: skipped (see the setup cell)"
+
 
 def _cuda_present() -> bool:
     """A CUDA GPU that PyTorch can use (imports torch, which every lesson has by then)."""

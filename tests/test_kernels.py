@@ -27,6 +27,7 @@ def test_absent_triton_says_why_and_how_to_install(monkeypatch):
     assert line.startswith("Triton cells skipped")
     assert 'pip install ".[kernels]"' in line and "not installed" in line
     assert "TRITON_INTERPRET" not in __import__("os").environ
+    assert status.skipped() == "Triton absent: skipped (see the setup cell)"
 
 
 def test_present_triton_line_names_the_mode():
