@@ -5,14 +5,18 @@ Both frameworks write Chrome-trace JSON (``{"traceEvents": [...]}``): PyTorch's
 create_perfetto_trace=True)``, which writes
 ``folder/plugins/profile/<run>/perfetto_trace.json.gz``. Perfetto
 (https://ui.perfetto.dev) opens either file; TensorBoard's profile plugin opens
-JAX's folder. Only the standard library is used here.
+JAX's folder. Only the standard library is used here (PyTorch is imported inside
+:func:`torch_profile`). Also: :func:`short_warning`, which cuts a warning that
+carries a whole Python stack (anomaly mode's) down to its first line and the
+notebook's own frames.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -141,3 +145,45 @@ def markdown(rows: Sequence[OpRow], title: str, steps: int = 1) -> str:
             f"| {100 * r.share:.0f} % |"
         )
     return "\n".join(lines)
+
+
+@contextlib.contextmanager
+def torch_profile(**kwargs: Any) -> Iterator[Any]:
+    """``torch.profiler.profile(**kwargs)`` without Kineto's stderr banner.
+
+    Kineto (PyTorch's profiling library) writes ``USDT: ... profiler_start`` and
+    ``profiler_stop`` lines from C++ to file descriptor 2 when a recording starts
+    and stops: trace markers for system tools, nothing about the program. They
+    are dropped; any other line written there is printed again.
+    """
+    import torch
+
+    from course_utils.memory import _quiet_profiler_banner
+
+    with _quiet_profiler_banner(), torch.profiler.profile(**kwargs) as prof:
+        yield prof
+
+
+# Frames of the machinery that runs a notebook cell, not of the code in it.
+_RUNNER_FRAMES = ("site-packages", "/lib/python3", "<frozen ")
+
+
+def short_warning(message: str, keep: int = 6) -> str:
+    """A warning's first line and the last ``keep`` lines of its own (user) frames.
+
+    ``torch.autograd.detect_anomaly`` warns with the whole stack of the forward
+    call, through ipykernel, asyncio and tornado; only the first line (which
+    backward op failed) and the cell's frames (``File "/tmp/ipykernel_...``)
+    say anything about the program.
+    """
+    head, *rest = message.splitlines() or [""]
+    frames: list[str] = []
+    keep_next = False
+    for line in rest:
+        if line.lstrip().startswith("File "):
+            keep_next = not any(m in line for m in _RUNNER_FRAMES)
+            if keep_next:
+                frames.append(line)
+        elif keep_next:
+            frames.append(line)
+    return "\n".join([head, *frames[-keep:]])

@@ -128,3 +128,35 @@ def test_real_traces_from_both_frameworks(tmp_path):
         )
     ]
     assert "aten::mm" in names and "aten::tanh" in names
+
+
+def test_short_warning_keeps_the_first_line_and_the_users_frames():
+    text = "\n".join(
+        [
+            "Error detected in PowBackward0. Traceback of forward call:",
+            '  File "<frozen runpy>", line 198, in _run_module_as_main',
+            '  File "/x/site-packages/ipykernel/kernelapp.py", line 768, in start',
+            "    self.io_loop.start()",
+            '  File "/tmp/ipykernel_1/2.py", line 3, in <module>',
+            "    loss(w, x).backward()",
+            '  File "/tmp/ipykernel_1/3.py", line 2, in loss',
+            "    return (x @ w) ** 2",
+        ]
+    )
+    short = profiles.short_warning(text)
+    assert short.splitlines()[0].startswith("Error detected in PowBackward0")
+    assert "ipykernel/kernelapp" not in short and "runpy" not in short
+    assert "loss(w, x).backward()" in short and "return (x @ w) ** 2" in short
+    assert (
+        profiles.short_warning(text, keep=2).splitlines()[1:] == text.splitlines()[-2:]
+    )
+
+
+def test_torch_profile_records_ops_and_drops_the_kineto_banner(capfd):
+    torch = pytest.importorskip("torch")
+    with profiles.torch_profile(
+        activities=[torch.profiler.ProfilerActivity.CPU]
+    ) as prof:
+        torch.ones(3).sum()
+    assert any("sum" in e.name for e in prof.events())
+    assert "USDT:" not in capfd.readouterr().err
