@@ -805,6 +805,7 @@ if TRITON.available:
     kernel_pair = timing.compare({"Triton kernel": lambda: softmax_triton(x_torch),
                                   "Pallas kernel": lambda: softmax_pallas_jit(x_jax)}, rtol=1e-5)
     print("Triton vs Pallas:", claims.faster(kernel_pair, "Pallas kernel", "Triton kernel").explanation)
+    print(", ".join(f"{name}: {timing.format_seconds(m.median)} per call" for name, m in kernel_pair.measurements.items()))
 else:
     print("Triton vs Pallas: not measured, Triton is absent (see the setup cell).")
 

@@ -330,15 +330,15 @@ def stub_as_stub(fn):
     return run
 
 
-x_silu_t, w_silu_t = torch.from_numpy(np.array(x_silu)), torch.from_numpy(np.array(w_silu))  # copies: writable
+x_silu_torch, w_silu_torch = torch.from_numpy(np.array(x_silu)), torch.from_numpy(np.array(w_silu))  # copies: writable
 
 # %%
 # TESTS: torch-custom-op points=3
-check("torch-custom-op", stub_as_stub(lambda: torch.library.opcheck(registered_silu(), (x_silu_t[:4],))),
+check("torch-custom-op", stub_as_stub(lambda: torch.library.opcheck(registered_silu(), (x_silu_torch[:4],))),
       hint="the fake function must return a tensor of the output's shape, dtype and device (the output of silu "
            "has the input's shape)")
-check("torch-custom-op", stub_as_stub(lambda: compiled_grad(registered_silu(), x_silu_t, w_silu_t)),
-      torch.func.grad(lambda v: (torch.nn.functional.silu(v) * w_silu_t).sum())(x_silu_t), rtol=1e-5, atol=1e-5,
+check("torch-custom-op", stub_as_stub(lambda: compiled_grad(registered_silu(), x_silu_torch, w_silu_torch)),
+      torch.func.grad(lambda v: (torch.nn.functional.silu(v) * w_silu_torch).sum())(x_silu_torch), rtol=1e-5, atol=1e-5,
       hint="the derivative of x·σ(x) needs the product rule (two terms), evaluated at the input x: save the input "
            "in setup_context, not the output")
 
@@ -348,7 +348,7 @@ check("torch-custom-op", stub_as_stub(lambda: compiled_grad(registered_silu(), x
 op_h = registered_silu()
 x_h = torch.randn(5, 7, dtype=torch.float64, requires_grad=True)
 assert torch.autograd.gradcheck(op_h, (x_h,))
-assert_close(compiled_grad(op_h, x_silu_t, w_silu_t), np.asarray(jax.grad(functools.partial(silu_loss, jax.nn.silu))(x_silu, w_silu)),
+assert_close(compiled_grad(op_h, x_silu_torch, w_silu_torch), np.asarray(jax.grad(functools.partial(silu_loss, jax.nn.silu))(x_silu, w_silu)),
              rtol=1e-5, atol=1e-5)
 ### END HIDDEN TESTS
 
