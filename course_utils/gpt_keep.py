@@ -10,9 +10,9 @@
 - Export: ``jax.export`` of a ``logits(params, tokens)`` function and
   ``torch.export`` of the module, each with a symbolic sequence length, serialised
   to bytes and loaded back.
-- :func:`sample`: one sampler for any ``tokens -> logits`` callable, drawing with
-  a NumPy generator, so a live model and its reloaded export (in either
-  framework) can be sampled with the same random numbers.
+
+A reloaded export is sampled with :func:`course_utils.models.gpt_sampling.generate_fn`,
+the course's one sampler for any ``tokens -> logits`` callable.
 
 The frameworks are imported inside the functions.
 """
@@ -26,8 +26,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 __all__ = [
     "abstract_like",
     "dcp_load",
@@ -36,7 +34,6 @@ __all__ = [
     "jax_load",
     "orbax_load",
     "orbax_save",
-    "sample",
     "torch_export",
     "torch_load",
 ]
@@ -122,11 +119,12 @@ def dcp_load(path: str | Path, model: Any, optimizer: Any) -> None:
 
 
 def jax_export(
-    logits: Callable[..., Any], params: Any, vocab_dtype: Any = None
+    logits: Callable[..., Any], params: Any, token_dtype: Any = None
 ) -> bytes:
     """Serialised ``jax.export`` of ``logits(params, tokens)``, tokens ``int32[b, t]``.
 
-    Both the batch ``b`` and the sequence length ``t`` are symbolic.
+    Both the batch ``b`` and the sequence length ``t`` are symbolic; ``token_dtype``
+    is the tokens' dtype (default ``int32``).
     """
     import jax
     import jax.export
@@ -135,7 +133,7 @@ def jax_export(
     b, t = jax.export.symbolic_shape("b, t")
     specs = (
         jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), params),
-        jax.ShapeDtypeStruct((b, t), vocab_dtype or jnp.int32),
+        jax.ShapeDtypeStruct((b, t), token_dtype or jnp.int32),
     )
     return jax.export.export(jax.jit(logits))(*specs).serialize()
 
@@ -168,39 +166,3 @@ def torch_load(blob: bytes) -> Any:
     import torch
 
     return torch.export.load(io.BytesIO(blob)).module()
-
-
-# ----------------------------------------------------------------- sampling
-
-
-def sample(
-    logits: Callable[[np.ndarray], Any],
-    prompt: np.ndarray,
-    steps: int,
-    max_len: int,
-    temperature: float = 1.0,
-    seed: int = 0,
-) -> np.ndarray:
-    """Extend ``prompt`` ``(batch, t)`` by ``steps`` tokens, without a cache.
-
-    ``logits(tokens)`` returns ``(batch, max_len, vocab)`` in any framework. It is
-    always called on ``max_len`` tokens: the context padded on the right with
-    zeros (a causal model's logits at a position ignore every later one, so the
-    padding changes nothing) or its last ``max_len`` tokens. One shape means one
-    compiled program, however many tokens are drawn. Tokens are drawn by the
-    Gumbel-max trick with ``np.random.default_rng(seed)``: equal logits give
-    equal samples.
-    """
-    if temperature <= 0:
-        raise ValueError(f"sample: temperature must be > 0, got {temperature!r}")
-    rng = np.random.default_rng(seed)
-    tokens = np.asarray(prompt, dtype=np.int64)
-    for _ in range(steps):
-        t = min(tokens.shape[1], max_len)
-        window = np.zeros((tokens.shape[0], max_len), dtype=np.int64)
-        window[:, :t] = tokens[:, -t:]
-        last = np.asarray(logits(window), dtype=np.float64)[:, t - 1]
-        gumbel = rng.gumbel(size=last.shape)
-        nxt = np.argmax(last / temperature + gumbel, axis=-1)
-        tokens = np.concatenate([tokens, nxt[:, None]], axis=1)
-    return tokens

@@ -58,9 +58,8 @@ def jax_loss(graphdef: Any, rest: Any) -> Callable[[Any, Any, Any], Any]:
     """``loss(params, x, y)``: the merged model's own ``loss(x, y)`` (mean cross-entropy)."""
     from flax import nnx
 
-    rest = nnx.to_pure_dict(
-        rest
-    )  # plain arrays: a closed-over State's rng counters would leak
+    # plain arrays: a closed-over State's rng counters would leak
+    rest = nnx.to_pure_dict(rest)
 
     def loss(params, x, y):
         return nnx.merge(graphdef, params, rest).loss(x, y)
@@ -102,11 +101,13 @@ def jax_run(
 # ----------------------------------------------------------------- PyTorch
 
 
-def torch_adamw(model: Any, **overrides: float) -> Any:
+def torch_adamw(model: Any, foreach: bool | None = False, **overrides: float) -> Any:
     """``torch.optim.AdamW`` with :data:`ADAMW` on every parameter of ``model``.
 
-    ``foreach=False``: the per-parameter loop also accepts a mix of DTensors and
-    plain tensors (a tensor-parallel model whose embeddings stay replicated).
+    ``foreach=False`` by default: the per-parameter loop also accepts a mix of
+    DTensors and plain tensors (a tensor-parallel model whose embeddings stay
+    replicated). ``foreach=None`` is PyTorch's own default (the multi-tensor
+    kernels on a GPU), for timing a plain model.
     """
     import torch
 
@@ -117,12 +118,17 @@ def torch_adamw(model: Any, **overrides: float) -> Any:
         betas=(h["b1"], h["b2"]),
         eps=h["eps"],
         weight_decay=h["weight_decay"],
-        foreach=False,
+        foreach=foreach,
     )
 
 
 def torch_step(model: Any, optimizer: Any, x: Any, y: Any) -> Any:
-    """One AdamW step; returns the loss (a detached tensor)."""
+    """One AdamW step in training mode; returns the loss (a detached tensor).
+
+    ``model.train()`` first, as the JAX step's model is always in training mode:
+    a model left in evaluation mode (after a validation pass) trains as it should.
+    """
+    model.train()
     optimizer.zero_grad(set_to_none=True)
     loss = model.loss(x, y)  # a wrapped model (FSDP2, DTensor) has it too
     loss.backward()
@@ -131,13 +137,17 @@ def torch_step(model: Any, optimizer: Any, x: Any, y: Any) -> Any:
 
 
 def torch_run(model: Any, optimizer: Any, batches: Iterable) -> list[float]:
-    """Train over ``batches`` (NumPy or torch token arrays); return each step's loss."""
+    """Train over ``batches`` (NumPy or torch token arrays); return each step's loss.
+
+    The batches go to the device of the model's first parameter.
+    """
     import torch
 
-    def as_tensor(a):
-        return a if isinstance(a, torch.Tensor) else torch.as_tensor(a)
+    device = next(model.parameters()).device
 
-    model.train()
+    def as_tensor(a):
+        return torch.as_tensor(a, device=device)
+
     return [
         float(torch_step(model, optimizer, as_tensor(x), as_tensor(y)))
         for x, y in batches

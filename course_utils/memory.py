@@ -186,9 +186,19 @@ def xla_memory(compiled: Any, label: str = "jax.jit step") -> MemoryReport:
 # ---------------------------------------------------------------- torch, any
 
 
+_UNKNOWN_BLOCK = (
+    "Memory block of unknown size was allocated before the profiling started"
+)
+
+
 @contextlib.contextmanager
 def _quiet_profiler_banner() -> Iterator[None]:
-    """Drop the profiler's 'USDT: ... profiler_start/stop' lines that C++ writes to fd 2."""
+    """Drop the profiler's 'USDT: ... profiler_start/stop' lines that C++ writes to fd 2.
+
+    Also its warning that a block allocated before profiling was freed: the
+    resident state (last step's gradients, freed by ``zero_grad``) is such a
+    block, its free is not an event, and the peak above the start ignores it.
+    """
     fd = 2  # the C-level stderr (Jupyter's sys.stderr.fileno() is a different descriptor)
     sys.stderr.flush()
     saved = os.dup(fd)
@@ -204,7 +214,9 @@ def _quiet_profiler_banner() -> Iterator[None]:
             kept = [
                 line
                 for line in tmp.read().decode(errors="replace").splitlines()
-                if line.strip() and not line.startswith("USDT:")
+                if line.strip()
+                and not line.startswith("USDT:")
+                and _UNKNOWN_BLOCK not in line
             ]
             if kept:
                 print("\n".join(kept), file=sys.stderr)

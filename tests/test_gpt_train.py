@@ -53,8 +53,10 @@ def test_the_jax_step_learns_a_repeated_batch():
 
 def test_the_torch_step_learns_a_repeated_batch():
     torch.manual_seed(0)
-    model = TorchGPT(CFG)
+    model = TorchGPT(CFG).eval()  # torch_step switches to training mode itself
     opt = gpt_train.torch_adamw(model, lr=1e-2)
     losses = gpt_train.torch_run(model, opt, [_batch()] * 8)
-    assert len(losses) == 8 and losses[-1] < losses[0]
+    assert len(losses) == 8 and losses[-1] < losses[0] and model.training
     assert opt.defaults["weight_decay"] == gpt_train.ADAMW["weight_decay"]
+    assert opt.defaults["foreach"] is False
+    assert gpt_train.torch_adamw(model, foreach=None).defaults["foreach"] is None

@@ -49,9 +49,13 @@ INIT_STD = 0.02  # GPT-2's initialisation: weights ~ N(0, 0.02²), biases 0
 
 @dataclass(frozen=True)
 class GPTConfig:
-    """Sizes of the GPT; the same config builds both frameworks' models."""
+    """Sizes of the GPT; the same config builds both frameworks' models.
 
-    vocab_size: int = 104
+    The defaults are a small test size, not a corpus's: pass the tokenizer's
+    ``vocab_size`` (lesson 11 does).
+    """
+
+    vocab_size: int = 128  # any; the data's tokenizer decides the real one
     block_size: int = 64  # the longest context: number of positions
     d_model: int = 64
     n_heads: int = 4
@@ -85,11 +89,6 @@ class GPTConfig:
     @property
     def head_dim(self) -> int:
         return self.d_model // self.n_heads
-
-    @property
-    def max_len(self) -> int:
-        """Another name for ``block_size``: the KV cache's length."""
-        return self.block_size
 
 
 # ----------------------------------------------------------------- PyTorch
@@ -318,6 +317,15 @@ class NNXGPT(nnx.Module):
         return self._head(through_blocks(x, self.blocks))
 
     def _embed(self, tokens, pos):
+        # TorchGPT raises for positions past block_size; so does this, where it can
+        # know. T is checked when it is a number (a jax.export symbolic length is
+        # not); pos may be traced (one compiled decode step for every position), so
+        # it is checked when it is a Python int: a traced pos + T past the end would
+        # be clamped by dynamic_update_slice, not reported.
+        T, S = tokens.shape[1], self.cfg.block_size
+        known = isinstance(T, int)
+        if known and (T > S or (isinstance(pos, int) and pos + T > S)):
+            raise ValueError(f"{T} positions from {pos} do not fit block_size={S}")
         positions = pos + jnp.arange(tokens.shape[1])
         return self.drop(
             self.tok_emb(tokens) + self.pos_emb(positions)
@@ -336,7 +344,8 @@ class NNXGPT(nnx.Module):
         """An empty KV cache: (keys, values), each (n_layers, batch, heads, block_size, head_dim)."""
         c = self.cfg
         shape = (c.n_layers, batch, c.n_heads, c.block_size, c.head_dim)
-        return jnp.zeros(shape, jnp.float32), jnp.zeros(shape, jnp.float32)
+        dtype = self.tok_emb.embedding[...].dtype  # the weights' dtype, as TorchGPT's
+        return jnp.zeros(shape, dtype), jnp.zeros(shape, dtype)
 
     def decode(self, tokens: jax.Array, cache, pos):
         """Logits (B, T, vocab) of ``tokens`` at positions ``pos...`` and the updated cache."""

@@ -14,6 +14,11 @@ the same weights, temperature and seed give the same text in PyTorch and in
 JAX, which ``torch.multinomial`` and ``jax.random.categorical`` (two different
 generators) would not. ``temperature=0`` picks the most likely token.
 
+:func:`generate_fn` is the same sampler for any ``tokens -> logits`` callable
+(a reloaded ``jax.export`` or ``torch.export`` program, a model wrapped in a
+lambda): the same ``uniforms`` stream and the same inverse-CDF pick, in NumPy,
+without a cache, on a fixed window of ``block_size`` tokens.
+
 On the JAX side the model runs under ``nnx.jit``: the decode step compiles
 once per input length (the position is a traced argument), and sampling
 without a cache pads the context to ``block_size`` on the right, which a
@@ -31,7 +36,7 @@ from torch.nn import functional as F
 
 from course_utils import compat
 
-__all__ = ["generate_nnx", "generate_torch", "uniforms"]
+__all__ = ["generate_fn", "generate_nnx", "generate_torch", "uniforms"]
 
 
 def uniforms(steps: int, batch: int, seed: int) -> np.ndarray:
@@ -39,16 +44,28 @@ def uniforms(steps: int, batch: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).random((steps, batch), dtype=np.float32)
 
 
-def _check(cfg, prompt_len: int, steps: int, use_cache: bool) -> None:
+def _check(prompt_len: int, steps: int, cache_len: int | None = None) -> None:
     if prompt_len < 1 or steps < 0:
         raise ValueError(
             f"need a prompt of at least one token and steps >= 0, got {prompt_len}, {steps}"
         )
-    if use_cache and prompt_len + steps > cfg.block_size:
+    if cache_len is not None and prompt_len + steps > cache_len:
         raise ValueError(
-            f"prompt ({prompt_len}) + steps ({steps}) exceed block_size={cfg.block_size}, "
+            f"prompt ({prompt_len}) + steps ({steps}) exceed block_size={cache_len}, "
             "the KV cache's length; sample without the cache to slide the context"
         )
+
+
+def _window(tokens: np.ndarray, size: int) -> tuple[np.ndarray, int]:
+    """The last ``size`` tokens, zero-padded on the right to ``size``; and the last filled index.
+
+    A causal model's logits at a position ignore every later one, so the padding
+    changes nothing, and one shape means one compiled program.
+    """
+    context = tokens[:, -size:]
+    window = np.zeros((tokens.shape[0], size), np.int32)
+    window[:, : context.shape[1]] = context
+    return window, context.shape[1] - 1
 
 
 # ----------------------------------------------------------------- PyTorch
@@ -79,7 +96,7 @@ def generate_torch(
     tokens = torch.as_tensor(np.asarray(prompt), dtype=torch.long, device=device)
     B, T0 = tokens.shape
     S = model.cfg.block_size
-    _check(model.cfg, T0, steps, use_cache)
+    _check(T0, steps, S if use_cache else None)
     u = torch.from_numpy(uniforms(steps, B, seed)).to(device)
     was_training = model.training
     model.eval()
@@ -140,7 +157,7 @@ def generate_nnx(
     tokens = np.asarray(prompt).astype(np.int32)
     B, T0 = tokens.shape
     S = model.cfg.block_size
-    _check(model.cfg, T0, steps, use_cache)
+    _check(T0, steps, S if use_cache else None)
     u = jnp.asarray(uniforms(steps, B, seed))
     model = compat.eval_view(model)  # dropout off; the caller's model keeps its mode
     if use_cache:
@@ -148,13 +165,51 @@ def generate_nnx(
         logits = logits[:, -1]
     for s in range(steps):
         if not use_cache:
-            context = tokens[:, -S:]
-            window = np.zeros((B, S), np.int32)  # padding on the right changes nothing
-            window[:, : context.shape[1]] = context
-            logits = _nnx_logits_at(model, jnp.asarray(window), context.shape[1] - 1)
+            window, last = _window(tokens, S)
+            logits = _nnx_logits_at(model, jnp.asarray(window), last)
         nxt = np.asarray(_pick_nnx(logits, temperature, u[s])).astype(np.int32)
         tokens = np.concatenate([tokens, nxt[:, None]], axis=1)
         if use_cache and s + 1 < steps:
             logits, cache = _nnx_decode(model, jnp.asarray(nxt[:, None]), cache, T0 + s)
             logits = logits[:, -1]
+    return tokens
+
+
+# ------------------------------------------------------------ any callable
+
+
+def _pick_np(logits: np.ndarray, temperature: float, u: np.ndarray) -> np.ndarray:
+    if temperature == 0:
+        return logits.argmax(-1)
+    z = logits.astype(np.float32) / np.float32(temperature)
+    p = np.exp(z - z.max(-1, keepdims=True))
+    cdf = np.cumsum(p / p.sum(-1, keepdims=True), axis=-1)
+    return np.minimum((cdf < u[:, None]).sum(-1), logits.shape[-1] - 1)
+
+
+def generate_fn(
+    logits,
+    prompt,
+    steps: int,
+    max_len: int,
+    *,
+    temperature: float = 1.0,
+    seed: int = 0,
+) -> np.ndarray:
+    """``prompt`` (B, T0) followed by ``steps`` ids drawn from ``logits(tokens)``.
+
+    ``logits`` takes int32 ``(B, max_len)`` tokens and returns ``(B, max_len, V)``
+    in any framework (anything ``np.asarray`` reads). It is always called on a
+    window of ``max_len`` tokens (:func:`_window`), and the draws use
+    :func:`uniforms` with the inverse-CDF pick of the model samplers, so equal
+    logits give equal text.
+    """
+    tokens = np.asarray(prompt).astype(np.int32)
+    _check(tokens.shape[1], steps)
+    u = uniforms(steps, tokens.shape[0], seed)
+    for s in range(steps):
+        window, last = _window(tokens, max_len)
+        out = np.asarray(logits(window))[:, last]
+        nxt = _pick_np(out, temperature, u[s]).astype(np.int32)
+        tokens = np.concatenate([tokens, nxt[:, None]], axis=1)
     return tokens

@@ -81,6 +81,11 @@ def test_nnx_cache_equals_full_forward_and_is_causal(nnx_dropout_model):
     np.testing.assert_allclose(jnp.concatenate(parts, 1), full, rtol=1e-5, atol=1e-6)
     changed = t.at[:, 5:].set((t[:, 5:] + 1) % CFG.vocab_size)
     np.testing.assert_array_equal(forward(model, changed)[:, :5], full[:, :5])
+    assert model.new_cache(1)[0].dtype == model.tok_emb.embedding[...].dtype
+    with pytest.raises(ValueError, match="do not fit block_size"):
+        model.decode(t[:, :2], model.new_cache(2), 7)  # a Python int position
+    with pytest.raises(ValueError, match="do not fit block_size"):
+        forward(model, jnp.zeros((1, CFG.block_size + 1), jnp.int32))
 
 
 def test_nnx_dropout_and_bfloat16_policy(nnx_dropout_model):

@@ -42,3 +42,51 @@ def test_sliding_context_and_the_cache_limit(pair):
     with pytest.raises(ValueError, match="exceed block_size=8"):
         gpt_sampling.generate_torch(tm, prompt, 8)
     assert gpt_sampling.uniforms(3, 2, 0).dtype == np.float32
+
+
+def test_generate_fn_depends_only_on_the_logits_and_the_seed(pair):
+    import torch
+
+    table = np.random.default_rng(0).standard_normal((11, 11)).astype(np.float32)
+
+    def logits(tokens):  # a bigram model: the next token's logits from the current one
+        return table[tokens]
+
+    kw = {"temperature": 0.7, "seed": 3}
+    a = gpt_sampling.generate_fn(logits, np.zeros((2, 1)), 12, 8, **kw)
+    b = gpt_sampling.generate_fn(
+        lambda t: torch.as_tensor(table)[torch.as_tensor(t).long()],
+        np.zeros((2, 1)),
+        12,
+        8,
+        **kw,
+    )
+    c = gpt_sampling.generate_fn(
+        logits, np.zeros((2, 1)), 12, 8, temperature=0.7, seed=4
+    )
+    assert a.shape == (2, 13) and (a == b).all() and not (a == c).all()
+    greedy = gpt_sampling.generate_fn(logits, np.zeros((1, 1)), 3, 8, temperature=0.0)
+    assert greedy[0, 1] == table[0].argmax()
+    with pytest.raises(ValueError, match="at least one token"):
+        gpt_sampling.generate_fn(logits, np.zeros((1, 0)), 1, 8)
+
+
+def test_generate_fn_draws_what_the_model_samplers_draw(pair):
+    import torch
+
+    tm, _ = pair
+    prompt = np.array([[1, 2, 3], [4, 5, 6]])
+    with torch.no_grad():
+        tm.eval()
+        got = gpt_sampling.generate_fn(
+            lambda t: tm(torch.as_tensor(t).long()),
+            prompt,
+            5,
+            CFG.block_size,
+            temperature=1.5,
+            seed=7,
+        )
+    ref = gpt_sampling.generate_torch(
+        tm, prompt, 5, temperature=1.5, seed=7, use_cache=False
+    )
+    np.testing.assert_array_equal(got, ref)
