@@ -340,7 +340,7 @@ assert_close(logits0_torch, MLPNNX(W0, jnp.float32)(jnp.asarray(x_first_np)), rt
 # step and the loop that runs it, mirrored the same way.
 
 # %%
-# PyTorch: one SGD step under autocast, and the loop
+# PyTorch: one SGD step, the forward under autocast
 def step_torch(model, opt, x, y, dtype):
     """One SGD step; the forward under autocast when dtype is bfloat16 or float16."""
     with torch.autocast(torch_dev.type, dtype=dtype, enabled=dtype != torch.float32):
@@ -351,16 +351,8 @@ def step_torch(model, opt, x, y, dtype):
     return loss.detach()
 
 
-def train_torch(dtype, batches):
-    model = MLPTorch(W0).to(torch_dev)
-    opt = torch.optim.SGD(model.parameters(), lr=LR)
-    losses = [step_torch(model, opt, torch.from_numpy(xb).to(torch_dev), torch.from_numpy(yb).to(torch_dev), dtype)
-              for xb, yb in batches]
-    return torch.stack(losses).float().cpu().numpy(), model
-
-
 # %%
-# JAX: the loss (float32, cast by hand), one jitted SGD step, and the loop
+# JAX: the loss (float32, cast by hand) and one jitted SGD step
 def loss_jax(model, x, y):
     logits = model(x).astype(jnp.float32)  # the loss in float32, cast by hand
     return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
@@ -373,6 +365,22 @@ def step_jax(model, opt, x, y):
     return loss
 
 
+# %% [markdown]
+# The two step functions read alike on purpose; the loops below only build a fresh model and
+# optimiser from `W0` and run one step per batch, returning the losses and the trained model.
+
+# %%
+# PyTorch: the training loop
+def train_torch(dtype, batches):
+    model = MLPTorch(W0).to(torch_dev)
+    opt = torch.optim.SGD(model.parameters(), lr=LR)
+    losses = [step_torch(model, opt, torch.from_numpy(xb).to(torch_dev), torch.from_numpy(yb).to(torch_dev), dtype)
+              for xb, yb in batches]
+    return torch.stack(losses).float().cpu().numpy(), model
+
+
+# %%
+# JAX: the training loop
 def train_jax(dtype, batches):
     model = MLPNNX(W0, dtype)
     opt = nnx.Optimizer(model, optax.sgd(LR), wrt=nnx.Param)
@@ -381,7 +389,7 @@ def train_jax(dtype, batches):
 
 
 # %% [markdown]
-# The two step functions read alike on purpose. The differences are the ones this section is
+# The differences between the two steps are the ones this section is
 # about: PyTorch wraps the forward in a mode (`autocast`), and the loss inside it is upcast by
 # autocast's float32 list; JAX builds a model whose layers compute in `dtype` and casts the
 # logits itself. In both, the parameters and the optimiser's update stay float32. Now the
