@@ -35,7 +35,7 @@ when the two are timed in alternation. Student-facing modules:
 - ``kernels``: custom kernels (lesson 10): Triton's status and skip message, Pallas's interpret choice, the tile picture
 - ``gpt_train``: the GPT's training step in each framework, one pure JAX step for every sharding (lesson 11)
 - ``gpt_shard``: that step data- and tensor-parallel on a JAX mesh: shardings by parameter path (lesson 11)
-- ``gpt_keep``: Orbax and DCP checkpoints that resume bit for bit, both exports, one sampler (lesson 11)
+- ``gpt_keep``: Orbax and DCP checkpoints that resume bit for bit, both exports (lesson 11)
 - ``dist/``: the distributed-training scripts and their launcher (lesson 05)
 
 Subpackages that import the frameworks at the top: ``models`` (the CNN, the

@@ -827,18 +827,15 @@ def torch_variant(compiled=False, bf16=False):
     optimizer = gt.torch_adamw(model, foreach=None)  # PyTorch's default AdamW
     loss_fn = torch.compile(model.loss) if compiled else model.loss
 
-    def k_steps():
-        losses = []
-        for x, y in timed_torch:
-            optimizer.zero_grad(set_to_none=True)
-            with torch.autocast(torch_dev.type, dtype=torch.bfloat16, enabled=bf16):
-                loss = loss_fn(x, y)
-            loss.backward()
-            optimizer.step()
-            losses.append(loss.detach().float())
-        return torch.stack(losses)
+    def one_step(x, y):
+        optimizer.zero_grad(set_to_none=True)
+        with torch.autocast(torch_dev.type, dtype=torch.bfloat16, enabled=bf16):
+            loss = loss_fn(x, y)
+        loss.backward()
+        optimizer.step()
+        return loss.detach().float()
 
-    return k_steps
+    return lambda: torch.stack([one_step(x, y) for x, y in timed_torch])  # k_steps steps
 
 
 # %% [markdown]

@@ -4,7 +4,7 @@
 - ``transformer``: ``BlockConfig``, ``TorchBlock``/``NNXBlock`` and
   ``TorchEncoder``/``NNXEncoder``, the pre-LayerNorm block of lesson 07
 - ``gpt``: ``GPTConfig``, ``TorchGPT`` and ``NNXGPT`` (blocks scanned), with a KV cache (lesson 11)
-- ``gpt_sampling``: ``generate_torch``/``generate_nnx``, with and without the KV cache, one random stream
+- ``gpt_sampling``: ``generate_torch``/``generate_nnx``, with and without the KV cache, and ``generate_fn`` for any logits callable; one random stream
 
 The classes are re-exported here (``from course_utils.models import TorchCNN``).
 Importing this package imports torch and flax; ``import course_utils`` does not
