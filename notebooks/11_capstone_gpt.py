@@ -228,8 +228,8 @@ print("x:", repr(tokenizer.decode(x_np[0][:40])), "\ny:", repr(tokenizer.decode(
 # before attention and before the MLP and adds the result back to an un-normalised residual
 # stream (`x + attn(LN(x))`); gradients then reach the early layers through the residual
 # additions undisturbed, which is why deep pre-LayerNorm transformers are less sensitive to
-# the learning-rate warm-up that the original post-LayerNorm layout needed. *Tied* means the output head reuses the token
-# embedding matrix, transposed: the model scores each possible next character by its dot
+# the learning-rate warm-up that the original post-LayerNorm layout needed. *Tied* means
+# the output head reuses the token embedding matrix, transposed: the model scores each possible next character by its dot
 # product with that character's embedding, and the vocabulary's parameters are shared by
 # input and output. Weights start from GPT-2's `N(0, 0.02²)` in both frameworks, biases at 0,
 # and `dropout=0` throughout, because two frameworks cannot draw the same dropout masks (each
