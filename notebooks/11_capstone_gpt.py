@@ -1378,7 +1378,8 @@ display(Markdown("\n".join(kept_rows)))
 # **Key concepts**
 # - The converter of section 3 works on trained weights as on initial ones: trained PyTorch
 #   weights go into an NNX model, trained NNX weights into a PyTorch model.
-# - The same weights, temperature and seed give the same text in both frameworks.
+# - The same weights, temperature and seed pick the same token at every position in both
+#   frameworks, except draws within float32 rounding of a CDF edge (near-ties).
 #
 # The last stage a real project meets: a model trained in one framework, served or fine-tuned
 # in the other. Each trained model of section 4 moves across, and each pair samples the same
@@ -1402,18 +1403,71 @@ ported_torch = convert_gpt.gpt_nnx_to_torch(trained_jax, copy.deepcopy(model_tor
 samples_ported_torch = gpt_sampling.generate_torch(ported_torch, prompt, S.sample_chars, temperature=temperature,
                                                    seed=0, use_cache=False)
 
+# %% [markdown]
+# How should two samples from the same weights be compared? Asking the free samples to be
+# equal character for character asks too much. The two frameworks' logits differ in the
+# last float32 bits, so their cumulative probabilities (CDFs) differ by about as much, and a
+# random number that lands between the two CDF edges of a token picks that token in one
+# framework and its neighbour in the other. It happens rarely, but once it does, the two
+# texts continue from different prefixes and nothing after that point can be compared.
+#
+# `gpt_sampling.teacher_forced` compares the models position by position instead. It feeds
+# the ported model the original model's sample, the prefix before each drawn character,
+# through the same window as `generate_fn`, and picks with the same random number the
+# original drew there. It returns those picks and, for each, the *margin*: how far the
+# random number lay from the nearest edge of the picked token's CDF interval, that is, how
+# close the draw came to picking another token. A mismatch is acceptable only where the
+# margin is tiny (a near-tie); anywhere else it would mean the port changed the model.
+#
+# This is the same technique as teacher forcing in training (the model always sees the true
+# prefix, never its own previous guess), used here to test instead of to train. It runs in
+# both directions: the PyTorch-trained weights in JAX, the JAX-trained weights in PyTorch.
+
 # %%
-assert np.array_equal(samples_ported_jax, samples_torch) and np.array_equal(samples_ported_torch, samples_jax)
 assert_close(forward_jax(ported_jax, x_jax), trained_torch(x_torch), rtol=1e-4, atol=1e-4, name="ported logits")
-print(f"PyTorch-trained weights sampled in JAX = the PyTorch samples of 4.1 ({samples_torch.size} tokens); "
-      f"JAX-trained weights sampled in PyTorch = the JAX samples ({samples_jax.size} tokens)")
+NEAR_TIE = 1e-4  # a draw this close to a CDF edge may flip on float32 rounding
+with torch.no_grad():
+    port_gap = np.abs(np.asarray(forward_jax(ported_jax, x_jax)) - trained_torch(x_torch).cpu().numpy()).max()
+print(f"largest ported logit gap {port_gap:.1e}: CDF edges move by at most about "
+      f"2 x {port_gap:.1e} / {temperature} = {2 * port_gap / temperature:.1e} (near-tie bound {NEAR_TIE:g})")
+T0 = prompt.shape[1]
+replays = {  # direction: (the original's sample, the ported model as tokens -> logits)
+    "PyTorch -> JAX": (samples_torch, lambda t: forward_jax(compat.eval_view(ported_jax), jnp.asarray(t))),
+    "JAX -> PyTorch": (samples_jax, torch_logits(ported_torch.eval())),
+}
+port_counts = {}
+with torch.no_grad():
+    for direction, (sample, ported_fn) in replays.items():
+        picks, margins = gpt_sampling.teacher_forced(ported_fn, sample, T0, S.block_size,
+                                                     temperature=temperature, seed=0)
+        same, near = picks == sample[:, T0:], margins < NEAR_TIE
+        assert near[~same].all(), f"{direction}: a mismatch that is no near-tie, margins {margins[~same]}"
+        port_counts[direction] = (int(same.sum()), same.size, int(near.sum()))
+        print(f"{direction}: the ported model, fed the original's sample, picks the same token at "
+              f"{same.sum()} of {same.size} drawn positions; {near.sum()} near-ties (margin < {NEAR_TIE:g}, "
+              f"smallest {margins.min():.1e})")
+for direction, ported, original in (("PyTorch -> JAX", samples_ported_jax, samples_torch),
+                                    ("JAX -> PyTorch", samples_ported_torch, samples_jax)):
+    parts = [int(np.argmax(a != b)) if (a != b).any() else None for a, b in zip(ported, original, strict=True)]
+    print(f"{direction}: free samples identical: {np.array_equal(ported, original)}; first difference at {parts}")
 
 # %% [markdown]
-# Both ports reproduce the original model's text exactly, every character of both samples,
-# and the logits agree to float32 rounding. Sampling magnifies any difference (one flipped
-# draw changes everything after it), so equal samples over every drawn character (the counts
-# printed above) are a strict end-to-end check of the port, and a longer sample (full mode
-# draws more) a stricter one.
+# The logits agree to float32 rounding, and a logit shift of δ moves each CDF value by at
+# most about 2δ/temperature (the first line above computes it for the measured gap); with
+# that far below `NEAR_TIE` = 1e-4, a draw farther than 1e-4 from its token's CDF edges picks
+# the same token in both frameworks, and only a draw closer than that may flip. The check therefore feeds each ported model the *original*
+# model's sample (teacher forcing: the same prefix at every step, the same random number)
+# and asserts that every position where the two would pick differently is such a near-tie;
+# the counts above say how many positions agree and how many draws were that close. A draw
+# of a rare character counts as a near-tie too: its CDF interval is narrower than 2 × 1e-4,
+# so no draw inside it is farther than 1e-4 from an edge.
+#
+# The free samples are a weaker check. Sampling magnifies any difference: one draw that
+# lands between the two models' CDF edges changes the next character, and from there each
+# text follows its own history. Whether that happens is luck (the line above says whether
+# it did in this run, and where); a longer sample makes it more likely. Teacher forcing
+# judges every drawn position on the same prefix instead, so one flipped draw costs one
+# position, not the rest of the text.
 #
 # ## Summary
 #
@@ -1450,7 +1504,8 @@ closing = [
 ]
 closing += [f"| {name}, tokens/s | {tokens_per_s(m, sep=', 95 % interval ')} |" for name, m in throughput.measurements.items()]
 closing += [f"| {label} (`claims.faster`) | {verdict.explanation} |" for label, verdict in speed_verdicts.items()]
-closing.append(f"| ported samples | equal in both directions ({samples_torch.size} + {samples_jax.size} tokens) |")
+closing += [f"| ported samples, {d} | same pick at {n} of {m} drawn positions; {k} near-ties |"
+            for d, (n, m, k) in port_counts.items()]
 display(Markdown("\n".join(closing)))
 for name, rows_ in (("PyTorch", samples_torch), ("JAX", samples_jax)):
     for row in rows_:

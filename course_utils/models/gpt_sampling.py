@@ -18,6 +18,9 @@ generators) would not. ``temperature=0`` picks the most likely token.
 (a reloaded ``jax.export`` or ``torch.export`` program, a model wrapped in a
 lambda): the same ``uniforms`` stream and the same inverse-CDF pick, in NumPy,
 without a cache, on a fixed window of ``block_size`` tokens.
+:func:`teacher_forced` replays a given sample through such a callable: at each
+drawn position, the token it would pick from the sample's own prefix with the
+same random number, and how close that draw was to picking another token.
 
 On the JAX side the model runs under ``nnx.jit``: the decode step compiles
 once per input length (the position is a traced argument), and sampling
@@ -36,7 +39,13 @@ from torch.nn import functional as F
 
 from course_utils import compat
 
-__all__ = ["generate_fn", "generate_nnx", "generate_torch", "uniforms"]
+__all__ = [
+    "generate_fn",
+    "generate_nnx",
+    "generate_torch",
+    "teacher_forced",
+    "uniforms",
+]
 
 
 def uniforms(steps: int, batch: int, seed: int) -> np.ndarray:
@@ -178,13 +187,23 @@ def generate_nnx(
 # ------------------------------------------------------------ any callable
 
 
+def _cdf_np(logits: np.ndarray, temperature: float) -> np.ndarray:
+    z = logits.astype(np.float32) / np.float32(temperature)
+    p = np.exp(z - z.max(-1, keepdims=True))
+    return np.cumsum(p / p.sum(-1, keepdims=True), axis=-1)
+
+
 def _pick_np(logits: np.ndarray, temperature: float, u: np.ndarray) -> np.ndarray:
     if temperature == 0:
         return logits.argmax(-1)
-    z = logits.astype(np.float32) / np.float32(temperature)
-    p = np.exp(z - z.max(-1, keepdims=True))
-    cdf = np.cumsum(p / p.sum(-1, keepdims=True), axis=-1)
+    cdf = _cdf_np(logits, temperature)
     return np.minimum((cdf < u[:, None]).sum(-1), logits.shape[-1] - 1)
+
+
+def _last_logits(logits, tokens: np.ndarray, max_len: int) -> np.ndarray:
+    """``logits`` called on the :func:`_window` of ``tokens``: the last filled position's row (B, V)."""
+    window, last = _window(tokens, max_len)
+    return np.asarray(logits(window))[:, last]
 
 
 def generate_fn(
@@ -208,8 +227,51 @@ def generate_fn(
     _check(tokens.shape[1], steps)
     u = uniforms(steps, tokens.shape[0], seed)
     for s in range(steps):
-        window, last = _window(tokens, max_len)
-        out = np.asarray(logits(window))[:, last]
+        out = _last_logits(logits, tokens, max_len)
         nxt = _pick_np(out, temperature, u[s]).astype(np.int32)
         tokens = np.concatenate([tokens, nxt[:, None]], axis=1)
     return tokens
+
+
+def teacher_forced(
+    logits,
+    sample,
+    prompt_len: int,
+    max_len: int,
+    *,
+    temperature: float = 1.0,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """What ``logits`` would draw at each drawn position of ``sample``, fed the sample's own prefix.
+
+    ``sample`` is (B, prompt_len + steps). For each step ``s`` the callable sees
+    ``sample[:, :prompt_len + s]`` through the window of :func:`generate_fn` and
+    picks with the same ``uniforms(steps, B, seed)`` number. Returns ``picks``
+    (B, steps) and ``margins`` (B, steps): the distance from the uniform number
+    to the nearest edge of the picked token's CDF interval, i.e. how far the
+    draw was from picking another token (a near-tie when tiny). At
+    ``temperature=0`` the margin is the gap between the two largest logits.
+    So ``picks == sample[:, prompt_len:]`` wherever the callable would have
+    continued the sample as it is.
+    """
+    sample = np.asarray(sample).astype(np.int32)
+    B, total = sample.shape
+    steps = total - prompt_len
+    _check(prompt_len, steps)
+    u = uniforms(steps, B, seed)
+    picks = np.zeros((B, steps), np.int32)
+    margins = np.zeros((B, steps), np.float32)
+    rows = np.arange(B)
+    for s in range(steps):
+        out = _last_logits(logits, sample[:, : prompt_len + s], max_len)
+        picks[:, s] = _pick_np(out, temperature, u[s])
+        if temperature == 0:
+            top2 = np.sort(out, axis=-1)[:, -2:]
+            margins[:, s] = top2[:, 1] - top2[:, 0]
+            continue
+        cdf = np.concatenate(
+            [np.zeros((B, 1), np.float32), _cdf_np(out, temperature)], -1
+        )
+        lo, hi = cdf[rows, picks[:, s]], cdf[rows, picks[:, s] + 1]
+        margins[:, s] = np.minimum(np.abs(u[s] - lo), np.abs(hi - u[s]))
+    return picks, margins

@@ -90,3 +90,34 @@ def test_generate_fn_draws_what_the_model_samplers_draw(pair):
         tm, prompt, 5, temperature=1.5, seed=7, use_cache=False
     )
     np.testing.assert_array_equal(got, ref)
+
+
+def test_teacher_forced_replays_a_sample_and_measures_near_ties(pair):
+    table = np.random.default_rng(1).standard_normal((11, 11)).astype(np.float32)
+
+    def logits(tokens):
+        return table[tokens]
+
+    kw = {"temperature": 0.9, "seed": 5}
+    sample = gpt_sampling.generate_fn(logits, np.array([[1], [2]]), 9, 4, **kw)
+    picks, margins = gpt_sampling.teacher_forced(logits, sample, 1, 4, **kw)
+    assert picks.shape == margins.shape == (2, 9)
+    np.testing.assert_array_equal(picks, sample[:, 1:])  # its own sample: every pick
+    assert (margins > 0).all() and (margins <= 0.5).all()
+    # the margin is |u - nearest CDF edge|: a logit shift that moves the edge past u flips the pick
+    u = gpt_sampling.uniforms(9, 2, 5)
+    z = table[sample[0, 0]] / 0.9
+    cdf = np.cumsum(np.exp(z - z.max()) / np.exp(z - z.max()).sum())
+    k = sample[0, 1]
+    edges = [cdf[k - 1] if k else 0.0, cdf[k]]
+    assert np.isclose(margins[0, 0], min(abs(u[0, 0] - e) for e in edges), atol=1e-6)
+    other = gpt_sampling.teacher_forced(
+        lambda t: np.roll(table, 1, axis=1)[t], sample, 1, 4, **kw
+    )[0]
+    assert (other != sample[:, 1:]).any()  # another model: other picks
+    greedy, gap = gpt_sampling.teacher_forced(logits, sample, 1, 4, temperature=0.0)
+    top2 = np.sort(table[sample[:, :-1]], -1)[..., -2:]
+    np.testing.assert_array_equal(greedy, table[sample[:, :-1]].argmax(-1))
+    np.testing.assert_allclose(gap, top2[..., 1] - top2[..., 0])
+    with pytest.raises(ValueError, match="at least one token"):
+        gpt_sampling.teacher_forced(logits, sample, 0, 4)
