@@ -17,6 +17,7 @@ when the two are timed in alternation. Student-facing modules:
 - ``data``: scikit-learn's digits, NCHW to NHWC, one batch order for both frameworks
 - ``text_data``: a corpus shipped with Python, a character tokenizer, one batch order in a DataLoader and a NumPy iterator (lesson 11)
 - ``exercises``: ``check``, the self-test after every exercise stub
+- ``expect``: ``expect_error``, a sharp bit's error shown in a line (and a failure when it does not happen)
 - ``strict``: turns the frameworks' deprecation warnings into errors
 - ``compat``: the few calls whose spelling differs between supported jax/flax versions
 - ``hosted``: the setup cell's install on Colab and Kaggle (stdlib only)
@@ -65,6 +66,7 @@ _SUBMODULES = (
     "data",
     "env",
     "exercises",
+    "expect",
     "parity",
     "plots",
     "strict",
