@@ -21,6 +21,9 @@ os.environ.setdefault("PYTHONUNBUFFERED", "1")
 # Two test workers share two cores: one OpenMP thread per process keeps torch's
 # multi-threaded kernels from oversubscribing the machine (100x slowdowns seen).
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# The mesh rule (course_utils.meshes) sees exactly one accelerator: every multi-device
+# section runs as it does on Colab's one-GPU or one-TPU runtimes, on simulated CPUs.
+os.environ.setdefault("COURSE_ACCELERATORS", "1")
 
 
 def _share_the_gpu() -> None:

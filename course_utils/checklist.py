@@ -116,12 +116,14 @@ def stepwise_port(
     rtol: float = 1e-5,
     atol: float = 1e-5,
     verbose: bool = True,
+    devices: Sequence[Any] | None = None,
 ) -> ChecklistReport:
     """Run the four steps of a port and report each: rewrite, eager, ``jit``, distribution.
 
     ``example`` is a batch in PyTorch's layout whose leading (batch) axis is
-    split over ``jax.devices()`` in the last step; both models must be in eval
-    mode. Later steps are skipped once one fails.
+    split over ``devices`` in the last step (default: every accelerator
+    :func:`course_utils.meshes.accelerators` sees, else every CPU device); both
+    models must be in eval mode. Later steps are skipped once one fails.
     """
     import jax
 
@@ -146,7 +148,7 @@ def stepwise_port(
     else:
         report.add("3. equal under jax.jit", "skip", "an earlier step failed")
     if report.ok:
-        sharded = _sharded(forward, state, x, expected, rtol, atol)
+        sharded = _sharded(forward, state, x, expected, rtol, atol, devices)
     else:
         sharded = ("skip", "an earlier step failed")
     report.add("4. equal when sharded", *sharded)
@@ -156,13 +158,21 @@ def stepwise_port(
 
 
 def _sharded(
-    forward: Callable, state: Any, x: Any, expected: Any, rtol: float, atol: float
+    forward: Callable,
+    state: Any,
+    x: Any,
+    expected: Any,
+    rtol: float,
+    atol: float,
+    devices: Sequence[Any] | None,
 ) -> tuple[str, str]:
-    """Step 4 of :func:`stepwise_port`: the batch split over every JAX device."""
+    """Step 4 of :func:`stepwise_port`: the batch split over ``devices``."""
     import jax
     from jax.sharding import NamedSharding, PartitionSpec
 
-    devices = jax.devices()
+    from course_utils import meshes
+
+    devices = list(devices or meshes.accelerators() or jax.devices("cpu"))
     if len(x) % len(devices):
         return "skip", f"batch of {len(x)} does not split over {len(devices)} devices"
     mesh = jax.make_mesh((len(devices),), ("data",), devices=devices)

@@ -44,19 +44,21 @@ TP_RULES: tuple[tuple[str, tuple], ...] = (
 
 
 def mesh(shape: Sequence[int], names: Sequence[str]) -> Any:
-    """``jax.make_mesh(shape, names)`` over the first ``prod(shape)`` devices.
+    """``jax.make_mesh(shape, names)`` over :func:`course_utils.meshes.devices`.
+
+    The devices are the first ``prod(shape)`` accelerators when there are that many,
+    else as many simulated CPU devices (``env.setup(cpu_devices=...)``).
 
     The axes are ``Auto``: the shardings given to ``jax.jit`` fix the inputs and
     outputs, and XLA chooses everything in between (newer jax makes ``Explicit``
     axes the default, where every sharded contraction needs its output named).
     """
-    import math
-
     import jax
 
-    n = math.prod(shape)
+    from course_utils import meshes
+
     auto = (jax.sharding.AxisType.Auto,) * len(shape)
-    return jax.make_mesh(tuple(shape), tuple(names), auto, devices=jax.devices()[:n])
+    return meshes.make(shape, names, auto)
 
 
 def _path(path: Sequence[Any]) -> str:

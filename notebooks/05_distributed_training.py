@@ -81,15 +81,13 @@ S = config.sizes(SIZES, SMOKE)
 # First, before anything touches a device: simulated CPU devices, JAX's GPU memory
 # policy, JAX started before PyTorch, full float32 in both.
 SETUP = env.setup(cpu_devices=S.n_devices)
-CPU_DEVICES = SETUP.cpu_devices
 
 import jax
 
-ACCELERATORS = [d for d in jax.devices() if d.platform != "cpu"]
-DEVICES = ACCELERATORS[: S.n_devices] if len(ACCELERATORS) >= S.n_devices else CPU_DEVICES
+from course_utils import meshes
+
+DEVICES = meshes.devices(S.n_devices)  # the accelerators if there are enough, else simulated CPUs
 jax.config.update("jax_default_device", DEVICES[0])  # unsharded arrays live with the mesh
-print(f"{len(DEVICES)} JAX devices for the meshes: {DEVICES[0].platform}"
-      + (f" (too few accelerators: {len(ACCELERATORS)})" if ACCELERATORS and DEVICES is CPU_DEVICES else ""))
 
 # %%
 import tempfile

@@ -921,17 +921,21 @@ assert min(gap_defaults, gap_other_way) > 1e-4  # far above that rounding
 # program that runs is a different program.
 #
 # `checklist.stepwise_port` runs the four steps on a pair of models. Its last step shards the
-# batch of one **forward pass** over every device `jax.devices()` lists (on a machine without
-# accelerators, the two simulated CPU devices set up at the top) and compares the outputs; the
-# training step comes after it.
+# batch of one **forward pass** over two devices and compares the outputs; the training step
+# comes after it. The two devices come from `meshes.devices(2)`, the course's one rule for
+# meshes: two GPUs or TPUs when the machine has at least two, else the two simulated CPU
+# devices set up at the top. It prints which it chose.
 
 # %%
+from course_utils import meshes
+
+DEVICES = meshes.devices(2)
 block_jax.eval()
 block_torch.eval()
-steps_block = checklist.stepwise_port(block_torch, block_jax, Xs_np)
+steps_block = checklist.stepwise_port(block_torch, block_jax, Xs_np, devices=DEVICES)
 
 # %%
-steps_cnn = checklist.stepwise_port(cnn_torch, cnn_jax, X, to_jax=data.nchw_to_nhwc)
+steps_cnn = checklist.stepwise_port(cnn_torch, cnn_jax, X, to_jax=data.nchw_to_nhwc, devices=DEVICES)
 assert steps_block.ok and steps_cnn.ok
 
 # %% [markdown]
@@ -976,7 +980,7 @@ with torch.no_grad():
 # JAX: the same step, the batch split over the devices, the weights replicated
 from jax.sharding import NamedSharding, PartitionSpec
 
-mesh = jax.make_mesh((len(jax.devices()),), ("data",), devices=jax.devices())
+mesh = jax.make_mesh((len(DEVICES),), ("data",), devices=DEVICES)
 graphdef, params_jax, rest_jax = nnx.split(block_jax, nnx.Param, ...)
 params_jax = jax.device_put(params_jax, NamedSharding(mesh, PartitionSpec()))  # replicated
 rest_jax = jax.device_put(rest_jax, NamedSharding(mesh, PartitionSpec()))

@@ -1011,19 +1011,23 @@ print(f"parameters + AdamW state: JAX {memory.format_bytes(state_bytes)}, PyTorc
 # frameworks), so each layout is compared with a one-device run of the same steps on the
 # same batches; the models trained in section 4 come back in section 7.
 #
-# The eight JAX devices are the simulated CPU devices that `env.setup(cpu_devices=8)` asked
-# for at the top of the notebook: eight XLA devices that share this machine's cores, enough to
-# run every collective a GPU pod would, though not to make anything faster. The PyTorch ranks
-# are two processes talking over gloo: two ranks keep the launch light. The model is
-# section 3's configuration with fresh weights, so the one-device JAX run below can reuse
-# section 3's compiled `jit_step`.
+# The eight JAX devices come from `meshes.devices(8)`, the course's one rule for meshes: eight
+# GPUs or TPUs when the machine has at least eight, else the eight simulated CPU devices that
+# `env.setup(cpu_devices=8)` asked for at the top of the notebook (eight XLA devices that share
+# this machine's cores, enough to run every collective a GPU pod would, though not to make
+# anything faster). The line below the next cell says which. The PyTorch ranks are two
+# processes talking over gloo: two ranks keep the launch light. The model is section 3's
+# configuration with fresh weights, so the one-device JAX run below can reuse section 3's
+# compiled `jit_step`.
 
 # %%
 import tempfile
 from pathlib import Path
 
-from course_utils import gpt_keep, gpt_shard
+from course_utils import gpt_keep, gpt_shard, meshes
 from course_utils.dist import launch, torch_gpt
+
+DEVICES = meshes.devices(8)  # the accelerators if there are eight, else simulated CPUs
 
 scale_cfg = cfg  # section 3's configuration, fresh weights
 scale_torch, scale_jax = convert_gpt.make_gpt_pair(scale_cfg, seed=1)  # the same initial weights
@@ -1034,17 +1038,20 @@ scale_batches = list(zip(scale_x.astype(np.int32), scale_y.astype(np.int32), str
 
 # %% [markdown]
 # The JAX reference is section 3's `jit_step`: the pure step from `course_utils.gpt_train`,
-# jitted for one device, with the same structure and shapes, so it runs without compiling
-# again. It donates its inputs, so it gets copies. `jax_split` separates the new model's
-# structure (`graphdef`) from its parameters, so the parameters and AdamW's state are plain
-# pytrees that can be placed anywhere; the structure is closed over by the step and never moves.
+# jitted for one device, with the same structure and shapes. It runs on the first of the mesh
+# devices, so every layout is compared on one kind of device; where that is JAX's default
+# device (a CPU, or a machine with eight accelerators) it runs without compiling again. It
+# donates its inputs, so it gets copies. `jax_split` separates the new model's structure
+# (`graphdef`) from its parameters, so the parameters and AdamW's state are plain pytrees that
+# can be placed anywhere; the structure is closed over by the step and never moves.
 
 # %%
-# JAX: one device
+# JAX: one device, the first of the mesh devices
 graphdef_scale, params0, rest_scale = gt.jax_split(scale_jax)
 tx_scale = gt.jax_adamw()
 pure_step = gt.jax_step(graphdef_scale, rest_scale, tx_scale)  # (params, opt_state, x, y) -> (..., loss)
-*_, losses_one_jax = gt.jax_run(jit_step, jax.tree.map(jnp.copy, params0), tx_scale.init(params0), scale_batches)
+one_device = jax.device_put((params0, tx_scale.init(params0)), DEVICES[0])  # copies, on one device
+*_, losses_one_jax = gt.jax_run(jit_step, *one_device, scale_batches)
 print("one device:", np.round(losses_one_jax, 4))
 
 # %% [markdown]

@@ -59,7 +59,6 @@ S = config.sizes(SIZES, SMOKE)
 # First, before anything touches a device: simulated CPU devices, JAX's GPU memory
 # policy, JAX started before PyTorch, full float32 in both.
 SETUP = env.setup(cpu_devices=S.n_devices)
-DEVICES = SETUP.cpu_devices
 
 import jax
 import jax.numpy as jnp
@@ -69,11 +68,13 @@ import torch.distributed as dist
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from course_utils import meshes
 from course_utils.dist import cost, launch, problem
 from course_utils.exercises import check
 from course_utils.parity import assert_close
 
-jax.config.update("jax_default_device", DEVICES[0])  # the simulated CPU devices, even next to a GPU
+DEVICES = meshes.devices(S.n_devices)  # the accelerators if there are enough, else simulated CPUs
+jax.config.update("jax_default_device", DEVICES[0])  # unsharded arrays live with the mesh
 mesh = jax.make_mesh((S.n_devices,), ("data",), devices=DEVICES)
 prob = problem.make_problem(1, S.batch, 16, 32, 4)
 params_np = problem.params_of(prob)

@@ -70,7 +70,10 @@ from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)
 CFG = GPTConfig(vocab_size=32, block_size=S.seq, d_model=16, n_heads=4, n_layers=2, d_ff=32)
-print(len(jax.devices()), "JAX devices;", CFG)
+from course_utils import meshes
+
+DEVICES = meshes.devices(8)  # the meshes' devices: 8 accelerators if there are, else simulated CPUs
+print(CFG)
 
 
 # %% [markdown]

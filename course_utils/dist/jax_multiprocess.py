@@ -54,8 +54,8 @@ def main(argv=None) -> None:
     prob = worker.load_problem()
     # [global_batch]
     mesh = jax.make_mesh(
-        (jax.device_count(),), ("data",)
-    )  # all devices of all processes
+        (jax.device_count(),), ("data",), devices=jax.devices()
+    )  # all devices of all processes (CPU devices: the launcher sets JAX_PLATFORMS=cpu)
     me, n = jax.process_index(), jax.process_count()
     X = jax.make_array_from_process_local_data(
         NamedSharding(mesh, P("data")), shard_rows(prob["X"], me, n)
