@@ -76,6 +76,7 @@ import torch
 from flax import nnx
 
 from course_utils import checklist, compat, config, convert, data, models
+from course_utils.expect import expect_error
 from course_utils.parity import assert_close, max_abs_diff
 
 S = config.sizes(SIZES, SMOKE)
@@ -136,13 +137,11 @@ for (tname, p), (jname, shape) in zip(cnn_torch.named_parameters(), nnx_shapes.i
 # The cell below does exactly that and then compares logits with PyTorch's. The comparison is
 # the only line that can fail, and it is written the way every parity check in this course is:
 # `assert_close` with a tolerance that float32 rounding explains, so a failure means the two
-# models compute different functions. `%xmode Minimal` first, so that this error and the later
-# ones print as their type and message only.
+# models compute different functions. The comparison runs inside `expect_error`, the course's
+# helper for errors a cell raises on purpose: it prints the error's type and message in a few
+# lines, without the frames, and fails the cell if the error does not happen.
 
 # %%
-# %xmode Minimal
-
-# %% tags=["raises-exception"]
 def naive_port(src, dst):
     for layer in ("conv1", "conv2"):
         getattr(dst, layer).kernel[...] = jnp.asarray(
@@ -160,7 +159,8 @@ X = digits.X_train[: S.batch]  # (batch, 1, 8, 8), NCHW
 naive_port(cnn_torch, cnn_jax)
 with torch.no_grad():
     logits_torch = cnn_torch(torch.from_numpy(X))
-assert_close(forward_jax(cnn_jax, jnp.asarray(data.nchw_to_nhwc(X))), logits_torch, rtol=1e-5, atol=1e-5, name="logits")
+with expect_error(AssertionError, lines=2):
+    assert_close(forward_jax(cnn_jax, jnp.asarray(data.nchw_to_nhwc(X))), logits_torch, rtol=1e-5, atol=1e-5, name="logits")
 
 # %% [markdown]
 # The message counts the elements that differ and names the worst one. Every logit is off, not
