@@ -2,7 +2,9 @@
 
 Each notebook runs in a child process (its own process group) so a per-notebook
 timeout or Ctrl-C can stop it and its kernel cleanly; one failure never stops
-the others. Executed copies land in ``build/executed/``.
+the others. Executed copies land in ``build/executed/``. Papermill runs as it
+is, with nothing patched: any error output fails the notebook, so a sharp bit
+shows its error through :func:`course_utils.expect.expect_error`.
 """
 
 from __future__ import annotations
@@ -41,44 +43,23 @@ def kernel_env(root: Path, smoke: bool) -> dict[str, str]:
     return env
 
 
-def _honour_raises_exception() -> None:
-    """Make papermill accept errors in cells tagged ``raises-exception``.
-
-    nbclient keeps executing after such a cell (as Jupyter and nbval do), but
-    papermill's final scan fails the run on any error output; this replaces
-    that scan with one that skips the tagged cells, the course's sharp-bit cells.
-    """
-    import papermill.execute as pm_execute
-    from papermill.exceptions import PapermillExecutionError
-
-    def scan(nb, output_path):
-        for index, cell in enumerate(nb.cells):
-            if "raises-exception" in cell.get("metadata", {}).get("tags", []):
-                continue
-            for output in cell.get("outputs", []):
-                if output.output_type == "error" and not (
-                    output.ename == "SystemExit" and output.evalue in ("", "0")
-                ):
-                    raise PapermillExecutionError(
-                        cell_index=index,
-                        exec_count=cell.execution_count,
-                        source=cell.source,
-                        ename=output.ename,
-                        evalue=output.evalue,
-                        traceback=output.traceback,
-                    )
-
-    pm_execute.raise_for_execution_errors = scan
-
-
 def _source_index(nb_out: str, index: int) -> int:
-    """Index of a cell in the input notebook, not counting papermill's injected cell."""
+    """Index of a cell in the input notebook, not counting papermill's injected cell.
+
+    ``index`` counts the cells papermill executed; the copy it wrote also holds the
+    red "execution failed" banners it added afterwards, which are left out.
+    """
     import nbformat
 
     try:
         cells = nbformat.read(nb_out, as_version=4).cells
     except Exception:
         return index
+    cells = [
+        c
+        for c in cells
+        if "papermill-error-cell-tag" not in c.get("metadata", {}).get("tags", [])
+    ]
     injected = sum(
         "injected-parameters" in c.get("metadata", {}).get("tags", [])
         for c in cells[:index]
@@ -91,8 +72,6 @@ def _child(
 ) -> int:
     """Runs inside the child process: papermill, then a JSON result file."""
     import papermill as pm
-
-    _honour_raises_exception()
 
     start = time.perf_counter()
     result = Result(notebook=nb_in, status="ok", seconds=0.0)

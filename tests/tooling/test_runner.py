@@ -38,7 +38,19 @@ def nbs(tmp_path):
             tags={0: ["parameters"]},
         ),
         "sharp": write_nb(
-            tmp_path / "sharp.ipynb", "1 / 0", "y = 2", tags={0: ["raises-exception"]}
+            tmp_path / "sharp.ipynb",
+            "from course_utils.expect import expect_error\n"
+            "with expect_error(ZeroDivisionError):\n    1 / 0",
+            "y = 2",
+        ),
+        "fixed": write_nb(
+            tmp_path / "fixed.ipynb",
+            "from course_utils.expect import expect_error\n"
+            "with expect_error(ZeroDivisionError):\n    1 / 1",
+            "y = 2",
+        ),
+        "tagged": write_nb(
+            tmp_path / "tagged.ipynb", "1 / 0", "y = 2", tags={0: ["raises-exception"]}
         ),
         "bad": write_nb(
             tmp_path / "bad.ipynb", "a = 1", "raise ValueError('boom here')", "b = 2"
@@ -51,10 +63,17 @@ def nbs(tmp_path):
     }
 
 
-def test_ok_failing_and_sharp_bit_notebooks(nbs, tmp_path):
+def test_ok_failing_sharp_bit_and_fixed_sharp_bit_notebooks(nbs, tmp_path):
     out = tmp_path / "out"
     results = runner.run_notebooks(
-        [nbs["ok"], nbs["bad"], nbs["sharp"], nbs["deprecated"]],
+        [
+            nbs["ok"],
+            nbs["bad"],
+            nbs["sharp"],
+            nbs["fixed"],
+            nbs["tagged"],
+            nbs["deprecated"],
+        ],
         root=ROOT,
         smoke=True,
         timeout=120,
@@ -63,9 +82,15 @@ def test_ok_failing_and_sharp_bit_notebooks(nbs, tmp_path):
     )
     status = {Path(r.notebook).stem: r for r in results}
     assert status["ok"].status == "ok"
-    assert (
-        status["sharp"].status == "ok"
-    )  # an error in a raises-exception cell is expected
+    assert status["sharp"].status == "ok"  # expect_error caught it
+    # A sharp bit that stopped raising fails its cell, and so does any error in a
+    # cell tagged raises-exception: papermill runs unpatched.
+    assert status["fixed"].status == "failed" and status["fixed"].cell == 0
+    assert status["fixed"].error.startswith(
+        "ExpectedErrorMissing: expected ZeroDivisionError, nothing was raised"
+    )
+    assert status["tagged"].status == "failed" and status["tagged"].cell == 0
+    assert "ZeroDivisionError" in status["tagged"].error
     assert status["bad"].status == "failed"
     assert status["bad"].cell == 1 and "ValueError: boom here" in status["bad"].error
     assert (
@@ -75,7 +100,7 @@ def test_ok_failing_and_sharp_bit_notebooks(nbs, tmp_path):
     assert (out / "ok.ipynb").exists() and (out / "bad.ipynb").exists()
     table = runner.summary(results, ROOT)
     assert "cell 1: ValueError: boom here" in table
-    assert "2 of 4 notebooks ran without error" in table
+    assert "2 of 6 notebooks ran without error" in table
 
 
 def _marked(marker: str) -> list:
