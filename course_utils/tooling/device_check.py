@@ -1,9 +1,10 @@
 """``course check-device``: the whole course on this machine's GPU or TPU, one JSON report.
 
 This module is the command: its arguments, checked and turned into
-:class:`~course_utils.tooling.device_run.Options`, and what it prints. The run
-itself (install, ``course doctor``, every lesson in smoke then full mode, the
-notebook tests and ``course claims``, within an optional time budget) is
+:class:`~course_utils.tooling.device_run.Options`, and what it prints, the plan
+(``--plan``) included. The run itself (install, then ``course doctor``, every
+lesson in smoke and full mode, the masters and student notebooks, the notebook
+tests and ``course claims`` side by side, within an optional time budget) is
 :class:`~course_utils.tooling.device_run.Check`. See docs/DEVICE_CHECK.md.
 """
 
@@ -12,8 +13,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from course_utils.tooling import device_estimates
 from course_utils.tooling.device_report import report_name
-from course_utils.tooling.device_run import STEPS, Check, Options, Tools
+from course_utils.tooling.device_run import (
+    STEPS,
+    Check,
+    Options,
+    Tools,
+    available_cores,
+)
+from course_utils.tooling.device_schedule import Plan, core_list, plan
 from course_utils.tooling.errors import CourseError
 
 
@@ -52,6 +61,12 @@ def options_from_args(args: Any, root: Path) -> Options:
     lessons = notebooks.resolve(root, args.lesson or [])
     if not lessons:
         raise CourseError(f"no lessons found in {root / 'notebooks'}")
+    have = len(available_cores())
+    if args.cores and args.cores > have and not args.plan:
+        raise CourseError(
+            f"--cores {args.cores}: this process may run on {have} cores; "
+            f"give at most {have} (or use --plan to see a plan for another machine)"
+        )
     return Options(
         out=out.resolve(),
         steps=args.steps,
@@ -61,7 +76,58 @@ def options_from_args(args: Any, root: Path) -> Options:
         timeout=args.timeout,
         lessons=lessons,
         require_accelerator=args.require_accelerator,
+        cores=args.cores,
+        gpu_memory=args.gpu_memory,
     )
+
+
+def make_plan(root: Path, opts: Options) -> Plan:
+    """The schedule the check would follow with the shipped estimates."""
+    from course_utils.tooling import device_lessons
+
+    items = device_lessons.items(root, opts.lessons, opts.steps, opts.timeout)
+    cores = opts.cores or len(available_cores())
+    offset = device_estimates.INSTALL_S if opts.install else 0.0
+    return plan(items, list(range(cores)), opts.gpu_memory, opts.budget, offset=offset)
+
+
+def plan_text(made: Plan, opts: Options) -> str:
+    """The plan as ``--plan`` prints it: one line per item, then the predicted wall."""
+    cores = opts.cores or len(available_cores())
+    memory = "not counted" if opts.gpu_memory is None else f"{opts.gpu_memory:g} GiB"
+    budget = "no budget" if opts.budget is None else f"budget {opts.budget:g} s"
+    lines = [f"check-device plan: {budget}, {cores} cores, GPU memory {memory}"]
+    lines.append(
+        f"{'start':>7} {'end':>7} {'estimate':>8}  {'cores':<7} {'GiB':>5}  item"
+    )
+    if opts.install:
+        est = device_estimates.INSTALL_S
+        lines.append(
+            f"{0.0:7.1f} {est:7.1f} {est:8.1f}  {'all':<7} {0:5g}  install (alone)"
+        )
+    for row in sorted(made.rows, key=lambda r: (r.start, -r.item.seconds)):
+        slot = core_list(row.core_ids)
+        late = (
+            "  (past the budget: would be stopped)"
+            if opts.budget is not None and row.end > opts.budget
+            else ""
+        )
+        lines.append(
+            f"{row.start:7.1f} {row.end:7.1f} {row.item.seconds:8.1f}  {slot:<7} "
+            f"{row.item.gpu_gib:5g}  {row.item.key}{late}"
+        )
+    for item in made.skipped:
+        lines.append(
+            f"{'-':>7} {'-':>7} {item.seconds:8.1f}  {'-':<7} {'-':>5}  "
+            f"{item.key} (skipped: budget)"
+        )
+    wall = max(made.wall, device_estimates.INSTALL_S if opts.install else 0.0)
+    of = "" if opts.budget is None else f" of the {opts.budget:g} s budget"
+    lines.append(
+        f"predicted wall: {wall:.1f} s{of}; {len(made.rows)} items scheduled, "
+        f"{len(made.skipped)} skipped"
+    )
+    return "\n".join(lines)
 
 
 def cmd_check_device(args: Any, tools: Tools | None = None) -> int:
@@ -69,6 +135,9 @@ def cmd_check_device(args: Any, tools: Tools | None = None) -> int:
 
     root = course_root()
     opts = options_from_args(args, root)
+    if args.plan:
+        print(plan_text(make_plan(root, opts), opts))
+        return 0
     budget = f", budget {opts.budget:g} s" if opts.budget else ""
     print(
         f"check-device: steps {','.join(opts.steps)}{budget}; report in {opts.out}",
@@ -89,14 +158,15 @@ def cmd_check_device(args: Any, tools: Tools | None = None) -> int:
 
 def add_commands(sub: Any) -> None:
     """Register ``course check-device``."""
-    from course_utils.tooling.args import positive_seconds
+    from course_utils.tooling.args import number, positive_seconds
 
     p = sub.add_parser(
         "check-device",
         help="install and run the whole course on this GPU/TPU machine; one JSON report",
         description="Install the course keeping the installed torch and jax, then run "
-        "course doctor, every lesson (smoke mode, then full mode), the notebook tests and "
-        "course claims, writing one JSON report after every step. See docs/DEVICE_CHECK.md.",
+        "course doctor, every lesson (smoke and full mode), the masters and student "
+        "notebooks, the notebook tests and course claims side by side as cores and GPU "
+        "memory allow, rewriting one JSON report after every item. See docs/DEVICE_CHECK.md.",
     )
     p.add_argument(
         "--out",
@@ -139,5 +209,22 @@ def add_commands(sub: Any) -> None:
         "--require-accelerator",
         action="store_true",
         help="stop at once when neither framework finds a GPU or TPU",
+    )
+    p.add_argument(
+        "--cores",
+        type=number(int, 1),
+        metavar="N",
+        help="cores to share out among the children (default: all this process has)",
+    )
+    p.add_argument(
+        "--gpu-memory",
+        type=number(float, 0.1),
+        metavar="GIB",
+        help="GPU memory to share out, GiB (default: the GPU's, as the probe reads it)",
+    )
+    p.add_argument(
+        "--plan",
+        action="store_true",
+        help="print the schedule for this budget and run nothing",
     )
     p.set_defaults(func=cmd_check_device)

@@ -1,75 +1,28 @@
-"""The lessons of ``course check-device`` in one mode: each run, timed and recorded in turn.
+"""What ``course check-device`` runs, as scheduler items, and how each ending is recorded.
 
-Each lesson runs through the same runner as ``course run``, with a time limit no
-longer than what is left of the budget. A full-mode lesson whose estimate does
-not fit in the time left is not started (``skipped: budget``); one stopped by the
-budget rather than by its own limit is ``stopped: budget``. Ctrl-C in a lesson
-stops the rest.
+For every chosen lesson: the lesson in smoke mode and in full mode, its master
+(``solutions/``) and student notebook (``exercises/``) in smoke mode, and the notebook
+tests (nbval) of the lesson and of the master, one child each; then ``course doctor``
+and ``course claims``. Each item's estimate and what it holds come from
+:mod:`~course_utils.tooling.device_estimates`. A finished notebook becomes one entry of
+the report's ``notebooks``; a step's status is counted from its items.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from course_utils.tooling import device_estimates as est
 from course_utils.tooling import device_steps
 from course_utils.tooling.device_budget import (
     NOT_FAILED,
     SKIPPED_BUDGET,
     STOPPED_BUDGET,
-    Budget,
-    cut_by_budget,
-    estimate,
 )
+from course_utils.tooling.device_schedule import Item
 
-
-@dataclass
-class Lessons:
-    """What running the lessons needs from the check."""
-
-    root: Path
-    paths: list[Path]
-    timeout: float  # the limit per notebook, before the budget shortens it
-    work: Path  # executed notebooks go to work/executed/<mode>/
-    budget: Budget
-    run: Callable[..., list[Any]]  # runner.run_notebooks
-    notebooks: list[dict[str, Any]]  # the report's entries: each one added as it ends
-    save: Callable[[], None]  # writes the report
-
-
-def run_lessons(lessons: Lessons, mode: str) -> tuple[str, dict[str, Any], bool]:
-    """Every lesson in ``mode``: the step's status, its counts, and whether Ctrl-C stopped it."""
-    entries: list[dict[str, Any]] = []
-    interrupted = False
-    for nb in lessons.paths:
-        if interrupted:
-            break
-        entry = _lesson(lessons, nb, mode)
-        interrupted = entry["status"] == "interrupted"
-        print(
-            f"check-device: {mode} {Path(entry['notebook']).stem} {entry['status']} "
-            f"({entry['seconds']:.1f} s)",
-            flush=True,
-        )
-        lessons.notebooks.append(entry)
-        entries.append(entry)
-        lessons.save()
-    counts: dict[str, int] = {}
-    for e in entries:
-        counts[e["status"]] = counts.get(e["status"], 0) + 1
-    return _status(entries, interrupted), {"counts": counts}, interrupted
-
-
-def _status(entries: list[dict[str, Any]], interrupted: bool) -> str:
-    if interrupted:
-        return "interrupted"
-    if entries and all(e["status"] == SKIPPED_BUDGET for e in entries):
-        return SKIPPED_BUDGET
-    if any(e["status"] not in NOT_FAILED for e in entries):
-        return "failed"
-    return "ok"
+NOTEBOOK_KINDS = ("smoke", "full", "master", "student")
 
 
 def relative(nb: Path, root: Path) -> str:
@@ -80,42 +33,119 @@ def relative(nb: Path, root: Path) -> str:
         return str(nb)
 
 
-def _lesson(lessons: Lessons, nb: Path, mode: str) -> dict[str, Any]:
-    """One lesson's entry: run, or skipped when it cannot start or finish in time."""
-    rel = relative(nb, lessons.root)
-    entry: dict[str, Any] = {"notebook": rel, "mode": mode}
-    left = lessons.budget.remaining()
-    guess = estimate(lessons.notebooks, rel) if mode == "full" else None
-    if guess is not None:
-        entry["estimate_seconds"] = round(guess, 1)
-    if not lessons.budget.can_start() or (
-        guess is not None and left is not None and guess > left
-    ):
-        entry.update(status=SKIPPED_BUDGET, seconds=0.0)
-    else:
-        entry.update(_execute(lessons, nb, mode))
-    return entry
+def exercise_notebooks(root: Path, lesson: Path) -> tuple[Path | None, Path | None]:
+    """The master and the student notebook of ``lesson`` (by its number), where present."""
+    number = est.lesson_number(lesson.stem)
+    found = []
+    for folder in ("solutions", "exercises"):
+        hits = sorted((root / folder).glob(f"{number}_*.ipynb"))
+        found.append(hits[0] if len(hits) == 1 else None)
+    return found[0], found[1]
 
 
-def _execute(lessons: Lessons, nb: Path, mode: str) -> dict[str, Any]:
-    """Run one lesson through the runner; its status, time, failing cell and error."""
-    limit = lessons.budget.timeout(lessons.timeout) or lessons.timeout
-    res = lessons.run(
-        [nb],
-        root=lessons.root,
-        smoke=mode == "smoke",
-        timeout=limit,
-        out_dir=lessons.work / "executed" / mode,
-        progress=False,
-    )[0]
-    stopped = res.status == "timeout" and cut_by_budget(limit, lessons.timeout)
-    done: dict[str, Any] = {
-        "status": STOPPED_BUDGET if stopped else res.status,
-        "seconds": round(res.seconds, 1),
-        "timeout": round(limit, 1),
-        "cell": res.cell,
-        "error": res.error,
-    }
-    if res.status != "ok" and res.output:
-        done["output_tail"] = device_steps.tail(res.output, 20)
-    return done
+def items(
+    root: Path, lessons: list[Path], steps: tuple[str, ...], timeout: float
+) -> list[Item]:
+    """Every item of ``steps`` for ``lessons``, in the report's order."""
+    out: list[Item] = []
+    for lesson in lessons:
+        number = est.lesson_number(lesson.stem)
+        master, student = exercise_notebooks(root, lesson)
+        if "smoke" in steps:
+            out.append(_notebook("smoke", "smoke", lesson, root, number, timeout))
+            for kind, nb in (("master", master), ("student", student)):
+                if nb is not None:
+                    out.append(_notebook("smoke", kind, nb, root, number, timeout))
+        if "full" in steps:
+            full = _notebook("full", "full", lesson, root, number, timeout)
+            full.must_fit = True
+            out.append(full)
+        if "tests" in steps:
+            for kind, nb in (("smoke", lesson), ("master", master)):
+                if nb is not None:
+                    name = relative(nb, root)
+                    out.append(
+                        Item(
+                            key=f"tests:{name}",
+                            step="tests",
+                            kind="tests",
+                            seconds=est.tests_seconds(kind, number),
+                            cores=est.cores("tests", number),
+                            gpu_gib=est.gpu_gib("tests"),
+                            notebook=name,
+                            lesson=number,
+                        )
+                    )
+    for step in ("doctor", "claims"):
+        if step in steps:
+            out.append(
+                Item(
+                    key=step,
+                    step=step,
+                    kind=step,
+                    seconds=est.seconds(step),
+                    cores=est.cores(step),
+                    gpu_gib=est.gpu_gib(step),
+                    timeout=300.0 if step == "doctor" else None,
+                )
+            )
+    return out
+
+
+def _notebook(step, kind, nb: Path, root: Path, number: str, timeout) -> Item:
+    name = relative(nb, root)
+    return Item(
+        key=f"{step}:{name}",
+        step=step,
+        kind=kind,
+        seconds=est.seconds(kind, number),
+        cores=est.cores(kind, number),
+        gpu_gib=est.gpu_gib(kind, number),
+        notebook=name,
+        lesson=number,
+        timeout=timeout,
+    )
+
+
+def refresh(waiting: list[Item], notebooks: list[dict[str, Any]]) -> None:
+    """Full-mode estimates from the smoke runs that have ended (the ratio rule)."""
+    for item in waiting:
+        if item.kind == "full" and item.notebook:
+            item.seconds = est.full_estimate(notebooks, item.notebook, item.seconds)
+
+
+def entry(item: Item, result: dict[str, Any]) -> dict[str, Any]:
+    """A notebook's entry in the report, from its child's result."""
+    mode = "full" if item.kind == "full" else "smoke"
+    out: dict[str, Any] = {"notebook": item.notebook, "mode": mode}
+    if item.kind in ("master", "student"):
+        out["kind"] = item.kind
+    if item.kind == "full":
+        out["estimate_seconds"] = round(item.seconds, 1)
+    out.update(status=result["status"], seconds=round(result.get("seconds", 0.0), 1))
+    for key in ("timeout", "cell", "error", "cores", "started_at"):
+        if key in result:
+            out[key] = result[key]
+    if result["status"] != "ok" and result.get("output"):
+        out["output_tail"] = device_steps.tail(result["output"], 20)
+    return out
+
+
+def step_status(statuses: list[str], interrupted: bool = False) -> str:
+    """A step's status from its items' statuses."""
+    if interrupted or "interrupted" in statuses:
+        return "interrupted"
+    if statuses and all(s == SKIPPED_BUDGET for s in statuses):
+        return SKIPPED_BUDGET
+    if statuses and all(s in (SKIPPED_BUDGET, STOPPED_BUDGET) for s in statuses):
+        return STOPPED_BUDGET
+    if any(s not in NOT_FAILED for s in statuses):
+        return "failed"
+    return "ok"
+
+
+def counts(statuses: list[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for s in statuses:
+        out[s] = out.get(s, 0) + 1
+    return out

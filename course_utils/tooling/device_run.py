@@ -1,11 +1,15 @@
-"""One run of ``course check-device``: the steps in order, each recorded as it ends.
+"""One run of ``course check-device``: install, then everything else side by side.
 
-Steps, in order: install (keeping the installed torch and jax), ``course doctor``,
-every lesson in smoke mode, every lesson in full mode, the notebook tests (nbval,
-smoke mode) and ``course claims``. A step that fails or raises is recorded and the
-next one runs; Ctrl-C stops the run. What each step runs lives in
-:mod:`~course_utils.tooling.device_steps`, the lessons in
-:mod:`~course_utils.tooling.device_lessons`, the time budget in
+The install step (keeping the installed torch and jax) runs first and alone. Then
+every item of the other steps (``course doctor``; every lesson in smoke and in full
+mode; every master and student notebook in smoke mode; the notebook tests, one
+notebook per child; ``course claims`` in smoke mode) runs as cores and GPU memory
+allow, longest first, within the time budget
+(:mod:`~course_utils.tooling.device_schedule`). The report is rewritten after every
+item ends, and each step's record is closed when its last item ends. What the items
+are lives in :mod:`~course_utils.tooling.device_lessons`, their estimates in
+:mod:`~course_utils.tooling.device_estimates`, their processes in
+:mod:`~course_utils.tooling.device_children`, the budget in
 :mod:`~course_utils.tooling.device_budget` and the report in
 :mod:`~course_utils.tooling.device_report`.
 """
@@ -19,14 +23,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from course_utils.tooling import device_report, device_steps
+from course_utils.tooling import device_lessons, device_report, device_steps
 from course_utils.tooling.device_budget import (
     NOT_FAILED,
     SKIPPED_BUDGET,
     Budget,
     step_status,
 )
-from course_utils.tooling.device_lessons import Lessons, run_lessons
+from course_utils.tooling.device_schedule import (
+    Hooks,
+    Item,
+    Launch,
+    core_list,
+    plan,
+    run,
+    skipped_result,
+)
 
 STEPS = ("doctor", "smoke", "full", "tests", "claims")
 
@@ -40,11 +52,10 @@ class Tools:
     probe: Callable[[Path, float], dict[str, Any]] = device_steps.probe_in_child
     versions: Callable[[dict[str, Any]], dict[str, Any]] = device_steps.versions
     install: Callable[..., dict[str, Any]] = device_steps.install
-    doctor: Callable[..., dict[str, Any]] = device_steps.doctor
-    run_notebooks: Callable[..., list[Any]] | None = None  # runner.run_notebooks
-    tests: Callable[..., dict[str, Any]] = device_steps.notebook_tests
-    claims: Callable[..., dict[str, Any]] = device_steps.claims
+    launch: Launch | None = None  # device_children.Launcher(root, work)
     clock: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], None] = time.sleep
+    core_ids: Callable[[], list[int]] | None = None  # this process's cores
 
 
 @dataclass
@@ -57,6 +68,8 @@ class Options:
     timeout: float = 900.0
     lessons: list[Path] = field(default_factory=list)
     require_accelerator: bool = False
+    cores: int | None = None  # None: every core this process may run on
+    gpu_memory: float | None = None  # GiB; None: what the probe reads
 
     def recorded(self) -> dict[str, Any]:
         """The options as the report records them."""
@@ -67,11 +80,22 @@ class Options:
             "wheels": str(self.wheels or "") or None,
             "timeout_per_notebook": self.timeout,
             "require_accelerator": self.require_accelerator,
+            "cores": self.cores,
+            "gpu_memory_gib": self.gpu_memory,
         }
 
 
+def available_cores() -> list[int]:
+    """The ids of the cores this process may run on."""
+    import os
+
+    if hasattr(os, "sched_getaffinity"):
+        return sorted(os.sched_getaffinity(0))
+    return list(range(os.cpu_count() or 1))
+
+
 class Check:
-    """One run of the device check: its steps in order, and its report."""
+    """One run of the device check: install, then the items side by side, and its report."""
 
     def __init__(self, root: Path, opts: Options, tools: Tools | None = None) -> None:
         self.root, self.opts = root, opts
@@ -82,6 +106,9 @@ class Check:
         self.torch_cuda: dict[str, Any] = {}
         planned = (["install"] if opts.install else []) + list(opts.steps)
         self.report = device_report.new_report(opts.recorded(), planned)
+        self._left: dict[str, int] = {}
+        self._statuses: dict[str, list[str]] = {}
+        self._started: dict[str, float] = {}
 
     def save(self) -> None:
         seconds, left = self.budget.elapsed(), self.budget.remaining()
@@ -92,7 +119,7 @@ class Check:
 
     # -- the whole run
     def run(self) -> int:
-        """Every step in order; returns 0 when every step that ran passed."""
+        """Install, then every item; returns 0 when every step that ran passed."""
         self.save()
         try:
             self._probe()
@@ -103,7 +130,15 @@ class Check:
                 message = no_accelerator_message(self.report["host"])
                 self.report.update(status="no accelerator", error=message)
                 return self._finish(1, message)
-            self._run_steps()
+            if self.opts.install:
+                self._step("install", self._install)
+                if not self.interrupted:
+                    self._after_install()
+            if self.interrupted:
+                for name in self.opts.steps:
+                    self.report["steps"][name]["status"] = "not run: interrupted"
+            else:
+                self._items()
         except KeyboardInterrupt:
             self.interrupted = True
         if self.interrupted:
@@ -113,31 +148,9 @@ class Check:
         self.report["status"] = "passed" if passed else "failed"
         return self._finish(0 if passed else 1)
 
-    def _run_steps(self) -> None:
-        bodies: dict[str, Body] = {
-            "install": self._install,
-            "doctor": self._doctor,
-            "smoke": lambda: self._lessons("smoke"),
-            "full": lambda: self._lessons("full"),
-            "tests": self._tests,
-            "claims": self._claims,
-        }
-        for name in self.report["steps"]:
-            if self.interrupted:
-                self.report["steps"][name]["status"] = "not run: interrupted"
-                continue
-            self._step(name, bodies[name], budgeted=name not in ("smoke", "full"))
-            if name == "install":
-                self._after_install()
-
-    def _step(self, name: str, body: Body, *, budgeted: bool = True) -> None:
-        """Run one step and record it: before it starts, and when it ends."""
+    def _step(self, name: str, body: Body) -> None:
+        """Run one step alone and record it: before it starts, and when it ends."""
         rec = self.report["steps"][name]
-        if budgeted and not self.budget.can_start():
-            rec.update(status=SKIPPED_BUDGET)
-            self.save()
-            print(f"check-device: {name} {SKIPPED_BUDGET}", flush=True)
-            return
         rec.update(status="running", started=device_report.now())
         self.save()
         t0 = self.tools.clock()
@@ -162,7 +175,7 @@ class Check:
             print(f"course: error: {message}", file=sys.stderr)
         return code
 
-    # -- the steps
+    # -- the machine
     def _probe(self) -> None:
         got = self.tools.probe(self.root, self.budget.timeout(300.0) or 300.0)
         self.report["host"] = got.get("host", {})
@@ -184,43 +197,130 @@ class Check:
         result = self.tools.install(self.root, self.work, self.opts.wheels, limit)
         return step_status(result, limit)
 
-    def _doctor(self) -> tuple[str, dict[str, Any]]:
-        limit = self.budget.timeout(300.0)
-        return step_status(self.tools.doctor(self.root, limit), limit, 300.0)
+    def core_ids(self) -> list[int]:
+        ids = (self.tools.core_ids or available_cores)()
+        return ids[: self.opts.cores] if self.opts.cores else ids
 
-    def _lessons(self, mode: str) -> tuple[str, dict[str, Any]]:
-        from course_utils.tooling import runner
+    def gpu_memory(self) -> float | None:
+        """GiB the scheduler shares out: the option, else the GPU's; None: not counted."""
+        if self.opts.gpu_memory is not None:
+            return self.opts.gpu_memory
+        return self.report["host"].get("gpu_memory_gib")
 
-        lessons = Lessons(
-            root=self.root,
-            paths=self.opts.lessons,
-            timeout=self.opts.timeout,
-            work=self.work,
+    # -- everything after the install, side by side
+    def _items(self) -> None:
+        items = device_lessons.items(
+            self.root, self.opts.lessons, self.opts.steps, self.opts.timeout
+        )
+        core_ids, gib = self.core_ids(), self.gpu_memory()
+        left = self.budget.remaining()
+        predicted = plan(items, core_ids, gib, left)
+        self.report["schedule"] = {
+            "cores": len(core_ids),
+            "gpu_memory_gib": gib,
+            "predicted_seconds": round(predicted.wall, 1),
+        }
+        for name in self.opts.steps:
+            mine = [i for i in items if i.step == name]
+            self._left[name], self._statuses[name] = len(mine), []
+            rec = self.report["steps"][name]
+            if mine:
+                rec.update(status="running", started=device_report.now())
+            else:
+                rec.update(status="ok", seconds=0.0)
+        self._t0 = self.tools.clock()
+        self.save()
+        if self.tools.launch is None:
+            from course_utils.tooling.device_children import Launcher
+
+            self.tools.launch = Launcher(self.root, self.work)
+        hooks = Hooks(
+            started=self._item_started,
+            ended=self._item_ended,
+            skipped=lambda item: self._item_ended(item, skipped_result()),
+            refresh=lambda waiting: device_lessons.refresh(
+                waiting, self.report["notebooks"]
+            ),
+        )
+        finished = run(
+            items,
+            self.tools.launch,
+            core_ids=core_ids,
+            gpu_gib=gib,
             budget=self.budget,
-            run=self.tools.run_notebooks or runner.run_notebooks,
-            notebooks=self.report["notebooks"],
-            save=self.save,
+            hooks=hooks,
+            sleep=self.tools.sleep,
         )
-        status, detail, self.interrupted = run_lessons(lessons, mode)
-        return status, detail
+        self.interrupted = not finished
 
-    def _tests(self) -> tuple[str, dict[str, Any]]:
-        limit = self.budget.timeout()
-        return step_status(self.tools.tests(self.root, self.work, limit), limit)
+    def _item_started(self, item: Item, limit: float | None, ids) -> None:
+        self._started[item.key] = round(self.budget.elapsed(), 1)
+        print(f"check-device: start {item.key} (cores {core_list(ids)})", flush=True)
 
-    def _claims(self) -> tuple[str, dict[str, Any]]:
-        full = [n for n in self.report["notebooks"] if n["mode"] == "full"]
-        ran_full = (
-            "full" in self.opts.steps
-            and full
-            and all(n["status"] != SKIPPED_BUDGET for n in full)
+    def _item_ended(self, item: Item, result: dict[str, Any]) -> None:
+        """Record ``item``'s result, close its step when it was the last, save."""
+        result = dict(result)
+        if item.key in self._started:
+            result["started_at"] = self._started[item.key]
+        status = result["status"]
+        step = self.report["steps"][item.step]
+        if item.kind in device_lessons.NOTEBOOK_KINDS:
+            self.report["notebooks"].append(device_lessons.entry(item, result))
+        elif item.kind == "tests":
+            _add_tests(step, item, result)
+        else:  # doctor, claims: the step is the item
+            if item.kind == "claims":
+                self.report["claims"] = result.pop("json", None)
+                step["mode"] = result.pop("mode", "smoke")
+            for key in ("exit_code", "error"):
+                if key in result:
+                    step[key] = result[key]
+            if "output" in result:
+                out = result["output"]
+                step["output"] = (
+                    out if item.kind == "doctor" else device_steps.tail(out)
+                )
+        self._statuses[item.step].append(status)
+        self._left[item.step] -= 1
+        if item.key != item.step:  # a step of one item is printed when it closes
+            seconds = result.get("seconds", 0.0)
+            print(f"check-device: {item.key} {status} ({seconds:.1f} s)", flush=True)
+        if self._left[item.step] == 0:
+            self._close(item.step)
+        self.save()
+
+    def _close(self, name: str) -> None:
+        statuses = self._statuses[name]
+        rec = self.report["steps"][name]
+        rec.update(
+            status=device_lessons.step_status(statuses),
+            finished=device_report.now(),
+            seconds=round(self.tools.clock() - self._t0, 1),
         )
-        smoke = not ran_full
-        limit = self.budget.timeout()
-        result = self.tools.claims(self.root, self.work, smoke, limit)
-        self.report["claims"] = result.pop("json", None)
-        status, detail = step_status(result, limit)
-        return status, {"mode": "smoke" if smoke else "full", **detail}
+        if name in ("smoke", "full", "tests"):
+            rec["counts"] = device_lessons.counts(statuses)
+        if name == "tests":
+            from course_utils.tooling.device_children import merge_junit
+
+            files = sorted((self.work / "notebook-tests").glob("*.xml"))
+            if files:
+                merge_junit(files, self.work / "notebook-tests.xml")
+        print(f"check-device: {name} {rec['status']} ({rec['seconds']:.1f} s)")
+
+
+def _add_tests(step: dict[str, Any], item: Item, result: dict[str, Any]) -> None:
+    """Add one notebook's nbval results to the tests step's totals."""
+    for key in ("tests", "failures", "errors", "skipped"):
+        step[key] = step.get(key, 0) + int(result.get(key, 0))
+    step.setdefault("failing", []).extend(result.get("failing", []))
+    run_rec = {
+        "notebook": item.notebook,
+        "status": result["status"],
+        "seconds": round(result.get("seconds", 0.0), 1),
+    }
+    if result["status"] not in ("ok", SKIPPED_BUDGET) and result.get("output"):
+        run_rec["output_tail"] = device_steps.tail(result["output"], 20)
+    step.setdefault("runs", []).append(run_rec)
 
 
 def no_accelerator_message(host: dict[str, Any]) -> str:

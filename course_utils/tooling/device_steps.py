@@ -1,14 +1,13 @@
-"""What each step of ``course check-device`` runs, each in a child process.
+"""The machine's facts and the install step of ``course check-device``, in child processes.
 
-A child process can be stopped when the time budget runs out, and the checking
-process itself never imports a framework, so it holds no accelerator memory
-while the lessons run.
+The checking process itself never imports a framework, so it holds no accelerator
+memory while the lessons run: the probe runs in a child. The other steps' children
+(lessons, tests, claims, doctor) are :mod:`~course_utils.tooling.device_children`.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 import xml.etree.ElementTree as ET
@@ -76,6 +75,9 @@ def probe() -> dict[str, Any]:
     if info.get("torch"):
         import torch
 
+        if torch.cuda.is_available():
+            total = torch.cuda.get_device_properties(0).total_memory
+            host["gpu_memory_gib"] = round(total / 2**30, 1)
         cuda = {
             "cuda": torch.version.cuda,
             "hip": getattr(torch.version, "hip", None),
@@ -161,44 +163,6 @@ def install(
     }
 
 
-def doctor(root: Path, timeout: float | None) -> dict[str, Any]:
-    code, out = run_command(
-        [sys.executable, "-m", "course_utils.tooling.cli", "doctor"],
-        timeout=timeout,
-        cwd=root,
-    )
-    return {"ok": code == 0, "exit_code": code, "output": out}
-
-
-def notebook_tests(root: Path, work: Path, timeout: float | None) -> dict[str, Any]:
-    """nbval over notebooks/ and solutions/ in smoke mode, as ``make test`` runs them."""
-    junit = work / "notebook-tests.xml"
-    junit.unlink(missing_ok=True)
-    cell_timeout = int(min(600, timeout)) if timeout else 600
-    cmd = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "--nbval-lax",
-        f"--nbval-cell-timeout={cell_timeout}",
-        f"--junitxml={junit}",
-        "notebooks",
-        "solutions",
-    ]
-    code, out = run_command(
-        cmd, timeout=timeout, cwd=root, env={**os.environ, "COURSE_SMOKE": "1"}
-    )
-    return {
-        "ok": code == 0,
-        "exit_code": code,
-        **junit_counts(junit),
-        "output": tail(out),
-    }
-
-
 def junit_counts(path: Path) -> dict[str, Any]:
     """Totals and the failing tests of a pytest JUnit XML file (empty when absent)."""
     try:
@@ -217,38 +181,6 @@ def junit_counts(path: Path) -> dict[str, Any]:
             message = (bad.get("message") or "").strip().split("\n")[0][:300]
             failing.append(f"{case.get('classname')}::{case.get('name')}: {message}")
     return {**counts, "failing": failing}
-
-
-def claims(
-    root: Path, work: Path, smoke: bool, timeout: float | None
-) -> dict[str, Any]:
-    """``course claims --out`` (its JSON embedded unchanged) in a child process."""
-    out_dir = work / "claims"
-    (out_dir / "claims.json").unlink(missing_ok=True)
-    cmd = [
-        sys.executable,
-        "-m",
-        "course_utils.tooling.cli",
-        "claims",
-        "--out",
-        str(out_dir),
-    ]
-    code, out = run_command(
-        cmd + (["--smoke"] if smoke else []),
-        timeout=timeout,
-        cwd=root,
-        env={**os.environ, "COURSE_SMOKE": "1" if smoke else "0"},
-    )
-    try:
-        data = json.loads((out_dir / "claims.json").read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        data = None
-    return {
-        "ok": code == 0 and data is not None,
-        "exit_code": code,
-        "json": data,
-        "output": tail(out),
-    }
 
 
 if __name__ == "__main__":

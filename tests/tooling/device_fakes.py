@@ -1,4 +1,4 @@
-"""Fakes for the device check's tests: every tool of :class:`Check`, a clock, a call log."""
+"""Fakes for the device check's tests: the check's tools, a clock, children that take fake time."""
 
 from __future__ import annotations
 
@@ -6,46 +6,90 @@ import json
 from pathlib import Path
 
 from course_utils.tooling.device_run import Check, Options, Tools
-from course_utils.tooling.runner import Result
+from course_utils.tooling.device_schedule import Item
 
 CLAIMS_JSON = {
-    "smoke": False,
+    "smoke": True,
     "machine": {"device": {"kind": "gpu"}},
     "claims": [{"id": "x"}],
 }
 
 
+class FakeChild:
+    """A child that ends ``seconds`` after it started, on the fakes' clock."""
+
+    def __init__(self, fakes: Fakes, item: Item, limit, ids, status, seconds, extra):
+        self.fakes, self.item, self.limit, self.ids = fakes, item, limit, ids
+        self.t0 = fakes.t
+        self.status, self.seconds, self.extra = status, seconds, extra
+        self.stopped: str | None = None
+
+    def _done(self, status: str, seconds: float) -> dict:
+        self.fakes.release(self)
+        return {
+            "status": status,
+            "seconds": seconds,
+            "timeout": self.limit,
+            "cores": list(self.ids),
+            **self.extra,
+        }
+
+    def poll(self):
+        if self.fakes.t - self.t0 < self.seconds:
+            return None
+        return self._done(self.status, self.seconds)
+
+    def stop(self, why: str):
+        self.stopped = why
+        self.fakes.stops.append((self.item.key, why, self.fakes.t))
+        return {
+            **self._done(why, self.fakes.t - self.t0),
+            "error": "did not finish",
+            "output": "line 1\nstill going",
+        }
+
+
 class Fakes:
-    """Every tool of the check, faked: a clock that each step advances, and a call log."""
+    """Every tool of the check, faked: a clock advanced by the check's sleeps, and a log.
+
+    ``times`` maps an item's key (``smoke:notebooks/00_a.ipynb``, ``tests:...``,
+    ``claims``, ``doctor``) to ``(status, seconds)``; anything else is ``("ok", 1.0)``.
+    """
 
     def __init__(
         self,
         root: Path,
         *,
-        smoke=None,
-        full=None,
+        times=None,
         accelerator="gpu",
-        step_seconds=1.0,
-        tests_seconds=1.0,
-        claims_seconds=1.0,
+        install_seconds=1.0,
+        cores=4,
+        gpu_memory_gib=None,
     ):
         self.root = root
         self.t = 0.0
         self.calls: list[tuple] = []
-        self.smoke = smoke or {}  # stem -> (status, seconds)
-        self.full = full or {}
+        self.times = times or {}
         self.accelerator = accelerator
-        self.step_seconds = step_seconds
-        self.tests_seconds = tests_seconds
-        self.claims_seconds = claims_seconds
+        self.install_seconds = install_seconds
+        self.cores = cores
+        self.gpu_memory_gib = gpu_memory_gib
         self.snapshots: dict[str, dict] = {}
+        self.running: list[FakeChild] = []
+        self.most_cores = 0
+        self.most_gib = 0.0
+        self.most_children = 0
+        self.stops: list[tuple] = []
         self.out: Path | None = None
 
     def clock(self) -> float:
         return self.t
 
+    def sleep(self, seconds: float) -> None:
+        self.t += seconds
+
     def _seen(self, name: str) -> None:
-        """What the report on disk says when step ``name`` starts."""
+        """What the report on disk says when ``name`` starts."""
         self.snapshots[name] = json.loads(self.out.read_text())
 
     def tools(self, out: Path) -> Tools:
@@ -55,25 +99,24 @@ class Fakes:
             probe=self.probe,
             versions=self.versions,
             install=self.install,
-            doctor=self.doctor,
-            run_notebooks=self.run_notebooks,
-            tests=self.tests,
-            claims=self.claims,
+            launch=self.launch,
             clock=self.clock,
+            sleep=self.sleep,
+            core_ids=lambda: list(range(self.cores)),
         )
 
     def probe(self, root, timeout):
         self.calls.append(("probe", timeout))
-        return {
-            "host": {
-                "accelerator": self.accelerator,
-                "jax_backend": "cpu",
-                "torch_device": "cpu",
-                "gpu_name": "NVIDIA H100 80GB HBM3",
-                "env": {"jax": "0.10.2", "torch": "2.13.0"},
-            },
-            "torch_cuda": {"cuda": "13.0", "cudnn": 91900},
+        host = {
+            "accelerator": self.accelerator,
+            "jax_backend": "cpu",
+            "torch_device": "cpu",
+            "gpu_name": "NVIDIA H100 80GB HBM3",
+            "env": {"jax": "0.10.2", "torch": "2.13.0"},
         }
+        if self.gpu_memory_gib is not None:
+            host["gpu_memory_gib"] = self.gpu_memory_gib
+        return {"host": host, "torch_cuda": {"cuda": "13.0", "cudnn": 91900}}
 
     def versions(self, torch_cuda):
         self.calls.append(("versions",))
@@ -82,56 +125,44 @@ class Fakes:
     def install(self, root, work, wheels, timeout):
         self.calls.append(("install", wheels, timeout))
         self._seen("install")
-        self.t += self.step_seconds
+        self.t += self.install_seconds
         return {"ok": True, "exit_code": 0, "kept": ["torch==2.13.0"]}
 
-    def doctor(self, root, timeout):
-        self.calls.append(("doctor", timeout))
-        self._seen("doctor")
-        self.t += self.step_seconds
-        return {"ok": True, "exit_code": 0, "output": "Everything ..."}
+    def launch(self, item: Item, limit, ids):
+        self.calls.append((item.key, limit, self.t, tuple(ids)))
+        self._seen(item.key)
+        status, seconds = self.times.get(item.key, ("ok", 1.0))
+        extra: dict = {}
+        if item.kind == "claims":
+            extra = {"exit_code": 0, "json": json.loads(json.dumps(CLAIMS_JSON))}
+            extra["mode"] = "smoke"
+        elif item.kind == "tests":
+            extra = {"exit_code": 0, "tests": 3, "failures": 0, "errors": 0}
+        elif item.kind == "doctor":
+            extra = {"exit_code": 0, "output": "Everything ..."}
+        if status == "failed":
+            extra.update(cell=3, error="ValueError: boom", output="x\nValueError: boom")
+        child = FakeChild(self, item, limit, ids, status, seconds, extra)
+        self.running.append(child)
+        held = [c for c in self.running]
+        cores = sum(len(c.ids) for c in held)
+        total = self.gpu_memory_gib
+        gib = sum(min(c.item.gpu_gib, total or c.item.gpu_gib) for c in held)
+        self.most_cores = max(self.most_cores, cores)
+        self.most_gib = max(self.most_gib, gib)
+        self.most_children = max(self.most_children, len(held))
+        all_ids = [i for c in held for i in c.ids]
+        assert len(all_ids) == len(set(all_ids)), "two children on one core"
+        return child
 
-    def run_notebooks(self, nbs, *, root, smoke, timeout, out_dir, progress):
-        (nb,) = nbs
-        mode = "smoke" if smoke else "full"
-        self.calls.append((mode, nb.stem, timeout, self.t))
-        self._seen(f"{mode}:{nb.stem}")
-        status, seconds = (self.smoke if smoke else self.full).get(nb.stem, ("ok", 1.0))
-        if seconds > timeout:
-            status, seconds = "timeout", timeout
-        self.t += seconds
-        error = "ValueError: boom" if status == "failed" else ""
+    def release(self, child: FakeChild) -> None:
+        if child in self.running:
+            self.running.remove(child)
+
+    def started(self) -> list[str]:
+        """The keys of the items started, in order."""
         return [
-            Result(
-                str(nb),
-                status,
-                seconds,
-                cell=3 if error else None,
-                error=error,
-                output="line 1\nValueError: boom" if error else "",
-            )
-        ]
-
-    def tests(self, root, work, timeout):
-        self.calls.append(("tests", timeout))
-        self._seen("tests")
-        seconds = self.tests_seconds
-        if timeout is not None and seconds > timeout:
-            self.t += timeout
-            return {"ok": False, "exit_code": None, "output": "did not finish"}
-        self.t += seconds
-        return {"ok": True, "exit_code": 0, "tests": 36, "failures": 0}
-
-    def claims(self, root, work, smoke, timeout):
-        self.calls.append(("claims", smoke, timeout))
-        self._seen("claims")
-        self.t += self.claims_seconds
-        return {"ok": True, "exit_code": 0, "json": json.loads(json.dumps(CLAIMS_JSON))}
-
-    def names(self) -> list[str]:
-        return [
-            c[0] if c[0] not in ("smoke", "full") else f"{c[0]}:{c[1]}"
-            for c in self.calls
+            c[0] for c in self.calls if c[0] not in ("probe", "versions", "install")
         ]
 
 
