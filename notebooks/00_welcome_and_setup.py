@@ -64,6 +64,7 @@ import numpy as np
 import torch
 
 from course_utils import claims, config, timing
+from course_utils.expect import expect_error
 from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)
@@ -160,15 +161,15 @@ print("softmax agrees")
 # absolute, as in `numpy.testing.assert_allclose`.
 #
 # When two results differ, `assert_close` says where. This cell compares against a
-# deliberately wrong answer to show the message (it is tagged `raises-exception`). First,
-# `%xmode Minimal`: IPython then prints only an error's type and message, not the frames of
-# the code it passed through, here and in every later cell that raises on purpose.
+# deliberately wrong answer to show the message. It runs inside `expect_error`, the course's
+# helper for errors a cell raises on purpose: the error is caught and printed in a line or
+# two (its type and message, not the frames of the code it passed through), the notebook
+# carries on, and the cell fails instead if the error does not happen. Every later sharp bit
+# in the course is shown this way.
 
 # %%
-# %xmode Minimal
-
-# %% tags=["raises-exception"]
-assert_close(probs_torch, probs_jax * 1.01, name="softmax")
+with expect_error(AssertionError, lines=2):
+    assert_close(probs_torch, probs_jax * 1.01, name="softmax")
 
 # %% [markdown]
 # Read the message from the left: the name you gave (`softmax`), how many elements differ out of
@@ -429,9 +430,9 @@ comparison.measurements["JAX jit"].threads
 # `torch.compile` by default generalises a size after seeing it change. For `jax.jit` every new
 # shape (or dtype) of an argument is a new program, and the only symptom is a slow step.
 
-# %% tags=["raises-exception"]
+# %%
 # JAX
-with timing.no_recompile("the loop"):
+with expect_error(timing.RecompilationError, lines=7), timing.no_recompile("the loop"):
     for batch in (64, 32):
         layer_jit_jax(jnp.ones((batch, S.mlp_width)), W_jax).block_until_ready()
 
@@ -446,11 +447,11 @@ with timing.no_recompile("the loop"):
 # `jax.jit` does (the default instead marks a dimension dynamic after its first change, and
 # lesson 03 shows both). Inside `no_recompile`, Dynamo's recompilation is an error too:
 
-# %% tags=["raises-exception"]
+# %%
 # PyTorch
 layer_compiled_torch = torch.compile(layer_torch, dynamic=False)
 layer_compiled_torch(torch.ones(64, S.mlp_width, device=torch_dev), W_torch)  # warm-up: compiles once
-with timing.no_recompile("the loop"):
+with expect_error(timing.RecompilationError, lines=4), timing.no_recompile("the loop"):
     for batch in (64, 32):
         layer_compiled_torch(torch.ones(batch, S.mlp_width, device=torch_dev), W_torch)
 

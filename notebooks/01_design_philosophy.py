@@ -84,6 +84,7 @@ import torch
 from flax import nnx
 
 from course_utils import claims, config, numpy_mlp, timing
+from course_utils.expect import expect_error
 from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)
@@ -533,16 +534,15 @@ updated_torch = x_torch.clone()
 # `window` and `x_torch` share one storage (the same data pointer), so the `add_` through the
 # view shows up in `x_torch`. `updated_torch` is a clone of the result, kept for the comparison.
 #
-# The same natural code in JAX raises. (`%xmode Minimal` keeps the tracebacks of the errors this
-# lesson raises on purpose, here and later, to the exception's type and message.)
+# The same natural code in JAX raises. (`expect_error`, the course's expected-error helper,
+# prints the error in a line, here and later in this lesson, and fails the cell if the error
+# does not happen.)
 
 # %%
-# %xmode Minimal
-
-# %% tags=["raises-exception"]
 # JAX
 x_jax = jnp.zeros(5)
-x_jax[0] = 7.0
+with expect_error(TypeError):
+    x_jax[0] = 7.0
 
 # %% [markdown]
 # The error is a `TypeError` that names the fix. `x_jax.at[idx]` is not an array but a helper
@@ -597,12 +597,13 @@ assert naive_torch[2] != counts[2]  # the natural PyTorch code undercounts
 # In-place operations also meet autograd. Changing a tensor that the backward pass needs is
 # caught, but only when `backward()` runs:
 
-# %% tags=["raises-exception"]
+# %%
 # PyTorch
 w_torch = torch.ones(3, requires_grad=True)
 h_torch = torch.sigmoid(2 * w_torch)  # sigmoid saves its output for the backward pass
 h_torch.mul_(2.0)  # ...which this line overwrites
-h_torch.sum().backward()
+with expect_error(RuntimeError):
+    h_torch.sum().backward()
 
 # %% [markdown]
 # The message explains the mechanism: every tensor carries a version counter that in-place
@@ -1011,9 +1012,10 @@ damped_torch
 # Under `jit` the same function sees a tracer, whose sum has no value yet, so `if` cannot
 # choose:
 
-# %% tags=["raises-exception"]
+# %%
 # JAX
-jax.jit(damp_if_negative)(jnp.asarray(v_np))
+with expect_error(jax.errors.TracerBoolConversionError, lines=2):
+    jax.jit(damp_if_negative)(jnp.asarray(v_np))
 
 
 # %% [markdown]

@@ -88,6 +88,7 @@ import torch.func as tf
 from IPython.display import display
 
 from course_utils import claims, config, data, plots, residuals, timing
+from course_utils.expect import expect_error
 from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)
@@ -487,17 +488,15 @@ fig.tight_layout()
 # The natural way to speed up the PyTorch version is to compile `f` and keep the tape-based
 # code. The backward of a compiled region cannot be differentiated again (the same error comes
 # from the default Inductor backend; `aot_eager` just reaches it without generating code).
-# `%xmode Minimal` keeps the tracebacks of the errors this lesson raises on purpose (here and in
-# §6.3) to their last line:
+# `expect_error`, the course's expected-error helper, prints the error this cell raises on
+# purpose (and those of §6.3) in a line, and fails the cell if the error does not happen:
 
 # %%
-# %xmode Minimal
-
-# %% tags=["raises-exception"]
 f_compiled = torch.compile(f_torch, backend="aot_eager")
 x_small = torch.linspace(-2, 2, 16).requires_grad_(True)
 (d1,) = torch.autograd.grad(f_compiled(x_small).sum(), x_small, create_graph=True)
-(d2,) = torch.autograd.grad(d1.sum(), x_small)
+with expect_error(RuntimeError):
+    (d2,) = torch.autograd.grad(d1.sum(), x_small)
 
 # %% [markdown]
 # The message says what happened: the compiled region enters the autograd graph as one node
@@ -970,13 +969,15 @@ print("fixed: gradient", fixed_jax, "at 0, and x/|x| elsewhere, in both framewor
 # falls back to differentiating the original code, since that code is what the custom rule
 # replaces. So the §4 tools stop working on `safe_norm`:
 
-# %% tags=["raises-exception"]
+# %%
 # JAX
-jax.hessian(safe_norm)(jnp.asarray(z_np))  # also jax.jvp, jax.jacfwd
+with expect_error(TypeError):
+    jax.hessian(safe_norm)(jnp.asarray(z_np))  # also jax.jvp, jax.jacfwd
 
-# %% tags=["raises-exception"]
+# %%
 # PyTorch
-tf.jvp(SafeNorm.apply, (torch.from_numpy(z_np),), (torch.ones(3),))  # also tf.jacfwd, tf.hessian
+with expect_error(NotImplementedError):
+    tf.jvp(SafeNorm.apply, (torch.from_numpy(z_np),), (torch.ones(3),))  # also tf.jacfwd, tf.hessian
 
 
 # %% [markdown]

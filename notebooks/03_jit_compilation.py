@@ -88,6 +88,7 @@ from IPython.display import Markdown, display
 
 from course_utils import cartpole, claims, config, contention, kmeans, plots, timing
 from course_utils.claims.verdicts import fmt
+from course_utils.expect import expect_error
 from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)
@@ -833,16 +834,16 @@ Xr, yr = jnp.asarray(Xr_np), jnp.asarray(yr_np)
 w = train_step_jax(jnp.asarray(w0_np), Xr, yr, epoch=0)  # warm-up
 
 # %% [markdown]
-# The next cell raises on purpose, as do a few later ones. `%xmode Minimal` makes IPython
-# print only the exception's type and message, not the frames inside JAX's and PyTorch's code.
+# The next cell raises on purpose, as do a few later ones. Each runs inside `expect_error`, the
+# course's expected-error helper: it prints the error's type and the first lines of its message,
+# not the frames inside JAX's and PyTorch's code, and fails the cell if the error does not
+# happen.
 
 # %%
-# %xmode Minimal
-
-# %% tags=["raises-exception"]
-with timing.no_recompile("the JAX training loop"):
-    for epoch in range(1, num_epochs):
-        w = train_step_jax(w, Xr, yr, epoch=epoch)
+with expect_error(timing.RecompilationError, lines=6):
+    with timing.no_recompile("the JAX training loop"):
+        for epoch in range(1, num_epochs):
+            w = train_step_jax(w, Xr, yr, epoch=epoch)
 
 
 # %% [markdown]
@@ -885,10 +886,11 @@ train_step_c = torch.compile(train_step_torch)
 Xr_t, yr_t = to_torch(Xr_np), to_torch(yr_np)
 w = train_step_c(to_torch(w0_np), Xr_t, yr_t, lrs[0])  # warm-up (epoch 0)
 
-# %% tags=["raises-exception"]
-with timing.no_recompile("the PyTorch training loop"):
-    for epoch in range(1, num_epochs):
-        w = train_step_c(w, Xr_t, yr_t, lrs[epoch])
+# %%
+with expect_error(timing.RecompilationError, lines=3):
+    with timing.no_recompile("the PyTorch training loop"):
+        for epoch in range(1, num_epochs):
+            w = train_step_c(w, Xr_t, yr_t, lrs[epoch])
 
 # %% [markdown]
 # Dynamo's error names the guard that failed: the value of `lr`, a Python float it had
@@ -952,8 +954,9 @@ def soft_clip_jax(x):
     return x * 0.5
 
 
-# %% tags=["raises-exception"]
-jax.jit(soft_clip_jax)(jnp.asarray(x_np))
+# %%
+with expect_error(jax.errors.TracerBoolConversionError, lines=3):
+    jax.jit(soft_clip_jax)(jnp.asarray(x_np))
 
 
 # %% [markdown]
@@ -1435,8 +1438,9 @@ assert_close(centre_and_normalise_torch(torch.from_numpy(x4)), normalise(jnp.asa
 # With `fullgraph=True` Dynamo refuses to fall back to eager, the closest PyTorch gets to
 # JAX's strictness:
 
-# %% tags=["raises-exception"]
-torch.compile(centre_and_normalise_torch, fullgraph=True, backend="eager")(torch.arange(1.0, 5.0))
+# %%
+with expect_error(RuntimeError, lines=2):  # torch._dynamo.exc.Unsupported, a RuntimeError
+    torch.compile(centre_and_normalise_torch, fullgraph=True, backend="eager")(torch.arange(1.0, 5.0))
 
 # %% [markdown]
 # The error is Dynamo's report of the break it would otherwise have made. `fullgraph=True` is
@@ -1462,8 +1466,9 @@ pointer = w_j.unsafe_buffer_pointer()
 w_new = update(w_j, g_j)
 print("donated input deleted:", w_j.is_deleted(), "| output reuses its buffer:", w_new.unsafe_buffer_pointer() == pointer)
 
-# %% tags=["raises-exception"]
-w_j + 1  # the donated array can no longer be used
+# %%
+with expect_error(RuntimeError):
+    w_j + 1  # the donated array can no longer be used
 
 # %% [markdown]
 # The first line printed whether the donated input was deleted and whether the output landed

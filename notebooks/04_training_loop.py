@@ -92,6 +92,7 @@ from IPython.display import Markdown, display
 from tqdm.auto import tqdm
 
 from course_utils import claims, compat, config, convert, data, memory, plots, timing
+from course_utils.expect import expect_error
 from course_utils.models import NNXCNN, TorchCNN
 from course_utils.parity import assert_close, max_abs_diff
 
@@ -177,14 +178,12 @@ flat_jax
 # mismatch stays hidden.
 #
 # The parity check the article never ran. The cell raises on purpose, as do two later ones;
-# `%xmode Minimal` makes IPython print only the exception's type and message, not the frames
-# of the libraries' own code:
+# `expect_error`, the course's expected-error helper, prints the error's type and message, not
+# the frames of the libraries' own code, and fails the cell if the error does not happen:
 
 # %%
-# %xmode Minimal
-
-# %% tags=["raises-exception"]
-assert flat_torch == flat_jax, f"flattened features: PyTorch {flat_torch}, Flax {flat_jax}"
+with expect_error(AssertionError):
+    assert flat_torch == flat_jax, f"flattened features: PyTorch {flat_torch}, Flax {flat_jax}"
 
 # %% [markdown]
 # At 28×28 PyTorch flattens 64 × 12 × 12 = 9216 features and Flax 64 × 14 × 14 = 12544: the
@@ -330,10 +329,11 @@ print(f"first-batch logits agree; max |difference| {max_abs_diff(logits_torch, l
 # **Sharp bit.** The natural port transposes every Linear kernel, including `fc1`. It runs
 # without an error and gives a different model:
 
-# %% tags=["raises-exception"]
+# %%
 naive = nnx.clone(model_jax)
 naive.fc1.kernel[...] = convert.linear_torch_to_jax(model_torch.fc1.weight)[0]  # transpose only
-assert_close(logits_torch, naive(x_jax), rtol=1e-5, atol=1e-5, name="logits with fc1 only transposed")
+with expect_error(AssertionError, lines=2):
+    assert_close(logits_torch, naive(x_jax), rtol=1e-5, atol=1e-5, name="logits with fc1 only transposed")
 
 
 # %% [markdown]
@@ -1227,9 +1227,10 @@ print(f"live JAX arrays: {memory.format_bytes(before)} before, {memory.format_by
 model_c = nnx.clone(model_jax)
 optimizer_c = nnx.Optimizer(model_c, optax.adam(lr), wrt=nnx.Param)  # its own small programs compile here
 
-# %% tags=["raises-exception"]
-with timing.no_recompile("the first training step after jax.clear_caches()"):
-    train_step_nnx(model_c, optimizer_c, x0, y0)
+# %%
+with expect_error(timing.RecompilationError):
+    with timing.no_recompile("the first training step after jax.clear_caches()"):
+        train_step_nnx(model_c, optimizer_c, x0, y0)
 
 # %% [markdown]
 # To give device memory back, drop the references to arrays (`del`, or let them go out of

@@ -73,6 +73,7 @@ SETUP = env.setup()  # first: JAX's GPU memory policy, JAX before PyTorch, float
 import io
 import inspect
 import itertools
+import pickle
 import tempfile
 import warnings
 from pathlib import Path
@@ -89,6 +90,7 @@ from flax import nnx
 from IPython.display import Markdown, display
 
 from course_utils import claims, config, data, interop, keras_backends, timing
+from course_utils.expect import expect_error
 from course_utils.parity import assert_close, max_abs_diff
 
 S = config.sizes(SIZES, SMOKE)
@@ -861,17 +863,16 @@ print(type(leaf.sharding).__name__, leaf.sharding.device_set)
 #
 # The cell below saves a NumPy array next to a state dict. The save succeeds; the load is
 # what fails, which is the awkward order: you find out when you need the checkpoint.
-# (`%xmode Minimal` keeps the tracebacks of the errors this lesson raises on purpose, here
-# and later, to the exception's type and message.)
+# (`expect_error`, the course's expected-error helper, prints the errors this lesson raises on
+# purpose, here and later, as their type and the first lines of their message, and fails the
+# cell if the error does not happen.)
 
 # %%
-# %xmode Minimal
-
-# %% tags=["raises-exception"]
 buf = io.BytesIO()
 torch.save({"model": model_ref_torch.state_dict(), "seen_examples": np.arange(3)}, buf)
 buf.seek(0)
-torch.load(buf)
+with expect_error(pickle.UnpicklingError, lines=4):
+    torch.load(buf)
 
 # %% [markdown]
 # The error names the two ways out: `weights_only=False` for a file you trust, or allowing
@@ -1060,9 +1061,10 @@ print("both exports reproduce their originals exactly, and agree with each other
 # %% [markdown]
 # The sharp bit: export with concrete shapes only, then call with another batch size.
 
-# %% tags=["raises-exception"]
+# %%
 fixed = jax.export.export(jax.jit(forward_jax))(params_final, jnp.asarray(X_eval))
-fixed.call(params_final, jnp.asarray(X_new))
+with expect_error(ValueError):
+    fixed.call(params_final, jnp.asarray(X_new))
 
 # %% [markdown]
 # The error names the mismatch: exported for 7 rows, called with 13. The export is a
@@ -1198,8 +1200,9 @@ print("offset view shares memory:", shared, "" if shared else "(copied: XLA want
 # the point of the wrapper: it tells you at the boundary which conversion to write
 # yourself, instead of letting a float64 pipeline become float32 two steps later.
 
-# %% tags=["raises-exception"]
-interop.to_jax(t64, name="t64")
+# %%
+with expect_error(TypeError):
+    interop.to_jax(t64, name="t64")
 
 # %% [markdown]
 # The two cases have the same cure: convert the dtype on the PyTorch side

@@ -75,6 +75,7 @@ import torch
 from flax import nnx
 
 from course_utils import checklist, claims, config, convert, models, timing
+from course_utils.expect import expect_error
 from course_utils.parity import assert_close
 from IPython.display import Markdown
 
@@ -340,15 +341,13 @@ print("lengths:", lengths)
 # cache key for `forward_jax`, which was compiled in section 2 for one length only.
 #
 # The sharp bit: after warming up on the first length, the loop looks compiled, but each new
-# length compiles again (the cell raises on purpose; `%xmode Minimal` keeps the error to its
-# type and message).
+# length compiles again (the cell raises on purpose; `expect_error`, the course's
+# expected-error helper, prints the error's type and the first lines of its message, and would
+# fail the cell if nothing compiled).
 
 # %%
-# %xmode Minimal
-
-# %% tags=["raises-exception"]
 forward_jax(state_jax, stream_jax[0]).block_until_ready()  # warm-up
-with timing.no_recompile("the request stream"):
+with expect_error(timing.RecompilationError, lines=6), timing.no_recompile("the request stream"):
     for toks in stream_jax:
         forward_jax(state_jax, toks).block_until_ready()
 

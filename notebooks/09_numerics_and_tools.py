@@ -89,6 +89,7 @@ from jax.experimental import checkify
 from torch.utils.flop_counter import FlopCounterMode
 
 from course_utils import claims, compat, config, data, profiles, timing
+from course_utils.expect import expect_error
 from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)
@@ -885,30 +886,27 @@ assert_close(w_nan_torch.grad, grad_nan_jax)  # both NaN, in the same places
 # Both frameworks agree: the whole gradient is NaN (the parity check treats NaN as equal to
 # NaN in the same place), and nothing complained. In a training loop the next step would write
 # NaN into every weight. Now ask each framework *where* the NaN was born. The next cells raise
-# on purpose; `%xmode Minimal` keeps each error to its message.
+# on purpose; `expect_error`, the course's expected-error helper, prints each error in a line
+# (and fails the cell if the error does not happen).
 
 # %%
-# %xmode Minimal
-
-# %% tags=["raises-exception"]
 # PyTorch: anomaly mode names the backward op that returned NaN (and warns with its forward line)
 w_nan_torch.grad = None
 with warnings.catch_warnings(record=True) as anomaly_warnings, torch.autograd.detect_anomaly():
     warnings.simplefilter("always")  # record them; printed below, cut to this notebook's frames
-    try:
+    with expect_error(RuntimeError):
         norm_loss_torch(w_nan_torch, torch.tensor(x_nan_np)).backward()
-    finally:
-        print("\n".join(profiles.short_warning(str(w.message)) for w in anomaly_warnings if "Error detected" in str(w.message)))
+print("\n".join(profiles.short_warning(str(w.message)) for w in anomaly_warnings if "Error detected" in str(w.message)))
 
-# %% tags=["raises-exception"]
+# %%
 # JAX: debug_nans re-runs the failing computation op by op and raises at the first NaN
-with jax.debug_nans(True):
+with expect_error(FloatingPointError), jax.debug_nans(True):
     jax.jit(jax.grad(norm_loss_jax))(jnp.asarray(w_nan_np), jnp.asarray(x_nan_np))
 
 # %% [markdown]
 # Both errors point at the same spot: the backward of the square, where the square root's
 # infinite derivative at 0 meets the factor z = 0. PyTorch names the backward node that
-# returned NaN in the error, and the forward line that recorded it in a warning, printed above
+# returned NaN in the error, and the forward line that recorded it in a warning, printed below
 # the error. The full warning lists the whole Python stack of the forward call, through
 # Jupyter's kernel, asyncio and tornado, the same in every notebook; the cell records it and
 # prints its first line and the last frames, which are the cell itself and `norm_loss_torch`.
@@ -1055,10 +1053,11 @@ assert len(graphs) == 2  # the print split the PyTorch function in two graphs
 v_jax = jnp.arange(5.0)
 v_jax[10], v_jax.at[10].set(99.0)
 
-# %% tags=["raises-exception"]
+# %%
 # PyTorch: the same index is an IndexError
 v_torch = torch.arange(5.0)
-v_torch[10]
+with expect_error(IndexError):
+    v_torch[10]
 
 # %% [markdown]
 # JAX returned 4.0 (the clamped read) and an unchanged array (the dropped write), without a
@@ -1103,23 +1102,21 @@ def sign_step_jax(x):
 
 
 # %%
-# PyTorch: fullgraph=True turns the graph break into an error (caught: its first lines printed)
-try:
+# PyTorch: fullgraph=True turns the graph break into an error (its first lines printed)
+with expect_error(RuntimeError, lines=6):  # torch._dynamo.exc.Unsupported, a RuntimeError
     torch.compile(sign_step_torch, backend=recording_backend, fullgraph=True)(torch.ones(3))
-except Exception as error:  # torch._dynamo.exc.Unsupported, a private class
-    dynamo_error = error
-print(f"{type(dynamo_error).__name__}: " + "\n".join(str(dynamo_error).splitlines()[:6]))
 
-# %% tags=["raises-exception"]
+# %%
 # JAX: the Python if on a tracer
-jax.jit(sign_step_jax)(jnp.ones(3))
+with expect_error(jax.errors.TracerBoolConversionError, lines=3):
+    jax.jit(sign_step_jax)(jnp.ones(3))
 
 
 # %% [markdown]
-# Read each message's first lines (the PyTorch cell caught Dynamo's error and printed only those;
-# the rest is hints and a link; it catches `Exception` because the error's class,
-# `torch._dynamo.exc.Unsupported`, lives in a private module, and prints the class name with the
-# message so that nothing is hidden): Dynamo's says "Data-dependent branching" and names the line
+# Read each message's first lines (`expect_error` printed six of Dynamo's, the rest is hints
+# and a link, and all three of JAX's; the PyTorch cell expects a `RuntimeError` because the
+# error's own class, `torch._dynamo.exc.Unsupported`, lives in a private module, and the line
+# printed still names that class): Dynamo's says "Data-dependent branching" and names the line
 # and the condition; JAX's names the abstract value (`bool[]`) that Python tried to turn into a
 # bool. The fix is the same idea in both: state the branch as data. When both branches are cheap,
 # compute both and select (`torch.where`, `jnp.where`); when they are expensive or have side

@@ -63,6 +63,7 @@ import torch
 
 from course_utils import cartpole, config, kmeans, timing
 from course_utils.exercises import check
+from course_utils.expect import expect_error
 from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)
@@ -161,12 +162,9 @@ def numpy_mse(n_valid):
 
 
 sliced_mse(w_lin, X_pad, y_pad, n_valid=32)
-try:
-    with timing.no_recompile("the batches"):
-        for n in counts:
-            sliced_mse(w_lin, X_pad, y_pad, n_valid=n)
-except timing.RecompilationError as err:
-    print("as expected:", str(err).splitlines()[0])
+with expect_error(timing.RecompilationError), timing.no_recompile("the batches"):
+    for n in counts:
+        sliced_mse(w_lin, X_pad, y_pad, n_valid=n)
 
 
 # %%
