@@ -311,16 +311,16 @@ print("hand-written all_reduce averaging = DDP, on every rank")
 
 # %% [markdown]
 # **Sharp bit: DDP averages.** With a *summed* loss (`reduction="sum"`), the full-batch gradient
-# is the sum over all rows, but DDP still divides by the number of processes. (`%xmode Minimal`
-# keeps the tracebacks of the errors this lesson raises on purpose, here and later, to the
-# exception's type and message.)
+# is the sum over all rows, but DDP still divides by the number of processes. (The cells that
+# raise on purpose run inside `expect_error`, here and later: it prints the error's type and
+# message in a line or two, without the frames, and fails the cell if the error does not happen.)
 
 # %%
-# %xmode Minimal
+from course_utils.expect import expect_error
 
-# %% tags=["raises-exception"]
 grads_sum_ref = {k: v * X_np.shape[0] * y_np.shape[1] for k, v in grads_ref.items()}  # sum = mean × count
-assert_close(problem.take(ddp[0], "ddp_sum_"), grads_sum_ref, rtol=1e-4, atol=1e-5, name="ddp, summed loss")
+with expect_error(AssertionError, lines=2):
+    assert_close(problem.take(ddp[0], "ddp_sum_"), grads_sum_ref, rtol=1e-4, atol=1e-5, name="ddp, summed loss")
 
 # %% [markdown]
 # The assertion error is the lesson: every element differs, by a relative error of
@@ -572,13 +572,13 @@ print("JAX tensor parallel = PyTorch tensor parallel = float64 oracle; W1's grad
 # `out_specs=P()` promises one replicated value. JAX tracks which values vary across mesh axes
 # and refuses:
 
-# %% tags=["raises-exception"]
+# %%
 def mlp_tp_no_psum(X, params):
     h = jax.nn.relu(X @ params["W1"] + params["b1"])
     return h @ params["W2"] + params["b2"]  # a partial sum on each device
 
 
-with jax.set_mesh(mesh_tp):
+with expect_error(ValueError, match="out_specs", lines=3), jax.set_mesh(mesh_tp):
     jax.jit(jax.shard_map(mlp_tp_no_psum, in_specs=(P(), tp_specs), out_specs=P()))(
         jnp.asarray(X_np), params_tp)
 
@@ -735,9 +735,10 @@ assert stored["fully sharded"] < stored["data parallel"]
 # dimension) instead. The batch is already split over `"data"`, so `X @ W1` would have to be
 # split over `"data"` twice; with explicit mesh axes JAX refuses rather than pick what to gather:
 
-# %% tags=["raises-exception"]
+# %%
 specs_cols = {"W1": P(None, "data"), "W2": P("data", None), "b1": P("data"), "b2": P()}
-with jax.set_mesh(mesh):
+# jax's ShardingTypeError has no public name yet: the message identifies it
+with expect_error(Exception, match="illegally sharded"), jax.set_mesh(mesh):
     params_cols = {k: jax.device_put(v, specs_cols[k]) for k, v in params_jax.items()}
     sgd_step(params_cols, X_jax, y_jax)
 
