@@ -293,9 +293,8 @@ class Launcher:
 
 
 def _kernel_vars(env: dict[str, str]) -> dict[str, str]:
-    """What :func:`~course_utils.tooling.runner.kernel_env` adds (it copies os.environ)."""
-    keys = ("COURSE_SMOKE", "IPYTHONDIR", "PYTHONUNBUFFERED")
-    return {k: env[k] for k in keys if k in env}
+    """What :func:`~course_utils.tooling.runner.kernel_env` changed in ``os.environ``."""
+    return {k: v for k, v in env.items() if os.environ.get(k) != v}
 
 
 def merge_junit(files: list[Path], out: Path) -> None:

@@ -172,3 +172,57 @@ def test_the_docs_explain_every_option():
     missing = [o for o in options if f"`{o}" not in text]
     assert missing == []
     assert "docs/device-reports/<date>-<device>.json" in text
+
+
+def test_the_plan_for_one_h200_fits_everything_in_600_s(capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    args = ["--budget", "600", "--cores", "16", "--gpu-memory", "139", "--no-install"]
+    assert cli.main(["check-device", *args, "--plan"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0] == "check-device plan: budget 600 s, 16 cores, GPU memory 139 GiB"
+    rows = lines[2:-1]
+    keys = [row.split()[-1] for row in rows]
+    lessons = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+    expected = (
+        [f"{m}:notebooks/{n}" for n in lessons for m in ("smoke", "full", "tests")]
+        + [
+            f"smoke:{d}/{p.name}"
+            for d in ("solutions", "exercises")
+            for p in sorted((ROOT / d).glob("*.ipynb"))
+        ]
+        + [
+            f"tests:solutions/{p.name}"
+            for p in sorted((ROOT / "solutions").glob("*.ipynb"))
+        ]
+        + ["doctor", "claims"]
+    )
+    assert sorted(keys) == sorted(expected) and len(lessons) == 12
+    for row in rows:
+        start, end, estimate = (float(x) for x in row.split()[:3])
+        assert start >= 0 and abs(end - start - estimate) < 0.2
+        assert end <= 600.0, row
+    wall = float(lines[-1].split()[2])
+    assert wall <= 600.0 and lines[-1].endswith("0 skipped")
+    assert lines[-1].startswith(f"predicted wall: {wall:.1f} s of the 600 s budget")
+
+
+def test_the_plan_runs_nothing_and_names_what_would_be_cut(
+    tmp_path, capsys, monkeypatch
+):
+    monkeypatch.chdir(ROOT)
+    report = tmp_path / "report.json"
+    args = ["--budget", "120", "--cores", "2", "--out", str(report), "--plan"]
+    assert cli.main(["check-device", *args]) == 0
+    out = capsys.readouterr().out
+    assert "install (alone)" in out  # the install step comes first, by itself
+    assert "(skipped: budget)" in out  # full-mode lessons that cannot finish
+    assert "(past the budget: would be stopped)" in out
+    assert not report.exists()
+
+
+def test_more_cores_than_this_process_has_is_an_error_unless_planning(
+    capsys, monkeypatch
+):
+    monkeypatch.chdir(ROOT)
+    assert cli.main(["check-device", "--cores", "100000"]) == 2
+    assert "--cores 100000: this process may run on" in capsys.readouterr().err
