@@ -127,8 +127,8 @@ print(env.report().line())
 # bfloat16 ("brain float") was designed at Google for TPUs with one observation: neural
 # networks tolerate coarse rounding far better than they tolerate overflow. Keeping float32's
 # exponent means any float32 number converts to bfloat16 by dropping the low 16 bits of its
-# mantissa (with rounding), nothing overflows that did not overflow before, and no loss scaling
-# is needed. float16 came from graphics, where values are bounded; in training, activations and
+# mantissa (with rounding), so the range is float32's: only values within a rounding step of
+# float32's largest (about 3.4e38) round up to infinity, and no loss scaling is needed. float16 came from graphics, where values are bounded; in training, activations and
 # gradients span many orders of magnitude, and float16 needs help (section 1.3) to cover them.
 #
 # First the formats themselves, read from each framework's `finfo`: the largest finite value,
@@ -161,8 +161,10 @@ print(f"bfloat16's epsilon is {eps['bfloat16'] / eps['float16']:g} times float16
 
 # %% [markdown]
 # Both frameworks describe the same three formats (the cell asserts it). Read the table by
-# column: bfloat16's largest value and smallest normal are float32's (same exponent), while
-# float16 stops at 65,504 and its smallest normal is about 6e-5. bfloat16's epsilon is 2⁻⁷:
+# column: bfloat16's smallest normal is float32's and its largest value nearly so (same
+# exponent: 3.39e38 against 3.40e38, the difference being the mantissa bits it lacks, so
+# float32's very largest values round to infinity in bfloat16), while float16 stops at 65,504
+# and its smallest normal is about 6e-5. bfloat16's epsilon is 2⁻⁷:
 # any number is stored with a relative rounding error up to 2⁻⁸ ≈ 0.4 %. The line under the
 # table divides the epsilons: bfloat16 rounds 2³ = 8 times coarser than float16 (7 mantissa bits
 # against 10) and 2¹⁶ times coarser than float32 (against 23).
@@ -279,7 +281,8 @@ print(f"autocast on {torch_dev.type} returned float32 for: {', '.join(upcast) or
 # round differently, and the question is by how much.
 #
 # Why an MLP and not the CNN of lesson 04? Mixed precision is about matmuls (a convolution is a
-# matmul in disguise), and an MLP's step is nearly all matmul, so it isolates the effect; it is
+# matmul in disguise), and an MLP's step is nearly all matmul in FLOPs (section 2 counts them),
+# so it isolates the effect, though the small elementwise ops take a larger share of the time; it is
 # also cheap enough to train a few hundred steps four times within the lesson's time budget.
 
 # %%
@@ -809,9 +812,11 @@ display(Markdown("| FLOPs | analytic (matmuls) | `FlopCounterMode` | `cost_analy
 # %% [markdown]
 # The table compares three counts. `FlopCounterMode` matches the analytic matmul count exactly
 # (the cell asserts it for the forward), because matmuls are all it counts. XLA's count is a
-# little larger, and the last column says by how much: the compiled program also adds biases,
-# takes maxima for the ReLU, exponentiates and sums in the softmax, and scales in the update,
-# and `cost_analysis` counts each of those elementwise operations too. For the backward pass,
+# little larger, and the last column says by how much: the compiled program also adds the
+# biases and takes the ReLU's maxima (the forward program holds nothing else), the gradient
+# program adds the loss's softmax and the gradients of those same operations, and
+# `cost_analysis` counts each of those elementwise operations too. Neither program holds an
+# optimizer update: only `jax.grad` was compiled. For the backward pass,
 # the analytic count holds the weight gradients of both layers and the input gradient of the
 # second only (nobody asks for the gradient of the data). When a paper quotes "model FLOPs", it
 # means the matmul count; when XLA quotes FLOPs, it means everything it will execute.
@@ -904,10 +909,11 @@ with expect_error(FloatingPointError), jax.debug_nans(True):
     jax.jit(jax.grad(norm_loss_jax))(jnp.asarray(w_nan_np), jnp.asarray(x_nan_np))
 
 # %% [markdown]
-# Both errors point at the same spot: the backward of the square, where the square root's
-# infinite derivative at 0 meets the factor z = 0. PyTorch names the backward node that
-# returned NaN in the error, and the forward line that recorded it in a warning, printed below
-# the error. The full warning lists the whole Python stack of the forward call, through
+# Each error names where a NaN first appeared, and the two frameworks name it differently:
+# PyTorch the backward node that returned NaN (in the error line) and the forward line that
+# recorded it (in a warning, printed below the error); JAX the primitive whose output was NaN
+# when the gradient was re-run op by op. The cause is the same in both: the square root's
+# infinite derivative at 0 multiplied by the factor z = 0. The full warning lists the whole Python stack of the forward call, through
 # Jupyter's kernel, asyncio and tornado, the same in every notebook; the cell records it and
 # prints its first line and the last frames, which are the cell itself and `norm_loss_torch`.
 # JAX names the primitive that produced the NaN, found by re-running the jitted function
@@ -1067,9 +1073,11 @@ with expect_error(IndexError):
 # NaNs above.
 #
 # Negative indices are a different matter: `v[-1]` means the last element in both frameworks,
-# as in NumPy, and JAX's clamping applies only beyond them. The clamped read is why a
-# mis-sized embedding table can train in JAX without an error: every token id past the end
-# reads the last row, and the symptom is only a worse loss. When the indices are known to be in
+# as in NumPy, and JAX's clamping applies only beyond them. This is why a mis-sized embedding
+# table can train in JAX without an error. With plain indexing (`table[ids]`) every token id
+# past the end reads the last row, and the symptom is only a worse loss; Flax's `nnx.Embed`
+# looks rows up with `jnp.take`, whose default mode fills an out-of-bounds row with NaN, so
+# there the loss turns NaN, still without an error at the lookup. When the indices are known to be in
 # range, `.at[i].get(mode="promise_in_bounds")` tells XLA to skip the clamp.
 
 # %%
@@ -1234,8 +1242,9 @@ assert_close(dropped_torch, dropped_jax, rtol=0, atol=0)
 # ### 4.2 Deterministic algorithms, keys under sharding, and per-rank seeds
 #
 # `torch.use_deterministic_algorithms(True)` is a switch for the whole process: ops with a
-# deterministic implementation use it, and ops without one raise (on CUDA, for instance
-# `index_add_` and some scatter reductions use atomics whose order varies); on CUDA it also
+# deterministic implementation use it, and ops without one raise (on CUDA, for instance,
+# `torch.histc` and `torch.bincount` with weights, whose kernels add with atomics in a varying
+# order; others, such as `index_add_`, switch to a deterministic kernel); on CUDA it also
 # needs `CUBLAS_WORKSPACE_CONFIG=:4096:8` in the environment. On a CPU little changes. JAX has no
 # such switch to flip from Python: a compiled XLA program on a CPU or TPU is deterministic, and
 # on GPUs `XLA_FLAGS=--xla_gpu_deterministic_ops=true`, set before JAX starts, makes XLA pick
@@ -1419,8 +1428,9 @@ display(Markdown(
 #   parameters and a float32 update; only the compute is 16-bit (sections 1.1 and 1.3).
 # - *"`torch.autocast` and Flax's `dtype` do the same thing."* Autocast decides per op from its
 #   lists; Flax computes each layer in its `dtype` and leaves every other cast to you (1.1).
-# - *"JAX checks array bounds like NumPy."* Not in compiled code: it clamps reads and drops
-#   writes, silently (3.3).
+# - *"JAX checks array bounds like NumPy."* Not in compiled code, and not in eager code either:
+#   it clamps reads and drops writes, silently (3.3, where `v_jax[10]` ran without `jit` and
+#   returned the last element).
 # - *"The same seed gives the same random numbers in both frameworks."* Different generators;
 #   share the masks, not the seeds (4.1).
 # - *"A NaN in the gradient means a NaN in the loss."* The norm of a zero vector has a
