@@ -16,7 +16,7 @@ LATEST ?=
 CONSTRAINTS ?= $(if $(filter 1 true yes,$(LATEST)),,constraints/known-good.txt)
 SET ?= known-good
 
-.PHONY: course site test timing-check install sync exercises lint clean gpu-check test-versions constraints FORCE
+.PHONY: course site test timing-check install sync exercises lint clean gpu-check device-wheels test-versions constraints FORCE
 
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed (jax 0.7 and later); run make PYTHON=python3.11 ...")'
@@ -100,8 +100,15 @@ clean:
 	rm -rf build .pytest_cache
 
 # On a GPU or TPU machine: install the course keeping the installed torch and jax, then
-# doctor, every lesson (smoke, then full), the notebook tests and claims; one JSON report
-# in build/device-check/report.json. Options: make gpu-check CHECK_ARGS="--budget 600".
+# doctor, every lesson (smoke and full), the masters, the student notebooks, the notebook
+# tests and claims side by side; one JSON report in build/device-check/report.json.
+# Options: make gpu-check CHECK_ARGS="--budget 600"; the schedule only: CHECK_ARGS="--plan".
 CHECK_ARGS ?=
 gpu-check: | $(PY)
 	$(PY) -m course_utils.tooling.cli check-device $(CHECK_ARGS)
+
+# Wheels for a prepared GPU machine without network (Python 3.12, its own jax and torch):
+# what the course needs beyond what such a machine has (docs/DEVICE_CHECK.md).
+DEVICE_WHEELS ?= build/device-wheels
+device-wheels: | $(PY)
+	$(PY) -m course_utils.tooling.device_wheels $(DEVICE_WHEELS)
