@@ -1,0 +1,112 @@
+"""The CI one-liner, exactly: ``papermill NB out.ipynb -p SMOKE True``, nothing of the course first.
+
+Papermill's own command line runs in a child process from the repository root, with
+the course's variables removed from its environment (no ``COURSE_SMOKE``, no strict
+``IPYTHONDIR``) and a fresh IPython directory, as on a CI runner. Sharp bits show
+their errors through ``course_utils.expect.expect_error``, so a lesson and a master
+exit 0; a notebook whose expected error does not happen exits non-zero.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# The quickest lesson and master in smoke mode on a 2-core CPU (about 15 s each).
+LESSON = ROOT / "notebooks" / "01_design_philosophy.ipynb"
+MASTER = ROOT / "solutions" / "00_welcome_exercises.ipynb"
+
+pytestmark = pytest.mark.notebooks
+
+
+def plain_env(tmp_path: Path) -> dict[str, str]:
+    """This process's environment without the course's own settings."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("COURSE_") and k != "IPYTHONDIR"
+    }
+    env["IPYTHONDIR"] = str(tmp_path / "ipython")  # a runner's empty profile
+    return env
+
+
+def papermill(notebook: Path, tmp_path: Path) -> subprocess.CompletedProcess:
+    """``papermill NOTEBOOK OUT -p SMOKE True``, run by papermill's own CLI."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "papermill",
+        str(notebook),
+        str(tmp_path / "out.ipynb"),
+    ]
+    return subprocess.run(
+        [*cmd, "-p", "SMOKE", "True"],
+        cwd=ROOT,
+        env=plain_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def _tail(done: subprocess.CompletedProcess) -> str:
+    return (done.stdout + done.stderr)[-3000:]
+
+
+@pytest.mark.parametrize("notebook", [LESSON, MASTER], ids=lambda p: p.parent.name)
+def test_plain_papermill_runs_a_notebook_to_its_end(notebook, tmp_path):
+    done = papermill(notebook, tmp_path)
+    assert done.returncode == 0, f"{notebook.relative_to(ROOT)}:\n{_tail(done)}"
+    out = nbformat.read(tmp_path / "out.ipynb", as_version=4)
+    assert not [
+        o for c in out.cells for o in c.get("outputs", []) if o.output_type == "error"
+    ]
+
+
+def _tiny(tmp_path: Path, body: str) -> Path:
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell("SMOKE = None")
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [
+        params,
+        nbformat.v4.new_code_cell(
+            f"from course_utils.expect import expect_error\n\n"
+            f"with expect_error(ZeroDivisionError):\n    {body}"
+        ),
+        nbformat.v4.new_code_cell("print('the notebook ran to its end')"),
+    ]
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    path = tmp_path / "sharp_bit.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def _printed(path: Path) -> str:
+    nb = nbformat.read(path, as_version=4)
+    return "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
+
+
+def test_an_expected_error_lets_papermill_finish(tmp_path):
+    done = papermill(_tiny(tmp_path, "1 / 0"), tmp_path)
+    assert done.returncode == 0, _tail(done)
+    printed = _printed(tmp_path / "out.ipynb")
+    assert "ZeroDivisionError: division by zero\n" in printed
+    assert "the notebook ran to its end" in printed
+
+
+def test_a_sharp_bit_that_no_longer_raises_fails_papermill(tmp_path):
+    done = papermill(_tiny(tmp_path, "1 / 1"), tmp_path)
+    assert done.returncode != 0
+    assert "ExpectedErrorMissing" in done.stdout + done.stderr
+    assert "nothing was raised" in done.stdout + done.stderr
+    assert "the notebook ran to its end" not in _printed(tmp_path / "out.ipynb")
