@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -80,21 +81,169 @@ def setup_triton(
     return TritonStatus(True, interpreted, version, reason)
 
 
-def pallas_interpret(block_shape: tuple[int, ...] | None = None) -> bool:
-    """Whether ``pallas_call`` must use its interpreter on JAX's default backend.
+# What jax >= 0.11 says when a kernel lowers through Pallas's Triton backend; a lesson
+# filters exactly this message, and only where Mosaic GPU cannot run its kernel.
+PALLAS_TRITON_DEPRECATION = r"The Pallas Triton backend is deprecated"
+# Mosaic GPU spreads an array over the 128 lanes of a warpgroup: a smaller block has
+# no layout there.
+MOSAIC_GPU_MIN_ELEMENTS = 128
 
-    On a GPU Pallas lowers through Triton (or Mosaic GPU), on a TPU through Mosaic;
-    the CPU has no Pallas backend, so it interprets. Mosaic TPU tiles the last two
-    dimensions by (8, 128): a block smaller than that runs interpreted on a TPU too.
+
+@dataclass(frozen=True)
+class PallasBackend:
+    """Which Pallas backend runs a kernel here, and why.
+
+    ``name`` is ``"mosaic_gpu"`` (``plgpu.kernel``), ``"triton"`` (``pl.pallas_call``
+    with Triton's compiler parameters), ``"mosaic_tpu"`` or ``"interpreter"``.
     """
+
+    name: str
+    reason: str
+
+    @property
+    def interpret(self) -> bool:
+        """The ``interpret=`` argument of ``pallas_call``."""
+        return self.name == "interpreter"
+
+    def compiler_params(self) -> Any:
+        """The ``compiler_params=`` of ``pallas_call``: Triton's on the Triton backend.
+
+        Passing them chooses the Triton backend explicitly: without them, a jax whose
+        default GPU backend is Mosaic GPU (0.10 and later) would lower there instead.
+        """
+        if self.name != "triton":
+            return None
+        from jax.experimental.pallas import triton as pltriton
+
+        return pltriton.CompilerParams()
+
+    def line(self) -> str:
+        """One line for the notebook: the backend and why it was chosen."""
+        return f"Pallas backend: {self.name} ({self.reason})"
+
+
+def _at_least(version: tuple[int, ...], minimum: tuple[int, ...]) -> bool:
+    return tuple(version[: len(minimum)]) >= minimum
+
+
+def choose_pallas_backend(
+    platform: str,
+    compute_capability: tuple[int, int] | None = None,
+    jax_version: tuple[int, ...] = (0, 0, 0),
+    block_shape: tuple[int, ...] | None = None,
+    mosaic_gpu: bool = True,
+) -> PallasBackend:
+    """The Pallas backend for a kernel on ``platform`` (``"cpu"``, ``"gpu"``, ``"tpu"``).
+
+    ``compute_capability`` is the GPU's ``(major, minor)``; ``block_shape`` is the
+    kernel's smallest block; ``mosaic_gpu`` says whether the kernel has a ``plgpu``
+    version. On a GPU: Mosaic GPU on Hopper and Blackwell (sm_90+; Ampere, sm_80+, from
+    jax 0.11) when the kernel has a ``plgpu`` version and its block fills a
+    warpgroup's 128 lanes; otherwise the Triton backend from sm_80 (deprecated in jax
+    0.11); below sm_80 (a T4 is sm_75) Pallas has no GPU backend, so it interprets. The
+    ``plgpu.kernel`` API the lesson uses (``out_type=``) is jax 0.10.2's. On a TPU,
+    Mosaic tiles the last two dimensions by (8, 128) and a 1-D block by 128: other
+    blocks interpret. The CPU has no Pallas backend.
+    """
+    if platform == "tpu":
+        if block_shape is not None:
+            dims = (8, 128) if len(block_shape) >= 2 else (128,)
+            tail = tuple(block_shape[-len(dims) :])
+            if any(b % d for b, d in zip(tail, dims, strict=True)):
+                return PallasBackend(
+                    "interpreter",
+                    f"Mosaic TPU tiles blocks by {dims}; a {tuple(block_shape)} block "
+                    "does not fit",
+                )
+        return PallasBackend("mosaic_tpu", "a TPU")
+    if platform != "gpu":
+        return PallasBackend("interpreter", f"Pallas has no {platform} backend")
+    cc = tuple(compute_capability or (0, 0))
+    sm = f"sm_{cc[0]}{cc[1]}"
+    if cc < (8, 0):
+        return PallasBackend(
+            "interpreter", f"a {sm} GPU: Pallas's GPU backends need sm_80 or newer"
+        )
+    mosaic_arch = cc >= (9, 0) or _at_least(jax_version, (0, 11))
+    small = block_shape is not None and _prod(block_shape) < MOSAIC_GPU_MIN_ELEMENTS
+    if mosaic_gpu and mosaic_arch and _at_least(jax_version, (0, 10, 2)) and not small:
+        return PallasBackend("mosaic_gpu", f"a {sm} GPU")
+    if not mosaic_gpu:
+        why = "the kernel is written for pallas_call with BlockSpecs"
+    elif small:
+        why = (
+            f"a {tuple(block_shape or ())} block has fewer than "
+            f"{MOSAIC_GPU_MIN_ELEMENTS} elements, a Mosaic GPU warpgroup's lanes"
+        )
+    elif not mosaic_arch:
+        why = "Mosaic GPU needs sm_90 here (sm_80 from jax 0.11)"
+    else:
+        why = "this jax predates the plgpu.kernel API the course uses (0.10.2)"
+    return PallasBackend("triton", f"a {sm} GPU; not Mosaic GPU: {why}")
+
+
+def _prod(shape: tuple[int, ...]) -> int:
+    out = 1
+    for n in shape:
+        out *= n
+    return out
+
+
+def pallas_backend(
+    block_shape: tuple[int, ...] | None = None, mosaic_gpu: bool = True
+) -> PallasBackend:
+    """:func:`choose_pallas_backend` for JAX's default device and the installed jax."""
     import jax
 
-    backend = jax.default_backend()
-    if backend == "cpu":
-        return True
-    if backend == "tpu" and block_shape is not None and len(block_shape) >= 2:
-        return block_shape[-2] % 8 != 0 or block_shape[-1] % 128 != 0
-    return False
+    device = jax.devices()[0]
+    cc = None
+    if device.platform == "gpu":
+        major, _, minor = str(getattr(device, "compute_capability", "0.0")).partition(
+            "."
+        )
+        cc = (int(major), int(minor or 0))
+    version = tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
+    return choose_pallas_backend(
+        device.platform, cc, version, block_shape=block_shape, mosaic_gpu=mosaic_gpu
+    )
+
+
+def filter_triton_deprecation(*backends: PallasBackend) -> str:
+    """Where one of ``backends`` is Triton, ignore exactly its deprecation warning.
+
+    jax 0.11 deprecates Pallas's Triton backend; the course's strict mode turns
+    deprecations into errors. The filter matches :data:`PALLAS_TRITON_DEPRECATION` by
+    message, so every other deprecation still fails the run. Returns a line saying so.
+    """
+    if not any(b.name == "triton" for b in backends):
+        return "Pallas's Triton backend: not used by these kernels here"
+    warnings.filterwarnings(
+        "ignore", message=PALLAS_TRITON_DEPRECATION, category=DeprecationWarning
+    )
+    return (
+        f'Pallas\'s Triton backend: jax 0.11+ warns "{PALLAS_TRITON_DEPRECATION} ..."; '
+        "that message alone is filtered"
+    )
+
+
+def pad_to_blocks(
+    x: Any, block_shape: tuple[int, ...], value: float = float("nan")
+) -> Any:
+    """``x`` padded at the end of each dimension to a whole number of blocks.
+
+    A kernel launched on the padded array reads and writes only inside it, on every
+    Pallas backend; the launcher slices the result back. The NaN default makes a
+    missing mask show in the result instead of passing by chance.
+    """
+    import jax.numpy as jnp
+
+    pads = [(0, -n % b) for n, b in zip(x.shape, block_shape, strict=True)]
+    return jnp.pad(x, pads, constant_values=value)
+
+
+def pallas_interpret(block_shape: tuple[int, ...] | None = None) -> bool:
+    """Whether ``pallas_call`` must interpret here (:func:`pallas_backend` says why)."""
+    return pallas_backend(block_shape, mosaic_gpu=False).interpret
 
 
 def plot_tiles(

@@ -20,8 +20,8 @@
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/v0.1.0/notebooks/10_custom_kernels.ipynb) [![Open In Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)](https://kaggle.com/kernels/welcome?src=https://github.com/jax-pytorch-side-by-side/course/blob/v0.1.0/notebooks/10_custom_kernels.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/v0.1.0?labpath=notebooks/10_custom_kernels.ipynb)
 #
 # When the compiler does not fuse what you need, both ecosystems let you write the kernel
-# yourself: PyTorch users write **Triton**, JAX users write **Pallas** (which, on a GPU, itself
-# lowers through Triton or Mosaic GPU). This lesson writes one kernel, a fused row-softmax, in
+# yourself: PyTorch users write **Triton**, JAX users write **Pallas** (which, on a GPU, lowers
+# through Mosaic GPU or, on older GPUs and for some kernels, Triton). This lesson writes one kernel, a fused row-softmax, in
 # both languages, registers each with its framework so that compiling, differentiating and
 # batching keep working, and measures what leaving the compiler for host Python costs.
 #
@@ -69,6 +69,7 @@ from course_utils import env
 SETUP = env.setup(one_kind=True)
 
 import functools
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -77,8 +78,10 @@ import numpy as np
 import torch
 from IPython.display import Markdown, display
 from jax.experimental import pallas as pl
+from jax.experimental.pallas import mosaic_gpu as plgpu
 
 from course_utils import claims, config, kernels, timing
+from course_utils.expect import expect_error
 from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)
@@ -94,8 +97,12 @@ if TRITON.available:
 print(TRITON.line())
 
 # %%
-PALLAS_INTERPRET = kernels.pallas_interpret((S.block_rows, 128))
-print(f"Pallas on {jax.default_backend()}: interpret={PALLAS_INTERPRET}")
+# Pallas: one backend per kind of kernel, chosen from the device (kernels.pallas_backend)
+PALLAS = kernels.pallas_backend((S.block_rows, 128))  # the softmax: it has a plgpu version
+PALLAS_BLOCKS = kernels.pallas_backend((S.block_rows, 128), mosaic_gpu=False)  # pallas_call
+print(PALLAS.line())
+print("pallas_call kernels:", PALLAS_BLOCKS.line())
+print(kernels.filter_triton_deprecation(PALLAS, PALLAS_BLOCKS))
 
 # %% [markdown]
 # The lines above are this run's conditions. The last two cells say how each kernel language
@@ -103,10 +110,27 @@ print(f"Pallas on {jax.default_backend()}: interpret={PALLAS_INTERPRET}")
 # (`TRITON_INTERPRET=1`, which must be set before `triton` is imported, so the helper does it
 # first): each program of the grid is executed with NumPy, one after another. Pallas has no
 # CPU backend either, so `pallas_call(..., interpret=True)` evaluates the kernel body with
-# ordinary JAX operations, looping over the grid. On a GPU the same cells compile: Triton to
-# PTX, Pallas through its Triton (or Mosaic GPU) lowering; on a TPU Pallas lowers through
-# Mosaic, whose blocks must be tiled by (8, 128) in their last two dimensions (smaller blocks
-# run interpreted there, and the helper says so).
+# ordinary JAX operations, looping over the grid. On a CUDA GPU Triton compiles to PTX.
+#
+# Pallas has several GPU backends, and `kernels.pallas_backend` chooses one explicitly rather
+# than leaving it to the installed jax's default:
+#
+# | device | Pallas backend | API |
+# |---|---|---|
+# | Hopper, Blackwell (sm_90+); Ampere (sm_80+) from jax 0.11 | **Mosaic GPU**, what the current Pallas GPU docs teach | `plgpu.kernel` (`jax.experimental.pallas.mosaic_gpu`) |
+# | sm_80+ otherwise, and kernels Mosaic GPU cannot take | **Triton**, deprecated since jax 0.11 | `pl.pallas_call(..., compiler_params=pltriton.CompilerParams())` |
+# | a TPU | **Mosaic TPU**; blocks tiled by (8, 128) in their last two dimensions | `pl.pallas_call` |
+# | below sm_80 (Colab's free T4 is sm_75), a CPU, a TPU block off the tiling | the **interpreter** | `pl.pallas_call(..., interpret=True)` |
+#
+# Since jax 0.10 a `pallas_call` without compiler parameters lowers through Mosaic GPU on a
+# CUDA device, and that route is itself deprecated in favour of `plgpu.kernel`; so the lesson
+# writes its softmax twice in Pallas, with `BlockSpec`s for `pallas_call` and once more for
+# `plgpu.kernel`, and says which one runs. Kernels with blocks smaller than a Mosaic GPU
+# warpgroup's 128 lanes (section 2's tiles) and the `pallas_call` demonstrations take the
+# Triton backend on a GPU, whose deprecation warning is filtered by its message only, where it
+# is used. The course's tests lower every kernel for CUDA (each backend the helper can pick)
+# and for TPU on a CPU machine, with `jax.export`, so the GPU and TPU routes are checked even
+# where they cannot run.
 #
 # Triton is an **optional extra**: its wheel is about 200 MB (about 690 MB installed), so the
 # default install leaves it out. Without it, the Triton cell above says why and how to install
@@ -200,7 +224,7 @@ else:
 # program `i` sees the block at block index `(i, 0)`, that is rows `i·block_rows` to
 # `(i+1)·block_rows` and every column, padded to a power of two. Pallas has no pointer
 # arithmetic: the kernel reads the whole block with `x_ref[...]`, and builds its own mask from a
-# column index (`lax.broadcasted_iota`), because the padding holds undefined values. As on the
+# column index (`lax.broadcasted_iota`), because the padding is not part of the row. As on the
 # PyTorch side, the kernel and its launcher are two cells.
 
 # %%
@@ -215,21 +239,23 @@ def softmax_kernel_pallas(x_ref, y_ref, *, n_cols):
 
 
 # %%
-# JAX: the launcher (a grid of one program per block of rows)
-def softmax_pallas(x, block_rows=S.block_rows):
+# JAX: the launcher (a grid of one program per block of rows, on whole blocks)
+def softmax_pallas_blocks(x, block_rows=S.block_rows, kernel=softmax_kernel_pallas, backend=PALLAS_BLOCKS):
     n_rows, n_cols = x.shape
-    spec = pl.BlockSpec(block_shape=(block_rows, pl.next_power_of_2(n_cols)), index_map=lambda i: (i, 0))
-    return pl.pallas_call(
-        functools.partial(softmax_kernel_pallas, n_cols=n_cols),
-        out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
-        grid=(pl.cdiv(n_rows, block_rows),),  # enough blocks to cover every row
+    block = (block_rows, pl.next_power_of_2(n_cols))
+    x_pad = kernels.pad_to_blocks(x, block)  # NaN up to whole blocks: no access leaves the array
+    spec = pl.BlockSpec(block_shape=block, index_map=lambda i: (i, 0))
+    y_pad = pl.pallas_call(
+        functools.partial(kernel, n_cols=n_cols),
+        out_shape=jax.ShapeDtypeStruct(x_pad.shape, x.dtype),
+        grid=(x_pad.shape[0] // block_rows,),  # enough blocks to cover every row
         in_specs=[spec],
         out_specs=spec,
-        interpret=PALLAS_INTERPRET,
-    )(x)
+        interpret=backend.interpret,
+        compiler_params=backend.compiler_params(),
+    )(x_pad)
+    return y_pad[:n_rows, :n_cols]
 
-
-y_pallas = softmax_pallas(x_jax)
 
 # %% [markdown]
 # How to read the Pallas cells. The kernel receives **refs**, mutable views of the blocks this
@@ -239,8 +265,65 @@ y_pallas = softmax_pallas(x_jax)
 # and `in_specs`/`out_specs` give one `BlockSpec` per input and output. `BlockSpec` is built
 # with keyword arguments here: its positional order has changed across jax releases (the
 # current order is `block_shape`, then `index_map`), and keywords read the same in all of them
-# (the course runs on jax 0.7.2 and the newest). `interpret` comes from the helper: True on a
-# CPU, False on a GPU.
+# (the course runs on jax 0.7.2 and the newest). `interpret` and `compiler_params` come from
+# the chosen backend: the interpreter here on a CPU, Triton's parameters on a GPU.
+#
+# **Whole blocks.** `kernels.pad_to_blocks` pads the input with NaN up to a whole number of
+# blocks, and the launcher slices the result back. Without it, the last block of rows and every
+# block's padded columns would reach past the array, and what happens there is the backend's
+# business: the interpreter reads NaN and drops the writes, Mosaic TPU clips its copies, but
+# Pallas's Triton backend loads and stores such a block without a mask (the course's tests read
+# its generated IR), so on a GPU it would read the next row or past the end of the buffer and
+# write there. Padding makes every backend read and write inside the array; the NaN makes a
+# missing mask visible on all of them.
+
+# %% [markdown]
+# **The same kernel for Mosaic GPU.** `plgpu.kernel` has no `BlockSpec`s: each program gets
+# the whole arrays (in GPU global memory) and slices its rows itself with `pl.ds(start, size)`
+# from its grid index (`jax.lax.axis_index`), as a Triton program computes its offsets. An
+# array in a Mosaic GPU kernel lives in the registers of a **warpgroup** (128 threads) in a
+# **layout**; the WGMMA layout used here spreads a 64-row block over them and supports row
+# reductions, so the block has 64 rows, the loaded block and the column index are given that
+# layout (`plgpu.load(..., layout=...)`, `plgpu.layout_cast`), and a row's maximum is broadcast
+# back with `lax.broadcast_in_dim`. The launcher pads to whole blocks as before.
+
+# %%
+# JAX: the softmax for Mosaic GPU (plgpu.kernel, one program per 64 rows)
+MGPU_BLOCK_ROWS = 64  # the WGMMA layout's rows
+
+
+def softmax_kernel_mgpu(x_ref, y_ref, *, n_cols):
+    rows = pl.ds(jax.lax.axis_index("i") * MGPU_BLOCK_ROWS, MGPU_BLOCK_ROWS)
+    x = plgpu.load(x_ref, (rows, slice(None)), layout=plgpu.Layout.WGMMA, optimized=False)
+    cols = plgpu.layout_cast(jax.lax.broadcasted_iota(jnp.int32, x.shape, 1), plgpu.Layout.WGMMA)
+    x = jnp.where(cols < n_cols, x, -jnp.inf)  # the same mask
+    per_row = functools.partial(jax.lax.broadcast_in_dim, shape=x.shape, broadcast_dimensions=(0,))
+    x = x - per_row(jnp.max(x, axis=1))
+    e = jnp.exp(x)
+    y_ref[rows, :] = e / per_row(jnp.sum(e, axis=1))
+
+
+def softmax_mgpu(x):
+    n_rows, n_cols = x.shape
+    x_pad = kernels.pad_to_blocks(x, (MGPU_BLOCK_ROWS, pl.next_power_of_2(n_cols)))
+    kernel = plgpu.kernel(functools.partial(softmax_kernel_mgpu, n_cols=n_cols), out_type=jax.ShapeDtypeStruct(x_pad.shape, x.dtype),
+                          grid=(x_pad.shape[0] // MGPU_BLOCK_ROWS,), grid_names=("i",))
+    return kernel(x_pad)[:n_rows, :n_cols]
+
+
+# %%
+# JAX: the chosen backend's kernel
+softmax_pallas = softmax_mgpu if PALLAS.name == "mosaic_gpu" else softmax_pallas_blocks
+y_pallas = softmax_pallas(x_jax)
+print(f"softmax_pallas is {softmax_pallas.__name__} ({PALLAS.name})")
+
+# %% [markdown]
+# Mosaic GPU has no interpreter for `plgpu.load`, so on a machine without a Hopper-class GPU
+# the cell above only defines `softmax_mgpu`; the course's tests lower it for CUDA on every run
+# and check its body, with plain loads, against `jax.nn.softmax`. The two Pallas kernels
+# differ in what the hardware asks for (a 64-row block in a register layout, versus `block_rows`
+# rows in a `BlockSpec`), not in the algorithm: load, mask, subtract the maximum, exponentiate,
+# divide by the sum.
 
 # %%
 assert_close(y_pallas, jax.nn.softmax(x_jax, axis=-1), rtol=1e-5, atol=1e-7)
@@ -260,26 +343,22 @@ else:
 # what each program does: a Triton program owns one row and a vector of columns, a Pallas
 # program owns a 2-D block of rows. Both are common; the next section draws the mapping.
 #
-# **The mask is not optional.** The padded columns of the Pallas block hold whatever the
-# implementation leaves there: the interpreter fills them with NaN, a GPU with other values.
-# Here is the same kernel without the `jnp.where`:
+# **The mask is not optional.** The padded columns of a block are not part of the row: here
+# they hold the launcher's NaN; in a block that overhangs an unpadded array they would hold
+# whatever the backend leaves there (NaN in the interpreter, other values on a device). Here is
+# the same kernel without the `jnp.where`, through the same `pallas_call` launcher:
 
 # %%
-# %xmode Minimal
-
-# %% tags=["raises-exception"]
-def softmax_kernel_unmasked(x_ref, y_ref):
+def softmax_kernel_unmasked(x_ref, y_ref, *, n_cols):  # n_cols unused: no mask
     x = x_ref[...]
     x = x - jnp.max(x, axis=1, keepdims=True)
     e = jnp.exp(x)
     y_ref[...] = e / jnp.sum(e, axis=1, keepdims=True)
 
 
-spec = pl.BlockSpec(block_shape=(S.block_rows, pl.next_power_of_2(S.cols)), index_map=lambda i: (i, 0))
-y_unmasked = pl.pallas_call(softmax_kernel_unmasked, out_shape=jax.ShapeDtypeStruct(x_jax.shape, x_jax.dtype),
-                            grid=(pl.cdiv(S.rows, S.block_rows),), in_specs=[spec], out_specs=spec,
-                            interpret=PALLAS_INTERPRET)(x_jax)
-assert_close(y_unmasked, jax.nn.softmax(x_jax, axis=-1), name="unmasked Pallas softmax")
+y_unmasked = softmax_pallas_blocks(x_jax, kernel=softmax_kernel_unmasked)
+with expect_error(AssertionError, lines=2):
+    assert_close(y_unmasked, jax.nn.softmax(x_jax, axis=-1), name="unmasked Pallas softmax")
 
 # %% [markdown]
 # The padding leaks into the maximum and the sum, and every row is wrong, not only the last
@@ -298,18 +377,25 @@ assert_close(y_unmasked, jax.nn.softmax(x_jax, axis=-1), name="unmasked Pallas s
 # - **Triton**: the program turns its ids into element offsets itself,
 #   `rows = pid_m * BM + tl.arange(0, BM)`, and masks what falls outside the array.
 # - **Pallas**: the `index_map` turns program ids into *block* indices, `lambda i, j: (i, j)`;
-#   Pallas multiplies by the block shape, and on output it drops the writes that fall outside the
-#   array. Reads from outside still need a mask when they feed a reduction (section 1).
+#   Pallas multiplies by the block shape. Whether the writes of a block that overhangs the
+#   array are dropped depends on the backend: the interpreter and Mosaic TPU drop them, Pallas's
+#   Triton backend stores them unmasked. A portable launcher allocates whole blocks and slices.
 # - `cdiv(n, block)` (`triton.cdiv`, `pl.cdiv`) is the number of blocks that cover `n` elements.
 #
 # To see which program computes which tile, each kernel below writes its own program number
 # into its tile of a 10 × 12 output, with 4 × 8 blocks. Neither 10 nor 12 is a multiple of the
-# block, so the last row of blocks and the last column of blocks overhang the array.
+# block, so the last row of blocks and the last column of blocks overhang the array. A 4 × 8
+# block has 32 elements, fewer than the 128 lanes over which Mosaic GPU spreads an array, so
+# at this size the Pallas tiles cannot be written for Mosaic GPU: on a GPU they take the
+# Triton backend (the helper says why), and the interpreter where that is missing.
 
 # %%
 TILE_SHAPE, TILE_BLOCK = (10, 12), (4, 8)
 tile_grid = (-(-TILE_SHAPE[0] // TILE_BLOCK[0]), -(-TILE_SHAPE[1] // TILE_BLOCK[1]))
+PALLAS_TILES = kernels.pallas_backend(TILE_BLOCK)
 print(f"array {TILE_SHAPE}, blocks {TILE_BLOCK}: grid {tile_grid} = {tile_grid[0] * tile_grid[1]} programs")
+print("tiles:", PALLAS_TILES.line())
+print(kernels.filter_triton_deprecation(PALLAS_TILES))
 
 # %%
 # PyTorch: Triton computes element offsets and masks them
@@ -332,19 +418,26 @@ else:
 
 
 # %%
-# JAX: Pallas maps program ids to block indices and clips the edge blocks' writes
+# JAX: Pallas maps program ids to block indices; whole blocks, sliced to the array
 def tile_ids_kernel_pallas(out_ref):
     program = pl.program_id(0) * pl.num_programs(1) + pl.program_id(1)
     out_ref[...] = jnp.full(out_ref.shape, program, jnp.int32)  # (BM, BN), no mask needed
 
 
-ids_pallas = pl.pallas_call(
-    tile_ids_kernel_pallas,
-    out_shape=jax.ShapeDtypeStruct(TILE_SHAPE, jnp.int32),
-    grid=tile_grid,
-    out_specs=pl.BlockSpec(block_shape=TILE_BLOCK, index_map=lambda i, j: (i, j)),
-    interpret=kernels.pallas_interpret(TILE_BLOCK),
-)()
+def tile_ids_pallas(backend=PALLAS_TILES):
+    padded = (tile_grid[0] * TILE_BLOCK[0], tile_grid[1] * TILE_BLOCK[1])  # whole blocks
+    ids = pl.pallas_call(
+        tile_ids_kernel_pallas,
+        out_shape=jax.ShapeDtypeStruct(padded, jnp.int32),
+        grid=tile_grid,
+        out_specs=pl.BlockSpec(block_shape=TILE_BLOCK, index_map=lambda i, j: (i, j)),
+        interpret=backend.interpret,
+        compiler_params=backend.compiler_params(),
+    )()
+    return ids[: TILE_SHAPE[0], : TILE_SHAPE[1]]
+
+
+ids_pallas = tile_ids_pallas()
 print(np.asarray(ids_pallas))
 
 # %% [markdown]
@@ -353,9 +446,11 @@ print(np.asarray(ids_pallas))
 # columns that broadcast to a `(BM, BN)` block of addresses, and needs a mask so that the
 # overhanging programs do not write past the end of a row (which would land in the next row)
 # or past the end of the array. Pallas's kernel never sees an offset: the `index_map` names
-# the block, Pallas slices it, and the writes of the overhanging part are dropped when the
-# block is copied back. An output filled with -1 before the Triton launch would show any
-# element no program wrote; none is left.
+# the block and Pallas slices it. The launcher gives the kernel a whole-block output (12 × 16)
+# and keeps its top-left 10 × 12: the interpreter would also have dropped the overhanging
+# writes into a 10 × 12 output, but that is the interpreter's (and Mosaic TPU's) behaviour,
+# not Pallas's on every backend. An output filled with -1 before the Triton launch would show
+# any element no program wrote; none is left.
 
 # %%
 expected_ids = np.add.outer(np.arange(TILE_SHAPE[0]) // TILE_BLOCK[0] * tile_grid[1],
@@ -370,7 +465,7 @@ print("every element was written by the program the block arithmetic predicts")
 # written exactly once, by the program whose block covers it, and nothing was written outside
 # the array (a stray write would have overwritten a neighbouring tile's number, or crashed).
 # The picture draws the same map, with the blocks' outlines; a dashed outline overhangs the
-# array's edge, the part of the block that Triton's mask and Pallas's clipping discard.
+# array's edge, the part of the block that Triton's mask and the Pallas launcher's slice discard.
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
@@ -386,7 +481,7 @@ fig.tight_layout()
 # The softmax of section 1 used the same machinery with a 1-D grid: Triton's programs each own
 # one row (`grid = (rows,)`), Pallas's each own `block_rows` rows (`grid = (cdiv(rows,
 # block_rows),)`); the last Pallas block overhangs the array by
-# `cdiv(rows, block_rows) · block_rows − rows` rows, whose results are discarded on write. A
+# `cdiv(rows, block_rows) · block_rows − rows` rows, padding whose results the slice discards. A
 # row block is a choice, not a rule: on a GPU, more rows per program mean fewer, bigger
 # programs; on a TPU, blocks must also match the (8, 128) vector tiling.
 
@@ -394,11 +489,14 @@ fig.tight_layout()
 # ## 3. Registering a kernel so the framework's machinery works on it
 #
 # **Key concepts**
-# - A raw kernel launch is opaque: `torch.compile` cannot trace into a Triton launch and
-#   autograd has no derivative for it. JAX goes half way: forward mode (`jax.jvp`) works on a
-#   `pallas_call`, by differentiating the kernel body into a new kernel, but reverse mode
-#   (`jax.grad`, `jax.vjp`) fails, because the kernel's reads and writes of refs cannot be
-#   transposed: it needs a `custom_vjp`.
+# - A raw kernel launch has no derivative: autograd cannot differentiate a Triton launch. JAX
+#   goes half way: forward mode (`jax.jvp`) works on a `pallas_call`, by differentiating the
+#   kernel body into a new kernel, but reverse mode (`jax.grad`, `jax.vjp`) fails, because the
+#   kernel's reads and writes of refs cannot be transposed: it needs a `custom_vjp`.
+# - On a CUDA GPU `torch.compile` does trace Triton kernels, and `torch.library.triton_op` with
+#   `wrap_triton` makes one an operator whose kernel Inductor sees. Under the interpreter
+#   (`TRITON_INTERPRET=1`) a launch is NumPy code Dynamo cannot trace: that is the
+#   interpreter's limit, not Triton's.
 # - **PyTorch**: `torch.library.custom_op` makes a function an operator; `register_fake` tells
 #   the compiler the output's shape and dtype without running it; `register_autograd` gives the
 #   backward. Then `torch.compile(fullgraph=True)` keeps it in one graph.
@@ -409,10 +507,11 @@ fig.tight_layout()
 #
 # First the natural code in JAX: `jax.grad` straight through the `pallas_call`.
 
-# %% tags=["raises-exception"]
+# %%
 w_np = np.random.default_rng(1).normal(size=(S.rows, S.cols)).astype(np.float32)
 w_jax, w_torch = jnp.asarray(w_np), torch.from_numpy(w_np).to(torch_dev)
-jax.grad(lambda x: jnp.sum(softmax_pallas(x) * w_jax))(x_jax)
+with expect_error(ValueError, match="Linearization failed"):
+    jax.grad(lambda x: jnp.sum(softmax_pallas_blocks(x) * w_jax))(x_jax)
 
 # %% [markdown]
 # "Linearization failed": reverse mode has to run the kernel's derivative backwards
@@ -420,11 +519,13 @@ jax.grad(lambda x: jnp.sum(softmax_pallas(x) * w_jax))(x_jax)
 # rule. (The loss weights the softmax by a fixed `w`: the plain sum of a softmax row is always 1,
 # so its gradient would be zero and prove nothing.) Forward mode is another matter: `jax.jvp`
 # pushes a tangent through the kernel body, which is ordinary JAX code, and Pallas turns the
-# result into a second kernel. The cell checks it against `jax.nn.softmax`'s JVP:
+# result into a second kernel. That holds for `pallas_call`; `plgpu.kernel` has no forward-mode
+# rule (in jax 0.10.2), so both cells use the `pallas_call` launcher. The cell checks it
+# against `jax.nn.softmax`'s JVP:
 
 # %%
 tangent_jax = jnp.asarray(w_np)  # any direction will do
-_, jvp_kernel_jax = jax.jvp(softmax_pallas, (x_jax,), (tangent_jax,))
+_, jvp_kernel_jax = jax.jvp(softmax_pallas_blocks, (x_jax,), (tangent_jax,))
 _, jvp_builtin_jax = jax.jvp(lambda x: jax.nn.softmax(x, axis=-1), (x_jax,), (tangent_jax,))
 assert_close(jvp_kernel_jax, jvp_builtin_jax, rtol=1e-5, atol=1e-6, name="jvp through the pallas_call")
 print(f"jvp through the kernel vs jax.nn.softmax: max abs error {float(jnp.abs(jvp_kernel_jax - jvp_builtin_jax).max()):.2e}")
@@ -561,7 +662,6 @@ grad_errors = {
 for name, err in grad_errors.items():
     print(f"{name}: max abs gradient error {err:.2e}")
 
-
 # %% [markdown]
 # The gradients through both registered ops equal the reference ops' gradients to float32
 # rounding, and the two frameworks' gradients equal each other. The batched call shows the last
@@ -569,6 +669,45 @@ for name, err in grad_errors.items():
 # of the batch gets its own programs) and the `custom_vjp` rule by batching its backward.
 # PyTorch's counterpart of `vmap` for a custom operator is `register_vmap` (or falling back to a
 # loop); the lesson does not need it here.
+
+# %% [markdown]
+# `custom_op` keeps the kernel opaque: Inductor schedules around it and never looks inside.
+# PyTorch has a second registration for Triton kernels that lets Inductor see the kernel:
+# `torch.library.triton_op` defines the operator and `torch.library.wrap_triton` marks the
+# launch inside it, so that on a CUDA GPU the compiler traces the launch, keeps one graph and
+# can schedule the kernel with the code around it (the operator can take `register_autograd`
+# like any other). The next two cells register the section-1 kernel that way; in eager mode it
+# runs anywhere Triton does, interpreter included, and the compiled run needs a CUDA GPU.
+
+# %%
+# PyTorch: triton_op + wrap_triton, an operator whose Triton kernel Inductor sees
+if TRITON.available:
+
+    @torch.library.triton_op("course10::softmax_triton", mutates_args=())
+    def softmax_triton_op(x: torch.Tensor) -> torch.Tensor:
+        x = x.contiguous()
+        y = torch.empty_like(x)
+        launch = torch.library.wrap_triton(softmax_kernel_triton)  # the launch the compiler traces
+        launch[(x.shape[0],)](x, y, x.shape[1], x.stride(0), BLOCK=triton.next_power_of_2(x.shape[1]))
+        return y
+
+    assert_close(softmax_triton_op(x_torch), torch.softmax(x_torch, -1), rtol=1e-5, atol=1e-7, name="triton_op, eager")
+    print("triton_op, eager: equal to torch.softmax")
+else:
+    print(TRITON.skipped())
+
+# %%
+# PyTorch: the triton_op under torch.compile(fullgraph=True), where the kernel compiles
+if TRITON.available and not TRITON.interpreted:
+    scaled_torch = torch.compile(lambda x: softmax_triton_op(x) * w_torch, fullgraph=True)
+    print("graphs:", kernels.count_graphs(lambda x: softmax_triton_op(x) * w_torch, x_torch, fullgraph=True))
+    assert_close(scaled_torch(x_torch), torch.softmax(x_torch, -1) * w_torch, rtol=1e-5, atol=1e-6, name="compiled triton_op")
+    print("triton_op under torch.compile(fullgraph=True): one graph, equal to torch.softmax")
+elif TRITON.available:
+    print("compiled triton_op skipped: Dynamo cannot trace the Triton interpreter's NumPy code (TRITON_INTERPRET=1)")
+else:
+    print(TRITON.skipped())
+
 
 # %% [markdown]
 # ## 4. Escape hatches to host code, and what they cost under compilation
@@ -626,8 +765,9 @@ print("host function (disabled): ", kernels.count_graphs(lambda x: scores_torch(
 # Dynamo does not model (an array's `.dtype`, for example) breaks the graph at that line, so a
 # NumPy routine may be compiled, broken, or both, depending on what it touches.
 
-# %% tags=["raises-exception"]
-kernels.count_graphs(lambda x: scores_torch(x, softmax_host_torch), x_small_torch, fullgraph=True)
+# %%
+with expect_error(torch._dynamo.exc.Unsupported):
+    kernels.count_graphs(lambda x: scores_torch(x, softmax_host_torch), x_small_torch, fullgraph=True)
 
 
 # %% [markdown]
@@ -749,6 +889,7 @@ print(f"No gap shown for {len(others)} route(s)" + (f" ({'; '.join(others)}): ea
 # sees it as a constant: XLA may then compute the whole softmax once, while compiling, and the
 # "timing" would measure the return of a stored result (a `jax.jit(lambda: f(x))` is the usual
 # way to fall into this). Passing `x_jax` to the jitted function keeps the work in every call.
+# The Pallas variant's time includes its launcher's padding to whole blocks and the slice back.
 
 # %%
 kernel_variants_torch = {"torch.softmax": lambda x: torch.softmax(x, -1)}
@@ -765,7 +906,7 @@ kernel_jax
 
 # %%
 KERNEL_RUNS = {  # pairing: (comparison, built-in op, kernel, whether the kernel ran interpreted)
-    "pallas": (kernel_jax, "jax.nn.softmax", "Pallas kernel", PALLAS_INTERPRET),
+    "pallas": (kernel_jax, "jax.nn.softmax", "Pallas kernel", PALLAS.interpret),
     "triton": (kernel_torch, "torch.softmax", "Triton kernel", TRITON.interpreted or not TRITON.available),
 }
 KERNEL_VERDICTS = {}
@@ -815,7 +956,7 @@ else:
 # compares two interpreters, that is two ways of simulating a GPU program, and says nothing
 # about the kernels as written; on a GPU it compares two compiled kernels of the same algorithm
 # with different block shapes (one row per Triton program, `block_rows` rows per Pallas
-# program), each launched from its own framework, so the launch overhead of each framework is
+# program, 64 on Mosaic GPU), each launched from its own framework, so the launch overhead of each framework is
 # part of what it measures.
 
 # %% [markdown]
@@ -853,9 +994,10 @@ else:
 # | write a kernel | `@triton.jit`, pointers, `tl.load`/`tl.store` | a Python function on refs, `pl.pallas_call` |
 # | which work a program does | `tl.program_id(axis)`, offsets `pid * B + tl.arange(0, B)` | `pl.program_id(axis)`, `BlockSpec(block_shape=..., index_map=...)` |
 # | number of programs | `kernel[grid](...)`, `triton.cdiv` | `grid=...`, `pl.cdiv` |
-# | ragged edges | `mask=` and `other=` on every load and store | writes clipped; mask reads yourself (`jnp.where` on an iota) |
+# | ragged edges | `mask=` and `other=` on every load and store | pad to whole blocks and slice (only the interpreter and Mosaic TPU clip writes); mask reads yourself (`jnp.where` on an iota) |
+# | the GPU backend | Triton | `plgpu.kernel` (Mosaic GPU, sm_90+), or `compiler_params=pltriton.CompilerParams()` (Triton) |
 # | run without a GPU | `TRITON_INTERPRET=1` before `import triton` | `interpret=True` |
-# | make it an op | `torch.library.custom_op` + `register_fake` | a function (`pallas_call` is already a JAX primitive) |
+# | make it an op | `torch.library.custom_op` + `register_fake` (opaque), `triton_op` + `wrap_triton` (seen by Inductor on a GPU) | a function (`pallas_call` is already a JAX primitive) |
 # | its gradient | `register_autograd(backward, setup_context=...)` | `jax.custom_vjp` + `defvjp(fwd, bwd)` |
 # | prove it composes | `torch.compile(fullgraph=True)`, `torch.library.opcheck` | `jit`, `grad`, `vmap` around it |
 # | call host code | a graph break, or a `custom_op` around it | `jax.pure_callback(..., vmap_method=...)` |
@@ -881,9 +1023,15 @@ display(Markdown(
 # wherever the course quotes it; only the last two columns come from this run.
 #
 # **Common misconceptions** (each corrected by a cell above)
-# - *"The padding of a block is zeros."* It is undefined: NaN in the interpreter; mask it (1).
-# - *"Pallas is for TPUs only."* On a GPU it lowers through Triton or Mosaic GPU, and on a CPU it
-#   runs in its interpreter: the same kernel ran here (1).
+# - *"The padding of a block is zeros."* Past the array's edge it is whatever the backend leaves
+#   (NaN in the interpreter; Pallas's Triton backend reads past the row): pad to whole blocks
+#   and mask it (1).
+# - *"Pallas is for TPUs only."* On a GPU it lowers through Mosaic GPU (`plgpu.kernel`) or
+#   Triton, and on a CPU it runs in its interpreter: the same kernel ran here (1).
+# - *"Pallas drops the writes outside the array."* The interpreter and Mosaic TPU do; Pallas's
+#   Triton backend stores without a mask, hence whole-block launchers (2).
+# - *"`torch.compile` cannot see inside a Triton kernel."* On a CUDA GPU it traces a launch
+#   wrapped in `wrap_triton` (`triton_op`); the interpreter is what it cannot trace (3).
 # - *"JAX differentiates any JAX code, kernels included."* Forward mode (`jvp`) goes through a
 #   `pallas_call`; reverse mode (`grad`) fails and needs a `custom_vjp` (3).
 # - *"NumPy inside `torch.compile` breaks the graph."* Dynamo translates NumPy calls into torch
