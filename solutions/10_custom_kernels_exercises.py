@@ -22,7 +22,8 @@
 # Five exercises on custom kernels, none of which needs Triton: a grid and an index map for a
 # ragged 2-D tiling, a masked Pallas kernel for a reduction over a ragged block, a `custom_vjp`
 # around a Pallas op, a `torch.library` custom operator with its fake function and backward,
-# and a `jax.pure_callback` that works under `vmap`. Pallas runs in its interpreter on a CPU.
+# and a `jax.pure_callback` that works under `vmap`. Pallas runs in its interpreter on a CPU;
+# on a GPU these `pallas_call` kernels take Pallas's Triton backend (lesson 10 says why).
 # Replace each `raise NotImplementedError()` with your code, then run the check cell below it:
 # it prints "passed", explains what is wrong, or says "not implemented yet".
 
@@ -67,8 +68,16 @@ from course_utils.exercises import check
 from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)
-INTERPRET = kernels.pallas_interpret((8, 128))
 rng = np.random.default_rng(0)
+
+
+def backend_for(block):
+    """The Pallas backend for a pallas_call kernel with this block (lesson 10, section 0)."""
+    return kernels.pallas_backend(block, mosaic_gpu=False)
+
+
+print(backend_for((8, 128)).line())
+print(kernels.filter_triton_deprecation(backend_for((8,)), backend_for((8, 128))))
 
 
 # %% [markdown]
@@ -96,10 +105,13 @@ def tile_ids_kernel(out_ref):
 
 def tile_ids(shape, block):
     """Each element: the number of the program that wrote it (with your tiling)."""
+    backend = backend_for(block)
     grid, index_map = tiling(shape, block)
-    out = pl.pallas_call(tile_ids_kernel, out_shape=jax.ShapeDtypeStruct(shape, jnp.int32), grid=grid,
-                         out_specs=pl.BlockSpec(block_shape=block, index_map=index_map), interpret=INTERPRET)()
-    return np.asarray(out)
+    padded = tuple(g * b for g, b in zip(grid, block, strict=True))  # whole blocks: no write leaves the array
+    out = pl.pallas_call(tile_ids_kernel, out_shape=jax.ShapeDtypeStruct(padded, jnp.int32), grid=grid,
+                         out_specs=pl.BlockSpec(block_shape=block, index_map=index_map),
+                         interpret=backend.interpret, compiler_params=backend.compiler_params())()
+    return np.asarray(out[: shape[0], : shape[1]])
 
 
 def expected_ids(shape, block):
@@ -127,8 +139,8 @@ for shape, block in (((8, 16), (4, 8)), ((5, 3), (2, 2)), ((16, 9), (8, 4))):
 #
 # Write the kernel body of a row-wise `logsumexp(x) = m + log Σⱼ exp(xⱼ − m)` with `m` the row's
 # maximum. The launcher (below) gives each program `8` rows and a column block padded to the
-# next power of two, so the columns from `n_cols` on are padding with undefined values (NaN in
-# the interpreter). Read `x_ref[...]`, make the padding harmless, and write one number per row
+# next power of two, so the columns from `n_cols` on are padding (NaN, which the launcher puts
+# there, as a block past an array's edge may hold on any backend). Read `x_ref[...]`, make the padding harmless, and write one number per row
 # into `o_ref[...]` (shape `(8,)`). The inputs of the second check reach 100: `exp(100)`
 # overflows float32. About 5 lines.
 
@@ -147,15 +159,19 @@ def logsumexp_kernel(x_ref, o_ref, *, n_cols: int):
 
 # %%
 def logsumexp_pallas(x, block_rows=8):
+    backend = backend_for((block_rows,))
     n_rows, n_cols = x.shape
-    return pl.pallas_call(
+    x_pad = kernels.pad_to_blocks(x, (block_rows, pl.next_power_of_2(n_cols)))  # NaN padding
+    out = pl.pallas_call(
         functools.partial(logsumexp_kernel, n_cols=n_cols),
-        out_shape=jax.ShapeDtypeStruct((n_rows,), x.dtype),
-        grid=(pl.cdiv(n_rows, block_rows),),
-        in_specs=[pl.BlockSpec(block_shape=(block_rows, pl.next_power_of_2(n_cols)), index_map=lambda i: (i, 0))],
+        out_shape=jax.ShapeDtypeStruct((x_pad.shape[0],), x.dtype),
+        grid=(x_pad.shape[0] // block_rows,),
+        in_specs=[pl.BlockSpec(block_shape=(block_rows, x_pad.shape[1]), index_map=lambda i: (i, 0))],
         out_specs=pl.BlockSpec(block_shape=(block_rows,), index_map=lambda i: (i,)),
-        interpret=INTERPRET,
-    )(x)
+        interpret=backend.interpret,
+        compiler_params=backend.compiler_params(),
+    )(x_pad)
+    return out[:n_rows]
 
 
 x_lse = jnp.asarray(rng.normal(size=(S.rows, S.cols)).astype(np.float32))
@@ -192,9 +208,14 @@ def silu_kernel(x_ref, y_ref):
 
 
 def silu_pallas(x):
-    spec = pl.BlockSpec(block_shape=(8, pl.next_power_of_2(x.shape[1])), index_map=lambda i: (i, 0))
-    return pl.pallas_call(silu_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), grid=(pl.cdiv(x.shape[0], 8),),
-                          in_specs=[spec], out_specs=spec, interpret=INTERPRET)(x)
+    block = (8, pl.next_power_of_2(x.shape[1]))
+    backend = backend_for(block)
+    x_pad = kernels.pad_to_blocks(x, block)
+    spec = pl.BlockSpec(block_shape=block, index_map=lambda i: (i, 0))
+    y = pl.pallas_call(silu_kernel, out_shape=jax.ShapeDtypeStruct(x_pad.shape, x.dtype), grid=(x_pad.shape[0] // 8,),
+                       in_specs=[spec], out_specs=spec, interpret=backend.interpret,
+                       compiler_params=backend.compiler_params())(x_pad)
+    return y[: x.shape[0], : x.shape[1]]
 
 
 # %%
