@@ -130,6 +130,24 @@ def plan_text(made: Plan, opts: Options) -> str:
     return "\n".join(lines)
 
 
+def _stoppable(run: Any) -> int:
+    """``run()`` with SIGTERM handled as Ctrl-C, so ``timeout`` or a scheduler that stops
+    the check also stops its children (each in a session of its own)."""
+    import signal
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        before = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        return run()
+    try:
+        return run()
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def cmd_check_device(args: Any, tools: Tools | None = None) -> int:
     from course_utils.tooling.notebooks import course_root
 
@@ -144,7 +162,7 @@ def cmd_check_device(args: Any, tools: Tools | None = None) -> int:
         flush=True,
     )
     check = Check(root, opts, tools)
-    code = check.run()
+    code = _stoppable(check.run)
     for name, step in check.report["steps"].items():
         print(f"  {name:<8} {step['status']}")
     print(f"check-device: {check.report['status']}; report in {opts.out}")

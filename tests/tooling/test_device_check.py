@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -226,3 +227,17 @@ def test_more_cores_than_this_process_has_is_an_error_unless_planning(
     monkeypatch.chdir(ROOT)
     assert cli.main(["check-device", "--cores", "100000"]) == 2
     assert "--cores 100000: this process may run on" in capsys.readouterr().err
+
+
+def test_sigterm_stops_the_check_as_ctrl_c_does():
+    import signal
+
+    def run():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+        return 0
+
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(KeyboardInterrupt):
+        device_check._stoppable(run)
+    assert signal.getsignal(signal.SIGTERM) == before
