@@ -2,7 +2,7 @@
 
 ``course site [NOTEBOOK...] [--from DIR] [--out DIR]`` reads the executed copies that
 ``course run`` left in ``build/executed/`` (or ``--from``), checks each one (it must
-exist and hold no error output outside a cell tagged ``raises-exception``), stages a
+exist and hold no error output: a sharp bit prints its error through ``expect_error``), stages a
 Sphinx source tree (:mod:`course_utils.tooling.site_pages`) with its assets
 (:mod:`course_utils.tooling.site_assets`), and runs Sphinx with myst-nb (execution off)
 and sphinx-book-theme, warnings as errors, into ``build/site/`` (or ``--out``). It
@@ -63,8 +63,6 @@ def read_executed(path: Path, lesson: str) -> Any:
     except Exception as err:
         raise CourseError(f"{path}: not a readable notebook ({err})") from None
     for index, cell in enumerate(nb.cells):
-        if "raises-exception" in cell.get("metadata", {}).get("tags", []):
-            continue
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error":
                 raise CourseError(

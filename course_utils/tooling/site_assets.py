@@ -50,6 +50,8 @@ CSS = f"""\
    Python would lose its indentation). */
 .{PAIR_CLASS} pre {{ font-size: 0.85em; }}
 .course-smoke-banner {{ font-weight: 600; }}
+/* A sharp bit's error, printed in a line by expect_error: marked as an error. */
+.tag_expected-error .cell_output pre {{ border-left: 0.25rem solid #c9302c; }}
 """
 
 

@@ -6,8 +6,10 @@ a link to any other file of the repository goes to that file in the tagged relea
 The home page includes the README (its introduction, quick start, curriculum and how
 to open the notebooks), the "About" page the rest of it. Lesson pages are the
 executed copies, their side-by-side pairs tagged (:mod:`course_utils.tooling.site_pairs`),
-papermill's injected cell and the badge line left out (the page has launch buttons),
-and a banner on a smoke run's pages.
+their sharp bits (the cells that show an error through ``expect_error``) tagged
+``expected-error`` so the stylesheet marks the printed line as an error, papermill's
+injected cell and the badge line left out (the page has launch buttons), and a banner
+on a smoke run's pages.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ TITLE = "JAX and PyTorch, side by side"
 README_SPLIT = "## CPU, GPU and TPU"
 LINK = re.compile(r"\]\(([^()\s]+)\)")
 BADGE_LINE = re.compile(r"^\[!\[Open In Colab\]")
+# A cell showing a sharp bit's error: ``with expect_error(...)`` on a line of its own.
+EXPECTED_ERROR = re.compile(r"^\s*with\s+expect_error\(", re.M)
+EXPECTED_TAG = "expected-error"  # myst-nb gives its cell the class tag_expected-error
 SMOKE_NOTE = (
     "```{admonition} Smoke run\n:class: warning course-smoke-banner\n"
     "This page shows a smoke run (`SMOKE = True`): every size is tiny, so its timings, "
@@ -77,6 +82,8 @@ def notebook_page(
     for cell in cells:
         if cell.cell_type == "markdown":
             cell.source = rewrite_links(_strip_badges(_source(cell)), source, staged)
+        elif EXPECTED_ERROR.search(_source(cell)):
+            cell.metadata.setdefault("tags", []).append(EXPECTED_TAG)
     if smoke:
         at = 1 if cells and cells[0].cell_type == "markdown" else 0
         cells.insert(at, nbformat.v4.new_markdown_cell(SMOKE_NOTE))

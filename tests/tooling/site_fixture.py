@@ -1,7 +1,7 @@
 """The fixture site the site tests build: two small executed lessons, no lesson run.
 
 ``tests/fixtures/site/90_fixture_pairs.ipynb`` (smoke run: two pairs, math, a mermaid
-diagram, a figure, a cell tagged ``raises-exception``, JupyterLab-style in-page links)
+diagram, a figure, a sharp bit shown through ``expect_error``, JupyterLab-style in-page links)
 and ``91_fixture_full.ipynb`` (full run, no pair). One pytest run builds it once, with
 the ``course site`` command, whichever test module (and xdist worker) asks first:
 :func:`shared_site` holds a file lock while it builds into ``build/site-test/``.

@@ -3,10 +3,10 @@
 ``jupyter lab`` starts on 127.0.0.1 with a random token, on copies of lesson 00 and its
 exercise notebook (the repository's own files are never opened, so nothing is saved into
 them), with settings that keep JupyterLab's news pop-up and kernel dialog away. Lesson 00
-runs through the Run menu in smoke mode: every cell executed, no error output outside the
-cells tagged ``raises-exception``, its figures drawn. The exercise notebook runs all:
-every check says "not implemented yet". Then one exercise is solved in the browser and its
-check says "passed". Afterwards the server and its kernels are gone.
+runs through the Run menu in smoke mode: every cell executed, no error output at all (its
+sharp bits print their errors through ``expect_error``), its figures drawn. The exercise
+notebook runs all: every check says "not implemented yet". Then one exercise is solved in
+the browser and its check says "passed". Afterwards the server and its kernels are gone.
 """
 
 from __future__ import annotations
@@ -77,7 +77,6 @@ FINISHED = """() => {
   const code = w.content.widgets.filter(c => c.model.type === 'code');
   if (code.every(c => c.model.executionCount !== null)) return true;
   const failed = code.some(c =>
-    !(c.model.getMetadata('tags') || []).includes('raises-exception') &&
     c.model.outputs.toJSON().some(o => o.output_type === 'error'));
   return failed && k && k.status === 'idle';
 }"""
@@ -256,7 +255,6 @@ def _errors(cells: list[dict]) -> list[str]:
     return [
         f"{c['source'][:60]!r}: {o.get('ename')}: {o.get('evalue')}"
         for c in cells
-        if "raises-exception" not in c["tags"]
         for o in c["outputs"]
         if o["output_type"] == "error"
     ]
@@ -296,7 +294,8 @@ def test_lesson_00_runs_all_in_jupyterlab(lab, page):
     assert cells and all(c["count"] is not None for c in cells)
     assert not _errors(cells), "\n".join(_errors(cells))
     assert sum(c["images"] for c in cells) >= 1, "no figure in lesson 00"
-    assert any("raises-exception" in c["tags"] for c in cells)
+    sharp = [c for c in cells if "with expect_error(" in c["source"]]
+    assert sharp and all("Error: " in _output_text(c) for c in sharp), sharp
 
 
 def _solution(exercise: str) -> str:

@@ -43,11 +43,22 @@ def test_an_error_output_is_named_with_its_cell(tmp_path):
     assert "ValueError: boom" in str(err.value)
 
 
-def test_a_raises_exception_cell_may_hold_its_error():
+def test_a_cell_tag_does_not_excuse_an_error(tmp_path):
+    nb = nbformat.read(FIXTURES / "90_fixture_pairs.ipynb", as_version=4)
+    nb.cells[9].metadata["tags"] = ["raises-exception"]
+    nb.cells[9].outputs = [
+        nbformat.v4.new_output("error", ename="IndexError", evalue="out", traceback=[])
+    ]
+    nbformat.write(nb, tmp_path / "90_fixture_pairs.ipynb")
+    with pytest.raises(CourseError, match="cell 8 .* holds an error output"):
+        site.read_executed(tmp_path / "90_fixture_pairs.ipynb", "90_fixture_pairs")
+
+
+def test_a_sharp_bit_shows_its_error_as_a_printed_line():
     nb = site.read_executed(FIXTURES / "90_fixture_pairs.ipynb", "90_fixture_pairs")
-    assert any(
-        o.get("output_type") == "error" for c in nb.cells for o in c.get("outputs", [])
-    )
+    (sharp,) = [c for c in nb.cells if "expect_error(" in c.source]
+    assert [o.output_type for o in sharp.outputs] == ["stream"]
+    assert sharp.outputs[0].text == "IndexError: list index out of range\n"
 
 
 def test_smoke_comes_from_the_executed_parameters():

@@ -7,7 +7,7 @@ import tarfile
 
 import pytest
 
-from course_utils.tooling import site_assets
+from course_utils.tooling import site_assets, site_pages
 from course_utils.tooling.errors import CourseError
 
 
@@ -60,3 +60,7 @@ def test_pairs_stand_side_by_side_only_on_a_wide_screen():
     assert "grid-template-columns: minmax(0, 1fr);" in narrow
     assert f"(min-width: {site_assets.WIDE}px)" in wide
     assert "minmax(0, 1fr) minmax(0, 1fr)" in wide and "grid-column: 1 / -1" in wide
+
+
+def test_a_sharp_bits_printed_error_is_marked():
+    assert f".tag_{site_pages.EXPECTED_TAG} .cell_output pre" in site_assets.CSS

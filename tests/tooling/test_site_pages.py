@@ -43,11 +43,17 @@ def test_a_lesson_page_loses_its_injected_cell_and_gets_the_banner():
             new_code_cell("# Parameters\nSMOKE = True\n"),
             new_code_cell("# PyTorch\n"),
             new_code_cell("# JAX\n"),
+            new_code_cell("# JAX\nwith expect_error(TypeError):\n    x[0] = 1"),
         ]
     )
     nb.cells[1].metadata["tags"] = ["injected-parameters"]
     pairs = site_pages.notebook_page(nb, "notebooks/03_x.ipynb", STAGED, smoke=True)
-    assert len(pairs) == 1 and len(nb.cells) == 4
+    assert len(pairs) == 1 and len(nb.cells) == 5
+    assert [c.metadata.get("tags", []) for c in nb.cells[2:]] == [
+        ["sbs-torch"],
+        ["sbs-jax"],
+        [site_pages.EXPECTED_TAG],
+    ]
     assert nb.cells[0].source.strip() == "# 03 · Title"
     assert "course-smoke-banner" in nb.cells[1].source
     nbformat.validate(nb)
