@@ -38,8 +38,14 @@ _share_the_gpu()
 
 def _strict_kernels() -> None:
     from course_utils import strict
+    from course_utils.tooling import lowering_record
 
-    os.environ["IPYTHONDIR"] = strict.ipython_dir(str(ROOT / "build" / "ipython"))
+    # The test kernels' own IPython directory: strict warnings, and the lowering
+    # check when COURSE_LOWERING_CHECK=1 (the default here; 0 turns it off).
+    root = strict.ipython_dir(str(ROOT / "build" / "ipython-tests"))
+    lowering_record.ipython_startup(root)
+    os.environ["IPYTHONDIR"] = root
+    os.environ.setdefault(lowering_record.ENV, "1")
 
 
 _strict_kernels()
@@ -81,7 +87,70 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
+class LoweringFailed(Exception):
+    """Programs of a notebook that do not lower for a GPU or a TPU."""
+
+
+class LoweringCheck(pytest.Item):
+    """After a notebook's last cell: every program its cells ran, lowered for cuda and tpu.
+
+    Asks the notebook's kernel (``course_utils.tooling.lowering_record``) for its
+    report, also kept in build/lowering/, and fails naming the cell and the function.
+    """
+
+    def runtest(self):
+        import json
+
+        from course_utils.tooling import lowering_record
+
+        nb = self.parent
+        if nb.kernel is None or not nb.kernel.is_alive() or nb.timed_out:
+            pytest.skip("the notebook's kernel is gone: nothing to ask")
+        path = ROOT / "build" / "lowering" / f"{Path(nb.path).stem}.json"
+        path.unlink(missing_ok=True)
+        module = lowering_record.__name__
+        code = f"__import__('importlib').import_module({module!r}).write_report({str(path)!r})"
+        msg_id = nb.kernel.execute_cell_input(code, allow_stdin=False)
+        nb.kernel.await_reply(msg_id, timeout=600)
+        nb.kernel.await_idle(msg_id, 60)
+        if not path.exists():
+            raise LoweringFailed(f"{nb.path}: the kernel wrote no report ({path})")
+        report = json.loads(path.read_text(encoding="utf-8"))
+        sources = [c.source for c in nb.nb.cells if c.cell_type == "code"]
+        failures, skips = lowering_record.findings(report, sources)
+        self.add_report_section("call", "lowering skipped", "\n".join(skips))
+        if failures:
+            raise LoweringFailed(
+                f"{nb.path}: {len(failures)} lowering(s) failed "
+                f"(report: {path.relative_to(ROOT)})\n" + "\n".join(failures)
+            )
+
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, LoweringFailed):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self):
+        return self.path, None, f"{self.parent.name}::{self.name}"
+
+
+def _add_lowering_checks(items):
+    """One :class:`LoweringCheck` right after each notebook's last cell (same kernel)."""
+    try:
+        from nbval.plugin import IPyNbCell
+    except ImportError:
+        return
+    last = {}
+    for i, item in enumerate(items):
+        if isinstance(item, IPyNbCell) and "tests/fixtures" not in str(item.path):
+            last[item.parent] = i
+    for parent, i in sorted(last.items(), key=lambda pair: -pair[1]):
+        items.insert(i + 1, LoweringCheck.from_parent(parent, name="lowering"))
+
+
 def pytest_collection_modifyitems(config, items):
+    if os.environ.get("COURSE_LOWERING_CHECK") == "1":
+        _add_lowering_checks(items)
     for item in items:
         if str(item.fspath).endswith(".ipynb"):
             item.add_marker(pytest.mark.notebooks)

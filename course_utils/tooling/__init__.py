@@ -15,6 +15,8 @@ Lessons and exercises never import this package. Modules:
 - ``device_budget``: the time budget and each step's share of it
 - ``device_steps``: what each step runs (install, doctor, nbval, claims), each in a child process
 - ``device_lessons``: the lessons run on the device in smoke mode
+- ``lowering``: lowers a jitted JAX program for GPUs and TPUs on a CPU (``jax.export``)
+- ``lowering_record``: records each program a notebook's kernel compiles, and checks it
 - ``device_report``: the JSON report, written after every step
 - ``site``: the ``course site`` command: the course as a website, from executed notebooks
 - ``site_pages``: the site's Sphinx source tree, staged from the course's files

@@ -1,0 +1,314 @@
+"""Lower a jitted JAX program for GPUs and TPUs on a CPU, and say what failed.
+
+``jax.export.export(jax.jit(f), platforms=["cuda"])`` runs JAX's GPU lowering
+(its MLIR emission, Pallas' Mosaic GPU or Triton lowering, the sharding
+annotations) without a GPU. :func:`check` does that for one :class:`Program`
+(a closed jaxpr and the shapes, dtypes and shardings of its inputs) on each of
+:data:`PLATFORMS`, after two rewrites:
+
+- every ``pallas_call`` runs with ``interpret=False``: an interpreted kernel
+  lowers as plain HLO and proves nothing about the kernel;
+- the jaxpr's constants become inputs, so no array is copied into the module.
+
+Each platform gets an :class:`Outcome`: ``pass``, ``fail`` (the error's first
+line) or ``skip`` with the reason, for a program that cannot be exported for a
+reason that has nothing to do with the platform: host callbacks
+(``pure_callback``, ``jax.debug.print``), which only a live backend lowers, or
+any error the same export for ``cpu`` raises too.
+
+What a pass proves: the program lowers to StableHLO for that platform, with
+its shardings on a mesh of as many devices. What it does not prove: that XLA
+then compiles it for that chip (PTX, Mosaic's later passes, shared memory or
+VMEM limits), nor its numbers or speed. :mod:`course_utils.tooling.lowering_record`
+records the programs a notebook runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+PLATFORMS = ("cuda", "tpu")
+CONTROL = "cpu"  # the platform whose export tells a platform failure from any other
+# Primitives that call back into Python: lowering them needs the target's live backend.
+CALLBACKS = frozenset(
+    {
+        "pure_callback",
+        "io_callback",
+        "debug_callback",
+        "debug_print",
+        "buffer_callback",
+        "inspect_sharding",
+    }
+)
+PASS, FAIL, SKIP = "pass", "fail", "skip"
+
+
+@dataclass(frozen=True)
+class Program:
+    """One jitted program: its jaxpr and the types of its inputs.
+
+    ``specs`` holds a ``jax.ShapeDtypeStruct`` per input (with its sharding when it
+    spans several devices); ``out_shardings`` is ``None`` or one per output.
+    """
+
+    name: str
+    jaxpr: Any  # jax ClosedJaxpr
+    specs: tuple[Any, ...]
+    out_shardings: tuple[Any, ...] | None = None
+    mesh: Any = None  # the mesh current when it was traced (jax.set_mesh), if any
+
+    @property
+    def kernels(self) -> tuple[str, ...]:
+        """The Pallas kernels it launches, by the kernel function's name."""
+        return tuple(
+            kernel_name(e)
+            for e in eqns(self.jaxpr)
+            if e.primitive.name == "pallas_call"
+        )
+
+    @property
+    def callbacks(self) -> tuple[str, ...]:
+        """The host-callback primitives it holds, each named once."""
+        found = (e.primitive.name for e in eqns(self.jaxpr))
+        return tuple(sorted({n for n in found if n in CALLBACKS}))
+
+    def label(self) -> str:
+        """``step`` or ``pallas_call (kernel softmax_kernel)``, for a report line."""
+        kernels = sorted(set(self.kernels))
+        if not kernels:
+            return self.name
+        return f"{self.name} (kernel {', '.join(kernels)})"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What lowering one program for one platform gave."""
+
+    function: str
+    platform: str
+    status: str  # PASS, FAIL or SKIP
+    reason: str = ""  # the error's first line (FAIL) or why it was not checked (SKIP)
+
+
+def _jaxprs(value: Any) -> Iterator[Any]:
+    from jax._src import core
+
+    for v in value if isinstance(value, tuple | list) else (value,):
+        if isinstance(v, core.ClosedJaxpr):
+            yield v.jaxpr
+        elif isinstance(v, core.Jaxpr):
+            yield v
+
+
+def eqns(jaxpr: Any) -> Iterator[Any]:
+    """Every equation of a (closed) jaxpr, nested jaxprs included."""
+    inner = getattr(jaxpr, "jaxpr", jaxpr)
+    for eqn in inner.eqns:
+        yield eqn
+        for value in eqn.params.values():
+            for sub in _jaxprs(value):
+                yield from eqns(sub)
+
+
+def kernel_name(eqn: Any) -> str:
+    """The Python function a ``pallas_call`` equation runs (``?`` when unknown)."""
+    info = getattr(eqn.params.get("jaxpr"), "debug_info", None)
+    name = getattr(info, "func_name", None) or eqn.params.get("name") or "?"
+    return str(name).split(" at ")[0]
+
+
+def _rewrite(value: Any, eqn_fn: Callable[[Any], Any]) -> Any:
+    from jax._src import core
+
+    if isinstance(value, core.ClosedJaxpr):
+        return value.replace(jaxpr=_rewrite(value.jaxpr, eqn_fn))
+    if isinstance(value, core.Jaxpr):
+        return value.replace(eqns=[eqn_fn(e) for e in value.eqns])
+    if isinstance(value, tuple | list):
+        return type(value)(_rewrite(v, eqn_fn) for v in value)
+    return value
+
+
+def interpret_off(jaxpr: Any) -> Any:
+    """The same jaxpr with every ``pallas_call`` compiled (``interpret=False``)."""
+
+    def fix(eqn: Any) -> Any:
+        params = {k: _rewrite(v, fix) for k, v in eqn.params.items()}
+        if eqn.primitive.name == "pallas_call" and "interpret" in params:
+            params["interpret"] = False
+        return eqn.replace(params=params)
+
+    return _rewrite(jaxpr, fix)
+
+
+_STUB: list[Any] = []
+
+
+def _stub_primitive() -> Any:
+    """A primitive standing for a host callback: zeros of its outputs, on any platform."""
+    if _STUB:
+        return _STUB[0]
+    from jax import lax
+    from jax._src import core
+    from jax._src.interpreters import mlir
+
+    stub = core.Primitive("host_callback_stub")
+    stub.multiple_results = True
+    stub.def_abstract_eval(lambda *args, out_avals: list(out_avals))
+
+    def zeros(*args: Any, out_avals: tuple[Any, ...]) -> list[Any]:
+        return [lax.full(a.shape, 0, a.dtype) for a in out_avals]
+
+    mlir.register_lowering(stub, mlir.lower_fun(zeros, multiple_results=True))
+    _STUB.append(stub)
+    return stub
+
+
+def callbacks_off(jaxpr: Any) -> Any:
+    """The same jaxpr with every host callback replaced by zeros of its outputs."""
+    from jax._src import core
+
+    stub = _stub_primitive()
+
+    def fix(eqn: Any) -> Any:
+        if eqn.primitive.name in CALLBACKS:
+            avals = tuple(v.aval for v in eqn.outvars)
+            return eqn.replace(
+                primitive=stub, params={"out_avals": avals}, effects=core.no_effects
+            )
+        return eqn.replace(params={k: _rewrite(v, fix) for k, v in eqn.params.items()})
+
+    return _rewrite(jaxpr, fix)
+
+
+def spec_of(aval: Any, sharding: Any = None) -> Any:
+    """A ``ShapeDtypeStruct`` for one input, keeping a sharding over several devices."""
+    import jax
+
+    keep = sharding is not None and len(getattr(sharding, "device_set", ())) > 1
+    return jax.ShapeDtypeStruct(
+        aval.shape,
+        aval.dtype,
+        sharding=sharding if keep else None,
+        weak_type=getattr(aval, "weak_type", False),
+    )
+
+
+def trace(fn: Callable[..., Any], *args: Any, name: str | None = None) -> Program:
+    """The :class:`Program` ``jax.jit(fn)(*args)`` would compile (for tests and authors)."""
+    import jax
+
+    traced = jax.jit(fn).trace(*args)
+    leaves = jax.tree.leaves(args)
+    specs = tuple(spec_of(jax.typeof(x), getattr(x, "sharding", None)) for x in leaves)
+    return Program(name or traced.fun_name, traced.jaxpr, specs)
+
+
+def _callable(
+    program: Program, kernels_compiled: bool = True
+) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+    """A jitted function taking the constants first, and the specs it is exported for."""
+    import jax
+    from jax._src import core
+    from jax._src.interpreters import partial_eval as pe
+
+    closed = interpret_off(program.jaxpr) if kernels_compiled else program.jaxpr
+    open_jaxpr = pe.convert_constvars_jaxpr(closed.jaxpr)
+    const_specs = tuple(
+        spec_of(jax.typeof(c), getattr(c, "sharding", None)) for c in closed.consts
+    )
+    specs = const_specs + program.specs
+
+    def run(*args: Any) -> Any:
+        return core.eval_jaxpr(open_jaxpr, (), *args)
+
+    run.__name__ = run.__qualname__ = program.name
+    in_shardings = tuple(s.sharding for s in specs)
+    kwargs: dict[str, Any] = {"in_shardings": in_shardings}
+    if program.out_shardings is not None:
+        kwargs["out_shardings"] = program.out_shardings
+    return jax.jit(run, **kwargs), specs
+
+
+def first_line(err: BaseException) -> str:
+    """``ValueError: ...``: the error's first non-empty line, at most 300 characters."""
+    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+    return f"{type(err).__name__}: {lines[0] if lines else ''}"[:300]
+
+
+def export(program: Program, platform: str, kernels_compiled: bool = True) -> Any:
+    """``jax.export`` of the program for one platform (raises what the lowering raises).
+
+    ``kernels_compiled=False`` keeps each ``pallas_call``'s ``interpret`` flag as it was.
+    """
+    import contextlib
+
+    import jax
+
+    fn, specs = _callable(program, kernels_compiled)
+    # Custom calls without a stability promise (Triton's) are fine here: nothing is stored.
+    anything = [jax.export.DisabledSafetyCheck.custom_call("ALL")]
+    mesh = program.mesh
+    ctx = (
+        jax.set_mesh(mesh)
+        if mesh is not None and mesh.shape
+        else contextlib.nullcontext()
+    )
+    with ctx:
+        return jax.export.export(fn, platforms=[platform], disabled_checks=anything)(
+            *specs
+        )
+
+
+def _try(program: Program, platform: str, kernels_compiled: bool = True) -> str:
+    """``""`` when the program lowers for ``platform``, else why not (one line).
+
+    A deprecation or future warning counts as a failure, since the course's tests and
+    executed notebooks make them errors (``course_utils.strict``); it is caught as a
+    warning here so that the lowering goes on and any later error is the one reported.
+    """
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            export(program, platform, kernels_compiled)
+        except Exception as err:  # noqa: BLE001 - every error is classified by the caller
+            return first_line(err)
+    for w in caught:
+        if issubclass(w.category, DeprecationWarning | FutureWarning):
+            text = str(w.message).strip().splitlines()[0]
+            return f"{w.category.__name__}: {text} (an error under the course's strict warnings)"[
+                :300
+            ]
+    return ""
+
+
+def _lower(program: Program, platform: str, control: dict[str, str]) -> Outcome:
+    name = program.label()
+    if program.callbacks:
+        # The callbacks cannot lower here; the rest of the program can, with them stubbed.
+        why = f"host callback ({', '.join(program.callbacks)}) lowers only on a live backend"
+        stubbed = replace(program, jaxpr=callbacks_off(program.jaxpr))
+        reason = _try(stubbed, platform)
+        if reason:
+            return Outcome(name, platform, FAIL, f"{reason} (host callbacks stubbed)")
+        return Outcome(name, platform, SKIP, f"{why}; the rest lowers")
+    reason = _try(program, platform)
+    if not reason:
+        return Outcome(name, platform, PASS)
+    if CONTROL not in control:
+        # As the notebook ran it here: interpreted kernels (the CPU has no Pallas backend).
+        control[CONTROL] = _try(program, CONTROL, kernels_compiled=False)
+    if control[CONTROL]:
+        why = f"not exportable for {CONTROL} either: {control[CONTROL]}"
+        return Outcome(name, platform, SKIP, why)
+    return Outcome(name, platform, FAIL, reason)
+
+
+def check(program: Program, platforms: Sequence[str] = PLATFORMS) -> list[Outcome]:
+    """Lower ``program`` for each platform: one :class:`Outcome` each."""
+    control: dict[str, str] = {}
+    return [_lower(program, p, control) for p in platforms]

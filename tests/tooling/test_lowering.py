@@ -1,0 +1,150 @@
+"""Real exports for cuda and tpu on this CPU: what passes, what fails, what is skipped and why."""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+import pytest
+
+jax = pytest.importorskip("jax")
+jnp = pytest.importorskip("jax.numpy")
+pl = pytest.importorskip("jax.experimental.pallas")
+
+from course_utils.tooling import lowering  # noqa: E402
+
+
+def double_kernel(x_ref, y_ref):
+    y_ref[...] = x_ref[...] * 2
+
+
+def masked_softmax_kernel(x_ref, y_ref, *, n_cols):
+    x = x_ref[...]
+    cols = jax.lax.broadcasted_iota(jnp.int32, x.shape, 1)
+    e = jnp.exp(jnp.where(cols < n_cols, x, -jnp.inf))
+    y_ref[...] = e / jnp.sum(e, axis=1, keepdims=True)
+
+
+def launch(kernel, x, block):
+    """A ``pallas_call`` over row blocks, interpreted (as the course runs it on a CPU)."""
+    spec = pl.BlockSpec(block_shape=block, index_map=lambda i: (i, 0))
+    return pl.pallas_call(
+        kernel,
+        out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+        grid=(x.shape[0] // block[0],),
+        in_specs=[spec],
+        out_specs=spec,
+        interpret=True,
+    )(x)
+
+
+def double_rows(x):
+    return launch(double_kernel, x, (8, 128))
+
+
+def softmax_rows(x):
+    # Two rows of 8 float32 per block: 64 bytes, less than one Mosaic GPU warpgroup copy.
+    return launch(functools.partial(masked_softmax_kernel, n_cols=5), x, (2, 8))
+
+
+def by_platform(outcomes):
+    return {o.platform: o for o in outcomes}
+
+
+def test_a_plain_jitted_function_lowers_everywhere():
+    def mlp(w, x):
+        return jnp.tanh(x @ w).sum()
+
+    program = lowering.trace(jax.grad(mlp), jnp.ones((4, 3)), jnp.ones((2, 4)))
+    outcomes = by_platform(lowering.check(program))
+    assert set(outcomes) == {"cuda", "tpu"}
+    assert all(o.status == lowering.PASS for o in outcomes.values()), outcomes
+
+
+def test_a_kernel_mosaic_gpu_cannot_lower_fails_for_cuda_and_names_the_function():
+    program = lowering.trace(softmax_rows, jnp.ones((4, 8)))
+    cuda = by_platform(lowering.check(program))["cuda"]
+    assert cuda.status == lowering.FAIL
+    assert cuda.function == "softmax_rows (kernel masked_softmax_kernel)"
+    assert cuda.reason.split(":")[0].endswith("Error"), cuda.reason
+
+
+def test_an_interpreted_kernel_is_lowered_compiled():
+    program = lowering.trace(double_rows, jnp.ones((16, 128)))
+    (pallas,) = [
+        e for e in lowering.eqns(program.jaxpr) if e.primitive.name == "pallas_call"
+    ]
+    assert pallas.params["interpret"] is True
+    compiled = [
+        e
+        for e in lowering.eqns(lowering.interpret_off(program.jaxpr))
+        if e.primitive.name == "pallas_call"
+    ]
+    assert compiled[0].params["interpret"] is False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        assert "mosaic_gpu" in lowering.export(program, "cuda").mlir_module()
+    assert "tpu_custom_call" in lowering.export(program, "tpu").mlir_module()
+    # As the notebook ran it, the kernel is plain HLO: no custom call at all.
+    cpu = lowering.export(program, "cpu", kernels_compiled=False).mlir_module()
+    assert "custom_call" not in cpu
+
+
+def test_a_deprecated_gpu_lowering_fails_as_the_strict_warnings_would():
+    # jax 0.10 lowers pallas_call for cuda with Mosaic GPU by default, and deprecates it.
+    cuda, tpu = lowering.check(lowering.trace(double_rows, jnp.ones((16, 128))))
+    assert tpu.status == lowering.PASS
+    assert cuda.status == lowering.FAIL and "strict warnings" in cuda.reason
+    assert cuda.reason.startswith("DeprecationWarning: ")
+
+
+def test_a_kernel_for_triton_lowers_for_cuda():
+    from jax._src import config
+
+    with config.jax_pallas_use_mosaic_gpu(False):
+        program = lowering.trace(double_rows, jnp.ones((16, 128)))
+        cuda = lowering.check(program, platforms=["cuda"])[0]
+    assert cuda.status == lowering.PASS, cuda
+
+
+def test_a_host_callback_is_skipped_with_its_reason():
+    def noisy(x):
+        jax.debug.print("x = {}", x)
+        return jnp.sin(x)
+
+    for o in lowering.check(lowering.trace(noisy, jnp.ones(3))):
+        assert o.status == lowering.SKIP
+        assert "debug_print" in o.reason and "the rest lowers" in o.reason
+
+
+def test_a_host_callback_does_not_hide_a_failing_kernel():
+    def noisy_softmax(x):
+        jax.debug.print("x = {}", x)
+        return softmax_rows(x)
+
+    cuda = by_platform(lowering.check(lowering.trace(noisy_softmax, jnp.ones((4, 8)))))
+    assert cuda["cuda"].status == lowering.FAIL
+    assert cuda["cuda"].reason.endswith("(host callbacks stubbed)")
+
+
+def test_a_failure_on_every_platform_is_skipped_not_blamed_on_the_platform(monkeypatch):
+    program = lowering.trace(jnp.sin, jnp.ones(3))
+
+    def broken(program, platform, kernels_compiled=True):
+        raise NotImplementedError("serialization of this is not implemented")
+
+    monkeypatch.setattr(lowering, "export", broken)
+    for o in lowering.check(program):
+        assert o.status == lowering.SKIP
+        assert o.reason.startswith("not exportable for cpu either: NotImplementedError")
+
+
+def test_constants_become_inputs_so_no_array_is_copied_into_the_module():
+    weights = jnp.arange(4096.0)
+    program = lowering.trace(lambda x: x * weights, jnp.ones(4096))
+    assert program.jaxpr.consts
+    exported = lowering.export(program, "cuda")
+    assert len(exported.in_avals) == 2  # the weights, then x
+    assert len(exported.mlir_module()) < 12_000, (
+        "the weights were copied into the module"
+    )
