@@ -401,12 +401,14 @@ def train_jax(dtype, batches):
 
 # %%
 # PyTorch: float32 and bfloat16 autocast
-curves_torch = {name: train_torch(dt, BATCHES)[0] for name, dt in [("float32", torch.float32), ("bfloat16", torch.bfloat16)]}
+runs_torch = {name: train_torch(dt, BATCHES) for name, dt in [("float32", torch.float32), ("bfloat16", torch.bfloat16)]}
+curves_torch = {name: losses for name, (losses, _) in runs_torch.items()}  # the models are kept for 1.3
 {name: c[-1] for name, c in curves_torch.items()}
 
 # %%
 # JAX: float32 and bfloat16 compute (float32 parameters)
-curves_jax = {name: train_jax(dt, BATCHES)[0] for name, dt in [("float32", jnp.float32), ("bfloat16", jnp.bfloat16)]}
+runs_jax = {name: train_jax(dt, BATCHES) for name, dt in [("float32", jnp.float32), ("bfloat16", jnp.bfloat16)]}
+curves_jax = {name: losses for name, (losses, _) in runs_jax.items()}  # the models are kept for 1.3
 {name: c[-1] for name, c in curves_jax.items()}
 
 # %%
@@ -474,6 +476,7 @@ print("\n".join(
     for fw in rel
 ) + f"\nPyTorch's and JAX's bf16 logits differ from each other by {rel_between / unit_roundoff:.1f} unit roundoffs")
 
+
 # %% [markdown]
 # These lines are the explanation, computed for this run. At step 0 the bfloat16 logits are
 # off by the printed number of unit roundoffs: that is what rounding the inputs, the weights
@@ -491,7 +494,12 @@ print("\n".join(
 # ### 1.3 float16 and loss scaling
 #
 # float16 has three more mantissa bits than bfloat16 but its smallest normal number is 6e-5,
-# and late in training many gradient entries are smaller than that. `torch.amp.GradScaler`
+# and late in training many gradient entries are smaller than that. Below it float16 keeps
+# fewer and fewer significant bits (the subnormals), and below about 6e-8 a value becomes 0.
+# The cells below measure it on the float32-trained models of 1.2 at their last batch: each
+# framework computes the first layer's gradient again with float16 activations, without and
+# with the loss multiplied by 2¹⁶ (divided back in float32), and counts the entries that are
+# nonzero in float32 but became 0. `torch.amp.GradScaler`
 # multiplies the loss by a large factor (65,536 at first) before `backward()`, so the float16
 # gradients are scaled into range, then divides them again in float32 before the optimiser
 # step; if it finds an inf or NaN it skips the step and halves the factor. That is a GPU tool:
@@ -500,6 +508,62 @@ print("\n".join(
 # DeepMind's `jmp` package them). Both cells compute one float16 gradient on the first batch,
 # unscale it in float32, check it for inf/NaN, and take the SGD step only if it is finite
 # (`scaler.step` skips it otherwise; the JAX cell writes the same rule as an `if`).
+
+# %%
+# PyTorch: the trained float32 model's fc1 gradient on the last batch, float16 activations
+def fc1_grad_torch(dtype, scale=1.0):
+    model = runs_torch["float32"][1]
+    model.zero_grad()
+    x, y = (torch.from_numpy(a).to(torch_dev) for a in BATCHES[-1])
+    with torch.autocast(torch_dev.type, dtype=dtype, enabled=dtype != torch.float32):
+        (F.cross_entropy(model(x), y) * scale).backward()
+    return model.fc1.weight.grad.T.float().cpu().numpy() / scale  # (64, hidden), float32
+
+
+g32_torch = fc1_grad_torch(torch.float32)
+g16_torch = {scale: fc1_grad_torch(torch.float16, scale) for scale in (1.0, 2.0**16)}
+
+
+# %%
+# JAX: the same gradient, the trained float32 weights in a model that computes in float16
+def fc1_grad_jax(dtype, scale=1.0):
+    trained = runs_jax["float32"][1]
+    w = {k: np.asarray(getattr(getattr(trained, layer), part)[...])
+         for k, layer, part in [("W1", "fc1", "kernel"), ("b1", "fc1", "bias"), ("W2", "fc2", "kernel"), ("b2", "fc2", "bias")]}
+    x, y = (jnp.asarray(a) for a in BATCHES[-1])
+    grads = nnx.grad(lambda m: loss_jax(m, x, y) * scale)(MLPNNX(w, dtype))
+    return np.asarray(nnx.to_pure_dict(grads)["fc1"]["kernel"], np.float32) / scale  # (64, hidden)
+
+
+g32_jax = fc1_grad_jax(jnp.float32)
+g16_jax = {scale: fc1_grad_jax(jnp.float16, scale) for scale in (1.0, 2.0**16)}
+
+# %%
+assert_close(g32_torch, g32_jax, rtol=1e-4, atol=1e-6, name="float32 fc1 gradient")
+tiny16 = float(np.finfo(np.float16).tiny)
+nonzero = g32_torch != 0
+rows = [f"| float32 entries below float16's smallest normal | {np.mean(np.abs(g32_torch[nonzero]) < tiny16):.1%} "
+        f"| {np.mean(np.abs(g32_jax[g32_jax != 0]) < tiny16):.1%} |"]
+small = {"PyTorch": (np.abs(g32_torch) < tiny16) & nonzero, "JAX": (np.abs(g32_jax) < tiny16) & (g32_jax != 0)}
+def lost(g16, g32, fw):  # (share that became 0, median relative error of the small entries)
+    err = np.abs(g16 - g32)[small[fw]] / np.abs(g32)[small[fw]]
+    return f"{np.mean(g16[g32 != 0] == 0):.1%}", f"{np.median(err):.1e}" if err.size else "none"
+for scale in g16_torch:
+    (z_t, e_t), (z_j, e_j) = lost(g16_torch[scale], g32_torch, "PyTorch"), lost(g16_jax[scale], g32_jax, "JAX")
+    rows += [f"| became 0 in float16, loss × {scale:g} | {z_t} | {z_j} |",
+             f"| median relative error of the small ones, loss × {scale:g} | {e_t} | {e_j} |"]
+display(Markdown("| fc1 gradient entries | PyTorch | JAX |\n|---|---:|---:|\n" + "\n".join(rows)))
+
+# %% [markdown]
+# The first row is the float32 gradient itself: the share of its entries that float16 can only
+# hold as subnormals or not at all. The next rows are what float16 made of them, without and
+# with scaling: the share of entries lost outright, and the median relative error of the small
+# ones (those below the smallest normal in float32), which is what the subnormals' missing bits
+# cost. Multiplying the loss by 2¹⁶ moves every gradient up by 16 powers of two, out of the
+# subnormal range (too large a scale overflows instead: `GradScaler` then skips the step and
+# halves the scale). Whatever the numbers of this run, that is the whole case for loss
+# scaling: what the small gradients lose is the difference between the unscaled and the
+# scaled rows. `GradScaler` does exactly this on every step, with a scale it adjusts.
 
 # %%
 # PyTorch: float16 autocast with GradScaler (one step)
