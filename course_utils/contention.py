@@ -35,9 +35,9 @@ from typing import Any
 MAX_OTHERS_SHARE = (
     0.25  # other processes' CPU time / (cores x wall) above this: contended
 )
-REMEDY = (
-    "close other programs (or wait for them), then rerun this cell; "
-    "`uptime` shows the load"
+REMEDY = (  # printed once under each contended table, not in every verdict
+    "rerun the cell when no other program keeps the cores busy "
+    "(`uptime` shows the load)"
 )
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from course_utils._trees import is_jax_array, is_torch_tensor, leaves_with_paths
-from course_utils.contention import Contention, Monitor, policy_text
+from course_utils.contention import REMEDY, Contention, Monitor, policy_text
 
 NOISE_THRESHOLD = 0.10  # IQR / median above this earns a warning
 MIN_ROUNDS = 8  # a verdict needs at least 6 paired ratios (claims.verdicts.MIN_RATIOS)
@@ -293,13 +293,27 @@ def bench(
     return m
 
 
+def _noisy(m: Measurement) -> bool:
+    return m.relative_iqr > NOISE_THRESHOLD
+
+
+def _noise_warning(noisy: list[Measurement]) -> str:
+    """One line for every variant whose times vary: the IQR of each, then what a verdict uses."""
+    spread = ", ".join(f"{m.label} {m.relative_iqr:.0%}" for m in noisy)
+    if len(noisy) == 1:
+        head = f"{noisy[0].label}: its times vary (IQR {noisy[0].relative_iqr:.0%}"
+    else:
+        head = f"times vary (IQR as a share of the median: {spread}"
+    return (
+        f"{head}); a verdict judges the paired ratios instead, whose spread "
+        "cancels shared load"
+    )
+
+
 def _diagnose(m: Measurement) -> list[str]:
     out = []
-    if m.relative_iqr > NOISE_THRESHOLD:
-        out.append(
-            f"{m.label}: its times vary (IQR {m.relative_iqr:.0%} of the median); a "
-            "verdict judges the paired ratios instead, whose spread cancels shared load"
-        )
+    if _noisy(m):
+        out.append(_noise_warning([m]))
     if m.compiles > 0:
         out.append(
             f"{m.label}: {m.compiles} compilation(s) inside the timed region; "
@@ -320,6 +334,9 @@ class Comparison:
     devices: dict[str, str] = field(default_factory=dict)  # variant -> device kind(s)
     precision: str | None = None  # env.precision()'s name while the variants ran
     contention: Contention | None = None  # what the timed rounds ran beside
+    # Whether the remedy for a contended run has been printed with these rounds
+    # (under the table, or in the first verdict judged from them): it is said once.
+    remedy_said: bool = field(default=False, repr=False, compare=False)
 
     def ratio(self, name: str) -> float:
         """Median time of ``name`` divided by the baseline's (below 1 = faster)."""
@@ -361,7 +378,15 @@ class Comparison:
 
     @property
     def warnings(self) -> list[str]:
-        out = [w for m in self.measurements.values() for w in m.warnings]
+        """The variants' warnings, the spread of all noisy variants in one line."""
+        noisy = [m for m in self.measurements.values() if _noisy(m)]
+        out = [_noise_warning(noisy)] if noisy else []
+        out += [
+            w
+            for m in self.measurements.values()
+            for w in m.warnings
+            if not (_noisy(m) and w == _noise_warning([m]))
+        ]
         mixed = mixed_devices(self.devices)
         return out + ([mixed] if mixed else [])
 
@@ -397,6 +422,9 @@ class Comparison:
             parts.append(policy_text(threads))
         if self.contention is not None:
             parts.append(self.contention.text())
+            if self.contention.contended:  # said here, then not in every verdict
+                parts.append(f"no verdict is drawn from these rounds: {REMEDY}")
+                self.remedy_said = True
         return "; ".join(parts)
 
     def _repr_markdown_(self) -> str:
@@ -585,10 +613,17 @@ EAGER = "eager"  # the uncompiled variant's name in CompileReport.comparison
 class CompileReport:
     """First call vs steady state for a ``jax.jit`` or ``torch.compile`` function.
 
-    ``comparison`` holds the steady state (named after the framework, e.g.
-    ``"torch.compile"``) and, when measured, eager (``"eager"``), timed in the
-    same interleaved rounds; ``claims.faster(report.comparison, *report.names)``
-    asks which is faster from the paired per-round ratios.
+    ``first_call_s`` is one real call. ``trace_s``, ``lower_s`` and ``compile_s``
+    are the parts of that same call the framework timed itself (JAX's
+    monitoring events; Dynamo's compilation metrics for ``compile_s``), so
+    they never add up to more than the first call. ``cold`` says whether the
+    call started from empty compilation caches, ``caches`` what they held and
+    did (``cache_hits`` and ``cache_misses``: JAX's persistent cache, or
+    Inductor's FX graph cache). ``comparison`` holds the steady state (named
+    after the framework, e.g. ``"torch.compile"``) and, when measured, eager
+    (``"eager"``), timed in the same interleaved rounds;
+    ``claims.faster(report.comparison, *report.names)`` asks which is faster
+    from the paired per-round ratios.
     """
 
     framework: str
@@ -602,11 +637,34 @@ class CompileReport:
     graphs: int | None = None
     recompiles: int | None = None
     comparison: Comparison | None = None
+    cold: bool = True
+    caches: str = ""
+    cache_hits: int = 0
+    cache_misses: int = 0
+
+    def __post_init__(self) -> None:
+        if self.stages_s > self.first_call_s:
+            raise ValueError(
+                f"compile_report: {self.label!r}'s stages ({self.stages_s:.6f} s) "
+                f"exceed its first call ({self.first_call_s:.6f} s); the stages "
+                "must be timed inside the call they belong to"
+            )
+
+    @property
+    def stages_s(self) -> float:
+        """Trace, lower and compile together: the first call's one-off part."""
+        return sum(s for s in (self.trace_s, self.lower_s, self.compile_s) if s)
 
     @property
     def names(self) -> tuple[str, str]:
         """The variants of ``comparison``: (eager, compiled)."""
         return EAGER, self.framework
+
+    @property
+    def contended(self) -> bool:
+        """Whether other programs competed with the steady-state rounds."""
+        c = self.comparison.contention if self.comparison is not None else None
+        return bool(c is not None and c.contended)
 
     @property
     def break_even_calls(self) -> float:
@@ -618,17 +676,22 @@ class CompileReport:
         )
 
     def rows(self) -> list[tuple[str, str]]:
-        rows = []
+        what = "cold caches" if self.cold else "caches as they were"
+        parts = (
+            "trace + lower + compile + run"
+            if self.trace_s is not None
+            else ("capture + compile + run")
+        )
+        rows = [(f"first call, {what} ({parts})", format_seconds(self.first_call_s))]
         for key, value in (
             ("trace", self.trace_s),
             ("lower", self.lower_s),
             ("compile", self.compile_s),
         ):
             if value is not None:
-                rows.append((key, format_seconds(value)))
-        rows.append(
-            ("first call (trace + compile + run)", format_seconds(self.first_call_s))
-        )
+                rows.append((f"… of which {key}", format_seconds(value)))
+        if self.caches:
+            rows.append(("caches", self.caches))
         rows.append(("steady state (median)", format_seconds(self.steady.median)))
         if self.eager is not None:
             rows.append(("eager (median)", format_seconds(self.eager.median)))
@@ -640,9 +703,10 @@ class CompileReport:
                 )
             )
             be = self.break_even_calls
-            rows.append(
-                ("break-even calls", "never" if math.isinf(be) else f"{be:.0f}")
-            )
+            calls = "never" if math.isinf(be) else f"{be:.0f}"
+            if self.contended:
+                calls = f"not judged (contended rounds); medians alone: {calls}"
+            rows.append(("break-even calls", calls))
         if self.graphs is not None:
             rows.append(("graphs compiled", str(self.graphs)))
         if self.recompiles is not None:
@@ -718,27 +782,40 @@ def compile_report(
     eager: Callable | None | bool = True,
     label: str | None = None,
     target_s: float | None = None,
+    cold: bool = True,
     **kwargs: Any,
 ) -> CompileReport:
     """Measure what compiling ``fn`` costs and when it pays off.
 
-    ``fn`` is a ``jax.jit`` function (reports trace, lower and compile times via
-    the ahead-of-time API, then the first real call after clearing its cache) or
-    a ``torch.compile`` function/module (reports the first call, the number of
-    graphs Dynamo captured and recompilations). ``eager=True`` times the
-    uncompiled function too (``fn.__wrapped__`` / the original module or
-    function) so the break-even number of calls can be given; pass a callable
-    to choose it, or ``False`` to skip it. After the first call, the compiled
-    and the eager function are timed in the same interleaved, shuffled rounds
-    (:func:`compare`'s machinery): timed one after the other, a change of load
-    between the two windows (other programs; on a few cores, PyTorch's eager
-    ops slow down many times when a core is taken) lands on one side only.
+    ``fn`` is a ``jax.jit`` function or a ``torch.compile`` function/module. Its
+    first call is timed once, and the stages the framework times inside it are
+    reported as parts of it: trace, lower and compile for JAX; the whole
+    compilation (Dynamo, AOTAutograd, Inductor) for PyTorch.
+
+    ``cold=True`` (the default) starts that call from empty compilation caches
+    on both sides, as a new process without a disk cache would: JAX's
+    in-memory caches are cleared (``jax.clear_caches()``, which drops every
+    function's compiled programs) and its persistent cache is off for the call;
+    PyTorch's Dynamo is reset (``torch._dynamo.reset()``, every compiled
+    function) and Inductor works in an empty, throw-away cache directory (FX
+    graph, AOTAutograd and kernel caches; remote caches off). What stays warm
+    is the process: modules imported, the C++ compiler's files in the OS's
+    file cache. ``cold=False`` times the first call with the caches as they
+    are; either way ``caches`` reports the hits and misses.
+
+    ``eager=True`` times the uncompiled function too (``fn.__wrapped__`` / the
+    original module or function) so the break-even number of calls can be
+    given; pass a callable to choose it, or ``False`` to skip it. After the
+    first call, the compiled and the eager function are timed in the same
+    interleaved, shuffled rounds (:func:`compare`'s machinery): timed one after
+    the other, a change of load between the two windows would land on one
+    side only.
     """
     label = label or getattr(fn, "__name__", type(fn).__name__)
     if _is_jax_jit(fn):
-        return _jax_compile_report(fn, args, kwargs, eager, label, target_s)
+        return _jax_compile_report(fn, args, kwargs, eager, label, target_s, cold)
     if _is_torch_compiled(fn):
-        return _torch_compile_report(fn, args, kwargs, eager, label, target_s)
+        return _torch_compile_report(fn, args, kwargs, eager, label, target_s, cold)
     raise TypeError(
         f"compile_report: {label!r} is neither a jax.jit function nor a torch.compile "
         "function or module"
@@ -783,16 +860,105 @@ def _without_jit(fn: Callable) -> Callable:
     return eager
 
 
-def _jax_compile_report(fn, args, kwargs, eager, label, target_s) -> CompileReport:
-    t0 = time.perf_counter()
-    traced = fn.trace(*args, **kwargs)
-    t1 = time.perf_counter()
-    lowered = traced.lower()
-    t2 = time.perf_counter()
-    lowered.compile()
-    t3 = time.perf_counter()
-    fn.clear_cache()  # the AOT path does not fill the call cache; start cold anyway
-    first = _first_call_s(fn, args, kwargs)
+class _JaxEvents:
+    """JAX's own timings of the stages of a call, and its persistent-cache events.
+
+    JAX reports each top-level trace, lowering and backend compilation as a
+    monitoring event with its duration; listeners cannot be removed in every
+    supported JAX version, so one pair is installed once and forwards to
+    the recorder in use.
+    """
+
+    STAGES = {
+        "/jax/core/compile/jaxpr_trace_duration": "trace",
+        "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower",
+        "/jax/core/compile/backend_compile_duration": "compile",
+    }
+    _installed = False
+    _active: _JaxEvents | None = None
+
+    def __init__(self) -> None:
+        self.seconds = {stage: 0.0 for stage in self.STAGES.values()}
+        self.hits = 0
+        self.misses = 0
+
+    @classmethod
+    def _on_duration(cls, event: str, duration: float, **_: Any) -> None:
+        rec = cls._active
+        if rec is not None and event in cls.STAGES:
+            rec.seconds[cls.STAGES[event]] += duration
+
+    @classmethod
+    def _on_event(cls, event: str, **_: Any) -> None:
+        rec = cls._active
+        if rec is not None and event == "/jax/compilation_cache/cache_hits":
+            rec.hits += 1
+        elif rec is not None and event == "/jax/compilation_cache/cache_misses":
+            rec.misses += 1
+
+    def __enter__(self) -> _JaxEvents:
+        cls = type(self)
+        if not cls._installed:
+            import jax
+
+            jax.monitoring.register_event_duration_secs_listener(cls._on_duration)
+            jax.monitoring.register_event_listener(cls._on_event)
+            cls._installed = True
+        cls._active = self
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        type(self)._active = None
+
+
+def _jax_persistent_cache_on() -> bool:
+    """Whether JAX's persistent compilation cache is configured (a directory, enabled)."""
+    import jax
+
+    return bool(
+        jax.config.jax_compilation_cache_dir and jax.config.jax_enable_compilation_cache
+    )
+
+
+@contextlib.contextmanager
+def _jax_persistent_cache_off() -> Iterator[None]:
+    """Switch JAX's persistent compilation cache off inside the block, then restore it."""
+    import jax
+    from jax.experimental.compilation_cache import compilation_cache
+
+    saved = jax.config.jax_enable_compilation_cache
+    jax.config.update("jax_enable_compilation_cache", False)
+    compilation_cache.reset_cache()  # JAX decides once whether the cache is used
+    try:
+        yield
+    finally:
+        jax.config.update("jax_enable_compilation_cache", saved)
+        compilation_cache.reset_cache()
+
+
+def _jax_compile_report(
+    fn, args, kwargs, eager, label, target_s, cold
+) -> CompileReport:
+    import jax
+
+    persistent = _jax_persistent_cache_on()
+    off = contextlib.nullcontext()
+    if cold:
+        jax.clear_caches()  # trace, lowering and executable caches, every function
+        if persistent:
+            off = _jax_persistent_cache_off()
+    with off, _JaxEvents() as events:
+        first = _first_call_s(fn, args, kwargs)
+    if cold:
+        caches = "in-memory cleared (jax.clear_caches()); persistent cache off"
+        caches += " for this call" if persistent else " (not configured)"
+    elif persistent:
+        caches = (
+            f"as they were; persistent cache {events.hits} hit(s), "
+            f"{events.misses} miss(es)"
+        )
+    else:
+        caches = "as they were; persistent cache not configured"
     eager_fn = getattr(fn, "__wrapped__", None) if eager is True else eager or None
     steady, eager_m, timed = _steady_state(
         ("jax.jit", fn),
@@ -809,11 +975,15 @@ def _jax_compile_report(fn, args, kwargs, eager, label, target_s) -> CompileRepo
         first_call_s=first,
         steady=steady,
         eager=eager_m,
-        trace_s=t1 - t0,
-        lower_s=t2 - t1,
-        compile_s=t3 - t2,
+        trace_s=events.seconds["trace"],
+        lower_s=events.seconds["lower"],
+        compile_s=events.seconds["compile"],
         recompiles=cached() - 1 if cached is not None else None,
         comparison=timed,
+        cold=cold,
+        caches=caches,
+        cache_hits=events.hits,
+        cache_misses=events.misses,
     )
 
 
@@ -827,13 +997,83 @@ def _torch_eager(fn: Any) -> Callable | None:
     return orig if orig is not None else getattr(fn, "_torchdynamo_orig_callable", None)
 
 
-def _torch_compile_report(fn, args, kwargs, eager, label, target_s) -> CompileReport:
+def _clear_inductor_memory() -> None:
+    """Drop Inductor's in-memory code caches (compiled modules keyed by their source)."""
+    import torch._inductor.utils as inductor_utils
+
+    clear = getattr(inductor_utils, "clear_caches", None) or getattr(
+        inductor_utils, "clear_inductor_caches", None
+    )
+    if clear is not None:
+        clear()
+
+
+@contextlib.contextmanager
+def cold_inductor_cache() -> Iterator[str]:
+    """An empty, throw-away Inductor cache directory for the block (yields its path).
+
+    Inside it torch.compile finds no FX graph, AOTAutograd or kernel cache
+    entry and no in-memory compiled code, and remote caches are off, so it
+    compiles from scratch. Call ``torch._dynamo.reset()`` first for a cold
+    start of Dynamo too. Outside the block the previous directory is back.
+    """
+    import tempfile
+
+    import torch._inductor.config as inductor_config
+
+    saved = {
+        k: os.environ.get(k) for k in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
+    }
+    with tempfile.TemporaryDirectory(prefix="course-inductor-") as path:
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = path
+        os.environ["TRITON_CACHE_DIR"] = os.path.join(path, "triton")
+        _clear_inductor_memory()
+        try:
+            remote = ("fx_graph_remote_cache", "autotune_remote_cache")
+            remote += ("bundled_autotune_remote_cache",)
+            off = {k: False for k in remote if hasattr(inductor_config, k)}
+            with inductor_config.patch(off):
+                yield path
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+            _clear_inductor_memory()
+
+
+def _fx_graph_cache_counts() -> tuple[int, int]:
+    """Inductor's FX graph cache hits and misses so far in this process."""
     from torch._dynamo.utils import counters
 
-    graphs_before = int(counters["stats"]["unique_graphs"])
-    seen = _torch_compile_events()
-    first = _first_call_s(fn, args, kwargs)
-    graphs = int(counters["stats"]["unique_graphs"]) - graphs_before
+    c = counters["inductor"]
+    return int(c["fxgraph_cache_hit"]), int(c["fxgraph_cache_miss"])
+
+
+def _torch_compile_report(
+    fn, args, kwargs, eager, label, target_s, cold
+) -> CompileReport:
+    import torch._dynamo
+    from torch._dynamo.utils import counters
+
+    if cold:
+        torch._dynamo.reset()  # every function's compiled code, as in a new process
+    place = cold_inductor_cache() if cold else contextlib.nullcontext()
+    with place:
+        graphs_before = int(counters["stats"]["unique_graphs"])
+        hits0, misses0 = _fx_graph_cache_counts()
+        seen = _torch_compile_events()
+        first = _first_call_s(fn, args, kwargs)
+        graphs = int(counters["stats"]["unique_graphs"]) - graphs_before
+        hits1, misses1 = _fx_graph_cache_counts()
+        new = _torch_compiles_since(seen)
+    hits, misses = hits1 - hits0, misses1 - misses0
+    where = (
+        "Dynamo reset; Inductor in an empty cache directory" if cold else "as they were"
+    )
+    caches = f"{where}; FX graph cache {hits} hit(s), {misses} miss(es)"
+    compile_s = sum(getattr(m, "entire_frame_compile_time_s", None) or 0.0 for m in new)
     eager_fn = _torch_eager(fn) if eager is True else eager or None
     steady, eager_m, timed = _steady_state(
         ("torch.compile", fn), eager_fn, args, kwargs, first, target_s
@@ -844,9 +1084,14 @@ def _torch_compile_report(fn, args, kwargs, eager, label, target_s) -> CompileRe
         first_call_s=first,
         steady=steady,
         eager=eager_m,
+        compile_s=compile_s,
         graphs=graphs,
-        recompiles=_torch_recompiles_since(seen),
+        recompiles=_torch_recompiles_since(seen),  # first call and steady state
         comparison=timed,
+        cold=cold,
+        caches=caches,
+        cache_hits=hits,
+        cache_misses=misses,
     )
 
 
@@ -857,6 +1102,12 @@ def _torch_compile_events() -> list:
     return get_compilation_metrics()
 
 
+def _torch_compiles_since(seen: list) -> list:
+    """The frame compilations Dynamo recorded after ``seen``."""
+    old = {id(m) for m in seen}
+    return [m for m in _torch_compile_events() if id(m) not in old]
+
+
 def _torch_recompiles_since(seen: list) -> int:
     """Recompilations among the frame compilations recorded after ``seen``.
 
@@ -864,11 +1115,8 @@ def _torch_recompiles_since(seen: list) -> int:
     is not a recompilation. Dynamo records a ``recompile_reason`` only when a
     frame it already compiled is compiled again (a guard failed).
     """
-    old = {id(m) for m in seen}
     return sum(
-        1
-        for m in _torch_compile_events()
-        if id(m) not in old and getattr(m, "recompile_reason", None)
+        1 for m in _torch_compiles_since(seen) if getattr(m, "recompile_reason", None)
     )
 
 

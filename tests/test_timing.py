@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from course_utils import timing
+from course_utils.contention import Contention
 
 
 def test_sync_waits_for_every_jax_leaf():
@@ -161,27 +162,85 @@ def test_compile_report_for_jax_jit():
         return jnp.sin(x) @ jnp.cos(x).T
 
     x = jnp.ones((200, 200))
+    jax.jit(f).lower(x).compile()  # warm JAX's in-memory caches for f
+    jax.jit(f)(x).block_until_ready()
     rep = timing.compile_report(jax.jit(f), x, target_s=0.05)
-    assert rep.framework == "jax.jit"
+    assert rep.framework == "jax.jit" and rep.cold
+    # The stages are parts of the first call, timed by JAX inside it: a cold
+    # first call compiles again, whatever was cached before, and it is never
+    # shorter than the compilation it contains.
     assert rep.trace_s > 0 and rep.lower_s > 0 and rep.compile_s > 0
+    assert rep.trace_s + rep.lower_s + rep.compile_s <= rep.first_call_s
+    assert rep.compile_s <= rep.first_call_s
     assert rep.first_call_s > rep.steady.median
+    assert "persistent cache off" in rep.caches and rep.cache_hits == 0
     assert rep.eager is not None and rep.eager.median > 0
     be = rep.break_even_calls
     assert be >= 1 or math.isinf(be)
     assert "break-even calls" in rep.table()
 
 
-def test_compile_report_for_torch_compile():
-    def f(x):
-        return torch.tanh(x) * 2 + 1
+def _tanh_affine(x):
+    return torch.tanh(x) * 2 + 1
 
-    rep = timing.compile_report(torch.compile(f), torch.ones(64, 64), target_s=0.05)
-    assert rep.framework == "torch.compile"
+
+def test_compile_report_for_torch_compile():
+    x = torch.ones(64, 64)
+    torch.compile(_tanh_affine)(x)  # fills Inductor's cache on disk for this graph
+    rep = timing.compile_report(torch.compile(_tanh_affine), x, target_s=0.05)
+    assert rep.framework == "torch.compile" and rep.cold
     assert rep.graphs == 1 and rep.recompiles == 0
+    # After Dynamo's reset, in an empty cache directory, the graph is compiled
+    # again: a miss, not a read of the cache the line above filled.
+    assert (rep.cache_hits, rep.cache_misses) == (0, 1)
+    assert "0 hit(s), 1 miss(es)" in rep.table()
+    assert 0 < rep.compile_s <= rep.first_call_s
     assert rep.first_call_s > 5 * rep.steady.median
     assert rep.eager is not None
     ax = rep.plot()
     assert ax.get_xlabel() == "number of calls"
+    # With the caches as they were, the same graph is read from the disk cache.
+    torch._dynamo.reset()
+    warm = timing.compile_report(
+        torch.compile(_tanh_affine), x, eager=False, target_s=0.01, cold=False
+    )
+    assert warm.cache_hits == 1 and warm.cache_misses == 0
+    assert "as they were" in warm.table()
+
+
+def _report(first_call_s: float, compile_s: float, reason: str | None = None):
+    threads = {"cores": 2}
+    steady = timing.Measurement("torch.compile", [1e-3] * 8, 1, first_call_s)
+    eager = timing.Measurement("eager", [2e-3] * 8, 1, 2e-3)
+    cmp = timing.Comparison(
+        {"eager": eager, "torch.compile": steady},
+        "torch.compile",
+        contention=Contention(2, 0.5, 0.5, 0.0, 1.0, threads, reason),
+    )
+    return timing.CompileReport(
+        "torch.compile",
+        "f",
+        first_call_s,
+        steady,
+        eager,
+        compile_s=compile_s,
+        comparison=cmp,
+    )
+
+
+def test_a_first_call_is_never_shorter_than_the_compile_it_contains():
+    assert _report(first_call_s=1.0, compile_s=0.9).stages_s == 0.9
+    with pytest.raises(ValueError, match="exceed its first call"):
+        _report(first_call_s=0.05, compile_s=0.2)
+
+
+def test_a_contended_report_does_not_judge_its_break_even():
+    quiet = dict(_report(1.0, 0.9).rows())["break-even calls"]
+    busy = dict(_report(1.0, 0.9, reason="load 4.1 on 2 cores").rows())
+    assert quiet == "999"
+    assert (
+        busy["break-even calls"] == "not judged (contended rounds); medians alone: 999"
+    )
 
 
 class _VirtualMachine:
@@ -312,3 +371,17 @@ def test_break_even_calls_and_their_words():
     assert timing.break_even_calls(1.0, 0.02, 0.02) == math.inf
     assert timing.format_calls(99.0) == "99 calls"
     assert timing.format_calls(math.inf).startswith("never")
+
+
+def test_a_table_states_its_variance_warning_once():
+    noisy = [1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5]
+    ms = {
+        name: timing.Measurement(name, [t * k for t in noisy], 1, 1.0)
+        for name, k in (("a", 1.0), ("b", 2.0), ("c", 3.0))
+    }
+    for m in ms.values():
+        m.warnings.extend(timing._diagnose(m))
+    table = timing.Comparison(ms, "a").table()
+    assert table.count("times vary") == 1
+    assert table.count("a verdict judges the paired ratios") == 1
+    assert "a 6" in table and "b 6" in table and "c 6" in table  # each variant's IQR

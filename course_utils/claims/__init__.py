@@ -22,7 +22,8 @@ Modules, each importing only those above it:
 What a lesson uses is re-exported here (``from course_utils import claims``, then
 ``claims.judge("compile-training", comparison, "PyTorch eager", "torch.compile")``,
 ``claims.run(...)``, ``claims.Measured(...)``): every verdict a lesson prints comes
-from ``judge``, ``faster``, ``fact`` or ``not_testable``. Importing
+from ``judge``, ``faster``, ``fact`` or ``not_testable``, and a break-even count
+from ``break_even`` (judged only when the per-call verdict it rests on is). Importing
 this package or any of its modules imports neither jax, torch nor flax; the
 benchmarks import them when they run.
 """
@@ -32,6 +33,7 @@ from __future__ import annotations
 from course_utils.claims.command import run
 from course_utils.claims.judging import (
     Verdict,
+    break_even,
     evaluate,
     fact,
     faster,
@@ -73,6 +75,7 @@ __all__ = [
     "Outcome",
     "SkippedInSmoke",
     "Verdict",
+    "break_even",
     "evaluate",
     "fact",
     "faster",

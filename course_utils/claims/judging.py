@@ -14,6 +14,7 @@ what ``course claims`` runs per benchmark.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,8 +38,9 @@ from course_utils.claims.verdicts import (
     fmt,
     rule,
 )
+from course_utils.contention import REMEDY
 
-CONTENDED_REMEDY = "rerun the cell when no other program keeps the cores busy (`uptime` shows the load)"
+CONTENDED_REMEDY = REMEDY  # said once per timed table (timing.Comparison.remedy_said)
 
 
 @dataclass
@@ -124,9 +126,19 @@ def _speed(claim: Claim, s: Stats, num: str, den: str) -> str:
 
 
 def explain(
-    claim: Claim, verdict: str, reason: str, s: Stats, names: tuple[str, str]
+    claim: Claim,
+    verdict: str,
+    reason: str,
+    s: Stats,
+    names: tuple[str, str],
+    remedy_said: bool = False,
 ) -> str:
-    """The sentence for the outcome that happened (never a fixed one)."""
+    """The sentence for the outcome that happened (never a fixed one).
+
+    ``remedy_said``: what to do about a contended run was already printed with
+    these rounds (under their table, or in an earlier verdict from them), so
+    the sentence gives the cause and not the remedy again.
+    """
     num, den = names
     if claim.unit == "s":
         lo, hi = fmt(s.low, "s"), fmt(s.high, "s")
@@ -148,7 +160,9 @@ def explain(
             else NOISY_REMEDY
         )
         why = f"the run was {reason}" if reason[:5] in ("conte", "noisy") else reason
-        text = f"Not judged, {why}: {what}. To judge it, {remedy}."
+        text = f"Not judged, {why}: {what}."
+        if not (remedy_said and reason.startswith("contended")):
+            text += f" To judge it, {remedy}."
     elif claim.id == "faster":
         text = _faster_text(verdict, what, num, den)
     elif verdict == HOLDS:
@@ -219,13 +233,48 @@ def judge(
     v, reason, stats = rule(
         samples, c.threshold, unit=c.unit, contended=(cont or {}).get("reason")
     )
-    text = explain(c, v, reason, stats, names)
+    said = bool(getattr(measured, "remedy_said", False)) and contention is None
+    text = explain(c, v, reason, stats, names, remedy_said=said)
+    if reason.startswith("contended") and hasattr(measured, "remedy_said"):
+        measured.remedy_said = True  # the next verdict from these rounds skips it
     return Verdict(c, v, reason, text, stats, p, names, cont, threads)
 
 
 def faster(comparison: Any, a: str, b: str) -> Verdict:
     """Which of two timed variants is faster: ``b`` over ``a``, through the same rule."""
     return judge("faster", comparison, a, b)
+
+
+def break_even(
+    per_call: Verdict, first_call_s: float, compiled_s: float, eager_s: float
+) -> str:
+    """The break-even sentence, judged only as far as the per-call verdict it rests on.
+
+    ``per_call`` is :func:`faster`'s verdict on (eager, compiled), in that
+    order; ``compiled_s`` and ``eager_s`` are the two medians. Which variant is
+    faster per call decides whether compiling ever pays off, so when the
+    verdict named a winner the count follows from the medians; when it did not
+    (contended, noisy, or an interval across 1) the count is given as the
+    medians' alone, marked not judged.
+    """
+    from course_utils.timing import break_even_calls, format_calls
+
+    eager, compiled = per_call.names or ("eager", "compiled")
+    calls = break_even_calls(first_call_s, compiled_s, eager_s)
+    if math.isinf(calls):
+        outcome = f"{compiled}'s total time never drops below {eager}'s"
+        outcome += " (its steady state is not faster)"
+    else:
+        outcome = (
+            f"{compiled}'s total time, first call included, drops below {eager}'s "
+            f"after {format_calls(calls)}"
+        )
+    if per_call.verdict in (HOLDS, DOES_NOT_HOLD):
+        return f"Break-even: {outcome}."
+    return (
+        f"Break-even not judged: the per-call comparison it rests on was not "
+        f"({per_call.reason}); from the medians alone, {outcome}."
+    )
 
 
 def fact(claim: str, holds: bool, evidence: str) -> Verdict:

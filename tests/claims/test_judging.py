@@ -222,3 +222,44 @@ def test_a_comparison_named_as_registered_needs_no_names():
     }
     v = judge.judge("compile-fusion", cmp, pairing="compile")
     assert v.names == ("eager", "torch.compile") and v.verdict == verdicts.HOLDS
+
+
+def test_the_contended_remedy_is_said_once_per_table():
+    cmp = comparison(rounds(5.0), rounds(1.0, wobble=0.0), reason="load 4.1 on 2 cores")
+    shown = cmp._repr_markdown_()  # the table and its conditions line
+    texts = [judge.faster(cmp, "A", "B").explanation for _ in range(3)]
+    everything = "\n".join([shown, *texts])
+    assert everything.count(judge.CONTENDED_REMEDY) == 1
+    assert shown.count(judge.CONTENDED_REMEDY) == 1
+    assert all(t.startswith("Not judged, the run was contended (load") for t in texts)
+
+
+def test_without_its_table_the_first_verdict_says_the_remedy():
+    cmp = comparison(rounds(5.0), rounds(1.0, wobble=0.0), reason="load 4.1 on 2 cores")
+    first, second = (judge.faster(cmp, "A", "B").explanation for _ in range(2))
+    assert judge.CONTENDED_REMEDY in first and judge.CONTENDED_REMEDY not in second
+    samples = judge.judge(  # bare ratios: no table says it, so every verdict does
+        "compile-fusion", rounds(5.0), contention={"reason": "load 4.1 on 2 cores"}
+    )
+    assert judge.CONTENDED_REMEDY in samples.explanation
+
+
+def test_break_even_is_judged_only_with_its_per_call_verdict():
+    fast = comparison(rounds(2.0), rounds(1.0, wobble=0.0))
+    judged = judge.break_even(judge.faster(fast, "A", "B"), 1.0, 0.01, 0.02)
+    assert judged == (
+        "Break-even: B's total time, first call included, drops below A's after "
+        "99 calls."
+    )
+    busy = comparison(
+        rounds(2.0), rounds(1.0, wobble=0.0), reason="load 4.1 on 2 cores"
+    )
+    unjudged = judge.break_even(judge.faster(busy, "A", "B"), 1.0, 0.01, 0.02)
+    assert unjudged.startswith("Break-even not judged: the per-call comparison")
+    assert "contended (load 4.1 on 2 cores)" in unjudged
+    assert unjudged.endswith(
+        "from the medians alone, B's total time, first call "
+        "included, drops below A's after 99 calls."
+    )
+    slower = judge.break_even(judge.faster(fast, "A", "B"), 1.0, 0.03, 0.02)
+    assert "B's total time never drops below A's" in slower
