@@ -9,13 +9,25 @@ grammar that turns masters into student notebooks is in
 from __future__ import annotations
 
 import os
+import sys
+import sysconfig
+import traceback
+from pathlib import Path
 from typing import Any
 
 GRADING_ENV = "COURSE_GRADING"
 
 
 class CheckFailed(AssertionError):
-    """A visible self-check found a wrong answer."""
+    """A visible self-check found a wrong answer.
+
+    In a notebook it shows as its message alone, a few lines: the course's own
+    frames say nothing about the student's answer (IPython asks an exception for
+    ``_render_traceback_`` before it formats the usual traceback).
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]
 
 
 _MISSING = object()
@@ -32,16 +44,98 @@ def grading() -> bool:
 
 
 def _summary(x: Any) -> str:
+    """One line: a number as itself, an array as dtype[shape] and its first values."""
     if x is None:
         return "None"
+    import numpy as np
+
     from course_utils.parity import to_numpy
 
     try:
         arr = to_numpy(x)
     except Exception:
-        return repr(x)
-    text = repr(arr)
-    return text if len(text) <= 300 else text[:300] + " ..."
+        return _clip_line(repr(x))
+    if isinstance(arr, np.ndarray) and arr.ndim > 0:
+        shown = np.array2string(
+            arr.reshape(-1)[:6], precision=4, separator=", ", max_line_width=10**6
+        )
+        more = " ..." if arr.size > 6 else ""
+        return f"{arr.dtype}{list(arr.shape)} {shown[:-1]}{more}]"
+    return _clip_line(repr(arr))
+
+
+def _clip_line(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 4] + " ..."
+
+
+# Where Python, the installed packages and the course live: no frame there is the student's.
+_LIBRARY_DIRS = tuple(
+    str(Path(p).resolve()) + os.sep
+    for p in {
+        *(
+            sysconfig.get_paths()[k]
+            for k in ("stdlib", "platstdlib", "purelib", "platlib")
+        ),
+        os.path.dirname(os.__file__),
+        os.path.dirname(__file__),
+    }
+    if len(Path(p).resolve().parts) > 2
+)
+
+
+def _is_library(filename: str) -> bool:
+    """A frame of Python, an installed package or the course itself: not the student's."""
+    if filename.startswith("<frozen") or filename.startswith("<string"):
+        return True
+    if filename.startswith("<"):  # a cell run with exec
+        return False
+    try:
+        path = str(Path(filename).resolve())
+    except OSError:
+        return False
+    return path.startswith(_LIBRARY_DIRS) or "site-packages" in path
+
+
+def _student_frame(err: BaseException, test_file: str) -> traceback.FrameSummary | None:
+    """The deepest frame of the student's own code (a cell, not the test's) in ``err``."""
+    frames = traceback.extract_tb(err.__traceback__)
+    mine = [
+        f
+        for f in frames
+        if f.filename != test_file
+        and f.filename != __file__
+        and not _is_library(f.filename)
+    ]
+    return mine[-1] if mine else None
+
+
+def _error_text(err: BaseException) -> str:
+    """The error as its type and first lines (JAX's long explanations cut)."""
+    lines = [ln for ln in str(err).strip().splitlines() if ln.strip()]
+    text = "\n  ".join(_clip_line(ln, 300) for ln in lines[:3])
+    if len(lines) > 3:
+        text += " ..."
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__
+
+
+HINT_MARK = "\nHint: "
+
+
+def clip(message: str, limit: int = 2000) -> str:
+    """``message`` in at most ``limit`` characters, keeping its first lines and its hint.
+
+    A failed check's message ends with its hint (``Hint: ...``): cutting the end
+    off would lose the one line that says what to do.
+    """
+    if len(message) <= limit:
+        return message
+    at = message.rfind(HINT_MARK)
+    hint = message[at:] if at >= 0 else ""
+    if len(hint) > limit // 2:
+        hint = hint[: limit // 2 - 4] + " ..."
+    cut = " [...]"
+    return message[: max(0, limit - len(hint) - len(cut))] + cut + hint
 
 
 def check(
@@ -50,6 +144,7 @@ def check(
     expected: Any = _MISSING,
     *,
     hint: str = "",
+    crash_hint: str = "",
     rtol: float = 1e-5,
     atol: float = 1e-6,
 ) -> None:
@@ -60,10 +155,14 @@ def check(
     ``expected`` (via :func:`course_utils.parity.assert_close`). An untouched
     stub (``NotImplementedError``) prints "not implemented yet", so Run All
     finishes; under the grader it raises instead, so a stub never scores. A
-    wrong answer raises :class:`CheckFailed` with expected vs got and the hint;
-    so does any other error the answer raises (a wrong shape's ``ValueError``),
-    named by its type, with the hint.
+    wrong answer raises :class:`CheckFailed` with expected vs got and ``hint``.
+    An error raised in the student's own code is told apart: the message names
+    the error, the function and line it came from, and ``crash_hint`` (what
+    such an error usually means here), not the hint meant for a wrong value.
+    An error raised while the check looks at the answer (a wrong type or shape)
+    counts as a wrong value and gets ``hint``.
     """
+    test_file = sys._getframe(1).f_code.co_filename
     try:
         got = fn()
         if expected is not _MISSING:
@@ -72,26 +171,42 @@ def check(
             try:
                 assert_close(got, expected, rtol=rtol, atol=atol, name=exercise)
             except AssertionError as err:
+                lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+                if len(lines) > 1 and lines[0].endswith("not close:"):
+                    lines = lines[1:]  # which leaves differ, and by how much, follows
+                detail = "\n  ".join(lines[:3])
                 raise CheckFailed(
-                    f"{exercise}: expected {_summary(expected)}\n"
-                    f"{' ' * len(exercise)}  but got {_summary(got)}\n{err}"
-                    + (f"\nHint: {hint}" if hint else "")
+                    f"{exercise}: wrong value\n"
+                    f"  expected {_summary(expected)}\n"
+                    f"  but got  {_summary(got)}\n  {detail}" + _hint(hint)
                 ) from None
     except NotImplementedError:
         if grading():
             raise
         print(f"… {exercise}: not implemented yet")
         return None
-    except CheckFailed:
+    except CheckFailed as err:
+        err.__traceback__ = None
         raise
-    except AssertionError as err:
+    except Exception as err:  # noqa: BLE001 - told apart below
+        frame = _student_frame(err, test_file)
+        raised_at = traceback.extract_tb(err.__traceback__)[-1:]
+        if isinstance(err, AssertionError) and frame not in raised_at:
+            # an assertion of the course's, met on the way (a guard the check put in place)
+            raise CheckFailed(f"{exercise}: {err}" + _hint(hint)) from None
+        if frame is not None:  # the student's code raised: say where
+            where = f"at line {frame.lineno} of {frame.name}"
+            line = f"\n    {frame.line}" if frame.line else ""
+            raise CheckFailed(
+                f"{exercise}: your function raised {type(err).__name__} {where}:"
+                f"{line}\n  {_error_text(err)}" + _hint(crash_hint)
+            ) from None
         raise CheckFailed(
-            f"{exercise}: {err}" + (f"\nHint: {hint}" if hint else "")
+            f"{exercise}: checking your answer raised {_error_text(err)}" + _hint(hint)
         ) from None
-    except Exception as err:  # the answer crashed: say how, and still give the hint
-        raise CheckFailed(
-            f"{exercise}: your code raised {type(err).__name__}: {err}"
-            + (f"\nHint: {hint}" if hint else "")
-        ) from err
     print(f"✓ {exercise}: passed")
     return None
+
+
+def _hint(hint: str) -> str:
+    return f"{HINT_MARK}{hint}" if hint else ""

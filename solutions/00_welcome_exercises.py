@@ -126,9 +126,9 @@ def cheap_first(a):
 
 jax.block_until_ready(cheap_first(a))  # compile first
 hint = "wait for every leaf of the output (a tuple or dict too) with jax.block_until_ready"
-check("sync-timer", _timer_is_plausible, hint=hint)
-check("sync-timer", lambda: _ratio_to_bench(chain, "one array"), hint=hint)
-check("sync-timer", lambda: _ratio_to_bench(cheap_first, "a tuple output"), hint=hint)
+check("sync-timer", _timer_is_plausible, hint=hint, crash_hint=hint)
+check("sync-timer", lambda: _ratio_to_bench(chain, "one array"), hint=hint, crash_hint=hint)
+check("sync-timer", lambda: _ratio_to_bench(cheap_first, "a tuple output"), hint=hint, crash_hint=hint)
 
 # %%
 # HIDDEN TESTS: sync-timer points=3
@@ -180,6 +180,8 @@ check(
     rtol=1e-5,
     atol=1e-5,
     hint="the two frameworks' gelu are not the same function by default: read both docstrings",
+    crash_hint="the shapes do not line up: W1 is already (d_in, d_hidden) here, unlike the "
+    "(out, in) weight of PyTorch's nn.Linear",
 )
 
 # %%
@@ -228,6 +230,14 @@ hint = ("compiled, n calls cost first + (n - 1) * steady (the first call also co
         "eager, n * eager; and when steady is not below eager, compiling never pays: math.inf")
 check("break-even", lambda: break_even_calls(0.8, 0.01, 0.02), 79, hint=hint)
 check("break-even", lambda: break_even_calls(1.0, 0.5, 0.4), math.inf, hint=hint)
+check("break-even", lambda: break_even_calls(1.0, 0.125, 0.5), 3,
+      hint="n is a whole number of calls, the smallest that satisfies the inequality: "
+      "round up, never to the nearest or down")
+check("break-even", lambda: break_even_calls(0.125, 0.25, 0.5), 1,
+      hint="n >= 1: when the first compiled call already costs less than an eager one, "
+      "one call is enough (your formula gave fewer)")
+hint = "when steady equals eager, compiling never pays: math.inf, without dividing by zero"
+check("break-even", lambda: break_even_calls(0.5, 0.25, 0.25), math.inf, hint=hint, crash_hint=hint)
 
 # %%
 # HIDDEN TESTS: break-even points=3

@@ -114,6 +114,7 @@ check(
     lambda: [collatz_jit(jnp.int32(n)) for n in (1, 6, 27)],
     [collatz_steps_python(n) for n in (1, 6, 27)],
     hint="a Python `while`/`if` on a traced value fails under jit; use lax.while_loop and lax.cond",
+    crash_hint="JAX: a Python `while`/`if` on a traced value fails under jit; use lax.while_loop and lax.cond",
 )
 
 # %%
@@ -192,7 +193,8 @@ def _masked_mse_check():
 
 
 check("masked-mse", _masked_mse_check, [numpy_mse(n) for n in counts], rtol=1e-5, atol=1e-6,
-      hint="build the mask from jnp.arange(len(y)) < n_valid and divide by n_valid, not len(y)")
+      hint="build the mask from jnp.arange(len(y)) < n_valid and divide by n_valid, not len(y)",
+      crash_hint="JAX: under jit a slice's length must be static, and n_valid is traced: mask instead")
 
 # %%
 # HIDDEN TESTS: masked-mse points=3
@@ -362,9 +364,11 @@ def numpy_rollouts(states, actions):
 
 expected_states, expected_totals = numpy_rollouts(states_np, actions_np)
 check("vmap-rollout", lambda: jax.jit(rollout_all_jax)(jnp.asarray(states_np), jnp.asarray(actions_np))[1],
-      expected_totals, hint="count a reward only while alive; update alive after adding the reward")
+      expected_totals, hint="count a reward only while alive; update alive after adding the reward",
+      crash_hint="JAX: a Python `if` on a traced value fails under jit and vmap; select with jnp.where")
 check("vmap-rollout", lambda: rollout_all_torch(torch.from_numpy(states_np), torch.from_numpy(actions_np))[1],
-      expected_totals, hint="torch.where(alive, reward, 0.0), then alive = alive & ~done")
+      expected_totals, hint="torch.where(alive, reward, 0.0), then alive = alive & ~done",
+      crash_hint="PyTorch: torch.func.vmap cannot batch a Python `if` on a tensor; select with torch.where")
 
 # %%
 # HIDDEN TESTS: vmap-rollout points=4

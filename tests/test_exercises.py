@@ -1,5 +1,7 @@
 """course_utils.exercises: ``check``, the self-test after every stub."""
 
+import linecache
+
 import pytest
 
 from course_utils import exercises
@@ -79,17 +81,134 @@ def test_the_grading_switch_is_fixed_when_the_module_is_imported():
     assert out.stdout.strip() == "True", out.stderr
 
 
-def test_an_answer_that_crashes_gets_the_hint_too():
-    def wrong_shape():
-        raise ValueError("operands could not be broadcast together")
+def _cell(code: str, name: str, ns: dict) -> None:
+    """Run ``code`` as a notebook cell would: its own file name, its lines on record."""
+    linecache.cache[name] = (len(code), None, code.splitlines(True), name)
+    exec(compile(code, name, "exec"), ns)  # noqa: S102 - the test's own code
+
+
+STUDENT = """import numpy as np
+
+def project(x, w):
+    h = x @ w.T
+    return h.sum()
+"""
+
+
+def test_a_crash_in_the_students_code_names_the_error_the_function_and_the_line():
+    ns = {"check": check}
+    _cell(STUDENT, "<exercise cell>", ns)
+    with pytest.raises(exercises.CheckFailed) as err:
+        _cell(
+            "check('proj', lambda: project(np.ones((2, 3)), np.ones((3, 4))), 6.0, "
+            "hint='sum over the batch', crash_hint='w is (d_in, d_out) already')",
+            "<test cell>",
+            ns,
+        )
+    text = str(err.value)
+    first, code, error, hint = text.splitlines()
+    assert first == "proj: your function raised ValueError at line 4 of project:"
+    assert code.strip() == "h = x @ w.T"
+    assert error.strip().startswith("ValueError: matmul: Input operand 1")
+    assert hint == "Hint: w is (d_in, d_out) already"
+    assert "sum over the batch" not in text  # the hint meant for a wrong value
+
+
+def test_a_crash_without_a_crash_hint_gets_no_hint():
+    ns = {"check": check}
+    _cell("def f(x):\n    return x.nope\n", "<exercise cell>", ns)
+    with pytest.raises(exercises.CheckFailed) as err:
+        _cell("check('f', lambda: f(1), 1, hint='add one')", "<test cell>", ns)
+    assert str(err.value).splitlines() == [
+        "f: your function raised AttributeError at line 2 of f:",
+        "    return x.nope",
+        "  AttributeError: 'int' object has no attribute 'nope'",
+    ]
+
+
+def test_an_error_while_checking_the_answer_is_a_wrong_value_with_the_hint():
+    ns = {"check": check}
+    _cell("def f():\n    return (1, 2)\n", "<exercise cell>", ns)
+    with pytest.raises(exercises.CheckFailed) as err:
+        _cell(
+            "check('f', lambda: f().shape, (2,), hint='one array')", "<test cell>", ns
+        )
+    text = str(err.value)
+    assert text.startswith("f: checking your answer raised AttributeError: 'tuple'")
+    assert text.endswith("Hint: one array")
+
+
+def test_a_wrong_value_reads_in_a_few_lines():
+    import numpy as np
 
     with pytest.raises(exercises.CheckFailed) as err:
-        check("shape", wrong_shape, 4, hint="transpose W first")
-    text = str(err.value)
-    assert "your code raised ValueError: operands could not be broadcast" in text
-    assert text.endswith("Hint: transpose W first")
+        check("w", lambda: np.zeros((64, 64)), np.ones((64, 64)), hint="add one")
+    lines = str(err.value).splitlines()
+    assert lines[0] == "w: wrong value"
+    assert lines[1].startswith("  expected float64[64, 64] [1., 1.,")
+    assert lines[2].startswith("  but got  float64[64, 64] [0., 0.,")
+    assert "4096 of 4096 elements differ" in lines[3]
+    assert lines[-1] == "Hint: add one" and len(lines) == 5
+
+
+def test_a_failed_check_renders_as_its_message_alone():
+    with pytest.raises(exercises.CheckFailed) as err:
+        check("w", lambda: 5.0, 4.0, hint="add one")
+    (rendered,) = (
+        err.value._render_traceback_()
+    )  # what IPython prints instead of frames
+    assert rendered == f"CheckFailed: {err.value}"
+
+
+def test_in_a_kernel_a_failed_check_shows_no_course_frames():
+    nbformat = pytest.importorskip("nbformat")
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("from course_utils.exercises import check"),
+        nbformat.v4.new_code_cell(STUDENT),
+        nbformat.v4.new_code_cell(
+            "check('proj', lambda: project(np.ones((2, 3)), np.ones((3, 4))), 6.0)"
+        ),
+        nbformat.v4.new_code_cell(
+            "check('proj', lambda: project(np.ones((2, 3)), np.ones((4, 3))), 6.0, "
+            "hint='sum over the batch')"
+        ),
+    ]
+    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True).execute()
+    crash, wrong = (nb.cells[i].outputs[0] for i in (2, 3))
+    for out in (crash, wrong):
+        assert out.output_type == "error" and out.ename == "CheckFailed"
+        shown = "\n".join(out.traceback)
+        assert "course_utils" not in shown and "site-packages" not in shown
+        assert len(shown.splitlines()) <= 6, shown
+    assert "raised ValueError at line 4 of project" in "\n".join(crash.traceback)
+    assert "h = x @ w.T" in "\n".join(crash.traceback)
+    assert "wrong value" in "\n".join(wrong.traceback)
+    assert "Hint: sum over the batch" in "\n".join(wrong.traceback)
+
+
+def test_clip_keeps_the_first_lines_and_the_hint():
+    message = "ex: wrong value\n" + "x" * 5000 + "\nHint: read the docstring"
+    short = exercises.clip(message, 2000)
+    assert len(short) <= 2000
+    assert short.startswith("ex: wrong value\nxxx")
+    assert short.endswith(" [...]\nHint: read the docstring")
+    assert exercises.clip("short", 2000) == "short"
+
+
+def test_the_grader_keeps_the_hint_of_a_long_error():
+    from course_utils.grading import outputs
+
+    evalue = "ex: wrong value\n" + "y" * 9000 + "\nHint: sum, not mean"
+    reply = {"status": "error", "ename": "CheckFailed", "evalue": evalue}
+    record = outputs.finish({}, reply, 0.0)
+    assert len(record["evalue"]) <= 2000
+    assert record["evalue"].startswith("ex: wrong value")
+    assert record["evalue"].endswith("Hint: sum, not mean")
 
 
 def test_none_reads_as_none():
-    with pytest.raises(exercises.CheckFailed, match="but got None"):
+    with pytest.raises(exercises.CheckFailed, match="but got  None"):
         check("returns", lambda: None, 4)

@@ -12,6 +12,8 @@ import json
 import re
 import time
 
+from course_utils.exercises import clip
+
 CELL_OUTPUT_CHARS = 100_000
 FIELD_CHARS = 20_000  # an error's evalue, its traceback text
 OUTPUT_TYPES = ("stream", "display_data", "execute_result", "error")
@@ -93,7 +95,9 @@ def finish(record: dict, reply: dict | None, started: float) -> dict:
     record["status"] = "ok" if content.get("status") == "ok" else "error"
     if record["status"] == "error":
         record["ename"] = str(content.get("ename", "Error"))
-        record["evalue"] = clean_text(str(content.get("evalue", ""))[:4000])[:2000]
+        # A failed check's hint is its last line: the cut keeps it and the first lines.
+        evalue = clip(str(content.get("evalue", "")), 8000)
+        record["evalue"] = clip(clean_text(evalue), 2000)
         traceback = "\n".join(capped_lines(content.get("traceback", [])))
         record["traceback"] = clean_text(traceback)[-6000:]
     if any(p.get("source") == "ask_exit" for p in content.get("payload", []) or []):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from course_utils.exercises import clip
 from course_utils.grading.flags import flags_for
 from course_utils.grading.master import Master
 from course_utils.grading.submissions import Matched
@@ -73,7 +74,7 @@ def executed_pairs(matched: Matched, run: dict) -> list[tuple[Any, dict]]:
 def _test_result(cell, res: dict, gave_up: str, redact: Redactor) -> dict:
     passed = res.get("status") == "ok"
     msg = _cell_message(res) or ("" if passed else (gave_up or "not run"))
-    msg = _one_line(redact(msg)) if cell.hidden else redact(msg)[:2000]
+    msg = _one_line(redact(msg)) if cell.hidden else clip(redact(msg), 2000)
     stdout = "".join(
         o.get("text", "")
         for o in res.get("outputs", [])

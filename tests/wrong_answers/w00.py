@@ -45,11 +45,57 @@ def mlp_jax(X, W1, b1, W2):
     return (h * jax.nn.sigmoid(1.702 * h)) @ W2  # the sigmoid approximation of GELU
 """
 
+BREAK_EVEN_ROUND = """
+def break_even_calls(first_call_s: float, steady_s: float, eager_s: float) -> float:
+    gain = eager_s - steady_s
+    if gain <= 0:
+        return math.inf
+    return max(1, round((first_call_s - steady_s) / gain))  # to the nearest, not up
+"""
+
+BREAK_EVEN_NO_MAX = """
+def break_even_calls(first_call_s: float, steady_s: float, eager_s: float) -> float:
+    gain = eager_s - steady_s
+    if gain <= 0:
+        return math.inf
+    return math.ceil((first_call_s - steady_s) / gain)  # 0 when the first call is cheap
+"""
+
+BREAK_EVEN_STRICT = """
+def break_even_calls(first_call_s: float, steady_s: float, eager_s: float) -> float:
+    gain = eager_s - steady_s
+    if gain < 0:  # equal costs divide by zero
+        return math.inf
+    return max(1, math.ceil((first_call_s - steady_s) / gain))
+"""
+
+PROCESS_TIME = """
+def time_call(fn, *args) -> float:
+    start = time.process_time()  # CPU time of this process: a sleep or a device wait is free
+    jax.block_until_ready(fn(*args))
+    return time.process_time() - start
+"""
+
+FIRST_LEAF = """
+def time_call(fn, *args) -> float:
+    start = time.perf_counter()
+    out = fn(*args)
+    jax.block_until_ready(jax.tree.leaves(out)[0])  # the first leaf only
+    return time.perf_counter() - start
+"""
+
+TRANSPOSED_W1 = """
+def mlp_jax(X, W1, b1, W2):
+    return jax.nn.gelu(X @ W1.T + b1, approximate=False) @ W2  # nn.Linear's (out, in) habit
+"""
+
 WRONG = {
     "sync-timer": [
         ("syncs only a single-array output", SYNC_ONLY_OUT, "every leaf"),
         ("returns milliseconds", MILLISECONDS, "for a 300 ms one"),
         ("does not synchronise", NO_SYNC, "every leaf"),
+        ("CPU time (time.process_time)", PROCESS_TIME, "for a 300 ms one"),
+        ("waits for the first leaf only", FIRST_LEAF, "every leaf"),
     ],
     "break-even": [
         (
@@ -58,6 +104,13 @@ WRONG = {
             "first call",
         ),
         ("never answers 'never'", BREAK_EVEN_NEVER_ZERO, "math.inf"),
+        ("rounds to the nearest call", BREAK_EVEN_ROUND, "round up"),
+        ("no n >= 1 floor", BREAK_EVEN_NO_MAX, "one call is enough"),
+        (
+            "divides by zero when steady equals eager",
+            BREAK_EVEN_STRICT,
+            "without dividing",
+        ),
     ],
     "port-mlp": [
         (
@@ -66,5 +119,6 @@ WRONG = {
             "gelu are not the same",
         ),
         ("the sigmoid approximation of GELU", GELU_SIGMOID, "gelu are not the same"),
+        ("transposes W1 as for nn.Linear", TRANSPOSED_W1, "(d_in, d_hidden)"),
     ],
 }

@@ -179,7 +179,7 @@ WRONG = {
     ],
     "masked-mse": [
         ("divides by len(y)", MEAN_OVER_ALL, "not len(y)"),
-        ("slices with a traced length", SLICE_TRACED, "jnp.arange(len(y)) < n_valid"),
+        ("slices with a traced length", SLICE_TRACED, "mask instead"),
         (
             "mask with <= (one row too many)",
             MASK_OFF_BY_ONE,
@@ -199,9 +199,13 @@ WRONG = {
         (
             "JAX: a Python if on alive",
             JAX_PYTHON_IF,
-            "count a reward only while alive",
+            "select with jnp.where",
         ),
-        ("PyTorch: if done: break under vmap", TORCH_IF_BREAK, "torch.where(alive"),
+        (
+            "PyTorch: if done: break under vmap",
+            TORCH_IF_BREAK,
+            "select with torch.where",
+        ),
         ("PyTorch: counts rewards after done", TORCH_NO_ALIVE, "torch.where(alive"),
     ],
     "kmeans-step": [
