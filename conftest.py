@@ -116,6 +116,8 @@ class LoweringCheck(pytest.Item):
         if not path.exists():
             raise LoweringFailed(f"{nb.path}: the kernel wrote no report ({path})")
         report = json.loads(path.read_text(encoding="utf-8"))
+        if report.get("disabled"):
+            pytest.skip(report["disabled"])
         sources = [c.source for c in nb.nb.cells if c.cell_type == "code"]
         failures, skips = lowering_record.findings(report, sources)
         self.add_report_section("call", "lowering skipped", "\n".join(skips))

@@ -87,8 +87,10 @@ class Recorder:
         self.repeats = 0
         self.seconds = 0.0
         self.errors: list[str] = []
-        self.busy = (
-            False  # while checking: the checker's own compilations are not recorded
+        # While checking, the checker's own compilations are not recorded.
+        self.busy = False
+        self.backend: str | None = (
+            None  # JAX's default backend, read at the first check
         )
 
     def record(self, meta_tys: Any, params: dict[str, Any]) -> None:
@@ -122,20 +124,25 @@ class Recorder:
         return hashlib.sha1(text.encode()).hexdigest()
 
     def flush(self, cell: int | None, source: str) -> None:
-        """Lower the programs recorded since the last call; file them under this cell."""
-        if not self.pending:
-            return
-        start, self.busy = time.perf_counter(), True
+        """Lower the programs recorded since the last call; file them under this cell.
+
+        Never raises (an error in IPython's ``post_run_cell`` fails the cell): a crash
+        of the checker is kept in ``errors``, which the test reports as a failure.
+        """
         programs, self.pending = self.pending, []
+        start, self.busy = time.perf_counter(), True
         outcomes: list[dict[str, Any]] = []
         try:
-            for program in programs:
-                key = self._key(program)
-                if key in self.seen:
-                    self.repeats += 1
-                    continue
-                self.seen.add(key)
-                outcomes += [vars(o) for o in lowering.check(program, self.platforms)]
+            if programs and not self._off():
+                for program in programs:
+                    key = self._key(program)
+                    if key in self.seen:
+                        self.repeats += 1
+                        continue
+                    self.seen.add(key)
+                    outcomes += [
+                        vars(o) for o in lowering.check(program, self.platforms)
+                    ]
         except Exception as err:  # noqa: BLE001 - a checker crash is reported, not raised
             self.errors.append(f"cell {cell}: {lowering.first_line(err)}")
         finally:
@@ -144,10 +151,28 @@ class Recorder:
         if outcomes:
             self.cells.append({"cell": cell, "source": source, "outcomes": outcomes})
 
+    def _off(self) -> bool:
+        """On a GPU or TPU the notebook built its programs for that chip: nothing to check."""
+        if self.backend is None:
+            import jax
+
+            self.backend = jax.default_backend()
+        return self.backend != "cpu"
+
+    def disabled(self) -> str:
+        """Why nothing was checked (``""`` when the checks ran)."""
+        if self.backend in (None, "cpu"):
+            return ""
+        return (
+            f"JAX runs on {self.backend} here: the notebook built its programs for it "
+            "(interpret flags, compiler parameters), and running them tests them"
+        )
+
     def report(self) -> dict[str, Any]:
         """Everything recorded, as JSON-ready data."""
         return {
             "platforms": list(self.platforms),
+            "disabled": self.disabled(),
             "programs": len(self.seen),
             "repeats": self.repeats,
             "eager": dict(self.eager),

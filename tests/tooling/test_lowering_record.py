@@ -117,3 +117,12 @@ def test_the_startup_script_loads_the_extension_only_when_asked(tmp_path):
     text = script.read_text()
     assert f"os.environ.get({lowering_record.ENV!r}) == '1'" in text
     assert "load_extension" in text
+
+
+def test_on_an_accelerator_nothing_is_checked():
+    recorder = lowering_record.Recorder()
+    recorder.backend = "gpu"  # as jax.default_backend() says on a GPU machine
+    recorder.pending.append(object())
+    recorder.flush(1, "y = f(x)")
+    assert recorder.pending == [] and recorder.cells == []
+    assert recorder.report()["disabled"].startswith("JAX runs on gpu here")
