@@ -423,17 +423,23 @@ print(f"float32 curves: largest gap {np.abs(curves_torch['float32'] - curves_jax
 # their float32 curves is the 16-bit arithmetic, not a different experiment.
 
 # %%
-fig, ax = plt.subplots(figsize=(8, 3.5))
+fig, (ax, ax_gap) = plt.subplots(1, 2, figsize=(11, 3.5))
 for fw, curves in [("PyTorch", curves_torch), ("JAX", curves_jax)]:
     for name, c in curves.items():
         ax.plot(c, label=f"{fw} {name}", linestyle="-" if name == "float32" else "--", alpha=0.8)
-ax.set(xlabel="step", ylabel="training loss", yscale="log", title="one MLP, one batch order: float32 vs bfloat16")
-ax.legend()
+    ax_gap.plot(curves["bfloat16"] - curves["float32"], label=f"{fw}: bfloat16 − float32", alpha=0.8)
+ax.set(xlabel="step", ylabel="training loss", yscale="log", title="one MLP, one batch order")
+ax_gap.axhline(0, color="grey", linewidth=0.5)
+ax_gap.set(xlabel="step", ylabel="loss difference", title="the gap to float32, each framework")
+ax.legend(fontsize="small")
+ax_gap.legend(fontsize="small")
 plt.tight_layout()
 
 # %% [markdown]
-# On a log scale, gaps of a fraction of a percent are hard to judge by eye; the table puts
-# numbers on them. "Final" is the last step's loss; "mean of the last 10" smooths over the batch-to-batch
+# On the left, on a log scale, a gap of a fraction of a percent between curves cannot be seen.
+# The right panel plots the gap itself, each framework's bfloat16 loss minus its float32 loss
+# at every step; the table puts numbers on it. "Final" is the last step's loss; "mean of the
+# last 10" smooths over the batch-to-batch
 # noise; the last column is the mean absolute gap between a run's curve and its own framework's
 # float32 curve, over all steps.
 
@@ -526,12 +532,17 @@ g16_torch = {scale: fc1_grad_torch(torch.float16, scale) for scale in (1.0, 2.0*
 
 # %%
 # JAX: the same gradient, the trained float32 weights in a model that computes in float16
+@nnx.jit
+def scaled_grads_jax(model, x, y, scale):  # the gradient of loss × scale, compiled once per dtype
+    return nnx.grad(lambda m: loss_jax(m, x, y) * scale)(model)
+
+
 def fc1_grad_jax(dtype, scale=1.0):
     trained = runs_jax["float32"][1]
     w = {k: np.asarray(getattr(getattr(trained, layer), part)[...])
          for k, layer, part in [("W1", "fc1", "kernel"), ("b1", "fc1", "bias"), ("W2", "fc2", "kernel"), ("b2", "fc2", "bias")]}
     x, y = (jnp.asarray(a) for a in BATCHES[-1])
-    grads = nnx.grad(lambda m: loss_jax(m, x, y) * scale)(MLPNNX(w, dtype))
+    grads = scaled_grads_jax(MLPNNX(w, dtype), x, y, scale)
     return np.asarray(nnx.to_pure_dict(grads)["fc1"]["kernel"], np.float32) / scale  # (64, hidden)
 
 
@@ -585,7 +596,7 @@ scaler.get_scale(), model16_torch.fc1.weight.dtype
 model16_jax = MLPNNX(W0, jnp.float16)
 scale = 2.0**16
 xb_jax, yb_jax = (jnp.asarray(a) for a in BATCHES[0])
-grads16_jax = nnx.grad(lambda m: loss_jax(m, xb_jax, yb_jax) * scale)(model16_jax)
+grads16_jax = scaled_grads_jax(model16_jax, xb_jax, yb_jax, scale)  # compiled, as a training step would be
 grads16_jax = jax.tree.map(lambda g: g.astype(jnp.float32) / scale, grads16_jax)  # unscale in float32
 finite = all(bool(jnp.isfinite(g).all()) for g in jax.tree.leaves(grads16_jax))
 grad16_jax = np.asarray(nnx.to_pure_dict(grads16_jax)["fc1"]["kernel"])
@@ -606,7 +617,7 @@ assert_close(model16_torch.fc1.weight.detach().T, model16_jax.fc1.kernel[...], r
 # so do the updated weights; the gradients' relative errors against the float32 gradient are
 # printed above. The parameters stayed float32 in both. `GradScaler` kept its factor (no inf appeared) or halved it (one did): its
 # printed scale says which happened here. The JAX cell's `if finite:` runs in Python, on a
-# concrete boolean, because the step is not jitted here; inside a jitted step the same rule is
+# concrete boolean, because only the gradient is jitted here; inside a jitted step the same rule is
 # written with `jax.lax.cond`, or left to Optax's `optax.apply_if_finite(optimizer, n)`, which
 # wraps an optimiser, skips any update with a non-finite gradient and counts the skips (`jmp`
 # adds the dynamic scale that halves and grows like `GradScaler`'s). Loss scaling is only needed for float16; bfloat16 has
@@ -1281,6 +1292,20 @@ print(f"the two masks agree on {100 * agree:.1f} % of positions (independent mas
 # with no hidden state, so a function given a key always draws the same numbers, and `split`
 # or `fold_in` derive new keys instead of advancing a state. That is why JAX code passes keys
 # around explicitly and never reuses one for two purposes.
+#
+# Flax NNX brings some of PyTorch's convenience back, and with it some state. `nnx.Rngs` holds
+# a key *and a counter*, and `nnx.Dropout` keeps them as variables of the layer: each call folds
+# the counter into the key and advances it, so calling the same layer again draws a new mask.
+# The state is explicit (it is in `nnx.state(dropout_jax)`, next to the parameters, and
+# `nnx.jit` carries it in and out like any other variable), but it is state: the mask a call
+# gets depends on how many calls came before, as in PyTorch.
+
+# %%
+# JAX: the same nnx.Dropout called again draws a new mask; its counter is layer state
+mask_again_jax = dropout_jax(jnp.ones((16, 64))) != 0
+rng_state = nnx.to_pure_dict(nnx.state(dropout_jax))["rngs"]
+print(f"second call: {float((mask_again_jax == mask_jax).mean()):.1%} of positions agree with the first; "
+      f"the layer's counter now reads {int(rng_state['count'])}")
 
 # %%
 mask_stream = np.random.default_rng(0)  # one stream both frameworks read
