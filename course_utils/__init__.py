@@ -10,12 +10,12 @@ when the two are timed in alternation. Student-facing modules:
 - ``config``: smoke mode, sizes, and where the course lives
 - ``env``: versions, devices, threads, precision; ``setup()`` at the top of every lesson
 - ``placement``: the pure rules behind ``env`` (which device each framework gets, and why)
+- ``meshes``: which devices a mesh gets (the accelerators when there are enough, else simulated CPUs)
 - ``timing``: honest benchmarks (``sync``, ``bench``, ``compare``, ``compile_report``)
 - ``contention``: the one thread policy and whether a timed section ran beside other work
 - ``parity``: ``to_numpy`` and ``assert_close`` over mixed pytrees
 - ``plots``: training curves, timing bars, break-even plots
 - ``data``: scikit-learn's digits, NCHW to NHWC, one batch order for both frameworks
-- ``text_data``: a corpus shipped with Python, a character tokenizer, one batch order in a DataLoader and a NumPy iterator (lesson 11)
 - ``exercises``: ``check``, the self-test after every exercise stub
 - ``expect``: ``expect_error``, a sharp bit's error shown in a line (and a failure when it does not happen)
 - ``strict``: turns the frameworks' deprecation warnings into errors
@@ -34,14 +34,13 @@ when the two are timed in alternation. Student-facing modules:
 - ``port_checks``: the individual checks behind ``checklist``, one function each
 - ``profiles``: profiler traces of both frameworks read back as top-ops tables (lesson 09)
 - ``kernels``: custom kernels (lesson 10): Triton's status and skip message, Pallas's interpret choice, the tile picture
-- ``gpt_train``: the GPT's training step in each framework, one pure JAX step for every sharding (lesson 11)
-- ``gpt_shard``: that step data- and tensor-parallel on a JAX mesh: shardings by parameter path (lesson 11)
-- ``gpt_keep``: Orbax and DCP checkpoints that resume bit for bit, both exports (lesson 11)
+- ``gpt/``: lesson 11's GPT in one folder: ``model``, ``sample``, ``convert``, ``data``, ``train``, ``shard``, ``checkpoint``, ``export``
 - ``dist/``: the distributed-training scripts and their launcher (lesson 05)
 
-Subpackages that import the frameworks at the top: ``models`` (the CNN, the
-transformer block and the GPT, both frameworks) and ``convert`` (every weight-layout
-converter). ``claims`` holds the claims registry and the one verdict rule:
+Subpackages that import the frameworks at the top: ``models`` (the CNN and the
+transformer block, both frameworks), ``convert`` (their weight-layout converters)
+and ``gpt`` (its ``model``, ``sample`` and ``convert``; ``import course_utils.gpt``
+itself is light). ``claims`` holds the claims registry and the one verdict rule:
 lessons take every verdict from it (``claims.judge``, ``claims.faster``), and
 ``course claims`` runs its benchmarks. Subpackages for other audiences, never
 imported by a lesson: ``tooling`` (the ``course`` command) and ``grading``

@@ -36,15 +36,16 @@
 #
 # **How the lesson is built.** Nothing here is new machinery: each stage reuses a module of
 # `course_utils`, tested on its own, so the notebook can show the ideas and the checks. The
-# model is `course_utils/models/gpt.py` (both frameworks in one file, read top to bottom),
-# its weight converter `course_utils/convert/gpt.py`, the data `course_utils/text_data.py`,
-# the training steps `course_utils/gpt_train.py`, sampling with and without a KV cache
-# `course_utils/models/gpt_sampling.py`, and the timing and verdicts the same
-# `course_utils.timing` and `course_utils.claims` every lesson uses. Sections 6 and 7 add the
-# mesh, FSDP2, checkpoints and exports on top of the same model and step. The sizes are small
-# on purpose: smoke mode runs in seconds on a laptop's CPU, full mode trains for a few
-# minutes, and every check passes on a GPU too, where the timings change and the equalities
-# do not.
+# GPT's modules sit in one folder, `course_utils/gpt/`, as nanoGPT keeps its model, training
+# and sampling side by side: the model `model.py` (both frameworks in one file, read top to
+# bottom), its weight converter `convert.py`, the data `data.py`, the training steps
+# `train.py`, sampling with and without a KV cache `sample.py`; the timing and verdicts are
+# the same `course_utils.timing` and `course_utils.claims` every lesson uses. Sections 6 and
+# 7 add the mesh (`shard.py`), FSDP2 (the launched script `course_utils/dist/torch_gpt.py`),
+# checkpoints (`checkpoint.py`) and exports (`export.py`) on top of the same model and step.
+# The sizes are small on purpose: smoke mode runs in seconds on a laptop's CPU, full mode
+# trains for a few minutes, and every check passes on a GPU too, where the timings change and
+# the equalities do not.
 
 # %%
 # Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),
@@ -105,11 +106,7 @@ from flax import nnx
 from IPython.display import Markdown, display
 from tqdm.auto import tqdm
 
-from course_utils import claims, compat, config, memory, plots, text_data, timing
-from course_utils import gpt_train as gt
-from course_utils.convert import gpt as convert_gpt
-from course_utils.models import gpt as gpt_models
-from course_utils.models import gpt_sampling
+from course_utils import claims, compat, config, gpt, memory, plots, timing
 from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)
@@ -145,12 +142,12 @@ print(env.report().line())
 # below and none of the checks.
 
 # %%
-corpus = text_data.load_corpus()
-tokenizer = text_data.CharTokenizer.from_text(corpus)
+corpus = gpt.data.load_corpus()
+tokenizer = gpt.data.CharTokenizer.from_text(corpus)
 ids = tokenizer.encode(corpus)  # (n_chars,) int64
-train_ids, val_ids = text_data.split_ids(ids, val_fraction=0.1)
+train_ids, val_ids = gpt.data.split_ids(ids, val_fraction=0.1)
 n_order = max(S.train_steps, S.parity_steps)
-order = text_data.batch_order(len(train_ids), S.block_size, S.batch, n_order, seed=0)
+order = gpt.data.batch_order(len(train_ids), S.block_size, S.batch, n_order, seed=0)
 print(f"{len(corpus):,} characters, vocabulary {tokenizer.vocab_size}; "
       f"train {len(train_ids):,} / validation {len(val_ids):,} tokens; order {order.shape}")
 print(repr(corpus[20_000:20_160]))
@@ -181,13 +178,13 @@ print(repr(corpus[20_000:20_160]))
 
 # %%
 # PyTorch
-loader_torch = text_data.torch_loader(train_ids, order, S.block_size)
+loader_torch = gpt.data.torch_loader(train_ids, order, S.block_size)
 x_torch, y_torch = (t.to(torch_dev) for t in next(iter(loader_torch)))
 print(type(loader_torch).__name__, tuple(x_torch.shape), x_torch.dtype)
 
 # %%
 # JAX
-batches_np = text_data.numpy_batches(train_ids, order, S.block_size)  # a generator
+batches_np = gpt.data.numpy_batches(train_ids, order, S.block_size)  # a generator
 x_np, y_np = next(batches_np)
 x_jax, y_jax = jnp.asarray(x_np), jnp.asarray(y_np)
 print(type(batches_np).__name__, x_jax.shape, x_jax.dtype)
@@ -195,7 +192,7 @@ print(type(batches_np).__name__, x_jax.shape, x_jax.dtype)
 # %%
 same_batches = all(
     np.array_equal(xt.numpy(), xn) and np.array_equal(yt.numpy(), yn)
-    for (xt, yt), (xn, yn) in zip(loader_torch, text_data.numpy_batches(train_ids, order, S.block_size),
+    for (xt, yt), (xn, yn) in zip(loader_torch, gpt.data.numpy_batches(train_ids, order, S.block_size),
                                   strict=True))
 assert same_batches
 print(f"all {len(order)} batches identical in both pipelines: {same_batches}")
@@ -235,7 +232,7 @@ print("x:", repr(tokenizer.decode(x_np[0][:40])), "\ny:", repr(tokenizer.decode(
 # and `dropout=0` throughout, because two frameworks cannot draw the same dropout masks (each
 # has its own random number generator), and every stage below compares them exactly.
 #
-# The model lives in `course_utils/models/gpt.py`, written top to bottom like nanoGPT's
+# The model lives in `course_utils/gpt/model.py`, written top to bottom like nanoGPT's
 # `model.py`, with both frameworks in one file so the two can be read side by side. Both use
 # the same layout choices, so that only the frameworks' real differences remain for the
 # converter: a Linear is `weight (out, in)` in PyTorch and `kernel (in, out)` in NNX, and the
@@ -243,8 +240,8 @@ print("x:", repr(tokenizer.decode(x_np[0][:40])), "\ny:", repr(tokenizer.decode(
 # are the two attention modules:
 
 # %%
-display(Markdown("```python\n" + inspect.getsource(gpt_models.TorchCausalSelfAttention)
-                 + "\n" + inspect.getsource(gpt_models.NNXCausalSelfAttention) + "```"))
+display(Markdown("```python\n" + inspect.getsource(gpt.model.TorchCausalSelfAttention)
+                 + "\n" + inspect.getsource(gpt.model.NNXCausalSelfAttention) + "```"))
 
 # %% [markdown]
 # Line for line the same computation: `qkv` splits into query, key and value, each reshaped
@@ -257,8 +254,8 @@ display(Markdown("```python\n" + inspect.getsource(gpt_models.TorchCausalSelfAtt
 # The two top-level models differ in one place, the blocks. Here is NNX's:
 
 # %%
-display(Markdown("```python\n" + inspect.getsource(gpt_models.NNXGPT.__init__)
-                 + inspect.getsource(gpt_models.NNXGPT.__call__) + "```"))
+display(Markdown("```python\n" + inspect.getsource(gpt.model.NNXGPT.__init__)
+                 + inspect.getsource(gpt.model.NNXGPT.__call__) + "```"))
 
 # %% [markdown]
 # Why scan? Under `jax.jit`, a Python `for` loop over blocks is *unrolled*: the traced
@@ -279,21 +276,21 @@ display(Markdown("```python\n" + inspect.getsource(gpt_models.NNXGPT.__init__)
 # Build both, with the same sizes:
 
 # %%
-cfg = gpt_models.GPTConfig(vocab_size=tokenizer.vocab_size, block_size=S.block_size, d_model=S.d_model,
-                           n_heads=S.n_heads, n_layers=S.n_layers, d_ff=S.d_ff, dropout=0.0)
+cfg = gpt.model.GPTConfig(vocab_size=tokenizer.vocab_size, block_size=S.block_size, d_model=S.d_model,
+                          n_heads=S.n_heads, n_layers=S.n_layers, d_ff=S.d_ff, dropout=0.0)
 cfg
 
 # %%
 # PyTorch
 torch.manual_seed(0)
-model_torch = gpt_models.TorchGPT(cfg).to(torch_dev)
+model_torch = gpt.model.TorchGPT(cfg).to(torch_dev)
 shapes_torch = {name: tuple(p.shape) for name, p in model_torch.named_parameters()}
 print(f"{sum(p.numel() for p in model_torch.parameters()):,} parameters in {len(shapes_torch)} tensors")
 print({k: v for k, v in shapes_torch.items() if "attn.qkv" in k or "tok_emb" in k})
 
 # %%
 # JAX
-model_jax = gpt_models.NNXGPT(cfg, rngs=nnx.Rngs(0))
+model_jax = gpt.model.NNXGPT(cfg, rngs=nnx.Rngs(0))
 params_jax = nnx.state(model_jax, nnx.Param)
 shapes_jax = {jax.tree_util.keystr(path, simple=True, separator="/"): tuple(a.shape)
               for path, a in jax.tree_util.tree_leaves_with_path(nnx.to_pure_dict(params_jax))}
@@ -339,7 +336,7 @@ print("layer 1's fc1 kernel:", model_jax.blocks.fc1.kernel[...][1].shape)
 # ## 3. Proven equal, stage by stage
 #
 # **Key concepts**
-# - `course_utils.convert.gpt` moves weights both ways: transpose each Linear, rename
+# - `course_utils.gpt.convert` moves weights both ways: transpose each Linear, rename
 #   LayerNorm `weight` to `scale`, stack or unstack the layer axis; the tied head needs nothing.
 # - From the same weights: the logits, the loss and every gradient of one batch must agree to
 #   float32 rounding; so must the parameters after one AdamW step.
@@ -359,8 +356,8 @@ print("layer 1's fc1 kernel:", model_jax.blocks.fc1.kernel[...][1].shape)
 # function converts gradients (which have their parameters' layout) and trained weights.
 
 # %%
-convert_gpt.gpt_torch_to_nnx(model_torch, model_jax)  # PyTorch's initial weights, both models
-graphdef, params_jax, rest_jax = gt.jax_split(model_jax)  # pure pytrees for jax.jit
+gpt.convert.gpt_torch_to_nnx(model_torch, model_jax)  # PyTorch's initial weights, both models
+graphdef, params_jax, rest_jax = gpt.train.jax_split(model_jax)  # pure pytrees for jax.jit
 
 
 @nnx.jit
@@ -385,7 +382,7 @@ print(f"logits: max |PyTorch - JAX| = {np.abs(np.asarray(logits_jax) - logits_to
 
 # %% [markdown]
 # Equal logits to float32 rounding. Now the loss and the gradient of every parameter. The
-# JAX side uses the pure loss from `course_utils.gpt_train` (the one every later section
+# JAX side uses the pure loss from `course_utils.gpt.train` (the one every later section
 # compiles, on one device or eight): a function of the parameter pytree, which
 # `jax.value_and_grad` differentiates.
 #
@@ -411,12 +408,12 @@ loss_torch.item()
 
 # %%
 # JAX
-loss_fn_jax = gt.jax_loss(graphdef, rest_jax)
+loss_fn_jax = gpt.train.jax_loss(graphdef, rest_jax)
 loss_jax, grads_jax = jax.jit(jax.value_and_grad(loss_fn_jax))(params_jax, x_jax, y_jax)
 float(loss_jax)
 
 # %%
-grads_converted = convert_gpt.gpt_nnx_tensors_to_torch(grads_jax)  # NNX layout -> PyTorch names
+grads_converted = gpt.convert.gpt_nnx_tensors_to_torch(grads_jax)  # NNX layout -> PyTorch names
 assert_close(loss_jax, loss_torch, rtol=1e-6, atol=1e-6, name="loss")
 assert_close(grads_converted, grads_torch, rtol=1e-4, atol=1e-6, name="gradients")
 grad_gap = max(float((grads_converted[n] - g).abs().max() / g.abs().max()) for n, g in grads_torch.items())
@@ -431,7 +428,7 @@ print(f"loss {loss_torch.item():.6f} vs {float(loss_jax):.6f}; all {len(grads_to
 # Comparing under PyTorch's names matters for a second reason: an error message then names
 # the parameter (`blocks.1.attn.qkv.weight`) a PyTorch user knows, not a stacked NNX path.
 #
-# **One AdamW step.** Both optimisers come from `course_utils.gpt_train` with one set of
+# **One AdamW step.** Both optimisers come from `course_utils.gpt.train` with one set of
 # hyperparameters. Both use *decoupled* weight decay: `p ← p − lr·(m̂/(√v̂ + ε) + wd·p)`.
 # `torch.optim.AdamW` applies the decay as `p ← p·(1 − lr·wd)` before the Adam update;
 # `optax.adamw` adds `wd·p` to the update before scaling by `−lr`: the same arithmetic, in a
@@ -440,19 +437,19 @@ print(f"loss {loss_torch.item():.6f} vs {float(loss_jax):.6f}; all {len(grads_to
 # identically (PyTorch: two parameter groups; optax: `mask=`), or the runs part at step one.
 
 # %%
-print("AdamW:", gt.ADAMW)
+print("AdamW:", gpt.train.ADAMW)
 
 # %%
 # PyTorch
 stepped_torch = copy.deepcopy(model_torch)
-optimizer_torch = gt.torch_adamw(stepped_torch)
-gt.torch_step(stepped_torch, optimizer_torch, x_torch, y_torch)
+optimizer_torch = gpt.train.torch_adamw(stepped_torch)
+gpt.train.torch_step(stepped_torch, optimizer_torch, x_torch, y_torch)
 after_step_torch = {n: p.detach().cpu() for n, p in stepped_torch.named_parameters()}
 
 # %%
 # JAX
-tx = gt.jax_adamw()
-jit_step = jax.jit(gt.jax_step(graphdef, rest_jax, tx), donate_argnums=(0, 1))  # state donated
+tx = gpt.train.jax_adamw()
+jit_step = jax.jit(gpt.train.jax_step(graphdef, rest_jax, tx), donate_argnums=(0, 1))  # state donated
 
 
 def fresh_state():  # new buffers: donation deletes the arrays it is given
@@ -463,16 +460,16 @@ def fresh_state():  # new buffers: donation deletes the arrays it is given
 params_1, _, _ = jit_step(*fresh_state(), x_jax, y_jax)
 
 # %%
-after_step_jax = convert_gpt.gpt_nnx_tensors_to_torch(params_1)
+after_step_jax = gpt.convert.gpt_nnx_tensors_to_torch(params_1)
 outliers = {n: (after_step_jax[n] - t).abs() > 1e-6 for n, t in after_step_torch.items()}  # beyond rounding
 n_outliers = sum(int(m.sum()) for m in outliers.values())
 outlier_grad = max((float(grads_torch[n][m].abs().max()) for n, m in outliers.items() if m.any()), default=0.0)
-assert outlier_grad < 100 * gt.ADAMW["eps"], "a step differs where the gradient is not near zero"
+assert outlier_grad < 100 * gpt.train.ADAMW["eps"], "a step differs where the gradient is not near zero"
 moved = max(float((after_step_torch[n] - p.detach().cpu()).abs().max()) for n, p in model_torch.named_parameters())
 step_gap = max(float((after_step_jax[n] - t).abs().max()) for n, t in after_step_torch.items())
 n_elements = sum(m.numel() for m in outliers.values())
 exceptions = (f"all but {n_outliers} of {n_elements:,} elements, whose gradients are at most {outlier_grad:.1e} "
-              f"(ε = {gt.ADAMW['eps']:.0e})" if n_outliers else f"all {n_elements:,} elements")
+              f"(ε = {gpt.train.ADAMW['eps']:.0e})" if n_outliers else f"all {n_elements:,} elements")
 print(f"the step moved parameters by up to {moved:.1e}; PyTorch and JAX agree within 1e-6 at {exceptions}; "
       f"largest gap {step_gap:.1e}")
 
@@ -514,15 +511,15 @@ print(f"max |gradient| of block 0's query bias {bias_grad[:d].abs().max():.1e}, 
 # the same `jit_step` traces again for float64 inputs.
 
 # %%
-parity_batches = [text_data.windows(train_ids, starts, S.block_size) for starts in order[:S.parity_steps]]
+parity_batches = [gpt.data.windows(train_ids, starts, S.block_size) for starts in order[:S.parity_steps]]
 
 
 # PyTorch
 def losses_torch_run(dtype):
     model = copy.deepcopy(model_torch).to(dtype)
-    optimizer = gt.torch_adamw(model)
-    return np.array([float(gt.torch_step(model, optimizer, torch.from_numpy(x).to(torch_dev),
-                                         torch.from_numpy(y).to(torch_dev))) for x, y in parity_batches])
+    optimizer = gpt.train.torch_adamw(model)
+    return np.array([float(gpt.train.torch_step(model, optimizer, torch.from_numpy(x).to(torch_dev),
+                                                torch.from_numpy(y).to(torch_dev))) for x, y in parity_batches])
 
 
 # %%
@@ -612,12 +609,12 @@ fig.tight_layout()
 # %%
 # PyTorch
 trained_torch = copy.deepcopy(model_torch)
-optimizer_trained_torch = gt.torch_adamw(trained_torch)
+optimizer_trained_torch = gpt.train.torch_adamw(trained_torch)
 train_losses_torch = []
-for x, y in tqdm(text_data.torch_loader(train_ids, order[:S.train_steps], S.block_size),
+for x, y in tqdm(gpt.data.torch_loader(train_ids, order[:S.train_steps], S.block_size),
                  total=S.train_steps, desc="PyTorch"):
-    train_losses_torch.append(gt.torch_step(trained_torch, optimizer_trained_torch,
-                                            x.to(torch_dev), y.to(torch_dev)))
+    train_losses_torch.append(gpt.train.torch_step(trained_torch, optimizer_trained_torch,
+                                                   x.to(torch_dev), y.to(torch_dev)))
 train_losses_torch = torch.stack(train_losses_torch).cpu().numpy()
 print(f"PyTorch: {len(train_losses_torch)} steps, loss {train_losses_torch[0]:.3f} -> {train_losses_torch[-1]:.3f}")
 
@@ -625,7 +622,7 @@ print(f"PyTorch: {len(train_losses_torch)} steps, loss {train_losses_torch[0]:.3
 # JAX
 params_trained_jax, opt_state_trained_jax = fresh_state()
 train_losses_jax = []
-for x, y in tqdm(text_data.numpy_batches(train_ids, order[:S.train_steps], S.block_size),
+for x, y in tqdm(gpt.data.numpy_batches(train_ids, order[:S.train_steps], S.block_size),
                  total=S.train_steps, desc="JAX"):
     params_trained_jax, opt_state_trained_jax, loss = jit_step(params_trained_jax, opt_state_trained_jax,
                                                                jnp.asarray(x), jnp.asarray(y))
@@ -639,20 +636,20 @@ print(f"JAX: {len(train_losses_jax)} steps, loss {train_losses_jax[0]:.3f} -> {t
 # over the held-out tokens), in evaluation mode and without gradients:
 
 # %%
-val_order = text_data.batch_order(len(val_ids), S.block_size, S.batch, S.eval_batches, seed=1)
+val_order = gpt.data.batch_order(len(val_ids), S.block_size, S.batch, S.eval_batches, seed=1)
 
 # PyTorch
 trained_torch.eval()
 with torch.no_grad():
     val_loss_torch = np.mean([float(trained_torch.loss(x.to(torch_dev), y.to(torch_dev)))
-                              for x, y in text_data.torch_loader(val_ids, val_order, S.block_size)])
+                              for x, y in gpt.data.torch_loader(val_ids, val_order, S.block_size)])
 val_loss_torch
 
 # %%
 # JAX
 loss_jit_jax = jax.jit(loss_fn_jax)
 val_loss_jax = np.mean([float(loss_jit_jax(params_trained_jax, jnp.asarray(x), jnp.asarray(y)))
-                        for x, y in text_data.numpy_batches(val_ids, val_order, S.block_size)])
+                        for x, y in gpt.data.numpy_batches(val_ids, val_order, S.block_size)])
 val_loss_jax
 
 # %%
@@ -689,7 +686,7 @@ print(f"largest training-loss gap between the frameworks: {np.abs(train_losses_t
 # Sampling turns logits into text one character at a time: divide the last position's
 # logits by a temperature, softmax, draw. The draw is where the frameworks would part:
 # `torch.multinomial` and `jax.random.categorical` use different generators. The course's
-# samplers (`course_utils.models.gpt_sampling`) draw one uniform number per step and sequence
+# samplers (`course_utils.gpt.sample`) draw one uniform number per step and sequence
 # from `np.random.default_rng(seed)` and pick the first token whose cumulative probability
 # exceeds it, so the same weights, temperature and seed draw the same text in both, up to a
 # draw that lands within float32 rounding of a CDF edge (section 8 measures how often).
@@ -720,15 +717,15 @@ prompt = np.stack([tokenizer.encode("The "), tokenizer.encode("def ")])  # (2, 4
 temperature = 0.8
 
 # PyTorch
-samples_torch = gpt_sampling.generate_torch(trained_torch, prompt, S.sample_chars, temperature=temperature,
-                                            seed=0, use_cache=False)
+samples_torch = gpt.sample.generate_torch(trained_torch, prompt, S.sample_chars, temperature=temperature,
+                                          seed=0, use_cache=False)
 for row in samples_torch:
     print(repr(tokenizer.decode(row)), "\n")
 
 # %%
 # JAX
-samples_jax = gpt_sampling.generate_nnx(trained_jax, prompt, S.sample_chars, temperature=temperature,
-                                        seed=0, use_cache=False)
+samples_jax = gpt.sample.generate_nnx(trained_jax, prompt, S.sample_chars, temperature=temperature,
+                                      seed=0, use_cache=False)
 for row in samples_jax:
     print(repr(tokenizer.decode(row)), "\n")
 
@@ -764,15 +761,15 @@ print(f"characters equal in the two models' samples: {agree.round(3)}; first dif
 n_cached = cfg.block_size - prompt.shape[1]
 
 # PyTorch
-cached_torch = gpt_sampling.generate_torch(trained_torch, prompt, n_cached, temperature=temperature, seed=1)
-uncached_torch = gpt_sampling.generate_torch(trained_torch, prompt, n_cached, temperature=temperature, seed=1,
-                                             use_cache=False)
+cached_torch = gpt.sample.generate_torch(trained_torch, prompt, n_cached, temperature=temperature, seed=1)
+uncached_torch = gpt.sample.generate_torch(trained_torch, prompt, n_cached, temperature=temperature, seed=1,
+                                           use_cache=False)
 
 # %%
 # JAX
-cached_jax = gpt_sampling.generate_nnx(trained_jax, prompt, n_cached, temperature=temperature, seed=1)
-uncached_jax = gpt_sampling.generate_nnx(trained_jax, prompt, n_cached, temperature=temperature, seed=1,
-                                         use_cache=False)
+cached_jax = gpt.sample.generate_nnx(trained_jax, prompt, n_cached, temperature=temperature, seed=1)
+uncached_jax = gpt.sample.generate_nnx(trained_jax, prompt, n_cached, temperature=temperature, seed=1,
+                                       use_cache=False)
 
 # %%
 assert np.array_equal(cached_torch, uncached_torch) and np.array_equal(cached_jax, uncached_jax)
@@ -817,7 +814,7 @@ print(f"{n_cached} cached steps = {n_cached} uncached steps, in PyTorch and in J
 
 # %%
 K = S.k_steps
-timed = [text_data.windows(train_ids, starts, S.block_size) for starts in order[:K]]
+timed = [gpt.data.windows(train_ids, starts, S.block_size) for starts in order[:K]]
 timed_torch = [(torch.from_numpy(x).to(torch_dev), torch.from_numpy(y).to(torch_dev)) for x, y in timed]
 timed_jax = [(jnp.asarray(x), jnp.asarray(y)) for x, y in timed]
 tokens_per_call = K * S.batch * S.block_size
@@ -828,7 +825,7 @@ print(f"{K} steps per timed call, {tokens_per_call:,} tokens")
 # PyTorch: eager, torch.compile of the loss (AdamW eager), bfloat16 autocast
 def torch_variant(compiled=False, bf16=False):
     model = copy.deepcopy(model_torch)
-    optimizer = gt.torch_adamw(model, foreach=None)  # PyTorch's default AdamW
+    optimizer = gpt.train.torch_adamw(model, foreach=None)  # PyTorch's default AdamW
     loss_fn = torch.compile(model.loss) if compiled else model.loss
 
     def one_step(x, y):
@@ -852,11 +849,11 @@ def torch_variant(compiled=False, bf16=False):
 # %%
 # JAX: the jitted pure step (state donated), float32 or an NNX bfloat16 compute dtype, each
 # jitted afresh here, so that its first call compiles (section 3's jit_step is compiled already)
-model_bf16_jax = gpt_models.NNXGPT(cfg, dtype=jnp.bfloat16, rngs=nnx.Rngs(0))
-convert_gpt.gpt_torch_to_nnx(model_torch, model_bf16_jax)
-graphdef_bf16, _, rest_bf16 = gt.jax_split(model_bf16_jax)
-jit_step_bf16 = jax.jit(gt.jax_step(graphdef_bf16, rest_bf16, tx), donate_argnums=(0, 1))
-jit_step_fresh = jax.jit(gt.jax_step(graphdef, rest_jax, tx), donate_argnums=(0, 1))
+model_bf16_jax = gpt.model.NNXGPT(cfg, dtype=jnp.bfloat16, rngs=nnx.Rngs(0))
+gpt.convert.gpt_torch_to_nnx(model_torch, model_bf16_jax)
+graphdef_bf16, _, rest_bf16 = gpt.train.jax_split(model_bf16_jax)
+jit_step_bf16 = jax.jit(gpt.train.jax_step(graphdef_bf16, rest_bf16, tx), donate_argnums=(0, 1))
+jit_step_fresh = jax.jit(gpt.train.jax_step(graphdef, rest_jax, tx), donate_argnums=(0, 1))
 
 
 # %%
@@ -957,11 +954,11 @@ compile_verdict = speed_verdicts["torch.compile of the loss vs eager (PyTorch)"]
 
 # %%
 mem_model_torch = copy.deepcopy(model_torch)
-mem_optimizer_torch = gt.torch_adamw(mem_model_torch)
-gt.torch_step(mem_model_torch, mem_optimizer_torch, *timed_torch[0])  # AdamW state and .grad exist now
+mem_optimizer_torch = gpt.train.torch_adamw(mem_model_torch)
+gpt.train.torch_step(mem_model_torch, mem_optimizer_torch, *timed_torch[0])  # AdamW state and .grad exist now
 mem_params, mem_opt_state = fresh_state()
 memory_reports = [
-    memory.torch_profiler_memory(lambda: gt.torch_step(mem_model_torch, mem_optimizer_torch, *timed_torch[0]),
+    memory.torch_profiler_memory(lambda: gpt.train.torch_step(mem_model_torch, mem_optimizer_torch, *timed_torch[0]),
                                  resident=(mem_model_torch, mem_optimizer_torch, timed_torch[0]),
                                  label="PyTorch eager step", device=torch_dev.type),
     memory.xla_memory(jit_step.lower(mem_params, mem_opt_state, *timed_jax[0]).compile(), "JAX jit step, donated"),
@@ -1025,20 +1022,20 @@ print(f"parameters + AdamW state: JAX {memory.format_bytes(state_bytes)}, PyTorc
 import tempfile
 from pathlib import Path
 
-from course_utils import gpt_keep, gpt_shard, meshes
+from course_utils import meshes
 from course_utils.dist import launch, torch_gpt
 
 DEVICES = meshes.devices(8)  # the accelerators if there are eight, else simulated CPUs
 
 scale_cfg = cfg  # section 3's configuration, fresh weights
-scale_torch, scale_jax = convert_gpt.make_gpt_pair(scale_cfg, seed=1)  # the same initial weights
+scale_torch, scale_jax = gpt.convert.make_gpt_pair(scale_cfg, seed=1)  # the same initial weights
 scale_torch = scale_torch.to(torch_dev)  # the notebook's PyTorch runs use JAX's device kind
-scale_order = text_data.batch_order(len(train_ids), S.block_size, S.scale_batch, S.scale_steps, seed=11)
-scale_x, scale_y = text_data.windows(train_ids, scale_order, S.block_size)  # each (steps, batch, T)
+scale_order = gpt.data.batch_order(len(train_ids), S.block_size, S.scale_batch, S.scale_steps, seed=11)
+scale_x, scale_y = gpt.data.windows(train_ids, scale_order, S.block_size)  # each (steps, batch, T)
 scale_batches = list(zip(scale_x.astype(np.int32), scale_y.astype(np.int32), strict=True))
 
 # %% [markdown]
-# The JAX reference is section 3's `jit_step`: the pure step from `course_utils.gpt_train`,
+# The JAX reference is section 3's `jit_step`: the pure step from `course_utils.gpt.train`,
 # jitted for one device, with the same structure and shapes. It runs on the first of the mesh
 # devices, so every layout is compared on one kind of device; where that is JAX's default
 # device (a CPU, or a machine with eight accelerators) it runs without compiling again. It
@@ -1048,34 +1045,34 @@ scale_batches = list(zip(scale_x.astype(np.int32), scale_y.astype(np.int32), str
 
 # %%
 # JAX: one device, the first of the mesh devices
-graphdef_scale, params0, rest_scale = gt.jax_split(scale_jax)
-tx_scale = gt.jax_adamw()
-pure_step = gt.jax_step(graphdef_scale, rest_scale, tx_scale)  # (params, opt_state, x, y) -> (..., loss)
+graphdef_scale, params0, rest_scale = gpt.train.jax_split(scale_jax)
+tx_scale = gpt.train.jax_adamw()
+pure_step = gpt.train.jax_step(graphdef_scale, rest_scale, tx_scale)  # (params, opt_state, x, y) -> (..., loss)
 one_device = jax.device_put((params0, tx_scale.init(params0)), DEVICES[0])  # copies, on one device
-*_, losses_one_jax = gt.jax_run(jit_step, *one_device, scale_batches)
+*_, losses_one_jax = gpt.train.jax_run(jit_step, *one_device, scale_batches)
 print("one device:", np.round(losses_one_jax, 4))
 
 # %% [markdown]
 # Now data parallel on all eight devices, then tensor parallel on a `2 × 4` mesh: two
 # data-parallel groups of four devices, each group sharing every layer. For each layout,
-# `gpt_shard.state_shardings` gives every parameter a `NamedSharding` from the rules printed
+# `gpt.shard.state_shardings` gives every parameter a `NamedSharding` from the rules printed
 # below (the first rule whose pattern matches the parameter's path; a parameter no rule matches
 # is replicated), and AdamW's two moments inherit their parameter's sharding.
-# `gpt_shard.jit_step` is `jax.jit(pure_step, in_shardings=..., out_shardings=...)` with the
+# `gpt.shard.jit_step` is `jax.jit(pure_step, in_shardings=..., out_shardings=...)` with the
 # batch split over `"data"`. The step function is the same Python object in all three runs;
 # only the shardings differ.
 
 # %%
 # JAX: data parallel (8 devices), then tensor parallel (2 x 4)
-print("tensor-parallel rules (path pattern, spec of one layer's axes):", *gpt_shard.TP_RULES, sep="\n  ")
-layouts_jax = {"data parallel, 8": (gpt_shard.mesh((8,), ("data",)), ()),
-               "tensor parallel, 2 x 4": (gpt_shard.mesh((2, 4), ("data", "model")), gpt_shard.TP_RULES)}
+print("tensor-parallel rules (path pattern, spec of one layer's axes):", *gpt.shard.TP_RULES, sep="\n  ")
+layouts_jax = {"data parallel, 8": (gpt.shard.mesh((8,), ("data",)), ()),
+               "tensor parallel, 2 x 4": (gpt.shard.mesh((2, 4), ("data", "model")), gpt.shard.TP_RULES)}
 losses_jax, steps_jax = {}, {}
 for name, (mesh, rules) in layouts_jax.items():
-    shardings = gpt_shard.state_shardings(mesh, tx_scale, params0, rules)
-    steps_jax[name] = (gpt_shard.jit_step(pure_step, shardings), shardings)
-    placed = gpt_shard.place(params0, shardings[0]), gpt_shard.place(tx_scale.init(params0), shardings[1])
-    params_end, _, losses_jax[name] = gt.jax_run(steps_jax[name][0], *placed, scale_batches)
+    shardings = gpt.shard.state_shardings(mesh, tx_scale, params0, rules)
+    steps_jax[name] = (gpt.shard.jit_step(pure_step, shardings), shardings)
+    placed = gpt.shard.place(params0, shardings[0]), gpt.shard.place(tx_scale.init(params0), shardings[1])
+    params_end, _, losses_jax[name] = gpt.train.jax_run(steps_jax[name][0], *placed, scale_batches)
 fc1 = params_end["blocks"]["fc1"]["kernel"][...]
 print(f"blocks.fc1.kernel {fc1.shape}, spec {fc1.sharding.spec} (the layer axis prepended, unsplit): "
       f"one device stores {fc1.addressable_shards[0].data.shape}")
@@ -1130,7 +1127,8 @@ launch.excerpt("course_utils.dist.torch_gpt", "tp")
 run_dir = Path(tempfile.mkdtemp(prefix="course-11-"))
 torch_gpt.save_inputs(run_dir, scale_cfg, scale_torch, scale_x, scale_y)
 scale_torch_init = {name: t.clone() for name, t in scale_torch.state_dict().items()}  # for section 7
-losses_one_torch = gt.torch_run(scale_torch, gt.torch_adamw(scale_torch), zip(scale_x, scale_y, strict=True))
+losses_one_torch = gpt.train.torch_run(scale_torch, gpt.train.torch_adamw(scale_torch),
+                                       zip(scale_x, scale_y, strict=True))
 torch_launch = launch.torchrun("course_utils.dist.torch_gpt", S.n_procs, workdir=run_dir, timeout=S.launch_timeout)
 assert launch.tagged_processes(torch_launch.tag) == []  # nothing left running
 losses_torch = {f"{label}, {S.n_procs} ranks": torch_launch.section(name)[0]["losses"]
@@ -1181,7 +1179,7 @@ for name, (got, ref) in scale_table.items():
 # ```
 #
 # For JAX one process drives all the GPUs of its host, so one host needs no launcher at all:
-# `python train.py`, with the same `gpt_shard.mesh((8,), ("data",))` over `jax.devices()`. Many
+# `python train.py`, with the same `gpt.shard.mesh((8,), ("data",))` over `jax.devices()`. Many
 # hosts run the same program once per host, each calling `jax.distributed.initialize()` before
 # anything else (on Slurm, Kubernetes and TPU pods it reads the coordinator's address from the
 # environment); `jax.devices()` then lists every host's devices, and a mesh of shape `(4, 8)`
@@ -1210,7 +1208,7 @@ for name, (got, ref) in scale_table.items():
 # A long run on shared hardware gets interrupted: a preemption, a node failure, a time limit.
 # Lesson 06 showed the recipe on a small MLP; here it is checked on the GPT and, for JAX, on the
 # sharded state of section 6. The tensor-parallel step is reused as it is, so the resume
-# compiles nothing new. The helpers in `course_utils.gpt_keep` are thin: `orbax_save` is
+# compiles nothing new. The helpers in `course_utils.gpt.checkpoint` are thin: `orbax_save` is
 # `ocp.v1.save` (with replica-parallel writing turned off, which on eight simulated devices
 # would compile a small slicing program per array shape), `abstract_like` maps every array to a
 # `jax.ShapeDtypeStruct` carrying its sharding, and `orbax_load` is `ocp.v1.load` into such a
@@ -1220,15 +1218,16 @@ for name, (got, ref) in scale_table.items():
 # JAX: k steps, save, m more (the uninterrupted run); then restore and redo the m steps
 k_ckpt = S.scale_steps // 2
 step_tp, (p_sh, o_sh) = steps_jax["tensor parallel, 2 x 4"]
-params_k_jax, opt_k_jax, _ = gt.jax_run(step_tp, gpt_shard.place(params0, p_sh),
-                                        gpt_shard.place(tx_scale.init(params0), o_sh), scale_batches[:k_ckpt])
+params_k_jax, opt_k_jax, _ = gpt.train.jax_run(step_tp, gpt.shard.place(params0, p_sh),
+                                               gpt.shard.place(tx_scale.init(params0), o_sh), scale_batches[:k_ckpt])
 state_k_jax = {"params": params_k_jax, "opt_state": opt_k_jax, "step": jnp.asarray(k_ckpt)}
-gpt_keep.orbax_save(run_dir / "orbax", state_k_jax)
-params_end_jax, _, after_jax = gt.jax_run(step_tp, params_k_jax, opt_k_jax, scale_batches[k_ckpt:])
+gpt.checkpoint.orbax_save(run_dir / "orbax", state_k_jax)
+params_end_jax, _, after_jax = gpt.train.jax_run(step_tp, params_k_jax, opt_k_jax, scale_batches[k_ckpt:])
 
-back_jax = gpt_keep.orbax_load(run_dir / "orbax", gpt_keep.abstract_like(state_k_jax))  # shapes, dtypes, shardings
-resumed_params_jax, _, resumed_jax = gt.jax_run(step_tp, back_jax["params"], back_jax["opt_state"],
-                                                scale_batches[int(back_jax["step"]):])
+target_jax = gpt.checkpoint.abstract_like(state_k_jax)  # shapes, dtypes, shardings; no numbers
+back_jax = gpt.checkpoint.orbax_load(run_dir / "orbax", target_jax)
+resumed_params_jax, _, resumed_jax = gpt.train.jax_run(step_tp, back_jax["params"], back_jax["opt_state"],
+                                                       scale_batches[int(back_jax["step"]):])
 print("qkv kernel restored onto", back_jax["params"]["blocks"]["attn"]["qkv"]["kernel"][...].sharding.spec)
 
 
@@ -1237,7 +1236,7 @@ print("qkv kernel restored onto", back_jax["params"]["blocks"]["attn"]["qkv"]["k
 # `ShapeDtypeStruct` with a sharding for every leaf, and no numbers. The printed spec shows a
 # tensor-parallel kernel coming back split as it was saved. In a real restart the live state
 # does not exist; the target is then built from a fresh model with `nnx.eval_shape` (lesson 06)
-# and the shardings from `gpt_shard.state_shardings`, neither of which allocates an array.
+# and the shardings from `gpt.shard.state_shardings`, neither of which allocates an array.
 #
 # PyTorch with DCP: the one-process model and AdamW of section 6, the same `k + m` steps. The
 # resumed run starts from a fresh `TorchGPT` with other weights and a fresh optimizer, so
@@ -1249,19 +1248,19 @@ print("qkv kernel restored onto", back_jax["params"]["blocks"]["attn"]["qkv"]["k
 # PyTorch: the same with torch.distributed.checkpoint, one process
 def fresh_torch(seed):
     torch.manual_seed(seed)
-    model = gpt_models.TorchGPT(scale_cfg).to(torch_dev)
-    return model, gt.torch_adamw(model)
+    model = gpt.model.TorchGPT(scale_cfg).to(torch_dev)
+    return model, gpt.train.torch_adamw(model)
 
 
 model_k_torch, opt_k_torch = fresh_torch(1)
 model_k_torch.load_state_dict(scale_torch_init)
-gt.torch_run(model_k_torch, opt_k_torch, zip(scale_x[:k_ckpt], scale_y[:k_ckpt], strict=True))
-gpt_keep.dcp_save(run_dir / "dcp", model_k_torch, opt_k_torch)
-after_torch = gt.torch_run(model_k_torch, opt_k_torch, zip(scale_x[k_ckpt:], scale_y[k_ckpt:], strict=True))
+gpt.train.torch_run(model_k_torch, opt_k_torch, zip(scale_x[:k_ckpt], scale_y[:k_ckpt], strict=True))
+gpt.checkpoint.dcp_save(run_dir / "dcp", model_k_torch, opt_k_torch)
+after_torch = gpt.train.torch_run(model_k_torch, opt_k_torch, zip(scale_x[k_ckpt:], scale_y[k_ckpt:], strict=True))
 
 model_r_torch, opt_r_torch = fresh_torch(2)  # other weights, empty optimizer state
-gpt_keep.dcp_load(run_dir / "dcp", model_r_torch, opt_r_torch)
-resumed_torch = gt.torch_run(model_r_torch, opt_r_torch, zip(scale_x[k_ckpt:], scale_y[k_ckpt:], strict=True))
+gpt.checkpoint.dcp_load(run_dir / "dcp", model_r_torch, opt_r_torch)
+resumed_torch = gpt.train.torch_run(model_r_torch, opt_r_torch, zip(scale_x[k_ckpt:], scale_y[k_ckpt:], strict=True))
 
 # %% [markdown]
 # Here DCP runs in one process, which is enough to see its API. Its reason to exist is the
@@ -1309,15 +1308,15 @@ def logits_fn_jax(params, tokens):
     return nnx.merge(graphdef_trained, params, rest_trained)(tokens)
 
 
-blob_jax = gpt_keep.jax_export(logits_fn_jax, params_trained)
-exported_jax = gpt_keep.jax_load(blob_jax)
+blob_jax = gpt.export.jax_export(logits_fn_jax, params_trained)
+exported_jax = gpt.export.jax_load(blob_jax)
 print(f"jax.export: {len(blob_jax):,} bytes; token input {exported_jax.in_avals[-1]}")
 
 # %%
 # PyTorch: torch.export of the trained model, saved and loaded back
-blob_torch = gpt_keep.torch_export(trained_torch, torch.zeros((2, 8), dtype=torch.long, device=torch_dev),
-                                   S.block_size)
-exported_torch = gpt_keep.torch_load(blob_torch)
+blob_torch = gpt.export.torch_export(trained_torch, torch.zeros((2, 8), dtype=torch.long, device=torch_dev),
+                                     S.block_size)
+exported_torch = gpt.export.torch_load(blob_torch)
 print(f"torch.export: {len(blob_torch):,} bytes")
 
 
@@ -1334,7 +1333,7 @@ print(f"torch.export: {len(blob_torch):,} bytes")
 # because the PyTorch program carries its weights and the JAX program does not. Each reloaded
 # program now faces its live model: the logits on a batch of validation windows must be equal
 # exactly (the same computation on the same machine), and text drawn through each with the same
-# seed must be the same. `gpt_sampling.generate_fn` is section 4's sampler for any
+# seed must be the same. `gpt.sample.generate_fn` is section 4's sampler for any
 # `tokens -> logits` function: the same shared uniform numbers and the same inverse-CDF pick,
 # without a cache, on a fixed window of `block_size` tokens (one shape, so one compiled
 # program however many tokens are drawn).
@@ -1348,7 +1347,7 @@ live_jax = jax.jit(logits_fn_jax)
 logit_fns = {"JAX": (lambda t: live_jax(params_trained, jnp.asarray(t, jnp.int32)),
                      lambda t: exported_jax.call(params_trained, jnp.asarray(t, jnp.int32))),
              "PyTorch": (torch_logits(trained_torch), torch_logits(exported_torch))}
-x_val = text_data.windows(val_ids, np.arange(3) * 97, S.block_size)[0]
+x_val = gpt.data.windows(val_ids, np.arange(3) * 97, S.block_size)[0]
 prompt_keep = tokenizer.encode("The ")[None, :]
 
 # %%
@@ -1356,8 +1355,8 @@ samples_keep = {}
 with torch.no_grad():
     for name, (live, exported) in logit_fns.items():
         assert_close(exported(x_val), live(x_val), rtol=0, atol=0, name=f"{name}: exported vs live logits")
-        samples_keep[name] = [gpt_sampling.generate_fn(f, prompt_keep, S.export_chars, S.block_size,
-                                                       temperature=temperature, seed=7) for f in (live, exported)]
+        samples_keep[name] = [gpt.sample.generate_fn(f, prompt_keep, S.export_chars, S.block_size,
+                                                     temperature=temperature, seed=7) for f in (live, exported)]
         assert np.array_equal(*samples_keep[name]), name
         print(f"{name}, reloaded export: {tokenizer.decode(samples_keep[name][1][0])!r}")
 same_text = (samples_keep["JAX"][1] == samples_keep["PyTorch"][1]).mean()
@@ -1404,15 +1403,15 @@ display(Markdown("\n".join(kept_rows)))
 
 # %%
 # PyTorch -> JAX
-ported_jax = convert_gpt.gpt_torch_to_nnx(trained_torch, nnx.clone(model_jax))
-samples_ported_jax = gpt_sampling.generate_nnx(ported_jax, prompt, S.sample_chars, temperature=temperature,
-                                               seed=0, use_cache=False)
+ported_jax = gpt.convert.gpt_torch_to_nnx(trained_torch, nnx.clone(model_jax))
+samples_ported_jax = gpt.sample.generate_nnx(ported_jax, prompt, S.sample_chars, temperature=temperature,
+                                             seed=0, use_cache=False)
 
 # %%
 # JAX -> PyTorch
-ported_torch = convert_gpt.gpt_nnx_to_torch(trained_jax, copy.deepcopy(model_torch))
-samples_ported_torch = gpt_sampling.generate_torch(ported_torch, prompt, S.sample_chars, temperature=temperature,
-                                                   seed=0, use_cache=False)
+ported_torch = gpt.convert.gpt_nnx_to_torch(trained_jax, copy.deepcopy(model_torch))
+samples_ported_torch = gpt.sample.generate_torch(ported_torch, prompt, S.sample_chars, temperature=temperature,
+                                                 seed=0, use_cache=False)
 
 # %% [markdown]
 # How should two samples from the same weights be compared? Asking the free samples to be
@@ -1422,7 +1421,7 @@ samples_ported_torch = gpt_sampling.generate_torch(ported_torch, prompt, S.sampl
 # framework and its neighbour in the other. It happens rarely, but once it does, the two
 # texts continue from different prefixes and nothing after that point can be compared.
 #
-# `gpt_sampling.teacher_forced` compares the models position by position instead. It feeds
+# `gpt.sample.teacher_forced` compares the models position by position instead. It feeds
 # the ported model the original model's sample, the prefix before each drawn character,
 # through the same window as `generate_fn`, and picks with the same random number the
 # original drew there. It returns those picks and, for each, the *margin*: how far the
@@ -1449,8 +1448,8 @@ replays = {  # direction: (the original's sample, the ported model as tokens -> 
 port_counts = {}
 with torch.no_grad():
     for direction, (sample, ported_fn) in replays.items():
-        picks, margins = gpt_sampling.teacher_forced(ported_fn, sample, T0, S.block_size,
-                                                     temperature=temperature, seed=0)
+        picks, margins = gpt.sample.teacher_forced(ported_fn, sample, T0, S.block_size,
+                                                   temperature=temperature, seed=0)
         same, near = picks == sample[:, T0:], margins < NEAR_TIE
         assert near[~same].all(), f"{direction}: a mismatch that is no near-tie, margins {margins[~same]}"
         port_counts[direction] = (int(same.sum()), same.size, int(near.sum()))

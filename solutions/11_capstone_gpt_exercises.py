@@ -63,9 +63,9 @@ from flax import nnx
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from course_utils import config, gpt_keep, gpt_shard, gpt_train
+from course_utils import config, gpt
 from course_utils.exercises import check
-from course_utils.models.gpt import GPTConfig, NNXCausalSelfAttention, NNXGPT, TorchCausalSelfAttention
+from course_utils.gpt.model import GPTConfig, NNXCausalSelfAttention, NNXGPT, TorchCausalSelfAttention
 from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)
@@ -287,9 +287,9 @@ def data_parallel(loss_fn, mesh):
 
 
 # %%
-graphdef, params, rest = gpt_train.jax_split(NNXGPT(CFG, rngs=nnx.Rngs(0)))
-loss_fn = gpt_train.jax_loss(graphdef, rest)
-mesh8 = gpt_shard.mesh((8,), ("data",))
+graphdef, params, rest = gpt.train.jax_split(NNXGPT(CFG, rngs=nnx.Rngs(0)))
+loss_fn = gpt.train.jax_loss(graphdef, rest)
+mesh8 = gpt.shard.mesh((8,), ("data",))
 tokens = np.random.default_rng(3).integers(0, CFG.vocab_size, (S.batch, S.seq + 1)).astype(np.int32)
 x_np, y_np = tokens[:, :-1], tokens[:, 1:]
 expected_loss = jax.jit(loss_fn)(params, x_np, y_np)  # one device
@@ -329,12 +329,12 @@ assert _compiled.output_shardings.is_fully_replicated
 # ## Exercise 5 · Resume from a checkpoint, bit for bit
 #
 # A run trained `k` steps, then saved with Orbax (`ocp.v1.save`, here through
-# `gpt_keep.orbax_save`) the pytree `{"params": ..., "opt_state": ..., "step": ...}`: the
-# parameters, AdamW's state (its moments and step count) and the number of batches consumed.
-# Write `resume(path, params_like, opt_state_like)`: read the checkpoint back into the
-# structure, shapes and devices of `params_like` / `opt_state_like` (a fresh model's
-# parameters and `tx.init` of them: use them as the abstract target, `gpt_keep.abstract_like`)
-# and return `(params, opt_state, next_batch)`. Training on from there must give the losses
+# `gpt.checkpoint.orbax_save`) the pytree `{"params": ..., "opt_state": ..., "step": ...}`:
+# the parameters, AdamW's state (its moments and step count) and the number of batches
+# consumed. Write `resume(path, params_like, opt_state_like)`: read the checkpoint back into
+# the structure, shapes and devices of `params_like` / `opt_state_like` (a fresh model's
+# parameters and `tx.init` of them: use them as the abstract target,
+# `gpt.checkpoint.abstract_like`) and return `(params, opt_state, next_batch)`. Training on from there must give the losses
 # and parameters of the uninterrupted run **exactly**. About 4 lines.
 
 # %%
@@ -342,30 +342,30 @@ assert _compiled.output_shardings.is_fully_replicated
 def resume(path, params_like, opt_state_like):
     """-> (params, opt_state, next_batch) from a checkpoint {'params', 'opt_state', 'step'}."""
     ### BEGIN SOLUTION
-    target = gpt_keep.abstract_like({"params": params_like, "opt_state": opt_state_like,
-                                     "step": jnp.zeros((), jnp.int32)})
-    saved = gpt_keep.orbax_load(path, target)
+    target = gpt.checkpoint.abstract_like({"params": params_like, "opt_state": opt_state_like,
+                                           "step": jnp.zeros((), jnp.int32)})
+    saved = gpt.checkpoint.orbax_load(path, target)
     return saved["params"], saved["opt_state"], int(saved["step"])
     ### END SOLUTION
 
 
 # %%
-tx = gpt_train.jax_adamw()
-train_step = jax.jit(gpt_train.jax_step(graphdef, rest, tx))
+tx = gpt.train.jax_adamw()
+train_step = jax.jit(gpt.train.jax_step(graphdef, rest, tx))
 rng = np.random.default_rng(4)
 batches = [tuple(a.astype(np.int32) for a in np.split(rng.integers(0, CFG.vocab_size, (S.batch, 2 * S.seq)), 2, 1))
            for _ in range(2 * S.steps)]
 ckpt_dir = Path(tempfile.mkdtemp(prefix="course-11-"))
-p_k, o_k, _ = gpt_train.jax_run(train_step, params, tx.init(params), batches[: S.steps])
-gpt_keep.orbax_save(ckpt_dir / "step", {"params": p_k, "opt_state": o_k, "step": jnp.asarray(S.steps, jnp.int32)})
-p_end, _, losses_after = gpt_train.jax_run(train_step, p_k, o_k, batches[S.steps :])  # uninterrupted
+p_k, o_k, _ = gpt.train.jax_run(train_step, params, tx.init(params), batches[: S.steps])
+gpt.checkpoint.orbax_save(ckpt_dir / "step", {"params": p_k, "opt_state": o_k, "step": jnp.asarray(S.steps, jnp.int32)})
+p_end, _, losses_after = gpt.train.jax_run(train_step, p_k, o_k, batches[S.steps :])  # uninterrupted
 print(f"checkpoint after {S.steps} steps; the uninterrupted run's next losses: {np.round(losses_after, 4)}")
 
 
 def _resumed():
-    fresh = gpt_train.jax_split(NNXGPT(CFG, rngs=nnx.Rngs(1)))[1]  # other weights: all must come back
+    fresh = gpt.train.jax_split(NNXGPT(CFG, rngs=nnx.Rngs(1)))[1]  # other weights: all must come back
     p, o, nxt = resume(ckpt_dir / "step", fresh, tx.init(fresh))
-    p, _, losses = gpt_train.jax_run(train_step, p, o, batches[nxt:])
+    p, _, losses = gpt.train.jax_run(train_step, p, o, batches[nxt:])
     return losses, p
 
 

@@ -2,7 +2,8 @@
 
 - rooms by audience: what a lesson imports never imports ``tooling`` or ``grading``;
 - no import cycles inside the package;
-- ``import`` of the root, the core modules, ``tooling``, ``grading`` and ``claims`` stays light;
+- ``import`` of the root, the core modules, ``tooling``, ``grading``, ``claims`` and the
+  ``dist`` and ``gpt`` packages stays light;
 - tests mirror modules;
 - functions of at most ~60 lines, modules of at most ~400 (``timing.py`` excepted);
 - ``ruff format`` is clean, and no block of code is copied between modules;
@@ -23,12 +24,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "course_utils"
 # Rooms whose modules a lesson or an exercise may import.
-STUDENT_ROOMS = ("", "dist", "models", "convert")
+STUDENT_ROOMS = ("", "dist", "models", "convert", "gpt")
 # What those rooms (and the notebooks) may never import.
 FORBIDDEN = ("course_utils.tooling", "course_utils.grading")
-# Rooms that import jax and torch only inside functions; `dist`, `models` and
-# `convert` may import them at the top (scripts, model and converter files).
+# Rooms that import jax and torch only inside functions; `dist`, `models`,
+# `convert` and `gpt` may import them at the top (scripts, model and converter
+# files), but ``import course_utils.dist`` and ``import course_utils.gpt`` stay light.
 LIGHT_ROOMS = ("", "tooling", "grading", "claims")
+LIGHT_PACKAGES = ("course_utils.dist", "course_utils.gpt")
 MAX_FUNCTION_LINES = 60
 MAX_MODULE_LINES = 400
 LONG_MODULES_ALLOWED = {"course_utils/timing.py"}  # timing's one concept is big
@@ -76,7 +79,15 @@ def _imports(path: Path) -> list[tuple[str, int]]:
 
 
 def test_the_rooms_are_the_documented_ones():
-    assert _packages() == {"claims", "convert", "dist", "grading", "models", "tooling"}
+    assert _packages() == {
+        "claims",
+        "convert",
+        "dist",
+        "gpt",
+        "grading",
+        "models",
+        "tooling",
+    }
 
 
 def test_student_modules_never_import_tooling_or_grading():
@@ -163,6 +174,7 @@ def test_no_import_cycles():
 
 def test_light_rooms_import_no_framework():
     light = [n for n in MODULES if _room(n) in LIGHT_ROOMS and n != "course_utils"]
+    light += LIGHT_PACKAGES
     assert "course_utils.tooling.cli" in light and "course_utils.grading.batch" in light
     code = (
         "import importlib, sys\n"
@@ -286,13 +298,16 @@ def test_the_package_docstring_lists_every_student_module():
         "dist",
         "models",
         "convert",
+        "gpt",
     ]
     doc = course_utils.__doc__
     missing = [m for m in public if f"``{m}``" not in doc and f"``{m}/``" not in doc]
     assert not missing, f"course_utils/__init__.py's docstring does not list {missing}"
 
 
-@pytest.mark.parametrize("room", ["claims", "convert", "grading", "models", "tooling"])
+@pytest.mark.parametrize(
+    "room", ["claims", "convert", "gpt", "grading", "models", "tooling"]
+)
 def test_each_room_lists_its_modules(room):
     doc = ast.get_docstring(ast.parse((PKG / room / "__init__.py").read_text())) or ""
     missing = [

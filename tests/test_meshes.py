@@ -149,7 +149,7 @@ def test_no_mesh_slices_or_spans_jax_devices():
         bad += [f"{rel}:{n}: {lines[n - 1].strip()}" for n in mesh_problems(text)]
     assert not bad, (
         "meshes must take their devices from course_utils.meshes.devices(n) "
-        "(or meshes.make / gpt_shard.mesh):\n" + "\n".join(bad)
+        "(or meshes.make / gpt.shard.mesh):\n" + "\n".join(bad)
     )
 
 

@@ -1,11 +1,13 @@
-"""Weight layouts between PyTorch and JAX/Flax: every converter the course has, in one place.
+"""Weight layouts between PyTorch and JAX/Flax: the converters of the models in :mod:`course_utils.models`.
 
 - ``layouts``: arrays (linear, conv, a linear layer after a flatten) and the
   CNN's parameter dictionaries; works on torch tensors, jax or numpy arrays
 - ``cnn``: a whole ``TorchCNN`` into an ``NNXCNN`` and back
 - ``transformer``: the transformer block and encoder, ``make_pair`` and
   ``nnx_grads_to_torch``
-- ``gpt``: ``TorchGPT`` <-> ``NNXGPT`` (stacked layers), tensors or gradients by name, ``make_gpt_pair``
+
+The GPT's converter sits with the GPT, in :mod:`course_utils.gpt.convert` (it
+uses ``layouts``).
 
 The names below are re-exported, so ``convert.linear_torch_to_jax(...)`` works
 after ``from course_utils import convert``. Importing this package imports torch

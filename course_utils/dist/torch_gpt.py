@@ -39,9 +39,9 @@ from torch.distributed.tensor.parallel import (
     parallelize_module,
 )
 
-from course_utils import gpt_train
 from course_utils.dist import worker
-from course_utils.models.gpt import GPTConfig, TorchGPT
+from course_utils.gpt import train as gpt_train
+from course_utils.gpt.model import GPTConfig, TorchGPT
 
 INPUTS = "gpt.npz"
 

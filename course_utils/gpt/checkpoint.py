@@ -1,4 +1,4 @@
-"""Keep a trained GPT: checkpoints that resume bit for bit, and exported programs (lesson 11).
+"""Checkpoints of the GPT that resume bit for bit, in each framework (lesson 11).
 
 - JAX: Orbax's v1 API (``ocp.v1.save`` / ``ocp.v1.load``), as lesson 06 uses it:
   the parameters and the optax state go in as one pytree, and come back into an
@@ -7,22 +7,16 @@
 - PyTorch: ``torch.distributed.checkpoint`` (DCP) in a single process
   (``no_dist=True``), with ``get_state_dict`` / ``set_state_dict``: the form every
   parallelism (DDP, FSDP2, TP) understands.
-- Export: ``jax.export`` of a ``logits(params, tokens)`` function and
-  ``torch.export`` of the module, each with a symbolic sequence length, serialised
-  to bytes and loaded back.
 
-A reloaded export is sampled with :func:`course_utils.models.gpt_sampling.generate_fn`,
-the course's one sampler for any ``tokens -> logits`` callable.
-
-The frameworks are imported inside the functions.
+Exported programs (weights and code in one artefact) are in
+:mod:`course_utils.gpt.export`. The frameworks are imported inside the functions.
 """
 
 from __future__ import annotations
 
 import contextlib
-import io
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,16 +24,9 @@ __all__ = [
     "abstract_like",
     "dcp_load",
     "dcp_save",
-    "jax_export",
-    "jax_load",
     "orbax_load",
     "orbax_save",
-    "torch_export",
-    "torch_load",
 ]
-
-
-# ----------------------------------------------------------------- checkpoints
 
 
 def orbax_save(path: str | Path, tree: Any) -> None:
@@ -113,56 +100,3 @@ def dcp_load(path: str | Path, model: Any, optimizer: Any) -> None:
             model_state_dict=state["model"],
             optim_state_dict=state["optim"],
         )
-
-
-# ----------------------------------------------------------------- export
-
-
-def jax_export(
-    logits: Callable[..., Any], params: Any, token_dtype: Any = None
-) -> bytes:
-    """Serialised ``jax.export`` of ``logits(params, tokens)``, tokens ``int32[b, t]``.
-
-    Both the batch ``b`` and the sequence length ``t`` are symbolic; ``token_dtype``
-    is the tokens' dtype (default ``int32``).
-    """
-    import jax
-    import jax.export
-    import jax.numpy as jnp
-
-    b, t = jax.export.symbolic_shape("b, t")
-    specs = (
-        jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), params),
-        jax.ShapeDtypeStruct((b, t), token_dtype or jnp.int32),
-    )
-    return jax.export.export(jax.jit(logits))(*specs).serialize()
-
-
-def jax_load(blob: bytes) -> Any:
-    """The ``jax.export.Exported`` back from bytes; call it with ``.call(params, tokens)``."""
-    import jax.export
-
-    return jax.export.deserialize(bytearray(blob))
-
-
-def torch_export(model: Any, tokens: Any, max_len: int) -> bytes:
-    """``torch.export`` of ``model(tokens)`` (eval mode) with symbolic batch and length ≤ ``max_len``."""
-    import torch
-
-    batch = torch.export.Dim("batch")
-    seq = torch.export.Dim("seq", max=max_len)
-    model.eval()
-    with torch.no_grad():
-        program = torch.export.export(
-            model, (tokens,), dynamic_shapes=({0: batch, 1: seq},)
-        )
-    buffer = io.BytesIO()
-    torch.export.save(program, buffer)
-    return buffer.getvalue()
-
-
-def torch_load(blob: bytes) -> Any:
-    """The exported program back from bytes, as a callable module."""
-    import torch
-
-    return torch.export.load(io.BytesIO(blob)).module()

@@ -1,4 +1,4 @@
-"""Copy weights between ``TorchGPT`` and ``NNXGPT`` (:mod:`course_utils.models.gpt`), both ways, exactly.
+"""Copy weights between ``TorchGPT`` and ``NNXGPT`` (:mod:`course_utils.gpt.model`), both ways, exactly.
 
 ==================  ==================================  =====================================
 part                PyTorch (``state_dict`` name)       Flax NNX (``nnx.state`` path)
@@ -35,7 +35,7 @@ from course_utils.convert.layouts import (
     linear_jax_to_torch,
     linear_torch_to_jax,
 )
-from course_utils.models.gpt import NNXGPT, GPTConfig, TorchGPT
+from course_utils.gpt.model import NNXGPT, GPTConfig, TorchGPT
 
 __all__ = [
     "gpt_nnx_tensors_to_torch",

@@ -6,7 +6,7 @@ added to a residual stream), a final LayerNorm, and an output head *tied* to
 the token embedding (logits = x @ embeddingᵀ; no separate head weights).
 
 Layout choices, made the same way on both sides so the converters in
-:mod:`course_utils.convert.gpt` only meet the real framework differences:
+:mod:`course_utils.gpt.convert` only meet the real framework differences:
 
 - the attention is written by hand, with one fused ``qkv`` Linear ``d_model ->
   3 * d_model`` (query, key, value side by side, heads contiguous inside each)
@@ -22,7 +22,7 @@ Both models have a KV cache: ``new_cache(batch)`` gives ``(keys, values)``, each
 ``(n_layers, batch, heads, block_size, head_dim)``, and ``decode(tokens, cache,
 pos)`` runs ``tokens`` (positions ``pos ... pos + T - 1``) against it, writing
 their keys and values at ``pos``. Sampling loops are in
-:mod:`course_utils.models.gpt_sampling`.
+:mod:`course_utils.gpt.sample`.
 
 This module imports torch and flax at the top; ``import course_utils`` does not import it.
 """

@@ -1,4 +1,4 @@
-"""Sampling from the GPTs of :mod:`course_utils.models.gpt`, with a KV cache and without.
+"""Sampling from the GPTs of :mod:`course_utils.gpt.model`, with a KV cache and without.
 
 Without a cache, every new token runs the whole context through the model
 again (``T`` positions for one new logit row). With the cache, the prompt runs

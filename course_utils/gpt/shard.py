@@ -1,6 +1,6 @@
 """The GPT training step on many JAX devices: data parallel and tensor parallel (lesson 11).
 
-One pure step (:func:`course_utils.gpt_train.jax_step`) runs everywhere; only
+One pure step (:func:`course_utils.gpt.train.jax_step`) runs everywhere; only
 the shardings ``jax.jit`` is given change:
 
 - data parallel: a mesh ``("data",)`` over every device, the batch split on its

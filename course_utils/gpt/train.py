@@ -3,13 +3,13 @@
 The JAX step is a pure function of ``(params, opt_state, x, y)``: the model's
 structure (its NNX ``graphdef``) is closed over, so the same function runs on
 one device, data-parallel or tensor-parallel, depending only on the shardings
-``jax.jit`` is given (:mod:`course_utils.gpt_shard`). The PyTorch step is the
+``jax.jit`` is given (:mod:`course_utils.gpt.shard`). The PyTorch step is the
 usual ``zero_grad`` / ``backward`` / ``step`` on a module and its optimizer,
 whatever wraps the module (FSDP2, DTensor) or not.
 
 Both optimizers are AdamW with the same hyperparameters and decoupled weight
 decay applied to every parameter, so a run can be compared (and resumed) in
-each. Both models have ``loss(tokens, targets)`` (:mod:`course_utils.models.gpt`).
+each. Both models have ``loss(tokens, targets)`` (:mod:`course_utils.gpt.model`).
 ``batches`` is any iterable of ``(x, y)`` token arrays ``(batch, seq)``.
 jax, flax, optax and torch are imported inside the functions.
 """

@@ -3,12 +3,11 @@
 - ``cnn``: ``TorchCNN`` and ``NNXCNN``, the small CNN of lessons 04 and 07
 - ``transformer``: ``BlockConfig``, ``TorchBlock``/``NNXBlock`` and
   ``TorchEncoder``/``NNXEncoder``, the pre-LayerNorm block of lesson 07
-- ``gpt``: ``GPTConfig``, ``TorchGPT`` and ``NNXGPT`` (blocks scanned), with a KV cache (lesson 11)
-- ``gpt_sampling``: ``generate_torch``/``generate_nnx``, with and without the KV cache, and ``generate_fn`` for any logits callable; one random stream
 
 The classes are re-exported here (``from course_utils.models import TorchCNN``).
 Importing this package imports torch and flax; ``import course_utils`` does not
-import it. Weight converters are in :mod:`course_utils.convert`.
+import it. Weight converters are in :mod:`course_utils.convert`; lesson 11's GPT,
+with its sampler and converter, is in :mod:`course_utils.gpt`.
 """
 
 from __future__ import annotations

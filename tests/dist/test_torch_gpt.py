@@ -7,9 +7,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from course_utils import gpt_train  # noqa: E402
+from course_utils import gpt  # noqa: E402
 from course_utils.dist import launch, torch_gpt  # noqa: E402
-from course_utils.models.gpt import GPTConfig, TorchGPT  # noqa: E402
+from course_utils.gpt.model import GPTConfig, TorchGPT  # noqa: E402
 
 CFG = GPTConfig(vocab_size=11, block_size=8, d_model=8, n_heads=2, n_layers=2, d_ff=16)
 
@@ -20,8 +20,8 @@ def _inputs(tmp_path):
     rng = np.random.default_rng(0)
     x, y = rng.integers(0, 11, (2, 3, 4, 8))
     torch_gpt.save_inputs(tmp_path, CFG, model, x, y)
-    ref = gpt_train.torch_run(
-        model, gpt_train.torch_adamw(model), zip(x, y, strict=True)
+    ref = gpt.train.torch_run(
+        model, gpt.train.torch_adamw(model), zip(x, y, strict=True)
     )
     return x, y, ref
 

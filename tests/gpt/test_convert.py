@@ -1,4 +1,4 @@
-"""course_utils.convert.gpt: same logits, loss and gradients from converted weights; exact round trip."""
+"""course_utils.gpt.convert: same logits, loss and gradients from converted weights; exact round trip."""
 
 import numpy as np
 import pytest
@@ -6,15 +6,15 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("flax")
 
-from course_utils.convert import gpt as cg  # noqa: E402
-from course_utils.models.gpt import NNXGPT, GPTConfig, TorchGPT  # noqa: E402
+from course_utils import gpt  # noqa: E402
+from course_utils.gpt.model import NNXGPT, GPTConfig, TorchGPT  # noqa: E402
 from course_utils.parity import assert_close  # noqa: E402
-from tests.models.test_gpt import CFG  # noqa: E402
+from tests.gpt.test_model import CFG  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def pair():
-    return cg.make_gpt_pair(CFG, seed=1)
+    return gpt.convert.make_gpt_pair(CFG, seed=1)
 
 
 def _batch():
@@ -40,7 +40,7 @@ def test_logits_loss_and_gradients_agree(pair):
     t_loss.backward()
     assert_close(logits, tm(torch.from_numpy(x)), rtol=1e-5, atol=1e-5, name="logits")
     assert_close(loss, t_loss, rtol=1e-6, atol=1e-6, name="loss")
-    converted = cg.gpt_nnx_tensors_to_torch(grads)
+    converted = gpt.convert.gpt_nnx_tensors_to_torch(grads)
     assert set(converted) == {n for n, _ in tm.named_parameters()}
     assert_close(
         converted, {n: p.grad for n, p in tm.named_parameters()}, rtol=1e-4, atol=1e-6
@@ -51,9 +51,9 @@ def test_round_trip_is_exact(pair):
     from flax import nnx
 
     tm, jm = pair
-    back = cg.gpt_nnx_to_torch(jm, TorchGPT(CFG))
+    back = gpt.convert.gpt_nnx_to_torch(jm, TorchGPT(CFG))
     assert_close(back.state_dict(), tm.state_dict(), rtol=0, atol=0)
-    again = cg.gpt_torch_to_nnx(back, NNXGPT(CFG, rngs=nnx.Rngs(9)))
+    again = gpt.convert.gpt_torch_to_nnx(back, NNXGPT(CFG, rngs=nnx.Rngs(9)))
     assert_close(nnx.state(again, nnx.Param), nnx.state(jm, nnx.Param), rtol=0, atol=0)
 
 
@@ -69,10 +69,10 @@ def test_converters_name_the_mismatch(pair):
     tm, jm = pair
     other = GPTConfig(**{**CFG.__dict__, "n_layers": 2})
     with pytest.raises(ValueError, match="different sizes"):
-        cg.gpt_nnx_to_torch(jm, TorchGPT(other))
+        gpt.convert.gpt_nnx_to_torch(jm, TorchGPT(other))
     with pytest.raises(TypeError, match="expected a TorchGPT and an NNXGPT"):
-        cg.gpt_nnx_to_torch(tm, tm)
+        gpt.convert.gpt_nnx_to_torch(tm, tm)
     tensors = dict(tm.state_dict())
     del tensors["blocks.1.fc2.bias"]
     with pytest.raises(KeyError, match="blocks.1.fc2.bias"):
-        cg.gpt_torch_tensors_to_nnx(tensors)
+        gpt.convert.gpt_torch_tensors_to_nnx(tensors)

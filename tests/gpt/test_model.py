@@ -1,4 +1,4 @@
-"""course_utils.models.gpt: the config is validated; the KV cache equals the full forward; causal."""
+"""course_utils.gpt.model: the config is validated; the KV cache equals the full forward; causal."""
 
 import numpy as np
 import pytest
@@ -6,11 +6,11 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("flax")
 
-from course_utils.models import gpt  # noqa: E402
+from course_utils import gpt  # noqa: E402
 
 # One size for every GPT test module (tests/models, tests/convert): JAX compiles
 # each initializer once per shape, so sharing the sizes shares those compiles.
-CFG = gpt.GPTConfig(
+CFG = gpt.model.GPTConfig(
     vocab_size=13, block_size=8, d_model=16, n_heads=2, n_layers=3, d_ff=32
 )
 
@@ -25,7 +25,7 @@ CFG = gpt.GPTConfig(
 )
 def test_config_validates(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        gpt.GPTConfig(**kwargs)
+        gpt.model.GPTConfig(**kwargs)
 
 
 def _tokens(shape=(2, 8)):
@@ -36,7 +36,7 @@ def test_torch_cache_equals_full_forward_and_is_causal():
     import torch
 
     torch.manual_seed(0)
-    model = gpt.TorchGPT(CFG).eval()
+    model = gpt.model.TorchGPT(CFG).eval()
     t = torch.from_numpy(_tokens())
     with torch.no_grad():
         full = model(t)
@@ -56,8 +56,8 @@ def test_torch_cache_equals_full_forward_and_is_causal():
 def nnx_dropout_model():
     from flax import nnx
 
-    return gpt.NNXGPT(
-        gpt.GPTConfig(**{**CFG.__dict__, "dropout": 0.5}), rngs=nnx.Rngs(0)
+    return gpt.model.NNXGPT(
+        gpt.model.GPTConfig(**{**CFG.__dict__, "dropout": 0.5}), rngs=nnx.Rngs(0)
     )
 
 
@@ -100,7 +100,7 @@ def test_nnx_dropout_and_bfloat16_policy(nnx_dropout_model):
     assert not np.array_equal(f(model, t), f(model, t))  # a new mask per call
     view = compat.eval_view(model)
     np.testing.assert_array_equal(f(view, t), f(view, t))
-    half = gpt.NNXGPT(CFG, dtype=jnp.bfloat16, rngs=nnx.Rngs(0))
+    half = gpt.model.NNXGPT(CFG, dtype=jnp.bfloat16, rngs=nnx.Rngs(0))
     assert half.blocks.fc1.kernel[...].dtype == jnp.float32
     assert nnx.jit(lambda m, t: m.loss(t, t))(half, t).dtype == jnp.float32
 

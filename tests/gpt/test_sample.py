@@ -1,4 +1,4 @@
-"""course_utils.models.gpt_sampling: with and without the KV cache, both frameworks, one text."""
+"""course_utils.gpt.sample: with and without the KV cache, both frameworks, one text."""
 
 import numpy as np
 import pytest
@@ -6,13 +6,13 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("flax")
 
-from course_utils.models import gpt_sampling  # noqa: E402
-from tests.models.test_gpt import CFG  # noqa: E402
+from course_utils import gpt  # noqa: E402
+from tests.gpt.test_model import CFG  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def pair():
-    from course_utils.convert.gpt import make_gpt_pair
+    from course_utils.gpt.convert import make_gpt_pair
 
     return make_gpt_pair(CFG, seed=3)
 
@@ -22,13 +22,13 @@ def test_cache_no_cache_and_both_frameworks_agree(pair, temperature):
     tm, jm = pair
     prompt = np.array([[1, 2, 3], [4, 5, 6]])
     kw = {"temperature": temperature, "seed": 7}
-    ref = gpt_sampling.generate_torch(tm, prompt, 5, **kw)
+    ref = gpt.sample.generate_torch(tm, prompt, 5, **kw)
     assert ref.shape == (2, 8)
     np.testing.assert_array_equal(ref[:, :3], prompt)
     for out in (
-        gpt_sampling.generate_torch(tm, prompt, 5, use_cache=False, **kw),
-        gpt_sampling.generate_nnx(jm, prompt, 5, **kw),
-        gpt_sampling.generate_nnx(jm, prompt, 5, use_cache=False, **kw),
+        gpt.sample.generate_torch(tm, prompt, 5, use_cache=False, **kw),
+        gpt.sample.generate_nnx(jm, prompt, 5, **kw),
+        gpt.sample.generate_nnx(jm, prompt, 5, use_cache=False, **kw),
     ):
         np.testing.assert_array_equal(out, ref)
 
@@ -36,12 +36,12 @@ def test_cache_no_cache_and_both_frameworks_agree(pair, temperature):
 def test_sliding_context_and_the_cache_limit(pair):
     tm, jm = pair
     prompt = np.array([[1, 2, 3, 4, 5, 6]])
-    long_t = gpt_sampling.generate_torch(tm, prompt, 8, use_cache=False, seed=1)
-    long_j = gpt_sampling.generate_nnx(jm, prompt, 8, use_cache=False, seed=1)
+    long_t = gpt.sample.generate_torch(tm, prompt, 8, use_cache=False, seed=1)
+    long_j = gpt.sample.generate_nnx(jm, prompt, 8, use_cache=False, seed=1)
     np.testing.assert_array_equal(long_t, long_j)
     with pytest.raises(ValueError, match="exceed block_size=8"):
-        gpt_sampling.generate_torch(tm, prompt, 8)
-    assert gpt_sampling.uniforms(3, 2, 0).dtype == np.float32
+        gpt.sample.generate_torch(tm, prompt, 8)
+    assert gpt.sample.uniforms(3, 2, 0).dtype == np.float32
 
 
 def test_generate_fn_depends_only_on_the_logits_and_the_seed(pair):
@@ -53,22 +53,20 @@ def test_generate_fn_depends_only_on_the_logits_and_the_seed(pair):
         return table[tokens]
 
     kw = {"temperature": 0.7, "seed": 3}
-    a = gpt_sampling.generate_fn(logits, np.zeros((2, 1)), 12, 8, **kw)
-    b = gpt_sampling.generate_fn(
+    a = gpt.sample.generate_fn(logits, np.zeros((2, 1)), 12, 8, **kw)
+    b = gpt.sample.generate_fn(
         lambda t: torch.as_tensor(table)[torch.as_tensor(t).long()],
         np.zeros((2, 1)),
         12,
         8,
         **kw,
     )
-    c = gpt_sampling.generate_fn(
-        logits, np.zeros((2, 1)), 12, 8, temperature=0.7, seed=4
-    )
+    c = gpt.sample.generate_fn(logits, np.zeros((2, 1)), 12, 8, temperature=0.7, seed=4)
     assert a.shape == (2, 13) and (a == b).all() and not (a == c).all()
-    greedy = gpt_sampling.generate_fn(logits, np.zeros((1, 1)), 3, 8, temperature=0.0)
+    greedy = gpt.sample.generate_fn(logits, np.zeros((1, 1)), 3, 8, temperature=0.0)
     assert greedy[0, 1] == table[0].argmax()
     with pytest.raises(ValueError, match="at least one token"):
-        gpt_sampling.generate_fn(logits, np.zeros((1, 0)), 1, 8)
+        gpt.sample.generate_fn(logits, np.zeros((1, 0)), 1, 8)
 
 
 def test_generate_fn_draws_what_the_model_samplers_draw(pair):
@@ -78,7 +76,7 @@ def test_generate_fn_draws_what_the_model_samplers_draw(pair):
     prompt = np.array([[1, 2, 3], [4, 5, 6]])
     with torch.no_grad():
         tm.eval()
-        got = gpt_sampling.generate_fn(
+        got = gpt.sample.generate_fn(
             lambda t: tm(torch.as_tensor(t).long()),
             prompt,
             5,
@@ -86,7 +84,7 @@ def test_generate_fn_draws_what_the_model_samplers_draw(pair):
             temperature=1.5,
             seed=7,
         )
-    ref = gpt_sampling.generate_torch(
+    ref = gpt.sample.generate_torch(
         tm, prompt, 5, temperature=1.5, seed=7, use_cache=False
     )
     np.testing.assert_array_equal(got, ref)
@@ -99,25 +97,25 @@ def test_teacher_forced_replays_a_sample_and_measures_near_ties(pair):
         return table[tokens]
 
     kw = {"temperature": 0.9, "seed": 5}
-    sample = gpt_sampling.generate_fn(logits, np.array([[1], [2]]), 9, 4, **kw)
-    picks, margins = gpt_sampling.teacher_forced(logits, sample, 1, 4, **kw)
+    sample = gpt.sample.generate_fn(logits, np.array([[1], [2]]), 9, 4, **kw)
+    picks, margins = gpt.sample.teacher_forced(logits, sample, 1, 4, **kw)
     assert picks.shape == margins.shape == (2, 9)
     np.testing.assert_array_equal(picks, sample[:, 1:])  # its own sample: every pick
     assert (margins > 0).all() and (margins <= 0.5).all()
     # the margin is |u - nearest CDF edge|: a logit shift that moves the edge past u flips the pick
-    u = gpt_sampling.uniforms(9, 2, 5)
+    u = gpt.sample.uniforms(9, 2, 5)
     z = table[sample[0, 0]] / 0.9
     cdf = np.cumsum(np.exp(z - z.max()) / np.exp(z - z.max()).sum())
     k = sample[0, 1]
     edges = [cdf[k - 1] if k else 0.0, cdf[k]]
     assert np.isclose(margins[0, 0], min(abs(u[0, 0] - e) for e in edges), atol=1e-6)
-    other = gpt_sampling.teacher_forced(
+    other = gpt.sample.teacher_forced(
         lambda t: np.roll(table, 1, axis=1)[t], sample, 1, 4, **kw
     )[0]
     assert (other != sample[:, 1:]).any()  # another model: other picks
-    greedy, gap = gpt_sampling.teacher_forced(logits, sample, 1, 4, temperature=0.0)
+    greedy, gap = gpt.sample.teacher_forced(logits, sample, 1, 4, temperature=0.0)
     top2 = np.sort(table[sample[:, :-1]], -1)[..., -2:]
     np.testing.assert_array_equal(greedy, table[sample[:, :-1]].argmax(-1))
     np.testing.assert_allclose(gap, top2[..., 1] - top2[..., 0])
     with pytest.raises(ValueError, match="at least one token"):
-        gpt_sampling.teacher_forced(logits, sample, 0, 4)
+        gpt.sample.teacher_forced(logits, sample, 0, 4)

@@ -1,4 +1,4 @@
-"""gpt_shard: tensor-parallel specs by path, and DP/TP losses equal to one device's."""
+"""course_utils.gpt.shard: tensor-parallel specs by path, and DP/TP losses equal to one device's."""
 
 import subprocess
 import sys
@@ -8,20 +8,19 @@ import pytest
 
 jax = pytest.importorskip("jax")
 
-from course_utils import gpt_shard  # noqa: E402
+from course_utils import gpt  # noqa: E402
 
 
 def test_rules_split_the_megatron_pairs_and_keep_the_layer_axis():
     from flax import nnx
 
-    from course_utils import gpt_train
-    from course_utils.models.gpt import NNXGPT, GPTConfig
+    from course_utils.gpt.model import NNXGPT, GPTConfig
 
     cfg = GPTConfig(
         vocab_size=11, block_size=8, d_model=8, n_heads=2, n_layers=3, d_ff=16
     )
-    _, params, _ = gpt_train.jax_split(NNXGPT(cfg, rngs=nnx.Rngs(0)))
-    specs = nnx.to_pure_dict(gpt_shard.param_specs(params, gpt_shard.TP_RULES))
+    _, params, _ = gpt.train.jax_split(NNXGPT(cfg, rngs=nnx.Rngs(0)))
+    specs = nnx.to_pure_dict(gpt.shard.param_specs(params, gpt.shard.TP_RULES))
     blocks = specs["blocks"]
     assert tuple(blocks["attn"]["qkv"]["kernel"]) == (None, None, "model")
     assert tuple(blocks["attn"]["qkv"]["bias"]) == (None, "model")
@@ -34,7 +33,7 @@ def test_rules_split_the_megatron_pairs_and_keep_the_layer_axis():
 
 
 def test_no_rules_replicate_everything():
-    specs = gpt_shard.param_specs({"a": jax.numpy.ones((2, 3))})
+    specs = gpt.shard.param_specs({"a": jax.numpy.ones((2, 3))})
     assert tuple(specs["a"]) == ()
 
 
@@ -42,8 +41,8 @@ SCRIPT = """
     import jax, numpy as np
     jax.config.update("jax_num_cpu_devices", 4)
     from flax import nnx
-    from course_utils import gpt_shard as gs, gpt_train as gt
-    from course_utils.models.gpt import GPTConfig, NNXGPT
+    from course_utils.gpt import shard as gs, train as gt
+    from course_utils.gpt.model import GPTConfig, NNXGPT
     cfg = GPTConfig(vocab_size=11, block_size=8, d_model=8, n_heads=2, n_layers=2, d_ff=16)
     g, params, rest = gt.jax_split(NNXGPT(cfg, rngs=nnx.Rngs(0)))
     tx = gt.jax_adamw()

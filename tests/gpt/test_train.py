@@ -1,4 +1,4 @@
-"""gpt_train: the two AdamWs agree, and each framework's GPT learns one repeated batch."""
+"""course_utils.gpt.train: the two AdamWs agree, and each framework's GPT learns one repeated batch."""
 
 import numpy as np
 import pytest
@@ -6,8 +6,8 @@ import pytest
 torch = pytest.importorskip("torch")
 jax = pytest.importorskip("jax")
 
-from course_utils import gpt_train  # noqa: E402
-from course_utils.models.gpt import NNXGPT, GPTConfig, TorchGPT  # noqa: E402
+from course_utils import gpt  # noqa: E402
+from course_utils.gpt.model import NNXGPT, GPTConfig, TorchGPT  # noqa: E402
 
 CFG = GPTConfig(vocab_size=11, block_size=8, d_model=8, n_heads=2, n_layers=2, d_ff=16)
 
@@ -18,11 +18,11 @@ def test_the_two_adamws_take_the_same_steps():
     rng = np.random.default_rng(0)
     p0 = rng.standard_normal(5).astype(np.float32)
     grads = rng.standard_normal((3, 5)).astype(np.float32)
-    tx = gpt_train.jax_adamw()
+    tx = gpt.train.jax_adamw()
     p_jax, state = jax.numpy.asarray(p0), None
     state = tx.init(p_jax)
     w = torch.nn.Parameter(torch.from_numpy(p0.copy()))
-    opt = gpt_train.torch_adamw(torch.nn.ParameterList([w]))
+    opt = gpt.train.torch_adamw(torch.nn.ParameterList([w]))
     for g in grads:
         updates, state = tx.update(jax.numpy.asarray(g), state, p_jax)
         p_jax = optax.apply_updates(p_jax, updates)
@@ -42,11 +42,11 @@ def _batch():
 def test_the_jax_step_learns_a_repeated_batch():
     from flax import nnx
 
-    graphdef, params, rest = gpt_train.jax_split(NNXGPT(CFG, rngs=nnx.Rngs(0)))
-    tx = gpt_train.jax_adamw(lr=1e-2)
-    step = jax.jit(gpt_train.jax_step(graphdef, rest, tx))
+    graphdef, params, rest = gpt.train.jax_split(NNXGPT(CFG, rngs=nnx.Rngs(0)))
+    tx = gpt.train.jax_adamw(lr=1e-2)
+    step = jax.jit(gpt.train.jax_step(graphdef, rest, tx))
     x, y = (a.astype(np.int32) for a in _batch())
-    _, _, losses = gpt_train.jax_run(step, params, tx.init(params), [(x, y)] * 8)
+    _, _, losses = gpt.train.jax_run(step, params, tx.init(params), [(x, y)] * 8)
     assert len(losses) == 8 and all(isinstance(v, float) for v in losses)
     assert losses[-1] < losses[0]
 
@@ -54,9 +54,9 @@ def test_the_jax_step_learns_a_repeated_batch():
 def test_the_torch_step_learns_a_repeated_batch():
     torch.manual_seed(0)
     model = TorchGPT(CFG).eval()  # torch_step switches to training mode itself
-    opt = gpt_train.torch_adamw(model, lr=1e-2)
-    losses = gpt_train.torch_run(model, opt, [_batch()] * 8)
+    opt = gpt.train.torch_adamw(model, lr=1e-2)
+    losses = gpt.train.torch_run(model, opt, [_batch()] * 8)
     assert len(losses) == 8 and losses[-1] < losses[0] and model.training
-    assert opt.defaults["weight_decay"] == gpt_train.ADAMW["weight_decay"]
+    assert opt.defaults["weight_decay"] == gpt.train.ADAMW["weight_decay"]
     assert opt.defaults["foreach"] is False
-    assert gpt_train.torch_adamw(model, foreach=None).defaults["foreach"] is None
+    assert gpt.train.torch_adamw(model, foreach=None).defaults["foreach"] is None

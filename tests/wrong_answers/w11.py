@@ -88,9 +88,9 @@ def data_parallel(loss_fn, mesh):
 
 RESUME_BODY = """
 def resume(path, params_like, opt_state_like):
-    target = gpt_keep.abstract_like({{"params": params_like, "opt_state": opt_state_like,
-                                     "step": jnp.zeros((), jnp.int32)}})
-    saved = gpt_keep.orbax_load(path, target)
+    target = gpt.checkpoint.abstract_like({{"params": params_like, "opt_state": opt_state_like,
+                                           "step": jnp.zeros((), jnp.int32)}})
+    saved = gpt.checkpoint.orbax_load(path, target)
     return {ret}
 """
 RESUME_FRESH_OPTIMIZER = RESUME_BODY.format(

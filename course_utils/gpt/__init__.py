@@ -1,0 +1,43 @@
+"""Lesson 11's GPT, every piece in one folder (as in nanoGPT and Flax's examples):
+
+- ``model``: ``GPTConfig``, ``TorchGPT`` and ``NNXGPT`` (blocks scanned), with a KV cache
+- ``sample``: ``generate_torch``/``generate_nnx``, with and without the KV cache, and ``generate_fn`` for any logits callable; one random stream
+- ``convert``: ``TorchGPT`` <-> ``NNXGPT`` (stacked layers), tensors or gradients by name, ``make_gpt_pair``
+- ``data``: a corpus shipped with Python, a character tokenizer, one batch order in a DataLoader and a NumPy iterator
+- ``train``: the training step in each framework, one pure JAX step for every sharding
+- ``shard``: that step data- and tensor-parallel on a JAX mesh: shardings by parameter path
+- ``checkpoint``: Orbax and DCP checkpoints that resume bit for bit
+- ``export``: ``jax.export`` and ``torch.export`` programs, serialised and loaded back
+
+PyTorch's FSDP2 and tensor-parallel runs of the same model are a launched script,
+:mod:`course_utils.dist.torch_gpt`.
+
+``model``, ``sample`` and ``convert`` import torch and flax at the top; the others
+import the frameworks inside their functions. Importing this package imports
+neither: ``from course_utils import gpt`` then ``gpt.train.jax_step`` imports
+``course_utils.gpt.train`` on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_SUBMODULES = (
+    "checkpoint",
+    "convert",
+    "data",
+    "export",
+    "model",
+    "sample",
+    "shard",
+    "train",
+)
+
+__all__ = list(_SUBMODULES)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
