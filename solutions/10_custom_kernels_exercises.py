@@ -111,7 +111,7 @@ def tile_ids(shape, block):
     out = pl.pallas_call(tile_ids_kernel, out_shape=jax.ShapeDtypeStruct(padded, jnp.int32), grid=grid,
                          out_specs=pl.BlockSpec(block_shape=block, index_map=index_map),
                          interpret=backend.interpret, compiler_params=backend.compiler_params())()
-    return np.asarray(out[: shape[0], : shape[1]])
+    return out[: shape[0], : shape[1]]
 
 
 def expected_ids(shape, block):

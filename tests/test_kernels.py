@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import ast
+import functools
+import re
 import subprocess
 import sys
+import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -91,3 +96,350 @@ def test_present_triton_is_interpreted_only_without_cuda(monkeypatch, cuda):
     assert status.available and status.version == "9.9"
     assert status.interpreted is not cuda
     assert ("TRITON_INTERPRET" in __import__("os").environ) is not cuda
+
+
+# --- Pallas: which backend, and every lesson-10 kernel lowered for CUDA and TPU -------
+
+H100, A100, T4 = (9, 0), (8, 0), (7, 5)
+
+
+@pytest.mark.parametrize(
+    ("platform", "cc", "version", "block", "mosaic_gpu", "name"),
+    [
+        ("cpu", None, (0, 10, 2), None, True, "interpreter"),
+        ("gpu", T4, (0, 11, 2), None, True, "interpreter"),  # Colab's free GPU
+        ("gpu", H100, (0, 10, 2), (8, 128), True, "mosaic_gpu"),
+        ("gpu", H100, (0, 10, 2), (4, 8), True, "triton"),  # 32 < 128 lanes
+        ("gpu", H100, (0, 10, 2), (8, 128), False, "triton"),  # pallas_call only
+        ("gpu", H100, (0, 7, 2), (8, 128), True, "triton"),  # Colab's jax
+        ("gpu", A100, (0, 10, 2), (8, 128), True, "triton"),
+        ("gpu", A100, (0, 11, 0), (8, 128), True, "mosaic_gpu"),
+        ("tpu", None, (0, 10, 2), (8, 128), True, "mosaic_tpu"),
+        ("tpu", None, (0, 10, 2), (4, 8), True, "interpreter"),
+        ("tpu", None, (0, 10, 2), (8,), True, "interpreter"),
+    ],
+)
+def test_choose_pallas_backend(platform, cc, version, block, mosaic_gpu, name):
+    backend = kernels.choose_pallas_backend(platform, cc, version, block, mosaic_gpu)
+    assert backend.name == name
+    assert backend.interpret is (name == "interpreter")
+    assert backend.line().startswith(f"Pallas backend: {name} (") and backend.reason
+
+
+def test_only_the_triton_backend_passes_triton_compiler_params():
+    pytest.importorskip("jax")
+    from jax.experimental.pallas import triton as pltriton
+
+    triton = kernels.choose_pallas_backend("gpu", A100, (0, 10, 2))
+    assert isinstance(triton.compiler_params(), pltriton.CompilerParams)
+    for platform, cc in (("gpu", H100), ("tpu", None), ("cpu", None)):
+        backend = kernels.choose_pallas_backend(platform, cc, (0, 10, 2), (8, 128))
+        assert backend.compiler_params() is None
+
+
+def test_pallas_backend_is_the_interpreter_on_this_cpu():
+    jax = pytest.importorskip("jax")
+    if jax.default_backend() == "cpu":
+        assert kernels.pallas_backend().name == "interpreter"
+        assert kernels.pallas_interpret((8, 128))
+
+
+def test_triton_deprecation_filter_matches_its_message_only():
+    import warnings
+
+    from course_utils import strict
+
+    gpu = kernels.choose_pallas_backend("gpu", A100, (0, 10, 2))
+    cpu = kernels.choose_pallas_backend("cpu")
+    with warnings.catch_warnings():
+        strict.install()
+        assert "not used" in kernels.filter_triton_deprecation(cpu)
+        with pytest.raises(DeprecationWarning):
+            warnings.warn_explicit(
+                "The Pallas Triton backend is deprecated and will be removed",
+                DeprecationWarning, "x.py", 1, module="jax._src.pallas.pallas_call",
+            )  # fmt: skip
+        line = kernels.filter_triton_deprecation(cpu, gpu)
+        assert "filtered" in line and kernels.PALLAS_TRITON_DEPRECATION in line
+        warnings.warn_explicit(
+            "The Pallas Triton backend is deprecated and will be removed",
+            DeprecationWarning, "x.py", 1, module="jax._src.pallas.pallas_call",
+        )  # fmt: skip
+        with pytest.raises(DeprecationWarning):
+            warnings.warn_explicit(
+                "Using pl.pallas_call for Mosaic GPU kernels is deprecated",
+                DeprecationWarning, "x.py", 1, module="jax._src.pallas.pallas_call",
+            )  # fmt: skip
+
+
+def test_pad_to_blocks_pads_the_ends_with_nan():
+    jnp = pytest.importorskip("jax.numpy")
+    x = jnp.ones((37, 100))
+    padded = kernels.pad_to_blocks(x, (8, 128))
+    assert padded.shape == (40, 128)
+    assert bool(jnp.all(padded[:37, :100] == 1))
+    assert bool(jnp.all(jnp.isnan(padded[37:]))) and bool(jnp.isnan(padded[0, 100]))
+    assert kernels.pad_to_blocks(jnp.ones((8, 128)), (8, 128)).shape == (8, 128)
+
+
+ROOT = Path(__file__).resolve().parents[1]
+LESSON = ROOT / "notebooks" / "10_custom_kernels.py"
+MASTER = ROOT / "solutions" / "10_custom_kernels_exercises.py"
+LESSON_NAMES = {
+    "PALLAS", "PALLAS_BLOCKS", "softmax_kernel_pallas", "softmax_pallas_blocks",
+    "MGPU_BLOCK_ROWS", "softmax_kernel_mgpu", "softmax_mgpu", "softmax_pallas",
+    "softmax_kernel_unmasked", "TILE_SHAPE", "tile_grid", "PALLAS_TILES",
+    "tile_ids_kernel_pallas", "tile_ids_pallas", "softmax_op_jax", "softmax_fwd_jax",
+    "softmax_bwd_jax", "loss_jax",
+}  # fmt: skip
+MASTER_NAMES = {
+    "backend_for", "tiling", "tile_ids_kernel", "tile_ids", "logsumexp_kernel",
+    "logsumexp_pallas", "silu_kernel", "silu_pallas", "silu_fwd", "silu_bwd",
+    "silu_custom", "silu_loss",
+}  # fmt: skip
+# The devices whose lowering a CPU can run: (platform for the chooser, capability, export).
+DEVICES = {"h100": ("gpu", H100, "cuda"), "a100": ("gpu", A100, "cuda"),
+           "tpu": ("tpu", None, "tpu")}  # fmt: skip
+TRITON_TARGET = "__gpu$xla.gpu.triton"  # pltriton.CUSTOM_CALL_TARGET_NAME from jax 0.11
+TARGETS = {"mosaic_gpu": "mosaic_gpu_v2", "triton": TRITON_TARGET,
+           "mosaic_tpu": "tpu_custom_call"}  # fmt: skip
+
+
+def _defines(node: ast.stmt, names: set[str]) -> bool:
+    """A top-level def or assignment of one of ``names``, or a call on one (defvjp)."""
+    if isinstance(node, ast.FunctionDef):
+        return node.name in names
+    if isinstance(node, ast.Assign):
+        return any(
+            isinstance(n, ast.Name) and n.id in names
+            for t in node.targets
+            for n in ast.walk(t)
+        )
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        func = node.value.func
+        return (
+            isinstance(func, ast.Attribute) and getattr(func.value, "id", "") in names
+        )
+    return False
+
+
+def _notebook_kernels(path: Path, names: set[str], platform: str, cc) -> dict:
+    """Run the notebook's kernel definitions as if on ``platform``: its code, its choices."""
+    import jax
+    import jax.numpy as jnp
+    from jax.experimental import pallas as pl
+    from jax.experimental.pallas import mosaic_gpu as plgpu
+
+    version = tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
+    fake = types.SimpleNamespace(**vars(kernels))
+    fake.pallas_backend = lambda block_shape=None, mosaic_gpu=True: (
+        kernels.choose_pallas_backend(platform, cc, version, block_shape, mosaic_gpu)
+    )
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    body = [node for node in tree.body if _defines(node, names)]
+    ns = {"jax": jax, "jnp": jnp, "np": np, "pl": pl, "plgpu": plgpu, "kernels": fake,
+          "functools": functools, "S": types.SimpleNamespace(block_rows=8, batch=3)}  # fmt: skip
+    exec(compile(ast.Module(body=body, type_ignores=[]), str(path), "exec"), ns)
+    assert names <= set(ns), f"{path.name} no longer defines {names - set(ns)}"
+    return ns
+
+
+@pytest.fixture
+def triton_modules(monkeypatch):
+    """(grid mapping, Triton IR) of every kernel lowered through Pallas's Triton backend."""
+    lowering = pytest.importorskip("jax._src.pallas.triton.lowering")
+    seen = []
+    original = lowering.lower_jaxpr_to_triton_module
+
+    def capture(jaxpr, grid_mapping, *args, **kwargs):
+        result = original(jaxpr, grid_mapping, *args, **kwargs)
+        seen.append((grid_mapping, result.module.operation.get_asm()))
+        return result
+
+    monkeypatch.setattr(lowering, "lower_jaxpr_to_triton_module", capture)
+    return seen
+
+
+def _ragged_blocks(grid_mapping) -> list:
+    """(array shape, block shape) of each block that does not tile its array exactly."""
+    ragged = []
+    for bm in grid_mapping.block_mappings:
+        block = tuple(d if isinstance(d, int) else getattr(d, "block_size", 1) or 1
+                      for d in bm.block_shape)  # fmt: skip
+        shape = tuple(bm.array_aval.shape)
+        if any(n % b for n, b in zip(shape, block, strict=True)):
+            ragged.append((shape, block))
+    return ragged
+
+
+def _unmasked_stores(ir: str) -> list[str]:
+    """The ``tt.store`` ops of a Triton module that carry no mask operand."""
+    stores = re.findall(r"tt\.store (%[^\s,]+), (%[^\s,:]+)(, %[^\s,:]+)?", ir)
+    return [s[0] for s in stores if not s[2]]
+
+
+def _export(fn, args, platform: str) -> str:
+    import jax
+    from jax import export
+
+    jax.clear_caches()  # lower afresh, so the Triton modules are captured every time
+    checks = [export.DisabledSafetyCheck.custom_call(TRITON_TARGET)]
+    return export.export(jax.jit(fn), platforms=[platform], disabled_checks=checks)(
+        *args
+    ).mlir_module()
+
+
+def _lesson_cases(ns: dict) -> dict:
+    """name: (function, arguments, the backend variable that governs it)."""
+    import jax
+    import jax.numpy as jnp
+
+    x, xb = jnp.ones((37, 100)), jnp.ones((3, 18, 100))
+    blocks, unmasked = ns["softmax_pallas_blocks"], ns["softmax_kernel_unmasked"]
+    return {
+        "softmax": (ns["softmax_pallas"], (x,), "PALLAS"),
+        "softmax, full size": (
+            ns["softmax_pallas"],
+            (jnp.ones((256, 1000)),),
+            "PALLAS",
+        ),
+        "softmax, pallas_call": (blocks, (x,), "PALLAS_BLOCKS"),
+        "unmasked": (functools.partial(blocks, kernel=unmasked), (x,), "PALLAS_BLOCKS"),
+        "jvp": (lambda x, t: jax.jvp(blocks, (x,), (t,)), (x, x), "PALLAS_BLOCKS"),
+        "custom_vjp grad": (jax.grad(ns["loss_jax"]), (x, x), "PALLAS"),
+        "vmap of grad": (jax.vmap(jax.grad(ns["loss_jax"])), (xb, xb), "PALLAS"),
+        "tile ids": (ns["tile_ids_pallas"], (), "PALLAS_TILES"),
+    }
+
+
+def _master_cases(ns: dict) -> dict:
+    import jax
+    import jax.numpy as jnp
+
+    x, xb = jnp.ones((13, 100)), jnp.ones((3, 13, 100))
+    # value and gradient: the gradient alone needs no forward kernel (the residual is x)
+    grad = jax.value_and_grad(functools.partial(ns["silu_loss"], ns["silu_custom"]()))
+    cases = {
+        f"tile ids {s} in {b}": (functools.partial(ns["tile_ids"], s, b), (), b)
+        for s, b in (((10, 12), (4, 8)), ((5, 3), (2, 2)), ((16, 9), (8, 4)))
+    }
+    cases["logsumexp"] = (ns["logsumexp_pallas"], (x,), (8,))
+    cases["silu"] = (ns["silu_custom"](), (x,), (8, 128))
+    cases["silu grad"] = (grad, (x, x), (8, 128))
+    cases["vmap of silu grad"] = (jax.vmap(grad, in_axes=(0, None)), (xb, x), (8, 128))
+    return cases
+
+
+def _check_lowering(mlir: str, backend, triton_modules: list) -> None:
+    found = {name for name, target in TARGETS.items() if target in mlir}
+    if backend.interpret:
+        assert not found, "an interpreted kernel lowers as plain HLO"
+        return
+    assert found == {backend.name}, f"chose {backend.name}, lowered through {found}"
+    if backend.name == "triton":
+        assert triton_modules, "no Triton module was lowered"
+        for grid_mapping, ir in triton_modules:
+            ragged = _ragged_blocks(grid_mapping)
+            # Pallas's Triton backend stores a block unmasked: only exact tiles are safe.
+            assert not (ragged and _unmasked_stores(ir)), (ragged, _unmasked_stores(ir))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_lesson_kernels_lower_for_each_device(device, triton_modules):
+    pytest.importorskip("jax")
+    platform, cc, target = DEVICES[device]
+    ns = _notebook_kernels(LESSON, LESSON_NAMES, platform, cc)
+    for name, (fn, args, which) in _lesson_cases(ns).items():
+        triton_modules.clear()
+        mlir = _export(fn, args, target)
+        try:
+            _check_lowering(mlir, ns[which], triton_modules)
+        except AssertionError as err:
+            raise AssertionError(f"{name} on {device}: {err}") from None
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_exercise_kernels_lower_for_each_device(device, triton_modules):
+    pytest.importorskip("jax")
+    platform, cc, target = DEVICES[device]
+    ns = _notebook_kernels(MASTER, MASTER_NAMES, platform, cc)
+    for name, (fn, args, block) in _master_cases(ns).items():
+        triton_modules.clear()
+        mlir = _export(fn, args, target)
+        try:
+            _check_lowering(mlir, ns["backend_for"](block), triton_modules)
+        except AssertionError as err:
+            raise AssertionError(f"{name} on {device}: {err}") from None
+
+
+def test_a_ragged_block_is_stored_unmasked_by_the_triton_backend(triton_modules):
+    """Why the launchers pad: a block past the array's edge is loaded and stored as is."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    from jax.experimental import pallas as pl
+
+    def double(x_ref, y_ref):
+        y_ref[...] = x_ref[...] * 2
+
+    def ragged(
+        x,
+    ):  # lesson 10's launcher before it padded: (8, 128) blocks on (37, 100)
+        spec = pl.BlockSpec(block_shape=(8, 128), index_map=lambda i: (i, 0))
+        backend = kernels.choose_pallas_backend("gpu", A100, (0, 10, 2))
+        return pl.pallas_call(
+            double, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), grid=(5,),
+            in_specs=[spec], out_specs=spec, compiler_params=backend.compiler_params(),
+        )(x)  # fmt: skip
+
+    _export(ragged, (jnp.ones((37, 100)),), "cuda")
+    [(grid_mapping, ir)] = triton_modules
+    assert _ragged_blocks(grid_mapping) == [((37, 100), (8, 128))] * 2
+    assert _unmasked_stores(ir), (
+        "the Triton backend now masks its stores: update lesson 10"
+    )
+
+
+def test_mosaic_gpu_softmax_body_computes_the_softmax(monkeypatch):
+    """The plgpu kernel's body, run block by block with plain loads (Mosaic GPU has no
+    interpreter for ``plgpu.load``): the mask, the reductions and the row slices."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    from jax.experimental import pallas as pl
+    from jax.experimental.pallas import mosaic_gpu as plgpu
+
+    ns = _notebook_kernels(LESSON, LESSON_NAMES, "gpu", H100)
+    assert (
+        ns["PALLAS"].name == "mosaic_gpu" and ns["softmax_pallas"] is ns["softmax_mgpu"]
+    )
+
+    class Ref:  # a GMEM ref that the body slices with pl.ds
+        def __init__(self, a):
+            self.a = a
+
+        @staticmethod
+        def _index(idx):
+            return tuple(
+                slice(i.start, i.start + i.size) if isinstance(i, pl.Slice) else i
+                for i in idx
+            )
+
+        def __getitem__(self, idx):
+            return self.a[self._index(idx)]
+
+        def __setitem__(self, idx, value):
+            self.a = self.a.at[self._index(idx)].set(value)
+
+    block = {"i": 0}
+    monkeypatch.setattr(plgpu, "load", lambda ref, idx, **_: ref[idx])
+    monkeypatch.setattr(plgpu, "layout_cast", lambda x, layout: x)
+    monkeypatch.setattr(jax.lax, "axis_index", lambda name: block[name])
+    for shape in ((37, 100), (130, 64), (1, 1000)):
+        x = jnp.asarray(np.random.default_rng(0).normal(size=shape), jnp.float32) * 3
+        x_pad = kernels.pad_to_blocks(
+            x, (ns["MGPU_BLOCK_ROWS"], pl.next_power_of_2(shape[1]))
+        )
+        x_ref, y_ref = Ref(x_pad), Ref(jnp.full(x_pad.shape, jnp.nan))
+        for block["i"] in range(x_pad.shape[0] // ns["MGPU_BLOCK_ROWS"]):
+            ns["softmax_kernel_mgpu"](x_ref, y_ref, n_cols=shape[1])
+        y = y_ref.a[: shape[0], : shape[1]]
+        np.testing.assert_allclose(y, jax.nn.softmax(x, axis=-1), rtol=1e-5, atol=1e-7)
