@@ -10,11 +10,15 @@ Lessons and exercises never import this package. Modules:
 - ``markers``: the exercise marker grammar (solutions, stubs, visible and hidden tests)
 - ``runner``: executes notebooks with papermill, each in its own process group
 - ``install``: which torch and jax builds a machine gets (stdlib only; runs as a script)
-- ``device_check``: the ``course check-device`` command
-- ``device_run``: the check itself, step by step, within its budget
-- ``device_budget``: the time budget and each step's share of it
-- ``device_steps``: what each step runs (install, doctor, nbval, claims), each in a child process
-- ``device_lessons``: the lessons run on the device in smoke mode
+- ``device_check``: the ``course check-device`` command and its ``--plan``
+- ``device_run``: the check itself: install, then every item side by side, within its budget
+- ``device_budget``: the time budget and each item's share of it
+- ``device_schedule``: which items run when and side by side (cores, GPU memory, budget)
+- ``device_estimates``: the shipped seconds, cores and GPU memory of each item, and their sources
+- ``device_lessons``: the check's items (lessons, masters, student notebooks, tests) and their report entries
+- ``device_children``: each item's child process, pinned to its cores, sharing the GPU
+- ``device_steps``: the machine's facts (the probe) and the install step
+- ``device_wheels``: the wheels a prepared GPU machine without network needs
 - ``lowering``: lowers a jitted JAX program for GPUs and TPUs on a CPU (``jax.export``)
 - ``lowering_record``: records each program a notebook's kernel compiles, and checks it
 - ``device_report``: the JSON report, written after every step

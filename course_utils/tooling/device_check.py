@@ -176,7 +176,7 @@ def cmd_check_device(args: Any, tools: Tools | None = None) -> int:
 
 def add_commands(sub: Any) -> None:
     """Register ``course check-device``."""
-    from course_utils.tooling.args import number, positive_seconds
+    from course_utils.tooling.args import positive_seconds
 
     p = sub.add_parser(
         "check-device",
@@ -228,6 +228,14 @@ def add_commands(sub: Any) -> None:
         action="store_true",
         help="stop at once when neither framework finds a GPU or TPU",
     )
+    _add_schedule_options(p)
+    p.set_defaults(func=cmd_check_device)
+
+
+def _add_schedule_options(p: Any) -> None:
+    """``--cores``, ``--gpu-memory`` and ``--plan``."""
+    from course_utils.tooling.args import number
+
     p.add_argument(
         "--cores",
         type=number(int, 1),
@@ -245,4 +253,3 @@ def add_commands(sub: Any) -> None:
         action="store_true",
         help="print the schedule for this budget and run nothing",
     )
-    p.set_defaults(func=cmd_check_device)

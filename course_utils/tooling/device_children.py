@@ -30,7 +30,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping
@@ -180,8 +179,9 @@ class Launcher:
         folder = {"master": "solutions", "student": "exercises"}.get(item.kind, "")
         out_dir = self.work / "executed" / ("full" if not smoke else "smoke") / folder
         out_dir.mkdir(parents=True, exist_ok=True)
-        fd, result = tempfile.mkstemp(suffix=".json", prefix="course-check-")
-        os.close(fd)
+        result = self.work / "results" / f"{_slug(item.key)}.json"
+        result.parent.mkdir(parents=True, exist_ok=True)
+        result.unlink(missing_ok=True)
         cell_timeout = int(limit or item.timeout or 900)
         cmd = [
             sys.executable,
@@ -190,18 +190,16 @@ class Launcher:
             str(nb),
             str(out_dir / nb.name),
             "1" if smoke else "0",
-            result,
+            str(result),
             str(cell_timeout),
         ]
         env = {**self.environ, **_kernel_vars(kernel_env(self.root, smoke))}
 
         def finish(code: int, output: str) -> dict[str, Any]:
             try:
-                data = json.loads(Path(result).read_text() or "{}")
+                data = json.loads(result.read_text() or "{}")
             except (OSError, json.JSONDecodeError):
                 data = {}
-            finally:
-                Path(result).unlink(missing_ok=True)
             if not data:
                 last = (output.strip().splitlines() or ["no output"])[-1]
                 return {

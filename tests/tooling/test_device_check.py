@@ -109,12 +109,15 @@ def test_real_run_of_doctor_and_one_smoke_lesson(tmp_path):
     assert report["versions"]["jax"] == device_steps.versions()["jax"]
     assert report["steps"]["doctor"]["exit_code"] in (0, 1)
     assert "accelerator" in report["steps"]["doctor"]["output"]
-    (nb,) = report["notebooks"]
-    assert (nb["notebook"], nb["mode"]) == (
+    # the lesson, its master and its student notebook, side by side
+    names = sorted(n["notebook"] for n in report["notebooks"])
+    assert names == [
+        "exercises/00_welcome_exercises.ipynb",
         "notebooks/00_welcome_and_setup.ipynb",
-        "smoke",
-    )
-    assert nb["status"] == "ok", nb
+        "solutions/00_welcome_exercises.ipynb",
+    ]
+    assert {n["mode"] for n in report["notebooks"]} == {"smoke"}
+    assert all(n["status"] == "ok" for n in report["notebooks"]), report["notebooks"]
     assert proc.returncode == report["exit_code"], proc.stdout + proc.stderr
     assert (tmp_path / "executed" / "smoke" / "00_welcome_and_setup.ipynb").exists()
 
