@@ -1,12 +1,16 @@
-"""Custom kernels (lesson 10): is Triton here, which mode each kernel language runs in.
+"""Custom kernels (lesson 10): is Triton here, which backend each kernel language runs on.
 
 Triton is an optional extra (``pip install ".[kernels]"``, a ~200 MB wheel): a lesson
 asks :func:`setup_triton` before importing it, which chooses Triton's interpreter
 (``TRITON_INTERPRET=1``) when no CUDA GPU is present and says, when Triton is absent,
 why its cells are skipped and how to install it. Pallas ships with jax:
-:func:`pallas_interpret` says whether ``pallas_call`` must run in its interpreter on
-this backend. :func:`plot_tiles` draws which program of a grid computed which tile;
-:func:`count_graphs` counts the graphs Dynamo hands its backend (one graph: no break).
+:func:`pallas_backend` chooses its backend explicitly (Mosaic GPU, Triton, Mosaic TPU
+or the interpreter; the rule is :func:`choose_pallas_backend`), and
+:func:`filter_triton_deprecation` lets only the Triton backend's deprecation through
+where a kernel needs it. :func:`pad_to_blocks` pads an array to whole blocks, so that no
+backend reads or writes outside it. :func:`plot_tiles` draws which program of a grid
+computed which tile; :func:`count_graphs` counts the graphs Dynamo hands its backend
+(one graph: no break).
 """
 
 from __future__ import annotations

@@ -69,7 +69,6 @@ from course_utils import env
 SETUP = env.setup(one_kind=True)
 
 import functools
-import warnings
 
 import jax
 import jax.numpy as jnp
@@ -630,7 +629,7 @@ x_builtin_torch = x_torch.clone().requires_grad_(True)
 # One graph with `fullgraph=True`: Dynamo recorded the loss, operator included, without a
 # break, and the compiled function's gradient flowed through the registered backward. Inside
 # the graph the operator is a single opaque node: Inductor fuses the multiplication and the sum
-# around it but never looks inside, which is what we want for a hand-written kernel. The JAX
+# around it but never looks inside, so the hand-written kernel runs as written. The JAX
 # cell does the mirror image: `jit` of `grad`, and `jit` of `vmap` of `grad` over a batch of
 # matrices of another shape (each a different scale of the input, so the batch is not one
 # matrix repeated).

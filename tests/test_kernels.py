@@ -443,3 +443,21 @@ def test_mosaic_gpu_softmax_body_computes_the_softmax(monkeypatch):
             ns["softmax_kernel_mgpu"](x_ref, y_ref, n_cols=shape[1])
         y = y_ref.a[: shape[0], : shape[1]]
         np.testing.assert_allclose(y, jax.nn.softmax(x, axis=-1), rtol=1e-5, atol=1e-7)
+
+
+def test_mosaic_gpu_softmax_lowers_with_warpgroup_semantics(monkeypatch):
+    """jax 0.11 lowers Mosaic GPU kernels with warpgroup semantics by default."""
+    pytest.importorskip("jax")
+    import jax.numpy as jnp
+    from jax.experimental.pallas import mosaic_gpu as plgpu
+
+    ns = _notebook_kernels(LESSON, LESSON_NAMES, "gpu", H100)
+    params = plgpu.CompilerParams(lowering_semantics=plgpu.LoweringSemantics.Warpgroup)
+    kernel = plgpu.kernel
+    monkeypatch.setattr(
+        plgpu, "kernel", functools.partial(kernel, compiler_params=params)
+    )
+    for shape in ((37, 100), (256, 1000)):
+        assert TARGETS["mosaic_gpu"] in _export(
+            ns["softmax_mgpu"], (jnp.ones(shape),), "cuda"
+        )
