@@ -8,6 +8,7 @@ grammar that turns masters into student notebooks is in
 
 from __future__ import annotations
 
+import linecache
 import os
 import sys
 import sysconfig
@@ -97,17 +98,27 @@ def _is_library(filename: str) -> bool:
     return path.startswith(_LIBRARY_DIRS) or "site-packages" in path
 
 
+def _marked(filename: str, marker: str) -> bool:
+    """Whether the cell (or file) ``filename`` starts with ``marker`` (``# EXERCISE:``)."""
+    return linecache.getline(filename, 1).lstrip().startswith(marker)
+
+
 def _student_frame(err: BaseException, test_file: str) -> traceback.FrameSummary | None:
-    """The deepest frame of the student's own code (a cell, not the test's) in ``err``."""
-    frames = traceback.extract_tb(err.__traceback__)
-    mine = [
+    """The deepest frame of the student's own code in ``err``, or None.
+
+    In a course notebook (the test cell starts with ``# TESTS:``) that is a frame of
+    an exercise cell (``# EXERCISE:``), so a helper the notebook defined elsewhere
+    (a context cell) is not blamed; elsewhere, any frame outside the test's file,
+    the course and the installed packages.
+    """
+    frames = [
         f
-        for f in frames
-        if f.filename != test_file
-        and f.filename != __file__
-        and not _is_library(f.filename)
+        for f in traceback.extract_tb(err.__traceback__)
+        if f.filename not in (test_file, __file__) and not _is_library(f.filename)
     ]
-    return mine[-1] if mine else None
+    if _marked(test_file, "# TESTS:") or _marked(test_file, "# HIDDEN TESTS:"):
+        frames = [f for f in frames if _marked(f.filename, "# EXERCISE:")]
+    return frames[-1] if frames else None
 
 
 def _error_text(err: BaseException) -> str:

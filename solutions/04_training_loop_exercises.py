@@ -378,6 +378,8 @@ check(
     rtol=1e-5,
     atol=1e-6,
     hint="jax.lax.scan(body, state, (Xs, ys)) with body(state, (x, y)) -> (new_state, loss)",
+    crash_hint="JAX: the scan body's carry comes back first and with the structure it went in with: "
+    "body(state, (x, y)) -> (new_state, loss)",
 )
 check(
     "scan-epoch",

@@ -310,7 +310,9 @@ def _calls_for_two_batches():
 
 check("export-dynamic", _calls_for_two_batches,
       [mlp(params, jnp.ones((n, 6))) for n in (3, 11)], rtol=1e-6, atol=1e-6,
-      hint="make the input spec jax.ShapeDtypeStruct((batch, n_features), jnp.float32) with a symbolic batch")
+      hint="make the input spec jax.ShapeDtypeStruct((batch, n_features), jnp.float32) with a symbolic batch",
+      crash_hint="JAX: a ShapeDtypeStruct's shape holds sizes; a batch that varies needs a symbolic size "
+                 "(jax.export.symbolic_shape), not None as in PyTorch's dynamic shapes")
 
 # %%
 # HIDDEN TESTS: export-dynamic points=3
@@ -385,7 +387,9 @@ def _grad_of_sum(fn, x):
 check("jax-backward", lambda: _grad_of_sum(JaxLogSumExp.apply, x_t), torch.softmax(x_t, dim=-1),
       rtol=1e-5, atol=1e-6,
       hint="PyTorch's incoming gradient can be non-contiguous (here stride 0), which JAX's DLPack "
-           "import refuses: call .contiguous() on it first")
+           "import refuses: call .contiguous() on it first",
+      crash_hint="PyTorch's incoming gradient can be non-contiguous (here stride 0), which JAX's DLPack "
+                 "import refuses: call .contiguous() on it first")
 
 # %%
 # HIDDEN TESTS: jax-backward points=3

@@ -114,6 +114,35 @@ def test_a_crash_in_the_students_code_names_the_error_the_function_and_the_line(
     assert "sum over the batch" not in text  # the hint meant for a wrong value
 
 
+def test_in_a_course_notebook_only_an_exercise_cell_is_the_students():
+    ns = {"check": check}
+    _cell("# EXERCISE: f\ndef f(x):\n    return x * 2\n", "<exercise cell>", ns)
+    _cell("def helper(y):\n    assert y == 3, 'f(1) should be 3'\n", "<context>", ns)
+    _cell("def crash(y):\n    return y.nope\n", "<context 2>", ns)
+    with pytest.raises(exercises.CheckFailed) as err:  # the helper's assertion: a check
+        _cell(
+            "# TESTS: f points=1\ncheck('f', lambda: helper(f(1)), hint='add one')",
+            "<test cell>",
+            ns,
+        )
+    assert str(err.value) == "f: f(1) should be 3\nHint: add one"
+    with pytest.raises(
+        exercises.CheckFailed
+    ) as err:  # the helper's crash: not "your function"
+        _cell(
+            "# TESTS: f points=1\ncheck('f', lambda: crash(f(1)), hint='add one')",
+            "<test cell 2>",
+            ns,
+        )
+    assert str(err.value).startswith("f: checking your answer raised AttributeError")
+    _cell("# EXERCISE: f\ndef f(x):\n    return crash(x)\n", "<exercise cell 2>", ns)
+    with pytest.raises(exercises.CheckFailed) as err:  # called from the exercise cell
+        _cell("# TESTS: f points=1\ncheck('f', lambda: f(1))", "<test cell 3>", ns)
+    assert str(err.value).startswith(
+        "f: your function raised AttributeError at line 3 of f:"
+    )
+
+
 def test_a_crash_without_a_crash_hint_gets_no_hint():
     ns = {"check": check}
     _cell("def f(x):\n    return x.nope\n", "<exercise cell>", ns)

@@ -141,7 +141,7 @@ WRONG = {
             CONCRETE_BATCH,
             "does not accept batches of 3 and 11",
         ),
-        ("None for the batch, as in torch", NONE_BATCH, "with a symbolic batch"),
+        ("None for the batch, as in torch", NONE_BATCH, "a symbolic size"),
         (
             "the feature dimension symbolic too",
             FEATURES_SYMBOLIC,
