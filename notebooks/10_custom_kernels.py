@@ -116,8 +116,8 @@ print(kernels.filter_triton_deprecation(PALLAS, PALLAS_BLOCKS))
 #
 # | device | Pallas backend | API |
 # |---|---|---|
-# | Hopper, Blackwell (sm_90+); Ampere (sm_80+) from jax 0.11 | **Mosaic GPU**, what the current Pallas GPU docs teach | `plgpu.kernel` (`jax.experimental.pallas.mosaic_gpu`) |
-# | sm_80+ otherwise, and kernels Mosaic GPU cannot take | **Triton**, deprecated since jax 0.11 | `pl.pallas_call(..., compiler_params=pltriton.CompilerParams())` |
+# | Hopper, Blackwell (sm_90+); Ampere (sm_80+) from jax 0.11; jax 0.10.2 or newer | **Mosaic GPU**, what the current Pallas GPU docs teach | `plgpu.kernel` (`jax.experimental.pallas.mosaic_gpu`) |
+# | sm_80+ otherwise (older jax included), and kernels Mosaic GPU cannot take | **Triton**, deprecated since jax 0.11 | `pl.pallas_call(..., compiler_params=pltriton.CompilerParams())` |
 # | a TPU | **Mosaic TPU**; blocks tiled by (8, 128) in their last two dimensions | `pl.pallas_call` |
 # | below sm_80 (Colab's free T4 is sm_75), a CPU, a TPU block off the tiling | the **interpreter** | `pl.pallas_call(..., interpret=True)` |
 #
@@ -265,7 +265,9 @@ def softmax_pallas_blocks(x, block_rows=S.block_rows, kernel=softmax_kernel_pall
 # with keyword arguments here: its positional order has changed across jax releases (the
 # current order is `block_shape`, then `index_map`), and keywords read the same in all of them
 # (the course runs on jax 0.7.2 and the newest). `interpret` and `compiler_params` come from
-# the chosen backend: the interpreter here on a CPU, Triton's parameters on a GPU.
+# the chosen backend: `interpret=True` for the interpreter, and on the Triton backend
+# `pltriton.CompilerParams()` (`from jax.experimental.pallas import triton as pltriton`), which
+# selects Triton explicitly; a jax whose default is Mosaic GPU would otherwise lower there.
 #
 # **Whole blocks.** `kernels.pad_to_blocks` pads the input with NaN up to a whole number of
 # blocks, and the launcher slices the result back. Without it, the last block of rows and every
@@ -317,8 +319,8 @@ y_pallas = softmax_pallas(x_jax)
 print(f"softmax_pallas is {softmax_pallas.__name__} ({PALLAS.name})")
 
 # %% [markdown]
-# Mosaic GPU has no interpreter for `plgpu.load`, so on a machine without a Hopper-class GPU
-# the cell above only defines `softmax_mgpu`; the course's tests lower it for CUDA on every run
+# Mosaic GPU has no interpreter for `plgpu.load`, so where the chosen backend is not Mosaic GPU
+# (the line above names the one in use) the cells only define `softmax_mgpu`; the course's tests lower it for CUDA on every run
 # and check its body, with plain loads, against `jax.nn.softmax`. The two Pallas kernels
 # differ in what the hardware asks for (a 64-row block in a register layout, versus `block_rows`
 # rows in a `BlockSpec`), not in the algorithm: load, mask, subtract the maximum, exponentiate,
