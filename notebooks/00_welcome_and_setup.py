@@ -292,8 +292,9 @@ print("both layers agree")
 # tables end with that count, the *break-even*, and a speed-up; both are explained after the
 # second table.
 #
-# `compile_report` times the stages separately. For `jax.jit` it uses the ahead-of-time
-# API (trace → lower → compile), then clears the cache and times a real first call.
+# `compile_report` times one real first call from cold caches (JAX's compiled programs
+# cleared, its persistent cache off) and, for `jax.jit`, the stages JAX timed inside that call
+# (trace → lower → compile), so the first call is never shorter than the compile it contains.
 # After that first call it times the compiled function and the eager one (the same
 # Python function, not compiled) in the same interleaved rounds, as `compare` does in
 # section 3.3: timed one after the other, a burst of load in between would land on one
@@ -306,7 +307,9 @@ jax_report
 
 # %% [markdown]
 # For `torch.compile`, Dynamo captures the graph and Inductor generates code on the first
-# call. The report also counts graphs and recompilations.
+# call. The report starts it cold too (Dynamo reset, Inductor in an empty cache directory, so
+# the *caches* row shows a miss rather than a graph read back from an earlier run's disk cache)
+# and counts graphs and recompilations.
 
 # %%
 # PyTorch: torch.compile
