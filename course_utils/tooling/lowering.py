@@ -95,7 +95,7 @@ class Outcome:
 def _jaxprs(value: Any) -> Iterator[Any]:
     from jax._src import core
 
-    for v in value if isinstance(value, tuple | list) else (value,):
+    for v in value if type(value) in (tuple, list) else (value,):
         if isinstance(v, core.ClosedJaxpr):
             yield v.jaxpr
         elif isinstance(v, core.Jaxpr):
@@ -126,7 +126,7 @@ def _rewrite(value: Any, eqn_fn: Callable[[Any], Any]) -> Any:
         return value.replace(jaxpr=_rewrite(value.jaxpr, eqn_fn))
     if isinstance(value, core.Jaxpr):
         return value.replace(eqns=[eqn_fn(e) for e in value.eqns])
-    if isinstance(value, tuple | list):
+    if type(value) in (tuple, list):  # not a NamedTuple such as ScatterDimensionNumbers
         return type(value)(_rewrite(v, eqn_fn) for v in value)
     return value
 

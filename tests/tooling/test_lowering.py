@@ -148,3 +148,9 @@ def test_constants_become_inputs_so_no_array_is_copied_into_the_module():
     assert len(exported.mlir_module()) < 12_000, (
         "the weights were copied into the module"
     )
+
+
+def test_an_eager_scatter_keeps_its_dimension_numbers():
+    # `.at[].set` binds scatter, whose params hold a jaxpr next to a NamedTuple.
+    program = lowering.trace(lambda x: x.at[1].set(5.0), jnp.ones(3))
+    assert all(o.status == lowering.PASS for o in lowering.check(program))
