@@ -165,7 +165,8 @@ print("softmax agrees")
 # helper for errors a cell raises on purpose: the error is caught and printed in a line or
 # two (its type and message, not the frames of the code it passed through), the notebook
 # carries on, and the cell fails instead if the error does not happen. Every later sharp bit
-# in the course is shown this way.
+# in the course is shown this way. `lines=2` asks for the message's first two lines, since
+# this message puts its details on the second.
 
 # %%
 with expect_error(AssertionError, lines=2):
