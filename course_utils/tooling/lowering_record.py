@@ -66,13 +66,19 @@ def _caller() -> str:
 
 
 def _name(jaxpr: Any, name: str) -> str:
-    """The function to name in a report: the user's, not one of JAX's own wrappers."""
+    """Who ran what: ``step``, or ``softmax_pallas: pallas_call`` for JAX's own programs.
+
+    An eager operation or a JAX wrapper (``pallas_call``'s jit is named ``wrapped``) is
+    named by its primitive when it holds one, after the notebook function that ran it.
+    """
     info = getattr(jaxpr.jaxpr.debug_info, "func_src_info", None) or ""
+    found = jaxpr.jaxpr.eqns
     if "/jax/_src/" in info.replace("\\", "/"):
-        return _caller() or name  # e.g. pallas_call's own jit, named "wrapped"
-    if len(jaxpr.jaxpr.eqns) == 1 and (caller := _caller()) not in ("", name):
-        return f"{caller}: {name}"  # an eager operation: say who called it
-    return name
+        name = found[0].primitive.name if len(found) == 1 else name
+    elif len(found) != 1:
+        return name
+    caller = _caller()
+    return f"{caller}: {name}" if caller not in ("", name) else name
 
 
 class Recorder:
