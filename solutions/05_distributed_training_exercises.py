@@ -114,12 +114,18 @@ def _dp_grads():
     assert X.sharding.spec == P("data", None) or X.sharding.spec == P("data"), f"X is sharded as {X.sharding.spec}"
     rows = X.addressable_shards[0].data.shape[0]
     assert rows == S.batch // S.n_devices, f"a device holds {rows} rows; expected {S.batch // S.n_devices}"
+    y_spec = getattr(getattr(y, "sharding", None), "spec", None)
+    assert y_spec in (P("data", None), P("data")), (
+        f"JAX: y is sharded as {y_spec} ({type(getattr(y, 'sharding', y)).__name__}): the labels of a "
+        "device's rows must live on that device too, so split y's rows like X's")
     params = jax.device_put({k: jnp.asarray(v) for k, v in params_np.items()}, NamedSharding(mesh, P()))
     return grad_fn(params, X, y)
 
 
 check("shard-batch", _dp_grads, grads_ref, rtol=1e-4, atol=1e-6,
-      hint="NamedSharding(mesh, P('data', None)) splits dimension 0 over 'data'")
+      hint="NamedSharding(mesh, P('data', None)) splits dimension 0 over 'data'",
+      crash_hint="JAX: the batch is dimension 0 (the rows); a PartitionSpec names the mesh axis per array "
+                 "dimension, and only the rows are split")
 
 # %%
 # HIDDEN TESTS: shard-batch points=3
@@ -182,7 +188,11 @@ def _column():
 
 
 check("column-parallel", _column, Y_c, rtol=1e-4, atol=1e-4,
-      hint="in_specs=(P(), P(None, 'model'), P('model')), out_specs=P(None, 'model')")
+      hint="in_specs=(P(), P(None, 'model'), P('model')), out_specs=P(None, 'model')",
+      crash_hint="JAX: W is (d_in, d_out), not PyTorch's (out, in), so its columns are its second axis; "
+                 "on a mesh with explicit axes each argument must already carry the sharding its "
+                 "in_spec names (jax.device_put first), and b is split like W's columns, so each device "
+                 "adds only its own block of b")
 
 # %%
 # HIDDEN TESTS: column-parallel points=3
@@ -235,7 +245,10 @@ def row_parallel_linear(X, W, b, mesh: jax.sharding.Mesh) -> jax.Array:
 # %%
 # TESTS: row-parallel points=2
 check("row-parallel", lambda: row_parallel_linear(X_r, W_r, b_r, mesh_tp), Y_r, rtol=1e-4, atol=1e-4,
-      hint="psum the partial products over 'model', then add b once")
+      hint="psum the partial products over 'model', then add b once",
+      crash_hint="JAX: X's columns are split to match W's rows (each device multiplies its own slice), and "
+                 "a replicated result (out_specs=P()) must be the same on every device: the partial "
+                 "products differ until they are summed over 'model'")
 
 # %%
 # HIDDEN TESTS: row-parallel points=3
@@ -411,8 +424,19 @@ def _bucketed_then_vs_ddp():
     print(f"ran on {len(run.ranks)} processes in {run.seconds:.1f} s: {run.command_line}")
 
 
-check("allreduce-grads", _bucketed_then_vs_ddp,
-      hint="PyTorch: one all_reduce (a sum) per bucket of consecutive gradients, then the mean back in every .grad")
+_none_hint = ("PyTorch: a frozen layer's .grad is None: skip those parameters, and keep every .grad "
+              "a tensor of its parameter's shape")
+_bucket_hint = "PyTorch: one all_reduce (a sum) per bucket of consecutive gradients, then the mean back in every .grad"
+check("allreduce-grads", lambda: check_bucketed(world=2, bucket_numel=80, buckets=[70, 150, 50]),
+      hint=_bucket_hint, crash_hint=_none_hint)
+check("allreduce-grads", lambda: check_bucketed(world=2, bucket_numel=70, buckets=[70, 150, 50]),
+      hint="PyTorch: a bucket that fills up to exactly bucket_numel numbers is full, not over: "
+           "close it only when the next gradient would take it past bucket_numel",
+      crash_hint=_none_hint)
+check("allreduce-grads", lambda: check_bucketed(world=3, bucket_numel=80, buckets=[70, 150, 50], seed=4),
+      hint="PyTorch: on 3 ranks the mean divides by 3: ask dist.get_world_size(), never assume 2 processes",
+      crash_hint=_none_hint)
+check("allreduce-grads", _bucketed_then_vs_ddp, hint=_bucket_hint, crash_hint=_none_hint)
 
 # %%
 # HIDDEN TESTS: allreduce-grads points=3
@@ -494,6 +518,13 @@ def _fsdp_step():
 
 check("fsdp-specs", _fsdp_step, {k: params_np[k] - 0.1 * grads_ref[k] for k in params_np},
       rtol=1e-5, atol=1e-6, hint="split the largest dimension divisible by n_devices; P() when none is")
+check("fsdp-specs", lambda: {k: tuple(v) for k, v in fsdp_specs({"odd": np.zeros((20, 16))}, 8).items()},
+      {"odd": (None, "data")},
+      hint="20 is the largest dimension but 8 does not divide it: the split goes to the largest dimension "
+           "that n_devices divides, which need not be the largest one")
+check("fsdp-specs", lambda: {k: tuple(v) for k, v in fsdp_specs({"square": np.zeros((16, 16))}, 8).items()},
+      {"square": ("data", None)},
+      hint="both dimensions are 16: on a tie the first such dimension is split, not the last")
 
 # %%
 # HIDDEN TESTS: fsdp-specs points=3

@@ -126,6 +126,8 @@ check(
     (True, cross_entropy_f64(logits_bf16, labels_ce)),
     rtol=1e-5,
     hint="the loss lost precision or is not float32: cast the logits to float32 before the log-softmax, not the loss after it",
+    crash_hint="(batch, classes) minus a (batch,) maximum does not broadcast: keep the reduced "
+    "axis (keepdims=True in jax.numpy, keepdim=True in PyTorch)",
 )
 check(
     "bf16-cross-entropy",
@@ -133,6 +135,15 @@ check(
     cross_entropy_f64(logits_bf16 + 200, labels_ce),
     rtol=1e-5,
     hint="large logits overflow exp: subtract each row's maximum before exponentiating",
+)
+far_apart = logits_bf16 + jnp.arange(32, dtype=jnp.bfloat16)[:, None] * 40  # rows 1240 apart
+check(
+    "bf16-cross-entropy",
+    lambda: float(cross_entropy_f32(far_apart, labels_ce)),
+    cross_entropy_f64(far_apart, labels_ce),
+    rtol=1e-5,
+    hint="rows far below the batch's largest logit underflow: the maximum to subtract is each "
+    "row's own, not one over the whole array (jnp's max needs an axis, like torch's dim)",
 )
 
 # %%
@@ -195,6 +206,12 @@ check(
     atol=0,
     hint="backward: one weight-gradient matmul per layer, one input-gradient matmul per layer except the first",
 )
+check(
+    "mlp-flops",
+    lambda: isinstance(mlp_flops(widths_check, S.batch_size, training=True), int | np.integer),
+    True,
+    hint="return a whole number of FLOPs as an int: `/` makes a float in Python, `//` does not",
+)
 
 # %%
 # HIDDEN TESTS: mlp-flops points=3
@@ -244,6 +261,38 @@ check(
     rtol=0,
     atol=0,
     hint="batch 2's loss is finite and its gradient is not: check every leaf of the gradient (not the loss), and count from 0",
+)
+check(
+    "first-nonfinite",
+    lambda: first_nonfinite_step(two_part_loss, params_nan, batches_nan[:2]),
+    -1,
+    rtol=0,
+    atol=0,
+    hint="no batch here has a non-finite gradient: the answer is then -1 (not None, not len(batches))",
+)
+check(
+    "first-nonfinite",
+    lambda: first_nonfinite_step(lambda p, x: jnp.sum(jnp.log(p["w"] * x)), {"w": jnp.ones(2)}, [jnp.ones(2), jnp.array([1.0, 0.0])]),
+    1,
+    rtol=0,
+    atol=0,
+    hint="batch 1's gradient is NaN in one element and finite in the other: one non-finite element "
+    "is enough, so every element must be finite (all, not any)",
+)
+
+
+def _inf_in_first_leaf(params, x):
+    return jnp.sum(params["a"] * x) + jnp.sum(params["b"] ** 2)  # d/da = x: inf, never NaN
+
+
+check(
+    "first-nonfinite",
+    lambda: first_nonfinite_step(_inf_in_first_leaf, params_nan, [jnp.ones(3), jnp.array([1.0, jnp.inf, 1.0])]),
+    1,
+    rtol=0,
+    atol=0,
+    hint="batch 1's gradient holds an infinity and no NaN, in its first leaf only: jnp.isnan misses "
+    "infinities, and every leaf counts",
 )
 
 # %%
@@ -303,6 +352,14 @@ check(
     False,
     hint="seed + rank collides: seed 0's rank 1 equals seed 1's rank 0; fold the rank into the seed's key instead",
 )
+_many_ranks = [(s, r) for s in range(3) for r in (0, 1, 10, 100, 1000, 1024, 10_000, 65_536)]
+check(
+    "rank-keys",
+    lambda: len({key_bytes(rank_key(s, r)) for s, r in _many_ranks}),
+    len(_many_ranks),
+    hint="an arithmetic mix of seed and rank (seed * K + rank) collides once a rank reaches K: seed "
+    "0's rank K is seed 1's rank 0; derive the rank's key from the seed's key, not from one number",
+)
 
 # %%
 # HIDDEN TESTS: rank-keys points=3
@@ -353,6 +410,14 @@ check(
     lambda: [(name, float(t)) for name, t in top_ops(trace_events, 2)],
     [("dot", 30.0), ("fusion", 6.0)],
     hint="rank by total duration of the complete ('X') events, largest first; skip events without a duration, and do not count calls",
+    crash_hint="metadata ('M') and instant ('i') events have no 'dur': skip every event that is not complete ('X')",
+)
+check(
+    "top-ops",
+    lambda: [(name, float(t)) for name, t in top_ops(trace_events, 5)],
+    [("dot", 30.0), ("fusion", 6.0), ("copy", 1.0)],
+    hint="asked for more names than there are complete ops: only names of complete ('X') events "
+    "belong in the answer, not metadata or instant events at 0 us",
 )
 
 # %%

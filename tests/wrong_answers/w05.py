@@ -132,28 +132,145 @@ def fsdp_specs(params, n_devices):
     return specs
 """
 
+Y_UNSPLIT = """
+def shard_batch(X, y, mesh):
+    rows = NamedSharding(mesh, P("data", None))
+    return jax.device_put(X, rows), jnp.asarray(y)  # y left whole on one device
+"""
+
+Y_REPLICATED = """
+def shard_batch(X, y, mesh):
+    X = jax.device_put(X, NamedSharding(mesh, P("data", None)))
+    return X, jax.device_put(y, NamedSharding(mesh, P()))  # y copied to every device
+"""
+
+COLUMN_B_WHOLE = """
+def column_parallel_linear(X, W, b, mesh):
+    W = jax.device_put(W, NamedSharding(mesh, P(None, "model")))
+    b = jax.device_put(b, NamedSharding(mesh, P()))
+
+    def local(X, W, b):
+        return X @ W + b  # (batch, d_out / N) + (d_out,)
+
+    return jax.shard_map(local, mesh=mesh, in_specs=(P(), P(None, "model"), P()),
+                         out_specs=P(None, "model"))(jnp.asarray(X), W, b)
+"""
+
+COLUMN_NOT_PLACED = """
+def column_parallel_linear(X, W, b, mesh):
+    def local(X, W, b):
+        return X @ W + b
+
+    return jax.shard_map(local, mesh=mesh, in_specs=(P(), P(None, "model"), P("model")),
+                         out_specs=P(None, "model"))(jnp.asarray(X), jnp.asarray(W), jnp.asarray(b))
+"""
+
+ROW_NO_PSUM = """
+def row_parallel_linear(X, W, b, mesh):
+    X = jax.device_put(X, NamedSharding(mesh, P(None, "model")))
+    W = jax.device_put(W, NamedSharding(mesh, P("model", None)))
+    b = jax.device_put(b, NamedSharding(mesh, P()))
+
+    def local(X, W, b):
+        return X @ W + b  # a partial product, never summed
+
+    return jax.shard_map(local, mesh=mesh, in_specs=(P(None, "model"), P("model", None), P()),
+                         out_specs=P())(X, W, b)
+"""
+
+ROW_X_WHOLE = """
+def row_parallel_linear(X, W, b, mesh):
+    X = jax.device_put(X, NamedSharding(mesh, P()))
+    W = jax.device_put(W, NamedSharding(mesh, P("model", None)))
+    b = jax.device_put(b, NamedSharding(mesh, P()))
+
+    def local(X, W, b):  # X whole, W a block of rows
+        return jax.lax.psum(X @ W, "model") + b
+
+    return jax.shard_map(local, mesh=mesh, in_specs=(P(), P("model", None), P()),
+                         out_specs=P())(X, W, b)
+"""
+
+PACK_AT_EXACTLY_FULL = """        if current and size + p.grad.numel() >= bucket_numel:  # a full bucket is closed early
+            buckets.append(current)
+            current, size = [], 0
+        current.append(p)
+        size += p.grad.numel()"""
+
+FULL_BUCKET_CLOSED = BUCKETED.format(pack=PACK_AT_EXACTLY_FULL, average=AVERAGE)
+TWO_RANKS_ASSUMED = BUCKETED.format(
+    pack=PACK, average=AVERAGE.replace("flat /= world", "flat /= 2  # two processes")
+)
+NONE_GRADS_KEPT = BUCKETED.format(pack=PACK, average=AVERAGE).replace(
+    "if p.grad is None:", "if False:  # a frozen layer's None .grad packed too"
+)
+
+LARGEST_THEN_DIVISIBLE = """
+def fsdp_specs(params, n_devices):
+    specs = {}
+    for name, value in params.items():
+        shape = np.shape(value)
+        if not shape:
+            specs[name] = P()
+            continue
+        d = int(np.argmax(shape))  # the largest dimension, divisible or not
+        ok = shape[d] % n_devices == 0
+        specs[name] = P(*["data" if i == d else None for i in range(len(shape))]) if ok else P()
+    return specs
+"""
+
+LAST_ON_TIE = """
+def fsdp_specs(params, n_devices):
+    specs = {}
+    for name, value in params.items():
+        shape = np.shape(value)
+        best = None
+        for d in range(len(shape)):
+            if shape[d] % n_devices == 0 and (best is None or shape[d] >= shape[best]):
+                best = d  # >=: a tie goes to the later dimension
+        specs[name] = P() if best is None else P(*["data" if i == best else None for i in range(len(shape))])
+    return specs
+"""
+
 WRONG = {
     "shard-batch": [
-        ("splits the feature columns", COLUMNS_SPLIT, "splits dimension 0 over 'data'"),
+        ("splits the feature columns", COLUMNS_SPLIT, "only the rows are split"),
         ("replicates the batch", REPLICATED, "X is sharded as"),
+        ("leaves y unsplit on one device", Y_UNSPLIT, "split y's rows like X's"),
+        ("replicates y", Y_REPLICATED, "split y's rows like X's"),
     ],
     "column-parallel": [
         (
             "splits W's rows, as torch's (out, in) weight",
             TORCH_LAYOUT,
-            "in_specs=(P(), P(None, 'model')",
+            "not PyTorch's (out, in)",
         ),
         ("gathers the result", GATHERED, "the result is sharded as"),
+        ("b whole on every device", COLUMN_B_WHOLE, "b is split like W's columns"),
+        ("W and b not placed first", COLUMN_NOT_PLACED, "jax.device_put first"),
     ],
     "row-parallel": [
         ("adds the bias on every device", BIAS_EVERY_DEVICE, "then add b once"),
         ("pmean instead of psum", PMEAN, "psum the partial products"),
+        ("no psum at all", ROW_NO_PSUM, "until they are summed over 'model'"),
+        ("X not split to match W's rows", ROW_X_WHOLE, "X's columns are split"),
     ],
     "allreduce-grads": [
         ("one all_reduce per parameter", PER_PARAMETER, "one all_reduce per bucket"),
         ("buckets closed too late", OVERFULL, "at most bucket_numel numbers"),
         ("sums without dividing", SUM_NOT_MEAN, "divide by dist.get_world_size()"),
         ("never copies the bucket back", NOT_COPIED_BACK, "copied back into every"),
+        (
+            "closes a bucket that is exactly full",
+            FULL_BUCKET_CLOSED,
+            "exactly bucket_numel",
+        ),
+        (
+            "divides by 2, not the world size",
+            TWO_RANKS_ASSUMED,
+            "never assume 2 processes",
+        ),
+        ("packs the frozen layer's None grads", NONE_GRADS_KEPT, ".grad is None"),
     ],
     "fsdp-specs": [
         (
@@ -171,5 +288,11 @@ WRONG = {
             LAST_DIM,
             "split the largest dimension divisible",
         ),
+        (
+            "the largest dimension, divisible or not",
+            LARGEST_THEN_DIVISIBLE,
+            "need not be the largest one",
+        ),
+        ("the last dimension on a tie", LAST_ON_TIE, "on a tie the first"),
     ],
 }

@@ -106,11 +106,100 @@ def top_ops(events, n):
     return sorted(totals.items(), key=lambda kv: kv[1])[:n]
 """
 
+CE_GLOBAL_MAX = """
+def cross_entropy_f32(logits, labels):
+    z = logits.astype(jnp.float32)
+    z = z - z.max()  # one maximum for the whole batch (torch's .max() habit without dim)
+    log_p = z - jnp.log(jnp.exp(z).sum(axis=1, keepdims=True))
+    return -jnp.take_along_axis(log_p, labels[:, None], axis=1).mean()
+"""
+
+CE_NO_KEEPDIMS = """
+def cross_entropy_f32(logits, labels):
+    z = logits.astype(jnp.float32)
+    z = z - z.max(axis=1)  # (batch, classes) - (batch,)
+    log_p = z - jnp.log(jnp.exp(z).sum(axis=1))
+    return -jnp.take_along_axis(log_p, labels[:, None], axis=1).mean()
+"""
+
+FLOPS_FLOAT = """
+def mlp_flops(widths, batch, training=False):
+    forward = sum(2 * batch * a * b for a, b in pairwise(widths))
+    if not training:
+        return forward
+    first = 2 * batch * widths[0] * widths[1]
+    return forward * 3 - first / 1  # true division: a float
+"""
+
+NONFINITE_ISNAN = """
+def first_nonfinite_step(loss_fn, params, batches):
+    for i, batch in enumerate(batches):
+        leaves = jax.tree.leaves(jax.grad(loss_fn)(params, batch))
+        if any(bool(jnp.isnan(g).any()) for g in leaves):  # misses infinities
+            return i
+    return -1
+"""
+
+NONFINITE_ANY = """
+def first_nonfinite_step(loss_fn, params, batches):
+    for i, batch in enumerate(batches):
+        leaves = jax.tree.leaves(jax.grad(loss_fn)(params, batch))
+        if not all(bool(jnp.isfinite(g).any()) for g in leaves):  # any, not all
+            return i
+    return -1
+"""
+
+NONFINITE_NONE = """
+def first_nonfinite_step(loss_fn, params, batches):
+    for i, batch in enumerate(batches):
+        leaves = jax.tree.leaves(jax.grad(loss_fn)(params, batch))
+        if not all(bool(jnp.isfinite(g).all()) for g in leaves):
+            return i
+    return None  # not -1
+"""
+
+NONFINITE_LAST_LEAF = """
+def first_nonfinite_step(loss_fn, params, batches):
+    for i, batch in enumerate(batches):
+        g = jax.tree.leaves(jax.grad(loss_fn)(params, batch))[-1]  # the last leaf only
+        if not bool(jnp.isfinite(g).all()):
+            return i
+    return -1
+"""
+
+KEY_LINEAR_MIX = """
+def rank_key(seed, rank):
+    return jax.random.key(seed * 1000 + rank)  # seed 0's rank 1000 is seed 1's rank 0
+"""
+
+TOP_DUR_DEFAULT = """
+def top_ops(events, n):
+    totals = {}
+    for e in events:
+        totals[e["name"]] = totals.get(e["name"], 0.0) + float(e.get("dur", 0.0))
+    return sorted(totals.items(), key=lambda kv: kv[1], reverse=True)[:n]
+"""
+
+TOP_MAX_NOT_TOTAL = """
+def top_ops(events, n):
+    longest = {}
+    for e in events:
+        if e.get("ph") == "X":
+            longest[e["name"]] = max(longest.get(e["name"], 0.0), float(e["dur"]))
+    return sorted(longest.items(), key=lambda kv: kv[1], reverse=True)[:n]
+"""
+
 WRONG = {
     "bf16-cross-entropy": [
         ("computed in bfloat16", CE_IN_BF16, "cast the logits to float32"),
         ("the loss cast after the fact", CE_CAST_LOSS_AFTER, "not the loss after it"),
         ("no max subtracted", CE_NO_MAX, "subtract each row's maximum"),
+        (
+            "one maximum for the whole batch",
+            CE_GLOBAL_MAX,
+            "not one over the whole array",
+        ),
+        ("the max without keepdims", CE_NO_KEEPDIMS, "keepdims=True"),
     ],
     "mlp-flops": [
         (
@@ -120,20 +209,32 @@ WRONG = {
         ),
         ("the data's gradient counted", FLOPS_BACKWARD_TWICE, "except the first"),
         ("weight gradients only", FLOPS_BACKWARD_ONCE, "one input-gradient matmul"),
+        ("a float from true division", FLOPS_FLOAT, "as an int"),
     ],
     "first-nonfinite": [
         ("the loss checked", NONFINITE_LOSS, "not the loss"),
         ("only the first leaf", NONFINITE_FIRST_LEAF, "check every leaf"),
         ("counted from 1", NONFINITE_ONE_BASED, "count from 0"),
+        ("isnan only (infinities missed)", NONFINITE_ISNAN, "jnp.isnan misses"),
+        ("any element finite, not all", NONFINITE_ANY, "all, not any"),
+        ("None when every batch is finite", NONFINITE_NONE, "the answer is then -1"),
+        ("only the last leaf", NONFINITE_LAST_LEAF, "every leaf counts"),
     ],
     "rank-keys": [
         ("seed + rank", KEY_SEED_PLUS_RANK, "seed + rank collides"),
         ("one key for all ranks", KEY_SAME_FOR_ALL, "the ranks share a key"),
         ("a legacy uint32 key", KEY_LEGACY, "return a typed key"),
+        ("seed * 1000 + rank", KEY_LINEAR_MIX, "collides once a rank reaches K"),
     ],
     "top-ops": [
         ("calls counted", TOP_BY_CALLS, "do not count calls"),
-        ("metadata events read", TOP_EVERY_EVENT, "skip events without a duration"),
+        ("metadata events read", TOP_EVERY_EVENT, "have no 'dur'"),
+        (
+            "events without a duration counted as 0",
+            TOP_DUR_DEFAULT,
+            "not metadata or instant",
+        ),
+        ("the longest call, not the total", TOP_MAX_NOT_TOTAL, "total duration"),
         ("smallest first", TOP_ASCENDING, "largest first"),
     ],
 }
