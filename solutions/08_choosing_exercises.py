@@ -155,6 +155,12 @@ DECIDE_CASES = {  # what the case shows: (samples, threshold, contended, expecte
     "8 rounds near 1.2x, bar 2x": ([1.2, 1.25, 1.22, 1.18, 1.21, 1.24, 1.2, 1.19], 2.0, None,
                                    "does not hold"),
     "12 rounds from 2x to 8x: noisy": ([2, 2, 2, 3, 3, 3, 4, 4, 5, 6, 7, 8], 1.0, None, "inconclusive"),
+    "8 rounds from 2x to 2.15x, bar 1.72x": ([2.0, 2.02, 2.05, 2.05, 2.1, 2.1, 2.12, 2.15], 1.72, None,
+                                            "holds"),
+    "8 rounds from 0.9x to 1x, bar 1.16x": ([0.9, 0.92, 0.95, 0.95, 0.97, 0.98, 0.99, 1.0], 1.16, None,
+                                           "does not hold"),
+    "8 rounds from 0.9x to 1x, bar 1.1x": ([0.9, 0.92, 0.95, 0.95, 0.97, 0.98, 0.99, 1.0], 1.1, None,
+                                          "inconclusive"),
 }
 
 
@@ -176,7 +182,20 @@ def _decide_cases():
 
 
 check("judge-claim", _decide_cases,
-      hint="in order: too few, contended, noisy, then the median's interval widened by 15 % (not the quartiles)")
+      hint="in order: too few, contended, noisy, then the median's interval widened by 15 % (not the quartiles): "
+           "lo / (1 + RUN_TO_RUN) and hi * (1 + RUN_TO_RUN) on both sides, as the steps say")
+
+
+def _empty_raises():
+    try:
+        got = decide([], 1.0)
+    except ValueError:
+        return "ValueError"
+    return f"returned {got!r}"
+
+
+check("judge-claim", _empty_raises, "ValueError",
+      hint="an empty list of samples is an error to raise (ValueError), not a verdict")
 
 # %%
 # HIDDEN TESTS: judge-claim points=3
@@ -230,6 +249,13 @@ check("shape-budget", lambda: [max_new_shapes(1000, 0.8, 0.010, 0.015), max_new_
                                max_new_shapes(5, 0.001, 0.01, 0.02)],
       [6, None, 5], hint="spare time = n * (torch - jax), and None (not 0) when it is negative; each shape costs "
            "compile_s; cap at n_requests")
+check("shape-budget", lambda: max_new_shapes(11, 1.0, 0.125, 0.375), 2,
+      hint="2.75 shapes' worth of spare time affords 2 whole shapes: round down, never to the nearest")
+check("shape-budget", lambda: max_new_shapes(10, 1.0, 0.25, 0.25), 0,
+      hint="equal per-request costs leave no spare time, yet K = 0 ties (the inequality allows equality): "
+           "0, and None only when the spare time is negative")
+check("shape-budget", lambda: type(max_new_shapes(1000, 0.8, 0.010, 0.015)).__name__, "int",
+      hint="a number of shapes is a plain int: Python's // on floats returns a float (6.0)")
 
 # %%
 # HIDDEN TESTS: shape-budget points=3
@@ -296,6 +322,12 @@ def _padded_logits():
     padded, mask = pad_to_pow2(request)
     assert padded.shape == (2, 8) and mask.shape == (2, 8), f"shapes {padded.shape}, {mask.shape}: expected (2, 8)"
     assert mask[:, :5].all() and not mask[:, 5:].any(), "mask must be True exactly on the real tokens"
+    assert mask.dtype == bool, f"the mask is {mask.dtype}: make it boolean (True on the real tokens)"
+    assert padded.dtype == request.dtype, (
+        f"the padded tokens are {padded.dtype}, the request {request.dtype}: keep the tokens' dtype "
+        "(np.zeros makes float64 unless told otherwise)")
+    assert (padded[:, :5] == request).all() and (padded[:, 5:] == 0).all(), (
+        "the padded array must hold the request's tokens first, then zeros")
     return forward_masked(weights, jnp.asarray(padded), jnp.asarray(mask))
 
 
@@ -362,8 +394,21 @@ def napper(seconds):
 # %%
 # TESTS: measure-claim points=2
 def _measured_sleep():
-    m = measure_ratio(napper(0.008), napper(0.002), target_s=S.target_s)
+    asked = []
+
+    def compare_spy(*args, **kwargs):  # records the target_s it was given
+        asked.append(kwargs.get("target_s"))
+        return compare(*args, **kwargs)
+
+    compare, timing.compare = timing.compare, compare_spy
+    try:
+        m = measure_ratio(napper(0.008), napper(0.002), target_s=S.target_s)
+    finally:
+        timing.compare = compare
+    assert asked == [S.target_s], (
+        f"timing.compare was called with target_s {asked} (once, with {S.target_s} expected): pass target_s on")
     assert isinstance(m, claims.Measured), f"expected a claims.Measured, got {type(m).__name__}"
+    assert isinstance(m.what, str) and m.what.strip(), "say in `what` what was measured (a few words)"
     assert len(m.samples) >= 8, f"expected one sample per round (at least 8), got {len(m.samples)}"
     assert m.contention is not None, "pass the comparison's contention on: Measured(..., contention=...)"
     med = statistics.median(m.samples)

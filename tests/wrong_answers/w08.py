@@ -94,28 +94,169 @@ def measure_ratio(slow, fast, *, target_s=0.2):
     return claims.Measured([ratio], "slow over fast", contention=cmp.contention)  # one sample
 """
 
+DECIDE_NO_EMPTY_ERROR = """
+def decide(samples, threshold, contended=None):
+    if len(samples) < MIN_RATIOS or contended:
+        return "inconclusive"
+    q1, q3 = claims.quartiles(samples)
+    if (q3 - q1) / statistics.median(samples) > MAX_SPREAD:
+        return "inconclusive"
+    lo, hi = claims.median_interval(samples)
+    if lo / (1 + RUN_TO_RUN) >= threshold:
+        return "holds"
+    if hi * (1 + RUN_TO_RUN) < threshold:
+        return "does not hold"
+    return "inconclusive"
+"""
+
+DECIDE_TIMES_085 = """
+def decide(samples, threshold, contended=None):
+    if not samples:
+        raise ValueError("no samples")
+    if len(samples) < MIN_RATIOS or contended:
+        return "inconclusive"
+    q1, q3 = claims.quartiles(samples)
+    if (q3 - q1) / statistics.median(samples) > MAX_SPREAD:
+        return "inconclusive"
+    lo, hi = claims.median_interval(samples)
+    if lo * (1 - RUN_TO_RUN) >= threshold:
+        return "holds"
+    if hi / (1 - RUN_TO_RUN) < threshold:
+        return "does not hold"
+    return "inconclusive"
+"""
+
+DECIDE_HI_NOT_WIDENED = """
+def decide(samples, threshold, contended=None):
+    if not samples:
+        raise ValueError("no samples")
+    if len(samples) < MIN_RATIOS or contended:
+        return "inconclusive"
+    q1, q3 = claims.quartiles(samples)
+    if (q3 - q1) / statistics.median(samples) > MAX_SPREAD:
+        return "inconclusive"
+    lo, hi = claims.median_interval(samples)
+    if lo / (1 + RUN_TO_RUN) >= threshold:
+        return "holds"
+    if hi < threshold:
+        return "does not hold"
+    return "inconclusive"
+"""
+
+SHAPES_ROUND = """
+def max_new_shapes(n_requests, compile_s, jax_s, torch_s):
+    spare = n_requests * (torch_s - jax_s)
+    if spare < 0:
+        return None
+    return min(n_requests, round(spare / compile_s))  # to the nearest shape
+"""
+
+SHAPES_NONE_AT_TIE = """
+def max_new_shapes(n_requests, compile_s, jax_s, torch_s):
+    spare = n_requests * (torch_s - jax_s)
+    if spare <= 0:  # a tie is not a loss
+        return None
+    return min(n_requests, math.floor(spare / compile_s + 1e-12))
+"""
+
+SHAPES_FLOOR_DIVISION = """
+def max_new_shapes(n_requests, compile_s, jax_s, torch_s):
+    spare = n_requests * (torch_s - jax_s)
+    if spare < 0:
+        return None
+    return min(n_requests, (spare + 1e-12) // compile_s)  # a float: 6.0
+"""
+
+PAD_FLOAT_TOKENS = """
+def pad_to_pow2(tokens, minimum=8):
+    batch, n = tokens.shape
+    size = max(minimum, 1 << max(0, n - 1).bit_length())
+    padded = np.zeros((batch, size))  # float64, whatever the tokens were
+    padded[:, :n] = tokens
+    mask = np.zeros((batch, size), bool)
+    mask[:, :n] = True
+    return padded.astype(np.int64), mask
+"""
+
+PAD_INT_MASK = """
+def pad_to_pow2(tokens, minimum=8):
+    batch, n = tokens.shape
+    size = max(minimum, 1 << max(0, n - 1).bit_length())
+    padded = np.zeros((batch, size), tokens.dtype)
+    padded[:, :n] = tokens
+    mask = np.zeros((batch, size), np.int32)  # 0/1, not a boolean mask
+    mask[:, :n] = 1
+    return padded, mask
+"""
+
+PAD_WITH_ONES = """
+def pad_to_pow2(tokens, minimum=8):
+    batch, n = tokens.shape
+    size = max(minimum, 1 << max(0, n - 1).bit_length())
+    padded = np.ones((batch, size), tokens.dtype)  # a pad id of 1; the mask hides it
+    padded[:, :n] = tokens
+    mask = np.zeros((batch, size), bool)
+    mask[:, :n] = True
+    return padded, mask
+"""
+
+MEASURE_NO_TARGET = """
+def measure_ratio(slow, fast, *, target_s=0.2):
+    cmp = timing.compare({"slow": slow, "fast": fast})  # target_s not passed on
+    samples = claims.paired_ratios(cmp.measurements["slow"].times, cmp.measurements["fast"].times)
+    return claims.Measured(samples, "slow over fast", contention=cmp.contention)
+"""
+
+MEASURE_NO_WHAT = """
+def measure_ratio(slow, fast, *, target_s=0.2):
+    cmp = timing.compare({"slow": slow, "fast": fast}, target_s=target_s)
+    samples = claims.paired_ratios(cmp.measurements["slow"].times, cmp.measurements["fast"].times)
+    return claims.Measured(samples, "", contention=cmp.contention)
+"""
+
 WRONG = {
     "judge-claim": [
         (
             "calls claims.rule instead of writing it",
             CALLS_THE_RULE,
-            "interval widened by 15 %",
+            "must apply the rule itself",
         ),
         (
             "the quartiles instead of the median's interval",
             QUARTILES,
             "not the quartiles",
         ),
+        (
+            "no ValueError for no samples",
+            DECIDE_NO_EMPTY_ERROR,
+            "error to raise (ValueError)",
+        ),
+        (
+            "widens by * (1 - 15 %) and / (1 - 15 %)",
+            DECIDE_TIMES_085,
+            "lo / (1 + RUN_TO_RUN)",
+        ),
+        ("widens lo only", DECIDE_HI_NOT_WIDENED, "hi * (1 + RUN_TO_RUN)"),
     ],
     "pad-pow2": [
         ("always pads to the minimum", ALWAYS_MINIMUM, "next power of two"),
         ("next power strictly above n", STRICTLY_GREATER, "next power of two >= n"),
         ("forgets the minimum", NO_MINIMUM, "max(minimum"),
+        (
+            "float64 tokens (np.zeros' default)",
+            PAD_FLOAT_TOKENS,
+            "keep the tokens' dtype",
+        ),
+        ("a 0/1 integer mask", PAD_INT_MASK, "make it boolean"),
+        ("pads with ones", PAD_WITH_ONES, "then zeros"),
     ],
     "shape-budget": [
         ("no cap at n_requests", NO_CAP, "cap at n_requests"),
         ("rounds up", CEIL, "each shape costs compile_s"),
         ("0 instead of None when JAX loses", ZERO_NOT_NONE, "None (not 0)"),
+        ("rounds to the nearest shape", SHAPES_ROUND, "never to the nearest"),
+        ("None at a tie", SHAPES_NONE_AT_TIE, "K = 0 ties"),
+        ("a float from //", SHAPES_FLOOR_DIVISION, "a plain int"),
     ],
     "measure-claim": [
         (
@@ -133,5 +274,7 @@ WRONG = {
             RATIO_OF_MEDIANS,
             "paired_ratios(slow times, fast times)",
         ),
+        ("target_s not passed on", MEASURE_NO_TARGET, "pass target_s on"),
+        ("an empty description", MEASURE_NO_WHAT, "say in `what`"),
     ],
 }
