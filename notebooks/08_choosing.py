@@ -227,12 +227,12 @@ print("same logits")
 # programs that compute the same function. That is the rule of every timing in the course:
 # correctness first, then speed.
 #
-# First call against steady state, for a freshly jitted encoder. `jax.clear_caches()` drops
-# every compiled program, so the first call pays the whole trace, lowering and compilation,
-# as in a new process:
+# First call against steady state, for a freshly jitted encoder. `timing.compile_report` starts
+# that call from cold caches: it calls `jax.clear_caches()`, which drops every compiled program,
+# and keeps JAX's persistent (on-disk) cache off for the call, so the first call pays the whole
+# trace, lowering and compilation, as in a new process without a disk cache:
 
 # %%
-jax.clear_caches()
 fresh_forward, _ = checklist.jit_forward(enc_jax)
 first = timing.compile_report(fresh_forward, state_jax, tokens_jax, eager=False, target_s=S.bench_s)
 first
@@ -241,9 +241,11 @@ first
 # The table splits the one-off cost into its stages. *Trace* runs the Python function once
 # with abstract values to record its operations (a jaxpr); *lower* turns that record into the
 # compiler's input (StableHLO); *compile* is XLA optimising it into machine code for this
-# device. The *first call* row is a separate real call from empty caches: it goes through all
-# three stages plus one run, but it is timed on its own, so expect it near their sum rather than
-# equal to it. Compare it with the *steady state* row: their quotient is how many ordinary
+# device. The *first call* row is one real call from empty caches, and the three stage rows
+# under it are parts of that same call, timed by JAX itself while it ran; what the first call
+# adds to their sum is one run of the program and its dispatch, so it is never shorter than the
+# compile it contains. The *caches* row says what was cold. Compare the first call with the
+# *steady state* row: their quotient is how many ordinary
 # calls the compilation is worth. The stages are the same on a GPU or TPU; XLA's compile step
 # there targets the accelerator instead of this CPU, so all three rows change with the device.
 #
@@ -261,8 +263,9 @@ latency
 # spread between the lower and upper quartile) says how much it varied. When the IQR is a large
 # fraction of the median, a warning line says so, and the last line reports whether other
 # programs competed for the CPU while the rounds ran. The *first call* column is each variant's
-# first call in this cell; JAX's includes a whole compilation again, because `jax.clear_caches()`
-# in the cell above also dropped the program `forward_jax` had compiled. Medians and speed-ups
+# first call in this cell; JAX's includes a whole compilation again, because the cold start in
+# the cell above (`jax.clear_caches()`) also dropped the program `forward_jax` had compiled.
+# Medians and speed-ups
 # describe this run; the sentence below decides whether they are strong enough to call.
 #
 # Which was faster per call, judged by the course's one rule (the interval of the per-round
@@ -285,18 +288,21 @@ print(per_call.conditions())
 #
 # Break-even against PyTorch eager: JAX's total after `n` calls is
 # `first + (n − 1) · steady`; PyTorch's is `n · eager`. The arithmetic is
-# `timing.break_even_calls`; it answers "never" when the steady state is not faster.
+# `timing.break_even_calls`; it answers "never" when the steady state is not faster. Whether
+# JAX's steady state is faster is the question the verdict above asked, so
+# `claims.break_even` gives the count as judged only when that verdict named a winner.
 
 # %%
 t_torch, t_jax = latency.measurements["PyTorch eager"].median, latency.measurements["JAX jit"].median
-calls = timing.break_even_calls(first.first_call_s, t_jax, t_torch)
 print(f"on this machine: PyTorch eager {timing.format_seconds(t_torch)}, JAX jit {timing.format_seconds(t_jax)} "
-      f"per call; JAX's first call {timing.format_seconds(first.first_call_s)}")
-print("JAX's total time drops below PyTorch's after:", timing.format_calls(calls))
+      f"per call; JAX's first call {timing.format_seconds(first.first_call_s)} from cold caches")
+print(claims.break_even(per_call, first.first_call_s, t_jax, t_torch))
 
 # %% [markdown]
 # The count uses the medians printed above, so it inherits their noise; treat it as an order of
-# magnitude. It is the number to hold against your own workload: a process that answers many
+# magnitude, and when the line says it was not judged, as no more than a hint: the run could not
+# tell which variant is faster per call, and the count rests on that. It is the number to hold
+# against your own workload: a process that answers many
 # more requests than this before it exits gains from compiling, one that answers far fewer pays
 # more for the compilation than it saves. On a GPU the same formula applies, with all three times
 # measured there.

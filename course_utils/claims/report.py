@@ -15,10 +15,26 @@ from pathlib import Path
 from typing import Any
 
 from course_utils.claims.verdicts import VERDICTS, Outcome
+from course_utils.contention import REMEDY
+
+_REMEDY_SENTENCE = f" To judge it, {REMEDY}."
+
+
+def _why(o: Outcome) -> str:
+    """A row's sentence, without the contended remedy that the table says once."""
+    return (o.explanation or o.why).replace(_REMEDY_SENTENCE, "")
+
+
+def _contended_note(outcomes: Sequence[Outcome]) -> str:
+    """One line for all contended rows, or ''."""
+    if not any(_REMEDY_SENTENCE in (o.explanation or "") for o in outcomes):
+        return ""
+    return f"Rows not judged because the run was contended: to judge them, {REMEDY}."
 
 
 def table(outcomes: Iterable[Outcome]) -> str:
-    """The results as a Markdown table."""
+    """The results as a Markdown table (the contended remedy said once, under it)."""
+    outcomes = list(outcomes)
     lines = [
         "| claim | device | source | stated | measured here | verdict | why |",
         "|---|---|---|---|---|---|---|",
@@ -32,14 +48,16 @@ def table(outcomes: Iterable[Outcome]) -> str:
             o.claim.claimed,
             o.measured_text() + what,
             f"**{o.verdict}**",
-            o.explanation or o.why,
+            _why(o),
         ]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    return "\n".join(lines)
+    note = _contended_note(outcomes)
+    return "\n".join(lines) + (f"\n\n{note}" if note else "")
 
 
 def text_table(outcomes: Iterable[Outcome]) -> str:
     """The results for a terminal: one block per claim and device kind."""
+    outcomes = list(outcomes)
     blocks = []
     for o in outcomes:
         blocks.append(
@@ -48,9 +66,10 @@ def text_table(outcomes: Iterable[Outcome]) -> str:
             f"    measured: {o.measured_text()}  ratio = {o.claim.ratio}\n"
             f"    on: {o.conditions_text()}\n"
             + (f"    how: {o.what}\n" if o.what else "")
-            + f"    why: {o.explanation or o.why}"
+            + f"    why: {_why(o)}"
         )
-    return "\n".join(blocks)
+    note = _contended_note(outcomes)
+    return "\n".join(blocks + ([note] if note else []))
 
 
 @dataclass

@@ -84,3 +84,18 @@ def test_save_plot_keeps_the_pyplot_backend_and_figures(tmp_path, monkeypatch):
     assert switched == [], f"save_plot switched the backend: {switched}"
     assert matplotlib.get_backend() == before
     assert plt.get_fignums() == figures  # no figure left open in pyplot
+
+
+def test_a_table_of_contended_outcomes_says_the_remedy_once():
+    busy = {"reason": "other processes used 80% of the 2 cores"}
+    outcomes = [
+        judging.evaluate(
+            claim,
+            lambda: verdicts.Measured(rounds(2.5), "timed", contention=busy),
+        )
+        for claim in (CLAIM, HIGH)
+    ]
+    assert all(judging.CONTENDED_REMEDY in o.explanation for o in outcomes)  # the record
+    for text in (report.table(outcomes), report.text_table(outcomes)):
+        assert text.count(judging.CONTENDED_REMEDY) == 1, text
+        assert text.count("Not judged, the run was contended") == 2
