@@ -43,6 +43,16 @@ CALLBACKS = frozenset(
     }
 )
 PASS, FAIL, SKIP = "pass", "fail", "skip"
+# JAX settings a program was traced under, set again when it is lowered after its cell
+# (a cell may trace inside ``with jax.enable_x64():``); names in ``jax._src.config``.
+SETTINGS = ("enable_x64", "jax_pallas_use_mosaic_gpu", "default_matmul_precision")
+
+
+def settings_now() -> tuple[tuple[str, Any], ...]:
+    """The current value of each of :data:`SETTINGS` (those this jax has)."""
+    from jax._src import config
+
+    return tuple((n, getattr(config, n).value) for n in SETTINGS if hasattr(config, n))
 
 
 @dataclass(frozen=True)
@@ -58,6 +68,7 @@ class Program:
     specs: tuple[Any, ...]
     out_shardings: tuple[Any, ...] | None = None
     mesh: Any = None  # the mesh current when it was traced (jax.set_mesh), if any
+    settings: tuple[tuple[str, Any], ...] = ()  # settings_now() when it was traced
 
     @property
     def kernels(self) -> tuple[str, ...]:
@@ -203,7 +214,9 @@ def trace(fn: Callable[..., Any], *args: Any, name: str | None = None) -> Progra
     traced = jax.jit(fn).trace(*args)
     leaves = jax.tree.leaves(args)
     specs = tuple(spec_of(jax.typeof(x), getattr(x, "sharding", None)) for x in leaves)
-    return Program(name or traced.fun_name, traced.jaxpr, specs)
+    return Program(
+        name or traced.fun_name, traced.jaxpr, specs, settings=settings_now()
+    )
 
 
 def _callable(
@@ -246,17 +259,16 @@ def export(program: Program, platform: str, kernels_compiled: bool = True) -> An
     import contextlib
 
     import jax
+    from jax._src import config
 
     fn, specs = _callable(program, kernels_compiled)
     # Custom calls without a stability promise (Triton's) are fine here: nothing is stored.
     anything = [jax.export.DisabledSafetyCheck.custom_call("ALL")]
-    mesh = program.mesh
-    ctx = (
-        jax.set_mesh(mesh)
-        if mesh is not None and mesh.shape
-        else contextlib.nullcontext()
-    )
-    with ctx:
+    with contextlib.ExitStack() as stack:
+        for name, value in program.settings:
+            stack.enter_context(getattr(config, name)(value))
+        if program.mesh is not None and program.mesh.shape:
+            stack.enter_context(jax.set_mesh(program.mesh))
         return jax.export.export(fn, platforms=[platform], disabled_checks=anything)(
             *specs
         )

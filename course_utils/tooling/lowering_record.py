@@ -120,6 +120,7 @@ class Recorder:
                 specs,
                 outs if any(isinstance(s, Sharding) for s in outs) else None,
                 params.get("ctx_mesh"),
+                lowering.settings_now(),
             )
         )
 

@@ -154,3 +154,11 @@ def test_an_eager_scatter_keeps_its_dimension_numbers():
     # `.at[].set` binds scatter, whose params hold a jaxpr next to a NamedTuple.
     program = lowering.trace(lambda x: x.at[1].set(5.0), jnp.ones(3))
     assert all(o.status == lowering.PASS for o in lowering.check(program))
+
+
+def test_a_program_traced_in_float64_is_lowered_in_float64():
+    with jax.enable_x64(True):
+        program = lowering.trace(lambda x: jnp.where(x > 0.5, x, 0.0), jnp.ones(3))
+    assert program.jaxpr.in_avals[0].dtype == jnp.float64
+    # checked after the `with` block, as the recorder checks a cell's programs
+    assert all(o.status == lowering.PASS for o in lowering.check(program))
