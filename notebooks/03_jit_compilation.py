@@ -501,8 +501,9 @@ print("both functions agree across frameworks")
 # `torch._dynamo.reset()` and an empty, throw-away Inductor cache directory (FX graph,
 # AOTAutograd and compiled-kernel caches). What stays warm is the process itself: modules
 # imported, and the C++ compiler's files in the operating system's file cache. Without that,
-# PyTorch's first call would read the graph compiled by an earlier run from Inductor's disk
-# cache while JAX compiled from scratch, and the two first calls would not measure the same thing.
+# PyTorch's first call could read the graph an earlier run compiled from Inductor's disk cache
+# (on by default) while JAX compiled from scratch, and the two first calls would not measure the
+# same thing.
 
 # %%
 import torch._inductor.metrics as inductor_metrics
