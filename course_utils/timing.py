@@ -301,7 +301,8 @@ def _noise_warning(noisy: list[Measurement]) -> str:
     """One line for every variant whose times vary: the IQR of each, then what a verdict uses."""
     spread = ", ".join(f"{m.label} {m.relative_iqr:.0%}" for m in noisy)
     if len(noisy) == 1:
-        head = f"{noisy[0].label}: its times vary (IQR {noisy[0].relative_iqr:.0%}"
+        m = noisy[0]
+        head = f"{m.label}: its times vary (IQR {m.relative_iqr:.0%} of the median"
     else:
         head = f"times vary (IQR as a share of the median: {spread}"
     return (
