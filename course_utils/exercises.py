@@ -170,8 +170,9 @@ def check(
     An error raised in the student's own code is told apart: the message names
     the error, the function and line it came from, and ``crash_hint`` (what
     such an error usually means here), not the hint meant for a wrong value.
-    An error raised while the check looks at the answer (a wrong type or shape)
-    counts as a wrong value and gets ``hint``.
+    An error raised after the student's code returned (the framework or the
+    check could not use the answer: a wrong structure, shape or dtype) is told
+    as such, with ``crash_hint`` when there is one, else ``hint``.
     """
     test_file = sys._getframe(1).f_code.co_filename
     try:
@@ -212,8 +213,11 @@ def check(
                 f"{exercise}: your function raised {type(err).__name__} {where}:"
                 f"{line}\n  {_error_text(err)}" + _hint(crash_hint)
             ) from None
+        # raised after the student's code returned: an answer of the wrong kind (a
+        # structure, a shape, a dtype) that the framework or the check could not use
         raise CheckFailed(
-            f"{exercise}: checking your answer raised {_error_text(err)}" + _hint(hint)
+            f"{exercise}: checking your answer raised {_error_text(err)}"
+            + _hint(crash_hint or hint)
         ) from None
     print(f"✓ {exercise}: passed")
     return None

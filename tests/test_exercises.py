@@ -165,6 +165,13 @@ def test_an_error_while_checking_the_answer_is_a_wrong_value_with_the_hint():
     text = str(err.value)
     assert text.startswith("f: checking your answer raised AttributeError: 'tuple'")
     assert text.endswith("Hint: one array")
+    with pytest.raises(exercises.CheckFailed) as err:
+        _cell(
+            "check('f', lambda: f().shape, (2,), hint='one array', crash_hint='no tuple')",
+            "<test cell>",
+            ns,
+        )
+    assert str(err.value).endswith("Hint: no tuple")
 
 
 def test_a_wrong_value_reads_in_a_few_lines():
