@@ -186,11 +186,17 @@ def check(
                 lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
                 if len(lines) > 1 and lines[0].endswith("not close:"):
                     lines = lines[1:]  # which leaves differ, and by how much, follows
-                detail = "\n  ".join(lines[:3])
+                if (
+                    len(lines) == 1
+                    and f"{exercise}: " in lines[0]
+                    and " != " in lines[0]
+                ):
+                    lines = []  # one number against another: expected and got say it all
+                detail = "".join(f"\n  {ln}" for ln in lines[:3])
                 raise CheckFailed(
                     f"{exercise}: wrong value\n"
                     f"  expected {_summary(expected)}\n"
-                    f"  but got  {_summary(got)}\n  {detail}" + _hint(hint)
+                    f"  but got  {_summary(got)}{detail}" + _hint(hint)
                 ) from None
     except NotImplementedError:
         if grading():

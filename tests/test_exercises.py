@@ -187,6 +187,17 @@ def test_a_wrong_value_reads_in_a_few_lines():
     assert lines[-1] == "Hint: add one" and len(lines) == 5
 
 
+def test_a_wrong_number_reads_as_expected_and_got():
+    with pytest.raises(exercises.CheckFailed) as err:
+        check("n", lambda: 2, 3, hint="round up")
+    assert str(err.value).splitlines() == [
+        "n: wrong value",
+        "  expected 3",
+        "  but got  2",
+        "Hint: round up",
+    ]
+
+
 def test_a_failed_check_renders_as_its_message_alone():
     with pytest.raises(exercises.CheckFailed) as err:
         check("w", lambda: 5.0, 4.0, hint="add one")
