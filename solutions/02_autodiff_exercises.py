@@ -155,9 +155,11 @@ def _torch_accumulated(n_micro):
 
 
 check("grad-accum", lambda: accumulate_jit(params, jnp.asarray(X_np), jnp.asarray(y_np), 4), full_batch,
-      rtol=1e-4, atol=1e-6, hint="divide each micro-batch gradient by n_micro before adding")
+      rtol=1e-4, atol=1e-6, hint="divide each micro-batch gradient by n_micro before adding, over n_micro pieces "
+                                 "(jnp.split takes the number of pieces, unlike torch.split's piece size)")
 check("grad-accum", lambda: _torch_accumulated(4), full_batch, rtol=1e-4, atol=1e-6,
-      hint="scale each micro-batch loss by 1 / n_micro, and backward() once per micro-batch")
+      hint="scale each micro-batch loss by 1 / n_micro, and backward() once per micro-batch, over n_micro "
+           "pieces (torch.split takes a piece size, torch.chunk a number of pieces)")
 
 
 def _torch_accumulated_twice(n_micro):
@@ -246,9 +248,13 @@ def loop_norms_float64(X_np, y_np):
 
 expected_norms = loop_norms_float64(X_np, y_np)
 check("per-example-norms", lambda: jax.jit(per_example_norms_jax)(params, jnp.asarray(X_np), jnp.asarray(y_np)),
-      expected_norms, rtol=1e-4, atol=1e-6, hint="JAX: map the gradient over the examples only (the parameters are shared by all), then take the norm over every leaf")
+      expected_norms, rtol=1e-4, atol=1e-6, hint="JAX: map the gradient over the examples only (the parameters are shared by all), then take the norm over every leaf",
+      crash_hint="JAX: vmap maps every argument over axis 0 unless in_axes says None for it: the parameters are "
+                 "shared by all examples; and one example is a batch of one for the loss")
 check("per-example-norms", lambda: per_example_norms_torch(make_torch_model(), torch.from_numpy(X_np), torch.from_numpy(y_np)),
-      expected_norms, rtol=1e-4, atol=1e-6, hint="PyTorch: map the gradient over the examples only (the parameters are shared by all), then take the norm over every parameter")
+      expected_norms, rtol=1e-4, atol=1e-6, hint="PyTorch: map the gradient over the examples only (the parameters are shared by all), then take the norm over every parameter",
+      crash_hint="PyTorch: torch.func.vmap maps every argument over dim 0 unless in_dims says None for it: the "
+                 "parameters are shared by all examples; and one example is a batch of one for the model")
 
 # %%
 # HIDDEN TESTS: per-example-norms points=3
@@ -453,8 +459,11 @@ def _torch_clip():
 
 
 check("clip-vjp", lambda: jax.grad(lambda x: jnp.sum(jnp.asarray(w_np) * clip_gradient_jax(x, -1.0, 1.0)))(
-    jnp.asarray(x_np)), expected_clip, hint="JAX: the backward rule clips the incoming gradient to [lo, hi] and returns one cotangent per input (lo and hi get none)")
-check("clip-vjp", _torch_clip, expected_clip, hint="PyTorch: backward clips the incoming gradient to [lo, hi] and returns one gradient per input of forward (lo and hi get none)")
+    jnp.asarray(x_np)), expected_clip, hint="JAX: the backward rule clips the incoming gradient to [lo, hi] and returns one cotangent per input (lo and hi get none)",
+      crash_hint="JAX: fwd returns (output, residuals) and bwd a tuple with one cotangent per input (x, lo, hi), "
+                 "None for the bounds; the backward rule clips the incoming gradient")
+check("clip-vjp", _torch_clip, expected_clip, hint="PyTorch: backward clips the incoming gradient to [lo, hi] and returns one gradient per input of forward (lo and hi get none)",
+      crash_hint="PyTorch: backward returns one gradient per input of forward (x, lo, hi), None for the bounds")
 
 # %%
 # HIDDEN TESTS: clip-vjp points=3
@@ -508,7 +517,21 @@ check("straight-through", lambda: round_ste_torch(torch.from_numpy(q_np)), np.ro
 check("straight-through", lambda: jax.grad(lambda x: round_ste_jax(x).sum())(jnp.asarray(q_np)), np.ones(5),
       hint="the gradient must be 1 everywhere, as if no rounding happened")
 check("straight-through", lambda: tf.grad(lambda x: round_ste_torch(x).sum())(torch.from_numpy(q_np)), np.ones(5),
-      hint="the gradient must be 1 everywhere, as if no rounding happened")
+      hint="the gradient must be 1 everywhere, as if no rounding happened",
+      crash_hint="PyTorch: the output must still depend on x (through the identity part) for a gradient to exist")
+w_q = np.array([2.0, -1.0, 0.5, 3.0, -4.0], np.float32)  # d/dx sum(w * round_ste(x)) = w
+check("straight-through", lambda: jax.grad(lambda x: (jnp.asarray(w_q) * round_ste_jax(x)).sum())(jnp.asarray(q_np)),
+      w_q, hint="JAX: the incoming gradient must pass through unchanged (the identity's gradient times it), not be "
+                "replaced by ones")
+check("straight-through", lambda: tf.grad(lambda x: (torch.from_numpy(w_q) * round_ste_torch(x)).sum())(
+      torch.from_numpy(q_np)), w_q,
+      hint="PyTorch: the incoming gradient must pass through unchanged (the identity's gradient times it), not be "
+           "replaced by ones")
+halves = np.array([0.5, 1.5, 2.5, -0.5, -1.5], np.float32)
+check("straight-through", lambda: [round_ste_jax(jnp.asarray(halves)), round_ste_torch(torch.from_numpy(halves))],
+      [np.round(halves)] * 2, rtol=0, atol=0,
+      hint="halves round to the even neighbour in jnp.round, torch.round and NumPy (2.5 -> 2); "
+           "floor(x + 0.5) rounds them up instead")
 
 # %%
 # HIDDEN TESTS: straight-through points=3

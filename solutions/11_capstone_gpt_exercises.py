@@ -251,7 +251,9 @@ def run_decode(step_fn):
 # %%
 # TESTS: kv-cache-step points=3
 check("kv-cache-step", lambda: run_decode(decode_step)[1], k_all, rtol=0, atol=0,
-      hint="write the new key at index pos of the cache's length axis (axis 2), not pos + 1 or 0")
+      hint="write the new key at index pos of the cache's length axis (axis 2), not pos + 1 or 0",
+      crash_hint="JAX: under jax.jit pos is traced, so a slice cannot end at it (mask the later slots "
+                 "instead), and k is (B, H, 1, hd): it fills a slot of length 1 on axis 2")
 check("kv-cache-step", lambda: run_decode(decode_step)[0], expected_decode, rtol=1e-4, atol=1e-5,
       hint="attend to positions 0..pos only (pos included): mask the cache's later, still-empty slots")
 
@@ -309,9 +311,26 @@ def _dp_batch_split():
 # %%
 # TESTS: dp-loss points=3
 check("dp-loss", _dp_loss, expected_loss, rtol=1e-5, atol=1e-6,
-      hint="the loss of the whole batch is the mean of the shards' losses, not their sum")
+      hint="the loss of the whole batch is the mean of the shards' losses, not their sum",
+      crash_hint="JAX: in_shardings has one sharding per argument (params, x, y), and data parallelism keeps a "
+                 "full copy of the parameters on every device (P()): only x and y are split over 'data'")
 check("dp-loss", lambda: _dp_batch_split() == ("data",), True,
       hint="shard the batch: in_shardings must split x and y's first axis over 'data' (P('data'))")
+
+
+def _dp_shardings():
+    """(y split over 'data', every parameter replicated) in the compiled function."""
+    (params_in, _, y_in), _ = data_parallel(loss_fn, mesh8).lower(params, x_np, y_np).compile().input_shardings
+    y_spec = getattr(y_in, "spec", None)
+    return (tuple(y_spec)[:1] if y_spec else ()), all(s.is_fully_replicated for s in jax.tree.leaves(params_in))
+
+
+check("dp-loss", lambda: _dp_shardings()[0] == ("data",), True,
+      hint="JAX: y is split like x: each device needs the targets of its own rows (in_shardings has one "
+           "sharding per argument, y's included)")
+check("dp-loss", lambda: _dp_shardings()[1], True,
+      hint="JAX: data parallelism keeps a full copy of the parameters on every device (P()); splitting them "
+           "is FSDP, another exercise")
 
 # %%
 # HIDDEN TESTS: dp-loss points=2

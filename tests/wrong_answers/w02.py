@@ -220,6 +220,136 @@ def hvp_torch(f, x, v):
     return torch.autograd.functional.hessian(f, x) @ v  # the Hessian, by double backward
 """
 
+ACCUM_TORCH_SPLIT = """
+def accumulate_torch(model, X, y, n_micro):
+    model.zero_grad()
+    for X_micro, y_micro in zip(X.split(n_micro), y.split(n_micro)):  # pieces of n_micro rows
+        (torch.nn.functional.cross_entropy(model(X_micro), y_micro) / n_micro).backward()
+
+def accumulate_jax(params, X, y, n_micro):
+    total = jax.tree.map(jnp.zeros_like, params)
+    for X_micro, y_micro in zip(jnp.split(X, n_micro), jnp.split(y, n_micro)):
+        g = jax.grad(loss_jax)(params, X_micro, y_micro)
+        total = jax.tree.map(lambda t, g: t + g / n_micro, total, g)
+    return total
+"""
+
+ACCUM_JAX_SPLIT_BY_SIZE = """
+def accumulate_jax(params, X, y, n_micro):
+    size = X.shape[0] // n_micro
+    total = jax.tree.map(jnp.zeros_like, params)
+    for X_micro, y_micro in zip(jnp.split(X, size), jnp.split(y, size)):  # torch.split's habit
+        g = jax.grad(loss_jax)(params, X_micro, y_micro)
+        total = jax.tree.map(lambda t, g: t + g / n_micro, total, g)
+    return total
+"""
+
+ACCUM_ZERO_IN_LOOP = """
+def accumulate_torch(model, X, y, n_micro):
+    for X_micro, y_micro in zip(X.chunk(n_micro), y.chunk(n_micro)):
+        model.zero_grad()  # wipes the micro-batches before this one
+        (torch.nn.functional.cross_entropy(model(X_micro), y_micro) / n_micro).backward()
+
+def accumulate_jax(params, X, y, n_micro):
+    total = jax.tree.map(jnp.zeros_like, params)
+    for X_micro, y_micro in zip(jnp.split(X, n_micro), jnp.split(y, n_micro)):
+        g = jax.grad(loss_jax)(params, X_micro, y_micro)
+        total = jax.tree.map(lambda t, g: t + g / n_micro, total, g)
+    return total
+"""
+
+NORMS_JAX_MAPS_PARAMS = (
+    NORMS_RIGHT_TORCH
+    + """
+def per_example_norms_jax(params, X, y):
+    def loss_one(params, x, label):
+        return loss_jax(params, x[None], label[None])
+
+    grads = jax.vmap(jax.grad(loss_one))(params, X, y)  # in_axes=0 for the parameters too
+    squares = [jnp.sum(g.reshape(g.shape[0], -1) ** 2, axis=1) for g in jax.tree.leaves(grads)]
+    return jnp.sqrt(sum(squares))
+"""
+)
+
+CLIP_JAX_FWD_NO_RESIDUALS = (
+    CLIP_SETUP
+    + """
+def clip_gradient_fwd(x, lo, hi):
+    return x  # no residuals: fwd returns a pair
+
+def clip_gradient_bwd(residuals, g):
+    lo, hi = residuals
+    return jnp.clip(g, lo, hi), None, None
+
+clip_gradient_jax.defvjp(clip_gradient_fwd, clip_gradient_bwd)
+"""
+    + CLIP_TORCH_RIGHT
+)
+
+STE_FLOOR_HALF = """
+def round_ste_jax(x):
+    return x + jax.lax.stop_gradient(jnp.floor(x + 0.5) - x)  # rounds halves up
+
+def round_ste_torch(x):
+    return x + (torch.floor(x + 0.5) - x).detach()
+"""
+
+STE_ONES_BACKWARD = """
+@jax.custom_vjp
+def round_ste_jax(x):
+    return jnp.round(x)
+
+def _fwd(x):
+    return jnp.round(x), None
+
+def _bwd(_, g):
+    return (jnp.ones_like(g),)  # ones, whatever flows in
+
+round_ste_jax.defvjp(_fwd, _bwd)
+
+class _RoundSTE(torch.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return torch.round(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        pass
+
+    @staticmethod
+    def backward(ctx, g):
+        return torch.ones_like(g)
+
+def round_ste_torch(x):
+    return _RoundSTE.apply(x)
+"""
+
+STE_TORCH_ROUND_ONLY_DETACHED = """
+def round_ste_jax(x):
+    return x + jax.lax.stop_gradient(jnp.round(x) - x)
+
+def round_ste_torch(x):
+    return torch.round(x).detach()  # no path back to x at all
+"""
+
+WRONG["grad-accum"] += [
+    (
+        "torch.split(X, n_micro): pieces of n_micro rows",
+        ACCUM_TORCH_SPLIT,
+        "torch.split takes a piece size",
+    ),
+    (
+        "jnp.split by piece size",
+        ACCUM_JAX_SPLIT_BY_SIZE,
+        "jnp.split takes the number of pieces",
+    ),
+    (
+        "zero_grad inside the loop",
+        ACCUM_ZERO_IN_LOOP,
+        "backward() once per micro-batch",
+    ),
+]
+
 WRONG.update(
     {
         "hvp": [
@@ -263,7 +393,7 @@ WRONG.update(
             (
                 "JAX bwd returns a bare cotangent",
                 CLIP_JAX_ONE_COTANGENT,
-                "JAX: the backward rule clips",
+                "bwd a tuple with one cotangent per input",
             ),
             (
                 "torch backward returns one gradient",
@@ -274,6 +404,11 @@ WRONG.update(
                 "torch clips the forward value",
                 CLIP_TORCH_CLIPS_FORWARD,
                 "PyTorch: backward clips the incoming gradient",
+            ),
+            (
+                "JAX fwd without residuals",
+                CLIP_JAX_FWD_NO_RESIDUALS,
+                "fwd returns (output, residuals)",
             ),
         ],
         "straight-through": [
@@ -287,6 +422,17 @@ WRONG.update(
                 STE_STOPS_EVERYTHING,
                 "the gradient must be 1 everywhere",
             ),
+            (
+                "floor(x + 0.5) for round",
+                STE_FLOOR_HALF,
+                "floor(x + 0.5) rounds them up",
+            ),
+            ("a backward of ones", STE_ONES_BACKWARD, "not be replaced by ones"),
+            (
+                "torch detaches everything",
+                STE_TORCH_ROUND_ONLY_DETACHED,
+                "the gradient must be 1 everywhere",
+            ),
         ],
         "per-example-norms": [
             (
@@ -297,12 +443,17 @@ WRONG.update(
             (
                 "torch maps over the parameters too",
                 NORMS_TORCH_MAPS_PARAMS,
-                "PyTorch: map the gradient over the examples only",
+                "in_dims says None",
             ),
             (
                 "JAX forgets the square root",
                 NORMS_JAX_NO_SQRT,
                 "JAX: map the gradient over the examples only",
+            ),
+            (
+                "JAX maps over the parameters too",
+                NORMS_JAX_MAPS_PARAMS,
+                "in_axes says None",
             ),
         ],
     }

@@ -101,6 +101,36 @@ RESUME_PARAMS_NOT_RESTORED = RESUME_BODY.format(
     ret='params_like, saved["opt_state"], int(saved["step"])'
 )
 
+KV_AT_SET_SQUEEZED = """
+def decode_step(q, k, v, k_cache, v_cache, pos):
+    k_cache = k_cache.at[:, :, pos].set(k)  # (B, H, 1, hd) into a (B, H, hd) slot
+    v_cache = v_cache.at[:, :, pos].set(v)
+    scores = jnp.einsum("bhqd,bhkd->bhqk", q, k_cache) / jnp.sqrt(q.shape[-1])
+    scores = jnp.where(jnp.arange(k_cache.shape[2]) <= pos, scores, -jnp.inf)
+    return jax.nn.softmax(scores, axis=-1) @ v_cache, k_cache, v_cache
+"""
+
+KV_SLICE_TO_POS = """
+def decode_step(q, k, v, k_cache, v_cache, pos):
+    k_cache = jax.lax.dynamic_update_slice(k_cache, k, (0, 0, pos, 0))
+    v_cache = jax.lax.dynamic_update_slice(v_cache, v, (0, 0, pos, 0))
+    keys, values = k_cache[:, :, : pos + 1], v_cache[:, :, : pos + 1]  # PyTorch's cache[:, :, :pos + 1]
+    scores = jnp.einsum("bhqd,bhkd->bhqk", q, keys) / jnp.sqrt(q.shape[-1])
+    return jax.nn.softmax(scores, axis=-1) @ values, k_cache, v_cache
+"""
+
+DP_Y_UNSPLIT = """
+def data_parallel(loss_fn, mesh):
+    replicated, by_rows = NamedSharding(mesh, P()), NamedSharding(mesh, P("data"))
+    return jax.jit(loss_fn, in_shardings=(replicated, by_rows, replicated), out_shardings=replicated)
+"""
+
+DP_PARAMS_SPLIT_TOO = """
+def data_parallel(loss_fn, mesh):
+    by_rows = NamedSharding(mesh, P("data"))  # the parameters split too
+    return jax.jit(loss_fn, in_shardings=(by_rows, by_rows, by_rows), out_shardings=NamedSharding(mesh, P()))
+"""
+
 WRONG = {
     "causal-mask": [
         ("the diagonal left out (off by one)", MASK_NO_DIAGONAL, "diagonal included"),
@@ -120,11 +150,27 @@ WRONG = {
         ("cache written at pos + 1", KV_WRONG_POSITION, "at index pos"),
         ("no mask over the empty slots", KV_NO_MASK, "positions 0..pos only"),
         ("pos itself masked out", KV_OFF_BY_ONE, "positions 0..pos only"),
+        (
+            "k written with .at[:, :, pos] (its axis of 1 kept)",
+            KV_AT_SET_SQUEEZED,
+            "a slot of length 1",
+        ),
+        (
+            "the cache sliced to a traced pos",
+            KV_SLICE_TO_POS,
+            "a slice cannot end at it",
+        ),
     ],
     "dp-loss": [
         ("sum of the shards' means", DP_SUM_OF_SHARDS, "not their sum"),
         ("no shardings at all", DP_NO_SHARDING, "shard the batch"),
         ("the batch replicated", DP_PARAMS_SPLIT_BATCH_REPLICATED, "shard the batch"),
+        ("y left unsplit", DP_Y_UNSPLIT, "y is split like x"),
+        (
+            "the parameters split over 'data' too",
+            DP_PARAMS_SPLIT_TOO,
+            "a full copy of the parameters",
+        ),
     ],
     "resume": [
         (
