@@ -1048,7 +1048,8 @@ scale_batches = list(zip(scale_x.astype(np.int32), scale_y.astype(np.int32), str
 graphdef_scale, params0, rest_scale = gpt.train.jax_split(scale_jax)
 tx_scale = gpt.train.jax_adamw()
 pure_step = gpt.train.jax_step(graphdef_scale, rest_scale, tx_scale)  # (params, opt_state, x, y) -> (..., loss)
-one_device = jax.device_put((params0, tx_scale.init(params0)), DEVICES[0])  # copies, on one device
+# copies (on JAX's default device, device_put alone would hand back params0 itself to be donated)
+one_device = jax.device_put(jax.tree.map(jnp.copy, (params0, tx_scale.init(params0))), DEVICES[0])
 *_, losses_one_jax = gpt.train.jax_run(jit_step, *one_device, scale_batches)
 print("one device:", np.round(losses_one_jax, 4))
 

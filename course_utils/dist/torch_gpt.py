@@ -39,8 +39,8 @@ from torch.distributed.tensor.parallel import (
     parallelize_module,
 )
 
+from course_utils import gpt
 from course_utils.dist import worker
-from course_utils.gpt import train as gpt_train
 from course_utils.gpt.model import GPTConfig, TorchGPT
 
 INPUTS = "gpt.npz"
@@ -81,11 +81,11 @@ def run_fsdp(rank, world, device, cfg, weights, x, y) -> dict:
     for block in model.blocks:
         fully_shard(block, mesh=mesh)  # each block gathers and frees its own weights
     fully_shard(model, mesh=mesh)  # the root: embeddings (tied to the head) and ln_f
-    optimizer = gpt_train.torch_adamw(model)  # steps on this rank's shards
+    optimizer = gpt.train.torch_adamw(model)  # steps on this rank's shards
     rows = np.array_split(np.arange(x.shape[1]), world)[rank]
     losses = []
     for xb, yb in zip(x, y, strict=True):
-        loss = gpt_train.torch_step(model, optimizer, *(
+        loss = gpt.train.torch_step(model, optimizer, *(
             torch.from_numpy(a[rows]).long().to(device) for a in (xb, yb)))  # fmt: skip
         torch.distributed.all_reduce(loss, op=torch.distributed.ReduceOp.AVG)
         losses.append(float(loss))
@@ -132,9 +132,9 @@ def run_tp(rank, world, device, cfg, weights, x, y) -> dict:
     for block in model.blocks:
         parallelize_module(block, mesh, plan)
         block.attn.forward = types.MethodType(local_heads_forward, block.attn)
-    optimizer = gpt_train.torch_adamw(model)
+    optimizer = gpt.train.torch_adamw(model)
     losses = [
-        float(gpt_train.torch_step(model, optimizer, torch.from_numpy(xb).long().to(device),
+        float(gpt.train.torch_step(model, optimizer, torch.from_numpy(xb).long().to(device),
                                    torch.from_numpy(yb).long().to(device)))
         for xb, yb in zip(x, y, strict=True)
     ]  # fmt: skip
