@@ -18,7 +18,7 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-# The quickest lesson and master in smoke mode on a 2-core CPU (about 15 s each).
+# The quickest lesson and master under plain papermill in smoke mode (2-core CPU).
 LESSON = ROOT / "notebooks" / "01_design_philosophy.ipynb"
 MASTER = ROOT / "solutions" / "00_welcome_exercises.ipynb"
 
