@@ -463,7 +463,8 @@ def _nnx_step(model, optimizer, X, y):
 
 check("port-nnx", lambda: from_torch(torch_model)(jnp.asarray(X_np)),
       torch_model(torch.from_numpy(X_np)).detach(), rtol=1e-5, atol=1e-5,
-      hint="Flax NNX: kernel = weight.T (nn.Linear keeps (out, in)), the biases copied too; tanh between the layers")
+      hint="Flax NNX: kernel = weight.T (nn.Linear keeps (out, in)), the biases copied too; tanh between the layers",
+      crash_hint="Flax NNX: a kernel is (in, out) while nn.Linear's weight is (out, in): kernel = weight.T")
 
 
 def _after_one_step():

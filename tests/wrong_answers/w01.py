@@ -145,6 +145,24 @@ NNX_NO_BIAS = NNX_CLASS + NNX_FROM_TORCH.replace(
 
 NNX_RELU = NNX_CLASS.replace("jnp.tanh", "jax.nn.relu") + NNX_FROM_TORCH
 
+SCATTER_JAX_AT_DISCARDED = """
+def bin_sums_torch(idx, weights, n_bins):
+    return torch.zeros(n_bins, dtype=weights.dtype).index_add_(0, idx, weights)
+
+def bin_sums_jax(idx, weights, n_bins):
+    out = jnp.zeros(n_bins, dtype=weights.dtype)
+    out.at[idx].add(weights)  # PyTorch's in-place habit: the new array is thrown away
+    return out
+"""
+
+SCATTER_TORCH_SCATTER = (
+    """
+def bin_sums_torch(idx, weights, n_bins):
+    return torch.zeros(n_bins, dtype=weights.dtype).scatter_(0, idx, weights)  # overwrites
+"""
+    + SCATTER_RIGHT_JAX
+)
+
 WRONG.update(
     {
         "pure-sgd": [
@@ -165,6 +183,16 @@ WRONG.update(
                 "JAX .at[idx].set",
                 SCATTER_JAX_SET,
                 "JAX: arrays are immutable, and a repeated index must add up",
+            ),
+            (
+                "JAX .at[idx].add result thrown away",
+                SCATTER_JAX_AT_DISCARDED,
+                "JAX: arrays are immutable",
+            ),
+            (
+                "torch scatter_ (overwrites)",
+                SCATTER_TORCH_SCATTER,
+                "PyTorch: t[idx] += w writes a repeated index once",
             ),
         ],
         "jit-stats": [
