@@ -265,8 +265,11 @@ def two_adam_steps():
 check(
     "train-step",
     two_adam_steps,
-    hint="return the loss computed before optimizer.step()/update; in PyTorch, clear the old "
-    "gradients before backward() (they accumulate across steps)",
+    hint="return the loss computed before optimizer.step()/update, the mean over the batch as "
+    "F.cross_entropy's; in PyTorch, clear the old gradients before backward() (they accumulate "
+    "across steps)",
+    crash_hint="JAX: optax.softmax_cross_entropy wants one-hot targets; integer labels go to "
+    "optax.softmax_cross_entropy_with_integer_labels (PyTorch's F.cross_entropy takes either)",
 )
 
 

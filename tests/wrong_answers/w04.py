@@ -196,6 +196,32 @@ def train_epoch_scan(graphdef, state, Xs, ys):
     return state, losses
 """
 
+JAX_ONE_HOT_LOSS = (
+    RIGHT_TORCH_STEP
+    + """
+def train_step_jax(model, optimizer, x, y):
+    def loss_fn(model):  # integer labels given to the one-hot loss (F.cross_entropy takes both)
+        return optax.softmax_cross_entropy(model(x), y).mean()
+
+    loss, grads = nnx.value_and_grad(loss_fn)(model)
+    optimizer.update(model, grads)
+    return loss
+"""
+)
+
+JAX_SUM_LOSS = (
+    RIGHT_TORCH_STEP
+    + """
+def train_step_jax(model, optimizer, x, y):
+    def loss_fn(model):
+        return optax.softmax_cross_entropy_with_integer_labels(model(x), y).sum()  # not the mean
+
+    loss, grads = nnx.value_and_grad(loss_fn)(model)
+    optimizer.update(model, grads)
+    return loss
+"""
+)
+
 WRONG = {
     "flatten-order": [
         ("the inverse permutation", INVERSE_PERM, "number the NCHW positions"),
@@ -207,6 +233,12 @@ WRONG = {
     ],
     "train-step": [
         ("PyTorch forgets zero_grad", NO_ZERO_GRAD, "clear the old"),
+        (
+            "JAX: integer labels to the one-hot loss",
+            JAX_ONE_HOT_LOSS,
+            "with_integer_labels",
+        ),
+        ("JAX: the summed loss", JAX_SUM_LOSS, "mean over the batch"),
         (
             "PyTorch returns the loss after step()",
             TORCH_LOSS_AFTER,
