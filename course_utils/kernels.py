@@ -134,8 +134,9 @@ def choose_pallas_backend(
     platform: str,
     compute_capability: tuple[int, int] | None = None,
     jax_version: tuple[int, ...] = (0, 0, 0),
-    block_shape: tuple[int, ...] | None = None,
+    block_shape: tuple[int | None, ...] | None = None,
     mosaic_gpu: bool = True,
+    array_shape: tuple[int, ...] | None = None,
 ) -> PallasBackend:
     """The Pallas backend for a kernel on ``platform`` (``"cpu"``, ``"gpu"``, ``"tpu"``).
 
@@ -147,13 +148,20 @@ def choose_pallas_backend(
     0.11); below sm_80 (a T4 is sm_75) Pallas has no GPU backend, so it interprets. The
     ``plgpu.kernel`` API the lesson uses (``out_type=``) is jax 0.10.2's. On a TPU,
     Mosaic tiles the last two dimensions by (8, 128) and a 1-D block by 128: other
-    blocks interpret. The CPU has no Pallas backend.
+    blocks interpret (a dimension the block spans whole, given ``array_shape``, is fine).
+    ``None`` in a block shape is a squeezed dimension of size 1. The CPU has no Pallas
+    backend.
     """
+    if block_shape is not None:
+        block_shape = tuple(1 if b is None else b for b in block_shape)
     if platform == "tpu":
         if block_shape is not None:
             dims = (8, 128) if len(block_shape) >= 2 else (128,)
-            tail = tuple(block_shape[-len(dims) :])
-            if any(b % d for b, d in zip(tail, dims, strict=True)):
+            tail = block_shape[-len(dims) :]
+            whole = (
+                tuple(array_shape[-len(dims) :]) if array_shape else (0,) * len(dims)
+            )
+            if any(b % d and b != n for b, d, n in zip(tail, dims, whole, strict=True)):
                 return PallasBackend(
                     "interpreter",
                     f"Mosaic TPU tiles blocks by {dims}; a {tuple(block_shape)} block "
@@ -193,23 +201,87 @@ def _prod(shape: tuple[int, ...]) -> int:
     return out
 
 
-def pallas_backend(
-    block_shape: tuple[int, ...] | None = None, mosaic_gpu: bool = True
-) -> PallasBackend:
-    """:func:`choose_pallas_backend` for JAX's default device and the installed jax."""
+# A GPU and a TPU that a program run elsewhere may be compiled for: a Hopper GPU
+# and a TPU, so that an exported program carries a compiled kernel for each.
+ELSEWHERE = {"gpu": (9, 0), "tpu": None}
+
+
+def choose_pallas_backends(
+    platform: str,
+    compute_capability: tuple[int, int] | None = None,
+    jax_version: tuple[int, ...] = (0, 0, 0),
+    block_shape: tuple[int | None, ...] | None = None,
+    mosaic_gpu: bool = False,
+    array_shape: tuple[int, ...] | None = None,
+) -> dict[str, PallasBackend]:
+    """The backend for each platform a program may be compiled for: ``cuda``, ``tpu``,
+    and ``default`` (the interpreter: the CPU, any other platform).
+
+    The platform the program runs on gets :func:`choose_pallas_backend` for this
+    device; the other gets it for :data:`ELSEWHERE`'s device of that platform.
+    """
+    out = {}
+    for key, kind in (("cuda", "gpu"), ("tpu", "tpu")):
+        cc = compute_capability if platform == kind else ELSEWHERE[kind]
+        out[key] = choose_pallas_backend(
+            kind, cc, jax_version, block_shape, mosaic_gpu, array_shape
+        )
+    out["default"] = choose_pallas_backend("cpu")
+    return out
+
+
+def _device() -> tuple[str, tuple[int, int] | None, tuple[int, ...]]:
+    """JAX's default device: its platform, compute capability, and the jax version."""
     import jax
 
     device = jax.devices()[0]
     cc = None
     if device.platform == "gpu":
-        major, _, minor = str(getattr(device, "compute_capability", "0.0")).partition(
-            "."
-        )
+        capability = str(getattr(device, "compute_capability", "0.0"))
+        major, _, minor = capability.partition(".")
         cc = (int(major), int(minor or 0))
     version = tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
+    return device.platform, cc, version
+
+
+def pallas_backend(
+    block_shape: tuple[int | None, ...] | None = None,
+    mosaic_gpu: bool = True,
+    array_shape: tuple[int, ...] | None = None,
+) -> PallasBackend:
+    """:func:`choose_pallas_backend` for JAX's default device and the installed jax."""
+    platform, cc, version = _device()
     return choose_pallas_backend(
-        device.platform, cc, version, block_shape=block_shape, mosaic_gpu=mosaic_gpu
+        platform, cc, version, block_shape, mosaic_gpu, array_shape
     )
+
+
+def pallas_backends(
+    block_shape: tuple[int | None, ...] | None = None,
+    mosaic_gpu: bool = False,
+    array_shape: tuple[int, ...] | None = None,
+) -> dict[str, PallasBackend]:
+    """:func:`choose_pallas_backends` for JAX's default device and the installed jax."""
+    platform, cc, version = _device()
+    return choose_pallas_backends(
+        platform, cc, version, block_shape, mosaic_gpu, array_shape
+    )
+
+
+def per_platform(
+    launch: Callable[[PallasBackend], Callable[..., Any]],
+    backends: dict[str, PallasBackend],
+) -> Callable[..., Any]:
+    """One function that runs ``launch(backend)`` with the backend of the platform it is
+    compiled for (``jax.lax.platform_dependent``): a jitted or exported program then
+    holds a Triton kernel for CUDA, a Mosaic one for TPU, and the interpreter elsewhere.
+    """
+    import jax
+
+    branches = {key: launch(backend) for key, backend in backends.items()}
+    # Under jit the platform is chosen when the program is lowered; called eagerly,
+    # platform_dependent would pick this platform's branch at once and drop the others.
+    return jax.jit(lambda *args: jax.lax.platform_dependent(*args, **branches))
 
 
 def filter_triton_deprecation(*backends: PallasBackend) -> str:

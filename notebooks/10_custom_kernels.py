@@ -239,20 +239,24 @@ def softmax_kernel_pallas(x_ref, y_ref, *, n_cols):
 
 # %%
 # JAX: the launcher (a grid of one program per block of rows, on whole blocks)
-def softmax_pallas_blocks(x, block_rows=S.block_rows, kernel=softmax_kernel_pallas, backend=PALLAS_BLOCKS):
+def softmax_pallas_blocks(x, block_rows=S.block_rows, kernel=softmax_kernel_pallas):
     n_rows, n_cols = x.shape
     block = (block_rows, pl.next_power_of_2(n_cols))
     x_pad = kernels.pad_to_blocks(x, block)  # NaN up to whole blocks: no access leaves the array
     spec = pl.BlockSpec(block_shape=block, index_map=lambda i: (i, 0))
-    y_pad = pl.pallas_call(
-        functools.partial(kernel, n_cols=n_cols),
-        out_shape=jax.ShapeDtypeStruct(x_pad.shape, x.dtype),
-        grid=(x_pad.shape[0] // block_rows,),  # enough blocks to cover every row
-        in_specs=[spec],
-        out_specs=spec,
-        interpret=backend.interpret,
-        compiler_params=backend.compiler_params(),
-    )(x_pad)
+
+    def launch(backend):  # the pallas_call for one backend
+        return pl.pallas_call(
+            functools.partial(kernel, n_cols=n_cols),
+            out_shape=jax.ShapeDtypeStruct(x_pad.shape, x.dtype),
+            grid=(x_pad.shape[0] // block_rows,),  # enough blocks to cover every row
+            in_specs=[spec],
+            out_specs=spec,
+            interpret=backend.interpret,
+            compiler_params=backend.compiler_params(),
+        )
+
+    y_pad = kernels.per_platform(launch, kernels.pallas_backends(block))(x_pad)
     return y_pad[:n_rows, :n_cols]
 
 
@@ -268,6 +272,14 @@ def softmax_pallas_blocks(x, block_rows=S.block_rows, kernel=softmax_kernel_pall
 # the chosen backend: `interpret=True` for the interpreter, and on the Triton backend
 # `pltriton.CompilerParams()` (`from jax.experimental.pallas import triton as pltriton`), which
 # selects Triton explicitly; a jax whose default is Mosaic GPU would otherwise lower there.
+#
+# **One call per platform.** The launcher builds its `pallas_call` once per backend:
+# `kernels.pallas_backends(block)` gives the backend for each platform the program may be
+# compiled for (this device's choice for its own platform, a Hopper GPU's and a TPU's for the
+# others, the interpreter for the CPU), and `kernels.per_platform` hands the calls to
+# `jax.lax.platform_dependent` under `jit`, which keeps the one for the platform the program
+# is compiled for. A jitted program traced here therefore also compiles for a GPU or a TPU, interpreter
+# off, and an exported one (lesson 06) carries a real kernel for each.
 #
 # **Whole blocks.** `kernels.pad_to_blocks` pads the input with NaN up to a whole number of
 # blocks, and the launcher slices the result back. Without it, the last block of rows and every
@@ -378,7 +390,7 @@ with expect_error(AssertionError, lines=2):
 # - **Triton**: the program turns its ids into element offsets itself,
 #   `rows = pid_m * BM + tl.arange(0, BM)`, and masks what falls outside the array.
 # - **Pallas**: the `index_map` turns program ids into *block* indices, `lambda i, j: (i, j)`;
-#   Pallas multiplies by the block shape. Whether the writes of a block that overhangs the
+#   Pallas multiplies by the block shape (the cell below adds two zeros for a layout TPUs take). Whether the writes of a block that overhangs the
 #   array are dropped depends on the backend: the interpreter and Mosaic TPU drop them, Pallas's
 #   Triton backend stores them unmasked. A portable launcher allocates whole blocks and slices.
 # - `cdiv(n, block)` (`triton.cdiv`, `pl.cdiv`) is the number of blocks that cover `n` elements.
@@ -393,7 +405,7 @@ with expect_error(AssertionError, lines=2):
 # %%
 TILE_SHAPE, TILE_BLOCK = (10, 12), (4, 8)
 tile_grid = (-(-TILE_SHAPE[0] // TILE_BLOCK[0]), -(-TILE_SHAPE[1] // TILE_BLOCK[1]))
-PALLAS_TILES = kernels.pallas_backend(TILE_BLOCK)
+PALLAS_TILES = kernels.pallas_backend((None, None, *TILE_BLOCK), array_shape=(*tile_grid, *TILE_BLOCK))
 print(f"array {TILE_SHAPE}, blocks {TILE_BLOCK}: grid {tile_grid} = {tile_grid[0] * tile_grid[1]} programs")
 print("tiles:", PALLAS_TILES.line())
 print(kernels.filter_triton_deprecation(PALLAS_TILES))
@@ -425,16 +437,16 @@ def tile_ids_kernel_pallas(out_ref):
     out_ref[...] = jnp.full(out_ref.shape, program, jnp.int32)  # (BM, BN), no mask needed
 
 
-def tile_ids_pallas(backend=PALLAS_TILES):
-    padded = (tile_grid[0] * TILE_BLOCK[0], tile_grid[1] * TILE_BLOCK[1])  # whole blocks
-    ids = pl.pallas_call(
-        tile_ids_kernel_pallas,
-        out_shape=jax.ShapeDtypeStruct(padded, jnp.int32),
-        grid=tile_grid,
-        out_specs=pl.BlockSpec(block_shape=TILE_BLOCK, index_map=lambda i, j: (i, j)),
-        interpret=backend.interpret,
-        compiler_params=backend.compiler_params(),
-    )()
+def tile_ids_pallas():
+    tiles = (*tile_grid, *TILE_BLOCK)  # (gm, gn, BM, BN): tile (i, j) at [i, j]
+    spec = pl.BlockSpec(block_shape=(None, None, *TILE_BLOCK), index_map=lambda i, j: (i, j, 0, 0))
+
+    def launch(backend):
+        return pl.pallas_call(tile_ids_kernel_pallas, out_shape=jax.ShapeDtypeStruct(tiles, jnp.int32), grid=tile_grid,
+                              out_specs=spec, interpret=backend.interpret, compiler_params=backend.compiler_params())
+
+    ids = kernels.per_platform(launch, kernels.pallas_backends(spec.block_shape, array_shape=tiles))()
+    ids = ids.transpose(0, 2, 1, 3).reshape(tile_grid[0] * TILE_BLOCK[0], -1)  # (gm·BM, gn·BN)
     return ids[: TILE_SHAPE[0], : TILE_SHAPE[1]]
 
 
@@ -447,10 +459,13 @@ print(np.asarray(ids_pallas))
 # columns that broadcast to a `(BM, BN)` block of addresses, and needs a mask so that the
 # overhanging programs do not write past the end of a row (which would land in the next row)
 # or past the end of the array. Pallas's kernel never sees an offset: the `index_map` names
-# the block and Pallas slices it. The launcher gives the kernel a whole-block output (12 × 16)
-# and keeps its top-left 10 × 12: the interpreter would also have dropped the overhanging
-# writes into a 10 × 12 output, but that is the interpreter's (and Mosaic TPU's) behaviour,
-# not Pallas's on every backend. An output filled with -1 before the Triton launch would show
+# the block and Pallas slices it. The launcher gives the kernel whole blocks and keeps the top
+# left 10 × 12: the interpreter would also have dropped the overhanging writes into a 10 × 12
+# output, but that is the interpreter's (and Mosaic TPU's) behaviour, not Pallas's on every
+# backend. It also stores the tiles as a (3, 2, 4, 8) array, tile (i, j) at `[i, j]` (the
+# `None`s in the block shape squeeze the two grid dimensions, so the kernel still sees a
+# 4 × 8 block), and transposes and reshapes them into the 12 × 16 picture: Mosaic TPU accepts a
+# block smaller than (8, 128) only where it spans those dimensions whole, as here. An output filled with -1 before the Triton launch would show
 # any element no program wrote; none is left.
 
 # %%

@@ -71,13 +71,14 @@ S = config.sizes(SIZES, SMOKE)
 rng = np.random.default_rng(0)
 
 
-def backend_for(block):
-    """The Pallas backend for a pallas_call kernel with this block (lesson 10, section 0)."""
-    return kernels.pallas_backend(block, mosaic_gpu=False)
+def launch_on_each_platform(launch, block, array_shape=None):
+    """launch(backend) with each platform's Pallas backend (lesson 10, sections 0 and 1)."""
+    return kernels.per_platform(launch, kernels.pallas_backends(block, array_shape=array_shape))
 
 
-print(backend_for((8, 128)).line())
-print(kernels.filter_triton_deprecation(backend_for((8,)), backend_for((8, 128))))
+BACKEND = kernels.pallas_backend((8, 128), mosaic_gpu=False)
+print(BACKEND.line())
+print(kernels.filter_triton_deprecation(BACKEND))
 
 
 # %% [markdown]
@@ -105,12 +106,16 @@ def tile_ids_kernel(out_ref):
 
 def tile_ids(shape, block):
     """Each element: the number of the program that wrote it (with your tiling)."""
-    backend = backend_for(block)
     grid, index_map = tiling(shape, block)
-    padded = tuple(g * b for g, b in zip(grid, block, strict=True))  # whole blocks: no write leaves the array
-    out = pl.pallas_call(tile_ids_kernel, out_shape=jax.ShapeDtypeStruct(padded, jnp.int32), grid=grid,
-                         out_specs=pl.BlockSpec(block_shape=block, index_map=index_map),
-                         interpret=backend.interpret, compiler_params=backend.compiler_params())()
+    tiles = (*grid, *block)  # whole blocks, tile (i, j) at [i, j]: a layout TPUs take (lesson 10, section 2)
+    spec = pl.BlockSpec(block_shape=(None, None, *block), index_map=lambda i, j: (*index_map(i, j), 0, 0))
+
+    def launch(backend):
+        return pl.pallas_call(tile_ids_kernel, out_shape=jax.ShapeDtypeStruct(tiles, jnp.int32), grid=grid,
+                              out_specs=spec, interpret=backend.interpret, compiler_params=backend.compiler_params())
+
+    out = launch_on_each_platform(launch, spec.block_shape, tiles)()
+    out = out.transpose(0, 2, 1, 3).reshape(grid[0] * block[0], grid[1] * block[1])
     return out[: shape[0], : shape[1]]
 
 
@@ -123,6 +128,9 @@ def expected_ids(shape, block):
 # TESTS: tiling points=2
 check("tiling", lambda: np.array(tiling((10, 12), (4, 8))[0]), np.array((3, 2)),
       hint="the grid must cover the ragged last block too: cdiv(n, block) programs per axis, not n // block")
+check("tiling", lambda: np.array(tiling((8, 16), (4, 8))[0]), np.array((2, 2)),
+      hint="when the block divides the axis there is no partial block: (n + block) // block counts one "
+           "program too many")
 check("tiling", lambda: tile_ids((10, 12), (4, 8)), expected_ids((10, 12), (4, 8)),
       hint="the index_map returns block indices (which block), not element offsets; Pallas multiplies by the block shape")
 
@@ -140,38 +148,42 @@ for shape, block in (((8, 16), (4, 8)), ((5, 3), (2, 2)), ((16, 9), (8, 4))):
 # Write the kernel body of a row-wise `logsumexp(x) = m + log Σⱼ exp(xⱼ − m)` with `m` the row's
 # maximum. The launcher (below) gives each program `8` rows and a column block padded to the
 # next power of two, so the columns from `n_cols` on are padding (NaN, which the launcher puts
-# there, as a block past an array's edge may hold on any backend). Read `x_ref[...]`, make the padding harmless, and write one number per row
-# into `o_ref[...]` (shape `(8,)`). The inputs of the second check reach 100: `exp(100)`
-# overflows float32. About 5 lines.
+# there, as a block past an array's edge may hold on any backend). Read `x_ref[...]`, make the
+# padding harmless, and write one number per row into `o_ref[...]`, a column of shape `(8, 1)`
+# (a TPU takes a 2-D output block, not an `(8,)` one). The inputs of the second check reach
+# 100: `exp(100)` overflows float32. About 5 lines.
 
 # %%
 # EXERCISE: masked-logsumexp
 def logsumexp_kernel(x_ref, o_ref, *, n_cols: int):
-    """o_ref[r] = log Σ_{j < n_cols} exp(x_ref[r, j]), computed stably."""
+    """o_ref[r, 0] = log Σ_{j < n_cols} exp(x_ref[r, j]), computed stably."""
     ### BEGIN SOLUTION
     x = x_ref[...]
     cols = jax.lax.broadcasted_iota(jnp.int32, x.shape, 1)
     x = jnp.where(cols < n_cols, x, -jnp.inf)
-    m = jnp.max(x, axis=1)
-    o_ref[...] = m + jnp.log(jnp.sum(jnp.exp(x - m[:, None]), axis=1))
+    m = jnp.max(x, axis=1, keepdims=True)  # (8, 1)
+    o_ref[...] = m + jnp.log(jnp.sum(jnp.exp(x - m), axis=1, keepdims=True))
     ### END SOLUTION
 
 
 # %%
-def logsumexp_pallas(x, block_rows=8):
-    backend = backend_for((block_rows,))
+def logsumexp_pallas(x, block_rows=8, pad_value=jnp.nan):
     n_rows, n_cols = x.shape
-    x_pad = kernels.pad_to_blocks(x, (block_rows, pl.next_power_of_2(n_cols)))  # NaN padding
-    out = pl.pallas_call(
-        functools.partial(logsumexp_kernel, n_cols=n_cols),
-        out_shape=jax.ShapeDtypeStruct((x_pad.shape[0],), x.dtype),
-        grid=(x_pad.shape[0] // block_rows,),
-        in_specs=[pl.BlockSpec(block_shape=(block_rows, x_pad.shape[1]), index_map=lambda i: (i, 0))],
-        out_specs=pl.BlockSpec(block_shape=(block_rows,), index_map=lambda i: (i,)),
-        interpret=backend.interpret,
-        compiler_params=backend.compiler_params(),
-    )(x_pad)
-    return out[:n_rows]
+    x_pad = kernels.pad_to_blocks(x, (block_rows, pl.next_power_of_2(n_cols)), pad_value)
+    out_shape = (x_pad.shape[0], 1)  # one column: (8, 1) blocks
+
+    def launch(backend):
+        return pl.pallas_call(
+            functools.partial(logsumexp_kernel, n_cols=n_cols),
+            out_shape=jax.ShapeDtypeStruct(out_shape, x.dtype),
+            grid=(x_pad.shape[0] // block_rows,),
+            in_specs=[pl.BlockSpec(block_shape=(block_rows, x_pad.shape[1]), index_map=lambda i: (i, 0))],
+            out_specs=pl.BlockSpec(block_shape=(block_rows, 1), index_map=lambda i: (i, 0)),
+            interpret=backend.interpret,
+            compiler_params=backend.compiler_params(),
+        )
+
+    return launch_on_each_platform(launch, (block_rows, 1), out_shape)(x_pad)[:n_rows, 0]
 
 
 x_lse = jnp.asarray(rng.normal(size=(S.rows, S.cols)).astype(np.float32))
@@ -179,9 +191,23 @@ x_lse_big = x_lse * 10 + 100  # values near 100: exp overflows float32
 
 # %%
 # TESTS: masked-logsumexp points=3
+_lse_crash = ("x_ref[...] is (8, padded columns) and o_ref (8, 1): reduce over axis 1 (the columns) with "
+              "keepdims=True, so the (8, 1) maximum broadcasts against the block and fits o_ref")
 check("masked-logsumexp", lambda: logsumexp_pallas(x_lse), jax.nn.logsumexp(x_lse, axis=1), rtol=1e-5, atol=1e-5,
       hint="the columns from n_cols on are padding: mask them to -inf (exp(-inf) = 0) before the max and the sum; "
-           "0 is not neutral here, and cols <= n_cols lets one padded column in")
+           "0 is not neutral here, and cols <= n_cols lets one padded column in",
+      crash_hint=_lse_crash)
+
+
+def _logsumexp_padded_with(value):
+    """The launcher's call, its padding filled with `value` instead of NaN."""
+    return logsumexp_pallas(x_lse, pad_value=value)
+
+
+check("masked-logsumexp", lambda: _logsumexp_padded_with(1e30), jax.nn.logsumexp(x_lse, axis=1),
+      rtol=1e-5, atol=1e-5,
+      hint="here the padding holds 1e30, not NaN: a block past the edge may hold any value, so tell the padding "
+           "apart by its column index, not by its value", crash_hint=_lse_crash)
 check("masked-logsumexp", lambda: logsumexp_pallas(x_lse_big), jax.nn.logsumexp(x_lse_big, axis=1), rtol=1e-5, atol=1e-4,
       hint="exp(100) overflows float32: subtract the row maximum before exp and add it back after the log")
 
@@ -209,13 +235,15 @@ def silu_kernel(x_ref, y_ref):
 
 def silu_pallas(x):
     block = (8, pl.next_power_of_2(x.shape[1]))
-    backend = backend_for(block)
     x_pad = kernels.pad_to_blocks(x, block)
     spec = pl.BlockSpec(block_shape=block, index_map=lambda i: (i, 0))
-    y = pl.pallas_call(silu_kernel, out_shape=jax.ShapeDtypeStruct(x_pad.shape, x.dtype), grid=(x_pad.shape[0] // 8,),
-                       in_specs=[spec], out_specs=spec, interpret=backend.interpret,
-                       compiler_params=backend.compiler_params())(x_pad)
-    return y[: x.shape[0], : x.shape[1]]
+
+    def launch(backend):
+        return pl.pallas_call(silu_kernel, out_shape=jax.ShapeDtypeStruct(x_pad.shape, x.dtype), grid=(x_pad.shape[0] // 8,),
+                              in_specs=[spec], out_specs=spec, interpret=backend.interpret,
+                              compiler_params=backend.compiler_params())
+
+    return launch_on_each_platform(launch, block)(x_pad)[: x.shape[0], : x.shape[1]]
 
 
 # %%
@@ -262,7 +290,12 @@ def silu_batched_grads():
 check("silu-custom-vjp", lambda: jax.jit(jax.grad(functools.partial(silu_loss, silu_custom())))(x_silu, w_silu),
       jax.grad(functools.partial(silu_loss, jax.nn.silu))(x_silu, w_silu), rtol=1e-5, atol=1e-5,
       hint="the derivative of x·σ(x) needs the product rule (two terms), evaluated at the input x: keep x "
-           "(not the output) as the residual; the backward returns a tuple")
+           "(not the output) as the residual; the backward returns a tuple",
+      crash_hint="JAX: fwd returns a pair (output, residuals) and bwd a tuple with one cotangent per input "
+                 "((g_x,), not a bare array); bwd gets the residuals exactly as fwd returned them")
+check("silu-custom-vjp", lambda: "pallas_call" in str(jax.make_jaxpr(lambda x: silu_fwd(x)[0])(x_silu)), True,
+      hint="the forward's output must come from the Pallas op being wrapped (silu_pallas), not from "
+           "jax.nn.silu: the custom_vjp gives that kernel its derivative")
 
 # %%
 # HIDDEN TESTS: silu-custom-vjp points=2
@@ -358,6 +391,9 @@ x_silu_torch, w_silu_torch = torch.from_numpy(np.array(x_silu)), torch.from_nump
 check("torch-custom-op", stub_as_stub(lambda: torch.library.opcheck(registered_silu(), (x_silu_torch[:4],))),
       hint="the fake function must return a tensor of the output's shape, dtype and device (the output of silu "
            "has the input's shape)")
+check("torch-custom-op", stub_as_stub(lambda: torch.library.opcheck(registered_silu(), (x_silu_torch[:4].double(),))),
+      hint="PyTorch: for a float64 input the fake output must be float64 too: torch.empty(shape) makes the default "
+           "dtype (float32) whatever x is")
 check("torch-custom-op", stub_as_stub(lambda: compiled_grad(registered_silu(), x_silu_torch, w_silu_torch)),
       torch.func.grad(lambda v: (torch.nn.functional.silu(v) * w_silu_torch).sum())(x_silu_torch), rtol=1e-5, atol=1e-5,
       hint="the derivative of x·σ(x) needs the product rule (two terms), evaluated at the input x: save the input "
@@ -413,6 +449,8 @@ check("callback-median", lambda: jax.jit(row_median_jax)(x_med[0]), np.median(np
            "in x's dtype")
 check("callback-median", batched_medians, np.median(np.asarray(x_med), axis=-1),
       hint="under vmap, pure_callback needs a vmap_method that says how the host function handles a batch axis")
+check("callback-median", lambda: str(jax.jit(row_median_jax)(x_med[0].astype(jnp.float16)).dtype), "float16",
+      hint="the result has x's dtype, whatever it is: a float16 x gives float16 medians, not a fixed float32")
 
 # %%
 # HIDDEN TESTS: callback-median points=2

@@ -126,6 +126,52 @@ def test_choose_pallas_backend(platform, cc, version, block, mosaic_gpu, name):
     assert backend.line().startswith(f"Pallas backend: {name} (") and backend.reason
 
 
+def test_a_tpu_block_may_span_small_dimensions_whole():
+    tiles = kernels.choose_pallas_backend(
+        "tpu", None, (0, 10, 2), (None, None, 4, 8), array_shape=(3, 2, 4, 8)
+    )
+    assert tiles.name == "mosaic_tpu"
+    column = kernels.choose_pallas_backend(
+        "tpu", block_shape=(8, 1), array_shape=(16, 1)
+    )
+    assert column.name == "mosaic_tpu"
+    ragged = kernels.choose_pallas_backend(
+        "tpu", None, (0, 10, 2), (4, 8), array_shape=(12, 16)
+    )
+    assert ragged.name == "interpreter"
+
+
+@pytest.mark.parametrize(
+    ("platform", "cc", "cuda", "tpu"),
+    [
+        (
+            "cpu",
+            None,
+            "triton",
+            "mosaic_tpu",
+        ),  # compiled elsewhere: a Hopper GPU, a TPU
+        ("gpu", T4, "interpreter", "mosaic_tpu"),
+        ("gpu", H100, "triton", "mosaic_tpu"),
+        ("tpu", None, "triton", "mosaic_tpu"),
+    ],
+)
+def test_choose_pallas_backends_has_one_per_platform(platform, cc, cuda, tpu):
+    backends = kernels.choose_pallas_backends(platform, cc, (0, 10, 2), (8, 128))
+    assert {k: b.name for k, b in backends.items()} == {
+        "cuda": cuda, "tpu": tpu, "default": "interpreter",
+    }  # fmt: skip
+
+
+def test_per_platform_runs_this_platforms_call():
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    backends = kernels.choose_pallas_backends("cpu", None, (0, 10, 2), (8, 128))
+    calls = {"triton": 1.0, "mosaic_tpu": 2.0, "interpreter": 3.0}
+    fn = kernels.per_platform(lambda b: lambda x: x * calls[b.name], backends)
+    assert float(jax.jit(fn)(jnp.ones(()))) == 3.0  # the CPU: the default branch
+
+
 def test_only_the_triton_backend_passes_triton_compiler_params():
     pytest.importorskip("jax")
     from jax.experimental.pallas import triton as pltriton
@@ -193,16 +239,24 @@ LESSON_NAMES = {
     "softmax_bwd_jax", "loss_jax",
 }  # fmt: skip
 MASTER_NAMES = {
-    "backend_for", "tiling", "tile_ids_kernel", "tile_ids", "logsumexp_kernel",
-    "logsumexp_pallas", "silu_kernel", "silu_pallas", "silu_fwd", "silu_bwd",
-    "silu_custom", "silu_loss",
+    "launch_on_each_platform", "tiling", "tile_ids_kernel", "tile_ids",
+    "logsumexp_kernel", "logsumexp_pallas", "silu_kernel", "silu_pallas", "silu_fwd",
+    "silu_bwd", "silu_custom", "silu_loss",
 }  # fmt: skip
-# The devices whose lowering a CPU can run: (platform for the chooser, capability, export).
-DEVICES = {"h100": ("gpu", H100, "cuda"), "a100": ("gpu", A100, "cuda"),
-           "tpu": ("tpu", None, "tpu")}  # fmt: skip
+# The devices a notebook may run on, simulated: (platform, compute capability). "cpu" is
+# how the course's tests run it; its programs must lower for CUDA and TPU too.
+DEVICES = {"cpu": ("cpu", None), "t4": ("gpu", T4), "a100": ("gpu", A100),
+           "h100": ("gpu", H100), "tpu": ("tpu", None)}  # fmt: skip
+EXPORTS = ("cuda", "tpu")
 TRITON_TARGET = "__gpu$xla.gpu.triton"  # pltriton.CUSTOM_CALL_TARGET_NAME from jax 0.11
 TARGETS = {"mosaic_gpu": "mosaic_gpu_v2", "triton": TRITON_TARGET,
            "mosaic_tpu": "tpu_custom_call"}  # fmt: skip
+
+
+def _jax_version() -> tuple[int, ...]:
+    import jax
+
+    return tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
 
 
 def _defines(node: ast.stmt, names: set[str]) -> bool:
@@ -223,17 +277,25 @@ def _defines(node: ast.stmt, names: set[str]) -> bool:
     return False
 
 
-def _notebook_kernels(path: Path, names: set[str], platform: str, cc) -> dict:
-    """Run the notebook's kernel definitions as if on ``platform``: its code, its choices."""
+def _notebook_kernels(path: Path, names: set[str], device: str) -> dict:
+    """Run the notebook's kernel definitions as if on ``device``: its code, its choices."""
     import jax
     import jax.numpy as jnp
     from jax.experimental import pallas as pl
     from jax.experimental.pallas import mosaic_gpu as plgpu
 
-    version = tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
+    platform, cc = DEVICES[device]
+    version = _jax_version()
     fake = types.SimpleNamespace(**vars(kernels))
-    fake.pallas_backend = lambda block_shape=None, mosaic_gpu=True: (
-        kernels.choose_pallas_backend(platform, cc, version, block_shape, mosaic_gpu)
+    fake.pallas_backend = lambda block_shape=None, mosaic_gpu=True, array_shape=None: (
+        kernels.choose_pallas_backend(
+            platform, cc, version, block_shape, mosaic_gpu, array_shape
+        )
+    )
+    fake.pallas_backends = lambda block_shape=None, mosaic_gpu=False, array_shape=None: (
+        kernels.choose_pallas_backends(
+            platform, cc, version, block_shape, mosaic_gpu, array_shape
+        )
     )
     tree = ast.parse(path.read_text(encoding="utf-8"))
     body = [node for node in tree.body if _defines(node, names)]
@@ -242,6 +304,21 @@ def _notebook_kernels(path: Path, names: set[str], platform: str, cc) -> dict:
     exec(compile(ast.Module(body=body, type_ignores=[]), str(path), "exec"), ns)
     assert names <= set(ns), f"{path.name} no longer defines {names - set(ns)}"
     return ns
+
+
+def _expected(device: str, export: str, block, mosaic_gpu: bool, array_shape=None):
+    """The backend a kernel lowers through when a program traced on ``device`` is
+    compiled for ``export``; None where it is not meant to (a plgpu program on a TPU)."""
+    platform, cc = DEVICES[device]
+    version = _jax_version()
+    if mosaic_gpu and platform == "gpu":
+        here = kernels.choose_pallas_backend(platform, cc, version, block, True)
+        if here.name == "mosaic_gpu":
+            return here if export == "cuda" else None
+    backends = kernels.choose_pallas_backends(
+        platform, cc, version, block, False, array_shape
+    )
+    return backends[export]
 
 
 @pytest.fixture
@@ -290,25 +367,23 @@ def _export(fn, args, platform: str) -> str:
 
 
 def _lesson_cases(ns: dict) -> dict:
-    """name: (function, arguments, the backend variable that governs it)."""
+    """name: (function, arguments, (block, has a plgpu version, array shape))."""
     import jax
     import jax.numpy as jnp
 
     x, xb = jnp.ones((37, 100)), jnp.ones((3, 18, 100))
     blocks, unmasked = ns["softmax_pallas_blocks"], ns["softmax_kernel_unmasked"]
+    softmax, kernel = ((8, 128), True, None), ((8, 128), False, None)
+    tiles = ((None, None, 4, 8), False, (3, 2, 4, 8))
     return {
-        "softmax": (ns["softmax_pallas"], (x,), "PALLAS"),
-        "softmax, full size": (
-            ns["softmax_pallas"],
-            (jnp.ones((256, 1000)),),
-            "PALLAS",
-        ),
-        "softmax, pallas_call": (blocks, (x,), "PALLAS_BLOCKS"),
-        "unmasked": (functools.partial(blocks, kernel=unmasked), (x,), "PALLAS_BLOCKS"),
-        "jvp": (lambda x, t: jax.jvp(blocks, (x,), (t,)), (x, x), "PALLAS_BLOCKS"),
-        "custom_vjp grad": (jax.grad(ns["loss_jax"]), (x, x), "PALLAS"),
-        "vmap of grad": (jax.vmap(jax.grad(ns["loss_jax"])), (xb, xb), "PALLAS"),
-        "tile ids": (ns["tile_ids_pallas"], (), "PALLAS_TILES"),
+        "softmax": (ns["softmax_pallas"], (x,), softmax),
+        "softmax, full size": (ns["softmax_pallas"], (jnp.ones((256, 1000)),), softmax),
+        "softmax, pallas_call": (blocks, (x,), kernel),
+        "unmasked": (functools.partial(blocks, kernel=unmasked), (x,), kernel),
+        "jvp": (lambda x, t: jax.jvp(blocks, (x,), (t,)), (x, x), kernel),
+        "custom_vjp grad": (jax.grad(ns["loss_jax"]), (x, x), softmax),
+        "vmap of grad": (jax.vmap(jax.grad(ns["loss_jax"])), (xb, xb), softmax),
+        "tile ids": (ns["tile_ids_pallas"], (), tiles),
     }
 
 
@@ -319,14 +394,19 @@ def _master_cases(ns: dict) -> dict:
     x, xb = jnp.ones((13, 100)), jnp.ones((3, 13, 100))
     # value and gradient: the gradient alone needs no forward kernel (the residual is x)
     grad = jax.value_and_grad(functools.partial(ns["silu_loss"], ns["silu_custom"]()))
+    silu = ((8, 128), False, None)
     cases = {
-        f"tile ids {s} in {b}": (functools.partial(ns["tile_ids"], s, b), (), b)
+        f"tile ids {s} in {b}": (
+            functools.partial(ns["tile_ids"], s, b),
+            (),
+            ((None, None, *b), False, (-(-s[0] // b[0]), -(-s[1] // b[1]), *b)),
+        )
         for s, b in (((10, 12), (4, 8)), ((5, 3), (2, 2)), ((16, 9), (8, 4)))
     }
-    cases["logsumexp"] = (ns["logsumexp_pallas"], (x,), (8,))
-    cases["silu"] = (ns["silu_custom"](), (x,), (8, 128))
-    cases["silu grad"] = (grad, (x, x), (8, 128))
-    cases["vmap of silu grad"] = (jax.vmap(grad, in_axes=(0, None)), (xb, x), (8, 128))
+    cases["logsumexp"] = (ns["logsumexp_pallas"], (x,), ((8, 1), False, (16, 1)))
+    cases["silu"] = (ns["silu_custom"](), (x,), silu)
+    cases["silu grad"] = (grad, (x, x), silu)
+    cases["vmap of silu grad"] = (jax.vmap(grad, in_axes=(0, None)), (xb, x), silu)
     return cases
 
 
@@ -344,32 +424,31 @@ def _check_lowering(mlir: str, backend, triton_modules: list) -> None:
             assert not (ragged and _unmasked_stores(ir)), (ragged, _unmasked_stores(ir))
 
 
-@pytest.mark.parametrize("device", DEVICES)
-def test_lesson_kernels_lower_for_each_device(device, triton_modules):
-    pytest.importorskip("jax")
-    platform, cc, target = DEVICES[device]
-    ns = _notebook_kernels(LESSON, LESSON_NAMES, platform, cc)
-    for name, (fn, args, which) in _lesson_cases(ns).items():
-        triton_modules.clear()
-        mlir = _export(fn, args, target)
-        try:
-            _check_lowering(mlir, ns[which], triton_modules)
-        except AssertionError as err:
-            raise AssertionError(f"{name} on {device}: {err}") from None
+def _lower_all(path: Path, names: set[str], cases, device: str, triton_modules) -> None:
+    ns = _notebook_kernels(path, names, device)
+    for name, (fn, args, (block, mosaic_gpu, array_shape)) in cases(ns).items():
+        for export in EXPORTS:
+            backend = _expected(device, export, block, mosaic_gpu, array_shape)
+            if backend is None:
+                continue
+            triton_modules.clear()
+            try:
+                _check_lowering(_export(fn, args, export), backend, triton_modules)
+            except AssertionError as err:
+                where = f"{name}, traced on {device}, for {export}"
+                raise AssertionError(f"{where}: {err}") from None
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_exercise_kernels_lower_for_each_device(device, triton_modules):
+def test_lesson_kernels_lower_for_cuda_and_tpu(device, triton_modules):
     pytest.importorskip("jax")
-    platform, cc, target = DEVICES[device]
-    ns = _notebook_kernels(MASTER, MASTER_NAMES, platform, cc)
-    for name, (fn, args, block) in _master_cases(ns).items():
-        triton_modules.clear()
-        mlir = _export(fn, args, target)
-        try:
-            _check_lowering(mlir, ns["backend_for"](block), triton_modules)
-        except AssertionError as err:
-            raise AssertionError(f"{name} on {device}: {err}") from None
+    _lower_all(LESSON, LESSON_NAMES, _lesson_cases, device, triton_modules)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_exercise_kernels_lower_for_cuda_and_tpu(device, triton_modules):
+    pytest.importorskip("jax")
+    _lower_all(MASTER, MASTER_NAMES, _master_cases, device, triton_modules)
 
 
 def test_a_ragged_block_is_stored_unmasked_by_the_triton_backend(triton_modules):
@@ -407,7 +486,7 @@ def test_mosaic_gpu_softmax_body_computes_the_softmax(monkeypatch):
     from jax.experimental import pallas as pl
     from jax.experimental.pallas import mosaic_gpu as plgpu
 
-    ns = _notebook_kernels(LESSON, LESSON_NAMES, "gpu", H100)
+    ns = _notebook_kernels(LESSON, LESSON_NAMES, "h100")
     assert (
         ns["PALLAS"].name == "mosaic_gpu" and ns["softmax_pallas"] is ns["softmax_mgpu"]
     )
@@ -451,7 +530,7 @@ def test_mosaic_gpu_softmax_lowers_with_warpgroup_semantics(monkeypatch):
     import jax.numpy as jnp
     from jax.experimental.pallas import mosaic_gpu as plgpu
 
-    ns = _notebook_kernels(LESSON, LESSON_NAMES, "gpu", H100)
+    ns = _notebook_kernels(LESSON, LESSON_NAMES, "h100")
     params = plgpu.CompilerParams(lowering_semantics=plgpu.LoweringSemantics.Warpgroup)
     kernel = plgpu.kernel
     monkeypatch.setattr(
