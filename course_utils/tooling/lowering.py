@@ -277,14 +277,18 @@ def export(program: Program, platform: str, kernels_compiled: bool = True) -> An
 def _try(program: Program, platform: str, kernels_compiled: bool = True) -> str:
     """``""`` when the program lowers for ``platform``, else why not (one line).
 
-    A deprecation or future warning counts as a failure, since the course's tests and
-    executed notebooks make them errors (``course_utils.strict``); it is caught as a
-    warning here so that the lowering goes on and any later error is the one reported.
+    The warning filters in force hold (a lesson may ignore one warning on purpose), but
+    a warning they would raise as an error (``course_utils.strict`` does so for the
+    frameworks' deprecations) is recorded instead, so that the lowering goes on and a
+    later error is the one reported; failing that, the warning is.
     """
     import warnings
 
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+        warnings.filters[:] = [
+            ("always", *f[1:]) if f[0] == "error" else f for f in warnings.filters
+        ]
+        getattr(warnings, "_filters_mutated", lambda: None)()
         try:
             export(program, platform, kernels_compiled)
         except Exception as err:  # noqa: BLE001 - every error is classified by the caller
@@ -292,9 +296,8 @@ def _try(program: Program, platform: str, kernels_compiled: bool = True) -> str:
     for w in caught:
         if issubclass(w.category, DeprecationWarning | FutureWarning):
             text = str(w.message).strip().splitlines()[0]
-            return f"{w.category.__name__}: {text} (an error under the course's strict warnings)"[
-                :300
-            ]
+            why = "a deprecation is an error under the course's strict warnings"
+            return f"{w.category.__name__}: {text} ({why})"[:300]
     return ""
 
 

@@ -94,7 +94,7 @@ def test_a_deprecated_gpu_lowering_fails_as_the_strict_warnings_would():
     # jax 0.10 lowers pallas_call for cuda with Mosaic GPU by default, and deprecates it.
     cuda, tpu = lowering.check(lowering.trace(double_rows, jnp.ones((16, 128))))
     assert tpu.status == lowering.PASS
-    assert cuda.status == lowering.FAIL and "strict warnings" in cuda.reason
+    assert cuda.status == lowering.FAIL and "strict warnings" in cuda.reason, cuda
     assert cuda.reason.startswith("DeprecationWarning: ")
 
 
@@ -162,3 +162,15 @@ def test_a_program_traced_in_float64_is_lowered_in_float64():
     assert program.jaxpr.in_avals[0].dtype == jnp.float64
     # checked after the `with` block, as the recorder checks a cell's programs
     assert all(o.status == lowering.PASS for o in lowering.check(program))
+
+
+def test_a_warning_the_notebook_ignores_is_not_a_failure():
+    program = lowering.trace(double_rows, jnp.ones((16, 128)))
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore",
+            message="Using ``pl.pallas_call`` for Mosaic GPU",
+            category=DeprecationWarning,
+        )
+        cuda = lowering.check(program, platforms=["cuda"])[0]
+    assert cuda.status == lowering.PASS, cuda
