@@ -143,7 +143,8 @@ w0 = np.full(4, 2.0, np.float32)
 expected = torch_trajectory(w0, A, y, S.opt_steps)
 check("optax-match", lambda: optax_trajectory(make_tx(), w0, A, y, S.opt_steps), expected,
       rtol=1e-4, atol=1e-5,
-      hint="order matters: clip, then add the decay to the gradient, then Adam; and StepLR is a staircase")
+      hint="order matters: clip, then add the decay to the gradient, then Adam with the betas given (optax's "
+           "defaults differ); and StepLR is a staircase")
 
 # %%
 # HIDDEN TESTS: optax-match points=4

@@ -121,11 +121,40 @@ IGNORES_GRAD_OUT = (
 """
 )
 
+NO_CLIP = """
+def make_tx():
+    schedule = optax.exponential_decay(0.05, transition_steps=5, decay_rate=0.5, staircase=True)
+    return optax.chain(optax.add_decayed_weights(0.01), optax.adam(schedule, b1=0.8, b2=0.99))  # no clipping
+"""
+
+DEFAULT_BETAS = """
+def make_tx():
+    schedule = optax.exponential_decay(0.05, transition_steps=5, decay_rate=0.5, staircase=True)
+    return optax.chain(
+        optax.clip_by_global_norm(0.5),
+        optax.add_decayed_weights(0.01),
+        optax.adam(schedule),  # optax's default betas (0.9, 0.999), not torch's (0.8, 0.99) here
+    )
+"""
+
+CLIP_THE_UPDATE = """
+def make_tx():
+    schedule = optax.exponential_decay(0.05, transition_steps=5, decay_rate=0.5, staircase=True)
+    return optax.chain(
+        optax.add_decayed_weights(0.01),
+        optax.adam(schedule, b1=0.8, b2=0.99),
+        optax.clip_by_global_norm(0.5),  # clips Adam's update, not the gradient
+    )
+"""
+
 WRONG = {
     "optax-match": [
         ("decoupled AdamW decay", ADAMW, OPTAX_HINT),
         ("decay added before clipping", DECAY_BEFORE_CLIP, OPTAX_HINT),
         ("smooth exponential schedule", SMOOTH_SCHEDULE, "StepLR is a staircase"),
+        ("no clipping", NO_CLIP, OPTAX_HINT),
+        ("optax's default betas", DEFAULT_BETAS, "the betas given"),
+        ("the update clipped, after Adam", CLIP_THE_UPDATE, OPTAX_HINT),
     ],
     "orbax-resume": [
         ("saves only the model", MODEL_ONLY, "save nnx.state(optimizer) too"),
