@@ -24,15 +24,15 @@ def logsumexp_kernel(x_ref, o_ref, *, n_cols):
     cols = jax.lax.broadcasted_iota(jnp.int32, x.shape, 1)
     {mask}
     m = {m}
-    o_ref[...] = m + jnp.log(jnp.sum(jnp.exp(x - m[:, None]), axis=1))
+    o_ref[...] = m + jnp.log(jnp.sum(jnp.exp(x - m), axis=1, keepdims=True))
 """
 MASK = "x = jnp.where(cols < n_cols, x, -jnp.inf)"
-MAX = "jnp.max(x, axis=1)"
+MAX = "jnp.max(x, axis=1, keepdims=True)"
 
 LSE_NO_MASK = LSE_BODY.format(mask="pass  # padding read as it is", m=MAX)
 LSE_ZERO_FILL = LSE_BODY.format(mask="x = jnp.where(cols < n_cols, x, 0.0)", m=MAX)
 LSE_OFF_BY_ONE = LSE_BODY.format(mask=MASK.replace("<", "<="), m=MAX)
-LSE_NO_MAX = LSE_BODY.format(mask=MASK, m="jnp.zeros(x.shape[0], x.dtype)")
+LSE_NO_MAX = LSE_BODY.format(mask=MASK, m="jnp.zeros((x.shape[0], 1), x.dtype)")
 
 SILU_ONE_TERM = """
 def silu_fwd(x):
@@ -103,30 +103,95 @@ RIGHT_MEDIAN = {
 MEDIAN_SHAPE = MEDIAN_BODY.format(**{**RIGHT_MEDIAN, "shape": "x.shape"})
 MEDIAN_NO_VMAP = MEDIAN_BODY.format(**{**RIGHT_MEDIAN, "vmap": ""})
 
+TILING_ONE_TOO_MANY = """
+def tiling(shape, block):
+    grid = ((shape[0] + block[0]) // block[0], (shape[1] + block[1]) // block[1])  # cdiv, off by one
+    return grid, lambda i, j: (i, j)
+"""
+
+LSE_NAN_TO_NEG_INF = LSE_BODY.format(
+    mask="x = jnp.where(jnp.isnan(x), -jnp.inf, x)  # finds the padding by its value",
+    m=MAX,
+)
+LSE_NO_KEEPDIMS = """
+def logsumexp_kernel(x_ref, o_ref, *, n_cols):
+    x = x_ref[...]
+    cols = jax.lax.broadcasted_iota(jnp.int32, x.shape, 1)
+    x = jnp.where(cols < n_cols, x, -jnp.inf)
+    m = jnp.max(x, axis=1)  # (8,): the column axis reduced away
+    o_ref[...] = m + jnp.log(jnp.sum(jnp.exp(x - m), axis=1))
+"""
+
+SILU_FWD_JAX_SILU = """
+def silu_fwd(x):
+    return jax.nn.silu(x), x  # the same values, but not the Pallas kernel
+
+
+def silu_bwd(residuals, g):
+    s = jax.nn.sigmoid(residuals)
+    return (g * s * (1 + residuals * (1 - s)),)
+"""
+
+SILU_FWD_NO_RESIDUALS = """
+def silu_fwd(x):
+    return silu_pallas(x)  # no residuals
+
+
+def silu_bwd(residuals, g):
+    s = jax.nn.sigmoid(residuals)
+    return (g * s * (1 + residuals * (1 - s)),)
+"""
+
+OP_FAKE_DEFAULT_DTYPE = OP_BODY.format(**{**RIGHT_OP, "fake": "torch.empty(x.shape)"})
+
+MEDIAN_FLOAT32 = """
+def row_median_jax(x):
+    def host(a):
+        return np.median(a, axis=-1).astype(np.float32)
+
+    out = jax.ShapeDtypeStruct(x.shape[:-1], jnp.float32)  # a fixed dtype
+    return jax.pure_callback(host, out, x, vmap_method="broadcast_all")
+"""
+
 WRONG = {
     "tiling": [
         ("n // block programs", TILING_FLOOR, "not n // block"),
         ("element offsets", TILING_OFFSETS, "not element offsets"),
         ("ids swapped", TILING_SWAPPED, "returns block indices"),
+        ("(n + block) // block programs", TILING_ONE_TOO_MANY, "one program too many"),
     ],
     "masked-logsumexp": [
         ("no mask", LSE_NO_MASK, "mask them to -inf"),
         ("padding filled with 0", LSE_ZERO_FILL, "0 is not neutral"),
         ("cols <= n_cols", LSE_OFF_BY_ONE, "cols <= n_cols lets one padded column in"),
         ("no maximum subtracted", LSE_NO_MAX, "subtract the row maximum"),
+        ("the padding found by its NaN value", LSE_NAN_TO_NEG_INF, "not by its value"),
+        ("no keepdims: an (8,) maximum", LSE_NO_KEEPDIMS, "with keepdims=True"),
     ],
     "silu-custom-vjp": [
         ("one term of the product rule", SILU_ONE_TERM, "product rule"),
         ("derivative at the output", SILU_AT_OUTPUT, "evaluated at the input x"),
-        ("backward not a tuple", SILU_NOT_TUPLE, "returns a tuple"),
+        ("backward not a tuple", SILU_NOT_TUPLE, "not a bare array"),
+        (
+            "forward by jax.nn.silu, not the kernel",
+            SILU_FWD_JAX_SILU,
+            "must come from the Pallas op",
+        ),
+        ("forward without residuals", SILU_FWD_NO_RESIDUALS, "fwd returns a pair"),
     ],
     "torch-custom-op": [
         ("fake of the wrong shape", OP_FAKE_SHAPE, "the fake function must return"),
         ("output saved", OP_SAVES_OUTPUT, "save the input"),
         ("one term of the product rule", OP_ONE_TERM, "product rule"),
+        (
+            "fake in the default dtype",
+            OP_FAKE_DEFAULT_DTYPE,
+            "the fake output must be float64",
+        ),
     ],
     "callback-median": [
         ("result shape of the input", MEDIAN_SHAPE, "one median per row"),
         ("no vmap_method", MEDIAN_NO_VMAP, "needs a vmap_method"),
+        ("always float32", MEDIAN_FLOAT32, "not a fixed float32"),
     ],
 }
