@@ -369,6 +369,12 @@ check("vmap-rollout", lambda: jax.jit(rollout_all_jax)(jnp.asarray(states_np), j
 check("vmap-rollout", lambda: rollout_all_torch(torch.from_numpy(states_np), torch.from_numpy(actions_np))[1],
       expected_totals, hint="torch.where(alive, reward, 0.0), then alive = alive & ~done",
       crash_hint="PyTorch: torch.func.vmap cannot batch a Python `if` on a tensor; select with torch.where")
+_state_hint = ("return the state after all T steps (the carry that comes out of the loop), not the "
+               "initial one: the environment keeps stepping after done")
+check("vmap-rollout", lambda: jax.jit(rollout_all_jax)(jnp.asarray(states_np), jnp.asarray(actions_np))[0],
+      expected_states, rtol=1e-4, atol=1e-5, hint="JAX: " + _state_hint)
+check("vmap-rollout", lambda: rollout_all_torch(torch.from_numpy(states_np), torch.from_numpy(actions_np))[0],
+      expected_states, rtol=1e-4, atol=1e-5, hint="PyTorch: " + _state_hint)
 
 # %%
 # HIDDEN TESTS: vmap-rollout points=4

@@ -418,7 +418,8 @@ _expected_ce = torch.nn.functional.cross_entropy(torch.from_numpy(logits_np), to
 _ce_jit = jax.jit(lambda a, b: cross_entropy_like_torch(a, b, label_smoothing=0.1))
 check("cross-entropy", lambda: _ce_jit(jnp.asarray(logits_np), jnp.asarray(labels_np)),
       _expected_ce, rtol=1e-5, atol=1e-6,
-      hint="smooth the one-hot target, then average only over labels != ignore_index; under jax.jit the "
+      hint="smooth the one-hot target as PyTorch does (every class, the true one included, gets s / C), then "
+           "average only over labels != ignore_index; under jax.jit the "
            "shapes must not depend on values: mask with jnp.where, no boolean indexing or Python if",
       crash_hint="JAX: under jax.jit the shapes must not depend on values: no boolean indexing or "
                  "Python if on a traced value; mask with jnp.where")

@@ -172,6 +172,16 @@ TORCH_FARTHEST_CENTROID = _kmeans(
     "farthest = d2.max(dim=1).values.topk(C.shape[0]).indices  # from the farthest centroid",
 )
 
+JAX_INITIAL_STATE = _variant(
+    "    (s, _, total), _ = jax.lax.scan(body, init, actions)\n    return s, total",
+    "    (s, _, total), _ = jax.lax.scan(body, init, actions)\n    return state, total  # the input",
+)
+
+TORCH_INITIAL_STATE = _variant(
+    "        alive = alive & ~done\n    return s, total",
+    "        alive = alive & ~done\n    return state, total  # the input",
+)
+
 WRONG = {
     "torch-schedule": [
         ("calls the uncompiled step", UNCOMPILED, "train_step_c (the compiled step)"),
@@ -207,6 +217,16 @@ WRONG = {
             "select with torch.where",
         ),
         ("PyTorch: counts rewards after done", TORCH_NO_ALIVE, "torch.where(alive"),
+        (
+            "JAX: returns the initial state",
+            JAX_INITIAL_STATE,
+            "JAX: return the state after",
+        ),
+        (
+            "PyTorch: returns the initial state",
+            TORCH_INITIAL_STATE,
+            "PyTorch: return the state after",
+        ),
     ],
     "kmeans-step": [
         (

@@ -119,6 +119,26 @@ def cross_entropy_like_torch(logits, labels, *, label_smoothing=0.0, ignore_inde
     return jnp.sum(jnp.where(valid, per_example, 0.0)) / jnp.sum(valid)
 """
 
+CE_MEAN_OVER_ALL = """
+def cross_entropy_like_torch(logits, labels, *, label_smoothing=0.0, ignore_index=-100):
+    valid = labels != ignore_index
+    safe = jnp.where(valid, labels, 0)
+    target = optax.smooth_labels(jax.nn.one_hot(safe, logits.shape[-1]), label_smoothing)
+    per_example = optax.softmax_cross_entropy(logits, target)
+    return jnp.mean(jnp.where(valid, per_example, 0.0))  # the ignored rows still count in the mean
+"""
+
+CE_SMOOTHING_OVER_OTHERS = """
+def cross_entropy_like_torch(logits, labels, *, label_smoothing=0.0, ignore_index=-100):
+    valid = labels != ignore_index
+    safe = jnp.where(valid, labels, 0)
+    n = logits.shape[-1]
+    onehot = jax.nn.one_hot(safe, n)
+    target = (1 - label_smoothing) * onehot + label_smoothing / (n - 1) * (1 - onehot)  # s over the others
+    per_example = optax.softmax_cross_entropy(logits, target)
+    return jnp.sum(jnp.where(valid, per_example, 0.0)) / jnp.sum(valid)
+"""
+
 WRONG = {
     "conv1d-converter": [
         ("reshape instead of transpose", CONV_RESHAPED, "reverse the axes"),
@@ -167,6 +187,16 @@ WRONG = {
             "average only over labels != ignore_index",
         ),
         ("label smoothing left out", CE_NO_SMOOTHING, "smooth the one-hot target"),
+        (
+            "the mean over every example",
+            CE_MEAN_OVER_ALL,
+            "average only over labels != ignore_index",
+        ),
+        (
+            "s spread over the other classes",
+            CE_SMOOTHING_OVER_OTHERS,
+            "the true one included",
+        ),
         (
             "ignore_index hard-coded to -100",
             CE_HARDCODED_MINUS_100,
