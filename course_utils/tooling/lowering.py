@@ -234,8 +234,8 @@ def _callable(
     )
     specs = const_specs + program.specs
 
-    def run(*args: Any) -> Any:
-        return core.eval_jaxpr(open_jaxpr, (), *args)
+    def run(*args: Any) -> tuple[Any, ...]:  # a tuple, as out_shardings is one
+        return tuple(core.eval_jaxpr(open_jaxpr, (), *args))
 
     run.__name__ = run.__qualname__ = program.name
     in_shardings = tuple(s.sharding for s in specs)
@@ -246,9 +246,12 @@ def _callable(
 
 
 def first_line(err: BaseException) -> str:
-    """``ValueError: ...``: the error's first non-empty line, at most 300 characters."""
+    """``ValueError: ...``: the error's first line (and the next, after a colon), cut at 300."""
     lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
-    return f"{type(err).__name__}: {lines[0] if lines else ''}"[:300]
+    text = (
+        " ".join(lines[:2]) if lines and lines[0].endswith(":") else "".join(lines[:1])
+    )
+    return f"{type(err).__name__}: {text}"[:300]
 
 
 def export(program: Program, platform: str, kernels_compiled: bool = True) -> Any:

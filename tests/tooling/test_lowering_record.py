@@ -40,6 +40,15 @@ SCRIPT = textwrap.dedent(
 
     with jax.set_mesh(mesh):  # as lesson 05 does
         sharded_mean(x)
+    # in and out shardings given to jit, as course_utils.gpt.shard.jit_step does
+    auto = jax.make_mesh((2, 4), ("data", "model"), (jax.sharding.AxisType.Auto,) * 2)
+    w_sh, x_sh = NamedSharding(auto, P(None, "model")), NamedSharding(auto, P("data"))
+    sgd = jax.jit(
+        lambda w, x: (w - (x @ w).sum(), (x @ w).mean()),
+        in_shardings=(w_sh, x_sh),
+        out_shardings=(w_sh, NamedSharding(auto, P())),
+    )
+    sgd(jnp.ones((4, 8)), jnp.ones((6, 4)))
     rec.RECORDER.flush(2, "cell two")
     print(json.dumps(rec.RECORDER.report()))
     """
@@ -63,8 +72,9 @@ def test_a_kernel_records_jitted_programs_and_leaves_eager_ones_out():
     ]
     assert {o["status"] for o in one["outcomes"] + two["outcomes"]} == {"pass"}
     # device_put's own slicing program (jax's), then the sharded step on the mesh
-    sharded = [o for o in two["outcomes"] if o["function"] == "sharded_mean"]
-    assert [o["platform"] for o in sharded] == ["cuda", "tpu"]
+    for name in ("sharded_mean", "<lambda>"):
+        found = [o["platform"] for o in two["outcomes"] if o["function"] == name]
+        assert found == ["cuda", "tpu"], name
     assert report["programs"] == 2 + len(two["outcomes"]) // 2
 
 
