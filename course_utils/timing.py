@@ -800,8 +800,8 @@ def compile_report(
     PyTorch's Dynamo is reset (``torch._dynamo.reset()``, every compiled
     function) and Inductor works in an empty, throw-away cache directory (FX
     graph, AOTAutograd and kernel caches; remote caches off). What stays warm
-    is the process: modules imported, the C++ compiler's files in the OS's
-    file cache. ``cold=False`` times the first call with the caches as they
+    is the process: modules imported, Inductor's probe of the CPU's vector
+    instructions, the C++ compiler's files in the OS's file cache. ``cold=False`` times the first call with the caches as they
     are; either way ``caches`` reports the hits and misses.
 
     ``eager=True`` times the uncompiled function too (``fn.__wrapped__`` / the
@@ -1009,19 +1009,40 @@ def _clear_inductor_memory() -> None:
         clear()
 
 
+def _probe_vector_isa() -> None:
+    """Let Inductor find which vector instructions this CPU has, where it keeps the answer.
+
+    Inductor probes the CPU by compiling and loading a small C++ program per
+    instruction set (seconds each), caching the programs in its cache
+    directory and the answer in memory. It is a fact about the machine, not
+    part of compiling a graph: asked here, before the empty directory, it is
+    answered once per process from the usual directory.
+    """
+    try:
+        from torch._inductor import cpu_vec_isa
+    except ImportError:  # pragma: no cover - another torch layout
+        return
+    probe = getattr(cpu_vec_isa, "valid_vec_isa_list", None)
+    if probe is not None:
+        probe()
+
+
 @contextlib.contextmanager
 def cold_inductor_cache() -> Iterator[str]:
     """An empty, throw-away Inductor cache directory for the block (yields its path).
 
     Inside it torch.compile finds no FX graph, AOTAutograd or kernel cache
     entry and no in-memory compiled code, and remote caches are off, so it
-    compiles from scratch. Call ``torch._dynamo.reset()`` first for a cold
-    start of Dynamo too. Outside the block the previous directory is back.
+    compiles from scratch. Which vector instructions the CPU supports (a
+    probe of the machine, not of the graph) is settled before, outside it.
+    Call ``torch._dynamo.reset()`` first for a cold start of Dynamo too.
+    Outside the block the previous directory is back.
     """
     import tempfile
 
     import torch._inductor.config as inductor_config
 
+    _probe_vector_isa()
     saved = {
         k: os.environ.get(k) for k in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
     }

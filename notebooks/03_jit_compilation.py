@@ -500,7 +500,9 @@ print("both functions agree across frameworks")
 # cache would: for JAX, `jax.clear_caches()` with the persistent cache off; for PyTorch,
 # `torch._dynamo.reset()` and an empty, throw-away Inductor cache directory (FX graph,
 # AOTAutograd and compiled-kernel caches). What stays warm is the process itself: modules
-# imported, and the C++ compiler's files in the operating system's file cache. Without that,
+# imported, Inductor's probe of which vector instructions this CPU has (a fact about the machine,
+# settled once per process), and the C++ compiler's files in the operating system's file cache.
+# Without that,
 # PyTorch's first call could read the graph an earlier run compiled from Inductor's disk cache
 # (on by default) while JAX compiled from scratch, and the two first calls would not measure the
 # same thing.
