@@ -292,13 +292,13 @@ def filter_triton_deprecation(*backends: PallasBackend) -> str:
     message, so every other deprecation still fails the run. Returns a line saying so.
     """
     if not any(b.name == "triton" for b in backends):
-        return "Pallas's Triton backend: not used by these kernels here"
+        return "Pallas's Triton backend: not used by these kernels"
     warnings.filterwarnings(
         "ignore", message=PALLAS_TRITON_DEPRECATION, category=DeprecationWarning
     )
     return (
         f'Pallas\'s Triton backend: jax 0.11+ warns "{PALLAS_TRITON_DEPRECATION} ..."; '
-        "that message alone is filtered"
+        "that message alone is filtered, for the kernels that may lower there"
     )
 
 

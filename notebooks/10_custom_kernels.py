@@ -101,7 +101,8 @@ PALLAS = kernels.pallas_backend((S.block_rows, 128))  # the softmax: it has a pl
 PALLAS_BLOCKS = kernels.pallas_backend((S.block_rows, 128), mosaic_gpu=False)  # pallas_call
 print(PALLAS.line())
 print("pallas_call kernels:", PALLAS_BLOCKS.line())
-print(kernels.filter_triton_deprecation(PALLAS, PALLAS_BLOCKS))
+# A program traced here may be compiled for CUDA, whose pallas_call is Triton's: filter for it too.
+print(kernels.filter_triton_deprecation(PALLAS, *kernels.pallas_backends((S.block_rows, 128)).values()))
 
 # %% [markdown]
 # The lines above are this run's conditions. The last two cells say how each kernel language
@@ -121,15 +122,15 @@ print(kernels.filter_triton_deprecation(PALLAS, PALLAS_BLOCKS))
 # | a TPU | **Mosaic TPU**; blocks tiled by (8, 128) in their last two dimensions | `pl.pallas_call` |
 # | below sm_80 (Colab's free T4 is sm_75), a CPU, a TPU block off the tiling | the **interpreter** | `pl.pallas_call(..., interpret=True)` |
 #
-# Since jax 0.10 a `pallas_call` without compiler parameters lowers through Mosaic GPU on a
-# CUDA device, and that route is itself deprecated in favour of `plgpu.kernel`; so the lesson
-# writes its softmax twice in Pallas, with `BlockSpec`s for `pallas_call` and once more for
+# Since jax 0.10 a `pallas_call` without compiler parameters lowers through Mosaic GPU on a CUDA
+# device, and that route is itself deprecated in favour of `plgpu.kernel`; so the lesson writes
+# its softmax twice in Pallas, with `BlockSpec`s for `pallas_call` and once more for
 # `plgpu.kernel`, and says which one runs. Kernels with blocks smaller than a Mosaic GPU
-# warpgroup's 128 lanes (section 2's tiles) and the `pallas_call` demonstrations take the
-# Triton backend on a GPU, whose deprecation warning is filtered by its message only, where it
-# is used. The course's tests lower every kernel for CUDA (each backend the helper can pick)
-# and for TPU on a CPU machine, with `jax.export`, so the GPU and TPU routes are checked even
-# where they cannot run.
+# warpgroup's 128 lanes (section 2's tiles) and the `pallas_call` demonstrations take the Triton
+# backend on a GPU, whose deprecation warning (jax 0.11 and later) is filtered by its message
+# only, wherever a kernel may lower through it. The course's tests lower every kernel for CUDA
+# (each backend the helper can pick) and for TPU on a CPU machine, with `jax.export`, so the GPU
+# and TPU routes are checked even where they cannot run.
 #
 # Triton is an **optional extra**: its wheel is about 200 MB (about 690 MB installed), so the
 # default install leaves it out. Without it, the Triton cell above says why and how to install
@@ -408,7 +409,7 @@ tile_grid = (-(-TILE_SHAPE[0] // TILE_BLOCK[0]), -(-TILE_SHAPE[1] // TILE_BLOCK[
 PALLAS_TILES = kernels.pallas_backend((None, None, *TILE_BLOCK), array_shape=(*tile_grid, *TILE_BLOCK))
 print(f"array {TILE_SHAPE}, blocks {TILE_BLOCK}: grid {tile_grid} = {tile_grid[0] * tile_grid[1]} programs")
 print("tiles:", PALLAS_TILES.line())
-print(kernels.filter_triton_deprecation(PALLAS_TILES))
+print(kernels.filter_triton_deprecation(*kernels.pallas_backends(TILE_BLOCK).values()))
 
 # %%
 # PyTorch: Triton computes element offsets and masks them

@@ -78,7 +78,7 @@ def launch_on_each_platform(launch, block, array_shape=None):
 
 BACKEND = kernels.pallas_backend((8, 128), mosaic_gpu=False)
 print(BACKEND.line())
-print(kernels.filter_triton_deprecation(BACKEND))
+print(kernels.filter_triton_deprecation(*kernels.pallas_backends((8, 128)).values()))  # CUDA's call included
 
 
 # %% [markdown]
