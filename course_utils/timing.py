@@ -1,6 +1,6 @@
 """Honest timing for JAX and PyTorch: synchronise, separate compile from steady state, repeat.
 
-The rules (COURSE_DESIGN.md, "Timing rules") live here so notebooks never hand-roll
+The timing rules (CONTRIBUTING.md, "Notebooks") live here so notebooks never hand-roll
 a timer: every output is synchronised inside the timed region, the first call is
 timed on its own, the garbage collector is off while timing, repetition adapts to
 a target time, the median and IQR are reported, noisy runs and compilations in

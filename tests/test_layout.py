@@ -1,4 +1,4 @@
-"""The house rules of ``course_utils`` (STYLE.md, "The helper package"), checked on every run.
+"""The house rules of ``course_utils`` (CONTRIBUTING.md, "The package's layout"), checked on every run.
 
 - rooms by audience: what a lesson imports never imports ``tooling`` or ``grading``;
 - no import cycles inside the package;
@@ -318,3 +318,23 @@ def test_each_room_lists_its_modules(room):
     assert not missing, (
         f"course_utils/{room}/__init__.py's docstring does not list {missing}"
     )
+
+
+OUTSIDE = ("STYLE.md", "COURSE_DESIGN.md", "../shared/")
+
+
+def test_no_file_refers_to_a_file_outside_the_repository():
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    me = Path(__file__).relative_to(ROOT).as_posix()
+    bad = []
+    for rel in tracked:
+        path = ROOT / rel
+        if rel == me or path.suffix not in (".py", ".md", ".toml", ".yml", ".cfg", ""):
+            continue
+        if not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        bad += [f"{rel}: {name}" for name in OUTSIDE if name in text]
+    assert not bad, "files citing documents a clone does not have:\n" + "\n".join(bad)

@@ -1,6 +1,6 @@
 """The exercise marker grammar: masters in ``solutions/`` become student notebooks in ``exercises/``.
 
-Markers (nbgrader's syntax, see COURSE_DESIGN.md):
+Markers (nbgrader's syntax; docs/AUTHORING.md, "Exercise masters"):
 
 - a solution code cell starts with ``# EXERCISE: <id>`` and holds one or more
   ``### BEGIN SOLUTION`` / ``### END SOLUTION`` regions, replaced in the
