@@ -438,7 +438,9 @@ plt.tight_layout()
 # %% [markdown]
 # On the left, on a log scale, a gap of a fraction of a percent between curves cannot be seen.
 # The right panel plots the gap itself, each framework's bfloat16 loss minus its float32 loss
-# at every step; the table puts numbers on it. "Final" is the last step's loss; "mean of the
+# at every step. A gap that stays near zero and changes sign from step to step is rounding
+# noise; one that drifts away from zero and stays there would be a systematic cost of the
+# 16-bit arithmetic. The table puts numbers on it. "Final" is the last step's loss; "mean of the
 # last 10" smooths over the batch-to-batch
 # noise; the last column is the mean absolute gap between a run's curve and its own framework's
 # float32 curve, over all steps.
@@ -549,6 +551,16 @@ def fc1_grad_jax(dtype, scale=1.0):
 g32_jax = fc1_grad_jax(jnp.float32)
 g16_jax = {scale: fc1_grad_jax(jnp.float16, scale) for scale in (1.0, 2.0**16)}
 
+# %% [markdown]
+# The two functions read alike on purpose. Each takes the float32-trained weights, computes the
+# loss on the last batch with float16 activations (PyTorch through autocast, which casts a
+# matmul's inputs and weights as it runs; JAX through a model whose layers compute in
+# float16 and store float32 parameters), multiplies the loss by `scale` before the backward
+# pass and divides the first layer's gradient by it afterwards, in float32. With `scale` 1
+# nothing is rescaled, which is what training in float16 without `GradScaler` does. The
+# float32 gradients of the two frameworks are checked equal first, so the float16 rows below
+# compare the same numbers.
+
 # %%
 assert_close(g32_torch, g32_jax, rtol=1e-4, atol=1e-6, name="float32 fc1 gradient")
 tiny16 = float(np.finfo(np.float16).tiny)
@@ -575,6 +587,13 @@ display(Markdown("| fc1 gradient entries | PyTorch | JAX |\n|---|---:|---:|\n" +
 # halves the scale). Whatever the numbers of this run, that is the whole case for loss
 # scaling: what the small gradients lose is the difference between the unscaled and the
 # scaled rows. `GradScaler` does exactly this on every step, with a scale it adjusts.
+#
+# The share in the first row grows as training goes on: gradients shrink as the loss falls,
+# so the longer the run (full mode trains ten times as many steps as smoke mode), the more of
+# them sit below float16's smallest normal. That is why float16 training without a scaler
+# can look fine for a while and then stall: the updates that would have continued the
+# descent are the ones rounded away. bfloat16 shares float32's smallest normal, so the same
+# gradients stay normal numbers there; what bfloat16 loses instead is precision, everywhere.
 
 # %%
 # PyTorch: float16 autocast with GradScaler (one step)
@@ -1306,6 +1325,15 @@ mask_again_jax = dropout_jax(jnp.ones((16, 64))) != 0
 rng_state = nnx.to_pure_dict(nnx.state(dropout_jax))["rngs"]
 print(f"second call: {float((mask_again_jax == mask_jax).mean()):.1%} of positions agree with the first; "
       f"the layer's counter now reads {int(rng_state['count'])}")
+
+# %% [markdown]
+# The printed agreement is what two independent masks give, and the counter says how many
+# masks the layer has drawn. Nothing is hidden in the sense that matters for debugging: the
+# counter and the key can be read, saved, restored and passed around like the parameters, and
+# a model rebuilt with the same `nnx.Rngs` seed draws the same sequence of masks. But two
+# calls of one layer do not give one mask, so to compare or replay dropout exactly, either
+# rebuild the layer (or restore its state) before each call, or give both frameworks the
+# masks, as the next cells do.
 
 # %%
 mask_stream = np.random.default_rng(0)  # one stream both frameworks read
