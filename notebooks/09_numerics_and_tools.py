@@ -1317,7 +1317,8 @@ print(f"the two masks agree on {100 * agree:.1f} % of positions (independent mas
 # the counter into the key and advances it, so calling the same layer again draws a new mask.
 # The state is explicit (it is in `nnx.state(dropout_jax)`, next to the parameters, and
 # `nnx.jit` carries it in and out like any other variable), but it is state: the mask a call
-# gets depends on how many calls came before, as in PyTorch.
+# gets depends on how many calls came before, as in PyTorch. The layer above was built with
+# `nnx.Rngs(dropout=0)`, so its first mask is the one key 0 gives; the cell below calls it again.
 
 # %%
 # JAX: the same nnx.Dropout called again draws a new mask; its counter is layer state
