@@ -155,19 +155,7 @@ def choose_pallas_backend(
     if block_shape is not None:
         block_shape = tuple(1 if b is None else b for b in block_shape)
     if platform == "tpu":
-        if block_shape is not None:
-            dims = (8, 128) if len(block_shape) >= 2 else (128,)
-            tail = block_shape[-len(dims) :]
-            whole = (
-                tuple(array_shape[-len(dims) :]) if array_shape else (0,) * len(dims)
-            )
-            if any(b % d and b != n for b, d, n in zip(tail, dims, whole, strict=True)):
-                return PallasBackend(
-                    "interpreter",
-                    f"Mosaic TPU tiles blocks by {dims}; a {tuple(block_shape)} block "
-                    "does not fit",
-                )
-        return PallasBackend("mosaic_tpu", "a TPU")
+        return _tpu_backend(block_shape, array_shape)
     if platform != "gpu":
         return PallasBackend("interpreter", f"Pallas has no {platform} backend")
     cc = tuple(compute_capability or (0, 0))
@@ -192,6 +180,23 @@ def choose_pallas_backend(
     else:
         why = "this jax predates the plgpu.kernel API the course uses (0.10.2)"
     return PallasBackend("triton", f"a {sm} GPU; not Mosaic GPU: {why}")
+
+
+def _tpu_backend(
+    block_shape: tuple[int, ...] | None, array_shape: tuple[int, ...] | None
+) -> PallasBackend:
+    """Mosaic TPU when the block tiles by (8, 128) (or spans a dimension whole)."""
+    if block_shape is not None:
+        dims = (8, 128) if len(block_shape) >= 2 else (128,)
+        tail = block_shape[-len(dims) :]
+        whole = tuple(array_shape[-len(dims) :]) if array_shape else (0,) * len(dims)
+        if any(b % d and b != n for b, d, n in zip(tail, dims, whole, strict=True)):
+            return PallasBackend(
+                "interpreter",
+                f"Mosaic TPU tiles blocks by {dims}; a {tuple(block_shape)} block "
+                "does not fit",
+            )
+    return PallasBackend("mosaic_tpu", "a TPU")
 
 
 def _prod(shape: tuple[int, ...]) -> int:

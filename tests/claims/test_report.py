@@ -95,7 +95,9 @@ def test_a_table_of_contended_outcomes_says_the_remedy_once():
         )
         for claim in (CLAIM, HIGH)
     ]
-    assert all(judging.CONTENDED_REMEDY in o.explanation for o in outcomes)  # the record
+    assert all(
+        judging.CONTENDED_REMEDY in o.explanation for o in outcomes
+    )  # the record
     for text in (report.table(outcomes), report.text_table(outcomes)):
         assert text.count(judging.CONTENDED_REMEDY) == 1, text
         assert text.count("Not judged, the run was contended") == 2
