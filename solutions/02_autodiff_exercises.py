@@ -159,7 +159,8 @@ check("grad-accum", lambda: accumulate_jit(params, jnp.asarray(X_np), jnp.asarra
                                  "(jnp.split takes the number of pieces, unlike torch.split's piece size)")
 check("grad-accum", lambda: _torch_accumulated(4), full_batch, rtol=1e-4, atol=1e-6,
       hint="scale each micro-batch loss by 1 / n_micro, and backward() once per micro-batch, over n_micro "
-           "pieces (torch.split takes a piece size, torch.chunk a number of pieces)")
+           "pieces (torch.split takes a piece size, torch.chunk a number of pieces); clear .grad once before "
+           "the micro-batches, not per micro-batch")
 
 
 def _torch_accumulated_twice(n_micro):

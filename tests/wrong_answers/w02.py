@@ -346,7 +346,7 @@ WRONG["grad-accum"] += [
     (
         "zero_grad inside the loop",
         ACCUM_ZERO_IN_LOOP,
-        "backward() once per micro-batch",
+        "not per micro-batch",
     ),
 ]
 
