@@ -120,6 +120,11 @@ class LoweringCheck(pytest.Item):
             pytest.skip(report["disabled"])
         sources = [c.source for c in nb.nb.cells if c.cell_type == "code"]
         failures, skips = lowering_record.findings(report, sources)
+        for entry, label in zip(
+            report["cells"], lowering_record.cell_labels(report, sources), strict=True
+        ):
+            entry["cell"] = label  # nbval's name for it, kept in the report file
+        path.write_text(json.dumps(report, indent=1), encoding="utf-8")
         self.add_report_section("call", "lowering skipped", "\n".join(skips))
         if failures:
             raise LoweringFailed(

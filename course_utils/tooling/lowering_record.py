@@ -73,10 +73,9 @@ def _name(jaxpr: Any, name: str) -> str:
     """
     info = getattr(jaxpr.jaxpr.debug_info, "func_src_info", None) or ""
     found = jaxpr.jaxpr.eqns
-    if "/jax/_src/" in info.replace("\\", "/"):
-        name = found[0].primitive.name if len(found) == 1 else name
-    elif len(found) != 1:
-        return name
+    if "/jax/_src/" not in info.replace("\\", "/"):
+        return name  # the notebook's own function
+    name = found[0].primitive.name if len(found) == 1 else name
     caller = _caller()
     return f"{caller}: {name}" if caller not in ("", name) else name
 
@@ -156,7 +155,10 @@ class Recorder:
             self.busy = False
             self.seconds += time.perf_counter() - start
         if outcomes:
-            self.cells.append({"cell": cell, "source": source, "outcomes": outcomes})
+            # IPython's execution count (nbval runs cells without one: the test names
+            # the cell by its source instead, see cell_labels)
+            entry = {"execution_count": cell, "source": source, "outcomes": outcomes}
+            self.cells.append(entry)
 
     def _off(self) -> bool:
         """On a GPU or TPU the notebook built its programs for that chip: nothing to check."""
@@ -259,7 +261,7 @@ def write_report(path: str) -> None:
     Path(path).write_text(json.dumps(RECORDER.report(), indent=1), encoding="utf-8")
 
 
-def _cell_numbers(report: dict[str, Any], sources: list[str]) -> list[str]:
+def cell_labels(report: dict[str, Any], sources: list[str]) -> list[str]:
     """``Cell 12`` (nbval's count of code cells) for each reported cell, in order."""
     labels, start = [], 0
     for entry in report["cells"]:
@@ -282,9 +284,7 @@ def findings(report: dict[str, Any], sources: list[str]) -> tuple[list[str], lis
     """
     failures = [f"the checker itself: {e}" for e in report["errors"]]
     skips = []
-    for label, entry in zip(
-        _cell_numbers(report, sources), report["cells"], strict=True
-    ):
+    for label, entry in zip(cell_labels(report, sources), report["cells"], strict=True):
         for o in entry["outcomes"]:
             line = f"{label}, {o['function']}, {o['platform']}: {o['reason']}"
             if o["status"] == lowering.FAIL:

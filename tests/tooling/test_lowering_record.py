@@ -85,7 +85,7 @@ def _report(*cells):
 def _cell(source, *outcomes):
     keys = ("function", "platform", "status", "reason")
     return {
-        "cell": None,
+        "execution_count": None,
         "source": source,
         "outcomes": [dict(zip(keys, o, strict=True)) for o in outcomes],
     }
