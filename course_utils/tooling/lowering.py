@@ -103,7 +103,8 @@ class Outcome:
     reason: str = ""  # the error's first line (FAIL) or why it was not checked (SKIP)
 
 
-def _jaxprs(value: Any) -> Iterator[Any]:
+def jaxprs_in(value: Any) -> Iterator[Any]:
+    """The jaxprs an equation parameter holds (none, one, or a tuple of branches)."""
     from jax._src import core
 
     for v in value if type(value) in (tuple, list) else (value,):
@@ -119,7 +120,7 @@ def eqns(jaxpr: Any) -> Iterator[Any]:
     for eqn in inner.eqns:
         yield eqn
         for value in eqn.params.values():
-            for sub in _jaxprs(value):
+            for sub in jaxprs_in(value):
                 yield from eqns(sub)
 
 

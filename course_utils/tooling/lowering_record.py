@@ -49,7 +49,9 @@ def _is_trivial(jaxpr: Any) -> bool:
         return False
     return not found or (
         found[0].primitive.name != "pallas_call"
-        and not any(True for v in found[0].params.values() for _ in lowering._jaxprs(v))
+        and not any(
+            True for v in found[0].params.values() for _ in lowering.jaxprs_in(v)
+        )
     )
 
 
@@ -94,9 +96,8 @@ class Recorder:
         self.errors: list[str] = []
         # While checking, the checker's own compilations are not recorded.
         self.busy = False
-        self.backend: str | None = (
-            None  # JAX's default backend, read at the first check
-        )
+        # JAX's default backend, read at the first check.
+        self.backend: str | None = None
 
     def record(self, meta_tys: Any, params: dict[str, Any]) -> None:
         """Keep one program that ``jit`` is about to lower (``_resolve_and_lower``'s args)."""
