@@ -66,7 +66,7 @@ site: course
 # so that .ci/run can tell "no tests collected" (5) from failures.
 test: install
 	@mkdir -p build
-	rc=0; COURSE_SMOKE=1 $(PY) -m pytest -n 2 --dist loadfile --nbval-lax --nbval-cell-timeout=600 \
+	rc=0; COURSE_SMOKE=1 $(PY) -m pytest -n 2 --dist loadfile --nbval-lax --nbval-cell-timeout=600 --nbval-kernel-startup-timeout=300 \
 		tests notebooks solutions $(PYTEST_ARGS) || rc=$$?; echo $$rc > build/pytest-rc; exit $$rc
 
 # The smoke suite in .venv-SET on one version set: known-good, latest, colab or floors

@@ -183,21 +183,7 @@ def check(
             try:
                 assert_close(got, expected, rtol=rtol, atol=atol, name=exercise)
             except AssertionError as err:
-                lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
-                if len(lines) > 1 and lines[0].endswith("not close:"):
-                    lines = lines[1:]  # which leaves differ, and by how much, follows
-                if (
-                    len(lines) == 1
-                    and f"{exercise}: " in lines[0]
-                    and " != " in lines[0]
-                ):
-                    lines = []  # one number against another: expected and got say it all
-                detail = "".join(f"\n  {ln}" for ln in lines[:3])
-                raise CheckFailed(
-                    f"{exercise}: wrong value\n"
-                    f"  expected {_summary(expected)}\n"
-                    f"  but got  {_summary(got)}{detail}" + _hint(hint)
-                ) from None
+                raise _wrong_value(exercise, expected, got, err, hint) from None
     except NotImplementedError:
         if grading():
             raise
@@ -207,26 +193,50 @@ def check(
         err.__traceback__ = None
         raise
     except Exception as err:  # noqa: BLE001 - told apart below
-        frame = _student_frame(err, test_file)
-        raised_at = traceback.extract_tb(err.__traceback__)[-1:]
-        if isinstance(err, AssertionError) and frame not in raised_at:
-            # an assertion of the course's, met on the way (a guard the check put in place)
-            raise CheckFailed(f"{exercise}: {err}" + _hint(hint)) from None
-        if frame is not None:  # the student's code raised: say where
-            where = f"at line {frame.lineno} of {frame.name}"
-            line = f"\n    {frame.line}" if frame.line else ""
-            raise CheckFailed(
-                f"{exercise}: your function raised {type(err).__name__} {where}:"
-                f"{line}\n  {_error_text(err)}" + _hint(crash_hint)
-            ) from None
-        # raised after the student's code returned: an answer of the wrong kind (a
-        # structure, a shape, a dtype) that the framework or the check could not use
-        raise CheckFailed(
-            f"{exercise}: checking your answer raised {_error_text(err)}"
-            + _hint(crash_hint or hint)
-        ) from None
+        raise _crash(exercise, err, test_file, hint, crash_hint) from None
     print(f"✓ {exercise}: passed")
     return None
+
+
+def _wrong_value(
+    exercise: str, expected: Any, got: Any, err: AssertionError, hint: str
+) -> CheckFailed:
+    """Expected vs got, with which leaves differ (from ``assert_close``) and the hint."""
+    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+    if len(lines) > 1 and lines[0].endswith("not close:"):
+        lines = lines[1:]  # which leaves differ, and by how much, follows
+    if len(lines) == 1 and f"{exercise}: " in lines[0] and " != " in lines[0]:
+        lines = []  # one number against another: expected and got say it all
+    detail = "".join(f"\n  {ln}" for ln in lines[:3])
+    return CheckFailed(
+        f"{exercise}: wrong value\n"
+        f"  expected {_summary(expected)}\n"
+        f"  but got  {_summary(got)}{detail}" + _hint(hint)
+    )
+
+
+def _crash(
+    exercise: str, err: Exception, test_file: str, hint: str, crash_hint: str
+) -> CheckFailed:
+    """An error on the way: the course's guard, the student's code, or checking the answer."""
+    frame = _student_frame(err, test_file)
+    raised_at = traceback.extract_tb(err.__traceback__)[-1:]
+    if isinstance(err, AssertionError) and frame not in raised_at:
+        # an assertion of the course's, met on the way (a guard the check put in place)
+        return CheckFailed(f"{exercise}: {err}" + _hint(hint))
+    if frame is not None:  # the student's code raised: say where
+        where = f"at line {frame.lineno} of {frame.name}"
+        line = f"\n    {frame.line}" if frame.line else ""
+        return CheckFailed(
+            f"{exercise}: your function raised {type(err).__name__} {where}:"
+            f"{line}\n  {_error_text(err)}" + _hint(crash_hint)
+        )
+    # raised after the student's code returned: an answer of the wrong kind (a
+    # structure, a shape, a dtype) that the framework or the check could not use
+    return CheckFailed(
+        f"{exercise}: checking your answer raised {_error_text(err)}"
+        + _hint(crash_hint or hint)
+    )
 
 
 def _hint(hint: str) -> str:
