@@ -73,13 +73,13 @@ def choose(
             "before anything touches JAX (restart the kernel first)"
         )
     have = (
-        f"{len(accelerators)} {_kind(accelerators[0])} device(s)"
+        f"{len(accelerators)} {_kind(accelerators[0])} device(s), fewer than {n}"
         if accelerators
         else "no GPU or TPU"
     )
-    return list(cpus[:n]), (
-        f"Meshes use {n} simulated CPU devices: this machine has {have}, fewer than {n}."
-    )
+    return list(
+        cpus[:n]
+    ), f"Meshes use {n} simulated CPU devices: this machine has {have}."
 
 
 def _kind(device: Any) -> str:
