@@ -16,7 +16,7 @@ LATEST ?=
 CONSTRAINTS ?= $(if $(filter 1 true yes,$(LATEST)),,constraints/known-good.txt)
 SET ?= known-good
 
-.PHONY: course site test timing-check install sync exercises lint clean gpu-check device-wheels test-versions constraints FORCE
+.PHONY: course site test test-fast timing-check install sync exercises lint clean gpu-check device-wheels test-versions constraints FORCE
 
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed (jax 0.7 and later); run make PYTHON=python3.11 ...")'
@@ -68,6 +68,13 @@ test: install
 	@mkdir -p build
 	rc=0; COURSE_SMOKE=1 $(PY) -m pytest -n 2 --dist loadfile --nbval-lax --nbval-cell-timeout=600 --nbval-kernel-startup-timeout=300 \
 		tests notebooks solutions $(PYTEST_ARGS) || rc=$$?; echo $$rc > build/pytest-rc; exit $$rc
+
+# The fast inner loop: everything but notebook executions (lessons, masters, student
+# notebooks, the wrong answers replayed in masters), slow subprocess tests, the browser and
+# the Slurm cluster. `make test` runs all of it.
+test-fast: install
+	@mkdir -p build
+	COURSE_SMOKE=1 $(PY) -m pytest -n 2 -q -m "not notebooks and not slow and not browser and not slurm" tests $(PYTEST_ARGS)
 
 # The smoke suite in .venv-SET on one version set: known-good, latest, colab or floors
 # (constraints/SET.txt). Python comes from PYTHON, torch from install.py

@@ -14,6 +14,8 @@ from tests.wrong_answers import run_smoke_module
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = sorted((ROOT / "tests" / "wrong_answers").glob("w[0-9][0-9].py"))
 
+pytestmark = pytest.mark.notebooks  # each fixture replays a master
+
 
 def _master(fixture: Path) -> Path:
     (found,) = (ROOT / "solutions").glob(f"{fixture.stem[1:]}_*_exercises.py")

@@ -27,6 +27,8 @@ import pytest
 
 from tests.tooling.site_fixture import ROOT, launch, need_browser
 
+pytestmark = pytest.mark.browser
+
 LESSON = "notebooks/00_welcome_and_setup.ipynb"
 EXERCISES = "exercises/00_welcome_exercises.ipynb"
 SOLVED = "port-mlp"  # the exercise the test solves in the browser

@@ -22,6 +22,8 @@ import pytest
 
 from tests.tooling.site_fixture import ROOT, launch, need_browser, shared_site
 
+pytestmark = pytest.mark.browser
+
 SHOTS = ROOT / "build" / "site-screenshots"
 LESSON = "notebooks/90_fixture_pairs"
 FULL_SHOTS = (
