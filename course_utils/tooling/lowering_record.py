@@ -194,7 +194,14 @@ class Recorder:
 
 def patch(pjit: Any, recorder: Recorder) -> None:
     """Wrap ``pjit._resolve_and_lower`` so that each lowering for this machine is recorded."""
-    original = pjit._resolve_and_lower
+    original = getattr(pjit, "_resolve_and_lower", None)
+    if (
+        original is None
+    ):  # another jax: record nothing, say so, and never break the import
+        recorder.errors.append(
+            "this jax has no pjit._resolve_and_lower: nothing recorded"
+        )
+        return
     if getattr(original, "_course_recorder", None) is not None:
         return
 
