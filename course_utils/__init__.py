@@ -18,6 +18,7 @@ when the two are timed in alternation. Student-facing modules:
 - ``data``: scikit-learn's digits, NCHW to NHWC, one batch order for both frameworks
 - ``exercises``: ``check``, the self-test after every exercise stub
 - ``expect``: ``expect_error``, a sharp bit's error shown in a line (and a failure when it does not happen)
+- ``errors``: ``CourseError``, the one error base the ``course`` command, the grader and the claims raise
 - ``strict``: turns the frameworks' deprecation warnings into errors
 - ``compat``: the few calls whose spelling differs between supported jax/flax versions
 - ``hosted``: the setup cell's install on Colab and Kaggle (stdlib only)

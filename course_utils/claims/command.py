@@ -23,7 +23,7 @@ from course_utils.claims.devices import DEVICE_CHOICES, DevicePlan, DeviceTarget
 from course_utils.claims.judging import evaluate
 from course_utils.claims.report import ClaimsReport, save_plot, text_table, write_json
 from course_utils.claims.verdicts import Measured, Outcome
-from course_utils.tooling.errors import CourseError
+from course_utils.errors import CourseError
 
 
 def _machine(plan: DevicePlan | None = None) -> dict[str, Any]:
@@ -193,9 +193,18 @@ def run(
 # --------------------------------------------------------------------- CLI
 
 
+def _course_root() -> Path:
+    """The checkout holding ``notebooks/``; outside one, a :class:`CourseError` that says so."""
+    from course_utils import config
+
+    try:
+        return config.course_root()
+    except FileNotFoundError as err:
+        raise CourseError(f"course claims: {err}") from None
+
+
 def cmd_claims(args: Any) -> int:
     from course_utils import config
-    from course_utils.tooling.notebooks import course_root
 
     if args.action == "merge":
         from course_utils.claims import results
@@ -209,7 +218,7 @@ def cmd_claims(args: Any) -> int:
         )
 
     smoke = True if args.smoke else config.smoke()
-    out = Path(args.out) if args.out else course_root() / "build" / "claims"
+    out = Path(args.out) if args.out else _course_root() / "build" / "claims"
     run(smoke=smoke, out=out, only=args.only, device=args.device)
     return 0
 

@@ -14,7 +14,7 @@ import contextlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from course_utils.tooling.errors import CourseError
+from course_utils.errors import CourseError
 
 DEVICE_CHOICES = ("all", "cpu", "accelerator", "auto")
 FRAMEWORK_NAMES = {"jax": "JAX", "torch": "PyTorch"}

@@ -22,7 +22,7 @@ from typing import Any
 
 from course_utils.claims import registry
 from course_utils.claims.verdicts import VERDICTS, fmt
-from course_utils.tooling.errors import CourseError
+from course_utils.errors import CourseError
 
 SCHEMA = 1
 SHIPPED = Path(__file__).resolve().parents[2] / "docs" / "claims-results"

@@ -1,7 +1,11 @@
-"""The one error type of the ``course`` command (papermill keeps its own in ``exceptions.py``)."""
+"""The error type of the ``course`` command: :class:`course_utils.errors.CourseError`.
+
+Re-exported here, where the command's modules have always found it; papermill keeps
+its own errors in ``exceptions.py``.
+"""
 
 from __future__ import annotations
 
+from course_utils.errors import CourseError
 
-class CourseError(Exception):
-    """An error the user can fix; its message says what happened and what to do about it."""
+__all__ = ["CourseError"]

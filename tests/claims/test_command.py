@@ -12,7 +12,7 @@ from course_utils.claims import (
     results,
     verdicts,
 )
-from course_utils.tooling.errors import CourseError
+from course_utils.errors import CourseError
 from tests.claims.fakes import CLAIM, CPU_ONLY, GPU_BOTH, HIGH, TPU, cli
 from tests.claims.test_verdicts import rounds
 

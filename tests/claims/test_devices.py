@@ -3,7 +3,7 @@
 import pytest
 
 from course_utils.claims import devices
-from course_utils.tooling.errors import CourseError
+from course_utils.errors import CourseError
 from tests.claims.fakes import CPU_ONLY, GPU_BOTH, GPU_JAX_ONLY, GPU_TORCH_ONLY, TPU
 
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from course_utils.claims import judging, report, results, verdicts
-from course_utils.tooling.errors import CourseError
+from course_utils.errors import CourseError
 from tests.claims.fakes import cli
 from tests.claims.test_verdicts import rounds
 
