@@ -34,10 +34,10 @@ from course_utils.port_checks import (
     dynamic_shapes,
     jax_asarray,
     jit_forward,
-    n_params_nnx,
-    n_params_torch,
+    nnx_n_params,
     operator_coverage,
     torch_forward,
+    torch_n_params,
 )
 
 STATUSES = ("pass", "warn", "fail", "skip")
@@ -129,7 +129,7 @@ def stepwise_port(
 
     to_jax = to_jax or (lambda a: a)
     report = ChecklistReport("stepwise port")
-    n_t, n_j = n_params_torch(torch_model), n_params_nnx(nnx_model)
+    n_t, n_j = torch_n_params(torch_model), nnx_n_params(nnx_model)
     report.add(
         "1. semantic rewrite",
         "pass" if n_t == n_j else "fail",

@@ -5,7 +5,7 @@ with ``KERAS_BACKEND=NAME`` set (Keras fixes its backend when it is imported).
 The child builds the model (Dense -> GELU -> LayerNormalization -> Dense),
 initialised from ``seed`` and saved, or loaded from another backend's weights;
 runs it on a fixed input; writes the same model by hand in the backend's own
-framework (:func:`native_jax`, :func:`native_torch`); times them all with
+framework (:func:`jax_native`, :func:`torch_native`); times them all with
 :func:`course_utils.timing.compare`; and writes its outputs, weights (``.npz``)
 and a JSON report into ``workdir``: the per-round times of every variant
 (``times``, paired round by round, for a verdict) and what the contention
@@ -48,7 +48,7 @@ def inputs(batch: int, seed: int):
     )
 
 
-def native_jax(weights):
+def jax_native(weights):
     """The same model written directly in JAX, jitted."""
     import jax
     import jax.numpy as jnp
@@ -66,7 +66,7 @@ def native_jax(weights):
     return forward
 
 
-def native_torch(weights):
+def torch_native(weights):
     """The same model as a torch.nn.Sequential (Linear stores W transposed)."""
     import torch
 
@@ -137,7 +137,7 @@ def jax_variants(model: Any, weights: list, x_np: Any) -> tuple[dict, str, dict,
     tv = [v.value for v in model.trainable_variables]
     ntv = [v.value for v in model.non_trainable_variables]
     stateless = jax.jit(lambda tv, ntv, x: model.stateless_call(tv, ntv, x)[0])
-    native = native_jax(weights)
+    native = jax_native(weights)
     variants = {
         "native (jax.jit)": lambda: native(x),
         "Keras, jitted stateless_call": lambda: stateless(tv, ntv, x),
@@ -151,7 +151,7 @@ def torch_variants(model: Any, weights: list, x_np: Any) -> tuple[dict, str, dic
     import torch
 
     x = torch.from_numpy(x_np)
-    native = native_torch(weights)
+    native = torch_native(weights)
 
     def native_call():
         with torch.no_grad():

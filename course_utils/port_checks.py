@@ -53,12 +53,12 @@ def jit_forward(nnx_model: Any) -> Callable:
     return forward, state
 
 
-def n_params_torch(model: Any) -> int:
+def torch_n_params(model: Any) -> int:
     """The number of parameters of a torch module."""
     return sum(p.numel() for p in model.parameters())
 
 
-def n_params_nnx(model: Any) -> int:
+def nnx_n_params(model: Any) -> int:
     """The number of parameters (``nnx.Param`` entries) of an NNX module."""
     import jax
     from flax import nnx

@@ -296,12 +296,12 @@ assert np.array_equal(kernel, convert.flatten_linear_torch_to_jax(weight, None, 
 print("fc1:", weight.shape, "->", kernel.shape)
 
 # %% [markdown]
-# `convert.torch_cnn_to_nnx` does this for every layer (conv: OIHW → HWIO, `fc2`: transpose)
+# `convert.cnn_torch_to_nnx` does this for every layer (conv: OIHW → HWIO, `fc2`: transpose)
 # and writes the results into the NNX model's parameters, which become real arrays. Until this
 # call the JAX model held only shapes (`nnx.eval_shape`), so calling it would have failed.
 
 # %%
-_ = convert.torch_cnn_to_nnx(model_torch, model_jax)  # fills model_jax's Params in place
+_ = convert.cnn_torch_to_nnx(model_torch, model_jax)  # fills model_jax's Params in place
 
 # %% [markdown]
 # Then the same batch goes through both models. Logits are the first thing to compare: they
@@ -401,7 +401,7 @@ loss_jax, grads_jax = loss_and_grads_jax(model_jax, x_jax, y_jax)
 
 # %%
 assert_close(loss_torch, loss_jax, rtol=1e-6, atol=1e-6, name="loss")
-grads_torch_as_jax = convert.torch_cnn_tensors_to_jax(grads_torch, model_torch.feature_chw)
+grads_torch_as_jax = convert.cnn_torch_tensors_to_jax(grads_torch, model_torch.feature_chw)
 assert_close(grads_torch_as_jax, nnx.to_pure_dict(grads_jax), rtol=1e-4, atol=1e-7, name="grads")
 print(f"loss {float(loss_torch):.6f} vs {float(loss_jax):.6f}; all 8 gradients agree, "
       f"max |difference| {max_abs_diff(grads_torch_as_jax, nnx.to_pure_dict(grads_jax)):.1e}")
@@ -457,7 +457,7 @@ for name, (make_torch_optimizer, tx) in optimisers.items():
     train_step_torch(m_torch, make_torch_optimizer(m_torch.parameters()), x_torch, y_torch)
     train_step_nnx(m_jax, nnx.Optimizer(m_jax, tx, wrt=nnx.Param), x_jax, y_jax)
     after_one_step[name] = (
-        convert.torch_cnn_tensors_to_jax(dict(m_torch.named_parameters()), m_torch.feature_chw),
+        convert.cnn_torch_tensors_to_jax(dict(m_torch.named_parameters()), m_torch.feature_chw),
         nnx.to_pure_dict(nnx.state(m_jax, nnx.Param)),
     )
 

@@ -1430,8 +1430,8 @@ display(Markdown(f"```python\n{inspect.getsource(keras_child._model)}```"))
 # model, so all three compute the same function):
 
 # %%
-display(Markdown(f"```python\n{inspect.getsource(keras_child.native_jax)}\n"
-                 f"{inspect.getsource(keras_child.native_torch)}```"))
+display(Markdown(f"```python\n{inspect.getsource(keras_child.jax_native)}\n"
+                 f"{inspect.getsource(keras_child.torch_native)}```"))
 
 # %% [markdown]
 # Read the twins as a pair: the same four layers, with LayerNorm written out by hand in

@@ -170,17 +170,17 @@ with expect_error(AssertionError, lines=2):
 #
 # The conv layers were right; `fc1` reads a flattened `(C, H, W)` map in PyTorch and a
 # flattened `(H, W, C)` map in JAX, so its input rows must be reordered.
-# `convert.torch_cnn_to_nnx` does the reshape-permute-reshape:
+# `convert.cnn_torch_to_nnx` does the reshape-permute-reshape:
 # `weight.reshape(out, C, H, W).transpose(2, 3, 1, 0).reshape(H*W*C, out)`.
 #
 # The rest of the lesson relies on the course's converters, so here is their code rather than
-# a description of it. `torch_cnn_to_nnx` copies what `torch_cnn_tensors_to_jax` returns into the
+# a description of it. `cnn_torch_to_nnx` copies what `cnn_torch_tensors_to_jax` returns into the
 # NNX model; that function picks one rule per layer, and the flatten rule is the one above.
 
 # %%
 import inspect
 
-for fn in (convert.torch_cnn_tensors_to_jax, convert.conv_torch_to_jax,
+for fn in (convert.cnn_torch_tensors_to_jax, convert.conv_torch_to_jax,
            convert.flatten_linear_torch_to_jax, convert.linear_torch_to_jax):
     print(inspect.getsource(fn))
 
@@ -222,7 +222,7 @@ loss_torch
 
 # %%
 # JAX: the same model after converting the weights
-convert.torch_cnn_to_nnx(cnn_torch, cnn_jax)
+convert.cnn_torch_to_nnx(cnn_torch, cnn_jax)
 X_jax = jnp.asarray(data.nchw_to_nhwc(X))  # (batch, 8, 8, 1)
 
 def loss_fn_jax(model, X, y):
@@ -245,7 +245,7 @@ loss_jax
 # Parity: logits, loss and every gradient, in PyTorch's layout
 assert_close(forward_jax(cnn_jax, X_jax), cnn_torch(torch.from_numpy(X)), rtol=1e-5, atol=1e-5, name="logits")
 assert_close(loss_jax, loss_torch, rtol=1e-5, atol=1e-6, name="loss")
-grads_jax_as_torch = convert.nnx_grads_to_torch(cnn_jax, grads_jax, cnn_torch)
+grads_jax_as_torch = convert.grads_nnx_to_torch(cnn_jax, grads_jax, cnn_torch)
 assert_close(grads_jax_as_torch, grads_torch, rtol=1e-4, atol=1e-6, name="grad")
 print("CNN: logits, loss and", len(grads_torch), "gradients agree")
 
@@ -254,11 +254,11 @@ print("CNN: logits, loss and", len(grads_torch), "gradients agree")
 # (a weight and a bias each) has the same gradient on both sides. The port is proven for this
 # batch, in both directions of computation.
 #
-# `convert.nnx_grads_to_torch` needs no rules of its own: it puts the gradient state where the
+# `convert.grads_nnx_to_torch` needs no rules of its own: it puts the gradient state where the
 # parameters were and runs the weight converter on it.
 
 # %%
-print(inspect.getsource(convert.nnx_grads_to_torch))
+print(inspect.getsource(convert.grads_nnx_to_torch))
 
 # %% [markdown]
 # The trick is in its two NNX calls. `nnx.split` separates a model into its structure (the
@@ -345,7 +345,7 @@ grads_block_jax = nnx.jit(nnx.grad(lambda m, x: (m(x) ** 2).mean()))(block_jax, 
 # %%
 # Parity: outputs and all gradients
 assert_close(out_torch, out_jax, rtol=1e-5, atol=1e-5, name="block output")
-assert_close(convert.nnx_grads_to_torch(block_jax, grads_block_jax, block_torch),
+assert_close(convert.grads_nnx_to_torch(block_jax, grads_block_jax, block_torch),
              grads_block_torch, rtol=1e-4, atol=1e-6, name="block grad")
 print(f"block: output (max |diff| {max_abs_diff(out_torch, out_jax):.1e}) and "
       f"{len(grads_block_torch)} gradients agree")
@@ -1009,9 +1009,9 @@ print("batch:", X_sharded_jax.sharding.spec, "over", len(X_sharded_jax.sharding.
 
 # %%
 # Parity: gradients and updated weights, in PyTorch's names and layouts
-assert_close(convert.nnx_grads_to_torch(block_jax, grads_sharded_jax, block_torch), grads_step_torch,
+assert_close(convert.grads_nnx_to_torch(block_jax, grads_sharded_jax, block_torch), grads_step_torch,
              rtol=1e-4, atol=1e-6, name="sharded grad")
-assert_close(convert.nnx_grads_to_torch(block_jax, new_params_jax, block_torch),
+assert_close(convert.grads_nnx_to_torch(block_jax, new_params_jax, block_torch),
              dict(block_step_torch.named_parameters()), rtol=1e-5, atol=1e-6, name="weights after one step")
 print(f"sharded training step: {len(grads_step_torch)} gradients and the updated weights agree")
 

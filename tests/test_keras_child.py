@@ -52,9 +52,9 @@ def test_native_models_match_numpy_oracle():
     weights = _weights()
     x = kc.inputs(5, seed=3)
     expected = kb.numpy_reference(x, weights)
-    got_jax = np.asarray(kc.native_jax(weights)(x))
+    got_jax = np.asarray(kc.jax_native(weights)(x))
     with torch.no_grad():
-        got_torch = kc.native_torch(weights)(torch.from_numpy(x)).numpy()
+        got_torch = kc.torch_native(weights)(torch.from_numpy(x)).numpy()
     np.testing.assert_allclose(got_jax, expected, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(got_torch, expected, rtol=1e-4, atol=1e-5)
     # The oracle uses Keras's epsilon: torch's default 1e-5 gives a different answer.

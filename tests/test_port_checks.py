@@ -26,7 +26,7 @@ def test_checklist_offers_the_checks_lessons_call():
 
 def test_both_forwards_agree_and_count_the_same_parameters(block_pair, x_block):
     torch_block, nnx_block = block_pair
-    assert port_checks.n_params_torch(torch_block) == port_checks.n_params_nnx(
+    assert port_checks.torch_n_params(torch_block) == port_checks.nnx_n_params(
         nnx_block
     )
     expected = port_checks.torch_forward(torch_block)(x_block)

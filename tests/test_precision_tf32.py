@@ -302,7 +302,7 @@ def lesson04_cnn() -> list[tuple]:
     """Lesson 04, sections 2-3: TorchCNN and NNXCNN with converted weights."""
     torch.manual_seed(0)
     model_torch = models.TorchCNN()
-    model_jax = convert.torch_cnn_to_nnx(model_torch, models.NNXCNN(rngs=nnx.Rngs(0)))
+    model_jax = convert.cnn_torch_to_nnx(model_torch, models.NNXCNN(rngs=nnx.Rngs(0)))
     split = data.load_digits(seed=0)
     X_np, y_np = next(data.batches(split.X_train, split.y_train, 64, seed=0))
     x_torch, y_torch = torch.from_numpy(X_np), torch.from_numpy(y_np)
@@ -325,7 +325,7 @@ def lesson04_cnn() -> list[tuple]:
 
     logits_jax = emulate_jax(logits_fn)(params, x_jax)
     loss_jax, grads_jax = emulate_jax(jax.value_and_grad(loss_fn))(params, x_jax, y_jax)
-    grads_torch_as_jax = convert.torch_cnn_tensors_to_jax(
+    grads_torch_as_jax = convert.cnn_torch_tensors_to_jax(
         grads_torch, model_torch.feature_chw
     )
     return [
@@ -367,7 +367,7 @@ def lesson07_block() -> list[tuple]:
 
     out_jax = emulate_jax(forward)(params, jnp.asarray(Xs_np))
     grads_jax = emulate_jax(jax.grad(loss))(params, jnp.asarray(Xs_np))
-    grads_jax_as_torch = convert.nnx_grads_to_torch(nnx_block, grads_jax, torch_block)
+    grads_jax_as_torch = convert.grads_nnx_to_torch(nnx_block, grads_jax, torch_block)
     return [
         ("07 block output", out_torch, out_jax, 1e-5, 1e-5),
         ("07 block grad", grads_jax_as_torch, grads_torch, 1e-4, 1e-6),

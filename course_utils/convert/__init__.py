@@ -4,7 +4,7 @@
   CNN's parameter dictionaries; works on torch tensors, jax or numpy arrays
 - ``cnn``: a whole ``TorchCNN`` into an ``NNXCNN`` and back
 - ``transformer``: the transformer block and encoder, ``make_pair`` and
-  ``nnx_grads_to_torch``
+  ``grads_nnx_to_torch``
 
 The GPT's converter sits with the GPT, in :mod:`course_utils.gpt.convert` (it
 uses ``layouts``).
@@ -16,25 +16,25 @@ and flax (its ``cnn`` and ``transformer`` modules import them at the top).
 
 from __future__ import annotations
 
-from course_utils.convert.cnn import nnx_cnn_to_torch, torch_cnn_to_nnx
+from course_utils.convert.cnn import cnn_nnx_to_torch, cnn_torch_to_nnx
 from course_utils.convert.layouts import (
     CNN_LAYERS,
+    cnn_jax_tensors_to_torch,
+    cnn_torch_tensors_to_jax,
     conv_jax_to_torch,
     conv_torch_to_jax,
     flatten_linear_jax_to_torch,
     flatten_linear_torch_to_jax,
-    jax_cnn_tensors_to_torch,
     linear_jax_to_torch,
     linear_torch_to_jax,
-    torch_cnn_tensors_to_jax,
 )
 from course_utils.convert.transformer import (
     block_nnx_to_torch,
     block_torch_to_nnx,
     encoder_nnx_to_torch,
     encoder_torch_to_nnx,
+    grads_nnx_to_torch,
     make_pair,
-    nnx_grads_to_torch,
 )
 
 __all__ = [
@@ -47,12 +47,12 @@ __all__ = [
     "encoder_torch_to_nnx",
     "flatten_linear_jax_to_torch",
     "flatten_linear_torch_to_jax",
-    "jax_cnn_tensors_to_torch",
+    "cnn_jax_tensors_to_torch",
     "linear_jax_to_torch",
     "linear_torch_to_jax",
     "make_pair",
-    "nnx_cnn_to_torch",
-    "nnx_grads_to_torch",
-    "torch_cnn_tensors_to_jax",
-    "torch_cnn_to_nnx",
+    "cnn_nnx_to_torch",
+    "grads_nnx_to_torch",
+    "cnn_torch_tensors_to_jax",
+    "cnn_torch_to_nnx",
 ]

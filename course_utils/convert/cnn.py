@@ -9,14 +9,14 @@ import torch
 from course_utils import compat
 from course_utils.convert.layouts import (
     CNN_LAYERS,
-    jax_cnn_tensors_to_torch,
-    torch_cnn_tensors_to_jax,
+    cnn_jax_tensors_to_torch,
+    cnn_torch_tensors_to_jax,
 )
 
-__all__ = ["nnx_cnn_to_torch", "torch_cnn_to_nnx"]
+__all__ = ["cnn_nnx_to_torch", "cnn_torch_to_nnx"]
 
 
-def torch_cnn_to_nnx(torch_model: Any, nnx_model: Any) -> Any:
+def cnn_torch_to_nnx(torch_model: Any, nnx_model: Any) -> Any:
     """Copy a ``TorchCNN``'s parameters into an ``NNXCNN`` of the same sizes (in place).
 
     Returns ``nnx_model``. Raises ``ValueError`` naming the layer whose shapes
@@ -24,7 +24,7 @@ def torch_cnn_to_nnx(torch_model: Any, nnx_model: Any) -> Any:
     """
     _check_pair(torch_model, nnx_model)
     tensors = dict(torch_model.named_parameters())
-    converted = torch_cnn_tensors_to_jax(tensors, torch_model.feature_chw)
+    converted = cnn_torch_tensors_to_jax(tensors, torch_model.feature_chw)
     for layer in CNN_LAYERS:
         module = getattr(nnx_model, layer)
         for name in ("kernel", "bias"):
@@ -40,7 +40,7 @@ def torch_cnn_to_nnx(torch_model: Any, nnx_model: Any) -> Any:
     return nnx_model
 
 
-def nnx_cnn_to_torch(nnx_model: Any, torch_model: Any) -> Any:
+def cnn_nnx_to_torch(nnx_model: Any, torch_model: Any) -> Any:
     """Copy an ``NNXCNN``'s parameters into a ``TorchCNN`` of the same sizes (in place).
 
     Returns ``torch_model``. Raises ``ValueError`` naming the parameter whose
@@ -54,7 +54,7 @@ def nnx_cnn_to_torch(nnx_model: Any, torch_model: Any) -> Any:
         }
         for layer in CNN_LAYERS
     }
-    converted = jax_cnn_tensors_to_torch(tree, nnx_model.feature_hwc)
+    converted = cnn_jax_tensors_to_torch(tree, nnx_model.feature_hwc)
     params = dict(torch_model.named_parameters())
     with torch.no_grad():
         for name, new in converted.items():

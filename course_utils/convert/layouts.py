@@ -18,7 +18,7 @@ walks row, column, then channel. :func:`flatten_linear_torch_to_jax` and
 Functions named ``*_to_jax`` return jax arrays; ``*_to_torch`` return CPU torch
 tensors. Inputs may be torch tensors, jax arrays or numpy arrays. Gradients have
 the same layout as the parameters they belong to, so the same functions convert
-them (:func:`torch_cnn_tensors_to_jax`, :func:`jax_cnn_tensors_to_torch`).
+them (:func:`cnn_torch_tensors_to_jax`, :func:`cnn_jax_tensors_to_torch`).
 """
 
 from __future__ import annotations
@@ -37,10 +37,10 @@ __all__ = [
     "conv_torch_to_jax",
     "flatten_linear_jax_to_torch",
     "flatten_linear_torch_to_jax",
-    "jax_cnn_tensors_to_torch",
+    "cnn_jax_tensors_to_torch",
     "linear_jax_to_torch",
     "linear_torch_to_jax",
-    "torch_cnn_tensors_to_jax",
+    "cnn_torch_tensors_to_jax",
 ]
 
 CNN_LAYERS = ("conv1", "conv2", "fc1", "fc2")
@@ -169,7 +169,7 @@ def flatten_linear_jax_to_torch(kernel: Any, bias: Any, hwc: Sequence[int]):
 # ----------------------------------------------------------- the course's CNN
 
 
-def torch_cnn_tensors_to_jax(
+def cnn_torch_tensors_to_jax(
     tensors: Mapping[str, Any], chw: Sequence[int]
 ) -> dict[str, dict[str, Any]]:
     """``{'conv1.weight': t, 'conv1.bias': t, ...}`` (parameters or gradients) in JAX layout.
@@ -204,7 +204,7 @@ def torch_cnn_tensors_to_jax(
     return out
 
 
-def jax_cnn_tensors_to_torch(
+def cnn_jax_tensors_to_torch(
     tree: Mapping[str, Any], hwc: Sequence[int]
 ) -> dict[str, Any]:
     """The inverse: ``{'conv1': {'kernel': k, 'bias': b}, ...}`` -> ``{'conv1.weight': t, ...}``.

@@ -10,7 +10,7 @@ The layouts a port meets, each converted once here:
 - ``nn.LayerNorm`` has ``weight``/``bias``; ``nnx.LayerNorm`` has ``scale``/``bias``;
 - ``nn.Embedding.weight`` and ``nnx.Embed.embedding`` are both ``(vocab, d_model)``.
 
-:func:`make_pair` builds both models with the same weights; :func:`nnx_grads_to_torch`
+:func:`make_pair` builds both models with the same weights; :func:`grads_nnx_to_torch`
 puts NNX gradients under PyTorch's names and layouts.
 """
 
@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from flax import nnx
 
-from course_utils.convert.cnn import nnx_cnn_to_torch
+from course_utils.convert.cnn import cnn_nnx_to_torch
 from course_utils.models.transformer import (
     BlockConfig,
     NNXBlock,
@@ -222,7 +222,7 @@ def make_pair(
     return tm, jm
 
 
-def nnx_grads_to_torch(
+def grads_nnx_to_torch(
     nnx_model: Any, grads: Any, torch_model: Any
 ) -> dict[str, np.ndarray]:
     """Gradients of an NNX model (``nnx.grad``'s state) under PyTorch's names and layouts.
@@ -235,12 +235,12 @@ def nnx_grads_to_torch(
     converters = {
         "NNXBlock": block_nnx_to_torch,
         "NNXEncoder": encoder_nnx_to_torch,
-        "NNXCNN": nnx_cnn_to_torch,
+        "NNXCNN": cnn_nnx_to_torch,
     }
     kind = type(nnx_model).__name__
     if kind not in converters:
         raise TypeError(
-            f"nnx_grads_to_torch: no converter for {kind}; expected one of {sorted(converters)} or NNXCNN"
+            f"grads_nnx_to_torch: no converter for {kind}; expected one of {sorted(converters)} or NNXCNN"
         )
     graphdef, _, rest = nnx.split(nnx_model, nnx.Param, ...)
     as_module = nnx.merge(graphdef, grads, rest)

@@ -73,7 +73,7 @@ CONFIGS = [
 def test_torch_to_nnx_equal_outputs_and_gradients(cfg):
     torch.manual_seed(1)
     tm = TorchCNN(**cfg)
-    jm = convert.torch_cnn_to_nnx(tm, NNXCNN(**cfg, rngs=nnx.Rngs(0)))
+    jm = convert.cnn_torch_to_nnx(tm, NNXCNN(**cfg, rngs=nnx.Rngs(0)))
     x, y = _batch(9, cfg["image_size"], cfg["num_classes"])
     logits_t, loss_t, grads_t = _torch_loss_and_grads(tm, x, y)
     logits_j, loss_j, grads_j = _nnx_loss_and_grads(jm, x, y)
@@ -81,7 +81,7 @@ def test_torch_to_nnx_equal_outputs_and_gradients(cfg):
     assert_close(loss_j, loss_t, rtol=1e-5, atol=1e-6, name="loss")
     assert_close(
         nnx.to_pure_dict(grads_j),
-        convert.torch_cnn_tensors_to_jax(grads_t, tm.feature_chw),
+        convert.cnn_torch_tensors_to_jax(grads_t, tm.feature_chw),
         rtol=1e-4,
         atol=1e-6,
         name="grads",
@@ -91,14 +91,14 @@ def test_torch_to_nnx_equal_outputs_and_gradients(cfg):
 @pytest.mark.parametrize("cfg", CONFIGS)
 def test_nnx_to_torch_equal_outputs_and_gradients(cfg):
     jm = NNXCNN(**cfg, rngs=nnx.Rngs(3))
-    tm = convert.nnx_cnn_to_torch(jm, TorchCNN(**cfg))
+    tm = convert.cnn_nnx_to_torch(jm, TorchCNN(**cfg))
     x, y = _batch(7, cfg["image_size"], cfg["num_classes"], seed=1)
     logits_t, loss_t, grads_t = _torch_loss_and_grads(tm, x, y)
     logits_j, loss_j, grads_j = _nnx_loss_and_grads(jm, x, y)
     assert_close(logits_t, logits_j, rtol=1e-5, atol=1e-5, name="logits")
     assert_close(loss_t, loss_j, rtol=1e-5, atol=1e-6, name="loss")
     assert_close(
-        convert.jax_cnn_tensors_to_torch(grads_j, jm.feature_hwc),
+        convert.cnn_jax_tensors_to_torch(grads_j, jm.feature_hwc),
         {n: g for n, g in grads_t.items()},
         rtol=1e-4,
         atol=1e-6,
@@ -109,19 +109,19 @@ def test_nnx_to_torch_equal_outputs_and_gradients(cfg):
 def test_round_trip_is_exact():
     torch.manual_seed(2)
     tm = TorchCNN()
-    back = convert.nnx_cnn_to_torch(
-        convert.torch_cnn_to_nnx(tm, NNXCNN(rngs=nnx.Rngs(0))), TorchCNN()
+    back = convert.cnn_nnx_to_torch(
+        convert.cnn_torch_to_nnx(tm, NNXCNN(rngs=nnx.Rngs(0))), TorchCNN()
     )
     for (name, p), q in zip(tm.named_parameters(), back.parameters(), strict=True):
         assert torch.equal(p, q), name
 
 
-def test_torch_cnn_to_nnx_fills_an_abstract_model():
+def test_cnn_torch_to_nnx_fills_an_abstract_model():
     """Lessons build the JAX model with nnx.eval_shape (no arrays) before loading weights."""
     torch.manual_seed(5)
     tm = TorchCNN()
     abstract = nnx.eval_shape(lambda: NNXCNN(rngs=nnx.Rngs(0)))
-    jm = convert.torch_cnn_to_nnx(tm, abstract)
+    jm = convert.cnn_torch_to_nnx(tm, abstract)
     assert all(
         isinstance(leaf, jax.Array)
         for leaf in jax.tree.leaves(nnx.state(jm, nnx.Param))
@@ -140,7 +140,7 @@ def test_without_the_permutation_the_models_disagree():
     """The fc1 permutation matters: a plain transpose gives different logits."""
     torch.manual_seed(4)
     tm = TorchCNN()
-    jm = convert.torch_cnn_to_nnx(tm, NNXCNN(rngs=nnx.Rngs(0)))
+    jm = convert.cnn_torch_to_nnx(tm, NNXCNN(rngs=nnx.Rngs(0)))
     kernel, _ = convert.linear_torch_to_jax(tm.fc1.weight)
     jm.fc1.kernel[...] = kernel
     x, _ = _batch(4, 8, 10)
@@ -154,12 +154,12 @@ def test_without_the_permutation_the_models_disagree():
 def test_converting_merged_gradients_works():
     """Lesson 07 merges a gradient state back into the model's graph and converts it."""
     jm = NNXCNN(rngs=nnx.Rngs(5))
-    tm = convert.nnx_cnn_to_torch(jm, TorchCNN())
+    tm = convert.cnn_nnx_to_torch(jm, TorchCNN())
     x, y = _batch(5, 8, 10)
     _, _, grads_t = _torch_loss_and_grads(tm, x, y)
     _, _, grads_j = _nnx_loss_and_grads(jm, x, y)
     graphdef, _, rest = nnx.split(jm, nnx.Param, ...)
-    target = convert.nnx_cnn_to_torch(
+    target = convert.cnn_nnx_to_torch(
         nnx.merge(graphdef, grads_j, rest), copy.deepcopy(tm)
     )
     assert_close(dict(target.named_parameters()), grads_t, rtol=1e-4, atol=1e-6)
@@ -168,7 +168,7 @@ def test_converting_merged_gradients_works():
 def test_one_sgd_step_gives_equal_parameters():
     torch.manual_seed(6)
     tm = TorchCNN()
-    jm = convert.torch_cnn_to_nnx(tm, NNXCNN(rngs=nnx.Rngs(0)))
+    jm = convert.cnn_torch_to_nnx(tm, NNXCNN(rngs=nnx.Rngs(0)))
     x, y = _batch(16, 8, 10)
     opt_t = torch.optim.SGD(tm.parameters(), lr=0.5)
     _torch_loss_and_grads(tm, x, y)
@@ -178,7 +178,7 @@ def test_one_sgd_step_gives_equal_parameters():
     opt_j.update(jm, grads_j)
     assert_close(
         nnx.to_pure_dict(nnx.state(jm, nnx.Param)),
-        convert.torch_cnn_tensors_to_jax(dict(tm.named_parameters()), tm.feature_chw),
+        convert.cnn_torch_tensors_to_jax(dict(tm.named_parameters()), tm.feature_chw),
         rtol=1e-5,
         atol=1e-6,
     )
@@ -187,16 +187,16 @@ def test_one_sgd_step_gives_equal_parameters():
 def test_mismatched_models_name_the_problem():
     small = CONFIGS[1]  # sizes already built above, so no new initialiser compilations
     with pytest.raises(ValueError, match=r"nnx_model\.fc1\.kernel"):
-        convert.torch_cnn_to_nnx(TorchCNN(hidden=32), NNXCNN(rngs=nnx.Rngs(0)))
+        convert.cnn_torch_to_nnx(TorchCNN(hidden=32), NNXCNN(rngs=nnx.Rngs(0)))
     with pytest.raises(ValueError, match="flatten different feature maps"):
-        convert.torch_cnn_to_nnx(TorchCNN(), NNXCNN(**small, rngs=nnx.Rngs(0)))
+        convert.cnn_torch_to_nnx(TorchCNN(), NNXCNN(**small, rngs=nnx.Rngs(0)))
     with pytest.raises(ValueError, match=r"torch_model\.fc1\.weight"):
-        convert.nnx_cnn_to_torch(
+        convert.cnn_nnx_to_torch(
             NNXCNN(**small, rngs=nnx.Rngs(0)), TorchCNN(**{**small, "hidden": 9})
         )
     with pytest.raises(TypeError, match="torch_model must be"):
-        convert.torch_cnn_to_nnx(torch.nn.Linear(2, 2), NNXCNN(rngs=nnx.Rngs(0)))
+        convert.cnn_torch_to_nnx(torch.nn.Linear(2, 2), NNXCNN(rngs=nnx.Rngs(0)))
     with pytest.raises(TypeError, match="nnx_model must be"):
-        convert.nnx_cnn_to_torch(object(), TorchCNN())
+        convert.cnn_nnx_to_torch(object(), TorchCNN())
     with pytest.raises(KeyError, match="conv1.weight"):
-        convert.torch_cnn_tensors_to_jax({}, (32, 4, 4))
+        convert.cnn_torch_tensors_to_jax({}, (32, 4, 4))

@@ -29,7 +29,7 @@ def test_block_outputs_and_gradients_agree(block_pair, x_block):
         atol=1e-5,
         name="output",
     )
-    converted = convert.nnx_grads_to_torch(nnx_block, grads, tb)
+    converted = convert.grads_nnx_to_torch(nnx_block, grads, tb)
     assert set(converted) == {n for n, _ in tb.named_parameters()}
     assert_close(
         converted, {n: p.grad for n, p in tb.named_parameters()}, rtol=1e-4, atol=1e-6
@@ -113,7 +113,7 @@ def test_encoder_mask_equals_unpadded_and_converts_both_ways():
         )
 
 
-def test_nnx_grads_to_torch_handles_the_course_cnn():
+def test_grads_nnx_to_torch_handles_the_course_cnn():
     import jax.numpy as jnp
     import torch
     from flax import nnx
@@ -125,17 +125,17 @@ def test_nnx_grads_to_torch_handles_the_course_cnn():
         models.TorchCNN(channels=(4, 8), hidden=16),
         models.NNXCNN(channels=(4, 8), hidden=16, rngs=nnx.Rngs(0)),
     )
-    convert.torch_cnn_to_nnx(tc, nc)
+    convert.cnn_torch_to_nnx(tc, nc)
     x = np.random.default_rng(2).standard_normal((3, 1, 8, 8)).astype(np.float32)
     tc(torch.from_numpy(x)).pow(2).sum().backward()
     grads = nnx.jit(nnx.grad(lambda m, x: (m(x) ** 2).sum()))(
         nc, jnp.asarray(x.transpose(0, 2, 3, 1))
     )
     assert_close(
-        convert.nnx_grads_to_torch(nc, grads, tc),
+        convert.grads_nnx_to_torch(nc, grads, tc),
         {n: p.grad for n, p in tc.named_parameters()},
         rtol=1e-4,
         atol=1e-5,
     )
     with pytest.raises(TypeError, match="no converter for Linear"):
-        convert.nnx_grads_to_torch(nnx.Linear(2, 2, rngs=nnx.Rngs(0)), None, tc)
+        convert.grads_nnx_to_torch(nnx.Linear(2, 2, rngs=nnx.Rngs(0)), None, tc)

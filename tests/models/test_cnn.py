@@ -12,11 +12,11 @@ nnx = pytest.importorskip("flax.nnx")
 from course_utils.models import NNXCNN, TorchCNN  # noqa: E402
 
 
-def _n_params_torch(m):
+def _torch_n_params(m):
     return sum(p.numel() for p in m.parameters())
 
 
-def _n_params_nnx(m):
+def _nnx_n_params(m):
     return sum(x.size for x in jax.tree.leaves(nnx.state(m, nnx.Param)))
 
 
@@ -37,7 +37,7 @@ def test_shapes_and_parameter_counts_match(channels, hidden, classes, size):
         9 * channels[0] * channels[1] + channels[1]
     )
     expected += channels[1] * half * half * hidden + hidden + hidden * classes + classes
-    assert _n_params_torch(tm) == _n_params_nnx(jm) == expected
+    assert _torch_n_params(tm) == _nnx_n_params(jm) == expected
 
 
 def test_defaults_are_the_documented_ones():
