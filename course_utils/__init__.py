@@ -12,6 +12,7 @@ when the two are timed in alternation. Student-facing modules:
 - ``placement``: the pure rules behind ``env`` (which device each framework gets, and why)
 - ``meshes``: which devices a mesh gets (the accelerators when there are enough, else simulated CPUs)
 - ``timing``: honest benchmarks (``sync``, ``bench``, ``compare``, ``compile_report``)
+- ``stats``: the quartiles (and IQR) every timing table, plot whisker and verdict's spread uses
 - ``contention``: the one thread policy and whether a timed section ran beside other work
 - ``parity``: ``to_numpy`` and ``assert_close`` over mixed pytrees
 - ``plots``: training curves, timing bars, break-even plots

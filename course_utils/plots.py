@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from course_utils.stats import quartiles
+
 # Same colour for the same framework everywhere in the course.
 COLORS = {"pytorch": "#ee4c2c", "jax": "#5e97f6"}
 
@@ -68,7 +70,7 @@ def timing_bars(
     medians = [measurements[n].median * scale for n in names]
     errors = []
     for n in names:
-        q1, q3 = _quartiles(measurements[n].times)
+        q1, q3 = quartiles(measurements[n].times)
         med = measurements[n].median
         errors.append((max(0.0, med - q1) * scale, max(0.0, q3 - med) * scale))
     colors = [_color(n) or "#888888" for n in names]
@@ -158,16 +160,6 @@ def _faster_label(speedup: float, baseline: str) -> str:
     if speedup == 1.0:
         return "baseline"
     return f"{speedup:.2f}x faster"
-
-
-def _quartiles(values: Sequence[float]) -> tuple[float, float]:
-    import statistics
-
-    if len(values) < 2:
-        v = values[0] if values else 0.0
-        return v, v
-    q = statistics.quantiles(values, n=4, method="inclusive")
-    return q[0], q[2]
 
 
 def break_even(

@@ -27,7 +27,8 @@ workload or hardware is absent, with the reason) and **skipped in smoke mode**
 (:class:`SkippedInSmoke`) come from the benchmark itself. :class:`Verdict` is
 what a lesson prints: the word, the reason, the interval, and a sentence
 generated for the outcome that happened (:func:`explain`), never a fixed one.
-This module imports only the standard library.
+This module imports only the standard library and :mod:`course_utils.stats` (the
+quartiles, shared with timing and the plots).
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from course_utils.stats import quartiles
 
 HOLDS = "holds"
 DOES_NOT_HOLD = "does not hold"
@@ -126,17 +129,6 @@ class NotTestable(Exception):
 
 class SkippedInSmoke(Exception):
     """Raised by a benchmark that only runs outside smoke mode; the message says why."""
-
-
-def quartiles(samples: Sequence[float]) -> tuple[float, float]:
-    """Lower and upper quartile (inclusive method); both equal the value for one sample."""
-    values = [float(s) for s in samples]
-    if not values:
-        raise ValueError("quartiles: no samples")
-    if len(values) == 1:
-        return values[0], values[0]
-    q = statistics.quantiles(values, n=4, method="inclusive")
-    return q[0], q[2]
 
 
 def spread(samples: Sequence[float]) -> float:

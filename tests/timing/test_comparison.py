@@ -1,0 +1,86 @@
+"""course_utils.timing.comparison: compare: equal results first, then interleaved rounds, one table."""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import torch
+
+from course_utils import timing
+from course_utils.timing import measurement
+
+
+def test_compare_checks_results_first():
+    with pytest.raises(
+        AssertionError, match="'wrong' does not compute the same result"
+    ):
+        timing.compare({"right": lambda: np.ones(3), "wrong": lambda: np.zeros(3)})
+
+
+def test_compare_interleaves_and_reports_ratios():
+    order = []
+
+    def make(name, seconds):
+        def fn():
+            order.append(name)
+            time.sleep(seconds)
+            return np.ones(2)
+
+        return fn
+
+    result = timing.compare(
+        {"slow": make("slow", 0.004), "fast": make("fast", 0.001)}, rounds=12
+    )
+    assert result.baseline == "slow"
+    assert result.ratio("slow") == 1.0
+    assert 0.1 < result.ratio("fast") < 0.7
+    assert result.speedup("fast") > 1.4
+    timed = order[-24:]  # the timed rounds come last
+    switches = sum(a != b for a, b in itertools.pairwise(timed))
+    assert switches >= 8  # interleaved, not all of one then all of the other
+    assert "| fast |" in result.table()
+    assert len(result.rows()) == 2
+
+
+def test_compare_bad_baseline():
+    with pytest.raises(ValueError, match="baseline 'c'"):
+        timing.compare({"a": lambda: 1}, baseline="c")
+
+
+def test_compare_records_each_variants_device_kind():
+    x = np.ones((64, 64), np.float32)
+    result = timing.compare(
+        {
+            "numpy": lambda: x @ x,
+            "torch": lambda: torch.from_numpy(x) @ torch.from_numpy(x),
+            "jax": lambda: jnp.asarray(x) @ jnp.asarray(x),
+        },
+        rounds=3,
+        target_s=0.01,
+    )
+    assert result.devices == {"numpy": "host", "torch": "cpu", "jax": "cpu"}
+    from course_utils import env
+
+    assert result.precision == env.precision()["name"]
+    assert f"{result.precision} precision" in result._repr_markdown_()
+    assert result.same_device_kind
+    assert "| torch | cpu |" in result.table()
+    assert not any("device kinds" in w for w in result.warnings)
+
+
+def test_a_table_states_its_variance_warning_once():
+    noisy = [1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5]
+    ms = {
+        name: timing.Measurement(name, [t * k for t in noisy], 1, 1.0)
+        for name, k in (("a", 1.0), ("b", 2.0), ("c", 3.0))
+    }
+    for m in ms.values():
+        m.warnings.extend(measurement._diagnose(m))
+    table = timing.Comparison(ms, "a").table()
+    assert table.count("times vary") == 1
+    assert table.count("a verdict judges the paired ratios") == 1
+    assert "a 6" in table and "b 6" in table and "c 6" in table  # each variant's IQR

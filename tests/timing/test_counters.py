@@ -1,0 +1,30 @@
+"""course_utils.timing.counters: compilations counted, and JAX's own stage timings."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from course_utils.timing import CompileCounter
+from course_utils.timing.counters import _JaxEvents
+
+
+def test_compile_counter_counts_each_new_program_once():
+    f = jax.jit(lambda x: x * 2 + 1)
+    small, large = jnp.ones(3), jnp.ones(7)
+    before = CompileCounter.snapshot()
+    f(small).block_until_ready()
+    f(small).block_until_ready()  # cached: no compilation
+    assert CompileCounter.delta(before) == 1
+    f(large).block_until_ready()  # a new shape: a new program
+    assert CompileCounter.delta(before) == 2
+
+
+def test_jax_events_time_the_stages_of_the_call_inside_them():
+    x = jnp.ones(5)
+    with _JaxEvents() as events:
+        jax.jit(lambda v: jnp.sin(v) * 3)(x).block_until_ready()
+    assert events.seconds["trace"] > 0 and events.seconds["compile"] > 0
+    outside = dict(events.seconds)
+    jax.jit(lambda v: jnp.cos(v) * 3)(x).block_until_ready()
+    assert events.seconds == outside  # nothing recorded after the block

@@ -1,0 +1,51 @@
+"""course_utils.timing.recompilation: no_recompile: names what compiled, restores the flags, keeps the logs quiet."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from course_utils import timing
+
+
+def test_no_recompile_names_the_jax_function():
+    @jax.jit
+    def scale_rows(x):
+        return x * 2
+
+    scale_rows(jnp.ones(3)).block_until_ready()
+    small, big = jnp.ones(3), jnp.ones(5)
+    with timing.no_recompile():
+        scale_rows(small).block_until_ready()  # cached: fine
+    with pytest.raises(timing.RecompilationError, match="scale_rows"):
+        with timing.no_recompile("the loop"):
+            scale_rows(big).block_until_ready()
+    assert not jax.config.jax_log_compiles  # flags restored
+
+
+def test_no_recompile_catches_torch_recompiles():
+    import torch._dynamo
+
+    f = torch.compile(lambda x: x * 3, dynamic=False)
+    f(torch.ones(3))
+    with timing.no_recompile():
+        f(torch.ones(3))
+    with pytest.raises(timing.RecompilationError, match="torch.compile recompiled"):
+        with timing.no_recompile():
+            f(torch.ones(4))
+    assert torch._dynamo.config.error_on_recompile is False
+
+
+def test_no_recompile_keeps_jax_compile_logs_out_of_the_output(caplog):
+    f = jax.jit(lambda x: x * 2)
+    caplog.set_level("WARNING")
+    small, large = jnp.ones(3), jnp.ones(5)
+    f(small).block_until_ready()
+    caplog.clear()
+    with pytest.raises(timing.RecompilationError, match="compiled 1 time"):
+        with timing.no_recompile("the loop"):
+            f(large).block_until_ready()
+    shown = caplog.text  # what reached the root logger, i.e. the reader's output
+    assert "Finished tracing" not in shown
+    assert "Finished XLA compilation" not in shown
