@@ -246,7 +246,7 @@ def test_clip_keeps_the_first_lines_and_the_hint():
 
 
 def test_the_grader_keeps_the_hint_of_a_long_error():
-    from course_utils.grading import outputs
+    from course_utils.grading.sandbox import outputs
 
     evalue = "ex: wrong value\n" + "y" * 9000 + "\nHint: sum, not mean"
     reply = {"status": "error", "ename": "CheckFailed", "evalue": evalue}

@@ -22,11 +22,12 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course_utils.grading import environment, launch, report, sandbox, scoring, store
-from course_utils.grading.environment import RUN_ENV
+from course_utils.grading import launch, report, scoring, store
 from course_utils.grading.master import Master, load_master
 from course_utils.grading.names import shown
 from course_utils.grading.notebook import SubmissionError, read_cells, read_file
+from course_utils.grading.sandbox import bubblewrap, environment
+from course_utils.grading.sandbox.environment import RUN_ENV
 from course_utils.grading.submissions import Matched, Submission, discover, match
 from course_utils.tooling.errors import CourseError
 
@@ -110,7 +111,7 @@ class Grader:
         sandboxed: bool | None = None,
         submissions: Path | None = None,
     ):
-        from course_utils.grading.procs import become_subreaper
+        from course_utils.grading.sandbox.process_tree import become_subreaper
 
         self.master, self.out, self.limits, self.smoke = master, out, limits, smoke
         self.keep_executed = keep_executed
@@ -120,7 +121,7 @@ class Grader:
         become_subreaper()
         env = environment.kernel_env(limits.cpu_seconds, self.run_id, smoke)
         if sandboxed is None:  # course check: a sandbox when there is one
-            sandboxed = sandbox.problem() is None
+            sandboxed = bubblewrap.problem() is None
         self.sandboxed = sandboxed
         self.options = _options(limits, smoke, sandboxed)
         # The kernel sees neither the reports, nor the master, nor the classmates' work.
@@ -284,7 +285,7 @@ def _sandbox_or_refuse(unsafe: bool, echo) -> None:
     if unsafe:
         echo("note: --unsafe-no-sandbox: students' code runs without a sandbox")
         return
-    problem = sandbox.problem()
+    problem = bubblewrap.problem()
     if problem:
         raise CourseError(
             f"{problem}: students' code is only run in a sandbox "

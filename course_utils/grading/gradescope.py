@@ -99,13 +99,14 @@ def _failed(message: str, started: float) -> dict:
 
 def _grade(root: Path, config: dict, work: Path) -> dict:
     """Grade the submission with ``course grade``; returns its ``results.json``."""
-    from course_utils.grading import batch, sandbox
+    from course_utils.grading import batch
+    from course_utils.grading.sandbox import bubblewrap
 
     master = root / "source" / config["master"]
     notebook = _submission(root / "submission", master.name)
     (work / "subs").mkdir()
     shutil.copyfile(notebook, work / "subs" / f"{STUDENT}.ipynb")
-    problem = sandbox.problem()
+    problem = bubblewrap.problem()
     if problem and config.get("sandbox") == "require":
         raise CourseError(f"the grader's sandbox cannot run here: {problem}")
     limits = batch.Limits(

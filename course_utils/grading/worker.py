@@ -4,7 +4,7 @@ The worker is a process of its own (its own session, started by the grader),
 marked as the *child subreaper* of everything below it, so processes that the
 student's code starts, even in a new session, stay its descendants and are
 killed at the end. It runs the job's cells in order in a kernel
-(:class:`~course_utils.grading.session.Session`), each under the per-cell
+(:class:`~course_utils.grading.sandbox.session.Session`), each under the per-cell
 timeout and the total deadline, with a watchdog on the resident memory of the
 whole process tree. A cell that times out is interrupted; a kernel that dies
 or ignores the interrupt is replaced by a fresh one in which the master's
@@ -29,15 +29,19 @@ from pathlib import Path
 from typing import Any
 
 from course_utils._files import write_atomic
-from course_utils.grading import sandbox
-from course_utils.grading.environment import KERNEL_NAME
-from course_utils.grading.procs import (
+from course_utils.grading.sandbox import bubblewrap
+from course_utils.grading.sandbox.environment import KERNEL_NAME
+from course_utils.grading.sandbox.process_tree import (
     Watchdog,
     become_subreaper_and_follow_parent,
     descendant_pids,
     kill_descendants,
 )
-from course_utils.grading.session import MAX_MESSAGE_BYTES, Session, describe_exit
+from course_utils.grading.sandbox.session import (
+    MAX_MESSAGE_BYTES,
+    Session,
+    describe_exit,
+)
 
 MAX_RESTARTS = 3
 MAX_PROCS = 512  # processes below the worker at once (zombies included)
@@ -126,8 +130,8 @@ class Worker:
         if session is None or not self.job.get("sandbox"):
             return 0
         pid = session.kernel_pid()
-        used = sandbox.tmpfs_bytes(pid) if pid is not None else 0
-        return used + sandbox.folder_bytes(self.job["ipc"])
+        used = bubblewrap.tmpfs_bytes(pid) if pid is not None else 0
+        return used + bubblewrap.folder_bytes(self.job["ipc"])
 
     # ---------------------------------------------------------- bookkeeping
     def save(self, done: bool = False) -> None:

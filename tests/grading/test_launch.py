@@ -8,9 +8,10 @@ import subprocess
 import sys
 import time
 
-from course_utils.grading import environment, launch
+from course_utils.grading import launch
 from course_utils.grading.batch import Limits
 from course_utils.grading.master import load_master
+from course_utils.grading.sandbox import environment
 from tests.grading.helpers import MASTER, gone, with_env
 
 
@@ -50,7 +51,7 @@ def test_each_submission_gets_its_own_profile_and_sandboxed_kernelspec(tmp_path)
     assert argv[argv.index("--") + 1 :][:3] == [
         sys.executable,
         "-m",
-        "course_utils.grading.kernel",
+        "course_utils.grading.sandbox.kernel_process",
     ]
     hidden = argv.index(str(tmp_path.resolve()))  # the report folder is hidden
     assert argv[hidden - 1] == "--tmpfs"

@@ -15,29 +15,29 @@ from tests.grading.helpers import ROOT
 
 ORPHAN = """
 import json, subprocess, sys, time
-from course_utils.grading import procs
-procs.become_subreaper()
+from course_utils.grading.sandbox import process_tree
+process_tree.become_subreaper()
 daemon = "import subprocess; subprocess.Popen(['sleep', '60'], start_new_session=True)"
 subprocess.run([sys.executable, "-c", daemon], check=True)  # its child is orphaned
 stubborn = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"
 kid = subprocess.Popen([sys.executable, "-c", stubborn])
 for _ in range(200):
-    found = procs.descendant_pids()
+    found = process_tree.descendant_pids()
     if len(found) >= 2:
         break
     time.sleep(0.05)
-killed = procs.kill_descendants()
-print(json.dumps({"found": len(found), "killed": killed, "left": procs.descendant_pids(),
+killed = process_tree.kill_descendants()
+print(json.dumps({"found": len(found), "killed": killed, "left": process_tree.descendant_pids(),
                   "kid_ended": kid.wait(timeout=10) is not None}))
 """
 
 MEMORY = """
 import json, subprocess, sys, time
-from course_utils.grading import procs
-procs.become_subreaper()
+from course_utils.grading.sandbox import process_tree
+process_tree.become_subreaper()
 hog = subprocess.Popen([sys.executable, "-c",
                         "import time; x = b'x' * (200 << 20); time.sleep(60)"])
-dog = procs.Watchdog(limit_mb=80, interval=0.05)
+dog = process_tree.Watchdog(limit_mb=80, interval=0.05)
 dog.start()
 end = time.monotonic() + 60
 while dog.tripped is None and time.monotonic() < end:
@@ -76,8 +76,8 @@ def test_watchdog_kills_the_tree_over_its_memory_limit():
 
 ZOMBIES = """
 import json, os, time
-from course_utils.grading import procs
-procs.become_subreaper()
+from course_utils.grading.sandbox import process_tree
+process_tree.become_subreaper()
 def spawn(n, then):
     kids = []
     for _ in range(n):
@@ -89,11 +89,11 @@ def spawn(n, then):
     return kids
 kids = spawn(5, lambda: None)
 time.sleep(0.5)
-zombies = len(procs.descendant_pids())
+zombies = len(process_tree.descendant_pids())
 keep = {kids[0]}
-reaped = procs.reap_zombies(lambda: keep)
-left = procs.descendant_pids()
-dog = procs.Watchdog(limit_mb=10_000, interval=0.05, max_procs=3, extra=lambda: 7 << 20)
+reaped = process_tree.reap_zombies(lambda: keep)
+left = process_tree.descendant_pids()
+dog = process_tree.Watchdog(limit_mb=10_000, interval=0.05, max_procs=3, extra=lambda: 7 << 20)
 spawn(5, lambda: time.sleep(60))
 dog.start()
 end = time.monotonic() + 30

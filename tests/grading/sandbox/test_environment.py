@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from course_utils.grading import environment
+from course_utils.grading.sandbox import environment
 from tests.grading.helpers import ROOT
 
 
@@ -41,7 +41,11 @@ def test_profile_shows_warnings_after_the_strict_startup(tmp_path):
 def test_kernel_spec_starts_the_grading_kernel_without_history(tmp_path):
     folder = environment.kernel_spec(tmp_path)
     spec = json.loads((folder / environment.KERNEL_NAME / "kernel.json").read_text())
-    assert spec["argv"][:3] == [sys.executable, "-m", "course_utils.grading.kernel"]
+    assert spec["argv"][:3] == [
+        sys.executable,
+        "-m",
+        "course_utils.grading.sandbox.kernel_process",
+    ]
     assert "--HistoryManager.hist_file=:memory:" in spec["argv"]
     assert spec["interrupt_mode"] == "signal"
     environment.wrap_kernel(folder, lambda argv: ["wrapper", "--", *argv])

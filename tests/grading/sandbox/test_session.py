@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from course_utils.grading import environment
-from course_utils.grading.session import Session, _descendants, describe_exit
+from course_utils.grading.sandbox import environment
+from course_utils.grading.sandbox.session import Session, _descendants, describe_exit
 from tests.grading.helpers import ROOT, gone, require_sandbox
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from course_utils.grading import outputs
+from course_utils.grading.sandbox import outputs
 
 
 def _msg(kind: str, **content) -> dict:

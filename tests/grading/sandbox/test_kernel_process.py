@@ -8,21 +8,21 @@ import resource
 import subprocess
 import sys
 
-from course_utils.grading import kernel
+from course_utils.grading.sandbox import kernel_process
 from tests.grading.helpers import ROOT
 
 SHOW = (
     "import resource\n"
-    "from course_utils.grading.kernel import limit_cpu\n"
+    "from course_utils.grading.sandbox.kernel_process import limit_cpu\n"
     "limit_cpu()\n"
     "print(*resource.getrlimit(resource.RLIMIT_CPU))\n"
 )
 
 
 def _limits(value: str | None) -> str:
-    env = {k: v for k, v in os.environ.items() if k != kernel.CPU_ENV}
+    env = {k: v for k, v in os.environ.items() if k != kernel_process.CPU_ENV}
     if value is not None:
-        env[kernel.CPU_ENV] = value
+        env[kernel_process.CPU_ENV] = value
     return subprocess.run(
         [sys.executable, "-c", SHOW],
         capture_output=True,
@@ -45,7 +45,7 @@ def test_cpu_limit_from_the_environment():
 
 def test_the_entry_point_runs_as_a_module():
     res = subprocess.run(
-        [sys.executable, "-m", "course_utils.grading.kernel", "--help"],
+        [sys.executable, "-m", "course_utils.grading.sandbox.kernel_process", "--help"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -59,7 +59,7 @@ def test_a_huge_message_is_cut_before_it_is_sent(monkeypatch):
     from jupyter_client.session import Session
 
     monkeypatch.setattr(Session, "serialize", Session.serialize)  # restored after
-    kernel.cap_messages(limit=100_000)
+    kernel_process.cap_messages(limit=100_000)
     session = Session(key=b"k")
     msg = session.msg(
         "error", {"ename": "ValueError", "evalue": "E" * 1_000_000, "traceback": []}
@@ -73,10 +73,10 @@ def test_a_huge_message_is_cut_before_it_is_sent(monkeypatch):
 
 def test_the_process_limit_comes_from_the_environment():
     code = (
-        "import resource\nfrom course_utils.grading.kernel import limit_processes\n"
+        "import resource\nfrom course_utils.grading.sandbox.kernel_process import limit_processes\n"
         "limit_processes()\nprint(resource.getrlimit(resource.RLIMIT_NPROC)[0])"
     )
-    env = dict(os.environ, **{kernel.NPROC_ENV: "777"})
+    env = dict(os.environ, **{kernel_process.NPROC_ENV: "777"})
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env
     )
@@ -90,13 +90,13 @@ def test_a_read_only_profile_is_copied_into_the_kernels_own_tmp(tmp_path):
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     code = (
-        "import os\nfrom course_utils.grading.kernel import private_ipython\n"
+        "import os\nfrom course_utils.grading.sandbox.kernel_process import private_ipython\n"
         "private_ipython()\nprint(os.environ['IPYTHONDIR'], kernel_env in os.environ)"
-    ).replace("kernel_env", repr(kernel.IPYTHON_ENV))
+    ).replace("kernel_env", repr(kernel_process.IPYTHON_ENV))
     env = dict(
         os.environ,
         TMPDIR=str(scratch),
-        **{kernel.IPYTHON_ENV: str(tmp_path / "profile")},
+        **{kernel_process.IPYTHON_ENV: str(tmp_path / "profile")},
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env

@@ -25,11 +25,15 @@ import sys
 import tempfile
 from pathlib import Path
 
+import course_utils
+
 SANDBOX_UID = 65534
 # Accelerators: the sandbox's /dev is a fresh minimal one, these are bound into it.
 DEVICES = ("/dev/nvidia*", "/dev/nvidia-caps", "/dev/dri", "/dev/accel*", "/dev/vfio")
 SCRATCH = "/tmp/work"  # the kernel's working folder and HOME inside the sandbox
-HIDE_KEEP = (sys.prefix, sys.base_prefix, str(Path(__file__).resolve().parents[2]))
+# Kept visible: the Pythons, and the folder holding the package (a checkout or site-packages).
+PACKAGE_PARENT = str(Path(course_utils.__file__).resolve().parent.parent)
+HIDE_KEEP = (sys.prefix, sys.base_prefix, PACKAGE_PARENT)
 
 
 def bwrap_path() -> str | None:
@@ -114,7 +118,7 @@ def problem() -> str | None:
     """Why the sandbox cannot be used here (one line), or None when it works."""
     if bwrap_path() is None:
         return "bubblewrap (bwrap) is not installed"
-    argv = [sys.executable, "-c", "import course_utils.grading.kernel"]
+    argv = [sys.executable, "-c", "import course_utils.grading.sandbox.kernel_process"]
     with tempfile.TemporaryDirectory(prefix="course-sandbox-probe-") as tmp:
         (Path(tmp) / "ipc").mkdir()
         (Path(tmp) / "ipython").mkdir()
@@ -152,7 +156,7 @@ def tmpfs_bytes(pid: int) -> int:
 def inner_pids(pid: int) -> tuple[int | None, int | None]:
     """bwrap's init in the sandbox started by ``pid`` and the kernel (the first process
     init started; later ones are orphans), seen from outside."""
-    from course_utils.grading.procs import child_pids
+    from course_utils.grading.sandbox.process_tree import child_pids
 
     init = child_pids(pid)
     kids = child_pids(init[0]) if init else []

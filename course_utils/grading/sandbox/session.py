@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from course_utils.grading.outputs import (
+from course_utils.grading.sandbox.outputs import (
     CELL_OUTPUT_CHARS,
     OUTPUT_TYPES,
     Outputs,
@@ -162,7 +162,7 @@ class Session:
 
     def own_pids(self) -> set[int]:
         """The kernel's process and, in a sandbox, the sandbox's (not the student's)."""
-        from course_utils.grading.sandbox import inner_pids
+        from course_utils.grading.sandbox.bubblewrap import inner_pids
 
         if self.pid is None:
             return set()
@@ -171,7 +171,7 @@ class Session:
 
     def kernel_pid(self) -> int | None:
         """The kernel's own process (in a sandbox, the first one bwrap's init started)."""
-        from course_utils.grading.sandbox import inner_pids
+        from course_utils.grading.sandbox.bubblewrap import inner_pids
 
         if not self.sandboxed or self.pid is None:
             return self.pid
@@ -179,7 +179,7 @@ class Session:
 
     def exit_code(self) -> int | None:
         """The kernel process's exit status, ``None`` while it runs (or is unknown)."""
-        from course_utils.grading.sandbox import exit_status
+        from course_utils.grading.sandbox.bubblewrap import exit_status
 
         proc = getattr(getattr(self.km, "provisioner", None), "process", None)
         code = proc.poll() if proc is not None else None

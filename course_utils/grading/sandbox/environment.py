@@ -5,7 +5,7 @@ instructor's shell (no tokens or credentials), adds the grading switches
 (``COURSE_GRADING``, smoke sizes, the CPU-time limit, the run's id that marks
 every process of the run), and points IPython at a profile that runs the
 course's strict startup followed by one that shows framework warnings instead
-of raising them. The kernelspec starts :mod:`course_utils.grading.kernel` with
+of raising them. The kernelspec starts :mod:`course_utils.grading.sandbox.kernel_process` with
 no input history on disk. Each submission gets its own profile and
 kernelspec, written where its sandbox cannot write.
 """
@@ -18,7 +18,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from course_utils.grading.kernel import CPU_ENV
+import course_utils
+from course_utils.grading.sandbox.kernel_process import CPU_ENV
 
 KERNEL_NAME = "course-grader"
 RUN_ENV = "COURSE_GRADER_RUN"
@@ -55,7 +56,7 @@ ENV_KEEP = (
 # Runs after course_utils.strict's startup file: framework deprecations are errors in CI,
 # but in grading a warning is shown in the output and costs no points.
 WARNINGS_STARTUP = (
-    "# Written by course_utils.grading.environment: warnings are shown, never raised, while grading.\n"
+    "# Written by course_utils.grading.sandbox.environment: warnings are shown, never raised, while grading.\n"
     "import warnings\n"
     "from course_utils import strict\n"
     "for _category in strict.CATEGORIES:\n"
@@ -66,7 +67,7 @@ WARNINGS_STARTUP = (
 def kernel_env(cpu_s: float, run_id: str, smoke: bool) -> dict[str, str]:
     """The kernel's environment (``IPYTHONDIR`` is set per submission: :func:`ipython_dir`)."""
     env = {k: v for k, v in os.environ.items() if k.startswith(ENV_KEEP)}
-    package_parent = str(Path(__file__).resolve().parents[2])
+    package_parent = str(Path(course_utils.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in (package_parent, env.get("PYTHONPATH")) if p
     )
@@ -108,7 +109,7 @@ def kernel_spec(work: Path) -> Path:
     argv = [
         sys.executable,
         "-m",
-        "course_utils.grading.kernel",
+        "course_utils.grading.sandbox.kernel_process",
         "-f",
         "{connection_file}",
         "--HistoryManager.hist_file=:memory:",

@@ -1,6 +1,6 @@
 """The grading kernel: an IPython kernel started under a CPU-time limit.
 
-``python -m course_utils.grading.kernel -f CONNECTION_FILE ...`` sets
+``python -m course_utils.grading.sandbox.kernel_process -f CONNECTION_FILE ...`` sets
 ``RLIMIT_CPU`` from ``COURSE_GRADER_CPU_S`` (inherited by every process the
 student's code starts) and ``RLIMIT_NPROC`` from ``COURSE_GRADER_NPROC``, caps
 the size of the messages it sends, then runs ipykernel as usual. No address-space limit:
