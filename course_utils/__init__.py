@@ -32,6 +32,7 @@ when the two are timed in alternation. Student-facing modules:
 - ``cartpole``: a batched CartPole simulation in both frameworks (lesson 03)
 - ``keras_backends``: one Keras model on the JAX and the PyTorch backend (lesson 06)
 - ``keras_child``: the child process that measures one Keras backend
+- ``forwards``: a model of either framework as a plain function of a batch (``torch_forward``, ``jit_forward``)
 - ``checklist``: the step-by-step port and the migration checklist (lesson 07)
 - ``port_checks``: the individual checks behind ``checklist``, one function each
 - ``profiles``: profiler traces of both frameworks read back as top-ops tables (lesson 09)

@@ -1,8 +1,8 @@
 """The checks behind the migration checklists, one function each, on a pair of models.
 
 A PyTorch model and a Flax NNX model meant to compute the same function: run
-each (:func:`torch_forward`, :func:`jit_forward`), count their parameters,
-compare their outputs, time them on this machine, see what each compiler
+each (:func:`~course_utils.forwards.torch_forward`,
+:func:`~course_utils.forwards.jit_forward`), count their parameters, compare their outputs, time them on this machine, see what each compiler
 captures (:func:`operator_coverage`), what changing input shapes cost
 (:func:`dynamic_shapes`), and which ecosystem packages are installed
 (:func:`dependencies_status`). Most return ``(status, detail)`` for one line of
@@ -22,35 +22,10 @@ from typing import Any
 
 import numpy as np
 
-
-def torch_forward(torch_model: Any) -> Callable[[np.ndarray], Any]:
-    """A function running ``torch_model`` on a numpy batch, in inference mode."""
-    import torch
-
-    def run(x: np.ndarray):
-        with torch.inference_mode():
-            return torch_model(torch.from_numpy(np.asarray(x)))
-
-    return run
-
-
-def jit_forward(nnx_model: Any) -> Callable:
-    """A ``jax.jit`` forward pass ``f(state, x)`` of an NNX model, and its state: ``(f, state)``.
-
-    Splitting the model into a graph definition and a state pytree keeps the
-    weights as arguments (not compile-time constants) and the call free of
-    NNX's Python bookkeeping.
-    """
-    import jax
-    from flax import nnx
-
-    graphdef, state = nnx.split(nnx_model)
-
-    @jax.jit
-    def forward(state, x):
-        return nnx.merge(graphdef, state)(x)
-
-    return forward, state
+from course_utils.forwards import (
+    jit_forward,
+    torch_forward,  # noqa: F401 (checklist takes it from here)
+)
 
 
 def torch_n_params(model: Any) -> int:

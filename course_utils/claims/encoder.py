@@ -115,7 +115,7 @@ def checked_pair(ctx: Ctx, shape: str | None = None):
 
 def jax_forward(ctx: Ctx, nnx_model: Any):
     """``(jitted forward(state, x), state)`` with the state on ``ctx.jax_device``."""
-    from course_utils.checklist import jit_forward
+    from course_utils.forwards import jit_forward
 
     forward, state = jit_forward(nnx_model)
     return forward, ctx.jax_put(state)
