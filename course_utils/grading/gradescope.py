@@ -47,7 +47,7 @@ def _course_files(root: Path) -> list[str]:
 
 def build(source: Path, out: Path, config: dict, root: Path) -> list[str]:
     """Write the bundle ``out`` (a zip) for the master ``source``; returns its names."""
-    from course_utils.grading.master import load_master
+    from course_utils.grading.inputs.master import load_master
 
     master = load_master(source)  # refuses a notebook that is not a master
     config = {"master": f"master/{master.path.name}", **config}

@@ -22,8 +22,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from course_utils.grading.names import clean, folder_name, shown
-from course_utils.grading.notebook import SubmissionError, read_file
+from course_utils.grading.inputs.ipynb import SubmissionError, read_file
+from course_utils.grading.inputs.names import clean, folder_name, shown
 
 PRIVATE = ".grader"  # the report folder's private state
 KEY = "key"

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from course_utils._files import write_atomic
 from course_utils.grading import batch, scoring, store
-from course_utils.grading.master import load_master
-from course_utils.grading.submissions import discover
+from course_utils.grading.inputs.master import load_master
+from course_utils.grading.inputs.submissions import discover
 from course_utils.tooling.errors import CourseError
 
 LOG = "regrades.csv"

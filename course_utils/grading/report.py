@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 
-from course_utils.grading.master import Master
+from course_utils.grading.inputs.master import Master
+from course_utils.grading.inputs.submissions import Matched
 from course_utils.grading.scoring import Redactor
-from course_utils.grading.submissions import Matched
 
 
 def gradescope(record: dict) -> dict:

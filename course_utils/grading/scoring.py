@@ -16,8 +16,8 @@ from typing import Any
 
 from course_utils.exercises import clip
 from course_utils.grading.flags import flags_for
-from course_utils.grading.master import Master
-from course_utils.grading.submissions import Matched
+from course_utils.grading.inputs.master import Master
+from course_utils.grading.inputs.submissions import Matched
 
 HIDDEN_MARK = "[hidden test line removed]"
 _PROBLEM_STATUS = {

@@ -10,7 +10,7 @@ import time
 
 from course_utils.grading import launch
 from course_utils.grading.batch import Limits
-from course_utils.grading.master import load_master
+from course_utils.grading.inputs.master import load_master
 from course_utils.grading.sandbox import environment
 from tests.grading.helpers import MASTER, gone, with_env
 

@@ -7,9 +7,9 @@ import json
 import nbformat
 
 from course_utils.grading import report, scoring
-from course_utils.grading.master import load_master
-from course_utils.grading.notebook import read_cells
-from course_utils.grading.submissions import match
+from course_utils.grading.inputs.ipynb import read_cells
+from course_utils.grading.inputs.master import load_master
+from course_utils.grading.inputs.submissions import match
 from tests.grading.helpers import MASTER, SUBS
 
 

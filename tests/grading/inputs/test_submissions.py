@@ -7,10 +7,10 @@ import shutil
 
 import pytest
 
-from course_utils.grading import submissions
-from course_utils.grading.master import load_master
-from course_utils.grading.notebook import read_cells
-from course_utils.grading.submissions import Matched, discover, match
+from course_utils.grading.inputs import submissions
+from course_utils.grading.inputs.ipynb import read_cells
+from course_utils.grading.inputs.master import load_master
+from course_utils.grading.inputs.submissions import Matched, discover, match
 from course_utils.tooling.errors import CourseError
 from tests.grading.helpers import FIX, MASTER, SUBS
 

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from course_utils.grading import notebook
-from course_utils.grading.notebook import SubmissionError, read_cells
+from course_utils.grading.inputs import ipynb
+from course_utils.grading.inputs.ipynb import SubmissionError, read_cells
 from tests.grading.helpers import MASTER, SUBS
 
 
@@ -48,7 +48,7 @@ def test_not_utf8_too_big_and_unreadable(tmp_path, monkeypatch):
     latin.write_bytes('{"cells": ["é"]}'.encode("latin-1"))
     with pytest.raises(SubmissionError, match="not UTF-8"):
         read_cells(latin)
-    monkeypatch.setattr(notebook, "MAX_NOTEBOOK_BYTES", 10)
+    monkeypatch.setattr(ipynb, "MAX_NOTEBOOK_BYTES", 10)
     with pytest.raises(SubmissionError, match="over the 0 MiB limit"):
         read_cells(MASTER)
     with pytest.raises(SubmissionError, match="cannot read the notebook"):
@@ -62,10 +62,10 @@ def test_cells_are_plain_dicts_with_joined_sources(tmp_path):
     assert read_cells(path) == [
         {"cell_type": "code", "source": "a = 1\nb = 2", "metadata": {}}
     ]
-    assert notebook.nbgrader_meta({"metadata": {"nbgrader": {"points": 1}}}) == {
+    assert ipynb.nbgrader_meta({"metadata": {"nbgrader": {"points": 1}}}) == {
         "points": 1
     }
-    assert notebook.nbgrader_meta({"metadata": {"nbgrader": "x"}}) == {}
+    assert ipynb.nbgrader_meta({"metadata": {"nbgrader": "x"}}) == {}
 
 
 def test_links_special_files_and_huge_files_are_refused_unopened(tmp_path):
@@ -73,7 +73,7 @@ def test_links_special_files_and_huge_files_are_refused_unopened(tmp_path):
     (tmp_path / "zero.ipynb").symlink_to("/dev/zero")
     os.mkfifo(tmp_path / "fifo.ipynb")
     with open(tmp_path / "huge.ipynb", "wb") as f:
-        f.truncate(notebook.MAX_NOTEBOOK_BYTES + 1)  # sparse: costs no disk
+        f.truncate(ipynb.MAX_NOTEBOOK_BYTES + 1)  # sparse: costs no disk
     for name, reason in [
         ("link", "is a symbolic link"),
         ("zero", "is a symbolic link"),
@@ -83,7 +83,7 @@ def test_links_special_files_and_huge_files_are_refused_unopened(tmp_path):
         with pytest.raises(SubmissionError, match=reason):
             read_cells(tmp_path / f"{name}.ipynb")
     with pytest.raises(SubmissionError, match="a folder, not a file"):
-        notebook.read_file(tmp_path)
+        ipynb.read_file(tmp_path)
 
 
 def test_crafted_json_is_invalid_not_a_grader_error(tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from course_utils.grading import names
+from course_utils.grading.inputs import names
 
 
 def test_shown_escapes_bad_bytes_and_control_characters():

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course_utils.grading.notebook import SubmissionError, nbgrader_meta, read_cells
+from course_utils.grading.inputs.ipynb import SubmissionError, nbgrader_meta, read_cells
 from course_utils.tooling import markers
 from course_utils.tooling.errors import CourseError
 

@@ -1,0 +1,9 @@
+"""What the grader reads: the master, the submissions, and the files and names they come in.
+
+Above ``sandbox`` in the layers (it imports nothing of it, nor of any layer above).
+
+- ``ipynb``: reading a ``.ipynb`` file defensively (one-line reasons for bad ones)
+- ``names``: file names as safe text, report folder names, spreadsheet-safe CSV cells
+- ``master``: the master's exercises, tests, points and setup cells
+- ``submissions``: finding submissions in a folder and matching their cells to the master
+"""
