@@ -1,11 +1,22 @@
-"""The house rules of ``course_utils`` (CONTRIBUTING.md, "The package's layout"), checked on every run.
+"""The house rules of ``course_utils`` (CONTRIBUTING.md, "The package's layout" and "Code"), checked on every run.
 
-- rooms by audience: what a lesson imports never imports ``tooling`` or ``grading``;
-- no import cycles inside the package;
-- ``import`` of the root, the core modules, ``tooling``, ``grading``, ``claims`` and the
-  ``dist`` and ``gpt`` packages stays light;
+- rooms by audience: what a lesson imports (the top level, ``dist``, ``models``,
+  ``convert``, ``gpt``, ``install``, ``claims``, ``timing``) never imports ``tooling``
+  or ``grading``;
+- no import cycles inside the package. The scan sees every way a module gets
+  imported: ``import``/``from`` at the top or inside a function, relative imports
+  (``from .x import y``), ``importlib.import_module("course_utils.x")`` with a
+  literal name, the lazy ``__getattr__`` of a package (the module names in the
+  tuples or dicts it looks up), and the packages above an imported module (importing
+  ``course_utils.claims.judging`` runs ``course_utils/claims/__init__.py`` first);
+- ``import`` of the root, the core modules, ``tooling``, ``grading``, ``claims``,
+  ``timing`` and the ``dist`` and ``gpt`` packages stays light;
 - tests mirror modules;
-- functions of at most ~60 lines, modules of at most ~400 (``timing.py`` excepted);
+- one concept per module: its size follows from the concept, so no blanket cap; a
+  module past :data:`MAX_MODULE_LINES` (far past any one concept) fails unless
+  :data:`SIZE_EXEMPT` gives the reason in a sentence, and a function past
+  :data:`LONG_FUNCTION_LINES` earns a :class:`LongFunctionWarning` (shown in the
+  warnings summary, not a failure): worth splitting when the steps have names;
 - ``ruff format`` is clean, and no block of code is copied between modules;
 - every subpackage is in the wheel.
 """
@@ -17,37 +28,51 @@ import re
 import subprocess
 import sys
 import tomllib
+import warnings
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "course_utils"
-# Rooms whose modules a lesson or an exercise may import.
-STUDENT_ROOMS = ("", "dist", "models", "convert", "gpt")
+# Rooms whose modules a lesson or an exercise may import (lessons import claims
+# and timing, so what those import is a lesson's import too).
+STUDENT_ROOMS = ("", "dist", "models", "convert", "gpt", "install", "claims", "timing")
 # What those rooms (and the notebooks) may never import.
 FORBIDDEN = ("course_utils.tooling", "course_utils.grading")
 # Rooms that import jax and torch only inside functions; `dist`, `models`,
 # `convert` and `gpt` may import them at the top (scripts, model and converter
 # files), but ``import course_utils.dist`` and ``import course_utils.gpt`` stay light.
-LIGHT_ROOMS = ("", "tooling", "grading", "claims")
+LIGHT_ROOMS = ("", "tooling", "grading", "claims", "install", "timing")
 LIGHT_PACKAGES = ("course_utils.dist", "course_utils.gpt")
-MAX_FUNCTION_LINES = 60
-MAX_MODULE_LINES = 400
-LONG_MODULES_ALLOWED = {"course_utils/timing.py"}  # timing's one concept is big
-# Where code lives that the size rule applies to (the lesson notebooks are exempt).
+# Far past any one concept: the largest modules hold about 400 lines.
+MAX_MODULE_LINES = 1500
+# Modules allowed past MAX_MODULE_LINES: path -> why (a sentence). None needs it today.
+SIZE_EXEMPT: dict[str, str] = {}
+LONG_FUNCTION_LINES = 80
+# Where code lives that the size rules apply to (the lesson notebooks are exempt).
 SIZED = ("course_utils", "tests", "benchmarks", "constraints", "conftest.py")
 
 
-def _modules() -> dict[str, Path]:
-    """Every module of the package: dotted name -> file (packages by their ``__init__``)."""
-    out = {}
-    for path in sorted(PKG.rglob("*.py")):
-        parts = list(path.relative_to(ROOT).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        out[".".join(parts)] = path
-    return out
+class LongFunctionWarning(UserWarning):
+    """A function past LONG_FUNCTION_LINES: a hint to split it, not a failure."""
+
+
+def _module_name(path: Path, root: Path = ROOT) -> str:
+    """``course_utils/claims/judging.py`` -> ``course_utils.claims.judging`` (a package by its ``__init__``)."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _modules(root: Path = ROOT) -> dict[str, Path]:
+    """Every module of the package under ``root``: dotted name -> file."""
+    return {
+        _module_name(path, root): path
+        for path in sorted((root / "course_utils").rglob("*.py"))
+        if "__pycache__" not in path.parts
+    }
 
 
 MODULES = _modules()
@@ -63,19 +88,108 @@ def _packages() -> set[str]:
     return {p.parent.name for p in PKG.glob("*/__init__.py")}
 
 
-def _imports(path: Path) -> list[tuple[str, int]]:
-    """Every ``course_utils`` module ``path`` imports, at the top or inside a function."""
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [f"{node.module}.{a.name}" for a in node.names]
-            names = [n if n in MODULES else node.module for n in names]
-        else:
+def _absolute(module: str | None, level: int, package: str) -> str:
+    """The module a ``from`` import names: ``from ..x import y`` in ``a.b.c`` -> ``a.x``."""
+    if not level:
+        return module or ""
+    base = package.split(".")
+    base = base[: len(base) - level + 1]
+    return ".".join(base + ([module] if module else []))
+
+
+def _literal_import_module(node: ast.Call, package: str) -> str | None:
+    """The module of ``importlib.import_module("...")`` (or ``import_module``) with a literal name."""
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if name != "import_module" or not node.args:
+        return None
+    arg = node.args[0]
+    if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str)):
+        return None
+    dots = len(arg.value) - len(arg.value.lstrip("."))
+    anchor = node.args[1] if len(node.args) > 1 else None
+    if dots and isinstance(anchor, ast.Constant) and isinstance(anchor.value, str):
+        package = anchor.value
+    return _absolute(arg.value[dots:] or None, dots, package)
+
+
+def _lazy_names(tree: ast.Module) -> list[tuple[str, int]]:
+    """The strings of the module-level tuples, lists, sets and dicts a ``__getattr__`` reads."""
+    hook = [
+        n
+        for n in tree.body
+        if isinstance(n, ast.FunctionDef) and n.name == "__getattr__"
+    ]
+    if not hook:
+        return []
+    read = {n.id for n in ast.walk(hook[0]) if isinstance(n, ast.Name)}
+    out = []
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets = [node.target]
+        if not any(isinstance(t, ast.Name) and t.id in read for t in targets):
             continue
-        found += [(n, node.lineno) for n in names if n.split(".")[0] == "course_utils"]
+        out += [
+            (c.value, node.lineno)
+            for c in ast.walk(node.value)
+            if isinstance(c, ast.Constant) and isinstance(c.value, str)
+        ]
+    return out
+
+
+def _imports(
+    path: Path, root: Path = ROOT, modules: dict[str, Path] | None = None
+) -> list[tuple[str, int]]:
+    """Every ``course_utils`` module ``path`` imports, with the line, however it imports it.
+
+    At the top or inside a function, absolute or relative, by
+    ``importlib.import_module`` with a literal name, or lazily (the names a
+    package's ``__getattr__`` looks up); and the packages above each imported
+    module, which Python imports first (but not the importer's own packages).
+    """
+    modules = MODULES if modules is None else modules
+    name = _module_name(path, root)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    named: list[tuple[str, int]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            named += [(a.name, node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(node.module, node.level, package)
+            for a in node.names:
+                full = f"{base}.{a.name}"
+                named.append((full if full in modules else base, node.lineno))
+        elif isinstance(node, ast.Call):
+            target = _literal_import_module(node, package)
+            if target:
+                named.append((target, node.lineno))
+    for lazy, line in _lazy_names(tree):
+        for candidate in (f"{package}.{lazy}", lazy):
+            if candidate in modules:
+                named.append((candidate, line))
+                break
+    found = []
+    for target, line in named:
+        if target.split(".")[0] != "course_utils":
+            continue
+        while target not in modules and "." in target:
+            target = target.rpartition(".")[0]  # an attribute of a module
+        parents = [target.rsplit(".", k)[0] for k in range(1, target.count(".") + 1)]
+        found += [
+            (t, line)
+            for t in [target, *parents]
+            if t in modules and t != name and not name.startswith(t + ".")
+        ]
     return found
+
+
+def _graph(modules: dict[str, Path], root: Path = ROOT) -> dict[str, set[str]]:
+    return {
+        name: {t for t, _ in _imports(path, root, modules)}
+        for name, path in modules.items()
+    }
 
 
 def test_the_rooms_are_the_documented_ones():
@@ -85,7 +199,9 @@ def test_the_rooms_are_the_documented_ones():
         "dist",
         "gpt",
         "grading",
+        "install",
         "models",
+        "timing",
         "tooling",
     }
 
@@ -160,15 +276,59 @@ def test_cycle_finder_finds_a_cycle():
     assert _cycles({"a": {"b"}, "b": set()}) == []
 
 
-def test_no_import_cycles():
-    graph = {
-        name: {t for t, _ in _imports(path) if t in MODULES and t != name}
-        for name, path in MODULES.items()
+def _write(root: Path, files: dict[str, str]) -> dict[str, Path]:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return _modules(root)
+
+
+SYNTHETIC = {
+    "course_utils/__init__.py": (
+        "import importlib\n_LAZY = {'a': 'alpha'}\n"
+        "def __getattr__(name):\n"
+        "    return importlib.import_module(f'{__name__}.{_LAZY[name]}')\n"
+    ),
+    "course_utils/alpha.py": "def f():\n    from .beta import g\n    return g\n",
+    "course_utils/beta.py": (
+        "import importlib\ng = importlib.import_module('course_utils.room.gamma')\n"
+    ),
+    "course_utils/room/__init__.py": "from ..alpha import f\n",
+    "course_utils/room/gamma.py": "from . import delta\n",
+    "course_utils/room/delta.py": "import course_utils.room  # its own package\n",
+}
+
+
+def test_the_scan_sees_every_kind_of_import(tmp_path):
+    modules = _write(tmp_path, SYNTHETIC)
+    edges = {
+        (n, t, line)
+        for n, path in modules.items()
+        for t, line in _imports(path, tmp_path, modules)
     }
-    cycles = _cycles(graph)
+    assert ("course_utils", "course_utils.alpha", 2) in edges  # a lazy __getattr__ map
+    assert (
+        "course_utils.alpha",
+        "course_utils.beta",
+        2,
+    ) in edges  # relative, in a function
+    # a literal import_module, and the package Python imports before the module
+    assert ("course_utils.beta", "course_utils.room.gamma", 2) in edges
+    assert ("course_utils.beta", "course_utils.room", 2) in edges
+    assert ("course_utils.room", "course_utils.alpha", 1) in edges  # two dots
+    assert ("course_utils.room.gamma", "course_utils.room.delta", 1) in edges
+    # a module's own packages are being imported already: not an edge
+    assert not [e for e in edges if e[0] == "course_utils.room.delta"]
+    assert _cycles(_graph(modules, tmp_path)) == [
+        ["course_utils.alpha", "course_utils.beta", "course_utils.room"]
+    ]
+
+
+def test_no_import_cycles():
+    cycles = _cycles(_graph(MODULES))
     assert not cycles, (
-        "modules that import each other (directly or not):\n"
-        + "\n".join(", ".join(c) for c in cycles)
+        "modules that import each other (directly or not, at the top, inside a "
+        "function or lazily):\n" + "\n".join(", ".join(c) for c in cycles)
     )
 
 
@@ -216,36 +376,81 @@ def _sized_files() -> list[Path]:
     return [f for f in files if "__pycache__" not in f.parts]
 
 
-def _long_functions(path: Path, root: Path = ROOT) -> list[str]:
+def _long_functions(
+    path: Path, root: Path = ROOT, limit: int = LONG_FUNCTION_LINES
+) -> list[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     return [
         f"{path.relative_to(root)}:{node.lineno} {node.name} "
         f"({node.end_lineno - node.lineno + 1} lines)"
         for node in ast.walk(tree)
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-        and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+        and node.end_lineno - node.lineno + 1 > limit
     ]
 
 
 def test_long_function_finder_counts_lines(tmp_path):
-    src = "def f():\n" + "    x = 1\n" * 60 + "\n\ndef g():\n    pass\n"
+    src = "def f():\n" + "    x = 1\n" * 80 + "\n\ndef g():\n    pass\n"
     (tmp_path / "m.py").write_text(src)
-    assert _long_functions(tmp_path / "m.py", tmp_path) == ["m.py:1 f (61 lines)"]
+    assert _long_functions(tmp_path / "m.py", tmp_path) == ["m.py:1 f (81 lines)"]
 
 
-def test_functions_are_short():
+def test_long_functions_are_reported_not_failed():
     long = [line for path in _sized_files() for line in _long_functions(path)]
-    assert not long, f"functions over {MAX_FUNCTION_LINES} lines:\n" + "\n".join(long)
+    if long:
+        warnings.warn(
+            LongFunctionWarning(
+                f"functions over {LONG_FUNCTION_LINES} lines (split them where the "
+                "steps have names):\n" + "\n".join(long)
+            ),
+            stacklevel=1,
+        )
 
 
-def test_modules_are_small():
-    big = []
-    for path in MODULES.values():
-        rel = str(path.relative_to(ROOT))
-        n = len(path.read_text(encoding="utf-8").splitlines())
-        if n > MAX_MODULE_LINES and rel not in LONG_MODULES_ALLOWED:
-            big.append(f"{rel} ({n} lines)")
-    assert not big, f"modules over {MAX_MODULE_LINES} lines:\n" + "\n".join(big)
+def _size_problems(
+    sizes: dict[str, int], exempt: dict[str, str], limit: int = MAX_MODULE_LINES
+) -> list[str]:
+    """Modules past ``limit`` without a reason, and exemptions that do not hold."""
+    out = [
+        f"{rel} ({n} lines): more than one concept? split it, or give SIZE_EXEMPT "
+        "the reason"
+        for rel, n in sizes.items()
+        if n > limit and rel not in exempt
+    ]
+    for rel, why in exempt.items():
+        if rel not in sizes:
+            out.append(f"SIZE_EXEMPT names {rel}, which is not a module")
+        elif sizes[rel] <= limit:
+            out.append(f"SIZE_EXEMPT: {rel} is {sizes[rel]} lines, within the cap")
+        if not re.fullmatch(r"[A-Z].{20,}\.", why):
+            out.append(f"SIZE_EXEMPT[{rel!r}] is not a sentence: {why!r}")
+    return out
+
+
+def test_size_problems_are_found():
+    sizes = {"a.py": 1600, "b.py": 1700, "c.py": 40}
+    assert _size_problems(sizes, {}) == [
+        "a.py (1600 lines): more than one concept? split it, or give SIZE_EXEMPT the reason",
+        "b.py (1700 lines): more than one concept? split it, or give SIZE_EXEMPT the reason",
+    ]
+    reason = "Generated from the schema, one table in one file."
+    assert _size_problems(sizes, {"a.py": reason, "b.py": reason}) == []
+    assert _size_problems(
+        sizes, {"a.py": reason, "b.py": "big", "c.py": reason, "d.py": reason}
+    ) == [
+        "SIZE_EXEMPT['b.py'] is not a sentence: 'big'",
+        "SIZE_EXEMPT: c.py is 40 lines, within the cap",
+        "SIZE_EXEMPT names d.py, which is not a module",
+    ]
+
+
+def test_no_module_is_far_past_one_concept():
+    sizes = {
+        str(path.relative_to(ROOT)): len(path.read_text(encoding="utf-8").splitlines())
+        for path in _sized_files()
+    }
+    problems = _size_problems(sizes, SIZE_EXEMPT)
+    assert not problems, "\n".join(problems)
 
 
 def test_ruff_format_is_clean():
@@ -299,6 +504,7 @@ def test_the_package_docstring_lists_every_student_module():
         "models",
         "convert",
         "gpt",
+        "install",
     ]
     doc = course_utils.__doc__
     missing = [m for m in public if f"``{m}``" not in doc and f"``{m}/``" not in doc]
@@ -306,7 +512,8 @@ def test_the_package_docstring_lists_every_student_module():
 
 
 @pytest.mark.parametrize(
-    "room", ["claims", "convert", "gpt", "grading", "models", "tooling"]
+    "room",
+    ["claims", "convert", "gpt", "grading", "install", "models", "timing", "tooling"],
 )
 def test_each_room_lists_its_modules(room):
     doc = ast.get_docstring(ast.parse((PKG / room / "__init__.py").read_text())) or ""
