@@ -22,11 +22,12 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course_utils.grading import launch, report, scoring, store
+from course_utils.grading import launch, report, scoring
 from course_utils.grading.inputs.ipynb import SubmissionError, read_cells, read_file
 from course_utils.grading.inputs.master import Master, load_master
 from course_utils.grading.inputs.names import shown
 from course_utils.grading.inputs.submissions import Matched, Submission, discover, match
+from course_utils.grading.records import store
 from course_utils.grading.sandbox import bubblewrap, environment
 from course_utils.grading.sandbox.environment import RUN_ENV
 from course_utils.tooling.errors import CourseError

@@ -33,8 +33,8 @@ def _sigterm_as_interrupt() -> None:
 
 def cmd_grade(args: argparse.Namespace) -> int:
     from course_utils.grading import batch as grader
-    from course_utils.grading import store as grader_store
     from course_utils.grading import verbs
+    from course_utils.grading.records import store as grader_store
 
     if verbs.handles(args):
         return verbs.run(args)

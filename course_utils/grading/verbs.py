@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from course_utils.grading import classreport
+    from course_utils.grading.records import classreport
 
     (folder,) = _one_folder(args, "report")
     where, data = classreport.write(folder)

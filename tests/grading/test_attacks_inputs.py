@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from course_utils.grading import batch as grader
-from course_utils.grading import cli, store
+from course_utils.grading import cli
 from course_utils.grading.inputs.master import load_master
+from course_utils.grading.records import store
 from tests.grading.helpers import MASTER, SUBS, graded
 
 pytestmark = pytest.mark.timeout(400)  # a FIFO that blocks must fail, not hang

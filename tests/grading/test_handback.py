@@ -3,8 +3,8 @@ text anywhere in it; the instructor's copy (``executed.ipynb``) lives apart."""
 
 from __future__ import annotations
 
-from course_utils.grading import store
 from course_utils.grading.inputs.master import load_master
+from course_utils.grading.records import store
 from tests.grading.generated_class import ROSTER
 from tests.grading.helpers import MASTER
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from course_utils.grading import analytics
+from course_utils.grading.records import analytics
 
 
 def _rec(

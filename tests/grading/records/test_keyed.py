@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from course_utils.grading import records
+from course_utils.grading.records import keyed
 
 
 def _rec(**extra):
@@ -25,32 +25,32 @@ def _rec(**extra):
 
 
 def test_key_is_private_stable_and_replaced_when_exposed(tmp_path):
-    assert records.key(tmp_path, create=False) is None
-    key = records.key(tmp_path)
-    path = tmp_path / records.PRIVATE / records.KEY
-    assert len(key) == 32 and records.key(tmp_path) == key
+    assert keyed.key(tmp_path, create=False) is None
+    key = keyed.key(tmp_path)
+    path = tmp_path / keyed.PRIVATE / keyed.KEY
+    assert len(key) == 32 and keyed.key(tmp_path) == key
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     os.chmod(path, 0o644)  # readable by others: not a secret any more
-    assert records.key(tmp_path, create=False) is None
-    assert records.key(tmp_path) != key
+    assert keyed.key(tmp_path, create=False) is None
+    assert keyed.key(tmp_path) != key
     path.unlink()
     path.symlink_to(tmp_path / "planted")  # a key someone else chose
     (tmp_path / "planted").write_text("00" * 32)
     os.chmod(tmp_path / "planted", 0o600)
-    assert records.key(tmp_path) != bytes(32)
+    assert keyed.key(tmp_path) != bytes(32)
     assert not path.is_symlink()
 
 
 def test_seal_catches_any_edit_and_another_key():
     key = bytes(range(32))
-    rec = records.seal(_rec(total=3, t=(1, 2), s="a\udce9"), key)
+    rec = keyed.seal(_rec(total=3, t=(1, 2), s="a\udce9"), key)
     assert rec["t"] == [1, 2] and rec["s"] == "a\\xe9"  # as it reads back from JSON
-    assert records.sealed(json.loads(json.dumps(rec)), key)
-    assert not records.sealed(rec | {"total": 4}, key)
-    assert not records.sealed({k: v for k, v in rec.items() if k != "seal"}, key)
-    assert not records.sealed(rec, bytes(32))
-    assert not records.sealed([rec], key)
+    assert keyed.sealed(json.loads(json.dumps(rec)), key)
+    assert not keyed.sealed(rec | {"total": 4}, key)
+    assert not keyed.sealed({k: v for k, v in rec.items() if k != "seal"}, key)
+    assert not keyed.sealed(rec, bytes(32))
+    assert not keyed.sealed([rec], key)
 
 
 @pytest.mark.parametrize(
@@ -67,23 +67,23 @@ def test_seal_catches_any_edit_and_another_key():
     ],
 )
 def test_problem_names_what_is_wrong(change, why):
-    assert records.problem(_rec(), "ann") is None
-    assert why in records.problem(_rec(**change), "ann")
-    assert records.problem([1], None) == "not a JSON object"
+    assert keyed.problem(_rec(), "ann") is None
+    assert why in keyed.problem(_rec(**change), "ann")
+    assert keyed.problem([1], None) == "not a JSON object"
 
 
 def test_read_refuses_links_fifos_and_deep_json(tmp_path):
     (tmp_path / "ok.json").write_text('{"a": 1}')
-    assert records.read(tmp_path / "ok.json") == {"a": 1}
+    assert keyed.read(tmp_path / "ok.json") == {"a": 1}
     (tmp_path / "link.json").symlink_to(tmp_path / "ok.json")
     os.mkfifo(tmp_path / "fifo.json")
     (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
     (tmp_path / "big.json").write_text("[" + "1," * 100 + "1]")
     for name in ("link", "fifo", "deep", "missing"):
         with pytest.raises(ValueError):
-            records.read(tmp_path / f"{name}.json")
+            keyed.read(tmp_path / f"{name}.json")
     with pytest.raises(ValueError, match="over the 0 MiB limit"):
-        records.read(tmp_path / "big.json", limit=50)
-    assert records.file_hash(tmp_path / "link.json") is None
-    assert records.file_hash(tmp_path / "fifo.json") is None
-    assert records.file_hash(tmp_path / "ok.json")
+        keyed.read(tmp_path / "big.json", limit=50)
+    assert keyed.file_hash(tmp_path / "link.json") is None
+    assert keyed.file_hash(tmp_path / "fifo.json") is None
+    assert keyed.file_hash(tmp_path / "ok.json")

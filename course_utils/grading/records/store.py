@@ -2,7 +2,7 @@
 
 ``DIR/<folder>/grade.json`` is written last, atomically, once the student's
 other files are in place: it is the mark that the student is graded. It is
-sealed with the report folder's key (:mod:`.records`) and names the hashes of
+sealed with the report folder's key (:mod:`.keyed`) and names the hashes of
 the student's other files, so a record that anyone else wrote or edited, or
 whose files changed, is not believed: it is left out of the tables and the
 student is graded again. The class tables ``grades.csv`` and ``grades.json``
@@ -23,9 +23,9 @@ import stat
 from pathlib import Path
 
 from course_utils._files import write_atomic
-from course_utils.grading import records as keyed
 from course_utils.grading.inputs.ipynb import SubmissionError, read_file
 from course_utils.grading.inputs.names import csv_cell, folder_name, shown, utf8
+from course_utils.grading.records import keyed
 from course_utils.tooling.errors import CourseError
 
 RECORD = "grade.json"

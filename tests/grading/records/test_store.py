@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from course_utils.grading import records as keyed
-from course_utils.grading import store
+from course_utils.grading.records import keyed, store
 from course_utils.tooling.errors import CourseError
 
 

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from course_utils._files import write_atomic
-from course_utils.grading import analytics, store
+from course_utils.grading.records import analytics, store
 
 FOLDER = "class-report"
 FIGURES = ("scores.png", "tests.png", "resources.png")

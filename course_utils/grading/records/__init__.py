@@ -1,0 +1,9 @@
+"""What a grading run leaves behind: sealed records, the report folder, the class tables.
+
+Imports ``inputs`` (and the layers below it), never the policy that fills the records.
+
+- ``keyed``: keyed ``grade.json`` records (the report folder's key, seals, shape checks)
+- ``store``: the report folder, the class tables and shard merging
+- ``analytics``: what a class's records say: pass shares, failure groups, flags, resources
+- ``classreport``: ``grade report``: the class report (HTML, Markdown, PNG figures)
+"""
