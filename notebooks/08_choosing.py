@@ -69,12 +69,17 @@ from course_utils import env
 
 SETUP = env.setup()  # first: JAX's GPU memory policy, JAX before PyTorch, float32 in both
 
+from collections import Counter
+
 import jax
+import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from flax import nnx
 
 from course_utils import checklist, claims, config, convert, models, timing
+from course_utils.claims import results
+from course_utils.claims.benchmarks import BENCHMARKS
 from course_utils.expect import expect_error
 from course_utils.parity import assert_close
 from IPython.display import Markdown
@@ -271,7 +276,8 @@ latency
 # Which was faster per call, judged by the course's one rule (the interval of the per-round
 # ratios, and only on a quiet machine). This is the article's own pairing, eager PyTorch against
 # compiled JAX, so it changes two things at once: read it as "what a user gets by default",
-# not as "which framework is faster".
+# not as "which framework is faster". (Section 4's `batch1-latency` row is judged in the fair
+# pairing, `torch.compile` against `jax.jit`; section 4 prints both pairings side by side.)
 
 # %%
 per_call = claims.faster(latency, "PyTorch eager", "JAX jit")
@@ -519,23 +525,27 @@ report
 # The same outcomes as a figure:
 
 # %%
-ax = claims.plot(report.outcomes)  # the figure shows below the cell (inline backend)
+fig, ax = plt.subplots(figsize=(9, 0.7 * len(report.outcomes) + 1.5))
+claims.plot(report.outcomes, ax=ax)  # the figure shows below the cell (inline backend)
+fig.tight_layout()
 
 # %% [markdown]
 # Each measured speed-up claim is a point (the median ratio) with a bar (its 95 % interval) on a
 # log axis; the vertical line is 1x, no difference, and the shaded band is the magnitude the
 # article stated. A verdict on a claim needs the whole bar inside or beyond the band, or the whole
 # bar short of it, so a long bar that crosses the band is what an unsettled measurement looks
-# like. Claims stated in seconds rather than as a ratio, and claims not measured here, appear
-# with their verdict written next to the 1x line instead of a point.
+# like. "× faster" always means the side named under the claim's id: each measured row's label
+# says which variant a point right of 1x favours, the denominator of the claim's ratio (for
+# most claims a JAX variant; for `dynamic-shapes`, whose claim is that JAX is the slower one,
+# PyTorch eager). A point left of 1x means that variant was the slower one. Claims stated in
+# seconds rather than as a ratio, and claims not measured here, appear with their verdict
+# written next to the 1x line instead of a point.
 #
 # Your run next to the runs the course ships (`docs/claims-results/`, full mode, each with its
 # machine's fingerprint). `course claims merge DIR...` builds the same table from any result
 # files, for example a colleague's GPU run:
 
 # %%
-from course_utils.claims import results
-
 Markdown(results.merge_table([results.load(report.json_path), *results.shipped()]))
 
 # %% [markdown]
@@ -566,12 +576,21 @@ Markdown("\n".join(lines))
 
 # %% [markdown]
 # The last row is there on purpose: four of the guide's rows have no measurement behind them on
-# any machine. The tally of this run's verdicts, and a note if the machine was busy while it
-# ran:
+# any machine. The tally of this run's verdicts counts measurements, not claims: `higher-order`
+# and `jax-2-5x` are two sentences of one article about one workload, measured in one pairing, so one
+# benchmark run judges both (against their different stated magnitudes), and counting it twice
+# would make one measurement look like two pieces of evidence. Then a note if the machine was
+# busy while it ran:
 
 # %%
-counts = {v: n for v, n in report.counts().items() if n}
-print("verdicts on this machine:", ", ".join(f"{n} {v}" for v, n in counts.items()))
+measurements = {}  # one benchmark run judges several claims: (benchmark, device) -> outcomes
+for o in report.outcomes:
+    measurements.setdefault((BENCHMARKS[o.claim.id], o.device), []).append(o)
+tally = Counter(" / ".join(sorted({o.verdict for o in group})) for group in measurements.values())
+print(f"{len(report.outcomes)} claims, {len(measurements)} measurements; verdicts by measurement:",
+      ", ".join(f"{n} {v}" for v, n in tally.items()))
+for group in (g for g in measurements.values() if len(g) > 1):
+    print("one measurement, counted once, judges", " and ".join(f"`{o.claim.id}` ({o.verdict})" for o in group))
 assert all(report.outcome(i).details.get("measured_by") for i in measured)  # sections 2-3, not re-run
 if "warning" in report.machine:
     print("note:", report.machine["warning"])
@@ -582,6 +601,104 @@ if "warning" in report.machine:
 # is the rule protecting you from a verdict the numbers cannot support, not a failure of the
 # notebook. For verdicts, run `course claims` on a quiet machine (nothing else running, `uptime`
 # showing a low load), and on each kind of hardware you are choosing between.
+#
+# One row of the table needs a word on its pairing. Section 2 judged batch-1 latency in the
+# article's pairing, eager PyTorch against `jax.jit`; `course claims` judges the
+# `batch1-latency` claim in the fair one, `torch.compile` against `jax.jit`, so the two
+# sections can disagree without either being wrong. Which pairing each run timed:
+
+# %%
+b1_pairings = {p.id: f"{p.numerator} / {p.denominator}" for p in claims.get("batch1-latency").pairings}
+b1_runs = [("this run", report.outcome("batch1-latency").to_dict())]
+b1_runs += [(results.machine_label(r), c) for r in results.shipped() for c in r["claims"] if c["id"] == "batch1-latency"]
+print(f"section 2 (this lesson): {per_call.names[0]} / {per_call.names[1]}: {per_call.verdict}")
+for where, c in b1_runs:
+    timed = b1_pairings.get(c.get("pairing"), "no pairing timed")
+    print(f"section 4, {where}: {timed}: {c['verdict']}")
+
+# %% [markdown]
+# ## 5. A worked choice: three readers walk the tree
+#
+# **Key concepts**
+# - A branch of the decision tree is **taken** only when the claim it rests on holds on every
+#   run that judged it, **not taken** when it does not hold on every run that judged it, and
+#   **unsettled** when no run judged it or the runs disagree.
+# - Two runs count here: this notebook's, and the full-mode run the course ships.
+# - What the measured branches leave open is decided by the rows no benchmark settles.
+#
+# The tree of section 1 is advice; the verdicts above are evidence. Putting them together is
+# the step a reader has to take for their own project, so here it is taken three times, for
+# three readers with different needs. Each reader's needs pick the branches of the tree that
+# apply; each branch names the claim it rests on; the claim's verdicts, read from this run's
+# report and from the shipped result file, decide whether the branch is taken. Nothing below
+# is typed in: every line is computed from the verdicts, so on another machine, or after a
+# rerun on a quiet one, the same cells can reach a different choice.
+
+# %%
+PROFILES = {  # reader: [(branch of the tree, the claim it rests on, the framework it picks)]
+    "an online service answering one request at a time, of varying length, on CPUs": [
+        ("JAX (a): top performance at batch 1", "batch1-latency", "JAX"),
+        ("PyTorch (a): fast iteration on changing inputs", "dynamic-shapes", "PyTorch"),
+    ],
+    "a research group computing higher-order derivatives and batched simulations": [
+        ("JAX (a): scientific computing", "higher-order", "JAX"),
+        ("JAX (c): composable transformations", "vmap-simulation", "JAX"),
+    ],
+    "a team training models on one machine, with torch.compile as its baseline": [
+        ("JAX (a): training performance", "train-throughput", "JAX"),
+        ("PyTorch (c): torch.compile as the default baseline", "compile-training", "PyTorch"),
+    ],
+}
+shipped_runs = results.shipped()
+
+
+def runs_judging(claim_id):
+    """The claim's verdict in this run and in each shipped result file."""
+    found = {"this run": report.outcome(claim_id).verdict}
+    for run in shipped_runs:
+        found.update({results.machine_label(run): c["verdict"] for c in run["claims"] if c["id"] == claim_id})
+    return found
+
+
+# %%
+def branch_decision(found):
+    """Taken, not taken or unsettled, from the verdicts of the runs that judged the claim."""
+    judged = {v for v in found.values() if v in (claims.HOLDS, claims.DOES_NOT_HOLD)}
+    if judged == {claims.HOLDS}:
+        return "taken"
+    if judged == {claims.DOES_NOT_HOLD}:
+        return "not taken"
+    return "unsettled (the runs disagree)" if judged else "unsettled (no run judged it)"
+
+
+for reader, branches in PROFILES.items():
+    print(f"Reader: {reader}")
+    decisions = {}  # claim -> (decision, the framework its branch picks)
+    for branch, claim_id, framework in branches:
+        found = runs_judging(claim_id)
+        decisions[claim_id] = (branch_decision(found), framework)
+        print(f"  {branch} [{claim_id}]: " + "; ".join(f"{k}: {v}" for k, v in found.items())
+              + f" -> {decisions[claim_id][0]}")
+    picks = {fw for d, fw in decisions.values() if d == "taken"}
+    against = [c for c, (d, _) in decisions.items() if d == "not taken"]
+    choice = (f"the measured branches point to {min(picks)}" if len(picks) == 1 else
+              "the measured branches point both ways" if picks else
+              f"no branch is taken: {', '.join(against)} did not hold where judged" if against else
+              "no measured branch decides")
+    print(f"  => {choice}; the team, ecosystem and migration rows decide the rest\n")
+
+# %% [markdown]
+# Read each walk from the bottom line up. Where a branch is taken, every run that judged its
+# claim found that it holds, and the reader can lean on it for a workload like the
+# one measured. Where it is not taken, the advice behind that branch did not survive
+# measurement, so the reader should not choose for that reason. An unsettled branch is the
+# common case on a small machine: the claim was not testable here (no GPU, no cluster), was
+# skipped in smoke mode, or was refused a verdict on a busy machine. The bottom line of each
+# reader is where the measurable part of the choice ends; the rows of section 1 that no
+# benchmark settles (what the team knows, which libraries it needs, what a port costs) decide
+# the rest, and for a real project the step after this one is the MVP checklist of lesson 07
+# on your own model.
+#
 # ## Summary
 #
 # | question | how to answer it | where |

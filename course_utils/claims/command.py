@@ -20,6 +20,7 @@ from typing import Any
 
 from course_utils.claims import devices, registry
 from course_utils.claims.devices import DEVICE_CHOICES, DevicePlan, DeviceTarget
+from course_utils.claims.harness import matched_precision
 from course_utils.claims.judging import evaluate
 from course_utils.claims.report import ClaimsReport, save_plot, text_table, write_json
 from course_utils.claims.verdicts import Measured, Outcome
@@ -31,6 +32,14 @@ def _machine(plan: DevicePlan | None = None) -> dict[str, Any]:
 
     info = dict(env.report().info)
     info["threads"] = timing.thread_settings()
+    # The precision every benchmark runs under, not the process's own defaults.
+    with matched_precision():
+        prec = env.precision()
+    info["jax_matmul_precision"] = prec["jax"]
+    info["precision"] = (
+        f"{prec['name']} (jax {prec['jax']}, torch matmul {prec['torch_matmul']}, "
+        f"conv {prec['torch_conv']}), in every benchmark"
+    )
     kinds = [t.kind for t in plan.targets] if plan else ["cpu"]
     named = (
         [f"{t.kind} ({t.name})" if t.name else t.kind for t in plan.targets]

@@ -162,6 +162,9 @@ def plot(outcomes: Sequence[Outcome], ax=None):
         label = f"{o.claim.id} ({o.device})" if several else o.claim.id
         row: dict[str, Any] = {"label": label, "verdict": o.verdict, "median": None}
         if o.samples and o.claim.unit == "x" and o.interval:
+            pairing = o.claim.pairing(o.pairing)  # above 1: its denominator is faster
+            if pairing is not None:
+                row["label"] = f"{label}\n(above 1: {pairing.denominator} faster)"
             row.update(
                 median=o.median,
                 low=o.interval[0],
