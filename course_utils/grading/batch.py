@@ -22,11 +22,12 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course_utils.grading import launch, report, scoring
+from course_utils.grading import launch
 from course_utils.grading.inputs.ipynb import SubmissionError, read_cells, read_file
 from course_utils.grading.inputs.master import Master, load_master
 from course_utils.grading.inputs.names import shown
 from course_utils.grading.inputs.submissions import Matched, Submission, discover, match
+from course_utils.grading.policy import feedback, scoring
 from course_utils.grading.records import store
 from course_utils.grading.sandbox import bubblewrap, environment
 from course_utils.grading.sandbox.environment import RUN_ENV
@@ -206,15 +207,17 @@ class Grader:
 
     def _files(self, matched: Matched | None, run: dict | None, record: dict) -> dict:
         """The student's report files (``grade.json`` aside), by name."""
-        gradescope = json.dumps(report.gradescope(record), indent=1, ensure_ascii=False)
+        gradescope = json.dumps(
+            feedback.gradescope(record), indent=1, ensure_ascii=False
+        )
         files = {
             "results.json": gradescope + "\n",
-            "feedback.ipynb": report.feedback_notebook(
+            "feedback.ipynb": feedback.feedback_notebook(
                 self.master, matched, run, record
             ),
         }
         if self.keep_executed and run is not None:
-            files["executed.ipynb"] = report.executed_notebook(matched, run)
+            files["executed.ipynb"] = feedback.executed_notebook(matched, run)
         return files
 
     def stop(self) -> None:

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         return export.run(folder, args)
     if args.submissions == "manual":
         folder, table = _one_folder(args, "manual", extra=1)
-        from course_utils.grading import adjust
+        from course_utils.grading.policy import adjust
 
         return adjust.import_manual(folder, table)
     from course_utils.grading import regrade
@@ -113,6 +113,6 @@ def add_options(g) -> None:
 
 def after_grade(args: argparse.Namespace) -> None:
     """After a grading run: apply the report folder's late policy and manual grades."""
-    from course_utils.grading import adjust
+    from course_utils.grading.policy import adjust
 
     adjust.after_grade(Path(args.out), args)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import csv
 import json
 
-from course_utils.grading import regrade, scoring
+from course_utils.grading import regrade
+from course_utils.grading.policy import scoring
 from course_utils.grading.records import store
 from course_utils.tooling.cli import main as course_main
 from tests.grading.class_expect import copy_of, of_kind

@@ -1,4 +1,4 @@
-"""Report files: Gradescope's format, and feedback that never shows a hidden test's source."""
+"""Feedback files: Gradescope's format, and feedback that never shows a hidden test's source."""
 
 from __future__ import annotations
 
@@ -6,16 +6,16 @@ import json
 
 import nbformat
 
-from course_utils.grading import report, scoring
 from course_utils.grading.inputs.ipynb import read_cells
 from course_utils.grading.inputs.master import load_master
 from course_utils.grading.inputs.submissions import match
+from course_utils.grading.policy import feedback, scoring
 from tests.grading.helpers import MASTER, SUBS
 
 
 def test_gradescope_format():
     rec = scoring.invalid_record(load_master(MASTER), "x", "the notebook file is empty")
-    gs = report.gradescope(rec)
+    gs = feedback.gradescope(rec)
     assert gs["score"] == 0 and len(gs["tests"]) == 6
     assert {t["visibility"] for t in gs["tests"]} == {"visible", "after_published"}
     assert set(gs["tests"][0]) == {
@@ -48,7 +48,7 @@ def test_feedback_shows_the_code_and_tests_but_no_hidden_source():
         if "SECRET" in ln
     )
     m, matched, run, rec = _run(f"I found: {hidden_line}\n")
-    text = report.feedback_notebook(m, matched, run, rec)
+    text = feedback.feedback_notebook(m, matched, run, rec)
     nb = nbformat.reads(text, as_version=4)
     nbformat.validate(nb)
     assert "**Score:** 8 / 8" in nb.cells[0].source
@@ -60,7 +60,7 @@ def test_feedback_shows_the_code_and_tests_but_no_hidden_source():
 
 def test_executed_notebook_is_every_cell_as_run():
     m, matched, run, _ = _run("hello\n")
-    nb = nbformat.reads(report.executed_notebook(matched, run), as_version=4)
+    nb = nbformat.reads(feedback.executed_notebook(matched, run), as_version=4)
     nbformat.validate(nb)
     assert len(nb.cells) == len(run["cells"])
     assert "SECRET_HIDDEN_ORACLE" in "".join(c.source for c in nb.cells)
@@ -69,6 +69,6 @@ def test_executed_notebook_is_every_cell_as_run():
 
 
 def test_notebook_text_is_nbformat_45():
-    data = json.loads(report.notebook_text([report._markdown("hi")]))
+    data = json.loads(feedback.notebook_text([feedback._markdown("hi")]))
     assert (data["nbformat"], data["nbformat_minor"]) == (4, 5)
     assert data["cells"][0]["id"] == "cell-0"

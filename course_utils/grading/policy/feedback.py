@@ -1,10 +1,10 @@
-"""Report files: Gradescope's ``results.json``, the student's feedback notebook, the executed one.
+"""The files handed back: Gradescope's ``results.json``, the student's feedback notebook, the executed one.
 
 They are built from a student's record (:mod:`.scoring`) and the worker's
 results. What a student sees (``feedback.ipynb``, ``results.json``) never holds
 a hidden test's source or output: hidden tests show a name, points and a
 one-line message, and every shown output goes through the
-:class:`~course_utils.grading.scoring.Redactor`. ``executed.ipynb`` is the
+:class:`~course_utils.grading.policy.scoring.Redactor`. ``executed.ipynb`` is the
 instructor's copy, every cell as run. Notebooks are written as nbformat 4.5
 JSON directly (nbformat imports slowly).
 """
@@ -15,7 +15,7 @@ import json
 
 from course_utils.grading.inputs.master import Master
 from course_utils.grading.inputs.submissions import Matched
-from course_utils.grading.scoring import Redactor
+from course_utils.grading.policy.scoring import Redactor
 
 
 def gradescope(record: dict) -> dict:

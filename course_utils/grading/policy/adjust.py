@@ -20,8 +20,8 @@ import json
 from pathlib import Path
 
 from course_utils._files import write_atomic
-from course_utils.grading import late
 from course_utils.grading.inputs.names import shown
+from course_utils.grading.policy import late
 from course_utils.grading.records import store
 from course_utils.tooling.errors import CourseError
 

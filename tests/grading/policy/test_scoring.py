@@ -5,10 +5,10 @@ from __future__ import annotations
 import copy
 import json
 
-from course_utils.grading import scoring
 from course_utils.grading.inputs.ipynb import read_cells
 from course_utils.grading.inputs.master import load_master
 from course_utils.grading.inputs.submissions import match
+from course_utils.grading.policy import scoring
 from tests.grading.helpers import MASTER, SUBS
 
 OK = {"status": "ok", "outputs": []}

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from course_utils.grading import late
+from course_utils.grading.policy import late
 from course_utils.tooling.errors import CourseError
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_utils.grading import flags
+from course_utils.grading.policy import flags
 from course_utils.tooling import markers
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PROC, CODE, IMPORT = (
     "process control",
     "dynamic code (exec/eval/compile)",

@@ -7,7 +7,7 @@ import argparse
 import csv
 import json
 
-from course_utils.grading import adjust
+from course_utils.grading.policy import adjust
 from course_utils.grading.records import store
 from course_utils.tooling.cli import main as course_main
 from tests.grading.class_expect import copy_of

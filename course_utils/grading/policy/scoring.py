@@ -6,7 +6,7 @@ exercise gets a status (passed, partial, failed, not implemented, missing,
 error, timeout, memory, crashed, not run) and the student a status and a
 one-line reason. Every message a student sees goes through the
 :class:`Redactor`, which removes the hidden tests' lines; the ``flags`` column
-comes from :func:`course_utils.grading.flags.flags_for`.
+comes from :func:`course_utils.grading.policy.flags.flags_for`.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import json
 from typing import Any
 
 from course_utils.exercises import clip
-from course_utils.grading.flags import flags_for
 from course_utils.grading.inputs.master import Master
 from course_utils.grading.inputs.submissions import Matched
+from course_utils.grading.policy.flags import flags_for
 
 HIDDEN_MARK = "[hidden test line removed]"
 _PROBLEM_STATUS = {
