@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import math
 import os
 import warnings
 from collections.abc import Callable
@@ -165,7 +166,7 @@ def choose_pallas_backend(
             "interpreter", f"a {sm} GPU: Pallas's GPU backends need sm_80 or newer"
         )
     mosaic_arch = cc >= (9, 0) or _at_least(jax_version, (0, 11))
-    small = block_shape is not None and _prod(block_shape) < MOSAIC_GPU_MIN_ELEMENTS
+    small = block_shape is not None and math.prod(block_shape) < MOSAIC_GPU_MIN_ELEMENTS
     if mosaic_gpu and mosaic_arch and _at_least(jax_version, (0, 10, 2)) and not small:
         return PallasBackend("mosaic_gpu", f"a {sm} GPU")
     if not mosaic_gpu:
@@ -197,13 +198,6 @@ def _tpu_backend(
                 "does not fit",
             )
     return PallasBackend("mosaic_tpu", "a TPU")
-
-
-def _prod(shape: tuple[int, ...]) -> int:
-    out = 1
-    for n in shape:
-        out *= n
-    return out
 
 
 # A GPU and a TPU that a program run elsewhere may be compiled for: a Hopper GPU
@@ -333,18 +327,31 @@ def plot_tiles(
     """Colour each element by the program that wrote it, with the block grid drawn over it.
 
     ``ids`` is a 2-D array of program numbers (what the lesson's tile kernels write);
-    blocks that reach past the array's edge are drawn dashed where they overhang.
+    blocks that reach past the array's edge are drawn dashed where they overhang. The
+    legend names each colour's program and its block ``(i, j)``.
     """
     import matplotlib.pyplot as plt
     import numpy as np
+    from matplotlib.patches import Patch
 
     ids = np.asarray(ids)
     if ax is None:
         _, ax = plt.subplots(figsize=(4, 3.4))
-    ax.imshow(ids, cmap="tab20", interpolation="nearest", vmin=0, vmax=19)
+    cmap = plt.get_cmap("tab20")
+    ax.imshow(ids, cmap=cmap, interpolation="nearest", vmin=0, vmax=19)
     n_rows, n_cols = ids.shape
     bm, bn = block_shape
-    grid = (-(-n_rows // bm), -(-n_cols // bn))
+    grid = (math.ceil(n_rows / bm), math.ceil(n_cols / bn))
+    handles = [
+        Patch(color=cmap(p % 20), label=f"program {p}: block {divmod(int(p), grid[1])}")
+        for p in np.unique(ids)
+        if p >= 0
+    ]
+    if grid[0] * bm > n_rows or grid[1] * bn > n_cols:
+        handles.append(Patch(facecolor="white", edgecolor="black", ls="--",
+                             label="past the array's edge"))  # fmt: skip
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1),
+              fontsize=7, title="colour", title_fontsize=7)  # fmt: skip
     for i in range(grid[0]):
         for j in range(grid[1]):
             ragged = (i + 1) * bm > n_rows or (j + 1) * bn > n_cols

@@ -21,13 +21,17 @@
 #
 # When the compiler does not fuse what you need, both ecosystems let you write the kernel
 # yourself: PyTorch users write **Triton**, JAX users write **Pallas** (which, on a GPU, lowers
-# through Mosaic GPU or, on older GPUs and for some kernels, Triton). This lesson writes one kernel, a fused row-softmax, in
-# both languages, registers each with its framework so that compiling, differentiating and
-# batching keep working, and measures what leaving the compiler for host Python costs.
+# through Mosaic GPU or, on older GPUs and for some kernels, Triton). This lesson writes two
+# kernels in both languages, a fused row-softmax and a tiled matrix product that accumulates
+# across grid steps, registers the softmax with each framework so that compiling,
+# differentiating and batching keep working, and measures what leaving the compiler for host
+# Python costs.
 #
 # **Learning objectives.** After this notebook you can
 # 1. read and write a block-level kernel in Triton and in Pallas: program ids, block shapes,
-#    index maps and masks for a ragged last block, checked against the framework's own op;
+#    index maps and masks for a ragged last block, and a tiled matmul that accumulates over K
+#    in float32 (a `tl.dot` loop, a Pallas grid axis with `pl.when`), checked against the
+#    framework's own op;
 # 2. make a custom kernel a first-class op: `torch.library.custom_op` with `register_fake` and
 #    `register_autograd` under `torch.compile(fullgraph=True)`, and `jax.custom_vjp` around a
 #    `pallas_call` under `jit`, `grad` and `vmap`, with gradients proven equal to the reference;
@@ -59,6 +63,7 @@ SIZES = {  # name: (full, smoke)
     "cols": (1000, 100),  # columns (not a power of two: the column block is masked)
     "block_rows": (8, 8),  # rows per Pallas program
     "batch": (4, 3),  # matrices in the vmapped batch
+    "mm": ((256, 384, 200), (100, 200, 72)),  # (M, K, N) of the tiled matmul: no block divides them
 }
 
 # %%
@@ -69,6 +74,7 @@ from course_utils import env
 SETUP = env.setup(one_kind=True)
 
 import functools
+import re
 
 import jax
 import jax.numpy as jnp
@@ -165,6 +171,35 @@ x_np = np.random.default_rng(0).normal(size=(S.rows, S.cols)).astype(np.float32)
 x_torch = torch.from_numpy(x_np).to(torch_dev)
 x_jax = jnp.asarray(x_np)
 print(f"input {x_np.shape}, float32, values up to {np.abs(x_np).max():.1f}")
+
+# %% [markdown]
+# What fusion saves, counted for this input: each eager op reads its operands from memory and
+# writes its result back, so the five ops of the formula move the whole array several times,
+# while one kernel reads it once and writes it once. The counts below are the least each op
+# must move (every operand read once, the result written once), in float32 bytes; a row's
+# maximum or sum is one number per row.
+
+# %%
+n_elems, n_rows_x, f32 = S.rows * S.cols, S.rows, 4  # the array, one value per row, bytes
+EAGER_TRAFFIC = {  # op: (elements read, elements written)
+    "m = max(x, row)": (n_elems, n_rows_x),
+    "d = x - m": (n_elems + n_rows_x, n_elems),
+    "e = exp(d)": (n_elems, n_elems),
+    "s = sum(e, row)": (n_elems, n_rows_x),
+    "y = e / s": (n_elems + n_rows_x, n_elems),
+}
+eager_bytes = sum(r + w for r, w in EAGER_TRAFFIC.values()) * f32
+fused_bytes = 2 * n_elems * f32  # read x once, write y once
+rows_md = "".join(f"| {op} | {r * f32:,} | {w * f32:,} |\n" for op, (r, w) in EAGER_TRAFFIC.items())
+display(Markdown("| op | bytes read | bytes written |\n|---|---:|---:|\n" + rows_md
+                 + f"| **five eager ops** | | **{eager_bytes:,}** in all |\n| **one fused kernel** | {n_elems * f32:,} | {n_elems * f32:,} |"))
+print(f"eager / fused memory traffic: {eager_bytes / fused_bytes:.2f}x the bytes")
+
+# %% [markdown]
+# The ratio printed is computed from the shapes, not timed: a softmax does a handful of
+# arithmetic operations per element, so on a GPU its time is set by the bytes moved, and the
+# eager chain moves that many times the fused kernel's bytes. Whether a compiler already
+# fused the chain is a separate question, measured in section 6.
 
 # %% [markdown]
 # The PyTorch side: one Triton program per row. The program reads its row with a block of
@@ -405,7 +440,7 @@ with expect_error(AssertionError, lines=2):
 
 # %%
 TILE_SHAPE, TILE_BLOCK = (10, 12), (4, 8)
-tile_grid = (-(-TILE_SHAPE[0] // TILE_BLOCK[0]), -(-TILE_SHAPE[1] // TILE_BLOCK[1]))
+tile_grid = (pl.cdiv(TILE_SHAPE[0], TILE_BLOCK[0]), pl.cdiv(TILE_SHAPE[1], TILE_BLOCK[1]))
 PALLAS_TILES = kernels.pallas_backend((None, None, *TILE_BLOCK), array_shape=(*tile_grid, *TILE_BLOCK))
 print(f"array {TILE_SHAPE}, blocks {TILE_BLOCK}: grid {tile_grid} = {tile_grid[0] * tile_grid[1]} programs")
 print("tiles:", PALLAS_TILES.line())
@@ -481,11 +516,12 @@ print("every element was written by the program the block arithmetic predicts")
 # Both maps match the arithmetic `program = (row // BM) · gn + col // BN`: every element was
 # written exactly once, by the program whose block covers it, and nothing was written outside
 # the array (a stray write would have overwritten a neighbouring tile's number, or crashed).
-# The picture draws the same map, with the blocks' outlines; a dashed outline overhangs the
+# The picture draws the same map, with the blocks' outlines: each colour is one program (the
+# legend names its number and block), each outline a block, and a dashed outline overhangs the
 # array's edge, the part of the block that Triton's mask and the Pallas launcher's slice discard.
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
+fig, axes = plt.subplots(1, 2, figsize=(12, 3.6))
 kernels.plot_tiles(ids_pallas, TILE_BLOCK, ax=axes[0], title="Pallas: index_map (i, j) -> block (i, j)")
 if TRITON.available:
     kernels.plot_tiles(ids_triton.cpu().numpy(), TILE_BLOCK, ax=axes[1], title="Triton: offsets pid * B + arange(B)")
@@ -503,7 +539,248 @@ fig.tight_layout()
 # programs; on a TPU, blocks must also match the (8, 128) vector tiling.
 
 # %% [markdown]
-# ## 3. Registering a kernel so the framework's machinery works on it
+# ## 3. A kernel that accumulates across grid steps: tiled matrix multiplication
+#
+# **Key concepts**
+# - **The memory hierarchy.** A kernel's data lives in large, slow off-chip memory; arithmetic
+#   happens in registers; between them sits a small, fast on-chip memory. A kernel is fast when
+#   it loads each value from the slow level as few times as possible and reuses it from the
+#   fast ones.
+# - **Tiling** a matrix product `C = A·B` (`M × K` by `K × N`): each program computes one
+#   `BM × BN` tile of `C`, walking along `K` in steps of `BK`, so each loaded tile of `A` is
+#   used for `BN` columns of the output and each tile of `B` for `BM` rows.
+# - **Accumulating across steps.** Triton loops over `K` inside the program and keeps the sum
+#   in a register tile (`acc += tl.dot(a, b)`). Pallas makes `K` the **last grid axis**: the
+#   output's `index_map` ignores it, so one output block stays in fast memory across those
+#   steps, `pl.when(k == 0)` zeroes it on the first and every step adds its product.
+# - **Accumulate in float32** whatever the inputs' dtype (`tl.zeros(..., tl.float32)`,
+#   `preferred_element_type=jnp.float32`): a long sum in a low precision loses digits.
+#
+# | level | on a CUDA GPU | on a TPU | size (order of magnitude) | who fills it |
+# |---|---|---|---|---|
+# | off-chip DRAM | HBM ("global memory", GMEM) | HBM | tens of GB per chip | the program's inputs and outputs live here |
+# | on-chip SRAM | shared memory (SMEM), per SM | VMEM, per TensorCore | ~100 KB per SM; MiB on a TPU core | Triton's compiler stages `tl.load`ed tiles; Pallas copies each `BlockSpec` block in and out |
+# | registers | each thread's registers | vector registers (VREGs) | ~100 KB per SM | the compiler, from the kernel's values (`acc`, `x`) |
+#
+# The sizes are orders of magnitude from the vendors' documentation (NVIDIA's for an H100 SM,
+# the Pallas TPU guide's "TPU and its memory spaces"), not measured here; what matters is the
+# ratio: the fast levels are thousands of times smaller than HBM, so a kernel can hold a tile
+# there, never a whole matrix. How much tiling saves is arithmetic, and the next cell does it
+# for this lesson's shapes: computing one output element at a time reads a row of `A` and a
+# column of `B` per element, while a tiled program reads a `BM × K` strip of `A` and a `K × BN`
+# strip of `B` once for the whole tile.
+
+# %%
+M, K, N = S.mm
+MM_TRITON_BLOCK = 64  # BM = BN = BK for Triton: tl.dot takes blocks of 16 or more
+MM_BLOCK = 128  # Pallas: (128, 128) blocks meet Mosaic TPU's (8, 128) tiling
+untiled_loads = 2 * M * N * K  # a row of A and a column of B per output element
+
+
+def tiled_loads(bm, bn, bk):  # each program loads its strips of A and B once, padded to whole blocks
+    k_pad = pl.cdiv(K, bk) * bk
+    return pl.cdiv(M, bm) * pl.cdiv(N, bn) * (bm + bn) * k_pad
+
+
+print(f"C = A @ B with (M, K, N) = {(M, K, N)}: {untiled_loads:,} element loads one element at a time")
+for name, b in (("Triton", MM_TRITON_BLOCK), ("Pallas", MM_BLOCK)):
+    print(f"{name} tiles of {b} x {b}: {tiled_loads(b, b, b):,} loads, {untiled_loads / tiled_loads(b, b, b):.1f}x fewer")
+
+# %% [markdown]
+# Counted, not timed: the saving grows with the tile's side (square `B × B` tiles divide the
+# loads by about `B` when the matrices are large), and the padding of a ragged last tile eats
+# into it, which is why the printed factors are below the block sizes for these small, ragged
+# shapes. The price is fast memory: a tile must fit in the SRAM of the table, and that bound,
+# with the registers each program needs for its accumulator, is what sets the block sizes.
+#
+# The Triton side: a 2-D grid of programs, each owning one `BM × BN` tile of `C`. The program
+# builds the row and column offsets of its tile as in section 2, then loops over `K` in steps of
+# `BK`, loading a `BM × BK` tile of `A` and a `BK × BN` tile of `B` with masks (`other=0.0`: a
+# zero beyond the edge of `K` adds nothing to the sum) and adding their product to a float32
+# accumulator. The store is masked like the tile-ids kernel's.
+
+# %%
+# PyTorch: a tiled Triton matmul (one program per tile of C, a loop over K)
+if TRITON.available:
+
+    @triton.jit
+    def matmul_kernel_triton(a_ptr, b_ptr, c_ptr, M, N, K, s_am, s_ak, s_bk, s_bn, s_cm, s_cn,
+                             BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+        rows = tl.program_id(0) * BM + tl.arange(0, BM)  # (BM,) rows of this tile
+        cols = tl.program_id(1) * BN + tl.arange(0, BN)  # (BN,) columns
+        acc = tl.zeros((BM, BN), dtype=tl.float32)  # the sum, in registers, in float32
+        for k in range(0, tl.cdiv(K, BK)):  # one step along K per iteration
+            ks = k * BK + tl.arange(0, BK)
+            a = tl.load(a_ptr + rows[:, None] * s_am + ks[None, :] * s_ak, mask=(rows[:, None] < M) & (ks[None, :] < K), other=0.0)
+            b = tl.load(b_ptr + ks[:, None] * s_bk + cols[None, :] * s_bn, mask=(ks[:, None] < K) & (cols[None, :] < N), other=0.0)
+            acc += tl.dot(a, b, input_precision="ieee")  # ieee: full float32, as torch.matmul here
+        tl.store(c_ptr + rows[:, None] * s_cm + cols[None, :] * s_cn, acc, mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+else:
+    print(TRITON.skipped())
+
+# %%
+# PyTorch: the launcher (a grid of cdiv(M, BM) x cdiv(N, BN) programs), checked against torch.matmul
+a_np = np.random.default_rng(2).normal(size=(M, K)).astype(np.float32)
+b_np = np.random.default_rng(3).normal(size=(K, N)).astype(np.float32)
+a_torch, b_torch = torch.from_numpy(a_np).to(torch_dev), torch.from_numpy(b_np).to(torch_dev)
+if TRITON.available:
+
+    def matmul_triton(a, b, block=MM_TRITON_BLOCK):
+        c = torch.empty((a.shape[0], b.shape[1]), dtype=torch.float32, device=a.device)
+        grid = (triton.cdiv(a.shape[0], block), triton.cdiv(b.shape[1], block))
+        matmul_kernel_triton[grid](a, b, c, a.shape[0], b.shape[1], a.shape[1], *a.stride(), *b.stride(), *c.stride(),
+                                   BM=block, BN=block, BK=block)
+        return c
+
+    c_triton = matmul_triton(a_torch, b_torch)
+    assert_close(c_triton, torch.matmul(a_torch, b_torch), rtol=1e-5, atol=1e-4, name="Triton matmul")
+    print(f"Triton matmul vs torch.matmul: max abs error {(c_triton - a_torch @ b_torch).abs().max().item():.2e}")
+else:
+    print(TRITON.skipped())
+
+
+# %% [markdown]
+# How to read the Triton matmul. The grid is 2-D, `(cdiv(M, BM), cdiv(N, BN))`, one program
+# per output tile, exactly as the tile-ids kernel of section 2; what is new is the loop. Its
+# bound `tl.cdiv(K, BK)` is a runtime value, so Triton compiles a real loop (not an unrolled
+# one) whose carried value is the accumulator `acc`, a `BM × BN` block that lives in registers
+# for the whole loop and is written to memory once, by the final `tl.store`. Each iteration
+# loads two tiles whose masks cover two edges: rows of `A` past `M` and columns of `B` past
+# `N` (the ragged edges of the output), and the positions past `K` in both (the ragged last
+# step), where `other=0.0` makes the padding contribute `0 · 0 = 0`. `tl.dot` multiplies the
+# two tiles; on a GPU it uses the tensor cores, and `input_precision="ieee"` keeps float32
+# inputs in full float32 (the default, `"tf32"`, would round them to 10 bits of mantissa first
+# on Ampere and newer GPUs, and the parity check against `torch.matmul` in float32 would fail).
+# The launcher passes every stride, so the kernel would read a transposed view correctly (its
+# addresses follow the strides, not an assumed row-major layout). The JAX side: a 3-D grid
+# `(i, j, k)`, the reduction axis last. The `BlockSpec`s hand program `(i, j, k)` the block
+# `(i, k)` of `A` and `(k, j)` of `B`; the output's index map returns `(i, j)` for every `k`,
+# so the programs along `k` revisit one output block, which Pallas keeps in fast memory (VMEM
+# on a TPU) and writes back when `k` moves on to the next tile. The kernel zeroes it when
+# `pl.program_id(2) == 0` and adds its product at every step.
+
+# %%
+# JAX: a tiled Pallas matmul (grid (i, j, k); the output block accumulates over k)
+def matmul_kernel_pallas(a_ref, b_ref, c_ref):
+    @pl.when(pl.program_id(2) == 0)  # the first step along K: start the sum at zero
+    def _():
+        c_ref[...] = jnp.zeros(c_ref.shape, c_ref.dtype)
+
+    c_ref[...] += jnp.dot(a_ref[...], b_ref[...], preferred_element_type=jnp.float32)
+
+
+def matmul_kernel_pallas_loop(a_ref, b_ref, c_ref, *, block):  # a GPU's programs: K in a loop
+    def step(k, acc):
+        ks = pl.ds(k * block, block)
+        return acc + jnp.dot(a_ref[:, ks], b_ref[ks, :], preferred_element_type=jnp.float32)
+
+    c_ref[...] = jax.lax.fori_loop(0, a_ref.shape[1] // block, step, jnp.zeros(c_ref.shape, jnp.float32))
+
+
+# %%
+# JAX: the launcher, on whole blocks padded with zeros; the grid over K where programs run in order
+def matmul_pallas(a, b, block=MM_BLOCK):
+    (m, k), n = a.shape, b.shape[1]
+    k_pad = pl.cdiv(pl.next_power_of_2(k), block) * block  # a power of two: Triton's blocks need one
+    a_pad = jnp.pad(a, ((0, -m % block), (0, k_pad - k)))  # zeros: padding along K adds nothing
+    b_pad = jnp.pad(b, ((0, k_pad - k), (0, -n % block)))
+    out = jax.ShapeDtypeStruct((a_pad.shape[0], b_pad.shape[1]), jnp.float32)
+    gm, gn = out.shape[0] // block, out.shape[1] // block
+
+    def launch(backend):
+        params = dict(out_shape=out, interpret=backend.interpret, compiler_params=backend.compiler_params())
+        if backend.name == "triton":  # programs run at once: each loops over K itself
+            return pl.pallas_call(functools.partial(matmul_kernel_pallas_loop, block=block), grid=(gm, gn),
+                                  in_specs=[pl.BlockSpec(block_shape=(block, k_pad), index_map=lambda i, j: (i, 0)),
+                                            pl.BlockSpec(block_shape=(k_pad, block), index_map=lambda i, j: (0, j))],
+                                  out_specs=pl.BlockSpec(block_shape=(block, block), index_map=lambda i, j: (i, j)), **params)
+        return pl.pallas_call(matmul_kernel_pallas, grid=(gm, gn, k_pad // block),  # K last: the accumulating axis
+                              in_specs=[pl.BlockSpec(block_shape=(block, block), index_map=lambda i, j, k: (i, k)),
+                                        pl.BlockSpec(block_shape=(block, block), index_map=lambda i, j, k: (k, j))],
+                              out_specs=pl.BlockSpec(block_shape=(block, block), index_map=lambda i, j, k: (i, j)), **params)
+
+    return kernels.per_platform(launch, kernels.pallas_backends((block, block)))(a_pad, b_pad)[:m, :n]
+
+
+# %%
+a_jax, b_jax = jnp.asarray(a_np), jnp.asarray(b_np)
+c_pallas = matmul_pallas(a_jax, b_jax)
+assert_close(c_pallas, jnp.dot(a_jax, b_jax), rtol=1e-5, atol=1e-4, name="Pallas matmul")
+print(f"Pallas matmul vs jnp.dot: max abs error {float(jnp.abs(c_pallas - jnp.dot(a_jax, b_jax)).max()):.2e}")
+MM_K_STEPS = pl.cdiv(pl.next_power_of_2(K), MM_BLOCK)  # K padded as the launcher pads it
+print(f"Pallas grid here: {(pl.cdiv(M, MM_BLOCK), pl.cdiv(N, MM_BLOCK), MM_K_STEPS)} programs along (i, j, k)")
+if TRITON.available:
+    assert_close(c_triton, c_pallas, rtol=1e-5, atol=1e-4, name="Triton vs Pallas matmul")
+    print(f"Triton vs Pallas matmul: max abs error {np.abs(c_triton.cpu().numpy() - np.asarray(c_pallas)).max():.2e}")
+else:
+    print(TRITON.skipped())
+
+# %% [markdown]
+# Both tiled products equal their framework's `matmul` to float32 rounding, and each other:
+# the errors printed grow with `K` (each output is a sum of `K` products, added in a different
+# order by each kernel), which is why the tolerance has an absolute part. The grid line gives
+# the number of programs along `k` that accumulate into each output block here.
+#
+# **Why two Pallas kernels.** Accumulating across grid steps needs the steps to run in order.
+# On a TPU they do: the grid is a loop on each TensorCore, `k` fastest, and
+# `pltpu.CompilerParams(dimension_semantics=("parallel", "parallel", "arbitrary"))` (`from
+# jax.experimental.pallas import tpu as pltpu`) would let a chip with two TensorCores split
+# `i` and `j` between them, while `k`, which carries the sum, stays "arbitrary" (in order). The
+# interpreter also runs the grid in order. On a GPU every program of the grid runs at once, in
+# no order, so programs along `k` would read and write one output block in global memory at
+# the same time, a race. The launcher therefore gives Pallas's Triton backend the other
+# kernel, whose 2-D grid hands each program whole strips of `A` and `B` and loops over `K`
+# inside (`jax.lax.fori_loop` over `pl.ds` slices of the refs), as the Triton kernel does; it
+# pads `K` to a power of two because that backend's blocks must be powers of two.
+# The course's tests lower both routes, for CUDA and for TPU, and run each route's kernel in
+# the interpreter against `jnp.dot`.
+#
+# How to read the Pallas matmul. The grid kernel never computes an address: its three refs
+# are the blocks that the `BlockSpec`s chose for this step, `(i, k)` of `A`, `(k, j)` of `B`
+# and `(i, j)` of `C`, and it reads them whole. `pl.when(cond)` is Pallas's conditional: the
+# function under it runs only in the programs where the condition holds, here the first step
+# along `k`, and it may write refs (a plain Python `if` would not work, because the program id
+# is a traced value, not a number). `jnp.dot(..., preferred_element_type=jnp.float32)` asks for
+# a float32 result whatever the inputs' dtype, the Pallas spelling of Triton's float32 `acc`.
+# The loop kernel takes strips instead of tiles: its `BlockSpec`s give each program all of
+# `K` (`(block, k_pad)` of `A`, `(k_pad, block)` of `B`), and `pl.ds(start, size)` slices a
+# `block`-wide window of those refs in each iteration of `jax.lax.fori_loop`, whose carried
+# value is the accumulator, as in Triton.
+
+# %% [markdown]
+# **Autotuning.** Which block sizes are fastest depends on the GPU (its SRAM, its registers,
+# how many programs it keeps resident at once) and on the shapes, so Triton can choose among
+# candidates by timing them. The decorator goes above `@triton.jit`, the block sizes leave the
+# launch (the chosen config supplies them), and the grid becomes a function of the config:
+#
+# ```python
+# @triton.autotune(
+#     configs=[triton.Config({"BM": 32, "BN": 32, "BK": 32}, num_warps=2),
+#              triton.Config({"BM": 64, "BN": 64, "BK": 32}, num_warps=4),
+#              triton.Config({"BM": 128, "BN": 64, "BK": 32}, num_warps=4)],
+#     key=["M", "N", "K"],  # re-tune when these arguments change
+# )
+# @triton.jit
+# def matmul_kernel_triton(a_ptr, b_ptr, c_ptr, M, N, K, ...): ...
+#
+# grid = lambda meta: (triton.cdiv(M, meta["BM"]), triton.cdiv(N, meta["BN"]))
+# matmul_kernel_triton[grid](a, b, c, M, N, K, *a.stride(), *b.stride(), *c.stride())
+# ```
+#
+# On the first launch for each new value of the `key` arguments, Triton compiles and times
+# every config on the device and keeps the fastest (`.best_config` says which). Pallas has no
+# decorator for it: the block size is already a parameter of the launcher (`matmul_pallas(a,
+# b, block=...)`), and you time the candidates yourself with `timing.compare`, which checks
+# first that they agree. The lesson runs neither here, and not for lack of time: both are for
+# a GPU or a TPU only. The interpreters' times measure NumPy and JAX simulating the programs
+# one after another, a cost that grows with the number of programs, so tuning by them would
+# pick the biggest block whatever the hardware prefers; and Triton's autotuner times configs
+# with the GPU's own event timers, which the interpreter does not have. On a GPU runtime,
+# decorate the kernel as above and launch it as shown.
+
+# %% [markdown]
+# ## 4. Registering a kernel so the framework's machinery works on it
 #
 # **Key concepts**
 # - A raw kernel launch has no derivative: autograd cannot differentiate a Triton launch. JAX
@@ -727,7 +1004,7 @@ else:
 
 
 # %% [markdown]
-# ## 4. Escape hatches to host code, and what they cost under compilation
+# ## 5. Escape hatches to host code, and what they cost under compilation
 #
 # **Key concepts**
 # - Sometimes the code is not a kernel at all but host Python (a NumPy routine, a C library).
@@ -774,13 +1051,34 @@ x_small_torch = x_torch[:4]
 print("NumPy inside the function:", kernels.count_graphs(lambda x: scores_torch(x, softmax_numpy_torch), x_small_torch), "graph(s)")
 print("host function (disabled): ", kernels.count_graphs(lambda x: scores_torch(x, softmax_host_torch), x_small_torch), "graph(s)")
 
+
 # %% [markdown]
 # The counts read: the NumPy version is one graph (Dynamo's NumPy support rewrote `np.exp`,
 # `max` and `sum` into torch operations, so the "host" code was compiled like the rest), and
 # the skipped host function leaves two graphs, the multiplication before it and the one after
-# it, with Python running the function in between. NumPy support has limits, too: an attribute
-# Dynamo does not model (an array's `.dtype`, for example) breaks the graph at that line, so a
-# NumPy routine may be compiled, broken, or both, depending on what it touches.
+# it, with Python running the function in between. NumPy support has limits, too, and where
+# they lie is easiest to learn by counting: the next cell reads `.dtype` four times, once on the
+# NumPy array inside the routine and once on the tensor, in two otherwise equal functions.
+
+# %%
+def softmax_np_dtypes(a):  # the host softmax, reading the array's .dtype four times
+    e = np.exp(a - a.max(axis=-1, keepdims=True)).astype(a.dtype)
+    return (e / e.sum(axis=-1, keepdims=True).astype(a.dtype)).astype(a.dtype).astype(a.dtype)
+
+
+DTYPE_GRAPHS = {
+    "ndarray .dtype x4": kernels.count_graphs(lambda x: torch.from_numpy(softmax_np_dtypes((x * 2.0).numpy())) * 3.0, x_small_torch.cpu()),
+    "tensor .dtype x4": kernels.count_graphs(lambda x: (x * 2.0).to(x.dtype).to(x.dtype).softmax(-1).to(x.dtype).to(x.dtype) * 3.0, x_small_torch),
+}
+for what, n in DTYPE_GRAPHS.items():
+    print(f"{what}: {n} graph(s), {'no break' if n == 1 else f'{n - 1} break(s)'}")
+
+# %% [markdown]
+# The counts above are this PyTorch's (Dynamo's NumPy support grows with each release): a
+# count of 1 means Dynamo modelled every `.dtype` read, more means it broke the graph there
+# and ran that stretch in Python. So a NumPy routine may be compiled, broken, or both,
+# depending on what it touches; `kernels.count_graphs` (or `torch._dynamo.explain`) answers
+# for a given routine in one call, and `fullgraph=True` turns any break into an error.
 
 # %%
 with expect_error(torch._dynamo.exc.Unsupported):
@@ -789,7 +1087,7 @@ with expect_error(torch._dynamo.exc.Unsupported):
 
 # %% [markdown]
 # With `fullgraph=True` the break is an error naming the skipped function, the PyTorch twin of
-# JAX refusing to trace what it cannot. The fix that keeps one graph is the one of section 3: a
+# JAX refusing to trace what it cannot. The fix that keeps one graph is the one of section 4: a
 # custom operator whose body is the host code, with a fake function for the compiler.
 
 # %%
@@ -815,12 +1113,35 @@ def softmax_callback_jax(x):
 
 print(jax.make_jaxpr(lambda x: scores_jax(x, softmax_callback_jax))(x_jax[:4]).pretty_print(use_color=False))
 
+
 # %% [markdown]
 # The jaxpr shows the callback as one equation, `pure_callback`, between the multiplications:
 # the program is still one compiled program, and the callback is an instruction in it to call
 # back into Python. What does each route cost? The timings below run every variant compiled
 # (`torch.compile` with its default Inductor backend, `jax.jit`), on the full input, after
 # checking that all variants compute the same scores.
+
+# %% [markdown]
+# Every ratio in this lesson reads the same way: **time of the variant / time of the built-in
+# op**, the tables' `time / built-in` column, so above 1 the built-in op is faster (the
+# tables' `speed-up` column is its inverse). The verdicts use that direction too, and the
+# next cell prints them compactly: one line per variant with its paired ratio, and the reason
+# a verdict was not drawn (a contended machine, say) once for all of them.
+
+# %%
+def print_verdicts(verdicts):
+    """One line per verdict (its word and paired ratio); a shared reason said once."""
+    for label, v in verdicts.items():
+        s = v.stats
+        ratio = f"time of {v.names[0]} / time of {v.names[1]}: median {s.median:.2f} (95 % interval {s.low:.2f}–{s.high:.2f}, n={s.n})" if s else v.explanation
+        print(f"{label}: {v.verdict}; {ratio}")
+    by_reason = {}  # reason: the labels it holds for (one reason per timed table)
+    for label, v in verdicts.items():
+        if v.verdict == claims.INCONCLUSIVE:
+            by_reason.setdefault(v.reason, []).append(label)
+    for reason, labels in by_reason.items():
+        print(f"not judged ({'; '.join(labels)}): {'the run was ' if reason.startswith('contended') else ''}{reason}")
+
 
 # %%
 # PyTorch: the built-in op, the graph break and the custom op, each compiled
@@ -854,8 +1175,7 @@ assert_close(scores_torch(x_torch, softmax_host_op_torch), jax.jit(lambda x: sco
 ESCAPE_VERDICTS = {f"PyTorch, {name}": claims.faster(escape_torch, name, "built-in softmax")
                    for name in ("host function, graph break", "host code as custom_op")}
 ESCAPE_VERDICTS["JAX, pure_callback"] = claims.faster(escape_jax, "pure_callback", "built-in softmax")
-for label, verdict in ESCAPE_VERDICTS.items():
-    print(f"{label}: {verdict.explanation}")
+print_verdicts(ESCAPE_VERDICTS)
 
 # %% [markdown]
 # Each sentence above is the course's one rule applied to the paired rounds of this run. What
@@ -878,6 +1198,7 @@ print(f"The rounds showed the built-in softmax faster than {len(behind)} of the 
       + (f" ({'; '.join(behind)}): {made_of}." if behind else "."))
 print(f"No gap shown for {len(others)} route(s)" + (f" ({'; '.join(others)}): each line above says why." if others else "."))
 
+
 # %% [markdown]
 # On a GPU we expect every host route to fall further behind (an expectation: this sentence is
 # not computed from a run): each callback synchronises the device, copies its operand across
@@ -886,21 +1207,63 @@ print(f"No gap shown for {len(others)} route(s)" + (f" ({'; '.join(others)}): ea
 # for the compiler (and `fullgraph=True`), not speed of the host code itself.
 
 # %% [markdown]
-# ## 5. Speed, honestly: interpreters are slow by design
+# ## 6. Speed, honestly: interpreters are slow by design
 #
 # **Key concepts**
 # - A custom kernel pays off when the compiler's output is far from what the hardware can do
-#   (an unfused chain, an attention variant it does not know); a softmax is usually fused well
-#   by both compilers already.
+#   (an unfused chain, an attention variant it does not know); whether a compiler already fuses
+#   the softmax is something to count, and the first cell below counts it.
 # - Without a GPU the kernels run in **interpreters**, which execute each program step by step
 #   in Python/NumPy (Triton) or as a loop of JAX operations (Pallas): correct, debuggable (you
 #   can `print` inside a Triton kernel in interpreter mode), and slow by design.
 # - So the claim "a hand-written kernel is faster than the built-in op" can only be judged where
 #   the kernels compile: on a GPU (or a TPU, for Pallas).
 #
-# The cell times each kernel against its framework's built-in softmax on this machine, and the
-# verdict on the kernel-speed claim comes from the registry: judged where the kernels compiled,
-# not judged where they ran interpreted.
+# First, what the compilers make of the softmax: the kernels Inductor generates for
+# `torch.compile(torch.softmax)` (on a CPU, C++ loops; on a GPU, Triton kernels), and the
+# fusions in XLA's optimised program for `jax.jit(jax.nn.softmax)`, each a kernel launch. The
+# eager formula of section 1 is five ops, five kernels.
+
+# %%
+def inductor_kernels(fn, *args):
+    """The kernels Inductor generates for fn (their names in its output code)."""
+    from torch._inductor.utils import run_and_get_code
+
+    torch.compiler.reset()
+    _, codes = run_and_get_code(torch.compile(fn), *args)
+    return re.findall(r"^(\w+) = async_compile\.", "\n".join(codes), flags=re.M)
+
+
+def xla_kernels(fn, *args):
+    """The fusions (one kernel each) in the entry computation of XLA's optimised program."""
+    hlo = jax.jit(fn).lower(*args).compile().as_text()
+    entry = hlo[hlo.index("ENTRY"):]
+    return re.findall(r"= \S+ fusion\(", entry[: entry.index("\n}")])
+
+
+FUSED = {"torch.compile(torch.softmax)": len(inductor_kernels(lambda x: torch.softmax(x, -1), x_torch)),
+         "jax.jit(jax.nn.softmax)": len(xla_kernels(lambda x: jax.nn.softmax(x, axis=-1), x_jax))}
+for what, n in FUSED.items():
+    print(f"{what}: {n} kernel(s) on {jax.devices()[0].platform} (the eager formula: {len(EAGER_TRAFFIC)} ops)")
+
+# %% [markdown]
+# How the cell counts. Inductor writes its generated code as Python source that compiles each
+# kernel through `async_compile` (a C++ function on a CPU, a Triton kernel on a GPU), and
+# `run_and_get_code` returns that source, so counting the `async_compile` assignments counts
+# the kernels. XLA's optimised HLO has one computation per fusion and an `ENTRY` computation
+# that calls them in order, so the `fusion(` instructions of the entry computation are the
+# kernels it launches; an elementwise operation XLA left unfused would run as its own kernel
+# too, and appear as an instruction of another kind, which this count leaves out.
+#
+# A count of 1 means the compiler fused the whole softmax into one kernel, the kernel this
+# lesson wrote by hand, so a hand-written one can at best match it; a larger count means the
+# compiler split it (reductions are the usual seams) and left memory traffic a fused kernel
+# would save. The counts are for this device's compilers: Inductor and XLA generate different
+# code for a GPU, so rerun the cell there before concluding anything about one.
+#
+# Then the times. The cell times each kernel against its framework's built-in softmax on this
+# machine, and the verdict on the kernel-speed claim comes from the registry: judged where the
+# kernels compiled, not judged where they ran interpreted.
 #
 # Every variant takes the input as an **argument**. A jitted function that closes over an array
 # sees it as a constant: XLA may then compute the whole softmax once, while compiling, and the
@@ -913,6 +1276,9 @@ kernel_variants_torch = {"torch.softmax": lambda x: torch.softmax(x, -1)}
 if TRITON.available:
     kernel_variants_torch["Triton kernel"] = softmax_triton
 kernel_torch = timing.compare(kernel_variants_torch, x_torch, rtol=1e-5)
+kernel_torch
+
+# %%
 softmax_pallas_jit = jax.jit(softmax_pallas)
 kernel_jax = timing.compare(
     {"jax.nn.softmax": jax.jit(lambda x: jax.nn.softmax(x, axis=-1)), "Pallas kernel": softmax_pallas_jit},
@@ -941,53 +1307,49 @@ for pairing, verdict in KERNEL_VERDICTS.items():
 
 # %% [markdown]
 # Where a kernel ran interpreted, the claim is not judged, but the interleaved rounds still
-# compare the kernel with the built-in op, through the same rule; the last two lines give the time per
-# call of each variant, since a ratio rounded to two decimals can read 0.00 when an interpreter
-# is thousands of times slower.
+# compare the kernel with the built-in op, through the same rule and in the lesson's one
+# direction (time of the kernel / time of the built-in op); the last two lines give the time
+# per call of each variant.
 
 # %%
-for cmp, builtin, kernel, interpreted in KERNEL_RUNS.values():
-    if interpreted and kernel in cmp.measurements:
-        print(f"{kernel} (interpreted):", claims.faster(cmp, builtin, kernel).explanation)
+INTERPRETED = {f"{kernel} (interpreted)": claims.faster(cmp, kernel, builtin)
+               for cmp, builtin, kernel, interpreted in KERNEL_RUNS.values() if interpreted and kernel in cmp.measurements}
+print_verdicts(INTERPRETED)
 for cmp in (kernel_torch, kernel_jax):
     print(", ".join(f"{name}: {timing.format_seconds(m.median)} per call" for name, m in cmp.measurements.items()))
 
 # %% [markdown]
-# The two kernels were timed in two separate comparisons, one per framework. To compare the
-# kernel languages with each other, the next cell times them in the same interleaved rounds
-# (each on its own framework's copy of the input, passed as an argument to the jitted Pallas
-# call), where Triton is installed.
+# **Triton against Pallas.** The two kernels were timed in two separate comparisons, one per
+# framework. Timing them against each other is done here only where both compile (a CUDA GPU):
+# on a CPU it would compare two interpreters, two ways of simulating a GPU program, and say
+# nothing about the kernels as written; and interleaving a call that takes a fraction of a
+# second (the Triton interpreter's) with one that takes far less can change the shorter one's
+# conditions (the caches and XLA's idle worker threads it finds), so its time in those rounds
+# need not be its time alone. Where both compile, the rounds compare two compiled kernels of the
+# same algorithm with different block shapes (one row per Triton program, `block_rows` rows per
+# Pallas program, 64 on Mosaic GPU), each launched from its own framework.
 
 # %%
-if TRITON.available:
+if TRITON.available and not TRITON.interpreted and not PALLAS.interpret:
     kernel_pair = timing.compare({"Triton kernel": lambda: softmax_triton(x_torch),
                                   "Pallas kernel": lambda: softmax_pallas_jit(x_jax)}, rtol=1e-5)
-    print("Triton vs Pallas:", claims.faster(kernel_pair, "Pallas kernel", "Triton kernel").explanation)
-    print(", ".join(f"{name}: {timing.format_seconds(m.median)} per call" for name, m in kernel_pair.measurements.items()))
+    display(kernel_pair)
+    print_verdicts({"Pallas vs Triton": claims.faster(kernel_pair, "Pallas kernel", "Triton kernel")})
 else:
-    print("Triton vs Pallas: not measured, Triton is absent (see the setup cell).")
+    print("Triton vs Pallas: not timed here,", "Triton is absent (see the setup cell)" if not TRITON.available
+          else "a kernel runs interpreted (the setup cells say which)")
 
 # %% [markdown]
-# How to read that line: the ratio is the time of the Pallas kernel over the time of the Triton
-# kernel in each round, so a median below 1 means the Pallas call took less time. On a CPU it
-# compares two interpreters, that is two ways of simulating a GPU program, and says nothing
-# about the kernels as written; on a GPU it compares two compiled kernels of the same algorithm
-# with different block shapes (one row per Triton program, `block_rows` rows per Pallas
-# program, 64 on Mosaic GPU), each launched from its own framework, so the launch overhead of each framework is
-# part of what it measures.
-
-# %% [markdown]
-# On a CPU the interpreted kernels are expected to trail the built-in ops, and the sentences
-# above say by how much in this run; that is the price of running a GPU program one step at a
-# time, not a property of the kernels. The two interpreters work differently, so expect
-# different margins: Triton's runs each program's block operations through NumPy, one program
-# after another, with Python in between, while Pallas's, under `jit`, becomes a loop over the
-# grid inside one compiled XLA program, whose cost grows with the number of programs rather
-# than with Python. The last line says which of the two was faster here, when both ran. On a GPU the same cells compile the kernels
-# and judge the claim with the paired rounds; even there, expect no large win for a softmax,
-# which both compilers already fuse, and expect the wins of custom kernels to come from
-# operations the compiler does not fuse on its own (attention with online softmax, quantised
-# matrix products, ragged batches).
+# On a CPU the interpreted kernels are expected to trail the built-in ops, and the lines above
+# say by how much in this run; that is the price of running a GPU program one step at a time,
+# not a property of the kernels. The two interpreters work differently, so expect different
+# margins: Triton's runs each program's block operations through NumPy, one program after
+# another, with Python in between, while Pallas's, under `jit`, becomes a loop over the grid
+# inside one compiled XLA program, whose cost grows with the number of programs rather than
+# with Python. On a GPU the same cells compile the kernels and judge the claim with the paired
+# rounds; the kernel counts above say how much room the compilers left, and the wins of custom
+# kernels usually come from operations the compiler does not fuse on its own (attention with
+# online softmax, quantised matrix products, ragged batches).
 
 # %% [markdown]
 # **When is a custom kernel worth writing?** Start from a profile (lesson 09): if the time goes
@@ -1011,6 +1373,8 @@ else:
 # | write a kernel | `@triton.jit`, pointers, `tl.load`/`tl.store` | a Python function on refs, `pl.pallas_call` |
 # | which work a program does | `tl.program_id(axis)`, offsets `pid * B + tl.arange(0, B)` | `pl.program_id(axis)`, `BlockSpec(block_shape=..., index_map=...)` |
 # | number of programs | `kernel[grid](...)`, `triton.cdiv` | `grid=...`, `pl.cdiv` |
+# | accumulate across steps | a loop over K in the program, `acc += tl.dot(a, b)` in float32 | K as the last grid axis, `pl.when(pl.program_id(2) == 0)` zeroes the revisited output block (in-order grids: TPU, interpreter); a `fori_loop` over K on a GPU |
+# | block sizes | `triton.autotune(configs=[triton.Config(...)], key=[...])` | a parameter of the launcher, timed with `timing.compare` |
 # | ragged edges | `mask=` and `other=` on every load and store | pad to whole blocks and slice (only the interpreter and Mosaic TPU clip writes); mask reads yourself (`jnp.where` on an iota) |
 # | the GPU backend | Triton | `plgpu.kernel` (Mosaic GPU, sm_90+), or `compiler_params=pltriton.CompilerParams()` (Triton) |
 # | run without a GPU | `TRITON_INTERPRET=1` before `import triton` | `interpret=True` |
@@ -1021,7 +1385,7 @@ else:
 #
 # **Popular claims vs what you measured.** The lesson tested one claim, that a hand-written
 # fused softmax kernel beats the framework's own softmax, once per kernel language (the
-# pairings of section 5). The table is built from the verdict objects of section 5: on a GPU a
+# pairings of section 6). The table is built from the verdict objects of section 6: on a GPU a
 # judged verdict from the paired rounds, elsewhere the reason it was not judged.
 
 # %%
@@ -1034,7 +1398,7 @@ display(Markdown(
 # %% [markdown]
 # A row that reads "not testable here" is not a verdict against the claim: run the lesson on a
 # GPU runtime (Colab's, for instance) and the same cell fills the row from paired timings of
-# the compiled kernels. The host-code routes of section 4 are not in the table: they answered
+# the compiled kernels. The host-code routes of section 5 are not in the table: they answered
 # "which is faster here", not a claim from the articles. Each row keeps the claim's wording and
 # the outcome it states from the course's claim registry, so the same claim reads the same way
 # wherever the course quotes it; only the last two columns come from this run.
@@ -1047,15 +1411,24 @@ display(Markdown(
 #   Triton, and on a CPU it runs in its interpreter: the same kernel ran here (1).
 # - *"Pallas drops the writes outside the array."* The interpreter and Mosaic TPU do; Pallas's
 #   Triton backend stores without a mask, hence whole-block launchers (2).
+# - *"Padding is padding."* Along a reduction it is part of the sum: the softmax pads with NaN
+#   and masks it, the matmul pads K with zeros, which add nothing (1, 3).
 # - *"`torch.compile` cannot see inside a Triton kernel."* On a CUDA GPU it traces a launch
-#   wrapped in `wrap_triton` (`triton_op`); the interpreter is what it cannot trace (3).
+#   wrapped in `wrap_triton` (`triton_op`); the interpreter is what it cannot trace (4).
 # - *"JAX differentiates any JAX code, kernels included."* Forward mode (`jvp`) goes through a
-#   `pallas_call`; reverse mode (`grad`) fails and needs a `custom_vjp` (3).
+#   `pallas_call`; reverse mode (`grad`) fails and needs a `custom_vjp` (4).
 # - *"NumPy inside `torch.compile` breaks the graph."* Dynamo translates NumPy calls into torch
-#   ops; code it cannot trace breaks it, and a `custom_op` avoids the break (4).
+#   ops; code it cannot trace (and, in this PyTorch, some attributes: the count of section 5)
+#   breaks it, and a `custom_op` avoids the break (5).
 # - *"A custom kernel is faster."* Only where it compiles and beats the compiler; interpreted, it
-#   is slower (section 5 says by how much in this run), and the claim is judged only where the
-#   kernels compile (5).
+#   is slower (section 6 says by how much in this run), and the claim is judged only where the
+#   kernels compile (6).
+# - *"Autotuning works anywhere Triton runs."* It times configs on the GPU; in the interpreter
+#   the times measure the simulation, so the lesson shows the decorator and leaves the run to
+#   a GPU (3).
+# - *"A Pallas grid is a loop, so any kernel may accumulate across its steps."* Only where the
+#   grid runs in order (a TPU, the interpreter); on a GPU the programs run at once, so the sum
+#   over K is a loop inside each program (3).
 #
 # **Review questions**
 #
@@ -1094,7 +1467,27 @@ display(Markdown(
 # Section 4 measured the cost here.
 # </details>
 #
+# <details><summary>6. Section 1 counted the bytes five eager softmax ops move. Why does the
+# count matter more on a GPU than the number of arithmetic operations?</summary>
+# A softmax does a few operations per element, and a GPU can do hundreds of arithmetic
+# operations in the time it takes to bring one float32 from HBM, so the time of each eager op
+# is the time of its memory traffic. Five ops that each read and write the array pay that
+# traffic several times (the count printed the factor for this input); one fused kernel pays
+# it once. A matrix product is the opposite case: `2·M·N·K` operations on `M·K + K·N` inputs,
+# which is why its kernels are about reusing tiles from fast memory (section 3).
+# </details>
+#
+# <details><summary>7. A Pallas matmul zeroes its output block under
+# <code>pl.when(pl.program_id(2) == 0)</code> and adds a product at every step. Why must K be
+# the last grid axis, and why does the lesson not use this kernel on a GPU?</summary>
+# The output block is kept in fast memory while consecutive grid steps revisit it, so the steps
+# along K must come one after another for the same `(i, j)`: with K last they do, and the block
+# is written back once, when `(i, j)` changes. On a GPU the programs of a grid run at once, so
+# steps along K would race on one output block; each program loops over K itself instead.
+# </details>
+#
 # **Next:** the exercises in `exercises/10_custom_kernels_exercises.ipynb`: write an index map,
 # a masked Pallas kernel for a ragged last block, a `custom_vjp` for a Pallas op, a
-# `torch.library` custom operator with its backward, and a `pure_callback` that works under
-# `vmap`.
+# `torch.library` custom operator with its backward, a `pure_callback` that works under
+# `vmap`, and a Triton kernel that sums rows in float32, block by block (run through the Triton
+# interpreter on a CPU).

@@ -19,10 +19,12 @@
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/v0.1.0/solutions/10_custom_kernels_exercises.ipynb) [![Open In Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)](https://kaggle.com/kernels/welcome?src=https://github.com/jax-pytorch-side-by-side/course/blob/v0.1.0/solutions/10_custom_kernels_exercises.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/v0.1.0?labpath=solutions/10_custom_kernels_exercises.ipynb)
 #
-# Five exercises on custom kernels, none of which needs Triton: a grid and an index map for a
-# ragged 2-D tiling, a masked Pallas kernel for a reduction over a ragged block, a `custom_vjp`
-# around a Pallas op, a `torch.library` custom operator with its fake function and backward,
-# and a `jax.pure_callback` that works under `vmap`. Pallas runs in its interpreter on a CPU;
+# Six exercises on custom kernels: a grid and an index map for a ragged 2-D tiling, a masked
+# Pallas kernel for a reduction over a ragged block, a `custom_vjp` around a Pallas op, a
+# `torch.library` custom operator with its fake function and backward, a `jax.pure_callback`
+# that works under `vmap`, and a Triton kernel that sums rows block by block in float32. Only
+# the last needs Triton: on a CPU it runs through Triton's interpreter, and without Triton its
+# cells say so and skip. Pallas runs in its interpreter on a CPU;
 # on a GPU these `pallas_call` kernels take Pallas's Triton backend (lesson 10 says why).
 # Replace each `raise NotImplementedError()` with your code, then run the check cell below it:
 # it prints "passed", explains what is wrong, or says "not implemented yet".
@@ -69,6 +71,11 @@ from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)
 rng = np.random.default_rng(0)
+TRITON = kernels.setup_triton()  # before anything imports triton: its interpreter without a CUDA GPU
+if TRITON.available:
+    import triton
+    import triton.language as tl
+print(TRITON.line())
 
 
 def launch_on_each_platform(launch, block, array_shape=None):
@@ -120,7 +127,7 @@ def tile_ids(shape, block):
 
 
 def expected_ids(shape, block):
-    gn = -(-shape[1] // block[1])
+    gn = pl.cdiv(shape[1], block[1])
     return np.add.outer(np.arange(shape[0]) // block[0] * gn, np.arange(shape[1]) // block[1])
 
 
@@ -138,7 +145,7 @@ check("tiling", lambda: tile_ids((10, 12), (4, 8)), expected_ids((10, 12), (4, 8
 # HIDDEN TESTS: tiling points=2
 ### BEGIN HIDDEN TESTS
 for shape, block in (((8, 16), (4, 8)), ((5, 3), (2, 2)), ((16, 9), (8, 4))):
-    assert tuple(tiling(shape, block)[0]) == (-(-shape[0] // block[0]), -(-shape[1] // block[1]))
+    assert tuple(tiling(shape, block)[0]) == (pl.cdiv(shape[0], block[0]), pl.cdiv(shape[1], block[1]))
     np.testing.assert_array_equal(tile_ids(shape, block), expected_ids(shape, block))
 ### END HIDDEN TESTS
 
@@ -461,7 +468,99 @@ assert row_median_jax(x_h).dtype == jnp.float32
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# ## Exercise 6 · A Triton kernel: row sums in float32, block by block
+#
+# Write the body of a Triton kernel in which program `r` sums row `r` of a 2-D tensor and
+# stores the sum at `out_ptr + r`. The row starts at `x_ptr + r * stride` (the launcher's
+# buffer is wider than the row, so `stride` is not `n_cols`), and a row is read `BLOCK` columns
+# at a time: a loop over the column blocks, with a mask for the columns past `n_cols`, which
+# hold NaN here, as a block past a row's end may hold anything. The inputs may be float16:
+# add them up in float32 (a float16 sum keeps 11 significant bits). About 7 lines; lesson 10's
+# section 1 and its matmul's `K` loop have every piece.
+
+# %%
+# EXERCISE: triton-row-sums
+if TRITON.available:
+
+    @triton.jit
+    def row_sum_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK: tl.constexpr):
+        """out[r] = Σ_{j < n_cols} x[r, j] for the row r of this program, accumulated in float32."""
+        ### BEGIN SOLUTION
+        row = tl.program_id(0)
+        acc = tl.zeros((BLOCK,), dtype=tl.float32)
+        for start in range(0, n_cols, BLOCK):
+            cols = start + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=0.0)
+            acc += x.to(tl.float32)
+        tl.store(out_ptr + row, tl.sum(acc, axis=0))
+        ### END SOLUTION
+
+else:
+    print(TRITON.skipped())
+
+# %%
+TRITON_DEVICE = "cuda" if TRITON.available and not TRITON.interpreted else "cpu"
+
+
+def row_sums_triton(x, block=32):
+    """Row sums of a 2-D tensor through row_sum_kernel, one program per row."""
+    n_rows, n_cols = x.shape
+    # the rows padded with NaN to whole blocks, and one spare row: a read past a row's end
+    # reads NaN (visible in the sums), never memory outside the buffer
+    buf = torch.full((n_rows + 1, triton.cdiv(n_cols, block) * block), float("nan"), dtype=x.dtype, device=x.device)
+    buf[:n_rows, :n_cols] = x
+    out = torch.full((n_rows + 1,), float("nan"), dtype=torch.float32, device=x.device)
+    try:
+        row_sum_kernel[(n_rows,)](buf, out, n_cols, buf.stride(0), BLOCK=block)
+    except Exception as err:  # an untouched stub, interpreted or compiled, reads as one
+        if "NotImplementedError" in str(err):
+            raise NotImplementedError() from None
+        raise
+    return out[:n_rows]
+
+
+def row_sums_expected(x):
+    return x.double().sum(dim=1).float().cpu().numpy()
+
+
+def random_rows(shape, dtype=torch.float32, scale=1.0, seed=0):
+    data = np.random.default_rng(seed).uniform(0, scale, size=shape)
+    return torch.from_numpy(data).to(dtype).to(TRITON_DEVICE)
+
+
+# %%
+# TESTS: triton-row-sums points=3
+if TRITON.available:
+    x_even, x_ragged = random_rows((S.rows, 64)), random_rows((S.rows, S.cols), seed=1)
+    x_half = random_rows((S.rows, S.cols), torch.float16, scale=64, seed=2)
+    _rows_crash = ("every value in the kernel is a block: offsets are row * stride + start + tl.arange(0, BLOCK), "
+                   "and tl.load/tl.store take a mask of the same shape")
+    check("triton-row-sums", lambda: row_sums_triton(x_even).cpu().numpy(), row_sums_expected(x_even),
+          hint="program r sums row r: tl.program_id(0) is the row itself, counting from 0 (no + 1); every block "
+               "of the row counts: loop over the column blocks up to n_cols, not the first block only",
+          crash_hint=_rows_crash)
+    check("triton-row-sums", lambda: row_sums_triton(x_ragged).cpu().numpy(), row_sums_expected(x_ragged),
+          hint="the columns from n_cols on are padding (NaN here): mask them in tl.load (a mask with <= lets "
+               "one padded column in, not <=) and give the masked lanes a value that adds nothing; and a row "
+               "starts stride elements after the previous one (the buffer is wider than the row), not n_cols",
+          crash_hint=_rows_crash)
+    check("triton-row-sums", lambda: row_sums_triton(x_half).cpu().numpy(), row_sums_expected(x_half),
+          hint="the input is float16 here: accumulate in float32 (a float32 accumulator, the loaded block cast "
+               "to float32), since a float16 sum of large values rounds away units", crash_hint=_rows_crash)
+else:
+    print(f"… triton-row-sums: skipped, Triton is absent ({kernels.INSTALL_HINT} to run it)")
+
+# %%
+# HIDDEN TESTS: triton-row-sums points=2
+### BEGIN HIDDEN TESTS
+if TRITON.available:
+    for shape, block, dtype in (((1, 1), 16, torch.float32), ((5, 33), 16, torch.float32), ((7, 257), 64, torch.float16)):
+        x_h = random_rows(shape, dtype, scale=8, seed=3)
+        np.testing.assert_allclose(row_sums_triton(x_h, block).cpu().numpy(), row_sums_expected(x_h), rtol=1e-5, atol=1e-5)
+### END HIDDEN TESTS
+
+# %% [markdown]
 # **Done.** You tiled an array with a ragged edge, masked the padding of a block, gave a Pallas
 # op a derivative, made a PyTorch function a first-class operator, and called host code from
-# compiled JAX under `vmap`. With Triton installed (`pip install ".[kernels]"`), lesson 10's
-# Triton cells show the same ideas with pointers and masks.
+# compiled JAX under `vmap`, and, with Triton installed (`pip install ".[kernels]"`), wrote a
+# Triton kernel with pointers, masks and a float32 accumulator.

@@ -62,6 +62,9 @@ def test_plot_tiles_draws_one_box_per_program():
     assert {t.get_text() for t in ax.texts} == {"(0,0)", "(0,1)", "(1,0)", "(1,1)"}
     dashed = [p for p in ax.patches if p.get_linestyle() == "--"]
     assert len(dashed) == 3  # every block but the first overhangs an edge
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend[:6] == [f"program {p}: block {divmod(p, 2)}" for p in range(6)]
+    assert legend[6:] == ["past the array's edge"]  # the white of the overhang, named
 
 
 def test_count_graphs_sees_a_break_and_fullgraph_refuses_it():
@@ -236,7 +239,8 @@ LESSON_NAMES = {
     "MGPU_BLOCK_ROWS", "softmax_kernel_mgpu", "softmax_mgpu", "softmax_pallas",
     "softmax_kernel_unmasked", "TILE_SHAPE", "tile_grid", "PALLAS_TILES",
     "tile_ids_kernel_pallas", "tile_ids_pallas", "softmax_op_jax", "softmax_fwd_jax",
-    "softmax_bwd_jax", "loss_jax",
+    "softmax_bwd_jax", "loss_jax", "MM_BLOCK", "matmul_kernel_pallas",
+    "matmul_kernel_pallas_loop", "matmul_pallas",
 }  # fmt: skip
 MASTER_NAMES = {
     "launch_on_each_platform", "tiling", "tile_ids_kernel", "tile_ids",
@@ -375,6 +379,7 @@ def _lesson_cases(ns: dict) -> dict:
     blocks, unmasked = ns["softmax_pallas_blocks"], ns["softmax_kernel_unmasked"]
     softmax, kernel = ((8, 128), True, None), ((8, 128), False, None)
     tiles = ((None, None, 4, 8), False, (3, 2, 4, 8))
+    mm = ((128, 128), False, None)
     return {
         "softmax": (ns["softmax_pallas"], (x,), softmax),
         "softmax, full size": (ns["softmax_pallas"], (jnp.ones((256, 1000)),), softmax),
@@ -384,6 +389,17 @@ def _lesson_cases(ns: dict) -> dict:
         "custom_vjp grad": (jax.grad(ns["loss_jax"]), (x, x), softmax),
         "vmap of grad": (jax.vmap(jax.grad(ns["loss_jax"])), (xb, xb), softmax),
         "tile ids": (ns["tile_ids_pallas"], (), tiles),
+        # (128, 128) blocks: Mosaic TPU's tiling; K padded to a power of two for Triton
+        "matmul": (
+            ns["matmul_pallas"],
+            (jnp.ones((100, 200)), jnp.ones((200, 72))),
+            mm,
+        ),
+        "matmul, full size": (
+            ns["matmul_pallas"],
+            (jnp.ones((256, 384)), jnp.ones((384, 200))),
+            mm,
+        ),  # fmt: skip
     }
 
 
@@ -443,6 +459,39 @@ def _lower_all(path: Path, names: set[str], cases, device: str, triton_modules) 
 def test_lesson_kernels_lower_for_cuda_and_tpu(device, triton_modules):
     pytest.importorskip("jax")
     _lower_all(LESSON, LESSON_NAMES, _lesson_cases, device, triton_modules)
+
+
+class _InterpretedAs(kernels.PallasBackend):
+    """A backend's launch (its kernel, its grid) run by the interpreter."""
+
+    @property
+    def interpret(self) -> bool:
+        return True
+
+    def compiler_params(self):
+        return None
+
+
+@pytest.mark.parametrize("route", ["triton", "mosaic_tpu", "interpreter"])
+def test_each_matmul_route_computes_the_product(route):
+    """The grid over K (TPU, interpreter) and the GPU's loop over K both equal jnp.dot."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    ns = _notebook_kernels(LESSON, LESSON_NAMES, "cpu")
+    backend = _InterpretedAs(route, "test")
+    ns["kernels"].pallas_backends = lambda *a, **k: dict.fromkeys(
+        ("cuda", "tpu", "default"), backend
+    )
+    rng = np.random.default_rng(0)
+    for m, k, n in ((100, 200, 72), (130, 384, 129)):  # K steps: 2 and 4 (K padded)
+        a = jnp.asarray(rng.normal(size=(m, k)).astype(np.float32))
+        b = jnp.asarray(rng.normal(size=(k, n)).astype(np.float32))
+        got = ns["matmul_pallas"](a, b)
+        want = jnp.dot(a, b, precision=jax.lax.Precision.HIGHEST)
+        np.testing.assert_allclose(
+            np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-4
+        )
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -1,5 +1,7 @@
 """Wrong answers to solutions/10_custom_kernels_exercises.py."""
 
+import importlib.util
+
 TILING_FLOOR = """
 def tiling(shape, block):
     grid = (shape[0] // block[0], shape[1] // block[1])  # drops the ragged last block
@@ -153,6 +155,40 @@ def row_median_jax(x):
     return jax.pure_callback(host, out, x, vmap_method="broadcast_all")
 """
 
+ROWS_BODY = """
+if TRITON.available:
+
+    @triton.jit
+    def row_sum_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK: tl.constexpr):
+        row = tl.program_id(0){pid}
+        acc = tl.zeros((BLOCK,), dtype=tl.{acc})
+        for start in range(0, {stop}, BLOCK):
+            cols = start + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + row * {stride} + cols{mask})
+            acc += x{cast}
+        tl.store(out_ptr + row, tl.sum(acc, axis=0))
+"""
+RIGHT_ROWS = {
+    "pid": "",
+    "acc": "float32",
+    "stop": "n_cols",
+    "stride": "stride",
+    "mask": ", mask=cols < n_cols, other=0.0",
+    "cast": ".to(tl.float32)",
+}
+
+
+def _rows(**wrong):
+    return ROWS_BODY.format(**{**RIGHT_ROWS, **wrong})
+
+
+ROWS_NO_MASK = _rows(mask="")  # reads the padding past the row's end
+ROWS_MASK_LE = _rows(mask=", mask=cols <= n_cols, other=0.0")
+ROWS_PID_PLUS_ONE = _rows(pid=" + 1")  # program ids counted from 1
+ROWS_STRIDE_N_COLS = _rows(stride="n_cols")  # rows assumed packed
+ROWS_FLOAT16_ACC = _rows(acc="float16", cast="")  # the sum kept in the input's dtype
+ROWS_FIRST_BLOCK = _rows(stop="BLOCK")  # one block: no loop over the row
+
 WRONG = {
     "tiling": [
         ("n // block programs", TILING_FLOOR, "not n // block"),
@@ -195,3 +231,12 @@ WRONG = {
         ("always float32", MEDIAN_FLOAT32, "not a fixed float32"),
     ],
 }
+if importlib.util.find_spec("triton") is not None:  # without Triton the exercise skips
+    WRONG["triton-row-sums"] = [
+        ("no mask on the ragged last block", ROWS_NO_MASK, "mask them in tl.load"),
+        ("cols <= n_cols", ROWS_MASK_LE, "not <="),
+        ("program id off by one", ROWS_PID_PLUS_ONE, "no + 1"),
+        ("n_cols as the row stride", ROWS_STRIDE_N_COLS, "not n_cols"),
+        ("float16 accumulator", ROWS_FLOAT16_ACC, "accumulate in float32"),
+        ("the first block only", ROWS_FIRST_BLOCK, "not the first block only"),
+    ]
