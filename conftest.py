@@ -155,9 +155,30 @@ def _add_lowering_checks(items):
         items.insert(i + 1, LoweringCheck.from_parent(parent, name="lowering"))
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--durations-table",
+        metavar="PATH",
+        help="merge each executed file's seconds into PATH (tests/durations.json "
+        "orders the files, longest first)",
+    )
+
+
+def pytest_configure(config):
+    path = config.getoption("--durations-table")
+    if path and not hasattr(config, "workerinput"):  # the controller, or no xdist
+        from tests import durations
+
+        config.pluginmanager.register(durations.Recorder(path), "durations-table")
+
+
 def pytest_collection_modifyitems(config, items):
+    from tests import durations
+
     if os.environ.get("COURSE_LOWERING_CHECK") == "1":
         _add_lowering_checks(items)
+    # Longest files first, so that the two workers of `make test` finish together.
+    durations.longest_first(items, durations.load())
     for item in items:
         if str(item.fspath).endswith(".ipynb"):
             item.add_marker(pytest.mark.notebooks)
