@@ -64,9 +64,12 @@ site: course
 # (errors only: outputs are not committed) and the student notebooks (see tests/).
 # pytest's own exit status lands in build/pytest-rc (make itself exits 2 on any failure),
 # so that .ci/run can tell "no tests collected" (5) from failures.
+# Files run whole on each worker, longest first (tests/durations.json; refresh it with
+# PYTEST_ARGS=--durations-table=tests/durations.json), so that both workers end together.
+DIST := -n 2 --dist loadfile --no-loadscope-reorder
 test: install
 	@mkdir -p build
-	rc=0; COURSE_SMOKE=1 $(PY) -m pytest -n 2 --dist loadfile --nbval-lax --nbval-cell-timeout=600 --nbval-kernel-startup-timeout=300 \
+	rc=0; COURSE_SMOKE=1 $(PY) -m pytest $(DIST) --nbval-lax --nbval-cell-timeout=600 --nbval-kernel-startup-timeout=300 \
 		tests notebooks solutions $(PYTEST_ARGS) || rc=$$?; echo $$rc > build/pytest-rc; exit $$rc
 
 # The fast inner loop: everything but notebook executions (lessons, masters, student
@@ -74,7 +77,7 @@ test: install
 # the Slurm cluster. `make test` runs all of it.
 test-fast: install
 	@mkdir -p build
-	COURSE_SMOKE=1 $(PY) -m pytest -n 2 -q -m "not notebooks and not slow and not browser and not slurm" tests $(PYTEST_ARGS)
+	COURSE_SMOKE=1 $(PY) -m pytest $(DIST) -q -m "not notebooks and not slow and not browser and not slurm" tests $(PYTEST_ARGS)
 
 # The smoke suite in .venv-SET on one version set: known-good, latest, colab or floors
 # (constraints/SET.txt). Python comes from PYTHON, torch from install.py
