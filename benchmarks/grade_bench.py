@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from course_utils.grading import batch as grader  # noqa: E402
+from course_utils.grading.batch import grader  # noqa: E402
 from course_utils.tooling import markers  # noqa: E402
 
 BUDGET_S = 180.0

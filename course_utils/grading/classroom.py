@@ -62,10 +62,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("notebook", metavar="NOTEBOOK")
     p.add_argument("--source", help="notebook whose visible tests to run")
     args = p.parse_args(argv)
-    from course_utils.grading import batch
+    from course_utils.grading.batch import grader
 
     try:
-        res = result(batch.check(args.notebook, args.source))
+        res = result(grader.check(args.notebook, args.source))
     except CourseError as err:
         res = _errored(str(err))
     for t in res["tests"]:

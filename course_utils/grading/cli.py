@@ -32,8 +32,8 @@ def _sigterm_as_interrupt() -> None:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from course_utils.grading import batch as grader
     from course_utils.grading import verbs
+    from course_utils.grading.batch import grader
     from course_utils.grading.records import store as grader_store
 
     if verbs.handles(args):
@@ -89,7 +89,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from course_utils.grading import batch as grader
+    from course_utils.grading.batch import grader
 
     limits = grader.Limits(
         timeout=args.timeout, total_timeout=args.total_timeout, memory_mb=args.memory

@@ -99,7 +99,7 @@ def _failed(message: str, started: float) -> dict:
 
 def _grade(root: Path, config: dict, work: Path) -> dict:
     """Grade the submission with ``course grade``; returns its ``results.json``."""
-    from course_utils.grading import batch
+    from course_utils.grading.batch import grader
     from course_utils.grading.sandbox import bubblewrap
 
     master = root / "source" / config["master"]
@@ -109,12 +109,12 @@ def _grade(root: Path, config: dict, work: Path) -> dict:
     problem = bubblewrap.problem()
     if problem and config.get("sandbox") == "require":
         raise CourseError(f"the grader's sandbox cannot run here: {problem}")
-    limits = batch.Limits(
+    limits = grader.Limits(
         timeout=config["timeout"],
         total_timeout=config["total_timeout"],
         memory_mb=config["memory_mb"],
     )
-    batch.grade(
+    grader.grade(
         work / "subs", master, work / "out", limits=limits, jobs=1,
         smoke=not config.get("full"), progress=False, unsafe_no_sandbox=bool(problem),
     )  # fmt: skip

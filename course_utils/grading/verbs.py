@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         from course_utils.grading.policy import adjust
 
         return adjust.import_manual(folder, table)
-    from course_utils.grading import regrade
+    from course_utils.grading.batch import regrade
 
     code = regrade.run(args)
     after_grade(args)  # the late policy and manual grades, kept

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from course_utils.grading import batch as grader
 from course_utils.grading import cli
+from course_utils.grading.batch import grader
 from course_utils.grading.inputs.master import load_master
 from course_utils.grading.records import store
 from tests.grading.helpers import MASTER, SUBS, graded

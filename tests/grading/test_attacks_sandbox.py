@@ -22,7 +22,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from course_utils.grading import batch as grader
+from course_utils.grading.batch import grader
 from tests.grading.helpers import (
     FIX,
     MASTER,

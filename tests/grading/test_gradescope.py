@@ -93,7 +93,10 @@ def test_the_bundle_holds_setup_run_autograder_the_master_and_the_course(bundle)
         modes = {i.filename: i.external_attr >> 16 for i in z.infolist()}
         config = json.loads(z.read("gradescope.json"))
     assert {"setup.sh", "run_autograder", "master/tiny_master.ipynb"} <= names
-    assert {"course/pyproject.toml", "course/course_utils/grading/batch.py"} <= names
+    assert {
+        "course/pyproject.toml",
+        "course/course_utils/grading/batch/grader.py",
+    } <= names
     assert "course/constraints/known-good.txt" in names
     assert not any(n.startswith(("course/solutions", "course/tests")) for n in names)
     assert modes["run_autograder"] & 0o111 and modes["setup.sh"] & 0o111

@@ -58,9 +58,7 @@ def test_the_tree_is_lessons_exercises_and_the_library(released):
 
 
 def test_the_released_library_imports_on_its_own(released):
-    code = (
-        "import course_utils.grading.batch, course_utils.exercises, course_utils.parity"
-    )
+    code = "import course_utils.grading.batch.grader, course_utils.exercises, course_utils.parity"
     code += "; import course_utils; print(course_utils.__file__)"
     env = dict(os.environ, PYTHONPATH=str(released))
     done = subprocess.run(

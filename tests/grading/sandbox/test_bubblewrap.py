@@ -185,8 +185,8 @@ def test_the_scratch_space_is_capped(tmp_path, size_mb):
 def test_without_a_sandbox_grading_is_refused_unless_the_instructor_says_unsafe(
     tmp_path, monkeypatch
 ):
-    from course_utils.grading import batch as grader
     from course_utils.grading import cli
+    from course_utils.grading.batch import grader
     from course_utils.tooling.errors import CourseError
     from tests.grading.helpers import MASTER, class_folder, quiet
 

@@ -138,11 +138,11 @@ def test_exit_statuses_are_explained():
 
 
 def _sandboxed(tmp_path) -> Session:
-    from course_utils.grading import launch
-    from course_utils.grading.batch import Limits
+    from course_utils.grading.batch import pool
+    from course_utils.grading.batch.grader import Limits
 
     env = environment.kernel_env(60, "run-session", smoke=True)
-    kernel = launch.Workers(tmp_path, env, "run-session", Limits(memory_mb=500)).kernel(
+    kernel = pool.Workers(tmp_path, env, "run-session", Limits(memory_mb=500)).kernel(
         tmp_path
     )
     return Session(

@@ -1,4 +1,4 @@
-"""The grading policy for one submission: ``python -m course_utils.grading.worker JOB``.
+"""The grading policy for one submission: ``python -m course_utils.grading.batch.worker JOB``.
 
 The worker is a process of its own (its own session, started by the grader),
 marked as the *child subreaper* of everything below it, so processes that the

@@ -13,8 +13,8 @@ import shutil
 import nbformat
 import pytest
 
-from course_utils.grading import batch as grader
-from course_utils.grading.batch import RUN_ENV
+from course_utils.grading.batch import grader
+from course_utils.grading.batch.grader import RUN_ENV
 from tests.grading.helpers import FIX, MASTER, with_env
 
 

@@ -19,7 +19,7 @@ import io
 from pathlib import Path
 
 from course_utils._files import write_atomic
-from course_utils.grading import batch
+from course_utils.grading.batch import grader
 from course_utils.grading.inputs.master import load_master
 from course_utils.grading.inputs.submissions import discover
 from course_utils.grading.policy import scoring
@@ -29,7 +29,7 @@ from course_utils.tooling.errors import CourseError
 LOG = "regrades.csv"
 
 
-class Regrader(batch.Grader):
+class Regrader(grader.Grader):
     """A batch that merges each new grade into the student's old record."""
 
     def __init__(self, *args, only: str | None, old: dict[str, dict], **kwargs):
@@ -128,8 +128,8 @@ def write_log(out: Path) -> list[list[str]]:
     return rows
 
 
-def _limits(args: argparse.Namespace) -> batch.Limits:
-    return batch.Limits(timeout=args.timeout, total_timeout=args.total_timeout,
+def _limits(args: argparse.Namespace) -> grader.Limits:
+    return grader.Limits(timeout=args.timeout, total_timeout=args.total_timeout,
                         memory_mb=args.memory, cpu_time=args.cpu_time)  # fmt: skip
 
 
@@ -158,24 +158,24 @@ def regrade(args: argparse.Namespace, echo=print) -> list[list[str]]:
         raise CourseError(
             f"--only {args.only!r}: the master has {', '.join(master.exercises)}"
         )
-    batch._sandbox_or_refuse(args.unsafe_no_sandbox, echo)
-    batch._prepare_out(out)
+    grader._sandbox_or_refuse(args.unsafe_no_sandbox, echo)
+    grader._prepare_out(out)
     subs, notes = discover(args.submissions, master.path.name)
     old = {r["student"]: r for r in store.records(out, notes)}
     chosen = _chosen(args, subs, old, notes)
     for note in notes:
         echo(f"note: {note}")
-    grader = Regrader(
+    regrader = Regrader(
         master, out, _limits(args), smoke=not args.full, sandboxed=not args.unsafe_no_sandbox,
         submissions=Path(args.submissions), only=args.only, old=old,
     )  # fmt: skip
-    done = batch.Batch(notes=notes)
-    batch._run_all(grader, chosen, args.jobs, done, None, echo)
+    done = grader.Batch(notes=notes)
+    grader._run_all(regrader, chosen, args.jobs, done, None, echo)
     store.write_tables(out)
     write_log(out)
     return [
         [student, c["what"], f"{c['old']:g}", f"{c['new']:g}"]
-        for student, c in sorted(grader.changes)
+        for student, c in sorted(regrader.changes)
         if student in done.graded
     ]
 

@@ -1,6 +1,6 @@
 """One grading run: ``grade`` a folder of submissions, or ``check`` one notebook.
 
-Each submission runs in a worker process of its own (:mod:`.launch`,
+Each submission runs in a worker process of its own (:mod:`.pool`,
 :mod:`.worker`) with a fresh kernel, per-cell and total timeouts, a CPU-time
 limit and a resident memory watchdog; ``jobs`` workers run at once. A
 student's files are written as soon as their grade is known (:mod:`.store`),
@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course_utils.grading import launch
+from course_utils.grading.batch import pool
 from course_utils.grading.inputs.ipynb import SubmissionError, read_cells, read_file
 from course_utils.grading.inputs.master import Master, load_master
 from course_utils.grading.inputs.names import shown
@@ -129,7 +129,7 @@ class Grader:
         # The kernel sees neither the reports, nor the master, nor the classmates' work.
         hide = (out.resolve(), master.path.resolve().parent)
         hide += (Path(submissions).resolve(),) if submissions else ()
-        self.workers = launch.Workers(
+        self.workers = pool.Workers(
             self.work, env, self.run_id, limits, sandboxed=sandboxed, hide=hide
         )
         self.lock = threading.Lock()  # one student's files and the tables at a time

@@ -3,7 +3,7 @@
 :class:`Workers` writes a student's job file (the cells to run, the limits,
 the kernel's environment, a fresh IPython folder and kernelspec of its own,
 which starts the kernel in a :mod:`.bubblewrap` unless the run is unsafe), starts
-``python -m course_utils.grading.worker JOB``
+``python -m course_utils.grading.batch.worker JOB``
 in a session of its own, waits for it with a backstop of the total timeout
 plus 90 s, and reads back the worker's result file (with an event saying why
 when the worker did not finish). Processes of the run that outlive their
@@ -127,7 +127,7 @@ class Workers:
             if self.stopping:
                 return None
             proc = subprocess.Popen(
-                [sys.executable, "-m", "course_utils.grading.worker", str(job)],
+                [sys.executable, "-m", "course_utils.grading.batch.worker", str(job)],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,

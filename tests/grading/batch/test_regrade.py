@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import json
 
-from course_utils.grading import regrade
+from course_utils.grading.batch import regrade
 from course_utils.grading.policy import scoring
 from course_utils.grading.records import store
 from course_utils.tooling.cli import main as course_main

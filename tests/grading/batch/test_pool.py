@@ -8,16 +8,16 @@ import subprocess
 import sys
 import time
 
-from course_utils.grading import launch
-from course_utils.grading.batch import Limits
+from course_utils.grading.batch import pool
+from course_utils.grading.batch.grader import Limits
 from course_utils.grading.inputs.master import load_master
 from course_utils.grading.sandbox import environment
 from tests.grading.helpers import MASTER, gone, with_env
 
 
-def _workers(tmp_path, run_id="run-test", sandboxed=False, **limits) -> launch.Workers:
+def _workers(tmp_path, run_id="run-test", sandboxed=False, **limits) -> pool.Workers:
     env = environment.kernel_env(60, run_id, smoke=True)
-    return launch.Workers(
+    return pool.Workers(
         tmp_path, env, run_id, Limits(**limits), sandboxed=sandboxed, hide=(tmp_path,)
     )
 
@@ -62,7 +62,7 @@ def test_each_submission_gets_its_own_profile_and_sandboxed_kernelspec(tmp_path)
 
 
 def test_a_worker_past_its_backstop_is_killed_and_says_so(tmp_path, monkeypatch):
-    monkeypatch.setattr(launch, "BACKSTOP_S", 0.0)
+    monkeypatch.setattr(pool, "BACKSTOP_S", 0.0)
     workers = _workers(tmp_path, "run-backstop", total_timeout=0.5)
     master = load_master(MASTER)
     hang = [c for c in master.cells if c.role == "context"]
@@ -78,7 +78,7 @@ def test_a_worker_that_failed_leaves_its_last_words(tmp_path):
     (tmp_path / "worker.log").write_text("Traceback ...\nImportError: no module x\n")
     proc = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
     proc.wait()
-    run = launch.Workers._result(tmp_path, proc, stopped=False, backstop=90)
+    run = pool.Workers._result(tmp_path, proc, stopped=False, backstop=90)
     assert run["cells"] == [] and run["events"] == [
         {
             "kind": "kernel",
@@ -87,7 +87,7 @@ def test_a_worker_that_failed_leaves_its_last_words(tmp_path):
         }
     ]
     (tmp_path / "result.json").write_text(json.dumps({"cells": [1], "done": True}))
-    assert launch.Workers._result(tmp_path, proc, False, 90) == {
+    assert pool.Workers._result(tmp_path, proc, False, 90) == {
         "cells": [1],
         "done": True,
     }

@@ -16,8 +16,8 @@ import re
 
 import pytest
 
-from course_utils.grading import worker as worker_module
-from course_utils.grading.worker import MAX_RESTARTS, Worker
+from course_utils.grading.batch import worker as worker_module
+from course_utils.grading.batch.worker import MAX_RESTARTS, Worker
 
 
 class FakeWatchdog:
