@@ -207,6 +207,8 @@ def _wrong_value(
         lines = lines[1:]  # which leaves differ, and by how much, follows
     if len(lines) == 1 and f"{exercise}: " in lines[0] and " != " in lines[0]:
         lines = []  # one number against another: expected and got say it all
+    # the exercise is named once, on the first line
+    lines = [ln.removeprefix(f"{exercise}: ") for ln in lines]
     detail = "".join(f"\n  {ln}" for ln in lines[:3])
     return CheckFailed(
         f"{exercise}: wrong value\n"

@@ -125,7 +125,8 @@ def cheap_first(a):
 
 
 jax.block_until_ready(cheap_first(a))  # compile first
-hint = "wait for every leaf of the output (a tuple or dict too) with jax.block_until_ready"
+hint = ("JAX: a call returns once its work is dispatched, before its arrays are computed: the timer "
+        "must wait for every leaf of the output (a tuple or dict too), and report seconds of wall-clock time")
 check("sync-timer", _timer_is_plausible, hint=hint, crash_hint=hint)
 check("sync-timer", lambda: _ratio_to_bench(chain, "one array"), hint=hint, crash_hint=hint)
 check("sync-timer", lambda: _ratio_to_bench(cheap_first, "a tuple output"), hint=hint, crash_hint=hint)
@@ -179,7 +180,8 @@ check(
     expected,
     rtol=1e-5,
     atol=1e-5,
-    hint="the two frameworks' gelu are not the same function by default: read both docstrings",
+    hint="the same function means the same order (the bias inside the activation) and the same "
+    "activation: the two frameworks' gelu are not the same function by default: read both docstrings",
     crash_hint="the shapes do not line up: W1 is already (d_in, d_hidden) here, unlike the "
     "(out, in) weight of PyTorch's nn.Linear",
 )

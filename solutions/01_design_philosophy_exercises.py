@@ -188,9 +188,13 @@ w_np = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], np.float32)
 expected = np.zeros(5)
 np.add.at(expected, idx_np, w_np.astype(np.float64))  # float64 oracle: [7, 4, 0, 10, 0]
 check("scatter-add", lambda: bin_sums_torch(torch.from_numpy(idx_np), torch.from_numpy(w_np), 5), expected,
-      hint="PyTorch: t[idx] += w writes a repeated index once; use index_add_")
+      hint="PyTorch: an indexed in-place add (t[idx] += w) or a scatter writes a repeated index once, the "
+      "last write wins: every weight of a repeated bin must be added",
+      crash_hint="PyTorch: the sums must have the weights' dtype (an integer zeros tensor cannot "
+      "take float weights: PyTorch does not cast in an in-place op)")
 check("scatter-add", lambda: bin_sums_jax(jnp.asarray(idx_np), jnp.asarray(w_np), 5), expected,
-      hint="JAX: arrays are immutable, and a repeated index must add up, not overwrite: use an .at[] update that accumulates")
+      hint="JAX: arrays are immutable (an indexed update returns a new array, which must be kept), "
+      "and a repeated index must add up, not overwrite")
 
 # %%
 # HIDDEN TESTS: scatter-add points=3
@@ -252,6 +256,12 @@ def _masks_behave():
         assert np.array_equal(m, again), f"{name}: the same seed/key must give the same masks"
         assert not any(np.array_equal(m[0], m[s]) for s in range(1, 4)), (
             f"{name}: some steps got the same mask as step 0: a key or seed was reused")
+    for name, other in (("JAX", np.asarray(dropout_masks_jax(jax.random.key(43), 4, (64,), 0.5))),
+                        ("PyTorch", dropout_masks_torch(43, 4, (64,), 0.5).numpy())):
+        mine = m_jax if name == "JAX" else m_torch
+        assert not np.array_equal(mine, other), (
+            f"{name}: key/seed 42 and 43 gave the same masks: the masks must come from the "
+            f"{'key' if name == 'JAX' else 'seed'} passed in, not from one fixed in the function")
 
 
 def _keeps_one_minus_rate_privately():

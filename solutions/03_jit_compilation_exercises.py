@@ -111,6 +111,13 @@ def collatz_steps(n: jax.Array) -> jax.Array:
 collatz_jit = jax.jit(collatz_steps)
 check(
     "collatz",
+    lambda: [collatz_jit(jnp.int32(n)) for n in (1, 2)],
+    [0, 1],
+    hint="count one step per update of n: from 1 there is nothing left to do (0 steps), from 2 one step",
+    crash_hint="JAX: a Python `while`/`if` on a traced value fails under jit; use lax.while_loop and lax.cond",
+)
+check(
+    "collatz",
     lambda: [collatz_jit(jnp.int32(n)) for n in (1, 6, 27)],
     [collatz_steps_python(n) for n in (1, 6, 27)],
     hint="a Python `while`/`if` on a traced value fails under jit; use lax.while_loop and lax.cond",
@@ -367,7 +374,8 @@ check("vmap-rollout", lambda: jax.jit(rollout_all_jax)(jnp.asarray(states_np), j
       expected_totals, hint="count a reward only while alive; update alive after adding the reward",
       crash_hint="JAX: a Python `if` on a traced value fails under jit and vmap; select with jnp.where")
 check("vmap-rollout", lambda: rollout_all_torch(torch.from_numpy(states_np), torch.from_numpy(actions_np))[1],
-      expected_totals, hint="torch.where(alive, reward, 0.0), then alive = alive & ~done",
+      expected_totals, hint="PyTorch: a reward counts only while the environment is alive, and alive turns off after "
+      "the step that finished it has added its reward",
       crash_hint="PyTorch: torch.func.vmap cannot batch a Python `if` on a tensor; select with torch.where")
 _state_hint = ("return the state after all T steps (the carry that comes out of the loop), not the "
                "initial one: the environment keeps stepping after done")

@@ -191,7 +191,7 @@ sizes = {"channels": (3, 5), "hidden": 7, "num_classes": 4, "image_size": 6}
 torch.manual_seed(3)
 small_torch = TorchCNN(**sizes)
 ported = port_torch_to_nnx(small_torch, abstract_nnx_cnn(**sizes))
-oracle = convert.torch_cnn_to_nnx(small_torch, abstract_nnx_cnn(**sizes))
+oracle = convert.cnn_torch_to_nnx(small_torch, abstract_nnx_cnn(**sizes))
 assert_close(nnx_params(ported), nnx_params(oracle), rtol=0, atol=0, name="ported parameters")
 x_small = np.random.default_rng(5).random((4, 1, 6, 6), dtype=np.float32)
 assert_close(
@@ -248,7 +248,7 @@ lr = 1e-3
 
 def two_adam_steps():
     m_torch = copy.deepcopy(model_torch)
-    m_jax = convert.torch_cnn_to_nnx(m_torch, abstract_nnx_cnn())
+    m_jax = convert.cnn_torch_to_nnx(m_torch, abstract_nnx_cnn())
     opt_torch = torch.optim.Adam(m_torch.parameters(), lr=lr)
     opt_jax = nnx.Optimizer(m_jax, optax.adam(lr), wrt=nnx.Param)
     step_jax = nnx.jit(train_step_jax)
@@ -256,7 +256,7 @@ def two_adam_steps():
         loss_torch = train_step_torch(m_torch, opt_torch, x_torch, y_torch)
         loss_jax = step_jax(m_jax, opt_jax, x_jax, y_jax)
         assert_close(loss_jax, loss_torch, rtol=1e-5, atol=1e-6, name="loss")
-    as_jax = convert.torch_cnn_tensors_to_jax(dict(m_torch.named_parameters()), m_torch.feature_chw)
+    as_jax = convert.cnn_torch_tensors_to_jax(dict(m_torch.named_parameters()), m_torch.feature_chw)
     # Adam's first steps move each weight by about lr, even where the gradient is ~eps,
     # so rounding differences can show up as a small fraction of lr.
     assert_close(nnx_params(m_jax), as_jax, rtol=0, atol=0.01 * lr, name="parameters after 2 steps")
@@ -289,7 +289,7 @@ check(
 # HIDDEN TESTS: train-step points=3
 ### BEGIN HIDDEN TESTS
 m_torch = copy.deepcopy(model_torch)
-m_jax = convert.torch_cnn_to_nnx(m_torch, abstract_nnx_cnn())
+m_jax = convert.cnn_torch_to_nnx(m_torch, abstract_nnx_cnn())
 opt_torch = torch.optim.SGD(m_torch.parameters(), lr=0.05, momentum=0.9)
 opt_jax = nnx.Optimizer(m_jax, optax.sgd(0.05, momentum=0.9), wrt=nnx.Param)
 step_jax = nnx.jit(train_step_jax)
@@ -304,7 +304,7 @@ for X_b, y_b in list(data.batches(split.X_train, split.y_train, S.batch_size, se
     assert_close(loss_jax, loss_torch, rtol=1e-5, atol=1e-6, name="loss")
 assert_close(
     nnx_params(m_jax),
-    convert.torch_cnn_tensors_to_jax(dict(m_torch.named_parameters()), m_torch.feature_chw),
+    convert.cnn_torch_tensors_to_jax(dict(m_torch.named_parameters()), m_torch.feature_chw),
     rtol=1e-4, atol=1e-6, name="parameters after 3 SGD-momentum steps",
 )
 ### END HIDDEN TESTS
@@ -335,7 +335,7 @@ step_jit = jax.jit(pure_step, static_argnums=0)
 
 
 def fresh_state():
-    model = convert.torch_cnn_to_nnx(model_torch, abstract_nnx_cnn())
+    model = convert.cnn_torch_to_nnx(model_torch, abstract_nnx_cnn())
     return nnx.split((model, nnx.Optimizer(model, optax.adam(lr), wrt=nnx.Param)))
 
 
@@ -460,7 +460,7 @@ def accuracy_jax(model, X: jax.Array, y: jax.Array, batch_size: int) -> float:
 
 # %%
 # TESTS: evaluate points=2
-model_eval = convert.torch_cnn_to_nnx(model_torch, abstract_nnx_cnn())
+model_eval = convert.cnn_torch_to_nnx(model_torch, abstract_nnx_cnn())
 X_test_torch, y_test_torch = torch.from_numpy(split.X_test), torch.from_numpy(split.y_test)
 X_test_jax, y_test_jax = jnp.asarray(data.nchw_to_nhwc(split.X_test)), jnp.asarray(split.y_test)
 with torch.no_grad():
@@ -487,7 +487,9 @@ def builds_no_graph():
 
 
 check("evaluate", both_accuracies, (expected_acc, expected_acc), rtol=0, atol=1e-12,
-      hint="do not drop the last, smaller batch; divide by the number of images, not of batches")
+      hint="do not drop the last, smaller batch; divide by the number of images, not of batches",
+      crash_hint="the logits are (batch, classes): a prediction is the largest logit over the classes "
+                 "(the last axis), one per image, not over the batch")
 check(
     "evaluate",
     builds_no_graph,

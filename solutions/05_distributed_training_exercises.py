@@ -123,7 +123,8 @@ def _dp_grads():
 
 
 check("shard-batch", _dp_grads, grads_ref, rtol=1e-4, atol=1e-6,
-      hint="NamedSharding(mesh, P('data', None)) splits dimension 0 over 'data'",
+      hint="JAX: the batch dimension (the rows, dimension 0) of X and of y is split over 'data'; "
+           "the other dimension stays whole",
       crash_hint="JAX: the batch is dimension 0 (the rows); a PartitionSpec names the mesh axis per array "
                  "dimension, and only the rows are split")
 
@@ -188,7 +189,8 @@ def _column():
 
 
 check("column-parallel", _column, Y_c, rtol=1e-4, atol=1e-4,
-      hint="in_specs=(P(), P(None, 'model'), P('model')), out_specs=P(None, 'model')",
+      hint="JAX: X is whole on every device, each device holds a block of W's columns (its second "
+           "axis) and the matching block of b, and the output stays split by its columns",
       crash_hint="JAX: W is (d_in, d_out), not PyTorch's (out, in), so its columns are its second axis; "
                  "on a mesh with explicit axes each argument must already carry the sharding its "
                  "in_spec names (jax.device_put first), and b is split like W's columns, so each device "
@@ -245,7 +247,8 @@ def row_parallel_linear(X, W, b, mesh: jax.sharding.Mesh) -> jax.Array:
 # %%
 # TESTS: row-parallel points=2
 check("row-parallel", lambda: row_parallel_linear(X_r, W_r, b_r, mesh_tp), Y_r, rtol=1e-4, atol=1e-4,
-      hint="psum the partial products over 'model', then add b once",
+      hint="JAX: each device's product is partial: the partial products are summed (not averaged) "
+           "over 'model', and b is added once, after the sum",
       crash_hint="JAX: X's columns are split to match W's rows (each device multiplies its own slice), and "
                  "a replicated result (out_specs=P()) must be the same on every device: the partial "
                  "products differ until they are summed over 'model'")

@@ -331,7 +331,9 @@ def _padded_logits():
     return forward_masked(weights, jnp.asarray(padded), jnp.asarray(mask))
 
 
-hint = "size = max(minimum, next power of two >= n); zeros after the tokens; mask[:, :n] = True"
+hint = ("the padded length is the smallest power of two that holds all n tokens and is not below "
+        "minimum (a power of two stays as it is); the real tokens first, then zeros, and the mask "
+        "True on the real tokens only")
 check("pad-pow2", _padded_logits, torch_logits(request), rtol=1e-4, atol=1e-5, hint=hint)
 check("pad-pow2",  # a power of two stays as it is; the minimum counts; longer requests grow
       lambda: [pad_to_pow2(np.ones((1, n), np.int32))[0].shape[1] for n in (3, 8, 13, 20)],

@@ -120,6 +120,16 @@ def cross_entropy_f32(logits: jax.Array, labels: jax.Array) -> jax.Array:
 # TESTS: bf16-cross-entropy points=2
 logits_bf16 = (jax.random.normal(jax.random.key(0), (32, 10)) * 3).astype(jnp.bfloat16)
 labels_ce = jax.random.randint(jax.random.key(1), (32,), 0, 10)
+check(  # float32 logits first: no precision to lose, so a wrong value is a wrong formula
+    "bf16-cross-entropy",
+    lambda: float(cross_entropy_f32(logits_bf16.astype(jnp.float32), labels_ce)),
+    cross_entropy_f64(logits_bf16.astype(jnp.float32), labels_ce),
+    rtol=1e-5,
+    hint="each row's log-softmax normalises over its classes (axis 1 of (batch, classes), as "
+    "PyTorch's dim=1), and the loss is the mean over the batch, not the sum",
+    crash_hint="(batch, classes) minus a (batch,) maximum does not broadcast: keep the reduced "
+    "axis (keepdims=True in jax.numpy, keepdim=True in PyTorch)",
+)
 check(
     "bf16-cross-entropy",
     lambda: (cross_entropy_f32(logits_bf16, labels_ce).dtype == jnp.float32, float(cross_entropy_f32(logits_bf16, labels_ce))),

@@ -113,3 +113,16 @@ WRONG = {
         ("transposes W1 as for nn.Linear", TRANSPOSED_W1, "(d_in, d_hidden)"),
     ],
 }
+
+BIAS_AFTER_GELU = """
+def mlp_jax(X, W1, b1, W2):
+    return (jax.nn.gelu(X @ W1, approximate=False) + b1) @ W2  # the bias outside the activation
+"""
+
+WRONG["port-mlp"] += [
+    (
+        "the bias added after the GELU",
+        BIAS_AFTER_GELU,
+        "the bias inside the activation",
+    ),
+]

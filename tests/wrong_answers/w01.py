@@ -177,22 +177,22 @@ WRONG.update(
             (
                 "torch out[idx] += w",
                 SCATTER_TORCH_PLUS_EQUALS,
-                "PyTorch: t[idx] += w writes a repeated index once",
+                "PyTorch: an indexed in-place add (t[idx] += w) or a scatter writes a repeated index once",
             ),
             (
                 "JAX .at[idx].set",
                 SCATTER_JAX_SET,
-                "JAX: arrays are immutable, and a repeated index must add up",
+                "and a repeated index must add up, not overwrite",
             ),
             (
                 "JAX .at[idx].add result thrown away",
                 SCATTER_JAX_AT_DISCARDED,
-                "JAX: arrays are immutable",
+                "which must be kept",
             ),
             (
                 "torch scatter_ (overwrites)",
                 SCATTER_TORCH_SCATTER,
-                "PyTorch: t[idx] += w writes a repeated index once",
+                "PyTorch: an indexed in-place add (t[idx] += w) or a scatter writes a repeated index once",
             ),
         ],
         "jit-stats": [
@@ -210,3 +210,65 @@ WRONG.update(
         ],
     }
 )
+
+SGD_STEPS_WITH_GRAD = """
+def sgd_momentum(params, velocity, grads, lr, momentum):
+    new_velocity = jax.tree.map(lambda v, g: momentum * v + g, velocity, grads)
+    new_params = jax.tree.map(lambda p, g: p - lr * g, params, grads)  # plain SGD: v is unused
+    return new_params, new_velocity
+"""
+
+FIXED_KEY_JAX = """
+def dropout_masks_jax(key, num_steps, shape, rate):
+    key = jax.random.key(0)  # a global seed, as torch.manual_seed(0) at the top of a script
+    step_keys = [jax.random.fold_in(key, step) for step in range(num_steps)]
+    return jnp.stack([jax.random.bernoulli(k, 1.0 - rate, shape) for k in step_keys])
+
+def dropout_masks_torch(seed, num_steps, shape, rate):
+    gen = torch.Generator().manual_seed(seed)
+    return torch.rand((num_steps, *shape), generator=gen) >= rate
+"""
+
+FIXED_SEED_TORCH = (
+    RIGHT_JAX
+    + """
+def dropout_masks_torch(seed, num_steps, shape, rate):
+    gen = torch.Generator().manual_seed(0)  # the seed argument ignored
+    return torch.rand((num_steps, *shape), generator=gen) >= rate
+"""
+)
+
+SCATTER_TORCH_INT_BINS = (
+    """
+def bin_sums_torch(idx, weights, n_bins):
+    return torch.zeros(n_bins, dtype=torch.long).index_add_(0, idx, weights)  # integer bins
+"""
+    + SCATTER_RIGHT_JAX
+)
+
+WRONG["pure-sgd"] += [
+    (
+        "params step with the gradient, not the velocity",
+        SGD_STEPS_WITH_GRAD,
+        "then params - lr",
+    ),
+]
+WRONG["dropout-keys"] += [
+    (
+        "JAX: a fixed key instead of the one passed in",
+        FIXED_KEY_JAX,
+        "JAX: key/seed 42 and 43",
+    ),
+    (
+        "PyTorch: a fixed seed instead of the one passed in",
+        FIXED_SEED_TORCH,
+        "PyTorch: key/seed 42",
+    ),
+]
+WRONG["scatter-add"] += [
+    (
+        "PyTorch: integer bins for float weights",
+        SCATTER_TORCH_INT_BINS,
+        "the weights' dtype",
+    ),
+]

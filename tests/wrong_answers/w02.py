@@ -458,3 +458,32 @@ WRONG.update(
         ],
     }
 )
+
+STE_STOPS_THE_WRONG_PART = """
+def round_ste_jax(x):
+    return jnp.round(x) + jax.lax.stop_gradient(x - jnp.round(x))  # the value is x again
+
+def round_ste_torch(x):
+    return x + (torch.round(x) - x).detach()
+"""
+
+STE_TORCH_DETACHES_X = """
+def round_ste_jax(x):
+    return x + jax.lax.stop_gradient(jnp.round(x) - x)
+
+def round_ste_torch(x):
+    return x.detach() + torch.round(x) - x  # detaches the identity, keeps round's zero gradient
+"""
+
+WRONG["straight-through"] += [
+    (
+        "JAX: stop_gradient on the identity part",
+        STE_STOPS_THE_WRONG_PART,
+        "JAX: the value is rounded",
+    ),
+    (
+        "PyTorch: detach on the identity part",
+        STE_TORCH_DETACHES_X,
+        "the gradient must be 1 everywhere",
+    ),
+]

@@ -216,7 +216,11 @@ WRONG = {
             TORCH_IF_BREAK,
             "select with torch.where",
         ),
-        ("PyTorch: counts rewards after done", TORCH_NO_ALIVE, "torch.where(alive"),
+        (
+            "PyTorch: counts rewards after done",
+            TORCH_NO_ALIVE,
+            "PyTorch: a reward counts only while",
+        ),
         (
             "JAX: returns the initial state",
             JAX_INITIAL_STATE,
@@ -256,3 +260,31 @@ WRONG = {
         ),
     ],
 }
+
+MSE_SUM_NOT_MEAN = """
+@jax.jit
+def masked_mse(w, X, y, n_valid):
+    mask = jnp.arange(y.shape[0]) < n_valid
+    return jnp.sum(jnp.where(mask, X @ w - y, 0.0) ** 2)  # a sum: never divided
+"""
+
+COLLATZ_COUNTS_THE_START = """
+def collatz_steps(n):
+    def body(carry):
+        n, steps = carry
+        n = jax.lax.cond(n % 2 == 0, lambda n: n // 2, lambda n: 3 * n + 1, n)
+        return n, steps + 1
+
+    return jax.lax.while_loop(lambda c: c[0] != 1, body, (n, jnp.ones_like(n)))[1]  # from 1
+"""
+
+WRONG["masked-mse"] += [
+    ("the squared errors summed, not averaged", MSE_SUM_NOT_MEAN, "divide by n_valid"),
+]
+WRONG["collatz"] += [
+    (
+        "counts from 1 (off by one)",
+        COLLATZ_COUNTS_THE_START,
+        "from 1 there is nothing left to do",
+    ),
+]

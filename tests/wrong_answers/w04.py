@@ -275,3 +275,11 @@ WRONG = {
         ("no torch.no_grad()", NO_NO_GRAD, "outside torch.no_grad()"),
     ],
 }
+
+ACC_JAX_BATCH_AXIS = RIGHT_ACC_TORCH + RIGHT_ACC_JAX.replace(
+    "logits.argmax(axis=-1)", "logits.argmax(axis=0)"
+)
+
+WRONG["evaluate"] += [
+    ("JAX: argmax over the batch axis", ACC_JAX_BATCH_AXIS, "over the classes"),
+]

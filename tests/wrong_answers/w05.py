@@ -250,8 +250,12 @@ WRONG = {
         ("W and b not placed first", COLUMN_NOT_PLACED, "jax.device_put first"),
     ],
     "row-parallel": [
-        ("adds the bias on every device", BIAS_EVERY_DEVICE, "then add b once"),
-        ("pmean instead of psum", PMEAN, "psum the partial products"),
+        (
+            "adds the bias on every device",
+            BIAS_EVERY_DEVICE,
+            "b is added once, after the sum",
+        ),
+        ("pmean instead of psum", PMEAN, "summed (not averaged)"),
         ("no psum at all", ROW_NO_PSUM, "until they are summed over 'model'"),
         ("X not split to match W's rows", ROW_X_WHOLE, "X's columns are split"),
     ],

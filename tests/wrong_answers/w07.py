@@ -204,3 +204,36 @@ WRONG = {
         ),
     ],
 }
+
+CE_SUM_NOT_MEAN = """
+def cross_entropy_like_torch(logits, labels, *, label_smoothing=0.0, ignore_index=-100):
+    valid = labels != ignore_index
+    safe = jnp.where(valid, labels, 0)
+    target = optax.smooth_labels(jax.nn.one_hot(safe, logits.shape[-1]), label_smoothing)
+    per_example = optax.softmax_cross_entropy(logits, target)
+    return jnp.sum(jnp.where(valid, per_example, 0.0))  # reduction="sum", not PyTorch's mean
+"""
+
+CONV_OUT_IN_SWAPPED = """
+def conv1d_torch_to_jax(weight, bias):
+    return weight.transpose(2, 0, 1), bias  # (k, out, in): the channel axes left in torch's order
+
+
+def conv1d_jax_to_torch(kernel, bias):
+    return kernel.transpose(1, 2, 0), bias
+"""
+
+WRONG["cross-entropy"] += [
+    (
+        "the sum, not the mean",
+        CE_SUM_NOT_MEAN,
+        "average only over labels != ignore_index",
+    ),
+]
+WRONG["conv1d-converter"] += [
+    (
+        "(k, out, in): channels in torch's order",
+        CONV_OUT_IN_SWAPPED,
+        "reverse the axes",
+    ),
+]

@@ -239,9 +239,17 @@ WRONG = {
         ("widens lo only", DECIDE_HI_NOT_WIDENED, "hi * (1 + RUN_TO_RUN)"),
     ],
     "pad-pow2": [
-        ("always pads to the minimum", ALWAYS_MINIMUM, "next power of two"),
-        ("next power strictly above n", STRICTLY_GREATER, "next power of two >= n"),
-        ("forgets the minimum", NO_MINIMUM, "max(minimum"),
+        (
+            "always pads to the minimum",
+            ALWAYS_MINIMUM,
+            "smallest power of two that holds all n tokens",
+        ),
+        (
+            "next power strictly above n",
+            STRICTLY_GREATER,
+            "a power of two stays as it is",
+        ),
+        ("forgets the minimum", NO_MINIMUM, "not below minimum"),
         (
             "float64 tokens (np.zeros' default)",
             PAD_FLOAT_TOKENS,

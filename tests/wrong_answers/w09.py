@@ -238,3 +238,28 @@ WRONG = {
         ("smallest first", TOP_ASCENDING, "largest first"),
     ],
 }
+
+CE_SOFTMAX_OVER_THE_BATCH = """
+def cross_entropy_f32(logits, labels):
+    z = logits.astype(jnp.float32)
+    z = z - z.max(axis=0, keepdims=True)  # axis 0 is the batch, not the classes
+    log_p = z - jnp.log(jnp.exp(z).sum(axis=0, keepdims=True))
+    return -jnp.take_along_axis(log_p, labels[:, None], axis=1).mean()
+"""
+
+CE_SUM_OVER_THE_BATCH = """
+def cross_entropy_f32(logits, labels):
+    z = logits.astype(jnp.float32)
+    z = z - z.max(axis=1, keepdims=True)
+    log_p = z - jnp.log(jnp.exp(z).sum(axis=1, keepdims=True))
+    return -jnp.take_along_axis(log_p, labels[:, None], axis=1).sum()  # the sum over the batch
+"""
+
+WRONG["bf16-cross-entropy"] += [
+    (
+        "the log-softmax over the batch axis",
+        CE_SOFTMAX_OVER_THE_BATCH,
+        "normalises over its classes",
+    ),
+    ("the sum over the batch, not the mean", CE_SUM_OVER_THE_BATCH, "not the sum"),
+]
