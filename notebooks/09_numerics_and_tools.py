@@ -74,6 +74,7 @@ SETUP = env.setup(one_kind=True)
 
 import tempfile
 import warnings
+from functools import partial
 from pathlib import Path
 
 import jax
@@ -88,7 +89,7 @@ from IPython.display import Markdown, display
 from jax.experimental import checkify
 from torch.utils.flop_counter import FlopCounterMode
 
-from course_utils import claims, compat, config, data, profiles, timing
+from course_utils import claims, compat, config, contention, data, profiles, timing
 from course_utils.expect import expect_error
 from course_utils.parity import assert_close
 
@@ -498,6 +499,122 @@ print("\n".join(
 # inputs and parameters), so they can agree exactly; where they part (how each accumulates
 # inside the matmul, the precision of the bias add), the difference is rounding-sized, and the
 # table above shows how far apart their loss curves ended.
+
+# %% [markdown]
+# **Why the parameters stay float32.** All four runs kept their parameters in float32 and
+# computed in bfloat16. The float32 copy, the *master weights*, is not a formality: an SGD
+# update `lr * g` is usually far smaller than the parameter it changes, and bfloat16 has 8
+# significant bits, so the gap between a parameter and the next bfloat16 number is between 2⁻⁸
+# and 2⁻⁷ of its size (2⁻⁷ is bfloat16's epsilon, from the `finfo` table of section 1.1). An
+# update smaller than half that gap rounds away: `p - lr * g == p`, and the step
+# is lost for that parameter. How often does that happen to this model? The cells below train
+# the same MLP twice in each framework, computing in bfloat16 both times: once with the
+# parameters *stored* in bfloat16 (each update applied in bfloat16, no float32 copy anywhere),
+# and once with float32 master weights (the forward casts a bfloat16 copy; the update lands in
+# float32). At every step each run counts the nonzero updates that left their parameter exactly
+# where it was. The model is written as plain functions of a parameter dict, identical in both
+# frameworks, so that the storage dtype is the only difference between the two runs.
+
+# %%
+# PyTorch: SGD with parameters stored in bfloat16, or float32 master weights; compute in bfloat16
+def train_storage_torch(storage, lr, batches):
+    p = {k: torch.tensor(v, device=torch_dev, dtype=storage, requires_grad=True) for k, v in W0.items()}  # copies
+    losses, lost, moved = [], 0, 0
+    for xb, yb in batches:
+        q = {k: v.to(torch.bfloat16) for k, v in p.items()}  # the compute copy (p itself if bfloat16)
+        h = torch.relu(torch.from_numpy(xb).to(torch_dev, torch.bfloat16) @ q["W1"] + q["b1"])
+        loss = F.cross_entropy((h @ q["W2"] + q["b2"]).float(), torch.from_numpy(yb).to(torch_dev))
+        grads = torch.autograd.grad(loss, list(p.values()))  # each in its parameter's dtype
+        with torch.no_grad():
+            for w, g in zip(p.values(), grads, strict=True):
+                new = w - lr * g  # rounded to the storage dtype
+                lost, moved = lost + int(((new == w) & (g != 0)).sum()), moved + int((g != 0).sum())
+                w.copy_(new)
+        losses.append(loss.item())
+    return np.array(losses), lost / max(moved, 1)
+
+
+STORAGE_LRS = (LR, LR / 10)  # section 1.2's rate, and a fine-tuning-sized one
+storage_torch = {(name, lr): train_storage_torch(dt, lr, BATCHES) for lr in STORAGE_LRS
+                 for name, dt in [("bfloat16", torch.bfloat16), ("float32", torch.float32)]}
+
+
+# %%
+# JAX: the same runs, one jitted step (lr is static: a Python float keeps the storage dtype)
+def loss_storage_jax(p, x, y):
+    q = jax.tree.map(lambda a: a.astype(jnp.bfloat16), p)  # the compute copy (a no-op if bfloat16)
+    h = jax.nn.relu(x.astype(jnp.bfloat16) @ q["W1"] + q["b1"])
+    return optax.softmax_cross_entropy_with_integer_labels((h @ q["W2"] + q["b2"]).astype(jnp.float32), y).mean()
+
+
+@partial(jax.jit, static_argnames="lr")
+def step_storage_jax(p, x, y, lr):
+    loss, g = jax.value_and_grad(loss_storage_jax)(p, x, y)  # each gradient in its parameter's dtype
+    new = jax.tree.map(lambda w, gw: w - lr * gw, p, g)  # rounded to the storage dtype
+    lost = sum(jnp.sum((n == w) & (gw != 0)) for n, w, gw in zip(*map(jax.tree.leaves, (new, p, g)), strict=True))
+    return new, loss, lost, sum(jnp.sum(gw != 0) for gw in jax.tree.leaves(g))
+
+
+def train_storage_jax(storage, lr, batches):
+    p, losses, lost, moved = {k: jnp.asarray(v, storage) for k, v in W0.items()}, [], 0, 0
+    for xb, yb in batches:
+        p, loss, n_lost, n_moved = step_storage_jax(p, jnp.asarray(xb), jnp.asarray(yb), lr=lr)
+        losses, lost, moved = losses + [loss], lost + int(n_lost), moved + int(n_moved)
+    return np.asarray(jnp.stack(losses)), lost / max(moved, 1)
+
+
+storage_jax = {(name, lr): train_storage_jax(dt, lr, BATCHES) for lr in STORAGE_LRS
+               for name, dt in [("bfloat16", jnp.bfloat16), ("float32", jnp.float32)]}
+
+# %%
+assert_close(storage_torch["float32", LR][0][0], storage_jax["float32", LR][0][0], rtol=1e-3, atol=1e-3)  # step 0
+rows, STALL = [], {}
+for fw, runs in [("PyTorch", storage_torch), ("JAX", storage_jax)]:
+    for (name, lr), (c, lost) in runs.items():
+        rows.append(f"| {fw} | {lr:g} | {name} | {lost:.1%} | {c[0]:.4f} | {c[-tail:].mean():.4f} |")
+    for lr in STORAGE_LRS:  # how far each storage brought the loss down, bfloat16 over float32
+        drops = {name: runs[name, lr][0][0] - runs[name, lr][0][-tail:].mean() for name in ("bfloat16", "float32")}
+        STALL[fw, lr] = drops["bfloat16"] / drops["float32"] if drops["float32"] > 0 else float("nan")
+display(Markdown(f"| framework | lr | parameters stored in | updates lost | first loss | mean of the last {tail} |\n"
+                 "|---|---:|---|---:|---:|---:|\n" + "\n".join(rows)))
+for fw, runs in [("PyTorch", storage_torch), ("JAX", storage_jax)]:
+    print(f"{fw}: " + "; ".join(
+        f"at lr {lr:g}, {runs['bfloat16', lr][1]:.0%} of the updates rounded away in bfloat16 storage, "
+        f"and it lowered the loss {STALL[fw, lr]:.0%} as much as float32 master weights did" for lr in STORAGE_LRS))
+
+
+# %% [markdown]
+# The table and the lines read the cost directly. Both frameworks' runs start from the same
+# first loss (the parity check: they compute in bfloat16 alike, from the same weights), and
+# each pair of lines compares, at one learning rate, how far bfloat16 storage brought the loss
+# down with how far float32 master weights did over the same batches. The "updates lost"
+# column is the share of all nonzero per-element updates, over the whole run, that left their
+# parameter exactly where it was: the `p - lr * g == p` of the paragraph above, counted.
+#
+# Read the two learning rates against each other. An update is lost when `lr * g` is below
+# half the gap around `p`, so a smaller rate puts more of them under that line (for the same
+# `p` and `g`, every update lost at the larger rate is lost at the smaller one too), and the
+# table shows by how much on this run. What the
+# losses do with that is the stall. The updates that survive are the large ones, the largest
+# gradients and the parameters near zero (where the gap is small); the many small updates that
+# would have added up over the steps are rounded away one by one, every step, so a parameter
+# that should drift slowly does not move at all. The printed percentage is how much of the
+# float32 run's progress bfloat16 storage still made; where it is well below 100 %, training
+# stalled for the reason just described, and the float32 master weights, with the same
+# bfloat16 arithmetic everywhere else, did not. In float32 the lost share is not exactly zero
+# either: an update below float32's own rounding step, about 2⁻²⁴ of the parameter, is lost
+# too, and the float32 rows of the table show how rare those are.
+#
+# This is why `autocast` leaves parameters float32 and NNX separates `param_dtype` from
+# `dtype`: the forward and backward passes tolerate 8 significant bits (section 1.2's gap is
+# rounding noise), the accumulation of updates does not. The same effect hits every
+# accumulator kept in 16 bits, a running mean, an optimiser's moment, a gradient summed over
+# micro-batches: keep sums in float32. Training *entirely* in bfloat16 is possible, and some
+# large runs do it to halve the optimiser's memory, but then the update needs a remedy of its
+# own, such as stochastic rounding (rounding up or down at random, in proportion to the
+# distance, so that small updates survive on average) or a compensated sum that keeps the
+# rounding error of each update in a second bfloat16 buffer and adds it back at the next step.
+# Neither framework does either by default; both keep the float32 copy.
 #
 # ### 1.3 float16 and loss scaling
 #
@@ -630,7 +747,6 @@ assert_close(grad16_torch, grad16_jax, rtol=0, atol=2e-2 * np.abs(grad32).max())
 assert_close(model16_torch.fc1.weight.detach().T, model16_jax.fc1.kernel[...], rtol=0, atol=2e-2 * LR * np.abs(grad32).max())
 {fw: float(np.abs(g - grad32).max() / np.abs(grad32).max()) for fw, g in [("PyTorch fp16", grad16_torch), ("JAX fp16", grad16_jax)]}
 
-
 # %% [markdown]
 # Both float16 gradients agree with each other within 2 % of the largest gradient entry, and
 # so do the updated weights; the gradients' relative errors against the float32 gradient are
@@ -651,7 +767,35 @@ assert_close(model16_torch.fc1.weight.detach().T, model16_jax.fc1.kernel[...], r
 # gradients' squared norm, which `timing.compare` checks agree within bfloat16's rounding
 # before it times the four in interleaved rounds. On a CPU the answer depends on the chip: one
 # with bfloat16 vector or matrix instructions (AVX512-BF16, AMX) may gain, one without converts
-# every value and may lose. Whichever happened here, the two sentences under the cell say it.
+# every value and may lose. The first cell reads which of those this CPU has: the flags the
+# Linux kernel lists in `/proc/cpuinfo`, and the instruction set PyTorch's CPU kernels were
+# dispatched for (`torch.backends.cpu.get_cpu_capability()`). Whichever happened here, the two
+# sentences under the timing cell say it.
+
+# %%
+# This CPU's bfloat16 instructions, as Linux lists them, and PyTorch's kernel dispatch level
+cpuinfo = Path("/proc/cpuinfo")
+cpu_flags = next((set(line.split(":", 1)[1].split()) for line in (cpuinfo.read_text().splitlines() if cpuinfo.exists() else [])
+                  if line.startswith("flags")), None)
+BF16_FLAGS = None if cpu_flags is None else {flag: flag in cpu_flags for flag in ("avx512_bf16", "amx_bf16")}
+print(f"PyTorch's CPU kernels: {torch.backends.cpu.get_cpu_capability()}")
+print("bfloat16 instructions: " + ("unknown (no /proc/cpuinfo: not Linux)" if BF16_FLAGS is None else
+      ", ".join(f"{flag.upper().replace('_', '-')} {'yes' if has else 'no'}" for flag, has in BF16_FLAGS.items())))
+
+
+# %% [markdown]
+# The two lines answer different questions, and they can disagree. The flags are what the
+# processor offers: AVX512-BF16 adds instructions that convert float32 to bfloat16 and that
+# multiply pairs of bfloat16 numbers, adding the products into float32 (a dot product, the inner
+# step of a matmul); AMX-BF16 adds tile instructions that multiply whole bfloat16 blocks at
+# once, much closer to what a tensor core does. PyTorch's capability line is the instruction
+# set its own vectorised CPU kernels were dispatched for (`DEFAULT`, `AVX2`, `AVX512`, ...), a
+# coarser label: its matmuls go through oneDNN or a BLAS library, which inspects the processor
+# itself and uses bfloat16 instructions where it finds them. XLA's CPU backend makes its own
+# choices (and hands matmuls to YNNPACK, section 2 shows), so a flag being present says a
+# bfloat16 kernel *can* exist on this machine, not that either framework used one for this
+# model. That is why the timing cell measures instead of inferring from the flags, and why its
+# last line repeats them next to the result.
 
 # %%
 # PyTorch: forward + backward in float32 and under bfloat16 autocast (eager)
@@ -686,6 +830,10 @@ speed_bf16 = timing.compare(passes, rtol=2e-2, atol=1e-3)  # checks the four agr
 BF16_HERE = {fw: claims.faster(speed_bf16, f"{fw} float32", f"{fw} bfloat16") for fw in ("PyTorch", "JAX")}
 for answer in BF16_HERE.values():
     print(answer.explanation)
+if BF16_FLAGS is not None and torch_dev.type == "cpu":
+    has = [flag.upper().replace("_", "-") for flag, present in BF16_FLAGS.items() if present]
+    print(f"on a CPU with {' and '.join(has) if has else 'neither AVX512-BF16 nor AMX-BF16'} "
+          f"(PyTorch's kernels: {torch.backends.cpu.get_cpu_capability()})")
 
 # %% [markdown]
 # The two sentences are generated from the paired rounds by the course's one rule: each says
@@ -698,7 +846,9 @@ for answer in BF16_HERE.values():
 # interval, which show the size of the effect even when the rule declines to judge: a ratio
 # above 1 means bfloat16 was the faster one, below 1 float32. On a CPU without bfloat16
 # arithmetic, every bfloat16 matmul is a float32 matmul plus conversions, so a ratio below 1 is
-# the expected outcome there, not a bug.
+# the expected outcome there, not a bug; on one with AVX512-BF16 or AMX-BF16 (the last printed
+# line says which this one has), bfloat16 kernels exist, and whether they beat float32 on a
+# model this small is what the rounds measured.
 #
 # ### 1.5 The speed claim, and why this machine cannot judge it
 #
@@ -741,10 +891,11 @@ VERDICTS["bf16-tensor-cores"]
 #   `prof.export_chrome_trace(path)` writes them as Chrome-trace JSON.
 # - `jax.profiler.trace(folder, create_perfetto_trace=True)` records the compiled program's
 #   ops (XLA's HLO ops, each fusion as one) and the Python around them; it writes an XSpace
-#   protobuf for TensorBoard and a `perfetto_trace.json.gz` under `folder/plugins/profile/<run>/`.
+#   protobuf for XProf and a `perfetto_trace.json.gz` under `folder/plugins/profile/<run>/`.
 # - Both files open in Perfetto (https://ui.perfetto.dev, "Open trace file"); JAX's folder also
-#   opens in TensorBoard's profile plugin (`tensorboard --logdir FOLDER`, with the
-#   `tensorboard-plugin-profile` package installed).
+#   opens in XProf, OpenXLA's profile viewer (https://github.com/openxla/xprof: `pip install
+#   xprof`, then `xprof --logdir=FOLDER`), which was TensorBoard's profile plugin
+#   (`tensorboard-plugin-profile`) before it became a program of its own.
 # - FLOPs: `jax.jit(f).lower(...).compile().cost_analysis()` reports what XLA counted in the
 #   compiled program; `torch.utils.flop_counter.FlopCounterMode` counts the matmul-like ops as
 #   they run.
@@ -770,7 +921,7 @@ print("traces go to", TRACE_DIR)
 step_torch(model_p_torch, opt_p_torch, xb_torch, yb_torch, torch.float32)  # warm-up
 activities = [torch.profiler.ProfilerActivity.CPU] + (
     [torch.profiler.ProfilerActivity.CUDA] if torch_dev.type == "cuda" else [])
-with profiles.torch_profile(activities=activities) as prof:  # torch.profiler.profile, minus Kineto's stderr banner
+with contention.Monitor() as quiet_torch, profiles.torch_profile(activities=activities) as prof:  # minus Kineto's banner
     for _ in range(S.profile_steps):
         timing.sync(step_torch(model_p_torch, opt_p_torch, xb_torch, yb_torch, torch.float32))
 torch_trace = TRACE_DIR / "torch_step.json"
@@ -780,7 +931,7 @@ torch_trace.name, torch_trace.stat().st_size
 # %%
 # JAX: jax.profiler.trace around the same number of jitted steps -> perfetto_trace.json.gz
 timing.sync(step_jax(model_p_jax, opt_p_jax, xb_jax, yb_jax))  # warm-up (and compile)
-with jax.profiler.trace(str(TRACE_DIR / "jax"), create_perfetto_trace=True):
+with contention.Monitor() as quiet_jax, jax.profiler.trace(str(TRACE_DIR / "jax"), create_perfetto_trace=True):
     for _ in range(S.profile_steps):
         timing.sync(step_jax(model_p_jax, opt_p_jax, xb_jax, yb_jax))
 jax_trace = profiles.jax_trace_file(TRACE_DIR / "jax")
@@ -813,7 +964,7 @@ print(f"open in https://ui.perfetto.dev:\n  {torch_trace}\n  {jax_trace}")
 # compute from the files. To mark steps in a long recording, wrap each step in
 # `torch.profiler.record_function("step")` or `jax.profiler.StepTraceAnnotation("step",
 # step_num=i)`; for long runs, `torch.profiler.schedule(wait=, warmup=, active=)` records only a
-# window, and `jax.profiler.start_server(port)` lets TensorBoard capture a running program.
+# window, and `jax.profiler.start_server(port)` lets XProf capture a running program.
 #
 # The notebook reads the files back with `course_utils.profiles`, which parses the Chrome-trace
 # JSON both write, computes each op's *self* time (its duration less that of the ops nested in
@@ -825,13 +976,17 @@ print(f"open in https://ui.perfetto.dev:\n  {torch_trace}\n  {jax_trace}")
 # PyTorch: the top ops of the eager step, per step
 events_torch = profiles.load_events(torch_trace)
 ops_per_step_torch = profiles.op_calls(events_torch, profiles.is_torch_op) / S.profile_steps
-display(Markdown(profiles.markdown(profiles.top_ops(events_torch, profiles.is_torch_op, n=8), "PyTorch op", S.profile_steps)))
+top_torch = profiles.top_ops(events_torch, profiles.is_torch_op, n=8)
+display(Markdown(profiles.markdown(top_torch, "PyTorch op", S.profile_steps)))
+print("recorded while", quiet_torch.result.text())
 
 # %%
 # JAX: the top ops of the compiled step, per step
 events_jax = profiles.load_events(jax_trace)
 ops_per_step_jax = profiles.op_calls(events_jax, profiles.is_xla_op) / S.profile_steps
-display(Markdown(profiles.markdown(profiles.top_ops(events_jax, profiles.is_xla_op, n=8), "XLA op", S.profile_steps)))
+top_jax = profiles.top_ops(events_jax, profiles.is_xla_op, n=8)
+display(Markdown(profiles.markdown(top_jax, "XLA op", S.profile_steps)))
+print("recorded while", quiet_jax.result.text())
 
 # %%
 fused = sorted({e["name"] for e in events_jax if profiles.is_xla_op(e) and "fusion" in e["name"]})
@@ -839,6 +994,13 @@ print(f"op events per step: PyTorch eager {ops_per_step_torch:g}, JAX jit {ops_p
 print(f"XLA fusions in the step ({len(fused)}): {', '.join(fused)}")
 unnamed = [f for f in fused if f.split("fusion")[0].strip("_") in ("", "ynn", "loop", "input")]
 print(f"of which {len(unnamed)} name no op: {', '.join(unnamed) or 'none'}")
+for fw, top, quiet in [("PyTorch", top_torch, quiet_torch.result), ("JAX", top_jax, quiet_jax.result)]:
+    reading = ("other programs competed for the cores while it recorded: its microseconds, and the order "
+               "they put the ops in, are not this step's" if quiet.contended else
+               "recorded on quiet cores, its order is this run's, and may differ in the next")
+    print(f"{fw}: the largest self time is `{top[0].name}` ({100 * top[0].share:.0f} % of the recorded op "
+          f"time); {reading}")
+
 
 # %% [markdown]
 # Read the two tables with the counts under them. The PyTorch step runs every operator the
@@ -857,12 +1019,101 @@ print(f"of which {len(unnamed)} name no op: {', '.join(unnamed) or 'none'}")
 # CUDA kernels for PyTorch and GPU ops for JAX, and the story is the same with kernel launches
 # in place of operator calls.
 #
+# Which op tops each table is a fact about this recording, not about the step: a few
+# microseconds per op, on cores that other programs may share, reorder easily, and a busy
+# machine can multiply one op's time many times over between two runs. That is why each
+# table's recording ran inside `contention.Monitor` (the guard `course_utils.timing` puts
+# around every comparison) and the line under it says whether the cores were quiet; the last
+# printed lines name each table's largest op and say how far to trust its rank. What holds in
+# every run is the *shape*: how many op events each step makes, and which kinds of op they are.
+#
+# The guard cannot make a busy machine quiet; it makes the table honest about it. On Linux it reads,
+# from `/proc/stat`, how much CPU time other processes took on this process's cores while the
+# steps were recorded, and calls the recording contended above a quarter of the cores' time.
+# A contended table still shows which ops ran and how often (those counts come from the
+# program, not the clock), so the counts line and the fusion list are read the same either way;
+# only the microseconds and the order they impose wait for a quiet rerun.
+#
 # Two cautions when reading any profile. First, the profiler costs time itself: each recorded
-# event adds overhead, which weighs most on a step made of many tiny ops (exactly the eager
-# PyTorch step here), so compare the *shape* of the two tables, not their microseconds, and time
-# with `course_utils.timing` when the question is speed. Second, self time is not the whole
+# event adds work, which weighs most on a step made of many tiny ops (the eager PyTorch step
+# here); the cell below times it. So compare the shape of the two tables, not their
+# microseconds, and time with `course_utils.timing` when the question is speed. Second, self time is not the whole
 # story on an accelerator: a GPU runs kernels asynchronously, so the host thread's slices show
 # how long it took to *launch* an op, and the device rows show how long it *ran*.
+#
+# What do the tools cost? The cells below time one training step plain, recorded by the
+# profiler, and under each framework's NaN debugging mode (section 3.1 uses them): PyTorch's
+# anomaly mode, which records a stack for every forward op so that a failing backward op can
+# name its forward line, and JAX's `debug_nans`, which checks every output of every jitted call
+# for NaN. Every variant runs the same step on the same batch (the steps do not change shape
+# or dtype, so nothing is compared but the tool); `timing.compare` interleaves them in shuffled
+# rounds.
+
+# %%
+# PyTorch: one eager step, plain, recorded by torch.profiler, and under anomaly mode
+def profiled_step_torch():
+    with profiles.torch_profile(activities=activities):
+        return timing.sync(step_torch(model_p_torch, opt_p_torch, xb_torch, yb_torch, torch.float32))
+
+
+def anomaly_step_torch():
+    with torch.autograd.detect_anomaly():
+        return step_torch(model_p_torch, opt_p_torch, xb_torch, yb_torch, torch.float32)
+
+
+with warnings.catch_warnings():
+    warnings.filterwarnings("ignore", message="Anomaly Detection has been enabled")  # said at every entry
+    tools_torch = timing.compare({
+        "step": lambda: step_torch(model_p_torch, opt_p_torch, xb_torch, yb_torch, torch.float32),
+        "step, profiled": profiled_step_torch, "step, anomaly mode": anomaly_step_torch}, check=False)
+tools_torch
+
+
+# %%
+# JAX: one jitted step, plain, recorded by jax.profiler.trace, and under debug_nans
+def traced_step_jax():
+    with jax.profiler.trace(str(TRACE_DIR / "jax-cost")):
+        return timing.sync(step_jax(model_p_jax, opt_p_jax, xb_jax, yb_jax))
+
+
+def debug_nans_step_jax():
+    with jax.debug_nans(True):
+        return step_jax(model_p_jax, opt_p_jax, xb_jax, yb_jax)
+
+
+tools_jax = timing.compare({
+    "step": lambda: step_jax(model_p_jax, opt_p_jax, xb_jax, yb_jax),
+    "step, profiled": traced_step_jax, "step, debug_nans": debug_nans_step_jax}, check=False)
+tools_jax
+
+# %%
+TOOL_COST = {(fw, tool): claims.faster(cmp, tool, "step")
+             for fw, cmp, tools in [("PyTorch", tools_torch, ("step, profiled", "step, anomaly mode")),
+                                    ("JAX", tools_jax, ("step, profiled", "step, debug_nans"))]
+             for tool in tools}
+for (fw, tool), answer in TOOL_COST.items():
+    print(f"{fw}, {tool.removeprefix('step, ')}: {answer.explanation}")
+
+# %% [markdown]
+# Each line says, from the paired rounds and by the course's one rule, whether the plain step
+# was faster than the step with the tool on, and by how much (the median ratio and its 95 %
+# interval), or that the rounds could not tell (or were disturbed by other programs, which the
+# rule reports instead of judging). Read the ratios for what they include. "Profiled" here
+# starts and stops a recording around a single step, so its ratio holds the profiler's fixed
+# cost of starting and stopping (and, for JAX, of writing the trace files) as well as the cost
+# per recorded event; a long recording spreads the fixed part over many steps, which is why
+# the section's traces recorded several steps in one session. The NaN modes do different
+# amounts of extra work, and the two ratios show it. Anomaly mode works in Python on every op of
+# the forward pass (it saves the stack of each one, for the error message a failing backward op
+# may need), so its cost grows with the number of ops, and an eager step of small ops is where
+# it weighs most. `debug_nans` does nothing inside the compiled program: after each jitted call
+# it checks the outputs for NaN, and only when it finds one does it pay a large price, re-running
+# the function op by op without compiling it (section 3.1 shows that re-run). On a step whose
+# outputs are finite its cost is that check, which may be too small for the rounds to tell from
+# noise; the line says which it was here. Both belong in a debugging session rather than a
+# training run all the same: anomaly mode for its cost on every step, `debug_nans` because a NaN
+# it meets stops the run with an error, which is what a debugging session wants and a long
+# training job does not.
 #
 # ### 2.1 Counting FLOPs
 #
@@ -1011,9 +1262,9 @@ with expect_error(FloatingPointError), jax.debug_nans(True):
 # Jupyter's kernel, asyncio and tornado, the same in every notebook; the cell records it and
 # prints its first line and the last frames, which are the cell itself and `norm_loss_torch`.
 # JAX names the primitive that produced the NaN, found by re-running the jitted function
-# without compiling it. Both modes slow everything down and belong in a debugging session, not
-# in training: anomaly mode records a stack for every forward op, and `debug_nans` checks every
-# output of every jitted call.
+# without compiling it. Both modes belong in a debugging session, not in training: anomaly mode
+# records a stack for every forward op, and `debug_nans` checks every output of every jitted
+# call; section 2 timed what each costs a step on this machine.
 #
 # `checkify` is the JAX tool that works *inside* compiled code without re-running it: it
 # rewrites the function to carry an error value alongside its output, which you inspect (or
@@ -1131,8 +1382,9 @@ assert len(graphs) == 2  # the print split the PyTorch function in two graphs
 
 # %% [markdown]
 # The PyTorch cell captured two graphs for one function (the count above): the `print` split
-# the function in two, and Python ran it, with real values, between them. That is correct
-# but slower, and a graph break inside a hot loop can cost most of what compiling gained. To see
+# the function in two, and Python ran it, with real values, between them. That is correct,
+# but each break hands control back to Python between two graphs, and no optimisation crosses
+# it: ops on either side of the break cannot be fused into one kernel. To see
 # where and why graphs break without a custom backend, run with the environment variable
 # `TORCH_LOGS="graph_breaks"` (or `TORCH_LOGS="+dynamo"` for everything), or compile with
 # `fullgraph=True` to turn the first break into an error (section 3.4); to check that a warmed-up
@@ -1370,8 +1622,11 @@ assert_close(dropped_torch, dropped_jax, rtol=0, atol=0)
 #
 # For PyTorch on a GPU the full recipe adds `torch.backends.cudnn.benchmark = False` (autotuning
 # may choose a different convolution algorithm in each run) and seeding every source of
-# randomness, DataLoader workers included (`generator=` and `worker_init_fn`). Determinism costs
-# speed on a GPU, sometimes a lot, which is why neither framework turns it on by default.
+# randomness, DataLoader workers included (`generator=` and `worker_init_fn`). PyTorch's
+# reproducibility notes warn that deterministic operations are often slower than
+# nondeterministic ones; how much slower depends on the GPU and the ops, and this lesson
+# measures it nowhere (a CPU run has no atomics to give up), so the default that neither
+# framework turns it on is the frameworks' choice, reported here, not a cost measured here.
 #
 # Keys under sharding: `jax_threefry_partitionable` decides how `jax.random` generates a large
 # array that is sharded across devices. With it on, each device computes its own shard's bits
@@ -1473,7 +1728,7 @@ DETERMINISM_FLAGS = {  # what makes each framework's GPU kernels deterministic
     "PyTorch": "CUBLAS_WORKSPACE_CONFIG=:4096:8 and torch.use_deterministic_algorithms(True)",
     "JAX": "XLA_FLAGS=--xla_gpu_deterministic_ops=true before jax starts",
 }
-if SETUP.compared_kind == "cpu":  # guaranteed on a CPU (same threads, versions, inputs)
+if SETUP.compared_kind == "cpu":  # expected on a CPU (same threads, versions, inputs): checked
     assert same_torch and same_jax
 for fw, same, runs in [("PyTorch", same_torch, repro_torch), ("JAX", same_jax, repro_jax)]:
     outcome = "identical" if same else f"different; for identical runs on a GPU, set {DETERMINISM_FLAGS[fw]}"
@@ -1481,13 +1736,15 @@ for fw, same, runs in [("PyTorch", same_torch, repro_torch), ("JAX", same_jax, r
 
 # %% [markdown]
 # The lines above say, for each framework, whether its two runs were identical byte for byte on
-# this run's device, and what to set where they were not. The assertion runs only where the
-# result is guaranteed: on a GPU, the same cell reports instead of failing, because cuBLAS may
+# this run's device, and what to set where they were not. The assertion runs only where
+# identical bytes are expected: on a CPU, where with the same threads, versions and inputs both
+# frameworks' kernels have no source of run-to-run variation that the course knows of, and
+# the assertion checks that expectation on every run rather than taking it on trust. On a GPU, the same cell reports instead of failing, because cuBLAS may
 # split a matmul's reduction differently from call to call unless its workspace is fixed
 # (`CUBLAS_WORKSPACE_CONFIG`) and deterministic algorithms are requested, and XLA's GPU backend
 # uses atomic additions in some reductions and scatters unless
 # `--xla_gpu_deterministic_ops=true` is set before JAX starts (setting it later has no effect). On a CPU with the same threads,
-# versions and inputs they must be (the cell asserts it there); it is a property to check, not to
+# versions and inputs they are expected to be (the cell checks it there); it is a property to check, not to
 # assume, on a GPU (atomics in some kernels), across thread counts (a different split of a
 # reduction sums in a different order) and across library versions. The two frameworks do not
 # reproduce *each other* bit for bit (section 1 measured their float32 gap), which is why the
@@ -1504,13 +1761,15 @@ for fw, same, runs in [("PyTorch", same_torch, repro_torch), ("JAX", same_jax, r
 # | task | PyTorch | JAX / Flax NNX |
 # |---|---|---|
 # | 16-bit compute, float32 weights | `with torch.autocast(device, dtype=torch.bfloat16):` | `nnx.Linear(..., dtype=jnp.bfloat16, param_dtype=jnp.float32)` |
+# | count updates lost to rounding | `(p - lr * g == p) & (g != 0)`, summed | the same in `jax.numpy` |
 # | keep the loss in float32 | autocast's float32 op list | `logits.astype(jnp.float32)` by hand |
 # | float16 loss scaling | `torch.amp.GradScaler` | scale the loss, unscale the grads (or the `jmp` library) |
 # | format limits | `torch.finfo` | `jnp.finfo` |
 # | record a trace | `torch.profiler.profile` → `export_chrome_trace` | `jax.profiler.trace(dir, create_perfetto_trace=True)` |
-# | view it | Perfetto (ui.perfetto.dev) | Perfetto, or TensorBoard's profile plugin |
+# | view it | Perfetto (ui.perfetto.dev) | Perfetto, or XProf (`xprof --logdir=FOLDER`) |
 # | count FLOPs | `FlopCounterMode` (matmul-like ops) | `jit(f).lower(...).compile().cost_analysis()` (everything XLA runs) |
 # | find a NaN | `torch.autograd.detect_anomaly()` | `jax.debug_nans(True)`, `checkify` |
+# | what a tool costs a step | `timing.compare` with and without it (section 2) | the same |
 # | print in compiled code | a graph break (runs in Python) | `jax.debug.print`, `jax.debug.breakpoint` |
 # | see graph breaks | `TORCH_LOGS="graph_breaks"`, `fullgraph=True` | (none: a Python `if` on a tracer is an error) |
 # | out-of-bounds index | `IndexError` | clamped read, dropped write; `mode="fill"`, `checkify.index_checks` |
@@ -1556,7 +1815,15 @@ display(Markdown(
 #   `debug_nans`, finds it (3.1).
 # - *"A profile with more rows is a slower program."* Eager PyTorch's trace lists every operator
 #   (and nested ones) while JAX's lists fused ops; the number of rows says how the work was cut
-#   up, and the profiler's own overhead is larger on the trace with more events (2).
+#   up, and the profiler's own cost, which section 2 timed per step, comes on top of both.
+# - *"The op at the top of the table is where the step spends its time."* It is where this
+#   recording spent it. Ops of a few microseconds trade places between two recordings, and on
+#   cores shared with other programs one op's time can grow many times over; section 2's line
+#   under each table says whether the cores were quiet, and only the shape of the tables (how
+#   many ops, which kinds) carries from run to run.
+# - *"If bfloat16 compute is accurate enough, so is bfloat16 storage."* The forward and backward
+#   passes tolerate 8 significant bits, but an update smaller than half a parameter's rounding
+#   gap is lost outright; section 1.2 counted the share lost per run and what it did to the loss.
 #
 # **Review questions**
 #
@@ -1599,7 +1866,28 @@ display(Markdown(
 #
 # The optimiser updates the parameters in their own dtype. In bfloat16 a weight near 1 cannot
 # change by less than about 0.004, so small updates are rounded away; float32 master weights
-# keep them, and each forward pass casts a bfloat16 copy for the matmuls.
+# keep them, and each forward pass casts a bfloat16 copy for the matmuls. Section 1.2 counted
+# the updates that bfloat16 storage rounds away in both frameworks, at two learning rates.
+# </details>
+#
+# <details><summary>7. Why did a smaller learning rate make bfloat16 storage lose more of its updates?</summary>
+#
+# An update is lost when `lr * g` is smaller than half the rounding gap around the parameter,
+# a gap fixed by the parameter's size and bfloat16's 8 significant bits. The gradient does not
+# shrink with the learning rate, so dividing the rate by ten moves more updates under the gap:
+# for the same parameter and gradient, any update lost at the larger rate is lost at the smaller
+# one too. Fine-tuning and the end of a decaying schedule use small rates, which is where a
+# model trained without float32 master weights stops improving first.
+# </details>
+#
+# <details><summary>8. Two recordings of the same step rank their top ops differently. Which one is right?</summary>
+#
+# Possibly both, as records of their own runs, and neither as a statement about the step. Read
+# the line under each table first: a recording made while other programs kept the cores busy
+# says more about them than about the step. On quiet cores, small ops still trade places from
+# run to run; compare what does not move (the number of op events per step, the kinds of op,
+# the few ops that take most of the time) and time the question that matters with
+# `course_utils.timing`, which interleaves the variants and reports the contention it saw.
 # </details>
 #
 # **Exercises.** `exercises/09_numerics_and_tools_exercises.ipynb`: a bfloat16-safe cross-entropy,
