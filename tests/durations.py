@@ -6,7 +6,8 @@ leave one worker running it alone at the end. ``longest_first`` sorts the collec
 items by their file's seconds in ``tests/durations.json`` (longest first; files the
 table does not know after them, in their own order), keeping each file's items in
 order. ``--durations-table=tests/durations.json`` rewrites the table's entries for
-the files a run executed (setup, call and teardown of every item, summed per file).
+the files a run executed (setup, call and teardown of every item, summed per file)
+and drops the files that no longer exist.
 """
 
 from __future__ import annotations
@@ -61,7 +62,9 @@ class Recorder:
     def pytest_sessionfinish(self, session) -> None:
         if not self.seconds:
             return
+        root = Path(session.config.rootpath)
         table = load(self.path)
         table.update({k: round(v, 1) for k, v in self.seconds.items()})
+        table = {k: v for k, v in table.items() if (root / k).exists()}  # moved: gone
         ordered = dict(sorted(table.items(), key=lambda kv: (-kv[1], kv[0])))
         self.path.write_text(json.dumps(ordered, indent=1) + "\n")

@@ -37,14 +37,18 @@ def test_files_are_sorted_longest_first_and_keep_their_own_order():
 
 
 def test_the_recorder_sums_per_file_and_merges_into_the_table(tmp_path):
+    for name in ("test_old.py", "test_a.py"):
+        (tmp_path / "tests").mkdir(exist_ok=True)
+        (tmp_path / "tests" / name).touch()
     path = tmp_path / "durations.json"
-    path.write_text(json.dumps({"tests/test_old.py": 5.0, "tests/test_a.py": 99.0}))
+    old = {"tests/test_old.py": 5.0, "tests/test_a.py": 99.0, "tests/test_moved.py": 7}
+    path.write_text(json.dumps(old))
     rec = durations.Recorder(path)
     for nodeid, seconds in [("tests/test_a.py::x", 1.25), ("tests/test_a.py::y", 2.0)]:
         rec.pytest_runtest_logreport(SimpleNamespace(nodeid=nodeid, duration=seconds))
-    rec.pytest_sessionfinish(None)
+    rec.pytest_sessionfinish(SimpleNamespace(config=SimpleNamespace(rootpath=tmp_path)))
     table = json.loads(path.read_text())
-    assert table == {"tests/test_old.py": 5.0, "tests/test_a.py": 3.2}
+    assert table == {"tests/test_old.py": 5.0, "tests/test_a.py": 3.2}  # moved: gone
     assert list(table) == ["tests/test_old.py", "tests/test_a.py"]  # longest first
 
 
@@ -55,8 +59,13 @@ def test_a_broken_table_names_its_file(tmp_path):
         durations.load(path)
 
 
-def test_the_repositorys_table_names_files_that_exist():
+def test_the_repositorys_table_orders_every_lesson_and_master():
     table = durations.load()
-    assert table, "tests/durations.json is missing or empty"
     root = durations.TABLE.parents[1]
-    assert not [name for name in table if not (root / name).exists()]
+    notebooks = sorted(root.glob("notebooks/*.ipynb")) + sorted(
+        root.glob("solutions/*.ipynb")
+    )
+    assert notebooks
+    missing = [str(p.relative_to(root)) for p in notebooks]
+    missing = [name for name in missing if not table.get(name, 0) > 0]
+    assert not missing, f"tests/durations.json has no seconds for {missing}"

@@ -8,6 +8,7 @@ from nbclient import NotebookClient
 
 from course_utils import exercises
 from course_utils.tooling import markers, runner
+from tests import load
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDENT = sorted((ROOT / "exercises").glob("*.ipynb"))
@@ -22,7 +23,8 @@ def test_student_notebook_runs_all_with_not_implemented(path, monkeypatch):
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(
         nb,
-        timeout=300,
+        timeout=load.stretched(300),
+        startup_timeout=load.stretched(300),  # a busy machine starts kernels slowly
         kernel_name="python3",
         resources={"metadata": {"path": str(path.parent)}},
     )
@@ -73,7 +75,13 @@ def test_wrong_timers_fail_the_visible_sync_timer_test(monkeypatch):
         )
         cells.append(nb.cells[visible].copy())
     nb.cells = cells
-    NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True).execute()
+    NotebookClient(
+        nb,
+        timeout=load.stretched(300),
+        startup_timeout=load.stretched(300),
+        kernel_name="python3",
+        allow_errors=True,
+    ).execute()
     for name, cell in zip(WRONG_TIMERS, nb.cells[solution + 1 :: 2], strict=True):
         errors = [o for o in cell.outputs if o.output_type == "error"]
         assert errors and errors[0].ename == "CheckFailed", f"{name}: {cell.outputs}"
