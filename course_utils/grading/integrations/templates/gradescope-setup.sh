@@ -19,4 +19,4 @@ py=/autograder/venv/bin/python
 "$py" course/course_utils/tooling/install.py torch
 "$py" -m pip install -q ./course -c course/constraints/known-good.txt
 "$py" course/course_utils/tooling/install.py jax -c course/constraints/known-good.txt
-"$py" -c "import course_utils.grading.batch, jax, torch; print('course installed: jax', jax.__version__, 'torch', torch.__version__)"
+"$py" -c "import course_utils.grading.batch.grader, jax, torch; print('course installed: jax', jax.__version__, 'torch', torch.__version__)"

@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from course_utils.grading import slurm
+from course_utils.grading.integrations import slurm
 from tests.grading import slurm_cluster
 from tests.grading.generated_class import OPTIONS
 from tests.grading.helpers import MASTER, ROOT
@@ -65,7 +65,9 @@ def test_the_script_is_the_documented_one_and_a_valid_bash_script():
     for option in ("--array", "--cpus-per-task", "--mem"):
         assert f"#SBATCH {option}=" in text
     docs = (ROOT / "docs" / "GRADING_DEPLOY.md").read_text()
-    assert "../course_utils/grading/grade-array.sh" in docs  # linked, not copied
+    assert (
+        "../course_utils/grading/integrations/grade-array.sh" in docs
+    )  # linked, not copied
     for page in ("GRADING_DEPLOY.md", "GRADING.md"):
         text = (ROOT / "docs" / page).read_text()
         assert "#SBATCH" not in text and "SLURM_ARRAY_TASK_ID" not in text, page

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from course_utils.grading import release
+from course_utils.grading.integrations import release
 from course_utils.tooling.cli import main
 from tests.grading.helpers import MASTER, ROOT
 
@@ -54,7 +54,9 @@ def test_the_tree_is_lessons_exercises_and_the_library(released):
     assert sorted(p.stem for p in (released / "exercises").glob("*.ipynb")) == [
         m.stem for m in MASTERS
     ]
-    assert (released / "course_utils" / "grading" / "batch.py").exists()  # course check
+    assert (
+        released / "course_utils" / "grading" / "batch" / "grader.py"
+    ).exists()  # check
 
 
 def test_the_released_library_imports_on_its_own(released):

@@ -3,7 +3,7 @@
 The zip holds ``setup.sh`` and ``run_autograder`` (from ``templates/``), the master,
 ``gradescope.json`` (which master, the limits) and the course itself (``course/``, what
 ``setup.sh`` installs). Gradescope runs ``run_autograder`` once per submission; it runs
-:func:`run` (``python -m course_utils.grading.gradescope ROOT``), which grades the one
+:func:`run` (``python -m course_utils.grading.integrations.gradescope ROOT``), which grades the one
 notebook in ``ROOT/submission`` with ``course grade`` and writes
 ``ROOT/results/results.json``, also when the submission or the grader fails.
 """
@@ -34,7 +34,7 @@ def _executable(info: zipfile.ZipInfo) -> zipfile.ZipInfo:
 
 
 def _course_files(root: Path) -> list[str]:
-    from course_utils.grading.release import tracked_files
+    from course_utils.grading.integrations.release import tracked_files
 
     return [
         rel

@@ -6,7 +6,7 @@ import csv
 
 import pytest
 
-from course_utils.grading import export
+from course_utils.grading.integrations import gradebook
 from course_utils.tooling.cli import main as course_main
 from course_utils.tooling.errors import CourseError
 from tests.grading.generated_class import ROSTER
@@ -94,7 +94,7 @@ def test_a_roster_without_its_required_columns_is_refused(tmp_path):
     bad = tmp_path / "r.csv"
     bad.write_text("name,email\nAda,a@x\n")
     with pytest.raises(CourseError, match="no column submission, id"):
-        export.read_roster(bad)
+        gradebook.read_roster(bad)
     bad.write_text("submission,id\nada,1\nada,2\n")
     with pytest.raises(CourseError, match="'ada' twice"):
-        export.read_roster(bad)
+        gradebook.read_roster(bad)
