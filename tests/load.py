@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 
 
@@ -12,6 +13,7 @@ def per_core() -> float:
     return os.getloadavg()[0] / (os.cpu_count() or 1)
 
 
-def stretched(seconds: float) -> float:
-    """``seconds`` on an idle machine, times the load per core when that is above 1."""
-    return seconds * max(1.0, per_core())
+def stretched(seconds: float) -> int:
+    """``seconds`` on an idle machine, times the load per core when that is above 1, in whole
+    seconds rounded up (nbclient's timeouts accept integers only)."""
+    return math.ceil(seconds * max(1.0, per_core()))
