@@ -152,8 +152,9 @@ print(kernels.filter_triton_deprecation(PALLAS, *kernels.pallas_backends((S.bloc
 # - A **kernel** is one function that the device runs for many **programs** at once; each program
 #   finds its share of the work from its **program id** (`tl.program_id(0)`, `pl.program_id(0)`).
 # - **Fusion**: `softmax(x) = exp(x − max x) / Σ exp(x − max x)` written as five eager ops reads
-#   and writes the whole array five times; one kernel reads each row once, keeps it in fast
-#   memory (registers, shared memory, VMEM) and writes the result once.
+#   the whole array five times and writes it three times (the cell below counts the bytes); one
+#   kernel reads each row once, keeps it in fast memory (registers, shared memory, VMEM) and
+#   writes the result once.
 # - **Triton** works on pointers: the kernel computes addresses (`x_ptr + row * stride + cols`)
 #   and loads with a **mask** for the addresses past the end of the row.
 # - **Pallas** works on **refs** to blocks: a `BlockSpec` (block shape + index map) tells
