@@ -1,7 +1,7 @@
 """The ``course`` command: one parser, built here from every room's verbs.
 
 ``doctor``, ``run``, ``sync`` and ``build-exercises`` are defined in this module;
-``grade`` and ``check`` in :mod:`course_utils.grading.cli`, ``claims`` in
+``grade`` and ``check`` in :mod:`course_utils.grading.commands.grade`, ``claims`` in
 :mod:`course_utils.claims.command`, ``check-device`` in
 :mod:`course_utils.tooling.device_check`, ``site`` in :mod:`course_utils.tooling.site`. Each of those modules has an
 ``add_commands(sub)`` that this module calls by name, so a missing module is an
@@ -201,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sync_and_build(sub)
 
     from course_utils.claims import command as claims
-    from course_utils.grading import cli as grading_cli
+    from course_utils.grading.commands import grade as grading_cli
     from course_utils.tooling import device_check, site
 
     grading_cli.add_commands(sub)

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from course_utils.grading import cli
 from course_utils.grading.batch import grader
+from course_utils.grading.commands import grade
 from course_utils.grading.inputs.master import load_master
 from course_utils.grading.records import store
 from tests.grading.helpers import MASTER, SUBS, graded
@@ -198,7 +198,7 @@ def test_merge_keeps_odd_names_and_never_leaves_out(hostile, capsys):
     args = argparse.Namespace(
         submissions="merge", more=[str(out)], out=str(tmp / "all")
     )
-    assert cli.cmd_grade(args) == 0
+    assert grade.cmd_grade(args) == 0
     shown = capsys.readouterr().out
     shown.encode("utf-8")  # strict
     merged = store.records(tmp / "all")

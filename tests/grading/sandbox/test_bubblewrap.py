@@ -185,8 +185,8 @@ def test_the_scratch_space_is_capped(tmp_path, size_mb):
 def test_without_a_sandbox_grading_is_refused_unless_the_instructor_says_unsafe(
     tmp_path, monkeypatch
 ):
-    from course_utils.grading import cli
     from course_utils.grading.batch import grader
+    from course_utils.grading.commands import grade
     from course_utils.tooling.errors import CourseError
     from tests.grading.helpers import MASTER, class_folder, quiet
 
@@ -212,7 +212,7 @@ def test_without_a_sandbox_grading_is_refused_unless_the_instructor_says_unsafe(
     assert rec["total"] == 0 and "unsafe-no-sandbox" in rec["flags"]
     assert "unsafe-no-sandbox" in (tmp_path / "out" / "grades.csv").read_text()
     parser = argparse.ArgumentParser()
-    cli.add_commands(parser.add_subparsers())
+    grade.add_commands(parser.add_subparsers())
     args = parser.parse_args(["grade", "s", "--unsafe-no-sandbox"])
     assert args.unsafe_no_sandbox
     assert not parser.parse_args(["grade", "s"]).unsafe_no_sandbox

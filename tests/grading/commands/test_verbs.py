@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from course_utils.grading import verbs
+from course_utils.grading.commands import verbs
 from course_utils.tooling.cli import main as course_main
 
 

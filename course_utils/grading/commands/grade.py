@@ -7,7 +7,7 @@ import shutil
 import signal
 from pathlib import Path
 
-from course_utils.grading import deploy
+from course_utils.grading.commands import deploy
 from course_utils.tooling.args import number
 from course_utils.tooling.errors import CourseError
 
@@ -32,8 +32,8 @@ def _sigterm_as_interrupt() -> None:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from course_utils.grading import verbs
     from course_utils.grading.batch import grader
+    from course_utils.grading.commands import verbs
     from course_utils.grading.records import store as grader_store
 
     if verbs.handles(args):
@@ -140,7 +140,7 @@ def add_commands(sub) -> None:
 
 
 def _add_grade(sub) -> None:
-    from course_utils.grading import verbs
+    from course_utils.grading.commands import verbs
 
     g = sub.add_parser(
         "grade",

@@ -1,7 +1,7 @@
 """``course grade``'s class-level verbs and options: ``report``, ``export``, ``manual``,
 regrading (``--only``, ``--student``) and the late policy (``--deadline`` …).
 
-:mod:`.cli` hands a ``grade`` command line here when :func:`handles` says so;
+:mod:`.grade` hands a ``grade`` command line here when :func:`handles` says so;
 the options are added to the ``grade`` parser by :func:`add_options`.
 """
 

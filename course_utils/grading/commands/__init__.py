@@ -1,0 +1,10 @@
+"""The commands: ``course grade``, ``course check``, ``course release`` and ``course gradescope``.
+
+The top layer: argument parsers and entry points that ``course_utils.tooling.cli`` mounts;
+the work happens in the layers below, imported when a command runs.
+
+- ``grade``: the ``grade``, ``grade merge`` and ``check`` commands' arguments and entry
+  points
+- ``verbs``: ``grade``'s class-level verbs (``report``, ``export``, ``manual``) and options
+- ``deploy``: the arguments of ``grade slurm``, ``release`` and ``gradescope build``
+"""
