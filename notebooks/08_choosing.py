@@ -77,7 +77,7 @@ import numpy as np
 import torch
 from flax import nnx
 
-from course_utils import checklist, claims, config, convert, models, timing
+from course_utils import checklist, claims, config, convert, forwards, models, timing
 from course_utils.claims import results
 from course_utils.claims.benchmarks import BENCHMARKS
 from course_utils.expect import expect_error
@@ -217,7 +217,7 @@ logits_torch
 # %%
 # JAX: the model split into a graph definition and weights, one jitted function, on the CPU
 cpu = jax.devices("cpu")[0]
-forward_jax, state_jax = checklist.jit_forward(enc_jax)
+forward_jax, state_jax = forwards.jit_forward(enc_jax)
 state_jax = jax.device_put(state_jax, cpu)
 tokens_jax = jax.device_put(tokens_np, cpu)
 logits_jax = forward_jax(state_jax, tokens_jax)
@@ -238,7 +238,7 @@ print("same logits")
 # trace, lowering and compilation, as in a new process without a disk cache:
 
 # %%
-fresh_forward, _ = checklist.jit_forward(enc_jax)
+fresh_forward, _ = forwards.jit_forward(enc_jax)
 first = timing.compile_report(fresh_forward, state_jax, tokens_jax, eager=False, target_s=S.bench_s)
 first
 
@@ -382,7 +382,7 @@ def torch_stream():
 
 def jax_stream():
     jax.clear_caches()
-    fresh, _ = checklist.jit_forward(enc_jax)
+    fresh, _ = forwards.jit_forward(enc_jax)
     return [fresh(state_jax, t) for t in stream_jax]
 
 dynamic = timing.compare({"JAX jit, new lengths": jax_stream, "PyTorch eager": torch_stream},
@@ -691,9 +691,10 @@ for reader, branches in PROFILES.items():
 # Read each walk from the bottom line up. Where a branch is taken, every run that judged its
 # claim found that it holds, and the reader can lean on it for a workload like the
 # one measured. Where it is not taken, the advice behind that branch did not survive
-# measurement, so the reader should not choose for that reason. An unsettled branch is the
-# common case on a small machine: the claim was not testable here (no GPU, no cluster), was
-# skipped in smoke mode, or was refused a verdict on a busy machine. The bottom line of each
+# measurement, so the reader should not choose for that reason. An unsettled branch means
+# that no run settled its claim, or that the runs disagree: the claim was not testable on
+# these machines (no GPU, no cluster), was skipped in smoke mode, or was refused a verdict on
+# a busy machine, and a run on the hardware you are choosing for is what would settle it. The bottom line of each
 # reader is where the measurable part of the choice ends; the rows of section 1 that no
 # benchmark settles (what the team knows, which libraries it needs, what a port costs) decide
 # the rest, and for a real project the step after this one is the MVP checklist of lesson 07
