@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from course_utils.errors import CourseError
 from course_utils.grading.batch import pool
 from course_utils.grading.inputs.ipynb import SubmissionError, read_cells, read_file
 from course_utils.grading.inputs.master import Master, load_master
@@ -31,7 +32,6 @@ from course_utils.grading.policy import feedback, scoring
 from course_utils.grading.records import store
 from course_utils.grading.sandbox import bubblewrap, environment
 from course_utils.grading.sandbox.environment import RUN_ENV
-from course_utils.tooling.errors import CourseError
 
 __all__ = ["RUN_ENV", "Batch", "Grader", "Limits", "check", "grade", "parse_shard"]
 
@@ -121,7 +121,7 @@ class Grader:
         self.work = out / store.WORK / self.run_id
         self.work.mkdir(parents=True, exist_ok=True)
         become_subreaper()
-        env = environment.kernel_env(limits.cpu_seconds, self.run_id, smoke)
+        env = environment.submission_kernel_env(limits.cpu_seconds, self.run_id, smoke)
         if sandboxed is None:  # course check: a sandbox when there is one
             sandboxed = bubblewrap.problem() is None
         self.sandboxed = sandboxed
