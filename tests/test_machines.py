@@ -10,8 +10,7 @@ from dataclasses import dataclass
 import pytest
 
 from course_utils import env
-from course_utils.install import frameworks as install
-from course_utils.tooling import cli
+from course_utils.tooling import cli, install
 
 
 @dataclass(frozen=True)

@@ -32,9 +32,7 @@ class Result:
 
 
 def kernel_env(root: Path, smoke: bool) -> dict[str, str]:
-    """The environment of a kernel running a course notebook here: the caller's own,
-    with the smoke switch and strict deprecations (a graded submission's kernel gets a
-    filtered one: :func:`course_utils.grading.sandbox.environment.submission_kernel_env`)."""
+    """Environment for kernels: smoke switch and strict deprecations."""
     from course_utils import strict
 
     env = dict(os.environ)

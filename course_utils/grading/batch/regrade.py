@@ -19,12 +19,12 @@ import io
 from pathlib import Path
 
 from course_utils._files import write_atomic
+from course_utils.errors import CourseError
 from course_utils.grading.batch import grader
 from course_utils.grading.inputs.master import load_master
 from course_utils.grading.inputs.submissions import discover
 from course_utils.grading.policy import scoring
 from course_utils.grading.records import store
-from course_utils.tooling.errors import CourseError
 
 LOG = "regrades.csv"
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import argparse
 
+from course_utils.errors import CourseError
 from course_utils.tooling.args import number
-from course_utils.tooling.errors import CourseError
 
 
 def add_commands(sub) -> None:

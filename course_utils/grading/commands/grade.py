@@ -7,9 +7,9 @@ import shutil
 import signal
 from pathlib import Path
 
+from course_utils.errors import CourseError
 from course_utils.grading.commands import deploy
 from course_utils.tooling.args import number
-from course_utils.tooling.errors import CourseError
 
 GRADE_HELP = """\
 course grade SUBMISSIONS --source solutions/NAME.ipynb --out DIR [options]

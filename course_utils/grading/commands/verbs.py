@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from course_utils.errors import CourseError
 from course_utils.tooling.args import number
-from course_utils.tooling.errors import CourseError
 
 VERBS = ("report", "export", "manual")
 HELP = """\

@@ -16,11 +16,11 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from course_utils.errors import CourseError
 from course_utils.grading.inputs.ipynb import nbgrader_meta
 from course_utils.grading.inputs.master import Cell, Master
 from course_utils.grading.inputs.names import RESERVED, shown
 from course_utils.tooling import markers
-from course_utils.tooling.errors import CourseError
 
 
 @dataclass

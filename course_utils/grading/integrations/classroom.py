@@ -17,7 +17,7 @@ import os
 import sys
 from pathlib import Path
 
-from course_utils.tooling.errors import CourseError
+from course_utils.errors import CourseError
 
 TEMPLATE = Path(__file__).resolve().with_name("templates") / "classroom.yml"
 

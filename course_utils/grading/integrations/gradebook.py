@@ -25,9 +25,9 @@ import io
 from pathlib import Path
 
 from course_utils._files import write_atomic
+from course_utils.errors import CourseError
 from course_utils.grading.inputs.names import csv_cell
 from course_utils.grading.records import store
-from course_utils.tooling.errors import CourseError
 
 REQUIRED = ("submission", "id")
 OPTIONAL = ("name", "email", "section", "login", "canvas_id")

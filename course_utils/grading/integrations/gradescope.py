@@ -19,7 +19,7 @@ import time
 import zipfile
 from pathlib import Path
 
-from course_utils.tooling.errors import CourseError
+from course_utils.errors import CourseError
 
 TEMPLATES = Path(__file__).resolve().with_name("templates")
 CONFIG = "gradescope.json"

@@ -16,8 +16,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from course_utils.errors import CourseError
 from course_utils.tooling import markers
-from course_utils.tooling.errors import CourseError
 
 SHIPPED = (
     "README.md",

@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from course_utils.tooling.errors import CourseError
+from course_utils.errors import CourseError
 
 SCRIPT = Path(__file__).resolve().with_name("grade-array.sh")
 GRADER_MB = 1024  # the grader and its workers, beside the kernels

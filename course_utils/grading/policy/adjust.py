@@ -20,10 +20,10 @@ import json
 from pathlib import Path
 
 from course_utils._files import write_atomic
+from course_utils.errors import CourseError
 from course_utils.grading.inputs.names import shown
 from course_utils.grading.policy import late
 from course_utils.grading.records import store
-from course_utils.tooling.errors import CourseError
 
 POLICY = ".policy.json"
 MANUAL = ".manual.csv"

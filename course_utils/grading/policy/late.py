@@ -20,7 +20,7 @@ import math
 import os
 from pathlib import Path
 
-from course_utils.tooling.errors import CourseError
+from course_utils.errors import CourseError
 
 DAY = 86400.0
 FILE_TIME_WARNING = (

@@ -23,10 +23,10 @@ import stat
 from pathlib import Path
 
 from course_utils._files import write_atomic
+from course_utils.errors import CourseError
 from course_utils.grading.inputs.ipynb import SubmissionError, read_file
 from course_utils.grading.inputs.names import csv_cell, folder_name, shown, utf8
 from course_utils.grading.records import keyed
-from course_utils.tooling.errors import CourseError
 
 RECORD = "grade.json"
 WORK = ".work"

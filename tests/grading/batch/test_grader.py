@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from course_utils.errors import CourseError
 from course_utils.grading.batch import grader
 from course_utils.grading.sandbox import environment
-from course_utils.tooling.errors import CourseError
 from tests.grading.helpers import (
     MASTER,
     ROOT,

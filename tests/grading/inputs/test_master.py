@@ -8,9 +8,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from course_utils.errors import CourseError
 from course_utils.grading.inputs.master import load_master
 from course_utils.tooling import notebooks
-from course_utils.tooling.errors import CourseError
 from tests.grading.helpers import MASTER, ROOT, nbgrader_only
 
 MASTERS = sorted((ROOT / "solutions").glob("*.ipynb"))

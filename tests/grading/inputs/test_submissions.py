@@ -7,11 +7,11 @@ import shutil
 
 import pytest
 
+from course_utils.errors import CourseError
 from course_utils.grading.inputs import submissions
 from course_utils.grading.inputs.ipynb import read_cells
 from course_utils.grading.inputs.master import load_master
 from course_utils.grading.inputs.submissions import Matched, discover, match
-from course_utils.tooling.errors import CourseError
 from tests.grading.helpers import FIX, MASTER, SUBS
 
 

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
+from course_utils.errors import CourseError
 from course_utils.grading.policy import late
-from course_utils.tooling.errors import CourseError
 
 
 def _policy(tmp_path, **kw):

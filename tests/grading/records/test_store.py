@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from course_utils.errors import CourseError
 from course_utils.grading.records import keyed, store
-from course_utils.tooling.errors import CourseError
 
 
 def _record(student, points, when="2025-01-01T00:00:00+00:00", **extra):

@@ -185,9 +185,9 @@ def test_the_scratch_space_is_capped(tmp_path, size_mb):
 def test_without_a_sandbox_grading_is_refused_unless_the_instructor_says_unsafe(
     tmp_path, monkeypatch
 ):
+    from course_utils.errors import CourseError
     from course_utils.grading.batch import grader
     from course_utils.grading.commands import grade
-    from course_utils.tooling.errors import CourseError
     from tests.grading.helpers import MASTER, class_folder, quiet
 
     monkeypatch.setattr(

@@ -3,9 +3,9 @@
 Run with the target environment's Python (standard library only, so it works
 before anything else is installed)::
 
-    python course_utils/install/frameworks.py torch [-c CONSTRAINTS]  # before the package
-    python course_utils/install/frameworks.py jax [-c CONSTRAINTS]    # after the package
-    python course_utils/install/frameworks.py plan                    # say what it would do
+    python course_utils/tooling/install.py torch [-c CONSTRAINTS]  # before the package
+    python course_utils/tooling/install.py jax [-c CONSTRAINTS]    # after the package
+    python course_utils/tooling/install.py plan                    # say what it would do
 
 :func:`detect` gathers the facts (system, installed torch and its CUDA version,
 installed jax and its plugins, the CUDA major version the NVIDIA driver
@@ -41,7 +41,6 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -153,9 +152,8 @@ def nvidia_driver_cuda() -> int | None:
     return None
 
 
-def tpu_present(env: Mapping[str, str] | None = None, root: str = "/") -> bool:
-    """Whether this is a TPU host, without importing jax: a Cloud TPU chip on the PCI
-    bus (as jax looks for it) or a TPU runtime's variables (Colab, Cloud TPU VMs)."""
+def tpu_present(env: dict[str, str] | None = None, root: str = "/") -> bool:
+    """A Cloud TPU chip on the PCI bus (as jax looks for it) or a TPU runtime's variables."""
     env = os.environ if env is None else env
     if any(env.get(k) for k in ("TPU_ACCELERATOR_TYPE", "TPU_NAME", "COLAB_TPU_ADDR")):
         return True
@@ -171,8 +169,7 @@ def tpu_present(env: Mapping[str, str] | None = None, root: str = "/") -> bool:
     return False
 
 
-def installed_version(dist: str) -> str | None:
-    """The installed version of distribution ``dist``, None when it is not installed."""
+def _version(dist: str) -> str | None:
     try:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
@@ -193,7 +190,7 @@ def torch_cuda_of(version: str | None, version_py: str | None) -> str | None:
 
 
 def _torch_facts() -> tuple[str | None, str | None]:
-    version = installed_version("torch")
+    version = _version("torch")
     if version is None:
         return None, None
     text = None
@@ -223,18 +220,16 @@ def detect(env: dict[str, str] | None = None) -> Facts:
     env = dict(os.environ) if env is None else env
     torch, torch_cuda = _torch_facts()
     plugins = tuple(
-        extra
-        for extra, dists in JAX_PLUGINS.items()
-        if any(installed_version(d) for d in dists)
+        extra for extra, dists in JAX_PLUGINS.items() if any(_version(d) for d in dists)
     )
     system = platform.system()
     return Facts(
         system=system,
         torch=torch,
         torch_cuda=torch_cuda,
-        torch_xla=installed_version("torch-xla") is not None
-        or installed_version("torch_xla") is not None,
-        jax=installed_version("jax"),
+        torch_xla=_version("torch-xla") is not None
+        or _version("torch_xla") is not None,
+        jax=_version("jax"),
         jax_plugins=plugins,
         driver_cuda=nvidia_driver_cuda() if system == "Linux" else None,
         tpu=system == "Linux" and tpu_present(env),
@@ -371,7 +366,7 @@ def _pip(args: list[str], constraints: str | None) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="frameworks.py", description=__doc__.split("\n")[0]
+        prog="install.py", description=__doc__.split("\n")[0]
     )
     parser.add_argument(
         "step", nargs="?", choices=("all", "torch", "jax", "plan"), default="all"
@@ -392,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
         if rc or args.step == "torch":
             return rc
     if args.step in ("all", "jax"):
-        jax_args = the_plan.jax_args(installed_version("jax"))
+        jax_args = the_plan.jax_args(_version("jax"))
         if jax_args is not None:
             return _pip(jax_args, args.constraints)
     return 0
