@@ -200,7 +200,8 @@ def _masked_mse_check():
 
 
 check("masked-mse", _masked_mse_check, [numpy_mse(n) for n in counts], rtol=1e-5, atol=1e-6,
-      hint="build the mask from jnp.arange(len(y)) < n_valid and divide by n_valid, not len(y)",
+      hint="the mean runs over the first n_valid rows only: rows from n_valid on count for nothing, "
+      "and the sum is divided by n_valid, not len(y)",
       crash_hint="JAX: under jit a slice's length must be static, and n_valid is traced: mask instead")
 
 # %%

@@ -193,7 +193,7 @@ WRONG = {
         (
             "mask with <= (one row too many)",
             MASK_OFF_BY_ONE,
-            "jnp.arange(len(y)) < n_valid",
+            "rows from n_valid on count for nothing",
         ),
     ],
     "collatz": [
@@ -279,7 +279,7 @@ def collatz_steps(n):
 """
 
 WRONG["masked-mse"] += [
-    ("the squared errors summed, not averaged", MSE_SUM_NOT_MEAN, "divide by n_valid"),
+    ("the squared errors summed, not averaged", MSE_SUM_NOT_MEAN, "divided by n_valid"),
 ]
 WRONG["collatz"] += [
     (
