@@ -15,9 +15,10 @@ def _python(code: str) -> str:
 
 
 def test_import_is_fast():
-    code = "import time; t = time.perf_counter(); import course_utils; print(time.perf_counter() - t)"
+    # CPU seconds, not wall: a busy machine slows the clock, not the work.
+    code = "import time; t = time.process_time(); import course_utils; print(time.process_time() - t)"
     seconds = min(float(_python(code)) for _ in range(3))
-    assert seconds <= 0.3, f"import course_utils took {seconds:.3f} s"
+    assert seconds <= 0.3, f"import course_utils took {seconds:.3f} CPU s"
 
 
 def test_ruff_passes():

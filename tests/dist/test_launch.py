@@ -12,6 +12,7 @@ import time
 import pytest
 
 from course_utils.dist import launch
+from tests import load
 from tests.dist.helpers import (
     JAX_FLAGS,
     RANK_ONE_CRASHES,
@@ -22,7 +23,7 @@ from tests.dist.helpers import (
 
 # The real launches: slow, bounded, and checked with Linux's /proc.
 slow = pytest.mark.slow
-bounded = pytest.mark.timeout(240)
+bounded = pytest.mark.timeout(load.stretched(240))
 linux = pytest.mark.skipif(sys.platform != "linux", reason="uses Linux's /proc")
 
 
@@ -117,7 +118,7 @@ def test_torchrun_timeout_stops_every_process(tmp_path, no_orphans):
     with pytest.raises(launch.LaunchTimeout, match="did not finish within 8 s") as err:
         launch.torchrun(script, 2, timeout=8)
     no_orphans.append(err.value.result.tag)
-    assert time.monotonic() - start < 8 + 30
+    assert time.monotonic() - start < 8 + load.stretched(30)
     assert err.value.result.timed_out
     assert launch.tagged_processes(err.value.result.tag) == []
 
@@ -132,7 +133,7 @@ def test_a_failing_rank_ends_the_run_quickly(tmp_path, no_orphans):
         launch.torchrun(script, 2, timeout=120)
     no_orphans.append(err.value.result.tag)
     assert not isinstance(err.value, launch.LaunchTimeout)
-    assert time.monotonic() - start < 60, (
+    assert time.monotonic() - start < load.stretched(60), (
         "the surviving rank should be stopped, not waited for"
     )
     assert err.value.result.returncodes != [0]
@@ -197,7 +198,7 @@ def test_jax_processes_one_failure_stops_the_others(tmp_path, no_orphans):
     with pytest.raises(launch.LaunchError, match=r"exit codes \[") as err:
         launch.jax_processes(script, 2, 4, timeout=120)
     no_orphans.append(err.value.result.tag)
-    assert time.monotonic() - start < launch.FAIL_GRACE_S + 20
+    assert time.monotonic() - start < launch.FAIL_GRACE_S + load.stretched(20)
     assert err.value.result.returncodes[1] == 2
     assert err.value.result.returncodes[0] in (-15, -9), (
         "process 0 was stopped, not finished"
