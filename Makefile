@@ -30,20 +30,20 @@ $(VENV)/.course-set: FORCE | $(PY)
 	@echo '$(INSTALL_SET)' | cmp -s - $@ || echo '$(INSTALL_SET)' > $@
 
 # Reinstalls only when the dependencies or the version set change; a second `make`
-# installs nothing. install.py installs torch (the build for this machine's GPU, TPU
+# installs nothing. install/frameworks.py installs torch (the build for this machine's GPU, TPU
 # or CPU) and later jax's accelerator plugin at the installed jax version; the version
-# set constrains everything else. The set's torch line is left to install.py, and the
+# set constrains everything else. The set's torch line is left to install/frameworks.py, and the
 # installed torch is pinned so that no step replaces it. The `kernels` extra (Triton, for
 # lesson 10; Linux x86_64 only) costs a few seconds here; elsewhere lesson 10 skips its
 # Triton cells and says why.
-$(STAMP): pyproject.toml course_utils/tooling/install.py binder/overrides.json $(CONSTRAINTS) $(VENV)/.course-set | $(PY)
-	$(PY) course_utils/tooling/install.py torch
+$(STAMP): pyproject.toml course_utils/install/frameworks.py binder/overrides.json $(CONSTRAINTS) $(VENV)/.course-set | $(PY)
+	$(PY) course_utils/install/frameworks.py torch
 	@{ $(if $(CONSTRAINTS),grep -Ev '^torch[[:space:]]*[=<>~!]' $(CONSTRAINTS);) \
 	  $(PY) -c 'import importlib.metadata as m; print("torch==" + m.version("torch"))'; \
 	} > $(VENV)/constraints.txt
 	$(PY) -m pip install -q $(if $(CONSTRAINTS),,--upgrade --upgrade-strategy eager) \
 		-e ".[dev,site,kernels]" -c $(VENV)/constraints.txt
-	$(PY) course_utils/tooling/install.py jax -c $(VENV)/constraints.txt
+	$(PY) course_utils/install/frameworks.py jax -c $(VENV)/constraints.txt
 	@# JupyterLab's defaults for this course: no news pop-up, no kernel dialog
 	mkdir -p $(VENV)/share/jupyter/lab/settings
 	cp binder/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
@@ -80,7 +80,7 @@ test-fast: install
 	COURSE_SMOKE=1 $(PY) -m pytest $(DIST) -q -m "not notebooks and not slow and not browser and not slurm" tests $(PYTEST_ARGS)
 
 # The smoke suite in .venv-SET on one version set: known-good, latest, colab or floors
-# (constraints/SET.txt). Python comes from PYTHON, torch from install.py
+# (constraints/SET.txt). Python comes from PYTHON, torch from install/frameworks.py
 # (COURSE_TORCH_VERSION, default 2.13.0); the junit XML goes to build/junit-SET.xml.
 # Timing ratios need a quiet machine: run alone, after the suite (.ci/run does).
 timing-check: install

@@ -14,7 +14,7 @@ so the oldest versions the course claims to support are the ones tested.
 
 Each file starts with ``# python: X.Y`` and ``# torch: X.Y.Z`` lines: the Python
 and the torch that go with the set (``make test-versions`` and the scheduled
-workflow read them; torch itself is installed by ``course_utils/tooling/install.py``).
+workflow read them; torch itself is installed by ``course_utils/install/frameworks.py``).
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def known_good(pip_list: str) -> list[str]:
         if extra:
             out += [
                 "# jax's CUDA plugins, released with jax at one version: `jax[cuda12]` and",
-                "# `jax[cuda13]` (install.py on an NVIDIA machine) resolve to these.",
+                "# `jax[cuda13]` (install/frameworks.py on an NVIDIA machine) resolve to these.",
                 "# `jax[tpu]` pins its libtpu itself.",
                 *extra,
             ]
@@ -155,7 +155,7 @@ def write_known_good(python: str, out: Path) -> None:
             f"Generated {datetime.date.today()} by `make constraints` (constraints/generate.py)",
             f"from the environment of {python} ({info[1]} {info[2]}); do not edit by hand.",
             "`make test` and `make course` install with `-c` this file; `make test LATEST=1`",
-            "tests the latest releases instead. torch is installed by course_utils/tooling/install.py",
+            "tests the latest releases instead. torch is installed by course_utils/install/frameworks.py",
             "(its line is the version recorded here; local labels such as +cpu are dropped",
             "so that a CUDA build satisfies it too).",
             f"python: {info[0]}",

@@ -9,7 +9,6 @@ when the two are timed in alternation. Student-facing modules:
 
 - ``config``: smoke mode, sizes, and where the course lives
 - ``env``: versions, devices, threads, precision; ``setup()`` at the top of every lesson
-- ``placement``: the pure rules behind ``env`` (which device each framework gets, and why)
 - ``meshes``: which devices a mesh gets (the accelerators when there are enough, else simulated CPUs)
 - ``timing``: honest benchmarks (``sync``, ``bench``, ``compare``, ``compile_report``)
 - ``stats``: the quartiles (and IQR) every timing table, plot whisker and verdict's spread uses
@@ -22,10 +21,9 @@ when the two are timed in alternation. Student-facing modules:
 - ``errors``: ``CourseError``, the one error base the ``course`` command, the grader and the claims raise
 - ``strict``: turns the frameworks' deprecation warnings into errors
 - ``compat``: the few calls whose spelling differs between supported jax/flax versions
-- ``hosted``: the setup cell's install on Colab and Kaggle (stdlib only)
+- ``hosted``: the name the setup cell imports for ``install/``'s ``hosted``
 - ``interop``: arrays across frameworks (DLPack) and a torch function called from JAX
-- ``memory``: peak memory of one training step in each framework, with the method named
-- ``step_peaks``: a step's own peak on a GPU or TPU, from each framework's allocator
+- ``memory``: peak memory of one training step in each framework, with the method named (XLA's plan, the torch profiler, the allocators' counters and a step's own peak on them)
 - ``numpy_mlp``: a two-layer MLP in NumPy with hand-written backprop (the float64 oracle)
 - ``residuals``: what reverse-mode autodiff saves for the backward pass, in both frameworks
 - ``kmeans``: k-means in both frameworks (lesson 03)
@@ -33,12 +31,12 @@ when the two are timed in alternation. Student-facing modules:
 - ``keras_backends``: one Keras model on the JAX and the PyTorch backend (lesson 06)
 - ``keras_child``: the child process that measures one Keras backend
 - ``forwards``: a model of either framework as a plain function of a batch (``torch_forward``, ``jit_forward``)
-- ``checklist``: the step-by-step port and the migration checklist (lesson 07)
-- ``port_checks``: the individual checks behind ``checklist``, one function each
+- ``checklist``: the step-by-step port, the migration checklist and each of its checks (lessons 07, 08)
 - ``profiles``: profiler traces of both frameworks read back as top-ops tables (lesson 09)
 - ``kernels``: custom kernels (lesson 10): Triton's status and skip message, Pallas's interpret choice, the tile picture
 - ``gpt/``: lesson 11's GPT in one folder: ``model``, ``sample``, ``convert``, ``data``, ``train``, ``shard``, ``checkpoint``, ``export``
 - ``dist/``: the distributed-training scripts and their launcher (lesson 05)
+- ``install/``: the frameworks' builds for this machine (``frameworks``, run by ``make``) and the setup cell's install on Colab and Kaggle (``hosted``); stdlib only
 
 Subpackages that import the frameworks at the top: ``models`` (the CNN and the
 transformer block, both frameworks), ``convert`` (their weight-layout converters)

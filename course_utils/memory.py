@@ -14,9 +14,10 @@ returns a :class:`MemoryReport` that says how its number was obtained:
   ``Device.memory_stats()['peak_bytes_in_use']``).
 - :func:`torch_peak_above` and :func:`jax_peak_above` (GPU or TPU): how far
   each allocator's peak rose above the live bytes during one step, measured so
-  that earlier peaks cannot leak in (JAX's counter cannot be reset: a ballast
-  buffer first lifts the live bytes above it). They live in
-  :mod:`course_utils.step_peaks` and are reachable from here.
+  that earlier peaks (compilation, autotuning, earlier steps) cannot leak in:
+  PyTorch's counter is reset just before the step; JAX's cannot be reset, so a
+  ballast buffer (:func:`ballast_bytes`) first lifts the live bytes above the
+  earlier peak, and :func:`peak_above` reads how far the peak rose.
 - :func:`save_memory_snapshots` (GPU only): the allocation timelines for the
   viewers (``torch.cuda.memory._snapshot`` for pytorch.org/memory_viz,
   ``jax.profiler.save_device_memory_profile`` for pprof).
@@ -35,14 +36,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from course_utils._trees import is_jax_array, is_torch_tensor, leaves_with_paths
-
-# A step's own peak on each allocator, under the names lessons call them by.
-from course_utils.step_peaks import (
-    ballast_bytes,
-    jax_peak_above,
-    peak_above,
-    torch_peak_above,
-)
 
 __all__ = [
     "MemoryReport",
@@ -88,12 +81,15 @@ def table(reports: list[MemoryReport]) -> str:
 
 
 def format_bytes(n: float) -> str:
-    """Human units: 512 B, 3.4 KiB, 1.20 MiB, 2.00 GiB."""
+    """Binary units, three significant digits: 512 B, 1.5 KiB, 1.23 MiB, 640 GiB, 2 TiB."""
     sign = "-" if n < 0 else ""
     n = abs(float(n))
-    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if n >= size:
-            return f"{sign}{n / size:.3g} {unit}"
+            value = n / size  # 1023.7 KiB reads as such, not as 1.02e+03
+            if value < 999.5:
+                return f"{sign}{value:.3g} {unit}"
+            return f"{sign}{value:.0f} {unit}"
     return f"{sign}{n:.0f} B"
 
 
@@ -192,7 +188,7 @@ _UNKNOWN_BLOCK = (
 
 
 @contextlib.contextmanager
-def _quiet_profiler_banner() -> Iterator[None]:
+def quiet_profiler_banner() -> Iterator[None]:
     """Drop the profiler's 'USDT: ... profiler_start/stop' lines that C++ writes to fd 2.
 
     Also its warning that a block allocated before profiling was freed: the
@@ -250,7 +246,7 @@ def torch_profiler_memory(
         torch.cuda.synchronize()
     before = tree_bytes(resident)
     with (
-        _quiet_profiler_banner(),
+        quiet_profiler_banner(),
         profile(activities=activities, profile_memory=True) as prof,
     ):
         step()
@@ -368,3 +364,95 @@ def save_memory_snapshots(
     jax.block_until_ready(out)
     jax.profiler.save_device_memory_profile(paths["jax"])
     return paths
+
+
+# ------------------------------------------- a step's own peak, GPU or TPU
+
+
+def torch_peak_above(
+    step: Callable[[], Any],
+    *,
+    before: Callable[[], Any] | None = None,
+    device: Any = None,
+    cuda: Any = None,
+) -> int:
+    """Bytes PyTorch's CUDA allocator peaked at above what was live when ``step()`` began.
+
+    ``before()`` runs first (e.g. ``optimizer.zero_grad(set_to_none=True)``, so
+    gradients count as the step's own). The peak counter is reset just before
+    the step, so nothing earlier in the process can inflate it. ``cuda``
+    defaults to ``torch.cuda``.
+    """
+    if cuda is None:
+        import torch
+
+        cuda = torch.cuda
+    if before is not None:
+        before()
+    cuda.synchronize(device)
+    cuda.reset_peak_memory_stats(device)
+    base = cuda.memory_allocated(device)
+    step()
+    cuda.synchronize(device)
+    return int(cuda.max_memory_allocated(device)) - int(base)
+
+
+def ballast_bytes(stats: dict[str, int], margin: int = 2**20) -> int:
+    """Bytes to allocate so that the live bytes exceed the allocator's earlier peak.
+
+    JAX cannot reset ``peak_bytes_in_use`` (the high-water mark since the process
+    started, compilation and autotuning included); once the live bytes stand
+    above it, the peak during the next step is that step's own.
+    """
+    return max(0, int(stats["peak_bytes_in_use"]) - int(stats["bytes_in_use"])) + margin
+
+
+def peak_above(at_start: dict[str, int], after: dict[str, int]) -> int:
+    """How far ``peak_bytes_in_use`` rose above the live bytes of ``at_start``.
+
+    Exact only when, at the start, the live bytes were the high-water mark
+    (:func:`ballast_bytes`); otherwise the step's own peak is hidden under an
+    earlier one, and this raises rather than report it.
+    """
+    live, peak = int(at_start["bytes_in_use"]), int(at_start["peak_bytes_in_use"])
+    if live < peak:
+        raise ValueError(
+            f"the live bytes ({live:,}) are below the allocator's earlier peak ({peak:,}), "
+            "so the step's own peak cannot be told apart; allocate ballast_bytes() first"
+        )
+    return int(after["peak_bytes_in_use"]) - live
+
+
+def jax_peak_above(
+    step: Callable[[], Any],
+    device: Any,
+    *,
+    allocate: Callable[[int], Any] | None = None,
+) -> int:
+    """Bytes JAX's allocator on ``device`` peaked at above what was live when ``step()`` began.
+
+    A ballast buffer (:func:`ballast_bytes`, made by ``allocate(n)``; default a
+    ``uint8`` array of zeros on ``device``) first lifts the live bytes above any
+    earlier peak; it is freed after the step. Needs a device whose allocator
+    keeps statistics (a GPU or TPU; not the CPU).
+    """
+    import jax
+
+    stats = device.memory_stats()
+    if not stats or "peak_bytes_in_use" not in stats:
+        raise RuntimeError(
+            f"{device} keeps no allocator statistics (the CPU, or "
+            "XLA_PYTHON_CLIENT_ALLOCATOR=platform); the peak cannot be read"
+        )
+    if allocate is None:
+        import jax.numpy as jnp
+
+        def allocate(n: int) -> Any:
+            return jax.block_until_ready(jnp.zeros((n,), jnp.uint8, device=device))
+
+    ballast = allocate(ballast_bytes(stats))
+    at_start = device.memory_stats()
+    jax.block_until_ready(step())
+    after = device.memory_stats()
+    del ballast
+    return peak_above(at_start, after)

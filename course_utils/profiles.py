@@ -158,9 +158,9 @@ def torch_profile(**kwargs: Any) -> Iterator[Any]:
     """
     import torch
 
-    from course_utils.memory import _quiet_profiler_banner
+    from course_utils.memory import quiet_profiler_banner
 
-    with _quiet_profiler_banner(), torch.profiler.profile(**kwargs) as prof:
+    with quiet_profiler_banner(), torch.profiler.profile(**kwargs) as prof:
         yield prof
 
 

@@ -97,7 +97,7 @@ import jax.numpy as jnp
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from course_utils import claims, timing
+from course_utils import claims, memory, timing
 from course_utils.dist import cost, launch, problem
 from course_utils.parity import assert_close, max_abs_diff
 
@@ -384,8 +384,8 @@ with jax.set_mesh(mesh):
     hlo_dp = grad_fn.lower(params_dp, X_jax, y_jax).compile().as_text()
 dp_collectives = cost.hlo_collectives(hlo_dp)
 for c in dp_collectives:
-    print(c.op, c.shapes, cost.format_bytes(c.result_bytes))
-print(f"the model has {problem.n_params(prob)} parameters = {cost.format_bytes(4 * problem.n_params(prob))} in float32")
+    print(c.op, c.shapes, memory.format_bytes(c.result_bytes))
+print(f"the model has {problem.n_params(prob)} parameters = {memory.format_bytes(4 * problem.n_params(prob))} in float32")
 
 # %% [markdown]
 # `compile().as_text()` is the optimised HLO that XLA will run, after the SPMD partitioner
@@ -719,8 +719,8 @@ with jax.set_mesh(mesh):
     peaks = {"data parallel": step_peak(params_dp), "fully sharded": step_peak(params_fsdp)}
 stored = {"data parallel": bytes_on_device_0(params_dp), "fully sharded": bytes_on_device_0(params_fsdp)}
 for name in stored:
-    print(f"{name:>14}: stores {cost.format_bytes(stored[name])} of parameters on device 0; "
-          f"step peak (XLA's plan) {cost.format_bytes(peaks[name])}")
+    print(f"{name:>14}: stores {memory.format_bytes(stored[name])} of parameters on device 0; "
+          f"step peak (XLA's plan) {memory.format_bytes(peaks[name])}")
 assert stored["fully sharded"] < stored["data parallel"]
 
 # %% [markdown]
@@ -923,7 +923,7 @@ for label, P_, N, b, A, pairs in [
 print(f"{'model':28} {'strategy':16} {'sent per device per step':>24} {'vs DP':>6}")
 for label, by_strategy in volume.items():
     for strategy, nbytes in by_strategy.items():
-        print(f"{label:28} {strategy:16} {cost.format_bytes(nbytes):>24} "
+        print(f"{label:28} {strategy:16} {memory.format_bytes(nbytes):>24} "
               f"{nbytes / by_strategy['data parallel']:>6.2f}")
 big = volume["7B model, bf16"]
 print(f"\nFor the 7B example, tensor parallel sends {big['tensor parallel'] / big['data parallel']:.1f}x "
@@ -953,9 +953,9 @@ formula = {r["strategy"]: r["bytes"] for r in cost.table(problem.n_params(prob),
 print(f"{'JAX, 8 devices':16} {'collectives in the compiled program':58} {'sent':>9} {'formula':>9}")
 for name, hlo in [("data parallel", hlo_dp), ("fully sharded", hlo_fsdp), ("tensor parallel", hlo_tp)]:
     summary = cost.summarize(cost.hlo_collectives(hlo), S.n_devices)
-    kinds = ", ".join(f"{v['count']} {op} ({cost.format_bytes(v['full_bytes'])})" for op, v in summary.items())
+    kinds = ", ".join(f"{v['count']} {op} ({memory.format_bytes(v['full_bytes'])})" for op, v in summary.items())
     sent = sum(v["sent_bytes"] for v in summary.values())
-    print(f"{name:16} {kinds:58} {cost.format_bytes(sent):>9} {cost.format_bytes(formula[name]):>9}")
+    print(f"{name:16} {kinds:58} {memory.format_bytes(sent):>9} {memory.format_bytes(formula[name]):>9}")
 fsdp_kinds = cost.summarize(cost.hlo_collectives(hlo_fsdp), S.n_devices)
 print("\nXLA's fully sharded program on this backend: "
       f"{fsdp_kinds.get('all-gather', {}).get('count', 0)} all-gather(s) for the 2 sharded weights, "
@@ -1059,10 +1059,10 @@ cheapest = {label: min(by, key=by.get) for label, by in volume.items()}
 
 def sent(label, strategy):
     """'tensor parallel (3.5 KiB; data parallel 4.6 KiB)' for one model's cheapest strategy."""
-    nbytes = cost.format_bytes(volume[label][strategy])
+    nbytes = memory.format_bytes(volume[label][strategy])
     if strategy == "data parallel":
         return f"data parallel ({nbytes})"
-    return f"{strategy} ({nbytes}; data parallel {cost.format_bytes(volume[label]['data parallel'])})"
+    return f"{strategy} ({nbytes}; data parallel {memory.format_bytes(volume[label]['data parallel'])})"
 
 
 verdicts = [

@@ -137,7 +137,8 @@ def yours(lr, momentum, num_steps, step=sgd_momentum):
 
 
 check("pure-sgd", lambda: yours(0.1, 0.9, S.num_steps), torch_momentum_reference(0.1, 0.9, S.num_steps),
-      rtol=1e-4, atol=1e-5, hint="JAX, like torch.optim.SGD: velocity first (mu * v + g), then params - lr * new velocity")
+      rtol=1e-4, atol=1e-5, hint="JAX, like torch.optim.SGD: the velocity is updated first (momentum times the old velocity, "
+      "plus the gradient: no dampening), and the parameters step along the new velocity, scaled by lr")
 
 # %%
 # HIDDEN TESTS: pure-sgd points=3
@@ -274,8 +275,10 @@ def _keeps_one_minus_rate_privately():
             f"{name}: at rate 0.2 the mask keeps {m.mean():.2f} of the entries; it should keep 0.8")
 
 
-hint = ("a mask is True where the entry is KEPT, with probability 1 - rate; JAX: "
-        "jax.random.fold_in(key, step); PyTorch: a private torch.Generator().manual_seed(seed)")
+hint = ("a mask is True where the entry is KEPT, with probability 1 - rate; JAX: each step needs "
+        "a key of its own, derived from the key passed in (one key reused repeats its numbers); "
+        "PyTorch: a generator of your own, seeded with the seed passed in (the global one is "
+        "shared with every other caller)")
 check("dropout-keys", _masks_behave, hint=hint)
 check("dropout-keys", _keeps_one_minus_rate_privately, hint=hint)
 

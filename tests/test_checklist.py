@@ -1,16 +1,20 @@
-"""course_utils.checklist: the stepwise port and the MVP checklist on a transformer block pair."""
+"""course_utils.checklist: the stepwise port, the MVP checklist and each of its checks on its
+own, on a transformer block pair."""
 
 import copy
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
-from course_utils import checklist
+from course_utils import checklist, forwards
 from tests.blocks import CFG
 
 # ---------------------------------------------------------------- checklist
 
 
+@pytest.mark.slow
 def test_stepwise_port_passes_on_a_good_pair(block_pair, x_block, capsys):
     report = checklist.stepwise_port(*block_pair, x_block)
     assert report.ok and [i.status for i in report.items] == ["pass"] * 4
@@ -28,6 +32,7 @@ def test_stepwise_port_stops_at_the_first_broken_step(block_pair, x_block):
     assert "elements differ" in report.items[1].detail
 
 
+@pytest.mark.slow
 def test_mvp_checklist_reports_every_check(block_pair, x_block):
     shapes = [np.zeros((2, n, CFG.d_model), np.float32) for n in (3, 5)]
     report = checklist.mvp_checklist(
@@ -86,3 +91,81 @@ def test_check_items_validate_and_report_lookups():
     assert report.ok and "x \\| y" in report.table()
     with pytest.raises(KeyError, match="no check named 'b'"):
         report.status("b")
+
+
+# ---------------------------------------------------------------- each check
+
+
+def test_importing_checklist_imports_no_framework():
+    code = (
+        "import sys, course_utils.checklist; "
+        "print([m for m in ('jax', 'torch', 'flax') if m in sys.modules])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+    )
+    assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_both_forwards_agree_and_count_the_same_parameters(block_pair, x_block):
+    torch_block, nnx_block = block_pair
+    assert checklist.torch_n_params(torch_block) == checklist.nnx_n_params(nnx_block)
+    expected = forwards.torch_forward(torch_block)(x_block)
+    forward, state = forwards.jit_forward(nnx_block)
+    got = forward(state, checklist.jax_asarray(x_block))
+    good, detail = checklist.compare_outputs(got, expected, 1e-5, 1e-5)
+    assert good and detail.startswith("max |diff|")
+
+
+def test_compare_outputs_gives_the_evidence_when_they_differ():
+    good, detail = checklist.compare_outputs(
+        np.zeros(3, np.float32), np.ones(3, np.float32), 1e-5, 1e-5
+    )
+    assert not good and "\n" not in detail and detail
+
+
+def test_dependencies_status_names_versions_and_missing_modules():
+    status, detail = checklist.dependencies_status(
+        {"JAX side": ["numpy"], "PyTorch side": ["no_such_package_xyz", "os.path"]}
+    )
+    assert status == "warn"
+    assert detail.startswith(f"JAX side: numpy {np.__version__}; PyTorch side: ")
+    assert "no_such_package_xyz missing" in detail
+    assert checklist.dependencies_status({"x": ["numpy"]})[0] == "pass"
+
+
+def test_operator_coverage_of_a_model_both_compilers_take(block_pair, x_block):
+    torch_block, nnx_block = block_pair
+    status, detail = checklist.operator_coverage(
+        torch_block, nnx_block, x_block, lambda a: a
+    )
+    assert status == "pass"
+    assert "1 graph(s), 0 break(s)" in detail and "jax.jit: traced" in detail
+
+
+def test_benchmark_says_what_the_one_rule_says(monkeypatch):
+    from course_utils.claims import judging
+
+    seen = []
+    real = judging.faster
+
+    def spy(cmp, a, b):
+        seen.append((a, b))
+        return real(cmp, a, b)
+
+    monkeypatch.setattr(judging, "faster", spy)
+    status, detail = checklist.benchmark(
+        lambda: np.zeros(4), lambda: np.zeros(4), rtol=0, atol=0, target_s=0.01
+    )
+    assert seen == [("PyTorch eager", "JAX jit")]
+    assert "PyTorch eager" in detail and "JAX jit" in detail
+    assert "eager against compiled" in detail
+
+
+def test_benchmark_of_equal_work_names_no_winner():
+    """Two identical functions: the rule finds no winner (or the run is noisy): a warning."""
+    status, detail = checklist.benchmark(
+        lambda: np.zeros(4), lambda: np.zeros(4), rtol=0, atol=0, target_s=0.05
+    )
+    assert "x faster than" not in detail or status == "pass"
+    assert status in ("pass", "warn")

@@ -208,12 +208,12 @@ def make(venv, *args):
 
 def test_make_install_uses_the_known_good_constraints_by_default(fake_venv):
     calls = make(fake_venv)
-    assert calls[0] == "course_utils/tooling/install.py torch"
+    assert calls[0] == "course_utils/install/frameworks.py torch"
     pip = next(c for c in calls if c.startswith("-m pip install"))
     assert f"-c {fake_venv}/constraints.txt" in pip and "--upgrade" not in pip
     assert (
         calls[-1]
-        == f"course_utils/tooling/install.py jax -c {fake_venv}/constraints.txt"
+        == f"course_utils/install/frameworks.py jax -c {fake_venv}/constraints.txt"
     )
     used = (fake_venv / "constraints.txt").read_text().splitlines()
     expected = [

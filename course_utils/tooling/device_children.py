@@ -15,7 +15,7 @@ Several children share the machine's cores and its one GPU, so each child gets
   same count; ``OMP_NUM_THREADS``, ``MKL_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` and
   ``TORCHINDUCTOR_COMPILE_THREADS`` (Inductor's compile workers) say the same to the
   libraries that read them;
-- **JAX's memory policy**: no preallocation (:func:`course_utils.placement.memory_policy`,
+- **JAX's memory policy**: no preallocation (:func:`course_utils.env.memory_policy`,
   what ``env.setup()`` sets), so JAX allocates as it goes instead of taking 75 % of the
   GPU at its first operation; a variable the caller set is kept. No memory fraction
   is set: it would be a hard cap, turning a low reservation into an out-of-memory failure;
@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from course_utils.placement import memory_policy
+from course_utils.env import memory_policy
 from course_utils.tooling import device_steps
 from course_utils.tooling.device_schedule import Item
 

@@ -54,13 +54,13 @@ def tail(text: str, lines: int = 40) -> str:
 def probe() -> dict[str, Any]:
     """Host facts, as ``env.report()`` gives them, plus what torch says of CUDA."""
     from course_utils import env
-    from course_utils.tooling import install
+    from course_utils.install import frameworks as install
 
     info = dict(env.report().info)
     host: dict[str, Any] = {
         "env": info,
         "nvidia_smi_gpu": install.nvidia_gpu_present(),
-        "tpu_host": env.tpu_present(),
+        "tpu_host": install.tpu_present(),
     }
     for key in ("accelerator", "jax_backend", "jax_devices", "torch_device"):
         host[key] = info.get(key)
@@ -125,7 +125,7 @@ def versions(torch_cuda: dict[str, Any] | None = None) -> dict[str, Any]:
 
 def pins() -> list[str]:
     """``name==version`` for the machine's own framework builds (as the setup cell keeps them)."""
-    from course_utils import hosted
+    from course_utils.install import hosted
 
     found = {
         _norm(d.metadata["Name"] or ""): d.version for d in metadata.distributions()

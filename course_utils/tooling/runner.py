@@ -32,7 +32,9 @@ class Result:
 
 
 def kernel_env(root: Path, smoke: bool) -> dict[str, str]:
-    """Environment for kernels: smoke switch and strict deprecations."""
+    """The environment of a kernel running a course notebook here: the caller's own,
+    with the smoke switch and strict deprecations (a graded submission's kernel gets a
+    filtered one: :func:`course_utils.grading.sandbox.environment.submission_kernel_env`)."""
     from course_utils import strict
 
     env = dict(os.environ)

@@ -23,6 +23,7 @@ import psutil
 import pytest
 
 from course_utils.grading.batch import grader
+from tests import load
 from tests.grading.helpers import (
     FIX,
     MASTER,
@@ -34,10 +35,12 @@ from tests.grading.helpers import (
     require_sandbox,
 )
 
-pytestmark = pytest.mark.timeout(400)
+# A busy machine starts each kernel slowly: the batch's and each submission's deadlines
+# stretch with the load per core (the cell's 8 s does not: the fork loop relies on it).
+pytestmark = pytest.mark.timeout(load.stretched(400))
 
 ATTACKS = FIX / "attacks"
-LIMITS = grader.Limits(timeout=8, total_timeout=60, memory_mb=600)
+LIMITS = grader.Limits(timeout=8, total_timeout=load.stretched(60), memory_mb=600)
 TOKEN_VAR, TOKEN = "INSTRUCTOR_API_TOKEN", "tok-4f1c-never-shown"
 ORPHAN = "ORPHAN-MARK-31337"
 
@@ -84,6 +87,7 @@ def batch(tmp_path_factory):
     shutil.copy(SUBS / "stub.ipynb", subs / "z_stub.ipynb")
     os.environ[TOKEN_VAR] = TOKEN
     saved_tempdir, tempfile.tempdir = tempfile.tempdir, str(scratch)
+    busy = load.per_core()
     try:
         result = grader.grade(
             subs, MASTER, out, limits=LIMITS, jobs=2, progress=False, echo=quiet
@@ -92,6 +96,7 @@ def batch(tmp_path_factory):
         tempfile.tempdir = saved_tempdir
         del os.environ[TOKEN_VAR]
         shutil.rmtree(subs)
+    busy = max(busy, load.per_core())
     end = time.monotonic() + 10
     while _leftovers()["orphans"] and time.monotonic() < end:
         time.sleep(0.2)
@@ -102,6 +107,7 @@ def batch(tmp_path_factory):
         "scratch": scratch,
         "names": names,
         "left": _leftovers(),
+        "load": busy,  # the 1-minute load per core, the higher of before and after
     }
 
 
@@ -187,5 +193,13 @@ def test_clearing_the_grading_switch_does_not_pass_a_stub(batch):
 
 def test_a_fork_loop_is_stopped_and_the_rest_graded(batch):
     rec = batch["records"]["a_fork_loop"]
-    assert rec["exercises"]["greet"]["status"] in ("memory", "crashed")
-    assert rec["exercises"]["total"]["status"] == "not implemented"
+    assert rec["exercises"]["total"]["status"] == "not implemented"  # the rest graded
+    status = rec["exercises"]["greet"]["status"]
+    if status == "timeout" and batch["load"] > 1.0:
+        # On a busy machine the loop can fork too slowly to reach the process cap
+        # (the watchdog's "memory") before the cell's timeout stops it instead.
+        pytest.skip(
+            f"inconclusive at load {batch['load']:.1f} per core: the cell's "
+            f"{LIMITS.timeout} s timeout stopped the fork loop before the process cap"
+        )
+    assert status in ("memory", "crashed")

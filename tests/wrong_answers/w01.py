@@ -39,8 +39,8 @@ def dropout_masks_torch(seed, num_steps, shape, rate):
 WRONG = {
     "dropout-keys": [
         ("keep and drop swapped", KEEP_DROP_SWAPPED, "KEPT, with probability 1 - rate"),
-        ("the global torch generator", GLOBAL_GENERATOR, "private torch.Generator"),
-        ("one key for every step", REUSED_KEY, "fold_in(key, step)"),
+        ("the global torch generator", GLOBAL_GENERATOR, "a generator of your own"),
+        ("one key for every step", REUSED_KEY, "each step needs a key of its own"),
     ],
 }
 
@@ -166,11 +166,15 @@ def bin_sums_torch(idx, weights, n_bins):
 WRONG.update(
     {
         "pure-sgd": [
-            ("params step with the old velocity", SGD_OLD_VELOCITY, "velocity first"),
+            (
+                "params step with the old velocity",
+                SGD_OLD_VELOCITY,
+                "the velocity is updated first",
+            ),
             (
                 "moving-average velocity",
                 SGD_EMA_VELOCITY,
-                "velocity first (mu * v + g)",
+                "no dampening",
             ),
         ],
         "scatter-add": [
@@ -250,7 +254,7 @@ WRONG["pure-sgd"] += [
     (
         "params step with the gradient, not the velocity",
         SGD_STEPS_WITH_GRAD,
-        "then params - lr",
+        "step along the new velocity",
     ),
 ]
 WRONG["dropout-keys"] += [

@@ -121,7 +121,7 @@ class Grader:
         self.work = out / store.WORK / self.run_id
         self.work.mkdir(parents=True, exist_ok=True)
         become_subreaper()
-        env = environment.kernel_env(limits.cpu_seconds, self.run_id, smoke)
+        env = environment.submission_kernel_env(limits.cpu_seconds, self.run_id, smoke)
         if sandboxed is None:  # course check: a sandbox when there is one
             sandboxed = bubblewrap.problem() is None
         self.sandboxed = sandboxed

@@ -52,7 +52,7 @@ class Workers:
     def kernel(self, private: Path) -> dict:
         """A fresh IPython folder and kernelspec under ``private`` (the sandbox cannot write
         there), the ipc folder, and the kernel's environment: the job's kernel part."""
-        ipython = Path(environment.ipython_dir(private))
+        ipython = Path(environment.submission_ipython_dir(private))
         kernels = environment.kernel_spec(private)
         env = dict(self.env, IPYTHONDIR=str(ipython))
         if not self.sandboxed:

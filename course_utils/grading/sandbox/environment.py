@@ -64,8 +64,12 @@ WARNINGS_STARTUP = (
 )
 
 
-def kernel_env(cpu_s: float, run_id: str, smoke: bool) -> dict[str, str]:
-    """The kernel's environment (``IPYTHONDIR`` is set per submission: :func:`ipython_dir`)."""
+def submission_kernel_env(cpu_s: float, run_id: str, smoke: bool) -> dict[str, str]:
+    """The environment of the kernel that runs one submission: only the variables in
+    ``ENV_KEEP`` pass from the grader's own, plus the package path, smoke mode, the run
+    id and the CPU-time limit (``IPYTHONDIR`` is set per submission:
+    :func:`submission_ipython_dir`). A course notebook run on an author's machine
+    inherits the whole environment instead: :func:`course_utils.tooling.runner.kernel_env`."""
     env = {k: v for k, v in os.environ.items() if k.startswith(ENV_KEEP)}
     package_parent = str(Path(course_utils.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(
@@ -89,7 +93,7 @@ def worker_env(env: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if k != CPU_ENV}
 
 
-def ipython_dir(work: Path) -> str:
+def submission_ipython_dir(work: Path) -> str:
     """An IPython folder under ``work`` with the strict startup, then the warnings one.
 
     Each submission gets a fresh one, read-only inside its sandbox: a startup file

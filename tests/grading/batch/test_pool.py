@@ -16,7 +16,7 @@ from tests.grading.helpers import MASTER, gone, with_env
 
 
 def _workers(tmp_path, run_id="run-test", sandboxed=False, **limits) -> pool.Workers:
-    env = environment.kernel_env(60, run_id, smoke=True)
+    env = environment.submission_kernel_env(60, run_id, smoke=True)
     return pool.Workers(
         tmp_path, env, run_id, Limits(**limits), sandboxed=sandboxed, hide=(tmp_path,)
     )

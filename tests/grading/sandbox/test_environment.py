@@ -14,7 +14,7 @@ def test_kernel_env_keeps_what_frameworks_need_and_no_secrets(tmp_path, monkeypa
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_x")
     monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=2")
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    env = environment.kernel_env(120.7, "run123", smoke=False)
+    env = environment.submission_kernel_env(120.7, "run123", smoke=False)
     assert "AWS_SECRET_ACCESS_KEY" not in env and "GITHUB_TOKEN" not in env
     assert env["XLA_FLAGS"].startswith("--xla") and env["OMP_NUM_THREADS"] == "1"
     assert env[environment.RUN_ENV] == "run123"
@@ -26,7 +26,7 @@ def test_kernel_env_keeps_what_frameworks_need_and_no_secrets(tmp_path, monkeypa
 
 
 def test_profile_shows_warnings_after_the_strict_startup(tmp_path):
-    root = environment.ipython_dir(tmp_path)
+    root = environment.submission_ipython_dir(tmp_path)
     startup = sorted(p.name for p in (tmp_path / "ipython").rglob("startup/*.py"))
     assert root.startswith(str(tmp_path))
     assert startup[-1] == "01-course-grader-warnings.py" and len(startup) >= 2

@@ -141,7 +141,7 @@ def _sandboxed(tmp_path) -> Session:
     from course_utils.grading.batch import pool
     from course_utils.grading.batch.grader import Limits
 
-    env = environment.kernel_env(60, "run-session", smoke=True)
+    env = environment.submission_kernel_env(60, "run-session", smoke=True)
     kernel = pool.Workers(tmp_path, env, "run-session", Limits(memory_mb=500)).kernel(
         tmp_path
     )

@@ -16,7 +16,7 @@ fi
 "$py3" -m venv /autograder/venv
 py=/autograder/venv/bin/python
 "$py" -m pip install -q --upgrade pip
-"$py" course/course_utils/tooling/install.py torch
+"$py" course/course_utils/install/frameworks.py torch
 "$py" -m pip install -q ./course -c course/constraints/known-good.txt
-"$py" course/course_utils/tooling/install.py jax -c course/constraints/known-good.txt
+"$py" course/course_utils/install/frameworks.py jax -c course/constraints/known-good.txt
 "$py" -c "import course_utils.grading.batch.grader, jax, torch; print('course installed: jax', jax.__version__, 'torch', torch.__version__)"

@@ -1,9 +1,9 @@
-"""The install plan for every kind of machine the course runs on, with fakes."""
+"""course_utils.install.frameworks: the install plan for every kind of machine, with fakes."""
 
 import pytest
 
-from course_utils.tooling import install
-from course_utils.tooling.install import Facts
+from course_utils.install import frameworks as install
+from course_utils.install.frameworks import Facts
 
 SMI_CUDA13 = """\
 +-----------------------------------------------------------------------------------------+
@@ -273,7 +273,7 @@ def test_torch_cuda_without_importing_torch(version, version_py, cuda):
 
 
 def fake_machine(monkeypatch, *, dists, smi=None, torch_cuda=None, system="Linux"):
-    monkeypatch.setattr(install, "_version", lambda d: dists.get(d))
+    monkeypatch.setattr(install, "installed_version", lambda d: dists.get(d))
     monkeypatch.setattr(
         install, "_torch_facts", lambda: (dists.get("torch"), torch_cuda)
     )
@@ -351,7 +351,9 @@ def test_main_runs_the_jax_step_with_the_installed_jax_version(monkeypatch, caps
         "detect",
         lambda: Facts(torch="2.13.0", torch_cuda="13.0", jax="0.10.2", driver_cuda=13),
     )
-    monkeypatch.setattr(install, "_version", lambda d: {"jax": "0.10.2"}.get(d))
+    monkeypatch.setattr(
+        install, "installed_version", lambda d: {"jax": "0.10.2"}.get(d)
+    )
     monkeypatch.setattr(install.subprocess, "call", lambda cmd: calls.append(cmd) or 0)
     assert install.main(["torch"]) == 0 and calls == []  # torch is kept
     assert install.main(["jax", "-c", "constraints/known-good.txt"]) == 0

@@ -3,9 +3,9 @@
 Run with the target environment's Python (standard library only, so it works
 before anything else is installed)::
 
-    python course_utils/tooling/install.py torch [-c CONSTRAINTS]  # before the package
-    python course_utils/tooling/install.py jax [-c CONSTRAINTS]    # after the package
-    python course_utils/tooling/install.py plan                    # say what it would do
+    python course_utils/install/frameworks.py torch [-c CONSTRAINTS]  # before the package
+    python course_utils/install/frameworks.py jax [-c CONSTRAINTS]    # after the package
+    python course_utils/install/frameworks.py plan                    # say what it would do
 
 :func:`detect` gathers the facts (system, installed torch and its CUDA version,
 installed jax and its plugins, the CUDA major version the NVIDIA driver
@@ -41,6 +41,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -152,8 +153,9 @@ def nvidia_driver_cuda() -> int | None:
     return None
 
 
-def tpu_present(env: dict[str, str] | None = None, root: str = "/") -> bool:
-    """A Cloud TPU chip on the PCI bus (as jax looks for it) or a TPU runtime's variables."""
+def tpu_present(env: Mapping[str, str] | None = None, root: str = "/") -> bool:
+    """Whether this is a TPU host, without importing jax: a Cloud TPU chip on the PCI
+    bus (as jax looks for it) or a TPU runtime's variables (Colab, Cloud TPU VMs)."""
     env = os.environ if env is None else env
     if any(env.get(k) for k in ("TPU_ACCELERATOR_TYPE", "TPU_NAME", "COLAB_TPU_ADDR")):
         return True
@@ -169,7 +171,8 @@ def tpu_present(env: dict[str, str] | None = None, root: str = "/") -> bool:
     return False
 
 
-def _version(dist: str) -> str | None:
+def installed_version(dist: str) -> str | None:
+    """The installed version of distribution ``dist``, None when it is not installed."""
     try:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
@@ -190,7 +193,7 @@ def torch_cuda_of(version: str | None, version_py: str | None) -> str | None:
 
 
 def _torch_facts() -> tuple[str | None, str | None]:
-    version = _version("torch")
+    version = installed_version("torch")
     if version is None:
         return None, None
     text = None
@@ -220,16 +223,18 @@ def detect(env: dict[str, str] | None = None) -> Facts:
     env = dict(os.environ) if env is None else env
     torch, torch_cuda = _torch_facts()
     plugins = tuple(
-        extra for extra, dists in JAX_PLUGINS.items() if any(_version(d) for d in dists)
+        extra
+        for extra, dists in JAX_PLUGINS.items()
+        if any(installed_version(d) for d in dists)
     )
     system = platform.system()
     return Facts(
         system=system,
         torch=torch,
         torch_cuda=torch_cuda,
-        torch_xla=_version("torch-xla") is not None
-        or _version("torch_xla") is not None,
-        jax=_version("jax"),
+        torch_xla=installed_version("torch-xla") is not None
+        or installed_version("torch_xla") is not None,
+        jax=installed_version("jax"),
         jax_plugins=plugins,
         driver_cuda=nvidia_driver_cuda() if system == "Linux" else None,
         tpu=system == "Linux" and tpu_present(env),
@@ -366,7 +371,7 @@ def _pip(args: list[str], constraints: str | None) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="install.py", description=__doc__.split("\n")[0]
+        prog="frameworks.py", description=__doc__.split("\n")[0]
     )
     parser.add_argument(
         "step", nargs="?", choices=("all", "torch", "jax", "plan"), default="all"
@@ -387,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
         if rc or args.step == "torch":
             return rc
     if args.step in ("all", "jax"):
-        jax_args = the_plan.jax_args(_version("jax"))
+        jax_args = the_plan.jax_args(installed_version("jax"))
         if jax_args is not None:
             return _pip(jax_args, args.constraints)
     return 0
