@@ -75,6 +75,7 @@ def test_wait_for_file_returns_once_the_file_exists(tmp_path):
     assert target.is_file()
 
 
+@pytest.mark.slow
 def test_child_uses_full_float32_matmuls():
     """On a GPU the defaults round through TF32; the child's parity check needs float32."""
     import importlib.util

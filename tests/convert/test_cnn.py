@@ -69,6 +69,7 @@ CONFIGS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cfg", CONFIGS)
 def test_torch_to_nnx_equal_outputs_and_gradients(cfg):
     torch.manual_seed(1)

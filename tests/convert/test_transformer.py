@@ -77,6 +77,7 @@ def test_converters_name_the_mismatch():
         convert.make_pair(CFG, vocab=10)
 
 
+@pytest.mark.slow
 def test_encoder_mask_equals_unpadded_and_converts_both_ways():
     import jax.numpy as jnp
     import torch
@@ -113,6 +114,7 @@ def test_encoder_mask_equals_unpadded_and_converts_both_ways():
         )
 
 
+@pytest.mark.slow
 def test_grads_nnx_to_torch_handles_the_course_cnn():
     import jax.numpy as jnp
     import torch
