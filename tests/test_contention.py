@@ -112,6 +112,7 @@ def _faster_verdict():
     return judging.faster(cmp, "big", "small")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     contention._run_queue_seconds() is None, reason="no run-queue counter"
 )

@@ -463,6 +463,7 @@ def test_ruff_format_is_clean():
     assert out.returncode == 0, out.stdout + out.stderr
 
 
+@pytest.mark.slow
 def test_no_code_is_copied_between_modules():
     """pylint's ``symilar``: blocks of 6 lines or more, ignoring comments, docstrings,
     imports and signatures, that stand in two modules."""

@@ -102,6 +102,7 @@ def test_doctor_flags_a_cpu_torch_next_to_a_gpu_jax(monkeypatch, capsys):
     assert "CPU-only build" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_run_executes_and_summarises(tmp_path):
     out = run_cli(
         "run", "notebooks/00_welcome_and_setup.ipynb", "--smoke", "--out", str(tmp_path)

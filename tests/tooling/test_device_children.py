@@ -60,6 +60,7 @@ def _nb_item(name: str, timeout: float = 120.0, kind: str = "smoke") -> Item:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_tiny_notebooks_run_side_by_side_pinned_and_an_overrun_is_stopped(tmp_path):
     write_nb(tmp_path / "notebooks" / "a.ipynb", PRINT_ENV)

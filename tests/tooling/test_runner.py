@@ -63,6 +63,7 @@ def nbs(tmp_path):
     }
 
 
+@pytest.mark.slow
 def test_ok_failing_sharp_bit_and_fixed_sharp_bit_notebooks(nbs, tmp_path):
     out = tmp_path / "out"
     results = runner.run_notebooks(
@@ -115,6 +116,7 @@ def _marked(marker: str) -> list:
     return found
 
 
+@pytest.mark.slow
 def test_timeout_kills_the_kernel(nbs, tmp_path, monkeypatch):
     # Only this test's processes count: another test worker may be running kernels too.
     marker = f"timeout-{os.getpid()}-{time.time_ns()}"
@@ -130,6 +132,7 @@ def test_timeout_kills_the_kernel(nbs, tmp_path, monkeypatch):
     assert leftovers == [], "the notebook's kernel outlived the timeout"
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_cleanly(nbs, tmp_path):
     import signal
     import subprocess

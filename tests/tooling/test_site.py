@@ -78,6 +78,7 @@ def test_lesson_names_resolve_like_course_run():
         site.resolve_lessons(ROOT, FIXTURES, ["nope"])
 
 
+@pytest.mark.slow
 def test_the_build_reports_pages_pairs_and_smoke(built):
     assert built.pairs == {"90_fixture_pairs": 2, "91_fixture_full": 0}
     assert built.smoke == {"90_fixture_pairs": True, "91_fixture_full": False}
@@ -85,6 +86,7 @@ def test_the_build_reports_pages_pairs_and_smoke(built):
         assert (built.out / f"{page}.html").exists(), page
 
 
+@pytest.mark.slow
 def test_lesson_pages_carry_pairs_anchors_banner_and_launch_buttons(built):
     html = (built.out / "notebooks" / "90_fixture_pairs.html").read_text()
     assert html.count('class="sbs-pair') == 2
@@ -100,12 +102,14 @@ def test_lesson_pages_carry_pairs_anchors_banner_and_launch_buttons(built):
     assert "progress: 100%" in full  # a widget shows its text, no widget manager loaded
 
 
+@pytest.mark.slow
 def test_exercise_pages_hold_no_solution(built):
     for page in (built.out / "exercises").glob("*.html"):
         text = page.read_text()
         assert "BEGIN SOLUTION" not in text and "HIDDEN TESTS" not in text, page.name
 
 
+@pytest.mark.slow
 def test_home_page_includes_the_readme_and_claims_name_the_machine(built):
     home = (built.out / "index.html").read_text()
     for part in (
@@ -146,6 +150,7 @@ def _parse(path: Path) -> _Refs:
     return parser
 
 
+@pytest.mark.slow
 def test_every_local_link_anchor_and_asset_resolves(built):
     pages = {
         p: _parse(p) for p in built.out.rglob("*.html") if "_static" not in p.parts
@@ -173,6 +178,7 @@ def test_every_local_link_anchor_and_asset_resolves(built):
     assert not bad, "\n".join(bad[:40])
 
 
+@pytest.mark.slow
 def test_nothing_is_loaded_from_another_host(built):
     loaders = re.compile(r'<(?:script|link|img)[^>]+(?:src|href)="(https?:)?//', re.I)
     for page in built.out.rglob("*.html"):
@@ -184,6 +190,7 @@ def test_nothing_is_loaded_from_another_host(built):
     assert "cdn.jsdelivr" not in module
 
 
+@pytest.mark.slow
 def test_course_site_reports_what_it_built(built):
     assert "2 lessons, mixed run, 2 side-by-side pairs" in built.stdout
     assert str(built.out / "index.html") in built.stdout

@@ -93,6 +93,7 @@ def _kill_after_one_more(subs: Path, out: Path, first: dict) -> dict:
     return second
 
 
+@pytest.mark.slow
 def test_interrupted_and_killed_grader_resumes_without_regrading(tmp_path):
     subs, out = class_folder(tmp_path / "subs", NAMES), tmp_path / "out"
     first = _interrupt_after_one(subs, out)
@@ -181,6 +182,7 @@ def test_a_master_with_only_nbgrader_metadata_grades_the_same(tmp_path):
     assert {r["student"]: r["total"] for r in batch.records} == {"ann": 8, "bob": 0}
 
 
+@pytest.mark.slow
 def test_real_master_full_marks_and_exercise_notebook_zero(tmp_path):
     name = "00_welcome_exercises.ipynb"
     subs = tmp_path / "subs"

@@ -17,6 +17,8 @@ from course_utils.grading.batch import grader
 from course_utils.grading.batch.grader import RUN_ENV
 from tests.grading.helpers import FIX, MASTER, with_env
 
+pytestmark = pytest.mark.slow  # every test reads one graded batch of all the fixtures
+
 
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):

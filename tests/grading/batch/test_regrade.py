@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import json
 
+import pytest
+
 from course_utils.grading.batch import regrade
 from course_utils.grading.policy import scoring
 from course_utils.grading.records import store
@@ -32,6 +34,7 @@ def _grade(subs, master, out, *extra):
     return course_main([*argv, "--jobs", "2", *extra])
 
 
+@pytest.mark.slow
 def test_only_one_exercise_is_regraded_and_the_changes_recorded(
     graded_class, tmp_path, capsys
 ):

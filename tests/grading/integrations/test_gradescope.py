@@ -116,6 +116,7 @@ def test_the_bundle_holds_setup_run_autograder_the_master_and_the_course(bundle)
     assert used and used <= names  # install.py and the constraints travel in the zip
 
 
+@pytest.mark.slow
 def test_run_autograder_grades_a_submission_as_course_grade_does(
     bundle, graded_class, tmp_path
 ):
@@ -135,6 +136,7 @@ def test_run_autograder_grades_a_submission_as_course_grade_does(
     assert "in the sandbox, from hw.ipynb" in result["output"]
 
 
+@pytest.mark.slow
 def test_where_bubblewrap_cannot_run_it_grades_without_it_and_says_so(
     bundle, graded_class, tmp_path
 ):
