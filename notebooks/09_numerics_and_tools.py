@@ -74,7 +74,6 @@ SETUP = env.setup(one_kind=True)
 
 import tempfile
 import warnings
-from functools import partial
 from pathlib import Path
 
 import jax
@@ -540,14 +539,14 @@ storage_torch = {(name, lr): train_storage_torch(dt, lr, BATCHES) for lr in STOR
 
 
 # %%
-# JAX: the same runs, one jitted step (lr is static: a Python float keeps the storage dtype)
+# JAX: the same runs, one jitted step (a Python float lr is weakly typed: it keeps the storage dtype)
 def loss_storage_jax(p, x, y):
     q = jax.tree.map(lambda a: a.astype(jnp.bfloat16), p)  # the compute copy (a no-op if bfloat16)
     h = jax.nn.relu(x.astype(jnp.bfloat16) @ q["W1"] + q["b1"])
     return optax.softmax_cross_entropy_with_integer_labels((h @ q["W2"] + q["b2"]).astype(jnp.float32), y).mean()
 
 
-@partial(jax.jit, static_argnames="lr")
+@jax.jit
 def step_storage_jax(p, x, y, lr):
     loss, g = jax.value_and_grad(loss_storage_jax)(p, x, y)  # each gradient in its parameter's dtype
     new = jax.tree.map(lambda w, gw: w - lr * gw, p, g)  # rounded to the storage dtype
@@ -558,9 +557,9 @@ def step_storage_jax(p, x, y, lr):
 def train_storage_jax(storage, lr, batches):
     p, losses, lost, moved = {k: jnp.asarray(v, storage) for k, v in W0.items()}, [], 0, 0
     for xb, yb in batches:
-        p, loss, n_lost, n_moved = step_storage_jax(p, jnp.asarray(xb), jnp.asarray(yb), lr=lr)
-        losses, lost, moved = losses + [loss], lost + int(n_lost), moved + int(n_moved)
-    return np.asarray(jnp.stack(losses)), lost / max(moved, 1)
+        p, loss, n_lost, n_moved = step_storage_jax(p, jnp.asarray(xb), jnp.asarray(yb), lr)
+        losses, lost, moved = losses + [loss], lost + n_lost, moved + n_moved  # summed on the device
+    return np.asarray(jnp.stack(losses)), int(lost) / max(int(moved), 1)
 
 
 storage_jax = {(name, lr): train_storage_jax(dt, lr, BATCHES) for lr in STORAGE_LRS
