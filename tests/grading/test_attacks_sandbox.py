@@ -35,12 +35,10 @@ from tests.grading.helpers import (
     require_sandbox,
 )
 
-# A busy machine starts each kernel slowly: the batch's and each submission's deadlines
-# stretch with the load per core (the cell's 8 s does not: the fork loop relies on it).
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.timeout(load.stretched(400)),
-]  # grades a batch
+# Slow: the module grades a whole batch. A busy machine starts each kernel slowly: the
+# batch's and each submission's deadlines stretch with the load per core (the cell's 8 s
+# does not: the fork loop relies on it).
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(load.stretched(400))]
 
 ATTACKS = FIX / "attacks"
 LIMITS = grader.Limits(timeout=8, total_timeout=load.stretched(60), memory_mb=600)
