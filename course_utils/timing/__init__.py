@@ -41,9 +41,6 @@ from course_utils.timing.measurement import (
 from course_utils.timing.recompilation import RecompilationError, no_recompile
 from course_utils.timing.synchronize import device_kinds, mixed_devices, sync
 
-# The counter's former private name, until every caller uses ``CompileCounter``.
-_CompileCounter = CompileCounter
-
 __all__ = [
     "EAGER",
     "MIN_BLOCK_S",

@@ -19,8 +19,7 @@ USED = (
 def test_the_package_offers_every_name_in_use():
     assert sorted(timing.__all__) == sorted(USED + ["MIN_BLOCK_S"])
     assert all(callable(getattr(timing, n)) for n in USED if not n.isupper())
-    # the counter's former private name, for callers not yet switched
-    assert timing._CompileCounter is timing.CompileCounter is counters.CompileCounter
+    assert timing.CompileCounter is counters.CompileCounter
 
 
 def test_importing_timing_imports_no_framework():
