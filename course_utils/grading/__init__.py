@@ -1,36 +1,37 @@
-"""The instructor's grader: ``course grade`` and ``course check``.
+"""The instructor's grader: ``course grade``, ``course check``, ``course release`` and
+``course gradescope``.
 
-Students never import this package. Modules, in the order a grading run uses them:
+Students never import this package. Its modules stand in layers, lowest first; a module
+imports only its own layer and the layers below it (``tests/grading/test_layers.py``):
 
-- ``cli``: the ``grade`` and ``check`` commands' arguments and entry points
-- ``batch``: one grading run over many submissions (limits, shards, ``grade``, ``check``)
-- ``notebook``: reading a ``.ipynb`` file defensively (one-line reasons for bad ones)
-- ``master``: the master's exercises, tests, points and setup cells
-- ``submissions``: finding submissions in a folder and matching their cells to the master
-- ``environment``: the kernel's environment, IPython profile and kernelspec
-- ``launch``: the worker processes of a run (job files, backstop, orphan sweep)
-- ``sandbox``: the bubblewrap sandbox a submission's kernel runs in, and whether it works
-- ``worker``: the grading policy for one submission (order, restarts, replay, canary)
-- ``session``: one Jupyter kernel: start, run a cell, interrupt, kill
-- ``outputs``: a cell's outputs and record from the kernel's messages, capped as they arrive
-- ``kernel``: the kernel process's entry point (limits applied before IPython starts)
-- ``procs``: the grader's own process tree (subreaper, memory watchdog, killing it)
-- ``scoring``: a student's record from the kernel's replies, and hidden-test redaction
-- ``flags``: the flags column: constructs in a student's code worth a human look
-- ``report``: the report files (Gradescope ``results.json``, feedback and executed notebooks)
-- ``store``: the report folder, the class tables and shard merging
-- ``records``: keyed ``grade.json`` records (the report folder's key, seals, shape checks)
-- ``names``: file names as safe text, report folder names, spreadsheet-safe CSV cells
-- ``verbs``: ``grade``'s class-level verbs (``report``, ``export``, ``manual``) and options
-- ``analytics``: what a class's records say: pass shares, failure groups, flags, resources
-- ``classreport``: ``grade report``: the class report (HTML, Markdown, PNG figures)
-- ``adjust``: the late policy and manual grades applied to graded records
-- ``regrade``: ``--only EXERCISE`` and ``--student ID``: regrading, and what changed
-- ``export``: ``grade export``: the roster, and the gradebook file Canvas or Moodle imports
-- ``late``: the late policy: deadline, extensions, submission times, penalty or cut-off
-- ``deploy``: the arguments of ``grade slurm``, ``release`` and ``gradescope build``
-- ``slurm``: ``grade slurm``: the job array of ``grade-array.sh``, one shard per task
-- ``release``: ``course release``: the student-facing tree, scanned for answers
-- ``gradescope``: ``course gradescope build`` and the bundle's ``run_autograder``
-- ``classroom``: GitHub Classroom: ``course check``'s points as the autograding reporter reads them
+- ``sandbox/``: the kernel protocol and its isolation: one Jupyter kernel (``session``,
+  ``outputs``), the kernel process (``kernel_process``), its environment, the bubblewrap
+  sandbox (``bubblewrap``) and the grader's process tree (``process_tree``)
+- ``inputs/``: what the grader reads: ``.ipynb`` files read defensively (``ipynb``), names
+  from outside (``names``), the master (``master``) and the submissions matched to it
+  (``submissions``)
+- ``records/``: what a run leaves behind: sealed ``grade.json`` records (``keyed``), the
+  report folder and class tables (``store``), what they say (``analytics``) and the class
+  report (``classreport``)
+- ``policy/``: points from the kernel's replies (``scoring``), the flags column
+  (``flags``), the files handed back with hidden tests redacted (``feedback``), the late
+  policy (``late``) and late and manual grades applied to records (``adjust``)
+- ``batch/``: orchestration: one grading run over many submissions (``grader``), its worker
+  processes (``pool``), one submission's worker (``worker``) and regrades (``regrade``)
+- ``integrations/``: the outside systems: Slurm (``slurm``, ``grade-array.sh``), Gradescope
+  (``gradescope``), GitHub Classroom (``classroom``), an LMS gradebook (``gradebook``),
+  the student-facing release (``release``), and the files they run (``templates/``)
+- ``commands/``: the commands' arguments and entry points: ``grade`` (``grade``,
+  ``grade merge``, ``check``), ``grade``'s class-level verbs (``verbs``) and ``deploy``
+  (``grade slurm``, ``release``, ``gradescope build``)
+
+At the root, ``classroom`` is the old path of ``integrations/classroom``, which workflows
+copied from earlier releases run as ``python -m course_utils.grading.classroom``.
+
+A grading run, in order: ``commands.grade`` parses the arguments; ``batch.grader`` reads
+the master and the submissions (``inputs``), starts a worker per submission
+(``batch.pool``), each of which runs the cells in a sandboxed kernel
+(``batch.worker`` on ``sandbox``); the replies become a record (``policy.scoring``) and
+the files handed back (``policy.feedback``), sealed into the report folder
+(``records.store``).
 """
