@@ -1101,7 +1101,7 @@ for (fw, tool), answer in TOOL_COST.items():
 # starts and stops a recording around a single step, so its ratio holds the profiler's fixed
 # cost of starting and stopping (and, for JAX, of writing the trace files) as well as the cost
 # per recorded event; a long recording spreads the fixed part over many steps, which is why
-# the section's traces recorded several steps in one session. The NaN modes do different
+# the section's traces recorded several steps in one recording. The NaN modes do different
 # amounts of extra work, and the two ratios show it. Anomaly mode works in Python on every op of
 # the forward pass (it saves the stack of each one, for the error message a failing backward op
 # may need), so its cost grows with the number of ops, and an eager step of small ops is where
@@ -1109,9 +1109,9 @@ for (fw, tool), answer in TOOL_COST.items():
 # it checks the outputs for NaN, and only when it finds one does it pay a large price, re-running
 # the function op by op without compiling it (section 3.1 shows that re-run). On a step whose
 # outputs are finite its cost is that check, which may be too small for the rounds to tell from
-# noise; the line says which it was here. Both belong in a debugging session rather than a
-# training run all the same: anomaly mode for its cost on every step, `debug_nans` because a NaN
-# it meets stops the run with an error, which is what a debugging session wants and a long
+# noise; the line says which it was here. Both belong in debugging rather than in a
+# training run all the same: anomaly mode for the work it adds to every op, `debug_nans` because a NaN
+# it meets stops the run with an error, which is what debugging wants and a long
 # training job does not.
 #
 # ### 2.1 Counting FLOPs
@@ -1261,7 +1261,7 @@ with expect_error(FloatingPointError), jax.debug_nans(True):
 # Jupyter's kernel, asyncio and tornado, the same in every notebook; the cell records it and
 # prints its first line and the last frames, which are the cell itself and `norm_loss_torch`.
 # JAX names the primitive that produced the NaN, found by re-running the jitted function
-# without compiling it. Both modes belong in a debugging session, not in training: anomaly mode
+# without compiling it. Both modes belong in debugging, not in training: anomaly mode
 # records a stack for every forward op, and `debug_nans` checks every output of every jitted
 # call; section 2 timed what each costs a step on this machine.
 #
