@@ -181,7 +181,8 @@ check(
     model_torch(x_torch),
     rtol=1e-5,
     atol=1e-5,
-    hint="the logits differ: check the conv permutation (2, 3, 1, 0) and fc1's column order",
+    hint="the logits differ: check the conv permutation (PyTorch's weight is (out, in, kh, kw), "
+    "Flax's kernel (kh, kw, in, out)) and fc1's column order (PyTorch flattened NCHW features)",
 )
 
 # %%
