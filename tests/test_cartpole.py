@@ -85,6 +85,7 @@ def test_single_steps_agree_across_frameworks_and_with_float64(batch):
         assert bool(out_j[2]) == bool(ref[2][i])
 
 
+@pytest.mark.slow
 def test_jax_vmap_equals_the_loop_and_the_hand_batched_step(batch):
     states, actions = batch
     S, A = jnp.asarray(states), jnp.asarray(actions)

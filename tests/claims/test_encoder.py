@@ -14,6 +14,7 @@ def test_random_tokens_are_reproducible_ids_in_the_vocabulary():
     assert not np.array_equal(a, encoder.random_tokens(2, 5, seed=8))
 
 
+@pytest.mark.slow
 def test_encoder_pair_is_built_once_and_both_halves_compute_the_same():
     import torch
 

@@ -15,6 +15,7 @@ def test_the_bert_proxy_is_skipped_in_smoke_mode_and_named(benchmark):
     assert "12 layers, width 768, 12 heads, MLP 3072, 128 tokens" in str(err.value)
 
 
+@pytest.mark.slow
 def test_first_call_times_a_fresh_compile_each_time():
     m = latency.first_call_of(harness.Ctx(True), "smoke", 6)
     assert len(m.samples) == 6 and m.details["first_calls_s"] == m.samples

@@ -10,6 +10,7 @@ def test_compile_training_is_skipped_in_smoke_mode():
         benchmarks.measure("compile-training", smoke=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "claim_id", ["compile-matmul", "compile-fusion", "compile-training"]
 )
@@ -35,6 +36,7 @@ def test_each_compile_claim_divides_eager_by_compiled(claim_id):
     assert {eager, compiled} == set(calls)
 
 
+@pytest.mark.slow
 def test_compile_fusion_times_eager_against_torch_compile():
     m = benchmarks.measure("compile-fusion", smoke=True)
     assert m.names == ("eager", "torch.compile") and m.pairing == "compile"

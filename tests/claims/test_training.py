@@ -73,6 +73,7 @@ def test_jax_train_step_donates_exactly_the_parameters_and_adam_state():
         assert main.count("tf.aliasing_output") == (n_state if donate else 0)
 
 
+@pytest.mark.slow
 def test_a_donated_step_owns_its_buffers_and_leaves_the_shared_encoder_usable():
     # The encoder pair is built once and cached; donation deletes the step's inputs,
     # so the step must own copies, or a later benchmark meets deleted arrays.
@@ -116,6 +117,7 @@ def test_train_throughput_times_a_gpt2_small_shape_in_full_mode():
     assert encoder.SHAPES[full]["seq"] == 128 and encoder.SHAPES[full]["vocab"] == 50257
 
 
+@pytest.mark.slow
 def test_train_throughput_on_a_gpu_divides_pytorch_eager_by_jax_jit(monkeypatch):
     ctx, _ = fake_cuda_ctx(monkeypatch)
     m = training.train_throughput(ctx)
@@ -125,6 +127,7 @@ def test_train_throughput_on_a_gpu_divides_pytorch_eager_by_jax_jit(monkeypatch)
     assert set(tokens) == set(m.names) and "batch 8" in m.what
 
 
+@pytest.mark.slow
 def test_gpu_memory_benchmark_wiring_with_fake_allocator_readers(monkeypatch):
 
     from course_utils import memory

@@ -35,6 +35,7 @@ def test_dcp_resume_is_bit_for_bit(tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_orbax_resume_is_bit_for_bit(tmp_path):
     from flax import nnx
 

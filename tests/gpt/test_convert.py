@@ -22,6 +22,7 @@ def _batch():
     return rng.integers(0, 13, (3, 8)), rng.integers(0, 13, (3, 8))
 
 
+@pytest.mark.slow
 def test_logits_loss_and_gradients_agree(pair):
     import jax
     import jax.numpy as jnp

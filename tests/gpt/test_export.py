@@ -11,6 +11,7 @@ from course_utils.gpt.model import NNXGPT, TorchGPT  # noqa: E402
 from tests.gpt.test_checkpoint import CFG  # noqa: E402
 
 
+@pytest.mark.slow
 def test_both_exports_reload_to_the_live_logits():
     import jax.numpy as jnp
     from flax import nnx

@@ -61,6 +61,7 @@ def nnx_dropout_model():
     )
 
 
+@pytest.mark.slow
 def test_nnx_cache_equals_full_forward_and_is_causal(nnx_dropout_model):
     import jax.numpy as jnp
     from flax import nnx
@@ -88,6 +89,7 @@ def test_nnx_cache_equals_full_forward_and_is_causal(nnx_dropout_model):
         forward(model, jnp.zeros((1, CFG.block_size + 1), jnp.int32))
 
 
+@pytest.mark.slow
 def test_nnx_dropout_and_bfloat16_policy(nnx_dropout_model):
     import jax.numpy as jnp
     from flax import nnx

@@ -17,6 +17,7 @@ def pair():
     return make_gpt_pair(CFG, seed=3)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("temperature", [0.0, 1.5])
 def test_cache_no_cache_and_both_frameworks_agree(pair, temperature):
     tm, jm = pair

@@ -11,6 +11,7 @@ jax = pytest.importorskip("jax")
 from course_utils import gpt  # noqa: E402
 
 
+@pytest.mark.slow
 def test_rules_split_the_megatron_pairs_and_keep_the_layer_axis():
     from flax import nnx
 

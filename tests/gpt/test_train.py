@@ -39,6 +39,7 @@ def _batch():
     return x, np.roll(x, -1, axis=1)
 
 
+@pytest.mark.slow
 def test_the_jax_step_learns_a_repeated_batch():
     from flax import nnx
 
