@@ -134,8 +134,8 @@ print(env.report().line())
 #
 # A word on versions before going on. Source 000 is written for "PyTorch 3.x" and "JAX 0.5+".
 # JAX 0.5 and its successors are real releases, and this course runs a newer one. PyTorch 3 has
-# not been released: the newest PyTorch on PyPI when the course's version sets were last checked
-# (`docs/VERSIONS.md`) was 2.13, and what the article credits to "3.x" (`torch.compile` as the
+# not been released: every PyTorch on PyPI when the course's version sets were last checked
+# (`docs/VERSIONS.md`) was a 2.x release, and what the article credits to "3.x" (`torch.compile` as the
 # default baseline, FSDP2's `fully_shard`) is part of PyTorch 2. Read "PyTorch 3.x" as "a recent
 # PyTorch 2": the claims are about those features, and section 4 tests them on the releases
 # printed below.
@@ -174,7 +174,8 @@ print(detail.replace("; ", "\n"))
 #
 # **Key concepts**
 # - At batch 1 a small model does little arithmetic per operation, so the time goes into
-#   **per-operation overhead**: Python, dispatch, allocation. That is where `jit` helps most.
+#   **per-operation overhead**: Python, dispatch, allocation. That overhead is what `jit`
+#   removes, and what section 2 measures.
 # - The first `jit` call traces and compiles; source 004 quotes "about 800 ms, then 10 ms,
 #   against 15 ms for PyTorch" for a BERT on CPU.
 # - The **break-even** number of calls says when compiling has paid for itself.
@@ -192,7 +193,8 @@ print(detail.replace("; ", "\n"))
 # the first call, the steady state, and the break-even count that combines them.
 #
 # The encoder is the transformer block of lesson 07, stacked (`course_utils.models.transformer`):
-# token and position embeddings, `n_layers` pre-LN blocks, mean pooling, a linear head. Both
+# token and position embeddings, `n_layers` pre-LN blocks, a final LayerNorm, mean pooling, a
+# linear head. Both
 # frameworks get the same weights and run on the CPU, as in the claim.
 
 # %%
@@ -252,7 +254,8 @@ first
 # compile it contains. The *caches* row says what was cold. Compare the first call with the
 # *steady state* row: their quotient is how many ordinary
 # calls the compilation is worth. The stages are the same on a GPU or TPU; XLA's compile step
-# there targets the accelerator instead of this CPU, so all three rows change with the device.
+# there targets the accelerator instead of this CPU, so the *compile* row read here says little
+# about an accelerator's (tracing does not depend on the device).
 #
 # Steady-state latency, interleaved, after proving both compute the same logits:
 
@@ -286,7 +289,8 @@ print(per_call.conditions())
 
 # %% [markdown]
 # The first line is written by the verdict rule from this run's per-round ratios: it gives the
-# median ratio and its interval, and when it declines to judge it says why and what to change.
+# median ratio and its interval, and when it declines to judge it says why, and what to change
+# (for a contended run the table's last line above already said it, so it is not repeated).
 # The second line records the conditions it was made under: the threads each framework used, the
 # cores, and whether other programs were competing. Two runs on the same laptop can print
 # different lines when those conditions differ, which is why the conditions travel with the
@@ -326,7 +330,8 @@ print(claims.break_even(per_call, first.first_call_s, t_jax, t_torch))
 #   compilation. Eager PyTorch has nothing to recompile.
 # - `timing.no_recompile` turns the silent cost into an error that names the cause.
 # - The fix: **pad to a few bucket lengths** and pass a mask, so the number of compilations is
-#   the number of buckets and the results do not change.
+#   the number of buckets and the results stay those of the unpadded inputs (to float32
+#   rounding).
 #
 # Why does this deserve a section? Section 2 measured one input shape, the best case for `jit`.
 # Real requests come in many lengths: sentences, documents, audio clips. A PyTorch user rarely
@@ -334,7 +339,7 @@ print(claims.break_even(per_call, first.first_call_s, t_jax, t_torch))
 # operation, and `torch.compile` marks a size that keeps changing as dynamic after it has seen
 # it change. `jax.jit` does neither: it compiles a program for the exact shapes and dtypes of the
 # arguments (the *cache key*) and reuses it only for those. A new length is a cache miss, and a
-# cache miss costs about as much as the first call of section 2.
+# cache miss repeats the trace, lowering and compilation that section 2's first call paid.
 #
 # Nothing warns you when that happens; the program just runs slower. This section makes the
 # cost visible, measures it, and removes it.
@@ -513,8 +518,8 @@ report = claims.run(smoke=S.smoke, out=config.course_root() / "build" / "claims"
 report
 
 # %% [markdown]
-# Read the table one row at a time, left to right: the claim in the article's words and its
-# source, the `device` the claim was measured on, what the article *stated*, what was *measured
+# Read the table one row at a time, left to right: the claim in the article's words, the
+# `device` the claim was measured on, its `source`, what the article *stated*, what was *measured
 # here* (the median ratio with its interval and the number of rounds, then the workload), the
 # *verdict*, and *why*, the sentence the rule wrote for that verdict. Rows marked *not testable
 # here* or *skipped in smoke mode* carry their reason in the last column instead of a
@@ -535,9 +540,10 @@ fig.tight_layout()
 # article stated. A verdict on a claim needs the whole bar inside or beyond the band, or the whole
 # bar short of it, so a long bar that crosses the band is what an unsettled measurement looks
 # like. "× faster" always means the side named under the claim's id: each measured row's label
-# says which variant a point right of 1x favours, the denominator of the claim's ratio (for
-# most claims a JAX variant; for `dynamic-shapes`, whose claim is that JAX is the slower one,
-# PyTorch eager). A point left of 1x means that variant was the slower one. Claims stated in
+# says which variant a point right of 1x favours, the denominator of the claim's ratio (a JAX
+# variant for the claims that JAX is faster, `torch.compile` for the `compile-*` claims, and
+# PyTorch eager for `dynamic-shapes`, whose claim is that JAX is the slower one). A point left
+# of 1x means that variant was the slower one. Claims stated in
 # seconds rather than as a ratio, and claims not measured here, appear with their verdict
 # written next to the 1x line instead of a point.
 #
@@ -603,8 +609,9 @@ if "warning" in report.machine:
 # showing a low load), and on each kind of hardware you are choosing between.
 #
 # One row of the table needs a word on its pairing. Section 2 judged batch-1 latency in the
-# article's pairing, eager PyTorch against `jax.jit`; `course claims` judges the
-# `batch1-latency` claim in the fair one, `torch.compile` against `jax.jit`, so the two
+# article's pairing, eager PyTorch against `jax.jit`, on its small encoder; `course claims`
+# judges the `batch1-latency` claim in the fair one, `torch.compile` against `jax.jit`, on the
+# BERT-base-shaped proxy (full mode only). The pairing and the model both differ, so the two
 # sections can disagree without either being wrong. Which pairing each run timed:
 
 # %%
@@ -623,7 +630,8 @@ for where, c in b1_runs:
 # - A branch of the decision tree is **taken** only when the claim it rests on holds on every
 #   run that judged it, **not taken** when it does not hold on every run that judged it, and
 #   **unsettled** when no run judged it or the runs disagree.
-# - Two runs count here: this notebook's, and the full-mode run the course ships.
+# - The runs that count here: this notebook's, and each full-mode run the course ships
+#   (`docs/claims-results/`).
 # - What the measured branches leave open is decided by the rows no benchmark settles.
 #
 # The tree of section 1 is advice; the verdicts above are evidence. Putting them together is
@@ -693,8 +701,9 @@ for reader, branches in PROFILES.items():
 # one measured. Where it is not taken, the advice behind that branch did not survive
 # measurement, so the reader should not choose for that reason. An unsettled branch means
 # that no run settled its claim, or that the runs disagree: the claim was not testable on
-# these machines (no GPU, no cluster), was skipped in smoke mode, or was refused a verdict on
-# a busy machine, and a run on the hardware you are choosing for is what would settle it. The bottom line of each
+# these machines (no GPU, no cluster), was skipped in smoke mode, was refused a verdict (a busy
+# machine, too few rounds, noisy ratios), or its interval straddled the stated magnitude, and a
+# run on the hardware you are choosing for is what would settle it. The bottom line of each
 # reader is where the measurable part of the choice ends; the rows of section 1 that no
 # benchmark settles (what the team knows, which libraries it needs, what a port costs) decide
 # the rest, and for a real project the step after this one is the MVP checklist of lesson 07
@@ -719,7 +728,8 @@ for reader, branches in PROFILES.items():
 # - *"The first call shows the speed."* It includes compilation, which can dominate a short
 #   job or a stream of new shapes (sections 2 and 3).
 # - *"Dynamic shapes rule JAX out."* Padding to a few buckets with a mask bounds the
-#   compilations and keeps the results exact (section 3).
+#   compilations and keeps the results those of the unpadded inputs, to float32 rounding
+#   (section 3).
 #
 # **Review questions**
 #
