@@ -19,3 +19,11 @@ def x_block():
     """A batch ``(4, 6, d_model)`` of float32 inputs."""
     rng = np.random.default_rng(0)
     return rng.standard_normal((4, 6, CFG.d_model)).astype(np.float32)
+
+
+def pytest_collection_modifyitems(items):
+    # A test that reads the generated class graded end to end (tests/grading/conftest.py's
+    # graded_class: one `course grade` run over a whole class) is an integration test.
+    for item in items:
+        if "graded_class" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
