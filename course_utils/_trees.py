@@ -20,8 +20,8 @@ def is_torch_tensor(x: Any) -> bool:
 
 def _children(x: Any) -> list[tuple[str, Any]] | None:
     """Named children of a container, or None for a leaf."""
-    if is_jax_array(x) or is_torch_tensor(x):
-        return None
+    if x is None or is_jax_array(x) or is_torch_tensor(x):
+        return None  # None is a leaf, as without jax (to jax it is an empty pytree)
     if isinstance(x, Mapping):
         return [(f"[{k!r}]", v) for k, v in x.items()]
     if isinstance(x, tuple) and hasattr(x, "_fields"):

@@ -172,7 +172,9 @@ def check(
     such an error usually means here), not the hint meant for a wrong value.
     An error raised after the student's code returned (the framework or the
     check could not use the answer: a wrong structure, shape or dtype) is told
-    as such, with ``crash_hint`` when there is one, else ``hint``.
+    as such, with ``crash_hint`` when there is one, else ``hint``. A name the
+    check cannot find (the student's function, when its cell failed to compile
+    or never ran) is told as that cell not having run, with no hint.
     """
     test_file = sys._getframe(1).f_code.co_filename
     try:
@@ -223,6 +225,8 @@ def _crash(
     """An error on the way: the course's guard, the student's code, or checking the answer."""
     frame = _student_frame(err, test_file)
     raised_at = traceback.extract_tb(err.__traceback__)[-1:]
+    if isinstance(err, NameError) and frame is None and err.name:
+        return _undefined(exercise, err.name)
     if isinstance(err, AssertionError) and frame not in raised_at:
         # an assertion of the course's, met on the way (a guard the check put in place)
         return CheckFailed(f"{exercise}: {err}" + _hint(hint))
@@ -238,6 +242,21 @@ def _crash(
     return CheckFailed(
         f"{exercise}: checking your answer raised {_error_text(err)}"
         + _hint(crash_hint or hint)
+    )
+
+
+def _undefined(exercise: str, name: str) -> CheckFailed:
+    """The check met a name no cell defined: a cell above did not run, not a wrong answer.
+
+    The usual cause is the exercise cell itself: an ``IndentationError`` or a
+    ``SyntaxError`` stops a cell before any of it runs, so its function is never
+    defined, and a hint about the answer's value would only mislead.
+    """
+    return CheckFailed(
+        f"{exercise}: `{name}` is not defined: the cell above that defines it has not "
+        "run, or stopped with an error (an IndentationError or a SyntaxError stops the "
+        f"whole cell before `{name}` exists). Run that cell, fix the error it shows, "
+        "then run this check again."
     )
 
 

@@ -259,3 +259,41 @@ def test_the_grader_keeps_the_hint_of_a_long_error():
 def test_none_reads_as_none():
     with pytest.raises(exercises.CheckFailed, match="but got  None"):
         check("returns", lambda: None, 4)
+
+
+def test_none_in_an_expected_list_reads_as_none():
+    pytest.importorskip("jax")  # loaded, jax counts None as an empty pytree
+
+    with pytest.raises(exercises.CheckFailed) as err:
+        check("budget", lambda: [6, 0, 5], [6, None, 5], hint="None, not 0")
+    lines = str(err.value).splitlines()
+    assert lines[1:3] == ["  expected [6, None, 5]", "  but got  [6, 0, 5]"]
+    assert lines[3].strip() == "budget[1]: array(0) != None"
+
+
+def test_a_function_whose_cell_did_not_run_is_named_without_the_value_hint():
+    ns = {"check": check}
+    # the exercise cell stopped at compile time (an IndentationError): nothing defined
+    with pytest.raises(IndentationError):
+        _cell("# EXERCISE: judge\ndef decide(samples):\nreturn 1\n", "<exercise>", ns)
+    direct = "# TESTS: judge points=1\ncheck('judge', lambda: decide([1.0]), 1, hint='widen')"
+    helper = (
+        "# TESTS: judge points=1\ndef _cases():\n    return decide([1.0])\n\n"
+        "check('judge', _cases, 1, hint='widen', crash_hint='a list')"
+    )
+    for code in (direct, helper):
+        with pytest.raises(exercises.CheckFailed) as err:
+            _cell(code, "<test cell>", ns)
+        text = str(err.value)
+        assert text.startswith("judge: `decide` is not defined: the cell above")
+        assert "IndentationError" in text and "Hint:" not in text
+
+
+def test_a_name_error_inside_the_students_function_is_still_theirs():
+    ns = {"check": check}
+    _cell("# EXERCISE: f\ndef f(x):\n    return np.sqrt(x)\n", "<exercise cell>", ns)
+    with pytest.raises(exercises.CheckFailed) as err:
+        _cell("# TESTS: f points=1\ncheck('f', lambda: f(4.0), 2.0)", "<test cell>", ns)
+    assert str(err.value).startswith(
+        "f: your function raised NameError at line 3 of f:"
+    )
