@@ -504,7 +504,7 @@ print("\n".join(
 # computed in bfloat16. The float32 copy, the *master weights*, is not a formality: an SGD
 # update `lr * g` is usually far smaller than the parameter it changes, and bfloat16 has 8
 # significant bits, so the gap between a parameter and the next bfloat16 number is between 2⁻⁸
-# and 2⁻⁷ of its size (2⁻⁷ is bfloat16's epsilon, from the `finfo` table of section 1.1). An
+# and 2⁻⁷ of its size (2⁻⁷ is bfloat16's epsilon, from the `finfo` table opening section 1). An
 # update smaller than half that gap rounds away: `p - lr * g == p`, and the step
 # is lost for that parameter. How often does that happen to this model? The cells below train
 # the same MLP twice in each framework, computing in bfloat16 both times: once with the
@@ -618,8 +618,9 @@ for fw, runs in [("PyTorch", storage_torch), ("JAX", storage_jax)]:
 # ### 1.3 float16 and loss scaling
 #
 # float16 has three more mantissa bits than bfloat16 but its smallest normal number is 6e-5,
-# and late in training many gradient entries are smaller than that. Below it float16 keeps
-# fewer and fewer significant bits (the subnormals), and below about 6e-8 a value becomes 0.
+# and small gradient entries can be smaller than that. Below it float16 keeps
+# fewer and fewer significant bits (the subnormals): the smallest is 2⁻²⁴ ≈ 6e-8, and a value below
+# half of it, about 3e-8, becomes 0.
 # The cells below measure it on the float32-trained models of 1.2 at their last batch: each
 # framework computes the first layer's gradient again with float16 activations, without and
 # with the loss multiplied by 2¹⁶ (divided back in float32), and counts the entries that are
@@ -629,9 +630,10 @@ for fw, runs in [("PyTorch", storage_torch), ("JAX", storage_jax)]:
 # step; if it finds an inf or NaN it skips the step and halves the factor. That is a GPU tool:
 # float16 autocast exists on a CPU (and runs here without warnings), but nobody trains in float16
 # on a CPU. JAX has no `GradScaler`: the same three lines are written out (libraries such as
-# DeepMind's `jmp` package them). Both cells compute one float16 gradient on the first batch,
-# unscale it in float32, check it for inf/NaN, and take the SGD step only if it is finite
-# (`scaler.step` skips it otherwise; the JAX cell writes the same rule as an `if`).
+# DeepMind's `jmp` package them). After the table, a second pair of cells takes one such step:
+# both compute one float16 gradient on the *first* batch, unscale it in float32, check it for
+# inf/NaN, and take the SGD step only if it is finite (`scaler.step` skips it otherwise; the JAX
+# cell writes the same rule as an `if`).
 
 # %%
 # PyTorch: the trained float32 model's fc1 gradient on the last batch, float16 activations
@@ -698,17 +700,19 @@ display(Markdown("| fc1 gradient entries | PyTorch | JAX |\n|---|---:|---:|\n" +
 # hold as subnormals or not at all. The next rows are what float16 made of them, without and
 # with scaling: the share of entries lost outright, and the median relative error of the small
 # ones (those below the smallest normal in float32), which is what the subnormals' missing bits
-# cost. Multiplying the loss by 2¹⁶ moves every gradient up by 16 powers of two, out of the
-# subnormal range (too large a scale overflows instead: `GradScaler` then skips the step and
-# halves the scale). Whatever the numbers of this run, that is the whole case for loss
+# cost. Multiplying the loss by 2¹⁶ moves every gradient up by 16 powers of two, which lifts every
+# entry above 2⁻³⁰ ≈ 1e-9 out of the subnormal range (too large a scale overflows instead:
+# `GradScaler` then skips the step and halves the scale). Whatever the numbers of this run,
+# that is the whole case for loss
 # scaling: what the small gradients lose is the difference between the unscaled and the
 # scaled rows. `GradScaler` does exactly this on every step, with a scale it adjusts.
 #
-# The share in the first row grows as training goes on: gradients shrink as the loss falls,
-# so the longer the run (full mode trains ten times as many steps as smoke mode), the more of
-# them sit below float16's smallest normal. That is why float16 training without a scaler
-# can look fine for a while and then stall: the updates that would have continued the
-# descent are the ones rounded away. bfloat16 shares float32's smallest normal, so the same
+# The table measures one moment, the last batch of this run (full mode trains ten times as
+# many steps as smoke mode); it does not follow the share over training. The usual pattern is
+# that gradients shrink as the loss falls, so more of them sit below float16's smallest normal
+# the longer a run goes, and float16 training without a scaler can look fine for a while and
+# then stall: the updates that would have continued the descent are the ones rounded away.
+# bfloat16 shares float32's smallest normal, so the same
 # gradients stay normal numbers there; what bfloat16 loses instead is precision, everywhere.
 
 # %%
@@ -755,8 +759,9 @@ assert_close(model16_torch.fc1.weight.detach().T, model16_jax.fc1.kernel[...], r
 # written with `jax.lax.cond`, or left to Optax's `optax.apply_if_finite(optimizer, n)`, which
 # wraps an optimiser, skips any update with a non-finite gradient and counts the skips (`jmp`
 # adds the dynamic scale that halves and grows like `GradScaler`'s). Loss scaling is only needed for float16; bfloat16 has
-# float32's exponent range, which is why it became the default 16-bit format on TPUs and on
-# recent NVIDIA GPUs.
+# float32's exponent range, which is why it is TPUs' 16-bit format and the usual choice for
+# training on NVIDIA GPUs since Ampere (PyTorch's CUDA autocast still defaults to float16:
+# pass `dtype=torch.bfloat16`).
 #
 # ### 1.4 What bfloat16 does for speed on this machine
 #
@@ -1004,17 +1009,19 @@ for fw, top, quiet in [("PyTorch", top_torch, quiet_torch.result), ("JAX", top_j
 # %% [markdown]
 # Read the two tables with the counts under them. The PyTorch step runs every operator the
 # Python code names, one at a time: the forward's `addmm`/`relu`, the loss's `log_softmax` and
-# `nll_loss`, their backward ops, `zero_grad`'s fills and SGD's in-place updates (nested
-# operator calls included in the count). The JAX step is one XLA program; its ops are the
+# `nll_loss`, their backward ops (the `fill_`s among them are autograd's own, such as the
+# `ones_like` that seeds the loss's gradient: `zero_grad()` sets the gradients to `None` and runs
+# no op) and SGD's in-place updates (nested operator calls included in the count). The JAX step is one XLA
+# program; its ops are the
 # matmuls (`dot`), and *fusions*: XLA merged chains of elementwise work (the bias add and ReLU,
 # the softmax's subtract-exponential, the SGD update `w - lr * g`) into single loops, and most
 # fusion names list the ops each one swallowed (`subtract_exponential_fusion`). The second
-# printed line lists the fusions whose names say nothing: on a CPU, recent XLA hands matmuls and
-# the work around them to the YNNPACK library as `ynn_fusion.N`, whose name lists no op (click
+# printed line lists the fusions whose names say nothing: on a CPU, recent XLA hands some matmuls
+# and the work around them to the YNNPACK library as `ynn_fusion.N`, whose name lists no op (click
 # one in Perfetto to see its HLO); on a GPU the names differ again (`loop_…_fusion`,
 # `input_…_fusion`, and matmul fusions that call cuBLAS or Triton). Fewer, fused ops mean fewer passes over memory and
 # no Python between them; that is what `jit` buys a step like this, and what `torch.compile`'s
-# Inductor does for PyTorch (lesson 03 traced its fused kernels). On a GPU the same cells show
+# Inductor does for PyTorch (lesson 03 counted its generated kernels). On a GPU the same cells show
 # CUDA kernels for PyTorch and GPU ops for JAX, and the story is the same with kernel launches
 # in place of operator calls.
 #
@@ -1257,7 +1264,10 @@ with expect_error(FloatingPointError), jax.debug_nans(True):
 # PyTorch the backward node that returned NaN (in the error line) and the forward line that
 # recorded it (in a warning, printed below the error); JAX the primitive whose output was NaN
 # when the gradient was re-run op by op. The cause is the same in both: the square root's
-# infinite derivative at 0 multiplied by the factor z = 0. The full warning lists the whole Python stack of the forward call, through
+# infinite derivative at 0 multiplied by the factor z = 0. The square root's own backward returns
+# an infinity, not a NaN, so the NaN first appears one op later, in the square's backward, where
+# 2z = 0 multiplies that infinity: PyTorch names that node `PowBackward0`, JAX its `mul`. The
+# full warning lists the whole Python stack of the forward call, through
 # Jupyter's kernel, asyncio and tornado, the same in every notebook; the cell records it and
 # prints its first line and the last frames, which are the cell itself and `norm_loss_torch`.
 # JAX names the primitive that produced the NaN, found by re-running the jitted function
@@ -1328,7 +1338,7 @@ assert_close(w_fix_torch.grad, grad_fix_jax)
 # compiled PyTorch model gives different numbers from the eager one, compile it with
 # `backend="eager"` (Dynamo's capture only), then `"aot_eager"` (plus AOTAutograd's backward
 # graph), then the default Inductor: the first backend that disagrees with eager mode names the
-# layer at fault.
+# compiler stage at fault (Dynamo's capture, AOTAutograd, or Inductor's code).
 #
 # ### 3.2 Printing inside compiled code, and graph breaks
 #
@@ -1579,7 +1589,7 @@ print(f"second call: {float((mask_again_jax == mask_jax).mean()):.1%} of positio
       f"the layer's counter now reads {int(rng_state['count'])}")
 
 # %% [markdown]
-# The printed agreement is what two independent masks give, and the counter says how many
+# The printed agreement is near the 50 % two independent masks give, and the counter says how many
 # masks the layer has drawn. Nothing is hidden in the sense that matters for debugging: the
 # counter and the key can be read, saved, restored and passed around like the parameters, and
 # a model rebuilt with the same `nnx.Rngs` seed draws the same sequence of masks. But two
@@ -1631,8 +1641,8 @@ assert_close(dropped_torch, dropped_jax, rtol=0, atol=0)
 # array that is sharded across devices. With it on, each device computes its own shard's bits
 # from the key and the element indices, with no communication, and the values do not depend on
 # how the array is sharded. The cell below prints the flag's value in this run; it has been on
-# by default since jax 0.5, so both the newest release and older ones such as 0.7 have it on,
-# and code written for releases before 0.5 may see different numbers from the same key.
+# by default since jax 0.5, and code written for releases before 0.5 may see different numbers
+# from the same key.
 
 # %%
 # PyTorch: the deterministic-algorithms switch, set and restored
@@ -1738,14 +1748,14 @@ for fw, same, runs in [("PyTorch", same_torch, repro_torch), ("JAX", same_jax, r
 # this run's device, and what to set where they were not. The assertion runs only where
 # identical bytes are expected: on a CPU, where with the same threads, versions and inputs both
 # frameworks' kernels have no source of run-to-run variation that the course knows of, and
-# the assertion checks that expectation on every run rather than taking it on trust. On a GPU, the same cell reports instead of failing, because cuBLAS may
-# split a matmul's reduction differently from call to call unless its workspace is fixed
-# (`CUBLAS_WORKSPACE_CONFIG`) and deterministic algorithms are requested, and XLA's GPU backend
-# uses atomic additions in some reductions and scatters unless
-# `--xla_gpu_deterministic_ops=true` is set before JAX starts (setting it later has no effect). On a CPU with the same threads,
-# versions and inputs they are expected to be (the cell checks it there); it is a property to check, not to
-# assume, on a GPU (atomics in some kernels), across thread counts (a different split of a
-# reduction sums in a different order) and across library versions. The two frameworks do not
+# the assertion checks that expectation on every run rather than taking it on trust. On a GPU
+# the same cell reports instead of failing, because cuBLAS may split a matmul's reduction
+# differently from call to call unless its workspace is fixed (`CUBLAS_WORKSPACE_CONFIG`) and
+# deterministic algorithms are requested, and XLA's GPU backend uses atomic additions in some
+# reductions and scatters unless `--xla_gpu_deterministic_ops=true` is set before JAX starts
+# (setting it later has no effect). Across thread counts (a different split of a reduction sums
+# in a different order) and across library versions, equality is likewise a property to
+# check, not to assume. The two frameworks do not
 # reproduce *each other* bit for bit (section 1 measured their float32 gap), which is why the
 # course compares them with tolerances and compares each with itself bit for bit.
 #
@@ -1869,7 +1879,7 @@ display(Markdown(
 # the updates that bfloat16 storage rounds away in both frameworks, at two learning rates.
 # </details>
 #
-# <details><summary>7. Why did a smaller learning rate make bfloat16 storage lose more of its updates?</summary>
+# <details><summary>7. Why does a smaller learning rate make bfloat16 storage lose more of its updates?</summary>
 #
 # An update is lost when `lr * g` is smaller than half the rounding gap around the parameter,
 # a gap fixed by the parameter's size and bfloat16's 8 significant bits. The gradient does not
