@@ -384,8 +384,8 @@ for name, s in per_call.items():
     print(f"{name}: {timing.format_seconds(s)} per call of all {S.n_ops} operations")
 
 # %% [markdown]
-# These are this run's per-operation and per-call costs; they are microseconds or less, and
-# they add up: a model of a few hundred small operations pays them hundreds of times per step.
+# These are this run's per-operation and per-call costs. However small each one is, they add
+# up: a model of a few hundred small operations pays them hundreds of times per step.
 #
 # Which eager mode pays more per operation? Both chains run the same `n_ops` additions, so the
 # ratio of their times is the ratio of their per-operation costs. The two dispatchers do
@@ -451,7 +451,7 @@ for eager_name, compiled_name in (("PyTorch eager", "torch.compile"), ("JAX eage
 #   a **fusion-bound** chain of elementwise operations is where compilers win, by fusing many
 #   passes over memory into one.
 #
-# The source articles quote compile speed-ups as single numbers ("1.5–2x"). A PyTorch user who
+# The source articles quote one compile speed-up for every model ("1.5–2x"). A PyTorch user who
 # tries `torch.compile` on their own model often sees something else, sometimes a slowdown,
 # and wonders what went wrong. Nothing did: what a compiler can gain depends on where the
 # time goes. This section takes two functions at the two ends of that range and asks three
@@ -614,9 +614,12 @@ for name, r in reports.items():
 # The verdict explains why it is not judged here; the lines below it express each first call as
 # a number of steady calls, the unit in which compiling has to be paid back, with the part of it
 # each framework spent tracing, lowering and compiling, and what its caches held: all four
-# started cold, so none of them read a compiled program back from a cache. A program that is
-# called fewer times than that (a script run once, a notebook cell re-run after every edit)
-# spends more time compiling than it saves.
+# started cold, so none of them read a compiled program back from a cache. That count is not
+# the break-even: each call after the first saves only the difference between the eager and
+# the compiled time, so the break-even row of each report above (first call against that
+# saving) can be smaller or larger than it. A program that is called fewer times than its
+# break-even (a script run once, a notebook cell re-run after every edit) spends more time
+# compiling than it saves.
 #
 # The two `torch.compile` claims, judged from the paired rounds of the two reports:
 
@@ -665,8 +668,8 @@ for framework in ("jax.jit", "torch.compile"):
 # - Each framework can explain itself: `jax_explain_cache_misses` / `jax_log_compiles`, and
 #   `torch._logging.set_logs(recompiles=True)`; `timing.no_recompile()` turns either into an error.
 #
-# Section 3 priced each first call in steady calls. A recompile costs about as much again, and
-# it happens silently: the program gives the right answer, only slower. That makes
+# Section 3 priced each first call in steady calls. A recompile pays the compiling part of it
+# again, and it happens silently: the program gives the right answer, only slower. That makes
 # recompilation a common performance bug in compiled code, in both frameworks. A training loop whose step recompiles every epoch, or every time the last
 # batch is shorter, spends its time in the compiler.
 #
@@ -1343,7 +1346,8 @@ print(f"converged after {iters_t} iterations in both frameworks, identical label
 # %% [markdown]
 # The float64 NumPy reference is the oracle: two float32 implementations could agree with each
 # other and still both be wrong, but not with an independent computation in higher precision
-# too. Equal labels also mean equal iteration counts, since the stopping test depends on them.
+# too. The iteration counts are compared as well, since the final labels alone could agree
+# after different numbers of iterations.
 
 # %% [markdown]
 # The three steps, iteration by iteration (history recorded by running the jitted JAX step
@@ -1381,18 +1385,21 @@ print(f"kmeans_torch: {len(loop_graphs)} graph(s) of {op_count(loop_graphs)} ops
 print(f"kmeans_step_torch alone: {len(step_graphs)} graph(s) of {op_count(step_graphs)} ops")
 
 # %% [markdown]
-# Compare the two lines: the graph Dynamo recorded while running the whole loop is the step's
-# graph, operation for operation, and the logged break says it gave up on the loop's own frame
-# at the tensor condition and ran that frame eagerly. Nothing of the loop itself is compiled. That is the PyTorch counterpart of JAX's
+# Compare the two lines: where their graph and operation counts match, what Dynamo recorded
+# while running the whole loop is the step's graph, and the logged break says whether it gave
+# up on the loop's own frame at the tensor condition and ran that frame eagerly; then nothing
+# of the loop itself is compiled. That is the PyTorch counterpart of JAX's
 # error in 5.1: where JAX refuses, Dynamo compiles what it can and leaves the rest to Python.
 
 # %% [markdown]
 # So the idiomatic PyTorch version compiles the **step** and keeps the Python loop. Timing the
-# three (results checked equal first):
+# three (results checked equal first). The compiled PyTorch step's first call starts from an
+# empty Inductor cache; `kmeans_jax` was already compiled for these shapes by the parity check
+# above, so its *first call* column is a warm call, not a compilation:
 
 # %%
 step_compiled = torch.compile(kmeans_step_torch)
-with timing.cold_inductor_cache():  # first calls compiled from empty caches on both sides
+with timing.cold_inductor_cache():  # the compiled step's first call: from an empty Inductor cache
     kmeans_times = timing.compare(
         {
             "PyTorch eager loop": lambda: kmeans_torch(X_t, C0_t, tol, max_iter),
@@ -1574,9 +1581,9 @@ assert_close(w_t, w_new)
 # are worth storing), PyTorch's Inductor with its FX graph cache in `TORCHINDUCTOR_CACHE_DIR`
 # (on by default, normally under the system's temporary directory). The script below times the
 # first call of the same function in both and reports the cache's own hit counters; we run it
-# twice against one empty temporary folder. (The function is three matmuls, which Inductor hands
-# to the BLAS library: it then generates no C++ kernel, whose compiler would add tens of seconds
-# to the empty-cache run on a busy CPU.)
+# twice against one empty temporary folder. (The function is two matmuls, which Inductor hands
+# to the BLAS library: it then generates no C++ kernel, so the empty-cache run does not also
+# wait for the C++ compiler.)
 
 # %%
 CACHE_SCRIPT = '''
@@ -1630,8 +1637,9 @@ for i, name in enumerate(("jax.jit", "torch.compile")):
 #
 # **Key concepts**
 # - Write the step for **one** environment, then `vmap` it: the batch dimension is added for you.
-# - The loop calls the step once per environment (one dispatch each); `vmap` and hand-batching
-#   make one call for all of them.
+# - The loop calls the step once per environment (one jitted call each in JAX, every operation
+#   of the step dispatched eagerly in PyTorch); `vmap` and hand-batching make one call for all
+#   of them.
 # - Article 004 says JAX simulates batched RL environments faster than PyTorch (3200 against
 #   1400 frames per second, 2.3x). That compares **frameworks**, and its pairing is eager
 #   PyTorch against `vmap` + `jit` JAX: two changes at once. Section 8.2 judges it in that
@@ -1714,8 +1722,9 @@ display(Markdown("| variant | environment steps / s | × the PyTorch loop's step
     f"| {name} | {sps:,.0f} | {sps / base:,.2f} |" for name, sps in steps_per_s.items())))
 
 # %% [markdown]
-# Read the table in two blocks. Within each framework, the loop row pays one call per
-# environment, so its steps per second are bounded by the per-call cost of section 2; the
+# Read the table in two blocks. Within each framework, the loop row pays one call of the step
+# per environment, so its steps per second are bounded by section 2's costs (JAX: one jitted
+# call per environment; PyTorch: one eager dispatch per operation of the step); the
 # batched rows pay one call for all `n_envs` environments. The last column puts every row on
 # one scale, the PyTorch loop's rate, but rows from different frameworks were timed in
 # different rounds, so compare across blocks with care.
@@ -1733,9 +1742,9 @@ for fw, vm, loop, hand in (
         print(claims.faster(fps[fw], other, vm).explanation)
 
 # %% [markdown]
-# What to expect, whatever this run shows: against a Python loop, batching removes one dispatch
-# per environment, so its advantage grows with the number of environments. Against hand-batched
-# code, `jax.vmap` under `jit` hands XLA one batched program too, and whether it is the same
+# What to expect, whatever this run shows: against a Python loop, batching removes the calls
+# made once per environment, so its advantage grows with the number of environments. Against
+# hand-batched code, `jax.vmap` under `jit` hands XLA one batched program too, and whether it is the same
 # program can be checked rather than assumed: XLA's optimised program for each (the text of
 # `.lower(S_j, A_j).compile()`), with its debug tables, source locations and instruction
 # names taken out, so that only what the machine runs is compared:
@@ -1768,7 +1777,9 @@ print("instructions counted differently (vmap, hand-batched):", differ or "none"
 # programs differ, the last line says in which instructions: layout operations (`transpose`,
 # `concatenate`, `copy`, `bitcast`) mean the two versions put the batch axis in different
 # places, so XLA rearranges memory differently, and an extra `fusion` is one more loop over
-# the data. Whether such a difference costs time is what the JAX line comparing `vmap` with the
+# the data (it also brings `parameter` lines of its own: each fused computation counts its
+# inputs, so a different `parameter` count need not mean different inputs to the program).
+# Whether such a difference costs time is what the JAX line comparing `vmap` with the
 # hand-batched step, above, said. `torch.func.vmap` runs eagerly, batching each operation as
 # it is called, which adds its own per-operation cost on top of the hand-batched operations.
 #
@@ -1809,7 +1820,10 @@ cross
 
 # %% [markdown]
 # All four variants are timed in the same interleaved rounds, so each pairing's ratio below is
-# computed round by round. Each verdict names its pairing, and the unfair one says so.
+# computed round by round. Each verdict names its pairing, and the unfair one says so. The
+# *first call* column compares nothing across rows: `JAX vmap + jit` was compiled in 8.1 and is
+# warm here, the `torch.compile` step starts from an empty Inductor cache, and each eager
+# variant's first call includes whatever its operations compile or load the first time.
 
 # %%
 for p in vmap_claim.pairings:
@@ -1838,7 +1852,7 @@ for p in vmap_claim.pairings:
 # | compile a function | `torch.compile(f)` | `jax.jit(f)` |
 # | see what was captured | a backend that keeps the FX graphs; `TORCH_LOGS="graph_breaks"`, `tlparse` | `jax.make_jaxpr(f)(*args)`, `.lower(...).as_text()` |
 # | data-dependent `if` | Python `if` (graph break) or `torch.cond` | `lax.cond` (Python `if` is an error) |
-# | data-dependent loop | Python loop (graph break per test) | `lax.while_loop` |
+# | data-dependent loop | Python loop (Dynamo runs the loop's frame in Python, compiles what it calls) | `lax.while_loop` |
 # | fixed loop | Python loop (unrolled) | `lax.scan` |
 # | compile-time constants | Python numbers (guarded, then automatic dynamic) | `static_argnums` / `static_argnames` |
 # | dynamic shapes | `mark_dynamic`, `dynamic=True` | one compilation per shape (pad or bucket) |
