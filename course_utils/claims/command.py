@@ -241,7 +241,7 @@ def add_commands(sub: Any) -> None:
         description="Run compact versions of the course's claim benchmarks on the CPU and, "
         "when one is present, on the GPU or TPU (both frameworks on the same device kind, "
         "float32 matmuls at 'highest' precision); print a table of claim, device, source, "
-        "measured ratio (median and its 95 % interval) and verdict; write claims.json "
+        "measured ratio (median and its 95 % interval widened by 15 %) and verdict; write claims.json "
         "(with the machine's fingerprint) and claims.png. `course claims merge DIR...` "
         "puts several machines' claims.json side by side.",
     )

@@ -149,7 +149,7 @@ def write_json(report: ClaimsReport, path: Path) -> Path:
 
 
 def plot(outcomes: Sequence[Outcome], ax=None):
-    """Speed-up claims as × faster with 95 % intervals, the stated band and 1x; returns ax.
+    """Speed-ups as × faster with widened intervals, the stated band and 1x; returns ax.
 
     Claims stated in seconds (a first call, a launch) are not speed-ups; they
     are listed by their verdict only, as are claims not measured here.

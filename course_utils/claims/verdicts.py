@@ -50,6 +50,10 @@ VERDICTS = (HOLDS, DOES_NOT_HOLD, INCONCLUSIVE, NOT_TESTABLE, SKIPPED)
 
 CONFIDENCE = 0.95  # of the interval for the median ratio
 RUN_TO_RUN = 0.15  # each end of the interval moves out by this share (docs/VERDICTS.md)
+# What the printouts call the interval they show: the one the verdict read, widened.
+INTERVAL_LABEL = (
+    f"{CONFIDENCE * 100:.0f} % interval widened by {RUN_TO_RUN * 100:.0f} %"
+)
 MAX_SPREAD = 0.50  # IQR / median of the ratios above this: noisy
 MIN_RATIOS = 6  # the fewest ratios whose 95 % interval excludes the extremes
 NOISY_REMEDY = "rerun on a quieter machine or with a larger timing target (target_s)"
@@ -319,13 +323,14 @@ class Outcome:
         return quartiles(self.samples) if self.samples else None
 
     def measured_text(self) -> str:
-        """'4.98x (interval 3.9–6.6x, n=20)', or a dash when nothing ran."""
+        """'4.98x (95 % interval widened by 15 %: 3.9–6.6x, n=20)', or a dash."""
         if not self.samples:
             return "—"
         u = self.claim.unit
         lo, hi = self.interval or quartiles(self.samples)
+        label = INTERVAL_LABEL if self.interval else "quartiles"
         return (
-            f"{_fmt(self.median, u)} (95 % interval {_fmt(lo, u)}–{_fmt(hi, u)}, "
+            f"{_fmt(self.median, u)} ({label}: {_fmt(lo, u)}–{_fmt(hi, u)}, "
             f"n={len(self.samples)})"
         )
 

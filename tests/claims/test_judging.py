@@ -159,7 +159,7 @@ def test_outcomes_carry_interval_conditions_and_contention_into_json():
     o = judge.evaluate(CLAIM, lambda: m, "gpu")
     d = o.to_dict()
     assert o.verdict == verdicts.HOLDS and o.measured_text().startswith(
-        "3.00x (95 % interval "
+        "3.00x (95 % interval widened by 15 %: "
     )
     assert (d["device"], d["device_name"], d["dtype"]) == (
         "gpu",
@@ -189,7 +189,9 @@ def test_the_interval_is_turned_the_way_the_sentence_reads():
     k = float(text.split("A is ")[1].split("x faster")[0])
     lo, hi = (
         float(x.rstrip("x"))
-        for x in text.split("95 % interval ")[1].split(",")[0].split("–")
+        for x in text.split("95 % interval widened by 15 %: ")[1]
+        .split(",")[0]
+        .split("–")
     )
     assert lo <= k <= hi
 
