@@ -19,9 +19,10 @@
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/v0.1.0/solutions/11_capstone_gpt_exercises.ipynb) [![Open In Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)](https://kaggle.com/kernels/welcome?src=https://github.com/jax-pytorch-side-by-side/course/blob/v0.1.0/solutions/11_capstone_gpt_exercises.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/v0.1.0?labpath=solutions/11_capstone_gpt_exercises.ipynb)
 #
-# Five exercises on the pieces of lesson 11's GPT: the causal mask in both frameworks, a
-# weight converter for the attention block, one step of a KV cache, a data-parallel loss
-# on eight devices, and a resume from a checkpoint that continues bit for bit.
+# Five exercises on the pieces of lesson 11's GPT, each in both frameworks or across them: the
+# causal mask, a weight converter for the attention block, one step of a KV cache, a
+# data-parallel loss (JAX shardings, and what PyTorch's data-parallel ranks compute), and a
+# resume from a checkpoint that continues bit for bit (Orbax and DCP).
 # Replace each `raise NotImplementedError()` with your code, then run the check cell below it:
 # it prints "passed", explains what is wrong, or says "not implemented yet".
 
@@ -53,12 +54,14 @@ from course_utils import env
 SETUP = env.setup(cpu_devices=8)  # first: 8 simulated JAX devices, JAX before PyTorch, float32
 
 import tempfile
+import warnings
 from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import torch
+import torch.distributed.checkpoint as dcp
 from flax import nnx
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
@@ -67,6 +70,7 @@ from course_utils import config, gpt
 from course_utils.exercises import check
 from course_utils.gpt.model import GPTConfig, NNXCausalSelfAttention, NNXGPT, TorchCausalSelfAttention
 from course_utils.parity import assert_close
+from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
 
 S = config.sizes(SIZES, SMOKE)
 CFG = GPTConfig(vocab_size=32, block_size=S.seq, d_model=16, n_heads=4, n_layers=2, d_ff=32)
@@ -213,12 +217,24 @@ assert_close(nnx_attention_from(_conv)(jnp.asarray(_x2))[0], _ref2, rtol=1e-5, a
 # cache keeps them: `k_cache` and `v_cache` are `(batch, heads, max_len, head_dim)`, filled up
 # to position `pos - 1`. One decode step gets the new token's `q`, `k`, `v` (each
 # `(batch, heads, 1, head_dim)`), **writes** `k` and `v` into the caches at `pos`, and lets
-# `q` attend to positions `0 … pos` only (the rest of the cache is still zeros). JAX arrays
-# are immutable: write with `jax.lax.dynamic_update_slice` (or `.at[...].set`) and return the
-# new caches. About 6 lines.
+# `q` attend to positions `0 … pos` only (the rest of the cache is still zeros). Write it
+# twice. PyTorch: `pos` is a Python int, so write into the caches in place and attend over
+# the slice up to `pos`; return the output. JAX arrays are immutable, and under `jax.jit`
+# `pos` is traced: write with `jax.lax.dynamic_update_slice` (or `.at[...].set`), mask the
+# later slots, and return the new caches. About 4 lines for PyTorch, 6 for JAX.
 
 # %%
 # EXERCISE: kv-cache-step
+def decode_step_torch(q, k, v, k_cache, v_cache, pos: int) -> torch.Tensor:
+    """PyTorch: k, v written into the caches at pos, in place; -> out (B, H, 1, hd)."""
+    ### BEGIN SOLUTION
+    k_cache[:, :, pos : pos + 1] = k
+    v_cache[:, :, pos : pos + 1] = v
+    scores = q @ k_cache[:, :, : pos + 1].transpose(-2, -1) / q.shape[-1] ** 0.5
+    return torch.softmax(scores, dim=-1) @ v_cache[:, :, : pos + 1]
+    ### END SOLUTION
+
+
 def decode_step(q, k, v, k_cache, v_cache, pos):
     """-> (out (B, H, 1, hd), k_cache, v_cache) with k, v written at position pos."""
     ### BEGIN SOLUTION
@@ -248,8 +264,22 @@ def run_decode(step_fn):
     return jnp.concatenate(outs, axis=2), k_cache
 
 
+def run_decode_torch(step_fn):
+    """The same feed through the PyTorch step; the caches start as zeros and must be written in place."""
+    k_cache, v_cache = torch.zeros(k_all.shape), torch.zeros(v_all.shape)
+    outs = [step_fn(*(torch.from_numpy(a[:, :, t : t + 1]) for a in (q_all, k_all, v_all)), k_cache, v_cache, t)
+            for t in range(S.seq)]
+    return torch.cat(outs, dim=2).numpy(), k_cache.numpy()
+
+
 # %%
 # TESTS: kv-cache-step points=3
+check("kv-cache-step", lambda: run_decode_torch(decode_step_torch)[1], k_all, rtol=0, atol=0,
+      hint="PyTorch: write the new key into the cache tensor itself, in place, at index pos of axis 2 "
+           "(k_cache[:, :, pos:pos + 1] = k); a new tensor leaves the caller's cache empty",
+      crash_hint="PyTorch: k is (B, H, 1, hd): it fills a slot of length 1 on axis 2 of the cache")
+check("kv-cache-step", lambda: run_decode_torch(decode_step_torch)[0], expected_decode, rtol=1e-4, atol=1e-5,
+      hint="PyTorch: attend to positions 0..pos only (pos included): slice the cache up to pos + 1")
 check("kv-cache-step", lambda: run_decode(decode_step)[1], k_all, rtol=0, atol=0,
       hint="write the new key at index pos of the cache's length axis (axis 2), not pos + 1 or 0",
       crash_hint="JAX: under jax.jit pos is traced, so a slice cannot end at it (mask the later slots "
@@ -265,6 +295,9 @@ assert_close(_out, expected_decode, rtol=1e-4, atol=1e-5, name="decode outputs")
 _, _kc2, _vc2 = decode_step(*(jnp.asarray(a[:, :, :1]) for a in (q_all, k_all, v_all)),
                             jnp.zeros_like(jnp.asarray(k_all)), jnp.zeros_like(jnp.asarray(k_all)), 3)
 assert (np.asarray(_kc2)[:, :, 3] == k_all[:, :, 0]).all() and not np.asarray(_kc2)[:, :, 4:].any()
+_out_t, _kc_t = run_decode_torch(decode_step_torch)
+assert_close(_out_t, expected_decode, rtol=1e-4, atol=1e-5, name="PyTorch decode outputs")
+assert (_kc_t == k_all).all()
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -277,6 +310,13 @@ assert (np.asarray(_kc2)[:, :, 3] == k_all[:, :, 0]).all() and not np.asarray(_k
 # axis over the mesh axis `"data"`, and whose `out_shardings` make the loss replicated. XLA
 # then computes each device's part and combines them: the loss must equal the one-device loss.
 # About 4 lines (`NamedSharding(mesh, P(...))`).
+#
+# The PyTorch half: data parallelism there is one process per device (DDP, or FSDP2 as in the
+# lesson), each computing the loss of its own rows and its gradients, then an all-reduce that
+# averages the gradients. Write `data_parallel_grads_torch(model, x, y, world)`: do in one
+# process what the `world` ranks would compute, rank by rank (its rows of `x` **and** `y`),
+# and return the gradients after the all-reduce, `{name: gradient}`, which must equal the
+# gradients of the whole batch. About 6 lines (`tensor.chunk`, `model.zero_grad()`).
 
 # %%
 # EXERCISE: dp-loss
@@ -285,6 +325,18 @@ def data_parallel(loss_fn, mesh):
     ### BEGIN SOLUTION
     replicated, by_rows = NamedSharding(mesh, P()), NamedSharding(mesh, P("data"))
     return jax.jit(loss_fn, in_shardings=(replicated, by_rows, by_rows), out_shardings=replicated)
+    ### END SOLUTION
+
+
+def data_parallel_grads_torch(model, x, y, world: int) -> dict:
+    """PyTorch: each of `world` ranks' gradients on its rows of (x, y), averaged as DDP's all-reduce does."""
+    ### BEGIN SOLUTION
+    per_rank = []
+    for x_rank, y_rank in zip(x.chunk(world), y.chunk(world), strict=True):
+        model.zero_grad()
+        model.loss(x_rank, y_rank).backward()
+        per_rank.append({name: p.grad.clone() for name, p in model.named_parameters()})
+    return {name: sum(g[name] for g in per_rank) / world for name in per_rank[0]}
     ### END SOLUTION
 
 
@@ -301,6 +353,15 @@ def _dp_loss():
     return data_parallel(loss_fn, mesh8)(params, x_np, y_np)
 
 
+torch.manual_seed(0)
+model_dp_torch = gpt.model.TorchGPT(CFG)
+x_dp_torch, y_dp_torch = torch.from_numpy(x_np).long(), torch.from_numpy(y_np).long()
+model_dp_torch.zero_grad()
+model_dp_torch.loss(x_dp_torch, y_dp_torch).backward()
+expected_grads_torch = {name: p.grad.clone() for name, p in model_dp_torch.named_parameters()}  # the whole batch
+WORLD = 4  # ranks
+
+
 def _dp_batch_split():
     """How the compiled function takes x: the mesh axis its first dimension is split over."""
     sharding = data_parallel(loss_fn, mesh8).lower(params, x_np, y_np).compile().input_shardings[0][1]
@@ -310,6 +371,11 @@ def _dp_batch_split():
 
 # %%
 # TESTS: dp-loss points=3
+check("dp-loss", lambda: data_parallel_grads_torch(model_dp_torch, x_dp_torch, y_dp_torch, WORLD),
+      expected_grads_torch, rtol=1e-4, atol=1e-6,
+      hint="PyTorch: the all-reduce averages the ranks' gradients (divide by the number of ranks), and each "
+           "rank starts from cleared gradients (model.zero_grad()), or backward() adds to the previous rank's",
+      crash_hint="PyTorch: each rank takes the same rows of y as of x (y.chunk(world) beside x.chunk(world))")
 check("dp-loss", _dp_loss, expected_loss, rtol=1e-5, atol=1e-6,
       hint="the loss of the whole batch is the mean of the shards' losses, not their sum",
       crash_hint="JAX: in_shardings has one sharding per argument (params, x, y), and data parallelism keeps a "
@@ -342,6 +408,8 @@ assert_close(_dp(params, _tok[:, :-1], _tok[:, 1:]), jax.jit(loss_fn)(params, _t
 _compiled = _dp.lower(params, x_np, y_np).compile()
 assert all(s.is_fully_replicated for s in jax.tree.leaves(_compiled.input_shardings[0][0]))
 assert _compiled.output_shardings.is_fully_replicated
+_g2 = data_parallel_grads_torch(model_dp_torch, x_dp_torch, y_dp_torch, 2)
+assert_close(_g2, expected_grads_torch, rtol=1e-4, atol=1e-6, name="PyTorch, 2 ranks")
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -355,6 +423,13 @@ assert _compiled.output_shardings.is_fully_replicated
 # parameters and `tx.init` of them: use them as the abstract target,
 # `gpt.checkpoint.abstract_like`) and return `(params, opt_state, next_batch)`. Training on from there must give the losses
 # and parameters of the uninterrupted run **exactly**. About 4 lines.
+#
+# Then the PyTorch half, with `torch.distributed.checkpoint` (DCP): a run saved
+# `{"model": ..., "optim": ..., "step": tensor(k)}`, the model's and AdamW's state dicts from
+# `get_state_dict(model, optimizer)`. Write `resume_torch(path, model, optimizer)`: DCP loads
+# *in place* into a state dict of the same structure, so build one from the fresh model and
+# optimizer you are given, `dcp.load` it (`no_dist=True`: one process), put it back with
+# `set_state_dict`, and return the next batch. About 5 lines.
 
 # %%
 # EXERCISE: resume
@@ -365,6 +440,17 @@ def resume(path, params_like, opt_state_like):
                                            "step": jnp.zeros((), jnp.int32)})
     saved = gpt.checkpoint.orbax_load(path, target)
     return saved["params"], saved["opt_state"], int(saved["step"])
+    ### END SOLUTION
+
+
+def resume_torch(path, model, optimizer) -> int:
+    """PyTorch: fill the fresh model and optimizer from the DCP checkpoint at path, in place; -> next_batch."""
+    ### BEGIN SOLUTION
+    msd, osd = get_state_dict(model, optimizer)
+    state = {"model": msd, "optim": osd, "step": torch.tensor(0)}
+    dcp.load(state, checkpoint_id=path, no_dist=True)
+    set_state_dict(model, optimizer, model_state_dict=state["model"], optim_state_dict=state["optim"])
+    return int(state["step"])
     ### END SOLUTION
 
 
@@ -379,6 +465,27 @@ p_k, o_k, _ = gpt.train.jax_run(train_step, params, tx.init(params), batches[: S
 gpt.checkpoint.orbax_save(ckpt_dir / "step", {"params": p_k, "opt_state": o_k, "step": jnp.asarray(S.steps, jnp.int32)})
 p_end, _, losses_after = gpt.train.jax_run(train_step, p_k, o_k, batches[S.steps :])  # uninterrupted
 print(f"checkpoint after {S.steps} steps; the uninterrupted run's next losses: {np.round(losses_after, 4)}")
+
+
+torch.manual_seed(0)
+model_k_torch = gpt.model.TorchGPT(CFG)
+opt_k_torch = gpt.train.torch_adamw(model_k_torch)
+batches_torch = [tuple(a.astype(np.int64) for a in b) for b in batches]  # cross_entropy wants int64 targets
+gpt.train.torch_run(model_k_torch, opt_k_torch, batches_torch[: S.steps])
+gpt.checkpoint.dcp_save(ckpt_dir / "dcp", model_k_torch, opt_k_torch, step=S.steps)
+losses_after_torch = gpt.train.torch_run(model_k_torch, opt_k_torch, batches_torch[S.steps :])  # uninterrupted
+params_end_torch = {name: p.detach().clone() for name, p in model_k_torch.named_parameters()}
+
+
+def _resumed_torch():
+    torch.manual_seed(1)  # other weights, an empty optimizer: all must come back
+    model = gpt.model.TorchGPT(CFG)
+    optimizer = gpt.train.torch_adamw(model)
+    with warnings.catch_warnings():  # DCP without a process group says it assumes one process
+        warnings.filterwarnings("ignore", message="torch.distributed is disabled", category=UserWarning)
+        nxt = resume_torch(ckpt_dir / "dcp", model, optimizer)
+    losses = gpt.train.torch_run(model, optimizer, batches_torch[nxt:])
+    return losses, {name: p.detach() for name, p in model.named_parameters()}
 
 
 def _resumed():
@@ -396,6 +503,14 @@ check("resume", lambda: len(_resumed()[0]), len(losses_after), rtol=0, atol=0,
       hint="continue from the saved step: next_batch is the checkpoint's 'step', not 0")
 check("resume", lambda: _resumed(), (losses_after, p_end), rtol=0, atol=0,
       hint="restore the optimizer state too (AdamW's moments and step count), not tx.init of the parameters")
+check("resume", lambda: len(_resumed_torch()[0]), len(losses_after_torch), rtol=0, atol=0,
+      hint="PyTorch: continue from the saved step: next_batch is the checkpoint's 'step', not 0",
+      crash_hint="PyTorch: dcp.load fills a state dict shaped like the saved one: "
+                 "{'model', 'optim', 'step'}, from get_state_dict(model, optimizer)")
+check("resume", lambda: _resumed_torch()[0][:1], losses_after_torch[:1], rtol=0, atol=0,
+      hint="PyTorch: load the weights into the model (set_state_dict after dcp.load), not only the optimizer")
+check("resume", lambda: _resumed_torch(), (losses_after_torch, params_end_torch), rtol=0, atol=0,
+      hint="PyTorch: restore the optimizer state too (optim_state_dict in set_state_dict), not a fresh AdamW")
 
 # %%
 # HIDDEN TESTS: resume points=2
@@ -403,11 +518,14 @@ check("resume", lambda: _resumed(), (losses_after, p_end), rtol=0, atol=0,
 _losses, _p = _resumed()
 assert _losses == losses_after, (_losses, losses_after)
 assert all((np.asarray(a) == np.asarray(b)).all() for a, b in zip(jax.tree.leaves(_p), jax.tree.leaves(p_end), strict=True))
+_losses_t, _p_t = _resumed_torch()
+assert _losses_t == losses_after_torch
+assert all(torch.equal(_p_t[n], params_end_torch[n]) for n in params_end_torch)
 ### END HIDDEN TESTS
 
 # %% [markdown]
 # ## Done
 #
 # You wrote the mask every GPT starts from, a converter proven by outputs, the cache that
-# makes sampling cheap, a loss that runs on eight devices unchanged, and a resume that loses
-# nothing. Together they are the lesson's pipeline in miniature.
+# makes sampling cheap in both frameworks, a loss that runs on eight devices unchanged and the
+# gradients PyTorch's ranks average, and a resume that loses nothing, with Orbax and DCP. Together they are the lesson's pipeline in miniature.

@@ -1,7 +1,7 @@
 """Lesson 11's GPT, every piece in one folder (as in nanoGPT and Flax's examples):
 
 - ``model``: ``GPTConfig``, ``TorchGPT`` and ``NNXGPT`` (blocks scanned), with a KV cache
-- ``sample``: ``generate_torch``/``generate_nnx``, with and without the KV cache, and ``generate_fn`` for any logits callable; one random stream
+- ``sample``: ``torch_generate``/``nnx_generate``, with and without the KV cache, and ``generate_fn`` for any logits callable; one random stream
 - ``convert``: ``TorchGPT`` <-> ``NNXGPT`` (stacked layers), tensors or gradients by name, ``make_gpt_pair``
 - ``data``: a corpus shipped with Python, a character tokenizer, one batch order in a DataLoader and a NumPy iterator
 - ``train``: the training step in each framework, one pure JAX step for every sharding

@@ -71,28 +71,35 @@ def _single_process() -> Iterator[None]:
         yield
 
 
-def dcp_save(path: str | Path, model: Any, optimizer: Any) -> None:
-    """Save the model's and optimizer's state dicts with DCP (one process)."""
+def dcp_save(path: str | Path, model: Any, optimizer: Any, step: int = 0) -> None:
+    """Save the model's and optimizer's state dicts with DCP (one process).
+
+    ``step`` (the number of batches consumed) is saved beside them, as a tensor.
+    """
+    import torch
     import torch.distributed.checkpoint as dcp
     from torch.distributed.checkpoint.state_dict import get_state_dict
 
     with _single_process():
         msd, osd = get_state_dict(model, optimizer)
-        dcp.save({"model": msd, "optim": osd}, checkpoint_id=Path(path), no_dist=True)
+        state = {"model": msd, "optim": osd, "step": torch.tensor(step)}
+        dcp.save(state, checkpoint_id=Path(path), no_dist=True)
 
 
-def dcp_load(path: str | Path, model: Any, optimizer: Any) -> None:
+def dcp_load(path: str | Path, model: Any, optimizer: Any) -> int:
     """Load a :func:`dcp_save` checkpoint into ``model`` and ``optimizer`` in place.
 
     The optimizer must be a fresh one over ``model``'s parameters; DCP fills its
-    state (moments and step counts) as it fills the weights.
+    state (moments and step counts) as it fills the weights. Returns the saved
+    ``step``.
     """
+    import torch
     import torch.distributed.checkpoint as dcp
     from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
 
     with _single_process():
         msd, osd = get_state_dict(model, optimizer)
-        state = {"model": msd, "optim": osd}
+        state = {"model": msd, "optim": osd, "step": torch.tensor(0)}
         dcp.load(state, checkpoint_id=Path(path), no_dist=True)
         set_state_dict(
             model,
@@ -100,3 +107,4 @@ def dcp_load(path: str | Path, model: Any, optimizer: Any) -> None:
             model_state_dict=state["model"],
             optim_state_dict=state["optim"],
         )
+    return int(state["step"])

@@ -22,13 +22,19 @@ without a cache, on a fixed window of ``block_size`` tokens.
 drawn position, the token it would pick from the sample's own prefix with the
 same random number, and how close that draw was to picking another token.
 
-On the JAX side the model runs under ``nnx.jit``: the decode step compiles
-once per input length (the position is a traced argument), and sampling
-without a cache pads the context to ``block_size`` on the right, which a
-causal model ignores, so it compiles once too.
+On the JAX side :func:`nnx_generate` runs the model under ``nnx.jit`` one
+token at a time: the decode step compiles once per input length (the position
+is a traced argument), and sampling without a cache pads the context to
+``block_size`` on the right, which a causal model ignores, so it compiles once
+too. Each token then costs a dispatch from Python. :func:`nnx_generate_compiled`
+puts the whole loop in one ``jax.jit`` program: the prompt, then a
+``jax.lax.fori_loop`` over the drawn positions, with the KV cache (or the token
+buffer, without one) as the loop's carry.
 """
 
 from __future__ import annotations
+
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -41,8 +47,9 @@ from course_utils import compat
 
 __all__ = [
     "generate_fn",
-    "generate_nnx",
-    "generate_torch",
+    "nnx_generate",
+    "nnx_generate_compiled",
+    "torch_generate",
     "teacher_forced",
     "uniforms",
 ]
@@ -80,7 +87,7 @@ def _window(tokens: np.ndarray, size: int) -> tuple[np.ndarray, int]:
 # ----------------------------------------------------------------- PyTorch
 
 
-def _pick_torch(
+def _torch_pick(
     logits: torch.Tensor, temperature: float, u: torch.Tensor
 ) -> torch.Tensor:
     # logits: (B, V); u: (B,) -> (B,) token ids
@@ -91,7 +98,7 @@ def _pick_torch(
 
 
 @torch.no_grad()
-def generate_torch(
+def torch_generate(
     model,
     prompt,
     steps: int,
@@ -116,7 +123,7 @@ def generate_torch(
         for s in range(steps):
             if not use_cache:
                 logits = model(tokens[:, -S:])  # the whole (cropped) context again
-            nxt = _pick_torch(logits[:, -1], temperature, u[s])  # (B,)
+            nxt = _torch_pick(logits[:, -1], temperature, u[s])  # (B,)
             tokens = torch.cat([tokens, nxt[:, None]], dim=1)
             if use_cache and s + 1 < steps:
                 logits, _ = model.decode(nxt[:, None], cache, T0 + s)  # one position
@@ -140,20 +147,20 @@ def _nnx_logits_at(model, window, index):
 
 
 @jax.jit
-def _pick_jax(logits, temperature, u):
+def _jax_pick(logits, temperature, u):
     cdf = jnp.cumsum(
         jax.nn.softmax(logits.astype(jnp.float32) / temperature, axis=-1), axis=-1
     )
     return jnp.minimum((cdf < u[:, None]).sum(-1), logits.shape[-1] - 1)
 
 
-def _pick_nnx(logits, temperature: float, u):
+def _nnx_pick(logits, temperature: float, u):
     if temperature == 0:
         return jnp.argmax(logits, axis=-1)
-    return _pick_jax(logits, temperature, u)
+    return _jax_pick(logits, temperature, u)
 
 
-def generate_nnx(
+def nnx_generate(
     model,
     prompt,
     steps: int,
@@ -162,7 +169,7 @@ def generate_nnx(
     seed: int = 0,
     use_cache: bool = True,
 ) -> np.ndarray:
-    """The same as :func:`generate_torch`, for an ``NNXGPT`` (run in evaluation mode)."""
+    """The same as :func:`torch_generate`, for an ``NNXGPT`` (run in evaluation mode)."""
     tokens = np.asarray(prompt).astype(np.int32)
     B, T0 = tokens.shape
     S = model.cfg.block_size
@@ -176,7 +183,7 @@ def generate_nnx(
         if not use_cache:
             window, last = _window(tokens, S)
             logits = _nnx_logits_at(model, jnp.asarray(window), last)
-        nxt = np.asarray(_pick_nnx(logits, temperature, u[s])).astype(np.int32)
+        nxt = np.asarray(_nnx_pick(logits, temperature, u[s])).astype(np.int32)
         tokens = np.concatenate([tokens, nxt[:, None]], axis=1)
         if use_cache and s + 1 < steps:
             logits, cache = _nnx_decode(model, jnp.asarray(nxt[:, None]), cache, T0 + s)
@@ -184,19 +191,93 @@ def generate_nnx(
     return tokens
 
 
+def _decode_loop_body(graphdef, prompt_len, temperature, use_cache, u):
+    """The ``fori_loop`` body: draw position ``prompt_len + s`` and write it into the carry.
+
+    The model's state rides in the carry, unchanged: NNX builds a module only from
+    arrays of the trace it runs in, and the loop body is a trace of its own.
+    """
+
+    def body(s, carry):
+        tokens, cache, last, state = carry  # (B, S) ids; the cache; (B, V) logits
+        model = nnx.merge(graphdef, state)
+        if not use_cache:  # the whole window again; read the row before position t
+            logits = model(tokens)  # (B, S, V)
+            last = jax.lax.dynamic_index_in_dim(
+                logits, prompt_len + s - 1, axis=1, keepdims=False
+            ).astype(jnp.float32)
+        nxt = _nnx_pick(last, temperature, u[s]).astype(jnp.int32)  # (B,)
+        tokens = jax.lax.dynamic_update_slice(tokens, nxt[:, None], (0, prompt_len + s))
+        if use_cache:  # one position through the cache
+            logits, cache = model.decode(nxt[:, None], cache, prompt_len + s)
+            last = logits[:, -1].astype(jnp.float32)
+        return tokens, cache, last, state
+
+    return body
+
+
+@functools.partial(
+    jax.jit, static_argnames=("graphdef", "steps", "temperature", "use_cache")
+)
+def _jax_decode_loop(graphdef, state, prompt, u, *, steps, temperature, use_cache):
+    model = nnx.merge(graphdef, state)
+    B, T0 = prompt.shape
+    S = model.cfg.block_size
+    tokens = jnp.zeros((B, S), jnp.int32).at[:, :T0].set(prompt)  # (B, S)
+    cache, last = None, jnp.zeros((B, model.cfg.vocab_size), jnp.float32)
+    if use_cache:
+        logits, cache = model.decode(prompt, model.new_cache(B), 0)  # the prompt, once
+        last = logits[:, -1].astype(jnp.float32)
+    body = _decode_loop_body(graphdef, T0, temperature, use_cache, u)
+    tokens, *_ = jax.lax.fori_loop(0, steps, body, (tokens, cache, last, state))
+    return tokens[:, : T0 + steps]
+
+
+def nnx_generate_compiled(
+    model,
+    prompt,
+    steps: int,
+    *,
+    temperature: float = 1.0,
+    seed: int = 0,
+    use_cache: bool = True,
+) -> np.ndarray:
+    """:func:`nnx_generate` as one compiled program: a ``fori_loop`` inside ``jax.jit``.
+
+    The same draws (:func:`uniforms`, the inverse-CDF pick), so the same text up
+    to near-ties. The token buffer is ``block_size`` long in both modes, so
+    ``prompt + steps`` must fit it (no sliding window).
+    """
+    tokens = np.asarray(prompt).astype(np.int32)
+    B, T0 = tokens.shape
+    _check(T0, steps, model.cfg.block_size)
+    graphdef, state = nnx.split(compat.eval_view(model))
+    u = jnp.asarray(uniforms(steps, B, seed))
+    out = _jax_decode_loop(
+        graphdef,
+        state,
+        jnp.asarray(tokens),
+        u,
+        steps=steps,
+        temperature=float(temperature),
+        use_cache=use_cache,
+    )
+    return np.asarray(out)
+
+
 # ------------------------------------------------------------ any callable
 
 
-def _cdf_np(logits: np.ndarray, temperature: float) -> np.ndarray:
+def _np_cdf(logits: np.ndarray, temperature: float) -> np.ndarray:
     z = logits.astype(np.float32) / np.float32(temperature)
     p = np.exp(z - z.max(-1, keepdims=True))
     return np.cumsum(p / p.sum(-1, keepdims=True), axis=-1)
 
 
-def _pick_np(logits: np.ndarray, temperature: float, u: np.ndarray) -> np.ndarray:
+def _np_pick(logits: np.ndarray, temperature: float, u: np.ndarray) -> np.ndarray:
     if temperature == 0:
         return logits.argmax(-1)
-    cdf = _cdf_np(logits, temperature)
+    cdf = _np_cdf(logits, temperature)
     return np.minimum((cdf < u[:, None]).sum(-1), logits.shape[-1] - 1)
 
 
@@ -228,7 +309,7 @@ def generate_fn(
     u = uniforms(steps, tokens.shape[0], seed)
     for s in range(steps):
         out = _last_logits(logits, tokens, max_len)
-        nxt = _pick_np(out, temperature, u[s]).astype(np.int32)
+        nxt = _np_pick(out, temperature, u[s]).astype(np.int32)
         tokens = np.concatenate([tokens, nxt[:, None]], axis=1)
     return tokens
 
@@ -264,13 +345,13 @@ def teacher_forced(
     rows = np.arange(B)
     for s in range(steps):
         out = _last_logits(logits, sample[:, : prompt_len + s], max_len)
-        picks[:, s] = _pick_np(out, temperature, u[s])
+        picks[:, s] = _np_pick(out, temperature, u[s])
         if temperature == 0:
             top2 = np.sort(out, axis=-1)[:, -2:]
             margins[:, s] = top2[:, 1] - top2[:, 0]
             continue
         cdf = np.concatenate(
-            [np.zeros((B, 1), np.float32), _cdf_np(out, temperature)], -1
+            [np.zeros((B, 1), np.float32), _np_cdf(out, temperature)], -1
         )
         lo, hi = cdf[rows, picks[:, s]], cdf[rows, picks[:, s] + 1]
         margins[:, s] = np.minimum(np.abs(u[s] - lo), np.abs(hi - u[s]))

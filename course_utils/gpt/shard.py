@@ -23,7 +23,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = [
+    "COLLECTIVES",
+    "FSDP_RULES",
     "TP_RULES",
+    "count_collectives",
     "jit_step",
     "mesh",
     "param_specs",
@@ -41,6 +44,35 @@ TP_RULES: tuple[tuple[str, tuple], ...] = (
     (r"attn/proj/kernel$", ("model", None)),  # by input rows
     (r"fc2/kernel$", ("model", None)),
 )
+
+# FSDP (ZeRO-3) on a ("data",) mesh: every Linear kernel split by its first own axis over the
+# devices that also split the batch; XLA gathers each kernel before its use.
+FSDP_RULES: tuple[tuple[str, tuple], ...] = ((r"kernel$", ("data", None)),)
+
+# The collective operations of XLA's HLO, as its text names them.
+COLLECTIVES = (
+    "all-reduce",
+    "all-gather",
+    "reduce-scatter",
+    "all-to-all",
+    "collective-permute",
+)
+
+
+def count_collectives(jitted: Callable[..., Any], *args: Any) -> dict[str, int]:
+    """How many of each collective the compiled program of ``jitted(*args)`` holds.
+
+    Read from the optimised HLO text (``lower(...).compile().as_text()``); an
+    asynchronous pair (``all-gather-start`` / ``-done``) counts once. Only the
+    collectives that occur are keys.
+    """
+    text = jitted.lower(*args).compile().as_text()
+    counts = {}
+    for op in COLLECTIVES:
+        n = len(re.findall(rf"\s{op}(?:-start)?\(", text))
+        if n:
+            counts[op] = n
+    return counts
 
 
 def mesh(shape: Sequence[int], names: Sequence[str]) -> Any:

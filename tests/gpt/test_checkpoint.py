@@ -23,11 +23,11 @@ def test_dcp_resume_is_bit_for_bit(tmp_path):
     opt = gpt.train.torch_adamw(model)
     batches = _batches(4)
     gpt.train.torch_run(model, opt, batches[:2])
-    gpt.checkpoint.dcp_save(tmp_path / "ck", model, opt)
+    gpt.checkpoint.dcp_save(tmp_path / "ck", model, opt, step=7)
     after = gpt.train.torch_run(model, opt, batches[2:])
     model2 = TorchGPT(CFG)
     opt2 = gpt.train.torch_adamw(model2)
-    gpt.checkpoint.dcp_load(tmp_path / "ck", model2, opt2)
+    assert gpt.checkpoint.dcp_load(tmp_path / "ck", model2, opt2) == 7
     assert gpt.train.torch_run(model2, opt2, batches[2:]) == after
     assert all(
         torch.equal(a, b)

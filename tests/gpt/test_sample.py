@@ -23,13 +23,13 @@ def test_cache_no_cache_and_both_frameworks_agree(pair, temperature):
     tm, jm = pair
     prompt = np.array([[1, 2, 3], [4, 5, 6]])
     kw = {"temperature": temperature, "seed": 7}
-    ref = gpt.sample.generate_torch(tm, prompt, 5, **kw)
+    ref = gpt.sample.torch_generate(tm, prompt, 5, **kw)
     assert ref.shape == (2, 8)
     np.testing.assert_array_equal(ref[:, :3], prompt)
     for out in (
-        gpt.sample.generate_torch(tm, prompt, 5, use_cache=False, **kw),
-        gpt.sample.generate_nnx(jm, prompt, 5, **kw),
-        gpt.sample.generate_nnx(jm, prompt, 5, use_cache=False, **kw),
+        gpt.sample.torch_generate(tm, prompt, 5, use_cache=False, **kw),
+        gpt.sample.nnx_generate(jm, prompt, 5, **kw),
+        gpt.sample.nnx_generate(jm, prompt, 5, use_cache=False, **kw),
     ):
         np.testing.assert_array_equal(out, ref)
 
@@ -37,11 +37,11 @@ def test_cache_no_cache_and_both_frameworks_agree(pair, temperature):
 def test_sliding_context_and_the_cache_limit(pair):
     tm, jm = pair
     prompt = np.array([[1, 2, 3, 4, 5, 6]])
-    long_t = gpt.sample.generate_torch(tm, prompt, 8, use_cache=False, seed=1)
-    long_j = gpt.sample.generate_nnx(jm, prompt, 8, use_cache=False, seed=1)
+    long_t = gpt.sample.torch_generate(tm, prompt, 8, use_cache=False, seed=1)
+    long_j = gpt.sample.nnx_generate(jm, prompt, 8, use_cache=False, seed=1)
     np.testing.assert_array_equal(long_t, long_j)
     with pytest.raises(ValueError, match="exceed block_size=8"):
-        gpt.sample.generate_torch(tm, prompt, 8)
+        gpt.sample.torch_generate(tm, prompt, 8)
     assert gpt.sample.uniforms(3, 2, 0).dtype == np.float32
 
 
@@ -85,7 +85,7 @@ def test_generate_fn_draws_what_the_model_samplers_draw(pair):
             temperature=1.5,
             seed=7,
         )
-    ref = gpt.sample.generate_torch(
+    ref = gpt.sample.torch_generate(
         tm, prompt, 5, temperature=1.5, seed=7, use_cache=False
     )
     np.testing.assert_array_equal(got, ref)
@@ -120,3 +120,26 @@ def test_teacher_forced_replays_a_sample_and_measures_near_ties(pair):
     np.testing.assert_allclose(gap, top2[..., 1] - top2[..., 0])
     with pytest.raises(ValueError, match="at least one token"):
         gpt.sample.teacher_forced(logits, sample, 0, 4)
+
+
+@pytest.mark.parametrize("use_cache", [True, False])
+@pytest.mark.parametrize("temperature", [0.0, 0.9])
+def test_the_compiled_decode_loop_draws_the_per_token_samplers_text(
+    use_cache, temperature
+):
+    _, model = gpt.convert.make_gpt_pair(CFG, seed=3)
+    prompt = np.array([[1, 2, 3], [4, 5, 6]])
+    steps = CFG.block_size - prompt.shape[1]
+    want = gpt.sample.nnx_generate(
+        model, prompt, steps, temperature=temperature, seed=2
+    )
+    got = gpt.sample.nnx_generate_compiled(
+        model, prompt, steps, temperature=temperature, seed=2, use_cache=use_cache
+    )
+    np.testing.assert_array_equal(got, want)
+
+
+def test_the_compiled_decode_loop_refuses_more_than_block_size():
+    _, model = gpt.convert.make_gpt_pair(CFG, seed=3)
+    with pytest.raises(ValueError, match="block_size"):
+        gpt.sample.nnx_generate_compiled(model, np.ones((1, 2)), CFG.block_size)

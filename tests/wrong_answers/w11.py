@@ -48,7 +48,65 @@ def attention_torch_to_nnx(sd):
             "proj": {"kernel": sd["proj.weight"].T, "bias": sd["proj.bias"]}}
 """
 
-KV_BODY = """
+KV_TORCH_OK = """
+def decode_step_torch(q, k, v, k_cache, v_cache, pos):
+    k_cache[:, :, pos : pos + 1] = k
+    v_cache[:, :, pos : pos + 1] = v
+    scores = q @ k_cache[:, :, : pos + 1].transpose(-2, -1) / q.shape[-1] ** 0.5
+    return torch.softmax(scores, dim=-1) @ v_cache[:, :, : pos + 1]
+"""
+KV_JAX_OK = """
+def decode_step(q, k, v, k_cache, v_cache, pos):
+    k_cache = jax.lax.dynamic_update_slice(k_cache, k, (0, 0, pos, 0))
+    v_cache = jax.lax.dynamic_update_slice(v_cache, v, (0, 0, pos, 0))
+    scores = jnp.einsum("bhqd,bhkd->bhqk", q, k_cache) / jnp.sqrt(q.shape[-1])
+    scores = jnp.where(jnp.arange(k_cache.shape[2]) <= pos, scores, -jnp.inf)
+    return jax.nn.softmax(scores, axis=-1) @ v_cache, k_cache, v_cache
+"""
+KV_TORCH_NEW_TENSOR = (
+    KV_JAX_OK
+    + """
+def decode_step_torch(q, k, v, k_cache, v_cache, pos):
+    k_cache = torch.cat([k_cache[:, :, :pos], k], dim=2)  # a new tensor: the caller's cache stays zeros
+    v_cache = torch.cat([v_cache[:, :, :pos], v], dim=2)
+    scores = q @ k_cache.transpose(-2, -1) / q.shape[-1] ** 0.5
+    return torch.softmax(scores, dim=-1) @ v_cache
+"""
+)
+KV_TORCH_SLICE_TO_POS = (
+    KV_JAX_OK
+    + """
+def decode_step_torch(q, k, v, k_cache, v_cache, pos):
+    k_cache[:, :, pos : pos + 1] = k
+    v_cache[:, :, pos : pos + 1] = v
+    scores = q @ k_cache[:, :, :pos].transpose(-2, -1) / q.shape[-1] ** 0.5  # pos itself left out
+    return torch.softmax(scores, dim=-1) @ v_cache[:, :, :pos]
+"""
+)
+KV_TORCH_WHOLE_CACHE = (
+    KV_JAX_OK
+    + """
+def decode_step_torch(q, k, v, k_cache, v_cache, pos):
+    k_cache[:, :, pos : pos + 1] = k
+    v_cache[:, :, pos : pos + 1] = v
+    scores = q @ k_cache.transpose(-2, -1) / q.shape[-1] ** 0.5  # the empty slots too
+    return torch.softmax(scores, dim=-1) @ v_cache
+"""
+)
+KV_TORCH_SQUEEZED = (
+    KV_JAX_OK
+    + """
+def decode_step_torch(q, k, v, k_cache, v_cache, pos):
+    k_cache[:, :, pos] = k  # (B, H, 1, hd) into a (B, H, hd) slot
+    v_cache[:, :, pos] = v
+    scores = q @ k_cache[:, :, : pos + 1].transpose(-2, -1) / q.shape[-1] ** 0.5
+    return torch.softmax(scores, dim=-1) @ v_cache[:, :, : pos + 1]
+"""
+)
+
+KV_BODY = (
+    KV_TORCH_OK
+    + """
 def decode_step(q, k, v, k_cache, v_cache, pos):
     k_cache = jax.lax.dynamic_update_slice(k_cache, k, (0, 0, {at}, 0))
     v_cache = jax.lax.dynamic_update_slice(v_cache, v, (0, 0, {at}, 0))
@@ -56,6 +114,7 @@ def decode_step(q, k, v, k_cache, v_cache, pos):
     {mask}
     return jax.nn.softmax(scores, axis=-1) @ v_cache, k_cache, v_cache
 """
+)
 MASK_OK = "scores = jnp.where(jnp.arange(k_cache.shape[2]) <= pos, scores, -jnp.inf)"
 KV_WRONG_POSITION = KV_BODY.format(
     at="pos + 1", mask=MASK_OK.replace("<= pos", "<= pos + 1")
@@ -67,24 +126,138 @@ KV_OFF_BY_ONE = KV_BODY.format(
     at="pos", mask=MASK_OK.replace("<= pos", "< pos + (pos == 0)")
 )
 
-DP_SUM_OF_SHARDS = """
+DP_TORCH_OK = """
+def data_parallel_grads_torch(model, x, y, world):
+    per_rank = []
+    for x_rank, y_rank in zip(x.chunk(world), y.chunk(world), strict=True):
+        model.zero_grad()
+        model.loss(x_rank, y_rank).backward()
+        per_rank.append({name: p.grad.clone() for name, p in model.named_parameters()})
+    return {name: sum(g[name] for g in per_rank) / world for name in per_rank[0]}
+"""
+DP_JAX_OK = """
+def data_parallel(loss_fn, mesh):
+    replicated, by_rows = NamedSharding(mesh, P()), NamedSharding(mesh, P("data"))
+    return jax.jit(loss_fn, in_shardings=(replicated, by_rows, by_rows), out_shardings=replicated)
+"""
+DP_TORCH_SUMMED = (
+    DP_JAX_OK
+    + """
+def data_parallel_grads_torch(model, x, y, world):
+    per_rank = []
+    for x_rank, y_rank in zip(x.chunk(world), y.chunk(world), strict=True):
+        model.zero_grad()
+        model.loss(x_rank, y_rank).backward()
+        per_rank.append({name: p.grad.clone() for name, p in model.named_parameters()})
+    return {name: sum(g[name] for g in per_rank) for name in per_rank[0]}  # summed, not averaged
+"""
+)
+DP_TORCH_NO_ZERO_GRAD = (
+    DP_JAX_OK
+    + """
+def data_parallel_grads_torch(model, x, y, world):
+    per_rank = []
+    for x_rank, y_rank in zip(x.chunk(world), y.chunk(world), strict=True):
+        model.loss(x_rank, y_rank).backward()  # adds to the previous rank's .grad
+        per_rank.append({name: p.grad.clone() for name, p in model.named_parameters()})
+    return {name: sum(g[name] for g in per_rank) / world for name in per_rank[0]}
+"""
+)
+DP_TORCH_Y_UNSPLIT = (
+    DP_JAX_OK
+    + """
+def data_parallel_grads_torch(model, x, y, world):
+    per_rank = []
+    for x_rank in x.chunk(world):
+        model.zero_grad()
+        model.loss(x_rank, y).backward()  # every rank given all of y
+        per_rank.append({name: p.grad.clone() for name, p in model.named_parameters()})
+    return {name: sum(g[name] for g in per_rank) / world for name in per_rank[0]}
+"""
+)
+
+DP_SUM_OF_SHARDS = (
+    DP_TORCH_OK
+    + """
 def data_parallel(loss_fn, mesh):
     def per_shard(params, x, y):
         return jax.lax.psum(loss_fn(params, x, y), "data")  # each shard's mean, summed
 
     return jax.jit(jax.shard_map(per_shard, mesh=mesh, in_specs=(P(), P("data"), P("data")), out_specs=P()))
 """
+)
 
-DP_NO_SHARDING = """
+DP_NO_SHARDING = (
+    DP_TORCH_OK
+    + """
 def data_parallel(loss_fn, mesh):
     return jax.jit(loss_fn)  # right loss, but one device does all the work
 """
+)
 
-DP_PARAMS_SPLIT_BATCH_REPLICATED = """
+DP_PARAMS_SPLIT_BATCH_REPLICATED = (
+    DP_TORCH_OK
+    + """
 def data_parallel(loss_fn, mesh):
     replicated = NamedSharding(mesh, P())
     return jax.jit(loss_fn, in_shardings=(replicated, replicated, replicated), out_shardings=replicated)
 """
+)
+
+RESUME_TORCH_OK = """
+def resume_torch(path, model, optimizer):
+    msd, osd = get_state_dict(model, optimizer)
+    state = {"model": msd, "optim": osd, "step": torch.tensor(0)}
+    dcp.load(state, checkpoint_id=path, no_dist=True)
+    set_state_dict(model, optimizer, model_state_dict=state["model"], optim_state_dict=state["optim"])
+    return int(state["step"])
+"""
+RESUME_JAX_OK = """
+def resume(path, params_like, opt_state_like):
+    target = gpt.checkpoint.abstract_like({"params": params_like, "opt_state": opt_state_like,
+                                           "step": jnp.zeros((), jnp.int32)})
+    saved = gpt.checkpoint.orbax_load(path, target)
+    return saved["params"], saved["opt_state"], int(saved["step"])
+"""
+RESUME_TORCH_BODY = """
+def resume_torch(path, model, optimizer):
+    msd, osd = get_state_dict(model, optimizer)
+    state = {{"model": msd, "optim": osd{extra}}}
+    dcp.load(state, checkpoint_id=path, no_dist=True)
+    {put}
+    return {ret}
+"""
+PUT_BOTH = 'set_state_dict(model, optimizer, model_state_dict=state["model"], optim_state_dict=state["optim"])'
+RESUME_TORCH_DATA_RESTARTED = RESUME_JAX_OK + RESUME_TORCH_BODY.format(
+    extra=', "step": torch.tensor(0)', put=PUT_BOTH, ret="0"
+)
+RESUME_TORCH_OTHER_KEYS = (
+    RESUME_JAX_OK
+    + """
+def resume_torch(path, model, optimizer):
+    msd, osd = get_state_dict(model, optimizer)
+    state = {"model_state": msd, "optimizer": osd, "step": torch.tensor(0)}  # not the saved keys
+    dcp.load(state, checkpoint_id=path, no_dist=True)
+    set_state_dict(model, optimizer, model_state_dict=state["model_state"], optim_state_dict=state["optimizer"])
+    return int(state["step"])
+"""
+)
+RESUME_TORCH_FRESH_OPTIMIZER = RESUME_JAX_OK + RESUME_TORCH_BODY.format(
+    extra=', "step": torch.tensor(0)',
+    put='model.load_state_dict(state["model"])\n    optimizer.state.clear()  # a fresh AdamW',
+    ret='int(state["step"])',
+)
+RESUME_TORCH_MODEL_NOT_LOADED = (
+    RESUME_JAX_OK
+    + """
+def resume_torch(path, model, optimizer):
+    msd, osd = get_state_dict(model, optimizer)
+    state = {"optim": osd, "step": torch.tensor(0)}  # the optimizer and the step only
+    dcp.load(state, checkpoint_id=path, no_dist=True)
+    set_state_dict(model, optimizer, model_state_dict=msd, optim_state_dict=state["optim"])
+    return int(state["step"])
+"""
+)
 
 RESUME_BODY = """
 def resume(path, params_like, opt_state_like):
@@ -93,15 +266,19 @@ def resume(path, params_like, opt_state_like):
     saved = gpt.checkpoint.orbax_load(path, target)
     return {ret}
 """
-RESUME_FRESH_OPTIMIZER = RESUME_BODY.format(
+RESUME_FRESH_OPTIMIZER = RESUME_TORCH_OK + RESUME_BODY.format(
     ret='saved["params"], tx.init(saved["params"]), int(saved["step"])'
 )
-RESUME_DATA_RESTARTED = RESUME_BODY.format(ret='saved["params"], saved["opt_state"], 0')
-RESUME_PARAMS_NOT_RESTORED = RESUME_BODY.format(
+RESUME_DATA_RESTARTED = RESUME_TORCH_OK + RESUME_BODY.format(
+    ret='saved["params"], saved["opt_state"], 0'
+)
+RESUME_PARAMS_NOT_RESTORED = RESUME_TORCH_OK + RESUME_BODY.format(
     ret='params_like, saved["opt_state"], int(saved["step"])'
 )
 
-KV_AT_SET_SQUEEZED = """
+KV_AT_SET_SQUEEZED = (
+    KV_TORCH_OK
+    + """
 def decode_step(q, k, v, k_cache, v_cache, pos):
     k_cache = k_cache.at[:, :, pos].set(k)  # (B, H, 1, hd) into a (B, H, hd) slot
     v_cache = v_cache.at[:, :, pos].set(v)
@@ -109,8 +286,11 @@ def decode_step(q, k, v, k_cache, v_cache, pos):
     scores = jnp.where(jnp.arange(k_cache.shape[2]) <= pos, scores, -jnp.inf)
     return jax.nn.softmax(scores, axis=-1) @ v_cache, k_cache, v_cache
 """
+)
 
-KV_SLICE_TO_POS = """
+KV_SLICE_TO_POS = (
+    KV_TORCH_OK
+    + """
 def decode_step(q, k, v, k_cache, v_cache, pos):
     k_cache = jax.lax.dynamic_update_slice(k_cache, k, (0, 0, pos, 0))
     v_cache = jax.lax.dynamic_update_slice(v_cache, v, (0, 0, pos, 0))
@@ -118,18 +298,25 @@ def decode_step(q, k, v, k_cache, v_cache, pos):
     scores = jnp.einsum("bhqd,bhkd->bhqk", q, keys) / jnp.sqrt(q.shape[-1])
     return jax.nn.softmax(scores, axis=-1) @ values, k_cache, v_cache
 """
+)
 
-DP_Y_UNSPLIT = """
+DP_Y_UNSPLIT = (
+    DP_TORCH_OK
+    + """
 def data_parallel(loss_fn, mesh):
     replicated, by_rows = NamedSharding(mesh, P()), NamedSharding(mesh, P("data"))
     return jax.jit(loss_fn, in_shardings=(replicated, by_rows, replicated), out_shardings=replicated)
 """
+)
 
-DP_PARAMS_SPLIT_TOO = """
+DP_PARAMS_SPLIT_TOO = (
+    DP_TORCH_OK
+    + """
 def data_parallel(loss_fn, mesh):
     by_rows = NamedSharding(mesh, P("data"))  # the parameters split too
     return jax.jit(loss_fn, in_shardings=(by_rows, by_rows, by_rows), out_shardings=NamedSharding(mesh, P()))
 """
+)
 
 WRONG = {
     "causal-mask": [
@@ -147,6 +334,22 @@ WRONG = {
         ),
     ],
     "kv-cache-step": [
+        (
+            "PyTorch: the cache rebuilt, not written in place",
+            KV_TORCH_NEW_TENSOR,
+            "in place",
+        ),
+        ("PyTorch: the slice stops before pos", KV_TORCH_SLICE_TO_POS, "pos included"),
+        (
+            "PyTorch: the whole cache attended",
+            KV_TORCH_WHOLE_CACHE,
+            "positions 0..pos only",
+        ),
+        (
+            "PyTorch: k written as cache[:, :, pos]",
+            KV_TORCH_SQUEEZED,
+            "a slot of length 1",
+        ),
         ("cache written at pos + 1", KV_WRONG_POSITION, "at index pos"),
         ("no mask over the empty slots", KV_NO_MASK, "positions 0..pos only"),
         ("pos itself masked out", KV_OFF_BY_ONE, "positions 0..pos only"),
@@ -162,6 +365,13 @@ WRONG = {
         ),
     ],
     "dp-loss": [
+        (
+            "PyTorch: the ranks' gradients summed",
+            DP_TORCH_SUMMED,
+            "divide by the number of ranks",
+        ),
+        ("PyTorch: no zero_grad between ranks", DP_TORCH_NO_ZERO_GRAD, "zero_grad"),
+        ("PyTorch: y left unsplit", DP_TORCH_Y_UNSPLIT, "the same rows of y"),
         ("sum of the shards' means", DP_SUM_OF_SHARDS, "not their sum"),
         ("no shardings at all", DP_NO_SHARDING, "shard the batch"),
         ("the batch replicated", DP_PARAMS_SPLIT_BATCH_REPLICATED, "shard the batch"),
@@ -173,6 +383,26 @@ WRONG = {
         ),
     ],
     "resume": [
+        (
+            "PyTorch: the data restarted from batch 0",
+            RESUME_TORCH_DATA_RESTARTED,
+            "continue from the saved step",
+        ),
+        (
+            "PyTorch: the state dict under other keys than the saved ones",
+            RESUME_TORCH_OTHER_KEYS,
+            "{'model', 'optim', 'step'}",
+        ),
+        (
+            "PyTorch: a fresh optimizer",
+            RESUME_TORCH_FRESH_OPTIMIZER,
+            "restore the optimizer state too",
+        ),
+        (
+            "PyTorch: the fresh weights kept",
+            RESUME_TORCH_MODEL_NOT_LOADED,
+            "load the weights into the model",
+        ),
         (
             "a fresh optimizer state",
             RESUME_FRESH_OPTIMIZER,
