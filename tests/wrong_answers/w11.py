@@ -231,17 +231,6 @@ PUT_BOTH = 'set_state_dict(model, optimizer, model_state_dict=state["model"], op
 RESUME_TORCH_DATA_RESTARTED = RESUME_JAX_OK + RESUME_TORCH_BODY.format(
     extra=', "step": torch.tensor(0)', put=PUT_BOTH, ret="0"
 )
-RESUME_TORCH_OTHER_KEYS = (
-    RESUME_JAX_OK
-    + """
-def resume_torch(path, model, optimizer):
-    msd, osd = get_state_dict(model, optimizer)
-    state = {"model_state": msd, "optimizer": osd, "step": torch.tensor(0)}  # not the saved keys
-    dcp.load(state, checkpoint_id=path, no_dist=True)
-    set_state_dict(model, optimizer, model_state_dict=state["model_state"], optim_state_dict=state["optimizer"])
-    return int(state["step"])
-"""
-)
 RESUME_TORCH_FRESH_OPTIMIZER = RESUME_JAX_OK + RESUME_TORCH_BODY.format(
     extra=', "step": torch.tensor(0)',
     put='model.load_state_dict(state["model"])\n    optimizer.state.clear()  # a fresh AdamW',
@@ -387,11 +376,6 @@ WRONG = {
             "PyTorch: the data restarted from batch 0",
             RESUME_TORCH_DATA_RESTARTED,
             "continue from the saved step",
-        ),
-        (
-            "PyTorch: the state dict under other keys than the saved ones",
-            RESUME_TORCH_OTHER_KEYS,
-            "{'model', 'optim', 'step'}",
         ),
         (
             "PyTorch: a fresh optimizer",
