@@ -134,7 +134,8 @@ def expected_ids(shape, block):
 # %%
 # TESTS: tiling points=2
 check("tiling", lambda: np.array(tiling((10, 12), (4, 8))[0]), np.array((3, 2)),
-      hint="the grid must cover the ragged last block too: cdiv(n, block) programs per axis, not n // block")
+      hint="the grid must cover the ragged last block too: floor division (n // block) drops the last, partial "
+           "block, so its elements get no program")
 check("tiling", lambda: np.array(tiling((8, 16), (4, 8))[0]), np.array((2, 2)),
       hint="when the block divides the axis there is no partial block: (n + block) // block counts one "
            "program too many")
@@ -198,11 +199,13 @@ x_lse_big = x_lse * 10 + 100  # values near 100: exp overflows float32
 
 # %%
 # TESTS: masked-logsumexp points=3
-_lse_crash = ("x_ref[...] is (8, padded columns) and o_ref (8, 1): reduce over axis 1 (the columns) with "
-              "keepdims=True, so the (8, 1) maximum broadcasts against the block and fits o_ref")
+_lse_crash = ("x_ref[...] is (8, padded columns) and o_ref (8, 1): a reduction over axis 1 that drops the "
+              "reduced axis leaves an (8,) array, which lines up with the columns, not the rows, so it does not "
+              "broadcast against the block and does not fit o_ref")
 check("masked-logsumexp", lambda: logsumexp_pallas(x_lse), jax.nn.logsumexp(x_lse, axis=1), rtol=1e-5, atol=1e-5,
-      hint="the columns from n_cols on are padding: mask them to -inf (exp(-inf) = 0) before the max and the sum; "
-           "0 is not neutral here, and cols <= n_cols lets one padded column in",
+      hint="the columns from n_cols on are padding: read as they are, they enter the max and the sum; padding "
+           "set to 0 is not neutral either (exp(0) = 1 adds to each row's sum, and 0 may exceed a row's maximum), "
+           "and cols <= n_cols lets one padded column in",
       crash_hint=_lse_crash)
 
 
@@ -540,8 +543,8 @@ if TRITON.available:
                "of the row counts: loop over the column blocks up to n_cols, not the first block only",
           crash_hint=_rows_crash)
     check("triton-row-sums", lambda: row_sums_triton(x_ragged).cpu().numpy(), row_sums_expected(x_ragged),
-          hint="the columns from n_cols on are padding (NaN here): mask them in tl.load (a mask with <= lets "
-               "one padded column in, not <=) and give the masked lanes a value that adds nothing; and a row "
+          hint="the columns from n_cols on are padding (NaN here): mask them in tl.load (a mask with <= "
+               "admits one column past the row's end) and give the masked lanes a value that adds nothing; and a row "
                "starts stride elements after the previous one (the buffer is wider than the row), not n_cols",
           crash_hint=_rows_crash)
     check("triton-row-sums", lambda: row_sums_triton(x_half).cpu().numpy(), row_sums_expected(x_half),

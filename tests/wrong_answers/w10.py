@@ -191,18 +191,18 @@ ROWS_FIRST_BLOCK = _rows(stop="BLOCK")  # one block: no loop over the row
 
 WRONG = {
     "tiling": [
-        ("n // block programs", TILING_FLOOR, "not n // block"),
+        ("n // block programs", TILING_FLOOR, "drops the last, partial block"),
         ("element offsets", TILING_OFFSETS, "not element offsets"),
         ("ids swapped", TILING_SWAPPED, "returns block indices"),
         ("(n + block) // block programs", TILING_ONE_TOO_MANY, "one program too many"),
     ],
     "masked-logsumexp": [
-        ("no mask", LSE_NO_MASK, "mask them to -inf"),
-        ("padding filled with 0", LSE_ZERO_FILL, "0 is not neutral"),
+        ("no mask", LSE_NO_MASK, "they enter the max and the sum"),
+        ("padding filled with 0", LSE_ZERO_FILL, "set to 0 is not neutral"),
         ("cols <= n_cols", LSE_OFF_BY_ONE, "cols <= n_cols lets one padded column in"),
         ("no maximum subtracted", LSE_NO_MAX, "subtract the row maximum"),
         ("the padding found by its NaN value", LSE_NAN_TO_NEG_INF, "not by its value"),
-        ("no keepdims: an (8,) maximum", LSE_NO_KEEPDIMS, "with keepdims=True"),
+        ("no keepdims: an (8,) maximum", LSE_NO_KEEPDIMS, "drops the reduced axis"),
     ],
     "silu-custom-vjp": [
         ("one term of the product rule", SILU_ONE_TERM, "product rule"),
@@ -234,7 +234,7 @@ WRONG = {
 if importlib.util.find_spec("triton") is not None:  # without Triton the exercise skips
     WRONG["triton-row-sums"] = [
         ("no mask on the ragged last block", ROWS_NO_MASK, "mask them in tl.load"),
-        ("cols <= n_cols", ROWS_MASK_LE, "not <="),
+        ("cols <= n_cols", ROWS_MASK_LE, "one column past the row's end"),
         ("program id off by one", ROWS_PID_PLUS_ONE, "no + 1"),
         ("n_cols as the row stride", ROWS_STRIDE_N_COLS, "not n_cols"),
         ("float16 accumulator", ROWS_FLOAT16_ACC, "accumulate in float32"),
