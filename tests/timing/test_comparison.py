@@ -37,12 +37,15 @@ def test_compare_interleaves_and_reports_ratios():
     )
     assert result.baseline == "slow"
     assert result.ratio("slow") == 1.0
-    assert 0.1 < result.ratio("fast") < 0.7
-    assert result.speedup("fast") > 1.4
     timed = order[-24:]  # the timed rounds come last
     switches = sum(a != b for a, b in itertools.pairwise(timed))
     assert switches >= 8  # interleaved, not all of one then all of the other
     assert "| fast |" in result.table()
+    if result.contention is not None and result.contention.contended:
+        # A busy machine oversleeps by milliseconds: the 1:4 sleeps' ratio is not theirs.
+        pytest.skip(f"ratio inconclusive: {result.contention.text()}")
+    assert 0.1 < result.ratio("fast") < 0.7
+    assert result.speedup("fast") > 1.4
     assert len(result.rows()) == 2
 
 
