@@ -141,26 +141,33 @@ def decide(samples: list[float], threshold: float, contended: str | None = None)
 # %%
 # TESTS: judge-claim points=2
 TIGHT = [1.9, 2.0, 2.1, 2.0, 1.95, 2.05, 2.2, 1.9]  # 8 rounds, all near 2x
-DECIDE_CASES = {  # what the case shows: (samples, threshold, contended, expected)
-    "8 tight rounds near 2x, bar 1.5x": (TIGHT, 1.5, None, "holds"),
-    "the same rounds, run beside other work": (TIGHT, 1.5, "load 3.1 on 2 cores", "inconclusive"),
-    "5 rounds near 3x: too few": ([3.0, 3.1, 2.9, 3.0, 3.2], 1.0, None, "inconclusive"),
+QUARTILES_NOTE = "the quartiles decide otherwise than the median's interval: judge from the interval"
+DECIDE_CASES = {  # what the case shows: (samples, threshold, contended, expected, what it catches)
+    "8 tight rounds near 2x, bar 1.5x": (TIGHT, 1.5, None, "holds", ""),
+    "the same rounds, run beside other work": (TIGHT, 1.5, "load 3.1 on 2 cores", "inconclusive",
+                                               "a contended run is not judged"),
+    "5 rounds near 3x: too few": ([3.0, 3.1, 2.9, 3.0, 3.2], 1.0, None, "inconclusive",
+                                  "fewer than MIN_RATIOS ratios are not judged"),
     "8 rounds, lower quartile 1.49x, bar 1.4x": ([1.3, 1.45, 1.5, 1.5, 1.55, 1.6, 1.6, 1.7], 1.4, None,
-                                                 "inconclusive"),
-    "40 rounds, 12 at 1.3x and 28 at 1.8x, bar 1.5x": ([1.3] * 12 + [1.8] * 28, 1.5, None, "holds"),
+                                                 "inconclusive", QUARTILES_NOTE),
+    "40 rounds, 12 at 1.3x and 28 at 1.8x, bar 1.5x": ([1.3] * 12 + [1.8] * 28, 1.5, None, "holds",
+                                                       QUARTILES_NOTE),
     "8 rounds from 1.52x to 1.7x, bar 1.5x": ([1.52, 1.55, 1.6, 1.6, 1.62, 1.65, 1.7, 1.7], 1.5, None,
-                                             "inconclusive"),
+                                             "inconclusive", "only the interval before widening clears the bar"),
     "8 rounds near 0.5x: the opposite": ([0.5, 0.52, 0.48, 0.5, 0.55, 0.51, 0.49, 0.5], 1.0, None,
-                                         "does not hold"),
+                                         "does not hold", "the opposite of the claim happened: it does not hold"),
     "8 rounds near 1.2x, bar 2x": ([1.2, 1.25, 1.22, 1.18, 1.21, 1.24, 1.2, 1.19], 2.0, None,
-                                   "does not hold"),
-    "12 rounds from 2x to 8x: noisy": ([2, 2, 2, 3, 3, 3, 4, 4, 5, 6, 7, 8], 1.0, None, "inconclusive"),
+                                   "does not hold", ""),
+    "12 rounds from 2x to 8x: noisy": ([2, 2, 2, 3, 3, 3, 4, 4, 5, 6, 7, 8], 1.0, None, "inconclusive",
+                                       "a spread above MAX_SPREAD is too noisy to judge"),
     "8 rounds from 2x to 2.15x, bar 1.72x": ([2.0, 2.02, 2.05, 2.05, 2.1, 2.1, 2.12, 2.15], 1.72, None,
-                                            "holds"),
+                                            "holds", "the low end was widened by too much: a 15 % widening "
+                                            "is not 15 % taken off"),
     "8 rounds from 0.9x to 1x, bar 1.16x": ([0.9, 0.92, 0.95, 0.95, 0.97, 0.98, 0.99, 1.0], 1.16, None,
-                                           "does not hold"),
+                                           "does not hold", "the high end was widened by too much: a 15 % "
+                                           "widening, not the undoing of a 15 % cut"),
     "8 rounds from 0.9x to 1x, bar 1.1x": ([0.9, 0.92, 0.95, 0.95, 0.97, 0.98, 0.99, 1.0], 1.1, None,
-                                          "inconclusive"),
+                                          "inconclusive", "the high end must be widened too"),
 }
 
 
@@ -174,16 +181,17 @@ def _decide_cases():
 
     claims.rule = verdicts.rule = judging.rule = _refuse  # this exercise writes the rule
     try:
-        for name, (samples, threshold, contended, expected) in DECIDE_CASES.items():
+        for name, (samples, threshold, contended, expected, catches) in DECIDE_CASES.items():
             got = decide(list(samples), threshold, contended)
-            assert type(got) is str and got == expected, f"{name}: expected {expected!r}, got {got!r}"
+            assert type(got) is str and got == expected, (
+                f"{name}: expected {expected!r}, got {got!r}" + (f" ({catches})" if catches else ""))
     finally:
         claims.rule, verdicts.rule, judging.rule = saved
 
 
 check("judge-claim", _decide_cases,
-      hint="in order: too few, contended, noisy, then the median's interval widened by 15 % (not the quartiles): "
-           "lo / (1 + RUN_TO_RUN) and hi * (1 + RUN_TO_RUN) on both sides, as the steps say")
+      hint="in order: too few, contended, noisy, then the median's interval (not the quartiles), widened "
+           "outward at both ends by RUN_TO_RUN, as the steps say")
 
 
 def _empty_raises():
@@ -245,10 +253,13 @@ def max_new_shapes(n_requests: int, compile_s: float, jax_s: float, torch_s: flo
 
 # %%
 # TESTS: shape-budget points=2
-check("shape-budget", lambda: [max_new_shapes(1000, 0.8, 0.010, 0.015), max_new_shapes(10, 1.0, 0.2, 0.1),
-                               max_new_shapes(5, 0.001, 0.01, 0.02)],
-      [6, None, 5], hint="spare time = n * (torch - jax), and None (not 0) when it is negative; each shape costs "
-           "compile_s; cap at n_requests")
+check("shape-budget", lambda: max_new_shapes(1000, 0.8, 0.010, 0.015), 6,
+      hint="one shape too many: its compilation would make JAX's total the larger; only shapes whose "
+           "compilations fit in the time JAX saves count")
+check("shape-budget", lambda: max_new_shapes(10, 1.0, 0.2, 0.1), None,
+      hint="JAX is slower per request here, so even K = 0 loses: that is None, not 0")
+check("shape-budget", lambda: max_new_shapes(5, 0.001, 0.01, 0.02), 5,
+      hint="n_requests requests meet at most n_requests distinct shapes: K cannot exceed it")
 check("shape-budget", lambda: max_new_shapes(11, 1.0, 0.125, 0.375), 2,
       hint="2.75 shapes' worth of spare time affords 2 whole shapes: round down, never to the nearest")
 check("shape-budget", lambda: max_new_shapes(10, 1.0, 0.25, 0.25), 0,
@@ -278,9 +289,9 @@ for _ in range(300):
 #
 # Lesson 08 padded requests to multiples of a bucket size. Here, pad to the next **power of
 # two** that is at least `minimum`: `(batch, n)` int tokens become `(batch, size)` with zeros
-# after the real tokens, and the mask is `True` exactly on the real tokens. Then a jitted
-# encoder compiles once per power of two, and (thanks to the mask) its logits equal the
-# unpadded ones. About 6 lines.
+# after the real tokens, and the mask is `True` exactly on the real tokens (the vocabulary runs
+# from 0 to 99: a real token can be 0). Then a jitted encoder compiles once per power of two,
+# and (thanks to the mask) its logits equal the unpadded ones. About 6 lines.
 
 # %%
 # EXERCISE: pad-pow2
@@ -314,13 +325,19 @@ def torch_logits(tokens):
 
 
 request = np.random.default_rng(2).integers(1, 100, (2, 5)).astype(np.int32)  # (batch, n)
+request[:, 1] = 0  # token 0 is in the vocabulary (0 to 99) too: a real token, not padding
 
 
 # %%
 # TESTS: pad-pow2 points=2
 def _padded_logits():
     padded, mask = pad_to_pow2(request)
+    kinds = [f"{type(a).__module__}.{type(a).__qualname__}" for a in (padded, mask)]
+    assert all(isinstance(a, np.ndarray) for a in (padded, mask)), (
+        f"pad_to_pow2 returned ({', '.join(kinds)}): this exercise takes and returns NumPy arrays")
     assert padded.shape == (2, 8) and mask.shape == (2, 8), f"shapes {padded.shape}, {mask.shape}: expected (2, 8)"
+    assert mask[:, :5][request == 0].all(), (
+        "the mask is False on the request's token 0, a real token: padding cannot be told by its value")
     assert mask[:, :5].all() and not mask[:, 5:].any(), "mask must be True exactly on the real tokens"
     assert mask.dtype == bool, f"the mask is {mask.dtype}: make it boolean (True on the real tokens)"
     assert padded.dtype == request.dtype, (
@@ -344,7 +361,7 @@ check("pad-pow2",  # a power of two stays as it is; the minimum counts; longer r
 ### BEGIN HIDDEN TESTS
 sizes_seen = set()
 for n in range(1, S.max_length + 1, 3):
-    toks = np.random.default_rng(n).integers(1, 100, (1, n)).astype(np.int32)
+    toks = np.random.default_rng(n).integers(0, 100, (1, n)).astype(np.int32)
     padded, mask = pad_to_pow2(toks)
     size = padded.shape[1]
     assert size >= max(n, 8) and size & (size - 1) == 0 and (size == 8 or size < 2 * n), (n, size)
@@ -407,6 +424,8 @@ def _measured_sleep():
         m = measure_ratio(napper(0.008), napper(0.002), target_s=S.target_s)
     finally:
         timing.compare = compare
+    assert asked, ("timing.compare was never called: time the two callables with timing.compare, "
+                   "not a timer of your own (it checks they agree, then interleaves the rounds)")
     assert asked == [S.target_s], (
         f"timing.compare was called with target_s {asked} (once, with {S.target_s} expected): pass target_s on")
     assert isinstance(m, claims.Measured), f"expected a claims.Measured, got {type(m).__name__}"
@@ -423,6 +442,35 @@ def _measured_sleep():
 
 check("measure-claim", _measured_sleep,
       hint="samples = paired_ratios(slow times, fast times); contention = the comparison's contention")
+
+
+def _rounds_paired():
+    """Rounds whose order matters: by turns the slow variant is 4x and 16x the fast one."""
+    def compare_rounds(variants, *args, **kwargs):  # the real comparison, its rounds rewritten
+        cmp = compare(variants, *args, **kwargs)
+        by_median = max(cmp.measurements, key=lambda name: cmp.measurements[name].median)
+        slow_name = next((name for name, fn in variants.items() if fn is slow), by_median)
+        for name, m in cmp.measurements.items():
+            pattern = [0.008, 0.016] if name == slow_name else [0.002, 0.001]
+            m.times = [pattern[i % 2] for i in range(len(m.times))]
+        return cmp
+
+    slow, fast = napper(0.004), napper(0.001)
+    compare, timing.compare = timing.compare, compare_rounds
+    try:
+        m = measure_ratio(slow, fast, target_s=0.05)
+    finally:
+        timing.compare = compare
+    expected = [4.0, 16.0] * (len(m.samples) // 2) + [4.0] * (len(m.samples) % 2)
+    assert len(m.samples) >= 8 and np.allclose(m.samples, expected), (
+        f"the rounds ran at 4x and 16x by turns, yet the samples began "
+        f"{[round(x, 2) for x in m.samples[:6]]}: "
+        "each round's slow time goes over the same round's fast time, in the order timed "
+        "(sorting or shuffling a side breaks the pairs)")
+
+
+check("measure-claim", _rounds_paired,
+      hint="a sample is one round's ratio: that round's slow time over the same round's fast time")
 
 # %%
 # HIDDEN TESTS: measure-claim points=3

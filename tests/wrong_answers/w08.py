@@ -200,6 +200,47 @@ def pad_to_pow2(tokens, minimum=8):
     return padded, mask
 """
 
+PAD_MASK_FROM_VALUES = """
+def pad_to_pow2(tokens, minimum=8):
+    batch, n = tokens.shape
+    size = max(minimum, 1 << max(0, n - 1).bit_length())
+    padded = np.zeros((batch, size), tokens.dtype)
+    padded[:, :n] = tokens
+    return padded, padded != 0  # a real token 0 reads as padding
+"""
+
+PAD_TORCH = """
+def pad_to_pow2(tokens, minimum=8):
+    batch, n = tokens.shape
+    size = max(minimum, 1 << max(0, n - 1).bit_length())
+    padded = torch.zeros((batch, size), dtype=torch.int32)  # PyTorch, not NumPy
+    padded[:, :n] = torch.from_numpy(tokens)
+    mask = torch.zeros((batch, size), dtype=torch.bool)
+    mask[:, :n] = True
+    return padded, mask
+"""
+
+MEASURE_SORTED = """
+def measure_ratio(slow, fast, *, target_s=0.2):
+    cmp = timing.compare({"slow": slow, "fast": fast}, target_s=target_s)
+    samples = claims.paired_ratios(  # each side sorted: the rounds' pairs are lost
+        sorted(cmp.measurements["slow"].times), sorted(cmp.measurements["fast"].times)
+    )
+    return claims.Measured(samples, "slow over fast", contention=cmp.contention)
+"""
+
+MEASURE_OWN_TIMER = """
+def measure_ratio(slow, fast, *, target_s=0.2):
+    def clock(fn):
+        start = time.perf_counter()
+        fn()
+        return time.perf_counter() - start
+
+    rounds = [(clock(slow), clock(fast)) for _ in range(10)]  # a timer of its own
+    samples = [s / f for s, f in rounds]
+    return claims.Measured(samples, "slow over fast", contention={"reason": None})
+"""
+
 MEASURE_NO_TARGET = """
 def measure_ratio(slow, fast, *, target_s=0.2):
     cmp = timing.compare({"slow": slow, "fast": fast})  # target_s not passed on
@@ -234,9 +275,9 @@ WRONG = {
         (
             "widens by * (1 - 15 %) and / (1 - 15 %)",
             DECIDE_TIMES_085,
-            "lo / (1 + RUN_TO_RUN)",
+            "the low end was widened by too much",
         ),
-        ("widens lo only", DECIDE_HI_NOT_WIDENED, "hi * (1 + RUN_TO_RUN)"),
+        ("widens lo only", DECIDE_HI_NOT_WIDENED, "the high end must be widened too"),
     ],
     "pad-pow2": [
         (
@@ -257,11 +298,17 @@ WRONG = {
         ),
         ("a 0/1 integer mask", PAD_INT_MASK, "make it boolean"),
         ("pads with ones", PAD_WITH_ONES, "then zeros"),
+        (
+            "the mask read off the values (padded != 0)",
+            PAD_MASK_FROM_VALUES,
+            "padding cannot be told by its value",
+        ),
+        ("returns torch tensors", PAD_TORCH, "returns NumPy arrays"),
     ],
     "shape-budget": [
-        ("no cap at n_requests", NO_CAP, "cap at n_requests"),
-        ("rounds up", CEIL, "each shape costs compile_s"),
-        ("0 instead of None when JAX loses", ZERO_NOT_NONE, "None (not 0)"),
+        ("no cap at n_requests", NO_CAP, "K cannot exceed it"),
+        ("rounds up", CEIL, "one shape too many"),
+        ("0 instead of None when JAX loses", ZERO_NOT_NONE, "None, not 0"),
         ("rounds to the nearest shape", SHAPES_ROUND, "never to the nearest"),
         ("None at a tie", SHAPES_NONE_AT_TIE, "K = 0 ties"),
         ("a float from //", SHAPES_FLOOR_DIVISION, "a plain int"),
@@ -284,5 +331,7 @@ WRONG = {
         ),
         ("target_s not passed on", MEASURE_NO_TARGET, "pass target_s on"),
         ("an empty description", MEASURE_NO_WHAT, "say in `what`"),
+        ("each side sorted before pairing", MEASURE_SORTED, "same round's fast time"),
+        ("a timer of its own", MEASURE_OWN_TIMER, "timing.compare was never called"),
     ],
 }
