@@ -56,6 +56,8 @@ from course_utils import env
 
 SETUP = env.setup()  # first: JAX's GPU memory policy, JAX before PyTorch, float32 in both
 
+import types
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -114,14 +116,17 @@ check(
     lambda: [collatz_jit(jnp.int32(n)) for n in (1, 2)],
     [0, 1],
     hint="count one step per update of n: from 1 there is nothing left to do (0 steps), from 2 one step",
-    crash_hint="JAX: a Python `while`/`if` on a traced value fails under jit; use lax.while_loop and lax.cond",
+    crash_hint="JAX: under jit, a Python `while` or `if` on a traced value fails (the loop is "
+    "lax.while_loop, the branch lax.cond or jnp.where); and the carry must keep its type from one "
+    "iteration to the next: `n / 2` is true division, a float32 where n is an int32, so the "
+    "branches' or the carry's dtypes differ",
 )
 check(
     "collatz",
     lambda: [collatz_jit(jnp.int32(n)) for n in (1, 6, 27)],
     [collatz_steps_python(n) for n in (1, 6, 27)],
-    hint="a Python `while`/`if` on a traced value fails under jit; use lax.while_loop and lax.cond",
-    crash_hint="JAX: a Python `while`/`if` on a traced value fails under jit; use lax.while_loop and lax.cond",
+    hint="the loop runs but counts wrong: an even n is halved and an odd one becomes 3n + 1, one step "
+    "per update, and the loop stops as soon as n is 1",
 )
 
 # %%
@@ -281,8 +286,9 @@ def _schedule_check():
 
 
 check("torch-schedule", _schedule_check, numpy_train(lrs), rtol=1e-5, atol=1e-6,
-      hint="call train_step_c (the compiled step) once per rate, passing the rate as a 0-d "
-           "tensor of w's dtype: torch.tensor(lr, dtype=w.dtype)")
+      hint="call train_step_c (the compiled step) once per rate; Dynamo bakes a Python float "
+           "rate into the graph as a constant and guards on its value, so a new rate recompiles: "
+           "pass the rate as the warm-up call does")
 
 # %%
 # HIDDEN TESTS: torch-schedule points=2
@@ -305,8 +311,11 @@ assert got.dtype == torch.float32
 #
 # - `rollout_jax(state, actions)`: `state` is `(4,)`, `actions` is `(T,)` int32. Step `T` times
 #   with `lax.scan`. Return `(final_state, total_reward)`, where `total_reward` sums the step
-#   rewards **while the episode is running**: once a step reports `done`, later rewards do not
-#   count (the physics keeps going; there is no reset). About 8 lines.
+#   rewards **while the episode is running**: the step that reports `done` still counts its
+#   reward, later steps do not (the physics keeps going; there is no reset). `cartpole` pays 0
+#   on the step that ends an episode, but other environments pay there (Gymnasium's CartPole
+#   pays 1 on every step, the last one included), and the check tries such a reward too, by
+#   swapping `cartpole` for a copy whose steps pay 1. About 8 lines.
 # - `rollout_torch(state, actions)`: the same in PyTorch, with a Python loop over the actions and
 #   `torch.where` instead of `if` (so that `torch.func.vmap` can batch it). About 7 lines.
 # - `rollout_all_jax` / `rollout_all_torch`: `(n, 4)` states and `(n, T)` actions, by `vmap`. One line each.
@@ -360,24 +369,57 @@ states_np = cartpole.initial_states(S.n_envs, seed=1)
 actions_np = cartpole.random_actions(S.n_envs, seed=1, steps=S.horizon).T.copy()  # (n, T)
 
 
-def numpy_rollouts(states, actions):
-    """Float64 reference, all environments at once."""
+def numpy_rollouts(states, actions, paid_on_done=False):
+    """Float64 reference, all environments at once; paid_on_done: every step pays 1."""
     s, alive, total = states.astype(np.float64), np.ones(len(states), bool), np.zeros(len(states))
     for a in actions.T:
         s, reward, done = cartpole.numpy_step(s, a)
-        total += np.where(alive, reward, 0.0)
+        total += np.where(alive, np.ones_like(reward) if paid_on_done else reward, 0.0)
         alive &= ~done
     return s, total
 
 
+def _paying_on_done(rollout):
+    """rollout's totals with `cartpole` swapped for a copy whose every step pays 1, done or not."""
+    real = globals()["cartpole"]
+
+    def pay(step):
+        return lambda s, a: (lambda nxt, reward, done: (nxt, reward * 0 + 1, done))(*step(s, a))
+
+    globals()["cartpole"] = types.SimpleNamespace(jax_step=pay(real.jax_step), torch_step=pay(real.torch_step))
+    jax.clear_caches()  # traces made with the real cartpole must not be reused
+    try:
+        return rollout()[1]
+    finally:
+        globals()["cartpole"] = real
+        jax.clear_caches()
+
+
 expected_states, expected_totals = numpy_rollouts(states_np, actions_np)
-check("vmap-rollout", lambda: jax.jit(rollout_all_jax)(jnp.asarray(states_np), jnp.asarray(actions_np))[1],
-      expected_totals, hint="count a reward only while alive; update alive after adding the reward",
+_, paid_totals = numpy_rollouts(states_np, actions_np, paid_on_done=True)
+assert (paid_totals < S.horizon).sum() > S.n_envs // 2  # most episodes end within the horizon
+
+
+def _jax_rollouts():  # a new function to jit each time: no trace is reused
+    return jax.jit(lambda s, a: rollout_all_jax(s, a))(jnp.asarray(states_np), jnp.asarray(actions_np))
+
+
+def _torch_rollouts():
+    return rollout_all_torch(torch.from_numpy(states_np), torch.from_numpy(actions_np))
+
+
+check("vmap-rollout", lambda: _jax_rollouts()[1],
+      expected_totals, hint="JAX: count a reward only while alive: once a step reports done, later rewards count "
+      "for nothing",
       crash_hint="JAX: a Python `if` on a traced value fails under jit and vmap; select with jnp.where")
-check("vmap-rollout", lambda: rollout_all_torch(torch.from_numpy(states_np), torch.from_numpy(actions_np))[1],
-      expected_totals, hint="PyTorch: a reward counts only while the environment is alive, and alive turns off after "
-      "the step that finished it has added its reward",
+check("vmap-rollout", lambda: _torch_rollouts()[1],
+      expected_totals, hint="PyTorch: a reward counts only while the environment is alive: once a step reports done, "
+      "later rewards count for nothing",
       crash_hint="PyTorch: torch.func.vmap cannot batch a Python `if` on a tensor; select with torch.where")
+_order_hint = ("with a reward paid on the step that reports done, that step's reward is lost: alive turns off "
+               "before the step that ended the episode has added its reward, not after")
+check("vmap-rollout", lambda: _paying_on_done(_jax_rollouts), paid_totals, hint="JAX: " + _order_hint)
+check("vmap-rollout", lambda: _paying_on_done(_torch_rollouts), paid_totals, hint="PyTorch: " + _order_hint)
 _state_hint = ("return the state after all T steps (the carry that comes out of the loop), not the "
                "initial one: the environment keeps stepping after done")
 check("vmap-rollout", lambda: jax.jit(rollout_all_jax)(jnp.asarray(states_np), jnp.asarray(actions_np))[0],
@@ -515,7 +557,10 @@ def _torch_step():
 expected_run = (reference.centroids, reference.labels, reference.n_iter)
 check("kmeans-step", _jax_step, expected_run, rtol=1e-5, atol=1e-5,
       hint="JAX: no shape may depend on the data; "
-           "an empty centroid takes a far point (the j-th empty one, the j-th farthest from its nearest centroid)")
+           "an empty centroid takes a far point (the j-th empty one, the j-th farthest from its nearest centroid)",
+      crash_hint="JAX: under jit the values are tracers, known only by shape and dtype: a Python `if` on one "
+           "cannot choose a branch, and jnp.nonzero or a boolean mask (X[labels == j]) gives a shape that "
+           "depends on the data; choose with jnp.where and count with sums, so every shape is fixed")
 check("kmeans-step", _torch_step, expected_run, rtol=1e-5, atol=1e-5,
       hint="PyTorch: one graph under fullgraph=True, so no Python if on a tensor's value; "
            "an empty centroid takes a far point (the j-th empty one, the j-th farthest from its nearest centroid)")

@@ -185,7 +185,11 @@ TORCH_INITIAL_STATE = _variant(
 WRONG = {
     "torch-schedule": [
         ("calls the uncompiled step", UNCOMPILED, "train_step_c (the compiled step)"),
-        ("passes the rate as a Python float", PYTHON_FLOAT, "0-d tensor"),
+        (
+            "passes the rate as a Python float",
+            PYTHON_FLOAT,
+            "into the graph as a constant",
+        ),
     ],
     "masked-mse": [
         ("divides by len(y)", MEAN_OVER_ALL, "not len(y)"),
@@ -286,5 +290,83 @@ WRONG["collatz"] += [
         "counts from 1 (off by one)",
         COLLATZ_COUNTS_THE_START,
         "from 1 there is nothing left to do",
+    ),
+]
+
+COLLATZ_TRUE_DIVISION = """
+def collatz_steps(n):
+    def body(carry):
+        n, steps = carry
+        n = jax.lax.cond(n % 2 == 0, lambda n: n / 2, lambda n: 3 * n + 1, n)  # a float
+        return n, steps + 1
+
+    return jax.lax.while_loop(lambda c: c[0] != 1, body, (n, jnp.zeros_like(n)))[1]
+"""
+
+COLLATZ_WHERE_TRUE_DIVISION = """
+def collatz_steps(n):
+    def body(carry):
+        n, steps = carry
+        return jnp.where(n % 2 == 0, n / 2, 3 * n + 1), steps + 1  # a float carry
+
+    return jax.lax.while_loop(lambda c: c[0] != 1, body, (n, jnp.zeros_like(n)))[1]
+"""
+
+WRONG["collatz"] += [
+    ("n / 2 in lax.cond", COLLATZ_TRUE_DIVISION, "`n / 2` is true division"),
+    ("n / 2 in jnp.where", COLLATZ_WHERE_TRUE_DIVISION, "the carry must keep its type"),
+]
+
+JAX_ALIVE_FIRST = _variant(
+    """        total = total + jnp.where(alive, reward, 0.0)
+        return (s, alive & ~done, total), None""",
+    """        alive = alive & ~done  # updated before the reward is added
+        total = total + jnp.where(alive, reward, 0.0)
+        return (s, alive, total), None""",
+)
+
+TORCH_ALIVE_FIRST = _variant(
+    """        total = total + torch.where(alive, reward, 0.0)
+        alive = alive & ~done""",
+    """        alive = alive & ~done  # updated before the reward is added
+        total = total + torch.where(alive, reward, 0.0)""",
+)
+
+WRONG["vmap-rollout"] += [
+    (
+        "JAX: alive updated before adding the reward",
+        JAX_ALIVE_FIRST,
+        "JAX: with a reward paid on the step that reports done",
+    ),
+    (
+        "PyTorch: alive updated before adding the reward",
+        TORCH_ALIVE_FIRST,
+        "PyTorch: with a reward paid on the step that reports done",
+    ),
+]
+
+JAX_KMEANS_PYTHON_IF = _kmeans(
+    "    return jnp.where(empty[:, None], X[farthest[rank]], means), labels",
+    """    if empty.any():  # a Python if on a traced value
+        return jnp.where(empty[:, None], X[farthest[rank]], means), labels
+    return means, labels""",
+)
+
+JAX_NONZERO = _kmeans(
+    "    return jnp.where(empty[:, None], X[farthest[rank]], means), labels",
+    """    empty_ids = jnp.nonzero(empty)[0]  # as many as there are empty centroids
+    return means.at[empty_ids].set(X[farthest[: len(empty_ids)]]), labels""",
+)
+
+WRONG["kmeans-step"] += [
+    (
+        "JAX: a Python if on a traced value",
+        JAX_KMEANS_PYTHON_IF,
+        "cannot choose a branch",
+    ),
+    (
+        "JAX: jnp.nonzero for the empty centroids",
+        JAX_NONZERO,
+        "gives a shape that depends on the data",
     ),
 ]
