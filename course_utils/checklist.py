@@ -336,7 +336,7 @@ def dynamic_shapes(
     import torch
     import torch._dynamo
 
-    from course_utils.timing.counters import CompileCounter
+    from course_utils.timing.counters import CompileCounter, DynamoGraphs
 
     forward, state = jit_forward(nnx_model)
     compiles, firsts = 0, []
@@ -347,15 +347,9 @@ def dynamic_shapes(
         forward(state, xj).block_until_ready()
         firsts.append(time.perf_counter() - start)
         compiles += CompileCounter.delta(before)
-    graphs = 0
-
-    def counting_backend(gm, example_inputs):
-        nonlocal graphs
-        graphs += 1
-        return gm.forward
-
+    graphs = DynamoGraphs()
     torch._dynamo.reset()
-    compiled = torch.compile(torch_model, backend=counting_backend)
+    compiled = torch.compile(torch_model, backend=graphs)
     with torch.inference_mode():
         for x in inputs:
             compiled(torch.from_numpy(np.asarray(x)))
@@ -364,7 +358,7 @@ def dynamic_shapes(
     detail = (
         f"{shapes} input shapes: jax.jit compiled {compiles} time(s) "
         f"(first calls {1e3 * min(firsts):.0f}–{1e3 * max(firsts):.0f} ms); "
-        f"torch.compile captured {graphs} graph(s) (it marks a changing size dynamic)"
+        f"torch.compile captured {len(graphs)} graph(s) (it marks a changing size dynamic)"
     )
     status = "warn" if compiles >= shapes > 1 else "pass"
     if status == "warn":

@@ -383,12 +383,9 @@ def count_graphs(fn: Callable[..., Any], *args: Any, fullgraph: bool = False) ->
     """
     import torch
 
-    graphs = []
+    from course_utils.timing.counters import DynamoGraphs
 
-    def keep(gm: Any, example_inputs: Any) -> Any:
-        graphs.append(gm)
-        return gm.forward
-
+    graphs = DynamoGraphs()
     torch.compiler.reset()
-    torch.compile(fn, backend=keep, fullgraph=fullgraph)(*args)
+    torch.compile(fn, backend=graphs, fullgraph=fullgraph)(*args)
     return len(graphs)

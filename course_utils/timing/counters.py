@@ -4,7 +4,8 @@
 compilations (a compilation inside a timed region is flagged); ``_JaxEvents``
 collects JAX's own durations of the trace, lowering and compile stages of a call
 and its persistent-cache hits; the ``_torch_*`` readers give Dynamo's
-compilation records and Inductor's FX graph cache counts.
+compilation records and Inductor's FX graph cache counts; :class:`DynamoGraphs` is a
+``torch.compile`` backend that keeps each graph Dynamo hands it (a count of graph breaks).
 """
 
 from __future__ import annotations
@@ -137,3 +138,21 @@ def _torch_recompiles_since(seen: list) -> int:
     return sum(
         1 for m in _torch_compiles_since(seen) if getattr(m, "recompile_reason", None)
     )
+
+
+class DynamoGraphs:
+    """A ``torch.compile`` backend that keeps every graph Dynamo hands it and runs it as is.
+
+    ``torch.compile(fn, backend=graphs)``: after the calls, ``len(graphs)`` is the number
+    of graphs recorded (one graph: no break); nothing is compiled by Inductor.
+    """
+
+    def __init__(self) -> None:
+        self.graphs: list[Any] = []
+
+    def __call__(self, gm: Any, example_inputs: Any) -> Any:
+        self.graphs.append(gm)
+        return gm.forward
+
+    def __len__(self) -> int:
+        return len(self.graphs)

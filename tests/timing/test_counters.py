@@ -28,3 +28,26 @@ def test_jax_events_time_the_stages_of_the_call_inside_them():
     outside = dict(events.seconds)
     jax.jit(lambda v: jnp.cos(v) * 3)(x).block_until_ready()
     assert events.seconds == outside  # nothing recorded after the block
+
+
+def test_dynamo_graphs_counts_one_graph_and_a_break_as_two():
+    import torch
+
+    from course_utils.timing.counters import DynamoGraphs
+
+    def whole(x):
+        return (x * 2).sin() + 1
+
+    def broken(x):
+        y = x * 2
+        print(end="")  # a graph break: Dynamo runs the print eagerly
+        return y.sin() + 1
+
+    x = torch.ones(3)
+    for fn, expected in ((whole, 1), (broken, 2)):
+        graphs = DynamoGraphs()
+        torch.compiler.reset()
+        out = torch.compile(fn, backend=graphs)(x)
+        assert len(graphs) == expected, fn.__name__
+        torch.testing.assert_close(out, fn(x))
+    torch.compiler.reset()
