@@ -1298,9 +1298,7 @@ err.get()
 # the root works but changes the value; the exact fix is the "double `where`": feed the root a
 # harmless 1 where the sum of squares is 0, then select 0 there. The `where` outside picks the
 # value, the `where` inside keeps the untaken branch's gradient finite (a `where` alone would
-# still multiply an infinite derivative by 0). The library norms differ here, a sharp bit in
-# itself: `torch.linalg.vector_norm` defines its gradient at 0 as 0, while `jnp.linalg.norm`
-# has the same NaN as the hand-written version. Both fixed gradients are finite and equal.
+# still multiply an infinite derivative by 0). Both fixed gradients are finite and equal.
 
 # %%
 # PyTorch: the double where
@@ -1332,6 +1330,27 @@ assert err_fixed.get() is None and bool(torch.isfinite(w_fix_torch.grad).all())
 assert_close(w_fix_torch.grad, grad_fix_jax)
 
 # %% [markdown]
+# The library norms differ here, a sharp bit in itself. The next cell differentiates each
+# framework's own norm at the zero vector, where the hand-written one gave NaN.
+
+# %%
+# PyTorch and JAX: the library norm's gradient at the zero vector
+zero_torch = torch.zeros(3, requires_grad=True)
+torch.linalg.vector_norm(zero_torch).backward()
+norm_grad_jax = jax.grad(jnp.linalg.norm)(jnp.zeros(3))
+print("torch.linalg.vector_norm:", zero_torch.grad.tolist())
+print("jnp.linalg.norm:         ", norm_grad_jax.tolist())
+assert not bool(zero_torch.grad.any()) and bool(jnp.isnan(norm_grad_jax).all())
+
+# %% [markdown]
+# PyTorch printed zeros: `torch.linalg.vector_norm` defines its gradient at 0 as 0, so a
+# loss built on it needs no fix. That 0 is a convention, not a derivative: the norm has a
+# corner at the zero vector and no derivative there, and 0 is the subgradient of smallest
+# size, the one that adds nothing to the step. JAX printed NaN in every element:
+# `jnp.linalg.norm` is the square root of a sum of squares, differentiated as written, the
+# same NaN as the hand-written version, so in JAX the double `where` stays necessary. The
+# cell's `assert` stops the notebook when a release changes either behaviour.
+#
 # A last resort common to both: run without compiling. `jax.disable_jit()` (a context manager)
 # makes every `jit` run op by op in Python, so a normal `print`, `pdb` and NumPy-style errors
 # work; `torch.compiler.disable` does the same for a function under `torch.compile`. When a
@@ -1428,18 +1447,44 @@ with expect_error(IndexError):
 # NaNs above.
 #
 # Negative indices are a different matter: `v[-1]` means the last element in both frameworks,
-# as in NumPy, and JAX's clamping applies only beyond them. This is why a mis-sized embedding
-# table can train in JAX without an error. With plain indexing (`table[ids]`) every token id
-# past the end reads the last row, and the symptom is only a worse loss; Flax's `nnx.Embed`
-# looks rows up with `jnp.take`, whose default mode fills an out-of-bounds row with NaN, so
-# there the loss turns NaN, still without an error at the lookup. When the indices are known to be in
-# range, `.at[i].get(mode="promise_in_bounds")` tells XLA to skip the clamp.
+# as in NumPy, and JAX's clamping applies only beyond them.
 
 # %%
 err_index, _ = jax.jit(checkify.checkify(lambda v, i: v[i], errors=checkify.index_checks))(v_jax, 10)
 assert err_index.get() is not None
 v_jax.at[10].get(mode="fill", fill_value=jnp.nan), err_index.get().splitlines()[0]
 
+# %% [markdown]
+# This is why a mis-sized embedding table can train in JAX without an error. The next cell
+# looks up token ids 1 and 7 in a table of 4 rows three ways: Flax's `nnx.Embed`, plain
+# indexing of the same table, and PyTorch's `F.embedding`.
+
+# %%
+# Token id 7 in a 4-row table: nnx.Embed, table[ids], and PyTorch's lookup
+table_np, ids_np = np.arange(8.0, dtype=np.float32).reshape(4, 2), np.array([1, 7])  # row r: 2r, 2r+1
+embed_jax = nnx.Embed(4, 2, rngs=nnx.Rngs(0))
+embed_jax.embedding[...] = jnp.asarray(table_np)
+rows_embed_jax = np.asarray(embed_jax(jnp.asarray(ids_np)))
+rows_indexed_jax = np.asarray(jnp.asarray(table_np)[ids_np])
+print("nnx.Embed: ", rows_embed_jax.tolist())
+print("table[ids]:", rows_indexed_jax.tolist())
+with expect_error(IndexError):
+    F.embedding(torch.tensor(ids_np), torch.tensor(table_np))
+assert np.isnan(rows_embed_jax[1]).all() and (rows_indexed_jax[1] == table_np[-1]).all()
+
+
+# %% [markdown]
+# Id 1 reads row 1, (2, 3), in both JAX lookups. Id 7 is where they part: `nnx.Embed`
+# printed NaN for it, because it looks rows up with `jnp.take`, whose default mode fills an
+# out-of-bounds row with NaN, so a model built on it sees its loss turn NaN, still without
+# an error at the lookup; plain indexing printed (6, 7) for it, the table's last row (the
+# clamp), so the symptom there is only a worse loss; PyTorch raised for the call, as
+# `v_torch[10]` did above. The `assert` fails when a release changes either JAX behaviour.
+# Neither JAX lookup names the bad id, so the check that does belongs before the model: an
+# `assert ids.max() < vocab_size, ids.max()` where the batches are built catches a mis-sized
+# table in either framework, on the first batch that holds an id past the end, and prints
+# that id. When the indices are known to be in range, `.at[i].get(mode="promise_in_bounds")`
+# tells XLA to skip the clamp.
 
 # %% [markdown]
 # ### 3.4 Reading a tracer error and a Dynamo error

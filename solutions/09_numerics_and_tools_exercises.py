@@ -43,9 +43,6 @@ if importlib.util.find_spec("course_utils") is None:
 
     hosted.install_dependencies()
 
-# %%
-from course_utils import env
-
 # %% tags=["parameters"]
 SMOKE = None  # None: follow COURSE_SMOKE; papermill: -p SMOKE True
 SIZES = {  # name: (full, smoke)
@@ -120,6 +117,11 @@ def cross_entropy_f32(logits: jax.Array, labels: jax.Array) -> jax.Array:
 # TESTS: bf16-cross-entropy points=2
 logits_bf16 = (jax.random.normal(jax.random.key(0), (32, 10)) * 3).astype(jnp.bfloat16)
 labels_ce = jax.random.randint(jax.random.key(1), (32,), 0, 10)
+ce_crash_hint = (
+    "an unexpected keyword 'dim' or 'keepdim' is PyTorch's spelling: jax.numpy takes axis= "
+    "and keepdims=; a shape error is (batch, classes) minus a (batch,) maximum, which does not "
+    "broadcast: keep the reduced axis (keepdims=True in jax.numpy, keepdim=True in PyTorch)"
+)
 check(  # float32 logits first: no precision to lose, so a wrong value is a wrong formula
     "bf16-cross-entropy",
     lambda: float(cross_entropy_f32(logits_bf16.astype(jnp.float32), labels_ce)),
@@ -127,17 +129,16 @@ check(  # float32 logits first: no precision to lose, so a wrong value is a wron
     rtol=1e-5,
     hint="each row's log-softmax normalises over its classes (axis 1 of (batch, classes), as "
     "PyTorch's dim=1), and the loss is the mean over the batch, not the sum",
-    crash_hint="(batch, classes) minus a (batch,) maximum does not broadcast: keep the reduced "
-    "axis (keepdims=True in jax.numpy, keepdim=True in PyTorch)",
+    crash_hint=ce_crash_hint,
 )
 check(
     "bf16-cross-entropy",
     lambda: (cross_entropy_f32(logits_bf16, labels_ce).dtype == jnp.float32, float(cross_entropy_f32(logits_bf16, labels_ce))),
     (True, cross_entropy_f64(logits_bf16, labels_ce)),
     rtol=1e-5,
-    hint="the loss lost precision or is not float32: cast the logits to float32 before the log-softmax, not the loss after it",
-    crash_hint="(batch, classes) minus a (batch,) maximum does not broadcast: keep the reduced "
-    "axis (keepdims=True in jax.numpy, keepdim=True in PyTorch)",
+    hint="the loss is not float32, or lost precision: a log-softmax that runs in bfloat16 keeps about 3 "
+    "significant digits, and a cast of the loss to float32 afterwards does not bring them back",
+    crash_hint=ce_crash_hint,
 )
 check(
     "bf16-cross-entropy",
@@ -360,7 +361,8 @@ check(
     "rank-keys",
     lambda: key_bytes(rank_key(0, 1)) == key_bytes(rank_key(1, 0)),
     False,
-    hint="seed + rank collides: seed 0's rank 1 equals seed 1's rank 0; fold the rank into the seed's key instead",
+    hint="seed + rank collides: seed 0's rank 1 equals seed 1's rank 0, since one sum cannot say "
+    "which part was the seed",
 )
 _many_ranks = [(s, r) for s in range(3) for r in (0, 1, 10, 100, 1000, 1024, 10_000, 65_536)]
 check(
@@ -368,7 +370,7 @@ check(
     lambda: len({key_bytes(rank_key(s, r)) for s, r in _many_ranks}),
     len(_many_ranks),
     hint="an arithmetic mix of seed and rank (seed * K + rank) collides once a rank reaches K: seed "
-    "0's rank K is seed 1's rank 0; derive the rank's key from the seed's key, not from one number",
+    "0's rank K is seed 1's rank 0, and no K is large enough for every rank",
 )
 
 # %%

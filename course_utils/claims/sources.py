@@ -7,5 +7,5 @@ SOURCES = {
     "001": "001 (PyTorch 2.0 vs JAX for decision makers)",
     "003": "003 (design philosophy to migration)",
     "004": "004 (is JAX autodiff faster?)",
-    "course": "this course (a question the lessons ask, not an article's claim)",
+    "course": "this course — a question the lessons ask, not an article's claim",
 }

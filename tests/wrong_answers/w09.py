@@ -191,8 +191,12 @@ def top_ops(events, n):
 
 WRONG = {
     "bf16-cross-entropy": [
-        ("computed in bfloat16", CE_IN_BF16, "cast the logits to float32"),
-        ("the loss cast after the fact", CE_CAST_LOSS_AFTER, "not the loss after it"),
+        ("computed in bfloat16", CE_IN_BF16, "runs in bfloat16"),
+        (
+            "the loss cast after the fact",
+            CE_CAST_LOSS_AFTER,
+            "afterwards does not bring them back",
+        ),
         ("no max subtracted", CE_NO_MAX, "subtract each row's maximum"),
         (
             "one maximum for the whole batch",
@@ -247,6 +251,14 @@ def cross_entropy_f32(logits, labels):
     return -jnp.take_along_axis(log_p, labels[:, None], axis=1).mean()
 """
 
+CE_TORCH_KEYWORDS = """
+def cross_entropy_f32(logits, labels):
+    z = logits.astype(jnp.float32)
+    z = z - z.max(dim=1, keepdim=True)  # PyTorch's keywords on a jax.Array
+    log_p = z - jnp.log(jnp.exp(z).sum(dim=1, keepdim=True))
+    return -jnp.take_along_axis(log_p, labels[:, None], axis=1).mean()
+"""
+
 CE_SUM_OVER_THE_BATCH = """
 def cross_entropy_f32(logits, labels):
     z = logits.astype(jnp.float32)
@@ -262,4 +274,9 @@ WRONG["bf16-cross-entropy"] += [
         "normalises over its classes",
     ),
     ("the sum over the batch, not the mean", CE_SUM_OVER_THE_BATCH, "not the sum"),
+    (
+        "PyTorch's dim=/keepdim= keywords",
+        CE_TORCH_KEYWORDS,
+        "jax.numpy takes axis= and keepdims=",
+    ),
 ]
