@@ -58,9 +58,10 @@
 # the same `course_utils.timing` and `course_utils.claims` every lesson uses. Sections 6 and
 # 7 add the mesh (`shard.py`), FSDP2 (the launched script `course_utils/dist/torch_gpt.py`),
 # checkpoints (`checkpoint.py`) and exports (`export.py`) on top of the same model and step.
-# The sizes are small on purpose: smoke mode runs in seconds on a laptop's CPU, full mode
-# trains for a few minutes, and every check passes on a GPU too, where the timings change and
-# the equalities do not.
+# The sizes are small on purpose: smoke mode shrinks them so that the whole lesson runs on a
+# laptop's CPU, full mode trains longer with the same code, and the checks are written to hold
+# on a GPU too (full float32 precision in both frameworks), where the timings change and the
+# equalities should not.
 
 # %%
 # Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),
@@ -290,8 +291,8 @@ display(Markdown("```python\n" + inspect.getsource(gpt.model.NNXGPT.__init__)
 # Scan has costs too. Every layer must have the same shapes and structure (a model whose
 # layers differ, such as alternating local and global attention, scans over groups of
 # layers, or loops), and code that inspects one layer indexes the stacked arrays instead of
-# taking a module from a list, as the cells below show. In exchange, the compile time of a
-# 48-layer model is that of a 1-layer one, and `nnx.remat` around the scanned block trades
+# taking a module from a list, as the cells below show. In exchange, compile time should barely
+# grow with depth (a cell below measures it), and `nnx.remat` around the scanned block trades
 # recomputation for activation memory layer by layer, as large JAX models do.
 #
 # Build both, with the same sizes:
@@ -378,9 +379,11 @@ print(f"scanned forward pass, first call: 1 layer {first_s[1]:.2f} s, {S.scan_la
       f"{S.scan_layers}x the layers)")
 
 # %% [markdown]
-# The printed ratio is the cost of depth under scan on this machine: XLA compiles the loop
-# body once, and what grows with the layers is the size of the stacked arrays, not the
-# program. An unrolled Python loop would hand XLA `scan_layers` copies of the block to
+# The printed ratio is the cost of depth under scan on this machine, from one compile of each
+# model (the 1-layer one first, so whatever a first compile pays falls on it, and on a loaded
+# machine one compile's noise can exceed the difference: a ratio near 1, or below it, says
+# depth cost little here, not that it saved time). XLA compiles the loop body once, and what
+# grows with the layers is the size of the stacked arrays, not the program. An unrolled Python loop would hand XLA `scan_layers` copies of the block to
 # optimise instead. PyTorch's counterpart is *regional compilation*: `torch.compile` applied
 # to the repeated block (`for block in model.blocks: block.compile()`) rather than to the
 # whole model, so Dynamo and Inductor compile one block and reuse the code for every layer
@@ -560,7 +563,8 @@ print(f"one AdamW step moved block 0's key bias by at most {key_moves[0]:.1e} in
 # divides each gradient by its own running size, `lr·g/(|g| + ε)` on the first step, so noise
 # becomes a step whose size is set by the noise against `ε = 10⁻⁸` rather than by `lr` alone
 # (the second line says what fraction of `lr` it was here), in a direction each framework's
-# rounding picks. Those parameters are where the two steps differ most. SGD would
+# rounding picks. The step's check above asserted that every element where the two steps
+# differ by more than 10⁻⁶ has a gradient below `100·ε`, noise like this. SGD would
 # multiply the noise by `lr` and hide it; Adam amplifies it, which is one reason two correct
 # implementations of an Adam-trained model drift apart.
 #
@@ -636,9 +640,10 @@ ax.grid(alpha=0.3)
 fig.tight_layout()
 
 # %% [markdown]
-# The grey line (float64 pair) lies orders of magnitude below the purple one (float32 pair):
-# the float32 difference between the frameworks is rounding, not a modelling difference, and
-# the two coloured lines show how far each framework's float32 run strays from exact
+# The grey line (float64 pair) lies orders of magnitude below the purple one (float32 pair),
+# except at a step where the two float32 losses happen to round to the same value (a gap of 0,
+# drawn at 1e-18; the table above may show one): the float32 difference between the
+# frameworks is rounding, not a modelling difference, and the two coloured lines show how far each framework's float32 run strays from exact
 # arithmetic. Lesson 04 takes the same measurement apart further (where each framework's
 # rounding enters, and optax's float32 bias correction).
 #
@@ -655,7 +660,8 @@ fig.tight_layout()
 #
 # - **Linear warm-up, then cosine decay.** Adam's second-moment estimate is poor for the first
 #   few hundred steps, so the learning rate climbs from 0 to its peak over `warmup_steps`, then
-#   follows half a cosine down to a tenth of the peak at the last step.
+#   follows half a cosine down to a tenth of the peak at step `train_steps`, one past the last
+#   step trained (whose rate the parity cell below prints as `last`, just above it).
 # - **Gradient clipping by global norm.** When the norm of *all* the gradients together exceeds
 #   `CLIP`, every gradient is scaled by the same factor, so a rare bad batch cannot throw the
 #   weights far; the direction of the step is unchanged.
@@ -1016,9 +1022,9 @@ print(f"{n_cached} cached steps = {n_cached} uncached steps, in PyTorch and in J
 # ### 4.2 One compiled decode loop, and what the cache buys
 #
 # `gpt.sample.nnx_generate` calls a jitted decode step once per token from Python, and every
-# call pays JAX's dispatch: the arguments' pytree flattened, the cache looked up, the program
-# launched, the result brought back to pick the next token in NumPy-land. PyTorch's eager loop
-# pays its own per-operation overhead instead. The JAX idiom for a loop whose length is known
+# call pays JAX's dispatch: the arguments' pytree flattened, the compiled program looked up in
+# `jax.jit`'s cache and launched, the result brought back to pick the next token in
+# NumPy-land. PyTorch's eager loop pays its own per-operation overhead instead. The JAX idiom for a loop whose length is known
 # is to compile the loop itself: `jax.lax.fori_loop` inside one `jax.jit`, the KV cache and the
 # token buffer as its carry, so the program runs every step without returning to Python. Here
 # is `gpt.sample.nnx_generate_compiled`'s core, the prompt once and then the loop:
@@ -1035,9 +1041,10 @@ display(Markdown("```python\n" + inspect.getsource(gpt.sample._decode_loop_body)
 # for values that a serving loop fixes once, and the wrong one for anything that changes per
 # request (those belong in the traced arguments, as the random numbers are).
 #
-# The body rebuilds the model from its state on every iteration because NNX builds a module
-# only from arrays of the trace it runs in, and a loop body is a trace of its own; the state
-# rides in the carry, unchanged. Without the cache, the body runs the whole `block_size`
+# The body rebuilds the model from its state on every iteration because the model's own
+# `nnx.scan` over its blocks refuses a module whose arrays belong to another trace ("Cannot
+# extract graph node from different trace level"), and a loop body is a trace of its own;
+# the state rides in the carry, unchanged. Without the cache, the body runs the whole `block_size`
 # window and reads the row before the position it draws. The draws are the shared uniform
 # numbers, so the compiled loop must write the per-token sampler's text:
 
@@ -1054,8 +1061,9 @@ print("fori_loop decode, with and without the cache = the per-token sampler:", r
 # processes `t` rows, and attention forms `t × t` scores, so a sample of `n` tokens costs about
 # `n²/2` rows of the model. With it, each token runs one row through the Linears and one row of
 # scores against the cache, `n` rows in all, at the price of reading the whole cache each time.
-# At the lesson's sizes a row of the model is a few thousand multiply-adds, far less than the
-# fixed cost of launching the operations, so the saving is small next to the overheads;
+# A row of the model costs about `n_layers · (4·d_model² + 2·d_model·d_ff)` multiply-adds (the
+# Linears), tens of thousands at smoke sizes, and on a CPU the fixed cost of launching the
+# operations can weigh as much, so the saving may be small next to the overheads;
 # the count says the cache must win eventually, the measurement says where this machine stands.
 #
 # Equal texts, so the variants can be timed against each other: every variant below draws the
@@ -1097,11 +1105,13 @@ for label, (slow, fast) in decode_pairs.items():
 #
 # Read the ratios before the verdicts: the cache saves recomputing `T` positions per token, a
 # saving that grows with the context and the model, while its bookkeeping (writing the cache,
-# attending over all `block_size` slots, masked or not) costs about the same at any size. At
-# smoke sizes the model is so small that overheads dominate and the cache may gain nothing,
-# and JAX's uncached program attends over a fixed window in one fused call, which narrows the
-# gap on its side. The printed lines are this run's answer, computed from the table above, and a full
-# run (larger model, longer context) is the one to ask about the cache's worth at scale. The
+# attending over all `block_size` slots, masked or not) costs about the same at any position. At
+# smoke sizes the model is so small that overheads may dominate and the cache may gain little.
+# The two "no cache" variants do not do the same work: PyTorch's runs the context drawn so far,
+# `t` positions at step `t`, while JAX's compiled loop runs the whole `block_size` window at
+# every step (one shape, one program), so the two frameworks' cache ratios are not one
+# measurement taken twice. The printed lines are this run's answer, computed from the table
+# above, and a full run (larger model, longer context) is the one to ask about the cache's worth at scale. The
 # second lever is JAX's alone: a `fori_loop` removes the per-token round trip to Python, and
 # the third line says what that was worth here.
 #
@@ -1135,8 +1145,8 @@ for label, (slow, fast) in decode_pairs.items():
 # mirror the pairing below needs; PyTorch's as a few graphs, JAX's as one program.
 # bfloat16 halves the bytes of each activation and weight read and, on hardware with
 # bfloat16 matrix units, multiplies the matmul rate; it stores 7 bits of mantissa (8 with
-# the implicit leading one), about 2 to 3 significant decimal digits, which is why
-# reductions stay in float32 on both sides and why the first-loss check below allows 3 %.
+# the implicit leading one), about 2 to 3 significant decimal digits, which is why the
+# loss is computed in float32 on both sides and why the first-loss check below allows 3 %.
 
 # %%
 K = S.k_steps
@@ -1166,11 +1176,14 @@ def torch_variant(compiled=False, bf16=False):
 
 
 # %% [markdown]
-# `torch.autocast` runs the matmuls in bfloat16 and keeps reductions (softmax, LayerNorm, the
-# loss) in float32; the parameters and AdamW stay float32. The NNX counterpart is a dtype
-# policy in the model itself: `NNXGPT(cfg, dtype=jnp.bfloat16)` gives every Linear and
+# `torch.autocast` runs the matmuls in bfloat16 and the loss in float32; on a GPU it also
+# runs softmax and LayerNorm in float32, while on a CPU its list is shorter and they return
+# the bfloat16 they are given. The parameters and AdamW stay float32. The NNX counterpart is
+# a dtype policy in the model itself: `NNXGPT(cfg, dtype=jnp.bfloat16)` gives every Linear and
 # embedding a bfloat16 compute dtype while `param_dtype` stays float32, and the model casts
-# the attention scores and the logits to float32 for softmax and the loss, as autocast does.
+# the attention scores and the logits to float32 for softmax and the loss, as autocast does
+# on a GPU (on a CPU, PyTorch's attention softmax stays bfloat16: the two bfloat16 variants
+# are not the same arithmetic, which the 3 % check allows for).
 
 # %%
 # JAX: the jitted pure step (state donated), float32 or an NNX bfloat16 compute dtype, each
@@ -1253,7 +1266,7 @@ for warning in throughput.warnings:
 # which is why a compiled PyTorch step is usually given its learning rate as a tensor.
 # Neither compiler's first call is paid again in a long run, and the break-even point is the
 # number of steps after which the compiled step's savings exceed its compile time:
-# `timing.compile_report` computes it where a lesson needs it (lesson 04 does).
+# `timing.compile_report` computes it where a lesson needs it (lesson 03 does).
 #
 # Which differences are real? `claims.faster` applies the course's one rule to the paired
 # rounds (each round ran every variant back to back): a verdict only when the 95 % interval
@@ -1514,9 +1527,9 @@ print(f"blocks.fc1.kernel {fc1.shape}, spec {fc1.sharding.spec} (the layer axis 
 # `(layers, d_model, d_ff)`, is split on its last axis over the four devices of the `"model"`
 # axis, so each device holds a quarter of its columns (the same quarter as its counterpart in
 # the other data-parallel group). The fused `qkv` kernel is split the same way. Because
-# query, key and value sit side by side in it, a device's block of columns does not hold whole
-# heads, and XLA adds the communication that splitting the output into `q, k, v` needs: the
-# result is right, and the traffic is more than the layout needs. Counting the collective
+# query, key and value sit side by side in it, a device's block of columns does not hold the
+# query, key and value of the same heads, and XLA adds the communication that splitting the
+# output into `q, k, v` needs: the result is right, and the traffic is more than the layout needs. Counting the collective
 # operations in each compiled step, from its optimised HLO text, shows what XLA inserted:
 
 # %%
@@ -1533,10 +1546,12 @@ print("kinds beyond the all-reduce: " + "; ".join(
 # %% [markdown]
 # Data parallelism needs one kind of collective in principle, the all-reduce of the gradients
 # (and of the loss), and XLA is free to combine them into few operations. FSDP's row shows
-# what sharded weights cost: each kernel must be gathered before its layer uses it, and each
-# device keeps only its shard of the gradients. Tensor parallelism over the fused `qkv` needs,
+# what sharded weights cost: each kernel must be gathered before its layer uses it, and the
+# gradients must come back to each device's shard (a reduce-scatter, or whatever XLA chooses
+# in its place on this backend). Tensor parallelism over the fused `qkv` needs,
 # besides the all-reduces of Megatron's layout, whatever XLA inserts to re-split the fused
-# output into heads, because the columns a device holds are not whole heads; the two lines
+# output into heads, because the columns a device holds are not the same heads' query, key
+# and value; the two lines
 # above name, per layout, the kinds of collective this run's compiled steps hold. The PyTorch version below reorders the fused
 # rows first so that each rank holds its own heads' query, key and value, which is the layout
 # a production model uses; in JAX the same fix is to store `q`, `k` and `v` as three kernels
@@ -1608,9 +1623,9 @@ for name in ("fsdp", "tp"):
     print(name, "rank 0 stores {local_shape} of {global_shape}, {placements}".format(**torch_launch.section(name)[0]))
 
 # %% [markdown]
-# The first line is the exact command that ran, and how long the launch took: most of it is
-# starting two Python processes that import torch. The next lines are what rank 0 holds: under
-# FSDP2 half the rows of the first block's `fc1.weight` (a `Shard(dim=0)` DTensor), under tensor
+# The first line is the exact command that ran, and how long the launch took, which includes
+# starting two Python processes that import torch and join a process group. The next lines
+# are what rank 0 holds: under FSDP2 half the rows of the first block's `fc1.weight` (a `Shard(dim=0)` DTensor), under tensor
 # parallelism half the rows of its fused `qkv.weight`, that is, its heads' query, key and value.
 #
 # Now every layout against its one-device run, to a relative 1e-5 at every step. The two
@@ -1800,8 +1815,9 @@ print(f"torch.export: {len(blob_torch):,} bytes")
 # back to Python, and AOTInductor (servers) or ExecuTorch (phones, microcontrollers) compile it
 # ahead of time. Neither holds the optimizer, so neither replaces a checkpoint for training.
 #
-# `int32[b,t]` is the JAX export's token input: both dimensions symbolic. The sizes differ
-# because the PyTorch program carries its weights and the JAX program does not. Each reloaded
+# `int32[b,t]` is the JAX export's token input: both dimensions symbolic. The sizes differ,
+# in part because the PyTorch program carries its weights and the JAX program does not; the
+# two formats' graphs and metadata differ too. Each reloaded
 # program now faces its live model: the logits on a batch of validation windows must be equal
 # exactly (the same computation on the same machine), and text drawn through each with the same
 # seed must be the same. `gpt.sample.generate_fn` is section 4's sampler for any
@@ -2082,9 +2098,10 @@ for name, rows_ in (("PyTorch", samples_torch), ("JAX", samples_jax)):
 #
 # <details><summary>7. Why does the JAX decode loop rebuild the model from its state inside
 # the <code>fori_loop</code> body, and carry that state unchanged?</summary>
-# `fori_loop` traces its body as a function of its own, with its own tracers. NNX checks that a
-# module is built from arrays of the trace it runs in, so a module merged outside the body and
-# used inside it is refused ("different trace level"). Carrying the state through the loop
+# `fori_loop` traces its body as a function of its own, with its own tracers. The model's
+# `nnx.scan` over its blocks checks that the module it runs holds arrays of the current trace,
+# so a model merged outside the body and used inside it is refused ("Cannot extract graph node
+# from different trace level"). Carrying the state through the loop
 # makes it an input of the body's trace, where `nnx.merge` can build the module again; XLA
 # sees the same arrays at every iteration.
 # </details>
