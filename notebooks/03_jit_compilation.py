@@ -1399,22 +1399,92 @@ print(f"kmeans_step_torch alone: {len(step_graphs)} graph(s) of {op_count(step_g
 
 # %%
 step_compiled = torch.compile(kmeans_step_torch)
+kmeans_variants = {
+    "PyTorch eager loop": lambda: kmeans_torch(X_t, C0_t, tol, max_iter),
+    "PyTorch loop, compiled step": lambda: kmeans_torch(X_t, C0_t, tol, max_iter, step=step_compiled),
+    "JAX while_loop under jit": lambda: kmeans_jax(X_j, C0_j, tol, max_iter),
+}
+call_log = []  # every call's variant, in order: says which variant ran just before which
+logged = {name: partial(lambda name, fn: call_log.append(name) or fn(), name, fn) for name, fn in kmeans_variants.items()}
 with timing.cold_inductor_cache():  # the compiled step's first call: from an empty Inductor cache
-    kmeans_times = timing.compare(
-        {
-            "PyTorch eager loop": lambda: kmeans_torch(X_t, C0_t, tol, max_iter),
-            "PyTorch loop, compiled step": lambda: kmeans_torch(X_t, C0_t, tol, max_iter, step=step_compiled),
-            "JAX while_loop under jit": lambda: kmeans_jax(X_j, C0_j, tol, max_iter),
-        },
-        rtol=1e-5,
-        atol=1e-5,
-    )
+    kmeans_times = timing.compare(logged, rtol=1e-5, atol=1e-5)
 kmeans_times
 
 # %%
 for name in ("PyTorch loop, compiled step", "JAX while_loop under jit"):
     print(claims.faster(kmeans_times, "PyTorch eager loop", name).explanation)
 
+# %% [markdown]
+# The table and the verdicts read the same rounds through two different summaries. The table's
+# `time / PyTorch eager loop` column divides one median by another: each variant's times
+# sorted on their own, the middle one taken. A verdict takes, round by round, the eager time over
+# the other variant's time from the *same* round (timed back to back, so load that hits a whole
+# round cancels), and then the median of those ratios. When every round of a variant looks
+# alike the two agree; when a variant's times fall into two clusters they need not. The median
+# of a two-cluster set sits in whichever cluster holds just over half the rounds, and the median
+# of the paired ratios can land in the other, so the two can even point opposite ways. Both
+# summaries side by side, as eager time over the variant's (above 1: the variant was quicker):
+
+# %%
+eager_name, jax_name = "PyTorch eager loop", "JAX while_loop under jit"
+summaries = ["| variant | eager median / its median | median of the per-round ratios eager / it |", "|---|---:|---:|"]
+for name in ("PyTorch loop, compiled step", jax_name):
+    paired = float(np.median(kmeans_times.ratios(eager_name, name)))
+    summaries.append(f"| {name} | {kmeans_times.speedup(name):.2f} | {paired:.2f} |")
+display(Markdown("\n".join(summaries)))
+
+
+# %% [markdown]
+# Where the two columns differ, the next question is what splits the rounds. `compare` runs the
+# variants of each round in a shuffled order, so in some rounds JAX runs right after the eager
+# PyTorch loop, in others right after the compiled step or right after its own block of the
+# round before. The log of calls taken above rebuilds that order (each timed block is a known
+# number of calls of one variant), and the JAX times are grouped by the variant timed just
+# before them:
+
+# %%
+def timed_blocks(log, comparison):
+    """The timed blocks in the order they ran, from the call log: (variant, index of its block)."""
+    numbers = {name: m.number for name, m in comparison.measurements.items()}
+    n_rounds = len(comparison.measurements[comparison.baseline].times)
+    timed, blocks, seen, at = log[len(log) - n_rounds * sum(numbers.values()) :], [], Counter(), 0
+    while at < len(timed):
+        blocks.append((timed[at], seen[timed[at]]))
+        seen[timed[at]], at = seen[timed[at]] + 1, at + numbers[timed[at]]
+    return blocks
+
+
+# %%
+blocks = timed_blocks(call_log, kmeans_times)
+after = {}
+for (before, _), (name, i) in zip(blocks, blocks[1:], strict=False):
+    if name == jax_name:  # its ratio pairs it with the eager block of the same round
+        after.setdefault(before, []).append((kmeans_times.measurements[name].times[i], kmeans_times.ratios(eager_name, name)[i]))
+group_medians = []
+for before, rows in sorted(after.items()):
+    times, ratios = zip(*rows, strict=True)
+    group_medians.append(float(np.median(times)))
+    print(f"JAX right after {before:28s}: {len(rows):3d} rounds, median {timing.format_seconds(group_medians[-1]):>9s}, "
+          f"median eager / JAX {float(np.median(ratios)):.2f}")
+of_medians, paired = kmeans_times.speedup(jax_name), float(np.median(kmeans_times.ratios(eager_name, jax_name)))
+print(f"This run: {kmeans_times.measurements[jax_name].number} call(s) per JAX block; the groups' medians span "
+      f"{max(group_medians) / min(group_medians):.1f}x, and for JAX the two "
+      f"columns ({of_medians:.2f}, {paired:.2f}) {'point the same way' if (of_medians > 1) == (paired > 1) else 'point opposite ways'}.")
+
+
+# %% [markdown]
+# Read the groups against the two columns; the last line puts this run's numbers side by side.
+# If JAX's median time differs several-fold between the groups, its times are the two clusters
+# the columns can disagree over: which one the table's median falls in depends on which group
+# holds just over half of JAX's rounds, and the per-round ratios, paired with the eager time of
+# each round, can fall in the other. Then neither summary is a speed of the JAX loop on its
+# own: each is a mixture of the groups, in proportions the shuffle chose. A JAX block of a call or two (the last line gives the count) is, in effect, a
+# first call after the other framework, warm in its compilation but not in what the machine
+# was doing a moment before. Both frameworks keep their own pools of worker threads, and on a
+# busy machine the pool that sat idle during the other framework's block may have to wait for
+# a core before it computes; the groups show whether this run had such an effect, not why. If
+# the groups' medians are close, the rounds are alike, and the verdicts above read as they
+# stand.
 
 # %% [markdown]
 # If the compiled step comes out slower than the eager one, look at two things. First, the line
