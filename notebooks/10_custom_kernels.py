@@ -1126,7 +1126,6 @@ def softmax_callback_jax(x):
 
 print(jax.make_jaxpr(lambda x: scores_jax(x, softmax_callback_jax))(x_jax[:4]).pretty_print(use_color=False))
 
-
 # %% [markdown]
 # The jaxpr shows the callback as one equation, `pure_callback`, between the multiplications:
 # the program is still one compiled program, and the callback is an instruction in it to call
@@ -1139,23 +1138,8 @@ print(jax.make_jaxpr(lambda x: scores_jax(x, softmax_callback_jax))(x_jax[:4]).p
 # Every ratio in this lesson reads the same way: **time of the variant / time of the built-in
 # op**, the tables' `time / built-in` column, so above 1 the built-in op is faster (the
 # tables' `speed-up` column is its inverse). The verdicts use that direction too, and the
-# next cell prints them compactly: one line per variant with its paired ratio, and the reason
+# `claims.compact` prints them compactly: one line per variant with its paired ratio, and the reason
 # a verdict was not drawn (a contended machine, say) once for all of them.
-
-# %%
-def print_verdicts(verdicts):
-    """One line per verdict (its word and paired ratio); a shared reason said once."""
-    for label, v in verdicts.items():
-        s = v.stats
-        ratio = f"time of {v.names[0]} / time of {v.names[1]}: median {s.median:.2f} (95 % interval {s.low:.2f}–{s.high:.2f}, n={s.n})" if s else v.explanation
-        print(f"{label}: {v.verdict}; {ratio}")
-    by_reason = {}  # reason: the labels it holds for (one reason per timed table)
-    for label, v in verdicts.items():
-        if v.verdict == claims.INCONCLUSIVE:
-            by_reason.setdefault(v.reason, []).append(label)
-    for reason, labels in by_reason.items():
-        print(f"not judged ({'; '.join(labels)}): {'the run was ' if reason.startswith('contended') else ''}{reason}")
-
 
 # %%
 # PyTorch: the built-in op, the graph break and the custom op, each compiled
@@ -1189,7 +1173,7 @@ assert_close(scores_torch(x_torch, softmax_host_op_torch), jax.jit(lambda x: sco
 ESCAPE_VERDICTS = {f"PyTorch, {name}": claims.faster(escape_torch, name, "built-in softmax")
                    for name in ("host function, graph break", "host code as custom_op")}
 ESCAPE_VERDICTS["JAX, pure_callback"] = claims.faster(escape_jax, "pure_callback", "built-in softmax")
-print_verdicts(ESCAPE_VERDICTS)
+print(claims.compact(ESCAPE_VERDICTS))
 
 # %% [markdown]
 # Each sentence above is the course's one rule applied to the paired rounds of this run. What
@@ -1333,7 +1317,7 @@ for pairing, verdict in KERNEL_VERDICTS.items():
 # %%
 INTERPRETED = {f"{kernel} (interpreted)": claims.faster(cmp, kernel, builtin)
                for cmp, builtin, kernel, interpreted in KERNEL_RUNS.values() if interpreted and kernel in cmp.measurements}
-print_verdicts(INTERPRETED)
+print(claims.compact(INTERPRETED))
 for cmp in (kernel_torch, kernel_jax):
     print(", ".join(f"{name}: {timing.format_seconds(m.median)} per call" for name, m in cmp.measurements.items()))
 
@@ -1353,7 +1337,7 @@ if TRITON.available and not TRITON.interpreted and not PALLAS.interpret:
     kernel_pair = timing.compare({"Triton kernel": lambda: softmax_triton(x_torch),
                                   "Pallas kernel": lambda: softmax_pallas_jit(x_jax)}, rtol=1e-5)
     display(kernel_pair)
-    print_verdicts({"Pallas vs Triton": claims.faster(kernel_pair, "Pallas kernel", "Triton kernel")})
+    print(claims.compact({"Pallas vs Triton": claims.faster(kernel_pair, "Pallas kernel", "Triton kernel")}))
 else:
     print("Triton vs Pallas: not timed here,", "Triton is absent (see the setup cell)" if not TRITON.available
           else "a kernel runs interpreted (the setup cells say which)")

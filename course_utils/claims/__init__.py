@@ -6,7 +6,7 @@ Modules, each importing only those above it:
 - ``sources``: the source articles each claim cites (``SOURCES``)
 - ``lesson_claims``: the claims only lessons judge (``LESSON_CLAIMS``), one block per lesson
 - ``registry``: the claims (``CLAIMS``, ``LESSON_CLAIMS``, ``get``), and which frameworks and device kinds each needs
-- ``judging``: what lessons call: ``judge``, ``faster``, ``fact``, ``not_testable``, ``skipped`` (a ``Verdict`` with its generated sentence), and ``evaluate``
+- ``judging``: what lessons call: ``judge``, ``faster``, ``fact``, ``not_testable``, ``skipped`` (a ``Verdict`` with its generated sentence), ``compact`` (several verdicts, a line each), and ``evaluate``
 - ``results``: result files from several machines: ``fingerprint``, ``load`` (checked), ``merge_table``, ``shipped``
 - ``devices``: which device kinds to measure on (``plan_devices``, ``detect_devices``), and why one is not testable
 - ``report``: the Markdown and terminal tables, ``ClaimsReport``, ``claims.json`` and the plot
@@ -34,6 +34,7 @@ from course_utils.claims.command import run
 from course_utils.claims.judging import (
     Verdict,
     break_even,
+    compact,
     evaluate,
     fact,
     faster,
@@ -62,6 +63,7 @@ from course_utils.claims.verdicts import (
 )
 
 __all__ = [
+    "compact",
     "DOES_NOT_HOLD",
     "HOLDS",
     "INCONCLUSIVE",

@@ -191,6 +191,30 @@ def _contention_of(measured: Any, given: Any) -> dict[str, Any] | None:
     return c.to_dict() if hasattr(c, "to_dict") else dict(c)
 
 
+def compact(verdicts: dict[str, Verdict]) -> str:
+    """One line per verdict (its word and paired ratio), and each reason not to judge once.
+
+    ``verdicts`` maps a label to a :class:`Verdict`; a reason shared by several
+    inconclusive verdicts (a contended machine, say) is printed once, naming them.
+    """
+    lines, by_reason = [], {}
+    for label, v in verdicts.items():
+        s = v.stats
+        if s is not None and v.names:
+            ratio = (
+                f"time of {v.names[0]} / time of {v.names[1]}: median {s.median:.2f} "
+                f"({INTERVAL_LABEL} {s.low:.2f}–{s.high:.2f}, n={s.n})"
+            )
+        else:
+            ratio = v.explanation
+        lines.append(f"{label}: {v.verdict}; {ratio}")
+        if v.verdict == INCONCLUSIVE:
+            by_reason.setdefault(v.reason, []).append(label)
+    for reason, labels in by_reason.items():
+        lines.append(f"not judged ({'; '.join(labels)}): {reason}")
+    return "\n".join(lines)
+
+
 def judge(
     claim: str | Claim,
     measured: Any,

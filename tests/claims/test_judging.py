@@ -265,3 +265,28 @@ def test_break_even_is_judged_only_with_its_per_call_verdict():
     )
     slower = judge.break_even(judge.faster(fast, "A", "B"), 1.0, 0.03, 0.02)
     assert "B's total time never drops below A's" in slower
+
+
+def test_compact_gives_a_line_per_verdict_and_a_shared_reason_once():
+    busy = "load 4.1 on 2 cores"
+    shown = {
+        "quiet pair": judge.faster(
+            comparison(rounds(2.0), rounds(1.0, wobble=0.0)), "A", "B"
+        ),
+        "busy one": judge.faster(
+            comparison(rounds(3.0), rounds(1.0), reason=busy), "A", "B"
+        ),
+        "busy two": judge.faster(
+            comparison(rounds(5.0), rounds(1.0), reason=busy), "A", "B"
+        ),
+        "a fact": judge.fact("faster", True, "shown above"),
+    }
+    lines = judge.compact(shown).splitlines()
+    assert len(lines) == 5, lines
+    assert (
+        lines[0].startswith("quiet pair: ")
+        and "time of A / time of B: median 2.00" in lines[0]
+    )
+    assert lines[3].startswith("a fact: ")
+    assert lines[4] == f"not judged (busy one; busy two): contended ({busy})"
+    assert judge.compact(shown).count(busy) == 1
