@@ -46,7 +46,7 @@ if importlib.util.find_spec("course_utils") is None:
 
 # %% tags=["parameters"]
 SMOKE = None  # None: follow COURSE_SMOKE; papermill: -p SMOKE True
-SIZES = {"seq": (32, 8), "batch": (16, 8), "steps": (6, 3)}  # name: (full, smoke)
+SIZES = {"seq": (32, 8), "batch": (32, 8), "steps": (6, 3)}  # name: (full, smoke)
 
 # %%
 from course_utils import env
@@ -250,6 +250,13 @@ def decode_step(q, k, v, k_cache, v_cache, pos):
 q_all, k_all, v_all = np.random.default_rng(2).standard_normal((3, 2, 4, S.seq, 8)).astype(np.float32)
 expected_decode = attend(q_all.astype(np.float64), k_all.astype(np.float64), v_all.astype(np.float64),
                          np.tril(np.ones((S.seq, S.seq), dtype=bool)))  # full causal attention
+unscaled_decode = attend(q_all.astype(np.float64) * np.sqrt(q_all.shape[-1]), k_all.astype(np.float64),
+                         v_all.astype(np.float64), np.tril(np.ones((S.seq, S.seq), dtype=bool)))  # scores not scaled
+
+
+def _unscaled(out):
+    """Whether out is causal attention whose scores were never scaled."""
+    return bool(np.allclose(out, unscaled_decode, rtol=1e-4, atol=1e-5))
 
 
 def run_decode(step_fn):
@@ -278,12 +285,18 @@ check("kv-cache-step", lambda: run_decode_torch(decode_step_torch)[1], k_all, rt
       hint="PyTorch: write the new key into the cache tensor itself, in place, at index pos of axis 2 "
            "(k_cache[:, :, pos:pos + 1] = k); a new tensor leaves the caller's cache empty",
       crash_hint="PyTorch: k is (B, H, 1, hd): it fills a slot of length 1 on axis 2 of the cache")
+check("kv-cache-step", lambda: _unscaled(run_decode_torch(decode_step_torch)[0]), False,
+      hint="PyTorch: the right positions, but the scores are unscaled: attention scales q·k by the inverse "
+           "square root of the head size before the softmax")
 check("kv-cache-step", lambda: run_decode_torch(decode_step_torch)[0], expected_decode, rtol=1e-4, atol=1e-5,
       hint="PyTorch: attend to positions 0..pos only (pos included): slice the cache up to pos + 1")
 check("kv-cache-step", lambda: run_decode(decode_step)[1], k_all, rtol=0, atol=0,
       hint="write the new key at index pos of the cache's length axis (axis 2), not pos + 1 or 0",
       crash_hint="JAX: under jax.jit pos is traced, so a slice cannot end at it (mask the later slots "
                  "instead), and k is (B, H, 1, hd): it fills a slot of length 1 on axis 2")
+check("kv-cache-step", lambda: _unscaled(run_decode(decode_step)[0]), False,
+      hint="JAX: the right positions, but the scores are unscaled: attention scales q·k by the inverse "
+           "square root of the head size before the softmax")
 check("kv-cache-step", lambda: run_decode(decode_step)[0], expected_decode, rtol=1e-4, atol=1e-5,
       hint="attend to positions 0..pos only (pos included): mask the cache's later, still-empty slots")
 
@@ -362,6 +375,17 @@ expected_grads_torch = {name: p.grad.clone() for name, p in model_dp_torch.named
 WORLD = 4  # ranks
 
 
+def _rows_per_rank():
+    """The rows of x each model.loss call got in data_parallel_grads_torch: one call per rank."""
+    seen, loss = [], model_dp_torch.loss
+    model_dp_torch.loss = lambda x, y: (seen.append(len(x)), loss(x, y))[1]  # an instance attribute, removed after
+    try:
+        data_parallel_grads_torch(model_dp_torch, x_dp_torch, y_dp_torch, WORLD)
+    finally:
+        del model_dp_torch.loss
+    return seen
+
+
 def _dp_batch_split():
     """How the compiled function takes x: the mesh axis its first dimension is split over."""
     sharding = data_parallel(loss_fn, mesh8).lower(params, x_np, y_np).compile().input_shardings[0][1]
@@ -371,6 +395,10 @@ def _dp_batch_split():
 
 # %%
 # TESTS: dp-loss points=3
+check("dp-loss", _rows_per_rank, [S.batch // WORLD] * WORLD,
+      hint="PyTorch: world ranks, each with batch / world rows: world is the number of pieces of the batch, "
+           "not the size of each piece (the chunk count, not the chunk size)",
+      crash_hint="PyTorch: each rank takes the same rows of y as of x (y.chunk(world) beside x.chunk(world))")
 check("dp-loss", lambda: data_parallel_grads_torch(model_dp_torch, x_dp_torch, y_dp_torch, WORLD),
       expected_grads_torch, rtol=1e-4, atol=1e-6,
       hint="PyTorch: the all-reduce averages the ranks' gradients (divide by the number of ranks), and each "
@@ -379,7 +407,9 @@ check("dp-loss", lambda: data_parallel_grads_torch(model_dp_torch, x_dp_torch, y
 check("dp-loss", _dp_loss, expected_loss, rtol=1e-5, atol=1e-6,
       hint="the loss of the whole batch is the mean of the shards' losses, not their sum",
       crash_hint="JAX: in_shardings has one sharding per argument (params, x, y), and data parallelism keeps a "
-                 "full copy of the parameters on every device (P()): only x and y are split over 'data'")
+                 "full copy of the parameters on every device (P()): only x and y are split over 'data'. A bare "
+                 "P(...) names no devices: each spec must come with the mesh, so that jax.jit can shard the "
+                 "arrays onto the mesh's devices")
 check("dp-loss", lambda: _dp_batch_split() == ("data",), True,
       hint="shard the batch: in_shardings must split x and y's first axis over 'data' (P('data'))")
 
@@ -420,16 +450,21 @@ assert_close(_g2, expected_grads_torch, rtol=1e-4, atol=1e-6, name="PyTorch, 2 r
 # the parameters, AdamW's state (its moments and step count) and the number of batches
 # consumed. Write `resume(path, params_like, opt_state_like)`: read the checkpoint back into
 # the structure, shapes and devices of `params_like` / `opt_state_like` (a fresh model's
-# parameters and `tx.init` of them: use them as the abstract target,
-# `gpt.checkpoint.abstract_like`) and return `(params, opt_state, next_batch)`. Training on from there must give the losses
+# parameters and `tx.init` of them) and return `(params, opt_state, next_batch)`. Orbax
+# accepts the live arrays as the target too; the solution passes their abstract form,
+# `gpt.checkpoint.abstract_like` (shapes, dtypes and shardings, no numbers), which is all a
+# real restart has, built without allocating (lesson 11, section 6). Training on from there must give the losses
 # and parameters of the uninterrupted run **exactly**. About 4 lines.
 #
 # Then the PyTorch half, with `torch.distributed.checkpoint` (DCP): a run saved
 # `{"model": ..., "optim": ..., "step": tensor(k)}`, the model's and AdamW's state dicts from
 # `get_state_dict(model, optimizer)`. Write `resume_torch(path, model, optimizer)`: DCP loads
 # *in place* into a state dict of the same structure, so build one from the fresh model and
-# optimizer you are given, `dcp.load` it (`no_dist=True`: one process), put it back with
-# `set_state_dict`, and return the next batch. About 5 lines.
+# optimizer you are given, `dcp.load` it (`no_dist=True`: one process) and return the next
+# batch. In one process the dict from `get_state_dict` holds the model's and the
+# optimizer's own tensors, so the load fills them and the checks cannot tell whether you
+# then call `set_state_dict`; the solution does, the public way back that still works
+# where the state dict holds copies (an offloaded or resharded one). About 5 lines.
 
 # %%
 # EXERCISE: resume
@@ -508,7 +543,8 @@ check("resume", lambda: len(_resumed_torch()[0]), len(losses_after_torch), rtol=
       crash_hint="PyTorch: dcp.load fills a state dict shaped like the saved one: "
                  "{'model', 'optim', 'step'}, from get_state_dict(model, optimizer)")
 check("resume", lambda: _resumed_torch()[0][:1], losses_after_torch[:1], rtol=0, atol=0,
-      hint="PyTorch: load the weights into the model (set_state_dict after dcp.load), not only the optimizer")
+      hint="PyTorch: load the weights into the model too: the state dict dcp.load fills must hold the model's "
+           "entries beside the optimizer's")
 check("resume", lambda: _resumed_torch(), (losses_after_torch, params_end_torch), rtol=0, atol=0,
       hint="PyTorch: restore the optimizer state too (optim_state_dict in set_state_dict), not a fresh AdamW")
 

@@ -64,9 +64,18 @@ def count_collectives(jitted: Callable[..., Any], *args: Any) -> dict[str, int]:
 
     Read from the optimised HLO text (``lower(...).compile().as_text()``); an
     asynchronous pair (``all-gather-start`` / ``-done``) counts once. Only the
-    collectives that occur are keys.
+    collectives that occur are keys. ``jitted`` may also be a program compiled
+    already (``jax.jit(f).lower(...).compile()``, no ``args``): its text is read
+    as it is, so a step compiled once can be both counted and run.
     """
-    text = jitted.lower(*args).compile().as_text()
+    if hasattr(jitted, "as_text"):  # a jax.stages.Compiled
+        if args:
+            raise TypeError(
+                "count_collectives: a compiled program takes no args (they were fixed when it was lowered)"
+            )
+        text = jitted.as_text()
+    else:
+        text = jitted.lower(*args).compile().as_text()
     counts = {}
     for op in COLLECTIVES:
         n = len(re.findall(rf"\s{op}(?:-start)?\(", text))

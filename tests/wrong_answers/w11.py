@@ -307,6 +307,49 @@ def data_parallel(loss_fn, mesh):
 """
 )
 
+KV_TORCH_UNSCALED = (
+    KV_JAX_OK
+    + """
+def decode_step_torch(q, k, v, k_cache, v_cache, pos):
+    k_cache[:, :, pos : pos + 1] = k
+    v_cache[:, :, pos : pos + 1] = v
+    scores = q @ k_cache[:, :, : pos + 1].transpose(-2, -1)  # no 1/sqrt(head_dim)
+    return torch.softmax(scores, dim=-1) @ v_cache[:, :, : pos + 1]
+"""
+)
+KV_UNSCALED = (
+    KV_TORCH_OK
+    + """
+def decode_step(q, k, v, k_cache, v_cache, pos):
+    k_cache = jax.lax.dynamic_update_slice(k_cache, k, (0, 0, pos, 0))
+    v_cache = jax.lax.dynamic_update_slice(v_cache, v, (0, 0, pos, 0))
+    scores = jnp.einsum("bhqd,bhkd->bhqk", q, k_cache)  # no 1/sqrt(head_dim)
+    scores = jnp.where(jnp.arange(k_cache.shape[2]) <= pos, scores, -jnp.inf)
+    return jax.nn.softmax(scores, axis=-1) @ v_cache, k_cache, v_cache
+"""
+)
+
+DP_TORCH_SPLIT_SIZE = (
+    DP_JAX_OK
+    + """
+def data_parallel_grads_torch(model, x, y, world):
+    per_rank = []
+    for x_rank, y_rank in zip(x.split(world), y.split(world), strict=True):  # pieces of `world` rows each
+        model.zero_grad()
+        model.loss(x_rank, y_rank).backward()
+        per_rank.append({name: p.grad.clone() for name, p in model.named_parameters()})
+    return {name: sum(g[name] for g in per_rank) / world for name in per_rank[0]}
+"""
+)
+
+DP_BARE_SPECS = (
+    DP_TORCH_OK
+    + """
+def data_parallel(loss_fn, mesh):
+    return jax.jit(loss_fn, in_shardings=(P(), P("data"), P("data")), out_shardings=P())  # no mesh given
+"""
+)
+
 WRONG = {
     "causal-mask": [
         ("the diagonal left out (off by one)", MASK_NO_DIAGONAL, "diagonal included"),
@@ -339,6 +382,12 @@ WRONG = {
             KV_TORCH_SQUEEZED,
             "a slot of length 1",
         ),
+        (
+            "PyTorch: the scores not scaled",
+            KV_TORCH_UNSCALED,
+            "square root of the head size",
+        ),
+        ("the scores not scaled", KV_UNSCALED, "square root of the head size"),
         ("cache written at pos + 1", KV_WRONG_POSITION, "at index pos"),
         ("no mask over the empty slots", KV_NO_MASK, "positions 0..pos only"),
         ("pos itself masked out", KV_OFF_BY_ONE, "positions 0..pos only"),
@@ -360,6 +409,12 @@ WRONG = {
             "divide by the number of ranks",
         ),
         ("PyTorch: no zero_grad between ranks", DP_TORCH_NO_ZERO_GRAD, "zero_grad"),
+        (
+            "PyTorch: x.split(world), pieces of world rows",
+            DP_TORCH_SPLIT_SIZE,
+            "not the chunk size",
+        ),
+        ("bare P() specs, no mesh", DP_BARE_SPECS, "shard the arrays onto the mesh"),
         ("PyTorch: y left unsplit", DP_TORCH_Y_UNSPLIT, "the same rows of y"),
         ("sum of the shards' means", DP_SUM_OF_SHARDS, "not their sum"),
         ("no shardings at all", DP_NO_SHARDING, "shard the batch"),
