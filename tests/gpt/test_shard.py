@@ -63,6 +63,12 @@ SCRIPT = """
         print(names, len(kernel.addressable_shards), kernel.addressable_shards[0].data.shape)
     print(sorted(counts[0]), "all-gather" in counts[2], sum(counts[1].values()) > sum(counts[0].values()))
     print(gs.count_collectives(jax.jit(lambda a: a * 2), np.ones(3)))
+    compiled = jitted.lower(p0, o0, *batches[0]).compile()  # the FSDP step, compiled once
+    print(gs.count_collectives(compiled) == counts[2], gt.jax_run(compiled, p0, o0, batches)[2] == got)
+    try:
+        gs.count_collectives(compiled, p0)
+    except TypeError as e:
+        print("TypeError:", "takes no args" in str(e))
 """
 
 
@@ -82,3 +88,7 @@ def test_data_and_tensor_parallel_losses_equal_one_devices():
         lines[3] == "['all-reduce'] True True"
     )  # DP: all-reduces only; FSDP gathers; TP more
     assert lines[4] == "{}"  # one device: no collective
+    assert (
+        lines[5] == "True True"
+    )  # a compiled program: counted as it is, and it runs the same steps
+    assert lines[6] == "TypeError: True"  # args given with a compiled program
