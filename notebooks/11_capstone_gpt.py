@@ -575,7 +575,7 @@ print(f"one AdamW step moved block 0's key bias by at most {key_moves[0]:.1e} in
 # multiply the noise by `lr` and hide it; Adam amplifies it, which is one reason two correct
 # implementations of an Adam-trained model drift apart.
 #
-# ### 3.1 Fifty steps, and a float64 control
+# ### 3.1 Many steps, and a float64 control
 #
 # One equal step does not prove a training run: each step feeds the next, and float32
 # rounding differs between the frameworks (different kernels, different summation orders).

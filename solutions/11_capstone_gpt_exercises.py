@@ -453,7 +453,7 @@ assert_close(_g2, expected_grads_torch, rtol=1e-4, atol=1e-6, name="PyTorch, 2 r
 # parameters and `tx.init` of them) and return `(params, opt_state, next_batch)`. Orbax
 # accepts the live arrays as the target too; the solution passes their abstract form,
 # `gpt.checkpoint.abstract_like` (shapes, dtypes and shardings, no numbers), which is all a
-# real restart has, built without allocating (lesson 11, section 6). Training on from there must give the losses
+# real restart has, built without allocating (lesson 11, section 7). Training on from there must give the losses
 # and parameters of the uninterrupted run **exactly**. About 4 lines.
 #
 # Then the PyTorch half, with `torch.distributed.checkpoint` (DCP): a run saved
