@@ -132,7 +132,9 @@ def test_messages_name_the_problem(batch):
     _, records, _ = batch
     ex = lambda s, e: records[s]["exercises"][e]["message"]  # noqa: E731
     assert "SyntaxError" in ex("syntax_error", "square")
-    assert "NameError: name 'square' is not defined" in ex("renamed_function", "square")
+    assert "`square` is not defined: the cell above that defines it has not run" in ex(
+        "renamed_function", "square"
+    )
     assert "StdinNotImplementedError" in ex("input_call", "greet")
     assert "SystemExit" in ex("sys_exit", "square")
     assert "2 cells hold it" in " ".join(records["duplicated_cell"]["notes"])
