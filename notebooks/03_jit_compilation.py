@@ -90,7 +90,7 @@ import torch
 from IPython.display import Markdown, display
 
 from course_utils import cartpole, claims, config, contention, kmeans, plots, timing
-from course_utils.claims.verdicts import fmt
+from course_utils.claims.verdict_rule import fmt
 from course_utils.expect import expect_error
 from course_utils.parity import assert_close
 

@@ -486,7 +486,7 @@ measured = {
 # **Key concepts**
 # - `course claims` (also `claims.run()` from Python) runs compact versions of the course's
 #   claim benchmarks and judges each claim with the course's **one verdict rule**
-#   (`course_utils/claims/verdicts.py`, the same function every lesson uses): from the
+#   (`course_utils/claims/verdict_rule.py`, the same function every lesson uses): from the
 #   per-round ratios of two interleaved variants it takes the 95 % confidence interval of the
 #   median (order statistics, widened 15 % for what a second run moves). *Holds* when the
 #   interval lies at or beyond the stated magnitude, *does not hold* when it lies entirely short

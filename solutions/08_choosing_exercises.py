@@ -67,7 +67,7 @@ import torch
 from flax import nnx
 
 from course_utils import claims, config, convert, models, timing
-from course_utils.claims.verdicts import MAX_SPREAD, MIN_RATIOS, RUN_TO_RUN
+from course_utils.claims.verdict_rule import MAX_SPREAD, MIN_RATIOS, RUN_TO_RUN
 from course_utils.exercises import check
 from course_utils.parity import assert_close
 
@@ -77,7 +77,7 @@ S = config.sizes(SIZES, SMOKE)
 # %% [markdown]
 # ## Exercise 1 · Decide a claim from paired ratios
 #
-# Every verdict in this course comes from one rule (`course_utils/claims/verdicts.py`); here
+# Every verdict in this course comes from one rule (`course_utils/claims/verdict_rule.py`); here
 # you write its decision step. The inputs: the per-round ratios $r_1, \dots, r_n$ of two
 # variants timed in interleaved rounds (above 1 favours the claim), the claim's `threshold`
 # (the low end of the stated magnitude: 1.5 for "1.5–2x faster", 1.0 for plain "faster"),
@@ -172,21 +172,21 @@ DECIDE_CASES = {  # what the case shows: (samples, threshold, contended, expecte
 
 
 def _decide_cases():
-    from course_utils.claims import judging, verdicts
+    from course_utils.claims import judging, verdict_rule
 
-    saved = claims.rule, verdicts.rule, judging.rule
+    saved = claims.rule, verdict_rule.rule, judging.rule
 
     def _refuse(*args, **kwargs):
         raise AssertionError("decide must apply the rule itself, not call claims.rule")
 
-    claims.rule = verdicts.rule = judging.rule = _refuse  # this exercise writes the rule
+    claims.rule = verdict_rule.rule = judging.rule = _refuse  # this exercise writes the rule
     try:
         for name, (samples, threshold, contended, expected, catches) in DECIDE_CASES.items():
             got = decide(list(samples), threshold, contended)
             assert type(got) is str and got == expected, (
                 f"{name}: expected {expected!r}, got {got!r}" + (f" ({catches})" if catches else ""))
     finally:
-        claims.rule, verdicts.rule, judging.rule = saved
+        claims.rule, verdict_rule.rule, judging.rule = saved
 
 
 check("judge-claim", _decide_cases,
