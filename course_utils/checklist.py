@@ -415,7 +415,7 @@ def benchmark(
     """
     from course_utils import timing
     from course_utils.claims.judging import faster
-    from course_utils.claims.verdicts import INCONCLUSIVE
+    from course_utils.claims.verdict_rule import INCONCLUSIVE
 
     cmp = timing.compare(
         {"PyTorch eager": run_torch, "JAX jit": run_jax},

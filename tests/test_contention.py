@@ -8,7 +8,7 @@ import types
 import pytest
 
 from course_utils import contention
-from course_utils.claims import judging, verdicts
+from course_utils.claims import judging, verdict_rule
 from course_utils.contention import Contention
 
 
@@ -130,8 +130,8 @@ def test_a_busy_machine_is_reported_contended_and_no_verdict_flips():
             p.kill()
             p.wait()
     assert m.result.contended, m.result
-    assert busy.verdict == quiet.verdict or busy.verdict == verdicts.INCONCLUSIVE, (
+    assert busy.verdict == quiet.verdict or busy.verdict == verdict_rule.INCONCLUSIVE, (
         quiet,
         busy,
     )
-    assert busy.verdict != verdicts.DOES_NOT_HOLD  # small sorts are never slower
+    assert busy.verdict != verdict_rule.DOES_NOT_HOLD  # small sorts are never slower

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from course_utils import plots, stats, timing
-from course_utils.claims import verdicts
+from course_utils.claims import verdict_rule
 
 
 def test_quartiles_are_the_inclusive_ones_everywhere():
@@ -19,5 +19,5 @@ def test_quartiles_are_the_inclusive_ones_everywhere():
         stats.quartiles([])
     # timing's IQR, the claims' spread and the plots' whiskers are this rule
     assert timing.Measurement("m", values, 1, 0.0).iqr == stats.iqr(values)
-    assert verdicts.quartiles is stats.quartiles
+    assert verdict_rule.quartiles is stats.quartiles
     assert plots.quartiles is stats.quartiles

@@ -2,7 +2,7 @@
 
 Modules, each importing only those above it:
 
-- ``verdicts``: the one rule (``rule``): ``Claim``, ``Pairing``, ``Measured``, ``Outcome``, the verdict words, the interval
+- ``verdict_rule``: the one rule (``rule``): ``Claim``, ``Pairing``, ``Measured``, ``Outcome``, the verdict words, the interval
 - ``sources``: the source articles each claim cites (``SOURCES``)
 - ``lesson_claims``: the claims only lessons judge (``LESSON_CLAIMS``), one block per lesson
 - ``registry``: the claims (``CLAIMS``, ``LESSON_CLAIMS``, ``get``), and which frameworks and device kinds each needs
@@ -44,7 +44,7 @@ from course_utils.claims.judging import (
 )
 from course_utils.claims.registry import get
 from course_utils.claims.report import ClaimsReport, plot, table, text_table
-from course_utils.claims.verdicts import (
+from course_utils.claims.verdict_rule import (
     DOES_NOT_HOLD,
     HOLDS,
     INCONCLUSIVE,

@@ -49,7 +49,7 @@ from course_utils.claims.torch_compile import (
 )
 from course_utils.claims.training import train_memory, train_throughput
 from course_utils.claims.transforms import higher_order, vmap_simulation
-from course_utils.claims.verdicts import Measured, NotTestable
+from course_utils.claims.verdict_rule import Measured, NotTestable
 
 
 def measure(

@@ -23,7 +23,7 @@ from course_utils.claims.devices import DEVICE_CHOICES, DevicePlan, DeviceTarget
 from course_utils.claims.harness import matched_precision
 from course_utils.claims.judging import evaluate
 from course_utils.claims.report import ClaimsReport, save_plot, text_table, write_json
-from course_utils.claims.verdicts import Measured, Outcome
+from course_utils.claims.verdict_rule import Measured, Outcome
 from course_utils.errors import CourseError
 
 

@@ -7,7 +7,7 @@ matmuls at full precision in both frameworks (the course's
 ``env.set_precision("float32")``, no TF32 on CUDA) and restores what was set
 before. :func:`compare_ratios` turns ``timing.compare``'s interleaved rounds
 into the per-round ratios a verdict is judged from, and :func:`paired` builds
-a benchmark's :class:`~course_utils.claims.verdicts.Measured` from a
+a benchmark's :class:`~course_utils.claims.verdict_rule.Measured` from a
 ``timing.compare`` result for one of the claim's registered pairings.
 :func:`require_cuda` refuses a claim measured on a CUDA GPU only anywhere else.
 jax and torch are imported only when a benchmark runs.
@@ -23,7 +23,7 @@ import numpy as np
 
 from course_utils.claims import registry
 from course_utils.claims.devices import DeviceTarget
-from course_utils.claims.verdicts import Measured, NotTestable, paired_ratios
+from course_utils.claims.verdict_rule import Measured, NotTestable, paired_ratios
 
 DTYPE = "float32"
 PRECISION = "float32"  # the course's name for it (course_utils.env.PRECISIONS)

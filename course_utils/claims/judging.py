@@ -3,7 +3,7 @@
 Every verdict a lesson prints comes from here: :func:`judge` looks the claim up
 in the registry, takes the paired per-round ratios and the contention record
 from a ``timing.compare`` result (or ratios given directly), applies the one
-rule (:func:`~course_utils.claims.verdicts.rule`) and returns a
+rule (:func:`~course_utils.claims.verdict_rule.rule`) and returns a
 :class:`Verdict` whose sentence is generated for the outcome that happened
 (:func:`explain`). :func:`faster` asks the course's own neutral question (which
 of two variants is faster?) through the same rule; :func:`fact` judges a yes/no
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from course_utils.claims import registry
-from course_utils.claims.verdicts import (
+from course_utils.claims.verdict_rule import (
     DOES_NOT_HOLD,
     HOLDS,
     INCONCLUSIVE,

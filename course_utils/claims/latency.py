@@ -37,7 +37,7 @@ from course_utils.claims.harness import (
     pairing_names,
     require_cuda,
 )
-from course_utils.claims.verdicts import Measured, SkippedInSmoke
+from course_utils.claims.verdict_rule import Measured, SkippedInSmoke
 
 PROXY = "bert-base"  # the articles' BERT, as a same-shaped encoder with random weights
 FIRST_CALLS = 10  # fresh jits; with 10 the 95 % interval drops the extremes

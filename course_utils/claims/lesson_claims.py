@@ -2,13 +2,13 @@
 
 Lessons 09, 10 and 11 each add theirs above their own comment line.
 This module imports only :mod:`course_utils.claims.sources` and
-:mod:`course_utils.claims.verdicts`.
+:mod:`course_utils.claims.verdict_rule`.
 """
 
 from __future__ import annotations
 
 from course_utils.claims.sources import SOURCES
-from course_utils.claims.verdicts import Claim, Pairing
+from course_utils.claims.verdict_rule import Claim, Pairing
 
 # Claims lessons judge that ``course claims`` does not run (no benchmark of their own).
 LESSON_CLAIMS: tuple[Claim, ...] = (

@@ -5,14 +5,14 @@
 reach a device kind for a paired claim), and :data:`ONLY_ON` which claims are
 measured on some device kinds only, and why. The claims only lessons judge live in
 :mod:`course_utils.claims.lesson_claims`. This module imports only those two,
-:mod:`course_utils.claims.sources` and :mod:`course_utils.claims.verdicts`.
+:mod:`course_utils.claims.sources` and :mod:`course_utils.claims.verdict_rule`.
 """
 
 from __future__ import annotations
 
 from course_utils.claims.lesson_claims import LESSON_CLAIMS
 from course_utils.claims.sources import SOURCES
-from course_utils.claims.verdicts import (
+from course_utils.claims.verdict_rule import (
     DOES_NOT_HOLD,
     Claim,
     Pairing,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from course_utils.claims.verdicts import VERDICTS, Outcome
+from course_utils.claims.verdict_rule import VERDICTS, Outcome
 from course_utils.contention import REMEDY
 
 _REMEDY_SENTENCE = f" To judge it, {REMEDY}."

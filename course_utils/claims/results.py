@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from course_utils.claims import registry
-from course_utils.claims.verdicts import VERDICTS, fmt
+from course_utils.claims.verdict_rule import VERDICTS, fmt
 from course_utils.errors import CourseError
 
 SCHEMA = 1

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from course_utils.claims.harness import Ctx, paired, pairing_names
-from course_utils.claims.verdicts import Measured, SkippedInSmoke
+from course_utils.claims.verdict_rule import Measured, SkippedInSmoke
 
 
 def _compiled(

@@ -27,7 +27,7 @@ from course_utils.claims.harness import (
     pairing_names,
     require_cuda,
 )
-from course_utils.claims.verdicts import Measured, NotTestable, paired_ratios
+from course_utils.claims.verdict_rule import Measured, NotTestable, paired_ratios
 
 # Arguments of the JAX train step (params, opt_state, tokens, labels) it donates for
 # the memory claim: the state a PyTorch step updates in place.

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from course_utils.claims.harness import Ctx, medians, paired, pairing_names
-from course_utils.claims.verdicts import Measured
+from course_utils.claims.verdict_rule import Measured
 
 
 def third_derivative_analytic(x: np.ndarray) -> np.ndarray:

@@ -30,7 +30,7 @@ from course_utils.timing.measurement import (
 )
 from course_utils.timing.synchronize import device_kinds, mixed_devices, sync
 
-MIN_ROUNDS = 8  # a verdict needs at least 6 paired ratios (claims.verdicts.MIN_RATIOS)
+MIN_ROUNDS = 8  # a verdict needs at least 6 paired ratios (verdict_rule.MIN_RATIOS)
 
 
 MIN_BLOCK_S = 1e-3  # compare times blocks at least this long: shorter ones are noise

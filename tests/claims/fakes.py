@@ -4,18 +4,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-from course_utils.claims import verdicts
+from course_utils.claims import verdict_rule
 
 ROOT = Path(__file__).resolve().parents[2]
 CPU_ONLY = {"jax_kinds": {"cpu"}, "torch_kinds": {"cpu"}}
 
 
-CLAIM = verdicts.Claim(
+CLAIM = verdict_rule.Claim(
     "fake", "fake claim | with a pipe", "000 (test)", "2x", "a / b", 1.0
 )
 
 
-HIGH = verdicts.Claim("high", "needs ten times", "001 (test)", "10x", "a / b", 10.0)
+HIGH = verdict_rule.Claim("high", "needs ten times", "001 (test)", "10x", "a / b", 10.0)
 
 
 GPU_BOTH = {

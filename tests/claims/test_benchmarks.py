@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from course_utils.claims import benchmarks, devices, registry, verdicts
+from course_utils.claims import benchmarks, devices, registry, verdict_rule
 from tests.claims.fakes import (
     GPU_BOTH,
     GPU_JAX_ONLY,
@@ -22,7 +22,7 @@ def test_every_claim_has_a_benchmark():
 
 def test_claims_beyond_one_machine_say_why():
     for claim_id in ("tpu-llm", "huge-scale"):
-        with pytest.raises(verdicts.NotTestable, match="needs"):
+        with pytest.raises(verdict_rule.NotTestable, match="needs"):
             benchmarks.measure(claim_id, smoke=True)
 
 
@@ -55,7 +55,7 @@ def test_measure_refuses_a_device_kind_with_the_reason(claim_id, reach, kind, ma
     target = next(
         t for t in devices.plan_devices("all", **reach).targets if t.kind == kind
     )
-    with pytest.raises(verdicts.NotTestable, match=match):
+    with pytest.raises(verdict_rule.NotTestable, match=match):
         benchmarks.measure(claim_id, smoke=True, target=target)
 
 
@@ -73,7 +73,7 @@ def test_measure_matches_precision_records_it_and_restores_it(monkeypatch):
             torch.backends.cudnn.allow_tf32,
         )
         seen["devices"] = (ctx.torch_device.type, ctx.jax_device.platform)
-        return verdicts.Measured([2.0, 2.0], "fake")
+        return verdict_rule.Measured([2.0, 2.0], "fake")
 
     monkeypatch.setitem(benchmarks.BENCHMARKS, "compile-matmul", fake_benchmark)
     gpu = devices.plan_devices("accelerator", **GPU_TORCH_ONLY).targets[0]
@@ -125,7 +125,7 @@ def test_measure_puts_both_frameworks_on_the_targets_device_kind(monkeypatch):
         seen.append(
             (ctx.torch_device, ctx.jax_device, ctx.jax_put(np.ones(2)).devices())
         )
-        return verdicts.Measured([1.0], "fake")
+        return verdict_rule.Measured([1.0], "fake")
 
     monkeypatch.setitem(benchmarks.BENCHMARKS, "higher-order", fake_benchmark)
     gpu = devices.plan_devices("accelerator", **GPU_BOTH).targets[0]
@@ -141,7 +141,9 @@ def test_claims_sharing_a_benchmark_share_one_measurement(monkeypatch):
 
     def fake_benchmark(ctx):
         calls.append(ctx.smoke)
-        return verdicts.Measured([float(len(calls))] * 6, "fake", pairing="compiled")
+        return verdict_rule.Measured(
+            [float(len(calls))] * 6, "fake", pairing="compiled"
+        )
 
     for claim_id in ("higher-order", "jax-2-5x"):
         monkeypatch.setitem(benchmarks.BENCHMARKS, claim_id, fake_benchmark)

@@ -10,11 +10,11 @@ from course_utils.claims import (
     devices,
     registry,
     results,
-    verdicts,
+    verdict_rule,
 )
 from course_utils.errors import CourseError
 from tests.claims.fakes import CLAIM, CPU_ONLY, GPU_BOTH, HIGH, TPU, cli
-from tests.claims.test_verdicts import rounds
+from tests.claims.test_verdict_rule import rounds
 
 
 @pytest.fixture
@@ -24,8 +24,8 @@ def fake_benchmarks(monkeypatch):
     def measure(claim_id, *, smoke, target):
         calls.append((claim_id, smoke))
         if claim_id == "high":
-            raise verdicts.NotTestable("no cluster")
-        return verdicts.Measured(rounds(2.0), "fake")
+            raise verdict_rule.NotTestable("no cluster")
+        return verdict_rule.Measured(rounds(2.0), "fake")
 
     monkeypatch.setattr(registry, "CLAIMS", (CLAIM, HIGH))
     monkeypatch.setattr(benchmarks, "measure", measure)
@@ -44,8 +44,8 @@ def test_run_measures_prints_and_writes(fake_benchmarks, tmp_path, capsys):
     report = command.run(smoke=True, out=tmp_path)
     assert fake_benchmarks == [("fake", True), ("high", True)]
     assert [o.verdict for o in report.outcomes] == [
-        verdicts.HOLDS,
-        verdicts.NOT_TESTABLE,
+        verdict_rule.HOLDS,
+        verdict_rule.NOT_TESTABLE,
     ]
     printed = capsys.readouterr().out
     assert (
@@ -60,9 +60,9 @@ def test_run_only_and_measured(fake_benchmarks):
     assert [o.claim.id for o in report.outcomes] == ["high"] and fake_benchmarks == [
         ("high", False)
     ]
-    given = verdicts.Measured(rounds(0.6), "timed by the caller")
+    given = verdict_rule.Measured(rounds(0.6), "timed by the caller")
     report = command.run(smoke=True, measured={"fake": given}, verbose=False)
-    assert report.outcome("fake").verdict == verdicts.DOES_NOT_HOLD
+    assert report.outcome("fake").verdict == verdict_rule.DOES_NOT_HOLD
     assert report.outcome("fake").details["measured_by"]
     assert ("fake", True) not in fake_benchmarks[1:]  # not measured a second time
 
@@ -72,7 +72,7 @@ def test_run_rejects_bad_arguments(fake_benchmarks, tmp_path):
         command.run(only=["nope"], verbose=False)
     with pytest.raises(CourseError, match="unknown measured claim 'nope'"):
         command.run(
-            measured={"nope": verdicts.Measured(rounds(1.0), "x")}, verbose=False
+            measured={"nope": verdict_rule.Measured(rounds(1.0), "x")}, verbose=False
         )
     with pytest.raises(TypeError, match="claims.Measured"):
         command.run(measured={"fake": [1.0, 2.0]}, verbose=False)
@@ -113,12 +113,12 @@ def test_cli_smoke_end_to_end(tmp_path):
     assert set(by_id) == {"higher-order", "tpu-llm"} and data["smoke"] is True
     higher = by_id["higher-order"]
     assert higher["verdict"] in (
-        verdicts.HOLDS,
-        verdicts.DOES_NOT_HOLD,
-        verdicts.INCONCLUSIVE,
+        verdict_rule.HOLDS,
+        verdict_rule.DOES_NOT_HOLD,
+        verdict_rule.INCONCLUSIVE,
     )
     assert higher["n"] >= 5 and higher["q1"] <= higher["median"] <= higher["q3"]
-    assert by_id["tpu-llm"]["verdict"] == verdicts.NOT_TESTABLE
+    assert by_id["tpu-llm"]["verdict"] == verdict_rule.NOT_TESTABLE
     assert higher["device"] == "cpu" and higher["dtype"] == "float32"
     assert higher["precision"] == {"jax_matmul": "highest", "torch_matmul": "highest"}
     assert higher["threads"]["torch_threads"] >= 1
@@ -136,8 +136,10 @@ def _fake_run(monkeypatch, reach):
     def measure(claim_id, *, smoke, target):
         calls.append((claim_id, target.kind))
         if claim_id == "high":
-            raise verdicts.NotTestable(f"no cluster on {target.kind}")
-        return verdicts.Measured(rounds(2.0), "fake", conditions={"dtype": "float32"})
+            raise verdict_rule.NotTestable(f"no cluster on {target.kind}")
+        return verdict_rule.Measured(
+            rounds(2.0), "fake", conditions={"dtype": "float32"}
+        )
 
     monkeypatch.setattr(registry, "CLAIMS", (CLAIM, HIGH))
     monkeypatch.setattr(benchmarks, "measure", measure)
@@ -156,7 +158,7 @@ def test_run_on_a_gpu_machine_measures_every_claim_on_cpu_and_gpu(
     monkeypatch, tmp_path, capsys
 ):
     calls = _fake_run(monkeypatch, GPU_BOTH)
-    given = verdicts.Measured(rounds(0.6), "timed by the caller on the CPU")
+    given = verdict_rule.Measured(rounds(0.6), "timed by the caller on the CPU")
     report = command.run(
         smoke=True, out=tmp_path, measured={"fake": given}, device="all"
     )
@@ -171,8 +173,9 @@ def test_run_on_a_gpu_machine_measures_every_claim_on_cpu_and_gpu(
         ("fake", "gpu"),
         ("high", "gpu"),
     ]
-    assert report.outcome("fake").verdict == verdicts.DOES_NOT_HOLD  # the CPU's, first
-    assert report.outcome("fake", device="gpu").verdict == verdicts.HOLDS
+    # the CPU's, first
+    assert report.outcome("fake").verdict == verdict_rule.DOES_NOT_HOLD
+    assert report.outcome("fake", device="gpu").verdict == verdict_rule.HOLDS
     with pytest.raises(KeyError, match="on tpu"):
         report.outcome("fake", device="tpu")
     data = json.loads((tmp_path / "claims.json").read_text())
@@ -230,7 +233,7 @@ def test_run_on_a_tpu_judges_each_pairing_with_the_real_rules(monkeypatch, tmp_p
             cid,
             lambda ctx, c=cid: (
                 ran.append((c, ctx.target.kind))
-                or verdicts.Measured(rounds(25.0), "fake")
+                or verdict_rule.Measured(rounds(25.0), "fake")
             ),
         )
     report = command.run(
@@ -245,11 +248,11 @@ def test_run_on_a_tpu_judges_each_pairing_with_the_real_rules(monkeypatch, tmp_p
         c["id"]: c for c in json.loads((tmp_path / "claims.json").read_text())["claims"]
     }
     assert {c["device"] for c in by_id.values()} == {"tpu"}
-    assert by_id["first-call"]["verdict"] == verdicts.NOT_TESTABLE
+    assert by_id["first-call"]["verdict"] == verdict_rule.NOT_TESTABLE
     assert "BERT" in by_id["first-call"]["why"]
     for cid in ("higher-order", "compile-matmul"):
         assert (
-            by_id[cid]["verdict"] == verdicts.NOT_TESTABLE
+            by_id[cid]["verdict"] == verdict_rule.NOT_TESTABLE
             and "torch_xla" in by_id[cid]["why"]
         )
     assert "same device kind (TPU)" in by_id["higher-order"]["why"]

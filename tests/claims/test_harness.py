@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from course_utils.claims import harness, registry, verdicts
+from course_utils.claims import harness, registry, verdict_rule
 from course_utils.claims.devices import DeviceTarget
 
 
@@ -139,7 +139,7 @@ def test_require_cuda_refuses_everything_but_a_cuda_gpu(target, both, refused):
     if not refused:
         harness.require_cuda(ctx, "train-memory", both=both)
         return
-    with pytest.raises(verdicts.NotTestable, match="CUDA GPU only") as err:
+    with pytest.raises(verdict_rule.NotTestable, match="CUDA GPU only") as err:
         harness.require_cuda(ctx, "train-memory", both=both)
     assert registry.ONLY_ON["train-memory"][1] in str(err.value)
     assert ("with both frameworks" in str(err.value)) == both

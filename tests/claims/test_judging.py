@@ -4,10 +4,10 @@ import pytest
 
 from course_utils import timing
 from course_utils.claims import judging as judge
-from course_utils.claims import registry, verdicts
+from course_utils.claims import registry, verdict_rule
 from course_utils.contention import Contention
 from tests.claims.fakes import CLAIM
-from tests.claims.test_verdicts import rounds
+from tests.claims.test_verdict_rule import rounds
 
 
 def comparison(a: list[float], b: list[float], reason: str | None = None):
@@ -27,20 +27,24 @@ def comparison(a: list[float], b: list[float], reason: str | None = None):
     [
         (
             3.0,
-            verdicts.HOLDS,
+            verdict_rule.HOLDS,
             ["B is 3.00x faster than A", "at or beyond the stated 1.5–2x"],
         ),
         (
             1.2,
-            verdicts.DOES_NOT_HOLD,
+            verdict_rule.DOES_NOT_HOLD,
             ["B is 1.20x faster than A", "short of the stated 1.5–2x"],
         ),
         (
             0.5,
-            verdicts.DOES_NOT_HOLD,
+            verdict_rule.DOES_NOT_HOLD,
             ["The opposite happened: A is 2.00x faster than B"],
         ),
-        (1.5, verdicts.INCONCLUSIVE, ["straddles the stated 1.5–2x", "cannot tell"]),
+        (
+            1.5,
+            verdict_rule.INCONCLUSIVE,
+            ["straddles the stated 1.5–2x", "cannot tell"],
+        ),
     ],
 )
 def test_the_sentence_follows_the_outcome(ratio, verdict, words):
@@ -56,7 +60,7 @@ def test_a_contended_comparison_names_the_cause_and_the_remedy():
     cmp = comparison(rounds(5.0), rounds(1.0, wobble=0.0), reason="load 4.1 on 2 cores")
     v = judge.judge("compile-fusion", cmp, "A", "B")
     assert (v.verdict, v.reason) == (
-        verdicts.INCONCLUSIVE,
+        verdict_rule.INCONCLUSIVE,
         "contended (load 4.1 on 2 cores)",
     )
     assert (
@@ -68,7 +72,9 @@ def test_a_contended_comparison_names_the_cause_and_the_remedy():
 
 def test_a_noisy_comparison_says_noisy_with_its_spread():
     v = judge.judge("compile-fusion", rounds(3.0, wobble=0.9))
-    assert v.verdict == verdicts.INCONCLUSIVE and v.reason.startswith("noisy (spread ")
+    assert v.verdict == verdict_rule.INCONCLUSIVE and v.reason.startswith(
+        "noisy (spread "
+    )
     assert "larger timing target" in v.explanation
 
 
@@ -99,16 +105,21 @@ def test_judge_checks_its_arguments():
 
 def test_seconds_claims_read_as_seconds():
     v = judge.judge("first-call", rounds(1.5))
-    assert v.verdict == verdicts.HOLDS
+    assert v.verdict == verdict_rule.HOLDS
     assert "JAX's first call took 1.5 s" in v.explanation
 
 
 def test_fact_and_not_testable():
-    assert judge.fact("dp-cheapest", True, "it sent least").verdict == verdicts.HOLDS
+    assert (
+        judge.fact("dp-cheapest", True, "it sent least").verdict == verdict_rule.HOLDS
+    )
     no = judge.fact("pmap-pjit-needed", False, "jax.jit did both")
-    assert (no.verdict, no.explanation) == (verdicts.DOES_NOT_HOLD, "jax.jit did both")
+    assert (no.verdict, no.explanation) == (
+        verdict_rule.DOES_NOT_HOLD,
+        "jax.jit did both",
+    )
     nt = judge.not_testable("eager-launch", "no GPU here")
-    assert nt.verdict == verdicts.NOT_TESTABLE and "no GPU here" in str(nt)
+    assert nt.verdict == verdict_rule.NOT_TESTABLE and "no GPU here" in str(nt)
 
 
 def test_plot_rows_carry_the_interval_and_the_stated_band():
@@ -124,19 +135,19 @@ def test_plot_rows_carry_the_interval_and_the_stated_band():
 
 def test_evaluate_turns_exceptions_into_verdicts():
     def not_testable():
-        raise verdicts.NotTestable("needs a TPU")
+        raise verdict_rule.NotTestable("needs a TPU")
 
     out = judge.evaluate(CLAIM, not_testable)
     assert (out.verdict, out.why, out.samples, out.measured_text()) == (
-        verdicts.NOT_TESTABLE,
+        verdict_rule.NOT_TESTABLE,
         "needs a TPU",
         [],
         "—",
     )
     skipped = judge.evaluate(
-        CLAIM, lambda: (_ for _ in ()).throw(verdicts.SkippedInSmoke("slow"))
+        CLAIM, lambda: (_ for _ in ()).throw(verdict_rule.SkippedInSmoke("slow"))
     )
-    assert skipped.verdict == verdicts.SKIPPED
+    assert skipped.verdict == verdict_rule.SKIPPED
     with pytest.raises(RuntimeError, match="a bug"):
         judge.evaluate(CLAIM, lambda: (_ for _ in ()).throw(RuntimeError("a bug")))
 
@@ -148,7 +159,7 @@ def test_outcomes_carry_interval_conditions_and_contention_into_json():
         "dtype": "float32",
         "threads": {"torch_threads": 4},
     }
-    m = verdicts.Measured(
+    m = verdict_rule.Measured(
         rounds(3.0),
         "x",
         {"k": 1},
@@ -158,7 +169,7 @@ def test_outcomes_carry_interval_conditions_and_contention_into_json():
     )
     o = judge.evaluate(CLAIM, lambda: m, "gpu")
     d = o.to_dict()
-    assert o.verdict == verdicts.HOLDS and o.measured_text().startswith(
+    assert o.verdict == verdict_rule.HOLDS and o.measured_text().startswith(
         "3.00x (95 % interval widened by 15 %: "
     )
     assert (d["device"], d["device_name"], d["dtype"]) == (
@@ -179,12 +190,12 @@ def test_every_registered_claim_can_be_judged():
         if c.unit == "fact":
             continue
         v = judge.judge(c, rounds(c.threshold * 3))
-        assert v.verdict == verdicts.HOLDS, c.id
+        assert v.verdict == verdict_rule.HOLDS, c.id
 
 
 def test_the_interval_is_turned_the_way_the_sentence_reads():
     v = judge.faster(comparison(rounds(0.05), rounds(1.0, wobble=0.0)), "A", "B")
-    assert v.verdict == verdicts.DOES_NOT_HOLD  # A is clearly faster
+    assert v.verdict == verdict_rule.DOES_NOT_HOLD  # A is clearly faster
     text = v.explanation
     k = float(text.split("A is ")[1].split("x faster")[0])
     lo, hi = (
@@ -206,14 +217,14 @@ def test_a_run_not_judged_names_no_winner():
         ),
         judge.faster(comparison(rounds(1.0), rounds(1.0, wobble=0.0)), "A", "B"),
     ):
-        assert v.verdict == verdicts.INCONCLUSIVE
+        assert v.verdict == verdict_rule.INCONCLUSIVE
         assert "faster than" not in v.explanation, v.explanation
         assert "time of " in v.explanation
 
 
 def test_skipped_says_smoke_mode_left_it_out():
     v = judge.skipped("faster", "timed in full mode only")
-    assert v.verdict == verdicts.SKIPPED and "full mode only" in v.explanation
+    assert v.verdict == verdict_rule.SKIPPED and "full mode only" in v.explanation
 
 
 def test_a_comparison_named_as_registered_needs_no_names():
@@ -223,7 +234,7 @@ def test_a_comparison_named_as_registered_needs_no_names():
         "torch.compile": cmp.measurements["B"],
     }
     v = judge.judge("compile-fusion", cmp, pairing="compile")
-    assert v.names == ("eager", "torch.compile") and v.verdict == verdicts.HOLDS
+    assert v.names == ("eager", "torch.compile") and v.verdict == verdict_rule.HOLDS
 
 
 def test_the_contended_remedy_is_said_once_per_table():

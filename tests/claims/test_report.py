@@ -4,18 +4,18 @@ import json
 
 import pytest
 
-from course_utils.claims import judging, report, verdicts
+from course_utils.claims import judging, report, verdict_rule
 from tests.claims.fakes import CLAIM, HIGH
-from tests.claims.test_verdicts import rounds
+from tests.claims.test_verdict_rule import rounds
 
 
 def _outcomes():
     return [
         judging.evaluate(
-            CLAIM, lambda: verdicts.Measured(rounds(2.5), "what | with pipe")
+            CLAIM, lambda: verdict_rule.Measured(rounds(2.5), "what | with pipe")
         ),
-        judging.evaluate(HIGH, lambda: verdicts.Measured(rounds(2.5), "too slow")),
-        verdicts.Outcome(HIGH, verdicts.NOT_TESTABLE, "no cluster"),
+        judging.evaluate(HIGH, lambda: verdict_rule.Measured(rounds(2.5), "too slow")),
+        verdict_rule.Outcome(HIGH, verdict_rule.NOT_TESTABLE, "no cluster"),
     ]
 
 
@@ -49,7 +49,8 @@ def test_report_json_and_png(tmp_path):
         _outcomes(), smoke=True, machine={"summary": "test box"}, seconds=1.5
     )
     assert (
-        rep.counts()[verdicts.HOLDS] == 1 and rep.counts()[verdicts.NOT_TESTABLE] == 1
+        rep.counts()[verdict_rule.HOLDS] == 1
+        and rep.counts()[verdict_rule.NOT_TESTABLE] == 1
     )
     assert rep.outcome("fake").claim is CLAIM
     with pytest.raises(KeyError, match="no claim 'nope'"):
@@ -91,7 +92,7 @@ def test_a_table_of_contended_outcomes_says_the_remedy_once():
     outcomes = [
         judging.evaluate(
             claim,
-            lambda: verdicts.Measured(rounds(2.5), "timed", contention=busy),
+            lambda: verdict_rule.Measured(rounds(2.5), "timed", contention=busy),
         )
         for claim in (CLAIM, HIGH)
     ]

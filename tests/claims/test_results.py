@@ -4,17 +4,17 @@ import json
 
 import pytest
 
-from course_utils.claims import judging, report, results, verdicts
+from course_utils.claims import judging, report, results, verdict_rule
 from course_utils.errors import CourseError
 from tests.claims.fakes import cli
-from tests.claims.test_verdicts import rounds
+from tests.claims.test_verdict_rule import rounds
 
 
 def _write(tmp_path, name, claim_id="compile-fusion", center=3.0, cpu=None):
     from course_utils.claims import registry
 
     o = judging.evaluate(
-        registry.get(claim_id), lambda: verdicts.Measured(rounds(center), "fake")
+        registry.get(claim_id), lambda: verdict_rule.Measured(rounds(center), "fake")
     )
     rep = report.ClaimsReport([o], smoke=False, machine={"torch": "2.13"}, seconds=1.0)
     path = report.write_json(rep, tmp_path / name / "claims.json")

@@ -2,11 +2,11 @@
 
 import pytest
 
-from course_utils.claims import benchmarks, harness, torch_compile, verdicts
+from course_utils.claims import benchmarks, harness, torch_compile, verdict_rule
 
 
 def test_compile_training_is_skipped_in_smoke_mode():
-    with pytest.raises(verdicts.SkippedInSmoke, match="without --smoke"):
+    with pytest.raises(verdict_rule.SkippedInSmoke, match="without --smoke"):
         benchmarks.measure("compile-training", smoke=True)
 
 
@@ -32,7 +32,7 @@ def test_each_compile_claim_divides_eager_by_compiled(claim_id):
     )
     assert m.pairing == "compile" and m.names == (eager, compiled)
     assert m.what.startswith("two steps; first compiled call")
-    assert len(m.samples) >= verdicts.MIN_RATIOS
+    assert len(m.samples) >= verdict_rule.MIN_RATIOS
     assert {eager, compiled} == set(calls)
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from course_utils.claims import devices, encoder, harness, training, verdicts
+from course_utils.claims import devices, encoder, harness, training, verdict_rule
 from tests.claims.fakes import GPU_JAX_ONLY, fake_cuda_ctx, fake_jax_gpu
 
 
@@ -21,7 +21,7 @@ def test_step_memory_compares_resident_plus_each_allocators_peak():
         600,
     ]
     assert "batch 8" in m.what and "donates 900 B" in m.what
-    with pytest.raises(verdicts.NotTestable, match="not like with like"):
+    with pytest.raises(verdict_rule.NotTestable, match="not like with like"):
         training.step_memory_measured(
             torch_resident=1000,
             torch_above=[1],
@@ -106,7 +106,7 @@ def test_gpu_training_claims_without_both_frameworks_on_a_gpu_are_not_testable(
 ):
     gpu = devices.plan_devices("accelerator", **GPU_JAX_ONLY).targets[0]
     for target in (gpu, devices.DeviceTarget("cpu")):
-        with pytest.raises(verdicts.NotTestable, match="CUDA GPU only"):
+        with pytest.raises(verdict_rule.NotTestable, match="CUDA GPU only"):
             benchmark(harness.Ctx(True, target))
 
 
@@ -122,7 +122,7 @@ def test_train_throughput_on_a_gpu_divides_pytorch_eager_by_jax_jit(monkeypatch)
     ctx, _ = fake_cuda_ctx(monkeypatch)
     m = training.train_throughput(ctx)
     assert m.pairing == "article" and m.names == ("PyTorch eager", "JAX jit")
-    assert len(m.samples) >= verdicts.MIN_RATIOS and min(m.samples) > 0
+    assert len(m.samples) >= verdict_rule.MIN_RATIOS and min(m.samples) > 0
     tokens = m.details["tokens_per_s"]
     assert set(tokens) == set(m.names) and "batch 8" in m.what
 

@@ -28,12 +28,12 @@ def test_third_derivative_oracle_matches_finite_differences():
     ],
 )
 def test_transforms_time_the_compiled_pairing(benchmark, claim_id):
-    from course_utils.claims import harness, verdicts
+    from course_utils.claims import harness, verdict_rule
 
     m = benchmark(harness.Ctx(True))
     names = harness.pairing_names(claim_id, "compiled")
     assert m.pairing == "compiled" and m.names == names
     assert "torch.compile" in names[0] and "jit" in names[1]  # compiled on both sides
-    assert len(m.samples) >= verdicts.MIN_RATIOS and min(m.samples) > 0
+    assert len(m.samples) >= verdict_rule.MIN_RATIOS and min(m.samples) > 0
     assert set(m.details["median_s"]) == set(names)
     assert m.contention is not None
