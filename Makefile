@@ -60,8 +60,9 @@ course: install
 site: course
 	$(VENV)/bin/course site
 
-# Unit tests, lint, pairing checks, then every lesson and master notebook under nbval
-# (errors only: outputs are not committed) and the student notebooks (see tests/).
+# Unit tests, lint, pairing checks, then every lesson notebook under nbval (errors only:
+# outputs are not committed), every master run once in a kernel with its wrong answers
+# replayed (tests/test_masters.py) and the student notebooks (see tests/).
 # pytest's own exit status lands in build/pytest-rc (make itself exits 2 on any failure),
 # so that .ci/run can tell "no tests collected" (5) from failures.
 # The timing ratios (tests/test_timing_check.py) need a quiet machine: `make timing-check`
@@ -72,7 +73,7 @@ DIST := -n 2 --dist loadfile --no-loadscope-reorder
 test: install
 	@mkdir -p build
 	rc=0; COURSE_SMOKE=1 $(PY) -m pytest $(DIST) --nbval-lax --nbval-cell-timeout=600 --nbval-kernel-startup-timeout=300 \
-		--ignore=tests/test_timing_check.py tests notebooks solutions $(PYTEST_ARGS) || rc=$$?; echo $$rc > build/pytest-rc; exit $$rc
+		--ignore=tests/test_timing_check.py tests notebooks $(PYTEST_ARGS) || rc=$$?; echo $$rc > build/pytest-rc; exit $$rc
 
 # The fast inner loop: everything but notebook executions (lessons, masters, student
 # notebooks, the wrong answers replayed in masters), slow subprocess tests, the browser and

@@ -81,12 +81,37 @@ def mlp_jax(X, W1, b1, W2):
     return jax.nn.gelu(X @ W1.T + b1, approximate=False) @ W2  # nn.Linear's (out, in) habit
 """
 
+HUGE_CONSTANT = """
+def time_call(fn, *args) -> float:
+    return 1e9  # measures nothing
+"""
+
+PLAUSIBLE_CONSTANT = """
+def time_call(fn, *args) -> float:
+    return 0.05  # a plausible number, measured nowhere
+"""
+
+LYING_FLOAT = """
+def time_call(fn, *args) -> float:
+    class F(float):  # compares as whatever a check wants
+        __ge__ = __le__ = __lt__ = __gt__ = lambda s, o: True
+
+    return F(0.0)
+"""
+
 WRONG = {
     "sync-timer": [
         ("syncs only a single-array output", SYNC_ONLY_OUT, "every leaf"),
         ("returns milliseconds", MILLISECONDS, "for a 300 ms one"),
         ("does not synchronise", NO_SYNC, "every leaf"),
         ("CPU time (time.process_time)", PROCESS_TIME, "for a 300 ms one"),
+        ("a huge constant", HUGE_CONSTANT, "for a 300 ms one"),
+        ("a plausible constant", PLAUSIBLE_CONSTANT, "for a 300 ms one"),
+        (
+            "a float subclass whose comparisons all hold",
+            LYING_FLOAT,
+            "for a 300 ms one",
+        ),
     ],
     "break-even": [
         (

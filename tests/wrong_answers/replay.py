@@ -1,0 +1,293 @@
+"""Run one exercise master in a Jupyter kernel, replaying each wrong answer at its visible test.
+
+Every code cell of the master (``solutions/NN_*_exercises.ipynb``) runs in order in
+one kernel, in smoke mode, with the environment of the test suite's notebook kernels
+(strict warnings and, with ``COURSE_LOWERING_CHECK=1``, the lowering check: see
+conftest.py). At the visible test cell of an exercise that has wrong answers
+(``tests/wrong_answers/wNN.py``), the cell first runs as written (the master's own
+solution must pass); then, for each wrong answer, its code runs in place of the
+solution cell, under the exercise's ``# EXERCISE: id`` line, the visible test cell
+runs again (it must fail with ``CheckFailed`` and a message holding the hint words),
+and the solution runs again. The test cell then runs once more, so that the names it
+binds are the solution's, and the rest of the master runs to its last cell.
+
+An error in a cell of the master stops the run; :attr:`MasterRun.error` names the
+cell. :func:`problems` lists everything that is wrong, one short line each.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from nbclient import NotebookClient
+
+from course_utils import exercises, strict
+from course_utils.tooling import lowering_record, markers, runner
+from tests import load
+
+ROOT = Path(__file__).resolve().parents[2]
+SHORT = 300  # characters of a message a failure shows
+# The kernel's lowering recorder (course_utils.tooling.lowering_record), paused while
+# the wrong answers run: their programs are not the master's.
+_RECORDER = f"__import__({lowering_record.__name__!r}, fromlist=['RECORDER']).RECORDER"
+_PAUSE = f"setattr({_RECORDER}, 'record', lambda *args, **kwargs: None)"
+_RESUME = f"vars({_RECORDER}).pop('record', None);"
+
+Wrong = dict[str, list[tuple[str, str, str]]]
+
+
+@dataclass
+class Replay:
+    """One wrong answer at its exercise's visible test."""
+
+    exercise: str
+    label: str
+    words: str
+    failed: bool  # the visible test failed with CheckFailed
+    message: str  # CheckFailed's message, or what happened instead
+
+    def problem(self) -> str | None:
+        name = f"{self.exercise}: {self.label}"
+        if not self.failed:
+            return f"{name}: {self.message[:SHORT]}"
+        if self.words not in self.message:
+            return f"{name}: the message lacks {self.words!r}: {self.message[:SHORT]}"
+        return None
+
+
+@dataclass
+class MasterRun:
+    master: str  # the path, relative to the repository root where it is under it
+    # the master's cell that failed, and how ("" when it ran to its end)
+    error: str = ""
+    cells_run: int = 0  # code cells of the master that ran as written
+    replays: list[Replay] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # wrong answers never replayed
+    lowering: list[str] = field(default_factory=list)  # programs that did not lower
+    seconds: float = 0.0
+    replay_seconds: float = 0.0
+
+
+def fixtures_for(master: Path) -> Wrong:
+    """``WRONG`` of ``tests/wrong_answers/wNN.py`` for master ``NN_*``; ``{}`` without one."""
+    name = f"{__package__}.w{master.name[:2]}"
+    if not (ROOT / "tests" / "wrong_answers" / f"w{master.name[:2]}.py").exists():
+        return {}
+    return importlib.import_module(name).WRONG
+
+
+def kernel_env() -> dict[str, str]:
+    """What nbval's kernels get under the test suite (conftest.py): smoke mode, strict
+    warnings and the lowering check in the tests' IPython directory; no grading."""
+    env = runner.kernel_env(ROOT, smoke=True)
+    root = strict.ipython_dir(str(ROOT / "build" / "ipython-tests"))
+    lowering_record.ipython_startup(root)
+    env["IPYTHONDIR"] = root
+    env.setdefault(lowering_record.ENV, "1")
+    env.pop(exercises.GRADING_ENV, None)
+    return env
+
+
+def _error(cell: Any) -> tuple[str, str] | None:
+    """``(ename, evalue)`` of the error the cell showed, if any."""
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "error":
+            return out.get("ename", ""), out.get("evalue", "")
+    return None
+
+
+def _first_line(source: str) -> str:
+    return source.strip().split("\n", 1)[0][:80]
+
+
+def _short(ename: str, evalue: str) -> str:
+    return f"{ename}: {evalue}"[:SHORT]
+
+
+class _Kernel:
+    """One kernel; master cells run in place, other code in a scratch cell at the end."""
+
+    def __init__(self, nb: Any, path: Path, env: dict[str, str]) -> None:
+        self.nb = copy.deepcopy(nb)
+        self.nb.cells.append(nbformat.v4.new_code_cell(""))
+        self.scratch = len(self.nb.cells) - 1
+        self.env = env
+        self.client = NotebookClient(
+            self.nb,
+            timeout=load.stretched(600),  # nbval's --nbval-cell-timeout in make test
+            startup_timeout=load.stretched(300),  # a busy machine starts kernels slowly
+            kernel_name="python3",
+            allow_errors=True,  # errors are read from the outputs, never raised
+            resources={"metadata": {"path": str(path.parent)}},
+        )
+
+    def cell(self, index: int) -> tuple[str, str] | None:
+        """Run the master's cell ``index``; its error, if any."""
+        return self._run(self.nb.cells[index], index, True)
+
+    def code(self, source: str, history: bool = True) -> tuple[str, str] | None:
+        """Run ``source`` as a cell of its own; its error, if any."""
+        return self._run(nbformat.v4.new_code_cell(source), self.scratch, history)
+
+    def _run(self, cell: Any, index: int, history: bool) -> tuple[str, str] | None:
+        try:
+            self.client.execute_cell(cell, index, store_history=history)
+        except Exception as err:  # noqa: BLE001 - a timeout or a dead kernel, reported
+            return type(err).__name__, str(err).strip().split("\n", 1)[0]
+        return _error(cell)
+
+
+def _replay(
+    kernel: _Kernel, ex: str, solution: str, test: str, answers: list
+) -> list[Replay]:
+    """Each wrong answer, then the test once more with the solution back in place."""
+    out = []
+    for label, code, words in answers:
+        # the student writes in the exercise cell, under its first line
+        code = f"# EXERCISE: {ex}\n{code.lstrip(chr(10))}"
+        raised = kernel.code(code)
+        if raised:
+            failed, message = False, f"the wrong answer's cell raised {_short(*raised)}"
+        else:
+            raised = kernel.code(test)
+            if raised is None:
+                failed, message = False, "the visible test passed"
+            elif raised[0] != "CheckFailed":
+                failed, message = False, f"raised {_short(*raised)} (not CheckFailed)"
+            else:
+                failed, message = True, raised[1]
+        out.append(Replay(ex, label, words, failed, message))
+        restored = kernel.code(solution)
+        if restored:
+            raise _Broken(
+                f"the solution of {ex}, run again, raised {_short(*restored)}"
+            )
+    return out
+
+
+class _Broken(Exception):
+    """The master's own code failed where it had passed before."""
+
+
+def run_master(
+    master: Path,
+    wrong: Wrong | None = None,
+    *,
+    env: dict[str, str] | None = None,
+    report_dir: Path | None = None,
+) -> MasterRun:
+    """Run ``master`` to its end in one kernel, replaying ``wrong`` (default: its wNN.py).
+
+    ``env`` defaults to :func:`kernel_env`; the lowering report goes to
+    ``report_dir/STEM.json`` (default ``build/lowering/``, as for nbval's notebooks).
+    """
+    master = Path(master).resolve()
+    wrong = fixtures_for(master) if wrong is None else wrong
+    env = kernel_env() if env is None else env
+    try:
+        shown = str(master.relative_to(ROOT))
+    except ValueError:
+        shown = str(master)
+    result = MasterRun(shown)
+    nb = nbformat.read(master, as_version=4)
+    checks = env.get(lowering_record.ENV) == "1"
+    kernel = _Kernel(nb, master, env)
+    start = time.perf_counter()
+    solutions: dict[str, str] = {}
+    left = set(wrong)
+    with kernel.client.setup_kernel(env=env):
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type != "code":
+                continue
+            raised = kernel.cell(index)
+            if raised:
+                result.error = (
+                    f"cell {index} ({_first_line(cell.source)!r}): {_short(*raised)}"
+                )
+                break
+            result.cells_run += 1
+            ex = markers.exercise_id(cell)
+            if ex:
+                solutions[ex] = cell.source
+            header = markers.test_header(cell)
+            if not (header and not header[2] and header[0] in left & set(solutions)):
+                continue
+            ex = header[0]
+            replay_start = time.perf_counter()
+            try:
+                if checks:
+                    kernel.code(_PAUSE, history=False)
+                result.replays += _replay(
+                    kernel, ex, solutions[ex], cell.source, wrong[ex]
+                )
+                if checks:
+                    kernel.code(_RESUME, history=False)
+                raised = kernel.code(cell.source)
+                if raised:
+                    raise _Broken(f"run again, it raised {_short(*raised)}")
+            except _Broken as err:
+                result.error = f"cell {index} ({_first_line(cell.source)!r}): {err}"
+                break
+            finally:
+                result.replay_seconds += time.perf_counter() - replay_start
+            left.discard(ex)
+        if checks and not result.error:
+            result.lowering = _lowering(kernel, nb, master, report_dir)
+    result.seconds = time.perf_counter() - start
+    result.missing = sorted(left)
+    return result
+
+
+def _lowering(
+    kernel: _Kernel, nb: Any, master: Path, report_dir: Path | None
+) -> list[str]:
+    """What conftest.py's LoweringCheck says after a notebook's last cell: one line per
+    program that did not lower (the report: ``report_dir/STEM.json``)."""
+    path = (report_dir or ROOT / "build" / "lowering") / f"{master.stem}.json"
+    path.unlink(missing_ok=True)
+    module = lowering_record.__name__
+    raised = kernel.code(
+        f"__import__('importlib').import_module({module!r}).write_report({str(path)!r})",
+        history=False,
+    )
+    if raised or not path.exists():
+        return [f"the kernel wrote no lowering report ({path}): {raised}"]
+    report = json.loads(path.read_text(encoding="utf-8"))
+    if report.get("disabled"):
+        return []
+    # the master's cells by their index in the notebook (markdown cells match nothing)
+    sources = [c.source if c.cell_type == "code" else None for c in nb.cells]
+    failures, _ = lowering_record.findings(report, sources)
+    for entry, label in zip(
+        report["cells"], lowering_record.cell_labels(report, sources), strict=True
+    ):
+        entry["cell"] = label
+    path.write_text(json.dumps(report, indent=1), encoding="utf-8")
+    return failures
+
+
+def problems(result: MasterRun, wrong: Wrong) -> list[str]:
+    """One short line per thing wrong with the run: the master's error, a wrong answer
+    that passed or gave no hint, an exercise with fewer than two wrong answers, one
+    never replayed, a program that did not lower."""
+    out = [f"{result.master}: {result.error}"] if result.error else []
+    out += [
+        f"{result.master}: {ex} has {len(answers)} wrong answer(s); at least 2 are needed"
+        for ex, answers in wrong.items()
+        if len(answers) < 2
+    ]
+    if result.missing and not result.error:
+        out.append(
+            f"{result.master}: wrong answers for {', '.join(result.missing)}, which has "
+            "no visible test cell after its solution cell"
+        )
+    out += [f"{result.master}: {p}" for r in result.replays if (p := r.problem())]
+    out += [f"{result.master}: lowering: {line[:SHORT]}" for line in result.lowering]
+    return out
