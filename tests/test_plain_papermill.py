@@ -3,8 +3,8 @@
 Papermill's own command line runs in a child process from the repository root, with
 the course's variables removed from its environment (no ``COURSE_SMOKE``, no strict
 ``IPYTHONDIR``) and a fresh IPython directory, as on a CI runner. The quickest
-course notebook, master 00, exits 0 (nbval runs it and every lesson in the course's
-own settings; this is the one run without them). Sharp bits show their errors through
+course notebook, master 00, exits 0 (tests/test_masters.py runs it and nbval every lesson
+in the course's own settings; this is the one run without them). Sharp bits show their errors through
 ``course_utils.expect.expect_error``: a tiny notebook whose expected error happens
 exits 0, one whose expected error does not happen exits non-zero.
 """
