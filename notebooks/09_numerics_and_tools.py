@@ -253,7 +253,9 @@ print(f"autocast on {torch_dev.type} returned float32 for: {', '.join(upcast) or
 # says float32, autocast upcast for you; the JAX column in that row says what
 # you get without asking, and it is the row where a JAX program must cast by hand
 # (`logits.astype(jnp.float32)` before the loss; Flax's normalisation layers also compute
-# their statistics in at least float32 internally, whatever `dtype` says). The training loops
+# their statistics in at least float32 internally, whatever `dtype` says: the helper behind
+# them, `_compute_stats` in `flax/nnx/nn/normalization.py`, promotes its input to float32
+# before it takes the mean and the variance). The training loops
 # below do exactly that: PyTorch's loss goes through autocast, JAX's through an explicit cast.
 #
 # Why keep the *parameters* in float32 even when every matmul runs in 16 bits? Because of the
@@ -686,26 +688,42 @@ nonzero = g32_torch != 0
 rows = [f"| float32 entries below float16's smallest normal | {np.mean(np.abs(g32_torch[nonzero]) < tiny16):.1%} "
         f"| {np.mean(np.abs(g32_jax[g32_jax != 0]) < tiny16):.1%} |"]
 small = {"PyTorch": (np.abs(g32_torch) < tiny16) & nonzero, "JAX": (np.abs(g32_jax) < tiny16) & (g32_jax != 0)}
-def lost(g16, g32, fw):  # (share that became 0, median relative error of the small entries)
-    err = np.abs(g16 - g32)[small[fw]] / np.abs(g32)[small[fw]]
-    return f"{np.mean(g16[g32 != 0] == 0):.1%}", f"{np.median(err):.1e}" if err.size else "none"
+F16 = {}  # (framework, scale): (share that became 0, median relative error of the small entries)
+for fw, g16s, g32 in [("PyTorch", g16_torch, g32_torch), ("JAX", g16_jax, g32_jax)]:
+    for scale, g16 in g16s.items():
+        err = np.abs(g16 - g32)[small[fw]] / np.abs(g32)[small[fw]]
+        F16[fw, scale] = np.mean(g16[g32 != 0] == 0), np.median(err) if err.size else float("nan")
 for scale in g16_torch:
-    (z_t, e_t), (z_j, e_j) = lost(g16_torch[scale], g32_torch, "PyTorch"), lost(g16_jax[scale], g32_jax, "JAX")
-    rows += [f"| became 0 in float16, loss × {scale:g} | {z_t} | {z_j} |",
-             f"| median relative error of the small ones, loss × {scale:g} | {e_t} | {e_j} |"]
+    (z_t, e_t), (z_j, e_j) = F16["PyTorch", scale], F16["JAX", scale]
+    rows += [f"| became 0 in float16, loss × {scale:g} | {z_t:.1%} | {z_j:.1%} |",
+             f"| median relative error of the small ones, loss × {scale:g} | {e_t:.1e} | {e_j:.1e} |"]
 display(Markdown("| fc1 gradient entries | PyTorch | JAX |\n|---|---:|---:|\n" + "\n".join(rows)))
 
+# %%
+for fw, g32 in [("PyTorch", g32_torch), ("JAX", g32_jax)]:
+    (z1, e1), (z2, e2) = F16[fw, 1.0], F16[fw, 2.0**16]
+    lifted = np.mean(np.abs(g32[small[fw]]) >= 2.0**-30) if small[fw].any() else float("nan")
+    cost = f"the subnormals cost {e1 - e2:.1e} of it" if e1 > e2 else "scaling did not lower it"
+    print(f"{fw}: lost to 0: {z1:.1%} unscaled, {z2:.1%} scaled; small entries' median relative error "
+          f"{e1:.1e} unscaled, {e2:.1e} scaled: {cost} ({lifted:.0%} of them normal float16 once scaled)")
+
 # %% [markdown]
-# The first row is the float32 gradient itself: the share of its entries that float16 can only
-# hold as subnormals or not at all. The next rows are what float16 made of them, without and
-# with scaling: the share of entries lost outright, and the median relative error of the small
-# ones (those below the smallest normal in float32), which is what the subnormals' missing bits
-# cost. Multiplying the loss by 2¹⁶ moves every gradient up by 16 powers of two, which lifts every
-# entry above 2⁻³⁰ ≈ 1e-9 out of the subnormal range (too large a scale overflows instead:
-# `GradScaler` then skips the step and halves the scale). Whatever the numbers of this run,
-# that is the whole case for loss
-# scaling: what the small gradients lose is the difference between the unscaled and the
-# scaled rows. `GradScaler` does exactly this on every step, with a scale it adjusts.
+# The first row of the table is the float32 gradient itself: the share of its entries that
+# float16 can only hold as subnormals or not at all. The next rows are what float16 made of
+# them, without and with scaling: the share of entries lost outright, and the median relative
+# error of the small ones (those below the smallest normal in float32). That error has two
+# parts: the bits a subnormal lacks, and float16's rounding in the rest of the pass (the
+# activations, the products), which every entry carries, small or not. Multiplying the loss by
+# 2¹⁶ moves every gradient up by 16 powers of two, which lifts every entry above 2⁻³⁰ ≈ 1e-9
+# out of the subnormal range (too large a scale overflows instead: `GradScaler` then skips the
+# step and halves the scale), so the scaled rows keep only the second part. What the small
+# gradients lose to the subnormals is therefore the difference between the unscaled and the
+# scaled rows; the lines under the table compute it for this run, and say which share of the
+# small entries scaling made normal. Read their "lost to 0" numbers first: where the unscaled
+# one is 0 %, float16 still held every small entry, with fewer bits, so the subnormals' damage
+# in this run is precision, not zeros; where it is above 0 %, those entries' updates were lost
+# outright, the failure `GradScaler` exists to prevent. That difference, however large it came out here, is the
+# whole case for loss scaling, and `GradScaler` applies it on every step, with a scale it adjusts.
 #
 # The table measures one moment, the last batch of this run (full mode trains ten times as
 # many steps as smoke mode); it does not follow the share over training. The usual pattern is
@@ -1009,13 +1027,14 @@ for fw, top, quiet in [("PyTorch", top_torch, quiet_torch.result), ("JAX", top_j
 # %% [markdown]
 # Read the two tables with the counts under them. The PyTorch step runs every operator the
 # Python code names, one at a time: the forward's `addmm`/`relu`, the loss's `log_softmax` and
-# `nll_loss`, their backward ops (the `fill_`s among them are autograd's own, such as the
-# `ones_like` that seeds the loss's gradient: `zero_grad()` sets the gradients to `None` and runs
-# no op) and SGD's in-place updates (nested operator calls included in the count). The JAX step is one XLA
+# `nll_loss`, their backward ops (the `fill_`s in the trace belong to the backward pass: the
+# `ones_like` that seeds the loss's gradient, and the `sum`s that reduce the bias gradients, which
+# fill their outputs before adding; `zero_grad()` sets the gradients to `None` and runs no op)
+# and SGD's in-place updates (nested operator calls included in the count). The JAX step is one XLA
 # program; its ops are the
 # matmuls (`dot`), and *fusions*: XLA merged chains of elementwise work (the bias add and ReLU,
 # the softmax's subtract-exponential, the SGD update `w - lr * g`) into single loops, and most
-# fusion names list the ops each one swallowed (`subtract_exponential_fusion`). The second
+# fusion names list the ops each one swallowed (`subtract_exponential_fusion`). The third
 # printed line lists the fusions whose names say nothing: on a CPU, recent XLA hands some matmuls
 # and the work around them to the YNNPACK library as `ynn_fusion.N`, whose name lists no op (click
 # one in Perfetto to see its HLO); on a GPU the names differ again (`loop_…_fusion`,
@@ -1270,10 +1289,8 @@ with expect_error(FloatingPointError), jax.debug_nans(True):
 # full warning lists the whole Python stack of the forward call, through
 # Jupyter's kernel, asyncio and tornado, the same in every notebook; the cell records it and
 # prints its first line and the last frames, which are the cell itself and `norm_loss_torch`.
-# JAX names the primitive that produced the NaN, found by re-running the jitted function
-# without compiling it. Both modes belong in debugging, not in training: anomaly mode
-# records a stack for every forward op, and `debug_nans` checks every output of every jitted
-# call; section 2 timed what each costs a step on this machine.
+# Both modes belong in debugging, not in training (section 2 timed what each costs a step on
+# this machine).
 #
 # `checkify` is the JAX tool that works *inside* compiled code without re-running it: it
 # rewrites the function to carry an error value alongside its output, which you inspect (or
@@ -1630,17 +1647,19 @@ print(f"the two masks agree on {100 * agree:.1f} % of positions (independent mas
 # JAX: the same nnx.Dropout called again draws a new mask; its counter is layer state
 mask_again_jax = dropout_jax(jnp.ones((16, 64))) != 0
 rng_state = nnx.to_pure_dict(nnx.state(dropout_jax))["rngs"]
-print(f"second call: {float((mask_again_jax == mask_jax).mean()):.1%} of positions agree with the first; "
+agree_again = float((mask_again_jax == mask_jax).mean())
+print(f"second call: {agree_again:.1%} of positions agree with the first; "
       f"the layer's counter now reads {int(rng_state['count'])}")
+assert 0.4 < agree_again < 0.6  # a new mask: about half the positions agree, as for independent masks
 
 # %% [markdown]
-# The printed agreement is near the 50 % two independent masks give, and the counter says how many
-# masks the layer has drawn. Nothing is hidden in the sense that matters for debugging: the
-# counter and the key can be read, saved, restored and passed around like the parameters, and
-# a model rebuilt with the same `nnx.Rngs` seed draws the same sequence of masks. But two
-# calls of one layer do not give one mask, so to compare or replay dropout exactly, either
-# rebuild the layer (or restore its state) before each call, or give both frameworks the
-# masks, as the next cells do.
+# The printed agreement is near the 50 % two independent masks give (the cell asserts it lies
+# between 40 and 60 %), and the counter says how many masks the layer has drawn. Nothing is
+# hidden in the sense that matters for debugging: the counter and the key can be read, saved,
+# restored and passed around like the parameters, and a model rebuilt with the same
+# `nnx.Rngs` seed draws the same sequence of masks. But two calls of one layer do not give one
+# mask, so to compare or replay dropout exactly, either rebuild the layer (or restore its
+# state) before each call, or give both frameworks the masks, as the next cells do.
 
 # %%
 mask_stream = np.random.default_rng(0)  # one stream both frameworks read
@@ -1945,5 +1964,5 @@ display(Markdown(
 # </details>
 #
 # **Exercises.** `exercises/09_numerics_and_tools_exercises.ipynb`: a bfloat16-safe cross-entropy,
-# the FLOPs of a layer, the first step with a non-finite gradient, per-rank keys, and a top-ops
-# summary of a trace.
+# the FLOPs of an MLP's training step, the first step with a non-finite gradient, per-rank keys,
+# and a top-ops summary of a trace.

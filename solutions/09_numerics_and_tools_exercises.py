@@ -120,7 +120,8 @@ labels_ce = jax.random.randint(jax.random.key(1), (32,), 0, 10)
 ce_crash_hint = (
     "an unexpected keyword 'dim' or 'keepdim' is PyTorch's spelling: jax.numpy takes axis= "
     "and keepdims=; a shape error is (batch, classes) minus a (batch,) maximum, which does not "
-    "broadcast: keep the reduced axis (keepdims=True in jax.numpy, keepdim=True in PyTorch)"
+    "broadcast: the reduction dropped the axis it reduced (keepdims defaults to False, as "
+    "PyTorch's keepdim does)"
 )
 check(  # float32 logits first: no precision to lose, so a wrong value is a wrong formula
     "bf16-cross-entropy",
@@ -128,7 +129,9 @@ check(  # float32 logits first: no precision to lose, so a wrong value is a wron
     cross_entropy_f64(logits_bf16.astype(jnp.float32), labels_ce),
     rtol=1e-5,
     hint="each row's log-softmax normalises over its classes (axis 1 of (batch, classes), as "
-    "PyTorch's dim=1), and the loss is the mean over the batch, not the sum",
+    "PyTorch's dim=1); each row's loss is its own label's entry, while indexing every row with "
+    "the whole labels array picks (batch, batch) entries; and the loss is the mean over the "
+    "batch, not the sum",
     crash_hint=ce_crash_hint,
 )
 check(
@@ -136,8 +139,9 @@ check(
     lambda: (cross_entropy_f32(logits_bf16, labels_ce).dtype == jnp.float32, float(cross_entropy_f32(logits_bf16, labels_ce))),
     (True, cross_entropy_f64(logits_bf16, labels_ce)),
     rtol=1e-5,
-    hint="the loss is not float32, or lost precision: a log-softmax that runs in bfloat16 keeps about 3 "
-    "significant digits, and a cast of the loss to float32 afterwards does not bring them back",
+    hint="the loss is not float32, or lost precision: a log-softmax that runs in bfloat16 (any step "
+    "of it, the shift by the maximum too) keeps about 3 significant digits, and a cast to float32 "
+    "afterwards does not bring them back",
     crash_hint=ce_crash_hint,
 )
 check(
@@ -145,7 +149,8 @@ check(
     lambda: float(cross_entropy_f32(logits_bf16 + 200, labels_ce)),
     cross_entropy_f64(logits_bf16 + 200, labels_ce),
     rtol=1e-5,
-    hint="large logits overflow exp: subtract each row's maximum before exponentiating",
+    hint="logits near 200 give a loss that is not finite: exp of a float32 above about 88.7 is "
+    "infinity, so these rows' sums of exponentials overflow",
 )
 far_apart = logits_bf16 + jnp.arange(32, dtype=jnp.bfloat16)[:, None] * 40  # rows 1240 apart
 check(
@@ -153,8 +158,9 @@ check(
     lambda: float(cross_entropy_f32(far_apart, labels_ce)),
     cross_entropy_f64(far_apart, labels_ce),
     rtol=1e-5,
-    hint="rows far below the batch's largest logit underflow: the maximum to subtract is each "
-    "row's own, not one over the whole array (jnp's max needs an axis, like torch's dim)",
+    hint="rows far below the batch's largest logit underflow: shifted by one maximum over the "
+    "whole array (jnp's max without an axis, like torch's max without dim), all their "
+    "exponentials are 0 and their log of the sum is -inf",
 )
 
 # %%
@@ -215,7 +221,8 @@ check(
     torch_mlp_flops(widths_check, S.batch_size, training=True),
     rtol=0,
     atol=0,
-    hint="backward: one weight-gradient matmul per layer, one input-gradient matmul per layer except the first",
+    hint="training=True counts the forward as well as the backward, and the backward is one "
+    "weight-gradient matmul per layer and one input-gradient matmul per layer except the first",
 )
 check(
     "mlp-flops",
@@ -272,6 +279,8 @@ check(
     rtol=0,
     atol=0,
     hint="batch 2's loss is finite and its gradient is not: check every leaf of the gradient (not the loss), and count from 0",
+    crash_hint="a TypeError naming a dict means a jnp function was given the whole gradient: it is "
+    "a pytree shaped like params, not one array",
 )
 check(
     "first-nonfinite",
@@ -350,12 +359,16 @@ check(
     lambda: jnp.issubdtype(rank_key(0, 0).dtype, jax.dtypes.prng_key),
     True,
     hint="return a typed key (built from jax.random.key), not a raw uint32 array from PRNGKey",
+    crash_hint="typed keys take no arithmetic (a seed or a rank cannot be added to a key), and a "
+    "split into rank keys is empty for rank 0",
 )
 check(
     "rank-keys",
     lambda: len({key_bytes(rank_key(0, r)) for r in range(8)}),
     8,
-    hint="the ranks share a key: derive each rank's key from both the seed and the rank",
+    hint="the ranks share a key: 8 ranks of one seed got fewer than 8 distinct keys (a key "
+    "that ignores the rank repeats one, and so does a split into fewer keys than ranks, whose "
+    "index JAX clamps to the last key)",
 )
 check(
     "rank-keys",
@@ -369,8 +382,9 @@ check(
     "rank-keys",
     lambda: len({key_bytes(rank_key(s, r)) for s, r in _many_ranks}),
     len(_many_ranks),
-    hint="an arithmetic mix of seed and rank (seed * K + rank) collides once a rank reaches K: seed "
-    "0's rank K is seed 1's rank 0, and no K is large enough for every rank",
+    hint="ranks up to 65,536 share keys: an arithmetic mix of seed and rank (seed * K + rank) "
+    "collides once a rank reaches K (seed 0's rank K is seed 1's rank 0), and a split into K "
+    "keys clamps every rank from K on to the last key",
 )
 
 # %%
@@ -422,7 +436,9 @@ check(
     lambda: [(name, float(t)) for name, t in top_ops(trace_events, 2)],
     [("dot", 30.0), ("fusion", 6.0)],
     hint="rank by total duration of the complete ('X') events, largest first; skip events without a duration, and do not count calls",
-    crash_hint="metadata ('M') and instant ('i') events have no 'dur': skip every event that is not complete ('X')",
+    crash_hint="a KeyError 'dur' means an event without a duration was read: metadata ('M') and "
+    "instant ('i') events have no 'dur'; an error unpacking your answer means it is not a list "
+    "of (name, total_us) pairs",
 )
 check(
     "top-ops",

@@ -197,13 +197,17 @@ WRONG = {
             CE_CAST_LOSS_AFTER,
             "afterwards does not bring them back",
         ),
-        ("no max subtracted", CE_NO_MAX, "subtract each row's maximum"),
+        (
+            "no max subtracted",
+            CE_NO_MAX,
+            "exp of a float32 above about 88.7 is infinity",
+        ),
         (
             "one maximum for the whole batch",
             CE_GLOBAL_MAX,
-            "not one over the whole array",
+            "shifted by one maximum over the whole array",
         ),
-        ("the max without keepdims", CE_NO_KEEPDIMS, "keepdims=True"),
+        ("the max without keepdims", CE_NO_KEEPDIMS, "dropped the axis it reduced"),
     ],
     "mlp-flops": [
         (
@@ -278,5 +282,96 @@ WRONG["bf16-cross-entropy"] += [
         "PyTorch's dim=/keepdim= keywords",
         CE_TORCH_KEYWORDS,
         "jax.numpy takes axis= and keepdims=",
+    ),
+]
+
+CE_LABELS_AS_COLUMNS = """
+def cross_entropy_f32(logits, labels):
+    z = logits.astype(jnp.float32)
+    z = z - z.max(axis=1, keepdims=True)
+    log_p = z - jnp.log(jnp.exp(z).sum(axis=1, keepdims=True))
+    return -log_p[:, labels].mean()  # (batch, batch): every row at every label
+"""
+
+CE_SHIFT_IN_BF16 = """
+def cross_entropy_f32(logits, labels):
+    z = (logits - logits.max(axis=1, keepdims=True)).astype(jnp.float32)  # the shift in bfloat16
+    log_p = z - jnp.log(jnp.exp(z).sum(axis=1, keepdims=True))
+    return -jnp.take_along_axis(log_p, labels[:, None], axis=1).mean()
+"""
+
+FLOPS_NO_FORWARD_IN_TRAINING = """
+def mlp_flops(widths, batch, training=False):
+    pairs = list(pairwise(widths))
+    forward = sum(2 * batch * a * b for a, b in pairs)
+    if not training:
+        return forward
+    return forward + sum(2 * batch * a * b for a, b in pairs[1:])  # the backward alone
+"""
+
+NONFINITE_ISFINITE_OF_THE_DICT = """
+def first_nonfinite_step(loss_fn, params, batches):
+    for i, batch in enumerate(batches):
+        if not bool(jnp.isfinite(jax.grad(loss_fn)(params, batch)).all()):  # the whole pytree
+            return i
+    return -1
+"""
+
+KEY_SPLIT_IN_TWO = """
+def rank_key(seed, rank):
+    return jax.random.split(jax.random.key(seed))[rank]  # two keys: rank 2 and up read the last
+"""
+
+KEY_SPLIT_IN_EIGHT = """
+def rank_key(seed, rank):
+    return jax.random.split(jax.random.key(seed), 8)[rank]  # rank 8 and up read the last
+"""
+
+KEY_PLUS_RANK = """
+def rank_key(seed, rank):
+    return jax.random.key(seed) + rank  # arithmetic on a typed key
+"""
+
+TOP_NAMES_ONLY = """
+def top_ops(events, n):
+    totals = {}
+    for e in events:
+        if e.get("ph") == "X":
+            totals[e["name"]] = totals.get(e["name"], 0.0) + float(e["dur"])
+    return sorted(totals, key=totals.get, reverse=True)[:n]  # names without their totals
+"""
+
+WRONG["bf16-cross-entropy"] += [
+    ("every row at every label", CE_LABELS_AS_COLUMNS, "picks (batch, batch) entries"),
+    (
+        "the shift by the maximum in bfloat16",
+        CE_SHIFT_IN_BF16,
+        "the shift by the maximum too",
+    ),
+]
+WRONG["mlp-flops"] += [
+    (
+        "training=True without the forward",
+        FLOPS_NO_FORWARD_IN_TRAINING,
+        "counts the forward as well",
+    ),
+]
+WRONG["first-nonfinite"] += [
+    (
+        "jnp.isfinite of the whole gradient dict",
+        NONFINITE_ISFINITE_OF_THE_DICT,
+        "not one array",
+    ),
+]
+WRONG["rank-keys"] += [
+    ("a split into two keys", KEY_SPLIT_IN_TWO, "a split into fewer keys than ranks"),
+    ("a split into eight keys", KEY_SPLIT_IN_EIGHT, "a split into K keys clamps"),
+    ("a rank added to a key", KEY_PLUS_RANK, "typed keys take no arithmetic"),
+]
+WRONG["top-ops"] += [
+    (
+        "names without their totals",
+        TOP_NAMES_ONLY,
+        "not a list of (name, total_us) pairs",
     ),
 ]
