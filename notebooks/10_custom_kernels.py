@@ -123,7 +123,7 @@ print(kernels.filter_triton_deprecation(PALLAS, *kernels.pallas_backends((S.bloc
 #
 # | device | Pallas backend | API |
 # |---|---|---|
-# | Hopper, Blackwell (sm_90+); Ampere (sm_80+) from jax 0.11; jax 0.10.2 or newer | **Mosaic GPU**, what the current Pallas GPU docs teach | `plgpu.kernel` (`jax.experimental.pallas.mosaic_gpu`) |
+# | jax 0.10.2 or newer, and a GPU of sm_90+ (Hopper, Blackwell) or, from jax 0.11, sm_80+ (Ampere); blocks of 128 elements or more | **Mosaic GPU**, what the current Pallas GPU docs teach | `plgpu.kernel` (`jax.experimental.pallas.mosaic_gpu`) |
 # | sm_80+ otherwise (older jax included), and kernels Mosaic GPU cannot take | **Triton**, deprecated since jax 0.11 | `pl.pallas_call(..., compiler_params=pltriton.CompilerParams())` |
 # | a TPU | **Mosaic TPU**; blocks tiled by (8, 128) in their last two dimensions | `pl.pallas_call` |
 # | below sm_80 (Colab's free T4 is sm_75), a CPU, a TPU block off the tiling | the **interpreter** | `pl.pallas_call(..., interpret=True)` |
@@ -143,7 +143,8 @@ print(kernels.filter_triton_deprecation(PALLAS, *kernels.pallas_backends((S.bloc
 # it (`pip install ".[kernels]"`), every Triton cell below prints one line saying it was
 # skipped, and the PyTorch side of the later sections runs
 # on a plain PyTorch implementation of the same softmax. Installing it changes nothing else in
-# the course: `torch.compile` on a CPU keeps generating C++ (checked with Triton 3.7.1 installed).
+# the course: `torch.compile` on a CPU keeps generating C++ (checked with Triton 3.7.1
+# installed; section 6 prints the names of the kernels Inductor generates here).
 
 # %% [markdown]
 # ## 1. One kernel, written twice: a fused row-softmax
@@ -1087,11 +1088,23 @@ for what, n in DTYPE_GRAPHS.items():
     print(f"{what}: {n} graph(s), {'no break' if n == 1 else f'{n - 1} break(s)'}")
 
 # %% [markdown]
-# The counts above are this PyTorch's (Dynamo's NumPy support grows with each release): a
-# count of 1 means Dynamo modelled every `.dtype` read, more means it broke the graph there
-# and ran that stretch in Python. So a NumPy routine may be compiled, broken, or both,
-# depending on what it touches; `kernels.count_graphs` (or `torch._dynamo.explain`) answers
-# for a given routine in one call, and `fullgraph=True` turns any break into an error.
+# A count says whether the graph broke, not why. `torch._dynamo.explain` runs the same
+# function and returns, with the graphs, Dynamo's reason for each break; the cell prints the
+# first two lines of each reason for the NumPy version (none where it did not break).
+
+# %%
+explained = torch._dynamo.explain(lambda x: torch.from_numpy(softmax_np_dtypes((x * 2.0).numpy())) * 3.0)(x_small_torch.cpu())
+for reason in explained.break_reasons:
+    print("break:", " / ".join([ln.strip() for ln in str(reason.reason).splitlines() if ln.strip()][:2]))
+print(f"{explained.graph_count} graph(s), {len(explained.break_reasons)} break reason(s)")
+
+# %% [markdown]
+# The counts and reasons above are this PyTorch's (Dynamo's NumPy support grows with each
+# release): a count of 1 means Dynamo modelled every `.dtype` read; more means it broke the
+# graph where the reason says and ran that stretch in Python. So a NumPy routine may be
+# compiled, broken, or both, depending on what it touches; `kernels.count_graphs` or
+# `torch._dynamo.explain` answers for a given routine in one call, and `fullgraph=True` turns
+# any break into an error.
 
 # %%
 with expect_error(torch._dynamo.exc.Unsupported):
@@ -1140,6 +1153,12 @@ print(jax.make_jaxpr(lambda x: scores_jax(x, softmax_callback_jax))(x_jax[:4]).p
 # tables' `speed-up` column is its inverse). The verdicts use that direction too, and the
 # `claims.compact` prints them compactly: one line per variant with its paired ratio, and the reason
 # a verdict was not drawn (a contended machine, say) once for all of them.
+#
+# The two numbers for one pair need not agree. The table's column divides the two medians; the
+# verdict line's "median" is the median of the paired ratios, each round's two times divided
+# one by the other, so a burst of load that slows both variants of a round cancels out of it.
+# When the rounds are steady the two come out close; on a busy machine they can differ widely,
+# and the verdict reads the paired one.
 
 # %%
 # PyTorch: the built-in op, the graph break and the custom op, each compiled
@@ -1238,16 +1257,17 @@ def inductor_kernels(fn, *args):
 
 
 def xla_kernels(fn, *args):
-    """The fusions (one kernel each) in the entry computation of XLA's optimised program."""
+    """The fusions (one kernel each) in the entry computation of XLA's optimised program, by name."""
     hlo = jax.jit(fn).lower(*args).compile().as_text()
     entry = hlo[hlo.index("ENTRY"):]
-    return re.findall(r"= \S+ fusion\(", entry[: entry.index("\n}")])
+    return re.findall(r"^\s*(?:ROOT )?%?([\w.-]+) = .*? fusion\(", entry[: entry.index("\n}")], flags=re.M)
 
 
-FUSED = {"torch.compile(torch.softmax)": len(inductor_kernels(lambda x: torch.softmax(x, -1), x_torch)),
-         "jax.jit(jax.nn.softmax)": len(xla_kernels(lambda x: jax.nn.softmax(x, axis=-1), x_jax))}
-for what, n in FUSED.items():
-    print(f"{what}: {n} kernel(s) on {jax.devices()[0].platform} (the eager formula: {len(EAGER_TRAFFIC)} ops)")
+FUSED = {"torch.compile(torch.softmax)": inductor_kernels(lambda x: torch.softmax(x, -1), x_torch),
+         "jax.jit(jax.nn.softmax)": xla_kernels(lambda x: jax.nn.softmax(x, axis=-1), x_jax)}
+for what, names in FUSED.items():
+    print(f"{what}: {len(names)} kernel(s) on {jax.devices()[0].platform} (the eager formula: {len(EAGER_TRAFFIC)} ops):",
+          ", ".join(names))
 
 # %% [markdown]
 # How the cell counts. Inductor writes its generated code as Python source that compiles each
@@ -1257,6 +1277,12 @@ for what, n in FUSED.items():
 # that calls them in order, so the `fusion(` instructions of the entry computation are the
 # kernels it launches; an elementwise operation XLA left unfused would run as its own kernel
 # too, and appear as an instruction of another kind, which this count leaves out.
+#
+# The names say what each kernel holds: Inductor names a C++ kernel `cpp_...` and a Triton one
+# `triton_...`, after the operations fused into it, and XLA names a fusion after its
+# operations too. A count may even exceed the eager formula's: a compiler can compute a
+# reduction in stages (a partial reduction over chunks of each row, then one over the chunks),
+# each stage its own kernel, and the names show where it did.
 #
 # A count of 1 means the compiler fused the whole softmax into one kernel, the kernel this
 # lesson wrote by hand, so a hand-written one can at best match it; a larger count means the
@@ -1379,7 +1405,7 @@ else:
 # | accumulate across steps | a loop over K in the program, `acc += tl.dot(a, b)` in float32 | K as the last grid axis, `pl.when(pl.program_id(2) == 0)` zeroes the revisited output block (in-order grids: TPU, interpreter); a `fori_loop` over K on a GPU |
 # | block sizes | `triton.autotune(configs=[triton.Config(...)], key=[...])` | a parameter of the launcher, timed with `timing.compare` |
 # | ragged edges | `mask=` and `other=` on every load and store | pad to whole blocks and slice (only the interpreter and Mosaic TPU clip writes); mask reads yourself (`jnp.where` on an iota) |
-# | the GPU backend | Triton | `plgpu.kernel` (Mosaic GPU, sm_90+), or `compiler_params=pltriton.CompilerParams()` (Triton) |
+# | the GPU backend | Triton | `plgpu.kernel` (Mosaic GPU: sm_90+, sm_80+ from jax 0.11), or `compiler_params=pltriton.CompilerParams()` (Triton) |
 # | run without a GPU | `TRITON_INTERPRET=1` before `import triton` | `interpret=True` |
 # | make it an op | `torch.library.custom_op` + `register_fake` (opaque), `triton_op` + `wrap_triton` (seen by Inductor on a GPU) | a function (`pallas_call` is already a JAX primitive) |
 # | its gradient | `register_autograd(backward, setup_context=...)` | `jax.custom_vjp` + `defvjp(fwd, bwd)` |

@@ -133,12 +133,18 @@ def expected_ids(shape, block):
 
 # %%
 # TESTS: tiling points=2
-check("tiling", lambda: np.array(tiling((10, 12), (4, 8))[0]), np.array((3, 2)),
+check("tiling", lambda: np.array(tiling((10, 10), (4, 4))[0]), np.array((3, 3)),
       hint="the grid must cover the ragged last block too: floor division (n // block) drops the last, partial "
            "block, so its elements get no program")
 check("tiling", lambda: np.array(tiling((8, 16), (4, 8))[0]), np.array((2, 2)),
       hint="when the block divides the axis there is no partial block: (n + block) // block counts one "
            "program too many")
+check("tiling", lambda: np.array(tiling((10, 12), (4, 8))[0]), np.array((3, 2)),
+      hint="the counts are right but not in the array's order: grid[0] is the number of programs along axis 0 "
+           "(the rows, shape[0]), grid[1] along axis 1 (the columns)")
+check("tiling", lambda: tile_ids((3, 2), (1, 1)), expected_ids((3, 2), (1, 1)),
+      hint="with 1 x 1 blocks, where block and element indices agree, programs still wrote into each other's "
+           "blocks: the index_map mixes the two program ids up")
 check("tiling", lambda: tile_ids((10, 12), (4, 8)), expected_ids((10, 12), (4, 8)),
       hint="the index_map returns block indices (which block), not element offsets; Pallas multiplies by the block shape")
 
@@ -158,8 +164,9 @@ for shape, block in (((8, 16), (4, 8)), ((5, 3), (2, 2)), ((16, 9), (8, 4))):
 # next power of two, so the columns from `n_cols` on are padding (NaN, which the launcher puts
 # there, as a block past an array's edge may hold on any backend). Read `x_ref[...]`, make the
 # padding harmless, and write one number per row into `o_ref[...]`, a column of shape `(8, 1)`
-# (a TPU takes a 2-D output block, not an `(8,)` one). The inputs of the second check reach
-# 100: `exp(100)` overflows float32. About 5 lines.
+# (a TPU takes a 2-D output block, not an `(8,)` one). The first check has no padding (128
+# columns); the inputs of the last check reach 100, and `exp(100)` overflows float32. About 5
+# lines.
 
 # %%
 # EXERCISE: masked-logsumexp
@@ -196,12 +203,18 @@ def logsumexp_pallas(x, block_rows=8, pad_value=jnp.nan):
 
 x_lse = jnp.asarray(rng.normal(size=(S.rows, S.cols)).astype(np.float32))
 x_lse_big = x_lse * 10 + 100  # values near 100: exp overflows float32
+x_lse_whole = jnp.asarray(np.random.default_rng(4).normal(size=(S.rows, 128)).astype(np.float32))  # no padded column
 
 # %%
 # TESTS: masked-logsumexp points=3
 _lse_crash = ("x_ref[...] is (8, padded columns) and o_ref (8, 1): a reduction over axis 1 that drops the "
               "reduced axis leaves an (8,) array, which lines up with the columns, not the rows, so it does not "
               "broadcast against the block and does not fit o_ref")
+check("masked-logsumexp", lambda: logsumexp_pallas(x_lse_whole), jax.nn.logsumexp(x_lse_whole, axis=1),
+      rtol=1e-5, atol=1e-5,
+      hint="no padding here (128 columns), yet the result is off by each row's maximum m: the m subtracted "
+           "inside the exp is missing outside the log, or the one outside has no counterpart inside",
+      crash_hint=_lse_crash)
 check("masked-logsumexp", lambda: logsumexp_pallas(x_lse), jax.nn.logsumexp(x_lse, axis=1), rtol=1e-5, atol=1e-5,
       hint="the columns from n_cols on are padding: read as they are, they enter the max and the sum; padding "
            "set to 0 is not neutral either (exp(0) = 1 adds to each row's sum, and 0 may exceed a row's maximum), "
@@ -219,7 +232,8 @@ check("masked-logsumexp", lambda: _logsumexp_padded_with(1e30), jax.nn.logsumexp
       hint="here the padding holds 1e30, not NaN: a block past the edge may hold any value, so tell the padding "
            "apart by its column index, not by its value", crash_hint=_lse_crash)
 check("masked-logsumexp", lambda: logsumexp_pallas(x_lse_big), jax.nn.logsumexp(x_lse_big, axis=1), rtol=1e-5, atol=1e-4,
-      hint="exp(100) overflows float32: subtract the row maximum before exp and add it back after the log")
+      hint="the inputs reach 100 here, and exp of such a value is beyond float32's largest (about 3.4e38, "
+           "exp(88.7)): exponentiating the raw values overflows to inf before the log")
 
 # %%
 # HIDDEN TESTS: masked-logsumexp points=2
@@ -284,6 +298,7 @@ def silu_custom():
 
 x_silu = jnp.asarray(rng.normal(size=(S.rows, S.cols)).astype(np.float32) * 3)
 w_silu = jnp.asarray(rng.normal(size=(S.rows, S.cols)).astype(np.float32))
+ones_silu = jnp.ones_like(w_silu)  # the loss sum(silu(x)): its cotangent g is all ones
 
 
 def silu_loss(silu, x, w):
@@ -297,12 +312,16 @@ def silu_batched_grads():
 
 # %%
 # TESTS: silu-custom-vjp points=3
-check("silu-custom-vjp", lambda: jax.jit(jax.grad(functools.partial(silu_loss, silu_custom())))(x_silu, w_silu),
-      jax.grad(functools.partial(silu_loss, jax.nn.silu))(x_silu, w_silu), rtol=1e-5, atol=1e-5,
-      hint="the derivative of x·σ(x) needs the product rule (two terms), evaluated at the input x: keep x "
-           "(not the output) as the residual; the backward returns a tuple",
+check("silu-custom-vjp", lambda: jax.jit(jax.grad(functools.partial(silu_loss, silu_custom())))(x_silu, ones_silu),
+      jax.grad(functools.partial(silu_loss, jax.nn.silu))(x_silu, ones_silu), rtol=1e-5, atol=1e-5,
+      hint="the derivative of x·σ(x) needs the product rule (two terms), evaluated at the input x (the output "
+           "y = x·σ(x) is another point)",
       crash_hint="JAX: fwd returns a pair (output, residuals) and bwd a tuple with one cotangent per input "
                  "((g_x,), not a bare array); bwd gets the residuals exactly as fwd returned them")
+check("silu-custom-vjp", lambda: jax.jit(jax.grad(functools.partial(silu_loss, silu_custom())))(x_silu, w_silu),
+      jax.grad(functools.partial(silu_loss, jax.nn.silu))(x_silu, w_silu), rtol=1e-5, atol=1e-5,
+      hint="right for the loss sum(silu(x)), wrong for a weighted one: the result does not follow the incoming "
+           "cotangent g (the chain rule multiplies the local derivative by it)")
 check("silu-custom-vjp", lambda: "pallas_call" in str(jax.make_jaxpr(lambda x: silu_fwd(x)[0])(x_silu)), True,
       hint="the forward's output must come from the Pallas op being wrapped (silu_pallas), not from "
            "jax.nn.silu: the custom_vjp gives that kernel its derivative")
@@ -395,19 +414,24 @@ def stub_as_stub(fn):
 
 
 x_silu_torch, w_silu_torch = torch.from_numpy(np.array(x_silu)), torch.from_numpy(np.array(w_silu))  # copies: writable
+ones_silu_torch = torch.ones_like(w_silu_torch)
 
 # %%
 # TESTS: torch-custom-op points=3
 check("torch-custom-op", stub_as_stub(lambda: torch.library.opcheck(registered_silu(), (x_silu_torch[:4],))),
-      hint="the fake function must return a tensor of the output's shape, dtype and device (the output of silu "
-           "has the input's shape)")
+      hint="the fake function must return a new tensor (not x itself: the operator's output does not alias its "
+           "input) of the output's shape, dtype and device (the output of silu has the input's shape)")
 check("torch-custom-op", stub_as_stub(lambda: torch.library.opcheck(registered_silu(), (x_silu_torch[:4].double(),))),
       hint="PyTorch: for a float64 input the fake output must be float64 too: torch.empty(shape) makes the default "
            "dtype (float32) whatever x is")
+check("torch-custom-op", stub_as_stub(lambda: compiled_grad(registered_silu(), x_silu_torch, ones_silu_torch)),
+      torch.func.grad(lambda v: torch.nn.functional.silu(v).sum())(x_silu_torch), rtol=1e-5, atol=1e-5,
+      hint="the derivative of x·σ(x) needs the product rule (two terms), evaluated at the input x (a backward "
+           "that reads the saved output y evaluates it at another point)")
 check("torch-custom-op", stub_as_stub(lambda: compiled_grad(registered_silu(), x_silu_torch, w_silu_torch)),
       torch.func.grad(lambda v: (torch.nn.functional.silu(v) * w_silu_torch).sum())(x_silu_torch), rtol=1e-5, atol=1e-5,
-      hint="the derivative of x·σ(x) needs the product rule (two terms), evaluated at the input x: save the input "
-           "in setup_context, not the output")
+      hint="right for the loss sum(silu(x)), wrong for a weighted one: the result does not follow the incoming "
+           "gradient of the output, grad (the chain rule multiplies the local derivative by it)")
 
 # %%
 # HIDDEN TESTS: torch-custom-op points=2
@@ -443,6 +467,22 @@ def row_median_jax(x: jax.Array) -> jax.Array:
 x_med = jnp.asarray(rng.normal(size=(S.batch, S.rows, 7)).astype(np.float32))
 
 
+def on_host(fn):
+    """fn, with an error from the host side told by its last line, not the frames JAX wraps it in."""
+
+    def run():
+        try:
+            return fn()
+        except jax.errors.JaxRuntimeError as err:
+            lines = str(err).strip().splitlines()
+            if "Traceback" not in str(err):
+                raise
+            kind, _, text = lines[-1].partition(": ")
+            raise RuntimeError(f"{text} ({kind} in the host callback)") from None
+
+    return run
+
+
 def batched_medians():
     try:
         return jax.jit(jax.vmap(row_median_jax))(x_med)
@@ -454,12 +494,12 @@ def batched_medians():
 
 # %%
 # TESTS: callback-median points=2
-check("callback-median", lambda: jax.jit(row_median_jax)(x_med[0]), np.median(np.asarray(x_med[0]), axis=-1),
+check("callback-median", on_host(lambda: jax.jit(row_median_jax)(x_med[0])), np.median(np.asarray(x_med[0]), axis=-1),
       hint="result_shape_dtypes describes the callback's result: one median per row (the last axis is reduced), "
            "in x's dtype")
-check("callback-median", batched_medians, np.median(np.asarray(x_med), axis=-1),
+check("callback-median", on_host(batched_medians), np.median(np.asarray(x_med), axis=-1),
       hint="under vmap, pure_callback needs a vmap_method that says how the host function handles a batch axis")
-check("callback-median", lambda: str(jax.jit(row_median_jax)(x_med[0].astype(jnp.float16)).dtype), "float16",
+check("callback-median", on_host(lambda: str(jax.jit(row_median_jax)(x_med[0].astype(jnp.float16)).dtype)), "float16",
       hint="the result has x's dtype, whatever it is: a float16 x gives float16 medians, not a fixed float32")
 
 # %%
@@ -479,7 +519,9 @@ assert row_median_jax(x_h).dtype == jnp.float32
 # at a time: a loop over the column blocks, with a mask for the columns past `n_cols`, which
 # hold NaN here, as a block past a row's end may hold anything. The inputs may be float16:
 # add them up in float32 (a float16 sum keeps 11 significant bits). About 7 lines; lesson 10's
-# section 1 and its matmul's `K` loop have every piece.
+# section 1 and its matmul's `K` loop have every piece. One thing no check here can see: on a GPU
+# a masked lane holds no defined value unless `tl.load` is told one, while Triton's interpreter
+# happens to give it 0.
 
 # %%
 # EXERCISE: triton-row-sums
@@ -505,12 +547,12 @@ else:
 TRITON_DEVICE = "cuda" if TRITON.available and not TRITON.interpreted else "cpu"
 
 
-def row_sums_triton(x, block=32):
+def row_sums_triton(x, block=32, pad=float("nan")):
     """Row sums of a 2-D tensor through row_sum_kernel, one program per row."""
     n_rows, n_cols = x.shape
     # the rows padded with NaN to whole blocks, and one spare row: a read past a row's end
     # reads NaN (visible in the sums), never memory outside the buffer
-    buf = torch.full((n_rows + 1, triton.cdiv(n_cols, block) * block), float("nan"), dtype=x.dtype, device=x.device)
+    buf = torch.full((n_rows + 1, triton.cdiv(n_cols, block) * block), pad, dtype=x.dtype, device=x.device)
     buf[:n_rows, :n_cols] = x
     out = torch.full((n_rows + 1,), float("nan"), dtype=torch.float32, device=x.device)
     try:
@@ -534,22 +576,27 @@ def random_rows(shape, dtype=torch.float32, scale=1.0, seed=0):
 # %%
 # TESTS: triton-row-sums points=3
 if TRITON.available:
-    x_even, x_ragged = random_rows((S.rows, 64)), random_rows((S.rows, S.cols), seed=1)
+    x_one, x_even = random_rows((S.rows, 32), seed=3), random_rows((S.rows, 64))  # one block, two blocks a row
+    x_ragged = random_rows((S.rows, S.cols), seed=1)
     x_half = random_rows((S.rows, S.cols), torch.float16, scale=64, seed=2)
-    _rows_crash = ("every value in the kernel is a block: offsets are row * stride + start + tl.arange(0, BLOCK), "
-                   "and tl.load/tl.store take a mask of the same shape")
+    _rows_crash = ("Triton: each value is a scalar or a block of BLOCK lanes; a pointer plus a block of offsets "
+                   "loads a block, a mask has the shape of the offsets, and a store to one address (out_ptr + r) "
+                   "takes a scalar, not a block")
+    check("triton-row-sums", lambda: row_sums_triton(x_one).cpu().numpy(), row_sums_expected(x_one),
+          hint="with rows of a single block, some sums are missing or belong to another row: tl.program_id(0) is "
+               "the row itself, counting from 0 (no + 1)", crash_hint=_rows_crash)
     check("triton-row-sums", lambda: row_sums_triton(x_even).cpu().numpy(), row_sums_expected(x_even),
-          hint="program r sums row r: tl.program_id(0) is the row itself, counting from 0 (no + 1); every block "
-               "of the row counts: loop over the column blocks up to n_cols, not the first block only",
-          crash_hint=_rows_crash)
+          hint="every block of the row counts, not the first block only: with 64 columns read 32 at a time, the sums "
+               "miss or repeat columns", crash_hint=_rows_crash)
+    check("triton-row-sums", lambda: row_sums_triton(x_ragged, pad=0.0).cpu().numpy(), row_sums_expected(x_ragged),
+          hint="the padding holds zeros here, and rows after the first are still off: a row starts stride elements "
+               "after the previous one (the buffer is wider than the row), not n_cols", crash_hint=_rows_crash)
     check("triton-row-sums", lambda: row_sums_triton(x_ragged).cpu().numpy(), row_sums_expected(x_ragged),
-          hint="the columns from n_cols on are padding (NaN here): mask them in tl.load (a mask with <= "
-               "admits one column past the row's end) and give the masked lanes a value that adds nothing; and a row "
-               "starts stride elements after the previous one (the buffer is wider than the row), not n_cols",
-          crash_hint=_rows_crash)
+          hint="the columns from n_cols on are padding (NaN here): read unmasked, or through a mask that admits one "
+               "column past the row's end (<=), they enter the sum", crash_hint=_rows_crash)
     check("triton-row-sums", lambda: row_sums_triton(x_half).cpu().numpy(), row_sums_expected(x_half),
-          hint="the input is float16 here: accumulate in float32 (a float32 accumulator, the loaded block cast "
-               "to float32), since a float16 sum of large values rounds away units", crash_hint=_rows_crash)
+          hint="the input is float16 here and the sums lose units: a float16 accumulator keeps 11 significant "
+               "bits, too few for sums in the thousands", crash_hint=_rows_crash)
 else:
     print(f"… triton-row-sums: skipped, Triton is absent ({kernels.INSTALL_HINT} to run it)")
 

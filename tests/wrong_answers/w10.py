@@ -35,6 +35,14 @@ LSE_NO_MASK = LSE_BODY.format(mask="pass  # padding read as it is", m=MAX)
 LSE_ZERO_FILL = LSE_BODY.format(mask="x = jnp.where(cols < n_cols, x, 0.0)", m=MAX)
 LSE_OFF_BY_ONE = LSE_BODY.format(mask=MASK.replace("<", "<="), m=MAX)
 LSE_NO_MAX = LSE_BODY.format(mask=MASK, m="jnp.zeros((x.shape[0], 1), x.dtype)")
+LSE_NO_ADD_BACK = """
+def logsumexp_kernel(x_ref, o_ref, *, n_cols):
+    x = x_ref[...]
+    cols = jax.lax.broadcasted_iota(jnp.int32, x.shape, 1)
+    x = jnp.where(cols < n_cols, x, -jnp.inf)
+    m = jnp.max(x, axis=1, keepdims=True)
+    o_ref[...] = jnp.log(jnp.sum(jnp.exp(x - m), axis=1, keepdims=True))  # m not added back
+"""
 
 SILU_ONE_TERM = """
 def silu_fwd(x):
@@ -54,6 +62,16 @@ def silu_fwd(x):
 def silu_bwd(residuals, g):
     s = jax.nn.sigmoid(residuals)
     return (g * s * (1 + residuals * (1 - s)),)
+"""
+
+SILU_NO_G = """
+def silu_fwd(x):
+    return silu_pallas(x), x
+
+
+def silu_bwd(residuals, g):
+    s = jax.nn.sigmoid(residuals)
+    return (s * (1 + residuals * (1 - s)),)  # the local derivative alone
 """
 
 SILU_NOT_TUPLE = """
@@ -88,6 +106,9 @@ RIGHT_OP = {
 OP_FAKE_SHAPE = OP_BODY.format(**{**RIGHT_OP, "fake": "x.new_empty(x.shape[:-1])"})
 OP_SAVES_OUTPUT = OP_BODY.format(**{**RIGHT_OP, "saved": "output"})
 OP_ONE_TERM = OP_BODY.format(**{**RIGHT_OP, "backward": "grad * s"})
+OP_NO_GRAD = OP_BODY.format(**{**RIGHT_OP, "backward": "s * (1 + x * (1 - s))"})
+# the input itself, not a new tensor
+OP_FAKE_IS_X = OP_BODY.format(**{**RIGHT_OP, "fake": "x"})
 
 MEDIAN_BODY = """
 def row_median_jax(x):
@@ -104,6 +125,20 @@ RIGHT_MEDIAN = {
 }
 MEDIAN_SHAPE = MEDIAN_BODY.format(**{**RIGHT_MEDIAN, "shape": "x.shape"})
 MEDIAN_NO_VMAP = MEDIAN_BODY.format(**{**RIGHT_MEDIAN, "vmap": ""})
+MEDIAN_NO_AXIS = """
+def row_median_jax(x):
+    def host(a):
+        return np.median(a).astype(a.dtype)  # one number for the whole array
+
+    out = jax.ShapeDtypeStruct(x.shape[:-1], x.dtype)
+    return jax.pure_callback(host, out, x, vmap_method="broadcast_all")
+"""
+
+TILING_GRID_SWAPPED = """
+def tiling(shape, block):
+    grid = (pl.cdiv(shape[1], block[1]), pl.cdiv(shape[0], block[0]))  # columns first
+    return grid, lambda i, j: (i, j)
+"""
 
 TILING_ONE_TOO_MANY = """
 def tiling(shape, block):
@@ -188,19 +223,32 @@ ROWS_PID_PLUS_ONE = _rows(pid=" + 1")  # program ids counted from 1
 ROWS_STRIDE_N_COLS = _rows(stride="n_cols")  # rows assumed packed
 ROWS_FLOAT16_ACC = _rows(acc="float16", cast="")  # the sum kept in the input's dtype
 ROWS_FIRST_BLOCK = _rows(stop="BLOCK")  # one block: no loop over the row
+# block 0 read at every step of the loop
+ROWS_NO_START = _rows().replace("start + tl.arange", "tl.arange")
+ROWS_NO_SUM = _rows().replace("tl.sum(acc, axis=0)", "acc")  # the block, not its sum
 
 WRONG = {
     "tiling": [
         ("n // block programs", TILING_FLOOR, "drops the last, partial block"),
         ("element offsets", TILING_OFFSETS, "not element offsets"),
-        ("ids swapped", TILING_SWAPPED, "returns block indices"),
+        ("ids swapped", TILING_SWAPPED, "mixes the two program ids up"),
+        (
+            "grid in the wrong axis order",
+            TILING_GRID_SWAPPED,
+            "not in the array's order",
+        ),
         ("(n + block) // block programs", TILING_ONE_TOO_MANY, "one program too many"),
     ],
     "masked-logsumexp": [
         ("no mask", LSE_NO_MASK, "they enter the max and the sum"),
         ("padding filled with 0", LSE_ZERO_FILL, "set to 0 is not neutral"),
         ("cols <= n_cols", LSE_OFF_BY_ONE, "cols <= n_cols lets one padded column in"),
-        ("no maximum subtracted", LSE_NO_MAX, "subtract the row maximum"),
+        (
+            "no maximum subtracted",
+            LSE_NO_MAX,
+            "exponentiating the raw values overflows",
+        ),
+        ("maximum not added back", LSE_NO_ADD_BACK, "off by each row's maximum"),
         ("the padding found by its NaN value", LSE_NAN_TO_NEG_INF, "not by its value"),
         ("no keepdims: an (8,) maximum", LSE_NO_KEEPDIMS, "drops the reduced axis"),
     ],
@@ -214,10 +262,13 @@ WRONG = {
             "must come from the Pallas op",
         ),
         ("forward without residuals", SILU_FWD_NO_RESIDUALS, "fwd returns a pair"),
+        ("cotangent g left out", SILU_NO_G, "incoming cotangent g"),
     ],
     "torch-custom-op": [
         ("fake of the wrong shape", OP_FAKE_SHAPE, "the fake function must return"),
-        ("output saved", OP_SAVES_OUTPUT, "save the input"),
+        ("output saved", OP_SAVES_OUTPUT, "evaluated at the input x"),
+        ("fake returns x itself", OP_FAKE_IS_X, "not x itself"),
+        ("grad left out", OP_NO_GRAD, "incoming gradient of the output"),
         ("one term of the product rule", OP_ONE_TERM, "product rule"),
         (
             "fake in the default dtype",
@@ -229,14 +280,17 @@ WRONG = {
         ("result shape of the input", MEDIAN_SHAPE, "one median per row"),
         ("no vmap_method", MEDIAN_NO_VMAP, "needs a vmap_method"),
         ("always float32", MEDIAN_FLOAT32, "not a fixed float32"),
+        ("median of the whole array", MEDIAN_NO_AXIS, "one median per row"),
     ],
 }
 if importlib.util.find_spec("triton") is not None:  # without Triton the exercise skips
     WRONG["triton-row-sums"] = [
-        ("no mask on the ragged last block", ROWS_NO_MASK, "mask them in tl.load"),
+        ("no mask on the ragged last block", ROWS_NO_MASK, "read unmasked"),
         ("cols <= n_cols", ROWS_MASK_LE, "one column past the row's end"),
         ("program id off by one", ROWS_PID_PLUS_ONE, "no + 1"),
         ("n_cols as the row stride", ROWS_STRIDE_N_COLS, "not n_cols"),
-        ("float16 accumulator", ROWS_FLOAT16_ACC, "accumulate in float32"),
+        ("float16 accumulator", ROWS_FLOAT16_ACC, "a float16 accumulator"),
         ("the first block only", ROWS_FIRST_BLOCK, "not the first block only"),
+        ("the first block at every step", ROWS_NO_START, "not the first block only"),
+        ("a block stored at one address", ROWS_NO_SUM, "takes a scalar, not a block"),
     ]
