@@ -125,12 +125,14 @@ print(env.report().line())
 # The **decision tree** of source 000, with the claim each branch rests on (verdicts in section 4):
 #
 # - **Choose JAX** if you need (a) top performance and scale: TPU clusters, very large models,
-#   scientific computing (claims `tpu-llm`, `huge-scale`, `higher-order`, `train-throughput`,
-#   `train-memory`); (b) a functional style your team likes (lesson 01); (c) research with
-#   composable transformations such as `vmap` and `scan` (claim `vmap-simulation`, lesson 02).
+#   scientific computing, fast answers at batch 1 (claims `tpu-llm`, `huge-scale`, `higher-order`,
+#   `train-throughput`, `train-memory`, `batch1-latency`); (b) a functional style your team likes
+#   (lesson 01); (c) research with composable transformations such as `vmap` and `scan` (claim
+#   `vmap-simulation`, lesson 02).
 # - **Choose PyTorch** if you need (a) fast iteration on changing models (claims `dynamic-shapes`,
 #   `first-call`); (b) the ecosystem of third-party libraries (lesson 06); (c) a clear path to
-#   production deployment (lesson 06: `torch.export`; claims `compile-*`, `batch1-latency`).
+#   production deployment (lesson 06: `torch.export`), with `torch.compile` as the default
+#   baseline (claims `compile-*`).
 #
 # A word on versions before going on. Source 000 is written for "PyTorch 3.x" and "JAX 0.5+".
 # JAX 0.5 and its successors are real releases, and this course runs a newer one. PyTorch 3 has
@@ -250,8 +252,9 @@ first
 # compiler's input (StableHLO); *compile* is XLA optimising it into machine code for this
 # device. The *first call* row is one real call from empty caches, and the three stage rows
 # under it are parts of that same call, timed by JAX itself while it ran; what the first call
-# adds to their sum is one run of the program and its dispatch, so it is never shorter than the
-# compile it contains. The *caches* row says what was cold. Compare the first call with the
+# adds to their sum is the rest of that call, one run of the program and the bookkeeping around
+# the stages that JAX does not count in any of them, so it is never shorter than the compile it
+# contains. The *caches* row says what was cold. Compare the first call with the
 # *steady state* row: their quotient is how many ordinary
 # calls the compilation is worth. The stages are the same on a GPU or TPU; XLA's compile step
 # there targets the accelerator instead of this CPU, so the *compile* row read here says little
@@ -428,11 +431,13 @@ padded = [pad_to_bucket(t, S.bucket) for t in stream_np]
 buckets = sorted({p.shape[1] for p, _ in padded})
 outs = [forward_masked(weights, jax.device_put(p, cpu), jax.device_put(m, cpu)) for p, m in padded]
 assert_close(outs, torch_stream(), rtol=1e-4, atol=1e-5, name="bucketed logits")
-print(f"{len(lengths)} lengths -> {len(buckets)} bucket(s) {buckets}; logits equal to the unpadded ones")
+print(f"{len(lengths)} lengths -> {len(buckets)} bucket(s) {buckets}; logits equal to PyTorch's "
+      "for the unpadded requests (to float32 rounding)")
 
 # %% [markdown]
 # Two things make the padded logits equal the unpadded ones (to float32 rounding, which the
-# assertion allows for). In attention, the mask removes the
+# assertion allows for; the reference is eager PyTorch on the unpadded requests, which section 2
+# proved computes the same function as the JAX encoder). In attention, the mask removes the
 # padded positions from the keys, so no real token attends to them; in the pooling, only real
 # tokens are averaged. The padded positions still compute something, but nothing reads it. The
 # printed line gives the number of distinct shapes `forward_masked` now sees: the number of
@@ -491,8 +496,9 @@ measured = {
 #   median (order statistics, widened 15 % for what a second run moves). *Holds* when the
 #   interval lies at or beyond the stated magnitude, *does not hold* when it lies entirely short
 #   of it (or on the wrong side of 1), *inconclusive* when it straddles it, and also when the run
-#   was **noisy** (spread of the ratios above 50 %) or **contended** (the threads waited for a CPU
-#   because other programs were running): a busy machine never produces a verdict.
+#   was **too short** (fewer than 6 rounds), **noisy** (spread of the ratios above 50 %) or
+#   **contended** (the threads waited for a CPU because other programs were running): a busy
+#   machine never produces a verdict.
 # - Claims about a workload or hardware this machine lacks are *not testable here*, with why; a
 #   claim about a BERT is judged on a BERT-base-shaped proxy, in full mode only.
 # - The dynamic-shapes claim measured in section 3 is passed in rather than measured twice.
@@ -535,17 +541,20 @@ claims.plot(report.outcomes, ax=ax)  # the figure shows below the cell (inline b
 fig.tight_layout()
 
 # %% [markdown]
-# Each measured speed-up claim is a point (the median ratio) with a bar (its 95 % interval) on a
-# log axis; the vertical line is 1x, no difference, and the shaded band is the magnitude the
-# article stated. A verdict on a claim needs the whole bar inside or beyond the band, or the whole
+# Each measured speed-up claim is a point (the median ratio) with a bar on a log axis: the bar
+# is the interval the verdict reads, the median's 95 % interval widened by 15 %, as in the
+# table. The vertical line is 1x, no difference, and the shaded band is the magnitude the
+# article stated. The point's colour is the verdict: green holds, red does not hold, grey
+# inconclusive. A verdict on a claim needs the whole bar inside or beyond the band, or the whole
 # bar short of it, so a long bar that crosses the band is what an unsettled measurement looks
-# like. "× faster" always means the side named under the claim's id: each measured row's label
-# says which variant a point right of 1x favours, the denominator of the claim's ratio (a JAX
-# variant for the claims that JAX is faster, `torch.compile` for the `compile-*` claims, and
+# like; a bar clear of the band can still be grey, when the run was too short, noisy or
+# contended. "× faster" always means the side named under the claim's id: each measured row's
+# label says which variant a point right of 1x favours, the denominator of the claim's ratio (a
+# JAX variant for the claims that JAX is faster, `torch.compile` for the `compile-*` claims, and
 # PyTorch eager for `dynamic-shapes`, whose claim is that JAX is the slower one). A point left
-# of 1x means that variant was the slower one. Claims stated in
-# seconds rather than as a ratio, and claims not measured here, appear with their verdict
-# written next to the 1x line instead of a point.
+# of 1x means that variant was the slower one. Claims stated in seconds rather than as a ratio,
+# and claims not measured here, appear with their verdict written next to the 1x line instead of
+# a point.
 #
 # Your run next to the runs the course ships (`docs/claims-results/`, full mode, each with its
 # machine's fingerprint). `course claims merge DIR...` builds the same table from any result
@@ -555,11 +564,11 @@ fig.tight_layout()
 Markdown(results.merge_table([results.load(report.json_path), *results.shipped()]))
 
 # %% [markdown]
-# Each column is one result file, headed by the machine's fingerprint (processor, cores, mode,
-# date). Look along a row: the same claim can reach different verdicts on different machines, or
-# in smoke mode against full mode, which is the point of measuring where you run. Only a claim
-# whose verdicts agree across very different machines can be carried from one machine to
-# another with some confidence.
+# Each column is one result file, headed by the machine's fingerprint (processor, cores, "smoke"
+# for a smoke-mode run, date). Look along a row: the same claim can reach different verdicts on
+# different machines, or in smoke mode against full mode, which is the point of measuring where
+# you run. Only a claim whose verdicts agree across very different machines can be carried from
+# one machine to another with some confidence.
 #
 # The decision matrix again, now with this machine's verdicts next to each row that a
 # measurement can speak to:
@@ -654,7 +663,7 @@ PROFILES = {  # reader: [(branch of the tree, the claim it rests on, the framewo
     ],
     "a team training models on one machine, with torch.compile as its baseline": [
         ("JAX (a): training performance", "train-throughput", "JAX"),
-        ("PyTorch (c): torch.compile as the default baseline", "compile-training", "PyTorch"),
+        ("PyTorch (c): production deployment, torch.compile as the baseline", "compile-training", "PyTorch"),
     ],
 }
 shipped_runs = results.shipped()
@@ -735,8 +744,11 @@ for reader, branches in PROFILES.items():
 #
 # <details><summary>1. Why is batch-1 latency a good case for jit and a bad case for GPUs?</summary>
 # At batch 1 each operation does little arithmetic, so fixed per-operation costs (Python,
-# dispatch, kernel launches) dominate. jit removes the Python and dispatch per operation; an
-# accelerator adds launch and transfer overhead that a tiny workload cannot amortise.
+# dispatch, kernel launches) dominate. jit removes the Python and dispatch per operation
+# (section 2 times what that is worth on this CPU). The GPU half is reasoning, not a measurement of this notebook:
+# an accelerator adds a kernel launch per operation (the `eager-launch` claim, which `course
+# claims` measures on a GPU only) and copies to and from the device, costs that a tiny workload
+# cannot amortise.
 # </details>
 #
 # <details><summary>2. A claim "holds" on your laptop. Does it hold on a GPU server?</summary>

@@ -141,7 +141,7 @@ def decide(samples: list[float], threshold: float, contended: str | None = None)
 # %%
 # TESTS: judge-claim points=2
 TIGHT = [1.9, 2.0, 2.1, 2.0, 1.95, 2.05, 2.2, 1.9]  # 8 rounds, all near 2x
-QUARTILES_NOTE = "the quartiles decide otherwise than the median's interval: judge from the interval"
+QUARTILES_NOTE = "the quartiles decide otherwise than the median's interval: the verdict was read off the quartiles"
 DECIDE_CASES = {  # what the case shows: (samples, threshold, contended, expected, what it catches)
     "8 tight rounds near 2x, bar 1.5x": (TIGHT, 1.5, None, "holds", ""),
     "the same rounds, run beside other work": (TIGHT, 1.5, "load 3.1 on 2 cores", "inconclusive",
@@ -167,7 +167,7 @@ DECIDE_CASES = {  # what the case shows: (samples, threshold, contended, expecte
                                            "does not hold", "the high end was widened by too much: a 15 % "
                                            "widening, not the undoing of a 15 % cut"),
     "8 rounds from 0.9x to 1x, bar 1.1x": ([0.9, 0.92, 0.95, 0.95, 0.97, 0.98, 0.99, 1.0], 1.1, None,
-                                          "inconclusive", "the high end must be widened too"),
+                                          "inconclusive", "the high end was not widened, only the low end"),
 }
 
 
@@ -190,20 +190,20 @@ def _decide_cases():
 
 
 check("judge-claim", _decide_cases,
-      hint="in order: too few, contended, noisy, then the median's interval (not the quartiles), widened "
-           "outward at both ends by RUN_TO_RUN, as the steps say")
+      hint="decide gave another verdict than the course's rule for the case named above; the note in "
+           "brackets, where there is one, names the step that decided it wrongly")
 
 
 def _empty_raises():
     try:
         got = decide([], 1.0)
     except ValueError:
-        return "ValueError"
-    return f"returned {got!r}"
+        return
+    raise AssertionError(f"decide([], 1.0) returned {got!r} instead of raising ValueError")
 
 
-check("judge-claim", _empty_raises, "ValueError",
-      hint="an empty list of samples is an error to raise (ValueError), not a verdict")
+check("judge-claim", _empty_raises,
+      hint="an empty list of samples got a verdict, yet there is nothing to judge: that is an error (ValueError)")
 
 # %%
 # HIDDEN TESTS: judge-claim points=3
@@ -253,18 +253,28 @@ def max_new_shapes(n_requests: int, compile_s: float, jax_s: float, torch_s: flo
 
 # %%
 # TESTS: shape-budget points=2
-check("shape-budget", lambda: max_new_shapes(1000, 0.8, 0.010, 0.015), 6,
-      hint="one shape too many: its compilation would make JAX's total the larger; only shapes whose "
-           "compilations fit in the time JAX saves count")
+def _budget_of_1000():
+    """1000 requests, JAX 5 ms faster on each, 0.8 s per compilation: 6 shapes."""
+    got = max_new_shapes(1000, 0.8, 0.010, 0.015)
+    case = "1000 requests at 10 ms (JAX) vs 15 ms (PyTorch), 0.8 s per compilation"
+    assert got is not None, f"{case}: got None, yet JAX is the faster per request here, so K = 0 fits"
+    assert got <= 6, (f"{case}: expected 6, got {got!r}: one shape too many, its compilation would make "
+                      "JAX's total the larger")
+    assert got >= 6, (f"{case}: expected 6, got {got!r}: too few, the time JAX saves pays for more "
+                      "compilations than that (is its saving counted on every one of the requests?)")
+    return got
+
+
+check("shape-budget", _budget_of_1000, 6)
 check("shape-budget", lambda: max_new_shapes(10, 1.0, 0.2, 0.1), None,
       hint="JAX is slower per request here, so even K = 0 loses: that is None, not 0")
 check("shape-budget", lambda: max_new_shapes(5, 0.001, 0.01, 0.02), 5,
       hint="n_requests requests meet at most n_requests distinct shapes: K cannot exceed it")
 check("shape-budget", lambda: max_new_shapes(11, 1.0, 0.125, 0.375), 2,
-      hint="2.75 shapes' worth of spare time affords 2 whole shapes: round down, never to the nearest")
+      hint="2.75 shapes' worth of spare time was rounded up to 3, a shape whose compilation does not fit whole")
 check("shape-budget", lambda: max_new_shapes(10, 1.0, 0.25, 0.25), 0,
-      hint="equal per-request costs leave no spare time, yet K = 0 ties (the inequality allows equality): "
-           "0, and None only when the spare time is negative")
+      hint="a tie was taken for a loss: with equal per-request costs K = 0 makes the two totals equal, "
+           "which the inequality allows")
 check("shape-budget", lambda: type(max_new_shapes(1000, 0.8, 0.010, 0.015)).__name__, "int",
       hint="a number of shapes is a plain int: Python's // on floats returns a float (6.0)")
 
@@ -336,25 +346,39 @@ def _padded_logits():
     assert all(isinstance(a, np.ndarray) for a in (padded, mask)), (
         f"pad_to_pow2 returned ({', '.join(kinds)}): this exercise takes and returns NumPy arrays")
     assert padded.shape == (2, 8) and mask.shape == (2, 8), f"shapes {padded.shape}, {mask.shape}: expected (2, 8)"
+    assert not ((padded[:, -5:] == request).all() and mask[:, -5:].all() and not mask[:, :3].any()), (
+        "the real tokens sit at the end, after the zeros: padded on the left, they move to other positions "
+        "(the encoder's position embeddings count from the first slot)")
     assert mask[:, :5][request == 0].all(), (
         "the mask is False on the request's token 0, a real token: padding cannot be told by its value")
-    assert mask[:, :5].all() and not mask[:, 5:].any(), "mask must be True exactly on the real tokens"
-    assert mask.dtype == bool, f"the mask is {mask.dtype}: make it boolean (True on the real tokens)"
+    assert mask[:, :5].all() and not mask[:, 5:].any(), "the mask is not True exactly on the 5 real tokens"
+    assert mask.dtype == bool, f"the mask is {mask.dtype}, not boolean"
     assert padded.dtype == request.dtype, (
-        f"the padded tokens are {padded.dtype}, the request {request.dtype}: keep the tokens' dtype "
-        "(np.zeros makes float64 unless told otherwise)")
-    assert (padded[:, :5] == request).all() and (padded[:, 5:] == 0).all(), (
-        "the padded array must hold the request's tokens first, then zeros")
+        f"the padded tokens are {padded.dtype}, the request {request.dtype}: padding changed the tokens' "
+        "dtype (np.zeros makes float64 unless told otherwise)")
+    assert (padded[:, :5] == request).all(), "the first 5 slots do not hold the request's tokens, in order"
+    assert (padded[:, 5:] == 0).all(), (
+        f"the slots after the tokens hold {sorted(set(padded[:, 5:].ravel().tolist()))}, not zeros")
     return forward_masked(weights, jnp.asarray(padded), jnp.asarray(mask))
 
 
-hint = ("the padded length is the smallest power of two that holds all n tokens and is not below "
-        "minimum (a power of two stays as it is); the real tokens first, then zeros, and the mask "
-        "True on the real tokens only")
-check("pad-pow2", _padded_logits, torch_logits(request), rtol=1e-4, atol=1e-5, hint=hint)
-check("pad-pow2",  # a power of two stays as it is; the minimum counts; longer requests grow
-      lambda: [pad_to_pow2(np.ones((1, n), np.int32))[0].shape[1] for n in (3, 8, 13, 20)],
-      [8, 8, 16, 32], hint=hint)
+check("pad-pow2", _padded_logits, torch_logits(request), rtol=1e-4, atol=1e-5,
+      hint="the padded tokens and mask do not stand for the unpadded request; the line above names the part")
+
+
+def _padded_lengths():
+    """A power of two stays as it is; the minimum counts; longer requests grow."""
+    smallest = "the padded length is not the smallest power of two that holds all the tokens"
+    for n, want, slip in [(3, 8, "the padded length came out below minimum"),
+                          (8, 8, "a length already a power of two grew to the next one"),
+                          (13, 16, smallest), (20, 32, smallest)]:
+        got = pad_to_pow2(np.ones((1, n), np.int32))[0].shape[1]
+        if got < n:
+            raise AssertionError(f"{n} tokens padded to {got}: shorter than the request, tokens were cut off")
+        assert got == want, f"{n} tokens padded to {got}, expected {want}: {slip}"
+
+
+check("pad-pow2", _padded_lengths)
 
 # %%
 # HIDDEN TESTS: pad-pow2 points=3
@@ -413,11 +437,12 @@ def napper(seconds):
 # %%
 # TESTS: measure-claim points=2
 def _measured_sleep():
-    asked = []
+    asked, made = [], []
 
-    def compare_spy(*args, **kwargs):  # records the target_s it was given
+    def compare_spy(*args, **kwargs):  # records the target_s it was given and what it returned
         asked.append(kwargs.get("target_s"))
-        return compare(*args, **kwargs)
+        made.append(compare(*args, **kwargs))
+        return made[-1]
 
     compare, timing.compare = timing.compare, compare_spy
     try:
@@ -426,13 +451,25 @@ def _measured_sleep():
         timing.compare = compare
     assert asked, ("timing.compare was never called: time the two callables with timing.compare, "
                    "not a timer of your own (it checks they agree, then interleaves the rounds)")
+    assert len(asked) == 1, f"timing.compare was called {len(asked)} times: one comparison times both variants"
     assert asked == [S.target_s], (
-        f"timing.compare was called with target_s {asked} (once, with {S.target_s} expected): pass target_s on")
+        f"timing.compare was called with target_s {asked[0]!r}: measure_ratio was given {S.target_s} and did "
+        "not pass it on")
     assert isinstance(m, claims.Measured), f"expected a claims.Measured, got {type(m).__name__}"
-    assert isinstance(m.what, str) and m.what.strip(), "say in `what` what was measured (a few words)"
-    assert len(m.samples) >= 8, f"expected one sample per round (at least 8), got {len(m.samples)}"
-    assert m.contention is not None, "pass the comparison's contention on: Measured(..., contention=...)"
+    assert isinstance(m.what, str) and m.what.strip(), "`what` is empty: the Measured does not say what was measured"
+    rounds = min(len(v.times) for v in made[0].measurements.values())  # every variant, every round
+    assert len(m.samples) == rounds, (
+        f"{len(m.samples)} sample(s) from {rounds} timed rounds: " + (
+            "one number in all (a ratio of medians or of totals), not one ratio per round" if len(m.samples) == 1
+            else "the samples are not one per round"))
+    assert m.contention is not None, "the Measured carries no contention record: a contended run would be judged"
+    record = claims.Measured([], "", contention=made[0].contention).contention_dict()
+    assert m.contention_dict() == record, (
+        "the Measured's contention record is not the one the comparison made: a contended run would pass "
+        "for a quiet one")
     med = statistics.median(m.samples)
+    assert med > 1 / 1.5, (f"an 8 ms sleep over a 2 ms sleep measured {med:.2f}x, below 1: the ratios are "
+                           "the wrong way up, fast over slow")
     assert 1.5 < med < 6, f"an 8 ms sleep over a 2 ms sleep measured {med:.2f}x; expected about 4x"
     v = claims.judge("faster", m.samples, "the 8 ms sleep", "the 2 ms sleep", contention=m.contention_dict())
     print(v.explanation)
@@ -441,7 +478,7 @@ def _measured_sleep():
 
 
 check("measure-claim", _measured_sleep,
-      hint="samples = paired_ratios(slow times, fast times); contention = the comparison's contention")
+      hint="the line above names where your measurement differs from the one the task describes")
 
 
 def _rounds_paired():
@@ -470,7 +507,7 @@ def _rounds_paired():
 
 
 check("measure-claim", _rounds_paired,
-      hint="a sample is one round's ratio: that round's slow time over the same round's fast time")
+      hint="the samples do not follow the rounds: a round's slow time was set over another round's fast time")
 
 # %%
 # HIDDEN TESTS: measure-claim points=3

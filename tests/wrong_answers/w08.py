@@ -255,6 +255,32 @@ def measure_ratio(slow, fast, *, target_s=0.2):
     return claims.Measured(samples, "", contention=cmp.contention)
 """
 
+PAD_LEFT = """
+def pad_to_pow2(tokens, minimum=8):
+    batch, n = tokens.shape
+    size = max(minimum, 1 << max(0, n - 1).bit_length())
+    padded = np.zeros((batch, size), tokens.dtype)
+    padded[:, size - n :] = tokens  # zeros first, the tokens at the end
+    mask = np.zeros((batch, size), bool)
+    mask[:, size - n :] = True
+    return padded, mask
+"""
+
+SHAPES_PER_REQUEST = """
+def max_new_shapes(n_requests, compile_s, jax_s, torch_s):
+    spare = torch_s - jax_s  # the saving of one request, not of all of them
+    if spare < 0:
+        return None
+    return min(n_requests, math.floor(spare / compile_s))
+"""
+
+MEASURE_MADE_UP_CONTENTION = """
+def measure_ratio(slow, fast, *, target_s=0.2):
+    cmp = timing.compare({"slow": slow, "fast": fast}, target_s=target_s)
+    samples = claims.paired_ratios(cmp.measurements["slow"].times, cmp.measurements["fast"].times)
+    return claims.Measured(samples, "slow over fast", contention={"reason": None})  # not the comparison's
+"""
+
 WRONG = {
     "judge-claim": [
         (
@@ -265,73 +291,84 @@ WRONG = {
         (
             "the quartiles instead of the median's interval",
             QUARTILES,
-            "not the quartiles",
+            "read off the quartiles",
         ),
         (
             "no ValueError for no samples",
             DECIDE_NO_EMPTY_ERROR,
-            "error to raise (ValueError)",
+            "that is an error (ValueError)",
         ),
         (
             "widens by * (1 - 15 %) and / (1 - 15 %)",
             DECIDE_TIMES_085,
             "the low end was widened by too much",
         ),
-        ("widens lo only", DECIDE_HI_NOT_WIDENED, "the high end must be widened too"),
+        ("widens lo only", DECIDE_HI_NOT_WIDENED, "the high end was not widened"),
     ],
     "pad-pow2": [
         (
             "always pads to the minimum",
             ALWAYS_MINIMUM,
-            "smallest power of two that holds all n tokens",
+            "tokens were cut off",
         ),
         (
             "next power strictly above n",
             STRICTLY_GREATER,
-            "a power of two stays as it is",
+            "already a power of two grew",
         ),
-        ("forgets the minimum", NO_MINIMUM, "not below minimum"),
+        ("forgets the minimum", NO_MINIMUM, "came out below minimum"),
         (
             "float64 tokens (np.zeros' default)",
             PAD_FLOAT_TOKENS,
-            "keep the tokens' dtype",
+            "changed the tokens' dtype",
         ),
-        ("a 0/1 integer mask", PAD_INT_MASK, "make it boolean"),
-        ("pads with ones", PAD_WITH_ONES, "then zeros"),
+        ("a 0/1 integer mask", PAD_INT_MASK, "not boolean"),
+        ("pads with ones", PAD_WITH_ONES, "not zeros"),
         (
             "the mask read off the values (padded != 0)",
             PAD_MASK_FROM_VALUES,
             "padding cannot be told by its value",
         ),
         ("returns torch tensors", PAD_TORCH, "returns NumPy arrays"),
+        ("pads on the left", PAD_LEFT, "the real tokens sit at the end"),
     ],
     "shape-budget": [
         ("no cap at n_requests", NO_CAP, "K cannot exceed it"),
         ("rounds up", CEIL, "one shape too many"),
         ("0 instead of None when JAX loses", ZERO_NOT_NONE, "None, not 0"),
-        ("rounds to the nearest shape", SHAPES_ROUND, "never to the nearest"),
-        ("None at a tie", SHAPES_NONE_AT_TIE, "K = 0 ties"),
+        ("rounds to the nearest shape", SHAPES_ROUND, "rounded up to 3"),
+        ("None at a tie", SHAPES_NONE_AT_TIE, "a tie was taken for a loss"),
         ("a float from //", SHAPES_FLOOR_DIVISION, "a plain int"),
+        (
+            "the saving of one request only",
+            SHAPES_PER_REQUEST,
+            "counted on every one of the requests",
+        ),
     ],
     "measure-claim": [
         (
             "ratios fast / slow",
             RATIOS_REVERSED,
-            "paired_ratios(slow times, fast times)",
+            "the wrong way up",
         ),
         (
             "drops the contention",
             NO_CONTENTION,
-            "contention = the comparison's contention",
+            "carries no contention record",
         ),
         (
             "one ratio of medians",
             RATIO_OF_MEDIANS,
-            "paired_ratios(slow times, fast times)",
+            "one number in all",
         ),
-        ("target_s not passed on", MEASURE_NO_TARGET, "pass target_s on"),
-        ("an empty description", MEASURE_NO_WHAT, "say in `what`"),
+        ("target_s not passed on", MEASURE_NO_TARGET, "did not pass it on"),
+        ("an empty description", MEASURE_NO_WHAT, "`what` is empty"),
         ("each side sorted before pairing", MEASURE_SORTED, "same round's fast time"),
         ("a timer of its own", MEASURE_OWN_TIMER, "timing.compare was never called"),
+        (
+            "a contention record made up",
+            MEASURE_MADE_UP_CONTENTION,
+            "not the one the comparison made",
+        ),
     ],
 }
