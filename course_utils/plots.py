@@ -147,8 +147,11 @@ def speedups(rows: Sequence[Mapping[str, Any]], *, ax=None, title: str | None = 
     ax.set_xlim(right=right)
     ax.set_yticks(range(len(rows)), [r["label"] for r in rows])
     ax.set_ylim(len(rows) - 0.5, -0.5)
+    from course_utils.claims.verdict_rule import RUN_TO_RUN
+
     ax.set_xlabel(
-        "× faster (median, 95 % interval; log scale); line: 1x, band: the stated magnitude"
+        f"× faster (median, 95 % interval widened by {RUN_TO_RUN * 100:.0f} %; log scale); "
+        "colour: the verdict; line: 1x; band: the stated magnitude"
     )
     ax.set_title(title or "on this machine")
     ax.grid(axis="x", alpha=0.3)

@@ -69,3 +69,8 @@ def test_speedups_are_points_with_intervals_on_a_log_axis():
     assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b", "c"]
     assert ax.get_xlim()[1] >= 2.3 * 1.5  # the "at least" band reaches past its start
     assert "× faster" in ax.get_xlabel()
+    # the bar is the interval the rule uses (widened for run-to-run drift), not the bare 95 %
+    from course_utils.claims.verdict_rule import RUN_TO_RUN
+
+    assert f"widened by {RUN_TO_RUN * 100:.0f} %" in ax.get_xlabel()
+    assert "colour: the verdict" in ax.get_xlabel()
