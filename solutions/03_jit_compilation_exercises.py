@@ -115,18 +115,20 @@ check(
     "collatz",
     lambda: [collatz_jit(jnp.int32(n)) for n in (1, 2)],
     [0, 1],
-    hint="count one step per update of n: from 1 there is nothing left to do (0 steps), from 2 one step",
-    crash_hint="JAX: under jit, a Python `while` or `if` on a traced value fails (the loop is "
-    "lax.while_loop, the branch lax.cond or jnp.where); and the carry must keep its type from one "
-    "iteration to the next: `n / 2` is true division, a float32 where n is an int32, so the "
-    "branches' or the carry's dtypes differ",
+    hint="the count is off for the smallest n: n = 1 is already the end (0 steps) and n = 2 is one "
+    "update away (1 step), so your count holds a step that is not an update of n, or misses one",
+    crash_hint="JAX: one of two slips. A Python `while` or `if` that tests n: under jit n is a tracer "
+    "(a shape and a dtype, no value), so Python has nothing to decide with. Or `n / 2`: true "
+    "division turns the int32 n into a float32, so the two branches, or the carry before and after "
+    "an iteration, disagree in dtype",
 )
 check(
     "collatz",
     lambda: [collatz_jit(jnp.int32(n)) for n in (1, 6, 27)],
     [collatz_steps_python(n) for n in (1, 6, 27)],
-    hint="the loop runs but counts wrong: an even n is halved and an odd one becomes 3n + 1, one step "
-    "per update, and the loop stops as soon as n is 1",
+    hint="the counts for longer sequences differ from collatz_steps_python's while n = 1 and 2 are "
+    "right: the steps your loop takes are not those of the Collatz map (a parity test, an update or "
+    "the stopping test differs from the Python version's), or not every step is counted once",
 )
 
 # %%
@@ -207,7 +209,7 @@ def _masked_mse_check():
 check("masked-mse", _masked_mse_check, [numpy_mse(n) for n in counts], rtol=1e-5, atol=1e-6,
       hint="the mean runs over the first n_valid rows only: rows from n_valid on count for nothing, "
       "and the sum is divided by n_valid, not len(y)",
-      crash_hint="JAX: under jit a slice's length must be static, and n_valid is traced: mask instead")
+      crash_hint="JAX: under jit a slice's length must be static, and n_valid is traced")
 
 # %%
 # HIDDEN TESTS: masked-mse points=3
@@ -286,9 +288,10 @@ def _schedule_check():
 
 
 check("torch-schedule", _schedule_check, numpy_train(lrs), rtol=1e-5, atol=1e-6,
-      hint="call train_step_c (the compiled step) once per rate; Dynamo bakes a Python float "
-           "rate into the graph as a constant and guards on its value, so a new rate recompiles: "
-           "pass the rate as the warm-up call does")
+      hint="train_step_c (the compiled step) must run once per rate and never compile again: it was "
+           "not called once per rate, or a rate differed from the warm-up's 0-d float32 tensor in type "
+           "or dtype, which fails Dynamo's guards (a Python float is baked into the graph as a "
+           "constant, guarded by its value, so each new rate compiles again)")
 
 # %%
 # HIDDEN TESTS: torch-schedule points=2
@@ -411,11 +414,13 @@ def _torch_rollouts():
 check("vmap-rollout", lambda: _jax_rollouts()[1],
       expected_totals, hint="JAX: count a reward only while alive: once a step reports done, later rewards count "
       "for nothing",
-      crash_hint="JAX: a Python `if` on a traced value fails under jit and vmap; select with jnp.where")
+      crash_hint="JAX: a Python `if` tests a traced value, which has no True or False under jit and vmap "
+      "(it stands for every environment at once)")
 check("vmap-rollout", lambda: _torch_rollouts()[1],
       expected_totals, hint="PyTorch: a reward counts only while the environment is alive: once a step reports done, "
       "later rewards count for nothing",
-      crash_hint="PyTorch: torch.func.vmap cannot batch a Python `if` on a tensor; select with torch.where")
+      crash_hint="PyTorch: torch.func.vmap cannot batch a Python `if` (or `break`) on a tensor: each "
+      "environment in the batch could take another branch")
 _order_hint = ("with a reward paid on the step that reports done, that step's reward is lost: alive turns off "
                "before the step that ended the episode has added its reward, not after")
 check("vmap-rollout", lambda: _paying_on_done(_jax_rollouts), paid_totals, hint="JAX: " + _order_hint)
@@ -560,7 +565,7 @@ check("kmeans-step", _jax_step, expected_run, rtol=1e-5, atol=1e-5,
            "an empty centroid takes a far point (the j-th empty one, the j-th farthest from its nearest centroid)",
       crash_hint="JAX: under jit the values are tracers, known only by shape and dtype: a Python `if` on one "
            "cannot choose a branch, and jnp.nonzero or a boolean mask (X[labels == j]) gives a shape that "
-           "depends on the data; choose with jnp.where and count with sums, so every shape is fixed")
+           "depends on the data, which one compiled program cannot hold")
 check("kmeans-step", _torch_step, expected_run, rtol=1e-5, atol=1e-5,
       hint="PyTorch: one graph under fullgraph=True, so no Python if on a tensor's value; "
            "an empty centroid takes a far point (the j-th empty one, the j-th farthest from its nearest centroid)")

@@ -193,7 +193,7 @@ WRONG = {
     ],
     "masked-mse": [
         ("divides by len(y)", MEAN_OVER_ALL, "not len(y)"),
-        ("slices with a traced length", SLICE_TRACED, "mask instead"),
+        ("slices with a traced length", SLICE_TRACED, "n_valid is traced"),
         (
             "mask with <= (one row too many)",
             MASK_OFF_BY_ONE,
@@ -201,8 +201,8 @@ WRONG = {
         ),
     ],
     "collatz": [
-        ("a Python while loop", PYTHON_WHILE, "lax.while_loop"),
-        ("a Python if in the loop body", PYTHON_IF_IN_BODY, "lax.cond"),
+        ("a Python while loop", PYTHON_WHILE, "A Python `while`"),
+        ("a Python if in the loop body", PYTHON_IF_IN_BODY, "`if` that tests n"),
     ],
     "vmap-rollout": [
         (
@@ -213,12 +213,12 @@ WRONG = {
         (
             "JAX: a Python if on alive",
             JAX_PYTHON_IF,
-            "select with jnp.where",
+            "has no True or False under jit",
         ),
         (
             "PyTorch: if done: break under vmap",
             TORCH_IF_BREAK,
-            "select with torch.where",
+            "cannot batch a Python `if` (or `break`)",
         ),
         (
             "PyTorch: counts rewards after done",
@@ -289,7 +289,7 @@ WRONG["collatz"] += [
     (
         "counts from 1 (off by one)",
         COLLATZ_COUNTS_THE_START,
-        "from 1 there is nothing left to do",
+        "n = 1 is already the end (0 steps)",
     ),
 ]
 
@@ -313,8 +313,8 @@ def collatz_steps(n):
 """
 
 WRONG["collatz"] += [
-    ("n / 2 in lax.cond", COLLATZ_TRUE_DIVISION, "`n / 2` is true division"),
-    ("n / 2 in jnp.where", COLLATZ_WHERE_TRUE_DIVISION, "the carry must keep its type"),
+    ("n / 2 in lax.cond", COLLATZ_TRUE_DIVISION, "`n / 2`: true division"),
+    ("n / 2 in jnp.where", COLLATZ_WHERE_TRUE_DIVISION, "the carry before and after"),
 ]
 
 JAX_ALIVE_FIRST = _variant(
@@ -369,4 +369,32 @@ WRONG["kmeans-step"] += [
         JAX_NONZERO,
         "gives a shape that depends on the data",
     ),
+]
+
+COLLATZ_SHORTCUT = """
+def collatz_steps(n):
+    def body(carry):
+        n, steps = carry
+        n = jnp.where(n % 2 == 0, n // 2, (3 * n + 1) // 2)  # the shortcut map: two updates in one
+        return n, steps + 1
+
+    return jax.lax.while_loop(lambda c: c[0] != 1, body, (n, jnp.zeros_like(n)))[1]
+"""
+
+FLOAT64_RATE = """
+def train_torch(w, X, y, lrs):
+    for lr in lrs:
+        w = train_step_c(w, X, y, torch.tensor(lr, dtype=torch.float64))  # not the warm-up's dtype
+    return w
+"""
+
+WRONG["collatz"] += [
+    (
+        "the shortcut map (3n + 1) / 2 for odd n",
+        COLLATZ_SHORTCUT,
+        "are not those of the Collatz map",
+    ),
+]
+WRONG["torch-schedule"] += [
+    ("a float64 tensor rate", FLOAT64_RATE, "in type or dtype"),
 ]
