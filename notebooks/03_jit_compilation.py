@@ -59,7 +59,7 @@ SIZES = {  # name: (full, smoke)
     "n_elements": (4_000_000, 30_000),  # length of the fusion-bound elementwise chain
     "n_points": (3000, 600),  # K-means points
     "k": (4, 4),  # K-means clusters
-    "n_envs": (1024, 256),  # parallel CartPole environments
+    "n_envs": (1024, 64),  # parallel CartPole environments (smoke: the article's 64)
 }
 
 # %%
@@ -648,9 +648,10 @@ for framework in ("jax.jit", "torch.compile"):
 
 # %% [markdown]
 # Compare the two numbers on each line with the expectation above. Where the MLP's is the
-# larger, the run went against it for that framework; look first at the
-# sizes: the likeliest cause is per-operation cost, not memory traffic or matmuls, and a rerun
-# in full mode shows whether the order turns.
+# larger, the run went against it for that framework. Look first at the sizes: smoke mode's
+# arrays are small, so the fixed costs of each call and each operation weigh more against the
+# arithmetic and the memory traffic than at full size, and a rerun in full mode shows whether
+# the order turns. A busy machine is the other suspect (the line under each report).
 # They are medians, not verdicts: only the `torch.compile` ratios are judged, in the two
 # verdicts above, and a busy run (the line under each report) is not judged at all. Where the
 # first call costs many steady calls (the break-even rows say how many here), a short-lived
@@ -769,14 +770,13 @@ torch_table
 # The first entry is the difference that matters most in practice: Dynamo specialised on the
 # value 2.0 of the Python float (it became a constant in the graph, guarded by a check on its
 # value), so 5.0 recompiles. The second, a new shape, recompiles as in JAX, but what Dynamo
-# compiles then depends on a setting, which the next cell measures.
+# compiles then depends on a setting, which the next cell counts.
 #
-# What happens after the first failed guard depends on a setting, so count it. Three ways to
-# compile the same function, each called on three shapes (3, 4, 5 elements); a counting
-# backend sees every compilation. By default Dynamo specialises on the first shape and, when a
-# size guard fails, recompiles with that size as a symbol (`automatic_dynamic_shapes`), which
-# later sizes reuse. `torch._dynamo.mark_dynamic(x, 0)` declares dimension 0 symbolic before
-# the first compilation. `torch.compile(dynamic=False)` turns automatic dynamic shapes off and
+# Three ways to compile the same function, each called on three shapes (3, 4, 5 elements); a
+# counting backend sees every compilation. By default Dynamo specialises on the first shape and,
+# when a size guard fails, recompiles with that size as a symbol (`automatic_dynamic_shapes`),
+# which later sizes reuse. `torch._dynamo.mark_dynamic(x, 0)` declares dimension 0 symbolic
+# before the first compilation. `torch.compile(dynamic=False)` turns automatic dynamic shapes off and
 # specialises on every shape.
 #
 # Each count starts from `torch.compiler.reset()`. Dynamo keeps its compiled entries, *and*
@@ -822,10 +822,9 @@ for setting, (n, documented) in shape_counts.items():
 # model under Inductor) and you know in advance which dimension varies (the batch, the
 # sequence length).
 #
-# Dynamo's own explanation comes through PyTorch's logging: `torch._logging.set_logs(recompiles=True)`
-# in code, or `TORCH_LOGS="recompiles"` in the environment. The `dynamo_logs` helper from
-# section 1 switches it on and collects the messages, so they are printed here; the
-# `dynamic=False` function gets a new shape:
+# Dynamo's own explanation is the `recompiles` log met in section 1, collected by the same
+# `dynamo_logs` helper and printed here. This time the `dynamic=False` function gets a new
+# shape:
 
 # %%
 torch.compiler.reset()
@@ -1573,7 +1572,9 @@ assert_close(centre_and_normalise_torch(torch.from_numpy(x4)), normalise(jnp.asa
 # Two graphs and one break: the code before `log_norm` and the code after it are compiled
 # separately, and the logged reason says the call was to a function marked as skipped. The
 # helper's `print` runs on every call, as in eager PyTorch. The parity check then compares the
-# result with JAX's `normalise`, given the same centred input.
+# result with JAX's `normalise`, given the same centred input, and both of its calls print too:
+# the second `norm is` line comes from the eager PyTorch call, the last line from the
+# `jax.debug.print` compiled into `normalise`, which runs on every call.
 
 # %% [markdown]
 # With `fullgraph=True` Dynamo refuses to fall back to eager, the closest PyTorch gets to
@@ -1895,6 +1896,29 @@ cross
 # *first call* column compares nothing across rows: `JAX vmap + jit` was compiled in 8.1 and is
 # warm here, the `torch.compile` step starts from an empty Inductor cache, and each eager
 # variant's first call includes whatever its operations compile or load the first time.
+
+# %% [markdown]
+# Two of the four were also timed in 8.1, with the same inputs, in rounds that held their own
+# framework's variants only. The same call need not take the same time in both tables: here
+# every round also runs the other framework's blocks, and section 6 showed how what ran just
+# before a block can move its time. Their medians side by side (above 1: slower here):
+
+# %%
+for name_here, framework, name_there in (
+    ("PyTorch batched by hand (eager)", "PyTorch", "PyTorch hand-batched"),
+    ("JAX vmap + jit", "JAX", "JAX vmap + jit"),
+):
+    here, there = cross.measurements[name_here].median, fps[framework].measurements[name_there].median
+    print(f"{name_here}: median {timing.format_seconds(here)} here, {timing.format_seconds(there)} "
+          f"in 8.1; here / 8.1 = {here / there:.2f}")
+
+# %% [markdown]
+# A ratio near 1 says the variant ran alike in both tables, and the verdicts below compare the
+# steps themselves. A ratio far from 1, either way, says the rounds around the variant changed
+# its time: then a verdict below measures the step together with whatever running next to the
+# other framework does to it on this machine (section 6 names one
+# candidate, a thread pool waiting for a core), and the 8.1 medians, timed among their own
+# framework's variants, come closer to the step on its own.
 
 # %%
 for p in vmap_claim.pairings:
