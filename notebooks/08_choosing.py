@@ -21,15 +21,16 @@
 #
 # The source articles end with advice: a decision matrix, a decision tree, and speed claims
 # measured on someone else's hardware. This lesson puts each piece of advice next to the
-# evidence from lessons 01–07 and re-measures every speed claim on the machine you are using.
+# evidence from lessons 01–07 and re-measures, on the machine you are using, every speed claim
+# that machine can test (and says why for the rest).
 #
 # **Learning objectives.** After this notebook you can
 # 1. read the articles' decision matrix and decision tree, and say which rows a measurement
 #    can settle and which it cannot (team skills, hiring, migration cost);
 # 2. measure batch-1 inference latency, first-call cost and break-even of a small encoder in
 #    both frameworks, and the cost of recompiling for changing input shapes (and its fix);
-# 3. run `course claims` and read its verdicts: holds, does not hold, inconclusive, or not
-#    testable here.
+# 3. run `course claims` and read its verdicts: holds, does not hold, inconclusive, not
+#    testable here, or skipped in smoke mode.
 
 # %%
 # Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),
@@ -110,7 +111,7 @@ print(env.report().line())
 # | dimension (source 001) | PyTorch | JAX | the article's advice | evidence in this course | measurable here? |
 # |---|---|---|---|---|---|
 # | team skills | dynamic Python | functional programming | choose what the team knows | 01: pure functions, explicit keys and state; 07: what a port involves | no: a question about your team |
-# | ecosystem | large community model hubs | smaller, research-led | start-ups choose PyTorch | 06: library map, Keras 3, export; the package check below | partly: which packages you can install |
+# | ecosystem | large community model hubs | smaller, backed by Google | start-ups choose PyTorch | 06: library map, Keras 3, export; the package check below | partly: which packages you can install |
 # | training scale | < 1000 accelerators | > 1000 accelerators | large scale → JAX | 05: data, tensor and fully sharded parallelism on simulated devices; 11: a GPT's training step sharded both ways, losses equal to one device | no: needs a cluster (claims `tpu-llm`, `huge-scale`) |
 # | developer experience | easy to debug | steep, cryptic errors | efficiency → PyTorch | 03: graph breaks, tracer errors and how each framework reports them; 09: NaN hunting, prints inside compiled code, profiler traces of one step in each | no: a matter of taste, though 03 shows both error messages |
 # | performance | "manual car" | "high-speed train" | JAX is faster when the route is fixed | 02, 03, 04: higher-order derivatives, `jit` vs `torch.compile`, training steps; 09: bfloat16; 10: custom kernels (Triton, Pallas) where the compiler is not enough; 11: a GPT's tokens per second | **yes**: section 4 |
@@ -122,17 +123,19 @@ print(env.report().line())
 # when its compiler is not enough (custom kernels), and 11 one GPT taken through every stage in
 # both frameworks, the closest the course comes to the workload a decision is usually about.
 #
-# The **decision tree** of source 000, with the claim each branch rests on (verdicts in section 4):
+# The **decision tree** of source 000, with the claim each branch rests on (verdicts in section 4)
+# and two speed claims the course adds to it from the articles, each marked *added*:
 #
 # - **Choose JAX** if you need (a) top performance and scale: TPU clusters, very large models,
-#   scientific computing, fast answers at batch 1 (claims `tpu-llm`, `huge-scale`, `higher-order`,
-#   `train-throughput`, `train-memory`, `batch1-latency`); (b) a functional style your team likes
-#   (lesson 01); (c) research with composable transformations such as `vmap` and `scan` (claim
-#   `vmap-simulation`, lesson 02).
+#   scientific computing (claims `tpu-llm`, `huge-scale`, `higher-order`, `train-throughput`,
+#   `train-memory`); *added*: fast answers at batch 1, source 004's claim `batch1-latency`;
+#   (b) a functional style your team likes (lesson 01); (c) research with composable
+#   transformations such as `vmap` and `scan` (claim `vmap-simulation`, lesson 02).
 # - **Choose PyTorch** if you need (a) fast iteration on changing models (claims `dynamic-shapes`,
 #   `first-call`); (b) the ecosystem of third-party libraries (lesson 06); (c) a clear path to
-#   production deployment (lesson 06: `torch.export`), with `torch.compile` as the default
-#   baseline (claims `compile-*`).
+#   production deployment (lesson 06: `torch.export`; no benchmark measures a deployment path);
+#   *added*, (d): `torch.compile` as the default baseline, which source 000 states outside its
+#   tree (claims `compile-*`).
 #
 # A word on versions before going on. Source 000 is written for "PyTorch 3.x" and "JAX 0.5+".
 # JAX 0.5 and its successors are real releases, and this course runs a newer one. PyTorch 3 has
@@ -436,8 +439,8 @@ print(f"{len(lengths)} lengths -> {len(buckets)} bucket(s) {buckets}; logits equ
 
 # %% [markdown]
 # Two things make the padded logits equal the unpadded ones (to float32 rounding, which the
-# assertion allows for; the reference is eager PyTorch on the unpadded requests, which section 2
-# proved computes the same function as the JAX encoder). In attention, the mask removes the
+# assertion allows for; the reference is eager PyTorch on the unpadded requests, whose logits
+# section 2 checked against the JAX encoder's). In attention, the mask removes the
 # padded positions from the keys, so no real token attends to them; in the pooling, only real
 # tokens are averaged. The padded positions still compute something, but nothing reads it. The
 # printed line gives the number of distinct shapes `forward_masked` now sees: the number of
@@ -481,8 +484,9 @@ measured = {
 
 # %% [markdown]
 # The two sentences answer different questions. The first is the claim the articles make about
-# dynamic shapes, measured as they would meet it: each length compiles. The second is what
-# remains of that cost once the inputs are bucketed. The ratios of the first measurement are also
+# dynamic shapes, measured as they would meet it: each length compiles. The second compares the
+# same stream once the inputs are bucketed and every bucket is compiled, whichever side it
+# favours. The ratios of the first measurement are also
 # kept in `measured`, so section 4 judges the `dynamic-shapes` claim from them instead of timing
 # the stream a second time.
 #
@@ -497,8 +501,9 @@ measured = {
 #   interval lies at or beyond the stated magnitude, *does not hold* when it lies entirely short
 #   of it (or on the wrong side of 1), *inconclusive* when it straddles it, and also when the run
 #   was **too short** (fewer than 6 rounds), **noisy** (spread of the ratios above 50 %) or
-#   **contended** (the threads waited for a CPU because other programs were running): a busy
-#   machine never produces a verdict.
+#   **contended** (other programs took more than a quarter of the cores' time while the rounds
+#   ran, or, where the OS keeps no such count, the load average exceeded the cores; or the
+#   frameworks' threads outnumbered the cores): a busy machine never produces a verdict.
 # - Claims about a workload or hardware this machine lacks are *not testable here*, with why; a
 #   claim about a BERT is judged on a BERT-base-shaped proxy, in full mode only.
 # - The dynamic-shapes claim measured in section 3 is passed in rather than measured twice.
@@ -517,7 +522,8 @@ measured = {
 # it says that this run cannot tell, and its explanation says what would let it.
 #
 # In smoke mode this runs the small sizes; from a terminal, `course claims` runs the full sizes
-# (several minutes) and writes `build/claims/claims.json` and `claims.png`.
+# (the full run shipped in `docs/claims-results/` took 47 s on a 2-core CPU) and writes
+# `build/claims/claims.json` and `claims.png`.
 
 # %%
 report = claims.run(smoke=S.smoke, out=config.course_root() / "build" / "claims", measured=measured, verbose=False)
@@ -647,14 +653,14 @@ for where, c in b1_runs:
 # the step a reader has to take for their own project, so here it is taken three times, for
 # three readers with different needs. Each reader's needs pick the branches of the tree that
 # apply; each branch names the claim it rests on; the claim's verdicts, read from this run's
-# report and from the shipped result file, decide whether the branch is taken. Nothing below
+# report and from the shipped result files, decide whether the branch is taken. Nothing below
 # is typed in: every line is computed from the verdicts, so on another machine, or after a
 # rerun on a quiet one, the same cells can reach a different choice.
 
 # %%
 PROFILES = {  # reader: [(branch of the tree, the claim it rests on, the framework it picks)]
     "an online service answering one request at a time, of varying length, on CPUs": [
-        ("JAX (a): top performance at batch 1", "batch1-latency", "JAX"),
+        ("JAX (a), added: fast answers at batch 1", "batch1-latency", "JAX"),
         ("PyTorch (a): fast iteration on changing inputs", "dynamic-shapes", "PyTorch"),
     ],
     "a research group computing higher-order derivatives and batched simulations": [
@@ -663,7 +669,7 @@ PROFILES = {  # reader: [(branch of the tree, the claim it rests on, the framewo
     ],
     "a team training models on one machine, with torch.compile as its baseline": [
         ("JAX (a): training performance", "train-throughput", "JAX"),
-        ("PyTorch (c): production deployment, torch.compile as the baseline", "compile-training", "PyTorch"),
+        ("PyTorch (d), added: torch.compile as the default baseline", "compile-training", "PyTorch"),
     ],
 }
 shipped_runs = results.shipped()
@@ -707,7 +713,7 @@ for reader, branches in PROFILES.items():
 # %% [markdown]
 # Read each walk from the bottom line up. Where a branch is taken, every run that judged its
 # claim found that it holds, and the reader can lean on it for a workload like the
-# one measured. Where it is not taken, the advice behind that branch did not survive
+# one measured. Where it is not taken, the claim behind that branch did not survive
 # measurement, so the reader should not choose for that reason. An unsettled branch means
 # that no run settled its claim, or that the runs disagree: the claim was not testable on
 # these machines (no GPU, no cluster), was skipped in smoke mode, was refused a verdict (a busy
@@ -762,7 +768,8 @@ for reader, branches in PROFILES.items():
 # </details>
 #
 # **Next:** the exercises in `exercises/08_choosing_exercises.ipynb` (judge a claim from
-# samples, compute break-even calls, bucket dynamic shapes, and build a claim benchmark).
+# samples, count how many new shapes a compiled model can afford, bucket dynamic shapes, and
+# build a claim benchmark).
 #
 # **Closing note.** The claims table above was measured on the machine that ran this notebook;
 # its JSON and plot are in `build/claims/`. Run `course claims` for the full-size version.
