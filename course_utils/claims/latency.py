@@ -52,8 +52,8 @@ def proxy_text(shape: str = PROXY) -> str:
 def _not_in_smoke(ctx: Ctx) -> None:
     if ctx.smoke:
         raise SkippedInSmoke(
-            f"its workload, {proxy_text()}, takes a minute or more to compile and time "
-            "on a small CPU; run `course claims` without --smoke"
+            f"smoke mode's short run leaves its workload, {proxy_text()}, out; "
+            "run `course claims` without --smoke"
         )
 
 

@@ -36,6 +36,11 @@ MIN_ROUNDS = 8  # a verdict needs at least 6 paired ratios (verdict_rule.MIN_RAT
 MIN_BLOCK_S = 1e-3  # compare times blocks at least this long: shorter ones are noise
 
 
+def format_ratio(x: float) -> str:
+    """A ratio with two decimals, or three significant digits below 0.1 (0.003 is not 0.00)."""
+    return f"{x:.2f}" if abs(x) >= 0.1 or x == 0 else f"{x:.3g}"
+
+
 @dataclass
 class Comparison:
     """Result of :func:`compare`: one :class:`Measurement` per variant."""
@@ -115,8 +120,8 @@ class Comparison:
         for r in self.rows():
             lines.append(
                 f"| {r['variant']} | {r['device']} | {format_seconds(r['median_s'])} | "
-                f"{format_seconds(r['iqr_s'])} | {r['ratio']:.2f} | "
-                f"{r['speedup']:.2f}x | {format_seconds(r['first_call_s'])} |"
+                f"{format_seconds(r['iqr_s'])} | {format_ratio(r['ratio'])} | "
+                f"{format_ratio(r['speedup'])}x | {format_seconds(r['first_call_s'])} |"
             )
         text = "\n".join(lines)
         if self.warnings:

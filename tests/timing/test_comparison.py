@@ -87,3 +87,12 @@ def test_a_table_states_its_variance_warning_once():
     assert table.count("times vary") == 1
     assert table.count("a verdict judges the paired ratios") == 1
     assert "a 6" in table and "b 6" in table and "c 6" in table  # each variant's IQR
+
+
+def test_small_ratios_keep_their_digits():
+    from course_utils.timing.comparison import format_ratio
+
+    assert format_ratio(0.0034) == "0.0034"  # not "0.00", which reads as no time at all
+    assert format_ratio(0.63) == "0.63"
+    assert format_ratio(2005.4) == "2005.40"
+    assert format_ratio(0.0) == "0.00"
