@@ -420,9 +420,10 @@ print(f"float32 curves: largest gap {np.abs(curves_torch['float32'] - curves_jax
 
 # %% [markdown]
 # In float32 the two frameworks trace one curve: the first loss agrees to float32 rounding and
-# the largest gap over the whole run is printed above (summation order inside a matmul is the
-# only freedom either has). That makes the bfloat16 runs comparable: any gap between them and
-# their float32 curves is the 16-bit arithmetic, not a different experiment.
+# the largest gap over the whole run is printed above (the order of the sums inside a matmul,
+# and the last bit of functions such as `exp` and `log` in the softmax, are where the two
+# libraries' float32 kernels may differ). That makes the bfloat16 runs comparable: any gap
+# between them and their float32 curves is the 16-bit arithmetic, not a different experiment.
 
 # %%
 fig, (ax, ax_gap) = plt.subplots(1, 2, figsize=(11, 3.5))
@@ -572,7 +573,7 @@ assert_close(storage_torch["float32", LR][0][0], storage_jax["float32", LR][0][0
 rows, STALL = [], {}
 for fw, runs in [("PyTorch", storage_torch), ("JAX", storage_jax)]:
     for (name, lr), (c, lost) in runs.items():
-        rows.append(f"| {fw} | {lr:g} | {name} | {lost:.1%} | {c[0]:.4f} | {c[-tail:].mean():.4f} |")
+        rows.append(f"| {fw} | {lr:g} | {name} | {100 * lost:.2g} % | {c[0]:.4f} | {c[-tail:].mean():.4f} |")
     for lr in STORAGE_LRS:  # how far each storage brought the loss down, bfloat16 over float32
         drops = {name: runs[name, lr][0][0] - runs[name, lr][0][-tail:].mean() for name in ("bfloat16", "float32")}
         STALL[fw, lr] = drops["bfloat16"] / drops["float32"] if drops["float32"] > 0 else float("nan")
@@ -602,14 +603,16 @@ for fw, runs in [("PyTorch", storage_torch), ("JAX", storage_jax)]:
 # that should drift slowly does not move at all. The printed percentage is how much of the
 # float32 run's progress bfloat16 storage still made; where it is well below 100 %, training
 # stalled for the reason just described, and the float32 master weights, with the same
-# bfloat16 arithmetic everywhere else, did not. In float32 the lost share is not exactly zero
-# either: an update below float32's own rounding step, about 2⁻²⁴ of the parameter, is lost
-# too, and the float32 rows of the table show how rare those are.
+# bfloat16 arithmetic everywhere else, did not. In float32 an update can be lost too, when it
+# is below half of float32's own rounding step, about 2⁻²⁴ of the parameter; the float32 rows
+# of the table count those, printed to two significant digits so that a small share does not
+# show as 0.
 #
 # This is why `autocast` leaves parameters float32 and NNX separates `param_dtype` from
-# `dtype`: the forward and backward passes tolerate 8 significant bits (section 1.2's gap is
-# rounding noise), the accumulation of updates does not. The same effect hits every
-# accumulator kept in 16 bits, a running mean, an optimiser's moment, a gradient summed over
+# `dtype`: the rounding errors of the forward and backward passes are made afresh at every
+# step (the bfloat16-compute curves above printed how far they moved the loss in this run),
+# while an update rounded away in a stored parameter is lost for good, step after step. The
+# same effect hits every accumulator kept in 16 bits, a running mean, an optimiser's moment, a gradient summed over
 # micro-batches: keep sums in float32. Training *entirely* in bfloat16 is possible, and some
 # large runs do it to halve the optimiser's memory, but then the update needs a remedy of its
 # own, such as stochastic rounding (rounding up or down at random, in proportion to the
@@ -775,7 +778,8 @@ assert_close(model16_torch.fc1.weight.detach().T, model16_jax.fc1.kernel[...], r
 # printed scale says which happened here. The JAX cell's `if finite:` runs in Python, on a
 # concrete boolean, because only the gradient is jitted here; inside a jitted step the same rule is
 # written with `jax.lax.cond`, or left to Optax's `optax.apply_if_finite(optimizer, n)`, which
-# wraps an optimiser, skips any update with a non-finite gradient and counts the skips (`jmp`
+# wraps an optimiser, skips an update whose gradient is not finite, up to `n` such updates in a
+# row (after `n` consecutive ones it gives up and applies the next), and counts the skips (`jmp`
 # adds the dynamic scale that halves and grows like `GradScaler`'s). Loss scaling is only needed for float16; bfloat16 has
 # float32's exponent range, which is why it is TPUs' 16-bit format and the usual choice for
 # training on NVIDIA GPUs since Ampere (PyTorch's CUDA autocast still defaults to float16:
@@ -1211,8 +1215,9 @@ display(Markdown("| FLOPs | analytic (matmuls) | `FlopCounterMode` | `cost_analy
 #   (and `jax.debug.breakpoint()` stops there, a debugger inside compiled code). Under
 #   `torch.compile`, a `print` is a graph break: Dynamo compiles the code before and after it as
 #   two graphs and runs the `print` in Python.
-# - Indexing out of bounds: JAX clamps gathers and drops scatters silently (no exceptions inside
-#   compiled code); PyTorch raises `IndexError`.
+# - Indexing out of bounds: JAX clamps indexed reads and drops indexed writes silently (no
+#   exceptions inside compiled code; `jnp.take` fills with NaN instead); PyTorch raises
+#   `IndexError`.
 # - Errors: a Python `if` on a traced value is a `TracerBoolConversionError` (a
 #   `ConcretizationTypeError`); a data-dependent `if` under `torch.compile(fullgraph=True)` is an
 #   `Unsupported` error from Dynamo. Each is fixed by saying the branch as data (`where`, `cond`).
@@ -1379,8 +1384,9 @@ assert not bool(zero_torch.grad.any()) and bool(jnp.isnan(norm_grad_jax).all())
 # ### 3.2 Printing inside compiled code, and graph breaks
 #
 # Inside `jax.jit`, Python runs once, at trace time, with abstract values: a `print` shows a
-# tracer (a shape and a dtype) once and never again. `jax.debug.print` is an op in the compiled
-# program: it prints the runtime values on every call (`jax.debug.breakpoint()` likewise opens a
+# tracer (a shape and a dtype) once per trace (the first call, and any call with a new shape or
+# dtype that traces again), never on the calls that reuse the compiled program.
+# `jax.debug.print` is an op in the compiled program: it prints the runtime values on every call (`jax.debug.breakpoint()` likewise opens a
 # debugger on the runtime values; it is not run here, because it would wait for input and stop
 # Run All). `torch.compile` handles a `print` differently: Dynamo cannot put it in a graph, so it
 # *breaks* the graph there, compiles the part before and the part after as separate graphs, and
@@ -1441,9 +1447,11 @@ assert len(graphs) == 2  # the print split the PyTorch function in two graphs
 # ### 3.3 Out-of-bounds indexing: clamped in JAX, an error in PyTorch
 #
 # An index past the end of an array cannot raise inside compiled XLA code (there is no way to
-# stop a running kernel and throw), so JAX defines the result instead: a gather clamps the index
-# to the last valid one, a scatter drops the update. The same line in PyTorch raises. The JAX
-# cell comes first here because it is the one that does *not* fail.
+# stop a running kernel and throw), so JAX defines the result instead: an indexed read such as
+# `v[10]` clamps the index to the last valid one, an indexed write drops the update (other
+# gathers choose otherwise: `jnp.take` fills, as the embedding cell below shows). The same
+# line in PyTorch raises. The JAX cell comes first here because it is the one that does *not*
+# fail.
 
 # %%
 # JAX: index 10 of a length-5 array reads the last element; a write to index 10 is dropped
@@ -1819,8 +1827,8 @@ for fw, same, runs in [("PyTorch", same_torch, repro_torch), ("JAX", same_jax, r
 # reductions and scatters unless `--xla_gpu_deterministic_ops=true` is set before JAX starts
 # (setting it later has no effect). Across thread counts (a different split of a reduction sums
 # in a different order) and across library versions, equality is likewise a property to
-# check, not to assume. The two frameworks do not
-# reproduce *each other* bit for bit (section 1 measured their float32 gap), which is why the
+# check, not to assume. Nothing promises that the two frameworks reproduce *each other* bit
+# for bit (section 1 printed their float32 gap), which is why the
 # course compares them with tolerances and compares each with itself bit for bit.
 #
 # What would break the equality, if you want to see it happen: changing the number of threads
