@@ -79,9 +79,36 @@ def test_help_lists_check_device():
     assert "check-device" in cli.build_parser().format_help()
 
 
+def _tiny_course(root: Path) -> None:
+    """A checkout of one lesson, its master and its student notebook, each a cell that
+    checks it runs in smoke mode; the package is this one (a link to it)."""
+    import nbformat
+
+    check = "import os\nassert os.environ['COURSE_SMOKE'] == '1'\nprint('{}')"
+    for rel in (
+        "notebooks/00_tiny.ipynb",
+        "solutions/00_tiny_exercises.ipynb",
+        "exercises/00_tiny_exercises.ipynb",
+    ):
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell(check.format(rel))]
+        nb.metadata["kernelspec"] = {
+            "name": "python3",
+            "display_name": "Python 3",
+            "language": "python",
+        }
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, root / rel)
+    (root / "course_utils").symlink_to(ROOT / "course_utils", target_is_directory=True)
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_real_run_of_doctor_and_one_smoke_lesson(tmp_path):
+    # The command as a process, its real doctor and probe, and real kernels for a tiny
+    # lesson (the course's lessons run under nbval in `make test`).
+    root = tmp_path / "course"
+    _tiny_course(root)
     out = tmp_path / "report.json"
     proc = subprocess.run(
         [
@@ -97,7 +124,7 @@ def test_real_run_of_doctor_and_one_smoke_lesson(tmp_path):
             "--out",
             str(out),
         ],
-        cwd=ROOT,
+        cwd=root,
         capture_output=True,
         text=True,
         timeout=580,
@@ -112,14 +139,16 @@ def test_real_run_of_doctor_and_one_smoke_lesson(tmp_path):
     # the lesson, its master and its student notebook, side by side
     names = sorted(n["notebook"] for n in report["notebooks"])
     assert names == [
-        "exercises/00_welcome_exercises.ipynb",
-        "notebooks/00_welcome_and_setup.ipynb",
-        "solutions/00_welcome_exercises.ipynb",
+        "exercises/00_tiny_exercises.ipynb",
+        "notebooks/00_tiny.ipynb",
+        "solutions/00_tiny_exercises.ipynb",
     ]
     assert {n["mode"] for n in report["notebooks"]} == {"smoke"}
     assert all(n["status"] == "ok" for n in report["notebooks"]), report["notebooks"]
     assert proc.returncode == report["exit_code"], proc.stdout + proc.stderr
-    assert (tmp_path / "executed" / "smoke" / "00_welcome_and_setup.ipynb").exists()
+    executed = tmp_path / "executed" / "smoke"
+    for name, copy in zip(names, [names[0], "00_tiny.ipynb", names[2]], strict=True):
+        assert name in (executed / copy).read_text(), copy  # its own cell ran
 
 
 # ----------------------------------------------------- make, workflow, docs
