@@ -25,6 +25,7 @@ import warnings
 import nbformat
 import pytest
 
+from tests import load
 from tests.tooling.site_fixture import ROOT, launch, need_browser
 
 pytestmark = pytest.mark.browser
@@ -53,15 +54,17 @@ CELLS = """() => {
 }"""
 ALL_RUN = """() => window.jupyterapp.shell.currentWidget.content.widgets
   .filter(w => w.model.type === 'code').every(w => w.model.executionCount !== null)"""
-# Run All has begun: a cell has a count or is queued ('*'), or the kernel is busy.
+# Run All has begun: a code cell has a count or is queued ('*'). Run All marks every cell
+# it queues at once, in the page; the kernel's status says nothing here (a kernel that has
+# just started is busy for a moment without any cell queued).
 STARTED = """() => {
   const w = window.jupyterapp.shell.currentWidget;
-  const k = w.sessionContext.session && w.sessionContext.session.kernel;
-  return (k && k.status === 'busy') || w.content.widgets.some(c =>
+  return w.content.widgets.some(c =>
     c.model.type === 'code' && (c.model.executionCount !== null ||
     (c.node.querySelector('.jp-InputPrompt') || {}).textContent === '[*]:'));
 }"""
-# What a stalled run looks like: the kernel's status and the cells not run yet.
+# What a stalled run looks like: the kernel's status, the cells not run yet and how many
+# of them are queued or running ('*').
 STATE = """() => {
   const w = window.jupyterapp.shell.currentWidget;
   const k = w.sessionContext.session && w.sessionContext.session.kernel;
@@ -70,6 +73,7 @@ STATE = """() => {
     prompt: (c.node.querySelector('.jp-InputPrompt') || {}).textContent,
     first: c.model.sharedModel.getSource().split('\\n')[0]}));
   return {kernel: k && k.status, cells: code.length, not_run: left.length,
+          queued: left.filter(c => c.prompt === '[*]:').length,
           first_not_run: left.slice(0, 3)};
 }"""
 # Finished: every cell ran, or the kernel is idle after an error stopped Run All.
@@ -81,6 +85,13 @@ FINISHED = """() => {
   const failed = code.some(c =>
     c.model.outputs.toJSON().some(o => o.output_type === 'error'));
   return failed && k && k.status === 'idle';
+}"""
+# The notebook at the argument's path is the current widget, its cells in the page.
+OPENED = """path => {
+  const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  return !!(w && w.context && w.context.path === path && w.content &&
+            w.content.widgets && w.content.widgets.length > 0 &&
+            w.node.querySelector('.jp-Cell'));
 }"""
 IDLE = """() => {
   const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
@@ -194,8 +205,18 @@ def page(lab):
 
 
 def _open(page, lab, rel: str):
-    page.goto(f"{lab['base']}/lab/tree/{rel}?token={lab['token']}")
-    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+    """``rel`` as the current notebook, its kernel idle. The first notebook loads
+    JupyterLab at its URL; a later one opens in the running app, as a double click in
+    its file browser does (``docmanager:open``), instead of loading the app again."""
+    if page.evaluate("() => !!window.jupyterapp"):
+        page.evaluate(
+            "path => window.jupyterapp.commands"
+            ".execute('docmanager:open', {path}).then(() => true)",
+            rel,
+        )
+    else:
+        page.goto(f"{lab['base']}/lab/tree/{rel}?token={lab['token']}")
+    page.wait_for_function(OPENED, arg=rel, timeout=120_000)
     page.wait_for_function(IDLE, timeout=120_000)
 
 
@@ -215,24 +236,35 @@ def _click_run_all(page) -> None:
 
 
 def _finished(page, timeout_s: float, stall_s: float = 120) -> bool:
-    """Wait for Run All to finish; False when no cell completed for ``stall_s``."""
+    """Wait for Run All to finish; False when no cell completed for ``stall_s``, or when
+    the kernel has sat idle with cells left to run and none of them queued (Run All is
+    not running at all) for 15 s on an idle machine."""
+    idle_s = load.stretched(15)
     deadline, last, since = time.monotonic() + timeout_s, None, time.monotonic()
+    idle_since = None
     while time.monotonic() < deadline:
         if page.evaluate(FINISHED):
             return True
-        done = page.evaluate(STATE)["not_run"]
-        if done != last:
-            last, since = done, time.monotonic()
+        state = page.evaluate(STATE)
+        if state["not_run"] != last:
+            last, since = state["not_run"], time.monotonic()
         elif time.monotonic() - since > stall_s:
             return False
+        if state["kernel"] == "idle" and state["queued"] == 0:
+            idle_since = idle_since or time.monotonic()
+            if time.monotonic() - idle_since > idle_s:
+                return False
+        else:
+            idle_since = None
         time.sleep(1)
     return False
 
 
 def _run_all(page, timeout_s: float) -> list[dict]:
     """Run All from the menu, as a student would. A run that stalls (no cell completes
-    for two minutes, seen only on a heavily loaded machine) is reported and restarted
-    once from the Kernel menu, as a student would; a second stall fails."""
+    for two minutes, or nothing is queued while the kernel sits idle; seen only on a
+    heavily loaded machine) is reported and restarted once from the Kernel menu, as a
+    student would; a second stall fails."""
     _click_run_all(page)
     if not _finished(page, timeout_s):
         warnings.warn(
