@@ -7,6 +7,7 @@ import psutil
 import pytest
 
 from course_utils.tooling import runner
+from tests import load
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,8 +60,22 @@ def nbs(tmp_path):
             tmp_path / "deprecated.ipynb",
             "import warnings\nwarnings.warn('old api', DeprecationWarning)",
         ),
-        "slow": write_nb(tmp_path / "slow.ipynb", "import time\ntime.sleep(120)"),
+        # Its kernel says it is running the cell by writing its pid (see _kernel_pid).
+        "slow": write_nb(
+            tmp_path / "slow.ipynb",
+            "import os, time\n"
+            f"open({str(tmp_path / 'kernel.pid')!r}, 'w').write(str(os.getpid()))\n"
+            "time.sleep(300)",
+        ),
     }
+
+
+def _kernel_pid(tmp_path: Path) -> int | None:
+    """The pid the slow notebook's kernel wrote once it was running the cell."""
+    try:
+        return int((tmp_path / "kernel.pid").read_text())
+    except (OSError, ValueError):
+        return None
 
 
 @pytest.mark.slow
@@ -121,15 +136,24 @@ def test_timeout_kills_the_kernel(nbs, tmp_path, monkeypatch):
     # Only this test's processes count: another test worker may be running kernels too.
     marker = f"timeout-{os.getpid()}-{time.time_ns()}"
     monkeypatch.setenv("COURSE_TEST_MARK", marker)
+    # Long enough for the kernel to start and run the cell (about 2 s idle, 7 s at a
+    # load of 7 per core), stretched by the load.
+    timeout = load.stretched(6)
     start = time.perf_counter()
     result = runner.run_one(
-        nbs["slow"], tmp_path / "out", root=ROOT, smoke=True, timeout=12
+        nbs["slow"], tmp_path / "out", root=ROOT, smoke=True, timeout=timeout
     )
     assert result.status == "timeout"
-    assert time.perf_counter() - start < 40
+    assert time.perf_counter() - start < timeout + load.stretched(28)
+    pid = _kernel_pid(tmp_path)
+    assert pid is not None, f"the kernel never ran the cell within {timeout} s"
     # run_one returns only when the kernel it started is gone: no grace period here.
     leftovers = [p for p in _marked(marker) if p.status() != psutil.STATUS_ZOMBIE]
     assert leftovers == [], "the notebook's kernel outlived the timeout"
+    assert (
+        not psutil.pid_exists(pid)
+        or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    )
 
 
 @pytest.mark.slow
@@ -151,8 +175,14 @@ def test_ctrl_c_stops_cleanly(nbs, tmp_path):
         text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
-    time.sleep(8)  # the slow notebook's kernel is running by now
+    deadline = time.monotonic() + load.stretched(120)
+    while _kernel_pid(tmp_path) is None and proc.poll() is None:
+        assert time.monotonic() < deadline, "the slow notebook's kernel never started"
+        time.sleep(0.1)
+    assert proc.poll() is None, "the runner ended before Ctrl-C"
+    # The slow notebook's kernel is running its cell now.
     children = psutil.Process(proc.pid).children(recursive=True)
+    assert _kernel_pid(tmp_path) in [c.pid for c in children]
     proc.send_signal(signal.SIGINT)
     out, _ = proc.communicate(timeout=60)
     assert "['interrupted', 'interrupted']" in out
