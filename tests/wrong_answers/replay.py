@@ -114,11 +114,10 @@ def _short(ename: str, evalue: str) -> str:
 class _Kernel:
     """One kernel; master cells run in place, other code in a scratch cell at the end."""
 
-    def __init__(self, nb: Any, path: Path, env: dict[str, str]) -> None:
+    def __init__(self, nb: Any, path: Path) -> None:
         self.nb = copy.deepcopy(nb)
         self.nb.cells.append(nbformat.v4.new_code_cell(""))
         self.scratch = len(self.nb.cells) - 1
-        self.env = env
         self.client = NotebookClient(
             self.nb,
             timeout=load.stretched(600),  # nbval's --nbval-cell-timeout in make test
@@ -198,7 +197,7 @@ def run_master(
     result = MasterRun(shown)
     nb = nbformat.read(master, as_version=4)
     checks = env.get(lowering_record.ENV) == "1"
-    kernel = _Kernel(nb, master, env)
+    kernel = _Kernel(nb, master)
     start = time.perf_counter()
     solutions: dict[str, str] = {}
     left = set(wrong)
