@@ -320,7 +320,7 @@ print("\n".join(f_jit.lower(jnp.asarray(x_np), 2.0).as_text().splitlines()[:12])
 # Why measure overhead before measuring compilers? Because it sets the floor under every small
 # computation. Adding 1 to a one-element array is a nanosecond of arithmetic, yet each eager
 # call does far more work than that around it: check the arguments, pick a kernel for the
-# dtype and device, allocate the output, record what autograd needs. A PyTorch user meets this
+# dtype and device, allocate the output, check whether autograd must record it. A PyTorch user meets this
 # as "small models do not speed up on a GPU"; a JAX user meets it as "eager `jax.numpy` is slow
 # in a loop". Compilers remove it by paying once per call instead of once per operation, so
 # this section gives the yardstick for the speed-ups measured later.
@@ -654,8 +654,8 @@ for framework in ("jax.jit", "torch.compile"):
 # the order turns. A busy machine is the other suspect (the line under each report).
 # They are medians, not verdicts: only the `torch.compile` ratios are judged, in the two
 # verdicts above, and a busy run (the line under each report) is not judged at all. Where the
-# first call costs many steady calls (the break-even rows say how many here), a short-lived
-# process may never break even. (Lesson 04 compares the two frameworks' compiled training
+# break-even is many calls (the reports' break-even rows say how many here), a short-lived
+# process may never reach it. (Lesson 04 compares the two frameworks' compiled training
 # steps directly; here each compiler is compared with its own eager mode.)
 
 # %% [markdown]
@@ -882,7 +882,7 @@ def train_step_jax(w, X, y, epoch):
 
 
 Xr, yr = jnp.asarray(Xr_np), jnp.asarray(yr_np)
-w = train_step_jax(jnp.asarray(w0_np), Xr, yr, epoch=0)  # warm-up
+w_jax = train_step_jax(jnp.asarray(w0_np), Xr, yr, epoch=0)  # warm-up
 
 # %% [markdown]
 # The next cell raises on purpose, as do a few later ones. Each runs inside `expect_error`, the
@@ -894,7 +894,7 @@ w = train_step_jax(jnp.asarray(w0_np), Xr, yr, epoch=0)  # warm-up
 with expect_error(timing.RecompilationError, lines=6):
     with timing.no_recompile("the JAX training loop"):
         for epoch in range(1, num_epochs):
-            w = train_step_jax(w, Xr, yr, epoch=epoch)
+            w_jax = train_step_jax(w_jax, Xr, yr, epoch=epoch)
 
 
 # %% [markdown]
@@ -923,8 +923,11 @@ print("JAX: one compilation for all epochs")
 
 
 # %% [markdown]
-# In PyTorch the Python `if` is fine, but passing the learning rate as a Python float makes
-# Dynamo guard on its value, so the schedule's first change recompiles (default backend here):
+# In PyTorch the same Python `if` would be no error, but no cure either: Dynamo guards on the
+# Python `int` it branches on, so the step would recompile when `epoch` first changes and again
+# when the branch flips. The natural PyTorch code computes the schedule outside the compiled
+# step and passes the learning rate as a Python float; Dynamo guards on that value too, so the
+# schedule's first change recompiles (default backend here):
 
 # %%
 # PyTorch: the natural code, the learning rate passed as a Python float
@@ -935,13 +938,13 @@ def train_step_torch(w, X, y, lr):
 
 train_step_c = torch.compile(train_step_torch)
 Xr_t, yr_t = to_torch(Xr_np), to_torch(yr_np)
-w = train_step_c(to_torch(w0_np), Xr_t, yr_t, lrs[0])  # warm-up (epoch 0)
+w_torch = train_step_c(to_torch(w0_np), Xr_t, yr_t, lrs[0])  # warm-up (epoch 0)
 
 # %%
 with expect_error(timing.RecompilationError, lines=3):
     with timing.no_recompile("the PyTorch training loop"):
         for epoch in range(1, num_epochs):
-            w = train_step_c(w, Xr_t, yr_t, lrs[epoch])
+            w_torch = train_step_c(w_torch, Xr_t, yr_t, lrs[epoch])
 
 # %% [markdown]
 # Dynamo's error names the guard that failed: the value of `lr`, a Python float it had
@@ -1344,8 +1347,8 @@ print(f"converged after {iters_t} iterations in both frameworks, identical label
 
 # %% [markdown]
 # The float64 NumPy reference is the oracle: two float32 implementations could agree with each
-# other and still both be wrong, but not with an independent computation in higher precision
-# too. The iteration counts are compared as well, since the final labels alone could agree
+# other and still both be wrong; agreeing with an independent computation in higher precision
+# as well is far harder to do by accident. The iteration counts are compared as well, since the final labels alone could agree
 # after different numbers of iterations.
 
 # %% [markdown]
@@ -1480,9 +1483,10 @@ print(f"This run: {kmeans_times.measurements[jax_name].number} call(s) per JAX b
 # each round, can fall in the other. Then neither summary is a speed of the JAX loop on its
 # own: each is a mixture of the groups, in proportions the shuffle chose. A JAX block of a call or two (the last line gives the count) is, in effect, a
 # first call after the other framework, warm in its compilation but not in what the machine
-# was doing a moment before. Both frameworks keep their own pools of worker threads, and on a
-# busy machine the pool that sat idle during the other framework's block may have to wait for
-# a core before it computes; the groups show whether this run had such an effect, not why. If
+# was doing a moment before. Both frameworks keep their own pools of worker threads, which is
+# where the candidates lie: on a busy machine, threads the other framework's block left
+# running may still hold cores, or a pool that sat idle may have to wait for a core before it
+# computes. The groups show whether this run had such an effect, not which cause. If
 # the groups' medians are close, the rounds are alike, and the verdicts above read as they
 # stand.
 
@@ -1491,8 +1495,9 @@ print(f"This run: {kmeans_times.measurements[jax_name].number} call(s) per JAX b
 # under the table: Inductor's C++ kernels can split even small loops across threads (OpenMP) and
 # wait at a barrier for all of them, so on a busy machine one thread waiting for a CPU stalls
 # every kernel, while eager PyTorch runs operations this small on one thread; a contended run
-# says more about the machine than about the code. Second, the size of the work: with a few
-# hundred points a step is microseconds of arithmetic, comparable to what a compiled call adds
+# says more about the machine than about the code. Second, the size of the work: with
+# `n_points` points (600 in smoke mode, 3,000 in full) a step is microseconds to tens of
+# microseconds of arithmetic, comparable to what a compiled call adds
 # (guard checks, a call into generated code). The Python loop around the step, with its
 # synchronising convergence test, is the same in both PyTorch rows. The JAX row keeps the loop
 # and its test inside one compiled program; how it compares depends on the same balance between
@@ -1701,7 +1706,8 @@ for i, name in enumerate(("jax.jit", "torch.compile")):
 # once. The second process still traces (JAX) or runs Dynamo (PyTorch); what the cache skips is
 # the backend compilation, so it saves the most where the backend compiles the longest. The
 # empty-cache numbers are also the honest answer to "how long is the first call": they include
-# everything a fresh program pays. Section 3's reports emptied the same caches inside this
+# everything a new process pays for that call once the frameworks are imported (the imports
+# themselves are not timed; the empty-cache run also writes the cache). Section 3's reports emptied the same caches inside this
 # notebook's process instead, whose modules were already imported.
 
 # %% [markdown]
@@ -1900,8 +1906,9 @@ cross
 # %% [markdown]
 # Two of the four were also timed in 8.1, with the same inputs, in rounds that held their own
 # framework's variants only. The same call need not take the same time in both tables: here
-# every round also runs the other framework's blocks, and section 6 showed how what ran just
-# before a block can move its time. Their medians side by side (above 1: slower here):
+# every round also runs the other framework's blocks (section 6 grouped a variant's times by
+# what ran just before it, to see whether that moves them), and the machine's load can change
+# between two cells. Their medians side by side (above 1: slower here):
 
 # %%
 for name_here, framework, name_there in (
@@ -1913,12 +1920,14 @@ for name_here, framework, name_there in (
           f"in 8.1; here / 8.1 = {here / there:.2f}")
 
 # %% [markdown]
-# A ratio near 1 says the variant ran alike in both tables, and the verdicts below compare the
-# steps themselves. A ratio far from 1, either way, says the rounds around the variant changed
-# its time: then a verdict below measures the step together with whatever running next to the
-# other framework does to it on this machine (section 6 names one
-# candidate, a thread pool waiting for a core), and the 8.1 medians, timed among their own
-# framework's variants, come closer to the step on its own.
+# A ratio near 1 says the variant ran alike in both tables. A ratio far from 1, either way,
+# says its time moved between them, for one of two reasons these two lines cannot tell apart:
+# the rounds around it (the other framework's blocks; section 6 names candidates, all about
+# worker threads and cores) or a change in the machine's load between the cells (the line
+# under each table says how busy each was). Where the rounds are the cause, a verdict below
+# measures the step together with what running next to the other framework does to it on
+# this machine, not the step on its own; the two variants not timed in 8.1 have no such
+# check.
 
 # %%
 for p in vmap_claim.pairings:
@@ -1934,8 +1943,9 @@ for p in vmap_claim.pairings:
 # pairings hold compiling fixed (eager against eager, compiled against compiled), but they
 # still change two things: the framework, and the way of batching, since PyTorch's side is
 # batched by hand and JAX's by `vmap` (the registry's pairings name them so). How much the
-# second change weighs on its own is what section 8.1 measured within JAX: its `vmap`
-# against its hand-batched step, and whether XLA compiled them to one program. The article measured C51 on Atari with 64 environments
+# second change weighs on its own under `jit` (the compiled pairing's case) is what section
+# 8.1 measured within JAX: its `vmap` against its hand-batched step, and whether XLA compiled
+# them to one program; 8.1 did not time JAX's eager hand-batched step. The article measured C51 on Atari with 64 environments
 # on a GPU; here it is one CartPole step for `n_envs` environments on this machine's device, so
 # a verdict here is about this workload.
 
@@ -1994,10 +2004,12 @@ display(Markdown(
 ))
 
 # %% [markdown]
-# Use the table as a map back into the lesson: each row's label is the key under which a
-# section above stored its verdict. A verdict that reads as unjudged or not testable here
-# carries its reason in the last column; rerunning the lesson on a quiet machine, in full
-# mode, or on a GPU is how to get a judged answer for those rows.
+# Use the table as a map back into the lesson: its rows come in the order the sections above
+# drew them, and the three `vmap-simulation` rows are section 8.2's pairings, named in their
+# conditions. A row marked inconclusive or not testable says why in its last column: a busy or
+# noisy run can be rerun on a quiet machine, an interval that straddles the stated magnitude
+# may narrow with more rounds, the kernel-launch claim needs a GPU, and the first-call claim
+# is judged on a BERT-shaped proxy by lesson 08 and `course claims`, not here.
 #
 # The timed claims as "× faster" (above 1: the side the claim favours is faster), each with its
 # 95 % interval; the shaded band is the magnitude the article states, the line 1x (no difference).
@@ -2020,7 +2032,8 @@ plt.tight_layout()
 # - *"`jax.jit` recompiles when a Python number changes."* Only when the number is static or its
 #   type changes; Dynamo is the one that specialises on Python floats (section 4).
 # - *"`torch.compile` fails on Python control flow like `jax.jit` does."* It breaks the graph and
-#   runs the branch in Python, which costs time but not correctness (section 5).
+#   runs the branch in Python, which can cost time but not correctness (section 5 times the
+#   break against `torch.cond`).
 # - *"vmap is faster than batching by hand."* What batching of either kind removes is the
 #   loop's per-environment dispatch; between the two kinds, section 8.1 times both, compares
 #   the programs XLA compiled for them and prints whether they are the same.
