@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from course_utils.grading.batch import grader  # noqa: E402
-from course_utils.tooling import markers  # noqa: E402
+from course_utils.tooling import student_version  # noqa: E402
 
 BUDGET_S = 180.0
 
@@ -44,9 +44,9 @@ def _cpu_seconds() -> float:
 def make_submissions(source: Path, student: Path, folder: Path, n: int) -> None:
     master = json.loads(source.read_text())
     answers = {
-        markers.exercise_id(c): c["source"]
+        student_version.exercise_id(c): c["source"]
         for c in master["cells"]
-        if markers.exercise_id(c)
+        if student_version.exercise_id(c)
     }
     blank = json.loads(student.read_text())
     first = next(iter(answers))
@@ -54,7 +54,7 @@ def make_submissions(source: Path, student: Path, folder: Path, n: int) -> None:
         nb = json.loads(json.dumps(blank))
         keep = {0: set(), 1: set(answers), 2: {first}}[i % 3]
         for cell in nb["cells"]:
-            ex = markers.exercise_id(cell)
+            ex = student_version.exercise_id(cell)
             if ex in keep:
                 cell["source"] = answers[ex]
         (folder / f"student{i:02d}.ipynb").write_text(json.dumps(nb))

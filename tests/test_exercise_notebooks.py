@@ -7,7 +7,7 @@ import pytest
 from nbclient import NotebookClient
 
 from course_utils import exercises
-from course_utils.tooling import markers, runner
+from course_utils.tooling import runner, student_version
 from tests import load
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,7 +39,7 @@ def test_student_notebook_runs_all_with_not_implemented(path, monkeypatch):
     master = nbformat.read(ROOT / "solutions" / path.name, as_version=4)
     visible = [
         ex.id
-        for ex in markers.parse(master, str(path)).values()
+        for ex in student_version.parse(master, str(path)).values()
         if any(not t.hidden for t in ex.tests)
     ]
     assert visible, f"{path.name} has no exercise with visible tests"

@@ -32,7 +32,7 @@ def run_stubs(path: str) -> list[dict]:
     import nbformat
 
     from course_utils.dist import launch
-    from course_utils.tooling import markers
+    from course_utils.tooling import student_version
 
     launches: list[str] = []
 
@@ -47,7 +47,7 @@ def run_stubs(path: str) -> list[dict]:
     for i, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
-        header = markers.test_header(cell)
+        header = student_version.test_header(cell)
         out, before = io.StringIO(), len(launches)
         start = time.perf_counter()
         error = None

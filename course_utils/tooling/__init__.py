@@ -7,7 +7,7 @@ Lessons and exercises never import this package. Modules:
 - ``args``: the argument types the commands share
 - ``errors``: ``CourseError``, the one error type every command reports
 - ``notebooks``: the ``.py``/``.ipynb`` pairs, badges, the setup cell, student builds
-- ``markers``: the exercise marker grammar (solutions, stubs, visible and hidden tests)
+- ``student_version``: the exercise marker grammar (solutions, stubs, visible and hidden tests) and the student notebook made from a master
 - ``runner``: executes notebooks with papermill, each in its own process group
 - ``install``: which torch and jax builds a machine gets (stdlib only; runs as a script)
 - ``device_check``: the ``course check-device`` command and its ``--plan``

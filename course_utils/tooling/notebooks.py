@@ -22,7 +22,7 @@ from typing import Any
 
 from course_utils import config
 from course_utils._files import write_atomic
-from course_utils.tooling import markers
+from course_utils.tooling import student_version
 from course_utils.tooling.errors import CourseError
 
 # The one place the repository's address lives (badges, hosted install, README).
@@ -249,8 +249,8 @@ def render(py: Path, kind: str, root: Path) -> str:
     nb = read_py(py)
     if kind == "solutions":
         try:
-            markers.annotate(nb, str(py.relative_to(root)))
-        except markers.MarkerError as err:
+            student_version.annotate(nb, str(py.relative_to(root)))
+        except student_version.MarkerError as err:
             raise CourseError(str(err)) from err
     _cell_ids(nb, _previous_ids(py.with_suffix(".ipynb")))
     return nbformat.writes(nb) + "\n"
@@ -263,9 +263,9 @@ def render_student(master_py: Path, root: Path) -> str:
     rel = str(master_py.relative_to(root))
     nb = read_py(master_py)
     try:
-        markers.annotate(nb, rel)
-        student = markers.student_version(nb, rel)
-    except markers.MarkerError as err:
+        student_version.annotate(nb, rel)
+        student = student_version.student_version(nb, rel)
+    except student_version.MarkerError as err:
         raise CourseError(str(err)) from err
     # Unpaired: a student who saves in JupyterLab with jupytext gets no stray .py.
     student = _normalise(student, {})

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import nbformat
 
-from course_utils.tooling import markers
+from course_utils.tooling import student_version
 from tests.grading.helpers import MASTER, SUBS
 
 # Options of the one-machine run; a shard of the same class is graded with the same.
@@ -69,7 +69,7 @@ def _wrong(kind: str) -> str:
     answer = WRONG[kind]
     exercise = answer.split("\n", 1)[0].split(": ")[1]
     for cell in solved.cells:
-        if markers.exercise_id(cell) == exercise:
+        if student_version.exercise_id(cell) == exercise:
             cell.source = answer
     return nbformat.writes(copy.deepcopy(solved))
 

@@ -29,7 +29,7 @@ import nbformat
 from nbclient import NotebookClient
 
 from course_utils import exercises, strict
-from course_utils.tooling import lowering_record, markers, runner
+from course_utils.tooling import lowering_record, runner, student_version
 from tests import load
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -212,10 +212,10 @@ def run_master(
                 )
                 break
             result.cells_run += 1
-            ex = markers.exercise_id(cell)
+            ex = student_version.exercise_id(cell)
             if ex:
                 solutions[ex] = cell.source
-            header = markers.test_header(cell)
+            header = student_version.test_header(cell)
             if not (header and not header[2] and header[0] in left & set(solutions)):
                 continue
             ex = header[0]

@@ -19,10 +19,10 @@ from pathlib import Path
 
 from course_utils.errors import CourseError
 from course_utils.grading.inputs.ipynb import SubmissionError, nbgrader_meta, read_cells
-from course_utils.tooling import markers
+from course_utils.tooling import student_version
 
 _HIDDEN_BLOCK = re.compile(
-    rf"^[ \t]*{re.escape(markers.BEGIN_HIDDEN)}[ \t]*$.*?^[ \t]*{re.escape(markers.END_HIDDEN)}[ \t]*$\n?",
+    rf"^[ \t]*{re.escape(student_version.BEGIN_HIDDEN)}[ \t]*$.*?^[ \t]*{re.escape(student_version.END_HIDDEN)}[ \t]*$\n?",
     re.MULTILINE | re.DOTALL,
 )
 
@@ -93,13 +93,13 @@ class _Reader:
 
     def add(self, index: int, raw: dict) -> None:
         meta, kind = nbgrader_meta(raw), raw["cell_type"]
-        header = markers.test_header(raw)
+        header = student_version.test_header(raw)
         if kind == "code" and (
             header or (meta.get("grade") and not meta.get("solution"))
         ):
             self.add_test(index, raw, meta, header)
             return
-        ex = markers.exercise_id(raw) or (
+        ex = student_version.exercise_id(raw) or (
             str(meta["grade_id"])
             if meta.get("solution") and meta.get("grade_id")
             else None
@@ -118,7 +118,7 @@ class _Reader:
 
     def add_test(self, index: int, raw: dict, meta: dict, header) -> None:
         src = raw["source"]
-        hidden = markers.BEGIN_HIDDEN in src
+        hidden = student_version.BEGIN_HIDDEN in src
         if header:
             ex, points = header[0], header[1]
             hidden = hidden or header[2]

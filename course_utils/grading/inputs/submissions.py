@@ -20,7 +20,7 @@ from course_utils.errors import CourseError
 from course_utils.grading.inputs.ipynb import nbgrader_meta
 from course_utils.grading.inputs.master import Cell, Master
 from course_utils.grading.inputs.names import RESERVED, shown
-from course_utils.tooling import markers
+from course_utils.tooling import student_version
 
 
 @dataclass
@@ -40,7 +40,7 @@ def _student_exercise(cell: dict, known: set[str]) -> tuple[str | None, str | No
     gid = meta.get("grade_id")
     if meta.get("solution") and isinstance(gid, str) and gid in known:
         return gid, None
-    marker = markers.exercise_id(cell)
+    marker = student_version.exercise_id(cell)
     if marker in known:
         return marker, None
     claimed = marker or (gid if meta.get("solution") and isinstance(gid, str) else None)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course_utils.errors import CourseError
-from course_utils.tooling import markers
+from course_utils.tooling import student_version
 
 SHIPPED = (
     "README.md",
@@ -29,8 +29,8 @@ SHIPPED = (
 )
 SHIPPED += ("notebooks", "course_utils", "docs")
 INSTRUCTOR_DOCS = ("docs/GRADING.md", "docs/GRADING_DEPLOY.md", "docs/AUTHORING.md")
-MARKERS = (markers.BEGIN_SOLUTION, markers.BEGIN_HIDDEN, markers.BEGIN_MD)
-HIDDEN_BEGIN, HIDDEN_END = markers.BEGIN_HIDDEN, markers.END_HIDDEN
+MARKERS = (student_version.BEGIN_SOLUTION, student_version.BEGIN_HIDDEN, student_version.BEGIN_MD)
+HIDDEN_BEGIN, HIDDEN_END = student_version.BEGIN_HIDDEN, student_version.END_HIDDEN
 # A shorter line (`return out`, `loss.backward()`) is an idiom, not an answer.
 SHORT = 20
 
@@ -55,16 +55,16 @@ def secrets(master: Path) -> list[Secret]:
     found = []
     for cell in nb.get("cells", []):
         lines = [s.strip() for s in _cell_text(cell).splitlines()]
-        header = markers.test_header(cell)
+        header = student_version.test_header(cell)
         if header and header[2]:
             body = [x for x in lines[1:] if x and x not in (HIDDEN_BEGIN, HIDDEN_END)]
             found.append(Secret(master.name, "hidden test", tuple(body)))
             continue
         inside: list[str] | None = None
         for line in lines:
-            if line in (markers.BEGIN_SOLUTION, markers.BEGIN_MD):
+            if line in (student_version.BEGIN_SOLUTION, student_version.BEGIN_MD):
                 inside = []
-            elif line in (markers.END_SOLUTION, markers.END_MD) and inside is not None:
+            elif line in (student_version.END_SOLUTION, student_version.END_MD) and inside is not None:
                 found.append(
                     Secret(master.name, "solution", tuple(filter(None, inside)))
                 )

@@ -8,7 +8,7 @@ import nbformat
 import pytest
 
 from course_utils.grading.policy import flags
-from course_utils.tooling import markers
+from course_utils.tooling import student_version
 
 ROOT = Path(__file__).resolve().parents[3]
 PROC, CODE, IMPORT = (
@@ -76,6 +76,6 @@ def test_honest_code_and_markdown_raise_no_flag():
 def test_honest_solutions_of_every_master_raise_no_flag():
     for path in sorted((ROOT / "solutions").glob("*.ipynb")):
         nb = nbformat.read(path, as_version=4)
-        for ex in markers.parse(nb, str(path)).values():
+        for ex in student_version.parse(nb, str(path)).values():
             code = {ex.id: [nb.cells[i].source for i in ex.solution_cells]}
             assert flags.flags_for(code) == [], (path.name, ex.id)

@@ -1,10 +1,10 @@
-"""course_utils.tooling.markers: the exercise marker grammar."""
+"""course_utils.tooling.student_version: the exercise marker grammar."""
 
 import nbformat
 import pytest
 
-from course_utils.tooling import markers
-from course_utils.tooling.markers import MarkerError
+from course_utils.tooling import student_version
+from course_utils.tooling.student_version import MarkerError
 
 
 def nb(*cells):
@@ -36,7 +36,7 @@ def good():
 
 
 def test_parse_finds_exercises_tests_and_points():
-    found = markers.parse(good(), "m.ipynb")
+    found = student_version.parse(good(), "m.ipynb")
     assert list(found) == ["double", "why"]
     ex = found["double"]
     assert ex.solution_cells == [1]
@@ -48,7 +48,7 @@ def test_parse_finds_exercises_tests_and_points():
 
 
 def test_student_version_stubs_and_drops_hidden_tests():
-    student = markers.student_version(good(), "m.ipynb")
+    student = student_version.student_version(good(), "m.ipynb")
     sources = [c.source for c in student.cells]
     assert len(sources) == 4
     assert sources[1] == (
@@ -62,7 +62,7 @@ def test_student_version_stubs_and_drops_hidden_tests():
 
 
 def test_annotate_writes_nbgrader_metadata():
-    master = markers.annotate(good(), "m.ipynb")
+    master = student_version.annotate(good(), "m.ipynb")
     meta = [c.metadata.get("nbgrader") for c in master.cells]
     assert meta[0] is None
     assert meta[1] == {
@@ -136,14 +136,14 @@ def test_annotate_writes_nbgrader_metadata():
 )
 def test_marker_errors_name_file_and_cell(cells, message):
     with pytest.raises(MarkerError) as err:
-        markers.student_version(nb(*cells), "solutions/x.ipynb")
+        student_version.student_version(nb(*cells), "solutions/x.ipynb")
     assert "solutions/x.ipynb: cell " in str(err.value)
     assert message in str(err.value)
 
 
 def test_indentation_of_stub_follows_marker():
     src = "# EXERCISE: k\nclass A:\n    def f(self):\n        ### BEGIN SOLUTION\n        return 1\n        ### END SOLUTION\n"
-    student = markers.student_version(nb(("code", src)))
+    student = student_version.student_version(nb(("code", src)))
     assert (
         "        # YOUR CODE HERE\n        raise NotImplementedError()"
         in student.cells[0].source
