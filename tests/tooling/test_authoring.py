@@ -16,12 +16,20 @@ from course_utils.tooling import notebooks
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _copy_course(tmp_path: Path) -> Path:
+def _copy_course(tmp_path: Path, lessons: str | None = None) -> Path:
+    """The course's notebooks, masters and student notebooks; with ``lessons`` (a glob
+    of lesson numbers: "0[01]"), those lessons' only, for a test whose edits touch
+    them alone (what sync does with two lessons it does with all of them)."""
     root = tmp_path / "course"
     for d in ("notebooks", "solutions", "exercises"):
-        shutil.copytree(
-            ROOT / d, root / d, ignore=shutil.ignore_patterns("__pycache__")
-        )
+        if lessons is None:
+            shutil.copytree(
+                ROOT / d, root / d, ignore=shutil.ignore_patterns("__pycache__")
+            )
+            continue
+        (root / d).mkdir(parents=True)
+        for path in sorted((ROOT / d).glob(f"{lessons}_*")):
+            shutil.copy2(path, root / d / path.name)
     return root
 
 
@@ -68,7 +76,7 @@ def _edit_ipynb(path: Path, old: str, new: str) -> str:
 
 
 def test_edit_in_jupyterlab_then_jupytext_writes_the_py(tmp_path):
-    root = _copy_course(tmp_path)
+    root = _copy_course(tmp_path, "0[01]")
     lesson = root / "notebooks" / "01_design_philosophy.ipynb"
     master = root / "solutions" / "00_welcome_exercises.ipynb"
     ids = [
@@ -101,7 +109,7 @@ def test_edit_in_jupyterlab_then_jupytext_writes_the_py(tmp_path):
 
 
 def test_edit_in_an_editor_then_course_sync(tmp_path):
-    root = _copy_course(tmp_path)
+    root = _copy_course(tmp_path, "0[01]")
     py = root / "notebooks" / "01_design_philosophy.py"
     text = py.read_text()
     header_end = text.index("# ---\n", 5) + len("# ---\n")
