@@ -3,9 +3,7 @@
 Modules, each importing only those above it:
 
 - ``verdict_rule``: the one rule (``rule``): ``Claim``, ``Pairing``, ``Measured``, ``Outcome``, the verdict words, the interval
-- ``sources``: the source articles each claim cites (``SOURCES``)
-- ``lesson_claims``: the claims only lessons judge (``LESSON_CLAIMS``), one block per lesson
-- ``registry``: the claims (``CLAIMS``, ``LESSON_CLAIMS``, ``get``), and which frameworks and device kinds each needs
+- ``registry``: the claims: the source articles they cite (``SOURCES``), those ``course claims`` measures (``CLAIMS``), those only lessons judge (``LESSON_CLAIMS``, one block per lesson), ``get``, and which frameworks and device kinds each needs
 - ``judging``: what lessons call: ``judge``, ``faster``, ``fact``, ``not_testable``, ``skipped`` (a ``Verdict`` with its generated sentence), ``compact`` (several verdicts, a line each), and ``evaluate``
 - ``results``: result files from several machines: ``fingerprint``, ``load`` (checked), ``merge_table``, ``shipped``
 - ``devices``: which device kinds to measure on (``plan_devices``, ``detect_devices``), and why one is not testable

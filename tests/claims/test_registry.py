@@ -12,3 +12,24 @@ def test_every_claim_has_a_source_and_its_frameworks():
         assert frameworks and set(frameworks) <= {"jax", "torch"}
     for c in registry.CLAIMS:
         assert any(s in c.source for s in registry.SOURCES.values()), c.id
+
+
+def test_every_claim_cites_a_known_source():
+    for c in registry.CLAIMS + registry.LESSON_CLAIMS:
+        assert c.source in registry.SOURCES.values(), c.id
+
+
+def test_the_four_articles_and_the_course():
+    assert set(registry.SOURCES) == {"000", "001", "003", "004", "course"}
+
+
+def test_ids_are_unique_and_reachable_through_get():
+    ids = [c.id for c in registry.LESSON_CLAIMS]
+    assert len(ids) == len(set(ids))
+    for c in registry.LESSON_CLAIMS:
+        assert registry.get(c.id) is c
+
+
+def test_no_lesson_claim_is_also_a_benchmarked_claim():
+    benchmarked = {c.id for c in registry.CLAIMS}
+    assert not benchmarked & {c.id for c in registry.LESSON_CLAIMS}
