@@ -27,7 +27,13 @@ def _rand(*shape):
 # ------------------------------------------------------------- the whole CNN
 
 
-def _batch(n, size, classes, seed=0):
+# One batch size for every test: the jitted loss and gradients below compile once per
+# model size (each new input shape is another compilation), and what the tests compare
+# does not depend on the batch size. The seeds give each test its own data.
+BATCH = 9
+
+
+def _batch(size, classes, seed=0, n=BATCH):
     rng = np.random.default_rng(seed)
     x = rng.random((n, 1, size, size), dtype=np.float32)
     y = rng.integers(0, classes, n)
@@ -75,7 +81,7 @@ def test_torch_to_nnx_equal_outputs_and_gradients(cfg):
     torch.manual_seed(1)
     tm = TorchCNN(**cfg)
     jm = convert.cnn_torch_to_nnx(tm, NNXCNN(**cfg, rngs=nnx.Rngs(0)))
-    x, y = _batch(9, cfg["image_size"], cfg["num_classes"])
+    x, y = _batch(cfg["image_size"], cfg["num_classes"])
     logits_t, loss_t, grads_t = _torch_loss_and_grads(tm, x, y)
     logits_j, loss_j, grads_j = _nnx_loss_and_grads(jm, x, y)
     assert_close(logits_j, logits_t, rtol=1e-5, atol=1e-5, name="logits")
@@ -93,7 +99,7 @@ def test_torch_to_nnx_equal_outputs_and_gradients(cfg):
 def test_nnx_to_torch_equal_outputs_and_gradients(cfg):
     jm = NNXCNN(**cfg, rngs=nnx.Rngs(3))
     tm = convert.cnn_nnx_to_torch(jm, TorchCNN(**cfg))
-    x, y = _batch(7, cfg["image_size"], cfg["num_classes"], seed=1)
+    x, y = _batch(cfg["image_size"], cfg["num_classes"], seed=1)
     logits_t, loss_t, grads_t = _torch_loss_and_grads(tm, x, y)
     logits_j, loss_j, grads_j = _nnx_loss_and_grads(jm, x, y)
     assert_close(logits_t, logits_j, rtol=1e-5, atol=1e-5, name="logits")
@@ -127,7 +133,7 @@ def test_cnn_torch_to_nnx_fills_an_abstract_model():
         isinstance(leaf, jax.Array)
         for leaf in jax.tree.leaves(nnx.state(jm, nnx.Param))
     )
-    x, _ = _batch(4, 8, 10, seed=5)
+    x, _ = _batch(8, 10, seed=5)
     assert_close(
         jm(jnp.asarray(x.transpose(0, 2, 3, 1))),
         tm(torch.from_numpy(x)),
@@ -144,7 +150,7 @@ def test_without_the_permutation_the_models_disagree():
     jm = convert.cnn_torch_to_nnx(tm, NNXCNN(rngs=nnx.Rngs(0)))
     kernel, _ = convert.linear_torch_to_jax(tm.fc1.weight)
     jm.fc1.kernel[...] = kernel
-    x, _ = _batch(4, 8, 10)
+    x, _ = _batch(8, 10, seed=4)
     diff = np.abs(
         np.asarray(jm(jnp.asarray(x.transpose(0, 2, 3, 1))))
         - tm(torch.from_numpy(x)).detach().numpy()
@@ -156,7 +162,7 @@ def test_converting_merged_gradients_works():
     """Lesson 07 merges a gradient state back into the model's graph and converts it."""
     jm = NNXCNN(rngs=nnx.Rngs(5))
     tm = convert.cnn_nnx_to_torch(jm, TorchCNN())
-    x, y = _batch(5, 8, 10)
+    x, y = _batch(8, 10, seed=3)
     _, _, grads_t = _torch_loss_and_grads(tm, x, y)
     _, _, grads_j = _nnx_loss_and_grads(jm, x, y)
     graphdef, _, rest = nnx.split(jm, nnx.Param, ...)
@@ -170,7 +176,7 @@ def test_one_sgd_step_gives_equal_parameters():
     torch.manual_seed(6)
     tm = TorchCNN()
     jm = convert.cnn_torch_to_nnx(tm, NNXCNN(rngs=nnx.Rngs(0)))
-    x, y = _batch(16, 8, 10)
+    x, y = _batch(8, 10, seed=6)
     opt_t = torch.optim.SGD(tm.parameters(), lr=0.5)
     _torch_loss_and_grads(tm, x, y)
     opt_t.step()
