@@ -124,11 +124,27 @@ def _time_calls(fn: Callable, args: tuple, kwargs: dict, number: int) -> float:
     return (time.perf_counter() - start) / number
 
 
+# A block shorter than this is timed three times while calibrating, and the fastest
+# counts: on a busy machine a call that waits for its result (a jitted call's sync)
+# right after a busy stretch can wait milliseconds for a core; one such stall sized
+# from a single timing gave a 30 µs call blocks of one call, whose median was then
+# the stall (50x the call's own time, measured at load 15 in lesson 03).
+RETIME_BELOW_S = 0.05
+
+
 def _calibrate(fn: Callable, args: tuple, kwargs: dict, min_block_s: float) -> int:
-    """Calls per timed block so one block lasts at least ``min_block_s``."""
+    """Calls per timed block so one block lasts at least ``min_block_s``.
+
+    A short block's length is the fastest of three timings (:data:`RETIME_BELOW_S`),
+    so that one stall does not shrink the blocks to a single call.
+    """
     number = 1
     while True:
         t = _time_calls(fn, args, kwargs, number) * number
+        if t < RETIME_BELOW_S:
+            t = min(
+                t, *(_time_calls(fn, args, kwargs, number) * number for _ in range(2))
+            )
         if t >= min_block_s or number >= 1_000_000:
             return number
         number = min(

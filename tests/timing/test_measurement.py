@@ -74,3 +74,21 @@ def test_format_seconds():
     assert timing.format_seconds(2.5) == "2.5 s"
     assert timing.format_seconds(0.0123) == "12.3 ms"
     assert timing.format_seconds(4.2e-6) == "4.2 µs"
+
+
+def test_one_stalled_call_does_not_shrink_the_blocks_to_one_call():
+    """Calibration's first timing stalls 5 ms (a wait for a core); the call takes ~0."""
+    import time as _time
+
+    from course_utils.timing.measurement import _calibrate
+
+    calls = {"n": 0}
+
+    def fn():
+        calls["n"] += 1
+        if calls["n"] == 1:
+            _time.sleep(0.005)
+        return 0
+
+    number = _calibrate(fn, (), {}, min_block_s=1e-3)
+    assert number > 1, "a single stalled timing sized the block"
