@@ -1462,11 +1462,13 @@ after = {}
 for (before, _), (name, i) in zip(blocks, blocks[1:], strict=False):
     if name == jax_name:  # its ratio pairs it with the eager block of the same round
         after.setdefault(before, []).append((kmeans_times.measurements[name].times[i], kmeans_times.ratios(eager_name, name)[i]))
-group_medians = []
+group_medians, jax_fastest = [], min(kmeans_times.measurements[jax_name].times)
 for before, rows in sorted(after.items()):
     times, ratios = zip(*rows, strict=True)
     group_medians.append(float(np.median(times)))
+    slow = sum(t > 2 * jax_fastest for t in times)
     print(f"JAX right after {before:28s}: {len(rows):3d} rounds, median {timing.format_seconds(group_medians[-1]):>9s}, "
+          f"fastest {timing.format_seconds(min(times)):>9s}, {slow:3d} over 2x JAX's fastest block, "
           f"median eager / JAX {float(np.median(ratios)):.2f}")
 of_medians, paired = kmeans_times.speedup(jax_name), float(np.median(kmeans_times.ratios(eager_name, jax_name)))
 print(f"This run: {kmeans_times.measurements[jax_name].number} call(s) per JAX block; the groups' medians span "
@@ -1481,14 +1483,24 @@ print(f"This run: {kmeans_times.measurements[jax_name].number} call(s) per JAX b
 # the columns can disagree over: which one the table's median falls in depends on which group
 # holds just over half of JAX's rounds, and the per-round ratios, paired with the eager time of
 # each round, can fall in the other. Then neither summary is a speed of the JAX loop on its
-# own: each is a mixture of the groups, in proportions the shuffle chose. A JAX block of a call or two (the last line gives the count) is, in effect, a
-# first call after the other framework, warm in its compilation but not in what the machine
-# was doing a moment before. Both frameworks keep their own pools of worker threads, which is
-# where the candidates lie: on a busy machine, threads the other framework's block left
-# running may still hold cores, or a pool that sat idle may have to wait for a core before it
-# computes. The groups show whether this run had such an effect, not which cause. If
-# the groups' medians are close, the rounds are alike, and the verdicts above read as they
-# stand.
+# own: each is a mixture of the groups, in proportions the shuffle chose.
+#
+# What can split them is the moment each block starts. Every block but the first starts right
+# after the one before it, so the process has just been computing without pause, and every
+# timed call waits for its result before the next one starts. On a busy machine (more runnable
+# threads than cores) a call that waits at such a moment can wait milliseconds for a core
+# before its work goes on, whichever variant ran before it: the other framework's, or JAX's own
+# block of the round before. A block of many calls spreads such a wait over all of them; in a
+# block of a call or two (the last line gives the count) it can be most of the block's time.
+# Each group's *fastest* block and its count of blocks *over 2x* JAX's fastest read that. Where
+# the groups' fastest blocks are alike, the loop could run as fast after each variant; if a
+# group's median is then higher and more of its blocks are over 2x, the groups differ in how
+# often a block was slow, not in how fast the loop runs after that variant; where the fastest
+# blocks differ, what ran before changed even the best block's speed. Slow blocks in the group
+# after JAX's own block, where that group has rounds, say the other framework is not needed for
+# them. The groups show whether this run had slow blocks and after which variant, not what each
+# slow block waited for. If the groups' medians are close, the rounds are alike, and the
+# verdicts above read as they stand.
 
 # %% [markdown]
 # If the compiled step comes out slower than the eager one, look at two things. First, the line
@@ -1908,26 +1920,36 @@ cross
 # framework's variants only. The same call need not take the same time in both tables: here
 # every round also runs the other framework's blocks (section 6 grouped a variant's times by
 # what ran just before it, to see whether that moves them), and the machine's load can change
-# between two cells. Their medians side by side (above 1: slower here):
+# between two cells. Their medians side by side (above 1: slower here), each with its calls
+# per block (`.number`) and its fastest block:
 
 # %%
 for name_here, framework, name_there in (
     ("PyTorch batched by hand (eager)", "PyTorch", "PyTorch hand-batched"),
     ("JAX vmap + jit", "JAX", "JAX vmap + jit"),
 ):
-    here, there = cross.measurements[name_here].median, fps[framework].measurements[name_there].median
-    print(f"{name_here}: median {timing.format_seconds(here)} here, {timing.format_seconds(there)} "
-          f"in 8.1; here / 8.1 = {here / there:.2f}")
+    here, there = cross.measurements[name_here], fps[framework].measurements[name_there]
+    print(f"{name_here}: median {timing.format_seconds(here.median)} here, {timing.format_seconds(there.median)} "
+          f"in 8.1; here / 8.1 = {here.median / there.median:.2f}\n    calls per block {here.number} here, "
+          f"{there.number} in 8.1; fastest block {timing.format_seconds(min(here.times))} here, "
+          f"{timing.format_seconds(min(there.times))} in 8.1; here / 8.1 = {min(here.times) / min(there.times):.2f}")
 
 # %% [markdown]
-# A ratio near 1 says the variant ran alike in both tables. A ratio far from 1, either way,
-# says its time moved between them, for one of two reasons these two lines cannot tell apart:
-# the rounds around it (the other framework's blocks; section 6 names candidates, all about
-# worker threads and cores) or a change in the machine's load between the cells (the line
-# under each table says how busy each was). Where the rounds are the cause, a verdict below
-# measures the step together with what running next to the other framework does to it on
-# this machine, not the step on its own; the two variants not timed in 8.1 have no such
-# check.
+# A ratio of medians near 1 says the variant ran alike in both tables. A ratio far from 1,
+# either way, says its time moved between them, through the rounds around it or through a
+# change in the machine's load between the cells (the line under each table says how busy each
+# was). The other two numbers help tell these apart. The rounds act as section 6 described:
+# each block starts right after another block, most often another variant's, and on a busy
+# machine a call that waits for its result at such a moment can wait for a core. `compare`
+# makes each block last at least a millisecond, so a call far shorter than that gets many calls
+# per block and such a wait is spread over them, while a block of one or two calls can be
+# mostly the wait. Where the fastest blocks agree (their ratio near 1) and the medians do not,
+# the step could run as fast here as in 8.1, and what moved the median is how many blocks in
+# each table took longer than that; where the fastest blocks moved as much as the medians, even
+# the step's best blocks ran at another speed, as a change of load can make them. Where the
+# rounds are the cause, a verdict below measures the step together with the waits that the
+# rounds bring on this machine, not the step on its own; the two variants not timed in 8.1 have
+# no such check.
 
 # %%
 for p in vmap_claim.pairings:
