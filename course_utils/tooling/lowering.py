@@ -263,17 +263,18 @@ def export(program: Program, platform: str, kernels_compiled: bool = True) -> An
     import contextlib
 
     import jax
+    from jax import export as jax_export  # jax 0.7 does not load jax.export on import
     from jax._src import config
 
     fn, specs = _callable(program, kernels_compiled)
     # Custom calls without a stability promise (Triton's) are fine here: nothing is stored.
-    anything = [jax.export.DisabledSafetyCheck.custom_call("ALL")]
+    anything = [jax_export.DisabledSafetyCheck.custom_call("ALL")]
     with contextlib.ExitStack() as stack:
         for name, value in program.settings:
             stack.enter_context(getattr(config, name)(value))
         if program.mesh is not None and program.mesh.shape:
             stack.enter_context(jax.set_mesh(program.mesh))
-        return jax.export.export(fn, platforms=[platform], disabled_checks=anything)(
+        return jax_export.export(fn, platforms=[platform], disabled_checks=anything)(
             *specs
         )
 
