@@ -44,15 +44,31 @@ CALLBACKS = frozenset(
 )
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 # JAX settings a program was traced under, set again when it is lowered after its cell
-# (a cell may trace inside ``with jax.enable_x64():``); names in ``jax._src.config``.
-SETTINGS = ("enable_x64", "jax_pallas_use_mosaic_gpu", "default_matmul_precision")
+# (a cell may trace inside ``with jax.enable_x64():``); names as ``jax.config`` has them.
+SETTINGS = (
+    "jax_enable_x64",
+    "jax_pallas_use_mosaic_gpu",
+    "jax_default_matmul_precision",
+)
+# What ``jax.export`` says when a module holds custom calls it was not told to allow.
+UNSTABLE_CALLS = "Cannot serialize code with custom calls"
+
+
+def setting(name: str) -> Any:
+    """The JAX setting ``name`` (a context manager with a ``.value``), or ``None``.
+
+    Looked up in ``jax.config``'s registry, where every version keeps it: jax 0.7
+    defines ``jax_pallas_use_mosaic_gpu`` in Pallas, not in ``jax._src.config``.
+    """
+    import jax
+
+    return jax.config._value_holders.get(name)
 
 
 def settings_now() -> tuple[tuple[str, Any], ...]:
     """The current value of each of :data:`SETTINGS` (those this jax has)."""
-    from jax._src import config
-
-    return tuple((n, getattr(config, n).value) for n in SETTINGS if hasattr(config, n))
+    found = ((n, setting(n)) for n in SETTINGS)
+    return tuple((n, s.value) for n, s in found if s is not None)
 
 
 @dataclass(frozen=True)
@@ -264,19 +280,40 @@ def export(program: Program, platform: str, kernels_compiled: bool = True) -> An
 
     import jax
     from jax import export as jax_export  # jax 0.7 does not load jax.export on import
-    from jax._src import config
 
     fn, specs = _callable(program, kernels_compiled)
     # Custom calls without a stability promise (Triton's) are fine here: nothing is stored.
-    anything = [jax_export.DisabledSafetyCheck.custom_call("ALL")]
+    allowed = ["ALL"]
     with contextlib.ExitStack() as stack:
         for name, value in program.settings:
-            stack.enter_context(getattr(config, name)(value))
+            stack.enter_context(setting(name)(value))
         if program.mesh is not None and program.mesh.shape:
             stack.enter_context(jax.set_mesh(program.mesh))
-        return jax_export.export(fn, platforms=[platform], disabled_checks=anything)(
-            *specs
-        )
+        while True:
+            checks = [jax_export.DisabledSafetyCheck.custom_call(t) for t in allowed]
+            try:
+                return jax_export.export(
+                    fn, platforms=[platform], disabled_checks=checks
+                )(*specs)
+            except ValueError as err:
+                refused = sorted(set(unstable_targets(err)) - set(allowed))
+                if not refused:
+                    raise
+                allowed += refused  # a jax without "ALL" (0.7): name each target
+
+
+def unstable_targets(err: BaseException) -> list[str]:
+    """The custom-call targets ``jax.export`` refused for lack of a stability promise.
+
+    Newer jax (0.10) takes ``DisabledSafetyCheck.custom_call("ALL")``; jax 0.7 allows
+    only the targets it is given by name, and lists those it refuses in its error.
+    """
+    import re
+
+    text = str(err)
+    if not text.startswith(UNSTABLE_CALLS):
+        return []
+    return re.findall(r'stablehlo\.custom_call @"?([^\s("]+)', text)
 
 
 def _try(program: Program, platform: str, kernels_compiled: bool = True) -> str:

@@ -11,7 +11,13 @@ jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 pl = pytest.importorskip("jax.experimental.pallas")
 
+from course_utils import compat  # noqa: E402
 from course_utils.tooling import lowering  # noqa: E402
+
+# What pallas_call lowers through for cuda with no compiler parameters: Mosaic GPU on
+# jax 0.10 (its default, which it deprecates for pallas_call), Triton on jax 0.7.
+MOSAIC_GPU_BY_DEFAULT = lowering.setting("jax_pallas_use_mosaic_gpu").value
+DEFAULT_GPU_TARGET = "mosaic_gpu" if MOSAIC_GPU_BY_DEFAULT else "__gpu$xla.gpu.triton"
 
 
 def double_kernel(x_ref, y_ref):
@@ -51,6 +57,11 @@ def by_platform(outcomes):
     return {o.platform: o for o in outcomes}
 
 
+def mosaic_gpu():
+    """pallas_call lowers for cuda with Mosaic GPU (jax 0.10's default; 0.7's is Triton)."""
+    return lowering.setting("jax_pallas_use_mosaic_gpu")(True)
+
+
 def test_a_plain_jitted_function_lowers_everywhere():
     def mlp(w, x):
         return jnp.tanh(x @ w).sum()
@@ -62,8 +73,9 @@ def test_a_plain_jitted_function_lowers_everywhere():
 
 
 def test_a_kernel_mosaic_gpu_cannot_lower_fails_for_cuda_and_names_the_function():
-    program = lowering.trace(softmax_rows, jnp.ones((4, 8)))
-    cuda = by_platform(lowering.check(program))["cuda"]
+    with mosaic_gpu():
+        program = lowering.trace(softmax_rows, jnp.ones((4, 8)))
+    cuda = by_platform(lowering.check(program))["cuda"]  # lowered as it was traced
     assert cuda.status == lowering.FAIL
     assert cuda.function == "softmax_rows (kernel masked_softmax_kernel)"
     assert cuda.reason.split(":")[0].endswith("Error"), cuda.reason
@@ -83,7 +95,7 @@ def test_an_interpreted_kernel_is_lowered_compiled():
     assert compiled[0].params["interpret"] is False
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        assert "mosaic_gpu" in lowering.export(program, "cuda").mlir_module()
+        assert DEFAULT_GPU_TARGET in lowering.export(program, "cuda").mlir_module()
     assert "tpu_custom_call" in lowering.export(program, "tpu").mlir_module()
     # As the notebook ran it, the kernel is plain HLO: no custom call at all.
     cpu = lowering.export(program, "cpu", kernels_compiled=False).mlir_module()
@@ -91,17 +103,43 @@ def test_an_interpreted_kernel_is_lowered_compiled():
 
 
 def test_a_deprecated_gpu_lowering_fails_as_the_strict_warnings_would():
-    # jax 0.10 lowers pallas_call for cuda with Mosaic GPU by default, and deprecates it.
+    # jax 0.10 lowers pallas_call for cuda with Mosaic GPU by default, and deprecates it;
+    # jax 0.7 lowers it with Triton, which it does not deprecate.
     cuda, tpu = lowering.check(lowering.trace(double_rows, jnp.ones((16, 128))))
     assert tpu.status == lowering.PASS
+    if not MOSAIC_GPU_BY_DEFAULT:
+        assert cuda.status == lowering.PASS, cuda
+        return
     assert cuda.status == lowering.FAIL and "strict warnings" in cuda.reason, cuda
     assert cuda.reason.startswith("DeprecationWarning: ")
 
 
-def test_a_kernel_for_triton_lowers_for_cuda():
-    from jax._src import config
+def test_a_deprecation_warned_while_lowering_is_a_failure_on_any_jax(monkeypatch):
+    from jax import export as jax_export
 
-    with config.jax_pallas_use_mosaic_gpu(False):
+    original = jax_export.export
+
+    def deprecated_export(*args, platforms, **kwargs):
+        if platforms != ["cpu"]:
+            warnings.warn(
+                "this lowering is deprecated", DeprecationWarning, stacklevel=2
+            )
+        return original(*args, platforms=platforms, **kwargs)
+
+    monkeypatch.setattr(jax_export, "export", deprecated_export)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)  # course_utils.strict's rule
+        outcomes = lowering.check(lowering.trace(jnp.sin, jnp.ones(3)))
+    for o in outcomes:
+        assert o.status == lowering.FAIL, o
+        assert o.reason == (
+            "DeprecationWarning: this lowering is deprecated "
+            "(a deprecation is an error under the course's strict warnings)"
+        )
+
+
+def test_a_kernel_for_triton_lowers_for_cuda():
+    with lowering.setting("jax_pallas_use_mosaic_gpu")(False):
         program = lowering.trace(double_rows, jnp.ones((16, 128)))
         cuda = lowering.check(program, platforms=["cuda"])[0]
     assert cuda.status == lowering.PASS, cuda
@@ -122,7 +160,9 @@ def test_a_host_callback_does_not_hide_a_failing_kernel():
         jax.debug.print("x = {}", x)
         return softmax_rows(x)
 
-    cuda = by_platform(lowering.check(lowering.trace(noisy_softmax, jnp.ones((4, 8)))))
+    with mosaic_gpu():
+        program = lowering.trace(noisy_softmax, jnp.ones((4, 8)))
+    cuda = by_platform(lowering.check(program))
     assert cuda["cuda"].status == lowering.FAIL
     assert cuda["cuda"].reason.endswith("(host callbacks stubbed)")
 
@@ -157,7 +197,7 @@ def test_an_eager_scatter_keeps_its_dimension_numbers():
 
 
 def test_a_program_traced_in_float64_is_lowered_in_float64():
-    with jax.enable_x64(True):
+    with compat.enable_x64(True):
         program = lowering.trace(lambda x: jnp.where(x > 0.5, x, 0.0), jnp.ones(3))
     assert program.jaxpr.in_avals[0].dtype == jnp.float64
     # checked after the `with` block, as the recorder checks a cell's programs
