@@ -43,6 +43,7 @@ def _tanh_affine(x):
     return torch.tanh(x) * 2 + 1
 
 
+@pytest.mark.slow  # Inductor's first compile in a process, then two more: 9 s here
 def test_compile_report_for_torch_compile():
     x = torch.ones(64, 64)
     torch.compile(_tanh_affine)(x)  # fills Inductor's cache on disk for this graph
