@@ -82,6 +82,7 @@ def run_stubs(path: str) -> list[dict]:
     return cells
 
 
+@pytest.mark.slow  # a whole student notebook in a new process: 10 s here
 @pytest.mark.parametrize("name", CHECKED, ids=lambda n: n[:2])
 def test_every_untouched_stub_fails_at_once_without_processes(name):
     cells = run_smoke_module("tests.test_exercise_stubs", f"exercises/{name}")
