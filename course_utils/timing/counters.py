@@ -11,6 +11,7 @@ compilation records and Inductor's FX graph cache counts; :class:`DynamoGraphs` 
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any
 
 
@@ -59,10 +60,14 @@ class CompileCounter:
 class _JaxEvents:
     """JAX's own timings of the stages of a call, and its persistent-cache events.
 
-    JAX reports each top-level trace, lowering and backend compilation as a
-    monitoring event with its duration; listeners cannot be removed in every
+    JAX reports each trace, lowering and backend compilation as a monitoring
+    event with its duration, when it ends; listeners cannot be removed in every
     supported JAX version, so one pair is installed once and forwards to
-    the recorder in use.
+    the recorder in use. jax 0.7 also reports the trace of each jitted function
+    called inside the traced one (``jnp.matmul``, ``jax.nn.relu``), within the
+    outer trace's time: each event counts only the time no longer event already
+    covers (:func:`_outermost_seconds`), so nested work is not counted twice and
+    the stages never add up to more than the call they belong to.
     """
 
     STAGES = {
@@ -74,15 +79,21 @@ class _JaxEvents:
     _active: _JaxEvents | None = None
 
     def __init__(self) -> None:
-        self.seconds = {stage: 0.0 for stage in self.STAGES.values()}
+        self.intervals: list[tuple[str, float, float]] = []  # (stage, start, end)
         self.hits = 0
         self.misses = 0
+
+    @property
+    def seconds(self) -> dict[str, float]:
+        """Seconds per stage, each moment counted once (in its outermost event)."""
+        return _outermost_seconds(self.intervals, self.STAGES.values())
 
     @classmethod
     def _on_duration(cls, event: str, duration: float, **_: Any) -> None:
         rec = cls._active
         if rec is not None and event in cls.STAGES:
-            rec.seconds[cls.STAGES[event]] += duration
+            end = time.perf_counter()  # the event is reported as it ends
+            rec.intervals.append((cls.STAGES[event], end - duration, end))
 
     @classmethod
     def _on_event(cls, event: str, **_: Any) -> None:
@@ -105,6 +116,31 @@ class _JaxEvents:
 
     def __exit__(self, *exc: Any) -> None:
         type(self)._active = None
+
+
+def _outermost_seconds(
+    intervals: list[tuple[str, float, float]], stages: Any
+) -> dict[str, float]:
+    """Seconds per stage of ``(stage, start, end)`` intervals, longest first: each adds
+    only its time outside the longer ones, so an event nested in another adds nothing."""
+    seconds = dict.fromkeys(stages, 0.0)
+    counted: list[tuple[float, float]] = []  # disjoint
+    for stage, start, end in sorted(intervals, key=lambda i: i[1] - i[2]):
+        covered = sum(max(0.0, min(b, end) - max(a, start)) for a, b in counted)
+        seconds[stage] += max(0.0, end - start - covered)
+        counted = _merged([*counted, (start, end)])
+    return seconds
+
+
+def _merged(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The union of ``(start, end)`` spans, as disjoint spans in order."""
+    out: list[tuple[float, float]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
 
 
 def _fx_graph_cache_counts() -> tuple[int, int]:

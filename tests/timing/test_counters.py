@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import time
+
 import jax
 import jax.numpy as jnp
 
 from course_utils.timing import CompileCounter
-from course_utils.timing.counters import _JaxEvents
+from course_utils.timing.counters import _JaxEvents, _outermost_seconds
 
 
 def test_compile_counter_counts_each_new_program_once():
@@ -28,6 +30,34 @@ def test_jax_events_time_the_stages_of_the_call_inside_them():
     outside = dict(events.seconds)
     jax.jit(lambda v: jnp.cos(v) * 3)(x).block_until_ready()
     assert events.seconds == outside  # nothing recorded after the block
+
+
+def test_a_trace_nested_in_another_is_not_counted_twice():
+    # jax 0.7 reports the trace of a jitted function called inside the traced one too.
+    @jax.jit
+    def inner(v):
+        for _ in range(300):
+            v = jnp.sin(v)
+        return v
+
+    x = jnp.ones(3)
+    with _JaxEvents() as events:
+        start = time.perf_counter()
+        jax.jit(lambda v: inner(v) * 2)(x).block_until_ready()
+        wall = time.perf_counter() - start
+    assert 0 < sum(events.seconds.values()) <= wall, (events.intervals, wall)
+
+
+def test_each_moment_is_counted_once_in_its_outermost_event():
+    intervals = [
+        ("trace", 0.0, 4.0),
+        ("trace", 1.0, 2.0),  # nested in the trace above
+        ("compile", 3.0, 3.5),  # a compilation inside the trace
+        ("lower", 4.0, 5.0),
+        ("compile", 4.5, 7.0),  # overlaps the lowering's end
+    ]
+    seconds = _outermost_seconds(intervals, ("trace", "lower", "compile"))
+    assert seconds == {"trace": 4.0, "lower": 0.5, "compile": 2.5}
 
 
 def test_dynamo_graphs_counts_one_graph_and_a_break_as_two():
