@@ -106,10 +106,16 @@ class Recorder:
             eqn = jaxpr.jaxpr.eqns[:1]
             self.eager[eqn[0].primitive.name if eqn else "(no operation)"] += 1
             return
+        import jax
         from jax.sharding import Sharding
 
+        # jax 0.10 passes each argument's type (aval and sharding); jax 0.7 passes the
+        # arguments themselves, a Python scalar among them.
         specs = tuple(
-            lowering.spec_of(m.aval, s if isinstance(s, Sharding) else m.sharding)
+            lowering.spec_of(
+                m.aval if hasattr(m, "aval") else jax.typeof(m),
+                s if isinstance(s, Sharding) else getattr(m, "sharding", None),
+            )
             for m, s in zip(meta_tys, params["in_shardings"], strict=True)
         )
         outs = tuple(params["out_shardings"])

@@ -29,6 +29,7 @@ SCRIPT = textwrap.dedent(
     step(jnp.ones((4, 3)), jnp.ones((2, 4)))  # a cache hit: nothing new
     jax.jit(lambda w, x: jnp.tanh(x @ w).sum())(jnp.ones((4, 3)), jnp.ones((2, 4)))
     jnp.sin(jnp.ones(3))  # an eager operation
+    jax.jit(lambda x, s: x * s)(jnp.ones(3), 2.0)  # a Python scalar argument
     rec.RECORDER.flush(1, "cell one")
 
     mesh = jax.make_mesh((8,), ("data",), (jax.sharding.AxisType.Explicit,))
@@ -69,13 +70,15 @@ def test_a_kernel_records_jitted_programs_and_leaves_eager_ones_out():
         "step",
         "<lambda>",
         "<lambda>",
+        "<lambda>",
+        "<lambda>",
     ]
     assert {o["status"] for o in one["outcomes"] + two["outcomes"]} == {"pass"}
     # device_put's own slicing program (jax's), then the sharded step on the mesh
     for name in ("sharded_mean", "<lambda>"):
         found = [o["platform"] for o in two["outcomes"] if o["function"] == name]
         assert found == ["cuda", "tpu"], name
-    assert report["programs"] == 2 + len(two["outcomes"]) // 2
+    assert report["programs"] == 3 + len(two["outcomes"]) // 2
 
 
 def _report(*cells):
