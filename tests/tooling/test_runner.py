@@ -136,8 +136,8 @@ def test_timeout_kills_the_kernel(nbs, tmp_path, monkeypatch):
     # Only this test's processes count: another test worker may be running kernels too.
     marker = f"timeout-{os.getpid()}-{time.time_ns()}"
     monkeypatch.setenv("COURSE_TEST_MARK", marker)
-    # Long enough for the kernel to start and run the cell (about 2 s idle, 7 s at a
-    # load of 7 per core), stretched by the load.
+    # Long enough for the kernel to start and run the cell (here 3 s at a load of 2
+    # per core, 7 s at 7 per core), stretched by the load.
     timeout = load.stretched(6)
     start = time.perf_counter()
     result = runner.run_one(
