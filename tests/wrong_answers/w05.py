@@ -1,5 +1,30 @@
 """Wrong answers to solutions/05_distributed_training_exercises.py."""
 
+
+def _shard_map_refuses_unplaced_arguments() -> bool:
+    """Whether this jax's ``shard_map``, on a mesh with explicit axes, refuses an argument
+    that does not already carry its in_spec's sharding (jax 0.10) rather than resharding
+    it (jax 0.7, Colab's): only then is leaving W and b unplaced a wrong answer."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import AxisType
+    from jax.sharding import PartitionSpec as P
+
+    mesh = jax.make_mesh(
+        (1,), ("model",), (AxisType.Explicit,), devices=jax.devices()[:1]
+    )
+    spec = P("model")
+    try:
+        jax.shard_map(lambda w: w, mesh=mesh, in_specs=spec, out_specs=spec)(
+            jnp.ones(4)
+        )
+    except ValueError as err:
+        if "does not match the specs of the input" not in str(err):
+            raise  # another refusal: this probe no longer tells the two apart
+        return True
+    return False
+
+
 COLUMNS_SPLIT = """
 def shard_batch(X, y, mesh):
     cols = NamedSharding(mesh, P(None, "data"))  # the feature dimension, not the batch
@@ -247,8 +272,12 @@ WRONG = {
         ),
         ("gathers the result", GATHERED, "the result is sharded as"),
         ("b whole on every device", COLUMN_B_WHOLE, "b is split like W's columns"),
-        ("W and b not placed first", COLUMN_NOT_PLACED, "jax.device_put first"),
-    ],
+    ]
+    + (
+        [("W and b not placed first", COLUMN_NOT_PLACED, "jax.device_put first")]
+        if _shard_map_refuses_unplaced_arguments()
+        else []
+    ),
     "row-parallel": [
         (
             "adds the bias on every device",
