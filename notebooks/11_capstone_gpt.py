@@ -98,7 +98,7 @@ SIZES = {  # name: (full, smoke)
     "eval_batches": (20, 4),  # validation batches for the validation loss
     "sample_chars": (300, 40),  # characters sampled from each trained model
     "k_steps": (4, 2),  # training steps per timed call in section 5
-    "target_s": (1.0, 0.2),  # seconds of timing per variant in section 5
+    "target_s": (1.0, 0.1),  # seconds of timing per variant in section 5
     "scale_steps": (8, 4),  # steps of each sharded run in sections 6 and 7 (float32 drift grows after ~10)
     "scale_batch": (16, 8),  # sequences per step there (split over 8 devices or 2 ranks)
     "n_procs": (2, 2),  # PyTorch processes started by torchrun
@@ -355,39 +355,49 @@ with expect_error(TypeError):
 # %%
 print("layer 1's fc1 kernel:", model_jax.blocks.fc1.kernel[...][1].shape)
 
-
 # %% [markdown]
 # The claim made for scan above, that depth does not cost compile time, is a measurement to
 # make, not a promise to repeat. The cell compiles the forward pass of two scanned models of
-# this width, one with a single block and one with `scan_layers` blocks (the full depth in a
-# full run, fewer in smoke mode, which checks the path rather than the depth), each in a fresh
-# `jax.jit` and from cleared caches (`cold=True`: `jax.clear_caches()` first), twice, in
-# the alternating order 1, deep, deep, 1, so that neither depth always pays for going first.
+# this width, the one just built (`n_layers` blocks) and one with `scan_layers` blocks (the
+# full depth in a full run, fewer in smoke mode, which checks the path rather than the
+# depth), twice each, in the alternating order shallow, deep, deep, shallow, so that neither
+# depth always pays for going first. Each compile is the first call of a new function in a
+# new `jax.jit`: `jax.jit` keeps its compiled programs per function, so nothing compiled
+# before stands in for it, and the call traces, lowers and compiles from the start. The
+# process's other caches are left as they are (`cold=False`): `cold=True` would first call
+# `jax.clear_caches()`, which empties every cache in the process, and the cells below would
+# compile again what the cells above had compiled. (JAX's persistent compilation cache, keyed
+# by the program's text, is the one thing that could replay a repeated program from disk; it
+# is off unless configured, and the first line counts its hits.)
 # `timing.compile_report` times each first call (trace, lower and XLA's compile), and the
 # line below keeps the faster of each depth's two:
 
 # %%
-# JAX: the first call (trace + lower + compile) of a 1-layer and a deep scanned forward pass
-def scan_forward(n_layers):  # a scanned model of n_layers blocks, its jitted forward pass and parameters
-    deep = gpt.model.NNXGPT(dataclasses.replace(cfg, n_layers=n_layers), rngs=nnx.Rngs(0))
-    g, p, r = gpt.train.jax_split(deep)
+# JAX: the first call (trace + lower + compile) of the lesson's scanned forward pass and a deeper one
+deep_jax = gpt.model.NNXGPT(dataclasses.replace(cfg, n_layers=S.scan_layers), rngs=nnx.Rngs(0))
+depths = (cfg.n_layers, S.scan_layers)
+scan_models = dict(zip(depths, (gpt.train.jax_split(model_jax), gpt.train.jax_split(deep_jax)), strict=True))
+
+
+def fresh_forward(n_layers):  # a new function in a new jax.jit, and the parameters to call it with
+    g, p, r = scan_models[n_layers]
     r = nnx.to_pure_dict(r)  # plain arrays: a closed-over State would leak its rng counters
     return jax.jit(lambda p, tokens: nnx.merge(g, p, r)(tokens)), p  # (batch, seq) -> (batch, seq, vocab)
 
 
-scan_fns = {n: scan_forward(n) for n in (1, S.scan_layers)}  # built first: only compiling is timed
-scan_order = (1, S.scan_layers, S.scan_layers, 1)  # alternating, so neither depth always compiles first
-scan_reports = [(n, timing.compile_report(scan_fns[n][0], scan_fns[n][1], x_jax, eager=False, cold=True,
-                                          target_s=0.02, label=f"{n} layers")) for n in scan_order]
-first_s = {n: min(r.first_call_s for m, r in scan_reports if m == n) for n in (1, S.scan_layers)}
-print("first calls in the order run:", ", ".join(f"{n} layer(s) {r.first_call_s:.2f} s" for n, r in scan_reports))
-print(f"scanned forward pass, first call: 1 layer {first_s[1]:.2f} s, {S.scan_layers} layers "
-      f"{first_s[S.scan_layers]:.2f} s ({first_s[S.scan_layers] / first_s[1]:.1f}x for "
-      f"{S.scan_layers}x the layers)")
+scan_order = (depths[0], depths[1], depths[1], depths[0])  # alternating: neither depth always compiles first
+scan_reports = [(n, timing.compile_report(*fresh_forward(n), x_jax, eager=False, cold=False, target_s=0.02,
+                                          label=f"{n} layers")) for n in scan_order]
+first_s = {n: min(r.first_call_s for m, r in scan_reports if m == n) for n in depths}
+print("first calls in the order run:", ", ".join(f"{n} layers {r.first_call_s:.2f} s" for n, r in scan_reports),
+      f"(persistent-cache hits: {sum(r.cache_hits for _, r in scan_reports)})")
+print(f"scanned forward pass, first call: {depths[0]} layers {first_s[depths[0]]:.2f} s, {depths[1]} layers "
+      f"{first_s[depths[1]]:.2f} s ({first_s[depths[1]] / first_s[depths[0]]:.1f}x for "
+      f"{depths[1] / depths[0]:.0f}x the layers)")
 
 # %% [markdown]
 # The printed ratio is the cost of depth under scan on this machine, from the faster of two
-# cold compiles of each model (on a loaded machine one compile's noise can exceed the
+# compiles of each model (on a loaded machine one compile's noise can exceed the
 # difference: a ratio near 1, or below it, says depth cost little here, not that it saved
 # time). XLA compiles the loop body once, and what
 # grows with the layers is the size of the stacked arrays, not the program. An unrolled Python loop would hand XLA `scan_layers` copies of the block to
@@ -768,7 +778,7 @@ for _ in range(TOTAL):
     lrs_torch.append(scheduler_probe.get_last_lr()[0])
     scheduler_probe.optimizer.step()
     scheduler_probe.step()
-lrs_jax = np.asarray(jax.vmap(schedule_jax)(jnp.arange(TOTAL)))
+lrs_jax = np.asarray(jax.jit(jax.vmap(schedule_jax))(jnp.arange(TOTAL)))
 assert_close(lrs_jax, np.array(lrs_torch), rtol=1e-6, atol=1e-9, name="learning rate at every step")
 mask_np = jax.tree.map(lambda p, m: np.full(p.shape, float(m), np.float32), params_jax, decay_mask_jax(params_jax))
 decayed_jax = {n for n, t in gpt.convert.gpt_nnx_tensors_to_torch(mask_np).items() if bool(t.all())}
@@ -1391,8 +1401,9 @@ for framework, (hand, fused) in {"PyTorch": ("PyTorch, hand-written", "PyTorch, 
 # %% [markdown]
 # On a CPU, PyTorch dispatches the fused call to its own C++ kernel, a FlashAttention-style
 # loop over blocks of keys, while JAX's call, with `implementation=None`, lowers to XLA
-# operations much like the hand-written version's, so on this side a difference is not to be
-# expected; the lines above say what each framework's pair measured. The fused calls exist for GPUs and TPUs, where never writing the `(seq, seq)`
+# operations much like the hand-written version's (here with a transpose of `q`, `k`, `v` in
+# and of the result out), so on this side no fused kernel can explain a difference: one would
+# come from the operations XLA is given. The lines above say what each framework's pair measured. The fused calls exist for GPUs and TPUs, where never writing the `(seq, seq)`
 # scores to memory is what lets long contexts fit and run at the matmul units' speed; there
 # `jax.nn.dot_product_attention(..., implementation="cudnn")` selects cuDNN's kernel. The
 # model keeps the hand-written attention because it is the one that reads like the maths
@@ -1491,9 +1502,14 @@ scale_batches = list(zip(scale_x.astype(np.int32), scale_y.astype(np.int32), str
 # %% [markdown]
 # The JAX reference is section 3's `jit_step`: the pure step from `course_utils.gpt.train`,
 # jitted for one device, with the same structure and shapes. It runs on the first of the mesh
-# devices, so every layout is compared on one kind of device; where that is JAX's default
-# device (a CPU, or a machine with eight accelerators) it runs without compiling again. It
-# donates its inputs, so it gets copies. `jax_split` separates the new model's structure
+# devices, so every layout is compared on one kind of device, and it donates its inputs, so it
+# gets copies. Where the first mesh device is JAX's default device (a CPU, or a machine with
+# eight accelerators), the copies stay *uncommitted*, as section 3's inputs were, and
+# `jit_step` reuses the program it has: the count printed with the losses says how many
+# compilations the run needed. `jax.device_put(x, device)` *commits* an array to its device,
+# and `jax.jit` keys its programs on where their inputs are committed, so committed copies
+# would compile the same step again; that is what happens where the mesh's devices are not
+# JAX's default (a one-GPU runtime, whose mesh is eight simulated CPUs). `jax_split` separates the new model's structure
 # (`graphdef`) from its parameters, so the parameters and AdamW's state are plain pytrees that
 # can be placed anywhere; the structure is closed over by the step and never moves.
 
@@ -1502,10 +1518,13 @@ scale_batches = list(zip(scale_x.astype(np.int32), scale_y.astype(np.int32), str
 graphdef_scale, params0, rest_scale = gpt.train.jax_split(scale_jax)
 tx_scale = gpt.train.jax_adamw()
 pure_step = gpt.train.jax_step(graphdef_scale, rest_scale, tx_scale)  # (params, opt_state, x, y) -> (..., loss)
-# copies (on JAX's default device, device_put alone would hand back params0 itself to be donated)
-one_device = jax.device_put(jax.tree.map(jnp.copy, (params0, tx_scale.init(params0))), DEVICES[0])
+state_one = jax.tree.map(jnp.copy, (params0, tx_scale.init(params0)))  # copies: jit_step donates its inputs
+on_default = jax.tree.leaves(params0)[0].devices() == {DEVICES[0]}  # JAX's default device is the mesh's first
+one_device = state_one if on_default else jax.device_put(state_one, DEVICES[0])  # committed: compiled anew
+compiles_before = timing.CompileCounter.snapshot()
 *_, losses_one_jax = gpt.train.jax_run(jit_step, *one_device, scale_batches)
-print("one device:", np.round(losses_one_jax, 4))
+print("one device:", np.round(losses_one_jax, 4),
+      f"({timing.CompileCounter.delta(compiles_before)} compilation(s) in the run)")
 
 # %% [markdown]
 # Now data parallel on all eight devices, then tensor parallel on a `2 × 4` mesh: two
@@ -1835,12 +1854,13 @@ print(f"torch.export: {len(blob_torch):,} bytes")
 # `int32[b,t]` is the JAX export's token input: both dimensions symbolic. The sizes differ,
 # in part because the PyTorch program carries its weights and the JAX program does not; the
 # two formats' graphs and metadata differ too. Each reloaded
-# program now faces its live model: the logits on a batch of validation windows must be equal
-# exactly (the same computation on the same machine), and text drawn through each with the same
+# program now faces its live model: the logits on a validation window must be equal exactly
+# (the same computation on the same machine), and text drawn through each with the same
 # seed must be the same. `gpt.sample.generate_fn` is section 4's sampler for any
 # `tokens -> logits` function: the same shared uniform numbers and the same inverse-CDF pick,
 # without a cache, on a fixed window of `block_size` tokens (one shape, so one compiled
-# program however many tokens are drawn).
+# program however many tokens are drawn). The validation window is that shape too, one row of
+# `block_size` tokens, so each JAX function compiles once for the check and the sampling.
 
 # %%
 def torch_logits(module):  # tokens (NumPy) -> logits (CPU tensor)
@@ -1851,7 +1871,7 @@ live_jax = jax.jit(logits_fn_jax)
 logit_fns = {"JAX": (lambda t: live_jax(params_trained, jnp.asarray(t, jnp.int32)),
                      lambda t: exported_jax.call(params_trained, jnp.asarray(t, jnp.int32))),
              "PyTorch": (torch_logits(trained_torch), torch_logits(exported_torch))}
-x_val = gpt.data.windows(val_ids, np.arange(3) * 97, S.block_size)[0]
+x_val = gpt.data.windows(val_ids, np.arange(1), S.block_size)[0]  # (1, block_size): the sampler's shape
 prompt_keep = tokenizer.encode("The ")[None, :]
 
 # %%
@@ -2055,8 +2075,8 @@ for name, rows_ in (("PyTorch", samples_torch), ("JAX", samples_jax)):
 #   its backward); the optimizer's update stays eager unless the step function around it is
 #   compiled, as section 5 does. `jax.jit` of the step compiles all of it by construction.
 # - *"A KV cache always makes sampling faster."* It removes work that grows with the context;
-#   on a tiny model and a short context the fixed costs dominate, and section 4.2 measures
-#   what it gained here.
+#   on a tiny model and a short context the fixed costs can weigh as much as that work, and
+#   section 4.2 measures what it gained here.
 # - *"Fused attention is faster everywhere."* Its kernels are written for GPUs and TPUs; on
 #   a CPU one library may fall back to the same operations (section 5.1).
 # - *"Porting needs the source framework at inference time."* The converted NNX model is an

@@ -121,12 +121,12 @@ expected_attention = torch.nn.functional.scaled_dot_product_attention(
 # TESTS: causal-mask points=2
 check("causal-mask", lambda: attend(*qkv_np, np.asarray(causal_mask_torch(S.seq))), expected_attention,
       rtol=1e-10, atol=1e-12,
-      hint="rows are queries, columns keys: keep the lower triangle, diagonal included "
-           "(a position attends to itself)")
+      hint="the outputs are not causal attention's: the mask lets a query (a row) see a later key (a "
+           "column), or hides a query's own position from it")
 check("causal-mask", lambda: attend(*qkv_np, np.asarray(causal_mask_jax(S.seq))), expected_attention,
       rtol=1e-10, atol=1e-12,
-      hint="rows are queries, columns keys: keep the lower triangle, diagonal included "
-           "(a position attends to itself)")
+      hint="the outputs are not causal attention's: the mask lets a query (a row) see a later key (a "
+           "column), or hides a query's own position from it")
 
 
 def _both_boolean():
@@ -194,8 +194,9 @@ def _attention_output():
 
 
 check("attention-converter", _attention_output, expected_attn, rtol=1e-5, atol=1e-5,
-      hint="nn.Linear.weight is (out, in) and an NNX kernel (in, out): transpose each weight, "
-           "keep the fused q, k, v order, and copy the biases")
+      hint="the converted attention is not the PyTorch one: nn.Linear.weight is (out, in) and an NNX "
+           "kernel (in, out), and a weight moved without that change of layout (or reshaped into its shape) "
+           "mixes up which input feeds which output")
 
 # %%
 # HIDDEN TESTS: attention-converter points=2
@@ -248,15 +249,21 @@ def decode_step(q, k, v, k_cache, v_cache, pos):
 
 # %%
 q_all, k_all, v_all = np.random.default_rng(2).standard_normal((3, 2, 4, S.seq, 8)).astype(np.float32)
-expected_decode = attend(q_all.astype(np.float64), k_all.astype(np.float64), v_all.astype(np.float64),
-                         np.tril(np.ones((S.seq, S.seq), dtype=bool)))  # full causal attention
-unscaled_decode = attend(q_all.astype(np.float64) * np.sqrt(q_all.shape[-1]), k_all.astype(np.float64),
-                         v_all.astype(np.float64), np.tril(np.ones((S.seq, S.seq), dtype=bool)))  # scores not scaled
+q64, k64, v64 = (a.astype(np.float64) for a in (q_all, k_all, v_all))
+causal = np.tril(np.ones((S.seq, S.seq), dtype=bool))
+expected_decode = attend(q64, k64, v64, causal)  # full causal attention
+wrong_scales = {  # causal attention whose scores q·k reached the softmax at another scale
+    "unscaled scores (q·k as it is), whose softmax weights come out too peaked":
+        attend(q64 * np.sqrt(q_all.shape[-1]), k64, v64, causal),
+    "scores divided by the whole head size, whose softmax weights come out too flat":
+        attend(q64 / np.sqrt(q_all.shape[-1]), k64, v64, causal),
+}
 
 
-def _unscaled(out):
-    """Whether out is causal attention whose scores were never scaled."""
-    return bool(np.allclose(out, unscaled_decode, rtol=1e-4, atol=1e-5))
+def _scores_scale(out):
+    """Fail, naming it, when out is causal attention over scores of another scale (the positions are right)."""
+    for what, wrong in wrong_scales.items():
+        assert not np.allclose(out, wrong, rtol=1e-4, atol=1e-5), f"your outputs are causal attention over {what}"
 
 
 def run_decode(step_fn):
@@ -282,23 +289,29 @@ def run_decode_torch(step_fn):
 # %%
 # TESTS: kv-cache-step points=3
 check("kv-cache-step", lambda: run_decode_torch(decode_step_torch)[1], k_all, rtol=0, atol=0,
-      hint="PyTorch: write the new key into the cache tensor itself, in place, at index pos of axis 2 "
-           "(k_cache[:, :, pos:pos + 1] = k); a new tensor leaves the caller's cache empty",
-      crash_hint="PyTorch: k is (B, H, 1, hd): it fills a slot of length 1 on axis 2 of the cache")
-check("kv-cache-step", lambda: _unscaled(run_decode_torch(decode_step_torch)[0]), False,
-      hint="PyTorch: the right positions, but the scores are unscaled: attention scales q·k by the inverse "
-           "square root of the head size before the softmax")
+      hint="PyTorch: after the steps the caller's k_cache does not hold each key at its position: a tensor "
+           "made inside the step (torch.cat of a slice and k, say) is a new one, not the cache that was passed in, "
+           "and a write at another index of axis 2 puts the key in another slot",
+      crash_hint="PyTorch: k is (B, H, 1, hd), one position long on axis 2, and the part of the cache it was "
+                 "written into has another shape")
+check("kv-cache-step", lambda: _scores_scale(run_decode_torch(decode_step_torch)[0]),
+      hint="PyTorch: the right positions, but the scores reach the softmax at another scale than scaled "
+           "dot-product attention's")
 check("kv-cache-step", lambda: run_decode_torch(decode_step_torch)[0], expected_decode, rtol=1e-4, atol=1e-5,
-      hint="PyTorch: attend to positions 0..pos only (pos included): slice the cache up to pos + 1")
+      hint="PyTorch: the keys attended are not exactly positions 0..pos: the still-empty slots after pos "
+           "take part in the softmax, or pos itself is left out")
 check("kv-cache-step", lambda: run_decode(decode_step)[1], k_all, rtol=0, atol=0,
-      hint="write the new key at index pos of the cache's length axis (axis 2), not pos + 1 or 0",
-      crash_hint="JAX: under jax.jit pos is traced, so a slice cannot end at it (mask the later slots "
-                 "instead), and k is (B, H, 1, hd): it fills a slot of length 1 on axis 2")
-check("kv-cache-step", lambda: _unscaled(run_decode(decode_step)[0]), False,
-      hint="JAX: the right positions, but the scores are unscaled: attention scales q·k by the inverse "
-           "square root of the head size before the softmax")
+      hint="JAX: the returned k_cache does not hold each key at its own position on axis 2: the keys "
+           "landed one slot off, or all in one slot",
+      crash_hint="JAX: under jax.jit pos is a traced value, so a slice cannot start or end at it, and k is "
+                 "(B, H, 1, hd), one position long on axis 2, which does not fit a part of the cache of "
+                 "another shape")
+check("kv-cache-step", lambda: _scores_scale(run_decode(decode_step)[0]),
+      hint="JAX: the right positions, but the scores reach the softmax at another scale than scaled "
+           "dot-product attention's")
 check("kv-cache-step", lambda: run_decode(decode_step)[0], expected_decode, rtol=1e-4, atol=1e-5,
-      hint="attend to positions 0..pos only (pos included): mask the cache's later, still-empty slots")
+      hint="JAX: the keys attended are not exactly positions 0..pos: the still-empty slots after pos "
+           "take part in the softmax, or pos itself is left out")
 
 # %%
 # HIDDEN TESTS: kv-cache-step points=2
@@ -398,20 +411,24 @@ def _dp_batch_split():
 check("dp-loss", _rows_per_rank, [S.batch // WORLD] * WORLD,
       hint="PyTorch: world ranks, each with batch / world rows: world is the number of pieces of the batch, "
            "not the size of each piece (the chunk count, not the chunk size)",
-      crash_hint="PyTorch: each rank takes the same rows of y as of x (y.chunk(world) beside x.chunk(world))")
+      crash_hint="PyTorch: a rank's x and y do not have the same rows: model.loss got one rank's inputs "
+                 "with another number of targets")
 check("dp-loss", lambda: data_parallel_grads_torch(model_dp_torch, x_dp_torch, y_dp_torch, WORLD),
       expected_grads_torch, rtol=1e-4, atol=1e-6,
-      hint="PyTorch: the all-reduce averages the ranks' gradients (divide by the number of ranks), and each "
-           "rank starts from cleared gradients (model.zero_grad()), or backward() adds to the previous rank's",
-      crash_hint="PyTorch: each rank takes the same rows of y as of x (y.chunk(world) beside x.chunk(world))")
+      hint="PyTorch: these are not the whole batch's gradients: the ranks' gradients were summed rather "
+           "than averaged, or each rank's backward() added to the gradients the rank before it left in .grad",
+      crash_hint="PyTorch: a rank's x and y do not have the same rows: model.loss got one rank's inputs "
+                 "with another number of targets")
 check("dp-loss", _dp_loss, expected_loss, rtol=1e-5, atol=1e-6,
       hint="the loss of the whole batch is the mean of the shards' losses, not their sum",
-      crash_hint="JAX: in_shardings has one sharding per argument (params, x, y), and data parallelism keeps a "
-                 "full copy of the parameters on every device (P()): only x and y are split over 'data'. A bare "
-                 "P(...) names no devices: each spec must come with the mesh, so that jax.jit can shard the "
-                 "arrays onto the mesh's devices")
+      crash_hint="JAX: jax.jit could not place the arrays with the shardings it was given: in_shardings "
+                 "needs one entry per argument (params, x, y); a bare PartitionSpec names no devices, so jit "
+                 "cannot tell which mesh to shard the arrays onto; and a parameter split over 'data' needs a "
+                 "first axis that the devices divide, where data parallelism would not split the parameters "
+                 "at all")
 check("dp-loss", lambda: _dp_batch_split() == ("data",), True,
-      hint="shard the batch: in_shardings must split x and y's first axis over 'data' (P('data'))")
+      hint="JAX: the batch is not split: the compiled function takes x whole on every device, so each "
+           "device computes the loss of the whole batch")
 
 
 def _dp_shardings():
@@ -422,11 +439,11 @@ def _dp_shardings():
 
 
 check("dp-loss", lambda: _dp_shardings()[0] == ("data",), True,
-      hint="JAX: y is split like x: each device needs the targets of its own rows (in_shardings has one "
-           "sharding per argument, y's included)")
+      hint="JAX: x is split over 'data' but y is not: each device holds every target and only its own "
+           "rows of inputs")
 check("dp-loss", lambda: _dp_shardings()[1], True,
-      hint="JAX: data parallelism keeps a full copy of the parameters on every device (P()); splitting them "
-           "is FSDP, another exercise")
+      hint="JAX: the parameters are split over the devices, which is FSDP's layout, not data "
+           "parallelism's, where every device holds all of them")
 
 # %%
 # HIDDEN TESTS: dp-loss points=2
@@ -533,20 +550,25 @@ def _resumed():
 # %%
 # TESTS: resume points=3
 check("resume", lambda: _resumed()[0][:1], losses_after[:1], rtol=0, atol=0,
-      hint="restore the parameters from the checkpoint, not the fresh model's, and continue from the saved step")
+      hint="the first loss after the resume differs from the uninterrupted run's: the parameters it starts "
+           "from are not the saved ones, or its batches do not start at the saved step")
 check("resume", lambda: len(_resumed()[0]), len(losses_after), rtol=0, atol=0,
-      hint="continue from the saved step: next_batch is the checkpoint's 'step', not 0")
+      hint="the resumed run trains on more batches than the uninterrupted one: it starts again from batch "
+           "0, not from the saved step")
 check("resume", lambda: _resumed(), (losses_after, p_end), rtol=0, atol=0,
-      hint="restore the optimizer state too (AdamW's moments and step count), not tx.init of the parameters")
+      hint="the losses match at first and then part: the run resumes with a fresh optimizer state (zero "
+           "moments, step count 0), not the saved AdamW state")
 check("resume", lambda: len(_resumed_torch()[0]), len(losses_after_torch), rtol=0, atol=0,
-      hint="PyTorch: continue from the saved step: next_batch is the checkpoint's 'step', not 0",
-      crash_hint="PyTorch: dcp.load fills a state dict shaped like the saved one: "
-                 "{'model', 'optim', 'step'}, from get_state_dict(model, optimizer)")
+      hint="PyTorch: the resumed run trains on more batches than the uninterrupted one: it starts again "
+           "from batch 0, not from the saved step",
+      crash_hint="PyTorch: the checkpoint is a DCP directory holding {'model', 'optim', 'step'}, and what "
+                 "read it expected something else (a single file, or a state dict of another structure)")
 check("resume", lambda: _resumed_torch()[0][:1], losses_after_torch[:1], rtol=0, atol=0,
-      hint="PyTorch: load the weights into the model too: the state dict dcp.load fills must hold the model's "
-           "entries beside the optimizer's")
+      hint="PyTorch: the first loss after the resume differs: the model trains on with its fresh weights, "
+           "not the saved ones")
 check("resume", lambda: _resumed_torch(), (losses_after_torch, params_end_torch), rtol=0, atol=0,
-      hint="PyTorch: restore the optimizer state too (optim_state_dict in set_state_dict), not a fresh AdamW")
+      hint="PyTorch: the losses match at first and then part: AdamW resumes with a fresh state (no moments, "
+           "step count 0), not the saved AdamW state")
 
 # %%
 # HIDDEN TESTS: resume points=2

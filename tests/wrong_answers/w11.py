@@ -350,112 +350,231 @@ def data_parallel(loss_fn, mesh):
 """
 )
 
+MASK_TORCH_FLOAT = """
+def causal_mask_torch(T):
+    return torch.tril(torch.ones(T, T))  # 1.0 / 0.0: the float mask an additive-mask habit makes
+
+
+def causal_mask_jax(T):
+    return jnp.arange(T)[None, :] <= jnp.arange(T)[:, None]
+"""
+
+ATTN_PROJ_UNTRANSPOSED = """
+def attention_torch_to_nnx(sd):
+    return {"qkv": {"kernel": sd["qkv.weight"].T, "bias": sd["qkv.bias"]},
+            "proj": {"kernel": sd["proj.weight"], "bias": sd["proj.bias"]}}  # square: the shape fits as it is
+"""
+
+KV_TORCH_SCALED_BY_HEAD_SIZE = (
+    KV_JAX_OK
+    + """
+def decode_step_torch(q, k, v, k_cache, v_cache, pos):
+    k_cache[:, :, pos : pos + 1] = k
+    v_cache[:, :, pos : pos + 1] = v
+    scores = q @ k_cache[:, :, : pos + 1].transpose(-2, -1) / q.shape[-1]  # the head size, not its root
+    return torch.softmax(scores, dim=-1) @ v_cache[:, :, : pos + 1]
+"""
+)
+KV_SCALED_BY_HEAD_SIZE = (
+    KV_TORCH_OK
+    + """
+def decode_step(q, k, v, k_cache, v_cache, pos):
+    k_cache = jax.lax.dynamic_update_slice(k_cache, k, (0, 0, pos, 0))
+    v_cache = jax.lax.dynamic_update_slice(v_cache, v, (0, 0, pos, 0))
+    scores = jnp.einsum("bhqd,bhkd->bhqk", q, k_cache) / q.shape[-1]  # the head size, not its root
+    scores = jnp.where(jnp.arange(k_cache.shape[2]) <= pos, scores, -jnp.inf)
+    return jax.nn.softmax(scores, axis=-1) @ v_cache, k_cache, v_cache
+"""
+)
+KV_AT_TRACED_SLICE = (
+    KV_TORCH_OK
+    + """
+def decode_step(q, k, v, k_cache, v_cache, pos):
+    k_cache = k_cache.at[:, :, pos : pos + 1].set(k)  # PyTorch's slice, with a traced pos
+    v_cache = v_cache.at[:, :, pos : pos + 1].set(v)
+    scores = jnp.einsum("bhqd,bhkd->bhqk", q, k_cache) / jnp.sqrt(q.shape[-1])
+    scores = jnp.where(jnp.arange(k_cache.shape[2]) <= pos, scores, -jnp.inf)
+    return jax.nn.softmax(scores, axis=-1) @ v_cache, k_cache, v_cache
+"""
+)
+
+DP_TWO_SHARDINGS = (
+    DP_TORCH_OK
+    + """
+def data_parallel(loss_fn, mesh):
+    replicated, by_rows = NamedSharding(mesh, P()), NamedSharding(mesh, P("data"))
+    return jax.jit(loss_fn, in_shardings=(replicated, by_rows), out_shardings=replicated)  # y's entry missing
+"""
+)
+
+RESUME_TORCH_LOAD = (
+    RESUME_JAX_OK
+    + """
+def resume_torch(path, model, optimizer):
+    state = torch.load(path)  # torch.save's file format, not DCP's directory
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optim"])
+    return int(state["step"])
+"""
+)
+
 WRONG = {
     "causal-mask": [
-        ("the diagonal left out (off by one)", MASK_NO_DIAGONAL, "diagonal included"),
-        ("the upper triangle (transposed)", MASK_TRANSPOSED, "keep the lower triangle"),
+        (
+            "the diagonal left out (off by one)",
+            MASK_NO_DIAGONAL,
+            "hides a query's own position",
+        ),
+        ("the upper triangle (transposed)", MASK_TRANSPOSED, "see a later key"),
         ("a float mask", MASK_FLOAT, "must be boolean"),
+        (
+            "PyTorch: a float tril, as for an additive mask",
+            MASK_TORCH_FLOAT,
+            "must be boolean",
+        ),
     ],
     "attention-converter": [
-        ("weights not transposed", ATTN_NOT_TRANSPOSED, "transpose each weight"),
-        ("reshape instead of transpose", ATTN_RESHAPED, "transpose each weight"),
+        ("weights not transposed", ATTN_NOT_TRANSPOSED, "change of layout"),
+        ("reshape instead of transpose", ATTN_RESHAPED, "change of layout"),
         (
             "q, k, v side by side untransposed",
             ATTN_QKV_SPLIT_TRANSPOSED,
-            "transpose each weight",
+            "change of layout",
+        ),
+        (
+            "proj left untransposed (a square weight)",
+            ATTN_PROJ_UNTRANSPOSED,
+            "change of layout",
         ),
     ],
     "kv-cache-step": [
         (
             "PyTorch: the cache rebuilt, not written in place",
             KV_TORCH_NEW_TENSOR,
-            "in place",
+            "not the cache that was passed in",
         ),
-        ("PyTorch: the slice stops before pos", KV_TORCH_SLICE_TO_POS, "pos included"),
+        (
+            "PyTorch: the slice stops before pos",
+            KV_TORCH_SLICE_TO_POS,
+            "pos itself is left out",
+        ),
         (
             "PyTorch: the whole cache attended",
             KV_TORCH_WHOLE_CACHE,
-            "positions 0..pos only",
+            "still-empty slots after pos",
         ),
         (
             "PyTorch: k written as cache[:, :, pos]",
             KV_TORCH_SQUEEZED,
-            "a slot of length 1",
+            "one position long",
         ),
         (
             "PyTorch: the scores not scaled",
             KV_TORCH_UNSCALED,
-            "square root of the head size",
+            "unscaled scores",
         ),
-        ("the scores not scaled", KV_UNSCALED, "square root of the head size"),
-        ("cache written at pos + 1", KV_WRONG_POSITION, "at index pos"),
-        ("no mask over the empty slots", KV_NO_MASK, "positions 0..pos only"),
-        ("pos itself masked out", KV_OFF_BY_ONE, "positions 0..pos only"),
+        ("the scores not scaled", KV_UNSCALED, "unscaled scores"),
+        (
+            "PyTorch: the scores divided by the head size",
+            KV_TORCH_SCALED_BY_HEAD_SIZE,
+            "divided by the whole head size",
+        ),
+        (
+            "the scores divided by the head size",
+            KV_SCALED_BY_HEAD_SIZE,
+            "divided by the whole head size",
+        ),
+        ("cache written at pos + 1", KV_WRONG_POSITION, "one slot off"),
+        ("no mask over the empty slots", KV_NO_MASK, "still-empty slots after pos"),
+        ("pos itself masked out", KV_OFF_BY_ONE, "pos itself is left out"),
         (
             "k written with .at[:, :, pos] (its axis of 1 kept)",
             KV_AT_SET_SQUEEZED,
-            "a slot of length 1",
+            "one position long",
         ),
         (
             "the cache sliced to a traced pos",
             KV_SLICE_TO_POS,
-            "a slice cannot end at it",
+            "a slice cannot start or end at it",
+        ),
+        (
+            "k written with .at[:, :, pos:pos + 1] (a traced slice)",
+            KV_AT_TRACED_SLICE,
+            "a slice cannot start or end at it",
         ),
     ],
     "dp-loss": [
         (
             "PyTorch: the ranks' gradients summed",
             DP_TORCH_SUMMED,
-            "divide by the number of ranks",
+            "summed rather than averaged",
         ),
-        ("PyTorch: no zero_grad between ranks", DP_TORCH_NO_ZERO_GRAD, "zero_grad"),
+        (
+            "PyTorch: no zero_grad between ranks",
+            DP_TORCH_NO_ZERO_GRAD,
+            "added to the gradients the rank before it left",
+        ),
         (
             "PyTorch: x.split(world), pieces of world rows",
             DP_TORCH_SPLIT_SIZE,
             "not the chunk size",
         ),
-        ("bare P() specs, no mesh", DP_BARE_SPECS, "shard the arrays onto the mesh"),
-        ("PyTorch: y left unsplit", DP_TORCH_Y_UNSPLIT, "the same rows of y"),
+        (
+            "bare P() specs, no mesh",
+            DP_BARE_SPECS,
+            "which mesh to shard the arrays onto",
+        ),
+        ("PyTorch: y left unsplit", DP_TORCH_Y_UNSPLIT, "do not have the same rows"),
         ("sum of the shards' means", DP_SUM_OF_SHARDS, "not their sum"),
-        ("no shardings at all", DP_NO_SHARDING, "shard the batch"),
-        ("the batch replicated", DP_PARAMS_SPLIT_BATCH_REPLICATED, "shard the batch"),
-        ("y left unsplit", DP_Y_UNSPLIT, "y is split like x"),
+        ("no shardings at all", DP_NO_SHARDING, "the batch is not split"),
+        (
+            "the batch replicated",
+            DP_PARAMS_SPLIT_BATCH_REPLICATED,
+            "the batch is not split",
+        ),
+        ("y left unsplit", DP_Y_UNSPLIT, "but y is not"),
         (
             "the parameters split over 'data' too",
             DP_PARAMS_SPLIT_TOO,
-            "a full copy of the parameters",
+            "would not split the parameters",
         ),
+        ("in_shardings without y's entry", DP_TWO_SHARDINGS, "one entry per argument"),
     ],
     "resume": [
         (
             "PyTorch: the data restarted from batch 0",
             RESUME_TORCH_DATA_RESTARTED,
-            "continue from the saved step",
+            "not from the saved step",
         ),
         (
             "PyTorch: a fresh optimizer",
             RESUME_TORCH_FRESH_OPTIMIZER,
-            "restore the optimizer state too",
+            "not the saved AdamW state",
         ),
         (
             "PyTorch: the fresh weights kept",
             RESUME_TORCH_MODEL_NOT_LOADED,
-            "load the weights into the model",
+            "its fresh weights",
+        ),
+        (
+            "PyTorch: torch.load of the DCP directory",
+            RESUME_TORCH_LOAD,
+            "DCP directory",
         ),
         (
             "a fresh optimizer state",
             RESUME_FRESH_OPTIMIZER,
-            "restore the optimizer state too",
+            "not the saved AdamW state",
         ),
         (
             "the data restarted from batch 0",
             RESUME_DATA_RESTARTED,
-            "continue from the saved step",
+            "do not start at the saved step",
         ),
         (
             "the fresh model's parameters",
             RESUME_PARAMS_NOT_RESTORED,
-            "restore the parameters",
+            "are not the saved ones",
         ),
     ],
 }
