@@ -107,7 +107,8 @@ VERDICT_COLOURS = {
 def speedups(rows: Sequence[Mapping[str, Any]], *, ax=None, title: str | None = None):
     """Speed-ups as "× faster" points with their intervals on a log axis.
 
-    Each row: ``label``, ``median``, ``low``, ``high`` (the interval), and
+    Each row: ``label``, ``median``, ``low``, ``high`` (the interval, named in the
+    axis label by the rows' ``interval_label`` when they all give the same one), and
     optionally ``band`` (the stated magnitude, ``(low, high)``; ``high`` may be
     None for "at least") and ``verdict`` (colours the point). A line marks 1x
     (no difference); a shaded band marks what the claim states. Rows without a
@@ -147,10 +148,10 @@ def speedups(rows: Sequence[Mapping[str, Any]], *, ax=None, title: str | None = 
     ax.set_xlim(right=right)
     ax.set_yticks(range(len(rows)), [r["label"] for r in rows])
     ax.set_ylim(len(rows) - 0.5, -0.5)
-    from course_utils.claims.verdict_rule import RUN_TO_RUN
-
+    names = {r.get("interval_label") for r in rows if r.get("median") is not None}
+    interval = names.pop() if len(names) == 1 and None not in names else "interval"
     ax.set_xlabel(
-        f"× faster (median, 95 % interval widened by {RUN_TO_RUN * 100:.0f} %; log scale); "
+        f"× faster (median, {interval}; log scale); "
         "colour: the verdict; line: 1x; band: the stated magnitude"
     )
     ax.set_title(title or "on this machine")

@@ -93,7 +93,7 @@ class Verdict:
             "median": s.median if s else None,
         }
         if s:
-            row.update(low=s.low, high=s.high)
+            row.update(low=s.low, high=s.high, interval_label=INTERVAL_LABEL)
         return row
 
     def to_dict(self) -> dict[str, Any]:

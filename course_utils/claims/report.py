@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from course_utils.claims.verdict_rule import VERDICTS, Outcome
+from course_utils.claims.verdict_rule import INTERVAL_LABEL, VERDICTS, Outcome
 from course_utils.contention import REMEDY
 
 _REMEDY_SENTENCE = f" To judge it, {REMEDY}."
@@ -170,6 +170,7 @@ def plot(outcomes: Sequence[Outcome], ax=None):
                 low=o.interval[0],
                 high=o.interval[1],
                 band=(o.claim.threshold, o.claim.high),
+                interval_label=INTERVAL_LABEL,
             )
         rows.append(row)
     return speedups(rows, ax=ax, title="popular claims, re-measured on this machine")

@@ -29,7 +29,11 @@ SHIPPED = (
 )
 SHIPPED += ("notebooks", "course_utils", "docs")
 INSTRUCTOR_DOCS = ("docs/GRADING.md", "docs/GRADING_DEPLOY.md", "docs/AUTHORING.md")
-MARKERS = (student_version.BEGIN_SOLUTION, student_version.BEGIN_HIDDEN, student_version.BEGIN_MD)
+MARKERS = (
+    student_version.BEGIN_SOLUTION,
+    student_version.BEGIN_HIDDEN,
+    student_version.BEGIN_MD,
+)
 HIDDEN_BEGIN, HIDDEN_END = student_version.BEGIN_HIDDEN, student_version.END_HIDDEN
 # A shorter line (`return out`, `loss.backward()`) is an idiom, not an answer.
 SHORT = 20
@@ -64,7 +68,10 @@ def secrets(master: Path) -> list[Secret]:
         for line in lines:
             if line in (student_version.BEGIN_SOLUTION, student_version.BEGIN_MD):
                 inside = []
-            elif line in (student_version.END_SOLUTION, student_version.END_MD) and inside is not None:
+            elif (
+                line in (student_version.END_SOLUTION, student_version.END_MD)
+                and inside is not None
+            ):
                 found.append(
                     Secret(master.name, "solution", tuple(filter(None, inside)))
                 )
