@@ -138,7 +138,7 @@ def test_timeout_kills_the_kernel(nbs, tmp_path, monkeypatch):
     monkeypatch.setenv("COURSE_TEST_MARK", marker)
     # Long enough for the kernel to start and run the cell (here 3 s at a load of 2
     # per core, 7 s at 7 per core), stretched by the load.
-    timeout = load.stretched(6)
+    timeout = load.stretched(4)
     start = time.perf_counter()
     result = runner.run_one(
         nbs["slow"], tmp_path / "out", root=ROOT, smoke=True, timeout=timeout
