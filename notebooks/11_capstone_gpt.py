@@ -358,19 +358,20 @@ print("layer 1's fc1 kernel:", model_jax.blocks.fc1.kernel[...][1].shape)
 # %% [markdown]
 # The claim made for scan above, that depth does not cost compile time, is a measurement to
 # make, not a promise to repeat. The cell compiles the forward pass of two scanned models of
-# this width, the one just built (`n_layers` blocks) and one with `scan_layers` blocks (the
-# full depth in a full run, fewer in smoke mode, which checks the path rather than the
-# depth), twice each, in the alternating order shallow, deep, deep, shallow, so that neither
-# depth always pays for going first. Each compile is the first call of a new function in a
-# new `jax.jit`: `jax.jit` keeps its compiled programs per function, so nothing compiled
+# this width, the lesson's model built above (`n_layers` blocks) and one with `scan_layers`
+# blocks (the full depth in a full run, fewer in smoke mode, which checks the path rather
+# than the depth), twice each, in the alternating order shallow, deep, deep, shallow, so that
+# neither depth always pays for going first. Each compile is the first call of a new function
+# in a new `jax.jit`: `jax.jit` keeps its compiled programs per function, so nothing compiled
 # before stands in for it, and the call traces, lowers and compiles from the start. The
-# process's other caches are left as they are (`cold=False`): `cold=True` would first call
-# `jax.clear_caches()`, which empties every cache in the process, and the cells below would
-# compile again what the cells above had compiled. (JAX's persistent compilation cache, keyed
+# process's other caches are left as they are: `jax.clear_caches()` (what
+# `timing.compile_report(..., cold=True)` calls first) would empty every cache in the process,
+# and the cells below would compile again what the cells above had compiled. (JAX's persistent compilation cache, keyed
 # by the program's text, is the one thing that could replay a repeated program from disk; it
-# is off unless configured, and the first line counts its hits.)
-# `timing.compile_report` times each first call (trace, lower and XLA's compile), and the
-# line below keeps the faster of each depth's two:
+# is off unless configured, and the first line counts the compilations that did happen.)
+# `timing.compare` times each function's first call on its own, in the order given, before
+# any steady-state round, so each of these four times is one compile (trace, lower and XLA's
+# compile) and one run; the line below keeps the faster of each depth's two:
 
 # %%
 # JAX: the first call (trace + lower + compile) of the lesson's scanned forward pass and a deeper one
@@ -386,11 +387,17 @@ def fresh_forward(n_layers):  # a new function in a new jax.jit, and the paramet
 
 
 scan_order = (depths[0], depths[1], depths[1], depths[0])  # alternating: neither depth always compiles first
-scan_reports = [(n, timing.compile_report(*fresh_forward(n), x_jax, eager=False, cold=False, target_s=0.02,
-                                          label=f"{n} layers")) for n in scan_order]
-first_s = {n: min(r.first_call_s for m, r in scan_reports if m == n) for n in depths}
-print("first calls in the order run:", ", ".join(f"{n} layers {r.first_call_s:.2f} s" for n, r in scan_reports),
-      f"(persistent-cache hits: {sum(r.cache_hits for _, r in scan_reports)})")
+scan_calls = {}
+for i, n in enumerate(scan_order):
+    fn, params = fresh_forward(n)
+    scan_calls[f"{n} layers, call {i + 1}"] = lambda fn=fn, params=params: fn(params, x_jax)
+compiles_before = timing.CompileCounter.snapshot()
+scan_timing = timing.compare(scan_calls, check=False, target_s=0.02)  # first calls timed one by one, in order
+scan_compiles = timing.CompileCounter.delta(compiles_before)
+firsts = {name: m.first_call_s for name, m in scan_timing.measurements.items()}
+first_s = {n: min(t for name, t in firsts.items() if name.startswith(f"{n} layers")) for n in depths}
+print("first calls in the order run:", ", ".join(f"{name} {t:.2f} s" for name, t in firsts.items()),
+      f"({scan_compiles} compilations)")
 print(f"scanned forward pass, first call: {depths[0]} layers {first_s[depths[0]]:.2f} s, {depths[1]} layers "
       f"{first_s[depths[1]]:.2f} s ({first_s[depths[1]] / first_s[depths[0]]:.1f}x for "
       f"{depths[1] / depths[0]:.0f}x the layers)")
