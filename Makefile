@@ -8,7 +8,6 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.course-installed
 SMOKE ?=
 TIMEOUT ?= 900
 PYTEST_ARGS ?=
@@ -16,18 +15,19 @@ LATEST ?=
 CONSTRAINTS ?= $(if $(filter 1 true yes,$(LATEST)),,constraints/known-good.txt)
 SET ?= known-good
 
-.PHONY: course site test test-fast timing-check install sync exercises lint clean gpu-check device-wheels test-versions constraints FORCE
+.PHONY: course site test test-fast timing-check install sync exercises lint clean gpu-check device-wheels test-versions constraints
 
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed (jax 0.7 and later); run make PYTHON=python3.11 ...")'
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
-# Which version set the venv holds; rewritten only when it changes, so that switching
-# sets (LATEST=1, CONSTRAINTS=..., COURSE_TORCH_VERSION=...) reinstalls and nothing else does.
+# Which version set the venv holds is in the stamp's name, so that switching sets
+# (LATEST=1, CONSTRAINTS=..., COURSE_TORCH_VERSION=...) reinstalls and nothing else does
+# (a file rewritten on a change would do it by modification time, which a fast make can
+# leave equal to the stamp's).
 INSTALL_SET := $(or $(CONSTRAINTS),latest) torch=$(COURSE_TORCH_VERSION)
-$(VENV)/.course-set: FORCE | $(PY)
-	@echo '$(INSTALL_SET)' | cmp -s - $@ || echo '$(INSTALL_SET)' > $@
+STAMP := $(VENV)/.course-installed-$(word 1,$(shell printf '%s' '$(INSTALL_SET)' | cksum))
 
 # Reinstalls only when the dependencies or the version set change; a second `make`
 # installs nothing. install/frameworks.py installs torch (the build for this machine's GPU, TPU
@@ -36,7 +36,8 @@ $(VENV)/.course-set: FORCE | $(PY)
 # installed torch is pinned so that no step replaces it. The `kernels` extra (Triton, for
 # lesson 10; Linux x86_64 only) costs a few seconds here; elsewhere lesson 10 skips its
 # Triton cells and says why.
-$(STAMP): pyproject.toml course_utils/install/frameworks.py binder/overrides.json $(CONSTRAINTS) $(VENV)/.course-set | $(PY)
+$(STAMP): pyproject.toml course_utils/install/frameworks.py binder/overrides.json $(CONSTRAINTS) | $(PY)
+	@rm -f $(VENV)/.course-installed*
 	$(PY) course_utils/install/frameworks.py torch
 	@{ $(if $(CONSTRAINTS),grep -Ev '^torch[[:space:]]*[=<>~!]' $(CONSTRAINTS);) \
 	  $(PY) -c 'import importlib.metadata as m; print("torch==" + m.version("torch"))'; \

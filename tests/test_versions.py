@@ -241,6 +241,9 @@ def test_make_install_reinstalls_when_the_set_or_its_file_changes(fake_venv, tmp
         "--upgrade" in pip
         and "known-good" not in (fake_venv / "constraints.txt").read_text()
     )
+    assert make(fake_venv, "LATEST=1") == []
+    assert make(fake_venv), "back to the default set: reinstall"
+    assert make(fake_venv) == []
 
 
 def test_make_test_versions_rejects_an_unknown_set():
