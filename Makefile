@@ -14,6 +14,7 @@ PYTEST_ARGS ?=
 LATEST ?=
 CONSTRAINTS ?= $(if $(filter 1 true yes,$(LATEST)),,constraints/known-good.txt)
 SET ?= known-good
+TORCH_TEST_INDEX := https://download.pytorch.org/whl/test/cpu
 
 .PHONY: course site test test-fast timing-check install sync exercises lint clean gpu-check device-wheels test-versions constraints
 
@@ -23,10 +24,10 @@ $(PY):
 	$(PY) -m pip install -q --upgrade pip
 
 # Which version set the venv holds is in the stamp's name, so that switching sets
-# (LATEST=1, CONSTRAINTS=..., COURSE_TORCH_VERSION=...) reinstalls and nothing else does
+# (LATEST=1, CONSTRAINTS=..., COURSE_TORCH_VERSION=..., PIP_PRE=1) reinstalls and nothing else does
 # (a file rewritten on a change would do it by modification time, which a fast make can
 # leave equal to the stamp's).
-INSTALL_SET := $(or $(CONSTRAINTS),latest) torch=$(COURSE_TORCH_VERSION)
+INSTALL_SET := $(or $(CONSTRAINTS),latest) torch=$(COURSE_TORCH_VERSION) pre=$(PIP_PRE)
 STAMP := $(VENV)/.course-installed-$(word 1,$(shell printf '%s' '$(INSTALL_SET)' | cksum))
 
 # Reinstalls only when the dependencies or the version set change; a second `make`
@@ -84,17 +85,19 @@ test-fast: install
 	COURSE_SMOKE=1 $(PY) -m pytest $(DIST) -q -m "not notebooks and not slow and not browser and not slurm" tests $(PYTEST_ARGS)
 
 # The smoke suite in .venv-SET on one version set: known-good, latest, colab or floors
-# (constraints/SET.txt). Python comes from PYTHON, torch from install/frameworks.py
+# (constraints/SET.txt), or pre: the latest with pre-releases (pip's PIP_PRE; torch's
+# release candidates from PyTorch's test channel), which .github/workflows/prerelease.yml runs daily. Python comes from PYTHON, torch from install/frameworks.py
 # (COURSE_TORCH_VERSION, default 2.13.0); the junit XML goes to build/junit-SET.xml.
 # Timing ratios need a quiet machine: run alone, after the suite (.ci/run does).
 timing-check: install
 	$(PY) -m pytest -p no:cacheprovider -q tests/test_timing_check.py
 
 test-versions:
-	@test "$(SET)" = latest || test -f constraints/$(SET).txt || { \
-	  echo "make test-versions: unknown SET=$(SET); one of: latest $(filter-out generate,$(basename $(notdir $(wildcard constraints/*))))" >&2; exit 2; }
+	@test "$(SET)" = latest || test "$(SET)" = pre || test -f constraints/$(SET).txt || { \
+	  echo "make test-versions: unknown SET=$(SET); one of: latest pre $(filter-out generate,$(basename $(notdir $(wildcard constraints/*))))" >&2; exit 2; }
+	$(if $(filter pre,$(SET)),PIP_PRE=1 COURSE_TORCH_CPU_INDEX=$(TORCH_TEST_INDEX)) \
 	COURSE_VERSION_SET=$(SET) $(MAKE) test VENV=.venv-$(SET) \
-		$(if $(filter latest,$(SET)),LATEST=1 CONSTRAINTS=,CONSTRAINTS=constraints/$(SET).txt) \
+		$(if $(filter latest pre,$(SET)),LATEST=1 CONSTRAINTS=,CONSTRAINTS=constraints/$(SET).txt) \
 		PYTEST_ARGS="--junitxml=build/junit-$(SET).xml $(PYTEST_ARGS)"
 
 # After a passing `make test` (or `make test LATEST=1`): pin what passed, and turn

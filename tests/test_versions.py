@@ -296,3 +296,115 @@ def test_matrix_workflow_runs_every_set_weekly_and_by_hand():
 
 def test_gitignore_keeps_the_set_venvs_out():
     assert ".venv-*/" in (ROOT / ".gitignore").read_text().splitlines()
+
+
+# ---- the pre-release watch --------------------------------------------------------
+
+
+def test_make_test_versions_pre_takes_the_pre_releases():
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    out = subprocess.run(
+        ["make", "-n", "--no-print-directory", "test-versions", "SET=pre"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
+    assert "PIP_PRE=1" in out and "whl/test/cpu" in out and "VENV=.venv-pre" in out
+    assert "LATEST=1 CONSTRAINTS=" in out and "junit-pre.xml" in out
+
+
+def test_pip_pre_changes_the_installed_set(fake_venv):
+    assert make(fake_venv, "LATEST=1")
+    assert make(fake_venv, "LATEST=1") == []
+    assert make(fake_venv, "LATEST=1", "PIP_PRE=1"), "pre-releases: reinstall"
+
+
+def test_prerelease_workflow_runs_daily_and_reports_to_one_issue():
+    workflow = yaml.safe_load((ROOT / ".github/workflows/prerelease.yml").read_text())
+    triggers = workflow[True]
+    assert "workflow_dispatch" in triggers and triggers["schedule"][0]["cron"]
+    assert workflow["permissions"]["issues"] == "write"
+    steps = workflow["jobs"]["smoke"]["steps"]
+    runs = {s.get("if", ""): s.get("run", "") for s in steps}
+    assert any("test-versions SET=pre" in r for r in runs.values())
+    assert runs["failure()"].startswith(".ci/prerelease-issue failure ")
+    assert runs["success()"].startswith(".ci/prerelease-issue success ")
+
+
+FAKE_GH = """#!/bin/sh
+echo "$@" >> "$GH_LOG"
+case "$1 $2" in
+  "issue list") cat "$GH_OPEN" ;;
+  "issue comment"|"issue create") shift 2; while [ $# -gt 0 ]; do
+      [ "$1" = --body-file ] && cat "$2" >> "$GH_LOG"; shift; done ;;
+esac
+"""
+
+JUNIT = """<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest">
+<testcase classname="notebooks.05_x.ipynb" name="Cell 12"><properties>
+<property name="versions" value="versions (pre): python 3.13.1, jax 0.12.1rc1"/></properties>
+<failure message="AttributeError: module 'jax' has no attribute 'shard_map'">tb</failure></testcase>
+<testcase classname="tests.test_a" name="test_ok"/></testsuite></testsuites>"""
+
+
+@pytest.mark.parametrize(
+    ("outcome", "open_issue", "expected"),
+    [
+        ("failure", "", "issue create"),
+        ("failure", "17", "issue comment 17"),
+        ("success", "17", "issue close 17"),
+        ("success", "", None),
+    ],
+)
+def test_prerelease_issue_opens_one_updates_it_and_closes_it(
+    tmp_path, outcome, open_issue, expected
+):
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    (bin_ / "gh").write_text(FAKE_GH)
+    (bin_ / "gh").chmod(0o755)
+    (tmp_path / "open").write_text(open_issue)
+    (tmp_path / "junit.xml").write_text(JUNIT)
+    log = tmp_path / "gh.log"
+    env = {
+        **os.environ,
+        "PATH": f"{bin_}:{os.environ['PATH']}",
+        "GH_LOG": str(log),
+        "GH_OPEN": str(tmp_path / "open"),
+    }
+    out = subprocess.run(
+        [
+            ROOT / ".ci/prerelease-issue",
+            outcome,
+            "https://run/1",
+            tmp_path / "junit.xml",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert out.returncode == 0, out.stderr
+    calls = log.read_text()
+    assert calls.startswith("issue list --state open --label pre-release-watch")
+    if expected is None:
+        assert calls.count("\n") == 1, calls
+        return
+    assert expected in calls
+    if outcome == "failure":
+        assert "https://run/1" in calls and "1 failing:" in calls
+        assert "notebooks.05_x.ipynb::Cell 12" in calls and "shard_map" in calls
+        assert "jax 0.12.1rc1" in calls and "test_ok" not in calls
+        assert ("label create" in calls) == (not open_issue)
+
+
+def test_prerelease_issue_refuses_an_unknown_outcome():
+    out = subprocess.run(
+        [ROOT / ".ci/prerelease-issue", "maybe", "https://run/1"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert out.returncode == 2 and "failure or success" in out.stderr

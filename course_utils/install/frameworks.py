@@ -47,7 +47,11 @@ from pathlib import Path
 
 DEFAULT_TORCH_VERSION = "2.13.0"
 TORCH_VERSION = os.environ.get("COURSE_TORCH_VERSION", DEFAULT_TORCH_VERSION)
-CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+# PyTorch's CPU builds; COURSE_TORCH_CPU_INDEX names another (make test-versions SET=pre: the
+# test channel, with the release candidates)
+CPU_INDEX = os.environ.get(
+    "COURSE_TORCH_CPU_INDEX", "https://download.pytorch.org/whl/cpu"
+)
 CUDA12_INDEX = "https://download.pytorch.org/whl/cu126"
 PIP_NETWORK = ["--retries", "1", "--timeout", "30"]
 # Lowest Linux driver for each CUDA major version (NVIDIA's compatibility table).
