@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from course_utils.errors import CourseError
+from course_utils.grading.inputs.assignment import check_assignment
 from course_utils.grading.inputs.ipynb import nbgrader_meta
 from course_utils.grading.inputs.master import Cell, Master
 from course_utils.grading.inputs.names import RESERVED, shown
@@ -81,6 +82,7 @@ def _by_exercise(
 
 def match(master: Master, student_cells: list[dict]) -> Matched:
     """Put each student solution cell in its exercise's slot of the master."""
+    check_assignment(master, student_cells)  # another assignment's notebook: raises
     notes: list[str] = []
     found, ignored = _by_exercise(master, student_cells, notes)
     result = Matched(cells=[], notes=notes)
