@@ -55,6 +55,24 @@ def _add_gradescope(sub) -> None:
         action="store_true",
         help="grade nobody when bubblewrap cannot run in the container",
     )
+    b.add_argument(
+        "--hidden-visibility",
+        choices=("after_published", "after_due_date"),
+        default="after_published",
+        help="when students see hidden tests and their total (default after_published)",
+    )
+    b.add_argument(
+        "--max-submissions",
+        type=number(int, 1),
+        metavar="N",
+        help="graded submissions per student; later ones keep the last graded score",
+    )
+    b.add_argument(
+        "--min-interval",
+        type=number(float, 0.1),
+        metavar="MINUTES",
+        help="minutes between graded submissions; sooner ones keep the last score",
+    )
     b.set_defaults(func=_lazy("integrations.gradescope", "cmd_build"))
 
 

@@ -1,15 +1,27 @@
 """``course gradescope build``: a Gradescope autograder bundle that grades with the course.
 
-The zip holds ``setup.sh`` and ``run_autograder`` (from ``templates/``), the master,
-``gradescope.json`` (which master, the limits) and the course itself (``course/``, what
-``setup.sh`` installs). Gradescope runs ``run_autograder`` once per submission; it runs
-:func:`run` (``python -m course_utils.grading.integrations.gradescope ROOT``), which grades the one
-notebook in ``ROOT/submission`` with ``course grade`` and writes
+The zip holds ``setup.sh`` and ``run_autograder`` (from ``templates/``), the master, the
+catalog of the course's notebooks next to it (``master/course-notebooks.json``: another
+lesson's notebook is named, :mod:`..inputs.assignment`), ``gradescope.json`` (which master,
+the limits, when hidden tests become visible, the submission limits) and the course
+itself (``course/``, what ``setup.sh`` installs). Gradescope runs ``run_autograder`` once
+per submission; it runs :func:`run` (``python -m course_utils.grading.integrations.gradescope
+ROOT``), which checks the submission limits against ``ROOT/submission_metadata.json``,
+grades the one notebook in ``ROOT/submission`` with ``course grade`` and writes
 ``ROOT/results/results.json``, also when the submission or the grader fails.
+
+Submission limits follow Gradescope's documented scheme (docs: "Submission Metadata",
+rate limiting): a submission over the limit, or too soon after the last graded one, is
+not graded; its results repeat those of the student's last graded submission, with a
+message on top, so the score Gradescope keeps (the latest submission's) does not drop.
+Each ``results.json`` says in ``extra_data.counted`` whether it was graded; one that
+was not (over the limit, no notebook, another assignment's notebook, a failure of the
+grader) does not count towards the limit.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import os
 import shutil
@@ -17,6 +29,7 @@ import sys
 import tempfile
 import time
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from course_utils.errors import CourseError
@@ -24,6 +37,11 @@ from course_utils.errors import CourseError
 TEMPLATES = Path(__file__).resolve().with_name("templates")
 CONFIG = "gradescope.json"
 STUDENT = "submission"
+METADATA = "submission_metadata.json"  # written by Gradescope for each submission
+# When hidden tests (and so the total score) become visible to students: Gradescope's
+# "after_published" (when the instructor publishes grades) or "after_due_date".
+HIDDEN_VISIBILITY = ("after_published", "after_due_date")
+NOT_COUNTED = ("invalid", "error")  # a grade whose student code never ran
 # What setup.sh installs from the course: the package and its known-good versions.
 COURSE_FILES = ("pyproject.toml", "README.md", "LICENSE", "constraints/known-good.txt")
 
@@ -47,10 +65,12 @@ def _course_files(root: Path) -> list[str]:
 
 def build(source: Path, out: Path, config: dict, root: Path) -> list[str]:
     """Write the bundle ``out`` (a zip) for the master ``source``; returns its names."""
+    from course_utils.grading.inputs import assignment
     from course_utils.grading.inputs.master import load_master
 
     master = load_master(source)  # refuses a notebook that is not a master
     config = {"master": f"master/{master.path.name}", **config}
+    catalog = assignment.course_catalog(root).to_json()
     names = []
     tmp = out.with_name(f".{out.name}.tmp")
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
@@ -63,7 +83,8 @@ def build(source: Path, out: Path, config: dict, root: Path) -> list[str]:
             names.append(name)
         z.write(master.path, config["master"])
         z.writestr(CONFIG, json.dumps(config, indent=1) + "\n")
-        names += [config["master"], CONFIG]
+        z.writestr(f"master/{assignment.CATALOG}", catalog)
+        names += [config["master"], CONFIG, f"master/{assignment.CATALOG}"]
         for rel in _course_files(root):
             z.write(root / rel, f"course/{rel}")
             names.append(f"course/{rel}")
@@ -97,8 +118,9 @@ def _failed(message: str, started: float) -> dict:
     }
 
 
-def _grade(root: Path, config: dict, work: Path) -> dict:
-    """Grade the submission with ``course grade``; returns its ``results.json``."""
+def _grade(root: Path, config: dict, work: Path) -> tuple[dict, bool]:
+    """Grade the submission with ``course grade``: its ``results.json``, and whether
+    the student's code ran (a grade that counts towards a submission limit)."""
     from course_utils.grading.batch import grader
     from course_utils.grading.sandbox import bubblewrap
 
@@ -119,24 +141,199 @@ def _grade(root: Path, config: dict, work: Path) -> dict:
         smoke=not config.get("full"), progress=False, unsafe_no_sandbox=bool(problem),
     )  # fmt: skip
     result = json.loads((work / "out" / STUDENT / "results.json").read_text())
+    record = json.loads((work / "out" / STUDENT / "grade.json").read_text())
+    hidden = {t["name"] for t in record["tests"] if t.get("hidden")}
+    shown = config.get("hidden_visibility", HIDDEN_VISIBILITY[0])
+    for test in result["tests"]:
+        if test["name"] in hidden:
+            test["visibility"] = shown
     where = "without the sandbox (" + problem + ")" if problem else "in the sandbox"
     result["output"] += f"\nGraded {where}, from {notebook.name}."
-    return result
+    return result, record["status"] not in NOT_COUNTED
+
+
+class MetadataError(Exception):
+    """``submission_metadata.json`` is missing or not what Gradescope documents."""
+
+
+@dataclass(frozen=True)
+class Previous:
+    """One of ``previous_submissions``: when, its score and its ``results.json``."""
+
+    at: _dt.datetime
+    score: float
+    results: dict
+
+    @property
+    def counted(self) -> bool:
+        """Graded (ours say so in ``extra_data``; any other counts, to be safe)."""
+        extra = self.results.get("extra_data")
+        return not (isinstance(extra, dict) and extra.get("counted") is False)
+
+
+def _time(value, where: str) -> _dt.datetime:
+    try:
+        at = _dt.datetime.fromisoformat(str(value))
+    except ValueError:
+        raise MetadataError(f"{where} is {value!r}, not a time") from None
+    return at if at.tzinfo else at.replace(tzinfo=_dt.UTC)
+
+
+def _score(entry: dict, where: str) -> float:
+    value = entry.get("score", entry.get("results", {}).get("score"))
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise MetadataError(f"{where}.score is {value!r}, not a number") from None
+
+
+def read_metadata(path: Path) -> tuple[_dt.datetime | None, list[Previous]]:
+    """(this submission's time, the earlier submissions in time order) from Gradescope's
+    ``submission_metadata.json``; :class:`MetadataError` when it is missing or malformed.
+    Earlier means submitted before ``created_at`` (a regrade of an old submission does
+    not count the ones that came after it)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise MetadataError(f"{path.name} is missing") from None
+    except (OSError, ValueError) as err:
+        raise MetadataError(f"{path.name} cannot be read: {err}") from None
+    if not isinstance(data, dict):
+        raise MetadataError(f"{path.name} is not a JSON object")
+    created = data.get("created_at")
+    created = _time(created, "created_at") if created is not None else None
+    entries = data.get("previous_submissions", [])
+    if not isinstance(entries, list):
+        raise MetadataError("previous_submissions is not a list")
+    previous = []
+    for i, entry in enumerate(entries):
+        where = f"previous_submissions[{i}]"
+        if not isinstance(entry, dict) or "submission_time" not in entry:
+            raise MetadataError(f"{where} has no submission_time")
+        results = entry.get("results")
+        results = results if isinstance(results, dict) else {}
+        at = _time(entry["submission_time"], f"{where}.submission_time")
+        if created is None or at < created:
+            previous.append(
+                Previous(at, _score(entry | {"results": results}, where), results)
+            )
+    return created, sorted(previous, key=lambda p: p.at)
+
+
+def _when(at: _dt.datetime) -> str:
+    return at.astimezone(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+@dataclass
+class Gate:
+    """What the submission limits say about this submission: ``held`` is the result to
+    give instead of grading it (the last graded submission's), ``note`` a line for a
+    graded one's output; ``checked`` is False when the metadata could not be read."""
+
+    held: dict | None = None
+    note: str = ""
+    graded_before: int = 0
+    checked: bool = True
+
+
+# The keys of a previous results.json that a repeated one keeps (Gradescope's format).
+KEPT = ("visibility", "stdout_visibility", "output_format", "test_output_format")
+KEPT += ("test_name_format",)
+
+
+def _repeat(last: Previous, why: str, started: float) -> dict:
+    """The last graded submission's results again, with why this one was not graded."""
+    before = last.results
+    tests = before.get("tests")
+    extra = before.get("extra_data")
+    return {k: before[k] for k in KEPT if k in before} | {
+        "score": last.score,
+        "execution_time": round(time.monotonic() - started, 2),
+        "output": (
+            f"Not graded: {why}.\nYour score stays {last.score:g}, from your last "
+            f"graded submission ({_when(last.at)}), whose results are repeated below: "
+            "Gradescope keeps the score of the latest submission.\n\n"
+            + str(before.get("output", ""))
+        ).strip(),
+        "tests": tests if isinstance(tests, list) else [],
+        "extra_data": (dict(extra) if isinstance(extra, dict) else {})
+        | {"counted": False, "repeats": last.at.isoformat()},
+    }
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def gate(root: Path, config: dict, started: float) -> Gate:
+    """Check ``max_submissions`` and ``min_interval_minutes`` against the metadata."""
+    most, gap = config.get("max_submissions"), config.get("min_interval_minutes")
+    if not most and not gap:
+        return Gate()
+    try:
+        created, previous = read_metadata(root / METADATA)
+    except MetadataError as err:
+        note = f"Submission limits not checked: {err}; none was applied."
+        return Gate(note=note, checked=False)
+    graded = [p for p in previous if p.counted]
+    last = graded[-1] if graded else None
+    if most and last and len(graded) >= most:
+        why = (
+            f"this assignment grades at most {_plural(most, 'submission')}, and "
+            f"{len(graded)} of yours have been graded"
+        )
+        return Gate(held=_repeat(last, why, started), graded_before=len(graded))
+    note = ""
+    if gap and last and created is None:
+        note = "The time since the last graded submission was not checked: the metadata has no created_at."
+    elif gap and last and created < last.at + _dt.timedelta(minutes=gap):
+        why = (
+            f"this assignment grades one submission every {gap:g} minutes; your last "
+            f"graded one was at {_when(last.at)}, so the next can be graded from "
+            f"{_when(last.at + _dt.timedelta(minutes=gap))}"
+        )
+        return Gate(held=_repeat(last, why, started), graded_before=len(graded))
+    return Gate(note=note, graded_before=len(graded))
+
+
+def _limits_note(config: dict, checked: Gate, counted: bool) -> str:
+    """The lines a submission that was not held gets about the limits."""
+    most = config.get("max_submissions")
+    notes = [checked.note] if checked.note else []
+    if most and checked.checked and counted:
+        notes.append(f"Graded submission {checked.graded_before + 1} of {most}.")
+    elif most and checked.checked:
+        notes.append(
+            f"This submission was not graded: it does not count towards the {most} allowed."
+        )
+    return "\n".join(notes)
 
 
 def run(root: Path) -> dict:
     """Gradescope's run: grade ``root/submission``, write ``root/results/results.json``."""
     started = time.monotonic()
+    config, checked, counted = {}, Gate(), False
     try:
         config = json.loads((root / "source" / CONFIG).read_text())
-        with tempfile.TemporaryDirectory(prefix="course-gradescope-") as work:
-            result = _grade(root, config, Path(work))
+        checked = gate(root, config, started)
+        if checked.held is not None:
+            result = checked.held
+        else:
+            with tempfile.TemporaryDirectory(prefix="course-gradescope-") as work:
+                result, counted = _grade(root, config, Path(work))
     except CourseError as err:
         result = _failed(f"Not graded: {err}", started)
     except Exception as err:  # the grader's own failure: still a results.json
         result = _failed(
             f"The autograder failed ({type(err).__name__}: {err})", started
         )
+    if checked.held is None:
+        note = _limits_note(config, checked, counted)
+        result["output"] = "\n".join(x for x in (result["output"], note) if x)
+        extra = result.get("extra_data")
+        result["extra_data"] = (extra if isinstance(extra, dict) else {}) | {
+            "counted": counted
+        }
     (root / "results").mkdir(exist_ok=True)
     tmp = root / "results" / ".results.json.tmp"
     tmp.write_text(json.dumps(result, indent=1))
@@ -155,11 +352,22 @@ def cmd_build(args) -> int:
         "memory_mb": args.memory,
         "full": args.full,
         "sandbox": "require" if args.require_sandbox else "auto",
+        "hidden_visibility": args.hidden_visibility,
+        "max_submissions": args.max_submissions,
+        "min_interval_minutes": args.min_interval,
     }
     names = build(Path(args.source), out, config, Path(args.root).resolve())
+    limits = [
+        f"at most {args.max_submissions} graded submissions"
+        if args.max_submissions
+        else "",
+        f"one every {args.min_interval:g} minutes" if args.min_interval else "",
+    ]
+    limits = " and ".join(x for x in limits if x) or "no submission limit"
     print(
-        f"wrote {out}: setup.sh, run_autograder, {names[2]}, {CONFIG} and "
-        f"{len(names) - 4} files of the course; upload it as the autograder "
+        f"wrote {out}: setup.sh, run_autograder, {names[2]}, {CONFIG}, {names[4]} and "
+        f"{len(names) - 5} files of the course; hidden tests {args.hidden_visibility}, "
+        f"{limits}; upload it as the autograder "
         "(docs/GRADING_DEPLOY.md: memory and CPU to choose)"
     )
     return 0

@@ -107,7 +107,14 @@ def test_the_bundle_holds_setup_run_autograder_the_master_and_the_course(bundle)
         "memory_mb": 1000.0,
         "full": False,
         "sandbox": "auto",
+        "hidden_visibility": "after_published",
+        "max_submissions": None,
+        "min_interval_minutes": None,
     }
+    catalog = json.loads(zipfile.ZipFile(bundle).read("master/course-notebooks.json"))
+    kinds = {e["name"]: e["kind"] for e in catalog["notebooks"]}
+    assert kinds["04_training_loop_exercises.ipynb"] == "exercises"
+    assert kinds["04_training_loop.ipynb"] == "lesson"
     for name in ("setup.sh", "run_autograder"):
         text = zipfile.ZipFile(bundle).read(name).decode()
         assert subprocess.run(["bash", "-n", "-c", text]).returncode == 0
