@@ -59,11 +59,11 @@ if importlib.util.find_spec("course_utils") is None:
 # %% tags=["parameters"]
 SMOKE = None  # None: follow COURSE_SMOKE; papermill: -p SMOKE True
 SIZES = {  # name: (full, smoke)
-    "rows": (256, 37),  # rows of the softmax input (not a multiple of the row block)
+    "rows": (250, 37),  # rows of the softmax input (not a multiple of the row block)
     "cols": (1000, 100),  # columns (not a power of two: the column block is masked)
     "block_rows": (8, 8),  # rows per Pallas program
     "batch": (4, 3),  # matrices in the vmapped batch
-    "mm": ((256, 384, 200), (100, 200, 72)),  # (M, K, N) of the tiled matmul: no block divides them
+    "mm": ((250, 380, 200), (100, 200, 72)),  # (M, K, N) of the tiled matmul: no block divides them
 }
 
 # %%
@@ -564,13 +564,15 @@ fig.tight_layout()
 # | level | on a CUDA GPU | on a TPU | size (order of magnitude) | who fills it |
 # |---|---|---|---|---|
 # | off-chip DRAM | HBM ("global memory", GMEM) | HBM | tens of GB per chip | the program's inputs and outputs live here |
-# | on-chip SRAM | shared memory (SMEM), per SM | VMEM, per TensorCore | up to 228 KB per H100 SM; MiB on a TPU core | Triton's compiler stages `tl.load`ed tiles; Pallas copies each `BlockSpec` block in and out |
+# | on-chip SRAM | shared memory (SMEM), per SM | VMEM, per TensorCore | up to 228 KB per H100 SM; 16 to 192 MiB per TPU core | Triton's compiler stages `tl.load`ed tiles; Pallas copies each `BlockSpec` block in and out |
 # | registers | each thread's registers | vector registers (VREGs) | 256 KB per H100 SM | the compiler, from the kernel's values (`acc`, `x`) |
 #
 # The sizes are orders of magnitude from the vendors' documentation (NVIDIA's for an H100 SM,
-# the Pallas TPU guide's "TPU and its memory spaces"), not measured here; what matters is the
-# ratio: the fast levels are thousands of times smaller than HBM, so a kernel can hold a tile
-# there, never a whole matrix. How much tiling saves is arithmetic, and the next cell does it
+# the TPU hardware reference of the Pallas docs for a TPU core), not measured here; what
+# matters is the ratio: the fast level is about a hundred (a TPU v5e core's 128 MiB of VMEM
+# against 16 GB of HBM) to hundreds of thousands of times (an H100 SM's 228 KB against 80 GB)
+# smaller than HBM, so a kernel holds a tile there, not the large matrices kernels are written
+# for. How much tiling saves is arithmetic, and the next cell does it
 # for this lesson's shapes: computing one output element at a time reads a row of `A` and a
 # column of `B` per element, while a tiled program reads a `BM × K` strip of `A` and a `K × BN`
 # strip of `B` once for the whole tile.
@@ -910,8 +912,9 @@ softmax_op_jax.defvjp(softmax_fwd_jax, softmax_bwd_jax)
 # backward pass (here the output `y`, in both); `softmax_backward_torch` and `softmax_bwd_jax`
 # compute the same formula. Two differences: PyTorch also needs the fake function, because
 # Dynamo traces with tensors that have a shape but no data, while JAX traces the `pallas_call`
-# itself, whose `out_shape` already says what comes out; and JAX's backward returns a tuple
-# with one cotangent per input, PyTorch's one gradient per input.
+# itself, whose `out_shape` already says what comes out; and JAX's backward must return a
+# tuple, one cotangent per input even when there is only one (hence `(...,)`), while PyTorch's
+# returns the gradient itself for a single input and a tuple only for several.
 
 # %% [markdown]
 # Now the proof that the frameworks' machinery works on the registered ops. In PyTorch:
@@ -1023,7 +1026,7 @@ else:
 # - Sometimes the code is not a kernel at all but host Python (a NumPy routine, a C library).
 # - **JAX**: `jax.pure_callback(fn, result_shape, *args, vmap_method=...)` calls host code from
 #   inside `jit`: the compiled program stops, copies the operands to the host, runs Python, and
-#   copies the result back. It has no derivative unless wrapped in `custom_vjp`.
+#   copies the result back. It has no derivative unless wrapped in `custom_vjp` (or `custom_jvp`).
 # - **PyTorch**: Dynamo *translates* NumPy calls into torch ops (no break); code it cannot trace
 #   (a C extension, or a function marked `torch.compiler.disable`) is a **graph break**: the
 #   graph ends, Python runs, a second graph starts. A `custom_op` around the host code keeps one
@@ -1156,9 +1159,12 @@ print(jax.make_jaxpr(lambda x: scores_jax(x, softmax_callback_jax))(x_jax[:4]).p
 # built-in op**, the tables' `time / ...` column, so above 1 the built-in op is faster (the
 # tables' `speed-up` column is its inverse). The one exception is section 6's
 # Triton-against-Pallas pair, timed only on a GPU, which divides by the Triton kernel's time.
-# The verdicts use that direction too, and the `claims.compact` prints them compactly: one line
-# per variant with its paired ratio, and the reason a verdict was not drawn (a contended
-# machine, say) once for all of them.
+# The verdicts that `claims.compact` prints use that direction too: one line per variant with
+# its paired ratio, and the reason a verdict was not drawn (a contended machine, say) once for
+# all of them. Section 6's verdict on the registered kernel-speed claim, drawn only where the
+# kernels compile, reads as the course's registry states that claim, the other way up (time of
+# the built-in op / time of the kernel, above 1 the kernel faster); its line names which
+# variant is faster, or which time it divides by which.
 #
 # The two numbers for one pair need not agree. The table's column divides the two medians; the
 # verdict line's "median" is the median of the paired ratios, each round's two times divided
@@ -1422,8 +1428,9 @@ else:
 #
 # **Popular claims vs what you measured.** The lesson tested one claim, that a hand-written
 # fused softmax kernel beats the framework's own softmax, once per kernel language (the
-# pairings of section 6). The table is built from the verdict objects of section 6: on a GPU a
-# judged verdict from the paired rounds, elsewhere the reason it was not judged.
+# pairings of section 6). The table is built from the verdict objects of section 6: for a
+# kernel that compiled, a verdict from the paired rounds; for one that ran interpreted (or
+# Triton absent), the reason it was not judged.
 
 # %%
 display(Markdown(
@@ -1512,9 +1519,9 @@ display(Markdown(
 # count matter more on a GPU than the number of arithmetic operations?</summary>
 # A softmax does a few operations per element, and a GPU does dozens of float32 arithmetic
 # operations in the time its memory delivers one float32 from HBM, so the time of each eager op
-# is the time of its memory traffic. Five ops that each read and write the array pay that
-# traffic several times (the count printed the factor for this input); one fused kernel pays
-# it once. A matrix product is the opposite case: `2·M·N·K` operations on `M·K + K·N` inputs,
+# is the time of its memory traffic. Five ops that each read the array (three of them also
+# write it) pay that traffic several times (the count printed the factor for this input); one
+# fused kernel pays it once. A matrix product is the opposite case: `2·M·N·K` operations on `M·K + K·N` inputs,
 # which is why its kernels are about reusing tiles from fast memory (section 3).
 # </details>
 #
