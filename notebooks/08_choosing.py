@@ -22,7 +22,8 @@
 # The source articles end with advice: a decision matrix, a decision tree, and speed claims
 # measured on someone else's hardware. This lesson puts each piece of advice next to the
 # evidence from lessons 01–07 and re-measures, on the machine you are using, every speed claim
-# that machine can test (and says why for the rest).
+# that machine can test (and says why for the rest; smoke mode leaves the slowest out and says
+# so too).
 #
 # **Learning objectives.** After this notebook you can
 # 1. read the articles' decision matrix and decision tree, and say which rows a measurement
@@ -106,7 +107,7 @@ print(env.report().line())
 # the effort.
 #
 # The last column of the table below does that sorting, and the "evidence" column points to the
-# lesson where you already saw the mechanism at work.
+# lessons where the mechanism is at work: 01–07, which you have seen, and 09–11, which come next.
 #
 # | dimension (source 001) | PyTorch | JAX | the article's advice | evidence in this course | measurable here? |
 # |---|---|---|---|---|---|
@@ -152,7 +153,9 @@ print(f"this notebook runs torch {torch.__version__}, jax {jax.__version__}, fla
       f"optax {version('optax')}")
 
 # %% [markdown]
-# Every number in this notebook belongs to these releases. Both frameworks change their compilers
+# Every number this notebook measures belongs to these releases; the result files the course
+# ships, set beside this run in sections 4 and 5, record the releases they ran on in their own
+# fingerprints (`docs/claims-results/`). Both frameworks change their compilers
 # and kernels from one release to the next, so a verdict you read here is a statement about this
 # line as much as about the machine; keep it next to any result you share.
 #
@@ -285,8 +288,9 @@ latency
 # Which was faster per call, judged by the course's one rule (the interval of the per-round
 # ratios, and only on a quiet machine). This is the article's own pairing, eager PyTorch against
 # compiled JAX, so it changes two things at once: read it as "what a user gets by default",
-# not as "which framework is faster". (Section 4's `batch1-latency` row is judged in the fair
-# pairing, `torch.compile` against `jax.jit`; section 4 prints both pairings side by side.)
+# not as "which framework is faster". (Section 4's `batch1-latency` row is judged, in full
+# mode, in the fair pairing, `torch.compile` against `jax.jit`; section 4 prints both pairings
+# side by side.)
 
 # %%
 per_call = claims.faster(latency, "PyTorch eager", "JAX jit")
@@ -317,10 +321,11 @@ print(claims.break_even(per_call, first.first_call_s, t_jax, t_torch))
 # %% [markdown]
 # The count uses the medians printed above, so it inherits their noise; treat it as an order of
 # magnitude, and when the line says it was not judged, as no more than a hint: the run could not
-# tell which variant is faster per call, and the count rests on that. It is the number to hold
-# against your own workload: a process that answers many
+# tell which variant is faster per call, and the count rests on that. When it is a number, it is
+# the number to hold against your own workload: a process that answers many
 # more requests than this before it exits gains from compiling, one that answers far fewer pays
-# more for the compilation than it saves. On a GPU the same formula applies, with all three times
+# more for the compilation than it saves; when it is "never", compiling does not pay for itself
+# at any number of requests on this machine. On a GPU the same formula applies, with all three times
 # measured there.
 #
 # The article's two claims about this workload ("after warm-up JAX answers faster", "the first
@@ -410,7 +415,8 @@ dynamic
 #
 # The fix: pad each request to the next multiple of `bucket` tokens and pass a mask that is
 # `True` for real tokens. The encoder ignores padded keys in attention and in the pooling,
-# so the logits equal the unpadded ones.
+# so the logits equal the unpadded ones to float32 rounding (the matrix products run over other
+# shapes, so the last bit can differ).
 
 # %%
 def pad_to_bucket(toks: np.ndarray, bucket: int) -> tuple[np.ndarray, np.ndarray]:
@@ -532,7 +538,8 @@ report
 # %% [markdown]
 # Read the table one row at a time, left to right: the claim in the article's words, the
 # `device` the claim was measured on, its `source`, what the article *stated*, what was *measured
-# here* (the median ratio with its interval and the number of rounds, then the workload), the
+# here* (the median with its interval and the number of samples `n`, then the workload: a ratio
+# over interleaved rounds for a speed-up claim, seconds over fresh first calls for `first-call`), the
 # *verdict*, and *why*, the sentence the rule wrote for that verdict. Rows marked *not testable
 # here* or *skipped in smoke mode* carry their reason in the last column instead of a
 # measurement. Which rows are measured, and on which device, depends on the machine running the
@@ -597,10 +604,12 @@ Markdown("\n".join(lines))
 
 # %% [markdown]
 # The last row is there on purpose: four of the guide's rows have no measurement behind them on
-# any machine. The tally of this run's verdicts counts measurements, not claims: `higher-order`
+# any machine. The tally of this run's verdicts counts benchmarks, not claims: `higher-order`
 # and `jax-2-5x` are two sentences of one article about one workload, measured in one pairing, so one
 # benchmark run judges both (against their different stated magnitudes), and counting it twice
-# would make one measurement look like two pieces of evidence. Then a note if the machine was
+# would make one measurement look like two pieces of evidence. A benchmark that was not testable
+# here or skipped in smoke mode measured nothing, so the first line also says how many
+# benchmarks measured something in this run. Then a note if the machine was
 # busy while it ran:
 
 # %%
@@ -608,8 +617,9 @@ measurements = {}  # one benchmark run judges several claims: (benchmark, device
 for o in report.outcomes:
     measurements.setdefault((BENCHMARKS[o.claim.id], o.device), []).append(o)
 tally = Counter(" / ".join(sorted({o.verdict for o in group})) for group in measurements.values())
-print(f"{len(report.outcomes)} claims, {len(measurements)} measurements; verdicts by measurement:",
-      ", ".join(f"{n} {v}" for v, n in tally.items()))
+measured_now = sum(any(o.samples for o in group) for group in measurements.values())
+print(f"{len(report.outcomes)} claims, {len(measurements)} benchmarks ({measured_now} measured in this run); "
+      "verdicts by benchmark:", ", ".join(f"{n} {v}" for v, n in tally.items()))
 for group in (g for g in measurements.values() if len(g) > 1):
     print("one measurement, counted once, judges", " and ".join(f"`{o.claim.id}` ({o.verdict})" for o in group))
 assert all(report.outcome(i).details.get("measured_by") for i in measured)  # sections 2-3, not re-run
@@ -653,8 +663,9 @@ for where, c in b1_runs:
 # the step a reader has to take for their own project, so here it is taken three times, for
 # three readers with different needs. Each reader's needs pick the branches of the tree that
 # apply; each branch names the claim it rests on; the claim's verdicts, read from this run's
-# report and from the shipped result files, decide whether the branch is taken. Nothing below
-# is typed in: every line is computed from the verdicts, so on another machine, or after a
+# report and from the shipped result files, decide whether the branch is taken. The readers and
+# their branches are typed in below; no decision is: every verdict, branch decision and bottom
+# line is computed from the runs, so on another machine, or after a
 # rerun on a quiet one, the same cells can reach a different choice.
 
 # %%
@@ -751,7 +762,8 @@ for reader, branches in PROFILES.items():
 # <details><summary>1. Why is batch-1 latency a good case for jit and a bad case for GPUs?</summary>
 # At batch 1 each operation does little arithmetic, so fixed per-operation costs (Python,
 # dispatch, kernel launches) dominate. jit removes the Python and dispatch per operation
-# (section 2 times what that is worth on this CPU). The GPU half is reasoning, not a measurement of this notebook:
+# (lesson 03 times the per-operation cost itself; section 2 here times eager PyTorch against
+# jitted JAX, which changes the framework as well). The GPU half is reasoning, not a measurement of this notebook:
 # an accelerator adds a kernel launch per operation (the `eager-launch` claim, which `course
 # claims` measures on a GPU only) and copies to and from the device, costs that a tiny workload
 # cannot amortise.
