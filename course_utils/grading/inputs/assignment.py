@@ -10,8 +10,9 @@ When none does, the notebook is compared with the course's other notebooks (the
 normalised fingerprints of its markdown and setup cells, which students rarely edit).
 :func:`check_assignment` raises :class:`WrongAssignment` ("this is the lesson 04
 exercise notebook (…); this assignment is the lesson 05 exercise notebook (…)"),
-unless the notebook shares more text with the master than with any other notebook:
-then it is this assignment's notebook with its exercise cells deleted, graded as usual.
+unless the notebook names no exercise at all and shares more text with the master than
+with any other notebook: then it is this assignment's notebook with its exercise and
+test cells deleted, graded as usual (every exercise ``missing``).
 
 The catalog is read from ``course-notebooks.json`` next to the master (the Gradescope
 bundle writes one, :func:`write_catalog`), else built from the course checkout that
@@ -230,8 +231,6 @@ def identify(master: Master, cells: list[dict]) -> str | None:
     shared = len(by_text.prints & mine) if by_text else 0
     if by_text and shared >= MIN_SHARED and shared > own:
         return f"this is {by_text.describe()}; this assignment is {this}"
-    if own:
-        return None  # this assignment's notebook, its exercise cells deleted
     expected = ", ".join(sorted(wanted)[:5]) + (", …" if len(wanted) > 5 else "")
     if ids:
         theirs = ", ".join(sorted(ids)[:5]) + (", …" if len(ids) > 5 else "")
@@ -239,6 +238,8 @@ def identify(master: Master, cells: list[dict]) -> str | None:
             f"this notebook's exercises ({theirs}) are not this assignment's; "
             f"this assignment is {this}, with exercises {expected}"
         )
+    if own:
+        return None  # this assignment's notebook, every exercise and test cell deleted
     return (
         "this notebook holds none of this assignment's exercise cells "
         f"(# EXERCISE: {expected}) and none of its text; this assignment is {this}"
