@@ -130,15 +130,21 @@ def test_run_autograder_grades_a_submission_as_course_grade_does(
     require_sandbox()
     student = "bob"  # right on the visible tests, wrong on a hidden one
     data = (graded_class.subs / f"{student}.ipynb").read_bytes()
-    result = _run(_layout(bundle, tmp_path / "autograder", {"hw.ipynb": data}))
+    root = _layout(bundle, tmp_path / "autograder", {"hw.ipynb": data})
+    _configured(root, hidden_visibility="after_due_date", max_submissions=3)
+    meta = {"created_at": CREATED, "previous_submissions": [_previous(45)]}
+    (root / "submission_metadata.json").write_text(json.dumps(meta))
+    result = _run(root)
     _check_format(result)
+    assert result["output"].endswith("Graded submission 2 of 3.")
+    assert result["extra_data"] == {"counted": True}
     record = graded(graded_class.out)[student]
     assert result["score"] == record["total"] == graded_class.expected[student][0]
     assert [t["score"] for t in result["tests"]] == [
         t["points"] for t in record["tests"]
     ]
     hidden = [t for t in result["tests"] if "hidden" in t["name"]]
-    assert hidden and all(t["visibility"] == "after_published" for t in hidden)
+    assert hidden and all(t["visibility"] == "after_due_date" for t in hidden)
     assert "SECRET_HIDDEN_ORACLE_7" not in json.dumps(result)
     assert "in the sandbox, from hw.ipynb" in result["output"]
 
@@ -199,3 +205,159 @@ def test_build_refuses_a_notebook_that_is_not_a_master(tmp_path, capsys):
     ]
     assert main(argv) == 2
     assert not (tmp_path / "a.zip").exists() and "not_json" in capsys.readouterr().err
+
+
+EX04 = ROOT / "exercises" / "04_training_loop_exercises.ipynb"
+
+
+def _configured(root: Path, **settings) -> Path:
+    """The layout's ``gradescope.json`` with ``settings``, as ``build``'s options write them."""
+    path = root / "source" / "gradescope.json"
+    path.write_text(json.dumps(json.loads(path.read_text()) | settings))
+    return root
+
+
+@pytest.mark.parametrize("shown", ["after_published", "after_due_date"])
+def test_hidden_tests_are_visible_when_the_bundle_says(bundle, tmp_path, shown):
+    """Another lesson's notebook: named, not counted, hidden tests at the chosen time."""
+    root = _layout(bundle, tmp_path / "autograder", {"04.ipynb": EX04.read_bytes()})
+    if shown != "after_published":  # the default needs no option
+        _configured(root, hidden_visibility=shown)
+    result = _run(root)
+    _check_format(result)
+    assert result["score"] == 0 and result["extra_data"] == {"counted": False}
+    assert result["output"].startswith(
+        "Status: invalid — wrong assignment: this is the lesson 04 exercise notebook "
+        "(04_training_loop_exercises.ipynb); this assignment is the exercise notebook "
+        "tiny_master.ipynb"
+    )
+    seen = {t["name"]: t["visibility"] for t in result["tests"]}
+    assert seen["square: hidden tests"] == seen["total: hidden tests"] == shown
+    assert seen["square: tests"] == "visible"
+
+
+def test_build_writes_the_visibility_and_the_limits(tmp_path, capsys):
+    out = tmp_path / "a.zip"
+    argv = ["gradescope", "build", "--source", str(MASTER), "--out", str(out)]
+    argv += ["--root", str(ROOT), "--hidden-visibility", "after_due_date"]
+    assert main([*argv, "--max-submissions", "3", "--min-interval", "30"]) == 0
+    config = json.loads(zipfile.ZipFile(out).read("gradescope.json"))
+    assert config["hidden_visibility"] == "after_due_date"
+    assert (config["max_submissions"], config["min_interval_minutes"]) == (3, 30.0)
+    assert "at most 3 graded submissions and one every 30 minutes" in (
+        capsys.readouterr().out
+    )
+    assert main([*argv, "--hidden-visibility", "hidden"]) == 2  # never shown: refused
+    assert main([*argv, "--max-submissions", "0"]) == 2
+
+
+# Limits: generated submission_metadata.json files (Gradescope's "Submission Metadata"
+# page: created_at, previous_submissions[submission_time, score, results]).
+CREATED = "2026-03-01T12:00:00.000000-08:00"
+GRADED = {"score": 3.0, "output": "Status: ok", "tests": [{"name": "t", "score": 3.0}]}
+FAKE = {"score": 5.0, "execution_time": 1, "output": "Status: ok — fresh", "tests": []}
+
+
+def _previous(minutes_before: float, results: dict | None = None) -> dict:
+    from datetime import datetime, timedelta
+
+    at = datetime.fromisoformat(CREATED) - timedelta(minutes=minutes_before)
+    results = GRADED if results is None else results
+    return {
+        "submission_time": at.isoformat(),
+        "score": results["score"],
+        "results": results,
+    }
+
+
+def _limited(tmp_path, monkeypatch, metadata, **limits) -> tuple[dict, list]:
+    """``run`` with ``limits`` and ``metadata`` (a dict, raw text, or None: no file);
+    grading itself is replaced by a stand-in that returns FAKE and notes the call."""
+    from course_utils.grading.integrations import gradescope
+
+    root = tmp_path / "autograder"
+    (root / "source").mkdir(parents=True)
+    (root / "source" / "gradescope.json").write_text(json.dumps(limits))
+    if metadata is not None:
+        text = metadata if isinstance(metadata, str) else json.dumps(metadata)
+        (root / "submission_metadata.json").write_text(text)
+    calls = []
+
+    def grade(root, config, work):
+        calls.append(config)
+        return dict(FAKE), True
+
+    monkeypatch.setattr(gradescope, "_grade", grade)
+    result = gradescope.run(root)
+    _check_format(result)
+    assert json.loads((root / "results" / "results.json").read_text()) == result
+    return result, calls
+
+
+def test_under_the_limit_it_grades_and_counts(tmp_path, monkeypatch):
+    ungraded = {"score": 0.0, "output": "x", "extra_data": {"counted": False}}
+    meta = {"created_at": CREATED, "previous_submissions": [
+        _previous(90), _previous(60, ungraded), _previous(-5),  # -5: after this one
+    ]}  # fmt: skip
+    result, calls = _limited(tmp_path, monkeypatch, meta, max_submissions=2)
+    assert len(calls) == 1 and result["score"] == 5.0
+    assert result["output"].endswith("Graded submission 2 of 2.")
+    assert result["extra_data"] == {"counted": True}
+
+
+def test_over_the_limit_it_keeps_the_last_graded_results(tmp_path, monkeypatch):
+    first = GRADED | {"score": 4.0}
+    meta = {"created_at": CREATED, "previous_submissions": [
+        _previous(90, first), _previous(60), _previous(30, {"score": 0.0,
+        "extra_data": {"counted": False}})]}  # fmt: skip
+    result, calls = _limited(tmp_path, monkeypatch, meta, max_submissions=2)
+    assert not calls  # not graded at all
+    assert result["score"] == 3.0 and result["tests"] == GRADED["tests"]  # the last
+    assert result["output"].startswith(
+        "Not graded: this assignment grades at most 2 submissions, and 2 of yours "
+        "have been graded.\nYour score stays 3, from your last graded submission "
+        "(2026-03-01 19:00 UTC)"
+    )
+    assert result["output"].endswith("Status: ok")  # the repeated results' own output
+    assert result["extra_data"]["counted"] is False
+
+
+def test_too_soon_after_the_last_graded_one_it_keeps_its_results(tmp_path, monkeypatch):
+    meta = {"created_at": CREATED, "previous_submissions": [_previous(10)]}
+    result, calls = _limited(tmp_path, monkeypatch, meta, min_interval_minutes=30)
+    assert not calls and result["score"] == 3.0
+    assert result["output"].startswith(
+        "Not graded: this assignment grades one submission every 30 minutes; your "
+        "last graded one was at 2026-03-01 19:50 UTC, so the next can be graded from "
+        "2026-03-01 20:20 UTC."
+    )
+    meta = {"created_at": CREATED, "previous_submissions": [_previous(31)]}
+    result, calls = _limited(tmp_path / "b", monkeypatch, meta, min_interval_minutes=30)
+    assert len(calls) == 1 and result["score"] == 5.0
+
+
+@pytest.mark.parametrize(
+    "metadata, why",
+    [
+        (None, "submission_metadata.json is missing"),
+        ("{not json", "submission_metadata.json cannot be read"),
+        (
+            {"previous_submissions": [{"score": 1}]},
+            "previous_submissions[0] has no submission_time",
+        ),
+        (
+            {"created_at": "noon", "previous_submissions": []},
+            "created_at is 'noon', not a time",
+        ),
+        ({"previous_submissions": {}}, "previous_submissions is not a list"),
+    ],
+)
+def test_missing_or_malformed_metadata_grades_and_says_so(
+    tmp_path, monkeypatch, metadata, why
+):
+    result, calls = _limited(
+        tmp_path, monkeypatch, metadata, max_submissions=1, min_interval_minutes=30
+    )
+    assert len(calls) == 1 and result["score"] == 5.0
+    assert f"\nSubmission limits not checked: {why}" in result["output"]
+    assert result["output"].endswith("; none was applied.")
