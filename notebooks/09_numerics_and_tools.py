@@ -165,8 +165,8 @@ print(f"bfloat16's epsilon is {eps['bfloat16'] / eps['float16']:g} times float16
 # exponent: 3.39e38 against 3.40e38, the difference being the mantissa bits it lacks, so
 # float32's very largest values round to infinity in bfloat16), while float16 stops at 65,504
 # and its smallest normal is about 6e-5. bfloat16's epsilon is 2⁻⁷:
-# any number is stored with a relative rounding error up to 2⁻⁸ ≈ 0.4 %. The line under the
-# table divides the epsilons: bfloat16 rounds 2³ = 8 times coarser than float16 (7 mantissa bits
+# any number in the normal range is stored with a relative rounding error up to 2⁻⁸ ≈ 0.4 %.
+# The line under the table divides the epsilons: bfloat16 rounds 2³ = 8 times coarser than float16 (7 mantissa bits
 # against 10) and 2¹⁶ times coarser than float32 (against 23).
 #
 # The consequences, in one cell per framework: 70,000 is infinity in float16 and fine in
@@ -687,46 +687,52 @@ g16_jax = {scale: fc1_grad_jax(jnp.float16, scale) for scale in (1.0, 2.0**16)}
 # %%
 assert_close(g32_torch, g32_jax, rtol=1e-4, atol=1e-6, name="float32 fc1 gradient")
 tiny16 = float(np.finfo(np.float16).tiny)
-nonzero = g32_torch != 0
-rows = [f"| float32 entries below float16's smallest normal | {np.mean(np.abs(g32_torch[nonzero]) < tiny16):.1%} "
-        f"| {np.mean(np.abs(g32_jax[g32_jax != 0]) < tiny16):.1%} |"]
-small = {"PyTorch": (np.abs(g32_torch) < tiny16) & nonzero, "JAX": (np.abs(g32_jax) < tiny16) & (g32_jax != 0)}
-F16 = {}  # (framework, scale): (share that became 0, median relative error of the small entries)
-for fw, g16s, g32 in [("PyTorch", g16_torch, g32_torch), ("JAX", g16_jax, g32_jax)]:
+g32s = {"PyTorch": g32_torch, "JAX": g32_jax}
+n_nonzero = {fw: int((g32 != 0).sum()) for fw, g32 in g32s.items()}
+small = {fw: (np.abs(g32) < tiny16) & (g32 != 0) for fw, g32 in g32s.items()}
+F16 = {}  # (framework, scale): (entries that became 0, median relative error of the small entries)
+for fw, g16s in [("PyTorch", g16_torch), ("JAX", g16_jax)]:
     for scale, g16 in g16s.items():
-        err = np.abs(g16 - g32)[small[fw]] / np.abs(g32)[small[fw]]
-        F16[fw, scale] = np.mean(g16[g32 != 0] == 0), np.median(err) if err.size else float("nan")
+        err = np.abs(g16 - g32s[fw])[small[fw]] / np.abs(g32s[fw])[small[fw]]
+        F16[fw, scale] = int(np.sum(g16[g32s[fw] != 0] == 0)), np.median(err) if err.size else float("nan")
+rows = ["| float32 entries below float16's smallest normal | "  # shares to 2 digits: 0 % means none
+        + " | ".join(f"{100 * small[fw].sum() / n_nonzero[fw]:.2g} %" for fw in g32s) + " |"]
 for scale in g16_torch:
-    (z_t, e_t), (z_j, e_j) = F16["PyTorch", scale], F16["JAX", scale]
-    rows += [f"| became 0 in float16, loss × {scale:g} | {z_t:.1%} | {z_j:.1%} |",
-             f"| median relative error of the small ones, loss × {scale:g} | {e_t:.1e} | {e_j:.1e} |"]
+    rows += [f"| became 0 in float16, loss × {scale:g} | "
+             + " | ".join(f"{100 * F16[fw, scale][0] / n_nonzero[fw]:.2g} %" for fw in g32s) + " |",
+             f"| median relative error of the small ones, loss × {scale:g} | "
+             + " | ".join(f"{F16[fw, scale][1]:.1e}" for fw in g32s) + " |"]
 display(Markdown("| fc1 gradient entries | PyTorch | JAX |\n|---|---:|---:|\n" + "\n".join(rows)))
 
 # %%
-for fw, g32 in [("PyTorch", g32_torch), ("JAX", g32_jax)]:
+for fw, g32 in g32s.items():
     (z1, e1), (z2, e2) = F16[fw, 1.0], F16[fw, 2.0**16]
-    lifted = np.mean(np.abs(g32[small[fw]]) >= 2.0**-30) if small[fw].any() else float("nan")
+    n_small, n_lifted = int(small[fw].sum()), int(np.sum(np.abs(g32[small[fw]]) >= 2.0**-30))
     cost = f"the subnormals cost {e1 - e2:.1e} of it" if e1 > e2 else "scaling did not lower it"
-    print(f"{fw}: lost to 0: {z1:.1%} unscaled, {z2:.1%} scaled; small entries' median relative error "
-          f"{e1:.1e} unscaled, {e2:.1e} scaled: {cost} ({lifted:.0%} of them normal float16 once scaled)")
+    print(f"{fw}: lost to 0: {z1:,} unscaled, {z2:,} scaled, of {n_nonzero[fw]:,} nonzero entries; "
+          f"the {n_small:,} small ones' median relative error {e1:.1e} unscaled, {e2:.1e} scaled: {cost} "
+          f"({n_lifted:,} of them normal float16 once scaled)")
 
 # %% [markdown]
 # The first row of the table is the float32 gradient itself: the share of its entries that
 # float16 can only hold as subnormals or not at all. The next rows are what float16 made of
 # them, without and with scaling: the share of entries lost outright, and the median relative
-# error of the small ones (those below the smallest normal in float32). That error has two
-# parts: the bits a subnormal lacks, and float16's rounding in the rest of the pass (the
+# error of the small ones (the entries whose float32 value lies below float16's smallest
+# normal). That error has two parts: the bits a subnormal lacks, and float16's rounding in the rest of the pass (the
 # activations, the products), which every entry carries, small or not. Multiplying the loss by
 # 2¹⁶ moves every gradient up by 16 powers of two, which lifts every entry above 2⁻³⁰ ≈ 1e-9
 # out of the subnormal range (too large a scale overflows instead: `GradScaler` then skips the
-# step and halves the scale), so the scaled rows keep only the second part. What the small
-# gradients lose to the subnormals is therefore the difference between the unscaled and the
-# scaled rows; the lines under the table compute it for this run, and say which share of the
-# small entries scaling made normal. Read their "lost to 0" numbers first: where the unscaled
-# one is 0 %, float16 still held every small entry, with fewer bits, so the subnormals' damage
-# in this run is precision, not zeros; where it is above 0 %, those entries' updates were lost
-# outright, the failure `GradScaler` exists to prevent. That difference, however large it came out here, is the
-# whole case for loss scaling, and `GradScaler` applies it on every step, with a scale it adjusts.
+# step and halves the scale), so for the entries it lifts the scaled rows keep only the second
+# part. What the small gradients lose to the subnormals is therefore the difference between the
+# unscaled and the scaled rows; the lines under the table compute it for this run, and count how
+# many of the small entries scaling made normal (where that is fewer than all of them, the rest
+# still sit in the subnormals, or below, after scaling). Read their "lost to 0" counts first:
+# where the unscaled count is 0, float16 still held every small entry, with fewer bits, so the
+# subnormals' damage in this run is precision, not zeros; where it is above 0, those entries'
+# updates were lost outright, the failure `GradScaler` exists to prevent (the table prints its
+# shares to two significant digits, so a share shows as 0 % only when no entry is in it). That
+# difference, however large it came out here, is the whole case for loss scaling, and
+# `GradScaler` applies it on every step, with a scale it adjusts.
 #
 # The table measures one moment, the last batch of this run (full mode trains ten times as
 # many steps as smoke mode); it does not follow the share over training. The usual pattern is
@@ -818,8 +824,8 @@ print("bfloat16 instructions: " + ("unknown (no /proc/cpuinfo: not Linux)" if BF
 # set its own vectorised CPU kernels were dispatched for (`DEFAULT`, `AVX2`, `AVX512`, ...), a
 # coarser label: its matmuls go through oneDNN or a BLAS library, which inspects the processor
 # itself and uses bfloat16 instructions where it finds them. XLA's CPU backend makes its own
-# choices (and hands matmuls to YNNPACK, section 2 shows), so a flag being present says a
-# bfloat16 kernel *can* exist on this machine, not that either framework used one for this
+# choices (and hands some of the matmuls to YNNPACK, section 2 shows), so a flag being
+# present says a bfloat16 kernel *can* exist on this machine, not that either framework used one for this
 # model. That is why the timing cell measures instead of inferring from the flags, and why its
 # last line repeats them next to the result.
 
@@ -1211,13 +1217,14 @@ display(Markdown("| FLOPs | analytic (matmuls) | `FlopCounterMode` | `cost_analy
 #   `checkify` returns the error as a value from inside `jit`. PyTorch's
 #   `torch.autograd.detect_anomaly()` names the backward op that produced a NaN, with the
 #   forward line that created it.
-# - Printing: inside `jit`, `print` runs once at trace time; `jax.debug.print` runs every call
-#   (and `jax.debug.breakpoint()` stops there, a debugger inside compiled code). Under
+# - Printing: inside `jit`, `print` runs at trace time only (once per trace);
+#   `jax.debug.print` runs every call (and `jax.debug.breakpoint()` stops there, a debugger inside compiled code). Under
 #   `torch.compile`, a `print` is a graph break: Dynamo compiles the code before and after it as
 #   two graphs and runs the `print` in Python.
 # - Indexing out of bounds: JAX clamps indexed reads and drops indexed writes silently (no
 #   exceptions inside compiled code; `jnp.take` fills with NaN instead); PyTorch raises
-#   `IndexError`.
+#   `IndexError` (on a GPU, an index tensor past the end fails inside the kernel instead, as
+#   a device-side assert, a `RuntimeError`).
 # - Errors: a Python `if` on a traced value is a `TracerBoolConversionError` (a
 #   `ConcretizationTypeError`); a data-dependent `if` under `torch.compile(fullgraph=True)` is an
 #   `Unsupported` error from Dynamo. Each is fixed by saying the branch as data (`where`, `cond`).
@@ -1706,7 +1713,8 @@ assert_close(dropped_torch, dropped_jax, rtol=0, atol=0)
 # randomness, DataLoader workers included (`generator=` and `worker_init_fn`). PyTorch's
 # reproducibility notes warn that deterministic operations are often slower than
 # nondeterministic ones; how much slower depends on the GPU and the ops, and this lesson
-# measures it nowhere (a CPU run has no atomics to give up), so the default that neither
+# measures it nowhere (on a CPU the switch changes only a few ops, such as `index_put_` with
+# `accumulate=True`, none of which this lesson's steps call), so the default that neither
 # framework turns it on is the frameworks' choice, reported here, not a cost measured here.
 #
 # Keys under sharding: `jax_threefry_partitionable` decides how `jax.random` generates a large
@@ -1891,9 +1899,9 @@ display(Markdown(
 #   returned the last element).
 # - *"The same seed gives the same random numbers in both frameworks."* Different generators;
 #   share the masks, not the seeds (4.1).
-# - *"A NaN in the gradient means a NaN in the loss."* The norm of a zero vector has a
-#   finite value and a NaN gradient; only a check on the gradient, or `detect_anomaly` /
-#   `debug_nans`, finds it (3.1).
+# - *"A NaN in the gradient means a NaN in the loss."* The norm written as `sqrt(sum(z²))`
+#   (and `jnp.linalg.norm`, written the same way) has a finite value at a zero vector and a NaN
+#   gradient; only a check on the gradient, or `detect_anomaly` / `debug_nans`, finds it (3.1).
 # - *"A profile with more rows is a slower program."* Eager PyTorch's trace lists every operator
 #   (and nested ones) while JAX's lists fused ops; the number of rows says how the work was cut
 #   up, and the profiler's own cost, which section 2 timed per step, comes on top of both.
