@@ -99,7 +99,7 @@ SIZES = {  # name: (full, smoke)
     "sample_chars": (300, 40),  # characters sampled from each trained model
     "k_steps": (4, 2),  # training steps per timed call in section 5
     "target_s": (1.0, 0.1),  # seconds of timing per variant in section 5
-    "scale_steps": (8, 4),  # steps of each sharded run in sections 6 and 7 (float32 drift grows after ~10)
+    "scale_steps": (8, 4),  # steps of each sharded run in sections 6 and 7 (short: float32 drift grows with steps)
     "scale_batch": (16, 8),  # sequences per step there (split over 8 devices or 2 ranks)
     "n_procs": (2, 2),  # PyTorch processes started by torchrun
     "launch_timeout": (300, 180),  # seconds before the torchrun launch is stopped
@@ -322,8 +322,9 @@ print({k: v for k, v in shapes_jax.items() if "qkv" in k or "tok_emb" in k})
 
 # %%
 assert sum(p.numel() for p in model_torch.parameters()) == sum(a.size for a in jax.tree.leaves(params_jax))
-print(f"same parameter count; PyTorch keeps {len(shapes_torch)} tensors, NNX {len(shapes_jax)} "
-      f"stacked arrays ({cfg.n_layers} layers on axis 0)")
+n_stacked = sum(name.startswith("blocks/") for name in shapes_jax)  # the scanned block's arrays
+print(f"same parameter count; PyTorch keeps {len(shapes_torch)} tensors, NNX {len(shapes_jax)} arrays, "
+      f"{n_stacked} of them stacked ({cfg.n_layers} layers on axis 0)")
 
 # %% [markdown]
 # The same number of parameters, arranged differently: PyTorch has one `qkv` weight per
@@ -466,8 +467,9 @@ print(f"logits: max |PyTorch - JAX| = {np.abs(np.asarray(logits_jax) - logits_to
 
 # %% [markdown]
 # Equal logits to float32 rounding. Now the loss and the gradient of every parameter. The
-# JAX side uses the pure loss from `course_utils.gpt.train` (the one every later section
-# compiles, on one device or eight): a function of the parameter pytree, which
+# JAX side uses the pure loss from `course_utils.gpt.train` (the one section 4's validation
+# and the training steps of sections 5 to 7 compile, on one device or eight; section 3.2
+# writes a step with the loss spelled out): a function of the parameter pytree, which
 # `jax.value_and_grad` differentiates.
 #
 # "Float32 rounding" needs a precision setting to mean anything: on GPUs and TPUs, JAX's
@@ -1046,9 +1048,9 @@ print(f"{n_cached} cached steps = {n_cached} uncached steps, in PyTorch and in J
 # ### 4.2 One compiled decode loop, and what the cache buys
 #
 # `gpt.sample.nnx_generate` calls a jitted decode step once per token from Python, and every
-# call pays JAX's dispatch: the arguments' pytree flattened, the compiled program looked up in
-# `jax.jit`'s cache and launched, the result brought back to pick the next token in
-# NumPy-land. PyTorch's eager loop pays its own per-operation overhead instead. The JAX idiom for a loop whose length is known
+# call pays JAX's dispatch: the model and the arguments flattened into a pytree, the compiled
+# program looked up in `jax.jit`'s cache and launched, then a second small JAX call that
+# picks the token, which comes back to NumPy to extend the context. PyTorch's eager loop pays its own per-operation overhead instead. The JAX idiom for a loop whose length is known
 # is to compile the loop itself: `jax.lax.fori_loop` inside one `jax.jit`, the KV cache and the
 # token buffer as its carry, so the program runs every step without returning to Python. Here
 # is `gpt.sample.nnx_generate_compiled`'s core, the prompt once and then the loop:
@@ -1393,8 +1395,9 @@ print("all four attentions agree within 1e-5 on", qkv_np.shape[1:], "(batch, hea
 # arguments than the hand-written ones need to be told: `is_causal=True` replaces the mask,
 # the scale `1/√head_dim` is their default, and neither returns the attention weights, which is
 # the point (a function that returned them would have to store them). A model that needs the
-# weights, to plot them or to add a bias such as ALiBi, passes a mask or a bias argument, and
-# the library falls back to a kernel that can take it. Each variant computes one
+# weights, to plot them, computes them by hand as section 2's attention does; one that adds a
+# bias such as ALiBi passes it in (`attn_mask=` in PyTorch, `bias=` in JAX), and the library
+# picks a kernel that accepts it. Each variant computes one
 # attention over the same inputs; the PyTorch pair runs eagerly, as the model's attention does
 # in the eager variants above, and the JAX pair jitted:
 
@@ -1487,8 +1490,8 @@ print(f"parameters + AdamW state: JAX {memory.format_bytes(state_bytes)}, PyTorc
 # this machine's cores, enough to run every collective a GPU pod would, though not to make
 # anything faster). The line below the next cell says which. The PyTorch ranks are two
 # processes talking over gloo: two ranks keep the launch light. The model is section 3's
-# configuration with fresh weights, so the one-device JAX run below can reuse section 3's
-# compiled `jit_step`.
+# configuration with fresh weights, so the one-device JAX run below can call section 3's
+# `jit_step`, which reuses a compiled program where the batch has a shape it has seen.
 
 # %%
 import tempfile
@@ -1508,12 +1511,14 @@ scale_batches = list(zip(scale_x.astype(np.int32), scale_y.astype(np.int32), str
 
 # %% [markdown]
 # The JAX reference is section 3's `jit_step`: the pure step from `course_utils.gpt.train`,
-# jitted for one device, with the same structure and shapes. It runs on the first of the mesh
+# jitted for one device, with the same structure; its batches have `scale_batch` rows, equal
+# to section 3's `batch` in smoke mode and half of it in a full run (the line below the cell
+# prints both), where the new shape compiles the step once more. It runs on the first of the mesh
 # devices, so every layout is compared on one kind of device, and it donates its inputs, so it
 # gets copies. Where the first mesh device is JAX's default device (a CPU, or a machine with
 # eight accelerators), the copies stay *uncommitted*, as section 3's inputs were, and
-# `jit_step` reuses the program it has: the count printed with the losses says how many
-# compilations the run needed. `jax.device_put(x, device)` *commits* an array to its device,
+# `jit_step` reuses the program it has for inputs of that shape: the count printed with the
+# losses says how many compilations the run needed. `jax.device_put(x, device)` *commits* an array to its device,
 # and `jax.jit` keys its programs on where their inputs are committed, so committed copies
 # would compile the same step again; that is what happens where the mesh's devices are not
 # JAX's default (a one-GPU runtime, whose mesh is eight simulated CPUs). `jax_split` separates the new model's structure
@@ -1531,10 +1536,12 @@ one_device = state_one if on_default else jax.device_put(state_one, DEVICES[0]) 
 compiles_before = timing.CompileCounter.snapshot()
 *_, losses_one_jax = gpt.train.jax_run(jit_step, *one_device, scale_batches)
 print("one device:", np.round(losses_one_jax, 4),
-      f"({timing.CompileCounter.delta(compiles_before)} compilation(s) in the run)")
+      f"({timing.CompileCounter.delta(compiles_before)} compilation(s) in the run; batches of "
+      f"{S.scale_batch} rows, section 3's of {S.batch})")
 
 # %% [markdown]
-# Now data parallel on all eight devices, then tensor parallel on a `2 × 4` mesh: two
+# Now data parallel on all eight devices, FSDP on the same eight, then tensor parallel on a
+# `2 × 4` mesh: two
 # data-parallel groups of four devices, each group sharing every layer. For each layout,
 # `gpt.shard.state_shardings` gives every parameter a `NamedSharding` from the rules printed
 # below (the first rule whose pattern matches the parameter's path; a parameter no rule matches
@@ -1544,7 +1551,7 @@ print("one device:", np.round(losses_one_jax, 4),
 # only the shardings differ.
 
 # %%
-# JAX: data parallel (8 devices), then tensor parallel (2 x 4)
+# JAX: data parallel (8 devices), FSDP (8 devices), then tensor parallel (2 x 4)
 print("tensor-parallel rules (path pattern, spec of one layer's axes):", *gpt.shard.TP_RULES, sep="\n  ")
 layouts_jax = {"data parallel, 8": (gpt.shard.mesh((8,), ("data",)), ()),
                "FSDP, 8": (gpt.shard.mesh((8,), ("data",)), gpt.shard.FSDP_RULES),
@@ -1690,8 +1697,8 @@ for name, (got, ref) in scale_table.items():
 # tolerance of 1e-5 at every step: what is left is float32 rounding, because a sum split over
 # devices or ranks is added in another order (a run can even land on exactly the same bits
 # when its partial sums happen to round alike). The runs are kept short on purpose: the same
-# amplification that separates the two frameworks in section 3 would, after a few dozen
-# steps, carry these rounding differences above any fixed tolerance; the float64 control of
+# amplification that separates the two frameworks in section 3 could, over a longer run,
+# carry these rounding differences past this tolerance; the float64 control of
 # section 3 is the way to tell such drift from a bug in a longer run. A wrong layout, such as a batch summed instead
 # of averaged or a shard applied twice, moves the loss by a fraction of itself, and the cell
 # fails.
@@ -2084,8 +2091,9 @@ for name, rows_ in (("PyTorch", samples_torch), ("JAX", samples_jax)):
 # - *"A KV cache always makes sampling faster."* It removes work that grows with the context;
 #   on a tiny model and a short context the fixed costs can weigh as much as that work, and
 #   section 4.2 measures what it gained here.
-# - *"Fused attention is faster everywhere."* Its kernels are written for GPUs and TPUs; on
-#   a CPU one library may fall back to the same operations (section 5.1).
+# - *"Fused attention is faster everywhere."* Its fastest kernels are written for GPUs and
+#   TPUs; on a CPU, JAX's call lowers to the same kind of XLA operations as the hand-written
+#   attention, while PyTorch's has a C++ kernel of its own (section 5.1 times both pairs).
 # - *"Porting needs the source framework at inference time."* The converted NNX model is an
 #   ordinary NNX model; PyTorch is needed only to read the weights once (section 8).
 #
@@ -2119,8 +2127,8 @@ for name, rows_ in (("PyTorch", samples_torch), ("JAX", samples_jax)):
 # the gradient, before the moments) would be a different optimiser.
 # </details>
 #
-# <details><summary>5. Why can the two trained models' samples differ while the ported models'
-# samples are equal?</summary>
+# <details><summary>5. Why can the two trained models' samples differ while a ported model's
+# samples agree with its source's up to near-ties?</summary>
 # The trained models hold slightly different weights (float32 drift over the training steps), so
 # one draw can fall on different sides of a cumulative-probability boundary, and the texts part.
 # A ported model holds the same weights as its source, so its logits differ from the source's
