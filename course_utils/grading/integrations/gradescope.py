@@ -278,14 +278,18 @@ def gate(root: Path, config: dict, started: float) -> Gate:
     graded = [p for p in previous if p.counted]
     last = graded[-1] if graded else None
     if most and last and len(graded) >= most:
+        have = "has" if len(graded) == 1 else "have"
         why = (
             f"this assignment grades at most {_plural(most, 'submission')}, and "
-            f"{len(graded)} of yours have been graded"
+            f"{len(graded)} of yours {have} been graded"
         )
         return Gate(held=_repeat(last, why, started), graded_before=len(graded))
     note = ""
     if gap and last and created is None:
-        note = "The time since the last graded submission was not checked: the metadata has no created_at."
+        note = (
+            "The time since the last graded submission was not checked: "
+            "the metadata has no created_at."
+        )
     elif gap and last and created < last.at + _dt.timedelta(minutes=gap):
         why = (
             f"this assignment grades one submission every {gap:g} minutes; your last "

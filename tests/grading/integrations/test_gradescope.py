@@ -334,6 +334,11 @@ def test_too_soon_after_the_last_graded_one_it_keeps_its_results(tmp_path, monke
     meta = {"created_at": CREATED, "previous_submissions": [_previous(31)]}
     result, calls = _limited(tmp_path / "b", monkeypatch, meta, min_interval_minutes=30)
     assert len(calls) == 1 and result["score"] == 5.0
+    del meta["created_at"]  # the time cannot be checked: graded, and said so
+    result, calls = _limited(tmp_path / "c", monkeypatch, meta, min_interval_minutes=30)
+    assert len(calls) == 1 and result["output"].endswith(
+        "not checked: the metadata has no created_at."
+    )
 
 
 @pytest.mark.parametrize(
