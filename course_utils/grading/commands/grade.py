@@ -17,7 +17,7 @@ course grade merge SHARD_DIR... --out DIR
 {verbs}
 
 SUBMISSIONS holds one .ipynb per student, or one sub-folder per student. A folder
-literally named 'merge' (or 'report', 'export', 'manual') is graded when written
+literally named 'merge' (or 'report', 'export', 'manual', 'similarity') is graded when written
 as ./merge."""
 
 

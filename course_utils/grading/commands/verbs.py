@@ -11,13 +11,15 @@ import argparse
 from pathlib import Path
 
 from course_utils.errors import CourseError
+from course_utils.grading.commands import similarity
 from course_utils.tooling.args import number
 
-VERBS = ("report", "export", "manual")
-HELP = """\
+VERBS = ("report", "export", "manual", "similarity")
+HELP = f"""\
 course grade report DIR
 course grade export DIR --format canvas|moodle|csv --roster roster.csv [--per-exercise]
 course grade manual DIR manual.csv
+{similarity.HELP}
 course grade SUBMISSIONS --source NB --out DIR --only EXERCISE | --student ID
 course grade slurm SUBMISSIONS --source NB --out DIR --tasks N [--partition P]"""
 
@@ -49,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
         from course_utils.grading.integrations import gradebook
 
         return gradebook.run(folder, args)
+    if args.submissions == "similarity":
+        return similarity.run(args)
     if args.submissions == "manual":
         folder, table = _one_folder(args, "manual", extra=1)
         from course_utils.grading.policy import adjust
@@ -90,6 +94,7 @@ def add_options(g) -> None:
         "--only", metavar="EXERCISE", help="regrade one exercise for the class"
     )
     g.add_argument("--student", metavar="ID", help="regrade one student")
+    similarity.add_options(g)
     g.add_argument(
         "--deadline",
         metavar="ISO",
