@@ -11,8 +11,8 @@ imports only its own layer and the layers below it (``tests/grading/test_layers.
   from outside (``names``), the master (``master``) and the submissions matched to it
   (``submissions``)
 - ``records/``: what a run leaves behind: sealed ``grade.json`` records (``keyed``), the
-  report folder and class tables (``store``), what they say (``analytics``) and the class
-  report (``classreport``)
+  report folder and class tables (``store``), what they say (``analytics``), the class
+  report (``classreport``) and the similarity report (``similarity``)
 - ``policy/``: points from the kernel's replies (``scoring``), the flags column
   (``flags``), the files handed back with hidden tests redacted (``feedback``), the late
   policy (``late``) and late and manual grades applied to records (``adjust``)
@@ -22,7 +22,7 @@ imports only its own layer and the layers below it (``tests/grading/test_layers.
   (``gradescope``), GitHub Classroom (``classroom``), an LMS gradebook (``gradebook``),
   the student-facing release (``release``), and the files they run (``templates/``)
 - ``commands/``: the commands' arguments and entry points: ``grade`` (``grade``,
-  ``grade merge``, ``check``), ``grade``'s class-level verbs (``verbs``) and ``deploy``
+  ``grade merge``, ``check``), ``grade``'s class-level verbs (``verbs``, ``similarity``) and ``deploy``
   (``grade slurm``, ``release``, ``gradescope build``)
 
 At the root, ``classroom`` is the old path of ``integrations/classroom``, which workflows

@@ -6,5 +6,6 @@ the work happens in the layers below, imported when a command runs.
 - ``grade``: the ``grade``, ``grade merge`` and ``check`` commands' arguments and entry
   points
 - ``verbs``: ``grade``'s class-level verbs (``report``, ``export``, ``manual``) and options
+- ``similarity``: the arguments of ``grade similarity``
 - ``deploy``: the arguments of ``grade slurm``, ``release`` and ``gradescope build``
 """

@@ -6,4 +6,6 @@ Imports ``inputs`` (and the layers below it), never the policy that fills the re
 - ``store``: the report folder, the class tables and shard merging
 - ``analytics``: what a class's records say: pass shares, failure groups, flags, resources
 - ``classreport``: ``grade report``: the class report (HTML, Markdown, PNG figures)
+- ``similarity``: ``grade similarity``: how alike the class's solution cells are
+  (ranked pairs, CSV and HTML; evidence for a person, never a grade)
 """
