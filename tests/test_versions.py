@@ -11,6 +11,7 @@ import pytest
 import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
 CONSTRAINTS = ROOT / "constraints"
@@ -59,6 +60,16 @@ def test_floors_file_matches_pyproject():
         r for r in generate.requirements(pyproject) if Requirement(r).name == "torch"
     )
     assert meta["torch"] == next(iter(Requirement(torch_floor).specifier)).version
+
+
+def test_the_floors_pytest_xdist_knows_the_makefiles_options():
+    # make test hands whole files to the workers in the collection's order with
+    # --no-loadscope-reorder, which pytest-xdist has from 3.8 on; an older floor fails
+    # the floors set before it collects anything.
+    makefile = (ROOT / "Makefile").read_text()
+    floor = Version(pinned(CONSTRAINTS / "floors.txt")["pytest-xdist"])
+    if "--no-loadscope-reorder" in makefile:
+        assert floor >= Version("3.8"), floor
 
 
 def test_floors_from_a_pyproject():
