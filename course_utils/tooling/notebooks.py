@@ -70,6 +70,15 @@ def course_root(start: str | os.PathLike | None = None) -> Path:
         raise CourseError(str(err)) from None
 
 
+def kaggle_url(repository: str, ref: str, relpath: str) -> str:
+    """Kaggle's "open in Kaggle" address of a notebook of ``repository`` at ``ref``
+    (the badges' and the site's launch button)."""
+    return (
+        "https://kaggle.com/kernels/welcome?src="
+        f"https://github.com/{repository}/blob/{ref}/{relpath}"
+    )
+
+
 def badges(relpath: str) -> str:
     """Markdown for the Colab, Kaggle and Binder badges of a notebook (path from the root).
 
@@ -79,10 +88,7 @@ def badges(relpath: str) -> str:
     colab = (
         f"https://colab.research.google.com/github/{REPOSITORY}/blob/{tag}/{relpath}"
     )
-    kaggle = (
-        "https://kaggle.com/kernels/welcome?src="
-        f"https://github.com/{REPOSITORY}/blob/{tag}/{relpath}"
-    )
+    kaggle = kaggle_url(REPOSITORY, tag, relpath)
     binder = f"https://mybinder.org/v2/gh/{REPOSITORY}/{tag}?labpath={relpath}"
     return (
         f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab}) "
