@@ -509,8 +509,11 @@ print("both functions agree across frameworks")
 # Now the four compile reports. (Inductor also counts the kernels it generates, so we can see
 # the fusion.) Each report times the compiled function and its eager original in the same
 # interleaved rounds, so a burst of load from another program hits both alike; the line under
-# each table says how quiet the machine was. Their compiled-against-eager rows are measurements;
-# section 3.1 judges the `torch.compile` claims from the same rounds' paired ratios.
+# each table says how quiet the machine was. JAX's eager original runs under `jax.disable_jit()`,
+# which also switches off the small jits inside `jax.numpy` and `jax.nn` functions (`jax.nn.relu`
+# is one), so every primitive operation runs on its own; that can be slower than calling the
+# same function eagerly without it, as section 2 did. Their compiled-against-eager rows are
+# measurements; section 3.1 judges the `torch.compile` claims from the same rounds' paired ratios.
 #
 # Every first call starts from cold caches, on both sides, as a new process without a disk
 # cache would: for JAX, `jax.clear_caches()` with the persistent cache off; for PyTorch,
@@ -581,9 +584,10 @@ print(f"XLA: {xla_fusions} fused computation(s); Inductor: {inductor_kernels} ge
 # kernel counter, read before and after compiling the elementwise function.
 
 # %% [markdown]
-# Fewer passes over memory is what fusion saves. It shows up as time saved only when the array
-# is large enough for memory traffic to outweigh what each call costs anyway (smoke mode uses a
-# small one); the `compile-fusion` verdict below says what it came to in this run.
+# Fewer passes over memory is what fusion saves. How much of that shows up as time depends on
+# how the memory traffic compares with what each call costs anyway: the larger the array, the
+# more fusion weighs (`n_elements` is 30,000 in smoke mode, 4,000,000 in full). The reports'
+# medians above and the `compile-fusion` verdict below say what it came to in this run.
 
 # %% [markdown]
 # ### 3.1 The popular claims, measured
@@ -699,7 +703,7 @@ def recompiles(call) -> bool:
 scale_jit = jax.jit(lambda x, s: x * s)
 x3, x4 = jnp.ones(3), jnp.ones(4)
 s_strong, s_int = jnp.float32(3.0), 3
-scale_jit(x3, 2.0)  # warm-up: f32[3] and a weakly typed Python float
+_ = scale_jit(x3, 2.0)  # warm-up: f32[3] and a weakly typed Python float
 
 # %%
 # JAX: which changes of argument make a new cache key?
@@ -853,9 +857,10 @@ display(Markdown("| case | JAX recompiles | PyTorch recompiles |\n|---|---|---|\
 #
 # ### 4.2 Catching a recompilation in a training loop
 #
-# The table is easiest to remember through a concrete case. A learning-rate schedule changes a
-# Python number every epoch: the natural code for it recompiles in JAX for one reason and in
-# PyTorch for another, and each has its own fix. `timing.no_recompile` turns a silent
+# The table is easiest to remember through a concrete case. A learning-rate schedule makes a
+# Python number depend on the epoch (here a warm-up: half the rate for two epochs, then the full
+# rate): the natural code for it recompiles in JAX for one reason and in PyTorch for another, and
+# each has its own fix. `timing.no_recompile` turns a silent
 # recompile into an error, so the cells below show the error first and then the fix.
 #
 # A linear-regression step with a learning-rate warm-up, in both frameworks; the same data.
@@ -1525,7 +1530,8 @@ print(f"This run: {kmeans_times.measurements[jax_name].number} call(s) per JAX b
 #   the eager fallback, at the price of a graph break); `fullgraph=True` makes a break an error.
 # - `donate_argnums` lets XLA reuse an input's buffer for the output; PyTorch's in-place
 #   methods (`sub_`) do that by hand.
-# - Both keep a **persistent compilation cache** on disk so a new process can skip compiling.
+# - Both can keep a **persistent compilation cache** on disk so a new process can skip compiling:
+#   Inductor's is on by default, JAX's once `jax_compilation_cache_dir` is set.
 #
 # Compiled code is harder to look into than eager code, and a PyTorch user's habits do not all
 # carry over. Under `torch.compile` a `print` or a breakpoint still works, because Dynamo
@@ -1715,7 +1721,9 @@ for i, name in enumerate(("jax.jit", "torch.compile")):
 # %% [markdown]
 # Each of these is one first call per process, not repeated rounds, so no verdict is drawn
 # from it: the hit counters say whether the cache was used, the times what it came to this
-# once. The second process still traces (JAX) or runs Dynamo (PyTorch); what the cache skips is
+# once. JAX's counter counts every program the process read back, including the few small
+# ones that build the input `jnp.eye(64)`, so it can exceed one for one timed function;
+# Inductor's counts FX graphs, here the one graph of `f_torch`. The second process still traces (JAX) or runs Dynamo (PyTorch); what the cache skips is
 # the backend compilation, so it saves the most where the backend compiles the longest. The
 # empty-cache numbers are also the honest answer to "how long is the first call": they include
 # everything a new process pays for that call once the frameworks are imported (the imports
@@ -2054,8 +2062,8 @@ plt.tight_layout()
 # - *"`jax.jit` recompiles when a Python number changes."* Only when the number is static or its
 #   type changes; Dynamo is the one that specialises on Python floats (section 4).
 # - *"`torch.compile` fails on Python control flow like `jax.jit` does."* It breaks the graph and
-#   runs the branch in Python, which can cost time but not correctness (section 5 times the
-#   break against `torch.cond`).
+#   evaluates the `if` in Python, then compiles the branch taken as a graph of its own, which
+#   can cost time but not correctness (section 5 times the break against `torch.cond`).
 # - *"vmap is faster than batching by hand."* What batching of either kind removes is the
 #   loop's per-environment dispatch; between the two kinds, section 8.1 times both, compares
 #   the programs XLA compiled for them and prints whether they are the same.
