@@ -11,14 +11,19 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from course_utils._procs import kill_process_group
+
+# The distributions whose versions each executed copy records (``metadata.course``).
+RECORDED = ("torch", "jax", "jaxlib", "flax")
 
 
 @dataclass
@@ -43,6 +48,56 @@ def kernel_env(root: Path, smoke: bool) -> dict[str, str]:
     # No MPLBACKEND: kernels use the inline backend, so executed copies keep their figures.
     env["PYTHONUNBUFFERED"] = "1"
     return env
+
+
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def checkout(root: Path) -> dict[str, Any]:
+    """The checkout at ``root``: its ``commit`` (None outside git), whether that commit
+    is the course's ``release`` tag (``tagged``; None when unknown) and whether tracked
+    files differ from it (``modified``)."""
+    from course_utils.tooling.notebooks import release_tag
+
+    tag = release_tag()
+    commit = _git(root, "rev-parse", "HEAD")
+    tagged = modified = None
+    if commit:
+        at_tag = _git(
+            root, "rev-parse", "-q", "--verify", f"refs/tags/{tag}^{{commit}}"
+        )
+        tagged = at_tag == commit
+        status = _git(root, "status", "--porcelain", "--untracked-files=no")
+        modified = None if status is None else bool(status)
+    return {"release": tag, "commit": commit, "tagged": tagged, "modified": modified}
+
+
+def run_record(root: Path) -> dict[str, Any]:
+    """What ``course run`` writes into each executed copy's metadata (``course``): the
+    checkout (:func:`checkout`) and the versions of Python and :data:`RECORDED` in this
+    interpreter, the one papermill's ``python3`` kernel runs (jupyter_client starts a
+    ``python`` kernel spec with ``sys.executable``)."""
+    from course_utils.install.frameworks import installed_version
+
+    versions = {"python": platform.python_version()}
+    versions |= {name: installed_version(name) for name in RECORDED}
+    return {**checkout(root), "versions": versions}
+
+
+def record_run(nb_path: Path, record: dict[str, Any]) -> None:
+    """Write ``record`` into the executed copy at ``nb_path`` (``metadata.course``)."""
+    import nbformat
+
+    nb = nbformat.read(nb_path, as_version=4)
+    nb.metadata["course"] = record
+    nbformat.write(nb, nb_path)
 
 
 def _source_index(nb_out: str, index: int) -> int:
@@ -149,6 +204,8 @@ def run_one(
         )
     result = Result(**data)
     result.output = output or ""
+    if result.status == "ok":
+        record_run(nb_out, run_record(root))
     return result
 
 

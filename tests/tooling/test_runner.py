@@ -114,6 +114,11 @@ def test_ok_failing_sharp_bit_and_fixed_sharp_bit_notebooks(nbs, tmp_path):
     )  # framework policy: deprecations fail
     assert "DeprecationWarning" in status["deprecated"].error
     assert (out / "ok.ipynb").exists() and (out / "bad.ipynb").exists()
+    # An executed copy records the release and the versions it ran with (the site's label).
+    record = nbformat.read(out / "ok.ipynb", as_version=4).metadata["course"]
+    now = runner.run_record(ROOT)  # the commit may move meanwhile: others commit
+    assert record["versions"] == now["versions"] and record["release"] == now["release"]
+    assert record["versions"]["torch"] and set(record) >= {"commit", "tagged"}
     table = runner.summary(results, ROOT)
     assert "cell 1: ValueError: boom here" in table
     assert "2 of 6 notebooks ran without error" in table
