@@ -131,7 +131,8 @@ print(env.report().line())
 #   scientific computing (claims `tpu-llm`, `huge-scale`, `higher-order`, `train-throughput`,
 #   `train-memory`); *added*: fast answers at batch 1, source 004's claim `batch1-latency`;
 #   (b) a functional style your team likes (lesson 01); (c) research with composable
-#   transformations such as `vmap` and `scan` (claim `vmap-simulation`, lesson 02).
+#   transformations such as `vmap` and `scan` (`vmap` in lesson 02; `scan` and the claim
+#   `vmap-simulation` in lesson 03).
 # - **Choose PyTorch** if you need (a) fast iteration on changing models (claims `dynamic-shapes`,
 #   `first-call`); (b) the ecosystem of third-party libraries (lesson 06); (c) a clear path to
 #   production deployment (lesson 06: `torch.export`; no benchmark measures a deployment path);
@@ -183,7 +184,7 @@ print(detail.replace("; ", "\n"))
 # **Key concepts**
 # - At batch 1 a small model does little arithmetic per operation, so the time goes into
 #   **per-operation overhead**: Python, dispatch, allocation. That overhead is what `jit`
-#   removes, and what section 2 measures.
+#   removes, and what this section measures.
 # - The first `jit` call traces and compiles; source 004 quotes "about 800 ms, then 10 ms,
 #   against 15 ms for PyTorch" for a BERT on CPU.
 # - The **break-even** number of calls says when compiling has paid for itself.
@@ -299,8 +300,10 @@ print(per_call.conditions())
 
 # %% [markdown]
 # The first line is written by the verdict rule from this run's per-round ratios: it gives the
-# median ratio and its interval, and when it declines to judge it says why, and what to change
-# (for a contended run the table's last line above already said it, so it is not repeated).
+# median ratio and its interval (the median of the per-round ratios, so it can differ a little
+# from the table's speed-up, which divides one median by the other), and when it declines to
+# judge it says why, and what to change (for a contended run the table's last line above
+# already said it, so it is not repeated).
 # The second line records the conditions it was made under: the threads each framework used, the
 # cores, and whether other programs were competing. Two runs on the same laptop can print
 # different lines when those conditions differ, which is why the conditions travel with the
@@ -508,8 +511,10 @@ measured = {
 #   of it (or on the wrong side of 1), *inconclusive* when it straddles it, and also when the run
 #   was **too short** (fewer than 6 rounds), **noisy** (spread of the ratios above 50 %) or
 #   **contended** (other programs took more than a quarter of the cores' time while the rounds
-#   ran, or, where the OS keeps no such count, the load average exceeded the cores; or the
-#   frameworks' threads outnumbered the cores): a busy machine never produces a verdict.
+#   ran, or, where the OS keeps no such count, the load average exceeded the cores; or one
+#   framework's own threads outnumbered the cores, which the course's policy of as many threads
+#   as cores for each never does, though the two pools together may): a busy machine never
+#   produces a verdict.
 # - Claims about a workload or hardware this machine lacks are *not testable here*, with why; a
 #   claim about a BERT is judged on a BERT-base-shaped proxy, in full mode only.
 # - The dynamic-shapes claim measured in section 3 is passed in rather than measured twice.
@@ -780,8 +785,9 @@ for reader, branches in PROFILES.items():
 # </details>
 #
 # **Next:** the exercises in `exercises/08_choosing_exercises.ipynb` (judge a claim from
-# samples, count how many new shapes a compiled model can afford, bucket dynamic shapes, and
-# build a claim benchmark).
+# samples, count how many new shapes a compiled model can afford, bucket dynamic shapes, build
+# a claim benchmark, and decide one team's port, saying which parts of the answer were
+# measured).
 #
 # **Closing note.** The claims table above was measured on the machine that ran this notebook;
 # its JSON and plot are in `build/claims/`. Run `course claims` for the full-size version.
