@@ -731,7 +731,8 @@ else:
     print(TRITON.skipped())
 
 # %% [markdown]
-# Both tiled products equal their framework's `matmul` to float32 rounding, and each other:
+# Both tiled products equal their framework's `matmul` to float32 rounding, and, where Triton
+# is installed, each other:
 # such errors grow with `K` (each output is a sum of `K` products, added in a different order
 # by each kernel), which is why the tolerance has an absolute part. The grid line gives this
 # device's Pallas grid: where it has a `k` axis, the number of programs along `k` that
@@ -800,12 +801,15 @@ else:
 # **Key concepts**
 # - A raw kernel launch has no derivative: autograd cannot differentiate a Triton launch. JAX
 #   goes half way: forward mode (`jax.jvp`) works on a `pallas_call`, by differentiating the
-#   kernel body into a new kernel, but reverse mode (`jax.grad`, `jax.vjp`) fails, because the
-#   kernel's reads and writes of refs cannot be transposed: it needs a `custom_vjp`.
+#   kernel body into a new kernel that returns the output and its tangent together, but reverse
+#   mode (`jax.grad`, `jax.vjp`) fails: it must split that derivative into the forward values
+#   and a linear map to run backwards, and one kernel computing both cannot be split (nor has a
+#   `pallas_call` a transpose rule). It needs a `custom_vjp`.
 # - On a CUDA GPU `torch.compile` does trace Triton kernels, and `torch.library.triton_op` with
 #   `wrap_triton` makes one an operator whose kernel Inductor sees. Under the interpreter
-#   (`TRITON_INTERPRET=1`) a launch is NumPy code Dynamo cannot trace: that is the
-#   interpreter's limit, not Triton's.
+#   (`TRITON_INTERPRET=1`) a launch runs NumPy on the tensors' data, and the compiler traces
+#   with fake tensors, which have none, so compiling it fails: that is the interpreter's limit,
+#   not Triton's.
 # - **PyTorch**: `torch.library.custom_op` makes a function an operator; `register_fake` tells
 #   the compiler the output's shape and dtype without running it; `register_autograd` gives the
 #   backward. Then `torch.compile(fullgraph=True)` keeps it in one graph.
@@ -823,14 +827,17 @@ with expect_error(ValueError, match="Linearization failed"):
     jax.grad(lambda x: jnp.sum(softmax_pallas_blocks(x) * w_jax))(x_jax)
 
 # %% [markdown]
-# "Linearization failed": reverse mode has to run the kernel's derivative backwards
-# (transpose it), and a `pallas_call`, a program of reads and writes on refs, has no transpose
-# rule. (The loss weights the softmax by a fixed `w`: the plain sum of a softmax row is always 1,
-# so its gradient would be zero and prove nothing.) Forward mode is another matter: `jax.jvp`
-# pushes a tangent through the kernel body, which is ordinary JAX code, and Pallas turns the
-# result into a second kernel. That holds for `pallas_call`; `plgpu.kernel` has no forward-mode
-# rule (in jax 0.10.2), so both cells use the `pallas_call` launcher. The cell checks it
-# against `jax.nn.softmax`'s JVP:
+# "Linearization failed": reverse mode first linearises, splitting the forward-mode derivative
+# into the forward values, computed now, and a linear map of the tangents, which it then runs
+# backwards (transposes). Pallas differentiates a `pallas_call` forward into one new kernel
+# that computes the output and its tangent together, so there is no forward part to split off
+# (and a `pallas_call`, a program of reads and writes on refs, has no transpose rule either).
+# (The loss weights the softmax by a fixed `w`: the plain sum of a softmax row is always 1, so
+# its gradient would be zero and prove nothing.) Forward mode is another matter: `jax.jvp`
+# pushes a tangent through the kernel body, which is ordinary JAX code, and that one new kernel
+# returns the output and its tangent at once. That holds for `pallas_call`; `plgpu.kernel` has
+# no forward-mode rule (in jax 0.10.2), so both cells use the `pallas_call` launcher. The cell
+# checks it against `jax.nn.softmax`'s JVP:
 
 # %%
 tangent_jax = jnp.asarray(w_np)  # any direction will do
@@ -1014,7 +1021,8 @@ if TRITON.available and not TRITON.interpreted:
     assert_close(scaled_torch(x_torch), torch.softmax(x_torch, -1) * w_torch, rtol=1e-5, atol=1e-6, name="compiled triton_op")
     print("triton_op under torch.compile(fullgraph=True): one graph, equal to torch.softmax")
 elif TRITON.available:
-    print("compiled triton_op skipped: Dynamo cannot trace the Triton interpreter's NumPy code (TRITON_INTERPRET=1)")
+    print("compiled triton_op skipped: the Triton interpreter's launch reads the tensors' data, "
+          "which the compiler's fake tensors lack (TRITON_INTERPRET=1)")
 else:
     print(TRITON.skipped())
 
@@ -1026,17 +1034,23 @@ else:
 # - Sometimes the code is not a kernel at all but host Python (a NumPy routine, a C library).
 # - **JAX**: `jax.pure_callback(fn, result_shape, *args, vmap_method=...)` calls host code from
 #   inside `jit`: the compiled program stops, copies the operands to the host, runs Python, and
-#   copies the result back. It has no derivative unless wrapped in `custom_vjp` (or `custom_jvp`).
+#   copies the result back. The function receives JAX arrays placed on the CPU, not NumPy
+#   arrays, so host code that means to run NumPy converts them first (`np.asarray`). It has no
+#   derivative unless wrapped in `custom_vjp` (or `custom_jvp`).
 # - **PyTorch**: Dynamo *translates* NumPy calls into torch ops (no break); code it cannot trace
 #   (a C extension, or a function marked `torch.compiler.disable`) is a **graph break**: the
 #   graph ends, Python runs, a second graph starts. A `custom_op` around the host code keeps one
 #   graph instead.
 #
-# The host code is the same NumPy softmax for both frameworks.
+# The host code is the same NumPy softmax for both frameworks. Its first line turns its
+# argument into a NumPy array: PyTorch's route hands it one already, while `pure_callback`
+# hands it a `jax.Array`, on which `x.max(...)` and the subtraction would run as JAX operations
+# dispatched one at a time, not as NumPy.
 
 # %%
 def softmax_np(x):
     """The host version: NumPy on the CPU (what a C library or legacy code would be)."""
+    x = np.asarray(x)  # pure_callback passes a jax.Array: make it NumPy, without a copy on a CPU
     e = np.exp(x - x.max(axis=-1, keepdims=True))  # float32 in, float32 out
     return e / e.sum(axis=-1, keepdims=True)
 
@@ -1157,14 +1171,14 @@ print(jax.make_jaxpr(lambda x: scores_jax(x, softmax_callback_jax))(x_jax[:4]).p
 # %% [markdown]
 # Every timing ratio in this lesson reads the same way: **time of the variant / time of the
 # built-in op**, the tables' `time / ...` column, so above 1 the built-in op is faster (the
-# tables' `speed-up` column is its inverse). The one exception is section 6's
-# Triton-against-Pallas pair, timed only on a GPU, which divides by the Triton kernel's time.
-# The verdicts that `claims.compact` prints use that direction too: one line per variant with
-# its paired ratio, and the reason a verdict was not drawn (a contended machine, say) once for
-# all of them. Section 6's verdict on the registered kernel-speed claim, drawn only where the
-# kernels compile, reads as the course's registry states that claim, the other way up (time of
-# the built-in op / time of the kernel, above 1 the kernel faster); its line names which
-# variant is faster, or which time it divides by which.
+# tables' `speed-up` column is its inverse). The verdicts that `claims.compact` prints use that
+# direction too: one line per variant with its paired ratio, and the reason a verdict was not
+# drawn (a contended machine, say) once for all of them. There are two exceptions, both in
+# section 6 and both drawn only where the kernels compile: the Triton-against-Pallas pair
+# divides by the Triton kernel's time, and the verdict on the registered kernel-speed claim
+# reads as the course's registry states that claim, the other way up (time of the built-in op /
+# time of the kernel, above 1 the kernel faster); each line names which variant is faster, or
+# which time it divides by which.
 #
 # The two numbers for one pair need not agree. The table's column divides the two medians; the
 # verdict line's "median" is the median of the paired ratios, each round's two times divided
@@ -1208,18 +1222,19 @@ print(claims.compact(ESCAPE_VERDICTS))
 
 # %% [markdown]
 # Each sentence above is the course's one rule applied to the paired rounds of this run. What
-# they measure: a host route adds a device-to-host copy of the input, NumPy's own softmax, a copy
-# back, and (for the graph break) a return to Python between two compiled graphs; the built-in
-# op stays inside the compiled program, where the compiler can fuse the multiplications into
-# the softmax. Whether that adds up to a gap the rounds can resolve depends on the sizes and the
-# machine (a host route may even come out ahead); the next cell counts the routes the
+# they measure: a host route adds NumPy's own softmax, on a GPU a device-to-host copy of the
+# input and a copy back, and (for the graph break) a return to Python between two compiled
+# graphs; the built-in op stays inside the compiled program, where the compiler can fuse the
+# multiplications into the softmax. Whether that adds up to a gap the rounds can resolve depends
+# on the sizes and the machine (a host route may even come out ahead); the next cell counts the routes the
 # built-in op beat in this run and those that beat it, and, where the built-in op won, says
 # what the gap is made of on this device.
 
 # %%
 behind = [label for label, verdict in ESCAPE_VERDICTS.items() if verdict.verdict == claims.HOLDS]
 made_of = (
-    "on a CPU the copies are cheap (host and device memory are the same), so the gap is mostly Python "
+    "on a CPU there is little or nothing to copy (host and device memory are the same; PyTorch's "
+    "`.cpu().numpy()` shares the tensor's memory), so the gap is mostly Python "
     "and NumPy overhead and the fusion lost around the host code" if torch_dev.type == "cpu" else
     "on this GPU the gap also includes a copy to the host and back and a synchronisation per call"
 )
@@ -1230,7 +1245,8 @@ print(f"The rounds showed the built-in softmax faster than {len(behind)} of the 
 if ahead:
     print(f"They showed {len(ahead)} route(s) faster than the built-in softmax ({'; '.join(ahead)}): "
           "at these sizes the host code's cost stayed below the built-in program's on this machine.")
-print(f"No gap shown for {len(others)} route(s)" + (f" ({'; '.join(others)}): each line above says why." if others else "."))
+if others:
+    print(f"No gap shown for {len(others)} route(s) ({'; '.join(others)}): each line above says why.")
 
 
 # %% [markdown]
@@ -1460,7 +1476,7 @@ display(Markdown(
 # - *"Padding is padding."* Along a reduction it is part of the sum: the softmax pads with NaN
 #   and masks it, the matmul pads K with zeros, which add nothing (1, 3).
 # - *"`torch.compile` cannot see inside a Triton kernel."* On a CUDA GPU it traces a launch
-#   wrapped in `wrap_triton` (`triton_op`); the interpreter is what it cannot trace (4).
+#   wrapped in `wrap_triton` (`triton_op`); under the interpreter, compiling it fails (4).
 # - *"JAX differentiates any JAX code, kernels included."* Forward mode (`jvp`) goes through a
 #   `pallas_call`; reverse mode (`grad`) fails and needs a `custom_vjp` (4).
 # - *"NumPy inside `torch.compile` breaks the graph."* Dynamo translates NumPy calls into torch
