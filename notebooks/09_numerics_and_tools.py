@@ -109,9 +109,10 @@ print(env.report().line())
 # - float16 has 10 mantissa bits and a narrow exponent (largest value 65,504); bfloat16 keeps
 #   float32's 8-bit exponent and only 7 mantissa bits. bfloat16 rarely overflows but rounds
 #   coarsely; float16 rounds finer but under- and overflows.
-# - PyTorch: `torch.autocast` is a mode. Inside it, listed ops cast their inputs to the low
-#   dtype, others run in float32; parameters stay float32. `GradScaler` multiplies the loss so
-#   that float16 gradients do not underflow.
+# - PyTorch: `torch.autocast` is a mode. Inside it, ops on its lower-precision list (matmuls,
+#   convolutions) cast their inputs to the low dtype, ops on its float32 list cast them up, and
+#   the rest run in their inputs' dtype; parameters stay float32. `GradScaler` multiplies the
+#   loss so that float16 gradients do not underflow.
 # - JAX/Flax NNX: no mode. A layer's `dtype` is the dtype it computes in, `param_dtype` the dtype
 #   it stores; Optax updates whatever the parameters are (float32 here: the "master weights").
 #   Where float32 is needed (the loss), you cast.
@@ -503,9 +504,10 @@ print("\n".join(
 # table above shows how far apart their loss curves ended.
 
 # %% [markdown]
-# **Why the parameters stay float32.** All four runs kept their parameters in float32 and
-# computed in bfloat16. The float32 copy, the *master weights*, is not a formality: an SGD
-# update `lr * g` is usually far smaller than the parameter it changes, and bfloat16 has 8
+# **Why the parameters stay float32.** All four runs kept their parameters in float32, the two
+# bfloat16 runs included, which computed in bfloat16 from them. The float32 copy, the *master
+# weights*, is not a formality: an SGD update `lr * g` is usually far smaller than the
+# parameter it changes, and bfloat16 has 8
 # significant bits, so the gap between a parameter and the next bfloat16 number is between 2⁻⁸
 # and 2⁻⁷ of its size (2⁻⁷ is bfloat16's epsilon, from the `finfo` table opening section 1). An
 # update smaller than half that gap rounds away: `p - lr * g == p`, and the step
@@ -871,16 +873,20 @@ if BF16_FLAGS is not None and torch_dev.type == "cpu":
 # The two sentences are generated from the paired rounds by the course's one rule: each says
 # which precision was faster for its framework on this machine and by how much, or that the
 # rounds could not tell them apart (or were disturbed by other work, which the rule detects and
-# reports instead of judging). Whatever they say is a fact about this CPU, not about GPUs: a
-# tensor core changes the arithmetic itself, which the next claim is about.
+# reports instead of judging). Whatever they say is a fact about this run's device and this
+# small model, not a law about mixed precision: on a GPU a tensor core changes the arithmetic
+# itself, which the next claim is about.
 #
-# Each sentence also prints the median ratio (float32 time over bfloat16 time) and its 95 %
-# interval, which show the size of the effect even when the rule declines to judge: a ratio
-# above 1 means bfloat16 was the faster one, below 1 float32. On a CPU without bfloat16
-# arithmetic, every bfloat16 matmul is a float32 matmul plus conversions, so a ratio below 1 is
-# the expected outcome there, not a bug; on one with AVX512-BF16 or AMX-BF16 (the last printed
-# line says which this one has), bfloat16 kernels exist, and whether they beat float32 on a
-# model this small is what the rounds measured.
+# Each sentence also prints a number and its 95 % interval, which show the size of the effect.
+# Where the rule names a winner, the number is how many times faster the named precision was,
+# so it is never below 1 ("float32 is 1.3x faster than bfloat16" means bfloat16 took 1.3 times
+# as long). Where the rule declines to judge, the sentence prints the raw ratio instead, float32
+# time over bfloat16 time: above 1 leans to bfloat16, below 1 to float32. On a CPU without
+# bfloat16 arithmetic, every bfloat16 matmul is a float32 matmul plus conversions, so float32
+# winning is the expected outcome there, not a bug; on one with AVX512-BF16 or AMX-BF16 (the
+# last printed line says which this one has), bfloat16 instructions exist, and whether the
+# libraries' kernels use them to beat float32 on a model this small is what the rounds
+# measured.
 #
 # ### 1.5 The speed claim, and why this machine cannot judge it
 #
@@ -1651,12 +1657,15 @@ print(f"the two masks agree on {100 * agree:.1f} % of positions (independent mas
 # around explicitly and never reuses one for two purposes.
 #
 # Flax NNX brings some of PyTorch's convenience back, and with it some state. `nnx.Rngs` holds
-# a key *and a counter*, and `nnx.Dropout` keeps them as variables of the layer: each call folds
-# the counter into the key and advances it, so calling the same layer again draws a new mask.
+# a key *and a counter* per stream, and `nnx.Dropout` forks its own stream from the `dropout`
+# one when it is built (a key derived from that stream, and a fresh counter) and keeps both as
+# variables of the layer: each call folds the counter into the key and advances it, so calling
+# the same layer again draws a new mask.
 # The state is explicit (it is in `nnx.state(dropout_jax)`, next to the parameters, and
 # `nnx.jit` carries it in and out like any other variable), but it is state: the mask a call
 # gets depends on how many calls came before, as in PyTorch. The layer above was built with
-# `nnx.Rngs(dropout=0)`, so its first mask is the one key 0 gives; the cell below calls it again.
+# `nnx.Rngs(dropout=0)`, so seed 0 fixes its masks (the first is drawn from a key derived from
+# `jax.random.key(0)`, not from that key itself); the cell below calls it again.
 
 # %%
 # JAX: the same nnx.Dropout called again draws a new mask; its counter is layer state
