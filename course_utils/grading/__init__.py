@@ -12,7 +12,8 @@ imports only its own layer and the layers below it (``tests/grading/test_layers.
   (``submissions``)
 - ``records/``: what a run leaves behind: sealed ``grade.json`` records (``keyed``), the
   report folder and class tables (``store``), what they say (``analytics``), the class
-  report (``classreport``) and the similarity report (``similarity``)
+  report (``classreport``), the similarity report (``similarity``) and the written
+  answers gathered for graders (``answers``)
 - ``policy/``: points from the kernel's replies (``scoring``), the flags column
   (``flags``), the files handed back with hidden tests redacted (``feedback``), the late
   policy (``late``) and late and manual grades applied to records (``adjust``)
@@ -22,8 +23,8 @@ imports only its own layer and the layers below it (``tests/grading/test_layers.
   (``gradescope``), GitHub Classroom (``classroom``), an LMS gradebook (``gradebook``),
   the student-facing release (``release``), and the files they run (``templates/``)
 - ``commands/``: the commands' arguments and entry points: ``grade`` (``grade``,
-  ``grade merge``, ``check``), ``grade``'s class-level verbs (``verbs``, ``similarity``) and ``deploy``
-  (``grade slurm``, ``release``, ``gradescope build``)
+  ``grade merge``, ``check``), ``grade``'s class-level verbs (``verbs``, ``similarity``,
+  ``answers``) and ``deploy`` (``grade slurm``, ``release``, ``gradescope build``)
 
 At the root, ``classroom`` is the old path of ``integrations/classroom``, which workflows
 copied from earlier releases run as ``python -m course_utils.grading.classroom``.

@@ -7,5 +7,6 @@ the work happens in the layers below, imported when a command runs.
   points
 - ``verbs``: ``grade``'s class-level verbs (``report``, ``export``, ``manual``) and options
 - ``similarity``: the arguments of ``grade similarity``
+- ``answers``: the arguments of ``grade answers`` and ``grade manual --key``
 - ``deploy``: the arguments of ``grade slurm``, ``release`` and ``gradescope build``
 """

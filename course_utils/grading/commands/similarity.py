@@ -25,7 +25,7 @@ def add_options(g) -> None:
     g.add_argument(
         "--master",
         metavar="NB",
-        help="similarity: the master whose exercises are compared (or --source)",
+        help="similarity, answers: the master whose exercises are read (or --source)",
     )
     g.add_argument(
         "--starter",

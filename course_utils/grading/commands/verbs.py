@@ -1,5 +1,6 @@
 """``course grade``'s class-level verbs and options: ``report``, ``export``, ``manual``,
-regrading (``--only``, ``--student``) and the late policy (``--deadline`` …).
+``similarity`` and ``answers`` (in their own modules), regrading (``--only``,
+``--student``) and the late policy (``--deadline`` …).
 
 :mod:`.grade` hands a ``grade`` command line here when :func:`handles` says so;
 the options are added to the ``grade`` parser by :func:`add_options`.
@@ -11,14 +12,14 @@ import argparse
 from pathlib import Path
 
 from course_utils.errors import CourseError
-from course_utils.grading.commands import similarity
+from course_utils.grading.commands import answers, similarity
 from course_utils.tooling.args import number
 
-VERBS = ("report", "export", "manual", "similarity")
+VERBS = ("report", "export", "manual", "similarity", "answers")
 HELP = f"""\
 course grade report DIR
 course grade export DIR --format canvas|moodle|csv --roster roster.csv [--per-exercise]
-course grade manual DIR manual.csv
+{answers.HELP}
 {similarity.HELP}
 course grade SUBMISSIONS --source NB --out DIR --only EXERCISE | --student ID
 course grade slurm SUBMISSIONS --source NB --out DIR --tasks N [--partition P]"""
@@ -53,11 +54,14 @@ def run(args: argparse.Namespace) -> int:
         return gradebook.run(folder, args)
     if args.submissions == "similarity":
         return similarity.run(args)
+    if args.submissions == "answers":
+        return answers.run(args)
     if args.submissions == "manual":
         folder, table = _one_folder(args, "manual", extra=1)
         from course_utils.grading.policy import adjust
 
-        return adjust.import_manual(folder, table)
+        with answers.revealed(table, args.key, folder) as plain:  # pseudonyms read
+            return adjust.import_manual(folder, plain)
     from course_utils.grading.batch import regrade
 
     code = regrade.run(args)
@@ -95,6 +99,7 @@ def add_options(g) -> None:
     )
     g.add_argument("--student", metavar="ID", help="regrade one student")
     similarity.add_options(g)
+    answers.add_options(g)
     g.add_argument(
         "--deadline",
         metavar="ISO",

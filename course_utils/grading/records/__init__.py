@@ -8,4 +8,6 @@ Imports ``inputs`` (and the layers below it), never the policy that fills the re
 - ``classreport``: ``grade report``: the class report (HTML, Markdown, PNG figures)
 - ``similarity``: ``grade similarity``: how alike the class's solution cells are
   (ranked pairs, CSV and HTML; evidence for a person, never a grade)
+- ``answers``: ``grade answers``: the class's written answers, one page per question,
+  and the ``manual.csv`` graders fill (optionally under pseudonyms)
 """
