@@ -262,8 +262,40 @@ def render(py: Path, kind: str, root: Path) -> str:
     return nbformat.writes(nb) + "\n"
 
 
+# The student notebook's last cell, the one place it says how to check and hand it in.
+SUBMITTING = """\
+## Checking and handing in
+
+**Check** your notebook as the grader runs it: save it, then run this line in a cell
+(or, without the `!`, in a terminal in the notebook's folder):
+
+```
+!course check {name}
+```
+
+It runs your exercise cells in a fresh kernel with the visible tests and prints what
+passed; the hidden tests are run by your instructor.
+
+**On Colab** the notebook is not a file in the runtime. **File → Download → Download
+.ipynb** saves it, with your answers, on your computer: that file is what you hand in.
+To check it on Colab first, upload it to the Files pane (the folder icon on the left)
+and run the line above, after the setup cell at the top. If the file has another name
+(a copy saved in Drive is `Copy of {name}`), give that name, in quotes.
+
+**Hand in** the `.ipynb` file itself (not a PDF or a link) the way your instructor asks.
+Keep the first line `# EXERCISE: <id>` of each solution cell and the
+`<!-- EXERCISE: <id> -->` line of each written answer: the grader finds your answers by
+them, wherever the cells are."""
+
+
+def submitting(name: str) -> str:
+    """The student notebook's closing instructions for the notebook file ``name``."""
+    return SUBMITTING.format(name=name)
+
+
 def render_student(master_py: Path, root: Path) -> str:
-    """The exact text of the student notebook generated from a master."""
+    """The exact text of the student notebook generated from a master, ending with
+    :func:`submitting`."""
     import nbformat
 
     rel = str(master_py.relative_to(root))
@@ -280,6 +312,9 @@ def render_student(master_py: Path, root: Path) -> str:
     if first.cell_type == "markdown":
         src = first.source.replace(f"solutions/{master_py.stem}.ipynb", exercise_rel)
         first.source = src
+    student.cells.append(
+        nbformat.v4.new_markdown_cell(submitting(f"{master_py.stem}.ipynb"))
+    )
     _cell_ids(student)
     return nbformat.writes(student) + "\n"
 

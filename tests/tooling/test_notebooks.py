@@ -13,6 +13,7 @@ from course_utils.tooling.errors import CourseError
 ROOT = Path(__file__).resolve().parents[2]
 PAIRS = notebooks.pairs(ROOT)
 IDS = [p.name for p in PAIRS]
+EXERCISES = sorted((ROOT / "exercises").glob("*.ipynb"))
 
 
 def test_there_are_lessons_and_masters():
@@ -91,6 +92,18 @@ def test_sync_check_names_the_drifted_file(tmp_path):
     assert notebooks.sync(root, check=True) == ["notebooks/00_welcome_and_setup.ipynb"]
     assert notebooks.sync(root) == ["notebooks/00_welcome_and_setup.ipynb"]
     assert notebooks.sync(root, check=True) == []
+
+
+@pytest.mark.parametrize("path", EXERCISES, ids=[p.stem for p in EXERCISES])
+def test_student_notebooks_end_with_how_to_check_and_hand_in(path):
+    from course_utils.grading.inputs.assignment import cell_ids
+
+    last = nbformat.read(path, as_version=4).cells[-1]
+    assert last.cell_type == "markdown"
+    assert last.source == notebooks.submitting(path.name)
+    assert f"!course check {path.name}" in last.source
+    assert "File → Download → Download\n.ipynb" in last.source
+    assert cell_ids([last]) == set()  # the grader reads no exercise in it
 
 
 def test_orphan_and_stale_files_are_reported(tmp_path):
