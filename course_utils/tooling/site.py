@@ -7,6 +7,11 @@ Sphinx source tree (:mod:`course_utils.tooling.site_pages`) with its assets
 (:mod:`course_utils.tooling.site_assets`), and runs Sphinx with myst-nb (execution off)
 and sphinx-book-theme, warnings as errors, into ``build/site/`` (or ``--out``). It
 never executes a notebook. Sphinx and its extensions are the ``[site]`` extra.
+
+The repository the launch buttons and the "Edit this page" and "Open an issue" links
+point at is the one the notebooks' badges name
+(:data:`course_utils.tooling.notebooks.REPOSITORY`), at the release tag; without one the
+pages have none of those, and ``course site`` says so once.
 """
 
 from __future__ import annotations
@@ -24,8 +29,16 @@ from typing import Any
 from course_utils.tooling import site_assets, site_pages
 from course_utils.tooling.errors import CourseError
 from course_utils.tooling.notebooks import REPOSITORY, release_tag
+from course_utils.tooling.runner import checkout
 
 SITE_MODULES = ("sphinx", "myst_nb", "sphinx_book_theme", "sphinxcontrib.mermaid")
+# "Edit this page" opens the source on this branch: GitHub edits a branch, never a tag
+# (the site workflow builds from it too: .github/workflows/site.yml).
+EDIT_BRANCH = "main"
+NO_REPOSITORY = (
+    "no repository is configured (REPOSITORY in course_utils/tooling/notebooks.py): "
+    "the pages have no launch buttons and no edit, issue or repository links"
+)
 
 
 @dataclass
@@ -37,6 +50,9 @@ class SiteBuild:
     smoke: dict[str, bool | None] = field(default_factory=dict)
     pairs: dict[str, int] = field(default_factory=dict)
     pages: list[str] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)
+    checkout: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
 
 def _cell_label(cells: list[Any], index: int) -> str:
@@ -135,19 +151,55 @@ def claims_source(root: Path, claims: Path | None) -> tuple[list[dict], str]:
     )
 
 
-def settings(smoke: list[str], lessons: int) -> dict[str, Any]:
-    """The values of the generated ``conf.py`` (``smoke``: the lessons of a smoke run)."""
-    options: dict[str, Any] = {
-        "repository_url": f"https://github.com/{REPOSITORY}",
-        "repository_branch": release_tag(),
-        "path_to_docs": "",
-        "use_repository_button": True,
-        "launch_buttons": {
-            "colab_url": "https://colab.research.google.com",
-            "binderhub_url": "https://mybinder.org",
-            "notebook_interface": "jupyterlab",
-        },
-    }
+def lesson_source(nb: Any, lesson: str) -> str:
+    """The file a lesson page comes from: its jupytext ``.py`` when the notebook's
+    metadata pairs it with one (every lesson's does), else the ``.ipynb`` itself."""
+    formats = str(nb.metadata.get("jupytext", {}).get("formats", ""))
+    paired = any(f.split(":")[0] == "py" for f in formats.split(","))
+    return f"notebooks/{lesson}.{'py' if paired else 'ipynb'}"
+
+
+def page_sources(
+    root: Path, executed: dict[str, Any], exercises: list[Path], docs: list[str]
+) -> dict[str, str]:
+    """Each page's file in the repository (from its root), which "Edit this page" opens:
+    a lesson's ``.py``, an exercise notebook's master in ``solutions/`` (the notebook is
+    generated from it), a document, the README for the home and "About" pages."""
+    sources = {f"notebooks/{n}": lesson_source(nb, n) for n, nb in executed.items()}
+    for path in exercises:
+        master = root / "solutions" / f"{path.stem}.py"
+        name = (
+            f"solutions/{master.name}" if master.exists() else f"exercises/{path.name}"
+        )
+        sources[f"exercises/{path.stem}"] = name
+    sources |= {f"docs/{d}": f"docs/{d}.md" for d in docs}
+    return sources | {"index": "README.md", "about": "README.md"}
+
+
+def settings(
+    smoke: list[str],
+    lessons: int,
+    repository: str | None = REPOSITORY,
+    sources: dict[str, str] | None = None,
+    built: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The values of the generated ``conf.py`` (``smoke``: the lessons of a smoke run;
+    ``repository``: owner/name on GitHub, or None; ``sources``: each page's file there;
+    ``built``: the checkout the site is built from, for every page's footer)."""
+    options: dict[str, Any] = {"path_to_docs": ""}
+    if repository:
+        options |= {
+            "repository_url": f"https://github.com/{repository}",
+            "repository_branch": release_tag(),
+            "use_repository_button": True,
+            "launch_buttons": {
+                "colab_url": "https://colab.research.google.com",
+                "binderhub_url": "https://mybinder.org",
+                "notebook_interface": "jupyterlab",
+            },
+        }
+    if built is not None:
+        options["extra_footer"] = site_pages.build_label(built)
     if smoke:
         options["announcement"] = (
             "Smoke run: "
@@ -186,6 +238,11 @@ def settings(smoke: list[str], lessons: int) -> dict[str, Any]:
         "suppress_warnings": ["misc.highlighting_failure"],
         "author": "the course's authors",
         "smartquotes": False,  # the text as the notebooks have it (and JupyterLab's ids)
+        # Read by course_utils.tooling.site_ext (its launch targets and source links).
+        "course_repository": repository or "",
+        "course_release": release_tag(),
+        "course_edit_branch": EDIT_BRANCH,
+        "course_sources": sources or {},
     }
 
 
@@ -206,18 +263,27 @@ def _student_version(path: Path) -> Any:
 
 
 def stage(
-    root: Path, executed: dict[str, Any], src: Path, claims: Path | None
+    root: Path,
+    executed: dict[str, Any],
+    src: Path,
+    claims: Path | None,
+    repository: str | None = REPOSITORY,
 ) -> SiteBuild:
     """Write the Sphinx source tree for ``executed`` (lesson name -> checked notebook)."""
     import nbformat
 
-    report = SiteBuild(out=src)
+    report = SiteBuild(out=src, checkout=checkout(root))
+    if not repository:
+        report.notes.append(NO_REPOSITORY)
     exercises = sorted((root / "exercises").glob("*.ipynb"))
+    docs = sorted(p.stem for p in (root / "docs").glob("*.md"))
+    report.sources = page_sources(root, executed, exercises, docs)
     staged = _staged_set(root, list(executed), exercises)
     for lesson, nb in executed.items():
         report.smoke[lesson] = smoke_of(nb)
+        label = site_pages.version_label(nb.metadata.get("course"))
         pairs = site_pages.notebook_page(
-            nb, f"notebooks/{lesson}.ipynb", staged, report.smoke[lesson]
+            nb, f"notebooks/{lesson}.ipynb", staged, report.smoke[lesson], label
         )
         report.pairs[lesson] = len(pairs)
         (src / "notebooks").mkdir(parents=True, exist_ok=True)
@@ -227,7 +293,6 @@ def stage(
         site_pages.notebook_page(nb, f"exercises/{path.name}", staged, None)
         (src / "exercises").mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, src / "exercises" / path.name)
-    docs = sorted(p.stem for p in (root / "docs").glob("*.md"))
     for name in docs:
         text = (root / "docs" / f"{name}.md").read_text(encoding="utf-8")
         site_pages.write(
@@ -248,9 +313,8 @@ def stage(
         site_pages.index_page(list(executed), [p.stem for p in exercises], docs),
     )
     smoke = [lesson for lesson, on in report.smoke.items() if on]
-    site_pages.write(
-        src / "conf.py", site_pages.conf_py(settings(smoke, len(executed)))
-    )
+    conf = settings(smoke, len(executed), repository, report.sources, report.checkout)
+    site_pages.write(src / "conf.py", site_pages.conf_py(conf))
     site_assets.install(root, src / "_static")
     report.pages = ["index", "about", "claims", *(f"notebooks/{s}" for s in executed)]
     report.pages += [f"exercises/{p.stem}" for p in exercises] + [
@@ -299,6 +363,7 @@ def build(
     out: Path,
     lessons: list[str] | None = None,
     claims: Path | None = None,
+    repository: str | None = REPOSITORY,
 ) -> SiteBuild:
     """Check the executed copies, stage the source tree next to ``out``, run Sphinx."""
     start = time.perf_counter()
@@ -309,13 +374,20 @@ def build(
     src = out.parent / f"{out.name}-src"
     shutil.rmtree(src, ignore_errors=True)
     shutil.rmtree(out, ignore_errors=True)
-    report = stage(root, executed, src, claims)
+    report = stage(root, executed, src, claims, repository)
     run_sphinx(src, out)
     report.out = out
     report.seconds = time.perf_counter() - start
     (out / "site.json").write_text(
         json.dumps(
-            {"smoke": report.smoke, "pairs": report.pairs, "pages": report.pages},
+            {
+                "smoke": report.smoke,
+                "pairs": report.pairs,
+                "pages": report.pages,
+                "sources": report.sources,
+                "checkout": report.checkout,
+                "notes": report.notes,
+            },
             indent=1,
         )
     )
@@ -330,6 +402,8 @@ def cmd_site(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else root / "build" / "site"
     names = resolve_lessons(root, from_dir, args.notebooks)
     report = build(root, from_dir, out.resolve(), names)
+    for note in report.notes:
+        print(f"note: {note}")
     smoke = {v for v in report.smoke.values()}
     mode = "smoke" if smoke == {True} else "full" if smoke == {False} else "mixed"
     print(

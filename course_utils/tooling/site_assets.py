@@ -1,10 +1,13 @@
-"""What the site's pages load, served from the site itself: mermaid, MathJax, the stylesheet.
+"""What the site's pages load, served from the site itself: mermaid, MathJax, the stylesheet
+and the copy buttons' script.
 
 Mermaid (lesson 03's pipeline diagram) and MathJax come from their npm packages at
 pinned versions (:data:`NPM`): ``npm pack`` fetches each tarball once into the vendor
 folder (``build/site-vendor``, or ``$COURSE_SITE_VENDOR``), and every build copies the
 files the pages need out of it into ``_static/``. No page loads anything from another
-host. :data:`CSS` lays the side-by-side pairs out in two columns from 900 px up.
+host. :data:`CSS` lays the side-by-side pairs out in two columns from 900 px up, and
+from :data:`XL` up lets each pair span the page's table of contents; :data:`COPY_SCRIPT`
+gives every code block a copy button.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import tarfile
 from pathlib import Path
 
 from course_utils.tooling.errors import CourseError
-from course_utils.tooling.site_ext import CSS_FILE, PAIR_CLASS
+from course_utils.tooling.site_ext import COPY_FILE, CSS_FILE, FULL_WIDTH, PAIR_CLASS
 
 # name -> (version, the folder of its tarball whose layout _static/<name>/ keeps,
 # the members the site serves: files, or folders ending in "/")
@@ -32,6 +35,10 @@ NPM = {
 MERMAID_JS = "mermaid/mermaid.esm.min.mjs"
 MATHJAX_JS = "mathjax/tex-svg-full.js"
 WIDE = 900  # px: from this width up, a pair's two cells stand side by side
+# px: from this width up the theme shows the page's table of contents as a column on the
+# right (pydata-sphinx-theme's $breakpoint-sidebar-secondary, Bootstrap's xl).
+XL = 1200
+COPY_CLASS = "course-copy"
 
 CSS = f"""\
 /* The course's side-by-side pairs: PyTorch left, JAX right, the parity cell under both. */
@@ -46,13 +53,100 @@ CSS = f"""\
   .{PAIR_CLASS} > .tag_sbs-parity {{ grid-column: 1 / -1; }}
 }}
 .{PAIR_CLASS} > .cell {{ margin: 0; min-width: 0; }}
+/* A pair is "{FULL_WIDTH}", the theme's class for content wider than the prose: the theme
+   folds the page's table of contents to its title while one is on screen (hovering the
+   title opens it). Below {XL} px there is no such column, so a pair keeps the prose's
+   width (the theme's own rule would make it 136 % of it). */
+.{PAIR_CLASS}.{FULL_WIDTH} {{ width: auto; max-width: none; }}
+@media (min-width: {XL}px) {{
+  /* From the prose's left edge less 1rem to 1rem short of the column's right edge:
+     the article's 2rem right padding, then the column's width. */
+  .{PAIR_CLASS}.{FULL_WIDTH} {{
+    width: calc(100% + 2rem + var(--pst-sidebar-secondary));
+    max-width: none;
+    margin-left: -1rem;
+  }}
+}}
 /* Each half is narrow: a smaller font shows more of each line (the rest scrolls; wrapped
    Python would lose its indentation). */
 .{PAIR_CLASS} pre {{ font-size: 0.85em; }}
 .course-smoke-banner {{ font-weight: 600; }}
+/* The folded table of contents' caret: sphinx-book-theme names Font Awesome 6, and
+   pydata-sphinx-theme serves Font Awesome 7 (without this the caret is a missing glyph). */
+.bd-sidebar-secondary.hide:not(:hover) .onthispage::after {{ font-family: "Font Awesome 7 Free"; }}
+/* The release and the framework versions a lesson's outputs came from. */
+.course-versions {{ font-size: 0.85em; color: var(--pst-color-text-muted); }}
+/* Each code block's copy button (course-copy.js), in its top right corner. */
+div.highlight {{ position: relative; }}
+.{COPY_CLASS} {{
+  position: absolute; top: 0.3rem; right: 0.3rem; z-index: 2;
+  font-size: 0.75rem; line-height: 1; padding: 0.25rem 0.45rem;
+  border: 1px solid var(--pst-color-border); border-radius: 0.25rem;
+  background: var(--pst-color-surface); color: var(--pst-color-text-base);
+  opacity: 0.55; cursor: pointer;
+}}
+div.highlight:hover > .{COPY_CLASS}, .{COPY_CLASS}:focus {{ opacity: 1; }}
 /* A sharp bit's error, printed in a line by expect_error: marked as an error. */
 .tag_expected-error .cell_output pre {{ border-left: 0.25rem solid #c9302c; }}
 """
+
+
+# Every code block of a page (code cells, and fenced code in the prose), never an output,
+# gets a button that copies its code. A block of a console session (a line opening with
+# ">>> ", "In [1]: " or "$ ") copies only its prompted lines (those and the continuation
+# prompts "... " and "   ...: "), the prompts taken off, as sphinx-copybutton does; any
+# other block copies its text as it is.
+COPY_SCRIPT = r"""
+// The course's copy buttons (course_utils/tooling/site_assets.py): no network, no library.
+(() => {
+  const FIRST = /^(>>> |In \[\d*\]: |\$ )/;
+  const PROMPT = /^(>>> |\.\.\. |In \[\d*\]: | {3,}\.\.\.: |\$ )/;
+  const strip = (text) => {
+    const lines = text.replace(/\n$/, "").split("\n");
+    if (!lines.some((l) => FIRST.test(l))) return lines.join("\n");
+    return lines.filter((l) => PROMPT.test(l)).map((l) => l.replace(PROMPT, "")).join("\n");
+  };
+  const fallback = (text) => {
+    const area = document.createElement("textarea");
+    area.value = text;
+    area.setAttribute("readonly", "");
+    area.style.position = "fixed";
+    area.style.opacity = "0";
+    document.body.appendChild(area);
+    area.select();
+    const done = document.execCommand("copy");
+    area.remove();
+    return done ? Promise.resolve() : Promise.reject(new Error("copy refused"));
+  };
+  const copy = (text) =>
+    navigator.clipboard && window.isSecureContext
+      ? navigator.clipboard.writeText(text).catch(() => fallback(text))
+      : fallback(text);
+  const say = (button, word) => {
+    button.textContent = word;
+    setTimeout(() => { button.textContent = "Copy"; }, 2000);
+  };
+  const add = () => {
+    for (const block of document.querySelectorAll(".bd-article div.highlight")) {
+      const pre = block.querySelector("pre");
+      if (!pre || block.closest(".cell_output, .output")) continue;
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "@COPY_CLASS@";
+      button.textContent = "Copy";
+      button.title = "Copy the code";
+      button.setAttribute("aria-label", "Copy the code");
+      button.addEventListener("click", () => {
+        copy(strip(pre.textContent)).then(() => say(button, "Copied"),
+                                          () => say(button, "Copy failed"));
+      });
+      block.prepend(button);
+    }
+  };
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", add);
+  else add();
+})();
+""".lstrip().replace("@COPY_CLASS@", COPY_CLASS)
 
 
 def vendor_dir(root: Path) -> Path:
@@ -110,4 +204,6 @@ def install(root: Path, static: Path) -> None:
     vendor = vendor_dir(root)
     for name in NPM:
         extract(name, vendor, static)
+    static.mkdir(parents=True, exist_ok=True)
     (static / CSS_FILE).write_text(CSS, encoding="utf-8")
+    (static / COPY_FILE).write_text(COPY_SCRIPT, encoding="utf-8")

@@ -7,7 +7,18 @@
 - :func:`wrap_pairs`: after a page is read, each side-by-side pair's cells (tagged by
   :func:`course_utils.tooling.site_pairs.mark_pairs` in the staged copy) go into one
   ``sbs-pair`` block that the site's stylesheet lays out in two columns on a wide
-  screen and stacked on a narrow one, the parity cell under both.
+  screen and stacked on a narrow one, the parity cell under both. The block is also
+  sphinx-book-theme's ``full-width``: on a wide screen it spans the page's table of
+  contents, which the theme folds to its title while such a block is on screen.
+- :func:`add_page_links`: on each page with a notebook, the theme's launch menu (Colab,
+  Binder) gets Kaggle and SageMaker Studio Lab, for the same notebook of the tagged
+  release; on each page with a source in the repository, the repository button becomes
+  a menu with "Edit this page", "Open an issue" and the source at the release (a
+  lesson's jupytext ``.py``, never its generated ``.ipynb``). Its values come from the
+  generated ``conf.py`` (``course_repository``, ``course_release``,
+  ``course_edit_branch``, ``course_sources``); without a repository there are none.
+- the copy buttons' script (:data:`COPY_FILE`, written by
+  :mod:`course_utils.tooling.site_assets`) on every page.
 
 Nothing here imports Sphinx or docutils at import time: only a build does.
 """
@@ -15,11 +26,19 @@ Nothing here imports Sphinx or docutils at import time: only a build does.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
+from course_utils.tooling.notebooks import kaggle_url
 from course_utils.tooling.site_pairs import TAGS
 
 PAIR_CLASS = "sbs-pair"
+# sphinx-book-theme's class for content wider than the prose (its JavaScript folds the
+# page's table of contents while such an element is on screen).
+FULL_WIDTH = "full-width"
 CSS_FILE = "course-site.css"
+COPY_FILE = "course-copy.js"
+STUDIO_LAB = "https://studiolab.sagemaker.aws/import/github"
+GITHUB = "https://github.com"
 
 
 UNSAFE = set("\"'<>&")  # Sphinx writes ids into HTML unescaped
@@ -73,15 +92,120 @@ def wrap_pairs(app: Any, doctree: Any) -> None:
                 members.append(nxt)
         if len(members) < 2:
             continue
-        block = nodes.container(classes=[PAIR_CLASS])
+        block = nodes.container(classes=[PAIR_CLASS, FULL_WIDTH])
         for member in members:
             parent.remove(member)
             block += member
         parent.insert(index, block)
 
 
+def launch_buttons(repository: str, ref: str, relpath: str) -> list[dict[str, str]]:
+    """The launch menu's Kaggle and SageMaker Studio Lab entries for the notebook at
+    ``relpath`` (from the repository's root) of ``repository`` at ``ref``."""
+    studio_lab = f"{STUDIO_LAB}/{repository}/blob/{ref}/{relpath}"
+    return [
+        {
+            "type": "link",
+            "text": "Kaggle",
+            "tooltip": "Launch on Kaggle",
+            "icon": "fab fa-kaggle",
+            "url": kaggle_url(repository, ref, relpath),
+            "label": "launch-kaggle",
+        },
+        {
+            "type": "link",
+            "text": "SageMaker Studio Lab",
+            "tooltip": "Launch on SageMaker Studio Lab",
+            "icon": "fab fa-aws",
+            "url": studio_lab,
+            "label": "launch-studio-lab",
+        },
+    ]
+
+
+def source_buttons(
+    repository: str, release: str, branch: str, page: str, source: str
+) -> list[dict[str, str]]:
+    """The links of a page with a ``source``: "Edit this page" (``source`` on ``branch``:
+    GitHub edits a branch, never a tag), "Open an issue" (titled with ``source``, its
+    body naming the page and the release) and the source as it is in ``release``."""
+    repo = f"{GITHUB}/{repository}"
+    issue = urlencode(
+        {
+            "title": f"{source}: ",
+            "body": f"Page: {page}.html (source {source}, release {release})\n\n",
+        }
+    )
+    name = source.rsplit("/", 1)[-1]
+    return [
+        {
+            "type": "link",
+            "text": "Edit this page",
+            "tooltip": f"Edit {source} on GitHub",
+            "icon": "fas fa-pencil-alt",
+            "url": f"{repo}/edit/{branch}/{source}",
+            "label": "source-edit-button",
+        },
+        {
+            "type": "link",
+            "text": "Open an issue",
+            "tooltip": "Open an issue about this page",
+            "icon": "fas fa-lightbulb",
+            "url": f"{repo}/issues/new?{issue}",
+            "label": "source-issues-button",
+        },
+        {
+            "type": "link",
+            "text": f"Source: {name} ({release})",
+            "tooltip": f"{source} in release {release}",
+            "icon": "fas fa-code",
+            "url": f"{repo}/blob/{release}/{source}",
+            "label": "source-file-button",
+        },
+    ]
+
+
+def add_page_links(
+    app: Any, pagename: str, templatename: str, context: dict, doctree: Any
+) -> None:
+    """The page's extra launch targets and source links, into the theme's header buttons
+    (connected after the theme has made them)."""
+    config = app.config
+    repository = config.course_repository
+    buttons = context.get("header_buttons")
+    if not repository or buttons is None:
+        return
+    for group in buttons:
+        if group.get("label") == "launch-buttons":
+            group["buttons"] += launch_buttons(
+                repository, config.course_release, f"{pagename}.ipynb"
+            )
+    source = config.course_sources.get(pagename)
+    if not source:
+        return
+    links = source_buttons(
+        repository, config.course_release, config.course_edit_branch, pagename, source
+    )
+    for index, button in enumerate(buttons):
+        if button.get("label") == "source-repository-button":
+            buttons[index] = {
+                "type": "group",
+                "tooltip": "Source repository",
+                "icon": button["icon"],
+                "buttons": [{**button, "text": "Repository"}, *links],
+                "label": "source-buttons",
+            }
+
+
 def setup(app: Any) -> dict[str, Any]:
+    app.add_config_value("course_repository", "", "html", str)
+    app.add_config_value("course_release", "", "html", str)
+    app.add_config_value("course_edit_branch", "", "html", str)
+    app.add_config_value("course_sources", {}, "html", dict)
     app.connect("doctree-read", add_jupyterlab_ids)
     app.connect("doctree-read", wrap_pairs)
+    # After sphinx-book-theme's header buttons (its handlers run at priority 501).
+    app.connect("html-page-context", add_page_links, priority=502)
     app.add_css_file(CSS_FILE)
+    app.add_js_file(COPY_FILE)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -8,12 +8,16 @@ to open the notebooks), the "About" page the rest of it. Lesson pages are the
 executed copies, their side-by-side pairs tagged (:mod:`course_utils.tooling.site_pairs`),
 their sharp bits (the cells that show an error through ``expect_error``) tagged
 ``expected-error`` so the stylesheet marks the printed line as an error, papermill's
-injected cell and the badge line left out (the page has launch buttons), and a banner
-on a smoke run's pages.
+injected cell and the badge line left out (the page has launch buttons), a banner
+on a smoke run's pages, and a line after the title cell naming the release and the framework
+versions its outputs came from (:func:`version_label`, from the record ``course run``
+leaves in the executed copy's metadata; "versions unknown" without one). Every page's
+footer says what the site was built from (:func:`build_label`).
 """
 
 from __future__ import annotations
 
+import html
 import posixpath
 import re
 from collections.abc import Iterable
@@ -35,6 +39,66 @@ SMOKE_NOTE = (
     "This page shows a smoke run (`SMOKE = True`): every size is tiny, so its timings, "
     "curves and verdicts say little. `make site` builds the site from a full run.\n```"
 )
+
+
+VERSIONS_CLASS = "course-versions"
+# What a lesson's label names, in this order, from the record's versions.
+FRAMEWORKS = (("torch", "PyTorch"), ("jax", "JAX"), ("flax", "Flax"))
+UNKNOWN = (
+    "Outputs: versions unknown (this executed copy holds no record of the `course run` "
+    "that made it: no release, commit or framework versions)."
+)
+
+
+def _release_words(record: dict[str, Any]) -> str:
+    """'release v0.1.0 of the course (commit abc1234)', or what else a checkout was."""
+    release = record.get("release") or "an unknown release"
+    commit = record.get("commit")
+    if not isinstance(commit, str) or not commit:
+        return f"the course's {release} outside a git checkout (commit unknown)"
+    if record.get("tagged") is True:
+        words = f"release {release} of the course (commit {commit[:7]})"
+    elif record.get("tagged") is False:
+        words = f"commit {commit[:7]} of the course, not the release {release}"
+    else:
+        words = f"commit {commit[:7]} of the course ({release} or later)"
+    if record.get("modified"):
+        words += ", with local changes"
+    return words
+
+
+def version_label(record: Any) -> str:
+    """The line after a lesson's title cell: the release and the framework versions its
+    outputs came from, as ``course run`` recorded them (``metadata.course``)."""
+    versions = record.get("versions") if isinstance(record, dict) else None
+    if not isinstance(versions, dict) or not versions:
+        text = UNKNOWN
+    else:
+        named = [
+            f"{name} {versions[key]}" if versions.get(key) else f"no {name}"
+            for key, name in FRAMEWORKS
+        ]
+        jaxlib = versions.get("jaxlib")
+        if jaxlib and versions.get("jax") and jaxlib != versions["jax"]:
+            named[1] += f" (jaxlib {jaxlib})"
+        python = versions.get("python") or "unknown"
+        text = (
+            f"Outputs from {_release_words(record)}, run with Python {python}, "
+            f"{', '.join(named[:-1])} and {named[-1]}."
+        )
+    return f"```{{container}} {VERSIONS_CLASS}\n{text}\n```"
+
+
+def build_label(checkout: dict[str, Any]) -> str:
+    """Every page's footer (HTML): the release or commit the site was built from."""
+    if checkout.get("tagged") is True and not checkout.get("modified"):
+        text = f"This site was built at {_release_words(checkout)}."
+    else:
+        text = (
+            f"This site was built from {_release_words(checkout)}; its launch buttons "
+            f"open the notebooks of release {checkout.get('release')}."
+        )
+    return f'<p class="{VERSIONS_CLASS}">{html.escape(text)}</p>'
 
 
 def github_url(path: str) -> str:
@@ -71,9 +135,10 @@ def _strip_badges(text: str) -> str:
 
 
 def notebook_page(
-    nb: Any, source: str, staged: set[str], smoke: bool | None
+    nb: Any, source: str, staged: set[str], smoke: bool | None, label: str | None = None
 ) -> list[site_pairs.Pair]:
-    """Prepare one notebook (an ``nbformat`` node, changed in place) as a site page."""
+    """Prepare one notebook (an ``nbformat`` node, changed in place) as a site page;
+    ``label`` (markdown) goes after its title cell."""
     import nbformat
 
     cells = [
@@ -84,9 +149,11 @@ def notebook_page(
             cell.source = rewrite_links(_strip_badges(_source(cell)), source, staged)
         elif EXPECTED_ERROR.search(_source(cell)):
             cell.metadata.setdefault("tags", []).append(EXPECTED_TAG)
+    at = 1 if cells and cells[0].cell_type == "markdown" else 0
     if smoke:
-        at = 1 if cells and cells[0].cell_type == "markdown" else 0
         cells.insert(at, nbformat.v4.new_markdown_cell(SMOKE_NOTE))
+    if label:
+        cells.insert(at, nbformat.v4.new_markdown_cell(label))
     nb.cells = cells
     return site_pairs.mark_pairs(nb.cells)
 

@@ -6,15 +6,16 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 from types import SimpleNamespace
-from urllib.parse import unquote, urldefrag, urlparse
+from urllib.parse import parse_qs, unquote, urldefrag, urlparse
 
 import nbformat
 import pytest
 
-from course_utils.tooling import site
+from course_utils.tooling import site, site_pages
 from course_utils.tooling.errors import CourseError
 from tests.tooling import site_fixture
 from tests.tooling.site_fixture import FIXTURES, LESSONS, ROOT
@@ -100,6 +101,118 @@ def test_lesson_pages_carry_pairs_anchors_banner_and_launch_buttons(built):
     full = (built.out / "notebooks" / "91_fixture_full.html").read_text()
     assert "course-smoke-banner" not in full
     assert "progress: 100%" in full  # a widget shows its text, no widget manager loaded
+
+
+REPO = "https://github.com/jax-pytorch-side-by-side/course"
+
+
+@pytest.mark.slow
+def test_every_launch_target_opens_the_committed_notebook(built):
+    for page in (
+        "notebooks/90_fixture_pairs",
+        "exercises/03_jit_compilation_exercises",
+    ):
+        refs = set(_parse(built.out / f"{page}.html").refs)
+        blob = f"jax-pytorch-side-by-side/course/blob/v0.1.0/{page}.ipynb"
+        binder = "https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/v0.1.0"
+        expected = {
+            f"https://colab.research.google.com/github/{blob}",
+            f"{binder}?urlpath=lab/tree/{page}.ipynb",
+            f"https://kaggle.com/kernels/welcome?src=https://github.com/{blob}",
+            f"https://studiolab.sagemaker.aws/import/github/{blob}",
+        }
+        assert expected <= refs, (page, expected - refs)
+
+
+@pytest.mark.slow
+def test_edit_and_issue_links_point_at_the_source(built):
+    def links(page):
+        return [
+            r for r in _parse(built.out / f"{page}.html").refs if r.startswith(REPO)
+        ]
+
+    lesson = links("notebooks/90_fixture_pairs")  # a jupytext pair: its .py
+    assert f"{REPO}/edit/main/notebooks/90_fixture_pairs.py" in lesson
+    assert f"{REPO}/blob/v0.1.0/notebooks/90_fixture_pairs.py" in lesson
+    (issue,) = [u for u in lesson if "/issues/new?" in u]
+    assert parse_qs(urlparse(unescape(issue)).query)["title"] == [
+        "notebooks/90_fixture_pairs.py: "
+    ]
+    assert not any("edit" in u and u.endswith("90_fixture_pairs.ipynb") for u in lesson)
+    unpaired = links("notebooks/91_fixture_full")  # no jupytext metadata: the .ipynb
+    assert f"{REPO}/edit/main/notebooks/91_fixture_full.ipynb" in unpaired
+    exercise = links("exercises/03_jit_compilation_exercises")  # its master
+    assert f"{REPO}/edit/main/solutions/03_jit_compilation_exercises.py" in exercise
+    assert f"{REPO}/edit/main/docs/VERDICTS.md" in links("docs/VERDICTS")
+    assert f"{REPO}/edit/main/README.md" in links("index")
+    assert (
+        built.sources["notebooks/90_fixture_pairs"] == "notebooks/90_fixture_pairs.py"
+    )
+    assert not built.notes
+
+
+@pytest.mark.slow
+def test_lesson_pages_say_which_versions_their_outputs_came_from(built):
+    full = (built.out / "notebooks" / "91_fixture_full.html").read_text()
+    record = nbformat.read(FIXTURES / "91_fixture_full.ipynb", as_version=4)
+    label = site_pages.version_label(record.metadata["course"]).split("\n")[1]
+    assert f"<p>{label}</p>" in full
+    assert "release v0.1.0 of the course" in label and "PyTorch 2.13.0+cpu" in label
+    smoke = (built.out / "notebooks" / "90_fixture_pairs.html").read_text()
+    assert "Outputs: versions unknown" in smoke and "PyTorch 2." not in smoke
+
+
+@pytest.mark.slow
+def test_every_page_says_what_the_site_was_built_from(built):
+    footer = site_pages.build_label(built.checkout)
+    assert set(built.checkout) == {"release", "commit", "tagged", "modified"}
+    assert built.checkout["release"] == "v0.1.0" and built.checkout["commit"]
+    for page in built.pages:
+        assert footer in (built.out / f"{page}.html").read_text(), page
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        check=True,
+        capture_output=True,
+    )
+
+
+def test_a_checkout_at_the_release_tag_says_so(tmp_path):
+    from course_utils.tooling.notebooks import release_tag
+
+    assert site.checkout(tmp_path)["commit"] is None  # not a git checkout
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "a.txt").write_text("a")
+    _git(tmp_path, "add", "a.txt")
+    _git(tmp_path, "commit", "-q", "-m", "a")
+    _git(tmp_path, "tag", release_tag())
+    at = site.checkout(tmp_path)
+    assert at["tagged"] is True and at["modified"] is False
+    assert site_pages.build_label(at).startswith(
+        f'<p class="course-versions">This site was built at release {release_tag()} '
+    )
+    (tmp_path / "a.txt").write_text("b")
+    assert site.checkout(tmp_path)["modified"] is True
+    _git(tmp_path, "commit", "-q", "-am", "b")
+    after = site.checkout(tmp_path)
+    assert after["tagged"] is False and after["commit"] != at["commit"]
+    assert f"not the release {release_tag()}" in site_pages.build_label(after)
+
+
+def test_without_a_repository_the_links_are_left_out_and_the_build_says_so(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(site.site_assets, "install", lambda root, static: None)
+    executed = {n: site.read_executed(FIXTURES / f"{n}.ipynb", n) for n in LESSONS}
+    report = site.stage(ROOT, executed, tmp_path, None, repository=None)
+    assert report.notes == [site.NO_REPOSITORY]  # once, however many pages
+    conf = (tmp_path / "conf.py").read_text()
+    assert "course_repository = ''" in conf and "repository_url" not in conf
+    assert "launch_buttons" not in conf
+    configured = site_pages.conf_py(site.settings([], 2))
+    assert "course_repository = 'jax-pytorch-side-by-side/course'" in configured
 
 
 @pytest.mark.slow

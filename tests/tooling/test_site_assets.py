@@ -7,7 +7,7 @@ import tarfile
 
 import pytest
 
-from course_utils.tooling import site_assets, site_pages
+from course_utils.tooling import site_assets, site_ext, site_pages
 from course_utils.tooling.errors import CourseError
 
 
@@ -56,11 +56,28 @@ def test_the_vendor_folder_can_be_moved(tmp_path, monkeypatch):
 
 def test_pairs_stand_side_by_side_only_on_a_wide_screen():
     css = site_assets.CSS
-    narrow, wide = css.split("@media")
+    narrow, wide = css.split(f"@media (min-width: {site_assets.WIDE}px)")
     assert "grid-template-columns: minmax(0, 1fr);" in narrow
-    assert f"(min-width: {site_assets.WIDE}px)" in wide
     assert "minmax(0, 1fr) minmax(0, 1fr)" in wide and "grid-column: 1 / -1" in wide
 
 
 def test_a_sharp_bits_printed_error_is_marked():
     assert f".tag_{site_pages.EXPECTED_TAG} .cell_output pre" in site_assets.CSS
+
+
+def test_pairs_span_the_table_of_contents_only_where_it_is_a_column():
+    css = site_assets.CSS
+    pair = f".{site_ext.PAIR_CLASS}.{site_ext.FULL_WIDTH}"
+    base, wide = css.split(f"@media (min-width: {site_assets.XL}px)")
+    assert f"{pair} {{ width: auto; max-width: none; }}" in base
+    assert "width: calc(100% + 2rem + var(--pst-sidebar-secondary));" in wide
+    assert site_assets.XL > site_assets.WIDE
+
+
+def test_the_copy_script_is_served_by_the_site(tmp_path, monkeypatch):
+    monkeypatch.setattr(site_assets, "extract", lambda *args: [])
+    site_assets.install(tmp_path, tmp_path / "static")
+    script = (tmp_path / "static" / site_ext.COPY_FILE).read_text()
+    assert script == site_assets.COPY_SCRIPT
+    assert f'"{site_assets.COPY_CLASS}"' in script and "@COPY_CLASS@" not in script
+    assert "http" not in script.replace("https?", "")  # nothing from another host

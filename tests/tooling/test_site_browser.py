@@ -3,8 +3,10 @@
 The fixture site (two small executed lessons, every exercise, the docs) is served on
 127.0.0.1 and every request to another host is blocked and counted. Every page is
 visited once at 1280 px: no HTTP error, no page error, every local image decoded, math
-typeset, the mermaid diagram drawn, every anchor and internal link resolving; then the
-side-by-side pairs are measured at 1280 px (two columns) and 400 px (stacked).
+typeset, the mermaid diagram drawn, every anchor and internal link resolving, every
+launch target there; then the side-by-side pairs are measured at 1280 px (two columns,
+each at least 480 px wide, spanning the folded table of contents), 899 and 400 px
+(stacked), and the copy buttons are clicked and the clipboard read.
 Screenshots go to ``build/site-screenshots/``. Without chromium (or playwright) the
 tests skip with one line, except under ``CI=true``, where that is a failure.
 """
@@ -18,9 +20,10 @@ import urllib.request
 from types import SimpleNamespace
 from urllib.parse import unquote, urldefrag, urlparse
 
+import nbformat
 import pytest
 
-from tests.tooling.site_fixture import ROOT, launch, need_browser, shared_site
+from tests.tooling.site_fixture import FIXTURES, ROOT, launch, need_browser, shared_site
 
 pytestmark = pytest.mark.browser
 
@@ -190,6 +193,10 @@ def test_launch_buttons_open_the_committed_notebook(visited):
     assert colab in links
     binder = "https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/v0.1.0"
     assert f"{binder}?urlpath=lab/tree/{LESSON}.ipynb" in links
+    github = f"https://github.com/{RELEASE}/{LESSON}.ipynb"
+    assert f"https://kaggle.com/kernels/welcome?src={github}" in links
+    studio_lab = "https://studiolab.sagemaker.aws/import/github"
+    assert f"{studio_lab}/{RELEASE}/{LESSON}.ipynb" in links
     exercise = f"{RELEASE}/exercises/03_jit_compilation_exercises.ipynb"
     assert any(
         exercise in u for u in states["exercises/03_jit_compilation_exercises"]["links"]
@@ -206,7 +213,7 @@ def _pair_boxes(page) -> list[list[dict]]:
     )
 
 
-@pytest.mark.parametrize("width", [1280, 400])
+@pytest.mark.parametrize("width", [1280, 899, 400])
 def test_pairs_stand_side_by_side_when_wide_and_stack_when_narrow(
     served, browser, width
 ):
@@ -219,6 +226,14 @@ def test_pairs_stand_side_by_side_when_wide_and_stack_when_narrow(
     page.locator(".sbs-pair").first.scroll_into_view_if_needed()
     page.screenshot(path=SHOTS / f"pairs-{width}px.png")
     assert len(pairs) == report.pairs["90_fixture_pairs"] == 2
+    layout = page.evaluate(
+        """() => ({side: document.querySelector('.bd-sidebar-primary')
+                     .getBoundingClientRect().right,
+                   scroll: document.documentElement.scrollWidth})"""
+    )
+    assert layout["scroll"] <= width  # nothing runs off the page
+    if width >= 1200:  # a pair on screen folds the table of contents it spans
+        page.wait_for_selector(".bd-sidebar-secondary.hide", state="attached")
     for torch, jax, *parity in pairs:
         if width >= 900:
             assert (
@@ -226,11 +241,14 @@ def test_pairs_stand_side_by_side_when_wide_and_stack_when_narrow(
                 and jax["x"] >= torch["x"] + torch["w"] - 1
             )
             assert abs(torch["w"] - jax["w"]) < 2
+            assert jax["x"] + jax["w"] <= width
         else:
             assert (
                 jax["y"] >= torch["y"] + torch["h"] - 1
                 and abs(jax["x"] - torch["x"]) < 2
             )
+        if width >= 1200:  # room for the pairs: ~336 px each beside the contents
+            assert torch["w"] >= 480 and torch["x"] >= layout["side"]
         for cell in parity:
             assert cell["y"] >= max(torch["y"] + torch["h"], jax["y"] + jax["h"]) - 1
             assert cell["w"] >= torch["w"] + (jax["w"] if width >= 900 else 0) - 1
@@ -246,4 +264,28 @@ def test_a_smoke_run_says_so_on_its_pages(served, browser):
     assert "SMOKE = True" in page.locator(".bd-header-announcement").inner_text()
     page.goto(f"{base}notebooks/91_fixture_full.html")
     assert page.locator(".course-smoke-banner").count() == 0
+    context.close()
+
+
+def test_each_code_block_copies_its_code_without_prompts_or_outputs(served, browser):
+    _, base = served
+    context = _context(browser, base, 1280, [])
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base[:-1])
+    page = context.new_page()
+    page.goto(f"{base}{LESSON}.html", wait_until="load")
+    halves = page.locator(".sbs-pair > .cell:not(.tag_sbs-parity)")
+    assert halves.count() == 4
+    for i in range(halves.count()):  # one button on each half, none on an output
+        assert halves.nth(i).locator(".course-copy").count() == 1
+    assert page.locator(".cell_output .course-copy").count() == 0
+    nb = nbformat.read(FIXTURES / "90_fixture_pairs.ipynb", as_version=4)
+    torch = halves.nth(0).locator(".course-copy")
+    torch.click()
+    assert page.evaluate("() => navigator.clipboard.readText()") == nb.cells[4].source
+    assert torch.inner_text() == "Copied"
+    # A console session in the prose: its prompted lines, the prompts and output off.
+    console = page.locator(".bd-article section > div.highlight-python .course-copy")
+    assert console.count() == 1
+    console.click()
+    assert page.evaluate("() => navigator.clipboard.readText()") == "y = [1, 2]\nlen(y)"
     context.close()

@@ -1,10 +1,14 @@
-"""The site's Sphinx extension: JupyterLab's heading anchors and the pairs' blocks."""
+"""The site's Sphinx extension: JupyterLab's heading anchors, the pairs' blocks, the
+launch targets and the source links it adds to the theme's header buttons."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from urllib.parse import parse_qs, urlparse
+
 import pytest
 
-from course_utils.tooling import site_ext
+from course_utils.tooling import notebooks, site_ext
 
 
 @pytest.mark.parametrize(
@@ -44,7 +48,7 @@ def test_pairs_are_wrapped_with_their_parity_cell():
     site_ext.wrap_pairs(None, doc)
     kinds = [c["classes"] for c in section.children]
     assert kinds[0] == ["cell"] and kinds[-1] == ["cell"]
-    assert kinds[1] == kinds[2] == [site_ext.PAIR_CLASS]
+    assert kinds[1] == kinds[2] == [site_ext.PAIR_CLASS, site_ext.FULL_WIDTH]
     assert len(section[1]) == 3 and len(section[2]) == 2
     assert section[1][2]["classes"] == ["cell", "tag_sbs-parity"]
 
@@ -80,3 +84,80 @@ def test_sections_get_jupyterlabs_id_of_their_whole_title():
     site_ext.add_jupyterlab_ids(None, doc)  # once only
     assert doc[0]["ids"] == ["x", "2.1-The-sharp-bit:-`adam`-defaults"]
     assert doc[1]["ids"] == ["x"]
+
+
+REPO = "owner/course"
+
+
+def _app(repository=REPO, sources=None):
+    config = SimpleNamespace(
+        course_repository=repository,
+        course_release="v9.9.9",
+        course_edit_branch="main",
+        course_sources={"notebooks/03_x": "notebooks/03_x.py"}
+        if sources is None
+        else sources,
+    )
+    return SimpleNamespace(config=config)
+
+
+def _theme_buttons():
+    """What sphinx-book-theme leaves in the context: its launch menu, the repository button."""
+    return [
+        {"type": "group", "label": "launch-buttons", "buttons": [{"text": "Colab"}]},
+        {
+            "type": "link",
+            "label": "source-repository-button",
+            "icon": "fab fa-github",
+            "url": f"https://github.com/{REPO}",
+            "text": "",
+        },
+    ]
+
+
+def test_the_launch_menu_gets_kaggle_and_studio_lab():
+    context = {"header_buttons": _theme_buttons()}
+    site_ext.add_page_links(_app(), "notebooks/03_x", "page.html", context, None)
+    launch = context["header_buttons"][0]["buttons"]
+    urls = {b["text"]: b["url"] for b in launch[1:]}
+    blob = f"{REPO}/blob/v9.9.9/notebooks/03_x.ipynb"
+    assert urls == {
+        "Kaggle": f"https://kaggle.com/kernels/welcome?src=https://github.com/{blob}",
+        "SageMaker Studio Lab": f"https://studiolab.sagemaker.aws/import/github/{blob}",
+    }
+    assert urls["Kaggle"] == notebooks.kaggle_url(
+        REPO, "v9.9.9", "notebooks/03_x.ipynb"
+    )
+
+
+def test_the_repository_button_becomes_a_menu_with_edit_and_issue_links():
+    context = {"header_buttons": _theme_buttons()}
+    site_ext.add_page_links(_app(), "notebooks/03_x", "page.html", context, None)
+    group = context["header_buttons"][1]
+    assert group["type"] == "group" and group["label"] == "source-buttons"
+    urls = {b["text"]: b["url"] for b in group["buttons"]}
+    assert urls["Repository"] == f"https://github.com/{REPO}"
+    assert (
+        urls["Edit this page"]
+        == f"https://github.com/{REPO}/edit/main/notebooks/03_x.py"
+    )
+    assert urls["Source: 03_x.py (v9.9.9)"] == (
+        f"https://github.com/{REPO}/blob/v9.9.9/notebooks/03_x.py"
+    )
+    issue = urlparse(urls["Open an issue"])
+    assert issue.path == f"/{REPO}/issues/new"
+    query = parse_qs(issue.query)
+    assert query["title"] == ["notebooks/03_x.py: "]
+    assert "notebooks/03_x.html" in query["body"][0] and "v9.9.9" in query["body"][0]
+
+
+def test_a_page_without_a_source_keeps_the_lone_repository_button():
+    context = {"header_buttons": _theme_buttons()}
+    site_ext.add_page_links(_app(sources={}), "claims", "page.html", context, None)
+    assert context["header_buttons"][1]["label"] == "source-repository-button"
+
+
+def test_without_a_repository_nothing_is_added():
+    context = {"header_buttons": _theme_buttons()}
+    site_ext.add_page_links(_app(repository=""), "notebooks/03_x", "p", context, None)
+    assert context["header_buttons"] == _theme_buttons()

@@ -66,3 +66,74 @@ def test_index_lists_every_page_and_conf_py_reads_back():
     conf = site_pages.conf_py({"x": [1, "a"], "y": {"k": True}})
     tree = ast.parse(conf)
     assert [n.targets[0].id for n in tree.body[1:]] == ["x", "y"]
+
+
+RECORD = {
+    "release": "v0.1.0",
+    "commit": "abcdef0123456789",
+    "tagged": True,
+    "modified": False,
+    "versions": {
+        "python": "3.11.7",
+        "torch": "2.13.0+cpu",
+        "jax": "0.10.2",
+        "jaxlib": "0.10.2",
+        "flax": "0.12.8",
+    },
+}
+
+
+def _text(label: str) -> str:
+    head, text, tail = label.split("\n")
+    assert head == f"```{{container}} {site_pages.VERSIONS_CLASS}" and tail == "```"
+    return text
+
+
+def test_the_version_label_names_the_release_and_the_frameworks():
+    assert _text(site_pages.version_label(RECORD)) == (
+        "Outputs from release v0.1.0 of the course (commit abcdef0), run with "
+        "Python 3.11.7, PyTorch 2.13.0+cpu, JAX 0.10.2 and Flax 0.12.8."
+    )
+    later = {**RECORD, "tagged": False, "modified": True}
+    later["versions"] = {**RECORD["versions"], "jaxlib": "0.10.1", "flax": None}
+    assert _text(site_pages.version_label(later)) == (
+        "Outputs from commit abcdef0 of the course, not the release v0.1.0, with local "
+        "changes, run with Python 3.11.7, PyTorch 2.13.0+cpu, JAX 0.10.2 (jaxlib 0.10.1) "
+        "and no Flax."
+    )
+    outside = {**RECORD, "commit": None, "tagged": None}
+    assert "v0.1.0 outside a git checkout (commit unknown)" in site_pages.version_label(
+        outside
+    )
+
+
+def test_a_copy_without_a_record_says_versions_unknown():
+    for record in (None, {}, {"release": "v0.1.0"}, {"versions": "3.11"}, "x"):
+        text = _text(site_pages.version_label(record))
+        assert text.startswith("Outputs: versions unknown"), record
+        assert "PyTorch" not in text and "v0.1.0" not in text
+
+
+def test_the_footer_says_whether_the_site_was_built_at_the_release():
+    at = site_pages.build_label({**RECORD, "versions": None})
+    assert at == (
+        '<p class="course-versions">This site was built at release v0.1.0 of the '
+        "course (commit abcdef0).</p>"
+    )
+    after = site_pages.build_label({**RECORD, "tagged": False})
+    assert "built from commit abcdef0 of the course, not the release v0.1.0;" in after
+    assert "launch buttons open the notebooks of release v0.1.0" in after
+    edited = site_pages.build_label({**RECORD, "modified": True})
+    assert (
+        "built from release v0.1.0 of the course (commit abcdef0), with local" in edited
+    )
+
+
+def test_the_label_follows_the_title_cell():
+    nb = new_notebook(
+        cells=[new_markdown_cell("# 03 · Title"), new_code_cell("# PyTorch\n")]
+    )
+    label = site_pages.version_label(RECORD)
+    site_pages.notebook_page(nb, "notebooks/03_x.ipynb", STAGED, True, label)
+    assert nb.cells[1].source == label
+    assert "course-smoke-banner" in nb.cells[2].source
