@@ -360,8 +360,8 @@ print("layer 1's fc1 kernel:", model_jax.blocks.fc1.kernel[...][1].shape)
 # The claim made for scan above, that depth does not cost compile time, is a measurement to
 # make, not a promise to repeat. The cell compiles the forward pass of two scanned models of
 # this width, the lesson's model built above (`n_layers` blocks) and one with `scan_layers`
-# blocks (the full depth in a full run, fewer in smoke mode, which checks the path rather
-# than the depth), twice each, in the alternating order shallow, deep, deep, shallow, so that
+# blocks (far deeper than the lesson's model in a full run; in smoke mode only a few layers
+# deeper, which checks the path rather than the depth), twice each, in the alternating order shallow, deep, deep, shallow, so that
 # neither depth always pays for going first. Each compile is the first call of a new function
 # in a new `jax.jit`: `jax.jit` keeps its compiled programs per function, so nothing compiled
 # before stands in for it, and the call traces, lowers and compiles from the start. The
@@ -844,7 +844,8 @@ print(f"{S.recipe_steps} steps of the recipe: max loss gap {np.max(np.abs(np.sub
 # - The loops are mirror images: section 3.2's `torch_train_step` (`zero_grad` / `backward` /
 #   clip / `step` / schedule) on batches from the `DataLoader`, and its jitted `jax_train_step`
 #   on batches from the NumPy iterator.
-# - Validation loss on the held-out tail of the corpus, in evaluation mode, no gradients.
+# - Validation loss on the held-out tail of the corpus, without gradients (PyTorch's model in
+#   evaluation mode; with dropout at 0, no mode changes a number in either framework).
 # - Sampling draws from one stream of uniform numbers shared by both frameworks, so equal
 #   weights draw the same tokens (up to near-ties, draws within float32 rounding of a CDF
 #   edge); the KV cache must give the same text as recomputing the context.
@@ -892,7 +893,11 @@ print(f"JAX: {len(train_losses_jax)} steps, loss {train_losses_jax[0]:.3f} -> {t
 
 # %% [markdown]
 # Then the validation loss of both, on the same validation windows (their own seeded order
-# over the held-out tokens), in evaluation mode and without gradients:
+# over the held-out tokens), without gradients. PyTorch's model is switched to evaluation
+# mode, as a validation pass should be. The JAX side calls section 3's pure loss on the
+# trained parameters, whose structure comes from a model built in training mode; with
+# `dropout=0` the two modes compute the same numbers (`compat.eval_view` gives the
+# evaluation-mode view where it matters, as the samplers below use it):
 
 # %%
 val_order = gpt.data.batch_order(len(val_ids), S.block_size, S.batch, S.eval_batches, seed=1)
@@ -1041,8 +1046,9 @@ print(f"{n_cached} cached steps = {n_cached} uncached steps, in PyTorch and in J
 
 # %% [markdown]
 # With and without the cache the texts are equal in each framework. The cache turns each
-# step's attention from `T × T` scores into `1 × T` and skips recomputing every earlier
-# position's keys and values; the price is memory, `2 · n_layers · batch · block_size ·
+# step's attention from a `T × T` block of scores into one row, the new query against the
+# cache's `block_size` slots (those not yet written are masked), and skips recomputing every
+# earlier position's keys and values; the price is memory, `2 · n_layers · batch · block_size ·
 # d_model` numbers, which for a large model and a long context is what limits the batch.
 #
 # ### 4.2 One compiled decode loop, and what the cache buys
@@ -1211,13 +1217,16 @@ def torch_variant(compiled=False, bf16=False):
 
 # %% [markdown]
 # `torch.autocast` runs the matmuls in bfloat16 and the loss in float32; on a GPU it also
-# runs softmax and LayerNorm in float32, while on a CPU its list is shorter and they return
-# the bfloat16 they are given. The parameters and AdamW stay float32. The NNX counterpart is
-# a dtype policy in the model itself: `NNXGPT(cfg, dtype=jnp.bfloat16)` gives every Linear and
-# embedding a bfloat16 compute dtype while `param_dtype` stays float32, and the model casts
-# the attention scores and the logits to float32 for softmax and the loss, as autocast does
-# on a GPU (on a CPU, PyTorch's attention softmax stays bfloat16: the two bfloat16 variants
-# are not the same arithmetic, which the 3 % check allows for).
+# runs softmax and LayerNorm in float32. On a CPU its list is shorter: softmax runs in the
+# dtype it is given, bfloat16 scores here, while the LayerNorms are given float32, because
+# the embeddings are not autocast and the residual stream, float32 plus each block's
+# bfloat16 output, stays float32. The parameters and AdamW stay float32. The NNX counterpart
+# is a dtype policy in the model itself: `NNXGPT(cfg, dtype=jnp.bfloat16)` gives every Linear
+# and embedding a bfloat16 compute dtype while `param_dtype` stays float32, and the model
+# casts the attention scores and the logits to float32 for softmax and the loss, as autocast
+# does on a GPU. So the two bfloat16 variants are not the same arithmetic on a CPU: PyTorch's
+# attention softmax stays bfloat16 while NNX's is float32, and NNX's residual stream is
+# bfloat16 (its embeddings are) while PyTorch's is float32. The 3 % check allows for that.
 
 # %%
 # JAX: the jitted pure step (state donated), float32 or an NNX bfloat16 compute dtype, each
@@ -1288,7 +1297,9 @@ for warning in throughput.warnings:
 # time including whatever compiling that variant does on its first call: Dynamo's tracing
 # plus Inductor's code generation for every graph of the step under `torch.compile`, XLA's compilation of the whole step
 # for the two `jax.jit` variants (each jitted afresh in the cell above), nothing for the
-# eager variants. A compilation cache on disk (JAX's, Inductor's) shortens it on a rerun.
+# eager variants. Inductor's cache on disk, on by default, shortens `torch.compile`'s on a
+# rerun; JAX's persistent compilation cache would do the same for XLA's, but it is off unless
+# configured (`jax_compilation_cache_dir`), as section 2 noted.
 #
 # The first-call column is where the two compilers differ most in kind. `jax.jit` traced the
 # step once and XLA compiled one program; the timed calls then replay it. `torch.compile`
@@ -1489,7 +1500,8 @@ print(f"parameters + AdamW state: JAX {memory.format_bytes(state_bytes)}, PyTorc
 # `env.setup(cpu_devices=8)` asked for at the top of the notebook (eight XLA devices that share
 # this machine's cores, enough to run every collective a GPU pod would, though not to make
 # anything faster). The line below the next cell says which. The PyTorch ranks are two
-# processes talking over gloo: two ranks keep the launch light. The model is section 3's
+# processes, talking over gloo on CPUs (over NCCL where the machine has a GPU for each rank):
+# two ranks keep the launch light. The model is section 3's
 # configuration with fresh weights, so the one-device JAX run below can call section 3's
 # `jit_step`, which reuses a compiled program where the batch has a shape it has seen.
 
@@ -1620,7 +1632,8 @@ print("kinds beyond the all-reduce: " + "; ".join(
 # is in both: PyTorch's `fully_shard` and JAX's `FSDP_RULES` (every Linear kernel split by its
 # first axis over `"data"`, the batch split the same way). Tensor parallelism is in both with
 # the same Megatron plan, on 2 ranks in PyTorch and on a `2 × 4` mesh in JAX: every PyTorch
-# rank is a process on this 2-core machine, so two is the count it can start in seconds, while
+# rank is a process of its own, which starts Python and imports torch (the launch line below
+# prints how long that took), so two is the count that keeps the launch short on a laptop, while
 # JAX's simulated devices live in this one process and cost nothing to add. Plain data
 # parallelism (DDP) is JAX's alone here; PyTorch's would be FSDP without the sharding, and its
 # test is the same loss curve.
@@ -2102,8 +2115,10 @@ for name, rows_ in (("PyTorch", samples_torch), ("JAX", samples_jax)):
 # <details><summary>1. Why does the NNX model create its blocks with <code>nnx.vmap</code> and
 # <code>nnx.split_rngs</code>?</summary>
 # `vmap` over a block constructor returns one block whose parameters carry a leading layer
-# axis, which `nnx.scan` can loop over. `split_rngs` gives each layer its own random key; without
-# it every layer would start from the same initial weights.
+# axis, which `nnx.scan` can loop over. `split_rngs` gives each layer its own random key. Without
+# it there is one key and no axis to map over: the code as written (`in_axes=(0,)`) fails with
+# a `ValueError`, and broadcasting the key instead (`in_axes=None`) would give every layer the
+# same initial weights.
 # </details>
 #
 # <details><summary>2. What does the weight converter do to a Linear layer of block 2, and to a
