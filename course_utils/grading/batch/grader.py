@@ -4,7 +4,16 @@ Each submission runs in a worker process of its own (:mod:`.pool`,
 :mod:`.worker`) with a fresh kernel, per-cell and total timeouts, a CPU-time
 limit and a resident memory watchdog; ``jobs`` workers run at once. A
 student's files are written as soon as their grade is known (:mod:`.store`),
-so an interrupted batch resumes where it stopped. See docs/GRADING.md.
+so an interrupted batch resumes where it stopped.
+
+Once the kernel's replies are scored, nothing the grader does afterwards can cost
+the student a point: each post-processing step (redacting the messages, writing
+the feedback, Gradescope's ``results.json``, the executed notebook, sealing and
+storing the record, the class tables) that fails is recorded in the record's
+``errors`` and a ``grader error`` flag, shown in the run's summary, and replaced by
+a safe stand-in (text withheld, a feedback of scores only; feedback that could not
+be redacted goes to the instructor's folder only), and the student is graded again
+on the next run. See docs/GRADING.md.
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 import uuid
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -62,6 +72,14 @@ class Batch:
     notes: list[str] = field(default_factory=list)
     records: list[dict] = field(default_factory=list)
     seconds: float = 0.0
+    errors: list[str] = field(default_factory=list)  # for the instructor: the summary
+
+
+GRADER_ERROR = "grader error"  # the flag of a record the grader failed on in part
+
+
+def _failure(err: BaseException) -> str:
+    return f"{type(err).__name__}: {err}"
 
 
 def _sha(path: Path | None) -> str | None:
@@ -132,7 +150,13 @@ class Grader:
         self.workers = pool.Workers(
             self.work, env, self.run_id, limits, sandboxed=sandboxed, hide=hide
         )
-        self.lock = threading.Lock()  # one student's files and the tables at a time
+        self.lock = threading.RLock()  # one student's files and the tables at a time
+        self.errors: list[str] = []  # this run's, for the summary
+        self.details: dict[
+            str, list[str]
+        ] = {}  # student: tracebacks, for the instructor
+        self.unstored: dict[str, dict] = {}  # records that could not be stored
+        self.withheld: set[str] = set()  # students whose messages could not be redacted
 
     @property
     def stopping(self) -> bool:
@@ -152,7 +176,7 @@ class Grader:
             record = scoring.invalid_record(
                 self.master,
                 sub.student,
-                f"the grader failed on this submission: {type(err).__name__}: {err}",
+                f"the grader failed on this submission: {_failure(err)}",
             )
             record.update(
                 status="error",
@@ -162,14 +186,14 @@ class Grader:
                 run_id=self.run_id,
                 graded_at=_now(),
             )
-            with self.lock:  # no sha: a later run grades this student again
-                store.save_student(self.out, record, {})
-                store.write_tables(self.out)
+            self._failed(record, "grading", err)
+            self._store(record, {})  # no sha: a later run grades this student again
             return record
 
     def _grade_one(self, sub: Submission) -> dict | None:
         started = _now()
         matched = run = None
+        withheld = False
         if sub.problem:
             record = scoring.invalid_record(self.master, sub.student, sub.problem)
         else:
@@ -181,7 +205,7 @@ class Grader:
                 run = self.run_job(sub.student, matched)
                 if run is None:
                     return None
-                record = scoring.score(self.master, matched, run, student=sub.student)
+                record, withheld = self._score(matched, run, sub.student)
         record.update(
             submission=shown(str(sub.path)) if sub.path else None,
             submission_sha256=_sha(sub.path),
@@ -192,36 +216,148 @@ class Grader:
             run_id=self.run_id,
             sandbox="bwrap" if self.sandboxed else "unsafe-no-sandbox",
         )
+        if sub.error:  # two entries for one id: the instructor must choose
+            record["errors"] = [*record.get("errors", []), sub.error]
+            with self.lock:
+                self.errors.append(f"{sub.student}: {sub.error}")
         if not self.sandboxed:
             record["flags"] = [*record.get("flags", []), "unsafe-no-sandbox"]
         record = self.finish(record)
+        if withheld:
+            self.withheld.add(record["student"])
         files = self._files(matched, run, record)
-        with self.lock:
-            store.save_student(self.out, record, files)
-            store.write_tables(self.out)
+        self._store(record, files)
         return record
+
+    # ----------------------------------------------- post-processing, guarded
+    def _failed(self, record: dict, step: str, err: BaseException) -> None:
+        """Record a failed post-processing step: the record's ``errors`` (the step and the
+        error's type only: the record is handed back) and flag, the run's summary (the
+        whole message), and the instructor's ``grader-errors.txt``."""
+        record["errors"] = [
+            *record.get("errors", []),
+            f"the grader failed at {step} ({type(err).__name__}); graded again on the next run",
+        ]
+        if GRADER_ERROR not in record.get("flags", []):
+            record["flags"] = [*record.get("flags", []), GRADER_ERROR]
+        text = "".join(traceback.format_exception(err))
+        self.details.setdefault(record["student"], []).append(f"{step}:\n{text}")
+        with self.lock:
+            self.errors.append(f"{record['student']}: {step} failed: {_failure(err)}")
+
+    def _score(self, matched: Matched, run: dict, student: str) -> tuple[dict, bool]:
+        """The record, redacted; when redaction fails, with its text withheld (points are
+        the same: they come from the kernel's replies). (record, text withheld)."""
+        try:
+            return scoring.score(self.master, matched, run, student=student), False
+        except Exception as err:  # noqa: BLE001 - try again without any text
+            record = scoring.score(
+                self.master, matched, run, student=student, redact=scoring.withhold
+            )  # a failure here is not redaction's: grade_one's error record
+            self._failed(record, "redaction", err)
+            return record, True
 
     def finish(self, record: dict) -> dict:
         """The record to save: keyed per exercise (a regrade also merges the old one)."""
         return record | {"exercise_keys": self.master.exercise_keys(self.options)}
 
     def _files(self, matched: Matched | None, run: dict | None, record: dict) -> dict:
-        """The student's report files (``grade.json`` aside), by name."""
-        gradescope = json.dumps(
-            feedback.gradescope(record), indent=1, ensure_ascii=False
-        )
-        files = {
-            "results.json": gradescope + "\n",
-            "feedback.ipynb": feedback.feedback_notebook(
-                self.master, matched, run, record
-            ),
-        }
+        """The student's report files (``grade.json`` aside), by name; a file that cannot
+        be made is replaced by a safe stand-in, and the failure recorded."""
+        withheld = record["student"] in self.withheld  # redaction failed: no text
+        files: dict[str, str] = {}
+        try:
+            files["results.json"] = _json(feedback.gradescope(record))
+        except Exception as err:  # noqa: BLE001
+            self._failed(record, "results.json (the Gradescope export)", err)
+            files["results.json"] = _json(feedback.minimal_results(record))
+        redact = scoring.withhold if withheld else None
+        try:
+            files["feedback.ipynb"] = feedback.feedback_notebook(
+                self.master, matched, run, record, redact
+            )
+        except Exception as err:  # noqa: BLE001
+            self._failed(record, "the feedback notebook", err)
+            withheld = True
+            try:  # the same notebook with every output's text withheld
+                files["feedback.ipynb"] = feedback.feedback_notebook(
+                    self.master, matched, run, record, scoring.withhold
+                )
+            except Exception:  # noqa: BLE001 - the scores alone
+                files["feedback.ipynb"] = feedback.minimal_notebook(self.master, record)
+        # The instructor's copy, with every text: never in the student's folder.
+        if withheld:
+            try:
+                files["feedback-unredacted.ipynb"] = feedback.feedback_notebook(
+                    self.master, matched, run, record, str
+                )
+            except Exception:  # noqa: BLE001 - executed.ipynb still has every output
+                pass
         if self.keep_executed and run is not None:
-            files["executed.ipynb"] = feedback.executed_notebook(matched, run)
+            try:
+                files["executed.ipynb"] = feedback.executed_notebook(matched, run)
+            except Exception as err:  # noqa: BLE001
+                self._failed(record, "the executed notebook", err)
         return files
+
+    def _store(self, record: dict, files: dict) -> None:
+        """Seal and store the record with its files, then the tables. A file that cannot be
+        written is left out (the record says so); a record that cannot be sealed or
+        written is kept for this run's tables and summary, and for the instructor
+        unsealed (never believed: the student is graded again on the next run)."""
+        with self.lock:
+            details = self.details.get(record["student"])
+            if details:
+                files = files | {"grader-errors.txt": "\n".join(details)}
+            try:
+                store.save_student(
+                    self.out,
+                    record,
+                    files,
+                    on_error=lambda name, e: self._failed(record, f"writing {name}", e),
+                )
+                self.unstored.pop(record["student"], None)
+            except Exception as err:  # noqa: BLE001
+                self._failed(record, "sealing and storing the record", err)
+                self.unstored[record["student"]] = record
+                _keep_unsealed(self.out, record)
+            self._tables()
+
+    def _tables(self) -> list[dict]:
+        """Rebuild the class tables (with this run's unstored records); a failure is an error
+        of the run (the last tables written stay as they were), not of a student."""
+        try:
+            recs = store.write_tables(self.out, extra=self.unstored)
+        except Exception as err:  # noqa: BLE001
+            line = f"the class tables (grades.csv, grades.json) failed: {_failure(err)}"
+            if line not in self.errors:
+                self.errors.append(line)
+            try:  # the summary still has every grade
+                recs = store.records(self.out)
+            except Exception:  # noqa: BLE001
+                recs = []
+            kept = [r for r in recs if r["student"] not in self.unstored]
+            return kept + list(self.unstored.values())
+        return recs
 
     def stop(self) -> None:
         self.workers.stop()
+
+
+def _json(data: dict) -> str:
+    return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+
+
+def _keep_unsealed(out: Path, record: dict) -> None:
+    """The record that could not be sealed, for the instructor (never believed)."""
+    try:
+        from course_utils._files import write_atomic
+
+        path = store.file_path(out, record["student"], store.UNSEALED)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps(record, indent=1, default=str) + "\n")
+    except Exception:  # noqa: BLE001 - the summary and the tables still have it
+        pass
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
@@ -279,7 +415,8 @@ def grade(
         submissions=Path(submissions),
     )  # fmt: skip
     _run_all(grader, todo, jobs, batch, progress, echo)
-    batch.records = store.write_tables(out)
+    batch.records = grader._tables()
+    batch.errors += grader.errors
     batch.seconds = time.perf_counter() - start
     return batch
 
@@ -336,7 +473,7 @@ def _run_all(grader: Grader, todo, jobs, batch: Batch, progress, echo) -> None:
             try:
                 record = fut.result()
             except Exception as err:  # noqa: BLE001 - e.g. the report folder became unwritable
-                echo(f"note: {futures[fut]}: not graded: {type(err).__name__}: {err}")
+                batch.errors.append(f"{futures[fut]}: not graded: {_failure(err)}")
                 record = None
             if record is not None:
                 batch.graded.append(record["student"])

@@ -12,6 +12,13 @@ setup cells and the student's cells that completed run again (tests are not
 re-run), so one runaway exercise does not cost the others. After the last
 cell a canary that must fail checks that the kernel was not tampered with.
 Progress is written to the result file after every cell.
+
+Every kernel first runs the grader's guard (:data:`GUARD`): output beyond twice
+the worker's cap in one cell is dropped inside the kernel as it is written (a
+thread printing for ever, a 37 MB image: never held in memory, so never a memory
+limit), and a SIGINT interrupts a cell only when the worker announced it (a file
+in the kernel's private folder): a submission that signals its own process group
+interrupts nothing, and the grader's flags say so.
 """
 
 from __future__ import annotations
@@ -29,8 +36,10 @@ from pathlib import Path
 from typing import Any
 
 from course_utils._files import write_atomic
+from course_utils.grading.policy.scoring import SELF_INTERRUPT_MARK
 from course_utils.grading.sandbox import bubblewrap
 from course_utils.grading.sandbox.environment import KERNEL_NAME
+from course_utils.grading.sandbox.outputs import CELL_OUTPUT_CHARS
 from course_utils.grading.sandbox.process_tree import (
     Watchdog,
     become_subreaper_and_follow_parent,
@@ -47,6 +56,79 @@ MAX_RESTARTS = 3
 MAX_PROCS = 512  # processes below the worker at once (zombies included)
 CANARY_TIMEOUT_S = 10.0
 DEATH_GRACE_S = 0.2  # for the dead kernel's exit status to arrive
+OUTPUT_BUDGET = 2 * CELL_OUTPUT_CHARS  # characters of output a cell may send at all
+INTERRUPT_MARK = "course-grader-interrupt"  # the worker's announcement of its SIGINT
+
+GUARD = """def _course_grader_guard(marker, budget):
+    import os, signal, sys
+    shell = get_ipython()
+    used, told = {}, set()
+    err = sys.stderr
+    note = type(err).write.__get__(err)
+
+    def cell(source):
+        return (getattr(source, "parent_header", None) or {}).get("msg_id")
+
+    def over(key, n):
+        while len(used) > 64:
+            used.pop(next(iter(used)))
+        used[key] = used.get(key, 0) + n
+        return used[key] > budget
+
+    def once(tag, key, text):
+        if (tag, key) not in told:
+            told.add((tag, key))
+            note(text)
+
+    def limit(stream):
+        write = type(stream).write.__get__(stream)  # the stream's own, under any wrapper
+
+        def limited(text):
+            key = cell(stream)
+            if isinstance(text, str) and over(key, len(text)):
+                once("out", key, "\\n[course grader: output dropped after %d characters "
+                     "in this cell]\\n" % budget)
+                return len(text)
+            return write(text)
+
+        # IPython wraps write for each cell to keep every output in memory (its output
+        # history, unbounded): a property makes the stream keep this write, under no wrapper.
+        guarded = type("Guarded", (type(stream),), {
+            "write": property(lambda self: limited, lambda self, value: None)})
+        stream.__class__ = guarded
+
+    limit(sys.stdout)
+    limit(sys.stderr)
+    pub = shell.display_pub
+    publish = pub.publish
+
+    def limited_publish(data, *args, **kwargs):
+        key = cell(pub)
+        n = sum(len(v) if isinstance(v, str) else len(repr(v)) for v in (data or {}).values())
+        if over(key, n):
+            once("display", key, "\\n[course grader: output dropped: a display of %d "
+                 "characters, over %d in this cell]\\n" % (n, budget))
+            return None
+        return publish(data, *args, **kwargs)
+
+    pub.publish = limited_publish
+    kernel = getattr(shell, "kernel", None)
+    if not marker or kernel is None:
+        return
+
+    def on_sigint(signum, frame):
+        try:
+            os.unlink(marker)
+        except OSError:
+            once("sigint", cell(err), "\\n%s\\n" % SELF_MARK)
+            return
+        raise KeyboardInterrupt
+
+    def pre_handler_hook():
+        kernel.saved_sigint_handler = signal.signal(signal.SIGINT, on_sigint)
+
+    kernel.pre_handler_hook = pre_handler_hook
+""".replace("SELF_MARK", repr(SELF_INTERRUPT_MARK))
 
 
 FORGET = """def _course_grader_forget(digest):
@@ -165,7 +247,39 @@ class Worker:
             self.event("kernel", None, detail[:300])
             await self.kill_kernel()
             return False
+        await self.guard()
         return True
+
+    def marker(self) -> str | None:
+        """The file by which the worker announces its interrupts, in a folder only this
+        submission's kernel and the worker share (None: the guard leaves SIGINT alone)."""
+        folder = self.job.get("ipc") or self.job.get("cwd")
+        return os.path.join(folder, INTERRUPT_MARK) if folder else None
+
+    async def guard(self) -> None:
+        """Run the grader's guard in the new kernel, before any other cell."""
+        source = f"{GUARD}\n_course_grader_guard({self.marker()!r}, {OUTPUT_BUDGET})\n"
+        rec = await self.session.run_cell(
+            source + "del _course_grader_guard\n", CANARY_TIMEOUT_S, store_history=False
+        )
+        if rec.get("status") != "ok":
+            detail = f"the grader's guard failed: {rec.get('ename', rec.get('status'))}"
+            self.event("guard", None, detail)
+
+    async def interrupt(self) -> bool:
+        """Interrupt the running cell, announced (see :meth:`marker`); true when it recovered."""
+        marker = self.marker()
+        try:
+            if marker:
+                with open(marker, "w"):
+                    pass
+            return await self.session.interrupt()
+        finally:
+            if marker:
+                try:
+                    os.unlink(marker)
+                except OSError:
+                    pass
 
     async def kill_kernel(self) -> None:
         if self.session is not None:
@@ -242,7 +356,7 @@ class Worker:
             if per_cell
             else f"{self.job['total_timeout']:g} s in all"
         )
-        recovered = await self.session.interrupt()
+        recovered = await self.interrupt()
         rec["detail"] = (
             f"timed out ({limit}); interrupted"
             if recovered

@@ -81,6 +81,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     )
     verbs.after_grade(args)
     print(grader_store.table(batch.records, shutil.get_terminal_size().columns))
+    for line in batch.errors:  # what the instructor must look at
+        print(f"error: {line}")
     print(
         f"graded {len(batch.graded)}, skipped {len(batch.skipped)} already graded, "
         f"in {batch.seconds:.1f} s; reports in {args.out} (grades.csv, grades.json, <student>/)"

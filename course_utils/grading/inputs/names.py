@@ -5,8 +5,12 @@ as lone surrogates (``surrogateescape``), which a strict UTF-8 writer refuses.
 :func:`shown` turns such text into plain, printable text (``caf\\xe9``) once,
 where names enter the grader, so every report, table and console line can be
 written. :func:`folder_name` gives each student one safe path component of
-bounded length in the report folder; :func:`csv_cell` keeps a spreadsheet from
-reading a cell as a formula; :func:`clean` makes any JSON value writable as UTF-8.
+bounded length in the report folder, in a namespace of its own: a plain id is its
+own folder, any other id (and an id equal to one of the report folder's own names)
+gets a folder with a ``+`` in it, which no plain id and none of the report's own
+names holds, so no student can share a folder with another or with the grader's
+files. :func:`csv_cell` keeps a spreadsheet from reading a cell as a formula;
+:func:`clean` makes any JSON value writable as UTF-8.
 """
 
 from __future__ import annotations
@@ -16,9 +20,15 @@ import re
 from typing import Any
 
 MAX_FOLDER = 80  # characters of a report folder name, hash suffix included
-# The report folder's own entries: the class tables, the instructor's files, the class report.
-RESERVED = {"grades.csv", "grades.json", "_instructor", "class-report", "regrades.csv"}
+# The report folder's own entries: the class tables, the instructor's files, the class report
+# (and, starting with a dot, its key and scratch folders, which no student folder can start with).
+RESERVED = frozenset(
+    {"grades.csv", "grades.json", "_instructor", "class-report", "regrades.csv"}
+)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+# Only in a rewritten folder name: never in a plain id (``_UNSAFE`` refuses it), nor in
+# a name of RESERVED, so a rewritten name can never be a plain id or a report's own name.
+REWRITTEN = "+"
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -47,25 +57,31 @@ def shown(name: str) -> str:
     )
 
 
-def folder_name(student: str) -> str:
-    """The student's folder in the report folder: one safe path component, at most 80 characters.
-
-    A plain id (letters, digits, ``._-``, not starting with a dot or dash, not a
-    table's name) is used as it is; any other is reduced to its safe characters
-    and gets a hash suffix of the whole id, so two ids never share a folder.
-    """
-    plain = (
+def plain(student: str) -> bool:
+    """An id that is its own folder: letters, digits, ``._-``, at most 80 characters,
+    not starting with a dot or a dash, and not one of the report folder's own names."""
+    return bool(
         student
         and len(student) <= MAX_FOLDER
         and not _UNSAFE.search(student)
         and student[0] not in ".-"
         and student not in RESERVED
     )
-    if plain:
+
+
+def folder_name(student: str) -> str:
+    """The student's folder in the report folder: one safe path component, at most 80 characters.
+
+    A plain id (:func:`plain`) is used as it is; any other is reduced to its safe
+    characters and gets ``+`` and a hash of the whole id, so two ids never share a
+    folder, and a rewritten name (it holds a ``+``) is never a plain id nor one of
+    the report folder's own names.
+    """
+    if plain(student):
         return student
     digest = hashlib.sha256(student.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     stem = _UNSAFE.sub("_", student).lstrip(".-")[: MAX_FOLDER - 13]
-    return f"{stem or 'student'}-{digest}"
+    return f"{stem or 'student'}{REWRITTEN}{digest}"
 
 
 def csv_cell(value: Any) -> str:

@@ -20,7 +20,7 @@ from course_utils.errors import CourseError
 from course_utils.grading.inputs.assignment import check_assignment
 from course_utils.grading.inputs.ipynb import nbgrader_meta
 from course_utils.grading.inputs.master import Cell, Master
-from course_utils.grading.inputs.names import RESERVED, shown
+from course_utils.grading.inputs.names import folder_name, shown
 from course_utils.tooling import student_version
 
 
@@ -118,7 +118,9 @@ def match(master: Master, student_cells: list[dict]) -> Matched:
 class Submission:
     student: str
     path: Path | None
-    problem: str | None = None
+    problem: str | None = None  # why it cannot be graded: the student is ``invalid``
+    error: str | None = None  # for the instructor: shown in the summary and the tables
+    entry: str = ""  # its name in the submissions folder, as shown
 
 
 MAX_FILES = 10_000  # entries walked in one student's folder
@@ -207,6 +209,10 @@ def _entry(entry: os.DirEntry, master_name: str) -> Submission | None:
     return None
 
 
+def _entry_name(entry: os.DirEntry) -> str:
+    return shown(entry.name) + ("/" if entry.is_dir(follow_symlinks=False) else "")
+
+
 def discover(
     folder: str | Path, master_name: str
 ) -> tuple[list[Submission], list[str]]:
@@ -216,11 +222,14 @@ def discover(
     special file (FIFO, device, socket) where a notebook or a student's folder
     should be is an ``invalid`` submission with its reason. Names are shown
     with undecodable bytes and control characters escaped (:func:`.names.shown`).
+    Entries that give one student id (``ada.ipynb`` and ``ada/``, or two names
+    shown alike) are never silently reduced to one: the student is ``invalid``,
+    with an ``error`` naming every entry, until the instructor keeps one.
     """
     folder = Path(folder)
     if not folder.is_dir():
         raise CourseError(f"SUBMISSIONS {folder}: not a folder")
-    subs: dict[str, Submission] = {}
+    claims: dict[str, list[Submission]] = {}
     notes: list[str] = []
     with os.scandir(folder) as it:
         entries = sorted(it, key=lambda e: e.name)
@@ -231,12 +240,32 @@ def discover(
         if sub is None:
             notes.append(f"ignored {shown(entry.name)}: not a notebook or a folder")
             continue
-        if sub.student in RESERVED:
-            sub.student = f"student-{sub.student}"
-        if sub.student in subs:
-            notes.append(
-                f"ignored {shown(entry.name)}: student {sub.student!r} already has a submission"
-            )
-            continue
-        subs[sub.student] = sub
-    return list(subs.values()), notes
+        sub.entry = _entry_name(entry)
+        claims.setdefault(sub.student, []).append(sub)
+    subs = [_one(student, found) for student, found in claims.items()]
+    by_folder: dict[str, list[Submission]] = {}
+    for sub in subs:
+        by_folder.setdefault(folder_name(sub.student), []).append(sub)
+    # two ids, one folder: a hash collision, never silent
+    for same in by_folder.values():
+        if len(same) > 1:
+            ids = ", ".join(repr(s.student) for s in same)
+            for sub in same:
+                sub.path = None
+                sub.problem = sub.error = (
+                    f"the ids {ids} share the report folder {folder_name(sub.student)!r}; "
+                    "rename one submission and grade again"
+                )
+    return subs, notes
+
+
+def _one(student: str, found: list[Submission]) -> Submission:
+    """The submission of one id; several entries with that id make it ``invalid``."""
+    if len(found) == 1:
+        return found[0]
+    names = ", ".join(s.entry for s in found)
+    why = (
+        f"{len(found)} submissions have the student id {student!r} ({names}): "
+        "none was graded; keep one and grade again"
+    )
+    return Submission(student, None, why, why, names)

@@ -4,18 +4,25 @@ They are built from a student's record (:mod:`.scoring`) and the worker's
 results. What a student sees (``feedback.ipynb``, ``results.json``) never holds
 a hidden test's source or output: hidden tests show a name, points and a
 one-line message, and every shown output goes through the
-:class:`~course_utils.grading.policy.scoring.Redactor`. ``executed.ipynb`` is the
-instructor's copy, every cell as run. Notebooks are written as nbformat 4.5
-JSON directly (nbformat imports slowly).
+:class:`~course_utils.grading.policy.scoring.Redactor`, applied to the output's
+decoded text (:func:`redact_output`: stream text, error value and traceback, and
+every text of a display's data), never to its JSON form, whose escapes a
+replacement could cut. ``executed.ipynb`` is the instructor's copy, every cell as
+run. Notebooks are written as nbformat 4.5 JSON directly (nbformat imports slowly).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 
 from course_utils.grading.inputs.master import Master
 from course_utils.grading.inputs.submissions import Matched
 from course_utils.grading.policy.scoring import Redactor
+
+# A display's binary data (base64): no line of a hidden test can be read in it.
+BINARY = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp")
 
 
 def gradescope(record: dict) -> dict:
@@ -77,11 +84,81 @@ def notebook_text(cells: list[dict]) -> str:
     return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
 
 
+def _text(value: Any, redact: Callable[[str], str], lines: bool = False) -> Any:
+    """Every string in ``value`` (a JSON value) redacted; with ``lines``, a list of
+    strings is one text in lines (nbformat's multi-line strings), redacted whole."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        if lines and value and all(isinstance(v, str) for v in value):
+            return redact("".join(value))
+        return [_text(v, redact) for v in value]
+    if isinstance(value, dict):
+        return {k: _text(v, redact) for k, v in value.items()}
+    return value
+
+
+def redact_output(output: dict, redact: Callable[[str], str]) -> dict:
+    """One notebook output with its decoded text redacted: a stream's text, an
+    error's name, value and traceback, and each of a display's data but binary images."""
+    out = dict(output)
+    kind = out.get("output_type")
+    if kind == "stream":
+        out["text"] = _text(out.get("text", ""), redact, lines=True)
+    elif kind == "error":
+        for key in ("ename", "evalue"):
+            out[key] = _text(out.get(key, ""), redact)
+        lines = out.get("traceback", [])
+        if isinstance(lines, list):  # one text: a hidden line split across entries
+            out["traceback"] = redact("\n".join(map(str, lines))).split("\n")
+    else:
+        data = out.get("data", {})
+        if isinstance(data, dict):
+            out["data"] = {
+                mime: value if mime in BINARY else _text(value, redact, lines=True)
+                for mime, value in data.items()
+            }
+        out["metadata"] = _text(out.get("metadata", {}), redact)
+    return out
+
+
+def redact_outputs(outputs: list, redact: Callable[[str], str]) -> list[dict]:
+    """A cell's outputs redacted; consecutive stream outputs of one stream are joined
+    first (as a notebook shows them), so a line printed in two parts is one line."""
+    joined: list[dict] = []
+    for out in outputs:
+        if not isinstance(out, dict):
+            continue
+        last = joined[-1] if joined else None
+        if (
+            last is not None
+            and out.get("output_type") == "stream" == last.get("output_type")
+            and out.get("name") == last.get("name")
+        ):
+            last["text"] = _lines(last.get("text", "")) + _lines(out.get("text", ""))
+            continue
+        joined.append(dict(out))
+    return [redact_output(o, redact) for o in joined]
+
+
+def _lines(text: Any) -> str:
+    return "".join(map(str, text)) if isinstance(text, list) else str(text)
+
+
 def feedback_notebook(
-    master: Master, matched: Matched | None, run: dict | None, record: dict
+    master: Master,
+    matched: Matched | None,
+    run: dict | None,
+    record: dict,
+    redact: Callable[[str], str] | None = None,
 ) -> str:
-    """The student's notebook of results: their code, and each test by name and message."""
-    redact = Redactor(master.hidden_sources())
+    """The student's notebook of results: their code, and each test by name and message.
+
+    ``redact`` (default: a :class:`Redactor` of the master's hidden tests) is applied to
+    the decoded text of every output shown; the instructor's unredacted copy passes
+    ``str`` (nothing removed).
+    """
+    redact = redact or Redactor(master.hidden_sources())
     mark = {"passed": "✓", "failed": "✗", "not run": "–"}
     rows = "\n".join(
         f"| `{ex}` | {i['points']:g} / {i['max_points']:g} | {i['status']} | {i['message']} |"
@@ -112,9 +189,7 @@ def feedback_notebook(
         for k, c in enumerate(executed):
             if c.role == "solution" and c.exercise == ex:
                 res = results[k] if k < len(results) else {}
-                outs = [
-                    json.loads(redact(json.dumps(o))) for o in res.get("outputs", [])
-                ]
+                outs = redact_outputs(res.get("outputs", []), redact)
                 cells.append(_code(c.source, outs))
         lines = [
             f"- {mark.get(t['status'], '✗')} **{t['name']}** ({t['points']:g} / {t['max_points']:g})"
@@ -130,6 +205,42 @@ def feedback_notebook(
         )
         cells.append(_markdown(f"## `{ex}` · written answer, graded by hand\n\n{text}"))
     return notebook_text(cells)
+
+
+def minimal_notebook(master: Master, record: dict) -> str:
+    """The feedback when the full one could not be made: the scores and statuses only."""
+    rows = "\n".join(
+        f"| `{ex}` | {i['points']:g} / {i['max_points']:g} | {i['status']} |"
+        for ex, i in record["exercises"].items()
+    )
+    head = (
+        f"# Feedback: {master.path.stem}\n\n**Student:** {record['student']}  \n"
+        f"**Score:** {record['total']:g} / {record['max_total']:g}  \n"
+        f"**Status:** {record['status']}\n\n"
+        f"| exercise | points | status |\n|---|---|---|\n{rows}\n\n"
+        "The detailed feedback could not be prepared (a failure of the grader, not of "
+        "your work); your instructor has been told. Your points are as above."
+    )
+    return notebook_text([_markdown(head)])
+
+
+def minimal_results(record: dict) -> dict:
+    """Gradescope's ``results.json`` with the score and each test's points, no text."""
+    return {
+        "score": record["total"],
+        "output": "The detailed results could not be prepared (a failure of the "
+        "grader); your instructor has been told.",
+        "stdout_visibility": "hidden",
+        "tests": [
+            {
+                "name": t["name"],
+                "score": t["points"],
+                "max_score": t["max_points"],
+                "visibility": "after_published" if t["hidden"] else "visible",
+            }
+            for t in record["tests"]
+        ],
+    }
 
 
 def executed_notebook(matched: Matched | None, run: dict) -> str:

@@ -5,13 +5,17 @@ submission's own outputs and metadata are never read for scoring. Each
 exercise gets a status (passed, partial, failed, not implemented, missing,
 error, timeout, memory, crashed, not run) and the student a status and a
 one-line reason. Every message a student sees goes through the
-:class:`Redactor`, which removes the hidden tests' lines; the ``flags`` column
-comes from :func:`course_utils.grading.policy.flags.flags_for`.
+:class:`Redactor`, which removes the hidden tests' lines (or, when it fails,
+:func:`withhold`, which keeps no text at all: points never depend on it); the
+``flags`` column comes from :func:`course_utils.grading.policy.flags.flags_for`
+and from what the run noticed (:func:`run_flags`: output cut by the grader, an
+interrupt the submission sent itself).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from course_utils.exercises import clip
@@ -20,6 +24,13 @@ from course_utils.grading.inputs.submissions import Matched
 from course_utils.grading.policy.flags import flags_for
 
 HIDDEN_MARK = "[hidden test line removed]"
+WITHHELD = "[withheld: the grader could not check this text for hidden tests; your instructor has it]"
+# What the grader writes into a cell's output when it cuts it (sandbox.outputs, in the
+# kernel the worker's guard), and when it ignores an interrupt the grader did not send.
+TRUNCATED_MARKS = ("[output truncated by the grader", "[course grader: output dropped")
+SELF_INTERRUPT_MARK = (
+    "[course grader: an interrupt the grader did not send was ignored]"
+)
 _PROBLEM_STATUS = {
     "memory": "memory",
     "died": "crashed",
@@ -49,6 +60,26 @@ class Redactor:
         return text
 
 
+def withhold(text: str) -> str:
+    """The redaction of last resort: any text becomes :data:`WITHHELD`."""
+    return WITHHELD if text else text
+
+
+def run_flags(run: dict) -> list[str]:
+    """Flags from what the run printed: output the grader cut, interrupts it ignored."""
+    found: set[str] = set()
+    for cell in run.get("cells", []):
+        for out in cell.get("outputs", []):
+            text = out.get("text", "") if out.get("output_type") == "stream" else ""
+            if not isinstance(text, str):
+                continue
+            if any(mark in text for mark in TRUNCATED_MARKS):
+                found.add("output truncated")
+            if SELF_INTERRUPT_MARK in text:
+                found.add("interrupted itself")
+    return sorted(found)
+
+
 def _one_line(text: str, limit: int = 300) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -71,7 +102,7 @@ def executed_pairs(matched: Matched, run: dict) -> list[tuple[Any, dict]]:
     return list(zip(executed, results + missing, strict=True))
 
 
-def _test_result(cell, res: dict, gave_up: str, redact: Redactor) -> dict:
+def _test_result(cell, res: dict, gave_up: str, redact: Callable[[str], str]) -> dict:
     passed = res.get("status") == "ok"
     msg = _cell_message(res) or ("" if passed else (gave_up or "not run"))
     msg = _one_line(redact(msg)) if cell.hidden else clip(redact(msg), 2000)
@@ -138,10 +169,19 @@ def _exercise_status(
 
 
 def score(
-    master: Master, matched: Matched, run: dict, *, student: str
+    master: Master,
+    matched: Matched,
+    run: dict,
+    *,
+    student: str,
+    redact: Callable[[str], str] | None = None,
 ) -> dict[str, Any]:
-    """The student's record: points per test and exercise, status and a one-line reason."""
-    redact = Redactor(master.hidden_sources())
+    """The student's record: points per test and exercise, status and a one-line reason.
+
+    ``redact`` (default: a :class:`Redactor` of the master's hidden tests) is applied
+    to every message before it is cut to length; the points do not depend on it.
+    """
+    redact = redact or Redactor(master.hidden_sources())
     by_cell = executed_pairs(matched, run)
     gave_up = next(
         (
@@ -181,7 +221,7 @@ def score(
             for e in run.get("events", [])
             if e["kind"] in ("cleanup", "restart")
         ],
-        "flags": flags_for(matched.student_code),
+        "flags": flags_for(matched.student_code) + run_flags(run),
         "seconds": round(float(run.get("seconds", 0.0)), 2),
         "processes": int(run.get("processes_seen", 0)),
         "peak_memory_mb": round(float(run.get("peak_rss_mb", 0.0)), 1),

@@ -20,6 +20,7 @@ import json
 import os
 import shutil
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from course_utils._files import write_atomic
@@ -30,9 +31,11 @@ from course_utils.grading.records import keyed
 
 RECORD = "grade.json"
 WORK = ".work"
-FILES = ("results.json", "feedback.ipynb", "executed.ipynb")  # a student's other files
+# the hidden tests' source and outputs, feedback the grader could not redact, its own errors
+UNSEALED = "grade.unsealed.json"  # a record the grader could not seal (never believed)
+PRIVATE = ("executed.ipynb", "feedback-unredacted.ipynb", "grader-errors.txt", UNSEALED)
+FILES = ("results.json", "feedback.ipynb", *PRIVATE)  # a student's other files
 INSTRUCTOR = "_instructor"  # DIR/_instructor/<folder>/: files a student must never get
-PRIVATE = ("executed.ipynb",)  # the hidden tests' source and outputs
 MAX_FILE = 200 * 2**20  # bytes of one report file copied by merge
 
 
@@ -70,22 +73,38 @@ def _own_folder(folder: Path) -> None:
     folder.mkdir(parents=True)
 
 
-def save_student(out: Path, record: dict, files: dict[str, str | bytes]) -> dict:
-    """Write the student's files, then their sealed ``grade.json`` (the commit mark)."""
+def save_student(
+    out: Path,
+    record: dict,
+    files: dict[str, str | bytes],
+    on_error: Callable[[str, Exception], None] | None = None,
+) -> dict:
+    """Write the student's files, then their sealed ``grade.json`` (the commit mark).
+
+    With ``on_error``, a file that cannot be written is left out (its older version
+    removed) and ``on_error(name, error)`` called before the record is sealed, so
+    the record can say so; without it, the error is raised.
+    """
     secret = keyed.key(out)
     student = record["student"]
     folder = student_dir(out, student)
     _own_folder(folder)
     hashes = {}
     for name, text in files.items():
-        data = text if isinstance(text, bytes) else utf8(text).encode("utf-8")
-        path = file_path(out, student, name)
-        if name in PRIVATE:
-            _own_folder(out / INSTRUCTOR)
-            _own_folder(path.parent)
-        write_atomic(path, data)
+        try:
+            data = text if isinstance(text, bytes) else utf8(text).encode("utf-8")
+            path = file_path(out, student, name)
+            if name in PRIVATE:
+                _own_folder(out / INSTRUCTOR)
+                _own_folder(path.parent)
+            write_atomic(path, data)
+        except Exception as err:
+            if on_error is None:
+                raise
+            on_error(name, err)
+            continue
         hashes[name] = hashlib.sha256(data).hexdigest()
-    for name in set(FILES) - set(files):  # a file of an earlier grade
+    for name in set(FILES) - set(hashes):  # a file of an earlier grade
         _clear(file_path(out, student, name))
     for name in PRIVATE:  # where a grader before this one wrote it
         _clear(folder / name)
@@ -173,6 +192,7 @@ def already_graded(
         rec
         and rec["student"] == student
         and rec.get("status") != "error"
+        and not rec.get("errors")  # the grader failed on part of it: graded again
         and submission_sha is not None
         and rec.get("submission_sha256") == submission_sha
         and (
@@ -193,9 +213,18 @@ def _exercise_columns(recs: list[dict]) -> list[str]:
     return cols
 
 
-def write_tables(out: Path, notes: list[str] | None = None) -> list[dict]:
-    """Rebuild ``grades.csv`` and ``grades.json`` from the students' trusted records."""
+def write_tables(
+    out: Path, notes: list[str] | None = None, extra: dict[str, dict] | None = None
+) -> list[dict]:
+    """Rebuild ``grades.csv`` and ``grades.json`` from the students' trusted records.
+
+    ``extra``: this run's records that could not be stored (by student), listed in
+    place of any older record of theirs, with their points and errors.
+    """
     recs = records(out, notes)
+    if extra:
+        recs = [r for r in recs if r["student"] not in extra] + list(extra.values())
+        recs.sort(key=lambda r: folder_name(r["student"]))
     cols = _exercise_columns(recs)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
@@ -219,6 +248,7 @@ def write_tables(out: Path, notes: list[str] | None = None) -> list[dict]:
     keys = ("student", "total", "max_total", "status", "reason", "flags", "notes")
     summary = [
         {k: r.get(k) for k in (*keys, "seconds", "graded_at")}
+        | {"errors": list(r.get("errors", []))}
         | {
             "exercises": {
                 ex: {k: v for k, v in info.items() if k != "message"}
@@ -233,6 +263,15 @@ def write_tables(out: Path, notes: list[str] | None = None) -> list[dict]:
         json.dumps({"students": summary}, indent=1, ensure_ascii=False) + "\n",
     )
     return recs
+
+
+def errors(recs: list[dict]) -> list[str]:
+    """One line per problem the instructor must look at: ``student: what went wrong``."""
+    return [
+        f"{shown(r['student'])}: {shown(str(e))}"
+        for r in recs
+        for e in r.get("errors", [])
+    ]
 
 
 def _copy_checked(src: Path, dst: Path, sha: str) -> bool:

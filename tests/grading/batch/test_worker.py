@@ -17,7 +17,7 @@ import re
 import pytest
 
 from course_utils.grading.batch import worker as worker_module
-from course_utils.grading.batch.worker import MAX_RESTARTS, Worker
+from course_utils.grading.batch.worker import INTERRUPT_MARK, MAX_RESTARTS, Worker
 
 
 class FakeWatchdog:
@@ -77,6 +77,10 @@ class FakeSession:
         return record
 
     async def interrupt(self) -> bool:
+        marker = self.script.job.get("ipc")
+        self.script.announced.append(
+            bool(marker) and os.path.exists(os.path.join(marker, INTERRUPT_MARK))
+        )
         return self.script.interrupt_works
 
     def own_pids(self) -> set[int]:
@@ -124,6 +128,7 @@ class Script:
         self.interrupt_works = True
         self.pids: list[int] = []
         self.tree_kills = 0
+        self.announced: list[bool] = []  # the interrupt's marker was there
 
     def new_session(self) -> FakeSession:
         self.sessions.append(FakeSession(self, len(self.sessions)))
@@ -150,7 +155,9 @@ class Script:
         return [
             src
             for src, _ in self.sessions[n].ran
-            if not src.startswith(("raise", "def _course_grader_forget"))
+            if not src.startswith(
+                ("raise", "def _course_grader_forget", "def _course_grader_guard")
+            )
         ]
 
 
@@ -169,14 +176,16 @@ def test_cells_run_in_order_then_the_canary_and_everything_is_saved(tmp_path):
     )
     result = script.run()
     assert len(script.sessions) == 1
-    assert script.sessions[0].ran[:3] == [
+    guard, history = script.sessions[0].ran[0]  # the grader's guard, first
+    assert guard.startswith("def _course_grader_guard") and not history
+    assert script.sessions[0].ran[1:4] == [
         ("ok:setup", True),
         ("ok:a", True),
         ("ok:t", False),  # hidden tests stay out of the history
     ]
-    forget, history = script.sessions[0].ran[3]  # and out of linecache, once run
+    forget, history = script.sessions[0].ran[4]  # and out of linecache, once run
     assert forget.startswith("def _course_grader_forget") and not history
-    canary, history = script.sessions[0].ran[4]
+    canary, history = script.sessions[0].ran[5]
     assert canary.startswith("raise AssertionError('course-grader-canary-")
     assert not history
     assert result["canary"] == "ok" and result["done"] and result["events"] == []
@@ -185,7 +194,7 @@ def test_cells_run_in_order_then_the_canary_and_everything_is_saved(tmp_path):
     # progress is on disk before each next cell runs
     assert [
         len([c for c in cells if c["status"] == "ok"]) for cells in script.saved_before
-    ] == [0, 1, 2, 2, 3]  # the hidden test's forget cell, then the canary
+    ] == [0, 0, 1, 2, 2, 3]  # the guard; the hidden test's forget cell, the canary
     assert script.killed == [0] and script.watchdog.running is False
     assert script.tree_kills >= 1
 
@@ -237,8 +246,12 @@ def test_the_worker_gives_up_after_too_many_lost_kernels(tmp_path):
 
 
 def test_a_timeout_is_interrupted_and_the_same_kernel_goes_on(tmp_path):
-    script = Script(tmp_path, [("solution", "hang:a"), ("test", "ok:t")])
+    cells = [("solution", "hang:a"), ("test", "ok:t")]
+    script = Script(tmp_path, cells, ipc=str(tmp_path))
     result = script.run()
+    # the guard lets only an announced SIGINT through, and the announcement is gone after
+    assert script.announced == [True]
+    assert not (tmp_path / INTERRUPT_MARK).exists()
     assert len(script.sessions) == 1 and statuses(result) == ["timeout", "ok"]
     assert result["events"] == [
         {

@@ -50,3 +50,21 @@ def test_clean_makes_json_writable_and_shallow():
     assert out["a\\xe9"] == ["x\\ud800"]
     text = repr(out)
     assert "cut by the grader" in text
+
+
+def test_rewritten_folders_are_a_namespace_of_their_own():
+    rewritten = [names.folder_name(r) for r in sorted(names.RESERVED)]
+    assert rewritten[0].startswith("_instructor+") and all("+" in f for f in rewritten)
+    # ids equal to the report's own names, to each rewritten form, to the old forms
+    # (prefix "student-", hash after a dash), and to names differing only in what is cut
+    old = [f"student-{r}" for r in names.RESERVED]
+    old += [f.replace("+", "-") for f in rewritten]
+    ids = [*names.RESERVED, *rewritten, *old, "a b", "a_b", "a+b", "=x", "_x", "x"]
+    folders = [names.folder_name(s) for s in ids]
+    assert len(set(folders)) == len(ids)  # one folder each
+    for student, folder in zip(ids, folders, strict=True):
+        assert folder not in names.RESERVED and not folder.startswith(".")
+        assert names.plain(folder) != (names.REWRITTEN in folder)
+        if folder != student:  # a rewritten name is never anybody's plain id
+            assert names.REWRITTEN in folder and not names.plain(folder)
+    assert not any(names.REWRITTEN in r for r in names.RESERVED)

@@ -85,14 +85,33 @@ def test_discover_files_and_folders():
         discover(FIX / "nope", "x.ipynb")
 
 
-def test_reserved_student_names_and_one_submission_each(tmp_path):
+def test_reserved_names_keep_their_id_and_two_entries_of_one_id_are_an_error(tmp_path):
     shutil.copy(SUBS / "full.ipynb", tmp_path / "grades.csv.ipynb")
+    shutil.copy(SUBS / "full.ipynb", tmp_path / "student-grades.csv.ipynb")
     (tmp_path / "ann").mkdir()
     shutil.copy(SUBS / "full.ipynb", tmp_path / "ann" / "x.ipynb")
     shutil.copy(SUBS / "full.ipynb", tmp_path / "ann.ipynb")
     subs, notes = discover(tmp_path, "tiny_master.ipynb")
-    assert [s.student for s in subs] == ["ann", "student-grades.csv"]
-    assert notes == ["ignored ann.ipynb: student 'ann' already has a submission"]
+    by = {s.student: s for s in subs}
+    assert list(by) == ["ann", "grades.csv", "student-grades.csv"] and notes == []
+    assert by["grades.csv"].path == tmp_path / "grades.csv.ipynb"  # its own id, graded
+    assert by["student-grades.csv"].path == tmp_path / "student-grades.csv.ipynb"
+    ann = by["ann"]  # neither entry silently dropped: the instructor chooses
+    assert ann.path is None and ann.problem == ann.error
+    assert ann.error == (
+        "2 submissions have the student id 'ann' (ann/, ann.ipynb): "
+        "none was graded; keep one and grade again"
+    )
+
+
+def test_two_ids_in_one_report_folder_are_an_error_for_both(tmp_path, monkeypatch):
+    # "a b" is rewritten; its folder is made "a_b", the folder of "a_b" (a collision)
+    for name in ("a b", "a_b"):
+        shutil.copy(SUBS / "full.ipynb", tmp_path / f"{name}.ipynb")
+    monkeypatch.setattr(submissions, "folder_name", lambda s: s.replace(" ", "_"))
+    subs, _ = discover(tmp_path, "tiny_master.ipynb")
+    assert [s.path for s in subs] == [None, None]
+    assert all("share the report folder 'a_b'" in s.error for s in subs)
 
 
 def test_links_and_special_files_are_invalid_and_never_opened(tmp_path):

@@ -72,3 +72,76 @@ def test_notebook_text_is_nbformat_45():
     data = json.loads(feedback.notebook_text([feedback._markdown("hi")]))
     assert (data["nbformat"], data["nbformat_minor"]) == (4, 5)
     assert data["cells"][0]["id"] == "cell-0"
+
+
+# Hidden lines that begin with a letter a JSON escape ends in (\n, \t, \\u): printed
+# after a newline, a tab or a backslash, their tail sits right after that escape in
+# the output's JSON text, where a replacement made invalid JSON.
+TRICKY = [
+    "n_cases = [(-2, 4), (0, 0), (1.5, 2.25)]",
+    "total_hidden = sum(square(x) for x, _ in n_cases)",
+    'u_word = "zoë ünïcode ✓"',
+    'quoted = "say \\"hi\\" \\\\ there"',
+]
+
+
+def _tricky_master(tmp_path):
+    nb = nbformat.read(MASTER, as_version=4)
+    for cell in nb.cells:
+        if cell.source.startswith("# HIDDEN TESTS: square"):
+            cell.source = cell.source.replace(
+                "### END HIDDEN TESTS", "\n".join(TRICKY) + "\n### END HIDDEN TESTS"
+            )
+    path = tmp_path / "tiny_master.ipynb"
+    nbformat.write(nb, path)
+    return load_master(path)
+
+
+def test_redaction_works_on_decoded_text_of_every_output_kind(tmp_path):
+    m = _tricky_master(tmp_path)
+    matched = match(m, read_cells(SUBS / "full.ipynb"))
+    n = sum(c.role in ("context", "solution", "test") for c in matched.cells)
+    cells = [{"status": "ok", "outputs": []} for _ in range(n)]
+    innocent = [  # no hidden line, each one character short of one after an escape
+        "x\n" + TRICKY[0][1:],
+        "\t" + TRICKY[1][1:],
+        "\\" + TRICKY[2],  # a backslash, then a whole hidden line: removed
+    ]
+    wrapped = [f'before "{ln}" \\ after ✓ zoë\n' for ln in TRICKY]
+    half = len(TRICKY[3]) // 2
+    stream = lambda text, name="stdout": {  # noqa: E731
+        "output_type": "stream",
+        "name": name,
+        "text": text,
+    }
+    cells[1]["outputs"] = [
+        stream(innocent[0] + "\n" + innocent[1] + "\n"),
+        stream(["line one\n", innocent[2] + "\n"], "stderr"),
+        stream(wrapped[0]),
+        stream('split: "' + TRICKY[3][:half]),  # one line printed in two parts
+        stream(TRICKY[3][half:] + '" done\n'),
+        {"output_type": "error", "ename": "AssertionError", "evalue": wrapped[1],
+         "traceback": ["Traceback (most recent call last):", "  " + wrapped[2], "end"]},
+        {"output_type": "display_data", "metadata": {},
+         "data": {"text/plain": [wrapped[3]], "text/html": f"<pre>{TRICKY[0]}</pre>",
+                  "text/markdown": f"`{TRICKY[1]}` and {json.dumps(TRICKY[2])}",
+                  "image/png": "iVBORw0KGgo="}},
+    ]  # fmt: skip
+    run = {"cells": cells, "events": []}
+    rec = scoring.score(m, matched, run, student="ann")
+    text = feedback.feedback_notebook(m, matched, run, rec)
+    nb = nbformat.reads(text, as_version=4)  # valid JSON, and a valid notebook
+    nbformat.validate(nb)
+    decoded = "".join(
+        str(o.get("text", "")) + str(o.get("evalue", "")) + "\n".join(o.get("traceback", []))
+        + "".join(str(v) for v in o.get("data", {}).values())
+        for c in nb.cells for o in c.get("outputs", [])
+    )  # fmt: skip
+    for ln in TRICKY:
+        for form in (ln, json.dumps(ln)[1:-1], repr(ln)[1:-1]):
+            assert form not in decoded, form
+    assert innocent[0] in decoded and innocent[1] in decoded  # not hidden lines: kept
+    assert decoded.count(scoring.HIDDEN_MARK) >= 8  # the wrapped lines, html, md, split
+    assert 'before "' in decoded and '" \\ after ✓ zoë' in decoded  # the rest is kept
+    assert 'split: "' + scoring.HIDDEN_MARK + '" done' in decoded
+    assert "iVBORw0KGgo=" in decoded  # binary data untouched

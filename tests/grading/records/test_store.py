@@ -181,5 +181,5 @@ def test_tables_neutralise_formulas_and_show_names_escaped(tmp_path):
     assert [r[0] for r in rows[1:]] == ["'=HYPERLINK(1)", "caf\\xe9"]
     assert rows[1][5] == "'@x"
     assert store.student_dir(tmp_path, "=HYPERLINK(1)").name.startswith(
-        "_HYPERLINK_1_-"
+        "_HYPERLINK_1_+"
     )
