@@ -265,15 +265,6 @@ def write_tables(
     return recs
 
 
-def errors(recs: list[dict]) -> list[str]:
-    """One line per problem the instructor must look at: ``student: what went wrong``."""
-    return [
-        f"{shown(r['student'])}: {shown(str(e))}"
-        for r in recs
-        for e in r.get("errors", [])
-    ]
-
-
 def _copy_checked(src: Path, dst: Path, sha: str) -> bool:
     """Copy a regular file (not through a link) when its bytes still have hash ``sha``."""
     try:
