@@ -29,8 +29,9 @@
 #    recompiles, breaks a graph or refuses Python control flow;
 # 2. measure compile time, steady state, break-even and dispatch overhead honestly, and judge
 #    popular speed claims against your own numbers;
-# 3. write data-dependent loops (`lax.cond`, `lax.while_loop`, `lax.scan`, `torch.cond`) and
-#    batched simulations (`vmap`) that compile once and run fast in both frameworks.
+# 3. write data-dependent branches and loops (`lax.cond`, `torch.cond`, `lax.while_loop`),
+#    fixed-length loops (`lax.scan`) and batched simulations (`vmap`) that compile once, in
+#    both frameworks, and measure whether compiling them paid off.
 
 # %%
 # Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),
@@ -157,7 +158,8 @@ VERDICTS = {}  # label -> claims.Verdict; the summary table and plot are built f
 # compiler learns what your function does. A PyTorch user knows eager mode, where each line
 # runs when Python reaches it. `torch.compile` keeps that feel: Dynamo watches the real
 # Python run, records the tensor operations, and where it cannot record it lets Python carry
-# on, so compiled code behaves like eager code, only faster where it could capture.
+# on, so compiled code behaves like eager code, with what it captured run as compiled code
+# (faster or not: sections 2, 3, 5 and 6 measure it).
 #
 # `jax.jit` starts from the other end. It calls your function once with **tracers**, stand-ins
 # that carry a shape and a dtype but no numbers, and records every `jax.numpy` operation they
@@ -305,8 +307,10 @@ print("\n".join(f_jit.lower(jnp.asarray(x_np), 2.0).as_text().splitlines()[:12])
 # StableHLO is the portable form: typed tensors (`tensor<8xf32>`), operations named
 # `stablehlo.sine`, `stablehlo.multiply` and so on, no Python left. `lower` stops here; the
 # compiled program that `.compile()` would produce from it is backend-specific, and it is
-# what section 3 inspects to count fusions. `torch.compile`'s counterpart of this stage is the
-# code Inductor generates, which `TORCH_LOGS="output_code"` prints.
+# what section 3 inspects to count fusions. On the PyTorch side, the closest counterpart of
+# StableHLO is the graph of ATen operations that AOTAutograd hands Inductor
+# (`TORCH_LOGS="aot_graphs"` prints it), and that of the compiled program is the code Inductor
+# generates (`TORCH_LOGS="output_code"`).
 #
 # ## 2. Dispatch overhead: what one operation costs
 #
@@ -786,7 +790,8 @@ torch_table
 # Each count starts from `torch.compiler.reset()`. Dynamo keeps its compiled entries, *and*
 # its memory of which sizes already changed, on the Python function's code object, which every
 # `torch.compile` wrapper of that function shares: a "fresh" wrapper of a function compiled
-# before inherits both, and then seems not to recompile whatever you do.
+# before inherits both (the compiled entries where the backend is the same), and then need not
+# recompile where a new function would, at a new shape for instance.
 
 # %%
 def count_compiles(inputs, **compile_kwargs):
@@ -818,9 +823,10 @@ for setting, (n, documented) in shape_counts.items():
 # %% [markdown]
 # Read each row's count against the behaviour described above it: one recompile and then a
 # dynamic graph by default, none with `mark_dynamic`, one compilation per shape with
-# `dynamic=False` (up to `torch._dynamo.config.recompile_limit`, after which Dynamo stops
-# compiling that function and runs it eagerly). The last column compares the two; a `False`
-# there means this PyTorch version does something other than what this lesson describes.
+# `dynamic=False` (up to `torch._dynamo.config.recompile_limit`, after which Dynamo compiles
+# nothing more for that function: calls that match a compiled entry still run it, the others
+# run eagerly). The last column compares the two; a `False` there means this PyTorch version
+# does something other than what this lesson describes.
 # Where the counts are the documented ones, `mark_dynamic` saves the one recompile that
 # automatic dynamic shapes pays; that is worth doing when the recompile is expensive (a large
 # model under Inductor) and you know in advance which dimension varies (the batch, the
@@ -1208,7 +1214,7 @@ print(f"both converged in {iters_t} iterations: {root_t.tolist()}")
 # An exponential moving average over a sequence. `lax.scan` traces the body once; Dynamo
 # records a Python loop as one copy of the body per iteration, so the graph grows with the length.
 #
-# `lax.scan(body, init, xs)` is the loop most JAX training code uses: `body(carry, x)` gets
+# `lax.scan(body, init, xs)` is JAX's compiled loop over a sequence: `body(carry, x)` gets
 # the carried state and one slice of `xs` along its first axis, and returns the new carry and
 # one output, which `scan` stacks. It fits loops whose length is known when tracing (the
 # length of `xs`), which covers time steps, layers applied in turn, and training steps over a
@@ -1524,8 +1530,9 @@ print(f"This run: {kmeans_times.measurements[jax_name].number} call(s) per JAX b
 # ## 7. Debugging compiled code, donation, caches
 #
 # **Key concepts**
-# - Inside `jax.jit`, `print` runs once, at trace time, and shows tracers; `jax.debug.print`
-#   runs every call and shows values. `jax.disable_jit()` runs everything eagerly for a debugger.
+# - Inside `jax.jit`, `print` runs at trace time (once per trace) and shows tracers;
+#   `jax.debug.print` runs every call and shows values. `jax.disable_jit()` runs everything
+#   eagerly for a debugger.
 # - In PyTorch, `torch.compiler.disable` keeps a function out of the graph (it runs in Python:
 #   the eager fallback, at the price of a graph break); `fullgraph=True` makes a break an error.
 # - `donate_argnums` lets XLA reuse an input's buffer for the output; PyTorch's in-place
@@ -1536,10 +1543,10 @@ print(f"This run: {kmeans_times.measurements[jax_name].number} call(s) per JAX b
 # Compiled code is harder to look into than eager code, and a PyTorch user's habits do not all
 # carry over. Under `torch.compile` a `print` or a breakpoint still works, because Dynamo
 # hands anything it cannot record back to Python (at the cost of a graph break). Under
-# `jax.jit` the function body runs only while tracing, so a `print` shows tracers once and
-# then never again. This section shows the tools each framework offers for looking inside,
-# then two ways compiled code manages memory and time across calls: reusing buffers, and
-# keeping compiled programs on disk.
+# `jax.jit` the function body runs only while tracing, so a `print` shows tracers once per
+# trace and not on the calls that reuse the compiled program. This section shows the tools
+# each framework offers for looking inside, then two ways compiled code manages memory and
+# time across calls: reusing buffers, and keeping compiled programs on disk.
 #
 # ### 7.1 Seeing values inside compiled code
 #
@@ -2058,7 +2065,7 @@ plt.tight_layout()
 # - *"Compiling always makes code faster."* A compiler cannot beat the library kernel a large
 #   matmul already uses, its gain on small inputs has to outweigh its per-call cost, and the
 #   first call can cost many steady calls (sections 2, 3, 5 and 6 measure each case; their
-#   verdicts say which way each went here).
+#   lines say what each came to here, or that the run was too busy to judge it).
 # - *"`jax.jit` recompiles when a Python number changes."* Only when the number is static or its
 #   type changes; Dynamo is the one that specialises on Python floats (section 4).
 # - *"`torch.compile` fails on Python control flow like `jax.jit` does."* It breaks the graph and
