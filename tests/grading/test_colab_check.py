@@ -13,6 +13,7 @@ import nbformat
 import pytest
 
 from course_utils.tooling import student_version
+from course_utils.tooling.cli import main as course_main
 from tests import load
 from tests.grading.helpers import ROOT
 
@@ -88,3 +89,17 @@ def test_course_check_grades_a_lone_notebook_with_the_installed_package(tmp_path
     }, out
     assert "visible tests: 4 / 6 points" in out
     assert sorted(os.listdir(content)) == [NAME]  # nothing left beside it
+
+
+def test_a_missing_notebook_on_colab_says_how_to_make_it_a_file(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("COLAB_RELEASE_TAG", raising=False)
+    assert course_main(["check", NAME]) == 2
+    assert "Download .ipynb" not in capsys.readouterr().err  # elsewhere: the file only
+    monkeypatch.setenv("COLAB_RELEASE_TAG", "release-colab_20261201-060000_RC00")
+    assert course_main(["check", NAME]) == 2
+    err = capsys.readouterr().err
+    assert f"NOTEBOOK {NAME}: no such file; on Colab" in err
+    assert "File → Download → Download .ipynb" in err and err.count("\n") == 1

@@ -17,8 +17,8 @@ course grade merge SHARD_DIR... --out DIR
 {verbs}
 
 SUBMISSIONS holds one .ipynb per student, or one sub-folder per student. A folder
-literally named 'merge' (or 'report', 'export', 'manual', 'similarity') is graded when written
-as ./merge."""
+literally named 'merge' (or 'report', 'export', 'manual', 'similarity', 'answers') is graded
+when written as ./merge."""
 
 
 def _sigterm_as_interrupt() -> None:
@@ -90,9 +90,22 @@ def cmd_grade(args: argparse.Namespace) -> int:
     return 0
 
 
+def _on_colab_without(notebook: str) -> None:
+    """On Colab a notebook is not a file of the runtime: say how to make it one."""
+    from course_utils.install.hosted import runtime_name
+
+    if not Path(notebook).is_file() and runtime_name() == "colab":
+        raise CourseError(
+            f"NOTEBOOK {notebook}: no such file; on Colab the notebook is not a file of "
+            "the runtime: File → Download → Download .ipynb, upload that file to the Files "
+            "pane (the folder icon on the left), then run !course check with its name"
+        )
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from course_utils.grading.batch import grader
 
+    _on_colab_without(args.notebook)
     limits = grader.Limits(
         timeout=args.timeout, total_timeout=args.total_timeout, memory_mb=args.memory
     )
