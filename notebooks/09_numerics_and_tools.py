@@ -597,8 +597,9 @@ for fw, runs in [("PyTorch", storage_torch), ("JAX", storage_jax)]:
 #
 # Read the two learning rates against each other. An update is lost when `lr * g` is below
 # half the gap around `p`, so a smaller rate puts more of them under that line (for the same
-# `p` and `g`, every update lost at the larger rate is lost at the smaller one too), and the
-# table shows by how much on this run. What the
+# `p` and `g`, every update lost at the larger rate is lost at the smaller one too); the two
+# runs do not see the same `p` and `g` after their first step, so the table's shares, not this
+# argument, say how the two rates compared on this run. What the
 # losses do with that is the stall. The updates that survive are the large ones, the largest
 # gradients and the parameters near zero (where the gap is small); the many small updates that
 # would have added up over the steps are rounded away one by one, every step, so a parameter
@@ -780,8 +781,9 @@ assert_close(model16_torch.fc1.weight.detach().T, model16_jax.fc1.kernel[...], r
 {fw: float(np.abs(g - grad32).max() / np.abs(grad32).max()) for fw, g in [("PyTorch fp16", grad16_torch), ("JAX fp16", grad16_jax)]}
 
 # %% [markdown]
-# Both float16 gradients agree with each other within 2 % of the largest gradient entry, and
-# so do the updated weights; the gradients' relative errors against the float32 gradient are
+# Both float16 gradients agree with each other within 2 % of the largest float32 gradient
+# entry, and the updated weights within 2 % of the largest update (the learning rate times that
+# entry), as the cell asserts; the gradients' relative errors against the float32 gradient are
 # printed above. The parameters stayed float32 in both. `GradScaler` kept its factor (no inf appeared) or halved it (one did): its
 # printed scale says which happened here. The JAX cell's `if finite:` runs in Python, on a
 # concrete boolean, because only the gradient is jitted here; inside a jitted step the same rule is
@@ -1077,7 +1079,9 @@ for fw, top, quiet in [("PyTorch", top_torch, quiet_torch.result), ("JAX", top_j
 #
 # Two cautions when reading any profile. First, the profiler costs time itself: each recorded
 # event adds work, which weighs most on a step made of many tiny ops (the eager PyTorch step
-# here); the cell below times it. So compare the shape of the two tables, not their
+# here). The cells below time a whole recording of one step, so what they measure is this
+# per-event work together with the fixed cost of starting and stopping a recording (and, for
+# JAX, of writing its files), which can outweigh it. So compare the shape of the two tables, not their
 # microseconds, and time with `course_utils.timing` when the question is speed. Second, self time is not the whole
 # story on an accelerator: a GPU runs kernels asynchronously, so the host thread's slices show
 # how long it took to *launch* an op, and the device rows show how long it *ran*.
@@ -1942,7 +1946,8 @@ display(Markdown(
 # <details><summary>3. Why is XLA's FLOP count larger than FlopCounterMode's for the same forward pass?</summary>
 #
 # `FlopCounterMode` counts matmul-like ops only; `cost_analysis` counts every operation in the
-# compiled program, elementwise ones (bias adds, ReLU, softmax) included.
+# compiled program, elementwise ones included: in this forward pass the bias adds and the ReLU
+# (the MLP's forward has no softmax; the loss's softmax appears only in the gradient program).
 # </details>
 #
 # <details><summary>4. A loss is finite and every gradient is NaN. Which tools find the op, in each framework?</summary>
