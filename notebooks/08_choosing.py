@@ -300,8 +300,8 @@ print(per_call.conditions())
 
 # %% [markdown]
 # The first line is written by the verdict rule from this run's per-round ratios: it gives the
-# median ratio and its interval (the median of the per-round ratios, so it can differ a little
-# from the table's speed-up, which divides one median by the other), and when it declines to
+# median ratio and its interval (the median of the per-round ratios, so it can differ from the
+# table's speed-up, which divides one median by the other), and when it declines to
 # judge it says why, and what to change (for a contended run the table's last line above
 # already said it, so it is not repeated).
 # The second line records the conditions it was made under: the threads each framework used, the
@@ -517,7 +517,10 @@ measured = {
 #   produces a verdict.
 # - Claims about a workload or hardware this machine lacks are *not testable here*, with why; a
 #   claim about a BERT is judged on a BERT-base-shaped proxy, in full mode only.
-# - The dynamic-shapes claim measured in section 3 is passed in rather than measured twice.
+# - The dynamic-shapes claim measured in section 3 is passed in for the CPU, where section 3
+#   timed it, rather than measured twice. On a machine with an accelerator, `claims.run` here
+#   measures every claim on the CPU and again on the accelerator, and the tables below give
+#   one verdict per device kind.
 #
 # Why re-measure at all, when the articles already give numbers? Because a speed ratio belongs
 # to the machine, the versions, the sizes and the precision it was measured with, and the
@@ -537,7 +540,8 @@ measured = {
 # `build/claims/claims.json` and `claims.png`.
 
 # %%
-report = claims.run(smoke=S.smoke, out=config.course_root() / "build" / "claims", measured=measured, verbose=False)
+report = claims.run(smoke=S.smoke, out=config.course_root() / "build" / "claims", measured=measured,
+                    device="all", verbose=False)  # the CPU (sections 2-3 timed there), then any accelerator
 report
 
 # %% [markdown]
@@ -601,9 +605,12 @@ rows = {
     "training speed and memory (04)": ["train-throughput", "train-memory"],
     "training scale (05)": ["tpu-llm", "huge-scale"],
 }
+several = len(report.devices) > 1  # with an accelerator: one verdict per device kind
 lines = ["| row of the guide | claim: verdict on this machine |", "|---|---|"]
 for row, ids in rows.items():
-    lines.append(f"| {row} | " + "; ".join(f"`{i}`: {report.outcome(i).verdict}" for i in ids) + " |")
+    found = [f"`{o.claim.id}`" + (f" ({o.device})" if several else "") + f": {o.verdict}"
+             for i in ids for o in report.outcomes if o.claim.id == i]
+    lines.append(f"| {row} | " + "; ".join(found) + " |")
 lines.append("| team skills, hiring, migration cost, developer experience | not measurable: decide them with your team |")
 Markdown("\n".join(lines))
 
@@ -659,7 +666,8 @@ for where, c in b1_runs:
 # **Key concepts**
 # - A branch of the decision tree is **taken** only when the claim it rests on holds on every
 #   run that judged it, **not taken** when it does not hold on every run that judged it, and
-#   **unsettled** when no run judged it or the runs disagree.
+#   **unsettled** when no run judged it or the runs disagree. A run that measured on the CPU
+#   and on an accelerator counts once per device kind.
 # - The runs that count here: this notebook's, and each full-mode run the course ships
 #   (`docs/claims-results/`).
 # - What the measured branches leave open is decided by the rows no benchmark settles.
@@ -688,14 +696,16 @@ PROFILES = {  # reader: [(branch of the tree, the claim it rests on, the framewo
         ("PyTorch (d), added: torch.compile as the default baseline", "compile-training", "PyTorch"),
     ],
 }
-shipped_runs = results.shipped()
+runs = [("this run", [o.to_dict() for o in report.outcomes])]
+runs += [(results.machine_label(run), run["claims"]) for run in results.shipped()]
 
 
 def runs_judging(claim_id):
-    """The claim's verdict in this run and in each shipped result file."""
-    found = {"this run": report.outcome(claim_id).verdict}
-    for run in shipped_runs:
-        found.update({results.machine_label(run): c["verdict"] for c in run["claims"] if c["id"] == claim_id})
+    """The claim's verdicts in this run and in each shipped result file, one per device kind."""
+    found = {}
+    for where, outcomes in runs:
+        mine = [c for c in outcomes if c["id"] == claim_id]
+        found.update({f"{where} ({c['device']})" if len(mine) > 1 else where: c["verdict"] for c in mine})
     return found
 
 
