@@ -563,7 +563,7 @@ fig.tight_layout()
 #
 # | level | on a CUDA GPU | on a TPU | size (order of magnitude) | who fills it |
 # |---|---|---|---|---|
-# | off-chip DRAM | HBM ("global memory", GMEM) | HBM | tens of GB per chip | the program's inputs and outputs live here |
+# | off-chip DRAM | HBM ("global memory", GMEM) | HBM | tens to hundreds of GB per chip | the program's inputs and outputs live here |
 # | on-chip SRAM | shared memory (SMEM), per SM | VMEM, per TensorCore | up to 228 KB per H100 SM; 16 to 192 MiB per TPU core | Triton's compiler stages `tl.load`ed tiles; Pallas copies each `BlockSpec` block in and out |
 # | registers | each thread's registers | vector registers (VREGs) | 256 KB per H100 SM | the compiler, from the kernel's values (`acc`, `x`) |
 #
@@ -791,7 +791,7 @@ else:
 # first that they agree. The lesson runs neither here, and not for lack of time: both are for
 # a GPU or a TPU only. The interpreters' times measure NumPy and JAX simulating the programs
 # one after another, a cost that grows with the number of programs, so tuning by them would
-# pick the biggest block whatever the hardware prefers; and Triton's autotuner times configs
+# favour the biggest block whatever the hardware prefers; and Triton's autotuner times configs
 # with the GPU's own event timers, which the interpreter does not have. On a GPU runtime,
 # decorate the kernel as above and launch it as shown.
 
@@ -1172,8 +1172,8 @@ print(jax.make_jaxpr(lambda x: scores_jax(x, softmax_callback_jax))(x_jax[:4]).p
 # Every timing ratio in this lesson reads the same way: **time of the variant / time of the
 # built-in op**, the tables' `time / ...` column, so above 1 the built-in op is faster (the
 # tables' `speed-up` column is its inverse). The verdicts that `claims.compact` prints use that
-# direction too: one line per variant with its paired ratio, and the reason a verdict was not
-# drawn (a contended machine, say) once for all of them. There are two exceptions, both in
+# direction too: one line per variant with its paired ratio, then each reason a verdict was not
+# drawn (a contended machine, say) once, naming the variants it applies to. There are two exceptions, both in
 # section 6 and both drawn only where the kernels compile: the Triton-against-Pallas pair
 # divides by the Triton kernel's time, and the verdict on the registered kernel-speed claim
 # reads as the course's registry states that claim, the other way up (time of the built-in op /
@@ -1226,9 +1226,9 @@ print(claims.compact(ESCAPE_VERDICTS))
 # input and a copy back, and (for the graph break) a return to Python between two compiled
 # graphs; the built-in op stays inside the compiled program, where the compiler can fuse the
 # multiplications into the softmax. Whether that adds up to a gap the rounds can resolve depends
-# on the sizes and the machine (a host route may even come out ahead); the next cell counts the routes the
-# built-in op beat in this run and those that beat it, and, where the built-in op won, says
-# what the gap is made of on this device.
+# on the sizes and the machine (a host route may even come out ahead); the next cell counts the routes the rule
+# judged slower than the built-in op in this run and those it judged faster, and, where the
+# built-in op was judged faster, says what the gap is made of on this device.
 
 # %%
 behind = [label for label, verdict in ESCAPE_VERDICTS.items() if verdict.verdict == claims.HOLDS]
@@ -1240,13 +1240,14 @@ made_of = (
 )
 ahead = [label for label, verdict in ESCAPE_VERDICTS.items() if verdict.verdict == claims.DOES_NOT_HOLD]
 others = [label for label in ESCAPE_VERDICTS if label not in behind + ahead]
-print(f"The rounds showed the built-in softmax faster than {len(behind)} of the {len(ESCAPE_VERDICTS)} host routes"
+print(f"The rule judged the built-in softmax faster than {len(behind)} of the {len(ESCAPE_VERDICTS)} host routes"
       + (f" ({'; '.join(behind)}): {made_of}." if behind else "."))
 if ahead:
-    print(f"They showed {len(ahead)} route(s) faster than the built-in softmax ({'; '.join(ahead)}): "
+    print(f"It judged {len(ahead)} route(s) faster than the built-in softmax ({'; '.join(ahead)}): "
           "at these sizes the host code's cost stayed below the built-in program's on this machine.")
 if others:
-    print(f"No gap shown for {len(others)} route(s) ({'; '.join(others)}): each line above says why.")
+    print(f"No verdict for {len(others)} route(s) ({'; '.join(others)}), whatever their medians: "
+          "each line above says why (its interval, or a reason not to judge).")
 
 
 # %% [markdown]
