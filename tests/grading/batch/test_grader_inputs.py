@@ -15,9 +15,15 @@ import pytest
 
 from course_utils.grading.batch import grader
 from course_utils.grading.batch.grader import RUN_ENV
+from tests import load
 from tests.grading.helpers import FIX, MASTER, with_env
 
 pytestmark = pytest.mark.slow  # every test reads one graded batch of all the fixtures
+
+# The per-cell and total limits, stretched by the load: a busy machine restarts a kernel
+# and re-runs the setup slower, and must not lose the exercises after a crash.
+CELL_S = load.stretched(4)
+TOTAL_S = load.stretched(60)
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +33,7 @@ def batch(tmp_path_factory):
         shutil.copy(path, subs / path.name)
     shutil.copytree(FIX / "folders", subs, dirs_exist_ok=True)
     out = tmp_path_factory.mktemp("out")
-    limits = grader.Limits(timeout=4, total_timeout=60, memory_mb=400)
+    limits = grader.Limits(timeout=CELL_S, total_timeout=TOTAL_S, memory_mb=400)
     result = grader.grade(
         subs, MASTER, out, limits=limits, jobs=2, progress=False, echo=lambda *a: None
     )
@@ -56,7 +62,7 @@ EXPECTED = {
     "infinite_loop": (
         6,
         "timeout",
-        "timed out (4 s per cell); interrupted",
+        f"timed out ({CELL_S:g} s per cell); interrupted",
         {"greet": "timeout"},
     ),
     "ignores_interrupt": (

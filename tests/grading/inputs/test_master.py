@@ -110,6 +110,9 @@ def test_nbgrader_leaves_the_same_student_code(path):
     ours = nbformat.reads(
         notebooks.render_student(path.with_suffix(".py"), ROOT), as_version=4
     ).cells
+    # The student notebook ends with how to check and hand it in, which nbgrader has not.
+    closing = ours.pop()
+    assert closing.source == notebooks.submitting(path.name)
     assert len(theirs) == len(ours)
     badge_path = f"solutions/{path.name}"
     for i, (a, b) in enumerate(zip(theirs, ours, strict=True)):
