@@ -8,5 +8,6 @@ the work happens in the layers below, imported when a command runs.
 - ``verbs``: ``grade``'s class-level verbs (``report``, ``export``, ``manual``) and options
 - ``similarity``: the arguments of ``grade similarity``
 - ``answers``: the arguments of ``grade answers`` and ``grade manual --key``
+- ``class_args``: what those two share: one SUBMISSIONS folder, ``--master``, ``--out``
 - ``deploy``: the arguments of ``grade slurm``, ``release`` and ``gradescope build``
 """

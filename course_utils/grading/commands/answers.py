@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from course_utils.errors import CourseError
+from course_utils.grading.commands import class_args
 from course_utils.tooling.args import number
 
 HELP = (
@@ -47,42 +48,19 @@ def add_options(g) -> None:
     )
 
 
-def _out(args: argparse.Namespace, submissions: Path, master: Path) -> Path:
-    out = Path(args.out or f"answers-{master.stem}")
-    where, subs = out.resolve(), submissions.resolve()
-    if subs == where or subs in where.parents:
-        raise CourseError(
-            f"--out {out}: inside SUBMISSIONS {submissions}; write the answers elsewhere"
-        )
-    if out.exists() and not out.is_dir():
-        raise CourseError(f"--out {out}: not a folder")
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
     """Gather the class's written answers, write the pages and ``manual.csv``."""
-    from course_utils.grading.inputs.master import load_master
     from course_utils.grading.records import answers
 
-    if len(args.more) != 1:
-        raise CourseError(
-            f"grade answers: expected one SUBMISSIONS folder, got {len(args.more)} argument(s)"
-        )
-    submissions = Path(args.more[0])
-    source = args.master or args.source
-    if not source:
-        raise CourseError(
-            "grade answers: --master is required: the master notebook, "
-            "e.g. solutions/07_migration_exercises.ipynb"
-        )
-    try:
-        master = load_master(source)
-    except CourseError as err:  # load_master names --source, its option in `grade`
-        text = str(err)
-        raise CourseError(
-            text.replace("--source", "--master", 1) if args.master else text
-        ) from None
-    out = _out(args, submissions, master.path)
+    submissions, master = class_args.submissions_and_master(
+        args, "answers", "solutions/07_migration_exercises.ipynb"
+    )
+    out = class_args.out_folder(
+        args,
+        submissions,
+        f"answers-{master.path.stem}",
+        "; write the answers elsewhere",
+    )
     old = out / answers.INSTRUCTOR / answers.KEY
     result = answers.collect(
         submissions,

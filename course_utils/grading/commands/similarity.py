@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from course_utils.errors import CourseError
+from course_utils.grading.commands import class_args
 from course_utils.tooling.args import number
 
 HELP = (
@@ -62,43 +62,19 @@ def add_options(g) -> None:
     )
 
 
-def _out(args: argparse.Namespace, submissions: Path, master: Path) -> Path:
-    out = Path(args.out) if args.out else Path(f"similarity-{master.stem}")
-    where, subs = out.resolve(), submissions.resolve()
-    if where == subs or subs in where.parents:
-        raise CourseError(
-            f"--out {out}: inside SUBMISSIONS {submissions}, where the report would be "
-            "taken for submissions; write it elsewhere"
-        )
-    if out.exists() and not out.is_dir():
-        raise CourseError(f"--out {out}: not a folder")
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
     """Compare the class's submissions, write the report, print the top pairs."""
-    from course_utils.grading.inputs.master import load_master
     from course_utils.grading.records import similarity
 
-    if len(args.more) != 1:
-        raise CourseError(
-            f"grade similarity: expected one SUBMISSIONS folder, got {len(args.more)} argument(s)"
-        )
-    submissions = Path(args.more[0])
-    source = args.master or args.source
-    if not source:
-        raise CourseError(
-            "grade similarity: --master is required: the master notebook, "
-            "e.g. solutions/00_welcome_exercises.ipynb"
-        )
-    try:
-        master = load_master(source)
-    except CourseError as err:  # load_master names --source, its option in `grade`
-        text = str(err)
-        if args.master:
-            text = text.replace("--source", "--master", 1)
-        raise CourseError(text) from None
-    out = _out(args, submissions, master.path)
+    submissions, master = class_args.submissions_and_master(
+        args, "similarity", "solutions/00_welcome_exercises.ipynb"
+    )
+    out = class_args.out_folder(
+        args,
+        submissions,
+        f"similarity-{master.path.stem}",
+        ", where the report would be taken for submissions; write it elsewhere",
+    )
     noise = args.noise or similarity.NOISE
     result = similarity.similarity(
         submissions,
