@@ -54,6 +54,18 @@ _strict_kernels()
 # Notebooks under tests/ are grader fixtures (some loop forever on purpose): data, not tests.
 collect_ignore_glob = ["tests/fixtures/*"]
 
+# A translated lesson has its English lesson's code cells byte for byte
+# (tests/tooling/test_translate.py), so the English runs stand for it; this one runs under
+# nbval too, to prove that an edition executes.
+TRANSLATED_RUN = "00_welcome_and_setup.ipynb"
+
+
+def pytest_ignore_collect(collection_path, config):
+    if collection_path.suffix == ".ipynb" and collection_path.parent.name == "zh":
+        if collection_path.parent.parent == ROOT / "notebooks":
+            return collection_path.name != TRANSLATED_RUN
+    return None
+
 
 # The versions a run used, printed in its header, on each failure and in the junit XML,
 # so that a failure in the version matrix names the lesson, the cell and the versions.

@@ -3,7 +3,8 @@
 ``doctor``, ``run``, ``sync`` and ``build-exercises`` are defined in this module;
 ``grade`` and ``check`` in :mod:`course_utils.grading.commands.grade`, ``claims`` in
 :mod:`course_utils.claims.command`, ``check-device`` in
-:mod:`course_utils.tooling.device_check`, ``site`` in :mod:`course_utils.tooling.site`. Each of those modules has an
+:mod:`course_utils.tooling.device_check`, ``site`` in :mod:`course_utils.tooling.site`,
+``translate`` in :mod:`course_utils.tooling.translate`. Each of those modules has an
 ``add_commands(sub)`` that this module calls by name, so a missing module is an
 import error, never a silently absent command.
 """
@@ -202,12 +203,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     from course_utils.claims import command as claims
     from course_utils.grading.commands import grade as grading_cli
-    from course_utils.tooling import device_check, site
+    from course_utils.tooling import device_check, site, translate
 
     grading_cli.add_commands(sub)
     claims.add_commands(sub)
     device_check.add_commands(sub)
     site.add_commands(sub)
+    translate.add_commands(sub)
     return p
 
 
