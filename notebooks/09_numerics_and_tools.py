@@ -120,8 +120,9 @@ print(env.report().line())
 # Why bother? On accelerators with matrix units (NVIDIA tensor cores, TPU MXUs) a 16-bit matmul
 # has a much higher peak rate than a float32 one and moves half the bytes: NVIDIA's A100
 # datasheet lists 19.5 TFLOPS for float32 and 312 TFLOPS for bfloat16 or float16 on tensor
-# cores (dense, without sparsity), a factor of 16 in peak rate (a real step gains less). On a CPU there is no
-# such unit in general, so this section is about *numerics*: what changes in the numbers when a
+# cores (dense, without sparsity), a factor of 16 in peak rate (a real step gains less). Most CPUs have
+# no such unit (Intel's AMX, on recent Xeons, is one; section 1.4 reads whether this CPU has it),
+# so this section is about *numerics*: what changes in the numbers when a
 # step runs in 16 bits, and how each framework decides which ops do. Speed is a GPU/TPU question,
 # and the lesson says so where it comes up.
 #
@@ -493,7 +494,8 @@ print("\n".join(
 # These lines are the explanation, computed for this run. At step 0 the bfloat16 logits are
 # off by the printed number of unit roundoffs: that is what rounding the inputs, the weights
 # and the hidden activations to 8 significant bits, and accumulating the products, costs. Each
-# step's gradient then carries an error of similar relative size. Those errors are not
+# step's gradient goes through the same rounding in the backward pass's matmuls (this cell
+# measures the forward only). Such errors are not
 # systematic, so SGD tends to average them out instead of compounding them; the printed
 # percentage is how far the bfloat16 loss curve actually sat from float32 on average, to be
 # read against the step-to-step wobble of the loss in the plot. The last line compares the two
@@ -919,7 +921,8 @@ else:
     VERDICTS["bf16-tensor-cores"] = claims.not_testable(
         "bf16-tensor-cores",
         f"the claim is about tensor cores, and this run's PyTorch computes on {torch_dev.type}, which has none; "
-        "a CPU's bfloat16 speed depends on its vector instructions (AVX512-BF16, AMX), not on what the claim measures",
+        "a CPU's bfloat16 speed depends on its own bfloat16 instructions (AVX512-BF16's vector dot products, "
+        "AMX's tile matmuls), not on what the claim measures",
     )
 VERDICTS["bf16-tensor-cores"]
 
@@ -998,8 +1001,8 @@ print(f"open in https://ui.perfetto.dev:\n  {torch_trace}\n  {jax_trace}")
 # `aten::linear`, the inner ones the kernels they call (`aten::addmm`). On a CPU the backward
 # pass runs on the calling thread too (autograd's engine executes CPU work in the thread that
 # called `backward()`); on a GPU it runs on a per-device autograd thread, a row of its own. In the JAX file, the Python thread shows the jitted call
-# (`PjitFunction(step_jax)`) and the runtime's preparation of its arguments, while XLA's worker
-# threads show the compiled program's ops, one slice per HLO op. Click a slice to see its
+# (`PjitFunction(step_jax)`) and the runtime's preparation of its arguments, while the XLA
+# runtime's thread (on a CPU, `tf_XLAPjRtCpuClient/…`) shows the compiled program's ops, one slice per HLO op. Click a slice to see its
 # duration and arguments; select a range to get a summary table, which is what the cells below
 # compute from the files. To mark steps in a long recording, wrap each step in
 # `torch.profiler.record_function("step")` or `jax.profiler.StepTraceAnnotation("step",
@@ -1049,12 +1052,12 @@ for fw, top, quiet in [("PyTorch", top_torch, quiet_torch.result), ("JAX", top_j
 # `ones_like` that seeds the loss's gradient, and the `sum`s that reduce the bias gradients, which
 # fill their outputs before adding; `zero_grad()` sets the gradients to `None` and runs no op)
 # and SGD's in-place updates (nested operator calls included in the count). The JAX step is one XLA
-# program; its ops are the
-# matmuls (`dot`), and *fusions*: XLA merged chains of elementwise work (the bias add and ReLU,
+# program; its ops are matmuls (the `dot`s), a few single ops XLA left unfused (the
+# `wrapped_…` events, such as the scatter in the loss's gradient), and *fusions*: XLA merged chains of elementwise work (the bias add and ReLU,
 # the softmax's subtract-exponential, the SGD update `w - lr * g`) into single loops, and most
 # fusion names list the ops each one swallowed (`subtract_exponential_fusion`). The third
-# printed line lists the fusions whose names say nothing: on a CPU, recent XLA hands some matmuls
-# and the work around them to the YNNPACK library as `ynn_fusion.N`, whose name lists no op (click
+# printed line lists the fusions whose names say nothing: on a CPU, recent XLA hands some of the matmuls
+# (and some reductions) to the YNNPACK library as `ynn_fusion.N`, whose name lists no op (click
 # one in Perfetto to see its HLO); on a GPU the names differ again (`loop_…_fusion`,
 # `input_…_fusion`, and matmul fusions that call cuBLAS or Triton). Fewer, fused ops mean fewer passes over memory and
 # no Python between them; that is what `jit` buys a step like this, and what `torch.compile`'s
@@ -1473,7 +1476,9 @@ assert len(graphs) == 2  # the print split the PyTorch function in two graphs
 # %%
 # JAX: index 10 of a length-5 array reads the last element; a write to index 10 is dropped
 v_jax = jnp.arange(5.0)
-v_jax[10], v_jax.at[10].set(99.0)
+read_jax, written_jax = v_jax[10], v_jax.at[10].set(99.0)
+assert read_jax == v_jax[-1] and bool((written_jax == v_jax).all())  # clamped read, dropped write
+read_jax, written_jax
 
 # %%
 # PyTorch: the same index is an IndexError
@@ -1482,8 +1487,8 @@ with expect_error(IndexError):
     v_torch[10]
 
 # %% [markdown]
-# JAX returned 4.0 (the clamped read) and an unchanged array (the dropped write), without a
-# word. When an index can go out of bounds, say what should happen: `.at[i].get(mode="fill",
+# JAX returned 4.0, the last element (the clamped read), and an unchanged array (the dropped
+# write), without a word; the cell asserts both, so a release that starts to raise stops it. When an index can go out of bounds, say what should happen: `.at[i].get(mode="fill",
 # fill_value=...)` returns a fill value instead of a clamped one, and `checkify` with
 # `errors=checkify.index_checks` turns the out-of-bounds gather into an error value, as it did for
 # NaNs above.
@@ -1882,10 +1887,11 @@ for fw, same, runs in [("PyTorch", same_torch, repro_torch), ("JAX", same_jax, r
 #
 # ### Popular claims vs what you measured
 #
-# The speed questions of this lesson, as the registry's one rule answered them in this run.
+# The precision speed questions of this lesson, as the registry's one rule answered them in
+# this run (section 2's tool costs were answered by the same rule, in the lines under their cells).
 # First the two open questions of section 1.4, one per framework: no claim is attached, so the
 # answer is the rule's sentence, which names the faster precision or says the rounds could not
-# tell. Then the tensor-core claim of section 1.5 (judged on a CUDA GPU from the timed matmuls;
+# tell (or were too disturbed by other programs to judge). Then the tensor-core claim of section 1.5 (judged on a CUDA GPU from the timed matmuls;
 # elsewhere, with the reason it was not judged):
 
 # %%
@@ -1917,7 +1923,7 @@ display(Markdown(
 #   gradient; only a check on the gradient, or `detect_anomaly` / `debug_nans`, finds it (3.1).
 # - *"A profile with more rows is a slower program."* Eager PyTorch's trace lists every operator
 #   (and nested ones) while JAX's lists fused ops; the number of rows says how the work was cut
-#   up, and the profiler's own cost, which section 2 timed per step, comes on top of both.
+#   up, and the profiler's own cost, which section 2 timed around a one-step recording, comes on top of both.
 # - *"The op at the top of the table is where the step spends its time."* It is where this
 #   recording spent it. Ops of a few microseconds trade places between two recordings, and on
 #   cores shared with other programs one op's time can grow many times over; section 2's line

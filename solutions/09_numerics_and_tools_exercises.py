@@ -130,8 +130,10 @@ check(  # float32 logits first: no precision to lose, so a wrong value is a wron
     rtol=1e-5,
     hint="each row's log-softmax normalises over its classes (axis 1 of (batch, classes), as "
     "PyTorch's dim=1); each row's loss is its own label's entry, while indexing every row with "
-    "the whole labels array picks (batch, batch) entries; and the loss is the mean over the "
-    "batch, not the sum",
+    "the whole labels array picks (batch, batch) entries; the loss is minus that "
+    "log-probability, so it is positive (a negative loss has lost the minus sign); and it is the "
+    "mean over the batch of one entry per row, not the sum, and not a mean over every (row, "
+    "class) entry",
     crash_hint=ce_crash_hint,
 )
 check(
@@ -278,7 +280,8 @@ check(
     2,
     rtol=0,
     atol=0,
-    hint="batch 2's loss is finite and its gradient is not: check every leaf of the gradient (not the loss), and count from 0",
+    hint="batch 2's loss is finite and its gradient is not: check every leaf of the gradient (not "
+    "the loss), and count from 0; that gradient holds NaNs and no infinity, which jnp.isinf misses",
     crash_hint="a TypeError naming a dict means a jnp function was given the whole gradient: it is "
     "a pytree shaped like params, not one array",
 )
@@ -377,14 +380,15 @@ check(
     hint="seed + rank collides: seed 0's rank 1 equals seed 1's rank 0, since one sum cannot say "
     "which part was the seed",
 )
-_many_ranks = [(s, r) for s in range(3) for r in (0, 1, 10, 100, 1000, 1024, 10_000, 65_536)]
+_many_ranks = [(s, r) for s in range(3) for r in (0, 1, 10, 100, 1000, 1024, 10_000, 65_536, 10**6, 10**9)]
 check(
     "rank-keys",
     lambda: len({key_bytes(rank_key(s, r)) for s, r in _many_ranks}),
     len(_many_ranks),
-    hint="ranks up to 65,536 share keys: an arithmetic mix of seed and rank (seed * K + rank) "
+    hint="ranks up to 10**9 share keys: an arithmetic mix of seed and rank (seed * K + rank) "
     "collides once a rank reaches K (seed 0's rank K is seed 1's rank 0), and a split into K "
-    "keys clamps every rank from K on to the last key",
+    "keys clamps every rank from K on to the last key; jax.random.key keeps only a seed's low "
+    "32 bits (64-bit mode is off by default), so seed * 2**32 + rank gives every seed the same keys",
 )
 
 # %%

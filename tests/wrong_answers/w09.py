@@ -375,3 +375,52 @@ WRONG["top-ops"] += [
         "not a list of (name, total_us) pairs",
     ),
 ]
+
+CE_NO_MINUS = """
+def cross_entropy_f32(logits, labels):
+    z = logits.astype(jnp.float32)
+    z = z - z.max(axis=1, keepdims=True)
+    log_p = z - jnp.log(jnp.exp(z).sum(axis=1, keepdims=True))
+    return jnp.take_along_axis(log_p, labels[:, None], axis=1).mean()  # log p, not -log p
+"""
+
+CE_MEAN_OVER_CLASSES = """
+def cross_entropy_f32(logits, labels):
+    log_p = jax.nn.log_softmax(logits.astype(jnp.float32), axis=1)
+    return -(jax.nn.one_hot(labels, log_p.shape[1]) * log_p).mean()  # divides by batch * classes
+"""
+
+NONFINITE_ISINF = """
+def first_nonfinite_step(loss_fn, params, batches):
+    for i, batch in enumerate(batches):
+        leaves = jax.tree.leaves(jax.grad(loss_fn)(params, batch))
+        if any(bool(jnp.isinf(g).any()) for g in leaves):  # misses NaNs
+            return i
+    return -1
+"""
+
+KEY_MILLION_MIX = """
+def rank_key(seed, rank):
+    return jax.random.key(seed * 1_000_000 + rank)  # seed 0's rank 10**6 is seed 1's rank 0
+"""
+
+KEY_HIGH_BITS = """
+def rank_key(seed, rank):
+    return jax.random.key(seed * 2**32 + rank)  # the seed lands in bits the key drops
+"""
+
+WRONG["bf16-cross-entropy"] += [
+    ("the minus sign lost", CE_NO_MINUS, "lost the minus sign"),
+    (
+        "a mean over classes too",
+        CE_MEAN_OVER_CLASSES,
+        "not a mean over every (row, class)",
+    ),
+]
+WRONG["first-nonfinite"] += [
+    ("isinf only (NaNs missed)", NONFINITE_ISINF, "which jnp.isinf misses"),
+]
+WRONG["rank-keys"] += [
+    ("seed * 1_000_000 + rank", KEY_MILLION_MIX, "collides once a rank reaches K"),
+    ("seed * 2**32 + rank", KEY_HIGH_BITS, "keeps only a seed's low"),
+]
