@@ -141,8 +141,8 @@ print(env.report().line())
 #
 # A word on versions before going on. Source 000 is written for "PyTorch 3.x" and "JAX 0.5+".
 # JAX 0.5 and its successors are real releases, and this course runs a newer one. PyTorch 3 has
-# not been released: every PyTorch on PyPI when the course's version sets were last checked
-# (`docs/VERSIONS.md`) was a 2.x release, and what the article credits to "3.x" (`torch.compile` as the
+# not been released: when the course's version sets were last checked (`docs/VERSIONS.md`), the
+# newest PyTorch on PyPI was a 2.x release, and what the article credits to "3.x" (`torch.compile` as the
 # default baseline, FSDP2's `fully_shard`) is part of PyTorch 2. Read "PyTorch 3.x" as "a recent
 # PyTorch 2": the claims are about those features, and section 4 tests them on the releases
 # printed below.
@@ -182,9 +182,10 @@ print(detail.replace("; ", "\n"))
 # ## 2. Batch-1 inference latency
 #
 # **Key concepts**
-# - At batch 1 a small model does little arithmetic per operation, so the time goes into
-#   **per-operation overhead**: Python, dispatch, allocation. That overhead is what `jit`
-#   removes, and what this section measures.
+# - At batch 1 a small model does little arithmetic per operation, so much of the time can go
+#   into **per-operation overhead**: Python, dispatch, allocation. That overhead is what `jit`
+#   removes; this section times whole calls, overhead and arithmetic together, in the article's
+#   pairing (eager PyTorch against jitted JAX), which changes the framework as well.
 # - The first `jit` call traces and compiles; source 004 quotes "about 800 ms, then 10 ms,
 #   against 15 ms for PyTorch" for a BERT on CPU.
 # - The **break-even** number of calls says when compiling has paid for itself.
@@ -194,7 +195,8 @@ print(detail.replace("; ", "\n"))
 # big batch to speed up. JAX's argument is the opposite: `jit` turns the whole forward pass into
 # one compiled program, so the Python interpreter and the framework's dispatcher run once per
 # call instead of once per operation. Both arguments are about overhead, not arithmetic, and
-# overhead is exactly what differs most between machines, so it has to be measured here.
+# overhead depends on the processor, the Python build and the library versions, so it has to be
+# measured here.
 #
 # The price of `jit` is paid up front, in the first call. Whether that price matters depends on
 # how many calls follow it: a server answering millions of requests amortises it, a script that
@@ -286,8 +288,8 @@ latency
 # Medians and speed-ups
 # describe this run; the sentence below decides whether they are strong enough to call.
 #
-# Which was faster per call, judged by the course's one rule (the interval of the per-round
-# ratios, and only on a quiet machine). This is the article's own pairing, eager PyTorch against
+# Which was faster per call, judged by the course's one rule (the interval of the median of the
+# per-round ratios, and only on a quiet machine). This is the article's own pairing, eager PyTorch against
 # compiled JAX, so it changes two things at once: read it as "what a user gets by default",
 # not as "which framework is faster". (Section 4's `batch1-latency` row is judged, in full
 # mode, in the fair pairing, `torch.compile` against `jax.jit`; section 4 prints both pairings
@@ -448,8 +450,8 @@ print(f"{len(lengths)} lengths -> {len(buckets)} bucket(s) {buckets}; logits equ
 
 # %% [markdown]
 # Two things make the padded logits equal the unpadded ones (to float32 rounding, which the
-# assertion allows for; the reference is eager PyTorch on the unpadded requests, whose logits
-# section 2 checked against the JAX encoder's). In attention, the mask removes the
+# assertion allows for; the reference is eager PyTorch on the unpadded requests, the encoder
+# whose logits section 2 checked against the JAX one's at one length). In attention, the mask removes the
 # padded positions from the keys, so no real token attends to them; in the pooling, only real
 # tokens are averaged. The padded positions still compute something, but nothing reads it. The
 # printed line gives the number of distinct shapes `forward_masked` now sees: the number of
@@ -519,8 +521,9 @@ measured = {
 #   claim about a BERT is judged on a BERT-base-shaped proxy, in full mode only.
 # - The dynamic-shapes claim measured in section 3 is passed in for the CPU, where section 3
 #   timed it, rather than measured twice. On a machine with an accelerator, `claims.run` here
-#   measures every claim on the CPU and again on the accelerator, and the tables below give
-#   one verdict per device kind.
+#   judges every claim once on the CPU and once on the accelerator (a claim measured on a GPU
+#   only, such as `eager-launch`, reads *not testable here* on the CPU), and the tables below
+#   give one verdict per device kind.
 #
 # Why re-measure at all, when the articles already give numbers? Because a speed ratio belongs
 # to the machine, the versions, the sizes and the precision it was measured with, and the
@@ -536,8 +539,11 @@ measured = {
 # it says that this run cannot tell, and its explanation says what would let it.
 #
 # In smoke mode this runs the small sizes; from a terminal, `course claims` runs the full sizes
-# (the full run shipped in `docs/claims-results/` took 47 s on a 2-core CPU) and writes
-# `build/claims/claims.json` and `claims.png`.
+# and writes `build/claims/claims.json` and `claims.png`. The full run shipped in
+# `docs/claims-results/` took 47 s on a 2-core CPU with a load average near 1, and its first
+# `torch.compile` calls took 57 ms to 1.07 s. A run whose compiler caches start empty, or that
+# shares a busy machine, can take several times as long: the footer in brackets under the
+# table gives this run's mode and time, and the *measured here* column its first compiled calls.
 
 # %%
 report = claims.run(smoke=S.smoke, out=config.course_root() / "build" / "claims", measured=measured,
@@ -775,7 +781,7 @@ for reader, branches in PROFILES.items():
 # **Review questions**
 #
 # <details><summary>1. Why is batch-1 latency a good case for jit and a bad case for GPUs?</summary>
-# At batch 1 each operation does little arithmetic, so fixed per-operation costs (Python,
+# At batch 1 each operation of a small model does little arithmetic, so fixed per-operation costs (Python,
 # dispatch, kernel launches) dominate. jit removes the Python and dispatch per operation
 # (lesson 03 times the per-operation cost itself; section 2 here times eager PyTorch against
 # jitted JAX, which changes the framework as well). The GPU half is reasoning, not a measurement of this notebook:
@@ -795,9 +801,11 @@ for reader, branches in PROFILES.items():
 # </details>
 #
 # **Next:** the exercises in `exercises/08_choosing_exercises.ipynb` (judge a claim from
-# samples, count how many new shapes a compiled model can afford, bucket dynamic shapes, build
-# a claim benchmark, and decide one team's port, saying which parts of the answer were
+# samples, count how many new shapes a compiled model can afford, bucket dynamic shapes, measure
+# a claim with the course's timing helpers, and decide one team's port, saying which parts of the answer were
 # measured).
 #
-# **Closing note.** The claims table above was measured on the machine that ran this notebook;
-# its JSON and plot are in `build/claims/`. Run `course claims` for the full-size version.
+# **Closing note.** The claims table above was measured on the machine that ran this notebook,
+# at the sizes of the mode it ran in (its footer says which); its JSON and plot are in
+# `build/claims/`. `course claims` from a terminal, or this notebook in full mode, gives the
+# full-size version.

@@ -19,11 +19,12 @@
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/v0.1.0/solutions/08_choosing_exercises.ipynb) [![Open In Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)](https://kaggle.com/kernels/welcome?src=https://github.com/jax-pytorch-side-by-side/course/blob/v0.1.0/solutions/08_choosing_exercises.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/v0.1.0?labpath=solutions/08_choosing_exercises.ipynb)
 #
-# Four exercises on turning claims into measurements: decide a claim from paired ratios
+# Four exercises in code on turning claims into measurements: decide a claim from paired ratios
 # with the course's verdict rule, work out how many new input shapes a compiled model can
 # afford, bucket dynamic shapes without changing the results, and build a claim measurement
 # with the course's timing helpers. Replace each `raise NotImplementedError()` with your code, then run the check
-# cell below it: it prints "passed", explains what is wrong, or says "not implemented yet".
+# cell below it: it prints "passed", explains what is wrong, or says "not implemented yet". A
+# fifth, written exercise at the end decides one team's port from those results.
 
 # %%
 # Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),
@@ -148,6 +149,11 @@ DECIDE_CASES = {  # what the case shows: (samples, threshold, contended, expecte
                                                "a contended run is not judged"),
     "5 rounds near 3x: too few": ([3.0, 3.1, 2.9, 3.0, 3.2], 1.0, None, "inconclusive",
                                   "fewer than MIN_RATIOS ratios are not judged"),
+    "6 tight rounds near 2x, bar 1.5x": (TIGHT[:6], 1.5, None, "holds",
+                                        "MIN_RATIOS ratios are enough: only fewer are too few"),
+    "8 rounds, median 1.6x, two rounds near 1.25x, bar 1.5x": (
+        [1.2, 1.3, 1.55, 1.6, 1.6, 1.65, 1.7, 1.75], 1.5, None, "inconclusive",
+        "the median alone was held against the bar: the whole interval of the median must clear it"),
     "8 rounds, lower quartile 1.49x, bar 1.4x": ([1.3, 1.45, 1.5, 1.5, 1.55, 1.6, 1.6, 1.7], 1.4, None,
                                                  "inconclusive", QUARTILES_NOTE),
     "40 rounds, 12 at 1.3x and 28 at 1.8x, bar 1.5x": ([1.3] * 12 + [1.8] * 28, 1.5, None, "holds",
@@ -168,6 +174,18 @@ DECIDE_CASES = {  # what the case shows: (samples, threshold, contended, expecte
                                            "widening, not the undoing of a 15 % cut"),
     "8 rounds from 0.9x to 1x, bar 1.1x": ([0.9, 0.92, 0.95, 0.95, 0.97, 0.98, 0.99, 1.0], 1.1, None,
                                           "inconclusive", "the high end was not widened, only the low end"),
+    "8 rounds from 10x to 11x, bar 9x": ([10.0, 10.2, 10.4, 10.5, 10.5, 10.6, 10.8, 11.0], 9.0, None,
+                                        "inconclusive", "the widening is 15 % of the ratio, not 0.15 added "
+                                        "or taken off"),
+    "8 rounds from 1.15x to 1.3x, bar 1x": ([1.15, 1.2, 1.22, 1.25, 1.25, 1.27, 1.28, 1.3], 1.0, None,
+                                           "holds", "a widened low end exactly at the bar holds: at or beyond"),
+    "8 rounds from 0.9x to 1x, bar 1.15x": ([0.9, 0.92, 0.95, 0.95, 0.97, 0.98, 0.99, 1.0], 1.15, None,
+                                           "inconclusive", "a widened high end exactly at the bar is not short "
+                                           "of it: does not hold needs it entirely below"),
+    "12 rounds near 2x, two outliers at 6x and 8x": ([1.6, 1.6, 1.7, 1.8, 2.0, 2.0, 2.0, 2.2, 2.8, 3.0, 6.0, 8.0],
+                                                    1.0, None, "inconclusive", "the spread is the IQR over the "
+                                                    "median: over the mean, which the outliers pull up, it "
+                                                    "looks smaller"),
 }
 
 
@@ -301,7 +319,7 @@ for _ in range(300):
 # two** that is at least `minimum`: `(batch, n)` int tokens become `(batch, size)` with zeros
 # after the real tokens, and the mask is `True` exactly on the real tokens (the vocabulary runs
 # from 0 to 99: a real token can be 0). Then a jitted encoder compiles once per power of two,
-# and (thanks to the mask) its logits equal the unpadded ones. About 6 lines.
+# and (thanks to the mask) its logits equal the unpadded ones, to float32 rounding. About 6 lines.
 
 # %%
 # EXERCISE: pad-pow2
@@ -349,6 +367,9 @@ def _padded_logits():
     assert not ((padded[:, -5:] == request).all() and mask[:, -5:].all() and not mask[:, :3].any()), (
         "the real tokens sit at the end, after the zeros: padded on the left, they move to other positions "
         "(the encoder's position embeddings count from the first slot)")
+    assert not (mask.dtype == bool and not mask[:, :5].any() and mask[:, 5:].all()), (
+        "the mask is True on the padding and False on the real tokens: that is PyTorch's key_padding_mask "
+        "convention, and this encoder's mask means the opposite")
     assert mask[:, :5][request == 0].all(), (
         "the mask is False on the request's token 0, a real token: padding cannot be told by its value")
     assert mask[:, :5].all() and not mask[:, 5:].any(), "the mask is not True exactly on the 5 real tokens"
@@ -462,6 +483,9 @@ def _measured_sleep():
         f"{len(m.samples)} sample(s) from {rounds} timed rounds: " + (
             "one number in all (a ratio of medians or of totals), not one ratio per round" if len(m.samples) == 1
             else "the samples are not one per round"))
+    assert m.contention is None or isinstance(m.contention, dict) or hasattr(m.contention, "to_dict"), (
+        f"the Measured's contention is a {type(m.contention).__name__} ({m.contention!r}), not the monitor's "
+        "record of the rounds: the rule reads the reason, the load and the shares from that record")
     assert m.contention is not None, "the Measured carries no contention record: a contended run would be judged"
     record = claims.Measured([], "", contention=made[0].contention).contention_dict()
     assert m.contention_dict() == record, (

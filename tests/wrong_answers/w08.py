@@ -281,6 +281,61 @@ def measure_ratio(slow, fast, *, target_s=0.2):
     return claims.Measured(samples, "slow over fast", contention={"reason": None})  # not the comparison's
 """
 
+
+def _decide(
+    few="len(samples) < MIN_RATIOS", centre="statistics.median", holds=None, fails=None
+):
+    """The master's decide with one step changed: the count, the spread's centre or a test."""
+    holds = holds or "lo / (1 + RUN_TO_RUN) >= threshold"
+    fails = fails or "hi * (1 + RUN_TO_RUN) < threshold"
+    return f"""
+def decide(samples, threshold, contended=None):
+    if not samples:
+        raise ValueError("no samples")
+    if {few} or contended:
+        return "inconclusive"
+    q1, q3 = claims.quartiles(samples)
+    if (q3 - q1) / {centre}(samples) > MAX_SPREAD:
+        return "inconclusive"
+    lo, hi = claims.median_interval(samples)
+    if {holds}:
+        return "holds"
+    if {fails}:
+        return "does not hold"
+    return "inconclusive"
+"""
+
+
+DECIDE_SIX_TOO_FEW = _decide(few="len(samples) <= MIN_RATIOS")
+DECIDE_MEDIAN_ONLY = _decide(
+    holds="statistics.median(samples) >= threshold",
+    fails="statistics.median(samples) < threshold",
+)
+DECIDE_STRICT_HOLDS = _decide(holds="lo / (1 + RUN_TO_RUN) > threshold")
+DECIDE_NOT_HOLD_AT_BAR = _decide(fails="hi * (1 + RUN_TO_RUN) <= threshold")
+DECIDE_WIDEN_BY_ADDING = _decide(
+    holds="lo - RUN_TO_RUN >= threshold", fails="hi + RUN_TO_RUN < threshold"
+)
+DECIDE_SPREAD_OVER_MEAN = _decide(centre="statistics.mean")
+
+PAD_MASK_ON_PADDING = """
+def pad_to_pow2(tokens, minimum=8):
+    batch, n = tokens.shape
+    size = max(minimum, 1 << max(0, n - 1).bit_length())
+    padded = np.zeros((batch, size), tokens.dtype)
+    padded[:, :n] = tokens
+    mask = np.ones((batch, size), bool)
+    mask[:, :n] = False  # True on the padding, as torch's key_padding_mask
+    return padded, mask
+"""
+
+MEASURE_CONTENTION_FLAG = """
+def measure_ratio(slow, fast, *, target_s=0.2):
+    cmp = timing.compare({"slow": slow, "fast": fast}, target_s=target_s)
+    samples = claims.paired_ratios(cmp.measurements["slow"].times, cmp.measurements["fast"].times)
+    return claims.Measured(samples, "slow over fast", contention=cmp.contention.contended)  # a bool
+"""
+
 WRONG = {
     "judge-claim": [
         (
@@ -304,6 +359,28 @@ WRONG = {
             "the low end was widened by too much",
         ),
         ("widens lo only", DECIDE_HI_NOT_WIDENED, "the high end was not widened"),
+        (
+            "six ratios taken for too few",
+            DECIDE_SIX_TOO_FEW,
+            "MIN_RATIOS ratios are enough",
+        ),
+        (
+            "the median alone against the bar",
+            DECIDE_MEDIAN_ONLY,
+            "the median alone was held",
+        ),
+        ("> instead of >= for holds", DECIDE_STRICT_HOLDS, "exactly at the bar holds"),
+        (
+            "<= instead of < for does not hold",
+            DECIDE_NOT_HOLD_AT_BAR,
+            "exactly at the bar is not short",
+        ),
+        ("widens by adding 0.15", DECIDE_WIDEN_BY_ADDING, "not 0.15 added"),
+        (
+            "the spread over the mean",
+            DECIDE_SPREAD_OVER_MEAN,
+            "the IQR over the median",
+        ),
     ],
     "pad-pow2": [
         (
@@ -331,6 +408,11 @@ WRONG = {
         ),
         ("returns torch tensors", PAD_TORCH, "returns NumPy arrays"),
         ("pads on the left", PAD_LEFT, "the real tokens sit at the end"),
+        (
+            "the mask True on the padding",
+            PAD_MASK_ON_PADDING,
+            "key_padding_mask convention",
+        ),
     ],
     "shape-budget": [
         ("no cap at n_requests", NO_CAP, "K cannot exceed it"),
@@ -369,6 +451,11 @@ WRONG = {
             "a contention record made up",
             MEASURE_MADE_UP_CONTENTION,
             "not the one the comparison made",
+        ),
+        (
+            "the contended flag as the record",
+            MEASURE_CONTENTION_FLAG,
+            "contention is a bool",
         ),
     ],
 }
