@@ -115,8 +115,11 @@ check(
     "collatz",
     lambda: [collatz_jit(jnp.int32(n)) for n in (1, 2)],
     [0, 1],
-    hint="the count is off for the smallest n: n = 1 is already the end (0 steps) and n = 2 is one "
-    "update away (1 step), so your count holds a step that is not an update of n, or misses one",
+    hint="the count is off for the smallest n: n = 1 is already the end (0 steps) and n = 2 is even, "
+    "one halving away (1 step). Either your count holds a step that is not an update of n or misses "
+    "one, or an update is not the Collatz map's (lax.cond runs its first function when the predicate "
+    "is true: which one runs for an even n?), or the function returns the final n (always 1), not "
+    "the count",
     crash_hint="JAX: one of two slips. A Python `while` or `if` that tests n: under jit n is a tracer "
     "(a shape and a dtype, no value), so Python has nothing to decide with. Or `n / 2`: true "
     "division turns the int32 n into a float32, so the two branches, or the carry before and after "
@@ -209,7 +212,9 @@ def _masked_mse_check():
 check("masked-mse", _masked_mse_check, [numpy_mse(n) for n in counts], rtol=1e-5, atol=1e-6,
       hint="the mean runs over the first n_valid rows only: rows from n_valid on count for nothing, "
       "and the sum is divided by n_valid, not len(y)",
-      crash_hint="JAX: under jit a slice's length must be static, and n_valid is traced")
+      crash_hint="JAX: under jit a slice's length must be static, and n_valid is traced; a boolean "
+      "mask as an index (X[mask], PyTorch's way) fails the same way, since how many rows it keeps "
+      "depends on the data")
 
 # %%
 # HIDDEN TESTS: masked-mse points=3
@@ -289,8 +294,8 @@ def _schedule_check():
 
 check("torch-schedule", _schedule_check, numpy_train(lrs), rtol=1e-5, atol=1e-6,
       hint="train_step_c (the compiled step) must run once per rate and never compile again: it was "
-           "not called once per rate, or a rate differed from the warm-up's 0-d float32 tensor in type "
-           "or dtype, which fails Dynamo's guards (a Python float is baked into the graph as a "
+           "not called once per rate, or a rate differed from the warm-up's 0-d float32 tensor in type, "
+           "shape or dtype, which fails Dynamo's guards (a Python float is baked into the graph as a "
            "constant, guarded by its value, so each new rate compiles again)")
 
 # %%
@@ -411,26 +416,29 @@ def _torch_rollouts():
     return rollout_all_torch(torch.from_numpy(states_np), torch.from_numpy(actions_np))
 
 
+_jax_crash = ("JAX: a Python `if` (or `and`, `or`, `not`) tests a traced value, which has no True or False "
+              "under jit and vmap (it stands for every environment at once)")
+_torch_crash = ("PyTorch: torch.func.vmap cannot batch a Python `if` (or `break`, `and`, `or`, `not`) on a "
+                "tensor: each environment in the batch could take another branch")
+_state_hint = ("return the state after all T steps, each step taken from the state the step before "
+               "returned (the carry that comes out of the loop), not from the initial one: the "
+               "environment keeps stepping after done")
+check("vmap-rollout", lambda: jax.jit(rollout_all_jax)(jnp.asarray(states_np), jnp.asarray(actions_np))[0],
+      expected_states, rtol=1e-4, atol=1e-5, hint="JAX: " + _state_hint, crash_hint=_jax_crash)
+check("vmap-rollout", lambda: rollout_all_torch(torch.from_numpy(states_np), torch.from_numpy(actions_np))[0],
+      expected_states, rtol=1e-4, atol=1e-5, hint="PyTorch: " + _state_hint, crash_hint=_torch_crash)
 check("vmap-rollout", lambda: _jax_rollouts()[1],
       expected_totals, hint="JAX: count a reward only while alive: once a step reports done, later rewards count "
       "for nothing",
-      crash_hint="JAX: a Python `if` tests a traced value, which has no True or False under jit and vmap "
-      "(it stands for every environment at once)")
+      crash_hint=_jax_crash)
 check("vmap-rollout", lambda: _torch_rollouts()[1],
       expected_totals, hint="PyTorch: a reward counts only while the environment is alive: once a step reports done, "
       "later rewards count for nothing",
-      crash_hint="PyTorch: torch.func.vmap cannot batch a Python `if` (or `break`) on a tensor: each "
-      "environment in the batch could take another branch")
+      crash_hint=_torch_crash)
 _order_hint = ("with a reward paid on the step that reports done, that step's reward is lost: alive turns off "
                "before the step that ended the episode has added its reward, not after")
 check("vmap-rollout", lambda: _paying_on_done(_jax_rollouts), paid_totals, hint="JAX: " + _order_hint)
 check("vmap-rollout", lambda: _paying_on_done(_torch_rollouts), paid_totals, hint="PyTorch: " + _order_hint)
-_state_hint = ("return the state after all T steps (the carry that comes out of the loop), not the "
-               "initial one: the environment keeps stepping after done")
-check("vmap-rollout", lambda: jax.jit(rollout_all_jax)(jnp.asarray(states_np), jnp.asarray(actions_np))[0],
-      expected_states, rtol=1e-4, atol=1e-5, hint="JAX: " + _state_hint)
-check("vmap-rollout", lambda: rollout_all_torch(torch.from_numpy(states_np), torch.from_numpy(actions_np))[0],
-      expected_states, rtol=1e-4, atol=1e-5, hint="PyTorch: " + _state_hint)
 
 # %%
 # HIDDEN TESTS: vmap-rollout points=4

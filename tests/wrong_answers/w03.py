@@ -218,7 +218,7 @@ WRONG = {
         (
             "PyTorch: if done: break under vmap",
             TORCH_IF_BREAK,
-            "cannot batch a Python `if` (or `break`)",
+            "cannot batch a Python `if` (or `break`",
         ),
         (
             "PyTorch: counts rewards after done",
@@ -396,5 +396,86 @@ WRONG["collatz"] += [
     ),
 ]
 WRONG["torch-schedule"] += [
-    ("a float64 tensor rate", FLOAT64_RATE, "in type or dtype"),
+    ("a float64 tensor rate", FLOAT64_RATE, "in type, shape or dtype"),
+]
+
+COLLATZ_RETURNS_N = """
+def collatz_steps(n):
+    def body(carry):
+        n, steps = carry
+        n = jax.lax.cond(n % 2 == 0, lambda n: n // 2, lambda n: 3 * n + 1, n)
+        return n, steps + 1
+
+    return jax.lax.while_loop(lambda c: c[0] != 1, body, (n, jnp.zeros_like(n)))[0]  # n, not steps
+"""
+
+COLLATZ_INT_PREDICATE = """
+def collatz_steps(n):
+    def body(carry):
+        n, steps = carry
+        n = jax.lax.cond(n % 2, lambda n: n // 2, lambda n: 3 * n + 1, n)  # true for odd n
+        return n, steps + 1
+
+    return jax.lax.while_loop(lambda c: c[0] != 1, body, (n, jnp.zeros_like(n)))[1]
+"""
+
+MASK_AS_INDEX = """
+@jax.jit
+def masked_mse(w, X, y, n_valid):
+    mask = jnp.arange(y.shape[0]) < n_valid
+    return jnp.mean((X[mask] @ w - y[mask]) ** 2)  # PyTorch's boolean indexing
+"""
+
+RATE_OF_SHAPE_ONE = """
+def train_torch(w, X, y, lrs):
+    for lr in lrs:
+        w = train_step_c(w, X, y, torch.tensor([lr]))  # shape (1,), not 0-d
+    return w
+"""
+
+NUMPY_RATE = """
+def train_torch(w, X, y, lrs):
+    for lr in lrs:
+        w = train_step_c(w, X, y, np.float32(lr))  # a NumPy scalar, not a tensor
+    return w
+"""
+
+JAX_AND_NOT = _variant(
+    "return (s, alive & ~done, total), None",
+    "return (s, alive and not done, total), None  # Python's and/not on tracers",
+)
+
+TORCH_AND_NOT = _variant(
+    "alive = alive & ~done",
+    "alive = alive and not done  # Python's and/not on a batched tensor",
+)
+
+TORCH_STEPS_FROM_START = _variant(
+    "s, reward, done = cartpole.torch_step(s, action)",
+    "s, reward, done = cartpole.torch_step(state, action)  # always the initial state",
+)
+
+WRONG["collatz"] += [
+    ("returns the final n, not the count", COLLATZ_RETURNS_N, "returns the final n"),
+    (
+        "lax.cond on n % 2 with the even branch first",
+        COLLATZ_INT_PREDICATE,
+        "which one runs for an even n?",
+    ),
+]
+WRONG["masked-mse"] += [
+    ("indexes with the boolean mask", MASK_AS_INDEX, "a boolean mask as an index"),
+]
+WRONG["torch-schedule"] += [
+    ("a rate of shape (1,)", RATE_OF_SHAPE_ONE, "shape or dtype"),
+    ("a NumPy float32 rate", NUMPY_RATE, "in type"),
+]
+WRONG["vmap-rollout"] += [
+    ("JAX: Python's and/not on alive", JAX_AND_NOT, "(or `and`, `or`, `not`)"),
+    ("PyTorch: Python's and/not on alive", TORCH_AND_NOT, "`and`, `or`, `not`) on a"),
+    (
+        "PyTorch: every step from the initial state",
+        TORCH_STEPS_FROM_START,
+        "each step taken from the state the step before",
+    ),
 ]
