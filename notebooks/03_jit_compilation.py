@@ -1552,8 +1552,9 @@ print(f"This run: {kmeans_times.measurements[jax_name].number} call(s) per JAX b
 #   the eager fallback, at the price of a graph break); `fullgraph=True` makes a break an error.
 # - `donate_argnums` lets XLA reuse an input's buffer for the output; PyTorch's in-place
 #   methods (`sub_`) do that by hand.
-# - Both can keep a **persistent compilation cache** on disk so a new process can skip compiling:
-#   Inductor's is on by default, JAX's once `jax_compilation_cache_dir` is set.
+# - Both can keep a **persistent compilation cache** on disk so a new process can skip the
+#   backend's compilation (it still traces, or runs Dynamo): Inductor's is on by default, JAX's
+#   once `jax_compilation_cache_dir` is set.
 #
 # Compiled code is harder to look into than eager code, and a PyTorch user's habits do not all
 # carry over. Under `torch.compile` a `print` or a breakpoint still works, because Dynamo
