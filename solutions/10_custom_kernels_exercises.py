@@ -136,6 +136,9 @@ def expected_ids(shape, block):
 check("tiling", lambda: np.array(tiling((10, 10), (4, 4))[0]), np.array((3, 3)),
       hint="the grid must cover the ragged last block too: floor division (n // block) drops the last, partial "
            "block, so its elements get no program")
+check("tiling", lambda: np.array(tiling((10, 20), (4, 7))[0]), np.array((3, 3)),
+      hint="the counts mix the axes up: along each axis the programs cover that axis's length (shape[a]) with "
+           "that axis's side of the block (block[a]), and a (4, 7) block over (10, 20) has two different sides")
 check("tiling", lambda: np.array(tiling((8, 16), (4, 8))[0]), np.array((2, 2)),
       hint="when the block divides the axis there is no partial block: (n + block) // block counts one "
            "program too many")
@@ -424,14 +427,17 @@ check("torch-custom-op", stub_as_stub(lambda: torch.library.opcheck(registered_s
 check("torch-custom-op", stub_as_stub(lambda: torch.library.opcheck(registered_silu(), (x_silu_torch[:4].double(),))),
       hint="PyTorch: for a float64 input the fake output must be float64 too: torch.empty(shape) makes the default "
            "dtype (float32) whatever x is")
+_op_crash = ("PyTorch: setup_context gets the operator's inputs as one tuple, and ctx.save_for_backward takes "
+             "tensors, not a tuple of them; ctx.saved_tensors hands them back as a tuple, and the backward "
+             "returns the gradient of x")
 check("torch-custom-op", stub_as_stub(lambda: compiled_grad(registered_silu(), x_silu_torch, ones_silu_torch)),
       torch.func.grad(lambda v: torch.nn.functional.silu(v).sum())(x_silu_torch), rtol=1e-5, atol=1e-5,
       hint="the derivative of x·σ(x) needs the product rule (two terms), evaluated at the input x (a backward "
-           "that reads the saved output y evaluates it at another point)")
+           "that reads the saved output y evaluates it at another point)", crash_hint=_op_crash)
 check("torch-custom-op", stub_as_stub(lambda: compiled_grad(registered_silu(), x_silu_torch, w_silu_torch)),
       torch.func.grad(lambda v: (torch.nn.functional.silu(v) * w_silu_torch).sum())(x_silu_torch), rtol=1e-5, atol=1e-5,
       hint="right for the loss sum(silu(x)), wrong for a weighted one: the result does not follow the incoming "
-           "gradient of the output, grad (the chain rule multiplies the local derivative by it)")
+           "gradient of the output, grad (the chain rule multiplies the local derivative by it)", crash_hint=_op_crash)
 
 # %%
 # HIDDEN TESTS: torch-custom-op points=2
@@ -497,6 +503,9 @@ def batched_medians():
 check("callback-median", on_host(lambda: jax.jit(row_median_jax)(x_med[0])), np.median(np.asarray(x_med[0]), axis=-1),
       hint="result_shape_dtypes describes the callback's result: one median per row (the last axis is reduced), "
            "in x's dtype")
+check("callback-median", on_host(lambda: jax.jit(row_median_jax)(x_med)), np.median(np.asarray(x_med), axis=-1),
+      hint="x may have leading axes, shape (..., n): for a 3-D x the host function gets the 3-D array, and an axis "
+           "counted from the front (axis=1) is no longer the last one")
 check("callback-median", on_host(batched_medians), np.median(np.asarray(x_med), axis=-1),
       hint="under vmap, pure_callback needs a vmap_method that says how the host function handles a batch axis")
 check("callback-median", on_host(lambda: str(jax.jit(row_median_jax)(x_med[0].astype(jnp.float16)).dtype)), "float16",
@@ -583,8 +592,9 @@ if TRITON.available:
                    "loads a block, a mask has the shape of the offsets, and a store to one address (out_ptr + r) "
                    "takes a scalar, not a block")
     check("triton-row-sums", lambda: row_sums_triton(x_one).cpu().numpy(), row_sums_expected(x_one),
-          hint="with rows of a single block, some sums are missing or belong to another row: tl.program_id(0) is "
-               "the row itself, counting from 0 (no + 1)", crash_hint=_rows_crash)
+          hint="with rows of a single block, some sums are missing or belong to another row: out holds one number "
+               "per row, so row r's sum goes to out_ptr + r (the row stride is x's, not out's), and "
+               "tl.program_id(0) is the row itself, counting from 0 (no + 1)", crash_hint=_rows_crash)
     check("triton-row-sums", lambda: row_sums_triton(x_even).cpu().numpy(), row_sums_expected(x_even),
           hint="every block of the row counts, not the first block only: with 64 columns read 32 at a time, the sums "
                "miss or repeat columns", crash_hint=_rows_crash)

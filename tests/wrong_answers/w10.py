@@ -146,6 +146,18 @@ def tiling(shape, block):
     return grid, lambda i, j: (i, j)
 """
 
+TILING_ONE_BLOCK_SIDE = """
+def tiling(shape, block):
+    grid = (pl.cdiv(shape[0], block[0]), pl.cdiv(shape[1], block[0]))  # block[0] twice
+    return grid, lambda i, j: (i, j)
+"""
+
+TILING_ONE_LENGTH = """
+def tiling(shape, block):
+    grid = (pl.cdiv(shape[0], block[0]), pl.cdiv(shape[0], block[1]))  # shape[0] twice
+    return grid, lambda i, j: (i, j)
+"""
+
 LSE_NAN_TO_NEG_INF = LSE_BODY.format(
     mask="x = jnp.where(jnp.isnan(x), -jnp.inf, x)  # finds the padding by its value",
     m=MAX,
@@ -180,6 +192,10 @@ def silu_bwd(residuals, g):
 """
 
 OP_FAKE_DEFAULT_DTYPE = OP_BODY.format(**{**RIGHT_OP, "fake": "torch.empty(x.shape)"})
+OP_SAVES_TUPLE = OP_BODY.format(**{**RIGHT_OP, "saved": "inputs"})  # the tuple itself
+
+# axis=1: the last axis of a 2-D x, not of a 3-D one
+MEDIAN_AXIS_1 = MEDIAN_BODY.format(**RIGHT_MEDIAN).replace("axis=-1", "axis=1")
 
 MEDIAN_FLOAT32 = """
 def row_median_jax(x):
@@ -226,6 +242,10 @@ ROWS_FIRST_BLOCK = _rows(stop="BLOCK")  # one block: no loop over the row
 # block 0 read at every step of the loop
 ROWS_NO_START = _rows().replace("start + tl.arange", "tl.arange")
 ROWS_NO_SUM = _rows().replace("tl.sum(acc, axis=0)", "acc")  # the block, not its sum
+# the sum stored at x's row offset, in a buffer of one number per row
+ROWS_OUT_STRIDE = _rows().replace(
+    "tl.store(out_ptr + row,", "tl.store(out_ptr + row * stride,"
+)
 
 WRONG = {
     "tiling": [
@@ -238,6 +258,8 @@ WRONG = {
             "not in the array's order",
         ),
         ("(n + block) // block programs", TILING_ONE_TOO_MANY, "one program too many"),
+        ("block[0] for both axes", TILING_ONE_BLOCK_SIDE, "mix the axes up"),
+        ("shape[0] for both axes", TILING_ONE_LENGTH, "mix the axes up"),
     ],
     "masked-logsumexp": [
         ("no mask", LSE_NO_MASK, "they enter the max and the sum"),
@@ -275,12 +297,14 @@ WRONG = {
             OP_FAKE_DEFAULT_DTYPE,
             "the fake output must be float64",
         ),
+        ("the inputs tuple saved", OP_SAVES_TUPLE, "not a tuple of them"),
     ],
     "callback-median": [
         ("result shape of the input", MEDIAN_SHAPE, "one median per row"),
         ("no vmap_method", MEDIAN_NO_VMAP, "needs a vmap_method"),
         ("always float32", MEDIAN_FLOAT32, "not a fixed float32"),
         ("median of the whole array", MEDIAN_NO_AXIS, "one median per row"),
+        ("axis=1", MEDIAN_AXIS_1, "no longer the last one"),
     ],
 }
 if importlib.util.find_spec("triton") is not None:  # without Triton the exercise skips
@@ -293,4 +317,5 @@ if importlib.util.find_spec("triton") is not None:  # without Triton the exercis
         ("the first block only", ROWS_FIRST_BLOCK, "not the first block only"),
         ("the first block at every step", ROWS_NO_START, "not the first block only"),
         ("a block stored at one address", ROWS_NO_SUM, "takes a scalar, not a block"),
+        ("sum stored at row * stride", ROWS_OUT_STRIDE, "not out's"),
     ]
