@@ -19,6 +19,7 @@ when the two are timed in alternation. Student-facing modules:
 - ``exercises``: ``check``, the self-test after every exercise stub
 - ``expect``: ``expect_error``, a sharp bit's error shown in a line (and a failure when it does not happen)
 - ``errors``: ``CourseError``, the one error base the ``course`` command, the grader and the claims raise
+- ``quiz``: the self-checking review quiz that ends each lesson (``quiz.load(lesson)``; its questions in ``quizzes/``)
 - ``strict``: turns the frameworks' deprecation warnings into errors
 - ``compat``: the few calls whose spelling differs between supported jax/flax versions
 - ``hosted``: the name the setup cell imports for ``install/``'s ``hosted``

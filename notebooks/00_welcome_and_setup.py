@@ -518,5 +518,17 @@ print("no recompilation")
 # patch.
 # </details>
 #
+# The cell below asks these questions again as a self-check, with one more on the verdict
+# rule of section 3.3: pick or type an answer and press *Check*. A wrong answer gets a hint,
+# not the answer; *Show the answer* opens it. Where an executed copy's script does not run
+# (GitHub's preview, an untrusted notebook) each answer is folded under its question, and a
+# printout shows them all.
+
+# %%
+from course_utils import quiz
+
+quiz.load("00_welcome_and_setup")
+
+# %% [markdown]
 # **Next:** the exercises in `exercises/00_welcome_exercises.ipynb` (fix a timer that forgets
 # to synchronise, and prove two implementations agree).

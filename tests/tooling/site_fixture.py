@@ -2,19 +2,26 @@
 
 ``tests/fixtures/site/90_fixture_pairs.ipynb`` (smoke run: two pairs, math, a mermaid
 diagram, a figure, a sharp bit shown through ``expect_error``, JupyterLab-style in-page links)
-and ``91_fixture_full.ipynb`` (full run, no pair). One pytest run builds it once, with
+and ``91_fixture_full.ipynb`` (full run, no pair, a review quiz from ``91_fixture_full.toml``
+whose output :func:`refresh_quiz` writes from :mod:`course_utils.quiz`:
+``python -m tests.tooling.site_fixture`` after changing how a quiz renders). One pytest
+run builds it once, with
 the ``course site`` command, whichever test module (and xdist worker) asks first:
 :func:`shared_site` holds a file lock while it builds into ``build/site-test/``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import functools
+import http.server
 import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -23,6 +30,10 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "site"
 LESSONS = ["90_fixture_pairs", "91_fixture_full"]
 CHROMIUM = os.environ.get("COURSE_CHROMIUM") or shutil.which("chromium")
+# The fixture lesson that ends with a quiz, and the quiz file its last cell loads.
+QUIZ_LESSON = FIXTURES / "91_fixture_full.ipynb"
+QUIZ_FILE = "tests/fixtures/site/91_fixture_full.toml"
+QUIZ_SOURCE = f'from course_utils import quiz\n\nquiz.load("{QUIZ_FILE}")'
 
 
 def need_site_tools() -> None:
@@ -90,4 +101,65 @@ def launch(pw):
     """Debian's chromium under playwright (never Playwright's own browser download)."""
     return pw.chromium.launch(
         executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"]
+    )
+
+
+def quiz_output() -> dict:
+    """The output the fixture's quiz cell gives today: IPython's formatting of the
+    quiz, as a kernel's execute_result carries it."""
+    import nbformat
+    from IPython.core.formatters import DisplayFormatter
+
+    from course_utils import quiz
+
+    data, metadata = DisplayFormatter().format(quiz.load(ROOT / QUIZ_FILE))
+    return nbformat.v4.new_output(
+        "execute_result", data=data, metadata=metadata, execution_count=3
+    )
+
+
+def quiz_cell(nb) -> dict:
+    """The fixture lesson's quiz cell (its last code cell, loading QUIZ_FILE)."""
+    cells = [c for c in nb.cells if c.cell_type == "code"]
+    assert cells and cells[-1].source == QUIZ_SOURCE, "the fixture's quiz cell is gone"
+    return cells[-1]
+
+
+def refresh_quiz() -> bool:
+    """Write today's quiz output into the fixture lesson; whether it changed."""
+    import nbformat
+
+    nb = nbformat.read(QUIZ_LESSON, as_version=4)
+    cell = quiz_cell(nb)
+    new = [quiz_output()]
+    if cell.outputs == new:
+        return False
+    cell.outputs = new
+    nbformat.write(nb, QUIZ_LESSON)
+    return True
+
+
+@contextlib.contextmanager
+def serve(directory: Path):
+    """``directory`` served on 127.0.0.1 (a free port) while the block runs: its URL."""
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    handler = functools.partial(Quiet, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+if __name__ == "__main__":
+    changed = refresh_quiz()
+    print(
+        f"{QUIZ_LESSON.relative_to(ROOT)}: quiz output {'rewritten' if changed else 'unchanged'}"
     )
