@@ -44,8 +44,8 @@
 # steps and samples, first token by token and then with the whole decode loop compiled.
 # Section 5 asks what each lever of speed is worth on this machine, with the whole step
 # compiled on both sides and the fused attention next to the hand-written one. Sections 6 and
-# 7 spread the same step over devices and processes, count what communication that costs,
-# and stop and resume it without losing a bit; section 8 moves the trained weights across.
+# 7 spread the same step over devices and processes, count the collectives XLA inserts for
+# each layout, and stop and resume it without losing a bit; section 8 moves the trained weights across.
 # Each stage leans on the one before: a speed-up is only timed after the equality it relies on
 # has passed, and a sharded run is only trusted because its loss curve equals one device's.
 #
@@ -177,8 +177,8 @@ print(repr(corpus[20_000:20_160]))
 
 # %% [markdown]
 # The validation split is the last tenth of the text, not a random sample of windows, so no
-# validation window overlaps a training one. The sample shows what the model will learn to
-# write: English prose about Python, code fragments, indentation.
+# validation window overlaps a training one. The sample shows what the model is trained to
+# imitate: English prose about Python, code fragments, indentation.
 #
 # Why characters rather than a subword tokenizer such as GPT-2's byte-pair encoding? A
 # tokenizer is a third component that both frameworks would have to share, with its own
@@ -334,9 +334,10 @@ print(f"same parameter count; PyTorch keeps {len(shapes_torch)} tensors, NNX {le
 #
 # Where the parameters are: each block holds `4·d²` in attention (`qkv` and `proj`) and
 # `2·d·d_ff` in the MLP, plus biases and two LayerNorms; the embeddings hold `(vocab +
-# block_size)·d`. With a hundred characters in the vocabulary the blocks dominate, the
-# opposite of GPT-2 with its 50,257 subword tokens, where the embedding alone is a third of
-# the smallest model.
+# block_size)·d`. With a hundred characters in the vocabulary the blocks hold nearly all of
+# them. GPT-2's blocks dominate too, but far less: with its 50,257 subword tokens the token
+# embedding alone, 50,257 × 768 ≈ 38.6 M parameters, is almost a third of the smallest
+# model's 124 M.
 #
 # A PyTorch habit meets the stacked layout at once: iterating over the blocks. The cell runs
 # inside `expect_error`, which prints the error in a line and fails if it does not happen.
@@ -822,7 +823,8 @@ print(f"{S.recipe_steps} steps of the recipe: max loss gap {np.max(np.abs(np.sub
 # object, whose own step counter must be saved and restored beside the optimizer's state
 # (`scheduler.state_dict()`); forget it, and a resumed run restarts its warm-up. In optax the
 # schedule is a pure function of a count that lives inside the optimizer state the step
-# returns, so the Orbax checkpoint of section 7 carries it without being asked. The decay
+# returns, so any checkpoint of that state carries it without being asked (section 7's Orbax
+# checkpoint holds such a count, though its run steps at a constant rate). The decay
 # exemption differs in the same way: PyTorch's groups are fixed lists of tensor objects, built
 # once from the module, and a parameter added later belongs to no group; the optax mask is a
 # function of the parameter tree, applied at every update, so it follows the tree whatever its
@@ -1483,8 +1485,9 @@ print(f"parameters + AdamW state: JAX {memory.format_bytes(state_bytes)}, PyTorc
 # - PyTorch: one process per device, started by `torchrun`. FSDP2's `fully_shard` (parameters,
 #   gradients and optimizer state sharded over the ranks) and DTensor's `parallelize_module`
 #   (tensor parallel) wrap the same module, and the training step does not change.
-# - What each layout costs in communication is read from the compiled program: the
-#   collectives in its HLO, counted per layout (data parallel, FSDP, tensor parallel).
+# - Which collectives each layout needs is read from the compiled program: the collective
+#   operations in its HLO, counted per layout (data parallel, FSDP, tensor parallel); the
+#   counts show the program's structure, not the bytes it moves.
 # - The proof is the loss curve: every layout must give, step for step, the losses of one
 #   device, to float32 rounding (a sum split over devices is added in another order).
 #
@@ -1623,8 +1626,8 @@ print("kinds beyond the all-reduce: " + "; ".join(
 # compiled program of one training step, forward, backward and AdamW together. A collective
 # inside a loop (the scan over layers) appears once however many layers it serves, so the
 # counts measure the program's structure, not the bytes moved; the bytes are the size of what
-# each collective carries, which for FSDP is the weights and for data parallelism the
-# gradients, both about the size of the model per step. On a real cluster the same program
+# each collective carries: for data parallelism the gradients, for FSDP the gathered weights
+# and the gradients reduced to their shards, each of the order of the model's size per step. On a real cluster the same program
 # text tells an engineer where to look first: an unexpected all-to-all is the fingerprint of a
 # layout that splits an axis the computation needs whole.
 #
