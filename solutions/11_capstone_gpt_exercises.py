@@ -122,11 +122,13 @@ expected_attention = torch.nn.functional.scaled_dot_product_attention(
 check("causal-mask", lambda: attend(*qkv_np, np.asarray(causal_mask_torch(S.seq))), expected_attention,
       rtol=1e-10, atol=1e-12,
       hint="the outputs are not causal attention's: the mask lets a query (a row) see a later key (a "
-           "column), or hides a query's own position from it")
+           "column), or hides a query's own position from it, or is inverted (True must mark the keys a "
+           "query may attend to, not the ones hidden, as a masked_fill mask does)")
 check("causal-mask", lambda: attend(*qkv_np, np.asarray(causal_mask_jax(S.seq))), expected_attention,
       rtol=1e-10, atol=1e-12,
       hint="the outputs are not causal attention's: the mask lets a query (a row) see a later key (a "
-           "column), or hides a query's own position from it")
+           "column), or hides a query's own position from it, or is inverted (True must mark the keys a "
+           "query may attend to, not the ones hidden, as a masked_fill mask does)")
 
 
 def _both_boolean():
@@ -196,7 +198,10 @@ def _attention_output():
 check("attention-converter", _attention_output, expected_attn, rtol=1e-5, atol=1e-5,
       hint="the converted attention is not the PyTorch one: nn.Linear.weight is (out, in) and an NNX "
            "kernel (in, out), and a weight moved without that change of layout (or reshaped into its shape) "
-           "mixes up which input feeds which output")
+           "mixes up which input feeds which output",
+      crash_hint="the converted dict does not fit NNX's attention: it must use NNX's names (each of qkv and "
+                 "proj holds a kernel and a bias), and nn.Linear.weight is (out, in) where an NNX kernel is "
+                 "(in, out), so a weight moved without that change of layout has the wrong shape")
 
 # %%
 # HIDDEN TESTS: attention-converter points=2
@@ -300,6 +305,13 @@ check("kv-cache-step", lambda: _scores_scale(run_decode_torch(decode_step_torch)
 check("kv-cache-step", lambda: run_decode_torch(decode_step_torch)[0], expected_decode, rtol=1e-4, atol=1e-5,
       hint="PyTorch: the keys attended are not exactly positions 0..pos: the still-empty slots after pos "
            "take part in the softmax, or pos itself is left out")
+check("kv-cache-step", lambda: bool(np.asarray(run_decode(decode_step)[1]).any()), True,
+      hint="JAX: the returned k_cache is still all zeros, the cache that was passed in: .at[...].set and "
+           "jax.lax.dynamic_update_slice leave their input as it is and return a new array, which the step "
+           "must attend over and return",
+      crash_hint="JAX: under jax.jit pos is a traced value, so a slice cannot start or end at it, and k is "
+                 "(B, H, 1, hd), one position long on axis 2, which does not fit a part of the cache of "
+                 "another shape")
 check("kv-cache-step", lambda: run_decode(decode_step)[1], k_all, rtol=0, atol=0,
       hint="JAX: the returned k_cache does not hold each key at its own position on axis 2: the keys "
            "landed one slot off, or all in one slot",
@@ -425,7 +437,7 @@ check("dp-loss", _dp_loss, expected_loss, rtol=1e-5, atol=1e-6,
                  "needs one entry per argument (params, x, y); a bare PartitionSpec names no devices, so jit "
                  "cannot tell which mesh to shard the arrays onto; and a parameter split over 'data' needs a "
                  "first axis that the devices divide, where data parallelism would not split the parameters "
-                 "at all")
+                 "at all; and the loss is a scalar, which out_shardings can only replicate")
 check("dp-loss", lambda: _dp_batch_split() == ("data",), True,
       hint="JAX: the batch is not split: the compiled function takes x whole on every device, so each "
            "device computes the loss of the whole batch")
@@ -553,14 +565,14 @@ check("resume", lambda: _resumed()[0][:1], losses_after[:1], rtol=0, atol=0,
       hint="the first loss after the resume differs from the uninterrupted run's: the parameters it starts "
            "from are not the saved ones, or its batches do not start at the saved step")
 check("resume", lambda: len(_resumed()[0]), len(losses_after), rtol=0, atol=0,
-      hint="the resumed run trains on more batches than the uninterrupted one: it starts again from batch "
-           "0, not from the saved step")
+      hint="the resumed run trains on another number of batches than the uninterrupted one: it starts "
+           "again from batch 0, or past the saved step, not from the saved step")
 check("resume", lambda: _resumed(), (losses_after, p_end), rtol=0, atol=0,
       hint="the losses match at first and then part: the run resumes with a fresh optimizer state (zero "
            "moments, step count 0), not the saved AdamW state")
 check("resume", lambda: len(_resumed_torch()[0]), len(losses_after_torch), rtol=0, atol=0,
-      hint="PyTorch: the resumed run trains on more batches than the uninterrupted one: it starts again "
-           "from batch 0, not from the saved step",
+      hint="PyTorch: the resumed run trains on another number of batches than the uninterrupted one: it "
+           "starts again from batch 0, or past the saved step, not from the saved step",
       crash_hint="PyTorch: the checkpoint is a DCP directory holding {'model', 'optim', 'step'}, and what "
                  "read it expected something else (a single file, or a state dict of another structure)")
 check("resume", lambda: _resumed_torch()[0][:1], losses_after_torch[:1], rtol=0, atol=0,
@@ -568,7 +580,8 @@ check("resume", lambda: _resumed_torch()[0][:1], losses_after_torch[:1], rtol=0,
            "not the saved ones")
 check("resume", lambda: _resumed_torch(), (losses_after_torch, params_end_torch), rtol=0, atol=0,
       hint="PyTorch: the losses match at first and then part: AdamW resumes with a fresh state (no moments, "
-           "step count 0), not the saved AdamW state")
+           "step count 0), not the saved AdamW state (a fresh optimizer's own state_dict() has no moments "
+           "for the checkpoint to fill)")
 
 # %%
 # HIDDEN TESTS: resume points=2

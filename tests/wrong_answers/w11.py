@@ -418,6 +418,77 @@ def resume_torch(path, model, optimizer):
 """
 )
 
+KV_JAX_AT_DISCARDED = (
+    KV_TORCH_OK
+    + """
+def decode_step(q, k, v, k_cache, v_cache, pos):
+    k_cache.at[:, :, pos].set(k[:, :, 0])  # as in PyTorch: written in place?
+    v_cache.at[:, :, pos].set(v[:, :, 0])
+    scores = jnp.einsum("bhqd,bhkd->bhqk", q, k_cache) / jnp.sqrt(q.shape[-1])
+    scores = jnp.where(jnp.arange(k_cache.shape[2]) <= pos, scores, -jnp.inf)
+    return jax.nn.softmax(scores, axis=-1) @ v_cache, k_cache, v_cache
+"""
+)
+
+KV_JAX_OLD_CACHE_RETURNED = (
+    KV_TORCH_OK
+    + """
+def decode_step(q, k, v, k_cache, v_cache, pos):
+    k_new = jax.lax.dynamic_update_slice(k_cache, k, (0, 0, pos, 0))
+    v_new = jax.lax.dynamic_update_slice(v_cache, v, (0, 0, pos, 0))
+    scores = jnp.einsum("bhqd,bhkd->bhqk", q, k_new) / jnp.sqrt(q.shape[-1])
+    scores = jnp.where(jnp.arange(k_new.shape[2]) <= pos, scores, -jnp.inf)
+    return jax.nn.softmax(scores, axis=-1) @ v_new, k_cache, v_cache
+"""
+)
+
+MASK_INVERTED = """
+def causal_mask_torch(T):
+    return torch.ones(T, T, dtype=torch.bool).triu(1)  # as for masked_fill / nn.MultiheadAttention
+
+
+def causal_mask_jax(T):
+    return jnp.arange(T)[None, :] <= jnp.arange(T)[:, None]
+"""
+
+ATTN_KEY_WEIGHT = """
+def attention_torch_to_nnx(sd):
+    return {name: {"weight": sd[f"{name}.weight"].T, "bias": sd[f"{name}.bias"]} for name in ("qkv", "proj")}
+"""
+
+DP_LOSS_SHARDED_OUT = (
+    DP_TORCH_OK
+    + """
+def data_parallel(loss_fn, mesh):
+    replicated, by_rows = NamedSharding(mesh, P()), NamedSharding(mesh, P("data"))
+    return jax.jit(loss_fn, in_shardings=(replicated, by_rows, by_rows), out_shardings=by_rows)
+"""
+)
+
+RESUME_TORCH_PLAIN_STATE_DICTS = (
+    RESUME_JAX_OK
+    + """
+def resume_torch(path, model, optimizer):
+    state = {"model": model.state_dict(), "optim": optimizer.state_dict(), "step": torch.tensor(0)}
+    dcp.load(state, checkpoint_id=path, no_dist=True)
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optim"])
+    return int(state["step"])
+"""
+)
+
+RESUME_TORCH_PLUS_ONE = (
+    RESUME_JAX_OK
+    + """
+def resume_torch(path, model, optimizer):
+    msd, osd = get_state_dict(model, optimizer)
+    state = {"model": msd, "optim": osd, "step": torch.tensor(0)}
+    dcp.load(state, checkpoint_id=path, no_dist=True)
+    set_state_dict(model, optimizer, model_state_dict=state["model"], optim_state_dict=state["optim"])
+    return int(state["step"]) + 1
+"""
+)
+
 WRONG = {
     "causal-mask": [
         (
@@ -428,6 +499,11 @@ WRONG = {
         ("the upper triangle (transposed)", MASK_TRANSPOSED, "see a later key"),
         ("a float mask", MASK_FLOAT, "must be boolean"),
         (
+            "PyTorch: the inverted mask, True where hidden (as for masked_fill)",
+            MASK_INVERTED,
+            "not the ones hidden",
+        ),
+        (
             "PyTorch: a float tril, as for an additive mask",
             MASK_TORCH_FLOAT,
             "must be boolean",
@@ -435,6 +511,7 @@ WRONG = {
     ],
     "attention-converter": [
         ("weights not transposed", ATTN_NOT_TRANSPOSED, "change of layout"),
+        ("PyTorch's name weight kept for the kernel", ATTN_KEY_WEIGHT, "NNX's names"),
         ("reshape instead of transpose", ATTN_RESHAPED, "change of layout"),
         (
             "q, k, v side by side untransposed",
@@ -488,6 +565,16 @@ WRONG = {
         ("no mask over the empty slots", KV_NO_MASK, "still-empty slots after pos"),
         ("pos itself masked out", KV_OFF_BY_ONE, "pos itself is left out"),
         (
+            ".at[...].set called as if in place, its result dropped",
+            KV_JAX_AT_DISCARDED,
+            "return a new array",
+        ),
+        (
+            "the updated caches attended, the old ones returned",
+            KV_JAX_OLD_CACHE_RETURNED,
+            "still all zeros",
+        ),
+        (
             "k written with .at[:, :, pos] (its axis of 1 kept)",
             KV_AT_SET_SQUEEZED,
             "one position long",
@@ -539,6 +626,11 @@ WRONG = {
             "would not split the parameters",
         ),
         ("in_shardings without y's entry", DP_TWO_SHARDINGS, "one entry per argument"),
+        (
+            "the scalar loss split over 'data'",
+            DP_LOSS_SHARDED_OUT,
+            "out_shardings can only replicate",
+        ),
     ],
     "resume": [
         (
@@ -550,6 +642,16 @@ WRONG = {
             "PyTorch: a fresh optimizer",
             RESUME_TORCH_FRESH_OPTIMIZER,
             "not the saved AdamW state",
+        ),
+        (
+            "PyTorch: the optimizer's own state_dict() loaded into",
+            RESUME_TORCH_PLAIN_STATE_DICTS,
+            "has no moments",
+        ),
+        (
+            "PyTorch: next batch one past the saved step",
+            RESUME_TORCH_PLUS_ONE,
+            "past the saved step",
         ),
         (
             "PyTorch: the fresh weights kept",
