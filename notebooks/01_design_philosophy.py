@@ -1192,6 +1192,17 @@ for a, b in (("PyTorch eager", "JAX eager"), ("JAX eager", "JAX jit")):
 # before modules were pytrees; `nnx.merge` rebuilds the object.
 # </details>
 #
+# The cell below asks these questions again as a self-check, with one more on `jax.jit` and a module changed in place (section 2.1): pick or type an answer and press *Check*. A wrong answer
+# gets a hint, not the answer; *Show the answer* opens it. Where an executed copy's script
+# does not run (GitHub's preview, an untrusted notebook) each answer is folded under its
+# question, and a printout shows them all.
+
+# %%
+from course_utils import quiz
+
+quiz.load("01_design_philosophy")
+
+# %% [markdown]
 # **Next:** the exercises in `exercises/01_design_philosophy_exercises.ipynb` (a pure SGD update
 # over a pytree, scatter-add in both frameworks, dropout keys over several steps, a jit-safe
 # running statistic, and porting a PyTorch module to Flax NNX). Then lesson 02, automatic

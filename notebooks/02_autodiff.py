@@ -1303,6 +1303,17 @@ display(*grad3_verdicts.values())
 # `jacrev` and `hessian`.
 # </details>
 #
+# The cell below asks these questions again as a self-check, with one more on counting the JVPs of section 2: pick or type an answer and press *Check*. A wrong answer
+# gets a hint, not the answer; *Show the answer* opens it. Where an executed copy's script
+# does not run (GitHub's preview, an untrusted notebook) each answer is folded under its
+# question, and a printout shows them all.
+
+# %%
+from course_utils import quiz
+
+quiz.load("02_autodiff")
+
+# %% [markdown]
 # **Next:** the exercises in `exercises/02_autodiff_exercises.ipynb` (gradient accumulation,
 # per-example gradient norms, a Hessian-vector product without the Hessian, a custom VJP with a
 # clipped backward pass, and a straight-through estimator, each in both frameworks). Then

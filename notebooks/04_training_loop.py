@@ -1372,6 +1372,17 @@ display(Markdown("| claim (source) | measured here | verdict |\n|---|---|---|\n"
 # arrays, drop the references to them.
 # </details>
 #
+# The cell below asks these questions again as a self-check: pick or type an answer and press *Check*. A wrong answer
+# gets a hint, not the answer; *Show the answer* opens it. Where an executed copy's script
+# does not run (GitHub's preview, an untrusted notebook) each answer is folded under its
+# question, and a printout shows them all.
+
+# %%
+from course_utils import quiz
+
+quiz.load("04_training_loop")
+
+# %% [markdown]
 # **Next:** the exercises in `exercises/04_training_loop_exercises.ipynb`: port the weights
 # yourself, write one training step in both frameworks and prove equal updates, fuse an epoch
 # with `lax.scan`, and write an evaluation loop that gives the same accuracy in both.

@@ -1141,6 +1141,17 @@ for verdict in verdicts:
 # different program for the new input shardings and inserts the gathers (§5.2, §8).
 # </details>
 #
+# The cell below asks these questions again as a self-check: pick or type an answer and press *Check*. A wrong answer
+# gets a hint, not the answer; *Show the answer* opens it. Where an executed copy's script
+# does not run (GitHub's preview, an untrusted notebook) each answer is folded under its
+# question, and a printout shows them all.
+
+# %%
+from course_utils import quiz
+
+quiz.load("05_distributed_training")
+
+# %% [markdown]
 # **Next:** the exercises in `exercises/05_distributed_training_exercises.ipynb`: shard a batch
 # and prove the gradients equal, a column-parallel layer with `shard_map`, gradient averaging
 # with `all_reduce` checked against DDP on real processes, and the `PartitionSpec`s of an

@@ -1617,6 +1617,17 @@ print("removed", tmp_root)
 # dtypes of what was restored. §3.1 shows each one missing and the gap it leaves.
 # </details>
 #
+# The cell below asks these questions again as a self-check: pick or type an answer and press *Check*. A wrong answer
+# gets a hint, not the answer; *Show the answer* opens it. Where an executed copy's script
+# does not run (GitHub's preview, an untrusted notebook) each answer is folded under its
+# question, and a printout shows them all.
+
+# %%
+from course_utils import quiz
+
+quiz.load("06_ecosystem")
+
+# %% [markdown]
 # **Next:** the exercises in `exercises/06_ecosystem_exercises.ipynb` (an Optax chain that
 # matches a `torch.optim` configuration, a checkpoint round trip, an export with a dynamic
 # batch, and a JAX function with a custom PyTorch backward).

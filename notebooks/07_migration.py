@@ -1113,6 +1113,17 @@ print("checks that need a decision before switching:", ", ".join(to_decide) or "
 # localises the failure.
 # </details>
 #
+# The cell below asks these questions again as a self-check, with one more on the OIHW and HWIO layouts of section 1: pick or type an answer and press *Check*. A wrong answer
+# gets a hint, not the answer; *Show the answer* opens it. Where an executed copy's script
+# does not run (GitHub's preview, an untrusted notebook) each answer is folded under its
+# question, and a printout shows them all.
+
+# %%
+from course_utils import quiz
+
+quiz.load("07_migration")
+
+# %% [markdown]
 # **Next:** the exercises in `exercises/07_migration_exercises.ipynb` (a converter for a new
 # layer type, finding the silent difference between two "identical" models, BatchNorm
 # conventions, and a port proven by outputs and gradients).
