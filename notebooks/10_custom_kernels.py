@@ -1562,6 +1562,17 @@ display(Markdown(
 # steps along K would race on one output block; each program loops over K itself instead.
 # </details>
 #
+# The cell below asks these questions again as a self-check, with the grid's count split in two: pick or type an answer and
+# press *Check*. A wrong answer gets a hint, not the answer; *Show the answer* opens it.
+# Where an executed copy's script does not run (GitHub's preview, an untrusted notebook)
+# each answer is folded under its question, and a printout shows them all.
+
+# %%
+from course_utils import quiz
+
+quiz.load("10_custom_kernels")
+
+# %% [markdown]
 # **Next:** the exercises in `exercises/10_custom_kernels_exercises.ipynb`: write an index map,
 # a masked Pallas log-sum-exp over padded columns, a `custom_vjp` for a Pallas op, a
 # `torch.library` custom operator with its backward, a `pure_callback` that works under

@@ -2191,6 +2191,17 @@ for name, rows_ in (("PyTorch", samples_torch), ("JAX", samples_jax)):
 # verdicts of section 5 belong to this machine; rerun the lesson there to judge them there.
 # </details>
 #
+# The cell below asks these questions again as a self-check: pick or type an answer and
+# press *Check*. A wrong answer gets a hint, not the answer; *Show the answer* opens it.
+# Where an executed copy's script does not run (GitHub's preview, an untrusted notebook)
+# each answer is folded under its question, and a printout shows them all.
+
+# %%
+from course_utils import quiz
+
+quiz.load("11_capstone_gpt")
+
+# %% [markdown]
 # **Next:** the exercises in `exercises/11_capstone_gpt_exercises.ipynb`: a causal mask in both
 # frameworks, a weight converter for the attention block, a KV-cache step, a data-parallel loss
 # with `jax.jit` shardings, and resuming from a checkpoint bit for bit.
