@@ -17,6 +17,7 @@ when the two are timed in alternation. Student-facing modules:
 - ``plots``: training curves, timing bars, break-even plots
 - ``data``: scikit-learn's digits, NCHW to NHWC, one batch order for both frameworks
 - ``exercises``: ``check``, the self-test after every exercise stub
+- ``variants``: a student's own variant of an exercise's data (the ``VARIANT`` parameter, the grader's seed)
 - ``expect``: ``expect_error``, a sharp bit's error shown in a line (and a failure when it does not happen)
 - ``errors``: ``CourseError``, the one error base the ``course`` command, the grader and the claims raise
 - ``quiz``: the self-checking review quiz that ends each lesson (``quiz.load(lesson)``; its questions in ``quizzes/``)

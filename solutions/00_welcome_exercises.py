@@ -44,6 +44,7 @@ if importlib.util.find_spec("course_utils") is None:
 # %% tags=["parameters"]
 SMOKE = None  # None: follow COURSE_SMOKE; papermill: -p SMOKE True
 SIZES = {"n": (1500, 600)}  # name: (full, smoke)
+VARIANT = None  # exercise 2's arrays: None is the default; your own copy names yours
 
 # %%
 from course_utils import env
@@ -58,10 +59,12 @@ import jax.numpy as jnp
 import numpy as np
 import torch
 
-from course_utils import config, timing
+from course_utils import config, timing, variants
 from course_utils.exercises import check
 
 S = config.sizes(SIZES, SMOKE)
+MY = variants.use(VARIANT)  # when the instructor grades: the variant of your id, whatever VARIANT says
+MY
 
 
 # %% [markdown]
@@ -151,15 +154,19 @@ assert 0.25 <= naps[0.25] < 10 and naps[0.25] - naps[0.05] > 0.1, f"implausible 
 # function for the same arrays (`X` is `(batch, d_in)`, `W1` is `(d_in, d_hidden)`,
 # `b1` is `(d_hidden,)`, `W2` is `(d_hidden, d_out)`). Two to three lines. Watch the
 # defaults: the check compares with PyTorch to 1e-5.
+#
+# The arrays are your own: a copy of this notebook your instructor made for you draws
+# them from your variant (the line `your variant: …` under the setup cell), so your
+# classmates' expected outputs are not yours. The tests draw them again, from the
+# variant of the id you hand the notebook in under.
 
 # %%
 def mlp_torch(X, W1, b1, W2):
     return torch.nn.functional.gelu(X @ W1 + b1) @ W2
 
 
-rng = np.random.default_rng(0)
-X_np, W1_np = rng.standard_normal((8, 16), dtype=np.float32), rng.standard_normal((16, 32), dtype=np.float32)
-b1_np, W2_np = rng.standard_normal(32, dtype=np.float32), rng.standard_normal((32, 4), dtype=np.float32)
+SHAPES = [(8, 16), (16, 32), (32,), (32, 4)]  # X, W1, b1, W2
+X_np, W1_np, b1_np, W2_np = MY.normal(*SHAPES)  # your variant's arrays
 expected = mlp_torch(*(torch.from_numpy(v) for v in (X_np, W1_np, b1_np, W2_np)))
 
 
@@ -174,10 +181,11 @@ def mlp_jax(X, W1, b1, W2):
 
 # %%
 # TESTS: port-mlp points=2
+arrays = variants.current().normal(*SHAPES)  # your variant's, drawn again
 check(
     "port-mlp",
-    lambda: mlp_jax(*(jnp.asarray(v) for v in (X_np, W1_np, b1_np, W2_np))),
-    expected,
+    lambda: mlp_jax(*(jnp.asarray(v) for v in arrays)),
+    mlp_torch(*(torch.from_numpy(v) for v in arrays)),
     rtol=1e-5,
     atol=1e-5,
     hint="the same function means the same order (the bias inside the activation) and the same "
@@ -191,8 +199,7 @@ check(
 ### BEGIN HIDDEN TESTS
 from course_utils.parity import assert_close
 
-rng = np.random.default_rng(42)
-args = [rng.standard_normal(s, dtype=np.float32) * 3 for s in ((5, 16), (16, 32), (32,), (32, 2))]
+args = [v * 3 for v in variants.current().normal((5, 16), (16, 32), (32,), (32, 2), stream=42)]
 assert_close(
     jax.jit(mlp_jax)(*(jnp.asarray(v) for v in args)),
     mlp_torch(*(torch.from_numpy(v) for v in args)),

@@ -8,8 +8,8 @@ imports only its own layer and the layers below it (``tests/grading/test_layers.
   ``outputs``), the kernel process (``kernel_process``), its environment, the bubblewrap
   sandbox (``bubblewrap``) and the grader's process tree (``process_tree``)
 - ``inputs/``: what the grader reads: ``.ipynb`` files read defensively (``ipynb``), names
-  from outside (``names``), the master (``master``) and the submissions matched to it
-  (``submissions``)
+  from outside (``names``), the master (``master``), the submissions matched to it
+  (``submissions``) and the variant secret's per-student seeds (``seeds``)
 - ``records/``: what a run leaves behind: sealed ``grade.json`` records (``keyed``), the
   report folder and class tables (``store``), what they say (``analytics``), the class
   report (``classreport``), the similarity report (``similarity``) and the written

@@ -37,11 +37,14 @@ from course_utils.grading.batch import pool
 from course_utils.grading.inputs.ipynb import SubmissionError, read_cells, read_file
 from course_utils.grading.inputs.master import Master, load_master
 from course_utils.grading.inputs.names import shown
+from course_utils.grading.inputs.seeds import fingerprint, load_secret
+from course_utils.grading.inputs.seeds import variant as roster_variant
 from course_utils.grading.inputs.submissions import Matched, Submission, discover, match
 from course_utils.grading.policy import feedback, scoring
 from course_utils.grading.records import store
 from course_utils.grading.sandbox import bubblewrap, environment
 from course_utils.grading.sandbox.environment import RUN_ENV
+from course_utils.variants import Variant, VariantError, claimed, kernel_env
 
 __all__ = ["RUN_ENV", "Batch", "Grader", "Limits", "check", "grade", "parse_shard"]
 
@@ -76,6 +79,7 @@ class Batch:
 
 
 GRADER_ERROR = "grader error"  # the flag of a record the grader failed on in part
+OTHER_VARIANT = "other variant"  # the notebook names a variant not the roster id's
 
 
 def _failure(err: BaseException) -> str:
@@ -89,9 +93,12 @@ def _sha(path: Path | None) -> str | None:
         return None
 
 
-def _options(limits: Limits, smoke: bool, sandboxed: bool) -> dict:
-    """The options a grade depends on: a run with others grades again."""
-    return {
+def _options(
+    limits: Limits, smoke: bool, sandboxed: bool, secret: bytes | None = None
+) -> dict:
+    """The options a grade depends on: a run with others grades again. With variants on,
+    the secret's fingerprint is one of them; without, they are what they always were."""
+    options = {
         "timeout": limits.timeout,
         "total_timeout": limits.total_timeout,
         "memory_mb": limits.memory_mb,
@@ -99,6 +106,9 @@ def _options(limits: Limits, smoke: bool, sandboxed: bool) -> dict:
         "smoke": smoke,
         "sandbox": "bwrap" if sandboxed else "unsafe-no-sandbox",
     }
+    if secret is not None:
+        options["variants"] = fingerprint(secret)
+    return options
 
 
 def _now() -> str:
@@ -130,7 +140,12 @@ class Grader:
         keep_executed: bool = True,
         sandboxed: bool | None = None,
         submissions: Path | None = None,
+        secret: tuple[bytes, Path] | None = None,
+        variant: Variant | None = None,
     ):
+        """``secret`` (the variant secret and its file) turns per-student variants on:
+        each kernel gets the variant of the id it grades. ``variant`` is the one variant
+        of every run instead (``course check``: the notebook's own)."""
         from course_utils.grading.sandbox.process_tree import become_subreaper
 
         self.master, self.out, self.limits, self.smoke = master, out, limits, smoke
@@ -143,10 +158,13 @@ class Grader:
         if sandboxed is None:  # course check: a sandbox when there is one
             sandboxed = bubblewrap.problem() is None
         self.sandboxed = sandboxed
-        self.options = _options(limits, smoke, sandboxed)
-        # The kernel sees neither the reports, nor the master, nor the classmates' work.
+        self.secret, self.variant = (secret[0] if secret else None), variant
+        self.options = _options(limits, smoke, sandboxed, self.secret)
+        # The kernel sees neither the reports, nor the master, nor the classmates' work,
+        # nor the variant secret.
         hide = (out.resolve(), master.path.resolve().parent)
         hide += (Path(submissions).resolve(),) if submissions else ()
+        hide += (secret[1],) if secret else ()
         self.workers = pool.Workers(
             self.work, env, self.run_id, limits, sandboxed=sandboxed, hide=hide
         )
@@ -162,9 +180,17 @@ class Grader:
     def stopping(self) -> bool:
         return self.workers.stopping
 
+    def variant_for(self, student: str) -> Variant | None:
+        """The variant the student is graded on: the roster id's (never the notebook's
+        claim), ``course check``'s one variant, or None with variants off."""
+        if self.variant is not None:
+            return self.variant
+        return roster_variant(self.secret, student) if self.secret else None
+
     def run_job(self, student: str, matched: Matched) -> dict | None:
         """Run the matched cells in a worker; None when the batch was stopped meanwhile."""
-        return self.workers.run(student, matched.cells)
+        env = kernel_env(self.variant_for(student))
+        return self.workers.run(student, matched.cells, env)
 
     def grade_one(self, sub: Submission) -> dict | None:
         """Grade one submission; a failure of the grader itself becomes an ``error`` record."""
@@ -198,7 +224,8 @@ class Grader:
             record = scoring.invalid_record(self.master, sub.student, sub.problem)
         else:
             try:
-                matched = match(self.master, read_cells(sub.path))  # type: ignore[arg-type]
+                cells = read_cells(sub.path)  # type: ignore[arg-type]
+                matched = match(self.master, cells)
             except SubmissionError as err:
                 record = scoring.invalid_record(self.master, sub.student, str(err))
             else:
@@ -206,6 +233,7 @@ class Grader:
                 if run is None:
                     return None
                 record, withheld = self._score(matched, run, sub.student)
+                self._variant_notes(record, cells)
         record.update(
             submission=shown(str(sub.path)) if sub.path else None,
             submission_sha256=_sha(sub.path),
@@ -228,6 +256,31 @@ class Grader:
         files = self._files(matched, run, record)
         self._store(record, files)
         return record
+
+    def _variant_notes(self, record: dict, cells: list[dict]) -> None:
+        """With variants on: the variant graded, and a note and flag when the notebook's
+        own ``VARIANT`` line names another (a copy of a classmate's notebook?)."""
+        graded = self.variant_for(record["student"])
+        if graded is None or self.variant is not None:
+            return
+        record["variant"] = graded.as_dict()
+        try:
+            said = claimed(cells)
+        except VariantError as err:
+            why = f"its VARIANT line is not one course release writes ({err})"
+        else:
+            why = (
+                f"it says it is the variant of {said.student!r} (seed {said.seed})"
+                if said is not None and said.seed is not None and said != graded
+                else ""
+            )
+        if why:
+            record["notes"] = [
+                *record.get("notes", []),
+                f"this notebook's VARIANT line was ignored: {why}; it was graded on the "
+                f"roster's variant of {graded.student!r} (seed {graded.seed})",
+            ]
+            record["flags"] = [*record.get("flags", []), OTHER_VARIANT]
 
     # ----------------------------------------------- post-processing, guarded
     def _failed(self, record: dict, step: str, err: BaseException) -> None:
@@ -385,13 +438,18 @@ def grade(
     progress: bool | None = None,
     echo=print,
     unsafe_no_sandbox: bool = False,
+    variant_secret: str | Path | None = None,
 ) -> Batch:
-    """Grade every submission in ``submissions`` against the master ``source`` into ``out``."""
+    """Grade every submission in ``submissions`` against the master ``source`` into ``out``.
+
+    ``variant_secret`` (else ``$COURSE_VARIANT_SECRET_FILE``) names the file of the
+    variant secret: each student is graded on the variant of their id."""
     limits = limits or Limits()
     limits.check()
     _sandbox_or_refuse(unsafe_no_sandbox, echo)
     if jobs is not None and jobs < 1:
         raise CourseError(f"--jobs must be at least 1, got {jobs}")
+    secret = load_secret(variant_secret)
     master = load_master(source)
     out = Path(out)
     subs, notes = discover(submissions, master.path.name)
@@ -399,9 +457,10 @@ def grade(
     where = parse_shard(shard)
     if where:
         subs = subs[where[0] :: where[1]]
-    store.records(out, notes)  # records not sealed by this grader: noted, not believed
+    # records not sealed by this grader: noted, not believed
+    _same_variants(store.records(out, notes), secret, out)
     batch = Batch(notes=notes)
-    options = _options(limits, smoke, not unsafe_no_sandbox)
+    options = _options(limits, smoke, not unsafe_no_sandbox, secret and secret[0])
     todo = _to_grade(subs, out, master, force, batch, options)
     for note in notes:
         echo(f"note: {note}")
@@ -412,13 +471,29 @@ def grade(
     start = time.perf_counter()
     grader = Grader(
         master, out, limits, smoke=smoke, sandboxed=not unsafe_no_sandbox,
-        submissions=Path(submissions),
+        submissions=Path(submissions), secret=secret,
     )  # fmt: skip
     _run_all(grader, todo, jobs, batch, progress, echo)
     batch.records = grader._tables()
     batch.errors += grader.errors
     batch.seconds = time.perf_counter() - start
     return batch
+
+
+def _same_variants(
+    records: list[dict], secret: tuple[bytes, Path] | None, out: Path
+) -> None:
+    """A report folder is graded with one variant secret, or none, throughout: another
+    would grade its students on other numbers than their classmates'."""
+    want = fingerprint(secret[0]) if secret else None
+    seen = {r["options"].get("variants") for r in records if r.get("options")}
+    if seen and seen != {want}:
+        had = "without variants" if seen == {None} else "with another variant secret"
+        now = "with --variant-secret" if secret else "without --variant-secret"
+        raise CourseError(
+            f"--out {out}: its students were graded {had}; grading {now} would give "
+            "them other numbers: give the same secret (or none) as before, or another --out"
+        )
 
 
 def _sandbox_or_refuse(unsafe: bool, echo) -> None:
@@ -507,6 +582,11 @@ def check(
     if source is None:
         source = _pristine(path) or path
     master = load_master(source, visible_only=True)
+    try:
+        cells = read_cells(path.resolve())  # the student's own file: a link is fine
+        mine = claimed(cells)  # the student's own check: their copy's variant
+    except (SubmissionError, VariantError) as err:
+        raise CourseError(f"NOTEBOOK {path}: {err}") from None
     with tempfile.TemporaryDirectory(prefix="course-check-") as tmp:
         grader = Grader(
             master,
@@ -514,11 +594,8 @@ def check(
             limits or Limits(timeout=120, total_timeout=900),
             smoke=smoke,
             keep_executed=False,
+            variant=mine,
         )
-        try:
-            cells = read_cells(path.resolve())  # the student's own file: a link is fine
-        except SubmissionError as err:
-            raise CourseError(f"NOTEBOOK {path}: {err}") from None
         matched = match(master, cells)
         run = grader.run_job("check", matched)
         return scoring.score(master, matched, run or {}, student=path.stem)

@@ -49,12 +49,13 @@ class Workers:
         self.lock = threading.Lock()
         self.stopping = False
 
-    def kernel(self, private: Path) -> dict:
+    def kernel(self, private: Path, extra_env: dict[str, str] | None = None) -> dict:
         """A fresh IPython folder and kernelspec under ``private`` (the sandbox cannot write
-        there), the ipc folder, and the kernel's environment: the job's kernel part."""
+        there), the ipc folder, and the kernel's environment (with ``extra_env``, the
+        student's own variables: their variant): the job's kernel part."""
         ipython = Path(environment.submission_ipython_dir(private))
         kernels = environment.kernel_spec(private)
-        env = dict(self.env, IPYTHONDIR=str(ipython))
+        env = dict(self.env, **(extra_env or {}), IPYTHONDIR=str(ipython))
         if not self.sandboxed:
             (private / "work").mkdir()
             return {
@@ -102,14 +103,17 @@ class Workers:
             "result_path": str(folder / "result.json"),
         }
 
-    def run(self, student: str, cells: list) -> dict | None:
-        """Run the cells in a worker; the run's result, None when the batch was stopped."""
+    def run(
+        self, student: str, cells: list, extra_env: dict[str, str] | None = None
+    ) -> dict | None:
+        """Run the cells in a worker (its kernel's environment with ``extra_env``); the
+        run's result, None when the batch was stopped."""
         folder = self.work / student
         folder.mkdir(parents=True, exist_ok=True)
         private = Path(tempfile.mkdtemp(prefix="course-grade-"))  # short: socket paths
         backstop = self.limits.total_timeout + BACKSTOP_S
         try:
-            job = self.job(cells, self.kernel(private), folder)
+            job = self.job(cells, self.kernel(private, extra_env), folder)
             (folder / "job.json").write_text(json.dumps(job))
             with open(folder / "worker.log", "wb") as log:
                 proc = self._start(student, folder / "job.json", log)

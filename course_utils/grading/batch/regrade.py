@@ -22,6 +22,7 @@ from course_utils._files import write_atomic
 from course_utils.errors import CourseError
 from course_utils.grading.batch import grader
 from course_utils.grading.inputs.master import load_master
+from course_utils.grading.inputs.seeds import load_secret
 from course_utils.grading.inputs.submissions import discover
 from course_utils.grading.policy import scoring
 from course_utils.grading.records import store
@@ -159,15 +160,17 @@ def regrade(args: argparse.Namespace, echo=print) -> list[list[str]]:
             f"--only {args.only!r}: the master has {', '.join(master.exercises)}"
         )
     grader._sandbox_or_refuse(args.unsafe_no_sandbox, echo)
+    secret = load_secret(getattr(args, "variant_secret", None))
     grader._prepare_out(out)
     subs, notes = discover(args.submissions, master.path.name)
     old = {r["student"]: r for r in store.records(out, notes)}
+    grader._same_variants(list(old.values()), secret, out)
     chosen = _chosen(args, subs, old, notes)
     for note in notes:
         echo(f"note: {note}")
     regrader = Regrader(
         master, out, _limits(args), smoke=not args.full, sandboxed=not args.unsafe_no_sandbox,
-        submissions=Path(args.submissions), only=args.only, old=old,
+        submissions=Path(args.submissions), only=args.only, old=old, secret=secret,
     )  # fmt: skip
     done = grader.Batch(notes=notes)
     grader._run_all(regrader, chosen, args.jobs, done, None, echo)

@@ -22,6 +22,18 @@ def add_commands(sub) -> None:
     )
     r.add_argument("out", metavar="OUT", help="a new (or empty) folder")
     r.add_argument("--root", default=".", help="the course checkout (default: .)")
+    r.add_argument(
+        "--variants",
+        metavar="ROSTER",
+        help="write instead each student's own copy of the exercise notebooks that have "
+        "per-student variants (ROSTER: one id a line, or a CSV with a submission column)",
+    )
+    r.add_argument(
+        "--variant-secret",
+        metavar="FILE",
+        help="with --variants: the secret the grader uses (default: "
+        "$COURSE_VARIANT_SECRET_FILE)",
+    )
     r.set_defaults(func=_lazy("integrations.release", "cmd_release"))
     _add_gradescope(sub)
 
@@ -79,6 +91,7 @@ def _add_gradescope(sub) -> None:
 # ``grade``'s options that ``grade slurm`` takes (the others act on one run, or after it).
 SLURM_KEEPS = {"submissions", "more", "source", "out", "timeout", "total_timeout"}
 SLURM_KEEPS |= {"memory", "cpu_time", "full", "force", "unsafe_no_sandbox", "jobs"}
+SLURM_KEEPS |= {"variant_secret"}
 SLURM_KEEPS |= {"shard", "tasks", "partition", "cpus_per_task", "mem_per_task"}
 
 

@@ -78,6 +78,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         shard=args.shard,
         smoke=not args.full,
         unsafe_no_sandbox=args.unsafe_no_sandbox,
+        variant_secret=args.variant_secret,
     )
     verbs.after_grade(args)
     print(grader_store.table(batch.records, shutil.get_terminal_size().columns))
@@ -196,6 +197,12 @@ def _add_grade(sub) -> None:
         "--unsafe-no-sandbox",
         action="store_true",
         help="run students' code without the bubblewrap sandbox (see docs/GRADING.md)",
+    )
+    g.add_argument(
+        "--variant-secret",
+        metavar="FILE",
+        help="per-student variants: grade each student on the variant of their id "
+        "(default: $COURSE_VARIANT_SECRET_FILE; without either, variants are off)",
     )
     verbs.add_options(g)
     g.set_defaults(func=cmd_grade)

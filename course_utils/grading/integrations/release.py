@@ -5,11 +5,20 @@ The tree holds the lessons, the student exercises (rendered afresh from the mast
 tests, the instructor's documents, or any hidden test. After writing it, ``release``
 scans every file of it for every solution and hidden-test line of every master
 (:func:`leaks`) and fails, naming file and line, if one is found.
+
+``course release OUT --variants ROSTER --variant-secret FILE`` writes instead one folder
+per student of the roster, holding their own copy of each exercise notebook that has
+per-student variants (a ``VARIANT = None`` line in its ``parameters`` cell), with their
+variant written into that line (:func:`build_variants`), scanned the same way, and
+``variants.csv`` (student, folder, seed) for the instructor.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import re
 import shutil
 import subprocess
 import tempfile
@@ -17,7 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course_utils.errors import CourseError
+from course_utils.grading.inputs.names import folder_name, shown
+from course_utils.grading.inputs.seeds import load_secret, variant
 from course_utils.tooling import student_version
+from course_utils.variants import NAME
 
 SHIPPED = (
     "README.md",
@@ -84,7 +96,12 @@ def secrets(master: Path) -> list[Secret]:
 def file_lines(path: Path) -> list[str]:
     """A file's lines, stripped; a notebook's are its cells' lines and text outputs'."""
     text = path.read_text(encoding="utf-8", errors="replace")
-    if path.suffix != ".ipynb":
+    return text_lines(text, notebook=path.suffix == ".ipynb")
+
+
+def text_lines(text: str, notebook: bool) -> list[str]:
+    """:func:`file_lines` of a file's text."""
+    if not notebook:
         return [s.strip() for s in text.splitlines()]
     try:
         cells = json.loads(text).get("cells", [])
@@ -203,9 +220,126 @@ def build(root: Path, out: Path) -> tuple[list[str], list[str]]:
     return sorted(written), found
 
 
+# The parameters cell's line that a student's copy gets their variant in.
+VARIANT_LINE = re.compile(rf"^{NAME} = None\b.*$", re.MULTILINE)
+INDEX = "variants.csv"  # student, folder, seed: the instructor's
+
+
+def read_ids(path: Path) -> list[str]:
+    """The roster's student ids, as the grader will see them (the submission's file or
+    folder name): one a line (blank lines and ``#`` comments aside), or the
+    ``submission`` column of a CSV roster (the one ``course grade export`` reads)."""
+    where = f"--variants {path}"
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as err:
+        raise CourseError(f"{where}: cannot read it: {err}") from None
+    lines = text.splitlines()
+    head = next((line for line in lines if line.strip()), "")
+    if "submission" in [h.strip().lower() for h in next(csv.reader([head]), [])]:
+        rows = csv.DictReader(io.StringIO(text))
+        found = [
+            (n, {(k or "").strip().lower(): (v or "").strip() for k, v in row.items()})
+            for n, row in enumerate(rows, start=2)
+        ]
+        pairs = [(n, row.get("submission", "")) for n, row in found]
+    else:
+        pairs = [(n, line.strip()) for n, line in enumerate(lines, start=1)]
+        pairs = [(n, i) for n, i in pairs if not i.startswith("#")]
+    ids: dict[str, int] = {}
+    for n, sid in pairs:
+        if not sid:
+            continue
+        if sid != shown(sid) or "/" in sid or sid.startswith("."):
+            raise CourseError(
+                f"{where}: line {n}: {sid!r} cannot be a submission's file or folder name"
+            )
+        if sid in ids:
+            raise CourseError(f"{where}: line {n}: {sid!r} twice (line {ids[sid]})")
+        ids[sid] = n
+    if not ids:
+        raise CourseError(f"{where}: no student ids in it")
+    return list(ids)
+
+
+def variant_masters(root: Path) -> list[Path]:
+    """The masters whose ``parameters`` cell has a ``VARIANT = None`` line."""
+    return [
+        p
+        for p in sorted((root / "solutions").glob("*.py"))
+        if VARIANT_LINE.search(p.read_text(encoding="utf-8"))
+    ]
+
+
+def with_variant(notebook: str, student: str, seed: str, name: str = "") -> str:
+    """A student notebook's text (``name``) with ``student``'s variant in its
+    ``parameters`` cell."""
+    import nbformat
+
+    nb = nbformat.reads(notebook, as_version=4)
+    value = {"student": student, "seed": seed}
+    line = f"{NAME} = {value!r}  # yours: keep this line"
+    cells = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    hits = [c for c in cells if VARIANT_LINE.search(c.source)]
+    if len(hits) != 1:
+        raise CourseError(
+            f"{name or 'the notebook'}: {len(hits)} parameters cells with a "
+            f"'{NAME} = None' line; one is needed"
+        )
+    hits[0].source = VARIANT_LINE.sub(lambda _: line, hits[0].source, count=1)
+    return nbformat.writes(nb) + "\n"
+
+
+def build_variants(
+    root: Path, roster: Path, secret: bytes, out: Path
+) -> tuple[list[str], list[str]]:
+    """Each roster student's copy of every variant master's student notebook, in
+    ``out/<student>/``, and ``out/variants.csv``. Returns (files written, leaks found)."""
+    from course_utils.tooling import notebooks
+
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise CourseError(f"{out} exists and is not empty: give a new folder")
+    ids = read_ids(roster)
+    masters = variant_masters(root)
+    if not masters:
+        raise CourseError(
+            f"no master in {root / 'solutions'} has a '{NAME} = None' line in its "
+            "parameters cell: none has per-student variants"
+        )
+    rendered = {m.stem: notebooks.render_student(m, root) for m in masters}
+    out.mkdir(parents=True, exist_ok=True)
+    written, table = [], [["student", "folder", "seed"]]
+    for sid in ids:
+        mine = variant(secret, sid)
+        folder = folder_name(sid)
+        if folder == INDEX:
+            raise CourseError(f"--variants {roster}: {sid!r} is the name of the index")
+        (out / folder).mkdir()
+        for stem, text in rendered.items():
+            rel = f"{folder}/{stem}.ipynb"
+            (out / rel).write_text(
+                with_variant(text, sid, str(mine.seed), f"exercises/{stem}.ipynb"),
+                encoding="utf-8",
+            )
+            written.append(rel)
+        table.append([sid, folder, str(mine.seed)])
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(table)
+    (out / INDEX).write_text(buf.getvalue(), encoding="utf-8")
+    # students get the lessons and these notebooks' own lines by design
+    public = {line for p in (root / "notebooks").glob("*.py") for line in file_lines(p)}
+    public |= {line for t in rendered.values() for line in text_lines(t, True)}
+    found = leaks(out, sorted((root / "solutions").glob("*.ipynb")), public)
+    return written, found
+
+
 def cmd_release(args) -> int:
-    """``course release OUT [--root DIR]``."""
+    """``course release OUT [--root DIR] [--variants ROSTER --variant-secret FILE]``."""
     root = Path(args.root).resolve()
+    if getattr(args, "variants", None):
+        return _cmd_variants(args, root)
+    if getattr(args, "variant_secret", None):
+        raise CourseError("--variant-secret: only with --variants ROSTER")
     written, found = build(root, Path(args.out).resolve())
     for line in found:
         print(f"leak: {line}")
@@ -215,5 +349,29 @@ def cmd_release(args) -> int:
     print(
         f"wrote {len(written)} files to {args.out} ({', '.join(tops)}); "
         f"no solution or hidden-test line of {len(list((root / 'solutions').glob('*.ipynb')))} masters in it"
+    )
+    return 0
+
+
+def _cmd_variants(args, root: Path) -> int:
+    secret = load_secret(args.variant_secret)
+    if secret is None:
+        raise CourseError(
+            "--variants: give --variant-secret FILE (or $COURSE_VARIANT_SECRET_FILE), "
+            "the secret the grader will use"
+        )
+    written, found = build_variants(
+        root, Path(args.variants), secret[0], Path(args.out).resolve()
+    )
+    for line in found:
+        print(f"leak: {line}")
+    if found:
+        raise CourseError(f"{len(found)} solution or hidden-test line(s) in {args.out}")
+    students = len({w.split("/", 1)[0] for w in written})
+    names = sorted({w.split("/", 1)[1] for w in written})
+    print(
+        f"wrote {len(written)} notebooks to {args.out}: {', '.join(names)} for each of "
+        f"{students} students, each with their variant; {args.out}/variants.csv lists "
+        "them (for you: hand each student their own folder)"
     )
     return 0

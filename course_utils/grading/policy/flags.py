@@ -57,6 +57,7 @@ _HELPERS = set(dir(builtins)) | {
     "to_numpy",
     "CheckFailed",
     "exercises",
+    "variants",
 }
 _HELPERS |= {
     "parity",

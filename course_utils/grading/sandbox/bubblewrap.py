@@ -8,7 +8,8 @@ whole filesystem is read-only except a private ``/tmp`` and ``/dev/shm``
 (size-capped tmpfs, gone with the sandbox), the folder of the kernel's
 ``ipc`` sockets. The submission's IPython folder is read-only; the kernel
 starts from a copy of it in its ``/tmp``. The report folder, the master's folder and
-the submissions folder are hidden behind empty tmpfs, and of the course checkout
+the submissions folder are hidden behind empty tmpfs (a file to hide, such as the
+variant secret, behind ``/dev/null``, which cannot be opened there), and of the course checkout
 only ``course_utils/`` (and an interpreter inside it) stays visible: not its
 solutions, its ``build/`` folder or its git history. ``--die-with-parent`` ends the sandbox, and every process in it,
 when the worker's kernel manager goes; the worker also kills the tree.
@@ -100,9 +101,13 @@ def command(
         cmd += ["--dev-bind", node, node]
     cmd += ["--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", "/dev/shm"]
     cmd += _course_and_interpreter()
+    # a folder behind an empty tmpfs; a file (the variant secret) behind /dev/null, a
+    # device node that cannot be opened in the sandbox's user namespace (EACCES)
     for path in hide:
-        if path.exists() and not _needed(path):
+        if path.is_dir() and not _needed(path):
             cmd += ["--tmpfs", str(path.resolve())]
+        elif path.exists() and not path.is_dir():
+            cmd += ["--ro-bind", "/dev/null", str(path.resolve())]
     cmd += ["--bind", str(ipc), str(ipc), "--ro-bind", str(ipython), str(ipython)]
     cmd += ["--dir", SCRATCH, "--chdir", SCRATCH]
     cmd += ["--setenv", "HOME", SCRATCH, "--setenv", "TMPDIR", "/tmp"]

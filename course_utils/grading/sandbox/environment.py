@@ -52,6 +52,9 @@ ENV_KEEP = (
     "TPU_",
     "COURSE_",
 )
+# ...except these, which only the grader sets, per student (``COURSE_VARIANT``): the
+# instructor's own, and the file of the variant secret, never reach a kernel.
+ENV_DROP = "COURSE_VARIANT"
 
 # Runs after course_utils.strict's startup file: framework deprecations are errors in CI,
 # but in grading a warning is shown in the output and costs no points.
@@ -66,11 +69,15 @@ WARNINGS_STARTUP = (
 
 def submission_kernel_env(cpu_s: float, run_id: str, smoke: bool) -> dict[str, str]:
     """The environment of the kernel that runs one submission: only the variables in
-    ``ENV_KEEP`` pass from the grader's own, plus the package path, smoke mode, the run
+    ``ENV_KEEP`` pass from the grader's own (none starting with ``ENV_DROP``), plus the package path, smoke mode, the run
     id and the CPU-time limit (``IPYTHONDIR`` is set per submission:
     :func:`submission_ipython_dir`). A course notebook run on an author's machine
     inherits the whole environment instead: :func:`course_utils.tooling.runner.kernel_env`."""
-    env = {k: v for k, v in os.environ.items() if k.startswith(ENV_KEEP)}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k.startswith(ENV_KEEP) and not k.startswith(ENV_DROP)
+    }
     package_parent = str(Path(course_utils.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in (package_parent, env.get("PYTHONPATH")) if p

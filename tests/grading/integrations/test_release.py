@@ -3,6 +3,7 @@ hidden test of any master (scanned line by line), and the scan finds planted one
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from course_utils.grading.inputs import names
 from course_utils.grading.integrations import release
 from course_utils.tooling.cli import main
 from tests.grading.helpers import MASTER, ROOT
@@ -128,3 +130,88 @@ def test_release_refuses_a_folder_in_use(tmp_path, capsys):
     assert "not empty" in capsys.readouterr().err
     assert main(["release", str(tmp_path / "new"), "--root", str(tmp_path)]) == 2
     assert "no masters" in capsys.readouterr().err
+
+
+def _secret(tmp_path: Path) -> Path:
+    path = tmp_path / "variant-secret"
+    path.write_text("a course secret of thirty-two bytes\n")
+    return path
+
+
+def test_each_student_gets_their_own_copy_with_their_variant(tmp_path, capsys):
+    from course_utils import variants
+    from course_utils.grading.inputs import seeds
+
+    roster = tmp_path / "roster.txt"
+    roster.write_text("# the class\nada\n\nbob@uni.example\n")
+    out, secret = tmp_path / "copies", _secret(tmp_path)
+    cmd = ["release", str(out), "--root", str(ROOT), "--variants", str(roster)]
+    assert main([*cmd, "--variant-secret", str(secret)]) == 0
+    said = capsys.readouterr().out
+    assert "for each of 2 students" in said and "variants.csv" in said
+    key = secret.read_bytes().strip()
+    folders = {"ada": "ada", "bob@uni.example": names.folder_name("bob@uni.example")}
+    rows = list(csv.reader((out / "variants.csv").open()))
+    assert rows == [["student", "folder", "seed"]] + [
+        [sid, folder, seeds.seed(key, sid)] for sid, folder in folders.items()
+    ]
+    name = "00_welcome_exercises.ipynb"  # the one master with variants so far
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*.ipynb")) == [
+        f"{folder}/{name}" for folder in sorted(folders.values())
+    ]
+    course_copy = json.loads((ROOT / "exercises" / name).read_text())
+    for sid, folder in folders.items():
+        nb = json.loads((out / folder / name).read_text())
+        mine = variants.claimed(nb["cells"])
+        assert mine == seeds.variant(key, sid)
+        changed = [
+            (a["source"], b["source"])
+            for a, b in zip(course_copy["cells"], nb["cells"], strict=True)
+            if a["source"] != b["source"]
+        ]
+        assert len(changed) == 1 and "VARIANT = None" in "".join(changed[0][0])
+    masters = sorted((ROOT / "solutions").glob("*.ipynb"))
+    public = {
+        line for p in ROOT.glob("notebooks/*.py") for line in release.file_lines(p)
+    }
+    public |= set(release.file_lines(ROOT / "exercises" / name))
+    assert release.leaks(out, masters, public) == []
+
+
+@pytest.mark.parametrize(
+    ("roster", "words"),
+    [
+        ("ada\nada\n", "line 2: 'ada' twice (line 1)"),
+        ("ada\n../bob\n", "line 2: '../bob' cannot be a submission's file or folder"),
+        ("# nobody\n", "no student ids in it"),
+        ("submission,id\nada,1\nada,2\n", "line 3: 'ada' twice (line 2)"),
+    ],
+)
+def test_a_bad_roster_is_named_with_its_line(tmp_path, capsys, roster, words):
+    path = tmp_path / "roster"
+    path.write_text(roster)
+    cmd = ["release", str(tmp_path / "out"), "--root", str(ROOT), "--variants"]
+    assert main([*cmd, str(path), "--variant-secret", str(_secret(tmp_path))]) == 2
+    assert f"--variants {path}: {words}" in capsys.readouterr().err
+
+
+def test_a_gradebook_roster_gives_its_submission_column(tmp_path):
+    path = tmp_path / "roster.csv"
+    path.write_text("Submission,ID,Name\nada,1001,Ada L\nbob,1002,Bob\n,1003,none\n")
+    assert release.read_ids(path) == ["ada", "bob"]
+
+
+def test_variants_need_the_secret_and_the_secret_needs_variants(
+    tmp_path, capsys, monkeypatch
+):
+    from course_utils.grading.inputs import seeds
+
+    monkeypatch.delenv(seeds.SECRET_ENV, raising=False)
+    roster = tmp_path / "roster"
+    roster.write_text("ada\n")
+    base = ["release", str(tmp_path / "out"), "--root", str(ROOT)]
+    assert main([*base, "--variants", str(roster)]) == 2
+    assert "--variants: give --variant-secret FILE" in capsys.readouterr().err
+    assert main([*base, "--variant-secret", str(_secret(tmp_path))]) == 2
+    assert "--variant-secret: only with --variants ROSTER" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -58,6 +58,20 @@ def test_sbatch_command_sets_tasks_cpus_memory_and_passes_the_grade_options(tmp_
     )
 
 
+def test_every_shard_gets_the_variant_secret_by_its_full_path(tmp_path, monkeypatch):
+    import argparse
+
+    monkeypatch.chdir(tmp_path)
+    args = argparse.Namespace(
+        timeout=10.0, total_timeout=90.0, memory=1000.0, cpu_time=None, full=False,
+        force=False, unsafe_no_sandbox=False, variant_secret="secret",
+    )  # fmt: skip
+    opts = slurm.grade_options(args)
+    assert opts[-2:] == ["--variant-secret", str(tmp_path / "secret")]
+    args.variant_secret = None
+    assert "--variant-secret" not in slurm.grade_options(args)
+
+
 def test_the_script_is_the_documented_one_and_a_valid_bash_script():
     text = slurm.SCRIPT.read_text()
     assert os.access(slurm.SCRIPT, os.X_OK)

@@ -64,6 +64,35 @@ def test_the_command_unshares_everything_and_hides_the_report_folder(tmp_path):
     assert str(100 * 2**20) in cmd  # the size of /tmp and /dev/shm
 
 
+def test_a_file_to_hide_is_bound_over_and_cannot_be_read(tmp_path):
+    require_sandbox()
+    secret = tmp_path / "variant-secret"
+    secret.write_text("s3cr3t")
+    for d in ("ipc", "ipy"):
+        (tmp_path / d).mkdir()
+    code = f"print(open({str(secret)!r}).read())"
+    seen = {}
+    for hide in ((), (secret, tmp_path / "gone")):
+        cmd = bubblewrap.command(
+            [sys.executable, "-c", code],
+            ipc=tmp_path / "ipc",
+            ipython=tmp_path / "ipy",
+            tmp_mb=16,
+            hide=hide,
+        )
+        # /tmp is the sandbox's own: bind the folder back (before the hiding), as a
+        # folder outside /tmp is seen
+        at = cmd.index("/dev/shm") + 1
+        cmd[at:at] = ["--ro-bind", str(tmp_path), str(tmp_path)]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        seen[bool(hide)] = done.stdout.strip() or done.stderr.strip().splitlines()[-1]
+    assert seen[False] == "s3cr3t"  # without hiding, the sandbox would read it
+    assert seen[True].startswith("PermissionError")
+    assert ["--ro-bind", "/dev/null", str(secret.resolve())] in [
+        cmd[i : i + 3] for i in range(len(cmd))
+    ]
+
+
 def test_accelerators_are_bound_into_the_sandbox(tmp_path, monkeypatch):
     monkeypatch.setattr(
         bubblewrap, "device_nodes", lambda: ["/dev/nvidia0", "/dev/dri"]

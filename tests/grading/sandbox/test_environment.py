@@ -25,6 +25,17 @@ def test_kernel_env_keeps_what_frameworks_need_and_no_secrets(tmp_path, monkeypa
     assert environment.worker_env(env)[environment.RUN_ENV] == "run123"
 
 
+def test_no_variant_of_the_instructors_shell_reaches_a_kernel(monkeypatch):
+    monkeypatch.setenv(
+        "COURSE_VARIANT", '{"student": "ada", "seed": "0123456789abcdef"}'
+    )
+    monkeypatch.setenv("COURSE_VARIANT_SECRET_FILE", "/home/me/.course-secret")
+    monkeypatch.setenv("COURSE_SOMETHING", "kept")
+    env = environment.submission_kernel_env(60, "run123", smoke=True)
+    assert not [k for k in env if k.startswith("COURSE_VARIANT")]
+    assert env["COURSE_SOMETHING"] == "kept"
+
+
 def test_profile_shows_warnings_after_the_strict_startup(tmp_path):
     root = environment.submission_ipython_dir(tmp_path)
     startup = sorted(p.name for p in (tmp_path / "ipython").rglob("startup/*.py"))
