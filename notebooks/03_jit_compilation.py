@@ -2122,6 +2122,17 @@ plt.tight_layout()
 # they are not, which instructions differ, next to the timing of both.
 # </details>
 #
+# The cell below asks these questions again as a self-check: pick or type an answer and
+# press *Check*. A wrong answer gets a hint, not the answer; *Show the answer* opens it.
+# Where an executed copy's script does not run (GitHub's preview, an untrusted notebook)
+# each answer is folded under its question, and a printout shows them all.
+
+# %%
+from course_utils import quiz
+
+quiz.load("03_jit_compilation")
+
+# %% [markdown]
 # **Next:** the exercises in `exercises/03_jit_compilation_exercises.ipynb`: make a function
 # jittable with `lax.cond`/`lax.while_loop`, remove a recompilation in each framework, write a
 # CartPole rollout and `vmap` it in both frameworks, and write a K-means step that never loses a

@@ -800,6 +800,17 @@ for reader, branches in PROFILES.items():
 # people and on the codebase. Measure what can be measured and decide the rest with the team.
 # </details>
 #
+# The cell below asks these questions again as a self-check: pick or type an answer and
+# press *Check*. A wrong answer gets a hint, not the answer; *Show the answer* opens it.
+# Where an executed copy's script does not run (GitHub's preview, an untrusted notebook)
+# each answer is folded under its question, and a printout shows them all.
+
+# %%
+from course_utils import quiz
+
+quiz.load("08_choosing")
+
+# %% [markdown]
 # **Next:** the exercises in `exercises/08_choosing_exercises.ipynb` (judge a claim from
 # samples, count how many new shapes a compiled model can afford, bucket dynamic shapes, measure
 # a claim with the course's timing helpers, and decide one team's port, saying which parts of the answer were

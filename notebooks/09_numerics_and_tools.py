@@ -1999,6 +1999,17 @@ display(Markdown(
 # `course_utils.timing`, which interleaves the variants and reports the contention it saw.
 # </details>
 #
+# The cell below asks these questions again as a self-check: pick or type an answer and
+# press *Check*. A wrong answer gets a hint, not the answer; *Show the answer* opens it.
+# Where an executed copy's script does not run (GitHub's preview, an untrusted notebook)
+# each answer is folded under its question, and a printout shows them all.
+
+# %%
+from course_utils import quiz
+
+quiz.load("09_numerics_and_tools")
+
+# %% [markdown]
 # **Exercises.** `exercises/09_numerics_and_tools_exercises.ipynb`: a bfloat16-safe cross-entropy,
 # the FLOPs of an MLP's training step, the first step with a non-finite gradient, per-rank keys,
 # and a top-ops summary of a trace.
