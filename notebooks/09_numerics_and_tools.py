@@ -514,12 +514,13 @@ print("\n".join(
 # and 2⁻⁷ of its size (2⁻⁷ is bfloat16's epsilon, from the `finfo` table opening section 1). An
 # update smaller than half that gap rounds away: `p - lr * g == p`, and the step
 # is lost for that parameter. How often does that happen to this model? The cells below train
-# the same MLP twice in each framework, computing in bfloat16 both times: once with the
-# parameters *stored* in bfloat16 (each update applied in bfloat16, no float32 copy anywhere),
-# and once with float32 master weights (the forward casts a bfloat16 copy; the update lands in
-# float32). At every step each run counts the nonzero updates that left their parameter exactly
-# where it was. The model is written as plain functions of a parameter dict, identical in both
-# frameworks, so that the storage dtype is the only difference between the two runs.
+# the same MLP four times in each framework, computing in bfloat16 every time: at each of two
+# learning rates (section 1.2's, and one ten times smaller), once with the parameters *stored*
+# in bfloat16 (each update applied in bfloat16, no float32 copy anywhere), and once with float32
+# master weights (the forward casts a bfloat16 copy; the update lands in float32). At every
+# step each run counts the nonzero updates that left their parameter exactly where it was. The
+# model is written as plain functions of a parameter dict, identical in both frameworks, so
+# that at one learning rate the storage dtype is the only difference between the two runs.
 
 # %%
 # PyTorch: SGD with parameters stored in bfloat16, or float32 master weights; compute in bfloat16
@@ -638,8 +639,8 @@ for fw, runs in [("PyTorch", storage_torch), ("JAX", storage_jax)]:
 # multiplies the loss by a large factor (65,536 at first) before `backward()`, so the float16
 # gradients are scaled into range, then divides them again in float32 before the optimiser
 # step; if it finds an inf or NaN it skips the step and halves the factor. That is a GPU tool:
-# float16 autocast exists on a CPU (and runs here without warnings), but nobody trains in float16
-# on a CPU. JAX has no `GradScaler`: the same three lines are written out (libraries such as
+# float16 autocast exists on a CPU (and runs here without warnings), but float16 training is a
+# GPU practice, where float16 tensor cores make it pay. JAX has no `GradScaler`: the same three lines are written out (libraries such as
 # DeepMind's `jmp` package them). After the table, a second pair of cells takes one such step:
 # both compute one float16 gradient on the *first* batch, unscale it in float32, check it for
 # inf/NaN, and take the SGD step only if it is finite (`scaler.step` skips it otherwise; the JAX
@@ -728,8 +729,8 @@ for fw, g32 in g32s.items():
 # 2¹⁶ moves every gradient up by 16 powers of two, which lifts every entry above 2⁻³⁰ ≈ 1e-9
 # out of the subnormal range (too large a scale overflows instead: `GradScaler` then skips the
 # step and halves the scale), so for the entries it lifts the scaled rows keep only the second
-# part. What the small gradients lose to the subnormals is therefore the difference between the
-# unscaled and the scaled rows; the lines under the table compute it for this run, and count how
+# part. What the small gradients lose to the subnormals is therefore estimated by the difference
+# between the unscaled and the scaled medians; the lines under the table compute it for this run, and count how
 # many of the small entries scaling made normal (where that is fewer than all of them, the rest
 # still sit in the subnormals, or below, after scaling). Read their "lost to 0" counts first:
 # where the unscaled count is 0, float16 still held every small entry, with fewer bits, so the
@@ -1151,7 +1152,8 @@ for (fw, tool), answer in TOOL_COST.items():
 # cost of starting and stopping (and, for JAX, of writing the trace files) as well as the cost
 # per recorded event; a long recording spreads the fixed part over many steps, which is why
 # the section's traces recorded several steps in one recording. The NaN modes do different
-# amounts of extra work, and the two ratios show it. Anomaly mode works in Python on every op of
+# kinds of extra work, which is what their two ratios measure (whether the rounds could tell the
+# costs apart, and from the plain step, is what the lines say). Anomaly mode works in Python on every op of
 # the forward pass (it saves the stack of each one, for the error message a failing backward op
 # may need), so its cost grows with the number of ops, and an eager step of small ops is where
 # it weighs most. `debug_nans` does nothing inside the compiled program: after each jitted call

@@ -121,7 +121,8 @@ ce_crash_hint = (
     "an unexpected keyword 'dim' or 'keepdim' is PyTorch's spelling: jax.numpy takes axis= "
     "and keepdims=; a shape error is (batch, classes) minus a (batch,) maximum, which does not "
     "broadcast: the reduction dropped the axis it reduced (keepdims defaults to False, as "
-    "PyTorch's keepdim does)"
+    "PyTorch's keepdim does); a TypeError about converting an array that is not a scalar means "
+    "the loss is not one number: the per-example losses still need their mean over the batch"
 )
 check(  # float32 logits first: no precision to lose, so a wrong value is a wrong formula
     "bf16-cross-entropy",
@@ -133,7 +134,8 @@ check(  # float32 logits first: no precision to lose, so a wrong value is a wron
     "the whole labels array picks (batch, batch) entries; the loss is minus that "
     "log-probability, so it is positive (a negative loss has lost the minus sign); and it is the "
     "mean over the batch of one entry per row, not the sum, and not a mean over every (row, "
-    "class) entry",
+    "class) entry; the label's logit comes from the same shifted row as the log of the sum "
+    "(shift both by the row's maximum, or neither)",
     crash_hint=ce_crash_hint,
 )
 check(
@@ -283,7 +285,9 @@ check(
     hint="batch 2's loss is finite and its gradient is not: check every leaf of the gradient (not "
     "the loss), and count from 0; that gradient holds NaNs and no infinity, which jnp.isinf misses",
     crash_hint="a TypeError naming a dict means a jnp function was given the whole gradient: it is "
-    "a pytree shaped like params, not one array",
+    "a pytree shaped like params, not one array; a ValueError about the truth value of an array "
+    "means a whole array reached Python's if, all() or any(): reduce each leaf to one bool "
+    "first, with .all()",
 )
 check(
     "first-nonfinite",
@@ -425,21 +429,23 @@ def top_ops(events: list[dict], n: int) -> list[tuple[str, float]]:
 
 # %%
 # TESTS: top-ops points=2
-trace_events = [
+trace_events = [  # the first op to appear is not the largest, nor the most called
     {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "python"}},
-    {"ph": "X", "name": "dot", "ts": 0, "dur": 20.0},
+    {"ph": "X", "name": "copy", "ts": 0, "dur": 1.0},
+    {"ph": "X", "name": "dot", "ts": 1, "dur": 19.0},
     {"ph": "X", "name": "fusion", "ts": 20, "dur": 2.0},
     {"ph": "X", "name": "fusion", "ts": 22, "dur": 2.0},
     {"ph": "X", "name": "fusion", "ts": 24, "dur": 2.0},
     {"ph": "i", "name": "marker", "ts": 26},
-    {"ph": "X", "name": "dot", "ts": 30, "dur": 10.0},
-    {"ph": "X", "name": "copy", "ts": 40, "dur": 1.0},
+    {"ph": "X", "name": "dot", "ts": 30, "dur": 11.0},
 ]
 check(
     "top-ops",
     lambda: [(name, float(t)) for name, t in top_ops(trace_events, 2)],
     [("dot", 30.0), ("fusion", 6.0)],
-    hint="rank by total duration of the complete ('X') events, largest first; skip events without a duration, and do not count calls",
+    hint="rank by total duration of the complete ('X') events, largest first; skip events without "
+    "a duration, and do not count calls; sort every name by its total before taking the first n "
+    "(the order in which names first appear in the trace is not a ranking)",
     crash_hint="a KeyError 'dur' means an event without a duration was read: metadata ('M') and "
     "instant ('i') events have no 'dur'; an error unpacking your answer means it is not a list "
     "of (name, total_us) pairs",

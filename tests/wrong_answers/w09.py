@@ -424,3 +424,65 @@ WRONG["rank-keys"] += [
     ("seed * 1_000_000 + rank", KEY_MILLION_MIX, "collides once a rank reaches K"),
     ("seed * 2**32 + rank", KEY_HIGH_BITS, "keeps only a seed's low"),
 ]
+
+CE_NO_MEAN = """
+def cross_entropy_f32(logits, labels):
+    z = logits.astype(jnp.float32)
+    z = z - z.max(axis=1, keepdims=True)
+    log_p = z - jnp.log(jnp.exp(z).sum(axis=1, keepdims=True))
+    return -jnp.take_along_axis(log_p, labels[:, None], axis=1)  # (batch, 1): no mean
+"""
+
+CE_SHIFT_ONE_SIDE = """
+def cross_entropy_f32(logits, labels):
+    z = logits.astype(jnp.float32)
+    lse = jnp.log(jnp.exp(z - z.max(axis=1, keepdims=True)).sum(axis=1))  # shifted, m not added back
+    return (lse - jnp.take_along_axis(z, labels[:, None], axis=1)[:, 0]).mean()  # unshifted z
+"""
+
+NONFINITE_TREE_MAP_ALL = """
+def first_nonfinite_step(loss_fn, params, batches):
+    for i, batch in enumerate(batches):
+        finite = jax.tree.map(jnp.isfinite, jax.grad(loss_fn)(params, batch))
+        if not all(jax.tree.leaves(finite)):  # each leaf is a bool array, not one bool
+            return i
+    return -1
+"""
+
+TOP_UNSORTED = """
+def top_ops(events, n):
+    totals = {}
+    for e in events:
+        if e.get("ph") == "X":
+            totals[e["name"]] = totals.get(e["name"], 0.0) + float(e["dur"])
+    return list(totals.items())[:n]  # in the order the names first appeared
+"""
+
+TOP_CUT_BEFORE_SORT = """
+def top_ops(events, n):
+    totals = {}
+    for e in events:
+        if e.get("ph") == "X":
+            totals[e["name"]] = totals.get(e["name"], 0.0) + float(e["dur"])
+    return sorted(list(totals.items())[:n], key=lambda kv: kv[1], reverse=True)  # cut, then sorted
+"""
+
+WRONG["bf16-cross-entropy"] += [
+    ("per-example losses, no mean", CE_NO_MEAN, "still need their mean"),
+    (
+        "the label's logit unshifted",
+        CE_SHIFT_ONE_SIDE,
+        "the same shifted row as the log of the sum",
+    ),
+]
+WRONG["first-nonfinite"] += [
+    (
+        "all() of bool arrays from tree.map",
+        NONFINITE_TREE_MAP_ALL,
+        "reduce each leaf to one bool",
+    ),
+]
+WRONG["top-ops"] += [
+    ("not sorted", TOP_UNSORTED, "first appear in the trace is not a ranking"),
+    ("cut to n before sorting", TOP_CUT_BEFORE_SORT, "before taking the first n"),
+]
