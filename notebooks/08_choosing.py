@@ -114,7 +114,7 @@ print(env.report().line())
 # | team skills | dynamic Python | functional programming | choose what the team knows | 01: pure functions, explicit keys and state; 07: what a port involves | no: a question about your team |
 # | ecosystem | large community model hubs | smaller, backed by Google | start-ups choose PyTorch | 06: library map, Keras 3, export; the package check below | partly: which packages you can install |
 # | training scale | < 1000 accelerators | > 1000 accelerators | large scale → JAX | 05: data, tensor and fully sharded parallelism on simulated devices; 11: a GPT's training step sharded both ways, losses equal to one device | no: needs a cluster (claims `tpu-llm`, `huge-scale`) |
-# | developer experience | easy to debug | steep, cryptic errors | efficiency → PyTorch | 03: graph breaks, tracer errors and how each framework reports them; 09: NaN hunting, prints inside compiled code, profiler traces of one step in each | no: a matter of taste, though 03 shows both error messages |
+# | developer experience | easy to debug | steep, cryptic errors | efficiency → PyTorch | 03: graph breaks, tracer errors and how each framework reports them; 09: NaN hunting, prints inside compiled code, profiler traces of the same training step in each | no: a matter of taste, though 03 shows both error messages |
 # | performance | "manual car" | "high-speed train" | JAX is faster when the route is fixed | 02, 03, 04: higher-order derivatives, `jit` vs `torch.compile`, training steps; 09: bfloat16; 10: custom kernels (Triton, Pallas) where the compiler is not enough; 11: a GPT's tokens per second | **yes**: section 4 |
 # | migration cost | | | "2–4 weeks, about a rewrite" | 07: converters, silent defaults, the MVP checklist | no: depends on the codebase |
 # | hiring | | | JAX engineers are scarce | | no |
@@ -541,9 +541,11 @@ measured = {
 # In smoke mode this runs the small sizes; from a terminal, `course claims` runs the full sizes
 # and writes `build/claims/claims.json` and `claims.png`. The full run shipped in
 # `docs/claims-results/` took 47 s on a 2-core CPU with a load average near 1, and its first
-# `torch.compile` calls took 57 ms to 1.07 s. A run whose compiler caches start empty, or that
-# shares a busy machine, can take several times as long: the footer in brackets under the
-# table gives this run's mode and time, and the *measured here* column its first compiled calls.
+# `torch.compile` calls took from 57 ms (the elementwise chain) to 1.39 s (the third
+# derivative). A run whose compiler caches start empty, or that shares a busy machine, can take
+# several times as long: the footer in brackets under the table gives this run's mode and time,
+# and the *measured here* column, on the `compile-*` and `batch1-latency` rows, the first
+# compiled calls.
 
 # %%
 report = claims.run(smoke=S.smoke, out=config.course_root() / "build" / "claims", measured=measured,
@@ -640,7 +642,7 @@ print(f"{len(report.outcomes)} claims, {len(measurements)} benchmarks ({measured
       "verdicts by benchmark:", ", ".join(f"{n} {v}" for v, n in tally.items()))
 for group in (g for g in measurements.values() if len(g) > 1):
     print("one measurement, counted once, judges", " and ".join(f"`{o.claim.id}` ({o.verdict})" for o in group))
-assert all(report.outcome(i).details.get("measured_by") for i in measured)  # sections 2-3, not re-run
+assert all(report.outcome(i).details.get("measured_by") for i in measured)  # section 3's, not re-run
 if "warning" in report.machine:
     print("note:", report.machine["warning"])
 
@@ -651,11 +653,11 @@ if "warning" in report.machine:
 # notebook. For verdicts, run `course claims` on a quiet machine (nothing else running, `uptime`
 # showing a low load), and on each kind of hardware you are choosing between.
 #
-# One row of the table needs a word on its pairing. Section 2 judged batch-1 latency in the
-# article's pairing, eager PyTorch against `jax.jit`, on its small encoder; `course claims`
-# judges the `batch1-latency` claim in the fair one, `torch.compile` against `jax.jit`, on the
-# BERT-base-shaped proxy (full mode only). The pairing and the model both differ, so the two
-# sections can disagree without either being wrong. Which pairing each run timed:
+# One row of the table needs a word on its pairing. Section 2 put batch-1 latency to the rule
+# in the article's pairing, eager PyTorch against `jax.jit`, on its small encoder;
+# `course claims` puts the `batch1-latency` claim to it in the fair one, `torch.compile`
+# against `jax.jit`, on the BERT-base-shaped proxy (full mode only). The pairing and the model
+# both differ, so the two sections can disagree without either being wrong. Which pairing each run timed:
 
 # %%
 b1_pairings = {p.id: f"{p.numerator} / {p.denominator}" for p in claims.get("batch1-latency").pairings}
@@ -765,7 +767,7 @@ for reader, branches in PROFILES.items():
 # | will my inputs recompile? | `timing.no_recompile`; pad to buckets with a mask | 03, section 3 |
 # | do the articles' numbers hold here? | `course claims` | section 4 |
 # | team, hiring, ecosystem fit, migration cost | not a benchmark: ask the team, run the MVP checklist | 06, 07 |
-# | will a whole model behave the same in the other framework? | port its weights, prove logits, gradients and a training run equal, then time both | 07, 11 |
+# | will a whole model behave the same in the other framework? | port its weights, prove logits, gradients and a training step equal (07) and a whole training run (11), then time both | 07, 11 |
 # | where does a step's time go, and why did it return NaN? | a profiler trace of the step in each framework; NaN checks under `jit` and autograd | 09 |
 #
 # **Common misconceptions** (each corrected above)

@@ -186,6 +186,9 @@ DECIDE_CASES = {  # what the case shows: (samples, threshold, contended, expecte
                                                     1.0, None, "inconclusive", "the spread is the IQR over the "
                                                     "median: over the mean, which the outliers pull up, it "
                                                     "looks smaller"),
+    "8 tight rounds near 100x, bar 1x": ([96, 98, 99, 100, 100, 101, 102, 104], 1.0, None, "holds",
+                                        "the spread is a share, the IQR over the median: the IQR itself, "
+                                        "in x, calls a tight 100x run noisy and lets a wide 0.5x one pass"),
 }
 
 
@@ -295,6 +298,9 @@ check("shape-budget", lambda: max_new_shapes(10, 1.0, 0.25, 0.25), 0,
            "which the inequality allows")
 check("shape-budget", lambda: type(max_new_shapes(1000, 0.8, 0.010, 0.015)).__name__, "int",
       hint="a number of shapes is a plain int: Python's // on floats returns a float (6.0)")
+check("shape-budget", lambda: max_new_shapes(8, 0.5, 0.125, 0.25), 2,
+      hint="a compilation that fits exactly was left out: the inequality is <=, so K shapes whose "
+           "compilations make JAX's total equal to PyTorch's still fit")
 
 # %%
 # HIDDEN TESTS: shape-budget points=3

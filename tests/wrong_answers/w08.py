@@ -318,6 +318,19 @@ DECIDE_WIDEN_BY_ADDING = _decide(
 )
 DECIDE_SPREAD_OVER_MEAN = _decide(centre="statistics.mean")
 
+# The IQR itself, not over the median: a centre of 1 leaves the spread in x.
+DECIDE_SPREAD_IN_X = _decide(centre="(lambda samples: 1.0)")
+
+SHAPES_STRICT = """
+def max_new_shapes(n_requests, compile_s, jax_s, torch_s):
+    if jax_s > torch_s:
+        return None
+    k = 0
+    while k < n_requests and (k + 1) * compile_s + n_requests * jax_s < n_requests * torch_s:
+        k += 1  # < where the task says <=: an exact fit is left out
+    return k
+"""
+
 PAD_MASK_ON_PADDING = """
 def pad_to_pow2(tokens, minimum=8):
     batch, n = tokens.shape
@@ -381,6 +394,7 @@ WRONG = {
             DECIDE_SPREAD_OVER_MEAN,
             "the IQR over the median",
         ),
+        ("the spread as the IQR in x", DECIDE_SPREAD_IN_X, "the IQR itself, in x"),
     ],
     "pad-pow2": [
         (
@@ -426,6 +440,7 @@ WRONG = {
             SHAPES_PER_REQUEST,
             "counted on every one of the requests",
         ),
+        ("< for <=: an exact fit left out", SHAPES_STRICT, "fits exactly"),
     ],
     "measure-claim": [
         (
