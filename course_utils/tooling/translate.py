@@ -22,12 +22,15 @@ from pathlib import Path
 from typing import Any
 
 from course_utils._files import write_atomic
-from course_utils.tooling import catalog, notebooks
+from course_utils.tooling import catalog, notebooks, student_version
 from course_utils.tooling.errors import CourseError
 
 LANGUAGES = ("zh",)
-# Stands for a notebook's badge line while it is split (no words: never a message).
+# Stand for a notebook's badge line and for a written answer's stub while a cell is split
+# (no words: never messages). The stub stays English: the grader and ``course grade
+# answers`` recognise an unanswered cell by it.
 _BADGES = "\x00\x01\x00"
+_STUB = "\x00\x02\x00"
 # What each language calls the badges' actions (the images stay the services' own).
 BADGE_WORDS = {
     "zh": {
@@ -90,7 +93,8 @@ def entries(root: Path, src: Source) -> list[catalog.Entry]:
 
 
 def _without_badges(source: str, rel: str) -> str:
-    return source.replace(notebooks.badges(rel), _BADGES)
+    source = source.replace(notebooks.badges(rel), _BADGES)
+    return source.replace(student_version.TEXT_STUB, _STUB)
 
 
 def _badges(rel: str, language: str) -> str:
@@ -118,6 +122,7 @@ def render(root: Path, src: Source, language: str, cat: Any) -> str:
         if cell.cell_type != "markdown":
             continue
         text = catalog.split(_without_badges(cell.source, rel)).render(tr)
+        text = text.replace(_STUB, student_version.TEXT_STUB)
         cell.source = text.replace(_BADGES, _badges(src.target_rel, language))
     nb.metadata.pop("jupytext", None)
     nb.metadata["translation"] = {"language": language, "source": rel}

@@ -6,7 +6,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_utils.tooling import catalog, cli, notebooks, translate
+from course_utils.tooling import catalog, cli, notebooks, student_version, translate
 from course_utils.tooling.errors import CourseError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,6 +27,9 @@ def _course(root: Path) -> Path:
         ),
         nbformat.v4.new_code_cell("x = 1  # stays English\nprint('hello')"),
         nbformat.v4.new_markdown_cell("- one item\n- another item"),
+        nbformat.v4.new_markdown_cell(
+            f"<!-- EXERCISE: why -->\nWhy?\n\n{student_version.TEXT_STUB}"
+        ),
     ]
     nb.cells[1].metadata["tags"] = ["parameters"]
     nbformat.write(nb, root / rel)
@@ -48,6 +51,7 @@ ZH = {
     "Tracing runs `f` once.": "追踪会运行 `f` 一次。",
     "one item": "一项",
     "another item": "另一项",
+    "Why?": "为什么？",
 }
 
 
@@ -67,6 +71,8 @@ def test_an_edition_has_the_same_cells_and_code_and_translated_prose(tmp_path):
     assert "notebooks/zh/00_demo.ipynb" in zh.cells[0].source
     assert zh.cells[0].source.endswith("追踪会运行 `f` 一次。")
     assert zh.cells[2].source == "- 一项\n- 另一项"
+    # A written answer's stub stays as the grader knows it.
+    assert zh.cells[3].source == "<!-- EXERCISE: why -->\n为什么？\n\nYOUR ANSWER HERE"
     assert zh.metadata["translation"] == {
         "language": "zh",
         "source": "notebooks/00_demo.ipynb",
