@@ -616,7 +616,7 @@ VERDICTS["first-call"] = claims.not_testable(
     "first-call",
     "the article's ~800 ms is a BERT-base model's first call on a CPU, and a first call's cost "
     "grows with the program compiled; it is measured on a BERT-base-shaped proxy by "
-    "`course claims` and in lesson 08",
+    "`course claims` and by lesson 08 in full mode (smoke mode skips it)",
 )
 display(VERDICTS["first-call"])
 for name, r in reports.items():
@@ -669,7 +669,7 @@ print(f"torch.compile, the verdicts' median of per-round ratios eager / compiled
 # MLP's is the larger, the run went against it for that framework. The third line gives the
 # `torch.compile` verdicts' own numbers, the median of the per-round ratios, for the same rounds
 # as the second line's ratio of medians; on a noisy run the two summaries can differ, even on
-# which side of 1 they fall (section 6 takes such a case apart), and the verdicts read the third. Look first at the sizes: smoke mode's
+# which side of 1 they fall (section 6 shows how to look into such a case), and the verdicts read the third. Look first at the sizes: smoke mode's
 # arrays are small, so the fixed costs of each call and each operation weigh more against the
 # arithmetic and the memory traffic than at full size, and a rerun in full mode shows whether
 # the order turns. A busy machine is the other suspect (the line under each report).
@@ -1749,9 +1749,11 @@ for i, name in enumerate(("jax.jit", "torch.compile")):
 # Inductor's counts FX graphs, here the one graph of `f_torch`. The second process still traces (JAX) or runs Dynamo (PyTorch); what the cache skips is
 # the backend compilation, so it saves the most where the backend compiles the longest. The
 # empty-cache numbers are also the honest answer to "how long is the first call": they include
-# everything a new process pays for that call once the frameworks are imported (the imports
-# themselves are not timed; the empty-cache run also writes the cache). Section 3's reports emptied the same caches inside this
-# notebook's process instead, whose modules were already imported.
+# everything a new process pays for that call once the frameworks are imported: `import jax`
+# and `import torch` are not timed, but Inductor's own modules, which `torch.compile` imports
+# on its first call, are, with the cache filled too (and the empty-cache run also writes the
+# cache). Section 3's reports emptied the same caches inside this notebook's process instead,
+# whose modules, Inductor's included, were already imported.
 
 # %% [markdown]
 # ## 8. `vmap` for batched simulation
@@ -2063,7 +2065,7 @@ display(Markdown(
 # conditions. A row marked inconclusive or not testable says why in its last column: a busy or
 # noisy run can be rerun on a quiet machine, an interval that straddles the stated magnitude
 # may narrow with more rounds, the kernel-launch claim needs a GPU, and the first-call claim
-# is judged on a BERT-shaped proxy by lesson 08 and `course claims`, not here.
+# is measured on a BERT-shaped proxy by `course claims` and by lesson 08 in full mode, not here.
 #
 # The timed claims as "× faster" (above 1: the side the claim favours is faster), each with its
 # 95 % interval; the shaded band is the magnitude the article states, the line 1x (no difference).

@@ -296,7 +296,7 @@ check("torch-schedule", _schedule_check, numpy_train(lrs), rtol=1e-5, atol=1e-6,
       hint="train_step_c (the compiled step) must run once per rate and never compile again: it was "
            "not called once per rate, or a rate differed from the warm-up's 0-d float32 tensor in type, "
            "shape or dtype, which fails Dynamo's guards (a Python float is baked into the graph as a "
-           "constant, guarded by its value, so each new rate compiles again)")
+           "constant, guarded by its value, so the first new rate compiles again)")
 
 # %%
 # HIDDEN TESTS: torch-schedule points=2
@@ -417,9 +417,14 @@ def _torch_rollouts():
 
 
 _jax_crash = ("JAX: a Python `if` (or `and`, `or`, `not`) tests a traced value, which has no True or False "
-              "under jit and vmap (it stands for every environment at once)")
-_torch_crash = ("PyTorch: torch.func.vmap cannot batch a Python `if` (or `break`, `and`, `or`, `not`) on a "
-                "tensor: each environment in the batch could take another branch")
+              "under jit and vmap (it stands for every environment at once); or jax.vmap was given "
+              "torch.func.vmap's keyword `in_dims`, which JAX spells in_axes")
+_torch_crash = ("PyTorch: one of three slips. torch.func.vmap cannot batch a Python `if` (or `break`, `and`, "
+                "`or`, `not`) on a tensor: each environment in the batch could take another branch. Or an "
+                "in-place update (`+=`, `&=`, `add_`) writes a batched value into a tensor the function made "
+                "itself (torch.zeros, torch.tensor), which vmap leaves unbatched: one value cannot hold every "
+                "environment's. Or torch.where got a Python bool as its condition (jnp.where takes one; "
+                "torch.where needs a tensor)")
 _state_hint = ("return the state after all T steps, each step taken from the state the step before "
                "returned (the carry that comes out of the loop), not from the initial one: the "
                "environment keeps stepping after done")
@@ -478,10 +483,11 @@ assert_close(batched_j[1], batched_t[1], name="totals across frameworks")
 #    running count of the empty centroids, `cumsum`, says which one each empty centroid takes);
 # 4. return `(new_C, labels)`.
 #
-# No shape may depend on the data. The check runs `jax.jit(kmeans_step_jax)` to convergence
-# on one compiled program, and `torch.compile(kmeans_step_torch, fullgraph=True)` must
+# The check runs `jax.jit(kmeans_step_jax)` to convergence on one compiled program, so in JAX
+# no shape may depend on the data. `torch.compile(kmeans_step_torch, fullgraph=True)` must
 # capture the whole step as one graph: a Python `if` on a tensor's value is a graph break,
-# and `fullgraph=True` turns it into an error. About 10 lines each.
+# and `fullgraph=True` turns it into an error (Dynamo can record an operation whose output
+# shape depends on the data, such as `nonzero`, so that is not one). About 10 lines each.
 
 # %%
 # EXERCISE: kmeans-step

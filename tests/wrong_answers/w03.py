@@ -479,3 +479,38 @@ WRONG["vmap-rollout"] += [
         "each step taken from the state the step before",
     ),
 ]
+
+TORCH_TOTAL_IN_PLACE = _variant(
+    "total = total + torch.where(alive, reward, 0.0)",
+    "total += torch.where(alive, reward, 0.0)  # in place, into an unbatched zeros",
+)
+
+TORCH_ALIVE_IN_PLACE = _variant(
+    "alive = alive & ~done",
+    "alive &= ~done  # in place, into an unbatched torch.tensor(True)",
+)
+
+TORCH_ALIVE_PYTHON_BOOL = _variant(
+    "s, alive, total = state, torch.tensor(True), torch.zeros((), dtype=state.dtype)",
+    "s, alive, total = state, True, torch.zeros((), dtype=state.dtype)  # a Python bool",
+)
+
+JAX_IN_DIMS = _variant(
+    "return jax.vmap(rollout_jax)(states, actions)",
+    "return jax.vmap(rollout_jax, in_dims=0)(states, actions)  # torch.func.vmap's keyword",
+)
+
+WRONG["vmap-rollout"] += [
+    ("PyTorch: total += under vmap", TORCH_TOTAL_IN_PLACE, "in-place update (`+=`"),
+    (
+        "PyTorch: alive &= under vmap",
+        TORCH_ALIVE_IN_PLACE,
+        "which vmap leaves unbatched",
+    ),
+    (
+        "PyTorch: alive starts as a Python bool",
+        TORCH_ALIVE_PYTHON_BOOL,
+        "torch.where got a Python bool",
+    ),
+    ("JAX: jax.vmap given in_dims", JAX_IN_DIMS, "which JAX spells in_axes"),
+]
