@@ -12,12 +12,13 @@ which reads that lesson's question set from ``course_utils/quizzes/<lesson>.toml
 an absolute tolerance). The quiz's HTML is self-contained: an inline stylesheet and one
 inline script, nothing from another host, so it works where the output's scripts run
 (JupyterLab for an output it trusts, which includes every output of the running session;
-Colab; VS Code; the course's site, where myst-nb keeps the ``text/html`` output). *Check*
-says "Right." with the explanation, or "Wrong." with a hint that does not give the answer
+Colab; VS Code; the course's site, where myst-nb keeps the ``text/html`` output). The
+script adds a *Check* button to each question, which says "Right." with the explanation, or "Wrong." with a hint that does not give the answer
 away (the choice's own hint where it has one); *Show the answer* (a ``<details>``) opens
 the answer and its explanation. Where scripts do not run (nbviewer without them,
-GitHub's preview, an untrusted notebook) the same HTML reads as the questions, their
-choices and a folded answer under each; printed, the answers are unfolded. The
+GitHub's preview, an untrusted notebook, whose sanitiser also drops the stylesheet) the
+same HTML reads as the questions, their choices and a folded answer under each, with no
+button that does nothing; printed, the answers are unfolded. The
 ``text/markdown`` and ``text/plain`` forms (a PDF built through LaTeX, a terminal) list
 each question with its answer.
 
@@ -191,8 +192,8 @@ class Quiz:
             f'<div class="{ROOT_CLASS}" data-quiz="{html.escape(self.name)}">\n'
             f"<style>{CSS}</style>\n"
             f'<p class="{ROOT_CLASS}-title"><strong>{_inline(self.title)}</strong> '
-            f"({len(self.questions)} questions: pick or type an answer, then "
-            "<em>Check</em>; <em>Show the answer</em> opens it)</p>\n"
+            f"({len(self.questions)} questions: "
+            f'<span class="{ROOT_CLASS}-how">{STATIC_HOW}</span>)</p>\n'
             f"{items}\n<script>{SCRIPT}</script>\n</div>"
         )
 
@@ -264,10 +265,10 @@ def _question_html(q: Question, number: int, name: str) -> str:
     if isinstance(q, MultipleChoice):
         kind, data = "choice", ""
         inputs = "\n".join(
-            f'<label><input type="radio" name="{name}" value="{j}"'
+            f'<div><label><input type="radio" name="{name}" value="{j}"'
             + (" data-correct" if c.correct else "")
             + (f' data-hint="{_attr(c.hint)}"' if c.hint else "")
-            + f"> {_inline(c.text)}</label>"
+            + f"> {_inline(c.text)}</label></div>"
             for j, c in enumerate(q.choices)
         )
         answer = _inline(q.choices[q.answer].text)
@@ -284,12 +285,18 @@ def _question_html(q: Question, number: int, name: str) -> str:
         f'<div class="{ROOT_CLASS}-q" data-kind="{kind}"{data} '
         f'data-hint="{_attr(q.hint)}" data-explain="{_attr(q.explain)}">\n'
         f"<fieldset><legend>{number}. {_inline(q.text)}</legend>\n{inputs}\n</fieldset>\n"
-        f'<button type="button" class="{ROOT_CLASS}-check" hidden>Check</button>\n'
         f'<p class="{ROOT_CLASS}-feedback" aria-live="polite"></p>\n'
         f"<details><summary>Show the answer</summary>\n"
         f"<p><strong>Answer:</strong> {_end(answer)} {explain}</p>\n</details>\n</div>"
     )
 
+
+# What the title says to do: without the script, where only the folded answers work;
+# the script, which adds the Check buttons, says how to use them.
+STATIC_HOW = "open <em>Show the answer</em> under a question to read its answer"
+SCRIPT_HOW = (
+    "pick or type an answer, then <em>Check</em>; <em>Show the answer</em> opens it"
+)
 
 # Scoped to the quiz; colours only on borders, so the text keeps the page's own colour
 # (and its contrast) in light and dark themes alike.
@@ -303,7 +310,7 @@ CSS = f"""
 /* A theme's own colour for inline code may be meant for another background (a site's
    dark mode puts HTML outputs on a light panel): here code keeps the quiz's text colour. */
 .{ROOT_CLASS} code {{ color: inherit; background: transparent; }}
-.{ROOT_CLASS} label {{ display: block; margin: .15em 0; cursor: pointer; }}
+.{ROOT_CLASS} label {{ display: inline-block; margin: .15em 0; cursor: pointer; }}
 .{ROOT_CLASS} input[type=text] {{ font: inherit; color: inherit; background: transparent;
   width: 9em; margin: 0 .3em; padding: .1em .3em;
   border: 1px solid rgba(128,128,128,.8); border-radius: 3px; }}
@@ -321,7 +328,7 @@ CSS = f"""
 """
 
 # One per quiz; it finds its own quiz (or, where a front end runs it detached from its
-# output, every quiz of the page not set up yet), shows the Check buttons, and writes
+# output, every quiz of the page not set up yet), adds the Check buttons, and writes
 # each verdict into the question's live region. Quiz.feedback words the same messages.
 SCRIPT = """
 (() => {
@@ -329,6 +336,7 @@ SCRIPT = """
   const setup = (root) => {
     if (root.dataset.ready) return;
     root.dataset.ready = "1";
+    root.querySelector("." + R + "-how").innerHTML = "@HOW@";
     const seq = (document.courseQuizSeq = (document.courseQuizSeq || 0) + 1);
     root.querySelectorAll("." + R + "-q").forEach((q, i) => {
       const say = q.querySelector("." + R + "-feedback");
@@ -358,9 +366,12 @@ SCRIPT = """
         if (right) tell("right", "Right. " + q.dataset.explain);
         else tell("wrong", "Wrong. " + hint + " Try again, or open “Show the answer”.");
       };
-      const button = q.querySelector("." + R + "-check");
-      button.hidden = false;
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = R + "-check";
+      button.textContent = "Check";
       button.addEventListener("click", check);
+      q.querySelector("fieldset").after(button);
       q.addEventListener("input", () => tell("", ""));
       if (field) field.addEventListener("keydown", (e) => {
         if (e.key === "Enter") { e.preventDefault(); check(); }
@@ -376,7 +387,7 @@ SCRIPT = """
   const own = me && me.closest("." + R);
   (own ? [own] : document.querySelectorAll("." + R)).forEach(setup);
 })();
-""".replace("@ROOT@", ROOT_CLASS)
+""".replace("@ROOT@", ROOT_CLASS).replace("@HOW@", SCRIPT_HOW)
 
 
 def load(lesson: str | Path) -> Quiz:

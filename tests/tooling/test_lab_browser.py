@@ -4,7 +4,8 @@
 exercise notebook (the repository's own files are never opened, so nothing is saved into
 them), with settings that keep JupyterLab's news pop-up and kernel dialog away. Lesson 00
 runs through the Run menu in smoke mode: every cell executed, no error output at all (its
-sharp bits print their errors through ``expect_error``), its figures drawn. The exercise
+sharp bits print their errors through ``expect_error``), its figures drawn, and its review
+quiz, whose script JupyterLab runs in an output it trusts, answered wrong and then right. The exercise
 notebook runs all: every check says "not implemented yet". Then one exercise is solved in
 the browser and its check says "passed". Afterwards the server and its kernels are gone.
 """
@@ -330,6 +331,41 @@ def test_lesson_00_runs_all_in_jupyterlab(lab, page):
     assert sum(c["images"] for c in cells) >= 1, "no figure in lesson 00"
     sharp = [c for c in cells if "with expect_error(" in c["source"]]
     assert sharp and all("Error: " in _output_text(c) for c in sharp), sharp
+
+
+def test_lesson_00s_quiz_says_wrong_then_right_in_jupyterlab(lab, page):
+    """JupyterLab runs the script of an output its session made: the quiz answers."""
+    from course_utils import quiz
+
+    _open(page, lab, LESSON)
+    panel = page.evaluate("() => window.jupyterapp.shell.currentWidget.id")
+    notebook = page.locator(f'[id="{panel}"]')
+    box = notebook.locator(".jp-OutputArea-output .course-quiz")
+    if not box.count():  # run alone: run the quiz cell, which imports what it needs
+        cells = page.evaluate(CELLS)
+        index = next(i for i, c in enumerate(cells) if "quiz.load(" in c["source"])
+        notebook.locator(".jp-CodeCell").nth(index).locator(".cm-content").click()
+        page.keyboard.press("Shift+Enter")
+        box.wait_for(timeout=120_000)
+    box.scroll_into_view_if_needed()
+    expected = quiz.load("00_welcome_and_setup")
+    first, second = (
+        box.locator(".course-quiz-q").nth(0),
+        box.locator(".course-quiz-q").nth(1),
+    )
+    for question, answers in ((first, (0, 1)), (second, ("499", "500"))):
+        index = 0 if question is first else 1
+        for answer in answers:
+            if question is first:
+                question.get_by_role("radio").nth(answer).check()
+            else:
+                question.get_by_label("Your answer:").fill(answer)
+            question.locator("button", has_text="Check").click()
+            feedback = question.locator(".course-quiz-feedback")
+            assert feedback.inner_text().strip() == expected.feedback(index, answer)[1]
+    _shot(page, "00_quiz")
+    assert first.locator(".course-quiz-feedback").inner_text().startswith("Right.")
+    assert second.locator(".course-quiz-feedback").inner_text().startswith("Right.")
 
 
 def _solution(exercise: str) -> str:
