@@ -261,3 +261,12 @@ def test_each_lesson_ends_its_review_with_its_own_quiz(lesson):
 
 def test_every_quiz_file_belongs_to_a_lesson():
     assert sorted(quiz.names()) == sorted(p.stem for p in LESSONS)
+
+
+def test_the_example_in_the_authoring_guide_is_a_valid_quiz(tmp_path):
+    guide = (ROOT / "docs" / "AUTHORING.md").read_text(encoding="utf-8")
+    section = guide.split("## The review quiz", 1)[1]
+    example = re.search(r"```toml\n(.*?)```", section, re.S)
+    assert example, "docs/AUTHORING.md's review quiz section has no TOML example"
+    q = quiz.load(_write(tmp_path, example[1]))
+    assert [type(x) for x in q.questions] == [quiz.MultipleChoice, quiz.Numeric]
