@@ -64,9 +64,10 @@ def setup_triton(
 ) -> TritonStatus:
     """Prepare Triton before its first import: interpreter mode on a machine without CUDA.
 
-    ``TRITON_INTERPRET`` is read when Triton loads, so this must run before any
-    ``import triton``; it is set only when no CUDA GPU is present (a GPU compiles the
-    kernels natively). ``find_spec`` is injectable for the tests.
+    Triton (3.7) reads ``TRITON_INTERPRET`` when ``@triton.jit`` wraps a kernel, so this
+    must run before any kernel is defined; lessons run it before ``import triton``. It is
+    set only when no CUDA GPU is present (a GPU compiles the kernels natively).
+    ``find_spec`` is injectable for the tests.
     """
     if find_spec("triton") is None:
         return TritonStatus(

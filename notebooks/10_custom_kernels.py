@@ -94,7 +94,7 @@ print(env.report().line())
 torch_dev, _ = SETUP.pair()
 
 # %%
-# Triton reads TRITON_INTERPRET when it loads: set it (no CUDA GPU) before importing it.
+# Triton reads TRITON_INTERPRET when @triton.jit wraps a kernel: set it (no CUDA GPU) first.
 TRITON = kernels.setup_triton()
 if TRITON.available:
     import triton
@@ -113,8 +113,9 @@ print(kernels.filter_triton_deprecation(PALLAS, *kernels.pallas_backends((S.bloc
 # %% [markdown]
 # The lines above are this run's conditions. The last two cells say how each kernel language
 # runs here. On a machine without a CUDA GPU, Triton runs in its **interpreter**
-# (`TRITON_INTERPRET=1`, which must be set before `triton` is imported, so the helper does it
-# first): each program of the grid is executed with NumPy, one after another. Pallas has no
+# (`TRITON_INTERPRET=1`, which Triton 3.7 reads when `@triton.jit` wraps a kernel, so it must
+# be set before the first kernel is defined; the helper sets it before `triton` is even
+# imported): each program of the grid is executed with NumPy, one after another. Pallas has no
 # CPU backend either, so `pallas_call(..., interpret=True)` evaluates the kernel body with
 # ordinary JAX operations, looping over the grid. On a CUDA GPU Triton compiles to PTX.
 #
@@ -661,8 +662,9 @@ else:
 # step), where `other=0.0` makes the padding contribute `0 · 0 = 0`. `tl.dot` multiplies the
 # two tiles. For float32 inputs, `input_precision="ieee"` keeps them in full float32, which on
 # a GPU means the ordinary float32 units, not the tensor cores: Triton sends a float32 `tl.dot`
-# to the tensor cores only as TF32. The default, `"tf32"`, would do that on Ampere and newer
-# GPUs, cutting the inputs to 10 bits of mantissa first, and the parity check against
+# to the tensor cores only in TF32, as one product (`"tf32"`) or as three that recover most of
+# float32's precision (`"tf32x3"`). The default, `"tf32"`, would take the first on Ampere and
+# newer GPUs, cutting the inputs to 10 bits of mantissa first, and the parity check against
 # `torch.matmul` in float32 would fail.
 # The launcher passes every stride, so the kernel would read a transposed view correctly (its
 # addresses follow the strides, not an assumed row-major layout). The JAX side: a 3-D grid
@@ -746,10 +748,12 @@ else:
 # `pltpu.CompilerParams(dimension_semantics=("parallel", "parallel", "arbitrary"))` (`from
 # jax.experimental.pallas import tpu as pltpu`) would let a chip with two TensorCores split
 # `i` and `j` between them, while `k`, which carries the sum, stays "arbitrary" (in order). The
-# interpreter also runs the grid in order. On a GPU every program of the grid runs at once, in
-# no order, so programs along `k` would read and write one output block in global memory at
-# the same time, a race. The launcher therefore gives Pallas's Triton backend the other
-# kernel, whose 2-D grid hands each program whole strips of `A` and `B` and loops over `K`
+# interpreter also runs the grid in order. On Pallas's Triton backend, the route this matmul
+# takes on a GPU, every program of the grid runs at once, in no order, as in Triton itself, so
+# programs along `k` would read and write one output block in global memory at the same time,
+# a race. (Mosaic GPU's `pallas_call` can run a grid axis in order, marked `"sequential"` in
+# `plgpu.CompilerParams(dimension_semantics=...)`; the lesson leaves that deprecated route
+# alone.) The launcher therefore gives Pallas's Triton backend the other kernel, whose 2-D grid hands each program whole strips of `A` and `B` and loops over `K`
 # inside (`jax.lax.fori_loop` over `pl.ds` slices of the refs), as the Triton kernel does; it
 # pads `K` to a power of two because that backend's blocks must be powers of two.
 # The course's tests lower both routes, for CUDA and for TPU, and run each route's kernel in
@@ -997,7 +1001,10 @@ for name, err in grad_errors.items():
 # launch inside it, so that on a CUDA GPU the compiler traces the launch, keeps one graph and
 # can schedule the kernel with the code around it (the operator can take `register_autograd`
 # like any other). The next two cells register the section-1 kernel that way; in eager mode it
-# runs anywhere Triton does, interpreter included, and the compiled run needs a CUDA GPU.
+# runs anywhere Triton does, interpreter included, and the compiled run needs a CUDA GPU. Under
+# the interpreter the second cell shows what compiling does instead: Dynamo runs the operator
+# on fake tensors to learn its output, the interpreter's launch asks them for the address of
+# their data, and a fake tensor has none, so the compiler stops with the error printed there.
 
 # %%
 # PyTorch: triton_op + wrap_triton, an operator whose Triton kernel Inductor sees
@@ -1023,9 +1030,9 @@ if TRITON.available and not TRITON.interpreted:
     print("graphs:", kernels.count_graphs(lambda x: softmax_triton_op(x) * w_torch, x_torch, fullgraph=True))
     assert_close(scaled_torch(x_torch), torch.softmax(x_torch, -1) * w_torch, rtol=1e-5, atol=1e-6, name="compiled triton_op")
     print("triton_op under torch.compile(fullgraph=True): one graph, equal to torch.softmax")
-elif TRITON.available:
-    print("compiled triton_op skipped: the Triton interpreter's launch reads the tensors' data, "
-          "which the compiler's fake tensors lack (TRITON_INTERPRET=1)")
+elif TRITON.available:  # the interpreter's launch reads data, which fake tensors lack
+    with expect_error(torch._dynamo.exc.TorchRuntimeError, match="Cannot access data pointer", lines=2):
+        torch.compile(lambda x: softmax_triton_op(x) * w_torch, fullgraph=True)(x_torch)
 else:
     print(TRITON.skipped())
 
@@ -1272,7 +1279,8 @@ if others:
 #   in Python/NumPy (Triton) or as a loop of JAX operations over the grid (Pallas): correct and
 #   debuggable (you can `print` inside a Triton kernel in interpreter mode), but what they time
 #   is the simulation, not the kernel as a GPU would run it: Triton's is slow by design, and
-#   Pallas's, a loop inside one XLA program, may land anywhere near the built-in op on a CPU.
+#   Pallas's, a loop inside one XLA program, may come close to the built-in op on a CPU or
+#   trail it, depending on how many programs the grid has.
 # - So the claim "a hand-written kernel is faster than the built-in op" can only be judged where
 #   the kernels compile: on a GPU (or a TPU, for Pallas).
 #
@@ -1310,12 +1318,14 @@ for what, names in FUSED.items():
 # `run_and_get_code` returns that source, so counting the `async_compile` assignments counts
 # the kernels. XLA's optimised HLO has one computation per fusion and an `ENTRY` computation
 # that calls them in order, so the `fusion(` instructions of the entry computation are the
-# kernels it launches; an elementwise operation XLA left unfused would run as its own kernel
-# too, and appear as an instruction of another kind, which this count leaves out.
+# kernels it launches. An operation that XLA's CPU backend fuses with nothing still becomes a
+# fusion, of that one operation, so the count includes it; only an operation that stays an
+# instruction of another kind (a sort, say) would run as a kernel this count leaves out.
 #
 # The names say what each kernel holds: Inductor names a C++ kernel `cpp_...` and a Triton one
 # `triton_...`, after the operations fused into it, and XLA names a loop fusion after its
-# operations too (`subtract_exponential_fusion`, say); a fusion XLA hands to a library is named
+# operations too (`subtract_exponential_fusion`, say) and a fusion of one operation `wrapped_`
+# and that operation (`wrapped_reduce`); a fusion XLA hands to a library is named
 # after the library instead (`ynn_fusion`: XLA's CPU backend passes some reductions to
 # YNNPACK, depending on their shapes, so this lesson's smoke and full sizes may list different
 # kernels). A count may even exceed the eager formula's: a compiler can compute a reduction in
@@ -1444,7 +1454,7 @@ else:
 # | write a kernel | `@triton.jit`, pointers, `tl.load`/`tl.store` | a Python function on refs, `pl.pallas_call` |
 # | which work a program does | `tl.program_id(axis)`, offsets `pid * B + tl.arange(0, B)` | `pl.program_id(axis)`, `BlockSpec(block_shape=..., index_map=...)` |
 # | number of programs | `kernel[grid](...)`, `triton.cdiv` | `grid=...`, `pl.cdiv` |
-# | accumulate across steps | a loop over K in the program, `acc += tl.dot(a, b)` in float32 | K as the last grid axis, `pl.when(pl.program_id(2) == 0)` zeroes the revisited output block (in-order grids: TPU, interpreter); a `fori_loop` over K on a GPU |
+# | accumulate across steps | a loop over K in the program, `acc += tl.dot(a, b)` in float32 | K as the last grid axis, `pl.when(pl.program_id(2) == 0)` zeroes the revisited output block (in-order grids: TPU, interpreter); a `fori_loop` over K where the programs run at once (Pallas's Triton backend, a GPU's here) |
 # | block sizes | `triton.autotune(configs=[triton.Config(...)], key=[...])` | a parameter of the launcher, timed with `timing.compare` |
 # | ragged edges | `mask=` and `other=` on every load and store | pad to whole blocks and slice (only the interpreter and Mosaic TPU clip writes); mask reads yourself (`jnp.where` on an iota) |
 # | the GPU backend | Triton | `plgpu.kernel` (Mosaic GPU: sm_90+, sm_80+ from jax 0.11), or `compiler_params=pltriton.CompilerParams()` (Triton) |
@@ -1502,8 +1512,9 @@ display(Markdown(
 #   drivers"), and simulated times would not rank the configs anyway, so the lesson shows the
 #   decorator and leaves the run to a GPU (3).
 # - *"A Pallas grid is a loop, so any kernel may accumulate across its steps."* Only where the
-#   grid runs in order (a TPU, the interpreter); on a GPU the programs run at once, so the sum
-#   over K is a loop inside each program (3).
+#   grid runs in order (a TPU, the interpreter, an axis Mosaic GPU is told is "sequential"); on
+#   Pallas's Triton backend the programs run at once, so there the sum over K is a loop inside
+#   each program (3).
 #
 # **Review questions**
 #
@@ -1558,8 +1569,9 @@ display(Markdown(
 # the last grid axis, and why does the lesson not use this kernel on a GPU?</summary>
 # The output block is kept in fast memory while consecutive grid steps revisit it, so the steps
 # along K must come one after another for the same `(i, j)`: with K last they do, and the block
-# is written back once, when `(i, j)` changes. On a GPU the programs of a grid run at once, so
-# steps along K would race on one output block; each program loops over K itself instead.
+# is written back once, when `(i, j)` changes. On Pallas's Triton backend, the one this
+# lesson's matmul takes on a GPU, the programs of a grid run at once, so steps along K would
+# race on one output block; each program loops over K itself instead.
 # </details>
 #
 # The cell below asks these questions again as a self-check, with the grid's count split in two: pick or type an answer and

@@ -135,7 +135,8 @@ def expected_ids(shape, block):
 # TESTS: tiling points=2
 check("tiling", lambda: np.array(tiling((10, 10), (4, 4))[0]), np.array((3, 3)),
       hint="the grid must cover the ragged last block too: floor division (n // block) drops the last, partial "
-           "block, so its elements get no program")
+           "block, so its elements get no program; and a grid of 1 along an axis longer than its block has "
+           "cdiv's two arguments swapped (pl.cdiv(a, b) rounds a / b up)")
 check("tiling", lambda: np.array(tiling((10, 20), (4, 7))[0]), np.array((3, 3)),
       hint="the counts mix the axes up: along each axis the programs cover that axis's length (shape[a]) with "
            "that axis's side of the block (block[a]), and a (4, 7) block over (10, 20) has two different sides")
@@ -145,11 +146,15 @@ check("tiling", lambda: np.array(tiling((8, 16), (4, 8))[0]), np.array((2, 2)),
 check("tiling", lambda: np.array(tiling((10, 12), (4, 8))[0]), np.array((3, 2)),
       hint="the counts are right but not in the array's order: grid[0] is the number of programs along axis 0 "
            "(the rows, shape[0]), grid[1] along axis 1 (the columns)")
+_tiling_crash = ("the index_map returns one block index per axis of the 2-D array, two numbers for the two "
+                 "program ids: the launcher appends the zeros of its 4-D layout itself (lesson 10's tile ids "
+                 "kernel spells out all four)")
 check("tiling", lambda: tile_ids((3, 2), (1, 1)), expected_ids((3, 2), (1, 1)),
       hint="with 1 x 1 blocks, where block and element indices agree, programs still wrote into each other's "
-           "blocks: the index_map mixes the two program ids up")
+           "blocks: the index_map mixes the two program ids up", crash_hint=_tiling_crash)
 check("tiling", lambda: tile_ids((10, 12), (4, 8)), expected_ids((10, 12), (4, 8)),
-      hint="the index_map returns block indices (which block), not element offsets; Pallas multiplies by the block shape")
+      hint="the index_map returns block indices (which block), not element offsets; Pallas multiplies by the block shape",
+      crash_hint=_tiling_crash)
 
 # %%
 # HIDDEN TESTS: tiling points=2
@@ -212,7 +217,8 @@ x_lse_whole = jnp.asarray(np.random.default_rng(4).normal(size=(S.rows, 128)).as
 # TESTS: masked-logsumexp points=3
 _lse_crash = ("x_ref[...] is (8, padded columns) and o_ref (8, 1): a reduction over axis 1 that drops the "
               "reduced axis leaves an (8,) array, which lines up with the columns, not the rows, so it does not "
-              "broadcast against the block and does not fit o_ref")
+              "broadcast against the block and does not fit o_ref; a reduction over axis 0 reduces the 8 rows "
+              "instead, one value per column")
 check("masked-logsumexp", lambda: logsumexp_pallas(x_lse_whole), jax.nn.logsumexp(x_lse_whole, axis=1),
       rtol=1e-5, atol=1e-5,
       hint="no padding here (128 columns), yet the result is off by each row's maximum m: the m subtracted "
@@ -221,7 +227,8 @@ check("masked-logsumexp", lambda: logsumexp_pallas(x_lse_whole), jax.nn.logsumex
 check("masked-logsumexp", lambda: logsumexp_pallas(x_lse), jax.nn.logsumexp(x_lse, axis=1), rtol=1e-5, atol=1e-5,
       hint="the columns from n_cols on are padding: read as they are, they enter the max and the sum; padding "
            "set to 0 is not neutral either (exp(0) = 1 adds to each row's sum, and 0 may exceed a row's maximum), "
-           "and cols <= n_cols lets one padded column in",
+           "and cols <= n_cols lets one padded column in; a mask must number the columns: an iota along axis 0 "
+           "numbers the rows, all below n_cols",
       crash_hint=_lse_crash)
 
 
@@ -505,7 +512,8 @@ check("callback-median", on_host(lambda: jax.jit(row_median_jax)(x_med[0])), np.
            "in x's dtype")
 check("callback-median", on_host(lambda: jax.jit(row_median_jax)(x_med)), np.median(np.asarray(x_med), axis=-1),
       hint="x may have leading axes, shape (..., n): for a 3-D x the host function gets the 3-D array, and an axis "
-           "counted from the front (axis=1) is no longer the last one")
+           "counted from the front (axis=1) is no longer the last one, nor is a result shape taken from the front "
+           "((x.shape[0],)) the shape of x without its last axis")
 check("callback-median", on_host(batched_medians), np.median(np.asarray(x_med), axis=-1),
       hint="under vmap, pure_callback needs a vmap_method that says how the host function handles a batch axis")
 check("callback-median", on_host(lambda: str(jax.jit(row_median_jax)(x_med[0].astype(jnp.float16)).dtype)), "float16",
@@ -598,6 +606,11 @@ if TRITON.available:
     check("triton-row-sums", lambda: row_sums_triton(x_even).cpu().numpy(), row_sums_expected(x_even),
           hint="every block of the row counts, not the first block only: with 64 columns read 32 at a time, the sums "
                "miss or repeat columns", crash_hint=_rows_crash)
+    check("triton-row-sums", lambda: row_sums_triton(x_ragged[:1], pad=0.0).cpu().numpy(),
+          row_sums_expected(x_ragged[:1]),
+          hint="one row, padded with zeros, whose length is not a whole number of blocks, and its sum misses "
+               "columns: the loop must reach the last, partial block too (n_cols // BLOCK whole blocks stop "
+               "short of it)", crash_hint=_rows_crash)
     check("triton-row-sums", lambda: row_sums_triton(x_ragged, pad=0.0).cpu().numpy(), row_sums_expected(x_ragged),
           hint="the padding holds zeros here, and rows after the first are still off: a row starts stride elements "
                "after the previous one (the buffer is wider than the row), not n_cols", crash_hint=_rows_crash)

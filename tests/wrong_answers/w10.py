@@ -206,6 +206,26 @@ def row_median_jax(x):
     return jax.pure_callback(host, out, x, vmap_method="broadcast_all")
 """
 
+TILING_CDIV_SWAPPED = """
+def tiling(shape, block):
+    grid = (pl.cdiv(block[0], shape[0]), pl.cdiv(block[1], shape[1]))  # arguments swapped
+    return grid, lambda i, j: (i, j)
+"""
+
+# the lesson's tile-ids index map copied, zeros of the 4-D layout included
+TILING_FOUR_INDICES = """
+def tiling(shape, block):
+    grid = (pl.cdiv(shape[0], block[0]), pl.cdiv(shape[1], block[1]))
+    return grid, lambda i, j: (i, j, 0, 0)
+"""
+
+# the column index taken along axis 0: it numbers the rows, all below n_cols
+LSE_IOTA_ROWS = LSE_BODY.format(mask=MASK, m=MAX).replace("x.shape, 1)", "x.shape, 0)")
+LSE_MAX_OVER_ROWS = LSE_BODY.format(mask=MASK, m=MAX.replace("axis=1", "axis=0"))
+
+# one median per row of a 2-D x only: the shape taken from the front
+MEDIAN_SHAPE_FRONT = MEDIAN_BODY.format(**{**RIGHT_MEDIAN, "shape": "(x.shape[0],)"})
+
 ROWS_BODY = """
 if TRITON.available:
 
@@ -242,6 +262,7 @@ ROWS_FIRST_BLOCK = _rows(stop="BLOCK")  # one block: no loop over the row
 # block 0 read at every step of the loop
 ROWS_NO_START = _rows().replace("start + tl.arange", "tl.arange")
 ROWS_NO_SUM = _rows().replace("tl.sum(acc, axis=0)", "acc")  # the block, not its sum
+ROWS_FLOOR_BLOCKS = _rows(stop="n_cols // BLOCK * BLOCK")  # whole blocks only
 # the sum stored at x's row offset, in a buffer of one number per row
 ROWS_OUT_STRIDE = _rows().replace(
     "tl.store(out_ptr + row,", "tl.store(out_ptr + row * stride,"
@@ -260,6 +281,8 @@ WRONG = {
         ("(n + block) // block programs", TILING_ONE_TOO_MANY, "one program too many"),
         ("block[0] for both axes", TILING_ONE_BLOCK_SIDE, "mix the axes up"),
         ("shape[0] for both axes", TILING_ONE_LENGTH, "mix the axes up"),
+        ("cdiv(block, n)", TILING_CDIV_SWAPPED, "cdiv's two arguments swapped"),
+        ("four block indices", TILING_FOUR_INDICES, "appends the zeros"),
     ],
     "masked-logsumexp": [
         ("no mask", LSE_NO_MASK, "they enter the max and the sum"),
@@ -273,6 +296,8 @@ WRONG = {
         ("maximum not added back", LSE_NO_ADD_BACK, "off by each row's maximum"),
         ("the padding found by its NaN value", LSE_NAN_TO_NEG_INF, "not by its value"),
         ("no keepdims: an (8,) maximum", LSE_NO_KEEPDIMS, "drops the reduced axis"),
+        ("the iota along axis 0", LSE_IOTA_ROWS, "numbers the rows"),
+        ("the maximum over axis 0", LSE_MAX_OVER_ROWS, "reduces the 8 rows"),
     ],
     "silu-custom-vjp": [
         ("one term of the product rule", SILU_ONE_TERM, "product rule"),
@@ -305,6 +330,11 @@ WRONG = {
         ("always float32", MEDIAN_FLOAT32, "not a fixed float32"),
         ("median of the whole array", MEDIAN_NO_AXIS, "one median per row"),
         ("axis=1", MEDIAN_AXIS_1, "no longer the last one"),
+        (
+            "result shape (x.shape[0],)",
+            MEDIAN_SHAPE_FRONT,
+            "a result shape taken from the front",
+        ),
     ],
 }
 if importlib.util.find_spec("triton") is not None:  # without Triton the exercise skips
@@ -318,4 +348,5 @@ if importlib.util.find_spec("triton") is not None:  # without Triton the exercis
         ("the first block at every step", ROWS_NO_START, "not the first block only"),
         ("a block stored at one address", ROWS_NO_SUM, "takes a scalar, not a block"),
         ("sum stored at row * stride", ROWS_OUT_STRIDE, "not out's"),
+        ("n_cols // BLOCK whole blocks", ROWS_FLOOR_BLOCKS, "the last, partial block"),
     ]
