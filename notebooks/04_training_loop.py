@@ -1165,8 +1165,8 @@ print(f"parameters + Adam state in JAX: {memory.format_bytes(state_bytes)}; in P
 # identical in both.
 #
 # The two JAX rows differ only in donation. Donating the state lets XLA write the new state
-# into the old state's buffers (the "donated (aliased)" part); the plan's peak is arguments
-# + outputs − aliased + temporaries, so it falls by the aliased bytes only if the
+# into the old state's buffers (the "donated (aliased)" part); the plan's peak is
+# arguments + outputs − aliased + temporaries, so it falls by the aliased bytes only if the
 # temporaries stay the same. What donation does at run time can be counted directly: after
 # one donated step, how many input arrays are deleted (`is_deleted()`), and how many of the
 # new state's arrays sit at the addresses of the old ones (`unsafe_buffer_pointer()`, the
