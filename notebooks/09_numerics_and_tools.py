@@ -23,7 +23,7 @@
 # it: how to train in 16-bit floats without losing the model, where the time of a step goes,
 # how to find the NaN or the silent indexing bug inside compiled code, and how to make two runs
 # print the same numbers. Each framework answers these with different tools built on different
-# beliefs (PyTorch: a global mode that rewrites ops as they run; JAX: explicit dtypes, explicit
+# beliefs (PyTorch: a mode that rewrites the ops run inside it; JAX: explicit dtypes, explicit
 # keys, and a compiler that can be asked what it did). This lesson puts the tools side by side
 # on one small model and measures what each shows.
 #
@@ -271,8 +271,10 @@ print(f"autocast on {torch_dev.type} returned float32 for: {', '.join(upcast) or
 # training exists, but with tricks such as stochastic rounding or Kahan-summed updates that
 # this lesson does not need.)
 #
-# The two designs also differ in *scope*. Autocast is a context: everything called inside the
-# `with` block is affected, including library code you did not write, and nothing outside is.
+# The two designs also differ in *scope*. Autocast is a context: everything the `with` block
+# calls on its own thread is affected, including library code you did not write, and nothing
+# outside is (its state is thread-local, so a worker thread started inside the block runs
+# without it until it enters an autocast of its own).
 # Flax's dtype is a property of each layer: a model mixes dtypes by construction (a float32
 # final layer or normalisation is a constructor argument), and a plain function such as
 # `jax.nn.softmax` simply follows its input's dtype.
@@ -1396,8 +1398,10 @@ assert not bool(zero_torch.grad.any()) and bool(jnp.isnan(norm_grad_jax).all())
 # cell's `assert` stops the notebook when a release changes either behaviour.
 #
 # A last resort common to both: run without compiling. `jax.disable_jit()` (a context manager)
-# makes every `jit` run op by op in Python, so a normal `print`, `pdb` and NumPy-style errors
-# work; `torch.compiler.disable` does the same for a function under `torch.compile`. When a
+# makes every `jit` run op by op in Python on concrete values, so a normal `print`, `pdb` and
+# a Python `if` on a value work (jax.numpy's own rules stay: an index past the end still clamps
+# and `log(-1)` is still a silent NaN, so 3.1's and 3.3's tools are still needed);
+# `torch.compiler.disable` does the same for a function under `torch.compile`. When a
 # compiled PyTorch model gives different numbers from the eager one, compile it with
 # `backend="eager"` (Dynamo's capture only), then `"aot_eager"` (plus AOTAutograd's backward
 # graph), then the default Inductor: the first backend that disagrees with eager mode names the

@@ -122,7 +122,10 @@ ce_crash_hint = (
     "and keepdims=; a shape error is (batch, classes) minus a (batch,) maximum, which does not "
     "broadcast: the reduction dropped the axis it reduced (keepdims defaults to False, as "
     "PyTorch's keepdim does); a TypeError about converting an array that is not a scalar means "
-    "the loss is not one number: the per-example losses still need their mean over the batch"
+    "the loss is not one number: the per-example losses still need their mean over the batch; "
+    "'indices and arr must have the same number of dimensions' is jnp.take_along_axis given the "
+    "(batch,) labels for (batch, classes) log-probabilities: like torch.gather, it takes an index "
+    "array with as many dimensions as the array it reads"
 )
 check(  # float32 logits first: no precision to lose, so a wrong value is a wrong formula
     "bf16-cross-entropy",
@@ -165,6 +168,19 @@ check(
     hint="rows far below the batch's largest logit underflow: shifted by one maximum over the "
     "whole array (jnp's max without an axis, like torch's max without dim), all their "
     "exponentials are 0 and their log of the sum is -inf",
+)
+gaps = jnp.array([120.0, 150.0, 200.0, 300.0])  # each label's logit this far below its row's maximum
+confident_wrong = jnp.zeros((4, 10)).at[:, 0].set(gaps).astype(jnp.bfloat16)
+labels_wrong = jnp.array([1, 2, 3, 4])
+check(
+    "bf16-cross-entropy",
+    lambda: float(cross_entropy_f32(confident_wrong, labels_wrong)),
+    cross_entropy_f64(confident_wrong, labels_wrong),
+    rtol=1e-5,
+    hint="a confidently wrong row (its label's logit 120 or more below the row's maximum) gives a "
+    "loss that is not finite: that label's probability, about exp(-120), is 0 in float32, and "
+    "the log of 0 is -inf; the log of a softmax, or of any probability, fails there, while the "
+    "formula's shifted logit minus the log of the sum never leaves the log domain",
 )
 
 # %%
@@ -283,7 +299,10 @@ check(
     rtol=0,
     atol=0,
     hint="batch 2's loss is finite and its gradient is not: check every leaf of the gradient (not "
-    "the loss), and count from 0; that gradient holds NaNs and no infinity, which jnp.isinf misses",
+    "the loss), and count from 0; that gradient holds NaNs and no infinity, which jnp.isinf "
+    "misses; it is the first such batch (batch 4's gradient is not finite either: a loop that "
+    "keeps going returns a later one), and -1 comes only after every batch was checked (a "
+    "return -1 inside the loop answers at batch 0)",
     crash_hint="a TypeError naming a dict means a jnp function was given the whole gradient: it is "
     "a pytree shaped like params, not one array; a ValueError about the truth value of an array "
     "means a whole array reached Python's if, all() or any(): reduce each leaf to one bool "

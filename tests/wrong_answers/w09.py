@@ -486,3 +486,66 @@ WRONG["top-ops"] += [
     ("not sorted", TOP_UNSORTED, "first appear in the trace is not a ranking"),
     ("cut to n before sorting", TOP_CUT_BEFORE_SORT, "before taking the first n"),
 ]
+
+CE_LOG_OF_SOFTMAX = """
+def cross_entropy_f32(logits, labels):
+    p = jax.nn.softmax(logits.astype(jnp.float32), axis=1)
+    return -jnp.log(jnp.take_along_axis(p, labels[:, None], axis=1)).mean()  # log(0) = -inf
+"""
+
+CE_LOG_OF_SHIFTED_PROBABILITY = """
+def cross_entropy_f32(logits, labels):
+    z = logits.astype(jnp.float32)
+    z = z - z.max(axis=1, keepdims=True)
+    p = jnp.exp(z) / jnp.exp(z).sum(axis=1, keepdims=True)  # exp(-120) is 0 in float32
+    return -jnp.log(jnp.take_along_axis(p, labels[:, None], axis=1)).mean()
+"""
+
+CE_TAKE_ALONG_1D_LABELS = """
+def cross_entropy_f32(logits, labels):
+    z = logits.astype(jnp.float32)
+    z = z - z.max(axis=1, keepdims=True)
+    log_p = z - jnp.log(jnp.exp(z).sum(axis=1, keepdims=True))
+    return -jnp.take_along_axis(log_p, labels, axis=1).mean()  # (batch,) index, 2-D array
+"""
+
+NONFINITE_LAST_FOUND = """
+def first_nonfinite_step(loss_fn, params, batches):
+    found = -1
+    for i, batch in enumerate(batches):
+        leaves = jax.tree.leaves(jax.grad(loss_fn)(params, batch))
+        if not all(bool(jnp.isfinite(g).all()) for g in leaves):
+            found = i  # keeps going: the last such batch
+    return found
+"""
+
+NONFINITE_RETURN_IN_LOOP = """
+def first_nonfinite_step(loss_fn, params, batches):
+    for i, batch in enumerate(batches):
+        leaves = jax.tree.leaves(jax.grad(loss_fn)(params, batch))
+        if not all(bool(jnp.isfinite(g).all()) for g in leaves):
+            return i
+        return -1  # indented one level too far: answers at batch 0
+"""
+
+WRONG["bf16-cross-entropy"] += [
+    ("the log of the softmax", CE_LOG_OF_SOFTMAX, "the log of a softmax"),
+    (
+        "the log of a probability from shifted logits",
+        CE_LOG_OF_SHIFTED_PROBABILITY,
+        "or of any probability, fails there",
+    ),
+    (
+        "take_along_axis given (batch,) labels",
+        CE_TAKE_ALONG_1D_LABELS,
+        "like torch.gather, it takes an index",
+    ),
+]
+WRONG["first-nonfinite"] += [
+    ("the last such batch, not the first", NONFINITE_LAST_FOUND, "returns a later one"),
+    (
+        "return -1 inside the loop",
+        NONFINITE_RETURN_IN_LOOP,
+        "a return -1 inside the loop",
+    ),
+]
