@@ -112,7 +112,7 @@ print(env.report().line())
 # | dimension (source 001) | PyTorch | JAX | the article's advice | evidence in this course | measurable here? |
 # |---|---|---|---|---|---|
 # | team skills | dynamic Python | functional programming | choose what the team knows | 01: pure functions, explicit keys and state; 07: what a port involves | no: a question about your team |
-# | ecosystem | large community model hubs | smaller, backed by Google | start-ups choose PyTorch | 06: library map, Keras 3, export; the package check below | partly: which packages you can install |
+# | ecosystem | large community model hubs | smaller, backed by Google | start-ups choose PyTorch | 06: library map, Keras 3, export; the package check below | partly: which of a project's packages are installed here |
 # | training scale | < 1000 accelerators | > 1000 accelerators | large scale → JAX | 05: data, tensor and fully sharded parallelism on simulated devices; 11: a GPT's training step sharded both ways, losses equal to one device | no: needs a cluster (claims `tpu-llm`, `huge-scale`) |
 # | developer experience | easy to debug | steep, cryptic errors | efficiency → PyTorch | 03: graph breaks, tracer errors and how each framework reports them; 09: NaN hunting, prints inside compiled code, profiler traces of the same training step in each | no: a matter of taste, though 03 shows both error messages |
 # | performance | "manual car" | "high-speed train" | JAX is faster when the route is fixed | 02, 03, 04: higher-order derivatives, `jit` vs `torch.compile`, training steps; 09: bfloat16; 10: custom kernels (Triton, Pallas) where the compiler is not enough; 11: a GPT's tokens per second | **yes**: section 4 |

@@ -114,9 +114,11 @@ S = config.sizes(SIZES, SMOKE)
 # the claim. Noisy ratios (the middle half spans more than half the median) mean the rounds
 # disagree with each other. Either way the honest answer is "rerun", not a verdict.
 #
-# "Does not hold" covers two outcomes: an interval short of the stated magnitude, and one
-# entirely below 1, where the opposite of the claim happened. They give the same word here;
-# the reason `claims.judge` prints tells them apart.
+# Against a bar of 1x or more, "does not hold" covers two outcomes: an interval short of the
+# stated magnitude, and one entirely below 1, where the opposite of the claim happened. They
+# give the same word here; the reason `claims.judge` prints tells them apart. A bar below 1
+# (a claim such as "at least 0.9x its speed") has only the first: an interval below 1 that
+# still reaches the bar straddles it.
 
 # %%
 # EXERCISE: judge-claim
@@ -189,6 +191,15 @@ DECIDE_CASES = {  # what the case shows: (samples, threshold, contended, expecte
     "8 tight rounds near 100x, bar 1x": ([96, 98, 99, 100, 100, 101, 102, 104], 1.0, None, "holds",
                                         "the spread is a share, the IQR over the median: the IQR itself, "
                                         "in x, calls a tight 100x run noisy and lets a wide 0.5x one pass"),
+    "8 rounds from 0.8x to 0.86x, bar 0.9x": ([0.8, 0.81, 0.82, 0.83, 0.83, 0.84, 0.85, 0.86], 0.9, None,
+                                             "inconclusive", "an interval below 1 does not hold only against "
+                                             "a bar of 1x or more: this one reaches the 0.9x bar, so it "
+                                             "straddles it"),
+    "8 rounds, four at 2x and four at 3.1x, bar 1.5x": ([2.0] * 4 + [3.1] * 4, 1.5, None, "holds",
+                                                       "the spread's median of an even count is the mean "
+                                                       "of the two middle ratios, 2.55x: the lower one "
+                                                       "(what torch.median returns) makes the run look "
+                                                       "noisy"),
 }
 
 

@@ -320,6 +320,14 @@ DECIDE_SPREAD_OVER_MEAN = _decide(centre="statistics.mean")
 
 # The IQR itself, not over the median: a centre of 1 leaves the spread in x.
 DECIDE_SPREAD_IN_X = _decide(centre="(lambda samples: 1.0)")
+# torch.median returns the lower of the two middle values for an even count.
+DECIDE_TORCH_MEDIAN = _decide(
+    centre="(lambda samples: torch.tensor(samples).median().item())"
+)
+# "Below 1 is the opposite" read as a test of its own, whatever the bar.
+DECIDE_BELOW_ONE_FAILS = _decide(
+    fails="hi * (1 + RUN_TO_RUN) < threshold or hi * (1 + RUN_TO_RUN) < 1"
+)
 
 SHAPES_STRICT = """
 def max_new_shapes(n_requests, compile_s, jax_s, torch_s):
@@ -395,6 +403,16 @@ WRONG = {
             "the IQR over the median",
         ),
         ("the spread as the IQR in x", DECIDE_SPREAD_IN_X, "the IQR itself, in x"),
+        (
+            "torch.median's lower middle value as the spread's centre",
+            DECIDE_TORCH_MEDIAN,
+            "what torch.median returns",
+        ),
+        (
+            "an interval below 1 fails whatever the bar",
+            DECIDE_BELOW_ONE_FAILS,
+            "a bar of 1x or more",
+        ),
     ],
     "pad-pow2": [
         (
