@@ -30,8 +30,9 @@
 # 2. measure compile time, steady state, break-even and dispatch overhead honestly, and judge
 #    popular speed claims against your own numbers;
 # 3. write data-dependent branches and loops (`lax.cond`, `torch.cond`, `lax.while_loop`),
-#    fixed-length loops (`lax.scan`) and batched simulations (`vmap`) that compile once, in
-#    both frameworks, and measure whether compiling them paid off.
+#    fixed-length loops (`lax.scan`) and batched simulations (`vmap`) that JAX compiles once,
+#    know what `torch.compile` makes of the same code in PyTorch (a graph break, an unrolled
+#    loop, a compiled step inside a Python loop), and measure whether compiling paid off.
 
 # %%
 # Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),
@@ -377,9 +378,10 @@ dispatch
 # for a new function, and its persistent cache is in the state the line above the table
 # printed; Inductor compiles in an empty, throw-away directory (`timing.cold_inductor_cache()`),
 # so no graph from an earlier run is read back. The two first calls still differ in what else
-# they pay: `torch.compile`'s is this process's first use of Inductor, so it also pays what
-# Inductor does once per process (importing its modules, probing the CPU's vector instructions),
-# while JAX paid its own once-per-process costs in section 1. Section 3's first calls, also
+# they pay: `torch.compile`'s is this process's first compilation with Inductor, so it also
+# imports the part of Inductor that compiles a graph. (`cold_inductor_cache()` has already
+# imported Inductor's configuration and utilities and had it probe the CPU's vector
+# instructions, before the clock starts.) JAX paid its own once-per-process costs in section 1. Section 3's first calls, also
 # from empty caches, pay neither. Later tables in this lesson time compiled functions the same
 # way; a variant compiled in an earlier cell is already warm in them.
 
@@ -443,8 +445,9 @@ for eager_name, compiled_name in (("PyTorch eager", "torch.compile"), ("JAX eage
     print(claims.faster(dispatch, eager_name, compiled_name).explanation)
 
 # %% [markdown]
-# Each line names the ratio it judged (eager time over compiled time, above 1 meaning the
-# compiled call was quicker) and its 95 % interval over the paired rounds. On a GPU the same
+# Each line names the ratio it compares (eager time over compiled time, above 1 meaning the
+# compiled call was quicker) and its 95 % interval over the paired rounds, and says whether the
+# run was quiet enough to judge it. On a GPU the same
 # chain would launch one kernel per addition eagerly, and a compiled chain one fused kernel,
 # so the balance usually tips further towards compiling there; measure before relying on it.
 
@@ -587,9 +590,11 @@ print(f"eager: {eager_ops} operations, one pass over memory each")
 print(f"XLA: {xla_fusions} fused computation(s); Inductor: {inductor_kernels} generated kernel(s)")
 
 # %% [markdown]
-# The counts show what fusion means in practice: a dozen array operations, each a full read and
-# write of the vector when run eagerly, become one or a few compiled loops that read each
-# element once, compute everything in registers and write the result once. The XLA count
+# The counts show what fusion means in practice: each eager operation is a full read and write
+# of the vector, and each fused computation or generated kernel is one compiled loop that reads
+# its inputs once, computes everything in registers and writes its result once. A count of 1
+# means the whole chain became a single pass over memory; the fewer the kernels against the
+# eager count, the more passes fusion removed. The XLA count
 # comes from the optimised HLO text (`fusion` instructions); the Inductor count from its own
 # kernel counter, read before and after compiling the elementwise function.
 
@@ -1404,7 +1409,8 @@ plt.tight_layout()
 # %% [markdown]
 # What `torch.compile` makes of the whole loop: the tensor `if` is a graph break *inside a
 # loop*, which Dynamo does not split; it gives up on the loop's frame (runs it in Python) and
-# compiles the functions the loop calls. What it captured is exactly the step:
+# compiles the functions the loop calls. The graphs it records for the whole loop, next to
+# those of the step alone:
 
 # %%
 loop_graphs, loop_breaks = graph_breaks(kmeans_torch, X_t, C0_t, tol, max_iter)

@@ -120,10 +120,11 @@ check(
     "one, or an update is not the Collatz map's (lax.cond runs its first function when the predicate "
     "is true: which one runs for an even n?), or the function returns the final n (always 1), not "
     "the count",
-    crash_hint="JAX: one of two slips. A Python `while` or `if` that tests n: under jit n is a tracer "
+    crash_hint="JAX: one of three slips. A Python `while` or `if` that tests n: under jit n is a tracer "
     "(a shape and a dtype, no value), so Python has nothing to decide with. Or `n / 2`: true "
     "division turns the int32 n into a float32, so the two branches, or the carry before and after "
-    "an iteration, disagree in dtype",
+    "an iteration, disagree in dtype. Or lax.cond was given the two results, as jnp.where is: "
+    "lax.cond takes two functions and the operand to call the chosen one with",
 )
 check(
     "collatz",
@@ -418,7 +419,9 @@ def _torch_rollouts():
 
 _jax_crash = ("JAX: a Python `if` (or `and`, `or`, `not`) tests a traced value, which has no True or False "
               "under jit and vmap (it stands for every environment at once); or jax.vmap was given "
-              "torch.func.vmap's keyword `in_dims`, which JAX spells in_axes")
+              "torch.func.vmap's keyword `in_dims`, which JAX spells in_axes; or the lax.scan body "
+              "returned the new carry alone, where scan needs a pair: the carry and this step's output "
+              "(None when there is none)")
 _torch_crash = ("PyTorch: one of three slips. torch.func.vmap cannot batch a Python `if` (or `break`, `and`, "
                 "`or`, `not`) on a tensor: each environment in the batch could take another branch. Or an "
                 "in-place update (`+=`, `&=`, `add_`) writes a batched value into a tensor the function made "
@@ -579,10 +582,15 @@ check("kmeans-step", _jax_step, expected_run, rtol=1e-5, atol=1e-5,
            "an empty centroid takes a far point (the j-th empty one, the j-th farthest from its nearest centroid)",
       crash_hint="JAX: under jit the values are tracers, known only by shape and dtype: a Python `if` on one "
            "cannot choose a branch, and jnp.nonzero or a boolean mask (X[labels == j]) gives a shape that "
-           "depends on the data, which one compiled program cannot hold")
+           "depends on the data, which one compiled program cannot hold. An in-place update "
+           "(`counts[labels] += 1`, PyTorch's index_add_) fails because JAX arrays are immutable: an "
+           ".at[] update or jax.ops.segment_sum returns a new array. jax.lax.top_k returns "
+           "(values, indices), in that order")
 check("kmeans-step", _torch_step, expected_run, rtol=1e-5, atol=1e-5,
       hint="PyTorch: one graph under fullgraph=True, so no Python if on a tensor's value; "
-           "an empty centroid takes a far point (the j-th empty one, the j-th farthest from its nearest centroid)")
+           "an empty centroid takes a far point (the j-th empty one, the j-th farthest from its nearest centroid)",
+      crash_hint="PyTorch: a reduction along a dimension (d2.min(dim=1)) and topk return a (values, "
+           "indices) pair, not a tensor as jnp.min does; or an index is a float tensor, not an integer one")
 
 
 # %%

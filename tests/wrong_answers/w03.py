@@ -514,3 +514,58 @@ WRONG["vmap-rollout"] += [
     ),
     ("JAX: jax.vmap given in_dims", JAX_IN_DIMS, "which JAX spells in_axes"),
 ]
+
+COLLATZ_COND_VALUES = """
+def collatz_steps(n):
+    def body(carry):
+        n, steps = carry
+        n = jax.lax.cond(n % 2 == 0, n // 2, 3 * n + 1)  # two values, as jnp.where takes
+        return n, steps + 1
+
+    return jax.lax.while_loop(lambda c: c[0] != 1, body, (n, jnp.zeros_like(n)))[1]
+"""
+
+JAX_SCAN_CARRY_ONLY = _variant(
+    "return (s, alive & ~done, total), None",
+    "return (s, alive & ~done, total)  # the carry alone, no per-step output",
+)
+
+JAX_KMEANS_IN_PLACE = _kmeans(
+    "    counts = jax.ops.segment_sum(jnp.ones(X.shape[0], X.dtype), labels, num_segments=k)",
+    """    counts = jnp.zeros(k, X.dtype)
+    counts[labels] += 1  # in place, as PyTorch's index_add_ does""",
+)
+
+JAX_TOP_K_VALUES = _kmeans(
+    "farthest = jax.lax.top_k(d2.min(axis=1), k)[1]",
+    "farthest = jax.lax.top_k(d2.min(axis=1), k)[0]  # the distances, not the indices",
+)
+
+TORCH_MIN_PAIR = _kmeans(
+    "farthest = d2.min(dim=1).values.topk(C.shape[0]).indices",
+    "farthest = d2.min(dim=1).topk(C.shape[0]).indices  # min(dim=) is a (values, indices) pair",
+)
+
+WRONG["collatz"] += [
+    (
+        "lax.cond given two values",
+        COLLATZ_COND_VALUES,
+        "lax.cond was given the two results",
+    ),
+]
+WRONG["vmap-rollout"] += [
+    (
+        "JAX: scan body returns the carry alone",
+        JAX_SCAN_CARRY_ONLY,
+        "scan needs a pair",
+    ),
+]
+WRONG["kmeans-step"] += [
+    ("JAX: counts updated in place", JAX_KMEANS_IN_PLACE, "JAX arrays are immutable"),
+    ("JAX: top_k's values as indices", JAX_TOP_K_VALUES, "returns (values, indices)"),
+    (
+        "PyTorch: min(dim=1) used as a tensor",
+        TORCH_MIN_PAIR,
+        "return a (values, indices) pair",
+    ),
+]
