@@ -253,7 +253,8 @@ def decode_step(q, k, v, k_cache, v_cache, pos):
 
 
 # %%
-q_all, k_all, v_all = np.random.default_rng(2).standard_normal((3, 2, 4, S.seq, 8)).astype(np.float32)
+# head_dim 16, a size the sequence (8 or 32) never has, so an axis taken for another is caught
+q_all, k_all, v_all = np.random.default_rng(2).standard_normal((3, 2, 4, S.seq, 16)).astype(np.float32)
 q64, k64, v64 = (a.astype(np.float64) for a in (q_all, k_all, v_all))
 causal = np.tril(np.ones((S.seq, S.seq), dtype=bool))
 expected_decode = attend(q64, k64, v64, causal)  # full causal attention
@@ -262,7 +263,16 @@ wrong_scales = {  # causal attention whose scores q·k reached the softmax at an
         attend(q64 * np.sqrt(q_all.shape[-1]), k64, v64, causal),
     "scores divided by the whole head size, whose softmax weights come out too flat":
         attend(q64 / np.sqrt(q_all.shape[-1]), k64, v64, causal),
+    "scores divided by the square root of the cache's length (axis 2), not of head_dim (axis 3)":
+        attend(q64 * np.sqrt(q_all.shape[-1] / S.seq), k64, v64, causal),
 }
+summed_values = np.cumsum(v64, axis=2)  # every weight 1: a softmax over the query axis, of length 1
+
+
+def _softmax_axis(out):
+    """Fail, naming it, when the softmax ran over the query axis (length 1): weights of 1, or NaN where masked."""
+    assert np.isfinite(out).all(), "your outputs hold NaN"
+    assert not np.allclose(out, summed_values, rtol=1e-4, atol=1e-5), "your outputs are the sums of the values"
 
 
 def _scores_scale(out):
@@ -293,6 +303,16 @@ def run_decode_torch(step_fn):
 
 # %%
 # TESTS: kv-cache-step points=3
+def _torch_step_returns():
+    one = [torch.from_numpy(a[:, :, :1]) for a in (q_all, k_all, v_all)]
+    return type(decode_step_torch(*one, torch.zeros(k_all.shape), torch.zeros(v_all.shape), 0)).__name__
+
+
+check("kv-cache-step", _torch_step_returns, "Tensor",
+      hint="PyTorch: the step must return out alone, one tensor: it writes into the caches it was given, "
+           "in place, so there are no new caches to hand back as the JAX step must",
+      crash_hint="PyTorch: k is (B, H, 1, hd), one position long on axis 2, and the part of the cache it was "
+                 "written into has another shape")
 check("kv-cache-step", lambda: run_decode_torch(decode_step_torch)[1], k_all, rtol=0, atol=0,
       hint="PyTorch: after the steps the caller's k_cache does not hold each key at its position: a tensor "
            "made inside the step (torch.cat of a slice and k, say) is a new one, not the cache that was passed in, "
@@ -302,6 +322,9 @@ check("kv-cache-step", lambda: run_decode_torch(decode_step_torch)[1], k_all, rt
 check("kv-cache-step", lambda: _scores_scale(run_decode_torch(decode_step_torch)[0]),
       hint="PyTorch: the right positions, but the scores reach the softmax at another scale than scaled "
            "dot-product attention's")
+check("kv-cache-step", lambda: _softmax_axis(run_decode_torch(decode_step_torch)[0]),
+      hint="PyTorch: every key got weight 1, so the output is the sum of the values: the softmax ran over "
+           "the query axis, whose length is 1, not over the keys")
 check("kv-cache-step", lambda: run_decode_torch(decode_step_torch)[0], expected_decode, rtol=1e-4, atol=1e-5,
       hint="PyTorch: the keys attended are not exactly positions 0..pos: the still-empty slots after pos "
            "take part in the softmax, or pos itself is left out")
@@ -321,6 +344,10 @@ check("kv-cache-step", lambda: run_decode(decode_step)[1], k_all, rtol=0, atol=0
 check("kv-cache-step", lambda: _scores_scale(run_decode(decode_step)[0]),
       hint="JAX: the right positions, but the scores reach the softmax at another scale than scaled "
            "dot-product attention's")
+check("kv-cache-step", lambda: _softmax_axis(run_decode(decode_step)[0]),
+      hint="JAX: the outputs are NaN or the sums of the values: the softmax ran over the query axis, "
+           "whose length is 1, not over the keys, which gives every key weight 1 (and a masked slot "
+           "-inf minus -inf)")
 check("kv-cache-step", lambda: run_decode(decode_step)[0], expected_decode, rtol=1e-4, atol=1e-5,
       hint="JAX: the keys attended are not exactly positions 0..pos: the still-empty slots after pos "
            "take part in the softmax, or pos itself is left out")
@@ -411,11 +438,11 @@ def _rows_per_rank():
     return seen
 
 
-def _dp_batch_split():
-    """How the compiled function takes x: the mesh axis its first dimension is split over."""
+def _dp_x_spec():
+    """How the compiled function takes x: the mesh axis each of its dimensions is split over."""
     sharding = data_parallel(loss_fn, mesh8).lower(params, x_np, y_np).compile().input_shardings[0][1]
     spec = getattr(sharding, "spec", None)  # a SingleDeviceSharding has none: nothing split
-    return tuple(spec)[:1] if spec else ()
+    return tuple(spec) if spec else ()
 
 
 # %%
@@ -438,9 +465,12 @@ check("dp-loss", _dp_loss, expected_loss, rtol=1e-5, atol=1e-6,
                  "cannot tell which mesh to shard the arrays onto; and a parameter split over 'data' needs a "
                  "first axis that the devices divide, where data parallelism would not split the parameters "
                  "at all; and the loss is a scalar, which out_shardings can only replicate")
-check("dp-loss", lambda: _dp_batch_split() == ("data",), True,
+check("dp-loss", lambda: "data" in _dp_x_spec(), True,
       hint="JAX: the batch is not split: the compiled function takes x whole on every device, so each "
            "device computes the loss of the whole batch")
+check("dp-loss", lambda: _dp_x_spec()[:1] == ("data",), True,
+      hint="JAX: x is split over 'data', but along another axis than its first: each device gets a slice "
+           "of every sequence, not whole sequences, the rows of its own part of the batch")
 
 
 def _dp_shardings():

@@ -489,6 +489,62 @@ def resume_torch(path, model, optimizer):
 """
 )
 
+
+KV_SCALED_BY_CACHE_LENGTH = (
+    KV_TORCH_OK
+    + """
+def decode_step(q, k, v, k_cache, v_cache, pos):
+    k_cache = jax.lax.dynamic_update_slice(k_cache, k, (0, 0, pos, 0))
+    v_cache = jax.lax.dynamic_update_slice(v_cache, v, (0, 0, pos, 0))
+    scores = jnp.einsum("bhqd,bhkd->bhqk", q, k_cache) / jnp.sqrt(k_cache.shape[-2])  # axis 2, not 3
+    scores = jnp.where(jnp.arange(k_cache.shape[2]) <= pos, scores, -jnp.inf)
+    return jax.nn.softmax(scores, axis=-1) @ v_cache, k_cache, v_cache
+"""
+)
+
+KV_TORCH_SOFTMAX_QUERY_AXIS = (
+    KV_JAX_OK
+    + """
+def decode_step_torch(q, k, v, k_cache, v_cache, pos):
+    k_cache[:, :, pos : pos + 1] = k
+    v_cache[:, :, pos : pos + 1] = v
+    scores = q @ k_cache[:, :, : pos + 1].transpose(-2, -1) / q.shape[-1] ** 0.5
+    return torch.softmax(scores, dim=2) @ v_cache[:, :, : pos + 1]  # (B, H, T, S): dim 2 is the queries
+"""
+)
+
+KV_JAX_SOFTMAX_QUERY_AXIS = (
+    KV_TORCH_OK
+    + """
+def decode_step(q, k, v, k_cache, v_cache, pos):
+    k_cache = jax.lax.dynamic_update_slice(k_cache, k, (0, 0, pos, 0))
+    v_cache = jax.lax.dynamic_update_slice(v_cache, v, (0, 0, pos, 0))
+    scores = jnp.einsum("bhqd,bhkd->bhqk", q, k_cache) / jnp.sqrt(q.shape[-1])
+    scores = jnp.where(jnp.arange(k_cache.shape[2]) <= pos, scores, -jnp.inf)
+    return jax.nn.softmax(scores, axis=-2) @ v_cache, k_cache, v_cache
+"""
+)
+
+KV_TORCH_RETURNS_CACHES = (
+    KV_JAX_OK
+    + """
+def decode_step_torch(q, k, v, k_cache, v_cache, pos):  # the JAX step's signature, mirrored
+    k_cache[:, :, pos : pos + 1] = k
+    v_cache[:, :, pos : pos + 1] = v
+    scores = q @ k_cache[:, :, : pos + 1].transpose(-2, -1) / q.shape[-1] ** 0.5
+    return torch.softmax(scores, dim=-1) @ v_cache[:, :, : pos + 1], k_cache, v_cache
+"""
+)
+
+DP_SEQUENCE_SPLIT = (
+    DP_TORCH_OK
+    + """
+def data_parallel(loss_fn, mesh):
+    replicated, by_rows = NamedSharding(mesh, P()), NamedSharding(mesh, P(None, "data"))
+    return jax.jit(loss_fn, in_shardings=(replicated, by_rows, by_rows), out_shardings=replicated)
+"""
+)
+
 WRONG = {
     "causal-mask": [
         (
@@ -561,6 +617,26 @@ WRONG = {
             KV_SCALED_BY_HEAD_SIZE,
             "divided by the whole head size",
         ),
+        (
+            "PyTorch: out and the caches returned, as the JAX step does",
+            KV_TORCH_RETURNS_CACHES,
+            "return out alone",
+        ),
+        (
+            "PyTorch: the softmax over dim 2, the queries",
+            KV_TORCH_SOFTMAX_QUERY_AXIS,
+            "the softmax ran over the query axis",
+        ),
+        (
+            "the softmax over axis -2, the queries",
+            KV_JAX_SOFTMAX_QUERY_AXIS,
+            "the softmax ran over the query axis",
+        ),
+        (
+            "the scores divided by the square root of the cache's length",
+            KV_SCALED_BY_CACHE_LENGTH,
+            "another scale",
+        ),
         ("cache written at pos + 1", KV_WRONG_POSITION, "one slot off"),
         ("no mask over the empty slots", KV_NO_MASK, "still-empty slots after pos"),
         ("pos itself masked out", KV_OFF_BY_ONE, "pos itself is left out"),
@@ -614,6 +690,11 @@ WRONG = {
         ("PyTorch: y left unsplit", DP_TORCH_Y_UNSPLIT, "do not have the same rows"),
         ("sum of the shards' means", DP_SUM_OF_SHARDS, "not their sum"),
         ("no shardings at all", DP_NO_SHARDING, "the batch is not split"),
+        (
+            "x and y split over their sequence axis, P(None, 'data')",
+            DP_SEQUENCE_SPLIT,
+            "another axis than its first",
+        ),
         (
             "the batch replicated",
             DP_PARAMS_SPLIT_BATCH_REPLICATED,
