@@ -323,8 +323,10 @@ print({k: v for k, v in shapes_jax.items() if "qkv" in k or "tok_emb" in k})
 # %%
 assert sum(p.numel() for p in model_torch.parameters()) == sum(a.size for a in jax.tree.leaves(params_jax))
 n_stacked = sum(name.startswith("blocks/") for name in shapes_jax)  # the scanned block's arrays
+in_blocks = sum(p.numel() for name, p in model_torch.named_parameters() if name.startswith("blocks."))
 print(f"same parameter count; PyTorch keeps {len(shapes_torch)} tensors, NNX {len(shapes_jax)} arrays, "
-      f"{n_stacked} of them stacked ({cfg.n_layers} layers on axis 0)")
+      f"{n_stacked} of them stacked ({cfg.n_layers} layers on axis 0); the blocks hold "
+      f"{in_blocks / sum(p.numel() for p in model_torch.parameters()):.0%} of the parameters")
 
 # %% [markdown]
 # The same number of parameters, arranged differently: PyTorch has one `qkv` weight per
@@ -334,10 +336,10 @@ print(f"same parameter count; PyTorch keeps {len(shapes_torch)} tensors, NNX {le
 #
 # Where the parameters are: each block holds `4·d²` in attention (`qkv` and `proj`) and
 # `2·d·d_ff` in the MLP, plus biases and two LayerNorms; the embeddings hold `(vocab +
-# block_size)·d`. With a hundred characters in the vocabulary the blocks hold nearly all of
-# them. GPT-2's blocks dominate too, but far less: with its 50,257 subword tokens the token
-# embedding alone, 50,257 × 768 ≈ 38.6 M parameters, is almost a third of the smallest
-# model's 124 M.
+# block_size)·d`. With a hundred characters in the vocabulary the blocks hold most of them,
+# the share the line above prints. GPT-2's blocks dominate too, but far less: with its 50,257
+# subword tokens the token embedding alone, 50,257 × 768 ≈ 38.6 M parameters, is almost a
+# third of the smallest model's 124 M.
 #
 # A PyTorch habit meets the stacked layout at once: iterating over the blocks. The cell runs
 # inside `expect_error`, which prints the error in a line and fails if it does not happen.
@@ -830,9 +832,9 @@ print(f"{S.recipe_steps} steps of the recipe: max loss gap {np.max(np.abs(np.sub
 # function of the parameter tree, applied at every update, so it follows the tree whatever its
 # shape, stacked layers included. The rule itself is the one nanoGPT uses: a tensor of two or
 # more dimensions (a matrix, an embedding) is decayed, one of a single dimension (a bias, a
-# LayerNorm gain) is not. In the stacked NNX tree every parameter has one more axis, so the
-# JAX side cannot count dimensions and names the kinds of arrays instead, which is why the
-# check through the converter is worth having.
+# LayerNorm gain) is not. In the stacked NNX tree every block parameter has one more axis (a
+# stacked bias or LayerNorm gain has two), so the JAX side cannot count dimensions and names
+# the kinds of arrays instead, which is why the check through the converter is worth having.
 #
 # Clipping needs one word more. `clip_grad_norm_` and `optax.clip_by_global_norm` both compute
 # one norm over every gradient of the model and scale all of them by `min(1, CLIP / norm)`;
@@ -1348,11 +1350,13 @@ compile_verdict = speed_verdicts["torch.compile of the step vs eager (PyTorch)"]
 #
 # The attention of section 2 materialises the scores, `(batch, heads, seq, seq)`, applies the
 # mask, softmaxes and multiplies by the values: four passes over a tensor that grows with the
-# square of the context. Both frameworks ship a fused call that computes the same result
-# without storing the scores (FlashAttention-style kernels on GPUs, chosen by the library):
-# PyTorch's `F.scaled_dot_product_attention` and JAX's `jax.nn.dot_product_attention`. They
-# differ in layout: PyTorch's takes `(batch, heads, seq, head_dim)`, the layout of the model's
-# attention; JAX's takes `(batch, seq, heads, head_dim)`, so the JAX cell transposes in and out.
+# square of the context. Both frameworks ship a fused call for the same result, which can
+# compute it without storing the scores where the library has a kernel for it
+# (FlashAttention-style kernels on GPUs, chosen by the library; the CPU is another matter,
+# below): PyTorch's `F.scaled_dot_product_attention` and JAX's
+# `jax.nn.dot_product_attention`. They differ in layout: PyTorch's takes
+# `(batch, heads, seq, head_dim)`, the layout of the model's attention; JAX's takes
+# `(batch, seq, heads, head_dim)`, so the JAX cell transposes in and out.
 # First the four functions, on the same random `q`, `k`, `v`:
 
 # %%
@@ -1720,8 +1724,11 @@ for name, (got, ref) in scale_table.items():
 # fails.
 #
 # **The command lines that take each to many GPUs or hosts.** Nothing above names the
-# hardware. For PyTorch the script stays the same and only the launch changes; NCCL replaces
-# gloo when every rank has a GPU (`worker.torch_setup` chooses):
+# hardware. For PyTorch the script stays the same and only the launch changes, given sizes
+# that fit the number of ranks: the tensor-parallel demo refuses an `n_heads` that the ranks
+# do not divide, FSDP needs at least one row of the batch per rank, and naming a demo
+# (`... -m course_utils.dist.torch_gpt fsdp`) runs it alone. NCCL replaces gloo when every
+# rank has a GPU (`worker.torch_setup` chooses):
 #
 # ```bash
 # torchrun --nproc-per-node 8 -m course_utils.dist.torch_gpt            # one host, 8 GPUs
@@ -1790,8 +1797,9 @@ print("qkv kernel restored onto", back_jax["params"]["blocks"]["attn"]["qkv"]["k
 # and the shardings from `gpt.shard.state_shardings`, neither of which allocates an array.
 #
 # PyTorch with DCP: the one-process model and AdamW of section 6, the same `k + m` steps. The
-# resumed run starts from a fresh `TorchGPT` with other weights and a fresh optimizer, so
-# everything it ends with must have come from the checkpoint. `dcp_save` and `dcp_load` are
+# resumed run starts from a fresh `TorchGPT` with other weights and a fresh optimizer, and
+# takes its next batch from the step saved beside them, so everything it ends with must have
+# come from the checkpoint. `dcp_save` and `dcp_load` are
 # lesson 06's calls (`get_state_dict`, `dcp.save`/`dcp.load` with `no_dist=True`,
 # `set_state_dict`), and loading fills the objects it is given, in place:
 
@@ -1806,12 +1814,13 @@ def torch_fresh(seed):
 model_k_torch, opt_k_torch = torch_fresh(1)
 model_k_torch.load_state_dict(scale_torch_init)
 gpt.train.torch_run(model_k_torch, opt_k_torch, zip(scale_x[:k_ckpt], scale_y[:k_ckpt], strict=True))
-gpt.checkpoint.dcp_save(run_dir / "dcp", model_k_torch, opt_k_torch)
+gpt.checkpoint.dcp_save(run_dir / "dcp", model_k_torch, opt_k_torch, step=k_ckpt)  # the position in the data too
 after_torch = gpt.train.torch_run(model_k_torch, opt_k_torch, zip(scale_x[k_ckpt:], scale_y[k_ckpt:], strict=True))
 
 model_r_torch, opt_r_torch = torch_fresh(2)  # other weights, empty optimizer state
-gpt.checkpoint.dcp_load(run_dir / "dcp", model_r_torch, opt_r_torch)
-resumed_torch = gpt.train.torch_run(model_r_torch, opt_r_torch, zip(scale_x[k_ckpt:], scale_y[k_ckpt:], strict=True))
+next_torch = gpt.checkpoint.dcp_load(run_dir / "dcp", model_r_torch, opt_r_torch)  # the saved step
+resumed_torch = gpt.train.torch_run(model_r_torch, opt_r_torch,
+                                    zip(scale_x[next_torch:], scale_y[next_torch:], strict=True))
 
 # %% [markdown]
 # Here DCP runs in one process, which is enough to see its API. Its reason to exist is the
@@ -1873,10 +1882,11 @@ print(f"torch.export: {len(blob_torch):,} bytes")
 
 
 # %% [markdown]
-# What each artifact is for. The `jax.export` bytes are StableHLO, a versioned compiler input
-# with compatibility guarantees across jax releases: another Python process calls it with
+# What each artifact is for. The `jax.export` bytes wrap a StableHLO module (with the
+# function's signature), a versioned compiler input with compatibility guarantees across jax
+# releases: another Python process calls it with
 # `jax.export.deserialize(blob).call(params, tokens)`, and runtimes without Python (IREE, a C++
-# PJRT client, TensorFlow Serving through `jax2tf`) compile it themselves. The
+# PJRT client) compile the module itself, `exported.mlir_module()`. The
 # `torch.export` archive holds an ATen-level graph and its weights; `torch.export.load` gives it
 # back to Python, and AOTInductor (servers) or ExecuTorch (phones, microcontrollers) compile it
 # ahead of time. Neither holds the optimizer, so neither replaces a checkpoint for training.
