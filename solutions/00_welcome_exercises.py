@@ -56,7 +56,6 @@ import time
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 import torch
 
 from course_utils import config, timing, variants
