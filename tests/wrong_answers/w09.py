@@ -549,3 +549,16 @@ WRONG["first-nonfinite"] += [
         "a return -1 inside the loop",
     ),
 ]
+
+KEY_HUNDRED_THOUSAND_MIX = """
+def rank_key(seed, rank):
+    return jax.random.key(seed * 100_000 + rank)  # seed 0's rank 10**5 is seed 1's rank 0
+"""
+
+WRONG["rank-keys"] += [
+    (
+        "seed * 100_000 + rank",
+        KEY_HUNDRED_THOUSAND_MIX,
+        "collides once a rank reaches K",
+    ),
+]
