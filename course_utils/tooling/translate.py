@@ -17,6 +17,7 @@ message of its English source (see :func:`catalog.problems`).
 from __future__ import annotations
 
 import argparse
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -118,15 +119,47 @@ def render(root: Path, src: Source, language: str, cat: Any) -> str:
     import nbformat
 
     nb = nbformat.read(src.path, as_version=4)
-    for cell in nb.cells:
-        if cell.cell_type != "markdown":
+    split = [
+        catalog.split(_without_badges(c.source, rel))
+        if c.cell_type == "markdown"
+        else None
+        for c in nb.cells
+    ]
+    anchors = _anchors(split, tr)
+    for cell, pieces in zip(nb.cells, split, strict=True):
+        if pieces is None:
             continue
-        text = catalog.split(_without_badges(cell.source, rel)).render(tr)
+        text = pieces.render(tr)
+        text = _LOCAL_LINK.sub(lambda m: f"](#{anchors.get(m[1], m[1])})", text)
         text = text.replace(_STUB, student_version.TEXT_STUB)
         cell.source = text.replace(_BADGES, _badges(src.target_rel, language))
     nb.metadata.pop("jupytext", None)
     nb.metadata["translation"] = {"language": language, "source": rel}
     return nbformat.writes(nb) + "\n"
+
+
+_LOCAL_LINK = re.compile(r"\]\(#([^)\s]+)\)")
+_HEADING_MARK = re.compile(r"^\s{0,3}#{1,6}\s+$")
+
+
+def _anchor(heading: str) -> str:
+    """JupyterLab's anchor of a heading (spaces to hyphens), which the site keeps too."""
+    return heading.strip().replace(" ", "-")
+
+
+def _anchors(split: list, tr) -> dict[str, str]:
+    """Each English heading's anchor, mapped to its translation's: an in-page link keeps
+    the English target in the catalog and points at the translated heading here."""
+    out = {}
+    for pieces in split:
+        if pieces is None:
+            continue
+        items = pieces.items
+        for before, piece in zip(items, items[1:], strict=False):
+            if isinstance(piece, catalog.Message) and isinstance(before, str):
+                if _HEADING_MARK.match(before):
+                    out[_anchor(piece.text)] = _anchor(tr(piece.text))
+    return out
 
 
 def _catalog_for(root: Path, language: str, src: Source) -> Any | None:

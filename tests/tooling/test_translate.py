@@ -26,7 +26,9 @@ def _course(root: Path) -> Path:
             f"# 00 · Demo\n\n{notebooks.badges(rel)}\n\nTracing runs `f` once."
         ),
         nbformat.v4.new_code_cell("x = 1  # stays English\nprint('hello')"),
-        nbformat.v4.new_markdown_cell("- one item\n- another item"),
+        nbformat.v4.new_markdown_cell(
+            "## 1. Two lists\n\n- one item\n- another item, as [in §1](#1.-Two-lists)"
+        ),
         nbformat.v4.new_markdown_cell(
             f"<!-- EXERCISE: why -->\nWhy?\n\n{student_version.TEXT_STUB}"
         ),
@@ -49,8 +51,9 @@ def _translate_all(root: Path, name: str, table: dict[str, str]) -> None:
 ZH = {
     "00 · Demo": "00 · 演示",
     "Tracing runs `f` once.": "追踪会运行 `f` 一次。",
+    "1. Two lists": "1. 两个列表",
     "one item": "一项",
-    "another item": "另一项",
+    "another item, as [in §1](#1.-Two-lists)": "另一项，如 [§1 所述](#1.-Two-lists)",
     "Why?": "为什么？",
 }
 
@@ -70,7 +73,10 @@ def test_an_edition_has_the_same_cells_and_code_and_translated_prose(tmp_path):
     assert zh.cells[0].source.startswith("# 00 · 演示\n\n[![在 Colab 中打开]")
     assert "notebooks/zh/00_demo.ipynb" in zh.cells[0].source
     assert zh.cells[0].source.endswith("追踪会运行 `f` 一次。")
-    assert zh.cells[2].source == "- 一项\n- 另一项"
+    # An in-page link points at the translated heading's anchor.
+    assert zh.cells[2].source == (
+        "## 1. 两个列表\n\n- 一项\n- 另一项，如 [§1 所述](#1.-两个列表)"
+    )
     # A written answer's stub stays as the grader knows it.
     assert zh.cells[3].source == "<!-- EXERCISE: why -->\n为什么？\n\nYOUR ANSWER HERE"
     assert zh.metadata["translation"] == {
