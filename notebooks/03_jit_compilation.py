@@ -579,8 +579,9 @@ for ax, report in zip(axes.ravel(), reports.values(), strict=True):
 fig.tight_layout()
 
 # %% [markdown]
-# **Fusion, counted.** The elementwise chain is a dozen operations; in eager mode each one
-# reads and writes the whole array. How many kernels each compiler made of them:
+# **Fusion, counted.** The elementwise chain is about a dozen operations (the first line below
+# counts its jaxpr's equations); in eager mode each one reads and writes the whole array. How
+# many kernels each compiler made of them:
 
 # %%
 eager_ops = len(jax.make_jaxpr(elementwise_jax)(v_j).eqns)
@@ -1337,9 +1338,9 @@ def kmeans_step_jax(X, C):
 
 
 # %% [markdown]
-# The two steps differ in one operation. PyTorch sums the points of each cluster with the
-# in-place `index_add_`; JAX has no in-place updates, and `jax.ops.segment_sum` computes the
-# same per-cluster sums as a new array. The `where` keeps a centroid that lost all its points
+# The two steps differ in one kind of operation. PyTorch counts and sums the points of each
+# cluster with the in-place `index_add_`; JAX has no in-place updates, and
+# `jax.ops.segment_sum` computes the same per-cluster counts and sums as new arrays. The `where` keeps a centroid that lost all its points
 # where it was, instead of dividing by zero.
 #
 # The JAX loop: the convergence test is the `cond` of a `lax.while_loop`, so the whole run,
@@ -1911,7 +1912,10 @@ print("instructions counted differently (vmap, hand-batched):", differ or "none"
 # inputs, so a different `parameter` count need not mean different inputs to the program).
 # Whether such a difference costs time is what the JAX line comparing `vmap` with the
 # hand-batched step, above, said. `torch.func.vmap` runs eagerly, batching each operation as
-# it is called, which adds its own per-operation cost on top of the hand-batched operations.
+# it is called: each operation pays for that on top of its dispatch, and the batched operations
+# it runs need not be the hand-batched step's (its `stack` and `unbind` work along another
+# axis), so either PyTorch variant can come out ahead; the PyTorch lines above say which did
+# here, or that the run could not judge it.
 #
 # To look for yourself, print one of the texts (`print(programs["vmap + jit"])`): each line is
 # one instruction with its result's shape and layout, a `fusion` line calls a fused
