@@ -421,13 +421,15 @@ _jax_crash = ("JAX: a Python `if` (or `and`, `or`, `not`) tests a traced value, 
               "under jit and vmap (it stands for every environment at once); or jax.vmap was given "
               "torch.func.vmap's keyword `in_dims`, which JAX spells in_axes; or the lax.scan body "
               "returned the new carry alone, where scan needs a pair: the carry and this step's output "
-              "(None when there is none)")
-_torch_crash = ("PyTorch: one of three slips. torch.func.vmap cannot batch a Python `if` (or `break`, `and`, "
+              "(None when there is none); or alive started as a number (jnp.ones(()), 1.0) where `&` "
+              "and jnp.where need a boolean (jnp.asarray(True))")
+_torch_crash = ("PyTorch: one of these slips. torch.func.vmap cannot batch a Python `if` (or `break`, `and`, "
                 "`or`, `not`) on a tensor: each environment in the batch could take another branch. Or an "
                 "in-place update (`+=`, `&=`, `add_`) writes a batched value into a tensor the function made "
                 "itself (torch.zeros, torch.tensor), which vmap leaves unbatched: one value cannot hold every "
                 "environment's. Or torch.where got a Python bool as its condition (jnp.where takes one; "
-                "torch.where needs a tensor)")
+                "torch.where needs a tensor), or a float tensor (alive started as torch.ones(()) or 1.0): "
+                "its condition must be a boolean tensor, torch.tensor(True)")
 _state_hint = ("return the state after all T steps, each step taken from the state the step before "
                "returned (the carry that comes out of the loop), not from the initial one: the "
                "environment keeps stepping after done")

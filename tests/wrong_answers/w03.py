@@ -569,3 +569,22 @@ WRONG["kmeans-step"] += [
         "return a (values, indices) pair",
     ),
 ]
+
+JAX_FLOAT_ALIVE = _variant(
+    "init = (state, jnp.asarray(True), jnp.zeros((), state.dtype))",
+    "init = (state, jnp.ones(()), jnp.zeros((), state.dtype))  # 1.0 standing for True",
+)
+
+TORCH_FLOAT_ALIVE = _variant(
+    "s, alive, total = state, torch.tensor(True), torch.zeros((), dtype=state.dtype)",
+    "s, alive, total = state, torch.ones(()), torch.zeros((), dtype=state.dtype)  # 1.0 for True",
+)
+
+WRONG["vmap-rollout"] += [
+    ("JAX: alive starts as a float", JAX_FLOAT_ALIVE, "alive started as a number"),
+    (
+        "PyTorch: alive starts as a float",
+        TORCH_FLOAT_ALIVE,
+        "alive started as torch.ones(())",
+    ),
+]
