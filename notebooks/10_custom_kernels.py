@@ -23,9 +23,9 @@
 # yourself: PyTorch users write **Triton**, JAX users write **Pallas** (which, on a GPU, lowers
 # through Mosaic GPU or, on older GPUs and for some kernels, Triton). This lesson writes two
 # kernels in both languages, a fused row-softmax and a tiled matrix product that accumulates
-# across grid steps, registers the softmax with each framework so that compiling,
-# differentiating and batching keep working, and measures what leaving the compiler for host
-# Python costs.
+# across grid steps, registers the softmax with each framework so that compiling and
+# differentiating keep working (and, in JAX, batching), and measures what leaving the
+# compiler for host Python costs.
 #
 # **Learning objectives.** After this notebook you can
 # 1. read and write a block-level kernel in Triton and in Pallas: program ids, block shapes,
@@ -662,10 +662,11 @@ else:
 # step), where `other=0.0` makes the padding contribute `0 · 0 = 0`. `tl.dot` multiplies the
 # two tiles. For float32 inputs, `input_precision="ieee"` keeps them in full float32, which on
 # a GPU means the ordinary float32 units, not the tensor cores: Triton sends a float32 `tl.dot`
-# to the tensor cores only in TF32, as one product (`"tf32"`) or as three that recover most of
-# float32's precision (`"tf32x3"`). The default, `"tf32"`, would take the first on Ampere and
-# newer GPUs, cutting the inputs to 10 bits of mantissa first, and the parity check against
-# `torch.matmul` in float32 would fail.
+# to the tensor cores only in a lower precision, TF32 as one product (`"tf32"`) or as three
+# that recover most of float32's precision (`"tf32x3"`), or, in Triton 3.7, the inputs split
+# into three or six bfloat16 products (`"bf16x3"`, `"bf16x6"`). The default, `"tf32"`, would
+# take the first on Ampere and newer GPUs, cutting the inputs to 10 bits of mantissa first, and
+# the parity check against `torch.matmul` in float32 would fail.
 # The launcher passes every stride, so the kernel would read a transposed view correctly (its
 # addresses follow the strides, not an assumed row-major layout). The JAX side: a 3-D grid
 # `(i, j, k)`, the reduction axis last. The `BlockSpec`s hand program `(i, j, k)` the block
@@ -795,12 +796,36 @@ else:
 # every config on the device and keeps the fastest (`.best_config` says which). Pallas has no
 # decorator for it: the block size is already a parameter of the launcher (`matmul_pallas(a,
 # b, block=...)`), and you time the candidates yourself with `timing.compare`, which checks
-# first that they agree. The lesson runs neither here, and not for lack of time: both are for
-# a GPU or a TPU only. The interpreters' times measure NumPy and JAX simulating the programs
-# one after another, a cost that grows with the number of programs, so tuning by them would
-# favour the biggest block whatever the hardware prefers; and Triton's autotuner times configs
-# with the GPU's own event timers, which the interpreter does not have. On a GPU runtime,
-# decorate the kernel as above and launch it as shown.
+# first that they agree. Neither kind of tuning means anything here, and not for lack of
+# time: it ranks compiled kernels, on a GPU or a TPU. The interpreters' times measure NumPy and
+# JAX simulating the programs one after another, a cost that grows with the number of
+# programs, so tuning by them would favour the biggest block whatever the hardware prefers;
+# and Triton's autotuner times configs with the GPU's own event timers, which the interpreter
+# does not have. The next cell decorates section 1's softmax kernel (two configs that differ
+# in `num_warps` only, since its block must hold a whole row) and launches it: under the
+# interpreter the launch fails with the error shown there, and on a CUDA GPU the same cell
+# tunes the kernel, checks it against `torch.softmax` and prints the config it kept.
+
+# %%
+# PyTorch: the section-1 softmax kernel under Triton's autotuner, which times each config
+if TRITON.available:
+    tuned_block = triton.next_power_of_2(x_torch.shape[1])  # one block holds the whole row
+    softmax_kernel_tuned = triton.autotune(configs=[triton.Config({"BLOCK": tuned_block}, num_warps=w) for w in (2, 4)],
+                                           key=["n_cols"])(softmax_kernel_triton)
+    y_tuned = torch.empty_like(x_torch)
+
+    def launch_tuned():  # BLOCK comes from the chosen config, not from the call
+        softmax_kernel_tuned[(x_torch.shape[0],)](x_torch, y_tuned, x_torch.shape[1], x_torch.stride(0))
+
+    if TRITON.interpreted:
+        with expect_error(RuntimeError, match="active drivers"):
+            launch_tuned()
+    else:
+        launch_tuned()
+        assert_close(y_tuned, torch.softmax(x_torch, -1), rtol=1e-5, atol=1e-7, name="autotuned Triton softmax")
+        print("autotuned Triton softmax equals torch.softmax; the config kept:", softmax_kernel_tuned.best_config)
+else:
+    print(TRITON.skipped())
 
 # %% [markdown]
 # ## 4. Registering a kernel so the framework's machinery works on it
@@ -1458,7 +1483,7 @@ else:
 # | block sizes | `triton.autotune(configs=[triton.Config(...)], key=[...])` | a parameter of the launcher, timed with `timing.compare` |
 # | ragged edges | `mask=` and `other=` on every load and store | pad to whole blocks and slice (only the interpreter and Mosaic TPU clip writes); mask reads yourself (`jnp.where` on an iota) |
 # | the GPU backend | Triton | `plgpu.kernel` (Mosaic GPU: sm_90+, sm_80+ from jax 0.11), or `compiler_params=pltriton.CompilerParams()` (Triton) |
-# | run without a GPU | `TRITON_INTERPRET=1` before `import triton` | `interpret=True` |
+# | run without a GPU | `TRITON_INTERPRET=1` before the first `@triton.jit` | `interpret=True` |
 # | make it an op | `torch.library.custom_op` + `register_fake` (opaque), `triton_op` + `wrap_triton` (seen by Inductor on a GPU) | a function (`pallas_call` is already a JAX primitive) |
 # | its gradient | `register_autograd(backward, setup_context=...)` | `jax.custom_vjp` + `defvjp(fwd, bwd)` |
 # | prove it composes | `torch.compile(fullgraph=True)`, `torch.library.opcheck` | `jit`, `grad`, `vmap` around it |
@@ -1487,7 +1512,7 @@ display(Markdown(
 # claim reads the same way wherever the course quotes it; only the last two columns come from
 # this run.
 #
-# **Common misconceptions** (each corrected by a cell above)
+# **Common misconceptions** (each with the section that corrects it)
 # - *"The padding of a block is zeros."* Past the array's edge it is whatever the backend leaves
 #   (NaN in the interpreter; Pallas's Triton backend reads past the row): pad to whole blocks
 #   and mask it (1).
@@ -1508,9 +1533,8 @@ display(Markdown(
 #   time is the interpreter's, whichever way it compares (section 6 compares it with the built-in
 #   op in this run), and the claim is judged only where the kernels compile (6).
 # - *"Autotuning works anywhere Triton runs."* It times configs with the GPU's event timers; on a
-#   machine without a GPU the interpreter has no driver for them (Triton 3.7.1 raises "0 active
-#   drivers"), and simulated times would not rank the configs anyway, so the lesson shows the
-#   decorator and leaves the run to a GPU (3).
+#   machine without a GPU the interpreter has no driver for them (the launch in section 3 fails
+#   with "0 active drivers" there), and simulated times would not rank the configs anyway (3).
 # - *"A Pallas grid is a loop, so any kernel may accumulate across its steps."* Only where the
 #   grid runs in order (a TPU, the interpreter, an axis Mosaic GPU is told is "sequential"); on
 #   Pallas's Triton backend the programs run at once, so there the sum over K is a loop inside

@@ -221,8 +221,10 @@ _lse_crash = ("x_ref[...] is (8, padded columns) and o_ref (8, 1): a reduction o
               "instead, one value per column")
 check("masked-logsumexp", lambda: logsumexp_pallas(x_lse_whole), jax.nn.logsumexp(x_lse_whole, axis=1),
       rtol=1e-5, atol=1e-5,
-      hint="no padding here (128 columns), yet the result is off by each row's maximum m: the m subtracted "
-           "inside the exp is missing outside the log, or the one outside has no counterpart inside",
+      hint="no padding here (128 columns), yet the result is off by each row's maximum m (the m subtracted "
+           "inside the exp is missing outside the log, or the one outside has no counterpart inside), or NaN "
+           "in the last block's rows: m is each row's own maximum, and one maximum over the whole block takes in "
+           "every row, the launcher's padded rows (NaN) included",
       crash_hint=_lse_crash)
 check("masked-logsumexp", lambda: logsumexp_pallas(x_lse), jax.nn.logsumexp(x_lse, axis=1), rtol=1e-5, atol=1e-5,
       hint="the columns from n_cols on are padding: read as they are, they enter the max and the sum; padding "
@@ -619,7 +621,9 @@ if TRITON.available:
                "column past the row's end (<=), they enter the sum", crash_hint=_rows_crash)
     check("triton-row-sums", lambda: row_sums_triton(x_half).cpu().numpy(), row_sums_expected(x_half),
           hint="the input is float16 here and the sums lose units: a float16 accumulator keeps 11 significant "
-               "bits, too few for sums in the thousands", crash_hint=_rows_crash)
+               "bits, too few for sums in the thousands, and a float16 block summed by tl.sum is added up in "
+               "float16 too (tl.sum widens integers only), whatever the accumulator it lands in",
+          crash_hint=_rows_crash)
 else:
     print(f"… triton-row-sums: skipped, Triton is absent ({kernels.INSTALL_HINT} to run it)")
 

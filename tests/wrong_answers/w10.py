@@ -268,6 +268,24 @@ ROWS_OUT_STRIDE = _rows().replace(
     "tl.store(out_ptr + row,", "tl.store(out_ptr + row * stride,"
 )
 
+# one maximum for the whole block, not one per row: the padded rows' NaN takes it over
+LSE_BLOCK_MAX = LSE_BODY.format(mask=MASK, m="jnp.max(x)")
+
+# a float32 total, but each block summed by tl.sum in float16 before it is widened
+ROWS_BLOCK_SUM_FLOAT16 = """
+if TRITON.available:
+
+    @triton.jit
+    def row_sum_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        total = 0.0
+        for start in range(0, n_cols, BLOCK):
+            cols = start + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=0.0)
+            total += tl.sum(x, axis=0).to(tl.float32)
+        tl.store(out_ptr + row, total)
+"""
+
 WRONG = {
     "tiling": [
         ("n // block programs", TILING_FLOOR, "drops the last, partial block"),
@@ -298,6 +316,7 @@ WRONG = {
         ("no keepdims: an (8,) maximum", LSE_NO_KEEPDIMS, "drops the reduced axis"),
         ("the iota along axis 0", LSE_IOTA_ROWS, "numbers the rows"),
         ("the maximum over axis 0", LSE_MAX_OVER_ROWS, "reduces the 8 rows"),
+        ("one maximum for the whole block", LSE_BLOCK_MAX, "over the whole block"),
     ],
     "silu-custom-vjp": [
         ("one term of the product rule", SILU_ONE_TERM, "product rule"),
@@ -349,4 +368,5 @@ if importlib.util.find_spec("triton") is not None:  # without Triton the exercis
         ("a block stored at one address", ROWS_NO_SUM, "takes a scalar, not a block"),
         ("sum stored at row * stride", ROWS_OUT_STRIDE, "not out's"),
         ("n_cols // BLOCK whole blocks", ROWS_FLOOR_BLOCKS, "the last, partial block"),
+        ("each block summed in float16", ROWS_BLOCK_SUM_FLOAT16, "added up in float16"),
     ]
