@@ -510,7 +510,9 @@ measured = {
 #   per-round ratios of two interleaved variants it takes the 95 % confidence interval of the
 #   median (order statistics, widened 15 % for what a second run moves). *Holds* when the
 #   interval lies at or beyond the stated magnitude, *does not hold* when it lies entirely short
-#   of it (or on the wrong side of 1), *inconclusive* when it straddles it, and also when the run
+#   of it (against a bar of 1x or more that includes an interval entirely below 1, where the
+#   opposite happened; against a lower bar, such as lesson 06's 0.9x, an interval below 1 that
+#   still reaches the bar straddles it), *inconclusive* when it straddles it, and also when the run
 #   was **too short** (fewer than 6 rounds), **noisy** (spread of the ratios above 50 %) or
 #   **contended** (other programs took more than a quarter of the cores' time while the rounds
 #   ran, or, where the OS keeps no such count, the load average exceeded the cores; or one
