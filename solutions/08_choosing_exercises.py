@@ -165,7 +165,8 @@ DECIDE_CASES = {  # what the case shows: (samples, threshold, contended, expecte
     "8 rounds near 0.5x: the opposite": ([0.5, 0.52, 0.48, 0.5, 0.55, 0.51, 0.49, 0.5], 1.0, None,
                                          "does not hold", "the opposite of the claim happened: it does not hold"),
     "8 rounds near 1.2x, bar 2x": ([1.2, 1.25, 1.22, 1.18, 1.21, 1.24, 1.2, 1.19], 2.0, None,
-                                   "does not hold", ""),
+                                   "does not hold", "an interval entirely short of the bar does not hold, "
+                                   "not only one entirely below 1"),
     "12 rounds from 2x to 8x: noisy": ([2, 2, 2, 3, 3, 3, 4, 4, 5, 6, 7, 8], 1.0, None, "inconclusive",
                                        "a spread above MAX_SPREAD is too noisy to judge"),
     "8 rounds from 2x to 2.15x, bar 1.72x": ([2.0, 2.02, 2.05, 2.05, 2.1, 2.1, 2.12, 2.15], 1.72, None,
@@ -200,6 +201,9 @@ DECIDE_CASES = {  # what the case shows: (samples, threshold, contended, expecte
                                                        "of the two middle ratios, 2.55x: the lower one "
                                                        "(what torch.median returns) makes the run look "
                                                        "noisy"),
+    "8 rounds, spread exactly 50 %, bar 1x": ([1.25, 1.5, 1.5, 2.0, 2.0, 2.5, 2.5, 3.0], 1.0, None, "holds",
+                                              "a spread of exactly MAX_SPREAD is not above it: only a larger "
+                                              "spread is too noisy to judge"),
 }
 
 
@@ -267,7 +271,8 @@ else:
 #
 # $$ K \cdot \text{compile} + n \cdot \text{jax} \le n \cdot \text{torch}, $$
 #
-# or `None` if even $K = 0$ loses. About 5 lines.
+# or `None` if even $K = 0$ loses. `compile_s` can be 0 (every shape found in a warm
+# compilation cache). About 5 lines.
 
 # %%
 # EXERCISE: shape-budget
@@ -309,6 +314,10 @@ check("shape-budget", lambda: max_new_shapes(10, 1.0, 0.25, 0.25), 0,
            "which the inequality allows")
 check("shape-budget", lambda: type(max_new_shapes(1000, 0.8, 0.010, 0.015)).__name__, "int",
       hint="a number of shapes is a plain int: Python's // on floats returns a float (6.0)")
+check("shape-budget", lambda: max_new_shapes(10, 0.0, 0.1, 0.2), 10,
+      hint="compilations that cost nothing (a warm compilation cache) fit for every request",
+      crash_hint="compilations that cost nothing (a warm compilation cache) fit for every request; "
+                 "dividing by compile_s fails when it is 0")
 check("shape-budget", lambda: max_new_shapes(8, 0.5, 0.125, 0.25), 2,
       hint="a compilation that fits exactly was left out: the inequality is <=, so K shapes whose "
            "compilations make JAX's total equal to PyTorch's still fit")

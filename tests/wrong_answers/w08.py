@@ -328,6 +328,18 @@ DECIDE_TORCH_MEDIAN = _decide(
 DECIDE_BELOW_ONE_FAILS = _decide(
     fails="hi * (1 + RUN_TO_RUN) < threshold or hi * (1 + RUN_TO_RUN) < 1"
 )
+# A spread of exactly MAX_SPREAD counted as noisy: >= where the rule says above.
+DECIDE_SPREAD_AT_MAX = _decide().replace("> MAX_SPREAD", ">= MAX_SPREAD")
+# "Does not hold" read as "the opposite happened" only: short of the bar stays undecided.
+DECIDE_OPPOSITE_ONLY = _decide(fails="hi * (1 + RUN_TO_RUN) < 1")
+
+SHAPES_DIVIDES_BY_ZERO = """
+def max_new_shapes(n_requests, compile_s, jax_s, torch_s):
+    spare = n_requests * (torch_s - jax_s)
+    if spare < 0:
+        return None
+    return min(n_requests, math.floor(spare / compile_s))  # ZeroDivisionError at compile_s 0
+"""
 
 SHAPES_STRICT = """
 def max_new_shapes(n_requests, compile_s, jax_s, torch_s):
@@ -413,6 +425,16 @@ WRONG = {
             DECIDE_BELOW_ONE_FAILS,
             "a bar of 1x or more",
         ),
+        (
+            "a spread of exactly MAX_SPREAD taken for noisy",
+            DECIDE_SPREAD_AT_MAX,
+            "exactly MAX_SPREAD is not above it",
+        ),
+        (
+            "does not hold only when the interval is below 1",
+            DECIDE_OPPOSITE_ONLY,
+            "not only one entirely below 1",
+        ),
     ],
     "pad-pow2": [
         (
@@ -459,6 +481,11 @@ WRONG = {
             "counted on every one of the requests",
         ),
         ("< for <=: an exact fit left out", SHAPES_STRICT, "fits exactly"),
+        (
+            "divides by a compile_s of 0",
+            SHAPES_DIVIDES_BY_ZERO,
+            "dividing by compile_s fails when it is 0",
+        ),
     ],
     "measure-claim": [
         (
