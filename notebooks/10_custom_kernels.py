@@ -600,8 +600,9 @@ for name, b in (("Triton", MM_TRITON_BLOCK), ("Pallas", MM_BLOCK)):
 # Counted, not timed: the saving grows with the tile's side (square `B × B` tiles divide the
 # loads by about `B` when the matrices are large), and the padding of a ragged last tile eats
 # into it, which is why the printed factors are below the block sizes for these small, ragged
-# shapes. The Pallas launcher below pads `K` further, to a power of two (its Triton route needs
-# one), and the count pads it the same way, so the printed Pallas loads are the launcher's. The price is fast memory: a tile must fit in the SRAM of the table, and that bound,
+# shapes. The Pallas launcher below pads `K` to a whole number of its blocks that is also a
+# power of two (its Triton route needs one), which can be more than whole blocks alone need,
+# and the count pads it the same way, so the printed Pallas loads are the launcher's. The price is fast memory: a tile must fit in the SRAM of the table, and that bound,
 # with the registers each program needs for its accumulator, is what sets the block sizes.
 #
 # The Triton side: a 2-D grid of programs, each owning one `BM × BN` tile of `C`. The program
@@ -953,7 +954,8 @@ softmax_op_jax.defvjp(softmax_fwd_jax, softmax_bwd_jax)
 # Dynamo traces with tensors that have a shape but no data, while JAX traces the `pallas_call`
 # itself, whose `out_shape` already says what comes out; and JAX's backward must return a
 # tuple, one cotangent per input even when there is only one (hence `(...,)`), while PyTorch's
-# returns the gradient itself for a single input and a tuple only for several.
+# may return the gradient itself for a single input (a one-element tuple is accepted too) and
+# returns a tuple for several.
 
 # %% [markdown]
 # Now the proof that the frameworks' machinery works on the registered ops. In PyTorch:
@@ -1125,9 +1127,9 @@ for what, n in HOST_GRAPHS.items():
 # `np.exp`, `max` and `sum` into torch operations, so the "host" code was compiled like the
 # rest; the skipped host function always leaves two graphs, the multiplication before it and
 # the one after it, with Python running the function in between. NumPy support has limits, too,
-# and where they lie is easiest to learn by counting: the next cell has two otherwise equal
-# functions that each read `.dtype` four times, one on the NumPy array inside the host routine,
-# the other on the tensor.
+# and where they lie is easiest to learn by counting: the next cell has two functions that
+# compute the same scores and each read `.dtype` four times, one on the NumPy array inside the
+# host routine (NumPy's `exp` and `sum`), the other on the tensor (`softmax`).
 
 # %%
 def softmax_np_dtypes(a):  # the host softmax, reading the array's .dtype four times
@@ -1358,7 +1360,9 @@ for what, names in FUSED.items():
 # its own kernel, and the names that name operations show where it did (`reduce-window`).
 #
 # A count of 1 means the compiler fused the whole softmax into one kernel, the kernel this
-# lesson wrote by hand, so a hand-written one can at best match it; a larger count means the
+# lesson wrote by hand, so no traffic between kernels is left for a hand-written one to save: it
+# can win only by doing that one kernel's work better (fewer passes over each row, better use of
+# the hardware), which only timing on the target can show; a larger count means the
 # compiler split it (reductions are the usual seams) and left memory traffic a fused kernel
 # would save. The counts are for this device's compilers: Inductor and XLA generate different
 # code for a GPU, so rerun the cell there before concluding anything about one.
