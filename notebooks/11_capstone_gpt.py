@@ -23,7 +23,9 @@
 # workload most readers came for: a transformer language model, built once in `torch.nn` and
 # once in Flax NNX, fed by one data pipeline per framework, proven to compute the same thing
 # at every stage, trained, made fast, sharded, checkpointed, exported, sampled and ported.
-# Every claim of equality in it is a check that runs; every claim of speed is a measurement.
+# Every claim of equality in it is a check that runs; every speed it states for this machine
+# is a measurement made in it (what it says of GPUs and TPUs comes from the libraries' own
+# documentation, and regional compilation, in section 2, is described but not timed).
 #
 # **Learning objectives.** After this notebook you can
 # 1. write a small GPT (embeddings, pre-LayerNorm causal self-attention blocks, a tied head,
@@ -506,14 +508,15 @@ grads_converted = gpt.convert.gpt_nnx_tensors_to_torch(grads_jax)  # NNX layout 
 assert_close(loss_jax, loss_torch, rtol=1e-6, atol=1e-6, name="loss")
 assert_close(grads_converted, grads_torch, rtol=1e-4, atol=1e-6, name="gradients")
 grad_gap = max(float((grads_converted[n] - g).abs().max() / g.abs().max()) for n, g in grads_torch.items())
-print(f"loss {loss_torch.item():.6f} vs {float(loss_jax):.6f}; all {len(grads_torch)} gradients agree, "
+print(f"loss {loss_torch.item():.6f} vs {float(loss_jax):.6f} (a uniform guess: ln {cfg.vocab_size} = "
+      f"{np.log(cfg.vocab_size):.6f}); all {len(grads_torch)} gradients agree, "
       f"worst max |difference| / max |gradient| = {grad_gap:.1e}")
 
 # %% [markdown]
 # Every gradient agrees, compared under PyTorch's names after the same converter that moves
-# the weights (a gradient has its parameter's layout). The initial loss is close to
-# `ln(vocabulary)`, the loss of a uniform guess, as it should be with GPT-2's small initial
-# weights.
+# the weights (a gradient has its parameter's layout). The initial loss sits next to
+# `ln(vocabulary)`, the loss of a uniform guess, printed beside it: with GPT-2's small initial
+# weights the logits start near zero and the first prediction is close to uniform.
 # Comparing under PyTorch's names matters for a second reason: an error message then names
 # the parameter (`blocks.1.attn.qkv.weight`) a PyTorch user knows, not a stacked NNX path.
 #
@@ -781,7 +784,8 @@ jit_train_step = jax.jit(jax_train_step, donate_argnums=(0, 1))  # the old state
 # scheduler) are one `optax.chain` in JAX, updated by one call. The parity cell proves the
 # pieces equal one at a time: the two schedules at every step of the run, the two decay rules
 # on every parameter (the JAX mask moved to PyTorch's names by the converter of section 3),
-# and then the two steps from the same weights for `recipe_steps` steps, through the warm-up.
+# and then the two steps from the same weights for `recipe_steps` steps, whose learning rate
+# the schedule changes at every step (the cell prints how many of them fall in the warm-up).
 
 # %%
 scheduler_probe = torch_recipe(copy.deepcopy(model_torch))[1]
@@ -812,13 +816,14 @@ for starts in order[:S.recipe_steps]:
     recipe_params_jax, recipe_state_jax, loss = jit_train_step(recipe_params_jax, recipe_state_jax, x, y)
     recipe_losses_jax.append(float(loss))
 assert_close(recipe_losses_jax, recipe_losses_torch, rtol=1e-4, atol=1e-5, name="losses under the recipe")
-print(f"{S.recipe_steps} steps of the recipe: max loss gap {np.max(np.abs(np.subtract(recipe_losses_jax, recipe_losses_torch))):.1e}")
+print(f"{S.recipe_steps} steps of the recipe, {min(S.recipe_steps, WARMUP)} of them in the {WARMUP}-step warm-up: "
+      f"max loss gap {np.max(np.abs(np.subtract(recipe_losses_jax, recipe_losses_torch))):.1e}")
 
 # %% [markdown]
 # The schedules agree to float32 rounding at every step (optax computes in float32, the
 # `LambdaLR` formula in Python's float64), both frameworks exempt the same tensors from
-# decay, and the two steps give the same losses through the warm-up. Section 4 trains with
-# exactly these two functions.
+# decay, and the two steps give the same losses while the rate changes from step to step.
+# Section 4 trains with exactly these two functions.
 #
 # Where the schedule's state lives differs, and it matters for checkpoints. PyTorch's learning
 # rate is a value written into the optimizer's parameter groups by a separate scheduler
@@ -1457,6 +1462,9 @@ display(Markdown(memory.table(memory_reports)))
 state_bytes = memory.tree_bytes((mem_params, mem_opt_state))
 print(f"parameters + AdamW state: JAX {memory.format_bytes(state_bytes)}, PyTorch "
       f"{memory.format_bytes(memory.tree_bytes(mem_optimizer_torch) + sum(p.numel() * 4 for p in mem_model_torch.parameters()))}")
+xla_plan = memory_reports[1]
+print(f"XLA's temporaries: {xla_plan.parts['temporaries'] / xla_plan.peak_bytes:.0%} of its plan, "
+      f"{xla_plan.parts['temporaries'] / state_bytes:.1f}x the parameters and AdamW state")
 
 # %% [markdown]
 # The two rows measure different things, which is why each names its method: XLA's plan
@@ -1467,10 +1475,12 @@ print(f"parameters + AdamW state: JAX {memory.format_bytes(state_bytes)}, PyTorc
 # second moments). On a GPU, `memory.torch_cuda_memory` and `memory.jax_device_memory` read
 # the allocators' own peak counters, which lesson 04 compares.
 #
-# Where does a step's memory go at this size? Mostly into activations kept for the backward
-# pass, which grow with `batch × block_size × (d_model × n_layers + heads × block_size ×
-# n_layers)`: the attention scores are `block_size²` per head and layer. They are what the
-# temporaries line of XLA's plan holds, why long contexts are memory-bound, and why fused
+# Where does a step's memory go? The last line says how much of XLA's plan is temporaries:
+# the activations kept for the backward pass and the gradients (at most one more copy of the
+# parameters, a third of the state line). The activations grow with `batch × block_size ×
+# (d_model × n_layers + heads × block_size × n_layers)`, the attention scores being
+# `block_size²` per head and layer, while the state does not grow with the batch at all;
+# that is why long contexts are memory-bound, and why fused
 # attention kernels (which never store the scores) and rematerialisation (`nnx.remat`,
 # `torch.utils.checkpoint`) are the first levers at scale.
 
@@ -1622,7 +1632,8 @@ print("kinds beyond the all-reduce: " + "; ".join(
 # output into heads, because the columns a device holds are not the same heads' query, key
 # and value; the two lines
 # above name, per layout, the kinds of collective this run's compiled steps hold. The PyTorch version below reorders the fused
-# rows first so that each rank holds its own heads' query, key and value, which is the layout
+# rows first (`heads_first` in `course_utils/dist/torch_gpt.py`, applied to the weights before
+# the excerpt below begins) so that each rank holds its own heads' query, key and value, which is the layout
 # a production model uses; in JAX the same fix is to store `q`, `k` and `v` as three kernels
 # (or one kernel with a heads axis) and shard the heads.
 #
@@ -1640,7 +1651,7 @@ print("kinds beyond the all-reduce: " + "; ".join(
 # first axis over `"data"`, the batch split the same way). Tensor parallelism is in both with
 # the same Megatron plan, on 2 ranks in PyTorch and on a `2 × 4` mesh in JAX: every PyTorch
 # rank is a process of its own, which starts Python and imports torch (the launch line below
-# prints how long that took), so two is the count that keeps the launch short on a laptop, while
+# prints how long the whole launch took, start-up and both demos), so two is the count that keeps the launch short on a laptop, while
 # JAX's simulated devices live in this one process and cost nothing to add. Plain data
 # parallelism (DDP) is JAX's alone here; PyTorch's would be FSDP without the sharding, and its
 # test is the same loss curve.
@@ -1668,7 +1679,8 @@ launch.excerpt("course_utils.dist.torch_gpt", "tp")
 
 # %% [markdown]
 # The tensor-parallel model sees the whole batch on each rank and holds half of the heads and
-# half of the MLP's hidden units. Its attention runs `local_heads_forward`: the same attention
+# half of the MLP's hidden units; the weights it loads already have their fused `qkv` rows in
+# `heads_first` order, rank 0's query, key and value heads first. Its attention runs `local_heads_forward`: the same attention
 # computed by PyTorch's fused `F.scaled_dot_product_attention` (section 5.1 checks it against
 # the hand-written one), with `-1` heads where the full model has `n_heads`, because a rank's
 # `qkv` output is a `(B, T, 3·d_model/2)` block. `RowwiseParallel` all-reduces the outputs of `proj`
