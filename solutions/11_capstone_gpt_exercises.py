@@ -275,6 +275,15 @@ def _softmax_axis(out):
     assert not np.allclose(out, summed_values, rtol=1e-4, atol=1e-5), "your outputs are the sums of the values"
 
 
+first_values = np.broadcast_to(v64[:, :, :1], v64.shape)  # each query given position 0's value alone
+
+
+def _one_key(out):
+    """Fail, naming it, when every query attended to a single key: position 0, or the one just written."""
+    assert not np.allclose(out, first_values, rtol=1e-4, atol=1e-5), "every query attended to position 0 alone"
+    assert not np.allclose(out, v64, rtol=1e-4, atol=1e-5), "every query attended to the key written at its step alone"
+
+
 def _scores_scale(out):
     """Fail, naming it, when out is causal attention over scores of another scale (the positions are right)."""
     for what, wrong in wrong_scales.items():
@@ -325,6 +334,10 @@ check("kv-cache-step", lambda: _scores_scale(run_decode_torch(decode_step_torch)
 check("kv-cache-step", lambda: _softmax_axis(run_decode_torch(decode_step_torch)[0]),
       hint="PyTorch: every key got weight 1, so the output is the sum of the values: the softmax ran over "
            "the query axis, whose length is 1, not over the keys")
+check("kv-cache-step", lambda: _one_key(run_decode_torch(decode_step_torch)[0]),
+      hint="PyTorch: each query saw one key, not positions 0..pos: attention over the new k alone gives its "
+           "own value back, and is_causal=True in F.scaled_dot_product_attention (or jax.nn's) aligns "
+           "its mask to the top-left corner, so a single query row keeps only the first key")
 check("kv-cache-step", lambda: run_decode_torch(decode_step_torch)[0], expected_decode, rtol=1e-4, atol=1e-5,
       hint="PyTorch: the keys attended are not exactly positions 0..pos: the still-empty slots after pos "
            "take part in the softmax, or pos itself is left out")
@@ -348,6 +361,10 @@ check("kv-cache-step", lambda: _softmax_axis(run_decode(decode_step)[0]),
       hint="JAX: the outputs are NaN or the sums of the values: the softmax ran over the query axis, "
            "whose length is 1, not over the keys, which gives every key weight 1 (and a masked slot "
            "-inf minus -inf)")
+check("kv-cache-step", lambda: _one_key(run_decode(decode_step)[0]),
+      hint="JAX: each query saw one key, not positions 0..pos: attention over the new k alone gives its "
+           "own value back, and is_causal=True in F.scaled_dot_product_attention (or jax.nn's) aligns "
+           "its mask to the top-left corner, so a single query row keeps only the first key")
 check("kv-cache-step", lambda: run_decode(decode_step)[0], expected_decode, rtol=1e-4, atol=1e-5,
       hint="JAX: the keys attended are not exactly positions 0..pos: the still-empty slots after pos "
            "take part in the softmax, or pos itself is left out")

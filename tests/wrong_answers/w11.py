@@ -545,6 +545,28 @@ def data_parallel(loss_fn, mesh):
 """
 )
 
+KV_TORCH_SDPA_IS_CAUSAL = (
+    KV_JAX_OK
+    + """
+def decode_step_torch(q, k, v, k_cache, v_cache, pos):
+    k_cache[:, :, pos : pos + 1] = k
+    v_cache[:, :, pos : pos + 1] = v
+    return torch.nn.functional.scaled_dot_product_attention(
+        q, k_cache[:, :, : pos + 1], v_cache[:, :, : pos + 1], is_causal=True
+    )
+"""
+)
+KV_JAX_NEW_KEY_ONLY = (
+    KV_TORCH_OK
+    + """
+def decode_step(q, k, v, k_cache, v_cache, pos):
+    k_cache = jax.lax.dynamic_update_slice(k_cache, k, (0, 0, pos, 0))
+    v_cache = jax.lax.dynamic_update_slice(v_cache, v, (0, 0, pos, 0))
+    scores = jnp.einsum("bhqd,bhkd->bhqk", q, k) / jnp.sqrt(q.shape[-1])
+    return jax.nn.softmax(scores, axis=-1) @ v, k_cache, v_cache
+"""
+)
+
 WRONG = {
     "causal-mask": [
         (
@@ -636,6 +658,16 @@ WRONG = {
             "the scores divided by the square root of the cache's length",
             KV_SCALED_BY_CACHE_LENGTH,
             "another scale",
+        ),
+        (
+            "PyTorch: F.scaled_dot_product_attention with is_causal=True on one query",
+            KV_TORCH_SDPA_IS_CAUSAL,
+            "top-left corner",
+        ),
+        (
+            "the new key alone attended, not the cache",
+            KV_JAX_NEW_KEY_ONLY,
+            "gives its own value back",
         ),
         ("cache written at pos + 1", KV_WRONG_POSITION, "one slot off"),
         ("no mask over the empty slots", KV_NO_MASK, "still-empty slots after pos"),
