@@ -1801,10 +1801,10 @@ print(f"seed + rank: seed 0's rank 1 and seed 1's rank 0 drew identical numbers:
 
 # %% [markdown]
 # The checks: each framework's ranks draw distinct numbers; rebuilding the generators gives the
-# same numbers again; JAX's rank-0 and rank-1 streams are the same whether there are 4 ranks or
-# 2. The last line is the `seed + rank` trap (the flat sum throws away which of the two numbers
-# was the seed, so every pair with the same sum shares one stream): it prints whether seed 0's rank 1 and seed 1's
-# rank 0 drew identical numbers (they must, since both are seed 1). The two frameworks' numbers
+# same numbers again; JAX's rank-0 and rank-1 streams are the same whether there are 4 ranks
+# or 2. The last line is the `seed + rank` trap (the flat sum throws away which of the two
+# numbers was the seed, so every pair with the same sum shares one stream): it prints whether
+# seed 0's rank 1 and seed 1's rank 0 drew identical numbers (they must, since both are seed 1). The two frameworks' numbers
 # differ from each other, as in 4.1; what matches is the recipe.
 #
 # ### 4.3 Two runs, the same numbers, proven
