@@ -134,25 +134,10 @@ def split(markdown: str) -> Pieces:
 
     while i < n:
         line = lines[i]
-        fence = _FENCE.match(line)
-        if fence:
-            j = i + 1
-            mark = fence.group(1)
-            while j < n and not lines[j].lstrip().startswith(mark[0] * len(mark)):
-                j += 1
-            j = min(j, n - 1)
-            add("\n".join(lines[i : j + 1]) + newline(j))
-            i = j + 1
-            continue
-        if line.lstrip().startswith("$$"):
-            j = i
-            if not (line.strip() != "$$" and line.rstrip().endswith("$$")):
-                j = i + 1
-                while j < n and not lines[j].rstrip().endswith("$$"):
-                    j += 1
-                j = min(j, n - 1)
-            add("\n".join(lines[i : j + 1]) + newline(j))
-            i = j + 1
+        end = _verbatim_end(lines, i)
+        if end is not None:
+            add("\n".join(lines[i : end + 1]) + newline(end))
+            i = end + 1
             continue
         if not line.strip() or _COMMENT.match(line) or _TAG_LINE.match(line):
             add(line + newline(i))
@@ -200,6 +185,26 @@ def split(markdown: str) -> Pieces:
         message(prefixes, texts, j - 1, cont)
         i = j
     return pieces
+
+
+def _verbatim_end(lines: list[str], i: int) -> int | None:
+    """The last line of the fenced code or display math starting at line ``i``, if any."""
+    line, n = lines[i], len(lines)
+    fence = _FENCE.match(line)
+    if fence:
+        mark = fence.group(1)
+        j = i + 1
+        while j < n and not lines[j].lstrip().startswith(mark[0] * len(mark)):
+            j += 1
+        return min(j, n - 1)
+    if line.lstrip().startswith("$$"):
+        if line.strip() != "$$" and line.rstrip().endswith("$$"):
+            return i
+        j = i + 1
+        while j < n and not lines[j].rstrip().endswith("$$"):
+            j += 1
+        return min(j, n - 1)
+    return None
 
 
 def _table_row(line: str, add: Callable[[str | Message], None]) -> None:
