@@ -159,6 +159,18 @@ check(
     hint="logits near 200 give a loss that is not finite: exp of a float32 above about 88.7 is "
     "infinity, so these rows' sums of exponentials overflow",
 )
+few_classes = jax.random.normal(jax.random.key(5), (6, 3)) * 3  # 3 classes, not the digits' 10
+labels_few = jnp.array([0, 1, 2, 2, 1, 0])
+check(
+    "bf16-cross-entropy",
+    lambda: float(cross_entropy_f32(few_classes, labels_few)),
+    cross_entropy_f64(few_classes, labels_few),
+    rtol=1e-5,
+    hint="logits with 3 classes gave a wrong loss: the number of classes is the logits' second "
+    "dimension (logits.shape[1]), not a number fixed at 10",
+    crash_hint="a shape error between (batch, 10) and (batch, 3) is a number of classes fixed at 10 "
+    "(a one-hot of 10 columns, the digits' count): take it from the logits, logits.shape[1]",
+)
 far_apart = logits_bf16 + jnp.arange(32, dtype=jnp.bfloat16)[:, None] * 40  # rows 1240 apart
 check(
     "bf16-cross-entropy",
@@ -338,7 +350,8 @@ check(
     rtol=0,
     atol=0,
     hint="batch 1's gradient holds an infinity and no NaN, in its first leaf only: jnp.isnan misses "
-    "infinities, and every leaf counts",
+    "infinities, and every leaf counts; the gradient is the one with respect to params (jax.grad's "
+    "default, argnums=0), not to the batch",
 )
 
 # %%

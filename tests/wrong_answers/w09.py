@@ -562,3 +562,31 @@ WRONG["rank-keys"] += [
         "collides once a rank reaches K",
     ),
 ]
+
+CE_ONE_HOT_TEN = """
+def cross_entropy_f32(logits, labels):
+    z = logits.astype(jnp.float32)
+    z = z - z.max(axis=1, keepdims=True)
+    log_p = z - jnp.log(jnp.exp(z).sum(axis=1, keepdims=True))
+    return -(jax.nn.one_hot(labels, 10) * log_p).sum(axis=1).mean()  # the digits' 10 classes
+"""
+
+NONFINITE_GRAD_OF_THE_BATCH = """
+def first_nonfinite_step(loss_fn, params, batches):
+    for i, batch in enumerate(batches):
+        leaves = jax.tree.leaves(jax.grad(loss_fn, argnums=1)(params, batch))  # the batch's gradient
+        if not all(bool(jnp.isfinite(g).all()) for g in leaves):
+            return i
+    return -1
+"""
+
+WRONG["bf16-cross-entropy"] += [
+    ("the number of classes fixed at 10", CE_ONE_HOT_TEN, "fixed at 10")
+]
+WRONG["first-nonfinite"] += [
+    (
+        "the gradient of the batch, not of params",
+        NONFINITE_GRAD_OF_THE_BATCH,
+        "not to the batch",
+    )
+]
