@@ -506,8 +506,9 @@ print(np.asarray(ids_pallas))
 # backend. It also stores the tiles as a (3, 2, 4, 8) array, tile (i, j) at `[i, j]` (the
 # `None`s in the block shape squeeze the two grid dimensions, so the kernel still sees a
 # 4 × 8 block), and transposes and reshapes them into the 12 × 16 picture: Mosaic TPU accepts a
-# block smaller than (8, 128) only where it spans those dimensions whole, as here. An output filled with -1 before the Triton launch would show
-# any element no program wrote; none is left.
+# block smaller than (8, 128) only where it spans those dimensions whole, as here. An output
+# filled with -1 before the Triton launch would show any element no program wrote; where
+# Triton ran, the next cell checks that none is left.
 
 # %%
 expected_ids = np.add.outer(np.arange(TILE_SHAPE[0]) // TILE_BLOCK[0] * tile_grid[1],
@@ -1306,8 +1307,8 @@ if others:
 #   in Python/NumPy (Triton) or as a loop of JAX operations over the grid (Pallas): correct and
 #   debuggable (you can `print` inside a Triton kernel in interpreter mode), but what they time
 #   is the simulation, not the kernel as a GPU would run it: Triton's is slow by design, and
-#   Pallas's, a loop inside one XLA program, may come close to the built-in op on a CPU or
-#   trail it, depending on how many programs the grid has.
+#   Pallas's, a loop inside one XLA program, may come close to the built-in op on a CPU, trail
+#   it or even pass it, depending on how many programs the grid has.
 # - So the claim "a hand-written kernel is faster than the built-in op" can only be judged where
 #   the kernels compile: on a GPU (or a TPU, for Pallas).
 #
@@ -1430,8 +1431,9 @@ for cmp in (kernel_torch, kernel_jax):
 # on a CPU it would compare two interpreters, two ways of simulating a GPU program, and say
 # nothing about the kernels as written; and interleaving a long call with a short one can change
 # the short one's conditions (the caches and XLA's idle worker threads it finds), so its time in
-# those rounds need not be its time alone. The Triton interpreter, which runs every program in
-# Python, makes the long one (the lines above print each time per call). Where both compile,
+# those rounds need not be its time alone. On a CPU we expect the Triton interpreter, which
+# runs every program in Python, to make the long one (the lines above print each time per
+# call, so this run's are there to compare). Where both compile,
 # the rounds compare two compiled kernels of the same algorithm with different block shapes
 # (one row per Triton program, `block_rows` rows per Pallas program, 64 on Mosaic GPU), each
 # launched from its own framework.

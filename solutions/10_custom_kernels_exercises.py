@@ -223,8 +223,8 @@ check("masked-logsumexp", lambda: logsumexp_pallas(x_lse_whole), jax.nn.logsumex
       rtol=1e-5, atol=1e-5,
       hint="no padding here (128 columns), yet the result is off by each row's maximum m (the m subtracted "
            "inside the exp is missing outside the log, or the one outside has no counterpart inside), or NaN "
-           "in the last block's rows: m is each row's own maximum, and one maximum over the whole block takes in "
-           "every row, the launcher's padded rows (NaN) included",
+           "in the last block's rows: m is each row's own maximum and the sum each row's own, and one maximum or one "
+           "sum over the whole block (no axis) takes in every row, the launcher's padded rows (NaN) included",
       crash_hint=_lse_crash)
 check("masked-logsumexp", lambda: logsumexp_pallas(x_lse), jax.nn.logsumexp(x_lse, axis=1), rtol=1e-5, atol=1e-5,
       hint="the columns from n_cols on are padding: read as they are, they enter the max and the sum; padding "

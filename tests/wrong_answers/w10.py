@@ -270,6 +270,10 @@ ROWS_OUT_STRIDE = _rows().replace(
 
 # one maximum for the whole block, not one per row: the padded rows' NaN takes it over
 LSE_BLOCK_MAX = LSE_BODY.format(mask=MASK, m="jnp.max(x)")
+# each row's maximum, but one sum over the whole block (no axis)
+LSE_BLOCK_SUM = LSE_BODY.format(mask=MASK, m=MAX).replace(
+    "axis=1, keepdims=True))", "keepdims=True))"
+)
 
 # a float32 total, but each block summed by tl.sum in float16 before it is widened
 ROWS_BLOCK_SUM_FLOAT16 = """
@@ -317,6 +321,7 @@ WRONG = {
         ("the iota along axis 0", LSE_IOTA_ROWS, "numbers the rows"),
         ("the maximum over axis 0", LSE_MAX_OVER_ROWS, "reduces the 8 rows"),
         ("one maximum for the whole block", LSE_BLOCK_MAX, "over the whole block"),
+        ("one sum for the whole block", LSE_BLOCK_SUM, "one sum over the whole block"),
     ],
     "silu-custom-vjp": [
         ("one term of the product rule", SILU_ONE_TERM, "product rule"),
