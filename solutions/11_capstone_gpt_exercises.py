@@ -347,13 +347,15 @@ check("kv-cache-step", lambda: bool(np.asarray(run_decode(decode_step)[1]).any()
            "must attend over and return",
       crash_hint="JAX: under jax.jit pos is a traced value, so a slice cannot start or end at it, and k is "
                  "(B, H, 1, hd), one position long on axis 2, which does not fit a part of the cache of "
-                 "another shape")
+                 "another shape; and jax.nn.dot_product_attention reads (batch, seq, heads, head_dim), "
+                 "not PyTorch's (batch, heads, seq, head_dim): q and the caches go in transposed, the output comes back transposed")
 check("kv-cache-step", lambda: run_decode(decode_step)[1], k_all, rtol=0, atol=0,
       hint="JAX: the returned k_cache does not hold each key at its own position on axis 2: the keys "
            "landed one slot off, or all in one slot",
       crash_hint="JAX: under jax.jit pos is a traced value, so a slice cannot start or end at it, and k is "
                  "(B, H, 1, hd), one position long on axis 2, which does not fit a part of the cache of "
-                 "another shape")
+                 "another shape; and jax.nn.dot_product_attention reads (batch, seq, heads, head_dim), "
+                 "not PyTorch's (batch, heads, seq, head_dim): q and the caches go in transposed, the output comes back transposed")
 check("kv-cache-step", lambda: _scores_scale(run_decode(decode_step)[0]),
       hint="JAX: the right positions, but the scores reach the softmax at another scale than scaled "
            "dot-product attention's")
@@ -472,7 +474,9 @@ check("dp-loss", _rows_per_rank, [S.batch // WORLD] * WORLD,
 check("dp-loss", lambda: data_parallel_grads_torch(model_dp_torch, x_dp_torch, y_dp_torch, WORLD),
       expected_grads_torch, rtol=1e-4, atol=1e-6,
       hint="PyTorch: these are not the whole batch's gradients: the ranks' gradients were summed rather "
-           "than averaged, or each rank's backward() added to the gradients the rank before it left in .grad",
+           "than averaged (or their sum divided by another count than world, such as the batch size: each "
+           "rank's loss is already a mean over its rows), or each rank's backward() added to the gradients "
+           "the rank before it left in .grad",
       crash_hint="PyTorch: a rank's x and y do not have the same rows: model.loss got one rank's inputs "
                  "with another number of targets")
 check("dp-loss", _dp_loss, expected_loss, rtol=1e-5, atol=1e-6,

@@ -567,6 +567,30 @@ def decode_step(q, k, v, k_cache, v_cache, pos):
 """
 )
 
+KV_JAX_SDPA_TORCH_LAYOUT = (
+    KV_TORCH_OK
+    + """
+def decode_step(q, k, v, k_cache, v_cache, pos):
+    k_cache = jax.lax.dynamic_update_slice(k_cache, k, (0, 0, pos, 0))
+    v_cache = jax.lax.dynamic_update_slice(v_cache, v, (0, 0, pos, 0))
+    mask = (jnp.arange(k_cache.shape[2]) <= pos)[None, None, None, :]
+    # PyTorch's (B, H, T, hd) handed to jax.nn, which reads (B, T, H, hd)
+    return jax.nn.dot_product_attention(q, k_cache, v_cache, mask=mask), k_cache, v_cache
+"""
+)
+DP_TORCH_MEAN_OVER_ROWS = (
+    """
+def data_parallel_grads_torch(model, x, y, world):
+    per_rank = []
+    for x_rank, y_rank in zip(x.chunk(world), y.chunk(world), strict=True):
+        model.zero_grad()
+        model.loss(x_rank, y_rank).backward()
+        per_rank.append({name: p.grad.clone() for name, p in model.named_parameters()})
+    return {name: sum(g[name] for g in per_rank) / len(x) for name in per_rank[0]}  # the batch size
+"""
+    + DP_JAX_OK
+)
+
 WRONG = {
     "causal-mask": [
         (
@@ -697,12 +721,22 @@ WRONG = {
             KV_AT_TRACED_SLICE,
             "a slice cannot start or end at it",
         ),
+        (
+            "jax.nn.dot_product_attention given PyTorch's (B, H, T, hd) layout",
+            KV_JAX_SDPA_TORCH_LAYOUT,
+            "(batch, seq, heads, head_dim)",
+        ),
     ],
     "dp-loss": [
         (
             "PyTorch: the ranks' gradients summed",
             DP_TORCH_SUMMED,
             "summed rather than averaged",
+        ),
+        (
+            "PyTorch: the summed gradients divided by the batch size, not by world",
+            DP_TORCH_MEAN_OVER_ROWS,
+            "another count than world",
         ),
         (
             "PyTorch: no zero_grad between ranks",
