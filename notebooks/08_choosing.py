@@ -627,9 +627,11 @@ Markdown("\n".join(lines))
 # %% [markdown]
 # The last row is there on purpose: four of the guide's rows have no measurement behind them on
 # any machine. The tally of this run's verdicts counts benchmarks, not claims: `higher-order`
-# and `jax-2-5x` are two sentences of one article about one workload, measured in one pairing, so one
-# benchmark run judges both (against their different stated magnitudes), and counting it twice
-# would make one measurement look like two pieces of evidence. A benchmark that was not testable
+# and `jax-2-5x` are two sentences of one article (the second about several tasks, higher-order
+# derivatives among them) that the course measures on one workload, batched third derivatives,
+# in one pairing, so one benchmark run judges both (against their different stated
+# magnitudes), and counting it twice would make one measurement look like two pieces of
+# evidence. A benchmark that was not testable
 # here or skipped in smoke mode measured nothing, so the first line also says how many
 # benchmarks measured something in this run. Then a note if the machine was
 # busy while it ran:

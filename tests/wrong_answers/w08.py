@@ -369,6 +369,36 @@ def measure_ratio(slow, fast, *, target_s=0.2):
     return claims.Measured(samples, "slow over fast", contention=cmp.contention.contended)  # a bool
 """
 
+DECIDE_MEAN_INTERVAL = """
+def decide(samples, threshold, contended=None):
+    if not samples:
+        raise ValueError("no samples")
+    if len(samples) < MIN_RATIOS or contended:
+        return "inconclusive"
+    q1, q3 = claims.quartiles(samples)
+    if (q3 - q1) / statistics.median(samples) > MAX_SPREAD:
+        return "inconclusive"
+    mean = statistics.mean(samples)  # a t-style interval of the mean, not the median's
+    half = 1.96 * statistics.stdev(samples) / len(samples) ** 0.5
+    lo, hi = mean - half, mean + half
+    if lo / (1 + RUN_TO_RUN) >= threshold:
+        return "holds"
+    if hi * (1 + RUN_TO_RUN) < threshold:
+        return "does not hold"
+    return "inconclusive"
+"""
+
+PAD_ADDITIVE_MASK = """
+def pad_to_pow2(tokens, minimum=8):
+    batch, n = tokens.shape
+    size = max(minimum, 1 << max(0, n - 1).bit_length())
+    padded = np.zeros((batch, size), tokens.dtype)
+    padded[:, :n] = tokens
+    mask = np.full((batch, size), -np.inf, np.float32)  # PyTorch's additive attn_mask
+    mask[:, :n] = 0.0
+    return padded, mask
+"""
+
 WRONG = {
     "judge-claim": [
         (
@@ -435,6 +465,11 @@ WRONG = {
             DECIDE_OPPOSITE_ONLY,
             "not only one entirely below 1",
         ),
+        (
+            "a mean's interval instead of the median's",
+            DECIDE_MEAN_INTERVAL,
+            "the interval was the mean's",
+        ),
     ],
     "pad-pow2": [
         (
@@ -466,6 +501,11 @@ WRONG = {
             "the mask True on the padding",
             PAD_MASK_ON_PADDING,
             "key_padding_mask convention",
+        ),
+        (
+            "an additive float mask (0 and -inf)",
+            PAD_ADDITIVE_MASK,
+            "PyTorch's additive attn_mask",
         ),
     ],
     "shape-budget": [
