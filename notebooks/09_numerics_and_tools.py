@@ -1658,7 +1658,7 @@ print(f"the two masks agree on {100 * agree:.1f} % of positions (independent mas
 # %% [markdown]
 # Each cell printed the fraction of entries its mask kept; compare the printed agreement between
 # the two masks with what two independent random masks would give: the generators are different
-# algorithms, and no seed makes them produce the same mask. To run "the same" dropout in both (to compare the
+# algorithms, so one seed shared by both gives two unrelated masks. To run "the same" dropout in both (to compare the
 # frameworks, or to port a model and check it step by step), draw the masks once, in NumPy, from
 # one stream, and apply them with the same inverted-dropout scaling both libraries use (kept
 # entries divided by 1 − p).
