@@ -339,7 +339,9 @@ def setup(
        PyTorch's intra-op threads set to the cores JAX's CPU pool was sized from);
     6. with ``one_kind``, for lessons that compare the frameworks throughout: where they
        have different device kinds (a TPU, where PyTorch stays on the CPU), both use
-       the CPU for the whole lesson, and a line says so.
+       the CPU for the whole lesson, and a line says so;
+    7. in IPython, every matplotlib figure the lesson shows carries its description
+       (:func:`course_utils.plots.describe`) as its image's alt text.
     """
     from jax._src import xla_bridge  # importing jax starts no backend
 
@@ -373,6 +375,9 @@ def setup(
         torch_dev = torch.device("cpu")
         if verbose:
             print(f"This lesson compares the two frameworks throughout: {why}.")
+    from course_utils.plots import describe_figures
+
+    describe_figures()
     return Setup(jax_dev, torch_dev, prec, policy, problem, simulated)
 
 

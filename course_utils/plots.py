@@ -209,3 +209,133 @@ def break_even(
     ax.legend()
     ax.grid(alpha=0.3)
     return ax
+
+
+# ------------------------------------------------------- figures described in words
+
+# Where :func:`set_description` keeps a figure's own description.
+DESCRIPTION_ATTR = "course_description"
+
+
+def set_description(fig, text: str):
+    """Give ``fig`` its description (the alt text of its image), instead of the one
+    :func:`describe` reads off its titles, axis labels and legend; returns ``fig``."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"set_description: text must be a non-empty str, got {text!r}")
+    setattr(fig, DESCRIPTION_ATTR, text.strip())
+    return fig
+
+
+def _is_number(text: str) -> bool:
+    """A tick label that is a value (``0.25``, ``−1``, ``1,000``, ``10%``, ``2x``, or
+    mathtext such as a log axis's ``$\\mathdefault{10^{1}}$``), not a name."""
+    if text.startswith("$"):
+        return True
+    plain = text.replace("\u2212", "-").replace(",", "").rstrip("%x×")
+    try:
+        float(plain)
+    except ValueError:
+        return False
+    return True
+
+
+def _categories(axis) -> list[str]:
+    """An axis's tick labels when they name things (a bar per variant), not values."""
+    texts = [t.get_text().strip() for t in axis.get_ticklabels()]
+    return [t for t in texts if t and not _is_number(t)]
+
+
+def _quoted(names: list[str]) -> str:
+    """Names in quotes, as a series' own name may hold a comma."""
+    return ", ".join(f'"{name}"' for name in names)
+
+
+def _series(ax) -> list[str]:
+    """What the legend names, or else the labels the artists were given."""
+    legend = ax.get_legend()
+    if legend is not None:
+        names = [t.get_text() for t in legend.get_texts()]
+    else:
+        artists = [*ax.get_lines(), *ax.collections, *ax.patches, *ax.containers]
+        names = [str(a.get_label()) for a in artists]
+    seen: dict[str, None] = {}
+    for name in names:
+        if name.strip() and not name.startswith("_"):
+            seen[name.strip()] = None
+    return list(seen)
+
+
+def _axes_words(ax) -> str:
+    """One axes in words: its title, axis labels (and log scales), series, categories."""
+    parts = []
+    for which in ("x", "y"):
+        label = getattr(ax, f"get_{which}label")().strip()
+        log = getattr(ax, f"get_{which}scale")() == "log"
+        if label:
+            parts.append(f'{which} axis "{label}"' + (" (log scale)" if log else ""))
+        categories = _categories(getattr(ax, f"{which}axis"))
+        if categories:
+            parts.append(f"{_quoted(categories)} on the {which} axis")
+    series = _series(ax)
+    if series:
+        parts.append("series: " + _quoted(series))
+    title = " ".join(
+        t
+        for t in (ax.get_title(loc=loc).strip() for loc in ("left", "center", "right"))
+        if t
+    )
+    if not parts and not title:
+        return ""
+    words = f'titled "{title}"' if title else ""
+    if parts:
+        words += (", with " if title else "with ") + "; ".join(parts)
+    return words
+
+
+def describe(fig) -> str | None:
+    """``fig`` in words, for its image's alt text: the description given with
+    :func:`set_description`, or else what its text says (its title, and each plot's
+    title, axis labels, log scales, series and named categories). None when the
+    figure holds no text at all, which nothing can describe."""
+    own = getattr(fig, DESCRIPTION_ATTR, None)
+    if own:
+        return own
+    get_suptitle = getattr(fig, "get_suptitle", None)  # matplotlib >= 3.8
+    suptitle = (get_suptitle() if get_suptitle else "").strip()
+    plots = [w for w in (_axes_words(ax) for ax in fig.get_axes()) if w]
+    titled = f' titled "{suptitle}"' if suptitle else ""
+    if not plots:
+        return f"A figure{titled}." if suptitle else None
+    if len(plots) == 1:
+        return (
+            f"A figure{titled}: a plot {plots[0]}."
+            if suptitle
+            else f"A plot {plots[0]}."
+        )
+    each = " ".join(f"Plot {i} {w}." for i, w in enumerate(plots, 1))
+    return f"A figure{titled} of {len(plots)} plots. {each}"
+
+
+def _figure_metadata(fig) -> tuple[dict, dict]:
+    """IPython's mime-bundle formatter for a figure: no data (its PNG comes from the
+    inline backend as before), only the description as the PNG's ``alt``."""
+    text = describe(fig)
+    return {}, ({"image/png": {"alt": text}} if text else {})
+
+
+def describe_figures(shell=None) -> bool:
+    """Have IPython (``shell``, by default the running one) store each matplotlib
+    figure's :func:`describe` with its image, as the output's
+    ``metadata["image/png"]["alt"]``, which the course's site turns into the image's
+    alt text. Nothing outside IPython (False); matplotlib is not imported."""
+    if shell is None:
+        try:
+            from IPython import get_ipython
+        except ImportError:
+            return False
+        shell = get_ipython()
+    if shell is None:
+        return False
+    formatter = shell.display_formatter.mimebundle_formatter
+    formatter.for_type_by_name("matplotlib.figure", "Figure", _figure_metadata)
+    return True

@@ -1,4 +1,7 @@
+from types import SimpleNamespace
+
 import matplotlib
+import pytest
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -88,3 +91,72 @@ def test_speedups_name_the_interval_the_verdicts_read():
     assert (
         INTERVAL_LABEL in ax.get_xlabel()
     )  # widened for run-to-run drift, not the bare 95 %
+
+
+def test_a_figure_is_described_by_its_titles_labels_and_legend():
+    fig, (left, right) = plt.subplots(1, 2)
+    left.plot([1, 2], label="PyTorch float32")
+    left.plot([1, 3], label="_hidden")
+    left.set(xlabel="step", ylabel="training loss", yscale="log", title="one MLP")
+    left.legend()
+    right.plot([0, 1])
+    right.set(xlabel="step", ylabel="loss difference")
+    fig.suptitle("bfloat16")
+    assert plots.describe(fig) == (
+        'A figure titled "bfloat16" of 2 plots. Plot 1 titled "one MLP", with x axis '
+        '"step"; y axis "training loss" (log scale); series: "PyTorch float32". '
+        'Plot 2 with x axis "step"; y axis "loss difference".'
+    )
+    plt.close(fig)
+
+
+def test_the_helpers_plots_name_their_variants_and_claims():
+    ms = {
+        "torch eager": Measurement("torch eager", [0.010, 0.011, 0.012], 1, 0.1),
+        "jax.jit": Measurement("jax.jit", [0.005, 0.006, 0.007], 1, 0.2),
+    }
+    ax = plots.timing_bars(ms, baseline="torch eager")
+    assert '"torch eager", "jax.jit" on the y axis' in plots.describe(ax.figure)
+    plt.close(ax.figure)
+    row = {"label": "claim A, eager", "median": 2.0, "low": 1.5, "high": 3.0}
+    ax = plots.speedups([row])
+    text = plots.describe(ax.figure)
+    assert '(log scale); "claim A, eager" on the y axis' in text  # no tick values
+    plt.close(ax.figure)
+
+
+def test_a_figure_without_text_has_no_description_until_given_one():
+    fig, ax = plt.subplots()
+    ax.imshow([[0, 1], [1, 0]])
+    ax.axis("off")
+    assert plots.describe(fig) is None
+    assert plots.set_description(fig, " Two digits. ") is fig
+    assert plots.describe(fig) == "Two digits."
+    with pytest.raises(ValueError, match="set_description: text must be"):
+        plots.set_description(fig, " ")
+    plt.close(fig)
+
+
+def test_the_site_fixtures_figure_reads_as_its_alt_text():
+    """tests/fixtures/site/90's figure (two lines, a legend) carries this alt text."""
+    fig, ax = plt.subplots()
+    ax.plot([0, 1, 2, 3], [0, 1, 4, 9], label="torch")
+    ax.plot([0, 1, 2, 3], [0, 1, 4, 9], "--", label="jax")
+    ax.legend()
+    assert plots.describe(fig) == 'A plot with series: "torch", "jax".'
+    plt.close(fig)
+
+
+def test_ipython_stores_each_figures_description_as_its_alt_text():
+    from IPython.core.formatters import DisplayFormatter
+
+    shell = SimpleNamespace(display_formatter=DisplayFormatter())
+    assert plots.describe_figures(shell)
+    fig, ax = plt.subplots()
+    ax.set_title("loss")
+    _, metadata = shell.display_formatter.format(fig)
+    assert metadata["image/png"] == {"alt": 'A plot titled "loss".'}
+    fig.axes[0].set_title("")
+    assert "image/png" not in shell.display_formatter.format(fig)[1]
+    plt.close(fig)
+    assert plots.describe_figures() is False  # no IPython running here

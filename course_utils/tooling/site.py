@@ -86,6 +86,11 @@ def read_executed(path: Path, lesson: str) -> Any:
                     f"({out.get('ename')}: {str(out.get('evalue'))[:200]}); "
                     "fix the lesson and run it again"
                 )
+    for index, _, _, alt in site_pages.figures(nb.cells):
+        if alt is None:
+            raise CourseError(
+                f"{path}: {_cell_label(nb.cells, index)} {site_pages.NO_DESCRIPTION}"
+            )
     return nb
 
 
@@ -233,6 +238,7 @@ def settings(
         "html_theme": "sphinx_book_theme",
         "html_theme_options": options,
         "html_static_path": ["_static"],
+        "templates_path": ["_templates"],
         "exclude_patterns": ["_readme_*.md", ".doctrees"],
         # A traceback that the IPython lexer cannot take is shown in its relaxed mode.
         "suppress_warnings": ["misc.highlighting_failure"],
@@ -243,6 +249,8 @@ def settings(
         "course_release": release_tag(),
         "course_edit_branch": EDIT_BRANCH,
         "course_sources": sources or {},
+        # Each figure's alt text by its image's name (site_pages.figures), set by stage().
+        "course_figure_alts": {},
     }
 
 
@@ -279,7 +287,9 @@ def stage(
     docs = sorted(p.stem for p in (root / "docs").glob("*.md"))
     report.sources = page_sources(root, executed, exercises, docs)
     staged = _staged_set(root, list(executed), exercises)
+    alts = {}
     for lesson, nb in executed.items():
+        alts |= {name: alt for _, _, name, alt in site_pages.figures(nb.cells) if alt}
         report.smoke[lesson] = smoke_of(nb)
         label = site_pages.version_label(nb.metadata.get("course"))
         pairs = site_pages.notebook_page(
@@ -314,8 +324,9 @@ def stage(
     )
     smoke = [lesson for lesson, on in report.smoke.items() if on]
     conf = settings(smoke, len(executed), repository, report.sources, report.checkout)
+    conf["course_figure_alts"] = alts
     site_pages.write(src / "conf.py", site_pages.conf_py(conf))
-    site_assets.install(root, src / "_static")
+    site_assets.install(root, src / "_static", src / "_templates")
     report.pages = ["index", "about", "claims", *(f"notebooks/{s}" for s in executed)]
     report.pages += [f"exercises/{p.stem}" for p in exercises] + [
         f"docs/{d}" for d in docs

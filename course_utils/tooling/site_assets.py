@@ -1,5 +1,6 @@
 """What the site's pages load, served from the site itself: mermaid, MathJax, the stylesheet
-and the copy buttons' script.
+and the copy buttons' script; the theme's templates the site replaces; and axe-core, which
+the browser tests load into the pages.
 
 Mermaid (lesson 03's pipeline diagram) and MathJax come from their npm packages at
 pinned versions (:data:`NPM`): ``npm pack`` fetches each tarball once into the vendor
@@ -31,6 +32,9 @@ NPM = {
     ),
     "mathjax": ("3.2.2", "package/es5/", ("tex-svg-full.js",)),
 }
+# What the browser tests load into the pages, never the site: axe-core, which checks a
+# page's accessibility (tests/tooling/test_site_browser.py). Kept and fetched as above.
+TEST_NPM = {"axe-core": ("4.14.1", "package/", ("axe.min.js",))}
 # Paths relative to _static, as conf.py names them.
 MERMAID_JS = "mermaid/mermaid.esm.min.mjs"
 MATHJAX_JS = "mathjax/tex-svg-full.js"
@@ -39,6 +43,27 @@ WIDE = 900  # px: from this width up, a pair's two cells stand side by side
 # right (pydata-sphinx-theme's $breakpoint-sidebar-secondary, Bootstrap's xl).
 XL = 1200
 COPY_CLASS = "course-copy"
+
+# The colours of ANSI-coloured output (a traceback, a coloured log), in place of
+# myst-nb's (Jupyter's), several of which fell below WCAG's 4.5:1 on the theme's code
+# background (blue 3.0:1 in light mode, magenta 3.9:1 in dark): each of these measures
+# at least 5.9:1 there (#f3f4f5 light, #29313d dark).
+ANSI = {
+    "Black": ("#3e424d", "#b8bcc4"),
+    "Red": ("#b42318", "#ff8f87"),
+    "Green": ("#0a6b2d", "#5fd38d"),
+    "Yellow": ("#765a00", "#e6c84f"),
+    "Blue": ("#0b5cad", "#7ab8ff"),
+    "Magenta": ("#8f2b85", "#e79be2"),
+    "Cyan": ("#04676a", "#6fd6d8"),
+    "White": ("#595959", "#e0ddd3"),
+}
+ANSI_CSS = "".join(
+    f'html[data-theme="{theme}"] div.highlight .-Color[class*=-{name}] '
+    f"{{ color: {pair[i]}; }}\n"
+    for name, pair in ANSI.items()
+    for i, theme in enumerate(("light", "dark"))
+)
 
 CSS = f"""\
 /* The course's side-by-side pairs: PyTorch left, JAX right, the parity cell under both. */
@@ -78,17 +103,27 @@ CSS = f"""\
 .course-versions {{ font-size: 0.85em; color: var(--pst-color-text-muted); }}
 /* Each code block's copy button (course-copy.js), in its top right corner. */
 div.highlight {{ position: relative; }}
+/* Fully opaque in both themes: a faded button's text fails WCAG's 4.5:1 contrast
+   (axe measured 3.4:1 at the opacity it had). */
 .{COPY_CLASS} {{
   position: absolute; top: 0.3rem; right: 0.3rem; z-index: 2;
   font-size: 0.75rem; line-height: 1; padding: 0.25rem 0.45rem;
   border: 1px solid var(--pst-color-border); border-radius: 0.25rem;
   background: var(--pst-color-surface); color: var(--pst-color-text-base);
-  opacity: 0.55; cursor: pointer;
+  cursor: pointer;
 }}
-div.highlight:hover > .{COPY_CLASS}, .{COPY_CLASS}:focus {{ opacity: 1; }}
+div.highlight:hover > .{COPY_CLASS}, .{COPY_CLASS}:focus {{
+  border-color: var(--pst-color-primary);
+}}
+/* Code in the smoke banner: the theme's pink inline code on the banner's grey measured
+   1.2:1 (light) and 4.2:1 (dark); the banner's own text colour passes in both. */
+.bd-header-announcement code {{
+  color: inherit; background: transparent; border: 1px solid currentColor;
+}}
 /* A sharp bit's error, printed in a line by expect_error: marked as an error. */
 .tag_expected-error .cell_output pre {{ border-left: 0.25rem solid #c9302c; }}
-"""
+/* ANSI-coloured output, readable in both themes (ANSI above). */
+{ANSI_CSS}"""
 
 
 # Every code block of a page (code cells, and fenced code in the prose), never an output,
@@ -149,6 +184,24 @@ COPY_SCRIPT = r"""
 """.lstrip().replace("@COPY_CLASS@", COPY_CLASS)
 
 
+# The theme's templates the site replaces (in ``_templates/``, conf.py's templates_path).
+# pydata-sphinx-theme's search button is named "Search" by its aria-label while it shows
+# "Search Ctrl+K", which fails WCAG 2.5.3 (label in name: axe's serious
+# label-content-name-mismatch); without the aria-label its name is what it shows.
+TEMPLATES = {
+    "search-button-field.html": """\
+{# The course's copy of pydata-sphinx-theme's search button, without its aria-label. #}
+<button class="btn search-button-field search-button__button pst-js-only" \
+title="{{ _('Search') }}" data-bs-placement="bottom" data-bs-toggle="tooltip">
+ <i class="fa-solid fa-magnifying-glass" aria-hidden="true"></i>
+ <span class="search-button__default-text">{{ _('Search') }}</span>
+ <span class="search-button__kbd-shortcut"><kbd class="kbd-shortcut__modifier">Ctrl</kbd>\
++<kbd class="kbd-shortcut__modifier">K</kbd></span>
+</button>
+""",
+}
+
+
 def vendor_dir(root: Path) -> Path:
     """Where the npm tarballs are kept between builds."""
     env = os.environ.get("COURSE_SITE_VENDOR")
@@ -157,7 +210,7 @@ def vendor_dir(root: Path) -> Path:
 
 def tarball(name: str, vendor: Path) -> Path:
     """The pinned npm tarball of ``name``, fetched with ``npm pack`` when not yet kept."""
-    version = NPM[name][0]
+    version = (NPM | TEST_NPM)[name][0]
     path = vendor / f"{name}-{version}.tgz"
     if path.exists():
         return path
@@ -199,11 +252,32 @@ def extract(name: str, vendor: Path, static: Path) -> list[Path]:
     return written
 
 
-def install(root: Path, static: Path) -> None:
-    """Everything the pages load, into the staged ``_static`` folder."""
+def npm_text(root: Path, name: str, member: str) -> str:
+    """The text of one file (``member``, under the package's folder) of a pinned npm
+    package, read from its tarball (fetched once, as for the site's own)."""
+    version, base, members = (NPM | TEST_NPM)[name]
+    if member not in members:
+        raise CourseError(f"{member!r} is not one of {name}'s files: {members}")
+    path = tarball(name, vendor_dir(root))
+    with tarfile.open(path) as tar:
+        try:
+            data = tar.extractfile(base + member)
+        except KeyError:
+            data = None
+        if data is None:
+            raise CourseError(f"{path} holds no {base + member}")
+        return data.read().decode("utf-8")
+
+
+def install(root: Path, static: Path, templates: Path) -> None:
+    """Everything the pages load, into the staged ``_static`` folder, and the theme's
+    templates the site replaces, into ``templates``."""
     vendor = vendor_dir(root)
     for name in NPM:
         extract(name, vendor, static)
     static.mkdir(parents=True, exist_ok=True)
     (static / CSS_FILE).write_text(CSS, encoding="utf-8")
     (static / COPY_FILE).write_text(COPY_SCRIPT, encoding="utf-8")
+    templates.mkdir(parents=True, exist_ok=True)
+    for name, text in TEMPLATES.items():
+        (templates / name).write_text(text, encoding="utf-8")

@@ -17,6 +17,9 @@
   lesson's jupytext ``.py``, never its generated ``.ipynb``). Its values come from the
   generated ``conf.py`` (``course_repository``, ``course_release``,
   ``course_edit_branch``, ``course_sources``); without a repository there are none.
+- :func:`describe_figures`: each figure's image gets its description as its alt text
+  (``course_figure_alts``: what :func:`course_utils.plots.describe` stored with the
+  output, by the image's name).
 - the copy buttons' script (:data:`COPY_FILE`, written by
   :mod:`course_utils.tooling.site_assets`) on every page.
 
@@ -25,6 +28,7 @@ Nothing here imports Sphinx or docutils at import time: only a build does.
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import urlencode
 
@@ -97,6 +101,19 @@ def wrap_pairs(app: Any, doctree: Any) -> None:
             parent.remove(member)
             block += member
         parent.insert(index, block)
+
+
+def describe_figures(app: Any, doctree: Any, docname: str) -> None:
+    """Each figure's image gets its description as its alt text (myst-nb writes an
+    output's image under the SHA-256 of its bytes, and Sphinx's default alt is that
+    file's path); ``course_figure_alts`` maps those names to the descriptions."""
+    from docutils import nodes
+
+    alts = app.config.course_figure_alts
+    for image in doctree.findall(nodes.image):
+        name = PurePosixPath(str(image.get("uri", ""))).stem
+        if name in alts:
+            image["alt"] = alts[name]
 
 
 def launch_buttons(repository: str, ref: str, relpath: str) -> list[dict[str, str]]:
@@ -202,8 +219,10 @@ def setup(app: Any) -> dict[str, Any]:
     app.add_config_value("course_release", "", "html", str)
     app.add_config_value("course_edit_branch", "", "html", str)
     app.add_config_value("course_sources", {}, "html", dict)
+    app.add_config_value("course_figure_alts", {}, "html", dict)
     app.connect("doctree-read", add_jupyterlab_ids)
     app.connect("doctree-read", wrap_pairs)
+    app.connect("doctree-resolved", describe_figures)
     # After sphinx-book-theme's header buttons (its handlers run at priority 501).
     app.connect("html-page-context", add_page_links, priority=502)
     app.add_css_file(CSS_FILE)

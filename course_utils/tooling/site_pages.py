@@ -17,7 +17,10 @@ footer says what the site was built from (:func:`build_label`).
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
+import os
 import posixpath
 import re
 from collections.abc import Iterable
@@ -123,6 +126,10 @@ def rewrite_links(text: str, source: str, staged: set[str]) -> str:
     return LINK.sub(fix, text)
 
 
+def _joined(text: str | list[str]) -> str:
+    return "".join(text) if isinstance(text, list) else text
+
+
 def _source(cell: dict[str, Any]) -> str:
     src = cell.get("source", "")
     return "".join(src) if isinstance(src, list) else src
@@ -132,6 +139,72 @@ def _strip_badges(text: str) -> str:
     return "\n".join(
         line for line in text.split("\n") if not BADGE_LINE.match(line.strip())
     )
+
+
+# The image outputs myst-nb renders, base64 in the notebook (an SVG is text).
+IMAGE_MIMES = ("image/png", "image/jpeg", "image/gif", "image/svg+xml")
+NO_DESCRIPTION = (
+    "shows a figure without a description (its image has no alt text): run the lesson "
+    "again with `course run` (its env.setup() describes each matplotlib figure from "
+    "its titles, axis labels and legend), and give a figure that has none of those a "
+    "title or course_utils.plots.set_description(fig, text)"
+)
+
+
+def image_name(mime: str, content: Any) -> str:
+    """The file name myst-nb gives an image output: the SHA-256 of its bytes."""
+    if isinstance(content, list):
+        content = "".join(content)
+    if mime == "image/svg+xml":
+        data = os.linesep.join(content.splitlines()).encode("utf-8")
+    else:
+        data = base64.b64decode(content)
+    return hashlib.sha256(data).hexdigest()
+
+
+def figures(cells: Iterable[Any]) -> Iterable[tuple[int, str, str, str | None]]:
+    """Each image output of ``cells``: (cell index, its mime type, its file name's stem
+    as myst-nb writes it, its alt text or None)."""
+    for index, cell in enumerate(cells):
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            mime = next((m for m in IMAGE_MIMES if m in data), None)
+            if mime is None:
+                continue
+            alt = (out.get("metadata", {}).get(mime) or {}).get("alt")
+            alt = alt.strip() if isinstance(alt, str) and alt.strip() else None
+            yield index, mime, image_name(mime, data[mime]), alt
+
+
+# An inline style that sets a text colour and a background colour (rich's HTML, as in
+# jax.debug.visualize_array_sharding's grid of devices).
+COLOURED = re.compile(
+    r'style="(?P<style>[^"]*?background-color:\s*#(?P<bg>[0-9a-fA-F]{6})[^"]*)"'
+)
+TEXT_COLOUR = re.compile(r"(?<![-\w])(color|text-decoration-color):\s*#[0-9a-fA-F]{6}")
+
+
+def _luminance(hex6: str) -> float:
+    """WCAG's relative luminance of a colour ``rrggbb``."""
+    channels = [int(hex6[i : i + 2], 16) / 255 for i in (0, 2, 4)]
+    linear = [
+        c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels
+    ]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def readable_text(html_text: str) -> str:
+    """Each inline-styled span with a background gets black or white text, whichever
+    contrasts more with it (JAX's sharding grid put white on light pink, 2.1:1)."""
+
+    def fix(match: re.Match[str]) -> str:
+        bg = _luminance(match["bg"])
+        # contrast with black: (bg + 0.05) / 0.05; with white: 1.05 / (bg + 0.05)
+        ink = "#000000" if (bg + 0.05) ** 2 > 0.0525 else "#ffffff"
+        style = TEXT_COLOUR.sub(lambda m: f"{m[1]}: {ink}", match["style"])
+        return f'style="{style}"'
+
+    return COLOURED.sub(fix, html_text)
 
 
 def notebook_page(
@@ -149,6 +222,10 @@ def notebook_page(
             cell.source = rewrite_links(_strip_badges(_source(cell)), source, staged)
         elif EXPECTED_ERROR.search(_source(cell)):
             cell.metadata.setdefault("tags", []).append(EXPECTED_TAG)
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if "text/html" in data:
+                data["text/html"] = readable_text(_joined(data["text/html"]))
     at = 1 if cells and cells[0].cell_type == "markdown" else 0
     if smoke:
         cells.insert(at, nbformat.v4.new_markdown_cell(SMOKE_NOTE))

@@ -44,6 +44,25 @@ def test_an_error_output_is_named_with_its_cell(tmp_path):
     assert "ValueError: boom" in str(err.value)
 
 
+def test_a_figure_without_a_description_is_named_with_its_lesson_and_cell(tmp_path):
+    nb = nbformat.read(FIXTURES / "90_fixture_pairs.ipynb", as_version=4)
+    nb.cells[8].outputs[0].metadata = {}
+    nbformat.write(nb, tmp_path / "90_fixture_pairs.ipynb")
+    with pytest.raises(CourseError) as err:
+        site.read_executed(tmp_path / "90_fixture_pairs.ipynb", "90_fixture_pairs")
+    message = str(err.value)
+    assert message.startswith(f"{tmp_path / '90_fixture_pairs.ipynb'}: cell 7 ")
+    assert "('plot_curves()') shows a figure without a description" in message
+    assert "plots.set_description(fig, text)" in message
+
+
+def test_each_figure_is_found_with_its_image_name_and_alt_text():
+    nb = nbformat.read(FIXTURES / "90_fixture_pairs.ipynb", as_version=4)
+    ((index, mime, name, alt),) = site_pages.figures(nb.cells)
+    assert (index, mime, alt) == (8, "image/png", 'A plot with series: "torch", "jax".')
+    assert re.fullmatch(r"[0-9a-f]{64}", name)
+
+
 def test_a_cell_tag_does_not_excuse_an_error(tmp_path):
     nb = nbformat.read(FIXTURES / "90_fixture_pairs.ipynb", as_version=4)
     nb.cells[9].metadata["tags"] = ["raises-exception"]
@@ -204,7 +223,9 @@ def test_a_checkout_at_the_release_tag_says_so(tmp_path):
 def test_without_a_repository_the_links_are_left_out_and_the_build_says_so(
     tmp_path, monkeypatch
 ):
-    monkeypatch.setattr(site.site_assets, "install", lambda root, static: None)
+    monkeypatch.setattr(
+        site.site_assets, "install", lambda root, static, templates: None
+    )
     executed = {n: site.read_executed(FIXTURES / f"{n}.ipynb", n) for n in LESSONS}
     report = site.stage(ROOT, executed, tmp_path, None, repository=None)
     assert report.notes == [site.NO_REPOSITORY]  # once, however many pages

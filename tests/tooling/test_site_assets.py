@@ -76,8 +76,51 @@ def test_pairs_span_the_table_of_contents_only_where_it_is_a_column():
 
 def test_the_copy_script_is_served_by_the_site(tmp_path, monkeypatch):
     monkeypatch.setattr(site_assets, "extract", lambda *args: [])
-    site_assets.install(tmp_path, tmp_path / "static")
+    site_assets.install(tmp_path, tmp_path / "static", tmp_path / "templates")
     script = (tmp_path / "static" / site_ext.COPY_FILE).read_text()
     assert script == site_assets.COPY_SCRIPT
     assert f'"{site_assets.COPY_CLASS}"' in script and "@COPY_CLASS@" not in script
     assert "http" not in script.replace("https?", "")  # nothing from another host
+
+
+def test_the_search_button_is_named_by_what_it_shows(tmp_path, monkeypatch):
+    """WCAG 2.5.3: the theme's aria-label="Search" on a button showing "Search Ctrl+K"
+    is axe's serious label-content-name-mismatch; the site's copy has none."""
+    monkeypatch.setattr(site_assets, "extract", lambda *args: [])
+    site_assets.install(tmp_path, tmp_path / "static", tmp_path / "templates")
+    button = (tmp_path / "templates" / "search-button-field.html").read_text()
+    assert "aria-label=" not in button and 'aria-hidden="true"' in button
+    assert "search-button__default-text" in button and "<kbd" in button
+
+
+def test_colours_keep_their_contrast():
+    css = site_assets.CSS
+    copy = css.split(f".{site_assets.COPY_CLASS} {{", 1)[1].split("}", 1)[0]
+    assert "opacity" not in copy  # a faded button's text fell to 3.4:1
+    assert ".bd-header-announcement code {" in css
+
+
+def test_a_test_only_package_is_read_from_its_tarball(tmp_path, monkeypatch):
+    monkeypatch.setenv("COURSE_SITE_VENDOR", str(tmp_path))
+    version = site_assets.TEST_NPM["axe-core"][0]
+    _tarball(tmp_path / f"axe-core-{version}.tgz", {"package/axe.min.js": b"axe = 1"})
+    assert site_assets.npm_text(tmp_path, "axe-core", "axe.min.js") == "axe = 1"
+    with pytest.raises(CourseError, match="'axe.js' is not one of axe-core's files"):
+        site_assets.npm_text(tmp_path, "axe-core", "axe.js")
+    assert "axe-core" not in site_assets.NPM  # never served by a site
+
+
+def test_ansi_colours_meet_wcag_aa_on_the_code_background_in_both_themes():
+    from course_utils.tooling.site_pages import _luminance
+
+    def contrast(a: str, b: str) -> float:
+        high, low = sorted((_luminance(a[1:]), _luminance(b[1:])), reverse=True)
+        return (high + 0.05) / (low + 0.05)
+
+    # the theme's code background, as axe measured it in each mode
+    for name, (light, dark) in site_assets.ANSI.items():
+        assert contrast(light, "#f3f4f5") >= 4.5, name
+        assert contrast(dark, "#29313d") >= 4.5, name
+        for theme, colour in (("light", light), ("dark", dark)):
+            rule = f'html[data-theme="{theme}"] div.highlight .-Color[class*=-{name}]'
+            assert f"{rule} {{ color: {colour}; }}" in site_assets.CSS

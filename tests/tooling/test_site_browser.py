@@ -23,6 +23,7 @@ from urllib.parse import unquote, urldefrag, urlparse
 import nbformat
 import pytest
 
+from tests.tooling import site_a11y
 from tests.tooling.site_fixture import FIXTURES, ROOT, launch, need_browser, shared_site
 
 pytestmark = pytest.mark.browser
@@ -115,6 +116,7 @@ def _visit(page, base: str, page_name: str, problems: list[str]) -> dict:
     SHOTS.mkdir(parents=True, exist_ok=True)
     whole = page_name in FULL_SHOTS or page_name.startswith("notebooks/")
     page.screenshot(path=SHOTS / f"{page_name.replace('/', '__')}.png", full_page=whole)
+    state["axe"] = site_a11y.both_modes(page)
     state["problems"] = list(problems)
     return state
 
@@ -126,6 +128,7 @@ def visited(served, browser):
     report, base = served
     blocked: list[str] = []
     context = _context(browser, base, 1280, blocked)
+    context.add_init_script(script=site_a11y.axe_script())
     page = context.new_page()
     problems: list[str] = []
     page.on("pageerror", lambda err: problems.append(f"page error: {err}"))
@@ -150,6 +153,60 @@ def test_every_page_loads_without_errors_and_nothing_from_another_host(visited):
     ]
     assert not problems, "\n".join(problems)
     assert not blocked, f"requests to other hosts: {blocked[:10]}"
+
+
+def test_no_page_has_a_serious_accessibility_problem_in_light_or_dark_mode(visited):
+    """axe-core on every page, light and dark: no serious or critical violation and no
+    heading-order (tests/tooling/site_a11y.py)."""
+    _, states, _ = visited
+    bad = [line for n, s in states.items() for line in site_a11y.failures(n, s["axe"])]
+    assert not bad, "\n".join(bad)
+    lesson = states[LESSON]["axe"]
+    assert [lesson[m]["theme"] for m in ("light", "dark")] == ["light", "dark"]
+
+
+def test_axe_finds_what_it_must_fail_on(served, browser):
+    """The check itself: a page with an unlabelled button, an image without alt text,
+    grey-on-white text and a skipped heading level fails with each named."""
+    _, base = served
+    context = _context(browser, base, 1280, [])
+    context.add_init_script(script=site_a11y.axe_script())
+    page = context.new_page()
+    page.goto(f"{base}{LESSON}.html", wait_until="load")
+    page.evaluate(
+        """() => document.querySelector('.bd-article').insertAdjacentHTML('beforeend',
+        '<button class="bad"></button><img src="x.png"><h1>A</h1><h4>B</h4>' +
+        '<p style="color:#bbb;background:#fff">faint</p>')"""
+    )
+    found = "\n".join(site_a11y.failures("bad", {"light": site_a11y.check(page)}))
+    for rule in ("button-name", "image-alt", "heading-order", "color-contrast"):
+        assert rule in found, found
+    context.close()
+
+
+def test_a_lesson_loaded_in_dark_mode_passes_axe_and_shows_its_figure_described(
+    served, browser
+):
+    """A reader whose system is dark gets the dark theme at load (the mermaid diagram
+    drawn dark too); every rule passes there, and the figure's alt text is its
+    description."""
+    _, base = served
+    context = _context(browser, base, 1280, [])
+    context.add_init_script(script=site_a11y.axe_script())
+    page = context.new_page()
+    page.emulate_media(color_scheme="dark")
+    page.goto(f"{base}{LESSON}.html", wait_until="load")
+    page.wait_for_selector(".mermaid svg", state="attached", timeout=30_000)
+    page.wait_for_function(MATHJAX_DONE, timeout=30_000)
+    run = site_a11y.check(page)
+    page.screenshot(path=SHOTS / "lesson-dark.png", full_page=True)
+    assert run["theme"] == "dark"
+    assert not site_a11y.failures(LESSON, {"dark": run})
+    alts = page.eval_on_selector_all(
+        ".cell_output img", "imgs => imgs.map(i => i.getAttribute('alt'))"
+    )
+    assert alts == ['A plot with series: "torch", "jax".']
+    context.close()
 
 
 def test_math_is_typeset_and_the_diagram_drawn(visited):

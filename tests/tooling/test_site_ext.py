@@ -161,3 +161,15 @@ def test_without_a_repository_nothing_is_added():
     context = {"header_buttons": _theme_buttons()}
     site_ext.add_page_links(_app(repository=""), "notebooks/03_x", "p", context, None)
     assert context["header_buttons"] == _theme_buttons()
+
+
+def test_a_figure_gets_its_description_as_alt_text():
+    from docutils import nodes
+
+    doctree = nodes.document(None, None)
+    doctree += nodes.image(uri="../_build/jupyter_execute/abc123.png")
+    doctree += nodes.image(uri="pictures/other.png", alt="kept")
+    config = SimpleNamespace(course_figure_alts={"abc123": "A plot of the loss."})
+    site_ext.describe_figures(SimpleNamespace(config=config), doctree, "notebooks/90")
+    described, other = doctree.findall(nodes.image)
+    assert described["alt"] == "A plot of the loss." and other["alt"] == "kept"

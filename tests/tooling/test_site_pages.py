@@ -137,3 +137,19 @@ def test_the_label_follows_the_title_cell():
     site_pages.notebook_page(nb, "notebooks/03_x.ipynb", STAGED, True, label)
     assert nb.cells[1].source == label
     assert "course-smoke-banner" in nb.cells[2].source
+
+
+def test_coloured_html_output_gets_the_text_colour_that_contrasts_most():
+    grid = (
+        '<pre><span style="color: #ffffff; text-decoration-color: #ffffff; '
+        'background-color: #de9ed6">  CPU 3  </span>'
+        '<span style="color: #000000; background-color: #393b79">CPU 0</span>'
+        '<span style="color: #c0c0c0">plain</span></pre>'
+    )
+    fixed = site_pages.readable_text(grid)
+    assert (
+        'style="color: #000000; text-decoration-color: #000000; '
+        'background-color: #de9ed6"' in fixed
+    )  # white on light pink measured 2.1:1, black 10:1
+    assert 'style="color: #ffffff; background-color: #393b79"' in fixed
+    assert '<span style="color: #c0c0c0">plain</span>' in fixed  # no background: kept
