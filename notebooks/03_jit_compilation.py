@@ -246,8 +246,9 @@ def op_count(graphs):
 
 
 # %% [markdown]
-# Dynamo also decided the `if` on `scale == 2.0` while recording, so only the taken branch is
-# in the graph; a **guard** re-checks that value on every call. First the graph it recorded:
+# Dynamo also decided the `if` while recording, with `scale` at 2.0, so only the taken branch
+# is in the graph; a **guard** (`scale == 2.0`) re-checks that value on every call. First the
+# graph it recorded:
 
 # %%
 graphs = capture(f_torch, torch.from_numpy(x_np), 2.0)
@@ -445,9 +446,10 @@ for eager_name, compiled_name in (("PyTorch eager", "torch.compile"), ("JAX eage
     print(claims.faster(dispatch, eager_name, compiled_name).explanation)
 
 # %% [markdown]
-# Each line names the ratio it compares (eager time over compiled time, above 1 meaning the
-# compiled call was quicker) and its 95 % interval over the paired rounds, and says whether the
-# run was quiet enough to judge it. On a GPU the same
+# Where the run could judge it, each line names the quicker of the two and by how many times,
+# with its 95 % interval over the paired rounds; where it could not (a busy or noisy run), it
+# says why and gives the ratio eager time over compiled time instead, above 1 meaning the
+# compiled call was quicker. On a GPU the same
 # chain would launch one kernel per addition eagerly, and a compiled chain one fused kernel,
 # so the balance usually tips further towards compiling there; measure before relying on it.
 
@@ -679,8 +681,9 @@ print(f"torch.compile, the verdicts' median of per-round ratios eager / compiled
 # arrays are small, so the fixed costs of each call and each operation weigh more against the
 # arithmetic and the memory traffic than at full size, and a rerun in full mode shows whether
 # the order turns. A busy machine is the other suspect (the line under each report).
-# They are medians, not verdicts: only the `torch.compile` ratios are judged, in the two
-# verdicts above, and a busy run (the line under each report) is not judged at all. Where the
+# These ratios are medians, not verdicts: only the `torch.compile` ratios are judged, in the
+# two verdicts above, and a verdict from a busy or noisy run reads "inconclusive" and says
+# which of the two it was. Where the
 # break-even is many calls (the reports' break-even rows say how many here), a short-lived
 # process may never reach it. (Lesson 04 compares the two frameworks' compiled training
 # steps directly; here each compiler is compared with its own eager mode.)
@@ -1985,11 +1988,14 @@ for name_here, framework, name_there in (
 # was). The other two numbers help tell these apart. The rounds act as section 6 described:
 # each block starts right after another block, most often another variant's, and on a busy
 # machine a call that waits for its result at such a moment can wait for a core. `compare`
-# makes each block last at least a millisecond, so a call far shorter than that gets many calls
-# per block and such a wait is spread over them, while a block of one or two calls can be
-# mostly the wait. Where the fastest blocks agree (their ratio near 1) and the medians do not,
-# the step could run as fast here as in 8.1, and what moved the median is how many blocks in
-# each table took longer than that; where the fastest blocks moved as much as the medians, even
+# sets each variant's calls per block once, before the rounds, from a timing meant to make a
+# block last at least a millisecond: a call far shorter than that usually gets many calls per
+# block, and such a wait is spread over them. A stall during that timing makes the call look
+# slow, and a short call can then get a block of one call (the calls per block printed above
+# show whether one did), in which a single wait can be most of the block's time. Where the
+# fastest blocks agree (their ratio near 1) and the medians do not, the step could run as
+# fast here as in 8.1, and what moved the median is how many blocks in each table took
+# longer than that; where the fastest blocks moved as much as the medians, even
 # the step's best blocks ran at another speed, as a change of load can make them. Where the
 # rounds are the cause, a verdict below measures the step together with the waits that the
 # rounds bring on this machine, not the step on its own; the two variants not timed in 8.1 have
