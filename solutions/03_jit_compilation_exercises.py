@@ -439,11 +439,13 @@ check("vmap-rollout", lambda: rollout_all_torch(torch.from_numpy(states_np), tor
       expected_states, rtol=1e-4, atol=1e-5, hint="PyTorch: " + _state_hint, crash_hint=_torch_crash)
 check("vmap-rollout", lambda: _jax_rollouts()[1],
       expected_totals, hint="JAX: count a reward only while alive: once a step reports done, later rewards count "
-      "for nothing",
+      "for nothing, even where a later step's done is False again (the physics goes on), so alive must "
+      "remember every earlier done, not only this step's",
       crash_hint=_jax_crash)
 check("vmap-rollout", lambda: _torch_rollouts()[1],
       expected_totals, hint="PyTorch: a reward counts only while the environment is alive: once a step reports done, "
-      "later rewards count for nothing",
+      "later rewards count for nothing, even where a later step's done is False again (the physics goes on), so "
+      "alive must remember every earlier done, not only this step's",
       crash_hint=_torch_crash)
 _order_hint = ("with a reward paid on the step that reports done, that step's reward is lost: alive turns off "
                "before the step that ended the episode has added its reward, not after")

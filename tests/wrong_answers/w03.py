@@ -588,3 +588,26 @@ WRONG["vmap-rollout"] += [
         "alive started as torch.ones(())",
     ),
 ]
+
+JAX_ALIVE_FROM_DONE = _variant(
+    "return (s, alive & ~done, total), None",
+    "return (s, ~done, total), None  # this step's done only: forgets an earlier one",
+)
+
+TORCH_ALIVE_FROM_DONE = _variant(
+    "alive = alive & ~done",
+    "alive = ~done  # this step's done only: forgets an earlier one",
+)
+
+WRONG["vmap-rollout"] += [
+    (
+        "JAX: alive from this step's done only",
+        JAX_ALIVE_FROM_DONE,
+        "alive must remember every earlier done",
+    ),
+    (
+        "PyTorch: alive from this step's done only",
+        TORCH_ALIVE_FROM_DONE,
+        "alive must remember every earlier done",
+    ),
+]
