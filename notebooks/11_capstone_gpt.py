@@ -429,7 +429,9 @@ print(f"scanned forward pass, first call: {depths[0]} layers {first_s[depths[0]]
 # - `course_utils.gpt.convert` moves weights both ways: transpose each Linear, rename
 #   LayerNorm `weight` to `scale`, stack or unstack the layer axis; the tied head needs nothing.
 # - From the same weights: the logits, the loss and every gradient of one batch must agree to
-#   float32 rounding; so must the parameters after one AdamW step.
+#   float32 rounding; so must the parameters after one AdamW step, except at elements whose
+#   gradient is rounding noise near zero, where Adam amplifies the noise (the step's cell says
+#   how many).
 # - Over tens of training steps float32 results drift apart. A float64 control in *both*
 #   frameworks measures how much of that is rounding: if the float64 runs agree, it all is.
 #
@@ -947,7 +949,7 @@ print(f"train_steps: {full_steps} in full mode, {smoke_steps} in smoke mode ({fu
 
 # %% [markdown]
 # The printed gap says how far apart the two curves are at worst: section 3 showed why they
-# cannot be identical (float32 rounding, amplified by training) and that the float64
+# need not be identical (float32 rounding, amplified by training) and that the float64
 # control leaves nothing else to explain. The validation losses are computed from the models
 # the loops produced; how far they fall below the uniform guess printed next to them depends
 # on the number of steps, and the last line says how many fewer smoke mode trains.
@@ -1316,8 +1318,10 @@ for warning in throughput.warnings:
 # with its backward and then AdamW's update, and every later call checks the guards Dynamo
 # recorded (the tensors' shapes, dtypes and devices, the Python values the code branched on)
 # before it runs the compiled code. A guard that fails (a new batch shape, a learning rate
-# passed as a Python float that changes every step, as a scheduler does) compiles again,
-# which is why a compiled PyTorch step is usually given its learning rate as a tensor.
+# passed as a Python float that changes every step, as a scheduler does) compiles again;
+# Dynamo then marks the changed value dynamic, so later changes reuse that second graph
+# rather than compiling each step, and a learning rate given as a tensor avoids even the
+# recompile, which is why a compiled PyTorch step is usually given one.
 # Neither compiler's first call is paid again in a long run, and the break-even point is the
 # number of steps after which the compiled step's savings exceed its compile time:
 # `timing.compile_report` computes it where a lesson needs it (lesson 03 does).
