@@ -197,6 +197,16 @@ def settings(
             "repository_url": f"https://github.com/{repository}",
             "repository_branch": release_tag(),
             "use_repository_button": True,
+            # The course's forum, beside the search box on every page (the footer
+            # links to it too).
+            "icon_links": [
+                {
+                    "name": "Discussions",
+                    "url": site_pages.discussions_url(repository),
+                    "icon": "fa-solid fa-comments",
+                    "type": "fontawesome",
+                }
+            ],
             "launch_buttons": {
                 "colab_url": "https://colab.research.google.com",
                 "binderhub_url": "https://mybinder.org",
@@ -205,6 +215,10 @@ def settings(
         }
     if built is not None:
         options["extra_footer"] = site_pages.build_label(built)
+    if repository:
+        options["extra_footer"] = site_pages.discussions_line(repository) + options.get(
+            "extra_footer", ""
+        )
     if smoke:
         options["announcement"] = (
             "Smoke run: "

@@ -104,6 +104,23 @@ def build_label(checkout: dict[str, Any]) -> str:
     return f'<p class="{VERSIONS_CLASS}">{html.escape(text)}</p>'
 
 
+DISCUSSIONS_CLASS = "course-discussions"
+
+
+def discussions_url(repository: str) -> str:
+    """The course's forum: the GitHub Discussions of ``repository`` (owner/name)."""
+    return f"https://github.com/{repository}/discussions"
+
+
+def discussions_line(repository: str) -> str:
+    """Every page's footer line (HTML) that sends a question to the course's forum."""
+    url = html.escape(discussions_url(repository), quote=True)
+    return (
+        f'<p class="{DISCUSSIONS_CLASS}">A question, an idea, something unclear? '
+        f'Ask in the <a href="{url}">course\'s discussions on GitHub</a>.</p>'
+    )
+
+
 def github_url(path: str) -> str:
     """The file at ``path`` (from the repository's root) in the tagged release."""
     return f"https://github.com/{REPOSITORY}/blob/{release_tag()}/{path}"

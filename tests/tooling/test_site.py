@@ -190,6 +190,15 @@ def test_every_page_says_what_the_site_was_built_from(built):
         assert footer in (built.out / f"{page}.html").read_text(), page
 
 
+def test_every_page_links_the_course_discussions(built):
+    forum = "https://github.com/jax-pytorch-side-by-side/course/discussions"
+    assert site_pages.discussions_url("jax-pytorch-side-by-side/course") == forum
+    for page in built.pages:
+        text = (built.out / f"{page}.html").read_text()
+        assert f'<a href="{forum}">course\'s discussions on GitHub</a>' in text, page
+        assert f'<a href="{forum}" title="Discussions"' in text, page  # the icon
+
+
 def _git(repo: Path, *args: str) -> None:
     subprocess.run(
         ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
@@ -232,6 +241,7 @@ def test_without_a_repository_the_links_are_left_out_and_the_build_says_so(
     conf = (tmp_path / "conf.py").read_text()
     assert "course_repository = ''" in conf and "repository_url" not in conf
     assert "launch_buttons" not in conf
+    assert "discussions" not in conf and "icon_links" not in conf
     configured = site_pages.conf_py(site.settings([], 2))
     assert "course_repository = 'jax-pytorch-side-by-side/course'" in configured
 

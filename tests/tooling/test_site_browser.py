@@ -312,6 +312,24 @@ def test_pairs_stand_side_by_side_when_wide_and_stack_when_narrow(
     context.close()
 
 
+@pytest.mark.parametrize("width", [1280, 400])
+def test_the_discussions_are_a_click_away(served, browser, width):
+    """The footer's link on every width; the icon beside the search box where the
+    sidebar shows (on a phone it is in the menu)."""
+    _, base = served
+    context = _context(browser, base, width, [])
+    page = context.new_page()
+    page.goto(f"{base}{LESSON}.html")
+    forum = "https://github.com/jax-pytorch-side-by-side/course/discussions"
+    footer = page.locator(f'.course-discussions a[href="{forum}"]')
+    footer.scroll_into_view_if_needed()
+    assert footer.is_visible()
+    icon = page.locator(f'.bd-sidebar-primary a.pst-navbar-icon[href="{forum}"]')
+    assert icon.count() == 1 and icon.is_visible() == (width >= 960)
+    assert icon.text_content().strip() == "Discussions"  # its name, read out
+    context.close()
+
+
 def test_a_smoke_run_says_so_on_its_pages(served, browser):
     _, base = served
     context = _context(browser, base, 1280, [])

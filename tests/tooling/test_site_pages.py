@@ -153,3 +153,9 @@ def test_coloured_html_output_gets_the_text_colour_that_contrasts_most():
     )  # white on light pink measured 2.1:1, black 10:1
     assert 'style="color: #ffffff; background-color: #393b79"' in fixed
     assert '<span style="color: #c0c0c0">plain</span>' in fixed  # no background: kept
+
+
+def test_the_discussions_line_names_the_forum():
+    line = site_pages.discussions_line("o/r")
+    assert line.startswith('<p class="course-discussions">A question, an idea')
+    assert '<a href="https://github.com/o/r/discussions">' in line
