@@ -16,7 +16,7 @@ CONSTRAINTS ?= $(if $(filter 1 true yes,$(LATEST)),,constraints/known-good.txt)
 SET ?= known-good
 TORCH_TEST_INDEX := https://download.pytorch.org/whl/test/cpu
 
-.PHONY: course site test test-fast timing-check install sync exercises lint clean gpu-check device-wheels test-versions constraints
+.PHONY: course site site-check test test-fast timing-check install sync exercises lint clean gpu-check device-wheels test-versions constraints
 
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed (jax 0.7 and later); run make PYTHON=python3.11 ...")'
@@ -57,10 +57,15 @@ course: install
 	$(VENV)/bin/course run --timeout $(TIMEOUT) $(if $(filter 1 true yes,$(SMOKE)),--smoke)
 
 # The course as a website (docs/SITE.md): every lesson executed (full mode; SMOKE=1 for
-# the fast run), then `course site` builds build/site/ from the executed copies in
-# build/executed/ (it never runs a lesson itself). Open build/site/index.html.
+# the fast run), then `course site --pdf` builds build/site/ from the executed copies in
+# build/executed/ (it never runs a lesson itself) and has chromium print the home page and
+# every lesson into build/site/course.pdf. Open build/site/index.html.
+# `make site-check` then runs axe-core on every page of it, in light and dark mode.
 site: course
-	$(VENV)/bin/course site
+	$(VENV)/bin/course site --pdf
+
+site-check:
+	$(PY) -m tests.tooling.site_a11y build/site
 
 # Unit tests, lint, pairing checks, then every lesson notebook under nbval (errors only:
 # outputs are not committed), every master run once in a kernel with its wrong answers

@@ -1,12 +1,14 @@
 """``course site``: the course as a static website, built from executed notebooks.
 
-``course site [NOTEBOOK...] [--from DIR] [--out DIR]`` reads the executed copies that
+``course site [NOTEBOOK...] [--from DIR] [--out DIR] [--pdf]`` reads the executed copies that
 ``course run`` left in ``build/executed/`` (or ``--from``), checks each one (it must
 exist and hold no error output: a sharp bit prints its error through ``expect_error``), stages a
 Sphinx source tree (:mod:`course_utils.tooling.site_pages`) with its assets
 (:mod:`course_utils.tooling.site_assets`), and runs Sphinx with myst-nb (execution off)
 and sphinx-book-theme, warnings as errors, into ``build/site/`` (or ``--out``). It
-never executes a notebook. Sphinx and its extensions are the ``[site]`` extra.
+never executes a notebook. Sphinx and its extensions are the ``[site]`` extra. With
+``--pdf`` chromium then prints the home page and every lesson into ``course.pdf`` beside
+them (:mod:`course_utils.tooling.site_pdf`), which the home page links to.
 
 The repository the launch buttons and the "Edit this page" and "Open an issue" links
 point at is the one the notebooks' badges name
@@ -26,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from course_utils.tooling import site_assets, site_pages
+from course_utils.tooling import site_assets, site_pages, site_pdf
 from course_utils.tooling.errors import CourseError
 from course_utils.tooling.notebooks import REPOSITORY, release_tag
 from course_utils.tooling.runner import checkout
@@ -53,6 +55,7 @@ class SiteBuild:
     sources: dict[str, str] = field(default_factory=dict)
     checkout: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    pdf: site_pdf.PrintedCourse | None = None
 
 
 def _cell_label(cells: list[Any], index: int) -> str:
@@ -290,8 +293,10 @@ def stage(
     src: Path,
     claims: Path | None,
     repository: str | None = REPOSITORY,
+    pdf: bool = False,
 ) -> SiteBuild:
-    """Write the Sphinx source tree for ``executed`` (lesson name -> checked notebook)."""
+    """Write the Sphinx source tree for ``executed`` (lesson name -> checked notebook);
+    with ``pdf``, the home page links to the course's PDF."""
     import nbformat
 
     report = SiteBuild(out=src, checkout=checkout(root))
@@ -334,7 +339,12 @@ def stage(
     )
     site_pages.write(
         src / "index.md",
-        site_pages.index_page(list(executed), [p.stem for p in exercises], docs),
+        site_pages.index_page(
+            list(executed),
+            [p.stem for p in exercises],
+            docs,
+            site_pdf.PDF_NAME if pdf else None,
+        ),
     )
     smoke = [lesson for lesson, on in report.smoke.items() if on]
     conf = settings(smoke, len(executed), repository, report.sources, report.checkout)
@@ -389,8 +399,10 @@ def build(
     lessons: list[str] | None = None,
     claims: Path | None = None,
     repository: str | None = REPOSITORY,
+    pdf: bool = False,
 ) -> SiteBuild:
-    """Check the executed copies, stage the source tree next to ``out``, run Sphinx."""
+    """Check the executed copies, stage the source tree next to ``out``, run Sphinx;
+    with ``pdf``, print the home page and every lesson into ``out/course.pdf``."""
     start = time.perf_counter()
     names = lessons if lessons is not None else resolve_lessons(root, from_dir, [])
     if not names:
@@ -399,10 +411,14 @@ def build(
     src = out.parent / f"{out.name}-src"
     shutil.rmtree(src, ignore_errors=True)
     shutil.rmtree(out, ignore_errors=True)
-    report = stage(root, executed, src, claims, repository)
+    report = stage(root, executed, src, claims, repository, pdf)
     run_sphinx(src, out)
     report.out = out
-    report.seconds = time.perf_counter() - start
+    report.seconds = time.perf_counter() - start  # the PDF has its own
+    if pdf:
+        report.pdf = site_pdf.print_course(
+            out, ["index", *(f"notebooks/{n}" for n in names)]
+        )
     (out / "site.json").write_text(
         json.dumps(
             {
@@ -412,6 +428,15 @@ def build(
                 "sources": report.sources,
                 "checkout": report.checkout,
                 "notes": report.notes,
+                "pdf": None
+                if report.pdf is None
+                else {
+                    "file": report.pdf.path.name,
+                    "pages": report.pdf.pages,
+                    "images": report.pdf.images,
+                    "parts": report.pdf.parts,
+                    "seconds": round(report.pdf.seconds, 1),
+                },
             },
             indent=1,
         )
@@ -426,7 +451,7 @@ def cmd_site(args: argparse.Namespace) -> int:
     from_dir = Path(args.from_dir) if args.from_dir else root / "build" / "executed"
     out = Path(args.out) if args.out else root / "build" / "site"
     names = resolve_lessons(root, from_dir, args.notebooks)
-    report = build(root, from_dir, out.resolve(), names)
+    report = build(root, from_dir, out.resolve(), names, pdf=args.pdf)
     for note in report.notes:
         print(f"note: {note}")
     smoke = {v for v in report.smoke.values()}
@@ -436,6 +461,13 @@ def cmd_site(args: argparse.Namespace) -> int:
         f"{sum(report.pairs.values())} side-by-side pairs) in {report.seconds:.1f} s: "
         f"{out / 'index.html'}"
     )
+    if report.pdf is not None:
+        printed = report.pdf
+        print(
+            f"printed {printed.path.name}: {printed.pages} pages (the home page and "
+            f"{len(printed.parts) - 1} lessons, {printed.images} images) in "
+            f"{printed.seconds:.1f} s: {printed.path}"
+        )
     return 0
 
 
@@ -453,4 +485,10 @@ def add_commands(sub: Any) -> None:
         help="executed copies (default build/executed, from `course run`)",
     )
     p.add_argument("--out", metavar="DIR", help="the site (default build/site)")
+    p.add_argument(
+        "--pdf",
+        action="store_true",
+        help="also print the home page and every lesson into DIR/course.pdf "
+        "(chromium), linked from the home page",
+    )
     p.set_defaults(func=cmd_site)

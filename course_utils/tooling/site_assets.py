@@ -123,7 +123,34 @@ div.highlight:hover > .{COPY_CLASS}, .{COPY_CLASS}:focus {{
 /* A sharp bit's error, printed in a line by expect_error: marked as an error. */
 .tag_expected-error .cell_output pre {{ border-left: 0.25rem solid #c9302c; }}
 /* ANSI-coloured output, readable in both themes (ANSI above). */
-{ANSI_CSS}"""
+{ANSI_CSS}/* On paper (the course's PDF, course_utils/tooling/site_pdf.py): nothing scrolls, so
+   long lines wrap (code and outputs alike; the rest of a line starts at the block's left
+   edge), every pair is stacked, PyTorch above JAX, nothing is wider than the page, and a
+   code block shorter than a page is not split across two. */
+@media print {{
+  .bd-article pre, .bd-article pre code {{
+    white-space: pre-wrap; overflow-wrap: anywhere; overflow: visible;
+  }}
+  .bd-article .cell_input, .bd-article .output, .bd-article div.highlight {{
+    break-inside: avoid;
+  }}
+  .{PAIR_CLASS}, .{PAIR_CLASS}.{FULL_WIDTH} {{
+    grid-template-columns: minmax(0, 1fr); width: auto; margin-left: 0;
+  }}
+  .{PAIR_CLASS} > .tag_sbs-parity {{ grid-column: auto; }}
+  .{PAIR_CLASS} pre {{ font-size: inherit; }}
+  .bd-article .pst-scrollable-table-container, .bd-article .output,
+  .bd-article .cell_output {{ overflow: visible; }}
+  .bd-article table {{ max-width: 100%; }}
+  .bd-article td, .bd-article th {{ overflow-wrap: anywhere; }}
+  /* Sphinx keeps inline code on one line (span.pre), which widened lesson 00's idiom
+     table to 759 px on a 688 px page. */
+  .bd-article code span.pre {{ white-space: pre-wrap; overflow-wrap: anywhere; }}
+  .bd-article img {{ max-width: 100%; height: auto; break-inside: avoid; }}
+  .bd-article mjx-container[display="true"] {{ max-width: 100%; overflow: visible; }}
+  .{COPY_CLASS} {{ display: none; }}
+}}
+"""
 
 
 # Every code block of a page (code cells, and fenced code in the prose), never an output,

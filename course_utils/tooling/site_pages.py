@@ -265,12 +265,23 @@ def _toctree(caption: str, docs: Iterable[str]) -> str:
     return f"```{{toctree}}\n:caption: {caption}\n:maxdepth: 1\n\n{lines}\n```\n"
 
 
-def index_page(lessons: list[str], exercises: list[str], docs: list[str]) -> str:
-    """The home page: the README's first part, then the site's table of contents."""
+PDF_LINK = (
+    '<p class="course-pdf">The whole course in one file, for paper or reading offline: '
+    '<a href="{name}">{name}</a> (this page and every lesson with its outputs and '
+    "figures, one bookmark per lesson).</p>\n"
+)
+
+
+def index_page(
+    lessons: list[str], exercises: list[str], docs: list[str], pdf: str | None = None
+) -> str:
+    """The home page: the README's first part, then the site's table of contents;
+    ``pdf``, the course's PDF beside it, linked before the contents."""
     return "\n".join(
         [
             f"# {TITLE}\n",
             "```{include} _readme_home.md\n```\n",
+            PDF_LINK.format(name=pdf) if pdf else "",
             _toctree("Lessons", (f"notebooks/{s}" for s in lessons)),
             _toctree("Exercises", (f"exercises/{s}" for s in exercises)),
             _toctree(
