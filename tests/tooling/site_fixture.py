@@ -12,19 +12,17 @@ the ``course site`` command, whichever test module (and xdist worker) asks first
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
-import functools
-import http.server
 import json
 import os
 import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
+
+from course_utils.tooling import site_pdf
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "site"
@@ -139,23 +137,8 @@ def refresh_quiz() -> bool:
     return True
 
 
-@contextlib.contextmanager
-def serve(directory: Path):
-    """``directory`` served on 127.0.0.1 (a free port) while the block runs: its URL."""
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    handler = functools.partial(Quiet, directory=str(directory))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
+# The site served on 127.0.0.1 while a block runs: the same server `course site --pdf` prints from.
+serve = site_pdf.serve
 
 
 if __name__ == "__main__":
