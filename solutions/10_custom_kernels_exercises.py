@@ -573,7 +573,9 @@ def row_sums_triton(x, block=32, pad=float("nan")):
     # reads NaN (visible in the sums), never memory outside the buffer
     buf = torch.full((n_rows + 1, triton.cdiv(n_cols, block) * block), pad, dtype=x.dtype, device=x.device)
     buf[:n_rows, :n_cols] = x
-    out = torch.full((n_rows + 1,), float("nan"), dtype=torch.float32, device=x.device)
+    # out needs one number per row; it gets as many as buf has, so that a store at a wrong
+    # offset (x's row stride, a program id off by one) lands in NaN padding, not outside memory
+    out = torch.full((buf.numel(),), float("nan"), dtype=torch.float32, device=x.device)
     try:
         row_sum_kernel[(n_rows,)](buf, out, n_cols, buf.stride(0), BLOCK=block)
     except Exception as err:  # an untouched stub, interpreted or compiled, reads as one
