@@ -142,9 +142,11 @@ class Grader:
         submissions: Path | None = None,
         secret: tuple[bytes, Path] | None = None,
         variant: Variant | None = None,
+        variant_ids: dict[str, str] | None = None,
     ):
         """``secret`` (the variant secret and its file) turns per-student variants on:
-        each kernel gets the variant of the id it grades. ``variant`` is the one variant
+        each kernel gets the variant of the id it grades, or of the id ``variant_ids``
+        gives for it (Gradescope: the submitter's email). ``variant`` is the one variant
         of every run instead (``course check``: the notebook's own)."""
         from course_utils.grading.sandbox.process_tree import become_subreaper
 
@@ -159,6 +161,7 @@ class Grader:
             sandboxed = bubblewrap.problem() is None
         self.sandboxed = sandboxed
         self.secret, self.variant = (secret[0] if secret else None), variant
+        self.variant_ids = dict(variant_ids or {})
         self.options = _options(limits, smoke, sandboxed, self.secret)
         # The kernel sees neither the reports, nor the master, nor the classmates' work,
         # nor the variant secret.
@@ -185,7 +188,9 @@ class Grader:
         claim), ``course check``'s one variant, or None with variants off."""
         if self.variant is not None:
             return self.variant
-        return roster_variant(self.secret, student) if self.secret else None
+        if not self.secret:
+            return None
+        return roster_variant(self.secret, self.variant_ids.get(student, student))
 
     def run_job(self, student: str, matched: Matched) -> dict | None:
         """Run the matched cells in a worker; None when the batch was stopped meanwhile."""
@@ -439,11 +444,13 @@ def grade(
     echo=print,
     unsafe_no_sandbox: bool = False,
     variant_secret: str | Path | None = None,
+    variant_ids: dict[str, str] | None = None,
 ) -> Batch:
     """Grade every submission in ``submissions`` against the master ``source`` into ``out``.
 
     ``variant_secret`` (else ``$COURSE_VARIANT_SECRET_FILE``) names the file of the
-    variant secret: each student is graded on the variant of their id."""
+    variant secret: each student is graded on the variant of their id, or of the id
+    ``variant_ids`` maps their submission's name to (the Gradescope bundle's submitter)."""
     limits = limits or Limits()
     limits.check()
     _sandbox_or_refuse(unsafe_no_sandbox, echo)
@@ -471,7 +478,7 @@ def grade(
     start = time.perf_counter()
     grader = Grader(
         master, out, limits, smoke=smoke, sandboxed=not unsafe_no_sandbox,
-        submissions=Path(submissions), secret=secret,
+        submissions=Path(submissions), secret=secret, variant_ids=variant_ids,
     )  # fmt: skip
     _run_all(grader, todo, jobs, batch, progress, echo)
     batch.records = grader._tables()

@@ -26,7 +26,8 @@ def add_commands(sub) -> None:
         "--variants",
         metavar="ROSTER",
         help="write instead each student's own copy of the exercise notebooks that have "
-        "per-student variants (ROSTER: one id a line, or a CSV with a submission column)",
+        "per-student variants (ROSTER: one id a line, a CSV with a submission column, or "
+        "Gradescope's roster CSV, whose Email column names its students)",
     )
     r.add_argument(
         "--variant-secret",
@@ -84,6 +85,13 @@ def _add_gradescope(sub) -> None:
         type=number(float, 0.1),
         metavar="MINUTES",
         help="minutes between graded submissions; sooner ones keep the last score",
+    )
+    b.add_argument(
+        "--variant-secret",
+        metavar="FILE",
+        help="grade per-student variants: the secret (as given to course release "
+        "--variants) travels in the bundle; each submission is graded on the variant "
+        "of the submitter's Gradescope email",
     )
     b.set_defaults(func=_lazy("integrations.gradescope", "cmd_build"))
 

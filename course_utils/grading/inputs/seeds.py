@@ -76,3 +76,10 @@ def fingerprint(secret: bytes) -> str:
     return hmac.new(secret, b"course-variant-fingerprint", hashlib.sha256).hexdigest()[
         :12
     ]
+
+
+def email_id(email: str) -> str:
+    """The id a Gradescope student's variant is drawn from: their account's email as
+    Gradescope lists it (``submission_metadata.json``'s ``users``, the roster's Email
+    column), trimmed and lower-cased, so that the two spellings give one seed."""
+    return str(email).strip().lower()

@@ -17,6 +17,17 @@ message on top, so the score Gradescope keeps (the latest submission's) does not
 Each ``results.json`` says in ``extra_data.counted`` whether it was graded; one that
 was not (over the limit, no notebook, another assignment's notebook, a failure of the
 grader) does not count towards the limit.
+
+Per-student variants (``--variant-secret FILE``): the bundle carries the secret
+(``secret/variant-secret``) and grades each submission on the variant of the
+submitter's Gradescope email (``submission_metadata.json``'s ``users``, trimmed and
+lower-cased: :func:`..inputs.seeds.email_id`), never on the notebook's word. A group
+submission is graded on the variant of the member whose copy the notebook is (its
+``VARIANT`` line names a member, with that member's seed), else on the first listed
+member's, and says which (:func:`whose_variant`). Such a bundle grades only in the
+sandbox, where the secret's file is bound over by ``/dev/null``: where bubblewrap
+cannot run, a submission is not graded (the student's code would run as root beside
+the secret).
 """
 
 from __future__ import annotations
@@ -44,6 +55,7 @@ HIDDEN_VISIBILITY = ("after_published", "after_due_date")
 NOT_COUNTED = ("invalid", "error")  # a grade whose student code never ran
 # What setup.sh installs from the course: the package and its known-good versions.
 COURSE_FILES = ("pyproject.toml", "README.md", "LICENSE", "constraints/known-good.txt")
+SECRET = "secret/variant-secret"  # in the bundle, with --variant-secret
 
 
 def _executable(info: zipfile.ZipInfo) -> zipfile.ZipInfo:
@@ -63,13 +75,23 @@ def _course_files(root: Path) -> list[str]:
     ]
 
 
-def build(source: Path, out: Path, config: dict, root: Path) -> list[str]:
-    """Write the bundle ``out`` (a zip) for the master ``source``; returns its names."""
+def build(
+    source: Path, out: Path, config: dict, root: Path, secret: bytes | None = None
+) -> list[str]:
+    """Write the bundle ``out`` (a zip) for the master ``source``; returns its names.
+    With ``secret`` (the variant secret), the bundle grades per-student variants."""
     from course_utils.grading.inputs import assignment
     from course_utils.grading.inputs.master import load_master
 
     master = load_master(source)  # refuses a notebook that is not a master
     config = {"master": f"master/{master.path.name}", **config}
+    if secret is not None:
+        from course_utils.grading.inputs.seeds import fingerprint
+
+        config["variants"] = {
+            "secret": SECRET, "id": "email", "fingerprint": fingerprint(secret)
+        }  # fmt: skip
+        config["sandbox"] = "require"  # the secret never beside unsandboxed code
     catalog = assignment.course_catalog(root).to_json()
     names = []
     tmp = out.with_name(f".{out.name}.tmp")
@@ -85,6 +107,11 @@ def build(source: Path, out: Path, config: dict, root: Path) -> list[str]:
         z.writestr(CONFIG, json.dumps(config, indent=1) + "\n")
         z.writestr(f"master/{assignment.CATALOG}", catalog)
         names += [config["master"], CONFIG, f"master/{assignment.CATALOG}"]
+        if secret is not None:
+            info = zipfile.ZipInfo(SECRET)
+            info.external_attr = (0o100600 & 0xFFFF) << 16
+            z.writestr(info, secret + b"\n")
+            names.append(SECRET)
         for rel in _course_files(root):
             z.write(root / rel, f"course/{rel}")
             names.append(f"course/{rel}")
@@ -118,10 +145,66 @@ def _failed(message: str, started: float) -> dict:
     }
 
 
+def submitters(path: Path) -> list[str]:
+    """The ids of the submission's users (their emails, :func:`..seeds.email_id`), in
+    the metadata's order; a :class:`CourseError` when there are none to be read."""
+    from course_utils.grading.inputs.seeds import email_id
+
+    why = "the submission's metadata does not say who submitted it"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise CourseError(f"{why} ({path.name}: {err})") from None
+    users = data.get("users") if isinstance(data, dict) else None
+    emails = (
+        [u.get("email") for u in users if isinstance(u, dict)]
+        if isinstance(users, list)
+        else []
+    )
+    if (
+        not emails
+        or len(emails) != len(users)
+        or not all(isinstance(e, str) and e.strip() for e in emails)
+    ):
+        raise CourseError(f"{why} ({path.name}: no users, each with an email)")
+    return list(dict.fromkeys(email_id(e) for e in emails))
+
+
+def whose_variant(secret: bytes, ids: list[str], notebook: Path) -> tuple[str, str]:
+    """(the id whose variant the submission is graded on, a line for its output). One
+    user: theirs. A group: the member whose copy the notebook is, when its ``VARIANT``
+    line names a member with that member's own seed (the seed is computed here; the
+    notebook only says which member's copy it is), else the first listed member's."""
+    from course_utils.grading.inputs.ipynb import SubmissionError, read_cells
+    from course_utils.grading.inputs.seeds import variant
+    from course_utils.variants import VariantError, claimed
+
+    if len(ids) == 1:
+        mine = variant(secret, ids[0])
+        return ids[0], f"Graded on your variant ({ids[0]}, seed {mine.seed})."
+    try:
+        said = claimed(read_cells(notebook))
+    except (SubmissionError, VariantError, OSError):
+        said = None
+    members = ", ".join(ids)
+    for sid in ids:
+        if said is not None and said == variant(secret, sid):
+            return sid, (
+                f"A group submission ({members}): graded on the variant of {sid} "
+                f"(seed {said.seed}), whose copy this notebook is."
+            )
+    first = variant(secret, ids[0])
+    return ids[0], (
+        f"A group submission ({members}): this notebook is no member's copy, so it was "
+        f"graded on the variant of the first listed, {ids[0]} (seed {first.seed})."
+    )
+
+
 def _grade(root: Path, config: dict, work: Path) -> tuple[dict, bool]:
     """Grade the submission with ``course grade``: its ``results.json``, and whether
     the student's code ran (a grade that counts towards a submission limit)."""
     from course_utils.grading.batch import grader
+    from course_utils.grading.inputs.seeds import fingerprint, load_secret
     from course_utils.grading.sandbox import bubblewrap
 
     master = root / "source" / config["master"]
@@ -131,6 +214,21 @@ def _grade(root: Path, config: dict, work: Path) -> tuple[dict, bool]:
     problem = bubblewrap.problem()
     if problem and config.get("sandbox") == "require":
         raise CourseError(f"the grader's sandbox cannot run here: {problem}")
+    secret_file, ids, whose = None, None, ""
+    if config.get("variants"):
+        secret_file = root / "source" / config["variants"]["secret"]
+        secret = load_secret(secret_file)
+        if (
+            secret is None
+            or fingerprint(secret[0]) != config["variants"]["fingerprint"]
+        ):
+            raise CourseError(
+                "the bundle's variant secret is not the one it was built with"
+            )
+        sid, whose = whose_variant(
+            secret[0], submitters(root / METADATA), work / "subs" / f"{STUDENT}.ipynb"
+        )
+        ids = {STUDENT: sid}
     limits = grader.Limits(
         timeout=config["timeout"],
         total_timeout=config["total_timeout"],
@@ -139,6 +237,7 @@ def _grade(root: Path, config: dict, work: Path) -> tuple[dict, bool]:
     grader.grade(
         work / "subs", master, work / "out", limits=limits, jobs=1,
         smoke=not config.get("full"), progress=False, unsafe_no_sandbox=bool(problem),
+        variant_secret=secret_file, variant_ids=ids,
     )  # fmt: skip
     result = json.loads((work / "out" / STUDENT / "results.json").read_text())
     record = json.loads((work / "out" / STUDENT / "grade.json").read_text())
@@ -149,6 +248,8 @@ def _grade(root: Path, config: dict, work: Path) -> tuple[dict, bool]:
             test["visibility"] = shown
     where = "without the sandbox (" + problem + ")" if problem else "in the sandbox"
     result["output"] += f"\nGraded {where}, from {notebook.name}."
+    if whose:
+        result["output"] += f"\n{whose}"
     return result, record["status"] not in NOT_COUNTED
 
 
@@ -360,7 +461,12 @@ def cmd_build(args) -> int:
         "max_submissions": args.max_submissions,
         "min_interval_minutes": args.min_interval,
     }
-    names = build(Path(args.source), out, config, Path(args.root).resolve())
+    secret = None
+    if args.variant_secret:  # only by option: a bundle holds it for Gradescope
+        from course_utils.grading.inputs.seeds import load_secret
+
+        secret = load_secret(args.variant_secret)[0]
+    names = build(Path(args.source), out, config, Path(args.root).resolve(), secret)
     limits = [
         f"at most {args.max_submissions} graded submissions"
         if args.max_submissions
@@ -368,6 +474,11 @@ def cmd_build(args) -> int:
         f"one every {args.min_interval:g} minutes" if args.min_interval else "",
     ]
     limits = " and ".join(x for x in limits if x) or "no submission limit"
+    if secret is not None:
+        limits += (
+            "; per-student variants from the submitter's email (graded only in the "
+            "sandbox)"
+        )
     print(
         f"wrote {out}: setup.sh, run_autograder, {names[2]}, {CONFIG}, {names[4]} and "
         f"{len(names) - 5} files of the course; hidden tests {args.hidden_visibility}, "

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from course_utils.errors import CourseError
 from course_utils.grading.inputs.names import folder_name, shown
-from course_utils.grading.inputs.seeds import load_secret, variant
+from course_utils.grading.inputs.seeds import email_id, load_secret, variant
 from course_utils.tooling import student_version
 from course_utils.variants import NAME
 
@@ -227,8 +227,11 @@ INDEX = "variants.csv"  # student, folder, seed: the instructor's
 
 def read_ids(path: Path) -> list[str]:
     """The roster's student ids, as the grader will see them (the submission's file or
-    folder name): one a line (blank lines and ``#`` comments aside), or the
-    ``submission`` column of a CSV roster (the one ``course grade export`` reads)."""
+    folder name): one a line (blank lines and ``#`` comments aside), the
+    ``submission`` column of a CSV roster (the one ``course grade export`` reads), or,
+    in a CSV without one, the ``Email`` column of its students (Gradescope's roster,
+    whose emails the Gradescope bundle draws variants from: :func:`..seeds.email_id`;
+    a row whose ``Role`` is not Student is left out)."""
     where = f"--variants {path}"
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -236,13 +239,21 @@ def read_ids(path: Path) -> list[str]:
         raise CourseError(f"{where}: cannot read it: {err}") from None
     lines = text.splitlines()
     head = next((line for line in lines if line.strip()), "")
-    if "submission" in [h.strip().lower() for h in next(csv.reader([head]), [])]:
+    columns = [h.strip().lower() for h in next(csv.reader([head]), [])]
+    if "submission" in columns or "email" in columns:
         rows = csv.DictReader(io.StringIO(text))
         found = [
             (n, {(k or "").strip().lower(): (v or "").strip() for k, v in row.items()})
             for n, row in enumerate(rows, start=2)
         ]
-        pairs = [(n, row.get("submission", "")) for n, row in found]
+        if "submission" in columns:
+            pairs = [(n, row.get("submission", "")) for n, row in found]
+        else:  # Gradescope's roster: students by email, as the bundle names them
+            pairs = [
+                (n, email_id(row.get("email", "")))
+                for n, row in found
+                if row.get("role", "student").lower() in ("student", "")
+            ]
     else:
         pairs = [(n, line.strip()) for n, line in enumerate(lines, start=1)]
         pairs = [(n, i) for n, i in pairs if not i.startswith("#")]
