@@ -194,7 +194,11 @@ def check(
     except CheckFailed as err:
         err.__traceback__ = None
         raise
-    except Exception as err:  # noqa: BLE001 - told apart below
+    except (KeyboardInterrupt, SystemExit, GeneratorExit):
+        raise
+    # BaseException: some libraries' errors derive from it rather than from Exception
+    # (torch.distributed.checkpoint's CheckpointException, raised by a failed dcp.load)
+    except BaseException as err:  # noqa: BLE001 - told apart below
         raise _crash(exercise, err, test_file, hint, crash_hint) from None
     print(f"✓ {exercise}: passed")
     return None
@@ -220,7 +224,7 @@ def _wrong_value(
 
 
 def _crash(
-    exercise: str, err: Exception, test_file: str, hint: str, crash_hint: str
+    exercise: str, err: BaseException, test_file: str, hint: str, crash_hint: str
 ) -> CheckFailed:
     """An error on the way: the course's guard, the student's code, or checking the answer."""
     frame = _student_frame(err, test_file)

@@ -155,6 +155,22 @@ def test_a_crash_without_a_crash_hint_gets_no_hint():
     ]
 
 
+def test_an_error_derived_from_base_exception_is_told_as_a_crash_with_its_hint():
+    # torch.distributed.checkpoint's CheckpointException derives from BaseException
+    ns = {"check": check, "Odd": type("CheckpointException", (BaseException,), {})}
+    _cell("def f():\n    raise Odd('load failed')\n", "<exercise cell>", ns)
+    with pytest.raises(exercises.CheckFailed) as err:
+        _cell("check('f', f, 1, hint='add one', crash_hint='a tensor to fill')", "<test cell>", ns)
+    message = str(err.value)
+    assert "your function raised CheckpointException at line 2 of f" in message
+    assert message.endswith("a tensor to fill")
+
+
+def test_an_interrupt_is_not_told_as_a_crash():
+    with pytest.raises(KeyboardInterrupt):
+        check("f", lambda: (_ for _ in ()).throw(KeyboardInterrupt()), 1)
+
+
 def test_an_error_while_checking_the_answer_is_a_wrong_value_with_the_hint():
     ns = {"check": check}
     _cell("def f():\n    return (1, 2)\n", "<exercise cell>", ns)
