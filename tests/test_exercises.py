@@ -160,7 +160,11 @@ def test_an_error_derived_from_base_exception_is_told_as_a_crash_with_its_hint()
     ns = {"check": check, "Odd": type("CheckpointException", (BaseException,), {})}
     _cell("def f():\n    raise Odd('load failed')\n", "<exercise cell>", ns)
     with pytest.raises(exercises.CheckFailed) as err:
-        _cell("check('f', f, 1, hint='add one', crash_hint='a tensor to fill')", "<test cell>", ns)
+        _cell(
+            "check('f', f, 1, hint='add one', crash_hint='a tensor to fill')",
+            "<test cell>",
+            ns,
+        )
     message = str(err.value)
     assert "your function raised CheckpointException at line 2 of f" in message
     assert message.endswith("a tensor to fill")
