@@ -215,7 +215,8 @@ check("masked-mse", _masked_mse_check, [numpy_mse(n) for n in counts], rtol=1e-5
       "and the sum is divided by n_valid, not len(y)",
       crash_hint="JAX: under jit a slice's length must be static, and n_valid is traced; a boolean "
       "mask as an index (X[mask], PyTorch's way) fails the same way, since how many rows it keeps "
-      "depends on the data")
+      "depends on the data. Or the mask's shape does not match the errors': it needs one entry per "
+      "row of X (len(y) of them), not one per column")
 
 # %%
 # HIDDEN TESTS: masked-mse points=3
@@ -281,8 +282,13 @@ def _schedule_check():
     torch._dynamo.reset()  # forget earlier runs (Dynamo remembers what it made dynamic)
     compiled = globals()["train_step_c"]
     compiled(torch.zeros(5), Xt, yt, torch.tensor(0.3))  # warm-up with a tensor rate
-    calls = []
-    globals()["train_step_c"] = lambda *args: calls.append(1) or compiled(*args)  # counts calls
+    calls = []  # (the weights each call was given, the weights it returned)
+
+    def counted(*args):
+        calls.append((args[0], compiled(*args)))
+        return calls[-1][1]
+
+    globals()["train_step_c"] = counted
     try:
         with timing.no_recompile("the schedule"):
             w = train_torch(torch.zeros(5), Xt, yt, lrs)
@@ -290,14 +296,19 @@ def _schedule_check():
         globals()["train_step_c"] = compiled
     assert len(calls) == len(lrs), (
         f"train_torch called the compiled step train_step_c {len(calls)} times for {len(lrs)} rates")
+    for i in range(1, len(calls)):
+        assert torch.equal(calls[i][0], calls[i - 1][1]), (
+            f"call {i + 1} of train_step_c was given weights {calls[i][0].tolist()}, not the weights call {i} "
+            "returned: each step must start from the weights the step before returned")
     return w
 
 
 check("torch-schedule", _schedule_check, numpy_train(lrs), rtol=1e-5, atol=1e-6,
-      hint="train_step_c (the compiled step) must run once per rate and never compile again: it was "
-           "not called once per rate, or a rate differed from the warm-up's 0-d float32 tensor in type, "
-           "shape or dtype, which fails Dynamo's guards (a Python float is baked into the graph as a "
-           "constant, guarded by its value, so the first new rate compiles again)")
+      hint="train_step_c (the compiled step) must run once per rate, each call on the weights the one "
+           "before returned, and never compile again: it was not called once per rate, or a rate differed "
+           "from the warm-up's 0-d float32 tensor in type, shape or dtype, which fails Dynamo's guards "
+           "(a Python float is baked into the graph as a constant, guarded by its value, so the first "
+           "new rate compiles again)")
 
 # %%
 # HIDDEN TESTS: torch-schedule points=2
@@ -589,12 +600,15 @@ check("kmeans-step", _jax_step, expected_run, rtol=1e-5, atol=1e-5,
            "depends on the data, which one compiled program cannot hold. An in-place update "
            "(`counts[labels] += 1`, PyTorch's index_add_) fails because JAX arrays are immutable: an "
            ".at[] update or jax.ops.segment_sum returns a new array. jax.lax.top_k returns "
-           "(values, indices), in that order")
+           "(values, indices), in that order. A (k,) condition in jnp.where against (k, d) arrays "
+           "fails to broadcast: broadcasting lines up the last axes, so the condition's k meets d")
 check("kmeans-step", _torch_step, expected_run, rtol=1e-5, atol=1e-5,
       hint="PyTorch: one graph under fullgraph=True, so no Python if on a tensor's value; "
            "an empty centroid takes a far point (the j-th empty one, the j-th farthest from its nearest centroid)",
       crash_hint="PyTorch: a reduction along a dimension (d2.min(dim=1)) and topk return a (values, "
-           "indices) pair, not a tensor as jnp.min does; or an index is a float tensor, not an integer one")
+           "indices) pair, not a tensor as jnp.min does; or an index is a float tensor, not an integer one; "
+           "or a (k,) condition in torch.where against (k, d) tensors fails to broadcast: broadcasting "
+           "lines up the last axes, so the condition's k meets d")
 
 
 # %%

@@ -611,3 +611,50 @@ WRONG["vmap-rollout"] += [
         "alive must remember every earlier done",
     ),
 ]
+
+WEIGHTS_NOT_CARRIED = """
+def train_torch(w, X, y, lrs):
+    for lr in lrs:
+        w_new = train_step_c(w, X, y, torch.tensor(lr))  # every step from the initial w
+    return w_new
+"""
+
+MASK_OVER_FEATURES = """
+@jax.jit
+def masked_mse(w, X, y, n_valid):
+    mask = jnp.arange(X.shape[1]) < n_valid  # one entry per feature, not per row
+    return jnp.sum(jnp.where(mask, X @ w - y, 0.0) ** 2) / n_valid
+"""
+
+JAX_WHERE_NO_AXIS = _kmeans(
+    "return jnp.where(empty[:, None], X[farthest[rank]], means), labels",
+    "return jnp.where(empty, X[farthest[rank]], means), labels  # (k,) against (k, d)",
+)
+
+TORCH_WHERE_NO_AXIS = _kmeans(
+    "    return torch.where(empty[:, None], X[farthest[rank]], means), labels",
+    "    return torch.where(empty, X[farthest[rank]], means), labels  # (k,) against (k, d)",
+)
+
+WRONG["torch-schedule"] += [
+    (
+        "every step from the initial weights",
+        WEIGHTS_NOT_CARRIED,
+        "each step must start from the weights the step before returned",
+    ),
+]
+WRONG["masked-mse"] += [
+    ("a mask with one entry per column", MASK_OVER_FEATURES, "one entry per row of X"),
+]
+WRONG["kmeans-step"] += [
+    (
+        "JAX: a (k,) condition in jnp.where",
+        JAX_WHERE_NO_AXIS,
+        "(k,) condition in jnp.where",
+    ),
+    (
+        "PyTorch: a (k,) condition in torch.where",
+        TORCH_WHERE_NO_AXIS,
+        "(k,) condition in torch.where",
+    ),
+]
