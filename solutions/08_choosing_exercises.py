@@ -322,6 +322,9 @@ check("shape-budget", lambda: max_new_shapes(10, 0.0, 0.1, 0.2), 10,
       hint="compilations that cost nothing (a warm compilation cache) fit for every request",
       crash_hint="compilations that cost nothing (a warm compilation cache) fit for every request; "
                  "dividing by compile_s fails when it is 0")
+check("shape-budget", lambda: max_new_shapes(10, 0.0, 0.2, 0.1), None,
+      hint="free compilations do not make JAX's slower requests pay: with compile_s 0 and JAX slower per "
+           "request, even K = 0 loses (None); the case compile_s == 0 was decided before the saving was")
 check("shape-budget", lambda: max_new_shapes(8, 0.5, 0.125, 0.25), 2,
       hint="a compilation that fits exactly was left out: the inequality is <=, so K shapes whose "
            "compilations make JAX's total equal to PyTorch's still fit")
@@ -357,7 +360,7 @@ def pad_to_pow2(tokens: np.ndarray, minimum: int = 8) -> tuple[np.ndarray, np.nd
     """Zero-pad (batch, n) tokens to the next power of two >= max(n, minimum); return (padded, mask)."""
     ### BEGIN SOLUTION
     batch, n = tokens.shape
-    size = max(minimum, 1 << max(0, n - 1).bit_length())
+    size = 1 << max(0, max(n, minimum) - 1).bit_length()
     padded = np.zeros((batch, size), tokens.dtype)
     padded[:, :n] = tokens
     mask = np.zeros((batch, size), bool)
@@ -423,13 +426,16 @@ check("pad-pow2", _padded_logits, torch_logits(request), rtol=1e-4, atol=1e-5,
 def _padded_lengths():
     """A power of two stays as it is; the minimum counts; longer requests grow."""
     smallest = "the padded length is not the smallest power of two that holds all the tokens"
-    for n, want, slip in [(3, 8, "the padded length came out below minimum"),
-                          (8, 8, "a length already a power of two grew to the next one"),
-                          (13, 16, smallest), (20, 32, smallest)]:
-        got = pad_to_pow2(np.ones((1, n), np.int32))[0].shape[1]
+    for n, minimum, want, slip in [
+            (3, 8, 8, "the padded length came out below minimum"),
+            (8, 8, 8, "a length already a power of two grew to the next one"),
+            (13, 8, 16, smallest), (20, 8, 32, smallest),
+            (3, 6, 8, "a minimum that is not a power of two was taken as the length: the padded length is "
+                      "the next power of two at or above it")]:
+        got = pad_to_pow2(np.ones((1, n), np.int32), minimum)[0].shape[1]
         if got < n:
             raise AssertionError(f"{n} tokens padded to {got}: shorter than the request, tokens were cut off")
-        assert got == want, f"{n} tokens padded to {got}, expected {want}: {slip}"
+        assert got == want, f"{n} tokens padded to {got} (minimum {minimum}), expected {want}: {slip}"
 
 
 check("pad-pow2", _padded_lengths)
@@ -565,6 +571,19 @@ def _rounds_paired():
 
 check("measure-claim", _rounds_paired,
       hint="the samples do not follow the rounds: a round's slow time was set over another round's fast time")
+
+
+def _refuses_different():
+    try:
+        measure_ratio(lambda: 1.0, lambda: 2.0, target_s=0.05)
+    except AssertionError:
+        return
+    raise AssertionError("measure_ratio timed two callables that return different results (1.0 and 2.0) and "
+                         "gave ratios: timing.compare's check that the variants agree, on by default, was "
+                         "turned off, and a ratio of two different computations judges no claim")
+
+
+check("measure-claim", _refuses_different)
 
 # %%
 # HIDDEN TESTS: measure-claim points=3

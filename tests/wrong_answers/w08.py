@@ -399,6 +399,34 @@ def pad_to_pow2(tokens, minimum=8):
     return padded, mask
 """
 
+SHAPES_FREE_COMPILE_FIRST = """
+def max_new_shapes(n_requests, compile_s, jax_s, torch_s):
+    if compile_s == 0:
+        return n_requests  # decided before asking whether JAX is faster at all
+    spare = n_requests * (torch_s - jax_s)
+    if spare < 0:
+        return None
+    return min(n_requests, math.floor(spare / compile_s + 1e-12))
+"""
+
+PAD_MINIMUM_AS_IS = """
+def pad_to_pow2(tokens, minimum=8):
+    batch, n = tokens.shape
+    size = max(minimum, 1 << max(0, n - 1).bit_length())  # a minimum of 6 stays 6
+    padded = np.zeros((batch, size), tokens.dtype)
+    padded[:, :n] = tokens
+    mask = np.zeros((batch, size), bool)
+    mask[:, :n] = True
+    return padded, mask
+"""
+
+MEASURE_CHECK_OFF = """
+def measure_ratio(slow, fast, *, target_s=0.2):
+    cmp = timing.compare({"slow": slow, "fast": fast}, check=False, target_s=target_s)
+    samples = claims.paired_ratios(cmp.measurements["slow"].times, cmp.measurements["fast"].times)
+    return claims.Measured(samples, "slow over fast", contention=cmp.contention)
+"""
+
 WRONG = {
     "judge-claim": [
         (
@@ -507,6 +535,11 @@ WRONG = {
             PAD_ADDITIVE_MASK,
             "PyTorch's additive attn_mask",
         ),
+        (
+            "a minimum that is not a power of two kept as the length",
+            PAD_MINIMUM_AS_IS,
+            "next power of two at or above it",
+        ),
     ],
     "shape-budget": [
         ("no cap at n_requests", NO_CAP, "K cannot exceed it"),
@@ -525,6 +558,11 @@ WRONG = {
             "divides by a compile_s of 0",
             SHAPES_DIVIDES_BY_ZERO,
             "dividing by compile_s fails when it is 0",
+        ),
+        (
+            "compile_s == 0 decided before JAX's saving",
+            SHAPES_FREE_COMPILE_FIRST,
+            "decided before the saving was",
         ),
     ],
     "measure-claim": [
@@ -556,6 +594,11 @@ WRONG = {
             "the contended flag as the record",
             MEASURE_CONTENTION_FLAG,
             "contention is a bool",
+        ),
+        (
+            "timing.compare's check turned off",
+            MEASURE_CHECK_OFF,
+            "was turned off",
         ),
     ],
 }
