@@ -775,6 +775,14 @@ for reader, branches in PROFILES.items():
 # the rest, and for a real project the step after this one is the MVP checklist of lesson 07
 # on your own model.
 #
+# A branch is only as wide as the measurement behind it. The first reader's `dynamic-shapes`
+# branch rests on JAX meeting every new length unbucketed; section 3 also timed the same stream
+# bucketed, and its second verdict line compares that stream, its few buckets compiled once,
+# with eager PyTorch on this machine: what a service that pads its requests pays after the first
+# request of each bucket, and the measurement to read before taking that branch. Likewise `batch1-latency` was judged on a
+# BERT-base-shaped proxy against `torch.compile`, not on the reader's model against eager
+# PyTorch (section 4 prints which pairing each run timed).
+#
 # ## Summary
 #
 # | question | how to answer it | where |
