@@ -466,6 +466,17 @@ def _dp_x_spec():
 
 # %%
 # TESTS: dp-loss points=3
+check("dp-loss", lambda: _rows_per_rank() != [S.batch], True,
+      hint="PyTorch: model.loss ran once, on the whole batch: its gradients are the ones to match, but data "
+           "parallelism has each of the world ranks compute the loss of its own rows only",
+      crash_hint="PyTorch: a rank's x and y do not have the same rows: model.loss got one rank's inputs "
+                 "with another number of targets")
+check("dp-loss", lambda: S.batch in _rows_per_rank(), False,
+      hint="PyTorch: a rank's model.loss got every row of the batch: the batch was cut along another axis "
+           "than its first (chunk's dim=1 cuts every sequence), where each rank takes whole sequences, its "
+           "own rows",
+      crash_hint="PyTorch: a rank's x and y do not have the same rows: model.loss got one rank's inputs "
+                 "with another number of targets")
 check("dp-loss", _rows_per_rank, [S.batch // WORLD] * WORLD,
       hint="PyTorch: world ranks, each with batch / world rows: world is the number of pieces of the batch, "
            "not the size of each piece (the chunk count, not the chunk size)",
@@ -483,7 +494,8 @@ check("dp-loss", _dp_loss, expected_loss, rtol=1e-5, atol=1e-6,
       hint="the loss of the whole batch is the mean of the shards' losses, not their sum",
       crash_hint="JAX: jax.jit could not place the arrays with the shardings it was given: in_shardings "
                  "needs one entry per argument (params, x, y); a bare PartitionSpec names no devices, so jit "
-                 "cannot tell which mesh to shard the arrays onto; and a parameter split over 'data' needs a "
+                 "cannot tell which mesh to shard the arrays onto; a PartitionSpec names the mesh's own axes, "
+                 "and mesh8 has one, 'data'; a parameter split over 'data' needs a "
                  "first axis that the devices divide, where data parallelism would not split the parameters "
                  "at all; and the loss is a scalar, which out_shardings can only replicate")
 check("dp-loss", lambda: "data" in _dp_x_spec(), True,
@@ -614,7 +626,9 @@ def _resumed():
 # TESTS: resume points=3
 check("resume", lambda: _resumed()[0][:1], losses_after[:1], rtol=0, atol=0,
       hint="the first loss after the resume differs from the uninterrupted run's: the parameters it starts "
-           "from are not the saved ones, or its batches do not start at the saved step")
+           "from are not the saved ones, or its batches do not start at the saved step",
+      crash_hint="Orbax restores into a target of the checkpoint's own structure: a dict with the three keys "
+                 "that were saved, 'params', 'opt_state' and 'step'")
 check("resume", lambda: len(_resumed()[0]), len(losses_after), rtol=0, atol=0,
       hint="the resumed run trains on another number of batches than the uninterrupted one: it starts "
            "again from batch 0, or past the saved step, not from the saved step")
@@ -625,7 +639,9 @@ check("resume", lambda: len(_resumed_torch()[0]), len(losses_after_torch), rtol=
       hint="PyTorch: the resumed run trains on another number of batches than the uninterrupted one: it "
            "starts again from batch 0, or past the saved step, not from the saved step",
       crash_hint="PyTorch: the checkpoint is a DCP directory holding {'model', 'optim', 'step'}, and what "
-                 "read it expected something else (a single file, or a state dict of another structure)")
+                 "read it expected something else (a single file, or a state dict of another structure); "
+                 "dcp.load fills tensors in place, so the step it is to fill must be a tensor too, "
+                 "not a Python int")
 check("resume", lambda: _resumed_torch()[0][:1], losses_after_torch[:1], rtol=0, atol=0,
       hint="PyTorch: the first loss after the resume differs: the model trains on with its fresh weights, "
            "not the saved ones")

@@ -591,6 +591,48 @@ def data_parallel_grads_torch(model, x, y, world):
     + DP_JAX_OK
 )
 
+DP_TORCH_WHOLE_BATCH = (
+    DP_JAX_OK
+    + """
+def data_parallel_grads_torch(model, x, y, world):
+    model.zero_grad()
+    model.loss(x, y).backward()  # the right gradients, but no rank computed its own rows
+    return {name: p.grad.clone() for name, p in model.named_parameters()}
+"""
+)
+DP_TORCH_SEQUENCE_CHUNKS = (
+    DP_JAX_OK
+    + """
+def data_parallel_grads_torch(model, x, y, world):
+    per_rank = []
+    for x_rank, y_rank in zip(x.chunk(world, dim=1), y.chunk(world, dim=1), strict=True):  # cuts sequences
+        model.zero_grad()
+        model.loss(x_rank, y_rank).backward()
+        per_rank.append({name: p.grad.clone() for name, p in model.named_parameters()})
+    return {name: sum(g[name] for g in per_rank) / world for name in per_rank[0]}
+"""
+)
+DP_AXIS_NAME = (
+    DP_TORCH_OK
+    + """
+def data_parallel(loss_fn, mesh):
+    replicated, by_rows = NamedSharding(mesh, P()), NamedSharding(mesh, P("batch"))  # not the mesh's axis
+    return jax.jit(loss_fn, in_shardings=(replicated, by_rows, by_rows), out_shardings=replicated)
+"""
+)
+RESUME_TORCH_INT_STEP = RESUME_JAX_OK + RESUME_TORCH_BODY.format(
+    extra=', "step": 0', put=PUT_BOTH, ret='int(state["step"])'
+)
+RESUME_TARGET_WITHOUT_STEP = (
+    RESUME_TORCH_OK
+    + """
+def resume(path, params_like, opt_state_like):
+    target = gpt.checkpoint.abstract_like({"params": params_like, "opt_state": opt_state_like})
+    saved = gpt.checkpoint.orbax_load(path, target)
+    return saved["params"], saved["opt_state"], 0
+"""
+)
+
 WRONG = {
     "causal-mask": [
         (
@@ -744,6 +786,21 @@ WRONG = {
             "added to the gradients the rank before it left",
         ),
         (
+            "PyTorch: the whole batch in one call, no rank's rows",
+            DP_TORCH_WHOLE_BATCH,
+            "ran once, on the whole batch",
+        ),
+        (
+            "PyTorch: x.chunk(world, dim=1), every sequence cut",
+            DP_TORCH_SEQUENCE_CHUNKS,
+            "another axis than its first",
+        ),
+        (
+            "P('batch'), an axis the mesh does not have",
+            DP_AXIS_NAME,
+            "the mesh's own axes",
+        ),
+        (
             "PyTorch: x.split(world), pieces of world rows",
             DP_TORCH_SPLIT_SIZE,
             "not the chunk size",
@@ -804,6 +861,16 @@ WRONG = {
             "PyTorch: the fresh weights kept",
             RESUME_TORCH_MODEL_NOT_LOADED,
             "its fresh weights",
+        ),
+        (
+            "PyTorch: the step to fill a Python int, not a tensor",
+            RESUME_TORCH_INT_STEP,
+            "not a Python int",
+        ),
+        (
+            "a restore target without the step",
+            RESUME_TARGET_WITHOUT_STEP,
+            "the three keys",
         ),
         (
             "PyTorch: torch.load of the DCP directory",
