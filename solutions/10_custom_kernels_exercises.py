@@ -436,6 +436,10 @@ check("torch-custom-op", stub_as_stub(lambda: torch.library.opcheck(registered_s
 check("torch-custom-op", stub_as_stub(lambda: torch.library.opcheck(registered_silu(), (x_silu_torch[:4].double(),))),
       hint="PyTorch: for a float64 input the fake output must be float64 too: torch.empty(shape) makes the default "
            "dtype (float32) whatever x is")
+check("torch-custom-op", lambda: str(silu_fake(torch.empty(3, 4, device="meta")).device), "meta",
+      hint="PyTorch: the fake output must be on x's device too (on a GPU, cuda): a tensor made from a shape and a "
+           "dtype alone lands on the default device (the CPU) whatever x is; this check hands the fake function "
+           "a tensor on the meta device")
 _op_crash = ("PyTorch: setup_context gets the operator's inputs as one tuple, and ctx.save_for_backward takes "
              "tensors, not a tuple of them; ctx.saved_tensors hands them back as a tuple, and the backward "
              "returns the gradient of x")
@@ -520,6 +524,9 @@ check("callback-median", on_host(batched_medians), np.median(np.asarray(x_med), 
       hint="under vmap, pure_callback needs a vmap_method that says how the host function handles a batch axis")
 check("callback-median", on_host(lambda: str(jax.jit(row_median_jax)(x_med[0].astype(jnp.float16)).dtype)), "float16",
       hint="the result has x's dtype, whatever it is: a float16 x gives float16 medians, not a fixed float32")
+check("callback-median", lambda: "pure_callback" in str(jax.make_jaxpr(row_median_jax)(x_med[0])), True,
+      hint="the medians must come from np.median on the host, through jax.pure_callback: the traced program has no "
+           "pure_callback (jnp.median computes them in XLA, which is not the host code the exercise calls)")
 
 # %%
 # HIDDEN TESTS: callback-median points=2

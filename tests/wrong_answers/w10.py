@@ -193,6 +193,10 @@ def silu_bwd(residuals, g):
 
 OP_FAKE_DEFAULT_DTYPE = OP_BODY.format(**{**RIGHT_OP, "fake": "torch.empty(x.shape)"})
 OP_SAVES_TUPLE = OP_BODY.format(**{**RIGHT_OP, "saved": "inputs"})  # the tuple itself
+# the input's dtype kept but not its device: a CPU tensor for a GPU (or meta) input
+OP_FAKE_DEFAULT_DEVICE = OP_BODY.format(
+    **{**RIGHT_OP, "fake": "torch.empty(x.shape, dtype=x.dtype)"}
+)
 
 # axis=1: the last axis of a 2-D x, not of a 3-D one
 MEDIAN_AXIS_1 = MEDIAN_BODY.format(**RIGHT_MEDIAN).replace("axis=-1", "axis=1")
@@ -222,6 +226,12 @@ def tiling(shape, block):
 # the column index taken along axis 0: it numbers the rows, all below n_cols
 LSE_IOTA_ROWS = LSE_BODY.format(mask=MASK, m=MAX).replace("x.shape, 1)", "x.shape, 0)")
 LSE_MAX_OVER_ROWS = LSE_BODY.format(mask=MASK, m=MAX.replace("axis=1", "axis=0"))
+
+# the right medians, computed by XLA: no host code, no callback
+MEDIAN_JNP = """
+def row_median_jax(x):
+    return jnp.median(x, axis=-1)
+"""
 
 # one median per row of a 2-D x only: the shape taken from the front
 MEDIAN_SHAPE_FRONT = MEDIAN_BODY.format(**{**RIGHT_MEDIAN, "shape": "(x.shape[0],)"})
@@ -347,6 +357,7 @@ WRONG = {
             "the fake output must be float64",
         ),
         ("the inputs tuple saved", OP_SAVES_TUPLE, "not a tuple of them"),
+        ("fake on the default device", OP_FAKE_DEFAULT_DEVICE, "on x's device too"),
     ],
     "callback-median": [
         ("result shape of the input", MEDIAN_SHAPE, "one median per row"),
@@ -358,6 +369,11 @@ WRONG = {
             "result shape (x.shape[0],)",
             MEDIAN_SHAPE_FRONT,
             "a result shape taken from the front",
+        ),
+        (
+            "jnp.median, no callback",
+            MEDIAN_JNP,
+            "the traced program has no pure_callback",
         ),
     ],
 }
