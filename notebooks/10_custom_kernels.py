@@ -601,7 +601,9 @@ for name, b in (("Triton", MM_TRITON_BLOCK), ("Pallas", MM_BLOCK)):
 # Counted, not timed: the saving grows with the tile's side (square `B × B` tiles divide the
 # loads by about `B` when the matrices are large), and the padding of a ragged last tile eats
 # into it, which is why the printed factors are below the block sizes for these small, ragged
-# shapes. The Pallas launcher below pads `K` to a whole number of its blocks that is also a
+# shapes. The count takes every position of a program's strips as a load: the Pallas launcher
+# really loads its zero padding, while Triton's masks skip the lanes past the edges, so for
+# Triton the printed loads are an upper bound (its lanes, not its bytes from memory). The Pallas launcher below pads `K` to a whole number of its blocks that is also a
 # power of two (its Triton route needs one), which can be more than whole blocks alone need,
 # and the count pads it the same way, so the printed Pallas loads are the launcher's. The price is fast memory: a tile must fit in the SRAM of the table, and that bound,
 # with the registers each program needs for its accumulator, is what sets the block sizes.
@@ -700,8 +702,9 @@ def matmul_kernel_pallas_loop(a_ref, b_ref, c_ref, *, block):  # a GPU's program
 def matmul_pallas(a, b, block=MM_BLOCK):
     (m, k), n = a.shape, b.shape[1]
     k_pad = pl.cdiv(pl.next_power_of_2(k), block) * block  # a power of two: Triton's blocks need one
-    a_pad = jnp.pad(a, ((0, -m % block), (0, k_pad - k)))  # zeros: padding along K adds nothing
-    b_pad = jnp.pad(b, ((0, k_pad - k), (0, -n % block)))
+    m_pad, n_pad = pl.cdiv(m, block) * block, pl.cdiv(n, block) * block  # whole blocks
+    a_pad = jnp.pad(a, ((0, m_pad - m), (0, k_pad - k)))  # zeros: padding along K adds nothing
+    b_pad = jnp.pad(b, ((0, k_pad - k), (0, n_pad - n)))
     out = jax.ShapeDtypeStruct((a_pad.shape[0], b_pad.shape[1]), jnp.float32)
     gm, gn = out.shape[0] // block, out.shape[1] // block
 
@@ -1223,6 +1226,12 @@ print(jax.make_jaxpr(lambda x: scores_jax(x, softmax_callback_jax))(x_jax[:4]).p
 # one by the other, so a burst of load that slows both variants of a round cancels out of it.
 # When the rounds are steady the two come out close; on a busy machine they can differ widely,
 # and the verdict reads the paired one.
+#
+# The tables' `first call` column is each variant's first call in this process, compilation
+# included, from the caches as they stand: the lesson gives neither framework an empty disk
+# cache (`torch.compiler.reset()` clears Dynamo's state in memory only), and earlier cells have
+# already compiled or launched some of the same code (the Triton kernel, for one), so the variants' first calls do not start equally cold and the lesson draws
+# nothing from that column. Lesson 03 times first calls from cold caches.
 
 # %%
 # PyTorch: the built-in op, the graph break and the custom op, each compiled
@@ -1432,8 +1441,8 @@ for cmp in (kernel_torch, kernel_jax):
 # nothing about the kernels as written; and interleaving a long call with a short one can change
 # the short one's conditions (the caches and XLA's idle worker threads it finds), so its time in
 # those rounds need not be its time alone. On a CPU we expect the Triton interpreter, which
-# runs every program in Python, to make the long one (the lines above print each time per
-# call, so this run's are there to compare). Where both compile,
+# runs every program in Python, to be the slower of the two by far (an expectation, not a
+# measurement: the lines above print this run's time per call of each kernel). Where both compile,
 # the rounds compare two compiled kernels of the same algorithm with different block shapes
 # (one row per Triton program, `block_rows` rows per Pallas program, 64 on Mosaic GPU), each
 # launched from its own framework.
