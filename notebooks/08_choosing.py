@@ -543,23 +543,27 @@ measured = {
 # In smoke mode this runs the small sizes; from a terminal, `course claims` runs the full sizes
 # and writes `build/claims/claims.json` and `claims.png`. How long that takes, and what its first
 # `torch.compile` calls cost, the result files the course ships record; the cell below reads them.
-# Those first calls are not cold compilations: `course claims` leaves Inductor's on-disk cache
-# as it finds it and does not record whether it held these programs, so a short first call may
-# be a cache read. Section 2's `compile_report` is this lesson's cold first call (JAX's). A run
+# `course claims` compiles each of them from an empty Inductor cache and records so
+# (`inductor_cache` in the claim's details); a result file written before it did left the
+# on-disk cache as it found it, so there a short first call may be a cache read, and the cell
+# says which kind each file holds. Section 2's `compile_report` is this lesson's cold first call (JAX's). A run
 # whose caches start empty, or that shares a busy machine, can take several times as long: the
 # footer in brackets under the table gives this run's mode and time, and the *measured here*
 # column, on the `compile-*` and `batch1-latency` rows, its first compiled calls.
 
 # %%
 for run in results.shipped():
-    firsts = sorted((s, c["id"]) for c in run["claims"]  # one entry per benchmark, as in the tally
-                    if isinstance(c.get("details"), dict) and "same_measurement_as" not in c["details"]
+    timed = [c for c in run["claims"]  # one entry per benchmark, as in the tally
+             if isinstance(c.get("details"), dict) and "same_measurement_as" not in c["details"]]
+    firsts = sorted((s, c["id"]) for c in timed
                     for name, s in c["details"].get("first_call_s", {}).items() if "torch.compile" in name)
+    cold = {c["details"].get("inductor_cache") for c in timed if c["id"] in {i for _, i in firsts}}
     line = (f"{results.machine_label(run)}: {timing.format_seconds(run['seconds'])} in all, load average "
             f"{run['fingerprint']['load_average_1min']} on {run['fingerprint']['cores']} cores")
     if firsts:
         line += (f"; first torch.compile calls from {timing.format_seconds(firsts[0][0])} ({firsts[0][1]}) "
-                 f"to {timing.format_seconds(firsts[-1][0])} ({firsts[-1][1]}), caches as found")
+                 f"to {timing.format_seconds(firsts[-1][0])} ({firsts[-1][1]}), "
+                 + ("from empty Inductor caches" if cold == {"empty"} else "caches as found"))
     print(line)
 
 # %%
