@@ -396,7 +396,8 @@ for name, s in per_call.items():
 
 # %% [markdown]
 # These are this run's per-operation and per-call costs. However small each one is, they add
-# up: a model of a few hundred small operations pays them hundreds of times per step.
+# up: eagerly, a model of a few hundred small operations pays the per-operation cost hundreds
+# of times per step, where a compiled step pays its per-call cost once.
 #
 # Which eager mode pays more per operation? Both chains run the same `n_ops` additions, so the
 # ratio of their times is the ratio of their per-operation costs. The two dispatchers do
@@ -451,7 +452,8 @@ for eager_name, compiled_name in (("PyTorch eager", "torch.compile"), ("JAX eage
 # says why and gives the ratio eager time over compiled time instead, above 1 meaning the
 # compiled call was quicker. On a GPU the same
 # chain would launch one kernel per addition eagerly, and a compiled chain one fused kernel,
-# so the balance usually tips further towards compiling there; measure before relying on it.
+# so we expect the balance to tip further towards compiling there; on a GPU the two lines
+# above measure it, on a CPU they cannot.
 
 # %% [markdown]
 # ## 3. `jax.jit` vs `torch.compile` on the same functions
@@ -1512,7 +1514,6 @@ print(f"This run: {kmeans_times.measurements[jax_name].number} call(s) per JAX b
       f"columns read {of_medians:.2f} (ratio of medians) and {paired:.2f} (median of paired ratios), "
       "each above 1 where it puts JAX ahead.")
 
-
 # %% [markdown]
 # Read the groups against the two columns; the last line puts this run's numbers side by side.
 # If JAX's median time differs several-fold between the groups, its times are the two clusters
@@ -1539,17 +1540,44 @@ print(f"This run: {kmeans_times.measurements[jax_name].number} call(s) per JAX b
 # verdicts above read as they stand.
 
 # %% [markdown]
-# If the compiled step comes out slower than the eager one, look at two things. First, the line
-# under the table: Inductor's C++ kernels can split even small loops across threads (OpenMP) and
-# wait at a barrier for all of them, so on a busy machine one thread waiting for a CPU stalls
-# every kernel, while eager PyTorch runs operations this small on one thread; a contended run
-# says more about the machine than about the code. Second, the size of the work: with
-# `n_points` points (600 in smoke mode, 3,000 in full) a step is microseconds to tens of
-# microseconds of arithmetic, comparable to what a compiled call adds
-# (guard checks, a call into generated code). The Python loop around the step, with its
-# synchronising convergence test, is the same in both PyTorch rows. The JAX row keeps the loop
-# and its test inside one compiled program; how it compares depends on the same balance between
-# the work per iteration and the fixed costs around it.
+# If the compiled step comes out slower than the eager one, two suspects can be told apart.
+# The first is threads: Inductor's C++ kernels can split even small loops across PyTorch's
+# threads (OpenMP) and wait at a barrier for all of them, so one thread that waits for a core
+# stalls the whole kernel, while eager PyTorch runs operations this small on one thread. The
+# second is the size of the work: with `n_points` points (600 in smoke mode, 3,000 in full) a
+# step is microseconds to tens of microseconds of arithmetic, comparable to what a compiled
+# call adds (guard checks, a call into generated code). The cell below times the PyTorch step
+# alone, eager against compiled, with PyTorch's threads as set for this lesson and again with
+# one thread (a single line where PyTorch already had one), then restores the lesson's setting.
+
+# %%
+lesson_threads = contention.thread_policy()["torch"]
+step_alone = {}
+for n in dict.fromkeys((lesson_threads, 1)):
+    contention.set_threads(n)
+    step_alone[n] = timing.compare(
+        {"eager step": lambda: kmeans_step_torch(X_t, C0_t), "compiled step": lambda: step_compiled(X_t, C0_t)},
+        rtol=1e-5, atol=1e-5,
+    )
+contention.set_threads(lesson_threads)
+said = False  # what to do about a busy machine is said once in this cell
+for n, c in step_alone.items():
+    c.remedy_said = said
+    print(f"PyTorch with {n} thread(s): {claims.faster(c, 'eager step', 'compiled step').explanation}")
+    said = c.remedy_said
+
+
+# %% [markdown]
+# Read the lines against each other (a line that could not judge gives the ratio of eager
+# time over compiled time instead, above 1 meaning the compiled step was quicker). Where the
+# compiled step loses with the lesson's threads and wins with one, the threads made it slower,
+# not the size of the work. Where it loses with both, a compiled call's fixed cost outweighs
+# this little work. Where it wins with both, what slowed it in the loop's rounds above came
+# from around it (the other variants' blocks, the load at that moment), not from the step.
+# The Python loop around the step, with its synchronising convergence test, is the same in
+# both PyTorch rows of the table above. The JAX row keeps the loop and its test inside one
+# compiled program; how it compares depends on the same balance between the work per
+# iteration and the fixed costs around it.
 
 # %% [markdown]
 # ## 7. Debugging compiled code, donation, caches
@@ -1846,14 +1874,15 @@ assert_close(step_vmap_torch(S_t, A_t), step_vmap_jax(S_j, A_j), rtol=1e-6, atol
 # %% [markdown]
 # These questions compare variants *within* a framework, so each framework's three variants are
 # timed interleaved with each other (`compare` checks first that they agree); the table then
-# puts all six side by side.
+# puts all six side by side, with how busy the machine was during each framework's rounds.
 
 # %%
 fps = {fw: timing.compare(variants, rtol=1e-6, atol=1e-7) for fw, variants in fps_variants.items()}
 steps_per_s = {name: S.n_envs / m.median for c in fps.values() for name, m in c.measurements.items()}
 base = steps_per_s["PyTorch loop"]
 display(Markdown("| variant | environment steps / s | × the PyTorch loop's steps / s |\n|---|---:|---:|\n" + "\n".join(
-    f"| {name} | {sps:,.0f} | {sps / base:,.2f} |" for name, sps in steps_per_s.items())))
+    f"| {name} | {sps:,.0f} | {sps / base:,.2f} |" for name, sps in steps_per_s.items())
+    + "".join(f"\n\n({fw}'s rounds: {c.contention.text()})" for fw, c in fps.items())))
 
 # %% [markdown]
 # Read the table in two blocks. Within each framework, the loop row pays one call of the step
@@ -1868,12 +1897,15 @@ display(Markdown("| variant | environment steps / s | × the PyTorch loop's step
 # "which is faster?" rule (a teaching measurement, not an article's claim):
 
 # %%
+said = False  # what to do about a busy machine is said once in this cell
 for fw, vm, loop, hand in (
     ("JAX", "JAX vmap + jit", "JAX loop (jit step)", "JAX hand-batched + jit"),
     ("PyTorch", "PyTorch torch.func.vmap", "PyTorch loop", "PyTorch hand-batched"),
 ):
+    fps[fw].remedy_said = said
     for other in (loop, hand):
         print(claims.faster(fps[fw], other, vm).explanation)
+    said = fps[fw].remedy_said
 
 # %% [markdown]
 # What to expect, whatever this run shows: against a Python loop, batching removes the calls
@@ -2097,10 +2129,11 @@ plt.tight_layout()
 
 # %% [markdown]
 # **Common misconceptions** (each corrected by a cell above)
-# - *"Compiling always makes code faster."* A compiler cannot beat the library kernel a large
-#   matmul already uses, its gain on small inputs has to outweigh its per-call cost, and the
-#   first call can cost many steady calls (sections 2, 3, 5 and 6 measure each case; their
-#   lines say what each came to here, or that the run was too busy to judge it).
+# - *"Compiling always makes code faster."* A compiler leaves a large matmul to the same kind
+#   of library kernel that eager mode calls, so it has little to gain there; on small inputs
+#   its gain has to outweigh its per-call cost; and the first call can cost many steady calls
+#   (sections 2, 3, 5 and 6 measure each case; their lines say what each came to here, or
+#   that the run was too busy to judge it).
 # - *"`jax.jit` recompiles when a Python number changes."* Only when the number is static or its
 #   type changes; Dynamo is the one that specialises on Python floats (section 4).
 # - *"`torch.compile` fails on Python control flow like `jax.jit` does."* It breaks the graph and
