@@ -115,7 +115,7 @@ def render(root: Path, src: Source, language: str, cat: Any) -> str:
     rel = _english_rel(root, src)
     if src.path.suffix != ".ipynb":
         text = catalog.split(src.path.read_text(encoding="utf-8")).render(tr)
-        return EDITION_LINE[language] + "\n\n" + text
+        return EDITION_LINE[language] + "\n\n" + _edition_links(root, language, text)
     import nbformat
 
     nb = nbformat.read(src.path, as_version=4)
@@ -139,6 +139,22 @@ def render(root: Path, src: Source, language: str, cat: Any) -> str:
 
 
 _LOCAL_LINK = re.compile(r"\]\(#([^)\s]+)\)")
+_LINK_TARGET = re.compile(r"\]\(([^)\s]+)\)")
+_NOTEBOOK_PATH = re.compile(r"\b(notebooks|exercises)/([0-9][0-9]_\w+)\.ipynb")
+
+
+def _edition_links(root: Path, language: str, text: str) -> str:
+    """Link targets (badges included) that name an English notebook with an edition in
+    ``language`` point at the edition (``notebooks/zh/...``); the others stay English.
+    The catalog keeps the English targets; only the written file points elsewhere."""
+
+    def edition(m: re.Match) -> str:
+        kind, name = m[1], m[2]
+        if catalog.catalog_path(root, language, name).exists():
+            return f"{kind}/{language}/{name}.ipynb"
+        return m[0]
+
+    return _LINK_TARGET.sub(lambda m: f"]({_NOTEBOOK_PATH.sub(edition, m[1])})", text)
 _HEADING_MARK = re.compile(r"^\s{0,3}#{1,6}\s+$")
 
 

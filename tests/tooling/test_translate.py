@@ -180,3 +180,23 @@ def test_each_edition_has_the_english_code_cells_byte_for_byte(path):
         assert a.metadata == b.metadata
         if a.cell_type == "code":
             assert a.source == b.source, f"{path.name} cell {a.id}"
+
+
+def test_the_translated_readme_links_to_the_editions_that_exist(tmp_path):
+    _course(tmp_path)
+    (tmp_path / "notebooks" / "01_other.ipynb").write_text("{}", encoding="utf-8")
+    badge = notebooks.badges("notebooks/00_demo.ipynb")
+    (tmp_path / "README.md").write_text(
+        f"# Demo\n\n{badge}\n\nSee [00](notebooks/00_demo.ipynb) and "
+        "[01](notebooks/01_other.ipynb), in `notebooks/00_demo.ipynb`.\n",
+        encoding="utf-8",
+    )
+    translate.update(tmp_path, "zh", ["README", "00"])
+    src = next(s for s in translate.sources(tmp_path, "zh") if s.name == "README")
+    text = translate.render(tmp_path, src, "zh", catalog.read(
+        catalog.catalog_path(tmp_path, "zh", "README")))
+    # 00 has a catalog, so an edition: the link and every badge open it; 01 has none
+    assert "[00](notebooks/zh/00_demo.ipynb)" in text
+    assert "[01](notebooks/01_other.ipynb)" in text
+    assert badge.replace("notebooks/00_demo", "notebooks/zh/00_demo") in text
+    assert "`notebooks/00_demo.ipynb`" in text  # prose and code spans stay as written
