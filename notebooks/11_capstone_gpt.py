@@ -569,7 +569,7 @@ print(f"the step moved parameters by up to {moved:.1e}; PyTorch and JAX agree wi
 
 # %% [markdown]
 # Adam's first step moves each parameter by about `lr` (the update `m̂/(√v̂ + ε)` is close to
-# ±1 whatever the gradient's size), and the two frameworks' steps agree to float32 rounding
+# ±1 for any gradient well above `ε`, whatever its size), and the two frameworks' steps agree to float32 rounding
 # almost everywhere. The check is stated precisely because of the exceptions: the first
 # update is `lr·g/(|g| + ε)`, whose slope in `g` reaches `lr/ε` near `g = 0`, so where a
 # gradient is within a few `ε` of zero, a rounding difference `Δg` between the frameworks
@@ -1280,8 +1280,11 @@ def keep_first(name, fn):  # remember each variant's first output, for the float
 variants = {"PyTorch eager": torch_variant(), "torch.compile (step)": torch_variant(compiled=True),
             "PyTorch bf16 autocast": torch_variant(bf16=True), "JAX jit (step, donated)": jax_variant(jit_step_fresh),
             "JAX bf16 dtype": jax_variant(jit_step_bf16)}
+inductor_before = dict(torch._dynamo.utils.counters["inductor"])  # Inductor's cache on disk, hits and misses
 throughput = timing.compare({name: keep_first(name, fn) for name, fn in variants.items()},
                             baseline="PyTorch eager", rtol=3e-2, atol=3e-2, target_s=S.target_s)
+inductor_cache = {kind: torch._dynamo.utils.counters["inductor"][f"fxgraph_cache_{kind}"]
+                  - inductor_before.get(f"fxgraph_cache_{kind}", 0) for kind in ("hit", "miss", "bypass")}
 for name in ("torch.compile (step)", "JAX jit (step, donated)"):
     assert_close(first_losses[name], first_losses["PyTorch eager"], rtol=1e-4, atol=1e-5, name=name)
 
@@ -1300,6 +1303,10 @@ display(Markdown("\n".join(rows) + f"\n\n{K} steps of {S.batch}×{S.block_size} 
                  f"({throughput.conditions()})"))
 for warning in throughput.warnings:
     print("warning:", warning)
+print(f"torch.compile's first call: {inductor_cache['hit']} of the {sum(inductor_cache.values())} graphs Inductor "
+      f"compiled came from its cache on disk ({'warm' if inductor_cache['hit'] else 'cold'}); the two jax.jit "
+      f"first calls: JAX's persistent compilation cache "
+      f"{'at ' + jax.config.jax_compilation_cache_dir if jax.config.jax_compilation_cache_dir else 'off (cold)'}")
 
 # %% [markdown]
 # How to read the table: tokens/s is the tokens of one call over the median time of a call;
@@ -1310,7 +1317,11 @@ for warning in throughput.warnings:
 # for the two `jax.jit` variants (each jitted afresh in the cell above), nothing for the
 # eager variants. Inductor's cache on disk, on by default, shortens `torch.compile`'s on a
 # rerun; JAX's persistent compilation cache would do the same for XLA's, but it is off unless
-# configured (`jax_compilation_cache_dir`), as section 2 noted.
+# configured (`jax_compilation_cache_dir`), as section 2 noted. So the two compilers' first
+# calls need not start equally cold: the last line under the table says how many of
+# Inductor's graphs this run found in its cache and whether JAX's cache was on. A warm
+# Inductor cache shortens the first call without removing it, since Dynamo traces the step
+# again in every new process.
 #
 # The first-call column is where the two compilers differ most in kind. `jax.jit` traced the
 # step once and XLA compiled one program; the timed calls then replay it. `torch.compile`
@@ -1611,8 +1622,9 @@ print(f"blocks.fc1.kernel {fc1.shape}, spec {fc1.sharding.spec} (the layer axis 
 # axis, so each device holds a quarter of its columns (the same quarter as its counterpart in
 # the other data-parallel group). The fused `qkv` kernel is split the same way. Because
 # query, key and value sit side by side in it, a device's block of columns does not hold the
-# query, key and value of the same heads, and XLA adds the communication that splitting the
-# output into `q, k, v` needs: the result is right, and the traffic is more than the layout needs. Counting the collective
+# query, key and value of the same heads, and XLA adds whatever communication splitting the
+# output into `q, k, v` then needs: the result is right, and the counts below include that
+# communication with the rest. Counting the collective
 # operations in each compiled step, from its optimised HLO text, shows what XLA inserted:
 
 # %%
