@@ -79,6 +79,7 @@ class Batch:
 
 
 GRADER_ERROR = "grader error"  # the flag of a record the grader failed on in part
+TABLES_EVERY_S = 5.0  # seconds between rebuilds of the class tables during a run
 OTHER_VARIANT = "other variant"  # the notebook names a variant not the roster id's
 
 
@@ -143,8 +144,11 @@ class Grader:
         secret: tuple[bytes, Path] | None = None,
         variant: Variant | None = None,
         variant_ids: dict[str, str] | None = None,
+        jobs: int | None = None,
     ):
-        """``secret`` (the variant secret and its file) turns per-student variants on:
+        """``jobs``: the submissions graded at once, each kernel on its share of the
+        cores (:func:`.pool.core_shares`); None leaves the kernels unpinned.
+        ``secret`` (the variant secret and its file) turns per-student variants on:
         each kernel gets the variant of the id it grades, or of the id ``variant_ids``
         gives for it (Gradescope: the submitter's email). ``variant`` is the one variant
         of every run instead (``course check``: the notebook's own)."""
@@ -169,8 +173,9 @@ class Grader:
         hide += (Path(submissions).resolve(),) if submissions else ()
         hide += (secret[1],) if secret else ()
         self.workers = pool.Workers(
-            self.work, env, self.run_id, limits, sandboxed=sandboxed, hide=hide
-        )
+            self.work, env, self.run_id, limits, sandboxed=sandboxed, hide=hide,
+            jobs=jobs,
+        )  # fmt: skip
         self.lock = threading.RLock()  # one student's files and the tables at a time
         self.errors: list[str] = []  # this run's, for the summary
         self.details: dict[
@@ -178,6 +183,7 @@ class Grader:
         ] = {}  # student: tracebacks, for the instructor
         self.unstored: dict[str, dict] = {}  # records that could not be stored
         self.withheld: set[str] = set()  # students whose messages could not be redacted
+        self.tables_at = -float("inf")  # when the class tables were last rebuilt
 
     @property
     def stopping(self) -> bool:
@@ -379,11 +385,15 @@ class Grader:
                 self._failed(record, "sealing and storing the record", err)
                 self.unstored[record["student"]] = record
                 _keep_unsealed(self.out, record)
-            self._tables()
+            # The tables read every record: rebuilt at most every TABLES_EVERY_S while
+            # the run goes on (grade() rebuilds them at its end, and on Ctrl-C).
+            if time.monotonic() - self.tables_at >= TABLES_EVERY_S:
+                self._tables()
 
     def _tables(self) -> list[dict]:
         """Rebuild the class tables (with this run's unstored records); a failure is an error
         of the run (the last tables written stay as they were), not of a student."""
+        self.tables_at = time.monotonic()
         try:
             recs = store.write_tables(self.out, extra=self.unstored)
         except Exception as err:  # noqa: BLE001
@@ -479,6 +489,7 @@ def grade(
     grader = Grader(
         master, out, limits, smoke=smoke, sandboxed=not unsafe_no_sandbox,
         submissions=Path(submissions), secret=secret, variant_ids=variant_ids,
+        jobs=jobs or os.cpu_count() or 1,
     )  # fmt: skip
     _run_all(grader, todo, jobs, batch, progress, echo)
     batch.records = grader._tables()

@@ -9,11 +9,19 @@ plus 90 s, and reads back the worker's result file (with an event saying why
 when the worker did not finish). Processes of the run that outlive their
 worker are re-parented to the grader (a subreaper) and killed by ``sweep``,
 found by the run's id in their environment; ``stop`` kills every worker.
+
+With ``jobs``, each of the run's ``jobs`` slots has its own share of the cores the
+grader may use (:func:`core_shares`): a worker sets its CPU affinity to its slot's
+share before it starts the kernel, which inherits it, and JAX and PyTorch size their
+thread pools from it (``course_utils.contention.cores``), so two kernels on two cores
+run one thread each instead of two threads each competing for both.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import queue
 import shutil
 import subprocess
 import sys
@@ -30,6 +38,20 @@ BACKSTOP_S = 90.0  # beyond the total timeout, before a worker is killed
 NPROC = 2048  # processes and threads in one sandbox (RLIMIT_NPROC)
 
 
+def core_shares(jobs: int, cores: list[int] | None = None) -> list[list[int]]:
+    """The cores of each of ``jobs`` slots: the usable cores split evenly (the last
+    slot takes what is left over), or one core each, shared round, when there are more
+    slots than cores."""
+    if cores is None:
+        cores = sorted(os.sched_getaffinity(0))
+    if jobs >= len(cores):
+        return [[cores[k % len(cores)]] for k in range(jobs)]
+    size = len(cores) // jobs
+    shares = [cores[k * size : (k + 1) * size] for k in range(jobs)]
+    shares[-1] = cores[(jobs - 1) * size :]
+    return shares
+
+
 class Workers:
     """Starts and watches the worker processes of the run ``run_id``."""
 
@@ -42,9 +64,15 @@ class Workers:
         *,
         sandboxed: bool = True,
         hide: tuple[Path, ...] = (),
+        jobs: int | None = None,
     ):
         self.work, self.env, self.run_id, self.limits = work, env, run_id, limits
         self.sandboxed, self.hide = sandboxed, hide
+        self.slots: queue.Queue | None = None  # each slot's cores (None: not pinned)
+        if jobs and hasattr(os, "sched_setaffinity"):
+            self.slots = queue.Queue()
+            for share in core_shares(jobs):
+                self.slots.put(share)
         self.procs: dict[str, subprocess.Popen] = {}
         self.lock = threading.Lock()
         self.stopping = False
@@ -112,8 +140,11 @@ class Workers:
         folder.mkdir(parents=True, exist_ok=True)
         private = Path(tempfile.mkdtemp(prefix="course-grade-"))  # short: socket paths
         backstop = self.limits.total_timeout + BACKSTOP_S
+        share = self.slots.get() if self.slots is not None else None
         try:
             job = self.job(cells, self.kernel(private, extra_env), folder)
+            if share is not None:
+                job["cpus"] = share
             (folder / "job.json").write_text(json.dumps(job))
             with open(folder / "worker.log", "wb") as log:
                 proc = self._start(student, folder / "job.json", log)
@@ -122,6 +153,8 @@ class Workers:
                 stopped = self._wait(student, proc, backstop)
         finally:
             shutil.rmtree(private, ignore_errors=True)
+            if share is not None:
+                self.slots.put(share)
         if self.stopping:
             return None
         return self._result(folder, proc, stopped, backstop)

@@ -11,7 +11,8 @@ or ignores the interrupt is replaced by a fresh one in which the master's
 setup cells and the student's cells that completed run again (tests are not
 re-run), so one runaway exercise does not cost the others. After the last
 cell a canary that must fail checks that the kernel was not tampered with.
-Progress is written to the result file after every cell.
+Progress is written to the result file after every cell. The worker first pins itself
+to the cores of its slot in the run (``job["cpus"]``), which its kernel inherits.
 
 Every kernel first runs the grader's guard (:data:`GUARD`): output beyond twice
 the worker's cap in one cell is dropped inside the kernel as it is written (a
@@ -449,8 +450,19 @@ class Worker:
         self.save(done=True)
 
 
+def pin(cpus: list[int] | None) -> None:
+    """Run on the cores of this worker's slot (the grader's ``job["cpus"]``): the
+    kernel inherits them, and both frameworks size their thread pools from them."""
+    if cpus and hasattr(os, "sched_setaffinity"):
+        try:
+            os.sched_setaffinity(0, cpus)
+        except (OSError, ValueError):  # a core gone meanwhile: run unpinned
+            pass
+
+
 def main(argv: list[str]) -> int:
     job = json.loads(Path(argv[0]).read_text())
+    pin(job.get("cpus"))
     become_subreaper_and_follow_parent()
     worker = Worker(job)
 

@@ -112,3 +112,30 @@ def test_sweep_kills_only_this_runs_orphans(tmp_path):
         other.kill()
         other.wait()
         mine.wait()
+
+
+def test_core_shares_split_the_cores_among_the_slots():
+    assert pool.core_shares(2, [0, 1]) == [[0], [1]]
+    assert pool.core_shares(3, [0, 1]) == [[0], [1], [0]]  # more slots: shared round
+    assert pool.core_shares(2, [0, 1, 2, 3, 4]) == [[0, 1], [2, 3, 4]]
+    assert pool.core_shares(1, [4, 6]) == [[4, 6]]
+
+
+def test_a_kernel_runs_on_its_slots_cores_and_both_frameworks_count_them(tmp_path):
+    """With as many slots as cores, each kernel sees one core: its affinity, and the
+    course's ``cores()`` that both frameworks' thread policy follows."""
+    cores = sorted(os.sched_getaffinity(0))
+    workers = pool.Workers(
+        tmp_path, environment.submission_kernel_env(60, "run-pin", smoke=True),
+        "run-pin", Limits(), sandboxed=False, jobs=len(cores),
+    )  # fmt: skip
+    master = load_master(MASTER)
+    cell = [c for c in master.cells if c.role == "context"][:1]
+    cell[0].source = (
+        "import os\nfrom course_utils.contention import cores\n"
+        "print(sorted(os.sched_getaffinity(0)), cores())"
+    )
+    run = workers.run("ann", cell)
+    printed = "".join(o.get("text", "") for o in run["cells"][0]["outputs"])
+    assert printed.strip() == f"[{cores[0]}] 1", run
+    assert workers.slots.qsize() == len(cores)  # the slot is free again
