@@ -480,8 +480,10 @@ def cmd_build(args) -> int:
             "sandbox)"
         )
     print(
-        f"wrote {out}: setup.sh, run_autograder, {names[2]}, {CONFIG}, {names[4]} and "
-        f"{len(names) - 5} files of the course; hidden tests {args.hidden_visibility}, "
+        f"wrote {out}: setup.sh, run_autograder, {names[2]}, {CONFIG}, {names[4]}"
+        + (f", {SECRET}" if secret is not None else "")
+        + f" and {sum(n.startswith('course/') for n in names)} files of the course; "
+        f"hidden tests {args.hidden_visibility}, "
         f"{limits}; upload it as the autograder "
         "(docs/GRADING_DEPLOY.md: memory and CPU to choose)"
     )
