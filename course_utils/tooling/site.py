@@ -24,11 +24,12 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from course_utils.tooling import site_assets, site_pages, site_pdf
+from course_utils.tooling import site_assets, site_pages, site_pdf, site_zh
 from course_utils.tooling.errors import CourseError
 from course_utils.tooling.notebooks import REPOSITORY, release_tag
 from course_utils.tooling.runner import checkout
@@ -56,16 +57,13 @@ class SiteBuild:
     checkout: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     pdf: site_pdf.PrintedCourse | None = None
+    # The Chinese half (under zh/): its pages, and each English page's Chinese one.
+    zh_pages: list[str] = field(default_factory=list)
+    zh_sources: dict[str, str] = field(default_factory=dict)
+    counterparts: dict[str, str] = field(default_factory=dict)
 
 
-def _cell_label(cells: list[Any], index: int) -> str:
-    """``cell 7`` as ``course run`` counts (papermill's injected cell not counted)."""
-    injected = sum(
-        "injected-parameters" in c.get("metadata", {}).get("tags", [])
-        for c in cells[:index]
-    )
-    first = (cells[index].get("source") or "").strip().split("\n", 1)[0][:60]
-    return f"cell {index - injected} ({first!r})"
+_cell_label = site_zh.cell_label
 
 
 def read_executed(path: Path, lesson: str) -> Any:
@@ -194,7 +192,14 @@ def settings(
     """The values of the generated ``conf.py`` (``smoke``: the lessons of a smoke run;
     ``repository``: owner/name on GitHub, or None; ``sources``: each page's file there;
     ``built``: the checkout the site is built from, for every page's footer)."""
-    options: dict[str, Any] = {"path_to_docs": ""}
+    options: dict[str, Any] = {
+        "path_to_docs": "",
+        # The language switch before the theme's buttons (site_ext.add_language_switch).
+        "article_header_end": [
+            site_assets.SWITCH_TEMPLATE,
+            "article-header-buttons.html",
+        ],
+    }
     if repository:
         options |= {
             "repository_url": f"https://github.com/{repository}",
@@ -230,6 +235,7 @@ def settings(
             " <code>make site</code> builds the site from a full run."
         )
     return {
+        "language": "en",
         "project": site_pages.TITLE,
         "html_title": site_pages.TITLE,
         "extensions": [
@@ -268,6 +274,12 @@ def settings(
         "course_sources": sources or {},
         # Each figure's alt text by its image's name (site_pages.figures), set by stage().
         "course_figure_alts": {},
+        # The half this build makes ("en", or site_zh.LANGUAGE under zh/), each page's
+        # page in the other half (the switch links to the other home page without one)
+        # and, in the Chinese half, the notebook each page's launch buttons open.
+        "course_language": "en",
+        "course_counterparts": {},
+        "course_notebooks": {},
     }
 
 
@@ -277,14 +289,71 @@ def _staged_set(root: Path, lessons: list[str], exercises: list[Path]) -> set[st
     return staged | {f"docs/{p.name}" for p in (root / "docs").glob("*.md")}
 
 
-def _student_version(path: Path) -> Any:
+def _student_version(path: Path, text: str | None = None) -> Any:
+    """The student notebook at ``path`` (or given as ``text``), refused if it holds a
+    solution or hidden tests."""
     import nbformat
 
-    nb = nbformat.read(path, as_version=4)
+    if text is None:
+        nb = nbformat.read(path, as_version=4)
+    else:
+        nb = nbformat.reads(text, as_version=4)
     for index, cell in enumerate(nb.cells):
         if any(m in cell.source for m in ("### BEGIN SOLUTION", "HIDDEN TESTS")):
             raise CourseError(f"{path}: cell {index} holds a solution or hidden tests")
     return nb
+
+
+@dataclass
+class ChineseHalf:
+    """The Chinese half's sources: page -> notebook (a lesson's carries its English
+    execution's outputs) and the Chinese README's home part (None unless finished)."""
+
+    pages: dict[str, Any] = field(default_factory=dict)
+    readme_home: str | None = None
+
+
+def chinese_half(
+    root: Path,
+    executed: dict[str, Any],
+    exercises: list[Path],
+    zh_from: Path | None = None,
+) -> ChineseHalf:
+    """The Chinese editions of the lessons in ``executed``, of the student notebooks and
+    of the README whose catalogs are finished (:func:`site_zh.finished`); with
+    ``zh_from``, the lessons' Chinese notebooks are every ``zh_from/<lesson>.ipynb``."""
+    import copy
+
+    import nbformat
+
+    names = {p.stem for p in exercises} | {"README"}
+    if zh_from is None:
+        names |= set(executed)
+    texts = site_zh.editions(root, names)
+    if zh_from is not None:
+        for lesson in executed:
+            path = zh_from / f"{lesson}.ipynb"
+            if path.exists():
+                texts[lesson] = path.read_text(encoding="utf-8")
+    half = ChineseHalf()
+    for lesson, nb in executed.items():
+        if lesson in texts:
+            chinese = nbformat.reads(texts[lesson], as_version=4)
+            english = copy.deepcopy(nb)
+            half.pages[f"notebooks/{lesson}"] = site_zh.carry(english, chinese, lesson)
+    for path in exercises:
+        if path.stem in texts:
+            where = path.parent / site_zh.LANGUAGE / path.name
+            nb = _student_version(where, texts[path.stem])
+            half.pages[f"exercises/{path.stem}"] = nb
+    if "README" in texts:
+        from course_utils.tooling import catalog
+
+        cat = catalog.read(catalog.catalog_path(root, site_zh.LANGUAGE, "README"))
+        heading = site_pages.README_SPLIT.removeprefix("## ")
+        split = "## " + catalog.translations(cat).get(heading, heading)
+        half.readme_home = site_zh.readme_home(texts["README"], split)
+    return half
 
 
 def stage(
@@ -294,12 +363,15 @@ def stage(
     claims: Path | None,
     repository: str | None = REPOSITORY,
     pdf: bool = False,
+    zh_pages: Iterable[str] = (),
 ) -> SiteBuild:
     """Write the Sphinx source tree for ``executed`` (lesson name -> checked notebook);
-    with ``pdf``, the home page links to the course's PDF."""
+    with ``pdf``, the home page links to the course's PDF; ``zh_pages``, the pages of
+    the Chinese half (each English page of one of them switches to it)."""
     import nbformat
 
     report = SiteBuild(out=src, checkout=checkout(root))
+    report.counterparts = {page: page for page in ["index", *zh_pages]}
     if not repository:
         report.notes.append(NO_REPOSITORY)
     exercises = sorted((root / "exercises").glob("*.ipynb"))
@@ -349,6 +421,7 @@ def stage(
     smoke = [lesson for lesson, on in report.smoke.items() if on]
     conf = settings(smoke, len(executed), repository, report.sources, report.checkout)
     conf["course_figure_alts"] = alts
+    conf["course_counterparts"] = report.counterparts
     site_pages.write(src / "conf.py", site_pages.conf_py(conf))
     site_assets.install(root, src / "_static", src / "_templates")
     report.pages = ["index", "about", "claims", *(f"notebooks/{s}" for s in executed)]
@@ -358,8 +431,77 @@ def stage(
     return report
 
 
-def run_sphinx(src: Path, out: Path) -> None:
-    """Sphinx's HTML build, warnings (and missing references) as errors."""
+def stage_zh(
+    root: Path,
+    half: ChineseHalf,
+    src: Path,
+    report: SiteBuild,
+    repository: str | None = REPOSITORY,
+) -> None:
+    """Write the Chinese half's Sphinx source tree (its pages changed in place) and note
+    its pages and sources in ``report`` (the English half's, staged before)."""
+    import nbformat
+
+    staged = {f"{page}.ipynb" for page in half.pages} | {"README.md"}
+    alts = {}
+    for page, nb in half.pages.items():
+        name = page.split("/", 1)[1]
+        if page.startswith("notebooks/"):
+            alts |= {n: alt for _, _, n, alt in site_pages.figures(nb.cells) if alt}
+            label = site_pages.version_label(nb.metadata.get("course"))
+            smoke = report.smoke[name]
+            site_pages.notebook_page(
+                nb, f"{page}.ipynb", staged, smoke, label, site_zh.SMOKE_NOTE
+            )
+        else:
+            site_pages.notebook_page(nb, f"{page}.ipynb", staged, None)
+        (src / page).parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, src / f"{page}.ipynb")
+        report.zh_sources[page] = site_zh.catalog_source(name)
+    title = site_pages.TITLE + site_zh.TITLE_SUFFIX
+    if half.readme_home is not None:
+        home = site_pages.rewrite_links(
+            site_pages.strip_badges(half.readme_home), "README.md", staged
+        )
+        site_pages.write(src / "_readme_home.md", home)
+        report.zh_sources["index"] = site_zh.catalog_source("README")
+    lessons = [p for p in half.pages if p.startswith("notebooks/")]
+    exercises = [p for p in half.pages if p.startswith("exercises/")]
+    site_pages.write(
+        src / "index.md",
+        site_zh.home_page(title, half.readme_home is not None)
+        + "\n"
+        + site_pages.toctree("课程", lessons)
+        + site_pages.toctree("练习", exercises),
+    )
+    smoke = [name for name, on in report.smoke.items() if on]
+    conf = settings(
+        smoke, len(report.smoke), repository, report.zh_sources, report.checkout
+    )
+    if smoke:
+        which = (
+            "每一课都" if len(smoke) == len(report.smoke) else "、".join(smoke) + " "
+        )
+        conf["html_theme_options"]["announcement"] = site_zh.SMOKE_ANNOUNCEMENT.format(
+            which=which
+        )
+    conf |= {
+        "language": site_zh.SPHINX_LANGUAGE,
+        "project": title,
+        "html_title": title,
+        "course_figure_alts": alts,
+        "course_language": site_zh.LANGUAGE,
+        "course_counterparts": {p: p for p in ["index", *half.pages]},
+        "course_notebooks": {p: site_zh.notebook_path(p) for p in half.pages},
+    }
+    site_pages.write(src / "conf.py", site_pages.conf_py(conf))
+    site_assets.install(root, src / "_static", src / "_templates")
+    report.zh_pages = ["index", *half.pages]
+
+
+def run_sphinx(src: Path, out: Path, *more: tuple[Path, Path]) -> None:
+    """Sphinx's HTML build, warnings (and missing references) as errors; each of
+    ``more`` (a source tree and its output) builds at the same time."""
     missing = [m for m in SITE_MODULES if _missing(m)]
     if missing:
         raise CourseError(
@@ -376,11 +518,27 @@ def run_sphinx(src: Path, out: Path) -> None:
         "--keep-going",
         "-q",
     ]
-    cmd += ["-d", str(src / ".doctrees"), str(src), str(out)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=src)
-    if proc.returncode != 0:
-        lines = (proc.stderr + proc.stdout).strip().splitlines()
-        raise CourseError("sphinx failed:\n" + "\n".join(lines[-40:]))
+    procs = [
+        (
+            subprocess.Popen(
+                [*cmd, "-d", str(s / ".doctrees"), str(s), str(o)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                cwd=s,
+            ),
+            s,
+        )
+        for s, o in [(src, out), *more]
+    ]
+    failed = []
+    for proc, tree in procs:
+        output = proc.communicate()[0]
+        if proc.returncode != 0:
+            lines = output.strip().splitlines()
+            failed.append(f"sphinx failed ({tree}):\n" + "\n".join(lines[-40:]))
+    if failed:
+        raise CourseError("\n".join(failed))
 
 
 def _missing(module: str) -> bool:
@@ -400,19 +558,26 @@ def build(
     claims: Path | None = None,
     repository: str | None = REPOSITORY,
     pdf: bool = False,
+    zh_from: Path | None = None,
 ) -> SiteBuild:
-    """Check the executed copies, stage the source tree next to ``out``, run Sphinx;
-    with ``pdf``, print the home page and every lesson into ``out/course.pdf``."""
+    """Check the executed copies, stage the source trees next to ``out`` (the English
+    half and the Chinese one, built into ``out/zh``), run Sphinx; with ``pdf``, print
+    the home page and every English lesson into ``out/course.pdf``; ``zh_from``: the
+    lessons' Chinese notebooks (default: the finished ones of ``notebooks/zh/``)."""
     start = time.perf_counter()
     names = lessons if lessons is not None else resolve_lessons(root, from_dir, [])
     if not names:
         raise CourseError(f"no lessons to build: {root / 'notebooks'} has no notebook")
     executed = {n: read_executed(from_dir / f"{n}.ipynb", n) for n in names}
+    exercises = sorted((root / "exercises").glob("*.ipynb"))
+    half = chinese_half(root, executed, exercises, zh_from)
     src = out.parent / f"{out.name}-src"
-    shutil.rmtree(src, ignore_errors=True)
-    shutil.rmtree(out, ignore_errors=True)
-    report = stage(root, executed, src, claims, repository, pdf)
-    run_sphinx(src, out)
+    zh_src = out.parent / f"{out.name}-src-{site_zh.SUBDIR}"
+    for path in (src, zh_src, out):
+        shutil.rmtree(path, ignore_errors=True)
+    report = stage(root, executed, src, claims, repository, pdf, half.pages)
+    stage_zh(root, half, zh_src, report, repository)
+    run_sphinx(src, out, (zh_src, out / site_zh.SUBDIR))
     report.out = out
     report.seconds = time.perf_counter() - start  # the PDF has its own
     if pdf:
@@ -426,6 +591,9 @@ def build(
                 "pairs": report.pairs,
                 "pages": report.pages,
                 "sources": report.sources,
+                "zh_pages": report.zh_pages,
+                "zh_sources": report.zh_sources,
+                "counterparts": report.counterparts,
                 "checkout": report.checkout,
                 "notes": report.notes,
                 "pdf": None
@@ -451,7 +619,8 @@ def cmd_site(args: argparse.Namespace) -> int:
     from_dir = Path(args.from_dir) if args.from_dir else root / "build" / "executed"
     out = Path(args.out) if args.out else root / "build" / "site"
     names = resolve_lessons(root, from_dir, args.notebooks)
-    report = build(root, from_dir, out.resolve(), names, pdf=args.pdf)
+    zh_from = Path(args.zh_from).resolve() if args.zh_from else None
+    report = build(root, from_dir, out.resolve(), names, pdf=args.pdf, zh_from=zh_from)
     for note in report.notes:
         print(f"note: {note}")
     smoke = {v for v in report.smoke.values()}
@@ -459,7 +628,9 @@ def cmd_site(args: argparse.Namespace) -> int:
     print(
         f"built {len(report.pages)} pages ({len(names)} lessons, {mode} run, "
         f"{sum(report.pairs.values())} side-by-side pairs) in {report.seconds:.1f} s: "
-        f"{out / 'index.html'}"
+        f"{out / 'index.html'}; in Chinese {len(report.zh_pages)} pages "
+        f"({sum(p.startswith('notebooks/') for p in report.zh_pages)} lessons): "
+        f"{out / site_zh.SUBDIR / 'index.html'}"
     )
     if report.pdf is not None:
         printed = report.pdf
@@ -490,5 +661,12 @@ def add_commands(sub: Any) -> None:
         action="store_true",
         help="also print the home page and every lesson into DIR/course.pdf "
         "(chromium), linked from the home page",
+    )
+    p.add_argument(
+        "--zh-from",
+        dest="zh_from",
+        metavar="DIR",
+        help="the lessons' Chinese notebooks, DIR/<lesson>.ipynb (default: those of "
+        "notebooks/zh/ whose catalog is finished)",
     )
     p.set_defaults(func=cmd_site)

@@ -43,6 +43,9 @@ WIDE = 900  # px: from this width up, a pair's two cells stand side by side
 # right (pydata-sphinx-theme's $breakpoint-sidebar-secondary, Bootstrap's xl).
 XL = 1200
 COPY_CLASS = "course-copy"
+# The language switch: its template (conf.py's article_header_end) and its link's class.
+SWITCH_TEMPLATE = "course-language.html"
+SWITCH_CLASS = "course-language"
 
 # The colours of ANSI-coloured output (a traceback, a coloured log), in place of
 # myst-nb's (Jupyter's), several of which fell below WCAG's 4.5:1 on the theme's code
@@ -149,7 +152,10 @@ div.highlight:hover > .{COPY_CLASS}, .{COPY_CLASS}:focus {{
   .bd-article img {{ max-width: 100%; height: auto; break-inside: avoid; }}
   .bd-article mjx-container[display="true"] {{ max-width: 100%; overflow: visible; }}
   .{COPY_CLASS} {{ display: none; }}
+  .{SWITCH_CLASS} {{ display: none; }}
 }}
+/* The language switch: a word among the header's icons. */
+.{SWITCH_CLASS} {{ font-weight: 600; white-space: nowrap; }}
 """
 
 
@@ -216,6 +222,14 @@ COPY_SCRIPT = r"""
 # "Search Ctrl+K", which fails WCAG 2.5.3 (label in name: axe's serious
 # label-content-name-mismatch); without the aria-label its name is what it shows.
 TEMPLATES = {
+    # The language switch (site_ext.add_language_switch), before the header buttons.
+    SWITCH_TEMPLATE: """\
+{%- if course_switch %}
+<a class="btn @SWITCH_CLASS@" href="{{ course_switch.href }}" \
+lang="{{ course_switch.lang }}" hreflang="{{ course_switch.lang }}">\
+{{ course_switch.label }}</a>
+{%- endif %}
+""".replace("@SWITCH_CLASS@", SWITCH_CLASS),
     "search-button-field.html": """\
 {# The course's copy of pydata-sphinx-theme's search button, without its aria-label. #}
 <button class="btn search-button-field search-button__button pst-js-only" \

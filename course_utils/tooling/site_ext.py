@@ -20,6 +20,11 @@
 - :func:`describe_figures`: each figure's image gets its description as its alt text
   (``course_figure_alts``: what :func:`course_utils.plots.describe` stored with the
   output, by the image's name).
+- :func:`add_language_switch`: every page's link to the other language's half (the
+  same page there, else its home page), which the template
+  :data:`course_utils.tooling.site_assets.SWITCH_TEMPLATE` shows before the header
+  buttons; in the Chinese half the launch buttons open the Chinese notebook
+  (``course_notebooks``).
 - the copy buttons' script (:data:`COPY_FILE`, written by
   :mod:`course_utils.tooling.site_assets`) on every page.
 
@@ -32,8 +37,10 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import urlencode
 
+from course_utils.tooling import site_zh
 from course_utils.tooling.notebooks import kaggle_url
 from course_utils.tooling.site_pairs import TAGS
+from course_utils.tooling.site_zh import SUBDIR
 
 PAIR_CLASS = "sbs-pair"
 # sphinx-book-theme's class for content wider than the prose (its JavaScript folds the
@@ -192,16 +199,22 @@ def add_page_links(
     buttons = context.get("header_buttons")
     if not repository or buttons is None:
         return
+    theirs = f"/{pagename}.ipynb"  # the theme's path, from the staged tree's root
+    notebook = config.course_notebooks.get(pagename, theirs[1:])
     for group in buttons:
         if group.get("label") == "launch-buttons":
+            for button in group["buttons"]:
+                if "url" in button:
+                    button["url"] = button["url"].replace(theirs, f"/{notebook}")
             group["buttons"] += launch_buttons(
-                repository, config.course_release, f"{pagename}.ipynb"
+                repository, config.course_release, notebook
             )
     source = config.course_sources.get(pagename)
     if not source:
         return
+    page = pagename if config.course_language == "en" else f"{SUBDIR}/{pagename}"
     links = source_buttons(
-        repository, config.course_release, config.course_edit_branch, pagename, source
+        repository, config.course_release, config.course_edit_branch, page, source
     )
     for index, button in enumerate(buttons):
         if button.get("label") == "source-repository-button":
@@ -214,12 +227,45 @@ def add_page_links(
             }
 
 
+def add_language_switch(
+    app: Any, pagename: str, templatename: str, context: dict, doctree: Any
+) -> None:
+    """The link to this page in the other language's half, or to that half's home page
+    (its href, text and language, for the switch's template)."""
+    config = app.config
+    language = config.course_language
+    switch = site_zh.SWITCH[language]
+    context["course_switch"] = {
+        "href": site_zh.switch_href(language, pagename, config.course_counterparts),
+        "label": switch["label"],
+        "lang": switch["lang"],
+    }
+
+
+def chinese_search() -> type:
+    """Sphinx's Chinese search with the stemmer it names: it stems Latin words with the
+    English stemmer but names it ``ChineseStemmer`` in ``language_data.js``, which
+    stops every Chinese page's scripts (``ChineseStemmer is not defined``)."""
+    from sphinx.search.zh import SearchChinese
+
+    return type(
+        "SearchChineseEnglishStemmer", (SearchChinese,), {"language_name": "English"}
+    )
+
+
 def setup(app: Any) -> dict[str, Any]:
+    from sphinx import search
+
+    search.languages["zh"] = chinese_search()
     app.add_config_value("course_repository", "", "html", str)
     app.add_config_value("course_release", "", "html", str)
     app.add_config_value("course_edit_branch", "", "html", str)
     app.add_config_value("course_sources", {}, "html", dict)
     app.add_config_value("course_figure_alts", {}, "html", dict)
+    app.add_config_value("course_language", "en", "html", str)
+    app.add_config_value("course_counterparts", {}, "html", dict)
+    app.add_config_value("course_notebooks", {}, "html", dict)
+    app.connect("html-page-context", add_language_switch)
     app.connect("doctree-read", add_jupyterlab_ids)
     app.connect("doctree-read", wrap_pairs)
     app.connect("doctree-resolved", describe_figures)

@@ -29,11 +29,14 @@ from typing import Any
 
 from course_utils.tooling import site_pairs
 from course_utils.tooling.notebooks import REPOSITORY, release_tag
+from course_utils.tooling.translate import BADGE_WORDS
 
 TITLE = "JAX and PyTorch, side by side"
 README_SPLIT = "## CPU, GPU and TPU"
 LINK = re.compile(r"\]\(([^()\s]+)\)")
-BADGE_LINE = re.compile(r"^\[!\[Open In Colab\]")
+# The badge line of a notebook, English or translated (translate.BADGE_WORDS).
+COLAB_BADGES = ["Open In Colab", *(w["Open In Colab"] for w in BADGE_WORDS.values())]
+BADGE_LINE = re.compile(rf"^\[!\[({'|'.join(map(re.escape, COLAB_BADGES))})\]")
 # A cell showing a sharp bit's error: ``with expect_error(...)`` on a line of its own.
 EXPECTED_ERROR = re.compile(r"^\s*with\s+expect_error\(", re.M)
 EXPECTED_TAG = "expected-error"  # myst-nb gives its cell the class tag_expected-error
@@ -152,7 +155,7 @@ def _source(cell: dict[str, Any]) -> str:
     return "".join(src) if isinstance(src, list) else src
 
 
-def _strip_badges(text: str) -> str:
+def strip_badges(text: str) -> str:
     return "\n".join(
         line for line in text.split("\n") if not BADGE_LINE.match(line.strip())
     )
@@ -225,10 +228,16 @@ def readable_text(html_text: str) -> str:
 
 
 def notebook_page(
-    nb: Any, source: str, staged: set[str], smoke: bool | None, label: str | None = None
+    nb: Any,
+    source: str,
+    staged: set[str],
+    smoke: bool | None,
+    label: str | None = None,
+    smoke_note: str = SMOKE_NOTE,
 ) -> list[site_pairs.Pair]:
     """Prepare one notebook (an ``nbformat`` node, changed in place) as a site page;
-    ``label`` (markdown) goes after its title cell."""
+    ``label`` (markdown) goes after its title cell, and on a smoke run's page
+    ``smoke_note`` (the banner, in the page's language)."""
     import nbformat
 
     cells = [
@@ -236,7 +245,7 @@ def notebook_page(
     ]
     for cell in cells:
         if cell.cell_type == "markdown":
-            cell.source = rewrite_links(_strip_badges(_source(cell)), source, staged)
+            cell.source = rewrite_links(strip_badges(_source(cell)), source, staged)
         elif EXPECTED_ERROR.search(_source(cell)):
             cell.metadata.setdefault("tags", []).append(EXPECTED_TAG)
         for out in cell.get("outputs", []):
@@ -245,7 +254,7 @@ def notebook_page(
                 data["text/html"] = readable_text(_joined(data["text/html"]))
     at = 1 if cells and cells[0].cell_type == "markdown" else 0
     if smoke:
-        cells.insert(at, nbformat.v4.new_markdown_cell(SMOKE_NOTE))
+        cells.insert(at, nbformat.v4.new_markdown_cell(smoke_note))
     if label:
         cells.insert(at, nbformat.v4.new_markdown_cell(label))
     nb.cells = cells
@@ -254,13 +263,13 @@ def notebook_page(
 
 def readme_parts(readme: str, staged: set[str]) -> tuple[str, str]:
     """The README, links fixed and badges out, split into the home page's part and the rest."""
-    text = rewrite_links(_strip_badges(readme), "README.md", staged)
+    text = rewrite_links(strip_badges(readme), "README.md", staged)
     head, sep, tail = text.partition(README_SPLIT)
     head = head.split("\n", 1)[1] if head.startswith("# ") else head
     return head, sep + tail
 
 
-def _toctree(caption: str, docs: Iterable[str]) -> str:
+def toctree(caption: str, docs: Iterable[str]) -> str:
     lines = "\n".join(docs)
     return f"```{{toctree}}\n:caption: {caption}\n:maxdepth: 1\n\n{lines}\n```\n"
 
@@ -282,9 +291,9 @@ def index_page(
             f"# {TITLE}\n",
             "```{include} _readme_home.md\n```\n",
             PDF_LINK.format(name=pdf) if pdf else "",
-            _toctree("Lessons", (f"notebooks/{s}" for s in lessons)),
-            _toctree("Exercises", (f"exercises/{s}" for s in exercises)),
-            _toctree(
+            toctree("Lessons", (f"notebooks/{s}" for s in lessons)),
+            toctree("Exercises", (f"exercises/{s}" for s in exercises)),
+            toctree(
                 "For instructors", ["claims", *(f"docs/{d}" for d in docs), "about"]
             ),
         ]

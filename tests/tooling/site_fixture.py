@@ -4,7 +4,9 @@
 diagram, a figure, a sharp bit shown through ``expect_error``, JupyterLab-style in-page links)
 and ``91_fixture_full.ipynb`` (full run, no pair, a review quiz from ``91_fixture_full.toml``
 whose output :func:`refresh_quiz` writes from :mod:`course_utils.quiz`:
-``python -m tests.tooling.site_fixture`` after changing how a quiz renders). One pytest
+``python -m tests.tooling.site_fixture`` after changing how a quiz renders), and lesson 90's
+Chinese edition, ``zh/90_fixture_pairs.ipynb`` (the same cells and ids, its prose in
+Chinese, no outputs: the page carries the English ones). One pytest
 run builds it once, with
 the ``course site`` command, whichever test module (and xdist worker) asks first:
 :func:`shared_site` holds a file lock while it builds into ``build/site-test/``.
@@ -67,6 +69,7 @@ def shared_site() -> dict:
             stamp.unlink(missing_ok=True)
             cmd = [sys.executable, "-m", "course_utils.tooling.cli", "site", "90", "91"]
             cmd += ["--from", str(FIXTURES), "--out", str(out)]
+            cmd += ["--zh-from", str(FIXTURES / "zh")]
             proc = subprocess.run(
                 cmd, capture_output=True, text=True, cwd=ROOT, timeout=600
             )

@@ -30,6 +30,10 @@ pytestmark = pytest.mark.browser
 
 SHOTS = ROOT / "build" / "site-screenshots"
 LESSON = "notebooks/90_fixture_pairs"
+# The Chinese half's pages visited with the English ones (its other pages are the same
+# kind: the exercise notebooks), and the Chinese lesson.
+ZH_LESSON = f"zh/{LESSON}"
+ZH_PAGES = ("zh/index", ZH_LESSON)
 FULL_SHOTS = (
     "index",
     "claims",
@@ -114,7 +118,7 @@ def _visit(page, base: str, page_name: str, problems: list[str]) -> dict:
         page.wait_for_selector(".mermaid svg", state="attached", timeout=30_000)
     state = page.evaluate(PAGE_STATE)
     SHOTS.mkdir(parents=True, exist_ok=True)
-    whole = page_name in FULL_SHOTS or page_name.startswith("notebooks/")
+    whole = page_name in FULL_SHOTS or "notebooks/" in page_name
     page.screenshot(path=SHOTS / f"{page_name.replace('/', '__')}.png", full_page=whole)
     state["axe"] = site_a11y.both_modes(page)
     state["problems"] = list(problems)
@@ -138,7 +142,8 @@ def visited(served, browser):
             problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None
         ),
     )
-    states = {name: _visit(page, base, name, problems) for name in report.pages}
+    names = [*report.pages, *ZH_PAGES]
+    states = {name: _visit(page, base, name, problems) for name in names}
     context.close()
     return base, states, blocked
 
@@ -228,8 +233,10 @@ def test_every_anchor_and_internal_link_resolves(visited):
             url, frag = urldefrag(link)
             if not url.startswith(base) or urlparse(url).path.endswith("/"):
                 continue
-            if not url.endswith(".html"):
-                files.add(url)  # a download: the page's source, a notebook
+            if not url.endswith(".html") or (
+                url not in ids and url.startswith(base + "zh/")
+            ):
+                files.add(url)  # a download, or a Chinese page not visited: it is there
             elif url not in ids:
                 bad.append(f"{name}: {link} (page not in the site)")
             elif frag and unquote(frag) not in ids[url]:
@@ -241,6 +248,7 @@ def test_every_anchor_and_internal_link_resolves(visited):
             bad.append(f"{url}: {err}")
     assert not bad, "\n".join(bad[:40])
     assert {"1.-First-part", "2.-Second-part"} <= set(states[LESSON]["ids"])
+    assert {"1.-第一部分", "2.-第二部分"} <= set(states[ZH_LESSON]["ids"])
 
 
 def test_launch_buttons_open_the_committed_notebook(visited):
@@ -254,6 +262,14 @@ def test_launch_buttons_open_the_committed_notebook(visited):
     assert f"https://kaggle.com/kernels/welcome?src={github}" in links
     studio_lab = "https://studiolab.sagemaker.aws/import/github"
     assert f"{studio_lab}/{RELEASE}/{LESSON}.ipynb" in links
+    zh = states[ZH_LESSON]["links"]
+    assert (
+        f"https://colab.research.google.com/github/{RELEASE}/notebooks/zh/90_fixture_pairs.ipynb"
+        in zh
+    )
+    assert f"{binder}?urlpath=lab/tree/notebooks/zh/90_fixture_pairs.ipynb" in zh
+    assert not any(f"/blob/v0.1.0/{LESSON}.ipynb" in u for u in zh)
+    assert not any(f"lab/tree/{LESSON}.ipynb" in u for u in zh)
     exercise = f"{RELEASE}/exercises/03_jit_compilation_exercises.ipynb"
     assert any(
         exercise in u for u in states["exercises/03_jit_compilation_exercises"]["links"]
@@ -270,18 +286,22 @@ def _pair_boxes(page) -> list[list[dict]]:
     )
 
 
-@pytest.mark.parametrize("width", [1280, 899, 400])
+@pytest.mark.parametrize(
+    ("lesson", "width"),
+    [(LESSON, 1280), (LESSON, 899), (LESSON, 400), (ZH_LESSON, 1280), (ZH_LESSON, 400)],
+)
 def test_pairs_stand_side_by_side_when_wide_and_stack_when_narrow(
-    served, browser, width
+    served, browser, lesson, width
 ):
     report, base = served
     blocked: list[str] = []
     context = _context(browser, base, width, blocked)
     page = context.new_page()
-    page.goto(f"{base}{LESSON}.html", wait_until="load")
+    page.goto(f"{base}{lesson}.html", wait_until="load")
     pairs = _pair_boxes(page)
     page.locator(".sbs-pair").first.scroll_into_view_if_needed()
-    page.screenshot(path=SHOTS / f"pairs-{width}px.png")
+    prefix = "zh-" if lesson == ZH_LESSON else ""
+    page.screenshot(path=SHOTS / f"{prefix}pairs-{width}px.png")
     assert len(pairs) == report.pairs["90_fixture_pairs"] == 2
     layout = page.evaluate(
         """() => ({side: document.querySelector('.bd-sidebar-primary')
@@ -363,4 +383,48 @@ def test_each_code_block_copies_its_code_without_prompts_or_outputs(served, brow
     assert console.count() == 1
     console.click()
     assert page.evaluate("() => navigator.clipboard.readText()") == "y = [1, 2]\nlen(y)"
+    context.close()
+
+
+# Each text drawn on a canvas in the font the page's prose has, as pixels: two Chinese
+# characters and a private-use one, which no font has (its glyph is the missing box).
+GLYPHS = """() => {
+  const p = document.querySelector('.bd-article p');
+  const style = getComputedStyle(p);
+  const draw = text => {
+    const canvas = document.createElement('canvas');
+    canvas.width = canvas.height = 64;
+    const ctx = canvas.getContext('2d');
+    ctx.font = `48px ${style.fontFamily}`;
+    ctx.fillText(text, 4, 52);
+    return Array.from(ctx.getImageData(0, 0, 64, 64).data).join(',');
+  };
+  return {lang: document.documentElement.lang, text: p.innerText,
+          ink: draw('梯'), other: draw('度'), missing: draw('\\uE000')};
+}"""
+
+
+def test_the_switch_goes_both_ways_and_chinese_text_renders(served, browser):
+    """A reader on the English lesson clicks 中文 and reads the same lesson in Chinese,
+    its characters drawn (not the missing-glyph box), then clicks English to go back."""
+    _, base = served
+    context = _context(browser, base, 1280, [])
+    page = context.new_page()
+    page.goto(f"{base}{LESSON}.html")
+    assert page.evaluate("() => document.documentElement.lang") == "en"
+    page.locator("a.course-language", has_text="中文").click()
+    page.wait_for_url(f"{base}{ZH_LESSON}.html")
+    glyphs = page.evaluate(GLYPHS)
+    assert glyphs["lang"] == "zh-CN" and "一节已经执行过的小课" in glyphs["text"]
+    assert glyphs["ink"] != glyphs["other"], "two Chinese characters drew the same box"
+    assert glyphs["ink"] != glyphs["missing"], (
+        "a Chinese character drew the missing box"
+    )
+    page.locator(".bd-article").screenshot(path=SHOTS / "zh-lesson-text.png")
+    page.locator("a.course-language", has_text="English").click()
+    page.wait_for_url(f"{base}{LESSON}.html")
+    page.goto(f"{base}notebooks/91_fixture_full.html")  # no Chinese edition: its home
+    page.locator("a.course-language").click()
+    page.wait_for_url(f"{base}zh/index.html")
+    assert page.locator("h1").first.inner_text().endswith("（中文版）")
     context.close()

@@ -3,6 +3,7 @@ launch targets and the source links it adds to the theme's header buttons."""
 
 from __future__ import annotations
 
+import posixpath
 from types import SimpleNamespace
 from urllib.parse import parse_qs, urlparse
 
@@ -89,8 +90,11 @@ def test_sections_get_jupyterlabs_id_of_their_whole_title():
 REPO = "owner/course"
 
 
-def _app(repository=REPO, sources=None):
+def _app(repository=REPO, sources=None, language="en", notebooks=None):
     config = SimpleNamespace(
+        course_language=language,
+        course_notebooks=notebooks or {},
+        course_counterparts={"index": "index", "notebooks/03_x": "notebooks/03_x"},
         course_repository=repository,
         course_release="v9.9.9",
         course_edit_branch="main",
@@ -128,6 +132,57 @@ def test_the_launch_menu_gets_kaggle_and_studio_lab():
     assert urls["Kaggle"] == notebooks.kaggle_url(
         REPO, "v9.9.9", "notebooks/03_x.ipynb"
     )
+
+
+def test_a_chinese_page_launches_the_chinese_notebook_and_edits_its_catalog():
+    theirs = f"https://colab.research.google.com/github/{REPO}/blob/v9.9.9/"
+    buttons = _theme_buttons()
+    buttons[0]["buttons"][0]["url"] = theirs + "notebooks/03_x.ipynb"
+    context = {"header_buttons": buttons}
+    app = _app(
+        sources={"notebooks/03_x": "locale/zh/LC_MESSAGES/03_x.po"},
+        language="zh",
+        notebooks={"notebooks/03_x": "notebooks/zh/03_x.ipynb"},
+    )
+    site_ext.add_page_links(app, "notebooks/03_x", "page.html", context, None)
+    launch = {b["text"]: b["url"] for b in context["header_buttons"][0]["buttons"]}
+    blob = f"{REPO}/blob/v9.9.9/notebooks/zh/03_x.ipynb"
+    assert launch == {
+        "Colab": theirs + "notebooks/zh/03_x.ipynb",
+        "Kaggle": f"https://kaggle.com/kernels/welcome?src=https://github.com/{blob}",
+        "SageMaker Studio Lab": f"https://studiolab.sagemaker.aws/import/github/{blob}",
+    }
+    urls = {b["text"]: b["url"] for b in context["header_buttons"][1]["buttons"]}
+    edit = f"https://github.com/{REPO}/edit/main/locale/zh/LC_MESSAGES/03_x.po"
+    assert urls["Edit this page"] == edit
+    body = parse_qs(urlparse(urls["Open an issue"]).query)["body"][0]
+    assert "Page: zh/notebooks/03_x.html" in body
+
+
+@pytest.mark.parametrize(
+    ("language", "page", "href", "label", "lang"),
+    [
+        ("en", "notebooks/03_x", "../zh/notebooks/03_x.html", "中文", "zh-CN"),
+        ("en", "notebooks/04_y", "../zh/index.html", "中文", "zh-CN"),
+        ("en", "index", "zh/index.html", "中文", "zh-CN"),
+        ("en", "docs/GRADING", "../zh/index.html", "中文", "zh-CN"),
+        ("zh", "notebooks/03_x", "../../notebooks/03_x.html", "English", "en"),
+        ("zh", "exercises/05_z", "../../index.html", "English", "en"),
+        ("zh", "index", "../index.html", "English", "en"),
+        ("zh", "search", "../index.html", "English", "en"),
+    ],
+)
+def test_the_language_switch_links_the_same_page_or_the_other_home(
+    language, page, href, label, lang
+):
+    context = {}
+    site_ext.add_language_switch(_app(language=language), page, "p", context, None)
+    assert context["course_switch"] == {"href": href, "label": label, "lang": lang}
+    # the link resolves to the counterpart (or the home page) from the page's folder
+    here = posixpath.dirname(f"{'zh/' if language == 'zh' else ''}{page}")
+    target = posixpath.normpath(posixpath.join(here, href))
+    other = "notebooks/03_x" if page == "notebooks/03_x" else "index"
+    assert target == (f"zh/{other}.html" if language == "en" else f"{other}.html")
 
 
 def test_the_repository_button_becomes_a_menu_with_edit_and_issue_links():

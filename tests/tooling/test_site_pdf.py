@@ -54,7 +54,9 @@ def test_course_site_pdf_links_it_and_prints_the_home_page_and_every_lesson(
 
     need_site_tools()
     calls = []
-    monkeypatch.setattr(site, "run_sphinx", lambda src, out: out.mkdir(parents=True))
+    monkeypatch.setattr(
+        site, "run_sphinx", lambda src, out, *more: out.mkdir(parents=True)
+    )
 
     def fake_print(out, pages):
         calls.append((out, pages))
