@@ -57,6 +57,10 @@ MAX_RESTARTS = 3
 MAX_PROCS = 512  # processes below the worker at once (zombies included)
 CANARY_TIMEOUT_S = 10.0
 DEATH_GRACE_S = 0.2  # for the dead kernel's exit status to arrive
+# A lost connection with no exit status yet: a kernel that died and is not reaped yet
+# (slow on a busy machine), or a live one that sent an oversized message. Wait this
+# long for an exit status before calling it the message.
+DEATH_WAIT_S = 5.0
 OUTPUT_BUDGET = 2 * CELL_OUTPUT_CHARS  # characters of output a cell may send at all
 INTERRUPT_MARK = "course-grader-interrupt"  # the worker's announcement of its SIGINT
 
@@ -368,6 +372,11 @@ class Worker:
 
     async def on_death(self, i: int, rec: dict) -> None:
         await asyncio.sleep(DEATH_GRACE_S)
+        if rec.get("lost"):
+            waited = 0.0
+            while self.session.exit_code() is None and waited < DEATH_WAIT_S:
+                await asyncio.sleep(0.05)
+                waited += 0.05
         rec["status"] = "died"
         if rec.get("exit_requested"):
             rec["detail"] = "the code called exit()/quit(), which stops the kernel"
