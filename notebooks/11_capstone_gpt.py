@@ -700,8 +700,8 @@ fig.tight_layout()
 #   `CLIP`, every gradient is scaled by the same factor, so a rare bad batch cannot throw the
 #   weights far; the direction of the step is unchanged.
 # - **No weight decay on norms and biases.** Decay shrinks weights towards zero, a prior that
-#   makes sense for matrices and embeddings, not for a LayerNorm's gain (whose neutral value is
-#   1) or a bias. PyTorch expresses the exemption as two *parameter groups*; optax as a *mask*, a
+#   makes sense for matrices and embeddings, not for a LayerNorm's gain (whose neutral value
+#   is 1) or a bias. PyTorch expresses the exemption as two *parameter groups*; optax as a *mask*, a
 #   function from the parameter tree to a tree of booleans.
 #
 # PyTorch has no single warm-up-cosine scheduler, so its side writes the formula into a
