@@ -208,6 +208,14 @@ DECIDE_CASES = {  # what the case shows: (samples, threshold, contended, expecte
     "8 rounds, spread exactly 50 %, bar 1x": ([1.25, 1.5, 1.5, 2.0, 2.0, 2.5, 2.5, 3.0], 1.0, None, "holds",
                                               "a spread of exactly MAX_SPREAD is not above it: only a larger "
                                               "spread is too noisy to judge"),
+    "8 rounds: 7 at 2x, one at 20x, bar 1.5x": ([2.0] * 7 + [20.0], 1.5, None, "holds",
+                                               "the spread is the IQR over the median, not the standard "
+                                               "deviation: one slow outlier round inflates the standard "
+                                               "deviation, and the quartiles pass over it"),
+    "20 rounds: 5 at 1x, 10 at 2x, 5 at 3x, bar 1.5x": ([1.0] * 5 + [2.0] * 10 + [3.0] * 5, 1.5, None, "holds",
+                                                       "the quartiles are not claims.quartiles': "
+                                                       "statistics.quantiles' default method, 'exclusive', "
+                                                       "puts them further out and calls this run noisy"),
 }
 
 
@@ -311,6 +319,9 @@ check("shape-budget", lambda: max_new_shapes(10, 1.0, 0.2, 0.1), None,
       hint="JAX is slower per request here, so even K = 0 loses: that is None, not 0")
 check("shape-budget", lambda: max_new_shapes(5, 0.001, 0.01, 0.02), 5,
       hint="n_requests requests meet at most n_requests distinct shapes: K cannot exceed it")
+check("shape-budget", lambda: max_new_shapes(10, 0.3, 0.2, 0.3), 3,
+      hint="a request that compiles was counted as one of JAX's n_requests calls, its compile_s in place "
+           "of a call's jax_s: in the task's total each compilation comes on top of the n_requests calls")
 check("shape-budget", lambda: max_new_shapes(11, 1.0, 0.125, 0.375), 2,
       hint="2.75 shapes' worth of spare time was rounded up to 3, a shape whose compilation does not fit whole")
 check("shape-budget", lambda: max_new_shapes(10, 1.0, 0.25, 0.25), 0,
@@ -396,6 +407,12 @@ def _padded_logits():
     kinds = [f"{type(a).__module__}.{type(a).__qualname__}" for a in (padded, mask)]
     assert all(isinstance(a, np.ndarray) for a in (padded, mask)), (
         f"pad_to_pow2 returned ({', '.join(kinds)}): this exercise takes and returns NumPy arrays")
+    assert not (padded.dtype == bool and mask.dtype == request.dtype), (
+        "pad_to_pow2 returned the mask first: the tokens come first, then the mask, (padded, mask)")
+    assert not (padded.shape[1:] == request.shape[1:] and padded.shape[0] != request.shape[0]), (
+        f"a (2, 5) request was padded to {padded.shape}: the first axis grew, yet the tokens are (batch, n), "
+        "the batch first (not nn.Transformer's default layout, sequence first): each request grows, not the batch")
+    assert mask.ndim == 2, f"the mask has shape {mask.shape}: it needs one row per request, (batch, size)"
     assert padded.shape == (2, 8) and mask.shape == (2, 8), f"shapes {padded.shape}, {mask.shape}: expected (2, 8)"
     assert not ((padded[:, -5:] == request).all() and mask[:, -5:].all() and not mask[:, :3].any()), (
         "the real tokens sit at the end, after the zeros: padded on the left, they move to other positions "
@@ -507,6 +524,11 @@ def _measured_sleep():
     compare, timing.compare = timing.compare, compare_spy
     try:
         m = measure_ratio(napper(0.008), napper(0.002), target_s=S.target_s)
+    except Exception:
+        if len(asked) > 1:  # one comparison per variant: rounds that were never interleaved
+            raise AssertionError(
+                f"timing.compare was called {len(asked)} times: one comparison times both variants") from None
+        raise
     finally:
         timing.compare = compare
     assert asked, ("timing.compare was never called: time the two callables with timing.compare, "

@@ -427,6 +427,67 @@ def measure_ratio(slow, fast, *, target_s=0.2):
     return claims.Measured(samples, "slow over fast", contention=cmp.contention)
 """
 
+# The spread as the standard deviation over the median: an outlier round inflates it.
+DECIDE_SPREAD_STDEV = _decide().replace(
+    "(q3 - q1) / statistics.median(samples)",
+    "statistics.stdev(samples) / statistics.median(samples)",
+)
+# statistics.quantiles' default method (exclusive), not claims.quartiles' (inclusive).
+DECIDE_QUARTILES_EXCLUSIVE = _decide().replace(
+    "q1, q3 = claims.quartiles(samples)",
+    "q1, _, q3 = statistics.quantiles(samples, n=4)",
+)
+
+SHAPES_COMPILE_REPLACES_CALL = """
+def max_new_shapes(n_requests, compile_s, jax_s, torch_s):
+    # a request that compiles costs compile_s instead of jax_s
+    spare = n_requests * (torch_s - jax_s)
+    if spare < 0:
+        return None
+    if compile_s <= jax_s:
+        return n_requests
+    return min(n_requests, math.floor(spare / (compile_s - jax_s) + 1e-12))
+"""
+
+PAD_MASK_FIRST = """
+def pad_to_pow2(tokens, minimum=8):
+    batch, n = tokens.shape
+    size = 1 << max(0, max(n, minimum) - 1).bit_length()
+    padded = np.zeros((batch, size), tokens.dtype)
+    padded[:, :n] = tokens
+    mask = np.zeros((batch, size), bool)
+    mask[:, :n] = True
+    return mask, padded
+"""
+
+PAD_SEQUENCE_FIRST = """
+def pad_to_pow2(tokens, minimum=8):
+    n, batch = tokens.shape  # nn.Transformer's default (sequence, batch) layout
+    size = 1 << max(0, max(n, minimum) - 1).bit_length()
+    padded = np.zeros((size, batch), tokens.dtype)
+    padded[:n] = tokens
+    mask = np.zeros((size, batch), bool)
+    mask[:n] = True
+    return padded, mask
+"""
+
+PAD_MASK_ONE_ROW = """
+def pad_to_pow2(tokens, minimum=8):
+    batch, n = tokens.shape
+    size = 1 << max(0, max(n, minimum) - 1).bit_length()
+    padded = np.zeros((batch, size), tokens.dtype)
+    padded[:, :n] = tokens
+    return padded, np.arange(size) < n  # (size,): no batch axis
+"""
+
+MEASURE_COMPARE_EACH = """
+def measure_ratio(slow, fast, *, target_s=0.2):
+    a = timing.compare({"slow": slow}, target_s=target_s)
+    b = timing.compare({"fast": fast}, target_s=target_s)
+    samples = claims.paired_ratios(a.measurements["slow"].times, b.measurements["fast"].times)
+    return claims.Measured(samples, "slow over fast", contention=a.contention)
+"""
+
 WRONG = {
     "judge-claim": [
         (
@@ -498,6 +559,16 @@ WRONG = {
             DECIDE_MEAN_INTERVAL,
             "the interval was the mean's",
         ),
+        (
+            "the spread as the standard deviation over the median",
+            DECIDE_SPREAD_STDEV,
+            "not the standard deviation",
+        ),
+        (
+            "statistics.quantiles' exclusive quartiles",
+            DECIDE_QUARTILES_EXCLUSIVE,
+            "are not claims.quartiles'",
+        ),
     ],
     "pad-pow2": [
         (
@@ -540,6 +611,13 @@ WRONG = {
             PAD_MINIMUM_AS_IS,
             "next power of two at or above it",
         ),
+        ("returns (mask, padded)", PAD_MASK_FIRST, "returned the mask first"),
+        (
+            "tokens read as (sequence, batch)",
+            PAD_SEQUENCE_FIRST,
+            "the first axis grew",
+        ),
+        ("a mask without the batch axis", PAD_MASK_ONE_ROW, "one row per request"),
     ],
     "shape-budget": [
         ("no cap at n_requests", NO_CAP, "K cannot exceed it"),
@@ -563,6 +641,11 @@ WRONG = {
             "compile_s == 0 decided before JAX's saving",
             SHAPES_FREE_COMPILE_FIRST,
             "decided before the saving was",
+        ),
+        (
+            "a compiling request costs compile_s instead of jax_s",
+            SHAPES_COMPILE_REPLACES_CALL,
+            "counted as one of JAX's n_requests calls",
         ),
     ],
     "measure-claim": [
@@ -599,6 +682,11 @@ WRONG = {
             "timing.compare's check turned off",
             MEASURE_CHECK_OFF,
             "was turned off",
+        ),
+        (
+            "one timing.compare per variant",
+            MEASURE_COMPARE_EACH,
+            "one comparison times both variants",
         ),
     ],
 }
