@@ -28,6 +28,7 @@ Lessons and exercises never import this package. Modules:
 - ``site_ext``: the site's Sphinx extension (JupyterLab's heading anchors, the pairs' blocks)
 - ``site_assets``: mermaid, MathJax and the stylesheet, served from the site itself
 - ``site_pdf``: the whole course as one PDF, printed by chromium from the built pages
+- ``site_zh``: the site's Chinese half: which editions it takes, their pages with the English outputs, the language switch
 - ``translate``: the ``course translate`` command: translated notebooks and README from catalogs
 - ``catalog``: markdown cut into messages, the gettext catalogs, what a translation must keep
 """

@@ -155,6 +155,8 @@ def _edition_links(root: Path, language: str, text: str) -> str:
         return m[0]
 
     return _LINK_TARGET.sub(lambda m: f"]({_NOTEBOOK_PATH.sub(edition, m[1])})", text)
+
+
 _HEADING_MARK = re.compile(r"^\s{0,3}#{1,6}\s+$")
 
 

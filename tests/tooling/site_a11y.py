@@ -117,7 +117,9 @@ def check_site(site: Path) -> tuple[list[str], dict[str, dict]]:
 
     from tests.tooling.site_fixture import launch
 
-    pages = json.loads((site / "site.json").read_text())["pages"]
+    built = json.loads((site / "site.json").read_text())
+    # the English pages, then the Chinese half's (under zh/)
+    pages = built["pages"] + [f"zh/{p}" for p in built.get("zh_pages", [])]
     server, base = _serve(site)
     runs: dict[str, dict] = {}
     try:

@@ -193,8 +193,12 @@ def test_the_translated_readme_links_to_the_editions_that_exist(tmp_path):
     )
     translate.update(tmp_path, "zh", ["README", "00"])
     src = next(s for s in translate.sources(tmp_path, "zh") if s.name == "README")
-    text = translate.render(tmp_path, src, "zh", catalog.read(
-        catalog.catalog_path(tmp_path, "zh", "README")))
+    text = translate.render(
+        tmp_path,
+        src,
+        "zh",
+        catalog.read(catalog.catalog_path(tmp_path, "zh", "README")),
+    )
     # 00 has a catalog, so an edition: the link and every badge open it; 01 has none
     assert "[00](notebooks/zh/00_demo.ipynb)" in text
     assert "[01](notebooks/01_other.ipynb)" in text
