@@ -99,8 +99,8 @@ def _report(batch, out: Path, args, wall: float, cpu: float, load: tuple) -> Non
         print(f"budget for 30 submissions with --jobs 2: {BUDGET_S:.0f} s -> {verdict}")
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_class_options(p: argparse.ArgumentParser) -> None:
+    """The class both benchmarks grade: its size, the jobs, the master and the starter."""
     p.add_argument("--n", type=int, default=30)
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument(
@@ -109,6 +109,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--student", default=str(ROOT / "exercises" / "00_welcome_exercises.ipynb")
     )
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_class_options(p)
     p.add_argument(
         "--work", help="folder for submissions and reports (default: a temporary one)"
     )

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from grade_bench import make_submissions  # noqa: E402
+from grade_bench import add_class_options, make_submissions  # noqa: E402
 
 from course_utils.grading.batch import grader  # noqa: E402
 
@@ -164,14 +164,7 @@ def _leave(group: Path | None) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--n", type=int, default=30)
-    p.add_argument("--jobs", type=int, default=2)
-    p.add_argument(
-        "--source", default=str(ROOT / "solutions" / "00_welcome_exercises.ipynb")
-    )
-    p.add_argument(
-        "--student", default=str(ROOT / "exercises" / "00_welcome_exercises.ipynb")
-    )
+    add_class_options(p)
     args = p.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="grade-profile-"))
     subs, out = work / "submissions", work / "reports"
