@@ -119,7 +119,8 @@ check(
     "one halving away (1 step). Either your count holds a step that is not an update of n or misses "
     "one, or an update is not the Collatz map's (lax.cond runs its first function when the predicate "
     "is true: which one runs for an even n?), or the function returns the final n (always 1), not "
-    "the count",
+    "the count, or the loop's test is the wrong way round: lax.while_loop runs its body while cond "
+    "returns True, so cond says when to go on (n != 1), not when to stop",
     crash_hint="JAX: one of three slips. A Python `while` or `if` that tests n: under jit n is a tracer "
     "(a shape and a dtype, no value), so Python has nothing to decide with. Or `n / 2`: true "
     "division turns the int32 n into a float32, so the two branches, or the carry before and after "
@@ -275,6 +276,8 @@ def train_torch(w: torch.Tensor, X: torch.Tensor, y: torch.Tensor, lrs: list[flo
 
 # %%
 # TESTS: torch-schedule points=2
+import inspect
+
 Xt, yt = torch.from_numpy(X_pad), torch.from_numpy(y_pad)
 
 
@@ -284,8 +287,9 @@ def _schedule_check():
     compiled(torch.zeros(5), Xt, yt, torch.tensor(0.3))  # warm-up with a tensor rate
     calls = []  # (the weights each call was given, the weights it returned)
 
-    def counted(*args):
-        calls.append((args[0], compiled(*args)))
+    def counted(*args, **kwargs):  # as train_step_c takes them: w, X, y, lr by position or by name
+        w_in = inspect.signature(train_step).bind(*args, **kwargs).arguments["w"]
+        calls.append((w_in, compiled(*args, **kwargs)))
         return calls[-1][1]
 
     globals()["train_step_c"] = counted
@@ -433,14 +437,17 @@ _jax_crash = ("JAX: a Python `if` (or `and`, `or`, `not`) tests a traced value, 
               "torch.func.vmap's keyword `in_dims`, which JAX spells in_axes; or the lax.scan body "
               "returned the new carry alone, where scan needs a pair: the carry and this step's output "
               "(None when there is none); or alive started as a number (jnp.ones(()), 1.0) where `&` "
-              "and jnp.where need a boolean (jnp.asarray(True))")
+              "and jnp.where need a boolean (jnp.asarray(True)); or jax.vmap was told to map the actions along "
+              "axis 1 (in_axes=(0, 1)): states (n, 4) and actions (n, T) both hold the environments on axis 0")
 _torch_crash = ("PyTorch: one of these slips. torch.func.vmap cannot batch a Python `if` (or `break`, `and`, "
                 "`or`, `not`) on a tensor: each environment in the batch could take another branch. Or an "
                 "in-place update (`+=`, `&=`, `add_`) writes a batched value into a tensor the function made "
                 "itself (torch.zeros, torch.tensor), which vmap leaves unbatched: one value cannot hold every "
                 "environment's. Or torch.where got a Python bool as its condition (jnp.where takes one; "
                 "torch.where needs a tensor), or a float tensor (alive started as torch.ones(()) or 1.0): "
-                "its condition must be a boolean tensor, torch.tensor(True)")
+                "its condition must be a boolean tensor, torch.tensor(True). Or "
+                "torch.func.vmap was told to map the actions along dimension 1 (in_dims=(0, 1)): states (n, 4) "
+                "and actions (n, T) both hold the environments on dimension 0")
 _state_hint = ("return the state after all T steps, each step taken from the state the step before "
                "returned (the carry that comes out of the loop), not from the initial one: the "
                "environment keeps stepping after done")
@@ -451,12 +458,14 @@ check("vmap-rollout", lambda: rollout_all_torch(torch.from_numpy(states_np), tor
 check("vmap-rollout", lambda: _jax_rollouts()[1],
       expected_totals, hint="JAX: count a reward only while alive: once a step reports done, later rewards count "
       "for nothing, even where a later step's done is False again (the physics goes on), so alive must "
-      "remember every earlier done, not only this step's",
+      "remember every earlier done, not only this step's; and where the shapes differ, each environment's "
+      "total is one 0-d number (jnp.zeros(()), not jnp.zeros(1)), so the batch of totals is (n,)",
       crash_hint=_jax_crash)
 check("vmap-rollout", lambda: _torch_rollouts()[1],
       expected_totals, hint="PyTorch: a reward counts only while the environment is alive: once a step reports done, "
       "later rewards count for nothing, even where a later step's done is False again (the physics goes on), so "
-      "alive must remember every earlier done, not only this step's",
+      "alive must remember every earlier done, not only this step's; and where the shapes differ, each "
+      "environment's total is one 0-d number (torch.zeros(()), not torch.zeros(1)), so the batch of totals is (n,)",
       crash_hint=_torch_crash)
 _order_hint = ("with a reward paid on the step that reports done, that step's reward is lost: alive turns off "
                "before the step that ended the episode has added its reward, not after")

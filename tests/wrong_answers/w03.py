@@ -658,3 +658,51 @@ WRONG["kmeans-step"] += [
         "(k,) condition in torch.where",
     ),
 ]
+
+COLLATZ_STOP_TEST = """
+def collatz_steps(n):
+    def body(carry):
+        n, steps = carry
+        n = jax.lax.cond(n % 2 == 0, lambda n: n // 2, lambda n: 3 * n + 1, n)
+        return n, steps + 1
+
+    return jax.lax.while_loop(lambda c: c[0] == 1, body, (n, jnp.zeros_like(n)))[1]  # when to stop
+"""
+
+JAX_TOTAL_OF_SHAPE_ONE = _variant(
+    "init = (state, jnp.asarray(True), jnp.zeros((), state.dtype))",
+    "init = (state, jnp.asarray(True), jnp.zeros(1, state.dtype))  # shape (1,), not 0-d",
+)
+
+TORCH_TOTAL_OF_SHAPE_ONE = _variant(
+    "s, alive, total = state, torch.tensor(True), torch.zeros((), dtype=state.dtype)",
+    "s, alive, total = state, torch.tensor(True), torch.zeros(1, dtype=state.dtype)  # (1,)",
+)
+
+JAX_ACTIONS_ON_AXIS_1 = _variant(
+    "return jax.vmap(rollout_jax)(states, actions)",
+    "return jax.vmap(rollout_jax, in_axes=(0, 1))(states, actions)  # actions read as (T, n)",
+)
+
+TORCH_ACTIONS_ON_DIM_1 = _variant(
+    "return torch.func.vmap(rollout_torch)(states, actions)",
+    "return torch.func.vmap(rollout_torch, in_dims=(0, 1))(states, actions)  # as (T, n)",
+)
+
+WRONG["collatz"] += [
+    (
+        "while_loop's cond as the stopping test",
+        COLLATZ_STOP_TEST,
+        "the loop's test is the wrong way round",
+    ),
+]
+WRONG["vmap-rollout"] += [
+    ("JAX: a total of shape (1,)", JAX_TOTAL_OF_SHAPE_ONE, "not jnp.zeros(1)"),
+    ("PyTorch: a total of shape (1,)", TORCH_TOTAL_OF_SHAPE_ONE, "not torch.zeros(1)"),
+    ("JAX: actions mapped along axis 1", JAX_ACTIONS_ON_AXIS_1, "in_axes=(0, 1)"),
+    (
+        "PyTorch: actions mapped along dimension 1",
+        TORCH_ACTIONS_ON_DIM_1,
+        "in_dims=(0, 1)",
+    ),
+]
