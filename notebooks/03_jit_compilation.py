@@ -1572,8 +1572,13 @@ for n, c in step_alone.items():
 # time over compiled time instead, above 1 meaning the compiled step was quicker). Where the
 # compiled step loses with the lesson's threads and wins with one, the threads made it slower,
 # not the size of the work. Where it loses with both, a compiled call's fixed cost outweighs
-# this little work. Where it wins with both, what slowed it in the loop's rounds above came
-# from around it (the other variants' blocks, the load at that moment), not from the step.
+# this little work. Where it wins with both after losing in the loop's rounds above, what
+# slowed it there came from around it (the other variants' blocks, the load at that moment),
+# not from the step. Where the line with the lesson's threads and the loop's rounds disagree
+# the other way (the compiled step ahead in the loop, behind here), the same step was timed in
+# two settings, inside the loop with the other variants' blocks around it and here on its own,
+# at two moments of the machine's load: a rerun on a quiet machine says whether the
+# difference stays.
 # The Python loop around the step, with its synchronising convergence test, is the same in
 # both PyTorch rows of the table above. The JAX row keeps the loop and its test inside one
 # compiled program; how it compares depends on the same balance between the work per
