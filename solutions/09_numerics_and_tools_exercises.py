@@ -125,7 +125,8 @@ ce_crash_hint = (
     "the loss is not one number: the per-example losses still need their mean over the batch; "
     "'indices and arr must have the same number of dimensions' is jnp.take_along_axis given the "
     "(batch,) labels for (batch, classes) log-probabilities: like torch.gather, it takes an index "
-    "array with as many dimensions as the array it reads"
+    "array with as many dimensions as the array it reads; an array with no attribute 'float' "
+    "(or 'to') is PyTorch's cast: a jax array casts with .astype"
 )
 check(  # float32 logits first: no precision to lose, so a wrong value is a wrong formula
     "bf16-cross-entropy",
@@ -245,7 +246,8 @@ check(
     torch_mlp_flops(widths_check, S.batch_size, training=False),
     rtol=0,
     atol=0,
-    hint="forward: each layer is a (batch, d_in) @ (d_in, d_out) matmul, and a multiply-add counts as 2 FLOPs",
+    hint="forward: each layer is a (batch, d_in) @ (d_in, d_out) matmul, and a multiply-add counts as 2 FLOPs; "
+    "nothing else counts: the ReLUs between the layers are free, as they are for FlopCounterMode",
 )
 check(
     "mlp-flops",
@@ -311,14 +313,16 @@ check(
     rtol=0,
     atol=0,
     hint="batch 2's loss is finite and its gradient is not: check every leaf of the gradient (not "
-    "the loss), and count from 0; that gradient holds NaNs and no infinity, which jnp.isinf "
+    "the loss), and count from 0; one leaf that is not finite is enough (here only params['b']'s "
+    "is), not every leaf at once; that gradient holds NaNs and no infinity, which jnp.isinf "
     "misses; it is the first such batch (batch 4's gradient is not finite either: a loop that "
     "keeps going returns a later one), and -1 comes only after every batch was checked (a "
     "return -1 inside the loop answers at batch 0)",
     crash_hint="a TypeError naming a dict means a jnp function was given the whole gradient: it is "
     "a pytree shaped like params, not one array; a ValueError about the truth value of an array "
     "means a whole array reached Python's if, all() or any(): reduce each leaf to one bool "
-    "first, with .all()",
+    "first, with .all(); 'JAX does not support string indexing' means loss_fn was given the "
+    "batch where params go: it takes (params, batch), in that order",
 )
 check(
     "first-nonfinite",
@@ -352,6 +356,16 @@ check(
     hint="batch 1's gradient holds an infinity and no NaN, in its first leaf only: jnp.isnan misses "
     "infinities, and every leaf counts; the gradient is the one with respect to params (jax.grad's "
     "default, argnums=0), not to the batch",
+)
+check(
+    "first-nonfinite",
+    lambda: first_nonfinite_step(lambda p, x: jnp.sum(p["w"] * x) + jnp.log(x[0]), {"w": jnp.ones(2)}, [jnp.ones(2), jnp.array([0.0, 1.0])]),
+    -1,
+    rtol=0,
+    atol=0,
+    hint="batch 1's loss is -inf (the log of its own 0) while its gradient with respect to params, "
+    "the batch itself, is finite: the question is the gradient's, so a non-finite loss does not "
+    "count",
 )
 
 # %%
@@ -429,6 +443,20 @@ check(
     "keys clamps every rank from K on to the last key; jax.random.key keeps only a seed's low "
     "32 bits (64-bit mode is off by default), so seed * 2**32 + rank gives every seed the same keys",
 )
+# Seeds that are powers of two up to 2**31: seed * K + rank keeps only its low 32 bits in
+# a key, so for an even K some such seed wraps onto seed 0's keys (2**25 for K = 10**7).
+_big_seeds = [(0, 0), (0, 1)] + [(2**p, r) for p in range(1, 32) for r in (0, 1)]
+check(
+    "rank-keys",
+    lambda: len({key_bytes(rank_key(s, r)) for s, r in _big_seeds}),
+    len(_big_seeds),
+    hint="two (seed, rank) pairs with seeds up to 2**31 share a key: an arithmetic mix "
+    "seed * K + rank wraps around, since a key keeps only the low 32 bits of its seed, so for an "
+    "even K some seed lands on seed 0's keys (seed 2**25 for K = 10**7, 2**8 for K = 2**24), "
+    "however large K is",
+    crash_hint="an OverflowError means an arithmetic mix seed * K + rank grew past what a key's "
+    "seed (64 bits) or fold_in's data (32 bits) holds, for a seed up to 2**31",
+)
 
 # %%
 # HIDDEN TESTS: rank-keys points=3
@@ -480,7 +508,8 @@ check(
     [("dot", 30.0), ("fusion", 6.0)],
     hint="rank by total duration of the complete ('X') events, largest first; skip events without "
     "a duration, and do not count calls; sort every name by its total before taking the first n "
-    "(the order in which names first appear in the trace is not a ranking)",
+    "(the order in which names first appear in the trace is not a ranking); the totals stay in "
+    "microseconds, the unit of 'dur'",
     crash_hint="a KeyError 'dur' means an event without a duration was read: metadata ('M') and "
     "instant ('i') events have no 'dur'; an error unpacking your answer means it is not a list "
     "of (name, total_us) pairs",

@@ -590,3 +590,94 @@ WRONG["first-nonfinite"] += [
         "not to the batch",
     )
 ]
+CE_TORCH_FLOAT = """
+def cross_entropy_f32(logits, labels):
+    z = logits.float()  # PyTorch's cast
+    z = z - z.max(axis=1, keepdims=True)
+    log_p = z - jnp.log(jnp.exp(z).sum(axis=1, keepdims=True))
+    return -jnp.take_along_axis(log_p, labels[:, None], axis=1).mean()
+"""
+FLOPS_RELU_COUNTED = """
+def mlp_flops(widths, batch, training=False):
+    pairs = list(pairwise(widths))
+    relus = sum(batch * b for _, b in pairs[:-1])  # one max per hidden unit
+    forward = sum(2 * batch * a * b for a, b in pairs) + relus
+    if not training:
+        return forward
+    return 3 * forward - 2 * batch * widths[0] * widths[1]
+"""
+NONFINITE_EVERY_LEAF = """
+def first_nonfinite_step(loss_fn, params, batches):
+    for i, batch in enumerate(batches):
+        leaves = jax.tree.leaves(jax.grad(loss_fn)(params, batch))
+        if not any(bool(jnp.isfinite(g).all()) for g in leaves):  # every leaf non-finite
+            return i
+    return -1
+"""
+NONFINITE_ARGS_SWAPPED = """
+def first_nonfinite_step(loss_fn, params, batches):
+    for i, batch in enumerate(batches):
+        leaves = jax.tree.leaves(jax.grad(loss_fn)(batch, params))  # (batch, params)
+        if not all(bool(jnp.isfinite(g).all()) for g in leaves):
+            return i
+    return -1
+"""
+NONFINITE_LOSS_TOO = """
+def first_nonfinite_step(loss_fn, params, batches):
+    for i, batch in enumerate(batches):
+        loss, grads = jax.value_and_grad(loss_fn)(params, batch)
+        if not all(bool(jnp.isfinite(x).all()) for x in jax.tree.leaves((loss, grads))):
+            return i  # a non-finite loss with a finite gradient counted too
+    return -1
+"""
+KEY_TEN_MILLION_MIX = """
+def rank_key(seed, rank):
+    return jax.random.key(seed * 10**7 + rank)  # seed 2**25's keys are seed 0's
+"""
+KEY_TWO_TO_24_MIX = """
+def rank_key(seed, rank):
+    return jax.random.key(seed * 2**24 + rank)  # seed 2**8's keys are seed 0's
+"""
+KEY_FOLD_IN_MIX = """
+def rank_key(seed, rank):
+    return jax.random.fold_in(jax.random.key(0), seed * 10**7 + rank)  # past 32 bits
+"""
+TOP_IN_MS = """
+def top_ops(events, n):
+    totals = {}
+    for e in events:
+        if e.get("ph") == "X":
+            totals[e["name"]] = totals.get(e["name"], 0.0) + e["dur"] / 1000  # ms
+    return sorted(totals.items(), key=lambda kv: kv[1], reverse=True)[:n]
+"""
+WRONG["bf16-cross-entropy"] += [
+    ("PyTorch's .float() cast", CE_TORCH_FLOAT, "is PyTorch's cast"),
+]
+WRONG["mlp-flops"] += [
+    ("the ReLUs counted", FLOPS_RELU_COUNTED, "the ReLUs between the layers are free"),
+]
+WRONG["first-nonfinite"] += [
+    (
+        "only when every leaf is non-finite",
+        NONFINITE_EVERY_LEAF,
+        "not every leaf at once",
+    ),
+    (
+        "loss_fn given (batch, params)",
+        NONFINITE_ARGS_SWAPPED,
+        "it takes (params, batch)",
+    ),
+    (
+        "a non-finite loss counted",
+        NONFINITE_LOSS_TOO,
+        "a non-finite loss does not count",
+    ),
+]
+WRONG["rank-keys"] += [
+    ("seed * 10**7 + rank", KEY_TEN_MILLION_MIX, "seed 2**25 for K = 10**7"),
+    ("seed * 2**24 + rank", KEY_TWO_TO_24_MIX, "2**8 for K = 2**24"),
+    ("fold_in of seed * 10**7 + rank", KEY_FOLD_IN_MIX, "an OverflowError means"),
+]
+WRONG["top-ops"] += [
+    ("totals in milliseconds", TOP_IN_MS, "the unit of 'dur'"),
+]
