@@ -119,6 +119,11 @@ expected_attention = torch.nn.functional.scaled_dot_product_attention(
 
 # %%
 # TESTS: causal-mask points=2
+check("causal-mask", lambda: (tuple(causal_mask_torch(S.seq).shape), tuple(causal_mask_jax(S.seq).shape)),
+      ((S.seq, S.seq), (S.seq, S.seq)),
+      hint="the masks must be (T, T), rows for queries and columns for keys, with no other axes: a mask "
+           "viewed as (1, 1, T, T), as nanoGPT registers its bias buffer for (batch, heads, T, T) scores, "
+           "adds the batch and head axes that the attention's broadcasting supplies")
 check("causal-mask", lambda: attend(*qkv_np, np.asarray(causal_mask_torch(S.seq))), expected_attention,
       rtol=1e-10, atol=1e-12,
       hint="the outputs are not causal attention's: the mask lets a query (a row) see a later key (a "
@@ -291,7 +296,7 @@ def _scores_scale(out):
 
 
 def run_decode(step_fn):
-    """Feed the sequence one position at a time through step_fn (jitted once); stack the outputs."""
+    """Feed the sequence one position at a time through step_fn (jitted once): (outputs, k_cache, v_cache)."""
     step = jax.jit(step_fn)
     k_cache = v_cache = jnp.zeros_like(jnp.asarray(k_all))
     outs = []
@@ -299,7 +304,7 @@ def run_decode(step_fn):
         one = [jnp.asarray(a[:, :, t : t + 1]) for a in (q_all, k_all, v_all)]
         out, k_cache, v_cache = step(*one, k_cache, v_cache, t)
         outs.append(out)
-    return jnp.concatenate(outs, axis=2), k_cache
+    return jnp.concatenate(outs, axis=2), k_cache, v_cache
 
 
 def run_decode_torch(step_fn):
@@ -307,11 +312,16 @@ def run_decode_torch(step_fn):
     k_cache, v_cache = torch.zeros(k_all.shape), torch.zeros(v_all.shape)
     outs = [step_fn(*(torch.from_numpy(a[:, :, t : t + 1]) for a in (q_all, k_all, v_all)), k_cache, v_cache, t)
             for t in range(S.seq)]
-    return torch.cat(outs, dim=2).numpy(), k_cache.numpy()
+    return torch.cat(outs, dim=2).numpy(), k_cache.numpy(), v_cache.numpy()
 
 
 # %%
 # TESTS: kv-cache-step points=3
+TORCH_SHAPES = ("PyTorch: k is (B, H, 1, hd), one position long on axis 2, and the part of the cache it was written "
+                "into has another shape; and the softmax weights, one per position 0..pos, multiply the cached "
+                "values of those positions (B, H, pos + 1, hd), not the new v alone")
+
+
 def _torch_step_returns():
     one = [torch.from_numpy(a[:, :, :1]) for a in (q_all, k_all, v_all)]
     return type(decode_step_torch(*one, torch.zeros(k_all.shape), torch.zeros(v_all.shape), 0)).__name__
@@ -320,14 +330,17 @@ def _torch_step_returns():
 check("kv-cache-step", _torch_step_returns, "Tensor",
       hint="PyTorch: the step must return out alone, one tensor: it writes into the caches it was given, "
            "in place, so there are no new caches to hand back as the JAX step must",
-      crash_hint="PyTorch: k is (B, H, 1, hd), one position long on axis 2, and the part of the cache it was "
-                 "written into has another shape")
+      crash_hint=TORCH_SHAPES)
 check("kv-cache-step", lambda: run_decode_torch(decode_step_torch)[1], k_all, rtol=0, atol=0,
       hint="PyTorch: after the steps the caller's k_cache does not hold each key at its position: a tensor "
            "made inside the step (torch.cat of a slice and k, say) is a new one, not the cache that was passed in, "
            "and a write at another index of axis 2 puts the key in another slot",
-      crash_hint="PyTorch: k is (B, H, 1, hd), one position long on axis 2, and the part of the cache it was "
-                 "written into has another shape")
+      crash_hint=TORCH_SHAPES)
+check("kv-cache-step", lambda: run_decode_torch(decode_step_torch)[2], v_all, rtol=0, atol=0,
+      hint="PyTorch: after the steps the caller's v_cache does not hold each value at its position: v goes "
+           "into v_cache at the slot where k went into k_cache (a line copied from the k_cache one that "
+           "still writes k, say)",
+      crash_hint=TORCH_SHAPES)
 check("kv-cache-step", lambda: _scores_scale(run_decode_torch(decode_step_torch)[0]),
       hint="PyTorch: the right positions, but the scores reach the softmax at another scale than scaled "
            "dot-product attention's")
@@ -356,6 +369,14 @@ check("kv-cache-step", lambda: run_decode(decode_step)[1], k_all, rtol=0, atol=0
                  "(B, H, 1, hd), one position long on axis 2, which does not fit a part of the cache of "
                  "another shape; and jax.nn.dot_product_attention reads (batch, seq, heads, head_dim), "
                  "not PyTorch's (batch, heads, seq, head_dim): q and the caches go in transposed, the output comes back transposed")
+check("kv-cache-step", lambda: run_decode(decode_step)[2], v_all, rtol=0, atol=0,
+      hint="JAX: the returned v_cache does not hold each value at its own position on axis 2: v goes into "
+           "v_cache at the slot where k went into k_cache (a line copied from the k_cache one that still "
+           "writes k, say)",
+      crash_hint="JAX: under jax.jit pos is a traced value, so a slice cannot start or end at it, and k is "
+                 "(B, H, 1, hd), one position long on axis 2, which does not fit a part of the cache of "
+                 "another shape; and jax.nn.dot_product_attention reads (batch, seq, heads, head_dim), "
+                 "not PyTorch's (batch, heads, seq, head_dim): q and the caches go in transposed, the output comes back transposed")
 check("kv-cache-step", lambda: _scores_scale(run_decode(decode_step)[0]),
       hint="JAX: the right positions, but the scores reach the softmax at another scale than scaled "
            "dot-product attention's")
@@ -374,12 +395,12 @@ check("kv-cache-step", lambda: run_decode(decode_step)[0], expected_decode, rtol
 # %%
 # HIDDEN TESTS: kv-cache-step points=2
 ### BEGIN HIDDEN TESTS
-_out, _kc = run_decode(decode_step)
+_out, _kc, _ = run_decode(decode_step)
 assert_close(_out, expected_decode, rtol=1e-4, atol=1e-5, name="decode outputs")
 _, _kc2, _vc2 = decode_step(*(jnp.asarray(a[:, :, :1]) for a in (q_all, k_all, v_all)),
                             jnp.zeros_like(jnp.asarray(k_all)), jnp.zeros_like(jnp.asarray(k_all)), 3)
 assert (np.asarray(_kc2)[:, :, 3] == k_all[:, :, 0]).all() and not np.asarray(_kc2)[:, :, 4:].any()
-_out_t, _kc_t = run_decode_torch(decode_step_torch)
+_out_t, _kc_t, _ = run_decode_torch(decode_step_torch)
 assert_close(_out_t, expected_decode, rtol=1e-4, atol=1e-5, name="PyTorch decode outputs")
 assert (_kc_t == k_all).all()
 ### END HIDDEN TESTS
@@ -487,7 +508,9 @@ check("dp-loss", lambda: data_parallel_grads_torch(model_dp_torch, x_dp_torch, y
       hint="PyTorch: these are not the whole batch's gradients: the ranks' gradients were summed rather "
            "than averaged (or their sum divided by another count than world, such as the batch size: each "
            "rank's loss is already a mean over its rows), or each rank's backward() added to the gradients "
-           "the rank before it left in .grad",
+           "the rank before it left in .grad, or every rank's entry is the last rank's gradients (the final "
+           ".grad returned alone, or p.grad stored as it is while zero_grad(set_to_none=False) zeroes that "
+           "same tensor in place for the next rank)",
       crash_hint="PyTorch: a rank's x and y do not have the same rows: model.loss got one rank's inputs "
                  "with another number of targets")
 check("dp-loss", _dp_loss, expected_loss, rtol=1e-5, atol=1e-6,

@@ -633,8 +633,53 @@ def resume(path, params_like, opt_state_like):
 """
 )
 
+MASK_TORCH_BUFFER_VIEW = """
+def causal_mask_torch(T):
+    return torch.ones(T, T, dtype=torch.bool).tril().view(1, 1, T, T)  # nanoGPT's bias buffer
+
+
+def causal_mask_jax(T):
+    return jnp.arange(T)[None, :] <= jnp.arange(T)[:, None]
+"""
+KV_TORCH_NEW_V_ONLY = (
+    KV_JAX_OK
+    + """
+def decode_step_torch(q, k, v, k_cache, v_cache, pos):
+    k_cache[:, :, pos : pos + 1] = k
+    v_cache[:, :, pos : pos + 1] = v
+    scores = q @ k_cache[:, :, : pos + 1].transpose(-2, -1) / q.shape[-1] ** 0.5
+    return torch.softmax(scores, dim=-1) @ v  # the new value, not the cached ones
+"""
+)
+KV_JAX_KEYS_AS_VALUES = (
+    KV_TORCH_OK
+    + """
+def decode_step(q, k, v, k_cache, v_cache, pos):
+    k_cache = jax.lax.dynamic_update_slice(k_cache, k, (0, 0, pos, 0))
+    v_cache = jax.lax.dynamic_update_slice(v_cache, k, (0, 0, pos, 0))  # the line above copied: k again
+    scores = jnp.einsum("bhqd,bhkd->bhqk", q, k_cache) / jnp.sqrt(q.shape[-1])
+    scores = jnp.where(jnp.arange(k_cache.shape[2]) <= pos, scores, -jnp.inf)
+    return jax.nn.softmax(scores, axis=-1) @ v_cache, k_cache, v_cache
+"""
+)
+DP_TORCH_LAST_RANK_ONLY = (
+    DP_JAX_OK
+    + """
+def data_parallel_grads_torch(model, x, y, world):
+    for x_rank, y_rank in zip(x.chunk(world), y.chunk(world), strict=True):
+        model.zero_grad()
+        model.loss(x_rank, y_rank).backward()
+    return {name: p.grad.clone() for name, p in model.named_parameters()}  # the last rank's alone
+"""
+)
+
 WRONG = {
     "causal-mask": [
+        (
+            "PyTorch: nanoGPT's (1, 1, T, T) buffer",
+            MASK_TORCH_BUFFER_VIEW,
+            "nanoGPT registers its bias buffer",
+        ),
         (
             "the diagonal left out (off by one)",
             MASK_NO_DIAGONAL,
@@ -669,6 +714,16 @@ WRONG = {
         ),
     ],
     "kv-cache-step": [
+        (
+            "PyTorch: the weights multiply the new v alone",
+            KV_TORCH_NEW_V_ONLY,
+            "not the new v alone",
+        ),
+        (
+            "JAX: k written into v_cache too (a copied line)",
+            KV_JAX_KEYS_AS_VALUES,
+            "still writes k",
+        ),
         (
             "PyTorch: the cache rebuilt, not written in place",
             KV_TORCH_NEW_TENSOR,
@@ -770,6 +825,11 @@ WRONG = {
         ),
     ],
     "dp-loss": [
+        (
+            "PyTorch: the last rank's gradients returned alone",
+            DP_TORCH_LAST_RANK_ONLY,
+            "the last rank's gradients",
+        ),
         (
             "PyTorch: the ranks' gradients summed",
             DP_TORCH_SUMMED,
