@@ -1011,6 +1011,9 @@ for row in samples_jax:
 agree = (samples_torch == samples_jax).mean(axis=1)
 first_split = [int(np.argmax(a != b)) if (a != b).any() else None for a, b in zip(samples_torch, samples_jax, strict=True)]
 print(f"characters equal in the two models' samples: {agree.round(3)}; first difference at {first_split}")
+print(f"these models trained {S.train_steps} steps: " + ("a full run's, so the samples show what the model learned"
+      if S.train_steps >= full_steps else f"fewer than a full run's {full_steps}, so the samples check the code "
+      "path and say little about what the model learns"))
 
 # %% [markdown]
 # The two trained models are not the same weights (section 3: float32 drift over
@@ -1018,9 +1021,12 @@ print(f"characters equal in the two models' samples: {agree.round(3)}; first dif
 # follows its own history. Section 8 samples twice from *the same* weights, once in each
 # framework; there every draw must pick the same token, except a draw within float32
 # rounding of a CDF edge.
-# Read the samples for what the model learned, too. Letter frequencies, spaces, common short
-# words and the indentation of the corpus's code blocks are the first things a character
-# model picks up; sentences need far more training than this lesson spends.
+# What the samples say about learning depends on the run, and the last line above says which
+# run this was. After a full run, read them for what the model learned: letter frequencies,
+# spaces, common short words and the indentation of the corpus's code blocks are the first
+# things a character model picks up; sentences need far more training than this lesson
+# spends. A smoke run trains too few steps for that reading, and its samples only show that
+# the code runs.
 #
 # Without a cache, every new character runs the whole context through the model again. The
 # KV cache keeps each layer's keys and values: the prompt runs once (`decode(prompt, cache,
@@ -1189,7 +1195,7 @@ for label, (slow, fast) in decode_pairs.items():
 # `loss.backward()` Dynamo ends the graph, and `optimizer.step()` is traced as a graph of its
 # own, AdamW's update for every parameter fused into generated kernels. `jax.jit` compiles
 # the same three parts into one XLA program, and donation lets it write the new state over
-# the old. So both compiled variants now compile forward, backward and the optimizer, the
+# the old. So both compiled variants compile forward, backward and the optimizer, the
 # mirror the pairing below needs; PyTorch's as a few graphs, JAX's as one program.
 # bfloat16 halves the bytes of each activation and weight read and, on hardware with
 # bfloat16 matrix units, multiplies the matmul rate; it stores 7 bits of mantissa (8 with
@@ -1495,7 +1501,7 @@ print(f"XLA's temporaries: {xla_plan.parts['temporaries'] / xla_plan.peak_bytes:
 # parameters, a third of the state line). The activations grow with `batch × block_size ×
 # (d_model × n_layers + heads × block_size × n_layers)`, the attention scores being
 # `block_size²` per head and layer, while the state does not grow with the batch at all;
-# that is why long contexts are memory-bound, and why fused
+# that is why long contexts are limited by memory, and why fused
 # attention kernels (which never store the scores) and rematerialisation (`nnx.remat`,
 # `torch.utils.checkpoint`) are the first levers at scale.
 
@@ -1668,7 +1674,7 @@ print("kinds beyond the all-reduce: " + "; ".join(
 # the same Megatron plan, on 2 ranks in PyTorch and on a `2 × 4` mesh in JAX: every PyTorch
 # rank is a process of its own, which starts Python and imports torch (the launch line below
 # prints how long the whole launch took, start-up and both demos), so two is the count that keeps the launch short on a laptop, while
-# JAX's simulated devices live in this one process and cost nothing to add. Plain data
+# JAX's simulated devices live in this one process and cost no process start-up. Plain data
 # parallelism (DDP) is JAX's alone here; PyTorch's would be FSDP without the sharding, and its
 # test is the same loss curve.
 #
@@ -1747,9 +1753,14 @@ for name, (got, ref) in scale_table.items():
 # when its partial sums happen to round alike). The runs are kept short on purpose: the same
 # amplification that separates the two frameworks in section 3 could, over a longer run,
 # carry these rounding differences past this tolerance; the float64 control of
-# section 3 is the way to tell such drift from a bug in a longer run. A wrong layout, such as a batch summed instead
-# of averaged or a shard applied twice, moves the loss by a fraction of itself, and the cell
-# fails.
+# section 3 is the way to tell such drift from a bug in a longer run. A wrong layout that
+# changes what a step computes, such as a loss summed over the devices instead of averaged (a
+# multiple of the right loss) or a device that trains on another's rows, changes the losses
+# from the first step, and the cell fails. One slip gets past a loss curve: gradients summed
+# over the ranks instead of averaged are the right gradients times the number of ranks, and
+# AdamW divides each gradient by its own running size (`m̂/(√v̂ + ε)`), so the update changes
+# only where a gradient is as small as `ε` and the losses barely move. Exercise 4 compares
+# data-parallel gradients with the whole batch's directly, which catches it.
 #
 # **The command lines that take each to many GPUs or hosts.** Nothing above names the
 # hardware. For PyTorch the script stays the same and only the launch changes, given sizes
