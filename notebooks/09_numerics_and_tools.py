@@ -289,7 +289,8 @@ print(f"autocast on {torch_dev.type} returned float32 for: {', '.join(upcast) or
 # Why an MLP and not the CNN of lesson 04? Mixed precision is about matmuls (a convolution is a
 # matmul in disguise), and an MLP's step is nearly all matmul in FLOPs (section 2 counts them),
 # so it isolates the effect, though the small elementwise ops take a larger share of the time; it is
-# also cheap enough to train a few hundred steps four times within the lesson's time budget.
+# also cheap enough to train for a few hundred steps a dozen times within the lesson's time budget
+# (the four runs below, and the eight of the storage comparison after them).
 
 # %%
 split = data.load_digits(seed=0)
@@ -738,9 +739,10 @@ for fw, g32 in g32s.items():
 # where the unscaled count is 0, float16 still held every small entry, with fewer bits, so the
 # subnormals' damage in this run is precision, not zeros; where it is above 0, those entries'
 # updates were lost outright, the failure `GradScaler` exists to prevent (the table prints its
-# shares to two significant digits, so a share shows as 0 % only when no entry is in it). That
-# difference, however large it came out here, is the whole case for loss scaling, and
-# `GradScaler` applies it on every step, with a scale it adjusts.
+# shares to two significant digits, so a share shows as 0 % only when no entry is in it). The
+# zeros and the difference of the medians are what loss scaling buys, and the lines say what each
+# came to in this run, at this batch (nothing, where no entry was lost and scaling did not lower
+# the error); `GradScaler` applies the scaling on every step, with a scale it adjusts.
 #
 # The table measures one moment, the last batch of this run (full mode trains ten times as
 # many steps as smoke mode); it does not follow the share over training. The usual pattern is
@@ -1149,7 +1151,10 @@ for (fw, tool), answer in TOOL_COST.items():
 # Each line says, from the paired rounds and by the course's one rule, whether the plain step
 # was faster than the step with the tool on, and by how much (the median ratio and its 95 %
 # interval), or that the rounds could not tell (or were disturbed by other programs, which the
-# rule reports instead of judging). Read the ratios for what they include. "Profiled" here
+# rule reports instead of judging). The tables' first-call column times no compilation on either
+# side: the JAX step was compiled before these cells (section 1.2's runs and the traces' warm-up
+# called it), neither `debug_nans` nor a recording compiles it again, and eager PyTorch
+# compiles nothing. Read the ratios for what they include. "Profiled" here
 # starts and stops a recording around a single step, so its ratio holds the profiler's fixed
 # cost of starting and stopping (and, for JAX, of writing the trace files) as well as the cost
 # per recorded event; a long recording spreads the fixed part over many steps, which is why
