@@ -488,6 +488,33 @@ def measure_ratio(slow, fast, *, target_s=0.2):
     return claims.Measured(samples, "slow over fast", contention=a.contention)
 """
 
+
+# The whole range, lowest to highest ratio, as the interval: right only for few ratios.
+DECIDE_RANGE_INTERVAL = _decide().replace(
+    "lo, hi = claims.median_interval(samples)", "lo, hi = min(samples), max(samples)"
+)
+
+SHAPES_FLOOR_UNROUNDED = """
+def max_new_shapes(n_requests, compile_s, jax_s, torch_s):
+    spare = n_requests * (torch_s - jax_s)
+    if spare < 0:
+        return None
+    if compile_s == 0:
+        return n_requests
+    return min(n_requests, math.floor(spare / compile_s))  # 9.999999999999996 floors to 9
+"""
+
+
+PAD_MASK_SHARED_ROW = """
+def pad_to_pow2(tokens, minimum=8):
+    batch, n = tokens.shape
+    size = 1 << max(0, max(n, minimum) - 1).bit_length()
+    padded = np.zeros((batch, size), tokens.dtype)
+    padded[:, :n] = tokens
+    mask = (np.arange(size) < n)[None, :]  # one row, left to broadcast over the batch
+    return padded, mask
+"""
+
 WRONG = {
     "judge-claim": [
         (
@@ -569,6 +596,11 @@ WRONG = {
             DECIDE_QUARTILES_EXCLUSIVE,
             "are not claims.quartiles'",
         ),
+        (
+            "the whole range as the median's interval",
+            DECIDE_RANGE_INTERVAL,
+            "the interval was the whole range",
+        ),
     ],
     "pad-pow2": [
         (
@@ -618,6 +650,11 @@ WRONG = {
             "the first axis grew",
         ),
         ("a mask without the batch axis", PAD_MASK_ONE_ROW, "one row per request"),
+        (
+            "one mask row shared by the batch",
+            PAD_MASK_SHARED_ROW,
+            "one row shared by the batch",
+        ),
     ],
     "shape-budget": [
         ("no cap at n_requests", NO_CAP, "K cannot exceed it"),
@@ -646,6 +683,11 @@ WRONG = {
             "a compiling request costs compile_s instead of jax_s",
             SHAPES_COMPILE_REPLACES_CALL,
             "counted as one of JAX's n_requests calls",
+        ),
+        (
+            "floors a quotient float rounding left under a whole number",
+            SHAPES_FLOOR_UNROUNDED,
+            "float rounding cut a shape",
         ),
     ],
     "measure-claim": [
