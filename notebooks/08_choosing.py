@@ -284,7 +284,9 @@ latency
 # fraction of the median, a warning line says so, and the last line reports whether other
 # programs competed for the CPU while the rounds ran. The *first call* column is each variant's
 # first call in this cell; JAX's includes a whole compilation again, because the cold start in
-# the cell above (`jax.clear_caches()`) also dropped the program `forward_jax` had compiled.
+# the cell above (`jax.clear_caches()`) also dropped the program `forward_jax` had compiled
+# (a persistent cache on disk could still serve it; the *caches* row above says whether one is
+# configured).
 # PyTorch's is not its first of the process (the cell that printed its logits made that one),
 # so the column sets a cold JAX start beside a warm PyTorch call and answers no first-call
 # question; the break-even below takes JAX's cold start from the `compile_report` above.
@@ -397,7 +399,9 @@ with expect_error(timing.RecompilationError, lines=6), timing.no_recompile("the 
 # logs the same report for every miss.
 #
 # How much does that cost against eager PyTorch? Each timed round of the JAX stream starts
-# from empty caches, as a fresh process meeting these lengths would. The PyTorch rounds are
+# from empty in-memory caches (`jax.clear_caches()`), as a fresh process meeting these lengths
+# would where no persistent cache is configured (section 2's *caches* row says whether one
+# is). The PyTorch rounds are
 # warm: each repeats lengths that the variant's first call already ran, so the comparison sets
 # a fresh JAX process against a PyTorch one that has met these lengths before, and the PyTorch
 # row's *first call* column shows what its first pass over them cost.
