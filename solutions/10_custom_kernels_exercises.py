@@ -173,8 +173,8 @@ for shape, block in (((8, 16), (4, 8)), ((5, 3), (2, 2)), ((16, 9), (8, 4))):
 # there, as a block past an array's edge may hold on any backend). Read `x_ref[...]`, make the
 # padding harmless, and write one number per row into `o_ref[...]`, a column of shape `(8, 1)`
 # (a TPU takes a 2-D output block, not an `(8,)` one). The first check has no padding (128
-# columns); the inputs of the last check reach 100, and `exp(100)` overflows float32. About 5
-# lines.
+# columns); the inputs of the fourth check reach 100, and `exp(100)` overflows float32, and
+# those of the last lie below −170, where `exp` underflows to 0. About 5 lines.
 
 # %%
 # EXERCISE: masked-logsumexp
@@ -211,6 +211,7 @@ def logsumexp_pallas(x, block_rows=8, pad_value=jnp.nan):
 
 x_lse = jnp.asarray(rng.normal(size=(S.rows, S.cols)).astype(np.float32))
 x_lse_big = x_lse * 10 + 100  # values near 100: exp overflows float32
+x_lse_low = x_lse * 10 - 200  # values below -170: exp underflows to 0 in float32
 x_lse_whole = jnp.asarray(np.random.default_rng(4).normal(size=(S.rows, 128)).astype(np.float32))  # no padded column
 
 # %%
@@ -246,6 +247,10 @@ check("masked-logsumexp", lambda: _logsumexp_padded_with(1e30), jax.nn.logsumexp
 check("masked-logsumexp", lambda: logsumexp_pallas(x_lse_big), jax.nn.logsumexp(x_lse_big, axis=1), rtol=1e-5, atol=1e-4,
       hint="the inputs reach 100 here, and exp of such a value is beyond float32's largest (about 3.4e38, "
            "exp(88.7)): exponentiating the raw values overflows to inf before the log")
+check("masked-logsumexp", lambda: logsumexp_pallas(x_lse_low), jax.nn.logsumexp(x_lse_low, axis=1), rtol=1e-5, atol=1e-4,
+      hint="every input lies below -170 here, and exp of such a value underflows to 0 in float32 (below about "
+           "exp(-103)), so the sum is 0 and its log -inf: m must be each row's maximum over its own columns, and a "
+           "maximum taken with the padding set to 0 (or an m of 0) is 0 here, not the row's")
 
 # %%
 # HIDDEN TESTS: masked-logsumexp points=2
@@ -497,7 +502,12 @@ def on_host(fn):
             if "Traceback" not in str(err):
                 raise
             kind, _, text = lines[-1].partition(": ")
-            raise RuntimeError(f"{text} ({kind} in the host callback)") from None
+            message = f"{text} ({kind} in the host callback)"
+            if "unexpected keyword argument" in text:  # a keyword pure_callback does not take, handed on
+                message += ("\njax.pure_callback hands a keyword it does not take on to the host function: the "
+                            "one that says how a batch axis is handled is vmap_method (vectorized=True is its old, "
+                            "deprecated spelling)")
+            raise RuntimeError(message) from None
 
     return run
 
@@ -611,7 +621,8 @@ if TRITON.available:
                    "loads a block, a mask has the shape of the offsets, and a store to one address (out_ptr + r) "
                    "takes a scalar, not a block")
     check("triton-row-sums", lambda: row_sums_triton(x_one).cpu().numpy(), row_sums_expected(x_one),
-          hint="with rows of a single block, some sums are missing or belong to another row: out holds one number "
+          hint="with rows of a single block, some sums are missing or belong to another row: row r starts at "
+               "x_ptr + r * stride (a load from x_ptr + cols reads row 0 in every program); out holds one number "
                "per row, so row r's sum goes to out_ptr + r (the row stride is x's, not out's), and "
                "tl.program_id(0) is the row itself, counting from 0 (no + 1)", crash_hint=_rows_crash)
     check("triton-row-sums", lambda: row_sums_triton(x_even).cpu().numpy(), row_sums_expected(x_even),
@@ -631,7 +642,8 @@ if TRITON.available:
     check("triton-row-sums", lambda: row_sums_triton(x_half).cpu().numpy(), row_sums_expected(x_half),
           hint="the input is float16 here and the sums lose units: a float16 accumulator keeps 11 significant "
                "bits, too few for sums in the thousands, and a float16 block summed by tl.sum is added up in "
-               "float16 too (tl.sum widens integers only), whatever the accumulator it lands in",
+               "float16 too (tl.sum widens integers only), whatever the accumulator it lands in; a float32 sum "
+               "cast back to the input's dtype before the store (torch.sum's habit) is rounded to float16 all the same",
           crash_hint=_rows_crash)
 else:
     print(f"… triton-row-sums: skipped, Triton is absent ({kernels.INSTALL_HINT} to run it)")

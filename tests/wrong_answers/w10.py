@@ -300,6 +300,29 @@ if TRITON.available:
         tl.store(out_ptr + row, total)
 """
 
+# the maximum taken with the padding set to 0: right for any row whose maximum is at
+# least about -88, but 0 for rows of very negative values, whose exp then underflows
+LSE_MAX_ZERO_FILL = """
+def logsumexp_kernel(x_ref, o_ref, *, n_cols):
+    x = x_ref[...]
+    cols = jax.lax.broadcasted_iota(jnp.int32, x.shape, 1)
+    valid = cols < n_cols
+    m = jnp.max(jnp.where(valid, x, 0.0), axis=1, keepdims=True)
+    e = jnp.where(valid, jnp.exp(x - m), 0.0)
+    o_ref[...] = m + jnp.log(jnp.sum(e, axis=1, keepdims=True))
+"""
+
+# the old keyword for a batched callback, which jax hands on to the host function
+MEDIAN_VECTORIZED = MEDIAN_BODY.format(**{**RIGHT_MEDIAN, "vmap": ", vectorized=True"})
+
+# a float32 sum, cast back to the input's dtype (as torch.sum returns it) before the store
+ROWS_STORE_INPUT_DTYPE = _rows().replace(
+    "tl.sum(acc, axis=0))", "tl.sum(acc, axis=0).to(x_ptr.dtype.element_ty))"
+)
+
+# every program loads from the start of the buffer: row 0, whatever its row
+ROWS_NO_ROW_OFFSET = _rows().replace("x_ptr + row * stride + cols", "x_ptr + cols")
+
 WRONG = {
     "tiling": [
         ("n // block programs", TILING_FLOOR, "drops the last, partial block"),
@@ -332,6 +355,7 @@ WRONG = {
         ("the maximum over axis 0", LSE_MAX_OVER_ROWS, "reduces the 8 rows"),
         ("one maximum for the whole block", LSE_BLOCK_MAX, "over the whole block"),
         ("one sum for the whole block", LSE_BLOCK_SUM, "one sum over the whole block"),
+        ("the maximum with the padding set to 0", LSE_MAX_ZERO_FILL, "underflows to 0"),
     ],
     "silu-custom-vjp": [
         ("one term of the product rule", SILU_ONE_TERM, "product rule"),
@@ -375,6 +399,7 @@ WRONG = {
             MEDIAN_JNP,
             "the traced program has no pure_callback",
         ),
+        ("vectorized=True", MEDIAN_VECTORIZED, "vmap_method"),
     ],
 }
 if importlib.util.find_spec("triton") is not None:  # without Triton the exercise skips
@@ -390,4 +415,14 @@ if importlib.util.find_spec("triton") is not None:  # without Triton the exercis
         ("sum stored at row * stride", ROWS_OUT_STRIDE, "not out's"),
         ("n_cols // BLOCK whole blocks", ROWS_FLOOR_BLOCKS, "the last, partial block"),
         ("each block summed in float16", ROWS_BLOCK_SUM_FLOAT16, "added up in float16"),
+        (
+            "the sum cast to the input's dtype",
+            ROWS_STORE_INPUT_DTYPE,
+            "cast back to the input's dtype",
+        ),
+        (
+            "the load without the row's offset",
+            ROWS_NO_ROW_OFFSET,
+            "reads row 0 in every program",
+        ),
     ]
