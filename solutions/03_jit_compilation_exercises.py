@@ -217,7 +217,8 @@ check("masked-mse", _masked_mse_check, [numpy_mse(n) for n in counts], rtol=1e-5
       crash_hint="JAX: under jit a slice's length must be static, and n_valid is traced; a boolean "
       "mask as an index (X[mask], PyTorch's way) fails the same way, since how many rows it keeps "
       "depends on the data. Or the mask's shape does not match the errors': it needs one entry per "
-      "row of X (len(y) of them), not one per column")
+      "row of X (len(y) of them), not one per column. Removing @jax.jit to read int(n_valid) trades the "
+      "error for what the exercise removes: eagerly, every new length compiles its own slice")
 
 # %%
 # HIDDEN TESTS: masked-mse points=3
@@ -471,6 +472,19 @@ _order_hint = ("with a reward paid on the step that reports done, that step's re
                "before the step that ended the episode has added its reward, not after")
 check("vmap-rollout", lambda: _paying_on_done(_jax_rollouts), paid_totals, hint="JAX: " + _order_hint)
 check("vmap-rollout", lambda: _paying_on_done(_torch_rollouts), paid_totals, hint="PyTorch: " + _order_hint)
+
+
+def _jaxpr_growth():
+    """How many equations rollout_jax's jaxpr gains from 5 actions to 10 (0: the loop is not unrolled)."""
+    state = jnp.asarray(states_np[0])
+    sizes = [len(jax.make_jaxpr(rollout_jax)(state, jnp.asarray(actions_np[0, :t])).eqns) for t in (5, 10)]
+    return sizes[1] - sizes[0]
+
+
+check("vmap-rollout", _jaxpr_growth, 0,
+      hint="JAX: rollout_jax's program grows with the number of actions: a Python loop over them is unrolled "
+           "while tracing, one copy of the step per action (Dynamo does the same, lesson 03, 5.3), where "
+           "lax.scan traces the step once for any T")
 
 # %%
 # HIDDEN TESTS: vmap-rollout points=4

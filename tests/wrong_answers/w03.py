@@ -706,3 +706,34 @@ WRONG["vmap-rollout"] += [
         "in_dims=(0, 1)",
     ),
 ]
+
+JAX_PYTHON_FOR = _variant(
+    "    (s, _, total), _ = jax.lax.scan(body, init, actions)\n    return s, total",
+    """    carry = init
+    for action in actions:  # a Python loop: unrolled while tracing, one step per action
+        carry, _ = body(carry, action)
+    s, _, total = carry
+    return s, total""",
+)
+
+WRONG["vmap-rollout"] += [
+    (
+        "JAX: a Python for loop instead of lax.scan",
+        JAX_PYTHON_FOR,
+        "a Python loop over them",
+    ),
+]
+
+NO_JIT_INT_SLICE = """
+def masked_mse(w, X, y, n_valid):  # @jax.jit removed, so that int(n_valid) has a value
+    n = int(n_valid)
+    return jnp.mean((X[:n] @ w - y[:n]) ** 2)
+"""
+
+WRONG["masked-mse"] += [
+    (
+        "@jax.jit removed to slice by int(n_valid)",
+        NO_JIT_INT_SLICE,
+        "Removing @jax.jit",
+    ),
+]
