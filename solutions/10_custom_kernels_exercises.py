@@ -151,7 +151,8 @@ _tiling_crash = ("the index_map returns one block index per axis of the 2-D arra
                  "kernel spells out all four)")
 check("tiling", lambda: tile_ids((3, 2), (1, 1)), expected_ids((3, 2), (1, 1)),
       hint="with 1 x 1 blocks, where block and element indices agree, programs still wrote into each other's "
-           "blocks: the index_map mixes the two program ids up", crash_hint=_tiling_crash)
+           "blocks: the index_map mixes the two program ids up, or leaves one out (a 0 where j belongs, as in a "
+           "1-D softmax's (i, 0), sends every program of a row of blocks to the same block)", crash_hint=_tiling_crash)
 check("tiling", lambda: tile_ids((10, 12), (4, 8)), expected_ids((10, 12), (4, 8)),
       hint="the index_map returns block indices (which block), not element offsets; Pallas multiplies by the block shape",
       crash_hint=_tiling_crash)

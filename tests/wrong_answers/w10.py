@@ -134,6 +134,13 @@ def row_median_jax(x):
     return jax.pure_callback(host, out, x, vmap_method="broadcast_all")
 """
 
+# the 1-D softmax's index map carried over to two program ids: j left out
+TILING_J_LEFT_OUT = """
+def tiling(shape, block):
+    grid = (pl.cdiv(shape[0], block[0]), pl.cdiv(shape[1], block[1]))
+    return grid, lambda i, j: (i, 0)
+"""
+
 TILING_GRID_SWAPPED = """
 def tiling(shape, block):
     grid = (pl.cdiv(shape[1], block[1]), pl.cdiv(shape[0], block[0]))  # columns first
@@ -338,6 +345,7 @@ WRONG = {
         ("shape[0] for both axes", TILING_ONE_LENGTH, "mix the axes up"),
         ("cdiv(block, n)", TILING_CDIV_SWAPPED, "cdiv's two arguments swapped"),
         ("four block indices", TILING_FOUR_INDICES, "appends the zeros"),
+        ("(i, 0): j left out", TILING_J_LEFT_OUT, "or leaves one out"),
     ],
     "masked-logsumexp": [
         ("no mask", LSE_NO_MASK, "they enter the max and the sum"),
