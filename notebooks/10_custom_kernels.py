@@ -603,10 +603,12 @@ for name, b in (("Triton", MM_TRITON_BLOCK), ("Pallas", MM_BLOCK)):
 # into it, which is why the printed factors are below the block sizes for these small, ragged
 # shapes. The count takes every position of a program's strips as a load: the Pallas launcher
 # really loads its zero padding, while Triton's masks skip the lanes past the edges, so for
-# Triton the printed loads are an upper bound (its lanes, not its bytes from memory). The Pallas launcher below pads `K` to a whole number of its blocks that is also a
-# power of two (its Triton route needs one), which can be more than whole blocks alone need,
-# and the count pads it the same way, so the printed Pallas loads are the launcher's. The price is fast memory: a tile must fit in the SRAM of the table, and that bound,
-# with the registers each program needs for its accumulator, is what sets the block sizes.
+# Triton the printed loads are an upper bound (its lanes, not its bytes from memory). The
+# Pallas launcher below pads `K` to a whole number of its blocks that is also a power of two
+# (its Triton route needs one), which can be more than whole blocks alone need, and the count
+# pads it the same way, so the printed Pallas loads are the launcher's. The price is fast
+# memory: a tile must fit in the table's on-chip SRAM, and that bound, with the registers each
+# program needs for its accumulator, is what sets the block sizes.
 #
 # The Triton side: a 2-D grid of programs, each owning one `BM × BN` tile of `C`. The program
 # builds the row and column offsets of its tile as in section 2, then loops over `K` in steps of
