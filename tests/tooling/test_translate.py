@@ -151,6 +151,19 @@ def test_every_catalog_uses_the_glossary_terms():
     assert found == []
 
 
+def test_no_catalog_writes_lowering_as_a_downgrade():
+    """To lower a traced program is 下降（lower） (docs/zh/GLOSSARY.md); 降级 reads as a
+    downgrade, and three catalogs had used it."""
+    found = []
+    for path in sorted((ROOT / catalog.LOCALE_DIR / "zh" / "LC_MESSAGES").glob("*.po")):
+        found += [
+            f"{path.stem}: {m.id[:60]!r}"
+            for m in catalog.read(path)
+            if m.id and "降级" in m.string
+        ]
+    assert found == []
+
+
 def test_the_glossary_check_catches_an_inconsistent_term(tmp_path):
     cat = catalog.update(
         None, "zh", [catalog.Entry("Data parallelism splits `x`.", "")]
