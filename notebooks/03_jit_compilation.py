@@ -29,10 +29,11 @@
 #    recompiles, breaks a graph or refuses Python control flow;
 # 2. measure compile time, steady state, break-even and dispatch overhead honestly, and judge
 #    popular speed claims against your own numbers;
-# 3. write data-dependent branches and loops (`lax.cond`, `torch.cond`, `lax.while_loop`),
-#    fixed-length loops (`lax.scan`) and batched simulations (`vmap`) that JAX compiles once,
-#    know what `torch.compile` makes of the same code in PyTorch (a graph break, an unrolled
-#    loop, a compiled step inside a Python loop), and measure whether compiling paid off.
+# 3. write data-dependent branches and loops (`lax.cond`, `lax.while_loop`), fixed-length
+#    loops (`lax.scan`) and batched simulations (`vmap`) that JAX compiles once, know what
+#    `torch.compile` makes of the same code in PyTorch (a graph break, `torch.cond`'s one graph
+#    with both branches, an unrolled loop, a compiled step inside a Python loop), and measure
+#    whether compiling paid off.
 
 # %%
 # Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),
@@ -382,8 +383,9 @@ dispatch
 # they pay: `torch.compile`'s is this process's first compilation with Inductor, so it also
 # imports the part of Inductor that compiles a graph. (`cold_inductor_cache()` has already
 # imported Inductor's configuration and utilities and had it probe the CPU's vector
-# instructions, before the clock starts.) JAX paid its own once-per-process costs in section 1. Section 3's first calls, also
-# from empty caches, pay neither. Later tables in this lesson time compiled functions the same
+# instructions, before the clock starts.) JAX paid its own once-per-process costs in section 1. Section 3's first calls also
+# compile from empty caches, and pay neither once-per-process cost: by then Inductor is
+# imported and JAX's were paid. Later tables in this lesson time compiled functions the same
 # way; a variant compiled in an earlier cell is already warm in them.
 
 # %%
@@ -1529,7 +1531,8 @@ print(f"This run: {kmeans_times.measurements[jax_name].number} call(s) per JAX b
 # before its work goes on, whichever variant ran before it: the other framework's, or JAX's own
 # block of the round before. A block of many calls spreads such a wait over all of them; in a
 # block of a call or two (the last line gives the count) it can be most of the block's time.
-# Each group's *fastest* block and its count of blocks *over 2x* JAX's fastest read that. Where
+# Two numbers of each group read that: its *fastest* block, and how many of its blocks took
+# *over 2x* JAX's fastest block. Where
 # the groups' fastest blocks are alike, the loop could run as fast after each variant; if a
 # group's median is then higher and more of its blocks are over 2x, the groups differ in how
 # often a block was slow, not in how fast the loop runs after that variant; where the fastest
