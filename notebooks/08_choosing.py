@@ -424,7 +424,9 @@ dynamic
 # %% [markdown]
 # In this table the JAX row is the whole stream including its compilations (the warning line
 # counts how many happened while the rounds ran), and the PyTorch row is the same stream run
-# eagerly. Each JAX round pays one compilation per length; section 2's tables show how a
+# eagerly. Each JAX round pays one compilation per length where no persistent cache is
+# configured; where one is, a length's program can be read from it instead, and the warning line
+# counts that read as a compilation too. Section 2's tables show how a
 # compilation compares with a compiled call on this machine, so you can estimate how much of the
 # JAX row is compiling. The comparison is judged at the end of the section.
 #
@@ -498,7 +500,7 @@ print(f"{len(buckets)} bucket(s) compiled:", claims.faster(bucketed, "JAX jit, b
 measured = {
     "dynamic-shapes": claims.Measured(
         dynamic.ratios("JAX jit, new lengths", "PyTorch eager"),
-        f"this notebook: {len(lengths)} lengths, each compiled once per round",
+        f"this notebook: {len(lengths)} lengths, in-memory caches cleared before each round",
         contention=dynamic.contention, pairing="article",
         names=("JAX jit, new lengths", "PyTorch eager")),
 }
@@ -589,7 +591,9 @@ report
 # Read the table one row at a time, left to right: the claim in the article's words, the
 # `device` the claim was measured on, its `source`, what the article *stated*, what was *measured
 # here* (the median with its interval and the number of samples `n`, then the workload: a ratio
-# over interleaved rounds for a speed-up claim, seconds over fresh first calls for `first-call`), the
+# over interleaved rounds for a speed-up claim, seconds over first calls for `first-call`, each
+# after `jax.clear_caches()`, which a persistent cache, where one is configured, could still
+# serve), the
 # *verdict*, and *why*, the sentence the rule wrote for that verdict. Rows marked *not testable
 # here* or *skipped in smoke mode* carry their reason in the last column instead of a
 # measurement. Which rows are measured, and on which device, depends on the machine running the
@@ -829,10 +833,10 @@ for reader, branches in PROFILES.items():
 # At batch 1 each operation of a small model does little arithmetic, so fixed per-operation costs (Python,
 # dispatch, kernel launches) dominate. jit removes the Python and dispatch per operation
 # (lesson 03 times the per-operation cost itself; section 2 here times eager PyTorch against
-# jitted JAX, which changes the framework as well). The GPU half is reasoning, not a measurement of this notebook:
-# an accelerator adds a kernel launch per operation (the `eager-launch` claim, which
-# `course claims` measures on a GPU only) and copies to and from the device, costs that a tiny
-# workload cannot amortise.
+# jitted JAX, which changes the framework as well). The GPU half is reasoning, not a timing of
+# batch 1 on a GPU: an accelerator adds a kernel launch per operation (the `eager-launch` claim,
+# which `course claims`, and section 4 on a machine with a GPU, measure on a GPU only) and copies
+# to and from the device, costs that a tiny workload cannot amortise.
 # </details>
 #
 # <details><summary>2. A claim "holds" on your laptop. Does it hold on a GPU server?</summary>
