@@ -835,7 +835,8 @@ print("bfloat16 instructions: " + ("unknown (no /proc/cpuinfo: not Linux)" if BF
 # set its own vectorised CPU kernels were dispatched for (`DEFAULT`, `AVX2`, `AVX512`, ...), a
 # coarser label: its matmuls go through oneDNN or a BLAS library, which inspects the processor
 # itself and uses bfloat16 instructions where it finds them. XLA's CPU backend makes its own
-# choices (and hands some of the matmuls to YNNPACK, section 2 shows), so a flag being
+# choices (recent releases hand some of the matmuls to the YNNPACK library; section 2's fusion
+# list shows whether this run's did), so a flag being
 # present says a bfloat16 kernel *can* exist on this machine, not that either framework used one for this
 # model. That is why the timing cell measures instead of inferring from the flags, and why its
 # last line repeats them next to the result.
@@ -1318,7 +1319,8 @@ with expect_error(FloatingPointError), jax.debug_nans(True):
 # recorded it (in a warning, printed below the error); JAX the primitive whose output was NaN
 # when the gradient was re-run op by op. The cause is the same in both: the square root's
 # infinite derivative at 0 multiplied by the factor z = 0. The square root's own backward returns
-# an infinity, not a NaN, so the NaN first appears one op later, in the square's backward, where
+# an infinity, not a NaN, and the sum's backward only copies it along the row, so the NaN first
+# appears two ops later, in the square's backward, where
 # 2z = 0 multiplies that infinity: PyTorch names that node `PowBackward0`, JAX its `mul`. The
 # full warning lists the whole Python stack of the forward call, through
 # Jupyter's kernel, asyncio and tornado, the same in every notebook; the cell records it and
@@ -1579,8 +1581,8 @@ with expect_error(jax.errors.TracerBoolConversionError, lines=3):
 
 
 # %% [markdown]
-# Read each message's first lines (`expect_error` printed six of Dynamo's, the rest is hints
-# and a link, and all three of JAX's; the PyTorch cell expects a `RuntimeError` because the
+# Read each message's first lines (`expect_error` printed six of Dynamo's, leaving out more
+# hints, a link and the frame in your code, and all three of JAX's; the PyTorch cell expects a `RuntimeError` because the
 # error's own class, `torch._dynamo.exc.Unsupported`, lives in a private module, and the line
 # printed still names that class): Dynamo's says "Data-dependent branching" and names the line
 # and the condition; JAX's names the abstract value (`bool[]`) that Python tried to turn into a
