@@ -419,8 +419,9 @@ print(f"scanned forward pass, first call: {depths[0]} layers {first_s[depths[0]]
 # whole model, so Dynamo and Inductor compile one block and reuse the code for every layer
 # with the same shapes, the PyTorch documentation's recipe for cutting the cold-start
 # compile time of deep transformers. The lesson does not time it: every `torch.compile` graph
-# costs seconds on this machine (section 5 pays for one step's graphs), and the point is the
-# same on both sides, one compiled block whatever the depth.
+# has a compile time of its own (section 5's first-call column shows what one step's graphs
+# cost on this machine), and the point is the same on both sides, one compiled block whatever
+# the depth.
 
 # %% [markdown]
 # ## 3. Proven equal, stage by stage
@@ -483,10 +484,10 @@ print(f"logits: max |PyTorch - JAX| = {np.abs(np.asarray(logits_jax) - logits_to
 # default matmul precision is lower than float32 (TensorFloat-32 or bfloat16 passes), and
 # PyTorch's TF32 switch does the same on NVIDIA GPUs. `env.setup` set full float32 in both
 # (JAX's `"highest"`), so the checks here hold on any device; under the defaults a GPU run
-# would need tolerances a thousand times looser.
+# would need far looser tolerances.
 #
 # The tolerances say what "equal" means. The two frameworks run different kernels (PyTorch's
-# ATen/oneDNN calls, one per operation; XLA's fused, compiled program), which add the same
+# ATen kernels, one call per operation; XLA's fused, compiled program), which add the same
 # products in different orders, so float32 results agree to a few units in the last place,
 # not bit for bit. A layout bug is nothing like that: a transposed weight or a mask shifted
 # by one position changes outputs at the level of the values themselves.
@@ -692,8 +693,8 @@ fig.tight_layout()
 # wants and not what a GPT is trained with. nanoGPT, GPT-2 and most of their descendants use
 # three more pieces, and each must be written once per framework and identically:
 #
-# - **Linear warm-up, then cosine decay.** Adam's second-moment estimate is poor for the first
-#   few hundred steps, so the learning rate climbs from 0 to its peak over `warmup_steps`, then
+# - **Linear warm-up, then cosine decay.** Adam's second-moment estimate is poor for its first
+#   steps, while it has averaged few gradients, so the learning rate climbs from 0 to its peak over `warmup_steps`, then
 #   follows half a cosine down to a tenth of the peak at step `train_steps`, one past the last
 #   step trained (whose rate the parity cell below prints as `last`, just above it).
 # - **Gradient clipping by global norm.** When the norm of *all* the gradients together exceeds
@@ -1152,7 +1153,7 @@ for label, (slow, fast) in decode_pairs.items():
 
 # %% [markdown]
 # How to read the table and the lines: each variant is one call that draws a whole sample
-# (two sequences of `n_cached` tokens), so the medians are milliseconds per sample, and the
+# (two sequences of `n_cached` tokens), so the medians are times per sample, and the
 # ratios in the printed lines divide the slower variant's median by the faster one's. The
 # verdict after each ratio is the course's rule applied to the paired rounds, and on a busy
 # machine it declines to judge: the ratio is then a measurement of this run, not a claim.
@@ -1287,7 +1288,7 @@ variants = {"PyTorch eager": torch_variant(), "torch.compile (step)": torch_vari
             "PyTorch bf16 autocast": torch_variant(bf16=True), "JAX jit (step, donated)": jax_variant(jit_step_fresh),
             "JAX bf16 dtype": jax_variant(jit_step_bf16)}
 inductor_before = dict(torch._dynamo.utils.counters["inductor"])  # Inductor's cache on disk, hits and misses
-with timing.cold_inductor_cache():  # torch.compile's first call from an empty Inductor cache, as jax.jit's
+with timing.cold_inductor_cache():  # torch.compile's first call from an empty Inductor cache
     throughput = timing.compare({name: keep_first(name, fn) for name, fn in variants.items()},
                                 baseline="PyTorch eager", rtol=3e-2, atol=3e-2, target_s=S.target_s)
 inductor_cache = {kind: torch._dynamo.utils.counters["inductor"][f"fxgraph_cache_{kind}"]
@@ -1322,7 +1323,8 @@ print(f"torch.compile's first call: {inductor_cache['hit']} of the {sum(inductor
 # time including whatever compiling that variant does on its first call: Dynamo's tracing
 # plus Inductor's code generation for every graph of the step under `torch.compile`, XLA's compilation of the whole step
 # for the two `jax.jit` variants (each jitted afresh in the cell above), nothing for the
-# eager variants. Both start cold. Inductor keeps a cache on disk, on by default, that would
+# eager variants. Both start cold, JAX's side only while its persistent cache is off (below).
+# Inductor keeps a cache on disk, on by default, that would
 # shorten `torch.compile`'s first call on a rerun, so the cell compiles in an empty, throw-away
 # cache directory (`timing.cold_inductor_cache()`, as lesson 03 does); JAX's persistent
 # compilation cache would do the same for XLA's, but it is off unless configured
@@ -2239,7 +2241,7 @@ for name, rows_ in (("PyTorch", samples_torch), ("JAX", samples_jax)):
 # <details><summary>9. What would change on a GPU?</summary>
 # The equalities stay (with full float32 precision set in both, as `env.setup` does), the
 # timings change: per-operation launch overhead makes eager PyTorch relatively slower on a
-# small model, compilation and CUDA graphs remove it, and bfloat16 runs on tensor cores. The
+# small model, compilation and CUDA graphs reduce it, and bfloat16 runs on tensor cores. The
 # verdicts of section 5 belong to this machine; rerun the lesson there to judge them there.
 # </details>
 #
