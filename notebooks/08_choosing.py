@@ -592,9 +592,8 @@ report
 # `device` the claim was measured on, its `source`, what the article *stated*, what was *measured
 # here* (the median with its interval and the number of samples `n`, then the workload: a ratio
 # over interleaved rounds for a speed-up claim, seconds over first calls for `first-call`, each
-# after `jax.clear_caches()`, which a persistent cache, where one is configured, could still
-# serve), the
-# *verdict*, and *why*, the sentence the rule wrote for that verdict. Rows marked *not testable
+# after `jax.clear_caches()` with a configured persistent cache switched off, so each compiles
+# afresh), the *verdict*, and *why*, the sentence the rule wrote for that verdict. Rows marked *not testable
 # here* or *skipped in smoke mode* carry their reason in the last column instead of a
 # measurement. Which rows are measured, and on which device, depends on the machine running the
 # notebook, so your table may have rows this description does not foresee; the *why* column is

@@ -63,7 +63,8 @@ def first_call(ctx: Ctx) -> Measured:
 
 
 def first_call_of(ctx: Ctx, shape: str, calls: int) -> Measured:
-    """Seconds of ``calls`` first calls of a fresh ``jax.jit`` forward, caches cleared before each."""
+    """Seconds of ``calls`` first calls of a fresh ``jax.jit`` forward: in-memory caches cleared
+    before each, JAX's persistent cache (where configured) off."""
     import jax
 
     from course_utils import timing
@@ -72,9 +73,10 @@ def first_call_of(ctx: Ctx, shape: str, calls: int) -> Measured:
     _, jm, sizes = checked_pair(ctx, shape)
     tokens = ctx.jax_put(random_tokens(1, sizes["seq"], seed=1))
     firsts = []
-    with Monitor() as monitor:
+    # nothing compiled before, in memory or in a configured persistent cache, may serve a first call
+    with Monitor() as monitor, timing.jax_persistent_cache_off():
         for _ in range(calls):
-            jax.clear_caches()  # nothing compiled before may serve this first call
+            jax.clear_caches()
             forward, state = jax_forward(ctx, jm)
             start = time.perf_counter()
             forward(state, tokens).block_until_ready()

@@ -11,7 +11,7 @@ and timed interleaved. Modules, each importing only those above it:
 - ``counters``: ``CompileCounter`` and the frameworks' own records of their compilations
 - ``measurement``: ``bench``, one function timed adaptively, and its ``Measurement``
 - ``comparison``: ``compare``, variants checked for equal results then timed interleaved, ``Comparison``
-- ``caches``: ``cold_inductor_cache`` and JAX's persistent cache switched off, for cold first calls
+- ``caches``: ``cold_inductor_cache`` and ``jax_persistent_cache_off``, for cold first calls
 - ``compilation``: ``compile_report`` (first call against steady state and eager), ``break_even_calls``
 - ``recompilation``: ``no_recompile``, a block in which nothing may compile
 
@@ -21,7 +21,7 @@ Lessons use the names below (``from course_utils import timing``, then
 
 from __future__ import annotations
 
-from course_utils.timing.caches import cold_inductor_cache
+from course_utils.timing.caches import cold_inductor_cache, jax_persistent_cache_off
 from course_utils.timing.comparison import MIN_BLOCK_S, MIN_ROUNDS, Comparison, compare
 from course_utils.timing.compilation import (
     EAGER,
@@ -54,6 +54,7 @@ __all__ = [
     "bench",
     "break_even_calls",
     "cold_inductor_cache",
+    "jax_persistent_cache_off",
     "compare",
     "compile_report",
     "device_kinds",

@@ -2,7 +2,7 @@
 
 A first call from cold caches is what a new process without a disk cache pays;
 :func:`cold_inductor_cache` gives torch.compile an empty, throw-away cache
-directory, and the ``_jax_persistent_cache_*`` helpers switch JAX's persistent
+directory, and :func:`jax_persistent_cache_off` switches JAX's persistent
 cache off for one call.
 """
 
@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterator
 
 
-def _jax_persistent_cache_on() -> bool:
+def jax_persistent_cache_on() -> bool:
     """Whether JAX's persistent compilation cache is configured (a directory, enabled)."""
     import jax
 
@@ -23,7 +23,7 @@ def _jax_persistent_cache_on() -> bool:
 
 
 @contextlib.contextmanager
-def _jax_persistent_cache_off() -> Iterator[None]:
+def jax_persistent_cache_off() -> Iterator[None]:
     """Switch JAX's persistent compilation cache off inside the block, then restore it."""
     import jax
     from jax.experimental.compilation_cache import compilation_cache

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from course_utils.timing.caches import (
-    _jax_persistent_cache_off,
-    _jax_persistent_cache_on,
     cold_inductor_cache,
+    jax_persistent_cache_off,
+    jax_persistent_cache_on,
 )
 from course_utils.timing.comparison import Comparison, compare
 from course_utils.timing.counters import (
@@ -292,12 +292,12 @@ def _jax_compile_report(
 ) -> CompileReport:
     import jax
 
-    persistent = _jax_persistent_cache_on()
+    persistent = jax_persistent_cache_on()
     off = contextlib.nullcontext()
     if cold:
         jax.clear_caches()  # trace, lowering and executable caches, every function
         if persistent:
-            off = _jax_persistent_cache_off()
+            off = jax_persistent_cache_off()
     with off, _JaxEvents() as events:
         first = _first_call_s(fn, args, kwargs)
     if cold:

@@ -23,3 +23,40 @@ def test_cold_inductor_cache_is_empty_inside_and_gone_after(monkeypatch, tmp_pat
     assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path)
     assert "TRITON_CACHE_DIR" not in os.environ
     assert not os.path.exists(path)
+
+
+def test_jax_persistent_cache_off_serves_nothing_from_disk_then_restores_it(tmp_path):
+    import jax
+    import jax.numpy as jnp
+    from jax.experimental.compilation_cache import compilation_cache
+
+    from course_utils.timing.counters import _JaxEvents
+
+    settings = {
+        "jax_compilation_cache_dir": str(tmp_path),
+        "jax_enable_compilation_cache": True,
+        "jax_persistent_cache_min_compile_time_secs": 0.0,
+        "jax_persistent_cache_min_entry_size_bytes": 0,
+    }
+    saved = {k: getattr(jax.config, k) for k in settings}
+
+    def call():  # a new function each time: nothing in memory serves it
+        jax.clear_caches()
+        jax.jit(lambda x: jnp.tanh(x) * 3.0 - 1.0)(jnp.ones(7)).block_until_ready()
+
+    try:
+        for k, v in settings.items():
+            jax.config.update(k, v)
+        compilation_cache.reset_cache()
+        call()  # writes the program to the cache on disk
+        with timing.jax_persistent_cache_off(), _JaxEvents() as off:
+            assert not caches.jax_persistent_cache_on()
+            call()
+        assert caches.jax_persistent_cache_on()
+        with _JaxEvents() as on:
+            call()
+        assert off.hits == 0 and on.hits >= 1
+    finally:
+        for k, v in saved.items():
+            jax.config.update(k, v)
+        compilation_cache.reset_cache()

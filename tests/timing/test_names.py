@@ -11,7 +11,7 @@ from course_utils.timing import counters
 USED = (
     "CompileCounter CompileReport Comparison EAGER MIN_ROUNDS Measurement "
     "NOISE_THRESHOLD RecompilationError bench break_even_calls cold_inductor_cache "
-    "compare compile_report device_kinds format_calls format_seconds mixed_devices "
+    "compare compile_report device_kinds format_calls format_seconds jax_persistent_cache_off mixed_devices "
     "no_recompile sync thread_settings"
 ).split()
 
