@@ -1288,7 +1288,8 @@ variants = {"PyTorch eager": torch_variant(), "torch.compile (step)": torch_vari
             "PyTorch bf16 autocast": torch_variant(bf16=True), "JAX jit (step, donated)": jax_variant(jit_step_fresh),
             "JAX bf16 dtype": jax_variant(jit_step_bf16)}
 inductor_before = dict(torch._dynamo.utils.counters["inductor"])  # Inductor's cache on disk, hits and misses
-with timing.cold_inductor_cache():  # torch.compile's first call from an empty Inductor cache
+# first calls from cold caches: Inductor in an empty directory, JAX's persistent cache off
+with timing.cold_inductor_cache(), timing.jax_persistent_cache_off():
     throughput = timing.compare({name: keep_first(name, fn) for name, fn in variants.items()},
                                 baseline="PyTorch eager", rtol=3e-2, atol=3e-2, target_s=S.target_s)
 inductor_cache = {kind: torch._dynamo.utils.counters["inductor"][f"fxgraph_cache_{kind}"]
@@ -1311,10 +1312,11 @@ display(Markdown("\n".join(rows) + f"\n\n{K} steps of {S.batch}×{S.block_size} 
                  f"({throughput.conditions()})"))
 for warning in throughput.warnings:
     print("warning:", warning)
+jax_cache = jax.config.jax_compilation_cache_dir  # where a persistent cache is configured, if anywhere
 print(f"torch.compile's first call: {inductor_cache['hit']} of the {sum(inductor_cache.values())} graphs Inductor "
       f"compiled came from its cache on disk ({'warm' if inductor_cache['hit'] else 'cold'}); the two jax.jit "
       f"first calls: JAX's persistent compilation cache "
-      f"{'at ' + jax.config.jax_compilation_cache_dir if jax.config.jax_compilation_cache_dir else 'off (cold)'}")
+      f"{f'at {jax_cache}, switched off for them (cold)' if jax_cache else 'not configured (cold)'}")
 
 # %% [markdown]
 # How to read the table: tokens/s is the tokens of one call over the median time of a call;
@@ -1323,16 +1325,15 @@ print(f"torch.compile's first call: {inductor_cache['hit']} of the {sum(inductor
 # time including whatever compiling that variant does on its first call: Dynamo's tracing
 # plus Inductor's code generation for every graph of the step under `torch.compile`, XLA's compilation of the whole step
 # for the two `jax.jit` variants (each jitted afresh in the cell above), nothing for the
-# eager variants. Both start cold, JAX's side only while its persistent cache is off (below).
-# Inductor keeps a cache on disk, on by default, that would
+# eager variants. Both start cold. Inductor keeps a cache on disk, on by default, that would
 # shorten `torch.compile`'s first call on a rerun, so the cell compiles in an empty, throw-away
 # cache directory (`timing.cold_inductor_cache()`, as lesson 03 does); JAX's persistent
-# compilation cache would do the same for XLA's, but it is off unless configured
-# (`jax_compilation_cache_dir`), as section 2 noted. The last line under the table counts the
-# graphs Inductor found in its cache (none, in that directory) and says whether JAX's cache
-# was on: where it was configured, JAX's first calls could have been served from it. A warm
-# Inductor cache would shorten the first call without removing it, since Dynamo traces the
-# step again in every new process.
+# compilation cache would do the same for XLA's where it is configured
+# (`jax_compilation_cache_dir`, off by default, as section 2 noted), so the cell switches it
+# off for these calls (`timing.jax_persistent_cache_off()`). The last line under the table
+# counts the graphs Inductor found in its cache (none, in that directory) and says whether a
+# JAX cache was configured, and so switched off. A warm Inductor cache would shorten the first
+# call without removing it, since Dynamo traces the step again in every new process.
 #
 # The first-call column is where the two compilers differ most in kind. `jax.jit` traced the
 # step once and XLA compiled one program; the timed calls then replay it. `torch.compile`
