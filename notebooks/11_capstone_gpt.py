@@ -253,7 +253,8 @@ print("x:", repr(tokenizer.decode(x_np[0][:40])), "\ny:", repr(tokenizer.decode(
 # the learning-rate warm-up that the original post-LayerNorm layout needed. *Tied* means
 # the output head reuses the token embedding matrix, transposed: the model scores each possible next character by its dot
 # product with that character's embedding, and the vocabulary's parameters are shared by
-# input and output. Weights start from GPT-2's `N(0, 0.02²)` in both frameworks, biases at 0,
+# input and output. Weights start from GPT-2's `N(0, 0.02²)` in both frameworks (without GPT-2's
+# extra `1/√N` scaling of the residual projections, `N` the number of residual layers), biases at 0,
 # and `dropout=0` throughout, because two frameworks cannot draw the same dropout masks (each
 # has its own random number generator), and every stage below compares them exactly.
 #
@@ -1334,7 +1335,7 @@ print(f"torch.compile's first call: {inductor_cache['hit']} of the {sum(inductor
 # compilation cache would do the same for XLA's where it is configured
 # (`jax_compilation_cache_dir`, off by default, as section 2 noted), so the cell switches it
 # off for these calls (`timing.jax_persistent_cache_off()`). The last line under the table
-# counts the graphs Inductor found in its cache (none, in that directory) and says whether a
+# counts the graphs Inductor found in its cache (that directory starts empty) and says whether a
 # JAX cache was configured, and so switched off. A warm Inductor cache would shorten the first
 # call without removing it, since Dynamo traces the step again in every new process.
 #
