@@ -184,7 +184,7 @@ print(detail.replace("; ", "\n"))
 # **Key concepts**
 # - At batch 1 a small model does little arithmetic per operation, so much of the time can go
 #   into **per-operation overhead**: Python, dispatch, allocation. That overhead is what `jit`
-#   removes; this section times whole calls, overhead and arithmetic together, in the article's
+#   reduces; this section times whole calls, overhead and arithmetic together, in the article's
 #   pairing (eager PyTorch against jitted JAX), which changes the framework as well.
 # - The first `jit` call traces and compiles; source 004 quotes "about 800 ms, then 10 ms,
 #   against 15 ms for PyTorch" for a BERT on CPU.
@@ -265,7 +265,7 @@ first
 # the stages that JAX does not count in any of them, so it is never shorter than the compile it
 # contains. The *caches* row says what was cold. Compare the first call with the
 # *steady state* row: their quotient is how many ordinary
-# calls the compilation is worth. The stages are the same on a GPU or TPU; XLA's compile step
+# calls the first call is worth. The stages are the same on a GPU or TPU; XLA's compile step
 # there targets the accelerator instead of this CPU, so the *compile* row read here says little
 # about an accelerator's (tracing does not depend on the device).
 #
@@ -348,7 +348,7 @@ print(claims.break_even(per_call, first.first_call_s, t_jax, t_torch))
 #
 # **Key concepts**
 # - `jax.jit` specialises on input shapes: every new sequence length is a new trace and a new
-#   compilation. Eager PyTorch has nothing to recompile.
+#   compilation (or a read from a configured persistent cache that holds it). Eager PyTorch has nothing to recompile.
 # - `timing.no_recompile` turns the silent cost into an error that names the cause.
 # - The fix: **pad to a few bucket lengths** and pass a mask, so the number of compilations is
 #   the number of buckets and the results stay those of the unpadded inputs (to float32
@@ -360,7 +360,8 @@ print(claims.break_even(per_call, first.first_call_s, t_jax, t_torch))
 # operation, and `torch.compile` marks a size that keeps changing as dynamic after it has seen
 # it change. `jax.jit` does neither: it compiles a program for the exact shapes and dtypes of the
 # arguments (the *cache key*) and reuses it only for those. A new length is a cache miss, and a
-# cache miss repeats the trace, lowering and compilation that section 2's first call paid.
+# cache miss repeats the trace and lowering that section 2's first call paid, and its
+# compilation too unless a configured persistent cache already holds that program.
 #
 # Nothing warns you when that happens; the program just runs slower. This section makes the
 # cost visible, measures it, and removes it.
@@ -403,7 +404,7 @@ with expect_error(timing.RecompilationError, lines=6), timing.no_recompile("the 
 # would where no persistent cache is configured (section 2's *caches* row says whether one
 # is). The PyTorch rounds are
 # warm: each repeats lengths that the variant's first call already ran, so the comparison sets
-# a fresh JAX process against a PyTorch one that has met these lengths before, and the PyTorch
+# JAX with empty in-memory caches against a PyTorch one that has met these lengths before, and the PyTorch
 # row's *first call* column shows what its first pass over them cost.
 
 # %%
@@ -550,10 +551,11 @@ measured = {
 # the rule exists to prevent. It asks whether the whole plausible range of the ratio (the
 # interval) lies on one side of what the article stated, and it refuses to answer when the
 # machine was too busy for the range to mean anything. So "inconclusive" is a useful answer:
-# it says that this run cannot tell, and its explanation says what would let it.
+# it says that this run cannot tell, and its explanation (for a contended run, the line under
+# the table) says what would let it.
 #
-# In smoke mode this runs the small sizes; from a terminal, `course claims` runs the full sizes
-# and writes `build/claims/claims.json` and `claims.png`. How long that takes, and what its first
+# In smoke mode this runs the small sizes; from a terminal, `course claims` (without `--smoke`, and
+# with `COURSE_SMOKE` unset) runs the full sizes and writes `build/claims/claims.json` and `claims.png`. How long that takes, and what its first
 # `torch.compile` calls cost, the result files the course ships record; the cell below reads them.
 # Not every one of those calls starts cold. A benchmark that compiles its first call from an
 # empty Inductor cache records so (`inductor_cache` in the claim's details); every other first
@@ -866,5 +868,5 @@ quiz.load("08_choosing")
 #
 # **Closing note.** The claims table above was measured on the machine that ran this notebook,
 # at the sizes of the mode it ran in (its footer says which); its JSON and plot are in
-# `build/claims/`. `course claims` from a terminal, or this notebook in full mode, gives the
-# full-size version.
+# `build/claims/`. `course claims` from a terminal (without `--smoke`, and with `COURSE_SMOKE` unset),
+# or this notebook in full mode, gives the full-size version.
