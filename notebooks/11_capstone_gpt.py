@@ -1191,7 +1191,7 @@ for label, (slow, fast) in decode_pairs.items():
 # Each variant is a factory: it copies the initial weights and makes a fresh optimiser, and
 # returns a function that runs the `k_steps` steps and returns their losses. The first call
 # of every variant starts from the same state, so their first losses must agree:
-# `timing.compare` checks that before it times anything, here at bfloat16's resolution
+# `timing.compare` checks that on those first calls, before any timed round, here at bfloat16's resolution
 # (a relative 3 %), and the float32 variants are held to 10⁻⁴ after.
 #
 # What each lever does. `torch.compile(one_step)` compiles the whole step function: Dynamo
