@@ -1145,7 +1145,8 @@ T0 = prompt.shape[1]  # the prompt's length; PyTorch runs the context so far, JA
 rows_no_cache = {"PyTorch": sum(range(T0, T0 + n_cached)), "JAX fori_loop": n_cached * S.block_size}
 print("positions run through the model per sequence without the cache (the two no-cache variants do different "
       "work): " + ", ".join(f"{name} {n:,}" for name, n in rows_no_cache.items())
-      + f"; with the cache, {T0} for the prompt and then one per drawn token")
+      + f"; with the cache, {T0} for the prompt and then the drawn tokens one at a time ({n_cached - 1} of the "
+      f"{n_cached} in the per-token samplers, which need no logits after the last; all {n_cached} in the fori_loop)")
 decode_pairs = {"the KV cache vs none, PyTorch": ("PyTorch, no cache", "PyTorch, KV cache"),
                 "the KV cache vs none, JAX fori_loop": ("JAX fori_loop, no cache", "JAX fori_loop, KV cache"),
                 "one fori_loop vs a jitted step per token, JAX": ("JAX per-token nnx.jit, KV cache",
