@@ -164,6 +164,19 @@ def test_no_catalog_writes_lowering_as_a_downgrade():
     assert found == []
 
 
+def test_no_catalog_keeps_an_old_english_text_as_a_comment():
+    """A revised message drops its previous English (``#|``); a copy of it rewrapped as
+    a translator comment (``# | msgid ...``) is stale text nobody reads."""
+    found = []
+    for path in sorted((ROOT / catalog.LOCALE_DIR / "zh" / "LC_MESSAGES").glob("*.po")):
+        found += [
+            f"{path.stem}: {m.id[:60]!r}"
+            for m in catalog.read(path)
+            if m.id and any(c.startswith("|") for c in m.user_comments)
+        ]
+    assert found == []
+
+
 def test_the_glossary_check_catches_an_inconsistent_term(tmp_path):
     cat = catalog.update(
         None, "zh", [catalog.Entry("Data parallelism splits `x`.", "")]
