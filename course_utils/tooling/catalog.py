@@ -306,9 +306,17 @@ def read(path: Path):
 
     try:
         with open(path, "rb") as f:
-            return read_po(f, abort_invalid=True)
+            catalog = read_po(f, abort_invalid=True)
     except (PoFileError, ValueError, UnicodeDecodeError) as err:
         raise CourseError(f"{path}: not a readable gettext catalog: {err}") from None
+    # Babel reads a fuzzy message's previous English (``#|``) only when it fits on one
+    # line; a longer one comes back as translator comments starting with "|", which
+    # would outlive the message's revision. The previous English is only a reviser's aid.
+    for message in catalog:
+        message.user_comments = [
+            c for c in message.user_comments if not c.startswith("|")
+        ]
+    return catalog
 
 
 def write(path: Path, catalog) -> None:

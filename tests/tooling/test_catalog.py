@@ -156,6 +156,27 @@ def test_a_changed_english_message_turns_fuzzy_and_the_problem_names_where(tmp_p
     )
 
 
+def test_a_long_previous_english_never_becomes_a_comment_of_the_revised_message(
+    tmp_path,
+):
+    old = "Tracing runs the function once, " + "and then the program is replayed, " * 4
+    cat = catalog.update(None, "zh", _entries(old))
+    cat[old].string = "追踪会运行函数一次。"
+    path = tmp_path / "x.po"
+    catalog.write(path, cat)
+    new = old.replace("once", "twice")
+    catalog.write(path, catalog.update(catalog.read(path), "zh", _entries(new)))
+    assert "#| msgid" in path.read_text(
+        encoding="utf-8"
+    )  # the reviser sees the old text
+    revised = catalog.read(path)
+    revised[new].flags.discard("fuzzy")
+    revised[new].previous_id = []
+    catalog.write(path, revised)
+    text = path.read_text(encoding="utf-8")
+    assert "| msgid" not in text and "once" not in text
+
+
 def test_writing_an_unchanged_catalog_changes_nothing(tmp_path):
     cat = catalog.update(None, "zh", _entries("One paragraph."))
     path = tmp_path / "x.po"
