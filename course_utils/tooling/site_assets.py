@@ -154,8 +154,10 @@ div.highlight:hover > .{COPY_CLASS}, .{COPY_CLASS}:focus {{
   .{COPY_CLASS} {{ display: none; }}
   .{SWITCH_CLASS} {{ display: none; }}
 }}
-/* The language switch: a word among the header's icons. */
+/* The language switch: a word among the header's icons, on their row (the theme stacks
+   the header's end items as blocks, which put the switch above the header's top edge). */
 .{SWITCH_CLASS} {{ font-weight: 600; white-space: nowrap; }}
+.header-article-items__end {{ display: flex; align-items: center; }}
 """
 
 

@@ -412,6 +412,15 @@ def test_the_switch_goes_both_ways_and_chinese_text_renders(served, browser):
     page = context.new_page()
     page.goto(f"{base}{LESSON}.html")
     assert page.evaluate("() => document.documentElement.lang") == "en"
+    for width in (1280, 400):  # on the header's row, among its icons, at either width
+        page.set_viewport_size({"width": width, "height": 900})
+        switch = page.locator("a.course-language").bounding_box()
+        header = page.locator(".bd-header-article").bounding_box()
+        buttons = page.locator(".article-header-buttons").bounding_box()
+        assert header["y"] <= switch["y"], (width, switch, header)
+        assert switch["y"] + switch["height"] <= header["y"] + header["height"], width
+        assert switch["x"] + switch["width"] <= buttons["x"], (width, switch, buttons)
+    page.set_viewport_size({"width": 1280, "height": 900})
     page.locator("a.course-language", has_text="中文").click()
     page.wait_for_url(f"{base}{ZH_LESSON}.html")
     glyphs = page.evaluate(GLYPHS)
