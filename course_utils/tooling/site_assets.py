@@ -157,7 +157,7 @@ div.highlight:hover > .{COPY_CLASS}, .{COPY_CLASS}:focus {{
 /* The language switch: a word among the header's icons, on their row (the theme stacks
    the header's end items as blocks, which put the switch above the header's top edge). */
 .{SWITCH_CLASS} {{ font-weight: 600; white-space: nowrap; }}
-.header-article-items__end {{ display: flex; align-items: center; }}
+.header-article-items__end {{ display: flex; flex-wrap: wrap; justify-content: flex-end; align-items: center; }}
 """
 
 
