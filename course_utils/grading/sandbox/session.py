@@ -29,6 +29,7 @@ from course_utils.grading.sandbox.outputs import (
 )
 
 PROBE_GRACE_S = 3.0
+WARM_UP_S = 10.0  # how long a new kernel's IOPub may take to deliver
 # Larger messages are dropped by ZeroMQ before they are read (the peer is disconnected
 # and reconnects): a kernel that skips its own cap cannot make the worker hold them.
 MAX_MESSAGE_BYTES = 8 * 2**20
@@ -132,27 +133,63 @@ class Session:
             self.kc.start_channels()
             shell = self.kc.shell_channel.socket
             self.lost = shell.get_monitor_socket(zmq.EVENT_DISCONNECTED)
-            await self.kc.wait_for_ready(timeout=ready_timeout)
+            await self._wait_for_ready(ready_timeout)
             await self._warm_up()
         except BaseException:
             await self.kill()
             raise
 
-    async def _warm_up(self) -> None:
-        """Wait until IOPub delivers (a new subscriber misses the first messages)."""
-        for _ in range(50):
-            msg_id = self.kc.execute("", silent=True, store_history=False)
-            end = time.monotonic() + 0.2
-            while time.monotonic() < end:
+    async def _wait_for_ready(self, timeout: float) -> None:
+        """Until the kernel answers ``kernel_info`` on the shell channel.
+
+        jupyter_client's ``wait_for_ready`` does this and then waits for 0.2 s of
+        silence on IOPub, on every start; :meth:`_warm_up` waits for IOPub instead,
+        and :meth:`run_cell` reads only its own cell's messages, so nothing left over
+        from the start can be taken for a cell's output.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            self.kc.kernel_info()
+            try:
+                msg = await self.kc.get_shell_msg(
+                    timeout=min(1.0, max(0.05, deadline - time.monotonic()))
+                )
+            except queue.Empty:
+                msg = None
+            if msg is not None and msg["msg_type"] == "kernel_info_reply":
+                handle = getattr(self.kc, "_handle_kernel_info_reply", None)
+                if handle is not None:
+                    handle(msg)
+                return
+            if not await self.km.is_alive():
+                raise RuntimeError("Kernel died before replying to kernel_info")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"Kernel didn't respond in {timeout:g} seconds")
+
+    async def _warm_up(self, patience: float = WARM_UP_S) -> None:
+        """Wait until IOPub delivers (a new subscriber misses the first messages).
+
+        An empty cell is sent, and sent again after a wait that doubles from 10 ms to
+        0.2 s; a status message of any of them shows IOPub delivering. (One fixed wait
+        of 0.2 s cost most kernels 0.2 s, since the first cell's messages are usually
+        missed.)
+        """
+        sent: set[str] = set()
+        wait, give_up = 0.01, time.monotonic() + patience
+        while time.monotonic() < give_up:
+            sent.add(self.kc.execute("", silent=True, store_history=False))
+            end = time.monotonic() + wait
+            while (left := end - time.monotonic()) > 0:
                 try:
-                    msg = await self.kc.get_iopub_msg(timeout=0.05)
+                    msg = await self.kc.get_iopub_msg(timeout=left)
                 except queue.Empty:
-                    continue
+                    break
                 if (
-                    msg["parent_header"].get("msg_id") == msg_id
+                    msg["parent_header"].get("msg_id") in sent
                     and msg["msg_type"] == "status"
                 ):
                     return
+            wait = min(0.2, 2 * wait)
 
     @property
     def pid(self) -> int | None:
@@ -206,12 +243,31 @@ class Session:
                 pass
             self.kc = None
         if self.km is not None:
+            await self._kill_and_reap()
             try:
                 await asyncio.wait_for(self.km.shutdown_kernel(now=True), 10)
             except Exception:  # noqa: BLE001
                 pass
             self.km = None
         kill_processes(below, grace_s=0)
+
+    async def _kill_and_reap(self, within: float = 2.0) -> None:
+        """SIGKILL the kernel's process (group) and wait for it in 5 ms steps.
+
+        ``shutdown_kernel(now=True)`` then finds it gone; on its own it polls every
+        0.1 s, and a process killed a moment before is never gone at the first poll.
+        """
+        provisioner = getattr(self.km, "provisioner", None)
+        proc = getattr(provisioner, "process", None)
+        if proc is None:
+            return
+        try:
+            await provisioner.kill()
+        except Exception:  # noqa: BLE001 - shutdown_kernel below tries again
+            return
+        end = time.monotonic() + within
+        while proc.poll() is None and time.monotonic() < end:
+            await asyncio.sleep(0.005)
 
     # ----------------------------------------------------------- execution
     async def run_cell(
