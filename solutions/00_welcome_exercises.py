@@ -167,7 +167,8 @@ assert 0.06 <= naps[0.06] < 10 and naps[0.06] - naps[0.005] > 0.03, f"implausibl
 # Here is a two-layer MLP in PyTorch. Write `mlp_jax` so that it computes **the same**
 # function for the same arrays (`X` is `(batch, d_in)`, `W1` is `(d_in, d_hidden)`,
 # `b1` is `(d_hidden,)`, `W2` is `(d_hidden, d_out)`). Two to three lines. Watch the
-# defaults: the check compares with PyTorch to 1e-5.
+# defaults: the check compares with PyTorch to 1e-5, and runs your function under
+# `jax.jit`, so stay in `jax.numpy`.
 #
 # The arrays are your own: a copy of this notebook your instructor made for you draws
 # them from your variant (the line `your variant: …` under the setup cell), so your
@@ -198,14 +199,15 @@ def mlp_jax(X, W1, b1, W2):
 arrays = variants.current().normal(*SHAPES)  # your variant's, drawn again
 check(
     "port-mlp",
-    lambda: mlp_jax(*(jnp.asarray(v) for v in arrays)),
+    lambda: jax.jit(mlp_jax)(*(jnp.asarray(v) for v in arrays)),  # one compile, not one per op
     mlp_torch(*(torch.from_numpy(v) for v in arrays)),
     rtol=1e-5,
     atol=1e-5,
     hint="the same function means the same order (the bias inside the activation) and the same "
     "activation: the two frameworks' gelu are not the same function by default: read both docstrings",
     crash_hint="the shapes do not line up: W1 is already (d_in, d_hidden) here, unlike the "
-    "(out, in) weight of PyTorch's nn.Linear",
+    "(out, in) weight of PyTorch's nn.Linear; or a NumPy or SciPy function was given a traced "
+    "array: under jax.jit, use jax.numpy's and jax.nn's functions",
 )
 
 # %%

@@ -151,3 +151,15 @@ WRONG["port-mlp"] += [
         "the bias inside the activation",
     ),
 ]
+
+SCIPY_ERF = """
+def mlp_jax(X, W1, b1, W2):
+    from scipy.special import erf  # NumPy's world: works eagerly, not under jax.jit
+
+    h = X @ W1 + b1
+    return (0.5 * h * (1 + erf(h / math.sqrt(2)))) @ W2
+"""
+
+WRONG["port-mlp"] += [
+    ("an exact GELU from SciPy's erf", SCIPY_ERF, "under jax.jit"),
+]
