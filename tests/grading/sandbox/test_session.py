@@ -6,6 +6,7 @@ import asyncio
 import os
 import signal
 import sys
+import time
 
 import pytest
 
@@ -180,3 +181,61 @@ def test_a_sandboxed_kernel_runs_interrupts_caps_errors_and_dies_whole(tmp_path)
     assert recovered and len(own) == 3  # bwrap, its init, the kernel
     assert crash["status"] == "died" and code == -signal.SIGSEGV
     assert all(gone(p.pid) for p in below)
+
+
+def test_a_kernel_that_exits_before_it_answers_is_reported_at_once(tmp_path):
+    s = _session(tmp_path)
+    spec = tmp_path / "kernels" / environment.KERNEL_NAME / "kernel.json"
+    text = spec.read_text()
+    spec.write_text(text.replace('"-m"', '"-c", "raise SystemExit(3)", "-m"', 1))
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match="died before replying"):
+        _run(lambda: s.start(ready_timeout=60))
+    assert time.monotonic() - started < 30  # told at once, not at the ready timeout
+    assert s.km is None and s.kc is None
+
+
+class _FakeClient:
+    """IOPub that loses the messages of the first ``lost`` cells, then delivers a
+    cell's status only after the next cell was sent (a slow subscriber)."""
+
+    def __init__(self, lost: int):
+        self.lost, self.sent, self.queue = lost, [], []
+
+    def execute(self, code, **kw):
+        msg_id = f"cell-{len(self.sent)}"
+        self.sent.append(msg_id)
+        if len(self.sent) > self.lost + 1:  # delivered one send late
+            parent = self.sent[-2]
+            self.queue.append(
+                {"parent_header": {"msg_id": parent}, "msg_type": "status"}
+            )
+        return msg_id
+
+    async def get_iopub_msg(self, timeout):
+        import queue as q
+
+        if self.queue:
+            return self.queue.pop(0)
+        await asyncio.sleep(timeout)
+        raise q.Empty
+
+
+def test_warm_up_retries_quickly_and_takes_the_status_of_any_cell_it_sent():
+    s = Session("k", [])
+    s.kc = _FakeClient(lost=2)
+    start = time.monotonic()
+    asyncio.run(s._warm_up(patience=5))
+    took = time.monotonic() - start
+    # lost, lost, then cell 2's status arrives when cell 3 is sent: four sends,
+    # after waits of 10, 20 and 40 ms (one fixed 0.2 s wait a send took 0.6 s)
+    assert len(s.kc.sent) == 4
+    assert took < 0.5
+
+
+def test_warm_up_gives_up_after_its_patience():
+    s = Session("k", [])
+    s.kc = _FakeClient(lost=10**6)
+    start = time.monotonic()
+    asyncio.run(s._warm_up(patience=0.3))
+    assert 0.3 <= time.monotonic() - start < 5
