@@ -1064,9 +1064,10 @@ for fw, top, quiet in [("PyTorch", top_torch, quiet_torch.result), ("JAX", top_j
 # the softmax's subtract-exponential, the SGD update `w - lr * g`) into single loops, and most
 # fusion names list the ops each one swallowed (`subtract_exponential_fusion`). The third
 # printed line lists the fusions whose names say nothing: on a CPU, recent XLA hands some of the matmuls
-# (and some reductions) to the YNNPACK library as `ynn_fusion.N`, whose name lists no op (click
-# one in Perfetto to see its HLO); on a GPU the names differ again (`loop_…_fusion`,
-# `input_…_fusion`, and matmul fusions that call cuBLAS or Triton). Fewer, fused ops mean fewer passes over memory and
+# (and some reductions) to the YNNPACK library as `ynn_fusion.N`, whose name lists no op (in
+# Perfetto its slice carries only its name and its HLO module; the compiled program's text,
+# `jax.jit(f).lower(...).compile().as_text()`, shows what each fusion computes); on a GPU the
+# names differ again (`loop_…_fusion`, `input_…_fusion`, and matmul fusions that call cuBLAS or Triton). Fewer, fused ops mean fewer passes over memory and
 # no Python between them; that is what `jit` buys a step like this, and what `torch.compile`'s
 # Inductor does for PyTorch (lesson 03 counted its generated kernels). On a GPU the same cells show
 # CUDA kernels for PyTorch and GPU ops for JAX, and the story is the same with kernel launches
@@ -1736,9 +1737,9 @@ assert_close(dropped_torch, dropped_jax, rtol=0, atol=0)
 # deterministic implementation use it, and ops without one raise (on CUDA, for instance,
 # `torch.histc` and `torch.bincount` with weights, whose kernels add with atomics in a varying
 # order; others, such as `index_add_`, switch to a deterministic kernel); on CUDA it also
-# needs `CUBLAS_WORKSPACE_CONFIG=:4096:8` in the environment. On a CPU little changes. JAX has no
-# such switch to flip from Python: a compiled XLA program on a CPU or TPU is deterministic, and
-# on GPUs `XLA_FLAGS=--xla_gpu_deterministic_ops=true`, set before JAX starts, makes XLA pick
+# needs `CUBLAS_WORKSPACE_CONFIG=:4096:8` (or `:16:8`) in the environment. On a CPU little
+# changes. JAX has no such switch to flip from Python: a compiled XLA program on a CPU or TPU
+# is deterministic, and on GPUs `XLA_FLAGS=--xla_gpu_deterministic_ops=true`, set before JAX starts, makes XLA pick
 # deterministic kernels.
 #
 # For PyTorch on a GPU the full recipe adds `torch.backends.cudnn.benchmark = False` (autotuning
@@ -1746,8 +1747,11 @@ assert_close(dropped_torch, dropped_jax, rtol=0, atol=0)
 # randomness, DataLoader workers included (`generator=` and `worker_init_fn`). PyTorch's
 # reproducibility notes warn that deterministic operations are often slower than
 # nondeterministic ones; how much slower depends on the GPU and the ops, and this lesson
-# measures it nowhere (on a CPU the switch changes only a few ops, such as `index_put_` with
-# `accumulate=True`, none of which this lesson's steps call), so the default that neither
+# measures it nowhere (on a CPU the switch gives only a few ops a deterministic kernel, such as
+# `index_put_` with `accumulate=True`, none of which this lesson's steps call, and it fills the
+# memory of `torch.empty`-style allocations, NaN for floats, unless
+# `torch.utils.deterministic.fill_uninitialized_memory` is turned off: an extra write that the
+# steps do make), so the default that neither
 # framework turns it on is the frameworks' choice, reported here, not a cost measured here.
 #
 # Keys under sharding: `jax_threefry_partitionable` decides how `jax.random` generates a large
@@ -1872,7 +1876,7 @@ for fw, same, runs in [("PyTorch", same_torch, repro_torch), ("JAX", same_jax, r
 # for bit (section 1 printed their float32 gap), which is why the
 # course compares them with tolerances and compares each with itself bit for bit.
 #
-# What would break the equality, if you want to see it happen: changing the number of threads
+# What can break the equality, if you want to see it happen: changing the number of threads
 # between the runs (the reductions split differently), `torch.backends.cudnn.benchmark = True`
 # on a GPU (autotuning picks kernels by timing, and timings vary), XLA's GPU autotuner for the
 # same reason, and any randomness drawn without a fixed seed or key, such as a DataLoader's
