@@ -33,7 +33,8 @@ BUDGET_S = 180.0
 
 
 def _cpu_seconds() -> float:
-    """CPU time of this process and its waited-for descendants (workers reap their kernels)."""
+    """CPU time of this process and its waited-for descendants: the workers, not the kernels
+    (those are reaped inside their sandboxes, so their usage never reaches this process)."""
     me, kids = (
         resource.getrusage(resource.RUSAGE_SELF),
         resource.getrusage(resource.RUSAGE_CHILDREN),
@@ -90,9 +91,9 @@ def _report(batch, out: Path, args, wall: float, cpu: float, load: tuple) -> Non
     )
     print("scores: " + ", ".join(f"{n} x {s}" for s, n in sorted(scores.items())))
     print(
-        f"CPU time of the grader, workers and kernels: {cpu:.1f} s, so at least {cpu / args.jobs:.1f} s "
-        f"of wall time on {args.jobs} otherwise idle cores; load average {load_before:.1f} before, "
-        f"{load_after:.1f} after (other work on the machine slows the run)"
+        f"CPU time of the grader and its workers: {cpu:.1f} s (the kernels' is not counted: they are "
+        f"reaped inside their sandboxes; benchmarks/grade_profile.py counts it); load average "
+        f"{load_before:.1f} before, {load_after:.1f} after (other work on the machine slows the run)"
     )
     if args.n == 30 and args.jobs == 2:
         verdict = "within" if wall <= BUDGET_S else "OVER"
