@@ -839,8 +839,8 @@ print("bfloat16 instructions: " + ("unknown (no /proc/cpuinfo: not Linux)" if BF
 # choices (recent releases hand some of the matmuls to the YNNPACK library; section 2's fusion
 # list shows whether this run's did), so a flag being
 # present says a bfloat16 kernel *can* exist on this machine, not that either framework used one for this
-# model. That is why the timing cell measures instead of inferring from the flags, and why its
-# last line repeats them next to the result.
+# model. That is why the timing cell measures instead of inferring from the flags, and why, on a
+# CPU, its last line repeats them next to the result.
 
 # %%
 # PyTorch: forward + backward in float32 and under bfloat16 autocast (eager)
@@ -1248,7 +1248,7 @@ display(Markdown("| FLOPs | analytic (matmuls) | `FlopCounterMode` | `cost_analy
 #   `torch.compile`, a `print` is a graph break: Dynamo compiles the code before and after it as
 #   two graphs and runs the `print` in Python.
 # - Indexing out of bounds: JAX clamps indexed reads and drops indexed writes silently (no
-#   exceptions inside compiled code; `jnp.take` fills with NaN instead); PyTorch raises
+#   exceptions inside compiled code; `jnp.take` fills instead, with NaN for floats); PyTorch raises
 #   `IndexError` (on a GPU, an index tensor past the end fails inside the kernel instead, as
 #   a device-side assert, a `RuntimeError`).
 # - Errors: a Python `if` on a traced value is a `TracerBoolConversionError` (a
