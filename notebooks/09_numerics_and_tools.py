@@ -797,7 +797,7 @@ assert_close(model16_torch.fc1.weight.detach().T, model16_jax.fc1.kernel[...], r
 # concrete boolean, because only the gradient is jitted here; inside a jitted step the same rule is
 # written with `jax.lax.cond`, or left to Optax's `optax.apply_if_finite(optimizer, n)`, which
 # wraps an optimiser, skips an update whose gradient is not finite, up to `n` such updates in a
-# row (after `n` consecutive ones it gives up and applies the next), and counts the skips (`jmp`
+# row (after `n` consecutive ones it gives up and applies the next), and counts the non-finite gradients in its state (`jmp`
 # adds the dynamic scale that halves and grows like `GradScaler`'s). Loss scaling is only needed for float16; bfloat16 has
 # float32's exponent range, which is why it is TPUs' 16-bit format and the usual choice for
 # training on NVIDIA GPUs since Ampere (PyTorch's CUDA autocast still defaults to float16:
