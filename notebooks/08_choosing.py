@@ -28,8 +28,8 @@
 # **Learning objectives.** After this notebook you can
 # 1. read the articles' decision matrix and decision tree, and say which rows a measurement
 #    can settle and which it cannot (team skills, hiring, migration cost);
-# 2. measure batch-1 inference latency, first-call cost and break-even of a small encoder in
-#    both frameworks, and the cost of recompiling for changing input shapes (and its fix);
+# 2. measure a small encoder's batch-1 inference latency in both frameworks, JAX's first-call
+#    cost and the break-even, and the cost of recompiling for changing input shapes (and its fix);
 # 3. run `course claims` and read its verdicts: holds, does not hold, inconclusive, not
 #    testable here, or skipped in smoke mode.
 
@@ -309,8 +309,8 @@ print(per_call.conditions())
 # The first line is written by the verdict rule from this run's per-round ratios: it gives the
 # median ratio and its interval (the median of the per-round ratios, so it can differ from the
 # table's speed-up, which divides one median by the other), and when it declines to
-# judge it says why, and what to change (for a contended run the table's last line above
-# already said it, so it is not repeated).
+# judge (a run too short, noisy or contended) it says why, and what to change (for a contended
+# run the table's last line above already said it, so it is not repeated).
 # The second line records the conditions it was made under: the threads each framework used, the
 # cores, and whether other programs were competing. Two runs on the same laptop can print
 # different lines when those conditions differ, which is why the conditions travel with the
@@ -662,14 +662,15 @@ Markdown("\n".join(lines))
 
 # %% [markdown]
 # The last row is there on purpose: four of the guide's rows have no measurement behind them on
-# any machine. The tally of this run's verdicts counts benchmarks, not claims: `higher-order`
+# any machine. The tally of this run's verdicts counts benchmarks (once per device kind where
+# there are several), not claims: `higher-order`
 # and `jax-2-5x` are two sentences of one article (the second about several tasks, higher-order
 # derivatives among them) that the course measures on one workload, batched third derivatives,
 # in one pairing, so one benchmark run judges both (against their different stated
 # magnitudes), and counting it twice would make one measurement look like two pieces of
 # evidence. A benchmark that was not testable
-# here or skipped in smoke mode measured nothing, so the first line also says how many
-# benchmarks measured something in this run. Then a note if the machine was
+# here or skipped in smoke mode measured nothing, so the first line also says how many of them
+# measured something in this run. Then a note if the machine was
 # busy while it ran:
 
 # %%
@@ -678,10 +679,13 @@ for o in report.outcomes:
     measurements.setdefault((BENCHMARKS[o.claim.id], o.device), []).append(o)
 tally = Counter(" / ".join(sorted({o.verdict for o in group})) for group in measurements.values())
 measured_now = sum(any(o.samples for o in group) for group in measurements.values())
-print(f"{len(report.outcomes)} claims, {len(measurements)} benchmarks ({measured_now} measured in this run); "
-      "verdicts by benchmark:", ", ".join(f"{n} {v}" for v, n in tally.items()))
-for group in (g for g in measurements.values() if len(g) > 1):
-    print("one measurement, counted once, judges", " and ".join(f"`{o.claim.id}` ({o.verdict})" for o in group))
+n_claims, n_benchmarks = len({o.claim.id for o in report.outcomes}), len({b for b, _ in measurements})
+runs_text = f" on {len(report.devices)} device kinds: {len(measurements)} benchmark runs" if several else ""
+print(f"{n_claims} claims, {n_benchmarks} benchmarks{runs_text} ({measured_now} measured in this run); verdicts by "
+      "benchmark" + (" and device kind" if several else "") + ":", ", ".join(f"{n} {v}" for v, n in tally.items()))
+for (_, device), group in ((k, g) for k, g in measurements.items() if len(g) > 1):
+    print("one measurement, counted once, judges", " and ".join(f"`{o.claim.id}` ({o.verdict})" for o in group)
+          + (f" on {device}" if several else ""))
 assert all(report.outcome(i).details.get("measured_by") for i in measured)  # section 3's, not re-run
 if "warning" in report.machine:
     print("note:", report.machine["warning"])
