@@ -151,7 +151,7 @@ def speedups(rows: Sequence[Mapping[str, Any]], *, ax=None, title: str | None = 
     names = {r.get("interval_label") for r in rows if r.get("median") is not None}
     interval = names.pop() if len(names) == 1 and None not in names else "interval"
     ax.set_xlabel(
-        f"× faster (median, {interval}; log scale); "
+        f"× faster (median, {interval}; log scale);\n"
         "colour: the verdict; line: 1x; band: the stated magnitude"
     )
     ax.set_title(title or "on this machine")
@@ -240,8 +240,9 @@ def _is_number(text: str) -> bool:
 
 
 def _categories(axis) -> list[str]:
-    """An axis's tick labels when they name things (a bar per variant), not values."""
-    texts = [t.get_text().strip() for t in axis.get_ticklabels()]
+    """An axis's tick labels when they name things (a bar per variant), not values
+    (each on one line, for the description)."""
+    texts = [" ".join(t.get_text().split()) for t in axis.get_ticklabels()]
     return [t for t in texts if t and not _is_number(t)]
 
 
@@ -269,7 +270,7 @@ def _axes_words(ax) -> str:
     """One axes in words: its title, axis labels (and log scales), series, categories."""
     parts = []
     for which in ("x", "y"):
-        label = getattr(ax, f"get_{which}label")().strip()
+        label = " ".join(getattr(ax, f"get_{which}label")().split())  # one line
         log = getattr(ax, f"get_{which}scale")() == "log"
         if label:
             parts.append(f'{which} axis "{label}"' + (" (log scale)" if log else ""))

@@ -160,3 +160,14 @@ def test_ipython_stores_each_figures_description_as_its_alt_text():
     assert "image/png" not in shell.display_formatter.format(fig)[1]
     plt.close(fig)
     assert plots.describe_figures() is False  # no IPython running here
+
+
+def test_a_label_on_two_lines_is_described_on_one():
+    fig, ax = plt.subplots()
+    ax.plot([0, 1])
+    ax.set_xlabel("× faster;\ncolour: the verdict")
+    ax.set_yticks([0, 1], ["one\n(two)", "three"])
+    assert plots.describe(fig) == (
+        'A plot with x axis "× faster; colour: the verdict"; "one (two)", "three" on the y axis.'
+    )
+    plt.close(fig)

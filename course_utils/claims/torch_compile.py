@@ -92,7 +92,7 @@ def compile_fusion(ctx: Ctx) -> Measured:
 def compile_training(ctx: Ctx) -> Measured:
     if ctx.smoke:
         raise SkippedInSmoke(
-            "compiling a forward and backward pass costs tens of seconds on a small CPU; "
+            "compiling a forward and backward pass from an empty Inductor cache takes tens of seconds on a small CPU; "
             "run `course claims` without --smoke"
         )
     import torch
