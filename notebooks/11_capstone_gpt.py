@@ -1881,8 +1881,8 @@ resumed_torch = gpt.train.torch_run(model_r_torch, opt_r_torch,
 
 # %% [markdown]
 # Here DCP runs in one process, which is enough to see its API. Its reason to exist is the
-# sharded case: under FSDP2 every rank calls `dcp.save` with the same state dict of DTensors,
-# and each writes only the shards it holds, in parallel, plus one `.metadata` file that maps
+# sharded case: under FSDP2 every rank calls `dcp.save` with its state dict, DTensors with the
+# same names and global shapes on every rank, and each writes only the shards it holds, in parallel, plus one `.metadata` file that maps
 # every tensor to its pieces. A later `dcp.load` on another number of ranks reads, on each rank,
 # only the pieces that rank's DTensors need: the checkpoint is resharded on load. Orbax does
 # the same for JAX from the shardings of its abstract target, which is why the target above
