@@ -1590,9 +1590,10 @@ with expect_error(jax.errors.TracerBoolConversionError, lines=3):
 # printed still names that class): Dynamo's says "Data-dependent branching" and names the line
 # and the condition; JAX's names the abstract value (`bool[]`) that Python tried to turn into a
 # bool. The fix is the same idea in both: state the branch as data. When both branches are cheap,
-# compute both and select (`torch.where`, `jnp.where`); when they are expensive or have side
-# effects, use the compilers' conditional (`torch.cond`, `jax.lax.cond`), which compiles both
-# branches and runs one.
+# compute both and select (`torch.where`, `jnp.where`); when they are expensive, use the
+# compilers' conditional (`torch.cond`, `jax.lax.cond`), which compiles both branches and runs
+# one. Neither takes a branch with a Python side effect such as a `print`: `torch.cond` refuses
+# it with an error, and `lax.cond` runs the Python of both branches once, when it traces them.
 #
 # Both messages are worth reading to the end rather than to the first frame. JAX's ends with a
 # link to its error page (each error class has one, with the common causes and fixes) and says
