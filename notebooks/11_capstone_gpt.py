@@ -531,9 +531,10 @@ print(f"loss {loss_torch.item():.6f} vs {float(loss_jax):.6f} (a uniform guess: 
 # hyperparameters. Both use *decoupled* weight decay: `p ← p − lr·(m̂/(√v̂ + ε) + wd·p)`.
 # `torch.optim.AdamW` applies the decay as `p ← p·(1 − lr·wd)` before the Adam update;
 # `optax.adamw` adds `wd·p` to the update before scaling by `−lr`: the same arithmetic, in a
-# different order. The decay applies to every parameter on both sides here. GPT-2's recipe
-# exempts biases and LayerNorm gains; to follow it, the exemption must be made twice and
-# identically (PyTorch: two parameter groups; optax: `mask=`), or the runs part at step one.
+# different order. The decay applies to every parameter on both sides here. The recipe that
+# nanoGPT follows (published with GPT-1) exempts biases and LayerNorm gains; to follow it, the
+# exemption must be made twice and identically (PyTorch: two parameter groups; optax: `mask=`),
+# or the runs part at step one.
 
 # %%
 print("AdamW:", gpt.train.ADAMW)
@@ -694,8 +695,9 @@ fig.tight_layout()
 # ### 3.2 The training step, and the recipe a GPT trains with
 #
 # Everything so far stepped AdamW at a constant learning rate, which is what a parity check
-# wants and not what a GPT is trained with. nanoGPT, GPT-2 and most of their descendants use
-# three more pieces, and each must be written once per framework and identically:
+# wants and not what a GPT is trained with. nanoGPT and most GPT recipes since the published
+# ones (GPT-1's warm-up, cosine and decay exemption, GPT-3's clipping) use three more pieces,
+# and each must be written once per framework and identically:
 #
 # - **Linear warm-up, then cosine decay.** Adam's second-moment estimate is poor for its first
 #   steps, while it has averaged few gradients, so the learning rate climbs from 0 to its peak over `warmup_steps`, then
@@ -703,7 +705,7 @@ fig.tight_layout()
 #   step trained (whose rate the parity cell below prints as `last`, just above it).
 # - **Gradient clipping by global norm.** When the norm of *all* the gradients together exceeds
 #   `CLIP`, every gradient is scaled by the same factor, so a rare bad batch cannot throw the
-#   weights far; the direction of the step is unchanged.
+#   weights far; the direction of the gradient is unchanged.
 # - **No weight decay on norms and biases.** Decay shrinks weights towards zero, a prior that
 #   makes sense for matrices and embeddings, not for a LayerNorm's gain (whose neutral value
 #   is 1) or a bias. PyTorch expresses the exemption as two *parameter groups*; optax as a *mask*, a
@@ -851,8 +853,9 @@ print(f"{S.recipe_steps} steps of the recipe, {min(S.recipe_steps, WARMUP)} of t
 # the kinds of arrays instead, which is why the check through the converter is worth having.
 #
 # Clipping needs one word more. `clip_grad_norm_` and `optax.clip_by_global_norm` both compute
-# one norm over every gradient of the model and scale all of them by `min(1, CLIP / norm)`;
-# clipping each tensor on its own would change the direction of the step. Early in training,
+# one norm over every gradient of the model and scale all of them by `min(1, CLIP / norm)`
+# (PyTorch's divides by `norm + 1e-6`, a relative difference of about 10⁻⁶ in a clipped step);
+# clipping each tensor on its own would change the direction of the gradient. Early in training,
 # with GPT-2's small initial weights, the norm may stay below `CLIP` and the clip does
 # nothing; it earns its place later, on the rare batch whose loss spikes.
 #
@@ -956,8 +959,9 @@ print(f"train_steps: {full_steps} in full mode, {smoke_steps} in smoke mode ({fu
 
 # %% [markdown]
 # The printed gap says how far apart the two curves are at worst: section 3 showed why they
-# need not be identical (float32 rounding, amplified by training) and that the float64
-# control leaves nothing else to explain. The validation losses are computed from the models
+# need not be identical (float32 rounding, amplified by training) and, for its constant-rate
+# step, that the float64 control leaves nothing else to explain (the recipe's pieces were
+# checked one by one in 3.2, not against float64). The validation losses are computed from the models
 # the loops produced; how far they fall below the uniform guess printed next to them depends
 # on the number of steps, and the last line says how many fewer smoke mode trains.
 #
@@ -1196,8 +1200,8 @@ for label, (base, lever) in decode_pairs.items():  # the label names the lever f
 # Each variant is a factory: it copies the initial weights and makes a fresh optimiser, and
 # returns a function that runs the `k_steps` steps and returns their losses. The first call
 # of every variant starts from the same state, so their first losses must agree:
-# `timing.compare` checks that on those first calls, before any timed round, here at bfloat16's resolution
-# (a relative 3 %), and the float32 variants are held to 10⁻⁴ after.
+# `timing.compare` checks that on those first calls, before any timed round, here with a tolerance wide
+# enough for bfloat16 (a relative 3 %), and the float32 variants are held to 10⁻⁴ after.
 #
 # What each lever does. `torch.compile(one_step)` compiles the whole step function: Dynamo
 # traces the forward pass, AOTAutograd derives the backward pass from it and Inductor
@@ -2169,8 +2173,9 @@ for name, rows_ in (("PyTorch", samples_torch), ("JAX", samples_jax)):
 #   warm-up is what keeps the first steps small; the decay is what lets the loss settle
 #   (section 3.2 writes both, in both frameworks).
 # - *"`torch.compile(model)` compiles the training step."* It compiles the forward pass (and
-#   its backward); the optimizer's update stays eager unless the step function around it is
-#   compiled, as section 5 does. `jax.jit` of the step compiles all of it by construction.
+#   its backward); the optimizer's update stays eager unless it is compiled too, as section 5
+#   does by compiling the step function around it. `jax.jit` of the step compiles all of it
+#   by construction.
 # - *"A KV cache always makes sampling faster."* It removes work that grows with the context;
 #   on a tiny model and a short context the fixed costs can weigh as much as that work, and
 #   section 4.2 measures what it was worth here.
@@ -2187,8 +2192,8 @@ for name, rows_ in (("PyTorch", samples_torch), ("JAX", samples_jax)):
 # `vmap` over a block constructor returns one block whose parameters carry a leading layer
 # axis, which `nnx.scan` can loop over. `split_rngs` gives each layer its own random key. Without
 # it there is one key and no axis to map over: the code as written (`in_axes=(0,)`) fails with
-# a `ValueError`, and broadcasting the key instead (`in_axes=None`) would give every layer the
-# same initial weights.
+# a `ValueError`, and broadcasting the key instead (`in_axes=None`, with
+# `axis_size=n_layers`) would give every layer the same initial weights.
 # </details>
 #
 # <details><summary>2. What does the weight converter do to a Linear layer of block 2, and to a
