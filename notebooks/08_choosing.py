@@ -819,7 +819,7 @@ for reader, branches in PROFILES.items():
 # | will my inputs recompile? | `timing.no_recompile`; pad to buckets with a mask | 03, section 3 |
 # | do the articles' numbers hold here? | `course claims` | section 4 |
 # | team, hiring, ecosystem fit, migration cost | not a benchmark: ask the team, run the MVP checklist | 06, 07 |
-# | will a whole model behave the same in the other framework? | port its weights, prove logits, gradients and a training step equal (07) and a whole training run (11), then time both | 07, 11 |
+# | will a whole model behave the same in the other framework? | port its weights, prove logits, gradients and a training step equal (07, 11), train both on the same batches and compare their loss curves (11), then time both | 07, 11 |
 # | where does a step's time go, and why did it return NaN? | a profiler trace of the step in each framework; NaN checks under `jit` and autograd | 09 |
 #
 # **Common misconceptions** (each corrected above)

@@ -125,7 +125,9 @@ def _tpu_llm(ctx: Ctx) -> Measured:
 
 def _huge_scale(ctx: Ctx) -> Measured:
     raise NotTestable(
-        "needs more than 1000 accelerators; lesson 05 measures data parallelism on simulated devices"
+        "needs more than 1000 accelerators; lesson 05 shows data parallelism on 8 devices "
+        "(simulated where the accelerators are fewer), as a correctness demo, not a "
+        "speed measurement"
     )
 
 
