@@ -98,6 +98,29 @@ def need_browser() -> None:
         pytest.skip(reason)
 
 
+def need_chinese_font() -> None:
+    """Skip (fail under ``CI=true``) when fontconfig knows no font with Chinese glyphs:
+    chromium then draws nothing for them, and the test of the Chinese page's text has
+    nothing to see."""
+    try:
+        found = subprocess.run(
+            ["fc-list", ":lang=zh", "family"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        ).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired) as error:
+        found, why = "", f"fc-list did not answer ({error})"
+    else:
+        why = "fc-list :lang=zh lists no font"
+    if found:
+        return
+    reason = f"no font for Chinese text: {why} (apt-get install fonts-noto-cjk)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"the Chinese page's text cannot be checked in CI: {reason}")
+    pytest.skip(reason)
+
+
 def launch(pw):
     """Debian's chromium under playwright (never Playwright's own browser download)."""
     return pw.chromium.launch(

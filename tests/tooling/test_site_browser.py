@@ -24,7 +24,14 @@ import nbformat
 import pytest
 
 from tests.tooling import site_a11y
-from tests.tooling.site_fixture import FIXTURES, ROOT, launch, need_browser, shared_site
+from tests.tooling.site_fixture import (
+    FIXTURES,
+    ROOT,
+    launch,
+    need_browser,
+    need_chinese_font,
+    shared_site,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -407,6 +414,7 @@ GLYPHS = """() => {
 def test_the_switch_goes_both_ways_and_chinese_text_renders(served, browser):
     """A reader on the English lesson clicks 中文 and reads the same lesson in Chinese,
     its characters drawn (not the missing-glyph box), then clicks English to go back."""
+    need_chinese_font()
     _, base = served
     context = _context(browser, base, 1280, [])
     page = context.new_page()
@@ -425,6 +433,9 @@ def test_the_switch_goes_both_ways_and_chinese_text_renders(served, browser):
     page.wait_for_url(f"{base}{ZH_LESSON}.html")
     glyphs = page.evaluate(GLYPHS)
     assert glyphs["lang"] == "zh-CN" and "一节已经执行过的小课" in glyphs["text"]
+    assert set(glyphs["ink"].split(",")) != {"0"}, (
+        "a Chinese character drew nothing on the canvas (is a font for Chinese installed?)"
+    )
     assert glyphs["ink"] != glyphs["other"], "two Chinese characters drew the same box"
     assert glyphs["ink"] != glyphs["missing"], (
         "a Chinese character drew the missing box"
