@@ -916,7 +916,7 @@ if BF16_FLAGS is not None and torch_dev.type == "cpu":
 # %%
 if torch_dev.type == "cuda":
     n = S.mm_size
-    a_mm = torch.randn(n, n, device=torch_dev) / n**0.5  # entries of a @ b are about N(0, 1)
+    a_mm = torch.randn(n, n, device=torch_dev) / n**0.25  # entries of a @ b are about N(0, 1)
 
     def mm_bf16(a, b):
         with torch.autocast("cuda", dtype=torch.bfloat16):
