@@ -616,11 +616,13 @@ fig.tight_layout()
 # inconclusive. A verdict on a claim needs the whole bar inside or beyond the band, or the whole
 # bar short of it, so a long bar that crosses the band is what an unsettled measurement looks
 # like; a bar clear of the band can still be grey, when the run was too short, noisy or
-# contended. "× faster" always means the side named under the claim's id: each measured row's
-# label says which variant a point right of 1x favours, the denominator of the claim's ratio (a
+# contended. On a speed-up row, "× faster" means the side named under the claim's id: the
+# row's label says which variant a point right of 1x favours, the denominator of the claim's ratio (a
 # JAX variant for the claims that JAX is faster, `torch.compile` for the `compile-*` claims, and
 # PyTorch eager for `dynamic-shapes`, whose claim is that JAX is the slower one). A point left
-# of 1x means that variant was the slower one. Claims stated in seconds rather than as a ratio,
+# of 1x means that variant was the slower one. The one ratio that is not a speed, `train-memory`
+# (measured on a GPU only), names no side: its point is PyTorch's memory peak over JAX's, so
+# right of 1x JAX needed less memory. Claims stated in seconds rather than as a ratio,
 # and claims not measured here, appear with their verdict written next to the 1x line instead of
 # a point.
 #

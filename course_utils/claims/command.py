@@ -54,15 +54,36 @@ def _machine(plan: DevicePlan | None = None) -> dict[str, Any]:
     if plan and plan.note:
         info["summary"] += f"; {plan.note}"
     if hasattr(os, "getloadavg"):
+        # Read before the first benchmark, so it counts the work that came just
+        # before (a notebook's own timings among it), not the benchmarks: whether
+        # other work competed with a measurement is each monitor's record, which
+        # :func:`_busy_warning` gathers.
         load = os.getloadavg()[0]
         info["load_average_1min"] = round(load, 2)
-        info["summary"] += f", load average {load:.1f}"
-        if load >= (os.cpu_count() or 1):
-            info["warning"] = (
-                f"the machine was busy (load {load:.1f} on {os.cpu_count()} cores): other "
-                "programs competed for the CPU, so these timings are noisier than usual"
-            )
+        info["summary"] += f", load average {load:.1f} at the start"
     return info
+
+
+def _busy_warning(outcomes: Sequence[Outcome]) -> str | None:
+    """The measurements whose contention monitor found the machine busy, or None.
+
+    A contended measurement is never judged (the verdict rule), so each one
+    named here is inconclusive.
+    """
+    several = len({o.device for o in outcomes}) > 1
+    busy = [
+        f"{o.claim.id} ({o.device})" if several else o.claim.id
+        for o in outcomes
+        if (o.contention or {}).get("reason")
+    ]
+    if not busy:
+        return None
+    return (
+        f"the machine was busy while {', '.join(busy)} "
+        f"{'was' if len(busy) == 1 else 'were'} measured: other work competed for the cores "
+        "(or one framework's threads outnumbered them), so "
+        f"{'that claim is' if len(busy) == 1 else 'those claims are'} inconclusive"
+    )
 
 
 def _check_arguments(
@@ -181,6 +202,9 @@ def run(
     def save(outcome: Outcome | None = None) -> None:
         if outcome is not None:
             outcomes.append(outcome)
+        warning = _busy_warning(outcomes)
+        if warning:
+            report.machine["warning"] = warning
         report.seconds = time.perf_counter() - start
         if out_dir is not None:
             report.json_path = write_json(report, out_dir / "claims.json")

@@ -67,6 +67,30 @@ def test_run_only_and_measured(fake_benchmarks):
     assert ("fake", True) not in fake_benchmarks[1:]  # not measured a second time
 
 
+def test_the_busy_warning_comes_from_the_measurements_contention_not_the_start_load(
+    fake_benchmarks, tmp_path
+):
+    """A quiet run has no warning whatever the load was at the start; a contended one names the claim."""
+    report = command.run(smoke=True, out=tmp_path, verbose=False)
+    assert "warning" not in report.machine
+    busy = {"reason": "other processes used 80% of the 2 cores"}
+    given = verdict_rule.Measured(
+        rounds(2.0), "timed beside other work", contention=busy
+    )
+    report = command.run(
+        smoke=True, measured={"fake": given}, out=tmp_path, verbose=False
+    )
+    assert report.outcome("fake").verdict == verdict_rule.INCONCLUSIVE
+    assert report.machine["warning"].startswith(
+        "the machine was busy while fake was measured"
+    )
+    assert "that claim is inconclusive" in report.machine["warning"]
+    assert (
+        json.loads((tmp_path / "claims.json").read_text())["machine"]["warning"]
+        == (report.machine["warning"])
+    )
+
+
 def test_run_rejects_bad_arguments(fake_benchmarks, tmp_path):
     with pytest.raises(CourseError, match="unknown claim 'nope'; claims: fake, high"):
         command.run(only=["nope"], verbose=False)
