@@ -1019,8 +1019,8 @@ print(f"open in https://ui.perfetto.dev:\n  {torch_trace}\n  {jax_trace}")
 # The notebook reads the files back with `course_utils.profiles`, which parses the Chrome-trace
 # JSON both write, computes each op's *self* time (its duration less that of the ops nested in
 # it, so that `aten::linear` does not count the `aten::addmm` it calls a second time) and keeps,
-# for PyTorch, the operator events (`cat: cpu_op`, or the GPU kernels when there are any), and
-# for JAX, the events XLA tagged with an `hlo_op`.
+# for PyTorch, the operator events (`cat: cpu_op`) and, where there are any, the GPU kernels as
+# well (both kinds, side by side in one table), and for JAX, the events XLA tagged with an `hlo_op`.
 
 # %%
 # PyTorch: the top ops of the eager step, per step
