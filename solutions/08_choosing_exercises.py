@@ -410,6 +410,25 @@ request[:, 1] = 0  # token 0 is in the vocabulary (0 to 99) too: a real token, n
 
 # %%
 # TESTS: pad-pow2 points=2
+def _length_slip(n, minimum, got, want):
+    """Name the slip that pads n tokens to got slots when want is right."""
+    if got < n:
+        slip = "shorter than the request, tokens were cut off"
+    elif got < minimum:
+        slip = "the padded length came out below minimum"
+    elif got & (got - 1):
+        slip = ("a minimum that is not a power of two was taken as the length: the padded length is the next "
+                "power of two at or above it" if got == minimum else "the padded length is not a power of two")
+    elif got > want and want == n:
+        slip = "a length already a power of two grew to the next one"
+    elif got > want and want == minimum:
+        slip = ("a minimum already a power of two grew to the next one: the padded length is the smallest "
+                "power of two at or above both the length and the minimum")
+    else:
+        slip = "the padded length is not the smallest power of two that holds all the tokens"
+    return f"{n} tokens padded to {got} (minimum {minimum}), expected {want}: {slip}"
+
+
 def _padded_logits():
     padded, mask = pad_to_pow2(request)
     kinds = [f"{type(a).__module__}.{type(a).__qualname__}" for a in (padded, mask)]
@@ -424,6 +443,7 @@ def _padded_logits():
     assert mask.shape[0] == padded.shape[0], (
         f"the mask has {mask.shape[0]} row(s) for a batch of {padded.shape[0]}: one row shared by the batch "
         "(broadcast) is not one row per request, (batch, size)")
+    assert padded.ndim != 2 or padded.shape[1] == 8, _length_slip(5, 8, padded.shape[1], 8)
     assert padded.shape == (2, 8) and mask.shape == (2, 8), f"shapes {padded.shape}, {mask.shape}: expected (2, 8)"
     assert not ((padded[:, -5:] == request).all() and mask[:, -5:].all() and not mask[:, :3].any()), (
         "the real tokens sit at the end, after the zeros: padded on the left, they move to other positions "
@@ -453,17 +473,9 @@ check("pad-pow2", _padded_logits, torch_logits(request), rtol=1e-4, atol=1e-5,
 
 def _padded_lengths():
     """A power of two stays as it is; the minimum counts; longer requests grow."""
-    smallest = "the padded length is not the smallest power of two that holds all the tokens"
-    for n, minimum, want, slip in [
-            (3, 8, 8, "the padded length came out below minimum"),
-            (8, 8, 8, "a length already a power of two grew to the next one"),
-            (13, 8, 16, smallest), (20, 8, 32, smallest),
-            (3, 6, 8, "a minimum that is not a power of two was taken as the length: the padded length is "
-                      "the next power of two at or above it")]:
+    for n, minimum, want in [(3, 8, 8), (8, 8, 8), (13, 8, 16), (20, 8, 32), (3, 6, 8)]:
         got = pad_to_pow2(np.ones((1, n), np.int32), minimum)[0].shape[1]
-        if got < n:
-            raise AssertionError(f"{n} tokens padded to {got}: shorter than the request, tokens were cut off")
-        assert got == want, f"{n} tokens padded to {got} (minimum {minimum}), expected {want}: {slip}"
+        assert got == want, _length_slip(n, minimum, got, want)
 
 
 check("pad-pow2", _padded_lengths)

@@ -21,6 +21,17 @@ def pad_to_pow2(tokens, minimum=8):
     return padded, mask
 """
 
+MINIMUM_GREW = """
+def pad_to_pow2(tokens, minimum=8):
+    batch, n = tokens.shape
+    size = 1 << max(n, minimum).bit_length()  # a minimum of 8 becomes 16
+    padded = np.zeros((batch, size), tokens.dtype)
+    padded[:, :n] = tokens
+    mask = np.zeros((batch, size), bool)
+    mask[:, :n] = True
+    return padded, mask
+"""
+
 NO_MINIMUM = """
 def pad_to_pow2(tokens, minimum=8):
     batch, n = tokens.shape
@@ -612,6 +623,11 @@ WRONG = {
             "next power strictly above n",
             STRICTLY_GREATER,
             "already a power of two grew",
+        ),
+        (
+            "next power strictly above the larger of n and the minimum",
+            MINIMUM_GREW,
+            "a minimum already a power of two grew",
         ),
         ("forgets the minimum", NO_MINIMUM, "came out below minimum"),
         (
