@@ -148,7 +148,7 @@ check(
     (True, cross_entropy_f64(logits_bf16, labels_ce)),
     rtol=1e-5,
     hint="the loss is not float32, or lost precision: a log-softmax that runs in bfloat16 (any step "
-    "of it, the shift by the maximum too) keeps about 3 significant digits, and a cast to float32 "
+    "of it, the shift by the maximum too) keeps 8 significant bits (2 to 3 decimal digits), and a cast to float32 "
     "afterwards does not bring them back",
     crash_hint=ce_crash_hint,
 )
