@@ -1388,8 +1388,9 @@ compile_verdict = speed_verdicts["torch.compile of the step vs eager (PyTorch)"]
 # batches, on the same device kind and threads. On a CPU, bfloat16 need not be a speed-up at all:
 # many CPUs have no bfloat16 matrix units, so the matmuls convert to float32 inside, and the
 # casts autocast adds can cost more than they save; the bfloat16 lines above say what
-# happened here. On a GPU with tensor cores or a TPU the same two lines of code are the main
-# lever; measure there before carrying any verdict over.
+# happened here. On a GPU with bfloat16 tensor cores (NVIDIA's since Ampere; a T4's or a
+# V100's tensor cores take float16, not bfloat16) or a TPU the same two lines of code are the
+# main lever; measure there before carrying any verdict over.
 #
 # ### 5.1 Fused attention
 #
@@ -1476,7 +1477,7 @@ for framework, (hand, fused) in {"PyTorch": ("PyTorch, hand-written", "PyTorch, 
 # loop over blocks of keys, while JAX's call, with `implementation=None`, lowers to XLA
 # operations much like the hand-written version's (here with a transpose of `q`, `k`, `v` in
 # and of the result out), so on this side no fused kernel can explain a difference: one would
-# come from the operations XLA is given. The lines above say what each framework's pair measured. The fused kernels are written for GPUs, where, by the libraries' documentation
+# come from the operations XLA is given. The lines above say what each framework's pair measured. The fused kernels are written above all for GPUs, where, by the libraries' documentation
 # (this run cannot measure it), never writing the `(seq, seq)` scores to memory is what lets
 # long contexts fit and run at the matmul units' speed; there PyTorch's call picks such a
 # kernel by itself, and `jax.nn.dot_product_attention(..., implementation="cudnn")` selects
@@ -2179,7 +2180,7 @@ for name, rows_ in (("PyTorch", samples_torch), ("JAX", samples_jax)):
 # - *"A KV cache always makes sampling faster."* It removes work that grows with the context;
 #   on a tiny model and a short context the fixed costs can weigh as much as that work, and
 #   section 4.2 measures what it was worth here.
-# - *"Fused attention is faster everywhere."* Its fused kernels are written for GPUs, and
+# - *"Fused attention is faster everywhere."* Its fused kernels are written above all for GPUs, and
 #   JAX's call uses one only when asked (`implementation="cudnn"`); on a CPU, JAX's call lowers to the same kind of XLA operations as the hand-written
 #   attention, while PyTorch's has a C++ kernel of its own (section 5.1 times both pairs).
 # - *"Porting needs the source framework at inference time."* The converted NNX model is an
@@ -2262,7 +2263,8 @@ for name, rows_ in (("PyTorch", samples_torch), ("JAX", samples_jax)):
 # that they hold. What the libraries' documentation leads one to expect, not measured here:
 # eager PyTorch launches one GPU kernel per operation from Python, a fixed cost that weighs
 # more the smaller the model, which compilation and CUDA graphs exist to cut, and bfloat16
-# matmuls run on tensor cores. The verdicts of section 5 belong to this machine; rerun the
+# matmuls run on tensor cores where the GPU has bfloat16 ones (NVIDIA's since Ampere, not a
+# T4 or a V100). The verdicts of section 5 belong to this machine; rerun the
 # lesson there to judge them there.
 # </details>
 #
