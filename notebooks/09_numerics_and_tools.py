@@ -1019,8 +1019,9 @@ print(f"open in https://ui.perfetto.dev:\n  {torch_trace}\n  {jax_trace}")
 # The notebook reads the files back with `course_utils.profiles`, which parses the Chrome-trace
 # JSON both write, computes each op's *self* time (its duration less that of the ops nested in
 # it, so that `aten::linear` does not count the `aten::addmm` it calls a second time) and keeps,
-# for PyTorch, the operator events (`cat: cpu_op`) and, where there are any, the GPU kernels as
-# well (both kinds, side by side in one table), and for JAX, the events XLA tagged with an `hlo_op`.
+# for PyTorch, the operator events (`cat: cpu_op`), except that where the trace holds GPU kernels
+# the top-ops table keeps the kernels instead (the count of op events per step counts both kinds),
+# and for JAX, the events XLA tagged with an `hlo_op`.
 
 # %%
 # PyTorch: the top ops of the eager step, per step
@@ -1546,8 +1547,11 @@ assert np.isnan(rows_embed_jax[1]).all() and (rows_indexed_jax[1] == table_np[-1
 # Neither JAX lookup names the bad id, so the check that does belongs before the model: an
 # `assert ids.max() < vocab_size, ids.max()` where the batches are built catches a mis-sized
 # table in either framework, on the first batch that holds an id past the end, and prints
-# that id. When the indices are known to be in range, `.at[i].get(mode="promise_in_bounds")`
-# tells XLA to skip the clamp.
+# that id. An indexed read already runs in JAX's default mode for reads, `promise_in_bounds`:
+# the caller promises the indices are in range and JAX adds no check, and what XLA then does
+# with one past the end is the clamped read above (`v.at[i].get(mode="promise_in_bounds")`
+# compiles to the same program as `v[i]`); code that relies on the clamp can say so with
+# `.at[i].get(mode="clip")`.
 
 # %% [markdown]
 # ### 3.4 Reading a tracer error and a Dynamo error
