@@ -2121,7 +2121,7 @@ for direction, ported, original in (("PyTorch -> JAX", samples_ported_jax, sampl
 # | fused attention | `F.scaled_dot_product_attention(q, k, v, is_causal=True)` | `jax.nn.dot_product_attention(q, k, v, is_causal=True)` on `(B, T, H, hd)` |
 # | decode loop | a Python loop, the cache written in place | `jax.lax.fori_loop` in one `jax.jit`, the cache in the carry |
 # | mixed precision | `torch.autocast(..., dtype=torch.bfloat16)` | `NNXGPT(cfg, dtype=jnp.bfloat16)` |
-# | float64 control | `model.double()` | `with jax.enable_x64():` |
+# | float64 control | `model.double()` | `with jax.enable_x64():` (jax 0.7: `jax.experimental.enable_x64`) |
 #
 # Two rows deserve a second look. The blocks row is the structural difference: PyTorch's
 # loop is natural in an eager framework, JAX's scan is natural in a compiled one, and the
