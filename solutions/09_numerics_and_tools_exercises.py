@@ -139,7 +139,8 @@ check(  # float32 logits first: no precision to lose, so a wrong value is a wron
     "log-probability, so it is positive (a negative loss has lost the minus sign); and it is the "
     "mean over the batch of one entry per row, not the sum, and not a mean over every (row, "
     "class) entry; the label's logit comes from the same shifted row as the log of the sum "
-    "(shift both by the row's maximum, or neither)",
+    "(shift both by the row's maximum, or neither); and every step runs in float32: a cast to "
+    "float16 (or bfloat16) first rounds even float32 logits, and the loss is off by that rounding",
     crash_hint=ce_crash_hint,
 )
 check(
@@ -193,7 +194,9 @@ check(
     hint="a confidently wrong row (its label's logit 120 or more below the row's maximum) gives a "
     "loss that is not finite: that label's probability, about exp(-120), is 0 in float32, and "
     "the log of 0 is -inf; the log of a softmax, or of any probability, fails there, while the "
-    "formula's shifted logit minus the log of the sum never leaves the log domain",
+    "formula's shifted logit minus the log of the sum never leaves the log domain; and the shift "
+    "is the row's maximum: shifted by a smaller value (the row's mean or minimum), the row's "
+    "largest logit stays far above 0 and its exponential overflows to infinity",
 )
 
 # %%
@@ -366,6 +369,16 @@ check(
     hint="batch 1's loss is -inf (the log of its own 0) while its gradient with respect to params, "
     "the batch itself, is finite: the question is the gradient's, so a non-finite loss does not "
     "count",
+)
+check(
+    "first-nonfinite",
+    lambda: first_nonfinite_step(lambda p, x: jnp.sum(p * x), jnp.ones(2), [jnp.full(2, 3e38)]),
+    -1,
+    rtol=0,
+    atol=0,
+    hint="batch 0's gradient is finite (two entries of 3e38; float32's largest finite number is "
+    "about 3.4e38), but their sum overflows to infinity: check each leaf's entries, "
+    "jnp.isfinite(g).all(), not whether their sum is finite",
 )
 
 # %%

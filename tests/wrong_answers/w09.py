@@ -681,3 +681,41 @@ WRONG["rank-keys"] += [
 WRONG["top-ops"] += [
     ("totals in milliseconds", TOP_IN_MS, "the unit of 'dur'"),
 ]
+
+CE_IN_FLOAT16 = """
+def cross_entropy_f32(logits, labels):
+    z = logits.astype(jnp.float16)  # 16 bits, not 32
+    z = z - z.max(axis=1, keepdims=True)
+    log_p = z - jnp.log(jnp.exp(z).sum(axis=1, keepdims=True))
+    return (-jnp.take_along_axis(log_p, labels[:, None], axis=1).mean()).astype(jnp.float32)
+"""
+CE_SHIFT_BY_THE_MEAN = """
+def cross_entropy_f32(logits, labels):
+    z = logits.astype(jnp.float32)
+    z = z - z.mean(axis=1, keepdims=True)  # the mean, not the maximum
+    log_p = z - jnp.log(jnp.exp(z).sum(axis=1, keepdims=True))
+    return -jnp.take_along_axis(log_p, labels[:, None], axis=1).mean()
+"""
+CE_SHIFT_BY_THE_MIN = """
+def cross_entropy_f32(logits, labels):
+    z = logits.astype(jnp.float32)
+    z = z - z.min(axis=1, keepdims=True)  # the minimum, not the maximum
+    log_p = z - jnp.log(jnp.exp(z).sum(axis=1, keepdims=True))
+    return -jnp.take_along_axis(log_p, labels[:, None], axis=1).mean()
+"""
+NONFINITE_SUM_OF_ENTRIES = """
+def first_nonfinite_step(loss_fn, params, batches):
+    for i, batch in enumerate(batches):
+        grads = jax.grad(loss_fn)(params, batch)
+        if not bool(jnp.isfinite(sum(jnp.sum(g) for g in jax.tree.leaves(grads)))):
+            return i  # a finite gradient whose sum overflows counted too
+    return -1
+"""
+WRONG["bf16-cross-entropy"] += [
+    ("computed in float16", CE_IN_FLOAT16, "a cast to float16"),
+    ("shifted by the row's mean", CE_SHIFT_BY_THE_MEAN, "shifted by a smaller value"),
+    ("shifted by the row's minimum", CE_SHIFT_BY_THE_MIN, "shifted by a smaller value"),
+]
+WRONG["first-nonfinite"] += [
+    ("the sum of the entries checked", NONFINITE_SUM_OF_ENTRIES, "not whether their sum is finite"),
+]
