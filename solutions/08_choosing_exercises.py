@@ -69,7 +69,7 @@ from flax import nnx
 
 from course_utils import claims, config, convert, models, timing
 from course_utils.claims.verdict_rule import MAX_SPREAD, MIN_RATIOS, RUN_TO_RUN
-from course_utils.exercises import check
+from course_utils.exercises import CheckFailed, check
 from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)
@@ -311,11 +311,32 @@ def _budget_of_1000():
     got = max_new_shapes(1000, 0.8, 0.010, 0.015)
     case = "1000 requests at 10 ms (JAX) vs 15 ms (PyTorch), 0.8 s per compilation"
     assert got is not None, f"{case}: got None, yet JAX is the faster per request here, so K = 0 fits"
+    assert got == math.floor(got), (f"{case}: expected 6, got {got!r}, a part of a shape: only whole "
+                                    "compilations fit, so the count is rounded down to a whole number")
     assert got <= 6, (f"{case}: expected 6, got {got!r}: one shape too many, its compilation would make "
                       "JAX's total the larger")
     assert got >= 6, (f"{case}: expected 6, got {got!r}: too few, the time JAX saves pays for more "
                       "compilations than that (is its saving counted on every one of the requests?)")
     return got
+
+
+def _returns_within(seconds, call, why):
+    """call(), stopped with a CheckFailed naming ``why`` if it runs past ``seconds`` (where the OS has timers)."""
+    import signal
+
+    if not hasattr(signal, "setitimer"):
+        return call()
+
+    def stop(signum, frame):
+        raise CheckFailed(f"shape-budget: no answer after {seconds} s: {why}")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return call()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 check("shape-budget", _budget_of_1000, 6)
@@ -333,7 +354,11 @@ check("shape-budget", lambda: max_new_shapes(10, 1.0, 0.25, 0.25), 0,
            "which the inequality allows")
 check("shape-budget", lambda: type(max_new_shapes(1000, 0.8, 0.010, 0.015)).__name__, "int",
       hint="a number of shapes is a plain int: Python's // on floats returns a float (6.0)")
-check("shape-budget", lambda: max_new_shapes(10, 0.0, 0.1, 0.2), 10,
+check("shape-budget", lambda: _returns_within(
+          10, lambda: max_new_shapes(10, 0.0, 0.1, 0.2),
+          "with compile_s 0 every further shape fits, so a loop that adds shapes while the next one fits "
+          "never stops; stop it at n_requests in its condition (a cap applied after the loop comes too late)"),
+      10,
       hint="compilations that cost nothing (a warm compilation cache) fit for every request",
       crash_hint="compilations that cost nothing (a warm compilation cache) fit for every request; "
                  "dividing by compile_s fails when it is 0")

@@ -526,6 +526,26 @@ def pad_to_pow2(tokens, minimum=8):
     return padded, mask
 """
 
+SHAPES_NOT_FLOORED = """
+def max_new_shapes(n_requests, compile_s, jax_s, torch_s):
+    spare = n_requests * (torch_s - jax_s)
+    if spare < 0:
+        return None
+    if compile_s == 0:
+        return n_requests
+    return min(n_requests, spare / compile_s)  # not rounded down: 6.25 shapes
+"""
+
+SHAPES_LOOP_CAPPED_AFTER = """
+def max_new_shapes(n_requests, compile_s, jax_s, torch_s):
+    if jax_s > torch_s:
+        return None
+    k = 0
+    while (k + 1) * compile_s + n_requests * jax_s <= n_requests * torch_s:
+        k += 1  # never stops when compile_s is 0
+    return min(k, n_requests)  # the cap comes after the loop
+"""
+
 WRONG = {
     "judge-claim": [
         (
@@ -704,6 +724,12 @@ WRONG = {
             "floors a quotient float rounding left under a whole number",
             SHAPES_FLOOR_UNROUNDED,
             "float rounding cut a shape",
+        ),
+        ("a part of a shape, not rounded down", SHAPES_NOT_FLOORED, "a part of a shape"),
+        (
+            "a counting loop capped after it ends",
+            SHAPES_LOOP_CAPPED_AFTER,
+            "a cap applied after the loop comes too late",
         ),
     ],
     "measure-claim": [
