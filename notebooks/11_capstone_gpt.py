@@ -484,11 +484,12 @@ print(f"logits: max |PyTorch - JAX| = {np.abs(np.asarray(logits_jax) - logits_to
 # writes a step with the loss spelled out): a function of the parameter pytree, which
 # `jax.value_and_grad` differentiates.
 #
-# "Float32 rounding" needs a precision setting to mean anything: on GPUs and TPUs, JAX's
-# default matmul precision is lower than float32 (TensorFloat-32 or bfloat16 passes), and
-# PyTorch's TF32 switch does the same on NVIDIA GPUs. `env.setup` set full float32 in both
-# (JAX's `"highest"`), so the checks here are written to hold on any device; under the defaults a GPU run
-# would need far looser tolerances.
+# "Float32 rounding" needs a precision setting to mean anything: on TPUs, and on NVIDIA GPUs
+# with TensorFloat-32 units (Ampere and later, not a T4 or a V100), JAX's default matmul
+# precision is lower than float32 (bfloat16 or TensorFloat-32 passes), and PyTorch's TF32
+# switch does the same on those GPUs. `env.setup` set full float32 in both (JAX's
+# `"highest"`), so the checks here are written to hold on any device; under the defaults a
+# run on such a GPU or a TPU would need far looser tolerances.
 #
 # The tolerances say what "equal" means. The two frameworks run different kernels (PyTorch's
 # ATen kernels, one call per operation; XLA's fused, compiled program), which add the same
