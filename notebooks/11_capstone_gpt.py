@@ -1240,8 +1240,10 @@ def torch_variant(compiled=False, bf16=False):
         optimizer.step()
         return loss.detach().float()
 
-    if compiled:  # AdamW's step and zero_grad run inside profiler labels; Dynamo keeps them in
-        # the graph with this switch, where without it it drops them with a printed warning
+    if compiled and hasattr(torch._dynamo.config, "capture_profiler_record_function"):
+        # AdamW's step and zero_grad run inside profiler labels; Dynamo keeps them in the graph
+        # with this switch, where without it (or in a torch without it) it drops them with a
+        # printed warning
         torch._dynamo.config.capture_profiler_record_function = True
     step = torch.compile(one_step) if compiled else one_step
     return lambda: torch.stack([step(x, y) for x, y in timed_torch])  # k_steps steps
