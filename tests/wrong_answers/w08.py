@@ -725,7 +725,11 @@ WRONG = {
             SHAPES_FLOOR_UNROUNDED,
             "float rounding cut a shape",
         ),
-        ("a part of a shape, not rounded down", SHAPES_NOT_FLOORED, "a part of a shape"),
+        (
+            "a part of a shape, not rounded down",
+            SHAPES_NOT_FLOORED,
+            "a part of a shape",
+        ),
         (
             "a counting loop capped after it ends",
             SHAPES_LOOP_CAPPED_AFTER,

@@ -717,5 +717,9 @@ WRONG["bf16-cross-entropy"] += [
     ("shifted by the row's minimum", CE_SHIFT_BY_THE_MIN, "shifted by a smaller value"),
 ]
 WRONG["first-nonfinite"] += [
-    ("the sum of the entries checked", NONFINITE_SUM_OF_ENTRIES, "not whether their sum is finite"),
+    (
+        "the sum of the entries checked",
+        NONFINITE_SUM_OF_ENTRIES,
+        "not whether their sum is finite",
+    ),
 ]
