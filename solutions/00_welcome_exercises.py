@@ -124,12 +124,27 @@ def _timer_is_plausible():
     )
 
 
-def _ratio_to_synchronised(fn, what):
-    # Fastest against fastest: a busy machine only lengthens calls, so it cannot make a
-    # timer that waits look shorter than the reference; one that does not wait reads
-    # the dispatch, a small fraction of the work.
+def _fastest_pair(fn, rounds=6):
+    """The synchronised time and the student's timer, fastest of each, in turns.
+
+    A busy machine only lengthens calls, but not evenly: the reference's three calls can
+    all land in a busy spell. So while the student's timer reads under 0.3 of the
+    reference, both are timed again, taking turns, up to ``rounds`` times; each minimum
+    can only fall towards the work's real time. A timer that does not wait reads the
+    dispatch, a small fraction of the work, however often it is retimed.
+    """
     reference = _synchronised(fn, a)
     yours = min(_seconds(time_call(fn, a)) for _ in range(3))
+    for _ in range(rounds):
+        if yours >= 0.3 * reference:
+            break
+        reference = min(reference, _synchronised(fn, a))
+        yours = min(yours, _seconds(time_call(fn, a)))
+    return reference, yours
+
+
+def _ratio_to_synchronised(fn, what):
+    reference, yours = _fastest_pair(fn)
     assert yours >= 0.3 * reference, (
         f"for {what}, your timer says {timing.format_seconds(yours)} but the synchronised "
         f"time is {timing.format_seconds(reference)}"
@@ -153,8 +168,7 @@ check("sync-timer", lambda: _ratio_to_synchronised(cheap_first, "a tuple output"
 ### BEGIN HIDDEN TESTS
 pair = jax.jit(lambda a: (a[0, 0], a @ a @ a @ a))
 pair(a)[1].block_until_ready()
-reference = _synchronised(pair, a)
-yours = min(_seconds(time_call(pair, a)) for _ in range(3))
+reference, yours = _fastest_pair(pair)
 assert yours >= 0.3 * reference, "time_call must wait for every leaf of a tuple output"
 assert isinstance(time_call(chain, a), float)
 naps = {s: min(_seconds(time_call(lambda t: {"z": _nap(t)}, s)) for _ in range(n)) for s, n in ((0.005, 2), (0.06, 1))}
