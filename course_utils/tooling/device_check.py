@@ -78,6 +78,7 @@ def options_from_args(args: Any, root: Path) -> Options:
         require_accelerator=args.require_accelerator,
         cores=args.cores,
         gpu_memory=args.gpu_memory,
+        one_at_a_time=True if args.one_at_a_time else None,
     )
 
 
@@ -88,7 +89,14 @@ def make_plan(root: Path, opts: Options) -> Plan:
     items = device_lessons.items(root, opts.lessons, opts.steps, opts.timeout)
     cores = opts.cores or len(available_cores())
     offset = device_estimates.INSTALL_S if opts.install else 0.0
-    return plan(items, list(range(cores)), opts.gpu_memory, opts.budget, offset=offset)
+    return plan(
+        items,
+        list(range(cores)),
+        opts.gpu_memory,
+        opts.budget,
+        offset=offset,
+        one_at_a_time=bool(opts.one_at_a_time),
+    )
 
 
 def plan_text(made: Plan, opts: Options) -> str:
@@ -96,7 +104,8 @@ def plan_text(made: Plan, opts: Options) -> str:
     cores = opts.cores or len(available_cores())
     memory = "not counted" if opts.gpu_memory is None else f"{opts.gpu_memory:g} GiB"
     budget = "no budget" if opts.budget is None else f"budget {opts.budget:g} s"
-    lines = [f"check-device plan: {budget}, {cores} cores, GPU memory {memory}"]
+    alone = ", one item at a time" if opts.one_at_a_time else ""
+    lines = [f"check-device plan: {budget}, {cores} cores, GPU memory {memory}{alone}"]
     lines.append(
         f"{'start':>7} {'end':>7} {'estimate':>8}  {'cores':<7} {'GiB':>5}  item"
     )
@@ -233,7 +242,7 @@ def add_commands(sub: Any) -> None:
 
 
 def _add_schedule_options(p: Any) -> None:
-    """``--cores``, ``--gpu-memory`` and ``--plan``."""
+    """``--cores``, ``--gpu-memory``, ``--one-at-a-time`` and ``--plan``."""
     from course_utils.tooling.args import number
 
     p.add_argument(
@@ -247,6 +256,12 @@ def _add_schedule_options(p: Any) -> None:
         type=number(float, 0.1),
         metavar="GIB",
         help="GPU memory to share out, GiB (default: the GPU's, as the probe reads it)",
+    )
+    p.add_argument(
+        "--one-at-a-time",
+        action="store_true",
+        help="run one item at a time, each with every core (the default on a TPU, "
+        "whose chips only one process may open)",
     )
     p.add_argument(
         "--plan",

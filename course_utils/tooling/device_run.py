@@ -70,6 +70,8 @@ class Options:
     require_accelerator: bool = False
     cores: int | None = None  # None: every core this process may run on
     gpu_memory: float | None = None  # GiB; None: what the probe reads
+    # One item at a time, each with every core; None: when the probe finds a TPU.
+    one_at_a_time: bool | None = None
 
     def recorded(self) -> dict[str, Any]:
         """The options as the report records them."""
@@ -82,6 +84,7 @@ class Options:
             "require_accelerator": self.require_accelerator,
             "cores": self.cores,
             "gpu_memory_gib": self.gpu_memory,
+            "one_at_a_time": self.one_at_a_time,
         }
 
 
@@ -207,17 +210,26 @@ class Check:
             return self.opts.gpu_memory
         return self.report["host"].get("gpu_memory_gib")
 
+    def one_at_a_time(self) -> bool:
+        """Whether items run one at a time: the option, else on a TPU (only one
+        process at a time may open its chips)."""
+        if self.opts.one_at_a_time is not None:
+            return self.opts.one_at_a_time
+        return self.accelerator() == "tpu"
+
     # -- everything after the install, side by side
     def _items(self) -> None:
         items = device_lessons.items(
             self.root, self.opts.lessons, self.opts.steps, self.opts.timeout
         )
         core_ids, gib = self.core_ids(), self.gpu_memory()
+        alone = self.one_at_a_time()
         left = self.budget.remaining()
-        predicted = plan(items, core_ids, gib, left)
+        predicted = plan(items, core_ids, gib, left, one_at_a_time=alone)
         self.report["schedule"] = {
             "cores": len(core_ids),
             "gpu_memory_gib": gib,
+            "one_at_a_time": alone,
             "predicted_seconds": round(predicted.wall, 1),
         }
         for name in self.opts.steps:
@@ -250,6 +262,7 @@ class Check:
             budget=self.budget,
             hooks=hooks,
             sleep=self.tools.sleep,
+            one_at_a_time=alone,
         )
         self.interrupted = not finished
 

@@ -7,6 +7,9 @@ while it runs. The rule, the same when planning (:func:`plan`) and when running
 
 - the waiting items are tried longest first, and each one starts when its cores and
   its GPU memory are free (a shorter one may start beside a longer one that waits);
+- one at a time (``one_at_a_time``) where only one process may hold the accelerator:
+  a TPU's chips belong to the first process that opens them, and a second one stops
+  at once (libtpu's lock), so on a TPU machine each item runs alone;
 - nothing starts with less than :data:`~course_utils.tooling.device_budget.MIN_START_S`
   of the budget left, and a full-mode lesson (``must_fit``) only when its estimate fits
   in the time left; one that cannot is ``skipped: budget``;
@@ -72,22 +75,31 @@ class Plan:
 
 
 class Pool:
-    """Free cores (by id) and free GPU memory (GiB; None: not counted)."""
+    """Free cores (by id) and free GPU memory (GiB; None: not counted); with
+    ``one_at_a_time`` an item fits only when nothing else runs."""
 
-    def __init__(self, core_ids: list[int], gpu_gib: float | None) -> None:
+    def __init__(
+        self, core_ids: list[int], gpu_gib: float | None, one_at_a_time: bool = False
+    ) -> None:
         self.all = list(core_ids)
         self.free = list(core_ids)
         self.total_gib = gpu_gib
         self.free_gib = gpu_gib
+        self.one_at_a_time = one_at_a_time
 
     def need(self, item: Item) -> tuple[int, float]:
-        """What ``item`` holds here: never more than the whole machine, so it can run alone."""
+        """What ``item`` holds here: never more than the whole machine, so it can run
+        alone; every core when items run one at a time."""
         gib = item.gpu_gib
         if self.total_gib is not None:
             gib = min(gib, self.total_gib)
+        if self.one_at_a_time:
+            return max(1, len(self.all)), gib
         return max(1, min(item.cores, len(self.all))), gib
 
     def fits(self, item: Item) -> bool:
+        if self.one_at_a_time and self.busy:
+            return False
         cores, gib = self.need(item)
         memory_ok = self.free_gib is None or gib <= self.free_gib + 1e-9
         return cores <= len(self.free) and memory_ok
@@ -116,8 +128,17 @@ def core_list(ids: tuple[int, ...]) -> str:
     return ",".join(map(str, ids))
 
 
-def order(items: list[Item]) -> list[Item]:
-    """Longest first; ties in the order given."""
+# One at a time, packing gains nothing: what matters most goes first.
+SERIAL_ORDER = ("doctor", "smoke", "master", "student", "tests", "claims", "full")
+
+
+def order(items: list[Item], one_at_a_time: bool = False) -> list[Item]:
+    """Longest first; ties in the order given. One at a time: by kind
+    (:data:`SERIAL_ORDER`: the doctor, the lessons in smoke mode, the masters, ...),
+    then in the order given (the lessons' own)."""
+    if one_at_a_time:
+        rank = {kind: n for n, kind in enumerate(SERIAL_ORDER)}
+        return sorted(items, key=lambda i: rank.get(i.kind, len(rank)))
     return sorted(items, key=lambda i: -i.seconds)
 
 
@@ -137,13 +158,14 @@ def plan(
     budget: float | None,
     *,
     offset: float = 0.0,
+    one_at_a_time: bool = False,
 ) -> Plan:
     """The schedule :func:`run` would follow if every item took its estimate.
 
     ``offset``: seconds of the budget already spent (an install step before).
     """
-    pool = Pool(core_ids, gpu_gib)
-    waiting = order(items)
+    pool = Pool(core_ids, gpu_gib, one_at_a_time)
+    waiting = order(items, one_at_a_time)
     running: list[Planned] = []
     out = Plan()
     now = offset
@@ -202,14 +224,15 @@ def run(
     budget: Budget,
     hooks: Hooks,
     sleep: Callable[[float], None],
+    one_at_a_time: bool = False,
 ) -> bool:
     """Run ``items`` side by side under the rule above; False when Ctrl-C stopped it.
 
     ``hooks.ended`` is called once per item, as soon as it ends (the check rewrites its
     report there); ``hooks.refresh`` after each, so later estimates can change.
     """
-    pool = Pool(core_ids, gpu_gib)
-    waiting = order(items)
+    pool = Pool(core_ids, gpu_gib, one_at_a_time)
+    waiting = order(items, one_at_a_time)
     running: dict[str, tuple[Item, Child, float, float | None, tuple[int, ...]]] = {}
     try:
         while waiting or running:
@@ -222,7 +245,7 @@ def run(
             if not _reap(running, pool, budget, hooks):
                 sleep(POLL_S)
             hooks.refresh(waiting)
-            waiting[:] = order(waiting)
+            waiting[:] = order(waiting, one_at_a_time)
     except KeyboardInterrupt:
         for item, child, *_ in running.values():
             hooks.ended(item, child.stop("interrupted"))

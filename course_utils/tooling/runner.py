@@ -50,6 +50,51 @@ def kernel_env(root: Path, smoke: bool) -> dict[str, str]:
     return env
 
 
+def tcp_refused() -> bool:
+    """Whether this process may not open a TCP socket on the loopback.
+
+    Jupyter kernels talk to their client over TCP on 127.0.0.1 by default; some
+    sandboxes (a TPU machine lent without network, say) refuse every internet socket
+    but let Unix sockets through.
+    """
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
+            server.bind(("127.0.0.1", 0))
+            server.listen(1)
+            # A bind can succeed where nothing can connect (a loopback that is down).
+            with socket.create_connection(server.getsockname(), timeout=2.0):
+                pass
+    except OSError:
+        return True
+    return False
+
+
+def kernel_transport() -> str:
+    """``ipc`` (Unix sockets) where TCP is refused or ``COURSE_KERNEL_TRANSPORT=ipc``
+    asks for it, else ``tcp``, Jupyter's default."""
+    asked = os.environ.get("COURSE_KERNEL_TRANSPORT", "").strip().lower()
+    if asked in ("tcp", "ipc"):
+        return asked
+    if asked:
+        raise ValueError(
+            f"COURSE_KERNEL_TRANSPORT={asked!r}: expected 'tcp' or 'ipc' (or unset)"
+        )
+    return "ipc" if tcp_refused() else "tcp"
+
+
+def kernel_options() -> dict[str, Any]:
+    """Extra arguments for papermill's kernel client: Unix sockets when
+    :func:`kernel_transport` says ``ipc`` (the socket files lie beside the kernel's
+    connection file, in Jupyter's runtime folder), nothing otherwise."""
+    if kernel_transport() != "ipc":
+        return {}
+    from traitlets.config import Config
+
+    return {"config": Config({"KernelManager": {"transport": "ipc"}})}
+
+
 def _git(root: Path, *args: str) -> str | None:
     try:
         out = subprocess.run(
@@ -141,6 +186,7 @@ def _child(
             progress_bar=False,
             cwd=str(Path(nb_in).parent),
             execution_timeout=cell_timeout,
+            **kernel_options(),
         )
     except pm.PapermillExecutionError as err:
         result.status = "failed"

@@ -201,7 +201,7 @@ def test_the_docs_explain_every_option():
         for o in action.option_strings
         if o.startswith("--") and o != "--help"
     ]
-    assert len(options) == 11
+    assert len(options) == 12
     missing = [o for o in options if f"`{o}" not in text]
     assert missing == []
     assert "docs/device-reports/<date>-<device>.json" in text

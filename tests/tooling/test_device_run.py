@@ -77,6 +77,26 @@ def test_the_longest_items_start_first_side_by_side(tmp_path):
     assert {c[3] for c in first} == {(0,), (1,)}
 
 
+def test_on_a_tpu_items_run_one_at_a_time_with_every_core(tmp_path):
+    # Only one process at a time may open a TPU's chips (libtpu's lock).
+    fakes = Fakes(tmp_path, accelerator="tpu", cores=4)
+    check, fakes, out = make(tmp_path, fakes, install=False)
+    assert check.run() == 0
+    assert fakes.most_children == 1 and fakes.most_cores == 4
+    report = json.loads(out.read_text())
+    assert report["schedule"]["one_at_a_time"] is True
+    started = fakes.started()
+    assert started[:3] == ["doctor", f"smoke:{A}", f"smoke:{B}"]
+    # A GPU shares: the same check runs side by side, unless told otherwise.
+    (tmp_path / "gpu").mkdir()
+    (tmp_path / "told").mkdir()
+    gpu, fakes_gpu, out_gpu = make(tmp_path / "gpu", install=False)
+    assert gpu.run() == 0 and fakes_gpu.most_children > 1
+    assert json.loads(out_gpu.read_text())["schedule"]["one_at_a_time"] is False
+    told, fakes_told, _ = make(tmp_path / "told", install=False, one_at_a_time=True)
+    assert told.run() == 0 and fakes_told.most_children == 1
+
+
 def test_concurrency_never_exceeds_the_cores_or_the_gpu_memory(tmp_path):
     stems = [f"{i:02d}_x" for i in range(6)]
     fakes = Fakes(tmp_path, cores=2, gpu_memory_gib=10.0)

@@ -95,7 +95,7 @@ class World:
             skipped=lambda it: ended(it, {"status": SKIPPED_BUDGET, "seconds": 0.0}),
         )
 
-    def run(self, items, budget=None):
+    def run(self, items, budget=None, one_at_a_time=False):
         return run(
             items,
             self.launch,
@@ -104,6 +104,7 @@ class World:
             budget=Budget(budget, self.clock),
             hooks=self.hooks(),
             sleep=self.sleep,
+            one_at_a_time=one_at_a_time,
         )
 
     def starts(self) -> dict[str, float]:
@@ -152,6 +153,42 @@ def test_concurrency_never_exceeds_cores_or_gpu_memory(seed):
         live = [r for r in made.rows if r.start <= t < r.end]
         assert sum(len(r.core_ids) for r in live) <= 2
         assert sum(r.item.gpu_gib for r in live) <= 9.0
+
+
+def test_one_at_a_time_each_item_runs_alone_on_every_core_lessons_first():
+    # A TPU's chips belong to one process at a time: nothing may overlap.
+    items = [
+        item("m0", 60, step="master"),
+        item("full0", 400, step="full", must_fit=True),
+        item("l0", 40),
+        item("l1", 80, cores=2),
+        item("doc", 9, step="doctor"),
+        item("t0", 70, step="tests"),
+    ]
+    made = plan(items, [0, 1, 2, 3], None, None, one_at_a_time=True)
+    assert [r.item.key for r in made.rows] == ["doc", "l0", "l1", "m0", "t0", "full0"]
+    assert all(r.core_ids == (0, 1, 2, 3) for r in made.rows)
+    ends = [r.end for r in made.rows]
+    assert all(r.start == prev for r, prev in zip(made.rows[1:], ends, strict=False))
+    world = World({"l1": 20.0}, cores=4, gib=None)
+    assert world.run(items, one_at_a_time=True) is True
+    assert world.peak_cores == 4  # one child at a time, holding every core
+    order = [k for what, k, _ in world.log if what == "start"]
+    assert order == ["doc", "l0", "l1", "m0", "t0", "full0"]
+    spans = sorted((world.starts()[k], t) for what, k, t in world.log if what == "end")
+    for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
+        assert start >= end
+    # Side by side (the default) the same items overlap.
+    assert plan(items, [0, 1, 2, 3], None, None).wall < made.wall
+
+
+def test_one_at_a_time_under_a_budget_skips_what_cannot_start():
+    items = [item("l0", 100), item("l1", 100), item("l2", 100)]
+    world = World({}, cores=2, gib=None)
+    world.run(items, budget=150, one_at_a_time=True)
+    assert world.results["l0"]["status"] == "ok"
+    assert world.results["l1"]["status"] == STOPPED_BUDGET
+    assert world.results["l2"]["status"] == SKIPPED_BUDGET
 
 
 def test_an_item_larger_than_the_machine_runs_alone():

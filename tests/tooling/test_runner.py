@@ -196,3 +196,46 @@ def test_ctrl_c_stops_cleanly(nbs, tmp_path):
         c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE
     ]
     assert alive == [], "the notebook's kernel outlived Ctrl-C"
+
+
+def test_kernel_transport_is_unix_sockets_where_tcp_is_refused(monkeypatch):
+    import socket
+
+    monkeypatch.delenv("COURSE_KERNEL_TRANSPORT", raising=False)
+    assert runner.tcp_refused() is False  # this machine's loopback works
+    assert runner.kernel_transport() == "tcp" and runner.kernel_options() == {}
+
+    class Refused(socket.socket):
+        def __init__(self, *args, **kwargs):
+            raise OSError(97, "Address family not supported by protocol")
+
+    monkeypatch.setattr(socket, "socket", Refused)
+    assert runner.tcp_refused() is True
+    assert runner.kernel_transport() == "ipc"
+    config = runner.kernel_options()["config"]
+    assert config.KernelManager.transport == "ipc"
+
+
+def test_kernel_transport_can_be_asked_for_and_a_wrong_value_is_named(monkeypatch):
+    monkeypatch.setenv("COURSE_KERNEL_TRANSPORT", "IPC")
+    assert runner.kernel_transport() == "ipc"
+    monkeypatch.setenv("COURSE_KERNEL_TRANSPORT", "udp")
+    with pytest.raises(ValueError, match="COURSE_KERNEL_TRANSPORT='udp'"):
+        runner.kernel_transport()
+
+
+def test_a_notebook_runs_over_unix_sockets(tmp_path, monkeypatch):
+    monkeypatch.setenv("COURSE_KERNEL_TRANSPORT", "ipc")
+    nb = write_nb(
+        tmp_path / "ipc.ipynb",
+        "SMOKE = None",
+        "from ipykernel import get_connection_info\n"
+        "print(get_connection_info(unpack=True)['transport'])",
+        tags={0: ["parameters"]},
+    )
+    result = runner.run_one(
+        nb, tmp_path / "out", root=ROOT, smoke=True, timeout=load.stretched(120)
+    )
+    assert result.status == "ok", result.error
+    out = nbformat.read(tmp_path / "out" / "ipc.ipynb", as_version=4)
+    assert out.cells[-1].outputs[0]["text"].strip() == "ipc"
