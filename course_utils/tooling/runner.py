@@ -85,14 +85,15 @@ def kernel_transport() -> str:
 
 
 def kernel_options() -> dict[str, Any]:
-    """Extra arguments for papermill's kernel client: Unix sockets when
-    :func:`kernel_transport` says ``ipc`` (the socket files lie beside the kernel's
-    connection file, in Jupyter's runtime folder), nothing otherwise."""
+    """Extra arguments for papermill's kernel client: when :func:`kernel_transport`
+    says ``ipc``, a kernel over Unix sockets that binds no TCP socket of its own
+    (:mod:`course_utils.tooling.ipc_kernel`; the socket files lie beside the kernel's
+    connection file, in Jupyter's runtime folder); nothing otherwise."""
     if kernel_transport() != "ipc":
         return {}
-    from traitlets.config import Config
+    from course_utils.tooling.ipc_kernel import IPCKernelManager
 
-    return {"config": Config({"KernelManager": {"transport": "ipc"}})}
+    return {"kernel_manager_class": IPCKernelManager}
 
 
 def _git(root: Path, *args: str) -> str | None:

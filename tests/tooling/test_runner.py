@@ -212,8 +212,8 @@ def test_kernel_transport_is_unix_sockets_where_tcp_is_refused(monkeypatch):
     monkeypatch.setattr(socket, "socket", Refused)
     assert runner.tcp_refused() is True
     assert runner.kernel_transport() == "ipc"
-    config = runner.kernel_options()["config"]
-    assert config.KernelManager.transport == "ipc"
+    manager = runner.kernel_options()["kernel_manager_class"]
+    assert manager().transport == "ipc"
 
 
 def test_kernel_transport_can_be_asked_for_and_a_wrong_value_is_named(monkeypatch):
@@ -238,4 +238,44 @@ def test_a_notebook_runs_over_unix_sockets(tmp_path, monkeypatch):
     )
     assert result.status == "ok", result.error
     out = nbformat.read(tmp_path / "out" / "ipc.ipynb", as_version=4)
+    assert out.cells[-1].outputs[0]["text"].strip() == "ipc"
+
+
+def test_a_notebook_runs_where_internet_sockets_are_refused(tmp_path):
+    # As on a gVisor sandbox without network: libzmq aborted ipykernel's own TCP bind
+    # ("Address family not supported by protocol (src/ip_resolver.cpp:542)").
+    import shutil
+    import subprocess
+    import sys
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None or not sys.platform.startswith("linux"):
+        pytest.skip("needs a C compiler on Linux to build the socket-refusing shim")
+    shim = tmp_path / "noinet.so"
+    subprocess.run(
+        [cc, "-shared", "-fPIC", "-o", shim, ROOT / "tests/fixtures/noinet.c", "-ldl"],
+        check=True,
+    )
+    nb = write_nb(
+        tmp_path / "sandboxed.ipynb",
+        "SMOKE = None",
+        "from ipykernel import get_connection_info\n"
+        "print(get_connection_info(unpack=True)['transport'])",
+        tags={0: ["parameters"]},
+    )
+    code = (
+        "import sys; from pathlib import Path; from course_utils.tooling import runner\n"
+        "assert runner.tcp_refused()\n"
+        f"r = runner.run_one(Path({str(nb)!r}), Path({str(tmp_path / 'out')!r}), "
+        f"root=Path({str(ROOT)!r}), smoke=True, timeout={load.stretched(120)})\n"
+        "print(r.status, r.error, r.output[-500:])\n"
+        "sys.exit(r.status != 'ok')"
+    )
+    env = {**os.environ, "LD_PRELOAD": str(shim)}
+    env.pop("COURSE_KERNEL_TRANSPORT", None)
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = nbformat.read(tmp_path / "out" / "sandboxed.ipynb", as_version=4)
     assert out.cells[-1].outputs[0]["text"].strip() == "ipc"
