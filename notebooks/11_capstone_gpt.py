@@ -855,7 +855,8 @@ print(f"{S.recipe_steps} steps of the recipe, {min(S.recipe_steps, WARMUP)} of t
 #
 # Clipping needs one word more. `clip_grad_norm_` and `optax.clip_by_global_norm` both compute
 # one norm over every gradient of the model and scale all of them by `min(1, CLIP / norm)`
-# (PyTorch's divides by `norm + 1e-6`, a relative difference of about 10⁻⁶ in a clipped step);
+# (PyTorch's divides by `norm + 1e-6`, a relative difference below 10⁻⁶ in a clipped step, whose
+# norm exceeds `CLIP` = 1);
 # clipping each tensor on its own would change the direction of the gradient. Early in training,
 # with GPT-2's small initial weights, the norm may stay below `CLIP` and the clip does
 # nothing; it earns its place later, on the rare batch whose loss spikes.
@@ -1358,9 +1359,11 @@ print(f"torch.compile's first call: {inductor_cache['hit']} of the {sum(inductor
 # recorded (the tensors' shapes, dtypes and devices, the Python values the code branched on)
 # before it runs the compiled code. A guard that fails (a new batch shape, a learning rate
 # passed as a Python float that changes every step, as a scheduler does) compiles again;
-# Dynamo then marks the changed value dynamic, so later changes reuse that second graph
-# rather than compiling each step, and a learning rate given as a tensor avoids even the
-# recompile, which is why a compiled PyTorch step is usually given one.
+# Dynamo then marks the changed value dynamic (for a float, only where floats are not
+# specialised: `torch._dynamo.config.specialize_float` is False, as in recent releases), so
+# later changes reuse that second graph rather than compiling each step, and a learning
+# rate given as a tensor avoids even the recompile, which is why a compiled PyTorch step is
+# usually given one.
 # Neither compiler's first call is paid again in a long run, and the break-even point is the
 # number of steps after which the compiled step's savings exceed its compile time:
 # `timing.compile_report` computes it where a lesson needs it (lesson 03 does).
@@ -1567,7 +1570,8 @@ print(f"XLA's temporaries: {xla_plan.parts['temporaries'] / xla_plan.peak_bytes:
 # processes, talking over gloo on CPUs (over NCCL where the machine has a GPU for each rank):
 # two ranks keep the launch light. The model is section 3's
 # configuration with fresh weights, so the one-device JAX run below can call section 3's
-# `jit_step`, which reuses a compiled program where the batch has a shape it has seen.
+# `jit_step`, which reuses a compiled program where its inputs have a shape and a placement it
+# has seen (the next paragraph says where they do).
 
 # %%
 import tempfile
@@ -1592,12 +1596,14 @@ scale_batches = list(zip(scale_x.astype(np.int32), scale_y.astype(np.int32), str
 # prints both), where the new shape compiles the step once more. It runs on the first of the mesh
 # devices, so every layout is compared on one kind of device, and it donates its inputs, so it
 # gets copies. Where the first mesh device is JAX's default device (a CPU, or a machine with
-# eight accelerators), the copies stay *uncommitted*, as section 3's inputs were, and
+# eight GPUs), the copies stay *uncommitted*, as section 3's inputs were, and
 # `jit_step` reuses the program it has for inputs of that shape: the count printed with the
 # losses says how many compilations the run needed. `jax.device_put(x, device)` *commits* an array to its device,
 # and `jax.jit` keys its programs on where their inputs are committed, so committed copies
 # would compile the same step again; that is what happens where the mesh's devices are not
-# JAX's default (a one-GPU runtime, whose mesh is eight simulated CPUs). `jax_split` separates the new model's structure
+# JAX's default (a one-GPU runtime, whose mesh is eight simulated CPUs; a machine with eight
+# TPUs, where `env.setup(one_kind=True)` moved JAX's default device to the CPU, beside
+# PyTorch). `jax_split` separates the new model's structure
 # (`graphdef`) from its parameters, so the parameters and AdamW's state are plain pytrees that
 # can be placed anywhere; the structure is closed over by the step and never moves.
 
@@ -1687,7 +1693,8 @@ print("kinds beyond the all-reduce: " + "; ".join(
 #
 # How to read the counts: each number is how many times that collective appears in the
 # compiled program of one training step, forward, backward and AdamW together. A collective
-# inside a loop (the scan over layers) appears once however many layers it serves, so the
+# inside a loop (the scan over layers) appears once however many layers it serves, as long
+# as XLA keeps the loop (a compiler that unrolls a short one repeats what it holds), so the
 # counts measure the program's structure, not the bytes moved; the bytes are the size of what
 # each collective carries: for data parallelism the gradients, for FSDP the gathered weights
 # and the gradients reduced to their shards, each of the order of the model's size per step. On a real cluster the same program
@@ -1909,7 +1916,7 @@ print(f"resumed after step {k_ckpt}, {len(after_jax)} more steps: JAX {np.round(
 
 # %% [markdown]
 # Bit for bit is possible because each step is deterministic on this machine (the same
-# compiled program, or the same CPU kernels, on the same inputs) and because nothing the step
+# compiled program, or the same PyTorch kernels, on the same inputs) and because nothing the step
 # reads was left out. Leave the optimizer state out and the first resumed loss still matches
 # (a step computes its loss before it updates anything) while the parameters after it do not;
 # restart the batches from zero and the first loss already differs. The exercise notebook has
