@@ -1693,9 +1693,9 @@ print("kinds beyond the all-reduce: " + "; ".join(
 #
 # How to read the counts: each number is how many times that collective appears in the
 # compiled program of one training step, forward, backward and AdamW together. A collective
-# inside a loop (the scan over layers) appears once however many layers it serves, as long
-# as XLA keeps the loop (a compiler that unrolls a short one repeats what it holds), so the
-# counts measure the program's structure, not the bytes moved; the bytes are the size of what
+# inside a loop (the scan over layers) appears in it once, not once per layer it serves (a
+# few times where XLA unrolls the loop by a small factor, as its GPU compiler doubles a loop
+# that holds a collective), so the counts measure the program's structure, not the bytes moved; the bytes are the size of what
 # each collective carries: for data parallelism the gradients, for FSDP the gathered weights
 # and the gradients reduced to their shards, each of the order of the model's size per step. On a real cluster the same program
 # text tells an engineer where to look first: an unexpected all-to-all is the fingerprint of a
