@@ -156,7 +156,8 @@ print(f"this notebook runs torch {torch.__version__}, jax {jax.__version__}, fla
 # %% [markdown]
 # Every number this notebook measures belongs to these releases; the result files the course
 # ships, set beside this run in sections 4 and 5, record the releases they ran on in their own
-# fingerprints (`docs/claims-results/`). Both frameworks change their compilers
+# fingerprints (`docs/claims-results/`, in the course's repository: the package that Colab and
+# Kaggle install carries none, and there those sections show this run alone). Both frameworks change their compilers
 # and kernels from one release to the next, so a verdict you read here is a statement about this
 # line as much as about the machine; keep it next to any result you share.
 #
@@ -334,8 +335,8 @@ print(claims.break_even(per_call, first.first_call_s, t_jax, t_torch))
 # tell which variant is faster per call, and the count rests on that. When it is a number, it is
 # the number to hold against your own workload: a process that answers many
 # more requests than this before it exits gains from compiling, one that answers far fewer pays
-# more for the compilation than it saves; when it is "never", compiling does not pay for itself
-# at any number of requests on this machine. On a GPU the same formula applies, with all three times
+# more for the compilation than it saves; when it is a judged "never", compiling does not pay
+# for itself at any number of requests on this machine. On a GPU the same formula applies, with all three times
 # measured there.
 #
 # The article's two claims about this workload ("after warm-up JAX answers faster", "the first
@@ -520,12 +521,13 @@ measured = {
 # - `course claims` (also `claims.run()` from Python) runs compact versions of the course's
 #   claim benchmarks and judges each claim with the course's **one verdict rule**
 #   (`course_utils/claims/verdict_rule.py`, the same function every lesson uses): from the
-#   per-round ratios of two interleaved variants it takes the 95 % confidence interval of the
+#   per-round ratios of two interleaved variants (for a claim stated in seconds, from the
+#   seconds measured) it takes the 95 % confidence interval of the
 #   median (order statistics, widened 15 % for what a second run moves). *Holds* when the
 #   interval lies at or beyond the stated magnitude, *does not hold* when it lies entirely short
 #   of it (against a bar of 1x or more that includes an interval entirely below 1, where the
-#   opposite happened; against a lower bar, such as lesson 06's 0.9x, an interval below 1 that
-#   still reaches the bar straddles it), *inconclusive* when it straddles it, and also when the run
+#   opposite happened; against a lower bar, such as lesson 06's 0.9x, an interval below 1 is
+#   judged against that bar alone), *inconclusive* when it straddles it, and also when the run
 #   was **too short** (fewer than 6 rounds), **noisy** (spread of the ratios above 50 %) or
 #   **contended** (other programs took more than a quarter of the cores' time while the rounds
 #   ran, or, where the OS keeps no such count, the load average exceeded the cores; or one
@@ -555,8 +557,10 @@ measured = {
 # the table) says what would let it.
 #
 # In smoke mode this runs the small sizes; from a terminal, `course claims` (without `--smoke`, and
-# with `COURSE_SMOKE` unset) runs the full sizes and writes `build/claims/claims.json` and `claims.png`. How long that takes, and what its first
-# `torch.compile` calls cost, the result files the course ships record; the cell below reads them.
+# with `COURSE_SMOKE` unset) runs the full sizes and writes `build/claims/claims.json` and `claims.png`
+# in a clone of the course (elsewhere, name a folder with `--out`). How long that takes, and what its first
+# `torch.compile` calls cost, the result files the course ships record; the cell below reads them
+# (where only the package is installed, as on Colab, it finds none and prints nothing).
 # Not every one of those calls starts cold. A benchmark that compiles its first call from an
 # empty Inductor cache records so (`inductor_cache` in the claim's details); every other first
 # call, and every one in a result file written before that record existed, found the on-disk
@@ -585,7 +589,11 @@ for run in results.shipped():
     print(line)
 
 # %%
-report = claims.run(smoke=S.smoke, out=config.course_root() / "build" / "claims", measured=measured,
+try:  # a clone of the course keeps results in its build/ folder
+    claims_dir = config.course_root() / "build" / "claims"
+except FileNotFoundError:  # the package alone (Colab, Kaggle): under the working folder
+    claims_dir = "build/claims"
+report = claims.run(smoke=S.smoke, out=claims_dir, measured=measured,
                     device="all", verbose=False)  # the CPU (sections 2-3 timed there), then any accelerator
 report
 
@@ -723,7 +731,7 @@ for where, c in b1_runs:
 #   **unsettled** when no run judged it or the runs disagree. A run that measured on the CPU
 #   and on an accelerator counts once per device kind.
 # - The runs that count here: this notebook's, and each full-mode run the course ships
-#   (`docs/claims-results/`).
+#   (`docs/claims-results/`, none where only the package is installed).
 # - What the measured branches leave open is decided by the rows no benchmark settles.
 #
 # The tree of section 1 is advice; the verdicts above are evidence. Putting them together is
@@ -808,9 +816,9 @@ for reader, branches in PROFILES.items():
 # branch rests on JAX meeting every new length unbucketed; section 3 also timed the same stream
 # bucketed, and its second verdict line compares that stream, its few buckets compiled once,
 # with eager PyTorch on this machine: what a service that pads its requests pays after the first
-# request of each bucket, and the measurement to read before taking that branch. Likewise `batch1-latency` was judged on a
-# BERT-base-shaped proxy against `torch.compile`, not on the reader's model against eager
-# PyTorch (section 4 prints which pairing each run timed).
+# request of each bucket, and the measurement to read before taking that branch. Likewise `course claims` times
+# `batch1-latency` on a BERT-base-shaped proxy against `torch.compile` (in full mode), not on the
+# reader's model against eager PyTorch (section 4 prints which pairing each run timed).
 #
 # ## Summary
 #
@@ -874,5 +882,6 @@ quiz.load("08_choosing")
 #
 # **Closing note.** The claims table above was measured on the machine that ran this notebook,
 # at the sizes of the mode it ran in (its footer says which); its JSON and plot are in
-# `build/claims/`. `course claims` from a terminal (without `--smoke`, and with `COURSE_SMOKE` unset),
+# `build/claims/` (at the root of a clone of the course; where only the package is installed,
+# under the working folder). `course claims` from a terminal (without `--smoke`, and with `COURSE_SMOKE` unset),
 # or this notebook in full mode, gives the full-size version.
