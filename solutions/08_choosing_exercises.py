@@ -117,8 +117,8 @@ S = config.sizes(SIZES, SMOKE)
 # Against a bar of 1x or more, "does not hold" covers two outcomes: an interval short of the
 # stated magnitude, and one entirely below 1, where the opposite of the claim happened. They
 # give the same word here; the reason `claims.judge` prints tells them apart. A bar below 1
-# (a claim such as "at least 0.9x its speed") has only the first: an interval below 1 that
-# still reaches the bar straddles it.
+# (a claim such as "at least 0.9x its speed") has only the first: an interval below 1 is judged
+# against that bar alone, and one that spans it straddles it.
 
 # %%
 # EXERCISE: judge-claim
@@ -146,6 +146,7 @@ def decide(samples: list[float], threshold: float, contended: str | None = None)
 TIGHT = [1.9, 2.0, 2.1, 2.0, 1.95, 2.05, 2.2, 1.9]  # 8 rounds, all near 2x
 QUARTILES_NOTE = "the quartiles decide otherwise than the median's interval: the verdict was read off the quartiles"
 DECIDE_CASES = {  # what the case shows: (samples, threshold, contended, expected, what it catches)
+    # (what it catches: one note, or one per wrong verdict)
     "8 tight rounds near 2x, bar 1.5x": (TIGHT, 1.5, None, "holds", ""),
     "the same rounds, run beside other work": (TIGHT, 1.5, "load 3.1 on 2 cores", "inconclusive",
                                                "a contended run is not judged"),
@@ -153,6 +154,12 @@ DECIDE_CASES = {  # what the case shows: (samples, threshold, contended, expecte
                                   "fewer than MIN_RATIOS ratios are not judged"),
     "6 tight rounds near 2x, bar 1.5x": (TIGHT[:6], 1.5, None, "holds",
                                         "MIN_RATIOS ratios are enough: only fewer are too few"),
+    "8 rounds, median 1.43x, upper quartile 1.56x, bar 1.5x": (
+        [1.2, 1.3, 1.35, 1.4, 1.45, 1.55, 1.6, 1.65], 1.5, None, "inconclusive",
+        {"holds": "the interval's high end was held against the bar: holds needs the whole interval, "
+                  "its low end too, at or beyond it",
+         "does not hold": "the median alone was held against the bar: the whole interval of the median "
+                          "must fall short of it"}),
     "8 rounds, median 1.6x, two rounds near 1.25x, bar 1.5x": (
         [1.2, 1.3, 1.55, 1.6, 1.6, 1.65, 1.7, 1.75], 1.5, None, "inconclusive",
         "the median alone was held against the bar: the whole interval of the median must clear it"),
@@ -235,8 +242,9 @@ def _decide_cases():
     try:
         for name, (samples, threshold, contended, expected, catches) in DECIDE_CASES.items():
             got = decide(list(samples), threshold, contended)
+            note = catches.get(got, "") if isinstance(catches, dict) else catches  # by answer
             assert type(got) is str and got == expected, (
-                f"{name}: expected {expected!r}, got {got!r}" + (f" ({catches})" if catches else ""))
+                f"{name}: expected {expected!r}, got {got!r}" + (f" ({note})" if note else ""))
     finally:
         claims.rule, verdict_rule.rule, judging.rule = saved
 

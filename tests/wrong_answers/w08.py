@@ -343,6 +343,13 @@ DECIDE_BELOW_ONE_FAILS = _decide(
 DECIDE_SPREAD_AT_MAX = _decide().replace("> MAX_SPREAD", ">= MAX_SPREAD")
 # "Does not hold" read as "the opposite happened" only: short of the bar stays undecided.
 DECIDE_OPPOSITE_ONLY = _decide(fails="hi * (1 + RUN_TO_RUN) < 1")
+# "Holds" read as "the interval reaches the bar": its high end held against it.
+DECIDE_HIGH_END_HOLDS = _decide(holds="hi * (1 + RUN_TO_RUN) >= threshold")
+# The interval's ends swapped: holds from the high end, does not hold from the low end.
+DECIDE_ENDS_SWAPPED = _decide(
+    holds="hi * (1 + RUN_TO_RUN) >= threshold",
+    fails="lo / (1 + RUN_TO_RUN) < threshold",
+)
 
 SHAPES_DIVIDES_BY_ZERO = """
 def max_new_shapes(n_requests, compile_s, jax_s, torch_s):
@@ -631,6 +638,16 @@ WRONG = {
             "the whole range as the median's interval",
             DECIDE_RANGE_INTERVAL,
             "the interval was the whole range",
+        ),
+        (
+            "holds when the interval's high end reaches the bar",
+            DECIDE_HIGH_END_HOLDS,
+            "the interval's high end was held",
+        ),
+        (
+            "the interval's ends swapped",
+            DECIDE_ENDS_SWAPPED,
+            "the interval's high end was held",
         ),
     ],
     "pad-pow2": [
