@@ -117,8 +117,10 @@ print(env.report().line())
 #   it stores; Optax updates whatever the parameters are (float32 here: the "master weights").
 #   Where float32 is needed (the loss), you cast.
 #
-# Why bother? On accelerators with matrix units (NVIDIA tensor cores, TPU MXUs) a 16-bit matmul
-# has a much higher peak rate than a float32 one and moves half the bytes: NVIDIA's A100
+# Why bother? On accelerators with matrix units (NVIDIA tensor cores, TPU MXUs) a matmul in a
+# 16-bit format the unit takes (bfloat16 on TPUs; float16 on every NVIDIA GPU with tensor cores,
+# bfloat16 too since Ampere) has a much higher peak rate than a float32 one and moves half the
+# bytes: NVIDIA's A100
 # datasheet lists 19.5 TFLOPS for float32 and 312 TFLOPS for bfloat16 or float16 on tensor
 # cores (dense, without sparsity), a factor of 16 in peak rate (a real step gains less). Most CPUs have
 # no such unit (Intel's AMX, on recent Xeons, is one; section 1.4 reads whether this CPU has it),
@@ -813,8 +815,8 @@ assert_close(model16_torch.fc1.weight.detach().T, model16_jax.fc1.kernel[...], r
 # with bfloat16 vector or matrix instructions (AVX512-BF16, AMX) may gain, one without converts
 # every value and may lose. The first cell reads which of those this CPU has: the flags the
 # Linux kernel lists in `/proc/cpuinfo`, and the instruction set PyTorch's CPU kernels were
-# dispatched for (`torch.backends.cpu.get_cpu_capability()`). Whichever happened here, the two
-# sentences under the timing cell say it.
+# dispatched for (`torch.backends.cpu.get_cpu_capability()`). Whichever happened here, the
+# first two lines under the timing cell say it.
 
 # %%
 # This CPU's bfloat16 instructions, as Linux lists them, and PyTorch's kernel dispatch level
@@ -881,40 +883,43 @@ if BF16_FLAGS is not None and torch_dev.type == "cpu":
           f"(PyTorch's kernels: {torch.backends.cpu.get_cpu_capability()})")
 
 # %% [markdown]
-# The two sentences are generated from the paired rounds by the course's one rule: each says
+# Those two lines are generated from the paired rounds by the course's one rule: each says
 # which precision was faster for its framework on this machine and by how much, or that the
 # rounds could not tell them apart (or were disturbed by other work, which the rule detects and
 # reports instead of judging). Whatever they say is a fact about this run's device and this
 # small model, not a law about mixed precision: on a GPU a tensor core changes the arithmetic
 # itself, which the next claim is about.
 #
-# Each sentence also prints a number and its 95 % interval, which show the size of the effect.
+# Each line also prints a number and its 95 % interval, which show the size of the effect.
 # Where the rule names a winner, the number is how many times faster the named precision was,
 # so it is never below 1 ("float32 is 1.3x faster than bfloat16" means bfloat16 took 1.3 times
-# as long). Where the rule declines to judge, the sentence prints the raw ratio instead, float32
+# as long). Where the rule declines to judge, the line prints the raw ratio instead, float32
 # time over bfloat16 time: above 1 leans to bfloat16, below 1 to float32. On a CPU without
 # bfloat16 arithmetic, every bfloat16 matmul is a float32 matmul plus conversions, so float32
 # winning is the expected outcome there, not a bug; on one with AVX512-BF16 or AMX-BF16 (the
-# last printed line says which this one has), bfloat16 instructions exist, and whether the
+# cell that read the flags says which this one has), bfloat16 instructions exist, and whether the
 # libraries' kernels use them to beat float32 on a model this small is what the rounds
 # measured.
 #
-# ### 1.5 The speed claim, and why this machine cannot judge it
+# ### 1.5 The speed claim, and where it can be judged
 #
 # "Mixed precision makes training faster" is a statement about matrix units: a tensor core
-# multiplies bfloat16 (or float16) tiles with float32 accumulation at many times the float32
-# rate. The claims registry holds it with its stated magnitude; on a CUDA GPU the cell times a
-# float32 and a bfloat16-autocast matmul (same inputs, results checked close first) and judges
-# it, and anywhere else it says why it cannot.
+# multiplies 16-bit tiles with float32 accumulation at many times the float32 rate, float16
+# tiles on every NVIDIA GPU that has tensor cores, bfloat16 ones only since Ampere (compute
+# capability 8.0; a T4's or a V100's tensor cores take float16, not bfloat16). The claims
+# registry holds the bfloat16 claim with its stated magnitude; on a GPU with bfloat16 tensor
+# cores the cell times a float32 and a bfloat16-autocast matmul (same inputs, results checked
+# close first) and judges it, and anywhere else (a CPU, or an older GPU) it says why it cannot.
 #
-# On the GPU the comparison is deliberately narrow: one square matmul, float32 with TF32 off
+# On such a GPU the comparison is deliberately narrow: one square matmul, float32 with TF32 off
 # (the course's precision setting) against bfloat16 under autocast, outputs checked close
 # before timing. A whole training step gains less than its matmuls do, because elementwise ops
 # and memory traffic do not get faster by the same factor; the claim as registered is about the
 # matmul, the part tensor cores accelerate.
 
 # %%
-if torch_dev.type == "cuda":
+cc = torch.cuda.get_device_capability(torch_dev) if torch_dev.type == "cuda" else None
+if cc is not None and cc >= (8, 0):  # bfloat16 tensor cores: NVIDIA's since Ampere
     n = S.mm_size
     a_mm = torch.randn(n, n, device=torch_dev) / n**0.25  # entries of a @ b are about N(0, 1)
 
@@ -924,6 +929,12 @@ if torch_dev.type == "cuda":
 
     mm_times = timing.compare({"float32": torch.matmul, "bfloat16 autocast": mm_bf16}, a_mm, a_mm, rtol=5e-2, atol=5e-2)
     VERDICTS["bf16-tensor-cores"] = claims.judge("bf16-tensor-cores", mm_times, "float32", "bfloat16 autocast")
+elif cc is not None:
+    VERDICTS["bf16-tensor-cores"] = claims.not_testable(
+        "bf16-tensor-cores",
+        f"this GPU (compute capability {cc[0]}.{cc[1]}) has no bfloat16 tensor cores, which NVIDIA's GPUs have "
+        "since Ampere (8.0); its bfloat16 matmuls run without them, so their speed says nothing about the claim",
+    )
 else:
     VERDICTS["bf16-tensor-cores"] = claims.not_testable(
         "bf16-tensor-cores",
@@ -1578,7 +1589,7 @@ def sign_step_jax(x):
 
 # %%
 # PyTorch: fullgraph=True turns the graph break into an error (its first lines printed)
-with expect_error(RuntimeError, lines=6):  # torch._dynamo.exc.Unsupported, a RuntimeError
+with expect_error(RuntimeError, lines=6):  # torch._dynamo.exc.Unsupported (UserError in torch 2.6)
     torch.compile(sign_step_torch, backend=recording_backend, fullgraph=True)(torch.ones(3))
 
 # %%
@@ -1588,13 +1599,16 @@ with expect_error(jax.errors.TracerBoolConversionError, lines=3):
 
 
 # %% [markdown]
-# Read each message's first lines (`expect_error` printed six of Dynamo's, leaving out more
-# hints, a link and the frame in your code, and all three of JAX's; the PyTorch cell expects a `RuntimeError` because the
-# error's own class, `torch._dynamo.exc.Unsupported`, lives in a private module, and the line
-# printed still names that class): Dynamo's says "Data-dependent branching" and names the line
-# and the condition; JAX's names the abstract value (`bool[]`) that Python tried to turn into a
-# bool. The fix is the same idea in both: state the branch as data. When both branches are cheap,
-# compute both and select (`torch.where`, `jnp.where`); when they are expensive, use the
+# Read each message's first lines (`expect_error` printed six of Dynamo's and all three of
+# JAX's). The PyTorch cell expects a `RuntimeError`, which Dynamo's errors are, because their
+# own classes live in a private module, `torch._dynamo.exc`; the line printed still names the
+# class (`Unsupported`, or its subclass `UserError` in torch 2.6). Dynamo's message names the
+# kind of graph break, "Data-dependent branching" (torch 2.6 says "Dynamic control flow is not
+# supported"), and the line of the condition: torch 2.12 and later print that line among the
+# first ones, with the operation that computed the condition; earlier releases name it near
+# the end of the message, under "from user code". JAX's names the abstract value (`bool[]`)
+# that Python tried to turn into a bool. The fix is the same idea in both: state the branch as
+# data. When both branches are cheap, compute both and select (`torch.where`, `jnp.where`); when they are expensive, use the
 # compilers' conditional (`torch.cond`, `jax.lax.cond`), which compiles both branches and runs
 # one. Neither takes a branch with a Python side effect such as a `print`: `torch.cond` refuses
 # it with an error, and `lax.cond` runs the Python of both branches once, when it traces them.
@@ -1602,9 +1616,10 @@ with expect_error(jax.errors.TracerBoolConversionError, lines=3):
 # Both messages are worth reading to the end rather than to the first frame. JAX's ends with a
 # link to its error page (each error class has one, with the common causes and fixes) and says
 # *which argument* the value depends on: if that argument only ever takes a few values, marking
-# it static (`static_argnums`) is the other fix. Dynamo's carries an explanation, the line of
-# the condition, and hints; without `fullgraph=True` the same code would have run with a graph
-# break, and `TORCH_LOGS="graph_breaks"` would have printed the same explanation as a log line.
+# it static (`static_argnums`) is the other fix. Dynamo's carries the line of the condition
+# and, since torch 2.7, an explanation and hints; without `fullgraph=True` the same code would
+# have run with a graph break, which `TORCH_LOGS="graph_breaks"` logs (since torch 2.7 with the
+# same explanation).
 
 # %%
 # PyTorch: the branch as a select, one graph
@@ -1915,7 +1930,7 @@ for fw, same, runs in [("PyTorch", same_torch, repro_torch), ("JAX", same_jax, r
 # this run (section 2's tool costs were answered by the same rule, in the lines under their cells).
 # First the two open questions of section 1.4, one per framework: no claim is attached, so the
 # answer is the rule's sentence, which names the faster precision or says the rounds could not
-# tell (or were too disturbed by other programs to judge). Then the tensor-core claim of section 1.5 (judged on a CUDA GPU from the timed matmuls;
+# tell (or were too disturbed by other programs to judge). Then the tensor-core claim of section 1.5 (judged on a GPU with bfloat16 tensor cores from the timed matmuls;
 # elsewhere, with the reason it was not judged):
 
 # %%
