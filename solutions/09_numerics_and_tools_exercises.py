@@ -181,7 +181,10 @@ check(
     rtol=1e-5,
     hint="rows far below the batch's largest logit underflow: shifted by one maximum over the "
     "whole array (jnp's max without an axis, like torch's max without dim), all their "
-    "exponentials are 0 and their log of the sum is -inf",
+    "exponentials are 0 and their log of the sum is -inf; and rows far above the first row "
+    "overflow when every row is shifted by the first row's maximum: jnp's max with an axis "
+    "returns the maxima alone, not torch's (values, indices) pair, so a [0] after it keeps row "
+    "0's maximum only",
 )
 gaps = jnp.array([120.0, 150.0, 200.0, 300.0])  # each label's logit this far below its row's maximum
 confident_wrong = jnp.zeros((4, 10)).at[:, 0].set(gaps).astype(jnp.bfloat16)
@@ -426,7 +429,8 @@ check(
     True,
     hint="return a typed key (built from jax.random.key), not a raw uint32 array from PRNGKey",
     crash_hint="typed keys take no arithmetic (a seed or a rank cannot be added to a key), and a "
-    "split into rank keys is empty for rank 0",
+    "split into rank keys is empty for rank 0; 'invalid PRNG key data' means a plain int went "
+    "where a key goes: jax.random's functions (fold_in, split, uniform) take a key, not a seed",
 )
 check(
     "rank-keys",

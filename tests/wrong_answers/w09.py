@@ -723,3 +723,23 @@ WRONG["first-nonfinite"] += [
         "not whether their sum is finite",
     ),
 ]
+
+CE_TORCH_MAX_INDEX = """
+def cross_entropy_f32(logits, labels):
+    z = logits.astype(jnp.float32)
+    z = z - z.max(axis=1, keepdims=True)[0]  # torch's max(dim=1, keepdim=True)[0]: row 0's maximum
+    log_p = z - jnp.log(jnp.exp(z).sum(axis=1, keepdims=True))
+    return -jnp.take_along_axis(log_p, labels[:, None], axis=1).mean()
+"""
+
+KEY_FOLD_IN_A_SEED = """
+def rank_key(seed, rank):
+    return jax.random.fold_in(seed, rank)  # an int where a key goes
+"""
+
+WRONG["bf16-cross-entropy"] += [
+    ("torch's max(...)[0] on a jax array", CE_TORCH_MAX_INDEX, "keeps row 0's maximum"),
+]
+WRONG["rank-keys"] += [
+    ("fold_in given the seed, not a key", KEY_FOLD_IN_A_SEED, "take a key, not a seed"),
+]
