@@ -825,7 +825,8 @@ cpu_flags = next((set(line.split(":", 1)[1].split()) for line in (cpuinfo.read_t
                   if line.startswith("flags")), None)
 BF16_FLAGS = None if cpu_flags is None else {flag: flag in cpu_flags for flag in ("avx512_bf16", "amx_bf16")}
 print(f"PyTorch's CPU kernels: {torch.backends.cpu.get_cpu_capability()}")
-print("bfloat16 instructions: " + ("unknown (no /proc/cpuinfo: not Linux)" if BF16_FLAGS is None else
+unknown = "unknown (/proc/cpuinfo lists no x86 flags)" if cpuinfo.exists() else "unknown (no /proc/cpuinfo: not Linux)"
+print("bfloat16 instructions: " + (unknown if BF16_FLAGS is None else
       ", ".join(f"{flag.upper().replace('_', '-')} {'yes' if has else 'no'}" for flag, has in BF16_FLAGS.items())))
 
 
@@ -1004,10 +1005,11 @@ print(f"open in https://ui.perfetto.dev:\n  {torch_trace}\n  {jax_trace}")
 
 # %% [markdown]
 # The PyTorch cell records through `profiles.torch_profile`, which is `torch.profiler.profile`
-# with one cosmetic change: Kineto, the profiling library under `torch.profiler`, writes a
-# `USDT: ... profiler_start` and a `profiler_stop` line to the process's stderr when a
-# recording starts and stops (markers for system tracing tools such as `bpftrace`, nothing about
-# your program), and the helper drops those two lines and passes any other through.
+# with one cosmetic change: Kineto, the profiling library under `torch.profiler`, writes (since
+# torch 2.12) a `USDT: ... profiler_start` and a `profiler_stop` line to the process's stderr
+# when a recording starts and stops (markers for system tracing tools such as `bpftrace`,
+# nothing about your program), and the helper drops those two lines and passes any other
+# through.
 #
 # The parity cell checks that the two profiled runs still hold the same weights (the same
 # number of identical steps, warm-up included), so the traces record the same computation.
@@ -1068,8 +1070,9 @@ for fw, top, quiet in [("PyTorch", top_torch, quiet_torch.result), ("JAX", top_j
 # Read the two tables with the counts under them. The PyTorch step runs every operator the
 # Python code names, one at a time: the forward's `addmm`/`relu`, the loss's `log_softmax` and
 # `nll_loss`, their backward ops (the `fill_`s in the trace belong to the backward pass: the
-# `ones_like` that seeds the loss's gradient, and the `sum`s that reduce the bias gradients, which
-# fill their outputs before adding; `zero_grad()` sets the gradients to `None` and runs no op)
+# `ones_like` that seeds the loss's gradient and, on a CPU, the `sum`s that reduce the bias
+# gradients, which fill their outputs with zeros before adding; `zero_grad()` sets the gradients
+# to `None` and runs no op)
 # and SGD's in-place updates (nested operator calls included in the count). The JAX step is one XLA
 # program; its ops are matmuls (the `dot`s), a few single ops XLA left unfused (the
 # `wrapped_…` events, such as the scatter in the loss's gradient), and *fusions*: XLA merged chains of elementwise work (the bias add and ReLU,
