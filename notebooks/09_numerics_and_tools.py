@@ -1022,7 +1022,9 @@ print(f"open in https://ui.perfetto.dev:\n  {torch_trace}\n  {jax_trace}")
 # pass runs on the calling thread too (autograd's engine executes CPU work in the thread that
 # called `backward()`); on a GPU it runs on a per-device autograd thread, a row of its own. In the JAX file, the Python thread shows the jitted call
 # (`PjitFunction(step_jax)`) and the runtime's preparation of its arguments, while the XLA
-# runtime's thread (on a CPU, `tf_XLAPjRtCpuClient/…`) shows the compiled program's ops, one slice per HLO op. Click a slice to see its
+# runtime's thread (on a CPU, `tf_XLAPjRtCpuClient/…`) shows the compiled program's ops, one
+# slice per HLO op (on a CPU each holds a sliver at its end named `end: …`, which the runtime
+# records without an `hlo_op` tag, so the tables below leave it out). Click a slice to see its
 # duration and arguments; select a range to get a summary table, which is what the cells below
 # compute from the files. To mark steps in a long recording, wrap each step in
 # `torch.profiler.record_function("step")` or `jax.profiler.StepTraceAnnotation("step",
