@@ -90,6 +90,27 @@ def memory_policy(environ: Mapping[str, str]) -> dict[str, str]:
     return {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
 
 
+def child_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for a child process that imports JAX (a cache demo, a Keras
+    backend): ``environ`` (default ``os.environ``) with the memory policy, and
+    ``JAX_PLATFORMS=cpu`` where this process already holds a TPU. Only one process at
+    a time may open a TPU's chips: a second one stops at libtpu's lock
+    (``Internal error when accessing libtpu multi-process lockfile``) instead of falling
+    back to the CPU. Importing JAX here is left to the caller: this starts no backend.
+    """
+    env = dict(os.environ if environ is None else environ)
+    env.update(memory_policy(env))
+    if "jax" in sys.modules:
+        from jax._src import xla_bridge
+
+        if xla_bridge.backends_are_initialized():
+            import jax
+
+            if any(d.platform == "tpu" for d in jax.devices()):
+                env["JAX_PLATFORMS"] = "cpu"
+    return env
+
+
 def device_kind(device: Any) -> str:
     """``cpu``, ``gpu``, ``tpu`` or ``mps`` for a jax Device or a torch.device."""
     kind = getattr(device, "platform", None) or getattr(device, "type", "cpu")

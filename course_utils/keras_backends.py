@@ -31,6 +31,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from course_utils.env import child_env
+
 BACKENDS = ("jax", "torch")
 N_IN, N_OUT = 64, 10  # digits: 8x8 pixels in, 10 classes out
 LN_EPS = 1e-3  # Keras's LayerNormalization default (torch's LayerNorm uses 1e-5)
@@ -90,8 +92,9 @@ def _start(
     if torch_threads is not None:
         cmd += ["--torch-threads", str(int(torch_threads))]
     # KERAS_HOME keeps Keras's config file out of the user's home directory.
+    # env.child_env: the CPU for the child's JAX where this process holds a TPU.
     env = {
-        **os.environ,
+        **child_env(),
         "KERAS_BACKEND": backend,
         "KERAS_HOME": str(workdir / ".keras"),
     }

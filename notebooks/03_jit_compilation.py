@@ -1775,7 +1775,8 @@ print(timing.bench(torch.compile(f_torch), torch.eye(64), target_s=0.01, min_rep
 
 # %%
 with tempfile.TemporaryDirectory() as cache:
-    child_env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": os.path.join(cache, "inductor")}
+    # env.child_env: on a TPU, which one process at a time may open, the child's JAX uses the CPU
+    child_env = {**env.child_env(), "TORCHINDUCTOR_CACHE_DIR": os.path.join(cache, "inductor")}
     runs = []
     for _ in range(2):  # first with an empty cache, then with the cache the first run filled
         out = subprocess.run([sys.executable, "-c", CACHE_SCRIPT, os.path.join(cache, "jax")],

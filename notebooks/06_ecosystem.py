@@ -68,7 +68,8 @@ SIZES = {  # name: (full, smoke)
 # %%
 from course_utils import env
 
-SETUP = env.setup()  # first: JAX's GPU memory policy, JAX before PyTorch, float32 in both
+SETUP = env.setup(one_kind=True)  # first: JAX's memory policy, JAX first, float32 in both,
+# and one device kind for both (PyTorch stays on the CPU on a TPU: so does JAX, to compare)
 
 import io
 import inspect
@@ -1164,13 +1165,15 @@ print(back_torch, "| same buffer:", interop.shares_memory(back_torch, back_jax))
 # so, and names the fix (copy it to the CPU first), instead of PyTorch's `BufferError`.
 
 # %%
-a_default = jnp.linspace(0.0, 1.0, 5)  # on JAX's default device: the TPU on a TPU machine
-blocker = interop.dlpack_blocker(a_default)
-print("JAX's default device:", env.jax_device(), "|",
+# on JAX's first device: the TPU on a TPU machine (the lesson's default device is the CPU there)
+a_first = jax.device_put(jnp.linspace(0.0, 1.0, 5), jax.devices()[0])
+blocker = interop.dlpack_blocker(a_first)
+print("JAX's first device:", jax.devices()[0], "|",
       f"no zero-copy view: {blocker}" if blocker else "PyTorch can view its arrays")
 
 # %% [markdown]
-# The line names JAX's default device and whether PyTorch can view arrays there. On a CPU
+# The line names JAX's first device (the accelerator, where there is one) and whether
+# PyTorch can view arrays there. On a CPU
 # or a CUDA GPU (with a CUDA build of PyTorch) the answer is yes; on a TPU machine
 # the line names the obstacle instead.
 

@@ -66,8 +66,9 @@ SIZES = {  # name: (full, smoke)
 from course_utils import env
 
 # First: two simulated CPU devices (the distribution step), JAX's GPU memory policy,
-# JAX before PyTorch, full float32 in both.
-SETUP = env.setup(cpu_devices=2)
+# JAX before PyTorch, full float32 in both, and one device kind for both (this lesson
+# compares them throughout; on a TPU, where PyTorch stays on the CPU, JAX does too).
+SETUP = env.setup(one_kind=True, cpu_devices=2)
 
 import jax
 import jax.numpy as jnp

@@ -49,7 +49,8 @@ VARIANT = None  # exercise 2's arrays: None is the default; your own copy names 
 # %%
 from course_utils import env
 
-SETUP = env.setup()  # first: JAX's GPU memory policy, JAX before PyTorch, float32 in both
+SETUP = env.setup(one_kind=True)  # first: JAX's memory policy, JAX first, float32 in both,
+# and one device kind for both (PyTorch stays on the CPU on a TPU: so does JAX, to compare)
 
 import math
 import time

@@ -50,7 +50,8 @@ SIZES = {"batch": (32, 8), "length": (64, 16)}  # name: (full, smoke)
 # %%
 from course_utils import env
 
-SETUP = env.setup()  # first: JAX's GPU memory policy, JAX before PyTorch, float32 in both
+SETUP = env.setup(one_kind=True)  # first: JAX's memory policy, JAX first, float32 in both,
+# and one device kind for both (PyTorch stays on the CPU on a TPU: so does JAX, to compare)
 
 import jax
 import jax.numpy as jnp

@@ -54,7 +54,8 @@ SIZES = {"rows": (64, 13), "cols": (300, 100), "batch": (4, 3)}  # name: (full, 
 # %%
 from course_utils import env
 
-SETUP = env.setup()  # first: JAX's GPU memory policy, JAX before PyTorch, float32 in both
+SETUP = env.setup(one_kind=True)  # first: JAX's memory policy, JAX first, float32 in both,
+# and one device kind for both (PyTorch stays on the CPU on a TPU: so does JAX, to compare)
 
 import functools
 import itertools

@@ -51,7 +51,8 @@ SIZES = {"seq": (32, 8), "batch": (32, 8), "steps": (6, 3)}  # name: (full, smok
 # %%
 from course_utils import env
 
-SETUP = env.setup(cpu_devices=8)  # first: 8 simulated JAX devices, JAX before PyTorch, float32
+SETUP = env.setup(one_kind=True, cpu_devices=8)  # first: 8 simulated JAX devices, JAX
+# before PyTorch, float32, one device kind for both (on a TPU, the CPU: PyTorch stays there)
 
 import tempfile
 import warnings

@@ -302,3 +302,21 @@ def test_simulate_cpu_devices_after_init_is_a_clear_error():
 def test_simulate_cpu_devices_rejects_bad_n():
     with pytest.raises(ValueError, match="positive int"):
         env.simulate_cpu_devices(0)
+
+
+def test_child_env_keeps_a_child_off_the_tpu_this_process_holds(monkeypatch):
+    # Only one process at a time may open a TPU's chips (libtpu's lock).
+    import types
+
+    import jax
+
+    jax.devices()  # the backends start
+    base = {"PATH": "/bin"}
+    got = env.child_env(base)
+    assert got["PATH"] == "/bin" and "JAX_PLATFORMS" not in got  # CPU: nothing held
+    assert got["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"  # the memory policy
+    tpu = types.SimpleNamespace(platform="tpu")
+    monkeypatch.setattr(jax, "devices", lambda *a: [tpu])
+    assert env.child_env(base)["JAX_PLATFORMS"] == "cpu"
+    assert env.child_env({"JAX_PLATFORMS": "tpu,cpu"})["JAX_PLATFORMS"] == "cpu"
+    assert "JAX_PLATFORMS" not in base  # the caller's mapping is left alone

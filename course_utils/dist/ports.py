@@ -41,9 +41,18 @@ def port_in_use(port: int) -> bool:
 def free_port(tries: int = 50) -> int:
     """A TCP port that is free right now on every local address."""
     for _ in range(tries):
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+        except OSError as err:  # a sandbox without network (a lent TPU machine, say)
+            raise OSError(
+                err.errno,
+                f"free_port: this machine refuses TCP sockets on the loopback "
+                f"({err.strerror or err}); torchrun and jax.distributed meet over TCP, "
+                "so their processes cannot start here. A machine with a loopback "
+                "network (a laptop, Colab, a TPU VM) runs them",
+            ) from err
         if not port_in_use(port):
             return port
     raise RuntimeError(f"free_port: no free TCP port found in {tries} tries")

@@ -9,11 +9,12 @@ Lessons and exercises never import this package. Modules:
 - ``notebooks``: the ``.py``/``.ipynb`` pairs, badges, the setup cell, student builds
 - ``student_version``: the exercise marker grammar (solutions, stubs, visible and hidden tests) and the student notebook made from a master
 - ``runner``: executes notebooks with papermill, each in its own process group
+- ``ipc_kernel``: a Jupyter kernel over Unix sockets for machines that refuse internet sockets
 - ``install``: which torch and jax builds a machine gets (stdlib only; runs as a script)
 - ``device_check``: the ``course check-device`` command and its ``--plan``
 - ``device_run``: the check itself: install, then every item side by side, within its budget
 - ``device_budget``: the time budget and each item's share of it
-- ``device_schedule``: which items run when and side by side (cores, GPU memory, budget)
+- ``device_schedule``: which items run when and side by side (cores, GPU memory, budget), or one at a time on a TPU
 - ``device_estimates``: the shipped seconds, cores and GPU memory of each item, and their sources
 - ``device_lessons``: the check's items (lessons, masters, student notebooks, tests) and their report entries
 - ``device_children``: each item's child process, pinned to its cores, sharing the GPU

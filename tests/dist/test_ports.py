@@ -37,3 +37,17 @@ def test_pick_port_keeps_a_free_port():
 def test_port_in_use_rejects_bad_ports(bad):
     with pytest.raises(ValueError, match="port"):
         ports.port_in_use(bad)
+
+
+def test_free_port_names_a_machine_that_refuses_tcp(monkeypatch):
+    import errno
+    import socket
+
+    def refused(*args, **kwargs):
+        raise OSError(errno.EAFNOSUPPORT, "Address family not supported by protocol")
+
+    monkeypatch.setattr(socket, "socket", refused)
+    with pytest.raises(OSError, match="refuses TCP sockets on the loopback") as err:
+        ports.free_port()
+    assert err.value.errno == errno.EAFNOSUPPORT
+    assert "torchrun and jax.distributed" in str(err.value)
