@@ -51,6 +51,22 @@ def _strict_kernels() -> None:
 _strict_kernels()
 
 
+def _kernels_over_unix_sockets() -> None:
+    # Where internet sockets are refused (a sandbox without network), nbval's kernels
+    # talk over Unix sockets, as the notebook runner's do (course_utils.tooling.ipc_kernel).
+    from course_utils.tooling.runner import kernel_transport
+
+    if kernel_transport() == "ipc":
+        import nbval.kernel
+
+        from course_utils.tooling.ipc_kernel import SyncIPCKernelManager
+
+        nbval.kernel.KernelManager = SyncIPCKernelManager
+
+
+_kernels_over_unix_sockets()
+
+
 # Notebooks under tests/ are grader fixtures (some loop forever on purpose): data, not tests.
 collect_ignore_glob = ["tests/fixtures/*"]
 

@@ -12,30 +12,72 @@ with that pipe left out, which is what ipykernel itself does when the bind fails
 notebook's own output is unchanged; output printed by forked subprocesses is not shown.
 
 :class:`IPCKernelManager` starts that kernel over Unix sockets; the notebook runner uses
-it where TCP on the loopback is refused (:func:`course_utils.tooling.runner.kernel_options`).
+it where TCP on the loopback is refused (:func:`course_utils.tooling.runner.kernel_options`),
+and the test session's ``conftest.py`` gives nbval :class:`SyncIPCKernelManager` there.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
-from jupyter_client.manager import AsyncKernelManager
+from jupyter_client.manager import AsyncKernelManager, KernelManager
 from traitlets import default
 
 LAUNCHER = "ipykernel_launcher"
 
 
 class IPCKernelManager(AsyncKernelManager):
-    """jupyter_client's kernel manager over Unix sockets, starting this module's kernel."""
+    """jupyter_client's kernel manager over Unix sockets, starting this module's kernel
+    (papermill's, through nbclient)."""
 
     @default("transport")
     def _default_transport(self) -> str:
         return "ipc"
 
+    @default("ip")
+    def _default_ip(self) -> str:
+        return _socket_prefix()
+
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
-        cmd = super().format_kernel_cmd(extra_arguments)
-        return [__name__ if part == LAUNCHER else part for part in cmd]
+        return _this_kernel(super().format_kernel_cmd(extra_arguments))
+
+
+class SyncIPCKernelManager(KernelManager):
+    """The same, for clients that drive a kernel synchronously (nbval's)."""
+
+    @default("transport")
+    def _default_transport(self) -> str:
+        return "ipc"
+
+    @default("ip")
+    def _default_ip(self) -> str:
+        return _socket_prefix()
+
+    def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
+        return _this_kernel(super().format_kernel_cmd(extra_arguments))
+
+
+def _socket_prefix() -> str:
+    """Where a kernel's socket files go: an absolute path in Jupyter's runtime folder.
+
+    jupyter_client's own default for ipc is ``kernel-ipc``, relative, and taken before the
+    connection file is named: a kernel started in the notebook's folder then binds its
+    sockets where a client in another folder never looks.
+    """
+    import uuid
+
+    from jupyter_core.paths import jupyter_runtime_dir
+
+    folder = jupyter_runtime_dir()
+    os.makedirs(folder, exist_ok=True)
+    return os.path.join(folder, f"kernel-{uuid.uuid4().hex[:12]}-ipc")
+
+
+def _this_kernel(cmd: list[str]) -> list[str]:
+    """A kernel command with ipykernel's launcher replaced by this module."""
+    return [__name__ if part == LAUNCHER else part for part in cmd]
 
 
 def _without_pipe(thread: Any) -> None:

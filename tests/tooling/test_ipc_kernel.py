@@ -67,17 +67,23 @@ def test_a_notebook_runs_over_unix_sockets(tmp_path, monkeypatch):
     assert out.cells[-1].outputs[0]["text"].strip() == "ipc"
 
 
-def test_a_notebook_runs_where_internet_sockets_are_refused(tmp_path):
-    # As on a gVisor sandbox without network: libzmq aborted ipykernel's own TCP bind
-    # ("Address family not supported by protocol (src/ip_resolver.cpp:542)").
+@pytest.fixture
+def shim(tmp_path) -> Path:
+    """A preloadable library that refuses internet sockets (tests/fixtures/noinet.c)."""
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None or not sys.platform.startswith("linux"):
         pytest.skip("needs a C compiler on Linux to build the socket-refusing shim")
-    shim = tmp_path / "noinet.so"
+    out = tmp_path / "noinet.so"
     subprocess.run(
-        [cc, "-shared", "-fPIC", "-o", shim, ROOT / "tests/fixtures/noinet.c", "-ldl"],
+        [cc, "-shared", "-fPIC", "-o", out, ROOT / "tests/fixtures/noinet.c", "-ldl"],
         check=True,
     )
+    return out
+
+
+def test_a_notebook_runs_where_internet_sockets_are_refused(tmp_path, shim):
+    # As on a gVisor sandbox without network: libzmq aborted ipykernel's own TCP bind
+    # ("Address family not supported by protocol (src/ip_resolver.cpp:542)").
     nb = write_nb(
         tmp_path / "sandboxed.ipynb",
         "SMOKE = None",
@@ -101,3 +107,28 @@ def test_a_notebook_runs_where_internet_sockets_are_refused(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     out = nbformat.read(tmp_path / "out" / "sandboxed.ipynb", as_version=4)
     assert out.cells[-1].outputs[0]["text"].strip() == "ipc"
+
+
+def test_nbval_runs_a_notebook_where_internet_sockets_are_refused(shim):
+    # The test session's conftest gives nbval the same kernel; its folder differs from
+    # the client's, so the socket files must not be named relative to either.
+    folder = ROOT / "build" / "ipc-nbval"
+    folder.mkdir(parents=True, exist_ok=True)
+    nb = write_nb(
+        folder / "over_ipc.ipynb",
+        "from ipykernel import get_connection_info\n"
+        "assert get_connection_info(unpack=True)['transport'] == 'ipc'",
+    )
+    env = {**os.environ, "LD_PRELOAD": str(shim), "COURSE_LOWERING_CHECK": "0"}
+    env.pop("COURSE_KERNEL_TRANSPORT", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+        + ["-p", "no:xdist", "--nbval-lax", str(nb)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=load.stretched(180),
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "1 passed" in done.stdout
