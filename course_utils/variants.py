@@ -128,7 +128,9 @@ def current() -> Variant:
 def claimed(cells: list[dict]) -> Variant | None:
     """The variant a notebook's own ``VARIANT = …`` line names (the last code cell that
     assigns it a literal), None when no cell does; :class:`VariantError` when the value
-    is not one. Read as Python literals, never run."""
+    is not one. Read as Python literals, never run. It is the student's text: a cell or
+    a value that cannot be read at all (not Python, ``{[1]: 2}``, an expression nested
+    too deep for the parser, one too big for memory) is no claim."""
     found = None
     for index, cell in enumerate(cells):
         if cell.get("cell_type") != "code":
@@ -139,7 +141,7 @@ def claimed(cells: list[dict]) -> Variant | None:
             continue
         try:
             tree = ast.parse(source)
-        except (SyntaxError, ValueError):
+        except Exception:  # noqa: BLE001 - SyntaxError, RecursionError, MemoryError: no claim
             continue
         for node in tree.body:
             if (
@@ -154,6 +156,8 @@ def claimed(cells: list[dict]) -> Variant | None:
                     raise VariantError(
                         f"cell {index}: {NAME} is not a literal value"
                     ) from None
+                except Exception:  # noqa: BLE001 - TypeError ({[1]: 2}), RecursionError
+                    continue  # a literal that cannot be built: no claim
                 found = parse(value, f"cell {index}: {NAME}")
     return found
 

@@ -108,6 +108,22 @@ def test_a_notebooks_own_line_is_read_without_running_it():
         )
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        "{[1]: 2}",  # a literal that cannot be built: TypeError
+        " + ".join(["1"] * 5000),  # too deep for the parser: RecursionError
+        "[" * 150 + "{[1]: 2}" + "]" * 150,
+    ],
+    ids=["unhashable", "deep", "nested-unhashable"],
+)
+def test_a_line_that_cannot_be_read_is_no_claim(value):
+    mine = {"cell_type": "code", "source": f"VARIANT = {ADA!r}"}
+    line = {"cell_type": "code", "source": f"VARIANT = {value}"}
+    assert variants.claimed([line]) is None
+    assert variants.claimed([mine, line]) == Variant("ada", ADA["seed"])
+
+
 def test_the_kernel_environment_names_a_variant_or_nothing():
     assert variants.kernel_env(None) == {} == variants.kernel_env(variants.DEFAULT)
     env = variants.kernel_env(Variant("ada", ADA["seed"]))

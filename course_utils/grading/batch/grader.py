@@ -7,8 +7,9 @@ student's files are written as soon as their grade is known (:mod:`.store`),
 so an interrupted batch resumes where it stopped.
 
 Once the kernel's replies are scored, nothing the grader does afterwards can cost
-the student a point: each post-processing step (redacting the messages, writing
-the feedback, Gradescope's ``results.json``, the executed notebook, sealing and
+the student a point: each post-processing step (the flag analysis of the student's
+code, reading the notebook's own VARIANT line, redacting the messages, writing the
+feedback, Gradescope's ``results.json``, the executed notebook, sealing and
 storing the record, the class tables) that fails is recorded in the record's
 ``errors`` and a ``grader error`` flag, shown in the run's summary, and replaced by
 a safe stand-in (text withheld, a feedback of scores only; feedback that could not
@@ -244,7 +245,10 @@ class Grader:
                 if run is None:
                     return None
                 record, withheld = self._score(matched, run, sub.student)
-                self._variant_notes(record, cells)
+                try:  # the notebook's own claim: notes and flags only, never points
+                    self._variant_notes(record, cells)
+                except Exception as err:  # noqa: BLE001
+                    self._failed(record, "reading the notebook's VARIANT line", err)
         record.update(
             submission=shown(str(sub.path)) if sub.path else None,
             submission_sha256=_sha(sub.path),
@@ -311,15 +315,34 @@ class Grader:
 
     def _score(self, matched: Matched, run: dict, student: str) -> tuple[dict, bool]:
         """The record, redacted; when redaction fails, with its text withheld (points are
-        the same: they come from the kernel's replies). (record, text withheld)."""
+        the same: they come from the kernel's replies). A failed flag analysis of the
+        student's code leaves the record with the run's flags only. Each failure is
+        recorded (:meth:`_failed`). (record, text withheld)."""
+        failed: list[tuple[str, BaseException]] = []
+
+        def on_error(step: str, err: BaseException) -> None:
+            failed.append((step, err))
+
         try:
-            return scoring.score(self.master, matched, run, student=student), False
-        except Exception as err:  # noqa: BLE001 - try again without any text
             record = scoring.score(
-                self.master, matched, run, student=student, redact=scoring.withhold
-            )  # a failure here is not redaction's: grade_one's error record
-            self._failed(record, "redaction", err)
-            return record, True
+                self.master, matched, run, student=student, on_error=on_error
+            )
+            withheld = False
+        except Exception as err:  # noqa: BLE001 - try again without any text
+            failed = [("redaction", err)]  # the flag analysis is heard of again
+            # a failure here is not redaction's: grade_one's error record
+            record = scoring.score(
+                self.master,
+                matched,
+                run,
+                student=student,
+                redact=scoring.withhold,
+                on_error=on_error,
+            )
+            withheld = True
+        for step, err in failed:
+            self._failed(record, step, err)
+        return record, withheld
 
     def finish(self, record: dict) -> dict:
         """The record to save: keyed per exercise (a regrade also merges the old one)."""
@@ -616,7 +639,11 @@ def check(
         )
         matched = match(master, cells)
         run = grader.run_job("check", matched)
-        return scoring.score(master, matched, run or {}, student=path.stem)
+        # The flags are the instructor's (check shows none): their analysis failing
+        # changes nothing here.
+        return scoring.score(
+            master, matched, run or {}, student=path.stem, on_error=lambda *_: None
+        )
 
 
 def _pristine(path: Path) -> Path | None:

@@ -9,7 +9,9 @@ one-line reason. Every message a student sees goes through the
 :func:`withhold`, which keeps no text at all: points never depend on it); the
 ``flags`` column comes from :func:`course_utils.grading.policy.flags.flags_for`
 and from what the run noticed (:func:`run_flags`: output cut by the grader, an
-interrupt the submission sent itself).
+interrupt the submission sent itself). The flag analysis reads the student's code,
+which can be beyond it (a ``RecursionError`` on an expression nested 500 deep that
+the kernel runs fine): its failure costs no point, it goes to ``on_error``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from course_utils.grading.inputs.submissions import Matched
 from course_utils.grading.policy.flags import flags_for
 
 HIDDEN_MARK = "[hidden test line removed]"
+FLAG_ANALYSIS = "flag analysis"  # the step on_error hears of when flags_for fails
 WITHHELD = "[withheld: the grader could not check this text for hidden tests; your instructor has it]"
 # What the grader writes into a cell's output when it cuts it (sandbox.outputs, in the
 # kernel the worker's guard), and when it ignores an interrupt the grader did not send.
@@ -175,13 +178,24 @@ def score(
     *,
     student: str,
     redact: Callable[[str], str] | None = None,
+    on_error: Callable[[str, BaseException], None] | None = None,
 ) -> dict[str, Any]:
     """The student's record: points per test and exercise, status and a one-line reason.
 
     ``redact`` (default: a :class:`Redactor` of the master's hidden tests) is applied
     to every message before it is cut to length; the points do not depend on it.
+    When the flag analysis of the student's code fails, ``on_error(FLAG_ANALYSIS,
+    err)`` hears of it and the record has the run's flags only (the grade is the
+    same); without ``on_error`` the error is raised.
     """
     redact = redact or Redactor(master.hidden_sources())
+    try:
+        code_flags = flags_for(matched.student_code)
+    except Exception as err:  # RecursionError, MemoryError: the student's code is read
+        if on_error is None:
+            raise
+        on_error(FLAG_ANALYSIS, err)
+        code_flags = []
     by_cell = executed_pairs(matched, run)
     gave_up = next(
         (
@@ -221,7 +235,7 @@ def score(
             for e in run.get("events", [])
             if e["kind"] in ("cleanup", "restart")
         ],
-        "flags": flags_for(matched.student_code) + run_flags(run),
+        "flags": code_flags + run_flags(run),
         "seconds": round(float(run.get("seconds", 0.0)), 2),
         "processes": int(run.get("processes_seen", 0)),
         "peak_memory_mb": round(float(run.get("peak_rss_mb", 0.0)), 1),

@@ -62,6 +62,8 @@ def _no_space_for(name: str):
 
 # step -> (what to break, the summary's words, the file replaced by a stand-in or absent)
 STEPS = {
+    "flags": ("flags_for", "ann: flag analysis failed", None),
+    "variant": ("claimed", "ann: reading the notebook's VARIANT line failed", None),
     "redaction": ("Redactor.__call__", "ann: redaction failed", None),
     "feedback": ("feedback_notebook", "ann: the feedback notebook failed", "feedback.ipynb"),
     "export": ("gradescope", "ann: results.json (the Gradescope export) failed", "results.json"),
@@ -73,7 +75,11 @@ STEPS = {
 
 
 def _inject(monkeypatch, step: str) -> None:
-    if step == "redaction":
+    if step == "flags":
+        monkeypatch.setattr(scoring, "flags_for", _boom)
+    elif step == "variant":  # graded with a variant secret: the notebook's line is read
+        monkeypatch.setattr(grader, "claimed", _boom)
+    elif step == "redaction":
         monkeypatch.setattr(scoring.Redactor, "__call__", _boom)
     elif step in ("feedback", "export", "executed"):
         monkeypatch.setattr(feedback, STEPS[step][0], _boom)
@@ -98,10 +104,15 @@ def test_a_failed_post_processing_step_costs_no_point(tmp_path, monkeypatch, ste
     master = load_master(MASTER)
     run = _scripted_run(master)
     monkeypatch.setattr(grader.Grader, "run_job", lambda self, student, matched: run)
+    secret = None
+    if step == "variant":
+        secret = tmp_path / "variant-secret"
+        secret.write_bytes(b"a test secret of 32 bytes, no more\n")
     _inject(monkeypatch, step)
     batch = grader.grade(
-        subs, MASTER, out, jobs=1, progress=False, echo=quiet, unsafe_no_sandbox=True
-    )
+        subs, MASTER, out, jobs=1, progress=False, echo=quiet, unsafe_no_sandbox=True,
+        variant_secret=secret,
+    )  # fmt: skip
     monkeypatch.undo()  # read the results with the real functions
     what, words, replaced = STEPS[step]
     assert any(words in e and "injected failure" in e or words in e and "ENOSPC" in e
@@ -150,6 +161,47 @@ def test_a_failed_post_processing_step_costs_no_point(tmp_path, monkeypatch, ste
         assert HIDDEN in (private / "feedback-unredacted.ipynb").read_text()
         assert "injected failure" in (private / "grader-errors.txt").read_text()
         assert "feedback-unredacted.ipynb" in sealed[0]["files"]
+
+
+def test_code_beyond_the_flag_analysis_and_an_unreadable_variant_line_cost_no_point(
+    tmp_path, monkeypatch
+):
+    """Not injected: the solved fixture with a line nested 501 deep (flags_for raises
+    RecursionError) and ``VARIANT = {[1]: 2}`` (literal_eval raises TypeError), graded
+    with a variant secret: full points, the variant of the roster id, one grader error."""
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    subs.mkdir()
+    nb = json.loads((SUBS / "full.ipynb").read_text())
+    for cell in nb["cells"]:
+        source = "".join(cell["source"])
+        if source.startswith("# EXERCISE: square"):
+            cell["source"] = source + "\nx = " + "-" * 501 + "1\n"
+    nb["cells"].insert(0, {"cell_type": "code", "execution_count": None,
+                           "metadata": {}, "outputs": [],
+                           "source": "VARIANT = {[1]: 2}"})  # fmt: skip
+    (subs / "ann.ipynb").write_text(json.dumps(nb))
+    secret = tmp_path / "variant-secret"
+    secret.write_bytes(b"a test secret of 32 bytes, no more\n")
+    master = load_master(MASTER)
+    monkeypatch.setattr(
+        grader.Grader, "run_job", lambda self, student, matched: _scripted_run(master)
+    )
+    batch = grader.grade(
+        subs, MASTER, out, jobs=1, progress=False, echo=quiet, unsafe_no_sandbox=True,
+        variant_secret=secret,
+    )  # fmt: skip
+    (rec,) = batch.records
+    assert (rec["total"], rec["max_total"], rec["status"]) == (8, 8, "ok")
+    assert rec["errors"] == [
+        "the grader failed at flag analysis (RecursionError); graded again on the next run"
+    ]
+    # no "other variant": the unreadable line is no claim
+    assert rec["flags"] == [grader.GRADER_ERROR, "unsafe-no-sandbox"]
+    assert rec["variant"]["student"] == "ann"
+    assert not any("VARIANT" in note for note in rec["notes"]), rec["notes"]
+    (error,) = batch.errors
+    assert error.startswith("ann: flag analysis failed: RecursionError"), error
+    assert store.records(out)[0]["total"] == 8
 
 
 # The class: ids equal to the report's own names and to their rewritten forms (new and

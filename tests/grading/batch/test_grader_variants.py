@@ -24,6 +24,8 @@ from tests.grading import variant_class as vc
 from tests.grading.generated_class import OPTIONS
 from tests.grading.helpers import graded, quiet, require_sandbox
 
+pytestmark = pytest.mark.slow  # every test reads the class the `run` fixture grades
+
 LIMITS = grader.Limits(timeout=10, total_timeout=90, memory_mb=1000)  # OPTIONS'
 PEEK = (
     "\n\nimport os\ntry:\n    _seen = open({path!r}).read()\nexcept OSError as err:\n"

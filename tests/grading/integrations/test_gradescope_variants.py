@@ -21,8 +21,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from course_utils.errors import CourseError
 from course_utils.grading.inputs import seeds
-from course_utils.grading.integrations import release
+from course_utils.grading.integrations import gradescope, release
 from course_utils.tooling.cli import main
 from tests.grading import variant_class as vc
 from tests.grading.helpers import ROOT, require_sandbox
@@ -179,7 +180,12 @@ def test_a_group_is_graded_on_the_variant_of_the_member_whose_copy_it_is(setup):
     ) in other["output"]
 
 
-def test_without_users_or_without_the_sandbox_nobody_is_graded(setup, tmp_path):
+def test_without_users_nobody_is_graded(setup, tmp_path):
+    """The metadata is read once the sandbox is known to run (else that is the reason)."""
+    (tmp_path / "meta.json").write_text(json.dumps({"users": []}))
+    with pytest.raises(CourseError, match="metadata does not say who submitted it"):
+        gradescope.submitters(tmp_path / "meta.json")
+    require_sandbox()
     bundle, master, _ = setup
     root = _layout(bundle, tmp_path / "nouser", {"hw.ipynb": _copy(master, ADA)})
     (root / "submission_metadata.json").write_text(json.dumps({"users": []}))
@@ -189,6 +195,25 @@ def test_without_users_or_without_the_sandbox_nobody_is_graded(setup, tmp_path):
         "Not graded: the submission's metadata does not say who submitted it"
         in (result["output"])
     )
+
+
+def test_a_group_notebook_whose_variant_line_cannot_be_read_is_no_members_copy(
+    tmp_path,
+):
+    """``VARIANT = {[1]: 2}`` (TypeError) or a line too deep to parse: the first
+    listed member's variant, as for a copy of no member's."""
+    cy = seeds.variant(vc.SECRET, CY)
+    for value in ("{[1]: 2}", " + ".join(["1"] * 5000)):
+        notebook = tmp_path / "hw.ipynb"
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+            f"VARIANT = {value}")])  # fmt: skip
+        nbformat.write(nb, notebook)
+        sid, line = gradescope.whose_variant(vc.SECRET, [CY, DEE], notebook)
+        assert sid == CY and f"first listed, {CY} (seed {cy.seed})" in line
+
+
+def test_without_the_sandbox_nobody_is_graded(setup, tmp_path):
+    bundle, master, _ = setup
     no_bwrap = tmp_path / "bin"  # a bare container: no bubblewrap
     no_bwrap.mkdir()
     (no_bwrap / "bash").symlink_to(shutil.which("bash"))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import json
 
+import pytest
+
 from course_utils.grading.inputs.ipynb import read_cells
 from course_utils.grading.inputs.master import load_master
 from course_utils.grading.inputs.submissions import match
@@ -121,6 +123,40 @@ def test_flags_spot_kernel_tampering_tools():
         "dynamic code (exec/eval/compile)",
         "process control",
     ]
+
+
+DEEP = {  # lines the kernel runs, nested deeper than the flag analysis recurses
+    "minus": "x = " + "-" * 501 + "1",
+    "sum": "x = " + " + ".join(["1"] * 600),
+}
+
+
+def test_a_flag_analysis_beyond_the_code_costs_no_point():
+    """The solved fixture with both lines: flags_for raises RecursionError (the ast
+    visitor recurses once per level); score() keeps the points and tells on_error."""
+    m = load_master(MASTER)
+    cells = read_cells(SUBS / "full.ipynb")
+    solution = next(c for c in cells if c["source"].startswith("# EXERCISE: square"))
+    for line in DEEP.values():
+        solution["source"] += "\n" + line
+    matched = match(m, cells)
+    with pytest.raises(RecursionError):  # a real failure, not an injected one
+        scoring.flags_for(matched.student_code)
+    executed = [c for c in matched.cells if c.role in ("context", "solution", "test")]
+    run = {"cells": [OK] * len(executed), "events": []}
+    heard: list[tuple[str, BaseException]] = []
+    rec = scoring.score(
+        m, matched, run, student="x", on_error=lambda *err: heard.append(err)
+    )
+    assert (rec["total"], rec["status"], rec["flags"]) == (8, "ok", [])
+    assert [(step, type(err)) for step, err in heard] == [
+        (scoring.FLAG_ANALYSIS, RecursionError)
+    ]
+    with pytest.raises(RecursionError):  # the caller that does not listen hears it
+        scoring.score(m, matched, run, student="x")
+    for line in DEEP.values():  # each line alone is beyond it
+        with pytest.raises(RecursionError):
+            scoring.flags_for({"a": [line]})
 
 
 def test_invalid_record_scores_zero_for_every_exercise():
