@@ -118,10 +118,10 @@ print(f"{contention.policy_text(contention.thread_policy())}; float32 everywhere
 #
 # The verdicts on the source articles' claims below are never typed in: each comes from
 # `claims.judge`, which applies the course's one rule to the per-round ratios of a paired,
-# interleaved timing (a 95 % interval of the median; a busy machine, a noisy run or too few
-# rounds give "inconclusive"), and prints a sentence generated for the outcome that happened.
-# A claim this lesson cannot measure says why (`claims.not_testable`). The summary at the end
-# is built from these verdict objects.
+# interleaved timing (a 95 % interval of the median, widened by 15 % for what a second run
+# moves; a busy machine, a noisy run or too few rounds give "inconclusive"), and prints a
+# sentence generated for the outcome that happened. A claim this lesson cannot measure says
+# why (`claims.not_testable`). The summary at the end is built from these verdict objects.
 
 # %%
 VERDICTS = {}  # label -> claims.Verdict; the summary table and plot are built from it
@@ -450,9 +450,10 @@ for eager_name, compiled_name in (("PyTorch eager", "torch.compile"), ("JAX eage
 
 # %% [markdown]
 # Where the run could judge it, each line names the quicker of the two and by how many times,
-# with its 95 % interval over the paired rounds; where it could not (a busy or noisy run), it
-# says why and gives the ratio eager time over compiled time instead, above 1 meaning the
-# compiled call was quicker. On a GPU the same
+# with its interval over the paired rounds (95 %, widened by 15 %); where that interval
+# straddles 1, it says that neither is clearly quicker, and where the run could not judge (a
+# busy or noisy run), it says why: these two give the ratio eager time over compiled time
+# instead, above 1 meaning the compiled call was quicker. On a GPU the same
 # chain would launch one kernel per addition eagerly, and a compiled chain one fused kernel,
 # so we expect the balance to tip further towards compiling there; on a GPU the two lines
 # above measure it, on a CPU they cannot.
@@ -657,7 +658,7 @@ for claim_id, name in (("compile-matmul", "mlp, torch.compile"), ("compile-fusio
 
 # %% [markdown]
 # The expectation behind the two proxies: a compiler removes per-operation dispatch and fuses
-# elementwise passes over memory into one, but it cannot make a large matmul faster than the
+# elementwise passes over memory into one, while it leaves a large matmul to the same kind of
 # tuned library kernel that eager mode already calls. So for large arrays the fusion-bound
 # chain is where compiling has the most to gain. That expectation is about large arrays, and
 # the run may not follow it: with small ones (smoke mode shrinks `SIZES`) the fixed cost of
@@ -1632,8 +1633,8 @@ with jax.disable_jit():
 
 
 # %% [markdown]
-# The first call prints a tracer (`JitTracer(float32[4])` in this JAX version: a shape and a
-# dtype, no values)
+# The first call prints a tracer (a shape and a dtype, no values; how a tracer prints differs
+# between JAX versions)
 # and then the real values through `jax.debug.print`. The second call reuses the compiled
 # program, so only `jax.debug.print`, which was compiled into it, prints. Under
 # `disable_jit` the function runs as plain Python and both see concrete arrays, which is also
@@ -1956,10 +1957,10 @@ print("instructions counted differently (vmap, hand-batched):", differ or "none"
 # inputs, so a different `parameter` count need not mean different inputs to the program).
 # Whether such a difference costs time is what the JAX line comparing `vmap` with the
 # hand-batched step, above, said. `torch.func.vmap` runs eagerly, batching each operation as
-# it is called: each operation pays for that on top of its dispatch, and the batched operations
-# it runs need not be the hand-batched step's (its `stack` and `unbind` work along another
-# axis), so either PyTorch variant can come out ahead; the PyTorch lines above say which did
-# here, or that the run could not judge it.
+# it is called: each operation pays for that on top of its dispatch, and it runs operations the
+# hand-batched step does not (it first makes a tensor of each Python number the step multiplies
+# or divides by, for instance); the PyTorch lines above say which variant was quicker here, or
+# that the run could not judge it.
 #
 # To look for yourself, print one of the texts (`print(programs["vmap + jit"])`): each line is
 # one instruction with its result's shape and layout, a `fusion` line calls a fused
@@ -2086,11 +2087,12 @@ for p in vmap_claim.pairings:
 # %% [markdown]
 # Every verdict this lesson drew, from the verdict objects above: the article's wording, its
 # source and stated magnitude, what was measured here (the median ratio with its 95 % interval
-# and the number of rounds), the verdict, and the sentence generated for this run.
+# widened by 15 %, and the number of rounds), the verdict, and the sentence generated for this
+# run.
 
 # %%
 def measured_text(v):
-    """Median with its 95 % interval and rounds, or a dash when nothing was timed."""
+    """Median, interval (95 %, widened by 15 %) and rounds; a dash when nothing was timed."""
     if v.stats is None:
         return "–"
     u, st = v.claim.unit, v.stats
@@ -2125,7 +2127,8 @@ display(Markdown(
 # is measured on a BERT-shaped proxy by `course claims` and by lesson 08 in full mode, not here.
 #
 # The timed claims as "× faster" (above 1: the side the claim favours is faster), each with its
-# 95 % interval; the shaded band is the magnitude the article states, the line 1x (no difference).
+# 95 % interval widened by 15 %; the shaded band is the magnitude the article states, the line
+# 1x (no difference).
 
 # %%
 fig, ax = plt.subplots(figsize=(8, 3.5))
