@@ -218,8 +218,10 @@ check("masked-mse", _masked_mse_check, [numpy_mse(n) for n in counts], rtol=1e-5
       crash_hint="JAX: under jit a slice's length must be static, and n_valid is traced; a boolean "
       "mask as an index (X[mask], PyTorch's way) fails the same way, since how many rows it keeps "
       "depends on the data. Or the mask's shape does not match the errors': it needs one entry per "
-      "row of X (len(y) of them), not one per column. Removing @jax.jit to read int(n_valid) trades the "
-      "error for what the exercise removes: eagerly, every new length compiles its own slice")
+      "row of X (len(y) of them), not one per column. Or an item assignment (`err[...] = 0.0`, "
+      "PyTorch's way): JAX arrays are immutable, so the masked errors must be a new array. "
+      "Removing @jax.jit to read int(n_valid) trades the error for what the exercise removes: "
+      "eagerly, every new length compiles its own slice")
 
 # %%
 # HIDDEN TESTS: masked-mse points=3
@@ -438,7 +440,9 @@ _jax_crash = ("JAX: a Python `if` (or `and`, `or`, `not`) tests a traced value, 
               "under jit and vmap (it stands for every environment at once); or jax.vmap was given "
               "torch.func.vmap's keyword `in_dims`, which JAX spells in_axes; or the lax.scan body "
               "returned the new carry alone, where scan needs a pair: the carry and this step's output "
-              "(None when there is none); or alive started as a number (jnp.ones(()), 1.0) where `&` "
+              "(None when there is none); or lax.scan's result was unpacked as if it were the carry: scan "
+              "returns a pair too, the final carry and the stacked outputs; or alive started as a "
+              "number (jnp.ones(()), 1.0) where `&` "
               "and jnp.where need a boolean (jnp.asarray(True)); or jax.vmap was told to map the actions along "
               "axis 1 (in_axes=(0, 1)): states (n, 4) and actions (n, T) both hold the environments on axis 0")
 _torch_crash = ("PyTorch: one of these slips. torch.func.vmap cannot batch a Python `if` (or `break`, `and`, "
@@ -461,7 +465,8 @@ check("vmap-rollout", lambda: _jax_rollouts()[1],
       expected_totals, hint="JAX: count a reward only while alive: once a step reports done, later rewards count "
       "for nothing, even where a later step's done is False again (the physics goes on), so alive must "
       "remember every earlier done, not only this step's; and where the shapes differ, each environment's "
-      "total is one 0-d number (jnp.zeros(()), not jnp.zeros(1)), so the batch of totals is (n,)",
+      "total is one 0-d number (jnp.zeros(()), not jnp.zeros(1)), so the batch of totals is (n,); "
+      "and rollout_jax returns two things, the final state and the total, not lax.scan's whole carry",
       crash_hint=_jax_crash)
 check("vmap-rollout", lambda: _torch_rollouts()[1],
       expected_totals, hint="PyTorch: a reward counts only while the environment is alive: once a step reports done, "
@@ -528,8 +533,9 @@ assert_close(batched_j[1], batched_t[1], name="totals across frameworks")
 # The check runs `jax.jit(kmeans_step_jax)` to convergence on one compiled program, so in JAX
 # no shape may depend on the data. `torch.compile(kmeans_step_torch, fullgraph=True)` must
 # capture the whole step as one graph: a Python `if` on a tensor's value is a graph break,
-# and `fullgraph=True` turns it into an error (Dynamo can record an operation whose output
-# shape depends on the data, such as `nonzero`, so that is not one). About 10 lines each.
+# and `fullgraph=True` turns it into an error. (An operation whose output shape depends on the
+# data, such as `nonzero`, is one too up to torch 2.9; since torch 2.10, `fullgraph=True` lets
+# Dynamo record it in the graph.) About 10 lines each.
 
 # %%
 # EXERCISE: kmeans-step
@@ -620,7 +626,8 @@ check("kmeans-step", _jax_step, expected_run, rtol=1e-5, atol=1e-5,
       hint="JAX: no shape may depend on the data; "
            "an empty centroid takes a far point (the j-th empty one, the j-th farthest from its nearest centroid)",
       crash_hint="JAX: under jit the values are tracers, known only by shape and dtype: a Python `if` on one "
-           "cannot choose a branch, and jnp.nonzero or a boolean mask (X[labels == j]) gives a shape that "
+           "cannot choose a branch, and jnp.nonzero, jnp.bincount without a static `length`, or a boolean "
+           "mask (X[labels == j]) gives a shape that "
            "depends on the data, which one compiled program cannot hold. An in-place update "
            "(`counts[labels] += 1`, PyTorch's index_add_) fails because JAX arrays are immutable: an "
            ".at[] update or jax.ops.segment_sum returns a new array. jax.lax.top_k returns "

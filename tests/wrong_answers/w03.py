@@ -737,3 +737,54 @@ WRONG["masked-mse"] += [
         "Removing @jax.jit",
     ),
 ]
+
+MSE_ITEM_ASSIGNMENT = """
+@jax.jit
+def masked_mse(w, X, y, n_valid):
+    err = X @ w - y
+    err[jnp.arange(y.shape[0]) >= n_valid] = 0.0  # in place, PyTorch's way
+    return jnp.sum(err**2) / n_valid
+"""
+
+JAX_SCAN_RESULT_AS_CARRY = _variant(
+    "    (s, _, total), _ = jax.lax.scan(body, init, actions)\n    return s, total",
+    "    s, _, total = jax.lax.scan(body, init, actions)  # scan returns (carry, outputs)\n"
+    "    return s, total",
+)
+
+JAX_RETURNS_WHOLE_CARRY = _variant(
+    "    (s, _, total), _ = jax.lax.scan(body, init, actions)\n    return s, total",
+    "    carry, _ = jax.lax.scan(body, init, actions)\n    return carry  # (s, alive, total)",
+)
+
+JAX_BINCOUNT_MINLENGTH = _kmeans(
+    "    counts = jax.ops.segment_sum(jnp.ones(X.shape[0], X.dtype), labels, num_segments=k)",
+    "    counts = jnp.bincount(labels, minlength=k).astype(X.dtype)  # torch.bincount's way",
+)
+
+WRONG["masked-mse"] += [
+    (
+        "an item assignment into the errors",
+        MSE_ITEM_ASSIGNMENT,
+        "Or an item assignment",
+    ),
+]
+WRONG["vmap-rollout"] += [
+    (
+        "JAX: lax.scan's result unpacked as the carry",
+        JAX_SCAN_RESULT_AS_CARRY,
+        "lax.scan's result was unpacked as if it were the carry",
+    ),
+    (
+        "JAX: rollout_jax returns lax.scan's whole carry",
+        JAX_RETURNS_WHOLE_CARRY,
+        "not lax.scan's whole carry",
+    ),
+]
+WRONG["kmeans-step"] += [
+    (
+        "JAX: jnp.bincount with minlength, no length",
+        JAX_BINCOUNT_MINLENGTH,
+        "jnp.bincount without a static `length`",
+    ),
+]
