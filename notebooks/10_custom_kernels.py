@@ -91,7 +91,7 @@ from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)
 print(env.report().line())
-torch_dev, _ = SETUP.pair()
+torch_dev, jax_dev = SETUP.pair()
 
 # %%
 # Triton reads TRITON_INTERPRET when @triton.jit wraps a kernel: set it (no CUDA GPU) first.
@@ -101,10 +101,15 @@ if TRITON.available:
     import triton.language as tl
 print(TRITON.line())
 
+
 # %%
-# Pallas: one backend per kind of kernel, chosen from the device (kernels.pallas_backend)
-PALLAS = kernels.pallas_backend((S.block_rows, 128))  # the softmax: it has a plgpu version
-PALLAS_BLOCKS = kernels.pallas_backend((S.block_rows, 128), mosaic_gpu=False)  # pallas_call
+# Pallas: one backend per kind of kernel, chosen from the device JAX computes on here (kernels.pallas_backend)
+def pallas_backend(*args, **kwargs):  # JAX kept on the CPU (on a TPU machine too: see the setup line) interprets
+    return kernels.choose_pallas_backend("cpu") if jax_dev.platform == "cpu" else kernels.pallas_backend(*args, **kwargs)
+
+
+PALLAS = pallas_backend((S.block_rows, 128))  # the softmax: it has a plgpu version
+PALLAS_BLOCKS = pallas_backend((S.block_rows, 128), mosaic_gpu=False)  # pallas_call
 print(PALLAS.line())
 print("pallas_call kernels:", PALLAS_BLOCKS.line())
 # A program traced here may be compiled for CUDA, whose pallas_call is Triton's: filter for it too.
@@ -129,15 +134,20 @@ print(kernels.filter_triton_deprecation(PALLAS, *kernels.pallas_backends((S.bloc
 # | a TPU | **Mosaic TPU**; blocks tiled by (8, 128) in their last two dimensions | `pl.pallas_call` |
 # | below sm_80 (Colab's free T4 is sm_75), a CPU, a TPU block off the tiling | the **interpreter** | `pl.pallas_call(..., interpret=True)` |
 #
+# The Pallas cell above asks for the backend of the device JAX computes on in this lesson. On a
+# TPU machine that is the CPU: PyTorch stays on the CPU there, and the lesson keeps JAX beside
+# it (the setup line says so), so its Pallas kernels run in the interpreter; the TPU row is what
+# a Pallas kernel gets where JAX computes on the chip.
+#
 # Since jax 0.10 a `pallas_call` without compiler parameters lowers through Mosaic GPU on a CUDA
 # device, and that route is itself deprecated in favour of `plgpu.kernel`; so the lesson writes
 # its softmax twice in Pallas, with `BlockSpec`s for `pallas_call` and once more for
 # `plgpu.kernel`, and says which one runs. Kernels with blocks smaller than a Mosaic GPU
 # warpgroup's 128 lanes (section 2's tiles) and the `pallas_call` demonstrations take the Triton
-# backend on a GPU, whose deprecation warning (jax 0.11 and later) is filtered by its message
-# only, wherever a kernel may lower through it. The course's tests lower every kernel for CUDA
-# (each backend the helper can pick) and for TPU on a CPU machine, with `jax.export`, so the GPU
-# and TPU routes are checked even where they cannot run.
+# backend on a GPU of sm_80 or newer, whose deprecation warning (jax 0.11 and later) is
+# filtered by its message only, wherever a kernel may lower through it. The course's tests
+# lower every kernel for CUDA (each backend the helper can pick) and for TPU on a CPU machine,
+# with `jax.export`, so the GPU and TPU routes are checked even where they cannot run.
 #
 # Triton is an **optional extra**: its wheel is about 200 MB (about 690 MB installed), so the
 # default install leaves it out. Without it, the Triton cell above says why and how to install
@@ -446,7 +456,7 @@ with expect_error(AssertionError, lines=2):
 # %%
 TILE_SHAPE, TILE_BLOCK = (10, 12), (4, 8)
 tile_grid = (pl.cdiv(TILE_SHAPE[0], TILE_BLOCK[0]), pl.cdiv(TILE_SHAPE[1], TILE_BLOCK[1]))
-PALLAS_TILES = kernels.pallas_backend((None, None, *TILE_BLOCK), array_shape=(*tile_grid, *TILE_BLOCK))
+PALLAS_TILES = pallas_backend((None, None, *TILE_BLOCK), array_shape=(*tile_grid, *TILE_BLOCK))
 print(f"array {TILE_SHAPE}, blocks {TILE_BLOCK}: grid {tile_grid} = {tile_grid[0] * tile_grid[1]} programs")
 print("tiles:", PALLAS_TILES.line())
 print(kernels.filter_triton_deprecation(*kernels.pallas_backends(TILE_BLOCK).values()))
@@ -691,7 +701,7 @@ def matmul_kernel_pallas(a_ref, b_ref, c_ref):
     c_ref[...] += jnp.dot(a_ref[...], b_ref[...], preferred_element_type=jnp.float32)
 
 
-def matmul_kernel_pallas_loop(a_ref, b_ref, c_ref, *, block):  # a GPU's programs: K in a loop
+def matmul_kernel_pallas_loop(a_ref, b_ref, c_ref, *, block):  # Pallas's Triton backend: K in a loop
     def step(k, acc):
         ks = pl.ds(k * block, block)
         return acc + jnp.dot(a_ref[:, ks], b_ref[ks, :], preferred_element_type=jnp.float32)
@@ -731,7 +741,7 @@ c_pallas = matmul_pallas(a_jax, b_jax)
 assert_close(c_pallas, jnp.dot(a_jax, b_jax), rtol=1e-5, atol=1e-4, name="Pallas matmul")
 print(f"Pallas matmul vs jnp.dot: max abs error {float(jnp.abs(c_pallas - jnp.dot(a_jax, b_jax)).max()):.2e}")
 MM_K_STEPS = MM_K_PAD["Pallas"] // MM_BLOCK  # K padded as the launcher pads it
-MM_BACKEND = kernels.pallas_backend((MM_BLOCK, MM_BLOCK), mosaic_gpu=False)  # this device's route in matmul_pallas
+MM_BACKEND = pallas_backend((MM_BLOCK, MM_BLOCK), mosaic_gpu=False)  # this device's route in matmul_pallas
 if MM_BACKEND.name == "triton":  # the loop kernel: a 2-D grid, K inside each program
     print(f"Pallas grid here ({MM_BACKEND.name}): {(pl.cdiv(M, MM_BLOCK), pl.cdiv(N, MM_BLOCK))} programs along (i, j), "
           f"each looping over {MM_K_STEPS} steps of K")
@@ -749,7 +759,8 @@ else:
 # such errors grow with `K` (each output is a sum of `K` products, added in a different order
 # by each kernel), which is why the tolerance has an absolute part. The grid line gives this
 # device's Pallas grid: where it has a `k` axis, the number of programs along `k` that
-# accumulate into each output block; on a GPU, a 2-D grid whose programs loop over `K`.
+# accumulate into each output block; on Pallas's Triton backend (a GPU of sm_80 or newer), a
+# 2-D grid whose programs loop over `K`.
 #
 # **Why two Pallas kernels.** Accumulating across grid steps needs the steps to run in order.
 # On a TPU they do: the grid is a loop on each TensorCore, `k` fastest, and
@@ -757,8 +768,8 @@ else:
 # jax.experimental.pallas import tpu as pltpu`) would let a chip with two TensorCores split
 # `i` and `j` between them, while `k`, which carries the sum, stays "arbitrary" (in order). The
 # interpreter also runs the grid in order. On Pallas's Triton backend, the route this matmul
-# takes on a GPU, every program of the grid runs at once, in no order, as in Triton itself, so
-# programs along `k` would read and write one output block in global memory at the same time,
+# takes on a GPU of sm_80 or newer, every program of the grid runs at once, in no order, as in
+# Triton itself, so programs along `k` would read and write one output block in global memory at the same time,
 # a race. (Mosaic GPU's `pallas_call` can run a grid axis in order, marked `"sequential"` in
 # `plgpu.CompilerParams(dimension_semantics=...)`; the lesson leaves that deprecated route
 # alone.) The launcher therefore gives Pallas's Triton backend the other kernel, whose 2-D grid hands each program whole strips of `A` and `B` and loops over `K`
@@ -803,9 +814,9 @@ else:
 # every config on the device and keeps the fastest (`.best_config` says which). Pallas has no
 # decorator for it: the block size is already a parameter of the launcher (`matmul_pallas(a,
 # b, block=...)`), and you time the candidates yourself with `timing.compare`, which checks
-# first that they agree. Neither kind of tuning means anything here, and not for lack of
-# time: it ranks compiled kernels, on a GPU or a TPU. The interpreters' times measure NumPy and
-# JAX simulating the programs one after another, a cost that grows with the number of
+# first that they agree. Neither kind of tuning means anything where the kernels run
+# interpreted, and not for lack of time: it ranks compiled kernels, on a GPU or a TPU. The
+# interpreters' times measure NumPy and JAX simulating the programs one after another, a cost that grows with the number of
 # programs, so tuning by them would favour the biggest block whatever the hardware prefers;
 # and Triton's autotuner times configs with the GPU's own event timers, which the interpreter
 # does not have. The next cell decorates section 1's softmax kernel (two configs that differ
@@ -852,8 +863,8 @@ else:
 # - **PyTorch**: `torch.library.custom_op` makes a function an operator; `register_fake` tells
 #   the compiler the output's shape and dtype without running it; `register_autograd` gives the
 #   backward. Then `torch.compile(fullgraph=True)` keeps it in one graph.
-# - **JAX**: `jax.custom_vjp` pairs the forward (the `pallas_call`) with a backward rule;
-#   `jit`, `grad` and `vmap` then compose around it (`pallas_call` batches by adding a grid axis).
+# - **JAX**: `jax.custom_vjp` pairs the forward (the Pallas kernel) with a backward rule;
+#   `jit`, `grad` and `vmap` then compose around it (a Pallas kernel batches by adding a grid axis).
 # - Softmax's backward needs only the output `y`: `dx = y ⊙ (g − Σⱼ gⱼ yⱼ)` row by row, so
 #   both registrations save `y` for the backward pass.
 #
@@ -934,7 +945,7 @@ print("opcheck passed: schema, fake function and autograd registration are consi
 # to the input's.
 
 # %%
-# JAX: custom_vjp around the pallas_call
+# JAX: custom_vjp around the Pallas kernel
 @jax.custom_vjp
 def softmax_op_jax(x):
     return softmax_pallas(x)
@@ -957,9 +968,9 @@ softmax_op_jax.defvjp(softmax_fwd_jax, softmax_bwd_jax)
 # function run the kernel; `setup_context` and `softmax_fwd_jax` choose what to keep for the
 # backward pass (here the output `y`, in both); `softmax_backward_torch` and `softmax_bwd_jax`
 # compute the same formula. Two differences: PyTorch also needs the fake function, because
-# Dynamo traces with tensors that have a shape but no data, while JAX traces the `pallas_call`
-# itself, whose `out_shape` already says what comes out; and JAX's backward must return a
-# tuple, one cotangent per input even when there is only one (hence `(...,)`), while PyTorch's
+# Dynamo traces with tensors that have a shape but no data, while JAX traces the Pallas call
+# itself, whose `out_shape` (`out_type` in `plgpu.kernel`) already says what comes out; and
+# JAX's backward must return a tuple, one cotangent per input even when there is only one (hence `(...,)`), while PyTorch's
 # may return the gradient itself for a single input (a one-element tuple is accepted too) and
 # returns a tuple for several.
 
@@ -1022,7 +1033,7 @@ for name, err in grad_errors.items():
 # %% [markdown]
 # The gradients through both registered ops equal the reference ops' gradients to float32
 # rounding, and the two frameworks' gradients equal each other. The batched call shows the last
-# piece: under `vmap`, JAX batches the `pallas_call` by adding an axis to its grid (each matrix
+# piece: under `vmap`, JAX batches the Pallas kernel by adding an axis to its grid (each matrix
 # of the batch gets its own programs) and the `custom_vjp` rule by batching its backward.
 # PyTorch's counterpart of `vmap` for a custom operator is `register_vmap` (or falling back to a
 # loop); the lesson does not need it here.
@@ -1348,7 +1359,7 @@ def xla_kernels(fn, *args):
 FUSED = {"torch.compile(torch.softmax)": inductor_kernels(lambda x: torch.softmax(x, -1), x_torch),
          "jax.jit(jax.nn.softmax)": xla_kernels(lambda x: jax.nn.softmax(x, axis=-1), x_jax)}
 for what, names in FUSED.items():
-    print(f"{what}: {len(names)} kernel(s) on {jax.devices()[0].platform} (the eager formula: {len(EAGER_TRAFFIC)} ops):",
+    print(f"{what}: {len(names)} kernel(s) on {jax_dev.platform} (the eager formula: {len(EAGER_TRAFFIC)} ops):",
           ", ".join(names))
 
 # %% [markdown]
@@ -1496,7 +1507,7 @@ else:
 # | write a kernel | `@triton.jit`, pointers, `tl.load`/`tl.store` | a Python function on refs, `pl.pallas_call` |
 # | which work a program does | `tl.program_id(axis)`, offsets `pid * B + tl.arange(0, B)` | `pl.program_id(axis)`, `BlockSpec(block_shape=..., index_map=...)` |
 # | number of programs | `kernel[grid](...)`, `triton.cdiv` | `grid=...`, `pl.cdiv` |
-# | accumulate across steps | a loop over K in the program, `acc += tl.dot(a, b)` in float32 | K as the last grid axis, `pl.when(pl.program_id(2) == 0)` zeroes the revisited output block (in-order grids: TPU, interpreter); a `fori_loop` over K where the programs run at once (Pallas's Triton backend, a GPU's here) |
+# | accumulate across steps | a loop over K in the program, `acc += tl.dot(a, b)` in float32 | K as the last grid axis, `pl.when(pl.program_id(2) == 0)` zeroes the revisited output block (in-order grids: TPU, interpreter); a `fori_loop` over K where the programs run at once (Pallas's Triton backend: a GPU of sm_80 or newer here) |
 # | block sizes | `triton.autotune(configs=[triton.Config(...)], key=[...])` | a parameter of the launcher, timed with `timing.compare` |
 # | ragged edges | `mask=` and `other=` on every load and store | pad to whole blocks and slice (only the interpreter and Mosaic TPU clip writes); mask reads yourself (`jnp.where` on an iota) |
 # | the GPU backend | Triton | `plgpu.kernel` (Mosaic GPU: sm_90+, sm_80+ from jax 0.11), or `compiler_params=pltriton.CompilerParams()` (Triton) |
@@ -1607,11 +1618,12 @@ display(Markdown(
 #
 # <details><summary>7. A Pallas matmul zeroes its output block under
 # <code>pl.when(pl.program_id(2) == 0)</code> and adds a product at every step. Why must K be
-# the last grid axis, and why does the lesson not use this kernel on a GPU?</summary>
+# the last grid axis, and why does the lesson not use this kernel on a GPU of sm_80 or
+# newer?</summary>
 # The output block is kept in fast memory while consecutive grid steps revisit it, so the steps
 # along K must come one after another for the same `(i, j)`: with K last they do, and the block
 # is written back once, when `(i, j)` changes. On Pallas's Triton backend, the one this
-# lesson's matmul takes on a GPU, the programs of a grid run at once, so steps along K would
+# lesson's matmul takes on a GPU of sm_80 or newer, the programs of a grid run at once, so steps along K would
 # race on one output block; each program loops over K itself instead.
 # </details>
 #

@@ -25,7 +25,8 @@
 # that works under `vmap`, and a Triton kernel that sums rows block by block in float32. Only
 # the last needs Triton: on a CPU it runs through Triton's interpreter, and without Triton its
 # cells say so and skip. Pallas runs in its interpreter on a CPU;
-# on a GPU these `pallas_call` kernels take Pallas's Triton backend (lesson 10 says why).
+# on a GPU of sm_80 or newer these `pallas_call` kernels take Pallas's Triton backend (lesson 10
+# says why).
 # Replace each `raise NotImplementedError()` with your code, then run the check cell below it:
 # it prints "passed", explains what is wrong, or says "not implemented yet".
 
@@ -59,12 +60,14 @@ SETUP = env.setup(one_kind=True)  # first: JAX's memory policy, JAX first, float
 
 import functools
 import itertools
+import logging
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import torch
 from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
 
 from course_utils import config, kernels
 from course_utils.exercises import check
@@ -84,7 +87,9 @@ def launch_on_each_platform(launch, block, array_shape=None):
     return kernels.per_platform(launch, kernels.pallas_backends(block, array_shape=array_shape))
 
 
-BACKEND = kernels.pallas_backend((8, 128), mosaic_gpu=False)
+# the backend for the device JAX computes on here: the CPU's interpreter on a TPU machine too (the setup line)
+BACKEND = (kernels.choose_pallas_backend("cpu") if SETUP.pair()[1].platform == "cpu"
+           else kernels.pallas_backend((8, 128), mosaic_gpu=False))
 print(BACKEND.line())
 print(kernels.filter_triton_deprecation(*kernels.pallas_backends((8, 128)).values()))  # CUDA's call included
 
@@ -192,7 +197,7 @@ def logsumexp_kernel(x_ref, o_ref, *, n_cols: int):
 
 
 # %%
-def logsumexp_pallas(x, block_rows=8, pad_value=jnp.nan):
+def logsumexp_pallas(x, block_rows=8, pad_value=jnp.nan, interpreter=True):  # interpreter: the CPU's interpret=
     n_rows, n_cols = x.shape
     x_pad = kernels.pad_to_blocks(x, (block_rows, pl.next_power_of_2(n_cols)), pad_value)
     out_shape = (x_pad.shape[0], 1)  # one column: (8, 1) blocks
@@ -204,7 +209,7 @@ def logsumexp_pallas(x, block_rows=8, pad_value=jnp.nan):
             grid=(x_pad.shape[0] // block_rows,),
             in_specs=[pl.BlockSpec(block_shape=(block_rows, x_pad.shape[1]), index_map=lambda i: (i, 0))],
             out_specs=pl.BlockSpec(block_shape=(block_rows, 1), index_map=lambda i: (i, 0)),
-            interpret=backend.interpret,
+            interpret=interpreter if backend.interpret else False,
             compiler_params=backend.compiler_params(),
         )
 
@@ -253,6 +258,30 @@ check("masked-logsumexp", lambda: logsumexp_pallas(x_lse_low), jax.nn.logsumexp(
       hint="every input lies below -170 here, and exp of such a value underflows to 0 in float32 (below about "
            "exp(-103)), so the sum is 0 and its log -inf: m must be each row's maximum over its own columns, and a "
            "maximum taken with the padding set to 0 (or an m of 0) is 0 here, not the row's")
+
+
+def _logsumexp_bounds_checked():
+    """The launcher's call in Pallas's TPU interpreter, on the CPU, which raises where a kernel reads or
+    writes outside its block (the interpreter of the checks above clamps such an access into the block)."""
+    callback_log = logging.getLogger("jax._src.callback")  # it would print the error's frames once more
+    callback_log.disabled = True
+    try:
+        return logsumexp_pallas(jax.device_put(x_lse, jax.devices("cpu")[0]), interpreter=pltpu.InterpretParams())
+    except jax.errors.JaxRuntimeError as err:
+        found = [line.strip().removeprefix("IndexError: ").removeprefix("ValueError: ")
+                 for line in str(err).splitlines() if "Out-of-bounds" in line]
+        if not found:
+            raise
+        raise IndexError(found[-1]) from None
+    finally:
+        callback_log.disabled = False
+
+
+check("masked-logsumexp", _logsumexp_bounds_checked, jax.nn.logsumexp(x_lse, axis=1), rtol=1e-5, atol=1e-5,
+      hint="x_ref and o_ref are this program's blocks already (the BlockSpecs' index_map chose them): the kernel "
+           "indexes them from 0, not at the program's offset in the whole array (pl.program_id(0) * 8 is "
+           "Triton's habit); Pallas's TPU interpreter, which runs this check, refuses a read or a write past "
+           "a block's edge, where the interpreter of the checks above clamps it back into the block")
 
 # %%
 # HIDDEN TESTS: masked-logsumexp points=2
@@ -629,7 +658,8 @@ if TRITON.available:
                "tl.program_id(0) is the row itself, counting from 0 (no + 1)", crash_hint=_rows_crash)
     check("triton-row-sums", lambda: row_sums_triton(x_even).cpu().numpy(), row_sums_expected(x_even),
           hint="every block of the row counts, not the first block only: with 64 columns read 32 at a time, the sums "
-               "miss or repeat columns", crash_hint=_rows_crash)
+               "miss or repeat columns; and a row is two blocks long here, so row r starts r * stride elements in, "
+               "not r * BLOCK (the first check's rows were one block long, where the two agree)", crash_hint=_rows_crash)
     check("triton-row-sums", lambda: row_sums_triton(x_ragged[:1], pad=0.0).cpu().numpy(),
           row_sums_expected(x_ragged[:1]),
           hint="one row, padded with zeros, whose length is not a whole number of blocks, and its sum misses "

@@ -330,6 +330,21 @@ ROWS_STORE_INPUT_DTYPE = _rows().replace(
 # every program loads from the start of the buffer: row 0, whatever its row
 ROWS_NO_ROW_OFFSET = _rows().replace("x_ptr + row * stride + cols", "x_ptr + cols")
 
+# Triton's habit in Pallas: the block indexed at the program's offset in the whole array
+# (the plain interpreter clamps the out-of-block slice back into the block, so the values agree)
+LSE_GLOBAL_ROWS = """
+def logsumexp_kernel(x_ref, o_ref, *, n_cols):
+    rows = pl.ds(pl.program_id(0) * 8, 8)  # this program's rows, as in the whole array
+    x = x_ref[rows, :]
+    cols = jax.lax.broadcasted_iota(jnp.int32, x.shape, 1)
+    x = jnp.where(cols < n_cols, x, -jnp.inf)
+    m = jnp.max(x, axis=1, keepdims=True)
+    o_ref[rows, :] = m + jnp.log(jnp.sum(jnp.exp(x - m), axis=1, keepdims=True))
+"""
+
+# vector-add's pid * BLOCK offset for a row: right only while a row is one block long
+ROWS_ROW_TIMES_BLOCK = _rows(stride="BLOCK")
+
 WRONG = {
     "tiling": [
         ("n // block programs", TILING_FLOOR, "drops the last, partial block"),
@@ -364,6 +379,11 @@ WRONG = {
         ("one maximum for the whole block", LSE_BLOCK_MAX, "over the whole block"),
         ("one sum for the whole block", LSE_BLOCK_SUM, "one sum over the whole block"),
         ("the maximum with the padding set to 0", LSE_MAX_ZERO_FILL, "underflows to 0"),
+        (
+            "the block indexed at the program's offset",
+            LSE_GLOBAL_ROWS,
+            "indexes them from 0",
+        ),
     ],
     "silu-custom-vjp": [
         ("one term of the product rule", SILU_ONE_TERM, "product rule"),
@@ -433,4 +453,5 @@ if importlib.util.find_spec("triton") is not None:  # without Triton the exercis
             ROWS_NO_ROW_OFFSET,
             "reads row 0 in every program",
         ),
+        ("row r at r * BLOCK", ROWS_ROW_TIMES_BLOCK, "not r * BLOCK"),
     ]
