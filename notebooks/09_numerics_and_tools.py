@@ -599,7 +599,7 @@ for fw, runs in [("PyTorch", storage_torch), ("JAX", storage_jax)]:
 # %% [markdown]
 # The table and the lines read the cost directly. Both frameworks' runs start from the same
 # first loss (the parity check: they compute in bfloat16 alike, from the same weights), and
-# each pair of lines compares, at one learning rate, how far bfloat16 storage brought the loss
+# each printed line compares, at each of the two learning rates, how far bfloat16 storage brought the loss
 # down with how far float32 master weights did over the same batches. The "updates lost"
 # column is the share of all nonzero per-element updates, over the whole run, that left their
 # parameter exactly where it was: the `p - lr * g == p` of the paragraph above, counted.
@@ -843,7 +843,7 @@ print("bfloat16 instructions: " + (unknown if BF16_FLAGS is None else
 # list shows whether this run's did), so a flag being
 # present says a bfloat16 kernel *can* exist on this machine, not that either framework used one for this
 # model. That is why the timing cell measures instead of inferring from the flags, and why, on a
-# CPU, its last line repeats them next to the result.
+# CPU whose flags `/proc/cpuinfo` lists, its last line repeats them next to the result.
 
 # %%
 # PyTorch: forward + backward in float32 and under bfloat16 autocast (eager)
