@@ -28,24 +28,9 @@ from traitlets import default
 LAUNCHER = "ipykernel_launcher"
 
 
-class IPCKernelManager(AsyncKernelManager):
-    """jupyter_client's kernel manager over Unix sockets, starting this module's kernel
-    (papermill's, through nbclient)."""
-
-    @default("transport")
-    def _default_transport(self) -> str:
-        return "ipc"
-
-    @default("ip")
-    def _default_ip(self) -> str:
-        return _socket_prefix()
-
-    def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
-        return _this_kernel(super().format_kernel_cmd(extra_arguments))
-
-
 class SyncIPCKernelManager(KernelManager):
-    """The same, for clients that drive a kernel synchronously (nbval's)."""
+    """jupyter_client's kernel manager over Unix sockets, starting this module's kernel,
+    for clients that drive a kernel synchronously (nbval's)."""
 
     @default("transport")
     def _default_transport(self) -> str:
@@ -56,7 +41,12 @@ class SyncIPCKernelManager(KernelManager):
         return _socket_prefix()
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
-        return _this_kernel(super().format_kernel_cmd(extra_arguments))
+        cmd = super().format_kernel_cmd(extra_arguments)
+        return [__name__ if part == LAUNCHER else part for part in cmd]
+
+
+class IPCKernelManager(SyncIPCKernelManager, AsyncKernelManager):
+    """The same, asynchronous (papermill's, through nbclient)."""
 
 
 def _socket_prefix() -> str:
@@ -73,11 +63,6 @@ def _socket_prefix() -> str:
     folder = jupyter_runtime_dir()
     os.makedirs(folder, exist_ok=True)
     return os.path.join(folder, f"kernel-{uuid.uuid4().hex[:12]}-ipc")
-
-
-def _this_kernel(cmd: list[str]) -> list[str]:
-    """A kernel command with ipykernel's launcher replaced by this module."""
-    return [__name__ if part == LAUNCHER else part for part in cmd]
 
 
 def _without_pipe(thread: Any) -> None:
