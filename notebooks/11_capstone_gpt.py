@@ -582,7 +582,7 @@ print(f"the step moved parameters by up to {moved:.1e}; PyTorch and JAX agree wi
 # gradient is within a few `ε` of zero, a rounding difference `Δg` between the frameworks
 # moves the parameter by up to `lr·Δg/ε` differently. The cell therefore requires agreement
 # within 10⁻⁶ everywhere except at elements whose gradient is below `100·ε`, and prints how
-# many such elements there were. Gradients near zero exist, and some are *exactly zero* in
+# many elements missed 10⁻⁶ and the largest gradient among them. Gradients near zero exist, and some are *exactly zero* in
 # exact arithmetic and pure rounding noise in float32. The key bias is one. Adding a
 # constant vector to every key adds the same number `q·b` to all of a query's scores, which
 # softmax ignores:
@@ -984,8 +984,8 @@ print(f"train_steps: {full_steps} in full mode, {smoke_steps} in smoke mode ({fu
 #
 # The temperature divides the logits before softmax: below 1 it sharpens the distribution
 # towards the likely characters, above 1 it flattens it, and 0 (greedy decoding, supported by
-# both samplers) always takes the most likely one. `0.8` keeps some variety while avoiding
-# the rare characters an undertrained model assigns too much probability to.
+# both samplers) always takes the most likely one. `0.8` keeps some variety while drawing
+# less often the rare characters an undertrained model assigns too much probability to.
 #
 # First, why the shared stream is needed: each framework's own sampler, seeded with the same
 # number, on the same probabilities:
@@ -2105,8 +2105,8 @@ for direction, ported, original in (("PyTorch -> JAX", samples_ported_jax, sampl
 # model's sample (teacher forcing: the same prefix at every step, the same random number)
 # and asserts that every position where the two would pick differently is such a near-tie;
 # the counts above say how many positions agree and how many draws were that close. A draw
-# of a rare character counts as a near-tie too: its CDF interval is narrower than 2 × 1e-4,
-# so no draw inside it is farther than 1e-4 from an edge.
+# of a character whose probability is below 2 × 1e-4 counts as a near-tie too: its CDF
+# interval is that narrow, so no draw inside it is farther than 1e-4 from an edge.
 #
 # The free samples are a weaker check. Sampling magnifies any difference: one draw that
 # lands between the two models' CDF edges changes the next character, and from there each
