@@ -395,11 +395,10 @@ with expect_error(timing.RecompilationError, lines=6), timing.no_recompile("the 
 # %% [markdown]
 # The error comes from `timing.no_recompile`, which asks JAX to report every compilation inside
 # the `with` block and raises if there was one. Its message quotes JAX's own explanation of the
-# cache miss (with some JAX releases, 0.7.2 among them, that explanation is printed as a warning
-# above the error instead): the function that missed, where it was defined, and the argument
-# whose type changed (the token array, `i32[1, n]` with a new `n`). That explanation is the tool
-# to reach for in your own code: outside the course,
-# `jax.config.update("jax_explain_cache_misses", True)` logs the same report for every miss.
+# cache miss: the function that missed, where it was defined, and the argument whose type
+# changed (the token array, `i32[1, n]` with a new `n`). That explanation is the tool to reach
+# for in your own code: outside the course, `jax.config.update("jax_explain_cache_misses", True)`
+# logs the same report for every miss.
 #
 # How much does that cost against eager PyTorch? Each timed round of the JAX stream starts
 # from empty in-memory caches (`jax.clear_caches()`), as a fresh process meeting these lengths

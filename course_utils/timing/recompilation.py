@@ -37,11 +37,13 @@ class _CompileLogHandler(logging.Handler):
             self.names.append(match.group(1))
 
 
-# dispatch logs "Finished tracing/compilation ..." at WARNING under jax_log_compiles.
+# dispatch logs "Finished tracing/compilation ..." at WARNING under jax_log_compiles;
+# the cache-miss explanation comes from partial_eval (jax 0.10) or pjit (jax 0.7).
 _JAX_LOGGERS = (
     "jax._src.interpreters.pxla",
     "jax._src.interpreters.partial_eval",
     "jax._src.dispatch",
+    "jax._src.pjit",
 )
 
 

@@ -50,3 +50,19 @@ def test_no_recompile_keeps_jax_compile_logs_out_of_the_output(caplog):
     shown = caplog.text  # what reached the root logger, i.e. the reader's output
     assert "Finished tracing" not in shown
     assert "Finished XLA compilation" not in shown
+
+
+@pytest.mark.parametrize(
+    "logger", ["jax._src.interpreters.partial_eval", "jax._src.pjit"]
+)
+def test_the_cache_miss_explanation_is_quoted_from_either_logger(logger):
+    # jax 0.10 explains a cache miss from partial_eval, jax 0.7 from pjit.
+    import logging
+
+    f = jax.jit(lambda x: x * 2)
+    f(jnp.ones(3)).block_until_ready()
+    with pytest.raises(timing.RecompilationError) as err:
+        with timing.no_recompile("the loop"):
+            logging.getLogger(logger).warning(f"TRACING CACHE MISS logged by {logger}")
+            f(jnp.ones(5)).block_until_ready()
+    assert f"TRACING CACHE MISS logged by {logger}" in str(err.value)
