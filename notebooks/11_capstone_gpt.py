@@ -92,7 +92,7 @@ SIZES = {  # name: (full, smoke)
     "n_layers": (4, 2),  # transformer blocks
     "d_ff": (512, 128),  # MLP hidden width
     "batch": (32, 8),  # sequences per training step
-    "train_steps": (1200, 30),  # training steps in section 4, each framework
+    "train_steps": (800, 30),  # training steps in section 4, each framework
     "warmup_steps": (100, 5),  # linear warm-up of the learning rate (section 3.2), then cosine decay
     "recipe_steps": (10, 6),  # steps of the recipe compared in both frameworks in section 3.2
     "scan_layers": (48, 8),  # depth of the scanned model whose compile time section 2 measures
