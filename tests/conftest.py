@@ -1,5 +1,7 @@
 """Fixtures shared by test modules in more than one folder."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -19,6 +21,16 @@ def x_block():
     """A batch ``(4, 6, d_model)`` of float32 inputs."""
     rng = np.random.default_rng(0)
     return rng.standard_normal((4, 6, CFG.d_model)).astype(np.float32)
+
+
+@pytest.fixture
+def python_recursion_limit():
+    """Python's default recursion limit for the test: another test in the same worker,
+    or a library it imported, may have raised it, and then nothing is too deep."""
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)
+    yield
+    sys.setrecursionlimit(before)
 
 
 def pytest_collection_modifyitems(items):

@@ -303,8 +303,10 @@ def _notebook_kernels(path: Path, names: set[str], device: str) -> dict:
     )
     tree = ast.parse(path.read_text(encoding="utf-8"))
     body = [node for node in tree.body if _defines(node, names)]
+    # The lesson's own pallas_backend chooses for the device JAX computes on: here, device.
     ns = {"jax": jax, "jnp": jnp, "np": np, "pl": pl, "plgpu": plgpu, "kernels": fake,
-          "functools": functools, "S": types.SimpleNamespace(block_rows=8, batch=3)}  # fmt: skip
+          "pallas_backend": fake.pallas_backend, "functools": functools,
+          "S": types.SimpleNamespace(block_rows=8, batch=3)}  # fmt: skip
     exec(compile(ast.Module(body=body, type_ignores=[]), str(path), "exec"), ns)
     assert names <= set(ns), f"{path.name} no longer defines {names - set(ns)}"
     return ns

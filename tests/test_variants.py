@@ -117,7 +117,7 @@ def test_a_notebooks_own_line_is_read_without_running_it():
     ],
     ids=["unhashable", "deep", "nested-unhashable"],
 )
-def test_a_line_that_cannot_be_read_is_no_claim(value):
+def test_a_line_that_cannot_be_read_is_no_claim(value, python_recursion_limit):
     mine = {"cell_type": "code", "source": f"VARIANT = {ADA!r}"}
     line = {"cell_type": "code", "source": f"VARIANT = {value}"}
     assert variants.claimed([line]) is None

@@ -21,7 +21,10 @@ def test_every_lesson_has_an_estimate_in_each_mode():
 def test_the_measured_smoke_times_are_the_committed_reports_own():
     measured = {}
     for path in sorted((ROOT / "docs" / "device-reports").glob("*.json")):
-        for nb in json.loads(path.read_text())["notebooks"]:
+        report = json.loads(path.read_text())
+        if report["host"].get("accelerator") != "gpu":
+            continue  # the estimates are a GPU's, where items share the machine
+        for nb in report["notebooks"]:
             if nb["mode"] == "smoke" and nb["status"] in ("ok", "failed"):
                 measured[Path(nb["notebook"]).stem[:2]] = nb["seconds"]
     assert measured  # 00-07 ran on the H200

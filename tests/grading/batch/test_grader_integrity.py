@@ -164,7 +164,7 @@ def test_a_failed_post_processing_step_costs_no_point(tmp_path, monkeypatch, ste
 
 
 def test_code_beyond_the_flag_analysis_and_an_unreadable_variant_line_cost_no_point(
-    tmp_path, monkeypatch
+    tmp_path, monkeypatch, python_recursion_limit
 ):
     """Not injected: the solved fixture with a line nested 501 deep (flags_for raises
     RecursionError) and ``VARIANT = {[1]: 2}`` (literal_eval raises TypeError), graded

@@ -131,7 +131,7 @@ DEEP = {  # lines the kernel runs, nested deeper than the flag analysis recurses
 }
 
 
-def test_a_flag_analysis_beyond_the_code_costs_no_point():
+def test_a_flag_analysis_beyond_the_code_costs_no_point(python_recursion_limit):
     """The solved fixture with both lines: flags_for raises RecursionError (the ast
     visitor recurses once per level); score() keeps the points and tells on_error."""
     m = load_master(MASTER)
