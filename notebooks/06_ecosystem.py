@@ -1015,7 +1015,9 @@ def forward_jax(params, X):
 (b,) = jax.export.symbolic_shape("b")
 specs = (jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), params_final),
          jax.ShapeDtypeStruct((b, 64), jnp.float32))
-exported_j = jax.export.export(jax.jit(forward_jax))(*specs)
+# platforms: the kind of device this lesson computes on (JAX's default backend otherwise,
+# which on a TPU machine is the TPU while this lesson's JAX work runs on the CPU)
+exported_j = jax.export.export(jax.jit(forward_jax), platforms=[SETUP.jax_device.platform])(*specs)
 try:
     blob_j = exported_j.serialize()  # needs the `flatbuffers` package
     loaded_j = jax.export.deserialize(blob_j)
@@ -1073,9 +1075,11 @@ with expect_error(ValueError):
 # exact shape.
 #
 # The fix is the symbolic dimension used above (`torch.export` fails the same way without
-# `Dim`). Also note `platforms`: an export lowers for the current backend only unless
-# you pass `platforms=("cpu", "cuda", "tpu")`. JAX documents a backward-compatibility
-# window for serialised exports, so archive the source code too.
+# `Dim`). Also note `platforms`: an export runs only on the platforms it was lowered for,
+# JAX's default backend unless you pass `platforms` (several at once, such as
+# `("cpu", "cuda", "tpu")`, are allowed). The cell above names the kind of device this
+# lesson computes on. JAX documents a backward-compatibility window for serialised exports,
+# so archive the source code too.
 #
 # The two loaded objects are used differently, and the difference mirrors the frameworks.
 # `torch.export.load` returns an `ExportedProgram` whose `.module()` is a callable

@@ -255,7 +255,9 @@ assert any(leaf.dtype == jnp.uint32 for leaf in leaves), "step counter missing"
 #
 # Export `mlp` with `jax.export` so that one exported program accepts **any batch size**:
 # the weights keep their concrete shapes, the input `x` has a symbolic first dimension
-# (`jax.export.symbolic_shape("batch")`) and `n_features` columns. Return the
+# (`jax.export.symbolic_shape("batch")`) and `n_features` columns. Export for `PLATFORM`,
+# the kind of device this notebook's JAX computes on (an export runs only on the platforms
+# it was lowered for, JAX's default backend unless you pass `platforms`). Return the
 # `jax.export.Exported`. About 5 lines.
 
 # %%
@@ -266,6 +268,7 @@ def mlp(params: dict, x: jax.Array) -> jax.Array:
     return jnp.tanh(x @ params["W"] + params["b"]) @ params["V"]
 
 
+PLATFORM = SETUP.jax_device.platform  # "cpu", "cuda" or "tpu": where this notebook's JAX computes
 rng = np.random.default_rng(1)
 params = {"W": rng.standard_normal((6, 5)).astype(np.float32), "b": rng.standard_normal(5).astype(np.float32),
           "V": rng.standard_normal((5, 2)).astype(np.float32)}
@@ -279,7 +282,7 @@ def export_mlp(params: dict, n_features: int) -> jax.export.Exported:
     (batch,) = jax.export.symbolic_shape("batch")
     param_specs = jax.tree.map(lambda a: jax.ShapeDtypeStruct(np.shape(a), jnp.float32), params)
     x_spec = jax.ShapeDtypeStruct((batch, n_features), jnp.float32)
-    return jax.export.export(jax.jit(mlp))(param_specs, x_spec)
+    return jax.export.export(jax.jit(mlp), platforms=[PLATFORM])(param_specs, x_spec)
     ### END SOLUTION
 
 
@@ -305,6 +308,8 @@ def _calls_for_two_batches():
     try:
         outs = [loaded.call(params, jnp.ones((n, 6))) for n in (3, 11)]
     except ValueError as err:  # jax's shape check: the batch was exported as a constant
+        if "exported for platforms" in str(err):
+            raise AssertionError(f"the export cannot run here: {err} Pass platforms=[PLATFORM]") from None
         raise AssertionError(f"the export does not accept batches of 3 and 11: {err}") from None
     _only_the_batch_is_symbolic(loaded)
     return outs
