@@ -652,7 +652,8 @@ del model_jax, optimizer_jax, batches, key_jax
 # has the modules' structure with a `ShapeDtypeStruct` (shape and dtype, no memory) in
 # place of every array; `nnx.split` separates that structure (the `graphdef`) from the
 # abstract state. `jax.eval_shape` does the same for the iterator's position and the key.
-# Each leaf also names the device layout to restore onto (one device here); then
+# Each leaf also names the device layout to restore onto (here the one device the lesson
+# computes on, where the uninterrupted run trained); then
 # `ocp.v1.load` fills the target and `nnx.merge` rebuilds the objects.
 
 # %%
@@ -661,7 +662,7 @@ graphdef_model, abstract_model = nnx.split(nnx.eval_shape(new_model))
 graphdef_opt, abstract_opt = nnx.split(nnx.eval_shape(lambda: new_optimizer(new_model())))
 abstract_rest = jax.eval_shape(lambda: {"data": jax.tree.map(jnp.asarray, new_batches().state()),
                                         "key": jax.random.key_data(jax.random.key(0))})
-one_device = jax.sharding.SingleDeviceSharding(jax.devices()[0])
+one_device = jax.sharding.SingleDeviceSharding(SETUP.jax_device)  # the device this lesson computes on
 abstract = jax.tree.map(lambda s: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=one_device),
                         {"model": abstract_model, "optimizer": abstract_opt, **abstract_rest})
 print("abstract target, first kernel:", jax.tree.leaves(abstract["model"]["l1"]["kernel"])[0])
