@@ -504,7 +504,8 @@ measured = {
         dynamic.ratios("JAX jit, new lengths", "PyTorch eager"),
         f"this notebook: {len(lengths)} lengths, in-memory caches cleared before each round",
         contention=dynamic.contention, pairing="article",
-        names=("JAX jit, new lengths", "PyTorch eager")),
+        names=("JAX jit, new lengths", "PyTorch eager"),
+        rounds_fixed=dynamic.rounds_fixed),  # set by rounds=: the advice names it, not target_s
 }
 
 # %% [markdown]
@@ -558,13 +559,15 @@ measured = {
 #
 # In smoke mode this runs the small sizes; from a terminal, `course claims` (without `--smoke`, and
 # with `COURSE_SMOKE` unset) runs the full sizes and writes `build/claims/claims.json` and `claims.png`
-# in a clone of the course (elsewhere, name a folder with `--out`). How long that takes, and what its first
-# `torch.compile` calls cost, the result files the course ships record; the cell below reads them
-# (where only the package is installed, as on Colab, it finds none and prints nothing).
-# Not every one of those calls starts cold. A benchmark that compiles its first call from an
+# in a clone of the course (elsewhere, name a folder with `--out`). The result files the course
+# ships record how long their own runs took and what their first `torch.compile` calls cost; the
+# cell below reads them (where only the package is installed, as on Colab, it finds none and
+# prints nothing). Those times belong to their own runs, caches included: not every first call
+# starts cold. A benchmark that compiles its first call from an
 # empty Inductor cache records so (`inductor_cache` in the claim's details); every other first
 # call, and every one in a result file written before that record existed, found the on-disk
-# cache as earlier runs had left it, so a short one may be a cache read. The cell sorts each
+# cache as earlier runs had left it, so a short one may be a cache read, where a run from an
+# empty cache pays for the whole compilation. The cell sorts each
 # file's first calls into those two kinds. Section 2's `compile_report` is this lesson's cold
 # first call (JAX's). The footer in brackets under the table gives this run's mode and time,
 # and the *measured here* column, on the `compile-*` and `batch1-latency` rows, its first

@@ -232,14 +232,15 @@ DECIDE_CASES = {  # what the case shows: (samples, threshold, contended, expecte
 
 
 def _decide_cases():
-    from course_utils.claims import judging, verdict_rule
-
-    saved = claims.rule, verdict_rule.rule, judging.rule
+    from course_utils.claims import verdict_rule
 
     def _refuse(*args, **kwargs):
         raise AssertionError("decide must apply the rule itself, not call claims.rule")
 
-    claims.rule = verdict_rule.rule = judging.rule = _refuse  # this exercise writes the rule
+    # This exercise writes the rule: while it is tested, the course's rule raises, under any
+    # name it was imported as (its code is swapped, so every reference to it runs _refuse).
+    saved = verdict_rule.rule.__code__
+    verdict_rule.rule.__code__ = _refuse.__code__
     try:
         for name, (samples, threshold, contended, expected, catches) in DECIDE_CASES.items():
             got = decide(list(samples), threshold, contended)
@@ -247,7 +248,7 @@ def _decide_cases():
             assert type(got) is str and got == expected, (
                 f"{name}: expected {expected!r}, got {got!r}" + (f" ({note})" if note else ""))
     finally:
-        claims.rule, verdict_rule.rule, judging.rule = saved
+        verdict_rule.rule.__code__ = saved
 
 
 check("judge-claim", _decide_cases,
@@ -492,9 +493,10 @@ def _padded_logits():
     assert mask[:, :5][request == 0].all(), (
         "the mask is False on the request's token 0, a real token: padding cannot be told by its value")
     assert mask[:, :5].all() and not mask[:, 5:].any(), "the mask is not True exactly on the 5 real tokens"
-    assert padded.dtype == request.dtype, (
-        f"the padded tokens are {padded.dtype}, the request {request.dtype}: padding changed the tokens' "
-        "dtype (np.zeros makes float64 unless told otherwise)")
+    assert np.issubdtype(padded.dtype, np.integer), (
+        f"the padded tokens are {padded.dtype}, the request {request.dtype}: tokens are integer ids (the "
+        "encoder looks each one up in its embedding), so the padded tokens need an integer dtype"
+        + (" (np.zeros makes float64 unless given a dtype)" if padded.dtype == np.float64 else ""))
     assert (padded[:, :5] == request).all(), "the first 5 slots do not hold the request's tokens, in order"
     assert (padded[:, 5:] == 0).all(), (
         f"the slots after the tokens hold {sorted(set(padded[:, 5:].ravel().tolist()))}, not zeros")
@@ -523,14 +525,14 @@ for n in range(1, S.max_length + 1, 3):
     padded, mask = pad_to_pow2(toks)
     size = padded.shape[1]
     assert size >= max(n, 8) and size & (size - 1) == 0 and (size == 8 or size < 2 * n), (n, size)
-    assert padded.dtype == toks.dtype and (padded[:, :n] == toks).all() and (padded[:, n:] == 0).all()
+    assert np.issubdtype(padded.dtype, np.integer) and (padded[:, :n] == toks).all() and (padded[:, n:] == 0).all()
     assert mask.dtype == bool and mask.sum() == n
     sizes_seen.add(size)
     assert_close(forward_masked(weights, jnp.asarray(padded), jnp.asarray(mask)), torch_logits(toks),
                  rtol=1e-4, atol=1e-5, name=f"logits at length {n}")
 assert len(sizes_seen) <= math.ceil(math.log2(S.max_length)) - 2, sizes_seen
 padded, mask = pad_to_pow2(np.ones((3, 20), np.int64), minimum=4)
-assert padded.shape == (3, 32) and padded.dtype == np.int64 and mask.sum() == 60
+assert padded.shape == (3, 32) and np.issubdtype(padded.dtype, np.integer) and mask.sum() == 60
 assert pad_to_pow2(np.ones((1, 3), np.int32), minimum=4)[0].shape == (1, 4)
 ### END HIDDEN TESTS
 

@@ -68,21 +68,36 @@ def _busy_warning(outcomes: Sequence[Outcome]) -> str | None:
     """The measurements whose contention monitor found the machine busy, or None.
 
     A contended measurement is never judged (the verdict rule), so each one
-    named here is inconclusive.
+    named here is inconclusive; one that the rule withheld for a reason it
+    checks before contention (too few rounds) is named with that reason.
     """
     several = len({o.device for o in outcomes}) > 1
-    busy = [
-        f"{o.claim.id} ({o.device})" if several else o.claim.id
-        for o in outcomes
-        if (o.contention or {}).get("reason")
-    ]
+    busy = [o for o in outcomes if (o.contention or {}).get("reason")]
     if not busy:
         return None
-    return (
-        f"the machine was busy while {', '.join(busy)} "
+
+    def name(o: Outcome) -> str:
+        return f"{o.claim.id} ({o.device})" if several else o.claim.id
+
+    text = (
+        f"the machine was busy while {', '.join(name(o) for o in busy)} "
         f"{'was' if len(busy) == 1 else 'were'} measured: other work competed for the cores "
-        "(or one framework's threads outnumbered them), so "
-        f"{'that claim is' if len(busy) == 1 else 'those claims are'} inconclusive"
+        "(or one framework's threads outnumbered them)"
+    )
+    by_load = [name(o) for o in busy if o.why.startswith("contended")]
+    other = [o for o in busy if not o.why.startswith("contended")]
+    if not other:
+        return text + (
+            f", so {'that claim is' if len(busy) == 1 else 'those claims are'} inconclusive"
+        )
+    if by_load:
+        text += (
+            f"; {', '.join(by_load)} {'is' if len(by_load) == 1 else 'are'} "
+            "inconclusive for that reason"
+        )
+    return text + "".join(
+        f"; {name(o)} is {o.verdict} for a reason the rule checks first: {o.why}"
+        for o in other
     )
 
 

@@ -27,6 +27,7 @@ from course_utils.claims.verdict_rule import (
     INCONCLUSIVE,
     INTERVAL_LABEL,
     NOISY_REMEDY,
+    NOISY_REMEDY_ROUNDS,
     NOT_TESTABLE,
     SKIPPED,
     Claim,
@@ -129,12 +130,15 @@ def explain(
     s: Stats,
     names: tuple[str, str],
     remedy_said: bool = False,
+    rounds_fixed: bool = False,
 ) -> str:
     """The sentence for the outcome that happened (never a fixed one).
 
     ``remedy_said``: what to do about a contended run was already printed with
     these rounds (under their table, or in an earlier verdict from them), so
-    the sentence gives the cause and not the remedy again.
+    the sentence gives the cause and not the remedy again. ``rounds_fixed``:
+    the rounds were set with ``rounds=``, which ``target_s`` then does not
+    change, so the advice to time more of them names ``rounds=`` alone.
     """
     num, den = names
     if claim.unit == "s":
@@ -152,8 +156,12 @@ def explain(
         remedy = (
             CONTENDED_REMEDY
             if reason.startswith("contended")
+            else "time more rounds (a larger rounds=)"
+            if reason.startswith("too few") and rounds_fixed
             else "time more rounds (rounds=, or a larger target_s)"
             if reason.startswith("too few")
+            else NOISY_REMEDY_ROUNDS
+            if rounds_fixed
             else NOISY_REMEDY
         )
         why = f"the run was {reason}" if reason[:5] in ("conte", "noisy") else reason
@@ -169,9 +177,10 @@ def explain(
     elif verdict == DOES_NOT_HOLD:
         text = f"{what}: short of the stated {claim.claimed}."
     else:
+        more = "a larger rounds=" if rounds_fixed else "a larger target_s"
         text = (
             f"{what}: the interval straddles the stated {claim.claimed}, so this run "
-            "cannot tell; more rounds (a larger target_s) would narrow it."
+            f"cannot tell; more rounds ({more}) would narrow it."
         )
     judged = verdict != INCONCLUSIVE or reason.startswith("the interval")
     note = claim.notes.get(verdict) if judged else None
@@ -223,6 +232,7 @@ def judge(
     *,
     pairing: str | None = None,
     contention: Any = None,
+    rounds_fixed: bool | None = None,
 ) -> Verdict:
     """Judge a registered claim: the one verdict function lessons call.
 
@@ -232,7 +242,9 @@ def judge(
     or a sequence of paired ratios (seconds, for a claim in seconds).
     ``pairing`` names which of the claim's pairings was timed; when the
     comparison's variants carry that pairing's registered names, the two names
-    may be left out.
+    may be left out. ``rounds_fixed`` says whether the rounds were set with
+    ``rounds=`` (None: a ``timing.compare`` result records it; ratios given
+    directly are taken as timed to a ``target_s``).
     """
     c = registry.get(claim) if isinstance(claim, str) else claim
     p = c.pairing(pairing)
@@ -255,7 +267,11 @@ def judge(
         samples, c.threshold, unit=c.unit, contended=(cont or {}).get("reason")
     )
     said = bool(getattr(measured, "remedy_said", False)) and contention is None
-    text = explain(c, v, reason, stats, names, remedy_said=said)
+    if rounds_fixed is None:
+        rounds_fixed = bool(getattr(measured, "rounds_fixed", False))
+    text = explain(
+        c, v, reason, stats, names, remedy_said=said, rounds_fixed=rounds_fixed
+    )
     if reason.startswith("contended") and hasattr(measured, "remedy_said"):
         measured.remedy_said = True  # the next verdict from these rounds skips it
     return Verdict(c, v, reason, text, stats, p, names, cont, threads)
@@ -334,7 +350,12 @@ def outcome_of(claim: Claim, m: Measured, seconds: float, device: str) -> Outcom
     """The :class:`Outcome` of one measurement, judged by :func:`judge`."""
     names = m.names or _names(claim, m.pairing)
     j = judge(
-        claim, m.samples, *names, pairing=m.pairing, contention=m.contention_dict()
+        claim,
+        m.samples,
+        *names,
+        pairing=m.pairing,
+        contention=m.contention_dict(),
+        rounds_fixed=m.rounds_fixed,
     )
     c = m.conditions
     return Outcome(

@@ -57,6 +57,10 @@ INTERVAL_LABEL = (
 MAX_SPREAD = 0.50  # IQR / median of the ratios above this: noisy
 MIN_RATIOS = 6  # the fewest ratios whose 95 % interval excludes the extremes
 NOISY_REMEDY = "rerun on a quieter machine or with a larger timing target (target_s)"
+# The same advice where the caller set the rounds (rounds=), which target_s then leaves alone.
+NOISY_REMEDY_ROUNDS = (
+    "rerun on a quieter machine or with more rounds (a larger rounds=)"
+)
 
 
 @dataclass(frozen=True)
@@ -275,8 +279,10 @@ class Measured:
     ``conditions`` holds what both frameworks ran with: ``precision`` (a dict),
     ``dtype``, ``threads`` (a dict) and ``device_name``. ``contention`` is the
     contention monitor's record of the timed section (a dict, or an object with
-    ``to_dict()``), ``pairing`` the id of the claim's pairing that was timed and
-    ``names`` the two variants' names (numerator, denominator).
+    ``to_dict()``), ``pairing`` the id of the claim's pairing that was timed,
+    ``names`` the two variants' names (numerator, denominator) and
+    ``rounds_fixed`` whether the rounds were set with ``rounds=`` (so the advice
+    for an unjudged run names that setting, not ``target_s``).
     """
 
     samples: list[float]
@@ -286,6 +292,7 @@ class Measured:
     contention: Any = None
     pairing: str | None = None
     names: tuple[str, str] | None = None
+    rounds_fixed: bool = False
 
     def contention_dict(self) -> dict[str, Any] | None:
         c = self.contention

@@ -53,6 +53,9 @@ class Comparison:
     # Whether the remedy for a contended run has been printed with these rounds
     # (under the table, or in the first verdict judged from them): it is said once.
     remedy_said: bool = field(default=False, repr=False, compare=False)
+    # Whether compare was given rounds= (then target_s did not decide how many rounds
+    # ran): a verdict's advice names the setting that acts.
+    rounds_fixed: bool = False
 
     def ratio(self, name: str) -> float:
         """Median time of ``name`` divided by the baseline's (below 1 = faster)."""
@@ -139,7 +142,11 @@ class Comparison:
         if self.contention is not None:
             parts.append(self.contention.text())
             if self.contention.contended:  # said here, then not in every verdict
-                parts.append(f"no verdict is drawn from these rounds: {REMEDY}")
+                parts.append(
+                    f"no verdict is drawn from these rounds: {REMEDY}"
+                    if len(self.measurements) > 1
+                    else f"the times above ran beside that work: {REMEDY}"
+                )
                 self.remedy_said = True
         return "; ".join(parts)
 
@@ -207,7 +214,14 @@ def compare(
         result[baseline].warnings.append(
             f"{compiles} compilation(s) happened while the variants were timed"
         )
-    return Comparison(result, baseline, devices, _precision_name(), contention)
+    return Comparison(
+        result,
+        baseline,
+        devices,
+        _precision_name(),
+        contention,
+        rounds_fixed=rounds is not None,
+    )
 
 
 def _first_calls(

@@ -91,6 +91,20 @@ def test_the_busy_warning_comes_from_the_measurements_contention_not_the_start_l
     )
 
 
+def test_the_busy_warning_names_a_reason_the_rule_checked_first(fake_benchmarks):
+    """Too few rounds withhold the verdict before contention does: the note says so."""
+    busy = {"reason": "other processes used 80% of the 2 cores"}
+    given = verdict_rule.Measured(
+        rounds(2.0)[:2], "two rounds beside other work", contention=busy
+    )
+    report = command.run(smoke=True, measured={"fake": given}, verbose=False)
+    warning = report.machine["warning"]
+    assert warning.startswith("the machine was busy while fake was measured")
+    first = "fake is inconclusive for a reason the rule checks first: too few rounds"
+    assert first in warning
+    assert "that claim is inconclusive" not in warning
+
+
 def test_run_rejects_bad_arguments(fake_benchmarks, tmp_path):
     with pytest.raises(CourseError, match="unknown claim 'nope'; claims: fake, high"):
         command.run(only=["nope"], verbose=False)

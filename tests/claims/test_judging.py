@@ -78,6 +78,31 @@ def test_a_noisy_comparison_says_noisy_with_its_spread():
     assert "larger timing target" in v.explanation
 
 
+def test_the_advice_names_rounds_when_the_rounds_were_set():
+    """With rounds= given, compare ignores target_s: the advice names rounds= alone."""
+    cases = [  # (per-round times of A, of B, the reason)
+        (rounds(2.0, n=4), rounds(1.0, n=4, wobble=0.0), "too few rounds"),
+        (rounds(3.0, wobble=0.9), rounds(1.0, wobble=0.0), "noisy"),
+        (
+            [1.5 * t for t in rounds(1.0)],
+            rounds(1.0, wobble=0.0),
+            "the interval straddles",
+        ),
+    ]
+    for a, b, reason in cases:
+        cmp = comparison(a, b)
+        assert not cmp.rounds_fixed
+        assert "target_s" in judge.judge("compile-fusion", cmp, "A", "B").explanation
+        cmp.rounds_fixed = True  # as timing.compare records rounds=
+        v = judge.judge("compile-fusion", cmp, "A", "B")
+        assert v.reason.startswith(reason)
+        assert "a larger rounds=" in v.explanation and "target_s" not in v.explanation
+    given = judge.judge("compile-fusion", rounds(3.0, n=4), rounds_fixed=True)
+    assert (
+        "a larger rounds=" in given.explanation and "target_s" not in given.explanation
+    )
+
+
 def test_faster_names_the_winner_or_none():
     fast_b = comparison(rounds(2.0), rounds(1.0, wobble=0.0))
     assert judge.faster(fast_b, "A", "B").explanation.startswith(

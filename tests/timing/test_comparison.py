@@ -49,6 +49,29 @@ def test_compare_interleaves_and_reports_ratios():
     assert len(result.rows()) == 2
 
 
+def test_compare_records_whether_rounds_were_given():
+    """rounds= overrides target_s: the comparison records it, so advice can name rounds=."""
+    variants = {"a": lambda: np.ones(2), "b": lambda: np.ones(2)}
+    assert timing.compare(variants, rounds=2).rounds_fixed
+    assert not timing.compare(variants, target_s=0.001).rounds_fixed
+
+
+def test_a_contended_table_of_one_variant_promises_no_verdict_it_could_not_give():
+    from course_utils.contention import Contention
+
+    busy = Contention(2, 3.0, 3.0, 0.5, 1.0, {"cores": 2}, "load 3.0 on 2 cores")
+    times = [1.0, 1.1, 1.2]
+    one = timing.Comparison(
+        {"a": timing.Measurement("a", times, 1, 1.0)}, "a", contention=busy
+    )
+    assert "the times above ran beside that work: rerun the cell" in one.conditions()
+    assert "no verdict" not in one.conditions()
+    two = timing.Comparison(
+        {n: timing.Measurement(n, times, 1, 1.0) for n in "ab"}, "a", contention=busy
+    )
+    assert "no verdict is drawn from these rounds" in two.conditions()
+
+
 def test_compare_bad_baseline():
     with pytest.raises(ValueError, match="baseline 'c'"):
         timing.compare({"a": lambda: 1}, baseline="c")

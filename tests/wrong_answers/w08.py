@@ -48,6 +48,14 @@ def decide(samples, threshold, contended=None):
     return claims.rule(samples, threshold, contended=contended)[0]
 """
 
+CALLS_THE_RULE_ALIAS = """
+from course_utils.claims.verdict_rule import rule as _course_rule  # bound before the test runs
+
+
+def decide(samples, threshold, contended=None):
+    return _course_rule(samples, threshold, contended=contended)[0]
+"""
+
 QUARTILES = """
 def decide(samples, threshold, contended=None):
     if not samples:
@@ -186,7 +194,7 @@ def pad_to_pow2(tokens, minimum=8):
     padded[:, :n] = tokens
     mask = np.zeros((batch, size), bool)
     mask[:, :n] = True
-    return padded.astype(np.int64), mask
+    return padded, mask
 """
 
 PAD_INT_MASK = """
@@ -561,6 +569,11 @@ WRONG = {
             "must apply the rule itself",
         ),
         (
+            "calls the course's rule under another name",
+            CALLS_THE_RULE_ALIAS,
+            "must apply the rule itself",
+        ),
+        (
             "the quartiles instead of the median's interval",
             QUARTILES,
             "read off the quartiles",
@@ -670,7 +683,7 @@ WRONG = {
         (
             "float64 tokens (np.zeros' default)",
             PAD_FLOAT_TOKENS,
-            "changed the tokens' dtype",
+            "the padded tokens are float64, the request int32",
         ),
         ("a 0/1 integer mask", PAD_INT_MASK, "not boolean"),
         ("pads with ones", PAD_WITH_ONES, "not zeros"),
