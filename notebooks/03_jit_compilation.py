@@ -132,7 +132,7 @@ VERDICTS = {}  # label -> claims.Verdict; the summary table and plot are built f
 #
 # **Key concepts**
 # - `torch.compile`: **Dynamo** reads the function's Python bytecode, records tensor operations
-#   into an **FX graph** guarded by checks on its inputs, and hands it to **Inductor**, which
+#   on **fake tensors** (shape and dtype, no data) into an **FX graph** guarded by checks on its inputs, and hands it to **Inductor**, which
 #   writes C++/OpenMP (CPU) or Triton (GPU) kernels. Code it cannot record runs in Python.
 # - `jax.jit`: JAX **traces** the function with abstract values (shape and dtype, no data)
 #   into a **jaxpr**, lowers it to **StableHLO**, and **XLA** compiles that into fused kernels.
@@ -158,14 +158,17 @@ VERDICTS = {}  # label -> claims.Verdict; the summary table and plot are built f
 # Why open the pipelines at all? Because nearly every surprise in this lesson (a recompile, a
 # graph break, an error about a tracer, a print that runs once) follows from *how* each
 # compiler learns what your function does. A PyTorch user knows eager mode, where each line
-# runs when Python reaches it. `torch.compile` keeps that feel: Dynamo watches the real
-# Python run, records the tensor operations, and where it cannot record it lets Python carry
-# on, so compiled code behaves like eager code, with what it captured run as compiled code
+# runs when Python reaches it. `torch.compile` keeps that feel, though Dynamo does not record
+# by running your function: it interprets the function's bytecode itself and records each
+# tensor operation on **fake tensors**, stand-ins with a shape and a dtype but no data. Where
+# the bytecode needs a tensor's value (an `if` on a tensor), Dynamo ends the graph there (a
+# **graph break**), Python runs that part on the real tensors, and recording resumes after it.
+# So compiled code behaves like eager code, with what Dynamo captured run as compiled code
 # (faster or not: sections 2, 3, 5 and 6 measure it).
 #
-# `jax.jit` starts from the other end. It calls your function once with **tracers**, stand-ins
-# that carry a shape and a dtype but no numbers, and records every `jax.numpy` operation they
-# pass through. The record (the jaxpr) is the program; Python is not consulted again until the
+# `jax.jit` records with stand-ins too, but it runs your Python function itself: it calls the
+# function once with **tracers**, which carry a shape and a dtype but no numbers, and records
+# every `jax.numpy` operation they pass through. The record (the jaxpr) is the program; Python is not consulted again until the
 # cache key changes. Whatever Python would need a number for (an `if`, a `while`, `int(x)`) has
 # no number to use, so JAX raises an error instead of falling back. The diagram shows both
 # paths; the dashed arrow is the fallback that only PyTorch has.
@@ -455,8 +458,8 @@ for eager_name, compiled_name in (("PyTorch eager", "torch.compile"), ("JAX eage
 # busy or noisy run), it says why: these two give the ratio eager time over compiled time
 # instead, above 1 meaning the compiled call was quicker. On a GPU the same
 # chain would launch one kernel per addition eagerly, and a compiled chain one fused kernel,
-# so we expect the balance to tip further towards compiling there; on a GPU the two lines
-# above measure it, on a CPU they cannot.
+# so we expect the balance to tip further towards compiling there: run on a GPU, the two lines
+# above show whether it does; a run on a CPU cannot.
 
 # %% [markdown]
 # ## 3. `jax.jit` vs `torch.compile` on the same functions
@@ -1348,8 +1351,10 @@ def kmeans_step_jax(X, C):
 # %% [markdown]
 # The two steps differ in one kind of operation. PyTorch counts and sums the points of each
 # cluster with the in-place `index_add_`; JAX has no in-place updates, and
-# `jax.ops.segment_sum` computes the same per-cluster counts and sums as new arrays. The `where` keeps a centroid that lost all its points
-# where it was, instead of dividing by zero.
+# `jax.ops.segment_sum` computes the same per-cluster counts and sums as new arrays. For a centroid
+# that lost all its points, `counts.clamp(min=1)` (JAX: `jnp.maximum(counts, 1)`) divides its zero
+# sum by 1 rather than by 0 (which gives NaN), and the `where` keeps the centroid where it was
+# rather than at that quotient, the origin.
 #
 # The JAX loop: the convergence test is the `cond` of a `lax.while_loop`, so the whole run,
 # however many iterations it takes, is one compiled program.
@@ -1429,7 +1434,7 @@ print(f"kmeans_step_torch alone: {len(step_graphs)} graph(s) of {op_count(step_g
 
 # %% [markdown]
 # Compare the two lines: where their graph and operation counts match, what Dynamo recorded
-# while running the whole loop is the step's graph, and the logged break says whether it gave
+# for the whole loop is the step's graph, and the logged break says whether it gave
 # up on the loop's own frame at the tensor condition and ran that frame eagerly; then nothing
 # of the loop itself is compiled. That is the PyTorch counterpart of JAX's
 # error in 5.1: where JAX refuses, Dynamo compiles what it can and leaves the rest to Python.
@@ -1957,9 +1962,11 @@ print("instructions counted differently (vmap, hand-batched):", differ or "none"
 # inputs, so a different `parameter` count need not mean different inputs to the program).
 # Whether such a difference costs time is what the JAX line comparing `vmap` with the
 # hand-batched step, above, said. `torch.func.vmap` runs eagerly, batching each operation as
-# it is called: each operation pays for that on top of its dispatch, and it runs operations the
-# hand-batched step does not (it first makes a tensor of each Python number the step multiplies
-# or divides by, for instance); the PyTorch lines above say which variant was quicker here, or
+# it is called: each operation goes through its batching rule on top of its dispatch, and the
+# rules run operations the hand-batched step does not (they move the batch dimension with
+# `movedim` and `permute`, take views with `select`, and dispatch some operations, the
+# multiplications and divisions among them, a second time; `torch.profiler` lists them); the
+# PyTorch lines above say which variant was quicker here, or
 # that the run could not judge it.
 #
 # To look for yourself, print one of the texts (`print(programs["vmap + jit"])`): each line is
@@ -2161,9 +2168,9 @@ plt.tight_layout()
 #
 # <details><summary>1. Why does <code>if x.sum() > 0</code> fail under <code>jax.jit</code> but not under <code>torch.compile</code>?</summary>
 # JAX traces with abstract values, so <code>x.sum() > 0</code> has no truth value at trace time and
-# converting it to a Python bool is an error. Dynamo watches real execution: it stops recording at
-# the <code>if</code> (a graph break), lets Python evaluate the condition on the real tensor, and
-# resumes recording in a second graph.
+# converting it to a Python bool is an error. Dynamo records on fake tensors, which have no values
+# either, but it does not fail: it ends the graph at the <code>if</code> (a graph break), Python
+# evaluates the condition on the real tensor, and Dynamo records the code after it as a second graph.
 # </details>
 #
 # <details><summary>2. A training loop passes the epoch's learning rate as a Python float. Which framework recompiles, and how do you fix it?</summary>

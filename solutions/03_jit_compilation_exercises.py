@@ -94,7 +94,7 @@ def collatz_steps_python(n: int) -> int:
 # %%
 # EXERCISE: collatz
 def collatz_steps(n: jax.Array) -> jax.Array:
-    """Steps for the Collatz sequence from the int32 scalar n >= 1 to reach 1."""
+    """Steps (an integer) for the Collatz sequence from the int32 scalar n >= 1 to reach 1."""
     ### BEGIN SOLUTION
     def cond(carry):
         n, _ = carry
@@ -136,6 +136,17 @@ check(
     "right: the steps your loop takes are not those of the Collatz map (a parity test, an update or "
     "the stopping test differs from the Python version's), or not every step is counted once",
 )
+
+
+def _count_is_an_integer():
+    steps = collatz_jit(jnp.int32(6))
+    assert jnp.issubdtype(steps.dtype, jnp.integer), (
+        f"collatz_steps returned its count as {steps.dtype}, not as an integer")
+
+
+check("collatz", _count_is_an_integer,
+      hint="a count of steps is a whole number, like n: your count started from a float (0.0) "
+           "or grew by a float (1.0)")
 
 # %%
 # HIDDEN TESTS: collatz points=3
@@ -289,12 +300,14 @@ def _schedule_check():
     torch._dynamo.reset()  # forget earlier runs (Dynamo remembers what it made dynamic)
     compiled = globals()["train_step_c"]
     compiled(torch.zeros(5), Xt, yt, torch.tensor(0.3))  # warm-up with a tensor rate
-    calls = []  # (the weights each call was given, the weights it returned)
+    calls = []  # copies of the weights each call was given and of those it returned
 
     def counted(*args, **kwargs):  # as train_step_c takes them: w, X, y, lr by position or by name
         w_in = inspect.signature(train_step).bind(*args, **kwargs).arguments["w"]
-        calls.append((w_in, compiled(*args, **kwargs)))
-        return calls[-1][1]
+        given = torch.as_tensor(w_in).clone()  # values: an answer may update its w in place later
+        out = compiled(*args, **kwargs)
+        calls.append((given, torch.as_tensor(out).clone()))
+        return out
 
     globals()["train_step_c"] = counted
     try:

@@ -788,3 +788,21 @@ WRONG["kmeans-step"] += [
         "jnp.bincount without a static `length`",
     ),
 ]
+
+COLLATZ_FLOAT_COUNT = """
+def collatz_steps(n):
+    def body(carry):
+        n, steps = carry
+        n = jax.lax.cond(n % 2 == 0, lambda n: n // 2, lambda n: 3 * n + 1, n)
+        return n, steps + 1.0
+
+    return jax.lax.while_loop(lambda c: c[0] != 1, body, (n, 0.0))[1]  # a float count
+"""
+
+WRONG["collatz"] += [
+    (
+        "the step count is a float",
+        COLLATZ_FLOAT_COUNT,
+        "a count of steps is a whole number",
+    ),
+]
