@@ -175,17 +175,27 @@ class Contention:
         return asdict(self)
 
     def text(self) -> str:
-        """One line: load, cores and waiting share, and the verdict on the conditions."""
-        load = self.load_after if self.load_after is not None else self.load_before
-        parts = [
-            f"load {load:.1f} on {self.cores} cores"
-            if load is not None
-            else f"{self.cores} cores"
-        ]
-        if self.others_share is not None:
-            parts.append(f"other processes used {self.others_share:.0%} of the cores")
+        """One line: the verdict on the conditions, the measure that decided it first.
+
+        Where other processes' share of the cores was measured, it decides, and
+        the load average follows as context: it counts this process's own
+        threads too, so a quiet run can show a load above the core count.
+        """
         if self.reason:
             return f"contended ({self.reason})"
+        load = self.load_after if self.load_after is not None else self.load_before
+        if self.others_share is None:  # the load average decides
+            return "quiet: " + (
+                f"load {load:.1f} on {self.cores} cores"
+                if load is not None
+                else f"{self.cores} cores"
+            )
+        parts = [
+            f"other processes used {self.others_share:.0%} of the {self.cores} cores "
+            f"(contended above {MAX_OTHERS_SHARE:.0%})"
+        ]
+        if load is not None:
+            parts.append(f"load {load:.1f}, this process's own threads included")
         return "quiet: " + "; ".join(parts)
 
 

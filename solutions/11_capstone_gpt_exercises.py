@@ -323,6 +323,26 @@ TORCH_SHAPES = ("PyTorch: k is (B, H, 1, hd), one position long on axis 2, and t
                 "values of those positions (B, H, pos + 1, hd), not the new v alone")
 
 
+def _uses_jax_sdpa(fn):
+    """Whether fn names jax.nn.dot_product_attention (directly, or through a global bound to it)."""
+    code = getattr(fn, "__code__", None)
+    return code is not None and any(
+        name == "dot_product_attention" or fn.__globals__.get(name) is jax.nn.dot_product_attention
+        for name in code.co_names)
+
+
+def _jax_crash_hint():
+    """The JAX step's crash hint, with the layout of jax.nn.dot_product_attention where the step calls it."""
+    hint = ("JAX: under jax.jit pos is a traced value, so a slice cannot start or end at it, and k is "
+            "(B, H, 1, hd), one position long on axis 2, which does not fit a part of the cache of "
+            "another shape")
+    if _uses_jax_sdpa(globals().get("decode_step")):
+        hint += ("; and jax.nn.dot_product_attention reads (batch, seq, heads, head_dim), not PyTorch's "
+                 "(batch, heads, seq, head_dim): q and the caches go in transposed, the output comes back "
+                 "transposed")
+    return hint
+
+
 def _torch_step_returns():
     one = [torch.from_numpy(a[:, :, :1]) for a in (q_all, k_all, v_all)]
     return type(decode_step_torch(*one, torch.zeros(k_all.shape), torch.zeros(v_all.shape), 0)).__name__
@@ -359,25 +379,16 @@ check("kv-cache-step", lambda: bool(np.asarray(run_decode(decode_step)[1]).any()
       hint="JAX: the returned k_cache is still all zeros, the cache that was passed in: .at[...].set and "
            "jax.lax.dynamic_update_slice leave their input as it is and return a new array, which the step "
            "must attend over and return",
-      crash_hint="JAX: under jax.jit pos is a traced value, so a slice cannot start or end at it, and k is "
-                 "(B, H, 1, hd), one position long on axis 2, which does not fit a part of the cache of "
-                 "another shape; and jax.nn.dot_product_attention reads (batch, seq, heads, head_dim), "
-                 "not PyTorch's (batch, heads, seq, head_dim): q and the caches go in transposed, the output comes back transposed")
+      crash_hint=_jax_crash_hint())
 check("kv-cache-step", lambda: run_decode(decode_step)[1], k_all, rtol=0, atol=0,
       hint="JAX: the returned k_cache does not hold each key at its own position on axis 2: the keys "
            "landed one slot off, or all in one slot",
-      crash_hint="JAX: under jax.jit pos is a traced value, so a slice cannot start or end at it, and k is "
-                 "(B, H, 1, hd), one position long on axis 2, which does not fit a part of the cache of "
-                 "another shape; and jax.nn.dot_product_attention reads (batch, seq, heads, head_dim), "
-                 "not PyTorch's (batch, heads, seq, head_dim): q and the caches go in transposed, the output comes back transposed")
+      crash_hint=_jax_crash_hint())
 check("kv-cache-step", lambda: run_decode(decode_step)[2], v_all, rtol=0, atol=0,
       hint="JAX: the returned v_cache does not hold each value at its own position on axis 2: v goes into "
            "v_cache at the slot where k went into k_cache (a line copied from the k_cache one that still "
            "writes k, say)",
-      crash_hint="JAX: under jax.jit pos is a traced value, so a slice cannot start or end at it, and k is "
-                 "(B, H, 1, hd), one position long on axis 2, which does not fit a part of the cache of "
-                 "another shape; and jax.nn.dot_product_attention reads (batch, seq, heads, head_dim), "
-                 "not PyTorch's (batch, heads, seq, head_dim): q and the caches go in transposed, the output comes back transposed")
+      crash_hint=_jax_crash_hint())
 check("kv-cache-step", lambda: _scores_scale(run_decode(decode_step)[0]),
       hint="JAX: the right positions, but the scores reach the softmax at another scale than scaled "
            "dot-product attention's")
@@ -652,7 +663,9 @@ check("resume", lambda: _resumed()[0][:1], losses_after[:1], rtol=0, atol=0,
       hint="the first loss after the resume differs from the uninterrupted run's: the parameters it starts "
            "from are not the saved ones, or its batches do not start at the saved step",
       crash_hint="Orbax restores into a target of the checkpoint's own structure: a dict with the three keys "
-                 "that were saved, 'params', 'opt_state' and 'step'")
+                 "that were saved, 'params', 'opt_state' and 'step', built from params_like and opt_state_like; "
+                 "loaded without a target, the checkpoint comes back as plain dicts, so optax's named tuples "
+                 "(AdamW's state, with .mu and .nu) are dicts and optax fails on them")
 check("resume", lambda: len(_resumed()[0]), len(losses_after), rtol=0, atol=0,
       hint="the resumed run trains on another number of batches than the uninterrupted one: it starts "
            "again from batch 0, or past the saved step, not from the saved step")

@@ -75,6 +75,14 @@ def test_the_contention_rule(c, expected):
         assert c.text().startswith("contended (")
 
 
+def test_a_quiet_line_names_what_decided_it():
+    """The share of other processes comes first; the load, which counts our threads, follows."""
+    text = contention.judge(_c(5.0, 0.05)).text()
+    assert text.startswith("quiet: other processes used 5% of the 2 cores (contended above 25%)")
+    assert "load 5.0, this process's own threads included" in text
+    assert contention.judge(_c(1.5, None)).text() == "quiet: load 1.5 on 2 cores"
+
+
 def test_monitor_counts_other_processes_cpu_time(monkeypatch):
     readings = iter([100.0, 100.6])  # busy seconds of our cores, all processes
     monkeypatch.setattr(contention, "_busy_cpu_seconds", lambda: next(readings))

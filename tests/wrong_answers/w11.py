@@ -632,6 +632,17 @@ def resume(path, params_like, opt_state_like):
     return saved["params"], saved["opt_state"], 0
 """
 )
+RESUME_NO_TARGET = (
+    RESUME_TORCH_OK
+    + """
+import orbax.checkpoint as ocp
+
+
+def resume(path, params_like, opt_state_like):
+    saved = ocp.v1.load(path)  # no target: optax's named tuples come back as dicts
+    return saved["params"], saved["opt_state"], int(saved["step"])
+"""
+)
 
 MASK_TORCH_BUFFER_VIEW = """
 def causal_mask_torch(T):
@@ -931,6 +942,11 @@ WRONG = {
             "a restore target without the step",
             RESUME_TARGET_WITHOUT_STEP,
             "the three keys",
+        ),
+        (
+            "ocp.v1.load without a target",
+            RESUME_NO_TARGET,
+            "optax's named tuples",
         ),
         (
             "PyTorch: torch.load of the DCP directory",
