@@ -183,7 +183,14 @@ def check(
             from course_utils.parity import assert_close
 
             try:
-                assert_close(got, expected, rtol=rtol, atol=atol, name=exercise)
+                assert_close(
+                    got,
+                    expected,
+                    rtol=rtol,
+                    atol=atol,
+                    name=exercise,
+                    sides=("your answer", "the expected"),
+                )
             except AssertionError as err:
                 raise _wrong_value(exercise, expected, got, err, hint) from None
     except NotImplementedError:

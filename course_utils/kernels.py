@@ -202,7 +202,7 @@ def _tpu_backend(
 
 
 # A GPU and a TPU that a program run elsewhere may be compiled for: a Hopper GPU
-# and a TPU, so that an exported program carries a compiled kernel for each.
+# and a TPU, so that a program exported for either platform carries a compiled kernel.
 ELSEWHERE = {"gpu": (9, 0), "tpu": None}
 
 
@@ -273,8 +273,14 @@ def per_platform(
     backends: dict[str, PallasBackend],
 ) -> Callable[..., Any]:
     """One function that runs ``launch(backend)`` with the backend of the platform it is
-    compiled for (``jax.lax.platform_dependent``): a jitted or exported program then
-    holds a Triton kernel for CUDA, a Mosaic one for TPU, and the interpreter elsewhere.
+    compiled for (``jax.lax.platform_dependent``): a jitted program then holds a Triton
+    kernel for CUDA, a Mosaic one for TPU, and the interpreter elsewhere.
+
+    An export names one platform: ``platforms=["tpu"]`` holds the Mosaic kernel, and
+    ``platforms=["cuda"]`` the Triton one only with
+    ``disabled_checks=[jax.export.DisabledSafetyCheck.custom_call(name)]`` for the
+    Triton call's name, which has no compatibility guarantee. An export for several
+    platforms fails, since each branch is lowered for every one of them.
     """
     import jax
 

@@ -115,6 +115,8 @@ def _compare_leaf(path: str, a: Any, b: Any, rtol: float, atol: float) -> str | 
         or a.dtype.kind in "iu"
     ):
         bad = a != b
+        if bad.any() and a.ndim == 0:  # one value against another
+            return f"{path}: {a.item()!r} != {b.item()!r}"
         if bad.any():
             idx = tuple(int(i) for i in np.argwhere(bad)[0])
             return f"{path}: {int(bad.sum())} of {a.size} elements differ (first at {idx}: {a[idx]} vs {b[idx]})"
@@ -129,14 +131,32 @@ def _compare_leaf(path: str, a: Any, b: Any, rtol: float, atol: float) -> str | 
     bad = (diff > atol + rtol * np.abs(b64)) | nan_mismatch | np.isnan(diff)
     if not bad.any():
         return None
-    diff = np.where(np.isnan(diff) | nan_mismatch, np.inf, diff)
-    rel = diff / np.maximum(np.abs(b64), np.finfo(np.float64).tiny)
-    worst = np.unravel_index(int(np.argmax(np.where(bad, diff, -1.0))), diff.shape)
-    where = f" at index {tuple(int(i) for i in worst)}" if a.ndim else ""
+
+    def at(idx: tuple[int, ...]) -> str:
+        where = f" at index {tuple(int(i) for i in idx)}" if a.ndim else ""
+        return f"{where} ({a64[idx]:.6g} vs {b64[idx]:.6g})"
+
+    found = []
+    if nan_mismatch.any():  # no error to measure: say where NaN meets a number
+        first = tuple(int(i) for i in np.argwhere(nan_mismatch)[0])
+        count = f"{int(nan_mismatch.sum())} " if a.ndim else ""
+        found.append(
+            f"{count}NaN on one side only{', first' if a.ndim else ''}{at(first)}"
+        )
+    numbers = bad & ~nan_mismatch
+    if numbers.any():
+        diff = np.where(numbers, diff, 0.0)
+        rel = diff / np.maximum(np.abs(b64), np.finfo(np.float64).tiny)
+        worst = np.unravel_index(
+            int(np.argmax(np.where(numbers, diff, -1.0))), diff.shape
+        )
+        found.append(
+            f"max abs err {np.max(diff):.3g}, max rel err {np.max(rel):.3g}{at(worst)}"
+        )
     return (
         f"{path}: {int(bad.sum())} of {a.size} elements differ; "
-        f"max abs err {np.max(diff):.3g}, max rel err {np.max(rel):.3g}"
-        f"{where} ({a64[worst]:.6g} vs {b64[worst]:.6g}); rtol={rtol:g}, atol={atol:g}"
+        + "; ".join(found)
+        + f"; rtol={rtol:g}, atol={atol:g}"
     )
 
 
@@ -147,6 +167,7 @@ def assert_close(
     rtol: float = 1e-5,
     atol: float = 1e-6,
     name: str = "value",
+    sides: tuple[str, str] = ("first", "second"),
 ) -> None:
     """Assert that two pytrees have the same structure and leaves close within tolerance.
 
@@ -156,7 +177,8 @@ def assert_close(
     a subclass of int or str, an object-dtype array) raises AssertionError
     before anything is compared: its ``==`` could say True to anything.
     On failure the message names each offending leaf (``name['fc1']['weight']``)
-    with its max absolute and relative error.
+    with its max absolute and relative error (or where NaN meets a number); ``sides``
+    names ``a`` and ``b`` where the structures differ.
     """
     fa, fb = _flat(a), _flat(b)
     if list(fa) != list(fb):
@@ -164,10 +186,12 @@ def assert_close(
         only_b = [k for k in fb if k not in fa]
         if not only_a and not only_b:
             raise AssertionError(f"{name}: same leaves in a different order")
-        raise AssertionError(
-            f"{name}: structures differ; only in first: {only_a[:5]}, "
-            f"only in second: {only_b[:5]}"
-        )
+        only = [
+            f"only in {side}: {keys[:5]}"
+            for side, keys in zip(sides, (only_a, only_b), strict=True)
+            if keys
+        ]
+        raise AssertionError(f"{name}: structures differ; {', '.join(only)}")
     problems = [
         msg
         for path in fa

@@ -449,9 +449,13 @@ plt.tight_layout()
 # %% [markdown]
 # On the left, on a log scale, a gap of a fraction of a percent between curves cannot be seen.
 # The right panel plots the gap itself, each framework's bfloat16 loss minus its float32 loss
-# at every step. A gap that stays near zero and changes sign from step to step is rounding
-# noise; one that drifts away from zero and stays there would be a systematic cost of the
-# 16-bit arithmetic. The table puts numbers on it. "Final" is the last step's loss; the mean of
+# at every step. Two things can be read off it. Its sign: a gap that changes sign from step to
+# step is rounding noise around the float32 curve, while one that keeps one sign means the
+# bfloat16 run has moved onto a slightly different path through the weights, with a lower or a
+# higher loss (one run cannot say whether that sign belongs to bfloat16 or to this run). Its
+# size over the run: every step starts from the weights the earlier steps left, so a
+# difference in one update is carried into every later step, and a gap that grows is that
+# drift adding up. The lines under the table read both off this run, and the table puts numbers on it. "Final" is the last step's loss; the mean of
 # the last steps (its header says how many) smooths over the batch-to-batch
 # noise; the last column is the mean absolute gap between a run's curve and its own framework's
 # float32 curve, over all steps.
@@ -465,6 +469,21 @@ for fw, curves in [("PyTorch", curves_torch), ("JAX", curves_jax)]:
         rows.append(f"| {fw} | {name} | {c[-1]:.5f} | {c[-tail:].mean():.5f} | {gap:.2e} |")
 display(Markdown(f"| framework | compute dtype | final loss | mean of the last {tail} | mean gap to float32 |\n"
                  "|---|---|---:|---:|---:|\n" + "\n".join(rows)))
+third = max(1, S.steps // 3)  # the first and the last third of the run, for the gap's trend
+for fw, curves in [("PyTorch", curves_torch), ("JAX", curves_jax)]:
+    gap = curves["bfloat16"] - curves["float32"]
+    above, below = int((gap > 0).sum()), int((gap < 0).sum())
+    if above + below == 0:
+        sign = "the bfloat16 loss equals the float32 loss at every step"
+    elif min(above, below) >= len(gap) // 4:
+        sign = "the gap changes sign: noise around the float32 curve"
+    else:
+        sign = f"the gap keeps mostly one sign: bfloat16's loss ran {'above' if above > below else 'below'} float32's"
+    early, late = np.abs(gap[:third]).mean(), np.abs(gap[-third:]).mean()
+    trend = ("it grew" if late > 2 * early else "it shrank" if 2 * late < early else "it stayed about the same size")
+    size = f"{late / early:.1f}× that over the first {third}: {trend}" if early else f"{late:.2e}, from 0 at first"
+    print(f"{fw}: bfloat16 above float32 on {above} of {len(gap)} steps, below on {below}; {sign}; "
+          f"its mean size over the last {third} steps is {size}")
 
 # %% [markdown]
 # Where does the gap come from? Not from the optimiser: the parameters and the update are
@@ -501,10 +520,11 @@ print("\n".join(
 # off by the printed number of unit roundoffs: that is what rounding the inputs, the weights
 # and the hidden activations to 8 significant bits, and accumulating the products, costs. Each
 # step's gradient goes through the same rounding in the backward pass's matmuls (this cell
-# measures the forward only). Such errors are not
-# systematic, so SGD tends to average them out instead of compounding them; the printed
-# percentage is how far the bfloat16 loss curve actually sat from float32 on average, to be
-# read against the step-to-step wobble of the loss in the plot. The last line compares the two
+# measures the forward only). These errors enter the weights with each update, and every
+# later step starts from those weights, so they can add up over the run or be damped by it
+# (the lines under the table say whether the gap grew here); the printed percentage is how far
+# the bfloat16 loss curve actually sat from float32 on average, to be read against the
+# step-to-step wobble of the loss in the plot. The last line compares the two
 # frameworks' bfloat16 logits with each other. Both recipes round the same values before the
 # first matmul (autocast casts a matmul's inputs and weights; NNX's `dtype` casts the layer's
 # inputs and parameters), so they can agree exactly; where they part (how each accumulates
@@ -1062,7 +1082,7 @@ unnamed = [f for f in fused if f.split("fusion")[0].strip("_") in ("", "ynn", "l
 print(f"of which {len(unnamed)} name no op: {', '.join(unnamed) or 'none'}")
 for fw, top, quiet in [("PyTorch", top_torch, quiet_torch.result), ("JAX", top_jax, quiet_jax.result)]:
     reading = ("other programs competed for the cores while it recorded: its microseconds, and the order "
-               "they put the ops in, are not this step's" if quiet.contended else
+               "they put the ops in, cannot be trusted as this step's" if quiet.contended else
                "recorded on quiet cores, its order is this run's, and may differ in the next")
     print(f"{fw}: the largest self time is `{top[0].name}` ({100 * top[0].share:.0f} % of the recorded op "
           f"time); {reading}")
@@ -1187,7 +1207,8 @@ for (fw, tool), answer in TOOL_COST.items():
 # it checks the outputs for NaN, and only when it finds one does it pay a large price, re-running
 # the function op by op without compiling it (section 3.1 shows that re-run). On a step whose
 # outputs are finite its cost is that check, which may be too small for the rounds to tell from
-# noise; the line says which it was here. Both belong in debugging rather than in a
+# noise; the line says which it was here. (It also turns buffer donation off, so that a re-run
+# can still read a function's inputs; this step donates none, so that costs nothing here.) Both belong in debugging rather than in a
 # training run all the same: anomaly mode for the work it adds to every op, `debug_nans` because a NaN
 # it meets stops the run with an error, which is what debugging wants and a long
 # training job does not.

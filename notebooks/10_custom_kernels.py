@@ -328,8 +328,12 @@ def softmax_pallas_blocks(x, block_rows=S.block_rows, kernel=softmax_kernel_pall
 # compiled for (this device's choice for its own platform, a Hopper GPU's and a TPU's for the
 # others, the interpreter for the CPU), and `kernels.per_platform` hands the calls to
 # `jax.lax.platform_dependent` under `jit`, which keeps the one for the platform the program
-# is compiled for. A jitted program traced here therefore also compiles for a GPU or a TPU, interpreter
-# off, and an exported one (lesson 06) carries a real kernel for each.
+# is compiled for. A jitted program traced here therefore also compiles for a GPU or a TPU,
+# interpreter off. An export (lesson 06) is made for one platform at a time:
+# `platforms=["tpu"]` holds the Mosaic kernel, and `platforms=["cuda"]` the Triton one only
+# with the custom-call safety check disabled for it
+# (`disabled_checks=[jax.export.DisabledSafetyCheck.custom_call(name)]`, with the name the
+# refusal prints), since JAX promises no compatibility for that call. An export for several platforms fails: each branch is lowered for every one of them.
 #
 # **Whole blocks.** `kernels.pad_to_blocks` pads the input with NaN up to a whole number of
 # blocks, and the launcher slices the result back. Without it, the last block of rows and every
@@ -441,7 +445,7 @@ with expect_error(AssertionError, lines=2):
 # - **Triton**: the program turns its ids into element offsets itself,
 #   `rows = pid_m * BM + tl.arange(0, BM)`, and masks what falls outside the array.
 # - **Pallas**: the `index_map` turns program ids into *block* indices, `lambda i, j: (i, j)`;
-#   Pallas multiplies by the block shape (the cell below adds two zeros for a layout TPUs take). Whether the writes of a block that overhangs the
+#   Pallas multiplies by the block shape (the Pallas cell below, after the Triton one, adds two zeros for a layout TPUs take). Whether the writes of a block that overhangs the
 #   array are dropped depends on the backend: the interpreter and Mosaic TPU drop them, Pallas's
 #   Triton backend stores them unmasked. A portable launcher allocates whole blocks and slices.
 # - `cdiv(n, block)` (`triton.cdiv`, `pl.cdiv`) is the number of blocks that cover `n` elements.
@@ -970,7 +974,8 @@ softmax_op_jax.defvjp(softmax_fwd_jax, softmax_bwd_jax)
 # compute the same formula. Two differences: PyTorch also needs the fake function, because
 # Dynamo traces with tensors that have a shape but no data, while JAX traces the Pallas call
 # itself, whose `out_shape` (`out_type` in `plgpu.kernel`) already says what comes out; and
-# JAX's backward must return a tuple, one cotangent per input even when there is only one (hence `(...,)`), while PyTorch's
+# JAX's backward must return a tuple (a list of the same length is accepted too), one cotangent per input even
+# when there is only one (hence `(...,)`: a bare array is refused), while PyTorch's
 # may return the gradient itself for a single input (a one-element tuple is accepted too) and
 # returns a tuple for several.
 

@@ -407,7 +407,8 @@ assert first_nonfinite_step(log_loss, {"w": jnp.ones(2)}, []) == -1
 # - no two (seed, rank) pairs share a key: seed 0's rank 1 is not seed 1's rank 0;
 # - the same (seed, rank) always gives the same key.
 #
-# One line.
+# Any one number made from the two, such as `seed * K + rank`, collides somewhere however large
+# `K` is: seed 0's rank `K` is seed 1's rank 0. One line.
 
 # %%
 # EXERCISE: rank-keys
@@ -474,6 +475,35 @@ check(
     "however large K is",
     crash_hint="an OverflowError means an arithmetic mix seed * K + rank grew past what a key's "
     "seed (64 bits) or fold_in's data (32 bits) holds, for a seed up to 2**31",
+)
+
+
+def _one_number_collision():
+    """Where your keys read as the key of one number a + seed * K + rank * J (jax.random.key(n) holds n's
+    low 32 bits in its last word), K and J read off your keys: the two pairs that number cannot tell apart,
+    seed J's rank 0 and seed 0's rank K (each divided by their common factor), must not share a key."""
+    def number(seed, rank):
+        return int(np.asarray(jax.random.key_data(rank_key(seed, rank))).reshape(-1)[-1])
+
+    a, m = number(0, 0), 2**32
+    rank_step, seed_step = (number(0, 1) - a) % m, (number(1, 0) - a) % m
+    probes = ((1, 1), (2, 0), (0, 2), (3, 5))
+    if not rank_step or not seed_step or any(
+            (number(s, r) - a - s * seed_step - r * rank_step) % m for s, r in probes):
+        return  # not one number mixed linearly from seed and rank
+    common = int(np.gcd(rank_step, seed_step))
+    seed, rank = rank_step // common, seed_step // common
+    if key_bytes(rank_key(seed, 0)) == key_bytes(rank_key(0, rank)):
+        raise AssertionError(f"seed {seed}'s rank 0 and seed 0's rank {rank} share a key")
+
+
+check(
+    "rank-keys",
+    _one_number_collision,
+    hint="your keys are the key of one number made from the seed and the rank, seed * K + rank (K read off "
+    "your keys), and any such number collides, however large K is: seed 0's rank K is seed 1's rank 0, and a "
+    "key keeps only the number's low 32 bits, so a K past 2**32 is no escape; build the rank's key from the "
+    "seed's key instead of from one number",
 )
 
 # %%

@@ -82,9 +82,9 @@ if TRITON.available:
 print(TRITON.line())
 
 
-def launch_on_each_platform(launch, block, array_shape=None):
-    """launch(backend) with each platform's Pallas backend (lesson 10, sections 0 and 1)."""
-    return kernels.per_platform(launch, kernels.pallas_backends(block, array_shape=array_shape))
+def launch_on_each_platform(launch, block, array_shape=None, backends=None):
+    """launch(backend) with each platform's Pallas backend (lesson 10, sections 0 and 1), or with `backends`."""
+    return kernels.per_platform(launch, backends or kernels.pallas_backends(block, array_shape=array_shape))
 
 
 # the backend for the device JAX computes on here: the CPU's interpreter on a TPU machine too (the setup line)
@@ -134,7 +134,8 @@ def tile_ids(shape, block):
 
 def expected_ids(shape, block):
     gn = pl.cdiv(shape[1], block[1])
-    return np.add.outer(np.arange(shape[0]) // block[0] * gn, np.arange(shape[1]) // block[1])
+    ids = np.add.outer(np.arange(shape[0]) // block[0] * gn, np.arange(shape[1]) // block[1])
+    return ids.astype(np.int32)  # the kernel's dtype
 
 
 # %%
@@ -152,16 +153,19 @@ check("tiling", lambda: np.array(tiling((8, 16), (4, 8))[0]), np.array((2, 2)),
 check("tiling", lambda: np.array(tiling((10, 12), (4, 8))[0]), np.array((3, 2)),
       hint="the counts are right but not in the array's order: grid[0] is the number of programs along axis 0 "
            "(the rows, shape[0]), grid[1] along axis 1 (the columns)")
+_unwritten = (" (-2147483648, int32's smallest value, marks an element no program wrote: Pallas's "
+              "interpreter fills an output with it before the kernel runs)")
 _tiling_crash = ("the index_map returns one block index per axis of the 2-D array, two numbers for the two "
                  "program ids: the launcher appends the zeros of its 4-D layout itself (lesson 10's tile ids "
                  "kernel spells out all four)")
 check("tiling", lambda: tile_ids((3, 2), (1, 1)), expected_ids((3, 2), (1, 1)),
       hint="with 1 x 1 blocks, where block and element indices agree, programs still wrote into each other's "
            "blocks: the index_map mixes the two program ids up, or leaves one out (a 0 where j belongs, as in a "
-           "1-D softmax's (i, 0), sends every program of a row of blocks to the same block)", crash_hint=_tiling_crash)
-check("tiling", lambda: tile_ids((10, 12), (4, 8)), expected_ids((10, 12), (4, 8)),
-      hint="the index_map returns block indices (which block), not element offsets; Pallas multiplies by the block shape",
+           "1-D softmax's (i, 0), sends every program of a row of blocks to the same block)" + _unwritten,
       crash_hint=_tiling_crash)
+check("tiling", lambda: tile_ids((10, 12), (4, 8)), expected_ids((10, 12), (4, 8)),
+      hint="the index_map returns block indices (which block), not element offsets; Pallas multiplies by the block "
+           "shape" + _unwritten, crash_hint=_tiling_crash)
 
 # %%
 # HIDDEN TESTS: tiling points=2
@@ -181,7 +185,9 @@ for shape, block in (((8, 16), (4, 8)), ((5, 3), (2, 2)), ((16, 9), (8, 4))):
 # padding harmless, and write one number per row into `o_ref[...]`, a column of shape `(8, 1)`
 # (a TPU takes a 2-D output block, not an `(8,)` one). The first check has no padding (128
 # columns); the inputs of the fourth check reach 100, and `exp(100)` overflows float32, and
-# those of the last lie below −170, where `exp` underflows to 0. About 5 lines.
+# those of the fifth lie below −170, where `exp` underflows to 0. The last check compiles the
+# kernel for a CUDA GPU without running it: Pallas's Triton backend there takes only arrays
+# whose sides are powers of two. About 5 lines.
 
 # %%
 # EXERCISE: masked-logsumexp
@@ -197,7 +203,7 @@ def logsumexp_kernel(x_ref, o_ref, *, n_cols: int):
 
 
 # %%
-def logsumexp_pallas(x, block_rows=8, pad_value=jnp.nan, interpreter=True):  # interpreter: the CPU's interpret=
+def logsumexp_pallas(x, block_rows=8, pad_value=jnp.nan, interpreter=True, backends=None):  # interpreter: the CPU's interpret=
     n_rows, n_cols = x.shape
     x_pad = kernels.pad_to_blocks(x, (block_rows, pl.next_power_of_2(n_cols)), pad_value)
     out_shape = (x_pad.shape[0], 1)  # one column: (8, 1) blocks
@@ -213,7 +219,7 @@ def logsumexp_pallas(x, block_rows=8, pad_value=jnp.nan, interpreter=True):  # i
             compiler_params=backend.compiler_params(),
         )
 
-    return launch_on_each_platform(launch, (block_rows, 1), out_shape)(x_pad)[:n_rows, 0]
+    return launch_on_each_platform(launch, (block_rows, 1), out_shape, backends)(x_pad)[:n_rows, 0]
 
 
 x_lse = jnp.asarray(rng.normal(size=(S.rows, S.cols)).astype(np.float32))
@@ -282,6 +288,27 @@ check("masked-logsumexp", _logsumexp_bounds_checked, jax.nn.logsumexp(x_lse, axi
            "indexes them from 0, not at the program's offset in the whole array (pl.program_id(0) * 8 is "
            "Triton's habit); Pallas's TPU interpreter, which runs this check, refuses a read or a write past "
            "a block's edge, where the interpreter of the checks above clamps it back into the block")
+
+
+def _logsumexp_lowers_for_triton():
+    """The launcher's call lowered for a CUDA GPU through Pallas's Triton backend (compiled to a kernel,
+    not run), which works on any machine; a kernel it cannot lower raises AssertionError."""
+    backends = {**kernels.pallas_backends((8, 1)), "cuda": kernels.PallasBackend("triton", "this check's")}
+    kernels.filter_triton_deprecation(backends["cuda"])
+    traced = jax.jit(functools.partial(logsumexp_pallas, backends=backends)).trace(
+        jax.ShapeDtypeStruct(x_lse.shape, x_lse.dtype))
+    try:
+        traced.lower(lowering_platforms=("cuda",))
+    except Exception as err:  # noqa: BLE001 - any lowering error is the answer's
+        why = next((ln.strip() for ln in str(err).splitlines() if ln.strip()), type(err).__name__)
+        raise AssertionError(f"Pallas's Triton backend cannot compile the kernel for a CUDA GPU: {why}") from None
+
+
+check("masked-logsumexp", _logsumexp_lowers_for_triton,
+      hint="the kernel runs in the interpreter but a CUDA GPU cannot compile it: Pallas's Triton backend (sm_80 "
+           "and newer) takes only arrays whose sides are powers of two, so slicing the padding away "
+           "(x_ref[:, :n_cols], 100 columns) leaves an array it refuses; read the whole block and mask the "
+           "padding by its column index instead")
 
 # %%
 # HIDDEN TESTS: masked-logsumexp points=2
@@ -487,6 +514,22 @@ check("torch-custom-op", stub_as_stub(lambda: compiled_grad(registered_silu(), x
       torch.func.grad(lambda v: (torch.nn.functional.silu(v) * w_silu_torch).sum())(x_silu_torch), rtol=1e-5, atol=1e-5,
       hint="right for the loss sum(silu(x)), wrong for a weighted one: the result does not follow the incoming "
            "gradient of the output, grad (the chain rule multiplies the local derivative by it)", crash_hint=_op_crash)
+
+
+def _saves_with_save_for_backward():
+    """Whether the operator's forward saves a tensor through ctx.save_for_backward: autograd's saved-tensor
+    hooks see each one, and miss a tensor kept as an attribute of ctx (ctx.x = x)."""
+    saved = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t):
+        registered_silu()(x_silu_torch[:4].clone().requires_grad_(True))
+    return len(saved) > 0
+
+
+check("torch-custom-op", stub_as_stub(_saves_with_save_for_backward), True,
+      hint="PyTorch: the tensors the backward needs go through ctx.save_for_backward; one kept as an attribute "
+           "(ctx.x = x) escapes autograd's bookkeeping: x changed in place between the forward and the backward "
+           "then gives a wrong gradient silently, where a saved tensor raises an error, and saved-tensor hooks "
+           "(activation offloading, checkpointing) never see it", crash_hint=_op_crash)
 
 # %%
 # HIDDEN TESTS: torch-custom-op points=2

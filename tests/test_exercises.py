@@ -218,6 +218,23 @@ def test_a_wrong_number_reads_as_expected_and_got():
     ]
 
 
+def test_a_wrong_boolean_reads_as_expected_and_got():
+    with pytest.raises(exercises.CheckFailed) as err:
+        check("b", lambda: True, False, hint="flip it")
+    assert str(err.value).splitlines() == [
+        "b: wrong value",
+        "  expected False",
+        "  but got  True",
+        "Hint: flip it",
+    ]
+
+
+def test_extra_entries_are_named_as_the_answer_s():
+    with pytest.raises(exercises.CheckFailed) as err:
+        check("s", lambda: [1, 2, 3], [1], hint="fewer")
+    assert "structures differ; only in your answer: ['[1]', '[2]']" in str(err.value)
+
+
 def test_a_failed_check_renders_as_its_message_alone():
     with pytest.raises(exercises.CheckFailed) as err:
         check("w", lambda: 5.0, 4.0, hint="add one")

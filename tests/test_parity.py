@@ -46,6 +46,33 @@ def test_nan_handling():
         assert_close(np.array([np.nan]), np.array([1.0]))
 
 
+def test_nan_against_a_number_is_named_as_such():
+    with pytest.raises(AssertionError) as err:
+        assert_close(np.array([np.nan, 1.0, 2.0]), np.array([5.0, 1.0, 3.0]), name="v")
+    msg = str(err.value)
+    assert "1 NaN on one side only, first at index (0,) (nan vs 5)" in msg
+    assert "max abs err 1, " in msg and "inf" not in msg  # the numbers' own error
+    with pytest.raises(AssertionError) as err:
+        assert_close(np.float32("nan"), 5.0, name="v")
+    assert "NaN on one side only (nan vs 5)" in str(err.value)
+    assert "inf" not in str(err.value)
+
+
+def test_one_boolean_reads_as_one_value():
+    with pytest.raises(AssertionError) as err:
+        assert_close(True, False, name="v")
+    assert str(err.value).splitlines()[-1].strip() == "v: True != False"
+
+
+def test_structure_mismatch_names_its_sides():
+    with pytest.raises(AssertionError) as err:
+        assert_close([1, 2, 3], [1], name="v")
+    assert str(err.value) == "v: structures differ; only in first: ['[1]', '[2]']"
+    with pytest.raises(AssertionError) as err:
+        assert_close([1], [1, 2], name="v", sides=("yours", "the expected"))
+    assert str(err.value) == "v: structures differ; only in the expected: ['[1]']"
+
+
 def test_integer_leaves_must_match_exactly():
     assert_close(torch.tensor([1, 2]), jnp.array([1, 2]))
     with pytest.raises(AssertionError, match="1 of 2 elements differ"):

@@ -743,3 +743,20 @@ WRONG["bf16-cross-entropy"] += [
 WRONG["rank-keys"] += [
     ("fold_in given the seed, not a key", KEY_FOLD_IN_A_SEED, "take a key, not a seed"),
 ]
+
+KEY_ODD_MILLION_MIX = """
+def rank_key(seed, rank):
+    return jax.random.key(seed * 1_000_003 + rank)  # seed 0's rank 1_000_003 is seed 1's rank 0
+"""
+KEY_TWO_TO_20_PLUS_ONE_MIX = """
+def rank_key(seed, rank):
+    return jax.random.key(seed * (2**20 + 1) + rank)  # past the ranks the other checks try
+"""
+WRONG["rank-keys"] += [
+    ("seed * 1_000_003 + rank", KEY_ODD_MILLION_MIX, "any such number collides"),
+    (
+        "seed * (2**20 + 1) + rank",
+        KEY_TWO_TO_20_PLUS_ONE_MIX,
+        "any such number collides",
+    ),
+]

@@ -345,6 +345,31 @@ def logsumexp_kernel(x_ref, o_ref, *, n_cols):
 # vector-add's pid * BLOCK offset for a row: right only while a row is one block long
 ROWS_ROW_TIMES_BLOCK = _rows(stride="BLOCK")
 
+# the padding sliced away instead of masked: right everywhere it runs, but an (8, n_cols)
+# array that Pallas's Triton backend cannot lower (its arrays' sides are powers of two)
+LSE_SLICED = """
+def logsumexp_kernel(x_ref, o_ref, *, n_cols):
+    x = x_ref[:, :n_cols]
+    m = jnp.max(x, axis=1, keepdims=True)
+    o_ref[...] = m + jnp.log(jnp.sum(jnp.exp(x - m), axis=1, keepdims=True))
+"""
+
+# the input kept as an attribute of ctx, not saved with save_for_backward
+OP_CTX_ATTRIBUTE = """
+def silu_fake(x):
+    return torch.empty_like(x)
+
+
+def silu_setup_context(ctx, inputs, output):
+    ctx.x = inputs[0]
+
+
+def silu_backward(ctx, grad):
+    x = ctx.x
+    s = torch.sigmoid(x)
+    return grad * s * (1 + x * (1 - s))
+"""
+
 WRONG = {
     "tiling": [
         ("n // block programs", TILING_FLOOR, "drops the last, partial block"),
@@ -384,6 +409,7 @@ WRONG = {
             LSE_GLOBAL_ROWS,
             "indexes them from 0",
         ),
+        ("the padding sliced away", LSE_SLICED, "a CUDA GPU cannot compile it"),
     ],
     "silu-custom-vjp": [
         ("one term of the product rule", SILU_ONE_TERM, "product rule"),
@@ -410,6 +436,11 @@ WRONG = {
         ),
         ("the inputs tuple saved", OP_SAVES_TUPLE, "not a tuple of them"),
         ("fake on the default device", OP_FAKE_DEFAULT_DEVICE, "on x's device too"),
+        (
+            "the input kept as ctx.x",
+            OP_CTX_ATTRIBUTE,
+            "go through ctx.save_for_backward",
+        ),
     ],
     "callback-median": [
         ("result shape of the input", MEDIAN_SHAPE, "one median per row"),
