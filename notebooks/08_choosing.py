@@ -119,6 +119,9 @@ print(env.report().line())
 # | migration cost | | | "2–4 weeks, about a rewrite" | 07: converters, silent defaults, the MVP checklist | no: depends on the codebase |
 # | hiring | | | JAX engineers are scarce | | no |
 #
+# The first four rows are source 001's decision matrix; the last three come from the same
+# article's car-and-train analogy, its migration estimate and its list of pitfalls.
+#
 # Lessons 09–11 come after this guide and add to three of its rows, as the table says: 09 the
 # tools you debug and profile with (the developer-experience row), 10 what each framework offers
 # when its compiler is not enough (custom kernels), and 11 one GPT taken through every stage in
