@@ -78,7 +78,9 @@ def test_the_contention_rule(c, expected):
 def test_a_quiet_line_names_what_decided_it():
     """The share of other processes comes first; the load, which counts our threads, follows."""
     text = contention.judge(_c(5.0, 0.05)).text()
-    assert text.startswith("quiet: other processes used 5% of the 2 cores (contended above 25%)")
+    assert text.startswith(
+        "quiet: other processes used 5% of the 2 cores (contended above 25%)"
+    )
     assert "load 5.0, this process's own threads included" in text
     assert contention.judge(_c(1.5, None)).text() == "quiet: load 1.5 on 2 cores"
 
