@@ -115,7 +115,7 @@ class PallasBackend:
         """The ``compiler_params=`` of ``pallas_call``: Triton's on the Triton backend.
 
         Passing them chooses the Triton backend explicitly: without them, a jax whose
-        default GPU backend is Mosaic GPU (0.10 and later) would lower there instead.
+        default GPU backend is Mosaic GPU (0.9 and later) would lower there instead.
         """
         if self.name != "triton":
             return None

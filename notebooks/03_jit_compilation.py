@@ -820,8 +820,8 @@ torch_table
 # Each count starts from `torch.compiler.reset()`. Dynamo keeps its compiled entries on the
 # Python function's code object, which every `torch.compile` wrapper of that function shares,
 # and its memory of which sizes already changed in a table for the whole process, keyed by the
-# function's file, first line and name (so a function redefined by re-running its cell shares
-# it too). A "fresh" wrapper of a function compiled before inherits both (the compiled entries
+# function's code (a hash of its file's contents, its first line and its name; so a function
+# redefined by re-running its cell shares it too). A "fresh" wrapper of a function compiled before inherits both (the compiled entries
 # where the backend is the same), and then need not recompile where a new function would, at a
 # new shape for instance.
 
@@ -1606,7 +1606,8 @@ for n, c in step_alone.items():
 #   methods (`sub_`) do that by hand.
 # - Both can keep a **persistent compilation cache** on disk so a new process can skip the
 #   backend's compilation (it still traces, or runs Dynamo): Inductor's is on by default, JAX's
-#   once `jax_compilation_cache_dir` is set.
+#   once `jax_compilation_cache_dir` is set (and by default it stores only programs that took
+#   at least a second to compile; section 7.3 lowers that threshold to 0).
 #
 # Compiled code is harder to look into than eager code, and a PyTorch user's habits do not all
 # carry over. Under `torch.compile` a `print` or a breakpoint still works, because Dynamo
@@ -1800,7 +1801,9 @@ for i, name in enumerate(("jax.jit", "torch.compile")):
 # once. JAX's counter counts every program the process read back, including the few small
 # ones that build the input `jnp.eye(64)`, so it can exceed one for one timed function;
 # Inductor's counts FX graphs, here the one graph of `f_torch`. The second process still traces (JAX) or runs Dynamo (PyTorch); what the cache skips is
-# the backend compilation, so it saves the most where the backend compiles the longest. The
+# the backend compilation, so it saves the most where the backend compiles the longest; a
+# program that compiles in milliseconds can take longer to read back than to compile (then
+# empty / filled is below 1). The
 # empty-cache numbers are also the honest answer to "how long is the first call": they include
 # everything a new process pays for that call once the frameworks are imported: `import jax`
 # and `import torch` are not timed, but Inductor's own modules, which `torch.compile` imports

@@ -139,8 +139,8 @@ print(kernels.filter_triton_deprecation(PALLAS, *kernels.pallas_backends((S.bloc
 # it (the setup line says so), so its Pallas kernels run in the interpreter; the TPU row is what
 # a Pallas kernel gets where JAX computes on the chip.
 #
-# Since jax 0.10 a `pallas_call` without compiler parameters lowers through Mosaic GPU on a CUDA
-# device, and that route is itself deprecated in favour of `plgpu.kernel`; so the lesson writes
+# Since jax 0.9 a `pallas_call` without compiler parameters lowers through Mosaic GPU on a CUDA
+# device, and since 0.10 that route is itself deprecated in favour of `plgpu.kernel`; so the lesson writes
 # its softmax twice in Pallas, with `BlockSpec`s for `pallas_call` and once more for
 # `plgpu.kernel`, and says which one runs. Kernels with blocks smaller than a Mosaic GPU
 # warpgroup's 128 lanes (section 2's tiles) and the `pallas_call` demonstrations take the Triton
@@ -1514,7 +1514,7 @@ else:
 # | number of programs | `kernel[grid](...)`, `triton.cdiv` | `grid=...`, `pl.cdiv` |
 # | accumulate across steps | a loop over K in the program, `acc += tl.dot(a, b)` in float32 | K as the last grid axis, `pl.when(pl.program_id(2) == 0)` zeroes the revisited output block (in-order grids: TPU, interpreter); a `fori_loop` over K where the programs run at once (Pallas's Triton backend: a GPU of sm_80 or newer here) |
 # | block sizes | `triton.autotune(configs=[triton.Config(...)], key=[...])` | a parameter of the launcher, timed with `timing.compare` |
-# | ragged edges | `mask=` and `other=` on every load and store | pad to whole blocks and slice (only the interpreter and Mosaic TPU clip writes); mask reads yourself (`jnp.where` on an iota) |
+# | ragged edges | `mask=` on every load and store, `other=` on loads | pad to whole blocks and slice (only the interpreter and Mosaic TPU clip writes); mask reads yourself (`jnp.where` on an iota) |
 # | the GPU backend | Triton | `plgpu.kernel` (Mosaic GPU: sm_90+, sm_80+ from jax 0.11), or `compiler_params=pltriton.CompilerParams()` (Triton) |
 # | run without a GPU | `TRITON_INTERPRET=1` before the first `@triton.jit` | `interpret=True` |
 # | make it an op | `torch.library.custom_op` + `register_fake` (opaque), `triton_op` + `wrap_triton` (seen by Inductor on a GPU) | a function (`pallas_call` is already a JAX primitive) |
