@@ -473,12 +473,18 @@ third = max(1, S.steps // 3)  # the first and the last third of the run, for the
 for fw, curves in [("PyTorch", curves_torch), ("JAX", curves_jax)]:
     gap = curves["bfloat16"] - curves["float32"]
     above, below = int((gap > 0).sum()), int((gap < 0).sum())
+    signs = np.sign(gap[gap != 0])
+    flips = int((signs[1:] != signs[:-1]).sum())  # sign changes between steps (equal losses skipped)
+    side = "above" if above > below else "below" if below > above else "on both sides of"
     if above + below == 0:
         sign = "the bfloat16 loss equals the float32 loss at every step"
-    elif min(above, below) >= len(gap) // 4:
-        sign = "the gap changes sign: noise around the float32 curve"
+    elif flips == 0:
+        sign = f"the gap keeps one sign: bfloat16's loss ran {side} float32's"
+    elif flips >= max(2, (len(signs) - 1) // 4):
+        sign = f"the gap changes sign from step to step ({flips} times): noise around the float32 curve"
     else:
-        sign = f"the gap keeps mostly one sign: bfloat16's loss ran {'above' if above > below else 'below'} float32's"
+        sign = (f"the gap changes sign only {flips} time{'s' if flips > 1 else ''}, not from step to step: "
+                f"a drift, with bfloat16's loss mostly {side} float32's")
     early, late = np.abs(gap[:third]).mean(), np.abs(gap[-third:]).mean()
     trend = ("it grew" if late > 2 * early else "it shrank" if 2 * late < early else "it stayed about the same size")
     size = f"{late / early:.1f}× that over the first {third}: {trend}" if early else f"{late:.2e}, from 0 at first"
@@ -1207,8 +1213,11 @@ for (fw, tool), answer in TOOL_COST.items():
 # it checks the outputs for NaN, and only when it finds one does it pay a large price, re-running
 # the function op by op without compiling it (section 3.1 shows that re-run). On a step whose
 # outputs are finite its cost is that check, which may be too small for the rounds to tell from
-# noise; the line says which it was here. (It also turns buffer donation off, so that a re-run
-# can still read a function's inputs; this step donates none, so that costs nothing here.) Both belong in debugging rather than in a
+# noise; the line says which it was here. (It also turns buffer donation off for a function
+# traced while it is on, so that a re-run can still read its inputs; donation is decided when
+# the function is traced, so a step compiled before the flag was set keeps donating, and its
+# re-run then finds its inputs deleted. This step donates none, so neither costs anything
+# here.) Both belong in debugging rather than in a
 # training run all the same: anomaly mode for the work it adds to every op, `debug_nans` because a NaN
 # it meets stops the run with an error, which is what debugging wants and a long
 # training job does not.

@@ -684,7 +684,7 @@ fig.tight_layout()
 # The grey line (float64 pair) lies orders of magnitude below the purple one (float32 pair),
 # except at a step where the two float32 losses happen to round to the same value (a gap of 0,
 # drawn at 1e-18; the table above may show one): the float32 difference between the
-# frameworks is rounding, not a modelling difference, and the two coloured lines show how far each framework's float32 run strays from exact
+# frameworks is rounding, not a modelling difference, and the PyTorch and JAX lines show how far each framework's float32 run strays from exact
 # arithmetic. Lesson 04 takes the same measurement apart further (where each framework's
 # rounding enters, and optax's float32 bias correction).
 #
@@ -857,9 +857,9 @@ print(f"{S.recipe_steps} steps of the recipe, {min(S.recipe_steps, WARMUP)} of t
 # one norm over every gradient of the model and scale all of them by `min(1, CLIP / norm)`
 # (PyTorch's divides by `norm + 1e-6`, a relative difference below 10⁻⁶ in a clipped step, whose
 # norm exceeds `CLIP` = 1);
-# clipping each tensor on its own would change the direction of the gradient. Early in training,
-# with GPT-2's small initial weights, the norm may stay below `CLIP` and the clip does
-# nothing; it earns its place later, on the rare batch whose loss spikes.
+# clipping each tensor on its own would change the direction of the gradient. The clip acts in
+# every step whose global norm exceeds `CLIP`, which for a freshly initialised model can be most
+# of the first steps, and later it guards against the rare batch whose loss spikes.
 #
 # ## 4. Trained
 #
@@ -1844,7 +1844,7 @@ for name, (got, ref) in scale_table.items():
 #   tensor-parallel state comes back onto the same 8-device layout.
 # - PyTorch: `torch.distributed.checkpoint` (DCP) with `get_state_dict` / `set_state_dict`, the
 #   form every parallelism understands; here in one process (`no_dist=True`).
-# - Export: `jax.export` serialises the compiled forward pass to StableHLO bytes;
+# - Export: `jax.export` serialises the lowered forward pass (StableHLO, the compiler's input) to bytes;
 #   `torch.export` captures an ATen graph with the weights inside it. Each reloaded program
 #   gives its live model's logits exactly, and so draws the same text.
 #

@@ -395,7 +395,8 @@ check("kv-cache-step", lambda: _scores_scale(run_decode(decode_step)[0]),
 check("kv-cache-step", lambda: _softmax_axis(run_decode(decode_step)[0]),
       hint="JAX: the outputs are NaN or the sums of the values: the softmax ran over the query axis, "
            "whose length is 1, not over the keys, which gives every key weight 1 (and a masked slot "
-           "-inf minus -inf)")
+           "-inf minus -inf); or the mask hid every key at pos 0, where a mask of the positions below "
+           "pos leaves pos itself out")
 check("kv-cache-step", lambda: _one_key(run_decode(decode_step)[0]),
       hint="JAX: each query saw one key, not positions 0..pos: attention over the new k alone gives its "
            "own value back, and is_causal=True in F.scaled_dot_product_attention (or jax.nn's) aligns "

@@ -125,6 +125,7 @@ KV_NO_MASK = KV_BODY.format(
 KV_OFF_BY_ONE = KV_BODY.format(
     at="pos", mask=MASK_OK.replace("<= pos", "< pos + (pos == 0)")
 )
+KV_MASK_BELOW_POS = KV_BODY.format(at="pos", mask=MASK_OK.replace("<= pos", "< pos"))
 
 DP_TORCH_OK = """
 def data_parallel_grads_torch(model, x, y, world):
@@ -744,6 +745,11 @@ WRONG = {
             "PyTorch: the slice stops before pos",
             KV_TORCH_SLICE_TO_POS,
             "pos itself is left out",
+        ),
+        (
+            "JAX: the mask keeps the positions below pos (all keys hidden at pos 0)",
+            KV_MASK_BELOW_POS,
+            "leaves pos itself out",
         ),
         (
             "PyTorch: the whole cache attended",
