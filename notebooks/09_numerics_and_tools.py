@@ -450,7 +450,8 @@ plt.tight_layout()
 # On the left, on a log scale, a gap of a fraction of a percent between curves cannot be seen.
 # The right panel plots the gap itself, each framework's bfloat16 loss minus its float32 loss
 # at every step. Two things can be read off it. Its sign: a gap that changes sign from step to
-# step is rounding noise around the float32 curve, while one that keeps one sign means the
+# step is rounding noise around the float32 curve, while one that keeps one sign (or all but
+# a few steps) means the
 # bfloat16 run has moved onto a slightly different path through the weights, with a lower or a
 # higher loss (one run cannot say whether that sign belongs to bfloat16 or to this run). Its
 # size over the run: every step starts from the weights the earlier steps left, so a
@@ -480,6 +481,8 @@ for fw, curves in [("PyTorch", curves_torch), ("JAX", curves_jax)]:
         sign = "the bfloat16 loss equals the float32 loss at every step"
     elif flips == 0:
         sign = f"the gap keeps one sign: bfloat16's loss ran {side} float32's"
+    elif min(above, below) < (above + below) // 4:  # a few steps on the other side
+        sign = f"the gap keeps mostly one sign: bfloat16's loss ran {side} float32's"
     elif flips >= max(2, (len(signs) - 1) // 4):
         sign = f"the gap changes sign from step to step ({flips} times): noise around the float32 curve"
     else:

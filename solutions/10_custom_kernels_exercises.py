@@ -185,7 +185,7 @@ for shape, block in (((8, 16), (4, 8)), ((5, 3), (2, 2)), ((16, 9), (8, 4))):
 # padding harmless, and write one number per row into `o_ref[...]`, a column of shape `(8, 1)`
 # (a TPU takes a 2-D output block, not an `(8,)` one). The first check has no padding (128
 # columns); the inputs of the fourth check reach 100, and `exp(100)` overflows float32, and
-# those of the fifth lie below −170, where `exp` underflows to 0. The last check compiles the
+# those of the fifth lie below −150, where `exp` underflows to 0. The last check compiles the
 # kernel for a CUDA GPU without running it: Pallas's Triton backend there takes only arrays
 # whose sides are powers of two. About 5 lines.
 
@@ -224,7 +224,7 @@ def logsumexp_pallas(x, block_rows=8, pad_value=jnp.nan, interpreter=True, backe
 
 x_lse = jnp.asarray(rng.normal(size=(S.rows, S.cols)).astype(np.float32))
 x_lse_big = x_lse * 10 + 100  # values near 100: exp overflows float32
-x_lse_low = x_lse * 10 - 200  # values below -170: exp underflows to 0 in float32
+x_lse_low = x_lse * 10 - 200  # values below -150 at both sizes: exp underflows to 0 in float32
 x_lse_whole = jnp.asarray(np.random.default_rng(4).normal(size=(S.rows, 128)).astype(np.float32))  # no padded column
 
 # %%
@@ -261,7 +261,7 @@ check("masked-logsumexp", lambda: logsumexp_pallas(x_lse_big), jax.nn.logsumexp(
       hint="the inputs reach 100 here, and exp of such a value is beyond float32's largest (about 3.4e38, "
            "exp(88.7)): exponentiating the raw values overflows to inf before the log")
 check("masked-logsumexp", lambda: logsumexp_pallas(x_lse_low), jax.nn.logsumexp(x_lse_low, axis=1), rtol=1e-5, atol=1e-4,
-      hint="every input lies below -170 here, and exp of such a value underflows to 0 in float32 (below about "
+      hint="every input lies below -150 here, and exp of such a value underflows to 0 in float32 (below about "
            "exp(-103)), so the sum is 0 and its log -inf: m must be each row's maximum over its own columns, and a "
            "maximum taken with the padding set to 0 (or an m of 0) is 0 here, not the row's")
 
@@ -579,8 +579,8 @@ def on_host(fn):
             message = f"{text} ({kind} in the host callback)"
             if "unexpected keyword argument" in text:  # a keyword pure_callback does not take, handed on
                 message += ("\njax.pure_callback hands a keyword it does not take on to the host function: the "
-                            "one that says how a batch axis is handled is vmap_method (vectorized=True is its old, "
-                            "deprecated spelling)")
+                            "one that says how a batch axis is handled is vmap_method (vectorized=True is its old "
+                            "spelling, deprecated and then removed)")
             raise RuntimeError(message) from None
 
     return run

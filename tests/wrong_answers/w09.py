@@ -760,3 +760,19 @@ WRONG["rank-keys"] += [
         "any such number collides",
     ),
 ]
+FLOPS_LAST_INPUT_GRAD_ONLY = """
+def mlp_flops(widths, batch, training=False):
+    pairs = list(zip(widths[:-1], widths[1:]))
+    forward = sum(2 * batch * a * b for a, b in pairs)
+    if not training:
+        return forward
+    a, b = pairs[-1]
+    return 2 * forward + 2 * batch * a * b  # the last layer's input gradient alone
+"""
+WRONG["mlp-flops"] += [
+    (
+        "the input gradient of the last layer only",
+        FLOPS_LAST_INPUT_GRAD_ONLY,
+        "not the last layer's alone",
+    ),
+]
