@@ -35,15 +35,7 @@ import sys
 
 if importlib.util.find_spec("course_utils") is None:
     subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--no-deps",
-            "jax-pytorch-side-by-side @ git+https://github.com/jax-pytorch-side-by-side/course@v0.1.0",
-        ],
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "jax-pytorch-side-by-side @ git+https://github.com/jax-pytorch-side-by-side/course@v0.1.0"],
         check=True,
     )
     importlib.invalidate_caches()
@@ -60,9 +52,7 @@ SIZES = {  # name: (full, smoke)
 # %%
 from course_utils import env
 
-SETUP = env.setup(
-    one_kind=True
-)  # first: JAX's memory policy, JAX first, float32 in both,
+SETUP = env.setup(one_kind=True)  # first: JAX's memory policy, JAX first, float32 in both,
 # and one device kind for both (PyTorch stays on the CPU on a TPU: so does JAX, to compare)
 
 from itertools import pairwise
@@ -91,9 +81,7 @@ def cross_entropy_f64(logits, labels):
 def torch_mlp_flops(widths, batch, training):
     """FlopCounterMode's count for a bias-free PyTorch MLP with these widths."""
     layers = [torch.nn.Linear(a, b, bias=False) for a, b in pairwise(widths)]
-    model = torch.nn.Sequential(
-        *[m for layer in layers for m in (layer, torch.nn.ReLU())][:-1]
-    )
+    model = torch.nn.Sequential(*[m for layer in layers for m in (layer, torch.nn.ReLU())][:-1])
     with FlopCounterMode(display=False) as counter:
         out = model(torch.randn(batch, widths[0]))
         if training:
@@ -158,10 +146,7 @@ check(  # float32 logits first: no precision to lose, so a wrong value is a wron
 )
 check(
     "bf16-cross-entropy",
-    lambda: (
-        cross_entropy_f32(logits_bf16, labels_ce).dtype == jnp.float32,
-        float(cross_entropy_f32(logits_bf16, labels_ce)),
-    ),
+    lambda: (cross_entropy_f32(logits_bf16, labels_ce).dtype == jnp.float32, float(cross_entropy_f32(logits_bf16, labels_ce))),
     (True, cross_entropy_f64(logits_bf16, labels_ce)),
     rtol=1e-5,
     hint="the loss is not float32, or lost precision: a log-softmax that runs in bfloat16 (any step "
@@ -177,9 +162,7 @@ check(
     hint="logits near 200 give a loss that is not finite: exp of a float32 above about 88.7 is "
     "infinity, so these rows' sums of exponentials overflow",
 )
-few_classes = (
-    jax.random.normal(jax.random.key(5), (6, 3)) * 3
-)  # 3 classes, not the digits' 10
+few_classes = jax.random.normal(jax.random.key(5), (6, 3)) * 3  # 3 classes, not the digits' 10
 labels_few = jnp.array([0, 1, 2, 2, 1, 0])
 check(
     "bf16-cross-entropy",
@@ -191,9 +174,7 @@ check(
     crash_hint="a shape error between (batch, 10) and (batch, 3) is a number of classes fixed at 10 "
     "(a one-hot of 10 columns, the digits' count): take it from the logits, logits.shape[1]",
 )
-far_apart = (
-    logits_bf16 + jnp.arange(32, dtype=jnp.bfloat16)[:, None] * 40
-)  # rows 1240 apart
+far_apart = logits_bf16 + jnp.arange(32, dtype=jnp.bfloat16)[:, None] * 40  # rows 1240 apart
 check(
     "bf16-cross-entropy",
     lambda: float(cross_entropy_f32(far_apart, labels_ce)),
@@ -206,9 +187,7 @@ check(
     "returns the maxima alone, not torch's (values, indices) pair, so a [0] after it keeps row "
     "0's maximum only",
 )
-gaps = jnp.array(
-    [120.0, 150.0, 200.0, 300.0]
-)  # each label's logit this far below its row's maximum
+gaps = jnp.array([120.0, 150.0, 200.0, 300.0])  # each label's logit this far below its row's maximum
 confident_wrong = jnp.zeros((4, 10)).at[:, 0].set(gaps).astype(jnp.bfloat16)
 labels_wrong = jnp.array([1, 2, 3, 4])
 check(
@@ -227,27 +206,13 @@ check(
 # %%
 # HIDDEN TESTS: bf16-cross-entropy points=3
 ### BEGIN HIDDEN TESTS
-for seed, shape, shift, dtype in [
-    (2, (5, 3), 0, jnp.float32),
-    (3, (64, 100), -500, jnp.bfloat16),
-    (4, (1, 2), 1000, jnp.float16),
-]:
+for seed, shape, shift, dtype in [(2, (5, 3), 0, jnp.float32), (3, (64, 100), -500, jnp.bfloat16), (4, (1, 2), 1000, jnp.float16)]:
     z = (jax.random.normal(jax.random.key(seed), shape) * 4 + shift).astype(dtype)
     y = jax.random.randint(jax.random.key(seed + 10), shape[:1], 0, shape[1])
     got = cross_entropy_f32(z, y)
     assert got.dtype == jnp.float32 and got.shape == (), (got.dtype, got.shape)
-    assert_close(
-        float(got),
-        cross_entropy_f64(z, y),
-        rtol=1e-5,
-        atol=1e-6,
-        name=f"shape {shape}, shift {shift}",
-    )
-assert_close(
-    float(jax.jit(cross_entropy_f32)(logits_bf16, labels_ce)),
-    cross_entropy_f64(logits_bf16, labels_ce),
-    rtol=1e-5,
-)
+    assert_close(float(got), cross_entropy_f64(z, y), rtol=1e-5, atol=1e-6, name=f"shape {shape}, shift {shift}")
+assert_close(float(jax.jit(cross_entropy_f32)(logits_bf16, labels_ce)), cross_entropy_f64(logits_bf16, labels_ce), rtol=1e-5)
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -300,12 +265,7 @@ check(
     hint="training=True counts the forward as well as the backward, and the backward is one "
     "weight-gradient matmul per layer and one input-gradient matmul per layer except the first",
 )
-deeper_check = [
-    64,
-    128,
-    32,
-    10,
-]  # three layers: two of them need the gradient of their input
+deeper_check = [64, 128, 32, 10]  # three layers: two of them need the gradient of their input
 check(
     "mlp-flops",
     lambda: mlp_flops(deeper_check, S.batch_size, training=True),
@@ -317,9 +277,7 @@ check(
 )
 check(
     "mlp-flops",
-    lambda: isinstance(
-        mlp_flops(widths_check, S.batch_size, training=True), int | np.integer
-    ),
+    lambda: isinstance(mlp_flops(widths_check, S.batch_size, training=True), int | np.integer),
     True,
     hint="return a whole number of FLOPs as an int: `/` makes a float in Python, `//` does not",
 )
@@ -331,12 +289,7 @@ for widths_h, batch_h in [([3, 5], 7), ([16, 32, 32, 8], 4), ([10, 1, 10, 1], 1)
     for training_h in (False, True):
         got = mlp_flops(widths_h, batch_h, training_h)
         assert isinstance(got, int | np.integer), type(got)
-        assert got == torch_mlp_flops(widths_h, batch_h, training_h), (
-            widths_h,
-            batch_h,
-            training_h,
-            got,
-        )
+        assert got == torch_mlp_flops(widths_h, batch_h, training_h), (widths_h, batch_h, training_h, got)
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -369,13 +322,7 @@ def two_part_loss(params, x):
 
 
 params_nan = {"a": jnp.ones(3), "b": jnp.ones(3)}
-batches_nan = [
-    jnp.array([1.0, 2.0, 3.0]),
-    jnp.array([0.5, 0.0, 1.0]),
-    jnp.zeros(3),
-    jnp.ones(3),
-    jnp.array([jnp.inf, 1.0, 1.0]),
-]
+batches_nan = [jnp.array([1.0, 2.0, 3.0]), jnp.array([0.5, 0.0, 1.0]), jnp.zeros(3), jnp.ones(3), jnp.array([jnp.inf, 1.0, 1.0])]
 check(
     "first-nonfinite",
     lambda: first_nonfinite_step(two_part_loss, params_nan, batches_nan),
@@ -404,11 +351,7 @@ check(
 )
 check(
     "first-nonfinite",
-    lambda: first_nonfinite_step(
-        lambda p, x: jnp.sum(jnp.log(p["w"] * x)),
-        {"w": jnp.ones(2)},
-        [jnp.ones(2), jnp.array([1.0, 0.0])],
-    ),
+    lambda: first_nonfinite_step(lambda p, x: jnp.sum(jnp.log(p["w"] * x)), {"w": jnp.ones(2)}, [jnp.ones(2), jnp.array([1.0, 0.0])]),
     1,
     rtol=0,
     atol=0,
@@ -418,16 +361,12 @@ check(
 
 
 def _inf_in_first_leaf(params, x):
-    return jnp.sum(params["a"] * x) + jnp.sum(
-        params["b"] ** 2
-    )  # d/da = x: inf, never NaN
+    return jnp.sum(params["a"] * x) + jnp.sum(params["b"] ** 2)  # d/da = x: inf, never NaN
 
 
 check(
     "first-nonfinite",
-    lambda: first_nonfinite_step(
-        _inf_in_first_leaf, params_nan, [jnp.ones(3), jnp.array([1.0, jnp.inf, 1.0])]
-    ),
+    lambda: first_nonfinite_step(_inf_in_first_leaf, params_nan, [jnp.ones(3), jnp.array([1.0, jnp.inf, 1.0])]),
     1,
     rtol=0,
     atol=0,
@@ -437,11 +376,7 @@ check(
 )
 check(
     "first-nonfinite",
-    lambda: first_nonfinite_step(
-        lambda p, x: jnp.sum(p["w"] * x) + jnp.log(x[0]),
-        {"w": jnp.ones(2)},
-        [jnp.ones(2), jnp.array([0.0, 1.0])],
-    ),
+    lambda: first_nonfinite_step(lambda p, x: jnp.sum(p["w"] * x) + jnp.log(x[0]), {"w": jnp.ones(2)}, [jnp.ones(2), jnp.array([0.0, 1.0])]),
     -1,
     rtol=0,
     atol=0,
@@ -451,9 +386,7 @@ check(
 )
 check(
     "first-nonfinite",
-    lambda: first_nonfinite_step(
-        lambda p, x: jnp.sum(p * x), jnp.ones(2), [jnp.full(2, 3e38)]
-    ),
+    lambda: first_nonfinite_step(lambda p, x: jnp.sum(p * x), jnp.ones(2), [jnp.full(2, 3e38)]),
     -1,
     rtol=0,
     atol=0,
@@ -467,17 +400,9 @@ check(
 ### BEGIN HIDDEN TESTS
 assert first_nonfinite_step(two_part_loss, params_nan, batches_nan[:2]) == -1
 assert first_nonfinite_step(two_part_loss, params_nan, batches_nan[2:]) == 0
-assert (
-    first_nonfinite_step(two_part_loss, params_nan, [batches_nan[0], batches_nan[4]])
-    == 1
-)
+assert first_nonfinite_step(two_part_loss, params_nan, [batches_nan[0], batches_nan[4]]) == 1
 log_loss = lambda p, x: jnp.sum(jnp.log(p["w"] * x))  # noqa: E731
-assert (
-    first_nonfinite_step(
-        log_loss, {"w": jnp.ones(2)}, [jnp.ones(2), jnp.array([1.0, 0.0])]
-    )
-    == 1
-)
+assert first_nonfinite_step(log_loss, {"w": jnp.ones(2)}, [jnp.ones(2), jnp.array([1.0, 0.0])]) == 1
 assert first_nonfinite_step(log_loss, {"w": jnp.ones(2)}, []) == -1
 ### END HIDDEN TESTS
 
@@ -567,29 +492,19 @@ def _one_number_collision():
     """Where your keys read as the key of one number a + seed * K + rank * J (jax.random.key(n) holds n's
     low 32 bits in its last word), K and J read off your keys: the two pairs that number cannot tell apart,
     seed J's rank 0 and seed 0's rank K (each divided by their common factor), must not share a key."""
-
     def number(seed, rank):
-        return int(
-            np.asarray(jax.random.key_data(rank_key(seed, rank))).reshape(-1)[-1]
-        )
+        return int(np.asarray(jax.random.key_data(rank_key(seed, rank))).reshape(-1)[-1])
 
     a, m = number(0, 0), 2**32
     rank_step, seed_step = (number(0, 1) - a) % m, (number(1, 0) - a) % m
     probes = ((1, 1), (2, 0), (0, 2), (3, 5))
-    if (
-        not rank_step
-        or not seed_step
-        or any(
-            (number(s, r) - a - s * seed_step - r * rank_step) % m for s, r in probes
-        )
-    ):
+    if not rank_step or not seed_step or any(
+            (number(s, r) - a - s * seed_step - r * rank_step) % m for s, r in probes):
         return  # not one number mixed linearly from seed and rank
     common = int(np.gcd(rank_step, seed_step))
     seed, rank = rank_step // common, seed_step // common
     if key_bytes(rank_key(seed, 0)) == key_bytes(rank_key(0, rank)):
-        raise AssertionError(
-            f"seed {seed}'s rank 0 and seed 0's rank {rank} share a key"
-        )
+        raise AssertionError(f"seed {seed}'s rank 0 and seed 0's rank {rank} share a key")
 
 
 check(
@@ -669,18 +584,12 @@ check(
 # HIDDEN TESTS: top-ops points=3
 ### BEGIN HIDDEN TESTS
 assert top_ops([], 3) == []
-assert [(k, float(v)) for k, v in top_ops(trace_events, 10)] == [
-    ("dot", 30.0),
-    ("fusion", 6.0),
-    ("copy", 1.0),
-]
+assert [(k, float(v)) for k, v in top_ops(trace_events, 10)] == [("dot", 30.0), ("fusion", 6.0), ("copy", 1.0)]
 many = [{"ph": "X", "name": f"op{i % 7}", "ts": i, "dur": float(i)} for i in range(100)]
 oracle = {}
 for e in many:
     oracle[e["name"]] = oracle.get(e["name"], 0.0) + e["dur"]
-assert [k for k, _ in top_ops(many, 3)] == sorted(oracle, key=oracle.get, reverse=True)[
-    :3
-]
+assert [k for k, _ in top_ops(many, 3)] == sorted(oracle, key=oracle.get, reverse=True)[:3]
 ### END HIDDEN TESTS
 
 # %% [markdown]
