@@ -40,9 +40,13 @@ def sizes(table: Mapping[str, tuple[Any, Any]], smoke_mode: bool | None = None):
 
     Returns a namespace (``S.n_steps``) with an extra ``smoke`` attribute. This
     lets a notebook keep every size in its papermill ``parameters`` cell while
-    ``-p SMOKE True`` (injected after that cell) still takes effect.
+    ``-p SMOKE True`` (injected after that cell) still takes effect. A mode given
+    explicitly is the notebook's: it is written to ``COURSE_SMOKE`` too, so that
+    :func:`smoke`, the environment line and child processes agree with it.
     """
     on = smoke(smoke_mode)
+    if smoke_mode is not None:
+        os.environ[ENV_VAR] = "1" if on else "0"
     chosen: dict[str, Any] = {}
     for name, pair in table.items():
         if not (isinstance(pair, tuple) and len(pair) == 2):

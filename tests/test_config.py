@@ -39,5 +39,9 @@ def test_pick_and_sizes(monkeypatch):
     assert (s.n, s.lr, s.smoke) == (1000, 0.1, False)
     s = config.sizes({"n": (1000, 10)}, True)
     assert (s.n, s.smoke) == (10, True)
+    # papermill's -p SMOKE True reaches everything that asks later (the environment line)
+    assert config.smoke() is True
+    config.sizes({"n": (1000, 10)}, False)
+    assert config.smoke() is False
     with pytest.raises(ValueError, match="size 'n'"):
         config.sizes({"n": 1000})

@@ -1,42 +1,62 @@
-"""Prose carries each lesson: at least 1.5 characters of markdown per character of code."""
+"""Every lesson reads within its prose budget (course_utils/tooling/prose.py, docs/AUTHORING.md)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import nbformat
 import pytest
 
+from course_utils.tooling import prose
+
 ROOT = Path(__file__).resolve().parents[1]
-LESSONS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-MIN_RATIO = 1.5  # docs/AUTHORING.md
+LESSONS = prose.lessons(ROOT)
 
-
-def prose_ratio(nb: nbformat.NotebookNode) -> float:
-    """Characters in markdown cells over characters in code cells."""
-    chars = {"markdown": 0, "code": 0}
-    for cell in nb.cells:
-        if cell.cell_type in chars:
-            chars[cell.cell_type] += len(cell.source)
-    return chars["markdown"] / max(chars["code"], 1)
-
-
-def test_prose_ratio_counts_characters():
-    nb = nbformat.v4.new_notebook(
-        cells=[
-            nbformat.v4.new_markdown_cell("abcdef"),
-            nbformat.v4.new_code_cell("abc"),
-            nbformat.v4.new_raw_cell("ignored"),
-        ]
-    )
-    assert prose_ratio(nb) == 2.0
+# Lessons still being rewritten to the budget. Each is expected to fail (strict: one
+# that passes must leave this set); the set is empty when every lesson reads within it.
+PENDING: set[str] = {
+    "00",
+    "01",
+    "02",
+    "03",
+    "04",
+    "05",
+    "06",
+    "07",
+    "08",
+    "09",
+    "10",
+    "11",
+}
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=[p.stem[:2] for p in LESSONS])
-def test_each_lesson_explains_more_than_it_codes(lesson):
-    ratio = prose_ratio(nbformat.read(lesson, as_version=4))
-    assert ratio >= MIN_RATIO, (
-        f"{lesson.name}: {ratio:.2f} characters of prose per character of code, below "
-        f"{MIN_RATIO}: open sections with the why and read each result after it "
-        "(docs/AUTHORING.md)"
+def test_each_lesson_reads_within_its_budget(lesson, request):
+    if lesson.stem[:2] in PENDING:
+        request.applymarker(
+            pytest.mark.xfail(strict=True, reason="rewrite to the budget pending")
+        )
+    p = prose.measure(prose._read(lesson), lesson.name)
+    failures = prose.budget_failures(p)
+    assert not failures, (
+        f"{lesson.name} is over its prose budget (docs/AUTHORING.md, How prose is counted):\n"
+        + prose.HEADER
+        + "\n"
+        + prose.row(p)
+        + "\n  "
+        + "\n  ".join(failures)
+        + "\nRun `course prose "
+        + lesson.stem[:2]
+        + " --long` for its long sentences."
+    )
+
+
+def test_the_whole_course_reads_within_its_budget():
+    rows = [prose.measure(prose._read(p), p.name) for p in LESSONS]
+    course = prose.total(rows, "all lessons")
+    if PENDING:
+        pytest.xfail(
+            f"lessons {sorted(PENDING)} are being rewritten; the course has {course.words:,} words"
+        )
+    assert course.words <= prose.MAX_COURSE_WORDS, "\n".join(
+        prose.row(p) for p in [*rows, course]
     )

@@ -112,3 +112,43 @@ def test_a_sharp_bit_that_no_longer_raises_fails_papermill(tmp_path):
     assert "ExpectedErrorMissing" in done.stdout + done.stderr
     assert "nothing was raised" in done.stdout + done.stderr
     assert "the notebook ran to its end" not in _printed(tmp_path / "out.ipynb")
+
+
+def test_the_environment_line_follows_the_smoke_parameter(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell("SMOKE = None")
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [
+        params,
+        nbformat.v4.new_code_cell(
+            "from course_utils import config, env\n"
+            "S = config.sizes({'n': (1000, 10)}, SMOKE)\n"
+            "print(env.report(include_frameworks=False).line())"
+        ),
+    ]
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    path = tmp_path / "line.ipynb"
+    nbformat.write(nb, path)
+    done = papermill(path, tmp_path)
+    assert done.returncode == 0, _tail(done)
+    assert "smoke mode: True" in _printed(tmp_path / "out.ipynb")
+
+
+LESSONS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=[p.stem[:2] for p in LESSONS])
+def test_each_lesson_picks_its_sizes_before_it_prints_the_environment_line(lesson):
+    text = lesson.read_text(encoding="utf-8")
+    sizes, line = (
+        text.find("config.sizes(SIZES, SMOKE)"),
+        text.find("env.report().line()"),
+    )
+    assert 0 <= sizes < line, (
+        f"{lesson.name}: call config.sizes(SIZES, SMOKE) before env.report().line(), "
+        "so that the line says the mode papermill's -p SMOKE chose"
+    )

@@ -7,6 +7,7 @@ Lessons and exercises never import this package. Modules:
 - ``args``: the argument types the commands share
 - ``errors``: ``CourseError``, the one error type every command reports
 - ``notebooks``: the ``.py``/``.ipynb`` pairs, badges, the setup cell, student builds
+- ``prose``: the ``course prose`` command: words, sentence lengths and parentheses of each lesson, against its budget
 - ``student_version``: the exercise marker grammar (solutions, stubs, visible and hidden tests) and the student notebook made from a master
 - ``runner``: executes notebooks with papermill, each in its own process group
 - ``ipc_kernel``: a Jupyter kernel over Unix sockets for machines that refuse internet sockets

@@ -203,13 +203,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     from course_utils.claims import command as claims
     from course_utils.grading.commands import grade as grading_cli
-    from course_utils.tooling import device_check, site, translate
+    from course_utils.tooling import device_check, prose, site, translate
 
     grading_cli.add_commands(sub)
     claims.add_commands(sub)
     device_check.add_commands(sub)
     site.add_commands(sub)
     translate.add_commands(sub)
+    prose.add_commands(sub)
     return p
 
 
