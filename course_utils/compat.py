@@ -27,6 +27,7 @@ __all__ = [
     "eval_view",
     "get_value",
     "set_value",
+    "single_device_sharding",
     "to_varying",
 ]
 
@@ -41,6 +42,21 @@ def enable_x64(enabled: bool = True) -> Iterator[None]:
         from jax.experimental import enable_x64 as context
     with context(enabled):
         yield
+
+
+def single_device_sharding(device: Any) -> Any:
+    """A sharding that puts a whole array on ``device``.
+
+    ``jax.sharding.make_single_device_sharding`` where it exists (jax >= 0.8; newer jax
+    returns a ``NamedSharding`` from it and deprecates ``SingleDeviceSharding``), else
+    ``SingleDeviceSharding`` (jax 0.7).
+    """
+    import jax
+
+    make = getattr(jax.sharding, "make_single_device_sharding", None)
+    if make is None:  # jax 0.7
+        return jax.sharding.SingleDeviceSharding(device)
+    return make(device)
 
 
 def get_value(variable: Any) -> Any:

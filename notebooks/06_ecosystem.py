@@ -90,7 +90,7 @@ import torch.nn.functional as F
 from flax import nnx
 from IPython.display import Markdown, display
 
-from course_utils import claims, config, data, interop, keras_backends, timing
+from course_utils import claims, compat, config, data, interop, keras_backends, timing
 from course_utils.expect import expect_error
 from course_utils.parity import assert_close, max_abs_diff
 
@@ -662,7 +662,7 @@ graphdef_model, abstract_model = nnx.split(nnx.eval_shape(new_model))
 graphdef_opt, abstract_opt = nnx.split(nnx.eval_shape(lambda: new_optimizer(new_model())))
 abstract_rest = jax.eval_shape(lambda: {"data": jax.tree.map(jnp.asarray, new_batches().state()),
                                         "key": jax.random.key_data(jax.random.key(0))})
-one_device = jax.sharding.SingleDeviceSharding(SETUP.jax_device)  # the device this lesson computes on
+one_device = compat.single_device_sharding(SETUP.jax_device)  # the device this lesson computes on
 abstract = jax.tree.map(lambda s: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=one_device),
                         {"model": abstract_model, "optimizer": abstract_opt, **abstract_rest})
 print("abstract target, first kernel:", jax.tree.leaves(abstract["model"]["l1"]["kernel"])[0])

@@ -251,3 +251,21 @@ class _FakeCompiled:
 )
 def test_cost_flops_reads_a_dict_or_a_list_of_dicts(costs, flops):
     assert compat.cost_flops(_FakeCompiled(costs)) == flops
+
+
+def test_single_device_sharding_places_a_whole_array_on_the_device():
+    import jax
+    import jax.numpy as jnp
+
+    device = jax.devices()[0]
+    sharding = compat.single_device_sharding(device)
+    x = jax.device_put(jnp.arange(4.0), sharding)
+    assert x.devices() == {device} and sharding.is_fully_replicated
+
+
+def test_single_device_sharding_falls_back_where_jax_lacks_the_new_name(monkeypatch):
+    import jax
+
+    monkeypatch.delattr(jax.sharding, "make_single_device_sharding")
+    sharding = compat.single_device_sharding(jax.devices()[0])
+    assert isinstance(sharding, jax.sharding.SingleDeviceSharding)
