@@ -11,6 +11,7 @@ when the two are timed in alternation. Student-facing modules:
 - ``env``: versions, devices, threads, precision; ``setup()`` at the top of every lesson
 - ``meshes``: which devices a mesh gets (the accelerators when there are enough, else simulated CPUs)
 - ``timing``: honest benchmarks (``sync``, ``bench``, ``compare``, ``compile_report``)
+- ``peaks``: each accelerator's published peak (a measured one for a CPU), achieved FLOP/s, MFU and the roofline
 - ``stats``: the quartiles (and IQR) every timing table, plot whisker and verdict's spread uses
 - ``contention``: the one thread policy and whether a timed section ran beside other work
 - ``parity``: ``to_numpy`` and ``assert_close`` over mixed pytrees

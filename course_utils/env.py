@@ -314,12 +314,53 @@ class Setup:
     cpu_devices: list = field(
         default_factory=list
     )  # the simulated ones, when asked for
+    accelerator: Any = None  # JAX's first GPU or TPU, or None on a CPU-only machine
 
     @property
     def compared_kind(self) -> str:
         return compared_kind(
             device_kind(self.jax_device), device_kind(self.torch_device)
         )[0]
+
+    @property
+    def jax_alone(self) -> Any:
+        """The device for what shows or measures JAX alone: the accelerator, else the CPU.
+
+        Comparisons with PyTorch run on :meth:`pair`'s devices, one kind for both;
+        everything else JAX does in a lesson (jit, training, bfloat16, Pallas kernels)
+        runs here: ``jax.device_put(x, SETUP.jax_alone)`` or
+        ``with jax.default_device(SETUP.jax_alone):``.
+        """
+        return self.accelerator if self.accelerator is not None else self.jax_device
+
+    @property
+    def alone_kind(self) -> str:
+        """The kind of :attr:`jax_alone` (``cpu``, ``gpu`` or ``tpu``)."""
+        return device_kind(self.jax_alone)
+
+    @property
+    def alone_label(self) -> str:
+        """How a row measured by JAX alone is labelled in a table of speeds.
+
+        "JAX on the TPU, not a framework comparison" where the comparisons run on
+        another kind of device; "JAX on the CPU" where they share it.
+        """
+        kind = self.alone_kind
+        text = f"JAX on the {kind.upper()}"
+        if kind != self.compared_kind:
+            text += ", not a framework comparison"
+        return text
+
+    @property
+    def rule(self) -> str:
+        """The lesson's device rule for this machine, in one sentence."""
+        both, alone = self.compared_kind.upper(), self.alone_kind.upper()
+        if both == alone:
+            return f"Both frameworks run on the {both}, and so does everything JAX does alone."
+        return (
+            f"Comparisons run both frameworks on the {both}; "
+            f"what shows JAX alone runs on the {alone}."
+        )
 
     def pair(self) -> tuple[Any, Any]:
         """``(torch_device, jax_device)`` of one kind, for anything that compares the two."""
@@ -337,7 +378,7 @@ class Setup:
         text = (
             f"JAX on {device_kind(self.jax_device)}, PyTorch on "
             f"{device_kind(self.torch_device)}; comparisons on {kind}; "
-            f"precision {self.precision['name']}"
+            f"JAX alone on {self.alone_kind}; precision {self.precision['name']}"
         )
         return text + (f" ({why})" if why else "")
 
@@ -358,9 +399,10 @@ def setup(
     5. each framework's device, checked against the other's (:func:`device_problem`);
        and the course's one thread policy (:func:`course_utils.contention.set_threads`:
        PyTorch's intra-op threads set to the cores JAX's CPU pool was sized from);
-    6. with ``one_kind``, for lessons that compare the frameworks throughout: where they
-       have different device kinds (a TPU, where PyTorch stays on the CPU), both use
-       the CPU for the whole lesson, and a line says so;
+    6. with ``one_kind``, for lessons that compare the frameworks: where they have
+       different device kinds (a TPU, where PyTorch stays on the CPU), JAX's default
+       device becomes the CPU, so comparisons run both on it, and a line says so; what
+       shows JAX alone still runs on the accelerator, :attr:`Setup.jax_alone`;
     7. in IPython, every matplotlib figure the lesson shows carries its description
        (:func:`course_utils.plots.describe`) as its image's alt text.
     """
@@ -374,6 +416,7 @@ def setup(
     import jax
 
     jax_dev = jax.devices()[0]
+    accelerator = jax_dev if jax_dev.platform != "cpu" else None
     import torch
 
     torch_dev = torch_device(verbose=verbose)
@@ -394,12 +437,13 @@ def setup(
         jax_dev = jax.devices("cpu")[0]
         jax.config.update("jax_default_device", jax_dev)
         torch_dev = torch.device("cpu")
-        if verbose:
-            print(f"This lesson compares the two frameworks throughout: {why}.")
+    chosen = Setup(jax_dev, torch_dev, prec, policy, problem, simulated, accelerator)
+    if one_kind and why and verbose:
+        print(chosen.rule)
     from course_utils.plots import describe_figures
 
     describe_figures()
-    return Setup(jax_dev, torch_dev, prec, policy, problem, simulated)
+    return chosen
 
 
 def _jax_cuda_plugin() -> str | None:

@@ -135,10 +135,40 @@ def test_setup_one_kind_moves_both_frameworks_to_the_cpu_on_a_tpu_machine(
     assert ("jax_default_device", s.jax_device) in updates
     out = capsys.readouterr().out
     assert "PyTorch stays on the CPU on this TPU machine" in out
-    assert "comparisons run both frameworks on the CPU" in out
+    # the device rule: comparisons on the CPU, JAX alone keeps the chip
+    assert (
+        "Comparisons run both frameworks on the CPU; what shows JAX alone runs on the TPU."
+        in out
+    )
+    assert s.jax_alone is fake_tpu and s.accelerator is fake_tpu
+    assert s.pair()[1].platform == "cpu"
+    assert s.alone_label == "JAX on the TPU, not a framework comparison"
+    assert "JAX alone on tpu" in s.line()
     # without one_kind JAX keeps the TPU
     s = env.setup(one_kind=False, verbose=False)
     assert s.jax_device is fake_tpu and s.compared_kind == "cpu"
+    assert s.jax_alone is fake_tpu
+
+
+def test_the_device_rule_on_a_cpu_and_on_a_gpu_both_frameworks_share():
+    import jax
+    import torch
+
+    cpu = jax.devices("cpu")[0]
+    s = env.Setup(cpu, torch.device("cpu"), {"name": "float32"}, {})
+    assert s.jax_alone is cpu and s.accelerator is None
+    assert s.alone_label == "JAX on the CPU"
+    assert (
+        s.rule
+        == "Both frameworks run on the CPU, and so does everything JAX does alone."
+    )
+    fake_gpu = type("FakeGpu", (), {"platform": "gpu", "device_kind": "NVIDIA L4"})()
+    s = env.Setup(
+        fake_gpu, torch.device("cuda"), {"name": "float32"}, {}, accelerator=fake_gpu
+    )
+    assert s.compared_kind == "gpu" and s.jax_alone is fake_gpu
+    assert s.alone_label == "JAX on the GPU"
+    assert s.pair() == (torch.device("cuda"), fake_gpu)
 
 
 def test_float32_precision_silences_torch_compiles_tf32_advice():

@@ -12,7 +12,10 @@ Every launch
   process still holding the tag after the run (even one re-parented to init) is
   killed, also on Ctrl-C;
 - collects what each rank reported (``rank{N}.json`` and ``rank{N}.npz`` in the
-  run folder; see :mod:`course_utils.dist.worker`).
+  run folder; see :mod:`course_utils.dist.worker`);
+- on a machine that refuses TCP on the loopback (a sandbox without network), starts
+  nothing, prints one sentence and returns a result whose ``skipped`` says why, with no
+  rank reports, so the notebook runs on.
 
 The pieces live in their own modules and are reachable from here under the
 same names: :mod:`~course_utils.dist.ports`, :mod:`~course_utils.dist.processes`
@@ -34,7 +37,7 @@ from typing import Any
 
 # The pieces of a launch, under the names lessons and scripts call them by.
 from course_utils.dist.excerpts import Excerpt, excerpt, function_source, script_path
-from course_utils.dist.ports import free_port, pick_port, port_in_use
+from course_utils.dist.ports import free_port, loopback_refused, pick_port, port_in_use
 from course_utils.dist.processes import (
     FAIL_GRACE_S,
     TAG_ENV,
@@ -66,6 +69,7 @@ __all__ = [
     "function_source",
     "jax_command",
     "jax_processes",
+    "loopback_refused",
     "pick_port",
     "port_in_use",
     "script_path",
@@ -106,6 +110,12 @@ def _launch(
         )
     if not isinstance(retries, int) or retries < 0:
         raise ValueError(f"{what}: retries must be an int >= 0, got {retries!r}")
+    refused = loopback_refused()
+    if (
+        refused
+    ):  # torchrun's store and JAX's coordinator meet over TCP: nothing can start
+        print(refused + ".")
+        return LaunchResult(build(0), [], "", 0.0, 0, skipped=refused)
     own_dir = workdir is None
     run_dir = (
         Path(tempfile.mkdtemp(prefix="course-dist-")) if own_dir else Path(workdir)
@@ -297,6 +307,7 @@ def torchrun_function(
     stub reads as "not implemented yet") and ``error`` with a traceback when
     ``fn`` failed some other way (then this raises ``AssertionError``).
     ``problem`` (see :mod:`course_utils.dist.problem`) replaces the default one.
+    On a machine that refuses TCP it returns the ``skipped`` result unjudged.
     """
     source = function_source(fn)
     with tempfile.TemporaryDirectory(prefix="course-dist-fn-") as tmp:
@@ -310,6 +321,8 @@ def torchrun_function(
             harness, nproc, args=["--code", str(code), "--name", fn.__name__, *args],
             timeout=timeout, workdir=tmp,
         )  # fmt: skip
+    if result.skipped:  # a machine that refuses TCP: nothing ran, nothing to judge
+        return result
     if any(r.get("not_implemented") for r in result.ranks):
         raise NotImplementedError(f"{fn.__name__} is not implemented yet")
     errors = [r["error"] for r in result.ranks if r.get("error")]

@@ -38,6 +38,30 @@ def port_in_use(port: int) -> bool:
     return not all(results)
 
 
+REFUSED = (
+    "This machine refuses TCP sockets on the loopback, so torchrun and jax.distributed "
+    "cannot start their processes here, and the cells that read their reports show nothing"
+)
+
+
+def loopback_refused() -> str | None:
+    """:data:`REFUSED` when no TCP socket can be bound on 127.0.0.1 (a sandbox), else ``None``.
+
+    A lent TPU machine without network refuses every internet socket, the loopback
+    included. ``COURSE_NO_LOOPBACK=1`` makes any machine answer as such a one.
+    """
+    import os
+
+    if os.environ.get("COURSE_NO_LOOPBACK", "").strip() in ("1", "true", "yes"):
+        return REFUSED
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+    except OSError:
+        return REFUSED
+    return None
+
+
 def free_port(tries: int = 50) -> int:
     """A TCP port that is free right now on every local address."""
     for _ in range(tries):

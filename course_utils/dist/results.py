@@ -42,10 +42,15 @@ class LaunchResult:
     ranks: list[dict[str, Any]] = field(default_factory=list)
     workdir: str = ""
     tag: str = ""  # the value of COURSE_DIST_TAG in every process of this launch
+    skipped: str = ""  # why nothing was launched (a machine that refuses TCP), or ""
 
     @property
     def ok(self) -> bool:
-        return not self.timed_out and all(rc == 0 for rc in self.returncodes)
+        return (
+            not self.skipped
+            and not self.timed_out
+            and all(rc == 0 for rc in self.returncodes)
+        )
 
     @property
     def command_line(self) -> str:
@@ -53,7 +58,13 @@ class LaunchResult:
         return display_command(self.commands[0]) if self.commands else ""
 
     def section(self, name: str) -> list[dict[str, Any]]:
-        """Each rank's report for one demo of a combined run (keys ``name.key``)."""
+        """Each rank's report for one demo of a combined run (keys ``name.key``).
+
+        Empty when the run was :attr:`skipped`, so a cell that loops over the reports
+        shows nothing instead of failing.
+        """
+        if self.skipped:
+            return []
         prefix = name + "."
         parts = [
             {k[len(prefix) :]: v for k, v in r.items() if k.startswith(prefix)}
@@ -67,6 +78,8 @@ class LaunchResult:
         return "\n".join(self.output.strip().splitlines()[-lines:])
 
     def __str__(self) -> str:
+        if self.skipped:
+            return f"not launched: {self.skipped}."
         state = (
             "timed out"
             if self.timed_out

@@ -238,3 +238,30 @@ def test_jax_processes_pass_the_flags(tmp_path, no_orphans):
     assert {(r["n"], r["local"], r["platform"]) for r in result.ranks} == {
         (2, 3, "cpu")
     }
+
+
+def test_a_machine_that_refuses_tcp_launches_nothing_and_says_so_once(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setenv("COURSE_NO_LOOPBACK", "1")
+    run = launch.torchrun("course_utils.dist.torch_ddp", 2, workdir=tmp_path)
+    assert run.skipped and not run.ok and run.ranks == [] and run.seconds == 0.0
+    assert run.section("ddp") == []  # a cell looping over the reports shows nothing
+    assert str(run).startswith("not launched: This machine refuses TCP")
+    assert "--nproc-per-node 2" in run.command_line  # the command is still shown
+    assert capsys.readouterr().out.count("refuses TCP") == 1
+    mp = launch.jax_processes(
+        "course_utils.dist.jax_multiprocess", 2, 2, workdir=tmp_path
+    )
+    assert mp.skipped and mp.ranks == [] and len(mp.commands) == 2
+    assert not list(tmp_path.glob("rank*"))  # nothing started, nothing written
+
+
+def test_torchrun_function_returns_the_skipped_run_unjudged(monkeypatch):
+    monkeypatch.setenv("COURSE_NO_LOOPBACK", "1")
+
+    def average(grads):
+        raise NotImplementedError
+
+    run = launch.torchrun_function(average, "course_utils.dist.torch_check")
+    assert run.skipped and run.ranks == []

@@ -51,3 +51,26 @@ def test_free_port_names_a_machine_that_refuses_tcp(monkeypatch):
         ports.free_port()
     assert err.value.errno == errno.EAFNOSUPPORT
     assert "torchrun and jax.distributed" in str(err.value)
+
+
+def test_loopback_refused_is_none_on_an_ordinary_machine(monkeypatch):
+    monkeypatch.delenv("COURSE_NO_LOOPBACK", raising=False)
+    assert ports.loopback_refused() is None
+
+
+def test_loopback_refused_when_binding_fails_as_in_a_sandbox(monkeypatch):
+    import errno
+    import socket
+
+    def refuse(self, address):
+        raise OSError(errno.EAFNOSUPPORT, "Address family not supported by protocol")
+
+    monkeypatch.delenv("COURSE_NO_LOOPBACK", raising=False)
+    monkeypatch.setattr(socket.socket, "bind", refuse)
+    assert ports.loopback_refused() == ports.REFUSED
+    assert "refuses TCP sockets on the loopback" in ports.REFUSED
+
+
+def test_course_no_loopback_makes_any_machine_refuse(monkeypatch):
+    monkeypatch.setenv("COURSE_NO_LOOPBACK", "1")
+    assert ports.loopback_refused() == ports.REFUSED
