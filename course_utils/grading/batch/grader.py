@@ -478,12 +478,19 @@ def grade(
     unsafe_no_sandbox: bool = False,
     variant_secret: str | Path | None = None,
     variant_ids: dict[str, str] | None = None,
+    start_over: bool = False,
+    no_hidden_tests: bool = False,
 ) -> Batch:
     """Grade every submission in ``submissions`` against the master ``source`` into ``out``.
 
     ``variant_secret`` (else ``$COURSE_VARIANT_SECRET_FILE``) names the file of the
     variant secret: each student is graded on the variant of their id, or of the id
-    ``variant_ids`` maps their submission's name to (the Gradescope bundle's submitter)."""
+    ``variant_ids`` maps their submission's name to (the Gradescope bundle's submitter).
+
+    Before anyone is graded, a report folder graded with another master, a master
+    without hidden tests (unless ``no_hidden_tests``: the student version is an easy
+    slip) and a class whose every submission is another assignment's notebook stop the
+    run. ``start_over`` removes the folder's grades first, whatever master made them."""
     limits = limits or Limits()
     limits.check()
     _sandbox_or_refuse(unsafe_no_sandbox, echo)
@@ -491,14 +498,23 @@ def grade(
         raise CourseError(f"--jobs must be at least 1, got {jobs}")
     secret = load_secret(variant_secret)
     master = load_master(source)
+    if not no_hidden_tests:
+        has_hidden_tests(master)
     out = Path(out)
     subs, notes = discover(submissions, master.path.name)
+    _this_assignment(subs, master)
     _prepare_out(out)
     where = parse_shard(shard)
     if where:
         subs = subs[where[0] :: where[1]]
     # records not sealed by this grader: noted, not believed
-    _same_variants(store.records(out, notes), secret, out)
+    earlier = store.records(out, notes)
+    if start_over and earlier:
+        removed = store.clear_grades(out)
+        echo(f"note: --start-over: removed the grades of {removed} student(s) in {out}")
+    elif earlier:
+        same_master(earlier, master, out)
+        _same_variants(earlier, secret, out)
     batch = Batch(notes=notes)
     options = _options(limits, smoke, not unsafe_no_sandbox, secret and secret[0])
     todo = _to_grade(subs, out, master, force, batch, options)
@@ -519,6 +535,64 @@ def grade(
     batch.errors += grader.errors
     batch.seconds = time.perf_counter() - start
     return batch
+
+
+def same_master(records: list[dict], master: Master, out: Path) -> None:
+    """A report folder holds one assignment: a run with another master would rewrite
+    every grade in it (as another assignment's notebook). The same master's file,
+    edited (a fixed test), is the same assignment."""
+    seen = sorted({Path(r["master"]).name for r in records if r.get("master")})
+    if seen and seen != [master.path.name]:
+        raise CourseError(
+            f"--out {out}: its {len(records)} student(s) were graded with the master "
+            f"{', '.join(seen)}, not {master.path.name}: give another --out for this "
+            "master, or --start-over to delete those grades and grade with this one"
+        )
+
+
+def has_hidden_tests(master: Master) -> None:
+    """A master has hidden tests: without them it is the student version, whose grade
+    would be the visible tests' points only."""
+    if master.hidden_sources():
+        return
+    path = master.path
+    hint = "grade with the master from solutions/"
+    if path.resolve().parent.name == "exercises":
+        twin = path.resolve().parent.parent / "solutions" / path.name
+        if twin.is_file():
+            hint = f"grade with the master, solutions/{path.name}"
+    raise CourseError(
+        f"--source {path}: no hidden tests, so it looks like the students' version "
+        f"(exercises/); {hint}, or pass --no-hidden-tests if this master has none by "
+        "design"
+    )
+
+
+def _this_assignment(subs: list[Submission], master: Master) -> None:
+    """Stop when every readable submission (two or more) is another assignment's
+    notebook: the master is the wrong one, not the whole class."""
+    from course_utils.grading.inputs.assignment import WrongAssignment, check_assignment
+
+    wrong: list[tuple[str, str]] = []
+    for sub in subs:
+        if sub.problem or sub.path is None:
+            continue
+        try:
+            cells = read_cells(sub.path)
+        except SubmissionError:
+            continue
+        try:
+            check_assignment(master, cells)
+        except WrongAssignment as err:
+            wrong.append((sub.student, str(err)))
+        else:
+            return  # one is this assignment's: grade the class
+    if len(wrong) >= 2:
+        student, why = wrong[0]
+        raise CourseError(
+            f"every submission ({len(wrong)}) is another assignment's notebook "
+            f"({shown(student)}: {why}): is --source the right master? Nobody was graded"
+        )
 
 
 def _same_variants(

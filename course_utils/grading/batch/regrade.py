@@ -164,6 +164,7 @@ def regrade(args: argparse.Namespace, echo=print) -> list[list[str]]:
     grader._prepare_out(out)
     subs, notes = discover(args.submissions, master.path.name)
     old = {r["student"]: r for r in store.records(out, notes)}
+    grader.same_master(list(old.values()), master, out)
     grader._same_variants(list(old.values()), secret, out)
     chosen = _chosen(args, subs, old, notes)
     for note in notes:

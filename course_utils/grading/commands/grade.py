@@ -79,6 +79,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
         smoke=not args.full,
         unsafe_no_sandbox=args.unsafe_no_sandbox,
         variant_secret=args.variant_secret,
+        start_over=args.start_over,
+        no_hidden_tests=args.no_hidden_tests,
     )
     verbs.after_grade(args)
     print(grader_store.table(batch.records, shutil.get_terminal_size().columns))
@@ -182,6 +184,18 @@ def _add_grade(sub) -> None:
     )
     g.add_argument(
         "--force", action="store_true", help="grade again students already graded"
+    )
+    g.add_argument(
+        "--start-over",
+        action="store_true",
+        help="delete the grades already in --out (made with another master, say) and "
+        "grade afresh",
+    )
+    g.add_argument(
+        "--no-hidden-tests",
+        action="store_true",
+        help="grade with a master that has no hidden tests (without it such a master "
+        "is refused: it is usually the students' version from exercises/)",
     )
     g.add_argument(
         "--shard",

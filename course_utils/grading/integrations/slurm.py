@@ -50,8 +50,8 @@ def grade_options(args) -> list[str]:
     opts += ["--memory", f"{args.memory:g}"]
     if args.cpu_time is not None:
         opts += ["--cpu-time", f"{args.cpu_time:g}"]
-    for flag in ("full", "force", "unsafe_no_sandbox"):
-        if getattr(args, flag):
+    for flag in ("full", "force", "unsafe_no_sandbox", "no_hidden_tests"):
+        if getattr(args, flag, False):
             opts.append("--" + flag.replace("_", "-"))
     if getattr(args, "variant_secret", None):  # a task may start in another folder
         opts += ["--variant-secret", str(Path(args.variant_secret).resolve())]

@@ -160,6 +160,26 @@ def records(out: Path, notes: list[str] | None = None) -> list[dict]:
     return [rec for rec, _ in _scan(out, secret, notes)]
 
 
+TABLES = ("grades.csv", "grades.json", "regrades.csv", "class-report")
+
+
+def clear_grades(out: Path) -> int:
+    """Delete every student's grade in ``out`` (their folders, the instructor's files,
+    the tables), keeping the folder's key; returns how many students were removed. Other
+    files in ``out`` are not the grader's and stay."""
+    removed = 0
+    for entry in sorted(out.iterdir()) if out.is_dir() else []:
+        if entry.name in TABLES or entry.name == INSTRUCTOR:
+            _clear(entry)
+        elif (
+            not entry.name.startswith(".") and entry.is_dir() and not entry.is_symlink()
+        ):
+            if os.path.lexists(entry / RECORD):
+                _clear(entry)
+                removed += 1
+    return removed
+
+
 def _files_intact(out: Path, rec: dict) -> bool:
     files = rec.get("files")
     return isinstance(files, dict) and all(
