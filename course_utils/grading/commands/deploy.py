@@ -52,7 +52,18 @@ def _add_gradescope(sub) -> None:
     )
     b.add_argument("--source", required=True, help="the master notebook")
     b.add_argument("--out", required=True, metavar="ZIP", help="the bundle to write")
-    b.add_argument("--root", default=".", help="the course checkout (default: .)")
+    b.add_argument(
+        "--root",
+        default=None,
+        help="the course checkout whose package the bundle installs (default: the one "
+        "that holds --source, else the one this command runs from)",
+    )
+    b.add_argument(
+        "--no-hidden-tests",
+        action="store_true",
+        help="accept a master without hidden tests (refused otherwise: it is usually "
+        "the students' version)",
+    )
     b.add_argument("--timeout", type=number(float, 0.1), default=120.0, metavar="S")
     b.add_argument("--total-timeout", type=number(float, 1), default=900.0, metavar="S")
     b.add_argument(

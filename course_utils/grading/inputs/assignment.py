@@ -171,7 +171,7 @@ def write_catalog(root: Path, path: Path) -> Catalog:
     return catalog
 
 
-def _checkout(master: Path) -> Path | None:
+def checkout(master: Path) -> Path | None:
     """The course checkout holding the master, if it lies inside one."""
     for d in master.resolve().parents:
         if (d / "notebooks").is_dir() and (d / "course_utils").is_dir():
@@ -185,7 +185,7 @@ def _catalog_for(master: Path, stamp: float) -> Catalog:
     beside = master.parent / CATALOG
     if beside.is_file():
         return Catalog.from_json(beside.read_text(encoding="utf-8"), beside)
-    root = _checkout(master)
+    root = checkout(master)
     if root is not None:
         return course_catalog(root)
     siblings = sorted(p for p in master.parent.glob("*.ipynb") if p.name != master.name)

@@ -75,15 +75,67 @@ def _course_files(root: Path) -> list[str]:
     ]
 
 
+def course_root(source: Path, root: str | Path | None) -> Path:
+    """The course checkout whose package the bundle installs: ``--root``, else the
+    checkout that holds the master (as ``course grade`` finds the course), else the one
+    this ``course`` command runs from."""
+    import course_utils
+    from course_utils.grading.inputs.assignment import checkout
+
+    if root is not None:
+        return Path(root).resolve()
+    found = checkout(source)
+    if found is None:
+        here = Path(course_utils.__file__).resolve().parent.parent
+        found = here if (here / "pyproject.toml").is_file() else None
+    if found is None:
+        raise CourseError(
+            f"--source {source}: not inside a course checkout, and this course command "
+            "is not one: give --root, the checkout whose package the bundle installs"
+        )
+    return found
+
+
+def _out_folder(out: Path) -> None:
+    """Make the folder the zip goes into, or say in one line why it cannot be made."""
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise CourseError(
+            f"--out {out}: cannot make its folder {out.parent}: {err.strerror or err}"
+        ) from None
+
+
 def build(
-    source: Path, out: Path, config: dict, root: Path, secret: bytes | None = None
+    source: Path,
+    out: Path,
+    config: dict,
+    root: Path,
+    secret: bytes | None = None,
+    *,
+    no_hidden_tests: bool = False,
 ) -> list[str]:
     """Write the bundle ``out`` (a zip) for the master ``source``; returns its names.
-    With ``secret`` (the variant secret), the bundle grades per-student variants."""
+    With ``secret`` (the variant secret), the bundle grades per-student variants. A
+    master without hidden tests is refused unless ``no_hidden_tests``, and a ``root``
+    without the course's files is an error: the bundle would fail only when Gradescope
+    builds its image."""
+    from course_utils.grading.batch.grader import has_hidden_tests
     from course_utils.grading.inputs import assignment
     from course_utils.grading.inputs.master import load_master
 
     master = load_master(source)  # refuses a notebook that is not a master
+    if not no_hidden_tests:
+        has_hidden_tests(master)
+    files = _course_files(root)
+    if "pyproject.toml" not in files or not any(
+        f.startswith("course_utils/") for f in files
+    ):
+        raise CourseError(
+            f"--root {root}: no file of the course there (pyproject.toml and "
+            "course_utils/ are needed): give --root, the course checkout"
+        )
+    _out_folder(out)
     config = {"master": f"master/{master.path.name}", **config}
     if secret is not None:
         from course_utils.grading.inputs.seeds import fingerprint
@@ -112,7 +164,7 @@ def build(
             info.external_attr = (0o100600 & 0xFFFF) << 16
             z.writestr(info, secret + b"\n")
             names.append(SECRET)
-        for rel in _course_files(root):
+        for rel in files:
             z.write(root / rel, f"course/{rel}")
             names.append(f"course/{rel}")
     os.replace(tmp, out)
@@ -237,8 +289,8 @@ def _grade(root: Path, config: dict, work: Path) -> tuple[dict, bool]:
     grader.grade(
         work / "subs", master, work / "out", limits=limits, jobs=1,
         smoke=not config.get("full"), progress=False, unsafe_no_sandbox=bool(problem),
-        variant_secret=secret_file, variant_ids=ids,
-    )  # fmt: skip
+        variant_secret=secret_file, variant_ids=ids, no_hidden_tests=True,
+    )  # fmt: skip  (the build checked the master's hidden tests)
     result = json.loads((work / "out" / STUDENT / "results.json").read_text())
     record = json.loads((work / "out" / STUDENT / "grade.json").read_text())
     hidden = {t["name"] for t in record["tests"] if t.get("hidden")}
@@ -466,7 +518,11 @@ def cmd_build(args) -> int:
         from course_utils.grading.inputs.seeds import load_secret
 
         secret = load_secret(args.variant_secret)[0]
-    names = build(Path(args.source), out, config, Path(args.root).resolve(), secret)
+    root = course_root(Path(args.source), args.root)
+    names = build(
+        Path(args.source), out, config, root, secret,
+        no_hidden_tests=args.no_hidden_tests,
+    )  # fmt: skip
     limits = [
         f"at most {args.max_submissions} graded submissions"
         if args.max_submissions
@@ -482,7 +538,8 @@ def cmd_build(args) -> int:
     print(
         f"wrote {out}: setup.sh, run_autograder, {names[2]}, {CONFIG}, {names[4]}"
         + (f", {SECRET}" if secret is not None else "")
-        + f" and {sum(n.startswith('course/') for n in names)} files of the course; "
+        + f" and {sum(n.startswith('course/') for n in names)} files of the course "
+        f"from {root}; "
         f"hidden tests {args.hidden_visibility}, "
         f"{limits}; upload it as the autograder "
         "(docs/GRADING_DEPLOY.md: memory and CPU to choose)"

@@ -366,3 +366,42 @@ def test_missing_or_malformed_metadata_grades_and_says_so(
     assert len(calls) == 1 and result["score"] == 5.0
     assert f"\nSubmission limits not checked: {why}" in result["output"]
     assert result["output"].endswith("; none was applied.")
+
+
+def test_build_finds_the_course_from_the_master_anywhere(tmp_path, monkeypatch, capsys):
+    """Run outside the checkout, with --out in a folder not made yet: the course comes
+    from the checkout that holds --source, as ``course grade`` finds it."""
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "gs" / "new" / "autograder.zip"
+    argv = ["gradescope", "build", "--source", str(MASTER), "--out", str(out)]
+    assert main(argv) == 0, capsys.readouterr().err
+    with zipfile.ZipFile(out) as z:
+        names = set(z.namelist())
+    assert "course/pyproject.toml" in names
+    assert "course/course_utils/grading/batch/grader.py" in names
+    assert f"files of the course from {ROOT}" in capsys.readouterr().out
+
+
+def test_build_fails_on_no_course_files_and_an_unmakeable_out(tmp_path, capsys):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    out = tmp_path / "a.zip"
+    argv = ["gradescope", "build", "--source", str(MASTER), "--out", str(out)]
+    assert main([*argv, "--root", str(empty)]) == 2
+    err = capsys.readouterr().err
+    assert "no file of the course" in err and str(empty) in err, err
+    assert len(err.strip().splitlines()) == 1 and not out.exists()
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    argv = ["gradescope", "build", "--source", str(MASTER)]
+    assert main([*argv, "--out", str(blocker / "a.zip")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("course: error: --out") and str(blocker) in err, err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_build_refuses_a_master_without_hidden_tests(tmp_path, capsys):
+    student = ROOT / "tests" / "fixtures" / "grader" / "tiny_student.ipynb"
+    argv = ["gradescope", "build", "--source", str(student)]
+    assert main([*argv, "--out", str(tmp_path / "a.zip")]) == 2
+    assert "no hidden tests" in capsys.readouterr().err
