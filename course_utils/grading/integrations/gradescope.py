@@ -286,11 +286,12 @@ def _grade(root: Path, config: dict, work: Path) -> tuple[dict, bool]:
         total_timeout=config["total_timeout"],
         memory_mb=config["memory_mb"],
     )
+    # no_hidden_tests: the build checked the master's hidden tests
     grader.grade(
         work / "subs", master, work / "out", limits=limits, jobs=1,
         smoke=not config.get("full"), progress=False, unsafe_no_sandbox=bool(problem),
         variant_secret=secret_file, variant_ids=ids, no_hidden_tests=True,
-    )  # fmt: skip  (the build checked the master's hidden tests)
+    )  # fmt: skip
     result = json.loads((work / "out" / STUDENT / "results.json").read_text())
     record = json.loads((work / "out" / STUDENT / "grade.json").read_text())
     hidden = {t["name"] for t in record["tests"] if t.get("hidden")}
