@@ -353,6 +353,15 @@ class Grader:
         be made is replaced by a safe stand-in, and the failure recorded."""
         withheld = record["student"] in self.withheld  # redaction failed: no text
         files: dict[str, str] = {}
+        if record["status"] == "error":
+            # The grader failed, not the student: nothing in their folder to hand back
+            # (the instructor's copy keeps what ran; the next run grades them again).
+            if self.keep_executed and run is not None and matched is not None:
+                try:
+                    files["executed.ipynb"] = feedback.executed_notebook(matched, run)
+                except Exception as err:  # noqa: BLE001
+                    self._failed(record, "the executed notebook", err)
+            return files
         try:
             files["results.json"] = _json(feedback.gradescope(record))
         except Exception as err:  # noqa: BLE001
@@ -433,6 +442,18 @@ class Grader:
 
     def stop(self) -> None:
         self.workers.stop()
+
+
+def error_lines(batch: Batch, records: list[dict]) -> list[str]:
+    """The run's errors for the console: the grader's own, then each student whose grade
+    is ``error`` (the grader failed on them: graded again on the next run)."""
+    lines = list(batch.errors)
+    for rec in records:
+        if rec.get("status") == "error":
+            line = f"{shown(rec['student'])}: {shown(rec.get('reason', ''))}"
+            if line not in lines:
+                lines.append(line)
+    return lines
 
 
 def _json(data: dict) -> str:

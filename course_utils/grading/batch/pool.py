@@ -135,7 +135,20 @@ class Workers:
         self, student: str, cells: list, extra_env: dict[str, str] | None = None
     ) -> dict | None:
         """Run the cells in a worker (its kernel's environment with ``extra_env``); the
-        run's result, None when the batch was stopped."""
+        run's result, None when the batch was stopped. A worker that ends without its
+        result (killed from outside, a crash of the grader's own code) is started once
+        more: the student's code could not have caused it, its kernel's loss is handled
+        inside the worker."""
+        run = self._run_once(student, cells, extra_env)
+        if run is not None and run.get("failed") and not self.stopping:
+            retry = self._run_once(student, cells, extra_env)
+            if retry is None or not retry.get("failed"):
+                return retry
+        return run
+
+    def _run_once(
+        self, student: str, cells: list, extra_env: dict[str, str] | None
+    ) -> dict | None:
         folder = self.work / student
         folder.mkdir(parents=True, exist_ok=True)
         private = Path(tempfile.mkdtemp(prefix="course-grade-"))  # short: socket paths
@@ -159,12 +172,16 @@ class Workers:
             return None
         return self._result(folder, proc, stopped, backstop)
 
+    def command(self, job: Path) -> list[str]:
+        """The worker's command line for the job file ``job``."""
+        return [sys.executable, "-m", "course_utils.grading.batch.worker", str(job)]
+
     def _start(self, student: str, job: Path, log) -> subprocess.Popen | None:
         with self.lock:
             if self.stopping:
                 return None
             proc = subprocess.Popen(
-                [sys.executable, "-m", "course_utils.grading.batch.worker", str(job)],
+                self.command(job),
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -212,6 +229,7 @@ class Workers:
                     "detail": detail,
                 }
             )
+            run["failed"] = not stopped  # the worker's own failure: worth a retry
         return run
 
     def sweep(self) -> None:
@@ -220,21 +238,25 @@ class Workers:
 
         from course_utils._procs import kill_processes
 
+        # Under the lock that starting a worker holds: a worker another thread starts
+        # between the list of live workers and the list of children would otherwise
+        # look like an orphan of the run, and be killed.
         with self.lock:
             live = {p.pid for p in self.procs.values()}
-        try:  # orphans are re-parented to us (a subreaper): direct children only
-            children = psutil.Process().children()
-        except psutil.Error:
-            return
-        for p in children:
-            if p.pid in live:
-                continue
-            try:
-                if p.environ().get(RUN_ENV) != self.run_id:
-                    continue
-                victims = [p, *p.children(recursive=True)]
+            try:  # orphans are re-parented to us (a subreaper): direct children only
+                children = psutil.Process().children()
             except psutil.Error:
-                continue
+                return
+            orphans = []
+            for p in children:
+                if p.pid in live:
+                    continue
+                try:
+                    if p.environ().get(RUN_ENV) == self.run_id:
+                        orphans.append([p, *p.children(recursive=True)])
+                except psutil.Error:
+                    continue
+        for victims in orphans:
             kill_processes(victims, grace_s=0)
 
     def stop(self) -> None:

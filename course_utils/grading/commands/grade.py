@@ -83,14 +83,24 @@ def cmd_grade(args: argparse.Namespace) -> int:
         no_hidden_tests=args.no_hidden_tests,
     )
     verbs.after_grade(args)
-    print(grader_store.table(batch.records, shutil.get_terminal_size().columns))
-    for line in batch.errors:  # what the instructor must look at
+    # as the late policy and manual points left them (a record this run could not
+    # store stays as graded)
+    adjusted = {r["student"]: r for r in grader_store.records(Path(args.out))}
+    records = [adjusted.get(r["student"], r) for r in batch.records]
+    print(grader_store.table(records, shutil.get_terminal_size().columns))
+    errors = grader.error_lines(batch, records)
+    for line in errors:  # what the instructor must look at
         print(f"error: {line}")
     print(
         f"graded {len(batch.graded)}, skipped {len(batch.skipped)} already graded, "
         f"in {batch.seconds:.1f} s; reports in {args.out} (grades.csv, grades.json, <student>/)"
     )
-    return 0
+    if errors:
+        print(
+            f"{len(errors)} error(s): the students named are graded again on the next "
+            "run; their folders hold no feedback to hand back"
+        )
+    return 1 if errors else 0
 
 
 def _on_colab_without(notebook: str) -> None:

@@ -292,8 +292,13 @@ def _grade(root: Path, config: dict, work: Path) -> tuple[dict, bool]:
         smoke=not config.get("full"), progress=False, unsafe_no_sandbox=bool(problem),
         variant_secret=secret_file, variant_ids=ids, no_hidden_tests=True,
     )  # fmt: skip
-    result = json.loads((work / "out" / STUDENT / "results.json").read_text())
     record = json.loads((work / "out" / STUDENT / "grade.json").read_text())
+    if record["status"] == "error":  # the grader's failure: no grade to give
+        raise CourseError(
+            f"the autograder failed on this submission ({record['reason']}); submit "
+            "again, and tell your instructor if it fails again"
+        )
+    result = json.loads((work / "out" / STUDENT / "results.json").read_text())
     hidden = {t["name"] for t in record["tests"] if t.get("hidden")}
     shown = config.get("hidden_visibility", HIDDEN_VISIBILITY[0])
     for test in result["tests"]:

@@ -6,7 +6,11 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
+
+import psutil
+import pytest
 
 from course_utils.grading.batch import pool
 from course_utils.grading.batch.grader import Limits
@@ -112,6 +116,38 @@ def test_sweep_kills_only_this_runs_orphans(tmp_path):
         other.kill()
         other.wait()
         mine.wait()
+
+
+def test_a_worker_started_during_a_sweep_is_not_taken_for_an_orphan(
+    tmp_path, monkeypatch
+):
+    """Another thread starts a worker while a sweep lists the grader's children: the
+    sweep must not see it as an orphan of the run (it killed it, and the student got
+    'the grader's worker failed')."""
+    workers = _workers(tmp_path, "run-race")
+    sleeper = [sys.executable, "-c", "import time; time.sleep(30)"]
+    monkeypatch.setattr(workers, "command", lambda job: sleeper)
+    real = psutil.Process.children
+    listing = threading.Event()
+
+    def slow_children(self, *args, **kwargs):  # the sweep's listing, made slow
+        listing.set()
+        time.sleep(0.5)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(psutil.Process, "children", slow_children)
+    sweep = threading.Thread(target=workers.sweep)
+    sweep.start()
+    assert listing.wait(10)
+    with open(tmp_path / "worker.log", "wb") as log:
+        proc = workers._start("ann", tmp_path / "job.json", log)
+    sweep.join()
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):
+            proc.wait(timeout=0.5)  # still running: not swept
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def test_core_shares_split_the_cores_among_the_slots():

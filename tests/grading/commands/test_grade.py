@@ -125,3 +125,28 @@ def test_check_finds_the_course_copy_of_the_tests(tmp_path, capsys):
     assert course_main(["check", str(mine)]) == 1
     out = capsys.readouterr().out
     assert out.count("not implemented") >= 3 and "visible tests: 0 / 6 points" in out
+
+
+def test_a_grader_error_is_printed_counted_and_not_handed_back(
+    tmp_path, capsys, monkeypatch
+):
+    """A worker that dies without a result (the grader's failure, not the student's):
+    an ``error:`` line on the console, exit status 1, and no feedback in the student's
+    folder, which is handed back as it is."""
+    import sys
+
+    from course_utils.grading.batch import pool
+
+    monkeypatch.setattr(
+        pool.Workers, "command", lambda self, job: [sys.executable, "-c", "pass"]
+    )
+    subs = class_folder(tmp_path / "subs", {"ann": "full"})
+    out = tmp_path / "out"
+    argv = ["grade", str(subs), "--source", str(MASTER), "--out", str(out)]
+    assert course_main([*argv, "--unsafe-no-sandbox", "--jobs", "1"]) == 1
+    printed = capsys.readouterr().out
+    line = next(x for x in printed.splitlines() if x.startswith("error: ann:"))
+    assert "the grader's worker failed" in line, printed
+    assert not (out / "ann" / "feedback.ipynb").exists()
+    assert not (out / "ann" / "results.json").exists()
+    assert graded(out)["ann"]["status"] == "error"
