@@ -23,6 +23,13 @@ def add_commands(sub) -> None:
     r.add_argument("out", metavar="OUT", help="a new (or empty) folder")
     r.add_argument("--root", default=".", help="the course checkout (default: .)")
     r.add_argument(
+        "--repo",
+        metavar="OWNER/NAME[@TAG]",
+        help="the GitHub repository (and tag) the release is pushed to: the badges "
+        "and the setup cells' install line point there, not at the upstream course, "
+        "whose solutions/ holds every hidden test",
+    )
+    r.add_argument(
         "--variants",
         metavar="ROSTER",
         help="write instead each student's own copy of the exercise notebooks that have "

@@ -29,10 +29,12 @@ from course_utils.errors import CourseError
 from course_utils.grading.inputs.names import folder_name, shown
 from course_utils.grading.inputs.seeds import email_id, load_secret, variant
 from course_utils.tooling import student_version
+from course_utils.tooling.notebooks import REPOSITORY
 from course_utils.variants import NAME
 
 SHIPPED = (
     "README.md",
+    "README.zh.md",
     "LICENSE",
     "Makefile",
     "pyproject.toml",
@@ -170,21 +172,98 @@ def tracked_files(root: Path) -> list[str]:
 
 def _wanted(rel: str) -> bool:
     top = rel.split("/", 1)[0]
-    return top in SHIPPED and rel not in INSTRUCTOR_DOCS and "__pycache__" not in rel
+    # the translated student notebooks ship as written (the English ones are rendered)
+    shipped = top in SHIPPED or rel.startswith(TRANSLATED_EXERCISES)
+    return shipped and rel not in INSTRUCTOR_DOCS and "__pycache__" not in rel
+
+
+TRANSLATED_EXERCISES = "exercises/zh/"
+# The upstream repository in an address: with a ref (a badge's blob/tag, Binder's
+# /tag, pip's @tag) or bare (a clone line). Not a longer name that starts with it.
+_REPO_REF = re.compile(
+    rf"(?<![\w.-]){re.escape(REPOSITORY)}(/blob/|/tree/|/|@)(v\d[\w.-]*)(?![\w-])"
+)
+_REPO_BARE = re.compile(rf"(?<![\w.-]){re.escape(REPOSITORY)}(?![\w.-])")
+_REPO_ARG = re.compile(
+    r"^(?P<repo>[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+)(@(?P<tag>[A-Za-z0-9][\w./-]*))?$"
+)
+
+
+def parse_repo(text: str) -> tuple[str, str | None]:
+    """``OWNER/NAME[@TAG]`` of ``--repo``: (repository, tag or None)."""
+    m = _REPO_ARG.match(text.strip())
+    if m is None:
+        raise CourseError(
+            f"--repo {text!r}: expected OWNER/NAME or OWNER/NAME@TAG, the GitHub "
+            "repository (and tag) the students' copy of the course lives in"
+        )
+    return m["repo"], m["tag"]
+
+
+def point_at(tree: Path, repo: str, tag: str | None) -> list[str]:
+    """Rewrite every address of the upstream repository in ``tree`` (badges, the setup
+    cell's install line, clone lines) to ``repo`` at ``tag`` (default: the same tag);
+    returns the files changed."""
+    changed = []
+    for path in sorted(p for p in tree.rglob("*") if p.is_file()):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        if REPOSITORY not in text:
+            continue
+        new = _REPO_REF.sub(lambda m: f"{repo}{m[1]}{tag or m[2]}", text)
+        new = _REPO_BARE.sub(repo, new)
+        if new != text:
+            path.write_text(new, encoding="utf-8")
+            changed.append(path.relative_to(tree).as_posix())
+    return changed
+
+
+# A markdown link with a plain label: [label](target)
+_LINK = re.compile(r"(?<!!)\[([^\[\]]*)\]\(([^)\s]+)\)")
+
+
+def unlink_missing(tree: Path) -> list[str]:
+    """In the release's markdown files, a link to a file the release does not hold
+    (the instructor's documents, ``solutions/``) becomes its label; returns
+    ``file: target`` for each."""
+    done = []
+    for md in sorted(tree.rglob("*.md")):
+        text = md.read_text(encoding="utf-8")
+
+        def keep(m: re.Match, md: Path = md) -> str:
+            target = m[2]
+            if re.match(r"[a-z][a-z0-9+.-]*:|#", target):
+                return m[0]
+            if (md.parent / target.split("#", 1)[0]).exists():
+                return m[0]
+            done.append(f"{md.relative_to(tree).as_posix()}: {target}")
+            return m[1]
+
+        new = _LINK.sub(keep, text)
+        if new != text:
+            md.write_text(new, encoding="utf-8")
+    return done
 
 
 def public_lines(root: Path, tree: Path) -> set[str]:
     """Lines students get by design: the lessons' and the student exercises'."""
     lines: set[str] = set()
     for path in [*(root / "notebooks").glob("*.py"), *(tree / "exercises").glob("*")]:
-        lines.update(file_lines(path))
+        if path.is_file():
+            lines.update(file_lines(path))
     return lines
 
 
-def build(root: Path, out: Path) -> tuple[list[str], list[str]]:
+def build(
+    root: Path, out: Path, repo: str | None = None
+) -> tuple[list[str], list[str]]:
     """Write the release of the course at ``root`` into ``out`` (which must not exist,
     or be empty). Returns (files written, leaks found); with leaks, ``out`` is kept for
-    inspection and the caller fails."""
+    inspection and the caller fails. ``repo`` (``OWNER/NAME[@TAG]``) points the badges
+    and the setup cells' install line at the instructor's repository."""
+    where = parse_repo(repo) if repo else None
     from course_utils.tooling import notebooks
 
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
@@ -204,13 +283,16 @@ def build(root: Path, out: Path) -> tuple[list[str], list[str]]:
             (stage / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, stage / rel)
             written.append(rel)
-    (stage / "exercises").mkdir()
+    (stage / "exercises").mkdir(exist_ok=True)
     for master in masters:
         rel = f"exercises/{master.stem}.ipynb"
         (stage / rel).write_text(
             notebooks.render_student(master, root), encoding="utf-8"
         )
         written.append(rel)
+    if where is not None:
+        point_at(stage, *where)
+    unlink_missing(stage)
     found = leaks(
         stage, sorted((root / "solutions").glob("*.ipynb")), public_lines(root, stage)
     )
@@ -351,7 +433,8 @@ def cmd_release(args) -> int:
         return _cmd_variants(args, root)
     if getattr(args, "variant_secret", None):
         raise CourseError("--variant-secret: only with --variants ROSTER")
-    written, found = build(root, Path(args.out).resolve())
+    repo = getattr(args, "repo", None)
+    written, found = build(root, Path(args.out).resolve(), repo)
     for line in found:
         print(f"leak: {line}")
     if found:
@@ -361,6 +444,17 @@ def cmd_release(args) -> int:
         f"wrote {len(written)} files to {args.out} ({', '.join(tops)}); "
         f"no solution or hidden-test line of {len(list((root / 'solutions').glob('*.ipynb')))} masters in it"
     )
+    if repo:
+        print(
+            f"badges and install lines point at {repo}: push the folder there "
+            "(the tag too, when given)"
+        )
+    else:
+        print(
+            f"note: badges and the setup cells' install line point at {REPOSITORY}, "
+            "whose solutions/ holds every hidden test: give --repo OWNER/NAME@TAG, "
+            "your own repository (docs/GRADING_DEPLOY.md)"
+        )
     return 0
 
 

@@ -24,8 +24,12 @@ MASTERS = sorted((ROOT / "solutions").glob("*.ipynb"))
 @pytest.fixture(scope="module")
 def released(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("release") / "course"
-    assert main(["release", str(out), "--root", str(ROOT)]) == 0
+    argv = ["release", str(out), "--root", str(ROOT), "--repo", f"{REPO}@{TAG}"]
+    assert main(argv) == 0
     return out
+
+
+REPO, TAG = "a-teacher/course-2027", "term-1"  # the instructor's own repository
 
 
 def _answer_lines(master: Path) -> set[str]:
@@ -44,7 +48,10 @@ def _answer_lines(master: Path) -> set[str]:
 
 def _taught(released: Path) -> set[str]:
     """Lines the lessons and the student exercises show anyway."""
-    files = [*(ROOT / "notebooks").glob("*.py"), *(released / "exercises").glob("*")]
+    files = [
+        *(ROOT / "notebooks").glob("*.py"),
+        *(released / "exercises").glob("*.ipynb"),
+    ]
     return {line for f in files for line in release.file_lines(f)}
 
 
@@ -59,6 +66,53 @@ def test_the_tree_is_lessons_exercises_and_the_library(released):
     assert (
         released / "course_utils" / "grading" / "batch" / "grader.py"
     ).exists()  # check
+
+
+def test_badges_and_install_lines_point_at_the_instructors_repository(released):
+    from course_utils.tooling.notebooks import REPOSITORY
+
+    for rel in ("notebooks/00_welcome_and_setup.ipynb", "exercises/00_welcome_exercises.ipynb",
+                "exercises/zh/00_welcome_exercises.ipynb"):  # fmt: skip
+        text = (released / rel).read_text()
+        assert f"colab.research.google.com/github/{REPO}/blob/{TAG}/{rel}" in text, rel
+        assert f"mybinder.org/v2/gh/{REPO}/{TAG}?labpath=" in text, rel
+        assert f"git+https://github.com/{REPO}@{TAG}" in text, rel
+    upstream = [
+        p.relative_to(released).as_posix()
+        for p in released.rglob("*")
+        if p.is_file() and REPOSITORY in p.read_text(errors="replace")
+    ]
+    assert upstream == [], upstream
+
+
+def test_the_chinese_edition_ships_and_no_link_is_broken(released):
+    assert (released / "README.zh.md").is_file()
+    assert sorted(p.name for p in (released / "exercises" / "zh").glob("*.ipynb")) == [
+        m.name for m in MASTERS
+    ]
+    broken = []
+    for md in released.rglob("*.md"):
+        for target in re.findall(r"\]\(([^)\s]+)\)", md.read_text()):
+            if re.match(r"[a-z]+:|#", target):
+                continue
+            if not (md.parent / target.split("#")[0]).exists():
+                broken.append(f"{md.relative_to(released)}: {target}")
+    assert broken == [], broken
+    readme = (released / "README.md").read_text()
+    assert "](docs/GRADING.md" not in readme and "](solutions/" not in readme
+
+
+def test_a_bad_repo_is_named(tmp_path, capsys):
+    argv = [
+        "release",
+        str(tmp_path / "out"),
+        "--root",
+        str(ROOT),
+        "--repo",
+        "just-a-name",
+    ]
+    assert main(argv) == 2
+    assert "--repo 'just-a-name'" in capsys.readouterr().err
 
 
 def test_the_released_library_imports_on_its_own(released):
