@@ -23,7 +23,6 @@ import datetime as _dt
 import hashlib
 import json
 import os
-import sys
 import tempfile
 import threading
 import time
@@ -666,21 +665,32 @@ def _to_grade(
     return todo
 
 
-def _run_all(grader: Grader, todo, jobs, batch: Batch, progress, echo) -> None:
-    """Grade ``todo`` on ``jobs`` threads; on Ctrl-C stop the workers, keep what is graded."""
-    from tqdm.auto import tqdm
-
-    bar = tqdm(
-        total=len(todo),
-        desc="grading",
-        unit="student",
-        file=sys.stderr,
-        disable=(not progress) if progress is not None else None,
+def progress_line(done: int, total: int, record: dict, elapsed: float) -> str:
+    """``[3/6] ann: 8/8 ok (3.5 s); about 9 s left``: one student as they finish, and
+    the time left at the run's pace so far (its parallelism included)."""
+    left = total - done
+    eta = f"about {_duration(elapsed / done * left)} left" if left else "done"
+    return (
+        f"[{done}/{total}] {shown(record['student'])}: "
+        f"{record['total']:g}/{record['max_total']:g} {record['status']} "
+        f"({record.get('seconds', 0):.1f} s); {eta}"
     )
+
+
+def _duration(seconds: float) -> str:
+    seconds = round(seconds)
+    return f"{seconds} s" if seconds < 120 else f"{seconds // 60} min {seconds % 60} s"
+
+
+def _run_all(grader: Grader, todo, jobs, batch: Batch, progress, echo) -> None:
+    """Grade ``todo`` on ``jobs`` threads, a line per student as they finish (unless
+    ``progress`` is False); on Ctrl-C stop the workers, keep what is graded."""
     pool = ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1)
+    started, done = time.monotonic(), 0
     try:
         futures = {pool.submit(grader.grade_one, sub): sub.student for sub in todo}
         for fut in as_completed(futures):
+            done += 1
             try:
                 record = fut.result()
             except Exception as err:  # noqa: BLE001 - e.g. the report folder became unwritable
@@ -688,18 +698,15 @@ def _run_all(grader: Grader, todo, jobs, batch: Batch, progress, echo) -> None:
                 record = None
             if record is not None:
                 batch.graded.append(record["student"])
-                bar.set_postfix_str(
-                    f"{record['student']}: {record['total']:g}/{record['max_total']:g}"
-                )
-            bar.update(1)
+                if progress is not False:
+                    elapsed = time.monotonic() - started
+                    echo(progress_line(done, len(todo), record, elapsed))
     except BaseException:
         grader.stop()
         pool.shutdown(wait=True, cancel_futures=True)
         store.write_tables(grader.out)
         store.remove_work(grader.out, grader.work)
         raise
-    finally:
-        bar.close()
     pool.shutdown(wait=True)
     store.remove_work(grader.out, grader.work)
 

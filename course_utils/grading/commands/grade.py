@@ -88,6 +88,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     adjusted = {r["student"]: r for r in grader_store.records(Path(args.out))}
     records = [adjusted.get(r["student"], r) for r in batch.records]
     print(grader_store.table(records, shutil.get_terminal_size().columns))
+    print(grader_store.totals(records))
     errors = grader.error_lines(batch, records)
     for line in errors:  # what the instructor must look at
         print(f"error: {line}")

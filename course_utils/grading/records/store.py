@@ -401,6 +401,30 @@ def table(recs: list[dict], width: int = 100) -> str:
     return "\n".join(lines)
 
 
+def totals(recs: list[dict]) -> str:
+    """The class in one line: how many, the mean and its range, each status, and the
+    points the late policy took."""
+    if not recs:
+        return "class: no students graded"
+    scores = [r["total"] for r in recs]
+    tops = {r["max_total"] for r in recs}
+    top = f"/{max(tops):g}" if len(tops) == 1 else ""
+    statuses: dict[str, int] = {}
+    for r in recs:
+        statuses[r["status"]] = statuses.get(r["status"], 0) + 1
+    parts = [
+        f"class: {len(recs)} student(s)",
+        f"mean {sum(scores) / len(scores):.3g}{top}",
+        f"lowest {min(scores):g}, highest {max(scores):g}",
+        ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())),
+    ]
+    late = [r for r in recs if (r.get("late") or {}).get("penalty")]
+    if late:
+        taken = sum(r["late"]["penalty"] for r in late)
+        parts.append(f"late penalty on {len(late)} ({taken:g} points in all)")
+    return "; ".join(parts)
+
+
 def _remove_if_empty(folder: Path) -> None:
     try:
         folder.rmdir()

@@ -150,3 +150,19 @@ def test_a_grader_error_is_printed_counted_and_not_handed_back(
     assert not (out / "ann" / "feedback.ipynb").exists()
     assert not (out / "ann" / "results.json").exists()
     assert graded(out)["ann"]["status"] == "error"
+
+
+def test_a_run_prints_a_line_per_student_with_the_time_left_and_the_totals(
+    tmp_path, capsys
+):
+    subs = class_folder(tmp_path / "subs", {"ann": "full", "bob": "stub"})
+    out = tmp_path / "out"
+    argv = ["grade", str(subs), "--source", str(MASTER), "--out", str(out)]
+    assert course_main([*argv, "--unsafe-no-sandbox", "--jobs", "1"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    first = next(x for x in printed if x.startswith("[1/2] "))
+    last = next(x for x in printed if x.startswith("[2/2] "))
+    assert "left" in first and "8/8" in " ".join([first, last]), printed
+    assert printed.index(first) < printed.index(last)
+    totals = next(x for x in printed if x.startswith("class: "))
+    assert "2 student(s)" in totals and "mean 4/8" in totals and "ok 2" in totals
