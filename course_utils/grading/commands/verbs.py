@@ -109,6 +109,8 @@ def add_options(g) -> None:
                    help="late policy: percent of the score taken per day (or part) late")  # fmt: skip
     g.add_argument("--cutoff", type=number(float, 0), default=None, metavar="DAYS",
                    help="late policy: later than this many days scores 0")  # fmt: skip
+    g.add_argument("--grace", type=number(float, 0), default=None, metavar="MINUTES",
+                   help="late policy: minutes after the deadline still on time")  # fmt: skip
     g.add_argument(
         "--extensions",
         metavar="CSV",

@@ -28,6 +28,7 @@ from course_utils.grading.records import store
 POLICY = ".policy.json"
 MANUAL = ".manual.csv"
 MARK = "adjustments"  # the feedback cell's metadata key
+FUTURE = "future submission time"  # the flag of a submission time ahead of the clock
 
 
 def _private(out: Path) -> Path:
@@ -91,13 +92,22 @@ def apply_all(out: Path, echo=print) -> int:
     manual = read_manual(manual_file) if manual_file.is_file() else {}
     changed = 0
     by_file: list[str] = []
+    future: list[str] = []
     for rec in store.records(out):
         new = adjusted(rec, policy, manual.get(rec["student"], []), by_file)
+        if (new.get("late") or {}).get("future"):
+            future.append(shown(rec["student"]))
         if new != rec:
             _save(out, new)
             changed += 1
     if by_file:
         echo(f"warning: {late.file_time_warning(by_file)}")
+    if future:
+        echo(
+            f"warning: late policy: the submission time of {len(future)} student(s) "
+            f"({', '.join(future)}) is in the future: no penalty was taken; check "
+            "--times (flag 'future submission time')"
+        )
     store.write_tables(out)
     return changed
 
@@ -123,6 +133,8 @@ def adjusted(
         total -= info["penalty"]
     rec["late"] = info
     rec["total"] = max(0.0, total)
+    flags = [f for f in rec.get("flags", []) if f != FUTURE]
+    rec["flags"] = flags + ([FUTURE] if info and info.get("future") else [])
     parts = [base_reason] + ([f"manual {extra:+g}"] if manual else [])
     parts += (
         [f"late: {info['why']}, -{info['penalty']:g}"]

@@ -1,13 +1,15 @@
 """The late policy: a deadline, a per-day penalty or a cut-off, extensions, submission times.
 
 ``course grade … --deadline 2026-03-01T23:59 [--penalty-per-day 10] [--cutoff 3]
-[--extensions ext.csv] [--times manifest.csv]`` stores the policy in the report
+[--grace 15] [--extensions ext.csv] [--times manifest.csv]`` stores the policy in the report
 folder (:mod:`.adjust` applies it). Times without a zone are UTC. An extension
 row is ``student,deadline`` (a new deadline) or ``student,days`` (days added).
 Submission times come from the manifest (``student,submitted_at``, as an LMS
 export lists them); a student missing from it, or every student when there is
 no manifest, is timed by the submission file's modification time, with a
-warning: copying files changes that time.
+warning: copying files changes that time. A submission up to ``--grace`` minutes after
+its deadline is on time; a submission time in the future (a wrong clock, a typo in the
+manifest) takes no penalty and is flagged.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 from course_utils.errors import CourseError
 
 DAY = 86400.0
+FUTURE_SLACK_MIN = 5.0  # minutes a submission time may be ahead of this clock
 FILE_TIME_WARNING = (
     "late policy: submission times of {n} student(s) ({who}) come from file modification "
     "times (not in a --times manifest); copying files changes them"
@@ -67,7 +70,7 @@ def policy_from_args(args: argparse.Namespace) -> dict | None:
     get = lambda name: getattr(args, name, None)  # noqa: E731
     given = [
         n
-        for n in ("penalty_per_day", "cutoff", "extensions", "times")
+        for n in ("penalty_per_day", "cutoff", "extensions", "times", "grace")
         if get(n) is not None
     ]
     if not get("deadline"):
@@ -85,6 +88,7 @@ def policy_from_args(args: argparse.Namespace) -> dict | None:
         if get("extensions")
         else {},
         "times": times,
+        "grace_minutes": get("grace") or 0.0,
     }
 
 
@@ -120,12 +124,28 @@ def lateness(rec: dict, policy: dict, by_file: list[str]) -> dict | None:
         policy["extensions"].get(rec["student"], policy["deadline"])
     )
     late_days = (submitted - deadline).total_seconds() / DAY
+    grace = float(policy.get("grace_minutes") or 0.0)
     days = math.ceil(late_days) if late_days > 0 else 0
     info = {"submitted_at": submitted.isoformat(timespec="seconds"), "source": source,
             "deadline": deadline.isoformat(timespec="seconds"), "days": days}  # fmt: skip
     cutoff, pct = policy.get("cutoff"), policy.get("penalty_per_day") or 0.0
+    now = dt.datetime.now(dt.UTC)
+    if submitted > now + dt.timedelta(minutes=FUTURE_SLACK_MIN):  # a clock or a typo
+        return info | {
+            "days": 0,
+            "fraction": 0.0,
+            "future": True,
+            "why": f"the submission time ({source}) is in the future: check it; "
+            "no penalty",
+        }
     if days == 0:
         return info | {"fraction": 0.0, "why": "on time"}
+    if late_days * DAY <= grace * 60:
+        return info | {
+            "days": 0,
+            "fraction": 0.0,
+            "why": f"on time (within the {grace:g}-minute grace period)",
+        }
     if cutoff is not None and late_days > cutoff:
         return info | {
             "fraction": 1.0,

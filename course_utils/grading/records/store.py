@@ -233,6 +233,13 @@ def _exercise_columns(recs: list[dict]) -> list[str]:
     return cols
 
 
+def _adjustment(value, keep_zero: bool = False) -> str:
+    """A late penalty (blank when none) or manual points (blank without any row)."""
+    if not isinstance(value, int | float) or (not value and not keep_zero):
+        return ""
+    return f"{value:g}"
+
+
 def write_tables(
     out: Path, notes: list[str] | None = None, extra: dict[str, dict] | None = None
 ) -> list[dict]:
@@ -249,6 +256,7 @@ def write_tables(
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     fixed = ["total", "max_total", "status", "reason", "flags", "seconds"]
+    fixed += ["late_penalty", "manual_points"]  # in the total: what the policy moved
     heads = [f"exercise:{c}" if c in fixed or c == "student" else c for c in cols]
     writer.writerow([csv_cell(h) for h in ["student", *heads, *fixed]])
     for r in recs:
@@ -262,6 +270,8 @@ def write_tables(
             r["reason"],
             " ".join(f.replace(" ", "_") for f in r.get("flags", [])),
             r.get("seconds", ""),
+            _adjustment((r.get("late") or {}).get("penalty")),
+            _adjustment((r.get("manual") or {}).get("points"), keep_zero=True),
         ]
         writer.writerow([csv_cell(x) for x in row])
     write_atomic(out / "grades.csv", buf.getvalue())

@@ -59,6 +59,9 @@ def test_late_policy_and_manual_grades_survive_a_regrade(
     printed = capsys.readouterr().out
     others = len(ROSTER) - len(TIMES)  # timed by their files, with a warning
     assert f"submission times of {others} student(s)" in printed
+    fay = next(line for line in printed.splitlines() if line.startswith("fay "))
+    assert " 4/8 " in fay, fay  # the table shows the total after the penalty
+    assert "; late penalty on " in printed  # the class line counts them
     assert course_main(["grade", "manual", str(out), str(manual)]) == 0
     for _ in range(2):  # graded again: kept
         recs = {r["student"]: r for r in store.records(out)}
@@ -77,6 +80,11 @@ def test_late_policy_and_manual_grades_survive_a_regrade(
             rows["fay"]["total"] == "4.5"
             and "late: 2 day(s) late" in rows["fay"]["reason"]
         )
+        assert (rows["fay"]["late_penalty"], rows["fay"]["manual_points"]) == (
+            "4.5",
+            "1",
+        )
+        assert (rows["ada"]["late_penalty"], rows["ada"]["manual_points"]) == ("", "2")
         gradescope = json.loads(
             (store.student_dir(out, "fay") / "results.json").read_text()
         )

@@ -58,3 +58,20 @@ def test_policy_options_need_a_deadline_and_good_times(tmp_path):
     assert late.policy_from_args(argparse.Namespace()) is None
     with pytest.raises(CourseError, match="not an ISO 8601 time"):
         late.parse_time("next tuesday", "--deadline")
+
+
+def test_a_grace_period_forgives_the_first_minutes(tmp_path):
+    manifest = tmp_path / "times.csv"
+    manifest.write_text("ann,2026-03-01T12:20\nbo,2026-03-01T12:40\n")
+    policy, _ = _policy(tmp_path, times=str(manifest), grace=30.0)
+    got = {s: late.lateness({"student": s}, policy, []) for s in ("ann", "bo")}
+    assert got["ann"]["why"] == "on time (within the 30-minute grace period)"
+    assert got["bo"]["days"] == 1 and got["bo"]["fraction"] == pytest.approx(0.1)
+
+
+def test_a_submission_time_in_the_future_is_flagged(tmp_path):
+    manifest = tmp_path / "times.csv"
+    manifest.write_text("ann,2099-03-01T12:20\n")
+    policy, _ = _policy(tmp_path, times=str(manifest))
+    info = late.lateness({"student": "ann"}, policy, [])
+    assert info["future"] and "in the future" in info["why"]

@@ -55,6 +55,8 @@ def test_tables_and_merge(tmp_path):
         "reason": "r",
         "flags": "",
         "seconds": "1.0",
+        "late_penalty": "",
+        "manual_points": "",
     }
     assert (
         json.loads((out / "grades.json").read_text())["students"][0]["student"] == "ann"
@@ -126,7 +128,17 @@ def test_forged_edited_and_malformed_records_are_not_believed(tmp_path):
     assert len(notes) == 5 and "not sealed by this grader" in " ".join(notes)
     assert "does not belong in folder 'bob'" in " ".join(notes)
     assert list(csv.reader((out / "grades.csv").open())) == [
-        ["student", "total", "max_total", "status", "reason", "flags", "seconds"]
+        [
+            "student",
+            "total",
+            "max_total",
+            "status",
+            "reason",
+            "flags",
+            "seconds",
+            "late_penalty",
+            "manual_points",
+        ]  # fmt: skip
     ]
 
 
