@@ -76,6 +76,7 @@ class Batch:
     records: list[dict] = field(default_factory=list)
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)  # for the instructor: the summary
+    changes: list[tuple[str, dict]] = field(default_factory=list)  # score changes
 
 
 GRADER_ERROR = "grader error"  # the flag of a record the grader failed on in part
@@ -184,6 +185,8 @@ class Grader:
         self.unstored: dict[str, dict] = {}  # records that could not be stored
         self.withheld: set[str] = set()  # students whose messages could not be redacted
         self.tables_at = -float("inf")  # when the class tables were last rebuilt
+        self.previous: dict[str, dict] = {}  # a plain run: the records it replaces
+        self.changes: list[tuple[str, dict]] = []  # this run's score changes
 
     @property
     def stopping(self) -> bool:
@@ -344,8 +347,39 @@ class Grader:
         return record, withheld
 
     def finish(self, record: dict) -> dict:
-        """The record to save: keyed per exercise (a regrade also merges the old one)."""
-        return record | {"exercise_keys": self.master.exercise_keys(self.options)}
+        """The record to save: keyed per exercise (a regrade also merges the old one).
+        A student graded before keeps the history of their score's changes, and a new
+        change joins it (:meth:`_changed`)."""
+        record = record | {"exercise_keys": self.master.exercise_keys(self.options)}
+        old = self.previous.get(record["student"])
+        if old is None:
+            return record
+        history = list(old.get("regrades", []))
+        change = self._changed(old, record)
+        if change is not None:
+            history.append(change)
+            with self.lock:
+                self.changes.append((record["student"], change))
+        return record | ({"regrades": history} if history else {})
+
+    @staticmethod
+    def _changed(old: dict, new: dict) -> dict | None:
+        """The change of a plain run's score (before late and manual points), and why
+        the student was graded again; None when the score is the same."""
+        before = sum(t["points"] for t in old.get("tests", []))
+        after = sum(t["points"] for t in new.get("tests", []))
+        if before == after or old.get("status") == "error":  # an error had no score
+            return None
+        if old.get("submission_sha256") != new.get("submission_sha256"):
+            what = "resubmitted"
+        elif old.get("master_sha256") != new.get("master_sha256"):
+            what = "master changed"
+        elif old.get("options") != new.get("options"):
+            what = "options changed"
+        else:
+            what = "graded again"
+        return {"at": new.get("graded_at"), "what": what, "old": before, "new": after,
+                "old_total": before, "new_total": after}  # fmt: skip
 
     def _files(self, matched: Matched | None, run: dict | None, record: dict) -> dict:
         """The student's report files (``grade.json`` aside), by name; a file that cannot
@@ -550,9 +584,13 @@ def grade(
         submissions=Path(submissions), secret=secret, variant_ids=variant_ids,
         jobs=jobs or os.cpu_count() or 1,
     )  # fmt: skip
+    grader.previous = {r["student"]: r for r in earlier} if not start_over else {}
     _run_all(grader, todo, jobs, batch, progress, echo)
     batch.records = grader._tables()
     batch.errors += grader.errors
+    batch.changes = sorted(c for c in grader.changes if c[0] in batch.graded)
+    if batch.changes or (out / store.REGRADES).exists():
+        store.write_regrades(out)
     batch.seconds = time.perf_counter() - start
     return batch
 

@@ -13,12 +13,9 @@ the class, and the command prints the changes.
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
-import io
 from pathlib import Path
 
-from course_utils._files import write_atomic
 from course_utils.errors import CourseError
 from course_utils.grading.batch import grader
 from course_utils.grading.inputs.master import load_master
@@ -27,7 +24,7 @@ from course_utils.grading.inputs.submissions import discover
 from course_utils.grading.policy import scoring
 from course_utils.grading.records import store
 
-LOG = "regrades.csv"
+LOG = store.REGRADES
 
 
 class Regrader(grader.Grader):
@@ -114,19 +111,7 @@ def merge_exercise(old: dict, new: dict, exercise: str) -> dict:
 
 def write_log(out: Path) -> list[list[str]]:
     """Rebuild ``DIR/regrades.csv`` from the records; returns its rows."""
-    rows = [
-        [r["student"], c["at"], c["what"], f"{c['old']:g}", f"{c['new']:g}",
-         f"{c['old_total']:g}", f"{c['new_total']:g}"]
-        for r in store.records(out)
-        for c in r.get("regrades", [])
-    ]  # fmt: skip
-    rows.sort(key=lambda row: (row[1], row[0]))
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["student", "at", "what", "old", "new", "old_total", "new_total"])
-    writer.writerows(rows)
-    write_atomic(out / LOG, buf.getvalue())
-    return rows
+    return store.write_regrades(out)
 
 
 def _limits(args: argparse.Namespace) -> grader.Limits:

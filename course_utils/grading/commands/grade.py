@@ -89,6 +89,11 @@ def cmd_grade(args: argparse.Namespace) -> int:
     records = [adjusted.get(r["student"], r) for r in batch.records]
     print(grader_store.table(records, shutil.get_terminal_size().columns))
     print(grader_store.totals(records))
+    for student, change in batch.changes:  # also in regrades.csv
+        print(
+            f"changed: {student}: {change['old']:g} -> {change['new']:g} "
+            f"({change['what']})"
+        )
     errors = grader.error_lines(batch, records)
     for line in errors:  # what the instructor must look at
         print(f"error: {line}")

@@ -160,7 +160,8 @@ def records(out: Path, notes: list[str] | None = None) -> list[dict]:
     return [rec for rec, _ in _scan(out, secret, notes)]
 
 
-TABLES = ("grades.csv", "grades.json", "regrades.csv", "class-report")
+REGRADES = "regrades.csv"  # every score change, from the records
+TABLES = ("grades.csv", "grades.json", REGRADES, "class-report")
 
 
 def clear_grades(out: Path) -> int:
@@ -293,6 +294,24 @@ def write_tables(
         json.dumps({"students": summary}, indent=1, ensure_ascii=False) + "\n",
     )
     return recs
+
+
+def write_regrades(out: Path) -> list[list[str]]:
+    """Rebuild ``DIR/regrades.csv`` from the records' ``regrades`` (every change of a
+    student's score, whichever run made it); returns its rows."""
+    rows = [
+        [r["student"], c["at"], c["what"], f"{c['old']:g}", f"{c['new']:g}",
+         f"{c['old_total']:g}", f"{c['new_total']:g}"]
+        for r in records(out)
+        for c in r.get("regrades", [])
+    ]  # fmt: skip
+    rows.sort(key=lambda row: (row[1], row[0]))
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["student", "at", "what", "old", "new", "old_total", "new_total"])
+    writer.writerows([csv_cell(x) for x in row] for row in rows)
+    write_atomic(out / REGRADES, buf.getvalue())
+    return rows
 
 
 def _copy_checked(src: Path, dst: Path, sha: str) -> bool:

@@ -83,3 +83,27 @@ def test_one_student_is_regraded_and_nobody_else(graded_class, tmp_path, capsys)
 def test_the_ok_reason_counts_exercises_by_status():
     exercises = {"a": {"status": "passed"}, "b": {"status": "failed"}}
     assert scoring.ok_status(exercises) == ("ok", "1 of 2 exercises passed; failed: b")
+
+
+def test_a_plain_rerun_records_every_score_change(tmp_path, capsys):
+    """A resubmission graded by a plain run changes the score: regrades.csv, the record
+    and the console say so, and a later run keeps the history."""
+    from tests.grading.helpers import class_folder
+
+    subs = class_folder(tmp_path / "subs", {"ann": "stub", "bob": "full"})
+    out = tmp_path / "out"
+    argv = ["grade", str(subs), "--source", str(MASTER), "--out", str(out)]
+    argv += ["--unsafe-no-sandbox", "--jobs", "1"]
+    assert course_main(argv) == 0
+    capsys.readouterr()
+    full = (subs / "bob.ipynb").read_bytes()
+    (subs / "ann.ipynb").write_bytes(full)  # ann hands in again, solved
+    assert course_main(argv) == 0
+    assert "changed: ann: 0 -> 8 (resubmitted)" in capsys.readouterr().out
+    rows = list(csv.DictReader((out / regrade.LOG).open()))
+    assert [(r["student"], r["what"], r["old"], r["new"]) for r in rows] == [
+        ("ann", "resubmitted", "0", "8")
+    ]
+    assert course_main([*argv, "--force"]) == 0  # graded again, same score
+    (ann,) = [r for r in store.records(out) if r["student"] == "ann"]
+    assert [c["what"] for c in ann["regrades"]] == ["resubmitted"]  # kept
