@@ -118,12 +118,25 @@ def load(path: str | Path) -> dict[str, Any]:
 
 
 def machine_label(data: dict[str, Any]) -> str:
-    """'Intel Xeon … (2 cores), cpu, 2026-11-30' for a column heading."""
+    """'AMD EPYC (2 cores), 2026-11-30' for a column heading; '+ 1 x TPU v5 lite' where JAX had one.
+
+    The accelerator is named so that a file measured on a TPU or GPU host gets a
+    heading of its own beside a CPU file from a host with the same processor.
+    """
     f = data["fingerprint"]
     mode = ", smoke" if data.get("smoke") else ""
     if data.get("complete") is False:
         mode += ", stopped part-way"
-    return f"{f['cpu']} ({f.get('cores', '?')} cores{mode}), {f.get('when', '?')[:10]}"
+    kind = str(f.get("accelerator", "cpu"))
+    devices = str(f.get("jax_devices", ""))
+    accelerator = ""
+    if kind != "cpu":
+        named = devices and not devices.lower().endswith("cpu")
+        accelerator = f" + {devices if named else kind.upper()}"
+    return (
+        f"{f['cpu']} ({f.get('cores', '?')} cores{mode}){accelerator}, "
+        f"{f.get('when', '?')[:10]}"
+    )
 
 
 def _cell(c: dict[str, Any]) -> str:

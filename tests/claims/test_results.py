@@ -74,6 +74,27 @@ def test_merge_puts_machines_side_by_side(tmp_path):
         results.merge_table([])
 
 
+def test_an_accelerator_file_gets_its_own_column_and_rows(tmp_path):
+    """A TPU file beside a CPU file from the same processor: headed apart, its rows apart."""
+    cpu = results.load(_write(tmp_path, "cpu", cpu="AMD EPYC"))
+    path = _write(tmp_path, "tpu", center=1.0, cpu="AMD EPYC")
+    data = json.loads(path.read_text())
+    data["fingerprint"].update(accelerator="tpu", jax_devices="1 x TPU v5 lite")
+    data["claims"][0]["device"] = "tpu"
+    path.write_text(json.dumps(data))
+    tpu = results.load(path)
+    assert results.machine_label(cpu).startswith("AMD EPYC (")
+    assert "+ 1 x TPU v5 lite, " in results.machine_label(tpu)
+    data["fingerprint"].update(accelerator="gpu", jax_devices="1 x cpu")
+    assert "+ GPU, " in results.machine_label(data)  # PyTorch's GPU, JAX on the CPU
+    table = results.merge_table([cpu, tpu]).splitlines()
+    assert "TPU v5 lite" in table[0] and table[0].count("AMD EPYC") == 2
+    assert table[2].startswith("| compile-fusion | cpu |") and table[2].endswith(
+        "| — |"
+    )
+    assert table[3].startswith("| compile-fusion | tpu | 1.5–2x | — |")
+
+
 def test_the_cli_merges_and_refuses_clearly(tmp_path):
     a, b = _write(tmp_path, "a").parent, _write(tmp_path, "b", center=1.0).parent
     out = cli("claims", "merge", str(a), str(b))
