@@ -772,7 +772,7 @@ def check(
         grader = Grader(
             master,
             Path(tmp),
-            limits or Limits(timeout=120, total_timeout=900),
+            limits or Limits(),
             smoke=smoke,
             keep_executed=False,
             variant=mine,

@@ -10,4 +10,5 @@ the work happens in the layers below, imported when a command runs.
 - ``answers``: the arguments of ``grade answers`` and ``grade manual --key``
 - ``class_args``: what those two share: one SUBMISSIONS folder, ``--master``, ``--out``
 - ``deploy``: the arguments of ``grade slurm``, ``release`` and ``gradescope build``
+- ``limits``: the limits' arguments those commands share, with one set of defaults
 """

@@ -71,15 +71,9 @@ def _add_gradescope(sub) -> None:
         help="accept a master without hidden tests (refused otherwise: it is usually "
         "the students' version)",
     )
-    b.add_argument("--timeout", type=number(float, 0.1), default=120.0, metavar="S")
-    b.add_argument("--total-timeout", type=number(float, 1), default=900.0, metavar="S")
-    b.add_argument(
-        "--memory",
-        type=number(float, 16),
-        default=3000.0,
-        metavar="MB",
-        help="the kernel's memory limit (default 3000; Gradescope's container needs more)",
-    )
+    from course_utils.grading.commands.limits import add_limits
+
+    add_limits(b, 3000.0, "Gradescope's container needs 1 GB more")
     b.add_argument("--full", action="store_true", help="full sizes (default: smoke)")
     b.add_argument(
         "--require-sandbox",

@@ -8,7 +8,7 @@ import signal
 from pathlib import Path
 
 from course_utils.errors import CourseError
-from course_utils.grading.commands import deploy
+from course_utils.grading.commands import deploy, limits
 from course_utils.tooling.args import number
 
 GRADE_HELP = """\
@@ -240,27 +240,7 @@ def _add_grade(sub) -> None:
 
 def _add_grade_limits(g) -> None:
     """``grade``'s limits: per cell, per submission, memory, CPU time."""
-    g.add_argument(
-        "--timeout",
-        type=number(float, 0.1),
-        default=60.0,
-        metavar="S",
-        help="seconds per cell (default 60)",
-    )
-    g.add_argument(
-        "--total-timeout",
-        type=number(float, 1),
-        default=600.0,
-        metavar="S",
-        help="seconds per submission (default 600)",
-    )
-    g.add_argument(
-        "--memory",
-        type=number(float, 16),
-        default=4096.0,
-        metavar="MB",
-        help="resident memory of a kernel and its children (default 4096)",
-    )
+    limits.add_limits(g)
     g.add_argument(
         "--cpu-time",
         type=number(float, 1),
@@ -279,9 +259,7 @@ def _add_check(sub) -> None:
         "--source",
         help="notebook whose tests to run (default: the course's copy in exercises/)",
     )
-    c.add_argument("--timeout", type=number(float, 0.1), default=120.0, metavar="S")
-    c.add_argument("--total-timeout", type=number(float, 1), default=900.0, metavar="S")
-    c.add_argument("--memory", type=number(float, 16), default=4096.0, metavar="MB")
+    limits.add_limits(c)  # the grader's own: a check runs as the grade does
     c.add_argument(
         "--full", action="store_true", help="full sizes (default: smoke sizes)"
     )
