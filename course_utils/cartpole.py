@@ -13,6 +13,9 @@ API (lesson 03 and ``course claims`` use it):
 
 - ``initial_states(n, seed)``: ``(n, 4)`` float32 NumPy array, uniform in ±0.05.
 - ``random_actions(n, seed, steps=None)``: int32 NumPy actions, ``(n,)`` or ``(steps, n)``.
+- ``physics(x, x_dot, theta, theta_dot, force, sin, cos)``: one Euler step of the four
+  components, and ``terminated(x, theta)``: whether the cart or the pole left its bounds;
+  every step below is written around these two (lesson 03 writes its own on the page).
 - ``numpy_step(states, actions)``: float64 oracle for any batch shape ``(..., 4)``.
 - ``jax_step(state, action)`` / ``torch_step(state, action)``: **one** environment,
   ``state`` of shape ``(4,)`` and a scalar action, returning
@@ -103,8 +106,8 @@ def _check_batch(states: Any, actions: Any, fn: str) -> None:
 # ------------------------------------------------------------------ physics
 
 
-def _physics(x, x_dot, theta, theta_dot, force, sin, cos):
-    """One Euler step; shared by every framework so the arithmetic order is identical."""
+def physics(x, x_dot, theta, theta_dot, force, sin, cos):
+    """One Euler step of the four components, shared by every framework (one arithmetic order)."""
     costheta = cos(theta)
     sintheta = sin(theta)
     temp = (force + POLE_MASS_LENGTH * theta_dot * theta_dot * sintheta) / TOTAL_MASS
@@ -120,7 +123,8 @@ def _physics(x, x_dot, theta, theta_dot, force, sin, cos):
     )
 
 
-def _done(x, theta):
+def terminated(x, theta):
+    """Whether the cart left the track or the pole fell past 12 degrees (elementwise)."""
     return (
         (x < -X_THRESHOLD)
         | (x > X_THRESHOLD)
@@ -141,9 +145,9 @@ def numpy_step(
             f"{states.shape} and actions {actions.shape}"
         )
     force = np.where(actions == 1, FORCE_MAG, -FORCE_MAG)
-    parts = _physics(*np.moveaxis(states, -1, 0), force, np.sin, np.cos)
+    parts = physics(*np.moveaxis(states, -1, 0), force, np.sin, np.cos)
     nxt = np.stack(parts, axis=-1)
-    done = _done(nxt[..., 0], nxt[..., 2])
+    done = terminated(nxt[..., 0], nxt[..., 2])
     return nxt, np.where(done, 0.0, 1.0), done
 
 
@@ -157,8 +161,8 @@ def jax_step(state, action):
     _check_single(state, "jax_step")
     x, x_dot, theta, theta_dot = state
     force = jnp.where(action == 1, FORCE_MAG, -FORCE_MAG)
-    nxt = jnp.stack(_physics(x, x_dot, theta, theta_dot, force, jnp.sin, jnp.cos))
-    done = _done(nxt[0], nxt[2])
+    nxt = jnp.stack(physics(x, x_dot, theta, theta_dot, force, jnp.sin, jnp.cos))
+    done = terminated(nxt[0], nxt[2])
     return nxt, jnp.where(done, 0.0, 1.0), done
 
 
@@ -169,8 +173,8 @@ def jax_step_batch(states, actions):
     _check_batch(states, actions, "jax_step_batch")
     force = jnp.where(actions == 1, FORCE_MAG, -FORCE_MAG)  # (n,)
     cols = (states[:, 0], states[:, 1], states[:, 2], states[:, 3])
-    nxt = jnp.stack(_physics(*cols, force, jnp.sin, jnp.cos), axis=1)  # (n, 4)
-    done = _done(nxt[:, 0], nxt[:, 2])
+    nxt = jnp.stack(physics(*cols, force, jnp.sin, jnp.cos), axis=1)  # (n, 4)
+    done = terminated(nxt[:, 0], nxt[:, 2])
     return nxt, jnp.where(done, 0.0, 1.0), done
 
 
@@ -215,8 +219,8 @@ def torch_step(state, action):
     _check_single(state, "torch_step")
     x, x_dot, theta, theta_dot = state.unbind(0)
     force = torch.where(action == 1, FORCE_MAG, -FORCE_MAG)
-    nxt = torch.stack(_physics(x, x_dot, theta, theta_dot, force, torch.sin, torch.cos))
-    done = _done(nxt[0], nxt[2])
+    nxt = torch.stack(physics(x, x_dot, theta, theta_dot, force, torch.sin, torch.cos))
+    done = terminated(nxt[0], nxt[2])
     return nxt, torch.where(done, 0.0, 1.0), done
 
 
@@ -226,8 +230,8 @@ def torch_step_batch(states, actions):
 
     _check_batch(states, actions, "torch_step_batch")
     force = torch.where(actions == 1, FORCE_MAG, -FORCE_MAG)  # (n,)
-    nxt = torch.stack(_physics(*states.unbind(1), force, torch.sin, torch.cos), dim=1)
-    done = _done(nxt[:, 0], nxt[:, 2])
+    nxt = torch.stack(physics(*states.unbind(1), force, torch.sin, torch.cos), dim=1)
+    done = terminated(nxt[:, 0], nxt[:, 2])
     return nxt, torch.where(done, 0.0, 1.0), done
 
 
