@@ -19,22 +19,20 @@
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/v0.1.0/notebooks/09_numerics_and_tools.ipynb) [![Open In Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)](https://kaggle.com/kernels/welcome?src=https://github.com/jax-pytorch-side-by-side/course/blob/v0.1.0/notebooks/09_numerics_and_tools.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/v0.1.0?labpath=notebooks/09_numerics_and_tools.ipynb)
 #
-# Once a model trains in both frameworks, the next questions are about the machinery around
-# it: how to train in 16-bit floats without losing the model, where the time of a step goes,
-# how to find the NaN or the silent indexing bug inside compiled code, and how to make two runs
-# print the same numbers. Each framework answers these with different tools built on different
-# beliefs (PyTorch: a mode that rewrites the ops run inside it; JAX: explicit dtypes, explicit
-# keys, and a compiler that can be asked what it did). This lesson puts the tools side by side
-# on one small model and measures what each shows.
+# Once a model trains in both frameworks, new questions come up. How do you train in 16-bit
+# floats without losing the model? Where does the time of a step go? How do you find a NaN or
+# a silent indexing bug inside compiled code? How do two runs print the same numbers? PyTorch
+# answers with modes that change the ops run inside them. JAX answers with explicit dtypes,
+# explicit keys and a compiler you can question. This lesson puts the tools side by side on
+# one small model.
 #
 # **Learning objectives.** After this notebook you can
-# 1. train in bfloat16 with `torch.autocast` and with Flax NNX's `dtype`/`param_dtype`, say where
-#    each keeps float32, and explain the gap between a bfloat16 and a float32 loss curve from
-#    measured rounding errors;
-# 2. record a `torch.profiler` and a `jax.profiler` trace of the same step, read their top ops
-#    (and what they say about fusion), and count FLOPs with `cost_analysis` and `FlopCounterMode`;
-# 3. hunt NaNs, out-of-bounds indices, tracer errors and graph breaks in compiled code, and make
-#    random streams and whole training runs reproducible bit for bit in both frameworks.
+# 1. train in bfloat16 with `torch.autocast` and with Flax NNX's `dtype`/`param_dtype`, and
+#    say where each keeps float32 and why;
+# 2. record and read a `torch.profiler` and a `jax.profiler` trace of one step, count its
+#    FLOPs, and read its speed against the device's peak;
+# 3. find NaNs, out-of-bounds indices, tracer errors and graph breaks in compiled code, and
+#    make random streams and whole runs reproducible in both frameworks.
 
 # %%
 # Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),
@@ -63,6 +61,8 @@ SIZES = {  # name: (full, smoke)
     "profile_steps": (10, 3),  # training steps recorded by each profiler
     "repro_steps": (50, 5),  # steps of each run in the reproducibility check
     "mm_size": (4096, 1024),  # matmul side for the tensor-core claim (GPU only)
+    "roof_size": (2048, 512),  # matmul side for the roofline on a CPU (section 2.1)
+    "roof_accel": (8192, 4096),  # the same on an accelerator
 }
 
 # %%
@@ -88,7 +88,7 @@ from IPython.display import Markdown, display
 from jax.experimental import checkify
 from torch.utils.flop_counter import FlopCounterMode
 
-from course_utils import claims, compat, config, contention, data, profiles, timing
+from course_utils import claims, config, contention, data, peaks, profiles, timing
 from course_utils.expect import expect_error
 from course_utils.parity import assert_close
 
@@ -96,47 +96,39 @@ S = config.sizes(SIZES, SMOKE)
 torch_dev, jax_dev = SETUP.pair()  # one kind of device for both frameworks
 VERDICTS = {}  # every registered claim this lesson judges, for the table at the end
 print(env.report().line())
+if SETUP.alone_kind == SETUP.compared_kind:  # where they differ, env.setup printed the rule above
+    print(SETUP.rule)
 
 # %% [markdown]
-# The line above records the versions, the device each framework computes on (one kind for
-# both) and the float32 precision settings. On a CPU everything below runs as written; on a GPU
-# the same cells run there, and the few statements that depend on the hardware (tensor cores,
-# deterministic GPU kernels) say which branch this run took.
+# The lines above record the versions, each framework's device, the float32 precision
+# settings and this lesson's device rule for this machine. Comparisons between the
+# frameworks run both on one device kind. What shows JAX alone runs on the accelerator when
+# there is one. On a TPU, PyTorch and JAX meet on the CPU, while JAX's bfloat16 speed and its
+# roofline are measured on the chip.
 #
 # ## 1. Mixed precision
 #
 # **Key concepts**
-# - float16 has 10 mantissa bits and a narrow exponent (largest value 65,504); bfloat16 keeps
-#   float32's 8-bit exponent and only 7 mantissa bits. bfloat16 rarely overflows but rounds
-#   coarsely; float16 rounds finer but under- and overflows.
-# - PyTorch: `torch.autocast` is a mode. Inside it, ops on its lower-precision list (matmuls,
-#   convolutions) cast their inputs to the low dtype, ops on its float32 list cast them up, and
-#   the rest run in their inputs' dtype; parameters stay float32. `GradScaler` multiplies the
-#   loss so that float16 gradients do not underflow.
-# - JAX/Flax NNX: no mode. A layer's `dtype` is the dtype it computes in, `param_dtype` the dtype
-#   it stores; Optax updates whatever the parameters are (float32 here: the "master weights").
-#   Where float32 is needed (the loss), you cast.
+# - float16 has 10 mantissa bits and a narrow range: its largest value is 65,504. bfloat16
+#   keeps float32's 8-bit exponent and only 7 mantissa bits, so it rarely overflows but
+#   rounds coarsely.
+# - PyTorch: `torch.autocast` is a mode. Inside it, matmul-like ops cast their inputs down,
+#   delicate ops cast them up, and the parameters stay float32. `GradScaler` scales the loss
+#   so that float16 gradients do not underflow.
+# - Flax NNX has no mode. A layer's `dtype` is the dtype it computes in, `param_dtype` the
+#   dtype it stores. Where float32 is needed, such as the loss, you cast.
 #
-# Why bother? On accelerators with matrix units (NVIDIA tensor cores, TPU MXUs) a matmul in a
-# 16-bit format the unit takes (bfloat16 on TPUs; float16 on every NVIDIA GPU with tensor cores,
-# bfloat16 too since Ampere) has a much higher peak rate than a float32 one and moves half the
-# bytes: NVIDIA's A100
-# datasheet lists 19.5 TFLOPS for float32 and 312 TFLOPS for bfloat16 or float16 on tensor
-# cores (dense, without sparsity), a factor of 16 in peak rate (a real step gains less). Most CPUs have
-# no such unit (Intel's AMX, on recent Xeons, is one; section 1.4 reads whether this CPU has it),
-# so this section is about *numerics*: what changes in the numbers when a
-# step runs in 16 bits, and how each framework decides which ops do. Speed is a GPU/TPU question,
-# and the lesson says so where it comes up.
+# Why bother? Matrix units, such as NVIDIA's tensor cores and the TPU's MXU, multiply 16-bit
+# inputs far faster than float32 ones, and 16-bit tensors move half the bytes. NVIDIA's A100
+# data sheet lists 19.5 TFLOP/s for float32 and 312 for bfloat16 on tensor cores. Most CPUs
+# have no such unit, so on a CPU this section is about *numerics*: what changes in the
+# numbers when a step runs in 16 bits.
 #
-# bfloat16 ("brain float") was designed at Google for TPUs with one observation: neural
-# networks tolerate coarse rounding far better than they tolerate overflow. Keeping float32's
-# exponent means any float32 number converts to bfloat16 by dropping the low 16 bits of its
-# mantissa (with rounding), so the range is float32's: only values within a rounding step of
-# float32's largest (about 3.4e38) round up to infinity, and no loss scaling is needed. float16 came from graphics, where values are bounded; in training, activations and
-# gradients span many orders of magnitude, and float16 needs help (section 1.3) to cover them.
-#
-# First the formats themselves, read from each framework's `finfo`: the largest finite value,
-# the smallest normal value, and the machine epsilon (the gap between 1 and the next number).
+# bfloat16 was designed at Google for TPUs, on one observation: networks tolerate coarse
+# rounding far better than overflow. It keeps float32's exponent, so its range is float32's
+# and no loss scaling is needed. float16 came from graphics, where values are bounded, and
+# needs help in training (section 1.3). First the formats, read from each framework's
+# `finfo`.
 
 # %%
 # PyTorch: torch.finfo
@@ -164,18 +156,13 @@ print(f"bfloat16's epsilon is {eps['bfloat16'] / eps['float16']:g} times float16
       f"and {eps['bfloat16'] / eps['float32']:,g} times float32's")
 
 # %% [markdown]
-# Both frameworks describe the same three formats (the cell asserts it). Read the table by
-# column: bfloat16's smallest normal is float32's and its largest value nearly so (same
-# exponent: 3.39e38 against 3.40e38, the difference being the mantissa bits it lacks, so
-# float32's very largest values round to infinity in bfloat16), while float16 stops at 65,504
-# and its smallest normal is about 6e-5. bfloat16's epsilon is 2⁻⁷:
-# any number in the normal range is stored with a relative rounding error up to 2⁻⁸ ≈ 0.4 %.
-# The line under the table divides the epsilons: bfloat16 rounds 2³ = 8 times coarser than float16 (7 mantissa bits
-# against 10) and 2¹⁶ times coarser than float32 (against 23).
+# Both frameworks describe the same three formats, as the cell asserts. bfloat16's smallest
+# normal is float32's, and its largest value nearly so. float16 stops at 65,504, and its
+# smallest normal is about 6e-5. The epsilon is the gap between 1 and the next number: the
+# line under the table shows that bfloat16 rounds 8 times coarser than float16.
 #
-# The consequences, in one cell per framework: 70,000 is infinity in float16 and fine in
-# bfloat16; 1 + 0.001 is 1 in bfloat16; a gradient of 1e-8 vanishes in float16 unless it is
-# scaled up first (which is what `GradScaler` does).
+# Three probes show what that means: 70,000 overflows float16, 1.001 rounds to 1 in
+# bfloat16, and 1e-8 vanishes in float16 unless it is scaled up first.
 
 # %%
 # PyTorch: overflow, rounding, underflow
@@ -195,21 +182,16 @@ for name, dt in [("bfloat16", torch.bfloat16), ("float16", torch.float16)]:  # t
     assert_close(bits_torch, jax.lax.bitcast_convert_type(probe_jax.astype(name), jnp.int16), rtol=0, atol=0)
 
 # %% [markdown]
-# The roundings are bit for bit the same in both frameworks: the formats are IEEE-style and
-# round to nearest even, so a cast of a number is not a place where they can differ (only the
-# bit pattern a NaN is given may). Differences in
-# mixed-precision training come from *which* values get rounded, and when.
+# The 16-bit patterns agree bit for bit. Both frameworks round a cast to the nearest even
+# number, so their mixed-precision results differ only in *which* values get rounded, and
+# when.
 #
-# ### 1.1 Where each framework computes in 16 bits and where it keeps float32
+# ### 1.1 Where each framework computes in 16 bits
 #
-# `torch.autocast` decides per op: a matmul-like op ("lower precision" list) casts its inputs
-# down, a numerically delicate one ("float32" list) casts up, and the rest run in whatever dtype
-# their inputs have. The lists are per device type: PyTorch's "Automatic Mixed Precision"
-# reference lists, for CUDA, `softmax`, `log_softmax`, `layer_norm` and the losses among the ops
-# autocast runs in float32, while the CPU list is a different one. The cell asks this device's autocast directly, and the line under the table
-# names the rows that came back float32 here. JAX has no such lists:
-# the mirrored cell shows the dtype each JAX/Flax function returns when it is given bfloat16, which
-# is the whole policy (a layer computes in its `dtype`; a function computes in its input's dtype).
+# `torch.autocast` decides per op. Ops on its "lower precision" list, such as matmuls, cast
+# their inputs down. Ops on its "float32" list cast them up. The rest run in their inputs'
+# dtype. The lists differ per device type, so the cell asks this device's autocast. JAX has
+# no lists: a layer computes in its `dtype`, and a function computes in its input's dtype.
 
 # %%
 # PyTorch: the dtype each op returns inside autocast (bfloat16) on this device
@@ -248,52 +230,25 @@ display(Markdown(
     + "\n".join(f"| `{op}` | {str(dtypes_torch[op]).removeprefix('torch.')} | {dtypes_jax[op]} |" for op in dtypes_torch)
 ))
 upcast = [op for op, dt in dtypes_torch.items() if dt == torch.float32]
-print(f"autocast on {torch_dev.type} returned float32 for: {', '.join(upcast) or 'no op'}; "
-      f"the other {len(dtypes_torch) - len(upcast)} rows stayed bfloat16")
+print(f"autocast on {torch_dev.type} returned float32 for: {', '.join(upcast) or 'no op'}")
 
 # %% [markdown]
-# The parity cell checks the one thing both must agree on (the linear layer computes in
-# bfloat16) and prints the rest side by side, with the float32 rows of this device's autocast
-# named under the table. Read the rows where the columns differ: wherever PyTorch's column
-# says float32, autocast upcast for you; the JAX column in that row says what
-# you get without asking, and it is the row where a JAX program must cast by hand
-# (`logits.astype(jnp.float32)` before the loss; Flax's normalisation layers also compute
-# their statistics in at least float32 internally, whatever `dtype` says: the helper behind
-# them, `_compute_stats` in `flax/nnx/nn/normalization.py`, promotes its input to float32
-# before it takes the mean and the variance). The training loops
-# below do exactly that: PyTorch's loss goes through autocast, JAX's through an explicit cast.
+# Both compute the linear layer in bfloat16, as the cell checks. The line under the table
+# names the ops autocast upcast here. In those rows a JAX program must cast by hand, as
+# `logits.astype(jnp.float32)` does before the loss below. Flax's normalisation layers are
+# the exception: they compute their statistics in float32 whatever `dtype` says.
 #
-# Why keep the *parameters* in float32 even when every matmul runs in 16 bits? Because of the
-# update. bfloat16's epsilon is 2⁻⁷ ≈ 0.008: a weight of 1.0 stored in bfloat16 cannot move by
-# less than about 0.004, so an SGD update of 1e-4 rounds to no change at all, and training
-# stalls while the loss still looks fine. Storing float32 "master weights" and casting them to
-# bfloat16 on the way into each matmul avoids this; it is what autocast does implicitly (it never
-# touches `model.parameters()`) and what `param_dtype=jnp.float32` does explicitly in Flax. Optax
-# has no opinion: it updates the parameters in whatever dtype they have, so a model built with
-# `param_dtype=jnp.bfloat16` gets bfloat16 updates and their lost small steps. (Pure-bfloat16
-# training exists, but with tricks such as stochastic rounding or Kahan-summed updates that
-# this lesson does not need.)
+# The designs also differ in scope. Autocast covers everything the `with` block calls on its
+# thread, library code included. Flax's `dtype` belongs to each layer, so a model mixes
+# dtypes by construction.
 #
-# The two designs also differ in *scope*. Autocast is a context: everything the `with` block
-# calls on its own thread is affected, including library code you did not write, and nothing
-# outside is (its state is thread-local, so a worker thread started inside the block runs
-# without it until it enters an autocast of its own).
-# Flax's dtype is a property of each layer: a model mixes dtypes by construction (a float32
-# final layer or normalisation is a constructor argument), and a plain function such as
-# `jax.nn.softmax` simply follows its input's dtype.
+# ### 1.2 One model, trained in float32 and in bfloat16
 #
-# ### 1.2 The same model, trained in float32 and in bfloat16, in both frameworks
-#
-# A two-layer MLP on scikit-learn's 8×8 digits (flattened to 64 features), with one set of
-# initial weights drawn in NumPy and copied into both frameworks, one batch order, and plain
-# SGD. In float32 the two frameworks must produce the same loss curve; in bfloat16 each may
-# round differently, and the question is by how much.
-#
-# Why an MLP and not the CNN of lesson 04? Mixed precision is about matmuls (a convolution is a
-# matmul in disguise), and an MLP's step is nearly all matmul in FLOPs (section 2 counts them),
-# so it isolates the effect, though the small elementwise ops take a larger share of the time; it is
-# also cheap enough to train for a few hundred steps a dozen times within the lesson's time budget
-# (the four runs below, and the eight of the storage comparison after them).
+# The model is a two-layer MLP on scikit-learn's 8×8 digits, trained with plain SGD. Both
+# frameworks copy one set of initial weights drawn in NumPy and see one batch order. Each
+# framework's own initialiser draws from its own generator, so this copy is what makes the
+# curves comparable step by step. An MLP is nearly all matmul, which is where mixed precision
+# acts.
 
 # %%
 split = data.load_digits(seed=0)
@@ -345,13 +300,9 @@ assert_close(logits0_torch, MLPNNX(W0, jnp.float32)(jnp.asarray(x_first_np)), rt
 
 
 # %% [markdown]
-# The two models hold the same weights and give the same logits on the first batch (the parity
-# cell). Copying one NumPy draw into both is what makes the comparison possible at all: each
-# framework's own initialiser draws from its own generator (section 4.1), so two models "built
-# the same way" start from different weights and their loss curves cannot be compared step by
-# step. Note the transpose: `nn.Linear` stores its weight as (out, in) and computes `x @ W.T`,
-# while `nnx.Linear` stores its kernel as (in, out) and computes `x @ kernel`. Next the training
-# step and the loop that runs it, mirrored the same way.
+# Both models give the same logits on the first batch. Note the transpose: `nn.Linear`
+# stores its weight as (out, in), while `nnx.Linear` stores its kernel as (in, out). Next the
+# training step in each framework.
 
 # %%
 # PyTorch: one SGD step, the forward under autocast
@@ -380,8 +331,10 @@ def step_jax(model, opt, x, y):
 
 
 # %% [markdown]
-# The two step functions read alike on purpose; the loops below only build a fresh model and
-# optimiser from `W0` and run one step per batch, returning the losses and the trained model.
+# PyTorch wraps the forward in a mode, and autocast's float32 list upcasts the loss. JAX
+# builds a model that computes in `dtype` and casts the logits itself. In both, the
+# parameters and the update stay float32. The loops build a fresh model from `W0` and run
+# one step per batch.
 
 # %%
 # PyTorch: the training loop
@@ -402,13 +355,6 @@ def train_jax(dtype, batches):
     return np.asarray(jnp.stack(losses)), model
 
 
-# %% [markdown]
-# The differences between the two steps are the ones this section is
-# about: PyTorch wraps the forward in a mode (`autocast`), and the loss inside it is upcast by
-# autocast's float32 list; JAX builds a model whose layers compute in `dtype` and casts the
-# logits itself. In both, the parameters and the optimiser's update stay float32. Now the
-# four runs: float32 and bfloat16 in each framework.
-
 # %%
 # PyTorch: float32 and bfloat16 autocast
 runs_torch = {name: train_torch(dt, BATCHES) for name, dt in [("float32", torch.float32), ("bfloat16", torch.bfloat16)]}
@@ -427,11 +373,8 @@ assert_close(curves_torch["float32"], curves_jax["float32"], rtol=1e-4, atol=1e-
 print(f"float32 curves: largest gap {np.abs(curves_torch['float32'] - curves_jax['float32']).max():.2e} over {S.steps} steps")
 
 # %% [markdown]
-# In float32 the two frameworks trace one curve: the first loss agrees to float32 rounding and
-# the largest gap over the whole run is printed above (the order of the sums inside a matmul,
-# and the last bit of functions such as `exp` and `log` in the softmax, are where the two
-# libraries' float32 kernels may differ). That makes the bfloat16 runs comparable: any gap
-# between them and their float32 curves is the 16-bit arithmetic, not a different experiment.
+# In float32 the two frameworks trace one curve, within the printed gap. So any gap between a
+# bfloat16 run and its float32 curve comes from the 16-bit arithmetic.
 
 # %%
 fig, (ax, ax_gap) = plt.subplots(1, 2, figsize=(11, 3.5))
@@ -447,27 +390,17 @@ ax_gap.legend(fontsize="small")
 plt.tight_layout()
 
 # %% [markdown]
-# On the left, on a log scale, a gap of a fraction of a percent between curves cannot be seen.
-# The right panel plots the gap itself, each framework's bfloat16 loss minus its float32 loss
-# at every step. Two things can be read off it. Its sign: a gap that changes sign from step to
-# step is rounding noise around the float32 curve, while one that keeps one sign (or all but
-# a few steps) means the
-# bfloat16 run has moved onto a slightly different path through the weights, with a lower or a
-# higher loss (one run cannot say whether that sign belongs to bfloat16 or to this run). Its
-# size over the run: every step starts from the weights the earlier steps left, so a
-# difference in one update is carried into every later step, and a gap that grows is that
-# drift adding up. The lines under the table read both off this run, and the table puts numbers on it. "Final" is the last step's loss; the mean of
-# the last steps (its header says how many) smooths over the batch-to-batch
-# noise; the last column is the mean absolute gap between a run's curve and its own framework's
-# float32 curve, over all steps.
+# The left panel cannot show a gap of a fraction of a percent. The right panel plots the gap
+# itself: each framework's bfloat16 loss minus its float32 loss. A gap that changes sign from
+# step to step is rounding noise. A gap that keeps one sign means the bfloat16 run drifted
+# onto a slightly different path through the weights. One run cannot say whether that sign
+# belongs to bfloat16 or to the run. The lines under the table say which case happened here,
+# and whether the gap grew.
 
 # %%
 tail = max(1, min(10, S.steps // 3))
-rows = []
-for fw, curves in [("PyTorch", curves_torch), ("JAX", curves_jax)]:
-    for name, c in curves.items():
-        gap = np.abs(c - curves["float32"]).mean()
-        rows.append(f"| {fw} | {name} | {c[-1]:.5f} | {c[-tail:].mean():.5f} | {gap:.2e} |")
+rows = [f"| {fw} | {name} | {c[-1]:.5f} | {c[-tail:].mean():.5f} | {np.abs(c - curves['float32']).mean():.2e} |"
+        for fw, curves in [("PyTorch", curves_torch), ("JAX", curves_jax)] for name, c in curves.items()]
 display(Markdown(f"| framework | compute dtype | final loss | mean of the last {tail} | mean gap to float32 |\n"
                  "|---|---|---:|---:|---:|\n" + "\n".join(rows)))
 third = max(1, S.steps // 3)  # the first and the last third of the run, for the gap's trend
@@ -476,31 +409,20 @@ for fw, curves in [("PyTorch", curves_torch), ("JAX", curves_jax)]:
     above, below = int((gap > 0).sum()), int((gap < 0).sum())
     signs = np.sign(gap[gap != 0])
     flips = int((signs[1:] != signs[:-1]).sum())  # sign changes between steps (equal losses skipped)
+    noise = flips >= max(2, (len(signs) - 1) // 4) and min(above, below) >= (above + below) // 4
     side = "above" if above > below else "below" if below > above else "on both sides of"
-    if above + below == 0:
-        sign = "the bfloat16 loss equals the float32 loss at every step"
-    elif flips == 0:
-        sign = f"the gap keeps one sign: bfloat16's loss ran {side} float32's"
-    elif min(above, below) < (above + below) // 4:  # a few steps on the other side
-        sign = f"the gap keeps mostly one sign: bfloat16's loss ran {side} float32's"
-    elif flips >= max(2, (len(signs) - 1) // 4):
-        sign = f"the gap changes sign from step to step ({flips} times): noise around the float32 curve"
-    else:
-        sign = (f"the gap changes sign only {flips} time{'s' if flips > 1 else ''}, not from step to step: "
-                f"a drift, with bfloat16's loss mostly {side} float32's")
+    sign = f"noise, {flips} sign changes" if noise else f"a drift, bfloat16 mostly {side} float32, {flips} sign changes"
     early, late = np.abs(gap[:third]).mean(), np.abs(gap[-third:]).mean()
-    trend = ("it grew" if late > 2 * early else "it shrank" if 2 * late < early else "it stayed about the same size")
-    size = f"{late / early:.1f}× that over the first {third}: {trend}" if early else f"{late:.2e}, from 0 at first"
-    print(f"{fw}: bfloat16 above float32 on {above} of {len(gap)} steps, below on {below}; {sign}; "
-          f"its mean size over the last {third} steps is {size}")
+    trend = "it grew" if late > 2 * early else "it shrank" if 2 * late < early else "about the same size"
+    print(f"{fw}: above float32 on {above} of {len(gap)} steps, below on {below}: {sign if signs.size else 'no gap'}; "
+          f"last third's gap {late / early if early else float('inf'):.1f}× the first third's: {trend}")
 
 # %% [markdown]
 # Where does the gap come from? Not from the optimiser: the parameters and the update are
-# float32 in all four runs. It comes from the forward and backward passes, where every input
-# to a matmul is rounded to 8 significant bits. The cell below measures that rounding on the
-# *initial* model, before any training could amplify it: the relative error of the bfloat16
-# logits against the float32 ones, in each framework, next to bfloat16's unit roundoff (half its
-# epsilon, 2⁻⁸).
+# float32 in all four runs. It comes from the forward and backward passes, where every
+# matmul input is rounded to 8 significant bits. The next cell measures that rounding on the
+# initial model, before training could amplify it. It prints the error of the bfloat16 logits
+# in units of bfloat16's unit roundoff, 2⁻⁸.
 
 # %%
 x0 = BATCHES[0][0]  # (batch, 64), one batch, the initial weights
@@ -508,54 +430,32 @@ with torch.no_grad(), torch.autocast(torch_dev.type, dtype=torch.bfloat16):
     logits_bf16_torch = MLPTorch(W0).to(torch_dev)(torch.from_numpy(x0).to(torch_dev)).float().cpu().numpy()
 logits_f32 = np.asarray(MLPNNX(W0, jnp.float32)(jnp.asarray(x0)))
 logits_bf16_jax = np.asarray(MLPNNX(W0, jnp.bfloat16)(jnp.asarray(x0)).astype(jnp.float32))
-rel = {fw: np.abs(lb - logits_f32).max() / np.abs(logits_f32).max()
-       for fw, lb in [("PyTorch", logits_bf16_torch), ("JAX", logits_bf16_jax)]}
-rel_between = np.abs(logits_bf16_torch - logits_bf16_jax).max() / np.abs(logits_f32).max()
 unit_roundoff = float(jnp.finfo(jnp.bfloat16).eps) / 2
-{"relative error of bf16 logits": rel, "PyTorch bf16 vs JAX bf16": rel_between, "bf16 unit roundoff": unit_roundoff}
-
-# %%
-loss_gap = {fw: float(np.abs(c["bfloat16"] - c["float32"]).mean() / c["float32"].mean())
-            for fw, c in [("PyTorch", curves_torch), ("JAX", curves_jax)]}
-print("\n".join(
-    f"{fw}: bf16 logits off by {rel[fw] / unit_roundoff:.1f} unit roundoffs at step 0; "
-    f"the bf16 loss curve sits {100 * loss_gap[fw]:.2f} % (mean) from float32 over {S.steps} steps"
-    for fw in rel
-) + f"\nPyTorch's and JAX's bf16 logits differ from each other by {rel_between / unit_roundoff:.1f} unit roundoffs")
+rel = {fw: np.abs(lb - logits_f32).max() / np.abs(logits_f32).max() / unit_roundoff
+       for fw, lb in [("PyTorch", logits_bf16_torch), ("JAX", logits_bf16_jax)]}
+rel_between = np.abs(logits_bf16_torch - logits_bf16_jax).max() / np.abs(logits_f32).max() / unit_roundoff
+for fw, c in [("PyTorch", curves_torch), ("JAX", curves_jax)]:
+    loss_gap = np.abs(c["bfloat16"] - c["float32"]).mean() / c["float32"].mean()
+    print(f"{fw}: bf16 logits off by {rel[fw]:.1f} unit roundoffs at step 0; "
+          f"the bf16 loss curve sits {100 * loss_gap:.2f} % (mean) from float32 over {S.steps} steps")
+print(f"PyTorch's and JAX's bf16 logits differ from each other by {rel_between:.1f} unit roundoffs")
 
 
 # %% [markdown]
-# These lines are the explanation, computed for this run. At step 0 the bfloat16 logits are
-# off by the printed number of unit roundoffs: that is what rounding the inputs, the weights
-# and the hidden activations to 8 significant bits, and accumulating the products, costs. Each
-# step's gradient goes through the same rounding in the backward pass's matmuls (this cell
-# measures the forward only). These errors enter the weights with each update, and every
-# later step starts from those weights, so they can add up over the run or be damped by it
-# (the lines under the table say whether the gap grew here); the printed percentage is how far
-# the bfloat16 loss curve actually sat from float32 on average, to be read against the
-# step-to-step wobble of the loss in the plot. The last line compares the two
-# frameworks' bfloat16 logits with each other. Both recipes round the same values before the
-# first matmul (autocast casts a matmul's inputs and weights; NNX's `dtype` casts the layer's
-# inputs and parameters), so they can agree exactly; where they part (how each accumulates
-# inside the matmul, the precision of the bias add), the difference is rounding-sized, and the
-# table above shows how far apart their loss curves ended.
-
-# %% [markdown]
-# **Why the parameters stay float32.** All four runs kept their parameters in float32, the two
-# bfloat16 runs included, which computed in bfloat16 from them. The float32 copy, the *master
-# weights*, is not a formality: an SGD update `lr * g` is usually far smaller than the
-# parameter it changes, and bfloat16 has 8
-# significant bits, so the gap between a parameter and the next bfloat16 number is between 2⁻⁸
-# and 2⁻⁷ of its size (2⁻⁷ is bfloat16's epsilon, from the `finfo` table opening section 1). An
-# update smaller than half that gap rounds away: `p - lr * g == p`, and the step
-# is lost for that parameter. How often does that happen to this model? The cells below train
-# the same MLP four times in each framework, computing in bfloat16 every time: at each of two
-# learning rates (section 1.2's, and one ten times smaller), once with the parameters *stored*
-# in bfloat16 (each update applied in bfloat16, no float32 copy anywhere), and once with float32
-# master weights (the forward casts a bfloat16 copy; the update lands in float32). At every
-# step each run counts the nonzero updates that left their parameter exactly where it was. The
-# model is written as plain functions of a parameter dict, identical in both frameworks, so
-# that at one learning rate the storage dtype is the only difference between the two runs.
+# At step 0 the bfloat16 logits are off by the printed number of unit roundoffs: the cost of
+# rounding the inputs, the weights and the hidden activations. The backward pass rounds each
+# gradient the same way. These errors enter the weights with each update, and every later
+# step starts from those weights. The printed percentage is how far the bfloat16 curve sat
+# from float32 on average. Both recipes round the same inputs and weights, so the two
+# frameworks' bfloat16 logits differ only by how each accumulates inside the matmul.
+#
+# **Why the parameters stay float32.** An SGD update `lr * g` is usually far smaller than the
+# parameter it changes. bfloat16 keeps 8 significant bits, so the gap between a parameter and
+# its neighbour is 2⁻⁸ to 2⁻⁷ of its size. An update smaller than half that gap rounds away:
+# `p - lr * g == p`. The cells below count how often that happens. They train the MLP in
+# bfloat16 four times per framework: at two learning rates, with the parameters *stored* in
+# bfloat16 and with float32 master weights. The model is written as plain functions of a
+# parameter dict, the same in both frameworks.
 
 # %%
 # PyTorch: SGD with parameters stored in bfloat16, or float32 master weights; compute in bfloat16
@@ -621,65 +521,37 @@ display(Markdown(f"| framework | lr | parameters stored in | updates lost | firs
                  "|---|---:|---|---:|---:|---:|\n" + "\n".join(rows)))
 for fw, runs in [("PyTorch", storage_torch), ("JAX", storage_jax)]:
     print(f"{fw}: " + "; ".join(
-        f"at lr {lr:g}, {runs['bfloat16', lr][1]:.0%} of the updates rounded away in bfloat16 storage, "
-        f"and it lowered the loss {STALL[fw, lr]:.0%} as much as float32 master weights did" for lr in STORAGE_LRS))
+        f"at lr {lr:g}, bfloat16 storage lost {runs['bfloat16', lr][1]:.0%} of its updates "
+        f"and lowered the loss {STALL[fw, lr]:.0%} as much as float32 master weights" for lr in STORAGE_LRS))
 
 
 # %% [markdown]
-# The table and the lines read the cost directly. Both frameworks' runs start from the same
-# first loss (the parity check: they compute in bfloat16 alike, from the same weights), and
-# each printed line compares, at each of the two learning rates, how far bfloat16 storage brought the loss
-# down with how far float32 master weights did over the same batches. The "updates lost"
-# column is the share of all nonzero per-element updates, over the whole run, that left their
-# parameter exactly where it was: the `p - lr * g == p` of the paragraph above, counted.
+# The "updates lost" column is the share of nonzero updates that left their parameter
+# unchanged. The lines compare how far each storage brought the loss down over the same
+# batches. For the same parameter and gradient, a smaller rate puts the update further under
+# the rounding gap; the table shows how the two rates compared in this run. The updates that
+# survive are the large ones. The many small updates that would have added up are rounded
+# away every step, so a parameter meant to drift slowly does not move. The float32 rows count
+# what float32's own, far finer rounding loses.
 #
-# Read the two learning rates against each other. An update is lost when `lr * g` is below
-# half the gap around `p`, so a smaller rate puts more of them under that line (for the same
-# `p` and `g`, every update lost at the larger rate is lost at the smaller one too); the two
-# runs do not see the same `p` and `g` after their first step, so the table's shares, not this
-# argument, say how the two rates compared on this run. What the
-# losses do with that is the stall. The updates that survive are the large ones, the largest
-# gradients and the parameters near zero (where the gap is small); the many small updates that
-# would have added up over the steps are rounded away one by one, every step, so a parameter
-# that should drift slowly does not move at all. The printed percentage is how much of the
-# float32 run's progress bfloat16 storage still made; where it is well below 100 %, training
-# stalled for the reason just described, and the float32 master weights, with the same
-# bfloat16 arithmetic everywhere else, did not. In float32 an update can be lost too, when it
-# is below half of float32's own rounding step, about 2⁻²⁴ of the parameter; the float32 rows
-# of the table count those, printed to two significant digits so that a small share does not
-# show as 0.
-#
-# This is why `autocast` leaves parameters float32 and NNX separates `param_dtype` from
-# `dtype`: the rounding errors of the forward and backward passes are made afresh at every
-# step (the bfloat16-compute curves above printed how far they moved the loss in this run),
-# while an update rounded away in a stored parameter is lost for good, step after step. The
-# same effect hits every accumulator kept in 16 bits, a running mean, an optimiser's moment, a gradient summed over
-# micro-batches: keep sums in float32. Training *entirely* in bfloat16 is possible, and some
-# large runs do it to halve the optimiser's memory, but then the update needs a remedy of its
-# own, such as stochastic rounding (rounding up or down at random, in proportion to the
-# distance, so that small updates survive on average) or a compensated sum that keeps the
-# rounding error of each update in a second bfloat16 buffer and adds it back at the next step.
-# Neither framework does either by default; both keep the float32 copy.
+# This is why autocast leaves the parameters float32 and NNX separates `param_dtype` from
+# `dtype`. A forward pass's rounding errors are made afresh at every step, while an update
+# rounded away in a stored parameter is lost for good. The same holds for every accumulator
+# kept in 16 bits, such as an optimiser's moments. Runs that store everything in bfloat16
+# need a remedy such as stochastic rounding, which neither framework applies by default.
 #
 # ### 1.3 float16 and loss scaling
 #
-# float16 has three more mantissa bits than bfloat16 but its smallest normal number is 6e-5,
-# and small gradient entries can be smaller than that. Below it float16 keeps
-# fewer and fewer significant bits (the subnormals): the smallest is 2⁻²⁴ ≈ 6e-8, and a value below
-# half of it, about 3e-8, becomes 0.
-# The cells below measure it on the float32-trained models of 1.2 at their last batch: each
-# framework computes the first layer's gradient again with float16 activations, without and
-# with the loss multiplied by 2¹⁶ (divided back in float32), and counts the entries that are
-# nonzero in float32 but became 0. `torch.amp.GradScaler`
-# multiplies the loss by a large factor (65,536 at first) before `backward()`, so the float16
-# gradients are scaled into range, then divides them again in float32 before the optimiser
-# step; if it finds an inf or NaN it skips the step and halves the factor. That is a GPU tool:
-# float16 autocast exists on a CPU (and runs here without warnings), but float16 training is a
-# GPU practice, where float16 tensor cores make it pay. JAX has no `GradScaler`: the same three lines are written out (libraries such as
-# DeepMind's `jmp` package them). After the table, a second pair of cells takes one such step:
-# both compute one float16 gradient on the *first* batch, unscale it in float32, check it for
-# inf/NaN, and take the SGD step only if it is finite (`scaler.step` skips it otherwise; the JAX
-# cell writes the same rule as an `if`).
+# float16 rounds finer than bfloat16, but its smallest normal number is 6e-5, and small
+# gradients can be smaller. Below it float16 keeps fewer and fewer bits, the subnormals, and
+# below about 3e-8 a value becomes 0. `torch.amp.GradScaler` multiplies the loss by a large
+# factor, 65,536 at first, so that the float16 gradients land in range. It divides them back
+# in float32 before the optimiser step, and skips the step when it finds an inf or NaN. JAX
+# has no `GradScaler`: you write the same lines, or use a library such as DeepMind's `jmp`.
+#
+# The next cells measure what scaling buys on the float32-trained models of 1.2, at their
+# last batch. Each framework recomputes the first layer's gradient with float16 activations,
+# without and with the loss multiplied by 2¹⁶.
 
 # %%
 # PyTorch: the trained float32 model's fc1 gradient on the last batch, float16 activations
@@ -704,9 +576,9 @@ def scaled_grads_jax(model, x, y, scale):  # the gradient of loss × scale, comp
 
 
 def fc1_grad_jax(dtype, scale=1.0):
-    trained = runs_jax["float32"][1]
-    w = {k: np.asarray(getattr(getattr(trained, layer), part)[...])
-         for k, layer, part in [("W1", "fc1", "kernel"), ("b1", "fc1", "bias"), ("W2", "fc2", "kernel"), ("b2", "fc2", "bias")]}
+    trained = nnx.to_pure_dict(nnx.state(runs_jax["float32"][1], nnx.Param))
+    w = {k: np.asarray(trained[layer][part]) for k, layer, part in
+         [("W1", "fc1", "kernel"), ("b1", "fc1", "bias"), ("W2", "fc2", "kernel"), ("b2", "fc2", "bias")]}
     x, y = (jnp.asarray(a) for a in BATCHES[-1])
     grads = scaled_grads_jax(MLPNNX(w, dtype), x, y, scale)
     return np.asarray(nnx.to_pure_dict(grads)["fc1"]["kernel"], np.float32) / scale  # (64, hidden)
@@ -714,16 +586,6 @@ def fc1_grad_jax(dtype, scale=1.0):
 
 g32_jax = fc1_grad_jax(jnp.float32)
 g16_jax = {scale: fc1_grad_jax(jnp.float16, scale) for scale in (1.0, 2.0**16)}
-
-# %% [markdown]
-# The two functions read alike on purpose. Each takes the float32-trained weights, computes the
-# loss on the last batch with float16 activations (PyTorch through autocast, which casts a
-# matmul's inputs and weights as it runs; JAX through a model whose layers compute in
-# float16 and store float32 parameters), multiplies the loss by `scale` before the backward
-# pass and divides the first layer's gradient by it afterwards, in float32. With `scale` 1
-# nothing is rescaled, which is what training in float16 without `GradScaler` does. The
-# float32 gradients of the two frameworks are checked equal first, so the float16 rows below
-# compare the same numbers.
 
 # %%
 assert_close(g32_torch, g32_jax, rtol=1e-4, atol=1e-6, name="float32 fc1 gradient")
@@ -744,45 +606,22 @@ for scale in g16_torch:
              f"| median relative error of the small ones, loss × {scale:g} | "
              + " | ".join(f"{F16[fw, scale][1]:.1e}" for fw in g32s) + " |"]
 display(Markdown("| fc1 gradient entries | PyTorch | JAX |\n|---|---:|---:|\n" + "\n".join(rows)))
-
-# %%
-for fw, g32 in g32s.items():
+for fw in g32s:
     (z1, e1), (z2, e2) = F16[fw, 1.0], F16[fw, 2.0**16]
-    n_small, n_lifted = int(small[fw].sum()), int(np.sum(np.abs(g32[small[fw]]) >= 2.0**-30))
-    cost = f"the subnormals cost {e1 - e2:.1e} of it" if e1 > e2 else "scaling did not lower it"
-    print(f"{fw}: lost to 0: {z1:,} unscaled, {z2:,} scaled, of {n_nonzero[fw]:,} nonzero entries; "
-          f"the {n_small:,} small ones' median relative error {e1:.1e} unscaled, {e2:.1e} scaled: {cost} "
-          f"({n_lifted:,} of them normal float16 once scaled)")
+    cost = f"the subnormals cost {e1 - e2:.1e} of the error" if e1 > e2 else "scaling did not lower the error"
+    print(f"{fw}: {z1:,} entries lost to 0 unscaled, {z2:,} scaled; {cost}")
 
 # %% [markdown]
-# The first row of the table is the float32 gradient itself: the share of its entries that
-# float16 can only hold as subnormals or not at all. The next rows are what float16 made of
-# them, without and with scaling: the share of entries lost outright, and the median relative
-# error of the small ones (the entries whose float32 value lies below float16's smallest
-# normal). That error has two parts: the bits a subnormal lacks, and float16's rounding in the rest of the pass (the
-# activations, the products), which every entry carries, small or not. Multiplying the loss by
-# 2¹⁶ moves every gradient up by 16 powers of two, which lifts every entry above 2⁻³⁰ ≈ 1e-9
-# out of the subnormal range (too large a scale overflows instead: `GradScaler` then skips the
-# step and halves the scale), so for the entries it lifts the scaled rows keep only the second
-# part. What the small gradients lose to the subnormals is therefore estimated by the difference
-# between the unscaled and the scaled medians; the lines under the table compute it for this run, and count how
-# many of the small entries scaling made normal (where that is fewer than all of them, the rest
-# still sit in the subnormals, or below, after scaling). Read their "lost to 0" counts first:
-# where the unscaled count is 0, float16 still held every small entry, with fewer bits, so the
-# subnormals' damage in this run is precision, not zeros; where it is above 0, those entries'
-# updates were lost outright, the failure `GradScaler` exists to prevent (the table prints its
-# shares to two significant digits, so a share shows as 0 % only when no entry is in it). The
-# zeros and the difference of the medians are what loss scaling buys, and the lines say what each
-# came to in this run, at this batch (nothing, where no entry was lost and scaling did not lower
-# the error); `GradScaler` applies the scaling on every step, with a scale it adjusts.
+# The first row is the share of gradient entries that float16 can hold only as subnormals
+# or not at all. The next rows show what float16 made of them: entries lost to 0, and the
+# median relative error of the small entries. Scaling by 2¹⁶ lifts every entry above 2⁻³⁰
+# out of the subnormals, so the drop in error with scaling estimates what they cost. The
+# lines under the table compute that drop and count the zeros, the failure `GradScaler`
+# exists to prevent. Gradients usually shrink as the loss falls, so float16 without a scaler
+# can look fine for a while and then stall. bfloat16 shares float32's smallest normal, so the
+# same gradients stay normal numbers there.
 #
-# The table measures one moment, the last batch of this run (full mode trains ten times as
-# many steps as smoke mode); it does not follow the share over training. The usual pattern is
-# that gradients shrink as the loss falls, so more of them sit below float16's smallest normal
-# the longer a run goes, and float16 training without a scaler can look fine for a while and
-# then stall: the updates that would have continued the descent are the ones rounded away.
-# bfloat16 shares float32's smallest normal, so the same
-# gradients stay normal numbers there; what bfloat16 loses instead is precision, everywhere.
+# Next, one full step with loss scaling in each framework, on the first batch.
 
 # %%
 # PyTorch: float16 autocast with GradScaler (one step)
@@ -820,59 +659,37 @@ assert_close(model16_torch.fc1.weight.detach().T, model16_jax.fc1.kernel[...], r
 {fw: float(np.abs(g - grad32).max() / np.abs(grad32).max()) for fw, g in [("PyTorch fp16", grad16_torch), ("JAX fp16", grad16_jax)]}
 
 # %% [markdown]
-# Both float16 gradients agree with each other within 2 % of the largest float32 gradient
-# entry, and the updated weights within 2 % of the largest update (the learning rate times that
-# entry), as the cell asserts; the gradients' relative errors against the float32 gradient are
-# printed above. The parameters stayed float32 in both. `GradScaler` kept its factor (no inf appeared) or halved it (one did): its
-# printed scale says which happened here. The JAX cell's `if finite:` runs in Python, on a
-# concrete boolean, because only the gradient is jitted here; inside a jitted step the same rule is
-# written with `jax.lax.cond`, or left to Optax's `optax.apply_if_finite(optimizer, n)`, which
-# wraps an optimiser, skips an update whose gradient is not finite, up to `n` such updates in a
-# row (after `n` consecutive ones it gives up and applies the next), and counts the non-finite gradients in its state (`jmp`
-# adds the dynamic scale that halves and grows like `GradScaler`'s). Loss scaling is only needed for float16; bfloat16 has
-# float32's exponent range, which is why it is TPUs' 16-bit format and the usual choice for
-# training on NVIDIA GPUs since Ampere (PyTorch's CUDA autocast still defaults to float16:
-# pass `dtype=torch.bfloat16`).
+# The two float16 gradients agree within 2 % of the largest float32 entry, and the updated
+# weights within 2 % of the largest update, as the cell asserts. The parameters stayed
+# float32 in both. `GradScaler` keeps its scale when no inf appeared and halves it when one
+# did; its printed scale says which. The JAX cell's `if finite:` runs in Python, because
+# only the gradient is jitted here. Inside a jitted step you write it with `jax.lax.cond`,
+# or wrap the optimiser in `optax.apply_if_finite`. Loss scaling is needed only for float16,
+# which is why bfloat16 is the usual choice on TPUs and on NVIDIA GPUs since Ampere.
+# PyTorch's CUDA autocast still defaults to float16, so pass `dtype=torch.bfloat16`.
 #
-# ### 1.4 What bfloat16 does for speed on this machine
+# ### 1.4 What bfloat16 does for speed here
 #
-# Before the hardware claim, a measurement that this machine *can* make: one forward and
-# backward pass of the MLP on a batch, in float32 and in bfloat16, in each framework (PyTorch
-# eager with autocast; JAX jitted with the NNX `dtype`). Each variant returns the loss and the
-# gradients' squared norm, which `timing.compare` checks agree within bfloat16's rounding
-# before it times the four in interleaved rounds. On a CPU the answer depends on the chip: one
-# with bfloat16 vector or matrix instructions (AVX512-BF16, AMX) may gain, one without converts
-# every value and may lose. The first cell reads which of those this CPU has: the flags the
-# Linux kernel lists in `/proc/cpuinfo`, and the instruction set PyTorch's CPU kernels were
-# dispatched for (`torch.backends.cpu.get_cpu_capability()`). Whichever happened here, the
-# first two lines under the timing cell say it.
+# Now a measurement this machine can make: one forward and backward pass of the MLP, in
+# float32 and in bfloat16, in each framework. `timing.compare` checks that the variants agree
+# within bfloat16's rounding, then times them in interleaved rounds. On a CPU the answer
+# depends on the chip. One with bfloat16 instructions may gain, and one without converts
+# every value and may lose. The first cell reads this CPU's flags.
 
 # %%
 # This CPU's bfloat16 instructions, as Linux lists them, and PyTorch's kernel dispatch level
 cpuinfo = Path("/proc/cpuinfo")
-cpu_flags = next((set(line.split(":", 1)[1].split()) for line in (cpuinfo.read_text().splitlines() if cpuinfo.exists() else [])
-                  if line.startswith("flags")), None)
-BF16_FLAGS = None if cpu_flags is None else {flag: flag in cpu_flags for flag in ("avx512_bf16", "amx_bf16")}
-print(f"PyTorch's CPU kernels: {torch.backends.cpu.get_cpu_capability()}")
-unknown = "unknown (/proc/cpuinfo lists no x86 flags)" if cpuinfo.exists() else "unknown (no /proc/cpuinfo: not Linux)"
-print("bfloat16 instructions: " + (unknown if BF16_FLAGS is None else
-      ", ".join(f"{flag.upper().replace('_', '-')} {'yes' if has else 'no'}" for flag, has in BF16_FLAGS.items())))
+lines = cpuinfo.read_text().splitlines() if cpuinfo.exists() else []
+cpu_flags = next((set(line.split(":", 1)[1].split()) for line in lines if line.startswith("flags")), set())
+BF16_FLAGS = [flag.upper().replace("_", "-") for flag in ("avx512_bf16", "amx_bf16") if flag in cpu_flags]
+print(f"PyTorch's CPU kernels: {torch.backends.cpu.get_cpu_capability()}; "
+      f"bfloat16 instructions listed: {', '.join(BF16_FLAGS) or 'none'}")
 
 
 # %% [markdown]
-# The two lines answer different questions, and they can disagree. The flags are what the
-# processor offers: AVX512-BF16 adds instructions that convert float32 to bfloat16 and that
-# multiply pairs of bfloat16 numbers, adding the products into float32 (a dot product, the inner
-# step of a matmul); AMX-BF16 adds tile instructions that multiply whole bfloat16 blocks at
-# once, much closer to what a tensor core does. PyTorch's capability line is the instruction
-# set its own vectorised CPU kernels were dispatched for (`DEFAULT`, `AVX2`, `AVX512`, ...), a
-# coarser label: its matmuls go through oneDNN or a BLAS library, which inspects the processor
-# itself and uses bfloat16 instructions where it finds them. XLA's CPU backend makes its own
-# choices (recent releases hand some of the matmuls to the YNNPACK library; section 2's fusion
-# list shows whether this run's did), so a flag being
-# present says a bfloat16 kernel *can* exist on this machine, not that either framework used one for this
-# model. That is why the timing cell measures instead of inferring from the flags, and why, on a
-# CPU whose flags `/proc/cpuinfo` lists, its last line repeats them next to the result.
+# AVX512-BF16 adds bfloat16 dot products that accumulate in float32. AMX-BF16 multiplies
+# whole bfloat16 tiles, closer to a tensor core. A flag says a fast kernel *can* exist here,
+# not that either framework used one, so the next cells measure.
 
 # %%
 # PyTorch: forward + backward in float32 and under bfloat16 autocast (eager)
@@ -889,15 +706,16 @@ def grad_pass_torch(dtype):
 
 
 # %%
-# JAX: the same pass, jitted, with a float32 and a bfloat16 NNX model
-def grad_pass_jax(dtype):
+# JAX: the same pass, jitted, with a float32 and a bfloat16 NNX model, on a given device
+def grad_pass_jax(dtype, device=jax_dev):
     graphdef_g, params_g = nnx.split(MLPNNX(W0, dtype))
+    args = jax.device_put((params_g, xb_jax, yb_jax), device)
 
     @jax.jit
     def run_jit(p, x, y):
         loss, g = jax.value_and_grad(lambda q: loss_jax(nnx.merge(graphdef_g, q), x, y))(p)
         return jnp.stack([loss, sum(jnp.sum(leaf.astype(jnp.float32) ** 2) for leaf in jax.tree.leaves(g))])
-    return lambda: run_jit(params_g, xb_jax, yb_jax)
+    return lambda: run_jit(*args)
 
 
 # %%
@@ -905,47 +723,32 @@ passes = {"PyTorch float32": grad_pass_torch(torch.float32), "PyTorch bfloat16":
           "JAX float32": grad_pass_jax(jnp.float32), "JAX bfloat16": grad_pass_jax(jnp.bfloat16)}
 speed_bf16 = timing.compare(passes, rtol=2e-2, atol=1e-3)  # checks the four agree first
 BF16_HERE = {fw: claims.faster(speed_bf16, f"{fw} float32", f"{fw} bfloat16") for fw in ("PyTorch", "JAX")}
-for answer in BF16_HERE.values():
-    print(answer.explanation)
-if BF16_FLAGS is not None and torch_dev.type == "cpu":
-    has = [flag.upper().replace("_", "-") for flag, present in BF16_FLAGS.items() if present]
-    print(f"on a CPU with {' and '.join(has) if has else 'neither AVX512-BF16 nor AMX-BF16'} "
-          f"(PyTorch's kernels: {torch.backends.cpu.get_cpu_capability()})")
+if SETUP.alone_kind != SETUP.compared_kind:  # an accelerator PyTorch lacks: JAX alone there, its own rows
+    alone = {f"JAX {SETUP.alone_kind.upper()} {name}": grad_pass_jax(dt, SETUP.jax_alone)
+             for name, dt in [("float32", jnp.float32), ("bfloat16", jnp.bfloat16)]}
+    f32_alone, bf16_alone = alone
+    assert_close(alone[f32_alone](), passes["JAX float32"](), rtol=1e-4, atol=1e-5)  # against the CPU reference
+    BF16_HERE[SETUP.alone_label] = claims.faster(timing.compare(alone, rtol=2e-2, atol=1e-3), f32_alone, bf16_alone)
+for fw, answer in BF16_HERE.items():
+    print(f"{fw}: {answer.explanation}")
 
 # %% [markdown]
-# Those two lines are generated from the paired rounds by the course's one rule: each says
-# which precision was faster for its framework on this machine and by how much, or that the
-# rounds could not tell them apart (or were disturbed by other work, which the rule detects and
-# reports instead of judging). Whatever they say is a fact about this run's device and this
-# small model, not a law about mixed precision: on a GPU a tensor core changes the arithmetic
-# itself, which the next claim is about.
+# Each line comes from the paired rounds by the course's one rule. It names the faster
+# precision and by how much, or says that the rounds could not tell them apart. On a CPU
+# without bfloat16 arithmetic, every bfloat16 matmul is a float32 matmul plus conversions, so
+# float32 winning is expected there. Where JAX has an accelerator that PyTorch lacks, as on a
+# TPU runtime, a third line times JAX alone on it; bfloat16 is a TPU's native type. Its
+# float32 result is first checked against the CPU's within 1e-4, since both compute float32
+# matmuls at `highest` precision. That line is its own row, never judged against PyTorch on
+# another device.
 #
-# Each line also prints a number and its 95 % interval, which show the size of the effect.
-# Where the rule names a winner, the number is how many times faster the named precision was,
-# so it is never below 1 ("float32 is 1.3x faster than bfloat16" means bfloat16 took 1.3 times
-# as long). Where the rule declines to judge, the line prints the raw ratio instead, float32
-# time over bfloat16 time: above 1 leans to bfloat16, below 1 to float32. On a CPU without
-# bfloat16 arithmetic, every bfloat16 matmul is a float32 matmul plus conversions, so float32
-# winning is the expected outcome there, not a bug; on one with AVX512-BF16 or AMX-BF16 (the
-# cell that read the flags says which this one has), bfloat16 instructions exist, and whether the
-# libraries' kernels use them to beat float32 on a model this small is what the rounds
-# measured.
+# ### 1.5 The tensor-core claim
 #
-# ### 1.5 The speed claim, and where it can be judged
-#
-# "Mixed precision makes training faster" is a statement about matrix units: a tensor core
-# multiplies 16-bit tiles with float32 accumulation at many times the float32 rate, float16
-# tiles on every NVIDIA GPU that has tensor cores, bfloat16 ones only since Ampere (compute
-# capability 8.0; a T4's or a V100's tensor cores take float16, not bfloat16). The claims
-# registry holds the bfloat16 claim with its stated magnitude; on a GPU with bfloat16 tensor
-# cores the cell times a float32 and a bfloat16-autocast matmul (same inputs, results checked
-# close first) and judges it, and anywhere else (a CPU, or an older GPU) it says why it cannot.
-#
-# On such a GPU the comparison is deliberately narrow: one square matmul, float32 with TF32 off
-# (the course's precision setting) against bfloat16 under autocast, outputs checked close
-# before timing. A whole training step gains less than its matmuls do, because elementwise ops
-# and memory traffic do not get faster by the same factor; the claim as registered is about the
-# matmul, the part tensor cores accelerate.
+# "Mixed precision makes training faster" is a statement about matrix units. NVIDIA's tensor
+# cores take float16 since Volta and bfloat16 since Ampere, compute capability 8.0. On such a
+# GPU the cell times one square matmul in float32 and under bfloat16 autocast, then judges the
+# registered claim. Elsewhere it says why it cannot. A whole training step gains less than its
+# matmuls, because elementwise ops and memory traffic do not speed up alike.
 
 # %%
 cc = torch.cuda.get_device_capability(torch_dev) if torch_dev.type == "cuda" else None
@@ -959,18 +762,12 @@ if cc is not None and cc >= (8, 0):  # bfloat16 tensor cores: NVIDIA's since Amp
 
     mm_times = timing.compare({"float32": torch.matmul, "bfloat16 autocast": mm_bf16}, a_mm, a_mm, rtol=5e-2, atol=5e-2)
     VERDICTS["bf16-tensor-cores"] = claims.judge("bf16-tensor-cores", mm_times, "float32", "bfloat16 autocast")
-elif cc is not None:
-    VERDICTS["bf16-tensor-cores"] = claims.not_testable(
-        "bf16-tensor-cores",
-        f"this GPU (compute capability {cc[0]}.{cc[1]}) has no bfloat16 tensor cores, which NVIDIA's GPUs have "
-        "since Ampere (8.0); its bfloat16 matmuls run without them, so their speed says nothing about the claim",
-    )
 else:
     VERDICTS["bf16-tensor-cores"] = claims.not_testable(
         "bf16-tensor-cores",
-        f"the claim is about tensor cores, and this run's PyTorch computes on {torch_dev.type}, which has none; "
-        "a CPU's bfloat16 speed depends on its own bfloat16 instructions (AVX512-BF16's vector dot products, "
-        "AMX's tile matmuls), not on what the claim measures",
+        f"this GPU (compute capability {cc[0]}.{cc[1]}) has no bfloat16 tensor cores, which NVIDIA's GPUs have "
+        "since Ampere (8.0)" if cc is not None else
+        f"the claim is about tensor cores, and this run's PyTorch computes on {torch_dev.type}, which has none",
     )
 VERDICTS["bf16-tensor-cores"]
 
@@ -978,26 +775,21 @@ VERDICTS["bf16-tensor-cores"]
 # ## 2. Profiling: where the time of a step goes
 #
 # **Key concepts**
-# - `torch.profiler.profile` records every operator PyTorch dispatches (and every GPU kernel);
+# - `torch.profiler.profile` records every operator PyTorch dispatches and every GPU kernel.
 #   `prof.export_chrome_trace(path)` writes them as Chrome-trace JSON.
 # - `jax.profiler.trace(folder, create_perfetto_trace=True)` records the compiled program's
-#   ops (XLA's HLO ops, each fusion as one) and the Python around them; it writes an XSpace
-#   protobuf for XProf and a `perfetto_trace.json.gz` under `folder/plugins/profile/<run>/`.
-# - Both files open in Perfetto (https://ui.perfetto.dev, "Open trace file"); JAX's folder also
-#   opens in XProf, OpenXLA's profile viewer (https://github.com/openxla/xprof: `pip install
-#   xprof`, then `xprof --logdir=FOLDER`), which was TensorBoard's profile plugin
-#   (`tensorboard-plugin-profile`) before it became a program of its own.
-# - FLOPs: `jax.jit(f).lower(...).compile().cost_analysis()` reports what XLA counted in the
-#   compiled program; `torch.utils.flop_counter.FlopCounterMode` counts the matmul-like ops as
-#   they run.
+#   ops and the Python around them. It writes `perfetto_trace.json.gz` under
+#   `folder/plugins/profile/<run>/`.
+# - Both files open in [Perfetto](https://ui.perfetto.dev). JAX's folder also opens in XProf,
+#   OpenXLA's profile viewer: `pip install xprof`, then `xprof --logdir=FOLDER`.
+# - FLOPs: `cost_analysis()` of a compiled JAX program reports what XLA counted.
+#   `torch.utils.flop_counter.FlopCounterMode` counts PyTorch's matmul-like ops as they run.
 #
-# A profile answers "which ops does one step run, and how long does each take?" The two
-# frameworks answer it at different levels, and the difference is the point of the section:
-# eager PyTorch dispatches one operator at a time, so its trace lists every `aten::` call;
-# `jax.jit` compiles the whole step into one XLA program whose ops are already fused, so its
-# trace lists far fewer, larger ops. Both traces below record the *same* float32 training
-# step from section 1, after a warm-up call, into a temporary folder this cell prints (nothing
-# is written into the course's folder).
+# A profile answers "which ops does one step run, and how long does each take?" Eager
+# PyTorch dispatches one operator at a time, so its trace lists every `aten::` call.
+# `jax.jit` compiles the whole step into one XLA program of fused ops, so its trace lists far
+# fewer, larger ops. Both traces below record the same float32 training step from section 1,
+# after a warm-up call, into a temporary folder.
 
 # %%
 TRACE_DIR = Path(tempfile.mkdtemp(prefix="course-09-traces-"))
@@ -1033,39 +825,28 @@ assert_close(model_p_torch.fc1.weight.detach().T, model_p_jax.fc1.kernel[...], r
 print(f"open in https://ui.perfetto.dev:\n  {torch_trace}\n  {jax_trace}")
 
 # %% [markdown]
-# The PyTorch cell records through `profiles.torch_profile`, which is `torch.profiler.profile`
-# with one cosmetic change: Kineto, the profiling library under `torch.profiler`, writes (since
-# torch 2.12) a `USDT: ... profiler_start` and a `profiler_stop` line to the process's stderr
-# when a recording starts and stops (markers for system tracing tools such as `bpftrace`,
-# nothing about your program), and the helper drops those two lines and passes any other
-# through.
+# `profiles.torch_profile` is `torch.profiler.profile` without a two-line banner that Kineto
+# prints. The parity cell checks that both models still hold the same weights, so the traces
+# recorded the same computation. Drag either file into Perfetto to see each thread's ops on
+# a timeline. In the PyTorch file the Python thread carries nested slices, such as
+# `aten::linear` around the `aten::addmm` it calls. In the JAX file the Python thread shows
+# the jitted call, and the XLA runtime's thread shows one slice per compiled op.
 #
-# The parity cell checks that the two profiled runs still hold the same weights (the same
-# number of identical steps, warm-up included), so the traces record the same computation.
-# The files' paths are printed for opening in Perfetto: drag one into the page and each
-# thread's ops appear on a timeline.
+# <details><summary>More on recording and reading traces</summary>
 #
-# **Reading a trace in Perfetto.** Each row of the timeline is a thread. In the PyTorch file,
-# the Python thread carries nested slices: the outer ones are the autograd engine and
-# `aten::linear`, the inner ones the kernels they call (`aten::addmm`). On a CPU the backward
-# pass runs on the calling thread too (autograd's engine executes CPU work in the thread that
-# called `backward()`); on a GPU it runs on a per-device autograd thread, a row of its own. In the JAX file, the Python thread shows the jitted call
-# (`PjitFunction(step_jax)`) and the runtime's preparation of its arguments, while the XLA
-# runtime's thread (on a CPU, `tf_XLAPjRtCpuClient/…`) shows the compiled program's ops, one
-# slice per HLO op (on a CPU each holds a sliver at its end named `end: …`, which the runtime
-# records without an `hlo_op` tag, so the tables below leave it out). Click a slice to see its
-# duration and arguments; select a range to get a summary table, which is what the cells below
-# compute from the files. To mark steps in a long recording, wrap each step in
-# `torch.profiler.record_function("step")` or `jax.profiler.StepTraceAnnotation("step",
-# step_num=i)`; for long runs, `torch.profiler.schedule(wait=, warmup=, active=)` records only a
-# window, and `jax.profiler.start_server(port)` lets XProf capture a running program.
+# - To mark steps in a long recording, wrap each step in `torch.profiler.record_function("step")`
+#   or `jax.profiler.StepTraceAnnotation("step", step_num=i)`.
+# - `torch.profiler.schedule(wait=..., warmup=..., active=...)` records only a window of a
+#   long run. `jax.profiler.start_server(port)` lets XProf capture a running program.
+# - On a GPU, kernels run asynchronously: the host's slices show how long an op took to
+#   launch, and the device rows show how long it ran. PyTorch's backward pass then runs on a
+#   per-device autograd thread, a row of its own.
+# </details>
 #
-# The notebook reads the files back with `course_utils.profiles`, which parses the Chrome-trace
-# JSON both write, computes each op's *self* time (its duration less that of the ops nested in
-# it, so that `aten::linear` does not count the `aten::addmm` it calls a second time) and keeps,
-# for PyTorch, the operator events (`cat: cpu_op`), except that where the trace holds GPU kernels
-# the top-ops table keeps the kernels instead (the count of op events per step counts both kinds),
-# and for JAX, the events XLA tagged with an `hlo_op`.
+# The cells below read the files back with `course_utils.profiles`. It computes each op's
+# *self* time, its duration less that of the ops nested inside it, and sums it per name. For
+# PyTorch it keeps the operator events, or the GPU kernels where there are any. For JAX it
+# keeps the events XLA tagged as compiled ops.
 
 # %%
 # PyTorch: the top ops of the eager step, per step
@@ -1090,66 +871,30 @@ print(f"XLA fusions in the step ({len(fused)}): {', '.join(fused)}")
 unnamed = [f for f in fused if f.split("fusion")[0].strip("_") in ("", "ynn", "loop", "input")]
 print(f"of which {len(unnamed)} name no op: {', '.join(unnamed) or 'none'}")
 for fw, top, quiet in [("PyTorch", top_torch, quiet_torch.result), ("JAX", top_jax, quiet_jax.result)]:
-    reading = ("other programs competed for the cores while it recorded: its microseconds, and the order "
-               "they put the ops in, cannot be trusted as this step's" if quiet.contended else
-               "recorded on quiet cores, its order is this run's, and may differ in the next")
-    print(f"{fw}: the largest self time is `{top[0].name}` ({100 * top[0].share:.0f} % of the recorded op "
-          f"time); {reading}")
+    trust = "contended: its times and their order are not this step's" if quiet.contended else "quiet cores"
+    print(f"{fw}: largest self time `{top[0].name}`, {100 * top[0].share:.0f} % of the op time ({trust})")
 
 
 # %% [markdown]
-# Read the two tables with the counts under them. The PyTorch step runs every operator the
-# Python code names, one at a time: the forward's `addmm`/`relu`, the loss's `log_softmax` and
-# `nll_loss`, their backward ops (the `fill_`s in the trace belong to the backward pass: the
-# `ones_like` that seeds the loss's gradient and, on a CPU, the `sum`s that reduce the bias
-# gradients, which fill their outputs with zeros before adding; `zero_grad()` sets the gradients
-# to `None` and runs no op)
-# and SGD's in-place updates (nested operator calls included in the count). The JAX step is one XLA
-# program; its ops are matmuls (the `dot`s), a few single ops XLA left unfused (the
-# `wrapped_…` events, such as the scatter in the loss's gradient), and *fusions*: XLA merged chains of elementwise work (the bias add and ReLU,
-# the softmax's subtract-exponential, the SGD update `w - lr * g`) into single loops, and most
-# fusion names list the ops each one swallowed (`subtract_exponential_fusion`). The third
-# printed line lists the fusions whose names say nothing: on a CPU, recent XLA hands some of the matmuls
-# (and some reductions) to the YNNPACK library as `ynn_fusion.N`, whose name lists no op (in
-# Perfetto its slice carries only its name and its HLO module; the compiled program's text,
-# `jax.jit(f).lower(...).compile().as_text()`, shows what each fusion computes); on a GPU the
-# names differ again (`loop_…_fusion`, `input_…_fusion`, and matmul fusions that call cuBLAS or Triton). Fewer, fused ops mean fewer passes over memory and
-# no Python between them; that is what `jit` buys a step like this, and what `torch.compile`'s
-# Inductor does for PyTorch (lesson 03 counted its generated kernels). On a GPU the same cells show
-# CUDA kernels for PyTorch and GPU ops for JAX, and the story is the same with kernel launches
-# in place of operator calls.
+# The PyTorch step runs every operator the Python code names, one at a time: the forward's
+# `addmm` and `relu`, the loss, their backward ops and SGD's in-place updates. The JAX step is
+# one program of matmuls, a few unfused ops and *fusions*. A fusion merges a chain of
+# elementwise work, such as the bias add and ReLU, into one loop, and its name usually lists
+# the ops it swallowed. The third line lists the fusions whose names say nothing. On a CPU,
+# recent XLA hands some matmuls to the YNNPACK library as `ynn_fusion`; the compiled program's
+# text, `compiled.as_text()`, shows what each fusion computes. Fewer, fused ops mean fewer
+# passes over memory and no Python between them. That is what `jit` buys a step like this,
+# and what `torch.compile` does for PyTorch.
 #
-# Which op tops each table is a fact about this recording, not about the step: a few
-# microseconds per op, on cores that other programs may share, reorder easily, and a busy
-# machine can multiply one op's time many times over between two runs. That is why each
-# table's recording ran inside `contention.Monitor` (the guard `course_utils.timing` puts
-# around every comparison) and the line under it says whether the cores were quiet; the last
-# printed lines name each table's largest op and say how far to trust its rank. What holds in
-# every run is the *shape*: how many op events each step makes, and which kinds of op they are.
+# Which op tops each table is a fact about this recording, not about the step. Ops of a few
+# microseconds trade places between runs, and other programs on the same cores can stretch
+# any of them. So each recording ran inside `contention.Monitor`, and the last lines say
+# whether the cores were quiet. When they were not, this section's times are not judged. The
+# op counts and the fusion list come from the program, not the clock, so they hold either
+# way.
 #
-# The guard cannot make a busy machine quiet; it makes the table honest about it. On Linux it reads,
-# from `/proc/stat`, how much CPU time other processes took on this process's cores while the
-# steps were recorded, and calls the recording contended above a quarter of the cores' time.
-# A contended table still shows which ops ran and how often (those counts come from the
-# program, not the clock), so the counts line and the fusion list are read the same either way;
-# only the microseconds and the order they impose wait for a quiet rerun.
-#
-# Two cautions when reading any profile. First, the profiler costs time itself: each recorded
-# event adds work, which weighs most on a step made of many tiny ops (the eager PyTorch step
-# here). The cells below time a whole recording of one step, so what they measure is this
-# per-event work together with the fixed cost of starting and stopping a recording (and, for
-# JAX, of writing its files), which can outweigh it. So compare the shape of the two tables, not their
-# microseconds, and time with `course_utils.timing` when the question is speed. Second, self time is not the whole
-# story on an accelerator: a GPU runs kernels asynchronously, so the host thread's slices show
-# how long it took to *launch* an op, and the device rows show how long it *ran*.
-#
-# What do the tools cost? The cells below time one training step plain, recorded by the
-# profiler, and under each framework's NaN debugging mode (section 3.1 uses them): PyTorch's
-# anomaly mode, which records a stack for every forward op so that a failing backward op can
-# name its forward line, and JAX's `debug_nans`, which checks every output of every jitted call
-# for NaN. Every variant runs the same step on the same batch (the steps do not change shape
-# or dtype, so nothing is compared but the tool); `timing.compare` interleaves them in shuffled
-# rounds.
+# What do the tools cost? The next cells time one training step plain, recorded by the
+# profiler, and under each framework's NaN debugging mode from section 3.1.
 
 # %%
 # PyTorch: one eager step, plain, recorded by torch.profiler, and under anomaly mode
@@ -1197,43 +942,29 @@ for (fw, tool), answer in TOOL_COST.items():
     print(f"{fw}, {tool.removeprefix('step, ')}: {answer.explanation}")
 
 # %% [markdown]
-# Each line says, from the paired rounds and by the course's one rule, whether the plain step
-# was faster than the step with the tool on, and by how much (the median ratio and its 95 %
-# interval), or that the rounds could not tell (or were disturbed by other programs, which the
-# rule reports instead of judging). The tables' first-call column times no compilation on either
-# side: the JAX step was compiled before these cells (section 1.2's runs and the traces' warm-up
-# called it), neither `debug_nans` nor a recording compiles it again, and eager PyTorch
-# compiles nothing. Read the ratios for what they include. "Profiled" here
-# starts and stops a recording around a single step, so its ratio holds the profiler's fixed
-# cost of starting and stopping (and, for JAX, of writing the trace files) as well as the cost
-# per recorded event; a long recording spreads the fixed part over many steps, which is why
-# the section's traces recorded several steps in one recording. The NaN modes do different
-# kinds of extra work, which is what their two ratios measure (whether the rounds could tell the
-# costs apart, and from the plain step, is what the lines say). Anomaly mode works in Python on every op of
-# the forward pass (it saves the stack of each one, for the error message a failing backward op
-# may need), so its cost grows with the number of ops, and an eager step of small ops is where
-# it weighs most. `debug_nans` does nothing inside the compiled program: after each jitted call
-# it checks the outputs for NaN, and only when it finds one does it pay a large price, re-running
-# the function op by op without compiling it (section 3.1 shows that re-run). On a step whose
-# outputs are finite its cost is that check, which may be too small for the rounds to tell from
-# noise; the line says which it was here. (It also turns buffer donation off for a function
-# traced while it is on, so that a re-run can still read its inputs; donation is decided when
-# the function is traced, so a step compiled before the flag was set keeps donating, and its
-# re-run then finds its inputs deleted. This step donates none, so neither costs anything
-# here.) Both belong in debugging rather than in a
-# training run all the same: anomaly mode for the work it adds to every op, `debug_nans` because a NaN
-# it meets stops the run with an error, which is what debugging wants and a long
-# training job does not.
+# Each line says whether the plain step was faster than the step with the tool on, and by
+# how much, or that the rounds could not tell. "Profiled" starts and stops a recording around
+# one step, so it pays a recording's fixed cost every time; a long recording spreads that
+# cost over many steps. Anomaly mode saves a Python stack for every forward op, so its cost
+# grows with the number of ops. `debug_nans` checks each jitted call's outputs and re-runs the
+# function op by op only when it finds a NaN. Keep both for debugging: anomaly mode slows
+# every op, and `debug_nans` stops a run at its first NaN.
 #
-# ### 2.1 Counting FLOPs
+# <details><summary>debug_nans and buffer donation</summary>
 #
-# A profile says where time went; a FLOP count says how much arithmetic there was, which is
-# what a roofline or a "model FLOPs utilisation" figure divides by. Each framework can count:
-# JAX asks the compiler (`cost_analysis()` on the compiled program, after XLA's
-# optimisations), PyTorch counts as it runs (`FlopCounterMode` intercepts matmuls,
-# convolutions and attention, and counts nothing else). Both count a multiply-add as 2 FLOPs.
-# The analytic count for the MLP's forward on a batch of B examples is
-# 2·B·(64·H + H·10) for the two matmuls.
+# `debug_nans` also turns buffer donation off for a function traced while it is on, so that a
+# re-run can still read its inputs. Donation is decided at trace time. A step compiled before
+# the flag was set keeps donating, and its re-run then finds its inputs deleted. This
+# lesson's step donates nothing.
+# </details>
+#
+# ### 2.1 Counting FLOPs, and reading them against the peak
+#
+# A profile says where time went; a FLOP count says how much arithmetic there was. JAX asks
+# the compiler: `cost_analysis()` of the compiled program, after XLA's optimisations. PyTorch
+# counts as it runs: `FlopCounterMode` intercepts matmuls, convolutions and attention, and
+# nothing else. Both count a multiply-add as 2 FLOPs. By hand, the MLP's forward on a batch of
+# $B$ examples costs $2B(64H + 10H)$ FLOPs for its two matmuls.
 
 # %%
 # PyTorch: FlopCounterMode around the forward, and around forward + backward
@@ -1251,8 +982,8 @@ graphdef, params = nnx.split(model_p_jax)
 fwd = jax.jit(lambda p, x: nnx.merge(graphdef, p)(x))
 grad_fn = jax.jit(jax.grad(lambda p, x, y: loss_jax(nnx.merge(graphdef, p), x, y)))
 flops_jax = {
-    "forward": compat.cost_flops(fwd.lower(params, xb_jax).compile()),
-    "forward + backward": compat.cost_flops(grad_fn.lower(params, xb_jax, yb_jax).compile()),
+    "forward": peaks.flops(fwd.lower(params, xb_jax).compile()),
+    "forward + backward": peaks.flops(grad_fn.lower(params, xb_jax, yb_jax).compile()),
 }
 flops_jax
 
@@ -1262,59 +993,84 @@ analytic = {"forward": 2 * B * (64 * H + H * 10), "forward + backward": 2 * B * 
 for k in analytic:
     assert flops_torch[k] == analytic[k], k
     assert analytic[k] <= flops_jax[k] <= 1.05 * analytic[k], k  # XLA adds the elementwise ops
-display(Markdown("| FLOPs | analytic (matmuls) | `FlopCounterMode` | `cost_analysis` | XLA extra |\n|---|---:|---:|---:|---:|\n" + "\n".join(
+display(Markdown("| FLOPs | by hand (matmuls) | `FlopCounterMode` | `cost_analysis` | XLA extra |\n|---|---:|---:|---:|---:|\n" + "\n".join(
     f"| {k} | {analytic[k]:,} | {flops_torch[k]:,} | {flops_jax[k]:,.0f} | {flops_jax[k] - analytic[k]:+,.0f} |" for k in analytic)))
 
 # %% [markdown]
-# The table compares three counts. `FlopCounterMode` matches the analytic matmul count exactly
-# (the cell asserts it for both rows), because matmuls are all it counts. XLA's count is a
-# little larger (the cell asserts it, by at most 5 %), and the last column says by how much: the compiled program also adds the
-# biases and takes the ReLU's maxima (the forward program holds nothing else), the gradient
-# program adds the loss's softmax and the gradients of those same operations, and
-# `cost_analysis` counts each of those elementwise operations too. Neither program holds an
-# optimizer update: only `jax.grad` was compiled. For the backward pass,
-# the analytic count holds the weight gradients of both layers and the input gradient of the
-# second only (nobody asks for the gradient of the data). When a paper quotes "model FLOPs", it
-# means the matmul count; when XLA quotes FLOPs, it means everything it will execute.
+# `FlopCounterMode` matches the hand count exactly, because matmuls are all it counts. XLA's
+# count is a little larger, by at most 5 %, as the cell asserts. It also counts the bias adds
+# and the ReLU, and in the gradient program the softmax and their gradients. The backward's
+# hand count holds both weight gradients and the second layer's input gradient; nobody needs
+# the gradient of the data. A paper's "model FLOPs" means the matmul count. XLA's FLOPs mean
+# everything the compiled program executes.
 #
-# What the counts are for: model FLOPs utilisation (MFU) divides the matmul FLOPs of a step by
-# its time and by the hardware's peak rate. With the analytic or `FlopCounterMode` count in the
-# numerator, MFU compares like with like across frameworks; with `cost_analysis`'s count it
-# would credit JAX for the elementwise work too. XLA's number is the right one for a different
-# question: how much arithmetic the compiled program really performs, after any
-# rematerialisation (recomputing activations in the backward pass raises it) or algebraic
-# simplification.
+# A FLOP count becomes a speed reading when it is divided by the time and compared with the
+# device's peak. The next cell does that for JAX alone on `SETUP.jax_alone`, in the device's
+# fastest listed dtype: the MLP's gradient, and one large matmul. `course_utils.peaks` gives
+# the published peak, or on a CPU a peak measured a moment ago. It reads each program as a
+# roofline. A program's arithmetic intensity is its FLOPs divided by the bytes it moves. The
+# device's ridge point is its peak FLOP/s divided by its memory bandwidth: a TPU v5e's is
+# 197 TFLOP/s over 819 GB/s, about 240 FLOPs per byte. Below the ridge a program waits for
+# memory, and the best it can reach is the bandwidth times its intensity. Above it, it waits
+# for compute.
+
+# %%
+# JAX alone on SETUP.jax_alone: achieved FLOP/s against the device's peak, read as a roofline
+top = peaks.peak(SETUP.jax_alone) or peaks.measure_cpu(device=SETUP.jax_alone)
+dt = "bfloat16" if top.flops("bfloat16") else "float32"
+n = S.roof_size if SETUP.alone_kind == "cpu" else S.roof_accel  # an accelerator needs more work to fill
+graphdef_r, params_r = nnx.split(MLPNNX(W0, jnp.dtype(dt)))
+grad_r = jax.jit(jax.grad(lambda p, x, y: loss_jax(nnx.merge(graphdef_r, p), x, y)))
+a_r = jax.random.normal(jax.random.key(0), (n, n), dt)
+seconds, shares = {}, {}
+with contention.Monitor() as quiet_roof:
+    for name, fn, args in [("MLP gradient", grad_r, (params_r, xb_jax, yb_jax)), (f"{n}² matmul", jax.jit(jnp.matmul), (a_r, a_r)),
+                           ("empty call", jax.jit(lambda x: x + 1), (jnp.float32(0),))]:
+        args = jax.device_put(args, SETUP.jax_alone)
+        compiled = fn.lower(*args).compile()
+        seconds[name] = timing.bench(compiled, *args, label=name).median
+        if name != "empty call":
+            roof = peaks.roofline(peaks.flops(compiled), peaks.bytes_accessed(compiled), seconds[name], top, dt)
+            shares[name] = roof.compute_share
+            print(f"{name} in {dt}, {SETUP.alone_label}: {timing.format_seconds(seconds[name])} a call; {roof}")
+print(f"the matmul reached {shares[f'{n}² matmul'] / shares['MLP gradient']:.0f}× the MLP gradient's share of the peak")
+print(f"a call that does almost nothing takes {timing.format_seconds(seconds['empty call'])}; "
+      f"the MLP gradient took {seconds['MLP gradient'] / seconds['empty call']:.1f}× that")
+print(f"peak: {top.name}, {top.flops(dt) / 1e9:,.0f} GFLOP/s in {dt}, {top.bytes_per_s / 1e9:,.0f} GB/s; {top.source}")
+print("recorded while", quiet_roof.result.text())
+
+# %% [markdown]
+# The lines say which bound each program hit here and what share of the peak it reached.
+# The MLP's gradient does few FLOPs per byte moved. A large matmul reuses every number it
+# loads many times, so it does far more, and the next line says how much more of the peak it
+# reached. Then a call that does almost nothing: every call pays that floor, to start the
+# program and wait for its result. A step not far above the floor cannot keep an accelerator
+# busy; give each call more work, a larger batch or several steps at once. A CPU's peaks are
+# measured here, from a large matmul and a large add, so its shares are rough. A program can
+# pass 100 % when it runs from the cache, or when other programs slowed the measurement.
 #
 # ## 3. Debugging compiled code
 #
 # **Key concepts**
-# - NaNs: `jax.debug_nans(True)` (the `jax_debug_nans` flag as a context manager) re-runs a
-#   jitted function op by op when its output has a NaN and raises at the op that made it;
-#   `checkify` returns the error as a value from inside `jit`. PyTorch's
-#   `torch.autograd.detect_anomaly()` names the backward op that produced a NaN, with the
-#   forward line that created it.
-# - Printing: inside `jit`, `print` runs at trace time only (once per trace);
-#   `jax.debug.print` runs every call (and `jax.debug.breakpoint()` stops there, a debugger inside compiled code). Under
-#   `torch.compile`, a `print` is a graph break: Dynamo compiles the code before and after it as
-#   two graphs and runs the `print` in Python.
-# - Indexing out of bounds: JAX clamps indexed reads and drops indexed writes silently (no
-#   exceptions inside compiled code; `jnp.take` fills instead, with NaN for floats); PyTorch raises
-#   `IndexError` (on a GPU, an index tensor past the end fails inside the kernel instead, as
-#   a device-side assert, a `RuntimeError`).
-# - Errors: a Python `if` on a traced value is a `TracerBoolConversionError` (a
-#   `ConcretizationTypeError`); a data-dependent `if` under `torch.compile(fullgraph=True)` is an
-#   `Unsupported` error from Dynamo. Each is fixed by saying the branch as data (`where`, `cond`).
+# - NaNs: `jax.debug_nans(True)` re-runs a jitted function op by op when its output has a NaN
+#   and raises at the op that made it. `checkify` returns the error as a value from inside
+#   `jit`. PyTorch's `torch.autograd.detect_anomaly()` names the backward op that made a NaN.
+# - Printing: inside `jit`, `print` runs once per trace and `jax.debug.print` at every call.
+#   Under `torch.compile`, a `print` is a graph break.
+# - Out-of-bounds indices: JAX clamps reads and drops writes silently; PyTorch raises
+#   `IndexError`.
+# - A Python `if` on a traced value is an error in both compilers. Say the branch as data,
+#   with `where` or `cond`.
 #
 # Compiled code is hard to debug for the same reason in both frameworks: the Python you wrote
-# is not what runs. The tools below either bring the failing op back into view or make the
-# compiled program report on itself.
+# is not what runs. The tools below bring the failing op back into view, or make the program
+# report on itself.
 #
 # ### 3.1 NaN hunting
 #
-# The classic NaN: the Euclidean norm written as `sqrt(sum(z²))`. Its forward pass is fine at
-# z = 0 (the norm is 0), but its gradient is z / ‖z‖ = 0 / 0. A row of zeros in a batch, and
-# the loss stays finite while every parameter's gradient turns into NaN. Below, the loss is the
-# mean norm of `x @ w`, and the batch's first row is zero.
+# The classic NaN is the norm written as `sqrt(sum(z²))`. Its value at z = 0 is fine, but its
+# gradient there is 0 / 0. The loss below is the mean norm of the rows of `x @ w`, and the
+# batch's first row is zero.
 
 # %%
 x_nan_np = np.ones((4, 3), np.float32)
@@ -1346,11 +1102,10 @@ grad_nan_jax
 assert_close(w_nan_torch.grad, grad_nan_jax)  # both NaN, in the same places
 
 # %% [markdown]
-# Both frameworks agree: the whole gradient is NaN (the parity check treats NaN as equal to
-# NaN in the same place), and nothing complained. In a training loop the next step would write
-# NaN into every weight. Now ask each framework *where* the NaN was born. The next cells raise
-# on purpose; `expect_error`, the course's expected-error helper, prints each error in a line
-# (and fails the cell if the error does not happen).
+# Both gradients are NaN everywhere, and nothing complained. The parity check treats NaN as
+# equal to NaN in the same place. A training step would now write NaN into every weight. So
+# ask each framework where the NaN was born. `expect_error` prints each error in a line, and
+# fails the cell if the error does not happen.
 
 # %%
 # PyTorch: anomaly mode names the backward op that returned NaN (and warns with its forward line)
@@ -1367,24 +1122,15 @@ with expect_error(FloatingPointError), jax.debug_nans(True):
     jax.jit(jax.grad(norm_loss_jax))(jnp.asarray(w_nan_np), jnp.asarray(x_nan_np))
 
 # %% [markdown]
-# Each error names where a NaN first appeared, and the two frameworks name it differently:
-# PyTorch the backward node that returned NaN (in the error line) and the forward line that
-# recorded it (in a warning, printed below the error); JAX the primitive whose output was NaN
-# when the gradient was re-run op by op. The cause is the same in both: the square root's
-# infinite derivative at 0 multiplied by the factor z = 0. The square root's own backward returns
-# an infinity, not a NaN, and the sum's backward only copies it along the row, so the NaN first
-# appears two ops later, in the square's backward, where
-# 2z = 0 multiplies that infinity: PyTorch names that node `PowBackward0`, JAX its `mul`. The
-# full warning lists the whole Python stack of the forward call, through
-# Jupyter's kernel, asyncio and tornado, the same in every notebook; the cell records it and
-# prints its first line and the last frames, which are the cell itself and `norm_loss_torch`.
-# Both modes belong in debugging, not in training (section 2 timed what each costs a step on
-# this machine).
+# PyTorch names the backward node that returned NaN, and its warning names the forward line
+# that recorded it. JAX names the primitive whose output was NaN when it re-ran the gradient op
+# by op. The square root's backward returns an infinity, and the NaN appears one op later,
+# where the square's backward multiplies it by 2z = 0. PyTorch calls that node
+# `PowBackward0`; JAX calls the op `mul`.
 #
-# `checkify` is the JAX tool that works *inside* compiled code without re-running it: it
-# rewrites the function to carry an error value alongside its output, which you inspect (or
-# `.throw()`) after the call. PyTorch has no counterpart for compiled code; its habit is to
-# check the result, `torch.isfinite(grad).all()`, after the fact (the mirrored cell).
+# `checkify` works *inside* compiled code, without a re-run. It rewrites the function to
+# return an error value beside its output. PyTorch's habit is to check the result after the
+# fact.
 
 # %%
 # PyTorch: check the gradient after the fact
@@ -1400,11 +1146,9 @@ err.get()
 
 
 # %% [markdown]
-# The fix is the same in both frameworks: never differentiate `sqrt` at 0. An epsilon inside
-# the root works but changes the value; the exact fix is the "double `where`": feed the root a
-# harmless 1 where the sum of squares is 0, then select 0 there. The `where` outside picks the
-# value, the `where` inside keeps the untaken branch's gradient finite (a `where` alone would
-# still multiply an infinite derivative by 0). Both fixed gradients are finite and equal.
+# The fix is the same in both frameworks: never differentiate `sqrt` at 0. The "double
+# `where`" feeds the root a harmless 1 where the sum is 0, then selects 0 there. The outer
+# `where` picks the value; the inner one keeps the untaken branch's gradient finite.
 
 # %%
 # PyTorch: the double where
@@ -1436,8 +1180,8 @@ assert err_fixed.get() is None and bool(torch.isfinite(w_fix_torch.grad).all())
 assert_close(w_fix_torch.grad, grad_fix_jax)
 
 # %% [markdown]
-# The library norms differ here, a sharp bit in itself. The next cell differentiates each
-# framework's own norm at the zero vector, where the hand-written one gave NaN.
+# The library norms differ here, a sharp bit of its own. The next cell differentiates each
+# framework's norm at the zero vector.
 
 # %%
 # PyTorch and JAX: the library norm's gradient at the zero vector
@@ -1449,36 +1193,24 @@ print("jnp.linalg.norm:         ", norm_grad_jax.tolist())
 assert not bool(zero_torch.grad.any()) and bool(jnp.isnan(norm_grad_jax).all())
 
 # %% [markdown]
-# PyTorch printed zeros: `torch.linalg.vector_norm` defines its gradient at 0 as 0, so a
-# loss built on it needs no fix. That 0 is a convention, not a derivative: the norm has a
-# corner at the zero vector and no derivative there, and 0 is the subgradient of smallest
-# size, the one that adds nothing to the step. JAX printed NaN in every element:
-# `jnp.linalg.norm` is the square root of a sum of squares, differentiated as written, the
-# same NaN as the hand-written version, so in JAX the double `where` stays necessary. The
-# cell's `assert` stops the notebook when a release changes either behaviour.
+# `torch.linalg.vector_norm` defines its gradient at 0 as 0, the smallest subgradient, so a
+# loss built on it needs no fix. `jnp.linalg.norm` is differentiated as written and gives NaN,
+# so in JAX the double `where` stays necessary. The `assert` stops the notebook if a release
+# changes either.
 #
-# A last resort common to both: run without compiling. `jax.disable_jit()` (a context manager)
-# makes every `jit` run op by op in Python on concrete values, so a normal `print`, `pdb` and
-# a Python `if` on a value work (jax.numpy's own rules stay: an index past the end still clamps
-# and `log(-1)` is still a silent NaN, so 3.1's and 3.3's tools are still needed);
-# `torch.compiler.disable` does the same for a function under `torch.compile`. When a
-# compiled PyTorch model gives different numbers from the eager one, compile it with
-# `backend="eager"` (Dynamo's capture only), then `"aot_eager"` (plus AOTAutograd's backward
-# graph), then the default Inductor: the first backend that disagrees with eager mode names the
-# compiler stage at fault (Dynamo's capture, AOTAutograd, or Inductor's code).
+# A last resort in both frameworks is to run without compiling. `jax.disable_jit()` runs every
+# `jit` op by op on concrete values, so `print`, `pdb` and a Python `if` work.
+# `torch.compiler.disable` does the same for a function under `torch.compile`. When a compiled
+# PyTorch model disagrees with eager mode, compile it with `backend="eager"`, then
+# `"aot_eager"`, then the default. The first backend that disagrees names the stage at fault.
 #
 # ### 3.2 Printing inside compiled code, and graph breaks
 #
-# Inside `jax.jit`, Python runs once, at trace time, with abstract values: a `print` shows a
-# tracer (a shape and a dtype) once per trace (the first call, and any call with a new shape or
-# dtype that traces again), never on the calls that reuse the compiled program.
-# `jax.debug.print` is an op in the compiled program: it prints the runtime values on every call (`jax.debug.breakpoint()` likewise opens a
-# debugger on the runtime values; it is not run here, because it would wait for input and stop
-# Run All). `torch.compile` handles a `print` differently: Dynamo cannot put it in a graph, so it
-# *breaks* the graph there, compiles the part before and the part after as separate graphs, and
-# runs the `print` in Python between them. To count graphs with public APIs only, the PyTorch
-# cell compiles with a custom backend (any callable that receives each FX graph, the documented
-# way to plug a compiler in) that records what it receives and runs it as is.
+# Inside `jax.jit`, Python runs once per trace, on abstract values, so `print` shows a tracer.
+# `jax.debug.print` is an op in the compiled program, and it prints the runtime values at
+# every call. `torch.compile` cannot put a `print` in a graph. Dynamo *breaks* the graph there
+# and runs the `print` in Python between two graphs. The PyTorch cell counts the graphs with
+# a custom backend that records each graph it receives.
 
 # %%
 # PyTorch: a print inside torch.compile is a graph break: two graphs
@@ -1518,26 +1250,16 @@ assert_close(out_print_torch, out_print_jax)
 assert len(graphs) == 2  # the print split the PyTorch function in two graphs
 
 # %% [markdown]
-# The PyTorch cell captured two graphs for one function (the count above): the `print` split
-# the function in two, and Python ran it, with real values, between them. That is correct,
-# but each break hands control back to Python between two graphs, and no optimisation crosses
-# it: ops on either side of the break cannot be fused into one kernel. To see
-# where and why graphs break without a custom backend, run with the environment variable
-# `TORCH_LOGS="graph_breaks"` (or `TORCH_LOGS="+dynamo"` for everything), or compile with
-# `fullgraph=True` to turn the first break into an error (section 3.4); to check that a warmed-up
-# model no longer recompiles, `torch.compiler.set_stance("fail_on_recompile")`. The JAX cell
-# printed its tracer line once, at the first call, and its runtime line at both calls: the
-# compiled program carries the `debug.print` with it. Both outputs are equal, as the parity cell
-# checks.
+# PyTorch captured two graphs for one function, and Python ran the `print` between them. No
+# optimisation crosses a break, so ops on either side cannot fuse. `TORCH_LOGS="graph_breaks"`
+# logs where and why graphs break, and `fullgraph=True` turns the first break into an error.
+# JAX printed its tracer line once and its runtime line at both calls.
 #
 # ### 3.3 Out-of-bounds indexing: clamped in JAX, an error in PyTorch
 #
-# An index past the end of an array cannot raise inside compiled XLA code (there is no way to
-# stop a running kernel and throw), so JAX defines the result instead: an indexed read such as
-# `v[10]` clamps the index to the last valid one, an indexed write drops the update (other
-# gathers choose otherwise: `jnp.take` fills, as the embedding cell below shows). The same
-# line in PyTorch raises. The JAX cell comes first here because it is the one that does *not*
-# fail.
+# An index past the end cannot raise inside a compiled XLA kernel. So JAX defines the result:
+# a read clamps the index to the last valid one, and a write is dropped. The same line in
+# PyTorch raises. The JAX cell comes first, because it is the one that does *not* fail.
 
 # %%
 # JAX: index 10 of a length-5 array reads the last element; a write to index 10 is dropped
@@ -1553,14 +1275,9 @@ with expect_error(IndexError):
     v_torch[10]
 
 # %% [markdown]
-# JAX returned 4.0, the last element (the clamped read), and an unchanged array (the dropped
-# write), without a word; the cell asserts both, so a release that starts to raise stops it. When an index can go out of bounds, say what should happen: `.at[i].get(mode="fill",
-# fill_value=...)` returns a fill value instead of a clamped one, and `checkify` with
-# `errors=checkify.index_checks` turns the out-of-bounds gather into an error value, as it did for
-# NaNs above.
-#
-# Negative indices are a different matter: `v[-1]` means the last element in both frameworks,
-# as in NumPy, and JAX's clamping applies only beyond them.
+# JAX returned the last element and an unchanged array, silently, even without `jit`. To say
+# what should happen, read with `.at[i].get(mode="fill", fill_value=...)`, or turn the
+# out-of-bounds read into an error value with `checkify`'s `index_checks`.
 
 # %%
 err_index, _ = jax.jit(checkify.checkify(lambda v, i: v[i], errors=checkify.index_checks))(v_jax, 10)
@@ -1568,9 +1285,8 @@ assert err_index.get() is not None
 v_jax.at[10].get(mode="fill", fill_value=jnp.nan), err_index.get().splitlines()[0]
 
 # %% [markdown]
-# This is why a mis-sized embedding table can train in JAX without an error. The next cell
-# looks up token ids 1 and 7 in a table of 4 rows three ways: Flax's `nnx.Embed`, plain
-# indexing of the same table, and PyTorch's `F.embedding`.
+# That is how a mis-sized embedding table can train in JAX without an error. The next cell
+# looks up ids 1 and 7 in a table of 4 rows in three ways.
 
 # %%
 # Token id 7 in a 4-row table: nnx.Embed, table[ids], and PyTorch's lookup
@@ -1587,30 +1303,16 @@ assert np.isnan(rows_embed_jax[1]).all() and (rows_indexed_jax[1] == table_np[-1
 
 
 # %% [markdown]
-# Id 1 reads row 1, (2, 3), in both JAX lookups. Id 7 is where they part: `nnx.Embed`
-# printed NaN for it, because it looks rows up with `jnp.take`, whose default mode fills an
-# out-of-bounds row with NaN, so a model built on it sees its loss turn NaN, still without
-# an error at the lookup; plain indexing printed (6, 7) for it, the table's last row (the
-# clamp), so the symptom there is only a worse loss; PyTorch raised for the call, as
-# `v_torch[10]` did above. The `assert` fails when a release changes either JAX behaviour.
-# Neither JAX lookup names the bad id, so the check that does belongs before the model: an
-# `assert ids.max() < vocab_size, ids.max()` where the batches are built catches a mis-sized
-# table in either framework, on the first batch that holds an id past the end, and prints
-# that id. An indexed read already runs in JAX's default mode for reads, `promise_in_bounds`:
-# the caller promises the indices are in range and JAX adds no check, and what XLA then does
-# with one past the end is the clamped read above (`v.at[i].get(mode="promise_in_bounds")`
-# compiles to the same program as `v[i]`); code that relies on the clamp can say so with
-# `.at[i].get(mode="clip")`.
-
-# %% [markdown]
-# ### 3.4 Reading a tracer error and a Dynamo error
+# `nnx.Embed` printed NaN for id 7, because it looks rows up with `jnp.take`, which fills an
+# out-of-bounds row with NaN. Plain indexing printed the last row, the clamp. PyTorch raised.
+# Neither JAX lookup names the bad id, so check the ids where the batches are built:
+# `assert ids.max() < vocab_size, ids.max()`.
 #
-# Both compilers refuse the same thing for different reasons: a Python `if` whose condition is
-# a value computed from the input. `jax.jit` traces with abstract values, so `x.sum() > 0` has no
-# truth value yet and Python's `if` cannot be answered: a `TracerBoolConversionError` (a kind of
-# `ConcretizationTypeError`). Dynamo could break the graph there and run the `if` in Python, but
-# with `fullgraph=True` a graph break is an error, and it says so (the recording backend from 3.2
-# keeps the compile cheap; the error comes from Dynamo before any backend runs).
+# ### 3.4 A tracer error and a Dynamo error
+#
+# Both compilers refuse a Python `if` on a value computed from the input. `jax.jit` traces
+# with abstract values, so `x.sum() > 0` has no truth value yet. Dynamo would break the graph
+# there, and `fullgraph=True` makes the break an error.
 
 # %%
 def sign_step_torch(x):
@@ -1637,27 +1339,19 @@ with expect_error(jax.errors.TracerBoolConversionError, lines=3):
 
 
 # %% [markdown]
-# Read each message's first lines (`expect_error` printed six of Dynamo's and all three of
-# JAX's). The PyTorch cell expects a `RuntimeError`, which Dynamo's errors are, because their
-# own classes live in a private module, `torch._dynamo.exc`; the line printed still names the
-# class (`Unsupported`, or its subclass `UserError` in torch 2.6). Dynamo's message names the
-# kind of graph break, "Data-dependent branching" (torch 2.6 says "Dynamic control flow is not
-# supported"), and the line of the condition: torch 2.12 and later print that line among the
-# first ones, with the operation that computed the condition; earlier releases name it near
-# the end of the message, under "from user code". JAX's names the abstract value (`bool[]`)
-# that Python tried to turn into a bool. The fix is the same idea in both: state the branch as
-# data. When both branches are cheap, compute both and select (`torch.where`, `jnp.where`); when they are expensive, use the
-# compilers' conditional (`torch.cond`, `jax.lax.cond`), which compiles both branches and runs
-# one. Neither takes a branch with a Python side effect such as a `print`: `torch.cond` refuses
-# it with an error, and `lax.cond` runs the Python of both branches once, when it traces them.
+# Dynamo's message names the kind of break and the line of the condition. The cell expects a
+# `RuntimeError`, the public base class of Dynamo's errors. JAX's message names the abstract
+# value, `bool[]`, the argument it depends on, and a page about the error. The fix is the same
+# idea in both: say the branch as data. `torch.where` and `jnp.where` compute both sides and
+# select. `torch.cond` and `jax.lax.cond` compile both branches and run one. If the argument
+# takes only a few values, marking it static with `static_argnums` is JAX's other fix.
 #
-# Both messages are worth reading to the end rather than to the first frame. JAX's ends with a
-# link to its error page (each error class has one, with the common causes and fixes) and says
-# *which argument* the value depends on: if that argument only ever takes a few values, marking
-# it static (`static_argnums`) is the other fix. Dynamo's carries the line of the condition
-# and, since torch 2.7, an explanation and hints; without `fullgraph=True` the same code would
-# have run with a graph break, which `TORCH_LOGS="graph_breaks"` logs (since torch 2.7 with the
-# same explanation).
+# <details><summary>Dynamo's message in other torch releases</summary>
+#
+# torch 2.6 raises `UserError` with "Dynamic control flow is not supported". Releases before
+# 2.12 name the condition's line near the end of the message, under "from user code". The
+# explanation and the hints came with torch 2.7.
+# </details>
 
 # %%
 # PyTorch: the branch as a select, one graph
@@ -1687,22 +1381,19 @@ assert_close(sign_step_fixed_torch(-torch.ones(3)), sign_step_fixed_jax(-jnp.one
 # ## 4. Randomness and determinism
 #
 # **Key concepts**
-# - PyTorch draws from a global generator (Mersenne Twister on the CPU, Philox on CUDA) seeded
-#   by `torch.manual_seed`; JAX draws from explicit keys with the threefry counter-based
-#   generator. The same seed gives *different* numbers in the two frameworks, by design.
-# - To get the same dropout masks in both, generate them in one place (NumPy here) and feed them
-#   to both.
-# - Determinism: `torch.use_deterministic_algorithms(True)` makes PyTorch pick deterministic
-#   kernels (or raise where none exists, mostly on CUDA); XLA on a CPU is deterministic, and
-#   `XLA_FLAGS=--xla_gpu_deterministic_ops=true` asks the same of its GPU backend.
-# - Per-rank streams: `jax.random.fold_in(key, rank)` in JAX; in PyTorch a generator per rank,
-#   seeded from NumPy's `SeedSequence(seed).spawn(...)` rather than `seed + rank`.
+# - PyTorch draws from a global generator seeded by `torch.manual_seed`. JAX draws from
+#   explicit keys with the counter-based threefry generator. The same seed gives different
+#   numbers in the two.
+# - To get the same dropout masks in both, draw them in one place and feed them to both.
+# - `torch.use_deterministic_algorithms(True)` makes PyTorch pick deterministic kernels. XLA
+#   is deterministic on a CPU or TPU, and a flag asks the same of its GPU backend.
+# - Per-rank streams: `jax.random.fold_in(key, rank)` in JAX; in PyTorch, a generator per rank
+#   seeded from NumPy's `SeedSequence`.
 #
-# A reproducible run is one whose numbers can be compared: a bug that appears in one run must
-# appear in the next, and two frameworks can only be compared when they consume the same random
-# numbers. The two frameworks make different promises here, and the cells below test them.
+# A bug that appears in one run must appear in the next. Two frameworks can only be compared
+# when they use the same random numbers.
 #
-# ### 4.1 The same seed, different masks; the same mask, the same output
+# ### 4.1 One seed, two masks; one mask, one output
 #
 # Dropout with p = 0.5 on a 16×64 tensor of ones, seeded 0 in both frameworks.
 
@@ -1724,31 +1415,17 @@ agree = float((mask_torch.numpy() == np.asarray(mask_jax)).mean())
 print(f"the two masks agree on {100 * agree:.1f} % of positions (independent masks: {100 * (p_drop**2 + (1 - p_drop)**2):.0f} % expected)")
 
 # %% [markdown]
-# Each cell printed the fraction of entries its mask kept; compare the printed agreement between
-# the two masks with what two independent random masks would give: the generators are different
-# algorithms, so one seed shared by both gives two unrelated masks. To run "the same" dropout in both (to compare the
-# frameworks, or to port a model and check it step by step), draw the masks once, in NumPy, from
-# one stream, and apply them with the same inverted-dropout scaling both libraries use (kept
-# entries divided by 1 − p).
+# Compare the printed agreement with what two independent masks give. The generators are
+# different algorithms, so a shared seed gives unrelated masks.
 #
-# The design difference behind this is worth knowing. PyTorch's generator is a stateful object:
-# each call advances a hidden state, so the numbers a layer gets depend on every random call
-# made before it anywhere in the process (an extra `torch.rand` in a logging line changes every
-# dropout mask after it). JAX's threefry is counter-based: a key plus a counter give the bits,
-# with no hidden state, so a function given a key always draws the same numbers, and `split`
-# or `fold_in` derive new keys instead of advancing a state. That is why JAX code passes keys
-# around explicitly and never reuses one for two purposes.
+# PyTorch's generator is a stateful object. Each call advances a hidden state, so an extra
+# `torch.rand` in a logging line changes every later mask. JAX's threefry turns a key and a
+# counter into bits, with no hidden state. `split` and `fold_in` derive new keys, and code
+# passes them around explicitly.
 #
-# Flax NNX brings some of PyTorch's convenience back, and with it some state. `nnx.Rngs` holds
-# a key *and a counter* per stream, and `nnx.Dropout` forks its own stream from the `dropout`
-# one when it is built (a key derived from that stream, and a fresh counter) and keeps both as
-# variables of the layer: each call folds the counter into the key and advances it, so calling
-# the same layer again draws a new mask.
-# The state is explicit (it is in `nnx.state(dropout_jax)`, next to the parameters, and
-# `nnx.jit` carries it in and out like any other variable), but it is state: the mask a call
-# gets depends on how many calls came before, as in PyTorch. The layer above was built with
-# `nnx.Rngs(dropout=0)`, so seed 0 fixes its masks (the first is drawn from a key derived from
-# `jax.random.key(0)`, not from that key itself); the cell below calls it again.
+# Flax NNX brings some state back. `nnx.Rngs` holds a key and a counter per stream, and
+# `nnx.Dropout` keeps its own stream as layer state. Each call advances the counter, so the
+# same layer called again draws a new mask.
 
 # %%
 # JAX: the same nnx.Dropout called again draws a new mask; its counter is layer state
@@ -1760,13 +1437,10 @@ print(f"second call: {agree_again:.1%} of positions agree with the first; "
 assert 0.4 < agree_again < 0.6  # a new mask: about half the positions agree, as for independent masks
 
 # %% [markdown]
-# The printed agreement is near the 50 % two independent masks give (the cell asserts it lies
-# between 40 and 60 %), and the counter says how many masks the layer has drawn. Nothing is
-# hidden in the sense that matters for debugging: the counter and the key can be read, saved,
-# restored and passed around like the parameters, and a model rebuilt with the same
-# `nnx.Rngs` seed draws the same sequence of masks. But two calls of one layer do not give one
-# mask, so to compare or replay dropout exactly, either rebuild the layer (or restore its
-# state) before each call, or give both frameworks the masks, as the next cells do.
+# The second mask agrees with the first on about half the positions, as the cell asserts.
+# The counter lives in `nnx.state(dropout_jax)` beside the parameters, so it can be read, saved
+# and restored. To replay dropout exactly, restore that state, or give both frameworks the same
+# masks, as the next cells do.
 
 # %%
 mask_stream = np.random.default_rng(0)  # one stream both frameworks read
@@ -1785,39 +1459,26 @@ dropped_jax = [jnp.asarray(h_np) * jnp.asarray(m) / (1 - p_drop) for m in masks_
 assert_close(dropped_torch, dropped_jax, rtol=0, atol=0)
 
 # %% [markdown]
-# Bit for bit equal: the randomness is no longer inside either framework. This is the honest way
-# to put dropout in a side-by-side comparison; the framework's own dropout is what a real model
-# uses, and its masks differ by design.
+# Bit for bit equal: the randomness is no longer inside either framework. Use this to compare
+# frameworks or to check a port; a real model uses the framework's own dropout.
 #
-# ### 4.2 Deterministic algorithms, keys under sharding, and per-rank seeds
+# ### 4.2 Deterministic algorithms and per-rank seeds
 #
-# `torch.use_deterministic_algorithms(True)` is a switch for the whole process: ops with a
-# deterministic implementation use it, and ops without one raise (on CUDA, for instance,
-# `torch.histc` and `torch.bincount` with weights, whose kernels add with atomics in a varying
-# order; others, such as `index_add_`, switch to a deterministic kernel); on CUDA it also
-# needs `CUBLAS_WORKSPACE_CONFIG=:4096:8` (or `:16:8`) in the environment. On a CPU little
-# changes. JAX has no such switch to flip from Python: a compiled XLA program on a CPU or TPU
-# is deterministic, and on GPUs `XLA_FLAGS=--xla_gpu_deterministic_ops=true`, set before JAX starts, makes XLA pick
-# deterministic kernels.
+# `torch.use_deterministic_algorithms(True)` switches the whole process to deterministic
+# kernels, and an op without one raises. On CUDA it also needs `CUBLAS_WORKSPACE_CONFIG=:4096:8`
+# in the environment. JAX has no switch to flip from Python. XLA is deterministic on a CPU or
+# TPU, and `XLA_FLAGS=--xla_gpu_deterministic_ops=true`, set before JAX starts, asks the same
+# on a GPU. The JAX cell prints `jax_threefry_partitionable`. When it is on, a sharded random
+# array gets the same values however it is sharded; it is on by default since jax 0.5.
 #
-# For PyTorch on a GPU the full recipe adds `torch.backends.cudnn.benchmark = False` (autotuning
-# may choose a different convolution algorithm in each run) and seeding every source of
-# randomness, DataLoader workers included (`generator=` and `worker_init_fn`). PyTorch's
-# reproducibility notes warn that deterministic operations are often slower than
-# nondeterministic ones; how much slower depends on the GPU and the ops, and this lesson
-# measures it nowhere (on a CPU the switch gives only a few ops a deterministic kernel, such as
-# `index_put_` with `accumulate=True`, none of which this lesson's steps call, and it fills the
-# memory of `torch.empty`-style allocations, NaN for floats, unless
-# `torch.utils.deterministic.fill_uninitialized_memory` is turned off: an extra write that the
-# steps do make), so the default that neither
-# framework turns it on is the frameworks' choice, reported here, not a cost measured here.
+# <details><summary>The full PyTorch recipe on a GPU</summary>
 #
-# Keys under sharding: `jax_threefry_partitionable` decides how `jax.random` generates a large
-# array that is sharded across devices. With it on, each device computes its own shard's bits
-# from the key and the element indices, with no communication, and the values do not depend on
-# how the array is sharded. The cell below prints the flag's value in this run; it has been on
-# by default since jax 0.5, and code written for releases before 0.5 may see different numbers
-# from the same key.
+# Add `torch.backends.cudnn.benchmark = False`, since autotuning may pick a different
+# convolution algorithm in each run. Seed every source of randomness, DataLoader workers
+# included, with `generator=` and `worker_init_fn`. PyTorch's notes warn that deterministic
+# ops are often slower; this lesson does not measure it. On a CPU the switch also fills
+# uninitialised memory with NaN, an extra write.
+# </details>
 
 # %%
 # PyTorch: the deterministic-algorithms switch, set and restored
@@ -1832,14 +1493,11 @@ jax.config.jax_threefry_partitionable
 
 
 # %% [markdown]
-# Per-rank streams: in data-parallel training every rank (process) needs its own dropout
-# stream, the same in every rerun. In JAX, `fold_in(key, rank)` derives rank `r`'s key from one
-# base key: distinct for every rank, fixed by the seed, and independent of how many ranks there
-# are. The common PyTorch habit, `torch.manual_seed(seed + rank)`, gives distinct streams too, but
-# seed 0 on rank 1 is seed 1 on rank 0: two experiments "with different seeds" then share
-# streams. Seeding each rank's `torch.Generator` from NumPy's `SeedSequence(seed).spawn(...)`
-# avoids it (NumPy hashes the seed and the child's index together). Both cells draw 4 numbers
-# per rank for 4 ranks.
+# In data-parallel training every rank needs its own dropout stream, the same in every rerun.
+# `fold_in(key, rank)` derives each rank's key from one base key. The common PyTorch habit,
+# `torch.manual_seed(seed + rank)`, gives seed 0's rank 1 the stream of seed 1's rank 0.
+# Seeding each rank's generator from `SeedSequence(seed).spawn(n)` avoids it, because NumPy
+# hashes the seed and the child's index together.
 
 # %%
 # PyTorch: a generator per rank, seeded from SeedSequence(seed).spawn(n)
@@ -1871,18 +1529,15 @@ print(f"seed + rank: seed 0's rank 1 and seed 1's rank 0 drew identical numbers:
 
 
 # %% [markdown]
-# The checks: each framework's ranks draw distinct numbers; rebuilding the generators gives the
-# same numbers again; JAX's rank-0 and rank-1 streams are the same whether there are 4 ranks
-# or 2. The last line is the `seed + rank` trap (the flat sum throws away which of the two
-# numbers was the seed, so every pair with the same sum shares one stream): it prints whether
-# seed 0's rank 1 and seed 1's rank 0 drew identical numbers (they must, since both are seed 1). The two frameworks' numbers
-# differ from each other, as in 4.1; what matches is the recipe.
+# Each framework's ranks draw distinct numbers, and rebuilding the generators draws the same
+# ones. JAX's first two ranks get the same keys whether there are 4 ranks or 2. The last line
+# shows the `seed + rank` trap. The two frameworks' numbers differ from each other, as in
+# 4.1; what matches is the recipe.
 #
-# ### 4.3 Two runs, the same numbers, proven
+# ### 4.3 Two runs, the same bytes
 #
-# The last promise: train twice from the same seed and data, and get the same bits. The cells
-# rerun section 1's float32 training for a few steps in each framework, twice, and compare the
-# loss curves and every final weight as raw bytes (not with a tolerance).
+# The cells train twice from the same seed and data in each framework. They compare the loss
+# curves and every final weight as raw bytes, with no tolerance.
 
 # %%
 # PyTorch: two runs of the same training
@@ -1908,73 +1563,51 @@ same_jax = repro_jax[0] == repro_jax[1]
 same_jax
 
 # %%
-DETERMINISM_FLAGS = {  # what makes each framework's GPU kernels deterministic
-    "PyTorch": "CUBLAS_WORKSPACE_CONFIG=:4096:8 and torch.use_deterministic_algorithms(True)",
-    "JAX": "XLA_FLAGS=--xla_gpu_deterministic_ops=true before jax starts",
-}
 if SETUP.compared_kind == "cpu":  # expected on a CPU (same threads, versions, inputs): checked
     assert same_torch and same_jax
 for fw, same, runs in [("PyTorch", same_torch, repro_torch), ("JAX", same_jax, repro_jax)]:
-    outcome = "identical" if same else f"different; for identical runs on a GPU, set {DETERMINISM_FLAGS[fw]}"
-    print(f"{fw} on {SETUP.compared_kind}: two runs of {len(runs[0]):,} bytes each, {outcome}")
+    print(f"{fw} on {SETUP.compared_kind}: two runs of {len(runs[0]):,} bytes each, {'identical' if same else 'different'}")
 
 # %% [markdown]
-# The lines above say, for each framework, whether its two runs were identical byte for byte on
-# this run's device, and what to set where they were not. The assertion runs only where
-# identical bytes are expected: on a CPU, where with the same threads, versions and inputs both
-# frameworks' kernels have no source of run-to-run variation that the course knows of, and
-# the assertion checks that expectation on every run rather than taking it on trust. On a GPU
-# the same cell reports instead of failing, because cuBLAS may split a matmul's reduction
-# differently from call to call unless its workspace is fixed (`CUBLAS_WORKSPACE_CONFIG`) and
-# deterministic algorithms are requested, and XLA's GPU backend uses atomic additions in some
-# reductions and scatters unless `--xla_gpu_deterministic_ops=true` is set before JAX starts
-# (setting it later has no effect). Across thread counts (a different split of a reduction sums
-# in a different order) and across library versions, equality is likewise a property to
-# check, not to assume. Nothing promises that the two frameworks reproduce *each other* bit
-# for bit (section 1 printed their float32 gap), which is why the
-# course compares them with tolerances and compares each with itself bit for bit.
-#
-# What can break the equality, if you want to see it happen: changing the number of threads
-# between the runs (the reductions split differently), `torch.backends.cudnn.benchmark = True`
-# on a GPU (autotuning picks kernels by timing, and timings vary), XLA's GPU autotuner for the
-# same reason, and any randomness drawn without a fixed seed or key, such as a DataLoader's
-# shuffling or an unseeded dropout layer.
+# The lines say whether each framework's two runs were identical. On a CPU the cell asserts
+# it: with the same threads, versions and inputs, nothing the course knows of varies between
+# runs. On a GPU it reports instead, because cuBLAS and XLA's GPU kernels may sum in a
+# different order each run unless the settings of section 4.2 are made. A different thread
+# count or library version can change the bits too. Nothing promises that the two frameworks
+# reproduce *each other* bit for bit. So the course compares them with tolerances, and each
+# with itself bit for bit.
 #
 # ## Summary
 #
 # | task | PyTorch | JAX / Flax NNX |
 # |---|---|---|
 # | 16-bit compute, float32 weights | `with torch.autocast(device, dtype=torch.bfloat16):` | `nnx.Linear(..., dtype=jnp.bfloat16, param_dtype=jnp.float32)` |
-# | count updates lost to rounding | `(p - lr * g == p) & (g != 0)`, summed | the same in `jax.numpy` |
 # | keep the loss in float32 | autocast's float32 op list | `logits.astype(jnp.float32)` by hand |
-# | float16 loss scaling | `torch.amp.GradScaler` | scale the loss, unscale the grads (or the `jmp` library) |
+# | float16 loss scaling | `torch.amp.GradScaler` | scale the loss, unscale the grads, or `jmp` |
 # | format limits | `torch.finfo` | `jnp.finfo` |
 # | record a trace | `torch.profiler.profile` → `export_chrome_trace` | `jax.profiler.trace(dir, create_perfetto_trace=True)` |
-# | view it | Perfetto (ui.perfetto.dev) | Perfetto, or XProf (`xprof --logdir=FOLDER`) |
-# | count FLOPs | `FlopCounterMode` (matmul-like ops) | `jit(f).lower(...).compile().cost_analysis()` (everything XLA runs) |
+# | view it | Perfetto | Perfetto, or XProf |
+# | count FLOPs | `FlopCounterMode`, matmul-like ops | `jit(f).lower(...).compile().cost_analysis()`, everything XLA runs |
+# | speed against the peak | FLOPs ÷ time ÷ peak | the same, with `course_utils.peaks.roofline` |
 # | find a NaN | `torch.autograd.detect_anomaly()` | `jax.debug_nans(True)`, `checkify` |
-# | what a tool costs a step | `timing.compare` with and without it (section 2) | the same |
-# | print in compiled code | a graph break (runs in Python) | `jax.debug.print`, `jax.debug.breakpoint` |
-# | see graph breaks | `TORCH_LOGS="graph_breaks"`, `fullgraph=True` | (none: a Python `if` on a tracer is an error) |
+# | print in compiled code | a graph break, run in Python | `jax.debug.print`, `jax.debug.breakpoint` |
+# | see graph breaks | `TORCH_LOGS="graph_breaks"`, `fullgraph=True` | none: a Python `if` on a tracer is an error |
 # | out-of-bounds index | `IndexError` | clamped read, dropped write; `mode="fill"`, `checkify.index_checks` |
 # | data-dependent branch | `torch.where`, `torch.cond` | `jnp.where`, `jax.lax.cond` |
 # | seeding | `torch.manual_seed`, `torch.Generator` | `jax.random.key`, `split`, `fold_in` |
 # | per-rank streams | a generator per rank from `SeedSequence(seed).spawn(n)` | `fold_in(key, rank)` |
-# | determinism | `torch.use_deterministic_algorithms(True)` | deterministic on CPU/TPU; `--xla_gpu_deterministic_ops` |
+# | determinism | `torch.use_deterministic_algorithms(True)` | deterministic on CPU and TPU; `--xla_gpu_deterministic_ops` |
 #
 # ### Popular claims vs what you measured
 #
-# The precision speed questions of this lesson, as the registry's one rule answered them in
-# this run (section 2's tool costs were answered by the same rule, in the lines under their cells).
-# First the two open questions of section 1.4, one per framework: no claim is attached, so the
-# answer is the rule's sentence, which names the faster precision or says the rounds could not
-# tell (or were too disturbed by other programs to judge). Then the tensor-core claim of section 1.5 (judged on a GPU with bfloat16 tensor cores from the timed matmuls;
-# elsewhere, with the reason it was not judged):
+# First the open questions of section 1.4, answered by the course's one rule. Then the
+# tensor-core claim of section 1.5, judged on a GPU with bfloat16 tensor cores and elsewhere
+# given the reason it was not.
 
 # %%
 display(Markdown(
     "| question | what this run measured |\n|---|---|\n"
-    + "\n".join(f"| is bfloat16 faster than float32 in {fw}, here? | {a.explanation} |" for fw, a in BF16_HERE.items())
+    + "\n".join(f"| is bfloat16 faster than float32, {fw}? | {a.explanation} |" for fw, a in BF16_HERE.items())
 ))
 display(Markdown(
     "| claim | stated | verdict | why |\n|---|---|---|---|\n"
@@ -1983,103 +1616,89 @@ display(Markdown(
 
 # %% [markdown]
 # **Common misconceptions** (each corrected by a cell above)
-# - *"bfloat16 is just a shorter float16."* It trades mantissa for exponent: float32's range,
-#   an eighth of float16's precision (3 fewer mantissa bits, the epsilon ratio printed in
-#   section 1), and no need for loss scaling (section 1's table and probes).
-# - *"Mixed precision changes the weights to 16 bits."* Both recipes here keep float32
-#   parameters and a float32 update; only the compute is 16-bit (sections 1.1 and 1.3).
-# - *"`torch.autocast` and Flax's `dtype` do the same thing."* Autocast decides per op from its
-#   lists; Flax computes each layer in its `dtype` and leaves every other cast to you (1.1).
-# - *"JAX checks array bounds like NumPy."* Not in compiled code, and not in eager code either:
-#   it clamps reads and drops writes, silently (3.3, where `v_jax[10]` ran without `jit` and
-#   returned the last element).
-# - *"The same seed gives the same random numbers in both frameworks."* Different generators;
-#   share the masks, not the seeds (4.1).
-# - *"A NaN in the gradient means a NaN in the loss."* The norm written as `sqrt(sum(z²))`
-#   (and `jnp.linalg.norm`, written the same way) has a finite value at a zero vector and a NaN
-#   gradient; only a check on the gradient, or `detect_anomaly` / `debug_nans`, finds it (3.1).
-# - *"A profile with more rows is a slower program."* Eager PyTorch's trace lists every operator
-#   (and nested ones) while JAX's lists fused ops; the number of rows says how the work was cut
-#   up, and the profiler's own cost, which section 2 timed around a one-step recording, comes on top of both.
-# - *"The op at the top of the table is where the step spends its time."* It is where this
-#   recording spent it. Ops of a few microseconds trade places between two recordings, and on
-#   cores shared with other programs one op's time can grow many times over; section 2's line
-#   under each table says whether the cores were quiet, and only the shape of the tables (how
-#   many ops, which kinds) carries from run to run.
-# - *"If bfloat16 compute is accurate enough, so is bfloat16 storage."* The forward and backward
-#   passes tolerate 8 significant bits, but an update smaller than half a parameter's rounding
-#   gap is lost outright; section 1.2 counted the share lost per run and what it did to the loss.
+# - *"bfloat16 is a shorter float16."* It trades mantissa for exponent: float32's range, an
+#   eighth of float16's precision, and no need for loss scaling (section 1).
+# - *"Mixed precision stores the weights in 16 bits."* Both recipes keep float32 parameters
+#   and a float32 update; only the compute is 16-bit. Section 1.2 counted what bfloat16
+#   storage loses.
+# - *"`torch.autocast` and Flax's `dtype` do the same thing."* Autocast decides per op from
+#   its lists. Flax computes each layer in its `dtype` and leaves every other cast to you.
+# - *"JAX checks array bounds like NumPy."* It clamps reads and drops writes silently, even
+#   without `jit` (3.3).
+# - *"The same seed gives the same random numbers in both frameworks."* The generators
+#   differ; share the masks, not the seeds (4.1).
+# - *"A NaN gradient means a NaN loss."* `sqrt(sum(z²))` has a finite value and a NaN gradient
+#   at a zero vector; only a check on the gradient finds it (3.1).
+# - *"The op at the top of the profile is where the step spends its time."* It is where this
+#   recording spent it. Small ops trade places between runs; the number and kinds of ops
+#   carry over (section 2).
 #
 # **Review questions**
 #
 # <details><summary>1. Why does float16 training need a GradScaler and bfloat16 training not?</summary>
 #
-# float16's smallest normal number is about 6e-5, and small gradients underflow to zero (the
-# probe turned 1e-8 into 0); scaling the loss by 2¹⁶ moves them into range. bfloat16 has
-# float32's exponent, so the same gradients are representable, only rounded more coarsely.
+# float16's smallest normal number is about 6e-5, so small gradients underflow; the probe
+# turned 1e-8 into 0. Scaling the loss by 2¹⁶ moves them into range. bfloat16 has float32's
+# exponent, so the same gradients are representable, only rounded more coarsely.
 # </details>
 #
 # <details><summary>2. The JAX profile lists far fewer ops per step than the PyTorch one. Why, and what would change that?</summary>
 #
-# `jax.jit` compiles the step into one XLA program and fuses elementwise chains into single
-# ops; eager PyTorch dispatches every operator separately. `torch.compile` (Inductor) fuses
-# PyTorch's step similarly; the profile of a compiled step shows its fused kernels.
+# `jax.jit` compiles the step into one XLA program and fuses elementwise chains. Eager
+# PyTorch dispatches every operator separately. `torch.compile` fuses PyTorch's step
+# similarly, and its profile shows the fused kernels.
 # </details>
 #
 # <details><summary>3. Why is XLA's FLOP count larger than FlopCounterMode's for the same forward pass?</summary>
 #
-# `FlopCounterMode` counts matmul-like ops only; `cost_analysis` counts every operation in the
-# compiled program, elementwise ones included: in this forward pass the bias adds and the ReLU
-# (the MLP's forward has no softmax; the loss's softmax appears only in the gradient program).
+# `FlopCounterMode` counts matmul-like ops only. `cost_analysis` counts every operation in
+# the compiled program, so it also counts the bias adds and the ReLU.
 # </details>
 #
 # <details><summary>4. A loss is finite and every gradient is NaN. Which tools find the op, in each framework?</summary>
 #
-# `torch.autograd.detect_anomaly()` names the backward op and the forward line; in JAX,
+# `torch.autograd.detect_anomaly()` names the backward op and the forward line. In JAX,
 # `jax.debug_nans(True)` raises at the primitive, and `checkify` with `nan_checks` returns the
-# error from inside `jit`. The usual cause is a function whose derivative is infinite where its
-# value is fine, such as `sqrt` at 0.
+# error from inside `jit`. The usual cause is a derivative that is infinite where the value is
+# fine, such as `sqrt` at 0.
 # </details>
 #
 # <details><summary>5. Why is <code>torch.manual_seed(seed + rank)</code> a poor per-rank seeding, and what does JAX do instead?</summary>
 #
-# Different (seed, rank) pairs collide: seed 0 on rank 1 equals seed 1 on rank 0. JAX derives
-# rank keys with `fold_in(key(seed), rank)`, a hash of both, and NumPy's `SeedSequence.spawn`
-# does the same for seeding PyTorch generators.
+# Different pairs collide: seed 0 on rank 1 equals seed 1 on rank 0. JAX derives rank keys
+# with `fold_in(key(seed), rank)`, and NumPy's `SeedSequence.spawn` does the same for PyTorch
+# generators.
 # </details>
 #
-# <details><summary>6. Why does Flax's `param_dtype=jnp.float32` matter when the compute dtype is bfloat16?</summary>
+# <details><summary>6. Why does Flax's <code>param_dtype=jnp.float32</code> matter when the compute dtype is bfloat16?</summary>
 #
 # The optimiser updates the parameters in their own dtype. In bfloat16 a weight near 1 cannot
-# change by less than about 0.004, so small updates are rounded away; float32 master weights
-# keep them, and each forward pass casts a bfloat16 copy for the matmuls. Section 1.2 counted
-# the updates that bfloat16 storage rounds away in both frameworks, at two learning rates.
+# change by less than about 0.004, so small updates round away. float32 master weights keep
+# them, and each forward pass casts a bfloat16 copy for the matmuls.
 # </details>
 #
 # <details><summary>7. Why does a smaller learning rate make bfloat16 storage lose more of its updates?</summary>
 #
-# An update is lost when `lr * g` is smaller than half the rounding gap around the parameter,
-# a gap fixed by the parameter's size and bfloat16's 8 significant bits. The gradient does not
-# shrink with the learning rate, so dividing the rate by ten moves more updates under the gap:
-# for the same parameter and gradient, any update lost at the larger rate is lost at the smaller
-# one too. Fine-tuning and the end of a decaying schedule use small rates, which is where a
-# model trained without float32 master weights stops improving first.
+# An update is lost when `lr * g` is below half the rounding gap around the parameter. The
+# gap depends on the parameter alone, so a rate ten times smaller puts more updates under it.
+# Fine-tuning and the end of a decaying schedule use small rates.
 # </details>
 #
 # <details><summary>8. Two recordings of the same step rank their top ops differently. Which one is right?</summary>
 #
-# Possibly both, as records of their own runs, and neither as a statement about the step. Read
-# the line under each table first: a recording made while other programs kept the cores busy
-# says more about them than about the step. On quiet cores, small ops still trade places from
-# run to run; compare what does not move (the number of op events per step, the kinds of op,
-# the few ops that take most of the time) and time the question that matters with
-# `course_utils.timing`, which interleaves the variants and reports the contention it saw.
+# Possibly both, as records of their own runs. Read each table's line about contention
+# first. Then compare what does not move, the number and kinds of ops, and time the question
+# that matters with `course_utils.timing`.
 # </details>
 #
-# The cell below asks these questions again as a self-check: pick or type an answer and
-# press *Check*. A wrong answer gets a hint, not the answer; *Show the answer* opens it.
-# Where an executed copy's script does not run (GitHub's preview, an untrusted notebook)
-# each answer is folded under its question, and a printout shows them all.
+# <details><summary>9. A program does 20 FLOPs per byte it moves, on a chip whose ridge point is 240. What limits it?</summary>
+#
+# Memory bandwidth: below the ridge point the chip waits for data, whatever its peak FLOP/s.
+# Raising the work per byte, with larger batches or fused ops, moves it towards the peak.
+# </details>
+#
+# The cell below asks these questions again as a self-check. Pick or type an answer and
+# press *Check*. A wrong answer gets a hint; *Show the answer* opens the answer.
 
 # %%
 from course_utils import quiz
@@ -2087,6 +1706,6 @@ from course_utils import quiz
 quiz.load("09_numerics_and_tools")
 
 # %% [markdown]
-# **Exercises.** `exercises/09_numerics_and_tools_exercises.ipynb`: a bfloat16-safe cross-entropy,
-# the FLOPs of an MLP's training step, the first step with a non-finite gradient, per-rank keys,
-# and a top-ops summary of a trace.
+# **Exercises.** `exercises/09_numerics_and_tools_exercises.ipynb`: a bfloat16-safe
+# cross-entropy, the FLOPs of an MLP's training step, the first step with a non-finite
+# gradient, per-rank keys, and a top-ops summary of a trace.
