@@ -71,8 +71,14 @@ GUARD = """def _course_grader_guard(marker, budget):
     # highlights the source around every frame, 30-80 ms an error on one core.
     shell.InteractiveTB.set_mode(mode="Plain")
     used, told = {}, set()
-    err = sys.stderr
-    note = type(err).write.__get__(err)
+    out, err = sys.stdout, sys.stderr
+    write_err = type(err).write.__get__(err)
+
+    def note(text):
+        try:
+            write_err(text)
+        except Exception:  # a stream the code broke: the grader's note is not needed
+            pass
 
     def cell(source):
         return (getattr(source, "parent_header", None) or {}).get("msg_id")
@@ -100,13 +106,20 @@ GUARD = """def _course_grader_guard(marker, budget):
             return write(text)
 
         # IPython wraps write for each cell to keep every output in memory (its output
-        # history, unbounded): a property makes the stream keep this write, under no wrapper.
+        # history, unbounded): a property makes the stream keep this write, under no
+        # wrapper. Closing it does nothing: the tests print through it after the code.
         guarded = type("Guarded", (type(stream),), {
-            "write": property(lambda self: limited, lambda self, value: None)})
+            "write": property(lambda self: limited, lambda self, value: None),
+            "close": lambda self: None})
         stream.__class__ = guarded
 
-    limit(sys.stdout)
-    limit(sys.stderr)
+    limit(out)
+    limit(err)
+
+    def restore(*args):  # before every cell: streams the code replaced come back
+        sys.stdout, sys.stderr = out, err
+
+    shell.events.register("pre_run_cell", restore)
     pub = shell.display_pub
     publish = pub.publish
 
@@ -308,15 +321,30 @@ class Worker:
         await self.finish()
 
     async def run_cells(self) -> tuple[bool, int]:
-        """Run every cell in order; (the kernel is still usable, index of the first not run)."""
+        """Run every cell in order; (the kernel is still usable, index of the first not run).
+
+        After a cell of an exercise times out, that exercise's later test cells are
+        skipped: an endless loop would cost the timeout once per test cell."""
         restarts, i = 0, 0
+        timed_out: set[str] = set()
         while i < len(self.cells):
             budget = self.cell_timeout()
             if budget <= 0:
                 limit = f"{self.job['total_timeout']:g} s"
                 self.event("total-timeout", i, f"total time limit of {limit} reached")
                 return True, i
+            cell = self.cells[i]
+            if cell["role"] == "test" and cell.get("exercise") in timed_out:
+                self.results[i].update(
+                    status="not run",
+                    detail=f"skipped: an earlier cell of exercise "
+                    f"{cell['exercise']!r} timed out",
+                )
+                i += 1
+                continue
             broken, stop = await self.run_one(i, budget)
+            if self.results[i].get("status") == "timeout" and cell.get("exercise"):
+                timed_out.add(cell["exercise"])
             self.save()
             i += 1
             if stop:

@@ -94,6 +94,8 @@ def _cell_message(res: dict) -> str:
         return f"{res.get('ename', 'Error')}: {res.get('evalue', '')}".rstrip(": ")
     if status in ("timeout", "died"):
         return res.get("detail", status)
+    if status == "not run":  # skipped after a timeout: says why
+        return res.get("detail", "")
     return ""
 
 

@@ -109,9 +109,9 @@ class Script:
                     "role": role,
                     "source": src,
                     "hidden": role == "hidden",
-                    "exercise": "e",
+                    "exercise": exercise[0] if exercise else "e",
                 }
-                for role, src in cells
+                for role, src, *exercise in cells
             ],
             "timeout": 5,
             "total_timeout": 600,
@@ -246,7 +246,7 @@ def test_the_worker_gives_up_after_too_many_lost_kernels(tmp_path):
 
 
 def test_a_timeout_is_interrupted_and_the_same_kernel_goes_on(tmp_path):
-    cells = [("solution", "hang:a"), ("test", "ok:t")]
+    cells = [("solution", "hang:a"), ("test", "ok:t", "f")]
     script = Script(tmp_path, cells, ipc=str(tmp_path))
     result = script.run()
     # the guard lets only an announced SIGINT through, and the announcement is gone after
@@ -264,13 +264,28 @@ def test_a_timeout_is_interrupted_and_the_same_kernel_goes_on(tmp_path):
 
 def test_a_kernel_that_ignores_the_interrupt_is_replaced(tmp_path):
     script = Script(
-        tmp_path, [("context", "ok:s"), ("solution", "hang:a"), ("test", "ok:t")]
+        tmp_path, [("context", "ok:s"), ("solution", "hang:a"), ("test", "ok:t", "f")]
     )
     script.interrupt_works = False
     result = script.run()
     assert len(script.sessions) == 2 and script.sources(1) == ["ok:s", "ok:t"]
     assert [e["kind"] for e in result["events"]] == ["timeout", "restart"]
     assert "ignored the interrupt; kernel killed" in result["events"][0]["detail"]
+
+
+def test_after_a_timeout_the_exercises_other_tests_are_skipped(tmp_path):
+    """An endless loop costs the timeout once, not once per test cell of its exercise;
+    the next exercise runs as usual."""
+    cells = [("solution", "ok:a"), ("test", "hang:t1"), ("hidden", "hang:t2"),
+             ("solution", "ok:b", "f"), ("test", "ok:t3", "f")]  # fmt: skip
+    script = Script(tmp_path, cells)
+    result = script.run()
+    assert script.sources(0) == ["ok:a", "hang:t1", "ok:b", "ok:t3"]
+    assert statuses(result) == ["ok", "timeout", "not run", "ok", "ok"]
+    assert result["cells"][2]["detail"] == (
+        "skipped: an earlier cell of exercise 'e' timed out"
+    )
+    assert [e["kind"] for e in result["events"]] == ["timeout"]
 
 
 def test_the_total_time_limit_stops_the_run_without_a_restart(tmp_path):
