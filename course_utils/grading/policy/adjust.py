@@ -35,8 +35,10 @@ def _private(out: Path) -> Path:
     return out / store.INSTRUCTOR
 
 
-def read_manual(path: Path) -> dict[str, list[dict]]:
-    """student -> rows of the manual grading CSV (student, item, points, max_points, comment)."""
+def read_manual(path: Path, blank: list[str] | None = None) -> dict[str, list[dict]]:
+    """student -> rows of the manual grading CSV (student, item, points, max_points,
+    comment). A row whose points are blank scores 0 (an unanswered question's row), is
+    marked ``blank`` and named in ``blank`` (``student: item``)."""
     try:
         reader = csv.DictReader(io.StringIO(path.read_text(encoding="utf-8-sig")))
     except (OSError, UnicodeDecodeError) as err:
@@ -47,6 +49,8 @@ def read_manual(path: Path) -> dict[str, list[dict]]:
     table: dict[str, list[dict]] = {}
     for n, raw in enumerate(reader, start=2):
         row = {(k or "").strip().lower(): (v or "").strip() for k, v in raw.items()}
+        if not row["points"] and blank is not None and row["student"]:
+            blank.append(f"{row['student']}: {row.get('item', '')}")
         try:
             points = float(row["points"] or 0)
             top = float(row.get("max_points") or 0)
@@ -56,20 +60,65 @@ def read_manual(path: Path) -> dict[str, list[dict]]:
             ) from None
         item = {"item": row.get("item", ""), "points": points, "max_points": top,
                 "comment": row.get("comment", "")}  # fmt: skip
+        if not row["points"]:
+            item["blank"] = True
         table.setdefault(row["student"], []).append(item)
     return table
 
 
+HEADS = ("student", "item", "points", "max_points", "comment")
+
+
+def merged(old: dict[str, list[dict]], new: dict[str, list[dict]]) -> dict:
+    """``old``'s rows with ``new``'s: a row of the same student and item replaces the
+    old one (unless its points are blank and the old one's are not), the others are
+    added."""
+    table = {s: {m["item"]: m for m in rows} for s, rows in old.items()}
+    for student, rows in new.items():
+        mine = table.setdefault(student, {})
+        for m in rows:
+            had = mine.get(m["item"])
+            if not (m.get("blank") and had is not None and not had.get("blank")):
+                mine[m["item"]] = m
+    return {s: list(rows.values()) for s, rows in table.items()}
+
+
+def _write_manual(path: Path, table: dict[str, list[dict]]) -> None:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(HEADS)
+    for student, rows in sorted(table.items()):
+        for m in rows:
+            points = "" if m.get("blank") else f"{m['points']:g}"
+            writer.writerow([student, m["item"], points, f"{m['max_points']:g}",
+                             m["comment"]])  # fmt: skip
+    write_atomic(path, buf.getvalue())
+
+
 def import_manual(out: Path, table: Path) -> int:
-    """``course grade manual DIR FILE``: keep the table in ``DIR`` and apply it."""
-    rows = read_manual(table)
-    write_atomic(_private(out) / MANUAL, table.read_bytes())
+    """``course grade manual DIR FILE``: merge the table into the one kept in ``DIR``
+    (a row of the same student and item replaces the kept one; blank points are not
+    graded yet, and counted), and apply it."""
+    blank: list[str] = []
+    rows = read_manual(table, blank)
+    kept = _private(out) / MANUAL
+    whole = merged(read_manual(kept) if kept.is_file() else {}, rows)
+    _write_manual(kept, whole)
     known = {r["student"] for r in store.records(out)}
     for student in sorted(set(rows) - known):
         print(f"note: manual grades for {student!r}, who has no graded submission")
+    if blank:
+        shown_blank = ", ".join(blank[:5]) + (", …" if len(blank) > 5 else "")
+        print(
+            f"note: {len(blank)} row(s) with blank points ({shown_blank}) count 0 "
+            "until a later import gives them points"
+        )
     changed = apply_all(out)
+    n = sum(len(v) for v in rows.values())
     print(
-        f"manual grades of {len(rows)} student(s) kept in {out}; {changed} record(s) updated"
+        f"manual grades of {len(rows)} student(s): {n} row(s) merged into the "
+        f"{sum(len(v) for v in whole.values())} kept in {out}; {changed} record(s) "
+        "updated"
     )
     return 0
 

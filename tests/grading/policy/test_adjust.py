@@ -99,3 +99,25 @@ def test_late_policy_and_manual_grades_survive_a_regrade(
 def test_a_folder_without_a_policy_is_left_alone(tmp_path):
     adjust.after_grade(tmp_path, argparse.Namespace())
     assert list(tmp_path.iterdir()) == []
+
+
+def test_manual_imports_merge_and_blank_points_are_counted(tmp_path, capsys):
+    """A second import adds to the first (a row of the same student and item replaces
+    it); a blank points cell counts 0, is named, and never replaces points given."""
+    from tests.grading.records.test_store import _record
+
+    out = tmp_path / "out"
+    for student in ("ann", "bob"):
+        store.save_student(out, _record(student, 0.0), {})
+    head = "student,item,points,max_points,comment\n"
+    first = tmp_path / "first.csv"
+    first.write_text(head + "ann,why,2,2,Clear.\nbob,why,,2,\n")
+    assert adjust.import_manual(out, first) == 0
+    printed = capsys.readouterr().out
+    assert "1 row(s) with blank points (bob: why) count 0" in printed, printed
+    second = tmp_path / "second.csv"
+    second.write_text(head + "bob,why,1,2,Say why.\nann,extra,1,1,\nann,why,,2,\n")
+    assert adjust.import_manual(out, second) == 0
+    recs = {r["student"]: r for r in store.records(out)}
+    assert recs["ann"]["total"] == 3  # why (2, kept from the first) and extra (1)
+    assert recs["bob"]["total"] == 1 and recs["bob"]["max_total"] == 5
