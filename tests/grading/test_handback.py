@@ -58,3 +58,22 @@ def test_merge_keeps_the_instructor_copy_apart(graded_class, tmp_path):
     assert store.already_graded(
         out, "ada", rec["submission_sha256"], rec["master_sha256"], rec["options"]
     )
+
+
+def test_no_file_in_a_student_folder_holds_the_instructors_paths(graded_class):
+    """A hand-back is the student's folder as it is: the submissions folder, the report
+    folder and the course checkout stay the instructor's."""
+    from tests.grading.helpers import ROOT
+
+    paths = [
+        str(graded_class.subs.resolve()),
+        str(graded_class.out.resolve()),
+        str(ROOT),
+    ]
+    for student in ROSTER:
+        folder = store.student_dir(graded_class.out, student)
+        for path in (p for p in folder.rglob("*") if p.is_file()):
+            text = path.read_bytes().decode("utf-8", "replace")
+            assert not [p for p in paths if p in text], path
+    rec = next(r for r in store.records(graded_class.out) if r["student"] == "ada")
+    assert (rec["submission"], rec["master"]) == ("ada.ipynb", MASTER.name)

@@ -113,6 +113,18 @@ def _options(
     return options
 
 
+def _mtime(path: Path | None) -> str | None:
+    """The submission file's modification time (the late policy's fallback), read now:
+    the record keeps no path to read it from later."""
+    try:
+        stamp = os.lstat(path).st_mtime if path else None
+    except OSError:
+        return None
+    if stamp is None:
+        return None
+    return _dt.datetime.fromtimestamp(stamp, _dt.UTC).isoformat(timespec="seconds")
+
+
 def _now() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
@@ -156,6 +168,7 @@ class Grader:
         from course_utils.grading.sandbox.process_tree import become_subreaper
 
         self.master, self.out, self.limits, self.smoke = master, out, limits, smoke
+        self.submissions = Path(os.path.abspath(submissions)) if submissions else None
         self.keep_executed = keep_executed
         self.run_id = uuid.uuid4().hex[:12]
         self.work = out / store.WORK / self.run_id
@@ -220,8 +233,9 @@ class Grader:
             )
             record.update(
                 status="error",
-                submission=shown(str(sub.path)),
+                submission=self._name(sub.path),
                 submission_sha256=None,
+                master=shown(self.master.path.name),
                 master_sha256=self.master.sha256,
                 run_id=self.run_id,
                 graded_at=_now(),
@@ -252,9 +266,10 @@ class Grader:
                 except Exception as err:  # noqa: BLE001
                     self._failed(record, "reading the notebook's VARIANT line", err)
         record.update(
-            submission=shown(str(sub.path)) if sub.path else None,
+            submission=self._name(sub.path),
+            submission_mtime=_mtime(sub.path),
             submission_sha256=_sha(sub.path),
-            master=shown(str(self.master.path)),
+            master=shown(self.master.path.name),
             master_sha256=self.master.sha256,
             options=self.options,
             graded_at=started,
@@ -273,6 +288,17 @@ class Grader:
         files = self._files(matched, run, record)
         self._store(record, files)
         return record
+
+    def _name(self, path: Path | None) -> str | None:
+        """The submission's path inside the submissions folder (``ann.ipynb``,
+        ``ann/00_welcome_exercises.ipynb``): the record is handed back, and the
+        instructor's folders are not the student's business."""
+        if path is None:
+            return None
+        full = Path(os.path.abspath(path))
+        if self.submissions is not None and self.submissions in full.parents:
+            return shown(full.relative_to(self.submissions).as_posix())
+        return shown(full.name)
 
     def _variant_notes(self, record: dict, cells: list[dict]) -> None:
         """With variants on: the variant graded, and a note and flag when the notebook's

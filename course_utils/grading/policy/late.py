@@ -93,7 +93,10 @@ def policy_from_args(args: argparse.Namespace) -> dict | None:
 
 
 def file_time(rec: dict) -> dt.datetime | None:
-    """The submission file's modification time (None when it is gone)."""
+    """The submission file's modification time, as the grader read it (a record of an
+    older grader: read from the file, None when it is gone)."""
+    if rec.get("submission_mtime"):
+        return dt.datetime.fromisoformat(rec["submission_mtime"])
     try:
         stamp = os.lstat(str(rec.get("submission") or "")).st_mtime
     except OSError:
