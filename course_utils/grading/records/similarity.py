@@ -99,6 +99,15 @@ class Similarity:
     guarantee: int
     by_exercise: dict[str, list[Pair]]  # ranked, highest score first
     overall: list[Pair]
+    # student -> exercise ("" for all of them) -> the part of their code (after the
+    # subtraction) that is the master's own solution: on short exercises every correct
+    # pair can score high, and this tells a copy of the answer key apart
+    master_share: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def solution(self, student: str, exercise: str = "") -> str:
+        """The student's share of the master's solution, for a table (blank: no code)."""
+        value = self.master_share.get(student, {}).get(exercise)
+        return "" if value is None else f"{value:.3f}"
 
     def missing(self, exercise: str) -> list[str]:
         """The compared students without code for ``exercise``."""
@@ -362,6 +371,40 @@ def compare(
     return by_exercise, _ranked(list(totals.values()))
 
 
+def master_solutions(master: Master) -> dict[str, str]:
+    """Each exercise's solution in the master, its marker lines taken out."""
+    markers = (student_version.BEGIN_SOLUTION, student_version.END_SOLUTION)
+    out: dict[str, list[str]] = {}
+    for cell in master.cells:
+        if cell.role == "solution" and cell.exercise:
+            lines = [x for x in cell.source.splitlines() if x.strip() not in markers]
+            out.setdefault(cell.exercise, []).append("\n".join(lines))
+    return {ex: "\n\n".join(cells) for ex, cells in out.items()}
+
+
+def against_master(
+    code: dict[str, dict[str, str]], solutions: dict[str, str], fingerprints
+) -> dict[str, dict[str, float]]:
+    """Per student and exercise (and ``""`` for all), the part of their code found in
+    the master's solution."""
+    copydetect, _ = _copydetect()
+    theirs = {ex: fingerprints(text, ex) for ex, text in solutions.items()}
+    shares: dict[str, dict[str, float]] = {}
+    for student, mine in code.items():
+        shares[student] = {}
+        matched = covered = 0
+        for ex, text in mine.items():
+            if ex not in theirs:
+                continue
+            fp = fingerprints(text, ex)
+            _, (share, _), _ = copydetect.compare_files(fp, theirs[ex])
+            shares[student][ex] = float(share)
+            matched += round(share * fp.token_coverage)
+            covered += fp.token_coverage
+        shares[student][""] = matched / covered if covered else 0.0
+    return shares
+
+
 def similarity(
     submissions: Path,
     master: Master,
@@ -382,6 +425,7 @@ def similarity(
     fingerprints = Fingerprints(cells, given.starters, noise, guarantee)
     code, problems, notes = collect(submissions, master)
     by_exercise, overall = compare(code, master.exercises, fingerprints)
+    shares = against_master(code, master_solutions(master), fingerprints)
     return Similarity(
         master.path,
         master.exercises,
@@ -393,6 +437,7 @@ def similarity(
         guarantee,
         by_exercise,
         overall,
+        shares,
     )
 
 
@@ -428,14 +473,27 @@ def _row(rank: int, p: Pair) -> list:
     return [rank, p.a, p.b, *shares, p.matched_a, p.matched_b]
 
 
-def exercise_csv(pairs: list[Pair]) -> str:
-    return _csv([_HEAD] + [_row(i, p) for i, p in enumerate(pairs, 1)])
+def exercise_csv(
+    pairs: list[Pair], result: Similarity | None = None, exercise: str = ""
+) -> str:
+    """One exercise's pairs, with (given ``result``) each student's match with the
+    master's solution on it."""
+    if result is None:
+        return _csv([_HEAD] + [_row(i, p) for i, p in enumerate(pairs, 1)])
+    head = _HEAD + ["master_a", "master_b"]
+    rows = [
+        _row(i, p) + [result.solution(p.a, exercise), result.solution(p.b, exercise)]
+        for i, p in enumerate(pairs, 1)
+    ]
+    return _csv([head] + rows)
 
 
 def overall_csv(result: Similarity) -> str:
-    head = _HEAD + [f"exercise:{ex}" for ex in result.exercises]
+    head = _HEAD + ["master_a", "master_b"]
+    head += [f"exercise:{ex}" for ex in result.exercises]
     rows = [
         _row(i, p)
+        + [result.solution(p.a), result.solution(p.b)]
         + [
             f"{p.exercises[ex]:.3f}" if ex in p.exercises else ""
             for ex in result.exercises
@@ -508,25 +566,36 @@ def _intro_html(
 
 
 _COLUMNS = ("rank", "student a", "student b", "score", "share a", "share b",
-            "matched tokens a / b")  # fmt: skip
+            "matched tokens a / b", "master a", "master b")  # fmt: skip
 
 
-def _ranking_html(pairs: list[Pair], linked: int) -> list[str]:
+def _ranking_html(
+    pairs: list[Pair], linked: int, result: Similarity, exercise: str = ""
+) -> list[str]:
     """The pairs that score above 0, highest first; the first ``linked`` link to their code."""
     esc = html.escape
     zero = sum(1 for p in pairs if p.score == 0)
+
+    def solution(student: str) -> str:
+        value = result.master_share.get(student, {}).get(exercise)
+        return "" if value is None else _pct(value)
+
     parts = [
         "<h2>Pairs, highest score first</h2>",
         "<p>Score: the larger of the two shares; a student's share is the part of their "
         "code (after the subtraction) found in the other's, in copydetect's tokens "
         f"(characters of the normalised code). {zero} of {len(pairs)} pairs share "
-        "nothing beyond what was given and are in the CSV only.</p>",
+        "nothing beyond what was given and are in the CSV only. Master a and b: the "
+        "part of each student's code that is the master's own solution; where every "
+        "correct pair scores high (a short exercise), a copy of the answer key stands "
+        "out here.</p>",
         "<table><tr>" + "".join(f"<th>{h}</th>" for h in _COLUMNS) + "</tr>",
     ]
     for i, p in enumerate((p for p in pairs if p.score > 0), 1):
         rank = f"<a href='#pair-{i}'>{i}</a>" if i <= linked else str(i)
         cells = [rank, esc(p.a), esc(p.b), _pct(p.score), _pct(p.share_a),
-                 _pct(p.share_b), f"{p.matched_a} / {p.matched_b}"]  # fmt: skip
+                 _pct(p.share_b), f"{p.matched_a} / {p.matched_b}",
+                 solution(p.a), solution(p.b)]  # fmt: skip
         parts.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     parts.append("</table>")
     return parts
@@ -551,7 +620,8 @@ def page(
         anchors = (f"<a href='{esc(h)}'>{esc(t)}</a>" for t, h in links)
         parts.append("<p>" + " · ".join(anchors) + "</p>")
     parts += _intro_html(result, pairs, exercises)
-    parts += _ranking_html(pairs, len(top))
+    one = exercises[0] if len(exercises) == 1 and pairs is not result.overall else ""
+    parts += _ranking_html(pairs, len(top), result, one)
     if top:
         parts.append(f"<h2>The top {len(top)} pairs side by side</h2>")
     for i, p in enumerate(top, 1):
@@ -583,7 +653,9 @@ def write(result: Similarity, out: Path, show: int = SHOW) -> list[Path]:
         title = f"Similarity: {name}, exercise {ex}"
         one = page(result, title, pairs, [ex], back, show)
         written += [
-            write_atomic(out / "exercises" / f"{stems[ex]}.csv", exercise_csv(pairs)),
+            write_atomic(
+                out / "exercises" / f"{stems[ex]}.csv", exercise_csv(pairs, result, ex)
+            ),
             write_atomic(out / "exercises" / f"{stems[ex]}.html", one),
         ]
     return written

@@ -192,3 +192,18 @@ def test_the_starter_comes_from_the_master_or_from_starter(tmp_path):
     assert "raise NotImplementedError()" in given.starters["square"]
     with pytest.raises(CourseError, match="--starter .*nope.ipynb"):
         similarity.starter_code(nbgrader, tmp_path / "nope.ipynb")
+
+
+def test_a_column_gives_each_students_match_with_the_masters_solution(made):
+    """On short exercises every correct pair can score high; how much of a student's
+    code is the master's own solution tells a copy of the answer key apart."""
+    _, _, result = made
+    share = result.master_share  # student -> exercise ("" for all) -> share
+    assert share["ada"][""] == share["bob"][""] == share["cy"][""] == 1.0
+    assert all(share[s][""] == 0 for s in sc.STARTERS)
+    assert max(share[s][""] for s in ("dee", "eve", "fay", "gus")) < 0.5
+    rows = list(csv.DictReader(io.StringIO(similarity.overall_csv(result))))
+    row = next(r for r in rows if (r["student_a"], r["student_b"]) == ("ada", "dee"))
+    assert row["master_a"] == "1.000" and float(row["master_b"]) < 0.5
+    page = similarity.page(result, "all", result.overall, result.exercises, [])
+    assert "master a" in page
