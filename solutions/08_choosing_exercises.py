@@ -19,12 +19,12 @@
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/v0.1.0/solutions/08_choosing_exercises.ipynb) [![Open In Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)](https://kaggle.com/kernels/welcome?src=https://github.com/jax-pytorch-side-by-side/course/blob/v0.1.0/solutions/08_choosing_exercises.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/v0.1.0?labpath=solutions/08_choosing_exercises.ipynb)
 #
-# Four exercises in code on turning claims into measurements: decide a claim from paired ratios
+# Four exercises in code turn claims into measurements. You decide a claim from paired ratios
 # with the course's verdict rule, work out how many new input shapes a compiled model can
-# afford, bucket dynamic shapes without changing the results, and build a claim measurement
-# with the course's timing helpers. Replace each `raise NotImplementedError()` with your code, then run the check
-# cell below it: it prints "passed", explains what is wrong, or says "not implemented yet". A
-# fifth, written exercise at the end decides one team's port from those results.
+# afford, bucket dynamic shapes without changing the results, and measure a claim with the
+# course's timing helpers. Replace each `raise NotImplementedError()` with your code, then run
+# the check cell below it: it prints "passed", explains what is wrong, or says "not
+# implemented yet". A fifth, written exercise decides one team's port from those results.
 
 # %%
 # Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),
@@ -79,47 +79,36 @@ S = config.sizes(SIZES, SMOKE)
 # %% [markdown]
 # ## Exercise 1 · Decide a claim from paired ratios
 #
-# Every verdict in this course comes from one rule (`course_utils/claims/verdict_rule.py`); here
-# you write its decision step. The inputs: the per-round ratios $r_1, \dots, r_n$ of two
-# variants timed in interleaved rounds (above 1 favours the claim), the claim's `threshold`
-# (the low end of the stated magnitude: 1.5 for "1.5–2x faster", 1.0 for plain "faster"),
-# and `contended`: the contention monitor's reason when the rounds ran beside other work,
-# else `None`. Check in this order and return the first answer that applies:
+# Every verdict in this course comes from one rule, `course_utils/claims/verdict_rule.py`,
+# explained in `docs/VERDICTS.md`. Here you write its decision step. The inputs are the
+# per-round ratios $r_1, \dots, r_n$ of two variants timed in interleaved rounds; above 1
+# favours the claim. `threshold` is the low end of the stated magnitude: 1.5 for "1.5–2x
+# faster", 1.0 for plain "faster". `contended` is the contention monitor's reason when the
+# rounds ran beside other work, else `None`. Check in this order and return the first answer
+# that applies:
 #
 # 1. `"inconclusive"` with fewer than `MIN_RATIOS` (6) ratios;
 # 2. `"inconclusive"` when `contended` is set;
 # 3. `"inconclusive"` when the ratios are noisy: their spread $(q_3 - q_1) / \text{median}$
 #    is above `MAX_SPREAD` (0.5), with `q1, q3 = claims.quartiles(samples)`;
 # 4. otherwise take the 95 % interval of the median, `lo, hi = claims.median_interval(samples)`,
-#    widen it by `RUN_TO_RUN` (15 %) on each side: `lo / (1 + RUN_TO_RUN)`,
+#    and widen it by `RUN_TO_RUN` (15 %) on each side: `lo / (1 + RUN_TO_RUN)`,
 #    `hi * (1 + RUN_TO_RUN)`. Return `"holds"` when the widened `lo >= threshold`,
 #    `"does not hold"` when the widened `hi < threshold`, and `"inconclusive"` when it
 #    straddles the threshold.
 #
 # Raise `ValueError` for an empty list. About 12 lines.
 #
-# **Why an interval of the median, not the quartiles?** The quartiles say how much single
-# rounds vary, and that does not shrink with more rounds: with the quartiles as the test,
-# eight rounds whose lower quartile happens to clear the bar would "hold", and forty rounds
-# whose median is clearly past the bar would stay undecided because over a quarter of them
-# fell short. A verdict is about the *typical* ratio, and how precisely the rounds pin it down.
-# `claims.median_interval` answers that without assuming how timings are distributed: each
-# ratio lies below the true median with probability ½, so the k-th smallest and the k-th
-# largest ratio bracket it with 95 % confidence for the largest k whose binomial tail
-# P(Bin(n, ½) < k) stays within 2.5 %. With 8 ratios that is the whole range; with 40, the
-# 14th to the 27th. The 15 % widening allows for what a second run on the same machine moves.
+# <details><summary>Why an interval of the median, and why no verdict from a busy or noisy run</summary>
 #
-# **Why not judge a contended or a noisy run?** A contended run timed the other programs as
-# much as the variants, and unevenly (the variant with more threads waits more for a CPU),
-# so its ratios can lean either way: an interval from them describes the machine's load, not
-# the claim. Noisy ratios (the middle half spans more than half the median) mean the rounds
-# disagree with each other. Either way the honest answer is "rerun", not a verdict.
-#
-# Against a bar of 1x or more, "does not hold" covers two outcomes: an interval short of the
-# stated magnitude, and one entirely below 1, where the opposite of the claim happened. They
-# give the same word here; the reason `claims.judge` prints tells them apart. A bar below 1
-# (a claim such as "at least 0.9x its speed") has only the first: an interval below 1 is judged
-# against that bar alone, and one that spans it straddles it.
+# The quartiles describe single rounds, and they stay wide however many rounds you take. The
+# interval of the median narrows as rounds accumulate. `claims.median_interval` takes it from
+# the sorted ratios, assuming nothing about how timings are distributed: with 8 ratios it is
+# the whole range, with 40 the 14th to the 27th. A contended run timed the other programs
+# too, unevenly, and noisy ratios disagree with each other: either way the answer is "rerun".
+# Step 4 as written also handles a bar below 1, such as 0.9x: an interval below 1 is judged
+# against that bar alone. `docs/VERDICTS.md` gives the reasoning in full.
+# </details>
 
 # %%
 # EXERCISE: judge-claim
@@ -244,6 +233,9 @@ def _decide_cases():
     try:
         for name, (samples, threshold, contended, expected, catches) in DECIDE_CASES.items():
             got = decide(list(samples), threshold, contended)
+            assert type(got) is str, (
+                f"{name}: decide returned {got!r}, a {type(got).__name__}: the verdict is one string alone, "
+                "'holds', 'does not hold' or 'inconclusive'")
             note = catches.get(got, "") if isinstance(catches, dict) else catches  # by answer
             assert type(got) is str and got == expected, (
                 f"{name}: expected {expected!r}, got {got!r}" + (f" ({note})" if note else ""))
@@ -292,8 +284,8 @@ else:
 #
 # A service answers `n_requests` requests. Eager PyTorch takes `torch_s` per request. The
 # jitted JAX model takes `jax_s` per request, plus `compile_s` for every **distinct** input
-# shape it meets. Return the largest number of distinct shapes $K$ with $0 \le K \le$
-# `n_requests` for which JAX's total is no larger:
+# shape it meets. Return the largest number of distinct shapes $K$, with
+# $0 \le K \le$ `n_requests`, for which JAX's total is no larger:
 #
 # $$ K \cdot \text{compile} + n \cdot \text{jax} \le n \cdot \text{torch}, $$
 #
@@ -362,8 +354,15 @@ check("shape-budget", lambda: max_new_shapes(11, 1.0, 0.125, 0.375), 2,
 check("shape-budget", lambda: max_new_shapes(10, 1.0, 0.25, 0.25), 0,
       hint="a tie was taken for a loss: with equal per-request costs K = 0 makes the two totals equal, "
            "which the inequality allows")
-check("shape-budget", lambda: type(max_new_shapes(1000, 0.8, 0.010, 0.015)).__name__, "int",
-      hint="a number of shapes is a plain int: Python's // on floats returns a float (6.0)")
+def _plain_int():
+    got = max_new_shapes(1000, 0.8, 0.010, 0.015)
+    kind = f"{type(got).__module__}.{type(got).__qualname__}"
+    assert type(got) is int, f"the count is a {kind} ({got!r}), not a plain int: " + (
+        "Python's // on floats returns a float (6.0)" if type(got) is float else
+        "a NumPy or PyTorch floor returns that library's own number type, which prints like a count")
+
+
+check("shape-budget", _plain_int, hint="a number of shapes is a plain Python int")
 check("shape-budget", lambda: _returns_within(
           10, lambda: max_new_shapes(10, 0.0, 0.1, 0.2),
           "with compile_s 0 every further shape fits, so a loop that adds shapes while the next one fits "
@@ -403,10 +402,10 @@ for _ in range(300):
 # ## Exercise 3 · Bucket the shapes, keep the results
 #
 # Lesson 08 padded requests to multiples of a bucket size. Here, pad to the next **power of
-# two** that is at least `minimum`: `(batch, n)` int tokens become `(batch, size)` with zeros
-# after the real tokens, and the mask is `True` exactly on the real tokens (the vocabulary runs
-# from 0 to 99: a real token can be 0). Then a jitted encoder compiles once per power of two,
-# and (thanks to the mask) its logits equal the unpadded ones, to float32 rounding. About 6 lines.
+# two** that is at least `minimum`. `(batch, n)` int tokens become `(batch, size)`, with zeros
+# after the real tokens. The mask is `True` exactly on the real tokens. A real token can be 0:
+# the vocabulary runs from 0 to 99. A jitted encoder then compiles once per power of two, and
+# the mask keeps its logits equal to the unpadded ones, to float32 rounding. About 6 lines.
 
 # %%
 # EXERCISE: pad-pow2
@@ -465,7 +464,10 @@ def _length_slip(n, minimum, got, want):
 
 
 def _padded_logits():
-    padded, mask = pad_to_pow2(request)
+    given = request.copy()
+    padded, mask = pad_to_pow2(given)
+    assert given.shape == request.shape and (given == request).all(), (
+        "pad_to_pow2 changed the caller's tokens in place: the request must stay as it was")
     kinds = [f"{type(a).__module__}.{type(a).__qualname__}" for a in (padded, mask)]
     assert all(isinstance(a, np.ndarray) for a in (padded, mask)), (
         f"pad_to_pow2 returned ({', '.join(kinds)}): this exercise takes and returns NumPy arrays")
@@ -539,14 +541,17 @@ assert pad_to_pow2(np.ones((1, 3), np.int32), minimum=4)[0].shape == (1, 4)
 # %% [markdown]
 # ## Exercise 4 · Measure a claim
 #
-# Write `measure_ratio(slow, fast)`: time two zero-argument callables with
-# `timing.compare` (which first checks that they return the same result, then times them
-# in at least 8 interleaved rounds) and return a `claims.Measured` whose `samples` are the
-# per-round ratios slow / fast (`claims.paired_ratios` on each variant's
-# `Measurement.times`), whose `what` describes the measurement in a few words, and whose
-# `contention` is the comparison's `contention` (the monitor's record of what the rounds ran
-# beside: exercise 1's rule does not judge a contended run). Pass `target_s` on. About 6
-# lines.
+# Write `measure_ratio(slow, fast)`. Time the two zero-argument callables with one
+# `timing.compare`, passing `target_s` on. It checks that they return the same result, then
+# times them in at least 8 interleaved rounds. Return a `claims.Measured` with:
+#
+# - `samples`: the per-round ratios slow / fast, a list of floats from `claims.paired_ratios`
+#   on each variant's `Measurement.times`;
+# - `what`: a few words on what was measured;
+# - `contention`: the comparison's `contention`, the monitor's record of what the rounds ran
+#   beside. Exercise 1's rule reads it to refuse a contended run.
+#
+# About 6 lines.
 
 # %%
 # EXERCISE: measure-claim
@@ -598,6 +603,11 @@ def _measured_sleep():
         "not pass it on")
     assert isinstance(m, claims.Measured), f"expected a claims.Measured, got {type(m).__name__}"
     assert isinstance(m.what, str) and m.what.strip(), "`what` is empty: the Measured does not say what was measured"
+    kind = f"{type(m.samples).__module__}.{type(m.samples).__qualname__}"
+    assert isinstance(m.samples, list) and all(isinstance(x, float) for x in m.samples), (
+        f"the samples are a {kind}" + ("" if not isinstance(m.samples, list) else " holding " + ", ".join(
+            sorted({type(x).__name__ for x in m.samples}))) + ": a Measured holds a list of floats, "
+        "which the claims report writes to JSON, and a NumPy array or a tensor cannot be written there")
     rounds = min(len(v.times) for v in made[0].measurements.values())  # every variant, every round
     assert len(m.samples) == rounds, (
         f"{len(m.samples)} sample(s) from {rounds} timed rounds: " + (
@@ -683,24 +693,24 @@ else:
 
 # %% [markdown]
 # <!-- EXERCISE: decide -->
-# A team of five with strong PyTorch experience serves a text classifier whose requests have
-# lengths between 5 and 500 tokens, on CPUs. Using the claims table from lesson 08 on your
-# machine and exercises 2 and 3: would you port the service to JAX? Which parts of your
-# answer come from a measurement, and which do not?
+# A team of five with strong PyTorch experience serves a text classifier on CPUs. Its
+# requests have lengths between 5 and 500 tokens. Using lesson 08's claims table on your
+# machine and exercises 2 and 3: would you port the service to JAX? Which parts of your answer
+# come from a measurement, and which do not?
 #
 # <!-- BEGIN SOLUTION -->
-# Measured: batch-1 latency and first-call cost (lesson 08), the recompilation cost for new lengths
-# and the fix (bucketing to powers of two gives at most 7 shapes from 5 to 500 tokens), and the
-# shape budget of exercise 2, which says whether the steady-state gain pays for those compilations.
-# Not measured: the team's PyTorch experience, hiring, and the migration effort (lesson 07's
-# checklist). A reasonable answer: stay with PyTorch unless the measured latency gain is large on
-# the production CPUs and the team accepts the port; if so, bucket the lengths.
+# Measured: batch-1 latency and first-call cost in lesson 08, and the recompilation cost for
+# new lengths with its fix. Bucketing to powers of two gives at most 7 shapes from 5 to 500
+# tokens. Exercise 2's shape budget says whether the steady-state gain pays for those
+# compilations. Not measured: the team's PyTorch experience, hiring, and the migration effort,
+# which lesson 07's checklist helps estimate. A reasonable answer: stay with PyTorch unless the
+# measured latency gain is large on the production CPUs and the team accepts the port; if so,
+# bucket the lengths.
 # <!-- END SOLUTION -->
 
 # %% [markdown]
 # ## Done
 #
-# You can now turn a claim into a measurement, decide it with the course's rule (an interval
-# of the median, and no verdict from a contended or noisy run), budget compilations, and make
-# dynamic shapes affordable without changing results. Run `course claims` on every machine
-# you are choosing for.
+# You can now turn a claim into a measurement and decide it with the course's rule. You can
+# budget compilations, and make dynamic shapes affordable without changing results. Run
+# `course claims` on every machine you are choosing for.

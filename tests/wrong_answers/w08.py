@@ -561,6 +561,95 @@ def max_new_shapes(n_requests, compile_s, jax_s, torch_s):
     return min(k, n_requests)  # the cap comes after the loop
 """
 
+
+DECIDE_RETURNS_TUPLE = _decide().replace(
+    'return "holds"', 'return "holds", (lo, hi)'
+)  # the interval returned with the word, as claims.rule does
+
+SHAPES_NUMPY_FLOOR = """
+def max_new_shapes(n_requests, compile_s, jax_s, torch_s):
+    spare = n_requests * (torch_s - jax_s)
+    if spare < 0:
+        return None
+    if compile_s <= 0:
+        return n_requests
+    return min(n_requests, np.floor(spare / compile_s + 1e-12))  # a numpy.float64
+"""
+
+SHAPES_NUMPY_INT = """
+def max_new_shapes(n_requests, compile_s, jax_s, torch_s):
+    spare = n_requests * (torch_s - jax_s)
+    if spare < 0:
+        return None
+    if compile_s <= 0:
+        return n_requests
+    return min(n_requests, np.floor(spare / compile_s + 1e-12).astype(int))  # a numpy.int64
+"""
+
+SHAPES_TORCH_FLOOR = """
+def max_new_shapes(n_requests, compile_s, jax_s, torch_s):
+    spare = n_requests * (torch_s - jax_s)
+    if spare < 0:
+        return None
+    if compile_s <= 0:
+        return n_requests
+    return min(n_requests, torch.floor(torch.tensor(spare / compile_s + 1e-12)).int())  # a tensor
+"""
+
+PAD_JAX_ARRAYS = """
+def pad_to_pow2(tokens, minimum=8):
+    batch, n = tokens.shape
+    size = 1 << max(0, max(n, minimum) - 1).bit_length()
+    padded = jnp.zeros((batch, size), tokens.dtype).at[:, :n].set(tokens)  # JAX arrays out
+    mask = jnp.zeros((batch, size), bool).at[:, :n].set(True)
+    return padded, mask
+"""
+
+PAD_JAX_ITEM_ASSIGNMENT = """
+def pad_to_pow2(tokens, minimum=8):
+    batch, n = tokens.shape
+    size = 1 << max(0, max(n, minimum) - 1).bit_length()
+    padded = jnp.zeros((batch, size), tokens.dtype)
+    padded[:, :n] = tokens  # NumPy's (and PyTorch's) item assignment on a JAX array
+    mask = jnp.zeros((batch, size), bool)
+    mask[:, :n] = True
+    return padded, mask
+"""
+
+PAD_IN_PLACE = """
+def pad_to_pow2(tokens, minimum=8):
+    batch, n = tokens.shape
+    size = 1 << max(0, max(n, minimum) - 1).bit_length()
+    tokens.resize((batch, size), refcheck=False)  # grows the caller's array in place
+    mask = np.zeros((batch, size), bool)
+    mask[:, :n] = True
+    return tokens, mask
+"""
+
+PAD_BATCH_AXIS = """
+def pad_to_pow2(tokens, minimum=8):
+    batch, n = tokens.shape
+    size = 1 << max(0, max(n, minimum) - 1).bit_length()
+    padded = np.pad(tokens, ((0, size - n), (0, 0)))  # pads axis 0, the batch
+    mask = np.pad(np.ones_like(tokens, bool), ((0, size - n), (0, 0)))
+    return padded, mask
+"""
+
+MEASURE_NUMPY_SAMPLES = """
+def measure_ratio(slow, fast, *, target_s=0.2):
+    cmp = timing.compare({"slow": slow, "fast": fast}, target_s=target_s)
+    s, f = np.array(cmp.measurements["slow"].times), np.array(cmp.measurements["fast"].times)
+    return claims.Measured(s / f, "slow over fast", contention=cmp.contention)  # an ndarray
+"""
+
+MEASURE_TORCH_SAMPLES = """
+def measure_ratio(slow, fast, *, target_s=0.2):
+    cmp = timing.compare({"slow": slow, "fast": fast}, target_s=target_s)
+    s = torch.tensor(cmp.measurements["slow"].times)
+    f = torch.tensor(cmp.measurements["fast"].times)
+    return claims.Measured(s / f, "slow over fast", contention=cmp.contention)  # a tensor
+"""
+
 WRONG = {
     "judge-claim": [
         (
@@ -662,6 +751,11 @@ WRONG = {
             DECIDE_ENDS_SWAPPED,
             "the interval's high end was held",
         ),
+        (
+            "the verdict returned with its interval",
+            DECIDE_RETURNS_TUPLE,
+            "the verdict is one string alone",
+        ),
     ],
     "pad-pow2": [
         (
@@ -721,6 +815,18 @@ WRONG = {
             PAD_MASK_SHARED_ROW,
             "one row shared by the batch",
         ),
+        ("JAX arrays returned", PAD_JAX_ARRAYS, "returns NumPy arrays"),
+        (
+            "item assignment on a JAX array",
+            PAD_JAX_ITEM_ASSIGNMENT,
+            "JAX arrays are immutable",
+        ),
+        (
+            "the caller's tokens grown in place",
+            PAD_IN_PLACE,
+            "changed the caller's tokens",
+        ),
+        ("np.pad on the batch axis", PAD_BATCH_AXIS, "the first axis grew"),
     ],
     "shape-budget": [
         ("no cap at n_requests", NO_CAP, "K cannot exceed it"),
@@ -765,6 +871,9 @@ WRONG = {
             SHAPES_LOOP_CAPPED_AFTER,
             "a cap applied after the loop comes too late",
         ),
+        ("numpy.floor's float64", SHAPES_NUMPY_FLOOR, "NumPy or PyTorch floor"),
+        ("numpy.floor as an int64", SHAPES_NUMPY_INT, "numpy.int64"),
+        ("a torch.floor tensor", SHAPES_TORCH_FLOOR, "torch.Tensor"),
     ],
     "measure-claim": [
         (
@@ -806,5 +915,7 @@ WRONG = {
             MEASURE_COMPARE_EACH,
             "one comparison times both variants",
         ),
+        ("samples as a NumPy array", MEASURE_NUMPY_SAMPLES, "a list of floats"),
+        ("samples as a torch tensor", MEASURE_TORCH_SAMPLES, "a list of floats"),
     ],
 }
