@@ -23,7 +23,11 @@ def test_no_file_in_a_student_folder_holds_hidden_test_text(graded_class):
     for student in ROSTER:
         folder = store.student_dir(graded_class.out, student)
         files = [p for p in folder.rglob("*") if p.is_file()]
-        assert {p.name for p in files} >= {"feedback.ipynb", "results.json"}
+        assert {p.name for p in files} >= {
+            "feedback.ipynb",
+            "feedback.html",
+            "results.json",
+        }
         assert "executed.ipynb" not in {p.name for p in files}
         for path in files:
             text = path.read_bytes().decode("utf-8", "replace")

@@ -440,6 +440,10 @@ class Grader:
                 )
             except Exception:  # noqa: BLE001 - the scores alone
                 files["feedback.ipynb"] = feedback.minimal_notebook(self.master, record)
+        try:  # the same, as a page an LMS shows (it shows a notebook as JSON)
+            files["feedback.html"] = feedback.html_page(files["feedback.ipynb"])
+        except Exception as err:  # noqa: BLE001
+            self._failed(record, "the HTML feedback", err)
         # The instructor's copy, with every text: never in the student's folder.
         if withheld:
             try:

@@ -218,6 +218,10 @@ def _save(out: Path, rec: dict) -> None:
         files["feedback.ipynb"] = _feedback(
             json.loads(files["feedback.ipynb"]), rec, lines
         )
+        if "feedback.html" in files:
+            from course_utils.grading.policy.feedback import html_page
+
+            files["feedback.html"] = html_page(files["feedback.ipynb"])
     if "results.json" in files:
         results = json.loads(files["results.json"])
         results["score"] = rec["total"]

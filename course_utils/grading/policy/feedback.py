@@ -13,7 +13,9 @@ run. Notebooks are written as nbformat 4.5 JSON directly (nbformat imports slowl
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -259,3 +261,62 @@ def executed_notebook(matched: Matched | None, run: dict) -> str:
         }
         cells.append(_code(c.source, res.get("outputs", []), meta))
     return notebook_text(cells)
+
+
+# ---- the same feedback as a web page ------------------------------------------------------
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_PAGE_STYLE = """body{font-family:sans-serif;margin:1.5em auto;max-width:60em;padding:0 1em}
+pre{background:#f6f6f6;padding:.5em;white-space:pre-wrap;overflow-wrap:anywhere}
+pre.out{background:#fff;border-left:3px solid #ccc}pre.err{background:#fdecea}
+table{border-collapse:collapse}td,th{border:1px solid #aaa;padding:.2em .5em}
+img{max-width:100%}"""
+
+
+def _joined(value) -> str:
+    return "".join(value) if isinstance(value, list) else str(value or "")
+
+
+def _output_html(out: dict) -> str:
+    esc = html.escape
+    kind = out.get("output_type")
+    if kind == "stream":
+        return f"<pre class='out'>{esc(_joined(out.get('text')))}</pre>"
+    if kind == "error":
+        lines = [_ANSI.sub("", x) for x in out.get("traceback") or []]
+        text = "\n".join(lines) or f"{out.get('ename')}: {out.get('evalue')}"
+        return f"<pre class='err'>{esc(text)}</pre>"
+    data = out.get("data") or {}
+    for mime in BINARY:  # an image, in the page itself: nothing is fetched
+        if mime in data:
+            b64 = "".join(_joined(data[mime]).split())
+            return f"<img alt='output' src='data:{mime};base64,{esc(b64)}'>"
+    if "text/plain" in data:
+        return f"<pre class='out'>{esc(_joined(data['text/plain']))}</pre>"
+    return ""
+
+
+def html_page(notebook: str) -> str:
+    """``feedback.html``: the feedback notebook as one self-contained page (an LMS such
+    as Canvas or Moodle shows a ``.ipynb`` as JSON): markdown rendered with raw HTML
+    escaped, code and outputs as text, images inline, no script."""
+    from course_utils.grading.records.answers import render
+
+    nb = json.loads(notebook)
+    cells = nb.get("cells", [])
+    title = "Feedback"
+    parts = []
+    for cell in cells:
+        source = _joined(cell.get("source"))
+        if cell.get("cell_type") == "markdown":
+            if title == "Feedback" and source.startswith("# "):
+                title = source.splitlines()[0][2:].strip() or title
+            parts.append(render(source))
+        elif cell.get("cell_type") == "code":
+            parts.append(f"<pre>{html.escape(source)}</pre>")
+            parts += [_output_html(o) for o in cell.get("outputs", [])]
+    head = (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
+        f"</title><style>{_PAGE_STYLE}</style></head><body>"
+    )
+    return head + "\n".join(p for p in parts if p) + "\n</body></html>\n"

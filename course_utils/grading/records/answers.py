@@ -22,6 +22,7 @@ writes a grade, and no student code runs.
 from __future__ import annotations
 
 import csv
+import functools
 import html
 import io
 import re
@@ -248,6 +249,7 @@ def anonymised(result: Collected, old_key: dict[str, str]) -> Collected:
 # ---- the pages and the table ------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=1)
 def _markdown():
     try:
         from markdown_it import MarkdownIt

@@ -34,7 +34,7 @@ WORK = ".work"
 # the hidden tests' source and outputs, feedback the grader could not redact, its own errors
 UNSEALED = "grade.unsealed.json"  # a record the grader could not seal (never believed)
 PRIVATE = ("executed.ipynb", "feedback-unredacted.ipynb", "grader-errors.txt", UNSEALED)
-FILES = ("results.json", "feedback.ipynb", *PRIVATE)  # a student's other files
+FILES = ("results.json", "feedback.ipynb", "feedback.html", *PRIVATE)  # the others
 INSTRUCTOR = "_instructor"  # DIR/_instructor/<folder>/: files a student must never get
 MAX_FILE = 200 * 2**20  # bytes of one report file copied by merge
 

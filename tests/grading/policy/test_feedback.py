@@ -145,3 +145,29 @@ def test_redaction_works_on_decoded_text_of_every_output_kind(tmp_path):
     assert 'before "' in decoded and '" \\ after ✓ zoë' in decoded  # the rest is kept
     assert 'split: "' + scoring.HIDDEN_MARK + '" done' in decoded
     assert "iVBORw0KGgo=" in decoded  # binary data untouched
+
+
+def test_the_html_feedback_is_the_notebook_as_a_page_canvas_and_moodle_show():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# Feedback\n\n**Score:** 5 / 8"),
+        nbformat.v4.new_code_cell("print('<script>x</script>')"),
+        nbformat.v4.new_code_cell("1/0"),
+    ]
+    nb.cells[1].outputs = [nbformat.v4.new_output("stream", text="<b>hi</b>\n")]
+    nb.cells[2].outputs = [
+        nbformat.v4.new_output(
+            "error",
+            ename="ZeroDivisionError",
+            evalue="division by zero",
+            traceback=["\x1b[31mZeroDivisionError\x1b[0m: division by zero"],
+        ),  # fmt: skip
+        nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo="}),
+    ]
+    page = feedback.html_page(nbformat.writes(nb))
+    assert page.startswith("<!doctype html>") and "<title>Feedback</title>" in page
+    assert "<strong>Score:</strong> 5 / 8" in page
+    assert "&lt;script&gt;" in page and "<script>" not in page
+    assert "&lt;b&gt;hi&lt;/b&gt;" in page
+    assert "ZeroDivisionError: division by zero" in page and "\x1b" not in page
+    assert "data:image/png;base64,iVBORw0KGgo=" in page
