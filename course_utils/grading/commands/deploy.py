@@ -51,7 +51,7 @@ def _add_gradescope(sub) -> None:
     gs = sub.add_parser(
         "gradescope", help="Gradescope autograder bundles (instructors)"
     )
-    verbs = gs.add_subparsers(dest="verb", metavar="build", required=True)
+    verbs = gs.add_subparsers(dest="verb", metavar="build|try", required=True)
     b = verbs.add_parser(
         "build",
         help="write autograder.zip: setup.sh, run_autograder, the master, the course",
@@ -106,6 +106,27 @@ def _add_gradescope(sub) -> None:
         "of the submitter's Gradescope email",
     )
     b.set_defaults(func=_lazy("integrations.gradescope", "cmd_build"))
+    t = verbs.add_parser(
+        "try",
+        help="run a bundle on one submission here, as Gradescope would",
+        description="Unpacks BUNDLE into a local copy of Gradescope's /autograder "
+        "layout, puts SUBMISSION in it with a submission_metadata.json, runs the "
+        "bundle's run_autograder with the bundle's own course, and prints the results.",
+    )
+    t.add_argument("bundle", metavar="BUNDLE", help="the autograder.zip to try")
+    t.add_argument(
+        "submission", metavar="SUBMISSION", help="a notebook, or a folder to upload"
+    )
+    t.add_argument(
+        "--email",
+        default="student@example.com",
+        help="the submitter's email in the metadata (a bundle with variants grades "
+        "this email's variant)",
+    )
+    t.add_argument(
+        "--keep", metavar="DIR", help="build the layout in DIR (new) and keep it"
+    )
+    t.set_defaults(func=_lazy("integrations.gradescope", "cmd_try"))
 
 
 # ``grade``'s options that ``grade slurm`` takes (the others act on one run, or after it).

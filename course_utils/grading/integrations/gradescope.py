@@ -553,6 +553,87 @@ def cmd_build(args) -> int:
     return 0
 
 
+def try_layout(bundle: Path, submission: Path, root: Path, email: str) -> Path:
+    """A local copy of Gradescope's ``/autograder`` for ``bundle`` and ``submission``
+    (a notebook, or a folder uploaded as it is), with a ``submission_metadata.json``
+    of one submitter and no earlier submissions."""
+    try:
+        with zipfile.ZipFile(bundle) as z:
+            z.extractall(root / "source")
+    except (OSError, zipfile.BadZipFile) as err:
+        raise CourseError(f"BUNDLE {bundle}: not an autograder zip: {err}") from None
+    if not (root / "source" / CONFIG).is_file():
+        raise CourseError(
+            f"BUNDLE {bundle}: no {CONFIG}: not a course gradescope build"
+        )
+    for name in ("run_autograder", "setup.sh"):
+        if (root / "source" / name).exists():
+            (root / "source" / name).chmod(0o755)
+    if submission.is_dir():
+        shutil.copytree(submission, root / "submission")
+    elif submission.is_file():
+        (root / "submission").mkdir()
+        shutil.copy(submission, root / "submission" / submission.name)
+    else:
+        raise CourseError(f"SUBMISSION {submission}: no such file or folder")
+    now = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    metadata = {
+        "id": 1,
+        "created_at": now,
+        "users": [{"email": email, "id": 1, "name": "A student"}],
+        "previous_submissions": [],
+    }
+    (root / METADATA).write_text(json.dumps(metadata, indent=1) + "\n")
+    return root
+
+
+def cmd_try(args) -> int:
+    """``course gradescope try BUNDLE SUBMISSION``: run the bundle here, print its results."""
+    import subprocess
+
+    keep = Path(args.keep) if args.keep else None
+    if keep is not None and keep.exists() and any(keep.iterdir()):
+        raise CourseError(f"--keep {keep}: exists and is not empty: give a new folder")
+    with tempfile.TemporaryDirectory(prefix="course-gradescope-try-") as tmp:
+        root = (keep or Path(tmp) / "autograder").resolve()
+        root.mkdir(parents=True, exist_ok=True)
+        try_layout(Path(args.bundle), Path(args.submission), root, args.email)
+        # The bundle's own course, as setup.sh installs it on Gradescope.
+        course = root / "source" / "course"
+        path = os.pathsep.join(
+            x for x in (str(course), os.environ.get("PYTHONPATH")) if x
+        )
+        env = dict(os.environ, COURSE_AUTOGRADER_ROOT=str(root),
+                   COURSE_PYTHON=sys.executable, PYTHONPATH=path)  # fmt: skip
+        done = subprocess.run([str(root / "source" / "run_autograder")], env=env)
+        results = root / "results" / "results.json"
+        if not results.is_file():
+            raise CourseError(
+                f"run_autograder wrote no results.json (exit {done.returncode})"
+            )
+        result = json.loads(results.read_text())
+        for line in _try_lines(result):
+            print(line)
+    if keep is not None:
+        print(f"the layout is kept in {keep} (results/results.json)")
+    return 0
+
+
+def _try_lines(result: dict) -> list[str]:
+    tests = result.get("tests", [])
+    top = sum(float(t.get("max_score", 0)) for t in tests)
+    lines = [
+        f"score {result.get('score', 0):g} / {top:g}",
+        str(result.get("output", "")),
+    ]
+    for t in tests:
+        lines.append(
+            f"  {t.get('name')}: {t.get('score', 0):g} / {t.get('max_score', 0):g} "
+            f"({t.get('visibility', 'visible')})"
+        )
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     result = run(Path(argv[0] if argv else "/autograder"))

@@ -405,3 +405,22 @@ def test_build_refuses_a_master_without_hidden_tests(tmp_path, capsys):
     argv = ["gradescope", "build", "--source", str(student)]
     assert main([*argv, "--out", str(tmp_path / "a.zip")]) == 2
     assert "no hidden tests" in capsys.readouterr().err
+
+
+def test_try_runs_the_bundle_on_a_submission_as_gradescope_would(
+    bundle, tmp_path, capsys
+):
+    """``course gradescope try BUNDLE SUBMISSION``: the bundle's own course and
+    run_autograder in a local copy of the /autograder layout, the results printed."""
+    full = ROOT / "tests" / "fixtures" / "grader" / "submissions" / "full.ipynb"
+    keep = tmp_path / "autograder"
+    argv = ["gradescope", "try", str(bundle), str(full), "--keep", str(keep)]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "score 8 / 8" in printed, printed
+    assert "square: hidden tests: 2 / 2 (after_published)" in printed, printed
+    result = json.loads((keep / "results" / "results.json").read_text())
+    _check_format(result)
+    assert result["score"] == 8
+    meta = json.loads((keep / "submission_metadata.json").read_text())
+    assert meta["users"][0]["email"] and meta["previous_submissions"] == []
