@@ -564,6 +564,7 @@ def grade(
     variant_ids: dict[str, str] | None = None,
     start_over: bool = False,
     no_hidden_tests: bool = False,
+    lms: str | None = None,
 ) -> Batch:
     """Grade every submission in ``submissions`` against the master ``source`` into ``out``.
 
@@ -574,7 +575,8 @@ def grade(
     Before anyone is graded, a report folder graded with another master, a master
     without hidden tests (unless ``no_hidden_tests``: the student version is an easy
     slip) and a class whose every submission is another assignment's notebook stop the
-    run. ``start_over`` removes the folder's grades first, whatever master made them."""
+    run. ``start_over`` removes the folder's grades first, whatever master made them.
+    ``lms`` (``canvas``, ``moodle``) reads student ids from that LMS's download names."""
     limits = limits or Limits()
     limits.check()
     _sandbox_or_refuse(unsafe_no_sandbox, echo)
@@ -585,7 +587,7 @@ def grade(
     if not no_hidden_tests:
         has_hidden_tests(master)
     out = Path(out)
-    subs, notes = discover(submissions, master.path.name)
+    subs, notes = discover(submissions, master.path.name, lms)
     _this_assignment(subs, master)
     _prepare_out(out)
     where = parse_shard(shard)

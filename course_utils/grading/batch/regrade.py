@@ -147,7 +147,9 @@ def regrade(args: argparse.Namespace, echo=print) -> list[list[str]]:
     grader._sandbox_or_refuse(args.unsafe_no_sandbox, echo)
     secret = load_secret(getattr(args, "variant_secret", None))
     grader._prepare_out(out)
-    subs, notes = discover(args.submissions, master.path.name)
+    subs, notes = discover(
+        args.submissions, master.path.name, getattr(args, "lms", None)
+    )
     old = {r["student"]: r for r in store.records(out, notes)}
     grader.same_master(list(old.values()), master, out)
     grader._same_variants(list(old.values()), secret, out)

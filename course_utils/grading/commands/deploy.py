@@ -132,7 +132,7 @@ def _add_gradescope(sub) -> None:
 # ``grade``'s options that ``grade slurm`` takes (the others act on one run, or after it).
 SLURM_KEEPS = {"submissions", "more", "source", "out", "timeout", "total_timeout"}
 SLURM_KEEPS |= {"memory", "cpu_time", "full", "force", "unsafe_no_sandbox", "jobs"}
-SLURM_KEEPS |= {"variant_secret", "no_hidden_tests"}
+SLURM_KEEPS |= {"variant_secret", "no_hidden_tests", "lms"}
 SLURM_KEEPS |= {"shard", "tasks", "partition", "cpus_per_task", "mem_per_task"}
 
 

@@ -81,6 +81,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         variant_secret=args.variant_secret,
         start_over=args.start_over,
         no_hidden_tests=args.no_hidden_tests,
+        lms=args.lms,
     )
     verbs.after_grade(args)
     # as the late policy and manual points left them (a record this run could not
@@ -206,6 +207,12 @@ def _add_grade(sub) -> None:
         action="store_true",
         help="delete the grades already in --out (made with another master, say) and "
         "grade afresh",
+    )
+    g.add_argument(
+        "--lms",
+        choices=("canvas", "moodle"),
+        help="SUBMISSIONS is this LMS's bulk download: the student id is the login "
+        "(Canvas's bob_12345_67890_name.ipynb) or the name (Moodle's folders)",
     )
     g.add_argument(
         "--no-hidden-tests",

@@ -12,6 +12,7 @@ the master's own.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -209,12 +210,31 @@ def _entry(entry: os.DirEntry, master_name: str) -> Submission | None:
     return None
 
 
+# The names an LMS gives a bulk download of an assignment's submissions: Canvas's files
+# login_[LATE_]userid_submissionid_filename, Moodle's folders (or files) "Full
+# Name_userid_assignsubmission_file_[filename]". The student id is the login or the name.
+LMS_NAMES = {
+    "canvas": re.compile(r"^(?P<who>[^_]+?)_(?:late_)?\d+_\d+_.+$", re.IGNORECASE),
+    "moodle": re.compile(
+        r"^(?P<who>.+?)_\d+_assign(?:submission|feedback)_\w*?_(?P<rest>.*)$"
+    ),
+}
+LMS_SHOWN = {"canvas": "Canvas", "moodle": "Moodle"}
+
+
+def lms_student(name: str, lms: str) -> str | None:
+    """The student id in an LMS download's entry name (a file's without ``.ipynb``);
+    None when the name has another shape."""
+    m = LMS_NAMES[lms].match(name)
+    return m["who"].strip() if m and m["who"].strip() else None
+
+
 def _entry_name(entry: os.DirEntry) -> str:
     return shown(entry.name) + ("/" if entry.is_dir(follow_symlinks=False) else "")
 
 
 def discover(
-    folder: str | Path, master_name: str
+    folder: str | Path, master_name: str, lms: str | None = None
 ) -> tuple[list[Submission], list[str]]:
     """One submission per ``.ipynb`` file or sub-folder; notes for what was ignored.
 
@@ -227,6 +247,8 @@ def discover(
     with an ``error`` naming every entry, until the instructor keeps one.
     """
     folder = Path(folder)
+    if lms is not None and lms not in LMS_NAMES:
+        raise CourseError(f"--lms {lms}: one of {', '.join(LMS_NAMES)}")
     if not folder.is_dir():
         raise CourseError(f"SUBMISSIONS {folder}: not a folder")
     claims: dict[str, list[Submission]] = {}
@@ -241,6 +263,16 @@ def discover(
             notes.append(f"ignored {shown(entry.name)}: not a notebook or a folder")
             continue
         sub.entry = _entry_name(entry)
+        if lms is not None:
+            stem = entry.name.removesuffix(".ipynb")
+            who = lms_student(stem, lms)
+            if who is None:
+                notes.append(
+                    f"{shown(entry.name)}: not a {LMS_SHOWN[lms]} download name; "
+                    f"graded as {sub.student!r}"
+                )
+            else:
+                sub.student = shown(who)
         claims.setdefault(sub.student, []).append(sub)
     subs = [_one(student, found) for student, found in claims.items()]
     by_folder: dict[str, list[Submission]] = {}

@@ -53,6 +53,8 @@ def grade_options(args) -> list[str]:
     for flag in ("full", "force", "unsafe_no_sandbox", "no_hidden_tests"):
         if getattr(args, flag, False):
             opts.append("--" + flag.replace("_", "-"))
+    if getattr(args, "lms", None):
+        opts += ["--lms", args.lms]
     if getattr(args, "variant_secret", None):  # a task may start in another folder
         opts += ["--variant-secret", str(Path(args.variant_secret).resolve())]
     return opts

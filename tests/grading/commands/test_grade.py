@@ -166,3 +166,13 @@ def test_a_run_prints_a_line_per_student_with_the_time_left_and_the_totals(
     assert printed.index(first) < printed.index(last)
     totals = next(x for x in printed if x.startswith("class: "))
     assert "2 student(s)" in totals and "mean 4/8" in totals and "ok 2" in totals
+
+
+def test_a_canvas_download_is_graded_under_the_students_logins(tmp_path, capsys):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    shutil.copy(SUBS / "full.ipynb", subs / "smithann_12345_67890_tiny_master.ipynb")
+    out = tmp_path / "out"
+    argv = ["grade", str(subs), "--source", str(MASTER), "--out", str(out)]
+    assert course_main([*argv, "--lms", "canvas", "--unsafe-no-sandbox"]) == 0
+    assert graded(out)["smithann"]["total"] == 8

@@ -152,3 +152,26 @@ def test_undecodable_names_are_shown_escaped(tmp_path, monkeypatch):
     assert "(m.ipynb, n\\xe9.ipynb)" in subs[1].problem
     monkeypatch.setattr(submissions, "MAX_FILES", 1)
     assert "more than 1 files" in discover(tmp_path, "x")[0][1].problem
+
+
+def test_lms_download_names_give_the_student_id(tmp_path):
+    """Canvas names a bulk download's files ``login_[LATE_]user_submission_file``,
+    Moodle its folders ``Full Name_user_assignsubmission_file_``: the student id is the
+    login or the name; a name of another shape is kept whole, with a note."""
+    canvas = tmp_path / "canvas"
+    canvas.mkdir()
+    for name in ("smithann_12345_67890_00_welcome_exercises.ipynb",
+                 "doebob_LATE_23456_78901_00_welcome_exercises-1.ipynb", "odd.ipynb"):  # fmt: skip
+        shutil.copy(SUBS / "full.ipynb", canvas / name)
+    subs, notes = discover(canvas, MASTER.name, lms="canvas")
+    assert sorted(s.student for s in subs) == ["doebob", "odd", "smithann"]
+    assert any("odd.ipynb" in n and "Canvas" in n for n in notes), notes
+    moodle = tmp_path / "moodle"
+    folder = moodle / "Ann Smith_123456_assignsubmission_file_"
+    folder.mkdir(parents=True)
+    shutil.copy(SUBS / "full.ipynb", folder / "tiny_master.ipynb")
+    shutil.copy(SUBS / "full.ipynb", moodle / "Bo Li_7_assignsubmission_file_hw.ipynb")
+    subs, _ = discover(moodle, MASTER.name, lms="moodle")
+    assert sorted(s.student for s in subs) == ["Ann Smith", "Bo Li"]
+    with pytest.raises(CourseError, match="--lms"):
+        discover(moodle, MASTER.name, lms="blackboard")
