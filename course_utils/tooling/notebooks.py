@@ -266,11 +266,12 @@ def render(py: Path, kind: str, root: Path) -> str:
 SUBMITTING = """\
 ## Checking and handing in
 
-**Check** your notebook as the grader runs it: save it, then run this line in a cell
-(or, without the `!`, in a terminal in the notebook's folder):
+**Check** your notebook as the grader runs it: save it, then run these two lines in a cell
+(in a terminal in the notebook's folder, run `course check {name}` instead):
 
 ```
-!course check {name}
+import sys
+!"{{sys.executable}}" -m course_utils check {name}
 ```
 
 It runs your exercise cells in a fresh kernel with the visible tests and prints what
@@ -279,7 +280,7 @@ passed; the hidden tests are run by your instructor.
 **On Colab** the notebook is not a file in the runtime. **File → Download → Download
 .ipynb** saves it, with your answers, on your computer: that file is what you hand in.
 To check it on Colab first, upload it to the Files pane (the folder icon on the left)
-and run the line above, after the setup cell at the top. If the file has another name
+and run the lines above, after the setup cell at the top. If the file has another name
 (a copy saved in Drive is `Copy of {name}`), give that name, in quotes.
 
 **Hand in** the `.ipynb` file itself (not a PDF or a link) the way your instructor asks.

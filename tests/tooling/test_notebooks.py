@@ -101,7 +101,10 @@ def test_student_notebooks_end_with_how_to_check_and_hand_in(path):
     last = nbformat.read(path, as_version=4).cells[-1]
     assert last.cell_type == "markdown"
     assert last.source == notebooks.submitting(path.name)
-    assert f"!course check {path.name}" in last.source
+    # the line runs the kernel's own Python: no `course` on the kernel's PATH is needed
+    assert f'import sys\n!"{{sys.executable}}" -m course_utils check {path.name}' in (
+        last.source
+    )
     assert "File → Download → Download\n.ipynb" in last.source
     assert cell_ids([last]) == set()  # the grader reads no exercise in it
 
