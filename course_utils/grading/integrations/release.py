@@ -43,6 +43,7 @@ SHIPPED = (
 )
 SHIPPED += ("notebooks", "course_utils", "docs")
 INSTRUCTOR_DOCS = ("docs/GRADING.md", "docs/GRADING_DEPLOY.md", "docs/AUTHORING.md")
+INSTRUCTOR_DOCS += ("docs/TEACHING.md",)
 MARKERS = (
     student_version.BEGIN_SOLUTION,
     student_version.BEGIN_HIDDEN,
