@@ -65,9 +65,18 @@ def _summary(x: Any) -> str:
     return _clip_line(repr(arr))
 
 
+def _cut(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, at the last space when one is near."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    space = cut.rfind(" ")
+    return cut[:space].rstrip() if space > limit * 2 // 3 else cut
+
+
 def _clip_line(text: str, limit: int = 200) -> str:
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 4] + " ..."
+    return text if len(text) <= limit else _cut(text, limit - 4) + " ..."
 
 
 # Where Python, the installed packages and the course live: no frame there is the student's.
@@ -144,9 +153,9 @@ def clip(message: str, limit: int = 2000) -> str:
     at = message.rfind(HINT_MARK)
     hint = message[at:] if at >= 0 else ""
     if len(hint) > limit // 2:
-        hint = hint[: limit // 2 - 4] + " ..."
+        hint = _cut(hint, limit // 2 - 4) + " ..."
     cut = " [...]"
-    return message[: max(0, limit - len(hint) - len(cut))] + cut + hint
+    return _cut(message, max(0, limit - len(hint) - len(cut))) + cut + hint
 
 
 def check(

@@ -4,13 +4,14 @@ Triton is an optional extra (``pip install ".[kernels]"``, a ~200 MB wheel): a l
 asks :func:`setup_triton` before importing it, which chooses Triton's interpreter
 (``TRITON_INTERPRET=1``) when no CUDA GPU is present and says, when Triton is absent,
 why its cells are skipped and how to install it. Pallas ships with jax:
-:func:`pallas_backend` chooses its backend explicitly (Mosaic GPU, Triton, Mosaic TPU
-or the interpreter; the rule is :func:`choose_pallas_backend`), and
-:func:`filter_triton_deprecation` lets only the Triton backend's deprecation through
-where a kernel needs it. :func:`pad_to_blocks` pads an array to whole blocks, so that no
-backend reads or writes outside it. :func:`plot_tiles` draws which program of a grid
-computed which tile; :func:`count_graphs` counts the graphs Dynamo hands its backend
-(one graph: no break).
+:func:`pallas_backend` says which backend runs a ``pallas_call`` on a device (Triton
+on a GPU, Mosaic TPU, or the interpreter; the rule is :func:`choose_pallas_backend`),
+:func:`use_triton_on_gpus` makes every jax lower a ``pallas_call`` through Triton on a
+GPU, and :func:`filter_triton_deprecation` lets only the Triton backend's deprecation
+through. :func:`per_platform` builds one program holding each platform's call.
+:func:`pad_to_blocks` pads an array to whole blocks, so that no backend reads or writes
+outside it. :func:`plot_tiles` draws which program of a grid computed which tile;
+:func:`count_graphs` counts the graphs Dynamo hands its backend (one graph: no break).
 """
 
 from __future__ import annotations
@@ -88,19 +89,19 @@ def setup_triton(
 
 
 # What jax >= 0.11 says when a kernel lowers through Pallas's Triton backend; a lesson
-# filters exactly this message, and only where Mosaic GPU cannot run its kernel.
+# filters exactly this message, and only where a kernel may lower there.
 PALLAS_TRITON_DEPRECATION = r"The Pallas Triton backend is deprecated"
-# Mosaic GPU spreads an array over the 128 lanes of a warpgroup: a smaller block has
-# no layout there.
-MOSAIC_GPU_MIN_ELEMENTS = 128
+# The jax flag that sends a pallas_call without compiler parameters to Mosaic GPU
+# (jax 0.9 to 0.11.1, on by default); jax 0.11.2 removed it and lowers to Triton again.
+MOSAIC_GPU_FLAG = "jax_pallas_use_mosaic_gpu"
 
 
 @dataclass(frozen=True)
 class PallasBackend:
     """Which Pallas backend runs a kernel here, and why.
 
-    ``name`` is ``"mosaic_gpu"`` (``plgpu.kernel``), ``"triton"`` (``pl.pallas_call``
-    with Triton's compiler parameters), ``"mosaic_tpu"`` or ``"interpreter"``.
+    ``name`` is ``"triton"`` (a GPU of sm_80 or newer), ``"mosaic_tpu"`` or
+    ``"interpreter"``.
     """
 
     name: str
@@ -114,8 +115,9 @@ class PallasBackend:
     def compiler_params(self) -> Any:
         """The ``compiler_params=`` of ``pallas_call``: Triton's on the Triton backend.
 
-        Passing them chooses the Triton backend explicitly: without them, a jax whose
-        default GPU backend is Mosaic GPU (0.9 and later) would lower there instead.
+        Passing them chooses the Triton backend explicitly, whatever a jax between 0.9
+        and 0.11.1 would choose by default (Mosaic GPU); :func:`use_triton_on_gpus`
+        does the same for every call at once.
         """
         if self.name != "triton":
             return None
@@ -128,31 +130,22 @@ class PallasBackend:
         return f"Pallas backend: {self.name} ({self.reason})"
 
 
-def _at_least(version: tuple[int, ...], minimum: tuple[int, ...]) -> bool:
-    return tuple(version[: len(minimum)]) >= minimum
-
-
 def choose_pallas_backend(
     platform: str,
     compute_capability: tuple[int, int] | None = None,
-    jax_version: tuple[int, ...] = (0, 0, 0),
     block_shape: tuple[int | None, ...] | None = None,
-    mosaic_gpu: bool = True,
     array_shape: tuple[int, ...] | None = None,
 ) -> PallasBackend:
-    """The Pallas backend for a kernel on ``platform`` (``"cpu"``, ``"gpu"``, ``"tpu"``).
+    """The Pallas backend for a ``pallas_call`` kernel on ``platform`` (``"cpu"``,
+    ``"gpu"``, ``"tpu"``).
 
     ``compute_capability`` is the GPU's ``(major, minor)``; ``block_shape`` is the
-    kernel's smallest block; ``mosaic_gpu`` says whether the kernel has a ``plgpu``
-    version. On a GPU: Mosaic GPU on Hopper and Blackwell (sm_90+; Ampere, sm_80+, from
-    jax 0.11) when the kernel has a ``plgpu`` version and its block fills a
-    warpgroup's 128 lanes; otherwise the Triton backend from sm_80 (deprecated in jax
-    0.11); below sm_80 (a T4 is sm_75) Pallas has no GPU backend, so it interprets. The
-    ``plgpu.kernel`` API the lesson uses (``out_type=``) is jax 0.10.2's. On a TPU,
-    Mosaic tiles the last two dimensions by (8, 128) and a 1-D block by 128: other
-    blocks interpret (a dimension the block spans whole, given ``array_shape``, is fine).
-    ``None`` in a block shape is a squeezed dimension of size 1. The CPU has no Pallas
-    backend.
+    kernel's smallest block. On a GPU of sm_80 or newer: the Triton backend (what
+    :func:`use_triton_on_gpus` makes every jax choose); below sm_80 (a T4 is sm_75)
+    Pallas has no GPU backend, so it interprets. On a TPU, Mosaic tiles the last two
+    dimensions by (8, 128) and a 1-D block by 128: other blocks interpret (a dimension
+    the block spans whole, given ``array_shape``, is fine). ``None`` in a block shape is
+    a squeezed dimension of size 1. The CPU has no Pallas backend.
     """
     if block_shape is not None:
         block_shape = tuple(1 if b is None else b for b in block_shape)
@@ -166,22 +159,7 @@ def choose_pallas_backend(
         return PallasBackend(
             "interpreter", f"a {sm} GPU: Pallas's GPU backends need sm_80 or newer"
         )
-    mosaic_arch = cc >= (9, 0) or _at_least(jax_version, (0, 11))
-    small = block_shape is not None and math.prod(block_shape) < MOSAIC_GPU_MIN_ELEMENTS
-    if mosaic_gpu and mosaic_arch and _at_least(jax_version, (0, 10, 2)) and not small:
-        return PallasBackend("mosaic_gpu", f"a {sm} GPU")
-    if not mosaic_gpu:
-        why = "the kernel is written for pallas_call with BlockSpecs"
-    elif small:
-        why = (
-            f"a {tuple(block_shape or ())} block has fewer than "
-            f"{MOSAIC_GPU_MIN_ELEMENTS} elements, a Mosaic GPU warpgroup's lanes"
-        )
-    elif not mosaic_arch:
-        why = "Mosaic GPU needs sm_90 here (sm_80 from jax 0.11)"
-    else:
-        why = "this jax predates the plgpu.kernel API the course uses (0.10.2)"
-    return PallasBackend("triton", f"a {sm} GPU; not Mosaic GPU: {why}")
+    return PallasBackend("triton", f"a {sm} GPU")
 
 
 def _tpu_backend(
@@ -201,17 +179,15 @@ def _tpu_backend(
     return PallasBackend("mosaic_tpu", "a TPU")
 
 
-# A GPU and a TPU that a program run elsewhere may be compiled for: a Hopper GPU
+# A GPU and a TPU that a program run elsewhere may be compiled for: an Ampere GPU
 # and a TPU, so that a program exported for either platform carries a compiled kernel.
-ELSEWHERE = {"gpu": (9, 0), "tpu": None}
+ELSEWHERE = {"gpu": (8, 0), "tpu": None}
 
 
 def choose_pallas_backends(
     platform: str,
     compute_capability: tuple[int, int] | None = None,
-    jax_version: tuple[int, ...] = (0, 0, 0),
     block_shape: tuple[int | None, ...] | None = None,
-    mosaic_gpu: bool = False,
     array_shape: tuple[int, ...] | None = None,
 ) -> dict[str, PallasBackend]:
     """The backend for each platform a program may be compiled for: ``cuda``, ``tpu``,
@@ -223,49 +199,66 @@ def choose_pallas_backends(
     out = {}
     for key, kind in (("cuda", "gpu"), ("tpu", "tpu")):
         cc = compute_capability if platform == kind else ELSEWHERE[kind]
-        out[key] = choose_pallas_backend(
-            kind, cc, jax_version, block_shape, mosaic_gpu, array_shape
-        )
+        out[key] = choose_pallas_backend(kind, cc, block_shape, array_shape)
     out["default"] = choose_pallas_backend("cpu")
     return out
 
 
-def _device() -> tuple[str, tuple[int, int] | None, tuple[int, ...]]:
-    """JAX's default device: its platform, compute capability, and the jax version."""
+def _device(device: Any = None) -> tuple[str, tuple[int, int] | None]:
+    """A JAX device's platform and compute capability (JAX's first device by default)."""
     import jax
 
-    device = jax.devices()[0]
+    device = device if device is not None else jax.devices()[0]
     cc = None
     if device.platform == "gpu":
         capability = str(getattr(device, "compute_capability", "0.0"))
         major, _, minor = capability.partition(".")
         cc = (int(major), int(minor or 0))
-    version = tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
-    return device.platform, cc, version
+    return device.platform, cc
 
 
 def pallas_backend(
     block_shape: tuple[int | None, ...] | None = None,
-    mosaic_gpu: bool = True,
     array_shape: tuple[int, ...] | None = None,
+    device: Any = None,
 ) -> PallasBackend:
-    """:func:`choose_pallas_backend` for JAX's default device and the installed jax."""
-    platform, cc, version = _device()
-    return choose_pallas_backend(
-        platform, cc, version, block_shape, mosaic_gpu, array_shape
-    )
+    """:func:`choose_pallas_backend` for ``device`` (JAX's first device by default)."""
+    platform, cc = _device(device)
+    return choose_pallas_backend(platform, cc, block_shape, array_shape)
 
 
 def pallas_backends(
     block_shape: tuple[int | None, ...] | None = None,
-    mosaic_gpu: bool = False,
     array_shape: tuple[int, ...] | None = None,
+    device: Any = None,
 ) -> dict[str, PallasBackend]:
-    """:func:`choose_pallas_backends` for JAX's default device and the installed jax."""
-    platform, cc, version = _device()
-    return choose_pallas_backends(
-        platform, cc, version, block_shape, mosaic_gpu, array_shape
+    """:func:`choose_pallas_backends` for ``device`` (JAX's first device by default)."""
+    platform, cc = _device(device)
+    return choose_pallas_backends(platform, cc, block_shape, array_shape)
+
+
+def use_triton_on_gpus() -> str:
+    """Make a ``pallas_call`` without compiler parameters lower through Triton on a GPU,
+    on every jax, and let only the Triton backend's deprecation warning through.
+
+    By default such a call lowers on a GPU through Triton up to jax 0.8, through Mosaic
+    GPU from 0.9 to 0.11.1 (the flag :data:`MOSAIC_GPU_FLAG`, on by default; the route
+    is deprecated from 0.10), and through Triton again from 0.11.2, which removed the
+    flag. Turning the flag off where it exists gives Triton everywhere. Returns a line
+    saying so. Call it once, before the first kernel is traced.
+    """
+    import jax
+    from jax.experimental import pallas  # noqa: F401 - jax 0.7 defines the flag there
+
+    try:
+        jax.config.update(MOSAIC_GPU_FLAG, False)
+        how = f"{MOSAIC_GPU_FLAG} set to False"
+    except AttributeError:  # jax 0.11.2 and newer: Triton is the default again
+        how = "this jax's default"
+    warnings.filterwarnings(
+        "ignore", message=PALLAS_TRITON_DEPRECATION, category=DeprecationWarning
     )
+    return f"Pallas on a GPU: the Triton backend for every pallas_call ({how})"
 
 
 def per_platform(
@@ -325,7 +318,7 @@ def pad_to_blocks(
 
 def pallas_interpret(block_shape: tuple[int, ...] | None = None) -> bool:
     """Whether ``pallas_call`` must interpret here (:func:`pallas_backend` says why)."""
-    return pallas_backend(block_shape, mosaic_gpu=False).interpret
+    return pallas_backend(block_shape).interpret
 
 
 def plot_tiles(

@@ -19,16 +19,13 @@
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/v0.1.0/solutions/10_custom_kernels_exercises.ipynb) [![Open In Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)](https://kaggle.com/kernels/welcome?src=https://github.com/jax-pytorch-side-by-side/course/blob/v0.1.0/solutions/10_custom_kernels_exercises.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/v0.1.0?labpath=solutions/10_custom_kernels_exercises.ipynb)
 #
-# Six exercises on custom kernels: a grid and an index map for a ragged 2-D tiling, a masked
-# Pallas kernel for a reduction over a ragged block, a `custom_vjp` around a Pallas op, a
-# `torch.library` custom operator with its fake function and backward, a `jax.pure_callback`
-# that works under `vmap`, and a Triton kernel that sums rows block by block in float32. Only
-# the last needs Triton: on a CPU it runs through Triton's interpreter, and without Triton its
-# cells say so and skip. Pallas runs in its interpreter on a CPU;
-# on a GPU of sm_80 or newer these `pallas_call` kernels take Pallas's Triton backend (lesson 10
-# says why).
-# Replace each `raise NotImplementedError()` with your code, then run the check cell below it:
-# it prints "passed", explains what is wrong, or says "not implemented yet".
+# Six exercises on custom kernels: a grid and an index map for a ragged tiling, a masked
+# Pallas reduction, a `custom_vjp` around a Pallas op, a `torch.library` custom operator, a
+# `jax.pure_callback` that works under `vmap`, and a Triton kernel that sums rows in float32.
+# Only the last needs Triton; without it, its cells say so and skip. On a CPU both languages
+# run in their interpreters. Replace each `raise NotImplementedError()` with your code, then
+# run the check cell below it. It prints "passed", explains what is wrong, or says "not
+# implemented yet".
 
 # %%
 # Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),
@@ -70,7 +67,7 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 from course_utils import config, kernels
-from course_utils.exercises import check
+from course_utils.exercises import CheckFailed, check
 from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)
@@ -89,7 +86,7 @@ def launch_on_each_platform(launch, block, array_shape=None, backends=None):
 
 # the backend for the device JAX computes on here: the CPU's interpreter on a TPU machine too (the setup line)
 BACKEND = (kernels.choose_pallas_backend("cpu") if SETUP.pair()[1].platform == "cpu"
-           else kernels.pallas_backend((8, 128), mosaic_gpu=False))
+           else kernels.pallas_backend((8, 128)))
 print(BACKEND.line())
 print(kernels.filter_triton_deprecation(*kernels.pallas_backends((8, 128)).values()))  # CUDA's call included
 
@@ -97,10 +94,10 @@ print(kernels.filter_triton_deprecation(*kernels.pallas_backends((8, 128)).value
 # %% [markdown]
 # ## Exercise 1 · A grid and an index map for a ragged tiling
 #
-# A Pallas kernel tiles a 2-D array of `shape` with blocks of `block`. Return the `grid` (how
-# many programs along each axis, enough to cover every element, including a partial last
-# block) and the `index_map` (a function of the two program ids that returns the index of the
-# block the program owns, in units of blocks). About 3 lines.
+# A Pallas kernel tiles a 2-D array of `shape` with blocks of `block`. Return the `grid` and
+# the `index_map`. The grid is the number of programs along each axis, enough to cover every
+# element, a partial last block included. The index map takes the two program ids and returns
+# the index of the program's block, in units of blocks. About 3 lines.
 
 # %%
 # EXERCISE: tiling
@@ -153,6 +150,9 @@ check("tiling", lambda: np.array(tiling((8, 16), (4, 8))[0]), np.array((2, 2)),
 check("tiling", lambda: np.array(tiling((10, 12), (4, 8))[0]), np.array((3, 2)),
       hint="the counts are right but not in the array's order: grid[0] is the number of programs along axis 0 "
            "(the rows, shape[0]), grid[1] along axis 1 (the columns)")
+check("tiling", lambda: all(np.issubdtype(np.asarray(g).dtype, np.integer) for g in tiling((10, 12), (4, 8))[0]),
+      True, hint="the grid counts programs, so it holds integers: np.ceil and a true division (/) give floats "
+                 "(3.0), which pallas_call refuses")
 _unwritten = (" (-2147483648, int32's smallest value, marks an element no program wrote: Pallas's "
               "interpreter fills an output with it before the kernel runs)")
 _tiling_crash = ("the index_map returns one block index per axis of the 2-D array, two numbers for the two "
@@ -178,16 +178,15 @@ for shape, block in (((8, 16), (4, 8)), ((5, 3), (2, 2)), ((16, 9), (8, 4))):
 # %% [markdown]
 # ## Exercise 2 · A masked Pallas reduction: row-wise log-sum-exp
 #
-# Write the kernel body of a row-wise `logsumexp(x) = m + log Σⱼ exp(xⱼ − m)` with `m` the row's
-# maximum. The launcher (below) gives each program `8` rows and a column block padded to the
-# next power of two, so the columns from `n_cols` on are padding (NaN, which the launcher puts
-# there, as a block past an array's edge may hold on any backend). Read `x_ref[...]`, make the
-# padding harmless, and write one number per row into `o_ref[...]`, a column of shape `(8, 1)`
-# (a TPU takes a 2-D output block, not an `(8,)` one). The first check has no padding (128
-# columns); the inputs of the fourth check reach 100, and `exp(100)` overflows float32, and
-# those of the fifth lie below −150, where `exp` underflows to 0. The last check compiles the
-# kernel for a CUDA GPU without running it: Pallas's Triton backend there takes only arrays
-# whose sides are powers of two. About 5 lines.
+# Write the kernel body of a row-wise `logsumexp(x) = m + log Σⱼ exp(xⱼ − m)`, with `m` the
+# row's maximum. The launcher below gives each program 8 rows and a column block padded to the
+# next power of two. So the columns from `n_cols` on are padding: NaN here, though a block past
+# an array's edge may hold anything. Read `x_ref[...]`, make the padding harmless, and write
+# one number per row into `o_ref[...]`, a column of shape `(8, 1)`, since a TPU takes 2-D
+# output blocks. Some checks use inputs near 100, where `exp` overflows float32, or below
+# −150, where it underflows to 0. The last check compiles the kernel for a CUDA GPU without
+# running it: there Pallas's Triton backend takes only arrays whose sides are powers of two.
+# About 5 lines.
 
 # %%
 # EXERCISE: masked-logsumexp
@@ -321,10 +320,11 @@ for shape in ((16, 128), (9, 33), (1, 5)):
 # %% [markdown]
 # ## Exercise 3 · A `custom_vjp` around a Pallas op
 #
-# `silu_pallas(x)` computes `x · σ(x)` elementwise in a Pallas kernel (below); JAX cannot
-# differentiate a `pallas_call`. Write the forward rule (the output and the residuals the
-# backward needs) and the backward rule (the cotangent of `x` from the residuals and `g`, as a
-# tuple with one entry per input). `silu_custom()` wires them together. About 4 lines.
+# `silu_pallas(x)` computes `x · σ(x)` in a Pallas kernel, and JAX cannot differentiate a
+# `pallas_call`. Write the forward rule, which returns the output and the residuals the
+# backward needs. Then write the backward rule, which returns the cotangent of `x` from the
+# residuals and `g`, as a tuple with one entry per input. `silu_custom()` wires them together.
+# About 4 lines.
 
 # %%
 def silu_kernel(x_ref, y_ref):
@@ -413,12 +413,12 @@ assert_close(jax.jit(silu_custom())(x_silu), jax.nn.silu(x_silu), rtol=1e-6, ato
 # %% [markdown]
 # ## Exercise 4 · A PyTorch custom operator with its fake function and backward
 #
-# The operator's body (a plain PyTorch SiLU standing in for a kernel) is given. Write the
-# three functions that make it a first-class operator: the fake function (the output's shape,
-# dtype and device, without computing it), `setup_context` (save what the backward needs) and
-# the backward (the gradient of `x` from the saved tensors and the output's gradient). The
-# check registers them on a fresh operator and runs it under `torch.compile(fullgraph=True)`
-# and `torch.library.opcheck`. About 5 lines.
+# The operator's body, a plain PyTorch SiLU standing in for a kernel, is given. Write the
+# three functions that make it a first-class operator. The fake function returns an output of
+# the right shape, dtype and device without computing it. `setup_context` saves what the
+# backward needs. The backward returns the gradient of `x` from the saved tensors and the
+# output's gradient. The check registers them on a fresh operator and runs it under
+# `torch.compile(fullgraph=True)` and `torch.library.opcheck`. About 5 lines.
 
 # %%
 # EXERCISE: torch-custom-op
@@ -544,9 +544,9 @@ assert_close(compiled_grad(op_h, x_silu_torch, w_silu_torch), np.asarray(jax.gra
 # %% [markdown]
 # ## Exercise 5 · A host callback that works under `jit` and `vmap`
 #
-# Write `row_median_jax(x)`: the median of each row of `x` (shape `(..., n)` to `(...)`),
+# Write `row_median_jax(x)`: the median of each row of `x`, shape `(..., n)` to `(...)`,
 # computed on the host by `np.median` through `jax.pure_callback`. It must work under `jit`
-# and under `vmap`, and return `x`'s dtype. About 4 lines.
+# and `vmap` and return `x`'s dtype. About 4 lines.
 
 # %%
 # EXERCISE: callback-median
@@ -563,6 +563,7 @@ def row_median_jax(x: jax.Array) -> jax.Array:
 
 # %%
 x_med = jnp.asarray(rng.normal(size=(S.batch, S.rows, 7)).astype(np.float32))
+x_med_even = jnp.asarray(np.random.default_rng(5).normal(size=(S.rows, 8)).astype(np.float32))  # 8 values a row
 
 
 def on_host(fn):
@@ -576,6 +577,11 @@ def on_host(fn):
             if "Traceback" not in str(err):
                 raise
             kind, _, text = lines[-1].partition(": ")
+            if "read-only" in text:  # an in-place write into the callback's argument
+                raise CheckFailed(
+                    f"callback-median: the host function raised {kind}: {text}\nHint: the host function gets "
+                    "JAX's buffer as a read-only array: an in-place NumPy method (a.sort()) cannot write into it; "
+                    "work on a copy") from None
             message = f"{text} ({kind} in the host callback)"
             if "unexpected keyword argument" in text:  # a keyword pure_callback does not take, handed on
                 message += ("\njax.pure_callback hands a keyword it does not take on to the host function: the "
@@ -598,16 +604,25 @@ def batched_medians():
 # %%
 # TESTS: callback-median points=2
 check("callback-median", on_host(lambda: jax.jit(row_median_jax)(x_med[0])), np.median(np.asarray(x_med[0]), axis=-1),
-      hint="result_shape_dtypes describes the callback's result: one median per row (the last axis is reduced), "
-           "in x's dtype")
+      hint="the values are not each row's median: a median made by hand from a.sort() reads an unsorted row, "
+           "since the host function's argument is a jax.Array, whose sort() returns a sorted copy and leaves the "
+           "array as it was",
+      crash_hint="result_shape_dtypes describes the callback's result: one median per row (the last axis is "
+                 "reduced), in x's dtype")
 check("callback-median", on_host(lambda: jax.jit(row_median_jax)(x_med)), np.median(np.asarray(x_med), axis=-1),
       hint="x may have leading axes, shape (..., n): for a 3-D x the host function gets the 3-D array, and an axis "
            "counted from the front (axis=1) is no longer the last one, nor is a result shape taken from the front "
            "((x.shape[0],)) the shape of x without its last axis")
+check("callback-median", on_host(lambda: jax.jit(row_median_jax)(x_med_even)), np.median(np.asarray(x_med_even), axis=-1),
+      hint="rows of 8 values here: with an even count the median lies halfway between the two middle values, "
+           "where torch.median, or the middle element of a sorted row, returns the lower one")
 check("callback-median", on_host(batched_medians), np.median(np.asarray(x_med), axis=-1),
       hint="under vmap, pure_callback needs a vmap_method that says how the host function handles a batch axis")
 check("callback-median", on_host(lambda: str(jax.jit(row_median_jax)(x_med[0].astype(jnp.float16)).dtype)), "float16",
       hint="the result has x's dtype, whatever it is: a float16 x gives float16 medians, not a fixed float32")
+check("callback-median", lambda: "io_callback" in str(jax.make_jaxpr(row_median_jax)(x_med[0])), False,
+      hint="io_callback is for host code with side effects, which JAX must run once per call and in order; a "
+           "pure function of its input, such as np.median, goes through jax.pure_callback")
 check("callback-median", lambda: "pure_callback" in str(jax.make_jaxpr(row_median_jax)(x_med[0])), True,
       hint="the medians must come from np.median on the host, through jax.pure_callback: the traced program has no "
            "pure_callback (jnp.median computes them in XLA, which is not the host code the exercise calls)")
@@ -624,14 +639,13 @@ assert row_median_jax(x_h).dtype == jnp.float32
 # ## Exercise 6 · A Triton kernel: row sums in float32, block by block
 #
 # Write the body of a Triton kernel in which program `r` sums row `r` of a 2-D tensor and
-# stores the sum at `out_ptr + r`. The row starts at `x_ptr + r * stride` (the launcher's
-# buffer is wider than the row, so `stride` is not `n_cols`), and a row is read `BLOCK` columns
-# at a time: a loop over the column blocks, with a mask for the columns past `n_cols`, which
-# hold NaN here, as a block past a row's end may hold anything. The inputs may be float16:
-# add them up in float32 (a float16 sum keeps 11 significant bits). About 7 lines; lesson 10's
-# section 1 and its matmul's `K` loop have every piece. One thing no check here can see: on a GPU
-# a masked lane holds no defined value unless `tl.load` is told one, while Triton's interpreter
-# happens to give it 0.
+# stores the sum at `out_ptr + r`. Row `r` starts at `x_ptr + r * stride`; the launcher's
+# buffer is wider than the row, so `stride` is not `n_cols`. Read the row `BLOCK` columns at a
+# time, in a loop, with a mask for the columns past `n_cols`, which hold NaN here. The inputs
+# may be float16: add them up in float32, since a float16 sum keeps only 11 significant bits.
+# About 7 lines; lesson 10's section 1 and its matmul's `K` loop have every piece. One thing
+# no check can see: on a GPU a masked lane holds no defined value unless `tl.load` is given
+# one, while Triton's interpreter happens to give it 0.
 
 # %%
 # EXERCISE: triton-row-sums
@@ -734,6 +748,6 @@ if TRITON.available:
 
 # %% [markdown]
 # **Done.** You tiled an array with a ragged edge, masked the padding of a block, gave a Pallas
-# op a derivative, made a PyTorch function a first-class operator, and called host code from
-# compiled JAX under `vmap`, and, with Triton installed (`pip install ".[kernels]"`), wrote a
-# Triton kernel with pointers, masks and a float32 accumulator.
+# op a derivative, and made a PyTorch function a first-class operator. You called host code
+# from compiled JAX under `vmap` and, with Triton installed (`pip install ".[kernels]"`),
+# wrote a Triton kernel with pointers, masks and a float32 accumulator.

@@ -282,6 +282,17 @@ def test_clip_keeps_the_first_lines_and_the_hint():
     assert exercises.clip("short", 2000) == "short"
 
 
+def test_a_long_error_line_is_cut_between_words():
+    line = "ValueError: " + " ".join(f"word{i}" for i in range(200))
+    text = exercises._error_text(ValueError(line))
+    assert len(text) <= 300 + len("ValueError: ")
+    assert text.endswith(" ...")
+    last = text.removesuffix(" ...").split()[-1]
+    assert last in line.split(), f"cut inside a word: {last!r}"
+    words = "ex: wrong value\n" + " ".join(["wording"] * 800) + "\nHint: read it"
+    assert exercises.clip(words, 500).split(" [...]")[0].endswith("wording")
+
+
 def test_the_grader_keeps_the_hint_of_a_long_error():
     from course_utils.grading.sandbox import outputs
 

@@ -107,23 +107,20 @@ H100, A100, T4 = (9, 0), (8, 0), (7, 5)
 
 
 @pytest.mark.parametrize(
-    ("platform", "cc", "version", "block", "mosaic_gpu", "name"),
+    ("platform", "cc", "block", "name"),
     [
-        ("cpu", None, (0, 10, 2), None, True, "interpreter"),
-        ("gpu", T4, (0, 11, 2), None, True, "interpreter"),  # Colab's free GPU
-        ("gpu", H100, (0, 10, 2), (8, 128), True, "mosaic_gpu"),
-        ("gpu", H100, (0, 10, 2), (4, 8), True, "triton"),  # 32 < 128 lanes
-        ("gpu", H100, (0, 10, 2), (8, 128), False, "triton"),  # pallas_call only
-        ("gpu", H100, (0, 7, 2), (8, 128), True, "triton"),  # Colab's jax
-        ("gpu", A100, (0, 10, 2), (8, 128), True, "triton"),
-        ("gpu", A100, (0, 11, 0), (8, 128), True, "mosaic_gpu"),
-        ("tpu", None, (0, 10, 2), (8, 128), True, "mosaic_tpu"),
-        ("tpu", None, (0, 10, 2), (4, 8), True, "interpreter"),
-        ("tpu", None, (0, 10, 2), (8,), True, "interpreter"),
+        ("cpu", None, None, "interpreter"),
+        ("gpu", T4, None, "interpreter"),  # Colab's free GPU
+        ("gpu", H100, (8, 128), "triton"),
+        ("gpu", H100, (4, 8), "triton"),
+        ("gpu", A100, (8, 128), "triton"),
+        ("tpu", None, (8, 128), "mosaic_tpu"),
+        ("tpu", None, (4, 8), "interpreter"),
+        ("tpu", None, (8,), "interpreter"),
     ],
 )
-def test_choose_pallas_backend(platform, cc, version, block, mosaic_gpu, name):
-    backend = kernels.choose_pallas_backend(platform, cc, version, block, mosaic_gpu)
+def test_choose_pallas_backend(platform, cc, block, name):
+    backend = kernels.choose_pallas_backend(platform, cc, block)
     assert backend.name == name
     assert backend.interpret is (name == "interpreter")
     assert backend.line().startswith(f"Pallas backend: {name} (") and backend.reason
@@ -131,45 +128,47 @@ def test_choose_pallas_backend(platform, cc, version, block, mosaic_gpu, name):
 
 def test_a_tpu_block_may_span_small_dimensions_whole():
     tiles = kernels.choose_pallas_backend(
-        "tpu", None, (0, 10, 2), (None, None, 4, 8), array_shape=(3, 2, 4, 8)
+        "tpu", None, (None, None, 4, 8), array_shape=(3, 2, 4, 8)
     )
     assert tiles.name == "mosaic_tpu"
     column = kernels.choose_pallas_backend(
         "tpu", block_shape=(8, 1), array_shape=(16, 1)
     )
     assert column.name == "mosaic_tpu"
-    ragged = kernels.choose_pallas_backend(
-        "tpu", None, (0, 10, 2), (4, 8), array_shape=(12, 16)
-    )
+    ragged = kernels.choose_pallas_backend("tpu", None, (4, 8), array_shape=(12, 16))
     assert ragged.name == "interpreter"
 
 
 @pytest.mark.parametrize(
     ("platform", "cc", "cuda", "tpu"),
     [
-        (
-            "cpu",
-            None,
-            "triton",
-            "mosaic_tpu",
-        ),  # compiled elsewhere: a Hopper GPU, a TPU
+        ("cpu", None, "triton", "mosaic_tpu"),  # compiled elsewhere: an A100, a TPU
         ("gpu", T4, "interpreter", "mosaic_tpu"),
         ("gpu", H100, "triton", "mosaic_tpu"),
         ("tpu", None, "triton", "mosaic_tpu"),
     ],
 )
 def test_choose_pallas_backends_has_one_per_platform(platform, cc, cuda, tpu):
-    backends = kernels.choose_pallas_backends(platform, cc, (0, 10, 2), (8, 128))
+    backends = kernels.choose_pallas_backends(platform, cc, (8, 128))
     assert {k: b.name for k, b in backends.items()} == {
         "cuda": cuda, "tpu": tpu, "default": "interpreter",
     }  # fmt: skip
+
+
+def test_pallas_backend_reads_the_device_it_is_given():
+    class Device:
+        platform, compute_capability = "gpu", "7.5"
+
+    assert kernels.pallas_backend(device=Device()).name == "interpreter"
+    Device.compute_capability = "9.0"
+    assert kernels.pallas_backend((8, 128), device=Device()).name == "triton"
 
 
 def test_per_platform_runs_this_platforms_call():
     jax = pytest.importorskip("jax")
     import jax.numpy as jnp
 
-    backends = kernels.choose_pallas_backends("cpu", None, (0, 10, 2), (8, 128))
+    backends = kernels.choose_pallas_backends("cpu", None, (8, 128))
     calls = {"triton": 1.0, "mosaic_tpu": 2.0, "interpreter": 3.0}
     fn = kernels.per_platform(lambda b: lambda x: x * calls[b.name], backends)
     assert float(jax.jit(fn)(jnp.ones(()))) == 3.0  # the CPU: the default branch
@@ -179,10 +178,10 @@ def test_only_the_triton_backend_passes_triton_compiler_params():
     pytest.importorskip("jax")
     from jax.experimental.pallas import triton as pltriton
 
-    triton = kernels.choose_pallas_backend("gpu", A100, (0, 10, 2))
+    triton = kernels.choose_pallas_backend("gpu", A100)
     assert isinstance(triton.compiler_params(), pltriton.CompilerParams)
-    for platform, cc in (("gpu", H100), ("tpu", None), ("cpu", None)):
-        backend = kernels.choose_pallas_backend(platform, cc, (0, 10, 2), (8, 128))
+    for platform, cc in (("tpu", None), ("cpu", None), ("gpu", T4)):
+        backend = kernels.choose_pallas_backend(platform, cc, (8, 128))
         assert backend.compiler_params() is None
 
 
@@ -198,7 +197,7 @@ def test_triton_deprecation_filter_matches_its_message_only():
 
     from course_utils import strict
 
-    gpu = kernels.choose_pallas_backend("gpu", A100, (0, 10, 2))
+    gpu = kernels.choose_pallas_backend("gpu", A100)
     cpu = kernels.choose_pallas_backend("cpu")
     with warnings.catch_warnings():
         strict.install()
@@ -221,6 +220,34 @@ def test_triton_deprecation_filter_matches_its_message_only():
             )  # fmt: skip
 
 
+@pytest.fixture
+def triton_on_gpus():
+    """kernels.use_triton_on_gpus() for one test: the flag and the filter put back after."""
+    import warnings
+
+    jax = pytest.importorskip("jax")
+    from jax.experimental import pallas  # noqa: F401 - jax 0.7 defines the flag there
+
+    before = jax.config.values.get(kernels.MOSAIC_GPU_FLAG)
+    with warnings.catch_warnings():
+        yield kernels.use_triton_on_gpus()
+    if before is not None:
+        jax.config.update(kernels.MOSAIC_GPU_FLAG, before)
+
+
+def test_use_triton_on_gpus_turns_the_mosaic_gpu_flag_off_where_it_exists(
+    triton_on_gpus,
+):
+    import jax
+
+    assert triton_on_gpus.startswith("Pallas on a GPU: the Triton backend")
+    if kernels.MOSAIC_GPU_FLAG in jax.config.values:  # jax 0.7 to 0.11.1
+        assert jax.config.values[kernels.MOSAIC_GPU_FLAG] is False
+        assert "set to False" in triton_on_gpus
+    else:  # jax 0.11.2 and newer: no flag, Triton by default
+        assert "default" in triton_on_gpus
+
+
 def test_pad_to_blocks_pads_the_ends_with_nan():
     jnp = pytest.importorskip("jax.numpy")
     x = jnp.ones((37, 100))
@@ -235,12 +262,11 @@ ROOT = Path(__file__).resolve().parents[1]
 LESSON = ROOT / "notebooks" / "10_custom_kernels.py"
 MASTER = ROOT / "solutions" / "10_custom_kernels_exercises.py"
 LESSON_NAMES = {
-    "PALLAS", "PALLAS_BLOCKS", "softmax_kernel_pallas", "softmax_pallas_blocks",
-    "MGPU_BLOCK_ROWS", "softmax_kernel_mgpu", "softmax_mgpu", "softmax_pallas",
-    "softmax_kernel_unmasked", "TILE_SHAPE", "tile_grid", "PALLAS_TILES",
-    "tile_ids_kernel_pallas", "tile_ids_pallas", "softmax_op_jax", "softmax_fwd_jax",
-    "softmax_bwd_jax", "loss_jax", "MM_BLOCK", "matmul_kernel_pallas",
-    "matmul_kernel_pallas_loop", "matmul_pallas",
+    "softmax_kernel_pallas", "softmax_pallas", "softmax_kernel_unmasked",
+    "TILE_SHAPE", "tile_grid", "tile_ids_kernel_pallas", "tile_ids_pallas",
+    "softmax_op_jax", "softmax_fwd_jax", "softmax_bwd_jax", "loss_jax", "MM_BLOCK",
+    "matmul_kernel_pallas", "matmul_pallas", "matmul_kernel_pallas_loop",
+    "matmul_pallas_gpu",
 }  # fmt: skip
 MASTER_NAMES = {
     "launch_on_each_platform", "tiling", "tile_ids_kernel", "tile_ids",
@@ -253,14 +279,7 @@ DEVICES = {"cpu": ("cpu", None), "t4": ("gpu", T4), "a100": ("gpu", A100),
            "h100": ("gpu", H100), "tpu": ("tpu", None)}  # fmt: skip
 EXPORTS = ("cuda", "tpu")
 TRITON_TARGET = "__gpu$xla.gpu.triton"  # pltriton.CUSTOM_CALL_TARGET_NAME from jax 0.11
-TARGETS = {"mosaic_gpu": "mosaic_gpu_v2", "triton": TRITON_TARGET,
-           "mosaic_tpu": "tpu_custom_call"}  # fmt: skip
-
-
-def _jax_version() -> tuple[int, ...]:
-    import jax
-
-    return tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
+TARGETS = {"triton": TRITON_TARGET, "mosaic_tpu": "tpu_custom_call"}
 
 
 def _defines(node: ast.stmt, names: set[str]) -> bool:
@@ -286,45 +305,25 @@ def _notebook_kernels(path: Path, names: set[str], device: str) -> dict:
     import jax
     import jax.numpy as jnp
     from jax.experimental import pallas as pl
-    from jax.experimental.pallas import mosaic_gpu as plgpu
 
     platform, cc = DEVICES[device]
-    version = _jax_version()
     fake = types.SimpleNamespace(**vars(kernels))
-    fake.pallas_backend = lambda block_shape=None, mosaic_gpu=True, array_shape=None: (
-        kernels.choose_pallas_backend(
-            platform, cc, version, block_shape, mosaic_gpu, array_shape
-        )
+    fake.pallas_backend = lambda block_shape=None, array_shape=None, device=None: (
+        kernels.choose_pallas_backend(platform, cc, block_shape, array_shape)
     )
-    fake.pallas_backends = lambda block_shape=None, mosaic_gpu=False, array_shape=None: (
-        kernels.choose_pallas_backends(
-            platform, cc, version, block_shape, mosaic_gpu, array_shape
-        )
+    fake.pallas_backends = lambda block_shape=None, array_shape=None, device=None: (
+        kernels.choose_pallas_backends(platform, cc, block_shape, array_shape)
     )
     tree = ast.parse(path.read_text(encoding="utf-8"))
     body = [node for node in tree.body if _defines(node, names)]
-    # The lesson's own pallas_backend chooses for the device JAX computes on: here, device.
-    ns = {"jax": jax, "jnp": jnp, "np": np, "pl": pl, "plgpu": plgpu, "kernels": fake,
-          "pallas_backend": fake.pallas_backend, "functools": functools,
+    # The lesson's backend is the one its setup cell chooses for the device, here device.
+    backend = fake.pallas_backend((8, 128))
+    ns = {"jax": jax, "jnp": jnp, "np": np, "pl": pl, "kernels": fake,
+          "functools": functools, "PALLAS": backend, "INTERPRET": backend.interpret,
           "S": types.SimpleNamespace(block_rows=8, batch=3)}  # fmt: skip
     exec(compile(ast.Module(body=body, type_ignores=[]), str(path), "exec"), ns)
     assert names <= set(ns), f"{path.name} no longer defines {names - set(ns)}"
     return ns
-
-
-def _expected(device: str, export: str, block, mosaic_gpu: bool, array_shape=None):
-    """The backend a kernel lowers through when a program traced on ``device`` is
-    compiled for ``export``; None where it is not meant to (a plgpu program on a TPU)."""
-    platform, cc = DEVICES[device]
-    version = _jax_version()
-    if mosaic_gpu and platform == "gpu":
-        here = kernels.choose_pallas_backend(platform, cc, version, block, True)
-        if here.name == "mosaic_gpu":
-            return here if export == "cuda" else None
-    backends = kernels.choose_pallas_backends(
-        platform, cc, version, block, False, array_shape
-    )
-    return backends[export]
 
 
 @pytest.fixture
@@ -374,59 +373,30 @@ def _export(fn, args, platform: str) -> str:
 
 
 def _lesson_cases(ns: dict) -> dict:
-    """name: (function, arguments, (block, has a plgpu version, array shape))."""
+    """name: (function, arguments)."""
     import jax
     import jax.numpy as jnp
 
     x, xb = jnp.ones((37, 100)), jnp.ones((3, 18, 100))
-    blocks, unmasked = ns["softmax_pallas_blocks"], ns["softmax_kernel_unmasked"]
-    softmax, kernel = ((8, 128), True, None), ((8, 128), False, None)
-    tiles = ((None, None, 4, 8), False, (3, 2, 4, 8))
-    mm = ((128, 128), False, None)
+    softmax, unmasked = ns["softmax_pallas"], ns["softmax_kernel_unmasked"]
+    matmul = ns["matmul_pallas"]
+    bf16 = jnp.ones((256, 256), jnp.bfloat16)
     return {
-        "softmax": (ns["softmax_pallas"], (x,), softmax),
-        "softmax, full size": (ns["softmax_pallas"], (jnp.ones((256, 1000)),), softmax),
-        "softmax, pallas_call": (blocks, (x,), kernel),
-        "unmasked": (functools.partial(blocks, kernel=unmasked), (x,), kernel),
-        "jvp": (lambda x, t: jax.jvp(blocks, (x,), (t,)), (x, x), kernel),
-        "custom_vjp grad": (jax.grad(ns["loss_jax"]), (x, x), softmax),
-        "vmap of grad": (jax.vmap(jax.grad(ns["loss_jax"])), (xb, xb), softmax),
-        "tile ids": (ns["tile_ids_pallas"], (), tiles),
-        # (128, 128) blocks: Mosaic TPU's tiling; K padded to a power of two for Triton
-        "matmul": (
-            ns["matmul_pallas"],
-            (jnp.ones((100, 200)), jnp.ones((200, 72))),
-            mm,
+        "softmax": (softmax, (x,)),
+        "softmax, full size": (softmax, (jnp.ones((256, 1000)),)),
+        "softmax, 64 rows": (functools.partial(softmax, block_rows=64), (x,)),
+        "unmasked": (functools.partial(softmax, kernel=unmasked), (x,)),
+        "jvp": (lambda x, t: jax.jvp(softmax, (x,), (t,)), (x, x)),
+        "custom_vjp grad": (jax.grad(ns["loss_jax"]), (x, x)),
+        "vmap of grad": (jax.vmap(jax.grad(ns["loss_jax"])), (xb, xb)),
+        "tile ids": (ns["tile_ids_pallas"], ()),
+        "matmul": (matmul, (jnp.ones((100, 200)), jnp.ones((200, 72)))),
+        "matmul, full size": (matmul, (jnp.ones((250, 380)), jnp.ones((380, 200)))),
+        "matmul, bfloat16 in 256 blocks": (
+            functools.partial(matmul, bm=256, bk=256, bn=256),
+            (bf16, bf16),
         ),
-        "matmul, full size": (
-            ns["matmul_pallas"],
-            (jnp.ones((256, 384)), jnp.ones((384, 200))),
-            mm,
-        ),  # fmt: skip
     }
-
-
-def _master_cases(ns: dict) -> dict:
-    import jax
-    import jax.numpy as jnp
-
-    x, xb = jnp.ones((13, 100)), jnp.ones((3, 13, 100))
-    # value and gradient: the gradient alone needs no forward kernel (the residual is x)
-    grad = jax.value_and_grad(functools.partial(ns["silu_loss"], ns["silu_custom"]()))
-    silu = ((8, 128), False, None)
-    cases = {
-        f"tile ids {s} in {b}": (
-            functools.partial(ns["tile_ids"], s, b),
-            (),
-            ((None, None, *b), False, (-(-s[0] // b[0]), -(-s[1] // b[1]), *b)),
-        )
-        for s, b in (((10, 12), (4, 8)), ((5, 3), (2, 2)), ((16, 9), (8, 4)))
-    }
-    cases["logsumexp"] = (ns["logsumexp_pallas"], (x,), ((8, 1), False, (16, 1)))
-    cases["silu"] = (ns["silu_custom"](), (x,), silu)
-    cases["silu grad"] = (grad, (x, x), silu)
-    cases["vmap of silu grad"] = (jax.vmap(grad, in_axes=(0, None)), (xb, x), silu)
-    return cases
 
 
 def _check_lowering(mlir: str, backend, triton_modules: list) -> None:
@@ -443,13 +413,25 @@ def _check_lowering(mlir: str, backend, triton_modules: list) -> None:
             assert not (ragged and _unmasked_stores(ir)), (ragged, _unmasked_stores(ir))
 
 
-def _lower_all(path: Path, names: set[str], cases, device: str, triton_modules) -> None:
-    ns = _notebook_kernels(path, names, device)
-    for name, (fn, args, (block, mosaic_gpu, array_shape)) in cases(ns).items():
-        for export in EXPORTS:
-            backend = _expected(device, export, block, mosaic_gpu, array_shape)
-            if backend is None:
-                continue
+def _lesson_exports(device: str) -> dict:
+    """The platform(s) a program traced on ``device`` is compiled for, and the backend
+    its plain pallas_calls then lower through (the interpreter: plain HLO)."""
+    platform, cc = DEVICES[device]
+    here = kernels.choose_pallas_backend(platform, cc, (8, 128))
+    if here.interpret:  # interpret=True lowers as HLO wherever it is compiled
+        return dict.fromkeys(EXPORTS, here)
+    if platform == "gpu":
+        return {"cuda": here}
+    return {"tpu": here}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_lesson_kernels_lower_for_cuda_and_tpu(device, triton_modules, triton_on_gpus):
+    """The lesson's plain pallas_calls as each device runs them: interpreted (plain HLO),
+    or compiled for the device's own platform through the backend it chose."""
+    ns = _notebook_kernels(LESSON, LESSON_NAMES, device)
+    for name, (fn, args) in _lesson_cases(ns).items():
+        for export, backend in _lesson_exports(device).items():
             triton_modules.clear()
             try:
                 _check_lowering(_export(fn, args, export), backend, triton_modules)
@@ -458,10 +440,17 @@ def _lower_all(path: Path, names: set[str], cases, device: str, triton_modules) 
                 raise AssertionError(f"{where}: {err}") from None
 
 
-@pytest.mark.parametrize("device", DEVICES)
-def test_lesson_kernels_lower_for_cuda_and_tpu(device, triton_modules):
-    pytest.importorskip("jax")
-    _lower_all(LESSON, LESSON_NAMES, _lesson_cases, device, triton_modules)
+def test_lesson_kernels_compiled_lower_for_both_platforms(triton_on_gpus):
+    """What the notebook tests' lowering check does with a program traced on the CPU:
+    every pallas_call compiled (interpret=False) lowers for CUDA through Triton and for
+    TPU through Mosaic, with the lesson's GPU route set (use_triton_on_gpus)."""
+    from course_utils.tooling import lowering
+
+    ns = _notebook_kernels(LESSON, LESSON_NAMES, "cpu")
+    for name, (fn, args) in _lesson_cases(ns).items():
+        outcomes = lowering.check(lowering.trace(fn, *args))
+        failed = [f"{o.platform}: {o.reason}" for o in outcomes if o.status != "pass"]
+        assert not failed, f"{name}: {failed}"
 
 
 class _InterpretedAs(kernels.PallasBackend):
@@ -482,12 +471,9 @@ def test_each_matmul_route_computes_the_product(route):
     import jax.numpy as jnp
 
     ns = _notebook_kernels(LESSON, LESSON_NAMES, "cpu")
-    backend = _InterpretedAs(route, "test")
-    ns["kernels"].pallas_backends = lambda *a, **k: dict.fromkeys(
-        ("cuda", "tpu", "default"), backend
-    )
+    ns["PALLAS"], ns["INTERPRET"] = _InterpretedAs(route, "test"), True
     rng = np.random.default_rng(0)
-    for m, k, n in ((100, 200, 72), (130, 384, 129)):  # K steps: 2 and 4 (K padded)
+    for m, k, n in ((100, 200, 72), (130, 384, 129)):  # K steps: 2 and 3 (4 on the GPU)
         a = jnp.asarray(rng.normal(size=(m, k)).astype(np.float32))
         b = jnp.asarray(rng.normal(size=(k, n)).astype(np.float32))
         got = ns["matmul_pallas"](a, b)
@@ -497,10 +483,46 @@ def test_each_matmul_route_computes_the_product(route):
         )
 
 
+def _master_cases(ns: dict) -> dict:
+    import jax
+    import jax.numpy as jnp
+
+    x, xb = jnp.ones((13, 100)), jnp.ones((3, 13, 100))
+    # value and gradient: the gradient alone needs no forward kernel (the residual is x)
+    grad = jax.value_and_grad(functools.partial(ns["silu_loss"], ns["silu_custom"]()))
+    silu = ((8, 128), None)
+    cases = {
+        f"tile ids {s} in {b}": (
+            functools.partial(ns["tile_ids"], s, b),
+            (),
+            ((None, None, *b), (-(-s[0] // b[0]), -(-s[1] // b[1]), *b)),
+        )
+        for s, b in (((10, 12), (4, 8)), ((5, 3), (2, 2)), ((16, 9), (8, 4)))
+    }
+    cases["logsumexp"] = (ns["logsumexp_pallas"], (x,), ((8, 1), (16, 1)))
+    cases["silu"] = (ns["silu_custom"](), (x,), silu)
+    cases["silu grad"] = (grad, (x, x), silu)
+    cases["vmap of silu grad"] = (jax.vmap(grad, in_axes=(0, None)), (xb, x), silu)
+    return cases
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_exercise_kernels_lower_for_cuda_and_tpu(device, triton_modules):
+    """The master's launchers hold each platform's call (kernels.per_platform)."""
     pytest.importorskip("jax")
-    _lower_all(MASTER, MASTER_NAMES, _master_cases, device, triton_modules)
+    ns = _notebook_kernels(MASTER, MASTER_NAMES, device)
+    platform, cc = DEVICES[device]
+    for name, (fn, args, (block, array_shape)) in _master_cases(ns).items():
+        backends = kernels.choose_pallas_backends(platform, cc, block, array_shape)
+        for export in EXPORTS:
+            triton_modules.clear()
+            try:
+                _check_lowering(
+                    _export(fn, args, export), backends[export], triton_modules
+                )
+            except AssertionError as err:
+                where = f"{name}, traced on {device}, for {export}"
+                raise AssertionError(f"{where}: {err}") from None
 
 
 def test_a_ragged_block_is_stored_unmasked_by_the_triton_backend(triton_modules):
@@ -512,11 +534,9 @@ def test_a_ragged_block_is_stored_unmasked_by_the_triton_backend(triton_modules)
     def double(x_ref, y_ref):
         y_ref[...] = x_ref[...] * 2
 
-    def ragged(
-        x,
-    ):  # lesson 10's launcher before it padded: (8, 128) blocks on (37, 100)
+    def ragged(x):  # a launcher that does not pad: (8, 128) blocks on (37, 100)
         spec = pl.BlockSpec(block_shape=(8, 128), index_map=lambda i: (i, 0))
-        backend = kernels.choose_pallas_backend("gpu", A100, (0, 10, 2))
+        backend = kernels.choose_pallas_backend("gpu", A100)
         return pl.pallas_call(
             double, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), grid=(5,),
             in_specs=[spec], out_specs=spec, compiler_params=backend.compiler_params(),
@@ -528,79 +548,3 @@ def test_a_ragged_block_is_stored_unmasked_by_the_triton_backend(triton_modules)
     assert _unmasked_stores(ir), (
         "the Triton backend now masks its stores: update lesson 10"
     )
-
-
-def _skip_unless_the_lesson_runs_mosaic_gpu() -> None:
-    """Skip where lesson 10 itself runs no plgpu kernel on a Hopper GPU: a jax older
-    than the ``plgpu.kernel`` API it uses (0.10.2), which picks Triton instead."""
-    import jax
-
-    backend = kernels.choose_pallas_backend("gpu", H100, _jax_version(), (8, 128))
-    if backend.name != "mosaic_gpu":
-        pytest.skip(f"jax {jax.__version__}, lesson 10 on an H100: {backend.reason}")
-
-
-def test_mosaic_gpu_softmax_body_computes_the_softmax(monkeypatch):
-    """The plgpu kernel's body, run block by block with plain loads (Mosaic GPU has no
-    interpreter for ``plgpu.load``): the mask, the reductions and the row slices."""
-    jax = pytest.importorskip("jax")
-    _skip_unless_the_lesson_runs_mosaic_gpu()
-    import jax.numpy as jnp
-    from jax.experimental import pallas as pl
-    from jax.experimental.pallas import mosaic_gpu as plgpu
-
-    ns = _notebook_kernels(LESSON, LESSON_NAMES, "h100")
-    assert (
-        ns["PALLAS"].name == "mosaic_gpu" and ns["softmax_pallas"] is ns["softmax_mgpu"]
-    )
-
-    class Ref:  # a GMEM ref that the body slices with pl.ds
-        def __init__(self, a):
-            self.a = a
-
-        @staticmethod
-        def _index(idx):
-            return tuple(
-                slice(i.start, i.start + i.size) if isinstance(i, pl.Slice) else i
-                for i in idx
-            )
-
-        def __getitem__(self, idx):
-            return self.a[self._index(idx)]
-
-        def __setitem__(self, idx, value):
-            self.a = self.a.at[self._index(idx)].set(value)
-
-    block = {"i": 0}
-    monkeypatch.setattr(plgpu, "load", lambda ref, idx, **_: ref[idx])
-    monkeypatch.setattr(plgpu, "layout_cast", lambda x, layout: x)
-    monkeypatch.setattr(jax.lax, "axis_index", lambda name: block[name])
-    for shape in ((37, 100), (130, 64), (1, 1000)):
-        x = jnp.asarray(np.random.default_rng(0).normal(size=shape), jnp.float32) * 3
-        x_pad = kernels.pad_to_blocks(
-            x, (ns["MGPU_BLOCK_ROWS"], pl.next_power_of_2(shape[1]))
-        )
-        x_ref, y_ref = Ref(x_pad), Ref(jnp.full(x_pad.shape, jnp.nan))
-        for block["i"] in range(x_pad.shape[0] // ns["MGPU_BLOCK_ROWS"]):
-            ns["softmax_kernel_mgpu"](x_ref, y_ref, n_cols=shape[1])
-        y = y_ref.a[: shape[0], : shape[1]]
-        np.testing.assert_allclose(y, jax.nn.softmax(x, axis=-1), rtol=1e-5, atol=1e-7)
-
-
-def test_mosaic_gpu_softmax_lowers_with_warpgroup_semantics(monkeypatch):
-    """jax 0.11 lowers Mosaic GPU kernels with warpgroup semantics by default."""
-    pytest.importorskip("jax")
-    _skip_unless_the_lesson_runs_mosaic_gpu()
-    import jax.numpy as jnp
-    from jax.experimental.pallas import mosaic_gpu as plgpu
-
-    ns = _notebook_kernels(LESSON, LESSON_NAMES, "h100")
-    params = plgpu.CompilerParams(lowering_semantics=plgpu.LoweringSemantics.Warpgroup)
-    kernel = plgpu.kernel
-    monkeypatch.setattr(
-        plgpu, "kernel", functools.partial(kernel, compiler_params=params)
-    )
-    for shape in ((37, 100), (256, 1000)):
-        assert TARGETS["mosaic_gpu"] in _export(
-            ns["softmax_mgpu"], (jnp.ones(shape),), "cuda"
-        )

@@ -370,6 +370,53 @@ def silu_backward(ctx, grad):
     return grad * s * (1 + x * (1 - s))
 """
 
+# a grid of floats: np.ceil of a true division (3.0 programs)
+TILING_FLOAT = """
+def tiling(shape, block):
+    grid = (np.ceil(shape[0] / block[0]), np.ceil(shape[1] / block[1]))
+    return grid, lambda i, j: (i, j)
+"""
+
+# the middle element of each sorted row: the lower of the two middle values for an even count
+MEDIAN_LOWER_MIDDLE = MEDIAN_BODY.format(**RIGHT_MEDIAN).replace(
+    "np.median(a, axis=-1)",
+    "np.sort(np.asarray(a), axis=-1)[..., (a.shape[-1] - 1) // 2]",
+)
+
+# PyTorch's median, which returns the lower middle value for an even count
+MEDIAN_TORCH = MEDIAN_BODY.format(**RIGHT_MEDIAN).replace(
+    "np.median(a, axis=-1)",
+    "torch.from_numpy(np.array(a)).median(dim=-1).values.numpy()",
+)
+
+# a.sort() on the callback's argument, a jax.Array: it returns a sorted copy, a stays unsorted
+MEDIAN_SORT_COPY = """
+def row_median_jax(x):
+    def host(a):
+        a.sort(axis=-1)
+        n = a.shape[-1]
+        return np.asarray((a[..., (n - 1) // 2] + a[..., n // 2]) / 2).astype(a.dtype)
+
+    out = jax.ShapeDtypeStruct(x.shape[:-1], x.dtype)
+    return jax.pure_callback(host, out, x, vmap_method="broadcast_all")
+"""
+
+# the same in NumPy: np.asarray of JAX's buffer is read-only, so the in-place sort raises
+MEDIAN_SORT_READ_ONLY = MEDIAN_SORT_COPY.replace(
+    "        a.sort(axis=-1)", "        a = np.asarray(a)\n        a.sort(axis=-1)"
+)
+
+# io_callback, the callback for side effects, in place of pure_callback
+MEDIAN_IO_CALLBACK = """
+def row_median_jax(x):
+    from jax.experimental import io_callback
+
+    def host(a):
+        return np.median(a, axis=-1).astype(a.dtype)
+
+    return io_callback(host, jax.ShapeDtypeStruct(x.shape[:-1], x.dtype), x)
+"""
+
 WRONG = {
     "tiling": [
         ("n // block programs", TILING_FLOOR, "drops the last, partial block"),
@@ -386,6 +433,7 @@ WRONG = {
         ("cdiv(block, n)", TILING_CDIV_SWAPPED, "cdiv's two arguments swapped"),
         ("four block indices", TILING_FOUR_INDICES, "appends the zeros"),
         ("(i, 0): j left out", TILING_J_LEFT_OUT, "or leaves one out"),
+        ("a grid of floats (np.ceil)", TILING_FLOAT, "holds integers"),
     ],
     "masked-logsumexp": [
         ("no mask", LSE_NO_MASK, "they enter the max and the sum"),
@@ -459,6 +507,15 @@ WRONG = {
             "the traced program has no pure_callback",
         ),
         ("vectorized=True", MEDIAN_VECTORIZED, "vmap_method"),
+        ("the lower middle value", MEDIAN_LOWER_MIDDLE, "returns the lower one"),
+        ("torch.median", MEDIAN_TORCH, "torch.median"),
+        ("a.sort() on a jax.Array", MEDIAN_SORT_COPY, "returns a sorted copy"),
+        ("in-place sort of JAX's buffer", MEDIAN_SORT_READ_ONLY, "read-only"),
+        (
+            "io_callback",
+            MEDIAN_IO_CALLBACK,
+            "io_callback is for host code with side effects",
+        ),
     ],
 }
 if importlib.util.find_spec("triton") is not None:  # without Triton the exercise skips
