@@ -133,8 +133,11 @@ def _chosen(args, subs, old: dict, notes: list[str]) -> list:
     return [s for s in subs if s.student in old]
 
 
-def regrade(args: argparse.Namespace, echo=print) -> list[list[str]]:
-    """Regrade as ``args`` say; returns this run's changes: student, what, old and new points."""
+def regrade(
+    args: argparse.Namespace, echo=print, errors: list[str] | None = None
+) -> list[list[str]]:
+    """Regrade as ``args`` say; returns this run's changes: student, what, old and new
+    points. ``errors`` gets the run's error lines (:func:`.grader.error_lines`)."""
     if args.only and args.student:
         raise CourseError("--only and --student: choose one")
     if not args.source or not args.out:
@@ -162,8 +165,12 @@ def regrade(args: argparse.Namespace, echo=print) -> list[list[str]]:
     )  # fmt: skip
     done = grader.Batch(notes=notes)
     grader._run_all(regrader, chosen, args.jobs, done, None, echo)
-    store.write_tables(out)
+    recs = store.write_tables(out)
     write_log(out)
+    if errors is not None:
+        done.errors += regrader.errors
+        mine = [r for r in recs if r["student"] in done.graded]
+        errors += grader.error_lines(done, mine)
     return [
         [student, c["what"], f"{c['old']:g}", f"{c['new']:g}"]
         for student, c in sorted(regrader.changes)
@@ -172,8 +179,11 @@ def regrade(args: argparse.Namespace, echo=print) -> list[list[str]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    rows = regrade(args)
+    errors: list[str] = []
+    rows = regrade(args, errors=errors)
     for student, what, old, new in rows:
         print(f"{student}: {what}: {old} -> {new}")
+    for line in errors:  # the grader failed on them: graded again on the next run
+        print(f"error: {line}")
     print(f"regraded {len(rows)} student(s); every change is in {Path(args.out) / LOG}")
-    return 0
+    return 1 if errors else 0

@@ -68,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
         points=args.points,
         anonymous=args.anonymous,
         old_key=answers.read_key(old) if args.anonymous and old.is_file() else None,
+        lms=getattr(args, "lms", None),
     )
     _, table = answers.write(result, out)
     _print(result, out, table)

@@ -83,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
         boilerplate=tuple(Path(p) for p in args.boilerplate),
         noise=noise,
         guarantee=args.guarantee or max(similarity.GUARANTEE, noise),
+        lms=getattr(args, "lms", None),
     )
     show = similarity.SHOW if args.show is None else args.show
     similarity.write(result, out, show)

@@ -196,10 +196,12 @@ def collect(
     points: float | None = None,
     anonymous: bool = False,
     old_key: dict[str, str] | None = None,
+    lms: str | None = None,
 ) -> Collected:
-    """Every student's written answers to ``master``'s questions."""
+    """Every student's written answers to ``master``'s questions (``lms``: ids from
+    that LMS's download names)."""
     asked = questions(master, points)
-    subs, notes = discover(submissions, master.path.name)
+    subs, notes = discover(submissions, master.path.name, lms)
     if not subs:
         raise CourseError(
             f"SUBMISSIONS {shown(str(submissions))}: no notebooks "

@@ -284,10 +284,11 @@ class Fingerprints:
 
 
 def collect(
-    submissions: Path, master: Master
+    submissions: Path, master: Master, lms: str | None = None
 ) -> tuple[dict[str, dict[str, str]], dict[str, str], list[str]]:
-    """(student -> exercise -> code, student -> why not compared, notes)."""
-    subs, notes = discover(submissions, master.path.name)
+    """(student -> exercise -> code, student -> why not compared, notes); ``lms``: ids
+    from that LMS's download names."""
+    subs, notes = discover(submissions, master.path.name, lms)
     if not subs:
         raise CourseError(
             f"SUBMISSIONS {shown(str(submissions))}: no notebooks "
@@ -413,6 +414,7 @@ def similarity(
     boilerplate: tuple[Path, ...] = (),
     noise: int = NOISE,
     guarantee: int = GUARANTEE,
+    lms: str | None = None,
 ) -> Similarity:
     """Compare every pair of the class's submissions against ``master``'s exercises."""
     given = starter_code(master, starter)
@@ -423,7 +425,7 @@ def similarity(
         cells += more
         subtracted.append(f"{shown(str(path))} ({len(more)} code cells)")
     fingerprints = Fingerprints(cells, given.starters, noise, guarantee)
-    code, problems, notes = collect(submissions, master)
+    code, problems, notes = collect(submissions, master, lms)
     by_exercise, overall = compare(code, master.exercises, fingerprints)
     shares = against_master(code, master_solutions(master), fingerprints)
     return Similarity(

@@ -107,3 +107,25 @@ def test_a_plain_rerun_records_every_score_change(tmp_path, capsys):
     assert course_main([*argv, "--force"]) == 0  # graded again, same score
     (ann,) = [r for r in store.records(out) if r["student"] == "ann"]
     assert [c["what"] for c in ann["regrades"]] == ["resubmitted"]  # kept
+
+
+def test_a_regrade_the_grader_failed_on_is_printed_and_counted(
+    tmp_path, capsys, monkeypatch
+):
+    import sys
+
+    from course_utils.grading.batch import pool
+    from tests.grading.helpers import class_folder
+
+    subs = class_folder(tmp_path / "subs", {"ann": "full"})
+    out = tmp_path / "out"
+    argv = ["grade", str(subs), "--source", str(MASTER), "--out", str(out)]
+    argv += ["--unsafe-no-sandbox", "--jobs", "1"]
+    assert course_main(argv) == 0
+    monkeypatch.setattr(
+        pool.Workers, "command", lambda self, job: [sys.executable, "-c", "pass"]
+    )
+    capsys.readouterr()
+    assert course_main([*argv, "--student", "ann"]) == 1
+    printed = capsys.readouterr().out
+    assert "error: ann: the grader's worker failed" in printed, printed
