@@ -417,6 +417,18 @@ def row_median_jax(x):
     return io_callback(host, jax.ShapeDtypeStruct(x.shape[:-1], x.dtype), x)
 """
 
+# the residuals packed in a tuple by fwd, read by bwd as if they were x itself
+SILU_RESIDUAL_TUPLE = """
+def silu_fwd(x):
+    return silu_pallas(x), (x,)
+
+
+def silu_bwd(residuals, g):
+    x = residuals
+    s = jax.nn.sigmoid(x)
+    return (g * s * (1 + x * (1 - s)),)
+"""
+
 WRONG = {
     "tiling": [
         ("n // block programs", TILING_FLOOR, "drops the last, partial block"),
@@ -470,6 +482,11 @@ WRONG = {
         ),
         ("forward without residuals", SILU_FWD_NO_RESIDUALS, "fwd returns a pair"),
         ("cotangent g left out", SILU_NO_G, "incoming cotangent g"),
+        (
+            "residuals read as x, not unpacked",
+            SILU_RESIDUAL_TUPLE,
+            "exactly as fwd returned them",
+        ),
     ],
     "torch-custom-op": [
         ("fake of the wrong shape", OP_FAKE_SHAPE, "the fake function must return"),
