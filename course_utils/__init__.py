@@ -26,6 +26,7 @@ when the two are timed in alternation. Student-facing modules:
 - ``compat``: the few calls whose spelling differs between supported jax/flax versions
 - ``hosted``: the name the setup cell imports for ``install/``'s ``hosted``
 - ``interop``: arrays across frameworks (DLPack) and a torch function called from JAX
+- ``full_run``: a lesson's result from a real full run, saved by the lesson and shipped in ``full_runs/``, shown beside a smoke run
 - ``memory``: peak memory of one training step in each framework, with the method named (XLA's plan, the torch profiler, the allocators' counters and a step's own peak on them)
 - ``numpy_mlp``: a two-layer MLP in NumPy with hand-written backprop (the float64 oracle)
 - ``residuals``: what reverse-mode autodiff saves for the backward pass, in both frameworks

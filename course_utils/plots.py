@@ -79,19 +79,24 @@ def timing_bars(
     )
     ax.invert_yaxis()
     ax.set_xlabel(
-        f"time per call ({unit}), median with IQR; labels: × faster than {baseline}"
+        f"time per call ({unit}), median with IQR; labels: speed against {baseline}"
         if baseline
         else f"time per call ({unit}), median with IQR"
     )
     if baseline is not None:
         base = measurements[baseline].median
+        ends = [m + up for m, (_, up) in zip(medians, errors, strict=True)]
+        # each label past its whisker's end, so that neither hides the other
         for i, n in enumerate(names):
             ax.annotate(
                 f" {_faster_label(base / measurements[n].median, baseline)}",
-                (medians[i], i),
+                (ends[i], i),
+                xytext=(3, 0),
+                textcoords="offset points",
                 va="center",
                 fontsize=9,
             )
+        ax.set_xlim(right=max(ends) * 1.3)  # room for the longest bar's label
     ax.set_title(title or "on this machine")
     ax.grid(axis="x", alpha=0.3)
     return ax
@@ -146,6 +151,7 @@ def speedups(rows: Sequence[Mapping[str, Any]], *, ax=None, title: str | None = 
                 zorder=0,
             )
     ax.set_xlim(right=right)
+    _ratio_ticks(ax)
     ax.set_yticks(range(len(rows)), [r["label"] for r in rows])
     ax.set_ylim(len(rows) - 0.5, -0.5)
     names = {r.get("interval_label") for r in rows if r.get("median") is not None}
@@ -159,10 +165,43 @@ def speedups(rows: Sequence[Mapping[str, Any]], *, ax=None, title: str | None = 
     return ax
 
 
+def _ratio_ticks(ax) -> None:
+    """Label a log axis of ratios with a few round values ('0.5x', '1x', '2x').
+
+    Matplotlib's default labels every minor tick of a short log range as
+    '3×10⁻¹', '4×10⁻¹', ..., which collide. The values here are 1, 2 and 5 times
+    powers of ten (only the powers over more than three decades), or four evenly
+    spaced round values where the range is too short to hold two of those.
+    """
+    import math
+
+    from matplotlib.ticker import MaxNLocator, NullFormatter, NullLocator
+
+    lo, hi = ax.get_xlim()
+    decades = math.log10(hi / lo)
+    subs = (1,) if decades > 3 else (1, 2, 5)
+    ticks = [
+        m * 10.0**e
+        for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+        for m in subs
+        if lo <= m * 10.0**e <= hi
+    ]
+    if len(ticks) < 2:
+        ticks = [
+            t for t in MaxNLocator(4).tick_values(lo, hi) if lo <= t <= hi and t > 0
+        ]
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xticks(ticks, [f"{t:g}x" for t in ticks])
+    ax.set_xlim(lo, hi)
+
+
 def _faster_label(speedup: float, baseline: str) -> str:
-    """'2.00x faster' than the baseline (below 1: slower), or 'baseline' for itself."""
+    """'2.00x faster' than the baseline, '4.00x slower' below 1, or 'baseline' for itself."""
     if speedup == 1.0:
         return "baseline"
+    if speedup < 1.0:
+        return f"{1 / speedup:.2f}x slower"
     return f"{speedup:.2f}x faster"
 
 

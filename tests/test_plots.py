@@ -171,3 +171,34 @@ def test_a_label_on_two_lines_is_described_on_one():
         'A plot with x axis "× faster; colour: the verdict"; "one (two)", "three" on the y axis.'
     )
     plt.close(fig)
+
+
+def test_bar_labels_sit_past_their_whiskers_and_say_slower_below_one():
+    ms = {
+        "torch": Measurement("torch", [0.010, 0.011, 0.012, 0.013], 1, 0.1),
+        "scan": Measurement("scan", [0.040, 0.044, 0.050, 0.060], 1, 0.2),
+    }
+    ax = plots.timing_bars(ms, baseline="torch")
+    texts = {t.get_text().strip(): t.xy[0] for t in ax.texts}
+    slower = ms["scan"].median / ms["torch"].median
+    assert f"{slower:.2f}x slower" in texts
+    assert (
+        texts[f"{slower:.2f}x slower"] > ms["scan"].median * 1e3
+    )  # past the bar's end
+    assert ax.get_xlim()[1] > max(texts.values())  # room for the label
+    plt.close(ax.figure)
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "some"),
+    [(0.3, 6.0, ["0.5x", "1x", "2x", "5x"]), (0.01, 100.0, ["0.01x", "1x", "100x"])],
+)
+def test_speedups_label_a_few_round_ratios(low, high, some):
+    ax = plots.speedups([{"label": "a", "median": 1.1, "low": low, "high": high}])
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert set(some) <= set(labels) and len(labels) <= 13
+    assert not [t for t in ax.xaxis.get_minorticklabels() if t.get_text()]
+    plt.close(ax.figure)
+    ax = plots.speedups([{"label": "b", "median": 1.1, "low": 1.05, "high": 1.15}])
+    assert len(ax.get_xticklabels()) >= 2  # a short range still has values to read
+    plt.close(ax.figure)
