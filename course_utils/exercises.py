@@ -13,6 +13,7 @@ import os
 import sys
 import sysconfig
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -164,7 +165,7 @@ def check(
     expected: Any = _MISSING,
     *,
     hint: str = "",
-    crash_hint: str = "",
+    crash_hint: str | Callable[[BaseException], str] = "",
     rtol: float = 1e-5,
     atol: float = 1e-6,
 ) -> None:
@@ -181,7 +182,9 @@ def check(
     such an error usually means here), not the hint meant for a wrong value.
     An error raised after the student's code returned (the framework or the
     check could not use the answer: a wrong structure, shape or dtype) is told
-    as such, with ``crash_hint`` when there is one, else ``hint``. A name the
+    as such, with ``crash_hint`` when there is one, else ``hint``. ``crash_hint`` may
+    be a function of the error that returns the hint for it, so that each kind of
+    crash names its own likely cause first ('' for none). A name the
     check cannot find (the student's function, when its cell failed to compile
     or never ran) is told as that cell not having run, with no hint.
     """
@@ -240,9 +243,15 @@ def _wrong_value(
 
 
 def _crash(
-    exercise: str, err: BaseException, test_file: str, hint: str, crash_hint: str
+    exercise: str,
+    err: BaseException,
+    test_file: str,
+    hint: str,
+    crash_hint: str | Callable[[BaseException], str],
 ) -> CheckFailed:
     """An error on the way: the course's guard, the student's code, or checking the answer."""
+    if callable(crash_hint):
+        crash_hint = crash_hint(err) or ""
     frame = _student_frame(err, test_file)
     raised_at = traceback.extract_tb(err.__traceback__)[-1:]
     if isinstance(err, NameError) and frame is None and err.name:

@@ -143,6 +143,21 @@ def test_in_a_course_notebook_only_an_exercise_cell_is_the_students():
     )
 
 
+def test_a_crash_hint_may_depend_on_the_error():
+    def by_error(err):
+        return "an attribute slip" if isinstance(err, AttributeError) else ""
+
+    ns = {"check": check, "by_error": by_error}
+    _cell("def f(x):\n    return x.nope\n", "<exercise cell>", ns)
+    with pytest.raises(exercises.CheckFailed) as err:
+        _cell("check('f', lambda: f(1), 1, crash_hint=by_error)", "<test cell>", ns)
+    assert str(err.value).endswith("Hint: an attribute slip")
+    _cell("def f(x):\n    return 1 / 0\n", "<exercise cell 2>", ns)
+    with pytest.raises(exercises.CheckFailed) as err:  # '' from the function: no hint
+        _cell("check('f', lambda: f(1), 1, crash_hint=by_error)", "<test cell 2>", ns)
+    assert "Hint:" not in str(err.value)
+
+
 def test_a_crash_without_a_crash_hint_gets_no_hint():
     ns = {"check": check}
     _cell("def f(x):\n    return x.nope\n", "<exercise cell>", ns)

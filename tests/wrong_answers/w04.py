@@ -222,14 +222,151 @@ def train_step_jax(model, optimizer, x, y):
 """
 )
 
+IDENTITY_PERM = """
+def flatten_permutation(C, H, W):
+    # numbers the positions but never moves the channel axis
+    return np.arange(C * H * W)
+"""
+
+# PyTorch's habit `module.weight = nn.Parameter(...)`: in NNX it replaces the Param
+PLAIN_ARRAYS = """
+def port_torch_to_nnx(torch_model, nnx_model):
+    def np_(t):
+        return t.detach().cpu().numpy()
+
+    for name in ("conv1", "conv2"):
+        src, dst = getattr(torch_model, name), getattr(nnx_model, name)
+        dst.kernel = jnp.asarray(np_(src.weight).transpose(2, 3, 1, 0))
+        dst.bias = jnp.asarray(np_(src.bias))
+    perm = flatten_permutation(*torch_model.feature_chw)
+    nnx_model.fc1.kernel = jnp.asarray(np_(torch_model.fc1.weight)[:, perm].T)
+    nnx_model.fc1.bias = jnp.asarray(np_(torch_model.fc1.bias))
+    nnx_model.fc2.kernel = jnp.asarray(np_(torch_model.fc2.weight).T)
+    nnx_model.fc2.bias = jnp.asarray(np_(torch_model.fc2.bias))
+    return nnx_model
+"""
+
+NO_DETACH = (
+    _PORT.replace("t.detach().cpu().numpy()", "t.numpy()")
+    .replace("CONV", RIGHT_CONV)
+    .replace("FC1", RIGHT_FC1)
+)
+CONV_OUT_IN = _PORT.replace("CONV", "np_(src.weight).transpose(2, 3, 0, 1)").replace(
+    "FC1", RIGHT_FC1
+)
+FC1_ROWS_PERMUTED = _PORT.replace("CONV", RIGHT_CONV).replace(
+    "FC1", "np_(torch_model.fc1.weight)[perm].T"
+)
+FC1_INVERSE_PERM = _PORT.replace("CONV", RIGHT_CONV).replace(
+    "FC1", "np_(torch_model.fc1.weight)[:, np.argsort(perm)].T"
+)
+FC2_NOT_TRANSPOSED = (
+    _PORT.replace("CONV", RIGHT_CONV)
+    .replace("FC1", RIGHT_FC1)
+    .replace("np_(torch_model.fc2.weight).T", "np_(torch_model.fc2.weight)")
+)
+NO_BIASES = "\n".join(
+    line
+    for line in _PORT.replace("CONV", RIGHT_CONV).replace("FC1", RIGHT_FC1).splitlines()
+    if ".bias" not in line
+)
+
+
+def _jax_step(body):
+    return RIGHT_TORCH_STEP + (
+        """
+def train_step_jax(model, optimizer, x, y):
+    def loss_fn(model):
+        return optax.softmax_cross_entropy_with_integer_labels(model(x), y)LOSS
+
+    loss, grads = nnx.value_and_grad(loss_fn)(model)
+    UPDATE
+    return RETURN
+"""
+    ).replace("LOSS", body.get("loss", ".mean()")).replace(
+        "UPDATE", body.get("update", "optimizer.update(model, grads)")
+    ).replace("RETURN", body.get("ret", "loss"))
+
+
+def _torch_step(body):
+    return RIGHT_JAX_STEP + body
+
+
+JAX_NO_MEAN = _jax_step({"loss": "  # per-example losses: no .mean()"})
+JAX_UPDATE_GRADS_ONLY = _jax_step(
+    {"update": "optimizer.update(grads)  # optax's order"}
+)
+JAX_OPTIMIZER_STEP = _jax_step({"update": "optimizer.step()  # PyTorch's habit"})
+JAX_FLOAT_LOSS = _jax_step({"ret": "float(loss)  # PyTorch's loss.item() habit"})
+TORCH_ZERO_GRAD_LATE = _torch_step(
+    """
+def train_step_torch(model, optimizer, x, y):
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.zero_grad()  # between backward() and step(): the gradients are gone
+    optimizer.step()
+    return loss.detach()
+"""
+)
+TORCH_ITEM = _torch_step(
+    """
+def train_step_torch(model, optimizer, x, y):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+"""
+)
+
+OUTER_STATE = """
+def train_epoch_scan(graphdef, state, Xs, ys):
+    def body(carry, batch):
+        return pure_step(graphdef, state, *batch)  # the initial state, not the carry
+
+    return jax.lax.scan(body, state, (Xs, ys))
+"""
+
+XS_YS_APART = """
+def train_epoch_scan(graphdef, state, Xs, ys):
+    def body(state, batch):
+        return pure_step(graphdef, state, *batch)
+
+    return jax.lax.scan(body, state, Xs, ys)  # ys lands in scan's length argument
+"""
+
+ACC_JAX_ARRAY = RIGHT_ACC_TORCH + RIGHT_ACC_JAX.replace(
+    "correct += int((logits.argmax(axis=-1) == y[start : start + batch_size]).sum())",
+    "correct += (logits.argmax(axis=-1) == y[start : start + batch_size]).sum()",
+)
+ACC_TORCH_TENSOR = RIGHT_ACC_JAX + RIGHT_ACC_TORCH.replace(
+    "(logits.argmax(dim=1) == y[start : start + batch_size]).sum().item()",
+    "(logits.argmax(dim=1) == y[start : start + batch_size]).sum()",
+)
+ACC_TORCH_BATCH_AXIS = RIGHT_ACC_JAX + RIGHT_ACC_TORCH.replace(
+    "logits.argmax(dim=1)", "logits.argmax(dim=0)"
+)
+
 WRONG = {
     "flatten-order": [
         ("the inverse permutation", INVERSE_PERM, "number the NCHW positions"),
         ("reverses all axes (W, H, C)", WHC_PERM, "transpose to (H, W, C)"),
+        ("no transpose at all", IDENTITY_PERM, "number the NCHW positions"),
     ],
     "port-weights": [
         ("conv weights with .T (kw, kh swapped)", CONV_DOT_T, "the conv permutation"),
         ("fc1 without the column permutation", FC1_NO_PERM, "fc1's column order"),
+        ("module.kernel = array replaces the Param", PLAIN_ARRAYS, "not an nnx.Param"),
+        ("PyTorch parameters without detach()", NO_DETACH, "detach it first"),
+        ("conv kernels as (kh, kw, out, in)", CONV_OUT_IN, "(kh, kw, in, out)"),
+        (
+            "fc1's rows permuted",
+            FC1_ROWS_PERMUTED,
+            "the columns of PyTorch's (out, in)",
+        ),
+        ("fc1 with the inverse permutation", FC1_INVERSE_PERM, "fc1's column order"),
+        ("fc2 not transposed", FC2_NOT_TRANSPOSED, "Linear kernel (in, out)"),
+        ("the biases not copied", NO_BIASES, "every weight and every bias"),
     ],
     "train-step": [
         ("PyTorch forgets zero_grad", NO_ZERO_GRAD, "clear the old"),
@@ -254,25 +391,44 @@ WRONG = {
             NOT_DETACHED,
             "detached from the autograd graph",
         ),
+        ("JAX: no .mean() of the loss", JAX_NO_MEAN, "mean over the batch"),
+        (
+            "JAX: optimizer.update(grads)",
+            JAX_UPDATE_GRADS_ONLY,
+            "takes the model first",
+        ),
+        ("JAX: optimizer.step()", JAX_OPTIMIZER_STEP, "no step() method"),
+        ("JAX: returns float(loss)", JAX_FLOAT_LOSS, "not float(loss)"),
+        (
+            "PyTorch: zero_grad between backward and step",
+            TORCH_ZERO_GRAD_LATE,
+            "not between backward() and step()",
+        ),
+        ("PyTorch: returns loss.item()", TORCH_ITEM, "return a tensor"),
     ],
     "scan-epoch": [
         ("returns the initial state", INITIAL_STATE, "the final carry"),
         ("a Python loop", PYTHON_LOOP, "a Python for loop in JAX unrolls"),
-        (
-            "body returns (loss, state)",
-            BODY_SWAPPED,
-            "body(state, (x, y)) -> (new_state, loss)",
-        ),
+        ("body returns (loss, state)", BODY_SWAPPED, "its carry first"),
         (
             "scans the images only, labels of batch 0",
             FIRST_LABELS_ONLY,
-            "jax.lax.scan(body, state, (Xs, ys))",
+            "images and labels",
         ),
+        ("the body trains the initial state", OUTER_STATE, "the carry it receives"),
+        ("Xs and ys as two arguments", XS_YS_APART, "one xs pytree"),
     ],
     "evaluate": [
         ("drops the last, smaller batch", DROPS_LAST, "do not drop the last"),
         ("averages the batch accuracies", MEAN_OF_BATCH_MEANS, "not of batches"),
         ("no torch.no_grad()", NO_NO_GRAD, "outside torch.no_grad()"),
+        ("JAX: returns a jax.Array", ACC_JAX_ARRAY, "not a Python float"),
+        ("PyTorch: returns a tensor", ACC_TORCH_TENSOR, "not a Python float"),
+        (
+            "PyTorch: argmax over the batch axis",
+            ACC_TORCH_BATCH_AXIS,
+            "over the classes",
+        ),
     ],
 }
 
