@@ -223,10 +223,10 @@ WRONG = {
         ("the loss checked", NONFINITE_LOSS, "not the loss"),
         ("only the first leaf", NONFINITE_FIRST_LEAF, "check every leaf"),
         ("counted from 1", NONFINITE_ONE_BASED, "count from 0"),
-        ("isnan only (infinities missed)", NONFINITE_ISNAN, "jnp.isnan misses"),
+        ("isnan only (infinities missed)", NONFINITE_ISNAN, "jnp.isnan misses them"),
         ("any element finite, not all", NONFINITE_ANY, "all, not any"),
         ("None when every batch is finite", NONFINITE_NONE, "the answer is then -1"),
-        ("only the last leaf", NONFINITE_LAST_LEAF, "every leaf counts"),
+        ("only the last leaf", NONFINITE_LAST_LEAF, "check every leaf"),
     ],
     "rank-keys": [
         ("seed + rank", KEY_SEED_PLUS_RANK, "seed + rank collides"),
@@ -372,7 +372,7 @@ WRONG["top-ops"] += [
     (
         "names without their totals",
         TOP_NAMES_ONLY,
-        "not a list of (name, total_us) pairs",
+        "return a list of (name, total_us) pairs",
     ),
 ]
 
@@ -538,11 +538,11 @@ WRONG["bf16-cross-entropy"] += [
     (
         "take_along_axis given (batch,) labels",
         CE_TAKE_ALONG_1D_LABELS,
-        "like torch.gather, it takes an index",
+        "as torch.gather does",
     ),
 ]
 WRONG["first-nonfinite"] += [
-    ("the last such batch, not the first", NONFINITE_LAST_FOUND, "returns a later one"),
+    ("the last such batch, not the first", NONFINITE_LAST_FOUND, "return the first"),
     (
         "return -1 inside the loop",
         NONFINITE_RETURN_IN_LOOP,
@@ -651,7 +651,7 @@ def top_ops(events, n):
     return sorted(totals.items(), key=lambda kv: kv[1], reverse=True)[:n]
 """
 WRONG["bf16-cross-entropy"] += [
-    ("PyTorch's .float() cast", CE_TORCH_FLOAT, "is PyTorch's cast"),
+    ("PyTorch's .float() cast", CE_TORCH_FLOAT, "PyTorch's casts"),
 ]
 WRONG["mlp-flops"] += [
     ("the ReLUs counted", FLOPS_RELU_COUNTED, "the ReLUs between the layers are free"),
@@ -660,7 +660,7 @@ WRONG["first-nonfinite"] += [
     (
         "only when every leaf is non-finite",
         NONFINITE_EVERY_LEAF,
-        "not every leaf at once",
+        "one leaf that is not finite is enough",
     ),
     (
         "loss_fn given (batch, params)",
@@ -775,4 +775,261 @@ WRONG["mlp-flops"] += [
         FLOPS_LAST_INPUT_GRAD_ONLY,
         "not the last layer's alone",
     ),
+]
+
+# Slips a PyTorch user makes in these exercises, each caught by a visible check whose hint
+# names it first.
+CE_PYTHON_FLOAT = """
+def cross_entropy_f32(logits, labels):
+    z = logits.astype(jnp.float32)
+    z = z - z.max(axis=1, keepdims=True)
+    log_p = z - jnp.log(jnp.exp(z).sum(axis=1, keepdims=True))
+    return float(-jnp.take_along_axis(log_p, labels[:, None], axis=1).mean())  # a Python float
+"""
+CE_ITEM = """
+def cross_entropy_f32(logits, labels):
+    z = logits.astype(jnp.float32)
+    z = z - z.max(axis=1, keepdims=True)
+    log_p = z - jnp.log(jnp.exp(z).sum(axis=1, keepdims=True))
+    return -jnp.take_along_axis(log_p, labels[:, None], axis=1).mean().item()  # PyTorch's .item()
+"""
+CE_NUMPY = """
+def cross_entropy_f32(logits, labels):
+    z = np.asarray(logits, np.float32)  # NumPy: right on arrays, impossible under jax.jit
+    z = z - z.max(axis=1, keepdims=True)
+    log_p = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    return -np.take_along_axis(log_p, np.asarray(labels)[:, None], axis=1).mean()
+"""
+CE_ONE_HOT_OVER_THE_BATCH = """
+def cross_entropy_f32(logits, labels):
+    z = logits.astype(jnp.float32)
+    z = z - z.max(axis=1, keepdims=True)
+    log_p = z - jnp.log(jnp.exp(z).sum(axis=1, keepdims=True))
+    return -(jax.nn.one_hot(labels, log_p.shape[1]) * log_p).sum(axis=0).mean()  # axis 0: the batch
+"""
+FLOPS_NO_BATCH = """
+def mlp_flops(widths, batch, training=False):
+    pairs = list(pairwise(widths))
+    forward = sum(2 * a * b for a, b in pairs)  # one example, not the batch
+    if not training:
+        return forward
+    return 2 * forward + sum(2 * a * b for a, b in pairs[1:])
+"""
+FLOPS_BIAS_COUNTED = """
+def mlp_flops(widths, batch, training=False):
+    pairs = list(pairwise(widths))
+    forward = sum(2 * batch * a * b + batch * b for a, b in pairs)  # a bias add the MLP does not have
+    if not training:
+        return forward
+    return 2 * forward + sum(2 * batch * a * b for a, b in pairs[1:])
+"""
+FLOPS_INPUT_GRADS_BUT_THE_LAST = """
+def mlp_flops(widths, batch, training=False):
+    pairs = list(pairwise(widths))
+    forward = sum(2 * batch * a * b for a, b in pairs)
+    if not training:
+        return forward
+    return 2 * forward + sum(2 * batch * a * b for a, b in pairs[:-1])  # every layer's but the last
+"""
+FLOPS_FLOAT_FACTOR = """
+def mlp_flops(widths, batch, training=False):
+    pairs = list(pairwise(widths))
+    forward = sum(2.0 * batch * a * b for a, b in pairs)  # 2.0: a float
+    if not training:
+        return forward
+    return 2 * forward + sum(2.0 * batch * a * b for a, b in pairs[1:])
+"""
+NONFINITE_TORCH_ISFINITE = """
+def first_nonfinite_step(loss_fn, params, batches):
+    for i, batch in enumerate(batches):
+        grads = jax.grad(loss_fn)(params, batch)
+        if not all(bool(torch.isfinite(g).all()) for g in jax.tree.leaves(grads)):  # torch on a JAX array
+            return i
+    return -1
+"""
+NONFINITE_BACKWARD = """
+def first_nonfinite_step(loss_fn, params, batches):
+    for i, batch in enumerate(batches):
+        loss = loss_fn(params, batch)
+        loss.backward()  # PyTorch's habit
+        if not all(bool(jnp.isfinite(g).all()) for g in jax.tree.leaves(params)):
+            return i
+    return -1
+"""
+KEY_DIGITS = """
+def rank_key(seed, rank):
+    return jax.random.key(int(f"{seed}{rank}"))  # seed 1's rank 0 is seed 0's rank 10
+"""
+KEY_XOR = """
+def rank_key(seed, rank):
+    return jax.random.key(seed ^ rank)  # symmetric: seed 0's rank 1 is seed 1's rank 0
+"""
+KEY_TIMES = """
+def rank_key(seed, rank):
+    return jax.random.key(seed * rank)  # every rank of seed 0 is key(0)
+"""
+_TOP_TOTALS = """
+    totals = {}
+    for e in events:
+        if e.get("ph") == "X":
+            totals[e["name"]] = totals.get(e["name"], 0.0) + e["dur"]
+"""
+TOP_INT_DURATIONS = """
+def top_ops(events, n):
+    totals = {}
+    for e in events:
+        if e.get("ph") == "X":
+            totals[e["name"]] = totals.get(e["name"], 0) + int(e["dur"])  # fractions dropped
+    return sorted(totals.items(), key=lambda kv: kv[1], reverse=True)[:n]
+"""
+TOP_ROUNDED_DURATIONS = """
+def top_ops(events, n):
+    totals = {}
+    for e in events:
+        if e.get("ph") == "X":
+            totals[e["name"]] = totals.get(e["name"], 0) + round(e["dur"])  # fractions rounded away
+    return sorted(totals.items(), key=lambda kv: kv[1], reverse=True)[:n]
+"""
+TOP_BY_LONGEST_EVENT = """
+def top_ops(events, n):
+    complete = sorted((e for e in events if e.get("ph") == "X"), key=lambda e: e["dur"], reverse=True)
+    totals, order = {}, []
+    for e in complete:  # names in the order of their longest event
+        if e["name"] not in totals:
+            order.append(e["name"])
+        totals[e["name"]] = totals.get(e["name"], 0.0) + e["dur"]
+    return [(name, totals[name]) for name in order[:n]]
+"""
+TOP_SORTED_IN_PLACE = (
+    """
+def top_ops(events, n):
+    events.sort(key=lambda e: e.get("dur", 0.0), reverse=True)  # the caller's list, reordered
+"""
+    + _TOP_TOTALS
+    + """
+    return sorted(totals.items(), key=lambda kv: kv[1], reverse=True)[:n]
+"""
+)
+TOP_LAST_N_OF_ASCENDING = (
+    "\ndef top_ops(events, n):"
+    + _TOP_TOTALS
+    + """
+    return sorted(totals.items(), key=lambda kv: kv[1])[-n:][::-1]  # n = 0: the whole list
+"""
+)
+TOP_SORTED_BY_NAME = (
+    "\ndef top_ops(events, n):"
+    + _TOP_TOTALS
+    + """
+    return sorted(totals.items(), reverse=True)[:n]  # the pairs compare by name first
+"""
+)
+TOP_HEAPQ_WITHOUT_KEY = (
+    "\nimport heapq\n\n\ndef top_ops(events, n):"
+    + _TOP_TOTALS
+    + """
+    return heapq.nlargest(n, totals.items())  # no key: the largest names
+"""
+)
+TOP_LAST_DURATION = """
+def top_ops(events, n):
+    totals = {}
+    for e in events:
+        if e.get("ph") == "X":
+            totals[e["name"]] = e["dur"]  # the last event's, not the sum
+    return sorted(totals.items(), key=lambda kv: kv[1], reverse=True)[:n]
+"""
+TOP_MEAN_PER_CALL = """
+def top_ops(events, n):
+    totals, calls = {}, {}
+    for e in events:
+        if e.get("ph") == "X":
+            totals[e["name"]] = totals.get(e["name"], 0.0) + e["dur"]
+            calls[e["name"]] = calls.get(e["name"], 0) + 1
+    return sorted(((k, totals[k] / calls[k]) for k in totals), key=lambda kv: kv[1], reverse=True)[:n]
+"""
+TOP_A_DICT = (
+    "\ndef top_ops(events, n):"
+    + _TOP_TOTALS
+    + """
+    return dict(sorted(totals.items(), key=lambda kv: kv[1], reverse=True)[:n])  # a dict, not pairs
+"""
+)
+TOP_NOT_METADATA = """
+def top_ops(events, n):
+    totals = {}
+    for e in events:
+        if e["ph"] != "M":  # instant events pass too
+            totals[e["name"]] = totals.get(e["name"], 0.0) + e["dur"]
+    return sorted(totals.items(), key=lambda kv: kv[1], reverse=True)[:n]
+"""
+WRONG["bf16-cross-entropy"] += [
+    (
+        "a Python float returned",
+        CE_PYTHON_FLOAT,
+        "float() or .item() makes a Python float",
+    ),
+    ("PyTorch's .item()", CE_ITEM, "float() or .item() makes a Python float"),
+    ("NumPy instead of jax.numpy", CE_NUMPY, "NumPy (np.exp, np.asarray)"),
+    (
+        "a one-hot product summed over the batch",
+        CE_ONE_HOT_OVER_THE_BATCH,
+        "a sum over axis 0",
+    ),
+]
+WRONG["mlp-flops"] += [
+    ("the batch left out", FLOPS_NO_BATCH, "the batch multiplies the count"),
+    ("a bias add counted", FLOPS_BIAS_COUNTED, "only the matmuls count"),
+    (
+        "input gradients of every layer but the last",
+        FLOPS_INPUT_GRADS_BUT_THE_LAST,
+        "except the first",
+    ),
+    ("a float from a factor 2.0", FLOPS_FLOAT_FACTOR, "as an int"),
+]
+WRONG["first-nonfinite"] += [
+    ("torch.isfinite on a JAX gradient", NONFINITE_TORCH_ISFINITE, "jnp.isfinite"),
+    ("loss.backward()", NONFINITE_BACKWARD, "has no .backward()"),
+]
+WRONG["rank-keys"] += [
+    (
+        "the digits of seed and rank joined",
+        KEY_DIGITS,
+        "collides once a rank reaches K",
+    ),
+    ("seed xor rank", KEY_XOR, "a sum or an xor"),
+    ("seed times rank", KEY_TIMES, "the ranks share a key"),
+]
+WRONG["top-ops"] += [
+    ("durations cut to whole microseconds", TOP_INT_DURATIONS, "int() or round()"),
+    ("durations rounded", TOP_ROUNDED_DURATIONS, "int() or round()"),
+    ("ranked by the longest event", TOP_BY_LONGEST_EVENT, "not by its longest event"),
+    (
+        "the caller's events sorted in place",
+        TOP_SORTED_IN_PLACE,
+        "changed the events it was given",
+    ),
+    (
+        "the last n of an ascending sort",
+        TOP_LAST_N_OF_ASCENDING,
+        "a slice [-n:] is the whole list",
+    ),
+    (
+        "sorted by name",
+        TOP_SORTED_BY_NAME,
+        "compare the (name, total) pairs by their names",
+    ),
+    (
+        "heapq.nlargest without a key",
+        TOP_HEAPQ_WITHOUT_KEY,
+        "compare the (name, total) pairs by their names",
+    ),
+    (
+        "the last event's duration",
+        TOP_LAST_DURATION,
+        "an assignment keeps the last event's alone",
+    ),
+    ("the mean per call", TOP_MEAN_PER_CALL, "not the mean per call"),
+    ("a dict returned", TOP_A_DICT, "return a list of (name, total_us) pairs"),
+    ("every event but metadata", TOP_NOT_METADATA, "have no 'dur'"),
 ]
