@@ -58,17 +58,21 @@ from course_utils import env
 
 SETUP = env.setup()  # first: JAX's GPU memory policy, JAX before PyTorch, float32 in both
 
+import time
+import timeit
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import torch
 
-from course_utils import claims, config, timing
+from course_utils import claims, config, peaks, timing
 from course_utils.expect import expect_error
 from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)
 print(env.report().line())
+print(SETUP.rule)
 
 # %% [markdown]
 # ## 1. Your environment
@@ -77,59 +81,67 @@ print(env.report().line())
 # - Each framework finds devices on its own: `jax.devices()` and `torch.cuda.is_available()`.
 # - `course_utils.env` picks a GPU or TPU when present and says when PyTorch has to fall back.
 # - Thread counts and matmul precision change timings, so the report records them.
-# - `env.setup()`, the first line of every lesson, prepares both frameworks before either
-#   touches a device: JAX does not grab most of the GPU's memory (PyTorch needs room), JAX
-#   starts before PyTorch (so it loads its own CUDA libraries), and both compute float32
-#   matmuls and convolutions in full float32 (GPUs default to TF32 in some of them, which
-#   would break parity checks at float32 tolerances).
+# - Comparisons between the frameworks run both on one device kind; JAX alone uses the accelerator.
+#
+# `env.setup()` is the first line of every lesson. It prepares both frameworks before either
+# touches a device. JAX does not grab most of the GPU's memory, so PyTorch has room. JAX starts
+# before PyTorch, so it loads its own CUDA libraries. Both compute float32 matmuls and
+# convolutions in full float32. GPUs default to TF32 in some of them, which would break parity
+# checks at float32 tolerances.
 
 # %%
 report = env.report()
 report
 
 # %% [markdown]
-# Most rows are there for a bug report; four are worth reading now. `accelerator` and
-# `jax_devices` say what JAX found; `torch_device` says where PyTorch will compute (on a TPU
-# machine it stays `cpu`); `precision` confirms both frameworks compute float32 matmuls in full
-# float32; and `device_problem` is `None` unless a framework could not use a device that is
-# there (a CUDA build that does not match the driver, for example), in which case it says what
-# to do. Paste the whole table when you ask for help.
+# Most rows are there for a bug report. Four are worth reading now:
+# - `accelerator` and `jax_devices` say what JAX found;
+# - `torch_device` says where PyTorch computes, and on a TPU machine it stays `cpu`;
+# - `precision` confirms that both frameworks compute float32 matmuls in full float32;
+# - `device_problem` is `None` unless a framework could not use a device that is there, such as
+#   a CUDA build that does not match the driver. Then it says what to do.
 #
-# The course picks devices the same way in every lesson. JAX uses its default backend
-# (a GPU or TPU when one is present). PyTorch uses CUDA when present; on a TPU machine it
-# stays on the CPU (no lesson is written for `torch_xla`), and says so.
+# Paste the whole table when you ask for help.
 #
-# Anything that *compares* the two frameworks runs both on one device kind: a GPU-vs-CPU
-# ratio measures the devices, not the frameworks. `SETUP.pair()` gives that pair: both
-# accelerators when both frameworks have one, otherwise both CPUs. `timing.compare`
-# records where each variant computed and warns when they differ.
+# The course picks devices the same way in every lesson. JAX uses its default backend, a GPU or
+# TPU when one is present. PyTorch uses CUDA when present. On a TPU machine it stays on the CPU,
+# since no lesson is written for `torch_xla`.
+#
+# Two rules follow, and the line under the imports states them for this machine. Anything that
+# *compares* the two frameworks runs both on one device kind: a GPU-vs-CPU ratio measures the
+# devices, not the frameworks. `SETUP.pair()` gives that pair: both accelerators when both
+# frameworks have one, otherwise both CPUs. Anything that shows JAX alone runs on
+# `SETUP.jax_alone`, the GPU or TPU when there is one, and its lines carry the label
+# `SETUP.alone_label`.
 
 # %%
 print("PyTorch's device:", env.torch_device(verbose=False), "| JAX's device:", env.jax_device())
-torch_dev, jax_dev = SETUP.pair()  # for comparisons: one device kind for both
-print("comparisons run on:", torch_dev, "and", jax_dev)
+torch_dev, jax_dev = SETUP.pair()  # comparisons: one device kind for both
+alone = SETUP.jax_alone  # JAX on its own: the GPU or TPU when there is one
+print("comparisons run on:", torch_dev, "and", jax_dev, "| JAX alone runs on:", alone)
+print("label of JAX-alone lines:", SETUP.alone_label)
 assert env.device_kind(torch_dev) == env.device_kind(jax_dev)
 
 # %% [markdown]
-# The two lines name the devices in each framework's own spelling (PyTorch's `cpu` or `cuda:0`,
-# JAX's `cpu:0` or `cuda:0`), and the assertion checks that the comparison pair is one kind.
-# Every timing in the course that sets the two frameworks against each other uses
-# `torch_dev` and `jax_dev`.
+# Each device is named in its framework's own spelling, and the assertion checks that the
+# comparison pair is one kind. Every timing in the course that sets the two frameworks against
+# each other uses `torch_dev` and `jax_dev`.
 
 # %% [markdown]
 # ## 2. How the course works
 #
 # **Key concepts**
-# - **Pairs**: a PyTorch cell, the mirrored JAX cell on the same data (names ending in `_torch` /
-#   `_jax`), then a parity cell.
+# - **Pairs**: a PyTorch cell, the mirrored JAX cell on the same data, then a parity cell.
 # - **Parity cells** use `assert_close`, which names the leaf that differs and by how much.
-# - **Smoke mode** (`COURSE_SMOKE=1`) shrinks the sizes in the `parameters` cell; the code path stays the same.
-# - **Exercises** live in `exercises/`; each check cell tells you what is wrong, or that a stub is "not implemented yet".
+# - **Smoke mode** shrinks the sizes in the `parameters` cell; the code path stays the same.
+#   `COURSE_SMOKE=1` turns it on.
+# - **Exercises** live in `exercises/`. Each check cell says what is wrong, or that a stub is
+#   "not implemented yet".
 #
 # Here is the pattern on the smallest possible example: a softmax over the same numbers.
 #
-# The names follow one rule in every lesson: what belongs to one framework ends in `_torch` or
-# `_jax`, and what both share has no framework suffix (the NumPy input `x_np` below). So no cell
+# Names follow one rule in every lesson. What belongs to one framework ends in `_torch` or
+# `_jax`. What both share has no suffix, like the NumPy input `x_np` below. So no cell
 # overwrites the other framework's objects, and the parity cell can use both. The data both
 # frameworks read is made once, in NumPy:
 
@@ -154,109 +166,136 @@ assert_close(probs_torch, probs_jax, rtol=1e-6, atol=1e-7, name="softmax")
 print("softmax agrees")
 
 # %% [markdown]
-# The two outputs above print the same probabilities, one as a `tensor`, one as an `Array`.
-# `assert_close` accepts either kind (and NumPy arrays, and nested lists or dicts of them) and
-# compares them as float64 NumPy values, so a parity cell never needs to convert by hand. The
-# tolerances say how close is close enough: `rtol` is relative to the size of the values, `atol`
-# absolute, as in `numpy.testing.assert_allclose`.
+# The two outputs print the same probabilities, one as a `tensor`, one as an `Array`.
+# `assert_close` accepts either kind, NumPy arrays too, and nested lists or dicts of them. It
+# compares them as float64 NumPy values, so a parity cell never converts by hand. `rtol` is the
+# tolerance relative to the size of the values and `atol` the absolute one, as in
+# `numpy.testing.assert_allclose`.
 #
-# When two results differ, `assert_close` says where. This cell compares against a
-# deliberately wrong answer to show the message. It runs inside `expect_error`, the course's
-# helper for errors a cell raises on purpose: the error is caught and printed in a line or
-# two (its type and message, not the frames of the code it passed through), the notebook
-# carries on, and the cell fails instead if the error does not happen. Every later sharp bit
-# in the course is shown this way. `lines=2` asks for the message's first two lines, since
-# this message puts its details on the second.
+# When two results differ, `assert_close` says where. The next cell compares against a
+# deliberately wrong answer. It runs inside `expect_error`, the course's helper for errors a
+# cell raises on purpose. The helper prints the error's type and message in a line or two,
+# without the frames of library code, and the notebook carries on. If the error does not
+# happen, the cell fails. Every later sharp bit in the course is shown this way. `lines=2` asks
+# for two lines of the message, since this one puts its details on the second.
 
 # %%
 with expect_error(AssertionError, lines=2):
     assert_close(probs_torch, probs_jax * 1.01, name="softmax")
 
 # %% [markdown]
-# Read the message from the left: the name you gave (`softmax`), how many elements differ out of
-# how many, the largest absolute and relative errors, and the index where the worst one sits with
-# both values. For a model's parameters the name is the path in the tree (a layer and its
-# weight), which is usually enough to find the bug.
+# Read the message from the left: the name you gave, how many elements differ, the largest
+# absolute and relative errors, and the index of the worst one with both values. For a model's
+# parameters the name is the path in the tree, a layer and its weight, which usually points
+# straight at the bug.
+#
 # ## 3. Timing discipline
 #
 # **Key concepts**
-# - JAX **dispatches asynchronously**: a call returns as soon as the work is queued, on CPU too.
-#   A timer that does not wait for the result measures the queueing, not the work.
+# - JAX **dispatches asynchronously**: a call returns as soon as the work is queued, on a CPU
+#   too. A timer that does not wait for the result measures the queueing, not the work.
 # - The **first call** of a compiled function pays for tracing and compiling; later calls do not.
-# - Compare variants **after** proving they compute the same thing, timed interleaved, with median and IQR.
+# - Compare variants **after** proving they compute the same thing, in interleaved rounds, with
+#   the median and the IQR.
 #
 # ### 3.1 The sharp bit: timing without synchronising
 #
-# The natural code: Python's `timeit` on a function that returns a JAX matmul.
+# The natural code: Python's `timeit` on a jitted matmul. It measures JAX alone, so it runs on
+# `SETUP.jax_alone`.
 
 # %%
-# JAX
-import timeit
-
-a_jax = jax.random.normal(jax.random.key(0), (S.n, S.n))
+# JAX alone, on SETUP.jax_alone
+a_jax = jax.device_put(jax.random.normal(jax.random.key(0), (S.n, S.n)), alone)
 matmul_jax = jax.jit(lambda a: a @ a)
 matmul_jax(a_jax).block_until_ready()  # compile outside the timer
 
-naive_s_jax = min(timeit.repeat(lambda: matmul_jax(a_jax), number=5, repeat=5)) / 5
-print(f"timeit says one {S.n}x{S.n} matmul takes {timing.format_seconds(naive_s_jax)}")
+naive_s = min(timeit.repeat(lambda: matmul_jax(a_jax), number=5, repeat=5)) / 5
+print(f"{SETUP.alone_label}: timeit says one {S.n}x{S.n} matmul takes {timing.format_seconds(naive_s)}")
+
 
 # %% [markdown]
-# That number is how long it takes to *queue* the matmul. `timing.bench` waits for every
-# output (`block_until_ready` on each jax array, the accelerator's synchronise for torch)
-# inside the timed region:
+# That number is how long it takes to *queue* the matmul: the call returns a handle at once,
+# and the work runs on. A timer must wait for the result before it stops the clock. Here is the
+# whole recipe as a bare loop. Call once to warm up, then time each call until
+# `block_until_ready()` returns, and take the median of many calls. The median ignores the odd
+# call that another program slowed down.
 
 # %%
-synced_jax = timing.bench(matmul_jax, a_jax, label="jit matmul, synchronised")
-print(synced_jax)
-print(f"the naive timer reported {naive_s_jax / synced_jax.median:.3f}x the real time")
+def time_calls(fn, *args, repeats=30):
+    """The median seconds of `repeats` calls, each timed until its result exists."""
+    fn(*args).block_until_ready()  # warm-up: a jitted fn compiles here, outside the timer
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn(*args).block_until_ready()  # stop the clock when the result exists, not when it is queued
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+synced_s = time_calls(matmul_jax, a_jax)
+share = naive_s / synced_s
+print(f"{SETUP.alone_label}: one matmul takes {timing.format_seconds(synced_s)}, synchronised")
+print(f"timeit saw {100 * share:.2g} % of it:", "the queueing, not the work" if share < 0.5 else "most of the work")
 
 # %% [markdown]
-# The first line is `bench`'s summary: the median time of one call, the spread between the
-# quartiles (IQR), and how many repeats and calls it took. The second line divides the naive
-# number by it: a small fraction means the naive timer saw only the queueing, since each call
-# returned long before its matmul was done.
+# A JAX call returns once its work is queued, so a timer that does not wait sees the queueing.
+# How small that share is depends on the device and the size; the last line says which case
+# this run shows.
+#
+# `timing.bench` runs the same loop with more care, and the course uses it from here on. It
+# switches off the garbage collector, groups very short calls into blocks, reports the spread,
+# and flags a call that compiled inside the timed region:
+
+# %%
+synced = timing.bench(matmul_jax, a_jax, label=f"jit matmul, {SETUP.alone_label}")
+print(synced)
+print(f"bench's median / the bare loop's: {synced.median / synced_s:.2f}")
 
 # %% [markdown]
-# PyTorch, the same experiment. On a CPU, PyTorch's operations finish before they return, so
-# the naive timer and the synchronised one should agree; on a GPU, PyTorch queues kernels
-# exactly as JAX does, and `timing.bench` calls the device's `synchronize` for it. The line
-# below says which device PyTorch used here:
+# The line gives the median time of one call, the spread between the quartiles (IQR), and how
+# many repeats and calls it took. A warning follows when the times vary a lot. Like the bare
+# loop, `bench` waits for every output, so both measure the same work. On a quiet machine their
+# medians are close; other programs on the cores can move either one.
+#
+# PyTorch, the same experiment, on the comparison device. On a CPU, PyTorch's operations finish
+# before they return. On a GPU, PyTorch queues kernels as JAX does, and `timing.bench` calls the
+# device's `synchronize` for it:
 
 # %%
 # PyTorch
 a_torch = torch.randn(S.n, S.n, device=torch_dev)
 naive_s_torch = min(timeit.repeat(lambda: a_torch @ a_torch, number=5, repeat=5)) / 5
-synced_torch = timing.bench(lambda: a_torch @ a_torch, label="torch matmul, synchronised")
+synced_torch = timing.bench(lambda: a_torch @ a_torch, label=f"torch matmul on {torch_dev.type}")
 print(synced_torch)
-print(f"PyTorch on {torch_dev.type}: the naive timer reported {naive_s_torch / synced_torch.median:.3f}x "
-      "the synchronised time")
+print(f"PyTorch on {torch_dev.type}: timeit saw {naive_s_torch / synced_torch.median:.0%} of the synchronised time")
 
 # %% [markdown]
-# On a CPU, PyTorch's matmul has finished when `@` returns, so both timers measure the same work
-# and the quotient lands near 1 (the naive timer keeps its fastest repeat and `bench` reports the
-# median, so a busy machine can pull it below 1). On a GPU it would be far below 1, as JAX's was:
-# PyTorch queues CUDA kernels and returns at once. The rule is the same in both frameworks: wait
-# for the result inside the timed region.
-
-# %% [markdown]
-# With the matrix multiply actually finished, a float32 matmul of this size costs
-# `2 n³` flops; the synchronised number is the one that matches that work.
+# On a CPU, PyTorch's matmul has finished when `@` returns, so both timers measure the work. The
+# naive timer keeps its fastest repeat and `bench` the median, which is why the share can differ
+# from 100 %. On a GPU the share would be small, as JAX's was. The rule is the same in both
+# frameworks: wait for the result inside the timed region.
+#
+# A float32 matmul of side n costs `2 n³` floating-point operations. Divided by each time, that
+# gives a rate, and a device's peak says which rates are possible:
 
 # %%
-gflops = 2 * S.n**3 / synced_jax.median / 1e9
-print(f"{gflops:.1f} GFLOP/s on this machine (synchronised); "
-      f"the naive timer would claim {2 * S.n**3 / naive_s_jax / 1e9:.0f} GFLOP/s")
+top = peaks.peak(alone)  # a GPU's or a TPU's published figures; None for a CPU
+for name, seconds in (("synchronised", synced.median), ("naive", naive_s)):
+    rate = 2 * S.n**3 / seconds
+    of_peak = f", {rate / max(top.flops_per_s.values()):.2g}x its best published peak" if top else ""
+    print(f"{SETUP.alone_label}, {name}: {rate / 1e9:,.1f} GFLOP/s{of_peak}")
 
 # %% [markdown]
-# Compare the first number with what the hardware can do: a laptop or small cloud CPU reaches
-# tens to a few hundred GFLOP/s in float32, a data-centre GPU tens of thousands. A rate far above
-# the machine's peak is the sign of a timer that did not wait.
+# A rate above what the hardware can do is the sign of a timer that did not wait. For a GPU or
+# a TPU the cell reads the rate against the chip's published peak. A CPU has no such figure
+# here: a laptop reaches tens to a few hundred GFLOP/s in float32, a data-centre GPU tens of
+# thousands.
 
 # %% [markdown]
 # ### 3.2 First call vs steady state
 #
 # A small MLP layer, the same function in both frameworks. First prove they agree. The data
-# goes straight to the comparison devices of section 1, so the timings below can reuse it.
+# goes to the comparison devices of section 1, and for JAX also to `SETUP.jax_alone`.
 
 # %%
 W_np = np.random.default_rng(0).standard_normal((S.mlp_width, S.mlp_width)).astype(np.float32)
@@ -273,7 +312,8 @@ out_torch = layer_torch(X_torch, W_torch)
 
 # %%
 # JAX
-W_jax, X_jax = jax.device_put(W_np, jax_dev), jax.device_put(X_np, jax_dev)
+W_jax, X_jax = jax.device_put(W_np, jax_dev), jax.device_put(X_np, jax_dev)  # comparisons
+W_alone, X_alone = jax.device_put(W_np, alone), jax.device_put(X_np, alone)  # JAX alone
 
 def layer_jax(X, W):
     return jnp.tanh(X @ W).sum(axis=1)
@@ -282,35 +322,30 @@ out_jax = layer_jax(X_jax, W_jax)
 
 # %%
 assert_close(out_torch, out_jax, rtol=1e-4, atol=1e-4, name="layer")
-print("both layers agree")
+assert_close(layer_jax(X_alone, W_alone), out_torch, rtol=1e-3, atol=1e-3, name=f"layer on {SETUP.alone_kind}")
+print(f"both layers agree; so does JAX alone, on {SETUP.alone_kind}, within rtol=1e-3, atol=1e-3")
 
 # %% [markdown]
-# Why measure the first call apart from the rest? Both `jax.jit` and `torch.compile` do their
-# expensive work, turning Python into an optimised program, on the first call with a given kind
-# of input, and then reuse the result. A timing that mixes that first call into an average
-# describes neither the cost of compiling nor the speed of the compiled code. Keeping the two
-# apart also answers the practical question: after how many calls has compiling paid off? The
-# tables end with that count, the *break-even*, and a speed-up; both are explained after the
-# second table.
+# Why time the first call apart? Both `jax.jit` and `torch.compile` turn Python into an
+# optimised program on the first call with a given kind of input, then reuse it. An average
+# that mixes in that first call describes neither the cost of compiling nor the speed of the
+# compiled code. Keeping the two apart also answers a practical question: after how many calls
+# has compiling paid off?
 #
-# `compile_report` times one real first call from cold caches (JAX's compiled programs
-# cleared, its persistent cache off) and, for `jax.jit`, the stages JAX timed inside that call
-# (trace → lower → compile), so the first call is never shorter than the compile it contains.
-# After that first call it times the compiled function and the eager one (the same
-# Python function, not compiled) in the same interleaved rounds, as `compare` does in
-# section 3.3: timed one after the other, a burst of load in between would land on one
-# of them only. The line under the table says whether the machine was quiet meanwhile.
+# `compile_report` times one real first call, from cold caches. For `jax.jit` it also shows the
+# stages JAX timed inside that call: trace, lower and compile. Then it times the compiled and
+# the eager function in interleaved rounds, so a burst of load hits both alike. The JAX report
+# measures JAX alone, so it runs on `SETUP.jax_alone`:
 
 # %%
-# JAX: jax.jit, stage by stage
-jax_report = timing.compile_report(jax.jit(layer_jax), X_jax, W_jax)
+# JAX alone: jax.jit, stage by stage
+jax_report = timing.compile_report(jax.jit(layer_jax), X_alone, W_alone, label=f"layer_jax, {SETUP.alone_label}")
 jax_report
 
 # %% [markdown]
-# For `torch.compile`, Dynamo captures the graph and Inductor generates code on the first
-# call. The report starts it cold too (Dynamo reset, Inductor in an empty cache directory, so
-# the *caches* row shows a miss rather than a graph read back from an earlier run's disk cache)
-# and counts graphs and recompilations.
+# For `torch.compile`, Dynamo captures the graph and Inductor generates code on the first call.
+# The report starts it cold too. Dynamo is reset and Inductor works in an empty cache directory,
+# so the *caches* row shows a miss. The report also counts graphs and recompilations.
 
 # %%
 # PyTorch: torch.compile
@@ -318,24 +353,23 @@ torch_report = timing.compile_report(torch.compile(layer_torch), X_torch, W_torc
 torch_report
 
 # %% [markdown]
-# How to read the two tables. "compiled × faster than eager" divides the two medians; "break-even
-# calls" is (first call − steady state) / (eager − steady state), rounded up: after that
-# many calls the compiled function has paid for its compilation, and "never" means its
-# median was not below the eager median in this run. Whether it is faster at all is a
-# question for the per-round ratios and their 95 % interval, which `claims.faster` turns
-# into a sentence (section 3.3 says more about it):
+# How to read the two tables. "compiled × faster than eager" divides the two medians.
+# "break-even calls" is `(first − steady) / (eager − steady)`, rounded up: after that many
+# calls, compiling has paid for itself. "never" means the compiled median was not below the
+# eager one in this run. Whether compiling made the function faster is a question for the
+# verdict rule of section 3.3, `claims.faster`:
 
 # %%
 for report in (jax_report, torch_report):
     print(f"{report.framework}:", claims.faster(report.comparison, *report.names).explanation)
 
 # %% [markdown]
-# Each sentence was written by the verdict rule from the rounds of its table; when it declines
-# to name a winner it says why (too few rounds, too much spread, or other programs competing
-# for the CPU) and what to change. The figures below draw the break-even arithmetic: the total
-# time after n calls for the eager function (a straight line from the origin) and for the
-# compiled one (it starts at the first call's cost and then climbs more slowly when its steady
-# state is faster). Where the lines cross, a dashed line marks the break-even count.
+# Each sentence comes from the verdict rule, applied to the rounds of its table. When it names
+# no winner, it says why: too few rounds, too much spread, or other programs busy on the cores.
+#
+# The figures draw the break-even arithmetic. Eager time grows as a straight line from the
+# origin. Compiled time starts at the first call's cost and then climbs at its steady-state
+# rate. Where the lines cross, a dashed line marks the break-even count.
 
 # %%
 import matplotlib.pyplot as plt
@@ -352,21 +386,18 @@ assert jax_report.first_call_s > jax_report.steady.median
 assert torch_report.first_call_s > torch_report.steady.median
 
 # %% [markdown]
-# Each first call costs more than a steady-state call (the assertions check it), and the
-# printed ratios say how many steady-state calls it is worth. That is the whole point of section
-# 3.2: time a compiled function only after a warm-up call, and report the first call separately
-# when it matters (a short script, a stream of new shapes). `torch.compile`'s first call includes
-# Dynamo capturing the graph and Inductor generating and compiling code for it; lesson 03 looks at
-# both compilers in detail.
+# Each first call costs more than a steady-state call, as the assertions check, and the
+# printed ratios say how many calls it is worth. So time a compiled function only after a
+# warm-up call. Report the first call apart when it matters, as in a short script or a stream
+# of new shapes. Lesson 03 looks at both compilers in detail.
 
 # %% [markdown]
 # ### 3.3 Comparing variants: `compare`
 #
-# `compare` first checks that every variant returns the same result as the baseline,
-# then times them in shuffled, interleaved rounds so that a change in machine load hits
-# all of them alike. It reports medians, IQRs and ratios, and keeps every round's times:
-# round i of two variants ran back to back, so their ratio in that round is what the
-# course judges from.
+# `compare` first checks that every variant returns the same result as the baseline. Then it
+# times them in shuffled, interleaved rounds, so that a change in machine load hits all of them
+# alike. It reports medians, IQRs and ratios, and keeps every round's times. Round i of two
+# variants ran back to back, so their ratio in that round is what the course judges from.
 
 # %%
 layer_jit_jax = jax.jit(layer_jax)
@@ -382,74 +413,78 @@ comparison
 comparison.plot(title="one tanh layer, on this machine")
 
 # %% [markdown]
-# The table gives each variant's median and IQR and its time relative to the baseline, PyTorch
-# eager; the bar chart shows the same medians. The device column confirms that all three ran on
-# one device kind, and the last line says whether the machine was quiet. These are
-# descriptions of this run; the next cell asks the verdict rule which differences it can vouch
-# for.
+# The table gives each variant's median, its IQR and its time relative to the baseline, PyTorch
+# eager. The bar chart shows the same medians. The device column confirms one device kind for
+# all three, and the last line says whether the machine was quiet.
+#
+# Where JAX has a GPU or TPU that PyTorch does not share, JAX jit also runs there, as a line of
+# its own. It is not a framework comparison, so no verdict is drawn from it:
+
+# %%
+if SETUP.alone_kind != SETUP.compared_kind:
+    print(timing.bench(layer_jit_jax, X_alone, W_alone, label=f"JAX jit, {SETUP.alone_label}"))
+else:
+    print(f"{SETUP.alone_label}: the table's JAX rows already ran there.")
 
 # %% [markdown]
-# Which of two variants is faster? `claims.faster(comparison, a, b)` takes the per-round
-# ratios a / b, computes the 95 % interval of their median, and says which one is faster
-# only when the whole interval lies on one side of 1x; a straddling interval, a noisy run
-# (the ratios' spread above 50 %) or a contended machine gives no winner. The fair pairs
-# change one thing at a time: the framework (eager against eager), or compiling (JAX
-# eager against JAX jit). PyTorch eager against JAX jit would change both at once.
+# Which of two variants is faster? `claims.faster(comparison, a, b)` takes the per-round ratios
+# a / b and computes the 95 % interval of their median. It names a winner only when the whole
+# interval lies on one side of 1x. A straddling interval, a noisy run or a contended machine
+# gives no winner. The fair pairs change one thing at a time: the framework, eager against
+# eager, or compiling, JAX eager against JAX jit. PyTorch eager against JAX jit would change
+# both at once.
 #
-# Three words in the sentences below, used in every lesson:
-# - **95 % interval**: the range in which the typical (median) per-round ratio lies, with 95 %
-#   confidence, widened by 15 % for what a second run would move; more rounds narrow it.
+# Three words in these sentences recur in every lesson:
+# - **95 % interval**: the range in which the typical per-round ratio lies with 95 % confidence,
+#   widened by 15 % for what a second run would move. More rounds narrow it.
+# - **noisy**: the per-round ratios spread by more than 50 %.
 # - **contended**: while the rounds ran, other programs used more than a quarter of this
-#   process's cores, so the ratio says more about them than about the code. A contended run is
-#   never judged; the line under each table says "quiet" or "contended" and why.
-# - **pairing**: which two variants a ratio divides; fair pairings change one thing only.
+#   process's cores. A contended run is never judged. The line under each table says "quiet" or
+#   "contended", and why.
 #
-# The whole rule, and why it is this rule: `docs/VERDICTS.md`.
+# The whole rule, and why it is this rule, is in `docs/VERDICTS.md`.
 
 # %%
 for a, b in (("PyTorch eager", "JAX eager"), ("JAX eager", "JAX jit")):
     print(claims.faster(comparison, a, b).explanation)
 
 # %% [markdown]
-# `env.setup()` gave both frameworks the same number of threads (the cores this process
-# may use); every measurement records them:
+# `env.setup()` gave both frameworks the same number of threads, and every measurement records
+# them:
 
 # %%
 comparison.measurements["JAX jit"].threads
 
 # %% [markdown]
-# `cores` is how many CPU cores this process may use, and `torch` and `jax` the threads each
-# framework was allowed. Equal thread counts keep a CPU comparison about the frameworks rather
-# than about one of them using more of the machine. On a GPU the threads matter less, since the
-# work runs on the device, but they are recorded all the same.
+# `cores` is how many CPU cores this process may use; `torch` and `jax` are the threads each
+# framework was allowed. Equal thread counts keep a CPU comparison about the frameworks, not
+# about one of them using more of the machine.
 
 # %% [markdown]
 # ### 3.4 Catching recompilation
 #
-# A compiled function recompiles when it sees a new input shape. `no_recompile()` turns
-# that silent cost into an error that names the function, so a training loop can assert
-# that it stays compiled. The cell below feeds a new batch size on purpose.
-#
-# A PyTorch user meets this less often, because eager PyTorch never compiles and
-# `torch.compile` by default generalises a size after seeing it change. For `jax.jit` every new
-# shape (or dtype) of an argument is a new program, and the only symptom is a slow step.
+# A compiled function recompiles when it sees a new input shape. `no_recompile()` turns that
+# silent cost into an error that names the function, so a training loop can assert that it
+# stays compiled. For `jax.jit`, every new shape or dtype of an argument is a new program, and
+# the only symptom is a slow step. A PyTorch user meets this less often: eager PyTorch never
+# compiles, and `torch.compile` by default generalises a size after seeing it change. The cell
+# below feeds a new batch size on purpose, to JAX alone:
 
 # %%
 # JAX
 with expect_error(timing.RecompilationError, lines=7), timing.no_recompile("the loop"):
     for batch in (64, 32):
-        layer_jit_jax(jnp.ones((batch, S.mlp_width)), W_jax).block_until_ready()
+        layer_jit_jax(jnp.ones((batch, S.mlp_width)), W_alone).block_until_ready()
 
 # %% [markdown]
 # The error lists every program compiled inside the block. `jit(layer_jax)` is the one that
-# matters; the others are the small programs `jnp.ones` compiled for its new shape (eager JAX
-# operations are compiled too, which the fix below takes into account). Then comes JAX's
-# explanation of the cache miss for `layer_jax`: the argument `X`, with its new and its old
-# shape.
+# matters. The others are small programs that `jnp.ones` compiled for its new shape: eager JAX
+# operations are compiled too. Then comes JAX's explanation of the cache miss: the argument
+# `X`, with its new and its old shape.
 #
 # PyTorch, the same sharp bit. `torch.compile(..., dynamic=False)` specialises on shapes as
-# `jax.jit` does (the default instead marks a dimension dynamic after its first change, and
-# lesson 03 shows both). Inside `no_recompile`, Dynamo's recompilation is an error too:
+# `jax.jit` does. The default instead marks a dimension dynamic after its first change, and
+# lesson 03 shows both. Inside `no_recompile`, Dynamo's recompilation is an error too:
 
 # %%
 # PyTorch
@@ -463,42 +498,42 @@ with expect_error(timing.RecompilationError, lines=4), timing.no_recompile("the 
 # Dynamo's message is worded differently but says the same thing: a guard on the input's size
 # failed, so the graph would be compiled again.
 #
-# The fix is to keep shapes fixed (pad the last batch, or drop it). The batches are made
-# before the block: eager JAX operations such as `*` are small compiled programs too, and
-# their first use inside the block would be reported.
+# The fix is to keep shapes fixed: pad the last batch, or drop it. The batches are made before
+# the block, because the first use of an eager JAX operation inside it would be reported too.
 
 # %%
 batches = [jnp.full((64, S.mlp_width), float(step)) for step in range(3)]
-layer_jit_jax(batches[0], W_jax).block_until_ready()  # warm-up
+layer_jit_jax(batches[0], W_alone).block_until_ready()  # warm-up
 with timing.no_recompile("the loop"):
     for X_batch in batches:
-        layer_jit_jax(X_batch, W_jax).block_until_ready()
+        layer_jit_jax(X_batch, W_alone).block_until_ready()
 print("no recompilation")
 
 # %% [markdown]
-# Three batches with different values but one shape: one compiled program serves them all, and
-# the block passes. The values of traced arguments never cause a recompilation in `jax.jit`;
-# their shapes and dtypes do, and so do the values of static arguments.
+# Three batches with different values and one shape: one compiled program serves them all. In
+# `jax.jit` the values of traced arguments never cause a recompilation. Their shapes and dtypes
+# do, and so do the values of static arguments.
 
 # %% [markdown]
 # ## Summary
 #
 # | task | PyTorch | JAX | course helper |
 # |---|---|---|---|
-# | pick a device | `torch.device("cuda" if ... else "cpu")` | `jax.devices()[0]` | `env.torch_device()`, `env.jax_device()` |
+# | pick a device | `torch.device("cuda" if ... else "cpu")` | `jax.devices()[0]` | `SETUP.pair()`, `SETUP.jax_alone` |
 # | wait for results | `torch.cuda.synchronize()` | `x.block_until_ready()` | `timing.sync(tree)` |
 # | compile | `torch.compile(f)` | `jax.jit(f)` | `timing.compile_report(f, *args)` |
-# | time fairly | `torch.utils.benchmark.Timer` | `%timeit` + `block_until_ready` | `timing.bench`, `timing.compare` |
+# | time fairly | `torch.utils.benchmark.Timer` | a loop with `block_until_ready`, its median | `timing.bench`, `timing.compare` |
 # | prove equal | `torch.testing.assert_close` | `np.testing.assert_allclose` | `parity.assert_close` on mixed trees |
 #
-# **Common misconceptions** (each corrected above)
-# - *"`%timeit` on a JAX function measures the computation."* It measures the dispatch unless the
-#   output is synchronised (section 3.1).
-# - *"The first call shows how fast compiled code is."* It includes tracing and compiling (section 3.2).
-# - *"A faster variant is better."* Only if it computes the same thing; `compare` checks first (3.3).
-# - *"The variant with the lower median is faster."* Not on its own: `claims.faster` names a
+# **Common misconceptions**, each corrected above:
+# - *"`%timeit` on a JAX function measures the computation."* It measures the dispatch unless
+#   the output is synchronised (3.1).
+# - *"The first call shows how fast compiled code is."* It includes tracing and compiling (3.2).
+# - *"A faster variant is better."* Only if it computes the same thing; `compare` checks first
+#   (3.3).
+# - *"The variant with the lower median is faster."* Not on its own. `claims.faster` names a
 #   winner only when the 95 % interval of the per-round ratios lies on one side of 1x on a
-#   quiet machine, and otherwise says that this run cannot tell (3.3).
+#   quiet machine (3.3).
 #
 # **Review questions**
 #
@@ -508,21 +543,20 @@ print("no recompilation")
 # </details>
 #
 # <details><summary>2. What is the break-even number of calls?</summary>
-# The number of calls after which compile time plus compiled calls costs less than running eagerly:
-# (first call − steady) / (eager − steady), rounded up.
+# The number of calls after which compile time plus compiled calls costs less than running
+# eagerly: `(first − steady) / (eager − steady)`, rounded up.
 # </details>
 #
 # <details><summary>3. Why interleave variants instead of timing one after the other?</summary>
-# Machine load drifts (other programs, turbo clocks, thermal limits). Interleaving in shuffled
-# rounds spreads that drift over all variants instead of penalising whichever ran during a slow
-# patch.
+# Machine load drifts with other programs, turbo clocks and heat. Interleaving in shuffled
+# rounds spreads that drift over all variants, instead of penalising whichever ran during a
+# slow patch.
 # </details>
 #
-# The cell below asks these questions again as a self-check, with one more on the verdict
-# rule of section 3.3: pick or type an answer and press *Check*. A wrong answer gets a hint,
-# not the answer; *Show the answer* opens it. Where an executed copy's script does not run
-# (GitHub's preview, an untrusted notebook) each answer is folded under its question, and a
-# printout shows them all.
+# The cell below asks these questions again as a self-check, with one more on the verdict rule
+# of section 3.3. Pick or type an answer and press *Check*. A wrong answer gets a hint, not the
+# answer; *Show the answer* opens it. Where the script does not run, as in GitHub's preview or
+# an untrusted notebook, each answer is folded under its question.
 
 # %%
 from course_utils import quiz
@@ -530,5 +564,5 @@ from course_utils import quiz
 quiz.load("00_welcome_and_setup")
 
 # %% [markdown]
-# **Next:** the exercises in `exercises/00_welcome_exercises.ipynb` (fix a timer that forgets
-# to synchronise, and prove two implementations agree).
+# **Next:** the exercises in `exercises/00_welcome_exercises.ipynb`. You fix a timer that
+# forgets to synchronise, port a layer and prove it agrees, and compute a break-even.

@@ -20,8 +20,8 @@
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/v0.1.0/solutions/00_welcome_exercises.ipynb) [![Open In Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)](https://kaggle.com/kernels/welcome?src=https://github.com/jax-pytorch-side-by-side/course/blob/v0.1.0/solutions/00_welcome_exercises.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/v0.1.0?labpath=solutions/00_welcome_exercises.ipynb)
 #
 # Three short exercises on what lesson 00 showed. Replace each
-# `raise NotImplementedError()` with your code, then run the check cell below it:
-# it prints "passed", explains what is wrong, or says "not implemented yet".
+# `raise NotImplementedError()` with your code, then run the check cell below it.
+# It prints "passed", explains what is wrong, or says "not implemented yet".
 
 # %%
 # Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),
@@ -72,8 +72,9 @@ MY
 # ## Exercise 1 · A timer that waits (JAX)
 #
 # `time_call(fn, *args)` must return the seconds one call of `fn(*args)` takes, **including
-# the computation**, not just its dispatch. `fn` may return a single array or any pytree
-# (tuple, dict) of arrays: wait for every leaf. Use `time.perf_counter()`. About 4 lines.
+# the computation**, not just its dispatch. `fn` may return one array or any pytree of
+# arrays, such as a tuple or a dict: wait for every leaf. Use `time.perf_counter()`. About 4
+# lines.
 
 # %%
 # EXERCISE: sync-timer
@@ -102,6 +103,15 @@ def _seconds(t) -> float:
     return float(t)
 
 
+def _timed(fn, *args) -> float:
+    """Your timer's reading; an assertion a library raised inside it is your code's error."""
+    try:
+        t = time_call(fn, *args)
+    except AssertionError as err:  # e.g. torch.cuda on a machine without CUDA
+        raise RuntimeError(f"{type(err).__name__}: {err}") from err
+    return _seconds(t)
+
+
 def _nap(seconds):
     time.sleep(seconds)  # a known duration, immune to CPU load (it can only run longer)
     return jnp.zeros(())
@@ -118,8 +128,8 @@ def _synchronised(fn, *args) -> float:
 
 
 def _timer_is_plausible():
-    short = min(_seconds(time_call(_nap, 0.005)) for _ in range(3))
-    long = _seconds(time_call(_nap, 0.08))  # one is enough: a sleep can only run longer
+    short = min(_timed(_nap, 0.005) for _ in range(3))
+    long = _timed(_nap, 0.08)  # one is enough: a sleep can only run longer
     assert 0.08 <= long < 10 and long - short > 0.04, (
         f"your timer says {short!r} s for a 5 ms sleep and {long!r} s for an 80 ms one"
     )
@@ -135,12 +145,12 @@ def _fastest_pair(fn, rounds=6):
     dispatch, a small fraction of the work, however often it is retimed.
     """
     reference = _synchronised(fn, a)
-    yours = min(_seconds(time_call(fn, a)) for _ in range(3))
+    yours = min(_timed(fn, a) for _ in range(3))
     for _ in range(rounds):
         if yours >= 0.3 * reference:
             break
         reference = min(reference, _synchronised(fn, a))
-        yours = min(yours, _seconds(time_call(fn, a)))
+        yours = min(yours, _timed(fn, a))
     return reference, yours
 
 
@@ -158,11 +168,23 @@ def cheap_first(a):
 
 
 jax.block_until_ready(cheap_first(a))  # compile first
-hint = ("JAX: a call returns once its work is dispatched, before its arrays are computed: the timer "
-        "must wait for every leaf of the output (a tuple or dict too), and report seconds of wall-clock time")
-check("sync-timer", _timer_is_plausible, hint=hint, crash_hint=hint)
-check("sync-timer", lambda: _ratio_to_synchronised(chain, "one array"), hint=hint, crash_hint=hint)
-check("sync-timer", lambda: _ratio_to_synchronised(cheap_first, "a tuple output"), hint=hint, crash_hint=hint)
+
+
+def _timer_crash(err) -> str:
+    if "cuda" in str(err).lower():
+        return "PyTorch's synchronize waits for PyTorch's own GPU work, never for JAX's: wait for JAX's output"
+    if isinstance(err, AttributeError):
+        return "JAX: a tuple or dict output has no method of its own to wait with; wait for every leaf of the pytree"
+    return ""
+
+
+check("sync-timer", _timer_is_plausible, crash_hint=_timer_crash,
+      hint="return the wall-clock seconds of one call as a float, as time.perf_counter() differences are")
+check("sync-timer", lambda: _ratio_to_synchronised(chain, "one array"), crash_hint=_timer_crash,
+      hint="JAX: a call returns once its work is queued, before its arrays are computed; "
+      "stop the clock only after waiting for the output")
+check("sync-timer", lambda: _ratio_to_synchronised(cheap_first, "a tuple output"), crash_hint=_timer_crash,
+      hint="JAX: this output is a tuple whose first leaf is ready at once; wait for every leaf, not one")
 
 # %%
 # HIDDEN TESTS: sync-timer points=3
@@ -180,15 +202,15 @@ assert 0.06 <= naps[0.06] < 10 and naps[0.06] - naps[0.005] > 0.03, f"implausibl
 # ## Exercise 2 · Port a layer from PyTorch to JAX
 #
 # Here is a two-layer MLP in PyTorch. Write `mlp_jax` so that it computes **the same**
-# function for the same arrays (`X` is `(batch, d_in)`, `W1` is `(d_in, d_hidden)`,
-# `b1` is `(d_hidden,)`, `W2` is `(d_hidden, d_out)`). Two to three lines. Watch the
-# defaults: the check compares with PyTorch to 1e-5, and runs your function under
-# `jax.jit`, so stay in `jax.numpy`.
+# function for the same arrays. `X` is `(batch, d_in)`, `W1` is `(d_in, d_hidden)`, `b1` is
+# `(d_hidden,)` and `W2` is `(d_hidden, d_out)`. Two to three lines. Watch the defaults: the
+# check compares with PyTorch to 1e-5, and runs your function under `jax.jit`, so stay in
+# `jax.numpy`.
 #
-# The arrays are your own: a copy of this notebook your instructor made for you draws
-# them from your variant (the line `your variant: …` under the setup cell), so your
-# classmates' expected outputs are not yours. The tests draw them again, from the
-# variant of the id you hand the notebook in under.
+# The arrays are your own. A copy of this notebook your instructor made for you draws them
+# from your variant, named in the line `your variant: …` under the setup cell. So your
+# classmates' expected outputs are not yours. The tests draw them again, from the variant of
+# the id you hand the notebook in under.
 
 # %%
 def mlp_torch(X, W1, b1, W2):
@@ -218,11 +240,12 @@ check(
     mlp_torch(*(torch.from_numpy(v) for v in arrays)),
     rtol=1e-5,
     atol=1e-5,
-    hint="the same function means the same order (the bias inside the activation) and the same "
-    "activation: the two frameworks' gelu are not the same function by default: read both docstrings",
-    crash_hint="the shapes do not line up: W1 is already (d_in, d_hidden) here, unlike the "
-    "(out, in) weight of PyTorch's nn.Linear; or a NumPy or SciPy function was given a traced "
-    "array: under jax.jit, use jax.numpy's and jax.nn's functions",
+    hint="jax.nn.gelu and PyTorch's gelu are not the same function by default: read both "
+    "docstrings. Then check that the bias is added inside the activation",
+    crash_hint=lambda err: "a NumPy or SciPy function was given a traced array: under jax.jit, use "
+    "jax.numpy's and jax.nn's functions" if isinstance(err, jax.errors.TracerArrayConversionError)
+    else "the shapes do not line up: W1 is already (d_in, d_hidden) here, unlike the (out, in) "
+    "weight of PyTorch's nn.Linear",
 )
 
 # %%
@@ -243,9 +266,9 @@ assert_close(
 # %% [markdown]
 # ## Exercise 3 · When does compiling pay off?
 #
-# A compiled function costs `first_call_s` the first time and `steady_s` per call after;
-# the eager version costs `eager_s` every call. Return the smallest number of calls `n ≥ 1`
-# for which compiling is no slower in total:
+# A compiled function costs `first_call_s` the first time and `steady_s` per call after. The
+# eager version costs `eager_s` every call. Return the smallest number of calls `n ≥ 1` for
+# which compiling is no slower in total:
 #
 # $$ \text{first} + (n - 1)\,\text{steady} \le n \cdot \text{eager}
 #    \iff n \ge \frac{\text{first} - \text{steady}}{\text{eager} - \text{steady}} $$

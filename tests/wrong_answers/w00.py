@@ -103,7 +103,7 @@ WRONG = {
     "sync-timer": [
         ("syncs only a single-array output", SYNC_ONLY_OUT, "every leaf"),
         ("returns milliseconds", MILLISECONDS, "for an 80 ms one"),
-        ("does not synchronise", NO_SYNC, "every leaf"),
+        ("does not synchronise", NO_SYNC, "after waiting for the output"),
         ("CPU time (time.process_time)", PROCESS_TIME, "for an 80 ms one"),
         ("a huge constant", HUGE_CONSTANT, "for an 80 ms one"),
         ("a plausible constant", PLAUSIBLE_CONSTANT, "for an 80 ms one"),
@@ -148,7 +148,7 @@ WRONG["port-mlp"] += [
     (
         "the bias added after the GELU",
         BIAS_AFTER_GELU,
-        "the bias inside the activation",
+        "bias is added inside the activation",
     ),
 ]
 
@@ -162,4 +162,48 @@ def mlp_jax(X, W1, b1, W2):
 
 WRONG["port-mlp"] += [
     ("an exact GELU from SciPy's erf", SCIPY_ERF, "under jax.jit"),
+]
+
+FIRST_LEAF_ONLY = """
+def time_call(fn, *args) -> float:
+    start = time.perf_counter()
+    out = fn(*args)
+    jax.tree.leaves(out)[0].block_until_ready()  # the first leaf only
+    return time.perf_counter() - start
+"""
+
+TORCH_SYNC = """
+def time_call(fn, *args) -> float:
+    start = time.perf_counter()
+    fn(*args)
+    torch.cuda.synchronize()  # PyTorch's habit: waits for PyTorch's GPU work, not JAX's
+    return time.perf_counter() - start
+"""
+
+NANOSECONDS = """
+def time_call(fn, *args) -> float:
+    start = time.perf_counter_ns()
+    jax.block_until_ready(fn(*args))
+    return time.perf_counter_ns() - start  # nanoseconds, not seconds
+"""
+
+BREAK_EVEN_NO_CEIL = """
+def break_even_calls(first_call_s: float, steady_s: float, eager_s: float) -> float:
+    gain = eager_s - steady_s
+    if gain <= 0:
+        return math.inf
+    return max(1, (first_call_s - steady_s) / gain)  # a fraction of a call
+"""
+
+WRONG["sync-timer"] += [
+    ("waits for the first leaf only", FIRST_LEAF_ONLY, "wait for every leaf, not one"),
+    (
+        "torch.cuda.synchronize for a JAX output",
+        TORCH_SYNC,
+        "PyTorch's synchronize waits",
+    ),
+    ("returns nanoseconds", NANOSECONDS, "for an 80 ms one"),
+]
+WRONG["break-even"] += [
+    ("no rounding: a fraction of a call", BREAK_EVEN_NO_CEIL, "round up"),
 ]
