@@ -60,9 +60,9 @@ class Peak:
 
     def __str__(self) -> str:
         rates = ", ".join(
-            f"{k} {v / 1e12:.1f} TFLOP/s" for k, v in self.flops_per_s.items()
+            f"{k} {v / 1e12:.3g} TFLOP/s" for k, v in self.flops_per_s.items()
         )
-        bw = f", {self.bytes_per_s / 1e9:.0f} GB/s" if self.bytes_per_s else ""
+        bw = f", {self.bytes_per_s / 1e9:.3g} GB/s" if self.bytes_per_s else ""
         how = "measured" if self.measured else "published"
         return f"{self.name}: {rates}{bw} ({how}: {self.source})"
 

@@ -58,6 +58,7 @@ def test_a_measured_cpu_peak_is_positive_and_says_it_was_measured():
     cpu = peaks.measure_cpu(n=128, megabytes=4)
     assert cpu.measured and cpu.flops("float32") > 0 and cpu.bytes_per_s > 0
     assert "timed here" in cpu.source and "measured" in str(cpu)
+    assert " 0.0 TFLOP/s" not in str(cpu)  # a small rate still shows its digits
 
 
 def test_flops_and_bytes_come_from_xlas_cost_analysis():
