@@ -19,11 +19,10 @@
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/v0.1.0/solutions/03_jit_compilation_exercises.ipynb) [![Open In Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)](https://kaggle.com/kernels/welcome?src=https://github.com/jax-pytorch-side-by-side/course/blob/v0.1.0/solutions/03_jit_compilation_exercises.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/v0.1.0?labpath=solutions/03_jit_compilation_exercises.ipynb)
 #
-# Five exercises on what lesson 03 showed: control flow that compiles, recompilations found
-# and removed in both frameworks, a batched simulation with `vmap` in both frameworks, and a
-# K-means step that never loses a cluster, one compiled program in each framework. Replace each
-# `raise NotImplementedError()` with your code, then run the check cell below it: it prints
-# "passed", explains what is wrong, or says "not implemented yet".
+# Five exercises on lesson 03: control flow that compiles, a recompilation removed in each
+# framework, a batched simulation with `vmap` in both, and a K-means step that never loses a
+# cluster. Replace each `raise NotImplementedError()` with your code, then run the check cell
+# below it. It prints "passed", names what is wrong, or says "not implemented yet".
 
 # %%
 # Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),
@@ -55,8 +54,9 @@ SIZES = {  # name: (full, smoke)
 from course_utils import env
 
 SETUP = env.setup(one_kind=True)  # first: JAX's memory policy, JAX first, float32 in both,
-# and one device kind for both (PyTorch stays on the CPU on a TPU: so does JAX, to compare)
+# and one device kind for both frameworks
 
+import re
 import types
 
 import jax
@@ -70,6 +70,31 @@ from course_utils.expect import expect_error
 from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)
+
+
+def by_error(*rules):
+    """A crash hint chosen by the error: the first (pattern, hint) whose pattern is found in
+    "ErrorType: message" ('' matches any error)."""
+
+    def hint(err):
+        text = f"{type(err).__name__}: {err}"
+        return next((h for pattern, h in rules if re.search(pattern, text)), "")
+
+    return hint
+
+
+def naming_slips(fn, *slips):
+    """fn, whose answer is first read for known slips: the first (shows, text) whose
+    shows(answer) is true fails the check with that text."""
+
+    def run():
+        got = fn()
+        for shows, text in slips:
+            if shows(got):
+                raise AssertionError(text)
+        return got
+
+    return run
 
 
 # %% [markdown]
@@ -112,29 +137,49 @@ def collatz_steps(n: jax.Array) -> jax.Array:
 # %%
 # TESTS: collatz points=2
 collatz_jit = jax.jit(collatz_steps)
+collatz_crash = by_error(
+    ("TracerBoolConversionError", "JAX: a Python `while` or `if` tests n. Under jit n is a tracer, "
+     "with a shape and a dtype but no value, so Python has nothing to decide with"),
+    ("ConcretizationTypeError", "JAX: int(n) or float(n) asks a tracer for its number, which it does "
+     "not have under jit"),
+    (r"carry\[1\]", "JAX: the count changes dtype in the loop: it starts as an integer and grows "
+     "by a float (1.0), or the reverse"),
+    ("equal output types|carry input and carry output", "JAX: `n / 2` is true division: it turns "
+     "the int32 n into a float32, so the two branches, or n before and after a step, disagree in dtype"),
+    ("should be callable", "JAX: lax.cond was given the two results, as jnp.where takes them; "
+     "lax.cond takes two functions and the operand to call the chosen one with"),
+    ("", "JAX: under jit n is a tracer; the error names the operation that needed its value"),
+)
+
+
+def _counts(got):
+    return [int(np.asarray(g).item()) if np.size(g) == 1 else None for g in got]
+
+
 check(
     "collatz",
-    lambda: [collatz_jit(jnp.int32(n)) for n in (1, 2)],
+    naming_slips(
+        lambda: [collatz_jit(jnp.int32(n)) for n in (1, 2)],
+        (lambda got: _counts(got) == [1, 1], "collatz_steps returns the final n, which is always 1, "
+         "not the count of steps"),
+        (lambda got: _counts(got) == [1, 2], "each count is one too high: n = 1 is already the end "
+         "(0 steps)"),
+        (lambda got: _counts(got) == [1, 0], "the loop's test is the wrong way round: lax.while_loop "
+         "runs its body while cond returns True, so cond says when to go on, not when to stop"),
+        (lambda got: _counts(got)[0] == 0 and (_counts(got)[1] or 0) > 1, "n = 2 took more than one "
+         "step: lax.cond runs its first function when the predicate is true. Which one runs for an "
+         "even n?"),
+    ),
     [0, 1],
-    hint="the count is off for the smallest n: n = 1 is already the end (0 steps) and n = 2 is even, "
-    "one halving away (1 step). Either your count holds a step that is not an update of n or misses "
-    "one, or an update is not the Collatz map's (lax.cond runs its first function when the predicate "
-    "is true: which one runs for an even n?), or the function returns the final n (always 1), not "
-    "the count, or the loop's test is the wrong way round: lax.while_loop runs its body while cond "
-    "returns True, so cond says when to go on (n != 1), not when to stop",
-    crash_hint="JAX: one of three slips. A Python `while` or `if` that tests n: under jit n is a tracer "
-    "(a shape and a dtype, no value), so Python has nothing to decide with. Or `n / 2`: true "
-    "division turns the int32 n into a float32, so the two branches, or the carry before and after "
-    "an iteration, disagree in dtype. Or lax.cond was given the two results, as jnp.where is: "
-    "lax.cond takes two functions and the operand to call the chosen one with",
+    hint="n = 1 is already the end (0 steps), and n = 2 is one halving away (1 step)",
+    crash_hint=collatz_crash,
 )
 check(
     "collatz",
     lambda: [collatz_jit(jnp.int32(n)) for n in (1, 6, 27)],
     [collatz_steps_python(n) for n in (1, 6, 27)],
-    hint="the counts for longer sequences differ from collatz_steps_python's while n = 1 and 2 are "
-    "right: the steps your loop takes are not those of the Collatz map (a parity test, an update or "
-    "the stopping test differs from the Python version's), or not every step is counted once",
+    hint="n = 1 and 2 are right, longer sequences are not: the steps your loop takes are not those "
+    "of the Collatz map. Compare each update with collatz_steps_python's",
 )
 
 
@@ -166,8 +211,8 @@ with timing.no_recompile("collatz for a new n"):  # the value of n must not be s
 #
 # Batches of a data set rarely divide evenly; the last one is short. Padding every batch to the
 # same size fixes the shapes, but the loss must ignore the padding. The version below takes the
-# number of real rows as a **static** argument, so each new count compiles again (the check
-# shows it). Write `masked_mse(w, X, y, n_valid)` with `n_valid` traced: the mean of
+# number of real rows as a **static** argument, so each new count compiles again, as the cell
+# below shows. Write `masked_mse(w, X, y, n_valid)` with `n_valid` traced: the mean of
 # `(X @ w - y)²` over the first `n_valid` rows only, using a mask built from
 # `jnp.arange(len(y)) < n_valid`. About 3 lines.
 
@@ -223,16 +268,56 @@ def _masked_mse_check():
         return [masked_mse(wj, Xj, yj, n) for n in n_arrays]
 
 
-check("masked-mse", _masked_mse_check, [numpy_mse(n) for n in counts], rtol=1e-5, atol=1e-6,
-      hint="the mean runs over the first n_valid rows only: rows from n_valid on count for nothing, "
-      "and the sum is divided by n_valid, not len(y)",
-      crash_hint="JAX: under jit a slice's length must be static, and n_valid is traced; a boolean "
-      "mask as an index (X[mask], PyTorch's way) fails the same way, since how many rows it keeps "
-      "depends on the data. Or the mask's shape does not match the errors': it needs one entry per "
-      "row of X (len(y) of them), not one per column. Or an item assignment (`err[...] = 0.0`, "
-      "PyTorch's way): JAX arrays are immutable, so the masked errors must be a new array. "
-      "Removing @jax.jit to read int(n_valid) trades the error for what the exercise removes: "
-      "eagerly, every new length compiles its own slice")
+def _squared(n):
+    """The sum of the first n rows' squared errors, in float64."""
+    return np.sum((X_pad[:n].astype(np.float64) @ w_lin - y_pad[:n]) ** 2)
+
+
+def _like(values):
+    """Whether an answer equals these values (one per batch)."""
+
+    def shows(got):
+        try:
+            got = np.asarray(got, dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError):
+            return False
+        return got.shape == (len(values),) and np.allclose(got, values, rtol=1e-4)
+
+    return shows
+
+
+check(
+    "masked-mse",
+    naming_slips(
+        _masked_mse_check,
+        (_like([_squared(n) / len(y_pad) for n in counts]), "the sum is divided by len(y), not by "
+         "n_valid: padding rows must not count in the mean"),
+        (_like([_squared(n) for n in counts]), "the squared errors are summed, not averaged over the "
+         "n_valid real rows"),
+        (_like([_squared(min(n + 1, len(y_pad))) / n for n in counts]), "the mask keeps one padding row "
+         "too many: rows 0 to n_valid - 1 are real, row n_valid is padding"),
+    ),
+    [numpy_mse(n) for n in counts],
+    rtol=1e-5,
+    atol=1e-6,
+    hint="the mean runs over the first n_valid rows only; padding rows count for nothing",
+    crash_hint=by_error(
+        ("RecompilationError", "JAX: every new n_valid compiled again. Removing @jax.jit to read "
+         "int(n_valid) trades the error for what the exercise removes: eagerly, each new length "
+         "compiles its own slice"),
+        ("Slice entries must be static", "JAX: under jit a slice's length must be static, and "
+         "n_valid is traced"),
+        ("NonConcreteBooleanIndexError", "JAX: a boolean mask as an index (X[mask], PyTorch's way) "
+         "keeps as many rows as the data says, a shape one compiled program cannot hold"),
+        ("immutable", "JAX: an item assignment (`err[...] = 0.0`, PyTorch's way) fails: JAX arrays "
+         "are immutable, so the masked errors must be a new array"),
+        ("Incompatible shapes for broadcasting", "JAX: the mask's shape does not match the errors': "
+         "it needs one entry per row of X, not one per column"),
+        ("ConcretizationTypeError", "JAX: float() or int() asks a traced value for its number, which "
+         "it does not have under jit: return the array"),
+        ("", "JAX: under jit n_valid is a tracer; every shape must stay the same whatever its value"),
+    ),
+)
 
 # %%
 # HIDDEN TESTS: masked-mse points=3
@@ -255,10 +340,10 @@ assert_close(jax.grad(masked_mse)(wj, X_garbage, yj, jnp.int32(20)), expected_gr
 # float, so a learning rate that changes every epoch makes it recompile. Write
 # `train_torch(w, X, y, lrs)`: one call of `train_step_c` per learning rate in `lrs` (a list of
 # Python floats), returning the final weights, **without any recompilation** after the warm-up
-# call the check makes (with a 0-d float32 tensor as the learning rate). About 3 lines.
+# call the check makes, whose learning rate is a 0-d float32 tensor. About 3 lines.
 #
-# (The step is compiled with `backend="eager"`: recompilation is decided by Dynamo's guards,
-# before any backend runs, so the rules are those of the default backend, only quicker to show.)
+# The step is compiled with `backend="eager"`. Dynamo's guards decide recompilation before any
+# backend runs, so the rules are the default backend's, only quicker to show.
 
 # %%
 def train_step(w, X, y, lr):
@@ -324,12 +409,27 @@ def _schedule_check():
     return w
 
 
-check("torch-schedule", _schedule_check, numpy_train(lrs), rtol=1e-5, atol=1e-6,
-      hint="train_step_c (the compiled step) must run once per rate, each call on the weights the one "
-           "before returned, and never compile again: it was not called once per rate, or a rate differed "
-           "from the warm-up's 0-d float32 tensor in type, shape or dtype, which fails Dynamo's guards "
-           "(a Python float is baked into the graph as a constant, guarded by its value, so the first "
-           "new rate compiles again)")
+check(
+    "torch-schedule",
+    _schedule_check,
+    numpy_train(lrs),
+    rtol=1e-5,
+    atol=1e-6,
+    hint="train_step_c, the compiled step, runs once per rate, each call on the weights the call "
+    "before returned",
+    crash_hint=by_error(
+        (r"'lr' to be a tensor type.*'float'>", "PyTorch: the rate is a Python float, which Dynamo bakes "
+         "into the graph as a constant guarded by its value, so the first new rate compiles again"),
+        (r"'lr' to be a tensor type", "PyTorch: the rate is a NumPy number, not a tensor: Dynamo guards "
+         "on its value as on a Python float"),
+        ("dtype mismatch", "PyTorch: the rate's dtype differs from the warm-up rate's, a 0-d float32 "
+         "tensor, which fails Dynamo's guard on the dtype"),
+        ("rank mismatch|size mismatch", "PyTorch: the rate's shape differs from the warm-up rate's, a "
+         "0-d tensor, which fails Dynamo's guard on the shape"),
+        ("", "PyTorch: a rate differs from the warm-up's 0-d float32 tensor in type, shape or dtype, "
+         "which fails Dynamo's guards"),
+    ),
+)
 
 # %%
 # HIDDEN TESTS: torch-schedule points=2
@@ -346,20 +446,20 @@ assert got.dtype == torch.float32
 # %% [markdown]
 # ## Exercise 4 · Batched simulation with `vmap`, in both frameworks
 #
-# Write a rollout of **one** CartPole environment (`cartpole.jax_step` / `cartpole.torch_step`,
-# lesson 03, section 8) over a sequence of actions, then batch it over many environments with
-# `vmap`:
+# Write a rollout of **one** CartPole environment over a sequence of actions, with
+# `cartpole.jax_step` and `cartpole.torch_step` from lesson 03, section 8. Then batch it over
+# many environments with `vmap`:
 #
 # - `rollout_jax(state, actions)`: `state` is `(4,)`, `actions` is `(T,)` int32. Step `T` times
-#   with `lax.scan`. Return `(final_state, total_reward)`, where `total_reward` sums the step
-#   rewards **while the episode is running**: the step that reports `done` still counts its
-#   reward, later steps do not (the physics keeps going; there is no reset). `cartpole` pays 0
-#   on the step that ends an episode, but other environments pay there (Gymnasium's CartPole
-#   pays 1 on every step, the last one included), and the check tries such a reward too, by
-#   swapping `cartpole` for a copy whose steps pay 1. About 8 lines.
-# - `rollout_torch(state, actions)`: the same in PyTorch, with a Python loop over the actions and
-#   `torch.where` instead of `if` (so that `torch.func.vmap` can batch it). About 7 lines.
-# - `rollout_all_jax` / `rollout_all_torch`: `(n, 4)` states and `(n, T)` actions, by `vmap`. One line each.
+#   with `lax.scan`. Return `(final_state, total_reward)`. The total sums the rewards **while
+#   the episode is running**: the step that reports `done` still counts its reward, later steps
+#   do not. The physics keeps going after `done`; there is no reset. `cartpole` pays 0 on the
+#   step that ends an episode, but Gymnasium's CartPole pays 1 there. The check tries that too,
+#   with a copy of `cartpole` whose steps pay 1. About 8 lines.
+# - `rollout_torch(state, actions)`: the same in PyTorch, a Python loop over the actions with
+#   `torch.where` instead of `if`, so that `torch.func.vmap` can batch it. About 7 lines.
+# - `rollout_all_jax` / `rollout_all_torch`: `(n, 4)` states and `(n, T)` actions, by `vmap`.
+#   One line each.
 
 # %%
 # EXERCISE: vmap-rollout
@@ -449,43 +549,63 @@ def _torch_rollouts():
     return rollout_all_torch(torch.from_numpy(states_np), torch.from_numpy(actions_np))
 
 
-_jax_crash = ("JAX: a Python `if` (or `and`, `or`, `not`) tests a traced value, which has no True or False "
-              "under jit and vmap (it stands for every environment at once); or jax.vmap was given "
-              "torch.func.vmap's keyword `in_dims`, which JAX spells in_axes; or the lax.scan body "
-              "returned the new carry alone, where scan needs a pair: the carry and this step's output "
-              "(None when there is none); or lax.scan's result was unpacked as if it were the carry: scan "
-              "returns a pair too, the final carry and the stacked outputs; or alive started as a "
-              "number (jnp.ones(()), 1.0) where `&` "
-              "and jnp.where need a boolean (jnp.asarray(True)); or jax.vmap was told to map the actions along "
-              "axis 1 (in_axes=(0, 1)): states (n, 4) and actions (n, T) both hold the environments on axis 0")
-_torch_crash = ("PyTorch: one of these slips. torch.func.vmap cannot batch a Python `if` (or `break`, `and`, "
-                "`or`, `not`) on a tensor: each environment in the batch could take another branch. Or an "
-                "in-place update (`+=`, `&=`, `add_`) writes a batched value into a tensor the function made "
-                "itself (torch.zeros, torch.tensor), which vmap leaves unbatched: one value cannot hold every "
-                "environment's. Or torch.where got a Python bool as its condition (jnp.where takes one; "
-                "torch.where needs a tensor), or a float tensor (alive started as torch.ones(()) or 1.0): "
-                "its condition must be a boolean tensor, torch.tensor(True). Or "
-                "torch.func.vmap was told to map the actions along dimension 1 (in_dims=(0, 1)): states (n, 4) "
-                "and actions (n, T) both hold the environments on dimension 0")
+_jax_crash = by_error(
+    ("TracerBoolConversionError", "JAX: a Python `if`, `and`, `or` or `not` tests a traced value, "
+     "which has no True or False under jit and vmap: it stands for every environment at once"),
+    ("unexpected keyword argument 'in_dims'", "JAX: jax.vmap was given torch.func.vmap's keyword "
+     "`in_dims`, which JAX spells in_axes"),
+    ("scan body output must be a pair", "JAX: the lax.scan body returned the new carry alone, where "
+     "scan needs a pair: the carry and this step's output (None when there is none)"),
+    ("values to unpack", "JAX: lax.scan's result was unpacked as if it were the carry: scan returns "
+     "a pair too, the final carry and the stacked outputs"),
+    ("does not accept dtype float", "JAX: alive started as a number (jnp.ones(()), 1.0) where `&` and "
+     "jnp.where need a boolean"),
+    ("inconsistent sizes for array axes", "JAX: vmap maps the actions along another axis than the "
+     "states (in_axes=(0, 1), or the actions transposed): states (n, 4) and actions (n, T) both hold "
+     "the environments on axis 0"),
+    ("", "JAX: under jit and vmap each value is a tracer that stands for every environment at once"),
+)
+_torch_crash = by_error(
+    ("data-dependent control flow", "PyTorch: torch.func.vmap cannot batch a Python `if`, `break`, "
+     "`and`, `or` or `not` on a tensor: each environment in the batch could take another branch"),
+    ("doesn't match the broadcast shape", "PyTorch: an in-place update (`+=`, `&=`, `add_`) writes a "
+     "batched value into a tensor the function made itself, which vmap leaves unbatched: one value "
+     "cannot hold every environment's"),
+    (r"where\(\) received an invalid combination", "PyTorch: torch.where got a Python bool as its "
+     "condition: jnp.where takes one, torch.where needs a tensor"),
+    ("condition to be a boolean tensor", "PyTorch: alive started as torch.ones(()) or 1.0, and "
+     "torch.where's condition must be a boolean tensor"),
+    ("same size in the mapped dimension", "PyTorch: torch.func.vmap maps the actions along another "
+     "dimension than the states (in_dims=(0, 1), or the actions transposed): states (n, 4) and "
+     "actions (n, T) both hold the environments on dimension 0"),
+    ("", "PyTorch: under torch.func.vmap each tensor stands for every environment at once"),
+)
 _state_hint = ("return the state after all T steps, each step taken from the state the step before "
-               "returned (the carry that comes out of the loop), not from the initial one: the "
-               "environment keeps stepping after done")
+               "returned, not from the initial one: the environment keeps stepping after done")
 check("vmap-rollout", lambda: jax.jit(rollout_all_jax)(jnp.asarray(states_np), jnp.asarray(actions_np))[0],
       expected_states, rtol=1e-4, atol=1e-5, hint="JAX: " + _state_hint, crash_hint=_jax_crash)
 check("vmap-rollout", lambda: rollout_all_torch(torch.from_numpy(states_np), torch.from_numpy(actions_np))[0],
       expected_states, rtol=1e-4, atol=1e-5, hint="PyTorch: " + _state_hint, crash_hint=_torch_crash)
-check("vmap-rollout", lambda: _jax_rollouts()[1],
-      expected_totals, hint="JAX: count a reward only while alive: once a step reports done, later rewards count "
-      "for nothing, even where a later step's done is False again (the physics goes on), so alive must "
-      "remember every earlier done, not only this step's; and where the shapes differ, each environment's "
-      "total is one 0-d number (jnp.zeros(()), not jnp.zeros(1)), so the batch of totals is (n,); "
-      "and rollout_jax returns two things, the final state and the total, not lax.scan's whole carry",
+
+
+def _totals_shape(rollouts, framework, zeros, carry=""):
+    """The batch of totals is (n,) numbers: one 0-d total per environment."""
+    totals = rollouts()[1]
+    assert np.ndim(totals) == 1, (
+        f"{framework}: each environment's total is one 0-d number ({zeros}(()), not {zeros}(1)), "
+        "so the batch of totals is (n,)")
+    assert np.asarray(totals).dtype != bool, (
+        f"{framework}: the rollout returns two things, the final state and the total{carry}")
+
+
+check("vmap-rollout", lambda: _totals_shape(_jax_rollouts, "JAX", "jnp.zeros", ", not lax.scan's whole carry"),
       crash_hint=_jax_crash)
-check("vmap-rollout", lambda: _torch_rollouts()[1],
-      expected_totals, hint="PyTorch: a reward counts only while the environment is alive: once a step reports done, "
-      "later rewards count for nothing, even where a later step's done is False again (the physics goes on), so "
-      "alive must remember every earlier done, not only this step's; and where the shapes differ, each "
-      "environment's total is one 0-d number (torch.zeros(()), not torch.zeros(1)), so the batch of totals is (n,)",
+check("vmap-rollout", lambda: _totals_shape(_torch_rollouts, "PyTorch", "torch.zeros"), crash_hint=_torch_crash)
+_alive_hint = ("a reward counts only while the environment is alive: once a step reports done, later "
+               "rewards count for nothing, even where a later step's done is False again, so alive must "
+               "remember every earlier done")
+check("vmap-rollout", lambda: _jax_rollouts()[1], expected_totals, hint="JAX: " + _alive_hint, crash_hint=_jax_crash)
+check("vmap-rollout", lambda: _torch_rollouts()[1], expected_totals, hint="PyTorch: " + _alive_hint,
       crash_hint=_torch_crash)
 _order_hint = ("with a reward paid on the step that reports done, that step's reward is lost: alive turns off "
                "before the step that ended the episode has added its reward, not after")
@@ -545,10 +665,13 @@ assert_close(batched_j[1], batched_t[1], name="totals across frameworks")
 #
 # The check runs `jax.jit(kmeans_step_jax)` to convergence on one compiled program, so in JAX
 # no shape may depend on the data. `torch.compile(kmeans_step_torch, fullgraph=True)` must
-# capture the whole step as one graph: a Python `if` on a tensor's value is a graph break,
-# and `fullgraph=True` turns it into an error. (An operation whose output shape depends on the
-# data, such as `nonzero`, is one too up to torch 2.9; since torch 2.10, `fullgraph=True` lets
-# Dynamo record it in the graph.) About 10 lines each.
+# capture the whole step as one graph: a Python `if` on a tensor's value is a graph break, and
+# `fullgraph=True` turns it into an error. About 10 lines each.
+#
+# <details><summary>Which PyTorch versions break the graph at <code>nonzero</code></summary>
+# An operation whose output shape depends on the data, such as <code>nonzero</code>, is a graph
+# break up to torch 2.9. Since torch 2.10, <code>fullgraph=True</code> lets Dynamo record it.
+# </details>
 
 # %%
 # EXERCISE: kmeans-step
@@ -635,24 +758,41 @@ def _torch_step():
 
 
 expected_run = (reference.centroids, reference.labels, reference.n_iter)
+_wrong_axis = ("the labels have one entry per centroid, not one per point: the argmin ran along the "
+               "points' axis of the (n, k) distances")
 check("kmeans-step", _jax_step, expected_run, rtol=1e-5, atol=1e-5,
-      hint="JAX: no shape may depend on the data; "
-           "an empty centroid takes a far point (the j-th empty one, the j-th farthest from its nearest centroid)",
-      crash_hint="JAX: under jit the values are tracers, known only by shape and dtype: a Python `if` on one "
-           "cannot choose a branch, and jnp.nonzero, jnp.bincount without a static `length`, or a boolean "
-           "mask (X[labels == j]) gives a shape that "
-           "depends on the data, which one compiled program cannot hold. An in-place update "
-           "(`counts[labels] += 1`, PyTorch's index_add_) fails because JAX arrays are immutable: an "
-           ".at[] update or jax.ops.segment_sum returns a new array. jax.lax.top_k returns "
-           "(values, indices), in that order. A (k,) condition in jnp.where against (k, d) arrays "
-           "fails to broadcast: broadcasting lines up the last axes, so the condition's k meets d")
+      hint="JAX: the j-th empty centroid takes the j-th farthest point from its nearest centroid",
+      crash_hint=by_error(
+          ("TracerBoolConversionError", "JAX: a Python `if` on a traced value cannot choose a branch: "
+           "under jit it has a shape and a dtype, no value"),
+          ("nonzero", "JAX: jnp.nonzero gives a shape that depends on the data, which one compiled "
+           "program cannot hold"),
+          ("bincount", "JAX: jnp.bincount without a static `length` gives a shape that depends on the data"),
+          ("NonConcreteBooleanIndexError", "JAX: a boolean mask as an index (X[labels == j]) keeps as "
+           "many points as the data says: boolean indices must be concrete under jit"),
+          ("immutable", "JAX: an in-place update (`counts[labels] += 1`, PyTorch's index_add_) fails "
+           "because JAX arrays are immutable: an .at[] update or jax.ops.segment_sum returns a new array"),
+          ("Indexer must have integer", "JAX: an index is a float array. jax.lax.top_k returns "
+           "(values, indices), in that order, and the running count of empty centroids must stay "
+           "an integer"),
+          ("Incompatible types for broadcasting", "JAX: " + _wrong_axis),
+          ("Incompatible shapes for broadcasting", "JAX: a (k,) condition in jnp.where against (k, d) "
+           "arrays fails to broadcast: broadcasting lines up the last axes, so the condition's k meets d"),
+          ("", "JAX: under jit every value is a tracer, and no shape may depend on the data"),
+      ))
 check("kmeans-step", _torch_step, expected_run, rtol=1e-5, atol=1e-5,
-      hint="PyTorch: one graph under fullgraph=True, so no Python if on a tensor's value; "
-           "an empty centroid takes a far point (the j-th empty one, the j-th farthest from its nearest centroid)",
-      crash_hint="PyTorch: a reduction along a dimension (d2.min(dim=1)) and topk return a (values, "
-           "indices) pair, not a tensor as jnp.min does; or an index is a float tensor, not an integer one; "
-           "or a (k,) condition in torch.where against (k, d) tensors fails to broadcast: broadcasting "
-           "lines up the last axes, so the condition's k meets d")
+      hint="PyTorch: the j-th empty centroid takes the j-th farthest point from its nearest centroid",
+      crash_hint=by_error(
+          ("return_types|single element can be converted to an index", "PyTorch: a reduction along a "
+           "dimension (d2.min(dim=1)) and topk return a (values, indices) pair, not a tensor as "
+           "jnp.min does"),
+          ("Number of indices", "PyTorch: " + _wrong_axis),
+          ("must match the size of tensor", "PyTorch: a (k,) condition in torch.where against (k, d) "
+           "tensors fails to broadcast: broadcasting lines up the last axes, so the condition's k meets d"),
+          ("tensors used as indices must be", "PyTorch: an index is a float tensor, not an integer one: "
+           "the running count of empty centroids must stay an integer"),
+          ("", "PyTorch: the error's last line names the operation that failed and the shapes it got"),
+      ))
 
 
 # %%

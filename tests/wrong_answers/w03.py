@@ -184,7 +184,11 @@ TORCH_INITIAL_STATE = _variant(
 
 WRONG = {
     "torch-schedule": [
-        ("calls the uncompiled step", UNCOMPILED, "train_step_c (the compiled step)"),
+        (
+            "calls the uncompiled step",
+            UNCOMPILED,
+            "called the compiled step train_step_c 0 times",
+        ),
         (
             "passes the rate as a Python float",
             PYTHON_FLOAT,
@@ -192,23 +196,27 @@ WRONG = {
         ),
     ],
     "masked-mse": [
-        ("divides by len(y)", MEAN_OVER_ALL, "not len(y)"),
+        ("divides by len(y)", MEAN_OVER_ALL, "divided by len(y), not by n_valid"),
         ("slices with a traced length", SLICE_TRACED, "n_valid is traced"),
         (
             "mask with <= (one row too many)",
             MASK_OFF_BY_ONE,
-            "rows from n_valid on count for nothing",
+            "one padding row too many",
         ),
     ],
     "collatz": [
-        ("a Python while loop", PYTHON_WHILE, "A Python `while`"),
-        ("a Python if in the loop body", PYTHON_IF_IN_BODY, "`if` that tests n"),
+        ("a Python while loop", PYTHON_WHILE, "a Python `while` or `if` tests n"),
+        (
+            "a Python if in the loop body",
+            PYTHON_IF_IN_BODY,
+            "a Python `while` or `if` tests n",
+        ),
     ],
     "vmap-rollout": [
         (
             "JAX: counts rewards after done",
             JAX_NO_ALIVE,
-            "count a reward only while alive",
+            "JAX: a reward counts only while",
         ),
         (
             "JAX: a Python if on alive",
@@ -218,7 +226,7 @@ WRONG = {
         (
             "PyTorch: if done: break under vmap",
             TORCH_IF_BREAK,
-            "cannot batch a Python `if` (or `break`",
+            "cannot batch a Python `if`, `break`",
         ),
         (
             "PyTorch: counts rewards after done",
@@ -283,7 +291,11 @@ def collatz_steps(n):
 """
 
 WRONG["masked-mse"] += [
-    ("the squared errors summed, not averaged", MSE_SUM_NOT_MEAN, "divided by n_valid"),
+    (
+        "the squared errors summed, not averaged",
+        MSE_SUM_NOT_MEAN,
+        "summed, not averaged",
+    ),
 ]
 WRONG["collatz"] += [
     (
@@ -313,8 +325,8 @@ def collatz_steps(n):
 """
 
 WRONG["collatz"] += [
-    ("n / 2 in lax.cond", COLLATZ_TRUE_DIVISION, "`n / 2`: true division"),
-    ("n / 2 in jnp.where", COLLATZ_WHERE_TRUE_DIVISION, "the carry before and after"),
+    ("n / 2 in lax.cond", COLLATZ_TRUE_DIVISION, "`n / 2` is true division"),
+    ("n / 2 in jnp.where", COLLATZ_WHERE_TRUE_DIVISION, "n before and after a step"),
 ]
 
 JAX_ALIVE_FIRST = _variant(
@@ -396,7 +408,7 @@ WRONG["collatz"] += [
     ),
 ]
 WRONG["torch-schedule"] += [
-    ("a float64 tensor rate", FLOAT64_RATE, "in type, shape or dtype"),
+    ("a float64 tensor rate", FLOAT64_RATE, "the rate's dtype differs"),
 ]
 
 COLLATZ_RETURNS_N = """
@@ -460,19 +472,27 @@ WRONG["collatz"] += [
     (
         "lax.cond on n % 2 with the even branch first",
         COLLATZ_INT_PREDICATE,
-        "which one runs for an even n?",
+        "Which one runs for an even n?",
     ),
 ]
 WRONG["masked-mse"] += [
     ("indexes with the boolean mask", MASK_AS_INDEX, "a boolean mask as an index"),
 ]
 WRONG["torch-schedule"] += [
-    ("a rate of shape (1,)", RATE_OF_SHAPE_ONE, "shape or dtype"),
-    ("a NumPy float32 rate", NUMPY_RATE, "in type"),
+    ("a rate of shape (1,)", RATE_OF_SHAPE_ONE, "the rate's shape differs"),
+    ("a NumPy float32 rate", NUMPY_RATE, "the rate is a NumPy number"),
 ]
 WRONG["vmap-rollout"] += [
-    ("JAX: Python's and/not on alive", JAX_AND_NOT, "(or `and`, `or`, `not`)"),
-    ("PyTorch: Python's and/not on alive", TORCH_AND_NOT, "`and`, `or`, `not`) on a"),
+    (
+        "JAX: Python's and/not on alive",
+        JAX_AND_NOT,
+        "`if`, `and`, `or` or `not` tests a traced value",
+    ),
+    (
+        "PyTorch: Python's and/not on alive",
+        TORCH_AND_NOT,
+        "`and`, `or` or `not` on a tensor",
+    ),
     (
         "PyTorch: every step from the initial state",
         TORCH_STEPS_FROM_START,
@@ -766,7 +786,7 @@ WRONG["masked-mse"] += [
     (
         "an item assignment into the errors",
         MSE_ITEM_ASSIGNMENT,
-        "Or an item assignment",
+        "an item assignment",
     ),
 ]
 WRONG["vmap-rollout"] += [
@@ -805,4 +825,120 @@ WRONG["collatz"] += [
         COLLATZ_FLOAT_COUNT,
         "a count of steps is a whole number",
     ),
+]
+
+# The slips below were added when each hint came to name one cause, chosen by the error.
+
+COLLATZ_INT_OF_N = """
+def collatz_steps(n):
+    return jnp.int32(collatz_steps_python(int(n)))  # a Python int of a traced value
+"""
+
+COLLATZ_COUNT_CHANGES_DTYPE = """
+def collatz_steps(n):
+    def body(carry):
+        n, steps = carry
+        n = jax.lax.cond(n % 2 == 0, lambda n: n // 2, lambda n: 3 * n + 1, n)
+        return n, steps + 1.0  # an int32 count grown by a float
+
+    return jax.lax.while_loop(lambda c: c[0] != 1, body, (n, jnp.zeros_like(n)))[1]
+"""
+
+MSE_RETURNS_FLOAT = """
+@jax.jit
+def masked_mse(w, X, y, n_valid):
+    err = jnp.where(jnp.arange(y.shape[0]) < n_valid, X @ w - y, 0.0)
+    return float(jnp.sum(err**2) / n_valid)  # PyTorch's .item() habit
+"""
+
+COMPILE_IN_THE_LOOP = """
+def train_torch(w, X, y, lrs):
+    for lr in lrs:
+        w = torch.compile(train_step, backend="eager")(w, X, y, torch.tensor(lr))  # not train_step_c
+    return w
+"""
+
+JAX_ACTIONS_TRANSPOSED = _variant(
+    "return jax.vmap(rollout_jax)(states, actions)",
+    "return jax.vmap(rollout_jax)(states, actions.T)  # (T, n), a time-major layout",
+)
+
+TORCH_ACTIONS_TRANSPOSED = _variant(
+    "return torch.func.vmap(rollout_torch)(states, actions)",
+    "return torch.func.vmap(rollout_torch)(states, actions.T)  # (T, n), a time-major layout",
+)
+
+JAX_ARGMIN_OVER_POINTS = _kmeans(
+    "labels = jnp.argmin(d2, axis=1)",
+    "labels = jnp.argmin(d2, axis=0)  # over the points, not the centroids",
+)
+
+TORCH_ARGMIN_OVER_POINTS = _kmeans(
+    "labels = d2.argmin(dim=1)",
+    "labels = d2.argmin(dim=0)  # over the points, not the centroids",
+)
+
+TORCH_TOPK_PAIR = _kmeans(
+    "farthest = d2.min(dim=1).values.topk(C.shape[0]).indices",
+    "farthest = d2.min(dim=1).values.topk(C.shape[0])  # the (values, indices) pair",
+)
+
+JAX_FLOAT_RANK = _kmeans(
+    "rank = jnp.maximum(jnp.cumsum(empty) - 1, 0)",
+    "rank = jnp.maximum(jnp.cumsum(empty.astype(X.dtype)) - 1, 0)  # a float count",
+)
+
+TORCH_FLOAT_RANK = _kmeans(
+    "rank = (empty.cumsum(0) - 1).clamp(min=0)",
+    "rank = (empty.float().cumsum(0) - 1).clamp(min=0)  # a float count",
+)
+
+WRONG["collatz"] += [
+    ("int(n) of a traced n", COLLATZ_INT_OF_N, "int(n) or float(n) asks a tracer"),
+    (
+        "an int32 count grown by 1.0",
+        COLLATZ_COUNT_CHANGES_DTYPE,
+        "the count changes dtype",
+    ),
+]
+WRONG["masked-mse"] += [
+    (
+        "returns a Python float",
+        MSE_RETURNS_FLOAT,
+        "float() or int() asks a traced value",
+    ),
+]
+WRONG["torch-schedule"] += [
+    ("torch.compile inside the loop", COMPILE_IN_THE_LOOP, "train_step_c 0 times"),
+]
+WRONG["vmap-rollout"] += [
+    (
+        "JAX: actions transposed to (T, n)",
+        JAX_ACTIONS_TRANSPOSED,
+        "or the actions transposed",
+    ),
+    (
+        "PyTorch: actions transposed to (T, n)",
+        TORCH_ACTIONS_TRANSPOSED,
+        "or the actions transposed",
+    ),
+]
+WRONG["kmeans-step"] += [
+    (
+        "JAX: argmin over the points",
+        JAX_ARGMIN_OVER_POINTS,
+        "one entry per centroid, not one per point",
+    ),
+    (
+        "PyTorch: argmin over the points",
+        TORCH_ARGMIN_OVER_POINTS,
+        "one entry per centroid, not one per point",
+    ),
+    (
+        "PyTorch: topk's pair used as indices",
+        TORCH_TOPK_PAIR,
+        "return a (values, indices) pair",
+    ),
+    ("JAX: a float running count", JAX_FLOAT_RANK, "must stay an integer"),
+    ("PyTorch: a float running count", TORCH_FLOAT_RANK, "must stay an integer"),
 ]
