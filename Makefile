@@ -16,7 +16,7 @@ CONSTRAINTS ?= $(if $(filter 1 true yes,$(LATEST)),,constraints/known-good.txt)
 SET ?= known-good
 TORCH_TEST_INDEX := https://download.pytorch.org/whl/test/cpu
 
-.PHONY: course site site-check test test-fast timing-check install sync exercises lint clean gpu-check device-wheels test-versions constraints
+.PHONY: course site site-check test test-fast timing-check install sync exercises lint clean gpu-check device-wheels test-versions constraints forward-check
 
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed (jax 0.7 and later); run make PYTHON=python3.11 ...")'
@@ -104,6 +104,14 @@ test-versions:
 	COURSE_VERSION_SET=$(SET) $(MAKE) test VENV=.venv-$(SET) \
 		$(if $(filter latest pre,$(SET)),LATEST=1 CONSTRAINTS=,CONSTRAINTS=constraints/$(SET).txt) \
 		PYTEST_ARGS="--junitxml=build/junit-$(SET).xml $(PYTEST_ARGS)"
+
+# The course against the newest jax, flax, optax, orbax-checkpoint and torch, read from
+# their wheels for Python 3.13 without installing them (docs/VERSIONS.md, "The forward
+# check"). Downloads are cached in build/forward/; FORWARD_ARGS=--offline reads only
+# that, FORWARD_ARGS="--pin jax==0.12.1" takes a given release.
+FORWARD_ARGS ?=
+forward-check: install
+	$(VENV)/bin/course forward-check $(FORWARD_ARGS)
 
 # After a passing `make test` (or `make test LATEST=1`): pin what passed, and turn
 # pyproject.toml's floors into constraints/floors.txt. Needs only the venv's pip.

@@ -21,6 +21,9 @@ Lessons and exercises never import this package. Modules:
 - ``device_children``: each item's child process, pinned to its cores, sharing the GPU
 - ``device_steps``: the machine's facts (the probe) and the install step
 - ``device_wheels``: the wheels a prepared GPU machine without network needs
+- ``forward``: the ``course forward-check`` command: the course against the newest jax, flax, optax, orbax and torch, read from their wheels, never installed
+- ``forward_records``: what a release deprecates or removes, read from its Python sources without importing it
+- ``forward_uses``: the names the course uses from those packages, resolved from imports and attribute chains
 - ``lowering``: lowers a jitted JAX program for GPUs and TPUs on a CPU (``jax.export``)
 - ``lowering_record``: records each program a notebook's kernel compiles, and checks it
 - ``device_report``: the JSON report, written after every step

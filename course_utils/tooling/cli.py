@@ -4,7 +4,8 @@
 ``grade`` and ``check`` in :mod:`course_utils.grading.commands.grade`, ``claims`` in
 :mod:`course_utils.claims.command`, ``check-device`` in
 :mod:`course_utils.tooling.device_check`, ``site`` in :mod:`course_utils.tooling.site`,
-``translate`` in :mod:`course_utils.tooling.translate`. Each of those modules has an
+``translate`` in :mod:`course_utils.tooling.translate`, ``forward-check`` in
+:mod:`course_utils.tooling.forward`. Each of those modules has an
 ``add_commands(sub)`` that this module calls by name, so a missing module is an
 import error, never a silently absent command.
 """
@@ -203,7 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from course_utils.claims import command as claims
     from course_utils.grading.commands import grade as grading_cli
-    from course_utils.tooling import device_check, prose, site, translate
+    from course_utils.tooling import device_check, forward, prose, site, translate
 
     grading_cli.add_commands(sub)
     claims.add_commands(sub)
@@ -211,6 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     site.add_commands(sub)
     translate.add_commands(sub)
     prose.add_commands(sub)
+    forward.add_commands(sub)
     return p
 
 
