@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from course_utils.kernels import MOSAIC_GPU_FLAG
+
 PLATFORMS = ("cuda", "tpu")
 CONTROL = "cpu"  # the platform whose export tells a platform failure from any other
 # Primitives that call back into Python: lowering them needs the target's live backend.
@@ -45,9 +47,11 @@ CALLBACKS = frozenset(
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 # JAX settings a program was traced under, set again when it is lowered after its cell
 # (a cell may trace inside ``with jax.enable_x64():``); names as ``jax.config`` has them.
+# A jax without one skips it (settings_now): the Pallas GPU route's flag exists from
+# jax 0.7 to 0.11.1 (lesson 10 turns it off there) and is gone from 0.11.2.
 SETTINGS = (
     "jax_enable_x64",
-    "jax_pallas_use_mosaic_gpu",
+    MOSAIC_GPU_FLAG,
     "jax_default_matmul_precision",
 )
 # What ``jax.export`` says when a module holds custom calls it was not told to allow.
@@ -58,7 +62,8 @@ def setting(name: str) -> Any:
     """The JAX setting ``name`` (a context manager with a ``.value``), or ``None``.
 
     Looked up in ``jax.config``'s registry, where every version keeps it: jax 0.7
-    defines ``jax_pallas_use_mosaic_gpu`` in Pallas, not in ``jax._src.config``.
+    defines ``jax_pallas_use_mosaic_gpu`` in Pallas, not in ``jax._src.config``, and
+    jax 0.11.2 and newer have no such setting (``None``).
     """
     import jax
 
@@ -80,7 +85,7 @@ class Program:
     """
 
     name: str
-    jaxpr: Any  # jax ClosedJaxpr
+    jaxpr: Any  # jax's ClosedJaxpr (a Jaxpr with its constants from jax 0.12)
     specs: tuple[Any, ...]
     out_shardings: tuple[Any, ...] | None = None
     mesh: Any = None  # the mesh current when it was traced (jax.set_mesh), if any
@@ -119,12 +124,21 @@ class Outcome:
     reason: str = ""  # the error's first line (FAIL) or why it was not checked (SKIP)
 
 
+def closed_jaxpr_type() -> type | None:
+    """jax's ``ClosedJaxpr`` (a jaxpr and its constants); None from jax 0.12, whose
+    ``Jaxpr`` carries its constants itself."""
+    from jax._src import core
+
+    return getattr(core, "ClosedJaxpr", None)
+
+
 def jaxprs_in(value: Any) -> Iterator[Any]:
     """The jaxprs an equation parameter holds (none, one, or a tuple of branches)."""
     from jax._src import core
 
+    closed = closed_jaxpr_type()
     for v in value if type(value) in (tuple, list) else (value,):
-        if isinstance(v, core.ClosedJaxpr):
+        if closed is not None and isinstance(v, closed):
             yield v.jaxpr
         elif isinstance(v, core.Jaxpr):
             yield v
@@ -150,7 +164,8 @@ def kernel_name(eqn: Any) -> str:
 def _rewrite(value: Any, eqn_fn: Callable[[Any], Any]) -> Any:
     from jax._src import core
 
-    if isinstance(value, core.ClosedJaxpr):
+    closed = closed_jaxpr_type()
+    if closed is not None and isinstance(value, closed):
         return value.replace(jaxpr=_rewrite(value.jaxpr, eqn_fn))
     if isinstance(value, core.Jaxpr):
         return value.replace(eqns=[eqn_fn(e) for e in value.eqns])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import warnings
+from contextlib import nullcontext
 
 import pytest
 
@@ -11,13 +12,20 @@ jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 pl = pytest.importorskip("jax.experimental.pallas")
 
-from course_utils import compat  # noqa: E402
+from course_utils import compat, kernels  # noqa: E402
 from course_utils.tooling import lowering  # noqa: E402
 
 # What pallas_call lowers through for cuda with no compiler parameters: Mosaic GPU on
-# jax 0.10 (its default, which it deprecates for pallas_call), Triton on jax 0.7.
-MOSAIC_GPU_BY_DEFAULT = lowering.setting("jax_pallas_use_mosaic_gpu").value
+# jax 0.9 to 0.11.1 (the flag's default, a route it deprecates from 0.10), Triton on
+# jax 0.7 and from 0.11.2, which removed the flag.
+MOSAIC_GPU_FLAG = lowering.setting(kernels.MOSAIC_GPU_FLAG)
+MOSAIC_GPU_BY_DEFAULT = bool(MOSAIC_GPU_FLAG is not None and MOSAIC_GPU_FLAG.value)
 DEFAULT_GPU_TARGET = "mosaic_gpu" if MOSAIC_GPU_BY_DEFAULT else "__gpu$xla.gpu.triton"
+needs_the_flag = pytest.mark.skipif(
+    MOSAIC_GPU_FLAG is None,
+    reason=f"jax {jax.__version__} has no {kernels.MOSAIC_GPU_FLAG}: "
+    "a pallas_call without compiler parameters lowers through Triton",
+)
 
 
 def double_kernel(x_ref, y_ref):
@@ -59,7 +67,12 @@ def by_platform(outcomes):
 
 def mosaic_gpu():
     """pallas_call lowers for cuda with Mosaic GPU (jax 0.10's default; 0.7's is Triton)."""
-    return lowering.setting("jax_pallas_use_mosaic_gpu")(True)
+    return MOSAIC_GPU_FLAG(True)
+
+
+def triton():
+    """pallas_call lowers for cuda with Triton: the flag off, or a jax without it."""
+    return MOSAIC_GPU_FLAG(False) if MOSAIC_GPU_FLAG is not None else nullcontext()
 
 
 def test_a_plain_jitted_function_lowers_everywhere():
@@ -72,6 +85,7 @@ def test_a_plain_jitted_function_lowers_everywhere():
     assert all(o.status == lowering.PASS for o in outcomes.values()), outcomes
 
 
+@needs_the_flag
 def test_a_kernel_mosaic_gpu_cannot_lower_fails_for_cuda_and_names_the_function():
     with mosaic_gpu():
         program = lowering.trace(softmax_rows, jnp.ones((4, 8)))
@@ -139,7 +153,7 @@ def test_a_deprecation_warned_while_lowering_is_a_failure_on_any_jax(monkeypatch
 
 
 def test_a_kernel_for_triton_lowers_for_cuda():
-    with lowering.setting("jax_pallas_use_mosaic_gpu")(False):
+    with triton():
         program = lowering.trace(double_rows, jnp.ones((16, 128)))
         cuda = lowering.check(program, platforms=["cuda"])[0]
     assert cuda.status == lowering.PASS, cuda
@@ -155,6 +169,7 @@ def test_a_host_callback_is_skipped_with_its_reason():
         assert "debug_print" in o.reason and "the rest lowers" in o.reason
 
 
+@needs_the_flag
 def test_a_host_callback_does_not_hide_a_failing_kernel():
     def noisy_softmax(x):
         jax.debug.print("x = {}", x)
