@@ -26,6 +26,7 @@ __all__ = [
     "enable_x64",
     "eval_view",
     "get_value",
+    "pallas",
     "set_value",
     "single_device_sharding",
     "to_varying",
@@ -47,16 +48,30 @@ def enable_x64(enabled: bool = True) -> Iterator[None]:
 def single_device_sharding(device: Any) -> Any:
     """A sharding that puts a whole array on ``device``.
 
-    ``jax.sharding.make_single_device_sharding`` where it exists (jax >= 0.8; newer jax
-    returns a ``NamedSharding`` from it and deprecates ``SingleDeviceSharding``), else
-    ``SingleDeviceSharding`` (jax 0.7).
+    ``jax.sharding.make_single_device_sharding`` where it exists (jax >= 0.8; jax 0.12
+    deprecates ``SingleDeviceSharding``, and the function is documented to return a
+    ``NamedSharding`` later), else a ``NamedSharding`` over a mesh of that one device
+    (jax 0.7), the same placement.
     """
     import jax
 
     make = getattr(jax.sharding, "make_single_device_sharding", None)
-    if make is None:  # jax 0.7
-        return jax.sharding.SingleDeviceSharding(device)
-    return make(device)
+    if make is not None:
+        return make(device)
+    import numpy as np  # jax 0.7
+
+    mesh = jax.sharding.Mesh(np.array([device]), ("device",))
+    return jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())
+
+
+def pallas() -> Any:
+    """Pallas: ``jax.pallas`` where it exists (jax >= 0.12, its preferred import path),
+    else ``jax.experimental.pallas``, which every supported jax has."""
+    try:
+        from jax import pallas as module
+    except ImportError:  # jax < 0.12
+        from jax.experimental import pallas as module
+    return module
 
 
 def get_value(variable: Any) -> Any:

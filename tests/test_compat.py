@@ -266,6 +266,29 @@ def test_single_device_sharding_places_a_whole_array_on_the_device():
 def test_single_device_sharding_falls_back_where_jax_lacks_the_new_name(monkeypatch):
     import jax
 
+    device = jax.devices()[0]
     monkeypatch.delattr(jax.sharding, "make_single_device_sharding")
-    sharding = compat.single_device_sharding(jax.devices()[0])
-    assert isinstance(sharding, jax.sharding.SingleDeviceSharding)
+    sharding = compat.single_device_sharding(device)
+    assert isinstance(sharding, jax.sharding.NamedSharding)
+    x = jax.device_put(jnp.arange(4.0), sharding)
+    assert x.devices() == {device} and sharding.is_fully_replicated
+    assert sharding.device_set == {device}
+
+
+def test_pallas_is_jax_pallas_where_present_else_jax_experimental_pallas(monkeypatch):
+    import importlib.util
+    import sys
+
+    expected = (
+        "jax.pallas"
+        if importlib.util.find_spec("jax.pallas")
+        else "jax.experimental.pallas"
+    )
+    assert compat.pallas().__name__ == expected
+    assert callable(compat.pallas().pallas_call)
+    import jax
+    import jax.experimental.pallas  # noqa: F401 - loaded while jax.pallas still is
+
+    monkeypatch.delattr(jax, "pallas", raising=False)  # a jax before 0.12
+    monkeypatch.setitem(sys.modules, "jax.pallas", None)
+    assert compat.pallas().__name__ == "jax.experimental.pallas"
