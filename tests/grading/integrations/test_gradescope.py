@@ -103,7 +103,7 @@ def test_the_bundle_holds_setup_run_autograder_the_master_and_the_course(bundle)
     assert config == {
         "master": "master/tiny_master.ipynb",
         "timeout": 10.0,
-        "total_timeout": 900.0,
+        "total_timeout": 600.0,  # course grade's default, as every command's
         "memory_mb": 1000.0,
         "full": False,
         "sandbox": "auto",
