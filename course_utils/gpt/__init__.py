@@ -1,4 +1,8 @@
-"""Lesson 11's GPT, every piece in one folder (as in nanoGPT and Flax's examples):
+"""Lessons 11 and 12's GPT, every piece in one folder (as in nanoGPT and Flax's examples).
+
+Lesson 11 writes the model, the data pipeline, the converter and the samplers on its
+page, lesson 12 the sharding, checkpoint and export calls; the same code lives here for
+later cells, the exercises and the tests (``tests/gpt/test_pages.py`` keeps them equal):
 
 - ``model``: ``GPTConfig``, ``TorchGPT`` and ``NNXGPT`` (blocks scanned), with a KV cache
 - ``sample``: ``torch_generate``/``nnx_generate``, with and without the KV cache, and ``generate_fn`` for any logits callable; one random stream
@@ -12,7 +16,7 @@
 PyTorch's FSDP2 and tensor-parallel runs of the same model are a launched script,
 :mod:`course_utils.dist.torch_gpt`.
 
-``model``, ``sample`` and ``convert`` import torch and flax at the top; the others
+``model``, ``sample``, ``convert`` and ``data`` import their frameworks at the top; the others
 import the frameworks inside their functions. Importing this package imports
 neither: ``from course_utils import gpt`` then ``gpt.train.jax_step`` imports
 ``course_utils.gpt.train`` on first use.

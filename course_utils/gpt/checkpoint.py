@@ -24,6 +24,7 @@ __all__ = [
     "abstract_like",
     "dcp_load",
     "dcp_save",
+    "one_process",
     "orbax_load",
     "orbax_save",
 ]
@@ -62,7 +63,7 @@ def orbax_load(path: str | Path, abstract: Any) -> Any:
 
 
 @contextlib.contextmanager
-def _single_process() -> Iterator[None]:
+def one_process() -> Iterator[None]:
     """DCP without a process group says it assumes one process: that is the point here."""
     with warnings.catch_warnings():
         warnings.filterwarnings(
@@ -80,7 +81,7 @@ def dcp_save(path: str | Path, model: Any, optimizer: Any, step: int = 0) -> Non
     import torch.distributed.checkpoint as dcp
     from torch.distributed.checkpoint.state_dict import get_state_dict
 
-    with _single_process():
+    with one_process():
         msd, osd = get_state_dict(model, optimizer)
         state = {"model": msd, "optim": osd, "step": torch.tensor(step)}
         dcp.save(state, checkpoint_id=Path(path), no_dist=True)
@@ -97,7 +98,7 @@ def dcp_load(path: str | Path, model: Any, optimizer: Any) -> int:
     import torch.distributed.checkpoint as dcp
     from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
 
-    with _single_process():
+    with one_process():
         msd, osd = get_state_dict(model, optimizer)
         state = {"model": msd, "optim": osd, "step": torch.tensor(0)}
         dcp.load(state, checkpoint_id=Path(path), no_dist=True)

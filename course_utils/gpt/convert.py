@@ -9,8 +9,7 @@ Linear (per layer)  ``blocks.i.fc1.weight`` (out, in)   ``blocks.fc1.kernel`` (L
 LayerNorm           ``weight``, ``bias``                ``scale``, ``bias``
 ==================  ==================================  =====================================
 
-Two differences, then: a Linear weight is transposed (via
-:func:`course_utils.convert.layouts.linear_torch_to_jax`), and PyTorch's
+Two differences, then: a Linear weight is transposed, and PyTorch's
 ``ModuleList`` has one entry per layer (``blocks.0.…``, ``blocks.1.…``) where
 the scanned NNX model holds one stacked array per parameter, layer first. The
 head has no weights of its own on either side, so there is nothing to convert.
@@ -25,16 +24,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import torch
 from flax import nnx
 
-from course_utils.convert.layouts import (
-    _np,
-    _unwrap,
-    linear_jax_to_torch,
-    linear_torch_to_jax,
-)
 from course_utils.gpt.model import NNXGPT, GPTConfig, TorchGPT
 
 __all__ = [
@@ -45,79 +40,53 @@ __all__ = [
     "make_gpt_pair",
 ]
 
-BLOCK_PARTS = ("ln1", "attn.qkv", "attn.proj", "ln2", "fc1", "fc2")  # torch's order
-LINEARS = ("attn.qkv", "attn.proj", "fc1", "fc2")
-NORMS = ("ln1", "ln2")
-
-
-def _n_layers(tensors: Mapping[str, Any]) -> int:
-    ids = {int(k.split(".")[1]) for k in tensors if k.startswith("blocks.")}
-    if ids != set(range(len(ids))):
-        raise KeyError(f"block indices {sorted(ids)} are not 0..n-1")
-    return len(ids)
-
-
-def _get(tree: Any, path: str) -> np.ndarray:
-    node = tree
-    for part in path.split("."):
-        try:
-            node = node[part]
-        except (KeyError, TypeError):
-            raise KeyError(
-                f"the NNX tree has no {path!r}; expected NNXGPT's structure"
-            ) from None
-    return _np(_unwrap(node), path)
-
-
-def _put(tree: dict, path: str, value: Any) -> None:
-    *parents, leaf = path.split(".")
-    for part in parents:
-        tree = tree.setdefault(part, {})
-    tree[leaf] = value
+LINEARS = (
+    "attn.qkv",
+    "attn.proj",
+    "fc1",
+    "fc2",
+)  # weight (out, in) <-> kernel (in, out)
+NORMS = ("ln1", "ln2")  # LayerNorm: weight <-> scale
 
 
 def gpt_torch_tensors_to_nnx(tensors: Mapping[str, Any]) -> dict:
     """``TorchGPT`` tensors (``state_dict()``, or gradients by name) -> NNXGPT's nested dict.
 
     The result has the structure of ``nnx.to_pure_dict(nnx.state(model, nnx.Param))``,
-    jax arrays, every block parameter stacked on a leading layer axis.
+    jax arrays, every block parameter stacked on a leading layer axis. A missing
+    tensor raises ``KeyError`` with its PyTorch name.
     """
-    import jax.numpy as jnp
+    t = {name: torch.as_tensor(v).detach().cpu().numpy() for name, v in tensors.items()}
+    n_layers = len({name.split(".")[1] for name in t if name.startswith("blocks.")})
 
-    try:
-        L = _n_layers(tensors)
-        out: dict = {}
-        for name in ("tok_emb", "pos_emb"):  # (rows, d_model) on both sides
-            _put(
-                out,
-                f"{name}.embedding",
-                jnp.asarray(_np(tensors[f"{name}.weight"], name)),
-            )
-        _put(out, "ln_f.scale", jnp.asarray(_np(tensors["ln_f.weight"], "ln_f")))
-        _put(out, "ln_f.bias", jnp.asarray(_np(tensors["ln_f.bias"], "ln_f")))
-        for lin in LINEARS:
-            pairs = [
-                linear_torch_to_jax(
-                    tensors[f"blocks.{i}.{lin}.weight"],
-                    tensors[f"blocks.{i}.{lin}.bias"],
-                )
-                for i in range(L)
-            ]  # each (kernel (in, out), bias (out,))
-            _put(
-                out, f"blocks.{lin}.kernel", jnp.stack([k for k, _ in pairs])
-            )  # (L, in, out)
-            _put(
-                out, f"blocks.{lin}.bias", jnp.stack([b for _, b in pairs])
-            )  # (L, out)
-        for ln in NORMS:
-            for src, dst in (("weight", "scale"), ("bias", "bias")):
-                rows = [_np(tensors[f"blocks.{i}.{ln}.{src}"], ln) for i in range(L)]
-                _put(out, f"blocks.{ln}.{dst}", jnp.asarray(np.stack(rows)))
-    except KeyError as err:
-        raise KeyError(
-            f"gpt_torch_tensors_to_nnx: missing {err}; expected TorchGPT's names"
-        ) from None
-    return out
+    def stack(name):  # block i's tensor as row i: (n_layers, ...)
+        return jnp.asarray(np.stack([t[f"blocks.{i}.{name}"] for i in range(n_layers)]))
+
+    def linear(name):  # weight (out, in) -> kernel (in, out), for every layer at once
+        return {
+            "kernel": stack(f"{name}.weight").transpose(0, 2, 1),
+            "bias": stack(f"{name}.bias"),
+        }
+
+    def norm(name):  # a LayerNorm's weight is NNX's scale
+        return {"scale": stack(f"{name}.weight"), "bias": stack(f"{name}.bias")}
+
+    blocks = {
+        "ln1": norm("ln1"),
+        "ln2": norm("ln2"),
+        "fc1": linear("fc1"),
+        "fc2": linear("fc2"),
+        "attn": {"qkv": linear("attn.qkv"), "proj": linear("attn.proj")},
+    }
+    return {
+        "tok_emb": {"embedding": jnp.asarray(t["tok_emb.weight"])},
+        "pos_emb": {"embedding": jnp.asarray(t["pos_emb.weight"])},
+        "blocks": blocks,
+        "ln_f": {
+            "scale": jnp.asarray(t["ln_f.weight"]),
+            "bias": jnp.asarray(t["ln_f.bias"]),
+        },
+    }
 
 
 def gpt_nnx_tensors_to_torch(tree: Any) -> dict[str, torch.Tensor]:
@@ -126,33 +95,33 @@ def gpt_nnx_tensors_to_torch(tree: Any) -> dict[str, torch.Tensor]:
     ``tree`` may be an ``nnx.State`` or a plain nested dict; the result loads
     with ``TorchGPT.load_state_dict``.
     """
-    L = _get(tree, "blocks.ln1.scale").shape[0]
-    stacked = {  # each block part: its two stacked arrays, (L, ...)
-        part: tuple(_get(tree, f"blocks.{part}.{leaf}") for leaf in _nnx_leaves(part))
-        for part in BLOCK_PARTS
+    if isinstance(tree, nnx.State):
+        tree = nnx.to_pure_dict(tree)
+    a = jax.tree.map(np.asarray, tree)  # nested dicts of NumPy arrays
+    b = a["blocks"]
+    parts = {
+        "ln1": b["ln1"],
+        "attn.qkv": b["attn"]["qkv"],
+        "attn.proj": b["attn"]["proj"],
+        "ln2": b["ln2"],
+        "fc1": b["fc1"],
+        "fc2": b["fc2"],
     }
-    out: dict[str, torch.Tensor] = {}  # in TorchGPT.state_dict()'s order
-    for name in ("tok_emb", "pos_emb"):
-        out[f"{name}.weight"] = torch.from_numpy(_get(tree, f"{name}.embedding"))
-    for i in range(L):
-        for part, (first, second) in stacked.items():
-            if part in NORMS:
-                w, b = (
-                    torch.from_numpy(first[i].copy()),
-                    torch.from_numpy(second[i].copy()),
-                )
-            else:
-                w, b = linear_jax_to_torch(
-                    first[i], second[i]
-                )  # (in, out) -> (out, in)
-            out[f"blocks.{i}.{part}.weight"], out[f"blocks.{i}.{part}.bias"] = w, b
-    out["ln_f.weight"] = torch.from_numpy(_get(tree, "ln_f.scale"))
-    out["ln_f.bias"] = torch.from_numpy(_get(tree, "ln_f.bias"))
-    return out
-
-
-def _nnx_leaves(part: str) -> tuple[str, str]:
-    return ("scale", "bias") if part in NORMS else ("kernel", "bias")
+    out = {
+        "tok_emb.weight": a["tok_emb"]["embedding"],
+        "pos_emb.weight": a["pos_emb"]["embedding"],
+    }
+    for i in range(b["ln1"]["scale"].shape[0]):  # unstack: layer i's row is block i
+        for name, p in parts.items():
+            weight = (
+                p["kernel"][i].T if "kernel" in p else p["scale"][i]
+            )  # (in, out) -> (out, in)
+            out[f"blocks.{i}.{name}.weight"], out[f"blocks.{i}.{name}.bias"] = (
+                weight,
+                p["bias"][i],
+            )
+    out["ln_f.weight"], out["ln_f.bias"] = a["ln_f"]["scale"], a["ln_f"]["bias"]
+    return {name: torch.tensor(v) for name, v in out.items()}
 
 
 def _check_pair(torch_model: Any, nnx_model: Any, fn: str) -> None:

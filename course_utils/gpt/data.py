@@ -1,5 +1,8 @@
 """Text both frameworks share: a corpus that ships with Python, a character tokenizer, one batch order.
 
+Lesson 11 writes the pipelines on its page; this module holds the same code for
+lesson 12, the exercises and the tests (``tests/gpt/test_pages.py`` keeps them equal).
+
 - :func:`load_corpus`: the language reference's help topics in ``pydoc_data.topics``
   (part of CPython's standard library, about 465,000 characters of English; no download);
 - :class:`CharTokenizer`: one token per distinct character;
@@ -7,12 +10,12 @@
 - :func:`batch_order`: the start of every training window, drawn once from a seeded
   NumPy generator, shape ``(steps, batch)``;
 - two pipelines over that one order, each in its framework's idiom:
-  :func:`torch_loader` (a ``torch.utils.data.DataLoader`` over a window ``Dataset``,
+  :func:`torch_loader` (a ``torch.utils.data.DataLoader`` over a :class:`WindowDataset`,
   the order as its ``batch_sampler``) and :func:`numpy_batches` (a plain NumPy
   iterator, what ``jax.numpy`` consumes). They yield the same ``(x, y)`` batches:
   ``y`` is ``x`` shifted one character left, the next-character targets.
 
-Importing this module imports neither torch nor jax.
+This module imports torch at the top (the ``Dataset``); ``import course_utils.gpt`` does not.
 """
 
 from __future__ import annotations
@@ -21,9 +24,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset
 
 __all__ = [
     "CharTokenizer",
+    "WindowDataset",
     "batch_order",
     "load_corpus",
     "numpy_batches",
@@ -86,14 +92,11 @@ def batch_order(
     n_tokens: int, block_size: int, batch: int, steps: int, *, seed: int
 ) -> np.ndarray:
     """Window starts, ``(steps, batch)`` int64, uniform over every full window, fixed by ``seed``."""
-    n_windows = n_tokens - block_size  # a window needs block_size + 1 tokens (x and y)
+    n_windows = n_tokens - block_size  # a window needs block_size + 1 tokens: x and y
     if n_windows < 1:
         raise ValueError(f"{n_tokens} tokens are too few for block_size={block_size}")
-    if min(batch, steps) < 1:
-        raise ValueError(f"batch and steps must be positive, got {batch} and {steps}")
-    return np.random.default_rng(seed).integers(
-        0, n_windows, size=(steps, batch), dtype=np.int64
-    )
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, n_windows, size=(steps, batch), dtype=np.int64)
 
 
 def windows(
@@ -101,7 +104,7 @@ def windows(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(x, y)`` for windows starting at ``starts`` (any shape S): each ``S + (block_size,)``."""
     chunk = ids[np.asarray(starts)[..., None] + np.arange(block_size + 1)]
-    return chunk[..., :-1], chunk[..., 1:]
+    return chunk[..., :-1], chunk[..., 1:]  # y: x shifted by one token
 
 
 def numpy_batches(
@@ -112,34 +115,26 @@ def numpy_batches(
         yield windows(ids, starts, block_size)
 
 
-def _window_dataset():
-    import torch
-    from torch.utils.data import Dataset
+class WindowDataset(Dataset):
+    """Item ``i``: the window starting at token ``i``, as ``(x, y)`` int64 tensors."""
 
-    class WindowDataset(Dataset):
-        """Item ``i``: the window starting at token ``i``, as ``(x, y)`` int64 tensors."""
+    def __init__(self, ids: np.ndarray, block_size: int):
+        self.ids = torch.from_numpy(np.ascontiguousarray(ids, dtype=np.int64))
+        self.block_size = block_size
 
-        def __init__(self, ids: np.ndarray, block_size: int):
-            self.ids = torch.from_numpy(np.ascontiguousarray(ids, dtype=np.int64))
-            self.block_size = block_size
+    def __len__(self) -> int:
+        return len(self.ids) - self.block_size
 
-        def __len__(self) -> int:
-            return len(self.ids) - self.block_size
-
-        def __getitem__(self, i: int):
-            chunk = self.ids[i : i + self.block_size + 1]
-            return chunk[:-1], chunk[1:]
-
-    return WindowDataset
+    def __getitem__(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
+        chunk = self.ids[i : i + self.block_size + 1]
+        return chunk[:-1], chunk[1:]
 
 
-def torch_loader(ids: np.ndarray, order: np.ndarray, block_size: int):
+def torch_loader(ids: np.ndarray, order: np.ndarray, block_size: int) -> DataLoader:
     """The PyTorch side's pipeline: a ``DataLoader`` whose ``batch_sampler`` is ``order``.
 
     Each row of ``order`` is one batch of dataset indices (window starts); the
     default collate stacks the items into ``(batch, block_size)`` tensors.
     """
-    from torch.utils.data import DataLoader
-
-    dataset = _window_dataset()(ids, block_size)
-    return DataLoader(dataset, batch_sampler=np.asarray(order).tolist())
+    order = np.asarray(order).tolist()  # one list of window starts per batch
+    return DataLoader(WindowDataset(ids, block_size), batch_sampler=order)

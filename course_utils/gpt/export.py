@@ -49,8 +49,7 @@ def torch_export(model: Any, tokens: Any, max_len: int) -> bytes:
     """``torch.export`` of ``model(tokens)`` (eval mode) with symbolic batch and length ≤ ``max_len``."""
     import torch
 
-    batch = torch.export.Dim("batch")
-    seq = torch.export.Dim("seq", max=max_len)
+    batch, seq = torch.export.Dim("batch"), torch.export.Dim("seq", max=max_len)
     model.eval()
     with torch.no_grad():
         program = torch.export.export(

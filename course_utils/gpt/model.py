@@ -41,7 +41,7 @@ from torch.nn import functional as F
 
 from course_utils.models.transformer import TORCH_LAYERNORM_EPS
 
-__all__ = ["LAYERNORM_EPS", "GPTConfig", "NNXGPT", "TorchGPT"]
+__all__ = ["LAYERNORM_EPS", "GPTConfig", "NNXGPT", "TorchGPT", "nnx_linear"]
 
 LAYERNORM_EPS = TORCH_LAYERNORM_EPS  # 1e-5, set explicitly on both sides
 INIT_STD = 0.02  # GPT-2's initialisation: weights ~ N(0, 0.02²), biases 0
@@ -150,7 +150,7 @@ class TorchGPTBlock(nn.Module):
 class TorchGPT(nn.Module):
     """Token + position embeddings, a ModuleList of blocks, final LN, tied head."""
 
-    def __init__(self, cfg: GPTConfig = GPTConfig()):
+    def __init__(self, cfg: GPTConfig):
         super().__init__()
         self.cfg = cfg
         self.tok_emb = nn.Embedding(cfg.vocab_size, cfg.d_model)
@@ -209,9 +209,15 @@ class TorchGPT(nn.Module):
 # ------------------------------------------------------------------ Flax NNX
 
 
-def _linear(d_in: int, d_out: int, dtype, rngs: nnx.Rngs) -> nnx.Linear:
-    init = nnx.initializers.normal(INIT_STD)
-    return nnx.Linear(d_in, d_out, kernel_init=init, dtype=dtype, rngs=rngs)
+def nnx_linear(d_in: int, d_out: int, dtype, rngs: nnx.Rngs) -> nnx.Linear:
+    """An ``nnx.Linear`` with GPT-2's initial kernel, N(0, 0.02²); its bias starts at 0."""
+    return nnx.Linear(
+        d_in,
+        d_out,
+        kernel_init=nnx.initializers.normal(INIT_STD),
+        dtype=dtype,
+        rngs=rngs,
+    )
 
 
 class NNXCausalSelfAttention(nnx.Module):
@@ -219,8 +225,8 @@ class NNXCausalSelfAttention(nnx.Module):
 
     def __init__(self, cfg: GPTConfig, *, dtype=None, rngs: nnx.Rngs):
         self.cfg = cfg
-        self.qkv = _linear(cfg.d_model, 3 * cfg.d_model, dtype, rngs)
-        self.proj = _linear(cfg.d_model, cfg.d_model, dtype, rngs)
+        self.qkv = nnx_linear(cfg.d_model, 3 * cfg.d_model, dtype, rngs)
+        self.proj = nnx_linear(cfg.d_model, cfg.d_model, dtype, rngs)
         self.attn_drop = nnx.Dropout(cfg.dropout, rngs=rngs)
         self.resid_drop = nnx.Dropout(cfg.dropout, rngs=rngs)
 
@@ -258,8 +264,8 @@ class NNXGPTBlock(nnx.Module):
         self.ln1 = nnx.LayerNorm(cfg.d_model, epsilon=LAYERNORM_EPS, rngs=rngs)
         self.attn = NNXCausalSelfAttention(cfg, dtype=dtype, rngs=rngs)
         self.ln2 = nnx.LayerNorm(cfg.d_model, epsilon=LAYERNORM_EPS, rngs=rngs)
-        self.fc1 = _linear(cfg.d_model, cfg.d_ff, dtype, rngs)
-        self.fc2 = _linear(cfg.d_ff, cfg.d_model, dtype, rngs)
+        self.fc1 = nnx_linear(cfg.d_model, cfg.d_ff, dtype, rngs)
+        self.fc2 = nnx_linear(cfg.d_ff, cfg.d_model, dtype, rngs)
         self.drop = nnx.Dropout(cfg.dropout, rngs=rngs)
 
     def __call__(self, x, cache=None, pos=0):
@@ -283,7 +289,7 @@ class NNXGPT(nnx.Module):
     embedding (``jnp.bfloat16`` for mixed precision); parameters stay float32.
     """
 
-    def __init__(self, cfg: GPTConfig = GPTConfig(), *, dtype=None, rngs: nnx.Rngs):
+    def __init__(self, cfg: GPTConfig, *, dtype=None, rngs: nnx.Rngs):
         self.cfg = cfg
         emb_init = nnx.initializers.normal(INIT_STD)
         self.tok_emb = nnx.Embed(

@@ -46,10 +46,16 @@ from torch.nn import functional as F
 from course_utils import compat
 
 __all__ = [
+    "check_lengths",
     "generate_fn",
+    "jax_pick",
+    "nnx_decode",
+    "nnx_logits",
     "nnx_generate",
     "nnx_generate_compiled",
+    "right_padded",
     "torch_generate",
+    "torch_pick",
     "teacher_forced",
     "uniforms",
 ]
@@ -60,7 +66,8 @@ def uniforms(steps: int, batch: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).random((steps, batch), dtype=np.float32)
 
 
-def _check(prompt_len: int, steps: int, cache_len: int | None = None) -> None:
+def check_lengths(prompt_len: int, steps: int, cache_len: int | None = None) -> None:
+    """Refuse an empty prompt, negative steps, or a cached sample longer than the cache."""
     if prompt_len < 1 or steps < 0:
         raise ValueError(
             f"need a prompt of at least one token and steps >= 0, got {prompt_len}, {steps}"
@@ -72,7 +79,7 @@ def _check(prompt_len: int, steps: int, cache_len: int | None = None) -> None:
         )
 
 
-def _window(tokens: np.ndarray, size: int) -> tuple[np.ndarray, int]:
+def right_padded(tokens: np.ndarray, size: int) -> tuple[np.ndarray, int]:
     """The last ``size`` tokens, zero-padded on the right to ``size``; and the last filled index.
 
     A causal model's logits at a position ignore every later one, so the padding
@@ -87,7 +94,7 @@ def _window(tokens: np.ndarray, size: int) -> tuple[np.ndarray, int]:
 # ----------------------------------------------------------------- PyTorch
 
 
-def _torch_pick(
+def torch_pick(
     logits: torch.Tensor, temperature: float, u: torch.Tensor
 ) -> torch.Tensor:
     # logits: (B, V); u: (B,) -> (B,) token ids
@@ -112,7 +119,7 @@ def torch_generate(
     tokens = torch.as_tensor(np.asarray(prompt), dtype=torch.long, device=device)
     B, T0 = tokens.shape
     S = model.cfg.block_size
-    _check(T0, steps, S if use_cache else None)
+    check_lengths(T0, steps, S if use_cache else None)
     u = torch.from_numpy(uniforms(steps, B, seed)).to(device)
     was_training = model.training
     model.eval()
@@ -123,7 +130,7 @@ def torch_generate(
         for s in range(steps):
             if not use_cache:
                 logits = model(tokens[:, -S:])  # the whole (cropped) context again
-            nxt = _torch_pick(logits[:, -1], temperature, u[s])  # (B,)
+            nxt = torch_pick(logits[:, -1], temperature, u[s])  # (B,)
             tokens = torch.cat([tokens, nxt[:, None]], dim=1)
             if use_cache and s + 1 < steps:
                 logits, _ = model.decode(nxt[:, None], cache, T0 + s)  # one position
@@ -136,28 +143,25 @@ def torch_generate(
 
 
 @nnx.jit
-def _nnx_decode(model, tokens, cache, pos):
+def nnx_decode(model, tokens, cache, pos):
+    """``model.decode`` compiled once: ``pos`` is traced, so every position shares one program."""
     return model.decode(tokens, cache, pos)
 
 
 @nnx.jit
-def _nnx_logits_at(model, window, index):
-    # window: (B, block_size), right-padded; the logits at position ``index``: (B, V)
+def nnx_logits(model, window, index):
+    """The logits (B, V) at position ``index`` of a right-padded ``window`` (B, block_size)."""
     return jnp.take(model(window), index, axis=1)
 
 
-@jax.jit
-def _jax_pick(logits, temperature, u):
-    cdf = jnp.cumsum(
-        jax.nn.softmax(logits.astype(jnp.float32) / temperature, axis=-1), axis=-1
-    )
-    return jnp.minimum((cdf < u[:, None]).sum(-1), logits.shape[-1] - 1)
-
-
-def _nnx_pick(logits, temperature: float, u):
+@functools.partial(jax.jit, static_argnames="temperature")
+def jax_pick(logits, temperature: float, u):
+    """:func:`torch_pick` in JAX, compiled: ``(B, V)`` logits, ``(B,)`` uniforms -> ``(B,)`` ids."""
     if temperature == 0:
         return jnp.argmax(logits, axis=-1)
-    return _jax_pick(logits, temperature, u)
+    probs = jax.nn.softmax(logits.astype(jnp.float32) / temperature, axis=-1)
+    cdf = jnp.cumsum(probs, axis=-1)
+    return jnp.minimum((cdf < u[:, None]).sum(-1), logits.shape[-1] - 1)
 
 
 def nnx_generate(
@@ -173,20 +177,20 @@ def nnx_generate(
     tokens = np.asarray(prompt).astype(np.int32)
     B, T0 = tokens.shape
     S = model.cfg.block_size
-    _check(T0, steps, S if use_cache else None)
+    check_lengths(T0, steps, S if use_cache else None)
     u = jnp.asarray(uniforms(steps, B, seed))
     model = compat.eval_view(model)  # dropout off; the caller's model keeps its mode
     if use_cache:
-        logits, cache = _nnx_decode(model, jnp.asarray(tokens), model.new_cache(B), 0)
+        logits, cache = nnx_decode(model, jnp.asarray(tokens), model.new_cache(B), 0)
         logits = logits[:, -1]
     for s in range(steps):
         if not use_cache:
-            window, last = _window(tokens, S)
-            logits = _nnx_logits_at(model, jnp.asarray(window), last)
-        nxt = np.asarray(_nnx_pick(logits, temperature, u[s])).astype(np.int32)
+            window, last = right_padded(tokens, S)
+            logits = nnx_logits(model, jnp.asarray(window), last)
+        nxt = np.asarray(jax_pick(logits, temperature, u[s])).astype(np.int32)
         tokens = np.concatenate([tokens, nxt[:, None]], axis=1)
         if use_cache and s + 1 < steps:
-            logits, cache = _nnx_decode(model, jnp.asarray(nxt[:, None]), cache, T0 + s)
+            logits, cache = nnx_decode(model, jnp.asarray(nxt[:, None]), cache, T0 + s)
             logits = logits[:, -1]
     return tokens
 
@@ -206,7 +210,7 @@ def _decode_loop_body(graphdef, prompt_len, temperature, use_cache, u):
             last = jax.lax.dynamic_index_in_dim(
                 logits, prompt_len + s - 1, axis=1, keepdims=False
             ).astype(jnp.float32)
-        nxt = _nnx_pick(last, temperature, u[s]).astype(jnp.int32)  # (B,)
+        nxt = jax_pick(last, temperature, u[s]).astype(jnp.int32)  # (B,)
         tokens = jax.lax.dynamic_update_slice(tokens, nxt[:, None], (0, prompt_len + s))
         if use_cache:  # one position through the cache
             logits, cache = model.decode(nxt[:, None], cache, prompt_len + s)
@@ -250,7 +254,7 @@ def nnx_generate_compiled(
     """
     tokens = np.asarray(prompt).astype(np.int32)
     B, T0 = tokens.shape
-    _check(T0, steps, model.cfg.block_size)
+    check_lengths(T0, steps, model.cfg.block_size)
     graphdef, state = nnx.split(compat.eval_view(model))
     u = jnp.asarray(uniforms(steps, B, seed))
     out = _jax_decode_loop(
@@ -282,8 +286,8 @@ def _np_pick(logits: np.ndarray, temperature: float, u: np.ndarray) -> np.ndarra
 
 
 def _last_logits(logits, tokens: np.ndarray, max_len: int) -> np.ndarray:
-    """``logits`` called on the :func:`_window` of ``tokens``: the last filled position's row (B, V)."""
-    window, last = _window(tokens, max_len)
+    """``logits`` called on the :func:`right_padded` of ``tokens``: the last filled position's row (B, V)."""
+    window, last = right_padded(tokens, max_len)
     return np.asarray(logits(window))[:, last]
 
 
@@ -300,12 +304,12 @@ def generate_fn(
 
     ``logits`` takes int32 ``(B, max_len)`` tokens and returns ``(B, max_len, V)``
     in any framework (anything ``np.asarray`` reads). It is always called on a
-    window of ``max_len`` tokens (:func:`_window`), and the draws use
+    window of ``max_len`` tokens (:func:`right_padded`), and the draws use
     :func:`uniforms` with the inverse-CDF pick of the model samplers, so equal
     logits give equal text.
     """
     tokens = np.asarray(prompt).astype(np.int32)
-    _check(tokens.shape[1], steps)
+    check_lengths(tokens.shape[1], steps)
     u = uniforms(steps, tokens.shape[0], seed)
     for s in range(steps):
         out = _last_logits(logits, tokens, max_len)
@@ -338,7 +342,7 @@ def teacher_forced(
     sample = np.asarray(sample).astype(np.int32)
     B, total = sample.shape
     steps = total - prompt_len
-    _check(prompt_len, steps)
+    check_lengths(prompt_len, steps)
     u = uniforms(steps, B, seed)
     picks = np.zeros((B, steps), np.int32)
     margins = np.zeros((B, steps), np.float32)

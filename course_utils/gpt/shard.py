@@ -102,24 +102,22 @@ def mesh(shape: Sequence[int], names: Sequence[str]) -> Any:
     return meshes.make(shape, names, auto)
 
 
-def _path(path: Sequence[Any]) -> str:
-    """``blocks/attn/qkv/kernel`` from a pytree path (NNX's trailing ``.value`` dropped)."""
-    parts = [getattr(k, "key", getattr(k, "idx", getattr(k, "name", k))) for k in path]
-    return "/".join(str(p) for p in parts if p != "value")
-
-
 def param_specs(params: Any, rules: Sequence[tuple[str, tuple]] = ()) -> Any:
     """A ``PartitionSpec`` per parameter: the first rule matching its path, else replicated."""
     import jax
     from jax.sharding import PartitionSpec as P
 
     def spec(path, leaf):
-        name = _path(path)
-        for pattern, last in rules:
+        name = jax.tree_util.keystr(path, simple=True, separator="/")
+        name = name.removesuffix(
+            "/value"
+        )  # an nnx.State's leaf: blocks/attn/qkv/kernel
+        for pattern, last in rules:  # the first rule whose pattern matches
             if re.search(pattern, name):
-                lead = (None,) * (leaf.ndim - len(last))
-                return P(*lead, *last)
-        return P()
+                return P(
+                    *(None,) * (leaf.ndim - len(last)), *last
+                )  # the layer axis whole
+        return P()  # no rule: replicated
 
     return jax.tree_util.tree_map_with_path(spec, params)
 
