@@ -271,7 +271,7 @@ SUBMITTING = """\
 
 ```
 import sys
-!"{{sys.executable}}" -m course_utils check {name}
+!"{{sys.executable}}" -m course_utils.tooling.cli check {name}
 ```
 
 It runs your exercise cells in a fresh kernel with the visible tests and prints what

@@ -72,7 +72,13 @@ def test_course_check_grades_a_lone_notebook_with_the_installed_package(tmp_path
     )  # fmt: skip
     assert where.stdout.startswith(str(tmp_path / "dist-packages")), where.stdout
     done = subprocess.run(
-        [sys.executable, "-m", "course_utils", "check", NAME],  # the notebook's line
+        [
+            sys.executable,
+            "-m",
+            "course_utils.tooling.cli",
+            "check",
+            NAME,
+        ],  # as the notebook's line
         env=env,
         cwd=content,
         capture_output=True,

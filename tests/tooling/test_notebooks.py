@@ -102,7 +102,7 @@ def test_student_notebooks_end_with_how_to_check_and_hand_in(path):
     assert last.cell_type == "markdown"
     assert last.source == notebooks.submitting(path.name)
     # the line runs the kernel's own Python: no `course` on the kernel's PATH is needed
-    assert f'import sys\n!"{{sys.executable}}" -m course_utils check {path.name}' in (
+    assert f'import sys\n!"{{sys.executable}}" -m course_utils.tooling.cli check {path.name}' in (
         last.source
     )
     assert "File → Download → Download\n.ipynb" in last.source
