@@ -12,7 +12,8 @@ what they found. In between:
   fix (:func:`device_problem`), JAX's GPU memory policy (:func:`memory_policy`);
   whether this is a TPU host is :func:`course_utils.install.frameworks.tpu_present`,
   the one rule the installer applies too;
-- one float32 precision in both frameworks (:func:`set_precision`, :func:`precision`).
+- one float32 precision in both frameworks (:func:`set_precision`, :func:`precision`;
+  :func:`precision_flags` and :func:`restore_precision` put back what was set before).
 """
 
 from __future__ import annotations
@@ -49,7 +50,9 @@ def choose_torch_device(
     the CPU. On a TPU machine PyTorch stays on the CPU even with torch_xla
     installed: no lesson is written for torch_xla (its lazy tensors need their own
     synchronisation, ``torch.compile`` backend and DLPack rules), so using it
-    silently would break lessons and time tracing instead of computing.
+    silently would break lessons and time tracing instead of computing. TorchTPU
+    (``torch_tpu``, beta, Python 3.12 and newer), which is replacing torch_xla, is not
+    used either: no lesson is written for it.
     """
     if cuda:
         return "cuda", None
@@ -57,7 +60,8 @@ def choose_torch_device(
         why = (
             "torch_xla is installed, but no lesson is written for it"
             if has_torch_xla
-            else "PyTorch reaches TPUs only through torch_xla, which is not installed"
+            else "no lesson is written for PyTorch on a TPU, through torch_xla or "
+            "TorchTPU"
         )
         return (
             "cpu",
@@ -256,8 +260,13 @@ def set_precision(name: str = "float32") -> dict[str, str]:
     No effect on CPU results, so it is safe to call everywhere.
 
     PyTorch's older flags (``set_float32_matmul_precision``, ``cudnn.allow_tf32``) are
-    used on purpose: torch >= 2.9 also has per-backend ``fp32_precision`` settings, but
-    once those are set, reading the older flags raises, and ``torch.export`` reads them.
+    set on purpose, though torch >= 2.9 has per-backend ``fp32_precision`` flags and has
+    announced the older ones' deprecation. The older setters write the new flags too
+    (``cuda.matmul.fp32_precision`` becomes ``"ieee"``, cuDNN's conv and rnn ``"none"``);
+    the new setters leave the older flags behind, and torch still reads those: on torch
+    2.13, ``cudnn.conv.fp32_precision = "ieee"`` makes ``cudnn.allow_tf32`` raise, and
+    ``torch.export.export`` with it (it calls ``cudnn.set_flags``, as torch 2.15 still
+    does).
     """
     if name not in PRECISIONS:
         raise ValueError(
@@ -273,6 +282,28 @@ def set_precision(name: str = "float32") -> dict[str, str]:
     torch.set_float32_matmul_precision(torch_matmul)
     torch.backends.cudnn.allow_tf32 = cudnn_tf32
     return precision()
+
+
+def precision_flags() -> tuple[Any, str, bool]:
+    """The flags :func:`set_precision` writes, as they are now (for :func:`restore_precision`)."""
+    import jax
+    import torch
+
+    return (
+        jax.config.jax_default_matmul_precision,
+        torch.get_float32_matmul_precision(),
+        torch.backends.cudnn.allow_tf32,
+    )
+
+
+def restore_precision(flags: tuple[Any, str, bool]) -> None:
+    """Write back what :func:`precision_flags` read."""
+    import jax
+    import torch
+
+    jax.config.update("jax_default_matmul_precision", flags[0])
+    torch.set_float32_matmul_precision(flags[1])
+    torch.backends.cudnn.allow_tf32 = flags[2]
 
 
 def precision() -> dict[str, str]:

@@ -81,6 +81,45 @@ def test_precision_names_the_frameworks_untouched_defaults():
         env.set_precision("float32" if before == "float32" else "tf32")
 
 
+def test_precision_flags_put_back_what_was_set_before():
+    before = env.precision_flags()
+    try:
+        env.set_precision("tf32")
+        saved = env.precision_flags()
+        env.set_precision("float32")
+        env.restore_precision(saved)
+        assert env.precision()["name"] == "tf32"
+        assert env.precision_flags() == saved
+    finally:
+        env.restore_precision(before)
+
+
+@pytest.mark.slow
+def test_the_new_precision_flags_alone_still_break_torch_export():
+    # Why set_precision writes torch's older flags: the per-backend fp32_precision
+    # setters leave cudnn.allow_tf32 behind, and torch.export reads it. When this
+    # export passes, set_precision may switch to the new flags.
+    out = _run("""
+        import torch
+        if not hasattr(torch.backends.cudnn, "conv"):
+            print("no fp32_precision in this torch")
+            raise SystemExit
+        torch.backends.cuda.matmul.fp32_precision = "ieee"
+        torch.backends.cudnn.conv.fp32_precision = "ieee"
+        torch.backends.cudnn.rnn.fp32_precision = "ieee"
+        try:
+            torch.export.export(torch.nn.Conv1d(1, 1, 2), (torch.ones(1, 1, 4),))
+            print("exported")
+        except RuntimeError as err:
+            print("raised:", str(err).splitlines()[0][:60])
+        """)
+    assert out.returncode == 0, out.stderr
+    assert "exported" not in out.stdout, (
+        "torch.export now works after the new fp32_precision flags alone: "
+        "env.set_precision can set those instead of the older flags"
+    )
+
+
 def test_set_precision_rejects_unknown_names():
     with pytest.raises(ValueError, match="float32"):
         env.set_precision("fp32")

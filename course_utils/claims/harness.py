@@ -72,7 +72,8 @@ def matched_precision(torch_cuda: bool = False) -> Iterator[dict[str, Any]]:
     JAX ``highest`` (its default is TF32 on recent NVIDIA GPUs and bfloat16
     passes on TPU); PyTorch ``highest`` matmuls (so no TF32 in CUDA matmuls) and
     no TF32 in cuDNN convolutions. Yields what is in force, for the record: the
-    matmul precisions, and on CUDA both TF32 switches.
+    matmul precisions, and on CUDA both TF32 switches. What was set before comes
+    back through ``env.restore_precision``: ``env`` alone writes these flags.
     """
     import jax
     import torch
@@ -80,11 +81,7 @@ def matched_precision(torch_cuda: bool = False) -> Iterator[dict[str, Any]]:
     from course_utils import env
 
     cuda, cudnn = torch.backends.cuda.matmul, torch.backends.cudnn
-    saved = (
-        jax.config.jax_default_matmul_precision,
-        torch.get_float32_matmul_precision(),  # also decides cuda.matmul.allow_tf32
-        cudnn.allow_tf32,
-    )
+    saved = env.precision_flags()
     try:
         env.set_precision(PRECISION)
         record: dict[str, Any] = {
@@ -96,9 +93,7 @@ def matched_precision(torch_cuda: bool = False) -> Iterator[dict[str, Any]]:
             record["torch_cudnn_tf32"] = cudnn.allow_tf32
         yield record
     finally:
-        jax.config.update("jax_default_matmul_precision", saved[0])
-        torch.set_float32_matmul_precision(saved[1])
-        cudnn.allow_tf32 = saved[2]
+        env.restore_precision(saved)
 
 
 def compare_ratios(cmp: Any, numerator: str, denominator: str) -> list[float]:
