@@ -267,7 +267,7 @@ def test_single_device_sharding_falls_back_where_jax_lacks_the_new_name(monkeypa
     import jax
 
     device = jax.devices()[0]
-    monkeypatch.delattr(jax.sharding, "make_single_device_sharding")
+    monkeypatch.delattr(jax.sharding, "make_single_device_sharding", raising=False)
     sharding = compat.single_device_sharding(device)
     assert isinstance(sharding, jax.sharding.NamedSharding)
     x = jax.device_put(jnp.arange(4.0), sharding)

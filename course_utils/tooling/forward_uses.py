@@ -271,7 +271,8 @@ class _Visitor:
             callee = self.resolve(node.func)
             if callee in RETURNS:
                 return RETURNS[callee]
-            if callee in ("getattr",) and len(node.args) >= 2:
+            builtin = isinstance(node.func, ast.Name) and node.func.id == "getattr"
+            if builtin and self.lookup("getattr") is None and len(node.args) >= 2:
                 base = self.resolve(node.args[0])
                 attr = node.args[1]
                 if (
@@ -391,11 +392,16 @@ class _Visitor:
                     self.expression(child)
 
     def _branch(self, body: list[ast.stmt], absent: str | None) -> None:
-        if absent:
-            self.absent.append(absent)
+        """A branch; one for releases without ``absent`` binds nothing past its end, as
+        on a release that has the name it does not run."""
+        if not absent:
+            self.block(body)
+            return
+        before = dict(self.scope.names)
+        self.absent.append(absent)
         self.block(body)
-        if absent:
-            self.absent.pop()
+        self.absent.pop()
+        self.scope.names = before
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         outer, self.scope = self.scope, _Scope(self.scope)

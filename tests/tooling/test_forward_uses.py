@@ -135,8 +135,19 @@ def test_the_branch_for_releases_without_a_probed_name_says_so(tmp_path):
 
         def plain():
             return jax.lax.psum
+
+        def x64():
+            context = getattr(jax, "enable_x64", None)
+            if context is None:
+                from jax.experimental import enable_x64 as context
+            with context(True):
+                pass
         """,
     )
+    absent = {(u.name, u.line): u.absent for u in found}
+    assert absent[("jax.experimental.enable_x64", 22)] == "jax.enable_x64"
+    # what the branch binds does not reach past it: a newer jax never runs it
+    assert absent[("jax.enable_x64", 23)] == ""
     absent = {u.name: u.absent for u in found}
     assert (
         absent["jax.sharding.SingleDeviceSharding"]
