@@ -20,24 +20,22 @@
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/v0.1.0/notebooks/01_design_philosophy.ipynb) [![Open In Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)](https://kaggle.com/kernels/welcome?src=https://github.com/jax-pytorch-side-by-side/course/blob/v0.1.0/notebooks/01_design_philosophy.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/v0.1.0?labpath=notebooks/01_design_philosophy.ipynb)
 #
 # PyTorch is imperative Python: a model is an object that owns its tensors and changes them
-# in place, and each line runs as it is read. JAX is a set of transformations (`grad`, `jit`,
-# `vmap`) over pure functions of immutable arrays. This lesson writes one small network both
-# ways, starting from plain NumPy, and shows what each style makes easy and what it makes risky.
+# in place, and each line runs as it is read. JAX is a set of transformations, such as `grad`,
+# `jit` and `vmap`, over pure functions of immutable arrays. This lesson writes one small
+# network both ways, starting from plain NumPy. It shows what each style makes easy and what it
+# makes risky.
 #
 # **Learning objectives.** After this notebook you can
 # 1. rewrite a model that mutates its weights in place as pure functions over a pytree, and
-#    name the bug class this removes (aliasing through shared arrays);
+#    name the bug class this removes: aliasing through shared arrays;
 # 2. predict what in-place updates, `print`, global variables and random numbers do in eager
 #    PyTorch and under `jax.jit`, and use `.at[]`, `jax.debug.print` and explicit keys instead;
 # 3. place `nn.Module`, JAX pytrees and Flax NNX on the line from objects to functions, and
 #    tell eager define-by-run execution from trace-and-compile.
 #
-# **How to read the pairs.** From section 2 on, each idea comes as a PyTorch cell, then the JAX
-# cell that mirrors it, then a cell that checks the two agree. Names say which framework owns
-# them: `model_torch`, `X_torch` and `loss_torch` in PyTorch cells, `params_jax`, `X_jax` and
-# `loss_jax` in JAX cells; the NumPy arrays both start from end in `_np` (`X_np`, `y_np`), and
-# `init` holds the shared initial weights. Running the cells out of order therefore never hands
-# a PyTorch cell a JAX array, and the parity cell can name both sides.
+# The pairs follow lesson 00's naming: `model_torch` and `X_torch` in PyTorch cells,
+# `params_jax` and `X_jax` in JAX cells, and no suffix on what both share, such as the NumPy
+# data `X_np` and the initial weights `init`.
 
 # %%
 # Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),
@@ -94,27 +92,26 @@ print(env.report().line())
 # ## 1. Imperative vs functional, in plain NumPy
 #
 # Before any framework, one design question: who owns the weights? In the imperative style an
-# object owns them and methods change them in place; anyone holding a reference sees the change.
-# In the functional style the weights are a value: a function takes them and returns new ones,
-# and what it was given stays as it was.
+# object owns them, and its methods change them in place. Anyone holding a reference sees the
+# change. In the functional style the weights are a value: a function takes them and returns
+# new ones, and what it was given stays as it was.
 #
 # PyTorch's `nn.Module` and `torch.optim` follow the first style. JAX requires the second,
-# because its transformations need **pure functions**: a function whose result depends only on
-# its arguments and which changes nothing outside itself. `jax.grad` can only differentiate with
-# respect to something that goes in as an argument, and `jax.jit` compiles what the function
-# computes from its arguments, not what it does to the world around it. Doing both styles in
-# plain NumPy first separates that design choice from everything else the frameworks add.
+# because its transformations need **pure functions**. A pure function's result depends only on
+# its arguments, and it changes nothing outside itself. `jax.grad` can only differentiate with
+# respect to an argument, and `jax.jit` compiles what the function computes from its arguments,
+# not what it does to the world around it. Plain NumPy shows the two styles apart from
+# everything else the frameworks add.
 #
 # **Key concepts**
-# - *Imperative*: an object holds the weights and `train_step` changes them in place (`-=`).
-# - *Functional*: the weights are a value (a dict of arrays) passed in; an update returns new
+# - *Imperative*: an object holds the weights and `train_step` changes them in place with `-=`.
+# - *Functional*: the weights are a value, a dict of arrays, passed in. An update returns new
 #   values and changes nothing it was given.
 # - NumPy arrays are mutable and Python passes references, so a list of an object's arrays is
 #   a window onto its state, not a copy of it.
 #
-# The starting point is the two-layer MLP from the source articles, trained by hand-written
-# backprop. The backprop itself (`numpy_mlp.grads`, 15 lines) lives in
-# `course_utils/numpy_mlp.py`; here we only care about *who owns the weights*.
+# The starting point is the two-layer MLP of the source articles. Its weights are stored
+# `(in, out)`, so `X @ w1` works for a batch `X` of shape `(batch, in)`:
 
 # %%
 d_in, d_out, lr = 4, 1, 0.2
@@ -124,7 +121,34 @@ init = numpy_mlp.init_params(d_in, S.d_hidden, d_out, seed=0)  # float32, layout
 
 
 # %% [markdown]
-# The imperative version, as the article writes it: the object owns four arrays, `params()`
+# The first of three ways to write the model: NumPy, with backprop by hand. The loss is half
+# the squared error, summed over outputs and averaged over the batch. The backward pass applies
+# the chain rule layer by layer, from the loss back to the first weights:
+
+# %%
+# NumPy: the forward pass, the loss and its gradient, written by hand
+def forward_np(params, X):
+    return np.maximum(X @ params["w1"] + params["b1"], 0) @ params["w2"] + params["b2"]
+
+
+def loss_np(params, X, y):
+    return float(0.5 * np.mean(np.sum((forward_np(params, X) - y) ** 2, axis=1)))
+
+
+def grads_np(params, X, y):
+    z1 = X @ params["w1"] + params["b1"]  # (n, d_hidden)
+    a1 = np.maximum(z1, 0)
+    dz2 = (a1 @ params["w2"] + params["b2"] - y) / len(X)  # d loss / d output, (n, d_out)
+    dz1 = (dz2 @ params["w2"].T) * (z1 > 0)  # back through w2 and the ReLU, (n, d_hidden)
+    return {"b1": dz1.sum(axis=0), "b2": dz2.sum(axis=0), "w1": X.T @ dz1, "w2": a1.T @ dz2}
+
+
+# the course keeps the same code in course_utils.numpy_mlp, as the exercises' oracle
+assert_close(grads_np(init, X_np, y_np), numpy_mlp.grads(init, X_np, y_np), rtol=0, atol=0, name="grads")
+
+
+# %% [markdown]
+# The imperative version, as the article writes it. The object owns four arrays, `params()`
 # hands them out, and `train_step` subtracts the gradient from them in place.
 
 # %%
@@ -139,7 +163,7 @@ class SimpleMLP:
         return {"b1": self.b1, "b2": self.b2, "w1": self.w1, "w2": self.w2}
 
     def train_step(self, X, y, lr):
-        grads = numpy_mlp.grads(self.params(), X, y)
+        grads = grads_np(self.params(), X, y)
         for name, p in self.params().items():
             p -= lr * grads[name]  # in place: every reference to p sees the change
 
@@ -155,7 +179,7 @@ def sgd_update(params, grads, lr):
 
 def train_functional(params, X, y, lr, num_steps):
     for _ in range(num_steps):
-        params = sgd_update(params, numpy_mlp.grads(params, X, y), lr)
+        params = sgd_update(params, grads_np(params, X, y), lr)
     return params
 
 
@@ -169,12 +193,12 @@ for _ in range(S.num_steps):
 trained = train_functional(init, X_np, y_np, lr, S.num_steps)
 
 assert_close(model.params(), trained, rtol=1e-5, atol=1e-6, name="trained")
-print(f"loss {numpy_mlp.loss(init, X_np, y_np):.4f} -> {numpy_mlp.loss(trained, X_np, y_np):.4f}"
+print(f"loss {loss_np(init, X_np, y_np):.4f} -> {loss_np(trained, X_np, y_np):.4f}"
       f" after {S.num_steps} steps, identical in both styles")
 
 # %% [markdown]
-# Same loss before, same loss after, same weights: the style decides where the weights live and
-# who may change them, not the arithmetic. Everything that follows is about what each choice
+# Same loss before, same loss after, same weights. The style decides where the weights live
+# and who may change them, not the arithmetic. The rest of the lesson is about what each choice
 # makes easy and what it lets go wrong.
 #
 # ### 1.1 The sharp bit: aliasing
@@ -185,18 +209,18 @@ print(f"loss {numpy_mlp.loss(init, X_np, y_np):.4f} -> {numpy_mlp.loss(trained, 
 # %%
 model = SimpleMLP(init)
 snapshot = model.params()  # meant as a record of the starting point
-loss_at_start = numpy_mlp.loss(snapshot, X_np, y_np)
+loss_at_start = loss_np(snapshot, X_np, y_np)
 for _ in range(S.num_steps):
     model.train_step(X_np, y_np, lr)
-loss_of_snapshot = numpy_mlp.loss(snapshot, X_np, y_np)
+loss_of_snapshot = loss_np(snapshot, X_np, y_np)
 print(f"loss of the snapshot: {loss_at_start:.4f} when taken, {loss_of_snapshot:.4f} after training")
 print('snapshot["w1"] is model.w1:', snapshot["w1"] is model.w1)
 
 # %% [markdown]
 # The "snapshot" trained along with the model: it *is* the model's arrays. Its loss moved from
-# the starting value to the trained one, and the identity check printed `True`: the dict holds
-# the very arrays `train_step` subtracts from. The bug runs the other way too: an in-place
-# edit through the dict silently rewrites the model.
+# the starting value to the trained one, and the identity check printed `True`. The dict holds
+# the very arrays `train_step` subtracts from. The bug runs the other way too: an in-place edit
+# through the dict silently rewrites the model.
 
 # %%
 experiment = model.params()
@@ -205,11 +229,11 @@ print("model.w1 is now all zeros:", not model.w1.any())
 assert not model.w1.any()
 
 # %% [markdown]
-# Functional code cannot have this bug: `sgd_update` never writes into its inputs, so an old
+# Functional code cannot have this bug. `sgd_update` never writes into its inputs, so an old
 # `params` stays what it was, and new values live in new arrays.
 
 # %%
-grads = numpy_mlp.grads(init, X_np, y_np)
+grads = grads_np(init, X_np, y_np)
 before = {k: v.copy() for k, v in init.items()}
 new = sgd_update(init, grads, lr)
 
@@ -219,37 +243,32 @@ print("the update returned new arrays and left its input alone")
 
 
 # %% [markdown]
-# (The fix inside the imperative style is discipline: copy on the way out,
-# `{k: p.copy() for k, p in model.params().items()}`. Nothing enforces it.)
-#
-# The two checks say it precisely: `init` is bit for bit what it was (tolerance 0), and no array
-# of the result shares memory with an array of the input. The functional style pays for this
-# with new arrays on every update; section 3 shows why, under `jax.jit`, that need not cost a
-# copy.
+# The two checks say it precisely: `init` is bit for bit what it was, and no array of the
+# result shares memory with an array of the input. Inside the imperative style the fix is
+# discipline, a copy on the way out, which nothing enforces. The functional style pays with new
+# arrays on every update; section 3 shows why, under `jax.jit`, that need not cost a copy.
 #
 # ## 2. The same model in PyTorch, JAX and Flax NNX
 #
-# Now the same two-layer network in the frameworks. In PyTorch the module object *is* the model:
-# its parameters are attributes, the forward pass is a method, and `optimizer.step()` rewrites
-# the parameters in place. A PyTorch user rarely thinks of the weights apart from the object
-# that holds them.
+# Now the same network in the frameworks. In PyTorch the module object *is* the model. Its
+# parameters are attributes, the forward pass is a method, and `optimizer.step()` rewrites the
+# parameters in place.
 #
-# In JAX the model is two things kept apart: a function that says how to compute
-# (`mlp_jax(params, X)`) and a **pytree** that holds the numbers (`params_jax`, a dict of
-# arrays). A pytree is any nesting of lists, tuples, dicts and registered classes with arrays at
-# the leaves; `jax.tree.map(f, a, b)` walks two pytrees of the same structure together and
-# applies `f` to each pair of leaves, which is all an SGD step needs. Flax NNX sits in between:
-# modules that look like `nn.Module`, and that JAX also sees as pytrees (section 2.1).
+# In JAX the model is two things kept apart: a function that says how to compute,
+# `mlp_jax(params, X)`, and a **pytree** that holds the numbers, `params_jax`. A pytree is any
+# nesting of lists, tuples, dicts and registered classes with arrays at the leaves.
+# `jax.tree.map(f, a, b)` walks two pytrees of the same structure together and applies `f` to
+# each pair of leaves, which is all an SGD step needs. Flax NNX sits in between: modules that
+# look like `nn.Module`, which JAX also sees as pytrees.
 #
 # **Key concepts**
 # - `nn.Module` keeps parameters as attributes; `torch.optim` updates them in place.
-# - In JAX the model is a pure function of a **pytree** (nested dicts/lists of arrays);
-#   `jax.grad` returns a pytree of the same shape, and the update is one `jax.tree.map`.
-# - **Flax NNX** gives you PyTorch-like objects that are pytrees themselves: a module goes
-#   straight into `jax.jit` and `jax.grad`, and `nnx.jit`/`nnx.grad` also carry in-place
-#   updates back out. `nnx.split`/`nnx.merge` (a static `graphdef` plus a pytree `state`)
-#   remain for when you want the state on its own.
-# - Same initial weights everywhere: `nn.Linear` stores its weight as `(out, in)`, so it gets
+# - In JAX the model is a pure function of a **pytree**. `jax.grad` returns a pytree of the
+#   same structure, and the update is one `jax.tree.map`.
+# - **Flax NNX** modules are PyTorch-like objects that are pytrees themselves. A module goes
+#   straight into `jax.jit` and `jax.grad`, and `nnx.jit` also carries in-place updates back
+#   out. `nnx.split` and `nnx.merge` remain for when you want the state on its own.
+# - Same initial weights everywhere. `nn.Linear` stores its weight as `(out, in)`, so it gets
 #   the transpose of the NumPy `(in, out)` array; NNX's `kernel` is `(in, out)` already.
 
 # %%
@@ -286,6 +305,10 @@ step_torch = {"b1": model_torch.linear1.bias, "b2": model_torch.linear2.bias,  #
               "w1": model_torch.linear1.weight.T, "w2": model_torch.linear2.weight.T}
 
 
+# %% [markdown]
+# The JAX version needs no backward pass of its own: `jax.grad(loss_jax)` is the function that
+# `grads_np` wrote by hand.
+
 # %%
 # JAX
 def mlp_jax(params, X):
@@ -313,7 +336,7 @@ jax.tree.map(jnp.shape, step_jax)
 
 # %%
 # Parity: same outputs, same step, and both equal the NumPy functional update.
-step_numpy = sgd_update(init, numpy_mlp.grads(init, X_np, y_np), lr)
+step_numpy = sgd_update(init, grads_np(init, X_np, y_np), lr)
 assert_close(out_torch, out_jax, rtol=1e-5, atol=1e-5, name="output")
 assert_close(step_torch, step_jax, rtol=1e-5, atol=1e-6, name="one SGD step")
 assert_close(step_jax, step_numpy, rtol=1e-5, atol=1e-6, name="one SGD step")
@@ -323,18 +346,17 @@ print("NumPy, PyTorch and JAX agree on the output and on one SGD step")
 
 # %% [markdown]
 # Three implementations, one step. The outputs agree to float32 rounding, and one SGD step from
-# the shared initial weights gives the same new weights in NumPy, PyTorch and JAX; the
-# `step_torch` dict lists PyTorch's weights transposed and under JAX's sorted key order so that
-# `assert_close` can compare the two trees leaf by leaf. The last assertion is the functional
-# contract again: `sgd_step_jax` returned a new pytree, and `params_jax` still holds the initial
-# weights exactly. The printed shapes are that new pytree, produced by `jax.tree.map` applied to
-# `jnp.shape`.
+# the shared weights gives the same new weights in NumPy, PyTorch and JAX. The `step_torch`
+# dict transposes PyTorch's weights and sorts the keys as JAX does, so that `assert_close` can
+# compare the two trees leaf by leaf. The last assertion is the functional contract again:
+# `sgd_step_jax` returned a new pytree, whose shapes are printed above, and `params_jax` still
+# holds the initial weights exactly.
 #
 # ### 2.1 Flax NNX: objects on a functional core
 #
 # NNX modules look like PyTorch modules: layers are attributes and calling the object runs it.
-# Two differences show in the cell: a module gets its random number streams as an explicit
-# `rngs=nnx.Rngs(0)` argument rather than from a global generator (section 5 explains why), and
+# Two differences show in the cell. A module gets its random number streams as an explicit
+# `rngs=nnx.Rngs(0)` argument rather than from a global generator; section 5 explains why. And
 # a `Variable`'s array is read and written with `[...]`, here to copy in the shared weights.
 
 # %%
@@ -355,11 +377,11 @@ for layer, w, b in ((model_nnx.linear1, "w1", "b1"), (model_nnx.linear2, "w2", "
 
 
 # %% [markdown]
-# An NNX module is also a **pytree**: its leaves are the arrays inside its `Variable`s, so
+# An NNX module is also a **pytree**: its leaves are the arrays inside its `Variable`s. So
 # everything that takes a pytree takes the module. `jax.grad` of a loss over the module returns
-# a module of the same class holding the gradients, and `jax.tree.map` over the model and its
-# gradients returns an updated model: the JAX step of section 2, with the object in place of the
-# dict. (This works on both flax versions the course supports: 0.11 on Colab and 0.12.)
+# a module of the same class holding the gradients. `jax.tree.map` over the model and its
+# gradients returns an updated model: the JAX step of section 2, with the object in place of
+# the dict.
 
 # %%
 def loss_nnx(model, X, y):
@@ -379,15 +401,15 @@ print("the step returned a new", type(stepped_module).__name__, "| the old one i
 
 
 # %% [markdown]
-# The printed leaves are the module's four arrays, flattened in the order JAX's pytree code
-# visits them, and the step returned a new `MLPNNX` while `model_nnx` still holds the initial
-# kernel. Nothing in `sgd_step_module` knows it is handling a module: it is the dict version of
-# section 2, word for word, with a module in its place.
+# The printed leaves are the module's four arrays, in the order JAX's pytree code visits them.
+# The step returned a new `MLPNNX`, and `model_nnx` still holds the initial kernel. Nothing in
+# `sgd_step_module` knows it is handling a module: it is the dict version of section 2, word
+# for word.
 #
-# `jax.jit` treats the module as a value, like any pytree: the function gets a copy, so a
-# change it makes *inside* stays inside unless it returns the module. `nnx.jit` (and
-# `nnx.grad`, `nnx.vmap`, ...) are the NNX-aware versions: they write in-place updates back
-# into the objects you passed, which is what a PyTorch-style `optimizer.update(...)` needs.
+# `jax.jit` treats the module as a value, like any pytree. The function gets a copy, so a
+# change it makes *inside* stays inside unless it returns the module. `nnx.jit`, `nnx.grad` and
+# the other NNX transforms write in-place updates back into the objects you passed. A
+# PyTorch-style `optimizer.update(...)` needs exactly that.
 
 # %%
 def bump_bias(model):
@@ -406,18 +428,17 @@ assert_close(after_nnx_jit, bias_before + 1.0, rtol=0, atol=1e-6, name="bias aft
 model_nnx.linear2.bias[...] = bias_before  # undo, so the model is back at the shared weights
 
 # %% [markdown]
-# `jax.jit` moved the bias by 0 and `nnx.jit` by 1, which is the whole difference between them:
-# both compile the function, but only `nnx.jit` writes the module's changed variables back into
-# the object you passed. With `jax.jit`, the only way out of a jitted function is its return
-# value, as for any pure function.
+# `jax.jit` moved the bias by 0 and `nnx.jit` by 1, as the assertions check. Both compile the
+# function, but only `nnx.jit` writes the module's changed variables back into the object you
+# passed. With `jax.jit` the only way out of a jitted function is its return value, as for any
+# pure function.
 #
-# `nnx.split` is the older, explicit route, still useful when you want the state by itself: to
-# pass it through a JAX transformation that carries state (a `lax.scan` loop, a checkpoint), to
-# save it, to keep only some kinds of variables (`nnx.split(model, nnx.Param, ...)` filters
-# parameters from, say, batch statistics), or to read code written before modules were pytrees.
-# It separates the object into what never changes (`graphdef`: the structure, layer sizes,
-# Python attributes) and what does (`state`: a pytree of the variables). A pure function takes
-# both, `nnx.merge`s them into a temporary object, and returns new state.
+# `nnx.split` is the older, explicit route, still useful when you want the state by itself. It
+# separates the object into what never changes, the `graphdef` of structure, sizes and Python
+# attributes, and what does, the `state`: a pytree of the variables. A pure function takes
+# both, `nnx.merge`s them into a temporary object, and returns new state. You need this to pass
+# state through `lax.scan` or a checkpoint, to keep only some kinds of variables, or to read
+# code written before modules were pytrees.
 
 # %%
 graphdef, state = nnx.split(model_nnx)
@@ -434,14 +455,13 @@ new_state = sgd_step_nnx(graphdef, state, X_jax, y_jax, lr)
 jax.tree.map(jnp.shape, nnx.to_pure_dict(new_state))
 
 # %% [markdown]
-# The printed structure is the new state: a nested dict mirroring the module's attributes
-# (`linear1`, `linear2`, each with `kernel` and `bias`), which `nnx.to_pure_dict` turned into
-# plain arrays for display. It is the same step again, in a third spelling.
+# The printed structure is the new state: a nested dict that mirrors the module's attributes,
+# turned into plain arrays by `nnx.to_pure_dict` for display. It is the same step in a third
+# spelling.
 #
-# The same step through NNX's object-style API: `nnx.Optimizer` updates the module in place,
-# like `torch.optim`, and `nnx.jit` compiles a function that changes objects and writes the
-# changes back (the bias experiment above). All three NNX steps must agree with the PyTorch and
-# JAX steps of section 2.
+# The fourth spelling is NNX's object style. `nnx.Optimizer` updates the module in place, like
+# `torch.optim`, and `nnx.jit` writes the changes back, as the bias experiment showed. All NNX
+# steps must agree with the PyTorch and JAX steps of section 2.
 
 # %%
 snapshot = nnx.to_pure_dict(nnx.state(model_nnx, nnx.Param))  # plain arrays: immutable values
@@ -472,15 +492,14 @@ assert_close(as_flat(snapshot), init, rtol=0, atol=0, name="snapshot")  # still 
 print("NNX (module as a pytree, split/merge, and object style) agrees with PyTorch and JAX")
 
 # %% [markdown]
-# Four spellings of one SGD step (module as a pytree, `split`/`merge`, `nnx.Optimizer` under
-# `nnx.jit`, and the dict of section 2), and PyTorch's, all agree. The snapshot taken before the
-# optimizer step still holds the initial weights: it was made of plain JAX arrays, which the
-# in-place update of `model_nnx` replaced rather than overwrote.
+# Four spellings of one SGD step agree with PyTorch's. The snapshot taken before the optimizer
+# step still holds the initial weights. It was made of plain JAX arrays, which the update of
+# `model_nnx` replaced rather than overwrote.
 #
-# Where did the aliasing go? NNX's `state` holds the module's own `Variable` objects (so the
-# `state` from `nnx.split` above now shows the updated weights, just like the NumPy list did),
-# but the arrays *inside* them are immutable JAX arrays. An update puts a new array into the
-# `Variable`; a snapshot of the arrays (`nnx.to_pure_dict`) keeps the old ones.
+# Where did the aliasing go? NNX's `state` holds the module's own `Variable` objects. So the
+# `state` from `nnx.split` now shows the updated weights, just as the NumPy dict did. But the
+# arrays *inside* the `Variable`s are immutable JAX arrays: an update puts a new array in, and a
+# snapshot of the arrays keeps the old ones.
 
 # %%
 print("state refers to the module's own Variable:", state["linear1"]["kernel"] is model_nnx.linear1.kernel)
@@ -488,37 +507,41 @@ assert state["linear1"]["kernel"] is model_nnx.linear1.kernel
 assert_close(as_flat(nnx.to_pure_dict(state)), step_torch, rtol=1e-5, atol=1e-6, name="state view")
 
 # %% [markdown]
-# So NNX keeps one layer of the imperative style (the `Variable` objects are shared, and the
-# state from `nnx.split` follows the module) on top of immutable arrays. An aliasing bug of the
-# section 1.1 kind cannot reach the arrays themselves: to keep a value, keep the arrays
-# (`nnx.to_pure_dict`, or `nnx.clone` for a whole module), not the `Variable`s.
+# So NNX keeps one layer of the imperative style on top of immutable arrays: the `Variable`
+# objects are shared, and the state from `nnx.split` follows the module. The aliasing bug of
+# section 1.1 cannot reach the arrays themselves. To keep a value, keep the arrays with
+# `nnx.to_pure_dict`, or a whole module with `nnx.clone`, not the `Variable`s.
 
 # %% [markdown]
 # ## 3. Arrays: in place and views vs immutable
 #
-# The same choice, one level down. A PyTorch tensor is a mutable buffer: `add_`, item assignment
-# and every method ending in `_` write into it, and slices and `view`s are windows onto the same
-# memory. That is efficient and familiar from NumPy, and it is the source of aliasing bugs like
-# the one in section 1.1.
+# The same choice, one level down. A PyTorch tensor is a mutable buffer. `add_`, item
+# assignment and every method ending in `_` write into it, and slices and `view`s are windows
+# onto the same memory. That is efficient and familiar from NumPy, and it is the source of
+# aliasing bugs like the one in section 1.1.
 #
-# A JAX array is a value. Nothing writes into it, so a slice cannot change its parent and an
+# A JAX array is a value. Nothing writes into it, so a slice cannot change its parent, and an
 # array you kept cannot change behind your back. JAX needs this because its transformations
-# treat a program as data flow, each array computed once from others: under `grad`, `vmap` and
-# `jit`, an array that meant one thing before a write and another after it would have no single
-# meaning to differentiate, batch or compile. Updates are written as expressions that return a
-# new array, and the compiler, not the programmer, decides when the old buffer can be reused.
+# treat a program as data flow, each array computed once from others. An array that meant one
+# thing before a write and another after it would have no single meaning for `grad`, `vmap` or
+# `jit` to work on. So an update is an expression that returns a new array. The compiler, not
+# the programmer, decides when the old buffer can be reused.
 #
 # **Key concepts**
-# - PyTorch tensors change in place (`add_`, `t[i] = v`); slices and `view` share storage.
-# - JAX arrays never change: item assignment raises, and `x.at[idx].set/add/mul/...` returns
-#   a new array. (Inside `jit`, JAX's documentation notes, XLA turns it into an in-place
-#   update when the old array is not used again, so immutability need not cost a copy.)
-# - The one explicit exception is `jax.Ref`: `jax.new_ref(x)` makes a mutable array reference
-#   that `ref[...] = v` writes in place, even under `jit` and `grad`, for state such as running
-#   metrics. It is a recent, separate type that you create on purpose (Colab's jax 0.7.2 has
-#   it, as does jax 0.10); a `jax.Array` never changes, and this course does not need `Ref`.
-# - Repeated indices: `t[idx] += 1` does not accumulate in PyTorch; `.at[idx].add(1)` does
-#   (like `index_add_` and `np.add.at`).
+# - PyTorch tensors change in place with `add_` or `t[i] = v`; slices and `view` share storage.
+# - JAX arrays never change. Item assignment raises, and `x.at[idx].set/add/mul/...` returns a
+#   new array. Inside `jit`, XLA turns it into an in-place update when the old array is not used
+#   again, so immutability need not cost a copy.
+# - Repeated indices: `t[idx] += 1` does not accumulate in PyTorch; `.at[idx].add(1)` does, like
+#   `index_add_` and `np.add.at`.
+#
+# <details><summary>The one mutable exception: <code>jax.Ref</code></summary>
+#
+# `jax.new_ref(x)` makes a mutable array reference that `ref[...] = v` writes in place, even
+# under `jit` and `grad`, for state such as running metrics. It is a separate type that you
+# create on purpose, present in Colab's jax 0.7.2 and in jax 0.10. A `jax.Array` never changes,
+# and this course does not need `Ref`.
+# </details>
 
 # %%
 # PyTorch: a slice is a view of the same storage
@@ -531,12 +554,9 @@ print(x_torch, "| the slice shares x_torch's storage:",
 updated_torch = x_torch.clone()
 
 # %% [markdown]
-# `window` and `x_torch` share one storage (the same data pointer), so the `add_` through the
-# view shows up in `x_torch`. `updated_torch` is a clone of the result, kept for the comparison.
-#
-# The same natural code in JAX raises. (`expect_error`, the course's expected-error helper,
-# prints the error in a line, here and later in this lesson, and fails the cell if the error
-# does not happen.)
+# `window` and `x_torch` share one storage, the same data pointer, so the `add_` through the
+# view shows up in `x_torch`. `updated_torch` is a clone of the result, kept for the
+# comparison. The same natural code in JAX raises:
 
 # %%
 # JAX
@@ -545,11 +565,9 @@ with expect_error(TypeError):
     x_jax[0] = 7.0
 
 # %% [markdown]
-# The error is a `TypeError` that names the fix. `x_jax.at[idx]` is not an array but a helper
-# that records the index; `.set`, `.add`, `.mul`, `.min`, `.max` (and a few more) then build the
-# updated array. Chained, they read like the in-place code they replace.
-#
-# The fix: `.at[]` returns the updated array and leaves `x_jax` as it was.
+# The `TypeError` names the fix. `x_jax.at[idx]` is not an array but a helper that records the
+# index. `.set`, `.add`, `.mul`, `.min`, `.max` and a few more then build the updated array.
+# Chained, they read like the in-place code they replace, and `x_jax` stays as it was:
 
 # %%
 # JAX
@@ -562,14 +580,14 @@ assert_close(updated_torch, updated_jax, rtol=0, atol=0, name="updated array")
 assert not x_jax.any()  # the original never changed
 
 # %% [markdown]
-# Repeated indices are a sharp bit on the PyTorch side: `t[idx] += 1` reads `t[idx]`, adds
-# one and writes back, so a repeated index is written, not accumulated (PyTorch documents the
-# result with duplicates as undefined). `index_add_` accumulates, and so does JAX's `.at[].add`.
+# Repeated indices are a sharp bit on the PyTorch side. `t[idx] += 1` reads `t[idx]`, adds one
+# and writes back, so a repeated index is written, not accumulated. PyTorch documents the
+# result with duplicates as undefined. `index_add_` accumulates, and so does JAX's `.at[].add`.
 
 # %%
 idx_np = np.array([0, 2, 2, 2])
 counts = np.zeros(4, np.float32)
-np.add.at(counts, idx_np, 1.0)  # float64-free NumPy oracle: [1, 0, 3, 0]
+np.add.at(counts, idx_np, 1.0)  # the NumPy oracle: [1, 0, 3, 0]
 
 # %%
 # PyTorch
@@ -589,10 +607,9 @@ assert naive_torch[2] != counts[2]  # the natural PyTorch code undercounts
 
 # %% [markdown]
 # Index 2 appears three times. `naive_torch` counted it once, while `index_add_`, `.at[].add`
-# and NumPy's `np.add.at` counted three. The JAX form is both the safe one and the only one:
-# since there is no in-place `+=` on a JAX array, the accumulating update is the natural way to
-# write it. This is the operation behind histograms, embedding-gradient updates and segment
-# sums.
+# and NumPy's `np.add.at` counted three. In JAX the safe form is the only form: there is no
+# in-place `+=` on a JAX array. This operation is behind histograms, embedding-gradient updates
+# and segment sums.
 #
 # In-place operations also meet autograd. Changing a tensor that the backward pass needs is
 # caught, but only when `backward()` runs:
@@ -606,11 +623,11 @@ with expect_error(RuntimeError):
     h_torch.sum().backward()
 
 # %% [markdown]
-# The message explains the mechanism: every tensor carries a version counter that in-place
-# operations increment, autograd remembers the version of each tensor it saved, and the backward
-# pass compares the two. The check is reliable, but it fires only when `backward()` runs, which
-# may be far from the line that caused it; the hint about anomaly detection is how you find that
-# line.
+# The message explains the mechanism. Every tensor carries a version counter that in-place
+# operations increment. Autograd remembers the version of each tensor it saved, and the
+# backward pass compares the two. The check is reliable, but it fires only in `backward()`,
+# which may be far from the line that caused it. The hint about anomaly detection is how you
+# find that line.
 #
 # The fix is the out-of-place `h_torch = h_torch * 2`. In JAX there is nothing to overwrite, so
 # this class of error does not exist:
@@ -637,12 +654,12 @@ print("same gradient:", grad_jax)
 # %% [markdown]
 # ### 3.1 The sharp bit: immutable only once the copy has happened
 #
-# A JAX array never changes, but *making* one from NumPy or PyTorch memory is a copy, and JAX
-# performs transfers asynchronously (its documentation of `jax.device_put`: "This function is
-# always asynchronous"); on the CPU it may even skip the copy and read the NumPy buffer in
-# place. If the source memory changes in place before the copy has happened, say an optimizer
-# step on weights you have just converted, the JAX array can end up holding the new values.
-# The window is widest while JAX is busy, so this cell queues a matmul first:
+# A JAX array never changes, but *making* one from NumPy or PyTorch memory is a copy. JAX
+# performs transfers asynchronously; its documentation of `jax.device_put` says "This function
+# is always asynchronous". On the CPU it may even skip the copy and read the NumPy buffer in
+# place. If the source changes before the copy has happened, the JAX array can end up holding
+# the new values. An optimizer step on weights you have just converted is such a change. The
+# window is widest while JAX is busy, so this cell queues a matmul first:
 
 # %%
 busy = jnp.ones((S.busy_n, S.busy_n))
@@ -658,16 +675,14 @@ for _ in range(10):
 print(f"the JAX array saw the later in-place write in {sum(saw_later_write)} of 10 tries")
 
 # %% [markdown]
-# Read the count as an existence proof, not a rate: any number above 0 means a JAX array, which
-# is supposed never to change, showed a value written after it was made. A count of 0 on your
-# machine does not make the pattern safe, only lucky this time.
+# Read the count as an existence proof, not a rate. Any number above 0 means that a JAX array,
+# which is supposed never to change, showed a value written after it was made. A count of 0 on
+# your machine does not make the pattern safe, only lucky this time.
 #
-# How often it happens depends on the backend, the JAX version and the timing, which is what
-# makes it a nasty bug. Waiting (`block_until_ready()`) before changing the source is not a
-# fix: on the CPU, JAX may not copy at all but keep using the NumPy buffer (jax 0.7's
-# `jnp.asarray` does with a tensor's memory), and even `jnp.array`, which promises a copy,
-# may make it later. The fix that holds on every version and device is to hand JAX memory that nothing
-# will change: a copy made on the host first (`w_torch.clone()`, `np.array(..., copy=True)`):
+# Waiting with `block_until_ready()` before changing the source is not a fix. On the CPU, JAX
+# may keep using the NumPy buffer instead of copying it, and even `jnp.array`, which promises a
+# copy, may make it later. The fix that holds on every version and device is a copy made on the
+# host first, which nothing else will change: `w_torch.clone()` or `np.array(..., copy=True)`.
 
 # %%
 saw_later_write = []
@@ -681,34 +696,30 @@ assert not any(saw_later_write)
 print("made from a clone, the JAX array kept the values it was made from")
 
 # %% [markdown]
-# With the clone, nothing else holds the memory JAX reads from, so no later write can reach it:
-# the assertion checks all ten tries. The same rule applies whenever JAX may read memory that
-# PyTorch owns, through `.numpy()` or through DLPack: if the source may change, hand over a
-# copy. Lesson 06 returns to zero-copy exchange between the frameworks.
+# With the clone, nothing else holds the memory JAX reads from, so no later write can reach it;
+# the assertion checks all ten tries. The rule holds whenever JAX may read memory that PyTorch
+# owns, through `.numpy()` or through DLPack: if the source may change, hand over a copy.
+# Lesson 06 returns to zero-copy exchange between the frameworks.
 
 # %% [markdown]
 # ## 4. Side effects under `jax.jit`
 #
-# A PyTorch user reads a function's body as what happens each time it is called. Under `jax.jit`
-# that holds only for the first call with a given input shape and dtype. `jit` calls your Python
-# function once with **tracers**, stand-ins that carry a shape and a dtype but no values,
-# records every JAX operation they pass through, and compiles the record. Later calls with the
-# same shapes and dtypes run the compiled program; your Python code does not run at all.
-#
-# So anything the function does that is not a JAX operation on its inputs (printing, appending
-# to a list, reading a global, timing itself) happens once, during tracing, with tracers in
-# place of values. That is the price of purity, and the payoff is in section 6.1.
+# A PyTorch user reads a function's body as what happens each time it is called. Under
+# `jax.jit` that holds only for the first call with a given input shape and dtype. `jit` calls
+# your Python function once with **tracers**, stand-ins that carry a shape and a dtype but no
+# values, and compiles the JAX operations they pass through. So anything else the function does
+# happens once, during tracing: printing, appending to a list, reading a global. That is the
+# price of purity; section 6.1 shows the payoff.
 #
 # **Key concepts**
-# - `jax.jit` runs your Python function **once per input shape and dtype**, with abstract
-#   *tracers* in place of arrays, to record its operations; later calls run the compiled
-#   program and skip the Python entirely.
-# - So `print` and `list.append` run at trace time only; `jax.debug.print` is an operation in
+# - `jax.jit` runs your Python function **once per input shape and dtype**. Later calls run the
+#   compiled program and skip the Python.
+# - So `print` and `list.append` run at trace time only. `jax.debug.print` is an operation in
 #   the program and runs on every call.
-# - A global variable read inside a jitted function is frozen into the program at trace time.
-#   Pass it as an argument instead.
-# - Eager PyTorch runs every line on every call, so none of this happens there (lesson 03
-#   shows how `torch.compile` guards against changed globals).
+# - A global read inside a jitted function is frozen into the program at trace time. Pass it as
+#   an argument instead.
+# - Eager PyTorch runs every line on every call, so none of this happens there. Lesson 03 shows
+#   how `torch.compile` guards against changed globals.
 
 # %%
 # PyTorch: eager
@@ -747,10 +758,10 @@ print("same results; the jitted print ran once, at trace time")
 
 # %% [markdown]
 # PyTorch ran the body three times and printed three values. The jitted body ran once, and what
-# it printed and kept in `log_jax` was a tracer, not a number: its printed form (here
-# `JitTracer(~float32[])`, worded differently in other jax versions) shows a float32 scalar with
-# no value yet. The results still agree, because the compiled program does the arithmetic; only
-# the Python around it was skipped.
+# it printed and kept in `log_jax` was a tracer, not a number. Its printed form, worded
+# differently across jax versions, shows a float32 scalar with no value yet. The results still
+# agree, because the compiled program does the arithmetic; only the Python around it was
+# skipped.
 #
 # To see values on every call, make the print part of the program with `jax.debug.print`:
 
@@ -765,9 +776,10 @@ for v in (1.0, 2.0, 3.0):
     double_debug(jnp.asarray(v)).block_until_ready()
 
 # %% [markdown]
-# Three calls, three lines, with the actual values: `jax.debug.print` is an operation in the
-# compiled program, which calls back into Python when the program runs. Use it for debugging and
-# take it out afterwards: on an accelerator each call has to bring the value back to the host.
+# Three calls, three lines, with the actual values. `jax.debug.print` is an operation in the
+# compiled program, which calls back into Python when the program runs. Use it for debugging
+# and take it out afterwards: on an accelerator each call has to bring the value back to the
+# host.
 #
 # Globals are read once, while tracing. Change the global afterwards and the compiled program
 # does not notice:
@@ -788,11 +800,9 @@ print("before:", first, "after changing scale:", second)
 
 
 # %% [markdown]
-# Both calls returned 2s: the second call ran the program compiled during the first, in which
-# `scale` is the constant 2.0.
-#
-# Eager PyTorch reads the global on every call. The JAX fix is to make `scale` an argument,
-# so it is an input of the program rather than a constant inside it:
+# Both calls returned 2s. The second call ran the program compiled during the first, in which
+# `scale` is the constant 2.0. Eager PyTorch reads the global on every call. The JAX fix is to
+# make `scale` an argument, an input of the program rather than a constant inside it:
 
 # %%
 # PyTorch: eager
@@ -813,31 +823,29 @@ assert_close(apply_scale_torch(torch.ones(3)), apply_scale_jax(jnp.ones(3), scal
 print("with scale as an argument both frameworks use the current value:", scale)
 
 # %% [markdown]
-# As an argument, `scale` is an input of the compiled program, so a new value is used without
-# recompiling (a new Python float has the same shape and dtype). The rule that follows: a jitted
-# function should read its inputs from its arguments, and everything else it touches should be
-# constant for the life of the program.
+# As an argument, a new `scale` is used without recompiling, since a new Python float has the
+# same shape and dtype. The rule that follows: a jitted function reads its inputs from its
+# arguments, and everything else it touches stays constant for the life of the program.
 
 # %% [markdown]
 # ## 5. Randomness: a global generator vs explicit keys
 #
 # Random numbers are state: a generator holds a position in its sequence and moves it on every
-# draw. PyTorch keeps that state in a hidden global generator, which is convenient and makes
+# draw. PyTorch keeps that state in a hidden global generator. That is convenient, and it makes
 # results depend on every draw anywhere in the program, in the order they happened.
 #
 # A hidden state cannot live in a pure function, so JAX passes it explicitly. A **key** is a
-# value; a random function is a pure function of the key and the shape, and the same key always
-# gives the same numbers. You make new keys by `split` (several independent keys from one) or
-# `fold_in` (a key derived from a key and an integer). This also makes randomness compose with
-# the transformations: under `jit` the key is an input of the program, and under `vmap` each
-# example can get its own key.
+# value. A random function is a pure function of the key and the shape, and the same key always
+# gives the same numbers. You make new keys with `split`, several independent keys from one, or
+# `fold_in`, a key derived from a key and an integer. This also lets randomness compose with the
+# transformations: under `jit` the key is an input of the program, and under `vmap` each example
+# can get its own key.
 #
 # **Key concepts**
-# - PyTorch draws from a hidden **global generator**: `torch.manual_seed` resets it, and every
-#   draw anywhere advances it. A `torch.Generator` gives a private stream.
-# - JAX has no hidden state: a typed key from `jax.random.key(seed)` goes in, and the same key
-#   always gives the same numbers. `split` makes independent keys; `fold_in(key, i)` derives
-#   a key from a counter such as the step number.
+# - PyTorch draws from a hidden **global generator** that `torch.manual_seed` resets. A
+#   `torch.Generator` gives a private stream.
+# - A typed JAX key from `jax.random.key(seed)` is a value, and the same key always gives the
+#   same numbers. `split` and `fold_in` make new keys.
 # - The classic JAX mistake is reusing a key, which silently repeats the "random" numbers.
 
 # %%
@@ -863,15 +871,14 @@ print("a:", a_jax, "\nb:", b_jax, "\nkey:", key)
 assert jnp.array_equal(a_jax, b_jax)
 
 # %% [markdown]
-# In PyTorch, `a_torch` and `b_torch` came from the same seed, yet differ: the one-number draw
-# in between shifted the stream by one, as the printed values show. The private generator gave
-# `c_torch` the same numbers as `a_torch`, because no other code draws from it. In JAX, `a_jax`
-# and `b_jax` are identical: the draw in between used its own key, and the printed key is just a
-# value, unchanged by being used.
+# In PyTorch, `a_torch` and `b_torch` came from the same seed, yet differ: the one-number draw in
+# between shifted the stream by one. The private generator gave `c_torch` the same numbers as
+# `a_torch`, because no other code draws from it. In JAX, `a_jax` and `b_jax` are identical. The
+# draw in between used its own key, and the printed key is just a value, unchanged by use.
 #
-# The two frameworks use different generators (Mersenne Twister or Philox in PyTorch,
-# Threefry in JAX), so they never produce the same numbers from "the same" seed. What must
-# agree is the distribution:
+# The two frameworks use different generators: Mersenne Twister or Philox in PyTorch, Threefry
+# in JAX. So they never produce the same numbers from "the same" seed. What must agree is the
+# distribution:
 
 # %%
 draws_torch = torch.randn(S.n_draws, generator=torch.Generator().manual_seed(0))
@@ -884,9 +891,9 @@ assert_close(moments["JAX"], (0.0, 1.0), rtol=0, atol=tol, name="jax N(0,1)")
 moments
 
 # %% [markdown]
-# Both sample means lie within `5 / √n_draws` of 0 and both standard deviations within the same
-# distance of 1, the tolerance the assertions use (five standard errors of the mean): two
-# different generators, one distribution.
+# Both sample means lie within `5 / √n_draws` of 0, and both standard deviations within the
+# same distance of 1. That is the tolerance the assertions use, five standard errors of the
+# mean: two different generators, one distribution.
 #
 # ### 5.1 The sharp bit: reusing a key
 #
@@ -902,10 +909,9 @@ print("dropout masks:\n", jnp.stack(masks).astype(int))
 
 # %% [markdown]
 # Identical layer weights, and one mask three times over. Nothing warns, because nothing is
-# wrong as far as JAX can tell: a key always gives the same numbers, which is exactly the
-# property that makes JAX's randomness reproducible.
-#
-# The fix: one key per use, from `split`, and one key per step, from `fold_in`.
+# wrong as far as JAX can tell: a key always gives the same numbers, which is exactly what makes
+# JAX's randomness reproducible. The fix: one key per use, from `split`, and one key per step,
+# from `fold_in`.
 
 # %%
 key_layer1, key_layer2 = jax.random.split(key)
@@ -917,38 +923,38 @@ assert not jnp.array_equal(w_layer1, w_layer2)
 assert not all(jnp.array_equal(masks[0], m) for m in masks[1:])
 
 # %% [markdown]
-# Now every step draws a different mask, and the two layers get different weights. A habit that
-# prevents the mistake: treat a key as used up once it has been passed to a random function, and
-# derive a fresh one (`split`, or `fold_in` with the step number) for every other use.
+# Now the steps draw different masks, and the two layers get different weights. A habit that
+# prevents the mistake: treat a key as used up once it has gone into a random function, and
+# derive a fresh one for every other use.
 
 # %% [markdown]
 # ## 6. Define-by-run vs trace-and-compile
 #
-# Sections 1 to 5 were about state; this one is about execution, and it explains the rest of the
-# course. Both frameworks run operations one by one by default. They differ in what they keep.
-# Eager PyTorch builds the autograd graph as a by-product of every forward pass (if any input
-# requires a gradient) and throws it away after `backward()`, so Python control flow, even on
-# tensor values, just works, and each step may take a different path.
+# Sections 1 to 5 were about state; this one is about execution, and it explains the rest of
+# the course. Both frameworks run operations one by one by default. They differ in what they
+# keep. Eager PyTorch builds the autograd graph as a by-product of every forward pass whose
+# inputs require a gradient, and throws it away after `backward()`. So Python control flow just
+# works, even on tensor values, and each step may take a different path.
 #
 # JAX keeps nothing while it runs eagerly. Its transformations work on a **jaxpr**, the program
-# that tracing produces: `grad` differentiates it, `vmap` batches it, `jit` hands it to the XLA
-# compiler. A jaxpr has no Python in it, so decisions that depend on values must be made by
+# that tracing produces. `grad` differentiates it, `vmap` batches it, and `jit` hands it to the
+# XLA compiler. A jaxpr has no Python in it, so decisions that depend on values must be made by
 # operations inside the program, not by Python `if` statements around them.
 #
 # **Key concepts**
-# - PyTorch records the autograd graph **while** the forward pass runs (define-by-run): Python
-#   control flow on tensor values just works, and the graph is rebuilt on every step.
-# - JAX runs op by op too, until you `jit`: then it traces the function into a **jaxpr** (its
-#   program), compiles that with **XLA**, and caches the result per input shape and dtype.
-# - A Python `if` on a traced value cannot be decided while tracing: use `jnp.where` or
+# - PyTorch records the autograd graph **while** the forward pass runs. This is called
+#   define-by-run: Python control flow on tensor values just works, and the graph is rebuilt on
+#   every step.
+# - JAX runs op by op too, until you `jit`. Then it traces the function into a **jaxpr**,
+#   compiles that with **XLA**, and caches the result per input shape and dtype.
+# - A Python `if` on a traced value cannot be decided while tracing. Use `jnp.where` or
 #   `jax.lax.cond`, which become part of the program.
 #
 # Here is the whole graph PyTorch recorded for one loss of the model from section 2. Each node
-# is a backward function; `next_functions` lists the nodes it sends gradients on to, towards
-# the inputs. A breadth-first walk from the loss, with a set of nodes already seen (a weight
-# used twice would otherwise be listed twice), prints every node once with its distance from the
-# loss and the nodes it gets its gradient from. `AccumulateGrad` nodes are the leaves: they add
-# the gradient into a parameter's `.grad`.
+# is a backward function, and `next_functions` lists the nodes it sends gradients on to,
+# towards the inputs. A breadth-first walk from the loss prints every node once, with its
+# distance from the loss and the nodes it gets its gradient from. `AccumulateGrad` nodes are
+# the leaves: they add the gradient into a parameter's `.grad`.
 
 # %%
 # PyTorch
@@ -972,14 +978,14 @@ for node in order:
 print(len(order), "nodes, of which", sum(hasattr(n, "variable") for n in order), "are parameters")
 
 # %% [markdown]
-# Read the table from the top: the loss (`MulBackward0` for the `0.5 *`), the mean, sum, square
-# and difference, then the second layer (`AddmmBackward0`, a fused matmul plus bias), and the
-# four parameters as `AccumulateGrad` leaves. The `TBackward0` nodes are the transposes
+# Read the table from the top. The loss is `MulBackward0`, for the `0.5 *`; then come the mean,
+# sum, square and difference, then the second layer, `AddmmBackward0`, a fused matmul plus bias.
+# The four parameters are `AccumulateGrad` leaves. The `TBackward0` nodes are the transposes
 # `nn.Linear` applies to its `(out, in)` weights. This graph was built during the forward pass
 # just run, and `backward()` would walk it once and free it.
 #
-# JAX does not record anything while an eager function runs; `jax.make_jaxpr` shows the
-# program that tracing produces (this is what `jit` hands to XLA and `grad` transforms):
+# JAX records nothing while an eager function runs. `jax.make_jaxpr` shows the program that
+# tracing produces, which is what `jit` hands to XLA and what `grad` transforms:
 
 # %%
 # JAX
@@ -987,11 +993,11 @@ print(jax.make_jaxpr(loss_jax)(params_jax, X_jax, y_jax).pretty_print(use_color=
 
 
 # %% [markdown]
-# The jaxpr lists typed inputs (`a:f32[16]` and so on: the four parameters in the pytree's
-# flattened order, then `X` and `y`) and one line per primitive: `dot_general` for each matmul,
-# `broadcast_in_dim` for the bias, `relu` as a small named sub-program, and the reductions of
-# the loss. The shapes are fixed in it, which is why `jit` compiles again for a new input shape.
-# It holds no gradient: `grad` would produce a second jaxpr from this one.
+# The jaxpr first lists its typed inputs, such as `a:f32[16]`: the four parameters in the
+# pytree's flattened order, then `X` and `y`. Then comes one line per primitive: `dot_general`
+# for each matmul, `broadcast_in_dim` for the bias, `relu` as a small named sub-program, and the
+# reductions of the loss. The shapes are fixed in it, which is why `jit` compiles again for a
+# new input shape. It holds no gradient: `grad` would produce a second jaxpr from this one.
 #
 # Control flow that depends on values is where the two models part. In PyTorch it is ordinary
 # Python:
@@ -1019,13 +1025,12 @@ with expect_error(jax.errors.TracerBoolConversionError, lines=2):
 
 
 # %% [markdown]
-# The `TracerBoolConversionError` says exactly that: Python asked the tracer for `True` or
-# `False`, and the value it would need depends on the argument `x`, which does not exist yet
-# while tracing. (Without `jit`, the same function runs fine on a JAX array, since eager values
-# are concrete.)
+# The `TracerBoolConversionError` says exactly that. Python asked the tracer for `True` or
+# `False`, and the answer depends on the argument `x`, which has no value while tracing. Without
+# `jit` the same function runs fine on a JAX array, since eager values are concrete.
 #
-# The fix puts the branch into the program with `jax.lax.cond` (or `jnp.where` for an
-# elementwise choice):
+# The fix puts the branch into the program with `jax.lax.cond`, or `jnp.where` for an
+# elementwise choice:
 
 # %%
 # JAX
@@ -1049,9 +1054,9 @@ damped_jax
 # ### 6.1 What tracing buys: one measurement
 #
 # Eager execution pays Python and dispatch costs for every operation; a compiled program pays
-# them once. Here is the loss-and-gradient computation of the small MLP, eager in both
-# frameworks and jitted in JAX (lesson 03 measures `torch.compile` and compile times in depth).
-# First the variants must agree; `compare` checks that before timing.
+# them once. Here is the loss and gradient of the small MLP, eager in both frameworks and jitted
+# in JAX. Lesson 03 measures `torch.compile` and compile times in depth. `compare` first checks
+# that the variants agree, then times them:
 
 # %%
 def grads_torch():
@@ -1082,16 +1087,14 @@ comparison = timing.compare(
 comparison
 
 # %% [markdown]
-# The table lists each variant's median time per call on this machine and, separately, its first
-# call: for `JAX jit` that first call includes tracing and compiling, which later calls skip.
-# Eager JAX dispatches every operation of the loss and its gradient on its own, each with its
-# own Python overhead, so it is the variant to look at when asking what tracing saves.
+# The table lists each variant's median time per call on this machine, and apart from it the
+# first call. For `JAX jit` that first call includes tracing and compiling, which later calls
+# skip. Eager JAX dispatches every operation of the loss and its gradient on its own, each with
+# its own Python overhead. It is the variant to look at when asking what tracing saves.
 #
-# Two fair questions, each changing one thing: the framework (PyTorch eager against JAX
-# eager) and compiling (JAX eager against JAX jit). `claims.faster` answers each from the
-# per-round ratios: it names a winner only when the 95 % interval of their median lies on
-# one side of 1x, and says that this run cannot tell when the interval straddles 1x, the
-# ratios are noisy or the machine was busy.
+# Two fair questions each change one thing: the framework, PyTorch eager against JAX eager, and
+# compiling, JAX eager against JAX jit. `claims.faster` answers each from the per-round ratios,
+# with lesson 00's rule:
 
 # %%
 for a, b in (("PyTorch eager", "JAX eager"), ("JAX eager", "JAX jit")):
@@ -1099,103 +1102,98 @@ for a, b in (("PyTorch eager", "JAX eager"), ("JAX eager", "JAX jit")):
 
 # %% [markdown]
 # Each line names its two variants and the ratio of their times, so read the answer from the
-# line, not from a rule of thumb. What holds on every machine is the cost model: compiling is
-# paid once per input shape and dtype, and a model this small is dominated by per-operation
+# line, not from a rule of thumb. What holds on every machine is the cost model. Compiling is
+# paid once per input shape and dtype. A model this small is dominated by per-operation
 # overhead, which is what `jit` removes. On a GPU each eager operation also launches a kernel,
-# another per-operation cost, which a compiled program reduces by fusing operations into fewer
-# kernels; lesson 03 measures compilation in depth.
+# and a compiled program launches fewer by fusing operations.
 
 # %% [markdown]
 # ### 6.2 The architectures side by side
 #
-# The source articles compare the two frameworks' architecture in prose and tables. Here is that
-# comparison with each row pointing to where it is demonstrated (their `pmap`/`pjit` rows are
-# replaced by today's APIs).
+# The source articles compare the two frameworks' architecture in prose and tables. Here is
+# that comparison, each row pointing to where it is shown. Their `pmap` and `pjit` rows are
+# replaced by today's APIs.
 #
 # | aspect | PyTorch | JAX | shown in |
 # |---|---|---|---|
-# | programming model | imperative objects (`nn.Module`) | pure functions + transformations | §1, §2 |
-# | model state | attributes of the module, updated in place | a pytree passed in and returned; an NNX module is one (`nnx.jit` writes in-place updates back, `split`/`merge` give the state alone) | §2 |
+# | programming model | imperative objects, `nn.Module` | pure functions and transformations | §1, §2 |
+# | model state | attributes of the module, updated in place | a pytree passed in and returned; an NNX module is one | §2 |
 # | arrays | mutable, views share storage | immutable, `.at[]` updates | §3 |
 # | side effects | run on every call | run at trace time; `jax.debug.print` in the program | §4 |
 # | randomness | global generator, `torch.Generator` | explicit keys, `split`, `fold_in` | §5 |
 # | execution | eager, graph recorded while running | eager op by op, or traced to a jaxpr and compiled | §6 |
-# | autodiff | tape + `loss.backward()`, `.grad` fields | `grad` returns a new function | §6 here, lesson 02 |
-# | compiler | `torch.compile` (Dynamo + Inductor) | `jax.jit` (XLA) | §6.1 here, lesson 03 |
-# | control flow | Python `if`/`for` on values | `lax.cond`, `lax.scan`, `jnp.where` under `jit` | §6 here, lesson 03 |
+# | autodiff | tape and `loss.backward()`, `.grad` fields | `grad` returns a new function | §6, lesson 02 |
+# | compiler | `torch.compile`: Dynamo and Inductor | `jax.jit`: XLA | §6.1, lesson 03 |
+# | control flow | Python `if` and `for` on values | `lax.cond`, `lax.scan`, `jnp.where` under `jit` | §6, lesson 03 |
 # | batching | write the batch dimension; `torch.func.vmap` | `jax.vmap` | lesson 02 |
 # | distribution | DDP, FSDP2 `fully_shard`, DTensor | `jax.jit` with shardings, `jax.shard_map` | lesson 05 |
-# | hardware | CUDA first; TPU through `torch_xla` | CPU, GPU, TPU natively | lesson 00 (environment report) |
+# | hardware | CUDA first; TPU through `torch_xla` | CPU, GPU, TPU natively | lesson 00 |
 # | deployment | `torch.export`, ExecuTorch | `jax.export` | lesson 06 |
 
 # %% [markdown]
 # ## Summary
 #
-# One choice runs through the lesson: PyTorch lets objects own state and change it, JAX makes
-# state a value that goes into a function and comes out new. Each section showed a consequence:
-# aliasing (§1), models as functions of pytrees (§2), immutable arrays (§3), side effects that
-# happen once at trace time (§4), explicit keys (§5), and programs that can be traced and
-# compiled as a whole (§6). Flax NNX gives back the object style where it helps, on top of the
-# same functional core.
+# One choice runs through the lesson. PyTorch lets objects own state and change it; JAX makes
+# state a value that goes into a function and comes out new. Flax NNX gives back the object
+# style where it helps, on top of the same functional core.
 #
 # | task | PyTorch | JAX |
 # |---|---|---|
-# | hold parameters | `nn.Module` attributes | a pytree of arrays: a dict, or an NNX module (itself a pytree); `nnx.split` → `graphdef, state` for the state alone |
-# | one SGD step | `opt.zero_grad(); loss.backward(); opt.step()` (in place) | `jax.tree.map(lambda p, g: p - lr * g, params, jax.grad(loss)(params, ...))` |
+# | hold parameters | `nn.Module` attributes | a pytree of arrays: a dict, or an NNX module; `nnx.split` → `graphdef, state` for the state alone |
+# | one SGD step | `opt.zero_grad(); loss.backward(); opt.step()`, in place | `jax.tree.map(lambda p, g: p - lr * g, params, jax.grad(loss)(params, ...))` |
 # | update an element | `t[i] = v`, `t.add_(1)` | `x = x.at[i].set(v)`, `x.at[i].add(1)` |
 # | scatter-add | `t.index_add_(0, idx, src)` | `x.at[idx].add(src)` |
 # | print inside | `print(t)` | `jax.debug.print("{}", x)` under `jit` |
-# | seed | `torch.manual_seed(0)` / `torch.Generator` | `key = jax.random.key(0)`; `split`, `fold_in` |
+# | seed | `torch.manual_seed(0)` or a `torch.Generator` | `key = jax.random.key(0)`; `split`, `fold_in` |
 # | branch on a value | `if t.sum() > 0:` | `jax.lax.cond(x.sum() > 0, f, g, x)` |
 #
-# **Common misconceptions** (each corrected above)
-# - *"`model.params()` gives me a copy."* It gives the model's own arrays (§1.1).
+# **Common misconceptions**, each corrected above:
+# - *"`model.params()` gives me a copy."* It gives the model's own arrays, §1.1.
 # - *"An NNX module must be split before `jax.jit` or `jax.grad`."* It is a pytree and goes in
-#   directly; what `jax.jit` loses is an in-place update made inside, which `nnx.jit` writes
-#   back (§2.1).
+#   directly. What `jax.jit` loses is an in-place update made inside, which `nnx.jit` writes
+#   back, §2.1.
 # - *"`nnx.split` copies the model."* Its state holds the module's `Variable`s; only the arrays
-#   inside are immutable (§2.1).
-# - *"A print inside a jitted function shows every call."* It runs once, at trace time (§4).
-# - *"Changing a global changes the jitted function."* The value was baked in at trace time (§4).
+#   inside are immutable, §2.1.
+# - *"A print inside a jitted function shows every call."* It runs once, at trace time, §4.
+# - *"Changing a global changes the jitted function."* The value was baked in at trace time, §4.
 # - *"The same seed gives the same numbers in both frameworks."* Different generators; only the
-#   distribution agrees (§5).
-# - *"`t[idx] += 1` counts repeated indices."* It does not; `index_add_` and `.at[].add` do (§3).
+#   distribution agrees, §5.
+# - *"`t[idx] += 1` counts repeated indices."* It does not; `index_add_` and `.at[].add` do, §3.
 # - *"A JAX array made from a tensor can never change."* Not while it may still read the
-#   tensor's memory: hand JAX a clone if the tensor will change (§3.1).
+#   tensor's memory: hand JAX a clone if the tensor will change, §3.1.
 #
 # **Review questions**
 #
 # <details><summary>1. Why can functional code not have the aliasing bug of §1.1?</summary>
-# Nothing is ever written into an existing array: every update returns new arrays, so a value you
-# kept stays what it was, whoever else holds a reference to it.
+# Nothing is ever written into an existing array. Every update returns new arrays, so a value
+# you kept stays what it was, whoever else holds a reference to it.
 # </details>
 #
 # <details><summary>2. A jitted function prints the loss once and then never again. Why, and what
 # do you use instead?</summary>
-# Python code in a jitted function runs while tracing, once per input shape/dtype; the compiled
-# program has no Python in it. `jax.debug.print` adds a print operation to the program itself.
+# Python code in a jitted function runs while tracing, once per input shape and dtype; the
+# compiled program has no Python in it. `jax.debug.print` adds a print operation to the program
+# itself.
 # </details>
 #
 # <details><summary>3. You reuse one key for the dropout mask at every step. What happens?</summary>
-# Nothing raises, but every step drops the same units, so dropout stops being random. Derive a key
-# per step, e.g. `jax.random.fold_in(key, step)`, or split a new key each step.
+# Nothing raises, but every step drops the same units, so dropout stops being random. Derive a
+# key per step with `jax.random.fold_in(key, step)`, or split a new key each step.
 # </details>
 #
 # <details><summary>4. How does an NNX module get into `jax.jit` and `jax.grad`, and when do you
 # still split it into graphdef and state?</summary>
-# A module is a pytree whose leaves are its arrays, so it goes in directly: `jax.grad` returns a
-# module of gradients and `jax.tree.map` makes the updated module. `jax.jit` works on a copy, so
-# an in-place update inside is lost unless you return the module; `nnx.jit` and `nnx.grad` write
-# such updates back. `nnx.split` gives the static graphdef (classes, sizes, Python attributes)
-# and the state (a pytree of the variables) separately: for a pure function that carries state
-# through `lax.scan` or a checkpoint, to keep only some variable types, or in code written
-# before modules were pytrees; `nnx.merge` rebuilds the object.
+# A module is a pytree whose leaves are its arrays, so it goes in directly. `jax.grad` returns a
+# module of gradients, and `jax.tree.map` makes the updated module. `jax.jit` works on a copy,
+# so an in-place update inside is lost unless you return the module; `nnx.jit` writes such
+# updates back. `nnx.split` gives the static graphdef and the state separately. You need it to
+# carry state through `lax.scan` or a checkpoint, to keep only some variable types, or in code
+# written before modules were pytrees. `nnx.merge` rebuilds the object.
 # </details>
 #
-# The cell below asks these questions again as a self-check, with one more on `jax.jit` and a module changed in place (section 2.1): pick or type an answer and press *Check*. A wrong answer
-# gets a hint, not the answer; *Show the answer* opens it. Where an executed copy's script
-# does not run (GitHub's preview, an untrusted notebook) each answer is folded under its
-# question, and a printout shows them all.
+# The cell below asks these questions again as a self-check, with one more on `jax.jit` and a
+# module changed in place. Pick or type an answer and press *Check*. A wrong answer gets a
+# hint, not the answer; *Show the answer* opens it.
 
 # %%
 from course_utils import quiz
@@ -1203,7 +1201,7 @@ from course_utils import quiz
 quiz.load("01_design_philosophy")
 
 # %% [markdown]
-# **Next:** the exercises in `exercises/01_design_philosophy_exercises.ipynb` (a pure SGD update
-# over a pytree, scatter-add in both frameworks, dropout keys over several steps, a jit-safe
-# running statistic, and porting a PyTorch module to Flax NNX). Then lesson 02, automatic
-# differentiation.
+# **Next:** the exercises in `exercises/01_design_philosophy_exercises.ipynb`. You write a pure
+# SGD update over a pytree, a scatter-add in both frameworks, dropout keys over several steps,
+# a jit-safe running statistic, and a port of a PyTorch module to Flax NNX. Then lesson 02,
+# automatic differentiation.

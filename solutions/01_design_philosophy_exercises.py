@@ -20,8 +20,8 @@
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/v0.1.0/solutions/01_design_philosophy_exercises.ipynb) [![Open In Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)](https://kaggle.com/kernels/welcome?src=https://github.com/jax-pytorch-side-by-side/course/blob/v0.1.0/solutions/01_design_philosophy_exercises.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/v0.1.0?labpath=solutions/01_design_philosophy_exercises.ipynb)
 #
 # Five exercises on lesson 01, each in both frameworks or as a port from one to the other.
-# Replace each `raise NotImplementedError()` with your code, then run the check cell below it:
-# it prints "passed", explains what is wrong, or says "not implemented yet".
+# Replace each `raise NotImplementedError()` with your code, then run the check cell below it.
+# It prints "passed", explains what is wrong, or says "not implemented yet".
 
 # %%
 # Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),
@@ -75,14 +75,14 @@ S = config.sizes(SIZES, SMOKE)
 # %% [markdown]
 # ## Exercise 1 · SGD with momentum as a pure function over a pytree
 #
-# `torch.optim.SGD(params, lr, momentum=mu)` keeps a *velocity* buffer per parameter and
-# updates both in place:
+# `torch.optim.SGD(params, lr, momentum=mu)` keeps a *velocity* buffer per parameter, starting
+# at zero, and updates both in place:
 #
 # $$ v \leftarrow \mu\, v + g, \qquad p \leftarrow p - \text{lr}\cdot v $$
 #
-# (with `v` starting at zero). Write the functional version: `sgd_momentum(params, velocity,
-# grads, lr, momentum)` returns `(new_params, new_velocity)` for **any** pytree (dicts, lists,
-# tuples, nested), changing none of its inputs. Use `jax.tree.map`. About 3 lines.
+# Write the functional version: `sgd_momentum(params, velocity, grads, lr, momentum)` returns
+# `(new_params, new_velocity)` for **any** pytree of dicts, lists and tuples, changing none of
+# its inputs. Use `jax.tree.map`. About 3 lines.
 
 # %%
 # EXERCISE: pure-sgd
@@ -96,8 +96,8 @@ def sgd_momentum(params, velocity, grads, lr: float, momentum: float):
 
 
 # %% [markdown]
-# The check trains lesson 01's MLP for a few steps with your function and with `torch.optim`
-# from the same initial weights.
+# The checks take one step on a small pytree, then train lesson 01's MLP for a few steps with
+# your function and with `torch.optim` from the same initial weights.
 
 # %%
 # TESTS: pure-sgd points=2
@@ -126,6 +126,28 @@ def torch_momentum_reference(lr, momentum, num_steps):
 
 
 grad_jax = jax.jit(jax.grad(loss_jax))
+p1 = {"b": (jnp.array([0.5]),), "w": jnp.array([1.0, 2.0])}  # a dict holding a tuple
+v1 = {"b": (jnp.array([1.0]),), "w": jnp.array([0.5, -1.0])}
+g1 = {"b": (jnp.array([-2.0]),), "w": jnp.array([2.0, 4.0])}
+
+
+def _one_step():
+    before = jax.tree.leaves((p1, v1, g1))
+    out = sgd_momentum(p1, v1, g1, 0.1, 0.9)
+    assert all(a is b for a, b in zip(before, jax.tree.leaves((p1, v1, g1)), strict=True)), (
+        "sgd_momentum wrote into the dicts it was given: build new ones and leave the inputs as they were")
+    assert isinstance(out, tuple) and len(out) == 2, (
+        f"sgd_momentum returned a {type(out).__name__}: return the pair (new_params, new_velocity)")
+    return out
+
+
+crash = "params may be any pytree, here a dict holding a tuple: map over its leaves with jax.tree.map"
+check("pure-sgd", lambda: _one_step()[1], {"b": (np.array([-1.1]),), "w": np.array([2.45, 3.1])}, crash_hint=crash,
+      hint="the new velocity, the second item, is momentum times the old velocity plus the gradient, "
+      "with no (1 - momentum) on the gradient: torch.optim.SGD has no dampening by default")
+check("pure-sgd", lambda: _one_step()[0], {"b": (np.array([0.61]),), "w": np.array([0.755, 1.69])},
+      crash_hint=crash,
+      hint="the parameters step along the new velocity, scaled by lr: not along the old velocity or the gradient")
 
 
 def yours(lr, momentum, num_steps, step=sgd_momentum):
@@ -138,8 +160,8 @@ def yours(lr, momentum, num_steps, step=sgd_momentum):
 
 
 check("pure-sgd", lambda: yours(0.1, 0.9, S.num_steps), torch_momentum_reference(0.1, 0.9, S.num_steps),
-      rtol=1e-4, atol=1e-5, hint="JAX, like torch.optim.SGD: the velocity is updated first (momentum times the old velocity, "
-      "plus the gradient: no dampening), and the parameters step along the new velocity, scaled by lr")
+      rtol=1e-4, atol=1e-5, hint="over several steps your parameters drift from torch.optim.SGD's: "
+      "each step must start from the velocity the step before returned")
 
 # %%
 # HIDDEN TESTS: pure-sgd points=3
@@ -162,10 +184,10 @@ assert_close((tree, vel, grads), before, rtol=0, atol=0, name="inputs")  # nothi
 # ## Exercise 2 · Scatter-add in both frameworks
 #
 # `bin_sums(idx, weights, n_bins)` returns an array of length `n_bins` whose entry `b` is the
-# sum of `weights[i]` over all `i` with `idx[i] == b` (a weighted histogram; indices repeat).
-# Write it for PyTorch **and** for JAX. The natural `out[idx] += weights` is wrong in PyTorch
-# (lesson 01, section 3); in JAX, remember arrays are immutable. The JAX version must work
-# under `jax.jit` with `n_bins` static. One line each.
+# sum of `weights[i]` over all `i` with `idx[i] == b`: a weighted histogram, where indices
+# repeat. Write it for PyTorch **and** for JAX. The natural `out[idx] += weights` is wrong in
+# PyTorch, as lesson 01's section 3 showed. In JAX, remember that arrays are immutable. The JAX
+# version must work under `jax.jit` with `n_bins` static. One line each.
 
 # %%
 # EXERCISE: scatter-add
@@ -186,17 +208,22 @@ def bin_sums_jax(idx: jax.Array, weights: jax.Array, n_bins: int) -> jax.Array:
 # %%
 # TESTS: scatter-add points=2
 idx_np = np.array([0, 3, 3, 1, 3, 0])
-w_np = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], np.float32)
+w_np = np.array([1.5, 2.25, 3.0, 4.5, 5.25, 6.0], np.float32)
 expected = np.zeros(5)
-np.add.at(expected, idx_np, w_np.astype(np.float64))  # float64 oracle: [7, 4, 0, 10, 0]
+np.add.at(expected, idx_np, w_np.astype(np.float64))  # float64 oracle: [7.5, 4.5, 0, 10.5, 0]
 check("scatter-add", lambda: bin_sums_torch(torch.from_numpy(idx_np), torch.from_numpy(w_np), 5), expected,
       hint="PyTorch: an indexed in-place add (t[idx] += w) or a scatter writes a repeated index once, the "
       "last write wins: every weight of a repeated bin must be added",
       crash_hint="PyTorch: the sums must have the weights' dtype (an integer zeros tensor cannot "
       "take float weights: PyTorch does not cast in an in-place op)")
+check("scatter-add", lambda: bin_sums_jax(jnp.asarray([2, 0]), jnp.asarray([1.5, 2.5]), 3), np.array([2.5, 0.0, 1.5]),
+      hint="JAX: an indexed update returns a new array and leaves the one it was called on as it was: "
+      "keep what it returns, in the weights' dtype",
+      crash_hint=lambda err: "JAX: the sums must have the weights' dtype; integer zeros cannot take "
+      "float weights" if "cast" in str(err) else "JAX: arrays are immutable, so item assignment raises: "
+      "build the sums with an indexed update that returns a new array")
 check("scatter-add", lambda: bin_sums_jax(jnp.asarray(idx_np), jnp.asarray(w_np), 5), expected,
-      hint="JAX: arrays are immutable (an indexed update returns a new array, which must be kept), "
-      "and a repeated index must add up, not overwrite")
+      hint="JAX: a repeated index must add up, not overwrite")
 
 # %%
 # HIDDEN TESTS: scatter-add points=3
@@ -221,12 +248,12 @@ assert got_torch.shape == (50,) and got_jax.shape == (50,)
 # boolean array of shape `(num_steps, *shape)`:
 #
 # - **JAX** `dropout_masks_jax(key, num_steps, shape, rate)`: derive one key per step from
-#   `key` (`jax.random.fold_in` or `jax.random.split`); never reuse a key.
+#   `key` with `jax.random.fold_in` or `jax.random.split`; never reuse a key.
 # - **PyTorch** `dropout_masks_torch(seed, num_steps, shape, rate)`: draw from a private
 #   `torch.Generator` seeded with `seed`, so the global generator is left untouched.
 #
-# Both must be reproducible (same seed or key, same masks) and give a different mask each step.
-# About 3 lines each.
+# Both must be reproducible, the same seed or key giving the same masks, and give a different
+# mask each step. About 3 lines each.
 
 # %%
 # EXERCISE: dropout-keys
@@ -248,40 +275,50 @@ def dropout_masks_torch(seed: int, num_steps: int, shape: tuple, rate: float) ->
 
 # %%
 # TESTS: dropout-keys points=2
-def _masks_behave():
-    key = jax.random.key(42)
-    m_jax = np.asarray(dropout_masks_jax(key, 4, (64,), 0.5))
-    m_torch = dropout_masks_torch(42, 4, (64,), 0.5).numpy()
-    for name, m, again in (("JAX", m_jax, np.asarray(dropout_masks_jax(key, 4, (64,), 0.5))),
-                           ("PyTorch", m_torch, dropout_masks_torch(42, 4, (64,), 0.5).numpy())):
-        assert m.shape == (4, 64) and m.dtype == bool, f"{name}: shape {m.shape}, dtype {m.dtype}"
-        assert np.array_equal(m, again), f"{name}: the same seed/key must give the same masks"
-        assert not any(np.array_equal(m[0], m[s]) for s in range(1, 4)), (
-            f"{name}: some steps got the same mask as step 0: a key or seed was reused")
-    for name, other in (("JAX", np.asarray(dropout_masks_jax(jax.random.key(43), 4, (64,), 0.5))),
-                        ("PyTorch", dropout_masks_torch(43, 4, (64,), 0.5).numpy())):
-        mine = m_jax if name == "JAX" else m_torch
-        assert not np.array_equal(mine, other), (
-            f"{name}: key/seed 42 and 43 gave the same masks: the masks must come from the "
-            f"{'key' if name == 'JAX' else 'seed'} passed in, not from one fixed in the function")
+def _masks(fw, seed, num_steps=4, shape=(64,), rate=0.5):
+    if fw == "JAX":
+        return np.asarray(dropout_masks_jax(jax.random.key(seed), num_steps, shape, rate))
+    return dropout_masks_torch(seed, num_steps, shape, rate).numpy()
 
 
-def _keeps_one_minus_rate_privately():
+def _boolean(fw):
+    m = _masks(fw, 42)
+    assert m.shape == (4, 64) and m.dtype == bool, f"{fw}: shape {m.shape}, dtype {m.dtype}"
+
+
+def _from_the_argument(fw):
+    assert np.array_equal(_masks(fw, 42), _masks(fw, 42)), f"{fw}: the same key/seed gave other masks"
+    assert not np.array_equal(_masks(fw, 42), _masks(fw, 43)), f"{fw}: key/seed 42 and 43 gave the same masks"
+
+
+def _new_each_step(fw):
+    m = _masks(fw, 42)
+    assert not any(np.array_equal(m[0], m[s]) for s in range(1, 4)), f"{fw}: a later step got step 0's mask"
+
+
+def _keeps_one_minus_rate(fw):
+    kept = _masks(fw, 7, 2, (4000,), 0.2).mean()
+    assert abs(kept - 0.8) < 0.05, f"{fw}: at rate 0.2 the masks keep {kept:.2f} of the entries, not 0.8"
+
+
+def _global_untouched():
     before = torch.get_rng_state()
-    m_torch = dropout_masks_torch(7, 2, (4000,), 0.2).numpy()
-    assert torch.equal(before, torch.get_rng_state()), "PyTorch: the global torch generator was used"
-    for name, m in (("JAX", np.asarray(dropout_masks_jax(jax.random.key(7), 2, (4000,), 0.2))),
-                    ("PyTorch", m_torch)):
-        assert abs(m.mean() - 0.8) < 0.05, (
-            f"{name}: at rate 0.2 the mask keeps {m.mean():.2f} of the entries; it should keep 0.8")
+    _masks("PyTorch", 7)
+    assert torch.equal(before, torch.get_rng_state()), "PyTorch: the global torch generator moved"
 
 
-hint = ("a mask is True where the entry is KEPT, with probability 1 - rate; JAX: each step needs "
-        "a key of its own, derived from the key passed in (one key reused repeats its numbers); "
-        "PyTorch: a generator of your own, seeded with the seed passed in (the global one is "
-        "shared with every other caller)")
-check("dropout-keys", _masks_behave, hint=hint)
-check("dropout-keys", _keeps_one_minus_rate_privately, hint=hint)
+for fw in ("JAX", "PyTorch"):
+    check("dropout-keys", lambda fw=fw: _boolean(fw), hint="a mask is a boolean array of shape (num_steps, *shape)")
+    check("dropout-keys", lambda fw=fw: _from_the_argument(fw),
+          hint=f"the masks must come from the {'key' if fw == 'JAX' else 'seed'} passed in, nothing else")
+    check("dropout-keys", lambda fw=fw: _new_each_step(fw),
+          hint="JAX: each step needs a key of its own, derived from the key passed in; one key reused "
+          "repeats its numbers" if fw == "JAX" else
+          "PyTorch: seed one generator once, then draw every step from it; seeding it again repeats the numbers")
+    check("dropout-keys", lambda fw=fw: _keeps_one_minus_rate(fw), hint="a mask is True where the entry is KEPT, with probability 1 - rate")
+check("dropout-keys", _global_untouched,
+      hint="PyTorch: draw from a generator of your own, seeded with the seed passed in: the global one is shared "
+      "with every other caller")
 
 # %%
 # HIDDEN TESTS: dropout-keys points=3
@@ -326,10 +363,10 @@ class RunningStats:
 
 
 # %% [markdown]
-# Port it to a pure function for JAX: `update_stats(state, batch)` takes a `Stats` tuple
-# (`count`, `mean`, `m2`, all JAX arrays) and returns a **new** `Stats`. It must give the right
-# answer when jitted and called many times (a Python-side counter would be frozen at trace
-# time). `init_stats(dim)` returns the starting state. About 6 lines.
+# Port it to a pure function for JAX. `update_stats(state, batch)` takes a `Stats` tuple of JAX
+# arrays, `count`, `mean` and `m2`, and returns a **new** `Stats`. It must give the right answer
+# when jitted and called many times, where a Python-side counter would be frozen at trace time.
+# `init_stats(dim)` returns the starting state. About 6 lines.
 
 # %%
 class Stats(NamedTuple):
@@ -371,9 +408,13 @@ def _run(update):
     return state.count, state.mean, state.m2 / state.count
 
 
-check("jit-stats", lambda: _run(jax.jit(update_stats)), (len(stacked), stacked.mean(0), stacked.var(0)),
-      rtol=1e-4, atol=1e-4, hint="JAX: return a new Stats(count, mean, m2) and keep nothing outside the function (a Python counter freezes under jit); "
-           "the m2 update follows RunningStats.update term for term")
+expected_stats = (len(stacked), stacked.mean(0), stacked.var(0))
+check("jit-stats", lambda: _run(update_stats), expected_stats, rtol=1e-4, atol=1e-4,
+      hint="called eagerly, the statistics are off: the m2 update follows RunningStats.update term for term",
+      crash_hint="a Stats is an immutable NamedTuple: return a new Stats instead of assigning to its fields")
+check("jit-stats", lambda: _run(jax.jit(update_stats)), expected_stats, rtol=1e-4, atol=1e-4,
+      hint="right eagerly, wrong under jax.jit: a Python counter freezes under jit, so every value that "
+      "changes must travel in the Stats you return")
 
 # %%
 # HIDDEN TESTS: jit-stats points=3
@@ -401,7 +442,7 @@ assert_close((state.mean, state.m2 / state.count), (allrows.mean(0), allrows.var
 #
 # Write `MLPNNX`, the Flax NNX twin of the PyTorch `TorchMLP` below, and `from_torch(model)`,
 # which builds an `MLPNNX` holding the **same weights**. Remember the layouts: `nn.Linear`
-# stores `weight` as `(out, in)`, `nnx.Linear` stores `kernel` as `(in, out)`. Set a
+# stores `weight` as `(out, in)`, and `nnx.Linear` stores `kernel` as `(in, out)`. Set a
 # parameter with `layer.kernel[...] = value`. About 12 lines.
 
 # %%
@@ -478,7 +519,21 @@ def _nnx_step(model, optimizer, X, y):
 check("port-nnx", lambda: from_torch(torch_model)(jnp.asarray(X_np)),
       torch_model(torch.from_numpy(X_np)).detach(), rtol=1e-5, atol=1e-5,
       hint="Flax NNX: kernel = weight.T (nn.Linear keeps (out, in)), the biases copied too; tanh between the layers",
-      crash_hint="Flax NNX: a kernel is (in, out) while nn.Linear's weight is (out, in): kernel = weight.T")
+      crash_hint=lambda err: "PyTorch: a parameter that requires grad must be detached before .numpy()"
+      if "requires grad" in str(err) else
+      "Flax NNX: a kernel is (in, out) while nn.Linear's weight is (out, in): kernel = weight.T")
+
+
+def _params_stay_params():
+    m = from_torch(torch_model)
+    held = {f"{i}.{n}": type(getattr(layer, n)).__name__ for i, layer in ((1, m.linear1), (2, m.linear2))
+            for n in ("kernel", "bias")}
+    assert all(kind == "Param" for kind in held.values()), f"the layers hold {held}"
+
+
+check("port-nnx", _params_stay_params,
+      hint="Flax NNX: assigning an array to layer.kernel replaces its nnx.Param with a plain array, which no "
+      "optimizer trains: write into the Param instead")
 
 
 def _after_one_step():

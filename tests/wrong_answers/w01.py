@@ -169,7 +169,7 @@ WRONG.update(
             (
                 "params step with the old velocity",
                 SGD_OLD_VELOCITY,
-                "the velocity is updated first",
+                "step along the new velocity",
             ),
             (
                 "moving-average velocity",
@@ -186,12 +186,12 @@ WRONG.update(
             (
                 "JAX .at[idx].set",
                 SCATTER_JAX_SET,
-                "and a repeated index must add up, not overwrite",
+                "a repeated index must add up, not overwrite",
             ),
             (
                 "JAX .at[idx].add result thrown away",
                 SCATTER_JAX_AT_DISCARDED,
-                "which must be kept",
+                "keep what it returns",
             ),
             (
                 "torch scatter_ (overwrites)",
@@ -275,4 +275,120 @@ WRONG["scatter-add"] += [
         SCATTER_TORCH_INT_BINS,
         "the weights' dtype",
     ),
+]
+
+SGD_ONLY_PARAMS = """
+def sgd_momentum(params, velocity, grads, lr, momentum):
+    new_velocity = jax.tree.map(lambda v, g: momentum * v + g, velocity, grads)
+    return jax.tree.map(lambda p, v: p - lr * v, params, new_velocity)  # the velocity is lost
+"""
+
+SGD_DICT_IN_PLACE = """
+def sgd_momentum(params, velocity, grads, lr, momentum):
+    for k in params:  # PyTorch's habit: update the buffers in place, a dict only
+        velocity[k] = momentum * velocity[k] + grads[k]
+        params[k] = params[k] - lr * velocity[k]
+    return params, velocity
+"""
+
+SGD_SWAPPED_PAIR = """
+def sgd_momentum(params, velocity, grads, lr, momentum):
+    new_velocity = jax.tree.map(lambda v, g: momentum * v + g, velocity, grads)
+    new_params = jax.tree.map(lambda p, v: p - lr * v, params, new_velocity)
+    return new_velocity, new_params  # the pair in the other order
+"""
+
+SCATTER_JAX_ITEM_ASSIGN = """
+def bin_sums_torch(idx, weights, n_bins):
+    return torch.zeros(n_bins, dtype=weights.dtype).index_add_(0, idx, weights)
+
+def bin_sums_jax(idx, weights, n_bins):
+    out = jnp.zeros(n_bins, dtype=weights.dtype)
+    out[idx] += weights  # PyTorch's habit: item assignment
+    return out
+"""
+
+SCATTER_JAX_INT_BINS = """
+def bin_sums_torch(idx, weights, n_bins):
+    return torch.zeros(n_bins, dtype=weights.dtype).index_add_(0, idx, weights)
+
+def bin_sums_jax(idx, weights, n_bins):
+    return jnp.zeros(n_bins, dtype=jnp.int32).at[idx].add(weights)  # fractions cut off
+"""
+
+TORCH_FLOAT_MASK = (
+    RIGHT_JAX
+    + """
+def dropout_masks_torch(seed, num_steps, shape, rate):
+    gen = torch.Generator().manual_seed(seed)
+    keep = torch.full((num_steps, *shape), 1.0 - rate)
+    return torch.bernoulli(keep, generator=gen)  # 0.0 and 1.0, not a boolean mask
+"""
+)
+
+TORCH_RESEED_EACH_STEP = (
+    RIGHT_JAX
+    + """
+def dropout_masks_torch(seed, num_steps, shape, rate):
+    masks = []
+    for _ in range(num_steps):
+        gen = torch.Generator().manual_seed(seed)  # seeded again every step
+        masks.append(torch.rand(shape, generator=gen) >= rate)
+    return torch.stack(masks)
+"""
+)
+
+STATS_FIELDS_IN_PLACE = (
+    STATS_INIT
+    + """
+def update_stats(state, batch):
+    n, batch_mean = batch.shape[0], batch.mean(axis=0)
+    delta, total = batch_mean - state.mean, state.count + n
+    state.m2 = state.m2 + ((batch - batch_mean) ** 2).sum(axis=0) + delta**2 * state.count * n / total
+    state.mean = state.mean + delta * n / total  # PyTorch's habit: update the fields
+    state.count = total
+    return state
+"""
+)
+
+NNX_REPLACES_PARAM = NNX_CLASS + NNX_FROM_TORCH.replace(
+    "mine.kernel[...] = jnp.asarray(theirs.weight.detach().numpy().T)",
+    "mine.kernel = jnp.asarray(theirs.weight.detach().numpy().T)  # like module.weight = ...",
+)
+
+NNX_NO_DETACH = NNX_CLASS + NNX_FROM_TORCH.replace(
+    "theirs.weight.detach().numpy().T", "theirs.weight.numpy().T"
+)
+
+WRONG["pure-sgd"] += [
+    ("returns the new parameters only", SGD_ONLY_PARAMS, "return the pair"),
+    ("updates the dicts in place", SGD_DICT_IN_PLACE, "map over its leaves"),
+    ("returns (velocity, params)", SGD_SWAPPED_PAIR, "the second item"),
+]
+WRONG["scatter-add"] += [
+    ("JAX: out[idx] += w", SCATTER_JAX_ITEM_ASSIGN, "item assignment raises"),
+    ("JAX: integer bins", SCATTER_JAX_INT_BINS, "the weights' dtype"),
+]
+WRONG["dropout-keys"] += [
+    ("PyTorch: a float mask from torch.bernoulli", TORCH_FLOAT_MASK, "a boolean array"),
+    (
+        "PyTorch: the generator seeded every step",
+        TORCH_RESEED_EACH_STEP,
+        "seeding it again",
+    ),
+]
+WRONG["jit-stats"] += [
+    (
+        "assigns to the NamedTuple's fields",
+        STATS_FIELDS_IN_PLACE,
+        "immutable NamedTuple",
+    ),
+]
+WRONG["port-nnx"] += [
+    (
+        "replaces the kernel Param with an array",
+        NNX_REPLACES_PARAM,
+        "replaces its nnx.Param",
+    ),
+    ("numpy() without detach()", NNX_NO_DETACH, "must be detached"),
 ]
