@@ -17,7 +17,9 @@ the kernel runs fine): its failure costs no point, it goes to ``on_error``.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from course_utils.exercises import clip
@@ -44,10 +46,20 @@ _PROBLEM_STATUS = {
 }
 
 
+def _package_parent() -> str:
+    """The folder that holds ``course_utils`` (a checkout or site-packages), with its
+    separator: a message naming a library file names it from there."""
+    import course_utils
+
+    return str(Path(course_utils.__file__).resolve().parent.parent) + os.sep
+
+
 class Redactor:
-    """Removes every line of the hidden tests (also as repr/JSON escapes) from a text."""
+    """Removes every line of the hidden tests (also as repr/JSON escapes) from a text,
+    and the instructor's path to the course (a warning names its library file)."""
 
     def __init__(self, hidden_sources: list[str]):
+        self.parent = _package_parent()
         lines = {ln.strip() for src in hidden_sources for ln in src.splitlines()}
         variants = set()
         for ln in lines:
@@ -60,6 +72,8 @@ class Redactor:
         for v in self.variants:
             if v in text:
                 text = text.replace(v, HIDDEN_MARK)
+        if self.parent in text:
+            text = text.replace(self.parent, "")
         return text
 
 

@@ -166,3 +166,18 @@ def test_invalid_record_scores_zero_for_every_exercise():
     assert {e["status"] for e in rec["exercises"].values()} == {"invalid"}
     assert len(rec["tests"]) == 6 and rec["max_total"] == 8
     copy.deepcopy(rec)
+
+
+def test_the_course_checkouts_path_is_taken_out_of_every_message():
+    """A warning printed from the library names its file: the student gets the path
+    inside the course, not where the instructor keeps it."""
+    from pathlib import Path
+
+    import course_utils
+
+    where = Path(course_utils.__file__).resolve().parent
+    text = f"{where}/parity.py:127: RuntimeWarning: invalid value"
+    assert (
+        scoring.Redactor([])(text)
+        == "course_utils/parity.py:127: RuntimeWarning: invalid value"
+    )
