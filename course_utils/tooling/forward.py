@@ -157,8 +157,11 @@ def download_wheels(
                     f"no {pins.get(project, project)} wheel: pip could not download it "
                     f"and {cache} holds none; run once with network"
                 )
-            notes.append(f"{path.name}: from the cache")
+            if not offline:
+                notes.append(f"{path.name}: from the cache")
         wheels.append(path)
+    if offline:
+        notes.append(f"offline: {', '.join(w.name for w in wheels)} from {cache}")
     return wheels, notes
 
 
