@@ -16,7 +16,6 @@ LESSONS = prose.lessons(ROOT)
 PENDING: set[str] = {
     "02",
     "05",
-    "06",
     "07",
     "11",
 }
