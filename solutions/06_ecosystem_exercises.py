@@ -19,9 +19,9 @@
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/v0.1.0/solutions/06_ecosystem_exercises.ipynb) [![Open In Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)](https://kaggle.com/kernels/welcome?src=https://github.com/jax-pytorch-side-by-side/course/blob/v0.1.0/solutions/06_ecosystem_exercises.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/v0.1.0?labpath=solutions/06_ecosystem_exercises.ipynb)
 #
-# Four exercises on what lesson 06 showed. Replace each `raise NotImplementedError()`
-# with your code, then run the check cell below it: it prints "passed", explains what is
-# wrong, or says "not implemented yet".
+# Four exercises on what lesson 06 showed. Replace each `raise NotImplementedError()` with
+# your code, then run the check cell below it. It prints "passed", says what is wrong, or
+# says "not implemented yet".
 
 # %%
 # Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),
@@ -56,6 +56,7 @@ SETUP = env.setup(one_kind=True)  # first: JAX's memory policy, JAX first, float
 
 import importlib.util
 import tempfile
+import warnings
 from pathlib import Path
 
 import jax
@@ -79,22 +80,33 @@ HAVE_FLATBUFFERS = importlib.util.find_spec("flatbuffers") is not None  # jax.ex
 # %% [markdown]
 # ## Exercise 1 · An Optax chain that matches a `torch.optim` setup
 #
-# A colleague trains with this PyTorch configuration (read it carefully):
+# A colleague trains with this PyTorch configuration. Read it carefully:
 
 # %%
+def colleague_optimizer(w: torch.nn.Parameter):
+    """The colleague's optimiser and scheduler for the parameter ``w``."""
+    opt = torch.optim.Adam([w], lr=0.05, betas=(0.8, 0.99), weight_decay=0.01)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=5, gamma=0.5)
+    return opt, sched
+
+
+def colleague_step(w: torch.nn.Parameter, opt, sched) -> None:
+    """One step, once backward() has filled ``w.grad``."""
+    torch.nn.utils.clip_grad_norm_([w], max_norm=0.5)
+    opt.step()
+    sched.step()
+
+
 def torch_trajectory(w0: np.ndarray, A: np.ndarray, y: np.ndarray, steps: int) -> list[np.ndarray]:
     """Least squares 0.5·mean((A w − y)²) with the colleague's optimiser; w after each step."""
     w = torch.nn.Parameter(torch.from_numpy(w0.copy()))
-    opt = torch.optim.Adam([w], lr=0.05, betas=(0.8, 0.99), weight_decay=0.01)
-    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=5, gamma=0.5)
+    opt, sched = colleague_optimizer(w)
     At, yt = torch.from_numpy(A), torch.from_numpy(y)
     out = []
     for _ in range(steps):
         opt.zero_grad()
         (0.5 * ((At @ w - yt) ** 2).mean()).backward()
-        torch.nn.utils.clip_grad_norm_([w], max_norm=0.5)
-        opt.step()
-        sched.step()
+        colleague_step(w, opt, sched)
         out.append(w.detach().numpy().copy())
     return out
 
@@ -115,11 +127,11 @@ def optax_trajectory(tx, w0, A, y, steps):
 
 
 # %% [markdown]
-# Write `make_tx()` returning the Optax transformation that reproduces it step for step.
-# Three things to get right: `torch.optim.Adam(weight_decay=...)` adds `wd·w` to the
-# **gradient** (coupled L2, not AdamW's decoupled decay); `clip_grad_norm_` runs on the raw
-# gradient *before* `step()` adds that term; `StepLR` halves the rate every 5 steps
-# (`optax.exponential_decay(..., staircase=True)`). About 5 lines.
+# Write `make_tx()`, returning the Optax transformation that reproduces it step for step.
+# Three things to get right. `torch.optim.Adam(weight_decay=...)` adds `wd·w` to the
+# **gradient**: coupled L2, not AdamW's decoupled decay. `clip_grad_norm_` runs on the raw
+# gradient, before `step()` adds that term. `StepLR` halves the rate every 5 steps, which is
+# `optax.exponential_decay(..., staircase=True)`. About 5 lines.
 
 # %%
 # EXERCISE: optax-match
@@ -135,17 +147,70 @@ def make_tx() -> optax.GradientTransformation:
     ### END SOLUTION
 
 
+# %% [markdown]
+# The check feeds both optimisers the same gradients with the weights held still, so that
+# each probe isolates one setting, and then compares whole trajectories.
+
 # %%
 # TESTS: optax-match points=3
+def updates_torch(grads, w):
+    """Each step's update by the colleague's optimiser, fed ``grads`` with the weights held at ``w``."""
+    p = torch.nn.Parameter(torch.from_numpy(w.copy()))
+    opt, sched = colleague_optimizer(p)
+    out = []
+    for g in grads:
+        p.grad = torch.from_numpy(g.copy())
+        colleague_step(p, opt, sched)
+        out.append(p.detach().numpy() - w)
+        with torch.no_grad():
+            p.copy_(torch.from_numpy(w))
+    return out
+
+
+def updates_optax(tx, grads, w):
+    """The same with an Optax transformation: ``tx.update`` with ``w`` as the params."""
+    state, out = tx.init(jnp.asarray(w)), []
+    for g in grads:
+        u, state = tx.update(jnp.asarray(g), state, jnp.asarray(w))
+        out.append(np.asarray(u))
+    return out
+
+
 rng = np.random.default_rng(0)
+zero = np.zeros(4)
+PROBES = [  # (gradients, weights held at, what a difference there means)
+    ([[0.1, -0.2, 0.05, 0.15]] * 12, zero,  # one gradient again and again: only the rate matters
+     "the learning rate of a later step differs: StepLR halves it every 5 steps, all at once"),
+    ([0.1 * rng.standard_normal(4) for _ in range(4)], zero,  # small gradients that vary
+     "Adam's moments differ from step 2 on: use the colleague's betas, not optax's defaults"),
+    ([s * rng.standard_normal(4) for s in (2, 9, 4, 6)], zero,  # large gradients
+     "torch's clip_grad_norm_ rescales the whole raw gradient to a norm of at most 0.5, before Adam"),
+    ([0.05 * rng.standard_normal(4) for _ in range(4)], [2.0, -1.0, 3.0, 0.5],  # weights not zero
+     "torch's Adam adds weight_decay·w to the gradient before its moments (coupled L2), "
+     "not to the update as AdamW does"),
+    ([0.1 * rng.standard_normal(4) for _ in range(4)], [40.0, -30.0, 20.0, 10.0],  # a large decay term
+     "clip_grad_norm_ sees the raw gradient only: torch's Adam adds the decay later, inside step()"),
+]
+
+
+def probes_agree():
+    for grads, w, meaning in PROBES:
+        grads, w = [np.asarray(g, np.float32) for g in grads], np.asarray(w, np.float32)
+        got, want = updates_optax(make_tx(), grads, w), updates_torch(grads, w)
+        for n, (u_jax, u_torch) in enumerate(zip(got, want, strict=True), start=1):
+            assert np.allclose(u_jax, u_torch, rtol=1e-4, atol=1e-6), (
+                f"fed the same gradients with the weights held still, step {n}'s update is "
+                f"{np.round(u_jax, 5)} in JAX but {np.round(u_torch, 5)} in torch. Likely cause: {meaning}")
+
+
+check("optax-match", probes_agree)
 A = rng.standard_normal((32, 4)).astype(np.float32)
 y = (A @ np.array([1.0, -2.0, 0.5, 3.0], np.float32) + 0.1 * rng.standard_normal(32)).astype(np.float32)
 w0 = np.full(4, 2.0, np.float32)
-expected = torch_trajectory(w0, A, y, S.opt_steps)
-check("optax-match", lambda: optax_trajectory(make_tx(), w0, A, y, S.opt_steps), expected,
-      rtol=1e-4, atol=1e-5,
-      hint="order matters: clip, then add the decay to the gradient, then Adam with the betas given (optax's "
-           "defaults differ); and StepLR is a staircase")
+check("optax-match", lambda: optax_trajectory(make_tx(), w0, A, y, S.opt_steps),
+      torch_trajectory(w0, A, y, S.opt_steps), rtol=1e-4, atol=1e-5,
+      hint="each probe agrees, yet the trajectory differs: compare the order of your chain with the "
+           "order of the colleague's calls")
 
 # %%
 # HIDDEN TESTS: optax-match points=4
@@ -168,13 +233,13 @@ assert gap > 1e-4, gap
 # %% [markdown]
 # ## Exercise 2 · A checkpoint round trip with Orbax
 #
-# Write `save_checkpoint(path, model, optimizer)` and `restore_checkpoint(path, model,
-# optimizer)` for a Flax NNX model and its `nnx.Optimizer`. Save **both** states with Orbax's
-# current API, `ocp.v1.save(path, tree)` (lesson 06, section 3). Restore into the given fresh
-# `model` and `optimizer` **in place**: build an abstract target from their current states (a
-# `jax.ShapeDtypeStruct` per array, with its shape, dtype and sharding), `ocp.v1.load(path,
-# abstract)`, then `nnx.update` each. Training after a restore must continue exactly as if it
-# had never stopped. About 8 lines.
+# Write `save_checkpoint(path, model, optimizer)` and
+# `restore_checkpoint(path, model, optimizer)` for a Flax NNX model and its `nnx.Optimizer`.
+# Save **both** states with `ocp.v1.save(path, tree)`, as lesson 06 does in section 3. Restore into the given fresh
+# `model` and `optimizer` **in place**: build an abstract target from their current states, a
+# `jax.ShapeDtypeStruct` per array with its shape, dtype and sharding. Then call
+# `ocp.v1.load(path, abstract)` and `nnx.update` each object. Training after a restore must
+# continue exactly as if it had never stopped. About 8 lines.
 
 # %%
 class TinyNet(nnx.Module):
@@ -214,6 +279,13 @@ def restore_checkpoint(path: Path, model: nnx.Module, optimizer: nnx.Optimizer) 
 
 # %%
 # TESTS: orbax-resume points=3
+def _holds_a_step_count(path):
+    """Whether the checkpoint at ``path`` holds a uint32 leaf, as nnx.Optimizer's step count is."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # Orbax: no target, so no sharding was given
+        return any(np.asarray(leaf).dtype == np.uint32 for leaf in jax.tree.leaves(ocp.v1.load(path)))
+
+
 def _resume_matches(d_in, d_hidden, seed, subpath="ckpt"):
     where = Path(tempfile.mkdtemp(dir=tmp_root)) / subpath  # a new directory on every run
     rng = np.random.default_rng(seed)
@@ -225,12 +297,23 @@ def _resume_matches(d_in, d_hidden, seed, subpath="ckpt"):
     for x, y in zip(xs[: S.ckpt_steps], ys[: S.ckpt_steps], strict=True):
         train_step(model, optimizer, x, y)
     save_checkpoint(where, model, optimizer)
+    saved_weights = [np.array(a) for a in jax.tree.leaves(nnx.state(model, nnx.Param))]
     for x, y in zip(xs[S.ckpt_steps :], ys[S.ckpt_steps :], strict=True):
         train_step(model, optimizer, x, y)
     fresh = TinyNet(d_in, d_hidden, nnx.Rngs(seed + 100))  # different weights on purpose
     fresh_opt = nnx.Optimizer(fresh, tx, wrt=nnx.Param)
     restore_checkpoint(where, fresh, fresh_opt)
-    assert int(fresh_opt.step[...]) == S.ckpt_steps, "the optimizer's step count was not restored"
+    weights = jax.tree.leaves(nnx.state(fresh, nnx.Param))
+    assert all(np.array_equal(a, b) for a, b in zip(saved_weights, weights, strict=True)), (
+        "after restore_checkpoint the model passed in still holds other weights than the saved ones. "
+        "Likely cause: the restored state went into a new object instead of the model you were given: "
+        "update `model` and `optimizer` in place, as load_state_dict does in PyTorch")
+    if int(fresh_opt.step[...]) != S.ckpt_steps:
+        raise AssertionError("the optimizer's step count was not restored. Likely cause: " + (
+            "the checkpoint holds the optimizer's state, but restore_checkpoint never put it back into `optimizer`"
+            if _holds_a_step_count(where) else
+            "the checkpoint holds no optimizer state: Adam's moments and the step count live in "
+            "nnx.state(optimizer), so save that too"))
     for x, y in zip(xs[S.ckpt_steps :], ys[S.ckpt_steps :], strict=True):
         train_step(fresh, fresh_opt, x, y)
     for a, b in zip(jax.tree.leaves(nnx.state(model)), jax.tree.leaves(nnx.state(fresh)), strict=True):
@@ -238,8 +321,7 @@ def _resume_matches(d_in, d_hidden, seed, subpath="ckpt"):
     return fresh, fresh_opt
 
 
-check("orbax-resume", lambda: _resume_matches(8, 16, 0),
-      hint="save nnx.state(optimizer) too: Adam's moments and the step count live there")
+check("orbax-resume", lambda: _resume_matches(8, 16, 0))
 
 # %%
 # HIDDEN TESTS: orbax-resume points=3
@@ -253,12 +335,11 @@ assert any(leaf.dtype == jnp.uint32 for leaf in leaves), "step counter missing"
 # %% [markdown]
 # ## Exercise 3 · Export with a dynamic batch
 #
-# Export `mlp` with `jax.export` so that one exported program accepts **any batch size**:
-# the weights keep their concrete shapes, the input `x` has a symbolic first dimension
-# (`jax.export.symbolic_shape("batch")`) and `n_features` columns. Export for `PLATFORM`,
-# the kind of device this notebook's JAX computes on (an export runs only on the platforms
-# it was lowered for, JAX's default backend unless you pass `platforms`). Return the
-# `jax.export.Exported`. About 5 lines.
+# Export `mlp` with `jax.export` so that one exported program accepts **any batch size**.
+# The weights keep their concrete shapes, and the input `x` has `n_features` columns and a
+# symbolic first dimension, `jax.export.symbolic_shape("batch")`. An export runs only on the
+# platforms it was lowered for, so export for `PLATFORM`, the device kind this notebook's
+# JAX computes on. Return the `jax.export.Exported`. About 5 lines.
 
 # %%
 import jax.export  # a submodule that jax 0.7 does not load with `import jax`
@@ -315,11 +396,22 @@ def _calls_for_two_batches():
     return outs
 
 
+def _export_crash_hint(err):
+    text = str(err)
+    if "result of `jit`" in text:
+        return "JAX: jax.export.export takes a function wrapped in jax.jit, not the plain Python function"
+    if "contracting dimensions" in text:
+        return "x's spec is (batch, n_features): the batch comes first, as x @ W needs"
+    if "abstract array" in text or "None" in text:
+        return ("JAX: a ShapeDtypeStruct's shape holds sizes; a batch that varies needs a symbolic size "
+                "(jax.export.symbolic_shape), not None as in PyTorch's dynamic shapes")
+    return ""
+
+
 check("export-dynamic", _calls_for_two_batches,
       [mlp(params, jnp.ones((n, 6))) for n in (3, 11)], rtol=1e-6, atol=1e-6,
       hint="make the input spec jax.ShapeDtypeStruct((batch, n_features), jnp.float32) with a symbolic batch",
-      crash_hint="JAX: a ShapeDtypeStruct's shape holds sizes; a batch that varies needs a symbolic size "
-                 "(jax.export.symbolic_shape), not None as in PyTorch's dynamic shapes")
+      crash_hint=_export_crash_hint)
 
 # %%
 # HIDDEN TESTS: export-dynamic points=3
@@ -337,12 +429,12 @@ assert_close(export_mlp(wide, 9).call(wide, jnp.ones((4, 9))), mlp(wide, jnp.one
 # %% [markdown]
 # ## Exercise 4 · A JAX function with a PyTorch backward
 #
-# Fill in `JaxLogSumExp`, a `torch.autograd.Function` whose forward runs the JAX function
-# `lse_jax` (row-wise log-sum-exp) and whose backward uses the VJP JAX returns, so that
-# PyTorch can backpropagate through it. Move tensors with DLPack
-# (`jax.dlpack.from_dlpack(tensor.detach())`, `torch.from_dlpack(array)`); keep the VJP
-# function on `ctx`. The incoming gradient may not be contiguous: `.contiguous()` it
-# first. About 8 lines.
+# Fill in `JaxLogSumExp`, a `torch.autograd.Function` like lesson 06's `JaxHead`. Its
+# forward runs the JAX function `lse_jax`, a row-wise log-sum-exp, and its backward uses the
+# VJP that JAX returns, so that PyTorch can backpropagate through it. Move tensors with
+# DLPack: `jax.dlpack.from_dlpack(tensor.detach())` and `torch.from_dlpack(array)`. Keep the
+# VJP function on `ctx`. Unlike the lesson's scalar loss, this output is a vector, and the
+# incoming gradient may not be contiguous: `.contiguous()` it first. About 8 lines.
 
 # %%
 lse_jax = jax.jit(lambda x: jax.nn.logsumexp(x, axis=-1))  # (batch, n) -> (batch,)
@@ -379,9 +471,21 @@ def _grad_through(fn, x, weights):
 
 x_t = torch.randn(4, 7, generator=torch.Generator().manual_seed(0))
 w_t = torch.tensor([1.0, -2.0, 0.5, 3.0])
+def _bridge_crash_hint(err):
+    text = str(err)
+    if "require" in text and "grad" in text:
+        return "DLPack carries no autograd history: hand JAX x.detach()"
+    if "ArrayImpl" in text:
+        return "PyTorch got a JAX array back: convert what JAX returns with torch.from_dlpack, in forward and backward"
+    if "capsule" in text or "tuple" in text:
+        return "the function jax.vjp returns gives a tuple, one gradient per input: unpack it first"
+    return ""
+
+
 check("jax-backward", lambda: _grad_through(JaxLogSumExp.apply, x_t, w_t),
       _grad_through(lambda x: torch.logsumexp(x, dim=-1), x_t, w_t), rtol=1e-5, atol=1e-6,
-      hint="backward gets d(loss)/d(output); pass it to the VJP function from jax.vjp")
+      hint="backward gets d(loss)/d(output); pass it to the VJP function from jax.vjp",
+      crash_hint=_bridge_crash_hint)
 
 
 def _grad_of_sum(fn, x):
@@ -420,6 +524,6 @@ shutil.rmtree(tmp_root, ignore_errors=True)  # the checkpoints written above
 # %% [markdown]
 # ## Done
 #
-# `course_utils.interop.torch_function` is the general version of exercise 4: any number
-# of inputs and outputs, integer inputs passed through, and forward and backward both jitted.
+# `course_utils.interop.torch_function` is the general version of exercise 4: any number of
+# inputs and outputs, integer inputs passed through, and forward and backward both jitted.
 # Next: lesson 07, migrating a model from one framework to the other.

@@ -1,7 +1,5 @@
 """Wrong answers to solutions/06_ecosystem_exercises.py."""
 
-OPTAX_HINT = "order matters: clip, then add the decay to the gradient"
-
 ADAMW = """
 def make_tx():
     schedule = optax.exponential_decay(0.05, transition_steps=5, decay_rate=0.5, staircase=True)
@@ -147,21 +145,160 @@ def make_tx():
     )
 """
 
+CONSTANT_LR = """
+def make_tx():
+    return optax.chain(
+        optax.clip_by_global_norm(0.5),
+        optax.add_decayed_weights(0.01),
+        optax.adam(0.05, b1=0.8, b2=0.99),  # the scheduler forgotten
+    )
+"""
+
+ONE_BOUNDARY = """
+def make_tx():
+    schedule = optax.piecewise_constant_schedule(0.05, {5: 0.5})  # halves once, not every 5 steps
+    return optax.chain(
+        optax.clip_by_global_norm(0.5),
+        optax.add_decayed_weights(0.01),
+        optax.adam(schedule, b1=0.8, b2=0.99),
+    )
+"""
+
+ELEMENTWISE_CLIP = """
+def make_tx():
+    schedule = optax.exponential_decay(0.05, transition_steps=5, decay_rate=0.5, staircase=True)
+    return optax.chain(
+        optax.clip(0.5),  # each element clipped, not the global norm
+        optax.add_decayed_weights(0.01),
+        optax.adam(schedule, b1=0.8, b2=0.99),
+    )
+"""
+
+DECAY_AFTER_ADAM = """
+def make_tx():
+    schedule = optax.exponential_decay(0.05, transition_steps=5, decay_rate=0.5, staircase=True)
+    return optax.chain(
+        optax.clip_by_global_norm(0.5),
+        optax.adam(schedule, b1=0.8, b2=0.99),
+        optax.add_decayed_weights(0.01),  # added to the update, after Adam
+    )
+"""
+
+REBINDS = """
+def save_checkpoint(path, model, optimizer):
+    ocp.v1.save(Path(path).absolute(), {"model": nnx.state(model), "optimizer": nnx.state(optimizer)})
+
+
+def restore_checkpoint(path, model, optimizer):
+    graphdef_model, state_model = nnx.split(model)
+    graphdef_opt, state_opt = nnx.split(optimizer)
+    target = {"model": state_model, "optimizer": state_opt}
+    abstract = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=a.sharding), target)
+    restored = ocp.v1.load(Path(path).absolute(), abstract)
+    model = nnx.merge(graphdef_model, restored["model"])  # new objects, bound to local names
+    optimizer = nnx.merge(graphdef_opt, restored["optimizer"])
+"""
+
+NO_JIT = """
+def export_mlp(params, n_features):
+    (batch,) = jax.export.symbolic_shape("batch")
+    param_specs = jax.tree.map(lambda a: jax.ShapeDtypeStruct(np.shape(a), jnp.float32), params)
+    x_spec = jax.ShapeDtypeStruct((batch, n_features), jnp.float32)
+    return jax.export.export(mlp, platforms=[PLATFORM])(param_specs, x_spec)  # no jax.jit
+"""
+
+TRANSPOSED_INPUT = """
+def export_mlp(params, n_features):
+    (batch,) = jax.export.symbolic_shape("batch")
+    param_specs = jax.tree.map(lambda a: jax.ShapeDtypeStruct(np.shape(a), jnp.float32), params)
+    x_spec = jax.ShapeDtypeStruct((n_features, batch), jnp.float32)  # features first
+    return jax.export.export(jax.jit(mlp), platforms=[PLATFORM])(param_specs, x_spec)
+"""
+
+BACKWARD = """
+    @staticmethod
+    def backward(ctx, grad_out):
+        (grad_x,) = ctx.vjp_fn(jax.dlpack.from_dlpack(grad_out.contiguous()))
+        return torch.from_dlpack(grad_x)
+"""
+
+NO_DETACH = (
+    """
+class JaxLogSumExp(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        out, vjp_fn = jax.vjp(lse_jax, jax.dlpack.from_dlpack(x))  # x still requires grad
+        ctx.vjp_fn = vjp_fn
+        return torch.from_dlpack(out)
+"""
+    + BACKWARD
+)
+
+RETURNS_JAX = (
+    """
+class JaxLogSumExp(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        out, vjp_fn = jax.vjp(lse_jax, jax.dlpack.from_dlpack(x.detach()))
+        ctx.vjp_fn = vjp_fn
+        return out  # a JAX array handed to PyTorch
+"""
+    + BACKWARD
+)
+
+VJP_TUPLE = (
+    FORWARD
+    + """
+    @staticmethod
+    def backward(ctx, grad_out):
+        return torch.from_dlpack(ctx.vjp_fn(jax.dlpack.from_dlpack(grad_out.contiguous())))  # a tuple
+"""
+)
+
+BACKWARD_RETURNS_JAX = (
+    FORWARD
+    + """
+    @staticmethod
+    def backward(ctx, grad_out):
+        (grad_x,) = ctx.vjp_fn(jax.dlpack.from_dlpack(grad_out.contiguous()))
+        return grad_x  # a JAX array handed to PyTorch
+"""
+)
+
+CLIP_WORDS = "rescales the whole raw gradient"
+
 WRONG = {
     "optax-match": [
-        ("decoupled AdamW decay", ADAMW, OPTAX_HINT),
-        ("decay added before clipping", DECAY_BEFORE_CLIP, OPTAX_HINT),
-        ("smooth exponential schedule", SMOOTH_SCHEDULE, "StepLR is a staircase"),
-        ("no clipping", NO_CLIP, OPTAX_HINT),
-        ("optax's default betas", DEFAULT_BETAS, "the betas given"),
-        ("the update clipped, after Adam", CLIP_THE_UPDATE, OPTAX_HINT),
+        ("decoupled AdamW decay", ADAMW, "coupled L2"),
+        (
+            "decay added before clipping",
+            DECAY_BEFORE_CLIP,
+            "sees the raw gradient only",
+        ),
+        (
+            "smooth exponential schedule",
+            SMOOTH_SCHEDULE,
+            "StepLR halves it every 5 steps",
+        ),
+        ("no schedule at all", CONSTANT_LR, "StepLR halves it every 5 steps"),
+        ("one boundary only", ONE_BOUNDARY, "StepLR halves it every 5 steps"),
+        ("no clipping", NO_CLIP, CLIP_WORDS),
+        ("element-wise clipping", ELEMENTWISE_CLIP, CLIP_WORDS),
+        ("optax's default betas", DEFAULT_BETAS, "the colleague's betas"),
+        ("the update clipped, after Adam", CLIP_THE_UPDATE, CLIP_WORDS),
+        ("the decay added after Adam", DECAY_AFTER_ADAM, "coupled L2"),
     ],
     "orbax-resume": [
-        ("saves only the model", MODEL_ONLY, "save nnx.state(optimizer) too"),
+        ("saves only the model", MODEL_ONLY, "holds no optimizer state"),
         (
             "loads the optimizer but never updates it",
             OPTIMIZER_NOT_UPDATED,
-            "step count was not restored",
+            "never put it back",
+        ),
+        (
+            "restores into new local objects",
+            REBINDS,
+            "in place, as load_state_dict does",
         ),
     ],
     "export-dynamic": [
@@ -181,6 +318,8 @@ WRONG = {
             ALL_SYMBOLIC,
             "only x's first dimension (the batch) may be symbolic",
         ),
+        ("the plain function, not jax.jit", NO_JIT, "wrapped in jax.jit"),
+        ("the input spec transposed", TRANSPOSED_INPUT, "the batch comes first"),
     ],
     "jax-backward": [
         ("no .contiguous() on the incoming gradient", NO_CONTIGUOUS, ".contiguous()"),
@@ -189,5 +328,9 @@ WRONG = {
             IGNORES_GRAD_OUT,
             "pass it to the VJP function",
         ),
+        ("hands JAX a tensor that requires grad", NO_DETACH, "x.detach()"),
+        ("forward returns a JAX array", RETURNS_JAX, "torch.from_dlpack"),
+        ("backward converts the VJP's tuple", VJP_TUPLE, "one gradient per input"),
+        ("backward returns a JAX array", BACKWARD_RETURNS_JAX, "torch.from_dlpack"),
     ],
 }
