@@ -20,20 +20,20 @@
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/v0.1.0/notebooks/05_distributed_training.ipynb) [![Open In Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)](https://kaggle.com/kernels/welcome?src=https://github.com/jax-pytorch-side-by-side/course/blob/v0.1.0/notebooks/05_distributed_training.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/v0.1.0?labpath=notebooks/05_distributed_training.ipynb)
 #
 # JAX and PyTorch split training over many devices from opposite ends. JAX runs **one
-# program** over a mesh of devices: arrays carry shardings and the compiler inserts the
-# communication. PyTorch runs **one process per device**: each process computes its part
-# and calls collectives itself, or lets a wrapper (DDP, DTensor, FSDP2) call them. This
-# lesson runs data, tensor and fully-sharded parallelism both ways on one CPU (8 simulated
-# JAX devices; PyTorch processes talking over gloo) and proves every parallel result equal
-# to the single-device one. The same code and launch commands run on many hosts.
+# program** over a mesh of devices: arrays carry shardings, and the compiler inserts the
+# communication. PyTorch runs **one process per device**: each process computes its part and
+# calls collectives itself, or lets a wrapper such as DDP, DTensor or FSDP2 call them. This
+# lesson runs data, tensor and fully-sharded parallelism both ways on one CPU, with 8
+# simulated JAX devices and PyTorch processes that talk over gloo. It proves every parallel
+# result equal to the single-device one. The same code and launch commands run on many hosts.
 #
 # **Learning objectives.** After this notebook you can
 # 1. translate between the two mental models: mesh axis ↔ process group, `PartitionSpec` ↔
 #    DTensor placement, `psum` ↔ `all_reduce`, sharded `jit` ↔ DDP/FSDP2 wrappers;
 # 2. write data-, tensor- and fully-sharded-parallel training steps in both frameworks and
 #    prove them equal to the single-device computation;
-# 3. launch real multi-process runs (`torchrun`, `jax.distributed.initialize`), know which
-#    lines change on many hosts, and estimate the communication each strategy costs.
+# 3. launch real multi-process runs with `torchrun` and `jax.distributed.initialize`, know
+#    which lines change on many hosts, and estimate the communication each strategy costs.
 
 # %%
 # Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),
@@ -107,48 +107,43 @@ print(env.report().line())
 # ## 1. Two mental models
 #
 # **Key concepts**
-# - **JAX: one program, many devices.** You build a `Mesh` of devices with named axes, give
-#   each array a `PartitionSpec` (which array dimension is split over which mesh axis), and
-#   call a `jax.jit` function. The compiler splits the work and inserts the collectives.
-#   `jax.shard_map` drops to a per-device view where you write the collectives (`psum`).
+# - **JAX: one program, many devices.** You build a `Mesh` of devices with named axes and
+#   give each array a `PartitionSpec`: which array dimension is split over which mesh axis.
+#   A `jax.jit` function then runs on all the devices. The compiler splits the work and
+#   inserts the collectives. `jax.shard_map` drops to a per-device view, where you write the
+#   collectives, such as `psum`, yourself.
 # - **PyTorch: one process per device.** `torchrun` starts N copies of a script. Each joins a
-#   process group, holds its own tensors, and communicates through `torch.distributed`
-#   collectives, which wrappers call for you: DDP (data parallel), DTensor's
-#   `parallelize_module` (tensor parallel), FSDP2's `fully_shard` (fully sharded).
-# - In both, every parallel result here is checked against a float64 NumPy oracle of the
-#   same model on the whole batch.
+#   process group, holds its own tensors and talks through `torch.distributed` collectives.
+#   Wrappers call them for you: DDP for data parallel, DTensor's `parallelize_module` for
+#   tensor parallel, FSDP2's `fully_shard` for fully sharded.
+# - In both, every parallel result is checked against a float64 NumPy oracle of the same
+#   model on the whole batch.
 #
-# Why two mental models, and why learn both? A PyTorch user who has trained with DDP
-# thinks of distributed training as N copies of one script, each with a rank, exchanging
-# tensors at agreed points. Every line of that script runs on one device, and where the
-# communication happens is written in the code (or in the wrapper the code calls). JAX
-# asks for a different picture: one program, written as if for one huge device, whose
-# arrays happen to be spread over many. The program does not say where communication
-# happens; the shardings of its inputs do, and the compiler (XLA's SPMD partitioner)
-# works out which collectives to insert.
+# A PyTorch user who has trained with DDP thinks of N copies of one script, each with a rank,
+# exchanging tensors at points the code names. JAX asks for another picture: one program,
+# written as if for one huge device, whose arrays are spread over many. The shardings of its
+# inputs decide the communication, and XLA's SPMD partitioner inserts the collectives.
 #
-# Neither picture is the whole truth in the other framework. PyTorch's DTensor brings
-# sharded tensors with placements, close to JAX's model; JAX's `shard_map` brings back the
-# per-device view, close to PyTorch's, for the code where you want to write the
-# communication yourself. And on many hosts JAX also runs one process per host, like
-# `torchrun`. The table below is the dictionary between the two; each row is used in the
-# section it names.
+# Neither picture is the whole truth. PyTorch's DTensor brings sharded tensors with
+# placements, close to JAX's model, and JAX's `shard_map` brings back the per-device view. On
+# many hosts JAX also runs one process per host, like `torchrun`. The table below is the
+# dictionary between the two, with the section that uses each row.
 #
 # | idea | JAX | PyTorch | shown in |
 # |---|---|---|---|
 # | the devices and their layout | `jax.make_mesh((8,), ("data",))` | process group; `init_device_mesh("cpu", (2,))` | §2, §4.1 |
-# | a mesh axis | axis name `"data"`, `"model"` | a process group / a `DeviceMesh` dimension | §2, §4 |
-# | how an array is split | `PartitionSpec("data", None)` in a `NamedSharding` | DTensor placement `Shard(0)` / `Replicate()` | §2, §4.1, §5.1 |
+# | a mesh axis | axis name `"data"`, `"model"` | a process group, or a `DeviceMesh` dimension | §2, §4 |
+# | how an array is split | `PartitionSpec("data", None)` in a `NamedSharding` | DTensor placement `Shard(0)` or `Replicate()` | §2, §4.1, §5.1 |
 # | put data on devices | `jax.device_put(x, sharding)` | each rank loads its own rows of the batch | §2, §3.1 |
-# | the program | one `jax.jit` function for all devices | the same script in every process (`torchrun`) | §3 |
+# | the program | one `jax.jit` function for all devices | the same script in every process, under `torchrun` | §3 |
 # | sum over devices | `jax.lax.psum(x, "model")` inside `shard_map` | `dist.all_reduce(x)` | §3.1, §4.2 |
 # | data parallel | batch sharded `P("data")`, parameters replicated `P()` | `DistributedDataParallel` | §3 |
-# | tensor parallel | `jax.shard_map` with column/row specs and `psum` | `parallelize_module` with `ColwiseParallel` / `RowwiseParallel` | §4 |
+# | tensor parallel | `jax.shard_map` with column and row specs and `psum` | `parallelize_module` with `ColwiseParallel`, `RowwiseParallel` | §4 |
 # | fully sharded | parameters sharded `P("data", None)` under `jit` | FSDP2 `fully_shard` | §5 |
 # | many processes | `jax.distributed.initialize(...)` | `torchrun` + `init_process_group` | §6 |
 #
-# The data: one small regression problem that every demo, in both frameworks, loads from
-# the same file (parameters in JAX layout; PyTorch's `nn.Linear` stores the transpose).
+# Every demo, in both frameworks, loads one small regression problem from the same file. Its
+# parameters are in JAX's layout; PyTorch's `nn.Linear` stores the transpose.
 
 # %%
 prob = problem.make_problem(0, S.batch, S.d_in, S.d_hidden, S.d_out)
@@ -161,40 +156,35 @@ problem.save(RUN_DIR / "problem.npz", prob)  # what every launched process reads
 print(f"{problem.n_params(prob)} parameters, batch {S.batch}, loss {loss_ref:.4f}")
 
 # %% [markdown]
-# The model is an MLP of two layers (`W1`, `b1`, `W2`, `b2`) with a mean squared error loss,
-# and the printed loss is the float64 oracle's on the whole batch. Every gradient in this
-# lesson, from either framework and whatever its parallelism, is tied back to
-# `grads_ref`, the oracle's gradients: directly, or through a result already checked
-# against it. The file `problem.npz` is how launched processes get the same numbers: each
-# reads it and takes its own rows.
+# The model is a two-layer MLP (`W1`, `b1`, `W2`, `b2`) with a mean squared error loss, and
+# the printed loss is the float64 oracle's on the whole batch. Every gradient in this lesson
+# is tied back to `grads_ref`, the oracle's gradients, directly or through a result already
+# checked against it. Launched processes read the same numbers from `problem.npz`.
 
 # %% [markdown]
 # ## 2. JAX: meshes and shardings
 #
 # **Key concepts**
 # - `jax.make_mesh(shape, names, axis_types)` arranges devices in a grid with named axes.
-#   Every mesh here has *explicit* axes (`AxisType.Explicit`), so shardings are part of the
-#   types while tracing (below, and §5.2).
+#   Every mesh here has *explicit* axes, `AxisType.Explicit`, so shardings are part of the
+#   types while tracing.
 # - A `NamedSharding(mesh, PartitionSpec(...))` says which array dimension is split over
-#   which mesh axis; `None` (or a missing entry) means "replicated along the others".
+#   which mesh axis. `None`, or a missing entry, means that dimension is not split.
 # - `jax.device_put` places the shards; `jax.debug.visualize_array_sharding` draws them.
 # - `jax.set_mesh(mesh)` makes a mesh the current one, so a bare `P(...)` is enough.
 #
-# Why start with the data structures rather than with training? In JAX the sharding is
-# the interface: every parallel strategy later in this lesson is the same loss function
-# called on arrays with different `PartitionSpec`s. Reading a spec fluently is most of
-# the work. A spec has one entry per array dimension; each entry names the mesh axis (or
-# axes) that dimension is split over, or `None` for "not split". Mesh axes that no entry
-# names are axes the array is replicated over.
+# In JAX the sharding is the interface: every strategy in this lesson is the same loss
+# function called on arrays with different `PartitionSpec`s. A spec has one entry per array
+# dimension, naming the mesh axis that dimension is split over, or `None` for "not split".
+# The array is replicated over every mesh axis that no entry names.
 #
-# A PyTorch user has no direct equivalent outside DTensor: a plain tensor lives on one
-# device, and "split over 8 devices" means 8 tensors in 8 processes. Here one
-# `jax.Array` object stands for all the pieces; `addressable_shards` lists the pieces
-# this process holds.
+# Outside DTensor, a PyTorch user has no equivalent: "split over 8 devices" means 8 tensors
+# in 8 processes. Here one `jax.Array` stands for all the pieces, and `addressable_shards`
+# lists the pieces this process holds.
 #
-# A batch of rows split over 8 devices along a `"data"` axis: each device holds 1/8 of the rows.
-# The axis types are passed although explicit is `jax.make_mesh`'s default in current JAX:
-# jax 0.7 (what Colab ships) defaults to `Auto`, and this lesson behaves the same on both.
+# First, a batch split by rows over a `"data"` axis. The code passes the axis types because
+# Colab's jax 0.7 defaults to `Auto`, while current JAX defaults to explicit axes; spelled
+# out, the lesson behaves the same on both.
 
 # %%
 from jax.sharding import AxisType
@@ -205,14 +195,14 @@ jax.debug.visualize_array_sharding(X_jax)
 print(X_jax.sharding.spec, "| one device stores", X_jax.addressable_shards[0].data.shape, "of", X_jax.shape)
 
 # %% [markdown]
-# The drawing has one band per device, `CPU 0` to `CPU 7` from top to bottom: the rows are
-# split into 8 consecutive blocks, and the columns are whole. The printed spec is
-# `P('data', None)` and each device stores an eighth of the rows. Nothing was gathered or
-# copied to print `X.shape`: the array knows its global shape and where each block lives.
+# The drawing has one band per device, from top to bottom: the rows are split into 8
+# consecutive blocks, and the columns are whole. The printed spec is `P('data', None)`, and
+# each device stores an eighth of the rows. Printing `X_jax.shape` gathered nothing: the
+# array knows its global shape and where each block lives.
 
 # %% [markdown]
-# A 2 × 4 mesh has two axes. A weight matrix split by columns over `"model"` and replicated
-# over `"data"`: devices in the same column of the mesh hold the same block.
+# A 2 × 4 mesh has two axes. Here a weight matrix is split by columns over `"model"` and
+# replicated over `"data"`, so the devices in one column of the mesh hold the same block.
 
 # %%
 mesh_2d = jax.make_mesh((2, S.n_devices // 2), ("data", "model"), (AxisType.Explicit,) * 2,
@@ -223,82 +213,83 @@ jax.debug.visualize_array_sharding(W1)
 print(jax.typeof(W1), "| mesh axis types:", mesh_2d.axis_types)
 
 # %% [markdown]
-# Each block of the drawing is labelled with two devices (`CPU 0,4`, ...): the pair that
+# Each block of the drawing is labelled with two devices, such as `0,4`: the pair that
 # differs only along `"data"` holds the same columns. So `W1` is stored twice, and each copy
 # is split four ways.
 #
-# `jax.typeof` shows the sharding as part of the type (`d_hidden@model`): the mesh's axes
-# are *explicit*, so shardings are known while tracing and mismatches are reported as
-# errors rather than silently fixed by a copy. (With `AxisType.Auto` axes the type carries
-# no sharding and the compiler decides where data moves.)
+# `jax.typeof` shows the sharding as part of the type: `@model` on the second dimension says
+# it is split over `"model"`. Because the axes are explicit, shardings are known while
+# tracing, and a mismatch is an error rather than a silent copy. With `AxisType.Auto` axes
+# the type carries no sharding, and the compiler decides where data moves.
 #
 # ## 3. Data parallelism
 #
 # **Key concepts**
-# - Every device holds **all** parameters and a **slice of the batch**; after the backward
-#   pass the gradients are averaged over devices (an all-reduce), so every replica takes the
+# - Every device holds **all** parameters and a **slice of the batch**. After the backward
+#   pass an all-reduce averages the gradients over the devices, so every replica takes the
 #   same step.
-# - With a mean loss, the average of per-slice gradients *is* the full-batch gradient
-#   (equal slices). That is the claim to check, in both frameworks.
+# - With a mean loss and equal slices, the average of the per-slice gradients *is* the
+#   full-batch gradient. That is the claim to check, in both frameworks.
 #
-# Why start here? Data parallelism is the strategy most training runs use first, because
-# it changes nothing about the model: each device runs the whole forward and backward pass
-# on fewer rows, and one collective per step keeps the replicas identical. It is also the
-# cleanest place to see the two mental models of §1 disagree about *who* writes the
-# collective. In PyTorch, DDP hooks into autograd and all-reduces gradients in buckets
-# while `backward()` is still running, so communication overlaps with computation. In
-# JAX, the all-reduce appears because the batch is sharded and the parameters are not;
-# nothing in the code asks for it.
+# Most training runs use data parallelism first, because it changes nothing about the model:
+# each device runs the whole step on fewer rows, and one collective keeps the replicas
+# identical. The two mental models disagree about *who* writes that collective. PyTorch's DDP
+# hooks into autograd and all-reduces gradients in buckets while `backward()` still runs, so
+# communication overlaps with computation. In JAX the all-reduce appears because the batch is
+# sharded and the parameters are not; nothing in the code asks for it.
 #
 # ### 3.1 PyTorch: DDP, launched with `torchrun`
 #
-# The script `course_utils/dist/torch_ddp.py` runs in each process. Its core (each process
-# learns its `rank` and the `world` size when it joins the process group, from the
-# environment variables `torchrun` sets for it, `RANK` and `WORLD_SIZE`):
+# The script `course_utils/dist/torch_ddp.py` runs in each process. When a process joins the
+# process group, it learns its `rank` and the `world` size from the variables `RANK` and
+# `WORLD_SIZE` that `torchrun` sets. The script's core:
 
 # %%
 # PyTorch: the core of the DDP script, run by every process
 launch.excerpt("course_utils.dist.torch_ddp", "ddp")
 
 # %% [markdown]
-# `launch.torchrun` runs `torchrun --nproc-per-node N -m <module>` on this machine: it picks a
-# free port, stops everything after a timeout, kills the whole process tree on any failure, and
-# collects what each rank reported. One launch runs all three PyTorch demos of this lesson (DDP
-# here, tensor parallel in §4.1, FSDP2 in §5.1): `course_utils.dist.torch_all` calls each
-# script's `run` in the same processes, so importing torch and joining the process group are
-# paid once. Each script also runs alone (`torchrun ... -m course_utils.dist.torch_ddp`).
+# `launch.torchrun` runs `torchrun --nproc-per-node N -m <module>` on this machine. It picks a
+# free port, stops everything after a timeout or a failure, and collects what each rank
+# reported. One launch runs all three PyTorch demos of this lesson, DDP here, tensor parallel
+# in §4.1 and FSDP2 in §5.1: `course_utils.dist.torch_all` calls each script's `run` in the
+# same processes, so starting torch is paid once.
+#
+# A sandbox without network may refuse TCP even on the loopback. There the launch starts
+# nothing and says so in one sentence; the cells that read its reports print nothing, and
+# every JAX cell still runs.
 
 # %%
 # PyTorch: launch the processes with torchrun
 torch_run = launch.torchrun("course_utils.dist.torch_all", S.n_procs, workdir=RUN_DIR, timeout=S.launch_timeout)
-print(torch_run)
-print(torch_run.command_line)
+if torch_run.ok:
+    print(torch_run)
+    print(torch_run.command_line)
 assert launch.tagged_processes(torch_run.tag) == []  # nothing left running
 ddp, tp, fsdp = (torch_run.section(name) for name in ("ddp", "tp", "fsdp"))  # per-rank reports
 
 # %% [markdown]
-# The first line is the launch's summary (one command, the port the processes met on, how
-# long it took, how many ranks reported); the second is the exact `torchrun` command, which
-# you can paste into a terminal. The `assert` checks that no process outlived the launch:
-# a stray rank could keep a port or a CPU core busy long after the lesson moved on.
+# The first line sums up the launch; the second is the exact `torchrun` command, which you can
+# paste into a terminal. The `assert` checks that no process outlived the launch, where it
+# could keep a port or a core busy.
 #
-# Each rank reported its gradients (converted to JAX layout). DDP's equal the full-batch
+# Each rank reported its gradients, converted to JAX's layout. DDP's equal the full-batch
 # gradients on every rank:
 
 # %%
 for report in ddp:
     assert_close(problem.take(report, "ddp_"), grads_ref, rtol=1e-4, atol=1e-6, name=f"ddp rank {report['rank']}")
     assert report["local_batch"] == S.batch // S.n_procs
-print(f"DDP on {ddp[0]['world']} processes ({ddp[0]['backend']}) = full-batch gradients;"
-      f" each rank saw {ddp[0]['local_batch']} of {S.batch} rows")
+    print(f"DDP rank {report['rank']} of {report['world']} ({report['backend']}) = full-batch gradients;"
+          f" it saw {report['local_batch']} of {S.batch} rows")
 
 # %% [markdown]
 # Every rank holds the same gradients, and they equal the oracle's for the whole batch,
-# although each rank's loss saw only its own share of the rows. That is the mean-loss identity of the
-# key concepts, measured.
+# although each rank's loss saw only its own rows. That is the mean-loss identity of the key
+# concepts, measured.
 #
 # DDP is a convenience around one collective. Written by hand, gradient averaging is an
-# `all_reduce` (sum) per parameter, then a division by the number of processes:
+# `all_reduce` sum per parameter, then a division by the number of processes:
 
 # %%
 # PyTorch: gradient averaging by hand, as each rank runs it after backward()
@@ -307,33 +298,36 @@ launch.excerpt("course_utils.dist.torch_ddp", "average_gradients")
 # %%
 for report in ddp:
     assert_close(problem.take(report, "hand_"), problem.take(report, "ddp_"), rtol=1e-6, atol=1e-7, name="by hand vs DDP")
-print("hand-written all_reduce averaging = DDP, on every rank")
+    print(f"rank {report['rank']}: hand-written all_reduce averaging = DDP")
 
 # %% [markdown]
-# **Sharp bit: DDP averages.** With a *summed* loss (`reduction="sum"`), the full-batch gradient
-# is the sum over all rows, but DDP still divides by the number of processes. (The cells that
-# raise on purpose run inside `expect_error`, here and later: it prints the error's type and
-# message in a line or two, without the frames, and fails the cell if the error does not happen.)
+# **Sharp bit: DDP averages.** With a *summed* loss, `reduction="sum"`, the full-batch
+# gradient is the sum over all rows, but DDP still divides by the number of processes. Here
+# and later, a cell that raises on purpose runs inside `expect_error`. It prints the error's
+# type and message in a line or two, and fails the cell if the error does not happen.
 
 # %%
 from course_utils.expect import expect_error
 
 grads_sum_ref = {k: v * X_np.shape[0] * y_np.shape[1] for k, v in grads_ref.items()}  # sum = mean × count
-with expect_error(AssertionError, lines=2):
-    assert_close(problem.take(ddp[0], "ddp_sum_"), grads_sum_ref, rtol=1e-4, atol=1e-5, name="ddp, summed loss")
+for report in ddp[:1]:  # rank 0's report
+    with expect_error(AssertionError, lines=2):
+        assert_close(problem.take(report, "ddp_sum_"), grads_sum_ref, rtol=1e-4, atol=1e-5, name="ddp, summed loss")
 
 # %% [markdown]
-# The assertion error is the lesson: every element differs, by a relative error of
-# `1 - 1/world` (0.5 for two processes: each DDP value is half the reference). The
-# gradients are off by exactly the number of processes. The fix: use a mean loss (as
-# above), or multiply by the world size when the loss is a sum. JAX has no such convention to
-# remember: `jit` computes the function you wrote over the global batch, whatever the sharding.
+# The assertion error is the lesson. Every element differs by a relative error of
+# `1 - 1/world`, so with two processes each DDP value is half the reference. The gradients
+# are off by exactly the number of processes. The fix is a mean loss, as above, or a
+# multiplication by the world size when the loss is a sum. JAX has no such convention to
+# remember: `jit` computes the function you wrote over the global batch, whatever the
+# sharding.
 
 # %%
-world = ddp[0]["world"]
-assert_close({k: v * world for k, v in problem.take(ddp[0], "ddp_sum_").items()},
-             grads_sum_ref, rtol=1e-4, atol=1e-4, name="ddp, summed loss × world")
-print(f"summed-loss DDP gradients × {world} = full-batch summed gradients")
+for report in ddp[:1]:
+    world = report["world"]
+    assert_close({k: v * world for k, v in problem.take(report, "ddp_sum_").items()},
+                 grads_sum_ref, rtol=1e-4, atol=1e-4, name="ddp, summed loss × world")
+    print(f"summed-loss DDP gradients × {world} = full-batch summed gradients")
 
 
 # %% [markdown]
@@ -342,10 +336,9 @@ print(f"summed-loss DDP gradients × {world} = full-batch summed gradients")
 # The loss is written for the whole batch, as on one device. Sharding the batch over
 # `"data"` and replicating the parameters makes `jit` run it data-parallel.
 #
-# Notice what is missing compared with the PyTorch script: no rank, no local batch, no
-# process group, no wrapper. The same `grad_fn` is called twice, once on arrays on one
-# device and once on sharded arrays; `jit` compiles a separate program for each set of
-# input shardings, and the sharded one contains the communication.
+# Unlike the PyTorch script, this has no rank, no local batch, no process group and no
+# wrapper. The same `grad_fn` runs on arrays on one device and on sharded arrays; `jit`
+# compiles a program for each set of input shardings, and the sharded one communicates.
 
 # %%
 # JAX: the same loss and gradient, on one device and data-parallel over the mesh
@@ -365,19 +358,20 @@ with jax.set_mesh(mesh):
 print("gradient sharding:", grads_dp["W1"].sharding.spec, "(replicated, like DDP's)")
 
 # %% [markdown]
-# The gradient comes back replicated (`P(None, None)`: no dimension split), as every DDP
-# rank holds all of it. Now the three-way check: the data-parallel gradients against one
-# device, against the float64 oracle, and against what the PyTorch ranks reported.
+# The gradient comes back replicated, `P(None, None)`, as every DDP rank holds all of it.
+# Now the three-way check: the data-parallel gradients against one device, against the
+# float64 oracle, and against what the PyTorch ranks reported.
 
 # %%
 assert_close(grads_dp, grads_single, rtol=1e-5, atol=1e-6, name="JAX data parallel vs one device")
 assert_close(grads_dp, grads_ref, rtol=1e-4, atol=1e-6, name="JAX data parallel vs float64")
-assert_close(grads_dp, problem.take(ddp[0], "ddp_"), rtol=1e-4, atol=1e-6, name="JAX vs PyTorch DDP")
-print("JAX data parallel = one device = PyTorch DDP = float64 oracle")
+for report in ddp:
+    assert_close(grads_dp, problem.take(report, "ddp_"), rtol=1e-4, atol=1e-6, name="JAX vs PyTorch DDP")
+print("JAX data parallel = one device = float64 oracle" + (" = PyTorch DDP" if ddp else ""))
 
 # %% [markdown]
 # Where is the all-reduce? The compiler put it there. The compiled program lists its
-# collectives; `cost.hlo_collectives` reads them out, with their sizes:
+# collectives, and `cost.hlo_collectives` reads them out with their sizes:
 
 # %%
 with jax.set_mesh(mesh):
@@ -390,23 +384,23 @@ print(f"the model has {problem.n_params(prob)} parameters = {memory.format_bytes
 # %% [markdown]
 # `compile().as_text()` is the optimised HLO that XLA will run, after the SPMD partitioner
 # has split the program per device. Reading collectives out of it is the JAX counterpart of
-# counting them with PyTorch's `CommDebugMode` (used in §8): it shows what will be
-# communicated, before anything runs.
+# counting them with PyTorch's `CommDebugMode`, which §8 uses. It shows what will be
+# communicated before anything runs.
 
 # %% [markdown]
-# One all-reduce carries every gradient (XLA combines them into one tuple): the same
-# payload DDP sends (its `ddp_allreduced_elements` counts it, below in §8).
+# XLA combines the gradients into one tuple, so one all-reduce carries them all. That is the
+# payload DDP sends too, and §8 counts it.
 #
-# **The JAX twin of `average_gradients`.** `jit` placed that all-reduce itself. Written by hand,
-# as DDP's ranks do it, the same step is a `jax.shard_map`: each device differentiates the loss
-# on its own rows, then `jax.lax.pmean` averages the gradients over `"data"`. One detail has no
-# PyTorch counterpart: inside `shard_map` JAX tracks which values differ per device. The
-# parameters come in replicated, and the gradient with respect to a replicated input comes
-# back **already summed** over the devices (the transpose of copying a value to every device
-# is adding the copies up). To get each device's own gradient, as each DDP rank has before its
-# `all_reduce`, mark the parameters as per-device first (`jax.lax.pcast(p, "data",
-# to="varying")`, spelled `jax.lax.pvary` on jax 0.7; `compat.to_varying` picks the one this
-# jax has):
+# **The JAX twin of `average_gradients`.** `jit` placed that all-reduce itself. Written by
+# hand, as DDP's ranks do it, the same step is a `jax.shard_map`. Each device differentiates
+# the loss on its own rows, then `jax.lax.pmean` averages the gradients over `"data"`.
+#
+# One detail has no PyTorch counterpart. Inside `shard_map`, JAX tracks which values differ
+# per device, and the gradient of a replicated input comes back **already summed** over the
+# devices: the transpose of copying a value to every device is adding the copies up. To get
+# each device's own gradient, as each DDP rank has before its `all_reduce`, first mark the
+# parameters as per-device with `jax.lax.pcast(p, "data", to="varying")`. jax 0.7 spells it
+# `jax.lax.pvary`, and `compat.to_varying` picks the one this jax has:
 
 # %%
 # JAX: gradient averaging by hand, the twin of average_gradients
@@ -434,43 +428,39 @@ assert_close(grads_hand, grads_dp, rtol=1e-5, atol=1e-6, name="shard_map + pmean
 n_dev = mesh.shape["data"]
 assert_close(grads_unmarked, jax.tree.map(lambda g: n_dev * g, grads_dp), rtol=1e-5, atol=1e-5,
              name="unmarked: the sum over devices")
-print(f"shard_map + pmean = jit's data parallel = DDP; unmarked parameters give {n_dev} x that (a sum)")
+print(f"shard_map + pmean = jit's data parallel; unmarked parameters give {n_dev} x that (a sum)")
 
 # %% [markdown]
-# Two results in one line. The hand-written step equals `jit`'s data-parallel gradients (and
-# so DDP's, checked in the previous cell): `pmean` is the whole of DDP's averaging. And the
-# unmarked version returns exactly `N` times that, where `N` is the size of the `"data"`
-# axis: the sum of the per-device gradients, already all-reduced by the transpose of the
-# replication. That is what the `pcast` line is for: without it, the per-device gradient
-# that a DDP rank holds before its `all_reduce` never exists in the JAX program.
+# Two results in one line. The hand-written step equals `jit`'s data-parallel gradients, so
+# `pmean` is the whole of DDP's averaging. The unmarked version returns `N` times that, where
+# `N` is the size of the `"data"` axis: the sum of the per-device gradients. Without the
+# `pcast` line, the gradient a DDP rank holds before its `all_reduce` never exists in the JAX
+# program.
 
 # %% [markdown]
 # ## 4. Tensor parallelism
 #
 # **Key concepts**
-# - Split **inside** a layer. The first linear layer is split by **columns** (each device
-#   computes some hidden units for all rows); the second by **rows** (each device multiplies
-#   its hidden units by its rows of `W2`). The hidden activation never moves; each device has a
-#   *partial* output, and one all-reduce (sum) completes it.
-# - Every device sees the whole batch. Communication scales with activations, not parameters.
+# - Split **inside** a layer. The first linear layer is split by **columns**: each device
+#   computes some hidden units for all rows. The second is split by **rows**: each device
+#   multiplies its hidden units by its rows of `W2`. The hidden activation never moves. Each
+#   device holds a *partial* output, and one all-reduce sum completes it.
+# - Every device sees the whole batch. Communication scales with activations, not
+#   parameters.
 #
-# Why split a layer? Data parallelism assumes every device can hold the whole model and
-# run its widest matrix product alone. When a single layer's weights, or its activations,
-# are too big for that, the layer itself has to be divided. The column-then-row pattern
-# (known from Megatron-LM) is the standard way for an MLP block: it needs one collective
-# per block in the forward pass, because the first layer's output is split exactly the
-# way the second layer's input wants it.
+# Data parallelism assumes every device can hold the whole model. When one layer's weights or
+# activations are too big for that, the layer itself must be divided. The column-then-row
+# pattern of Megatron-LM is the standard way for an MLP block: the first layer's output is
+# split exactly as the second layer's input wants it, so the forward pass needs one
+# collective.
 #
-# Here the frameworks' roles are reversed compared with §3. PyTorch's DTensor lets you
-# *describe* the split (placements) and inserts the collective itself, while in JAX this
-# section drops into `shard_map` and writes the `psum` by hand. Neither is forced: PyTorch's
-# collectives can be called inside a hand-split layer, as `average_gradients` did in §3.1,
-# and §3.2 and §5.2 show JAX's `jit` inserting collectives from specs alone. This section
-# shows each framework's dedicated tool for the job.
+# Here the roles are reversed compared with §3. PyTorch's DTensor *describes* the split with
+# placements and inserts the collective, while JAX drops into `shard_map` and writes the
+# `psum` by hand. Each is that framework's dedicated tool for the job, not the only way.
 #
-# The two programs first, side by side: PyTorch's as each process of the launch in §3.1 ran
-# it, JAX's as this notebook runs it. The cell under them checks both against the float64
-# oracle and against each other; §4.1 and §4.2 then read each in turn.
+# The two programs come first, side by side: PyTorch's as each process of §3.1's launch ran
+# it, JAX's as this notebook runs it. One parity cell checks both, then §4.1 and §4.2 read
+# each in turn.
 
 # %%
 # PyTorch: tensor parallel with DTensor, run by every process
@@ -493,61 +483,59 @@ with jax.set_mesh(mesh_tp):
     out_tp = mlp_sharded(jnp.asarray(X_np), params_tp)
 
 # %%
-# Parity: every PyTorch rank and JAX against the unsharded float64 model, and each other
+# Parity: JAX and every PyTorch rank against the unsharded float64 model, and each other
 out_ref = problem.forward_numpy(params_np, X_np)
+assert_close(out_tp, out_ref, rtol=1e-4, atol=1e-5, name="JAX tensor parallel output")
 for report in tp:
     assert_close(report["out"], out_ref, rtol=1e-4, atol=1e-5, name="tp output")
     assert_close(problem.take(report, "tp_"), grads_ref, rtol=1e-4, atol=1e-6, name="tp grads")
-assert_close(out_tp, out_ref, rtol=1e-4, atol=1e-5, name="JAX tensor parallel output")
-assert_close(out_tp, tp[0]["out"], rtol=1e-4, atol=1e-5, name="JAX vs PyTorch tensor parallel")
-print("PyTorch tensor parallel (output and gradients) = JAX tensor parallel = unsharded model")
+    assert_close(out_tp, report["out"], rtol=1e-4, atol=1e-5, name="JAX vs PyTorch tensor parallel")
+print("JAX tensor parallel = unsharded model"
+      + (" = PyTorch tensor parallel, output and gradients" if tp else ""))
 
 # %% [markdown]
 # Both split models compute the unsharded model's output, and PyTorch's ranks its gradients
-# too (JAX's gradients follow in §4.2).
+# too. JAX's gradients follow in §4.2.
 #
 # ### 4.1 PyTorch: DeviceMesh, DTensor and `parallelize_module`
 #
-# `init_device_mesh` plays `jax.make_mesh`: a named arrangement of the ranks.
-# `parallelize_module` replaces each named submodule's weights by DTensors with the
-# placements its style asks for, and installs hooks on the layers that convert inputs and
-# outputs at the boundaries. What each rank ended up storing:
+# `init_device_mesh` plays the part of `jax.make_mesh`: a named arrangement of the ranks.
+# `parallelize_module` turns each named submodule's weights into DTensors with the
+# placements its style asks for, and hooks convert the layers' inputs and outputs. What each
+# rank ended up storing:
 
 # %%
-r0 = tp[0]  # rank 0's report from the launch in §3.1
-print(f"fc1.weight: {r0['fc1_weight_placements']}, local {r0['fc1_local_shape']}; "
-      f"fc2.weight: {r0['fc2_weight_placements']}, local {r0['fc2_local_shape']}")
+for r0 in tp[:1]:  # rank 0's report from the launch in §3.1
+    print(f"fc1.weight: {r0['fc1_weight_placements']}, local {r0['fc1_local_shape']}; "
+          f"fc2.weight: {r0['fc2_weight_placements']}, local {r0['fc2_local_shape']}")
 
 # %% [markdown]
 # `nn.Linear` stores `(out_features, in_features)`, so the column split of `fc1` is DTensor's
-# `Shard(0)` and the row split of `fc2` is `Shard(1)`. The local shapes printed above are
-# the halves: each of the two ranks holds half of `fc1`'s output features and the matching
-# half of `fc2`'s input features.
+# `Shard(0)` and the row split of `fc2` is `Shard(1)`. The local shapes are halves: each of
+# the two ranks holds half of `fc1`'s output features and the matching half of `fc2`'s input
+# features.
 #
 # ### 4.2 JAX: `jax.shard_map` and an explicit `psum`
 #
 # `shard_map` gives the per-device view: the function sees its own blocks, and you write the
-# collective. `in_specs` say how each argument is split, `out_specs` how the result is.
+# collective. `in_specs` say how each argument is split, and `out_specs` how the result is.
 #
-# Inside `mlp_tp` the shapes are the local ones: `params["W1"]` has `d_hidden / N` columns,
-# so the function looks like a single-device MLP on a narrower hidden layer, plus one line
-# of communication. `psum` over `"model"` adds the partial outputs of all devices and gives
-# every device the total, which is what `out_specs=P()` (replicated) promises. This is the
-# `ColwiseParallel` / `RowwiseParallel` pair of §4.1, written out by hand. What one device
-# stores:
+# Inside `mlp_tp` the shapes are the local ones: `params["W1"]` has `d_hidden / N` columns.
+# The function reads as a single-device MLP on a narrower hidden layer, plus one line of
+# communication. `psum` over `"model"` adds the partial outputs of all devices and gives every
+# device the total, the replicated result that `out_specs=P()` promises. This is §4.1's
+# `ColwiseParallel` and `RowwiseParallel` pair, written out by hand. What one device stores:
 
 # %%
 print("per-device W1 block:", params_tp["W1"].addressable_shards[0].data.shape, "of", params_tp["W1"].shape)
 
 
 # %% [markdown]
-# The per-device block of `W1` is `d_in` rows by `d_hidden / N` columns, and the output,
-# replicated on every device, equals the unsharded model's (the parity cell above).
+# The per-device block of `W1` is `d_in` rows by `d_hidden / N` columns.
 #
-# Gradients flow through `shard_map` and `psum` like through any function. The transpose
-# of a `psum` is a copy to every device, and the transpose of a replicated input used
-# on every device is a `psum`: JAX derives the backward communication from the forward one,
-# as DTensor does for PyTorch.
+# Gradients flow through `shard_map` and `psum` as through any function. The transpose of a
+# `psum` is a copy to every device, and the transpose of a replicated input is a `psum`. So
+# JAX derives the backward communication from the forward one, as DTensor does for PyTorch.
 
 # %%
 def loss_tp(params, X, y):
@@ -557,15 +545,16 @@ def loss_tp(params, X, y):
 with jax.set_mesh(mesh_tp):
     grads_tp = jax.jit(jax.grad(loss_tp))(params_tp, jnp.asarray(X_np), jnp.asarray(y_np))
 assert_close(grads_tp, grads_ref, rtol=1e-4, atol=1e-6, name="JAX tensor parallel grads")
-assert_close(grads_tp, problem.take(tp[0], "tp_"), rtol=1e-4, atol=1e-6, name="JAX vs PyTorch TP")
-print("JAX tensor parallel = PyTorch tensor parallel = float64 oracle; W1's gradient is sharded:",
-      grads_tp["W1"].sharding.spec)
+for report in tp:
+    assert_close(grads_tp, problem.take(report, "tp_"), rtol=1e-4, atol=1e-6, name="JAX vs PyTorch TP")
+print("JAX tensor parallel gradients = float64 oracle" + (" = PyTorch tensor parallel" if tp else "")
+      + "; W1's gradient is sharded:", grads_tp["W1"].sharding.spec)
 
 
 # %% [markdown]
-# `W1`'s gradient comes back with `W1`'s own spec, `P(None, 'model')`: each device holds the
-# gradient of exactly the columns it owns, ready for a local optimiser update, with no
-# gather needed.
+# `W1`'s gradient comes back with `W1`'s own spec, `P(None, 'model')`. Each device holds the
+# gradient of exactly the columns it owns, ready for a local optimiser update without any
+# gather.
 
 # %% [markdown]
 # **Sharp bit: forgetting the `psum`.** Each device then holds only a partial output, yet
@@ -583,13 +572,13 @@ with expect_error(ValueError, match="out_specs", lines=3), jax.set_mesh(mesh_tp)
         jnp.asarray(X_np), params_tp)
 
 # %% [markdown]
-# The error is raised while tracing, before anything runs: the output's type says it varies
-# over `"model"` (each device computed a different partial sum), and `P()` claims it does
-# not. This bookkeeping ("varying manual axes", `vma`) is the same one that made the
-# unmarked gradients of §3.2 come back summed.
+# The error comes while tracing, before anything runs. The output's type says it varies over
+# `"model"`, since each device computed a different partial sum, and `P()` claims it does
+# not. This bookkeeping of varying manual axes, `vma`, is the one that made §3.2's unmarked
+# gradients come back summed.
 #
-# The fix is the `psum` in `mlp_tp` above. Turning the check off instead (`check_vma=False`)
-# returns one device's partial sum: a wrong answer instead of an error.
+# The fix is the `psum` in `mlp_tp` above. Turning the check off with `check_vma=False`
+# instead returns one device's partial sum: a wrong answer instead of an error.
 
 # %%
 with jax.set_mesh(mesh_tp):
@@ -599,37 +588,35 @@ print(f"without psum and without the check: largest error {max_abs_diff(unchecke
 assert max_abs_diff(unchecked, out_ref) > 1e-3
 
 # %% [markdown]
-# The printed error is far above float32 rounding: the returned output holds the
-# contribution of one device's share of the hidden units and misses all the others. Keep
-# the check on; it is done while tracing and costs nothing when the program runs.
+# The printed error is far above float32 rounding: the output holds one device's share of the
+# hidden units and misses all the others. Keep the check on. It runs while tracing and costs
+# nothing when the program runs.
 
 # %% [markdown]
 # ## 5. Fully sharded data parallelism (FSDP)
 #
 # **Key concepts**
-# - Data parallel, but each device stores only **1/N of every parameter** (and of its
-#   gradient and optimiser state). Before a layer runs, its parameters are **all-gathered**;
-#   after the backward pass, gradients are **reduce-scattered** so each device keeps the
-#   gradient of its own shard and updates only that (that is the textbook and PyTorch's FSDP2;
-#   §8 shows which collectives XLA compiles for it here).
-# - Same gradients as data parallel; less memory per device; more communication (§8).
+# - Data parallel, but each device stores only **1/N of every parameter**, and of its
+#   gradient and optimiser state. Before a layer runs, its parameters are **all-gathered**.
+#   After the backward pass, the gradients are **reduce-scattered**, so each device keeps
+#   the gradient of its own shard and updates only that.
+# - That is the textbook and PyTorch's FSDP2. §8 shows which collectives XLA compiles for it
+#   here.
+# - The gradients equal data parallel's. Each device needs less memory, and the step
+#   communicates more.
 #
-# Why shard the parameters of a data-parallel run? In plain data parallelism every device
-# stores a full copy of the parameters, their gradients and the optimiser state. With
-# Adam in float32 that is about 16 bytes per parameter (weights, gradients, two moments)
-# on every device, whatever the number of devices. FSDP (the ZeRO idea) stores each of
-# those once across the group, 1/N per device, and gathers a layer's full weights only
-# for the moment that layer runs. The cost is extra communication: the weights travel
-# to every device every step.
+# In plain data parallelism every device stores the parameters, their gradients and the
+# optimiser state: with Adam in float32, about 16 bytes per parameter on every device. FSDP,
+# the ZeRO idea, stores each of those once across the group and gathers a layer's full
+# weights only while that layer runs. The cost is extra communication, since the weights
+# travel to every device every step.
 #
-# For a PyTorch user FSDP is a wrapper with many options (what to wrap, when to gather,
-# when to free). In JAX it is a sharding of the parameters, and everything else is left
-# to the compiler. That makes JAX's version shorter to write and PyTorch's easier to
-# steer; §8 compares the communication the two actually produce.
+# For a PyTorch user FSDP is a wrapper with many options: what to wrap, when to gather, when
+# to free. In JAX it is a sharding of the parameters, and the compiler does the rest. JAX's
+# version is shorter to write; PyTorch's is easier to steer.
 #
-# Again the two programs first, side by side, and one parity cell for both: the gradients and
-# the parameters after one SGD step taken on the shards, against the full batch on one device
-# and against each other. §5.1 and §5.2 read each.
+# Again the two programs come first, and one parity cell checks the gradients and the
+# parameters after one SGD step on the shards, against one device and across the frameworks.
 
 # %%
 # PyTorch: FSDP2, run by every process
@@ -651,43 +638,43 @@ with jax.set_mesh(mesh):
     new_params_fsdp, grads_fsdp = sgd_step(params_fsdp, X_jax, y_jax)
 
 # %%
-# Parity: every PyTorch rank and JAX against one device's full batch, and each other
+# Parity: JAX and every PyTorch rank against one device's full batch, and each other
 step_ref = {k: params_np[k] - S.lr * grads_ref[k] for k in params_np}
+assert_close(grads_fsdp, grads_ref, rtol=1e-4, atol=1e-6, name="JAX FSDP grads")
+assert_close(new_params_fsdp, step_ref, rtol=1e-5, atol=1e-6, name="JAX FSDP step")
 for report in fsdp:
     assert_close(problem.take(report, "fsdp_"), grads_ref, rtol=1e-4, atol=1e-6, name="fsdp grads")
     assert_close(problem.take(report, "fsdp_step_"), step_ref, rtol=1e-5, atol=1e-6, name="fsdp step")
-assert_close(grads_fsdp, grads_ref, rtol=1e-4, atol=1e-6, name="JAX FSDP grads")
-assert_close(new_params_fsdp, step_ref, rtol=1e-5, atol=1e-6, name="JAX FSDP step")
-assert_close(new_params_fsdp, problem.take(fsdp[0], "fsdp_step_"), rtol=1e-5, atol=1e-6, name="JAX vs FSDP2 step")
-print("PyTorch FSDP2 step = JAX FSDP step = float64 oracle (gradients and new parameters)")
+    assert_close(new_params_fsdp, problem.take(report, "fsdp_step_"), rtol=1e-5, atol=1e-6, name="JAX vs FSDP2 step")
+print("JAX FSDP step = float64 oracle, gradients and new parameters"
+      + (" = PyTorch FSDP2 step" if fsdp else ""))
 
 # %% [markdown]
 # ### 5.1 PyTorch: FSDP2 `fully_shard`
 #
-# `fully_shard` is applied to each layer first and then to the root module: each call
-# makes one group of parameters that is gathered and freed together. Parameters become
-# DTensors with a `Shard(0)` placement (split along their first dimension). What rank 0
-# stores:
+# `fully_shard` is applied to each layer first, then to the root module. Each call makes one
+# group of parameters that is gathered and freed together. Parameters become DTensors with a
+# `Shard(0)` placement, split along their first dimension. What rank 0 stores:
 
 # %%
-r0 = fsdp[0]  # rank 0's report from the launch in §3.1
-print(f"fc1.weight {r0['fc1_global_shape']} is {r0['fc1_weight_placements']}: this rank stores {r0['fc1_local_shape']}")
+for r0 in fsdp[:1]:  # rank 0's report from the launch in §3.1
+    print(f"fc1.weight {r0['fc1_global_shape']} is {r0['fc1_weight_placements']}: this rank stores {r0['fc1_local_shape']}")
 
 # %% [markdown]
-# `fc1.weight` is `(d_hidden, d_in)` in PyTorch's layout; with two ranks each stores half
-# of its rows, the `Shard(dim=0)` placement printed above. The gradients the parity cell
-# checked were gathered for the check; during the step each rank held only its shard.
+# `fc1.weight` is `(d_hidden, d_in)` in PyTorch's layout. With two ranks, each stores half of
+# its rows: the `Shard(dim=0)` placement. The gradients the parity cell checked were gathered
+# for the check; during the step each rank held only its shard.
 #
 # ### 5.2 JAX: the same loss, parameters sharded too
 #
-# In JAX, FSDP is a different `PartitionSpec` for the parameters; the loss function and the
-# training step do not change. The compiler gathers what each matmul needs.
+# In JAX, FSDP is a different `PartitionSpec` for the parameters. The loss function and the
+# training step do not change, and the compiler gathers what each matmul needs.
 #
-# `P("data", None)` splits each weight's first dimension over the same `"data"` axis that
-# splits the batch: one mesh axis serves both purposes, which is exactly FSDP (a
-# data-parallel group whose members also share the parameters). `sgd_step` returns the
-# new parameters and the gradients, and both keep the parameters' shardings, so the
-# update itself happens on the shards:
+# `P("data", None)` splits each weight's first dimension over the `"data"` axis that also
+# splits the batch. One mesh axis serves both purposes, which is exactly FSDP: a
+# data-parallel group whose members also share the parameters. `sgd_step` returns the new
+# parameters and the gradients. Both keep the parameters' shardings, so the update itself
+# happens on the shards:
 
 # %%
 print("W1 per device:", params_fsdp["W1"].addressable_shards[0].data.shape, "of", params_fsdp["W1"].shape,
@@ -695,14 +682,14 @@ print("W1 per device:", params_fsdp["W1"].addressable_shards[0].data.shape, "of"
 
 
 # %% [markdown]
-# The printout shows `W1` stored as one slice of its rows per device, and its gradient and
-# new value with the same spec.
+# Each device stores one slice of `W1`'s rows, and the gradient and the new value have the
+# same spec.
 
 # %% [markdown]
 # Memory is the point. Two measures per device: the parameter bytes it **stores** between
-# steps, and the step's **peak**, from XLA's plan for the compiled step (`memory_analysis()`:
-# its arguments, outputs and temporary buffers, per device). FSDP stores a slice of each sharded
-# weight, but the step gathers whole weights into temporaries while it runs.
+# steps, and the step's **peak** from XLA's plan, whose `memory_analysis()` gives arguments,
+# outputs and temporary buffers. FSDP stores a slice of each sharded weight, but the step
+# gathers whole weights into temporaries while it runs.
 
 # %%
 def bytes_on_device_0(tree):
@@ -725,15 +712,16 @@ assert stored["fully sharded"] < stored["data parallel"]
 
 # %% [markdown]
 # Read the two columns apart. The stored bytes shrink by the number of devices for every
-# sharded weight (the biases stay replicated). The peak also counts the batch, the activations
-# and the gathered copies of the weights, so at this toy size it can even grow; FSDP pays off
-# when the parameters and optimizer state, not the activations, fill the device, as in the 7B
-# example of §8.
+# sharded weight, while the biases stay replicated. The peak also counts the batch, the
+# activations and the gathered copies of the weights, so at this toy size it can even grow.
+# FSDP pays off when the parameters and the optimiser state fill the device, rather than the
+# activations, as in the 7B example of §8.
 
 # %% [markdown]
-# **Sharp bit: a split the compiler will not guess.** Shard `W1` along its *columns* (the hidden
-# dimension) instead. The batch is already split over `"data"`, so `X @ W1` would have to be
-# split over `"data"` twice; with explicit mesh axes JAX refuses rather than pick what to gather:
+# **Sharp bit: a split the compiler will not guess.** Shard `W1` along its *columns*, the
+# hidden dimension, instead. The batch is already split over `"data"`, so `X @ W1` would be
+# split over `"data"` twice. With explicit mesh axes, JAX refuses rather than pick what to
+# gather:
 
 # %%
 specs_cols = {"W1": P(None, "data"), "W2": P("data", None), "b1": P("data"), "b2": P()}
@@ -744,13 +732,13 @@ with expect_error(Exception, match="illegally sharded"), jax.set_mesh(mesh):
 
 
 # %% [markdown]
-# The FSDP fix is to say when to gather: `jax.sharding.reshard(p, P())` (current JAX also
-# exports it as `jax.reshard`; jax 0.7 only as `jax.sharding.reshard`) at the top of the
-# loss is the all-gather before use. Its gradient is the transpose of that gather: each device
-# keeps its slice of the summed gradient. The textbook (and PyTorch's FSDP2) does that with one
-# reduce-scatter; XLA may compile it otherwise (an all-reduce of the whole gradient, then each
-# device keeps its slice), and §8's table lists the collectives it chose on this backend. This
-# works for any parameter specs, and the gradients come back sharded like the parameters:
+# The FSDP fix is to say when to gather. `jax.sharding.reshard(p, P())` at the top of the loss
+# is the all-gather before use; current JAX also exports it as `jax.reshard`. Its gradient is
+# the transpose of that gather: each device keeps its slice of the summed gradient. The
+# textbook and FSDP2 do that with one reduce-scatter. XLA may compile it otherwise, for
+# example as an all-reduce of the whole gradient after which each device keeps its slice. §8
+# lists the collectives it chose on this backend. The fix works for any parameter specs, and
+# the gradients come back sharded like the parameters:
 
 # %%
 def loss_gathered(params, X, y):
@@ -772,95 +760,93 @@ print("explicit gather: step = float64 oracle; gradient shardings",
       {k: str(g.sharding.spec) for k, g in grads_cols.items()})
 
 # %% [markdown]
-# The step matches the oracle, and each gradient has its parameter's spec, including the
-# column split of `W1` (`P(None, 'data')`) that the plain step refused. The explicit
-# `reshard` is the JAX counterpart of FSDP2's per-layer gather: the program now says where
-# the full weights exist, instead of leaving it to the compiler.
+# The step matches the oracle. Each gradient has its parameter's spec, including the column
+# split of `W1`, `P(None, 'data')`, that the plain step refused. The explicit `reshard` is
+# the JAX counterpart of FSDP2's per-layer gather: the program now says where the full
+# weights exist, instead of leaving it to the compiler.
 
 # %% [markdown]
 # ## 6. Many processes: JAX's `jax.distributed.initialize`
 #
 # **Key concepts**
-# - Beyond one host, JAX also runs one process per host (or per GPU). `jax.distributed.initialize`
-#   connects them through a coordinator (process 0); then `jax.devices()` lists **every**
-#   process's devices and one mesh can span them all.
-# - Every process runs the same program. Each supplies only its own rows of the batch
-#   (`jax.make_array_from_process_local_data`), and `jit` does the rest, as in §3.2.
+# - Beyond one host, JAX also runs one process per host, or per GPU.
+#   `jax.distributed.initialize` connects them through a coordinator, process 0. Then
+#   `jax.devices()` lists **every** process's devices, and one mesh can span them all.
+# - Every process runs the same program. Each supplies only its own rows of the batch, with
+#   `jax.make_array_from_process_local_data`, and `jit` does the rest, as in §3.2.
 #
-# Why more than one JAX process? One process can drive all the devices attached to its
-# host, which is how §2–§5 ran (8 simulated devices in this kernel). A second host's
-# devices are out of reach of the first host's process, so a multi-host job runs one
-# process per host, each driving its local devices. What JAX keeps from its
-# single-program model is that all processes run the *same* program over one global mesh;
-# what changes is that each process can only place data on its own devices.
+# One process can drive all the devices of its host, as §2 to §5 did in this kernel. Another
+# host's devices are out of its reach, so a multi-host job runs one process per host. They
+# all run the *same* program over one global mesh, but each can only place data on its own
+# devices.
 #
-# For a PyTorch user this is the familiar part: N processes, a rendezvous, each loading
-# its own rows. The difference is granularity (PyTorch usually runs one process per GPU;
-# JAX commonly one per host, or one per GPU) and what happens after the rendezvous:
-# PyTorch processes exchange tensors through collectives they call, JAX processes
-# together hold global arrays.
+# For a PyTorch user this part is familiar: N processes, a rendezvous, each loading its own
+# rows. PyTorch usually runs one process per GPU, where JAX commonly runs one per host.
+# After the rendezvous, PyTorch processes exchange tensors through collectives they call,
+# while JAX processes together hold global arrays.
 #
-# Here: 2 processes × 4 simulated CPU devices each, talking over localhost.
+# Here, 2 processes with 4 simulated CPU devices each talk over localhost.
 
 # %%
 # JAX: joining the other processes (the counterpart of init_process_group)
 launch.excerpt("course_utils.dist.jax_multiprocess", "initialize")
 
 # %% [markdown]
-# After `initialize`, `jax.devices()` returns all 8 devices, of both processes, and
-# `jax.local_devices()` the 4 this process drives. The global batch is then assembled from
-# the pieces each process holds:
+# After `initialize`, `jax.devices()` returns all 8 devices of both processes, and
+# `jax.local_devices()` the 4 that this process drives. The global batch is then assembled
+# from the pieces each process holds:
 
 # %%
 # JAX: each process supplies its rows of one global array
 launch.excerpt("course_utils.dist.jax_multiprocess", "global_batch")
 
 # %% [markdown]
-# `jax.make_array_from_process_local_data` is the key call: each process passes only its
-# own rows, and the result is one `jax.Array` of the global shape, sharded over every
-# device of every process. The loss function is the one of §3.2, unchanged. Launch it:
+# `jax.make_array_from_process_local_data` is the key call. Each process passes only its own
+# rows, and the result is one `jax.Array` of the global shape, sharded over every device of
+# every process. The loss function is the one of §3.2, unchanged. Launch it:
 
 # %%
 # JAX: launch the processes, one command per process
 mp = launch.jax_processes("course_utils.dist.jax_multiprocess", S.jax_procs, S.jax_local_devices,
                           workdir=RUN_DIR, timeout=S.launch_timeout)
-print(mp)
-for cmd in mp.commands:
-    print(launch.display_command(cmd))
+if mp.ok:
+    print(mp)
+    for cmd in mp.commands:
+        print(launch.display_command(cmd))
 for report in mp.ranks:
     print({k: report[k] for k in ("process_index", "process_count", "device_count", "local_device_count", "local_rows")})
 
 # %% [markdown]
-# Two commands, one per process, identical except for `--process-id`, the way they would be
-# run on two hosts. Each process reports the same global picture (`process_count` 2,
-# `device_count` 8) and its own share: 4 local devices and half of the rows.
+# The launch runs two commands, one per process, identical except for `--process-id`, as
+# they would run on two hosts. Each process reports the same global picture,
+# `process_count` 2 and `device_count` 8, and its own share: 4 local devices and half of the
+# rows.
 
 # %%
 for report in mp.ranks:
     assert report["device_count"] == S.jax_procs * S.jax_local_devices
     assert_close(problem.take(report, "grad_"), grads_ref, rtol=1e-4, atol=1e-6, name=f"process {report['process_index']}")
-print(f"{S.jax_procs} JAX processes x {S.jax_local_devices} devices: gradients = full-batch oracle in every process")
+    print(f"process {report['process_index']} of {S.jax_procs}, {S.jax_local_devices} devices each: "
+          "gradients = full-batch oracle")
 
 # %% [markdown]
 # Both processes hold the full-batch gradients, computed by one program across both
-# processes: the all-reduce `jit` inserted in §3.2 now crosses a process boundary, and the
-# code did not change to allow it.
+# processes. The all-reduce that `jit` inserted in §3.2 now crosses a process boundary, and
+# the code did not change to allow it.
 
 # %% [markdown]
 # ## 7. On many hosts: the same code, other launch lines
 #
 # **Key concepts**
 # - Nothing inside the scripts changes. Only the launcher learns about the other hosts.
-# - PyTorch: `torchrun` on every host with a rendezvous endpoint. JAX: the same command on every
-#   host with the coordinator's address, or no arguments at all under SLURM or on Cloud TPU,
-#   where `jax.distributed.initialize()` finds them itself.
+# - PyTorch runs `torchrun` on every host with a rendezvous endpoint. JAX runs the same
+#   command on every host with the coordinator's address. Under SLURM or on Cloud TPU,
+#   `jax.distributed.initialize()` needs no arguments at all.
 #
-# Why show commands that this notebook cannot run? Because the step from one machine to
-# many is where most people expect to rewrite their code, and neither framework asks for
-# it. Everything a script needs to know about the others (how many processes, which one
-# it is, where to meet) arrives through the launcher: environment variables for
-# `torchrun`, arguments or the cluster's own variables for `jax.distributed.initialize`.
-# The scripts of this lesson read their rank and world size from there and nothing else.
+# Most people expect to rewrite their code to go from one machine to many, and neither
+# framework asks for it. What a script needs to know arrives through the launcher: how many
+# processes, which one it is, where to meet. `torchrun` passes environment variables, and
+# `jax.distributed.initialize` takes arguments or reads the cluster's variables.
 #
 # ```bash
 # # PyTorch, 4 hosts x 8 GPUs: run on every host (NCCL is chosen when each process has a GPU)
@@ -881,36 +867,36 @@ print(f"{S.jax_procs} JAX processes x {S.jax_local_devices} devices: gradients =
 # srun python -m course_utils.dist.jax_multiprocess   # initialize() detects SLURM
 # ```
 #
-# | | ran in this notebook | only shown as text |
+# | | launched by this notebook | only shown as text |
 # |---|---|---|
-# | PyTorch | `torchrun --nnodes 1 --nproc-per-node 2` (DDP, TP, FSDP2) on gloo over localhost | multi-node rendezvous, NCCL, SLURM |
-# | JAX | 8 simulated devices in this kernel; 2 processes × 4 devices through `jax.distributed.initialize` on localhost | several hosts, GPUs/TPUs, SLURM auto-detection |
+# | PyTorch | DDP, TP and FSDP2 under `torchrun --nnodes 1 --nproc-per-node 2`, gloo over localhost | multi-node rendezvous, NCCL, SLURM |
+# | JAX | 8 simulated devices in this kernel; 2 processes × 4 devices through `jax.distributed.initialize` on localhost | several hosts, GPUs or TPUs, SLURM auto-detection |
 #
 # The scripts pick NCCL and one GPU per process when there are enough GPUs, and gloo on the
-# CPU otherwise; that choice is the only device-dependent code (`torch_setup` in
-# `course_utils/dist/worker.py`). Compare these lines with the one-machine commands printed in
-# §3.1 and §6: only the launcher's flags differ.
+# CPU otherwise. That choice is the only device-dependent code, `torch_setup` in
+# `course_utils/dist/worker.py`. Compare these lines with the one-machine commands of §3.1
+# and §6: only the launcher's flags differ.
 
 # %% [markdown]
 # ## 8. What it costs: communication on paper and in the programs
 #
 # **Key concepts**
-# - A ring all-reduce of `S` bytes over `N` devices sends `2(N-1)/N · S` bytes per device;
-#   an all-gather or reduce-scatter sends `(N-1)/N · S`.
-# - Per step, with `P` parameters of `b` bytes: data parallel `2(N-1)/N · P·b`; fully
-#   sharded `3(N-1)/N · P·b` (gather for forward, gather again for backward, reduce-scatter);
-#   tensor parallel `2 · 2(N-1)/N · A·b` per column/row layer pair, where `A` is the activation
-#   size (batch × features): it grows with the batch, not with `P`.
+# - A ring all-reduce of `S` bytes over `N` devices sends `2(N-1)/N · S` bytes per device.
+#   An all-gather or a reduce-scatter sends `(N-1)/N · S`.
+# - Per step, with `P` parameters of `b` bytes, data parallel sends `2(N-1)/N · P·b`. Fully
+#   sharded sends `3(N-1)/N · P·b`: a gather for the forward pass, another for the backward
+#   pass, and a reduce-scatter.
+# - Tensor parallel sends `2 · 2(N-1)/N · A·b` per column-and-row layer pair, where `A` is
+#   the activation size, batch × features. It grows with the batch, not with `P`.
 #
-# Why count bytes? On one machine with simulated devices, communication is a memory copy;
-# between real GPUs it runs over links whose bandwidth is far below the GPUs' arithmetic
-# rate, and it often decides which strategy is fastest. The formulas are the standard
-# ring-algorithm estimates: they say how much each device sends, not how long it takes,
-# and a real library may use other algorithms (NCCL also uses trees), but the
-# ratios between strategies are what matter for choosing one.
+# Between real GPUs, communication runs over links far slower than the GPUs' arithmetic, and
+# it often decides which strategy is fastest. These ring-algorithm estimates say how much each
+# device sends, not how long it takes, and a library may use other algorithms such as NCCL's
+# trees. The ratios between strategies are what matter for choosing one.
 #
-# For this lesson's model on 8 devices, and for a 7-billion-parameter model in bf16 on 8 GPUs
-# (tensor parallel: 32 layers × 2 layer pairs, 8 sequences × 4096 tokens × 4096 features):
+# The table covers this lesson's model on 8 devices and a 7-billion-parameter model in bf16
+# on 8 GPUs. For the 7B model's tensor parallelism it assumes 32 layers of 2 layer pairs
+# each, and activations of 8 sequences × 4096 tokens × 4096 features:
 
 # %%
 volume = {}  # model -> strategy -> bytes sent per device per step
@@ -927,22 +913,22 @@ for label, by_strategy in volume.items():
               f"{nbytes / by_strategy['data parallel']:>6.2f}")
 big = volume["7B model, bf16"]
 print(f"\nFor the 7B example, tensor parallel sends {big['tensor parallel'] / big['data parallel']:.1f}x "
-      "what data parallel does. Its volume grows with the activations (batch × features), data "
-      "parallel's with the parameters; where it is the larger, tensor parallel is kept inside one "
-      "node, on its fast GPU-to-GPU links, and combined with data or fully sharded parallelism "
-      "across nodes.")
+      "what data parallel does. Its volume grows with the activations, data parallel's with the "
+      "parameters. Where it is the larger, tensor parallel stays inside one node, on its fast "
+      "GPU-to-GPU links, and is combined with data or fully sharded parallelism across nodes.")
 
 # %% [markdown]
-# Read the `vs DP` column. Fully sharded is always 1.5× data parallel (one extra gather of
-# the parameters), whatever the model, because both scale with the parameter count.
-# Tensor parallel's ratio depends on the model: it scales with the activations, so for
-# this lesson's MLP, whose output has only `d_out` features per row, it can be the
-# cheapest, and for the 7B model with long sequences it is the most expensive. The last printed sentence draws
-# the consequence for the 7B case.
+# Read the `vs DP` column. Fully sharded is always 1.5× data parallel, whatever the model:
+# both scale with the parameter count, and fully sharded adds one gather of the parameters.
+# Tensor parallel's ratio depends on the model, because it scales with the activations. For
+# this lesson's MLP, whose output has only `d_out` features per row, it can be the cheapest.
+# For the 7B model with long sequences it is the most expensive, and the last printed
+# sentence draws the consequence.
 #
-# Now what the programs actually contain. JAX: collectives in the compiled data-parallel,
-# fully-sharded and tensor-parallel programs (8 devices). PyTorch: collectives counted by
-# `CommDebugMode` in one training step of each script (2 processes).
+# Now what the programs actually contain. For JAX, the collectives in the compiled
+# data-parallel, fully-sharded and tensor-parallel programs on 8 devices. For PyTorch, the
+# collectives that `CommDebugMode` counted in one training step of each script, on 2
+# processes.
 
 # %%
 with jax.set_mesh(mesh):
@@ -961,26 +947,25 @@ print("\nXLA's fully sharded program on this backend: "
       f"{fsdp_kinds.get('all-gather', {}).get('count', 0)} all-gather(s) for the 2 sharded weights, "
       + ("gradients reduce-scattered" if "reduce-scatter" in fsdp_kinds
          else "gradients all-reduced in full, each device then keeping its slice (no reduce-scatter)"))
-print(f"PyTorch, {S.n_procs} processes: DDP {ddp[0]['ddp_comm']} of {ddp[0]['ddp_allreduced_elements']} elements"
-      f" ({ddp[0]['n_params']} parameters); TP {tp[0]['tp_comm']}; FSDP2 {fsdp[0]['fsdp_comm']}")
+for r0, t0, f0 in zip(ddp[:1], tp[:1], fsdp[:1]):  # rank 0's counts, where the launch ran
+    print(f"PyTorch, {S.n_procs} processes: DDP {r0['ddp_comm']} of {r0['ddp_allreduced_elements']} elements"
+          f" ({r0['n_params']} parameters); TP {t0['tp_comm']}; FSDP2 {f0['fsdp_comm']}")
 
 # %% [markdown]
-# How to read it: PyTorch's FSDP2 does what the formula assumes (per layer: gather for the
-# forward pass, gather again for the backward pass, one reduce-scatter of the gradients).
+# How to read it. PyTorch's FSDP2 does what the formula assumes: per layer, a gather for the
+# forward pass, another for the backward pass, and one reduce-scatter of the gradients.
 # XLA's compiled program is free to do otherwise, and the table shows what it chose on this
-# backend: compare the kinds and counts of collectives with the formula's
-# gather-gather-reduce-scatter. The tensor-parallel rows hold one all-reduce of activations
-# in the forward pass; the backward all-reduce of the formula is needed only when the input
-# of the first layer needs a gradient, and here it is the data.
+# backend. The tensor-parallel row holds one all-reduce of activations in the forward pass.
+# The formula's backward all-reduce is needed only when the first layer's input needs a
+# gradient, and here that input is the data.
 #
-# The PyTorch line counts the collectives each script called in one step, per rank: DDP one
-# all-reduce carrying every gradient element, tensor parallel one all-reduce, and FSDP2
-# gathers and reduce-scatters per layer (forward and backward). Compare the FSDP2 kinds with
-# the JAX fully-sharded row: same gradients, different collectives.
+# The PyTorch line counts the collectives each script called in one step, per rank. Compare
+# FSDP2's gathers and reduce-scatters with JAX's fully-sharded row: the same gradients,
+# different collectives.
 #
-# Finally, step times. **These are correctness demos, not speed measurements:** the 8
-# "devices" are threads sharing this machine's CPU cores, so splitting the work adds
-# communication and scheduling without adding hardware.
+# Finally, step times. **These are correctness demos, not speed measurements.** Simulated
+# CPU devices share this machine's cores, so splitting the work adds communication and
+# scheduling without adding hardware. The second cell below says which devices ran here.
 
 # %%
 X1, y1 = jnp.asarray(X_np), jnp.asarray(y_np)  # on one device; X_jax, y_jax, params_dp carry shardings
@@ -1003,28 +988,27 @@ print(f"The {len(DEVICES)} devices of the mesh are {DEVICES[0].platform} devices
 
 
 # %% [markdown]
-# Read the table for what it is: the cost, on this machine, of splitting a small program
-# over devices that share the same cores. On real accelerators each device adds its own
-# compute and memory bandwidth, and the same
-# comparison asks a different question: whether the work per device is large enough to
-# hide the communication of §8.
+# Read the table as the cost, on this machine, of splitting a small program over devices.
+# On real accelerators each device adds its own compute and memory bandwidth. There the same
+# comparison asks whether the work per device is large enough to hide the communication
+# counted above.
 
 # %% [markdown]
 # ## Summary
 #
 # | task | PyTorch | JAX |
 # |---|---|---|
-# | start N workers | `torchrun --nproc-per-node N` (one process per device) | one process drives all local devices; `jax.distributed.initialize` per host |
+# | start N workers | `torchrun --nproc-per-node N`, one process per device | one process drives all local devices; `jax.distributed.initialize` per host |
 # | describe the devices | process group; `init_device_mesh("cpu", (N,))` | `jax.make_mesh((N,), ("data",))` |
-# | split a tensor | DTensor `Shard(d)` / `Replicate()` | `NamedSharding(mesh, P(...))`, `jax.device_put` |
+# | split a tensor | DTensor `Shard(d)` or `Replicate()` | `NamedSharding(mesh, P(...))`, `jax.device_put` |
 # | data parallel | `DistributedDataParallel(model)` | batch `P("data")`, params `P()`, `jax.jit` |
-# | gradient averaging by hand | `dist.all_reduce(p.grad); p.grad /= world` | `jax.lax.pmean(g, "data")` inside `shard_map` (or let `jit` do it) |
-# | tensor parallel | `parallelize_module(m, mesh, {"fc1": ColwiseParallel(), "fc2": RowwiseParallel()})` | `jax.shard_map` with `P(None, "model")` / `P("model", None)` and `psum` |
+# | gradient averaging by hand | `dist.all_reduce(p.grad); p.grad /= world` | `jax.lax.pmean(g, "data")` inside `shard_map`, or let `jit` do it |
+# | tensor parallel | `parallelize_module(m, mesh, {"fc1": ColwiseParallel(), "fc2": RowwiseParallel()})` | `jax.shard_map` with `P(None, "model")`, `P("model", None)` and `psum` |
 # | fully sharded | `fully_shard(layer)` for each layer, then the root | params `P("data", None)` under `jit`; `jax.sharding.reshard(p, P())` to gather explicitly |
 # | count communication | `CommDebugMode` | collectives in `jit(f).lower(...).compile().as_text()` |
 #
-# **Popular claims vs what you measured** (in a source article's words; each verdict below is
-# computed from what this run did)
+# **Popular claims vs what you measured.** Each claim is quoted in a source article's words,
+# and each verdict below is computed from what this run did.
 
 # %%
 def compiles_alone(fn, *args):
@@ -1047,9 +1031,6 @@ def agrees(a, b):
 
 
 # %%
-ddp_full = all(problem.take(r, "ddp_")[k].shape == params_np[k].shape for r in ddp for k in params_np)
-ddp_all = ddp[0]["ddp_allreduced_elements"] == ddp[0]["n_params"]
-ddp_equal = all(agrees(problem.take(r, "ddp_"), grads_ref) for r in ddp)
 rows_ok, cols_alone = agrees(grads_fsdp, grads_ref), compiles_alone(sgd_step, params_cols, X_jax, y_jax)
 ops = {name: f"{name}: " + ", ".join(f"{v['count']} {op}" for op, v in cost.summarize(cost.hlo_collectives(hlo), S.n_devices).items())
        for name, hlo in (("data parallel", hlo_dp), ("fully sharded", hlo_fsdp))}
@@ -1065,14 +1046,19 @@ def sent(label, strategy):
     return f"{strategy} ({nbytes}; data parallel {memory.format_bytes(volume[label]['data parallel'])})"
 
 
-verdicts = [
-    claims.fact(
+verdicts = []
+for r0 in ddp[:1]:  # DDP's claim needs the ranks' reports: judged where the launch ran
+    ddp_full = all(problem.take(r, "ddp_")[k].shape == params_np[k].shape for r in ddp for k in params_np)
+    ddp_all = r0["ddp_allreduced_elements"] == r0["n_params"]
+    ddp_equal = all(agrees(problem.take(r, "ddp_"), grads_ref) for r in ddp)
+    verdicts.append(claims.fact(
         "ddp-full-replica", ddp_full and ddp_all and ddp_equal,
         f"On each of {len(ddp)} ranks DDP "
         + ("held the gradient of every parameter at full shape" if ddp_full else "held some gradients sharded")
-        + f"; it all-reduced {ddp[0]['ddp_allreduced_elements']} elements for {ddp[0]['n_params']} "
+        + f"; it all-reduced {r0['ddp_allreduced_elements']} elements for {r0['n_params']} "
         "parameters, and the averaged gradients "
-        + ("equalled" if ddp_equal else "differed from") + " the full-batch ones (§3.1)."),
+        + ("equalled" if ddp_equal else "differed from") + " the full-batch ones (§3.1)."))
+verdicts += [
     claims.fact(
         "sharding-from-specs", rows_ok,
         "With W1 split by rows, only the parameter specs changed and the jitted step "
@@ -1100,51 +1086,55 @@ for verdict in verdicts:
     display(verdict)
 
 # %% [markdown]
-# **Common misconceptions** (each corrected above)
+# **Common misconceptions**, each corrected above:
 # - *"Data-parallel gradients only approximate the full-batch gradient."* With a mean loss and
-#   equal slices they are equal (§3.1, §3.2), to float32 rounding.
-# - *"DDP sums gradients."* It averages them, which is wrong for a summed loss (§3.1 sharp bit).
-# - *"`shard_map` inserts the communication for you."* Inside `shard_map` you write it; forget
-#   the `psum` and JAX stops you (§4.2 sharp bit). Outside it, under `jit`, the compiler does.
-# - *"FSDP changes the maths."* It changes where parameters live, not the gradients or the update (§5).
-# - *"More simulated devices add compute."* They share the same cores (§8).
-# - *"Inside `shard_map`, the gradient of a replicated parameter is this device's gradient."*
-#   It is already the sum over the devices; mark the parameter per-device (`pcast` /
-#   `pvary`) to get the local one, as DDP has before its all-reduce (§3.2).
+#   equal slices they are equal to float32 rounding, as §3.1 and §3.2 showed.
+# - *"DDP sums gradients."* It averages them, which is wrong for a summed loss: the sharp bit
+#   of §3.1.
+# - *"`shard_map` inserts the communication for you."* Inside `shard_map` you write it, and
+#   JAX stops you if you forget the `psum`, as in §4.2. Outside it, under `jit`, the compiler
+#   inserts it.
+# - *"FSDP changes the maths."* It changes where parameters live, not the gradients or the
+#   update. §5 checked both.
+# - *"More simulated devices add compute."* They share the same cores, as §8's timing shows.
+# - *"Inside `shard_map`, the gradient of a replicated parameter is this device's
+#   gradient."* It is already the sum over the devices. Mark the parameter per-device with
+#   `pcast` or `pvary` to get the local one, the gradient a DDP rank holds before its
+#   all-reduce. §3.2 showed both.
 #
 # **Review questions**
 #
 # <details><summary>1. A mesh has axes ("data", "model") of sizes 2 and 4. Which devices hold the same block of an array with spec P(None, "model")?</summary>
-# The two devices that share a position along "model" (differing only along "data"): the array is
-# split four ways along "model" and replicated along "data" (§2).
+# The two devices that share a position along "model" and differ only along "data". The
+# array is split four ways along "model" and replicated along "data", as in §2.
 # </details>
 #
 # <details><summary>2. Why is the hidden activation never communicated in the column-then-row tensor-parallel MLP?</summary>
-# The column split gives each device complete hidden units (all rows of the batch, some features),
-# and the row split of the next layer consumes exactly those features. Only the partial outputs
-# of the second layer need summing, one all-reduce (§4).
+# The column split gives each device complete hidden units: all rows of the batch, some
+# features. The row split of the next layer consumes exactly those features. Only the
+# partial outputs of the second layer need summing, with one all-reduce, as in §4.
 # </details>
 #
 # <details><summary>3. How much more does FSDP send than data parallel per step, and what does it buy?</summary>
-# About 1.5× (3(N−1)/N·P·b vs 2(N−1)/N·P·b): one extra gather of the parameters. In exchange each device
-# stores only 1/N of the parameters, gradients and optimiser state (§5, §8).
+# About 1.5 times: 3(N−1)/N·P·b against 2(N−1)/N·P·b, for one extra gather of the
+# parameters. In exchange each device stores only 1/N of the parameters, gradients and
+# optimiser state, as §5 and §8 showed.
 # </details>
 #
 # <details><summary>4. Which lines change to run the PyTorch scripts on 4 hosts?</summary>
-# None inside the scripts; only the launch: `torchrun --nnodes 4 --rdzv-backend c10d --rdzv-endpoint HOST:PORT ...`
-# on every host (§7).
+# None inside the scripts; only the launch changes. Every host runs
+# `torchrun --nnodes 4 --rdzv-backend c10d --rdzv-endpoint HOST:PORT ...`, as in §7.
 # </details>
 #
 # <details><summary>5. In JAX, what turns the data-parallel step of §3.2 into the fully sharded one of §5.2?</summary>
-# Only the parameters' `PartitionSpec`s: `P()` (replicated) becomes `P("data", None)` for the
-# weights. The loss, `jax.grad` and the update are the same functions; `jit` compiles a
-# different program for the new input shardings and inserts the gathers (§5.2, §8).
+# Only the parameters' `PartitionSpec`s: `P()`, replicated, becomes `P("data", None)` for
+# the weights. The loss, `jax.grad` and the update are the same functions. `jit` compiles a
+# different program for the new input shardings and inserts the gathers, as §5.2 and §8
+# showed.
 # </details>
 #
-# The cell below asks these questions again as a self-check: pick or type an answer and press *Check*. A wrong answer
-# gets a hint, not the answer; *Show the answer* opens it. Where an executed copy's script
-# does not run (GitHub's preview, an untrusted notebook) each answer is folded under its
-# question, and a printout shows them all.
+# The cell below asks these questions again as a self-check. A wrong answer gets a hint, not
+# the answer; *Show the answer* opens it.
 
 # %%
 from course_utils import quiz
@@ -1152,7 +1142,7 @@ from course_utils import quiz
 quiz.load("05_distributed_training")
 
 # %% [markdown]
-# **Next:** the exercises in `exercises/05_distributed_training_exercises.ipynb`: shard a batch
-# and prove the gradients equal, a column-parallel layer with `shard_map`, gradient averaging
-# with `all_reduce` checked against DDP on real processes, and the `PartitionSpec`s of an
-# FSDP-sharded MLP.
+# **Next:** the exercises in `exercises/05_distributed_training_exercises.ipynb`. You shard a
+# batch and prove the gradients equal, write column- and row-parallel layers with
+# `shard_map`, average gradients with `all_reduce` and check them against DDP on real
+# processes, and choose the `PartitionSpec`s of an FSDP-sharded MLP.
