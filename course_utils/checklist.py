@@ -8,7 +8,8 @@ of pass / warn / fail lines) that prints itself:
   in eager mode, equal under ``jax.jit``, equal when the batch is sharded over
   every JAX device;
 - :func:`mvp_checklist`: the checks to run before switching frameworks: the
-  outputs agree, a same-hardware benchmark, operator coverage of each
+  outputs agree, a same-hardware benchmark that pairs like with like (eager
+  against eager, compiled against compiled), operator coverage of each
   compiler, what dynamic shapes cost in recompilation, and whether the
   ecosystem packages the project needs are installed.
 
@@ -16,7 +17,8 @@ Inputs are numpy arrays in PyTorch's layout; ``to_jax`` converts them for the
 NNX model (for example ``course_utils.data.nchw_to_nhwc`` for images).
 
 The checks come one function each and also run on their own: the models'
-parameter counts, their outputs compared, a same-hardware benchmark, what each
+parameter counts, their outputs compared, a same-hardware benchmark
+(:func:`same_hardware_benchmark`, the fair pairs of :data:`FAIR_PAIRS`), what each
 compiler captures (:func:`operator_coverage`), what changing input shapes cost
 (:func:`dynamic_shapes`), which ecosystem packages are installed
 (:func:`dependencies_status`). Most return ``(status, detail)`` for one line of a
@@ -201,8 +203,8 @@ def mvp_checklist(
     """Run the MVP checklist on a PyTorch model and its NNX port; print and return the report.
 
     - **outputs agree**: eager PyTorch vs NNX on ``example`` (nothing else runs if not);
-    - **same-hardware benchmark**: PyTorch eager vs ``jax.jit`` through
-      :func:`course_utils.timing.compare`, interleaved, on this machine;
+    - **same-hardware benchmark**: :func:`same_hardware_benchmark`, eager against
+      eager and ``torch.compile`` against ``jax.jit``, interleaved, on the CPU;
     - **operator coverage**: does ``torch.compile`` capture the model in one
       graph (``torch._dynamo.explain``), and can ``jax.jit`` trace it;
     - **dynamic shapes**: how many compilations ``shapes`` (inputs of
@@ -226,9 +228,11 @@ def mvp_checklist(
         for name in ("same-hardware benchmark", "operator coverage", "dynamic shapes"):
             report.add(name, "skip", "the outputs differ: fix the port first")
     else:
-        timed = benchmark(
-            lambda: run_torch(example),
-            lambda: forward(state, xj),
+        timed = same_hardware_benchmark(
+            torch_model,
+            nnx_model,
+            example,
+            to_jax,
             rtol=rtol,
             atol=atol,
             target_s=target_s,
@@ -399,34 +403,97 @@ def dependencies_status(dependencies: Mapping[str, Sequence[str]]) -> tuple[str,
     return ("warn" if missing else "pass"), "; ".join(parts)
 
 
-def benchmark(
-    run_torch: Callable[[], Any],
-    run_jax: Callable[[], Any],
+FAIR_PAIRS = {  # label: (the first variant, the second), each pair changing one thing
+    "eager vs eager": ("PyTorch eager", "JAX eager"),
+    "compiled vs compiled": ("torch.compile", "JAX jit"),
+}
+
+
+def same_hardware_benchmark(
+    torch_model: Any,
+    nnx_model: Any,
+    example: np.ndarray,
+    to_jax: Callable[[np.ndarray], Any],
     *,
     rtol: float,
     atol: float,
     target_s: float | None,
 ) -> tuple[str, str]:
-    """PyTorch eager against ``jax.jit`` through :func:`course_utils.timing.compare`.
+    """Both models eager and compiled, timed interleaved on the CPU: :data:`FAIR_PAIRS`.
 
-    Which is faster is said by the course's one rule (``claims.faster``); a noisy
-    or contended run says so and the step warns. The pairing changes two things
-    at once (framework and compiling), and the detail says that too.
+    The PyTorch model runs on the CPU (it is fed numpy batches), so the NNX
+    model's state and input are put on JAX's CPU device too, whatever
+    accelerator JAX has: a pair judged across device kinds would say nothing
+    about the frameworks. ``torch.compile``'s first call compiles (seconds);
+    :func:`course_utils.timing.compare` times it apart from the steady state.
+    """
+    import jax
+    import torch
+    import torch._dynamo
+    from flax import nnx
+
+    cpu = jax.devices("cpu")[0]
+    graphdef, state = nnx.split(nnx_model)
+    state, x = jax.device_put((state, jax_asarray(to_jax(example))), cpu)
+    eager_nnx = nnx.merge(graphdef, state)  # the NNX model, called op by op
+    forward, state = jit_forward(eager_nnx)
+    run_torch = torch_forward(torch_model)
+    run_compiled = torch_forward(torch.compile(torch_model))
+    try:
+        return benchmark(
+            {
+                "PyTorch eager": lambda: run_torch(example),
+                "JAX eager": lambda: eager_nnx(x),
+                "torch.compile": lambda: run_compiled(example),
+                "JAX jit": lambda: forward(state, x),
+            },
+            FAIR_PAIRS,
+            rtol=rtol,
+            atol=atol,
+            target_s=target_s,
+        )
+    finally:
+        torch._dynamo.reset()  # the later checks start from an empty Dynamo cache
+
+
+def benchmark(
+    variants: Mapping[str, Callable[[], Any]],
+    pairs: Mapping[str, tuple[str, str]],
+    *,
+    rtol: float,
+    atol: float,
+    target_s: float | None,
+) -> tuple[str, str]:
+    """Time ``variants`` through :func:`course_utils.timing.compare`; judge each of ``pairs``.
+
+    ``pairs`` maps a label to two variant names. Which of a pair is faster is
+    said by the course's one rule (``claims.faster``); a pair the rule does not
+    judge (a noisy or contended run) makes the step warn, and its reason is
+    given once however many pairs it stopped.
     """
     from course_utils import timing
     from course_utils.claims.judging import faster
     from course_utils.claims.verdict_rule import INCONCLUSIVE
 
-    cmp = timing.compare(
-        {"PyTorch eager": run_torch, "JAX jit": run_jax},
-        rtol=rtol,
-        atol=atol,
-        target_s=target_s,
+    cmp = timing.compare(dict(variants), rtol=rtol, atol=atol, target_s=target_s)
+    medians = ", ".join(
+        f"{name} {timing.format_seconds(m.median)}"
+        for name, m in cmp.measurements.items()
     )
-    verdict = faster(cmp, "PyTorch eager", "JAX jit")
-    seconds = {k: timing.format_seconds(m.median) for k, m in cmp.measurements.items()}
-    detail = (
-        f"PyTorch eager {seconds['PyTorch eager']}, JAX jit {seconds['JAX jit']} per call "
-        f"(medians; eager against compiled, the port's own pairing): {verdict.explanation}"
+    kinds = "/".join(sorted(set(cmp.devices.values()))) or "?"
+    parts, said, status = [], set(), "pass"
+    for label, (a, b) in pairs.items():
+        verdict = faster(cmp, a, b)
+        if verdict.verdict == INCONCLUSIVE:
+            status = "warn"
+        if verdict.verdict == INCONCLUSIVE and verdict.reason in said:
+            s = verdict.stats
+            ratio = f", time of {a} / {b}: median {s.median:.2f}" if s else ""
+            parts.append(f"{label}: not judged either{ratio}")
+            continue
+        said.add(verdict.reason)
+        parts.append(f"{label}: {verdict.explanation}")
+    detail = f"medians per call on {kinds}: {medians}. " + " ".join(
+        p if p.endswith(".") else p + "." for p in parts
     )
-    return ("warn" if verdict.verdict == INCONCLUSIVE else "pass"), detail
+    return status, detail

@@ -52,6 +52,9 @@ def test_mvp_checklist_reports_every_check(block_pair, x_block):
         "ecosystem dependencies",
     ]
     assert report.status("outputs agree") == "pass"
+    speed = report.items[1].detail
+    assert "eager vs eager: " in speed and "compiled vs compiled: " in speed
+    assert "torch.compile " in speed and "JAX eager " in speed and "on cpu" in speed
     assert (
         "1 graph(s), 0 break(s)" in report.items[2].detail
         and "traced" in report.items[2].detail
@@ -143,7 +146,7 @@ def test_operator_coverage_of_a_model_both_compilers_take(block_pair, x_block):
     assert "1 graph(s), 0 break(s)" in detail and "jax.jit: traced" in detail
 
 
-def test_benchmark_says_what_the_one_rule_says(monkeypatch):
+def test_benchmark_judges_each_pair_by_the_one_rule(monkeypatch):
     from course_utils.claims import judging
 
     seen = []
@@ -154,18 +157,38 @@ def test_benchmark_says_what_the_one_rule_says(monkeypatch):
         return real(cmp, a, b)
 
     monkeypatch.setattr(judging, "faster", spy)
+    zeros = lambda: np.zeros(4)  # noqa: E731
     status, detail = checklist.benchmark(
-        lambda: np.zeros(4), lambda: np.zeros(4), rtol=0, atol=0, target_s=0.01
+        dict.fromkeys(
+            ["PyTorch eager", "JAX eager", "torch.compile", "JAX jit"], zeros
+        ),
+        checklist.FAIR_PAIRS,
+        rtol=0,
+        atol=0,
+        target_s=0.01,
     )
-    assert seen == [("PyTorch eager", "JAX jit")]
-    assert "PyTorch eager" in detail and "JAX jit" in detail
-    assert "eager against compiled" in detail
+    assert seen == list(checklist.FAIR_PAIRS.values())
+    assert detail.startswith("medians per call on ")
+    assert "eager vs eager: " in detail and "compiled vs compiled: " in detail
+    assert status in ("pass", "warn")
+
+
+def test_the_fair_pairs_change_one_thing():
+    """Eager against eager, compiled against compiled: never eager PyTorch against jit."""
+    eager = {"PyTorch eager", "JAX eager"}
+    for a, b in checklist.FAIR_PAIRS.values():
+        assert (a in eager) == (b in eager), (a, b)
 
 
 def test_benchmark_of_equal_work_names_no_winner():
     """Two identical functions: the rule finds no winner (or the run is noisy): a warning."""
+    zeros = lambda: np.zeros(4)  # noqa: E731
     status, detail = checklist.benchmark(
-        lambda: np.zeros(4), lambda: np.zeros(4), rtol=0, atol=0, target_s=0.05
+        {"a": zeros, "b": zeros},
+        {"a vs b": ("a", "b")},
+        rtol=0,
+        atol=0,
+        target_s=0.05,
     )
     assert "x faster than" not in detail or status == "pass"
     assert status in ("pass", "warn")
