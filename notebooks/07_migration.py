@@ -19,19 +19,19 @@
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/v0.1.0/notebooks/07_migration.ipynb) [![Open In Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)](https://kaggle.com/kernels/welcome?src=https://github.com/jax-pytorch-side-by-side/course/blob/v0.1.0/notebooks/07_migration.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/v0.1.0?labpath=notebooks/07_migration.ipynb)
 #
-# A port is done when the new model computes the same function as the old one, and you
-# can prove it. This lesson ports lesson 04's CNN from PyTorch to Flax NNX and a small
-# transformer block from Flax NNX to PyTorch, then collects the differences that make two
-# "identical" models silently disagree.
+# A port is done when the new model computes the same function as the old one, and you can
+# prove it. Lesson 04 ported its CNN from PyTorch to Flax NNX and proved the logits, the
+# gradients and one optimiser step equal. This lesson ports a transformer block the other way,
+# collects the defaults that make two "identical" models silently disagree, and ends with a
+# method: port in proven steps, then run a checklist before you switch.
 #
 # **Learning objectives.** After this notebook you can
-# 1. convert weights in both directions, knowing each layout (Linear transpose, OIHW↔HWIO,
-#    NCHW↔NHWC, packed attention projections), and prove outputs and gradients equal;
-# 2. recognise, demonstrate and fix the silent differences between the frameworks' defaults
-#    (padding, initialisers, normalisation constants, dropout, matmul precision, dtype
-#    promotion, loss conventions, the GELU approximation);
-# 3. run a port step by step (rewrite, eager, `jit`, distribution) and run the MVP checklist
-#    (benchmark, operator coverage, dynamic shapes, ecosystem) on a pair of models.
+# 1. port a transformer block from Flax NNX to PyTorch and back, packed attention projections
+#    included, and prove outputs and gradients equal with one converter;
+# 2. recognise, demonstrate and fix the silent differences between the frameworks' defaults:
+#    padding, initialisers, normalisation, dropout, matmul precision, dtypes, losses and GELU;
+# 3. port in four proven steps (rewrite, eager, `jit`, sharded) and read an MVP checklist whose
+#    speed line compares like with like.
 
 # %%
 # Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),
@@ -70,266 +70,214 @@ from course_utils import env
 # compares them throughout; on a TPU, where PyTorch stays on the CPU, JAX does too).
 SETUP = env.setup(one_kind=True, cpu_devices=2)
 
+import copy
+import inspect
+
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 import torch
 from flax import nnx
+from torch import nn
+from torch.nn import functional as F
 
-from course_utils import checklist, compat, config, convert, data, models
+from course_utils import checklist, compat, config, convert, data, meshes, models
 from course_utils.expect import expect_error
+from course_utils.models.transformer import TORCH_LAYERNORM_EPS, BlockConfig
 from course_utils.parity import assert_close, max_abs_diff
 
 S = config.sizes(SIZES, SMOKE)
 print(env.report().line())
 
 # %% [markdown]
-# ## 1. Layouts: where the same weights live
+# The line records this run's versions, devices and precision. Every cell of this lesson
+# compares the two frameworks, so both run on one device kind. On a TPU runtime, where PyTorch
+# has only the CPU, JAX runs on the CPU too.
+#
+# ## 1. Gradients through the weight converter
 #
 # **Key concepts**
-# - `nn.Linear.weight` is `(out, in)` and computes `x @ W.T`; `nnx.Linear.kernel` is `(in, out)`
-#   and computes `x @ K`. Converting is a transpose.
-# - A PyTorch conv weight is OIHW `(out, in, h, w)` and activations are NCHW; a Flax conv
-#   kernel is HWIO `(h, w, in, out)` and activations are NHWC.
-# - Flattening a feature map walks channel-row-column in NCHW but row-column-channel in NHWC,
-#   so the first Linear layer after a flatten needs its input rows permuted too.
+# - Lesson 04 covered the layouts (Linear transpose, OIHW↔HWIO, NCHW↔NHWC) and `fc1`'s
+#   permutation. They are not repeated here.
+# - A gradient has the layout of its parameter, so the weight converter can carry gradients.
+# - `nnx.merge` rebuilds a model from its structure and any state of the right shape, a
+#   gradient state included.
 #
-# Why start with layouts? A trained model is a set of named arrays, and porting it means
-# moving those arrays into the other framework's modules. The numbers are the same; the order
-# in which each framework stores them is not. PyTorch stores a Linear weight as `(out, in)`, one
-# row per output unit; Flax stores `(in, out)`, so that the layer is `x @ kernel` with no
-# transpose in the code. Images follow the same pattern: channels first in PyTorch, channels
-# last in Flax. Neither choice is wrong, and neither library checks what you hand it beyond the
-# shape.
+# Lesson 04 compared gradients by converting PyTorch's into JAX's layout. Section 2 needs the
+# other direction, NNX gradients in PyTorch's names and layouts, for a model whose weights went
+# from JAX to PyTorch. It needs no new rules, and lesson 04's CNN shows why in a few lines.
 #
-# That last point is what makes layouts dangerous. A square weight, or a permutation that
-# happens to produce the expected shape, is accepted silently and computes a different
-# function. So the first job of a port is to write down, layer by layer, where each number
-# lives on each side.
-#
-# Lesson 04's CNN exists in both frameworks (`course_utils.models`). Here are its parameter
-# shapes side by side.
+# First the familiar part: the same weights in both frameworks, the mean cross-entropy on one
+# batch, and its gradients.
 
 # %%
+# PyTorch: lesson 04's CNN, the loss on one batch, gradients left in each p.grad
 torch.manual_seed(0)
-cnn_torch = models.TorchCNN()  # PyTorch, NCHW
-cnn_jax = models.NNXCNN(rngs=nnx.Rngs(0))  # Flax NNX, NHWC
-nnx_shapes = {
-    f"{layer}.{name}": tuple(getattr(getattr(cnn_jax, layer), name).shape)
-    for layer in convert.CNN_LAYERS for name in ("kernel", "bias")
-}
-for (tname, p), (jname, shape) in zip(cnn_torch.named_parameters(), nnx_shapes.items(), strict=True):
-    print(f"{tname:12} {str(tuple(p.shape)):16} | {jname:12} {shape}")
-
-
-# %% [markdown]
-# Read the table by rows. The biases match as they are. The conv weights hold the same four
-# sizes in a different order: PyTorch puts the output channels first, Flax last, with the
-# kernel's height and width in front. The Linear weights are each other's transpose. Every
-# parameter has a counterpart with the same number of entries, which is the first check of a
-# port, and also the reason it is not enough: the table cannot tell which order the entries
-# inside each array are in.
-#
-# ### 1.1 The sharp bit: a port that forgets the flatten order
-#
-# The natural first attempt transposes the Linear weights and permutes the conv weights,
-# and nothing else. Every shape fits, so nothing complains until the outputs are compared.
-#
-# The cell below does exactly that and then compares logits with PyTorch's. The comparison is
-# the only line that can fail, and it is written the way every parity check in this course is:
-# `assert_close` with a tolerance that float32 rounding explains, so a failure means the two
-# models compute different functions. The comparison runs inside `expect_error`, the course's
-# helper for errors a cell raises on purpose: it prints the error's type and message in a few
-# lines, without the frames, and fails the cell if the error does not happen.
-
-# %%
-def naive_port(src, dst):
-    for layer in ("conv1", "conv2"):
-        getattr(dst, layer).kernel[...] = jnp.asarray(
-            getattr(src, layer).weight.detach().numpy().transpose(2, 3, 1, 0))  # OIHW -> HWIO
-        getattr(dst, layer).bias[...] = jnp.asarray(getattr(src, layer).bias.detach().numpy())
-    for layer in ("fc1", "fc2"):
-        getattr(dst, layer).kernel[...] = jnp.asarray(getattr(src, layer).weight.detach().numpy().T)
-        getattr(dst, layer).bias[...] = jnp.asarray(getattr(src, layer).bias.detach().numpy())
-
-# nnx.jit compiles a whole call at once; without it JAX would run (and compile) one small
-# program per operation. Section 5 checks plain eager mode as a separate step.
-forward_jax = nnx.jit(lambda model, x: model(x))
+cnn_torch = models.TorchCNN()
 digits = data.load_digits(limit=4 * S.batch)
-X = digits.X_train[: S.batch]  # (batch, 1, 8, 8), NCHW
-naive_port(cnn_torch, cnn_jax)
-with torch.no_grad():
-    logits_torch = cnn_torch(torch.from_numpy(X))
-with expect_error(AssertionError, lines=2):
-    assert_close(forward_jax(cnn_jax, jnp.asarray(data.nchw_to_nhwc(X))), logits_torch, rtol=1e-5, atol=1e-5, name="logits")
-
-# %% [markdown]
-# The message counts the elements that differ and names the worst one. Every logit is off, not
-# a few, and by far more than rounding: one wrong layer corrupts everything downstream of it.
-# The error cannot say which layer is at fault; to find it, compare the layers' outputs one at a
-# time, from the input on, and stop at the first that differs.
-#
-# The conv layers were right; `fc1` reads a flattened `(C, H, W)` map in PyTorch and a
-# flattened `(H, W, C)` map in JAX, so its input rows must be reordered.
-# `convert.cnn_torch_to_nnx` does the reshape-permute-reshape:
-# `weight.reshape(out, C, H, W).transpose(2, 3, 1, 0).reshape(H*W*C, out)`.
-#
-# The rest of the lesson relies on the course's converters, so here is their code rather than
-# a description of it. `cnn_torch_to_nnx` copies what `cnn_torch_tensors_to_jax` returns into the
-# NNX model; that function picks one rule per layer, and the flatten rule is the one above.
-
-# %%
-import inspect
-
-for fn in (convert.cnn_torch_tensors_to_jax, convert.conv_torch_to_jax,
-           convert.flatten_linear_torch_to_jax, convert.linear_torch_to_jax):
-    print(inspect.getsource(fn))
-
-# %% [markdown]
-# Three things to notice in the printed code. Each rule is one NumPy expression (a transpose, or
-# the reshape-transpose-reshape for `fc1`): no arithmetic touches the values, which is why a
-# round trip can be exact. Each rule checks the number of dimensions and, for the flatten, the
-# feature count, and names the layer in its error; a port that fails loudly on the wrong input
-# is worth the extra lines. And the whole table of rules is indexed by layer name, so adding a
-# layer to the model means adding one line here.
-#
-# ## 2. PyTorch → JAX: lesson 04's CNN
-#
-# **Key concepts**
-# - Convert the weights, convert the input layout (NCHW → NHWC), and compare logits.
-# - Gradients have the layout of their parameters, so the same converter maps them.
-# - Compare with a tolerance that float32 reordering explains (about 1e-5 relative).
-#
-# Why check gradients as well as outputs? Equal outputs prove the forward pass. Training uses
-# the backward pass too, and a port can break it while leaving the forward intact: a parameter
-# that is not registered as a parameter (so it gets no gradient), a frozen copy where the model
-# should read the live weight, a custom layer whose derivative was written by hand. Comparing
-# every gradient on one batch catches all of these before a single training step runs.
-#
-# The two cells below are the same computation in each framework's idiom. PyTorch runs the
-# model, takes the mean cross-entropy and calls `.backward()`, which leaves each gradient in its
-# parameter's `.grad`. JAX asks `nnx.value_and_grad` for the loss and a gradient *state*, a
-# pytree shaped like the model's parameters, returned as a value rather than stored on the
-# model.
-
-# %%
-# PyTorch: logits and gradients of the mean cross-entropy on one batch
-y = digits.y_train[: S.batch]
+X, y = digits.X_train[: S.batch], digits.y_train[: S.batch]  # X: (batch, 1, 8, 8), NCHW
 cnn_torch.zero_grad()
-loss_torch = torch.nn.functional.cross_entropy(cnn_torch(torch.from_numpy(X)), torch.from_numpy(y))
+loss_torch = F.cross_entropy(cnn_torch(torch.from_numpy(X)), torch.from_numpy(y))
 loss_torch.backward()
 grads_torch = {name: p.grad for name, p in cnn_torch.named_parameters()}
-loss_torch
 
 # %%
-# JAX: the same model after converting the weights
-convert.cnn_torch_to_nnx(cnn_torch, cnn_jax)
+# JAX: PyTorch's weights (lesson 04's converter), the same loss, gradients returned as a state
+cnn_jax = convert.cnn_torch_to_nnx(cnn_torch, models.NNXCNN(rngs=nnx.Rngs(0)))
 X_jax = jnp.asarray(data.nchw_to_nhwc(X))  # (batch, 8, 8, 1)
 
-def loss_fn_jax(model, X, y):
-    logits = model(X)
-    return -jnp.take_along_axis(jax.nn.log_softmax(logits), y[:, None], axis=1).mean()
+
+def loss_fn_jax(model, x, y):
+    return optax.softmax_cross_entropy_with_integer_labels(model(x), y).mean()
+
 
 loss_jax, grads_jax = nnx.jit(nnx.value_and_grad(loss_fn_jax))(cnn_jax, X_jax, jnp.asarray(y))
-loss_jax
 
 # %% [markdown]
-# The two losses should agree to about five significant digits (the parity cell checks it). The
-# JAX loss is written out by hand (log-softmax, then the log-probability of each true label,
-# averaged) to show what `F.cross_entropy` computes; section 4.7 compares it with optax's
-# ready-made loss. The parity cell now checks logits, loss and all gradients. The gradients get
-# a looser relative tolerance than the logits: each weight gradient is a sum over the batch,
-# computed by different kernels in each framework that add the terms in different orders, and
-# float32 sums round differently with the order.
+# `grads_jax` is an `nnx.State` shaped like the model's parameters. `nnx.split` separates the
+# model into its structure (the `graphdef`), its parameters and the rest. `nnx.merge` puts any
+# state of the parameters' shape back into that structure. Merging the gradients gives an object
+# that looks like the CNN but holds gradients. The weight converter, which only reads arrays by
+# name, then copies them into a PyTorch model's parameters.
 
 # %%
-# Parity: logits, loss and every gradient, in PyTorch's layout
-assert_close(forward_jax(cnn_jax, X_jax), cnn_torch(torch.from_numpy(X)), rtol=1e-5, atol=1e-5, name="logits")
+graphdef_cnn, _, rest_cnn = nnx.split(cnn_jax, nnx.Param, ...)  # structure, parameters, the rest
+grads_as_model = nnx.merge(graphdef_cnn, grads_jax, rest_cnn)  # an NNXCNN holding gradients
+grads_jax_as_torch = convert.cnn_nnx_to_torch(grads_as_model, copy.deepcopy(cnn_torch))
 assert_close(loss_jax, loss_torch, rtol=1e-5, atol=1e-6, name="loss")
-grads_jax_as_torch = convert.grads_nnx_to_torch(cnn_jax, grads_jax, cnn_torch)
-assert_close(grads_jax_as_torch, grads_torch, rtol=1e-4, atol=1e-6, name="grad")
-print("CNN: logits, loss and", len(grads_torch), "gradients agree")
+assert_close(dict(grads_jax_as_torch.named_parameters()), grads_torch, rtol=1e-4, atol=1e-6, name="grad")
+print(f"CNN: loss and {len(grads_torch)} gradients agree, in PyTorch's names and layouts")
+
 
 # %% [markdown]
-# One line for the whole model: every parameter of both convolutions and both Linear layers
-# (a weight and a bias each) has the same gradient on both sides. The port is proven for this
-# batch, in both directions of computation.
+# Every parameter of both convolutions and both Linear layers has the same gradient on both
+# sides. The gradients get a looser relative tolerance than the loss. Each weight gradient is a
+# sum over the batch, and the two frameworks add its terms in different orders, which float32
+# rounds differently. A second set of conversion rules for gradients would have been a second
+# place to make a mistake. `convert.grads_nnx_to_torch` wraps these three lines for each of the
+# course's models, and the rest of the lesson uses it.
 #
-# `convert.grads_nnx_to_torch` needs no rules of its own: it puts the gradient state where the
-# parameters were and runs the weight converter on it.
-
-# %%
-print(inspect.getsource(convert.grads_nnx_to_torch))
-
-# %% [markdown]
-# The trick is in its two NNX calls. `nnx.split` separates a model into its structure (the
-# `graphdef`) and its state; `nnx.merge` builds a model from a structure and a state of the same
-# shape. Merging the gradient state into the parameters' place gives an object that looks like
-# the model but holds gradients, and the weight converter, which only reads arrays by name,
-# copies them into a PyTorch model's parameters. A second set of rules for gradients would have
-# been a second place to make a mistake.
-
-# %% [markdown]
-# ## 3. JAX → PyTorch: a transformer block
+# ## 2. JAX → PyTorch: a transformer block
 #
 # **Key concepts**
 # - A pre-LayerNorm block: `x + Dropout(Attention(LN(x)))`, then `x + Dropout(MLP(LN(x)))`.
 # - PyTorch packs the query, key and value projections into one `in_proj_weight` of shape
-#   `(3·d_model, d_model)`; Flax keeps three kernels of shape `(d_model, heads, head_dim)` and
-#   an output kernel `(heads, head_dim, d_model)`. Both mean "split the features into heads".
-# - This time the NNX model comes first (its own initialisation) and PyTorch receives the weights.
+#   `(3·d_model, d_model)`. Flax keeps three kernels of shape `(d_model, heads, head_dim)` and
+#   an output kernel `(heads, head_dim, d_model)`.
+# - This time the NNX block comes first, and PyTorch receives its weights.
 #
-# Why a second direction? Research code written in JAX often has to reach a PyTorch serving
-# stack or a PyTorch codebase, and a transformer block is where most of today's models spend
-# their parameters. It is also harder than the CNN in one way: attention's projections are
-# stored as one packed matrix in PyTorch and as three separate, head-shaped kernels in Flax, so
-# the converter has to cut and reshape, not only transpose. If the cut is in the wrong place,
-# the shapes still fit and the heads silently swap roles.
+# Research code written in JAX often has to reach a PyTorch serving stack, and a transformer
+# block is where most of today's parameters live. It is harder to port than the CNN in one way.
+# Attention's projections are one packed matrix in PyTorch and three head-shaped kernels in
+# Flax, so the converter must cut and reshape, not only transpose. A cut in the wrong place
+# keeps every shape and silently swaps the heads' roles.
 #
-# The block lives in `course_utils.models.transformer` (`NNXBlock`, `TorchBlock`), its converters
-# both ways in `course_utils.convert.transformer`.
+# Here are both blocks. Each uses its own library's attention and LayerNorm, so the converter
+# meets the real layouts. The sizes come from one `BlockConfig`. `course_utils.models` keeps the
+# same two classes for later lessons, and a test fails when the page and the package drift apart.
 
 # %%
-cfg = models.BlockConfig(d_model=S.d_model, n_heads=4, d_ff=2 * S.d_model, dropout=0.1)
-block_jax = models.NNXBlock(cfg, rngs=nnx.Rngs(0))
+# PyTorch
+class TorchBlock(nn.Module):
+    """Pre-LN block: x + Dropout(MHA(LN(x))), then x + Dropout(MLP(LN(x)))."""
+
+    def __init__(self, cfg: BlockConfig = BlockConfig()):
+        super().__init__()
+        self.cfg = cfg
+        self.ln1 = nn.LayerNorm(cfg.d_model)
+        self.attn = nn.MultiheadAttention(cfg.d_model, cfg.n_heads, dropout=cfg.dropout, batch_first=True)
+        self.drop1 = nn.Dropout(cfg.dropout)
+        self.ln2 = nn.LayerNorm(cfg.d_model)
+        self.fc1 = nn.Linear(cfg.d_model, cfg.d_ff)
+        self.fc2 = nn.Linear(cfg.d_ff, cfg.d_model)
+        self.drop2 = nn.Dropout(cfg.dropout)
+
+    def forward(self, x, mask=None):
+        # x: (batch, seq, d_model); mask: (batch, seq) bool, True for real tokens
+        h = self.ln1(x)
+        pad = None if mask is None else ~mask
+        a, _ = self.attn(h, h, h, key_padding_mask=pad, need_weights=False)
+        x = x + self.drop1(a)
+        h = self.ln2(x)
+        return x + self.drop2(self.fc2(F.gelu(self.fc1(h))))
+
+
+# %%
+# JAX
+class NNXBlock(nnx.Module):
+    """The same pre-LN block as ``TorchBlock``, with PyTorch's defaults made explicit."""
+
+    def __init__(self, cfg: BlockConfig = BlockConfig(), *, rngs: nnx.Rngs):
+        self.cfg = cfg
+        eps = TORCH_LAYERNORM_EPS  # 1e-5, nn.LayerNorm's default; nnx.LayerNorm's is 1e-6
+        self.ln1 = nnx.LayerNorm(cfg.d_model, epsilon=eps, rngs=rngs)
+        self.attn = nnx.MultiHeadAttention(
+            cfg.n_heads, cfg.d_model, dropout_rate=cfg.dropout,
+            broadcast_dropout=False,  # PyTorch drops attention weights elementwise
+            decode=False, rngs=rngs)
+        self.drop1 = nnx.Dropout(cfg.dropout, rngs=rngs)
+        self.ln2 = nnx.LayerNorm(cfg.d_model, epsilon=eps, rngs=rngs)
+        self.fc1 = nnx.Linear(cfg.d_model, cfg.d_ff, rngs=rngs)
+        self.fc2 = nnx.Linear(cfg.d_ff, cfg.d_model, rngs=rngs)
+        self.drop2 = nnx.Dropout(cfg.dropout, rngs=rngs)
+
+    def __call__(self, x, mask=None):
+        # x: (batch, seq, d_model); mask: (batch, seq) bool, True for real tokens
+        h = self.ln1(x)
+        att_mask = None if mask is None else mask[:, None, None, :]  # (batch, 1, 1, keys)
+        x = x + self.drop1(self.attn(h, mask=att_mask))
+        h = self.ln2(x)
+        # torch's F.gelu is the exact erf form; jax.nn.gelu defaults to tanh.
+        return x + self.drop2(self.fc2(jax.nn.gelu(self.fc1(h), approximate=False)))
+
+
+# %% [markdown]
+# Three settings in `NNXBlock` copy PyTorch's defaults on purpose: LayerNorm's epsilon,
+# `broadcast_dropout=False` and the exact GELU. Flax's own defaults differ for all three, and
+# section 3 shows what each one changes. The mask is for padded batches; this lesson passes none.
+#
+# Now one block of each, and the shapes of their attention weights.
+
+# %%
+cfg = BlockConfig(d_model=S.d_model, n_heads=4, d_ff=2 * S.d_model, dropout=0.1)
+block_jax = NNXBlock(cfg, rngs=nnx.Rngs(0))
+block_torch = TorchBlock(cfg)
 attn = nnx.state(block_jax.attn, nnx.Param)
 print("NNX:", {k: tuple(v["kernel"].shape) for k, v in attn.items()})
-block_torch = models.TorchBlock(cfg)
 print("PyTorch: in_proj_weight", tuple(block_torch.attn.in_proj_weight.shape),
       "out_proj.weight", tuple(block_torch.attn.out_proj.weight.shape))
 
 # %% [markdown]
-# The printout shows the packing. PyTorch's `in_proj_weight` has three times `d_model` rows:
-# the query projection's rows first, then the key's, then the value's. Flax has one kernel per
-# projection with the heads as an axis of their own, `(d_model, heads, head_dim)`, where
-# `heads · head_dim = d_model`. The output projection goes the other way, from heads back to
-# `d_model`.
+# PyTorch's `in_proj_weight` has three times `d_model` rows: the query projection's rows first,
+# then the key's, then the value's. Flax has one kernel per projection, with the heads as an
+# axis of their own: `(d_model, heads, head_dim)`, where `heads · head_dim = d_model`. The
+# output projection goes the other way, from the heads back to `d_model`.
 #
-# The converter splits PyTorch's packed matrix into thirds and reshapes each. For the
-# query: `W_q.T.reshape(d_model, heads, head_dim)`, and back: `K_q.reshape(d_model, d_model).T`.
-# The direction this section uses, NNX → PyTorch, layer by layer (the attention part is the
-# only one with more than a transpose):
+# So the attention converter flattens each Flax kernel back to `(d_model, d_model)`, transposes
+# it into PyTorch's `(out, in)`, and stacks the three in PyTorch's order. The cell writes that
+# out, then checks it against the course's converter, which copies every layer of the block.
 
 # %%
-from course_utils.convert import transformer as convert_block
-
-for fn in (convert.block_nnx_to_torch, convert_block._attention_to_torch, convert_block._linear_to_torch):
-    print(inspect.getsource(fn))
+d = cfg.d_model
+q_k_v = (block_jax.attn.query, block_jax.attn.key, block_jax.attn.value)
+in_proj_weight = np.concatenate([np.asarray(lin.kernel[...]).reshape(d, d).T for lin in q_k_v])  # (3·d, d)
+out_proj_weight = np.asarray(block_jax.attn.out.kernel[...]).reshape(d, d).T  # (heads, head_dim, d) -> (out, in)
+convert.block_nnx_to_torch(block_jax, block_torch)  # attention as above; LayerNorms and MLP as in lesson 04
+assert np.array_equal(in_proj_weight, block_torch.attn.in_proj_weight.detach().numpy())
+assert np.array_equal(out_proj_weight, block_torch.attn.out_proj.weight.detach().numpy())
+print("attention weights:", in_proj_weight.shape, "and", out_proj_weight.shape, "as the converter wrote them")
 
 # %% [markdown]
-# Read `_attention_to_torch` against the shapes above: each Flax kernel is flattened back to
-# `(d_model, d_model)` and transposed into PyTorch's `(out, in)`, and the three results are
-# stacked in the order query, key, value, which is the order PyTorch's attention slices
-# `in_proj_weight` in. The LayerNorms and the MLP need only the rules of section 1.
-#
-# Next the converter runs, and both blocks are put in evaluation mode, so dropout is off and the
-# comparison is deterministic. The test input is one NumPy array that both frameworks read.
+# Both blocks go into evaluation mode, so dropout is off and the comparison is deterministic.
+# The test input is one NumPy array that both frameworks read. The loss, the mean of the squared
+# output, is not a training objective: its gradient reaches every parameter, which is the point.
 
 # %%
-convert.block_nnx_to_torch(block_jax, block_torch)  # NNX weights -> PyTorch
-block_jax.eval()  # dropout off in both: parity first, randomness later (section 4.4)
+block_jax.eval()  # dropout off in both: parity first, randomness later (section 3.4)
 block_torch.eval()
 Xs_np = np.random.default_rng(0).standard_normal((S.batch, S.seq, S.d_model)).astype(np.float32)
+forward_jax = nnx.jit(lambda model, x: model(x))  # one compiled program per call
 
 # %%
 # PyTorch: output, then gradients of the mean squared output
@@ -352,72 +300,74 @@ print(f"block: output (max |diff| {max_abs_diff(out_torch, out_jax):.1e}) and "
       f"{len(grads_block_torch)} gradients agree")
 
 # %% [markdown]
-# The largest output difference printed above is of the size float32 rounding produces, inside
-# the assertion's tolerance, and every gradient of the block (both LayerNorms, the four
-# attention projections, the MLP) agrees. The loss, the mean of the squared output, is not a
-# training objective; it is chosen because its gradient reaches every parameter.
+# The largest output difference is of the size float32 rounding produces, and every gradient
+# of the block agrees: both LayerNorms, the four attention projections and the MLP.
 #
-# A converter pair should be an exact round trip: NNX → PyTorch → NNX returns every weight
-# bit for bit, because only transposes and reshapes happen.
+# **Sharp bit.** Each third of `in_proj_weight` is square, `(d_model, d_model)`. So a converter
+# that forgets the transpose still fits every shape, and nothing complains until the outputs are
+# compared. `expect_error` prints the error a line raises on purpose, and fails the cell if the
+# error does not happen.
 
 # %%
-round_trip = convert.block_torch_to_nnx(block_torch, models.NNXBlock(cfg, rngs=nnx.Rngs(1)))
+slipped = copy.deepcopy(block_torch)
+no_transpose = np.concatenate([np.asarray(lin.kernel[...]).reshape(d, d) for lin in q_k_v])  # (in, out) thirds
+with torch.no_grad():
+    slipped.attn.in_proj_weight.copy_(torch.from_numpy(no_transpose))
+    out_slipped = slipped(Xs_torch)
+with expect_error(AssertionError, lines=2):
+    assert_close(out_slipped, out_jax, rtol=1e-5, atol=1e-5, name="block output, transpose forgotten")
+
+# %% [markdown]
+# The message counts the outputs that differ and names the worst one. Every shape fit, so only
+# a parity check on the outputs catches this slip. A round-trip test would miss it if the way
+# back forgot the same transpose, because the two mistakes cancel.
+#
+# A converter pair should also be an exact round trip. NNX → PyTorch → NNX must return every
+# weight bit for bit, because only transposes and reshapes happen.
+
+# %%
+round_trip = convert.block_torch_to_nnx(block_torch, NNXBlock(cfg, rngs=nnx.Rngs(1)))
 assert_close(nnx.state(round_trip, nnx.Param), nnx.state(block_jax, nnx.Param), rtol=0, atol=0,
              name="round trip")
 print("round trip exact")
 
 # %% [markdown]
-# `rtol=0, atol=0` asks for bit-for-bit equality, and it passes: no arithmetic happened, only
-# copies in a different order. Keep a round-trip test next to any converter you write. It catches
-# a transpose that is not undone or a slice taken in the wrong order, mistakes that a parity
-# check on a lucky input might miss.
+# `rtol=0, atol=0` asks for bit-for-bit equality, and it holds: no arithmetic happened. Keep a
+# round-trip test next to any converter you write. It catches a transpose that is not undone or
+# a slice taken in the wrong order, which a parity check on a lucky input might miss.
 
 # %% [markdown]
-# ## 4. A catalogue of silent differences
+# ## 3. A catalogue of silent differences
 #
 # **Key concepts**
-# - Each framework has defaults; a port that does not copy them computes a different model.
+# - Each framework has defaults, and a port that does not copy them computes a different model.
 # - None of these raise an error. They show up as a slightly worse accuracy, a different loss
 #   curve, or a result that changes with the hardware.
 # - Pattern for each: demonstrate the difference, then fix it.
 #
-# Why a catalogue? Sections 2 and 3 copied weights into models that were already written to
-# match. A real port starts earlier, by rewriting layer by layer, and each rewritten layer brings
-# its library's defaults with it: `nn.Conv2d(1, 32, 3)` and `nnx.Conv(1, 32, (3, 3))` look like
-# the same layer and are not. A PyTorch user reading Flax code tends to assume PyTorch's
-# defaults, because the names match; the catalogue lists where that assumption fails.
+# Sections 1 and 2 copied weights into models written to match. A real port starts earlier, by
+# rewriting layer by layer, and each rewritten layer brings its library's defaults with it.
+# `nn.Conv2d(1, 32, 3)` and `nnx.Conv(1, 32, (3, 3))` look like the same layer and are not. A
+# PyTorch user reading Flax code tends to assume PyTorch's defaults, because the names match.
+# This catalogue lists where that assumption fails.
 #
-# Each entry below is small on its own. In a real port several stack up, and the result is a
-# model that trains, reaches a slightly different accuracy, and gives no hint why. The defence
-# is the same every time: know the default on both sides, set it explicitly, and check with a
-# parity test that would fail if you had not.
+# Each entry is small on its own. In a real port several stack up, and the result is a model
+# that trains, reaches a slightly different accuracy, and gives no hint why. The defence is the
+# same every time: know the default on both sides, set it explicitly, and check with a parity
+# test that would fail if you had not.
 #
-# ### 4.1 Padding defaults
+# ### 3.1 Padding defaults
 #
-# `nn.Conv2d` pads 0 (`'VALID'`); `nnx.Conv` pads `'SAME'`. The CNN in source article 000 is
-# written both ways with each default, so its two versions are different models: on 28x28
-# inputs, its `fc1` would need 9,216 inputs in PyTorch and 12,544 in Flax.
+# Lesson 04 met the first one: `nn.Conv2d` pads 0 (`'VALID'`) while `nnx.Conv` pads `'SAME'`,
+# so the source article's two CNNs flatten 9,216 and 12,544 features. The fix there was explicit
+# padding. A subtler case hides behind a stride of 2. For a 3x3 kernel on an even input,
+# `'SAME'` pads **asymmetrically**: nothing before, one pixel after. PyTorch's `padding=1` pads
+# one pixel on each side. The shapes match; the values do not.
 
 # %%
 img = np.random.default_rng(1).standard_normal((1, 1, 28, 28)).astype(np.float32)
-conv_torch = torch.nn.Conv2d(1, 32, 3)  # PyTorch default: padding=0
-conv_jax = nnx.Conv(1, 32, (3, 3), rngs=nnx.Rngs(0))  # Flax default: padding='SAME'
-print("PyTorch:", tuple(conv_torch(torch.from_numpy(img)).shape), "(N, C, H, W)")
-print("Flax:   ", conv_jax(jnp.asarray(data.nchw_to_nhwc(img))).shape, "(N, H, W, C)")
-
-# %% [markdown]
-# Read the spatial sizes: PyTorch's 3x3 convolution without padding trims one pixel from each
-# border (28 → 26), Flax's `'SAME'` keeps 28. One layer in, the two models already disagree on
-# the shape, so this one is caught as soon as a Linear layer expects a fixed input size.
-
-# %% [markdown]
-# The fix is `padding='VALID'`. A subtler case: with stride 2, `'SAME'` pads
-# **asymmetrically** (nothing before, one pixel after, for a 3x3 kernel on an even input),
-# while PyTorch's `padding=1` pads one pixel on each side. The shapes match; the values do not.
-
-# %%
 w = torch.randn(8, 1, 3, 3)
-down_torch = torch.nn.functional.conv2d(torch.from_numpy(img), w, stride=2, padding=1)
+down_torch = F.conv2d(torch.from_numpy(img), w, stride=2, padding=1)
 kernel = jnp.asarray(w.numpy().transpose(2, 3, 1, 0))  # OIHW -> HWIO
 same = jax.lax.conv_general_dilated(jnp.asarray(data.nchw_to_nhwc(img)), kernel, (2, 2), "SAME",
                                     dimension_numbers=("NHWC", "HWIO", "NHWC"))
@@ -431,46 +381,44 @@ assert_close(explicit, down_torch_nhwc, rtol=1e-5, atol=1e-5, name="strided conv
 
 # %% [markdown]
 # The first field says the shapes agree, so nothing downstream would complain. The second shows
-# that `'SAME'` still computes other values: every output pixel sees a window shifted by one
-# pixel against PyTorch's. The third, with the padding written out as `((1, 1), (1, 1))`
-# (before and after, per spatial axis), matches PyTorch, and the assertion checks it. When
-# porting a strided convolution, write the padding as explicit pairs rather than as a string.
-
-# %% [markdown]
-# ### 4.2 Initialiser defaults
+# that `'SAME'` still computes other values: each output pixel sees a window shifted by one
+# pixel against PyTorch's. The third writes the padding as `((1, 1), (1, 1))`, before and after
+# for each spatial axis, and matches PyTorch, as the assertion checks. When porting a strided
+# convolution, write the padding as explicit pairs, not as a string.
 #
-# `nn.Linear` draws weights and biases from U(−1/√fan_in, 1/√fan_in) (its `kaiming_uniform`
-# with a=√5); `nnx.Linear` draws a truncated normal with standard deviation 1/√fan_in
-# (LeCun normal) and sets biases to zero. So the same architecture starts √3 times larger
-# in Flax, with no bias.
+# ### 3.2 Initialiser defaults
+#
+# `nn.Linear` draws weights and biases from U(−1/√fan_in, 1/√fan_in). `nnx.Linear` draws a
+# truncated normal with standard deviation 1/√fan_in, LeCun normal, and sets biases to zero. So
+# the same architecture starts √3 times larger in Flax, with no bias.
 
 # %%
 fan_in = 512
-lin_torch = torch.nn.Linear(fan_in, 256)
+lin_torch = nn.Linear(fan_in, 256)
 lin_jax = nnx.Linear(fan_in, 256, rngs=nnx.Rngs(0))
 print(f"weight std: PyTorch {lin_torch.weight.std().item():.4f}, Flax {float(lin_jax.kernel[...].std()):.4f} "
       f"(1/sqrt(3·fan_in) = {1 / np.sqrt(3 * fan_in):.4f}, 1/sqrt(fan_in) = {1 / np.sqrt(fan_in):.4f})")
 print(f"bias |max|: PyTorch {lin_torch.bias.abs().max().item():.4f}, Flax {float(jnp.abs(lin_jax.bias[...]).max()):.4f}")
 
 # %% [markdown]
-# The measured standard deviations sit next to the two formulas: PyTorch's next to 1/√(3·fan_in),
-# the standard deviation of its uniform distribution, Flax's next to 1/√fan_in. The bias line
-# shows PyTorch's biases drawn from the same range and Flax's all zero. For a port of a trained
-# model none of this matters, since the weights are copied. It matters when you compare training
-# runs from scratch: two "identical" models that start at different scales follow different loss
-# curves, and a learning rate tuned for one may be wrong for the other.
-
-# %% [markdown]
-# Fix: copy the weights (what every converter above does), or ask Flax for PyTorch's
-# distribution: a uniform variance-scaling initialiser with scale 1/3 has bound
-# √(3 · (1/3) / fan_in) = 1/√fan_in.
+# The measured standard deviations sit next to the two formulas. PyTorch's sits next to
+# 1/√(3·fan_in), the standard deviation of its uniform distribution; Flax's sits next to
+# 1/√fan_in. PyTorch's biases come from the same range, and Flax's are all zero. A port of a
+# trained model copies the weights, so none of this matters there. It matters when you compare
+# training runs from scratch: two "identical" models that start at different scales follow
+# different loss curves.
+#
+# Fix: copy the weights, as every converter above does, or ask Flax for PyTorch's distribution.
+# A uniform variance-scaling initialiser with scale 1/3 has bound √(3 · (1/3) / fan_in) = 1/√fan_in.
 
 # %%
 torch_like = nnx.initializers.variance_scaling(1 / 3, "fan_in", "uniform")  # U(±1/sqrt(fan_in))
 
+
 def torch_like_bias(key, shape, dtype=jnp.float32):
     bound = 1 / np.sqrt(fan_in)  # PyTorch uses the layer's fan_in for the bias too
     return jax.random.uniform(key, shape, dtype, -bound, bound)
+
 
 lin_jax_fixed = nnx.Linear(fan_in, 256, kernel_init=torch_like, bias_init=torch_like_bias, rngs=nnx.Rngs(0))
 k, b = lin_jax_fixed.kernel[...], lin_jax_fixed.bias[...]
@@ -479,20 +427,20 @@ assert abs(float(k.std()) - lin_torch.weight.std().item()) < 0.1 * lin_torch.wei
 assert float(jnp.abs(b).max()) <= 1 / np.sqrt(fan_in) and float(jnp.abs(b).max()) > 0.5 / np.sqrt(fan_in)
 
 # %% [markdown]
-# Both numbers now match PyTorch's, and the assertions pin them: the weight's standard deviation
+# Both numbers now match PyTorch's. The assertions pin them: the weight's standard deviation
 # within 10 % of PyTorch's, the largest bias inside PyTorch's bound and not far below it. The
-# draws themselves still differ, since the two random number generators differ (section 4.4);
-# only the distributions agree.
-
-# %% [markdown]
-# ### 4.3 Normalisation: epsilon and momentum
+# draws themselves still differ, because the random number generators differ, as section 3.4
+# shows. Only the distributions agree.
+#
+# ### 3.3 Normalisation: epsilon and momentum
 #
 # `nn.LayerNorm` adds `eps=1e-5` to the variance; `nnx.LayerNorm` adds `epsilon=1e-6`. On
-# activations with a small variance (early layers, or inputs scaled down) that changes the output.
+# activations with a small variance, such as early layers or inputs scaled down, that changes
+# the output.
 
 # %%
 small = np.random.default_rng(2).standard_normal((4, 64)).astype(np.float32) * 3e-3  # variance ~1e-5
-ln_torch = torch.nn.LayerNorm(64)
+ln_torch = nn.LayerNorm(64)
 ln_jax = nnx.LayerNorm(64, rngs=nnx.Rngs(0))
 ln_jax_fixed = nnx.LayerNorm(64, epsilon=1e-5, rngs=nnx.Rngs(0))
 out_ln = ln_torch(torch.from_numpy(small))
@@ -501,21 +449,19 @@ assert_close(ln_jax_fixed(jnp.asarray(small)), out_ln, rtol=1e-4, atol=1e-4, nam
 print("epsilon=1e-5: equal")
 
 # %% [markdown]
-# LayerNorm divides by √(variance + ε). With a variance near 1e-5, PyTorch's ε doubles the
-# denominator's argument while Flax's adds a tenth, so the normalised outputs differ by a
-# sizeable fraction of their own size (the first line). On activations of ordinary size the two
-# ε are negligible and the difference vanishes, which is why this default survives parity tests
-# on unit-scale random inputs and shows up only where activations are small.
-
-# %% [markdown]
-# BatchNorm's running statistics hide two conventions. PyTorch's `momentum=0.1` is the
-# weight of the **new** batch; Flax's `momentum=0.99` is the weight of the **old** average.
-# Porting the number as written (`momentum=0.1` in Flax) makes the running mean jump almost
-# all the way to the batch mean in one step.
+# LayerNorm divides by √(variance + ε). With a variance near 1e-5, PyTorch's ε doubles what is
+# under the root while Flax's adds a tenth, so the outputs differ by a sizeable fraction of their
+# own size. On activations of ordinary size both ε are negligible. That is why this default
+# survives parity tests on unit-scale random inputs and shows only where activations are small.
+#
+# BatchNorm's running statistics hide two conventions. PyTorch's `momentum=0.1` is the weight of
+# the **new** batch; Flax's `momentum=0.99` is the weight of the **old** average. Porting the
+# number as written, `momentum=0.1` in Flax, makes the running mean jump almost all the way to
+# the batch mean in one step.
 
 # %%
 xb = np.random.default_rng(3).standard_normal((8, 3)).astype(np.float32) * 2 + 1
-bn_torch = torch.nn.BatchNorm1d(3)  # momentum=0.1: new = 0.9 * old + 0.1 * batch
+bn_torch = nn.BatchNorm1d(3)  # momentum=0.1: new = 0.9 * old + 0.1 * batch
 bn_torch(torch.from_numpy(xb))
 bn_naive = nnx.BatchNorm(3, momentum=0.1, rngs=nnx.Rngs(0))  # new = 0.1 * old + 0.9 * batch
 bn_naive(jnp.asarray(xb))
@@ -528,18 +474,14 @@ assert_close(bn_jax.mean[...], bn_torch.running_mean, rtol=1e-5, atol=1e-6, name
 
 # %% [markdown]
 # After one batch, PyTorch's running mean has moved a tenth of the way from 0 toward the batch
-# mean; the naive Flax port has moved nine tenths of the way. The eval-mode outputs of the two
-# models would differ as soon as a batch has passed in training mode, while a parity test run
-# right after loading the weights would pass.
-
-# %% [markdown]
-# With the momentum fixed the running **variance** still differs: PyTorch stores the
-# unbiased batch variance (divides by n − 1), Flax the biased one (divides by n). Neither
-# is configurable; the difference shrinks as the batch grows (a factor n/(n − 1) on the
-# batch's contribution). When porting a trained model, copy the running statistics.
+# mean, and the naive Flax port nine tenths. Evaluation-mode outputs would differ as soon as one
+# batch had passed in training mode, while a parity test run right after loading would pass.
+#
+# With the momentum fixed, the running **variance** still differs. PyTorch stores the unbiased
+# batch variance, dividing by n − 1; Flax stores the biased one, dividing by n. Neither is
+# configurable. When porting a trained model, copy the running statistics.
 
 # %%
-n = len(xb)
 print("running var, PyTorch:", bn_torch.running_var.numpy().round(4),
       "= 0.9 + 0.1 * var(ddof=1):", (0.9 + 0.1 * xb.var(0, ddof=1)).round(4))
 print("running var, Flax:   ", np.asarray(bn_jax.var[...]).round(4),
@@ -547,18 +489,16 @@ print("running var, Flax:   ", np.asarray(bn_jax.var[...]).round(4),
 assert_close(bn_jax.var[...], 0.9 + 0.1 * xb.var(0), rtol=1e-5, atol=1e-6, name="Flax running var")
 
 # %% [markdown]
-# Each framework's running variance equals the formula printed next to it, starting from 1 and
-# mixing in a tenth of the batch variance: PyTorch's with the n − 1 divisor, Flax's with n. With
-# 8 examples per batch the gap is a factor 8/7 on the batch's contribution; with 256 it would be
-# below half a percent. The exercise `batchnorm-port` asks for the whole conversion: momentum,
-# epsilon, scale, bias and running statistics.
-
-# %% [markdown]
-# ### 4.4 Dropout randomness
+# Each framework's running variance equals the formula printed next to it: a tenth of the batch
+# variance mixed into the starting value 1, with n − 1 in PyTorch and n in Flax. With 8
+# examples per batch the gap is a factor 8/7 on the batch's share; with 256 it would be below
+# half a percent. The exercise `batchnorm-port` asks for the whole conversion.
 #
-# Same probability, same "inverted" scaling by 1/(1 − p), but different random number
-# generators: `torch.manual_seed(0)` and `nnx.Rngs(0)` draw different masks. In training
-# mode the two blocks of section 3 give different outputs, and no seed makes them agree.
+# ### 3.4 Dropout randomness
+#
+# Both frameworks drop with the same probability and scale the survivors by 1/(1 − p). Their
+# random number generators differ, though, so `torch.manual_seed(0)` and `nnx.Rngs(0)` draw
+# different masks. In training mode the two blocks of section 2 give different outputs.
 
 # %%
 block_jax.train()
@@ -569,21 +509,19 @@ out_jax_train = forward_jax(block_jax, jnp.asarray(Xs_np))
 print(f"train mode: max |diff| {max_abs_diff(out_torch_train, out_jax_train):.2f}")
 
 # %% [markdown]
-# The same blocks that agreed to float32 rounding in section 3 now differ by an amount of the
-# size of the activations themselves: dropout zeroed different units on each side. That is not a
-# bug in the port, and no seed fixes it: PyTorch's generator (a Mersenne Twister on the CPU,
-# Philox on CUDA) and JAX's (Threefry, with keys passed explicitly) are different algorithms.
-
-# %% [markdown]
-# Fix: prove parity with dropout off (`.eval()` in both, as in section 3), and check the
-# dropout itself by its statistics: over many draws both keep a fraction 1 − p of the units
-# and scale them so the expected value is unchanged.
+# The blocks that agreed to float32 rounding in section 2 now differ by about the size of the
+# activations, because dropout zeroed different units on each side. That is not a bug in the
+# port, and no seed fixes it. PyTorch's generator is a Mersenne Twister on the CPU and Philox on
+# CUDA; JAX's is Threefry, with keys passed explicitly. They are different algorithms.
+#
+# Fix: prove parity with dropout off, as in section 2. Then check dropout by its statistics:
+# over many draws, both keep a fraction 1 − p of the units and leave the expected value unchanged.
 
 # %%
 p = 0.1
 ones = np.ones((S.dropout_draws, 256), np.float32)
 torch.manual_seed(0)
-kept_torch = torch.nn.functional.dropout(torch.from_numpy(ones), p, training=True)
+kept_torch = F.dropout(torch.from_numpy(ones), p, training=True)
 kept_jax = nnx.Dropout(p, rngs=nnx.Rngs(dropout=0))(jnp.asarray(ones))
 for name, kept in (("PyTorch", kept_torch.numpy()), ("Flax", np.asarray(kept_jax))):
     print(f"{name}: kept {np.mean(kept > 0):.4f} (expect {1 - p}), mean {kept.mean():.4f} (expect 1), "
@@ -591,26 +529,23 @@ for name, kept in (("PyTorch", kept_torch.numpy()), ("Flax", np.asarray(kept_jax
 assert abs(kept_torch.mean().item() - float(kept_jax.mean())) < 0.01
 
 # %% [markdown]
-# Both rows keep close to 1 − p of the units, scale the survivors by 1/(1 − p) exactly, and so
-# keep the mean near 1. The kept fraction and the mean vary a little from draw to draw; the
-# scale is a constant of the implementation and matches to every printed digit. This is the
-# strongest statement a dropout port can prove: the same distribution, not the same masks.
-
-# %% [markdown]
+# Both rows keep close to 1 − p of the units, scale the survivors by exactly 1/(1 − p), and so
+# keep the mean near 1. The kept fraction and the mean vary a little from draw to draw; the scale
+# is a constant and matches to every printed digit. This is the most a dropout port can prove:
+# the same distribution, not the same masks.
+#
 # #### Switching modes: in place, or a view
 #
 # `.train()` and `.eval()` switch a module in place in both frameworks. PyTorch's set the
-# `training` flag of every submodule; NNX's (through `Module.set_attributes`) set
-# `deterministic` on every `Dropout` and `use_running_average` on every `BatchNorm` inside. A
-# training loop that evaluates every few steps therefore switches to evaluation and back, and
-# a forgotten `.train()` goes on training without dropout, with no error.
+# `training` flag of every submodule. NNX's set `deterministic` on every `Dropout` and
+# `use_running_average` on every `BatchNorm` inside. A loop that evaluates every few steps
+# switches to evaluation and back, and a forgotten `.train()` trains on without dropout, silently.
 #
-# Flax 0.12 adds a second way: `nnx.view(model, deterministic=True, use_running_average=True)`
-# returns a module of the same structure, in evaluation mode, holding the very same arrays,
-# and leaves `model` as it was. `compat.eval_view` calls it; on Flax 0.11 (Colab's), which has
-# no `nnx.view`, it builds the same thing from `nnx.split` and `nnx.merge`. PyTorch has no
-# module view in another mode: there, the switch is the idiom. The blocks are in training mode
-# from the cell above.
+# Flax 0.12 adds a second way. `nnx.view(model, deterministic=True, use_running_average=True)`
+# returns a module of the same structure in evaluation mode, holding the very same arrays, and
+# leaves `model` as it was. `compat.eval_view` calls it. On Flax 0.11, Colab's version, it builds
+# the same from `nnx.split` and `nnx.merge`. PyTorch has no module view in another mode, so the
+# switch is its idiom. The blocks are still in training mode from the cell above.
 
 # %%
 # PyTorch: switch to evaluation, compute, switch back
@@ -618,6 +553,7 @@ block_torch.eval()
 with torch.no_grad():
     out_torch_eval = block_torch(Xs_torch)
 block_torch.train()
+print("block_torch in training mode again:", block_torch.training)
 
 # %%
 # JAX: an evaluation view; block_jax itself stays in training mode
@@ -632,75 +568,84 @@ assert_close(out_torch_eval, out_jax_eval, rtol=1e-5, atol=1e-5, name="evaluatio
 assert not block_jax.drop1.deterministic and block_torch.training
 
 # %% [markdown]
-# The view agrees with PyTorch's evaluation mode to float32 rounding, as the blocks did in
-# section 3, while the printed flags show the training block untouched. Because the view
-# holds the same arrays, it needs no refresh after a training step: the next step's new
-# parameters are what the view computes with (in the split-and-merge fallback, the variables
-# are new objects around the same arrays, so build the view again after each update).
-
-# %% [markdown]
-# One default differs on top of the generators: Flax's attention drops attention weights with
-# `broadcast_dropout=True`, one mask shared by every example in the batch and every head;
-# PyTorch draws a mask per element. `NNXBlock` sets `broadcast_dropout=False`. With identical
-# inputs in a batch, the shared mask shows as identical outputs:
+# The view agrees with PyTorch's evaluation mode to float32 rounding, and the printed flags show
+# the training block untouched. Because `nnx.view` holds the same arrays, the view needs no
+# refresh after a training step.
+#
+# <details><summary>On Flax 0.11: build the view again after each update</summary>
+#
+# Without `nnx.view`, `compat.eval_view` splits the model and merges its state into new
+# variables around the same arrays. A training step then replaces the model's arrays, and the
+# old view keeps the previous ones. Build the view again after each update.
+#
+# </details>
+#
+# One default differs on top of the generators. Flax's attention drops attention weights with
+# `broadcast_dropout=True`: one mask shared by every example in the batch and every head.
+# PyTorch draws a mask per element, which is why `NNXBlock` sets `broadcast_dropout=False`. With
+# identical examples in a batch, a shared mask shows as identical outputs.
 
 # %%
 v_one = np.random.default_rng(4).standard_normal((1, 6, 2, 8)).astype(np.float32)
 q = jnp.ones((4, 6, 2, 8))  # (batch, seq, heads, head_dim)
 v = jnp.asarray(np.repeat(v_one, 4, axis=0))  # four identical examples
 
+
 @jax.jit
 def attention_both_ways(q, v, key):
     return [nnx.dot_product_attention(q, q, v, dropout_rng=key, dropout_rate=0.5, broadcast_dropout=b)
             for b in (True, False)]
 
+
 for broadcast, att in zip((True, False), attention_both_ways(q, v, jax.random.key(0)), strict=True):
     print(f"broadcast_dropout={broadcast}: all examples got the same mask: {bool(jnp.all(att == att[:1]))}")
 
 # %% [markdown]
-# With `broadcast_dropout=True` the four identical examples come out identical, because one mask
-# was shared; with `False` they differ, because each got its own, as in PyTorch. A shared mask is
-# cheaper to draw but makes the examples of a batch correlated, so a model ported from PyTorch
-# should turn it off, as `NNXBlock` does.
+# With one shared mask, the four identical examples come out identical. With a mask each, they
+# differ, as in PyTorch. A shared mask is cheaper to draw but correlates the examples of a
+# batch, so a model ported from PyTorch should turn it off.
 
 # %% [markdown]
-# ### 4.5 Matmul precision: a CPU, a GPU and a TPU
+# ### 3.5 Matmul precision: a CPU, a GPU and a TPU
 #
-# Both frameworks let a float32 matrix product run with cheaper internal arithmetic, and
-# their defaults differ:
+# Both frameworks can run a float32 matrix product with cheaper internal arithmetic, and their
+# defaults differ:
 #
 # - JAX: [`jax.default_matmul_precision`](https://docs.jax.dev/en/latest/_autosummary/jax.default_matmul_precision.html)
-#   (a context manager and the `jax_default_matmul_precision` option) sets the precision of
-#   32-bit matmuls and convolutions: `'bfloat16'` fastest and least precise, `'tensorfloat32'`
-#   in between, `'float32'` full. Left at `default`, JAX leans toward speed: bfloat16 passes
-#   on TPUs and TF32 on recent NVIDIA GPUs (the
-#   [matmul precision guide](https://docs.jax.dev/en/latest/201/precision.html)).
+#   sets the precision of 32-bit matmuls and convolutions, as a context manager or as the
+#   `jax_default_matmul_precision` option. `'bfloat16'` is fastest and least precise,
+#   `'tensorfloat32'` sits in between, and `'float32'` is full. Left at `'default'`, JAX leans
+#   toward speed: bfloat16 passes on TPUs and TF32 on recent NVIDIA GPUs, as its
+#   [precision guide](https://docs.jax.dev/en/latest/201/precision.html) says.
 # - PyTorch: [`torch.set_float32_matmul_precision`](https://docs.pytorch.org/docs/stable/generated/torch.set_float32_matmul_precision.html)
-#   defaults to `'highest'` (float32 internally); `'high'` allows TF32 or two bfloat16
-#   terms per number and `'medium'` one bfloat16, each only where a fast kernel for it
-#   exists, otherwise the next higher setting. It does not cover convolutions: cuDNN
-#   convolutions are governed by `torch.backends.cudnn.allow_tf32`, on by default.
+#   defaults to `'highest'`, full float32. `'high'` allows TF32 or two bfloat16 terms per number,
+#   and `'medium'` one bfloat16 term, each only where a fast kernel exists. cuDNN convolutions
+#   have their own flag, [`torch.backends.cudnn.conv.fp32_precision`](https://docs.pytorch.org/docs/stable/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices):
+#   `"tf32"` by default, `"ieee"` for full float32. Code older than torch 2.9 sets
+#   `torch.backends.cudnn.allow_tf32` instead, a flag PyTorch has announced it will deprecate.
 #
-# So, left at the defaults on a recent NVIDIA GPU, PyTorch's matmuls run in full float32 and
-# JAX's in TF32; on a TPU, JAX's use bfloat16 passes. The cell measures both frameworks on this
-# CPU at each setting, against a float64 reference, and then imitates what a GPU (TF32) and a
-# TPU (one bfloat16 pass) would do by rounding the inputs to those formats. Every lesson's
-# `env.setup()` chose full float32 for both frameworks; the cell changes PyTorch's setting
-# and puts it back.
+# So with the defaults on a recent NVIDIA GPU, PyTorch's matmuls run in full float32 and JAX's
+# in TF32. On a TPU, JAX's run in bfloat16 passes. The cell measures both frameworks on this
+# CPU at each setting, against a float64 reference. Then it imitates a GPU's TF32 and a TPU's
+# bfloat16 pass by rounding the inputs to those formats. It changes PyTorch's setting and puts
+# back the course's full float32 afterwards.
 
 # %%
 A = np.random.default_rng(5).standard_normal((256, 256)).astype(np.float32)
 exact = A.astype(np.float64) @ A.astype(np.float64)
 
+
 def rel(got):
     """Largest error against the float64 product, relative to its largest entry."""
     return float(np.max(np.abs(np.asarray(got, np.float64) - exact)) / np.max(np.abs(exact)))
+
 
 def rounded(a, mantissa_bits):
     """float32 -> float32 rounded to `mantissa_bits` stored bits (TF32: 10, bfloat16: 7)."""
     drop = 23 - mantissa_bits
     bits = a.view(np.uint32).astype(np.uint64) + (1 << (drop - 1))  # round half up
     return (bits & ~np.uint64((1 << drop) - 1)).astype(np.uint32).view(np.float32)
+
 
 Aj = jax.device_put(A, jax.devices("cpu")[0])  # this CPU, whatever else the runtime has
 At = torch.from_numpy(A)
@@ -722,49 +667,45 @@ assert min(imitated.values()) > 100 * max(errors.values()), imitated
 assert env.precision()["name"] == "float32"
 
 # %% [markdown]
-# Read the two blocks. On this CPU both frameworks' defaults, and JAX's `'highest'`, land at
-# float32 rounding (the first assertion checks they stay below 1e-5): XLA's CPU backend
-# computes JAX's `'default'` in full float32, so on a CPU the defaults cannot make a port
-# disagree. PyTorch's `'high'` and `'medium'` rows are printed, not asserted: the docs say the
-# setting affects CUDA, but current PyTorch also hands it to its oneDNN CPU kernels
-# (`torch.backends.mkldnn.matmul.fp32_precision` becomes `tf32` or `bf16`), which may use
-# reduced precision on CPUs with bfloat16 instructions; compare your rows with the float32
-# ones to see whether yours did. The imitated rows are what the same product loses once the
-# inputs keep fewer mantissa bits, as on a GPU's tensor cores (TF32 keeps 10 of float32's 23)
-# or in a TPU's bfloat16 pass (7): errors
-# at least a hundred times those of the float32 rows (the second assertion), enough to break a
-# parity test written with `rtol=1e-5`. A real accelerator accumulates in float32 rather than
-# float64, which adds only float32 rounding on top. A GPU would show these numbers for JAX's
-# `'default'` row and still the float32 ones for PyTorch's `'highest'` row; that difference,
-# invisible on this CPU, is the silent one.
+# Read the two blocks. On this CPU, both frameworks' defaults and JAX's `'highest'` land at
+# float32 rounding, below 1e-5 as the first assertion checks. XLA's CPU backend computes JAX's
+# `'default'` in full float32, so on a CPU the defaults cannot make a port disagree. PyTorch's
+# `'high'` and `'medium'` rows are printed, not asserted. Recent PyTorch passes the setting to
+# its oneDNN CPU kernels too, which may use bfloat16 on CPUs that have it; compare your rows
+# with the float32 ones.
 #
-# The fix is to choose the precision explicitly in both: `jax.default_matmul_precision("highest")`
-# (a context manager, or the `jax_default_matmul_precision` config option) and
-# `torch.set_float32_matmul_precision("highest")`, and to compare against float64 NumPy
-# with a tolerance that matches the precision you chose. The course's
-# `env.set_precision("float32")` does both at once (and turns off TF32 in PyTorch's cuDNN
-# convolutions too); `env.precision()` reports what is in force.
+# The imitated rows show what the same product loses when the inputs keep fewer mantissa bits.
+# TF32 keeps 10 of float32's 23 and bfloat16 keeps 7. Their errors are at least a hundred times
+# those of the float32 rows, as the second assertion checks: enough to break a parity test
+# written with `rtol=1e-5`. A GPU would show these numbers in JAX's `'default'` row and the
+# float32 ones in PyTorch's `'highest'` row. That difference, invisible on this CPU, is the
+# silent one.
+#
+# The fix is to choose the precision explicitly on both sides. In JAX that is
+# `jax.default_matmul_precision("highest")`. In PyTorch it is
+# `torch.set_float32_matmul_precision("highest")`, and for convolutions
+# `torch.backends.cudnn.conv.fp32_precision = "ieee"`. Then compare against float64 NumPy with
+# a tolerance that fits the precision you chose. The course's `env.set_precision("float32")` sets both frameworks to full
+# float32, and `env.precision()` reports what is in force.
 
 # %%
 with jax.default_matmul_precision("highest"):
     highest = jax.jit(lambda a: a @ a)(Aj)
 assert rel(highest) < 1e-5, rel(highest)
 print(f"with default_matmul_precision('highest'): rel. error {rel(highest):.1e}")
+print("in force now:", env.precision())
 
 # %% [markdown]
-# On this CPU the number equals the `'highest'` row above, as it should; the assertion only
-# guards the float32 level. The cell is here for the machine where it matters: on a GPU or TPU,
-# the same context manager is what moves JAX's row from the imitated numbers back to the float32
-# ones. Setting it globally, as `env.setup()` does for every lesson, costs speed on those
-# accelerators; a port can instead prove parity at `'highest'` and then measure, separately,
-# what the faster setting changes.
-
-# %% [markdown]
-# ### 4.6 Integer and float promotion
+# On this CPU the error equals the `'highest'` row above; the assertion only guards the float32
+# level. On a GPU or TPU, the same context manager moves JAX's row from the imitated numbers back
+# to the float32 ones. Full float32 costs speed on those accelerators. So prove parity at
+# `'highest'`, then measure separately what the faster setting changes.
 #
-# JAX runs in 32 bits unless told otherwise. A float64 NumPy array becomes float32 in
-# `jnp.asarray` (PyTorch's `from_numpy` keeps float64), and JAX's default integer is int32
-# (PyTorch's is int64), so integer sums overflow silently.
+# ### 3.6 Integer and float promotion
+#
+# JAX runs in 32 bits unless told otherwise. `jnp.asarray` turns a float64 NumPy array into
+# float32, where PyTorch's `from_numpy` keeps float64. JAX's default integer is int32 where
+# PyTorch's is int64, so integer sums can overflow silently.
 
 # %%
 counts = np.arange(100_000)  # int64 in NumPy
@@ -776,16 +717,13 @@ print(f"sum of squares: PyTorch {sum_torch:,}, JAX {sum_jax:,}, exact {int((coun
 
 # %% [markdown]
 # The first line shows both conversions: PyTorch kept NumPy's float64 and int64, JAX chose 32
-# bits. The second shows what that costs: the squares of numbers up to 99,999 reach about 1e10,
-# beyond int32's limit of about 2.1e9, and the sum is larger still. JAX's answer is not random,
-# it is the exact sum wrapped around modulo 2³², the way fixed-width integers overflow. No error,
-# no warning: the result is simply a different number.
-
-# %% [markdown]
-# Fix: decide the dtype at the boundary. For 64-bit work in JAX use the `jax.enable_x64()`
-# context manager (or set `JAX_ENABLE_X64=1` before starting); otherwise accumulate in float.
-# The cell calls it through `compat.enable_x64()`, which is `jax.enable_x64` in current JAX
-# and `jax.experimental.enable_x64` in jax 0.7 (what Colab ships).
+# bits. The second shows the cost. The squares of numbers up to 99,999 reach about 1e10, beyond
+# int32's limit of about 2.1e9. JAX's answer is the exact sum wrapped around modulo 2³², the
+# way fixed-width integers overflow. There is no error and no warning.
+#
+# Fix: decide the dtype where data enters. For 64-bit work in JAX, use the `jax.enable_x64()`
+# context manager, or set `JAX_ENABLE_X64=1` before starting. The cell calls it through
+# `compat.enable_x64()`, which also works on jax 0.7, Colab's version.
 
 # %%
 with compat.enable_x64():  # jax.enable_x64()
@@ -794,49 +732,42 @@ assert sum_jax_x64 == sum_torch == int((counts**2).sum())
 print(f"with jax.enable_x64(): {sum_jax_x64:,}")
 
 # %% [markdown]
-# Inside the context manager the array stays int64 and the sum is exact. Outside it, JAX is back
-# to 32 bits. Switching 64-bit mode on for a whole program is possible but changes every default
-# dtype, and float64 arithmetic is slow on most accelerators, so a port usually keeps 32 bits
-# and decides, at each place where data enters, which dtype it needs.
-
-# %% [markdown]
-# ### 4.7 `log_softmax` + NLL vs softmax cross-entropy
+# Inside the context manager the array stays int64 and the sum is exact; outside, JAX is back
+# to 32 bits. 64-bit mode for a whole program changes every default dtype, and float64 is slow
+# on most accelerators. So a port usually keeps 32 bits and chooses a dtype wherever data enters.
 #
-# `F.cross_entropy(logits, y)` is `F.nll_loss(F.log_softmax(logits), y)` averaged over the
-# batch; `optax.softmax_cross_entropy_with_integer_labels(logits, y)` is the same per example,
+# ### 3.7 `log_softmax` + NLL vs softmax cross-entropy
+#
+# `F.cross_entropy(logits, y)` is `F.nll_loss(F.log_softmax(logits), y)`, averaged over the
+# batch. `optax.softmax_cross_entropy_with_integer_labels(logits, y)` is the same per example,
 # **without** the average. Source article 000's Flax model ends in `log_softmax`, and its
-# training step applies `optax.softmax_cross_entropy_with_integer_labels` on top; that happens
-# to be harmless, because `log_softmax` of log-probabilities returns them unchanged.
+# training step applies optax's loss on top. That happens to be harmless, because `log_softmax`
+# of log-probabilities returns them unchanged.
 
 # %%
-import optax
-
 logits_np = np.random.default_rng(6).standard_normal((S.batch, 10)).astype(np.float32) * 3
 labels = np.random.default_rng(7).integers(0, 10, S.batch)
 lt, yt = torch.from_numpy(logits_np), torch.from_numpy(labels)
 lj, yj = jnp.asarray(logits_np), jnp.asarray(labels)
-ce_torch = torch.nn.functional.cross_entropy(lt, yt)
-nll_torch = torch.nn.functional.nll_loss(torch.log_softmax(lt, dim=1), yt)
+ce_torch = F.cross_entropy(lt, yt)
+nll_torch = F.nll_loss(torch.log_softmax(lt, dim=1), yt)
 ce_optax = optax.softmax_cross_entropy_with_integer_labels(lj, yj).mean()
 twice = optax.softmax_cross_entropy_with_integer_labels(jax.nn.log_softmax(lj), yj).mean()
 assert_close([nll_torch, ce_optax, twice], [ce_torch] * 3, rtol=1e-5, atol=1e-6, name="loss")
 print(f"all four agree: {ce_torch.item():.4f}")
 
 # %% [markdown]
-# One number for four computations: PyTorch's fused loss, PyTorch's two-step version, optax's
-# loss averaged by hand, and the article's double log-softmax. The last agrees because a
-# log-softmax output already sums to one in probability, so normalising it again subtracts
-# log(1) = 0.
-
-# %% [markdown]
-# Three look-alikes are not harmless: probabilities (a softmax output) fed to a
-# cross-entropy, `nll_loss` on raw logits, and a sum where the other side takes the mean
-# (which multiplies every gradient, so the effective learning rate, by the batch size).
+# One number for four computations: PyTorch's fused loss, its two-step version, optax's loss
+# averaged by hand, and the article's double log-softmax. The last agrees because a log-softmax
+# output already sums to one in probability, so normalising it again subtracts log(1) = 0.
+#
+# Three look-alikes are not harmless: probabilities fed to a cross-entropy, `nll_loss` on raw
+# logits, and a sum where the other side takes the mean.
 
 # %%
 wrong = {
-    "softmax output into cross_entropy": torch.nn.functional.cross_entropy(torch.softmax(lt, 1), yt).item(),
-    "nll_loss on raw logits": torch.nn.functional.nll_loss(lt, yt).item(),
+    "softmax output into cross_entropy": F.cross_entropy(torch.softmax(lt, 1), yt).item(),
+    "nll_loss on raw logits": F.nll_loss(lt, yt).item(),
     "optax loss summed, not averaged": float(optax.softmax_cross_entropy_with_integer_labels(lj, yj).sum()),
 }
 for name, value in wrong.items():
@@ -844,38 +775,37 @@ for name, value in wrong.items():
 
 # %% [markdown]
 # None of the three raises, and each gives a plausible-looking number. A softmax fed into a
-# cross-entropy is normalised twice: its inputs lie between 0 and 1, so with ten classes the
-# loss can only move between about 1.4 and 2.5 whatever the model predicts, and its gradients
-# are small. `nll_loss` on raw logits just picks the negated logit of the true class, so it can
-# go negative and has no probabilistic meaning. The sum is the right loss times the batch size.
-# The exercise `cross-entropy` asks for a JAX loss that matches PyTorch's, label smoothing and
-# ignored labels included, under `jit`.
-
-# %% [markdown]
-# ### 4.8 GELU: exact or tanh
+# cross-entropy is normalised twice. Its inputs lie between 0 and 1, so with ten classes the loss
+# stays between about 1.4 and 2.5 whatever the model predicts, and its gradients are small.
+# `nll_loss` on raw logits just picks the negated logit of the true class, so it can go negative.
+# The sum is the right loss times the batch size, and so is every gradient: the effective learning
+# rate grows with the batch. The exercise `cross-entropy` asks for a JAX loss that matches
+# PyTorch's, label smoothing and ignored labels included.
 #
-# GELU is `x · Φ(x)`, with Φ the standard normal's distribution function, which needs `erf`.
-# An older, cheaper form replaces Φ with a tanh curve. The two frameworks default to different
-# forms, under the same name:
+# ### 3.8 GELU: exact or tanh
 #
-# - PyTorch: `nn.GELU()` and `F.gelu` take `approximate="none"` by default, the exact erf form;
+# GELU is `x · Φ(x)`, with Φ the standard normal's distribution function, which needs `erf`. An
+# older, cheaper form replaces Φ with a tanh curve. The two frameworks default to different forms
+# under the same name:
+#
+# - PyTorch: `nn.GELU()` and `F.gelu` default to `approximate="none"`, the exact erf form;
 #   `approximate="tanh"` asks for the other one.
 # - JAX: `jax.nn.gelu(x, approximate=True)` is the default, the tanh form; `approximate=False`
 #   is exact. Flax's `nnx.gelu` is the same function.
 #
-# The cell prints the installed signatures (so the defaults above are checked, not recalled),
+# The cell prints the installed signatures, so these defaults are checked, not recalled. It
 # measures the gap each way, then matches the forms and asserts parity.
 
 # %%
-print("torch.nn.GELU", inspect.signature(torch.nn.GELU), "| jax.nn.gelu", inspect.signature(jax.nn.gelu))
-assert inspect.signature(torch.nn.GELU).parameters["approximate"].default == "none"
+print("torch.nn.GELU", inspect.signature(nn.GELU), "| jax.nn.gelu", inspect.signature(jax.nn.gelu))
+assert inspect.signature(nn.GELU).parameters["approximate"].default == "none"
 assert inspect.signature(jax.nn.gelu).parameters["approximate"].default is True
 
 xg_np = np.linspace(-6, 6, 4001, dtype=np.float32)
 xg_t, xg_j = torch.from_numpy(xg_np), jnp.asarray(xg_np)
 gelu = {  # (framework, form) -> values
-    ("PyTorch", "exact"): torch.nn.GELU()(xg_t),  # the default
-    ("PyTorch", "tanh"): torch.nn.GELU(approximate="tanh")(xg_t),
+    ("PyTorch", "exact"): nn.GELU()(xg_t),  # the default
+    ("PyTorch", "tanh"): nn.GELU(approximate="tanh")(xg_t),
     ("JAX", "tanh"): jax.nn.gelu(xg_j),  # the default
     ("JAX", "exact"): jax.nn.gelu(xg_j, approximate=False),
 }
@@ -889,76 +819,88 @@ print("matched forms: equal to float32 rounding")
 assert min(gap_defaults, gap_other_way) > 1e-4  # far above that rounding
 
 # %% [markdown]
-# The gap between the forms is a few times 1e-4 per activation (the last assertion checks it
-# stays above 1e-4, a hundred times the 1e-6 the matched forms reach): small enough to pass a
-# loose check by eye, large enough to fail a parity test written with `rtol=1e-5` on the first
-# layer that uses it, and it never raises an error. Fix: when porting from PyTorch write
-# `jax.nn.gelu(x, approximate=False)`; when porting to PyTorch from code that used JAX's
-# default, write `nn.GELU(approximate="tanh")`. `course_utils.models.NNXBlock` does the first.
+# The gap between the forms stays above 1e-4 per activation, as the last assertion checks: a
+# hundred times what the matched forms reach. That is small enough to pass a check by eye and
+# large enough to fail a parity test written with `rtol=1e-5`, and it never raises an error.
+# Fix: when porting from PyTorch, write `jax.nn.gelu(x, approximate=False)`, as `NNXBlock`
+# does. When porting to PyTorch from code that used JAX's default, write
+# `nn.GELU(approximate="tanh")`.
 
 # %% [markdown]
-# ## 5. Porting step by step, and the MVP checklist
+# ## 4. Porting step by step, and the MVP checklist
 #
 # **Key concepts**
-# - Port in steps, proving equality after each: (1) **semantic rewrite** (same layers, same
-#   parameter count), (2) **equal in eager mode**, (3) **equal under `jit`**, (4) **equal when
-#   distributed**: outputs with the batch sharded, then one training step (gradients and
-#   updated weights). A failure then points at one step.
+# - Port in four steps and prove equality after each: a **rewrite** with the same layers and
+#   parameter count, then **equal eagerly**, **equal under `jit`** and **equal when sharded**,
+#   for the outputs and then for one training step.
+# - A failure then points at one step.
 # - Before committing to a framework, run the source articles' **MVP checklist**: a
-#   same-hardware benchmark, operator coverage, dynamic shapes and recompilation, and the
-#   ecosystem the project depends on.
+#   same-hardware benchmark, operator coverage, dynamic shapes and the ecosystem.
 #
-# Why in steps? A port that is written, compiled and distributed in one go and then disagrees
-# leaves you with one symptom and many suspects. Each step changes one thing and has its own
-# typical failure: the rewrite gets a layer or a default wrong (sections 1–4); eager to `jit`
-# breaks where Python control flow depends on array values, which tracing cannot follow (lesson
-# 03); distributing breaks where a sharding or a collective is wrong (lesson 05). Proving
-# equality after each step turns "the port is wrong" into "step 3 is wrong", which is a much
-# smaller search.
+# A port written, compiled and distributed in one go that then disagrees leaves one symptom and
+# many suspects. Each step changes one thing and has its own typical failure. The rewrite gets a
+# layer or a default wrong, as in sections 1 to 3. Going from eager to `jit` breaks where Python
+# control flow depends on array values, which tracing cannot follow, as lesson 03 showed. Sharding
+# breaks where a sharding or a collective is wrong, as in lesson 05. Proving equality after each step turns
+# "the port is wrong" into "step 3 is wrong", a much smaller search.
 #
-# A PyTorch user may expect the last step to be trivial, since `DistributedDataParallel` wraps a
-# model without changing its code. In JAX the same code is run with sharded inputs and the
-# compiler inserts the communication, so the step is cheap to write but still worth proving: the
-# program that runs is a different program.
-#
-# `checklist.stepwise_port` runs the four steps on a pair of models. Its last step shards the
-# batch of one **forward pass** over two devices and compares the outputs; the training step
-# comes after it. The two devices come from `meshes.devices(2)`, the course's one rule for
-# meshes: two GPUs or TPUs when the machine has at least two, else the two simulated CPU
-# devices set up at the top. It prints which it chose.
+# Here are the first three steps on the block, in evaluation mode. The reference is PyTorch's
+# output; each JAX step must match it to float32 rounding.
 
 # %%
-from course_utils import meshes
-
-DEVICES = meshes.devices(2)
+# Steps 1-3: the same parameter count, equal eagerly, equal under jax.jit
 block_jax.eval()
 block_torch.eval()
-steps_block = checklist.stepwise_port(block_torch, block_jax, Xs_np, devices=DEVICES)
-
-# %%
-steps_cnn = checklist.stepwise_port(cnn_torch, cnn_jax, X, to_jax=data.nchw_to_nhwc, devices=DEVICES)
-assert steps_block.ok and steps_cnn.ok
+n_torch = sum(p.numel() for p in block_torch.parameters())
+n_jax = sum(p.size for p in jax.tree.leaves(nnx.state(block_jax, nnx.Param)))
+print(f"1. rewrite: {n_torch:,} parameters in PyTorch, {n_jax:,} in NNX")
+assert n_torch == n_jax
+with torch.no_grad():
+    reference = block_torch(Xs_torch)
+graphdef, params_jax, rest_jax = nnx.split(block_jax, nnx.Param, ...)  # structure, weights, the rest
+forward_jit = jax.jit(lambda params, rest, x: nnx.merge(graphdef, params, rest)(x))
+steps = {"2. eager": block_jax(jnp.asarray(Xs_np)),  # op by op, no compiler
+         "3. jax.jit": forward_jit(params_jax, rest_jax, jnp.asarray(Xs_np))}
+for step, out in steps.items():
+    assert_close(out, reference, rtol=1e-5, atol=1e-5, name=step)
+    print(f"{step}: max |diff| {max_abs_diff(out, reference):.1e}")
 
 # %% [markdown]
-# Read each report from the top: the parameter counts agree, then the largest output difference
-# against PyTorch at each step, and in the last line how the batch was split and what sharding
-# the output came back with (its leading axis split along `'data'`, like the input). The
-# difference stays within the float32 tolerance through all four steps (the assertion checks
-# both reports), so neither compiling nor splitting the batch changed the function.
+# Step 4 runs the same compiled forward on sharded data. A PyTorch user may expect it to be
+# trivial, since `DistributedDataParallel` wraps a model without changing its code. In JAX the
+# same code runs on sharded inputs and the compiler inserts the communication. The step is cheap
+# to write but still worth proving, because the program that runs is a different program.
 #
-# Outputs equal under sharding do not yet say that training is: the backward pass adds its own
-# collective (each device's gradient is a partial sum over its share of the batch, and XLA
-# inserts the all-reduce that adds them up). So the distribution step is finished with one SGD
-# step on the block: the batch split over the devices, the parameters replicated, gradients and
-# updated weights compared with PyTorch's single-device step.
+# A `mesh` names the devices' axis `'data'`. `NamedSharding(mesh, PartitionSpec("data"))` splits
+# the batch's leading axis along it, and `PartitionSpec()`, which names no axis, replicates the
+# weights on every device. The two devices come from `meshes.devices(2)`: two GPUs or TPUs when
+# the machine has them, else the two simulated CPU devices set up at the top.
+
+# %%
+# Step 4: the batch split over the devices, the weights replicated on each
+from jax.sharding import NamedSharding, PartitionSpec
+
+DEVICES = meshes.devices(2)
+mesh = jax.make_mesh((len(DEVICES),), ("data",), devices=DEVICES)
+params_jax, rest_jax = jax.device_put((params_jax, rest_jax), NamedSharding(mesh, PartitionSpec()))
+X_sharded_jax = jax.device_put(jnp.asarray(Xs_np), NamedSharding(mesh, PartitionSpec("data")))
+out_sharded_jax = forward_jit(params_jax, rest_jax, X_sharded_jax)
+assert_close(out_sharded_jax, reference, rtol=1e-5, atol=1e-5, name="4. sharded")
+print(f"4. sharded: max |diff| {max_abs_diff(out_sharded_jax, reference):.1e}; "
+      f"input {X_sharded_jax.sharding.spec}, output {out_sharded_jax.sharding.spec}")
+
+# %% [markdown]
+# The output came back split along `'data'`, like the input, and equal to PyTorch's. Neither
+# compiling nor splitting the batch changed the function.
 #
-# The PyTorch side is the familiar loop body on a copy of the block (the block itself is used
-# again below): zero the gradients, backward, update in place under `no_grad`.
+# Equal outputs under sharding do not yet prove that training is equal. The backward pass adds
+# its own collective: each device's gradient is a partial sum over its share of the batch, and
+# XLA inserts the all-reduce that adds them up. So step 4 ends with one SGD step on the block,
+# compared with PyTorch's step on one device. The PyTorch side is the familiar loop body, on a
+# copy of the block because the block is used again below.
 
 # %%
 # PyTorch: one SGD step on one device, on a copy of the block
-import copy
-
 lr = 0.1
 block_step_torch = copy.deepcopy(block_torch)
 block_step_torch.zero_grad()
@@ -968,45 +910,33 @@ with torch.no_grad():
     for p_t in block_step_torch.parameters():
         p_t -= lr * p_t.grad
 
+
 # %% [markdown]
-# The JAX side says where the data lives and lets the compiler do the rest. A `mesh` names the
-# devices' axis `'data'`; `NamedSharding(mesh, PartitionSpec("data"))` splits the batch's
-# leading axis along it, and `PartitionSpec()` (no axis named) replicates the parameters on every
-# device. The step itself is written for one device: `jax.grad` of the loss, then a
-# `jax.tree.map` over the parameter pytree. `jit` reads the input shardings and compiles the
-# communication in. Compiling ahead of time (`lower(...).compile()`) lets the cell count the
-# all-reduce operations in the compiled program.
+# The JAX step is written for one device: `jax.grad` of the loss, then a `jax.tree.map` over the
+# parameters. `jit` reads the input shardings and compiles the communication in. Compiling ahead
+# of time with `lower(...).compile()` lets the cell count the all-reduce operations in the
+# compiled program.
 
 # %%
-# JAX: the same step, the batch split over the devices, the weights replicated
-from jax.sharding import NamedSharding, PartitionSpec
-
-mesh = jax.make_mesh((len(DEVICES),), ("data",), devices=DEVICES)
-graphdef, params_jax, rest_jax = nnx.split(block_jax, nnx.Param, ...)
-params_jax = jax.device_put(params_jax, NamedSharding(mesh, PartitionSpec()))  # replicated
-rest_jax = jax.device_put(rest_jax, NamedSharding(mesh, PartitionSpec()))
-X_sharded_jax = jax.device_put(jnp.asarray(Xs_np), NamedSharding(mesh, PartitionSpec("data")))
-
+# JAX: the same step, on the sharded batch and the replicated weights of step 4
 @jax.jit
 def sgd_step_jax(params, rest, x):
     def loss(params):
-        return (nnx.merge(graphdef, params, rest)(x) ** 2).mean()  # section 3's loss
+        return (nnx.merge(graphdef, params, rest)(x) ** 2).mean()  # section 2's loss
     grads = jax.grad(loss)(params)
     return jax.tree.map(lambda p, g: p - lr * g, params, grads), grads
 
+
 compiled_step_jax = sgd_step_jax.lower(params_jax, rest_jax, X_sharded_jax).compile()  # compile once, read its program
 new_params_jax, grads_sharded_jax = compiled_step_jax(params_jax, rest_jax, X_sharded_jax)
-print("batch:", X_sharded_jax.sharding.spec, "over", len(X_sharded_jax.sharding.device_set), "devices;",
-      "a gradient:", jax.tree.leaves(grads_sharded_jax)[0].sharding.spec, "(replicated);",
+print("a gradient:", jax.tree.leaves(grads_sharded_jax)[0].sharding.spec, "(replicated);",
       "all-reduce ops in the compiled step:", compiled_step_jax.as_text().count("all-reduce("))
 
 # %% [markdown]
-# The printed line confirms the plan: the batch is split along `'data'`, and each gradient comes
-# back replicated (every device holds the full sum). With more than one device, the compiled
-# program contains all-reduce operations, the collective that adds the devices' partial
-# gradients; with a single device there is nothing to reduce and the count is 0. XLA may merge
-# the reductions of many gradients into one operation, so the count says that the communication
-# is there, not how many arrays it carries.
+# Each gradient comes back replicated: every device holds the full sum. With more than one
+# device the compiled program contains all-reduce operations, the collective that adds the
+# devices' partial gradients. XLA may merge the reductions of many gradients into one, so the
+# count says that the communication is there, not how many arrays it carries.
 
 # %%
 # Parity: gradients and updated weights, in PyTorch's names and layouts
@@ -1018,20 +948,39 @@ print(f"sharded training step: {len(grads_step_torch)} gradients and the updated
 
 # %% [markdown]
 # The sharded JAX step and the single-device PyTorch step produced the same gradients and the
-# same new weights. Together with the stepwise reports above, the block is now proven equal in
-# all four steps, forward and backward.
+# same new weights, so the block is proven equal in all four steps, forward and backward. The
+# last line reused the gradient trick of section 1 on the new weights. One step is enough here,
+# since every later step applies the same function to new weights. State carried between steps
+# is not covered: an optimiser's moments, BatchNorm's running statistics, a learning-rate
+# schedule. Port those one piece at a time, with the same pattern.
 #
-# One step is all a port needs to prove here: every later step applies the same function to
-# new weights. What a single step does not cover is state carried between steps (an optimiser's
-# moments, BatchNorm's running statistics, a learning-rate schedule); port those with the same
-# pattern, one piece at a time.
+# `checklist.stepwise_port` runs the same four steps on any pair of models and prints one line
+# per step; it stops at the first step that fails. Its step 4 checks the sharded forward pass.
+# Here it checks lesson 04's CNN, whose images need `to_jax=data.nchw_to_nhwc`.
+
+# %%
+steps_cnn = checklist.stepwise_port(cnn_torch, cnn_jax, X, to_jax=data.nchw_to_nhwc, devices=DEVICES)
+assert steps_cnn.ok
 
 # %% [markdown]
-# `checklist.mvp_checklist` runs the MVP checks on the same pair and prints a report: it
-# times PyTorch eager against `jax.jit` (after proving equal outputs), asks `torch.compile`
-# whether it captures the model in one graph and `jax.jit` whether it traces it, feeds
-# sequences of new lengths to count recompilations, and looks up the packages a project
-# would need on each side.
+# ### 4.1 The MVP checklist
+#
+# The source articles close with a checklist to run before switching frameworks.
+# `checklist.mvp_checklist` runs it on a pair of models that compute the same function and prints
+# one line per check. Each check is one call you already know:
+#
+# | check | what it runs |
+# |---|---|
+# | outputs agree | `assert_close` on both models' outputs; nothing else runs if they differ |
+# | same-hardware benchmark | `timing.compare` of four variants on the CPU, interleaved; `claims.faster` judges eager against eager and `torch.compile` against `jax.jit` |
+# | operator coverage | `torch._dynamo.explain(model)(x)` counts graph breaks; `jax.jit(f).trace(...)` must succeed |
+# | dynamic shapes | new input lengths: `jax.jit`'s compilations counted, `torch.compile`'s graphs counted |
+# | ecosystem dependencies | `importlib.util.find_spec` and the installed version of each package named |
+#
+# The benchmark pairs like with like. Eager PyTorch against jitted JAX changes the framework and
+# compiling at once, so its ratio says nothing about either; lesson 04's section 5 measures why.
+# `torch.compile`'s first call compiles the block, and `timing.compare` times that call apart
+# from the steady state.
 
 # %%
 rng = np.random.default_rng(8)
@@ -1045,9 +994,10 @@ mvp = checklist.mvp_checklist(
 mvp
 
 # %% [markdown]
-# Read it as a decision record: which framework was faster **on this machine** for this
-# model, whether either compiler needed workarounds, what changing shapes costs, and which
-# dependencies would have to be replaced or installed.
+# Read it as a decision record for this model on this machine. The benchmark line gives each
+# variant's median time and a verdict for each fair pair, or says once why the run could not
+# judge them. The other lines say whether either compiler needed workarounds, what new shapes
+# cost, and which dependencies would have to be replaced or installed.
 
 # %%
 assert mvp.status("outputs agree") == "pass"
@@ -1055,12 +1005,11 @@ to_decide = [item.name for item in mvp.items if item.status == "warn"]
 print("checks that need a decision before switching:", ", ".join(to_decide) or "none")
 
 # %% [markdown]
-# A warning is not a failure: it marks an item where the numbers alone do not decide, and a
-# person has to. A benchmark whose timings were too noisy to trust, shapes that
-# recompile, a dependency missing on one side: each is a question to answer before a switch,
-# with the evidence printed next to it. The one hard requirement, equal outputs, is asserted.
-
-# %% [markdown]
+# A warning is not a failure. It marks an item where the numbers alone do not decide and a
+# person has to: a benchmark too noisy to judge, shapes that recompile, a package missing on one
+# side. Each is a question to answer before a switch, with the evidence printed next to it. The
+# one hard requirement, equal outputs, is asserted.
+#
 # ## Summary
 #
 # | task | PyTorch | JAX / Flax NNX |
@@ -1068,56 +1017,58 @@ print("checks that need a decision before switching:", ", ".join(to_decide) or "
 # | Linear weight | `weight` (out, in), `x @ W.T` | `kernel` (in, out), `x @ K` |
 # | conv weight, activations | OIHW, NCHW | HWIO, NHWC |
 # | attention projections | packed `in_proj_weight` (3d, d) | `query/key/value.kernel` (d, heads, head_dim) |
+# | gradients of a port | `p.grad` after `.backward()` | `nnx.grad` state, merged into the structure, same converter |
 # | conv padding default | `padding=0` (VALID) | `'SAME'` (asymmetric when strided) |
 # | Linear init | U(±1/√fan_in), bias too | LeCun normal, bias 0 |
 # | LayerNorm epsilon | 1e-5 | 1e-6 |
 # | BatchNorm momentum | 0.1 = weight of the new batch; unbiased running var | 0.99 = weight of the old average; biased |
 # | dropout | global generator, per-element | explicit `Rngs`; attention shares masks by default |
-# | float32 matmul on accelerators | full precision unless told | TF32 / bfloat16 passes unless told |
+# | float32 matmul on accelerators | full precision unless told; cuDNN convs TF32 (`cudnn.conv.fp32_precision`) | TF32 / bfloat16 passes unless told |
 # | default int, float64 input | int64, kept float64 | int32, cast to float32 |
 # | cross-entropy | `F.cross_entropy` (mean) | `optax....with_integer_labels` (per example) |
 # | GELU default | exact erf (`approximate="none"`) | tanh (`approximate=True`) |
 #
 # **Popular claims vs what you measured**
-# - *"Compiler optimisations can cause small numerical differences"* (source 001): the
-#   stepwise report shows eager vs `jit` vs sharded differences at float32 rounding level,
-#   while the **defaults** in section 4 changed results by orders of magnitude more.
+# - *"Compiler optimisations can cause small numerical differences"* (source 001): the four
+#   steps stayed at float32 rounding through eager, `jit` and sharding. The **defaults** of
+#   section 3 changed results by orders of magnitude more.
 # - *"Migrating PyTorch → JAX is a rewrite (2–4 weeks)"* (001) and *"JAX → PyTorch is much
-#   easier"* (003): not measurable here. In this lesson both directions needed the same
-#   converters; the hard parts were the silent defaults, not the direction.
+#   easier"* (003): not measurable here. Both directions needed the same kind of converter; the
+#   hard parts were the silent defaults, not the direction.
 # - *"Hybrid migration: move only the bottleneck to JAX"* (003): lesson 06 runs a jitted JAX
-#   function inside a PyTorch training step with gradients flowing through.
+#   function inside a PyTorch training step, with gradients flowing through.
 #
-# **Common misconceptions** (each corrected above)
-# - *"Same shapes, so the port is right."* The flatten order (1.1) and strided `'SAME'`
-#   padding (4.1) keep every shape and change the values.
-# - *"Same seed, same dropout."* The generators differ (4.4); test parity with dropout off.
-# - *"float32 is float32."* Not on accelerators with default precision (4.5), and not for
-#   float64 inputs in JAX (4.6).
+# **Common misconceptions**, each corrected above
+# - *"Same shapes, so the port is right."* Strided `'SAME'` padding (3.1) and `fc1`'s flatten
+#   order in lesson 04 keep every shape and change the values.
+# - *"Same seed, same dropout."* The generators differ (3.4); test parity with dropout off.
+# - *"float32 is float32."* Not on accelerators with default precision (3.5), and not for
+#   float64 inputs in JAX (3.6).
 #
 # **Review questions**
 #
-# <details><summary>1. Why does the first Linear layer after a flatten need more than a transpose?</summary>
-# Flattening NCHW orders features channel-major, NHWC channel-minor; the layer's input rows must be
-# permuted to the other order: reshape to (out, C, H, W), transpose to (H, W, C, out), reshape back.
+# <details><summary>1. Why does PyTorch's packed in_proj_weight need more than a transpose?</summary>
+# It stacks the query, key and value projections as one (3·d_model, d_model) matrix. Flax keeps
+# three kernels with the heads as an axis. Cut the matrix into thirds in the order query, key,
+# value, transpose each to (in, out), and reshape it to (d_model, heads, head_dim).
 # </details>
 #
 # <details><summary>2. A port matches in eval mode but its training loss curve differs. Where do you look?</summary>
-# The training-only paths: dropout (different generators, broadcast masks), BatchNorm momentum
-# and the biased/unbiased running variance, and the loss reduction (sum vs mean changes the
-# effective learning rate).
+# The training-only paths: dropout, with its different generators and shared masks; BatchNorm's
+# momentum and running variance; and the loss reduction, since a sum instead of a mean scales
+# the effective learning rate.
 # </details>
 #
-# <details><summary>3. Why run the steps eager → jit → distributed separately?</summary>
-# Each step can break the equality for its own reasons (a semantic bug, a tracing problem such
-# as Python control flow on values, a sharding mistake). Proving equality after each step
-# localises the failure.
+# <details><summary>3. Why run the steps eager → jit → sharded separately?</summary>
+# Each step can break equality for its own reason: a semantic bug, a tracing problem such as
+# Python control flow on values, or a sharding mistake. Proving equality after each step
+# points at the step that failed.
 # </details>
 #
-# The cell below asks these questions again as a self-check, with one more on the OIHW and HWIO layouts of section 1: pick or type an answer and press *Check*. A wrong answer
-# gets a hint, not the answer; *Show the answer* opens it. Where an executed copy's script
-# does not run (GitHub's preview, an untrusted notebook) each answer is folded under its
-# question, and a printout shows them all.
+# The cell below asks these questions again as a self-check, with one more on section 3.1's
+# padding: pick or type an answer and press *Check*. A wrong answer gets a hint, not the answer;
+# *Show the answer* opens it. Where an executed copy's script does not run (GitHub's preview,
+# an untrusted notebook) each answer is folded under its question, and a printout shows them all.
 
 # %%
 from course_utils import quiz
@@ -1125,6 +1076,6 @@ from course_utils import quiz
 quiz.load("07_migration")
 
 # %% [markdown]
-# **Next:** the exercises in `exercises/07_migration_exercises.ipynb` (a converter for a new
-# layer type, finding the silent difference between two "identical" models, BatchNorm
-# conventions, and a port proven by outputs and gradients).
+# **Next:** the exercises in `exercises/07_migration_exercises.ipynb`: a `Conv1d` converter
+# in both directions, the silent difference between two "identical" models, a BatchNorm port
+# that keeps its running statistics right, and PyTorch's cross-entropy options in JAX.
