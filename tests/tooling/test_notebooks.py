@@ -102,8 +102,9 @@ def test_student_notebooks_end_with_how_to_check_and_hand_in(path):
     assert last.cell_type == "markdown"
     assert last.source == notebooks.submitting(path.name)
     # the line runs the kernel's own Python: no `course` on the kernel's PATH is needed
-    assert f'import sys\n!"{{sys.executable}}" -m course_utils.tooling.cli check {path.name}' in (
-        last.source
+    assert (
+        f'import sys\n!"{{sys.executable}}" -m course_utils.tooling.cli check {path.name}'
+        in (last.source)
     )
     assert "File → Download → Download\n.ipynb" in last.source
     assert cell_ids([last]) == set()  # the grader reads no exercise in it

@@ -106,6 +106,11 @@ def _add_gradescope(sub) -> None:
         "of the submitter's Gradescope email",
     )
     b.set_defaults(func=_lazy("integrations.gradescope", "cmd_build"))
+    _add_gradescope_try(verbs)
+
+
+def _add_gradescope_try(verbs) -> None:
+    """``course gradescope try BUNDLE SUBMISSION``."""
     t = verbs.add_parser(
         "try",
         help="run a bundle on one submission here, as Gradescope would",
