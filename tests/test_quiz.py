@@ -223,6 +223,8 @@ def test_the_break_even_answer_is_the_timing_helpers():
 
     q = quiz.load("00_welcome_and_setup").questions[1]
     assert isinstance(q, quiz.Numeric) and q.check(break_even_calls(2.0, 0.001, 0.005))
+    q = quiz.load("12_gpt_at_scale").questions[1]
+    assert isinstance(q, quiz.Numeric) and q.check(break_even_calls(3.0, 0.012, 0.020))
 
 
 # Every lesson: its review questions, then its own quiz, then only prose.

@@ -13,15 +13,16 @@ Where each number in :data:`SMOKE_S` and :data:`FULL_S` comes from:
 - **Lesson 08**: stopped there by the budget after 125.9 s (``course claims`` in smoke
   mode was most of it); the table keeps 126 s, a floor, although the claims in smoke mode
   have measured only the accelerator since.
-- **No measurement on a GPU** (lessons 09, 10, 11): the CPU budget of docs/AUTHORING.md
-  ("Time budgets", 2-core CPU, smoke mode), :data:`DEFAULT_SMOKE_S` (lesson 11:
+- **No measurement on a GPU** (lessons 09-12): the CPU budget of docs/AUTHORING.md
+  ("Time budgets", 2-core CPU, smoke mode), :data:`DEFAULT_SMOKE_S` (lessons 11 and 12:
   :data:`DEFAULT_SMOKE_LONG_S`). The H200's smoke times above sit near that budget
   (35-85 s against 60 s), since imports and compilation dominate smoke mode.
 - **Full mode**: no lesson has a full-mode time on a GPU, so full mode is the smoke time
   times :data:`~course_utils.tooling.device_budget.FULL_OVER_SMOKE` (4, the check's
-  rule before any lesson has run in both modes). Lesson 11 is the exception: its full
-  run passed in 417 s on the 2-core CPU (recorded with its full-mode sizes, the commit
-  "11: full-mode train_steps 1200"), the only full-mode time the course records.
+  rule before any lesson has run in both modes). Lesson 11 is the exception: before it
+  was split in two, its full run took :data:`FULL_11_S` on the 2-core CPU at a load of
+  about 1, the only full-mode time the course records on a quiet machine. (The run whose
+  numbers it ships, ``course_utils/full_runs/``, took 1,844 s at a load of 16.)
 - **Masters and student notebooks** (``solutions/``, ``exercises/``): never timed on a
   GPU; docs/AUTHORING.md's smoke budget for masters, :data:`DEFAULT_SMOKE_S`, for both
   (a student notebook stops at its stubs, so that is an upper bound).
@@ -35,7 +36,7 @@ Where each number in :data:`SMOKE_S` and :data:`FULL_S` comes from:
 What each item holds while it runs (:func:`cores`, :func:`gpu_gib`) is a reservation,
 not a measurement: one core per child (smoke mode on a GPU spends its CPU time in
 single-threaded tracing and compiling), two for the lessons that launch several
-processes or simulate eight devices (05, 11); GPU memory of :data:`GPU_GIB` per child by
+processes or simulate eight devices (05, 12); GPU memory of :data:`GPU_GIB` per child by
 kind (JAX allocates as it goes, so nothing is taken before it is used).
 """
 
@@ -47,7 +48,8 @@ from typing import Any
 from course_utils.tooling.device_budget import FULL_OVER_SMOKE, estimate
 
 DEFAULT_SMOKE_S = 60.0  # docs/AUTHORING.md: lessons and masters, smoke mode, 2-core CPU
-DEFAULT_SMOKE_LONG_S = 120.0  # docs/AUTHORING.md: lessons 05 and 11
+DEFAULT_SMOKE_LONG_S = 120.0  # docs/AUTHORING.md: lessons 05, 11 and 12
+FULL_11_S = 417.0  # lesson 11's full run on the quiet 2-core CPU, before the split
 PYTEST_START_S = 10.0  # pytest, its plugins and nbval, before the first cell
 CLAIMS_S = 95.0  # course claims --smoke inside lesson 08 on the H200 (report c)
 DOCTOR_S = 9.3  # course doctor on the H200 (report a)
@@ -67,15 +69,16 @@ SMOKE_S: dict[str, float] = {
     "09": DEFAULT_SMOKE_S,  # not run on a GPU: AUTHORING's CPU budget
     "10": DEFAULT_SMOKE_S,  # not run on a GPU: AUTHORING's CPU budget
     "11": DEFAULT_SMOKE_LONG_S,  # not run on a GPU: AUTHORING's CPU budget
+    "12": DEFAULT_SMOKE_LONG_S,  # not run on a GPU: AUTHORING's CPU budget
 }
 
 # Seconds per lesson in full mode: FULL_OVER_SMOKE times the smoke time, but lesson 11.
 FULL_S: dict[str, float] = {
     **{k: round(v * FULL_OVER_SMOKE, 1) for k, v in SMOKE_S.items()},
-    "11": 417.0,  # 2-core CPU, full mode (the only full-mode time recorded)
+    "11": FULL_11_S,  # 2-core CPU, full mode (the only full-mode time recorded)
 }
 
-MULTI_PROCESS = {"05": 2, "11": 2}  # cores: torchrun workers, 8 simulated JAX devices
+MULTI_PROCESS = {"05": 2, "12": 2}  # cores: torchrun workers, 8 simulated JAX devices
 GPU_GIB: dict[str, float] = {
     "smoke": 4.0,
     "full": 8.0,
@@ -85,7 +88,7 @@ GPU_GIB: dict[str, float] = {
     "claims": 16.0,  # the GPT-2-small training shape of train-throughput
     "doctor": 1.0,
 }
-FULL_GIB_LARGE = {"11": 16.0}  # the capstone GPT in full mode
+FULL_GIB_LARGE = {"11": 16.0, "12": 16.0}  # the capstone GPT in full mode
 
 
 def lesson_number(stem: str) -> str:

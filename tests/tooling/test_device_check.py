@@ -229,7 +229,7 @@ def test_the_plan_for_one_h200_fits_everything_in_600_s(capsys, monkeypatch):
         ]
         + ["doctor", "claims"]
     )
-    assert sorted(keys) == sorted(expected) and len(lessons) == 12
+    assert sorted(keys) == sorted(expected) and len(lessons) == 13
     for row in rows:
         start, end, estimate = (float(x) for x in row.split()[:3])
         assert start >= 0 and abs(end - start - estimate) < 0.2

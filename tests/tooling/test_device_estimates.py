@@ -38,7 +38,7 @@ def test_full_mode_is_the_ratio_rule_but_where_a_full_run_was_recorded():
     for lesson, smoke in est.SMOKE_S.items():
         if lesson != "11":
             assert est.FULL_S[lesson] == round(smoke * FULL_OVER_SMOKE, 1)
-    assert est.FULL_S["11"] == 417.0
+    assert est.FULL_S["11"] == est.FULL_11_S
 
 
 def test_unmeasured_items_get_the_stated_defaults():
@@ -46,6 +46,7 @@ def test_unmeasured_items_get_the_stated_defaults():
     assert est.seconds("master", "00") == est.DEFAULT_SMOKE_S
     assert est.tests_seconds("smoke", "00") == est.SMOKE_S["00"] + est.PYTEST_START_S
     assert est.cores("full", "05") == 2 and est.cores("student", "05") == 1
+    assert est.cores("smoke", "12") == 2 and est.cores("smoke", "11") == 1
     assert est.gpu_gib("full", "11") > est.gpu_gib("full", "00")
 
 

@@ -55,6 +55,7 @@ def decode_step_torch(q, k, v, k_cache, v_cache, pos):
     scores = q @ k_cache[:, :, : pos + 1].transpose(-2, -1) / q.shape[-1] ** 0.5
     return torch.softmax(scores, dim=-1) @ v_cache[:, :, : pos + 1]
 """
+
 KV_JAX_OK = """
 def decode_step(q, k, v, k_cache, v_cache, pos):
     k_cache = jax.lax.dynamic_update_slice(k_cache, k, (0, 0, pos, 0))
@@ -63,6 +64,7 @@ def decode_step(q, k, v, k_cache, v_cache, pos):
     scores = jnp.where(jnp.arange(k_cache.shape[2]) <= pos, scores, -jnp.inf)
     return jax.nn.softmax(scores, axis=-1) @ v_cache, k_cache, v_cache
 """
+
 KV_TORCH_NEW_TENSOR = (
     KV_JAX_OK
     + """
@@ -73,6 +75,7 @@ def decode_step_torch(q, k, v, k_cache, v_cache, pos):
     return torch.softmax(scores, dim=-1) @ v_cache
 """
 )
+
 KV_TORCH_SLICE_TO_POS = (
     KV_JAX_OK
     + """
@@ -83,6 +86,7 @@ def decode_step_torch(q, k, v, k_cache, v_cache, pos):
     return torch.softmax(scores, dim=-1) @ v_cache[:, :, :pos]
 """
 )
+
 KV_TORCH_WHOLE_CACHE = (
     KV_JAX_OK
     + """
@@ -93,6 +97,7 @@ def decode_step_torch(q, k, v, k_cache, v_cache, pos):
     return torch.softmax(scores, dim=-1) @ v_cache
 """
 )
+
 KV_TORCH_SQUEEZED = (
     KV_JAX_OK
     + """
@@ -115,156 +120,22 @@ def decode_step(q, k, v, k_cache, v_cache, pos):
     return jax.nn.softmax(scores, axis=-1) @ v_cache, k_cache, v_cache
 """
 )
+
 MASK_OK = "scores = jnp.where(jnp.arange(k_cache.shape[2]) <= pos, scores, -jnp.inf)"
+
 KV_WRONG_POSITION = KV_BODY.format(
     at="pos + 1", mask=MASK_OK.replace("<= pos", "<= pos + 1")
 )
+
 KV_NO_MASK = KV_BODY.format(
     at="pos", mask="pass  # the empty slots are zeros: harmless?"
 )
+
 KV_OFF_BY_ONE = KV_BODY.format(
     at="pos", mask=MASK_OK.replace("<= pos", "< pos + (pos == 0)")
 )
+
 KV_MASK_BELOW_POS = KV_BODY.format(at="pos", mask=MASK_OK.replace("<= pos", "< pos"))
-
-DP_TORCH_OK = """
-def data_parallel_grads_torch(model, x, y, world):
-    per_rank = []
-    for x_rank, y_rank in zip(x.chunk(world), y.chunk(world), strict=True):
-        model.zero_grad()
-        model.loss(x_rank, y_rank).backward()
-        per_rank.append({name: p.grad.clone() for name, p in model.named_parameters()})
-    return {name: sum(g[name] for g in per_rank) / world for name in per_rank[0]}
-"""
-DP_JAX_OK = """
-def data_parallel(loss_fn, mesh):
-    replicated, by_rows = NamedSharding(mesh, P()), NamedSharding(mesh, P("data"))
-    return jax.jit(loss_fn, in_shardings=(replicated, by_rows, by_rows), out_shardings=replicated)
-"""
-DP_TORCH_SUMMED = (
-    DP_JAX_OK
-    + """
-def data_parallel_grads_torch(model, x, y, world):
-    per_rank = []
-    for x_rank, y_rank in zip(x.chunk(world), y.chunk(world), strict=True):
-        model.zero_grad()
-        model.loss(x_rank, y_rank).backward()
-        per_rank.append({name: p.grad.clone() for name, p in model.named_parameters()})
-    return {name: sum(g[name] for g in per_rank) for name in per_rank[0]}  # summed, not averaged
-"""
-)
-DP_TORCH_NO_ZERO_GRAD = (
-    DP_JAX_OK
-    + """
-def data_parallel_grads_torch(model, x, y, world):
-    per_rank = []
-    for x_rank, y_rank in zip(x.chunk(world), y.chunk(world), strict=True):
-        model.loss(x_rank, y_rank).backward()  # adds to the previous rank's .grad
-        per_rank.append({name: p.grad.clone() for name, p in model.named_parameters()})
-    return {name: sum(g[name] for g in per_rank) / world for name in per_rank[0]}
-"""
-)
-DP_TORCH_Y_UNSPLIT = (
-    DP_JAX_OK
-    + """
-def data_parallel_grads_torch(model, x, y, world):
-    per_rank = []
-    for x_rank in x.chunk(world):
-        model.zero_grad()
-        model.loss(x_rank, y).backward()  # every rank given all of y
-        per_rank.append({name: p.grad.clone() for name, p in model.named_parameters()})
-    return {name: sum(g[name] for g in per_rank) / world for name in per_rank[0]}
-"""
-)
-
-DP_SUM_OF_SHARDS = (
-    DP_TORCH_OK
-    + """
-def data_parallel(loss_fn, mesh):
-    def per_shard(params, x, y):
-        return jax.lax.psum(loss_fn(params, x, y), "data")  # each shard's mean, summed
-
-    return jax.jit(jax.shard_map(per_shard, mesh=mesh, in_specs=(P(), P("data"), P("data")), out_specs=P()))
-"""
-)
-
-DP_NO_SHARDING = (
-    DP_TORCH_OK
-    + """
-def data_parallel(loss_fn, mesh):
-    return jax.jit(loss_fn)  # right loss, but one device does all the work
-"""
-)
-
-DP_PARAMS_SPLIT_BATCH_REPLICATED = (
-    DP_TORCH_OK
-    + """
-def data_parallel(loss_fn, mesh):
-    replicated = NamedSharding(mesh, P())
-    return jax.jit(loss_fn, in_shardings=(replicated, replicated, replicated), out_shardings=replicated)
-"""
-)
-
-RESUME_TORCH_OK = """
-def resume_torch(path, model, optimizer):
-    msd, osd = get_state_dict(model, optimizer)
-    state = {"model": msd, "optim": osd, "step": torch.tensor(0)}
-    dcp.load(state, checkpoint_id=path, no_dist=True)
-    set_state_dict(model, optimizer, model_state_dict=state["model"], optim_state_dict=state["optim"])
-    return int(state["step"])
-"""
-RESUME_JAX_OK = """
-def resume(path, params_like, opt_state_like):
-    target = gpt.checkpoint.abstract_like({"params": params_like, "opt_state": opt_state_like,
-                                           "step": jnp.zeros((), jnp.int32)})
-    saved = gpt.checkpoint.orbax_load(path, target)
-    return saved["params"], saved["opt_state"], int(saved["step"])
-"""
-RESUME_TORCH_BODY = """
-def resume_torch(path, model, optimizer):
-    msd, osd = get_state_dict(model, optimizer)
-    state = {{"model": msd, "optim": osd{extra}}}
-    dcp.load(state, checkpoint_id=path, no_dist=True)
-    {put}
-    return {ret}
-"""
-PUT_BOTH = 'set_state_dict(model, optimizer, model_state_dict=state["model"], optim_state_dict=state["optim"])'
-RESUME_TORCH_DATA_RESTARTED = RESUME_JAX_OK + RESUME_TORCH_BODY.format(
-    extra=', "step": torch.tensor(0)', put=PUT_BOTH, ret="0"
-)
-RESUME_TORCH_FRESH_OPTIMIZER = RESUME_JAX_OK + RESUME_TORCH_BODY.format(
-    extra=', "step": torch.tensor(0)',
-    put='model.load_state_dict(state["model"])\n    optimizer.state.clear()  # a fresh AdamW',
-    ret='int(state["step"])',
-)
-RESUME_TORCH_MODEL_NOT_LOADED = (
-    RESUME_JAX_OK
-    + """
-def resume_torch(path, model, optimizer):
-    msd, osd = get_state_dict(model, optimizer)
-    state = {"optim": osd, "step": torch.tensor(0)}  # the optimizer and the step only
-    dcp.load(state, checkpoint_id=path, no_dist=True)
-    set_state_dict(model, optimizer, model_state_dict=msd, optim_state_dict=state["optim"])
-    return int(state["step"])
-"""
-)
-
-RESUME_BODY = """
-def resume(path, params_like, opt_state_like):
-    target = gpt.checkpoint.abstract_like({{"params": params_like, "opt_state": opt_state_like,
-                                           "step": jnp.zeros((), jnp.int32)}})
-    saved = gpt.checkpoint.orbax_load(path, target)
-    return {ret}
-"""
-RESUME_FRESH_OPTIMIZER = RESUME_TORCH_OK + RESUME_BODY.format(
-    ret='saved["params"], tx.init(saved["params"]), int(saved["step"])'
-)
-RESUME_DATA_RESTARTED = RESUME_TORCH_OK + RESUME_BODY.format(
-    ret='saved["params"], saved["opt_state"], 0'
-)
-RESUME_PARAMS_NOT_RESTORED = RESUME_TORCH_OK + RESUME_BODY.format(
-    ret='params_like, saved["opt_state"], int(saved["step"])'
-)
 
 KV_AT_SET_SQUEEZED = (
     KV_TORCH_OK
@@ -290,24 +161,6 @@ def decode_step(q, k, v, k_cache, v_cache, pos):
 """
 )
 
-DP_Y_UNSPLIT = (
-    DP_TORCH_OK
-    + """
-def data_parallel(loss_fn, mesh):
-    replicated, by_rows = NamedSharding(mesh, P()), NamedSharding(mesh, P("data"))
-    return jax.jit(loss_fn, in_shardings=(replicated, by_rows, replicated), out_shardings=replicated)
-"""
-)
-
-DP_PARAMS_SPLIT_TOO = (
-    DP_TORCH_OK
-    + """
-def data_parallel(loss_fn, mesh):
-    by_rows = NamedSharding(mesh, P("data"))  # the parameters split too
-    return jax.jit(loss_fn, in_shardings=(by_rows, by_rows, by_rows), out_shardings=NamedSharding(mesh, P()))
-"""
-)
-
 KV_TORCH_UNSCALED = (
     KV_JAX_OK
     + """
@@ -318,6 +171,7 @@ def decode_step_torch(q, k, v, k_cache, v_cache, pos):
     return torch.softmax(scores, dim=-1) @ v_cache[:, :, : pos + 1]
 """
 )
+
 KV_UNSCALED = (
     KV_TORCH_OK
     + """
@@ -327,27 +181,6 @@ def decode_step(q, k, v, k_cache, v_cache, pos):
     scores = jnp.einsum("bhqd,bhkd->bhqk", q, k_cache)  # no 1/sqrt(head_dim)
     scores = jnp.where(jnp.arange(k_cache.shape[2]) <= pos, scores, -jnp.inf)
     return jax.nn.softmax(scores, axis=-1) @ v_cache, k_cache, v_cache
-"""
-)
-
-DP_TORCH_SPLIT_SIZE = (
-    DP_JAX_OK
-    + """
-def data_parallel_grads_torch(model, x, y, world):
-    per_rank = []
-    for x_rank, y_rank in zip(x.split(world), y.split(world), strict=True):  # pieces of `world` rows each
-        model.zero_grad()
-        model.loss(x_rank, y_rank).backward()
-        per_rank.append({name: p.grad.clone() for name, p in model.named_parameters()})
-    return {name: sum(g[name] for g in per_rank) / world for name in per_rank[0]}
-"""
-)
-
-DP_BARE_SPECS = (
-    DP_TORCH_OK
-    + """
-def data_parallel(loss_fn, mesh):
-    return jax.jit(loss_fn, in_shardings=(P(), P("data"), P("data")), out_shardings=P())  # no mesh given
 """
 )
 
@@ -376,6 +209,7 @@ def decode_step_torch(q, k, v, k_cache, v_cache, pos):
     return torch.softmax(scores, dim=-1) @ v_cache[:, :, : pos + 1]
 """
 )
+
 KV_SCALED_BY_HEAD_SIZE = (
     KV_TORCH_OK
     + """
@@ -387,6 +221,7 @@ def decode_step(q, k, v, k_cache, v_cache, pos):
     return jax.nn.softmax(scores, axis=-1) @ v_cache, k_cache, v_cache
 """
 )
+
 KV_AT_TRACED_SLICE = (
     KV_TORCH_OK
     + """
@@ -396,26 +231,6 @@ def decode_step(q, k, v, k_cache, v_cache, pos):
     scores = jnp.einsum("bhqd,bhkd->bhqk", q, k_cache) / jnp.sqrt(q.shape[-1])
     scores = jnp.where(jnp.arange(k_cache.shape[2]) <= pos, scores, -jnp.inf)
     return jax.nn.softmax(scores, axis=-1) @ v_cache, k_cache, v_cache
-"""
-)
-
-DP_TWO_SHARDINGS = (
-    DP_TORCH_OK
-    + """
-def data_parallel(loss_fn, mesh):
-    replicated, by_rows = NamedSharding(mesh, P()), NamedSharding(mesh, P("data"))
-    return jax.jit(loss_fn, in_shardings=(replicated, by_rows), out_shardings=replicated)  # y's entry missing
-"""
-)
-
-RESUME_TORCH_LOAD = (
-    RESUME_JAX_OK
-    + """
-def resume_torch(path, model, optimizer):
-    state = torch.load(path)  # torch.save's file format, not DCP's directory
-    model.load_state_dict(state["model"])
-    optimizer.load_state_dict(state["optim"])
-    return int(state["step"])
 """
 )
 
@@ -456,40 +271,6 @@ ATTN_KEY_WEIGHT = """
 def attention_torch_to_nnx(sd):
     return {name: {"weight": sd[f"{name}.weight"].T, "bias": sd[f"{name}.bias"]} for name in ("qkv", "proj")}
 """
-
-DP_LOSS_SHARDED_OUT = (
-    DP_TORCH_OK
-    + """
-def data_parallel(loss_fn, mesh):
-    replicated, by_rows = NamedSharding(mesh, P()), NamedSharding(mesh, P("data"))
-    return jax.jit(loss_fn, in_shardings=(replicated, by_rows, by_rows), out_shardings=by_rows)
-"""
-)
-
-RESUME_TORCH_PLAIN_STATE_DICTS = (
-    RESUME_JAX_OK
-    + """
-def resume_torch(path, model, optimizer):
-    state = {"model": model.state_dict(), "optim": optimizer.state_dict(), "step": torch.tensor(0)}
-    dcp.load(state, checkpoint_id=path, no_dist=True)
-    model.load_state_dict(state["model"])
-    optimizer.load_state_dict(state["optim"])
-    return int(state["step"])
-"""
-)
-
-RESUME_TORCH_PLUS_ONE = (
-    RESUME_JAX_OK
-    + """
-def resume_torch(path, model, optimizer):
-    msd, osd = get_state_dict(model, optimizer)
-    state = {"model": msd, "optim": osd, "step": torch.tensor(0)}
-    dcp.load(state, checkpoint_id=path, no_dist=True)
-    set_state_dict(model, optimizer, model_state_dict=state["model"], optim_state_dict=state["optim"])
-    return int(state["step"]) + 1
-"""
-)
-
 
 KV_SCALED_BY_CACHE_LENGTH = (
     KV_TORCH_OK
@@ -537,15 +318,6 @@ def decode_step_torch(q, k, v, k_cache, v_cache, pos):  # the JAX step's signatu
 """
 )
 
-DP_SEQUENCE_SPLIT = (
-    DP_TORCH_OK
-    + """
-def data_parallel(loss_fn, mesh):
-    replicated, by_rows = NamedSharding(mesh, P()), NamedSharding(mesh, P(None, "data"))
-    return jax.jit(loss_fn, in_shardings=(replicated, by_rows, by_rows), out_shardings=replicated)
-"""
-)
-
 KV_TORCH_SDPA_IS_CAUSAL = (
     KV_JAX_OK
     + """
@@ -557,6 +329,7 @@ def decode_step_torch(q, k, v, k_cache, v_cache, pos):
     )
 """
 )
+
 KV_JAX_NEW_KEY_ONLY = (
     KV_TORCH_OK
     + """
@@ -579,71 +352,6 @@ def decode_step(q, k, v, k_cache, v_cache, pos):
     return jax.nn.dot_product_attention(q, k_cache, v_cache, mask=mask), k_cache, v_cache
 """
 )
-DP_TORCH_MEAN_OVER_ROWS = (
-    """
-def data_parallel_grads_torch(model, x, y, world):
-    per_rank = []
-    for x_rank, y_rank in zip(x.chunk(world), y.chunk(world), strict=True):
-        model.zero_grad()
-        model.loss(x_rank, y_rank).backward()
-        per_rank.append({name: p.grad.clone() for name, p in model.named_parameters()})
-    return {name: sum(g[name] for g in per_rank) / len(x) for name in per_rank[0]}  # the batch size
-"""
-    + DP_JAX_OK
-)
-
-DP_TORCH_WHOLE_BATCH = (
-    DP_JAX_OK
-    + """
-def data_parallel_grads_torch(model, x, y, world):
-    model.zero_grad()
-    model.loss(x, y).backward()  # the right gradients, but no rank computed its own rows
-    return {name: p.grad.clone() for name, p in model.named_parameters()}
-"""
-)
-DP_TORCH_SEQUENCE_CHUNKS = (
-    DP_JAX_OK
-    + """
-def data_parallel_grads_torch(model, x, y, world):
-    per_rank = []
-    for x_rank, y_rank in zip(x.chunk(world, dim=1), y.chunk(world, dim=1), strict=True):  # cuts sequences
-        model.zero_grad()
-        model.loss(x_rank, y_rank).backward()
-        per_rank.append({name: p.grad.clone() for name, p in model.named_parameters()})
-    return {name: sum(g[name] for g in per_rank) / world for name in per_rank[0]}
-"""
-)
-DP_AXIS_NAME = (
-    DP_TORCH_OK
-    + """
-def data_parallel(loss_fn, mesh):
-    replicated, by_rows = NamedSharding(mesh, P()), NamedSharding(mesh, P("batch"))  # not the mesh's axis
-    return jax.jit(loss_fn, in_shardings=(replicated, by_rows, by_rows), out_shardings=replicated)
-"""
-)
-RESUME_TORCH_INT_STEP = RESUME_JAX_OK + RESUME_TORCH_BODY.format(
-    extra=', "step": 0', put=PUT_BOTH, ret='int(state["step"])'
-)
-RESUME_TARGET_WITHOUT_STEP = (
-    RESUME_TORCH_OK
-    + """
-def resume(path, params_like, opt_state_like):
-    target = gpt.checkpoint.abstract_like({"params": params_like, "opt_state": opt_state_like})
-    saved = gpt.checkpoint.orbax_load(path, target)
-    return saved["params"], saved["opt_state"], 0
-"""
-)
-RESUME_NO_TARGET = (
-    RESUME_TORCH_OK
-    + """
-import orbax.checkpoint as ocp
-
-
-def resume(path, params_like, opt_state_like):
-    saved = ocp.v1.load(path)  # no target: optax's named tuples come back as dicts
-    return saved["params"], saved["opt_state"], int(saved["step"])
-"""
-)
 
 MASK_TORCH_BUFFER_VIEW = """
 def causal_mask_torch(T):
@@ -653,6 +361,7 @@ def causal_mask_torch(T):
 def causal_mask_jax(T):
     return jnp.arange(T)[None, :] <= jnp.arange(T)[:, None]
 """
+
 KV_TORCH_NEW_V_ONLY = (
     KV_JAX_OK
     + """
@@ -663,6 +372,7 @@ def decode_step_torch(q, k, v, k_cache, v_cache, pos):
     return torch.softmax(scores, dim=-1) @ v  # the new value, not the cached ones
 """
 )
+
 KV_JAX_KEYS_AS_VALUES = (
     KV_TORCH_OK
     + """
@@ -674,14 +384,92 @@ def decode_step(q, k, v, k_cache, v_cache, pos):
     return jax.nn.softmax(scores, axis=-1) @ v_cache, k_cache, v_cache
 """
 )
-DP_TORCH_LAST_RANK_ONLY = (
-    DP_JAX_OK
+
+MASK_TORCH_OK = """
+def causal_mask_torch(T):
+    return torch.ones(T, T, dtype=torch.bool).tril()
+"""
+MASK_JAX_OK = """
+def causal_mask_jax(T):
+    return jnp.arange(T)[None, :] <= jnp.arange(T)[:, None]
+"""
+MASK_JAX_NUMPY = (
+    MASK_TORCH_OK
     + """
-def data_parallel_grads_torch(model, x, y, world):
-    for x_rank, y_rank in zip(x.chunk(world), y.chunk(world), strict=True):
-        model.zero_grad()
-        model.loss(x_rank, y_rank).backward()
-    return {name: p.grad.clone() for name, p in model.named_parameters()}  # the last rank's alone
+def causal_mask_jax(T):
+    return np.tril(np.ones((T, T), dtype=bool))  # NumPy's tril, not jax.numpy's
+"""
+)
+MASK_JAX_AT_DROPPED = (
+    MASK_TORCH_OK
+    + """
+def causal_mask_jax(T):
+    mask = jnp.zeros((T, T), dtype=bool)
+    for t in range(T):
+        mask.at[t, : t + 1].set(True)  # as if in place: the new array is dropped
+    return mask
+"""
+)
+MASK_JAX_ITEM_ASSIGN = (
+    MASK_TORCH_OK
+    + """
+def causal_mask_jax(T):
+    mask = jnp.zeros((T, T), dtype=bool)
+    for t in range(T):
+        mask[t, : t + 1] = True  # PyTorch's in-place write
+    return mask
+"""
+)
+MASK_JAX_TRIL_DROPPED = (
+    MASK_TORCH_OK
+    + """
+def causal_mask_jax(T):
+    mask = jnp.ones((T, T), dtype=bool)
+    jnp.tril(mask)  # returns a new array, dropped
+    return mask
+"""
+)
+MASK_TORCH_TRIL_DROPPED = (
+    MASK_JAX_OK
+    + """
+def causal_mask_torch(T):
+    mask = torch.ones(T, T, dtype=torch.bool)
+    mask.tril()  # tril_ works in place; tril returns a new tensor, dropped
+    return mask
+"""
+)
+MASK_TORCH_UINT8 = (
+    MASK_JAX_OK
+    + """
+def causal_mask_torch(T):
+    return torch.ones(T, T, dtype=torch.uint8).tril()  # the old byte masks of masked_fill
+"""
+)
+MASK_JAX_UPPER = (
+    MASK_TORCH_OK
+    + """
+def causal_mask_jax(T):
+    return jnp.arange(T)[:, None] <= jnp.arange(T)[None, :]  # rows and columns swapped
+"""
+)
+ATTN_FLAT_NAMES = """
+def attention_torch_to_nnx(sd):
+    out = {f"{name}.kernel": sd[f"{name}.weight"].T for name in ("qkv", "proj")}
+    return out | {f"{name}.bias": sd[f"{name}.bias"] for name in ("qkv", "proj")}  # dotted, as a state dict
+"""
+ATTN_NO_BIAS = """
+def attention_torch_to_nnx(sd):
+    return {name: {"kernel": sd[f"{name}.weight"].T} for name in ("qkv", "proj")}  # the biases left behind
+"""
+KV_JAX_ITEM_ASSIGN = (
+    KV_TORCH_OK
+    + """
+def decode_step(q, k, v, k_cache, v_cache, pos):
+    k_cache[:, :, pos : pos + 1] = k  # PyTorch's in-place write
+    v_cache[:, :, pos : pos + 1] = v
+    scores = jnp.einsum("bhqd,bhkd->bhqk", q, k_cache) / jnp.sqrt(q.shape[-1])
+    scores = jnp.where(jnp.arange(k_cache.shape[2]) <= pos, scores, -jnp.inf)
+    return jax.nn.softmax(scores, axis=-1) @ v_cache, k_cache, v_cache
 """
 )
 
@@ -695,24 +483,57 @@ WRONG = {
         (
             "the diagonal left out (off by one)",
             MASK_NO_DIAGONAL,
-            "hides a query's own position",
+            "hides each query's own position",
         ),
-        ("the upper triangle (transposed)", MASK_TRANSPOSED, "see a later key"),
+        ("the upper triangle (transposed)", MASK_TRANSPOSED, "rows are queries"),
         ("a float mask", MASK_FLOAT, "must be boolean"),
         (
             "PyTorch: the inverted mask, True where hidden (as for masked_fill)",
             MASK_INVERTED,
-            "not the ones hidden",
+            "marks the hidden keys",
         ),
         (
             "PyTorch: a float tril, as for an additive mask",
             MASK_TORCH_FLOAT,
             "must be boolean",
         ),
+        ("JAX: a NumPy mask", MASK_JAX_NUMPY, "returned a NumPy array"),
+        (
+            "JAX: .at[...].set called as if in place, its result dropped",
+            MASK_JAX_AT_DROPPED,
+            "returns a new array and leaves its input",
+        ),
+        (
+            "JAX: mask[t, :t + 1] = True, PyTorch's item assignment",
+            MASK_JAX_ITEM_ASSIGN,
+            "JAX arrays are immutable",
+        ),
+        (
+            "JAX: jnp.tril's result dropped",
+            MASK_JAX_TRIL_DROPPED,
+            "jnp.tril returns a new array",
+        ),
+        (
+            "PyTorch: tril's result dropped (tril_ is the in-place one)",
+            MASK_TORCH_TRIL_DROPPED,
+            "tril() returns a new tensor",
+        ),
+        ("PyTorch: a uint8 mask", MASK_TORCH_UINT8, "must be boolean"),
+        ("JAX: rows and columns swapped", MASK_JAX_UPPER, "JAX: rows are queries"),
     ],
     "attention-converter": [
+        (
+            "PyTorch's dotted names kept",
+            ATTN_FLAT_NAMES,
+            "not keyed by PyTorch's dotted",
+        ),
+        ("the biases left behind", ATTN_NO_BIAS, "a layer without its bias"),
         ("weights not transposed", ATTN_NOT_TRANSPOSED, "change of layout"),
-        ("PyTorch's name weight kept for the kernel", ATTN_KEY_WEIGHT, "NNX's names"),
+        (
+            "PyTorch's name weight kept for the kernel",
+            ATTN_KEY_WEIGHT,
+            "PyTorch's weight is NNX's kernel",
+        ),
         ("reshape instead of transpose", ATTN_RESHAPED, "change of layout"),
         (
             "q, k, v side by side untransposed",
@@ -726,6 +547,11 @@ WRONG = {
         ),
     ],
     "kv-cache-step": [
+        (
+            "JAX: k_cache[:, :, pos:pos + 1] = k, PyTorch's in-place write",
+            KV_JAX_ITEM_ASSIGN,
+            "JAX arrays are immutable",
+        ),
         (
             "PyTorch: the weights multiply the new v alone",
             KV_TORCH_NEW_V_ONLY,
@@ -839,140 +665,6 @@ WRONG = {
             "jax.nn.dot_product_attention given PyTorch's (B, H, T, hd) layout",
             KV_JAX_SDPA_TORCH_LAYOUT,
             "(batch, seq, heads, head_dim)",
-        ),
-    ],
-    "dp-loss": [
-        (
-            "PyTorch: the last rank's gradients returned alone",
-            DP_TORCH_LAST_RANK_ONLY,
-            "the last rank's gradients",
-        ),
-        (
-            "PyTorch: the ranks' gradients summed",
-            DP_TORCH_SUMMED,
-            "summed rather than averaged",
-        ),
-        (
-            "PyTorch: the summed gradients divided by the batch size, not by world",
-            DP_TORCH_MEAN_OVER_ROWS,
-            "another count than world",
-        ),
-        (
-            "PyTorch: no zero_grad between ranks",
-            DP_TORCH_NO_ZERO_GRAD,
-            "added to the gradients the rank before it left",
-        ),
-        (
-            "PyTorch: the whole batch in one call, no rank's rows",
-            DP_TORCH_WHOLE_BATCH,
-            "ran once, on the whole batch",
-        ),
-        (
-            "PyTorch: x.chunk(world, dim=1), every sequence cut",
-            DP_TORCH_SEQUENCE_CHUNKS,
-            "another axis than its first",
-        ),
-        (
-            "P('batch'), an axis the mesh does not have",
-            DP_AXIS_NAME,
-            "the mesh's own axes",
-        ),
-        (
-            "PyTorch: x.split(world), pieces of world rows",
-            DP_TORCH_SPLIT_SIZE,
-            "not the chunk size",
-        ),
-        (
-            "bare P() specs, no mesh",
-            DP_BARE_SPECS,
-            "which mesh to shard the arrays onto",
-        ),
-        ("PyTorch: y left unsplit", DP_TORCH_Y_UNSPLIT, "do not have the same rows"),
-        ("sum of the shards' means", DP_SUM_OF_SHARDS, "not their sum"),
-        ("no shardings at all", DP_NO_SHARDING, "the batch is not split"),
-        (
-            "x and y split over their sequence axis, P(None, 'data')",
-            DP_SEQUENCE_SPLIT,
-            "another axis than its first",
-        ),
-        (
-            "the batch replicated",
-            DP_PARAMS_SPLIT_BATCH_REPLICATED,
-            "the batch is not split",
-        ),
-        ("y left unsplit", DP_Y_UNSPLIT, "but y is not"),
-        (
-            "the parameters split over 'data' too",
-            DP_PARAMS_SPLIT_TOO,
-            "would not split the parameters",
-        ),
-        ("in_shardings without y's entry", DP_TWO_SHARDINGS, "one entry per argument"),
-        (
-            "the scalar loss split over 'data'",
-            DP_LOSS_SHARDED_OUT,
-            "out_shardings can only replicate",
-        ),
-    ],
-    "resume": [
-        (
-            "PyTorch: the data restarted from batch 0",
-            RESUME_TORCH_DATA_RESTARTED,
-            "not from the saved step",
-        ),
-        (
-            "PyTorch: a fresh optimizer",
-            RESUME_TORCH_FRESH_OPTIMIZER,
-            "not the saved AdamW state",
-        ),
-        (
-            "PyTorch: the optimizer's own state_dict() loaded into",
-            RESUME_TORCH_PLAIN_STATE_DICTS,
-            "has no moments",
-        ),
-        (
-            "PyTorch: next batch one past the saved step",
-            RESUME_TORCH_PLUS_ONE,
-            "past the saved step",
-        ),
-        (
-            "PyTorch: the fresh weights kept",
-            RESUME_TORCH_MODEL_NOT_LOADED,
-            "its fresh weights",
-        ),
-        (
-            "PyTorch: the step to fill a Python int, not a tensor",
-            RESUME_TORCH_INT_STEP,
-            "not a Python int",
-        ),
-        (
-            "a restore target without the step",
-            RESUME_TARGET_WITHOUT_STEP,
-            "the three keys",
-        ),
-        (
-            "ocp.v1.load without a target",
-            RESUME_NO_TARGET,
-            "optax's named tuples",
-        ),
-        (
-            "PyTorch: torch.load of the DCP directory",
-            RESUME_TORCH_LOAD,
-            "DCP directory",
-        ),
-        (
-            "a fresh optimizer state",
-            RESUME_FRESH_OPTIMIZER,
-            "not the saved AdamW state",
-        ),
-        (
-            "the data restarted from batch 0",
-            RESUME_DATA_RESTARTED,
-            "do not start at the saved step",
-        ),
-        (
-            "the fresh model's parameters",
-            RESUME_PARAMS_NOT_RESTORED,
-            "are not the saved ones",
         ),
     ],
 }
