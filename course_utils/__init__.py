@@ -38,7 +38,7 @@ when the two are timed in alternation. Student-facing modules:
 - ``checklist``: the step-by-step port, the migration checklist and each of its checks (lessons 07, 08)
 - ``profiles``: profiler traces of both frameworks read back as top-ops tables (lesson 09)
 - ``kernels``: custom kernels (lesson 10): Triton's status and skip message, Pallas's interpret choice, the tile picture
-- ``gpt/``: lesson 11's GPT in one folder: ``model``, ``sample``, ``convert``, ``data``, ``train``, ``shard``, ``checkpoint``, ``export``
+- ``gpt/``: the GPT of lessons 11 and 12 in one folder: ``model``, ``sample``, ``convert``, ``data``, ``train``, ``shard``, ``checkpoint``, ``export``
 - ``dist/``: the distributed-training scripts and their launcher (lesson 05)
 - ``install/``: the frameworks' builds for this machine (``frameworks``, run by ``make``) and the setup cell's install on Colab and Kaggle (``hosted``); stdlib only
 

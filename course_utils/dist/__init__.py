@@ -14,7 +14,7 @@ Importing this package imports neither jax nor torch. Modules:
 
 The launched scripts themselves (run them with ``torchrun -m`` or ``python -m``):
 ``torch_ddp``, ``torch_tp``, ``torch_fsdp`` (and ``torch_all``, the three in one
-launch), ``jax_multiprocess``, ``torch_gpt`` (lesson 11's GPT with FSDP2 and tensor
+launch), ``jax_multiprocess``, ``torch_gpt`` (lesson 12's GPT with FSDP2 and tensor
 parallelism), and ``torch_check`` (runs an exercise's function on
 several processes).
 """

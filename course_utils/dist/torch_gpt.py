@@ -1,4 +1,4 @@
-"""Lesson 11's GPT trained with FSDP2 and with tensor parallelism, in one launch.
+"""The GPT of lessons 11 and 12 trained with FSDP2 and with tensor parallelism, in one launch (lesson 12).
 
 One machine:  torchrun --nproc-per-node 2 -m course_utils.dist.torch_gpt [fsdp] [tp]
 Many GPUs:    torchrun --nproc-per-node 8 -m course_utils.dist.torch_gpt

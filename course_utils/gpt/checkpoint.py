@@ -1,4 +1,4 @@
-"""Checkpoints of the GPT that resume bit for bit, in each framework (lesson 11).
+"""Checkpoints of the GPT that resume bit for bit, in each framework (lesson 12).
 
 - JAX: Orbax's v1 API (``ocp.v1.save`` / ``ocp.v1.load``), as lesson 06 uses it:
   the parameters and the optax state go in as one pytree, and come back into an

@@ -1,4 +1,4 @@
-"""The GPT exported as a program, serialised to bytes and loaded back, in each framework (lesson 11).
+"""The GPT exported as a program, serialised to bytes and loaded back, in each framework (lesson 12).
 
 ``jax.export`` of a ``logits(params, tokens)`` function and ``torch.export`` of
 the module, each with a symbolic batch and sequence length. A reloaded export

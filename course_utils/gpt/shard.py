@@ -1,4 +1,4 @@
-"""The GPT training step on many JAX devices: data parallel and tensor parallel (lesson 11).
+"""The GPT training step on many JAX devices: data parallel and tensor parallel (lesson 12).
 
 One pure step (:func:`course_utils.gpt.train.jax_step`) runs everywhere; only
 the shardings ``jax.jit`` is given change:

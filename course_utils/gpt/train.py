@@ -1,4 +1,4 @@
-"""One language-model training step in each framework, written once (lesson 11).
+"""One language-model training step in each framework, written once (lessons 11 and 12).
 
 The JAX step is a pure function of ``(params, opt_state, x, y)``: the model's
 structure (its NNX ``graphdef``) is closed over, so the same function runs on

@@ -6,8 +6,8 @@
 
 The classes are re-exported here (``from course_utils.models import TorchCNN``).
 Importing this package imports torch and flax; ``import course_utils`` does not
-import it. Weight converters are in :mod:`course_utils.convert`; lesson 11's GPT,
-with its sampler and converter, is in :mod:`course_utils.gpt`.
+import it. Weight converters are in :mod:`course_utils.convert`; the GPT of lessons 11
+and 12, with its sampler and converter, is in :mod:`course_utils.gpt`.
 """
 
 from __future__ import annotations
