@@ -22,8 +22,8 @@
 # Four exercises on porting models between PyTorch and JAX: a weight converter for a layer
 # lesson 07 did not cover, the silent difference between two "identical" models, a BatchNorm
 # port that keeps its running statistics right, and PyTorch's cross-entropy options in JAX.
-# Replace each `raise NotImplementedError()` with your code, then run the check cell below it:
-# it prints "passed", explains what is wrong, or says "not implemented yet".
+# Replace each `raise NotImplementedError()` with your code, then run the check cell below
+# it. The check prints "passed", says what is wrong, or says "not implemented yet".
 
 # %%
 # Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),
@@ -72,8 +72,8 @@ S = config.sizes(SIZES, SMOKE)
 #
 # PyTorch's `nn.Conv1d` stores its weight as `(out_channels, in_channels, kernel)` and reads
 # inputs as `(batch, channels, length)`. Flax's `nnx.Conv` with a one-element `kernel_size`
-# stores `(kernel, in_channels, out_channels)` and reads `(batch, length, channels)`.
-# Write both converters on NumPy arrays; a missing bias (`None`) stays `None`. About 2 lines each.
+# stores `(kernel, in_channels, out_channels)` and reads `(batch, length, channels)`. Write
+# both converters on NumPy arrays. A missing bias, `None`, stays `None`. About 2 lines each.
 
 # %%
 # EXERCISE: conv1d-converter
@@ -119,13 +119,29 @@ with torch.no_grad():
 
 # %%
 # TESTS: conv1d-converter points=2
+def conv_crash(err):
+    """The likely cause of a crash in a converter."""
+    if isinstance(err, AttributeError) and "permute" in str(err):
+        return "NumPy: an ndarray has no .permute, torch's name; NumPy's is .transpose(axes)"
+    return "PyTorch is (out, in, k); Flax is (k, in, out): reverse the axes"
+
+
+def _taps_in_order():
+    weight = conv_t.weight.detach().numpy()
+    kernel = np.asarray(conv1d_torch_to_jax(weight, conv_t.bias.detach().numpy())[0])
+    if kernel.shape == weight.shape[::-1] and np.array_equal(kernel[::-1], weight.transpose(2, 1, 0)):
+        raise AssertionError("the kernel's taps are in reverse order: PyTorch and Flax both compute a "
+                             "cross-correlation, so the taps keep their order")
+
+
 def _conv_outputs():
     out_j = flax_conv1d_from(conv_t)(jnp.asarray(x_ncl.transpose(0, 2, 1)))  # (batch, length, channels)
     return np.asarray(out_j).transpose(0, 2, 1)  # back to (batch, channels, length)
 
 
+check("conv1d-converter", _taps_in_order, crash_hint=conv_crash)
 check("conv1d-converter", _conv_outputs, expected_conv, rtol=1e-5, atol=1e-5,
-      hint="PyTorch is (out, in, k); Flax is (k, in, out): reverse the axes")
+      hint="PyTorch is (out, in, k); Flax is (k, in, out): reverse the axes", crash_hint=conv_crash)
 
 
 def _round_trip():
@@ -169,8 +185,8 @@ for c_in, c_out, k, stride, pad, bias in [(3, 5, 5, 2, 2, True), (4, 2, 1, 1, 0,
 # ## Exercise 2 · Two "identical" models that disagree
 #
 # `TorchNet` is Linear → LayerNorm → GELU → Linear. `port_forward` is a JAX port of it that
-# someone checked by eye: the weights are converted correctly (`params`), every shape fits,
-# and yet the outputs differ. Find the **two** defaults that differ and write
+# someone checked by eye. The weights in `params` are converted correctly and every shape
+# fits, yet the outputs differ. Find the **two** defaults that differ and write
 # `fixed_forward(params, x)`, the port done right, in `jax.numpy`. About 5 lines.
 
 # %%
@@ -198,15 +214,17 @@ def port_forward(params, x):
 torch.manual_seed(0)
 net = TorchNet()
 with torch.no_grad():
-    net.fc1.bias.zero_()  # (so the LayerNorm sees small activations below)
+    net.fc1.bias.zero_()  # so that the LayerNorm sees small activations below
 params = {
     "fc1": {"kernel": jnp.asarray(net.fc1.weight.detach().numpy().T), "bias": jnp.asarray(net.fc1.bias.detach().numpy())},
     "ln": {"scale": jnp.asarray(net.ln.weight.detach().numpy()), "bias": jnp.asarray(net.ln.bias.detach().numpy())},
     "fc2": {"kernel": jnp.asarray(net.fc2.weight.detach().numpy().T), "bias": jnp.asarray(net.fc2.bias.detach().numpy())},
 }
 x_small = np.random.default_rng(1).standard_normal((S.batch, 16)).astype(np.float32) * 3e-3
+x_large = np.random.default_rng(2).standard_normal((S.batch, 16)).astype(np.float32) * 10
 with torch.no_grad():
     expected_net = net(torch.from_numpy(x_small))
+    expected_large = net(torch.from_numpy(x_large))
 print(f"the port is off by up to {max_abs_diff(port_forward(params, jnp.asarray(x_small)), expected_net):.3f}")
 
 
@@ -224,9 +242,14 @@ def fixed_forward(params, x):
 
 # %%
 # TESTS: silent-difference points=2
+check("silent-difference", lambda: fixed_forward(params, jnp.asarray(x_large)), expected_large,
+      rtol=1e-5, atol=1e-5,
+      hint="at this scale eps does not matter, so the activation differs: torch's F.gelu is the exact "
+           "erf form, and jax.nn.gelu's approximate= is a bool whose default is the tanh form")
 check("silent-difference", lambda: fixed_forward(params, jnp.asarray(x_small)), expected_net,
       rtol=1e-5, atol=1e-5,
-      hint="compare nn.LayerNorm's eps with 1e-6, and torch's gelu with jax.nn.gelu's default")
+      hint="on small inputs the LayerNorm differs: compare nn.LayerNorm's eps with the 1e-6 "
+           "that layer_norm adds unless told")
 
 # %%
 # HIDDEN TESTS: silent-difference points=3
@@ -255,11 +278,12 @@ for scale in (1e-3, 1.0, 30.0):
 #
 # Write `bn_torch_to_nnx(bn)`: an `nnx.BatchNorm` that behaves like the given
 # `torch.nn.BatchNorm1d` in **both** modes, with its scale, bias and running statistics
-# copied. Mind the momentum convention (PyTorch: weight of the new batch; Flax: weight of the
-# old average) and the epsilon, and give JAX copies of the statistics: PyTorch updates
-# `running_mean` in place at every training step, and a JAX array made from a tensor's memory
-# may keep reading it (lesson 01, §3.1). About 8 lines. (The running variance will still
-# differ by the unbiased/biased convention after a training step; the tests allow for that.)
+# copied. Mind the momentum convention: PyTorch's weighs the new batch, Flax's the old
+# average. Mind the epsilon too. PyTorch updates `running_mean` in place at every training
+# step, and JAX may read a tensor's memory after your function has returned, even through a
+# copy JAX makes itself (lessons 01, §3.1, and 06, §6.1). So give JAX copies made on the
+# host. About 8 lines. After a training step the running variance still differs by the
+# unbiased and biased conventions; the tests allow for that.
 
 # %%
 # EXERCISE: batchnorm-port
@@ -303,11 +327,42 @@ def _eval_outputs():
     return ported(jnp.asarray(xb))
 
 
+def bn_crash(err):
+    """The likely cause of a crash while porting or running the BatchNorm."""
+    text = str(err)
+    if "requires grad" in text:
+        return "PyTorch: a parameter that requires grad has no .numpy(); detach it first"
+    if isinstance(err, AttributeError) and "BatchNorm1d" in text:
+        return "torch's BatchNorm1d names them weight, bias, running_mean and running_var"
+    if isinstance(err, AttributeError) and any(n in text for n in ("'weight'", "'running_")):
+        return "nnx.BatchNorm names them scale, bias, mean and var"
+    if "_can_update" in text:
+        return ("a running statistic is a plain array now, not an nnx.BatchStat, so training cannot "
+                "update it: write into the variable instead of replacing it")
+    return ""
+
+
 _bn = trained_bn().eval()
 with torch.no_grad():
     _expected_bn = _bn(torch.from_numpy(xb))
 check("batchnorm-port", _eval_outputs, _expected_bn, rtol=1e-5, atol=1e-5,
-      hint="copy weight->scale, bias, running_mean->mean, running_var->var; eval() uses the running stats")
+      hint="copy weight->scale, bias, running_mean->mean, running_var->var; eval() uses the running stats",
+      crash_hint=bn_crash)
+
+
+def _still_variables():
+    ported = bn_torch_to_nnx(trained_bn())
+    for name, kind, why in (("scale", nnx.Param, "an optimiser trains only nnx.Params"),
+                            ("bias", nnx.Param, "an optimiser trains only nnx.Params"),
+                            ("mean", nnx.BatchStat, "training updates only nnx.BatchStats"),
+                            ("var", nnx.BatchStat, "training updates only nnx.BatchStats")):
+        found = getattr(ported, name)
+        assert isinstance(found, kind), (
+            f"ported.{name} holds a plain {type(found).__name__}, no longer an nnx.{kind.__name__}, "
+            f"and {why}: write into the variable instead of replacing it")
+
+
+check("batchnorm-port", _still_variables, crash_hint=bn_crash)
 
 
 _busy = jnp.ones((800, 800))
@@ -332,8 +387,10 @@ def _stats_after_torch_updates_its_own(tries=5):
 _bn_before = trained_bn()
 _stats_before = (_bn_before.running_mean.numpy().copy(), _bn_before.running_var.numpy().copy())
 check("batchnorm-port", _stats_after_torch_updates_its_own, _stats_before, rtol=0, atol=0,
-      hint="the ported statistics changed when PyTorch changed its own in place: JAX kept reading "
-           "the tensor's memory (lesson 01, §3.1); give jnp.asarray a copy")
+      hint="the ported statistics changed when PyTorch changed its own in place: JAX read the tensor's "
+           "memory after bn_torch_to_nnx returned, and a copy JAX makes itself can come that late too; "
+           "make the copy on the host first",
+      crash_hint=bn_crash)
 
 
 def _stats_after_training_steps(steps=3):
@@ -351,7 +408,26 @@ with torch.no_grad():
         _bn_step(torch.from_numpy(xb * (i + 1)))
 check("batchnorm-port", _stats_after_training_steps, _bn_step.running_mean, rtol=1e-5, atol=1e-6,
       hint="after training steps the running mean differs: PyTorch's momentum weighs the new batch, "
-           "Flax's momentum weighs the old average, so Flax's momentum is 1 - PyTorch's")
+           "Flax's momentum weighs the old average, so Flax's momentum is 1 - PyTorch's",
+      crash_hint=bn_crash)
+
+
+def _stats_other_momentum(steps=3):
+    ported = bn_torch_to_nnx(trained_bn(momentum=0.3))
+    ported.train()
+    for i in range(steps):
+        ported(jnp.asarray(xb * (i + 1)))
+    return ported.mean[...]
+
+
+_bn_m3 = trained_bn(momentum=0.3).train()
+with torch.no_grad():
+    for i in range(3):
+        _bn_m3(torch.from_numpy(xb * (i + 1)))
+check("batchnorm-port", _stats_other_momentum, _bn_m3.running_mean, rtol=1e-5, atol=1e-6,
+      hint="a BatchNorm1d built with momentum=0.3 ported to another running mean: derive Flax's "
+           "momentum from bn.momentum, not from a number",
+      crash_hint=bn_crash)
 
 
 def _eval_outputs_other_eps():
@@ -364,7 +440,8 @@ _bn_eps = trained_bn(eps=0.1).eval()
 with torch.no_grad():
     _expected_bn_eps = _bn_eps(torch.from_numpy(xb))
 check("batchnorm-port", _eval_outputs_other_eps, _expected_bn_eps, rtol=1e-5, atol=1e-5,
-      hint="a BatchNorm1d built with eps=0.1 ported to different outputs: pass PyTorch's eps to Flax's epsilon")
+      hint="a BatchNorm1d built with eps=0.1 ported to different outputs: pass PyTorch's eps to Flax's epsilon",
+      crash_hint=bn_crash)
 
 # %%
 # HIDDEN TESTS: batchnorm-port points=3
@@ -387,11 +464,11 @@ for momentum, eps in [(0.1, 1e-5), (0.3, 1e-3), (0.01, 0.1)]:
 # %% [markdown]
 # ## Exercise 4 · PyTorch's cross-entropy options in JAX
 #
-# `F.cross_entropy(logits, labels, label_smoothing=s, ignore_index=i)` mixes the one-hot target
-# with a uniform distribution (`(1 − s)·onehot + s / C`) and averages the loss over the examples
-# whose label is not `ignore_index`. Write the same in JAX (optax helps:
-# `optax.smooth_labels`, `optax.softmax_cross_entropy`). It must work under `jax.jit`, so use
-# masking, not Python `if` or boolean indexing. About 6 lines.
+# `F.cross_entropy(logits, labels, label_smoothing=s, ignore_index=i)` mixes the one-hot
+# target with a uniform distribution, `(1 − s)·onehot + s / C`. It averages the loss over the
+# examples whose label is not `ignore_index`. Write the same in JAX; `optax.smooth_labels`
+# and `optax.softmax_cross_entropy` help. It must work under `jax.jit`, so mask values
+# instead of using Python `if` or boolean indexing. About 6 lines.
 
 # %%
 # EXERCISE: cross-entropy
@@ -412,27 +489,47 @@ logits_np = np.random.default_rng(4).standard_normal((S.batch, 5)).astype(np.flo
 labels_np = np.random.default_rng(5).integers(0, 5, S.batch)
 labels_np[1] = -100  # one example to ignore
 
+
 # %%
 # TESTS: cross-entropy points=2
-_expected_ce = torch.nn.functional.cross_entropy(torch.from_numpy(logits_np), torch.from_numpy(labels_np),
-                                                 label_smoothing=0.1)
-_ce_jit = jax.jit(lambda a, b: cross_entropy_like_torch(a, b, label_smoothing=0.1))
-check("cross-entropy", lambda: _ce_jit(jnp.asarray(logits_np), jnp.asarray(labels_np)),
-      _expected_ce, rtol=1e-5, atol=1e-6,
-      hint="smooth the one-hot target as PyTorch does (every class, the true one included, gets s / C), then "
-           "average only over labels != ignore_index; under jax.jit the "
-           "shapes must not depend on values: mask with jnp.where, no boolean indexing or Python if",
-      crash_hint="JAX: under jax.jit the shapes must not depend on values: no boolean indexing or "
-                 "Python if on a traced value; mask with jnp.where")
+def ce_crash(err):
+    """The likely cause of a crash under jax.jit."""
+    name = type(err).__name__
+    if "BooleanIndex" in name:
+        return ("JAX: under jax.jit an array's shape cannot depend on values, so boolean indexing "
+                "fails: keep every example and mask with jnp.where")
+    if "TracerBool" in name or "Concretization" in name:
+        return "JAX: under jax.jit a Python if cannot read a traced value: mask with jnp.where instead"
+    return ""
 
-_labels_3 = np.where(labels_np < 0, 0, labels_np)
+
+_ce_jit = jax.jit(lambda a, b, s, i: cross_entropy_like_torch(a, b, label_smoothing=s, ignore_index=i),
+                  static_argnums=(2, 3))
+
+
+def _ce(labels, smoothing=0.0, ignore=-100):  # yours, under jax.jit
+    return _ce_jit(jnp.asarray(logits_np), jnp.asarray(labels), smoothing, ignore)
+
+
+def _torch_ce(labels, smoothing=0.0, ignore=-100):  # PyTorch's
+    return torch.nn.functional.cross_entropy(torch.from_numpy(logits_np), torch.from_numpy(labels),
+                                             label_smoothing=smoothing, ignore_index=ignore)
+
+
+_labels_kept = np.where(labels_np < 0, 0, labels_np)  # no example ignored
+check("cross-entropy", lambda: _ce(_labels_kept), _torch_ce(_labels_kept), rtol=1e-5, atol=1e-6,
+      hint="F.cross_entropy returns one number: the mean of the examples' losses", crash_hint=ce_crash)
+check("cross-entropy", lambda: _ce(labels_np), _torch_ce(labels_np), rtol=1e-5, atol=1e-6,
+      hint="an example labelled ignore_index, -100 here, must drop out: average only over labels "
+           "!= ignore_index", crash_hint=ce_crash)
+check("cross-entropy", lambda: _ce(_labels_kept, 0.1), _torch_ce(_labels_kept, 0.1), rtol=1e-5, atol=1e-6,
+      hint="smooth the one-hot target as PyTorch does: every class, the true one included, gets s / C",
+      crash_hint=ce_crash)
+_labels_3 = _labels_kept.copy()
 _labels_3[::4] = 3  # class 3 is the one ignored this time
-_expected_ce_3 = torch.nn.functional.cross_entropy(torch.from_numpy(logits_np), torch.from_numpy(_labels_3),
-                                                   ignore_index=3)
-_ce_jit_3 = jax.jit(lambda a, b: cross_entropy_like_torch(a, b, ignore_index=3))
-check("cross-entropy", lambda: _ce_jit_3(jnp.asarray(logits_np), jnp.asarray(_labels_3)),
-      _expected_ce_3, rtol=1e-5, atol=1e-6,
-      hint="with ignore_index=3 the examples labelled 3 must drop out of the mean (use the argument, not -100)")
+check("cross-entropy", lambda: _ce(_labels_3, ignore=3), _torch_ce(_labels_3, ignore=3), rtol=1e-5, atol=1e-6,
+      hint="with ignore_index=3 the examples labelled 3 must drop out of the mean: use the argument, not -100",
+      crash_hint=ce_crash)
 
 # %%
 # HIDDEN TESTS: cross-entropy points=3

@@ -139,6 +139,60 @@ def cross_entropy_like_torch(logits, labels, *, label_smoothing=0.0, ignore_inde
     return jnp.sum(jnp.where(valid, per_example, 0.0)) / jnp.sum(valid)
 """
 
+GELU_STRING = LN_BODY.format(eps=", eps=1e-5", gelu=', approximate="none"')
+
+BN_JAX_COPY = BN_BODY.format(**RIGHT_BN).replace(
+    "jnp.asarray(t.detach().numpy().copy())",
+    "jnp.array(t.detach().numpy(), copy=True)  # JAX's copy, made when JAX gets to it",
+)
+BN_TENSOR_DIRECT = BN_BODY.format(**RIGHT_BN).replace(
+    "jnp.asarray(t.detach().numpy().copy())", "jnp.asarray(t.detach())"
+)
+BN_DEVICE_PUT = BN_BODY.format(**RIGHT_BN).replace(
+    "jnp.asarray(t.detach().numpy().copy())", "jax.device_put(t.detach().numpy())"
+)
+BN_MOMENTUM_09 = BN_BODY.format(**{**RIGHT_BN, "momentum": "0.9"})
+BN_EPS_1E5 = BN_BODY.format(**{**RIGHT_BN, "eps": "epsilon=1e-5, "})
+BN_NO_DETACH = BN_BODY.format(**RIGHT_BN).replace("t.detach().numpy()", "t.numpy()")
+BN_STATS_REPLACED = BN_BODY.format(
+    **{
+        **RIGHT_BN,
+        "stats": "out.mean = copy_of(bn.running_mean)  # the BatchStat replaced\n"
+        "    out.var = copy_of(bn.running_var)",
+    }
+)
+BN_PARAMS_REPLACED = BN_BODY.format(**RIGHT_BN).replace(
+    "out.scale[...] = copy_of(bn.weight)\n    out.bias[...] = copy_of(bn.bias)",
+    "out.scale = copy_of(bn.weight)  # module.weight = ..., PyTorch's habit\n"
+    "    out.bias = copy_of(bn.bias)",
+)
+BN_TORCH_NAMES = BN_BODY.format(**RIGHT_BN).replace("out.scale[...]", "out.weight[...]")
+
+CE_MEAN_OF_KEPT = """
+def cross_entropy_like_torch(logits, labels, *, label_smoothing=0.0, ignore_index=-100):
+    valid = labels != ignore_index
+    safe = jnp.where(valid, labels, 0)
+    target = optax.smooth_labels(jax.nn.one_hot(safe, logits.shape[-1]), label_smoothing)
+    return optax.softmax_cross_entropy(logits, target)[valid].mean()  # a value-dependent shape
+"""
+
+CE_PER_EXAMPLE = """
+def cross_entropy_like_torch(logits, labels, *, label_smoothing=0.0, ignore_index=-100):
+    valid = labels != ignore_index
+    safe = jnp.where(valid, labels, 0)
+    target = optax.smooth_labels(jax.nn.one_hot(safe, logits.shape[-1]), label_smoothing)
+    return jnp.where(valid, optax.softmax_cross_entropy(logits, target), 0.0)  # optax's shape
+"""
+
+CE_NONNEGATIVE_MASK = """
+def cross_entropy_like_torch(logits, labels, *, label_smoothing=0.0, ignore_index=-100):
+    valid = labels >= 0  # right for -100 only
+    safe = jnp.where(valid, labels, 0)
+    target = optax.smooth_labels(jax.nn.one_hot(safe, logits.shape[-1]), label_smoothing)
+    per_example = optax.softmax_cross_entropy(logits, target)
+    return jnp.sum(jnp.where(valid, per_example, 0.0)) / jnp.sum(valid)
+"""
+
 WRONG = {
     "conv1d-converter": [
         ("reshape instead of transpose", CONV_RESHAPED, "reverse the axes"),
@@ -155,8 +209,13 @@ WRONG = {
     ],
     "silent-difference": [
         ("only the gelu fixed", ONLY_GELU_FIXED, "nn.LayerNorm's eps"),
-        ("only the eps fixed", ONLY_EPS_FIXED, "jax.nn.gelu's default"),
-        ("the port as it was", NOTHING_FIXED, "nn.LayerNorm's eps"),
+        ("only the eps fixed", ONLY_EPS_FIXED, "approximate= is a bool"),
+        ("the port as it was", NOTHING_FIXED, "approximate= is a bool"),
+        (
+            "PyTorch's string approximate='none', truthy in JAX",
+            GELU_STRING,
+            "approximate= is a bool",
+        ),
     ],
     "batchnorm-port": [
         (
@@ -170,16 +229,64 @@ WRONG = {
         (
             "jnp.asarray of the tensor's memory, no copy",
             BN_NO_COPY,
-            "give jnp.asarray a copy",
+            "make the copy on the host first",
         ),
-        ("DLPack shares the tensor's memory", BN_DLPACK, "give jnp.asarray a copy"),
+        (
+            "DLPack shares the tensor's memory",
+            BN_DLPACK,
+            "make the copy on the host first",
+        ),
+        (
+            "jnp.array(..., copy=True): a copy JAX makes, possibly late",
+            BN_JAX_COPY,
+            "make the copy on the host first",
+        ),
+        (
+            "jnp.asarray of the tensor itself",
+            BN_TENSOR_DIRECT,
+            "make the copy on the host first",
+        ),
+        (
+            "jax.device_put of the tensor's memory",
+            BN_DEVICE_PUT,
+            "make the copy on the host first",
+        ),
+        ("momentum hard-coded as 0.9", BN_MOMENTUM_09, "not from a number"),
+        ("epsilon hard-coded as 1e-5", BN_EPS_1E5, "pass PyTorch's eps"),
+        ("a parameter's .numpy() without detach", BN_NO_DETACH, "detach it first"),
+        (
+            "statistics replaced by plain arrays",
+            BN_STATS_REPLACED,
+            "no longer an nnx.BatchStat",
+        ),
+        (
+            "scale and bias replaced by plain arrays",
+            BN_PARAMS_REPLACED,
+            "no longer an nnx.Param",
+        ),
+        (
+            "PyTorch's names on the Flax module",
+            BN_TORCH_NAMES,
+            "names them scale, bias, mean and var",
+        ),
     ],
     "cross-entropy": [
-        ("boolean indexing", CE_BOOLEAN_INDEXING, "no boolean indexing"),
+        ("boolean indexing", CE_BOOLEAN_INDEXING, "boolean indexing fails"),
         (
             "a Python if on a traced value",
             CE_PYTHON_IF,
-            "no boolean indexing or Python if",
+            "a Python if cannot read a traced value",
+        ),
+        (
+            "the mean of the kept rows, by boolean indexing",
+            CE_MEAN_OF_KEPT,
+            "boolean indexing fails",
+        ),
+        ("per-example losses, no mean", CE_PER_EXAMPLE, "returns one number"),
+        (
+            "labels >= 0 as the mask, not ignore_index",
+            CE_NONNEGATIVE_MASK,
+            "use the argument, not -100",
         ),
         (
             "mean over all examples",
@@ -223,12 +330,35 @@ def conv1d_jax_to_torch(kernel, bias):
     return kernel.transpose(1, 2, 0), bias
 """
 
+CONV_IN_K_OUT = """
+def conv1d_torch_to_jax(weight, bias):
+    return weight.transpose(1, 2, 0), bias  # (in, k, out)
+
+
+def conv1d_jax_to_torch(kernel, bias):
+    return kernel.transpose(2, 0, 1), bias
+"""
+
+CONV_FLIPPED = """
+def conv1d_torch_to_jax(weight, bias):
+    return weight[:, :, ::-1].transpose(2, 1, 0), bias  # flipped, as a textbook convolution
+
+
+def conv1d_jax_to_torch(kernel, bias):
+    return kernel.transpose(2, 1, 0)[:, :, ::-1], bias
+"""
+
+CONV_PERMUTE = """
+def conv1d_torch_to_jax(weight, bias):
+    return weight.permute(2, 1, 0), bias  # torch's method, on a NumPy array
+
+
+def conv1d_jax_to_torch(kernel, bias):
+    return kernel.permute(2, 1, 0), bias
+"""
+
 WRONG["cross-entropy"] += [
-    (
-        "the sum, not the mean",
-        CE_SUM_NOT_MEAN,
-        "average only over labels != ignore_index",
-    ),
+    ("the sum, not the mean", CE_SUM_NOT_MEAN, "returns one number"),
 ]
 WRONG["conv1d-converter"] += [
     (
@@ -236,4 +366,11 @@ WRONG["conv1d-converter"] += [
         CONV_OUT_IN_SWAPPED,
         "reverse the axes",
     ),
+    ("(in, k, out): only two axes moved", CONV_IN_K_OUT, "reverse the axes"),
+    (
+        "taps flipped, as for a true convolution",
+        CONV_FLIPPED,
+        "taps are in reverse order",
+    ),
+    ("torch's .permute on a NumPy array", CONV_PERMUTE, "no .permute"),
 ]
