@@ -91,9 +91,10 @@ S = config.sizes(SIZES, SMOKE)
 print(env.report().line())
 
 # %% [markdown]
-# The line records this run's versions, devices and precision. Every cell of this lesson
-# compares the two frameworks, so both run on one device kind. On a TPU runtime, where PyTorch
-# has only the CPU, JAX runs on the CPU too.
+# The line records this run's versions, devices and precision. PyTorch's models stay on the
+# CPU in this lesson, and JAX runs on the device the line names. On a TPU runtime that is the
+# CPU too, because the TPU's own arithmetic would blur the parity checks. The one timing, in
+# section 4.1, runs both frameworks on the CPU.
 #
 # ## 1. Gradients through the weight converter
 #
