@@ -20,7 +20,7 @@
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/v0.1.0/notebooks/02_autodiff.ipynb) [![Open In Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)](https://kaggle.com/kernels/welcome?src=https://github.com/jax-pytorch-side-by-side/course/blob/v0.1.0/notebooks/02_autodiff.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/v0.1.0?labpath=notebooks/02_autodiff.ipynb)
 #
 # Both frameworks compute exact derivatives by the chain rule. PyTorch records a tape while
-# the forward pass runs and walks it backwards when you call `loss.backward()`; JAX transforms
+# the forward pass runs and walks it backwards when you call `loss.backward()`. JAX transforms
 # a function into its derivative function with `jax.grad`. PyTorch's `torch.func` offers the
 # JAX style too, so this lesson puts all three side by side and measures where they differ.
 #
@@ -32,11 +32,8 @@
 # 3. change what autodiff does: stop gradients, write a custom backward pass that removes a
 #    NaN, and trade compute for memory with rematerialisation.
 #
-# **How to read the pairs.** Each idea comes as a PyTorch cell, then the JAX cell that mirrors
-# it, then a cell that checks the two agree. Names say which framework owns them: `model_torch`,
-# `X_torch` and `loss_torch` live in PyTorch cells, `params_jax`, `X_jax` and `loss_jax` in JAX
-# cells, and the NumPy arrays both start from end in `_np`. So running the cells out of order
-# never hands a PyTorch cell a JAX array, and the parity cell can name both sides.
+# The pairs follow lesson 00's naming: a `_torch` or `_jax` suffix on what belongs to one
+# framework, none on the NumPy arrays both start from.
 
 # %%
 # Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),
@@ -85,9 +82,9 @@ import optax
 import torch
 import torch.func as tf
 
-from IPython.display import display
+from IPython.display import Markdown, display
 
-from course_utils import claims, config, data, plots, residuals, timing
+from course_utils import claims, config, data, plots, timing
 from course_utils.expect import expect_error
 from course_utils.parity import assert_close
 
@@ -100,29 +97,27 @@ dev, _ = SETUP.pair()
 # ## 1. `loss.backward()` vs `jax.grad`
 #
 # Training asks one thing of autodiff: the gradient of a scalar loss with respect to every
-# parameter. Both frameworks compute the same numbers; they put them in different places, and
-# that difference shapes how training code is written in each.
+# parameter. Both frameworks compute the same numbers, but put them in different places.
 #
 # In PyTorch the gradient is a side effect. The forward pass records every operation on a tensor
-# with `requires_grad=True`; `loss.backward()` walks that record backwards and writes the result
+# with `requires_grad=True`. `loss.backward()` walks that record backwards and writes the result
 # into the `.grad` attribute of each parameter. Parameters and their gradients sit in the same
 # objects, which is why `optimizer.step()` needs no arguments.
 #
 # In JAX the gradient is a return value. `jax.grad` takes a Python function and returns a new
-# function; calling it gives the gradient as a fresh **pytree** (a nested structure of dicts,
-# lists and tuples whose leaves are arrays) with the same structure as the argument, here a dict
-# with keys `"W"` and `"b"`. There is no `requires_grad` flag: `argnums` chooses which
-# positional arguments to differentiate (the first by default), and the others are constants.
+# function. Calling it gives the gradient as a fresh pytree with the structure of the argument,
+# here a dict with keys `"W"` and `"b"`. There is no `requires_grad` flag: `argnums` chooses
+# which positional arguments to differentiate, the first by default, and the others are
+# constants.
 #
 # **Key concepts**
-# - PyTorch: tensors with `requires_grad=True` are recorded; `loss.backward()` **adds** each
-#   gradient into the tensor's `.grad` field.
-# - JAX: `jax.grad(loss_fn)` is a new function returning the gradient with the same pytree
-#   structure as the argument; `value_and_grad` also returns the loss; `has_aux=True` lets the
-#   loss function return extra outputs (accuracy, logits) without differentiating them.
-# - `torch.func.grad` / `grad_and_value` with `functional_call` is PyTorch's JAX-style API.
+# - PyTorch: `loss.backward()` **adds** each gradient into the tensor's `.grad` field.
+# - JAX: `jax.grad(loss_fn)` returns the gradient with the structure of the argument.
+#   `value_and_grad` also returns the loss, and `has_aux=True` returns extra outputs, such as
+#   the accuracy, without differentiating them.
+# - `torch.func.grad` and `grad_and_value`, with `functional_call`, are PyTorch's JAX-style API.
 #
-# A linear softmax classifier on scikit-learn's digits (8×8 images, flattened to 64 features),
+# A linear softmax classifier on scikit-learn's digits, 8×8 images flattened to 64 features,
 # with the same initial weights in both frameworks:
 
 # %%
@@ -163,17 +158,17 @@ print(f"loss {float(loss_jax):.4f}; gradients agree")
 
 # %% [markdown]
 # Same loss, same gradients, to float32 rounding. The PyTorch gradient of `weight` was
-# transposed before the comparison, because `nn.Linear` stores its weight as `(out, in)` while
-# the JAX dict uses `(in, out)`, the layout of `X @ W`. The tolerances allow for sums taken in a
-# different order, not for a different formula: a missing softmax or a sum instead of a mean
-# would miss by orders of magnitude more.
+# transposed before the comparison: `nn.Linear` stores its weight as `(out, in)`, while the JAX
+# dict uses `(in, out)`, the layout of `X @ W`. The tolerances allow for sums taken in another
+# order, not for another formula. A missing softmax or a sum instead of a mean would miss by
+# orders of magnitude more.
 
 # %% [markdown]
 # ### 1.1 The sharp bit: `.grad` accumulates
 #
-# Because PyTorch keeps gradients in the parameters, something has to decide what happens to the
-# old value when a new gradient arrives. PyTorch adds. That choice makes gradient accumulation
-# over micro-batches free (call `backward()` several times, then `step()` once), and it makes
+# Because PyTorch keeps gradients in the parameters, something has to decide what happens to
+# the old value when a new gradient arrives. PyTorch adds. That makes gradient accumulation over
+# micro-batches free: call `backward()` several times, then `step()` once. It also makes
 # forgetting to clear the gradients a silent bug.
 #
 # Run the forward and backward pass again, as the next training step would, but forget to zero
@@ -185,9 +180,9 @@ torch.nn.functional.cross_entropy(model_torch(X_torch), y_torch).backward()  # n
 print("bias gradient now / first gradient:", (model_torch.bias.grad / grads_torch["b"])[:4])
 
 # %% [markdown]
-# The second `backward()` added to the first: the gradient is doubled, and nothing warned. This
-# is deliberate (it lets you accumulate over micro-batches), so every training step must clear
-# the fields first with `optimizer.zero_grad()` or `model.zero_grad()`.
+# The second `backward()` added to the first: the gradient is doubled, and nothing warned. Every
+# training step must therefore clear the fields first, with `optimizer.zero_grad()` or
+# `model.zero_grad()`.
 
 # %%
 assert_close(model_torch.bias.grad, 2 * grads_jax["b"], rtol=1e-4, atol=1e-6, name="accumulated")
@@ -197,26 +192,23 @@ assert_close(model_torch.bias.grad, grads_jax["b"], rtol=1e-4, atol=1e-6, name="
 
 
 # %% [markdown]
-# The first assertion confirms the doubling; after `zero_grad()` the next `backward()`
-# starts from nothing and gives the JAX gradient again. Since PyTorch 2.0 `zero_grad()` sets
-# `.grad` to `None` rather than filling it with zeros (`set_to_none=True` is the default), which
-# PyTorch's documentation notes uses less memory and can modestly improve performance.
+# The first assertion confirms the doubling. After `zero_grad()` the next `backward()` starts
+# from nothing and gives the JAX gradient again. Since PyTorch 2.0, `zero_grad()` sets `.grad`
+# to `None` rather than filling it with zeros, which saves memory.
 #
-# `jax.grad` has nowhere to accumulate: every call returns a fresh gradient, and accumulating
-# over micro-batches is an explicit `jax.tree.map(jnp.add, ...)` (exercise 1).
+# `jax.grad` has nowhere to accumulate: every call returns a fresh gradient. Accumulating over
+# micro-batches is an explicit `jax.tree.map(jnp.add, ...)`, as exercise 1 shows.
 #
 # ### 1.2 Auxiliary outputs and module parameters
 #
-# To differentiate a function, JAX needs a function: parameters in, scalar out. A PyTorch module
-# is an object that holds its parameters, so the JAX style needs a way to run the module on
-# parameters passed in from outside. `torch.func.functional_call(model, params, args)` does
-# that: it runs `model_torch` with the tensors in the dict `params` standing in for its own, and
-# leaves the module untouched. With it, every `torch.func` transform (`grad`, `vmap`, `jvp`)
-# applies to a module.
+# To differentiate, JAX needs a function: parameters in, scalar out. A PyTorch module holds its
+# parameters, so the JAX style needs a way to run it on parameters passed in from outside.
+# `torch.func.functional_call(model, params, args)` does that. It runs `model_torch` with the
+# tensors of the dict `params` in place of its own, and leaves the module untouched. With it,
+# every `torch.func` transform applies to a module.
 #
 # A loss function often computes more than the loss. `has_aux=True` returns the extra values
-# without differentiating them. PyTorch's `torch.func.grad_and_value` does the same over a
-# module's parameters as a dict, with `functional_call` running the module on those values:
+# without differentiating them, in both frameworks:
 
 # %%
 # PyTorch: torch.func
@@ -246,33 +238,31 @@ assert_close({"W": g_torch["weight"].T, "b": g_torch["bias"]}, g_jax, rtol=1e-4,
 print(f"accuracy before training: {float(acc_j):.3f}; torch.func and jax agree")
 
 # %% [markdown]
-# The accuracy came back next to the loss, and nothing was differentiated through it (there is
-# nothing useful to differentiate: `argmax` is piecewise constant). Mind the order of the
-# results, which differs between the two APIs: `jax.value_and_grad(..., has_aux=True)` returns
-# `((loss, aux), grads)`, while `torch.func.grad_and_value(..., has_aux=True)` returns `(grads,
-# (loss, aux))`. The gradients are the ones of the first cell of this section, as they must be:
-# the same weights, the same data, the same loss.
+# The accuracy came back next to the loss, and nothing was differentiated through it; `argmax`
+# is piecewise constant anyway. Mind the order of the results, which differs between the two
+# APIs. `jax.value_and_grad(..., has_aux=True)` returns `((loss, aux), grads)`, while
+# `torch.func.grad_and_value(..., has_aux=True)` returns `(grads, (loss, aux))`.
 
 # %% [markdown]
 # ## 2. Forward and reverse mode
 #
-# Gradients of a scalar loss are one use of autodiff; Jacobians, Hessians and per-example
-# gradients (the rest of this lesson) are built from two primitives, and a PyTorch user has
-# usually met only one of them. `backward()` is a **vector-Jacobian product**: it pulls the
-# vector `1.0` (or the `gradient=` argument, for a non-scalar output) back through the recorded
-# graph. The other primitive, the **Jacobian-vector product**, pushes a direction forward
-# through the computation, alongside the values, and needs no record at all.
+# Jacobians, Hessians and per-example gradients, the rest of this lesson, are built from two
+# primitives. A PyTorch user has usually met only one of them. `backward()` is a
+# **vector-Jacobian product**: it pulls the vector `1.0`, or the `gradient=` argument for a
+# non-scalar output, back through the recorded graph. The other primitive, the
+# **Jacobian-vector product**, pushes a direction forward through the computation, alongside
+# the values, and needs no record at all.
 #
-# Both frameworks expose the two primitives under the same names. The small example below
-# computes them for `f(x) = tanh(A x)` and checks them against the Jacobian written out by hand.
+# Both frameworks expose the two primitives under the same names. The example below computes
+# them for `f(x) = tanh(A x)` and checks them against the Jacobian written out by hand.
 #
 # **Key concepts**
-# - For `f: ℝⁿ → ℝᵐ` with Jacobian `J` (m × n): a **JVP** (forward mode) pushes a tangent
-#   `v ∈ ℝⁿ` forward, giving `J v`; a **VJP** (reverse mode) pulls a cotangent `u ∈ ℝᵐ`
-#   back, giving `uᵀ J`. Each costs a small multiple of one evaluation of `f`.
-# - The full Jacobian takes `n` JVPs (`jacfwd`) or `m` VJPs (`jacrev`): forward mode wins
-#   for tall Jacobians (few inputs, many outputs), reverse mode for wide ones. A scalar loss
-#   (m = 1) is the extreme wide case, which is why training uses reverse mode.
+# - For `f: ℝⁿ → ℝᵐ` with an m × n Jacobian `J`, a **JVP** or forward mode pushes a tangent
+#   `v ∈ ℝⁿ` forward, giving `J v`. A **VJP** or reverse mode pulls a cotangent `u ∈ ℝᵐ` back,
+#   giving `uᵀ J`. Each costs a small multiple of one evaluation of `f`.
+# - The full Jacobian takes `n` JVPs with `jacfwd` or `m` VJPs with `jacrev`. Forward mode wins
+#   for tall Jacobians, with few inputs and many outputs; reverse mode wins for wide ones. A
+#   scalar loss, m = 1, is the extreme wide case, which is why training uses reverse mode.
 # - Both frameworks spell these the same: `jax.jvp/vjp/jacfwd/jacrev` and
 #   `torch.func.jvp/vjp/jacfwd/jacrev`.
 
@@ -307,27 +297,26 @@ print("JVP = J v and VJP = u^T J in both frameworks")
 
 
 # %% [markdown]
-# Read the shapes: `J v` has the output's size (6) and `uᵀ J` the input's (4). Note also what
-# `vjp` returns: not a number but a function (`vjp_fn_torch`, `vjp_fn_jax`). The forward pass
-# has already run, and the values the backward pass needs (the residuals) are stored inside that
-# function, so you can pull back as many cotangents as you like without running `f` again.
-# `jax.jvp` returns the tangent directly, because forward mode computes it in the same pass as
-# the value.
+# Read the shapes: `J v` has the output's size, 6, and `uᵀ J` the input's, 4. Note also what
+# `vjp` returns: not a number but a function, `vjp_fn_torch` or `vjp_fn_jax`. The forward pass
+# has already run, and the values the backward pass needs, the **residuals**, are stored inside
+# that function. So you can pull back as many cotangents as you like without running `f`
+# again. `jax.jvp` returns the tangent directly, because forward mode computes it in the same
+# pass as the value.
 #
-# The two frameworks build these primitives differently underneath. PyTorch defines a backward
-# formula for each operation (and, separately, a forward-mode formula). JAX gives each primitive
-# a JVP rule and obtains reverse mode from it: it linearises the function with forward mode and
-# then transposes the linear part. That design returns in §6.3, where one JVP rule is enough for
-# both modes.
+# Underneath, the two frameworks build these primitives differently. PyTorch defines a backward
+# formula for each operation, and separately a forward-mode formula. JAX gives each primitive a
+# JVP rule and obtains reverse mode from it: it linearises the function with forward mode, then
+# transposes the linear part. That design returns in §6.3, where one JVP rule serves both modes.
 
 # %% [markdown]
 # ### 2.1 When each mode wins, measured
 #
-# Two Jacobians of the same kind of function, a two-layer `tanh` network
-# `tanh(A2 tanh(A1 x))` with `jac_hidden` hidden units: a **tall** one (8 inputs, `jac_big`
-# outputs) and a **wide** one (`jac_big` inputs, 8 outputs). One JVP or VJP costs about the
-# same here, so counting passes predicts that the mode needing 8 of them instead of `jac_big`
-# wins. Each variant is first checked to return the same Jacobian, then timed interleaved.
+# Two Jacobians of the same kind of function, a two-layer network `tanh(A2 tanh(A1 x))` with
+# `jac_hidden` hidden units. A **tall** one has 8 inputs and `jac_big` outputs; a **wide** one
+# has `jac_big` inputs and 8 outputs. One JVP or VJP costs about the same here, so counting
+# passes predicts that the mode needing 8 of them instead of `jac_big` wins. Each variant is
+# first checked to return the same Jacobian, then timed interleaved.
 
 # %%
 def jacobian_variants(n_in, n_out, seed=0):
@@ -360,15 +349,14 @@ fig.tight_layout()
 
 # %% [markdown]
 # Each panel shows the four variants' time per call on this machine, with its spread across
-# rounds. Counting passes predicts a ratio near `jac_big / 8`, but the measured ratio need not
-# be that large: `jacfwd` and `jacrev` do not run their passes one by one. Both `vmap` the JVP
-# (or VJP) over the rows of an identity matrix, so the `jac_big` passes become one batched pass
-# whose matrix-vector products are matrix-matrix products, and a batched pass costs less than
-# that many single ones.
+# rounds. Counting passes predicts a ratio near `jac_big / 8`, but the measured ratio can be
+# smaller. `jacfwd` and `jacrev` do not run their passes one by one: both `vmap` the JVP or VJP
+# over the rows of an identity matrix. So the `jac_big` passes become one batched pass, whose
+# matrix-vector products are matrix-matrix products, and that costs less than as many single
+# passes.
 #
-# Which mode won, judged by `claims.faster` from the paired per-round ratios (a 95 % interval
-# of their median). Compare each line with the prediction printed next to it; a run that was
-# contended or too noisy to tell says so instead of naming a winner.
+# Which mode won, judged by `claims.faster` with lesson 00's rule? Each line compares the two
+# modes inside one framework, next to the mode the counting predicts:
 
 # %%
 predicted = {"tall": "jacfwd", "wide": "jacrev"}
@@ -378,32 +366,23 @@ for shape, comparison in modes.items():
         print(f"{shape} Jacobian, {fw} (passes predict {predicted[shape]}): {mode_verdict.explanation}")
 
 # %% [markdown]
-# Each line compares the two modes inside one framework; the JAX pair is jitted and the PyTorch
-# pair is eager, so the lines say nothing about JAX against PyTorch. The rule to take away is
-# the counting rule: choose the mode whose number of passes is the smaller side of the Jacobian;
-# a line that names a winner is this machine's evidence for or against it. For a neural
-# network's loss the answer is always reverse mode. Tall Jacobians come up elsewhere:
-# sensitivities of many outputs to a few inputs, such as a simulation's outputs against a
-# handful of physical parameters.
+# The JAX pair is jitted and the PyTorch pair is eager, so the lines say nothing about JAX
+# against PyTorch. The rule to take away is the counting rule: choose the mode whose number of
+# passes is the smaller side of the Jacobian. A line that names a winner is this machine's
+# evidence for or against it. For a neural network's loss the answer is always reverse mode.
 
 # %% [markdown]
 # ## 3. Higher-order derivatives
 #
 # Higher derivatives show the two designs most clearly. In JAX, `jax.grad(f)` is a Python
-# function of the same kind as `f`, so it can be the input of any transformation, including
-# `grad` itself: the third derivative is three nested calls, and `vmap` evaluates it at many
-# points. Nothing is stored between the calls; each transformation traces the function it is
-# given.
+# function of the same kind as `f`, so it can be the input of any transformation, `grad`
+# included.
 #
 # In PyTorch's tape model a gradient is the output of running the tape backwards, and that run
-# is not recorded by default: the result is a plain tensor with no history, so there is nothing
-# to differentiate a second time. `create_graph=True` asks autograd to record the backward pass
-# as well. `torch.func`, which began as the separate functorch library and became part of
-# PyTorch in 2.0, brings the JAX model over: `torch.func.grad` returns a function, and the
-# transforms nest.
-#
-# The section computes one third derivative three ways (the tape, `torch.func`, JAX), checks all
-# three against the formula, then asks what the popular speed claims about it are worth.
+# is not recorded by default. The result is a plain tensor with no history, with nothing to
+# differentiate a second time. `create_graph=True` asks autograd to record the backward pass as
+# well. `torch.func`, part of PyTorch since 2.0, brings the JAX model over: `torch.func.grad`
+# returns a function, and the transforms nest.
 #
 # **Key concepts**
 # - `jax.grad` returns an ordinary function, so it composes: `grad(grad(grad(f)))` is the third
@@ -413,9 +392,12 @@ for shape, comparison in modes.items():
 # - `torch.compile` does not support double backward through a compiled function; compiling a
 #   `torch.func` composition works.
 #
-# The source articles' example: the third derivative of f(x) = sin(x²) + exp(cos x). By hand,
+# The source articles' example is the third derivative of f(x) = sin(x²) + exp(cos x). By hand,
 #
 # $$ f'''(x) = -12x\sin(x^2) - 8x^3\cos(x^2) + e^{\cos x}\sin x\,(\cos^2 x + 3\cos x). $$
+#
+# The section computes it three ways, with the tape, `torch.func` and JAX, and checks all three
+# against the formula.
 
 # %%
 x_np = np.linspace(-2.0, 2.0, S.n_points).astype(np.float32)
@@ -463,8 +445,8 @@ print(f"all three match the analytic f''' at {S.n_points} points "
 
 # %% [markdown]
 # The absolute tolerance scales with the largest value of f''' on the grid. float32 keeps about
-# seven significant digits, and the formula adds terms of that size, so an error of about `1e-6
-# × max |f'''|` is rounding; a missing or wrong term would be off by order one.
+# seven significant digits, and the formula adds terms of that size. So an error of about
+# `1e-6 × max |f'''|` is rounding, while a missing or wrong term would be off by order one.
 
 # %%
 every = max(1, S.n_points // 60)
@@ -477,19 +459,18 @@ ax.legend()
 fig.tight_layout()
 
 # %% [markdown]
-# The circles (PyTorch's tape) and crosses (JAX's `grad∘grad∘grad`) sit on the analytic curve
-# across the whole interval, including near the ends where the `8x³cos(x²)` term makes f'''
-# largest and its oscillation fastest. The plot shows every few points only, so the markers stay
-# readable; the check above covered all of them.
+# The circles of PyTorch's tape and the crosses of JAX's `grad∘grad∘grad` sit on the analytic
+# curve across the whole interval. That includes the ends, where the `8x³cos(x²)` term makes
+# f''' largest and fastest. The plot shows every few points only; the check above covered all
+# of them.
 
 # %% [markdown]
 # ### 3.1 The sharp bit: `torch.compile` and double backward
 #
 # The natural way to speed up the PyTorch version is to compile `f` and keep the tape-based
-# code. The backward of a compiled region cannot be differentiated again (the same error comes
-# from the default Inductor backend; `aot_eager` just reaches it without generating code).
-# `expect_error`, the course's expected-error helper, prints the error this cell raises on
-# purpose (and those of §6.3) in a line, and fails the cell if the error does not happen:
+# code. The backward of a compiled region cannot be differentiated again. The cell uses the
+# `aot_eager` backend, which reaches the same error as the default Inductor without generating
+# code:
 
 # %%
 f_compiled = torch.compile(f_torch, backend="aot_eager")
@@ -499,14 +480,13 @@ with expect_error(RuntimeError):
     (d2,) = torch.autograd.grad(d1.sum(), x_small)
 
 # %% [markdown]
-# The message says what happened: the compiled region enters the autograd graph as one node
-# whose backward was generated ahead of time (AOTAutograd), and that generated backward has no
-# backward of its own. The first derivative works; the second has nothing to differentiate.
+# The compiled region enters the autograd graph as one node whose backward was generated ahead
+# of time by AOTAutograd. That generated backward has no backward of its own: the first
+# derivative works, and the second has nothing to differentiate.
 #
-# Compiling the whole tape-based function `d3_autograd` does not help: Dynamo breaks the graph
-# at every `torch.autograd.grad` call (with `fullgraph=True` it refuses outright), and the
-# compiled pieces hit the same double-backward error. What works is compiling the `torch.func`
-# composition, which Dynamo traces as one graph:
+# Compiling the whole of `d3_autograd` does not help either. Dynamo breaks the graph at every
+# `torch.autograd.grad` call, and the compiled pieces hit the same error. What works is
+# compiling the `torch.func` composition, which Dynamo traces as one graph:
 
 # %%
 d3_compiled = torch.compile(d3_func)
@@ -514,30 +494,25 @@ assert_close(d3_compiled(x_torch), d3_exact, rtol=1e-4, atol=1e-6 * scale, name=
 print("torch.compile(torch.func.vmap(grad(grad(grad(f))))) matches the analytic f'''")
 
 # %% [markdown]
-# This works because Dynamo traces through `torch.func` transforms: the three `grad`s and the
-# `vmap` are unrolled into one graph of ordinary operations before Inductor compiles it, which
-# is what `jax.jit` does with the JAX version. The first call paid for the compilation; the
-# timings below use later calls.
+# Dynamo traces through `torch.func` transforms. The three `grad`s and the `vmap` become one
+# graph of ordinary operations before Inductor compiles it, as `jax.jit` does with the JAX
+# version. The first call paid for the compilation; the timings below use later calls.
 
 # %% [markdown]
 # ### 3.2 The grid: framework × API × compiled
 #
-# A popular claim (source article 004) is that **"JAX is 2–5× faster on tasks such as
-# higher-order derivatives"**; for batched third derivatives it quotes 1 ms for JAX against
-# 8 ms for a hand-written PyTorch loop (the course's registry keeps them as the claims
-# `jax-2-5x` and `higher-order`). Its PyTorch side is the tape, its JAX side is jitted: the
-# framework, the API and compiling all change at once. To take them apart, the same
-# derivatives are computed five ways, checked equal first, then timed interleaved:
+# A popular claim, from source article 004, is that **"JAX is 2–5× faster on tasks such as
+# higher-order derivatives"**. For batched third derivatives it quotes 1 ms for JAX against 8 ms
+# for a hand-written PyTorch loop. The course's registry keeps these as the claims `jax-2-5x`
+# and `higher-order`. The article's PyTorch side is the tape and its JAX side is jitted, so the
+# framework, the API and compiling all change at once. To take them apart, the same derivatives
+# are computed five ways, checked equal first, then timed in interleaved rounds:
 #
 # | | eager | compiled |
 # |---|---|---|
-# | PyTorch tape: `autograd.grad(..., create_graph=True)` (the article's) | `d3_autograd` | none: double backward is refused (§3.1) |
+# | PyTorch tape, `autograd.grad(..., create_graph=True)`: the article's | `d3_autograd` | refused, §3.1 |
 # | PyTorch `torch.func.vmap` of `grad∘grad∘grad` | `d3_func` | `torch.compile(d3_func)` |
 # | JAX `jax.vmap` of `grad∘grad∘grad` | `d3_jax` | `jax.jit(d3_jax)` |
-#
-# `timing.compare` first checks that all five return the same values (to the tolerances of the
-# parity cell above), then runs them in interleaved rounds, so that a burst of load on the
-# machine hits every variant alike.
 
 # %%
 d3_jit = jax.jit(d3_jax)
@@ -563,21 +538,16 @@ print(f"| JAX | {fmt(t['JAX eager'])} | {fmt(t['JAX jit'])} |")
 ax = grid.plot(title=f"third derivative at {S.n_points} points, on this machine")
 
 # %% [markdown]
-# Read the table across a row to see what compiling did to one API, and down a column to see the
-# framework (and, for PyTorch, the API) at a fixed level of compilation. The "JAX eager" cell
-# deserves a word: without `jit`, JAX dispatches each primitive operation of the transformed
-# function on its own, and `vmap` of three nested `grad`s expands into many small operations, so
-# eager JAX pays Python and dispatch overhead for each of them, on every call. JAX is designed
-# to run such code under `jit`, which pays that overhead once, while tracing. The plot shows the
-# same medians with their spread.
+# Read the table across a row to see what compiling did to one API, and down a column to see
+# the framework at one level of compilation. `vmap` of three nested `grad`s expands into many
+# small operations. Eager JAX pays Python and dispatch overhead for each of them on every call;
+# `jit` pays it once, while tracing.
 #
-# The claims, judged over the registry's three pairings by `claims.judge`: the ratio is
-# PyTorch's time over JAX's, per interleaved round, and the verdict comes from the 95 %
-# interval of its median against the stated magnitude (a contended or noisy run is
-# "inconclusive", whatever the medians). The **article** pairing (tape against JAX `jit`) is
-# shown because it is the article's; it is not fair. The fair ones pair **eager** with eager
-# (`torch.func` against JAX, the same program, op by op) and **compiled** with compiled
-# (`torch.compile` against `jax.jit`).
+# The claims are judged by `claims.judge` over the registry's three pairings. The ratio is
+# PyTorch's time over JAX's, per interleaved round. The **article** pairing, the tape against
+# JAX `jit`, is shown because it is the article's; it is not fair. The fair ones pair **eager**
+# with eager, `torch.func` against JAX on the same program, and **compiled** with compiled,
+# `torch.compile` against `jax.jit`.
 
 # %%
 grad3_verdicts = {  # the grid's variants carry the registry's names for each pairing
@@ -590,15 +560,12 @@ ax = plots.speedups([v.plot_row(f"{claim_id}, {pairing}") for (claim_id, pairing
                     title=f"JAX × faster than PyTorch, third derivative at {S.n_points} points")
 
 # %% [markdown]
-# Each point in the plot is one claim and pairing: the median ratio, PyTorch's time over JAX's,
-# with its 95 % interval as the bar. The vertical line marks 1x (no difference) and the shaded
-# band on each row what that claim states (2–5x, or the 8x of 1 ms against 8 ms). The rule
-# behind each verdict (docs/VERDICTS.md) asks for a quiet run and a whole interval at or beyond
-# the stated magnitude's low end before it sides with the claim, and for an interval entirely
-# short of it before it sides against; the verdicts above say where this run landed.
+# Each point in the plot is one claim and pairing: the median ratio with its 95 % interval as
+# the bar. The vertical line marks 1x, no difference, and the shaded band on each row is what
+# that claim states. A verdict sides with a claim only when the run was quiet and the whole
+# interval reaches the stated magnitude; `docs/VERDICTS.md` gives the whole rule.
 #
-# And one change at a time, inside each framework, judged by `claims.faster` (which of the
-# two is faster, if this run can tell):
+# Then one change at a time, inside each framework, judged by `claims.faster`:
 
 # %%
 single_changes = {
@@ -610,32 +577,29 @@ for change, (before, after) in single_changes.items():
     print(f"{change}: {claims.faster(grid, before, after).explanation}")
 
 # %% [markdown]
-# Read the lines together: the pairing decides what is measured. Eager against eager compares
-# how fast each framework runs the same program op by op; compiled against compiled compares
-# the compilers; the article's pairing changes the framework, the API and compiling at once, so
-# on its own it cannot say which of them made the difference. The single-change lines say how
-# much each change did on this machine.
-#
+# The pairing decides what is measured. Eager against eager compares how fast each framework
+# runs the same program op by op, and compiled against compiled compares the compilers. The
+# article's pairing changes three things at once, so on its own it cannot say which one made
+# the difference. The single-change lines say how much each change did on this machine.
+
+# %% [markdown]
 # ## 4. Hessians and Hessian-vector products
 #
-# Second-order information appears in Newton-type and trust-region optimisers, in curvature
-# diagnostics (the largest Hessian eigenvalue as a measure of how sharp a minimum is), in
-# influence functions and in some meta-learning methods. The full Hessian is rarely affordable:
-# a model with n parameters has n² second derivatives, so ten million parameters would need 10¹⁴
-# numbers. Almost every one of these methods needs only products `H v` with a few vectors, and
-# iterative algorithms (conjugate gradients, Lanczos, power iteration) are built on exactly that
-# product.
+# Second-order information appears in Newton-type optimisers, curvature diagnostics and
+# influence functions. The full Hessian is rarely affordable: a model with n parameters has n²
+# second derivatives, 10¹⁴ numbers for ten million parameters. Most of these methods need only
+# products `H v` with a few vectors, and iterative algorithms such as conjugate gradients are
+# built on that product.
 #
-# `H v` is the directional derivative of the gradient along `v`, so it is a JVP (forward mode)
-# of the function that computes the gradient (reverse mode): forward-over-reverse. In PyTorch's
-# tape style the same product is usually written as a double backward, the gradient of `(∇f ·
-# v)` taken with `create_graph=True`; `torch.func` lets you write forward-over-reverse exactly
-# as in JAX. Both are checked below against the full matrix.
+# `H v` is the directional derivative of the gradient along `v`. So it is a JVP, forward mode,
+# of the function that computes the gradient, reverse mode: forward-over-reverse. In PyTorch's
+# tape style the same product is usually a double backward, the gradient of `∇f · v` taken
+# with `create_graph=True`. `torch.func` lets you write forward-over-reverse exactly as in JAX.
 #
 # **Key concepts**
-# - `jax.hessian` and `torch.func.hessian` build the full n × n matrix (forward-over-reverse:
-#   `jacfwd(jacrev(f))`), which costs n gradient evaluations and n² memory.
-# - A **Hessian-vector product** `H v` needs neither: it is the JVP of the gradient,
+# - `jax.hessian` and `torch.func.hessian` build the full n × n matrix as `jacfwd(jacrev(f))`,
+#   which costs n gradient evaluations and n² memory.
+# - A **Hessian-vector product** `H v` needs neither. It is the JVP of the gradient,
 #   `jvp(grad(f), (x,), (v,))`, for a small multiple of the price of one gradient.
 
 # %%
@@ -668,9 +632,8 @@ print(f"Hessians ({n}x{n}) and Hessian-vector products agree")
 
 # %% [markdown]
 # The Hessian is symmetric, as the Hessian of a smooth function must be, and both frameworks
-# build the same one: `torch.func.hessian`, like `jax.hessian`, is `jacfwd(jacrev(f))`. The
-# product is compared with `H @ v` at a looser absolute tolerance, because the matrix product
-# sums n float32 terms in an order of its own.
+# build the same one. The product is compared with `H @ v` at a looser absolute tolerance,
+# because the matrix product sums n float32 terms in an order of its own.
 #
 # How much does avoiding the matrix save? Both ways of getting `H v`, in both frameworks:
 
@@ -695,35 +658,33 @@ for fw, full, product in (("PyTorch", "PyTorch hessian @ v", "PyTorch jvp(grad)"
 
 
 # %% [markdown]
-# Counting operations, building the Hessian costs about n gradient evaluations (one JVP of the
-# gradient per column, batched by `vmap`), and the product costs about one; memory goes from n²
-# numbers to a few vectors of n. The lines above say whether this run could tell the two apart
-# at n = `hess_n`. The operation count grows linearly with n and the memory quadratically, so
-# the larger the model, the less choice there is: at a million parameters only the product fits.
+# Counting operations, the Hessian costs about n gradient evaluations, one JVP of the gradient
+# per column, batched by `vmap`. The product costs about one, and memory falls from n² numbers
+# to a few vectors of n. The lines above say whether this run could tell the two apart at
+# n = `hess_n`. The work grows linearly with n and the memory quadratically, so at a million
+# parameters only the product fits.
 
 # %% [markdown]
 # ## 5. Per-example gradients
 #
 # A batched loss hides the individual examples: `backward()` on the mean loss sums their
-# contributions inside the backward pass, before you can see them. Some methods need them one by
-# one. Differentially private SGD clips each example's gradient to a maximum norm before
-# averaging, so that no single example can move the model far; data-attribution methods score
-# examples by their gradients; and the spread of per-example gradients is a diagnostic of
-# gradient noise.
+# contributions before you can see them. Some methods need them one by one. Differentially
+# private SGD clips each example's gradient before averaging, and data-attribution methods
+# score examples by their gradients.
 #
 # The direct way in eager PyTorch is a Python loop with one backward pass per example. `vmap`
-# keeps the loop's meaning and removes the loop: write the loss for **one** example, take its
-# gradient, and map that function over the batch. `in_axes=(None, 0, 0)` (`in_dims` in PyTorch)
-# says that the parameters are shared and that examples and labels are split along their first
-# axis.
+# keeps the loop's meaning and removes the loop. Write the loss for **one** example, take its
+# gradient, and map that function over the batch. `in_axes=(None, 0, 0)`, spelled `in_dims`
+# in PyTorch, says that the parameters are shared and that the examples and labels are split
+# along their first axis.
 #
 # **Key concepts**
 # - A loss averaged over a batch gives one gradient; some methods need one gradient **per
-#   example** (gradient-norm clipping in differentially private SGD, influence estimates).
+#   example**.
 # - Write the loss for a single example, take its gradient, and `vmap` over the batch:
 #   `jax.vmap(jax.grad(loss), in_axes=(None, 0, 0))` and
 #   `torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0, 0))`.
-# - The oracle is the Python loop over examples; `vmap` computes the same thing in one batched call.
+# - The oracle is the Python loop over examples; `vmap` computes the same in one batched call.
 
 # %%
 # PyTorch
@@ -766,15 +727,14 @@ assert_close(jax.tree.map(lambda g: g.mean(axis=0), pe_jax), jax.grad(loss_fn_ja
 print(f"{S.batch} per-example gradients: vmap = loop, PyTorch = JAX, and their mean is the batch gradient")
 
 # %% [markdown]
-# Three checks in one cell. `vmap` computes exactly the loop's gradients; the two frameworks
-# agree (PyTorch's weight gradients transposed to JAX's `(in, out)` layout); and the mean of the
-# per-example gradients is the gradient of the mean loss, because differentiation is linear.
-# That last identity is a cheap test for any per-example code you write. Note the shapes: every
-# leaf of the gradient gained a batch axis in front, `(batch, 64, 10)` for `W` and `(batch, 10)`
-# for `b`, as the comments in the two cells say.
+# Three checks in one cell. `vmap` computes exactly the loop's gradients. The two frameworks
+# agree, once PyTorch's weight gradients are transposed to JAX's `(in, out)` layout. And the
+# mean of the per-example gradients is the gradient of the mean loss, because differentiation
+# is linear: a cheap test for any per-example code you write. Every leaf of the gradient gained
+# a batch axis in front, as the shape comments in the two cells say.
 #
-# The loop against `vmap`, in both frameworks (the JAX loop calls a jitted per-example
-# gradient, so it pays dispatch, not compilation, per example):
+# The loop against `vmap`, in both frameworks. The JAX loop calls a jitted per-example
+# gradient, so it pays dispatch, not compilation, per example:
 
 # %%
 grad_one_jit = jax.jit(jax.grad(loss_one_jax))
@@ -806,12 +766,11 @@ for fw, loop, vec in (("PyTorch", "PyTorch loop", "PyTorch torch.func.vmap"),
     print(f"{fw}, {S.batch} per-example gradients: {claims.faster(per_example, loop, vec).explanation}")
 
 # %% [markdown]
-# What each loop pays per example is one small gradient computation: for PyTorch a forward and a
-# backward pass through the recorded graph, for JAX one call of an already compiled program.
-# `vmap` turns the batch into one computation whose matrix-vector products become matrix-matrix
-# products. The verdict lines say what that was worth here, at `batch` examples and a 64 × 10
-# linear model. On a GPU each small launch leaves most of the chip idle, which is the case
-# batching is made for; measure it there before relying on a number from this machine.
+# Each loop pays for one small gradient computation per example. For PyTorch that is a forward
+# and a backward pass; for JAX, one call of an already compiled program. `vmap` turns the batch
+# into one computation whose matrix-vector products become matrix-matrix products. The lines
+# say what that was worth here, at `batch` examples and a 64 × 10 linear model. On a GPU each
+# small launch leaves most of the chip idle, which is the case batching is made for.
 
 # %% [markdown]
 # ## 6. Changing what autodiff does
@@ -819,28 +778,26 @@ for fw, loop, vec in (("PyTorch", "PyTorch loop", "PyTorch torch.func.vmap"),
 # Sometimes the derivative autodiff computes is not the one you want. Three cases come up again
 # and again:
 #
-# - a value should count as a constant: a target network in reinforcement learning, the teacher
-#   in self-distillation, a running statistic;
-# - the exact derivative is numerically useless: a NaN or an infinity where a finite subgradient
-#   would do, or a gradient that should be clipped or replaced, as in the straight-through
-#   estimator;
+# - a value should count as a constant, such as a target network or a running statistic;
+# - the exact derivative is numerically useless, such as a NaN where a finite subgradient would
+#   do;
 # - the derivative is right, but keeping everything it needs takes more memory than the device
 #   has.
 #
 # Each case has a tool in both frameworks, and the tools map almost one to one. The difference
-# worth learning is what a custom rule covers. PyTorch's `autograd.Function` and JAX's
-# `custom_vjp` define reverse mode only; JAX asks you to choose between `custom_vjp` and
-# `custom_jvp` up front, and the choice decides which transformations still work (§6.3).
+# worth learning is what a custom rule covers: the choice between `custom_vjp` and
+# `custom_jvp` decides which transformations still work.
 #
 # **Key concepts**
 # - `jax.lax.stop_gradient(x)` and `x.detach()` treat a value as a constant for differentiation.
 # - A **custom gradient** replaces the derivative of a function with one you write:
-#   `jax.custom_vjp` (a forward that saves residuals, a backward that uses them) and
-#   `torch.autograd.Function` (`forward`, `setup_context`, `backward`). Both cover reverse mode
-#   only; `jax.custom_jvp` (and a `jvp` staticmethod in PyTorch) serves forward mode too.
-# - **Rematerialisation** (`jax.checkpoint`, `torch.utils.checkpoint.checkpoint`), applied to
-#   each block of a network, saves only the blocks' inputs and recomputes their insides during
-#   the backward pass: less memory, more compute.
+#   `jax.custom_vjp`, a forward that saves residuals and a backward that uses them, and
+#   `torch.autograd.Function` with `forward`, `setup_context` and `backward`. Both cover
+#   reverse mode only. `jax.custom_jvp`, or a `jvp` staticmethod in PyTorch, serves forward
+#   mode too.
+# - **Rematerialisation** with `jax.checkpoint` or `torch.utils.checkpoint.checkpoint`,
+#   applied to each block of a network, saves only the blocks' inputs. The backward pass
+#   recomputes their insides: less memory, more compute.
 #
 # ### 6.1 `stop_gradient` vs `detach`
 #
@@ -864,17 +821,16 @@ grad_detach, grad_stop
 # %% [markdown]
 # Both give 3.0, not 6.0: the second factor was a constant as far as the derivative is
 # concerned. The two tools are built differently. `detach()` returns a new tensor that shares
-# memory with the original but has no history, so the tape simply does not connect through it.
-# `stop_gradient` is an operation in the program, the identity on values whose derivative is
-# zero; it therefore keeps working inside `jit`, `vmap` and nested `grad`, wherever the function
-# is transformed.
+# memory with the original but has no history, so the tape does not connect through it.
+# `stop_gradient` is an operation in the program, the identity on values with a zero
+# derivative. It therefore keeps working inside `jit`, `vmap` and nested `grad`.
 
 # %% [markdown]
 # ### 6.2 Custom gradients: a NaN and its fix
 #
-# The Euclidean norm written directly, `sqrt(sum(x²))`, is fine to evaluate at `x = 0`, but its
+# The Euclidean norm written directly, `sqrt(sum(x²))`, is fine to evaluate at `x = 0`. Its
 # derivative there is `(1 / 2√0) · 2x = ∞ · 0`, which floating point turns into NaN. One zero
-# vector in a batch (a padded row, a dead feature) then poisons every gradient it touches.
+# vector in a batch, such as a padded row, then poisons every gradient it touches.
 
 # %%
 # PyTorch
@@ -892,12 +848,12 @@ assert torch.isnan(nan_torch).all() and jnp.isnan(nan_jax).all()
 
 
 # %% [markdown]
-# Every component is NaN, not just a few: the chain rule multiplies `1 / (2·0) = ∞` by `2x = 0`
-# for each of them, and `∞ · 0` is NaN in IEEE arithmetic. Both frameworks follow the same
-# rules, so both give the same NaNs.
+# Every component is NaN. The chain rule multiplies `1 / (2·0) = ∞` by `2x = 0` for each of
+# them, and `∞ · 0` is NaN in IEEE arithmetic. Both frameworks follow the same rules, so both
+# give the same NaNs.
 #
-# The fix: keep the forward pass, and write the backward pass as `g · x / ‖x‖`, with the
-# denominator kept away from zero, so the gradient at `0` is `0` (a valid subgradient).
+# The fix keeps the forward pass and writes the backward pass as `g · x / ‖x‖`, with the
+# denominator kept away from zero. The gradient at `0` is then `0`, a valid subgradient.
 
 # %%
 # PyTorch
@@ -948,26 +904,26 @@ assert_close(jax.grad(safe_norm)(jnp.asarray(z_np)), z_np / 13.0, rtol=1e-6, nam
 print("fixed: gradient", fixed_jax, "at 0, and x/|x| elsewhere, in both frameworks")
 
 # %% [markdown]
-# At 0 the gradient is now 0; away from 0 the custom backward returns `x / ‖x‖`, the true
+# At 0 the gradient is now 0. Away from 0 the custom backward returns `x / ‖x‖`, the true
 # gradient, so the rule changed nothing where the original was already right. Note how the two
 # APIs line up. JAX's `fwd` returns the output and the **residuals**, the values `bwd` will
-# need; `bwd` takes the residuals and the output's cotangent and returns a tuple with one
-# cotangent per input. In PyTorch `setup_context` stores the same values with
+# need. `bwd` takes the residuals and the output's cotangent, and returns a tuple with one
+# cotangent per input. In PyTorch, `setup_context` stores the same values with
 # `ctx.save_for_backward`, and `backward` reads them from `ctx.saved_tensors`.
 #
-# For this particular function there is also a fix without a custom rule, which the JAX FAQ
-# shows under "Gradients contain NaN where using `where`": apply `jnp.where` to the input as
-# well as to the output, so that the unsafe branch never sees a zero. The custom rule is the
-# general tool, for derivatives no rewriting of the forward pass gives you.
+# This particular function also has a fix without a custom rule, which the JAX FAQ shows under
+# "Gradients contain NaN where using `where`". Apply `jnp.where` to the input as well as to the
+# output, so that the unsafe branch never sees a zero. The custom rule is the general tool, for
+# derivatives that no rewriting of the forward pass gives you.
 
 # %% [markdown]
 # ### 6.3 A custom VJP has no forward mode
 #
 # `jax.custom_vjp` and a `torch.autograd.Function` with only `backward` define the reverse pass
-# and nothing else. Forward mode (`jvp`, `jacfwd`, and the Hessian, which is
-# `jacfwd(jacrev(f))`) would need a tangent rule that was never written, and neither framework
-# falls back to differentiating the original code, since that code is what the custom rule
-# replaces. So the §4 tools stop working on `safe_norm`:
+# and nothing else. Forward mode would need a tangent rule that was never written. That covers
+# `jvp`, `jacfwd` and the Hessian, which is `jacfwd(jacrev(f))`. Neither framework falls back to
+# differentiating the original code, since that code is what the custom rule replaces. So the
+# tools of §4 stop working on `safe_norm`:
 
 # %%
 # JAX
@@ -981,17 +937,16 @@ with expect_error(NotImplementedError):
 
 
 # %% [markdown]
-# Both errors are raised when the transformation reaches the custom function, not when it is
-# defined: a `custom_vjp` function or a backward-only `Function` works under `grad` and fails
-# the first time something asks for its forward mode.
+# Both errors come when the transformation reaches the custom function, not when it is
+# defined. A `custom_vjp` function works under `grad` and fails the first time something asks
+# for its forward mode.
 #
 # The rule that serves both modes is a **JVP**. `jax.custom_jvp` takes one: JAX uses it for
-# forward mode, and gets reverse mode by transposing it (the tangent output must be linear in
-# the tangent input, as `x · t / ‖x‖` is). PyTorch needs a `jvp` staticmethod next to `backward`,
-# with the tensors it reads saved by `ctx.save_for_forward`; `torch.func` transforms also need
-# the `setup_context` form (a `forward` without `ctx`), and the ones built on `vmap`
-# (`jacrev`, `hessian`) need `generate_vmap_rule = True` or a `vmap` staticmethod
-# (PyTorch's docs: "Extending torch.func with autograd.Function").
+# forward mode, and gets reverse mode by transposing it. The tangent output must be linear in
+# the tangent input, as `x · t / ‖x‖` is. PyTorch needs a `jvp` staticmethod next to `backward`,
+# with the tensors it reads saved by `ctx.save_for_forward`. Its `vmap`-based transforms,
+# `jacrev` and `hessian`, also need a vmap rule, such as `generate_vmap_rule = True`. PyTorch's
+# docs explain both in "Extending torch.func with autograd.Function".
 
 # %%
 # JAX
@@ -1037,29 +992,26 @@ print("Hessian at z, both frameworks:\n", np.round(np.asarray(hess_j), 4))
 
 # %% [markdown]
 # The matrix is the projection away from `z`, divided by `‖z‖ = 13`. It has to be: moving `x`
-# along `z` changes the norm at a constant rate, so the curvature in that direction is zero, and
-# `H z = 0`. One JVP rule now serves `grad`, `jvp`, `jacfwd` and `hessian` in JAX; PyTorch
-# needed three pieces (`backward`, `jvp`, and the vmap rule) for the same coverage.
+# along `z` changes the norm at a constant rate, so the curvature in that direction is zero,
+# and `H z = 0`. One JVP rule now serves `grad`, `jvp`, `jacfwd` and `hessian` in JAX. PyTorch
+# needed three pieces for the same coverage: `backward`, `jvp` and the vmap rule.
 
 # %% [markdown]
 # ### 6.4 Rematerialisation: what the backward pass keeps
 #
-# Reverse mode has a memory cost that forward mode does not: the backward pass runs after the
-# forward pass has finished, so every intermediate value the backward pass needs must be kept
-# until then. For a deep network the kept activations, not the weights, are usually what fills
-# the device's memory, and they grow with depth, width and batch size. Rematerialisation trades
-# that memory for compute: keep less during the forward pass and recompute the rest when the
-# backward pass needs it.
+# The backward pass runs after the forward pass has finished, so every intermediate value it
+# needs must be kept until then. In a deep network these kept activations, not the weights,
+# usually fill the device's memory. Rematerialisation trades that memory for compute: keep
+# less during the forward pass, and recompute the rest when the backward pass needs it.
 #
-# A PyTorch user knows this as `torch.utils.checkpoint`; JAX's version is `jax.checkpoint` (also
-# spelled `jax.remat`). Both wrap a function; the wrapper's forward pass keeps only the
-# function's inputs. What matters is where you put the wrapper, and JAX lets you look at the
-# answer directly.
+# A PyTorch user knows this as `torch.utils.checkpoint`; JAX's version is `jax.checkpoint`, also
+# spelled `jax.remat`. Both wrap a function, and the wrapper's forward pass keeps only the
+# function's inputs. What matters is where you put the wrapper.
 #
-# A stack of MLP blocks, `x ↦ tanh(tanh(x W₁) W₂)` with a hidden layer four times as wide as
-# `x` (the shape of a transformer's MLP). Without rematerialisation the forward pass keeps every
-# block's insides for the backward pass; `jax.ad_checkpoint.print_saved_residuals` lists them
-# (two blocks here, to keep the list short):
+# The network is a stack of MLP blocks, `x ↦ tanh(tanh(x W₁) W₂)`, whose hidden layer is four
+# times as wide as `x`, the shape of a transformer's MLP. Without rematerialisation the forward
+# pass keeps every block's insides for the backward pass.
+# `jax.ad_checkpoint.print_saved_residuals` lists them, here for two blocks:
 
 # %%
 from functools import partial
@@ -1087,37 +1039,51 @@ def net_jax(Ws, x, block=block_jax):
 Ws_jax, x_jax = [(jnp.asarray(W1), jnp.asarray(W2)) for W1, W2 in Ws_np], jnp.asarray(x_np)
 print_saved_residuals(net_jax, Ws_jax[:2], x_jax)
 
+
 # %% [markdown]
-# Each line is one array kept for the backward pass: its shape, and where it came from (an
-# argument, or the output of an operation, with the function it ran in). The file and line
-# numbers point into this notebook's cells, which is how you find what is worth checkpointing in
-# a larger model: look for the widest arrays and the operations that made them.
+# Each line is one array kept for the backward pass: its shape, and where it came from, an
+# argument or the output of an operation. The file and line numbers point into this notebook's
+# cells. In a larger model, that is how you find what is worth checkpointing: look for the
+# widest arrays and the operations that made them.
 #
-# Per block JAX keeps both `tanh` outputs and both `1 − tanh²` factors (the outputs of `sub`),
-# one of them four times as wide as `x`. The fix the JAX guide teaches is to checkpoint **each
-# block**: `jax.checkpoint(block_jax)` keeps only the block's inputs, and the backward pass
-# recomputes one block's insides at a time, just before it needs them. `course_utils.residuals`
-# counts the saved bytes (in PyTorch through `torch.autograd.graph.saved_tensors_hooks`);
-# "activations" are the saved arrays that are not arguments of the function:
+# Per block JAX keeps both `tanh` outputs and both `1 − tanh²` factors, the outputs of `sub`.
+# One of them is four times as wide as `x`. The fix the JAX guide teaches is to checkpoint
+# **each block**. `jax.checkpoint(block_jax)` keeps only the block's inputs, and the backward
+# pass recomputes one block's insides at a time, just before it needs them.
+#
+# To count what is kept, recall section 2: the function `jax.vjp` returns holds the residuals.
+# They are its pytree leaves. The arrays among them that are not arguments are the
+# **activations** the forward pass kept alive:
 
 # %%
-# JAX
+# JAX: the residuals are the leaves of the function jax.vjp returns
+def activations_jax(fn, *args):
+    """(count, bytes) of the residuals fn saves for its gradient that are not its arguments."""
+    _, vjp_fn = jax.vjp(fn, *args)
+    inputs = {id(a) for a in jax.tree.leaves(args)}
+    kept = [r for r in jax.tree.leaves(vjp_fn) if id(r) not in inputs]
+    return len(kept), sum(r.nbytes for r in kept)
+
+
 net_jax_per_block = partial(net_jax, block=jax.checkpoint(block_jax))
 net_jax_whole = jax.checkpoint(net_jax)  # one checkpoint around everything, for contrast
-saved_jax = {"no checkpoint": residuals.jax_saved_residuals(net_jax, Ws_jax, x_jax),
-             "checkpoint per block": residuals.jax_saved_residuals(net_jax_per_block, Ws_jax, x_jax),
-             "checkpoint whole network": residuals.jax_saved_residuals(net_jax_whole, Ws_jax, x_jax)}
-print("\n".join(f"JAX, {how}: {saved}" for how, saved in saved_jax.items()))
+saved_jax = {"no checkpoint": activations_jax(net_jax, Ws_jax, x_jax),
+             "checkpoint per block": activations_jax(net_jax_per_block, Ws_jax, x_jax),
+             "checkpoint whole network": activations_jax(net_jax_whole, Ws_jax, x_jax)}
+for how, (count, nbytes) in saved_jax.items():
+    print(f"JAX, {how}: {count} activations, {nbytes / 1e6:.3f} MB")
 
 # %% [markdown]
-# Read the three lines from the top: without a checkpoint, the insides of every block (the
-# activations) are kept next to the arguments; a checkpoint per block cuts the activation bytes
-# down to what the blocks hand each other; one checkpoint around the whole network keeps no
-# activations at all, only the arguments. Whether that last line is good news is the question of
-# the next cells.
+# Without a checkpoint the insides of every block are kept. A checkpoint per block cuts the
+# activations down to what the blocks hand each other. One checkpoint around the whole network
+# keeps no activations at all, only the arguments. Whether that last line is good news is the
+# question of the next cells.
 #
 # In PyTorch the per-block form is `torch.utils.checkpoint.checkpoint(block, x, W1, W2,
-# use_reentrant=False)` at each block (`use_reentrant=False` is the variant PyTorch recommends):
+# use_reentrant=False)` at each block; `use_reentrant=False` is the variant PyTorch recommends.
+# Autograd's `saved_tensors_hooks` call a function on every tensor the forward pass saves for
+# the backward pass. A tensor with a `grad_fn` was made by an operation, so it is an
+# activation:
 
 # %%
 # PyTorch
@@ -1134,6 +1100,22 @@ def net_torch(x, Ws, per_block=False):
     return (x**2).mean()
 
 
+def activations_torch(run):
+    """run()'s result, and the (count, bytes) of the activations autograd saved meanwhile."""
+    kept = {}
+
+    def pack(t):  # called on every tensor saved for the backward pass
+        if t.grad_fn is not None:  # made by an operation: an activation, not an input
+            kept[t.untyped_storage().data_ptr(), t.storage_offset(), t.shape] = t.nbytes
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = run()
+    return out, (len(kept), sum(kept.values()))
+
+
+# %%
+# PyTorch
 Ws_torch = [tuple(torch.from_numpy(W).to(dev).requires_grad_(True) for W in pair) for pair in Ws_np]
 x_torch = torch.from_numpy(x_np).to(dev)
 losses_t, saved_torch = {}, {}
@@ -1141,19 +1123,16 @@ for how, run in {"no checkpoint": lambda: net_torch(x_torch, Ws_torch),
                  "checkpoint per block": lambda: net_torch(x_torch, Ws_torch, per_block=True),
                  "checkpoint whole network": lambda: checkpoint(net_torch, x_torch, Ws_torch,
                                                                 use_reentrant=False)}.items():
-    with residuals.torch_saved_tensors() as saved_torch[how]:
-        losses_t[how] = run()
-    print(f"PyTorch, {how}: {saved_torch[how]}")
+    losses_t[how], saved_torch[how] = activations_torch(run)
+    print(f"PyTorch, {how}: {saved_torch[how][0]} activations, {saved_torch[how][1] / 1e6:.3f} MB")
 
 # %% [markdown]
-# `torch_saved_tensors` counts what autograd's saved-tensor hooks see while the forward pass
-# runs, so these are the tensors PyTorch's tape holds until `backward()`. The counts differ from
-# JAX's because the two frameworks' backward rules save different things, as explained below the
-# next cell.
+# The counts differ from JAX's because the two frameworks' backward rules save different
+# things. PyTorch's `tanh` backward reuses the saved output, while un-jitted JAX also keeps
+# `1 − tanh²`.
 #
-# Same gradients in every variant and both frameworks (rematerialisation changes memory and
-# time, never the result), and the activation bytes kept between the forward and the backward
-# pass, per variant:
+# Rematerialisation changes memory and time, never the result. The next cell checks the same
+# gradients in every variant and both frameworks, then compares the activation bytes:
 
 # %%
 flat = lambda pairs: [a for pair in pairs for a in pair]  # noqa: E731
@@ -1166,28 +1145,30 @@ for how in saved_jax:
     assert_close(grads_j[how], grads_j["no checkpoint"], rtol=1e-5, atol=1e-7, name=f"jax {how}")
 assert_close(grads_t["no checkpoint"], grads_j["no checkpoint"], rtol=1e-4, atol=1e-6, name="torch vs jax")
 for fw, saved in (("PyTorch", saved_torch), ("JAX", saved_jax)):
-    plain, per_block = saved["no checkpoint"].activation_bytes, saved["checkpoint per block"].activation_bytes
-    assert per_block < plain and saved["checkpoint whole network"].activation_bytes == 0
+    plain, per_block = saved["no checkpoint"][1], saved["checkpoint per block"][1]
+    assert per_block < plain and saved["checkpoint whole network"][1] == 0
     print(f"{fw}: activations kept {plain / 1e6:.2f} MB -> {per_block / 1e6:.2f} MB with a checkpoint "
           f"per block ({per_block / plain:.0%}); whole network: 0 MB")
 
 # %% [markdown]
-# Per block, both frameworks now keep one `batch × width` array, the block's output, which is
-# the next block's input (the last one is kept by the loss), instead of the block's insides. PyTorch keeps fewer arrays than JAX without checkpointing (its `tanh` backward
-# reuses the saved output, while un-jitted JAX also keeps `1 − tanh²`), so the ratio differs.
+# With a checkpoint per block, both frameworks keep one `batch × width` array per block, the
+# block's output, which is the next block's input. The last one is kept by the loss.
 #
 # The whole-network checkpoint's "0 MB" is misleading. It is what is kept *between* the forward
-# and the backward pass, but the backward pass then recomputes the whole forward at once and
-# holds all its activations together, so the **peak** memory is what it was without
-# checkpointing. Per block, the peak is the block inputs above plus one block's insides. These
-# byte counts are what this lesson measures, on any machine: the peak is a device allocator's
-# number (`torch.cuda.max_memory_allocated()`, JAX's `device.memory_stats()` on a GPU), which a
-# CPU run does not report the same way, and under `jit` XLA plans the whole program's buffers
-# again; on a GPU, measure the peak there rather than read it off these counts.
+# and the backward pass. The backward pass then recomputes the whole forward at once and holds
+# all its activations together, so the **peak** memory is what it was without checkpointing.
+# Per block, the peak is the block inputs above plus one block's insides.
 #
-# The price is a second forward pass of each block inside the backward pass; what that costs in
-# time depends on the block and on the framework, and the lines under the table say what this
-# run measured:
+# <details><summary>Why these are counts, not peaks</summary>
+#
+# The counts above are the same on any machine. A peak is a device allocator's number, such as
+# `torch.cuda.max_memory_allocated()` or JAX's `device.memory_stats()` on a GPU, and a CPU run
+# does not report it the same way. Under `jit`, XLA also plans the whole program's buffers
+# again. On a GPU, measure the peak there rather than read it off these counts.
+# </details>
+#
+# The price is a second forward pass of each block inside the backward pass. What that costs
+# in time depends on the block and the framework:
 
 # %%
 grad_plain_jit = jax.jit(lambda Ws, x: flat(jax.grad(net_jax)(Ws, x)))
@@ -1212,66 +1193,70 @@ for fw, plain, remat in (("PyTorch", "PyTorch", "PyTorch checkpoint per block"),
 
 # %% [markdown]
 # Each line compares the same gradient with and without a checkpoint per block, inside one
-# framework; the ratio is the checkpointed time over the plain one, so a number above 1x is the
-# price of the recomputation. Under `jit`, XLA sees the whole program, forward and backward, and
-# schedules the recomputed blocks itself, so the JAX price need not match PyTorch's, where each
-# checkpointed block is run again eagerly during `backward()`.
+# framework. The ratio is the checkpointed time over the plain one, so a number above 1x is the
+# price of the recomputation. Under `jit`, XLA sees the whole program, forward and backward,
+# and schedules the recomputed blocks itself. So the JAX price need not match PyTorch's, where
+# each checkpointed block runs again eagerly during `backward()`.
 
 # %% [markdown]
 # ## Summary
 #
-# The frameworks compute the same derivatives, and this lesson checked every one of them against
-# the other framework and against a formula or a loop. What differs is where the derivative
-# lives: PyTorch keeps gradients in the parameters and builds its graph while the code runs; JAX
-# returns derivatives as new functions and new values, so transformations compose (`vmap` of
-# `grad` of `grad`). `torch.func` brings that style to PyTorch, which is why most rows of the
-# table have a direct counterpart.
+# The frameworks compute the same derivatives; what differs is where the derivative lives.
+# PyTorch keeps gradients in the parameters and builds its graph while the code runs. JAX
+# returns derivatives as new functions and new values, so transformations compose.
+# `torch.func` brings that style to PyTorch, so most rows have a direct counterpart.
 #
 # | task | PyTorch | JAX |
 # |---|---|---|
-# | gradient of a loss | `loss.backward()`, then `p.grad` (accumulates!) | `jax.grad(loss_fn)(params, ...)` |
+# | gradient of a loss | `loss.backward()`, then `p.grad`, which accumulates | `jax.grad(loss_fn)(params, ...)` |
 # | loss and gradient, extra outputs | `torch.func.grad_and_value(f, has_aux=True)` | `jax.value_and_grad(f, has_aux=True)` |
-# | gradient w.r.t. module parameters | `torch.func.functional_call(model, params, args)` | a params pytree (or `nnx.grad` on an NNX module) |
+# | gradient w.r.t. module parameters | `torch.func.functional_call(model, params, args)` | a params pytree, or `nnx.grad` on an NNX module |
 # | forward / reverse mode | `torch.func.jvp` / `torch.func.vjp` | `jax.jvp` / `jax.vjp` |
-# | Jacobian | `torch.func.jacfwd` (tall) / `jacrev` (wide) | `jax.jacfwd` / `jax.jacrev` |
+# | Jacobian | `torch.func.jacfwd` for tall, `jacrev` for wide | `jax.jacfwd` / `jax.jacrev` |
 # | higher order | `autograd.grad(..., create_graph=True)` or nested `torch.func.grad` | nested `jax.grad` |
 # | Hessian-vector product | `torch.func.jvp(torch.func.grad(f), (x,), (v,))` | `jax.jvp(jax.grad(f), (x,), (v,))` |
 # | per-example gradients | `torch.func.vmap(torch.func.grad(f), in_dims=(None, 0, 0))` | `jax.vmap(jax.grad(f), in_axes=(None, 0, 0))` |
 # | block a gradient | `x.detach()` | `jax.lax.stop_gradient(x)` |
 # | custom backward | `torch.autograd.Function` | `jax.custom_vjp` |
-# | custom rule for both modes | `autograd.Function` with `jvp` (+ `generate_vmap_rule` for `jacrev`/`hessian`) | `jax.custom_jvp` |
+# | custom rule for both modes | `autograd.Function` with `jvp` and `generate_vmap_rule` | `jax.custom_jvp` |
+# | what the backward pass keeps | `torch.autograd.graph.saved_tensors_hooks` | the leaves of `jax.vjp`'s function |
 # | rematerialise | `torch.utils.checkpoint.checkpoint(block, ..., use_reentrant=False)` per block | `jax.checkpoint(block)` per block |
 #
 # **What the popular claims said vs what you measured.** Article 004 says JAX is 2–5× faster on
 # tasks such as higher-order derivatives, and quotes 1 ms against 8 ms for batched third
-# derivatives. The cell below restates the verdicts of §3.2 (the same verdicts, not a new
-# measurement), one per claim and pairing, with the conditions they were measured under.
+# derivatives. The table restates the verdicts of §3.2, one per claim and pairing:
 
 # %%
-print(f"third derivative at {S.n_points} points, on this machine")
-display(*grad3_verdicts.values())
+rows = []
+for (_, pairing), v in grad3_verdicts.items():
+    s = v.stats
+    measured = f"{s.median:.2f}x ({s.low:.2f}x–{s.high:.2f}x, n={s.n})" if s else "–"
+    rows.append(f"| {v.claim.text} | {v.claim.claimed} | {pairing} | {measured} | **{v.verdict}** |")
+display(Markdown(f"Third derivative at {S.n_points} points, on this machine.\n\n"
+                 "| claim | stated | pairing | JAX × faster: median (95 % interval, rounds) | verdict |\n"
+                 "|---|---|---|---|---|\n" + "\n".join(rows)))
 
 # %% [markdown]
-# **Common misconceptions** (each corrected above)
-# - *"Calling `backward()` twice gives the same gradient."* It adds to `.grad` (§1.1).
+# **Common misconceptions**, each corrected above:
+# - *"Calling `backward()` twice gives the same gradient."* It adds to `.grad`, §1.1.
 # - *"Reverse mode is always the right choice."* Only for wide Jacobians; tall ones favour
-#   forward mode (§2.1).
-# - *"You can't get a Hessian-vector product without the Hessian."* `jvp(grad(f))` does (§4).
+#   forward mode, §2.1.
+# - *"You can't get a Hessian-vector product without the Hessian."* `jvp(grad(f))` does, §4.
 # - *"`torch.compile` speeds up any autograd code."* It refuses double backward; compile the
-#   `torch.func` version instead (§3.1).
-# - *"A custom gradient works under every transform."* A `custom_vjp` (or a `Function` without
-#   `jvp`) has no forward mode, so no `jvp`, `jacfwd` or Hessian; `custom_jvp` has both (§6.3).
+#   `torch.func` version instead, §3.1.
+# - *"A custom gradient works under every transform."* A `custom_vjp`, or a `Function` without
+#   `jvp`, has no forward mode, so no `jvp`, `jacfwd` or Hessian. A `custom_jvp` has both, §6.3.
 # - *"`jax.grad` differentiates with respect to every input, like `requires_grad`."* Only the
-#   arguments named by `argnums`, the first by default; everything else is a constant (§1).
-# - *"Rematerialisation changes the gradients."* Only memory and time (§6.4).
+#   arguments named by `argnums`, the first by default; everything else is a constant, §1.
+# - *"Rematerialisation changes the gradients."* Only memory and time, §6.4.
 # - *"Checkpoint the whole model and memory drops."* Nothing is kept between the passes, but the
-#   backward pass recomputes everything at once; checkpoint each block (§6.4).
+#   backward pass recomputes everything at once; checkpoint each block, §6.4.
 #
 # **Review questions**
 #
 # <details><summary>1. Your network maps 3 inputs to 10,000 outputs and you need its full
 # Jacobian. Which mode, and why?</summary>
-# Forward mode (`jacfwd`): it needs one JVP per input, 3 in all, while reverse mode needs one VJP
+# Forward mode, `jacfwd`. It needs one JVP per input, 3 in all, while reverse mode needs one VJP
 # per output, 10,000 in all.
 # </details>
 #
@@ -1283,30 +1268,30 @@ display(*grad3_verdicts.values())
 # </details>
 #
 # <details><summary>3. How does `vmap(grad(loss))` differ from `grad` of the mean loss?</summary>
-# `grad` of the mean gives one gradient, the average; `vmap(grad(loss_one))` gives one gradient
-# per example, whose mean equals that average (§5).
+# `grad` of the mean gives one gradient, the average. `vmap(grad(loss_one))` gives one gradient
+# per example, whose mean equals that average, §5.
 # </details>
 #
 # <details><summary>4. What does `jax.checkpoint` save, and what does it cost?</summary>
-# Only the inputs of the checkpointed function; the intermediate values are recomputed in the
-# backward pass, which costs roughly one extra forward pass of that block. Applied per block, the
-# backward pass recomputes one block at a time, so only one block's insides are alive at once (§6.4).
+# Only the inputs of the checkpointed function. The intermediate values are recomputed in the
+# backward pass, which costs about one extra forward pass of that block. Applied per block, the
+# backward pass recomputes one block at a time, so only one block's insides are alive at once,
+# §6.4.
 # </details>
 #
 # <details><summary>5. `jax.hessian` raises on your `custom_vjp` function. Why, and what do
 # you write instead?</summary>
 # `jax.hessian` is `jacfwd(jacrev(f))`, and its outer forward mode needs a JVP rule, which a
-# `custom_vjp` does not define; JAX does not fall back to the original code, since the custom
-# rule replaces it. Write the rule as a `jax.custom_jvp` instead: JAX uses it for forward mode
-# and transposes it for reverse mode, so `grad`, `jvp`, `jacfwd` and `hessian` all work (§6.3).
+# `custom_vjp` does not define. JAX does not fall back to the original code, since the custom
+# rule replaces it. Write the rule as a `jax.custom_jvp` instead. JAX uses it for forward mode
+# and transposes it for reverse mode, so `grad`, `jvp`, `jacfwd` and `hessian` all work, §6.3.
 # In PyTorch the equivalent is a `jvp` staticmethod next to `backward`, plus a vmap rule for
 # `jacrev` and `hessian`.
 # </details>
 #
-# The cell below asks these questions again as a self-check, with one more on counting the JVPs of section 2: pick or type an answer and press *Check*. A wrong answer
-# gets a hint, not the answer; *Show the answer* opens it. Where an executed copy's script
-# does not run (GitHub's preview, an untrusted notebook) each answer is folded under its
-# question, and a printout shows them all.
+# The cell below asks these questions again as a self-check, with one more on counting the
+# JVPs of section 2. Pick or type an answer and press *Check*. A wrong answer gets a hint, not
+# the answer; *Show the answer* opens it.
 
 # %%
 from course_utils import quiz
@@ -1314,7 +1299,7 @@ from course_utils import quiz
 quiz.load("02_autodiff")
 
 # %% [markdown]
-# **Next:** the exercises in `exercises/02_autodiff_exercises.ipynb` (gradient accumulation,
-# per-example gradient norms, a Hessian-vector product without the Hessian, a custom VJP with a
-# clipped backward pass, and a straight-through estimator, each in both frameworks). Then
+# **Next:** the exercises in `exercises/02_autodiff_exercises.ipynb`, each in both frameworks:
+# gradient accumulation, per-example gradient norms, a Hessian-vector product without the
+# Hessian, a custom VJP with a clipped backward pass, and a straight-through estimator. Then
 # lesson 03, JIT compilation.

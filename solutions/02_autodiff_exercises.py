@@ -20,8 +20,8 @@
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/v0.1.0/solutions/02_autodiff_exercises.ipynb) [![Open In Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)](https://kaggle.com/kernels/welcome?src=https://github.com/jax-pytorch-side-by-side/course/blob/v0.1.0/solutions/02_autodiff_exercises.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/v0.1.0?labpath=solutions/02_autodiff_exercises.ipynb)
 #
 # Five exercises on lesson 02, each in both frameworks. Replace each
-# `raise NotImplementedError()` with your code, then run the check cell below it:
-# it prints "passed", explains what is wrong, or says "not implemented yet".
+# `raise NotImplementedError()` with your code, then run the check cell below it.
+# It prints "passed", explains what is wrong, or says "not implemented yet".
 
 # %%
 # Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),
@@ -113,11 +113,11 @@ def torch_grads_as_jax(model) -> dict:
 # equals the gradient of the mean loss over the whole batch.
 #
 # - **PyTorch** `accumulate_torch(model, X, y, n_micro)`: fill `model`'s `.grad` fields with the
-#   accumulated gradient by calling `backward()` once per micro-batch (this is where `.grad`
-#   accumulating is what you want). Make sure gradients left over from earlier calls do not count.
+#   accumulated gradient by calling `backward()` once per micro-batch. Here `.grad` accumulating
+#   is what you want. Make sure gradients left over from earlier calls do not count.
 # - **JAX** `accumulate_jax(params, X, y, n_micro)`: return the accumulated gradient pytree,
-#   summing the micro-batch gradients with `jax.tree.map`. It must work under `jax.jit` with
-#   `n_micro` static (the checks compile it).
+#   summing the micro-batch gradients with `jax.tree.map`. The checks compile it with
+#   `jax.jit`, `n_micro` static.
 #
 # Use `torch.nn.functional.cross_entropy` and `loss_jax` above. About 5 lines each.
 
@@ -155,13 +155,29 @@ def _torch_accumulated(n_micro):
     return torch_grads_as_jax(model)
 
 
-check("grad-accum", lambda: accumulate_jit(params, jnp.asarray(X_np), jnp.asarray(y_np), 4), full_batch,
-      rtol=1e-4, atol=1e-6, hint="divide each micro-batch gradient by n_micro before adding, over n_micro pieces "
-                                 "(jnp.split takes the number of pieces, unlike torch.split's piece size)")
-check("grad-accum", lambda: _torch_accumulated(4), full_batch, rtol=1e-4, atol=1e-6,
-      hint="scale each micro-batch loss by 1 / n_micro, and backward() once per micro-batch, over n_micro "
-           "pieces (torch.split takes a piece size, torch.chunk a number of pieces); clear .grad once before "
-           "the micro-batches, not per micro-batch")
+X_jax, y_jax = jnp.asarray(X_np), jnp.asarray(y_np)
+check("grad-accum", lambda: accumulate_jit(params, X_jax, y_jax, 1), full_batch, rtol=1e-4, atol=1e-6,
+      hint="JAX: with n_micro = 1 the batch is one piece: jnp.split takes the number of pieces, unlike "
+      "torch.split's piece size")
+check("grad-accum", lambda: accumulate_jit(params, X_jax, y_jax, 4), full_batch, rtol=1e-4, atol=1e-6,
+      hint="JAX: divide each micro-batch gradient by n_micro before adding")
+check("grad-accum", lambda: _torch_accumulated(1), full_batch, rtol=1e-4, atol=1e-6,
+      hint="PyTorch: with n_micro = 1 the batch is one piece: torch.split takes a piece size, torch.chunk "
+      "a number of pieces")
+
+
+def _torch_four_micro():
+    got = _torch_accumulated(4)
+    k = len(X_np) // 4
+    last = jax.tree.map(lambda g: g / 4, jax.grad(loss_jax)(params, X_jax[-k:], y_jax[-k:]))
+    only_last = all(np.allclose(got[n].numpy(), last[n], rtol=1e-4, atol=1e-6) for n in last)
+    assert not only_last, ("PyTorch: only the last micro-batch's gradient is left: clear .grad once "
+                           "before the micro-batches, not per micro-batch")
+    return got
+
+
+check("grad-accum", _torch_four_micro, full_batch, rtol=1e-4, atol=1e-6,
+      hint="PyTorch: scale each micro-batch loss by 1 / n_micro, with one backward() per micro-batch")
 
 
 def _torch_accumulated_twice(n_micro):
@@ -198,8 +214,8 @@ assert_close(accumulate_jit(params, jnp.asarray(X_np), jnp.asarray(y_np), 8), _t
 #
 # $$ \text{norm}_i = \sqrt{\textstyle\sum_{\text{leaves } p} \lVert \nabla_p\, \ell(x_i, y_i) \rVert^2} $$
 #
-# Return a vector of shape `(batch,)`, without a Python loop over examples (the JAX version is
-# checked under `jax.jit`):
+# Return a vector of shape `(batch,)`, without a Python loop over examples. The JAX version is
+# checked under `jax.jit`.
 #
 # - **JAX** `per_example_norms_jax(params, X, y)` with `jax.vmap(jax.grad(...))`;
 # - **PyTorch** `per_example_norms_torch(model, X, y)` with `torch.func.vmap`,
@@ -252,11 +268,11 @@ expected_norms = loop_norms_float64(X_np, y_np)
 check("per-example-norms", lambda: jax.jit(per_example_norms_jax)(params, jnp.asarray(X_np), jnp.asarray(y_np)),
       expected_norms, rtol=1e-4, atol=1e-6, hint="JAX: map the gradient over the examples only (the parameters are shared by all), then take the norm over every leaf",
       crash_hint="JAX: vmap maps every argument over axis 0 unless in_axes says None for it: the parameters are "
-                 "shared by all examples; and one example is a batch of one for the loss")
+                 "shared by all examples")
 check("per-example-norms", lambda: per_example_norms_torch(make_torch_model(), torch.from_numpy(X_np), torch.from_numpy(y_np)),
       expected_norms, rtol=1e-4, atol=1e-6, hint="PyTorch: map the gradient over the examples only (the parameters are shared by all), then take the norm over every parameter",
       crash_hint="PyTorch: torch.func.vmap maps every argument over dim 0 unless in_dims says None for it: the "
-                 "parameters are shared by all examples; and one example is a batch of one for the model")
+                 "parameters are shared by all examples")
 
 # %%
 # HIDDEN TESTS: per-example-norms points=3
@@ -274,9 +290,9 @@ assert_close(got_torch, expected_other, rtol=1e-4, atol=1e-6, name="torch norms"
 # %% [markdown]
 # ## Exercise 3 · A Hessian-vector product without the Hessian
 #
-# For a scalar function `f` of a vector `x`, return `H(x) v` where `H` is the Hessian of `f`,
-# **without ever building an n × n array** (forward-over-reverse: the JVP of the gradient).
-# Write `hvp_jax(f, x, v)` and `hvp_torch(f, x, v)`. One line each.
+# For a scalar function `f` of a vector `x`, return `H(x) v`, where `H` is the Hessian of `f`,
+# **without ever building an n × n array**. Write `hvp_jax(f, x, v)` and `hvp_torch(f, x, v)`.
+# One line each.
 
 # %%
 # EXERCISE: hvp
@@ -385,16 +401,16 @@ assert_close(jax.jit(hvp_jax, static_argnums=0)(chain_jax, jnp.asarray(x_np), jn
 # ## Exercise 4 · A custom VJP that clips the backward pass
 #
 # `clip_gradient(x, lo, hi)` returns `x` unchanged, but on the way back it clips the incoming
-# cotangent elementwise to `[lo, hi]` (a common trick to tame exploding gradients in one spot).
-# `lo` and `hi` are plain Python floats and get no gradient.
+# cotangent elementwise to `[lo, hi]`: a common trick to tame exploding gradients in one spot.
+# `lo` and `hi` are numbers and get no gradient.
 #
 # - **JAX**: `lo` and `hi` are ordinary arguments of the `jax.custom_vjp` function, as JAX's
-#   `custom_vjp` update guide recommends (the older `nondiff_argnums=(1, 2)` breaks as soon as
-#   `lo` or `hi` is a traced value, under `jit` or `vmap`). Write the forward rule (output, and
-#   residuals: here `lo` and `hi` themselves) and the backward rule, which returns one cotangent
-#   per input, `None` for `lo` and `hi`.
-# - **PyTorch**: fill in the `torch.autograd.Function` (`forward`, `setup_context`, `backward`);
-#   `backward` returns one gradient per input of `forward`, `None` for `lo` and `hi`.
+#   `custom_vjp` update guide recommends. The older `nondiff_argnums=(1, 2)` breaks as soon as
+#   `lo` or `hi` is a traced value, under `jit` or `vmap`. Write the forward rule, which returns
+#   the output and the residuals, here `lo` and `hi` themselves. Write the backward rule, which
+#   returns one cotangent per input, `None` for `lo` and `hi`.
+# - **PyTorch**: fill in the `torch.autograd.Function`'s `forward`, `setup_context` and
+#   `backward`. `backward` returns one gradient per input of `forward`, `None` for `lo` and `hi`.
 #
 # About 6 lines in all.
 
@@ -450,22 +466,67 @@ class ClipGradient(torch.autograd.Function):
 # %%
 # TESTS: clip-vjp points=2
 w_np = np.array([-3.0, -0.5, 0.0, 0.7, 2.5], np.float32)
-x_np = np.array([1.0, 2.0, 3.0, 4.0, 5.0], np.float32)
+x_np = np.array([1.0, 2.0, 3.0, 4.0, 5.0], np.float32)  # outside [-1, 1]: a clipped value shows
 expected_clip = np.clip(w_np, -1.0, 1.0)  # d/dx sum(w * x) = w, clipped on the way back
 
 
-def _torch_clip():
+def _grad_jax(lo, hi):
+    return jax.grad(lambda x: jnp.sum(jnp.asarray(w_np) * clip_gradient_jax(x, lo, hi)))(jnp.asarray(x_np))
+
+
+def _grad_torch(lo, hi):
     x = torch.from_numpy(x_np).requires_grad_(True)
-    (torch.from_numpy(w_np) * ClipGradient.apply(x, -1.0, 1.0)).sum().backward()
+    (torch.from_numpy(w_np) * ClipGradient.apply(x, lo, hi)).sum().backward()
     return x.grad
 
 
-check("clip-vjp", lambda: jax.grad(lambda x: jnp.sum(jnp.asarray(w_np) * clip_gradient_jax(x, -1.0, 1.0)))(
-    jnp.asarray(x_np)), expected_clip, hint="JAX: the backward rule clips the incoming gradient to [lo, hi] and returns one cotangent per input (lo and hi get none)",
-      crash_hint="JAX: fwd returns (output, residuals) and bwd a tuple with one cotangent per input (x, lo, hi), "
-                 "None for the bounds; the backward rule clips the incoming gradient")
-check("clip-vjp", _torch_clip, expected_clip, hint="PyTorch: backward clips the incoming gradient to [lo, hi] and returns one gradient per input of forward (lo and hi get none)",
-      crash_hint="PyTorch: backward returns one gradient per input of forward (x, lo, hi), None for the bounds")
+def _other_bounds(fw, grad):
+    """Bounds [-0.5, 2.0]: the gradient must be clipped to these, not to others."""
+    got = np.asarray(grad(-0.5, 2.0))
+    assert not np.allclose(got, np.clip(w_np, -1.0, 1.0)), (
+        f"{fw}: bounds [-0.5, 2.0] gave the clip to [-1, 1]: take lo and hi from the call, not from constants")
+    assert not np.allclose(got, np.clip(w_np, -2.0, 2.0)), (
+        f"{fw}: bounds [-0.5, 2.0] gave the clip to [-2, 2]: clip to [lo, hi], not to a symmetric [-hi, hi]")
+    return got
+
+
+def _crash_jax(err) -> str:
+    if "fwd rule" in str(err):
+        return "JAX: fwd returns a pair: the output, then the residuals bwd needs, here lo and hi"
+    if "bwd rule" in str(err):
+        return "JAX: bwd returns a tuple with one cotangent per input (x, lo, hi), None for the bounds"
+    if isinstance(err, (jax.errors.ConcretizationTypeError, jax.errors.UnexpectedTracerError)):
+        return "JAX: under jit, lo and hi are traced values: keep them as they are in the residuals"
+    return ""
+
+
+def _crash_torch(err) -> str:
+    if "save_for_backward" in str(err):
+        return "PyTorch: save_for_backward takes tensors only; keep the float bounds as attributes of ctx"
+    if "number of gradients" in str(err):
+        return "PyTorch: backward returns one gradient per input of forward (x, lo, hi), None for the bounds"
+    if isinstance(err, AttributeError):
+        return "PyTorch: backward finds on ctx only what setup_context stored there"
+    return ""
+
+
+value = "the forward pass returns x unchanged; only the gradient is clipped, on the way back"
+by_value = "clips each element of the incoming gradient to [lo, hi], by value, not by its norm"
+check("clip-vjp", lambda: jax.vjp(lambda x: clip_gradient_jax(x, -1.0, 1.0), jnp.asarray(x_np))[0], x_np,
+      hint=f"JAX: {value}", crash_hint=_crash_jax)
+check("clip-vjp", lambda: _grad_jax(-1.0, 1.0), expected_clip, hint=f"JAX: bwd {by_value}", crash_hint=_crash_jax)
+check("clip-vjp", lambda: _other_bounds("JAX", _grad_jax), np.clip(w_np, -0.5, 2.0),
+      hint="JAX: fwd saves this call's lo and hi as residuals for bwd", crash_hint=_crash_jax)
+check("clip-vjp", lambda: jax.jit(lambda x, lo, hi: jax.grad(
+      lambda x: jnp.sum(jnp.asarray(w_np) * clip_gradient_jax(x, lo, hi)))(x))(
+      jnp.asarray(x_np), jnp.float32(-1.0), jnp.float32(1.0)), expected_clip,
+      hint="JAX: under jit with traced bounds the gradient differs", crash_hint=_crash_jax)
+check("clip-vjp", lambda: ClipGradient.apply(torch.from_numpy(x_np), -1.0, 1.0), x_np,
+      hint=f"PyTorch: {value}", crash_hint=_crash_torch)
+check("clip-vjp", lambda: _grad_torch(-1.0, 1.0), expected_clip, hint=f"PyTorch: backward {by_value}",
+      crash_hint=_crash_torch)
+check("clip-vjp", lambda: _other_bounds("PyTorch", _grad_torch), np.clip(w_np, -0.5, 2.0),
+      hint="PyTorch: setup_context keeps this call's lo and hi on ctx for backward", crash_hint=_crash_torch)
 
 # %%
 # HIDDEN TESTS: clip-vjp points=3

@@ -393,7 +393,7 @@ WRONG.update(
             (
                 "JAX bwd returns a bare cotangent",
                 CLIP_JAX_ONE_COTANGENT,
-                "bwd a tuple with one cotangent per input",
+                "a tuple with one cotangent per input",
             ),
             (
                 "torch backward returns one gradient",
@@ -403,12 +403,12 @@ WRONG.update(
             (
                 "torch clips the forward value",
                 CLIP_TORCH_CLIPS_FORWARD,
-                "PyTorch: backward clips the incoming gradient",
+                "PyTorch: the forward pass returns x unchanged",
             ),
             (
                 "JAX fwd without residuals",
                 CLIP_JAX_FWD_NO_RESIDUALS,
-                "fwd returns (output, residuals)",
+                "fwd returns a pair",
             ),
         ],
         "straight-through": [
@@ -485,5 +485,163 @@ WRONG["straight-through"] += [
         "PyTorch: detach on the identity part",
         STE_TORCH_DETACHES_X,
         "the gradient must be 1 everywhere",
+    ),
+]
+
+CLIP_JAX_TEMPLATE = (
+    CLIP_SETUP
+    + """
+def clip_gradient_fwd(x, lo, hi):
+    return FWD
+
+def clip_gradient_bwd(residuals, g):
+    BWD
+
+clip_gradient_jax.defvjp(clip_gradient_fwd, clip_gradient_bwd)
+"""
+)
+
+
+def _clip_jax(fwd: str, bwd: str) -> str:
+    """A wrong JAX half with the right PyTorch half."""
+    return CLIP_JAX_TEMPLATE.replace("FWD", fwd).replace("BWD", bwd) + CLIP_TORCH_RIGHT
+
+
+def _clip_torch(old: str, new: str) -> str:
+    """The right JAX half with a wrong PyTorch half."""
+    return CLIP_JAX_RIGHT + CLIP_TORCH_RIGHT.replace(old, new)
+
+
+TORCH_BACKWARD = "return g.clamp(ctx.lo, ctx.hi), None, None"
+
+CLIP_JAX_PRIMAL = _clip_jax(
+    "jnp.clip(x, lo, hi), (lo, hi)  # clips the value, not the cotangent",
+    "return g, None, None",
+)
+CLIP_JAX_BOTH = _clip_jax(
+    "jnp.clip(x, lo, hi), (lo, hi)  # the value clipped too",
+    "lo, hi = residuals\n    return jnp.clip(g, lo, hi), None, None",
+)
+CLIP_JAX_BY_NORM = _clip_jax(
+    "x, (lo, hi)",
+    "lo, hi = residuals  # optax.clip_by_global_norm's habit: scale by the norm\n"
+    "    return g * jnp.minimum(1.0, hi / jnp.linalg.norm(g)), None, None",
+)
+CLIP_JAX_CONSTANT_BOUNDS = _clip_jax(
+    "x, None  # no residuals",
+    "return jnp.clip(g, -1.0, 1.0), None, None  # the bounds typed in",
+)
+CLIP_JAX_SYMMETRIC = _clip_jax(
+    "x, (lo, hi)",
+    "lo, hi = residuals\n    return jnp.clip(g, -hi, hi), None, None  # clip_grad_value_'s habit",
+)
+CLIP_JAX_ONE_TUPLE = _clip_jax(
+    "x, (lo, hi)",
+    "lo, hi = residuals\n    return (jnp.clip(g, lo, hi),)  # a cotangent for x only",
+)
+CLIP_JAX_FLOAT_BOUNDS = _clip_jax(
+    "x, (float(lo), float(hi))  # ctx.lo = float(lo)'s habit",
+    "lo, hi = residuals\n    return jnp.clip(g, lo, hi), None, None",
+)
+CLIP_JAX_NONDIFF = (
+    """
+from functools import partial
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(1, 2))  # breaks on traced bounds
+def clip_gradient_jax(x, lo, hi):
+    return x
+
+def clip_gradient_fwd(x, lo, hi):
+    return x, None
+
+def clip_gradient_bwd(lo, hi, residuals, g):
+    return (jnp.clip(g, lo, hi),)
+
+clip_gradient_jax.defvjp(clip_gradient_fwd, clip_gradient_bwd)
+"""
+    + CLIP_TORCH_RIGHT
+)
+CLIP_TORCH_BOTH = _clip_torch("return x.clone()", "return x.clamp(lo, hi)")
+CLIP_TORCH_BY_NORM = _clip_torch(
+    TORCH_BACKWARD,
+    "return g * min(1.0, ctx.hi / float(g.norm())), None, None  # clip_grad_norm_'s habit",
+)
+CLIP_TORCH_CONSTANT_BOUNDS = _clip_torch(
+    TORCH_BACKWARD, "return g.clamp(-1.0, 1.0), None, None"
+)
+CLIP_TORCH_SYMMETRIC = _clip_torch(
+    TORCH_BACKWARD, "return g.clamp(-ctx.hi, ctx.hi), None, None"
+)
+CLIP_TORCH_SAVE_FLOATS = _clip_torch(
+    "ctx.lo, ctx.hi = inputs[1], inputs[2]",
+    "ctx.save_for_backward(inputs[1], inputs[2])",
+)
+CLIP_TORCH_NOTHING_ON_CTX = _clip_torch("ctx.lo, ctx.hi = inputs[1], inputs[2]", "pass")
+
+WRONG["clip-vjp"] += [
+    (
+        "JAX clips the value instead of the cotangent",
+        CLIP_JAX_PRIMAL,
+        "JAX: the forward pass returns x unchanged",
+    ),
+    (
+        "JAX clips the value and the cotangent",
+        CLIP_JAX_BOTH,
+        "JAX: the forward pass returns x unchanged",
+    ),
+    ("JAX clips by norm, not by value", CLIP_JAX_BY_NORM, "not by its norm"),
+    (
+        "JAX: no residuals, bounds typed into bwd",
+        CLIP_JAX_CONSTANT_BOUNDS,
+        "not from constants",
+    ),
+    ("JAX clips to [-hi, hi]", CLIP_JAX_SYMMETRIC, "not to a symmetric"),
+    (
+        "JAX bwd returns a one-tuple",
+        CLIP_JAX_ONE_TUPLE,
+        "a tuple with one cotangent per input",
+    ),
+    ("JAX saves float(lo), float(hi)", CLIP_JAX_FLOAT_BOUNDS, "traced values"),
+    ("JAX with nondiff_argnums", CLIP_JAX_NONDIFF, "traced values"),
+    (
+        "PyTorch clips the value and the gradient",
+        CLIP_TORCH_BOTH,
+        "PyTorch: the forward pass returns x unchanged",
+    ),
+    ("PyTorch clips by norm, not by value", CLIP_TORCH_BY_NORM, "not by its norm"),
+    (
+        "PyTorch: bounds typed into backward",
+        CLIP_TORCH_CONSTANT_BOUNDS,
+        "not from constants",
+    ),
+    ("PyTorch clips to [-hi, hi]", CLIP_TORCH_SYMMETRIC, "not to a symmetric"),
+    (
+        "PyTorch save_for_backward on floats",
+        CLIP_TORCH_SAVE_FLOATS,
+        "takes tensors only",
+    ),
+    (
+        "PyTorch keeps nothing on ctx",
+        CLIP_TORCH_NOTHING_ON_CTX,
+        "what setup_context stored",
+    ),
+]
+
+ACCUM_TORCH_NO_SCALING = (
+    RIGHT_JAX
+    + """
+def accumulate_torch(model, X, y, n_micro):
+    model.zero_grad()
+    for X_micro, y_micro in zip(X.chunk(n_micro), y.chunk(n_micro)):
+        torch.nn.functional.cross_entropy(model(X_micro), y_micro).backward()  # n_micro times too large
+"""
+)
+
+WRONG["grad-accum"] += [
+    (
+        "PyTorch sums unscaled micro-batch losses",
+        ACCUM_TORCH_NO_SCALING,
+        "scale each micro-batch loss",
     ),
 ]
