@@ -32,6 +32,16 @@ class CheckFailed(AssertionError):
         return [f"{type(self).__name__}: {self}"]
 
 
+class NotChecked(Exception):  # noqa: N818 - an outcome, like NotImplementedError
+    """A check that cannot run on this machine, such as one that launches processes
+    where TCP is refused: the answer is neither passed nor failed.
+
+    ``check`` prints one line with the reason and returns, in the grader too, so the
+    student loses no point for what the machine could not do. The test cell's output
+    keeps the line, so the feedback says what was not checked.
+    """
+
+
 _MISSING = object()
 
 
@@ -176,7 +186,9 @@ def check(
     ``expected`` (via :func:`course_utils.parity.assert_close`). An untouched
     stub (``NotImplementedError``) prints "not implemented yet", so Run All
     finishes; under the grader it raises instead, so a stub never scores. A
-    wrong answer raises :class:`CheckFailed` with expected vs got and ``hint``.
+    check that cannot run here raises :class:`NotChecked`: one line says so, and
+    the check neither passes nor fails (raised from the answer's own code, it is a
+    crash like any other). A wrong answer raises :class:`CheckFailed` with expected vs got and ``hint``.
     An error raised in the student's own code is told apart: the message names
     the error, the function and line it came from, and ``crash_hint`` (what
     such an error usually means here), not the hint meant for a wrong value.
@@ -213,6 +225,11 @@ def check(
     except CheckFailed as err:
         err.__traceback__ = None
         raise
+    except NotChecked as why:
+        if _student_frame(why, test_file) is not None:  # raised by the answer: no pass
+            raise _crash(exercise, why, test_file, hint, crash_hint) from None
+        print(f"– {exercise}: not checked here: {why}")
+        return None
     except (KeyboardInterrupt, SystemExit, GeneratorExit):
         raise
     # BaseException: some libraries' errors derive from it rather than from Exception

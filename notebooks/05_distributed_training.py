@@ -947,9 +947,9 @@ print("\nXLA's fully sharded program on this backend: "
       f"{fsdp_kinds.get('all-gather', {}).get('count', 0)} all-gather(s) for the 2 sharded weights, "
       + ("gradients reduce-scattered" if "reduce-scatter" in fsdp_kinds
          else "gradients all-reduced in full, each device then keeping its slice (no reduce-scatter)"))
-for r0, t0, f0 in zip(ddp[:1], tp[:1], fsdp[:1]):  # rank 0's counts, where the launch ran
-    print(f"PyTorch, {S.n_procs} processes: DDP {r0['ddp_comm']} of {r0['ddp_allreduced_elements']} elements"
-          f" ({r0['n_params']} parameters); TP {t0['tp_comm']}; FSDP2 {f0['fsdp_comm']}")
+if ddp:  # rank 0's counts, where the launch ran
+    print(f"PyTorch, {S.n_procs} processes: DDP {ddp[0]['ddp_comm']} of {ddp[0]['ddp_allreduced_elements']} elements"
+          f" ({ddp[0]['n_params']} parameters); TP {tp[0]['tp_comm']}; FSDP2 {fsdp[0]['fsdp_comm']}")
 
 # %% [markdown]
 # How to read it. PyTorch's FSDP2 does what the formula assumes: per layer, a gather for the

@@ -19,12 +19,12 @@
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/v0.1.0/solutions/05_distributed_training_exercises.ipynb) [![Open In Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)](https://kaggle.com/kernels/welcome?src=https://github.com/jax-pytorch-side-by-side/course/blob/v0.1.0/solutions/05_distributed_training_exercises.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/v0.1.0?labpath=solutions/05_distributed_training_exercises.ipynb)
 #
-# Five exercises on lesson 05. Four run on 8 simulated JAX devices in this notebook; one
+# Five exercises on lesson 05. Four run on 8 simulated JAX devices in this notebook. One
 # runs your PyTorch function on ranks simulated in this notebook, then in real processes
-# started by `torchrun`. Replace each
-# `raise NotImplementedError()` with your code, then run the check cell below it: it prints
-# "passed", explains what is wrong, or says "not implemented yet". Every check compares the
-# parallel result with the same computation on one device (a float64 NumPy oracle).
+# started by `torchrun`. Replace each `raise NotImplementedError()` with your code, then run
+# the check cell below it: it prints "passed", explains what is wrong, or says "not
+# implemented yet". Every check compares the parallel result with the same computation on
+# one device, a float64 NumPy oracle.
 
 # %%
 # Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),
@@ -60,6 +60,8 @@ S = config.sizes(SIZES, SMOKE)
 # policy, JAX started before PyTorch, full float32 in both.
 SETUP = env.setup(cpu_devices=S.n_devices)
 
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -70,7 +72,7 @@ from jax.sharding import PartitionSpec as P
 
 from course_utils import meshes
 from course_utils.dist import cost, launch, problem
-from course_utils.exercises import check
+from course_utils.exercises import NotChecked, check
 from course_utils.parity import assert_close
 
 DEVICES = meshes.devices(S.n_devices)  # the accelerators if there are enough, else simulated CPUs
@@ -92,8 +94,8 @@ grad_fn = jax.jit(jax.grad(loss_fn))
 # %% [markdown]
 # ## Exercise 1 · Shard a batch over a mesh axis (JAX)
 #
-# Write `shard_batch(X, y, mesh)`: return `X` and `y` placed on `mesh` with their **rows**
-# (the batch dimension) split over the mesh axis `"data"` and their other dimension whole.
+# Write `shard_batch(X, y, mesh)`: return `X` and `y` placed on `mesh` with their **rows**,
+# the batch dimension, split over the mesh axis `"data"` and their other dimension whole.
 # With the parameters replicated, `jax.jit` then runs the gradient data-parallel, and the
 # gradients must equal the full-batch gradients on one device. About 2 lines.
 
@@ -111,7 +113,11 @@ def shard_batch(X: np.ndarray, y: np.ndarray, mesh: jax.sharding.Mesh) -> tuple[
 # TESTS: shard-batch points=2
 def _dp_grads():
     X, y = shard_batch(prob["X"], prob["y"], mesh)
-    assert X.sharding.spec == P("data", None) or X.sharding.spec == P("data"), f"X is sharded as {X.sharding.spec}"
+    x_spec = getattr(getattr(X, "sharding", None), "spec", None)
+    assert x_spec is not None, (
+        f"JAX: X is not on the mesh ({type(getattr(X, 'sharding', X)).__name__}): jit does not split a "
+        "batch by itself, so place X and y on `mesh` with their rows split")
+    assert x_spec in (P("data", None), P("data")), f"X is sharded as {x_spec}"
     rows = X.addressable_shards[0].data.shape[0]
     assert rows == S.batch // S.n_devices, f"a device holds {rows} rows; expected {S.batch // S.n_devices}"
     y_spec = getattr(getattr(y, "sharding", None), "spec", None)
@@ -122,11 +128,20 @@ def _dp_grads():
     return grad_fn(params, X, y)
 
 
+def _batch_crash(err):
+    """The likely cause of a crash in shard_batch, named first."""
+    if "set a mesh" in str(err):
+        return "JAX: a bare PartitionSpec names no devices: wrap it in a NamedSharding on `mesh`"
+    if "not found in mesh" in str(err):
+        return "JAX: a PartitionSpec names mesh axes, not array dimensions: this mesh's one axis is 'data'"
+    return ("JAX: the batch is dimension 0, the rows; a PartitionSpec names the mesh axis per array "
+            "dimension, and only the rows are split")
+
+
 check("shard-batch", _dp_grads, grads_ref, rtol=1e-4, atol=1e-6,
       hint="JAX: the batch dimension (the rows, dimension 0) of X and of y is split over 'data'; "
            "the other dimension stays whole",
-      crash_hint="JAX: the batch is dimension 0 (the rows); a PartitionSpec names the mesh axis per array "
-                 "dimension, and only the rows are split")
+      crash_hint=_batch_crash)
 
 # %%
 # HIDDEN TESTS: shard-batch points=3
@@ -148,10 +163,11 @@ assert_close(X_h, prob_h["X"], rtol=0, atol=0, name="values unchanged")
 #
 # $Y = XW + b$ with `W` of shape `(d_in, d_out)`. Split `W`'s **columns** and `b` over the mesh
 # axis `"model"`: each device computes its own block of output columns,
-# $Y_{[:, j]} = X W_{[:, j]} + b_j$, and the result stays split by columns (`P(None, "model")`).
-# `X` is replicated. On a mesh with explicit axes (as in the lesson), arguments must already
-# carry the shardings that `in_specs` names, so place `W` and `b` first (`jax.device_put`).
-# About 5 lines.
+# $Y_{[:, j]} = X W_{[:, j]} + b_j$, and the result stays split by columns, `P(None, "model")`.
+# `X` is replicated. On a mesh with explicit axes, as in the lesson, arguments must already
+# carry the shardings that `in_specs` names, so place `W` and `b` first with
+# `jax.device_put`. The check also reads the compiled layer: a column split communicates
+# nothing. About 5 lines.
 
 # %%
 from jax.sharding import AxisType
@@ -182,19 +198,76 @@ def column_parallel_linear(X, W, b, mesh: jax.sharding.Mesh) -> jax.Array:
 
 # %%
 # TESTS: column-parallel points=2
+def _products(fn, *args):
+    """(split over devices, output columns per device) of each matrix product fn traces."""
+    found = []
+
+    def walk(jaxpr, in_shard_map):
+        for eqn in jaxpr.eqns:
+            if eqn.primitive.name == "dot_general":
+                aval = eqn.outvars[0].aval
+                spec = getattr(getattr(aval, "sharding", None), "spec", None)
+                split = spec[-1] if spec is not None and len(spec) == aval.ndim else None
+                axes = split if isinstance(split, tuple) else (split,) if split else ()
+                n = int(np.prod([mesh_tp.shape[a] for a in axes]))
+                found.append((in_shard_map or n > 1, aval.shape[-1] // n))
+            for value in eqn.params.values():  # into shard_map's and jit's own programs
+                inner = getattr(value, "jaxpr", value)
+                if hasattr(inner, "eqns"):
+                    walk(inner, in_shard_map or eqn.primitive.name == "shard_map")
+
+    walk(jax.make_jaxpr(fn)(*args).jaxpr, False)
+    return found
+
+
 def _column():
     Y = column_parallel_linear(X_c, W_c, b_c, mesh_tp)
-    assert Y.sharding.spec in (P(None, "model"),), f"the result is sharded as {Y.sharding.spec}"
+    spec = getattr(getattr(Y, "sharding", None), "spec", None)
+    assert spec == P(None, "model"), f"the result is sharded as {spec}"
+    args, block = (jnp.asarray(X_c), jnp.asarray(W_c), jnp.asarray(b_c)), W_c.shape[1] // S.n_devices
+    layer = jax.jit(lambda X, W, b: column_parallel_linear(X, W, b, mesh_tp))
+    ops = sorted({c.op for c in cost.hlo_collectives(layer.lower(*args).compile().as_text())})
+    products = _products(lambda *a: column_parallel_linear(*a, mesh_tp), *args)
+    widest = max((cols for _, cols in products), default=0)
+    assert not ("all-reduce" in ops and widest > block), (
+        "JAX: the compiled layer sums partial products over the devices (an all-reduce), so W was split "
+        "along its rows. JAX's W is (d_in, d_out), not PyTorch's (out, in): its columns are its second axis")
+    assert "all-reduce" not in ops, (
+        "JAX: the compiled layer sums over the devices (an all-reduce), yet each device's block of "
+        "columns is already complete: a column split needs no psum")
+    for spread, cols in products:
+        assert spread, (
+            f"JAX: a product of {cols} output columns ran unsplit, on one device. Split W's columns over "
+            "'model' before the product, so that each device computes its own block; a loop over the "
+            "blocks, or splitting the result afterwards, is not column parallelism")
+    assert not ops and widest <= block, (
+        f"JAX: a device computed {widest} output columns and the layer communicates ({', '.join(ops)}), "
+        "yet X is whole on every device: a device needs only its own block of W's columns, and "
+        "gathering the others undoes the split")
     return Y
+
+
+def _column_crash(err):
+    """The likely cause of a crash in column_parallel_linear, named first."""
+    text = str(err)
+    if "contracting dimensions" in text:
+        return ("JAX: W is (d_in, d_out), not PyTorch's (out, in): X @ W multiplies it as it is, "
+                "and its columns, the output features, are its second axis")
+    if "broadcast" in text or re.search(r"for arg: \w+\[\d+(@\w+)?\]", text):
+        return "JAX: b is split like W's columns, so each device adds only its own block of b"
+    if "does not match the specs" in text:
+        return ("JAX: on a mesh with explicit axes each argument must already carry the sharding its "
+                "in_spec names: jax.device_put first")
+    if "out_specs" in text:
+        return ("JAX: the result stays split by its columns, out_specs P(None, 'model'): no gather "
+                "and no replicated output")
+    return "JAX: X is whole on every device, and each device holds a block of W's columns and of b"
 
 
 check("column-parallel", _column, Y_c, rtol=1e-4, atol=1e-4,
       hint="JAX: X is whole on every device, each device holds a block of W's columns (its second "
            "axis) and the matching block of b, and the output stays split by its columns",
-      crash_hint="JAX: W is (d_in, d_out), not PyTorch's (out, in), so its columns are its second axis; "
-                 "on a mesh with explicit axes each argument must already carry the sharding its "
-                 "in_spec names (jax.device_put first), and b is split like W's columns, so each device "
-                 "adds only its own block of b")
+      crash_hint=_column_crash)
 
 # %%
 # HIDDEN TESTS: column-parallel points=3
@@ -217,8 +290,8 @@ assert_close(Y_4, X_4.astype(np.float64) @ W_4 + b_4, rtol=1e-4, atol=1e-4, name
 #
 # Now split `W`'s **rows** over `"model"`, and `X`'s columns to match: each device computes a
 # *partial* product $X_{[:, i]} W_{[i, :]}$ of the full output shape, and the sum over devices
-# gives $XW$. Add `b` once, after the sum (adding it on every device would add it N times).
-# The result is replicated (`P()`). About 6 lines.
+# gives $XW$. Add `b` once, after the sum: added on every device, it would count N times.
+# The result is replicated, `P()`. About 6 lines.
 
 # %%
 W_r = rng.standard_normal((32, 4), dtype=np.float32)
@@ -246,12 +319,22 @@ def row_parallel_linear(X, W, b, mesh: jax.sharding.Mesh) -> jax.Array:
 
 # %%
 # TESTS: row-parallel points=2
+def _row_crash(err):
+    """The likely cause of a crash in row_parallel_linear, named first."""
+    text = str(err)
+    if "out_specs" in text:
+        return ("JAX: out_specs=P() promises the same result on every device, and JAX sees that only "
+                "after a psum: the partial products differ until they are summed over 'model'")
+    if "evenly divide" in text:
+        return ("JAX: W is (d_in, d_out): its rows, axis 0, are the ones that match X's columns; "
+                "PyTorch's (out, in) layout would put them on axis 1")
+    return "JAX: X's columns are split to match W's rows, so that each device multiplies its own slice"
+
+
 check("row-parallel", lambda: row_parallel_linear(X_r, W_r, b_r, mesh_tp), Y_r, rtol=1e-4, atol=1e-4,
       hint="JAX: each device's product is partial: the partial products are summed (not averaged) "
            "over 'model', and b is added once, after the sum",
-      crash_hint="JAX: X's columns are split to match W's rows (each device multiplies its own slice), and "
-                 "a replicated result (out_specs=P()) must be the same on every device: the partial "
-                 "products differ until they are summed over 'model'")
+      crash_hint=_row_crash)
 
 # %%
 # HIDDEN TESTS: row-parallel points=3
@@ -272,24 +355,25 @@ assert_close(row_parallel_linear(X_r, W_r, b_big, mesh_tp), X_r.astype(np.float6
 #
 # The lesson's `average_gradients` sends one `all_reduce` per parameter: many small
 # messages, each paying the collective's fixed start-up cost. DDP packs the gradients into
-# **buckets** instead (`bucket_cap_mb`, 25 MB by default) and all-reduces each bucket as one
+# **buckets** instead, 25 MB by default (`bucket_cap_mb`), and all-reduces each bucket as one
 # flat tensor. Write `average_gradients_bucketed(model, bucket_numel)`:
 #
 # 1. walk `model.parameters()` in order, skipping those whose `.grad` is `None`, and pack
 #    consecutive gradients into one bucket as long as it holds at most `bucket_numel`
-#    numbers (a gradient larger than that gets a bucket of its own);
-# 2. per bucket: one flat tensor of its gradients, **one** `dist.all_reduce` (a sum, in place,
-#    on every process), divided by `dist.get_world_size()`;
-# 3. put each parameter's slice of the averaged bucket back into its `.grad` (same shape).
+#    numbers; a gradient larger than that gets a bucket of its own;
+# 2. per bucket: one flat tensor of its gradients, **one** `dist.all_reduce`, a sum in place
+#    on every process, then a division by `dist.get_world_size()`;
+# 3. put each parameter's slice of the averaged bucket back into its `.grad`, in its shape.
 #
 # Return nothing. About 15 lines.
 #
 # The check runs your function twice. First on 2 ranks simulated by threads of this
-# notebook (`SimulatedRanks` below stands in for `dist.all_reduce` and records every call,
-# so it can see your buckets); then in 2 real processes started by `torchrun` (gloo backend,
-# CPU), which receive this function's source and compare your gradients with DDP's on every
-# rank. Your code runs there with `torch` and `dist` (`torch.distributed`) imported; use
-# nothing else from this notebook.
+# notebook: `SimulatedRanks` below stands in for `dist.all_reduce` and records every call,
+# so it can see your buckets. Then in 2 real processes started by `torchrun` on the CPU, with
+# gloo, which receive this function's source and compare your gradients with DDP's on every
+# rank. Your code runs there with `torch` and `dist`, that is `torch.distributed`, imported;
+# use nothing else from this notebook. On a machine that refuses TCP, no process can start:
+# the check says so in one line, and your function is judged on the simulated ranks only.
 
 # %%
 import threading
@@ -372,6 +456,9 @@ def check_bucketed(world: int, bucket_numel: int, buckets: list, seed: int = 0) 
     returned = ranks.run(lambda m: average_gradients_bucketed(m, bucket_numel), models)
     assert returned == [None] * world, "average_gradients_bucketed changes .grad in place and returns nothing"
     sent = [n for rank, n in ranks.calls if rank == 0]
+    assert sent != buckets[:-1], (
+        f"PyTorch: rank 0 sent {sent}, and the last bucket ({buckets[-1]} numbers) was never sent: after "
+        "the loop, the bucket still being filled needs its own all_reduce")
     assert sent == buckets, (
         f"PyTorch: rank 0 sent all_reduce calls of {sent} numbers; with bucket_numel={bucket_numel} the buckets "
         f"hold {buckets}: pack consecutive gradients while a bucket holds at most bucket_numel numbers, "
@@ -421,6 +508,9 @@ def _bucketed_then_vs_ddp():
     check_bucketed(world=2, bucket_numel=80, buckets=[70, 150, 50])  # in this notebook, at once
     run = launch.torchrun_function(average_gradients_bucketed, "course_utils.dist.torch_check", 2,
                                    timeout=S.launch_timeout)
+    if run.skipped:  # no process can start here: the simulated ranks above are all the check
+        raise NotChecked("the comparison with DDP needs real processes, which cannot start on this "
+                         "machine; your function passed on the simulated ranks above")
     for report in run.ranks:
         yours, ddp = problem.take(report, "yours_"), problem.take(report, "ddp_")
         assert_close(yours, ddp, rtol=1e-5, atol=1e-6, name=f"rank {report['rank']}: yours vs DDP")
@@ -429,17 +519,33 @@ def _bucketed_then_vs_ddp():
 
 _none_hint = ("PyTorch: a frozen layer's .grad is None: skip those parameters, and keep every .grad "
               "a tensor of its parameter's shape")
+
+
+def _bucket_crash(err):
+    """The likely cause of a crash in average_gradients_bucketed, named first."""
+    text = str(err)
+    if "only sums" in text:
+        return "PyTorch: gloo has no ReduceOp.AVG: all_reduce with SUM, then divide by dist.get_world_size()"
+    if isinstance(err, TypeError) and "NoneType" in text:
+        return ("PyTorch: dist.all_reduce sums its tensor in place and returns None; unlike "
+                "jax.lax.psum, it gives back no new array")
+    if "same number of dimensions" in text:
+        return "PyTorch: torch.cat joins tensors of one rank: flatten each gradient before packing the bucket"
+    if "must match the size" in text or "assign a gradient" in text or "view" in text:
+        return ("PyTorch: a slice of the flat bucket is 1-D: give it its parameter's shape (view_as) "
+                "before it goes back into .grad")
+    return _none_hint
 _bucket_hint = "PyTorch: one all_reduce (a sum) per bucket of consecutive gradients, then the mean back in every .grad"
 check("allreduce-grads", lambda: check_bucketed(world=2, bucket_numel=80, buckets=[70, 150, 50]),
-      hint=_bucket_hint, crash_hint=_none_hint)
+      hint=_bucket_hint, crash_hint=_bucket_crash)
 check("allreduce-grads", lambda: check_bucketed(world=2, bucket_numel=70, buckets=[70, 150, 50]),
       hint="PyTorch: a bucket that fills up to exactly bucket_numel numbers is full, not over: "
            "close it only when the next gradient would take it past bucket_numel",
-      crash_hint=_none_hint)
+      crash_hint=_bucket_crash)
 check("allreduce-grads", lambda: check_bucketed(world=3, bucket_numel=80, buckets=[70, 150, 50], seed=4),
       hint="PyTorch: on 3 ranks the mean divides by 3: ask dist.get_world_size(), never assume 2 processes",
-      crash_hint=_none_hint)
-check("allreduce-grads", _bucketed_then_vs_ddp, hint=_bucket_hint, crash_hint=_none_hint)
+      crash_hint=_bucket_crash)
+check("allreduce-grads", _bucketed_then_vs_ddp, hint=_bucket_hint, crash_hint=_bucket_crash)
 
 # %%
 # HIDDEN TESTS: allreduce-grads points=3
@@ -454,11 +560,12 @@ prob_3 = problem.make_problem(11, 48, 6, 12, 2)
 _, grads_3 = problem.loss_and_grads_numpy(problem.params_of(prob_3), prob_3["X"], prob_3["y"])
 run_3 = launch.torchrun_function(average_gradients_bucketed, "course_utils.dist.torch_check", 3,
                                  timeout=S.launch_timeout, problem=prob_3)
-assert len(run_3.ranks) == 3
-for report in run_3.ranks:
-    assert report["returned_none"], "average_gradients_bucketed should change .grad in place and return None"
-    assert_close(problem.take(report, "yours_"), grads_3, rtol=1e-4, atol=1e-6, name=f"3 processes, rank {report['rank']}")
-assert launch.tagged_processes(run_3.tag) == [], "processes were left running"
+if not run_3.skipped:  # where no process can start, the simulated ranks above are the check
+    assert len(run_3.ranks) == 3
+    for report in run_3.ranks:
+        assert report["returned_none"], "average_gradients_bucketed should change .grad in place and return None"
+        assert_close(problem.take(report, "yours_"), grads_3, rtol=1e-4, atol=1e-6, name=f"3 processes, rank {report['rank']}")
+    assert launch.tagged_processes(run_3.tag) == [], "processes were left running"
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -466,12 +573,12 @@ assert launch.tagged_processes(run_3.tag) == [], "processes were left running"
 #
 # Fully sharded data parallelism stores 1/N of each parameter on each device. Write
 # `fsdp_specs(params, n_devices)`: for each parameter, split its **largest dimension that
-# `n_devices` divides** over the mesh axis `"data"` (on a tie, the first such dimension), and
-# replicate (`P()`) a parameter with no such dimension. For example, with 8 devices a
+# `n_devices` divides** over the mesh axis `"data"`, the first such dimension on a tie. A
+# parameter with no such dimension is replicated, `P()`. For example, with 8 devices a
 # `(16, 32)` matrix gets `P(None, "data")`, a `(32,)` vector `P("data")`, and a `(4,)` vector
-# `P()`. The check then takes one SGD step with your shardings (gathering each parameter
-# before use with `jax.sharding.reshard(p, P())`, as in the lesson's FSDP fix) and compares it with the
-# step on one device. About 6 lines.
+# `P()`. The check then takes one SGD step with your shardings and compares it with the step
+# on one device. Like the lesson's FSDP fix, the step gathers each parameter before use with
+# `jax.sharding.reshard(p, P())`. About 6 lines.
 
 # %%
 # EXERCISE: fsdp-specs
@@ -520,7 +627,10 @@ def _fsdp_step():
 
 
 check("fsdp-specs", _fsdp_step, {k: params_np[k] - 0.1 * grads_ref[k] for k in params_np},
-      rtol=1e-5, atol=1e-6, hint="split the largest dimension divisible by n_devices; P() when none is")
+      rtol=1e-5, atol=1e-6, hint="split the largest dimension divisible by n_devices; P() when none is",
+      crash_hint=lambda err: (
+          "JAX: a PartitionSpec has at most one entry per dimension: a 1-D parameter takes P('data') or P()"
+          if "rank at least" in str(err) else ""))
 check("fsdp-specs", lambda: {k: tuple(v) for k, v in fsdp_specs({"odd": np.zeros((20, 16))}, 8).items()},
       {"odd": (None, "data")},
       hint="20 is the largest dimension but 8 does not divide it: the split goes to the largest dimension "
@@ -557,8 +667,8 @@ assert_close(new_f, {k: v - 0.1 * grads_f[k] for k, v in problem.params_of(prob_
 # %% [markdown]
 # ## Done
 #
-# You sharded a batch and proved the data-parallel gradients exact, wrote both halves of a
-# tensor-parallel MLP (the column split needs no communication, the row split one all-reduce),
-# averaged gradients in buckets across real processes exactly as DDP does, and chose FSDP
-# shardings that cut each device's parameter memory by about the number of devices. Next:
-# lesson 06, the ecosystems.
+# You sharded a batch and proved the data-parallel gradients exact. You wrote both halves of
+# a tensor-parallel MLP: the column split needs no communication, the row split one
+# all-reduce. You averaged gradients in buckets exactly as DDP does, and chose FSDP shardings
+# that cut each device's parameter memory by about the number of devices. Next: lesson 06,
+# the ecosystems.

@@ -360,3 +360,35 @@ def test_a_name_error_inside_the_students_function_is_still_theirs():
     assert str(err.value).startswith(
         "f: your function raised NameError at line 3 of f:"
     )
+
+
+@pytest.mark.parametrize("grading", ["", "1"])
+def test_a_check_that_cannot_run_here_says_so_and_neither_passes_nor_fails(
+    grading, capsys, monkeypatch
+):
+    monkeypatch.setenv(exercises.GRADING_ENV, grading)
+    ns = {"check": check, "NotChecked": exercises.NotChecked}
+    _cell("# EXERCISE: f\ndef f(x):\n    return x + 1\n", "<exercise cell nc>", ns)
+    _cell(
+        "# TESTS: f points=1\ndef _launch():\n    assert f(1) == 2\n"
+        "    raise NotChecked('no processes here')\n\ncheck('f', _launch)",
+        "<test cell nc>",
+        ns,
+    )
+    out = capsys.readouterr().out
+    assert out == "– f: not checked here: no processes here\n"  # one line, no "passed"
+
+
+def test_not_checked_raised_by_the_answer_is_a_crash_not_a_free_pass(capsys):
+    ns = {"check": check, "NotChecked": exercises.NotChecked}
+    _cell(
+        "# EXERCISE: f\ndef f(x):\n    raise NotChecked('skip me')\n",
+        "<exercise cell nc2>",
+        ns,
+    )
+    with pytest.raises(exercises.CheckFailed) as err:
+        _cell("# TESTS: f points=1\ncheck('f', lambda: f(1), 2)", "<test cell nc2>", ns)
+    assert str(err.value).startswith(
+        "f: your function raised NotChecked at line 3 of f:"
+    )
+    assert "not checked here" not in capsys.readouterr().out

@@ -257,12 +257,211 @@ def fsdp_specs(params, n_devices):
     return specs
 """
 
+BARE_SPEC = """
+def shard_batch(X, y, mesh):
+    return jax.device_put(X, P("data")), jax.device_put(y, P("data"))  # no mesh named
+"""
+
+NOT_PLACED = """
+def shard_batch(X, y, mesh):
+    return jnp.asarray(X), jnp.asarray(y)  # as torch tensors: jit would split them?
+"""
+
+ARRAY_AXIS_NAME = """
+def shard_batch(X, y, mesh):
+    rows = NamedSharding(mesh, P("batch", None))  # the dimension's name, not the mesh axis
+    return jax.device_put(X, rows), jax.device_put(y, rows)
+"""
+
+ROWS_THEN_RESHARD = """
+def column_parallel_linear(X, W, b, mesh):
+    # torch's ColumnParallelLinear splits weight dim 0: here that is W's rows; a psum mends the sum
+    X = jax.device_put(X, NamedSharding(mesh, P(None, "model")))
+    W = jax.device_put(W, NamedSharding(mesh, P("model", None)))
+    Y = jax.shard_map(lambda X, W: jax.lax.psum(X @ W, "model"), mesh=mesh,
+                      in_specs=(P(None, "model"), P("model", None)), out_specs=P())(X, W) + b
+    return jax.device_put(Y, NamedSharding(mesh, P(None, "model")))
+"""
+
+GATHER_W = """
+def column_parallel_linear(X, W, b, mesh):
+    W = jax.device_put(W, NamedSharding(mesh, P(None, "model")))
+    b = jax.device_put(b, NamedSharding(mesh, P("model")))
+
+    def local(X, W, b):  # gathers the whole W, multiplies, keeps its own columns
+        W_all = jax.lax.all_gather(W, "model", axis=1, tiled=True)
+        b_all = jax.lax.all_gather(b, "model", axis=0, tiled=True)
+        k = W.shape[1]
+        Y = X @ W_all + b_all
+        return jax.lax.dynamic_slice_in_dim(Y, jax.lax.axis_index("model") * k, k, axis=1)
+
+    return jax.shard_map(local, mesh=mesh, in_specs=(P(), P(None, "model"), P("model")),
+                         out_specs=P(None, "model"))(jnp.asarray(X), W, b)
+"""
+
+WHOLE_THEN_SPLIT = """
+def column_parallel_linear(X, W, b, mesh):
+    Y = jnp.asarray(X) @ jnp.asarray(W) + jnp.asarray(b)  # the whole product on one device
+    return jax.device_put(Y, NamedSharding(mesh, P(None, "model")))
+"""
+
+LOOP_OVER_RANKS = """
+def column_parallel_linear(X, W, b, mesh):
+    k = W.shape[1] // mesh.shape["model"]  # each rank's block, computed rank by rank
+    X, W, b = jnp.asarray(X), jnp.asarray(W), jnp.asarray(b)
+    Y = jnp.concatenate([X @ W[:, r * k:(r + 1) * k] + b[r * k:(r + 1) * k]
+                         for r in range(mesh.shape["model"])], axis=1)
+    return jax.device_put(Y, NamedSharding(mesh, P(None, "model")))
+"""
+
+GATHER_OUTPUT = """
+def column_parallel_linear(X, W, b, mesh):
+    W = jax.device_put(W, NamedSharding(mesh, P(None, "model")))
+    b = jax.device_put(b, NamedSharding(mesh, P("model")))
+
+    def local(X, W, b):  # Megatron's gather_output=True
+        return jax.lax.all_gather(X @ W + b, "model", axis=1, tiled=True)
+
+    return jax.shard_map(local, mesh=mesh, in_specs=(P(), P(None, "model"), P("model")),
+                         out_specs=P())(jnp.asarray(X), W, b)
+"""
+
+B_SPEC_WHOLE = """
+def column_parallel_linear(X, W, b, mesh):
+    W = jax.device_put(W, NamedSharding(mesh, P(None, "model")))
+    b = jax.device_put(b, NamedSharding(mesh, P("model")))
+    return jax.shard_map(lambda X, W, b: X @ W + b, mesh=mesh, in_specs=(P(), P(None, "model"), P()),
+                         out_specs=P(None, "model"))(jnp.asarray(X), W, b)
+"""
+
+LINEAR_TRANSPOSE = """
+def column_parallel_linear(X, W, b, mesh):
+    W = jax.device_put(W, NamedSharding(mesh, P(None, "model")))
+    b = jax.device_put(b, NamedSharding(mesh, P("model")))
+    return jax.shard_map(lambda X, W, b: X @ W.T + b, mesh=mesh,  # torch's F.linear: x @ weight.T
+                         in_specs=(P(), P(None, "model"), P("model")),
+                         out_specs=P(None, "model"))(jnp.asarray(X), W, b)
+"""
+
+PSUM_COLUMNS = """
+def column_parallel_linear(X, W, b, mesh):
+    W = jax.device_put(W, NamedSharding(mesh, P(None, "model")))
+    b = jax.device_put(b, NamedSharding(mesh, P("model")))
+    return jax.shard_map(lambda X, W, b: jax.lax.psum(X @ W + b, "model"), mesh=mesh,  # as in §4
+                         in_specs=(P(), P(None, "model"), P("model")),
+                         out_specs=P(None, "model"))(jnp.asarray(X), W, b)
+"""
+
+ROW_ALL_GATHER = """
+def row_parallel_linear(X, W, b, mesh):
+    X = jax.device_put(X, NamedSharding(mesh, P(None, "model")))
+    W = jax.device_put(W, NamedSharding(mesh, P("model", None)))
+    b = jax.device_put(b, NamedSharding(mesh, P()))
+    return jax.shard_map(lambda X, W, b: jax.lax.all_gather(X @ W, "model").sum(0) + b, mesh=mesh,
+                         in_specs=(P(None, "model"), P("model", None), P()), out_specs=P())(X, W, b)
+"""
+
+ROW_W_TORCH_LAYOUT = """
+def row_parallel_linear(X, W, b, mesh):
+    X = jax.device_put(X, NamedSharding(mesh, P(None, "model")))
+    W = jax.device_put(W, NamedSharding(mesh, P(None, "model")))  # torch's (out, in): in is dim 1
+    b = jax.device_put(b, NamedSharding(mesh, P()))
+    return jax.shard_map(lambda X, W, b: jax.lax.psum(X @ W, "model") + b, mesh=mesh,
+                         in_specs=(P(None, "model"), P(None, "model"), P()), out_specs=P())(X, W, b)
+"""
+
+BUCKETS_THEN = """
+def average_gradients_bucketed(model, bucket_numel=256):
+    world = dist.get_world_size()
+    buckets, current, size = [], [], 0
+    for p in model.parameters():
+        if p.grad is None:
+            continue
+        if current and size + p.grad.numel() > bucket_numel:
+            buckets.append(current)
+            current, size = [], 0
+        current.append(p)
+        size += p.grad.numel()
+{last}
+    for bucket in buckets:
+        flat = torch.cat([p.grad.reshape(-1) for p in bucket])
+{reduce}
+        for p, part in zip(bucket, flat.split([p.grad.numel() for p in bucket])):
+{back}
+"""
+LAST = """    if current:
+        buckets.append(current)"""
+REDUCE = """        dist.all_reduce(flat, op=dist.ReduceOp.SUM)
+        flat /= world"""
+BACK = "            p.grad.copy_(part.view_as(p.grad))"
+AVG_OP = BUCKETS_THEN.format(
+    last=LAST,
+    back=BACK,
+    reduce="        dist.all_reduce(flat, op=dist.ReduceOp.AVG)  # NCCL's average",
+)
+ASSIGNED_RESULT = BUCKETS_THEN.format(
+    last=LAST,
+    back=BACK,
+    reduce="        flat = dist.all_reduce(flat, op=dist.ReduceOp.SUM)  # as psum returns\n"
+    "        flat /= world",
+)
+LAST_BUCKET_LOST = BUCKETS_THEN.format(
+    last="    pass  # the bucket being filled is never appended",
+    back=BACK,
+    reduce=REDUCE,
+)
+FLAT_SLICE_COPIED = BUCKETS_THEN.format(
+    last=LAST,
+    reduce=REDUCE,
+    back="            p.grad.copy_(part)  # a flat slice into a matrix",
+)
+FLAT_SLICE_ASSIGNED = BUCKETS_THEN.format(
+    last=LAST,
+    reduce=REDUCE,
+    back="            p.grad = part  # a flat view, not the parameter's shape",
+)
+NOT_FLATTENED = BUCKETS_THEN.format(last=LAST, reduce=REDUCE, back=BACK).replace(
+    "p.grad.reshape(-1)", "p.grad"
+)
+
+MATRIX_FOR_ALL = """
+def fsdp_specs(params, n_devices):
+    specs = {}
+    for name, value in params.items():
+        rows, cols = (np.shape(value) + (1,))[:2]  # every parameter taken as a matrix
+        if rows % n_devices == 0 and rows >= cols:
+            specs[name] = P("data", None)
+        elif cols % n_devices == 0:
+            specs[name] = P(None, "data")
+        else:
+            specs[name] = P()
+    return specs
+"""
+
+SMALLEST_DIVISIBLE = """
+def fsdp_specs(params, n_devices):
+    specs = {}
+    for name, value in params.items():
+        shape = np.shape(value)
+        fits = [d for d in range(len(shape)) if shape[d] % n_devices == 0]
+        best = min(fits, key=lambda d: shape[d]) if fits else None  # the smallest that divides
+        specs[name] = P() if best is None else P(*["data" if d == best else None for d in range(len(shape))])
+    return specs
+"""
+
 WRONG = {
     "shard-batch": [
         ("splits the feature columns", COLUMNS_SPLIT, "only the rows are split"),
         ("replicates the batch", REPLICATED, "X is sharded as"),
         ("leaves y unsplit on one device", Y_UNSPLIT, "split y's rows like X's"),
         ("replicates y", Y_REPLICATED, "split y's rows like X's"),
+        ("a bare P with no mesh", BARE_SPEC, "wrap it in a NamedSharding"),
+        ("never placed on the mesh", NOT_PLACED, "X is not on the mesh"),
+        (
+            "the array dimension's name as the axis",
+            ARRAY_AXIS_NAME,
+            "names mesh axes, not array dimensions",
+        ),
     ],
     "column-parallel": [
         (
@@ -272,6 +471,30 @@ WRONG = {
         ),
         ("gathers the result", GATHERED, "the result is sharded as"),
         ("b whole on every device", COLUMN_B_WHOLE, "b is split like W's columns"),
+        (
+            "W's rows split, mended by a psum",
+            ROWS_THEN_RESHARD,
+            "so W was split along its rows",
+        ),
+        (
+            "gathers W on every device",
+            GATHER_W,
+            "gathering the others undoes the split",
+        ),
+        (
+            "the whole product, then split",
+            WHOLE_THEN_SPLIT,
+            "splitting the result afterwards",
+        ),
+        (
+            "a Python loop over the ranks' blocks",
+            LOOP_OVER_RANKS,
+            "a loop over the blocks",
+        ),
+        ("gathers the output", GATHER_OUTPUT, "the result stays split by its columns"),
+        ("b placed split, in_spec whole", B_SPEC_WHOLE, "b is split like W's columns"),
+        ("x @ W.T, as F.linear", LINEAR_TRANSPOSE, "not PyTorch's (out, in)"),
+        ("a psum, as in the row split", PSUM_COLUMNS, "a column split needs no psum"),
     ]
     + (
         [("W and b not placed first", COLUMN_NOT_PLACED, "jax.device_put first")]
@@ -287,6 +510,12 @@ WRONG = {
         ("pmean instead of psum", PMEAN, "summed (not averaged)"),
         ("no psum at all", ROW_NO_PSUM, "until they are summed over 'model'"),
         ("X not split to match W's rows", ROW_X_WHOLE, "X's columns are split"),
+        ("all_gather then a sum", ROW_ALL_GATHER, "JAX sees that only after a psum"),
+        (
+            "W split along axis 1, torch's in-features",
+            ROW_W_TORCH_LAYOUT,
+            "would put them on axis 1",
+        ),
     ],
     "allreduce-grads": [
         ("one all_reduce per parameter", PER_PARAMETER, "one all_reduce per bucket"),
@@ -304,6 +533,12 @@ WRONG = {
             "never assume 2 processes",
         ),
         ("packs the frozen layer's None grads", NONE_GRADS_KEPT, ".grad is None"),
+        ("ReduceOp.AVG, as on NCCL", AVG_OP, "gloo has no ReduceOp.AVG"),
+        ("assigns all_reduce's result", ASSIGNED_RESULT, "returns None"),
+        ("the last bucket never sent", LAST_BUCKET_LOST, "the last bucket"),
+        ("copies a flat slice into .grad", FLAT_SLICE_COPIED, "view_as"),
+        ("assigns a flat slice to .grad", FLAT_SLICE_ASSIGNED, "view_as"),
+        ("concatenates unflattened gradients", NOT_FLATTENED, "flatten each gradient"),
     ],
     "fsdp-specs": [
         (
@@ -327,5 +562,15 @@ WRONG = {
             "need not be the largest one",
         ),
         ("the last dimension on a tie", LAST_ON_TIE, "on a tie the first"),
+        (
+            "every parameter as a matrix",
+            MATRIX_FOR_ALL,
+            "at most one entry per dimension",
+        ),
+        (
+            "the smallest divisible dimension",
+            SMALLEST_DIVISIBLE,
+            "split the largest dimension divisible",
+        ),
     ],
 }
