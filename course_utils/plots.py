@@ -109,7 +109,22 @@ VERDICT_COLOURS = {
 }
 
 
-def speedups(rows: Sequence[Mapping[str, Any]], *, ax=None, title: str | None = None):
+_BAND = {"color": "#ffe082", "alpha": 0.6}  # a stated range
+_OPEN_BAND = {
+    "facecolor": "#fff3c4",
+    "hatch": "///",
+    "edgecolor": "#d4a017",
+}  # "or more"
+
+
+def speedups(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    ax=None,
+    title: str | None = None,
+    clip: float | None = None,
+    legend: bool = False,
+):
     """Speed-ups as "× faster" points with their intervals on a log axis.
 
     Each row: ``label``, ``median``, ``low``, ``high`` (the interval, named in the
@@ -119,50 +134,121 @@ def speedups(rows: Sequence[Mapping[str, Any]], *, ax=None, title: str | None = 
     (no difference); a shaded band marks what the claim states. Rows without a
     median are listed with their ``verdict`` only. Lessons pass
     ``claims.Verdict.plot_row()``.
+
+    ``clip`` keeps the axis within ``1/clip`` and ``clip``: a row that reaches
+    past an edge is drawn to the edge, marked with an arrow and its numbers in
+    text, so one far row does not squeeze the others. ``legend`` names the
+    verdict colours, the 1x line and the two kinds of band (a stated range, and
+    one stated number, hatched: that number or more) in a legend above the plot,
+    instead of in the axis label.
     """
     ax = _axes(ax)
     ax.set_xscale("log")
     ax.axvline(1.0, color="k", lw=1)
+    lo_lim, hi_lim = _clipped_limits(rows, clip) if clip else (None, None)
     for y, row in enumerate(rows):
         if row.get("median") is None:
             ax.annotate(f" {row.get('verdict', '')}", (1.0, y), va="center", fontsize=8)
             continue
-        med = row["median"]
+        colour = VERDICT_COLOURS.get(row.get("verdict", ""), "#1565c0")
+        med, low, high = row["median"], row["low"], row["high"]
+        if lo_lim is not None and (low < lo_lim or high > hi_lim):
+            _clipped_row(ax, y, med, low, high, lo_lim, hi_lim, colour)
+            continue
         ax.errorbar(
-            med,
-            y,
-            xerr=[[med - row["low"]], [row["high"] - med]],
-            fmt="o",
-            capsize=4,
-            color=VERDICT_COLOURS.get(row.get("verdict", ""), "#1565c0"),
+            med, y, xerr=[[med - low], [high - med]], fmt="o", capsize=4, color=colour
         )
-    right = ax.get_xlim()[1]
+    right = ax.get_xlim()[1] if hi_lim is None else hi_lim
     for y, row in enumerate(rows):  # bands last, so "at least" ones end at the frame
         if row.get("band"):
             lo, hi = row["band"]
-            right = max(right, lo * 1.5)
+            if hi_lim is None:
+                right = max(right, lo * 1.5)
             ax.fill_betweenx(
                 [y - 0.4, y + 0.4],
                 lo,
                 hi or right,
-                color="#ffe082",
-                alpha=0.6,
                 lw=0,
                 zorder=0,
+                **(_OPEN_BAND if legend and hi is None else _BAND),
             )
-    ax.set_xlim(right=right)
+    if lo_lim is not None:
+        ax.set_xlim(lo_lim, hi_lim)
+    else:
+        ax.set_xlim(right=right)
     _ratio_ticks(ax)
     ax.set_yticks(range(len(rows)), [r["label"] for r in rows])
     ax.set_ylim(len(rows) - 0.5, -0.5)
     names = {r.get("interval_label") for r in rows if r.get("median") is not None}
     interval = names.pop() if len(names) == 1 and None not in names else "interval"
-    ax.set_xlabel(
-        f"× faster (median, {interval}; log scale);\n"
-        "colour: the verdict; line: 1x; band: the stated magnitude"
-    )
-    ax.set_title(title or "on this machine")
+    if legend:
+        ax.set_xlabel(f"× faster (median, {interval}; log scale)")
+        _speedups_legend(ax)
+    else:
+        ax.set_xlabel(
+            f"× faster (median, {interval}; log scale);\n"
+            "colour: the verdict; line: 1x; band: the stated magnitude"
+        )
+    ax.set_title(title or "on this machine", pad=44 if legend else None)
     ax.grid(axis="x", alpha=0.3)
     return ax
+
+
+def _clipped_limits(
+    rows: Sequence[Mapping[str, Any]], clip: float
+) -> tuple[float, float]:
+    """The axis's ends: the rows' values and 1x with a margin, at most a factor ``clip`` from 1x."""
+    values = [1.0]
+    for row in rows:
+        if row.get("median") is not None:
+            values += [row["low"], row["high"]]
+        if row.get("band"):
+            values.append(row["band"][0] * 1.5)  # an "at least" band shows some width
+    return max(min(values) / 1.3, 1 / clip), min(max(values) * 1.3, clip)
+
+
+def _clipped_row(ax, y, med, low, high, lo_lim, hi_lim, colour) -> None:
+    """A row past an edge: its part inside, an arrow at the edge, its numbers in text."""
+    inside_low, inside_high = max(low, lo_lim), min(high, hi_lim)
+    at = min(max(med, lo_lim), hi_lim)
+    ax.plot([inside_low, inside_high], [y, y], color=colour, lw=1.5)
+    ax.plot(at, y, "o", color=colour)
+    right = high > hi_lim
+    edge = hi_lim if right else lo_lim
+    ax.plot(edge, y, ">" if right else "<", color=colour, ms=9, clip_on=False)
+    ax.annotate(
+        f"{med:.3g}x ({low:.3g}x–{high:.3g}x)",
+        (edge, y),
+        xytext=(-6 if right else 6, 5),
+        textcoords="offset points",
+        ha="right" if right else "left",
+        va="bottom",
+        fontsize=8,
+    )
+
+
+def _speedups_legend(ax) -> None:
+    """The verdict colours, the 1x line and the two kinds of band, above the plot."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    handles = [
+        Line2D([], [], marker="o", ls="", color=c, label=v)
+        for v, c in VERDICT_COLOURS.items()
+    ]
+    handles += [
+        Line2D([], [], color="k", lw=1, label="1x: no difference"),
+        Patch(**_BAND, label="stated range"),
+        Patch(**_OPEN_BAND, lw=0, label="stated as one number: that or more"),
+    ]
+    ax.legend(
+        handles=handles,
+        loc="lower center",
+        bbox_to_anchor=(0.5, 1.0),
+        ncol=3,
+        fontsize=8,
+        frameon=False,
+    )
 
 
 def _ratio_ticks(ax) -> None:

@@ -78,6 +78,38 @@ def test_speedups_are_points_with_intervals_on_a_log_axis():
     )  # rows that do not name their interval
 
 
+def test_speedups_clipped_mark_a_far_row_at_the_edge_and_explain_in_a_legend():
+    rows = [
+        {
+            "label": "near",
+            "median": 2.0,
+            "low": 1.5,
+            "high": 3.0,
+            "band": (1.5, 2.0),
+            "verdict": "holds",
+        },
+        {
+            "label": "far",
+            "median": 300.0,
+            "low": 200.0,
+            "high": 500.0,
+            "band": (1.0, None),
+            "verdict": "inconclusive",
+        },
+    ]
+    ax = plots.speedups(rows, clip=20, legend=True)
+    assert ax.get_xlim()[1] == 20  # the far row does not stretch the axis
+    assert any("300x (200x–500x)" in t.get_text() for t in ax.texts)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[:3] == list(plots.VERDICT_COLOURS)
+    assert "stated as one number: that or more" in labels
+    assert "colour" not in ax.get_xlabel()  # the legend says it
+    plt.close(ax.figure)
+    plain = plots.speedups(rows[:1], clip=20)
+    assert plain.get_legend() is None and plain.get_xlim()[1] < 20  # nothing to clip
+    plt.close(plain.figure)
+
+
 def test_speedups_name_the_interval_the_verdicts_read():
     import matplotlib
 

@@ -144,11 +144,11 @@ def explain(
     if claim.unit == "s":
         lo, hi = fmt(s.low, "s"), fmt(s.high, "s")
         what = f"{den} took {fmt(s.median, 's')} ({INTERVAL_LABEL}: {lo}–{hi}, n={s.n})"
-    elif verdict == INCONCLUSIVE:  # no winner is named when none was shown
+    elif verdict == INCONCLUSIVE:  # no winner is named, only the median round's side
         lo, hi = fmt(s.low, "x"), fmt(s.high, "x")
         what = (
-            f"time of {num} / time of {den}: median {s.median:.2f} "
-            f"({INTERVAL_LABEL}: {lo}–{hi}, n={s.n})"
+            f"{_median_side(s.median, num, den)}; time of {num} / time of {den}: "
+            f"median {s.median:.2f} ({INTERVAL_LABEL}: {lo}–{hi}, n={s.n})"
         )
     else:
         what = _speed(claim, s, num, den)
@@ -185,6 +185,13 @@ def explain(
     judged = verdict != INCONCLUSIVE or reason.startswith("the interval")
     note = claim.notes.get(verdict) if judged else None
     return f"{text} {note}" if note else text
+
+
+def _median_side(median: float, num: str, den: str) -> str:
+    """Which variant was faster in the median round, in words (a ratio is num / den time)."""
+    if median == 1:
+        return "in the median round neither was faster"
+    return f"in the median round {den if median > 1 else num} was faster"
 
 
 def _faster_text(verdict: str, what: str, num: str, den: str) -> str:

@@ -1,7 +1,8 @@
 """What a claims run shows and writes: tables, :class:`ClaimsReport`, ``claims.json`` and the plot.
 
 :func:`table` is the Markdown table (a notebook shows a :class:`ClaimsReport`
-as one), :func:`text_table` the terminal's version; :func:`write_json` and
+as one), :func:`brief_table` its four-column digest, :func:`text_table` the
+terminal's version; :func:`write_json` and
 :func:`save_plot` write the files ``course claims`` leaves in its output folder.
 matplotlib is imported only when a plot is drawn.
 """
@@ -14,7 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from course_utils.claims.verdict_rule import INTERVAL_LABEL, VERDICTS, Outcome
+from course_utils.claims.verdict_rule import (
+    INCONCLUSIVE,
+    INTERVAL_LABEL,
+    NOT_TESTABLE,
+    SKIPPED,
+    VERDICTS,
+    Outcome,
+    fmt,
+)
 from course_utils.contention import REMEDY
 
 _REMEDY_SENTENCE = f" To judge it, {REMEDY}."
@@ -53,6 +62,79 @@ def table(outcomes: Iterable[Outcome]) -> str:
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     note = _contended_note(outcomes)
     return "\n".join(lines) + (f"\n\n{note}" if note else "")
+
+
+def _measured_brief(o: Outcome) -> str:
+    """'0.49x (0.41x–0.57x, n=153): JAX jit faster', or a dash when nothing was measured.
+
+    The side named is the median's (a ratio is its pairing's numerator time over
+    its denominator time); whether the run could judge it is the verdict's word.
+    """
+    if not o.samples:
+        return "—"
+    u = o.claim.unit
+    lo, hi = o.interval or o.quartiles
+    text = f"{fmt(o.median, u)} ({fmt(lo, u)}–{fmt(hi, u)}, n={len(o.samples)})"
+    pairing = o.claim.pairing(o.pairing) if u == "x" else None
+    if pairing is not None and o.median != 1:
+        side = pairing.denominator if o.median > 1 else pairing.numerator
+        text += f": {side} faster"
+    return text
+
+
+def _reason_head(o: Outcome) -> str:
+    """Why a row was not judged, without its numbers or detail ('contended')."""
+    if o.verdict == INCONCLUSIVE:
+        if o.why.startswith(("contended", "noisy")):
+            return o.why.split(" (")[0]
+        return o.why
+    return o.why.replace(";", ":").split(":")[0]
+
+
+def _unjudged_lines(outcomes: Sequence[Outcome], several: bool) -> list[str]:
+    """One line per verdict that judged nothing and its reason, naming the rows."""
+
+    def name(o: Outcome) -> str:
+        return f"`{o.claim.id}`" + (f" ({o.device})" if several else "")
+
+    groups: dict[tuple[str, str], list[str]] = {}
+    for verdict in (INCONCLUSIVE, SKIPPED, NOT_TESTABLE):
+        for o in outcomes:
+            if o.verdict == verdict:
+                head = "" if verdict == SKIPPED else f", {_reason_head(o)}"
+                groups.setdefault((verdict, head), []).append(name(o))
+    lines = []
+    for (verdict, head), names in groups.items():
+        line = f"- *{verdict}{head}*: {', '.join(names)}."
+        if verdict == SKIPPED:
+            line += " They run in full mode."
+        elif head == ", contended":
+            line += f" To judge them, {REMEDY}."
+        lines.append(line)
+    return lines
+
+
+def brief_table(outcomes: Iterable[Outcome]) -> str:
+    """The results in four columns (five with several device kinds), each reason said once.
+
+    A row gives the claim, the stated magnitude, the median with its interval
+    and the side that was faster in the median, and the verdict; the rows not
+    judged are named under the table, one line per verdict and reason.
+    :func:`table` and ``claims.json`` keep every row's whole sentence.
+    """
+    outcomes = list(outcomes)
+    several = len({o.device for o in outcomes}) > 1
+    device = " device |" if several else ""
+    lines = [
+        f"| claim |{device} stated | measured here | verdict |",
+        "|---|" + "---|" * (4 if several else 3),
+    ]
+    for o in outcomes:
+        cells = [f"`{o.claim.id}`: {o.claim.text}"]
+        cells += [o.device] if several else []
+        cells += [o.claim.claimed, _measured_brief(o), f"**{o.verdict}**"]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines + [""] + _unjudged_lines(outcomes, several))
 
 
 def text_table(outcomes: Iterable[Outcome]) -> str:
@@ -134,6 +216,15 @@ class ClaimsReport:
             f"{self.seconds:.0f} s){note}{warning}"
         )
 
+    def brief(self) -> str:
+        """:func:`brief_table` and the machine's line, in Markdown (what lesson 08 shows)."""
+        mode = "smoke mode" if self.smoke else "full mode"
+        return (
+            brief_table(self.outcomes)
+            + f"\n\n(on this machine: {self.machine.get('summary', '')}; {mode}, "
+            f"{self.seconds:.0f} s)"
+        )
+
     def __str__(self) -> str:
         return text_table(self.outcomes)
 
@@ -148,11 +239,18 @@ def write_json(report: ClaimsReport, path: Path) -> Path:
     )
 
 
+CLIP = (
+    20.0  # the plot's axis ends at 1/20x and 20x; a row past them is marked at the edge
+)
+
+
 def plot(outcomes: Sequence[Outcome], ax=None):
     """Speed-ups as × faster with widened intervals, the stated band and 1x; returns ax.
 
     Claims stated in seconds (a first call, a launch) are not speed-ups; they
-    are listed by their verdict only, as are claims not measured here.
+    are listed by their verdict only, as are claims not measured here. The axis
+    is clipped at :data:`CLIP` (one recompiling stream is hundreds of times
+    slower, and would squeeze every other row), with a legend of the colours.
     """
     from course_utils.plots import speedups
 
@@ -173,7 +271,13 @@ def plot(outcomes: Sequence[Outcome], ax=None):
                 interval_label=INTERVAL_LABEL,
             )
         rows.append(row)
-    return speedups(rows, ax=ax, title="popular claims, re-measured on this machine")
+    return speedups(
+        rows,
+        ax=ax,
+        title="popular claims, re-measured on this machine",
+        clip=CLIP,
+        legend=True,
+    )
 
 
 def save_plot(outcomes: Sequence[Outcome], path: Path) -> Path:

@@ -247,6 +247,16 @@ def test_a_run_not_judged_names_no_winner():
         assert "time of " in v.explanation
 
 
+def test_a_run_not_judged_says_which_side_the_median_round_favoured():
+    busy = "load 4.1 on 2 cores"
+    slower_b = judge.faster(comparison(rounds(1.0), rounds(3.0), reason=busy), "A", "B")
+    slower_a = judge.faster(comparison(rounds(3.0), rounds(1.0), reason=busy), "A", "B")
+    assert "in the median round A was faster; time of A / time of B" in (
+        slower_b.explanation
+    )
+    assert "in the median round B was faster" in slower_a.explanation
+
+
 def test_skipped_says_smoke_mode_left_it_out():
     v = judge.skipped("faster", "timed in full mode only")
     assert v.verdict == verdict_rule.SKIPPED and "full mode only" in v.explanation

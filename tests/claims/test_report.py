@@ -102,3 +102,28 @@ def test_a_table_of_contended_outcomes_says_the_remedy_once():
     for text in (report.table(outcomes), report.text_table(outcomes)):
         assert text.count(judging.CONTENDED_REMEDY) == 1, text
         assert text.count("Not judged, the run was contended") == 2
+
+
+def test_the_brief_table_names_the_faster_side_and_each_reason_once():
+    from course_utils.claims import registry
+
+    busy = {"reason": "other processes used 80% of the 2 cores"}
+    outcomes = [
+        judging.evaluate(
+            registry.get(claim),
+            lambda: verdict_rule.Measured(
+                rounds(0.5), "timed", contention=busy, pairing="compiled"
+            ),
+        )
+        for claim in ("higher-order", "jax-2-5x")
+    ]
+    outcomes.append(
+        verdict_rule.Outcome(HIGH, verdict_rule.NOT_TESTABLE, "no GPU: why")
+    )
+    text = report.brief_table(outcomes)
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    assert len(rows) == 3 and all(r.count(" | ") == 3 for r in rows)  # four cells
+    assert "PyTorch torch.compile(torch.func) faster" in rows[0]
+    assert text.count("contended") == 1 and text.count(judging.CONTENDED_REMEDY) == 1
+    assert "- *inconclusive, contended*: `higher-order`, `jax-2-5x`." in text
+    assert "- *not testable here, no GPU*: `high`." in text
