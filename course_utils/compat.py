@@ -60,7 +60,7 @@ def single_device_sharding(device: Any) -> Any:
         return make(device)
     import numpy as np  # jax 0.7
 
-    mesh = jax.sharding.Mesh(np.array([device]), ("device",))
+    mesh = jax.sharding.Mesh(devices=np.array([device]), axis_names=("device",))
     return jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())
 
 
