@@ -60,7 +60,6 @@ SIZES = {  # name: (full, smoke)
     "n_lengths": (4, 2),  # distinct sequence lengths in the dynamic-shapes stream
     "stream_rounds": (6, 2),  # timed rounds of that stream (each recompiles everything; 6 for a verdict)
     "bucket": (32, 16),  # padding bucket size for the fix
-    "bench_s": (1.0, 0.2),  # seconds of steady-state timing in section 2's compile report
     "rounds": (100, 20),  # interleaved rounds per latency comparison
 }
 
@@ -69,7 +68,7 @@ from course_utils import env
 
 SETUP = env.setup()  # first: JAX's GPU memory policy, JAX before PyTorch, float32 in both
 
-from collections import Counter
+import time
 
 import jax
 import matplotlib.pyplot as plt
@@ -79,7 +78,6 @@ from flax import nnx
 
 from course_utils import checklist, claims, config, convert, models, timing
 from course_utils.claims import results
-from course_utils.claims.benchmarks import BENCHMARKS
 from course_utils.expect import expect_error
 from course_utils.parity import assert_close
 from IPython.display import Markdown
@@ -103,15 +101,15 @@ print(env.report().line())
 # An article writes "JAX is faster for X" and "PyTorch suits a start-up" in the same confident
 # tone. Only the first can be checked on your machine. Sorting the rows into those two kinds is
 # the first step of a decision, and the last column below does it. The evidence column points
-# to the lessons where each mechanism is at work: 01–07 behind you, 09–11 ahead.
+# to the lessons where each mechanism is at work: 01–07 behind you, 09–12 ahead.
 #
 # | dimension | PyTorch | JAX | the article's advice | evidence in this course | measurable here? |
 # |---|---|---|---|---|---|
 # | team skills | dynamic Python | functional programming | choose what the team knows | 01: pure functions, explicit keys and state; 07: what a port involves | no: a question about your team |
 # | ecosystem | large community model hubs | smaller, backed by Google | start-ups choose PyTorch | 06: library map, Keras 3, export; the package check below | partly: which packages are installed here |
-# | training scale | < 1000 accelerators | > 1000 accelerators | large scale → JAX | 05: data, tensor and fully sharded parallelism; 11: a GPT's training step sharded both ways | no: needs a cluster |
+# | training scale | < 1000 accelerators | > 1000 accelerators | large scale → JAX | 05: data, tensor and fully sharded parallelism; 12: a GPT's training step sharded both ways | no: needs a cluster |
 # | developer experience | easy to debug | steep, cryptic errors | efficiency → PyTorch | 03: graph breaks and tracer errors; 09: NaN hunting, profiler traces | no: a matter of taste |
-# | performance | "manual car" | "high-speed train" | JAX is faster when the route is fixed | 02–04: derivatives, `jit` and `torch.compile`, training steps; 09: bfloat16; 10: custom kernels; 11: a GPT's tokens per second | **yes**: section 4 |
+# | performance | "manual car" | "high-speed train" | JAX is faster when the route is fixed | 02–04: derivatives, `jit` and `torch.compile`, training steps; 09: bfloat16; 10: custom kernels; 12: a GPT's training step made fast | **yes**: section 4 |
 # | migration cost | | | "2–4 weeks, about a rewrite" | 07: converters, silent defaults, the MVP checklist | no: depends on the codebase |
 # | hiring | | | JAX engineers are scarce | | no |
 #
@@ -179,8 +177,8 @@ print(detail.replace("; ", "\n"))
 # - At batch 1 a small model does little arithmetic per operation. Much of the time goes into
 #   **per-operation overhead**: Python, dispatch, allocation. That overhead is what `jit`
 #   removes.
-# - The first `jit` call traces and compiles. Source 004 quotes "about 800 ms, then 10 ms,
-#   against 15 ms for PyTorch" for a BERT on the CPU.
+# - The first `jit` call traces, lowers and compiles. `jax.jit(f).trace(...).lower().compile()`
+#   runs the three stages one by one, so each can be timed.
 # - The **break-even** number of calls says when compiling has paid for itself.
 #
 # Batch 1 is the shape of an online service: one request arrives, one answer goes back, and
@@ -242,21 +240,34 @@ print("same logits")
 # the same function. That is the rule of every timing in the course: correctness first, then
 # speed.
 #
-# `timing.compile_report` times one first call from cold caches. It empties JAX's in-memory
-# caches with `jax.clear_caches()` and keeps the on-disk cache off for that call. The call then
-# pays the whole trace, lowering and compilation, as in a new process:
+# What does the first call cost? A jitted function's first call runs three stages before the
+# program runs. JAX's ahead-of-time API calls each one on its own, so a timer can sit between
+# them. *Trace* runs the Python function on abstract values and records its operations, a
+# jaxpr. *Lower* turns that record into StableHLO, the compiler's input. *Compile* is XLA
+# building machine code for this device. The cell empties JAX's caches first and keeps any
+# on-disk cache off, as a new process would meet them:
 
 # %%
-first = timing.compile_report(jit_forward(), state_jax, tokens_jax, eager=False, target_s=S.bench_s)
-first
+jax.clear_caches()  # no trace, lowering or program left from the cells above
+fresh = jit_forward()
+with timing.jax_persistent_cache_off():
+    t0 = time.perf_counter()
+    traced = fresh.trace(state_jax, tokens_jax)  # the jaxpr
+    t1 = time.perf_counter()
+    lowered = traced.lower()  # StableHLO
+    t2 = time.perf_counter()
+    compiled = lowered.compile()  # machine code for the CPU
+    t3 = time.perf_counter()
+    compiled(state_jax, tokens_jax).block_until_ready()  # the first run
+    t4 = time.perf_counter()
+stages = {"trace": t1 - t0, "lower": t2 - t1, "compile": t3 - t2, "first run": t4 - t3}
+first_call_s = t4 - t0  # what a first call pays, stages and run together
+print(", ".join(f"{name} {timing.format_seconds(s)}" for name, s in stages.items()),
+      f"= {timing.format_seconds(first_call_s)} on the CPU")
 
 # %% [markdown]
-# The table splits the one-off cost into stages. *Trace* runs the Python function on abstract
-# values and records its operations, a jaxpr. *Lower* turns that record into the compiler's
-# input, StableHLO. *Compile* is XLA building machine code for this device. JAX timed the three
-# stages inside the first call. The rest of that call is one run of the program and JAX's
-# bookkeeping. The first call divided by the *steady state* says how many ordinary calls it is
-# worth.
+# `timing.compile_report(f, *args)` reads the same three stages from JAX's own records inside
+# one real first call, and times the steady state beside it. Lessons 00 and 03 use it.
 #
 # Steady-state latency, in interleaved rounds, after checking that both compute the same logits:
 
@@ -269,15 +280,14 @@ latency
 
 # %% [markdown]
 # The *median* column is the typical time of one call, and *IQR* is its spread. The last line
-# says whether other programs competed for the CPU. Leave the *first call* column aside here:
-# the cold start above emptied JAX's caches, and PyTorch's call is not its first in this
-# process. The break-even below takes JAX's first call from `compile_report`.
+# says whether other programs competed for the CPU. Leave the *first call* column aside: the
+# cell above emptied JAX's caches, and PyTorch's call is not its first in this process.
 #
-# Which was faster per call is decided by the course's one verdict rule, met in lesson 00 and
-# written out in `docs/VERDICTS.md`. Each round times both variants back to back, and the
-# per-round ratio is the evidence. The rule takes the median ratio and its 95 % interval,
-# widened by 15 %. It names a winner only when the whole interval lies on one side of 1. It
-# declines to judge too few rounds, noisy ratios or a busy machine, and says which.
+# Lesson 00's verdict rule decides which was faster per call; `docs/VERDICTS.md` writes it
+# out. Each round times both variants back to back and divides one time by the other. The rule
+# names a winner only when the 95 % interval of the median ratio, widened by 15 %, lies wholly
+# on one side of 1. With too few rounds, noisy ratios or a busy machine it declines, and says
+# why. Either way, its line says which side was faster in the median round.
 #
 # This is the article's pairing, eager PyTorch against compiled JAX. It changes two things at
 # once, so read it as what a user gets by default, not as which framework is faster.
@@ -285,12 +295,16 @@ latency
 # %%
 per_call = claims.faster(latency, "PyTorch eager", "JAX jit")
 print(per_call.explanation)
-print(per_call.conditions())
+print(f"the table's speed-up of JAX jit, {latency.speedup('JAX jit'):.2f}x, divides the two medians; "
+      f"the verdict's median, {per_call.stats.median:.2f}, is the median of the per-round ratios")
 
 # %% [markdown]
-# The verdict's median is the median of the per-round ratios. It can differ from the table's
-# speed-up, which divides one median by the other. The second line records the threads, the
-# cores and whether the machine was quiet, because the verdict belongs to those conditions.
+# The two numbers on the last line answer different questions. The table takes each variant's
+# median call and divides one by the other. The verdict divides within each round first, then
+# takes the median of those ratios. They agree when the two times rise and fall together. They
+# drift apart, even to opposite sides of 1, when one side's times vary on their own or the
+# rounds are few. The verdict reads the per-round ratios, because a load that slows both sides
+# of one round cancels in their ratio.
 #
 # Break-even against PyTorch eager: JAX's total after `n` calls is `first + (n − 1) · steady`,
 # and PyTorch's is `n · eager`. `timing.break_even_calls` solves for `n`, and answers "never"
@@ -299,9 +313,7 @@ print(per_call.conditions())
 
 # %%
 t_torch, t_jax = latency.measurements["PyTorch eager"].median, latency.measurements["JAX jit"].median
-print(f"on the CPU: PyTorch eager {timing.format_seconds(t_torch)}, JAX jit {timing.format_seconds(t_jax)} "
-      f"per call; JAX's first call {timing.format_seconds(first.first_call_s)} from cold caches")
-print(claims.break_even(per_call, first.first_call_s, t_jax, t_torch))
+print(claims.break_even(per_call, first_call_s, t_jax, t_torch))
 
 # %% [markdown]
 # The count comes from medians, so read it as an order of magnitude. A process that answers far
@@ -338,8 +350,6 @@ stream_jax = [jax.device_put(t, cpu) for t in stream_np]
 print("lengths:", lengths)
 
 # %% [markdown]
-# The lengths are five tokens apart, so each one is a new cache key for `forward_jax`.
-#
 # The sharp bit: after a warm-up on the first length, the loop looks compiled, yet each new
 # length compiles again. The cell raises on purpose. `expect_error` prints the error's first
 # lines, and would fail the cell if nothing compiled.
@@ -376,22 +386,35 @@ dynamic = timing.compare({"JAX jit, new lengths": jax_stream, "PyTorch eager": t
                          rtol=1e-4, atol=1e-5, rounds=S.stream_rounds)
 dynamic
 
-
 # %% [markdown]
 # The JAX row is the whole stream with its compilations, and a warning line counts them.
-# Section 2's tables show what one compilation costs against one compiled call.
 #
 # <details><summary>Where a persistent compilation cache is configured</summary>
 #
-# JAX can keep compiled programs on disk. Section 2's *caches* row says whether this machine
-# has one. Where it does, a new length can be read from it instead of compiled, and the
-# warning line counts that read as a compilation too. `compile_report` switches the disk cache
-# off for its one cold call, so its first call always compiles.
+# JAX can keep compiled programs on disk. Where it does, a new length can be read from that
+# cache instead of compiled, and the warning line counts the read as a compilation too.
+# Section 2's stage timings switched the disk cache off, so its compile stage always compiled.
 # </details>
 #
 # The fix: pad each request to the next multiple of `bucket` tokens, and pass a mask that is
-# `True` on the real tokens. The encoder ignores padded keys in attention and in the pooling,
-# so the logits equal the unpadded ones to float32 rounding.
+# `True` on the real tokens. Each framework's attention takes that mask in its own convention.
+# The encoder in `course_utils/models/transformer.py` passes it in one line per framework.
+# Here are the two expressions, on a toy mask:
+
+# %%
+mask = np.array([[True, True, True, False]])  # (batch, seq): three real tokens, one pad
+# PyTorch, TorchBlock: self.attn(h, h, h, key_padding_mask=~mask); True marks a key to ignore
+print("PyTorch key_padding_mask=~mask:", (~torch.from_numpy(mask)).tolist())
+# Flax NNX, NNXBlock: self.attn(h, mask=mask[:, None, None, :]); True marks a key to attend to
+print("NNX mask=mask[:, None, None, :]:", mask[:, None, None, :].tolist(),
+      "(batch, heads, queries, keys)")
+
+
+# %% [markdown]
+# PyTorch's flag means "ignore this key", so the mask is inverted. NNX's means "attend to this
+# key", shaped to broadcast over heads and queries. The mean pooling then weights each position
+# by the mask, so padded positions add nothing. The logits should equal the unpadded ones to
+# float32 rounding:
 
 # %%
 def pad_to_bucket(toks: np.ndarray, bucket: int) -> tuple[np.ndarray, np.ndarray]:
@@ -417,9 +440,8 @@ print(f"{len(lengths)} lengths -> {len(buckets)} bucket(s) {buckets}; logits equ
 
 # %% [markdown]
 # The reference is eager PyTorch on the unpadded requests. The padded positions still compute
-# something, but no real token reads it: the mask removes them from the keys of attention and
-# from the pooling. `forward_masked` now meets one shape per bucket, not one per length. Larger
-# buckets mean fewer compilations but more arithmetic wasted on padding.
+# something, but no real token reads it. `forward_masked` now meets one shape per bucket, not
+# one per length. Larger buckets mean fewer compilations but more arithmetic wasted on padding.
 #
 # With every bucket compiled once, the stream runs without a recompilation, and its steady cost
 # can be compared with eager PyTorch:
@@ -442,11 +464,14 @@ bucketed
 # request per bucket.
 #
 # The stream against eager PyTorch, first with every length compiling, then with the buckets
-# compiled once:
+# compiled once. The last line sets the table's speed-up beside the verdict's median again:
 
 # %%
-print("every length compiles:", claims.faster(dynamic, "JAX jit, new lengths", "PyTorch eager").explanation)
+every_length = claims.faster(dynamic, "JAX jit, new lengths", "PyTorch eager")
+print("every length compiles:", every_length.explanation)
 print(f"{len(buckets)} bucket(s) compiled:", claims.faster(bucketed, "JAX jit, bucketed", "PyTorch eager").explanation)
+print(f"new lengths: the table's speed-up of PyTorch eager, {dynamic.speedup('PyTorch eager'):.2f}x; "
+      f"the verdict's median, {every_length.stats.median:.2f}")
 measured = {
     "dynamic-shapes": claims.Measured(
         dynamic.ratios("JAX jit, new lengths", "PyTorch eager"),
@@ -458,9 +483,11 @@ measured = {
 
 # %% [markdown]
 # The first line is the articles' claim about dynamic shapes, met as they meet it: each length
-# compiles. The second compares the bucketed stream. `measured` keeps the first measurement's
-# ratios, so section 4 judges the `dynamic-shapes` claim from them without timing the stream
-# again.
+# compiles. The second compares the bucketed stream. On the last line, the two numbers differ
+# for section 2's reason, and with two to six rounds of a whole stream the gap can be wide.
+#
+# `measured` keeps the first measurement's ratios, so section 4 judges the `dynamic-shapes`
+# claim from them without timing the stream again.
 #
 # ## 4. The popular claims, measured again here
 #
@@ -476,41 +503,14 @@ measured = {
 # measured with, and the articles rarely state all four. "JAX is 2–5x faster" may be true on the
 # author's accelerator and untrue on your laptop. A timing is also a sample: run the cell twice
 # and the ratio moves. That is why the rule reads an interval. "Inconclusive" is a useful
-# answer: this run cannot tell, and the *why* column says why.
+# answer: this run cannot tell, and the lines under the table say why.
 #
 # In smoke mode the claims run at small sizes and skip the slowest, such as the BERT-base-shaped
 # proxy. From a terminal, `course claims` runs the full sizes when neither `--smoke` nor
 # `COURSE_SMOKE` asks for smoke mode. It writes `claims.json` and `claims.png` to
 # `build/claims/` in a clone of the course, or to the folder given with `--out`.
 #
-# The result files the course ships come from full runs on the course's machines. How long each
-# took, and what its first `torch.compile` calls cost:
-
-# %%
-shipped = results.shipped()  # docs/claims-results/*.json: none where only the package is installed
-for run in shipped:
-    timed = [c for c in run["claims"]  # one entry per benchmark, as in the tally below
-             if isinstance(c.get("details"), dict) and "same_measurement_as" not in c["details"]]
-    firsts = {}  # how the Inductor cache started -> [(seconds, claim)]
-    for c in timed:
-        kind = "from an empty Inductor cache" if c["details"].get("inductor_cache") == "empty" else "with the cache as found"
-        for name, s in c["details"].get("first_call_s", {}).items():
-            if "torch.compile" in name:
-                firsts.setdefault(kind, []).append((s, c["id"]))
-    line = (f"{results.machine_label(run)}: {timing.format_seconds(run['seconds'])} in all, load average "
-            f"{run['fingerprint']['load_average_1min']} on {run['fingerprint']['cores']} cores")
-    for kind, calls in sorted(firsts.items()):
-        (low, low_id), (high, high_id) = min(calls), max(calls)
-        line += (f"; first torch.compile calls {kind}: {timing.format_seconds(low)} ({low_id})"
-                 + (f" to {timing.format_seconds(high)} ({high_id})" if len(calls) > 1 else ""))
-    print(line)
-print(f"{len(shipped)} result file(s) shipped with the course")
-
-# %% [markdown]
-# A first call "with the cache as found" may have been a read from Inductor's on-disk cache,
-# left by an earlier run. One "from an empty Inductor cache" paid the whole compilation.
-#
-# Now this machine's run. Its section-3 claim comes from `measured`:
+# This machine's run. Its section-3 claim comes from `measured`:
 
 # %%
 try:  # a clone of the course keeps results in its build/ folder
@@ -519,13 +519,15 @@ except FileNotFoundError:  # the package alone (Colab, Kaggle): under the workin
     claims_dir = "build/claims"
 report = claims.run(smoke=S.smoke, out=claims_dir, measured=measured,
                     device="all", verbose=False)  # the CPU (sections 2-3 timed there), then any accelerator
-report
+assert report.outcome("dynamic-shapes").details.get("measured_by")  # section 3's rounds, not re-run
+Markdown(report.brief())
 
 # %% [markdown]
-# One row per claim and device kind. *Stated* is the article's magnitude. *Measured here* gives
-# the median with its interval and the number of samples `n`, then the workload. *Why* is the
-# sentence the rule wrote for the verdict. A row *not testable here* or *skipped in smoke mode*
-# gives its reason there instead.
+# One row per claim. *Stated* is the article's magnitude. *Measured here* gives the median ratio
+# with its interval and the number of rounds `n`, then the side that was faster in the median
+# round. Under the table, each reason not to judge is given once, with the claims it applies
+# to. `higher-order` and `jax-2-5x` share one measurement, each judged against its own stated
+# magnitude. `print(report)` gives every row's workload and full sentence.
 #
 # The same outcomes as a figure:
 
@@ -535,20 +537,17 @@ claims.plot(report.outcomes, ax=ax)  # the figure shows below the cell (inline b
 fig.tight_layout()
 
 # %% [markdown]
-# Each measured claim is a point, its median ratio, with a bar on a log axis: the interval the
-# verdict reads. The vertical line is 1x and the shaded band is the stated magnitude. Green
-# holds, red does not hold, grey is inconclusive. A bar across the band's low edge is an
-# unsettled measurement. A grey point whose bar lies wholly on one side of that edge was
-# refused: too few rounds, noisy or busy. Claims stated in seconds, and claims not measured
-# here, show their verdict as text by the 1x line.
+# Each measured claim is a point, its median ratio, with a bar for the interval the verdict
+# reads. Each row's label names the side a point right of 1x favours. The shaded band is the
+# stated magnitude. A claim stated as one number, such as 8x, holds at that number or beyond,
+# so its hatched band runs to the right edge. The axis goes no further than 20x either way: a
+# row beyond it ends in an arrow at the edge, with its numbers beside it. Claims stated in
+# seconds, and claims not measured here, show their verdict as text by the 1x line.
 #
-# <details><summary>Which side a point right of 1x favours</summary>
+# <details><summary>The one row that is not a speed</summary>
 #
-# The row's label names the side: the denominator of the claim's ratio. That is the JAX variant
-# for the claims that JAX is faster, `torch.compile` for the `compile-*` claims, and eager
-# PyTorch for `dynamic-shapes`, whose claim is that JAX is the slower one. A point left of 1x
-# means that side was the slower one. `train-memory`, measured on a GPU only, is no speed: its
-# point is PyTorch's memory peak over JAX's, so right of 1x means JAX needed less memory.
+# `train-memory`, measured on a GPU only, divides PyTorch's memory peak by JAX's. A point right
+# of 1x there means JAX needed less memory.
 # </details>
 #
 # Your run beside the shipped ones. Each result file is one column, headed by its machine: the
@@ -558,94 +557,34 @@ fig.tight_layout()
 # from any result files, such as a colleague's GPU run.
 
 # %%
-Markdown(results.merge_table([results.load(report.json_path), *shipped]))
+shipped = results.shipped()  # docs/claims-results/*.json: none where only the package is installed
+Markdown(results.merge_table([report.to_dict(), *shipped]))
 
 # %% [markdown]
-# Look along a row: one claim can reach different verdicts on different machines, or in smoke
-# and full mode. That is why you measure where you will run. Only a verdict that agrees across
-# very different machines can be carried to another one with some confidence.
-#
-# The guide's rows again, with this run's verdicts beside each row a measurement can speak to:
-
-# %%
-rows = {
-    "performance: higher-order derivatives (02)": ["higher-order"],
-    "research transforms: vmap (02, 03)": ["vmap-simulation"],
-    "torch.compile as the default baseline (03, 04)": ["compile-matmul", "compile-fusion", "compile-training"],
-    "inference at batch 1 (this lesson)": ["batch1-latency", "first-call"],
-    "fast iteration on changing shapes (03, this lesson)": ["dynamic-shapes"],
-    "training speed and memory (04)": ["train-throughput", "train-memory"],
-    "training scale (05)": ["tpu-llm", "huge-scale"],
-}
-several = len(report.devices) > 1  # with an accelerator: one verdict per device kind
-lines = ["| row of the guide | claim: verdict on this machine |", "|---|---|"]
-for row, ids in rows.items():
-    found = [f"`{o.claim.id}`" + (f" ({o.device})" if several else "") + f": {o.verdict}"
-             for i in ids for o in report.outcomes if o.claim.id == i]
-    lines.append(f"| {row} | " + "; ".join(found) + " |")
-lines.append("| team skills, hiring, migration cost, developer experience | not measurable: decide them with your team |")
-Markdown("\n".join(lines))
-
-# %% [markdown]
-# The last row is there on purpose: four of the guide's rows have no measurement behind them on
-# any machine.
-#
-# The tally below counts benchmarks, not claims. One benchmark of batched third derivatives
-# judges both `higher-order` and `jax-2-5x`, each against its own stated magnitude. Counting it
-# twice would make one measurement look like two pieces of evidence. A note follows when the
-# machine was busy:
-
-# %%
-measurements = {}  # one benchmark run judges several claims: (benchmark, device) -> outcomes
-for o in report.outcomes:
-    measurements.setdefault((BENCHMARKS[o.claim.id], o.device), []).append(o)
-tally = Counter(" / ".join(sorted({o.verdict for o in group})) for group in measurements.values())
-measured_now = sum(any(o.samples for o in group) for group in measurements.values())
-n_claims, n_benchmarks = len({o.claim.id for o in report.outcomes}), len({b for b, _ in measurements})
-runs_text = f" on {len(report.devices)} device kinds: {len(measurements)} benchmark runs" if several else ""
-print(f"{n_claims} claims, {n_benchmarks} benchmarks{runs_text} ({measured_now} measured in this run); verdicts by "
-      "benchmark" + (" and device kind" if several else "") + ":", ", ".join(f"{n} {v}" for v, n in tally.items()))
-for (_, device), group in ((k, g) for k, g in measurements.items() if len(g) > 1):
-    print("one measurement, counted once, judges", " and ".join(f"`{o.claim.id}` ({o.verdict})" for o in group)
-          + (f" on {device}" if several else ""))
-assert all(report.outcome(i).details.get("measured_by") for i in measured)  # section 3's, not re-run
-if "warning" in report.machine:
-    print("note:", report.machine["warning"])
-
-# %% [markdown]
-# A smoke run, or a run on a busy machine, can leave most claims unjudged. That is the rule
-# refusing a verdict the numbers cannot support, not a failure of the notebook. For verdicts,
-# run `course claims` on a quiet machine, on each kind of hardware you are choosing between.
+# Compare along a row only the verdicts that were judged. An *inconclusive* cell from smoke
+# mode or a busy machine is a run that could not tell, not a different answer. Judged verdicts
+# can still differ between machines, versions and sizes. That is why you measure where you will
+# run, on each kind of hardware you are choosing between, with `course claims` on a quiet
+# machine.
 #
 # Section 2 timed batch-1 latency in the article's pairing, eager PyTorch against `jax.jit`, on
 # a small encoder. `course claims` judges `batch1-latency` in the fair pairing, `torch.compile`
 # against `jax.jit`, on the BERT-base-shaped proxy. The two can disagree without either being
-# wrong. Which pairing each run timed:
-
-# %%
-b1_pairings = {p.id: f"{p.numerator} / {p.denominator}" for p in claims.get("batch1-latency").pairings}
-b1_runs = [("this run", o.to_dict()) for o in report.outcomes if o.claim.id == "batch1-latency"]
-b1_runs += [(results.machine_label(r), c) for r in shipped for c in r["claims"] if c["id"] == "batch1-latency"]
-print(f"section 2, this run (cpu): {per_call.names[0]} / {per_call.names[1]}: {per_call.verdict}")
-for where, c in b1_runs:
-    timed = b1_pairings.get(c.get("pairing"), "no pairing timed")
-    print(f"section 4, {where} ({c['device']}): {timed}: {c['verdict']}")
-
-# %% [markdown]
+# wrong.
+#
 # ## 5. A worked choice: three readers walk the tree
 #
 # **Key concepts**
 # - A branch of the tree is **taken** when every run that judged its claim found that it holds,
 #   and **not taken** when every such run found that it does not. A branch no run judged, or
 #   whose runs disagree, is **unsettled**.
-# - The runs are this notebook's and each result file the course ships. A run counts once per
-#   device kind it measured.
+# - The runs are this notebook's and each result file the course ships.
 # - What the measured branches leave open, the rows no benchmark settles decide.
 #
 # The tree is advice and the verdicts are evidence. Here they are put together for three
 # readers with different needs. Each reader's needs pick branches of the tree, and each branch
-# names the claim it rests on. The readers and their branches are typed in below. Every
-# decision is computed from the runs, so another machine can reach another choice.
+# names the claim it rests on. Every decision is computed from the runs in the table above, so
+# another machine can reach another choice.
 
 # %%
 PROFILES = {  # reader: [(branch of the tree, the claim it rests on, the framework it picks)]
@@ -662,62 +601,42 @@ PROFILES = {  # reader: [(branch of the tree, the claim it rests on, the framewo
         ("PyTorch (d), added: torch.compile as the default baseline", "compile-training", "PyTorch"),
     ],
 }
-runs = [("this run", [o.to_dict() for o in report.outcomes])]
-runs += [(results.machine_label(run), run["claims"]) for run in shipped]
+runs = [report.to_dict(), *shipped]  # this run and each shipped result file
 
 
-def runs_judging(claim_id):
-    """The claim's verdicts in this run and in each shipped result file, one per device kind."""
-    return {f"{where} ({c['device']})": c["verdict"] for where, outcomes in runs
-            for c in outcomes if c["id"] == claim_id}
-
-
-# %%
-def branch_decision(found):
-    """Taken, not taken or unsettled, from the verdicts of the runs that judged the claim."""
-    judged = {v for v in found.values() if v in (claims.HOLDS, claims.DOES_NOT_HOLD)}
+def branch_decision(claim_id):
+    """Taken, not taken or unsettled, from every run's verdicts on the claim."""
+    found = {c["verdict"] for run in runs for c in run["claims"] if c["id"] == claim_id}
+    judged = found & {claims.HOLDS, claims.DOES_NOT_HOLD}
     if judged == {claims.HOLDS}:
         return "taken"
     if judged == {claims.DOES_NOT_HOLD}:
         return "not taken"
-    return "unsettled (the runs disagree)" if judged else "unsettled (no run judged it)"
+    return "unsettled: the runs disagree" if judged else "unsettled: no run judged it"
 
 
 for reader, branches in PROFILES.items():
-    print(f"Reader: {reader}")
-    decisions = {}  # claim -> (decision, the framework its branch picks)
+    print(f"{reader}:")
+    picks = set()
     for branch, claim_id, framework in branches:
-        found = runs_judging(claim_id)
-        decisions[claim_id] = (branch_decision(found), framework)
-        print(f"  {branch} [{claim_id}]: " + "; ".join(f"{k}: {v}" for k, v in found.items())
-              + f" -> {decisions[claim_id][0]}")
-    picks = {fw for d, fw in decisions.values() if d == "taken"}
-    against = [c for c, (d, _) in decisions.items() if d == "not taken"]
-    choice = (f"the measured branches point to {min(picks)}" if len(picks) == 1 else
-              "the measured branches point both ways" if picks else
-              f"no branch is taken: {', '.join(against)} did not hold where judged" if against else
-              "no measured branch decides")
-    print(f"  => {choice}; the team, ecosystem and migration rows decide the rest\n")
+        decision = branch_decision(claim_id)
+        picks |= {framework} if decision == "taken" else set()
+        print(f"  {branch} [{claim_id}]: {decision}")
+    print("  => " + (f"the taken branches point to {min(picks)}" if len(picks) == 1 else
+                     "the taken branches point both ways" if picks else "no branch is taken"))
 
 # %% [markdown]
-# Read each walk from its bottom line up. A taken branch rests on a claim that held wherever it
-# was judged, for a workload like the one measured. A branch not taken rests on a claim that
-# did not hold, so do not choose for that reason. An unsettled branch needs a run on the
-# hardware you are choosing for. The bottom line is where the measurable part of the choice
-# ends. The team, ecosystem and migration rows decide the rest, and for a real project the
-# next step is lesson 07's MVP checklist on your own model.
+# A taken branch rests on a claim that held wherever it was judged, for a workload like the
+# one measured. A branch not taken rests on a claim that did not hold, so do not choose for
+# that reason. An unsettled branch needs a run on the hardware you are choosing for.
 #
-# <details><summary>Why a branch can stay unsettled</summary>
+# A branch is also only as wide as its measurement. The first reader's `dynamic-shapes` branch
+# rests on JAX meeting every new length unbucketed. Section 3's bucketed line measured the fix
+# on this machine, so read it before taking that branch. Where the taken branches point both
+# ways, that line and the reader's own priorities decide between them.
 #
-# No run judged its claim, or the runs disagree. A claim goes unjudged when this machine lacks
-# the hardware, such as a GPU or a cluster, or when smoke mode skipped it. It also goes unjudged
-# when the rule refused the run, busy, too short or noisy, or when the interval straddled the
-# stated magnitude.
-# </details>
-#
-# A branch is only as wide as its measurement. The first reader's `dynamic-shapes` branch rests
-# on JAX meeting every new length unbucketed. Before taking it, read section 3's second verdict
-# line: the bucketed stream against eager PyTorch, on this machine.
+# The team, ecosystem and migration rows decide the rest. For a real project the next step is
+# lesson 07's MVP checklist on your own model.
 
 # %% [markdown]
 # ## Summary
@@ -725,7 +644,7 @@ for reader, branches in PROFILES.items():
 # | question | how to answer it | where |
 # |---|---|---|
 # | is framework X faster for my model? | the same model both ways, proven equal, timed in interleaved rounds on your hardware | 07 (MVP checklist), this lesson |
-# | what does compiling cost? | first call against steady state, break-even calls | 00, 03, section 2 |
+# | what does compiling cost? | `jax.jit(f).trace(...).lower().compile()` timed stage by stage; first call against steady state, break-even calls | 00, 03, section 2 |
 # | will my inputs recompile? | `timing.no_recompile`; pad to buckets with a mask | 03, section 3 |
 # | do the articles' numbers hold here? | `course claims` | section 4 |
 # | team, hiring, ecosystem fit, migration cost | not a benchmark: ask the team, run the MVP checklist | 06, 07 |

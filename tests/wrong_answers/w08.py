@@ -92,6 +92,14 @@ def max_new_shapes(n_requests, compile_s, jax_s, torch_s):
     return min(n_requests, max(0, math.floor(spare / compile_s)))  # 0 when even K = 0 loses
 """
 
+SHAPES_NEGATIVE = """
+def max_new_shapes(n_requests, compile_s, jax_s, torch_s):
+    spare = n_requests * (torch_s - jax_s)
+    if compile_s <= 0:
+        return n_requests
+    return min(n_requests, spare // compile_s)  # -1.0 when even K = 0 loses
+"""
+
 RATIOS_REVERSED = """
 def measure_ratio(slow, fast, *, target_s=0.2):
     cmp = timing.compare({"slow": slow, "fast": fast}, target_s=target_s)
@@ -831,7 +839,8 @@ WRONG = {
     "shape-budget": [
         ("no cap at n_requests", NO_CAP, "K cannot exceed it"),
         ("rounds up", CEIL, "one shape too many"),
-        ("0 instead of None when JAX loses", ZERO_NOT_NONE, "None, not 0"),
+        ("0 instead of None when JAX loses", ZERO_NOT_NONE, "got 0. JAX is slower"),
+        ("a negative count when JAX loses", SHAPES_NEGATIVE, "got -1.0. JAX is slower"),
         ("rounds to the nearest shape", SHAPES_ROUND, "rounded up to 3"),
         ("None at a tie", SHAPES_NONE_AT_TIE, "a tie was taken for a loss"),
         ("a float from //", SHAPES_FLOOR_DIVISION, "a plain int"),
