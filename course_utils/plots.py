@@ -217,7 +217,7 @@ def _clipped_row(ax, y, med, low, high, lo_lim, hi_lim, colour) -> None:
     edge = hi_lim if right else lo_lim
     ax.plot(edge, y, ">" if right else "<", color=colour, ms=9, clip_on=False)
     ax.annotate(
-        f"{med:.3g}x ({low:.3g}x–{high:.3g}x)",
+        f"{_times(med)} ({_times(low)}–{_times(high)})",
         (edge, y),
         xytext=(-6 if right else 6, 5),
         textcoords="offset points",
@@ -225,6 +225,11 @@ def _clipped_row(ax, y, med, low, high, lo_lim, hi_lim, colour) -> None:
         va="bottom",
         fontsize=8,
     )
+
+
+def _times(value: float) -> str:
+    """'0.123x', '4.5x', '196x', '1,130x': three significant figures, no exponent."""
+    return f"{value:,.0f}x" if value >= 100 else f"{value:.3g}x"
 
 
 def _speedups_legend(ax) -> None:
