@@ -237,9 +237,9 @@ def _column():
         "columns is already complete: a column split needs no psum")
     for spread, cols in products:
         assert spread, (
-            f"JAX: a product of {cols} output columns ran unsplit, on one device. Split W's columns over "
-            "'model' before the product, so that each device computes its own block; a loop over the "
-            "blocks, or splitting the result afterwards, is not column parallelism")
+            f"JAX: a product of {cols} output columns ran unsplit, so one device computed every block. "
+            "Split W's columns over 'model' before the product, so that each device computes its own "
+            "block; a loop over the blocks, or splitting the result afterwards, is not column parallelism")
     assert not ops and widest <= block, (
         f"JAX: a device computed {widest} output columns and the layer communicates ({', '.join(ops)}), "
         "yet X is whole on every device: a device needs only its own block of W's columns, and "
@@ -325,7 +325,7 @@ def _row_crash(err):
     if "out_specs" in text:
         return ("JAX: out_specs=P() promises the same result on every device, and JAX sees that only "
                 "after a psum: the partial products differ until they are summed over 'model'")
-    if "evenly divide" in text:
+    if "evenly divide" in text or "divisible by" in text:  # jax 0.10's words, then 0.7's
         return ("JAX: W is (d_in, d_out): its rows, axis 0, are the ones that match X's columns; "
                 "PyTorch's (out, in) layout would put them on axis 1")
     return "JAX: X's columns are split to match W's rows, so that each device multiplies its own slice"
