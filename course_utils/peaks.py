@@ -34,6 +34,7 @@ __all__ = [
     "peak",
     "roofline",
     "share",
+    "transformer_train_flops",
 ]
 
 
@@ -203,8 +204,27 @@ def _costs(compiled: Any) -> dict[str, float]:
 
 
 def flops(compiled: Any) -> float:
-    """FLOPs XLA's cost analysis counts for a compiled program (``jit(f).lower(...).compile()``)."""
+    """FLOPs XLA's cost analysis counts for a compiled program (``jit(f).lower(...).compile()``).
+
+    XLA counts the body of a loop once, whatever its trip count: a ``lax.scan`` over 8
+    layers counts as one layer. For a program with a loop, count the model's FLOPs by
+    formula instead (:func:`transformer_train_flops`), as MFU is defined.
+    """
     return _costs(compiled).get("flops", 0.0)
+
+
+def transformer_train_flops(
+    n_params: int, n_layers: int, d_model: int, seq_len: int, tokens: int
+) -> float:
+    """A decoder's training FLOPs for ``tokens`` tokens: forward and backward, by formula.
+
+    Each parameter costs 6 FLOPs per token (2 forward, 4 backward) and attention's two
+    matmuls add ``12 · n_layers · d_model · seq_len`` per token: the count of the PaLM
+    paper's appendix B, which nanoGPT's ``estimate_mfu`` uses. ``n_params`` should leave
+    out the position embeddings, which cost no matmul.
+    """
+    per_token = 6 * n_params + 12 * n_layers * d_model * seq_len
+    return float(per_token) * tokens
 
 
 def bytes_accessed(compiled: Any) -> float:

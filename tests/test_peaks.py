@@ -85,3 +85,29 @@ def test_the_roofline_tells_compute_bound_from_memory_bound():
     assert peaks.roofline(1.0, 1.0, 1.0, None).bound == "unknown"
     with pytest.raises(ValueError, match="positive"):
         peaks.roofline(1.0, 0.0, 1.0, v5e)
+
+
+def test_xla_counts_a_scanned_loop_body_once_so_mfu_needs_the_formula():
+    w = jnp.ones((8, 64, 64), jnp.float32)
+    x = jnp.ones((64, 64), jnp.float32)
+
+    def scanned(x, w):
+        return jax.lax.scan(lambda h, wi: (h @ wi, None), x, w)[0]
+
+    def unrolled(x, w):
+        for i in range(8):
+            x = x @ w[i]
+        return x
+
+    one = peaks.flops(jax.jit(scanned).lower(x, w).compile())
+    eight = peaks.flops(jax.jit(unrolled).lower(x, w).compile())
+    assert eight == pytest.approx(8 * 2 * 64**3, rel=0.01)
+    assert one < eight / 4  # the loop body counted once, not eight times
+
+
+def test_transformer_train_flops_is_six_per_parameter_plus_attention():
+    # one token through a 2-layer model of 1,000 parameters, d_model 16, context 32
+    assert (
+        peaks.transformer_train_flops(1000, 2, 16, 32, 1) == 6 * 1000 + 12 * 2 * 16 * 32
+    )
+    assert peaks.transformer_train_flops(1000, 2, 16, 32, 64) == 64 * (6000 + 12288)
