@@ -11,6 +11,7 @@ Modules, each importing only those above it:
 - ``harness``: what every benchmark runs inside (``Ctx``, matched float32 precision, per-round ratios)
 - ``encoder``: the transformer encoder pair shared by the latency and training benchmarks
 - ``transforms``: third derivatives (grad³) and vmap over CartPole environments
+- ``jit``: JAX alone: eager against ``jax.jit``, fused kernels, the first call, ``lax.scan``'s compile time
 - ``latency``: compile warm-up (first call), batch-1 latency, recompiling for new shapes
 - ``torch_compile``: ``torch.compile`` against eager PyTorch (matmul, fusion, a train step)
 - ``training``: a training step in both frameworks: throughput, and GPU memory with donation

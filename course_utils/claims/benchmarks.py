@@ -2,9 +2,9 @@
 
 :data:`BENCHMARKS` maps each claim id of :data:`~course_utils.claims.registry.CLAIMS`
 to its benchmark, a function ``Ctx -> Measured`` in one of the topic modules
-(:mod:`~course_utils.claims.transforms`, :mod:`~course_utils.claims.latency`,
-:mod:`~course_utils.claims.torch_compile`, :mod:`~course_utils.claims.training`),
-or, for the claims beyond one machine, here.
+(:mod:`~course_utils.claims.transforms`, :mod:`~course_utils.claims.jit`,
+:mod:`~course_utils.claims.latency`, :mod:`~course_utils.claims.torch_compile`,
+:mod:`~course_utils.claims.training`), or, for the claims beyond one machine, here.
 
 :func:`measure` refuses a device kind the claim's frameworks cannot both reach
 (:func:`~course_utils.claims.devices.why_not_testable`), then runs the
@@ -35,6 +35,7 @@ from typing import Any
 
 from course_utils.claims.devices import DeviceTarget, why_not_testable
 from course_utils.claims.harness import DTYPE, Ctx, matched_precision
+from course_utils.claims.jit import jit_fusion, jit_speedup, scan_compile, warm_up
 from course_utils.claims.latency import (
     batch1_latency,
     dynamic_shapes,
@@ -48,7 +49,7 @@ from course_utils.claims.torch_compile import (
     compile_training,
 )
 from course_utils.claims.training import train_memory, train_throughput
-from course_utils.claims.transforms import higher_order, vmap_simulation
+from course_utils.claims.transforms import higher_order, vmap_loop, vmap_simulation
 from course_utils.claims.verdict_rule import Measured, NotTestable
 
 
@@ -136,7 +137,12 @@ BENCHMARKS: dict[str, Callable[[Ctx], Measured]] = {
     "jax-2-5x": higher_order,  # the same workload and pairing, measured once
     "eager-launch": eager_launch,
     "vmap-simulation": vmap_simulation,
+    "vmap-loop": vmap_loop,
+    "jit-speedup": jit_speedup,
+    "jit-fusion": jit_fusion,
     "first-call": first_call,
+    "warm-up": warm_up,
+    "scan-compile": scan_compile,
     "compile-matmul": compile_matmul,
     "compile-fusion": compile_fusion,
     "compile-training": compile_training,

@@ -48,14 +48,17 @@ class DevicePlan:
     accelerator_present: bool = False
 
 
-def _missing_reason(framework: str, kind: str, *, torch_xla: bool) -> str:
+def _missing_reason(framework: str, kind: str, *, torch_tpu_package: bool) -> str:
     if framework == "torch" and kind == "tpu":
-        if torch_xla:
+        if torch_tpu_package:
             return (
-                "PyTorch reaches the TPU only through torch_xla, whose lazy tensors "
-                "these benchmarks are not written for"
+                "PyTorch reaches a TPU only through torch_xla or TorchTPU (torch_tpu), "
+                "and these benchmarks are written for neither"
             )
-        return "PyTorch has no TPU device without torch_xla, which is not installed"
+        return (
+            "PyTorch reaches a TPU only through torch_xla or TorchTPU (torch_tpu, beta, "
+            "Python 3.12 and newer), and neither is installed"
+        )
     if framework == "torch" and kind == "gpu":
         return (
             "PyTorch sees no CUDA GPU (torch.cuda.is_available() is False: a CPU "
@@ -77,15 +80,17 @@ def plan_devices(
     jax_kinds: Iterable[str],
     torch_kinds: Iterable[str],
     names: Mapping[str, str] | None = None,
-    torch_xla: bool = False,
+    torch_tpu_package: bool = False,
 ) -> DevicePlan:
     """Which device kinds to measure on (pure; :func:`detect_devices` feeds it).
 
     ``requested`` is ``all`` (the CPU, then every accelerator present), ``cpu``,
     ``accelerator``, or ``auto`` (the accelerators when there are any, else the CPU). ``jax_kinds`` / ``torch_kinds`` are the device kinds
-    each framework reaches (``cpu``, ``gpu``, ``tpu``). An accelerator only one
-    framework reaches is still a target: single-framework claims run there, and
-    paired ones say why they cannot.
+    each framework reaches (``cpu``, ``gpu``, ``tpu``); ``torch_tpu_package``
+    whether torch_xla or TorchTPU is installed (either only changes the reason
+    PyTorch gives for a TPU). An accelerator only one framework reaches is still
+    a target: single-framework claims run there, and paired ones say why they
+    cannot.
     """
     if requested not in DEVICE_CHOICES:
         raise CourseError(
@@ -113,7 +118,7 @@ def plan_devices(
     targets = []
     for kind in kinds:
         missing = {
-            fw: _missing_reason(fw, kind, torch_xla=torch_xla)
+            fw: _missing_reason(fw, kind, torch_tpu_package=torch_tpu_package)
             for fw, reach in (("jax", jax_kinds), ("torch", torch_kinds))
             if kind not in reach
         }
@@ -193,5 +198,7 @@ def detect_devices(requested: str = "all") -> DevicePlan:
         jax_kinds=jax_kinds,
         torch_kinds=torch_kinds,
         names=names,
-        torch_xla=importlib.util.find_spec("torch_xla") is not None,
+        torch_tpu_package=any(
+            importlib.util.find_spec(m) is not None for m in ("torch_xla", "torch_tpu")
+        ),
     )

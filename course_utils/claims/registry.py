@@ -5,9 +5,10 @@ claims cite. :data:`CLAIMS` lists every claim ``course claims`` measures, in the
 order the report shows them; :data:`LESSON_CLAIMS` the claims only lessons judge
 (no benchmark of their own; lessons 09, 10 and 11 each add theirs above their own
 comment line). :data:`FRAMEWORKS` says which frameworks each claim's benchmark
-runs (both must reach a device kind for a paired claim), and :data:`ONLY_ON`
-which claims are measured on some device kinds only, and why. This module
-imports only :mod:`course_utils.claims.verdict_rule`.
+runs (both must reach a device kind for a paired claim; a claim of JAX alone
+is measured on any device kind JAX reaches, a TPU included), and
+:data:`ONLY_ON` which claims are measured on some device kinds only, and why.
+This module imports only :mod:`course_utils.claims.verdict_rule`.
 """
 
 from __future__ import annotations
@@ -36,6 +37,11 @@ _GRAD3 = (
 _BERT = (
     "a BERT-base-shaped encoder with random weights (12 layers, width 768, 12 heads, "
     "128 tokens), batch 1, on the CPU: the article's workload without the download"
+)
+_JIT = Pairing("jit", "JAX eager", "JAX jit")  # one change: compiling
+_DENSE = (
+    "a dense layer's matmul, bias and ReLU, then the mean-squared loss (batch 64, "
+    "width 256, float32)"
 )
 _GRAD3_PAIRINGS = (
     Pairing("article", "PyTorch autograd (create_graph)", "JAX jit", False, _UNFAIR),
@@ -92,6 +98,19 @@ CLAIMS: tuple[Claim, ...] = (
         ),
     ),
     Claim(
+        "vmap-loop",
+        "jax.vmap turns a loop over environments into batched array operations that "
+        "jax.jit compiles into efficient kernels",
+        SOURCES["004"],
+        "faster than the loop (no number stated)",
+        "JAX loop time / JAX vmap + jit time, same step (above 1: vmap faster)",
+        1.0,
+        workload="C51 on Atari with 64 environments, GPU",
+        here="one CartPole step of the article's 64 environments: a Python loop calling "
+        "the jitted one-environment step, against jax.jit(jax.vmap(step)) (lesson 03)",
+        pairings=(Pairing("batching", "JAX loop (jit step)", "JAX vmap + jit"),),
+    ),
+    Claim(
         "eager-launch",
         "Eager PyTorch pays about 5–10 µs for every GPU kernel it launches",
         SOURCES["004"],
@@ -104,6 +123,34 @@ CLAIMS: tuple[Claim, ...] = (
         here="the time per op of a chain of tiny eager ops on a GPU; on a CPU there is no launch",
     ),
     Claim(
+        "jit-speedup",
+        "jax.jit's effect is very significant: XLA fuses operations, and compiling "
+        "removes the Python interpreter's overhead (its loops, branches and type checks)",
+        SOURCES["003"],
+        "very significant (no number stated; read as at least 2x)",
+        "eager JAX time / jax.jit time, same function (above 1: jit faster)",
+        2.0,
+        workload="JAX code in general (large-model training, scientific computing); "
+        "no size or hardware stated",
+        here="an explicit-Euler integration written as a Python loop: 32 steps of "
+        "dx/dt = sin(x) - x on 4,096 floats",
+        pairings=(_JIT,),
+    ),
+    Claim(
+        "jit-fusion",
+        "XLA merges several operations (a matmul, its activation, the loss) in one "
+        "compilation, so fewer kernels are launched than eager execution's one per "
+        "operation",
+        SOURCES["004"],
+        "faster than eager (no number stated)",
+        "eager JAX time / jax.jit time, same function (above 1: jit faster)",
+        1.0,
+        workload="a matmul, its activation and the loss on a GPU, size not stated",
+        here=f"{_DENSE}; the operations eager JAX dispatches and the kernels of XLA's "
+        "optimised program are counted",
+        pairings=(_JIT,),
+    ),
+    Claim(
         "first-call",
         "JAX's first jitted call of a BERT on the CPU takes about 800 ms (compiling)",
         SOURCES["004"],
@@ -114,6 +161,20 @@ CLAIMS: tuple[Claim, ...] = (
         workload="BERT inference at batch 1 on a CPU",
         here=_BERT,
         pairings=(Pairing("first", "a steady-state call", "JAX's first call"),),
+    ),
+    Claim(
+        "warm-up",
+        "Compiling makes the first run slow (compile warm-up), a start-up cost to count",
+        SOURCES["001"],
+        "the first run slower (no number stated)",
+        "time of jax.jit's first call / time of a steady-state call (above 1: the "
+        "first call slower)",
+        1.0,
+        workload="a model moved to a compiling framework (torch.compile or XLA); no "
+        "size or hardware stated",
+        here=f"{_DENSE} under jax.jit: a first call compiled afresh in every round, "
+        "against a steady-state call",
+        pairings=(Pairing("first", "JAX's first call", "a steady-state call"),),
     ),
     Claim(
         "batch1-latency",
@@ -145,6 +206,27 @@ CLAIMS: tuple[Claim, ...] = (
                 "PyTorch eager",
                 False,
                 "the claim itself pairs eager PyTorch with compiled JAX",
+            ),
+        ),
+    ),
+    Claim(
+        "scan-compile",
+        "Rewriting a recurrent network's loop as jax.lax.scan increases compile time by "
+        "20 %",
+        SOURCES["004"],
+        "1.2x (+20 % compile time)",
+        "time to trace and compile the lax.scan version / the loop it replaces, in "
+        "Python, which jax.jit unrolls (the article names no baseline, and its other "
+        "side, eager PyTorch, compiles nothing); above 1: lax.scan slower to compile",
+        1.2,
+        workload="a recurrent network whose hidden size follows its input, rewritten "
+        "with static shapes as jax.lax.scan; length, sizes and hardware not stated",
+        here="a tanh recurrent cell (batch 8, input 32, hidden 64) over 16 steps "
+        "(4 in smoke mode): a fresh jax.jit of each version traced, compiled and run "
+        "once in every round",
+        pairings=(
+            Pairing(
+                "rewrite", "compiling the lax.scan version", "compiling the Python loop"
             ),
         ),
     ),
@@ -349,6 +431,12 @@ FRAMEWORKS: dict[str, tuple[str, ...]] = {
     "eager-launch": ("torch",),
     "vmap-simulation": BOTH,
     "first-call": ("jax",),
+    # JAX alone: measured on any device kind JAX reaches, a TPU included
+    "vmap-loop": ("jax",),
+    "jit-speedup": ("jax",),
+    "jit-fusion": ("jax",),
+    "warm-up": ("jax",),
+    "scan-compile": ("jax",),
     "compile-matmul": ("torch",),
     "compile-fusion": ("torch",),
     "compile-training": ("torch",),
@@ -381,6 +469,7 @@ ONLY_ON: dict[str, tuple[tuple[str, ...], str]] = {
     "train-memory": (
         ("gpu",),
         "it compares the two allocators' peak counters, and "
-        "PyTorch keeps none for CPU tensors and has no TPU device without torch_xla",
+        "PyTorch keeps none for CPU tensors and has no TPU device without torch_xla "
+        "or TorchTPU",
     ),
 }

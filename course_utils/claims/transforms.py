@@ -1,4 +1,4 @@
-"""JAX's function transformations against PyTorch: third derivatives, and vmap over environments.
+"""JAX's function transformations: third derivatives, and vmap over environments.
 
 - ``higher-order`` and ``jax-2-5x``: the third derivative of sin(x²)+exp(cos x)
   at many points, ``torch.compile(vmap(grad³))`` with ``torch.func`` against
@@ -6,7 +6,9 @@
   checked against :func:`third_derivative_analytic`;
 - ``vmap-simulation``: one step of many CartPole environments
   (:mod:`course_utils.cartpole`), PyTorch batched by hand and compiled against
-  ``jax.vmap`` + ``jit`` (the "compiled" pairing).
+  ``jax.vmap`` + ``jit`` (the "compiled" pairing);
+- ``vmap-loop``: JAX alone, one step of the article's 64 environments, a Python
+  loop over the jitted one-environment step against ``jax.vmap`` + ``jit``.
 """
 
 from __future__ import annotations
@@ -105,5 +107,42 @@ def vmap_simulation(ctx: Ctx) -> Measured:
         "vmap-simulation",
         "compiled",
         f"{n:,} CartPole environments, one step, compiled against compiled",
+        {"env_steps_per_s": {k: n / t for k, t in med.items()}},
+    )
+
+
+VMAP_ENVS = 64  # the article's batch of environments, in both modes
+
+
+def vmap_loop(ctx: Ctx) -> Measured:
+    """The registry's "batching" pairing: a loop of jitted one-environment steps against vmap + jit."""
+    import jax
+
+    from course_utils import cartpole, timing
+
+    n = VMAP_ENVS
+    states, actions = cartpole.initial_states(n, 0), cartpole.random_actions(n, 0)
+    rows = [ctx.jax_put(s) for s in states]  # split beforehand: the loop times stepping
+    acts = [ctx.jax_put(a) for a in actions]
+    s_j, a_j = ctx.jax_put(states), ctx.jax_put(actions)
+    vmapped = jax.jit(jax.vmap(cartpole.jax_step))
+    loop, batched = pairing_names("vmap-loop", "batching")
+    cmp = timing.compare(
+        {
+            loop: lambda: cartpole.jax_loop(rows, acts),
+            batched: lambda: vmapped(s_j, a_j),
+        },
+        rtol=1e-6,
+        atol=1e-7,
+        target_s=ctx.target_s,
+    )
+    med = medians(cmp)
+    return paired(
+        cmp,
+        "vmap-loop",
+        "batching",
+        f"{n} CartPole environments, one step: the loop "
+        f"{timing.format_seconds(med[loop])} ({n} jitted calls), vmap + jit "
+        f"{timing.format_seconds(med[batched])} (one call)",
         {"env_steps_per_s": {k: n / t for k, t in med.items()}},
     )

@@ -8,6 +8,8 @@ from course_utils.claims import (
     benchmarks,
     command,
     devices,
+    harness,
+    jit,
     registry,
     results,
     verdict_rule,
@@ -346,3 +348,102 @@ def test_a_finished_run_says_it_is_complete(monkeypatch, tmp_path):
     command.run(smoke=True, out=tmp_path, verbose=False)
     data = json.loads((tmp_path / "claims.json").read_text())
     assert data["complete"] is True and len(data["claims"]) == 2
+
+
+JAX_ALONE = {"vmap-loop", "jit-speedup", "jit-fusion", "warm-up", "scan-compile"}
+
+
+def _fake_tpu(monkeypatch):
+    """JAX with a TPU (answered by the CPU device) and PyTorch without one."""
+    import jax
+
+    cpu0 = jax.devices("cpu")[0]
+    real = jax.devices
+    monkeypatch.setattr(
+        jax,
+        "devices",
+        lambda backend=None: [cpu0] if backend == "tpu" else real(backend),
+    )
+    monkeypatch.setattr(
+        devices,
+        "detect_devices",
+        lambda requested: devices.plan_devices(requested, **TPU),
+    )
+    monkeypatch.setattr(
+        command, "_machine", lambda plan=None: {"summary": "fake TPU VM"}
+    )
+    return cpu0
+
+
+def test_on_a_tpu_exactly_the_claims_of_jax_alone_are_measured(monkeypatch, tmp_path):
+    """`course claims --device accelerator` where JAX has a TPU: every benchmark is faked,
+    so the claims that reach one are those the device rule lets onto the TPU."""
+    cpu0 = _fake_tpu(monkeypatch)
+    ran = []
+
+    def fake(ctx, claim_id):
+        ran.append((claim_id, ctx.target.kind, ctx.jax_device))
+        return verdict_rule.Measured(rounds(3.0), "fake")
+
+    for cid in benchmarks.BENCHMARKS:
+        monkeypatch.setitem(benchmarks.BENCHMARKS, cid, lambda ctx, c=cid: fake(ctx, c))
+    report = command.run(smoke=True, device="accelerator", out=tmp_path, verbose=False)
+    assert (
+        {c for c, _, _ in ran}
+        == JAX_ALONE
+        == {
+            c.id
+            for c in registry.CLAIMS
+            if registry.FRAMEWORKS[c.id] == ("jax",) and c.id not in registry.ONLY_ON
+        }
+    )
+    assert {(kind, dev) for _, kind, dev in ran} == {("tpu", cpu0)}
+    data = json.loads((tmp_path / "claims.json").read_text())
+    assert report.devices == ["tpu"] and {c["device"] for c in data["claims"]} == {
+        "tpu"
+    }
+    for c in data["claims"]:
+        if c["id"] in JAX_ALONE:
+            assert c["verdict"] == verdict_rule.HOLDS, c["id"]
+            assert c["device_name"] == "TPU v5 lite" and c["dtype"] == "float32"
+            continue
+        assert c["verdict"] == verdict_rule.NOT_TESTABLE, c["id"]
+        why = c["why"]  # one sentence, saying why
+        assert why and "." not in why.replace("3.12", "") and "\n" not in why, why
+    paired = [
+        c
+        for c in data["claims"]
+        if len(registry.FRAMEWORKS[c["id"]]) == 2 and c["id"] not in registry.ONLY_ON
+    ]
+    assert paired and all(
+        c["why"].startswith("both frameworks must run on the same device kind (TPU)")
+        for c in paired
+    )
+
+
+def test_on_a_fake_tpu_the_jax_alone_benchmarks_run_on_its_device(monkeypatch):
+    """The real benchmarks, smoke sizes, on the fake TPU: arrays on its device, judged."""
+    cpu0 = _fake_tpu(monkeypatch)
+    seen = []
+    real_put = harness.Ctx.jax_put
+
+    def put(self, x):
+        out = real_put(self, x)
+        seen.append(out.devices())
+        return out
+
+    monkeypatch.setattr(harness.Ctx, "jax_put", put)
+    monkeypatch.setattr(jit, "RNN_STEPS", (2, 2))  # compiling dominates: keep it short
+    report = command.run(
+        smoke=True, device="accelerator", only=sorted(JAX_ALONE), verbose=False
+    )
+    assert seen and all(d == {cpu0} for d in seen)
+    for o in report.outcomes:
+        assert o.device == "tpu" and len(o.samples) >= verdict_rule.MIN_RATIOS, (
+            o.claim.id
+        )
+        assert o.verdict in (
+            verdict_rule.HOLDS,
+            verdict_rule.DOES_NOT_HOLD,
+            verdict_rule.INCONCLUSIVE,
+        )

@@ -40,7 +40,7 @@ def test_plan_with_a_gpu_measures_cpu_and_gpu_with_both_frameworks():
     [
         (GPU_JAX_ONLY, "gpu", "torch", "torch.cuda.is_available() is False"),
         (GPU_TORCH_ONLY, "gpu", "jax", "jax[cuda13]"),
-        (TPU, "tpu", "torch", "without torch_xla, which is not installed"),
+        (TPU, "tpu", "torch", "torch_xla or TorchTPU (torch_tpu, beta, Python 3.12"),
     ],
 )
 def test_plan_says_which_framework_cannot_reach_the_accelerator(
@@ -53,9 +53,24 @@ def test_plan_says_which_framework_cannot_reach_the_accelerator(
     assert target.has(present)
 
 
-def test_torch_xla_installed_still_leaves_pytorch_off_the_tpu():
-    target = devices.plan_devices("accelerator", **TPU, torch_xla=True).targets[0]
-    assert target.torch is None and "lazy tensors" in target.missing["torch"]
+def test_torch_xla_or_torch_tpu_installed_still_leaves_pytorch_off_the_tpu():
+    plan = devices.plan_devices("accelerator", **TPU, torch_tpu_package=True)
+    target = plan.targets[0]
+    assert target.torch is None
+    assert target.missing["torch"] == (
+        "PyTorch reaches a TPU only through torch_xla or TorchTPU (torch_tpu), "
+        "and these benchmarks are written for neither"
+    )
+
+
+def test_pytorchs_tpu_reason_is_one_sentence():
+    for installed in (False, True):
+        reason = (
+            devices.plan_devices("accelerator", **TPU, torch_tpu_package=installed)
+            .targets[0]
+            .missing["torch"]
+        )
+        assert "." not in reason.replace("3.12", "") and ";" not in reason
 
 
 def test_paired_claims_need_both_frameworks_on_the_same_device_kind():

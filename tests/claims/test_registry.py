@@ -33,3 +33,26 @@ def test_ids_are_unique_and_reachable_through_get():
 def test_no_lesson_claim_is_also_a_benchmarked_claim():
     benchmarked = {c.id for c in registry.CLAIMS}
     assert not benchmarked & {c.id for c in registry.LESSON_CLAIMS}
+
+
+def test_the_claims_of_jax_alone_state_their_reading_and_run_on_any_device_kind():
+    alone = [
+        c
+        for c in registry.CLAIMS
+        if registry.FRAMEWORKS[c.id] == ("jax",) and c.id not in registry.ONLY_ON
+    ]
+    assert {c.id for c in alone} == {
+        "vmap-loop",
+        "jit-speedup",
+        "jit-fusion",
+        "warm-up",
+        "scan-compile",
+    }
+    for c in alone:
+        assert c.workload and c.here and c.claimed, c.id
+        assert len(c.pairings) == 1 and c.pairings[0].fair, c.id
+        if c.threshold in (1.0, 2.0):  # no number in the article: the reading is stated
+            assert "no number stated" in c.claimed, c.id
+    assert registry.get("jit-speedup").threshold == 2.0  # "very significant"
+    scan = registry.get("scan-compile")
+    assert scan.threshold == 1.2 and "no baseline" in scan.ratio

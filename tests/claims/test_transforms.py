@@ -37,3 +37,15 @@ def test_transforms_time_the_compiled_pairing(benchmark, claim_id):
     assert len(m.samples) >= verdict_rule.MIN_RATIOS and min(m.samples) > 0
     assert set(m.details["median_s"]) == set(names)
     assert m.contention is not None
+
+
+@pytest.mark.slow
+def test_vmap_loop_times_a_loop_of_jitted_steps_against_vmap_and_jit():
+    from course_utils.claims import harness, verdict_rule
+
+    m = transforms.vmap_loop(harness.Ctx(True))
+    assert m.pairing == "batching"
+    assert m.names == ("JAX loop (jit step)", "JAX vmap + jit")
+    assert len(m.samples) >= verdict_rule.MIN_RATIOS and min(m.samples) > 0
+    assert set(m.details["env_steps_per_s"]) == set(m.names)
+    assert f"{transforms.VMAP_ENVS} CartPole environments" in m.what
