@@ -257,8 +257,24 @@ def cmd_claims(args: Any) -> int:
     if args.action == "merge":
         from course_utils.claims import results
 
+        if args.into:
+            if not args.paths:
+                raise CourseError(
+                    "course claims merge --into: give the runs to add "
+                    "(course claims merge DIR --into FILE)"
+                )
+            for run_path in args.paths:
+                data = results.add_run(args.into, run_path)
+                print(f"added the claims of {run_path} to {args.into}")
+            label = results.machine_label(data)
+            print(f"{args.into}: {len(data['claims'])} claims, {label}")
+            return 0
         print(results.merge_table([results.load(p) for p in args.paths]))
         return 0
+    if args.into:
+        raise CourseError(
+            "course claims: --into goes with merge (course claims merge DIR --into FILE)"
+        )
     if args.paths:
         raise CourseError(
             f"course claims: unexpected {args.paths[0]!r}; to combine result files, "
@@ -273,7 +289,7 @@ def cmd_claims(args: Any) -> int:
 
 def add_commands(sub: Any) -> None:
     """Register ``course claims [--smoke] [--out DIR] [--only ID ...] [--device KIND]``
-    and ``course claims merge DIR_OR_FILE...``."""
+    and ``course claims merge DIR_OR_FILE... [--into FILE]``."""
     p = sub.add_parser(
         "claims",
         help="re-measure the source articles' popular claims on this machine",
@@ -292,6 +308,12 @@ def add_commands(sub: Any) -> None:
     )
     p.add_argument(
         "paths", nargs="*", metavar="DIR", help="result files or folders (merge)"
+    )
+    p.add_argument(
+        "--into",
+        metavar="FILE",
+        help="merge: add the runs' claims to this result file (the same machine and "
+        "mode, claims it lacks) instead of printing a table",
     )
     p.add_argument("--smoke", action="store_true", help="small sizes (about a minute)")
     p.add_argument(

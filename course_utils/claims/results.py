@@ -5,9 +5,11 @@
 threads, load, when). :func:`load` reads such a file back and refuses one that
 does not match the format, naming the file and the field. :func:`merge_table`
 puts several machines' verdicts side by side, one row per claim;
-``course claims merge DIR_OR_FILE...`` prints it. The repository keeps measured
-result files in ``docs/claims-results/``; lesson 08 shows the reader's run next
-to them (:func:`shipped`).
+``course claims merge DIR_OR_FILE...`` prints it. :func:`add_run` adds a later
+run's new claims to a result file of the same machine (``course claims merge DIR
+--into FILE``), each row keeping its run's date. The repository keeps
+measured result files in ``docs/claims-results/``, one per machine; lesson 08
+shows the reader's run next to them (:func:`shipped`).
 """
 
 from __future__ import annotations
@@ -122,6 +124,7 @@ def machine_label(data: dict[str, Any]) -> str:
 
     The accelerator is named so that a file measured on a TPU or GPU host gets a
     heading of its own beside a CPU file from a host with the same processor.
+    A file with runs added (:func:`add_run`) names every run's date.
     """
     f = data["fingerprint"]
     mode = ", smoke" if data.get("smoke") else ""
@@ -133,10 +136,11 @@ def machine_label(data: dict[str, Any]) -> str:
     if kind != "cpu":
         named = devices and not devices.lower().endswith("cpu")
         accelerator = f" + {devices if named else kind.upper()}"
-    return (
-        f"{f['cpu']} ({f.get('cores', '?')} cores{mode}){accelerator}, "
-        f"{f.get('when', '?')[:10]}"
-    )
+    dates = [str(f.get("when", "?"))[:10]]
+    dates += [str(a.get("when", "?"))[:10] for a in data.get("added", [])]
+    dates = list(dict.fromkeys(dates))  # each date once, in the order measured
+    when = dates[0] if len(dates) == 1 else f"{', '.join(dates[:-1])} and {dates[-1]}"
+    return f"{f['cpu']} ({f.get('cores', '?')} cores{mode}){accelerator}, {when}"
 
 
 def _cell(c: dict[str, Any]) -> str:
@@ -175,6 +179,94 @@ def merge_table(results: Sequence[dict[str, Any]]) -> str:
             + " |"
         )
     return "\n".join(lines)
+
+
+# What a later run must share with a result file to join it: the same kind of machine
+# (processor, cores, accelerator), the same versions and the same thread policy.
+SAME_MACHINE = (
+    "cpu",
+    "cores",
+    "cpu_count",
+    "python",
+    "jax",
+    "jaxlib",
+    "flax",
+    "torch",
+    "accelerator",
+    "jax_devices",
+    "torch_device",
+    "threads",
+)
+
+
+def _refuse_run(path: Path, base: dict[str, Any], new: dict[str, Any]) -> None:
+    """CourseError when ``new`` cannot join the file at ``path``, saying why and what to do."""
+    run = new["_path"]
+    for key in SAME_MACHINE:
+        mine, theirs = base["fingerprint"].get(key), new["fingerprint"].get(key)
+        if mine != theirs:
+            raise CourseError(
+                f"{run}: its {key} is {theirs!r} and {path}'s is {mine!r}: "
+                "ship it as a result file of its own"
+            )
+    if bool(new.get("smoke")) != bool(base.get("smoke")):
+        modes = (
+            "smoke" if new.get("smoke") else "full",
+            "smoke" if base.get("smoke") else "full",
+        )
+        raise CourseError(
+            f"{run}: a {modes[0]}-mode run cannot join {path}, a {modes[1]}-mode file"
+        )
+    if new.get("complete") is False:
+        raise CourseError(f"{run}: the run stopped part-way; run it to its end first")
+    have = {(c["id"], c["device"]) for c in base["claims"]}
+    again = [
+        f"{c['id']} ({c['device']})"
+        for c in new["claims"]
+        if (c["id"], c["device"]) in have
+    ]
+    if again:
+        raise CourseError(
+            f"{run}: {path} already holds {', '.join(again)}; a claim measured again "
+            "belongs in a new run of the whole file"
+        )
+
+
+def add_run(path: str | Path, run: str | Path) -> dict[str, Any]:
+    """Add a later run's claims to the result file at ``path``; returns the file, loaded.
+
+    ``run`` (a ``claims.json`` or its folder) must come from the same kind of
+    machine (:data:`SAME_MACHINE`), in the same mode, run to its end, and hold
+    only claims the file lacks on their device kind. Each added claim keeps its
+    run's date (``added_when``), and the file's ``added`` list records each run:
+    its date, load, platform, seconds, summary and busy-machine warning.
+    """
+    from course_utils._files import write_atomic
+
+    path = Path(path)
+    base, new = load(path), load(run)
+    _refuse_run(path, base, new)
+    f, machine = new["fingerprint"], new.get("machine", {})
+    entry = {
+        "when": f.get("when"),
+        "load_average_1min": f.get("load_average_1min"),
+        "platform": f.get("platform"),
+        "seconds": new.get("seconds"),
+        "summary": machine.get("summary"),
+        "claims": [f"{c['id']} ({c['device']})" for c in new["claims"]],
+    }
+    if machine.get("warning"):
+        entry["warning"] = machine["warning"]
+    data = {k: v for k, v in base.items() if k != "_path"}
+    data["claims"] = base["claims"] + [
+        {**c, "added_when": f.get("when")} for c in new["claims"]
+    ]
+    data["devices"] = list(
+        dict.fromkeys([*base.get("devices", []), *new.get("devices", [])])
+    )
+    data["added"] = [*base.get("added", []), entry]
+    write_atomic(path, json.dumps(data, indent=2, default=str) + "\n")
+    return load(path)
 
 
 def shipped() -> list[dict[str, Any]]:

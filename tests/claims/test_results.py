@@ -111,3 +111,63 @@ def test_the_shipped_result_files_match_the_format():
     for data in shipped:
         assert data["fingerprint"]["cpu"]
         assert not data["smoke"] and data["fingerprint"]["cores"] >= 1, data["_path"]
+
+
+def _run(tmp_path, name, claim_id, *, when, **fingerprint):
+    path = _write(tmp_path, name, claim_id=claim_id, cpu="AMD EPYC")
+    data = json.loads(path.read_text())
+    data["fingerprint"].update(when=when, **fingerprint)
+    data["machine"]["warning"] = "the machine was busy"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_a_later_run_of_the_same_machine_joins_its_file_with_its_date(tmp_path):
+    shipped = _run(tmp_path, "shipped", "compile-fusion", when="2026-11-30 19:35 UTC")
+    later = _run(tmp_path, "later", "jit-speedup", when="2026-12-06 12:00 UTC")
+    data = results.add_run(shipped, later.parent)
+    assert [c["id"] for c in data["claims"]] == ["compile-fusion", "jit-speedup"]
+    assert "added_when" not in data["claims"][0]
+    assert data["claims"][1]["added_when"] == "2026-12-06 12:00 UTC"
+    (added,) = data["added"]
+    assert added["claims"] == ["jit-speedup (cpu)"]
+    assert added["warning"] == "the machine was busy" and "load_average_1min" in added
+    assert data["fingerprint"]["when"] == "2026-11-30 19:35 UTC"  # the file's first run
+    assert results.machine_label(data).endswith(", 2026-11-30 and 2026-12-06")
+    table = results.merge_table([data])
+    assert "| jit-speedup | cpu |" in table and "| compile-fusion | cpu |" in table
+    with pytest.raises(CourseError, match="already holds jit-speedup \\(cpu\\)"):
+        results.add_run(shipped, later)
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda d: d["fingerprint"].update(cpu="Other CPU"), "its cpu is 'Other CPU'"),
+        (lambda d: d["fingerprint"].update(jax="0.0.1"), "its jax is '0.0.1'"),
+        (lambda d: d.update(smoke=True), "a smoke-mode run cannot join"),
+        (lambda d: d.update(complete=False), "stopped part-way"),
+    ],
+)
+def test_a_run_of_another_machine_or_mode_is_refused(tmp_path, edit, message):
+    shipped = _run(tmp_path, "shipped", "compile-fusion", when="2026-11-30 19:35 UTC")
+    later = _run(tmp_path, "later", "jit-speedup", when="2026-12-06 12:00 UTC")
+    data = json.loads(later.read_text())
+    edit(data)
+    later.write_text(json.dumps(data))
+    before = shipped.read_text()
+    with pytest.raises(CourseError, match=message):
+        results.add_run(shipped, later)
+    assert shipped.read_text() == before
+
+
+def test_the_cli_adds_a_run_into_a_file(tmp_path):
+    shipped = _run(tmp_path, "shipped", "compile-fusion", when="2026-11-30 19:35 UTC")
+    later = _run(tmp_path, "later", "jit-speedup", when="2026-12-06 12:00 UTC")
+    out = cli("claims", "merge", str(later.parent), "--into", str(shipped))
+    assert out.returncode == 0, out.stderr
+    assert "2 claims" in out.stdout and "2026-11-30 and 2026-12-06" in out.stdout
+    out = cli("claims", "merge", "--into", str(shipped))
+    assert out.returncode == 2 and "give the runs to add" in out.stderr
+    out = cli("claims", "--into", str(shipped))
+    assert out.returncode == 2 and "--into goes with merge" in out.stderr
