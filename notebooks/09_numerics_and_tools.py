@@ -20,11 +20,10 @@
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/v0.1.0/notebooks/09_numerics_and_tools.ipynb) [![Open In Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)](https://kaggle.com/kernels/welcome?src=https://github.com/jax-pytorch-side-by-side/course/blob/v0.1.0/notebooks/09_numerics_and_tools.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/v0.1.0?labpath=notebooks/09_numerics_and_tools.ipynb)
 #
 # Once a model trains in both frameworks, new questions come up. How do you train in 16-bit
-# floats without losing the model? Where does the time of a step go? How do you find a NaN or
-# a silent indexing bug inside compiled code? How do two runs print the same numbers? PyTorch
-# answers with modes that change the ops run inside them. JAX answers with explicit dtypes,
-# explicit keys and a compiler you can question. This lesson puts the tools side by side on
-# one small model.
+# floats? Where does the time of a step go? How do you find a NaN inside compiled code? How
+# do two runs print the same numbers? PyTorch answers with modes that change the ops run
+# inside them. JAX answers with explicit dtypes, explicit keys and a compiler you can
+# question.
 #
 # **Learning objectives.** After this notebook you can
 # 1. train in bfloat16 with `torch.autocast` and with Flax NNX's `dtype`/`param_dtype`, and
@@ -88,7 +87,7 @@ from IPython.display import Markdown, display
 from jax.experimental import checkify
 from torch.utils.flop_counter import FlopCounterMode
 
-from course_utils import claims, config, contention, data, peaks, profiles, timing
+from course_utils import claims, config, contention, data, peaks, plots, profiles, timing
 from course_utils.expect import expect_error
 from course_utils.parity import assert_close
 
@@ -100,11 +99,9 @@ if SETUP.alone_kind == SETUP.compared_kind:  # where they differ, env.setup prin
     print(SETUP.rule)
 
 # %% [markdown]
-# The lines above record the versions, each framework's device, the float32 precision
-# settings and this lesson's device rule for this machine. Comparisons between the
-# frameworks run both on one device kind. What shows JAX alone runs on the accelerator when
-# there is one. On a TPU, PyTorch and JAX meet on the CPU, while JAX's bfloat16 speed and its
-# roofline are measured on the chip.
+# The lines above record the versions, each framework's device and the float32 precision
+# settings. Comparisons between the frameworks run both on one device kind. What shows JAX
+# alone, such as the roofline of section 2.1, runs on the accelerator when there is one.
 #
 # ## 1. Mixed precision
 #
@@ -119,16 +116,10 @@ if SETUP.alone_kind == SETUP.compared_kind:  # where they differ, env.setup prin
 #   dtype it stores. Where float32 is needed, such as the loss, you cast.
 #
 # Why bother? Matrix units, such as NVIDIA's tensor cores and the TPU's MXU, multiply 16-bit
-# inputs far faster than float32 ones, and 16-bit tensors move half the bytes. NVIDIA's A100
-# data sheet lists 19.5 TFLOP/s for float32 and 312 for bfloat16 on tensor cores. Most CPUs
-# have no such unit, so on a CPU this section is about *numerics*: what changes in the
-# numbers when a step runs in 16 bits.
-#
-# bfloat16 was designed at Google for TPUs, on one observation: networks tolerate coarse
-# rounding far better than overflow. It keeps float32's exponent, so its range is float32's
-# and no loss scaling is needed. float16 came from graphics, where values are bounded, and
-# needs help in training (section 1.3). First the formats, read from each framework's
-# `finfo`.
+# inputs far faster than float32 ones: NVIDIA's A100 data sheet lists 19.5 TFLOP/s for
+# float32 and 312 for bfloat16. 16-bit tensors also move half the bytes. Most CPUs have no
+# such unit, so on a CPU this section is about *numerics*: what changes in the numbers when a
+# step runs in 16 bits. First the formats, read from each framework's `finfo`.
 
 # %%
 # PyTorch: torch.finfo
@@ -136,15 +127,13 @@ finfo_torch = {
     name: torch.finfo(dt) for name, dt in
     [("float32", torch.float32), ("bfloat16", torch.bfloat16), ("float16", torch.float16)]
 }
-{name: (fi.bits, fi.max, fi.tiny, fi.eps) for name, fi in finfo_torch.items()}
 
 # %%
 # JAX: jnp.finfo (the same formats, from ml_dtypes)
 finfo_jax = {name: jnp.finfo(jnp.dtype(name)) for name in ["float32", "bfloat16", "float16"]}
-{name: (fi.bits, float(fi.max), float(fi.tiny), float(fi.eps)) for name, fi in finfo_jax.items()}
 
 # %%
-for name in finfo_torch:
+for name in finfo_torch:  # the same bits, largest value, smallest normal and epsilon in both
     t, j = finfo_torch[name], finfo_jax[name]
     assert (t.bits, t.max, t.tiny, t.eps) == (j.bits, float(j.max), float(j.tiny), float(j.eps)), name
 display(Markdown(
@@ -156,10 +145,9 @@ print(f"bfloat16's epsilon is {eps['bfloat16'] / eps['float16']:g} times float16
       f"and {eps['bfloat16'] / eps['float32']:,g} times float32's")
 
 # %% [markdown]
-# Both frameworks describe the same three formats, as the cell asserts. bfloat16's smallest
-# normal is float32's, and its largest value nearly so. float16 stops at 65,504, and its
-# smallest normal is about 6e-5. The epsilon is the gap between 1 and the next number: the
-# line under the table shows that bfloat16 rounds 8 times coarser than float16.
+# Both frameworks describe the same three formats, as the cell asserts. bfloat16's range is
+# float32's. float16 stops at 65,504, and its smallest normal is about 6e-5. The epsilon is
+# the gap between 1 and the next number, so bfloat16 rounds 8 times coarser than float16.
 #
 # Three probes show what that means: 70,000 overflows float16, 1.001 rounds to 1 in
 # bfloat16, and 1e-8 vanishes in float16 unless it is scaled up first.
@@ -182,9 +170,9 @@ for name, dt in [("bfloat16", torch.bfloat16), ("float16", torch.float16)]:  # t
     assert_close(bits_torch, jax.lax.bitcast_convert_type(probe_jax.astype(name), jnp.int16), rtol=0, atol=0)
 
 # %% [markdown]
-# The 16-bit patterns agree bit for bit. Both frameworks round a cast to the nearest even
-# number, so their mixed-precision results differ only in *which* values get rounded, and
-# when.
+# The 16-bit patterns agree bit for bit. Both frameworks round a cast to the nearest value
+# the format holds, and a tie to the even one. So their mixed-precision results differ only
+# in *which* values get rounded, and when.
 #
 # ### 1.1 Where each framework computes in 16 bits
 #
@@ -206,7 +194,6 @@ with torch.autocast(torch_dev.type, dtype=torch.bfloat16):
         "layer_norm": F.layer_norm(h_torch, (10,)).dtype,
         "cross_entropy": F.cross_entropy(h_torch, labels_probe_torch).dtype, "sum": h_torch.sum().dtype,
     }
-dtypes_torch
 
 # %%
 # JAX: the dtype each function returns, given a bfloat16 layer (NNX dtype) and its output
@@ -221,7 +208,6 @@ dtypes_jax = {
     "sum": h_jax.sum().dtype,
 }
 assert lin_jax.kernel[...].dtype == jnp.float32  # stored in float32, computed in bfloat16
-dtypes_jax
 
 # %%
 assert str(dtypes_torch["linear"]).endswith("bfloat16") and dtypes_jax["linear"] == jnp.bfloat16
@@ -238,9 +224,8 @@ print(f"autocast on {torch_dev.type} returned float32 for: {', '.join(upcast) or
 # `logits.astype(jnp.float32)` does before the loss below. Flax's normalisation layers are
 # the exception: they compute their statistics in float32 whatever `dtype` says.
 #
-# The designs also differ in scope. Autocast covers everything the `with` block calls on its
-# thread, library code included. Flax's `dtype` belongs to each layer, so a model mixes
-# dtypes by construction.
+# Autocast also covers everything the `with` block calls on its thread, library code
+# included. Flax's `dtype` belongs to each layer.
 #
 # ### 1.2 One model, trained in float32 and in bfloat16
 #
@@ -359,13 +344,11 @@ def train_jax(dtype, batches):
 # PyTorch: float32 and bfloat16 autocast
 runs_torch = {name: train_torch(dt, BATCHES) for name, dt in [("float32", torch.float32), ("bfloat16", torch.bfloat16)]}
 curves_torch = {name: losses for name, (losses, _) in runs_torch.items()}  # the models are kept for 1.3
-{name: c[-1] for name, c in curves_torch.items()}
 
 # %%
 # JAX: float32 and bfloat16 compute (float32 parameters)
 runs_jax = {name: train_jax(dt, BATCHES) for name, dt in [("float32", jnp.float32), ("bfloat16", jnp.bfloat16)]}
 curves_jax = {name: losses for name, (losses, _) in runs_jax.items()}  # the models are kept for 1.3
-{name: c[-1] for name, c in curves_jax.items()}
 
 # %%
 assert_close(curves_torch["float32"][0], curves_jax["float32"][0], rtol=1e-6, atol=1e-6)  # the first loss
@@ -374,55 +357,37 @@ print(f"float32 curves: largest gap {np.abs(curves_torch['float32'] - curves_jax
 
 # %% [markdown]
 # In float32 the two frameworks trace one curve, within the printed gap. So any gap between a
-# bfloat16 run and its float32 curve comes from the 16-bit arithmetic.
+# bfloat16 run and its float32 curve comes from the 16-bit arithmetic. The figure plots that
+# gap, each framework's bfloat16 loss minus its float32 loss.
 
 # %%
-fig, (ax, ax_gap) = plt.subplots(1, 2, figsize=(11, 3.5))
-for fw, curves in [("PyTorch", curves_torch), ("JAX", curves_jax)]:
-    for name, c in curves.items():
-        ax.plot(c, label=f"{fw} {name}", linestyle="-" if name == "float32" else "--", alpha=0.8)
-    ax_gap.plot(curves["bfloat16"] - curves["float32"], label=f"{fw}: bfloat16 − float32", alpha=0.8)
-ax.set(xlabel="step", ylabel="training loss", yscale="log", title="one MLP, one batch order")
-ax_gap.axhline(0, color="grey", linewidth=0.5)
-ax_gap.set(xlabel="step", ylabel="loss difference", title="the gap to float32, each framework")
-ax.legend(fontsize="small")
-ax_gap.legend(fontsize="small")
-plt.tight_layout()
+gaps = {f"{fw}: bfloat16 − float32": c["bfloat16"] - c["float32"] for fw, c in [("PyTorch", curves_torch), ("JAX", curves_jax)]}
+fig, ax = plt.subplots(figsize=(7, 3.5))
+ax.axhline(0, color="grey", linewidth=0.5)
+plots.training_curves(gaps, ax=ax, ylabel="loss difference", title="the bfloat16 run's loss minus the float32 run's")
+fig.tight_layout()
 
 # %% [markdown]
-# The left panel cannot show a gap of a fraction of a percent. The right panel plots the gap
-# itself: each framework's bfloat16 loss minus its float32 loss. A gap that changes sign from
-# step to step is rounding noise. A gap that keeps one sign means the bfloat16 run drifted
-# onto a slightly different path through the weights. One run cannot say whether that sign
-# belongs to bfloat16 or to the run. The lines under the table say which case happened here,
-# and whether the gap grew.
+# A gap on both sides of zero is rounding noise. A gap that keeps mostly one sign means the
+# bfloat16 run drifted onto a slightly different path through the weights. One run cannot
+# say whether that sign belongs to bfloat16 or to the run. The lines below say which case
+# happened, and whether the gap grew.
 
 # %%
-tail = max(1, min(10, S.steps // 3))
-rows = [f"| {fw} | {name} | {c[-1]:.5f} | {c[-tail:].mean():.5f} | {np.abs(c - curves['float32']).mean():.2e} |"
-        for fw, curves in [("PyTorch", curves_torch), ("JAX", curves_jax)] for name, c in curves.items()]
-display(Markdown(f"| framework | compute dtype | final loss | mean of the last {tail} | mean gap to float32 |\n"
-                 "|---|---|---:|---:|---:|\n" + "\n".join(rows)))
 third = max(1, S.steps // 3)  # the first and the last third of the run, for the gap's trend
-for fw, curves in [("PyTorch", curves_torch), ("JAX", curves_jax)]:
-    gap = curves["bfloat16"] - curves["float32"]
-    above, below = int((gap > 0).sum()), int((gap < 0).sum())
-    signs = np.sign(gap[gap != 0])
-    flips = int((signs[1:] != signs[:-1]).sum())  # sign changes between steps (equal losses skipped)
-    noise = flips >= max(2, (len(signs) - 1) // 4) and min(above, below) >= (above + below) // 4
-    side = "above" if above > below else "below" if below > above else "on both sides of"
-    sign = f"noise, {flips} sign changes" if noise else f"a drift, bfloat16 mostly {side} float32, {flips} sign changes"
+for fw, gap in zip(("PyTorch", "JAX"), gaps.values(), strict=True):
+    below, above = int((gap < 0).sum()), int((gap > 0).sum())
+    sides = "mostly one sign, a drift" if min(below, above) <= (below + above) // 4 else "both signs, noise"
     early, late = np.abs(gap[:third]).mean(), np.abs(gap[-third:]).mean()
-    trend = "it grew" if late > 2 * early else "it shrank" if 2 * late < early else "about the same size"
-    print(f"{fw}: above float32 on {above} of {len(gap)} steps, below on {below}: {sign if signs.size else 'no gap'}; "
-          f"last third's gap {late / early if early else float('inf'):.1f}× the first third's: {trend}")
+    trend = "grew" if late > 2 * early else "shrank" if 2 * late < early else "kept its size"
+    print(f"{fw}: below float32 on {below} of {len(gap)} steps, above on {above}: {sides}; "
+          f"the gap {trend} (last third {late / early if early else float('inf'):.1f}× the first)")
 
 # %% [markdown]
 # Where does the gap come from? Not from the optimiser: the parameters and the update are
 # float32 in all four runs. It comes from the forward and backward passes, where every
 # matmul input is rounded to 8 significant bits. The next cell measures that rounding on the
-# initial model, before training could amplify it. It prints the error of the bfloat16 logits
-# in units of bfloat16's unit roundoff, 2⁻⁸.
+# initial model, in units of bfloat16's unit roundoff, 2⁻⁸.
 
 # %%
 x0 = BATCHES[0][0]  # (batch, 64), one batch, the initial weights
@@ -431,23 +396,22 @@ with torch.no_grad(), torch.autocast(torch_dev.type, dtype=torch.bfloat16):
 logits_f32 = np.asarray(MLPNNX(W0, jnp.float32)(jnp.asarray(x0)))
 logits_bf16_jax = np.asarray(MLPNNX(W0, jnp.bfloat16)(jnp.asarray(x0)).astype(jnp.float32))
 unit_roundoff = float(jnp.finfo(jnp.bfloat16).eps) / 2
-rel = {fw: np.abs(lb - logits_f32).max() / np.abs(logits_f32).max() / unit_roundoff
-       for fw, lb in [("PyTorch", logits_bf16_torch), ("JAX", logits_bf16_jax)]}
-rel_between = np.abs(logits_bf16_torch - logits_bf16_jax).max() / np.abs(logits_f32).max() / unit_roundoff
-for fw, c in [("PyTorch", curves_torch), ("JAX", curves_jax)]:
-    loss_gap = np.abs(c["bfloat16"] - c["float32"]).mean() / c["float32"].mean()
-    print(f"{fw}: bf16 logits off by {rel[fw]:.1f} unit roundoffs at step 0; "
-          f"the bf16 loss curve sits {100 * loss_gap:.2f} % (mean) from float32 over {S.steps} steps")
-print(f"PyTorch's and JAX's bf16 logits differ from each other by {rel_between:.1f} unit roundoffs")
+
+
+def roundoffs(a, b):  # the largest difference, in unit roundoffs of the largest float32 logit
+    return np.abs(a - b).max() / np.abs(logits_f32).max() / unit_roundoff
+
+
+print(f"bfloat16 logits off from float32 by {roundoffs(logits_bf16_torch, logits_f32):.1f} unit roundoffs (PyTorch), "
+      f"{roundoffs(logits_bf16_jax, logits_f32):.1f} (JAX); from each other by {roundoffs(logits_bf16_torch, logits_bf16_jax):.1f}")
 
 
 # %% [markdown]
-# At step 0 the bfloat16 logits are off by the printed number of unit roundoffs: the cost of
-# rounding the inputs, the weights and the hidden activations. The backward pass rounds each
-# gradient the same way. These errors enter the weights with each update, and every later
-# step starts from those weights. The printed percentage is how far the bfloat16 curve sat
-# from float32 on average. Both recipes round the same inputs and weights, so the two
-# frameworks' bfloat16 logits differ only by how each accumulates inside the matmul.
+# At step 0 that error is the cost of rounding the inputs, the weights and the hidden
+# activations. The backward pass rounds each gradient the same way. These errors enter the
+# weights with each update, and every later step starts from those weights. The two
+# frameworks' bfloat16 logits may still differ a little: each rounds inside the matmul and
+# around the bias add in its own way.
 #
 # **Why the parameters stay float32.** An SGD update `lr * g` is usually far smaller than the
 # parameter it changes. bfloat16 keeps 8 significant bits, so the gap between a parameter and
@@ -510,29 +474,25 @@ storage_jax = {(name, lr): train_storage_jax(dt, lr, BATCHES) for lr in STORAGE_
 
 # %%
 assert_close(storage_torch["float32", LR][0][0], storage_jax["float32", LR][0][0], rtol=1e-3, atol=1e-3)  # step 0
-rows, STALL = [], {}
+tail = max(1, min(10, S.steps // 3))  # the loss at the end: the mean of the last steps
+rows = []
 for fw, runs in [("PyTorch", storage_torch), ("JAX", storage_jax)]:
-    for (name, lr), (c, lost) in runs.items():
-        rows.append(f"| {fw} | {lr:g} | {name} | {100 * lost:.2g} % | {c[0]:.4f} | {c[-tail:].mean():.4f} |")
-    for lr in STORAGE_LRS:  # how far each storage brought the loss down, bfloat16 over float32
-        drops = {name: runs[name, lr][0][0] - runs[name, lr][0][-tail:].mean() for name in ("bfloat16", "float32")}
-        STALL[fw, lr] = drops["bfloat16"] / drops["float32"] if drops["float32"] > 0 else float("nan")
-display(Markdown(f"| framework | lr | parameters stored in | updates lost | first loss | mean of the last {tail} |\n"
-                 "|---|---:|---|---:|---:|---:|\n" + "\n".join(rows)))
-for fw, runs in [("PyTorch", storage_torch), ("JAX", storage_jax)]:
-    print(f"{fw}: " + "; ".join(
-        f"at lr {lr:g}, bfloat16 storage lost {runs['bfloat16', lr][1]:.0%} of its updates "
-        f"and lowered the loss {STALL[fw, lr]:.0%} as much as float32 master weights" for lr in STORAGE_LRS))
+    for lr in STORAGE_LRS:
+        (c16, lost16), (c32, lost32) = runs["bfloat16", lr], runs["float32", lr]
+        drop16, drop32 = c16[0] - c16[-tail:].mean(), c32[0] - c32[-tail:].mean()
+        rows.append(f"| {fw} | {lr:g} | {100 * lost16:.0f} % | {100 * lost32:.2g} % | "
+                    + (f"{100 * drop16 / drop32:.0f} % |" if drop32 > 0 else "float32 did not lower it |"))
+display(Markdown("| framework | lr | updates lost, bfloat16 storage | updates lost, float32 | "
+                 "loss drop, bfloat16 storage as a share of float32's |\n|---|---:|---:|---:|---:|\n" + "\n".join(rows)))
 
 
 # %% [markdown]
-# The "updates lost" column is the share of nonzero updates that left their parameter
-# unchanged. The lines compare how far each storage brought the loss down over the same
-# batches. For the same parameter and gradient, a smaller rate puts the update further under
-# the rounding gap; the table shows how the two rates compared in this run. The updates that
-# survive are the large ones. The many small updates that would have added up are rounded
-# away every step, so a parameter meant to drift slowly does not move. The float32 rows count
-# what float32's own, far finer rounding loses.
+# An update is lost when it leaves its nonzero-gradient parameter unchanged. The last
+# column compares how far the loss fell over the same batches with bfloat16 storage and
+# with float32 master weights. A smaller rate shrinks every update, so more of them fall
+# under the rounding gap. The updates that survive are the large ones. The many small ones
+# that would have added up are rounded away every step, so a parameter meant to drift
+# slowly does not move.
 #
 # This is why autocast leaves the parameters float32 and NNX separates `param_dtype` from
 # `dtype`. A forward pass's rounding errors are made afresh at every step, while an update
@@ -549,77 +509,64 @@ for fw, runs in [("PyTorch", storage_torch), ("JAX", storage_jax)]:
 # in float32 before the optimiser step, and skips the step when it finds an inf or NaN. JAX
 # has no `GradScaler`: you write the same lines, or use a library such as DeepMind's `jmp`.
 #
-# The next cells measure what scaling buys on the float32-trained models of 1.2, at their
-# last batch. Each framework recomputes the first layer's gradient with float16 activations,
-# without and with the loss multiplied by 2¹⁶.
+# What does scaling buy? The next cells take the float32-trained models of 1.2 and
+# recompute the first layer's gradient on the last batch in float16, with the loss
+# multiplied by 1 and by 2¹⁶.
 
 # %%
-# PyTorch: the trained float32 model's fc1 gradient on the last batch, float16 activations
-def fc1_grad_torch(dtype, scale=1.0):
+# PyTorch: the trained model's fc1 gradient on the last batch, loss × scale, divided back in float32
+def fc1_grad_torch(scale, dtype=torch.float16):
     model = runs_torch["float32"][1]
     model.zero_grad()
     x, y = (torch.from_numpy(a).to(torch_dev) for a in BATCHES[-1])
     with torch.autocast(torch_dev.type, dtype=dtype, enabled=dtype != torch.float32):
         (F.cross_entropy(model(x), y) * scale).backward()
-    return model.fc1.weight.grad.T.float().cpu().numpy() / scale  # (64, hidden), float32
+    return model.fc1.weight.grad.T.float().cpu().numpy() / scale  # (64, hidden)
 
 
-g32_torch = fc1_grad_torch(torch.float32)
-g16_torch = {scale: fc1_grad_torch(torch.float16, scale) for scale in (1.0, 2.0**16)}
+g32_torch, g16_torch = fc1_grad_torch(1.0, torch.float32), {s: fc1_grad_torch(s) for s in (1.0, 2.0**16)}
 
 
 # %%
-# JAX: the same gradient, the trained float32 weights in a model that computes in float16
+# JAX: the same, the trained weights loaded into a model that computes in float16
 @nnx.jit
-def scaled_grads_jax(model, x, y, scale):  # the gradient of loss × scale, compiled once per dtype
+def scaled_grads_jax(model, x, y, scale):  # the gradient of loss × scale
     return nnx.grad(lambda m: loss_jax(m, x, y) * scale)(model)
 
 
-def fc1_grad_jax(dtype, scale=1.0):
-    trained = nnx.to_pure_dict(nnx.state(runs_jax["float32"][1], nnx.Param))
-    w = {k: np.asarray(trained[layer][part]) for k, layer, part in
-         [("W1", "fc1", "kernel"), ("b1", "fc1", "bias"), ("W2", "fc2", "kernel"), ("b2", "fc2", "bias")]}
-    x, y = (jnp.asarray(a) for a in BATCHES[-1])
-    grads = scaled_grads_jax(MLPNNX(w, dtype), x, y, scale)
+def fc1_grad_jax(scale, dtype=jnp.float16):
+    model = MLPNNX(W0, dtype)
+    nnx.update(model, nnx.state(runs_jax["float32"][1], nnx.Param))  # the trained float32 weights
+    grads = scaled_grads_jax(model, *(jnp.asarray(a) for a in BATCHES[-1]), scale)
     return np.asarray(nnx.to_pure_dict(grads)["fc1"]["kernel"], np.float32) / scale  # (64, hidden)
 
 
-g32_jax = fc1_grad_jax(jnp.float32)
-g16_jax = {scale: fc1_grad_jax(jnp.float16, scale) for scale in (1.0, 2.0**16)}
+g32_jax, g16_jax = fc1_grad_jax(1.0, jnp.float32), {s: fc1_grad_jax(s) for s in (1.0, 2.0**16)}
 
 # %%
 assert_close(g32_torch, g32_jax, rtol=1e-4, atol=1e-6, name="float32 fc1 gradient")
-tiny16 = float(np.finfo(np.float16).tiny)
-g32s = {"PyTorch": g32_torch, "JAX": g32_jax}
-n_nonzero = {fw: int((g32 != 0).sum()) for fw, g32 in g32s.items()}
-small = {fw: (np.abs(g32) < tiny16) & (g32 != 0) for fw, g32 in g32s.items()}
-F16 = {}  # (framework, scale): (entries that became 0, median relative error of the small entries)
-for fw, g16s in [("PyTorch", g16_torch), ("JAX", g16_jax)]:
-    for scale, g16 in g16s.items():
-        err = np.abs(g16 - g32s[fw])[small[fw]] / np.abs(g32s[fw])[small[fw]]
-        F16[fw, scale] = int(np.sum(g16[g32s[fw] != 0] == 0)), np.median(err) if err.size else float("nan")
-rows = ["| float32 entries below float16's smallest normal | "  # shares to 2 digits: 0 % means none
-        + " | ".join(f"{100 * small[fw].sum() / n_nonzero[fw]:.2g} %" for fw in g32s) + " |"]
-for scale in g16_torch:
-    rows += [f"| became 0 in float16, loss × {scale:g} | "
-             + " | ".join(f"{100 * F16[fw, scale][0] / n_nonzero[fw]:.2g} %" for fw in g32s) + " |",
-             f"| median relative error of the small ones, loss × {scale:g} | "
-             + " | ".join(f"{F16[fw, scale][1]:.1e}" for fw in g32s) + " |"]
-display(Markdown("| fc1 gradient entries | PyTorch | JAX |\n|---|---:|---:|\n" + "\n".join(rows)))
-for fw in g32s:
-    (z1, e1), (z2, e2) = F16[fw, 1.0], F16[fw, 2.0**16]
-    cost = f"the subnormals cost {e1 - e2:.1e} of the error" if e1 > e2 else "scaling did not lower the error"
-    print(f"{fw}: {z1:,} entries lost to 0 unscaled, {z2:,} scaled; {cost}")
+tiny16 = float(np.finfo(np.float16).tiny)  # float16's smallest normal
+rows, zeros = [], {}
+for fw, g32, g16 in [("PyTorch", g32_torch, g16_torch), ("JAX", g32_jax, g16_jax)]:
+    small = (np.abs(g32) < tiny16) & (g32 != 0)  # float16 holds these as subnormals, or as 0
+    err = {s: np.median(np.abs(g - g32)[small] / np.abs(g32)[small]) if small.any() else np.nan for s, g in g16.items()}
+    zeros[fw] = {s: int((g[g32 != 0] == 0).sum()) for s, g in g16.items()}
+    rows.append(f"| {fw} | {100 * small.sum() / (g32 != 0).sum():.2g} % | {err[1.0]:.1e} | {err[2.0**16]:.1e} |")
+display(Markdown("| framework | entries below float16's smallest normal | their median relative error, loss × 1 "
+                 "| loss × 2¹⁶ |\n|---|---:|---:|---:|\n" + "\n".join(rows)))
+print("entries that became 0 in float16, loss × 1 and × 2¹⁶: "
+      + "; ".join(f"{fw} {z[1.0]:,} and {z[2.0**16]:,}" for fw, z in zeros.items()))
 
 # %% [markdown]
-# The first row is the share of gradient entries that float16 can hold only as subnormals
-# or not at all. The next rows show what float16 made of them: entries lost to 0, and the
-# median relative error of the small entries. Scaling by 2¹⁶ lifts every entry above 2⁻³⁰
-# out of the subnormals, so the drop in error with scaling estimates what they cost. The
-# lines under the table compute that drop and count the zeros, the failure `GradScaler`
-# exists to prevent. Gradients usually shrink as the loss falls, so float16 without a scaler
-# can look fine for a while and then stall. bfloat16 shares float32's smallest normal, so the
-# same gradients stay normal numbers there.
+# The first column is the share of gradient entries that float16 holds only as subnormals,
+# or as 0. Scaling by 2¹⁶ lifts every entry above 2⁻³⁰ out of them, so the last two columns
+# show what the lost bits cost. The two frameworks round different intermediates to
+# float16, so their errors can differ. The line counts the entries lost to 0, the failure
+# `GradScaler` exists to prevent. Where it counts none, this model's gradients were large
+# enough, and scaling could only change the precision of the small entries. Gradients
+# usually shrink as the loss falls, so float16 without a scaler can look fine for a while
+# and then stall. bfloat16 shares float32's smallest normal, so the same gradients stay
+# normal numbers there.
 #
 # Next, one full step with loss scaling in each framework, on the first batch.
 
@@ -656,25 +603,23 @@ finite, model16_jax.fc1.kernel[...].dtype
 grad32 = np.asarray(nnx.to_pure_dict(nnx.grad(loss_jax)(MLPNNX(W0, jnp.float32), xb_jax, yb_jax))["fc1"]["kernel"])
 assert_close(grad16_torch, grad16_jax, rtol=0, atol=2e-2 * np.abs(grad32).max())
 assert_close(model16_torch.fc1.weight.detach().T, model16_jax.fc1.kernel[...], rtol=0, atol=2e-2 * LR * np.abs(grad32).max())
-{fw: float(np.abs(g - grad32).max() / np.abs(grad32).max()) for fw, g in [("PyTorch fp16", grad16_torch), ("JAX fp16", grad16_jax)]}
 
 # %% [markdown]
 # The two float16 gradients agree within 2 % of the largest float32 entry, and the updated
-# weights within 2 % of the largest update, as the cell asserts. The parameters stayed
-# float32 in both. `GradScaler` keeps its scale when no inf appeared and halves it when one
-# did; its printed scale says which. The JAX cell's `if finite:` runs in Python, because
-# only the gradient is jitted here. Inside a jitted step you write it with `jax.lax.cond`,
-# or wrap the optimiser in `optax.apply_if_finite`. Loss scaling is needed only for float16,
-# which is why bfloat16 is the usual choice on TPUs and on NVIDIA GPUs since Ampere.
-# PyTorch's CUDA autocast still defaults to float16, so pass `dtype=torch.bfloat16`.
+# weights within 2 % of the largest update, as the cell asserts. `GradScaler` halves its
+# scale after a step that found an inf or NaN, and doubles it after 2,000 finite steps in a
+# row (`growth_interval`). The JAX cell's `if finite:` runs in Python, because only the
+# gradient is jitted here. Inside a jitted step you write it with `jax.lax.cond`, or wrap
+# the optimiser in `optax.apply_if_finite`. Loss scaling is needed only for float16, which
+# is why bfloat16 is the usual choice on TPUs and on NVIDIA GPUs since Ampere. PyTorch's
+# CUDA autocast still defaults to float16, so pass `dtype=torch.bfloat16`.
 #
 # ### 1.4 What bfloat16 does for speed here
 #
 # Now a measurement this machine can make: one forward and backward pass of the MLP, in
-# float32 and in bfloat16, in each framework. `timing.compare` checks that the variants agree
-# within bfloat16's rounding, then times them in interleaved rounds. On a CPU the answer
-# depends on the chip. One with bfloat16 instructions may gain, and one without converts
-# every value and may lose. The first cell reads this CPU's flags.
+# float32 and in bfloat16, in each framework. On a CPU the answer depends on the chip. One
+# with bfloat16 instructions may gain, and one without converts every value and may lose.
+# The first cell reads this CPU's flags.
 
 # %%
 # This CPU's bfloat16 instructions, as Linux lists them, and PyTorch's kernel dispatch level
@@ -706,41 +651,30 @@ def grad_pass_torch(dtype):
 
 
 # %%
-# JAX: the same pass, jitted, with a float32 and a bfloat16 NNX model, on a given device
-def grad_pass_jax(dtype, device=jax_dev):
+# JAX: the same pass, jitted, with a float32 and a bfloat16 NNX model
+def grad_pass_jax(dtype):
     graphdef_g, params_g = nnx.split(MLPNNX(W0, dtype))
-    args = jax.device_put((params_g, xb_jax, yb_jax), device)
 
     @jax.jit
     def run_jit(p, x, y):
         loss, g = jax.value_and_grad(lambda q: loss_jax(nnx.merge(graphdef_g, q), x, y))(p)
         return jnp.stack([loss, sum(jnp.sum(leaf.astype(jnp.float32) ** 2) for leaf in jax.tree.leaves(g))])
-    return lambda: run_jit(*args)
+    return lambda: run_jit(params_g, xb_jax, yb_jax)
 
 
 # %%
 passes = {"PyTorch float32": grad_pass_torch(torch.float32), "PyTorch bfloat16": grad_pass_torch(torch.bfloat16),
           "JAX float32": grad_pass_jax(jnp.float32), "JAX bfloat16": grad_pass_jax(jnp.bfloat16)}
 speed_bf16 = timing.compare(passes, rtol=2e-2, atol=1e-3)  # checks the four agree first
-BF16_HERE = {fw: claims.faster(speed_bf16, f"{fw} float32", f"{fw} bfloat16") for fw in ("PyTorch", "JAX")}
-if SETUP.alone_kind != SETUP.compared_kind:  # an accelerator PyTorch lacks: JAX alone there, its own rows
-    alone = {f"JAX {SETUP.alone_kind.upper()} {name}": grad_pass_jax(dt, SETUP.jax_alone)
-             for name, dt in [("float32", jnp.float32), ("bfloat16", jnp.bfloat16)]}
-    f32_alone, bf16_alone = alone
-    assert_close(alone[f32_alone](), passes["JAX float32"](), rtol=1e-4, atol=1e-5)  # against the CPU reference
-    BF16_HERE[SETUP.alone_label] = claims.faster(timing.compare(alone, rtol=2e-2, atol=1e-3), f32_alone, bf16_alone)
-for fw, answer in BF16_HERE.items():
-    print(f"{fw}: {answer.explanation}")
+for fw in ("PyTorch", "JAX"):
+    print(f"{fw}: {claims.faster(speed_bf16, f'{fw} float32', f'{fw} bfloat16').explanation}")
 
 # %% [markdown]
-# Each line comes from the paired rounds by the course's one rule. It names the faster
-# precision and by how much, or says that the rounds could not tell them apart. On a CPU
-# without bfloat16 arithmetic, every bfloat16 matmul is a float32 matmul plus conversions, so
-# float32 winning is expected there. Where JAX has an accelerator that PyTorch lacks, as on a
-# TPU runtime, a third line times JAX alone on it; bfloat16 is a TPU's native type. Its
-# float32 result is first checked against the CPU's within 1e-4, since both compute float32
-# matmuls at `highest` precision. That line is its own row, never judged against PyTorch on
-# another device.
+# `timing.compare` checked that the four variants agree within bfloat16's rounding, then
+# timed them in interleaved rounds. Each line is the course's verdict on float32 against
+# bfloat16, or the reason it gives none. On a CPU without bfloat16 arithmetic, every
+# bfloat16 matmul is a float32 matmul plus conversions. On a TPU runtime both frameworks ran
+# this on the CPU; section 2.1 measures JAX alone on the chip.
 #
 # ### 1.5 The tensor-core claim
 #
@@ -797,7 +731,6 @@ model_p_torch = MLPTorch(W0).to(torch_dev)
 opt_p_torch = torch.optim.SGD(model_p_torch.parameters(), lr=LR)
 model_p_jax = MLPNNX(W0, jnp.float32)
 opt_p_jax = nnx.Optimizer(model_p_jax, optax.sgd(LR), wrt=nnx.Param)
-print("traces go to", TRACE_DIR)
 
 # %%
 # PyTorch: torch.profiler around S.profile_steps eager steps -> Chrome-trace JSON
@@ -809,7 +742,6 @@ with contention.Monitor() as quiet_torch, profiles.torch_profile(activities=acti
         timing.sync(step_torch(model_p_torch, opt_p_torch, xb_torch, yb_torch, torch.float32))
 torch_trace = TRACE_DIR / "torch_step.json"
 prof.export_chrome_trace(str(torch_trace))
-torch_trace.name, torch_trace.stat().st_size
 
 # %%
 # JAX: jax.profiler.trace around the same number of jitted steps -> perfetto_trace.json.gz
@@ -817,16 +749,16 @@ timing.sync(step_jax(model_p_jax, opt_p_jax, xb_jax, yb_jax))  # warm-up (and co
 with contention.Monitor() as quiet_jax, jax.profiler.trace(str(TRACE_DIR / "jax"), create_perfetto_trace=True):
     for _ in range(S.profile_steps):
         timing.sync(step_jax(model_p_jax, opt_p_jax, xb_jax, yb_jax))
-jax_trace = profiles.jax_trace_file(TRACE_DIR / "jax")
-jax_trace.relative_to(TRACE_DIR), jax_trace.stat().st_size
+jax_trace = profiles.jax_trace_file(TRACE_DIR / "jax")  # the newest perfetto_trace.json.gz in it
 
 # %%
 assert_close(model_p_torch.fc1.weight.detach().T, model_p_jax.fc1.kernel[...], rtol=1e-5, atol=1e-6)
 print(f"open in https://ui.perfetto.dev:\n  {torch_trace}\n  {jax_trace}")
 
+
 # %% [markdown]
-# `profiles.torch_profile` is `torch.profiler.profile` without a two-line banner that Kineto
-# prints. The parity cell checks that both models still hold the same weights, so the traces
+# `profiles.torch_profile` is `torch.profiler.profile` without a banner that Kineto prints.
+# The parity cell checks that both models still hold the same weights, so the traces
 # recorded the same computation. Drag either file into Perfetto to see each thread's ops on
 # a timeline. In the PyTorch file the Python thread carries nested slices, such as
 # `aten::linear` around the `aten::addmm` it calls. In the JAX file the Python thread shows
@@ -843,120 +775,59 @@ print(f"open in https://ui.perfetto.dev:\n  {torch_trace}\n  {jax_trace}")
 #   per-device autograd thread, a row of its own.
 # </details>
 #
-# The cells below read the files back with `course_utils.profiles`. It computes each op's
-# *self* time, its duration less that of the ops nested inside it, and sums it per name. For
-# PyTorch it keeps the operator events, or the GPU kernels where there are any. For JAX it
-# keeps the events XLA tagged as compiled ops.
+# The cells below read the files back. Each file holds a list of events, and each op call
+# is a complete event, `"ph": "X"`, with a start `ts` and a duration `dur` in microseconds.
+# The first lines pick the op events: PyTorch files them under the category `cpu_op`, or
+# `kernel` for a GPU, and XLA tags each compiled op with `args.hlo_op`.
+# `profiles.top_ops` then sums each op's *self* time, its duration less that of the ops
+# nested inside it.
 
 # %%
 # PyTorch: the top ops of the eager step, per step
-events_torch = profiles.load_events(torch_trace)
-ops_per_step_torch = profiles.op_calls(events_torch, profiles.is_torch_op) / S.profile_steps
-top_torch = profiles.top_ops(events_torch, profiles.is_torch_op, n=8)
+def is_torch_op(e):  # an operator, or a GPU kernel
+    return e.get("cat") in ("cpu_op", "kernel", "gpu_op")
+
+
+events_torch = profiles.load_events(torch_trace)  # the file's "traceEvents"
+top_torch = profiles.top_ops(events_torch, is_torch_op, n=8)
 display(Markdown(profiles.markdown(top_torch, "PyTorch op", S.profile_steps)))
 print("recorded while", quiet_torch.result.text())
 
+
 # %%
 # JAX: the top ops of the compiled step, per step
+def is_xla_op(e):  # an op of the compiled program
+    return "hlo_op" in e.get("args", {})
+
+
 events_jax = profiles.load_events(jax_trace)
-ops_per_step_jax = profiles.op_calls(events_jax, profiles.is_xla_op) / S.profile_steps
-top_jax = profiles.top_ops(events_jax, profiles.is_xla_op, n=8)
+top_jax = profiles.top_ops(events_jax, is_xla_op, n=8)
 display(Markdown(profiles.markdown(top_jax, "XLA op", S.profile_steps)))
 print("recorded while", quiet_jax.result.text())
 
 # %%
-fused = sorted({e["name"] for e in events_jax if profiles.is_xla_op(e) and "fusion" in e["name"]})
-print(f"op events per step: PyTorch eager {ops_per_step_torch:g}, JAX jit {ops_per_step_jax:g}")
+ops_per_step = {fw: profiles.op_calls(events, keep) / S.profile_steps
+                for fw, events, keep in [("PyTorch eager", events_torch, is_torch_op), ("JAX jit", events_jax, is_xla_op)]}
+fused = sorted({e["name"] for e in events_jax if is_xla_op(e) and "fusion" in e["name"]})
+print("op events per step: " + ", ".join(f"{fw} {n:g}" for fw, n in ops_per_step.items()))
 print(f"XLA fusions in the step ({len(fused)}): {', '.join(fused)}")
-unnamed = [f for f in fused if f.split("fusion")[0].strip("_") in ("", "ynn", "loop", "input")]
-print(f"of which {len(unnamed)} name no op: {', '.join(unnamed) or 'none'}")
-for fw, top, quiet in [("PyTorch", top_torch, quiet_torch.result), ("JAX", top_jax, quiet_jax.result)]:
-    trust = "contended: its times and their order are not this step's" if quiet.contended else "quiet cores"
-    print(f"{fw}: largest self time `{top[0].name}`, {100 * top[0].share:.0f} % of the op time ({trust})")
-
 
 # %% [markdown]
 # The PyTorch step runs every operator the Python code names, one at a time: the forward's
 # `addmm` and `relu`, the loss, their backward ops and SGD's in-place updates. The JAX step is
 # one program of matmuls, a few unfused ops and *fusions*. A fusion merges a chain of
 # elementwise work, such as the bias add and ReLU, into one loop, and its name usually lists
-# the ops it swallowed. The third line lists the fusions whose names say nothing. On a CPU,
-# recent XLA hands some matmuls to the YNNPACK library as `ynn_fusion`; the compiled program's
-# text, `compiled.as_text()`, shows what each fusion computes. Fewer, fused ops mean fewer
-# passes over memory and no Python between them. That is what `jit` buys a step like this,
-# and what `torch.compile` does for PyTorch.
+# the ops it swallowed. On a CPU, recent XLA hands matmuls and some reductions to the
+# YNNPACK library, as `ynn_fusion`, a name that says nothing. The compiled program's text,
+# `compiled.as_text()`, shows what each fusion computes. Fewer, fused ops mean fewer passes
+# over memory and no Python between them. That is what `jit` buys a step like this, and what
+# `torch.compile` does for PyTorch.
 #
 # Which op tops each table is a fact about this recording, not about the step. Ops of a few
 # microseconds trade places between runs, and other programs on the same cores can stretch
-# any of them. So each recording ran inside `contention.Monitor`, and the last lines say
-# whether the cores were quiet. When they were not, this section's times are not judged. The
-# op counts and the fusion list come from the program, not the clock, so they hold either
-# way.
-#
-# What do the tools cost? The next cells time one training step plain, recorded by the
-# profiler, and under each framework's NaN debugging mode from section 3.1.
-
-# %%
-# PyTorch: one eager step, plain, recorded by torch.profiler, and under anomaly mode
-def profiled_step_torch():
-    with profiles.torch_profile(activities=activities):
-        return timing.sync(step_torch(model_p_torch, opt_p_torch, xb_torch, yb_torch, torch.float32))
-
-
-def anomaly_step_torch():
-    with torch.autograd.detect_anomaly():
-        return step_torch(model_p_torch, opt_p_torch, xb_torch, yb_torch, torch.float32)
-
-
-with warnings.catch_warnings():
-    warnings.filterwarnings("ignore", message="Anomaly Detection has been enabled")  # said at every entry
-    tools_torch = timing.compare({
-        "step": lambda: step_torch(model_p_torch, opt_p_torch, xb_torch, yb_torch, torch.float32),
-        "step, profiled": profiled_step_torch, "step, anomaly mode": anomaly_step_torch}, check=False)
-tools_torch
-
-
-# %%
-# JAX: one jitted step, plain, recorded by jax.profiler.trace, and under debug_nans
-def traced_step_jax():
-    with jax.profiler.trace(str(TRACE_DIR / "jax-cost")):
-        return timing.sync(step_jax(model_p_jax, opt_p_jax, xb_jax, yb_jax))
-
-
-def debug_nans_step_jax():
-    with jax.debug_nans(True):
-        return step_jax(model_p_jax, opt_p_jax, xb_jax, yb_jax)
-
-
-tools_jax = timing.compare({
-    "step": lambda: step_jax(model_p_jax, opt_p_jax, xb_jax, yb_jax),
-    "step, profiled": traced_step_jax, "step, debug_nans": debug_nans_step_jax}, check=False)
-tools_jax
-
-# %%
-TOOL_COST = {(fw, tool): claims.faster(cmp, tool, "step")
-             for fw, cmp, tools in [("PyTorch", tools_torch, ("step, profiled", "step, anomaly mode")),
-                                    ("JAX", tools_jax, ("step, profiled", "step, debug_nans"))]
-             for tool in tools}
-for (fw, tool), answer in TOOL_COST.items():
-    print(f"{fw}, {tool.removeprefix('step, ')}: {answer.explanation}")
-
-# %% [markdown]
-# Each line says whether the plain step was faster than the step with the tool on, and by
-# how much, or that the rounds could not tell. "Profiled" starts and stops a recording around
-# one step, so it pays a recording's fixed cost every time; a long recording spreads that
-# cost over many steps. Anomaly mode saves a Python stack for every forward op, so its cost
-# grows with the number of ops. `debug_nans` checks each jitted call's outputs and re-runs the
-# function op by op only when it finds a NaN. Keep both for debugging: anomaly mode slows
-# every op, and `debug_nans` stops a run at its first NaN.
-#
-# <details><summary>debug_nans and buffer donation</summary>
-#
-# `debug_nans` also turns buffer donation off for a function traced while it is on, so that a
-# re-run can still read its inputs. Donation is decided at trace time. A step compiled before
-# the flag was set keeps donating, and its re-run then finds its inputs deleted. This
-# lesson's step donates nothing.
-# </details>
+# any of them. The line under each table says whether the cores were quiet; when they were
+# not, the times are not judged. The op counts and the fusion list come from the program,
+# not the clock, so they hold either way.
 #
 # ### 2.1 Counting FLOPs, and reading them against the peak
 #
@@ -974,7 +845,6 @@ with FlopCounterMode(display=False) as fc_fwd:
 with FlopCounterMode(display=False) as fc_train:
     F.cross_entropy(model_p_torch(xb_torch), yb_torch).backward()
 flops_torch = {"forward": fc_fwd.get_total_flops(), "forward + backward": fc_train.get_total_flops()}
-flops_torch
 
 # %%
 # JAX: XLA's cost analysis of the compiled forward, and of the compiled gradient
@@ -982,10 +852,9 @@ graphdef, params = nnx.split(model_p_jax)
 fwd = jax.jit(lambda p, x: nnx.merge(graphdef, p)(x))
 grad_fn = jax.jit(jax.grad(lambda p, x, y: loss_jax(nnx.merge(graphdef, p), x, y)))
 flops_jax = {
-    "forward": peaks.flops(fwd.lower(params, xb_jax).compile()),
-    "forward + backward": peaks.flops(grad_fn.lower(params, xb_jax, yb_jax).compile()),
+    "forward": fwd.lower(params, xb_jax).compile().cost_analysis()["flops"],
+    "forward + backward": grad_fn.lower(params, xb_jax, yb_jax).compile().cost_analysis()["flops"],
 }
-flops_jax
 
 # %%
 H = S.hidden
@@ -1005,49 +874,52 @@ display(Markdown("| FLOPs | by hand (matmuls) | `FlopCounterMode` | `cost_analys
 # everything the compiled program executes.
 #
 # A FLOP count becomes a speed reading when it is divided by the time and compared with the
-# device's peak. The next cell does that for JAX alone on `SETUP.jax_alone`, in the device's
-# fastest listed dtype: the MLP's gradient, and one large matmul. `course_utils.peaks` gives
-# the published peak, or on a CPU a peak measured a moment ago. It reads each program as a
-# roofline. A program's arithmetic intensity is its FLOPs divided by the bytes it moves. The
-# device's ridge point is its peak FLOP/s divided by its memory bandwidth: a TPU v5e's is
-# 197 TFLOP/s over 819 GB/s, about 240 FLOPs per byte. Below the ridge a program waits for
-# memory, and the best it can reach is the bandwidth times its intensity. Above it, it waits
-# for compute.
+# device's peak. `cost_analysis()` also counts the bytes a program reads and writes, and
+# FLOPs ÷ bytes is its *arithmetic intensity*. The device's *ridge point* is its peak FLOP/s
+# ÷ its memory bandwidth: for a TPU v5e, 197 TFLOP/s ÷ 819 GB/s, about 240 FLOPs per byte. A
+# program below the ridge point waits for memory, and at best reaches the bandwidth times
+# its intensity. Above it, it waits for compute. The next cell does this arithmetic for JAX
+# alone on `SETUP.jax_alone`, in the device's fastest listed dtype. `course_utils.peaks` gives
+# the published peak, or on a CPU one measured a moment ago.
 
 # %%
-# JAX alone on SETUP.jax_alone: achieved FLOP/s against the device's peak, read as a roofline
+# JAX alone on SETUP.jax_alone: FLOPs and bytes from XLA, the time measured, read against the peak
 top = peaks.peak(SETUP.jax_alone) or peaks.measure_cpu(device=SETUP.jax_alone)
 dt = "bfloat16" if top.flops("bfloat16") else "float32"
+ridge = top.flops(dt) / top.bytes_per_s  # FLOPs per byte
 n = S.roof_size if SETUP.alone_kind == "cpu" else S.roof_accel  # an accelerator needs more work to fill
 graphdef_r, params_r = nnx.split(MLPNNX(W0, jnp.dtype(dt)))
-grad_r = jax.jit(jax.grad(lambda p, x, y: loss_jax(nnx.merge(graphdef_r, p), x, y)))
 a_r = jax.random.normal(jax.random.key(0), (n, n), dt)
-seconds, shares = {}, {}
+programs = {"MLP gradient": (jax.jit(jax.grad(lambda p, x, y: loss_jax(nnx.merge(graphdef_r, p), x, y))), (params_r, xb_jax, yb_jax)),
+            f"{n}² matmul": (jax.jit(jnp.matmul), (a_r, a_r)), "empty call": (jax.jit(lambda x: x + 1), (jnp.float32(0),))}
+rows, shares, seconds = [], {}, {}
 with contention.Monitor() as quiet_roof:
-    for name, fn, args in [("MLP gradient", grad_r, (params_r, xb_jax, yb_jax)), (f"{n}² matmul", jax.jit(jnp.matmul), (a_r, a_r)),
-                           ("empty call", jax.jit(lambda x: x + 1), (jnp.float32(0),))]:
+    for name, (fn, args) in programs.items():
         args = jax.device_put(args, SETUP.jax_alone)
         compiled = fn.lower(*args).compile()
+        cost = compiled.cost_analysis()  # a dict: "flops", "bytes accessed", ...
         seconds[name] = timing.bench(compiled, *args, label=name).median
-        if name != "empty call":
-            roof = peaks.roofline(peaks.flops(compiled), peaks.bytes_accessed(compiled), seconds[name], top, dt)
-            shares[name] = roof.compute_share
-            print(f"{name} in {dt}, {SETUP.alone_label}: {timing.format_seconds(seconds[name])} a call; {roof}")
-print(f"the matmul reached {shares[f'{n}² matmul'] / shares['MLP gradient']:.0f}× the MLP gradient's share of the peak")
-print(f"a call that does almost nothing takes {timing.format_seconds(seconds['empty call'])}; "
-      f"the MLP gradient took {seconds['MLP gradient'] / seconds['empty call']:.1f}× that")
-print(f"peak: {top.name}, {top.flops(dt) / 1e9:,.0f} GFLOP/s in {dt}, {top.bytes_per_s / 1e9:,.0f} GB/s; {top.source}")
-print("recorded while", quiet_roof.result.text())
+        intensity = cost["flops"] / cost["bytes accessed"]
+        shares[name] = cost["flops"] / seconds[name] / top.flops(dt)
+        rows.append(f"| {name} | {timing.format_seconds(seconds[name])} | {intensity:.3g} | "
+                    f"{'compute' if intensity >= ridge else 'memory'} | {100 * shares[name]:.2g} % |")
+display(Markdown(f"| JAX alone on {SETUP.alone_kind}, {dt} | time a call | FLOPs per byte | bound by | share of peak FLOP/s |\n"
+                 "|---|---:|---:|---|---:|\n" + "\n".join(rows)))
+print(f"peak: {top.name}, {top.flops(dt) / 1e9:,.0f} GFLOP/s, {top.bytes_per_s / 1e9:,.0f} GB/s, "
+      f"ridge point {ridge:.3g} FLOPs per byte; {top.source}")
+if max(shares.values()) > 1:
+    print(f"a share above 100 %: this {'measured' if top.measured else 'listed'} peak is below what ran, so no share is usable")
+print(f"the MLP gradient took {seconds['MLP gradient'] / seconds['empty call']:.1f}× the empty call; "
+      f"recorded while {quiet_roof.result.text()}")
 
 # %% [markdown]
-# The lines say which bound each program hit here and what share of the peak it reached.
-# The MLP's gradient does few FLOPs per byte moved. A large matmul reuses every number it
-# loads many times, so it does far more, and the next line says how much more of the peak it
-# reached. Then a call that does almost nothing: every call pays that floor, to start the
-# program and wait for its result. A step not far above the floor cannot keep an accelerator
-# busy; give each call more work, a larger batch or several steps at once. A CPU's peaks are
-# measured here, from a large matmul and a large add, so its shares are rough. A program can
-# pass 100 % when it runs from the cache, or when other programs slowed the measurement.
+# The "bound by" column is arithmetic, not an observation: it compares each intensity with
+# the ridge point. The MLP's gradient does few FLOPs per byte. A large matmul reuses every
+# number it loads many times, so it does far more and can reach a far larger share. The
+# empty call is the floor every call pays, to start the program and wait for its result. A
+# step not far above it cannot keep an accelerator busy; give each call more work, a larger
+# batch or several steps at once. A CPU's peak is measured here, and a busy machine measures
+# it too low. A share above 100 % shows that, and a line under the table then says so.
 #
 # ## 3. Debugging compiled code
 #
@@ -1057,10 +929,11 @@ print("recorded while", quiet_roof.result.text())
 #   `jit`. PyTorch's `torch.autograd.detect_anomaly()` names the backward op that made a NaN.
 # - Printing: inside `jit`, `print` runs once per trace and `jax.debug.print` at every call.
 #   Under `torch.compile`, a `print` is a graph break.
-# - Out-of-bounds indices: JAX clamps reads and drops writes silently; PyTorch raises
-#   `IndexError`.
-# - A Python `if` on a traced value is an error in both compilers. Say the branch as data,
-#   with `where` or `cond`.
+# - Out-of-bounds indices: JAX clamps reads and drops writes silently. PyTorch raises an
+#   `IndexError` on a CPU; on a GPU a bad id in a tensor of ids trips a device-side assert.
+# - A Python `if` on a traced value is an error under `jax.jit`. `torch.compile` breaks the
+#   graph there, and raises only with `fullgraph=True`. Say the branch as data, with `where`
+#   or `cond`.
 #
 # Compiled code is hard to debug for the same reason in both frameworks: the Python you wrote
 # is not what runs. The tools below bring the failing op back into view, or make the program
@@ -1121,12 +994,55 @@ print("\n".join(profiles.short_warning(str(w.message)) for w in anomaly_warnings
 with expect_error(FloatingPointError), jax.debug_nans(True):
     jax.jit(jax.grad(norm_loss_jax))(jnp.asarray(w_nan_np), jnp.asarray(x_nan_np))
 
+
 # %% [markdown]
 # PyTorch names the backward node that returned NaN, and its warning names the forward line
 # that recorded it. JAX names the primitive whose output was NaN when it re-ran the gradient op
 # by op. The square root's backward returns an infinity, and the NaN appears one op later,
 # where the square's backward multiplies it by 2z = 0. PyTorch calls that node
 # `PowBackward0`; JAX calls the op `mul`.
+#
+# What does it cost to leave these modes on? The next cells time the training step of
+# section 2 plain and under each mode.
+
+# %%
+# PyTorch: the eager step, plain and under anomaly mode
+def anomaly_step_torch():
+    with torch.autograd.detect_anomaly():
+        return step_torch(model_p_torch, opt_p_torch, xb_torch, yb_torch, torch.float32)
+
+
+with warnings.catch_warnings():
+    warnings.filterwarnings("ignore", message="Anomaly Detection has been enabled")  # said at every entry
+    tools_torch = timing.compare({"step": lambda: step_torch(model_p_torch, opt_p_torch, xb_torch, yb_torch, torch.float32),
+                                  "step, anomaly mode": anomaly_step_torch}, check=False)
+print(claims.faster(tools_torch, "step, anomaly mode", "step").explanation)
+
+
+# %%
+# JAX: the jitted step, plain and under debug_nans
+def debug_nans_step_jax():
+    with jax.debug_nans(True):
+        return step_jax(model_p_jax, opt_p_jax, xb_jax, yb_jax)
+
+
+tools_jax = timing.compare({"step": lambda: step_jax(model_p_jax, opt_p_jax, xb_jax, yb_jax),
+                            "step, debug_nans": debug_nans_step_jax}, check=False)
+print(claims.faster(tools_jax, "step, debug_nans", "step").explanation)
+
+# %% [markdown]
+# Anomaly mode saves a Python stack for every forward op, so its cost grows with the number
+# of ops. `debug_nans` checks each jitted call's outputs and re-runs the function op by op
+# only when it finds a NaN. Keep both for debugging: anomaly mode slows every op, and
+# `debug_nans` stops a run at its first NaN.
+#
+# <details><summary>debug_nans and buffer donation</summary>
+#
+# `debug_nans` also turns buffer donation off for a function traced while it is on, so that a
+# re-run can still read its inputs. Donation is decided at trace time. A step compiled before
+# the flag was set keeps donating, and its re-run then finds its inputs deleted. This
+# lesson's step donates nothing.
+# </details>
 #
 # `checkify` works *inside* compiled code, without a re-run. It rewrites the function to
 # return an error value beside its output. PyTorch's habit is to check the result after the
@@ -1193,8 +1109,8 @@ print("jnp.linalg.norm:         ", norm_grad_jax.tolist())
 assert not bool(zero_torch.grad.any()) and bool(jnp.isnan(norm_grad_jax).all())
 
 # %% [markdown]
-# `torch.linalg.vector_norm` defines its gradient at 0 as 0, the smallest subgradient, so a
-# loss built on it needs no fix. `jnp.linalg.norm` is differentiated as written and gives NaN,
+# `torch.linalg.vector_norm` returns 0 as its gradient at 0, a valid subgradient, so a loss
+# built on it needs no fix. `jnp.linalg.norm` is differentiated as written and gives NaN,
 # so in JAX the double `where` stays necessary. The `assert` stops the notebook if a release
 # changes either.
 #
@@ -1269,7 +1185,7 @@ assert read_jax == v_jax[-1] and bool((written_jax == v_jax).all())  # clamped r
 read_jax, written_jax
 
 # %%
-# PyTorch: the same index is an IndexError
+# PyTorch: the same index on a CPU tensor is an IndexError
 v_torch = torch.arange(5.0)
 with expect_error(IndexError):
     v_torch[10]
@@ -1310,9 +1226,10 @@ assert np.isnan(rows_embed_jax[1]).all() and (rows_indexed_jax[1] == table_np[-1
 #
 # ### 3.4 A tracer error and a Dynamo error
 #
-# Both compilers refuse a Python `if` on a value computed from the input. `jax.jit` traces
-# with abstract values, so `x.sum() > 0` has no truth value yet. Dynamo would break the graph
-# there, and `fullgraph=True` makes the break an error.
+# `jax.jit` refuses a Python `if` on a value computed from the input: it traces with
+# abstract values, so `x.sum() > 0` has no truth value yet. Dynamo breaks the graph there
+# instead and runs the `if` in Python, as it did for the `print`. `fullgraph=True` turns the
+# break into an error.
 
 # %%
 def sign_step_torch(x):
@@ -1588,11 +1505,11 @@ for fw, same, runs in [("PyTorch", same_torch, repro_torch), ("JAX", same_jax, r
 # | record a trace | `torch.profiler.profile` → `export_chrome_trace` | `jax.profiler.trace(dir, create_perfetto_trace=True)` |
 # | view it | Perfetto | Perfetto, or XProf |
 # | count FLOPs | `FlopCounterMode`, matmul-like ops | `jit(f).lower(...).compile().cost_analysis()`, everything XLA runs |
-# | speed against the peak | FLOPs ÷ time ÷ peak | the same, with `course_utils.peaks.roofline` |
+# | speed against the peak | FLOPs ÷ time ÷ peak | FLOPs and bytes from `cost_analysis()`, against the ridge point |
 # | find a NaN | `torch.autograd.detect_anomaly()` | `jax.debug_nans(True)`, `checkify` |
 # | print in compiled code | a graph break, run in Python | `jax.debug.print`, `jax.debug.breakpoint` |
 # | see graph breaks | `TORCH_LOGS="graph_breaks"`, `fullgraph=True` | none: a Python `if` on a tracer is an error |
-# | out-of-bounds index | `IndexError` | clamped read, dropped write; `mode="fill"`, `checkify.index_checks` |
+# | out-of-bounds index | an error, `IndexError` on a CPU | clamped read, dropped write; `mode="fill"`, `checkify.index_checks` |
 # | data-dependent branch | `torch.where`, `torch.cond` | `jnp.where`, `jax.lax.cond` |
 # | seeding | `torch.manual_seed`, `torch.Generator` | `jax.random.key`, `split`, `fold_in` |
 # | per-rank streams | a generator per rank from `SeedSequence(seed).spawn(n)` | `fold_in(key, rank)` |
@@ -1600,15 +1517,10 @@ for fw, same, runs in [("PyTorch", same_torch, repro_torch), ("JAX", same_jax, r
 #
 # ### Popular claims vs what you measured
 #
-# First the open questions of section 1.4, answered by the course's one rule. Then the
-# tensor-core claim of section 1.5, judged on a GPU with bfloat16 tensor cores and elsewhere
-# given the reason it was not.
+# The tensor-core claim of section 1.5, judged on a GPU with bfloat16 tensor cores and
+# elsewhere given the reason it was not.
 
 # %%
-display(Markdown(
-    "| question | what this run measured |\n|---|---|\n"
-    + "\n".join(f"| is bfloat16 faster than float32, {fw}? | {a.explanation} |" for fw, a in BF16_HERE.items())
-))
 display(Markdown(
     "| claim | stated | verdict | why |\n|---|---|---|---|\n"
     + "\n".join(f"| {v.claim.text} | {v.claim.claimed} | **{v.verdict}** | {v.explanation} |" for v in VERDICTS.values())
