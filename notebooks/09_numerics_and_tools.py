@@ -902,7 +902,7 @@ with contention.Monitor() as quiet_roof:
         intensity = cost["flops"] / cost["bytes accessed"]
         shares[name] = cost["flops"] / seconds[name] / top.flops(dt)
         rows.append(f"| {name} | {timing.format_seconds(seconds[name])} | {intensity:.3g} | "
-                    f"{'compute' if intensity >= ridge else 'memory'} | {100 * shares[name]:.2g} % |")
+                    f"{'compute' if intensity >= ridge else 'memory'} | {100 * shares[name]:,.1f} % |")
 display(Markdown(f"| JAX alone on {SETUP.alone_kind}, {dt} | time a call | FLOPs per byte | bound by | share of peak FLOP/s |\n"
                  "|---|---:|---:|---|---:|\n" + "\n".join(rows)))
 print(f"peak: {top.name}, {top.flops(dt) / 1e9:,.0f} GFLOP/s, {top.bytes_per_s / 1e9:,.0f} GB/s, "
@@ -1246,7 +1246,7 @@ def sign_step_jax(x):
 
 # %%
 # PyTorch: fullgraph=True turns the graph break into an error (its first lines printed)
-with expect_error(RuntimeError, lines=6):  # torch._dynamo.exc.Unsupported (UserError in torch 2.6)
+with expect_error(RuntimeError, lines=6):  # Unsupported (UserError in torch 2.6), a RuntimeError
     torch.compile(sign_step_torch, backend=recording_backend, fullgraph=True)(torch.ones(3))
 
 # %%
@@ -1256,12 +1256,12 @@ with expect_error(jax.errors.TracerBoolConversionError, lines=3):
 
 
 # %% [markdown]
-# Dynamo's message names the kind of break and the line of the condition. The cell expects a
-# `RuntimeError`, the public base class of Dynamo's errors. JAX's message names the abstract
-# value, `bool[]`, the argument it depends on, and a page about the error. The fix is the same
-# idea in both: say the branch as data. `torch.where` and `jnp.where` compute both sides and
-# select. `torch.cond` and `jax.lax.cond` compile both branches and run one. If the argument
-# takes only a few values, marking it static with `static_argnums` is JAX's other fix.
+# Dynamo's message names the kind of break and the line of the condition. JAX's message
+# names the abstract value, `bool[]`, the argument it depends on, and a page about the
+# error. The fix is the same idea in both: say the branch as data. `torch.where` and
+# `jnp.where` compute both sides and select. `torch.cond` and `jax.lax.cond` compile both
+# branches and run one. If the argument takes only a few values, marking it static with
+# `static_argnums` is JAX's other fix.
 #
 # <details><summary>Dynamo's message in other torch releases</summary>
 #
@@ -1488,11 +1488,10 @@ for fw, same, runs in [("PyTorch", same_torch, repro_torch), ("JAX", same_jax, r
 # %% [markdown]
 # The lines say whether each framework's two runs were identical. On a CPU the cell asserts
 # it: with the same threads, versions and inputs, nothing the course knows of varies between
-# runs. On a GPU it reports instead, because cuBLAS and XLA's GPU kernels may sum in a
-# different order each run unless the settings of section 4.2 are made. A different thread
-# count or library version can change the bits too. Nothing promises that the two frameworks
-# reproduce *each other* bit for bit. So the course compares them with tolerances, and each
-# with itself bit for bit.
+# runs. On a GPU it only reports, because cuBLAS and XLA's GPU kernels may sum in a
+# different order each run unless the settings of section 4.2 are made. Nothing promises
+# that the two frameworks reproduce *each other* bit for bit. So the course compares them
+# with tolerances, and each with itself bit for bit.
 #
 # ## Summary
 #
@@ -1533,17 +1532,12 @@ display(Markdown(
 # - *"Mixed precision stores the weights in 16 bits."* Both recipes keep float32 parameters
 #   and a float32 update; only the compute is 16-bit. Section 1.2 counted what bfloat16
 #   storage loses.
-# - *"`torch.autocast` and Flax's `dtype` do the same thing."* Autocast decides per op from
-#   its lists. Flax computes each layer in its `dtype` and leaves every other cast to you.
 # - *"JAX checks array bounds like NumPy."* It clamps reads and drops writes silently, even
 #   without `jit` (3.3).
 # - *"The same seed gives the same random numbers in both frameworks."* The generators
 #   differ; share the masks, not the seeds (4.1).
 # - *"A NaN gradient means a NaN loss."* `sqrt(sum(z²))` has a finite value and a NaN gradient
 #   at a zero vector; only a check on the gradient finds it (3.1).
-# - *"The op at the top of the profile is where the step spends its time."* It is where this
-#   recording spent it. Small ops trade places between runs; the number and kinds of ops
-#   carry over (section 2).
 #
 # **Review questions**
 #
