@@ -32,6 +32,7 @@ when the two are timed in alternation. Student-facing modules:
 - ``residuals``: what reverse-mode autodiff saves for the backward pass, in both frameworks
 - ``kmeans``: k-means in both frameworks (lesson 03)
 - ``cartpole``: a batched CartPole simulation in both frameworks (lesson 03)
+- ``torch_logs``: PyTorch's compile logs (``TORCH_LOGS``) collected for one block (lesson 03)
 - ``keras_backends``: one Keras model on the JAX and the PyTorch backend (lesson 06)
 - ``keras_child``: the child process that measures one Keras backend
 - ``forwards``: a model of either framework as a plain function of a batch (``torch_forward``, ``jit_forward``)

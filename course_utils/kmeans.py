@@ -147,7 +147,11 @@ def plot_steps(
         _, axes = plt.subplots(
             3, len(its), figsize=(3.2 * len(its), 8.4), squeeze=False
         )
-    shifts = [h["shift"] for h in history]
+    shifts = np.asarray([h["shift"] for h in history], dtype=float)
+    # A log axis has no 0: a shift of exactly 0 is drawn as a triangle a decade below
+    # the smallest other value (or the tolerance), not at a far-off stand-in.
+    floor = min([s for s in shifts if s > 0] + [tol]) / 10
+    drawn = np.where(shifts > 0, shifts, floor)
     for col, it in enumerate(its):
         h = history[it - 1]
         old, new = np.asarray(h["centroids"]), np.asarray(h["new_centroids"])
@@ -165,10 +169,20 @@ def plot_steps(
         ax.scatter(new[:, 0], new[:, 1], c="k", marker="o", s=40)
         ax.set_title("2. update centroids")
         ax = axes[2, col]
+        ax.semilogy(range(1, last + 1), drawn, "-", color="#888888")
         ax.semilogy(
-            range(1, last + 1), np.maximum(shifts, 1e-12), "o-", color="#888888", ms=3
+            [i + 1 for i, s in enumerate(shifts) if s > 0],
+            [s for s in shifts if s > 0],
+            "o",
+            color="#888888",
+            ms=3,
         )
-        ax.semilogy([it], [max(h["shift"], 1e-12)], "o", color="k")
+        zeros = [i + 1 for i, s in enumerate(shifts) if s == 0]
+        if zeros:
+            ax.semilogy(zeros, [floor] * len(zeros), "v", color="#888888", ms=5)
+        ax.semilogy(
+            [it], [drawn[it - 1]], "v" if shifts[it - 1] == 0 else "o", color="k"
+        )
         ax.axhline(tol, ls="--", color="k", alpha=0.5)
         verdict = "stop" if h["shift"] <= tol else "continue"
         ax.set_title(f"3. check: shift {h['shift']:.2g} → {verdict}")

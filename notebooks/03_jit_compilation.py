@@ -69,17 +69,12 @@ from course_utils import env
 # float32 in both, and one device kind for the comparisons between the frameworks.
 SETUP = env.setup(one_kind=True)
 
-import contextlib
-import logging
-import logging.handlers
 import math
 import os
-import re
 import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
 from functools import partial
 
 import jax
@@ -89,7 +84,7 @@ import numpy as np
 import torch
 from IPython.display import Markdown, display
 
-from course_utils import cartpole, claims, config, contention, kmeans, plots, timing
+from course_utils import cartpole, claims, config, contention, kmeans, plots, timing, torch_logs
 from course_utils.claims.verdict_rule import fmt
 from course_utils.expect import expect_error
 from course_utils.parity import assert_close
@@ -114,10 +109,10 @@ print(f"{contention.policy_text(contention.thread_policy())}; float32 everywhere
 # device kind. What measures JAX alone runs on `SETUP.jax_alone`, the GPU or TPU when there is
 # one, and its rows say so.
 #
-# Verdicts on the source articles' claims are never typed in. `claims.judge` applies the
-# course's one rule to paired, interleaved timing rounds and prints a sentence for what
-# happened. A busy machine, a noisy run or too few rounds give "inconclusive". The summary at
-# the end collects every verdict.
+# Verdicts are never typed in. `claims.judge` and `claims.faster` compute each one from paired,
+# interleaved timing rounds. A verdict's ratio is the median of the per-round ratios, so it can
+# differ from a table's ratio of two medians. A busy machine, a noisy run or too few rounds give
+# "inconclusive". The summary at the end collects the verdicts on the source articles' claims.
 
 # %%
 VERDICTS = {}  # label -> claims.Verdict; the summary table and plot are built from it
@@ -242,40 +237,22 @@ graphs = capture(f_torch, torch.from_numpy(x_np), 2.0)
 print(f"graphs: {len(graphs)}")
 print(graphs[0].code.strip())
 
-
 # %% [markdown]
 # One graph, printed as Python, one line per recorded operation. The `if` is already resolved,
 # as in the jaxpr, and both recorded the same five operations.
 #
-# Dynamo explains itself through PyTorch's logging: `torch._logging.set_logs(recompiles=True)` in
-# code, or `TORCH_LOGS="recompiles"` in the environment. The helper below collects such messages
-# for a block, so the lesson can print them under the cell. A call with another `scale` fails the
-# guard:
-
-# %%
-@contextlib.contextmanager
-def dynamo_logs(**artifacts):
-    """Switch on `torch._logging` artifacts (e.g. recompiles=True); collect their messages."""
-    handler, dynamo_logger = logging.handlers.BufferingHandler(10_000), logging.getLogger("torch._dynamo")
-    torch._logging.set_logs(**artifacts)  # installs torch's own handlers, which we then replace
-    saved = dynamo_logger.handlers[:], dynamo_logger.propagate
-    dynamo_logger.handlers, dynamo_logger.propagate = [handler], False  # kept here, not on stderr
-    messages = []
-    try:
-        yield messages
-    finally:
-        dynamo_logger.handlers, dynamo_logger.propagate = saved
-        torch._logging.set_logs()
-        messages.extend(record.getMessage() for record in handler.buffer)
-
+# Dynamo explains itself through PyTorch's logs: run with `TORCH_LOGS="recompiles"` in the
+# environment, or call `torch._logging.set_logs(recompiles=True)`. Either prints each message on
+# stderr with a long prefix. `torch_logs.collect` switches the same logs on for one block and
+# keeps the messages, so the cell prints them. A call with another `scale` fails the guard:
 
 # %%
 torch.compiler.reset()
 f_torch_c = torch.compile(f_torch, backend="eager")  # Dynamo only: guards without code generation
 f_torch_c(torch.from_numpy(x_np), 2.0)
-with dynamo_logs(recompiles=True) as log:
+with torch_logs.collect(recompiles=True) as log:  # as TORCH_LOGS="recompiles" would print
     f_torch_c(torch.from_numpy(x_np), 3.0)
-print("\n".join(line.split("#")[0].rstrip() for msg in log for line in msg.splitlines()[:3]))
+print(torch_logs.short(log))
 
 # %% [markdown]
 # The log names the guard that failed. JAX would compile again in the same case, since a static
@@ -285,7 +262,7 @@ print("\n".join(line.split("#")[0].rstrip() for msg in log for line in msg.split
 
 # %%
 f_jit = jax.jit(f_jax, static_argnums=1)
-print("\n".join(f_jit.lower(jnp.asarray(x_np), 2.0).as_text().splitlines()[:12]))
+print("\n".join(f_jit.lower(jnp.asarray(x_np), 2.0).as_text().splitlines()[1:10]))
 
 
 # %% [markdown]
@@ -348,22 +325,23 @@ for name, fn in (("eager", chain_jax), ("jax.jit", jax.jit(chain_jax))):
           f"then {fmt(steady_s, 's')} a call (median of 50)")
 
 # %% [markdown]
-# The jitted chain's first call traced and compiled it, so it stands far above its steady state.
-# The eager chain's first call can be slow too: each `jax.numpy` operation compiles a small
-# program the first time it meets a new shape. After that, each eager call dispatches `n_ops`
-# operations, and each jitted call runs one compiled program.
+# The jitted chain's first call traced and compiled it. The eager chain's first call can be slow
+# too: each `jax.numpy` operation compiles a small program the first time it meets a new shape.
+# After that, each eager call dispatches `n_ops` operations, and each jitted call runs one
+# compiled program.
 #
-# `timing.bench` and `timing.compare` run this loop with more care. They switch off the garbage
-# collector, group short calls into blocks, and flag compilations and other programs using the
-# cores. `compare` first checks that the variants agree, then times them in interleaved rounds,
-# so a burst of load hits all of them alike. From here on they take over. These four variants
-# compare the frameworks, so both run on one device kind:
+# From here on `timing.compare` runs this loop with more care, as lesson 00 showed. It checks
+# that the variants agree, then times them in interleaved rounds, so a burst of load hits all of
+# them alike, and it flags compilations and other programs using the cores. These four variants
+# compare the frameworks, so both run on one device kind. `jax.clear_caches()` and an empty
+# Inductor cache make every *first call* start from nothing:
 
 # %%
 x_t, x_j = torch.zeros(1, device=torch_dev), jnp.zeros(1)
 assert_close(chain_torch(x_t), chain_jax(x_j))
 chain_jit, chain_compiled = jax.jit(chain_jax), torch.compile(chain_torch)
-with timing.cold_inductor_cache(), timing.jax_persistent_cache_off():  # first calls compile from nothing
+jax.clear_caches()  # JAX's in-memory caches, eager operations' small programs included
+with timing.cold_inductor_cache(), timing.jax_persistent_cache_off():
     dispatch = timing.compare(
         {
             "PyTorch eager": lambda: chain_torch(x_t),
@@ -376,8 +354,8 @@ with timing.cold_inductor_cache(), timing.jax_persistent_cache_off():  # first c
 dispatch
 
 # %% [markdown]
-# The *first call* column includes compiling from empty caches. `torch.compile`'s also imports
-# the part of Inductor that compiles, once per process. Per operation and per call:
+# `torch.compile`'s first call also imports the part of Inductor that compiles, once per
+# process. Per operation and per call:
 
 # %%
 for name in ("PyTorch eager", "JAX eager"):
@@ -390,21 +368,18 @@ for name in ("JAX jit", "torch.compile"):
 # times a step. A compiled step pays the per-call cost once. Each eager `jax.numpy` operation is
 # dispatched like a tiny jitted program; each eager PyTorch operation passes the dispatcher and
 # autograd's bookkeeping. A compiled call adds a fixed cost of its own: Dynamo's guard checks, or
-# JAX's cache lookup. Three questions, answered from the paired rounds:
+# JAX's cache lookup. Did compiling pay off in each framework?
 
 # %%
 print(claims.compact({
-    "JAX eager faster than PyTorch eager": claims.faster(dispatch, "PyTorch eager", "JAX eager"),
     "torch.compile faster than PyTorch eager": claims.faster(dispatch, "PyTorch eager", "torch.compile"),
     "JAX jit faster than JAX eager": claims.faster(dispatch, "JAX eager", "JAX jit"),
 }))
 
 # %% [markdown]
-# Each line answers its question with the paired ratio behind it, above 1 for "yes". A line that
-# reads "inconclusive" is explained once, at the bottom.
-#
-# Article 004 says an eager op costs 5–10 µs. That is the cost of launching a GPU kernel from
-# eager PyTorch, so the lesson judges it only where PyTorch runs on a GPU:
+# Article 004 also says an eager op costs 5–10 µs. That is the cost of launching a GPU kernel
+# from eager PyTorch, so the lesson judges it only where PyTorch runs on a GPU; the summary at
+# the end shows the outcome.
 
 # %%
 if torch_dev.type == "cuda":
@@ -413,30 +388,28 @@ if torch_dev.type == "cuda":
         "eager-launch", per_op_rounds, "a GPU kernel launch", "one eager PyTorch op on the GPU",
         contention=dispatch.contention,
     )
+    display(VERDICTS["eager-launch"])
 else:
     VERDICTS["eager-launch"] = claims.not_testable(
         "eager-launch",
-        f"the claim is about eager PyTorch launching GPU kernels, and PyTorch runs on {torch_dev.type} here",
+        f"it is about launching GPU kernels, and PyTorch runs on the {torch_dev.type.upper()} here",
     )
 JUDGED_ON["eager-launch"] = f"a chain of {S.n_ops} additions on one element"
-VERDICTS["eager-launch"]
 
 # %% [markdown]
 # ## 3. `jax.jit` vs `torch.compile` on the same functions
 #
 # **Key concepts**
-# - `timing.compile_report` separates the **first call** (trace or capture, compile, run) from
-#   the **steady state**, times the eager function too, and gives the **break-even**: the number
-#   of calls after which compiling has paid for itself.
+# - A first call **traces** (or captures), **lowers** and **compiles** before it runs. The
+#   **break-even** is the number of calls after which compiling has paid for itself.
 # - A **matmul-bound** function spends its time in library kernels that eager mode already calls.
 #   A **fusion-bound** chain of elementwise operations is where compilers gain, by fusing many
 #   passes over memory into one.
 #
 # Article 004 quotes one compile speed-up for every model, 1.5–2x. A PyTorch user who tries
-# `torch.compile` often sees something else, sometimes a slowdown. What a compiler can gain
-# depends on where the time goes. This section takes one function from each end of that range
-# and asks three questions in both frameworks. What does the first call cost? How fast is the
-# steady state? After how many calls has compiling paid off?
+# `torch.compile` often sees something else, sometimes a slowdown: what a compiler can gain
+# depends on where the time goes. This section times one function from each end of that range,
+# in both frameworks: the first call, the steady state, and the calls it takes to pay off.
 #
 # The shared data: the MLP's input and weights, scaled so activations stay near 1, and one long
 # vector for the elementwise chain.
@@ -479,14 +452,37 @@ assert_close(mlp_torch(*args_t), mlp_jax(*args_j), rtol=1e-4, atol=1e-4, name="m
 assert_close(elementwise_torch(v_t), elementwise_jax(v_j), rtol=1e-5, atol=1e-6, name="elementwise")
 print("both functions agree across frameworks")
 
+
 # %% [markdown]
 # The MLP's tolerance is looser: each output sums `width` products, and the two BLAS libraries
 # add them in different orders.
 #
-# Now the four compile reports. Each starts from cold caches on both sides, as a new process
-# would: `jax.clear_caches()` for JAX, an empty Inductor cache directory for PyTorch. Each times
-# the compiled function and its eager original in interleaved rounds. JAX's eager original runs
-# under `jax.disable_jit()`, which also turns off the small jits inside `jax.nn` functions.
+# A jitted function exposes each stage of its first call: `.trace(*args)` gives the jaxpr,
+# `.lower()` the StableHLO, `.compile()` the executable. Timed by hand, on the MLP, from empty
+# caches:
+
+# %%
+def timed(fn, *args):
+    """fn(*args) and the seconds it took."""
+    start = time.perf_counter()
+    out = fn(*args)
+    return out, time.perf_counter() - start
+
+
+jax.clear_caches()  # as a new process would start
+traced, trace_s = timed(jax.jit(mlp_jax).trace, *args_j)
+lowered, lower_s = timed(traced.lower)
+compiled, compile_s = timed(lowered.compile)
+_, run_s = timed(lambda: compiled(*args_j).block_until_ready())
+print(f"trace {fmt(trace_s, 's')}, lower {fmt(lower_s, 's')}, compile {fmt(compile_s, 's')}, "
+      f"run {fmt(run_s, 's')}")
+
+# %% [markdown]
+# `timing.compile_report` times a first call from cold caches in the same way, for either
+# framework: `jax.clear_caches()` for JAX, `torch.compiler.reset()` and an empty Inductor cache
+# for PyTorch. It then times the compiled function and its eager original in interleaved rounds.
+# JAX's eager original runs under `jax.disable_jit()`, which also turns off the small jits inside
+# `jax.nn` functions. The four reports, in one table:
 
 # %%
 import torch._inductor.metrics as inductor_metrics
@@ -494,45 +490,47 @@ import torch._inductor.metrics as inductor_metrics
 mlp_jit, mlp_compiled = jax.jit(mlp_jax), torch.compile(mlp_torch)
 ew_jit, ew_compiled = jax.jit(elementwise_jax), torch.compile(elementwise_torch)
 reports = {
-    "mlp, jax.jit": timing.compile_report(mlp_jit, *args_j),
-    "mlp, torch.compile": timing.compile_report(mlp_compiled, *args_t),
+    "MLP, jax.jit": timing.compile_report(mlp_jit, *args_j),
+    "MLP, torch.compile": timing.compile_report(mlp_compiled, *args_t),
     "elementwise, jax.jit": timing.compile_report(ew_jit, v_j),
 }
 kernels_before = inductor_metrics.generated_kernel_count
 reports["elementwise, torch.compile"] = timing.compile_report(ew_compiled, v_t)
 inductor_kernels = inductor_metrics.generated_kernel_count - kernels_before
-display(*reports.values())
+if SETUP.alone_kind != SETUP.compared_kind:  # JAX alone on the chip: rows of its own
+    for name, fn, args in (("MLP", mlp_jit, args_j), ("elementwise", ew_jit, [v_j])):
+        on_chip = [jax.device_put(a, alone) for a in args]
+        assert_close(fn(*on_chip), fn(*args), rtol=1e-3, atol=1e-4, name=f"{name} on the chip vs the CPU")
+        reports[f"{name}, jax.jit, {SETUP.alone_label}"] = timing.compile_report(fn, *on_chip)
+
+# %%
+table = "| function, compiler | first call | in steady calls | steady | eager | eager / compiled | break-even |\n"
+table += "|---|---:|---:|---:|---:|---:|---:|\n" + "\n".join(
+    f"| {name} | {fmt(r.first_call_s, 's')} | {r.first_call_s / r.steady.median:,.0f} | {fmt(r.steady.median, 's')} | "
+    f"{fmt(r.eager.median, 's')} | {r.eager.median / r.steady.median:.2f} | "
+    f"{'never' if math.isinf(r.break_even_calls) else f'{r.break_even_calls:,.0f} calls'} |"
+    for name, r in reports.items())
+busy_reports = [name for name, r in reports.items() if r.contended]
+if busy_reports:
+    table += f"\n\nTimed beside other programs (contended): {'; '.join(busy_reports)}."
+display(Markdown(table))
 
 # %% [markdown]
-# Read each report top to bottom. The first call comes with the stages each framework timed
-# inside it, so it is never shorter than the compile it holds. The *caches* row says what the call found:
-# a miss means the graph was compiled, not read back. Then come the steady-state medians,
-# compiled and eager, and the break-even. On a CPU, `torch.compile`'s first call can include
-# running a C++ compiler on the code Inductor generated.
+# *In steady calls* is the first call divided by a steady-state call: what compiling has to earn
+# back. The break-even divides that extra cost by the time each later call saves, from the
+# medians alone. A row timed beside other programs says so under the table. On a CPU,
+# `torch.compile`'s first call can include running a C++ compiler on the code Inductor
+# generated. Rows labelled with a chip ran JAX alone there, after a check against the CPU's
+# result.
 #
 # The plots draw the same medians as cumulative time against the number of calls. The compiled
 # line starts higher, by its first call. Where the lines cross, if they do, is the break-even.
 
 # %%
 fig, axes = plt.subplots(2, 2, figsize=(11, 7))
-for ax, report in zip(axes.ravel(), reports.values(), strict=True):
+for ax, report in zip(axes.ravel(), list(reports.values())[:4], strict=True):
     report.plot(ax=ax)
 fig.tight_layout()
-
-# %% [markdown]
-# On a GPU or TPU that PyTorch does not share, JAX's two reports run again on the chip, as
-# labelled rows of their own. They are not a comparison with PyTorch. The chip's results are
-# first checked against the CPU's, at the `highest` matmul precision the course sets:
-
-# %%
-if SETUP.alone_kind != SETUP.compared_kind:
-    for name, fn, args in (("mlp", mlp_jit, args_j), ("elementwise", ew_jit, [v_j])):
-        on_chip = [jax.device_put(a, alone) for a in args]
-        assert_close(fn(*on_chip), fn(*args), rtol=1e-3, atol=1e-4, name=f"{name} on the chip vs the CPU")
-        print(f"{name}, jax.jit: {SETUP.alone_label}; the chip's result is within rtol=1e-3, atol=1e-4 of the CPU's")
-        display(timing.compile_report(fn, *on_chip))
-else:
-    print(f"{SETUP.alone_label}: JAX's reports above already ran there.")
 
 # %% [markdown]
 # **Fusion, counted.** The elementwise chain is about a dozen operations, and eagerly each one
@@ -548,42 +546,36 @@ print(f"XLA: {xla_fusions} fused computation(s); Inductor: {inductor_kernels} ge
 # %% [markdown]
 # Each fused computation or generated kernel is one loop that reads its inputs once, computes in
 # registers and writes its result once. A count of 1 means the whole chain became one pass over
-# memory. The XLA count comes from the optimised HLO text, the Inductor count from its kernel
-# counter. The larger the vector, the more those saved passes weigh: `n_elements` is 30,000 in
+# memory. The larger the vector, the more those saved passes weigh: `n_elements` is 30,000 in
 # smoke mode and 4,000,000 in full.
+#
+# A compiler removes per-operation dispatch and fuses elementwise passes. It leaves a large
+# matmul to the same kind of library kernel that eager mode calls. So at full size the
+# elementwise chain should gain more than the MLP. At smoke size either can come out ahead; the
+# *eager / compiled* column says which did here.
 #
 # ### 3.1 The popular claims, measured
 #
-# Article 004 says JAX's first jitted call of a BERT on the CPU takes about 800 ms. A first call
-# grows with the program compiled, so these small functions cannot judge it. Their first calls,
-# counted in steady calls, show what compiling has to earn back:
+# Article 004 says JAX's first jitted call of a BERT on the CPU takes about 800 ms. These small
+# functions cannot judge that. Lesson 08 judges it on a BERT-base-shaped model in full mode, and
+# the summary here lists it as not testable. A script that calls a function fewer times than its
+# break-even spends more time compiling than it saves. So does a notebook cell re-run after every
+# edit.
+#
+# The 1.5–2x claim for `torch.compile` is judged on both functions, from the paired rounds of the
+# two `torch.compile` reports. The verdicts hold for these sizes only:
 
 # %%
 VERDICTS["first-call"] = claims.not_testable(
     "first-call",
-    "the article's ~800 ms is a BERT-base model's first call on a CPU; `course claims` and "
-    "lesson 08 in full mode measure it on a BERT-base-shaped proxy",
+    "the article's ~800 ms is a BERT-base model's first call; lesson 08 judges it in full mode",
 )
-display(VERDICTS["first-call"])
-for name, r in reports.items():
-    print(f"{name:28s} first call {timing.format_seconds(r.first_call_s):>9s}, "
-          f"the time of {r.first_call_s / r.steady.median:,.0f} steady calls")
-
-# %% [markdown]
-# A script that calls a function fewer times than its break-even spends more time compiling
-# than it saves. So does a notebook cell re-run after every edit.
-#
-# Article 004 also says `torch.compile` speeds models up 1.5–2x. The course judges that on both
-# functions, from the paired rounds of the two `torch.compile` reports. The verdicts hold for
-# these sizes only:
-
-# %%
 judged_on = {  # claim -> (short label, the sizes it was judged on), from this run's SIZES
     "compile-matmul": ("MLP", f"a {S.batch}×{S.width} input, {S.width}×{S.width} weights"),
     "compile-fusion": ("elementwise chain", f"{S.n_elements:,} float32 values"),
 }
 shown = {}
-for claim_id, name in (("compile-matmul", "mlp, torch.compile"), ("compile-fusion", "elementwise, torch.compile")):
+for claim_id, name in (("compile-matmul", "MLP, torch.compile"), ("compile-fusion", "elementwise, torch.compile")):
     eager_name, compiled_name = reports[name].names  # ("eager", "torch.compile")
     VERDICTS[claim_id] = claims.judge(claim_id, reports[name].comparison, eager_name, compiled_name, pairing="compile")
     label, JUDGED_ON[claim_id] = judged_on[claim_id]
@@ -592,24 +584,9 @@ print(f"torch.compile {VERDICTS['compile-matmul'].claim.claimed} faster, judged 
       f"{'smoke' if config.smoke(SMOKE) else 'full'} sizes:")
 print(claims.compact(shown))
 
-# %% [markdown]
-# A compiler removes per-operation dispatch and fuses elementwise passes. It leaves a large
-# matmul to the same kind of library kernel that eager mode calls. So at full size the
-# elementwise chain has the most to gain. At smoke size the fixed cost of each eager operation
-# can outweigh both, and then either function can gain more. Each compiler against its own eager
-# mode, from the medians:
-
-# %%
-for framework in ("jax.jit", "torch.compile"):
-    mlp, ew = (reports[f"{fn}, {framework}"] for fn in ("mlp", "elementwise"))
-    print(f"{framework}: eager / compiled = {mlp.eager.median / mlp.steady.median:.2f} on the MLP, "
-          f"{ew.eager.median / ew.steady.median:.2f} on the elementwise chain")
-
 
 # %% [markdown]
-# Where a framework's MLP number is the larger, its run went against the full-size expectation.
-# Small sizes are the first suspect; a rerun in full mode shows whether the order turns. Lesson
-# 04 compares the two frameworks' compiled training steps directly.
+# Lesson 04 compares the two frameworks' compiled training steps directly.
 #
 # ## 4. Recompilation
 #
@@ -618,8 +595,9 @@ for framework in ("jax.jit", "torch.compile"):
 #   scalar is *weakly typed* as Python numbers are, and the values of static arguments.
 # - Dynamo recompiles when a **guard** fails: a new shape, a new value of a Python number it
 #   specialised on, a new type.
-# - Each can explain itself: `jax_explain_cache_misses`, and
-#   `torch._logging.set_logs(recompiles=True)`. Each can make a recompile an error.
+# - Each can explain itself: `jax_explain_cache_misses`, and `TORCH_LOGS="recompiles"`.
+# - Each can make it an error: `jax.no_tracing()` raises when JAX traces, and Dynamo's
+#   `error_on_recompile` raises when it recompiles.
 #
 # Section 3 priced a first call in steady calls. A recompile pays the compiling part again, and
 # silently: the answer is right, only slow. A training step that recompiles every epoch, or
@@ -627,21 +605,26 @@ for framework in ("jax.jit", "torch.compile"):
 #
 # The two frameworks decide "is this a new program?" by different rules. JAX looks at the
 # abstract signature of the arguments, never at the values of arrays. Dynamo looks at whatever
-# its guards recorded, and by default that includes the values of Python numbers.
+# its guards recorded, and by default that includes the first value of a Python number.
 #
 # ### 4.1 Which calls recompile?
 #
-# `timing.no_recompile` raises when anything compiles inside its block. A small helper uses it
-# to ask whether one call compiled. Inputs are made beforehand, since creating an array is itself
-# a small compiled program in JAX.
+# A probe asks whether one call, after a warm-up, made a new program. It uses both switches.
+# `jax.no_tracing(True)` raises a `RuntimeError` whenever JAX traces, and a new cache key always
+# needs a trace. Dynamo's `error_on_recompile` raises a `RecompileError`. Inputs are made
+# beforehand, since creating an array is itself a small traced program in JAX.
 
 # %%
 def recompiles(call) -> bool:
-    """Whether ``call()`` compiled anything (after the function was warmed up)."""
+    """Whether call() traced anew in JAX, or recompiled in Dynamo, after a warm-up."""
     try:
-        with timing.no_recompile("probe"):
+        with jax.no_tracing(True), torch._dynamo.config.patch(error_on_recompile=True):
             call()
-    except timing.RecompilationError:
+    except torch._dynamo.exc.RecompileError:
+        return True
+    except RuntimeError as err:
+        if "no_tracing" not in str(err):
+            raise
         return True
     return False
 
@@ -663,28 +646,7 @@ power_jit = jax.jit(lambda x, n: x**n, static_argnums=1)
 power_jit(x3, 2)
 jax_table["static argument, new value"] = recompiles(lambda: power_jit(x3, 3))
 jax_table["static argument, same value"] = recompiles(lambda: power_jit(x3, 2))
-jax_table
 
-# %% [markdown]
-# A Python float is traced as a weakly typed float32 scalar whatever its value, so a new value
-# changes nothing in the key. A new shape does, and so does a float32 *array* in its place: the
-# weak type becomes a strong one. A Python `int` is a different dtype. A static argument enters
-# the key by value, so each new value compiles its own program. Static arguments carry what must
-# be known while tracing, such as a number of layers or a flag that picks a branch. They must be
-# hashable and should take few values over a run.
-#
-# Asked, JAX explains each cache miss in its log, naming the argument whose type changed:
-
-# %%
-jax.config.update("jax_explain_cache_misses", True)
-scale_jit(x3, jnp.int32(7))  # an int32 array: a new dtype
-jax.config.update("jax_explain_cache_misses", False)
-
-
-# %% [markdown]
-# The same questions for Dynamo. Guards are checked before any backend runs, so these probes use
-# `backend="eager"` to stay quick. The default Inductor backend recompiles at exactly the same
-# calls.
 
 # %%
 # PyTorch: the same two questions, asked of Dynamo's guards
@@ -700,23 +662,41 @@ torch_table = {
     "same shape, new Python float value": recompiles(lambda: scale_c(t3, 5.0)),
     "new shape": recompiles(lambda: scale_c(t4, 2.0)),
 }
-torch_table
+display(Markdown("| case | JAX recompiles | PyTorch recompiles |\n|---|---|---|\n" + "\n".join(
+    f"| {case} | {jax_table[case]} | {torch_table.get(case, '–')} |" for case in jax_table)))
+
+# %% [markdown]
+# Guards are checked before any backend runs, so the PyTorch probes use `backend="eager"` to stay
+# quick; the default Inductor backend recompiles at the same calls. A dash marks a case asked of
+# JAX only.
+#
+# A Python float is traced as a weakly typed float32 scalar whatever its value, so a new value
+# changes nothing in JAX's key. A new shape does, and so does a float32 *array* in its place: the
+# weak type becomes a strong one. A Python `int` is a different dtype. A static argument enters
+# the key by value, so each new value compiles its own program. Static arguments carry what must
+# be known while tracing, such as a number of layers or a flag that picks a branch. They must be
+# hashable and should take few values over a run.
+#
+# Dynamo specialised on the value 2.0, so 5.0 recompiles. Asked, JAX explains each cache miss in
+# its log, naming the argument whose type changed:
+
+# %%
+jax.config.update("jax_explain_cache_misses", True)
+scale_jit(x3, jnp.int32(7))  # an int32 array: a new dtype
+jax.config.update("jax_explain_cache_misses", False)
 
 
 # %% [markdown]
-# The first entry is the difference that matters most. Dynamo specialised on the value 2.0 of the
-# Python float, so 5.0 recompiles. A new shape recompiles as in JAX, but what Dynamo compiles then
-# depends on a setting.
-#
-# By default Dynamo specialises on the first shape. When a size guard fails, it recompiles with
-# that size as a symbol, which later sizes reuse (*automatic dynamic shapes*).
-# `torch._dynamo.mark_dynamic(x, 0)` makes dimension 0 symbolic before the first compilation.
-# `dynamic=False` compiles each shape on its own. A counting backend sees every compilation,
-# over three shapes:
+# What Dynamo compiles when a guard fails depends on a setting. By default it specialises on the
+# first value it saw. When that guard fails, it recompiles with the value as a symbol, which later
+# values reuse. This is *automatic dynamic*, for sizes and, in recent PyTorch versions, for
+# Python floats. `torch._dynamo.mark_dynamic(x, 0)` makes dimension 0 symbolic before the first
+# compilation. `dynamic=False` compiles each shape on its own. A counting backend sees every
+# compilation:
 
 # %%
-def count_compiles(inputs, **compile_kwargs):
-    """How many times Dynamo compiles scale_torch over these inputs (from an empty cache)."""
+def count_compiles(calls, **compile_kwargs):
+    """How many times Dynamo compiles scale_torch over these (x, s) calls, from an empty cache."""
     compiled_graphs = []
 
     def counting_backend(gm, example_inputs):
@@ -725,81 +705,80 @@ def count_compiles(inputs, **compile_kwargs):
 
     torch.compiler.reset()
     compiled = torch.compile(scale_torch, backend=counting_backend, **compile_kwargs)
-    for x in inputs:
-        compiled(x, 2.0)
+    for x, s in calls:
+        compiled(x, s)
     return len(compiled_graphs)
 
 
 marked = torch.ones(3)
 torch._dynamo.mark_dynamic(marked, 0)
-shape_counts = {  # setting: (compilations counted, compilations the documentation describes)
-    "default (automatic dynamic)": (count_compiles([t3, t4, t5]), 2),
-    "mark_dynamic on the first input": (count_compiles([marked, t4, t5]), 1),
-    "dynamic=False": (count_compiles([t3, t4, t5], dynamic=False), 3),
+counts = {  # case: (compilations counted, compilations this section describes)
+    "3 float values, default": (count_compiles([(t3, 2.0), (t3, 5.0), (t3, 7.0)]), 2),
+    "3 shapes, default": (count_compiles([(t3, 2.0), (t4, 2.0), (t5, 2.0)]), 2),
+    "3 shapes, mark_dynamic": (count_compiles([(marked, 2.0), (t4, 2.0), (t5, 2.0)]), 1),
+    "3 shapes, dynamic=False": (count_compiles([(t3, 2.0), (t4, 2.0), (t5, 2.0)], dynamic=False), 3),
 }
-for setting, (n, documented) in shape_counts.items():
-    print(f"{setting:32s} {n} compilation(s) for 3 shapes   [documented: {documented}; same: {n == documented}]")
+for case, (n, expected) in counts.items():
+    print(f"{case:24s} {n} compilation(s)   [expected: {expected}; same: {n == expected}]")
 
 # %% [markdown]
-# A `False` in the last column means this PyTorch version does something other than what the
-# documentation describes. `mark_dynamic` saves the one recompile that automatic dynamic shapes
-# pays. That is worth it when the recompile is expensive and you know which dimension varies,
+# A `False` in the last column means this PyTorch version does something other than what this
+# section describes. `mark_dynamic` saves the one recompile that automatic dynamic shapes pays. That is worth it when the recompile is expensive and you know which dimension varies,
 # such as the batch or the sequence length.
 #
 # Each count started from `torch.compiler.reset()`. Dynamo keeps its compiled entries on the
 # function's code object, which every `torch.compile` wrapper of that function shares. A fresh
 # wrapper of a function compiled before would inherit them.
 #
-# Dynamo's own explanation is the `recompiles` log from section 1. Here a `dynamic=False`
-# function gets a new shape:
+# Dynamo's own explanation of a failed size guard, for a `dynamic=False` function given a new
+# shape:
 
 # %%
 torch.compiler.reset()
 static_only = torch.compile(scale_torch, backend="eager", dynamic=False)
 static_only(t3, 2.0)
-with dynamo_logs(recompiles=True) as log:
+with torch_logs.collect(recompiles=True) as log:
     static_only(t4, 2.0)  # the guard on x's size fails
-print("\n".join(line.split("#")[0].rstrip() for msg in log for line in msg.splitlines()[:3]))
+print(torch_logs.short(log))
+
 
 # %% [markdown]
 # The message names the function, the size it expected and the size it got. When a compiled
-# function is unexpectedly slow, this log is the first thing to switch on. Both frameworks'
-# answers side by side, with a dash for a case asked of one only:
-
-# %%
-both = {case: {"JAX": jax_table.get(case), "PyTorch": torch_table.get(case)} for case in {**jax_table, **torch_table}}
-display(Markdown("| case | JAX recompiles | PyTorch recompiles |\n|---|---|---|\n" + "\n".join(
-    f"| {case} | {v['JAX'] if v['JAX'] is not None else '–'} | {v['PyTorch'] if v['PyTorch'] is not None else '–'} |"
-    for case, v in both.items())))
-
-# %% [markdown]
+# function is unexpectedly slow, this log is the first thing to switch on.
+#
 # The sharpest difference: a Python float that changes, a learning rate say, is a traced value in
-# JAX but a guarded constant in Dynamo.
+# JAX. Dynamo compiles its first value into the graph and recompiles at least once when it
+# changes.
 #
 # ### 4.2 A new function every call
 #
 # JAX's cache is keyed on the function object. The natural code jits a lambda inside the loop, so
-# every iteration hands `jax.jit` a new function:
+# every iteration hands `jax.jit` a new function. Even a second pass over the loop traces again:
 
 # %%
 # JAX: the natural code, jax.jit of a lambda written inside the loop
+def lambda_loop(xs):
+    for x in xs:
+        y = jax.jit(lambda v: v * 2 + 1)(x)
+    return y
+
+
 xs_loop = [jnp.full(3, float(i)) for i in range(4)]
-with expect_error(timing.RecompilationError, match="jax compiled 4 time"):
-    with timing.no_recompile("the loop"):
-        for x in xs_loop:
-            y = jax.jit(lambda v: v * 2 + 1)(x)
+lambda_loop(xs_loop)  # a first pass: each call traces a new function
+with expect_error(RuntimeError, match="no_tracing"), jax.no_tracing(True):
+    lambda_loop(xs_loop)  # the second pass makes new lambdas, so it traces again
 
 # %% [markdown]
-# Four calls of the same code, and each one compiled. The fix is to jit once, outside the loop:
+# The fix is to jit once, outside the loop:
 
 # %%
 # JAX: the fix, one jitted function reused by every iteration
 double_plus_one = jax.jit(lambda v: v * 2 + 1)
 double_plus_one(xs_loop[0])  # the one compilation
-with timing.no_recompile("the loop"):
+with jax.no_tracing(True):
     for x in xs_loop:
         y = double_plus_one(x)
-print("JAX: one compilation for the whole loop")
+print("JAX: one trace for the whole loop")
 
 
 # %% [markdown]
@@ -855,23 +834,21 @@ Xr, yr = jnp.asarray(Xr_np), jnp.asarray(yr_np)
 w_jax = train_step_jax(jnp.asarray(w0_np), Xr, yr, epoch=0)  # warm-up
 
 # %% [markdown]
-# For JAX, `timing.no_recompile` switches on `jax_log_compiles` and `jax_explain_cache_misses`,
-# and raises if the log shows a compilation inside the block:
+# `jax.no_tracing(True)` around the loop turns the silent recompile into an error:
 
 # %%
-with expect_error(timing.RecompilationError, lines=6):
-    with timing.no_recompile("the JAX training loop"):
-        for epoch in range(1, num_epochs):
-            w_jax = train_step_jax(w_jax, Xr, yr, epoch=epoch)
+with expect_error(RuntimeError, match="no_tracing"), jax.no_tracing(True):
+    for epoch in range(1, num_epochs):
+        w_jax = train_step_jax(w_jax, Xr, yr, epoch=epoch)
 
 
 # %% [markdown]
-# The error names the function and the static argument whose new value made a new cache key.
-# Unguarded, the loop would have compiled a new, correct program every epoch.
+# The error names the function; `jax_explain_cache_misses` (4.1) would add that the static
+# `epoch` changed. Unguarded, the loop would have compiled a new, correct program every epoch.
 #
 # The fix computes the rate with `jnp.where` on a traced `epoch`, so one program serves every
 # epoch. `jnp.where` computes both candidates and selects one, which costs nothing for two
-# scalars; `lax.cond` (section 5) runs only the branch taken.
+# scalars.
 
 # %%
 # JAX: the fix, a traced epoch and jnp.where
@@ -884,10 +861,10 @@ def train_step_jax(w, X, y, epoch):
 
 epochs_j = [jnp.asarray(e) for e in range(num_epochs)]
 w_jax = train_step_jax(jnp.asarray(w0_np), Xr, yr, epochs_j[0])  # warm-up (epoch 0)
-with timing.no_recompile("the JAX training loop"):
+with jax.no_tracing(True):
     for epoch in range(1, num_epochs):
         w_jax = train_step_jax(w_jax, Xr, yr, epochs_j[epoch])
-print("JAX: one compilation for all epochs")
+print("JAX: one trace for all epochs")
 
 
 # %% [markdown]
@@ -906,8 +883,8 @@ Xr_t, yr_t = to_torch(Xr_np), to_torch(yr_np)
 w_torch = train_step_c(to_torch(w0_np), Xr_t, yr_t, lrs[0])  # warm-up (epoch 0)
 
 # %% [markdown]
-# Dynamo has a switch that turns any recompile into an error, `error_on_recompile`. It is what
-# `timing.no_recompile` sets for PyTorch:
+# Dynamo's switch `error_on_recompile` turns a recompile into an error. A first compilation is
+# still allowed:
 
 # %%
 with expect_error(torch._dynamo.exc.RecompileError, lines=3):
@@ -920,8 +897,9 @@ with expect_error(torch._dynamo.exc.RecompileError, lines=3):
 # first call. Unguarded, the loop would have paid an extra compilation, Inductor's included, in the
 # middle of training.
 #
-# The fix passes the rate as a tensor, as `torch.optim` does for compiled optimisers with
-# `lr=torch.tensor(...)`. Its value is then data, not a guarded constant.
+# The fix passes the rate as a tensor. Its value is then data, not a guarded constant. PyTorch's
+# guide to recompilation gives the same advice for compiled optimisers and schedulers:
+# `lr=torch.tensor(0.01)`.
 
 # %%
 # PyTorch: the fix, the learning rate as a tensor
@@ -949,9 +927,8 @@ print("PyTorch: no recompilation, and the same weights as JAX")
 # - Dynamo unrolls Python loops; `lax.scan` compiles one loop body however long the loop.
 #
 # Models branch on data: skip a layer, clip a value, stop when converged. A PyTorch user writes
-# a Python `if` or `while`, and `torch.compile` accepts it. JAX rejects the same code under
-# `jit`, because the decision needs a value the tracer lacks. The remedy is to hand the decision
-# to the compiler with a `lax` primitive.
+# a Python `if` or `while`, and `torch.compile` accepts it. Under `jit`, JAX needs the decision
+# handed to the compiler with a `lax` primitive.
 #
 # ### 5.1 `if` on a traced value
 #
@@ -974,8 +951,10 @@ with expect_error(jax.errors.TracerBoolConversionError, lines=3):
 # Python asked the tracer standing for `x.sum() > 0` to become `True` or `False`, and a tracer has
 # no value to give. The message names the function and the argument the value depends on.
 #
-# The fix is `lax.cond(predicate, true_fn, false_fn, *operands)`. It compiles both branches and
-# runs one. PyTorch's counterpart `torch.cond(pred, true_fn, false_fn, operands)` is a prototype:
+# The fix is `lax.cond(predicate, true_fn, false_fn, *operands)`. Both branches are compiled, and
+# under `jit` only the chosen one runs. Under `vmap` with a batched predicate, `lax.cond` becomes
+# a `select`: both branches run on the whole batch, and each example keeps its own branch's
+# result. PyTorch's counterpart `torch.cond(pred, true_fn, false_fn, operands)` is a prototype:
 # its documentation warns of limited input and output types, so expect its rules to change.
 
 # %%
@@ -1010,27 +989,17 @@ print("lax.cond, torch.cond and the Python if agree on both branches")
 
 
 # %% [markdown]
-# What Dynamo does with the Python `if` is a graph break. PyTorch logs each break with
-# `torch._logging.set_logs(graph_breaks=True)`, or `TORCH_LOGS="graph_breaks"`. For a whole
+# What Dynamo does with the Python `if` is a graph break. `TORCH_LOGS="graph_breaks"` logs each
+# one with its reason, and `torch_logs.break_reason` keeps the reason's first words. For a whole
 # program, `TORCH_TRACE=/some/dir` and the `tlparse` tool give an HTML report of every graph,
 # break and recompile. Graphs and breaks of both versions:
 
 # %%
-def break_reason(message):
-    """The short reason in a graph-break log message, or its first line."""
-    lines = [line.strip() for line in message.splitlines() if line.strip()]
-    at = next((i for i, line in enumerate(lines) if line.startswith("Graph Break Reason:")), None)
-    if at is None:  # another PyTorch version's wording: show its first line
-        return lines[0]
-    reason = lines[at].split(":", 1)[1].strip()
-    return f"{reason} {lines[at + 1]}" if reason.endswith(":") and at + 1 < len(lines) else reason
-
-
 def graph_breaks(fn, *args):
     """The graphs Dynamo records for fn(*args), and the reason of each graph break it logs."""
-    with dynamo_logs(graph_breaks=True) as log:
+    with torch_logs.collect(graph_breaks=True) as log:  # as TORCH_LOGS="graph_breaks"
         graphs = capture(fn, *args)
-    return graphs, [break_reason(message) for message in log]
+    return graphs, [torch_logs.break_reason(message) for message in log]
 
 
 for fn in (soft_clip_torch, soft_clip_torch_cond):
@@ -1042,39 +1011,40 @@ for fn in (soft_clip_torch, soft_clip_torch_cond):
 # and the branch taken becomes a graph of its own. A call that later takes the other branch
 # compiles that one too. `torch.cond` is one operator holding both branches: one graph, no break.
 #
-# **What a graph break costs**, measured on a small input, where overhead dominates. The input's
-# sum is kept well away from zero, so that rounding cannot send the variants down different
-# branches.
+# **What a graph break costs**, measured on a small input. The input's sum is kept well away from
+# zero, so that rounding cannot send the variants down different branches.
 
 # %%
 xb = to_torch(x_np + 0.5)
 soft_clip_compiled = torch.compile(soft_clip_torch)
 soft_clip_cond_compiled = torch.compile(soft_clip_torch_cond)
-with timing.cold_inductor_cache():  # the first-call column: compiled from empty caches
-    graph_break = timing.compare(
-        {
-            "eager": lambda: soft_clip_torch(xb),
-            "torch.compile, graph break": lambda: soft_clip_compiled(xb),
-            "torch.compile, torch.cond": lambda: soft_clip_cond_compiled(xb),
-        },
-        rtol=1e-6,
-    )
-graph_break
+graph_break = timing.compare(
+    {
+        "eager": lambda: soft_clip_torch(xb),
+        "torch.compile, graph break": lambda: soft_clip_compiled(xb),
+        "torch.compile, torch.cond": lambda: soft_clip_cond_compiled(xb),
+    },
+    rtol=1e-6,
+)
+
 
 # %%
-print(claims.compact({
-    "graph break faster than eager": claims.faster(graph_break, "eager", "torch.compile, graph break"),
-    "torch.cond faster than eager": claims.faster(graph_break, "eager", "torch.compile, torch.cond"),
-    "torch.cond faster than the graph break": claims.faster(
-        graph_break, "torch.compile, graph break", "torch.compile, torch.cond"),
-}))
+def medians(comparison):
+    """Each variant's median time, in one line."""
+    return "; ".join(f"{name}: {timing.format_seconds(m.median)}" for name, m in comparison.measurements.items())
+
+
+print("medians:", medians(graph_break))
+print(claims.compact({"torch.cond faster than the graph break": claims.faster(
+    graph_break, "torch.compile, graph break", "torch.compile, torch.cond")}))
 
 
 # %% [markdown]
-# On eight elements a compiled call's guard checks can outweigh what compiling saves. With a graph
-# break it also runs two graphs and a Python `if` between them. The last line is the cost of the
-# break itself. Both compute the same result, so the choice is speed, portability across PyTorch
-# versions, and whether the function must be one graph (`fullgraph=True`, section 7).
+# On eight elements there is no work for compiling to save. The medians compare what each call
+# costs around its arithmetic: eager dispatch, or a compiled call's guards, wrappers and
+# kernels. A graph break adds a second graph and a Python `if` between them. Both compiled
+# versions compute the same result, so the choice is speed, portability across PyTorch versions,
+# and whether the function must be one graph (`fullgraph=True`, section 7).
 #
 # ### 5.2 Loops whose length depends on data: `lax.while_loop`
 #
@@ -1283,7 +1253,8 @@ plt.tight_layout()
 # %% [markdown]
 # Columns are iterations: the first two and the last. Rows are the three steps: points coloured by
 # their nearest centroid, arrows from each old centroid to the mean of its points, and the largest
-# move against the dashed tolerance on a log scale.
+# move against the dashed tolerance on a log scale. A move of exactly 0 is drawn as a triangle at
+# the bottom of the axis.
 #
 # The tensor `if` is a graph break inside a loop, which Dynamo does not split. It runs the loop's
 # own frame in Python and compiles the functions the loop calls. The graphs it records for the
@@ -1299,24 +1270,20 @@ print(f"kmeans_step_torch alone: {len(step_graphs)} graph(s) of {op_count(step_g
 # Where the counts match, all Dynamo compiled of the loop is the step. That is PyTorch's
 # counterpart of JAX's error in 5.1: where JAX refuses, Dynamo compiles what it can and leaves the
 # rest to Python. So the idiomatic PyTorch version compiles the step and keeps the Python loop.
-# The three versions timed, results checked equal first. `kmeans_jax` was compiled by the parity
-# check, so its *first call* is a warm call.
+# The three versions timed, results checked equal first.
 
 # %%
 step_compiled = torch.compile(kmeans_step_torch)
-with timing.cold_inductor_cache():  # the compiled step's first call: from an empty Inductor cache
-    kmeans_times = timing.compare(
-        {
-            "PyTorch eager loop": lambda: kmeans_torch(X_t, C0_t, tol, max_iter),
-            "PyTorch loop, compiled step": lambda: kmeans_torch(X_t, C0_t, tol, max_iter, step=step_compiled),
-            "JAX while_loop under jit": lambda: kmeans_jax(X_j, C0_j, tol, max_iter),
-        },
-        rtol=1e-5,
-        atol=1e-5,
-    )
-kmeans_times
-
-# %%
+kmeans_times = timing.compare(
+    {
+        "PyTorch eager loop": lambda: kmeans_torch(X_t, C0_t, tol, max_iter),
+        "PyTorch loop, compiled step": lambda: kmeans_torch(X_t, C0_t, tol, max_iter, step=step_compiled),
+        "JAX while_loop under jit": lambda: kmeans_jax(X_j, C0_j, tol, max_iter),
+    },
+    rtol=1e-5,
+    atol=1e-5,
+)
+print("medians:", medians(kmeans_times))
 print(claims.compact({
     "compiled step faster than the eager loop": claims.faster(
         kmeans_times, "PyTorch eager loop", "PyTorch loop, compiled step"),
@@ -1326,14 +1293,11 @@ print(claims.compact({
 
 
 # %% [markdown]
-# At `n_points` points a step is microseconds of arithmetic, about what a compiled call adds in
-# guard checks and calls into generated code. So the compiled step can lose to eager at smoke
-# size. On a busy CPU there is a second suspect: Inductor's kernels split their loops over
-# PyTorch's threads and wait for all of them, so one thread waiting for a core stalls the step.
-# The JAX row keeps the loop and its test inside one program, with no trip to Python per
-# iteration.
-
-# %% [markdown]
+# Compiling removes per-operation overhead; it cannot shorten the arithmetic, and at `n_points`
+# points a step has little of it. The eager loop pays Python and dispatch for every operation,
+# the second row one compiled call per step, and the JAX row one program for the whole loop, its
+# test included. The verdict lines judge each against the eager loop.
+#
 # ## 7. Debugging compiled code, donation, caches
 #
 # **Key concepts**
@@ -1432,18 +1396,17 @@ with expect_error(RuntimeError):
     w_j + 1  # the donated array can no longer be used
 
 # %% [markdown]
-# Where the output went, and what donation saves, from XLA's own account of the compiled update,
-# `memory_analysis()`. Its *aliased* bytes are outputs written into an argument's buffer. The
-# same update is compiled with and without donation:
+# What donation saves, from XLA's own account of the compiled update, `memory_analysis()`. The
+# memory it holds is its arguments plus its output plus temporaries, less the *aliased* bytes: an
+# output written into an argument's buffer. The same update, compiled with and without donation:
 
 # %%
 held = {}
 for donate in ((), (0,)):
     m = jax.jit(lambda w, g: w - 0.1 * g, donate_argnums=donate).lower(g_j, g_j).compile().memory_analysis()
     held[donate] = m.argument_size_in_bytes + m.output_size_in_bytes - m.alias_size_in_bytes + m.temp_size_in_bytes
-    print(f"donate_argnums={donate}: arguments {m.argument_size_in_bytes:,} B + output {m.output_size_in_bytes:,} B"
-          f" - aliased {m.alias_size_in_bytes:,} B + temporaries {m.temp_size_in_bytes:,} B = {held[donate]:,} B")
-print(f"{SETUP.alone_label}: with donation the update needs {held[(0,)] / held[()]:.2f} of the memory it needs without")
+print(f"{SETUP.alone_label}: {held[()]:,} B without donation, {held[(0,)]:,} B with it "
+      f"({held[(0,)] / held[()]:.2f} of it)")
 
 # %% [markdown]
 # The buffers held at once are `w`, `g` and the new `w`. The gradient is held either way, so
@@ -1463,7 +1426,7 @@ assert_close(w_t, w_new)
 #
 # A new process normally compiles from scratch. JAX keeps compiled programs on disk once
 # `jax_compilation_cache_dir` is set. By default it stores only programs that took a second or
-# more to compile; the script below lowers both thresholds to 0. Inductor's FX graph cache is on
+# more to compile; the script below lowers that threshold to 0. Inductor's FX graph cache is on
 # by default, in `TORCHINDUCTOR_CACHE_DIR`. The script times one first call in each framework and
 # counts cache hits. It runs twice against one empty folder. Its function is two matmuls, which
 # Inductor hands to BLAS, so no C++ compiler runs.
@@ -1477,7 +1440,6 @@ from course_utils import timing
 from torch._dynamo.utils import counters
 jax.config.update("jax_compilation_cache_dir", sys.argv[1])
 jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)  # store every program
-jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
 hits = []
 jax.monitoring.register_event_listener(lambda event, **kw: hits.append(event) if event.endswith("cache_hits") else None)
 
@@ -1579,8 +1541,8 @@ def jax_step_batch(states, actions):
 
 # %% [markdown]
 # Parity: the two frameworks agree, and `vmap` of the one-environment step equals the hand-batched
-# step. `course_utils.cartpole` keeps the same four steps for the exercises and `course claims`,
-# checked bit for bit against these.
+# step. `course_utils.cartpole` keeps the same steps for the exercises and `course claims`; a
+# test checks them bit for bit against these.
 
 # %%
 states_np, actions_np = cartpole.initial_states(S.n_envs, seed=0), cartpole.random_actions(S.n_envs, seed=0)
@@ -1589,21 +1551,36 @@ S_j, A_j = jnp.asarray(states_np), jnp.asarray(actions_np)
 assert_close(torch_step_batch(S_t, A_t), jax_step_batch(S_j, A_j), rtol=1e-6, atol=1e-7, name="by hand")
 assert_close(jax.vmap(jax_step)(S_j, A_j), jax_step_batch(S_j, A_j), rtol=1e-6, atol=1e-7, name="JAX vmap")
 assert_close(torch.func.vmap(torch_step)(S_t, A_t), torch_step_batch(S_t, A_t), rtol=1e-6, atol=1e-7, name="torch vmap")
-for page, package in ((torch_step, cartpole.torch_step), (jax_step, cartpole.jax_step),
-                      (torch_step_batch, cartpole.torch_step_batch), (jax_step_batch, cartpole.jax_step_batch)):
-    batched = page.__name__.endswith("batch")
-    s, a = (S_t, A_t) if page.__name__.startswith("torch") else (S_j, A_j)
-    s, a = (s, a) if batched else (s[0], a[0])
-    assert_close(page(s, a), package(s, a), rtol=0, atol=0, name=f"{page.__name__}, page vs package")
-print("all batched steps agree; the page's steps equal the package's")
+print("all batched steps agree")
+
 
 # %% [markdown]
 # ### 8.1 Within one framework: loop, `vmap`, batching by hand
 #
-# Three ways to step all `n_envs` environments once in each framework. The loops call the
-# one-environment step once per environment (`cartpole.torch_loop`, `cartpole.jax_loop`, with the
-# rows split beforehand). Only JAX's steps are compiled here; `torch.func.vmap` runs eagerly. JAX's
-# three run on `SETUP.jax_alone`, checked first against PyTorch's result within `rtol=1e-4`.
+# The third way is a Python loop that calls the one-environment step once per environment. Its
+# rows are split beforehand, so the loop times stepping, not slicing. JAX's loop calls a jitted
+# step and gathers the results on the host, as vectorised-environment wrappers do.
+
+# %%
+# PyTorch: one call of the step per environment
+def torch_loop(rows, acts):
+    outs = [torch_step(s, a) for s, a in zip(rows, acts, strict=True)]
+    return tuple(torch.stack(parts) for parts in zip(*outs, strict=True))
+
+
+# %%
+# JAX: one call of the jitted step per environment
+jax_step_jit = jax.jit(jax_step)
+
+
+def jax_loop(rows, acts):
+    outs = jax.device_get([jax_step_jit(s, a) for s, a in zip(rows, acts, strict=True)])
+    return tuple(np.stack(parts) for parts in zip(*outs, strict=True))  # on the host: jnp.stack would compile
+
+
+# %% [markdown]
+# Only JAX's steps are compiled here; `torch.func.vmap` runs eagerly. JAX's three run on
+# `SETUP.jax_alone`, checked first against PyTorch's result within `rtol=1e-4`.
 
 # %%
 rows_t, acts_t = list(S_t.unbind(0)), list(A_t.unbind(0))
@@ -1615,26 +1592,22 @@ assert_close(step_vmap_jax(S_a, A_a), torch_step_batch(S_t, A_t), rtol=1e-4, ato
              name=f"vmap + jit on the {SETUP.alone_kind.upper()} vs PyTorch")
 fps = {
     "PyTorch": timing.compare({
-        "loop": lambda: cartpole.torch_loop(rows_t, acts_t),
+        "loop": lambda: torch_loop(rows_t, acts_t),
         "torch.func.vmap": lambda: step_vmap_torch(S_t, A_t),
         "batched by hand": lambda: torch_step_batch(S_t, A_t),
     }, rtol=1e-6, atol=1e-7),
     SETUP.alone_label: timing.compare({
-        "loop (jit step)": lambda: cartpole.jax_loop(rows_a, acts_a),
+        "loop (jit step)": lambda: jax_loop(rows_a, acts_a),
         "vmap + jit": lambda: step_vmap_jax(S_a, A_a),
         "batched by hand + jit": lambda: step_batch_jax(S_a, A_a),
     }, rtol=1e-6, atol=1e-7),
 }
-rows = [f"| {fw} | {name} | {S.n_envs / m.median:,.0f} | {c.measurements[c.baseline].median / m.median:,.1f} |"
-        for fw, c in fps.items() for name, m in c.measurements.items()]
-display(Markdown("| framework | variant | environment steps / s | × its own loop |\n|---|---|---:|---:|\n"
-                 + "\n".join(rows) + "".join(f"\n\n({fw}: {c.contention.text()})" for fw, c in fps.items())))
-
-# %%
+display(Markdown("| framework | variant | environment steps / s | × its own loop |\n|---|---|---:|---:|\n" + "\n".join(
+    f"| {fw} | {name} | {S.n_envs / m.median:,.0f} | {c.measurements[c.baseline].median / m.median:,.1f} |"
+    for fw, c in fps.items() for name, m in c.measurements.items())))
 readings = {}
 for fw, c in fps.items():
-    loop, vmapped, by_hand = c.measurements
-    readings[f"{fw}: {vmapped} faster than the {loop}"] = claims.faster(c, loop, vmapped)
+    _, vmapped, by_hand = c.measurements  # loop, vmap, by hand
     readings[f"{fw}: {vmapped} faster than {by_hand}"] = claims.faster(c, by_hand, vmapped)
 print(claims.compact(readings))
 
@@ -1643,38 +1616,10 @@ print(claims.compact(readings))
 # dispatch per operation each in PyTorch. The batched rows pay one call for all `n_envs`
 # environments, so their lead grows with the number of environments.
 #
-# Against batching by hand, `jax.vmap` under `jit` hands XLA one batched program too. Whether it
-# is the same program can be checked. The helper below takes XLA's optimised program for each,
-# strips debug tables, source locations and instruction names, and compares what is left:
-
-# %%
-HLO_DEBUG_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
-
-
-def optimised_hlo(jitted, *args):
-    """XLA's optimised program for jitted(*args), without debug tables, metadata or names."""
-    text = jitted.lower(*args).compile().as_text()
-    text = "\n\n".join(b for b in text.split("\n\n") if not b.strip().startswith(HLO_DEBUG_TABLES))
-    text = re.sub(r"^HloModule \S+", "HloModule", re.sub(r", metadata=\{[^}]*\}", "", text), flags=re.M)
-    names = {}  # every %name, renamed in order of appearance
-    return re.sub(r"%[\w.-]+", lambda m: names.setdefault(m.group(0), f"%v{len(names)}"), text)
-
-
-programs = {"vmap + jit": optimised_hlo(step_vmap_jax, S_a, A_a), "by hand + jit": optimised_hlo(step_batch_jax, S_a, A_a)}
-opcodes = {k: Counter(re.findall(r"^\s*(?:ROOT )?%\S+ = .*? ([a-z][\w-]*)\(", t, flags=re.M)) for k, t in programs.items()}
-print(f"{SETUP.alone_label}: the two optimised programs are",
-      "identical" if programs["vmap + jit"] == programs["by hand + jit"] else "different")
-for name, ops in opcodes.items():
-    print(f"{name}: {sum(ops.values())} instructions, {ops['fusion']} fusion(s)")
-differ = {op: (opcodes["vmap + jit"][op], opcodes["by hand + jit"][op]) for op in sorted(set().union(*opcodes.values()))
-          if opcodes["vmap + jit"][op] != opcodes["by hand + jit"][op]}
-print("instructions counted differently (vmap, by hand):", differ or "none")
-
-# %% [markdown]
-# Where the programs differ, the last line says how. Layout operations such as `transpose` or
-# `copy` mean the two put the batch axis in different places; an extra `fusion` is one more loop
-# over the data. Whether that costs time is what the JAX line above said. `torch.func.vmap` runs
-# eagerly, through each operation's batching rule on top of its dispatch.
+# The verdict lines compare `vmap` with batching by hand. Under `jit` both hand XLA one batched
+# program, but not always the same one: `vmap` may put the batch axis elsewhere, and XLA may then
+# add a transpose. `torch.func.vmap` runs eagerly, through each operation's batching rule on top
+# of its dispatch.
 #
 # ### 8.2 Across frameworks: the article's claim
 #
@@ -1684,24 +1629,23 @@ print("instructions counted differently (vmap, by hand):", differ or "none")
 # %%
 vmap_claim = claims.get("vmap-simulation")
 step_batch_compiled = torch.compile(torch_step_batch)
-with timing.cold_inductor_cache():  # torch.compile's first call from an empty Inductor cache
-    cross = timing.compare(  # the variants named as the claim's pairings name them
-        {
-            "PyTorch batched by hand (eager)": lambda: torch_step_batch(S_t, A_t),
-            "PyTorch batched by hand + torch.compile": lambda: step_batch_compiled(S_t, A_t),
-            "JAX vmap (eager)": lambda: jax.vmap(jax_step)(S_j, A_j),
-            "JAX vmap + jit": lambda: step_vmap_jax(S_j, A_j),
-        },
-        rtol=1e-6,
-        atol=1e-7,
-    )
+cross = timing.compare(  # the variants named as the claim's pairings name them
+    {
+        "PyTorch batched by hand (eager)": lambda: torch_step_batch(S_t, A_t),
+        "PyTorch batched by hand + torch.compile": lambda: step_batch_compiled(S_t, A_t),
+        "JAX vmap (eager)": lambda: jax.vmap(jax_step)(S_j, A_j),
+        "JAX vmap + jit": lambda: step_vmap_jax(S_j, A_j),
+    },
+    rtol=1e-6,
+    atol=1e-7,
+)
 shown = {}
 for p in vmap_claim.pairings:
     label = f"vmap-simulation ({p.id})"
     VERDICTS[label] = claims.judge(vmap_claim.id, cross, p.numerator, p.denominator, pairing=p.id)
     JUDGED_ON[label] = f"one CartPole step of {S.n_envs} environments"
     shown[f"{p.id} pairing{'' if p.fair else ', not fair'}"] = VERDICTS[label]
-display(cross)
+print("medians:", medians(cross))
 print(f"JAX {vmap_claim.claimed} faster than PyTorch, judged on one CartPole step of {S.n_envs} environments:")
 print(claims.compact(shown))
 
@@ -1726,8 +1670,8 @@ print(claims.compact(shown))
 # | fixed loop | Python loop, unrolled | `lax.scan` |
 # | compile-time constants | Python numbers, guarded | `static_argnums` / `static_argnames` |
 # | dynamic shapes | `mark_dynamic`, `dynamic=True` | one compilation per shape: pad or bucket |
-# | explain recompiles | `torch._logging.set_logs(recompiles=True)` | `jax_explain_cache_misses`, `jax_log_compiles` |
-# | make a recompile an error | `torch._dynamo.config.error_on_recompile` | `timing.no_recompile`, from the compile log |
+# | explain recompiles | `TORCH_LOGS="recompiles"` | `jax_explain_cache_misses`, `jax_log_compiles` |
+# | make a recompile an error | `torch._dynamo.config.patch(error_on_recompile=True)` | `with jax.no_tracing(True):` |
 # | print inside | runs eagerly, with a graph break | `jax.debug.print` |
 # | run uncompiled | `torch.compiler.disable`, or do not compile | `jax.disable_jit()` |
 # | reuse input memory | in-place `w.sub_(...)` | `donate_argnums` |
@@ -1736,41 +1680,33 @@ print(claims.compact(shown))
 #
 # ### Popular claims vs what you measured
 #
-# Every verdict this lesson drew, in the order the sections drew them, with the sizes each was
-# judged on. The measured column gives the median paired ratio with its interval and the number
-# of rounds; a ratio above 1 favours the claim.
+# Every verdict on article 004's claims, in the order the sections drew them. *Measured* is the
+# median paired ratio with its interval and the number of rounds; above 1 favours the claim.
 
 # %%
 def measured_text(v):
-    """Median, interval (95 %, widened by 15 %) and rounds; a dash when nothing was timed."""
-    if v.stats is None:
-        return "–"
-    u, st = v.claim.unit, v.stats
-    return f"{fmt(st.median, u)} ({fmt(st.low, u)}–{fmt(st.high, u)}, n={st.n})"
+    """Median, interval and rounds; a dash when nothing was timed."""
+    st, u = v.stats, v.claim.unit
+    return "–" if st is None else f"{fmt(st.median, u)} ({fmt(st.low, u)}–{fmt(st.high, u)}, n={st.n})"
 
 
-def cell(text):
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-REMEDY_SENTENCE = f" To judge it, {contention.REMEDY}."  # said once, under the table
-contended_rows = [label for label, v in VERDICTS.items() if v.reason.startswith("contended")]
+busy = [label for label, v in VERDICTS.items() if v.reason.startswith("contended")]
+rows, seen = [], set()
+for label, v in VERDICTS.items():
+    claim = f"{v.claim.text} | {v.claim.claimed} | {JUDGED_ON.get(label, '–')}" if v.claim.id not in seen else "″ | ″ | ″"
+    pairing = f", {v.pairing.id} pairing" if v.pairing and len(v.claim.pairings) > 1 else ""
+    why = "" if label in busy else f": {v.reason}"
+    rows.append(f"| {claim}{pairing} | {measured_text(v)} | **{v.verdict}**{why} |")
+    seen.add(v.claim.id)
 display(Markdown(
-    "| claim | source | stated | judged on | conditions | measured here | verdict | why |\n|---|---|---|---|---|---|---|---|\n"
-    + "\n".join(
-        "| " + " | ".join(cell(c) for c in (
-            v.claim.text, v.claim.source, v.claim.claimed, JUDGED_ON.get(label, "–"), v.conditions() or "–",
-            measured_text(v), f"**{v.verdict}**", v.explanation.replace(REMEDY_SENTENCE, ""),
-        )) + " |"
-        for label, v in VERDICTS.items()
-    )
-    + (f"\n\n{len(contended_rows)} row(s) not judged because the machine was busy: to judge them, "
-       f"{contention.REMEDY.replace('rerun the cell', 'rerun the cells that timed them')}." if contended_rows else "")
+    "| claim | stated | judged on | measured | verdict |\n|---|---|---|---|---|\n" + "\n".join(rows)
+    + (f"\n\nNot judged, the machine was busy: {len(busy)} row(s). To judge them, {contention.REMEDY}."
+       if busy else "")
 ))
 
 # %% [markdown]
-# A row marked inconclusive or not testable says why in its last column. The timed claims as
-# "× faster", each with its interval; the shaded band is the magnitude the article states.
+# The timed claims as "× faster", each with its interval; the shaded band is the magnitude the
+# article states.
 
 # %%
 fig, ax = plt.subplots(figsize=(8, 3.5))
@@ -1787,7 +1723,7 @@ plt.tight_layout()
 #   way. A small input must save more than a compiled call's own cost. And the first call can
 #   cost thousands of steady calls (sections 2, 3 and 6).
 # - *"`jax.jit` recompiles when a Python number changes."* Only when the number is static or its
-#   type changes. Dynamo is the one that specialises on Python floats (section 4).
+#   type changes. Dynamo is the one that specialises on a Python float's first value (section 4).
 # - *"`jax.jit(f)` inside a loop compiles only once."* For a function defined once, yes. A
 #   lambda or a `partial` made in the loop is a new function each time, and compiles each time
 #   (section 4.2).
@@ -1807,8 +1743,8 @@ plt.tight_layout()
 #
 # <details><summary>2. A training loop passes each epoch's learning rate as a Python float. Which framework recompiles, and how do you fix it?</summary>
 # <code>jax.jit</code> traces a Python float as a weakly typed scalar, so it does not recompile,
-# unless the argument is static. Dynamo guards on the float's value, so the first change
-# recompiles. Pass a tensor, <code>torch.tensor(lr)</code>, instead.
+# unless the argument is static. Dynamo compiles the float's first value into the graph, so the
+# first change recompiles. Pass a tensor, <code>torch.tensor(lr)</code>, instead.
 # </details>
 #
 # <details><summary>3. Your timer around a jitted call reads 20 µs, whatever the input size. What is wrong?</summary>
@@ -1826,7 +1762,7 @@ plt.tight_layout()
 # <details><summary>5. What does <code>jax.vmap</code> give you that batching by hand does not?</summary>
 # Less code and fewer bugs: you write and test the one-example function, and the batch axis is
 # added mechanically. Speed is not its point. Under <code>jit</code> both hand XLA one batched
-# program, and section 8.1 compares the two.
+# program, and section 8.1 times the two.
 # </details>
 #
 # The cell below asks these questions again as a self-check. A wrong answer gets a hint, not the

@@ -86,6 +86,26 @@ def test_plot_steps_draws_three_rows():
     plt.close("all")
 
 
+def test_a_zero_shift_is_drawn_a_decade_below_the_rest():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    X, _ = kmeans.make_blobs(120, 3, seed=0)
+    res = kmeans.numpy_kmeans(X, kmeans.initial_centroids(X, 3), tol=1e-4)
+    history = [dict(h) for h in res.history]
+    history[-1]["shift"] = 0.0  # converged exactly: the last move is 0
+    axes = kmeans.plot_steps(X, history, tol=1e-4)
+    smallest = min([h["shift"] for h in history if h["shift"] > 0] + [1e-4])
+    low, _ = axes[2, -1].get_ylim()
+    assert low > smallest / 100, (
+        "a zero shift stretched the log axis far below the data"
+    )
+    plt.close("all")
+
+
 def test_importing_the_module_imports_no_framework():
     code = (
         "import sys, course_utils.kmeans; "
