@@ -418,10 +418,11 @@ check(
     hint="train_step_c, the compiled step, runs once per rate, each call on the weights the call "
     "before returned",
     crash_hint=by_error(
-        (r"'lr' to be a tensor type.*'float'>", "PyTorch: the rate is a Python float, which Dynamo bakes "
-         "into the graph as a constant guarded by its value, so the first new rate compiles again"),
-        (r"'lr' to be a tensor type", "PyTorch: the rate is a NumPy number, not a tensor: Dynamo guards "
-         "on its value as on a Python float"),
+        (r"'lr' to be a tensor type.*'float'>", "PyTorch: the rate is a Python float, but the step was "
+         "warmed up with a 0-d tensor rate, so Dynamo's guard on the argument's type fails and it "
+         "compiles again"),
+        (r"'lr' to be a tensor type", "PyTorch: the rate is a NumPy number, but the step was warmed up "
+         "with a 0-d tensor rate, so Dynamo's guard on the argument's type fails and it compiles again"),
         ("dtype mismatch", "PyTorch: the rate's dtype differs from the warm-up rate's, a 0-d float32 "
          "tensor, which fails Dynamo's guard on the dtype"),
         ("rank mismatch|size mismatch", "PyTorch: the rate's shape differs from the warm-up rate's, a "

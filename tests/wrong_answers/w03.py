@@ -192,7 +192,7 @@ WRONG = {
         (
             "passes the rate as a Python float",
             PYTHON_FLOAT,
-            "into the graph as a constant",
+            "the rate is a Python float, but the step was warmed up with a 0-d tensor",
         ),
     ],
     "masked-mse": [
