@@ -797,7 +797,7 @@ print("recorded while", quiet_torch.result.text())
 # %%
 # JAX: the top ops of the compiled step, per step
 def is_xla_op(e):  # an op of the compiled program
-    return "hlo_op" in e.get("args", {})
+    return "hlo_op" in (e.get("args") or {})
 
 
 events_jax = profiles.load_events(jax_trace)
