@@ -53,7 +53,7 @@ class Peak:
         return self.flops_per_s.get(str(dtype))
 
     def ridge(self, dtype: str = "bfloat16") -> float | None:
-        """FLOPs per byte at which the device stops waiting for memory (the roofline's knee)."""
+        """FLOPs per byte at which the device stops waiting for memory (the ridge point)."""
         top = self.flops(dtype)
         if top is None or not self.bytes_per_s:
             return None
@@ -251,10 +251,10 @@ def mfu(
 
 @dataclass(frozen=True)
 class Roofline:
-    """A program read against a roofline: its intensity, the device's knee, and the verdict."""
+    """A program read against a roofline: its intensity, the device's ridge point, and the verdict."""
 
     intensity: float  # FLOPs per byte moved
-    ridge: float | None  # the device's FLOPs per byte at the knee
+    ridge: float | None  # the device's FLOPs per byte at the ridge point
     flops_per_s: float
     bytes_per_s: float
     bound: str  # "compute-bound", "memory-bound" or "unknown"
@@ -268,7 +268,7 @@ class Roofline:
             f"{self.intensity:.3g} FLOPs per byte",
         ]
         if self.ridge is not None:
-            parts.append(f"knee at {self.ridge:.3g}")
+            parts.append(f"ridge point at {self.ridge:.3g}")
         if self.compute_share is not None:
             parts.append(f"{self.compute_share:.1%} of peak compute")
         if self.memory_share is not None:

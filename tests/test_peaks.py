@@ -77,7 +77,7 @@ def test_mfu_is_model_flops_per_second_over_the_peak():
 
 
 def test_the_roofline_tells_compute_bound_from_memory_bound():
-    v5e = peaks.PUBLISHED["TPU v5 lite"]  # knee at about 240 FLOPs per byte
+    v5e = peaks.PUBLISHED["TPU v5 lite"]  # ridge point at about 240 FLOPs per byte
     big_matmul = peaks.roofline(2 * 8192**3, 3 * 8192**2 * 2, 0.0066, v5e)
     assert big_matmul.bound == "compute-bound" and big_matmul.compute_share > 0.8
     add = peaks.roofline(2**20, 3 * 2**20 * 4, 2e-5, v5e)
