@@ -12,6 +12,11 @@ through. :func:`per_platform` builds one program holding each platform's call.
 :func:`pad_to_blocks` pads an array to whole blocks, so that no backend reads or writes
 outside it. :func:`plot_tiles` draws which program of a grid computed which tile;
 :func:`count_graphs` counts the graphs Dynamo hands its backend (one graph: no break).
+:func:`out_of_bounds_errors` turns an out-of-block access that Pallas's TPU interpreter
+found into a one-line ``IndexError``; :func:`inductor_kernels` and :func:`xla_kernels`
+list the kernels each compiler makes of a function; :func:`matmul_loop_pallas` is the
+tiled matmul's GPU route; :func:`folded` shows a timing table, folded when its times
+cannot be judged.
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ import importlib.util
 import math
 import os
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -324,52 +330,48 @@ def pallas_interpret(block_shape: tuple[int, ...] | None = None) -> bool:
 def plot_tiles(
     ids: Any, block_shape: tuple[int, int], ax: Any = None, title: str = ""
 ) -> Any:
-    """Colour each element by the program that wrote it, with the block grid drawn over it.
+    """Colour each element by the program that wrote it, one outlined block per program.
 
-    ``ids`` is a 2-D array of program numbers (what the lesson's tile kernels write);
-    blocks that reach past the array's edge are drawn dashed where they overhang. The
-    legend names each colour's program and its block ``(i, j)``.
+    ``ids`` is a 2-D array of program numbers (what the lesson's tile kernels write).
+    Each block is labelled inside the array with its program and its block ``(i, j)``;
+    the part of a block past the array's edge is hatched, and the axes' one legend
+    entry names that hatching.
     """
     import matplotlib.pyplot as plt
     import numpy as np
-    from matplotlib.patches import Patch
+    from matplotlib.patches import Patch, Rectangle
 
     ids = np.asarray(ids)
     if ax is None:
-        _, ax = plt.subplots(figsize=(4, 3.4))
-    cmap = plt.get_cmap("tab20")
-    ax.imshow(ids, cmap=cmap, interpolation="nearest", vmin=0, vmax=19)
+        _, ax = plt.subplots(figsize=(8, 3))
     n_rows, n_cols = ids.shape
     bm, bn = block_shape
-    grid = (math.ceil(n_rows / bm), math.ceil(n_cols / bn))
-    handles = [
-        Patch(color=cmap(p % 20), label=f"program {p}: block {divmod(int(p), grid[1])}")
-        for p in np.unique(ids)
-        if p >= 0
-    ]
-    if grid[0] * bm > n_rows or grid[1] * bn > n_cols:
-        handles.append(Patch(facecolor="white", edgecolor="black", ls="--",
-                             label="past the array's edge"))  # fmt: skip
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1),
-              fontsize=7, title="colour", title_fontsize=7)  # fmt: skip
-    for i in range(grid[0]):
-        for j in range(grid[1]):
-            ragged = (i + 1) * bm > n_rows or (j + 1) * bn > n_cols
-            box = plt.Rectangle(
-                (j * bn - 0.5, i * bm - 0.5), bn, bm, fill=False, lw=1.5,
-                ls="--" if ragged else "-", ec="black",
-            )  # fmt: skip
-            ax.add_patch(box)
-            cy, cx = (
-                min(i * bm + bm / 2, n_rows - 0.5),
-                min(j * bn + bn / 2, n_cols - 0.5),
-            )
-            ax.text(
-                cx - 0.5, cy - 0.5, f"({i},{j})", ha="center", va="center", fontsize=8
-            )
-    ax.set_xlim(-0.5, grid[1] * bn - 0.5)
-    ax.set_ylim(grid[0] * bm - 0.5, -0.5)
-    ax.set_title(title or f"grid {grid}, blocks {block_shape}")
+    gm, gn = math.ceil(n_rows / bm), math.ceil(n_cols / bn)
+    height, width = gm * bm, gn * bn
+    cmap = plt.get_cmap("Set3")
+    ax.imshow(ids % 12, cmap=cmap, vmin=0, vmax=11, interpolation="nearest",
+              extent=(0, n_cols, n_rows, 0), aspect="auto")  # fmt: skip
+    over = {"facecolor": "0.92", "edgecolor": "0.55", "hatch": "//", "lw": 0}
+    for x, y, w, h in ((n_cols, 0, width - n_cols, height),
+                       (0, n_rows, n_cols, height - n_rows)):  # fmt: skip
+        if w > 0 and h > 0:
+            ax.add_patch(Rectangle((x, y), w, h, **over))
+    for i in range(gm):
+        for j in range(gn):
+            ax.add_patch(Rectangle((j * bn, i * bm), bn, bm, fill=False, lw=1.5))
+            x1, y1 = min((j + 1) * bn, n_cols), min((i + 1) * bm, n_rows)
+            program = int(ids[i * bm, j * bn])
+            ax.text((j * bn + x1) / 2, (i * bm + y1) / 2,
+                    f"program {program}, block ({i}, {j})",
+                    ha="center", va="center", fontsize=8)  # fmt: skip
+    ax.add_patch(Rectangle((0, 0), n_cols, n_rows, fill=False, lw=2.5, ec="black"))
+    ax.set_xlim(0, width)
+    ax.set_ylim(height, 0)
+    ax.set_xticks(sorted({*range(0, width + 1, bn), n_cols}))  # block edges, array edge
+    ax.set_yticks(sorted({*range(0, height + 1, bm), n_rows}))
+    ax.legend(handles=[Patch(**{**over, "lw": 1}, label="past the array's edge")],
+              loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)  # fmt: skip
+    ax.set_title(title or f"grid {(gm, gn)}, blocks {block_shape}")
     ax.set_xlabel("column")
     ax.set_ylabel("row")
     return ax
@@ -389,3 +391,151 @@ def count_graphs(fn: Callable[..., Any], *args: Any, fullgraph: bool = False) ->
     torch.compiler.reset()
     torch.compile(fn, backend=graphs, fullgraph=fullgraph)(*args)
     return len(graphs)
+
+
+@contextmanager
+def out_of_bounds_errors() -> Iterator[None]:
+    """Inside the block, an out-of-block access found by Pallas's TPU interpreter is
+    raised as the one-line ``IndexError`` it is.
+
+    ``interpret=pltpu.InterpretParams()`` checks each read and write of a kernel
+    against its block. It raises ``IndexError`` inside a host callback, which reaches
+    the caller as a ``JaxRuntimeError`` holding that line among many frames, and jax's
+    callback logger prints the frames once more. Here the logger is quiet, and the
+    error comes out as ``IndexError: Out-of-bounds read ...``.
+    """
+    import logging
+
+    import jax
+
+    log = logging.getLogger("jax._src.callback")
+    was = log.disabled
+    log.disabled = True
+    try:
+        yield
+    except jax.errors.JaxRuntimeError as err:
+        found = [
+            line.strip().removeprefix("IndexError: ").removeprefix("ValueError: ")
+            for line in str(err).splitlines()
+            if "Out-of-bounds" in line
+        ]
+        if not found:
+            raise
+        raise IndexError(found[-1]) from None
+    finally:
+        log.disabled = was
+
+
+def inductor_kernels(fn: Callable[..., Any], *args: Any) -> list[str]:
+    """The kernels Inductor generates for ``fn(*args)``: their names in its output code.
+
+    Inductor's generated code compiles each kernel through ``async_compile``; this
+    compiles ``fn`` from an empty cache and lists those lines' names.
+    """
+    import re
+
+    import torch
+    from torch._inductor.utils import run_and_get_code
+
+    torch.compiler.reset()
+    _, codes = run_and_get_code(torch.compile(fn), *args)
+    return re.findall(r"^(\w+) = async_compile\.", "\n".join(codes), flags=re.M)
+
+
+def xla_kernels(fn: Callable[..., Any], *args: Any) -> list[str]:
+    """The fusions in the entry computation of XLA's optimised program for ``fn``.
+
+    XLA launches each fusion its entry computation calls as one kernel; the names
+    (``wrapped_reduce``, ``subtract_exponential_fusion``) say what each holds.
+    """
+    import re
+
+    import jax
+
+    hlo = jax.jit(fn).lower(*args).compile().as_text()
+    entry = hlo[hlo.index("ENTRY") :]
+    entry = entry[: entry.index("\n}")]
+    return re.findall(r"^\s*(?:ROOT )?%?([\w.-]+) = .*? fusion\(", entry, flags=re.M)
+
+
+def _matmul_loop_kernel(a_ref: Any, b_ref: Any, c_ref: Any, *, bk: int) -> None:
+    """One program: a ``bm x K`` strip of A times a ``K x bn`` strip of B, K in steps."""
+    import jax
+    import jax.numpy as jnp
+    from jax.experimental import pallas as pl
+
+    def step(k: Any, acc: Any) -> Any:
+        ks = pl.ds(k * bk, bk)  # a bk-wide window of the two strips
+        return acc + jnp.dot(
+            a_ref[:, ks], b_ref[ks, :], preferred_element_type=jnp.float32
+        )
+
+    zero = jnp.zeros(c_ref.shape, jnp.float32)
+    c_ref[...] = jax.lax.fori_loop(0, a_ref.shape[1] // bk, step, zero)
+
+
+def matmul_loop_pallas(
+    a: Any, b: Any, bm: int = 128, bk: int = 128, bn: int = 128, interpret: Any = False
+) -> Any:
+    """``a @ b`` in float32 by a Pallas kernel whose programs each loop over K.
+
+    Lesson 10's GPU route: Pallas's Triton backend runs a grid's programs at once, so
+    steps along a K grid axis would race on one output block. Here a 2-D grid gives
+    each program whole strips of A and B, and the program loops over K inside, as a
+    Triton matmul does. K is padded to a power of two times ``bk`` (Triton's blocks
+    are powers of two) and M, N to whole blocks, with zeros, which add nothing.
+    """
+    import functools
+
+    import jax
+    import jax.numpy as jnp
+    from jax.experimental import pallas as pl
+
+    (m, k), n = a.shape, b.shape[1]
+    k_pad = pl.cdiv(pl.next_power_of_2(k), bk) * bk
+    a_pad = jnp.pad(a, ((0, -m % bm), (0, k_pad - k)))
+    b_pad = jnp.pad(b, ((0, k_pad - k), (0, -n % bn)))
+    c = pl.pallas_call(
+        functools.partial(_matmul_loop_kernel, bk=bk),
+        out_shape=jax.ShapeDtypeStruct((a_pad.shape[0], b_pad.shape[1]), jnp.float32),
+        grid=(a_pad.shape[0] // bm, b_pad.shape[1] // bn),
+        in_specs=[
+            pl.BlockSpec((bm, k_pad), lambda i, j: (i, 0)),
+            pl.BlockSpec((k_pad, bn), lambda i, j: (0, j)),
+        ],
+        out_specs=pl.BlockSpec((bm, bn), lambda i, j: (i, j)),
+        interpret=interpret,
+    )(a_pad, b_pad)
+    return c[:m, :n]
+
+
+@dataclass(frozen=True)
+class Folded:
+    """A timing table and the lines read from it, shown open or folded in ``<details>``."""
+
+    markdown: str
+    summary: str = ""  # the fold's summary line; "" shows the table open
+
+    def _repr_markdown_(self) -> str:
+        if not self.summary:
+            return self.markdown
+        return (
+            f"<details><summary>{self.summary}</summary>\n\n{self.markdown}\n\n"
+            "</details>"
+        )
+
+
+def folded(comparison: Any, *more: str, interpreted: bool = False) -> Folded:
+    """``comparison``'s table with ``more`` Markdown under it, folded when its times
+    cannot be judged: the kernels ran ``interpreted``, or other work contended for the
+    cores while the rounds ran. The fold's summary says which.
+    """
+    text = "\n\n".join([comparison._repr_markdown_(), *more])
+    contention = getattr(comparison, "contention", None)
+    if interpreted:
+        why = "the kernels ran interpreted, so these times are a simulation's"
+    elif contention is not None and contention.contended:
+        why = "other work shared the cores, so no verdict is drawn from these rounds"
+    else:
+        return Folded(text)
+    return Folded(text, f"Timing table, folded: {why}")

@@ -51,20 +51,25 @@ def test_pallas_interprets_on_cpu():
         assert kernels.pallas_interpret((4, 8))
 
 
-def test_plot_tiles_draws_one_box_per_program():
+def test_plot_tiles_labels_each_block_inside_and_hatches_the_overhang():
     import matplotlib
 
     matplotlib.use("Agg")
-    ids = np.arange(6).repeat(2).reshape(3, 4)  # any 2-D id map
+    # a (3, 4) array in (2, 3) blocks
+    ids = np.add.outer(np.arange(3) // 2 * 2, np.arange(4) // 3)
     ax = kernels.plot_tiles(ids, (2, 3), title="t")
-    assert len(ax.patches) == 2 * 2  # cdiv(3, 2) x cdiv(4, 3) blocks
     assert ax.get_title() == "t"
-    assert {t.get_text() for t in ax.texts} == {"(0,0)", "(0,1)", "(1,0)", "(1,1)"}
-    dashed = [p for p in ax.patches if p.get_linestyle() == "--"]
-    assert len(dashed) == 3  # every block but the first overhangs an edge
+    labels = {t.get_text(): t.get_position() for t in ax.texts}
+    assert set(labels) == {f"program {2 * i + j}, block ({i}, {j})"
+                           for i in range(2) for j in range(2)}  # fmt: skip
+    for text, (x, y) in labels.items():  # each label inside the array, in its own block
+        i, j = int(text[-5]), int(text[-2])
+        assert 0 <= x <= 4 and 0 <= y <= 3
+        assert j * 3 <= x <= (j + 1) * 3 and i * 2 <= y <= (i + 1) * 2
+    hatched = [p for p in ax.patches if p.get_hatch()]
+    assert len(hatched) == 2  # the strip right of the array, the strip below it
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert legend[:6] == [f"program {p}: block {divmod(p, 2)}" for p in range(6)]
-    assert legend[6:] == ["past the array's edge"]  # the white of the overhang, named
+    assert legend == ["past the array's edge"]  # the one legend entry
 
 
 def test_count_graphs_sees_a_break_and_fullgraph_refuses_it():
@@ -263,10 +268,10 @@ LESSON = ROOT / "notebooks" / "10_custom_kernels.py"
 MASTER = ROOT / "solutions" / "10_custom_kernels_exercises.py"
 LESSON_NAMES = {
     "softmax_kernel_pallas", "softmax_pallas", "softmax_kernel_unmasked",
-    "TILE_SHAPE", "tile_grid", "tile_ids_kernel_pallas", "tile_ids_pallas",
+    "TILE_SHAPE", "TILE_BLOCK", "tile_grid", "tile_ids_kernel_pallas", "tile_ids_pallas",
+    "double_kernel_offsets", "double_pallas",
     "softmax_op_jax", "softmax_fwd_jax", "softmax_bwd_jax", "loss_jax", "MM_BLOCK",
-    "matmul_kernel_pallas", "matmul_pallas", "matmul_kernel_pallas_loop",
-    "matmul_pallas_gpu",
+    "matmul_kernel_pallas", "matmul_pallas", "matmul_jax",
 }  # fmt: skip
 MASTER_NAMES = {
     "launch_on_each_platform", "tiling", "tile_ids_kernel", "tile_ids",
@@ -379,7 +384,7 @@ def _lesson_cases(ns: dict) -> dict:
 
     x, xb = jnp.ones((37, 100)), jnp.ones((3, 18, 100))
     softmax, unmasked = ns["softmax_pallas"], ns["softmax_kernel_unmasked"]
-    matmul = ns["matmul_pallas"]
+    matmul = ns["matmul_jax"]  # the route the device takes: a loop over K on a GPU
     bf16 = jnp.ones((256, 256), jnp.bfloat16)
     return {
         "softmax": (softmax, (x,)),
@@ -390,6 +395,10 @@ def _lesson_cases(ns: dict) -> dict:
         "custom_vjp grad": (jax.grad(ns["loss_jax"]), (x, x)),
         "vmap of grad": (jax.vmap(jax.grad(ns["loss_jax"])), (xb, xb)),
         "tile ids": (ns["tile_ids_pallas"], ()),
+        "offsets read by the interpreters' kernel": (
+            functools.partial(ns["double_pallas"], interpret=ns["INTERPRET"]),
+            (jnp.ones((24, 128)),),
+        ),
         "matmul": (matmul, (jnp.ones((100, 200)), jnp.ones((200, 72)))),
         "matmul, full size": (matmul, (jnp.ones((250, 380)), jnp.ones((380, 200)))),
         "matmul, bfloat16 in 256 blocks": (
@@ -453,17 +462,6 @@ def test_lesson_kernels_compiled_lower_for_both_platforms(triton_on_gpus):
         assert not failed, f"{name}: {failed}"
 
 
-class _InterpretedAs(kernels.PallasBackend):
-    """A backend's launch (its kernel, its grid) run by the interpreter."""
-
-    @property
-    def interpret(self) -> bool:
-        return True
-
-    def compiler_params(self):
-        return None
-
-
 @pytest.mark.parametrize("route", ["triton", "mosaic_tpu", "interpreter"])
 def test_each_matmul_route_computes_the_product(route):
     """The grid over K (TPU, interpreter) and the GPU's loop over K both equal jnp.dot."""
@@ -471,12 +469,15 @@ def test_each_matmul_route_computes_the_product(route):
     import jax.numpy as jnp
 
     ns = _notebook_kernels(LESSON, LESSON_NAMES, "cpu")
-    ns["PALLAS"], ns["INTERPRET"] = _InterpretedAs(route, "test"), True
+    ns["INTERPRET"] = True
+    matmul = ns["matmul_pallas"]
+    if route == "triton":  # the GPU's route, run by the interpreter
+        matmul = functools.partial(kernels.matmul_loop_pallas, interpret=True)
     rng = np.random.default_rng(0)
     for m, k, n in ((100, 200, 72), (130, 384, 129)):  # K steps: 2 and 3 (4 on the GPU)
         a = jnp.asarray(rng.normal(size=(m, k)).astype(np.float32))
         b = jnp.asarray(rng.normal(size=(k, n)).astype(np.float32))
-        got = ns["matmul_pallas"](a, b)
+        got = matmul(a, b)
         want = jnp.dot(a, b, precision=jax.lax.Precision.HIGHEST)
         np.testing.assert_allclose(
             np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-4
@@ -548,3 +549,66 @@ def test_a_ragged_block_is_stored_unmasked_by_the_triton_backend(triton_modules)
     assert _unmasked_stores(ir), (
         "the Triton backend now masks its stores: update lesson 10"
     )
+
+
+def test_out_of_bounds_errors_turns_the_tpu_interpreters_error_into_one_line():
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    from jax.experimental import pallas as pl
+    from jax.experimental.pallas import tpu as pltpu
+
+    def offsets(x_ref, y_ref):  # Triton's habit: the block read at the array's offset
+        y_ref[...] = x_ref[pl.ds(pl.program_id(0) * 8, 8), :]
+
+    def call(x, interpret):
+        spec = pl.BlockSpec((8, 128), lambda i: (i, 0))
+        return pl.pallas_call(
+            offsets, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), grid=(2,),
+            in_specs=[spec], out_specs=spec, interpret=interpret,
+        )(x)  # fmt: skip
+
+    x = jax.device_put(jnp.arange(16.0 * 128).reshape(16, 128), jax.devices("cpu")[0])
+    assert bool(jnp.all(call(x, True) == x))  # interpret=True clamps into the block
+    with pytest.raises(IndexError, match=r"^Out-of-bounds read") as err:
+        with kernels.out_of_bounds_errors():
+            call(x, pltpu.InterpretParams()).block_until_ready()
+    assert "\n" not in str(err.value)
+    with pytest.raises(ValueError, match="other"), kernels.out_of_bounds_errors():
+        raise ValueError("other errors pass through")
+
+
+def test_xla_kernels_lists_the_fusions_xla_launches():
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    names = kernels.xla_kernels(lambda x: jax.nn.softmax(x, axis=-1), jnp.ones((8, 16)))
+    assert names and all(isinstance(n, str) for n in names)
+    assert kernels.xla_kernels(lambda x: jnp.sin(x) * 2 + 1, jnp.ones(8)) != []
+
+
+@pytest.mark.slow
+def test_inductor_kernels_lists_the_kernels_inductor_generates():
+    torch = pytest.importorskip("torch")
+    names = kernels.inductor_kernels(lambda x: torch.softmax(x, -1), torch.ones(4, 8))
+    assert len(names) >= 1 and all(isinstance(n, str) for n in names)
+
+
+def test_folded_folds_a_table_whose_times_cannot_be_judged():
+    class Contention:
+        def __init__(self, contended):
+            self.contended = contended
+
+    class Table:
+        def __init__(self, contended):
+            self.contention = Contention(contended)
+
+        def _repr_markdown_(self):
+            return "| table |"
+
+    quiet = kernels.folded(Table(False), "a line")._repr_markdown_()
+    assert quiet == "| table |\n\na line"
+    busy = kernels.folded(Table(True))._repr_markdown_()
+    assert busy.startswith("<details><summary>Timing table, folded: other work")
+    assert busy.endswith("</details>") and "| table |" in busy
+    sim = kernels.folded(Table(False), interpreted=True)._repr_markdown_()
+    assert "ran interpreted" in sim and sim.startswith("<details>")
