@@ -57,7 +57,6 @@ SETUP = env.setup(one_kind=True)  # first: JAX's memory policy, JAX first, float
 
 import functools
 import itertools
-import logging
 
 import jax
 import jax.numpy as jnp
@@ -156,8 +155,8 @@ check("tiling", lambda: all(np.issubdtype(np.asarray(g).dtype, np.integer) for g
 _unwritten = (" (-2147483648, int32's smallest value, marks an element no program wrote: Pallas's "
               "interpreter fills an output with it before the kernel runs)")
 _tiling_crash = ("the index_map returns one block index per axis of the 2-D array, two numbers for the two "
-                 "program ids: the launcher appends the zeros of its 4-D layout itself (lesson 10's tile ids "
-                 "kernel spells out all four)")
+                 "program ids: the launcher appends the zeros of its 4-D layout itself (lesson 10's fold on small "
+                 "TPU blocks spells out all four)")
 check("tiling", lambda: tile_ids((3, 2), (1, 1)), expected_ids((3, 2), (1, 1)),
       hint="with 1 x 1 blocks, where block and element indices agree, programs still wrote into each other's "
            "blocks: the index_map mixes the two program ids up, or leaves one out (a 0 where j belongs, as in a "
@@ -183,7 +182,8 @@ for shape, block in (((8, 16), (4, 8)), ((5, 3), (2, 2)), ((16, 9), (8, 4))):
 # next power of two. So the columns from `n_cols` on are padding: NaN here, though a block past
 # an array's edge may hold anything. Read `x_ref[...]`, make the padding harmless, and write
 # one number per row into `o_ref[...]`, a column of shape `(8, 1)`, since a TPU takes 2-D
-# output blocks. Some checks use inputs near 100, where `exp` overflows float32, or below
+# output blocks. The first checks run in Pallas's TPU interpreter, which refuses a read
+# outside a block. Some checks use inputs near 100, where `exp` overflows float32, or below
 # −150, where it underflows to 0. The last check compiles the kernel for a CUDA GPU without
 # running it: there Pallas's Triton backend takes only arrays whose sides are powers of two.
 # About 5 lines.
@@ -226,24 +226,44 @@ x_lse_big = x_lse * 10 + 100  # values near 100: exp overflows float32
 x_lse_low = x_lse * 10 - 200  # values below -150 at both sizes: exp underflows to 0 in float32
 x_lse_whole = jnp.asarray(np.random.default_rng(4).normal(size=(S.rows, 128)).astype(np.float32))  # no padded column
 
+
 # %%
 # TESTS: masked-logsumexp points=3
-_lse_crash = ("x_ref[...] is (8, padded columns) and o_ref (8, 1): a reduction over axis 1 that drops the "
-              "reduced axis leaves an (8,) array, which lines up with the columns, not the rows, so it does not "
-              "broadcast against the block and does not fit o_ref; a reduction over axis 0 reduces the 8 rows "
-              "instead, one value per column")
-check("masked-logsumexp", lambda: logsumexp_pallas(x_lse_whole), jax.nn.logsumexp(x_lse_whole, axis=1),
-      rtol=1e-5, atol=1e-5,
-      hint="no padding here (128 columns), yet the result is off by each row's maximum m (the m subtracted "
-           "inside the exp is missing outside the log, or the one outside has no counterpart inside), or NaN "
-           "in the last block's rows: m is each row's own maximum and the sum each row's own, and one maximum or one "
-           "sum over the whole block (no axis) takes in every row, the launcher's padded rows (NaN) included",
+def _lse_bounds_checked(x):
+    """The launcher's call in Pallas's TPU interpreter, on the CPU, which raises where a kernel reads or
+    writes outside its block (interpret=True, which the later checks use, clamps such an access into the block)."""
+    with kernels.out_of_bounds_errors():
+        return logsumexp_pallas(jax.device_put(x, jax.devices("cpu")[0]), interpreter=pltpu.InterpretParams())
+
+
+def _lse_crash(err):
+    """The likely cause of an error raised while the kernel runs: one cause for each kind of error."""
+    if isinstance(err, IndexError) and "Out-of-bounds" in str(err):
+        return ("x_ref and o_ref are this program's blocks already (the BlockSpecs' index_map chose them): index "
+                "them from 0, not at the program's offset in the whole array (pl.program_id(0) * 8 is Triton's "
+                "habit). Pallas's TPU interpreter, which runs this check, refuses a read past a block's edge")
+    if "broadcast" in str(err).lower():
+        return ("a reduction over axis 1 without keepdims=True drops the reduced axis: its (8,) result lines up "
+                "with the columns, not the rows, so it does not broadcast against the (8, padded columns) block")
+    return ("o_ref is (8, 1), one number per row: a reduction over axis 0 reduces the 8 rows instead, one value "
+            "per column, which does not fit it")
+
+
+check("masked-logsumexp", lambda: bool(np.isnan(np.asarray(_lse_bounds_checked(x_lse_whole))).any()), False,
+      hint="NaN, though no column is padded here: the launcher also pads the rows of the last block with NaN, and "
+           "a maximum or a sum over the whole block (no axis) takes them in; each row needs its own",
       crash_hint=_lse_crash)
+check("masked-logsumexp", lambda: _lse_bounds_checked(x_lse_whole), jax.nn.logsumexp(x_lse_whole, axis=1),
+      rtol=1e-5, atol=1e-5,
+      hint="no padding here (128 columns), yet the result is off by each row's maximum m: the m subtracted inside "
+           "the exp is missing outside the log, or the one outside has no counterpart inside",
+      crash_hint=_lse_crash)
+check("masked-logsumexp", lambda: bool(np.isnan(np.asarray(logsumexp_pallas(x_lse))).any()), False,
+      hint="NaN: the mask lets the launcher's NaN padding, the columns from n_cols on, into the max and the sum. "
+           "Check its comparison (cols <= n_cols lets one padded column in) and its iota (one along axis 0 "
+           "numbers the rows, all below n_cols)", crash_hint=_lse_crash)
 check("masked-logsumexp", lambda: logsumexp_pallas(x_lse), jax.nn.logsumexp(x_lse, axis=1), rtol=1e-5, atol=1e-5,
-      hint="the columns from n_cols on are padding: read as they are, they enter the max and the sum; padding "
-           "set to 0 is not neutral either (exp(0) = 1 adds to each row's sum, and 0 may exceed a row's maximum), "
-           "and cols <= n_cols lets one padded column in; a mask must number the columns: an iota along axis 0 "
-           "numbers the rows, all below n_cols",
+      hint="padding set to 0 is not neutral: exp(0 − m) adds to each row's sum, and 0 may exceed a row's maximum",
       crash_hint=_lse_crash)
 
 
@@ -261,32 +281,8 @@ check("masked-logsumexp", lambda: logsumexp_pallas(x_lse_big), jax.nn.logsumexp(
            "exp(88.7)): exponentiating the raw values overflows to inf before the log")
 check("masked-logsumexp", lambda: logsumexp_pallas(x_lse_low), jax.nn.logsumexp(x_lse_low, axis=1), rtol=1e-5, atol=1e-4,
       hint="every input lies below -150 here, and exp of such a value underflows to 0 in float32 (below about "
-           "exp(-103)), so the sum is 0 and its log -inf: m must be each row's maximum over its own columns, and a "
-           "maximum taken with the padding set to 0 (or an m of 0) is 0 here, not the row's")
-
-
-def _logsumexp_bounds_checked():
-    """The launcher's call in Pallas's TPU interpreter, on the CPU, which raises where a kernel reads or
-    writes outside its block (the interpreter of the checks above clamps such an access into the block)."""
-    callback_log = logging.getLogger("jax._src.callback")  # it would print the error's frames once more
-    callback_log.disabled = True
-    try:
-        return logsumexp_pallas(jax.device_put(x_lse, jax.devices("cpu")[0]), interpreter=pltpu.InterpretParams())
-    except jax.errors.JaxRuntimeError as err:
-        found = [line.strip().removeprefix("IndexError: ").removeprefix("ValueError: ")
-                 for line in str(err).splitlines() if "Out-of-bounds" in line]
-        if not found:
-            raise
-        raise IndexError(found[-1]) from None
-    finally:
-        callback_log.disabled = False
-
-
-check("masked-logsumexp", _logsumexp_bounds_checked, jax.nn.logsumexp(x_lse, axis=1), rtol=1e-5, atol=1e-5,
-      hint="x_ref and o_ref are this program's blocks already (the BlockSpecs' index_map chose them): the kernel "
-           "indexes them from 0, not at the program's offset in the whole array (pl.program_id(0) * 8 is "
-           "Triton's habit); Pallas's TPU interpreter, which runs this check, refuses a read or a write past "
-           "a block's edge, where the interpreter of the checks above clamps it back into the block")
+           "exp(-103)), so the sum is 0 and its log -inf: m must be each row's own maximum, and a maximum taken "
+           "with the padding set to 0 is 0 here")
 
 
 def _logsumexp_lowers_for_triton():

@@ -331,7 +331,8 @@ ROWS_STORE_INPUT_DTYPE = _rows().replace(
 ROWS_NO_ROW_OFFSET = _rows().replace("x_ptr + row * stride + cols", "x_ptr + cols")
 
 # Triton's habit in Pallas: the block indexed at the program's offset in the whole array
-# (the plain interpreter clamps the out-of-block slice back into the block, so the values agree)
+# (interpret=True clamps the out-of-block slice back into the block, so the values agree;
+# the first check runs Pallas's TPU interpreter, which raises)
 LSE_GLOBAL_ROWS = """
 def logsumexp_kernel(x_ref, o_ref, *, n_cols):
     rows = pl.ds(pl.program_id(0) * 8, 8)  # this program's rows, as in the whole array
@@ -448,7 +449,7 @@ WRONG = {
         ("a grid of floats (np.ceil)", TILING_FLOAT, "holds integers"),
     ],
     "masked-logsumexp": [
-        ("no mask", LSE_NO_MASK, "they enter the max and the sum"),
+        ("no mask", LSE_NO_MASK, "the mask lets the launcher's NaN padding"),
         ("padding filled with 0", LSE_ZERO_FILL, "set to 0 is not neutral"),
         ("cols <= n_cols", LSE_OFF_BY_ONE, "cols <= n_cols lets one padded column in"),
         (
@@ -462,12 +463,12 @@ WRONG = {
         ("the iota along axis 0", LSE_IOTA_ROWS, "numbers the rows"),
         ("the maximum over axis 0", LSE_MAX_OVER_ROWS, "reduces the 8 rows"),
         ("one maximum for the whole block", LSE_BLOCK_MAX, "over the whole block"),
-        ("one sum for the whole block", LSE_BLOCK_SUM, "one sum over the whole block"),
+        ("one sum for the whole block", LSE_BLOCK_SUM, "a sum over the whole block"),
         ("the maximum with the padding set to 0", LSE_MAX_ZERO_FILL, "underflows to 0"),
         (
             "the block indexed at the program's offset",
             LSE_GLOBAL_ROWS,
-            "indexes them from 0",
+            "index them from 0",
         ),
         ("the padding sliced away", LSE_SLICED, "a CUDA GPU cannot compile it"),
     ],
