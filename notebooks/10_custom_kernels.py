@@ -240,9 +240,9 @@ else:
 # Inside, every variable is a whole block: `cols` holds `BLOCK` offsets and `x` holds `BLOCK`
 # values.
 #
-# The JAX side: one Pallas program per block of `block_rows` rows. The kernel has no
-# pointers. It reads its whole block with `x_ref[...]` and builds its own mask from a column
-# index, because the block's padding is not part of the row.
+# The JAX side: one Pallas program per block of `block_rows` rows. The kernel reads its whole
+# block with `x_ref[...]` and builds its own mask from a column index, because the block's
+# padding is not part of the row.
 
 # %%
 # JAX: a Pallas kernel (one program per block of rows)
@@ -952,8 +952,6 @@ print(claims.compact(ESCAPE_VERDICTS))
 # ## 6. Speed on the hardware the kernels target
 #
 # **Key concepts**
-# - A custom kernel pays off only where the compiler's output is far from what the hardware
-#   can do. Section 1 counted what the compilers already fuse.
 # - An **interpreter** times its simulation, not the kernel. A speed claim is judged only
 #   where the kernels compile: on a GPU, or on a TPU for Pallas.
 # - **Roofline**: a kernel that does fewer FLOPs per byte moved than the chip's *ridge*, its
@@ -974,8 +972,6 @@ print(f"compiled here: {' and '.join(compiled)}; section 6 judges those kernels"
 # %% [markdown]
 # The softmax is timed first, each kernel against its own framework's built-in op. Where a
 # kernel compiles, the input grows to `S.chip_softmax`, large enough to keep a chip busy.
-# Each variant takes the input as an argument: a jitted function that closes over an array
-# may compute the whole result once, while compiling.
 
 # %%
 # PyTorch: the Triton kernel against torch.softmax, on the device PyTorch computes on
