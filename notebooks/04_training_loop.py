@@ -23,19 +23,18 @@
 # in both frameworks, proves that the two are one model, trains both on scikit-learn's digits,
 # and measures a training step's speed and memory.
 #
-# **The source articles.** The course judges claims from four public articles, named by
-# number. This lesson uses two of them. **000** is a 2026 guide to choosing between PyTorch
-# and JAX: the lesson takes its CNN code, its `torch.compile` speed-up and its
-# `mode="reduce-overhead"`. **004** asks "is JAX autodiff faster?" and claims that JAX needs
-# less memory.
+# **The source articles.** The course judges claims from public articles, named by number.
+# This lesson uses two. **000**, a 2026 guide to choosing between PyTorch and JAX, gives the
+# CNN, a `torch.compile` speed-up and `mode="reduce-overhead"`. **004** asks "is JAX autodiff
+# faster?" and claims that JAX needs less memory.
 #
 # **Learning objectives.** After this notebook you can
 # 1. port a CNN between the frameworks (padding, Linear transpose, OIHW↔HWIO, the flatten
 #    order) and prove the port with equal logits, gradients and optimiser updates;
 # 2. write the training loop both ways (`torch.optim` vs `nnx.Optimizer`, `nnx.jit` vs a pure
 #    `split`/`merge` step, `lax.scan`) and explain why two equal models drift apart;
-# 3. time a training step and read its memory with the method named, and judge the popular
-#    claims about `torch.compile` and JAX's memory on your own hardware.
+# 3. time a training step and read its memory with the method named, and judge article 000's
+#    `torch.compile` claim on your own hardware.
 
 # %%
 # Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),
@@ -72,13 +71,9 @@ from course_utils import env
 # float32 in both, and one device kind for both (this lesson compares them throughout).
 SETUP = env.setup(one_kind=True)
 
-import collections
 import copy
 import functools
 import inspect
-import math
-import re
-import time
 
 import jax
 import jax.numpy as jnp
@@ -97,16 +92,17 @@ from course_utils.models import NNXCNN, TorchCNN
 from course_utils.parity import assert_close, max_abs_diff
 
 S = config.sizes(SIZES, SMOKE)
-torch_dev, jax_dev = SETUP.pair()  # one device kind for both frameworks
+torch_dev, jax_dev = SETUP.pair()  # comparisons: one device kind for both frameworks
+alone = SETUP.jax_alone  # JAX on its own: the GPU or TPU when there is one
 print(env.report().line())
+print(SETUP.rule)
 
 
 # %% [markdown]
-# The line above records this run's versions, devices, precision and smoke mode. Timings and
-# memory figures depend on them; the parity checks must pass everywhere. One device rule
-# holds throughout: comparisons run both frameworks on one device kind (`SETUP.pair()`), and
-# what measures JAX alone runs on the accelerator when there is one (`SETUP.jax_alone`), in a
-# row of its own.
+# These lines record this run's versions, devices and precision; timings depend on them, and
+# the parity checks must pass everywhere. Comparisons run both frameworks on one device kind.
+# What shows JAX alone runs on `SETUP.jax_alone`, the GPU or TPU when there is one, and its
+# lines say so.
 #
 # ## 1. The article's two CNNs are not the same model
 #
@@ -118,14 +114,12 @@ print(env.report().line())
 #
 # Every comparison in this lesson means something only if the two programs are one model. A
 # PyTorch user tends to trust that `Conv2d(32, 64, 3)` and `Conv(32, 64, (3, 3))` are the same
-# layer: same name, same numbers. They are not. The two libraries chose different defaults,
-# and the article's code inherits both without saying so.
+# layer. They are not: the libraries chose different defaults, and the article inherits both.
 #
-# The article (source 000) builds conv → ReLU → conv → ReLU → 2×2 max-pool → flatten for 28×28
-# images. Here are its two feature extractors in current APIs: Flax NNX and `nnx.Rngs` replace
-# its Linen and `jax.random.PRNGKey`. No arithmetic is needed to learn the output size.
-# PyTorch's `meta` device and `jax.eval_shape` propagate shapes only. Each cell returns
-# `{image side: flattened features}` for 28×28 and 8×8 inputs.
+# The article builds conv → ReLU → conv → ReLU → 2×2 max-pool → flatten for 28×28 images.
+# Here are its two feature extractors, with Flax NNX in place of its Linen. PyTorch's `meta`
+# device and `jax.eval_shape` propagate shapes without computing anything. Each cell returns
+# `{image side: flattened features}`.
 
 # %%
 # PyTorch: the article's layers, nn.Conv2d(in, out, kernel_size=3, stride=1)
@@ -170,13 +164,12 @@ flat_jax
 # Read the two dicts key by key. PyTorch's 9216 at 28×28 is the number the article hard-codes
 # in `nn.Linear(9216, 128)`. Each unpadded 3×3 convolution trims a pixel from every side
 # (28 → 26 → 24), and the pool halves that to 12. Flax's convolutions keep 28×28, so its pool
-# gives 14×14. At 8×8, the size of this lesson's digits, the gap is a factor of four. The
-# article's Flax half never states a size, since its `Dense` infers its input width on first
-# use. That is how the mismatch stays hidden.
+# gives 14×14. The article's Flax half never states a size, since its `Dense` infers its
+# input width on first use. That is how the mismatch stays hidden.
 #
-# Here is the parity check the article never ran. The cell raises on purpose, as two later
-# ones do. `expect_error`, the course's expected-error helper, prints the error in a line and
-# fails the cell if no error happens:
+# Here is the parity check the article never ran. It raises on purpose: `expect_error`, the
+# course's expected-error helper, prints the error in a line and fails the cell if no error
+# happens.
 
 # %%
 with expect_error(AssertionError):
@@ -190,29 +183,26 @@ with expect_error(AssertionError):
 # **The fix:** pad 1 in PyTorch, which for a 3×3 kernel at stride 1 is exactly `'SAME'`, and
 # write the padding out in Flax too. `course_utils.models` holds the CNN adapted to 8×8 digits
 # this way: channels 16 and 32, one 2×2 max-pool, then Linear(512, 64) → ReLU → Linear(64, 10).
-# It returns logits, where the article's PyTorch model returned `log_softmax`.
-#
-# Here are the two classes, printed from `course_utils/models/cnn.py`. They live in the
-# package because the exercises and lesson 07 use them too. Each forward pass checks its
-# input's layout, since an NCHW array given to the Flax model is the port's most common slip.
+# It returns logits, where the article's PyTorch model returned `log_softmax`. Here are the
+# two classes, printed from `course_utils/models/cnn.py`; the exercises and lesson 07 use them
+# too.
 
 # %%
 display(Markdown("\n".join(f"```python\n{inspect.getsource(cls)}```" for cls in (TorchCNN, NNXCNN))))
 
 # %% [markdown]
-# The layers match, both padding 1. What differs is the input's layout (NCHW against NHWC),
-# where `flatten` and `reshape` put the channels, and each framework's initial weights.
-# Section 2 deals with the first two and copies PyTorch's weights into the JAX model.
+# The layers match. What differs is the input's layout (NCHW against NHWC), where `flatten`
+# and `reshape` put the channels, and each framework's initial weights. Each forward pass
+# checks its input's layout, since an NCHW array given to the Flax model is the port's most
+# common slip.
 #
 # The next cell builds both models. PyTorch's gets its default initialisation from a seeded
-# generator. The JAX model is built *abstractly*, as shapes only, since its weights are about
-# to be overwritten. Counting parameters is the cheapest parity check there is.
+# generator. The JAX model is built as shapes only, since section 2 gives it PyTorch's weights.
 
 # %%
 torch.manual_seed(0)
 model_torch = TorchCNN().to(torch_dev)  # PyTorch's default initialisation
-# The JAX model gets PyTorch's weights below, so build it abstractly: nnx.eval_shape runs
-# the constructor on shapes only (the usual first step before loading weights).
+# nnx.eval_shape runs the constructor on shapes only (the usual first step before loading weights)
 model_jax = nnx.eval_shape(lambda: NNXCNN(rngs=nnx.Rngs(0)))
 n_torch = sum(p.numel() for p in model_torch.parameters())
 n_jax = sum(p.size for p in jax.tree.leaves(nnx.state(model_jax, nnx.Param)))
@@ -223,7 +213,7 @@ assert n_torch == n_jax
 # %% [markdown]
 # The printout shows the fix, `padding=(1, 1)` on both convolutions, and `fc1` taking
 # 512 = 32 × 4 × 4 features. Both frameworks hold the same number of parameters. Whether they
-# are *arranged* the same way is another question, and section 2 shows they are not.
+# are *arranged* the same way is another question.
 #
 # ## 2. One set of weights, two layouts
 #
@@ -235,11 +225,9 @@ assert n_torch == n_jax
 # - Flattening NCHW walks channel, then row, then column; flattening NHWC walks row, column,
 #   then channel. So `fc1`'s input rows must be *permuted*, not only transposed.
 #
-# Loading a PyTorch checkpoint into a Flax model means copying every weight across, and each
-# framework stores a layer in its own convention. PyTorch defaults to channels-first images
-# and `(out, in)` matrices. Flax defaults to channels-last images and `(in, out)` kernels, so
-# that `x @ kernel` needs no transpose. Neither is wrong, and a matching shape does not prove a
-# correct copy.
+# Loading a PyTorch checkpoint into a Flax model copies every weight into another
+# convention. Flax keeps images channels-last and kernels `(in, out)`, so that `x @ kernel`
+# needs no transpose. A matching shape does not prove a correct copy.
 
 # %%
 rows = ["| layer | PyTorch weight | JAX kernel |", "|---|---|---|"]
@@ -249,14 +237,11 @@ for layer in ("conv1", "conv2", "fc1", "fc2"):
 display(Markdown("\n".join(rows)))
 
 # %% [markdown]
-# Every shape is a permutation of its twin's: conv weights go from OIHW to HWIO, Linear
-# weights are transposed. The table cannot show the difference that matters most, the order
-# of `fc1`'s 512 inputs, because it changes no shape.
+# Every shape is a permutation of its twin's. The table cannot show the difference that
+# matters most, the order of `fc1`'s 512 inputs, because it changes no shape.
 #
 # The data is scikit-learn's 8×8 digits: 1,797 grey-scale images of 0–9, split once into
 # training and test sets. PyTorch reads NCHW and JAX reads NHWC, the same pixels transposed.
-# Names follow the course's convention: `_torch` and `_jax` for what belongs to one framework,
-# no suffix for the NumPy arrays both share.
 
 # %%
 split = data.load_digits(seed=0)
@@ -272,7 +257,9 @@ print(f"{len(split.y_train)} training and {len(split.y_test)} test images; first
 # %% [markdown]
 # Here is the conversion for `fc1`, written out. The PyTorch weight's columns are indexed by
 # `(c, h, w)`. Reshape them to that grid, move the axes to `(h, w, c)`, and transpose. The
-# `assert` checks this line against the course's converter, which the rest of the lesson uses.
+# `assert` checks this line against the course's converter. `convert.cnn_torch_to_nnx`
+# converts every layer this way, conv OIHW → HWIO and `fc2` a transpose, and writes the
+# results into the NNX model.
 
 # %%
 C, H, W = model_torch.feature_chw  # what flatten sees in PyTorch: (channels, height, width)
@@ -280,12 +267,6 @@ weight = model_torch.fc1.weight.detach().cpu().numpy()  # (64, C*H*W), columns i
 kernel = weight.reshape(-1, C, H, W).transpose(2, 3, 1, 0).reshape(H * W * C, -1)  # rows in (h, w, c) order
 assert np.array_equal(kernel, convert.flatten_linear_torch_to_jax(weight, None, (C, H, W))[0])
 print("fc1:", weight.shape, "->", kernel.shape)
-
-# %% [markdown]
-# `convert.cnn_torch_to_nnx` converts every layer this way (conv: OIHW → HWIO, `fc2`: a
-# transpose) and writes the results into the NNX model, whose parameters become real arrays.
-
-# %%
 _ = convert.cnn_torch_to_nnx(model_torch, model_jax)  # fills model_jax's Params in place
 
 # %% [markdown]
@@ -306,8 +287,7 @@ print(f"first-batch logits agree; max |difference| {max_abs_diff(logits_torch, l
 
 # %% [markdown]
 # The remaining difference is float32 rounding: each framework adds a convolution's products
-# in its own order. A tolerance of `1e-5` leaves room for that. A misplaced weight would give
-# an error as large as the logits themselves.
+# in its own order. A misplaced weight would give an error as large as the logits themselves.
 #
 # **Sharp bit.** The natural port transposes every Linear kernel, `fc1` included. It runs
 # without an error and gives a different model:
@@ -320,10 +300,10 @@ with expect_error(AssertionError, lines=2):
 
 
 # %% [markdown]
-# The report counts the logits that differ and gives the largest error, comparable to the
-# logits themselves, although every shape matches. The fix is the permutation above. Only a
-# parity check on the outputs catches this bug. A model ported this way still trains, to other
-# weights, which is how such bugs survive into published comparisons.
+# Every shape matches, yet the largest error is comparable to the logits. The fix is the
+# permutation above. A model ported this way still trains, to other weights, so training
+# does not reveal the bug. A check does: on the logits, or on the weights against a
+# reference converter, as the `assert` above did.
 #
 # ## 3. Gradients and one optimiser step
 #
@@ -335,15 +315,11 @@ with expect_error(AssertionError, lines=2):
 #   defaults (`eps=1e-8` in both Adams), so one step from equal weights gives equal weights.
 #
 # Equal logits prove the forward pass. Training also needs the backward pass and the update,
-# and there the two programming models differ most. In PyTorch, gradients appear as a side
-# effect: `loss.backward()` walks the recorded graph and adds into each parameter's `.grad`.
-# That is why `zero_grad` comes first. In JAX, `nnx.value_and_grad(loss_fn)` is a *function
-# transformation*. It returns a new function that computes the loss and returns the gradients
-# as a value, an `nnx.State` shaped like the model's parameters. Nothing is stored on the
-# model, so there is nothing to zero.
-#
-# Each side computes the loss and all eight gradients on the first batch, from the equal
-# weights of section 2.
+# where the two programming models differ most. In PyTorch, `loss.backward()` walks the
+# recorded graph and adds into each parameter's `.grad`, which is why `zero_grad` comes
+# first. In JAX, `nnx.value_and_grad(loss_fn)` is a *function transformation*: the new
+# function returns the loss and the gradients as a value, an `nnx.State` shaped like the
+# model's parameters. Nothing is stored on the model, so there is nothing to zero.
 
 # %%
 # PyTorch
@@ -358,10 +334,9 @@ loss_torch, grads_torch = loss_and_grads_torch(model_torch, x_torch, y_torch)
 
 
 # %% [markdown]
-# `zero_grad(set_to_none=True)` drops the old gradients, so `backward` allocates fresh ones.
-# Without it a second call would add to the first call's gradients. The JAX twin returns a
-# fresh pytree: calling it twice gives two equal results and leaves the model alone.
-# `@nnx.jit` compiles the whole function.
+# `zero_grad(set_to_none=True)` drops the old gradients. Without it a second call would add
+# to the first call's gradients. The JAX twin returns a fresh pytree: calling it twice gives
+# two equal results and leaves the model alone. `@nnx.jit` compiles the whole function.
 
 # %%
 # JAX
@@ -386,14 +361,13 @@ print(f"loss {float(loss_torch):.6f} vs {float(loss_jax):.6f}; all 8 gradients a
 
 
 # %% [markdown]
-# The gradients agree to about float32 rounding. They go through the same converter as the
-# weights, so `fc1`'s gradient needs the same permutation: a second, independent check of it.
+# The gradients agree to about float32 rounding. `fc1`'s gradient needs the same permutation
+# as its weight: a second, independent check of it.
 #
-# Now one optimiser step, with the two training steps the rest of the lesson uses. The
-# PyTorch step mutates the model and the optimiser in place. So does the NNX step: `nnx.jit`
-# accepts NNX objects and writes the updates made inside the compiled function back to them.
-# Underneath, it splits the objects into a pure state pytree, runs a pure function and merges
-# the result back. Section 5 writes that `split`/`merge` pattern out by hand.
+# Now one optimiser step, with the two training steps the rest of the lesson uses. Both
+# mutate the model and the optimiser in place: `nnx.jit` writes the updates made inside the
+# compiled function back to the NNX objects. Underneath, it splits them into a pure state
+# pytree, runs a pure function and merges the result back; section 5 writes that out.
 
 # %%
 # PyTorch
@@ -474,15 +448,13 @@ print(f"median |gradient| over all of {layer}.{name}: {np.median(np.abs(np.asarr
 #   `value_and_grad` + `optimizer.update`.
 # - Both read the same batches in the same order: `data.batches` shuffles by `(seed, epoch)`
 #   alone, whatever the array's layout.
-# - JAX losses stay on the device (no `float(loss)` per step), so dispatch runs ahead of the
-#   computation.
+# - Neither loop calls `float(loss)` at every step, which would wait for each step's result.
 #
 # One equal step is necessary, not sufficient: a bug in data order or evaluation shows only
-# over a whole run. So both models now train for `num_epochs` epochs on the same batches, with
-# the same Adam settings, and are tested after every epoch. In full mode they must reach 95 %
-# test accuracy. In smoke mode two epochs show the start of the curves only.
-#
-# First, proof that the two batch streams carry the same labels in the same order:
+# over a whole run. So both models now train for `num_epochs` epochs on the same batches and
+# are tested after every epoch. In full mode they must reach 95 % test accuracy; in smoke
+# mode two epochs show the start of the curves. First, proof that the two batch streams carry
+# the same labels in the same order:
 
 # %%
 steps_per_epoch = len(split.y_train) // S.batch_size
@@ -538,10 +510,11 @@ def fit_jax(model, desc="JAX", dtype=jnp.float32):
 
 
 # %% [markdown]
-# The loops are line-for-line twins, with one difference worth seeing. PyTorch's accuracy ends
-# in `.item()`, which waits for the result. JAX's loss list holds device arrays, and only
-# `np.asarray(jnp.stack(losses))` at the end waits for them, so JAX can queue the next step
-# while one computes. The `dtype` arguments serve section 4.1.
+# The loops are line-for-line twins. Each keeps its losses as arrays and reads them once, at
+# the end, and each reads the test accuracy once per epoch. They differ in how they run. Eager
+# PyTorch on a CPU computes each operation when Python calls it. A jitted JAX step returns
+# before its result exists, so Python can queue the next step while one computes. The `dtype`
+# arguments serve section 4.1.
 #
 # Copies of the two equal models train; the originals keep their initial weights for later.
 
@@ -569,8 +542,7 @@ fig.tight_layout()
 # %% [markdown]
 # On the left, each step's loss on the batch it trains on: noisy, since each batch holds
 # other images, and falling. On the right, test accuracy after each epoch. PyTorch's line is
-# wide and JAX's dashed, so both show where they overlap. Whether they separate is the
-# question of section 4.1.
+# wide and JAX's dashed, so both show where they overlap.
 
 # %%
 run_result = {  # this run's numbers; section 5 adds its speeds, and full mode saves them
@@ -590,23 +562,20 @@ display(Markdown(full_run.table(columns, {key: ".1%" if "accuracy" in key else "
 
 # %% [markdown]
 # The first column is this run. The others are full runs the course ships, loaded from
-# `course_utils/full_runs/`, each headed by its machine, date and versions. A full run
-# trains 20 epochs and must reach 95 % in both frameworks. The two accuracies need not be
-# equal: after many steps the runs hold slightly different weights, and an image near a
-# decision boundary can fall on either side.
+# `course_utils/full_runs/`, each headed by its machine, date and versions. The two
+# accuracies need not be equal: after many steps the runs hold slightly different weights,
+# and an image near a decision boundary can fall on either side.
 #
 # ### 4.1 Why the curves are not identical
 #
-# The first step agreed to rounding error, yet later losses differ (the numbers below). Is
-# that rounding, or a bug that shows only later? A control tells them apart. Train **both**
-# frameworks once more in float64, where rounding is about 10⁻¹⁶ instead of float32's
-# 6·10⁻⁸. If the two programs compute the same training, their float64 losses agree at every
-# step. A bug, such as a wrong layout, would survive the change of precision.
+# The first step agreed to rounding error, yet later losses differ. Is that rounding, or a
+# bug that shows only later? A control tells them apart: train **both** frameworks once more
+# in float64, where rounding is about 10⁻¹⁶ instead of float32's 6·10⁻⁸. The same training
+# gives float64 losses that agree at every step. A bug would survive the change of precision.
 #
 # PyTorch converts the model with `.double()`. JAX computes in float32 unless 64-bit types are
 # on. `jax.enable_x64()` turns them on inside a `with` block only; `compat.enable_x64` calls
-# it, or its older name on jax 0.7. Inside it a float64 copy of the model trains with the
-# same `fit_jax`, and `jit` traces again for the new dtypes.
+# it, or its older name on jax 0.7.
 
 # %%
 def float64_copy(model):  # call inside enable_x64: outside it JAX makes float32 arrays
@@ -618,140 +587,83 @@ def float64_copy(model):  # call inside enable_x64: outside it JAX makes float32
 losses_torch_64, _ = fit_torch(copy.deepcopy(model_torch).double(), "PyTorch float64", torch.float64)
 with compat.enable_x64():  # jax.enable_x64(): 64-bit arrays inside this block only
     losses_jax_64, _ = fit_jax(float64_copy(model_jax), "JAX float64", jnp.float64)
-print(f"loss dtypes: PyTorch {losses_torch_64.dtype}, JAX {losses_jax_64.dtype}")
+assert losses_torch_64.dtype == losses_jax_64.dtype == np.float64
 assert_close(losses_torch_64, losses_jax_64, rtol=1e-9, atol=1e-9, name="float64 losses at every step")
-print(f"float64: max |PyTorch - JAX| over all {total_steps} steps {np.abs(losses_torch_64 - losses_jax_64).max():.1e}; "
-      f"float32: {np.abs(losses_torch - losses_jax).max():.1e}")
+print(f"max |PyTorch - JAX| over all {total_steps} steps: float64 {np.abs(losses_torch_64 - losses_jax_64).max():.1e}, "
+      f"float32 {np.abs(losses_torch - losses_jax).max():.1e}")
 
 # %% [markdown]
 # The float64 runs agree within 10⁻⁹ at every step, so the two programs run the same
-# training, and the float32 difference is rounding. Whose rounding? Compare each float32 run
-# with **its own** framework's float64 run. That distance is one framework's float32
-# rounding, accumulated over the steps.
-
-# %%
-gaps = {
-    "|PyTorch - JAX|, float64": np.abs(losses_torch_64 - losses_jax_64),
-    "|PyTorch - JAX|, float32": np.abs(losses_torch - losses_jax),
-    "|PyTorch float32 - float64|": np.abs(losses_torch - losses_torch_64),
-    "|JAX float32 - float64|": np.abs(losses_jax - losses_jax_64),
-}
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.5), sharey=True)
-lines = {  # label: (panel, style)
-    "|PyTorch - JAX|, float64": (0, dict(color="#777777", lw=1)),
-    "|PyTorch - JAX|, float32": (0, dict(color="#7b3294", lw=1)),
-    "|PyTorch float32 - float64|": (1, dict(color=plots.COLORS["pytorch"], lw=2.5, alpha=0.6)),
-    "|JAX float32 - float64|": (1, dict(color=plots.COLORS["jax"], lw=1, ls="--")),
-}
-for label, (panel, kw) in lines.items():
-    axes[panel].plot(steps, np.maximum(gaps[label], 1e-18), label=label, **kw)
-axes[0].set(title="between the frameworks", ylabel="|loss difference| (0 drawn at 1e-18)")
-axes[1].set(title="each framework against its own float64 run")
-for ax, where in zip(axes, ("center right", "lower right"), strict=True):  # where the lines leave room
-    ax.set(yscale="log", xlabel="step")
-    ax.legend(fontsize=8, loc=where)
-    ax.grid(alpha=0.3)
-fig.tight_layout()
-
-
-# %% [markdown]
-# On the left, the float64 pair sets the floor, and the float32 pair is the drift the
-# training curves showed. On the right, each framework's float32 run strays from exact
-# arithmetic; the higher line strays further. How large is one step's rounding, before
-# training amplifies it? Here are the first batch's gradients at the initial weights, float32
-# against float64, in each framework:
-
-# %%
-def relative_error(grads_32, grads_64):  # the largest error, over the largest gradient
-    pairs = list(zip(jax.tree.leaves(grads_32), jax.tree.leaves(grads_64), strict=True))
-    worst = max(np.abs(np.asarray(g32, np.float64) - np.asarray(g64)).max() for g32, g64 in pairs)
-    return worst / max(np.abs(np.asarray(g64)).max() for _, g64 in pairs)
-
-
-def torch_grads(dtype):  # the first batch's gradients at the initial weights, as numpy arrays
-    grads = loss_and_grads_torch(copy.deepcopy(model_torch).to(dtype), x_torch.to(dtype), y_torch)[1]
-    return {name: g.detach().cpu().numpy() for name, g in grads.items()}
-
-
-def jax_grads(model, x):  # the same, for JAX
-    return jax.tree.map(np.asarray, nnx.to_pure_dict(loss_and_grads_jax(model, x, y_jax)[1]))
-
-
-first_step = {"PyTorch": (torch_grads(torch.float32), torch_grads(torch.float64))}
-with compat.enable_x64():  # float32: grads_jax of section 3, the same weights and batch
-    first_step["JAX"] = (jax.tree.map(np.asarray, nnx.to_pure_dict(grads_jax)),
-                         jax_grads(float64_copy(model_jax), jnp.asarray(x_jax, jnp.float64)))
-for name, (g32, g64) in first_step.items():
-    print(f"{name}: first-step gradients, max |float32 - float64| / max |gradient| = {relative_error(g32, g64):.1e}")
-
-# %% [markdown]
-# Both differ from float64 by float32 rounding alone: a gradient sums thousands of products,
-# each rounded. They round differently because they run different code. PyTorch calls one
-# kernel per operation and rounds each result to float32 in memory. XLA compiles the whole
-# step, fuses operations and adds each convolution's products in its own order. Training then
-# carries each step's rounding into the next.
+# training, and the float32 difference is rounding: both float32 runs are correct. A real
+# bug, such as the unpermuted `fc1`, would show at the first step, in float64 too. Whose
+# rounding drifts faster? Compare each float32 run with **its own** framework's float64 run.
 #
-# Suppose one float32 run leaves float64 faster than the other, while their first-step
-# gradients are about equally close. Then the extra drift enters outside the gradients, and
-# the optimiser has one candidate. Adam divides its moments by the bias corrections
-# `1 - b1**t` and `1 - b2**t`. `torch.optim.Adam` computes them from Python floats, which are
-# float64. Optax computes them in JAX's default float type, float32 unless 64-bit types are
-# on. With `b2 = 0.999`, `1 - 0.999**t` subtracts two nearly equal numbers:
+# <details><summary>Why JAX's float32 run can drift faster: Adam's bias correction</summary>
+#
+# The frameworks round differently because they run different code. PyTorch rounds each
+# operation's result to float32 in memory; XLA fuses operations and orders each sum its own
+# way. Adam adds one more difference. It divides its moments by `1 - b1**t` and
+# `1 - b2**t`. `torch.optim.Adam` computes them from Python floats, which are float64. Optax
+# computes them in JAX's default float type, float32 unless 64-bit types are on. With
+# `b2 = 0.999`, `1 - 0.999**t` subtracts two nearly equal numbers, so in float32 it is off by
+# about 10⁻⁵ of itself. That one scalar scales every weight's update. The next cell trains the
+# float32 JAX model once more inside `enable_x64`. Its weights and data stay float32, and the
+# bias correction becomes float64, as in PyTorch.
+# </details>
 
 # %%
-t = np.arange(1, 6)
-bias_correction_32 = np.asarray(1 - 0.999 ** jnp.asarray(t, jnp.int32), np.float64)  # as optax computes it
-print("1 - 0.999**t for t = 1..5, relative error in float32: "
-      + " ".join(f"{e:+.1e}" for e in bias_correction_32 / (1 - 0.999**t) - 1))
-
-# %% [markdown]
-# That error is not noise: at each step one scalar scales every weight's update by the same
-# factor. To test whether it explains the extra drift, the float32 JAX model trains once more
-# **inside** `enable_x64`. Weights, data, gradients and Adam's moments stay float32, as the
-# printed dtypes show. Only `0.999**count` changes: a Python float raised to an integer array
-# now takes JAX's 64-bit default type, as in PyTorch.
-
-# %%
-with compat.enable_x64():  # float32 model and data; optax's bias correction becomes float64
+with compat.enable_x64():  # float32 weights and data; optax's bias correction becomes float64
     model_x64_mode = nnx.clone(model_jax)
     losses_jax_x64_mode, _ = fit_jax(model_x64_mode, "JAX float32, bias correction in float64", jnp.float32)
     weight_dtypes = {str(a.dtype) for a in jax.tree.leaves(nnx.state(model_x64_mode, nnx.Param))}
-print(f"weights {weight_dtypes}, losses {losses_jax_x64_mode.dtype}")
-gaps["|JAX float32 - float64|, float64 bias correction"] = np.abs(losses_jax_x64_mode - losses_jax_64)
-for label in ("|PyTorch float32 - float64|", "|JAX float32 - float64|", "|JAX float32 - float64|, float64 bias correction"):
-    per_epoch = gaps[label].reshape(S.num_epochs, steps_per_epoch)
-    print(f"{label:>48}: median per epoch " + " ".join(f"{v:.0e}" for v in np.median(per_epoch, axis=1)))
-early = {label: np.median(gap[:steps_per_epoch]) for label, gap in gaps.items()}  # the first epoch
-before = early["|JAX float32 - float64|"] / early["|PyTorch float32 - float64|"]
-after = early["|JAX float32 - float64|, float64 bias correction"] / early["|PyTorch float32 - float64|"]
-print(f"first epoch, JAX's drift over PyTorch's: {before:.1f}x; with a float64 bias correction: {after:.1f}x. Reading: "
-      + ("JAX drifted about as fast as PyTorch (within 2x) to begin with." if before < 2
-         else "optax's float32 bias correction explains JAX's faster early drift." if after < 2
-         else "JAX still drifts faster: its extra drift comes from the kernels."))
+drift = {  # each float32 run against its own framework's float64 run, step by step
+    "PyTorch": np.abs(losses_torch - losses_torch_64),
+    "JAX": np.abs(losses_jax - losses_jax_64),
+    "JAX, float64 bias correction": np.abs(losses_jax_x64_mode - losses_jax_64),
+}
+print(f"weights {weight_dtypes}; first epoch, median |float32 - float64|: "
+      + ", ".join(f"{name} {np.median(gap[:steps_per_epoch]):.0e}" for name, gap in drift.items()))
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.5))
+panels = {
+    "|PyTorch - JAX|": {"float64": np.abs(losses_torch_64 - losses_jax_64), "float32": np.abs(losses_torch - losses_jax)},
+    "each float32 run against its own float64 run": drift,
+}
+style = {"float64": dict(color="#777777"), "float32": dict(color="#7b3294"),
+         "PyTorch": dict(color=plots.COLORS["pytorch"], lw=3, alpha=0.6),  # wide, under the others
+         "JAX": dict(color=plots.COLORS["jax"], ls="--"), "JAX, float64 bias correction": dict(color="#2e7d32", ls=":")}
+for ax, (title, gaps) in zip(axes, panels.items(), strict=True):
+    for label, gap in gaps.items():  # the largest gap so far: it only rises, and 0 sits at 1e-18
+        ax.plot(steps, np.maximum(np.maximum.accumulate(gap), 1e-18), label=label, **style[label])
+    ax.set(title=title, xlabel="step", yscale="log")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+axes[0].set(ylabel="largest |loss difference| so far")
+fig.tight_layout()
 
 # %% [markdown]
-# The last line reads the first epoch, where a drift starts, and says which case happened.
-# Training amplifies whatever rounding there is, so in a long run every float32 run may end
-# about as far from float64 as the others. Either way both float32 runs are correct float32
-# results of one training, as the float64 pair proved. A real bug, such as the unpermuted
-# `fc1`, shows at the first step, in float64 too.
+# Each line is the largest difference up to that step, so it only rises. On the left, the
+# float64 pair sets the floor under the float32 drift. On the right, a lower line stayed
+# closer to exact arithmetic. Where JAX's line lies above PyTorch's and the float64 bias
+# correction brings it down, optax's float32 scalar explains the gap. Training amplifies any
+# rounding, so in a long run all three lines can meet.
 #
 # ## 5. How fast is a training step?
 #
 # **Key concepts**
-# - One timed call runs `K` training steps on `K` batches already in memory; steps/s is `K`
-#   over the time of a call.
-# - Time honestly: synchronise before stopping the clock, keep the first call apart, repeat,
-#   take the median. Then compare variants only after proving they compute the same losses.
-# - A fair pair changes one thing: eager against eager, compiled against compiled.
+# - One timed call runs `K` training steps on `K` batches already in memory.
+# - Compare variants only after proving they compute the same losses, and pair them fairly:
+#   eager against eager, compiled against compiled.
+# - JAX's own levers, a pure step with donation and `lax.scan`, run on `SETUP.jax_alone`.
 #
 # Speed is what the articles argue about most, and a training step is the unit that matters:
-# forward, backward and update together. A PyTorch user's first lever is `torch.compile`. A
-# JAX user's is `jit`, plus two levers PyTorch has no twin of: donating the old state, and
+# forward, backward and update together. A PyTorch user's first lever is `torch.compile`, a
+# JAX user's is `jit`. JAX has two more without a PyTorch twin: donating the old state, and
 # `lax.scan`, which puts a whole loop of steps into one program.
 #
-# The inputs are the first `K` training batches, on the device in both layouts, and stacked
-# for `lax.scan`, which loops over its inputs' leading axis.
+# The inputs are the first `K` training batches in both layouts, and stacked for `lax.scan`,
+# which loops over its inputs' leading axis.
 
 # %%
 K = S.k_steps
@@ -790,13 +702,17 @@ def torch_variant(mode=None):
 # static: part of the compiled program's cache key, not an input.
 
 # %%
-# JAX: nnx.jit (on a given device), eager NNX, and the pure split/merge step
+# JAX: a fresh copy on a given device; nnx.jit, eager NNX, and the pure split/merge step
+def nnx_on(device):  # the initial model and a fresh Adam, every array a new buffer on `device`
+    model = nnx.clone(model_jax)
+    pair = (model, nnx.Optimizer(model, optax.adam(lr), wrt=nnx.Param))
+    nnx.update(pair, jax.device_put(jax.tree.map(jnp.copy, nnx.state(pair)), device))
+    return pair
+
+
 def nnx_jit_variant(step=train_step_nnx, device=jax_dev):
-    with jax.default_device(device):  # the model, the optimiser and the batches live there
-        model = nnx.clone(model_jax)
-        nnx.update(model, jax.device_put(nnx.state(model), device))
-        optimizer = nnx.Optimizer(model, optax.adam(lr), wrt=nnx.Param)
-        batches = jax.device_put(batches_jax, device)
+    model, optimizer = nnx_on(device)
+    batches = jax.device_put(batches_jax, device)
     return lambda: jnp.stack([step(model, optimizer, X, y) for X, y in batches])
 
 
@@ -816,10 +732,8 @@ def pure_step(graphdef, state, x, y):
 jit_step = jax.jit(pure_step, static_argnums=0, donate_argnums=1)
 
 
-def fresh_state():
-    model = nnx.clone(model_jax)
-    graphdef, state = nnx.split((model, nnx.Optimizer(model, optax.adam(lr), wrt=nnx.Param)))
-    return graphdef, jax.tree.map(lambda a: jnp.asarray(np.asarray(a)), state)  # new buffers
+def fresh_state(device=jax_dev):
+    return nnx.split(nnx_on(device))
 
 
 # %% [markdown]
@@ -831,13 +745,14 @@ def fresh_state():
 # measures that.
 
 # %%
-def split_merge_variant():
-    graphdef, state = fresh_state()
+def split_merge_variant(device):
+    graphdef, state = fresh_state(device)
+    batches = jax.device_put(batches_jax, device)
 
     def k_steps():
         nonlocal state
         losses = []
-        for X, y in batches_jax:
+        for X, y in batches:
             state, loss = jit_step(graphdef, state, X, y)
             losses.append(loss)
         return jnp.stack(losses)
@@ -858,264 +773,159 @@ def fused_steps(unroll):  # K steps in one compiled program
 fused = {"rolled": fused_steps(1), "unrolled": fused_steps(True)}
 
 
-def scan_variant(kind):
-    state = fresh_state()[1]
+def scan_variant(kind, device):
+    state = fresh_state(device)[1]
+    Xs, ys = jax.device_put((Xs_jax, ys_jax), device)
 
     def k_steps():
         nonlocal state
-        state, losses = fused[kind](state, Xs_jax, ys_jax)
+        state, losses = fused[kind](state, Xs, ys)
         return losses
 
     return k_steps
 
 
 # %% [markdown]
-# ### 5.1 Timing by hand, then `timing.compare`
+# ### 5.1 The frameworks compared, then JAX's levers
 #
-# First, one timing written out, for PyTorch eager and the `nnx.jit` step. The clock stops
-# only once the result exists. JAX returns before it computes, so `jax.block_until_ready`
-# waits; lesson 00 measured what a timer without it reports. A CUDA GPU needs
-# `torch.cuda.synchronize()` for the same reason. The first call compiles, so it stays out
-# of the median.
+# `timing.compare` times each variant as lesson 00 did by hand: it waits for the result
+# before it stops the clock, and keeps the first call, which compiles, apart. First it checks
+# that every variant gives the same `K` losses. Then it runs shuffled rounds, each timing
+# every variant once, and watches for other work on the cores. JAX's eager step is timed in
+# full mode only, since its first call compiles every operation.
+#
+# JAX's levers run on `SETUP.jax_alone`. Where the frameworks share that device, the levers
+# join their comparison. Where it is an accelerator PyTorch lacks, they get a comparison of
+# their own, checked first against the shared device's losses within `rtol=1e-4`: a chip
+# rounds float32 convolutions its own way.
 
 # %%
-def median_seconds(run, wait, repeats=7):
-    wait(run())  # the first call compiles (JAX) or warms up (PyTorch): not counted
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        wait(run())  # stop the clock only once the result exists
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
-
-
-torch_wait = (lambda out: torch.cuda.synchronize()) if torch_dev.type == "cuda" else (lambda out: out)
-by_hand = {"PyTorch eager": median_seconds(torch_variant(), torch_wait),
-           "JAX nnx.jit": median_seconds(nnx_jit_variant(), jax.block_until_ready)}
-for name, seconds in by_hand.items():
-    print(f"{name} on {SETUP.compared_kind}: {timing.format_seconds(seconds)} per call, {K / seconds:,.0f} steps/s")
-
-# %% [markdown]
-# Seven rounds on a shared machine can mislead: a burst of other work lands on one variant
-# and not the other. `timing.compare` does the same with more care. It first checks that
-# every variant gives the same `K` losses. Then it runs shuffled rounds, each timing every
-# variant once, back to back, until a time budget is spent. It also watches for other
-# processes on the cores and counts compilations during the rounds. The "first call" column
-# includes tracing and compiling. JAX's eager step, one operation at a time as PyTorch eager
-# runs, is timed in full mode only: its first call compiles every operation, which takes
-# seconds.
-
-# %%
-variants = {
+framework = {
     "PyTorch eager": torch_variant(),
     "torch.compile": torch_variant("default"),
     "torch.compile reduce-overhead": torch_variant("reduce-overhead"),
     "JAX nnx.jit": nnx_jit_variant(),
-    "JAX jax.jit split/merge": split_merge_variant(),
-    "JAX lax.scan": scan_variant("rolled"),
-    "JAX lax.scan unrolled": scan_variant("unrolled"),
 }
 if S.jax_eager:
-    variants["JAX eager"] = nnx_jit_variant(eager_step_nnx)
-throughput = timing.compare(variants, baseline="PyTorch eager", rtol=1e-4, atol=1e-5,
-                            target_s=S.target_s)
+    framework["JAX eager"] = nnx_jit_variant(eager_step_nnx)
+levers = {"JAX jax.jit split/merge": split_merge_variant(alone),
+          "JAX lax.scan": scan_variant("rolled", alone), "JAX lax.scan unrolled": scan_variant("unrolled", alone)}
+timed = dict(rtol=1e-4, atol=1e-5, target_s=S.target_s)
+if SETUP.alone_kind == SETUP.compared_kind:  # one device kind: one comparison, one table
+    throughput = jax_levers = timing.compare(framework | levers, baseline="PyTorch eager", **timed)
+else:  # the levers on the accelerator, against nnx.jit there
+    assert_close(nnx_jit_variant(device=alone)(), nnx_jit_variant()(), rtol=1e-4, atol=1e-5,
+                 name=f"first losses on the {SETUP.alone_kind.upper()} vs the {SETUP.compared_kind.upper()}")
+    throughput = timing.compare(framework, baseline="PyTorch eager", **timed)
+    jax_levers = timing.compare({"JAX nnx.jit": nnx_jit_variant(device=alone)} | levers, **timed)
+
+# %%
+runs = {f"both frameworks on the {SETUP.compared_kind.upper()}": throughput}
+if jax_levers is not throughput:
+    runs[SETUP.alone_label] = jax_levers
+for where, c in runs.items():
+    display(Markdown(f"**{where}**: one call runs {K} training steps, batch {S.batch_size}"), c)
 
 # %% [markdown]
-# The same `nnx.jit` training then runs on `SETUP.jax_alone`: the accelerator when there is
-# one, else the same CPU. Its first call's losses are checked against the CPU's, since a chip
-# rounds float32 convolutions its own way even at `highest` precision. It gets a row of its
-# own, never judged against PyTorch on another device.
+# Each time is one call of `K` steps, and the speed-up compares it with the first row. The
+# first-call column includes tracing and compiling. `torch.compile`'s two modes share
+# Inductor's caches, so the mode compiled second can pay much less. The figure shows the same
+# medians on a log axis, so that one slow variant leaves the others readable.
 
 # %%
-alone_run = nnx_jit_variant(device=SETUP.jax_alone)
-assert_close(alone_run(), nnx_jit_variant()(), rtol=1e-4, atol=1e-5, name=f"first losses, {SETUP.alone_kind} vs {SETUP.compared_kind}")
-alone = timing.bench(alone_run, label=SETUP.alone_label, target_s=S.target_s)
-
-# %%
-rows = ["| variant | steps/s (IQR) | images/s | × faster than PyTorch eager | first call (with compile) |",
-        "|---|---:|---:|---:|---:|"]
-for name, m in [*throughput.measurements.items(), (f"nnx.jit step — {SETUP.alone_label}", alone)]:
-    q1, q3 = np.percentile(m.times, [25, 75])
-    speedup = f"{throughput.speedup(name):.2f}x" if name in throughput.measurements else "—"
-    rows.append(f"| {name} | {K / m.median:,.0f} ({K / q3:,.0f}–{K / q1:,.0f}) | "
-                f"{K * S.batch_size / m.median:,.0f} | {speedup} | {timing.format_seconds(m.first_call_s)} |")
-display(Markdown("\n".join(rows) + f"\n\n{K} steps per call, batch {S.batch_size}; the comparison ran on the "
-                 f"{SETUP.compared_kind.upper()}, the last row on the {SETUP.alone_kind.upper()}; {throughput.contention.text()}"))
-for warning in throughput.warnings:
-    if "times vary" not in warning:  # the IQR column shows the spread
-        print("warning:", warning)
-
-# %% [markdown]
-# Steps/s is `K` over the median time of a call; the range is the middle half of the rounds.
-# The first-call column is a cost a fresh process pays once, mostly compiling. The last row
-# is JAX alone, on the device it names.
-
-# %%
-fig, ax = plt.subplots(figsize=(9, 4))
-throughput.plot(ax=ax, title=f"{K} training steps per call, on this machine")
+fig, axes = plt.subplots(len(runs), 1, figsize=(9, 1.5 + 0.45 * sum(len(c.measurements) for c in runs.values())),
+                         squeeze=False)
+for ax, (where, c) in zip(axes[:, 0], runs.items(), strict=True):
+    c.plot(ax=ax, title=f"{K} training steps per call, {where}")
+    ms = [m.median * 1e3 for m in c.measurements.values()]
+    ax.set(xscale="log", xlim=(min(ms) / 2, max(ms) * 4))  # room for the labels on the right
 fig.tight_layout()
 
 # %% [markdown]
-# The plot shows the same medians and their spread. On a GPU the picture can differ:
-# per-operation launch costs dominate a small model there.
-#
-# Each verdict below comes from the paired rounds. Round *i* timed every variant once,
-# back to back, so the ratio of two times in one round cancels load that hit both. The next
-# cell computes the statistic the course's verdicts read, for PyTorch eager against
-# `nnx.jit`. It sorts the ratios and takes the *k*-th from each end, with *k* chosen from the
-# binomial distribution. That gives a 95 % interval for the median that assumes nothing about
-# how times are distributed. The rule then widens it by 15 % for drift between runs.
+# Each verdict divides two variants' times round by round. Round *i* timed every variant
+# once, back to back, so load that hit both cancels in the ratio. One rule turns the ratios
+# into a word, and `docs/VERDICTS.md` states it with its reasons. A ratio above 1 favours the
+# claim. The fair pairs change one thing at a time:
 
 # %%
-ratios = np.sort(throughput.ratios("PyTorch eager", "JAX nnx.jit"))  # eager time / jitted time, one per round
-n = len(ratios)
-at_most = np.cumsum([math.comb(n, i) / 2**n for i in range(n // 2)])  # P(Binomial(n, 1/2) <= i)
-k = max(1, int(np.sum(at_most <= 0.025)))  # the k-th smallest and largest bound the median
-low, high = ratios[k - 1] / 1.15, ratios[n - k] * 1.15  # widened by 15 % for run-to-run drift
-print(f"{n} paired ratios, median {np.median(ratios):.2f}, 95 % interval widened: {low:.2f}–{high:.2f}")
-stats = claims.faster(throughput, "PyTorch eager", "JAX nnx.jit").stats  # the course's helper: the same numbers
-assert np.allclose((stats.median, stats.low, stats.high), (np.median(ratios), low, high))
-
-# %% [markdown]
-# `claims.faster` turns such an interval into a verdict. One variant is faster only when the
-# whole interval lies on one side of 1. The rule refuses a verdict with fewer than 6 rounds,
-# a spread (IQR over median) above 50 %, or a contended machine. A claim with a stated size,
-# such as article 000's "20–30 %", holds only when the interval clears its low end.
-#
-# Every question of this section, judged by that one rule:
-
-# %%
-pairs = {  # the claim: (the slower variant if it holds, the faster one)
-    "JAX nnx.jit faster than torch.compile (compiled vs compiled, fair)": ("torch.compile", "JAX nnx.jit"),
-    "JAX eager faster than PyTorch eager (eager vs eager, fair)": ("PyTorch eager", "JAX eager"),
-    "JAX nnx.jit faster than PyTorch eager (the articles' pairing, not fair)": ("PyTorch eager", "JAX nnx.jit"),
-    "reduce-overhead faster than torch.compile's default mode": ("torch.compile", "torch.compile reduce-overhead"),
-    "unrolled lax.scan faster than the rolled one": ("JAX lax.scan", "JAX lax.scan unrolled"),
-    "unrolled lax.scan faster than a Python loop of jitted steps": ("JAX jax.jit split/merge", "JAX lax.scan unrolled"),
-}
-verdicts = {claim: claims.faster(throughput, a, b) if b in throughput.measurements
-            else claims.skipped("faster", "JAX's eager step is timed in full mode only") for claim, (a, b) in pairs.items()}
+on_both, on_alone = SETUP.compared_kind.upper(), SETUP.alone_kind.upper()
 compile_verdict = claims.judge("compile-training", throughput, "PyTorch eager", "torch.compile")
-verdicts["torch.compile 20–30 % faster than eager (000's claim)"] = compile_verdict
-unjudged = collections.Counter()
-for claim, v in verdicts.items():
-    s = v.stats
-    print(f"{claim}: {v.verdict}; " + (f"time ratio {s.median:.2f} ({s.low:.2f}–{s.high:.2f})" if s else v.reason))
-    unjudged.update([v.reason] if v.verdict == claims.INCONCLUSIVE else [])
-for reason, count in unjudged.items():
-    print(f"{count} not judged: {reason}")
+verdicts = {
+    f"JAX nnx.jit faster than torch.compile ({on_both})": claims.faster(throughput, "torch.compile", "JAX nnx.jit"),
+    f"torch.compile 20–30 % faster than eager, 000's claim ({on_both})": compile_verdict,
+    f"unrolled lax.scan faster than the rolled one ({on_alone})": claims.faster(jax_levers, "JAX lax.scan", "JAX lax.scan unrolled"),
+}
+if "JAX eager" in throughput.measurements:
+    verdicts[f"JAX eager faster than PyTorch eager ({on_both})"] = claims.faster(throughput, "PyTorch eager", "JAX eager")
+print(claims.compact(verdicts))
 
 # %% [markdown]
-# Each line gives a claim's verdict and the paired time ratio it rests on, with its interval;
-# a ratio above 1 favours the claim. Claims the rule left unjudged are counted at the end,
-# with the reason. On a contended machine, rerun the lesson when `uptime` shows a low load.
-#
-# The fair pairs change one thing. The articles' pairing, eager PyTorch against jitted JAX,
-# changes the framework and compiling at once, so its ratio cannot be credited to the
-# framework. The same verdicts as a figure, with the claim's stated range as a band:
-
-# %%
-fig, ax = plt.subplots(figsize=(8, 3))
-shown = {"JAX nnx.jit vs torch.compile": verdicts[next(iter(pairs))],
-         "JAX eager vs PyTorch eager": verdicts[list(pairs)[1]],
-         "JAX nnx.jit vs PyTorch eager (not fair)": verdicts[list(pairs)[2]],
-         "torch.compile vs PyTorch eager (claim)": compile_verdict}
-plots.speedups([v.plot_row(label) for label, v in shown.items()], ax=ax,
-               title=f"{K} training steps per call, on this machine")
-fig.tight_layout()
-
-# %% [markdown]
-# Right of the line at 1x, the first-named variant is faster. A bar that crosses the line
-# means the rounds did not separate the two.
+# The articles' own pairing, eager PyTorch against jitted JAX, changes the framework and
+# compiling at once, so no verdict credits its ratio to the framework. On a busy machine the
+# rule leaves a verdict unjudged and says why: rerun the lesson when `uptime` shows a low load.
 #
 # ### 5.2 `torch.compile` and `mode="reduce-overhead"`
 #
 # Article 000 says `torch.compile` "usually brings 20–30 % or more" training speed-up. The
-# last verdict line judges that for this model on this machine; the article names no
-# hardware. The article also compiles with `mode="reduce-overhead"`, which a reader will copy.
-# A mode is a bundle of Inductor options, and Inductor can list them:
+# verdict above judges that for this model on this machine; the article names no hardware.
+# The article also compiles with `mode="reduce-overhead"`, which a reader will copy. A mode
+# is a bundle of Inductor options, and Inductor can list them:
 
 # %%
 import torch._inductor
 from torch._dynamo.utils import counters
 
 print("reduce-overhead sets:", torch._inductor.list_mode_options("reduce-overhead"))
-skips = counters["inductor"]["cudagraph_skips"]
-print(f"CUDA-graph captures skipped so far: {skips}")
+print(f"CUDA-graph captures skipped so far: {counters['inductor']['cudagraph_skips']}")
+
 
 # %% [markdown]
 # The mode only switches on CUDA graphs, which record a GPU's kernel launches once and
 # replay them with one launch. They exist for CUDA tensors alone. Where Inductor skips them,
-# as on any CPU, `reduce-overhead` compiles the same code as the default mode. Its verdict
-# line above says what this run found. On a GPU it can help small models, at the cost of
-# extra memory for the graphs.
+# as on any CPU, `reduce-overhead` compiles the same code as the default mode. On a GPU it
+# can help small models, at the cost of extra memory for the graphs.
 #
 # ### 5.3 `lax.scan`: one program for K steps
 #
 # Fusing `K` steps into one program removes `K - 1` Python dispatches. PyTorch has no rolled
 # loop for a training step: Dynamo unrolls a Python loop into one long graph. So this
-# comparison is JAX's alone. All scan variants computed the same losses, so any difference
-# lies in how the work was compiled:
-
-# %%
-rolled, unrolled = (throughput.measurements[f"JAX lax.scan{s}"].median for s in ("", " unrolled"))
-scan_verdict = verdicts["unrolled lax.scan faster than the rolled one"]
-if scan_verdict.verdict == claims.HOLDS:
-    print(f"The rolled lax.scan is {rolled / unrolled:.0f}x slower than the unrolled one on this machine.")
-elif scan_verdict.verdict == claims.DOES_NOT_HOLD:
-    print(f"The rolled lax.scan is {unrolled / rolled:.1f}x faster than the unrolled one on this machine.")
-else:
-    print(f"No verdict on the scans (see above); by the medians the rolled one took {rolled / unrolled:.1f}x as long.")
-
-
-# %% [markdown]
-# Why would a loop be slower than the same steps written out? The next cell tests one
-# suspect, the convolutions. It times the gradient of `conv2` alone on four batches, in a
-# rolled scan and unrolled, with the bare loop of 5.1. Then it lists the layouts of the convolutions
-# in each compiled training program, read from XLA's HLO text (`compiled.as_text()`).
+# comparison is JAX's alone, and its verdict is above. On XLA's CPU backend, a convolution
+# inside a loop body can miss the fast library kernel that straight-line code gets
+# ([jax-ml/jax#12868](https://github.com/jax-ml/jax/issues/12868)). The next cell times the
+# gradients of `conv2` alone, rolled and unrolled over four batches:
 
 # %%
 def conv2_out(kernel, x):  # conv2 without its bias, written with lax
-    return jax.lax.conv_general_dilated(x, kernel, (1, 1), ((1, 1), (1, 1)), dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    return jax.lax.conv_general_dilated(x, kernel, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
 
 
-def conv2_grads(unroll):  # the gradients of conv2 alone, K times in one lax.scan
+def conv2_grads(unroll):  # conv2's gradients, one batch per scan step
     def body(kernel, x):
         return kernel, jax.grad(lambda k, x: conv2_out(k, x).sum(), argnums=(0, 1))(kernel, x)
 
     return jax.jit(lambda kernel, xs: jax.lax.scan(body, kernel, xs, unroll=unroll)[1])
 
 
-acts = nnx.relu(model_jax.conv1(Xs_jax[:4].reshape(-1, 8, 8, 1))).reshape(-1, S.batch_size, 8, 8, 16)  # conv2's inputs
-kernel2 = model_jax.conv2.kernel[...]
-conv_s = [median_seconds(functools.partial(conv2_grads(u), kernel2, acts), jax.block_until_ready, 3) for u in (1, True)]
-print(f"conv2's gradients alone, {len(acts)} batches: rolled {timing.format_seconds(conv_s[0])}, unrolled "
-      f"{timing.format_seconds(conv_s[1])}: the rolled scan takes {conv_s[0] / conv_s[1]:.1f}x as long")
-state0 = fresh_state()[1]
-layouts = {kind: collections.Counter(re.findall(r" convolution\(.*?dim_labels=([^,\s]+)",
-                                                fused[kind].lower(state0, Xs_jax, ys_jax).compile().as_text()))
-           for kind in fused}
-for kind, found in layouts.items():
-    print(f"{kind} training program, its plain convolutions by layout: {dict(found) or 'none'}")
-print("layouts only in the rolled program:", sorted(set(layouts["rolled"]) - set(layouts["unrolled"])) or "none")
+acts = nnx.relu(model_jax.conv1(Xs_jax[:4].reshape(-1, 8, 8, 1))).reshape(4, -1, 8, 8, 16)  # conv2's inputs
+kernel2, acts = jax.device_put((model_jax.conv2.kernel[...], acts), alone)
+conv = timing.compare({f"{kind} scan": functools.partial(conv2_grads(u), kernel2, acts)
+                       for kind, u in (("rolled", 1), ("unrolled", True))}, rounds=5)
+rolled, unrolled = (conv.measurements[f"{kind} scan"].median for kind in ("rolled", "unrolled"))
+print(f"{SETUP.alone_label}, conv2's gradients on 4 batches: rolled {timing.format_seconds(rolled)}, "
+      f"unrolled {timing.format_seconds(unrolled)}; the rolled scan takes {rolled / unrolled:.1f}x as long")
 
 # %% [markdown]
-# `dim_labels` spell a convolution's layouts. `b01f_01io->b01f` reads NHWC images with HWIO
-# kernels, the forward pass's layout. Any other layout comes from autodiff's backward pass.
-# On XLA's CPU backend a convolution inside a loop body can miss the fast library kernel that
-# straight-line code gets (jax-ml/jax issue #12868). The first line shows what that costs for
-# one layer's gradient here. The last line names the layouts that only the rolled program
-# kept.
-#
 # Unrolling turns the loop back into straight-line code, at the price of a longer compile
-# (the "first call" column). On GPUs and TPUs the rolled scan is the usual way to fuse steps.
-# Measure before fusing.
+# (the first-call column). On GPUs and TPUs the rolled scan is the usual way to fuse steps.
+# Measure before fusing. Here are this run's speeds in steps per second, beside the full
+# runs':
 
 # %%
 run_result.update({f"steps/s, {name}": K / m.median for name, m in throughput.measurements.items()})
-run_result.update({"steps/s, nnx.jit step, JAX alone": K / alone.median, "JAX alone ran on": SETUP.jax_alone.device_kind,
-                   "timed rounds": "contended" if throughput.contention.contended else "quiet",
-                   "torch.compile claim (000)": compile_verdict.verdict})
+if jax_levers is not throughput:
+    run_result.update({f"steps/s, {name}, {SETUP.alone_label}": K / m.median for name, m in jax_levers.measurements.items()})
+run_result.update({"JAX's levers ran on": SETUP.alone_kind, "torch.compile claim (000)": compile_verdict.verdict,
+                   "timed rounds": "contended" if throughput.contention.contended else "quiet"})
 keys = dict.fromkeys(key for _, result in columns for key in result)  # every run's, this run's first
 speed_rows = {key: ",.0f" for key in keys if key.startswith("steps/s")}
 speed_rows |= {key: "" for key in keys if isinstance(run_result.get(key), str)}
@@ -1124,9 +934,7 @@ if not S.smoke:
     print("saved:", full_run.save("04_training_loop", run_result, env.report().info))
 
 # %% [markdown]
-# The shipped columns show what full runs measured on the course's machines. On a machine
-# with an accelerator, the JAX-alone row ran there. A full run of this lesson saves its own
-# column as `build/full-runs/04_training_loop.json`.
+# A full run of this lesson saves its own column as `build/full-runs/04_training_loop.json`.
 #
 # ## 6. Memory of one training step
 #
@@ -1138,12 +946,12 @@ if not S.smoke:
 #   and free.
 #
 # Memory decides the largest model or batch that fits, and article 004 claims JAX needs less.
-# The two frameworks allocate in opposite ways. PyTorch allocates each tensor when an
-# operation produces it and frees it with its last reference. Its peak happens during a run
-# and has to be observed. XLA decides every buffer of a compiled program ahead of time, so
-# JAX can report its plan before anything runs.
+# The frameworks allocate in opposite ways. PyTorch allocates each tensor when an operation
+# produces it and frees it with its last reference, so its peak has to be observed. XLA
+# decides every buffer of a compiled program ahead of time, so JAX can report its plan before
+# anything runs.
 #
-# PyTorch first. One step creates the gradients and Adam's moments. Then the profiler records
+# PyTorch first. One step creates the gradients and Adam's moments; the profiler then records
 # a second step's allocations:
 
 # %%
@@ -1156,7 +964,7 @@ xt0, yt0 = batches_torch[0]
 train_step_torch(model_mem, optimizer_mem, xt0, yt0)  # creates Adam's moments and the gradients
 with memory.quiet_profiler_banner(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
     train_step_torch(model_mem, optimizer_mem, xt0, yt0)
-for event in sorted(prof.key_averages(), key=lambda e: -e.cpu_memory_usage)[:4]:
+for event in sorted(prof.key_averages(), key=lambda e: -e.cpu_memory_usage)[:3]:
     print(f"{event.key}: {memory.format_bytes(event.cpu_memory_usage)} allocated, {event.count} call(s)")
 
 # %% [markdown]
@@ -1195,7 +1003,7 @@ print(", ".join(f"{name} {memory.format_bytes(getattr(plan, f'{name}_size_in_byt
 # %%
 memory_reports += [memory.xla_memory(compiled, "JAX step"),
                    memory.xla_memory(jit_step.lower(graphdef, state, x0, y0).compile(), "JAX step, state donated")]
-display(Markdown(memory.table(memory_reports)))
+display(Markdown(memory.table(memory_reports) + f"\n\nall three on the {SETUP.compared_kind.upper()}"))
 state_bytes = memory.tree_bytes(state)
 print(f"parameters + Adam state in JAX: {memory.format_bytes(state_bytes)}; in PyTorch: "
       f"{memory.format_bytes(memory.tree_bytes(optimizer_mem) + sum(p.numel() * p.element_size() for p in model_mem.parameters()))}")
@@ -1203,56 +1011,29 @@ print(f"parameters + Adam state in JAX: {memory.format_bytes(state_bytes)}; in P
 # %% [markdown]
 # Read each number with its method. XLA's is a plan; PyTorch's is what its allocator saw
 # during one step, on top of the tensors already alive. The state's bytes are the same in
-# both frameworks.
+# both frameworks. The two JAX plans differ only in donation: the state's bytes become
+# aliased, and XLA may lay out its temporaries differently, so the planned peak can move
+# either way. On a GPU, each allocator's own peak counter is a third method:
+# `torch.cuda.max_memory_allocated`, and `peak_bytes_in_use` in JAX's `device.memory_stats()`.
 #
-# <details><summary>On a GPU: the allocators' own counters and memory timelines</summary>
-#
-# PyTorch's `torch.cuda.max_memory_allocated` and JAX's `peak_bytes_in_use` from
-# `device.memory_stats()` give a GPU's peaks. JAX cannot reset its counter, so it is the
-# high-water mark since the process started. `torch.cuda.memory._snapshot` and
-# `jax.profiler.save_device_memory_profile` save timelines for PyTorch's memory viewer and
-# for `pprof`. `memory.torch_cuda_memory`, `memory.jax_device_memory` and
-# `memory.save_memory_snapshots` wrap them; this lesson runs them only where both frameworks
-# share a GPU.
-# </details>
-
-# %%
-if torch_dev.type == "cuda":  # both frameworks on one GPU: its allocators' counters too
-    memory_reports.append(memory.torch_cuda_memory(
-        lambda: train_step_torch(model_mem, optimizer_mem, xt0, yt0), "PyTorch eager step"))
-    m_gpu = nnx.clone(model_jax)
-    o_gpu = nnx.Optimizer(m_gpu, optax.adam(lr), wrt=nnx.Param)
-    report = memory.jax_device_memory(lambda: train_step_nnx(m_gpu, o_gpu, x0, y0), label="JAX nnx.jit step")
-    memory_reports += [report] if report else []
-    display(Markdown(memory.table(memory_reports[-2:])))
-
-# %% [markdown]
-# The two plans differ only in donation. Donation allows XLA to write the new state into the
-# old state's buffers. What it did at run time can be counted: after one donated step, how
-# many input arrays are deleted (`is_deleted()`), and how many new arrays sit at the old
+# What donation did at run time can be counted, on `SETUP.jax_alone`: after one donated step,
+# how many input arrays are deleted (`is_deleted()`), and how many new arrays sit at the old
 # addresses (`unsafe_buffer_pointer()`).
 
 # %%
-graphdef, state = fresh_state()
+graphdef, state = fresh_state(alone)
 old_leaves = jax.tree.leaves(state)
 old_addresses = {a.unsafe_buffer_pointer() for a in old_leaves}
-state, _ = jit_step(graphdef, state, x0, y0)  # donate_argnums=1: the old state is given away
+state, _ = jit_step(graphdef, state, *jax.device_put(batches_jax[0], alone))  # donate_argnums=1
 reused = sum(a.unsafe_buffer_pointer() in old_addresses for a in jax.tree.leaves(state))
-plain, donated = memory_reports[1], memory_reports[2]
-print(f"after one donated step: {sum(a.is_deleted() for a in old_leaves)} of the {len(old_leaves)} input arrays "
-      f"are deleted; {reused} of the new state's {len(jax.tree.leaves(state))} arrays reuse their buffers")
-print(f"XLA's plans: aliased {memory.format_bytes(donated.parts['donated (aliased)'])} of the state's "
-      f"{memory.format_bytes(state_bytes)}; temporaries {memory.format_bytes(plain.parts['temporaries'])} -> "
-      f"{memory.format_bytes(donated.parts['temporaries'])}; peak {memory.format_bytes(plain.peak_bytes)} -> "
-      f"{memory.format_bytes(donated.peak_bytes)}")
+print(f"{SETUP.alone_label}, after one donated step: {sum(a.is_deleted() for a in old_leaves)} of the "
+      f"{len(old_leaves)} input arrays are deleted; {reused} of the new state's arrays reuse their buffers")
 
 
 # %% [markdown]
-# Donated inputs are deleted, so the caller must use the returned state from then on. The
-# first line counts the buffers the new state took over. Whether the planned peak falls
-# depends on the rest of the plan: the second line shows how the temporaries moved. For a
-# state of a few hundred KiB the effect is small either way. In a large model the state is
-# most of the memory, and a second copy of it is what donation avoids.
+# Donated inputs are deleted, so the caller must use the returned state from then on. For a
+# state of a few hundred KiB the saving is small. In a large model the parameters and Adam's
+# moments can take gigabytes, and a second copy of them is what donation avoids.
 #
 # ### 6.1 What `jax.clear_caches()` frees
 #
@@ -1262,13 +1043,14 @@ print(f"XLA's plans: aliased {memory.format_bytes(donated.parts['donated (aliase
 # arrays:
 
 # %%
-def live_bytes():
-    return sum(a.nbytes for a in jax.live_arrays())
+def live_bytes():  # every live JAX array on SETUP.jax_alone
+    return sum(a.nbytes for a in jax.live_arrays() if alone in a.devices())
 
 
 before = live_bytes()
 jax.clear_caches()
-print(f"live JAX arrays: {memory.format_bytes(before)} before, {memory.format_bytes(live_bytes())} after clear_caches")
+print(f"{SETUP.alone_label}, live arrays: {memory.format_bytes(before)} before clear_caches, "
+      f"{memory.format_bytes(live_bytes())} after")
 
 # %% [markdown]
 # The live arrays are untouched: only dropping the last reference to an array frees it. What
@@ -1279,12 +1061,12 @@ print(f"live JAX arrays: {memory.format_bytes(before)} before, {memory.format_by
 compile_events = []
 jax.monitoring.register_event_duration_secs_listener(  # called with each event's name and duration
     lambda event, seconds, **kwargs: compile_events.append(event) if event.endswith("backend_compile_duration") else None)
-model_c = nnx.clone(model_jax)
-optimizer_c = nnx.Optimizer(model_c, optax.adam(lr), wrt=nnx.Param)  # its own small programs compile here
+model_c, optimizer_c = nnx_on(alone)  # its own small programs compile here
+x_c, y_c = jax.device_put(batches_jax[0], alone)
 for when in ("the first training step after clear_caches", "the next training step"):
     counted = len(compile_events)
-    train_step_nnx(model_c, optimizer_c, x0, y0)
-    print(f"{when}: {len(compile_events) - counted} compilation(s)")
+    train_step_nnx(model_c, optimizer_c, x_c, y_c)
+    print(f"{SETUP.alone_label}, {when}: {len(compile_events) - counted} compilation(s)")
 
 # %% [markdown]
 # The first step after `clear_caches` compiled, and the next one reused the program.
@@ -1296,7 +1078,7 @@ for when in ("the first training step after clear_caches", "the next training st
 jax.clear_caches()
 with expect_error(timing.RecompilationError):
     with timing.no_recompile("the first training step after jax.clear_caches()"):
-        train_step_nnx(model_c, optimizer_c, x0, y0)
+        train_step_nnx(model_c, optimizer_c, x_c, y_c)
 
 # %% [markdown]
 # To give device memory back, drop the references to arrays. To give compile memory back,
@@ -1306,20 +1088,10 @@ with expect_error(timing.RecompilationError):
 # ### 6.2 "JAX uses 18 % less memory"
 #
 # Article 004 reports that fine-tuning GPT-2 (124M parameters) on 4×A100 used 18 % less memory
-# in JAX than in PyTorch. This lesson cannot test that. Its model is thousands of times
-# smaller, it runs on this machine's devices, and its two numbers come from different methods.
-# For the record, the ratio of this notebook's numbers:
-
-# %%
-jax_plan = next(r for r in memory_reports if r.label == "JAX step, state donated").peak_bytes
-torch_seen = next(r for r in memory_reports if r.label == "PyTorch eager step").peak_bytes
-print(f"GPT-2 small has {124e6 / n_torch:,.0f} times this CNN's {n_torch:,} parameters")
-print(f"JAX (XLA plan, donated) / PyTorch (profiler): {jax_plan / torch_seen:.2f} for this CNN, "
-      f"batch {S.batch_size}, on {SETUP.compared_kind} -- different methods, not a test of the claim")
-
-# %% [markdown]
-# The ratio compares a compile-time plan with observed allocations, on a model whose memory
-# is a few MiB. It says nothing about GPT-2 in either direction.
+# in JAX than in PyTorch. This lesson cannot test that. GPT-2 small has about 3,200 times this
+# CNN's parameters, and the table's two frameworks are measured by different methods: a
+# compile-time plan against observed allocations. The claims table below records the claim
+# as not testable here.
 #
 # <details><summary>What a test of the 18 % claim would need</summary>
 #
@@ -1344,13 +1116,15 @@ print(f"JAX (XLA plan, donated) / PyTorch (profiler): {jax_plan / torch_seen:.2f
 # | reuse memory | in-place updates | `donate_argnums` |
 # | memory of a step | `torch.profiler`, `torch.cuda.max_memory_allocated` | `compiled.memory_analysis()`, `memory_stats()` |
 #
-# JAX compiles by default rather than on request. It loops inside a program with `lax.scan`
-# rather than in Python. It reuses memory by giving buffers away explicitly rather than by
-# writing into them in place.
+# Both frameworks compile on request: `torch.compile` in one, `jax.jit` or `nnx.jit` in the
+# other. JAX loops inside a program with `lax.scan` rather than in Python. It reuses memory
+# by giving buffers away explicitly rather than by writing into them in place.
 #
 # **Popular claims vs what you measured**, computed from the measurements above:
 
 # %%
+jax_plan = next(r for r in memory_reports if r.label == "JAX step, state donated").peak_bytes
+torch_seen = next(r for r in memory_reports if r.label == "PyTorch eager step").peak_bytes
 memory_verdict = claims.not_testable(
     "train-memory", "this CNN is thousands of times smaller than GPT-2, and its two numbers come from "
     f"different methods (JAX plan / PyTorch profiler = {jax_plan / torch_seen:.2f}); 6.2 lists what a test needs")
@@ -1362,9 +1136,6 @@ display(Markdown("| claim (source) | measured here | verdict |\n|---|---|---|\n"
                  + "\n".join(f"| {c} | {m} | {v} |" for c, m, v in table)))
 
 # %% [markdown]
-# A timed row on a busy machine is left unjudged and says so. Rerun the lesson on a quiet
-# machine, or on a GPU, to judge it there.
-#
 # **Common misconceptions**, each corrected by a cell above
 # - *"Same layers, same model."* Padding defaults and the flatten order differ, and both bugs
 #   run without an error (sections 1 and 2).

@@ -439,3 +439,53 @@ ACC_JAX_BATCH_AXIS = RIGHT_ACC_TORCH + RIGHT_ACC_JAX.replace(
 WRONG["evaluate"] += [
     ("JAX: argmax over the batch axis", ACC_JAX_BATCH_AXIS, "over the classes"),
 ]
+
+# F.nll_loss is PyTorch's loss for log-probabilities; the model returns logits
+TORCH_NLL_ON_LOGITS = _torch_step(
+    """
+def train_step_torch(model, optimizer, x, y):
+    optimizer.zero_grad()
+    loss = F.nll_loss(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.detach()
+"""
+)
+# indexing [:, y] takes every label for every image, a (batch, batch) matrix
+JAX_WRONG_GATHER = _jax_step({"loss": ""}).replace(
+    "optax.softmax_cross_entropy_with_integer_labels(model(x), y)",
+    "-jax.nn.log_softmax(model(x))[:, y].mean()",
+)
+# the update written by hand, PyTorch's `p -= lr * p.grad` habit: SGD, not Adam
+JAX_MANUAL_SGD = _jax_step(
+    {
+        "update": "nnx.update(model, jax.tree.map(lambda p, g: p - 1e-3 * g, "
+        "nnx.state(model, nnx.Param), grads))"
+    }
+)
+# a DataLoader habit: a list of (x, y) pairs instead of the stacked arrays
+LIST_OF_PAIRS = """
+def train_epoch_scan(graphdef, state, Xs, ys):
+    def body(state, batch):
+        return pure_step(graphdef, state, *batch)
+
+    return jax.lax.scan(body, state, list(zip(Xs, ys)))
+"""
+LIST_OF_PAIRS_UNPACKED = """
+def train_epoch_scan(graphdef, state, Xs, ys):
+    def body(state, batch):
+        x, y = batch
+        return pure_step(graphdef, state, x, y)
+
+    return jax.lax.scan(body, state, list(zip(Xs, ys)))
+"""
+
+WRONG["train-step"] += [
+    ("PyTorch: F.nll_loss on logits", TORCH_NLL_ON_LOGITS, "wants log-probabilities"),
+    ("JAX: log-probabilities indexed [:, y]", JAX_WRONG_GATHER, "its own label"),
+    ("JAX: a hand-written SGD update", JAX_MANUAL_SGD, "JAX: the first loss was right"),
+]
+WRONG["scan-epoch"] += [
+    ("a list of (x, y) pairs", LIST_OF_PAIRS, "not a list of (x, y) pairs"),
+    ("a list of pairs, unpacked", LIST_OF_PAIRS_UNPACKED, "not a list of (x, y) pairs"),
+]
