@@ -123,13 +123,19 @@ def conv_crash(err):
     """The likely cause of a crash in a converter."""
     if isinstance(err, AttributeError) and "permute" in str(err):
         return "NumPy: an ndarray has no .permute, torch's name; NumPy's is .transpose(axes)"
+    if isinstance(err, ValueError) and "axes don't match" in str(err):
+        return "NumPy's .transpose takes the new order of every axis, not two axes to swap as torch's does"
     return "PyTorch is (out, in, k); Flax is (k, in, out): reverse the axes"
 
 
-def _taps_in_order():
+def _layout_then_taps():
     weight = conv_t.weight.detach().numpy()
     kernel = np.asarray(conv1d_torch_to_jax(weight, conv_t.bias.detach().numpy())[0])
-    if kernel.shape == weight.shape[::-1] and np.array_equal(kernel[::-1], weight.transpose(2, 1, 0)):
+    c_out, c_in, k = weight.shape
+    assert kernel.shape == (k, c_in, c_out), (
+        f"the kernel has shape {kernel.shape}; PyTorch is (out, in, k), Flax is (k, in, out) = "
+        f"{(k, c_in, c_out)}: reverse the axes")
+    if np.array_equal(kernel[::-1], weight.transpose(2, 1, 0)):
         raise AssertionError("the kernel's taps are in reverse order: PyTorch and Flax both compute a "
                              "cross-correlation, so the taps keep their order")
 
@@ -139,7 +145,7 @@ def _conv_outputs():
     return np.asarray(out_j).transpose(0, 2, 1)  # back to (batch, channels, length)
 
 
-check("conv1d-converter", _taps_in_order, crash_hint=conv_crash)
+check("conv1d-converter", _layout_then_taps, crash_hint=conv_crash)  # the layout first, then the taps
 check("conv1d-converter", _conv_outputs, expected_conv, rtol=1e-5, atol=1e-5,
       hint="PyTorch is (out, in, k); Flax is (k, in, out): reverse the axes", crash_hint=conv_crash)
 

@@ -357,6 +357,24 @@ def conv1d_jax_to_torch(kernel, bias):
     return kernel.permute(2, 1, 0), bias
 """
 
+CONV_TORCH_TRANSPOSE = """
+def conv1d_torch_to_jax(weight, bias):
+    return weight.transpose(0, 2), bias  # torch's transpose(dim0, dim1), on a NumPy array
+
+
+def conv1d_jax_to_torch(kernel, bias):
+    return kernel.transpose(0, 2), bias
+"""
+
+CONV_LAST_TWO_SWAPPED = """
+def conv1d_torch_to_jax(weight, bias):
+    return weight.transpose(0, 2, 1), bias  # (out, k, in): only in and k swapped
+
+
+def conv1d_jax_to_torch(kernel, bias):
+    return kernel.transpose(0, 2, 1), bias
+"""
+
 WRONG["cross-entropy"] += [
     ("the sum, not the mean", CE_SUM_NOT_MEAN, "returns one number"),
 ]
@@ -373,4 +391,10 @@ WRONG["conv1d-converter"] += [
         "taps are in reverse order",
     ),
     ("torch's .permute on a NumPy array", CONV_PERMUTE, "no .permute"),
+    (
+        "torch's two-axis transpose on a NumPy array",
+        CONV_TORCH_TRANSPOSE,
+        "not two axes to swap",
+    ),
+    ("(out, k, in): in and k swapped", CONV_LAST_TWO_SWAPPED, "reverse the axes"),
 ]
