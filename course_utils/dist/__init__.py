@@ -11,6 +11,7 @@ Importing this package imports neither jax nor torch. Modules:
 - ``cost``: communication volume per step (formulas) and the collectives found
   in compiled XLA programs
 - ``worker``: what a launched script uses to read its inputs and report results
+- ``verdicts``: lesson 05's claims, each judged in one call from the lesson's results
 
 The launched scripts themselves (run them with ``torchrun -m`` or ``python -m``):
 ``torch_ddp``, ``torch_tp``, ``torch_fsdp`` (and ``torch_all``, the three in one

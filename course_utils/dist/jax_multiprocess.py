@@ -46,32 +46,25 @@ def main(argv=None) -> None:
     # [/initialize]
     import jax.numpy as jnp
     import numpy as np
-    from jax.sharding import NamedSharding
+    from jax.sharding import AxisType, NamedSharding
     from jax.sharding import PartitionSpec as P
 
     from course_utils.dist.problem import params_of, shard_rows
 
-    prob = worker.load_problem()
-    # [global_batch]
-    mesh = jax.make_mesh(
-        (jax.device_count(),), ("data",), devices=jax.devices()
-    )  # all devices of all processes (CPU devices: the launcher sets JAX_PLATFORMS=cpu)
-    me, n = jax.process_index(), jax.process_count()
-    X = jax.make_array_from_process_local_data(
-        NamedSharding(mesh, P("data")), shard_rows(prob["X"], me, n)
-    )  # my rows only
-    y = jax.make_array_from_process_local_data(
-        NamedSharding(mesh, P("data")), shard_rows(prob["y"], me, n)
-    )
-    params = jax.device_put(params_of(prob), NamedSharding(mesh, P()))  # replicated
-
-    def loss_fn(params, X, y):
+    def loss_fn(params, X, y):  # lesson 05's loss, unchanged
         h = jax.nn.relu(X @ params["W1"] + params["b1"])
         return jnp.mean((h @ params["W2"] + params["b2"] - y) ** 2)
 
-    grads = jax.jit(jax.grad(loss_fn))(
-        params, X, y
-    )  # the same program in every process
+    prob = worker.load_problem()
+    # [global_batch]
+    # one mesh over the devices of every process
+    mesh = jax.make_mesh((jax.device_count(),), ("data",), (AxisType.Explicit,))
+    me, n = jax.process_index(), jax.process_count()
+    rows = NamedSharding(mesh, P("data"))
+    X = jax.make_array_from_process_local_data(rows, shard_rows(prob["X"], me, n))
+    y = jax.make_array_from_process_local_data(rows, shard_rows(prob["y"], me, n))
+    params = jax.device_put(params_of(prob), NamedSharding(mesh, P()))  # replicated
+    grads = jax.jit(jax.grad(loss_fn))(params, X, y)  # one program, every process
     # [/global_batch]
     local = {k: np.asarray(v.addressable_data(0)) for k, v in grads.items()}
     worker.save_report(me, {

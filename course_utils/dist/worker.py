@@ -86,15 +86,17 @@ def torch_setup():
     import torch.distributed as dist
 
     strict()
-    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    # [init_process_group]
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))  # set by torchrun
     local_world = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
     if torch.cuda.is_available() and torch.cuda.device_count() >= local_world:
-        device = torch.device("cuda", local_rank)
+        device = torch.device("cuda", local_rank)  # one GPU per process
         torch.cuda.set_device(device)
         dist.init_process_group("nccl", timeout=GROUP_TIMEOUT, device_id=device)
     else:
         device = torch.device("cpu")
         dist.init_process_group("gloo", timeout=GROUP_TIMEOUT)
+    # [/init_process_group]
     return dist.get_rank(), dist.get_world_size(), device
 
 

@@ -1,0 +1,74 @@
+"""dist.verdicts: each of lesson 05's claims judged from results, both ways."""
+
+import numpy as np
+
+from course_utils.claims.verdict_rule import DOES_NOT_HOLD, HOLDS, NOT_TESTABLE
+from course_utils.dist import problem, verdicts
+
+PROB = problem.make_problem(0, batch=8, d_in=3, d_hidden=4, d_out=2)
+_, GRADS = problem.loss_and_grads_numpy(problem.params_of(PROB), PROB["X"], PROB["y"])
+HLO_DP = "  %all-reduce.4 = (f32[4,3]{1,0}, f32[4]{0}) all-reduce(%a, %b), channel_id=1"
+HLO_FSDP = "  %all-gather.1 = f32[4,3]{1,0} all-gather(%a), dimensions={0}\n" + HLO_DP
+
+
+def _report(grads, rank=0, elements=None):
+    n = int(sum(np.size(v) for v in grads.values()))
+    return {
+        "rank": rank,
+        "ddp_allreduced_elements": n if elements is None else elements,
+        "n_params": n,
+        **{f"ddp_{k}": v for k, v in grads.items()},
+    }
+
+
+def test_agrees_at_the_lesson_tolerances():
+    assert verdicts.agrees(GRADS, GRADS)
+    assert not verdicts.agrees({k: v * 1.01 for k, v in GRADS.items()}, GRADS)
+
+
+def test_ddp_full_replica_needs_reports_and_every_gradient():
+    assert verdicts.ddp_full_replica([], GRADS).verdict == NOT_TESTABLE
+    both = [_report(GRADS, 0), _report(GRADS, 1)]
+    held = verdicts.ddp_full_replica(both, GRADS)
+    assert held.verdict == HOLDS and "On each of 2 ranks" in held.explanation
+    short = verdicts.ddp_full_replica([_report(GRADS, elements=3)], GRADS)
+    assert short.verdict == DOES_NOT_HOLD
+
+
+def test_sharding_from_specs_holds_only_when_both_splits_need_only_specs():
+    assert verdicts.sharding_from_specs(GRADS, GRADS, True).verdict == HOLDS
+    refused = verdicts.sharding_from_specs(GRADS, GRADS, False)
+    assert refused.verdict == DOES_NOT_HOLD
+    assert "only after an explicit reshard" in refused.explanation
+    wrong = {k: v + 1 for k, v in GRADS.items()}
+    assert verdicts.sharding_from_specs(wrong, GRADS, True).verdict == DOES_NOT_HOLD
+
+
+def test_pmap_pjit_needed_names_the_collectives_xla_inserted():
+    programs = {"data parallel": HLO_DP, "fully sharded": HLO_FSDP}
+    v = verdicts.pmap_pjit_needed([GRADS, GRADS], GRADS, programs)
+    assert v.verdict == DOES_NOT_HOLD
+    assert "fully sharded: 1 all-gather, 1 all-reduce" in v.explanation
+    wrong = {k: v + 1 for k, v in GRADS.items()}
+    assert verdicts.pmap_pjit_needed([wrong], GRADS, programs).verdict == HOLDS
+
+
+def test_dp_cheapest_names_the_fewest_bytes():
+    v = verdicts.dp_cheapest({"data parallel": 4096, "tensor parallel": 1024})
+    assert v.verdict == DOES_NOT_HOLD and "the fewest: tensor parallel" in v.explanation
+    assert (
+        verdicts.dp_cheapest({"data parallel": 1, "fully sharded": 2}).verdict == HOLDS
+    )
+
+
+def test_compiles_says_whether_a_step_traces_on_the_mesh():
+    import jax
+    from jax.sharding import AxisType
+
+    mesh = jax.make_mesh(
+        (1,), ("data",), (AxisType.Explicit,), devices=jax.devices()[:1]
+    )
+    good = jax.jit(lambda x: x * 2)
+    bad = jax.jit(lambda x: x @ x)  # a vector times a vector of another length fails
+    assert verdicts.compiles(good, mesh, np.ones(3, np.float32))
+    assert not verdicts.compiles(bad, mesh, np.ones((2, 3), np.float32))
