@@ -25,7 +25,8 @@
 # calls collectives itself, or lets a wrapper such as DDP, DTensor or FSDP2 call them. This
 # lesson runs data, tensor and fully-sharded parallelism both ways on one CPU, with 8
 # simulated JAX devices and PyTorch processes that talk over gloo. It proves every parallel
-# result equal to the single-device one. The same code and launch commands run on many hosts.
+# result equal to the single-device one. The same scripts run on many hosts; only their launch
+# lines change.
 #
 # **Learning objectives.** After this notebook you can
 # 1. translate between the two mental models: mesh axis ↔ process group, `PartitionSpec` ↔
@@ -70,9 +71,10 @@ SIZES = {  # name: (full, smoke)
 }
 
 # %% [markdown]
-# JAX must learn how many CPU devices to simulate **before** it starts, so this cell comes
-# before anything else touches JAX. On a machine with enough accelerators the lesson uses
-# them instead.
+# JAX must learn how many CPU devices to simulate **before** it starts. That is one line of
+# JAX, `jax.config.update("jax_num_cpu_devices", 8)`, run before the first array is made.
+# `env.setup(cpu_devices=8)` runs it with the course's other settings, and a rerun of the
+# cell does no harm. On a machine with enough accelerators the lesson uses them instead.
 
 # %%
 from course_utils import config, env
@@ -90,14 +92,16 @@ DEVICES = meshes.devices(S.n_devices)  # the accelerators if there are enough, e
 jax.config.update("jax_default_device", DEVICES[0])  # unsharded arrays live with the mesh
 
 # %%
+import re
 import tempfile
 from pathlib import Path
 
 import jax.numpy as jnp
+from IPython.display import display
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from course_utils import claims, memory, timing
+from course_utils import memory, timing
 from course_utils.dist import cost, launch, problem
 from course_utils.parity import assert_close, max_abs_diff
 
@@ -116,31 +120,21 @@ print(env.report().line())
 #   process group, holds its own tensors and talks through `torch.distributed` collectives.
 #   Wrappers call them for you: DDP for data parallel, DTensor's `parallelize_module` for
 #   tensor parallel, FSDP2's `fully_shard` for fully sharded.
-# - In both, every parallel result is checked against a float64 NumPy oracle of the same
-#   model on the whole batch.
-#
-# A PyTorch user who has trained with DDP thinks of N copies of one script, each with a rank,
-# exchanging tensors at points the code names. JAX asks for another picture: one program,
-# written as if for one huge device, whose arrays are spread over many. The shardings of its
-# inputs decide the communication, and XLA's SPMD partitioner inserts the collectives.
 #
 # Neither picture is the whole truth. PyTorch's DTensor brings sharded tensors with
-# placements, close to JAX's model, and JAX's `shard_map` brings back the per-device view. On
-# many hosts JAX also runs one process per host, like `torchrun`. The table below is the
-# dictionary between the two, with the section that uses each row.
+# placements, JAX's `shard_map` brings back the per-device view, and on many hosts JAX too
+# runs one process per host. The table is the dictionary between the two, with the section
+# that uses each row.
 #
 # | idea | JAX | PyTorch | shown in |
 # |---|---|---|---|
 # | the devices and their layout | `jax.make_mesh((8,), ("data",))` | process group; `init_device_mesh("cpu", (2,))` | §2, §4.1 |
-# | a mesh axis | axis name `"data"`, `"model"` | a process group, or a `DeviceMesh` dimension | §2, §4 |
 # | how an array is split | `PartitionSpec("data", None)` in a `NamedSharding` | DTensor placement `Shard(0)` or `Replicate()` | §2, §4.1, §5.1 |
-# | put data on devices | `jax.device_put(x, sharding)` | each rank loads its own rows of the batch | §2, §3.1 |
-# | the program | one `jax.jit` function for all devices | the same script in every process, under `torchrun` | §3 |
 # | sum over devices | `jax.lax.psum(x, "model")` inside `shard_map` | `dist.all_reduce(x)` | §3.1, §4.2 |
 # | data parallel | batch sharded `P("data")`, parameters replicated `P()` | `DistributedDataParallel` | §3 |
 # | tensor parallel | `jax.shard_map` with column and row specs and `psum` | `parallelize_module` with `ColwiseParallel`, `RowwiseParallel` | §4 |
 # | fully sharded | parameters sharded `P("data", None)` under `jit` | FSDP2 `fully_shard` | §5 |
-# | many processes | `jax.distributed.initialize(...)` | `torchrun` + `init_process_group` | §6 |
+# | many processes | `jax.distributed.initialize(...)` | `torchrun` + `init_process_group` | §3.1, §6 |
 #
 # Every demo, in both frameworks, loads one small regression problem from the same file. Its
 # parameters are in JAX's layout; PyTorch's `nn.Linear` stores the transpose.
@@ -156,35 +150,33 @@ problem.save(RUN_DIR / "problem.npz", prob)  # what every launched process reads
 print(f"{problem.n_params(prob)} parameters, batch {S.batch}, loss {loss_ref:.4f}")
 
 # %% [markdown]
-# The model is a two-layer MLP (`W1`, `b1`, `W2`, `b2`) with a mean squared error loss, and
-# the printed loss is the float64 oracle's on the whole batch. Every gradient in this lesson
-# is tied back to `grads_ref`, the oracle's gradients, directly or through a result already
-# checked against it. Launched processes read the same numbers from `problem.npz`.
+# The model is a two-layer MLP (`W1`, `b1`, `W2`, `b2`) with a mean squared error loss.
+# `grads_ref` holds the float64 oracle's gradients on the whole batch, and every gradient in
+# this lesson is checked against it. Launched processes read the same numbers from
+# `problem.npz`.
 
 # %% [markdown]
 # ## 2. JAX: meshes and shardings
 #
 # **Key concepts**
 # - `jax.make_mesh(shape, names, axis_types)` arranges devices in a grid with named axes.
-#   Every mesh here has *explicit* axes, `AxisType.Explicit`, so shardings are part of the
-#   types while tracing.
+#   Every mesh in this lesson has *explicit* axes, `AxisType.Explicit`, so shardings are part
+#   of the types while tracing.
 # - A `NamedSharding(mesh, PartitionSpec(...))` says which array dimension is split over
 #   which mesh axis. `None`, or a missing entry, means that dimension is not split.
 # - `jax.device_put` places the shards; `jax.debug.visualize_array_sharding` draws them.
 # - `jax.set_mesh(mesh)` makes a mesh the current one, so a bare `P(...)` is enough.
 #
 # In JAX the sharding is the interface: every strategy in this lesson is the same loss
-# function called on arrays with different `PartitionSpec`s. A spec has one entry per array
-# dimension, naming the mesh axis that dimension is split over, or `None` for "not split".
-# The array is replicated over every mesh axis that no entry names.
+# function called on arrays with different `PartitionSpec`s. An array is replicated over
+# every mesh axis that its spec does not name.
 #
 # Outside DTensor, a PyTorch user has no equivalent: "split over 8 devices" means 8 tensors
 # in 8 processes. Here one `jax.Array` stands for all the pieces, and `addressable_shards`
 # lists the pieces this process holds.
 #
-# First, a batch split by rows over a `"data"` axis. The code passes the axis types because
-# Colab's jax 0.7 defaults to `Auto`, while current JAX defaults to explicit axes; spelled
-# out, the lesson behaves the same on both.
+# First, a batch split by rows over a `"data"` axis. The code names the axis type because
+# Colab's jax 0.7 defaults to `Auto` and current JAX to `Explicit`.
 
 # %%
 from jax.sharding import AxisType
@@ -195,12 +187,10 @@ jax.debug.visualize_array_sharding(X_jax)
 print(X_jax.sharding.spec, "| one device stores", X_jax.addressable_shards[0].data.shape, "of", X_jax.shape)
 
 # %% [markdown]
-# The drawing has one band per device, from top to bottom: the rows are split into 8
-# consecutive blocks, and the columns are whole. The printed spec is `P('data', None)`, and
-# each device stores an eighth of the rows. Printing `X_jax.shape` gathered nothing: the
-# array knows its global shape and where each block lives.
-
-# %% [markdown]
+# The drawing has one band per device: the rows are split into consecutive blocks, and the
+# columns are whole. Printing `X_jax.shape` gathered nothing: the array knows its global
+# shape and where each block lives.
+#
 # A 2 × 4 mesh has two axes. Here a weight matrix is split by columns over `"model"` and
 # replicated over `"data"`, so the devices in one column of the mesh hold the same block.
 
@@ -213,14 +203,11 @@ jax.debug.visualize_array_sharding(W1)
 print(jax.typeof(W1), "| mesh axis types:", mesh_2d.axis_types)
 
 # %% [markdown]
-# Each block of the drawing is labelled with two devices, such as `0,4`: the pair that
-# differs only along `"data"` holds the same columns. So `W1` is stored twice, and each copy
-# is split four ways.
-#
-# `jax.typeof` shows the sharding as part of the type: `@model` on the second dimension says
-# it is split over `"model"`. Because the axes are explicit, shardings are known while
-# tracing, and a mismatch is an error rather than a silent copy. With `AxisType.Auto` axes
-# the type carries no sharding, and the compiler decides where data moves.
+# Each block of the drawing names two devices, such as `0,4`: they differ only along
+# `"data"` and hold the same columns. `jax.typeof` shows the sharding as part of the type,
+# `@model` on the second dimension. With explicit axes a mismatch is an error while tracing,
+# not a silent copy. With `AxisType.Auto` the type carries no sharding, and the compiler
+# decides where data moves.
 #
 # ## 3. Data parallelism
 #
@@ -231,33 +218,44 @@ print(jax.typeof(W1), "| mesh axis types:", mesh_2d.axis_types)
 # - With a mean loss and equal slices, the average of the per-slice gradients *is* the
 #   full-batch gradient. That is the claim to check, in both frameworks.
 #
-# Most training runs use data parallelism first, because it changes nothing about the model:
-# each device runs the whole step on fewer rows, and one collective keeps the replicas
-# identical. The two mental models disagree about *who* writes that collective. PyTorch's DDP
-# hooks into autograd and all-reduces gradients in buckets while `backward()` still runs, so
+# Most training runs use data parallelism first, because it changes nothing about the model.
+# The two mental models disagree about *who* writes its collective. PyTorch's DDP hooks into
+# autograd and all-reduces gradients in buckets while `backward()` still runs, so
 # communication overlaps with computation. In JAX the all-reduce appears because the batch is
 # sharded and the parameters are not; nothing in the code asks for it.
 #
 # ### 3.1 PyTorch: DDP, launched with `torchrun`
 #
-# The script `course_utils/dist/torch_ddp.py` runs in each process. When a process joins the
-# process group, it learns its `rank` and the `world` size from the variables `RANK` and
-# `WORLD_SIZE` that `torchrun` sets. The script's core:
+# Every process runs the script `course_utils/dist/torch_ddp.py`, which first joins the
+# process group. `torchrun` puts each process's rank, the world size and the meeting address
+# in its environment, and `init_process_group` reads them. The backend is NCCL with one GPU
+# per process, or gloo on the CPU:
+
+# %%
+# PyTorch: joining the process group, in every process (worker.torch_setup)
+launch.excerpt("course_utils.dist.worker", "init_process_group")
+
+# %% [markdown]
+# Then the script's core, DDP:
 
 # %%
 # PyTorch: the core of the DDP script, run by every process
 launch.excerpt("course_utils.dist.torch_ddp", "ddp")
 
 # %% [markdown]
-# `launch.torchrun` runs `torchrun --nproc-per-node N -m <module>` on this machine. It picks a
-# free port, stops everything after a timeout or a failure, and collects what each rank
-# reported. One launch runs all three PyTorch demos of this lesson, DDP here, tensor parallel
-# in §4.1 and FSDP2 in §5.1: `course_utils.dist.torch_all` calls each script's `run` in the
-# same processes, so starting torch is paid once.
-#
-# A sandbox without network may refuse TCP even on the loopback. There the launch starts
-# nothing and says so in one sentence; the cells that read its reports print nothing, and
-# every JAX cell still runs.
+# DDP is a convenience around one collective. For comparison, the script also averages the
+# gradients of a plain model by hand: an `all_reduce` sum per parameter, then a division by
+# the number of processes.
+
+# %%
+# PyTorch: gradient averaging by hand, as each rank runs it after backward()
+launch.excerpt("course_utils.dist.torch_ddp", "average_gradients")
+
+# %% [markdown]
+# `launch.torchrun` runs `torchrun --nproc-per-node N -m <module>` on this machine, with a free
+# port and a timeout, and collects what each rank reported. One launch runs all three PyTorch
+# demos: DDP here, tensor parallel in §4.1 and FSDP2 in §5.1. Where a sandbox refuses TCP,
+# even on the loopback, the launch starts nothing and says so, and every JAX cell still runs.
 
 # %%
 # PyTorch: launch the processes with torchrun
@@ -269,42 +267,26 @@ assert launch.tagged_processes(torch_run.tag) == []  # nothing left running
 ddp, tp, fsdp = (torch_run.section(name) for name in ("ddp", "tp", "fsdp"))  # per-rank reports
 
 # %% [markdown]
-# The first line sums up the launch; the second is the exact `torchrun` command, which you can
-# paste into a terminal. The `assert` checks that no process outlived the launch, where it
-# could keep a port or a core busy.
-#
-# Each rank reported its gradients, converted to JAX's layout. DDP's equal the full-batch
-# gradients on every rank:
+# The `assert` checks that no process outlived the launch. Each rank reported its gradients
+# in JAX's layout:
 
 # %%
 for report in ddp:
     assert_close(problem.take(report, "ddp_"), grads_ref, rtol=1e-4, atol=1e-6, name=f"ddp rank {report['rank']}")
-    assert report["local_batch"] == S.batch // S.n_procs
-    print(f"DDP rank {report['rank']} of {report['world']} ({report['backend']}) = full-batch gradients;"
-          f" it saw {report['local_batch']} of {S.batch} rows")
-
-# %% [markdown]
-# Every rank holds the same gradients, and they equal the oracle's for the whole batch,
-# although each rank's loss saw only its own rows. That is the mean-loss identity of the key
-# concepts, measured.
-#
-# DDP is a convenience around one collective. Written by hand, gradient averaging is an
-# `all_reduce` sum per parameter, then a division by the number of processes:
-
-# %%
-# PyTorch: gradient averaging by hand, as each rank runs it after backward()
-launch.excerpt("course_utils.dist.torch_ddp", "average_gradients")
-
-# %%
-for report in ddp:
     assert_close(problem.take(report, "hand_"), problem.take(report, "ddp_"), rtol=1e-6, atol=1e-7, name="by hand vs DDP")
-    print(f"rank {report['rank']}: hand-written all_reduce averaging = DDP")
+    assert report["local_batch"] == S.batch // S.n_procs
+    print(f"DDP rank {report['rank']} of {report['world']} ({report['backend']}) = averaging by hand"
+          f" = full-batch gradients; it saw {report['local_batch']} of {S.batch} rows")
 
 # %% [markdown]
+# Each rank's loss saw only its own rows, yet its gradients equal the oracle's for the whole
+# batch: the mean-loss identity, measured. The hand-written `all_reduce` gives the same
+# gradients as DDP.
+#
 # **Sharp bit: DDP averages.** With a *summed* loss, `reduction="sum"`, the full-batch
 # gradient is the sum over all rows, but DDP still divides by the number of processes. Here
-# and later, a cell that raises on purpose runs inside `expect_error`. It prints the error's
-# type and message in a line or two, and fails the cell if the error does not happen.
+# and later, a cell that raises on purpose runs inside `expect_error`, which prints the error
+# in a line or two and fails if no error happens.
 
 # %%
 from course_utils.expect import expect_error
@@ -315,12 +297,10 @@ for report in ddp[:1]:  # rank 0's report
         assert_close(problem.take(report, "ddp_sum_"), grads_sum_ref, rtol=1e-4, atol=1e-5, name="ddp, summed loss")
 
 # %% [markdown]
-# The assertion error is the lesson. Every element differs by a relative error of
-# `1 - 1/world`, so with two processes each DDP value is half the reference. The gradients
-# are off by exactly the number of processes. The fix is a mean loss, as above, or a
-# multiplication by the world size when the loss is a sum. JAX has no such convention to
-# remember: `jit` computes the function you wrote over the global batch, whatever the
-# sharding.
+# Each DDP gradient is the reference divided by the number of processes: half of it with two.
+# The fix is a mean loss, as above, or a multiplication by the world size when the loss is a
+# sum. JAX has no such convention to remember: `jit` computes the function you wrote over
+# the global batch, whatever the sharding.
 
 # %%
 for report in ddp[:1]:
@@ -334,11 +314,9 @@ for report in ddp[:1]:
 # ### 3.2 JAX: a sharded batch under `jit`
 #
 # The loss is written for the whole batch, as on one device. Sharding the batch over
-# `"data"` and replicating the parameters makes `jit` run it data-parallel.
-#
-# Unlike the PyTorch script, this has no rank, no local batch, no process group and no
-# wrapper. The same `grad_fn` runs on arrays on one device and on sharded arrays; `jit`
-# compiles a program for each set of input shardings, and the sharded one communicates.
+# `"data"` and replicating the parameters makes `jit` run it data-parallel. There is no rank,
+# no local batch, no process group and no wrapper: `jit` compiles one program per set of
+# input shardings, and the sharded one communicates.
 
 # %%
 # JAX: the same loss and gradient, on one device and data-parallel over the mesh
@@ -349,18 +327,18 @@ def loss_fn(params, X, y):
 
 grad_fn = jax.jit(jax.grad(loss_fn))
 params_jax = {k: jnp.asarray(v) for k, v in params_np.items()}  # on one device
-grads_single = grad_fn(params_jax, jnp.asarray(X_np), jnp.asarray(y_np))
+X1, y1 = jnp.asarray(X_np), jnp.asarray(y_np)  # the whole batch on one device
+grads_single = grad_fn(params_jax, X1, y1)
 
 with jax.set_mesh(mesh):
     X_jax, y_jax = jax.device_put(X_np, P("data")), jax.device_put(y_np, P("data"))
     params_dp = jax.device_put(params_jax, P())  # replicated on every device
     grads_dp = grad_fn(params_dp, X_jax, y_jax)
-print("gradient sharding:", grads_dp["W1"].sharding.spec, "(replicated, like DDP's)")
+print("gradient sharding:", grads_dp["W1"].sharding.spec)
 
 # %% [markdown]
 # The gradient comes back replicated, `P(None, None)`, as every DDP rank holds all of it.
-# Now the three-way check: the data-parallel gradients against one device, against the
-# float64 oracle, and against what the PyTorch ranks reported.
+# Now the three-way check, against one device, the float64 oracle and the PyTorch ranks:
 
 # %%
 assert_close(grads_dp, grads_single, rtol=1e-5, atol=1e-6, name="JAX data parallel vs one device")
@@ -370,37 +348,33 @@ for report in ddp:
 print("JAX data parallel = one device = float64 oracle" + (" = PyTorch DDP" if ddp else ""))
 
 # %% [markdown]
-# Where is the all-reduce? The compiler put it there. The compiled program lists its
-# collectives, and `cost.hlo_collectives` reads them out with their sizes:
+# Where is the all-reduce? The compiler put it there. `compile().as_text()` is the optimised
+# HLO that XLA runs after splitting the program per device, and each collective is a line of
+# it. A regular expression lists them, and `cost.hlo_collectives` reads their sizes too:
 
 # %%
 with jax.set_mesh(mesh):
     hlo_dp = grad_fn.lower(params_dp, X_jax, y_jax).compile().as_text()
-dp_collectives = cost.hlo_collectives(hlo_dp)
-for c in dp_collectives:
-    print(c.op, c.shapes, memory.format_bytes(c.result_bytes))
-print(f"the model has {problem.n_params(prob)} parameters = {memory.format_bytes(4 * problem.n_params(prob))} in float32")
+COLLECTIVE = r"\b(all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute)(?:-start)?\("
+print("collectives:", re.findall(COLLECTIVE, hlo_dp))
+print("bytes:", [memory.format_bytes(c.result_bytes) for c in cost.hlo_collectives(hlo_dp)],
+      f"| {problem.n_params(prob)} parameters in float32: {memory.format_bytes(4 * problem.n_params(prob))}")
 
 # %% [markdown]
-# `compile().as_text()` is the optimised HLO that XLA will run, after the SPMD partitioner
-# has split the program per device. Reading collectives out of it is the JAX counterpart of
-# counting them with PyTorch's `CommDebugMode`, which §8 uses. It shows what will be
-# communicated before anything runs.
-
-# %% [markdown]
-# XLA combines the gradients into one tuple, so one all-reduce carries them all. That is the
-# payload DDP sends too, and §8 counts it.
+# The bytes add up to the parameters: every gradient is all-reduced, and XLA combines small
+# all-reduces into one where it can. That is the payload DDP sends too. Reading the compiled
+# program counts JAX's communication before anything runs; PyTorch counts it while it runs,
+# with `CommDebugMode` (§8).
 #
-# **The JAX twin of `average_gradients`.** `jit` placed that all-reduce itself. Written by
-# hand, as DDP's ranks do it, the same step is a `jax.shard_map`. Each device differentiates
-# the loss on its own rows, then `jax.lax.pmean` averages the gradients over `"data"`.
+# **The JAX twin of `average_gradients`.** Written by hand, the same step is a
+# `jax.shard_map`: each device differentiates the loss on its own rows, then `jax.lax.pmean`
+# averages the gradients over `"data"`.
 #
-# One detail has no PyTorch counterpart. Inside `shard_map`, JAX tracks which values differ
-# per device, and the gradient of a replicated input comes back **already summed** over the
-# devices: the transpose of copying a value to every device is adding the copies up. To get
-# each device's own gradient, as each DDP rank has before its `all_reduce`, first mark the
-# parameters as per-device with `jax.lax.pcast(p, "data", to="varying")`. jax 0.7 spells it
-# `jax.lax.pvary`, and `compat.to_varying` picks the one this jax has:
+# One detail has no PyTorch counterpart. Inside `shard_map`, a replicated parameter is one
+# value that every device uses, so its gradient collects every device's share: `jax.grad`
+# returns it already summed over the devices. To get each device's own gradient, mark the
+# parameter as per-device first with `jax.lax.pcast(p, "data", to="varying")`. jax 0.7 calls
+# it `jax.lax.pvary`, and `compat.to_varying` picks the one this jax has:
 
 # %%
 # JAX: gradient averaging by hand, the twin of average_gradients
@@ -432,10 +406,9 @@ print(f"shard_map + pmean = jit's data parallel; unmarked parameters give {n_dev
 
 # %% [markdown]
 # Two results in one line. The hand-written step equals `jit`'s data-parallel gradients, so
-# `pmean` is the whole of DDP's averaging. The unmarked version returns `N` times that, where
-# `N` is the size of the `"data"` axis: the sum of the per-device gradients. Without the
-# `pcast` line, the gradient a DDP rank holds before its `all_reduce` never exists in the JAX
-# program.
+# `pmean` is the whole of DDP's averaging. The unmarked version returns `N` times that, the
+# sum over the `N` devices of `"data"`. Without the `pcast` line, your code never sees the
+# per-device gradient that a DDP rank holds before its `all_reduce`.
 
 # %% [markdown]
 # ## 4. Tensor parallelism
@@ -448,23 +421,44 @@ print(f"shard_map + pmean = jit's data parallel; unmarked parameters give {n_dev
 # - Every device sees the whole batch. Communication scales with activations, not
 #   parameters.
 #
-# Data parallelism assumes every device can hold the whole model. When one layer's weights or
-# activations are too big for that, the layer itself must be divided. The column-then-row
-# pattern of Megatron-LM is the standard way for an MLP block: the first layer's output is
-# split exactly as the second layer's input wants it, so the forward pass needs one
-# collective.
+# Data parallelism assumes every device can hold the whole model. When one layer is too big
+# for that, the layer itself must be divided. Megatron-LM's column-then-row pattern is the
+# standard way for an MLP block: the first layer's output is split exactly as the second
+# layer's input wants it, so the forward pass needs one collective.
 #
 # Here the roles are reversed compared with §3. PyTorch's DTensor *describes* the split with
 # placements and inserts the collective, while JAX drops into `shard_map` and writes the
 # `psum` by hand. Each is that framework's dedicated tool for the job, not the only way.
 #
-# The two programs come first, side by side: PyTorch's as each process of §3.1's launch ran
-# it, JAX's as this notebook runs it. One parity cell checks both, then §4.1 and §4.2 read
-# each in turn.
+# ### 4.1 PyTorch: DeviceMesh, DTensor and `parallelize_module`
+#
+# `init_device_mesh` plays the part of `jax.make_mesh`: a named arrangement of the ranks.
+# `parallelize_module` turns each named submodule's weights into DTensors with the
+# placements its style asks for, and hooks convert the layers' inputs and outputs. Each
+# process of §3.1's launch ran:
 
 # %%
 # PyTorch: tensor parallel with DTensor, run by every process
 launch.excerpt("course_utils.dist.torch_tp", "tp")
+
+# %%
+for r0 in tp[:1]:  # rank 0's report from the launch in §3.1
+    print(f"fc1.weight: {r0['fc1_weight_placements']}, local {r0['fc1_local_shape']}; "
+          f"fc2.weight: {r0['fc2_weight_placements']}, local {r0['fc2_local_shape']}")
+
+# %% [markdown]
+# `nn.Linear` stores `(out_features, in_features)`, so the column split of `fc1` is DTensor's
+# `Shard(0)` and the row split of `fc2` is `Shard(1)`. Each of the two ranks holds half of
+# `fc1`'s output features and the matching half of `fc2`'s input features.
+#
+# ### 4.2 JAX: `jax.shard_map` and an explicit `psum`
+#
+# `shard_map` gives the per-device view: the function sees its own blocks, and you write the
+# collective. `in_specs` say how each argument is split, and `out_specs` how the result is.
+# Inside `mlp_tp` the shapes are local: `params["W1"]` has `d_hidden / N` columns. The
+# function reads as a one-device MLP on a narrower hidden layer, plus one line of
+# communication. `psum` over `"model"` adds the partial outputs of all devices and gives every
+# device the total, the replicated result that `out_specs=P()` promises.
 
 # %%
 # JAX: tensor parallel with shard_map and an explicit psum
@@ -480,59 +474,11 @@ def mlp_tp(X, params):  # here W1 is (d_in, d_hidden/N) and W2 is (d_hidden/N, d
 with jax.set_mesh(mesh_tp):
     params_tp = {k: jax.device_put(v, tp_specs[k]) for k, v in params_jax.items()}
     mlp_sharded = jax.jit(jax.shard_map(mlp_tp, in_specs=(P(), tp_specs), out_specs=P()))
-    out_tp = mlp_sharded(jnp.asarray(X_np), params_tp)
-
-# %%
-# Parity: JAX and every PyTorch rank against the unsharded float64 model, and each other
-out_ref = problem.forward_numpy(params_np, X_np)
-assert_close(out_tp, out_ref, rtol=1e-4, atol=1e-5, name="JAX tensor parallel output")
-for report in tp:
-    assert_close(report["out"], out_ref, rtol=1e-4, atol=1e-5, name="tp output")
-    assert_close(problem.take(report, "tp_"), grads_ref, rtol=1e-4, atol=1e-6, name="tp grads")
-    assert_close(out_tp, report["out"], rtol=1e-4, atol=1e-5, name="JAX vs PyTorch tensor parallel")
-print("JAX tensor parallel = unsharded model"
-      + (" = PyTorch tensor parallel, output and gradients" if tp else ""))
-
-# %% [markdown]
-# Both split models compute the unsharded model's output, and PyTorch's ranks its gradients
-# too. JAX's gradients follow in §4.2.
-#
-# ### 4.1 PyTorch: DeviceMesh, DTensor and `parallelize_module`
-#
-# `init_device_mesh` plays the part of `jax.make_mesh`: a named arrangement of the ranks.
-# `parallelize_module` turns each named submodule's weights into DTensors with the
-# placements its style asks for, and hooks convert the layers' inputs and outputs. What each
-# rank ended up storing:
-
-# %%
-for r0 in tp[:1]:  # rank 0's report from the launch in §3.1
-    print(f"fc1.weight: {r0['fc1_weight_placements']}, local {r0['fc1_local_shape']}; "
-          f"fc2.weight: {r0['fc2_weight_placements']}, local {r0['fc2_local_shape']}")
-
-# %% [markdown]
-# `nn.Linear` stores `(out_features, in_features)`, so the column split of `fc1` is DTensor's
-# `Shard(0)` and the row split of `fc2` is `Shard(1)`. The local shapes are halves: each of
-# the two ranks holds half of `fc1`'s output features and the matching half of `fc2`'s input
-# features.
-#
-# ### 4.2 JAX: `jax.shard_map` and an explicit `psum`
-#
-# `shard_map` gives the per-device view: the function sees its own blocks, and you write the
-# collective. `in_specs` say how each argument is split, and `out_specs` how the result is.
-#
-# Inside `mlp_tp` the shapes are the local ones: `params["W1"]` has `d_hidden / N` columns.
-# The function reads as a single-device MLP on a narrower hidden layer, plus one line of
-# communication. `psum` over `"model"` adds the partial outputs of all devices and gives every
-# device the total, the replicated result that `out_specs=P()` promises. This is §4.1's
-# `ColwiseParallel` and `RowwiseParallel` pair, written out by hand. What one device stores:
-
-# %%
+    out_tp = mlp_sharded(X1, params_tp)
 print("per-device W1 block:", params_tp["W1"].addressable_shards[0].data.shape, "of", params_tp["W1"].shape)
 
 
 # %% [markdown]
-# The per-device block of `W1` is `d_in` rows by `d_hidden / N` columns.
-#
 # Gradients flow through `shard_map` and `psum` as through any function. The transpose of a
 # `psum` is a copy to every device, and the transpose of a replicated input is a `psum`. So
 # JAX derives the backward communication from the forward one, as DTensor does for PyTorch.
@@ -543,20 +489,25 @@ def loss_tp(params, X, y):
 
 
 with jax.set_mesh(mesh_tp):
-    grads_tp = jax.jit(jax.grad(loss_tp))(params_tp, jnp.asarray(X_np), jnp.asarray(y_np))
+    grads_tp = jax.jit(jax.grad(loss_tp))(params_tp, X1, y1)
+
+# %%
+# Parity: output and gradients, JAX and every PyTorch rank against the float64 oracle
+out_ref = problem.forward_numpy(params_np, X_np)
+assert_close(out_tp, out_ref, rtol=1e-4, atol=1e-5, name="JAX tensor parallel output")
 assert_close(grads_tp, grads_ref, rtol=1e-4, atol=1e-6, name="JAX tensor parallel grads")
 for report in tp:
+    assert_close(report["out"], out_ref, rtol=1e-4, atol=1e-5, name="tp output")
+    assert_close(problem.take(report, "tp_"), grads_ref, rtol=1e-4, atol=1e-6, name="tp grads")
     assert_close(grads_tp, problem.take(report, "tp_"), rtol=1e-4, atol=1e-6, name="JAX vs PyTorch TP")
-print("JAX tensor parallel gradients = float64 oracle" + (" = PyTorch tensor parallel" if tp else "")
+print("JAX tensor parallel = unsharded model, output and gradients" + (" = PyTorch tensor parallel" if tp else "")
       + "; W1's gradient is sharded:", grads_tp["W1"].sharding.spec)
 
 
 # %% [markdown]
 # `W1`'s gradient comes back with `W1`'s own spec, `P(None, 'model')`. Each device holds the
-# gradient of exactly the columns it owns, ready for a local optimiser update without any
-# gather.
-
-# %% [markdown]
+# gradient of exactly the columns it owns, ready for a local update without any gather.
+#
 # **Sharp bit: forgetting the `psum`.** Each device then holds only a partial output, yet
 # `out_specs=P()` promises one replicated value. JAX tracks which values vary across mesh axes
 # and refuses:
@@ -568,31 +519,26 @@ def mlp_tp_no_psum(X, params):
 
 
 with expect_error(ValueError, match="out_specs", lines=3), jax.set_mesh(mesh_tp):
-    jax.jit(jax.shard_map(mlp_tp_no_psum, in_specs=(P(), tp_specs), out_specs=P()))(
-        jnp.asarray(X_np), params_tp)
+    jax.jit(jax.shard_map(mlp_tp_no_psum, in_specs=(P(), tp_specs), out_specs=P()))(X1, params_tp)
 
 # %% [markdown]
-# The error comes while tracing, before anything runs. The output's type says it varies over
-# `"model"`, since each device computed a different partial sum, and `P()` claims it does
-# not. This bookkeeping of varying manual axes, `vma`, is the one that made §3.2's unmarked
-# gradients come back summed.
-#
-# The fix is the `psum` in `mlp_tp` above. Turning the check off with `check_vma=False`
-# instead returns one device's partial sum: a wrong answer instead of an error.
+# The error comes while tracing, before anything runs. Each device computed a different
+# partial sum, so the output's type varies over `"model"`, and `P()` claims it does not. This
+# bookkeeping of varying manual axes, `vma`, is the one that summed §3.2's unmarked
+# gradients. Turning the check off with `check_vma=False` returns one device's partial sum
+# instead: a wrong answer rather than an error.
 
 # %%
 with jax.set_mesh(mesh_tp):
     unchecked = jax.jit(jax.shard_map(mlp_tp_no_psum, in_specs=(P(), tp_specs), out_specs=P(),
-                                      check_vma=False))(jnp.asarray(X_np), params_tp)
+                                      check_vma=False))(X1, params_tp)
 print(f"without psum and without the check: largest error {max_abs_diff(unchecked, out_ref):.3f}")
 assert max_abs_diff(unchecked, out_ref) > 1e-3
 
 # %% [markdown]
-# The printed error is far above float32 rounding: the output holds one device's share of the
-# hidden units and misses all the others. Keep the check on. It runs while tracing and costs
-# nothing when the program runs.
-
-# %% [markdown]
+# The printed error is far above float32 rounding: the output misses every other device's
+# hidden units. Keep the check on; it costs nothing when the program runs.
+#
 # ## 5. Fully sharded data parallelism (FSDP)
 #
 # **Key concepts**
@@ -608,19 +554,35 @@ assert max_abs_diff(unchecked, out_ref) > 1e-3
 # In plain data parallelism every device stores the parameters, their gradients and the
 # optimiser state: with Adam in float32, about 16 bytes per parameter on every device. FSDP,
 # the ZeRO idea, stores each of those once across the group and gathers a layer's full
-# weights only while that layer runs. The cost is extra communication, since the weights
-# travel to every device every step.
+# weights only while that layer runs. For a PyTorch user FSDP is a wrapper with options; in
+# JAX it is a sharding of the parameters.
 #
-# For a PyTorch user FSDP is a wrapper with many options: what to wrap, when to gather, when
-# to free. In JAX it is a sharding of the parameters, and the compiler does the rest. JAX's
-# version is shorter to write; PyTorch's is easier to steer.
+# ### 5.1 PyTorch: FSDP2 `fully_shard`
 #
-# Again the two programs come first, and one parity cell checks the gradients and the
-# parameters after one SGD step on the shards, against one device and across the frameworks.
+# `fully_shard` is applied to each layer first, then to the root module. Each call makes one
+# group of parameters that is gathered and freed together. Parameters become DTensors with a
+# `Shard(0)` placement, split along their first dimension. Each process of §3.1's launch ran:
 
 # %%
 # PyTorch: FSDP2, run by every process
 launch.excerpt("course_utils.dist.torch_fsdp", "fsdp")
+
+# %%
+for r0 in fsdp[:1]:  # rank 0's report from the launch in §3.1
+    print(f"fc1.weight {r0['fc1_global_shape']} is {r0['fc1_weight_placements']}: this rank stores {r0['fc1_local_shape']}")
+
+# %% [markdown]
+# `fc1.weight` is `(d_hidden, d_in)` in PyTorch's layout, and each of the two ranks stores
+# half of its rows. The parity cell below gathers the gradients for the check; during the
+# step each rank held only its shard.
+#
+# ### 5.2 JAX: the same loss, parameters sharded too
+#
+# In JAX, FSDP is a different `PartitionSpec` for the parameters. The loss function and the
+# training step do not change, and the compiler gathers what each matmul needs.
+# `P("data", None)` splits each weight's first dimension over the `"data"` axis that also
+# splits the batch. One mesh axis serves both purposes, which is exactly FSDP: a
+# data-parallel group whose members also share the parameters.
 
 # %%
 # JAX: FSDP as a PartitionSpec for the parameters
@@ -636,6 +598,8 @@ def sgd_step(params, X, y):
 with jax.set_mesh(mesh):
     params_fsdp = {k: jax.device_put(v, fsdp_specs[k]) for k, v in params_jax.items()}
     new_params_fsdp, grads_fsdp = sgd_step(params_fsdp, X_jax, y_jax)
+print("W1 per device:", params_fsdp["W1"].addressable_shards[0].data.shape, "of", params_fsdp["W1"].shape,
+      "| W1's gradient and new value:", grads_fsdp["W1"].sharding.spec, new_params_fsdp["W1"].sharding.spec)
 
 # %%
 # Parity: JAX and every PyTorch rank against one device's full batch, and each other
@@ -649,47 +613,14 @@ for report in fsdp:
 print("JAX FSDP step = float64 oracle, gradients and new parameters"
       + (" = PyTorch FSDP2 step" if fsdp else ""))
 
-# %% [markdown]
-# ### 5.1 PyTorch: FSDP2 `fully_shard`
-#
-# `fully_shard` is applied to each layer first, then to the root module. Each call makes one
-# group of parameters that is gathered and freed together. Parameters become DTensors with a
-# `Shard(0)` placement, split along their first dimension. What rank 0 stores:
-
-# %%
-for r0 in fsdp[:1]:  # rank 0's report from the launch in §3.1
-    print(f"fc1.weight {r0['fc1_global_shape']} is {r0['fc1_weight_placements']}: this rank stores {r0['fc1_local_shape']}")
-
-# %% [markdown]
-# `fc1.weight` is `(d_hidden, d_in)` in PyTorch's layout. With two ranks, each stores half of
-# its rows: the `Shard(dim=0)` placement. The gradients the parity cell checked were gathered
-# for the check; during the step each rank held only its shard.
-#
-# ### 5.2 JAX: the same loss, parameters sharded too
-#
-# In JAX, FSDP is a different `PartitionSpec` for the parameters. The loss function and the
-# training step do not change, and the compiler gathers what each matmul needs.
-#
-# `P("data", None)` splits each weight's first dimension over the `"data"` axis that also
-# splits the batch. One mesh axis serves both purposes, which is exactly FSDP: a
-# data-parallel group whose members also share the parameters. `sgd_step` returns the new
-# parameters and the gradients. Both keep the parameters' shardings, so the update itself
-# happens on the shards:
-
-# %%
-print("W1 per device:", params_fsdp["W1"].addressable_shards[0].data.shape, "of", params_fsdp["W1"].shape,
-      "| W1's gradient and new value stay sharded:", grads_fsdp["W1"].sharding.spec, new_params_fsdp["W1"].sharding.spec)
-
 
 # %% [markdown]
 # Each device stores one slice of `W1`'s rows, and the gradient and the new value have the
-# same spec.
-
-# %% [markdown]
+# same spec, so the update itself happens on the shards.
+#
 # Memory is the point. Two measures per device: the parameter bytes it **stores** between
 # steps, and the step's **peak** from XLA's plan, whose `memory_analysis()` gives arguments,
-# outputs and temporary buffers. FSDP stores a slice of each sharded weight, but the step
-# gathers whole weights into temporaries while it runs.
+# outputs and temporary buffers.
 
 # %%
 def bytes_on_device_0(tree):
@@ -703,21 +634,19 @@ def step_peak(params):
 
 
 with jax.set_mesh(mesh):
-    peaks = {"data parallel": step_peak(params_dp), "fully sharded": step_peak(params_fsdp)}
+    peak = {"data parallel": step_peak(params_dp), "fully sharded": step_peak(params_fsdp)}
 stored = {"data parallel": bytes_on_device_0(params_dp), "fully sharded": bytes_on_device_0(params_fsdp)}
 for name in stored:
-    print(f"{name:>14}: stores {memory.format_bytes(stored[name])} of parameters on device 0; "
-          f"step peak (XLA's plan) {memory.format_bytes(peaks[name])}")
-assert stored["fully sharded"] < stored["data parallel"]
+    print(f"{name:>14}: stores {memory.format_bytes(stored[name])}, step peak {memory.format_bytes(peak[name])}")
+print(f"from data parallel to fully sharded: stored bytes ÷ {stored['data parallel'] / stored['fully sharded']:.1f},"
+      f" step peak ÷ {peak['data parallel'] / peak['fully sharded']:.1f}")
 
 # %% [markdown]
-# Read the two columns apart. The stored bytes shrink by the number of devices for every
-# sharded weight, while the biases stay replicated. The peak also counts the batch, the
-# activations and the gathered copies of the weights, so at this toy size it can even grow.
-# FSDP pays off when the parameters and the optimiser state fill the device, rather than the
-# activations, as in the 7B example of §8.
-
-# %% [markdown]
+# The stored bytes fall by up to the number of devices; only the biases stay whole. The peak
+# falls less, because it also counts the batch, the activations and the whole weights that
+# the step gathers while it runs. FSDP pays off when the parameters and the optimiser state
+# fill the device rather than the activations, as in the 7B example of §8.
+#
 # **Sharp bit: a split the compiler will not guess.** Shard `W1` along its *columns*, the
 # hidden dimension, instead. The batch is already split over `"data"`, so `X @ W1` would be
 # split over `"data"` twice. With explicit mesh axes, JAX refuses rather than pick what to
@@ -734,11 +663,9 @@ with expect_error(Exception, match="illegally sharded"), jax.set_mesh(mesh):
 # %% [markdown]
 # The FSDP fix is to say when to gather. `jax.sharding.reshard(p, P())` at the top of the loss
 # is the all-gather before use; current JAX also exports it as `jax.reshard`. Its gradient is
-# the transpose of that gather: each device keeps its slice of the summed gradient. The
-# textbook and FSDP2 do that with one reduce-scatter. XLA may compile it otherwise, for
-# example as an all-reduce of the whole gradient after which each device keeps its slice. §8
-# lists the collectives it chose on this backend. The fix works for any parameter specs, and
-# the gradients come back sharded like the parameters:
+# the transpose of that gather: each device keeps its slice of the summed gradient. FSDP2 does
+# that with one reduce-scatter. XLA may compile it otherwise, and the cell prints what it
+# chose here.
 
 # %%
 def loss_gathered(params, X, y):
@@ -754,16 +681,18 @@ def sgd_step_gathered(params, X, y):
 
 with jax.set_mesh(mesh):
     new_params_cols, grads_cols = sgd_step_gathered(params_cols, X_jax, y_jax)
+    hlo_cols = sgd_step_gathered.lower(params_cols, X_jax, y_jax).compile().as_text()
 assert_close(grads_cols, grads_ref, rtol=1e-4, atol=1e-6, name="gathered FSDP grads")
 assert_close(new_params_cols, step_ref, rtol=1e-5, atol=1e-6, name="gathered FSDP step")
-print("explicit gather: step = float64 oracle; gradient shardings",
-      {k: str(g.sharding.spec) for k, g in grads_cols.items()})
+assert all(g.sharding.is_equivalent_to(params_cols[k].sharding, g.ndim) for k, g in grads_cols.items())
+print("explicit gather: step = float64 oracle; each gradient sharded like its parameter, W1's",
+      grads_cols["W1"].sharding.spec)
+print("collectives:", re.findall(COLLECTIVE, hlo_cols))
 
 # %% [markdown]
-# The step matches the oracle. Each gradient has its parameter's spec, including the column
-# split of `W1`, `P(None, 'data')`, that the plain step refused. The explicit `reshard` is
-# the JAX counterpart of FSDP2's per-layer gather: the program now says where the full
-# weights exist, instead of leaving it to the compiler.
+# The step matches the oracle, and each gradient has its parameter's spec, including the
+# column split of `W1` that the plain step refused. The explicit `reshard` is the JAX
+# counterpart of FSDP2's per-layer gather: the program says where the full weights exist.
 
 # %% [markdown]
 # ## 6. Many processes: JAX's `jax.distributed.initialize`
@@ -775,17 +704,13 @@ print("explicit gather: step = float64 oracle; gradient shardings",
 # - Every process runs the same program. Each supplies only its own rows of the batch, with
 #   `jax.make_array_from_process_local_data`, and `jit` does the rest, as in §3.2.
 #
-# One process can drive all the devices of its host, as §2 to §5 did in this kernel. Another
-# host's devices are out of its reach, so a multi-host job runs one process per host. They
-# all run the *same* program over one global mesh, but each can only place data on its own
-# devices.
-#
-# For a PyTorch user this part is familiar: N processes, a rendezvous, each loading its own
-# rows. PyTorch usually runs one process per GPU, where JAX commonly runs one per host.
-# After the rendezvous, PyTorch processes exchange tensors through collectives they call,
-# while JAX processes together hold global arrays.
-#
-# Here, 2 processes with 4 simulated CPU devices each talk over localhost.
+# One process drove all 8 devices of §2 to §5, but no process reaches another host's
+# devices. So a multi-host job runs one process per host, and each places data only on its
+# own devices. For a PyTorch user this part is familiar: N processes, a rendezvous, each
+# loading its own rows. PyTorch usually runs one process per GPU, where JAX commonly runs one
+# per host. After the rendezvous, PyTorch processes exchange tensors through collectives they
+# call, while JAX processes together hold global arrays. Here, 2 processes with 4 simulated
+# CPU devices each talk over localhost.
 
 # %%
 # JAX: joining the other processes (the counterpart of init_process_group)
@@ -793,17 +718,13 @@ launch.excerpt("course_utils.dist.jax_multiprocess", "initialize")
 
 # %% [markdown]
 # After `initialize`, `jax.devices()` returns all 8 devices of both processes, and
-# `jax.local_devices()` the 4 that this process drives. The global batch is then assembled
-# from the pieces each process holds:
+# `jax.local_devices()` the 4 that this process drives. Each process then passes only its
+# own rows to `jax.make_array_from_process_local_data`, which returns one `jax.Array` of the
+# global shape, sharded over every device of every process. The loss is §3.2's, unchanged:
 
 # %%
 # JAX: each process supplies its rows of one global array
 launch.excerpt("course_utils.dist.jax_multiprocess", "global_batch")
-
-# %% [markdown]
-# `jax.make_array_from_process_local_data` is the key call. Each process passes only its own
-# rows, and the result is one `jax.Array` of the global shape, sharded over every device of
-# every process. The loss function is the one of §3.2, unchanged. Launch it:
 
 # %%
 # JAX: launch the processes, one command per process
@@ -814,27 +735,18 @@ if mp.ok:
     for cmd in mp.commands:
         print(launch.display_command(cmd))
 for report in mp.ranks:
-    print({k: report[k] for k in ("process_index", "process_count", "device_count", "local_device_count", "local_rows")})
-
-# %% [markdown]
-# The launch runs two commands, one per process, identical except for `--process-id`, as
-# they would run on two hosts. Each process reports the same global picture,
-# `process_count` 2 and `device_count` 8, and its own share: 4 local devices and half of the
-# rows.
-
-# %%
-for report in mp.ranks:
     assert report["device_count"] == S.jax_procs * S.jax_local_devices
     assert_close(problem.take(report, "grad_"), grads_ref, rtol=1e-4, atol=1e-6, name=f"process {report['process_index']}")
-    print(f"process {report['process_index']} of {S.jax_procs}, {S.jax_local_devices} devices each: "
+    print({k: report[k] for k in ("process_index", "process_count", "device_count", "local_device_count", "local_rows")},
           "gradients = full-batch oracle")
 
 # %% [markdown]
-# Both processes hold the full-batch gradients, computed by one program across both
-# processes. The all-reduce that `jit` inserted in §3.2 now crosses a process boundary, and
-# the code did not change to allow it.
-
-# %% [markdown]
+# The two commands differ only in `--process-id`, as they would on two hosts. Each process
+# reports the same global picture, `process_count` 2 and `device_count` 8, and its own share:
+# 4 local devices and half of the rows. Both hold the full-batch gradients, computed by one
+# program across both processes. The all-reduce that `jit` inserted in §3.2 now crosses a
+# process boundary, and the code did not change to allow it.
+#
 # ## 7. On many hosts: the same code, other launch lines
 #
 # **Key concepts**
@@ -845,8 +757,7 @@ for report in mp.ranks:
 #
 # Most people expect to rewrite their code to go from one machine to many, and neither
 # framework asks for it. What a script needs to know arrives through the launcher: how many
-# processes, which one it is, where to meet. `torchrun` passes environment variables, and
-# `jax.distributed.initialize` takes arguments or reads the cluster's variables.
+# processes, which one it is, where to meet.
 #
 # ```bash
 # # PyTorch, 4 hosts x 8 GPUs: run on every host (NCCL is chosen when each process has a GPU)
@@ -867,17 +778,10 @@ for report in mp.ranks:
 # srun python -m course_utils.dist.jax_multiprocess   # initialize() detects SLURM
 # ```
 #
-# | | launched by this notebook | only shown as text |
-# |---|---|---|
-# | PyTorch | DDP, TP and FSDP2 under `torchrun --nnodes 1 --nproc-per-node 2`, gloo over localhost | multi-node rendezvous, NCCL, SLURM |
-# | JAX | 8 simulated devices in this kernel; 2 processes × 4 devices through `jax.distributed.initialize` on localhost | several hosts, GPUs or TPUs, SLURM auto-detection |
-#
-# The scripts pick NCCL and one GPU per process when there are enough GPUs, and gloo on the
-# CPU otherwise. That choice is the only device-dependent code, `torch_setup` in
-# `course_utils/dist/worker.py`. Compare these lines with the one-machine commands of §3.1
+# The only device-dependent code is the choice between NCCL and gloo in §3.1's
+# `init_process_group` lines. Compare these commands with the one-machine commands of §3.1
 # and §6: only the launcher's flags differ.
-
-# %% [markdown]
+#
 # ## 8. What it costs: communication on paper and in the programs
 #
 # **Key concepts**
@@ -889,109 +793,69 @@ for report in mp.ranks:
 # - Tensor parallel sends `2 · 2(N-1)/N · A·b` per column-and-row layer pair, where `A` is
 #   the activation size, batch × features. It grows with the batch, not with `P`.
 #
-# Between real GPUs, communication runs over links far slower than the GPUs' arithmetic, and
-# it often decides which strategy is fastest. These ring-algorithm estimates say how much each
-# device sends, not how long it takes, and a library may use other algorithms such as NCCL's
-# trees. The ratios between strategies are what matter for choosing one.
+# Between real GPUs, communication often decides which strategy is fastest. These ring
+# estimates say how much each device sends, not how long it takes.
 #
-# The table covers this lesson's model on 8 devices and a 7-billion-parameter model in bf16
-# on 8 GPUs. For the 7B model's tensor parallelism it assumes 32 layers of 2 layer pairs
-# each, and activations of 8 sequences × 4096 tokens × 4096 features:
-
-# %%
-volume = {}  # model -> strategy -> bytes sent per device per step
-for label, P_, N, b, A, pairs in [
-    ("this lesson's MLP, float32", problem.n_params(prob), S.n_devices, 4, S.batch * S.d_out, 1),
-    ("7B model, bf16", 7e9, 8, 2, 8 * 4096 * 4096, 64),
-]:
-    rows = cost.table(P_, N, bytes_per_elem=b, activation_elems=A, n_layer_pairs=pairs)
-    volume[label] = {row["strategy"]: row["bytes"] for row in rows}
-print(f"{'model':28} {'strategy':16} {'sent per device per step':>24} {'vs DP':>6}")
-for label, by_strategy in volume.items():
-    for strategy, nbytes in by_strategy.items():
-        print(f"{label:28} {strategy:16} {memory.format_bytes(nbytes):>24} "
-              f"{nbytes / by_strategy['data parallel']:>6.2f}")
-big = volume["7B model, bf16"]
-print(f"\nFor the 7B example, tensor parallel sends {big['tensor parallel'] / big['data parallel']:.1f}x "
-      "what data parallel does. Its volume grows with the activations, data parallel's with the "
-      "parameters. Where it is the larger, tensor parallel stays inside one node, on its fast "
-      "GPU-to-GPU links, and is combined with data or fully sharded parallelism across nodes.")
-
-# %% [markdown]
-# Read the `vs DP` column. Fully sharded is always 1.5× data parallel, whatever the model:
-# both scale with the parameter count, and fully sharded adds one gather of the parameters.
-# Tensor parallel's ratio depends on the model, because it scales with the activations. For
-# this lesson's MLP, whose output has only `d_out` features per row, it can be the cheapest.
-# For the 7B model with long sequences it is the most expensive, and the last printed
-# sentence draws the consequence.
-#
-# Now what the programs actually contain. For JAX, the collectives in the compiled
-# data-parallel, fully-sharded and tensor-parallel programs on 8 devices. For PyTorch, the
-# collectives that `CommDebugMode` counted in one training step of each script, on 2
-# processes.
+# The cell puts the formula for this lesson's MLP on 8 devices beside the same estimate
+# applied to the collectives XLA compiled into the three JAX programs. Its last line applies
+# the formulas to a 7-billion-parameter model in bf16 on 8 GPUs: 32 layers of 2 layer pairs,
+# and activations of 8 sequences × 4096 tokens × 4096 features.
 
 # %%
 with jax.set_mesh(mesh):
     hlo_fsdp = sgd_step.lower(params_fsdp, X_jax, y_jax).compile().as_text()
 with jax.set_mesh(mesh_tp):
-    hlo_tp = jax.jit(jax.grad(loss_tp)).lower(params_tp, jnp.asarray(X_np), jnp.asarray(y_np)).compile().as_text()
-formula = {r["strategy"]: r["bytes"] for r in cost.table(problem.n_params(prob), S.n_devices, activation_elems=S.batch * S.d_out)}
-print(f"{'JAX, 8 devices':16} {'collectives in the compiled program':58} {'sent':>9} {'formula':>9}")
-for name, hlo in [("data parallel", hlo_dp), ("fully sharded", hlo_fsdp), ("tensor parallel", hlo_tp)]:
-    summary = cost.summarize(cost.hlo_collectives(hlo), S.n_devices)
-    kinds = ", ".join(f"{v['count']} {op} ({memory.format_bytes(v['full_bytes'])})" for op, v in summary.items())
-    sent = sum(v["sent_bytes"] for v in summary.values())
-    print(f"{name:16} {kinds:58} {memory.format_bytes(sent):>9} {memory.format_bytes(formula[name]):>9}")
-fsdp_kinds = cost.summarize(cost.hlo_collectives(hlo_fsdp), S.n_devices)
-print("\nXLA's fully sharded program on this backend: "
-      f"{fsdp_kinds.get('all-gather', {}).get('count', 0)} all-gather(s) for the 2 sharded weights, "
-      + ("gradients reduce-scattered" if "reduce-scatter" in fsdp_kinds
-         else "gradients all-reduced in full, each device then keeping its slice (no reduce-scatter)"))
+    hlo_tp = jax.jit(jax.grad(loss_tp)).lower(params_tp, X1, y1).compile().as_text()
+programs = {"data parallel": hlo_dp, "fully sharded": hlo_fsdp, "tensor parallel": hlo_tp}
+sent = {}  # strategy -> bytes one device sends per step, from the compiled program
+print(f"{'strategy':16} {'formula':>9} {'compiled':>9}  collectives in the compiled program")
+for row in cost.table(problem.n_params(prob), S.n_devices, activation_elems=S.batch * S.d_out):
+    found = cost.summarize(cost.hlo_collectives(programs[row["strategy"]]), S.n_devices)
+    sent[row["strategy"]] = sum(v["sent_bytes"] for v in found.values())
+    print(f"{row['strategy']:16} {memory.format_bytes(row['bytes']):>9} {memory.format_bytes(sent[row['strategy']]):>9}  "
+          + ", ".join(f"{v['count']} {op}" for op, v in found.items()))
+big = cost.table(7e9, 8, bytes_per_elem=2, activation_elems=8 * 4096 * 4096, n_layer_pairs=64)
+print("7B model, bf16, 8 GPUs, by the formulas: "
+      + "; ".join(f"{r['strategy']} {memory.format_bytes(r['bytes'])} ({r['vs data parallel']:.2f}x)" for r in big))
+
+# %% [markdown]
+# Fully sharded costs 1.5× data parallel by the formulas, whatever the model: one more gather
+# of the parameters. Tensor parallel scales with the activations instead. It can be the
+# cheapest for this small MLP, and it is the most expensive for the 7B model. So tensor
+# parallelism usually stays inside one node, on its fast GPU-to-GPU links, combined with data
+# or fully sharded parallelism across nodes.
+#
+# XLA's compiled programs are free to differ from the textbook, and the table shows what XLA
+# chose on this backend. The tensor-parallel formula counts a backward all-reduce too. It is
+# needed only when the first layer's input needs a gradient; here that input is the data, so
+# the compiled program may skip it.
+#
+# PyTorch counts collectives while they run. Each script ran one step inside `CommDebugMode`,
+# and `comm.get_comm_counts()` returned the calls per collective:
+
+# %%
+# PyTorch: counting the collectives of one step (torch_ddp.py; the other scripts alike)
+display(launch.excerpt("course_utils.dist.torch_ddp", "comm"))
 if ddp:  # rank 0's counts, where the launch ran
-    print(f"PyTorch, {S.n_procs} processes: DDP {ddp[0]['ddp_comm']} of {ddp[0]['ddp_allreduced_elements']} elements"
-          f" ({ddp[0]['n_params']} parameters); TP {tp[0]['tp_comm']}; FSDP2 {fsdp[0]['fsdp_comm']}")
+    print(f"PyTorch, {S.n_procs} processes: DDP {ddp[0]['ddp_comm']}; TP {tp[0]['tp_comm']}; FSDP2 {fsdp[0]['fsdp_comm']}")
 
 # %% [markdown]
-# How to read it. PyTorch's FSDP2 does what the formula assumes: per layer, a gather for the
-# forward pass, another for the backward pass, and one reduce-scatter of the gradients.
-# XLA's compiled program is free to do otherwise, and the table shows what it chose on this
-# backend. The tensor-parallel row holds one all-reduce of activations in the forward pass.
-# The formula's backward all-reduce is needed only when the first layer's input needs a
-# gradient, and here that input is the data.
+# FSDP2 does what the formula assumes: per layer, a gather for the forward pass, another for
+# the backward pass, and one reduce-scatter of the gradients. Compare it with JAX's
+# fully-sharded row, which lists the collectives XLA chose for the same gradients.
 #
-# The PyTorch line counts the collectives each script called in one step, per rank. Compare
-# FSDP2's gathers and reduce-scatters with JAX's fully-sharded row: the same gradients,
-# different collectives.
-#
-# Finally, step times. **These are correctness demos, not speed measurements.** Simulated
-# CPU devices share this machine's cores, so splitting the work adds communication and
-# scheduling without adding hardware. The second cell below says which devices ran here.
+# Finally, one step time, **not judged**. These are correctness demos: the model is far too
+# small to pay for communication, and simulated CPU devices add no compute, since they share
+# the machine's cores. On real accelerators each device brings its own compute, and the
+# question becomes whether the work per device hides the communication counted above.
 
 # %%
-X1, y1 = jnp.asarray(X_np), jnp.asarray(y_np)  # on one device; X_jax, y_jax, params_dp carry shardings
-comparison = timing.compare(
-    {"one device": lambda: grad_fn(params_jax, X1, y1),
-     f"data parallel, {S.n_devices} devices": lambda: grad_fn(params_dp, X_jax, y_jax),
-     f"fully sharded, {S.n_devices} devices": lambda: sgd_step(params_fsdp, X_jax, y_jax)[1]},
-    baseline="one device", rtol=1e-4, atol=1e-6, target_s=S.target_s,
-)
-comparison
-
-# %%
-print(claims.faster(comparison, "one device", f"data parallel, {S.n_devices} devices").explanation)
-print(f"The {len(DEVICES)} devices of the mesh are {DEVICES[0].platform} devices"
-      + (f": XLA's host platform split into {len(DEVICES)}, all of them in this one process and on "
-         f"the same {env.report(include_frameworks=False)['cpu_count']} CPU cores. They add no "
-         "compute; what differs from one device is how XLA divides the work over those cores and "
-         "the communication it adds, which is what the comparison above measures."
-         if DEVICES[0].platform == "cpu" else "."))
-
-
-# %% [markdown]
-# Read the table as the cost, on this machine, of splitting a small program over devices.
-# On real accelerators each device adds its own compute and memory bandwidth. There the same
-# comparison asks whether the work per device is large enough to hide the communication
-# counted above.
+comparison = timing.compare({"one device": lambda: grad_fn(params_jax, X1, y1),
+                             "data parallel": lambda: grad_fn(params_dp, X_jax, y_jax)},
+                            baseline="one device", rtol=1e-4, atol=1e-6, target_s=S.target_s)
+medians = {name: timing.format_seconds(m.median) for name, m in comparison.measurements.items()}
+print(f"Median time of one gradient on this machine: {medians['one device']} on one device, "
+      f"{medians['data parallel']} data-parallel over the mesh's {len(DEVICES)} {DEVICES[0].platform} devices.")
 
 # %% [markdown]
 # ## Summary
@@ -1007,83 +871,20 @@ print(f"The {len(DEVICES)} devices of the mesh are {DEVICES[0].platform} devices
 # | fully sharded | `fully_shard(layer)` for each layer, then the root | params `P("data", None)` under `jit`; `jax.sharding.reshard(p, P())` to gather explicitly |
 # | count communication | `CommDebugMode` | collectives in `jit(f).lower(...).compile().as_text()` |
 #
-# **Popular claims vs what you measured.** Each claim is quoted in a source article's words,
-# and each verdict below is computed from what this run did.
+# **Popular claims vs what you measured.** Each claim is quoted in a source article's words.
+# The first three verdicts come from this run's checks, the last from the bytes of §8's
+# compiled programs. `course_utils/dist/verdicts.py` builds each one from the lesson's
+# results.
 
 # %%
-def compiles_alone(fn, *args):
-    """Whether `fn` traces with these shardings and no explicit gather."""
-    try:
-        with jax.set_mesh(mesh):
-            fn.lower(*args)
-        return True
-    except Exception:  # ShardingTypeError: an illegal sharding JAX will not guess around
-        return False
+from course_utils.dist import verdicts
 
-
-def agrees(a, b):
-    """Whether `a` equals the float64 reference `b` at the lesson's float32 tolerances."""
-    try:
-        assert_close(a, b, rtol=1e-4, atol=1e-6)
-        return True
-    except AssertionError:
-        return False
-
-
-# %%
-rows_ok, cols_alone = agrees(grads_fsdp, grads_ref), compiles_alone(sgd_step, params_cols, X_jax, y_jax)
-ops = {name: f"{name}: " + ", ".join(f"{v['count']} {op}" for op, v in cost.summarize(cost.hlo_collectives(hlo), S.n_devices).items())
-       for name, hlo in (("data parallel", hlo_dp), ("fully sharded", hlo_fsdp))}
-jit_ok = rows_ok and agrees(grads_dp, grads_ref) and agrees(grads_tp, grads_ref)
-cheapest = {label: min(by, key=by.get) for label, by in volume.items()}
-
-
-def sent(label, strategy):
-    """'tensor parallel (3.5 KiB; data parallel 4.6 KiB)' for one model's cheapest strategy."""
-    nbytes = memory.format_bytes(volume[label][strategy])
-    if strategy == "data parallel":
-        return f"data parallel ({nbytes})"
-    return f"{strategy} ({nbytes}; data parallel {memory.format_bytes(volume[label]['data parallel'])})"
-
-
-verdicts = []
-for r0 in ddp[:1]:  # DDP's claim needs the ranks' reports: judged where the launch ran
-    ddp_full = all(problem.take(r, "ddp_")[k].shape == params_np[k].shape for r in ddp for k in params_np)
-    ddp_all = r0["ddp_allreduced_elements"] == r0["n_params"]
-    ddp_equal = all(agrees(problem.take(r, "ddp_"), grads_ref) for r in ddp)
-    verdicts.append(claims.fact(
-        "ddp-full-replica", ddp_full and ddp_all and ddp_equal,
-        f"On each of {len(ddp)} ranks DDP "
-        + ("held the gradient of every parameter at full shape" if ddp_full else "held some gradients sharded")
-        + f"; it all-reduced {r0['ddp_allreduced_elements']} elements for {r0['n_params']} "
-        "parameters, and the averaged gradients "
-        + ("equalled" if ddp_equal else "differed from") + " the full-batch ones (§3.1)."))
-verdicts += [
-    claims.fact(
-        "sharding-from-specs", rows_ok,
-        "With W1 split by rows, only the parameter specs changed and the jitted step "
-        + ("matched" if rows_ok else "did not match") + " the float64 reference "
-        f"(largest difference {max_abs_diff(grads_fsdp, grads_ref):.1e}, §5.2); split by columns, the "
-        "same step " + ("also compiled unchanged." if cols_alone else
-                        "needed one explicit reshard before JAX would compile it (the sharp bit in §5.2).")),
-    claims.fact(
-        "pmap-pjit-needed", not jit_ok,
-        f"This lesson ran data parallel (§3.2) and fully sharded parallel (§5.2) as plain jax.jit "
-        f"functions of sharded arrays, XLA inserting the collectives itself ({ops['data parallel']}; "
-        f"{ops['fully sharded']}; §8), and tensor parallel as jax.shard_map inside jax.jit (§4.2), "
-        + ("all" if jit_ok else "not all") + " equal to the float64 reference; it called neither "
-        "pmap nor pjit."),
-    claims.fact(
-        "dp-cheapest", all(c == "data parallel" for c in cheapest.values()),
-        "Fewest bytes sent per device per step: "
-        + "; ".join(f"{label}: {sent(label, strategy)}" for label, strategy in cheapest.items())
-        + " (§8). Tensor parallel sends activations, data parallel the parameters: the smaller of "
-        "the two decides."),
-]
-from IPython.display import display
-
-for verdict in verdicts:
-    display(verdict)
+display(
+    verdicts.ddp_full_replica(ddp, grads_ref),  # from the PyTorch ranks' reports
+    verdicts.sharding_from_specs(grads_fsdp, grads_ref, verdicts.compiles(sgd_step, mesh, params_cols, X_jax, y_jax)),
+    verdicts.pmap_pjit_needed([grads_dp, grads_fsdp, grads_tp], grads_ref, programs),
+    verdicts.dp_cheapest(sent),
+)
 
 # %% [markdown]
 # **Common misconceptions**, each corrected above:
@@ -1091,16 +892,13 @@ for verdict in verdicts:
 #   equal slices they are equal to float32 rounding, as §3.1 and §3.2 showed.
 # - *"DDP sums gradients."* It averages them, which is wrong for a summed loss: the sharp bit
 #   of §3.1.
-# - *"`shard_map` inserts the communication for you."* Inside `shard_map` you write it, and
-#   JAX stops you if you forget the `psum`, as in §4.2. Outside it, under `jit`, the compiler
-#   inserts it.
+# - *"`shard_map` inserts the communication for you."* You write the forward pass's
+#   collectives, and JAX stops you if you forget the `psum` (§4.2). The exception is
+#   `jax.grad`: a replicated parameter's gradient comes back summed over the devices unless
+#   you mark it per-device with `pcast` (§3.2).
 # - *"FSDP changes the maths."* It changes where parameters live, not the gradients or the
 #   update. §5 checked both.
-# - *"More simulated devices add compute."* They share the same cores, as §8's timing shows.
-# - *"Inside `shard_map`, the gradient of a replicated parameter is this device's
-#   gradient."* It is already the sum over the devices. Mark the parameter per-device with
-#   `pcast` or `pvary` to get the local one, the gradient a DDP rank holds before its
-#   all-reduce. §3.2 showed both.
+# - *"More simulated devices add compute."* They share the same cores, as §8 said.
 #
 # **Review questions**
 #

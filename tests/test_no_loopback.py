@@ -77,7 +77,7 @@ def test_lesson_05_runs_its_jax_sections_where_tcp_is_refused():
     # the JAX sections after the launches ran, and named no PyTorch result
     for line in (
         "JAX data parallel = one device = float64 oracle\n",
-        "JAX tensor parallel = unsharded model\n",
+        "JAX tensor parallel = unsharded model, output and gradients;",
         "JAX FSDP step = float64 oracle, gradients and new parameters\n",
         "explicit gather: step = float64 oracle",
         "collectives in the compiled program",
