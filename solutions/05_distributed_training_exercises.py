@@ -165,8 +165,9 @@ assert_close(X_h, prob_h["X"], rtol=0, atol=0, name="values unchanged")
 # axis `"model"`: each device computes its own block of output columns,
 # $Y_{[:, j]} = X W_{[:, j]} + b_j$, and the result stays split by columns, `P(None, "model")`.
 # `X` is replicated. On a mesh with explicit axes, as in the lesson, arguments must already
-# carry the shardings that `in_specs` names, so place `W` and `b` first with
-# `jax.device_put`. The check also reads the compiled layer: a column split communicates
+# carry the shardings that `in_specs` names: place `W` and `b` first with `jax.device_put`
+# and a `NamedSharding` on `mesh`. The check also runs your function under `jax.jit`, where
+# `jax.set_mesh` is refused, and reads the compiled layer: a column split communicates
 # nothing. About 5 lines.
 
 # %%
@@ -247,9 +248,25 @@ def _column():
     return Y
 
 
+_UNDER_JIT = ("JAX: the check runs your function under jax.jit, where jax.set_mesh is refused: "
+              "give jax.device_put a NamedSharding on `mesh` instead")
+_BARE_SPEC = "JAX: a bare PartitionSpec names no devices: wrap it in a NamedSharding on `mesh`"
+
+
+def _placement_crash(text):
+    """The hint for a placement the check refused, or None."""
+    if "can only be used outside" in text:  # the lesson's set_mesh idiom, inside jax.jit
+        return _UNDER_JIT
+    if "set a mesh" in text:
+        return _BARE_SPEC
+    return None
+
+
 def _column_crash(err):
     """The likely cause of a crash in column_parallel_linear, named first."""
     text = str(err)
+    if _placement_crash(text):
+        return _placement_crash(text)
     if "contracting dimensions" in text:
         return ("JAX: W is (d_in, d_out), not PyTorch's (out, in): X @ W multiplies it as it is, "
                 "and its columns, the output features, are its second axis")
@@ -291,7 +308,8 @@ assert_close(Y_4, X_4.astype(np.float64) @ W_4 + b_4, rtol=1e-4, atol=1e-4, name
 # Now split `W`'s **rows** over `"model"`, and `X`'s columns to match: each device computes a
 # *partial* product $X_{[:, i]} W_{[i, :]}$ of the full output shape, and the sum over devices
 # gives $XW$. Add `b` once, after the sum: added on every device, it would count N times.
-# The result is replicated, `P()`. About 6 lines.
+# The result is replicated, `P()`. As in exercise 2, the check also runs it under `jax.jit`.
+# About 6 lines.
 
 # %%
 W_r = rng.standard_normal((32, 4), dtype=np.float32)
@@ -322,6 +340,8 @@ def row_parallel_linear(X, W, b, mesh: jax.sharding.Mesh) -> jax.Array:
 def _row_crash(err):
     """The likely cause of a crash in row_parallel_linear, named first."""
     text = str(err)
+    if _placement_crash(text):
+        return _placement_crash(text)
     if "out_specs" in text:
         return ("JAX: out_specs=P() promises the same result on every device, and JAX sees that only "
                 "after a psum: the partial products differ until they are summed over 'model'")
@@ -331,10 +351,12 @@ def _row_crash(err):
     return "JAX: X's columns are split to match W's rows, so that each device multiplies its own slice"
 
 
+_row_hint = ("JAX: each device's product is partial: the partial products are summed (not averaged) "
+             "over 'model', and b is added once, after the sum")
 check("row-parallel", lambda: row_parallel_linear(X_r, W_r, b_r, mesh_tp), Y_r, rtol=1e-4, atol=1e-4,
-      hint="JAX: each device's product is partial: the partial products are summed (not averaged) "
-           "over 'model', and b is added once, after the sum",
-      crash_hint=_row_crash)
+      hint=_row_hint, crash_hint=_row_crash)
+check("row-parallel", lambda: jax.jit(lambda X, W, b: row_parallel_linear(X, W, b, mesh_tp))(X_r, W_r, b_r),
+      Y_r, rtol=1e-4, atol=1e-4, hint=_row_hint, crash_hint=_row_crash)
 
 # %%
 # HIDDEN TESTS: row-parallel points=3
@@ -356,7 +378,8 @@ assert_close(row_parallel_linear(X_r, W_r, b_big, mesh_tp), X_r.astype(np.float6
 # The lesson's `average_gradients` sends one `all_reduce` per parameter: many small
 # messages, each paying the collective's fixed start-up cost. DDP packs the gradients into
 # **buckets** instead, 25 MB by default (`bucket_cap_mb`), and all-reduces each bucket as one
-# flat tensor. Write `average_gradients_bucketed(model, bucket_numel)`:
+# flat tensor while `backward()` still runs. Here you bucket after `backward()`, in parameter
+# order. Write `average_gradients_bucketed(model, bucket_numel)`:
 #
 # 1. walk `model.parameters()` in order, skipping those whose `.grad` is `None`, and pack
 #    consecutive gradients into one bucket as long as it holds at most `bucket_numel`
@@ -606,7 +629,7 @@ def loss_gathered(params, X, y):
 
 @jax.jit
 def sgd_step(params, X, y):
-    grads = jax.grad(loss_gathered)(params, X, y)  # sharded like params (reduce-scattered)
+    grads = jax.grad(loss_gathered)(params, X, y)  # sharded like params
     return jax.tree.map(lambda p, g: p - 0.1 * g, params, grads)
 
 
@@ -669,6 +692,6 @@ assert_close(new_f, {k: v - 0.1 * grads_f[k] for k, v in problem.params_of(prob_
 #
 # You sharded a batch and proved the data-parallel gradients exact. You wrote both halves of
 # a tensor-parallel MLP: the column split needs no communication, the row split one
-# all-reduce. You averaged gradients in buckets exactly as DDP does, and chose FSDP shardings
-# that cut each device's parameter memory by about the number of devices. Next: lesson 06,
-# the ecosystems.
+# all-reduce. You packed gradients into buckets and averaged each with one `all_reduce`, the
+# idea behind DDP's buckets. You chose FSDP shardings that cut each device's parameter memory
+# by about the number of devices. Next: lesson 06, the ecosystems.

@@ -449,6 +449,36 @@ def fsdp_specs(params, n_devices):
     return specs
 """
 
+COLUMN_SET_MESH = """
+def column_parallel_linear(X, W, b, mesh):
+    with jax.set_mesh(mesh):  # the lesson's idiom, refused under jax.jit
+        W = jax.device_put(W, P(None, "model"))
+        b = jax.device_put(b, P("model"))
+        return jax.shard_map(lambda X, W, b: X @ W + b,
+                             in_specs=(P(), P(None, "model"), P("model")),
+                             out_specs=P(None, "model"))(jnp.asarray(X), W, b)
+"""
+
+COLUMN_BARE_SPEC = """
+def column_parallel_linear(X, W, b, mesh):
+    W = jax.device_put(W, P(None, "model"))  # no mesh named, none set
+    b = jax.device_put(b, P("model"))
+    return jax.shard_map(lambda X, W, b: X @ W + b, mesh=mesh,
+                         in_specs=(P(), P(None, "model"), P("model")),
+                         out_specs=P(None, "model"))(jnp.asarray(X), W, b)
+"""
+
+ROW_SET_MESH = """
+def row_parallel_linear(X, W, b, mesh):
+    with jax.set_mesh(mesh):  # the lesson's idiom, refused under jax.jit
+        X = jax.device_put(X, P(None, "model"))
+        W = jax.device_put(W, P("model", None))
+        b = jax.device_put(b, P())
+        return jax.shard_map(lambda X, W, b: jax.lax.psum(X @ W, "model") + b,
+                             in_specs=(P(None, "model"), P("model", None), P()),
+                             out_specs=P())(X, W, b)
+"""
+
 WRONG = {
     "shard-batch": [
         ("splits the feature columns", COLUMNS_SPLIT, "only the rows are split"),
@@ -495,6 +525,8 @@ WRONG = {
         ("b placed split, in_spec whole", B_SPEC_WHOLE, "b is split like W's columns"),
         ("x @ W.T, as F.linear", LINEAR_TRANSPOSE, "not PyTorch's (out, in)"),
         ("a psum, as in the row split", PSUM_COLUMNS, "a column split needs no psum"),
+        ("jax.set_mesh, as in the lesson", COLUMN_SET_MESH, "jax.set_mesh is refused"),
+        ("a bare P with no mesh", COLUMN_BARE_SPEC, "wrap it in a NamedSharding"),
     ]
     + (
         [("W and b not placed first", COLUMN_NOT_PLACED, "jax.device_put first")]
@@ -516,6 +548,7 @@ WRONG = {
             ROW_W_TORCH_LAYOUT,
             "would put them on axis 1",
         ),
+        ("jax.set_mesh, as in the lesson", ROW_SET_MESH, "jax.set_mesh is refused"),
     ],
     "allreduce-grads": [
         ("one all_reduce per parameter", PER_PARAMETER, "one all_reduce per bucket"),
