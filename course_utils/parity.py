@@ -124,7 +124,8 @@ def _compare_leaf(path: str, a: Any, b: Any, rtol: float, atol: float) -> str | 
     a64 = a.astype(np.float64)
     b64 = b.astype(np.float64)
     nan_mismatch = np.isnan(a64) != np.isnan(b64)
-    diff = np.abs(a64 - b64)
+    with np.errstate(invalid="ignore"):  # inf - inf is NaN here, and handled below
+        diff = np.abs(a64 - b64)
     diff = np.where(np.isnan(a64) & np.isnan(b64), 0.0, diff)
     both_inf = np.isinf(a64) & np.isinf(b64) & (a64 == b64)
     diff = np.where(both_inf, 0.0, diff)

@@ -160,3 +160,15 @@ def test_strings_none_and_big_ints_compare_exactly():
             assert_close(a, b)
     with pytest.raises(AssertionError, match="lie about equality"):
         max_abs_diff({"a": _AlwaysEqual()}, {"a": 1.0})
+
+
+def test_equal_infinities_compare_without_a_numpy_warning():
+    import warnings
+
+    import numpy as np
+
+    from course_utils.parity import assert_close
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert_close(np.array([np.inf, 1.0]), np.array([np.inf, 1.0]))
