@@ -1237,19 +1237,16 @@ else:
 
 # %%
 if KERAS:
+    claim = claims.get("keras-native-speed")
+    keras_verdicts = {}
     for name, res in keras_results.items():
         rows = {row["variant"]: row for row in res["timings"]}
         native = rows.pop(res["native"])
         print(f"{name} on {native['device']}: {native['variant']} {timing.format_seconds(native['median_s'])}; "
               + "; ".join(f"{variant} {row['ratio']:.2f} ×" for variant, row in rows.items()))
-    claim = claims.get("keras-native-speed")
-    natural = {"JAX backend, jitted stateless_call": ("jax", "Keras, jitted stateless_call"),
-               "PyTorch backend, eager model(x)": ("torch", "Keras, eager model(x)")}
-    keras_verdicts = {}
-    for label, (backend, variant) in natural.items():
-        res = keras_results[backend]
-        keras_verdicts[label] = claims.judge(claim, keras_backends.ratios(res, variant), res["native"], variant,
-                                             contention=res["contention"])
+        natural = "Keras, jitted stateless_call" if name == "jax" else "Keras, eager model(x)"
+        keras_verdicts[f"{name} backend, {natural}"] = claims.judge(
+            claim, keras_backends.ratios(res, natural), res["native"], natural, contention=res["contention"])
     print(f"Claim of source article {claim.source}: {claim.text}")
     print(claims.compact(keras_verdicts))
 else:
