@@ -430,35 +430,26 @@ print(f"shard_map + pmean = jit's data parallel; unmarked parameters give {n_dev
 # placements and inserts the collective, while JAX drops into `shard_map` and writes the
 # `psum` by hand. Each is that framework's dedicated tool for the job, not the only way.
 #
-# ### 4.1 PyTorch: DeviceMesh, DTensor and `parallelize_module`
+# ### 4.1 The same split in both frameworks
 #
-# `init_device_mesh` plays the part of `jax.make_mesh`: a named arrangement of the ranks.
-# `parallelize_module` turns each named submodule's weights into DTensors with the
+# **PyTorch.** `init_device_mesh` plays the part of `jax.make_mesh`: a named arrangement of
+# the ranks. `parallelize_module` turns each named submodule's weights into DTensors with the
 # placements its style asks for, and hooks convert the layers' inputs and outputs. Each
-# process of §3.1's launch ran:
+# process of §3.1's launch ran the first cell below.
+#
+# **JAX.** `shard_map` gives the per-device view: the function sees its own blocks, and you
+# write the collective. `in_specs` say how each argument is split, and `out_specs` how the
+# result is. Inside `mlp_tp` the shapes are local: `params["W1"]` has `d_hidden / N` columns.
+# The function reads as a one-device MLP on a narrower hidden layer, plus one line of
+# communication. `psum` over `"model"` adds the partial outputs of all devices and gives every
+# device the total, the replicated result that `out_specs=P()` promises.
 
 # %%
 # PyTorch: tensor parallel with DTensor, run by every process
 launch.excerpt("course_utils.dist.torch_tp", "tp")
-
-# %%
 for r0 in tp[:1]:  # rank 0's report from the launch in §3.1
     print(f"fc1.weight: {r0['fc1_weight_placements']}, local {r0['fc1_local_shape']}; "
           f"fc2.weight: {r0['fc2_weight_placements']}, local {r0['fc2_local_shape']}")
-
-# %% [markdown]
-# `nn.Linear` stores `(out_features, in_features)`, so the column split of `fc1` is DTensor's
-# `Shard(0)` and the row split of `fc2` is `Shard(1)`. Each of the two ranks holds half of
-# `fc1`'s output features and the matching half of `fc2`'s input features.
-#
-# ### 4.2 JAX: `jax.shard_map` and an explicit `psum`
-#
-# `shard_map` gives the per-device view: the function sees its own blocks, and you write the
-# collective. `in_specs` say how each argument is split, and `out_specs` how the result is.
-# Inside `mlp_tp` the shapes are local: `params["W1"]` has `d_hidden / N` columns. The
-# function reads as a one-device MLP on a narrower hidden layer, plus one line of
-# communication. `psum` over `"model"` adds the partial outputs of all devices and gives every
-# device the total, the replicated result that `out_specs=P()` promises.
 
 # %%
 # JAX: tensor parallel with shard_map and an explicit psum
@@ -479,6 +470,10 @@ print("per-device W1 block:", params_tp["W1"].addressable_shards[0].data.shape, 
 
 
 # %% [markdown]
+# `nn.Linear` stores `(out_features, in_features)`, so the column split of `fc1` is DTensor's
+# `Shard(0)` and the row split of `fc2` is `Shard(1)`. Each of the two ranks holds half of
+# `fc1`'s output features and the matching half of `fc2`'s input features.
+#
 # Gradients flow through `shard_map` and `psum` as through any function. The transpose of a
 # `psum` is a copy to every device, and the transpose of a replicated input is a `psum`. So
 # JAX derives the backward communication from the forward one, as DTensor does for PyTorch.
