@@ -60,10 +60,19 @@ def timing_bars(
     *,
     ax=None,
     title: str | None = None,
-    baseline: str | None = None,
+    baseline: str | Mapping[str, str] | None = None,
     unit: str = "ms",
+    log: bool = False,
 ):
-    """Median time per variant with IQR whiskers (from :class:`timing.Measurement` objects)."""
+    """Median time per variant with IQR whiskers (from :class:`timing.Measurement` objects).
+
+    ``baseline`` names the variant each label's speed is taken against, or maps
+    each variant to its own baseline (variants not in the mapping get no label),
+    so that groups which must not be compared, such as eager PyTorch and jitted
+    JAX, each have theirs. ``log``: a log time axis, for times that span orders
+    of magnitude; each median is then a point, since a bar's length means
+    nothing on a log axis.
+    """
     scale = {"s": 1.0, "ms": 1e3, "us": 1e6, "µs": 1e6}[unit]
     ax = _axes(ax)
     names = list(measurements)
@@ -74,29 +83,54 @@ def timing_bars(
         med = measurements[n].median
         errors.append((max(0.0, med - q1) * scale, max(0.0, q3 - med) * scale))
     colors = [_color(n) or "#888888" for n in names]
-    ax.barh(
-        names, medians, xerr=list(zip(*errors, strict=True)), color=colors, capsize=4
-    )
+    if log:
+        for i, (med, err, colour) in enumerate(
+            zip(medians, errors, colors, strict=True)
+        ):
+            ax.errorbar(
+                med, i, xerr=[[err[0]], [err[1]]], fmt="o", color=colour, capsize=4
+            )
+        ax.set_xscale("log")
+        ax.set_yticks(range(len(names)), names)
+    else:
+        ax.barh(
+            names,
+            medians,
+            xerr=list(zip(*errors, strict=True)),
+            color=colors,
+            capsize=4,
+        )
     ax.invert_yaxis()
-    ax.set_xlabel(
-        f"time per call ({unit}), median with IQR; labels: speed against {baseline}"
-        if baseline
-        else f"time per call ({unit}), median with IQR"
+    bases = (
+        {n: baseline for n in names}
+        if isinstance(baseline, str)
+        else dict(baseline or {})
     )
-    if baseline is not None:
-        base = measurements[baseline].median
+    against = " / ".join(dict.fromkeys(bases.values()))
+    what = "median with IQR"
+    sep = "\n" if isinstance(baseline, Mapping) else " "  # several names: own line
+    ax.set_xlabel(
+        f"time per call ({unit}), {what};{sep}labels: speed against {against}"
+        if bases
+        else f"time per call ({unit}), {what}"
+    )
+    if bases:
         ends = [m + up for m, (_, up) in zip(medians, errors, strict=True)]
         # each label past its whisker's end, so that neither hides the other
         for i, n in enumerate(names):
+            if n not in bases:
+                continue
+            speedup = measurements[bases[n]].median / measurements[n].median
             ax.annotate(
-                f" {_faster_label(base / measurements[n].median, baseline)}",
+                f" {_faster_label(speedup, bases[n])}",
                 (ends[i], i),
                 xytext=(3, 0),
                 textcoords="offset points",
                 va="center",
                 fontsize=9,
             )
-        ax.set_xlim(right=max(ends) * 1.3)  # room for the longest bar's label
+        # room for the longest bar's label: a share of the axis, linear or log
+        ax.set_xlim(right=max(ends) * (6.0 if log else 1.3))
     ax.set_title(title or "on this machine")
     ax.grid(axis="x", alpha=0.3)
     return ax

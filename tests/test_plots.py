@@ -39,6 +39,40 @@ def test_timing_bars_whiskers_and_ratios():
     plt.close(ax.figure)
 
 
+def test_timing_bars_with_a_baseline_per_group():
+    ms = {
+        "torch a": Measurement("torch a", [0.010, 0.010, 0.010], 1, 0.1),
+        "torch b": Measurement("torch b", [0.020, 0.020, 0.020], 1, 0.1),
+        "jax a": Measurement("jax a", [0.004, 0.004, 0.004], 1, 0.2),
+        "jax b": Measurement("jax b", [0.001, 0.001, 0.001], 1, 0.2),
+    }
+    own = {
+        "torch a": "torch a",
+        "torch b": "torch a",
+        "jax a": "jax a",
+        "jax b": "jax a",
+    }
+    ax = plots.timing_bars(ms, baseline=own)
+    texts = [t.get_text().strip() for t in ax.texts]
+    assert texts == ["baseline", "2.00x slower", "baseline", "4.00x faster"]
+    assert ax.get_xlabel().endswith("labels: speed against torch a / jax a")
+    plt.close(ax.figure)
+
+
+def test_timing_bars_on_a_log_axis_are_points():
+    ms = {
+        "torch": Measurement("torch", [0.0010, 0.0011, 0.0012], 1, 0.1),
+        "jax eager": Measurement("jax eager", [0.10, 0.11, 0.12], 1, 0.2),
+    }
+    ax = plots.timing_bars(ms, baseline="torch", log=True)
+    assert ax.get_xscale() == "log" and not ax.patches  # no bars on a log axis
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["torch", "jax eager"]
+    assert "100.00x slower" in [t.get_text().strip() for t in ax.texts]
+    assert ax.get_xlim()[1] > max(t.xy[0] for t in ax.texts)  # room for the label
+    assert "log scale" in plots.describe(ax.figure)
+    plt.close(ax.figure)
+
+
 def test_break_even_marks_crossing():
     ax = plots.break_even(first_call_s=1.0, steady_s=0.01, eager_s=0.02, label="jax")
     compiled = ax.get_lines()[1].get_ydata()
