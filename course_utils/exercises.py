@@ -44,6 +44,26 @@ class NotChecked(Exception):  # noqa: N818 - an outcome, like NotImplementedErro
 
 _MISSING = object()
 
+# The cell (its running frame) whose untouched stubs were last reported, and the
+# exercises it reported: a test cell that checks one stub fifteen times says so once.
+_stub_cell: Any = None
+_stub_reported: set[str] = set()
+
+
+def _first_stub_report(exercise: str, cell: Any) -> bool:
+    """True the first time ``cell``, one run of a test cell, finds ``exercise`` untouched.
+
+    The frame of the cell's code is new at every run (a rerun reports again); holding it
+    keeps its identity from being reused by a later cell.
+    """
+    global _stub_cell, _stub_reported
+    if cell is not _stub_cell:
+        _stub_cell, _stub_reported = cell, set()
+    if exercise in _stub_reported:
+        return False
+    _stub_reported.add(exercise)
+    return True
+
 
 # Read when the module is first imported: the grader's kernel imports it before any
 # student code runs, so a submission that clears the variable cannot turn stubs into passes.
@@ -184,8 +204,9 @@ def check(
 
     ``fn()`` either makes its own assertions, or returns a value compared with
     ``expected`` (via :func:`course_utils.parity.assert_close`). An untouched
-    stub (``NotImplementedError``) prints "not implemented yet", so Run All
-    finishes; under the grader it raises instead, so a stub never scores. A
+    stub (``NotImplementedError``) prints "not implemented yet", once per run of
+    a test cell however many checks meet it, so Run All finishes; under the
+    grader it raises instead, so a stub never scores. A
     check that cannot run here raises :class:`NotChecked`: one line says so, and
     the check neither passes nor fails (raised from the answer's own code, it is a
     crash like any other). A wrong answer raises :class:`CheckFailed` with expected vs got and ``hint``.
@@ -200,7 +221,8 @@ def check(
     check cannot find (the student's function, when its cell failed to compile
     or never ran) is told as that cell not having run, with no hint.
     """
-    test_file = sys._getframe(1).f_code.co_filename
+    caller = sys._getframe(1)
+    test_file = caller.f_code.co_filename
     try:
         got = fn()
         if expected is not _MISSING:
@@ -220,7 +242,8 @@ def check(
     except NotImplementedError:
         if grading():
             raise
-        print(f"… {exercise}: not implemented yet")
+        if _first_stub_report(exercise, caller):
+            print(f"… {exercise}: not implemented yet")
         return None
     except CheckFailed as err:
         err.__traceback__ = None

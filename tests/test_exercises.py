@@ -25,6 +25,25 @@ def test_check_turns_stub_into_not_implemented(capsys, monkeypatch):
     assert "double: not implemented yet" in capsys.readouterr().out
 
 
+def test_an_untouched_stub_is_reported_once_per_cell_run(capsys, monkeypatch):
+    monkeypatch.delenv("COURSE_GRADING", raising=False)
+
+    def stub():
+        raise NotImplementedError()
+
+    def cell():  # one run of a test cell: the same frame for every check
+        for _ in range(15):
+            check("mask", stub, 4)
+        check("other", stub, 4)
+
+    cell()
+    out = capsys.readouterr().out
+    assert out.count("mask: not implemented yet") == 1
+    assert out.count("other: not implemented yet") == 1
+    cell()  # the cell run again: reported again
+    assert capsys.readouterr().out.count("mask: not implemented yet") == 1
+
+
 def test_check_raises_for_stub_under_the_grader(monkeypatch):
     monkeypatch.setenv("COURSE_GRADING", "1")
     with pytest.raises(NotImplementedError):
