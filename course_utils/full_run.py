@@ -8,8 +8,9 @@ versions, date; :func:`course_utils.claims.results.fingerprint`) to
 elsewhere). The course ships such files, measured on its own machines, in
 ``course_utils/full_runs/`` (package data, so Colab's install has them too):
 :func:`shipped` reads a lesson's files back and checks them, :func:`label` names each
-one's machine, and :func:`table` sets them beside this run's numbers. Importing this
-module imports no framework.
+one's machine, and :func:`table` sets them beside this run's numbers. :func:`columns`
+gathers the shipped runs and this one with each machine's load, and :func:`load_note`
+says whether a column's speeds can be read. Importing this module imports no framework.
 """
 
 from __future__ import annotations
@@ -25,7 +26,17 @@ from course_utils.errors import CourseError
 SCHEMA = 1
 SHIPPED = Path(__file__).resolve().with_name("full_runs")
 
-__all__ = ["SCHEMA", "SHIPPED", "label", "load", "save", "shipped", "table"]
+__all__ = [
+    "SCHEMA",
+    "SHIPPED",
+    "columns",
+    "label",
+    "load",
+    "load_note",
+    "save",
+    "shipped",
+    "table",
+]
 
 
 def _out_dir() -> Path:
@@ -122,3 +133,48 @@ def table(
                 cells.append(format(value, spec))
         lines.append(f"| {key} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def columns(
+    lesson: str, result: Mapping[str, Any], folder: str | Path | None = None
+) -> list[tuple[str, dict[str, Any]]]:
+    """The shipped runs of ``lesson``, then ``result`` as "this run", for :func:`table`.
+
+    Each column's numbers gain its machine's ``load average`` (over one minute, when
+    the run was saved, or now for this run) and ``cores``, which :func:`load_note`
+    reads; an old file without them shows a dash.
+    """
+    import os
+
+    cols = [
+        (
+            label(run),
+            {
+                **run["result"],
+                "load average": run["fingerprint"].get("load_average_1min"),
+                "cores": run["fingerprint"].get("cores"),
+            },
+        )
+        for run in shipped(lesson, folder)
+    ]
+    load_now = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    cols.append(
+        ("this run", {**result, "load average": load_now, "cores": os.cpu_count()})
+    )
+    return cols
+
+
+def load_note(heading: str, numbers: Mapping[str, Any]) -> str:
+    """One line: a column's load average against its cores, and what that makes of its speeds.
+
+    The load average counts the processes running or waiting for the cores. Above the
+    number of cores, a run's loops shared the machine with other programs: their
+    timings measure that work too, so they compare neither framework.
+    """
+    load_avg, cores = numbers.get("load average"), numbers.get("cores")
+    if load_avg is None or not cores:
+        return f"{heading}: load unknown, so its speeds cannot be judged"
+    where = f"{heading}: load {load_avg:.1f} on {cores} cores"
+    if load_avg > cores:
+        return f"{where}, a busy machine: its speeds also time other programs and compare neither framework"
+    return f"{where}, quiet enough to read its speeds"

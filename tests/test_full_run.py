@@ -59,3 +59,19 @@ def test_every_shipped_file_is_valid():
     for path in full_run.SHIPPED.glob("*.json"):
         run = full_run.load(path)
         assert path.name.startswith(run["lesson"] + "--") or path.stem == run["lesson"]
+
+
+def test_columns_put_this_run_last_with_each_machines_load(tmp_path):
+    saved = full_run.save("99_lesson", {"steps": 800}, MACHINE, out=tmp_path)
+    saved.rename(tmp_path / "99_lesson--a.json")
+    cols = full_run.columns("99_lesson", {"steps": 30}, tmp_path)
+    assert [h for h, _ in cols][-1] == "this run"
+    assert [n["steps"] for _, n in cols] == [800, 30]
+    assert all("load average" in n and "cores" in n for _, n in cols)
+
+
+def test_load_note_says_whether_the_speeds_can_be_read():
+    busy = full_run.load_note("a", {"load average": 16.2, "cores": 2})
+    assert "load 16.2 on 2 cores, a busy machine" in busy
+    assert "quiet enough" in full_run.load_note("b", {"load average": 0.5, "cores": 2})
+    assert "load unknown" in full_run.load_note("c", {"load average": None, "cores": 2})
