@@ -22,7 +22,8 @@ parameter counts, their outputs compared, a same-hardware benchmark
 compiler captures (:func:`operator_coverage`), what changing input shapes cost
 (:func:`dynamic_shapes`), which ecosystem packages are installed
 (:func:`dependencies_status`). Most return ``(status, detail)`` for one line of a
-:class:`ChecklistReport`. Both sides run through :mod:`course_utils.forwards`.
+:class:`ChecklistReport`; a detail of several rows (the benchmark's medians, one per
+variant) holds them one a line. Both sides run through :mod:`course_utils.forwards`.
 
 Importing this module imports neither framework.
 """
@@ -85,9 +86,8 @@ class ChecklistReport:
     def table(self) -> str:
         lines = [f"| {self.title} | | |", "|---|:---:|---|"]
         for i in self.items:
-            detail = i.detail.replace(
-                "|", "\\|"
-            )  # a literal | would end the table cell
+            # a literal | would end the table cell; a detail's rows become line breaks
+            detail = i.detail.replace("|", "\\|").replace("\n", "<br>")
             lines.append(f"| {i.name} | {_MARK[i.status]} {i.status} | {detail} |")
         return "\n".join(lines)
 
@@ -95,12 +95,15 @@ class ChecklistReport:
         return self.table() + "\n\n(on this machine)"
 
     def __str__(self) -> str:
+        """One line per check; a detail of several rows continues, indented, below it."""
         width = max((len(i.name) for i in self.items), default=0)
         lines = [self.title]
-        lines += [
-            f"  {_MARK[i.status]} {i.name:<{width}}  {i.status:<4}  {i.detail}"
-            for i in self.items
-        ]
+        for i in self.items:
+            first, *rows = i.detail.split("\n")
+            lines.append(
+                f"  {_MARK[i.status]} {i.name:<{width}}  {i.status:<4}  {first}"
+            )
+            lines += [f"      {row}" for row in rows]
         return "\n".join(lines)
 
 
@@ -254,10 +257,11 @@ def mvp_checklist(
 def _dependencies_item(
     dependencies: Mapping[str, Sequence[str]] | None,
 ) -> tuple[str, str]:
-    """The ecosystem line of :func:`mvp_checklist`, skipped when none are named."""
+    """The ecosystem line of :func:`mvp_checklist`, one row per side, skipped when none are named."""
     if not dependencies:
         return "skip", "give dependencies={side: [package, ...]}"
-    return dependencies_status(dependencies)
+    status, detail = dependencies_status(dependencies)
+    return status, detail.replace("; ", "\n")
 
 
 def _shapes_item(
@@ -360,14 +364,20 @@ def dynamic_shapes(
     torch._dynamo.reset()
     shapes = len({np.asarray(x).shape for x in inputs})
     detail = (
-        f"{shapes} input shapes: jax.jit compiled {compiles} time(s) "
-        f"(first calls {1e3 * min(firsts):.0f}–{1e3 * max(firsts):.0f} ms); "
-        f"torch.compile captured {len(graphs)} graph(s) (it marks a changing size dynamic)"
+        f"{shapes} input shapes: jax.jit compiled {_count(compiles, 'time')} "
+        f"(first calls {1e3 * min(firsts):.0f}–{1e3 * max(firsts):.0f} ms), "
+        f"torch.compile captured {_count(len(graphs), 'graph')} "
+        "(from the second size on, one graph with a dynamic size serves them all)."
     )
     status = "warn" if compiles >= shapes > 1 else "pass"
     if status == "warn":
-        detail += "; pad or bucket the shapes to bound JAX's compilations"
+        detail += " Pad or bucket the shapes to bound JAX's compilations."
     return status, detail
+
+
+def _count(n: int, word: str) -> str:
+    """``'1 graph'``, ``'2 graphs'``."""
+    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def jax_asarray(x: Any) -> Any:
@@ -469,19 +479,23 @@ def benchmark(
     ``pairs`` maps a label to two variant names. Which of a pair is faster is
     said by the course's one rule (``claims.faster``); a pair the rule does not
     judge (a noisy or contended run) makes the step warn, and its reason is
-    given once however many pairs it stopped.
+    given once however many pairs it stopped. The detail has rows: the line
+    ``medians per call on <device kind>:``, one row per variant with its median,
+    then one line per pair.
     """
     from course_utils import timing
     from course_utils.claims.judging import faster
     from course_utils.claims.verdict_rule import INCONCLUSIVE
 
     cmp = timing.compare(dict(variants), rtol=rtol, atol=atol, target_s=target_s)
-    medians = ", ".join(
-        f"{name} {timing.format_seconds(m.median)}"
-        for name, m in cmp.measurements.items()
-    )
     kinds = "/".join(sorted(set(cmp.devices.values()))) or "?"
-    parts, said, status = [], set(), "pass"
+    width = max(len(name) for name in cmp.measurements)
+    rows = [f"medians per call on {kinds}:"]
+    rows += [
+        f"  {name:<{width}}  {timing.format_seconds(m.median)}"
+        for name, m in cmp.measurements.items()
+    ]
+    said, status = set(), "pass"
     for label, (a, b) in pairs.items():
         verdict = faster(cmp, a, b)
         if verdict.verdict == INCONCLUSIVE:
@@ -489,11 +503,9 @@ def benchmark(
         if verdict.verdict == INCONCLUSIVE and verdict.reason in said:
             s = verdict.stats
             ratio = f", time of {a} / {b}: median {s.median:.2f}" if s else ""
-            parts.append(f"{label}: not judged either{ratio}")
-            continue
-        said.add(verdict.reason)
-        parts.append(f"{label}: {verdict.explanation}")
-    detail = f"medians per call on {kinds}: {medians}. " + " ".join(
-        p if p.endswith(".") else p + "." for p in parts
-    )
-    return status, detail
+            line = f"{label}: not judged either{ratio}"
+        else:
+            said.add(verdict.reason)
+            line = f"{label}: {verdict.explanation}"
+        rows.append(line if line.endswith(".") else line + ".")
+    return status, "\n".join(rows)
