@@ -56,7 +56,7 @@ def training_curves(
 
 
 def timing_bars(
-    measurements: Mapping[str, Any],
+    measurements: Any,
     *,
     ax=None,
     title: str | None = None,
@@ -64,15 +64,21 @@ def timing_bars(
     unit: str = "ms",
     log: bool = False,
 ):
-    """Median time per variant with IQR whiskers (from :class:`timing.Measurement` objects).
+    """Median time per variant with IQR whiskers, each label read as its verdict reads it.
 
-    ``baseline`` names the variant each label's speed is taken against, or maps
-    each variant to its own baseline (variants not in the mapping get no label),
-    so that groups which must not be compared, such as eager PyTorch and jitted
-    JAX, each have theirs. ``log``: a log time axis, for times that span orders
-    of magnitude; each median is then a point, since a bar's length means
-    nothing on a log axis.
+    ``measurements`` maps names to :class:`timing.Measurement` objects, or is a
+    ``timing.compare`` result (then its contention counts too). ``baseline``
+    names the variant each label's speed is taken against, or maps each variant
+    to its own baseline (variants not in the mapping get no label), so that
+    groups which must not be compared, such as eager PyTorch and jitted JAX,
+    each have theirs. A label is the median of the per-round ratios, the
+    number a verdict line prints, marked "not judged" or "no clear winner"
+    where ``claims.faster`` would not name a winner (:func:`_speed_label`).
+    ``log``: a log time axis, for times that span orders of magnitude; each
+    median is then a point, since a bar's length means nothing on a log axis.
     """
+    contention = getattr(measurements, "contention", None)
+    measurements = getattr(measurements, "measurements", measurements)
     scale = {"s": 1.0, "ms": 1e3, "us": 1e6, "µs": 1e6}[unit]
     ax = _axes(ax)
     names = list(measurements)
@@ -110,7 +116,8 @@ def timing_bars(
     what = "median with IQR"
     sep = "\n" if isinstance(baseline, Mapping) else " "  # several names: own line
     ax.set_xlabel(
-        f"time per call ({unit}), {what};{sep}labels: speed against {against}"
+        f"time per call ({unit}), {what};{sep}labels: speed against {against}, "
+        "median of the per-round ratios"
         if bases
         else f"time per call ({unit}), {what}"
     )
@@ -120,9 +127,8 @@ def timing_bars(
         for i, n in enumerate(names):
             if n not in bases:
                 continue
-            speedup = measurements[bases[n]].median / measurements[n].median
             ax.annotate(
-                f" {_faster_label(speedup, bases[n])}",
+                f" {_speed_label(measurements, n, bases[n], contention)}",
                 (ends[i], i),
                 xytext=(3, 0),
                 textcoords="offset points",
@@ -321,13 +327,38 @@ def _ratio_ticks(ax) -> None:
     ax.set_xlim(lo, hi)
 
 
-def _faster_label(speedup: float, baseline: str) -> str:
-    """'2.00x faster' than the baseline, '4.00x slower' below 1, or 'baseline' for itself."""
-    if speedup == 1.0:
+def _speed_label(
+    measurements: Mapping[str, Any], name: str, base: str, contention: Any = None
+) -> str:
+    """'2.00× faster' than ``base``, '4.00× slower', or 'baseline'; marked where not judged.
+
+    The factor is the median of the per-round ratios (``claims.faster``'s own
+    reading, :func:`course_utils.stats.speed`); ", not judged" or ", no clear
+    winner" follows where that verdict names no winner. Times not taken in the
+    same rounds give the ratio of their medians, never judged.
+    """
+    from course_utils.claims import INCONCLUSIVE, judge
+    from course_utils.stats import format_factor
+
+    if name == base:
         return "baseline"
-    if speedup < 1.0:
-        return f"{1 / speedup:.2f}x slower"
-    return f"{speedup:.2f}x faster"
+    a, b = measurements[base].times, measurements[name].times
+    if len(a) != len(b) or not a:
+        r = measurements[base].median / measurements[name].median
+        side, k, status = (
+            (1 if r > 1 else -1 if r < 1 else 0),
+            max(r, 1 / r),
+            ", not judged",
+        )
+    else:
+        ratios = [x / y for x, y in zip(a, b, strict=True)]  # above 1: name faster
+        v = judge("faster", ratios, base, name, contention=contention)
+        side, k, status = v.side, v.factor, ""
+        if v.verdict == INCONCLUSIVE:
+            straddles = v.reason.startswith("the interval")
+            status = ", no clear winner" if straddles else ", not judged"
+    word = {1: "faster", -1: "slower"}.get(side)
+    return (f"{format_factor(k)} {word}" if word else "same speed") + status
 
 
 def break_even(
@@ -338,8 +369,13 @@ def break_even(
     label: str = "",
     ax=None,
     max_calls: int | None = None,
+    judged: bool | None = None,
 ):
-    """Cumulative time against number of calls, compiled vs eager, with the crossing marked."""
+    """Cumulative time against number of calls, compiled vs eager, with the crossing marked.
+
+    ``judged=False`` marks the crossing "not judged": the per-call verdict it
+    rests on named no winner (``CompileReport.plot`` passes it).
+    """
     import math
 
     ax = _axes(ax)
@@ -364,8 +400,11 @@ def break_even(
     )
     if crossing and crossing <= max_calls:
         ax.axvline(crossing, ls="--", color="k", alpha=0.5)
+        unjudged = " (not judged)" if judged is False else ""
         ax.annotate(
-            f" break-even: {crossing} calls", (crossing, compiled[0]), fontsize=9
+            f" break-even: {crossing:,} calls{unjudged}",
+            (crossing, compiled[0]),
+            fontsize=9,
         )
     ax.set_xlabel("number of calls")
     ax.set_ylabel("cumulative time (s)")

@@ -166,17 +166,17 @@ check("grad-accum", lambda: _torch_accumulated(1), full_batch, rtol=1e-4, atol=1
       "a number of pieces")
 
 
-def _torch_four_micro():
+def _torch_not_only_the_last():
     got = _torch_accumulated(4)
     k = len(X_np) // 4
     last = jax.tree.map(lambda g: g / 4, jax.grad(loss_jax)(params, X_jax[-k:], y_jax[-k:]))
     only_last = all(np.allclose(got[n].numpy(), last[n], rtol=1e-4, atol=1e-6) for n in last)
     assert not only_last, ("PyTorch: only the last micro-batch's gradient is left: clear .grad once "
                            "before the micro-batches, not per micro-batch")
-    return got
 
 
-check("grad-accum", _torch_four_micro, full_batch, rtol=1e-4, atol=1e-6,
+check("grad-accum", _torch_not_only_the_last)  # its assertion is the hint
+check("grad-accum", lambda: _torch_accumulated(4), full_batch, rtol=1e-4, atol=1e-6,
       hint="PyTorch: scale each micro-batch loss by 1 / n_micro, with one backward() per micro-batch")
 
 
@@ -266,11 +266,13 @@ def loop_norms_float64(X_np, y_np):
 
 expected_norms = loop_norms_float64(X_np, y_np)
 check("per-example-norms", lambda: jax.jit(per_example_norms_jax)(params, jnp.asarray(X_np), jnp.asarray(y_np)),
-      expected_norms, rtol=1e-4, atol=1e-6, hint="JAX: map the gradient over the examples only (the parameters are shared by all), then take the norm over every leaf",
+      expected_norms, rtol=1e-4, atol=1e-6, hint="JAX: one norm per example over all leaves together: the square root of the sum of "
+      "squares of every leaf",
       crash_hint="JAX: vmap maps every argument over axis 0 unless in_axes says None for it: the parameters are "
                  "shared by all examples")
 check("per-example-norms", lambda: per_example_norms_torch(make_torch_model(), torch.from_numpy(X_np), torch.from_numpy(y_np)),
-      expected_norms, rtol=1e-4, atol=1e-6, hint="PyTorch: map the gradient over the examples only (the parameters are shared by all), then take the norm over every parameter",
+      expected_norms, rtol=1e-4, atol=1e-6, hint="PyTorch: one norm per example over all parameters together: the square root of the sum "
+      "of squares of every parameter",
       crash_hint="PyTorch: torch.func.vmap maps every argument over dim 0 unless in_dims says None for it: the "
                  "parameters are shared by all examples")
 

@@ -1,3 +1,4 @@
+import statistics
 from types import SimpleNamespace
 
 import matplotlib
@@ -33,8 +34,9 @@ def test_timing_bars_whiskers_and_ratios():
     assert len(bars) == 2
     assert abs(bars[0].get_width() - ms["torch"].median * 1e3) < 1e-9
     texts = [t.get_text().strip() for t in ax.texts]
-    faster = ms["torch"].median / ms["jax"].median  # speed-ups read "x faster" (> 1)
-    assert texts == ["baseline", f"{faster:.2f}x faster"]
+    ratios = [t / j for t, j in zip(ms["torch"].times, ms["jax"].times, strict=True)]
+    faster = statistics.median(ratios)  # the median of the per-round ratios
+    assert texts == ["baseline", f"{faster:.2f}× faster, not judged"]  # 4 rounds
     assert ax.get_xscale() == "linear"  # bars never on a log axis
     plt.close(ax.figure)
 
@@ -54,8 +56,15 @@ def test_timing_bars_with_a_baseline_per_group():
     }
     ax = plots.timing_bars(ms, baseline=own)
     texts = [t.get_text().strip() for t in ax.texts]
-    assert texts == ["baseline", "2.00x slower", "baseline", "4.00x faster"]
-    assert ax.get_xlabel().endswith("labels: speed against torch a / jax a")
+    assert texts == [
+        "baseline",
+        "2.00× slower, not judged",  # too few rounds for a verdict
+        "baseline",
+        "4.00× faster, not judged",
+    ]
+    assert ax.get_xlabel().endswith(
+        "labels: speed against torch a / jax a, median of the per-round ratios"
+    )
     plt.close(ax.figure)
 
 
@@ -67,9 +76,38 @@ def test_timing_bars_on_a_log_axis_are_points():
     ax = plots.timing_bars(ms, baseline="torch", log=True)
     assert ax.get_xscale() == "log" and not ax.patches  # no bars on a log axis
     assert [t.get_text() for t in ax.get_yticklabels()] == ["torch", "jax eager"]
-    assert "100.00x slower" in [t.get_text().strip() for t in ax.texts]
+    assert "100× slower, not judged" in [t.get_text().strip() for t in ax.texts]
     assert ax.get_xlim()[1] > max(t.xy[0] for t in ax.texts)  # room for the label
     assert "log scale" in plots.describe(ax.figure)
+    plt.close(ax.figure)
+
+
+def test_bar_labels_follow_the_verdict_of_the_same_rounds():
+    """The label is the verdict's number; a contended run's label says not judged."""
+    from course_utils import claims, timing
+    from course_utils.contention import Contention
+
+    torch_t = [0.010, 0.012, 0.011, 0.013, 0.010, 0.012, 0.011, 0.013]
+    jax_t = [0.004, 0.009, 0.005, 0.003, 0.006, 0.004, 0.005, 0.007]
+    ms = {
+        "torch": Measurement("torch", torch_t, 1, 0.1),
+        "jax": Measurement("jax", jax_t, 1, 0.2),
+    }
+    assert ms["torch"].median / ms["jax"].median != pytest.approx(2.4)  # medians: 2.30
+    for reason, status in ((None, ""), ("load 4.1 on 2 cores", ", not judged")):
+        c = Contention(2, 0.5, 0.5, 0.0, 1.0, {"cores": 2}, reason)
+        cmp = timing.Comparison(ms, "torch", contention=c)
+        verdict = claims.faster(cmp, "torch", "jax")
+        ax = cmp.plot()
+        label = ax.texts[1].get_text().strip()
+        assert label == f"{verdict.factor:.2f}× faster{status}"
+        assert label.split(",")[0] in verdict.line() and cmp.speed_text("jax") in label
+        plt.close(ax.figure)
+
+
+def test_a_break_even_not_judged_says_so():
+    ax = plots.break_even(first_call_s=1.0, steady_s=0.01, eager_s=0.02, judged=False)
+    assert [t.get_text() for t in ax.texts] == [" break-even: 99 calls (not judged)"]
     plt.close(ax.figure)
 
 
@@ -246,11 +284,12 @@ def test_bar_labels_sit_past_their_whiskers_and_say_slower_below_one():
     }
     ax = plots.timing_bars(ms, baseline="torch")
     texts = {t.get_text().strip(): t.xy[0] for t in ax.texts}
-    slower = ms["scan"].median / ms["torch"].median
-    assert f"{slower:.2f}x slower" in texts
-    assert (
-        texts[f"{slower:.2f}x slower"] > ms["scan"].median * 1e3
-    )  # past the bar's end
+    slower = statistics.median(
+        s / t for s, t in zip(ms["scan"].times, ms["torch"].times, strict=True)
+    )
+    label = f"{slower:.2f}× slower, not judged"
+    assert label in texts
+    assert texts[label] > ms["scan"].median * 1e3  # past the bar's end
     assert ax.get_xlim()[1] > max(texts.values())  # room for the label
     plt.close(ax.figure)
 

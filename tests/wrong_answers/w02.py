@@ -438,7 +438,7 @@ WRONG.update(
             (
                 "sum of per-leaf norms",
                 NORMS_SUM_OF_LEAF_NORMS,
-                "JAX: map the gradient over the examples only",
+                "JAX: one norm per example over all leaves together",
             ),
             (
                 "torch maps over the parameters too",
@@ -448,7 +448,7 @@ WRONG.update(
             (
                 "JAX forgets the square root",
                 NORMS_JAX_NO_SQRT,
-                "JAX: map the gradient over the examples only",
+                "JAX: one norm per example over all leaves together",
             ),
             (
                 "JAX maps over the parameters too",
