@@ -286,11 +286,60 @@ def first_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {text}"[:300]
 
 
+# The GPU a CUDA lowering targets on a machine without one, where jax must be told.
+ABSTRACT_GPU = ("NVIDIA H100", 132)
+
+
 def export(program: Program, platform: str, kernels_compiled: bool = True) -> Any:
     """``jax.export`` of the program for one platform (raises what the lowering raises).
 
     ``kernels_compiled=False`` keeps each ``pallas_call``'s ``interpret`` flag as it was.
+    jax 0.12 lowers a ``pallas_call`` for CUDA through Triton, which reads the GPU's
+    compute capability: with no GPU it asks for an ``AbstractDevice``. The lowering is
+    then retried for :data:`ABSTRACT_GPU`, every equation traced as if under it.
     """
+    try:
+        return _export(program, platform, kernels_compiled)
+    except RuntimeError as err:
+        if platform != "cuda" or "AbstractDevice" not in str(err):
+            raise
+    with _named_gpu():
+        named = replace(program, jaxpr=_in_current_context(program.jaxpr))
+        return _export(named, platform, kernels_compiled)
+
+
+def _named_gpu() -> Any:
+    """The abstract mesh in force, naming :data:`ABSTRACT_GPU` as its device."""
+    import jax
+
+    sharding = jax.sharding
+    mesh = sharding.get_abstract_mesh()
+    kind, cores = ABSTRACT_GPU
+    gpu = sharding.AbstractDevice(device_kind=kind, num_cores=cores, platform="gpu")
+    return sharding.use_abstract_mesh(
+        sharding.AbstractMesh(
+            mesh.axis_sizes, mesh.axis_names, mesh.axis_types, abstract_device=gpu
+        )
+    )
+
+
+def _in_current_context(jaxpr: Any) -> Any:
+    """The same jaxpr, each equation given the context in force now.
+
+    An equation keeps the abstract mesh it was traced under, and lowers under it.
+    """
+    from jax._src import core
+
+    ctx = core.JaxprEqnContext()
+
+    def fix(eqn: Any) -> Any:
+        params = {k: _rewrite(v, fix) for k, v in eqn.params.items()}
+        return eqn.replace(params=params, ctx=ctx)
+
+    return _rewrite(jaxpr, fix)
+
+
+def _export(program: Program, platform: str, kernels_compiled: bool) -> Any:
     import contextlib
 
     import jax
@@ -353,8 +402,10 @@ def _try(program: Program, platform: str, kernels_compiled: bool = True) -> str:
     for w in caught:
         if issubclass(w.category, DeprecationWarning | FutureWarning):
             text = str(w.message).strip().splitlines()[0]
+            if len(text) > 160:  # the reason, not the message, must survive
+                text = text[:159] + "…"
             why = "a deprecation is an error under the course's strict warnings"
-            return f"{w.category.__name__}: {text} ({why})"[:300]
+            return f"{w.category.__name__}: {text} ({why})"
     return ""
 
 

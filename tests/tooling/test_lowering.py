@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import functools
+import importlib
 import warnings
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 
 import pytest
 
@@ -21,6 +22,10 @@ from course_utils.tooling import lowering  # noqa: E402
 MOSAIC_GPU_FLAG = lowering.setting(kernels.MOSAIC_GPU_FLAG)
 MOSAIC_GPU_BY_DEFAULT = bool(MOSAIC_GPU_FLAG is not None and MOSAIC_GPU_FLAG.value)
 DEFAULT_GPU_TARGET = "mosaic_gpu" if MOSAIC_GPU_BY_DEFAULT else "__gpu$xla.gpu.triton"
+# jax 0.11.2 and newer deprecate the Triton backend itself ("jax-pallas-triton").
+TRITON_DEPRECATED = "jax-pallas-triton" in getattr(
+    importlib.import_module("jax._src.deprecations"), "_registered_deprecations", {}
+)
 needs_the_flag = pytest.mark.skipif(
     MOSAIC_GPU_FLAG is None,
     reason=f"jax {jax.__version__} has no {kernels.MOSAIC_GPU_FLAG}: "
@@ -70,9 +75,20 @@ def mosaic_gpu():
     return MOSAIC_GPU_FLAG(True)
 
 
+@contextmanager
 def triton():
-    """pallas_call lowers for cuda with Triton: the flag off, or a jax without it."""
-    return MOSAIC_GPU_FLAG(False) if MOSAIC_GPU_FLAG is not None else nullcontext()
+    """pallas_call lowers for cuda with Triton: the flag off, or a jax without it.
+
+    Its deprecation, where jax has one, is ignored as lesson 10 ignores it.
+    """
+    flag = MOSAIC_GPU_FLAG(False) if MOSAIC_GPU_FLAG is not None else nullcontext()
+    with flag, warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore",
+            message=kernels.PALLAS_TRITON_DEPRECATION,
+            category=DeprecationWarning,
+        )
+        yield
 
 
 def test_a_plain_jitted_function_lowers_everywhere():
@@ -118,10 +134,10 @@ def test_an_interpreted_kernel_is_lowered_compiled():
 
 def test_a_deprecated_gpu_lowering_fails_as_the_strict_warnings_would():
     # jax 0.10 lowers pallas_call for cuda with Mosaic GPU by default, and deprecates it;
-    # jax 0.7 lowers it with Triton, which it does not deprecate.
+    # jax 0.7 lowers it with Triton, which it does not deprecate; jax 0.12 does.
     cuda, tpu = lowering.check(lowering.trace(double_rows, jnp.ones((16, 128))))
     assert tpu.status == lowering.PASS
-    if not MOSAIC_GPU_BY_DEFAULT:
+    if not (MOSAIC_GPU_BY_DEFAULT or TRITON_DEPRECATED):
         assert cuda.status == lowering.PASS, cuda
         return
     assert cuda.status == lowering.FAIL and "strict warnings" in cuda.reason, cuda
@@ -225,6 +241,11 @@ def test_a_warning_the_notebook_ignores_is_not_a_failure():
         warnings.filterwarnings(
             "ignore",
             message="Using ``pl.pallas_call`` for Mosaic GPU",
+            category=DeprecationWarning,
+        )
+        warnings.filterwarnings(
+            "ignore",
+            message=kernels.PALLAS_TRITON_DEPRECATION,
             category=DeprecationWarning,
         )
         cuda = lowering.check(program, platforms=["cuda"])[0]
