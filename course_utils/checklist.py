@@ -185,7 +185,7 @@ def _sharded(
     good, detail = compare_outputs(out, expected, rtol, atol)
     return (
         "pass" if good else "fail",
-        f"batch split over {len(devices)} device(s), output sharding "
+        f"batch split over {_count(len(devices), 'device')}, output sharding "
         f"{out.sharding.spec}; {detail}",
     )
 
@@ -316,7 +316,8 @@ def operator_coverage(
         )
     torch._dynamo.reset()
     parts = [
-        f"torch.compile: {explained.graph_count} graph(s), {explained.graph_break_count} break(s)"
+        f"torch.compile: {_count(explained.graph_count, 'graph')}, "
+        f"{_count(explained.graph_break_count, 'break')}"
     ]
     status = "pass"
     if explained.graph_break_count:
