@@ -205,7 +205,8 @@ def mvp_checklist(
 ) -> ChecklistReport:
     """Run the MVP checklist on a PyTorch model and its NNX port; print and return the report.
 
-    - **outputs agree**: eager PyTorch vs NNX on ``example`` (nothing else runs if not);
+    - **outputs agree**: eager PyTorch vs NNX on ``example`` (if not, the next three
+      checks are skipped and only the ecosystem check runs);
     - **same-hardware benchmark**: :func:`same_hardware_benchmark`, eager against
       eager and ``torch.compile`` against ``jax.jit``, interleaved, on the CPU;
     - **operator coverage**: does ``torch.compile`` capture the model in one
