@@ -19,7 +19,7 @@
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jax-pytorch-side-by-side/course/blob/v0.1.0/notebooks/00_welcome_and_setup.ipynb) [![Open In Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)](https://kaggle.com/kernels/welcome?src=https://github.com/jax-pytorch-side-by-side/course/blob/v0.1.0/notebooks/00_welcome_and_setup.ipynb) [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/jax-pytorch-side-by-side/course/v0.1.0?labpath=notebooks/00_welcome_and_setup.ipynb)
 #
-# This course teaches JAX and PyTorch **side by side**: every idea appears as a PyTorch
+# This course teaches JAX and PyTorch **side by side**: most ideas appear as a PyTorch
 # cell, the mirrored JAX cell, and a cell that proves the two computed the same thing.
 #
 # **Learning objectives.** After this notebook you can
@@ -84,10 +84,24 @@ print(SETUP.rule)
 # - Comparisons between the frameworks run both on one device kind; JAX alone uses the accelerator.
 #
 # `env.setup()` is the first line of every lesson. It prepares both frameworks before either
-# touches a device. JAX does not grab most of the GPU's memory, so PyTorch has room. JAX starts
-# before PyTorch, so it loads its own CUDA libraries. Both compute float32 matmuls and
-# convolutions in full float32. GPUs default to TF32 in some of them, which would break parity
-# checks at float32 tolerances.
+# touches a device. JAX starts before PyTorch, so it loads its own CUDA libraries. Then come
+# four settings, read back here:
+
+# %%
+import os
+
+print("XLA_PYTHON_CLIENT_PREALLOCATE =", os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE"))
+print("jax.config.jax_default_matmul_precision =", jax.config.jax_default_matmul_precision)
+print("torch.get_float32_matmul_precision() =", torch.get_float32_matmul_precision())
+print("torch.backends.cudnn.allow_tf32 =", torch.backends.cudnn.allow_tf32)
+
+# %% [markdown]
+# By default JAX takes 75 % of a GPU's memory at its first operation. With
+# `XLA_PYTHON_CLIENT_PREALLOCATE=false` it allocates as it goes, so PyTorch has room. The other
+# three make both frameworks compute float32 matmuls and convolutions in full float32. GPUs
+# default to TF32 in some of them, which would break parity checks at float32 tolerances.
+#
+# `env.report()` records these settings with the versions and devices:
 
 # %%
 report = env.report()
@@ -95,7 +109,8 @@ report
 
 # %% [markdown]
 # Most rows are there for a bug report. Four are worth reading now:
-# - `accelerator` and `jax_devices` say what JAX found;
+# - `jax_devices` says what JAX found, and `accelerator` the GPU or TPU that either framework
+#   found;
 # - `torch_device` says where PyTorch computes, and on a TPU machine it stays `cpu`;
 # - `precision` confirms that both frameworks compute float32 matmuls in full float32;
 # - `device_problem` is `None` unless a framework could not use a device that is there, such as
@@ -193,7 +208,8 @@ with expect_error(AssertionError, lines=2):
 #
 # **Key concepts**
 # - JAX **dispatches asynchronously**: a call returns as soon as the work is queued, on a CPU
-#   too. A timer that does not wait for the result measures the queueing, not the work.
+#   too for any work worth timing. A timer that does not wait for the result measures the
+#   queueing, not the work.
 # - The **first call** of a compiled function pays for tracing and compiling; later calls do not.
 # - Compare variants **after** proving they compute the same thing, in interleaved rounds, with
 #   the median and the IQR.
@@ -217,17 +233,18 @@ print(f"{SETUP.alone_label}: timeit says one {S.n}x{S.n} matmul takes {timing.fo
 # That number is how long it takes to *queue* the matmul: the call returns a handle at once,
 # and the work runs on. A timer must wait for the result before it stops the clock. Here is the
 # whole recipe as a bare loop. Call once to warm up, then time each call until
-# `block_until_ready()` returns, and take the median of many calls. The median ignores the odd
-# call that another program slowed down.
+# `jax.block_until_ready(out)` returns, and take the median of many calls. That function waits
+# for every array in `out`, a tuple or a dict of them too. The median ignores the odd call that
+# another program slowed down.
 
 # %%
 def time_calls(fn, *args, repeats=30):
     """The median seconds of `repeats` calls, each timed until its result exists."""
-    fn(*args).block_until_ready()  # warm-up: a jitted fn compiles here, outside the timer
+    jax.block_until_ready(fn(*args))  # warm-up: a jitted fn compiles here, outside the timer
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        fn(*args).block_until_ready()  # stop the clock when the result exists, not when it is queued
+        jax.block_until_ready(fn(*args))  # stop the clock when the result exists, not when it is queued
         times.append(time.perf_counter() - start)
     return float(np.median(times))
 
@@ -238,8 +255,7 @@ print(f"{SETUP.alone_label}: one matmul takes {timing.format_seconds(synced_s)},
 print(f"timeit saw {100 * share:.2g} % of it:", "the queueing, not the work" if share < 0.5 else "most of the work")
 
 # %% [markdown]
-# A JAX call returns once its work is queued, so a timer that does not wait sees the queueing.
-# How small that share is depends on the device and the size; the last line says which case
+# How small the share is depends on the device and the size; the last line says which case
 # this run shows.
 #
 # `timing.bench` runs the same loop with more care, and the course uses it from here on. It
@@ -253,9 +269,11 @@ print(f"bench's median / the bare loop's: {synced.median / synced_s:.2f}")
 
 # %% [markdown]
 # The line gives the median time of one call, the spread between the quartiles (IQR), and how
-# many repeats and calls it took. A warning follows when the times vary a lot. Like the bare
-# loop, `bench` waits for every output, so both measure the same work. On a quiet machine their
-# medians are close; other programs on the cores can move either one.
+# many repeats and calls it took. A warning follows when the IQR exceeds 10 % of the median.
+# The first call is timed apart. This matmul had compiled before, so its first call compiled
+# nothing; section 3.2 times first calls that do. Like the bare loop, `bench` waits for every
+# output, so both measure the same work. On a quiet machine their medians are close; other
+# programs on the cores can move either one.
 #
 # PyTorch, the same experiment, on the comparison device. On a CPU, PyTorch's operations finish
 # before they return. On a GPU, PyTorch queues kernels as JAX does, and `timing.bench` calls the
@@ -270,26 +288,34 @@ print(synced_torch)
 print(f"PyTorch on {torch_dev.type}: timeit saw {naive_s_torch / synced_torch.median:.0%} of the synchronised time")
 
 # %% [markdown]
-# On a CPU, PyTorch's matmul has finished when `@` returns, so both timers measure the work. The
-# naive timer keeps its fastest repeat and `bench` the median, which is why the share can differ
-# from 100 %. On a GPU the share would be small, as JAX's was. The rule is the same in both
-# frameworks: wait for the result inside the timed region.
+# On a CPU, PyTorch's matmul has finished when `@` returns, so both timers measure the work.
+# They ran at different moments and summarise differently, so the share moves around 100 %
+# with the load. Eager PyTorch compiles nothing, so its first call differs from the median by
+# chance and load alone. On a GPU the share would be small, as JAX's was. The rule is the
+# same in both frameworks: wait for the result inside the timed region.
 #
 # A float32 matmul of side n costs `2 n³` floating-point operations. Divided by each time, that
-# gives a rate, and a device's peak says which rates are possible:
+# gives a rate, and the device's ceiling says which rates are possible:
 
 # %%
-top = peaks.peak(alone)  # a GPU's or a TPU's published figures; None for a CPU
+top = peaks.peak(alone)  # a GPU's or a TPU's published figures; None for a CPU or an unlisted chip
+if top:
+    dtype = "float32" if top.flops("float32") else "bfloat16"  # a TPU publishes its bfloat16 peak only
+    ceiling, how = top.flops(dtype), f"{top.name}'s published {dtype} peak"
+elif SETUP.alone_kind == "cpu":  # the fastest core today: 2 AVX-512 FMAs x 16 floats x 2 FLOPs x 5.7 GHz = 365 GFLOP/s
+    ceiling, how = os.cpu_count() * 512e9, f"{os.cpu_count()} cores x 512 GFLOP/s, a generous bound"
+else:
+    ceiling, how = float("inf"), "none: no published peak for this chip"
+print(f"ceiling: {ceiling / 1e9:,.0f} GFLOP/s, {how}")
 for name, seconds in (("synchronised", synced.median), ("naive", naive_s)):
     rate = 2 * S.n**3 / seconds
-    of_peak = f", {rate / max(top.flops_per_s.values()):.2g}x its best published peak" if top else ""
-    print(f"{SETUP.alone_label}, {name}: {rate / 1e9:,.1f} GFLOP/s{of_peak}")
+    verdict = "impossible: above the ceiling" if rate > ceiling else "possible"
+    print(f"{SETUP.alone_label}, {name}: {rate / 1e9:,.1f} GFLOP/s, {verdict}")
 
 # %% [markdown]
-# A rate above what the hardware can do is the sign of a timer that did not wait. For a GPU or
-# a TPU the cell reads the rate against the chip's published peak. A CPU has no such figure
-# here: a laptop reaches tens to a few hundred GFLOP/s in float32, a data-centre GPU tens of
-# thousands.
+# A rate above the ceiling is the sign of a timer that did not wait. For a GPU the ceiling is
+# its published float32 peak. A TPU publishes only its bfloat16 peak, a loose ceiling for
+# float32. For a CPU the cell allows each core more than the fastest core's float32 peak.
 
 # %% [markdown]
 # ### 3.2 First call vs steady state
@@ -332,10 +358,11 @@ print(f"both layers agree; so does JAX alone, on {SETUP.alone_kind}, within rtol
 # compiled code. Keeping the two apart also answers a practical question: after how many calls
 # has compiling paid off?
 #
-# `compile_report` times one real first call, from cold caches. For `jax.jit` it also shows the
-# stages JAX timed inside that call: trace, lower and compile. Then it times the compiled and
-# the eager function in interleaved rounds, so a burst of load hits both alike. The JAX report
-# measures JAX alone, so it runs on `SETUP.jax_alone`:
+# `compile_report` times one real first call, from cold caches: for JAX it first calls
+# `jax.clear_caches()`. For `jax.jit` it also shows the stages JAX timed inside that call:
+# trace, lower and compile. Then it times the compiled and the eager function in interleaved
+# rounds, so a burst of load hits both alike. The JAX report measures JAX alone, so it runs
+# on `SETUP.jax_alone`:
 
 # %%
 # JAX alone: jax.jit, stage by stage
@@ -344,8 +371,9 @@ jax_report
 
 # %% [markdown]
 # For `torch.compile`, Dynamo captures the graph and Inductor generates code on the first call.
-# The report starts it cold too. Dynamo is reset and Inductor works in an empty cache directory,
-# so the *caches* row shows a miss. The report also counts graphs and recompilations.
+# The report starts it cold too. It calls `torch._dynamo.reset()`, and Inductor works in an
+# empty cache directory, so the *caches* row shows a miss. The report also counts graphs and
+# recompilations.
 
 # %%
 # PyTorch: torch.compile
@@ -364,8 +392,8 @@ for report in (jax_report, torch_report):
     print(f"{report.framework}:", claims.faster(report.comparison, *report.names).explanation)
 
 # %% [markdown]
-# Each sentence comes from the verdict rule, applied to the rounds of its table. When it names
-# no winner, it says why: too few rounds, too much spread, or other programs busy on the cores.
+# When a sentence names no winner, it says why: too few rounds, too much spread, or other
+# programs busy on the cores.
 #
 # The figures draw the break-even arithmetic. Eager time grows as a straight line from the
 # origin. Compiled time starts at the first call's cost and then climbs at its steady-state
@@ -396,8 +424,9 @@ assert torch_report.first_call_s > torch_report.steady.median
 #
 # `compare` first checks that every variant returns the same result as the baseline. Then it
 # times them in shuffled, interleaved rounds, so that a change in machine load hits all of them
-# alike. It reports medians, IQRs and ratios, and keeps every round's times. Round i of two
-# variants ran back to back, so their ratio in that round is what the course judges from.
+# alike. It reports medians, IQRs and ratios, and keeps every round's times. Two variants
+# timed in the same round ran under the same load, so their ratio in that round is what the
+# course judges from.
 
 # %%
 layer_jit_jax = jax.jit(layer_jax)
@@ -477,17 +506,22 @@ with expect_error(timing.RecompilationError, lines=7), timing.no_recompile("the 
         layer_jit_jax(jnp.ones((batch, S.mlp_width)), W_alone).block_until_ready()
 
 # %% [markdown]
-# The error lists every program compiled inside the block. `jit(layer_jax)` is the one that
-# matters. The others are small programs that `jnp.ones` compiled for its new shape: eager JAX
-# operations are compiled too. Then comes JAX's explanation of the cache miss: the argument
-# `X`, with its new and its old shape.
+# The error counts the compilations inside the block and names each program once.
+# `jit(layer_jax)` is the one that matters. The others are small programs that `jnp.ones`
+# compiled for its new shape: eager JAX operations are compiled too. Then comes JAX's
+# explanation of the cache miss: the argument `X`, with its new and its old shape.
+#
+# `no_recompile` turns on JAX's own switches, `jax.config.update("jax_log_compiles", True)` and
+# `jax.config.update("jax_explain_cache_misses", True)`, and raises if they log a compile.
+# JAX's built-in guard, `jax.no_tracing()`, raises at the first trace; lesson 03 teaches it.
 #
 # PyTorch, the same sharp bit. `torch.compile(..., dynamic=False)` specialises on shapes as
-# `jax.jit` does. The default instead marks a dimension dynamic after its first change, and
-# lesson 03 shows both. Inside `no_recompile`, Dynamo's recompilation is an error too:
+# `jax.jit` does, and lesson 03 compares it with the default. Inside `no_recompile`, Dynamo's
+# own switch `torch._dynamo.config.error_on_recompile = True` makes a recompilation an error:
 
 # %%
 # PyTorch
+torch._dynamo.reset()  # forget the graphs of layer_torch that section 3.2 compiled
 layer_compiled_torch = torch.compile(layer_torch, dynamic=False)
 layer_compiled_torch(torch.ones(64, S.mlp_width, device=torch_dev), W_torch)  # warm-up: compiles once
 with expect_error(timing.RecompilationError, lines=4), timing.no_recompile("the loop"):
@@ -520,7 +554,7 @@ print("no recompilation")
 # | task | PyTorch | JAX | course helper |
 # |---|---|---|---|
 # | pick a device | `torch.device("cuda" if ... else "cpu")` | `jax.devices()[0]` | `SETUP.pair()`, `SETUP.jax_alone` |
-# | wait for results | `torch.cuda.synchronize()` | `x.block_until_ready()` | `timing.sync(tree)` |
+# | wait for results | `torch.cuda.synchronize()` | `jax.block_until_ready(tree)` | `timing.sync(tree)` |
 # | compile | `torch.compile(f)` | `jax.jit(f)` | `timing.compile_report(f, *args)` |
 # | time fairly | `torch.utils.benchmark.Timer` | a loop with `block_until_ready`, its median | `timing.bench`, `timing.compare` |
 # | prove equal | `torch.testing.assert_close` | `np.testing.assert_allclose` | `parity.assert_close` on mixed trees |
