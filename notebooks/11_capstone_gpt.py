@@ -78,7 +78,6 @@ SETUP = env.setup(one_kind=True)  # first: JAX before PyTorch, float32 in both
 
 import copy
 import functools
-import os
 import time
 
 import jax
@@ -96,7 +95,7 @@ from tqdm.auto import tqdm
 
 from course_utils import compat, config, full_run, gpt, peaks, plots
 from course_utils.expect import expect_error
-from course_utils.gpt.model import GPTConfig
+from course_utils.gpt.model import GPTConfig, check_positions
 from course_utils.gpt.sample import check_lengths
 from course_utils.parity import assert_close
 
@@ -255,7 +254,7 @@ print("x:", repr(tokenizer.decode(x_np[0][:40])), "\ny:", repr(tokenizer.decode(
 # %%
 # PyTorch
 LAYERNORM_EPS = 1e-5  # set on both sides: NNX's own default is 1e-6
-INIT_STD = 0.02  # GPT-2's initialisation: weights ~ N(0, 0.02²), biases 0
+INIT_STD = 0.02  # weights ~ N(0, 0.02²), biases 0
 
 
 class TorchCausalSelfAttention(nn.Module):
@@ -413,8 +412,7 @@ class TorchGPT(nn.Module):
 
     def _run(self, tokens, cache, pos: int):
         B, T = tokens.shape
-        if pos + T > self.cfg.block_size:
-            raise ValueError(f"positions {pos}..{pos + T - 1} do not fit block_size={self.cfg.block_size}")
+        check_positions(T, pos, self.cfg.block_size)  # pos + T must fit block_size
         positions = pos + torch.arange(T, device=tokens.device)
         x = self.drop(self.tok_emb(tokens) + self.pos_emb(positions))  # (B, T, d_model)
         for i, block in enumerate(self.blocks):
@@ -438,8 +436,9 @@ class TorchGPT(nn.Module):
 
 
 # %% [markdown]
-# `self.apply(self._init_weights)` visits every submodule once, nanoGPT's way of setting
-# GPT-2's initialisation. The tied head is `F.linear(x, tok_emb.weight)`: the embedding matrix
+# `self.apply(self._init_weights)` visits every submodule once, nanoGPT's way of initialising.
+# GPT-2 and nanoGPT also scale the residual projections' weights by `1/√(2·n_layers)`; this
+# lesson leaves that out. The tied head is `F.linear(x, tok_emb.weight)`: the embedding matrix
 # is `(vocab, d_model)`, so the product gives one logit per character. `loss` flattens the
 # batch and the positions into one axis, because `F.cross_entropy` wants `(N, vocab)` logits
 # and `N` targets. `decode` runs under `torch.no_grad()`, since sampling needs no gradients.
@@ -459,7 +458,7 @@ class NNXGPT(nnx.Module):
         emb_init = nnx.initializers.normal(INIT_STD)
         self.tok_emb = nnx.Embed(cfg.vocab_size, cfg.d_model, embedding_init=emb_init, dtype=dtype, rngs=rngs)
         self.pos_emb = nnx.Embed(cfg.block_size, cfg.d_model, embedding_init=emb_init, dtype=dtype, rngs=rngs)
-        if dtype is None:  # compute in the parameters' dtype, as nnx.Linear does
+        if dtype is None:  # nnx.Embed made None float32; None again follows the params
             self.tok_emb.dtype = self.pos_emb.dtype = None
         self.drop = nnx.Dropout(cfg.dropout, rngs=rngs)
 
@@ -481,11 +480,8 @@ class NNXGPT(nnx.Module):
 
         return self._head(through_blocks(x, self.blocks))
 
-    def _embed(self, tokens, pos):
-        T, S = tokens.shape[1], self.cfg.block_size
-        known = isinstance(T, int)  # not a symbolic length; a traced pos is not checked
-        if known and (T > S or (isinstance(pos, int) and pos + T > S)):
-            raise ValueError(f"{T} positions from {pos} do not fit block_size={S}")
+    def _embed(self, tokens, pos):  # pos may be traced: one program for every position
+        check_positions(tokens.shape[1], pos, self.cfg.block_size)
         positions = pos + jnp.arange(tokens.shape[1])
         return self.drop(self.tok_emb(tokens) + self.pos_emb(positions))  # (B, T, d_model)
 
@@ -516,12 +512,13 @@ class NNXGPT(nnx.Module):
 
 
 # %% [markdown]
-# Three details of the NNX model. `_embed` refuses positions past `block_size` where it can
-# know them: a traced `pos` would be clamped by `dynamic_update_slice` instead of reported.
-# `tok_emb.attend` multiplies by the embedding matrix transposed, NNX's name for the tied head.
-# And `decode` scans over the cache too: `in_axes=(nnx.Carry, 0, 0, 0)` hands each layer its own
-# slice of the stacked block, of the keys and of the values, and the scan stacks the new keys
-# and values back into one cache.
+# Four details of the NNX model. `check_positions` is the same check as
+# PyTorch's, but it skips a traced `pos`, which `dynamic_update_slice` would clamp instead of
+# reporting. `nnx.Embed` turns a `dtype` of `None` into float32, so the constructor sets it
+# back to follow the parameters, float64 in section 3.1. `tok_emb.attend` multiplies by the
+# embedding matrix transposed, NNX's name for the tied head. And `decode` scans over the cache
+# too: `in_axes=(nnx.Carry, 0, 0, 0)` hands each layer its own slice of the stacked block, of
+# the keys and of the values, and the scan stacks the new keys and values back into one cache.
 #
 # Both models are built from one configuration:
 
@@ -635,10 +632,7 @@ def gpt_nnx_tensors_to_torch(tree):
 # The cell below copies PyTorch's weights into the NNX model. Then `nnx.split` cuts the model
 # in three: its structure (`graphdef`), its parameters, and the rest (the dropout layers'
 # random state). The parameters are then a plain pytree, which `jax.grad` can differentiate
-# and `jax.jit` can take. `nnx.merge(graphdef, params, rest)` builds the module back. The
-# functions below close over `rest` as plain arrays, `nnx.to_pure_dict(rest)`: a closed-over
-# `State` would carry the dropout layers' random counters, which a traced call would update
-# and leak.
+# and `jax.jit` can take. `nnx.merge(graphdef, params, rest)` builds the module back.
 
 # %%
 nnx.replace_by_pure_dict(params_state, gpt_torch_tensors_to_nnx(model_torch.state_dict()))
@@ -700,17 +694,30 @@ print(f"loss {loss_torch.item():.6f} vs {float(loss_jax):.6f} (a uniform guess: 
       f"{np.log(cfg.vocab_size):.6f}); all {len(grads_torch)} gradients agree, "
       f"worst max |difference| / max |gradient| = {grad_gap:.1e}")
 
-
 # %% [markdown]
 # Every gradient agrees, compared under PyTorch's names, so a failure would name a parameter a
-# PyTorch user knows, `blocks.1.attn.qkv.weight`, with its largest difference. That is where
-# a port is debugged: the first stage that fails, and the first parameter in it. The first loss sits next to the loss of a uniform guess,
-# `ln(vocabulary)`: small initial weights make the first prediction nearly uniform.
+# PyTorch user knows, `blocks.1.attn.qkv.weight`, with its largest difference. That is where a
+# port is debugged: the first stage that fails, and the first parameter in it. The first loss
+# sits next to the loss of a uniform guess, `ln(vocabulary)`: small initial weights make the
+# first prediction nearly uniform.
 #
 # The tolerances say what "equal" means: a relative 10⁻⁵ for the logits, 10⁻⁴ for each
 # gradient, whose small elements are sums of many rounded products. A transposed weight or a
 # mask shifted by one position changes values at the level of the values themselves, far
 # above either.
+#
+# `loss_fn_jax` closes over `rest_pure`, the rest as plain arrays. Closing over the `State`
+# itself fails:
+
+# %%
+with expect_error(ValueError, match="different trace level"):
+    jax.grad(lambda params: nnx.merge(graphdef, params, rest_jax).loss(x_jax, y_jax))(params_jax)
+
+
+# %% [markdown]
+# `nnx.merge` reuses a `State`'s own variables, and these were made outside the traced
+# function. `nnx.scan` refuses a variable from another trace level. From plain arrays,
+# `merge` makes new variables inside the trace.
 #
 # **One AdamW step.** Both optimisers use one set of hyperparameters and decoupled weight
 # decay. `torch.optim.AdamW` multiplies each parameter by `1 − lr·wd` before the Adam update,
@@ -750,19 +757,12 @@ params_1, _, _ = jit_step(jax.tree.map(jnp.copy, params_jax), tx.init(params_jax
 
 # %%
 after_step_jax = gpt_nnx_tensors_to_torch(params_1)
-outliers = {n: (after_step_jax[n] - t).abs() > 1e-6 for n, t in after_step_torch.items()}
-n_outliers = sum(int(m.sum()) for m in outliers.values())
-outlier_grad = max((float(grads_torch[n][m].abs().max()) for n, m in outliers.items() if m.any()), default=0.0)
-assert outlier_grad < 100 * gpt.train.ADAMW["eps"], "a step differs where the gradient is not near zero"
-n_elements = sum(m.numel() for m in outliers.values())
-print(f"one AdamW step: PyTorch and JAX agree within 1e-6 at {n_elements - n_outliers:,} of {n_elements:,} "
-      f"elements; the gradients of the other {n_outliers} are at most {outlier_grad:.1e} "
-      f"(ε = {gpt.train.ADAMW['eps']:.0e})")
+print("one AdamW step:", gpt.train.check_adam_step(after_step_jax, after_step_torch, grads_torch, atol=1e-6))
 
 # %% [markdown]
 # Adam's first step moves each parameter by about `lr`, and the two frameworks agree to
-# rounding almost everywhere. The check allows exceptions only where a gradient is below
-# `100·ε`, and the line says how many there were.
+# rounding almost everywhere. `gpt.train.check_adam_step` allows exceptions only where a
+# gradient is below `100·ε`, and the line says how many there were.
 #
 # <details><summary>Why a gradient near zero lets the two steps differ</summary>
 #
@@ -820,25 +820,29 @@ gaps = {
 print({name: f"{gap.max():.1e}" for name, gap in gaps.items()})
 
 # %%
-fig, ax = plt.subplots(figsize=(7, 3.2))
-colors = ("#999999", "#7b3294", plots.COLORS["pytorch"], plots.COLORS["jax"])
-for (label, gap), color in zip(gaps.items(), colors, strict=True):
-    ax.plot(np.arange(1, S.parity_steps + 1), np.maximum(gap, 1e-18), label=label, color=color, lw=1)
-ax.set(yscale="log", xlabel="step", ylabel="|loss difference|", title="drift between equal GPTs (0 drawn at 1e-18)")
-ax.legend(fontsize=7)
-ax.grid(alpha=0.3)
+fig, axes = plt.subplots(1, 2, figsize=(8, 3.2), sharey=True)
+styles = [(axes[0], "#999999", "s"), (axes[0], "black", "o"),  # left: PyTorch against JAX
+          (axes[1], plots.COLORS["pytorch"], "o"), (axes[1], plots.COLORS["jax"], "x")]  # right: own rounding
+for (label, gap), (ax, color, marker) in zip(gaps.items(), styles, strict=True):
+    ax.plot(np.arange(1, S.parity_steps + 1), np.maximum(gap, 1e-18), label=label, color=color, marker=marker,
+            ms=3, lw=1)
+for ax, title in zip(axes, ("between the frameworks", "each against its own float64 run"), strict=True):
+    ax.set(yscale="log", xlabel="step", title=title)
+    ax.xaxis.set_major_locator(plt.MaxNLocator(integer=True))
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+axes[0].set_ylabel("|loss difference|, 0 drawn at 1e-18")
 fig.tight_layout()
 
 # %% [markdown]
 # The float64 pair passed a check at 10⁻⁹ at every step, so both programs compute the same
-# training. The float32 pair's gap is the drift a side-by-side plot of the losses would show.
-# The last two lines split it: each framework's float32 run against its own float64 run is
-# that framework's rounding, accumulated over the steps. A step where two float32 losses round
-# to the same value is drawn at 1e-18. Without the control, "the curves are close" could hide
-# a small real difference, such as another epsilon. With it, the float32 gap is rounding by
-# elimination. Had the float64 check failed, the two programs would compute different
-# training, and the search for the cause would start where the stage-by-stage checks above
-# stopped agreeing.
+# training. On the left, the float32 pair's gap is the drift a side-by-side plot of the losses
+# would show. On the right, each framework's float32 run against its own float64 run shows
+# that framework's rounding, accumulated over the steps. A step where two losses are equal is
+# drawn at 1e-18. Without the control, "the curves are close" could hide a small real
+# difference, such as another epsilon. With it, the float32 gap is rounding by elimination.
+# Had the float64 check failed, the search for the cause would start where the
+# stage-by-stage checks above stopped agreeing.
 #
 # ## 4. The training step, and the recipe a GPT trains with
 #
@@ -855,9 +859,10 @@ fig.tight_layout()
 # one bad batch cannot throw the weights far. Decay pulls weights towards zero, which suits
 # matrices and embeddings but not a LayerNorm's gain, whose neutral value is 1.
 #
-# PyTorch has no single scheduler for a linear warm-up followed by a cosine: `OneCycleLR`
-# shapes its warm-up like its decay. So its side writes the formula into a `LambdaLR`, a
-# factor of the base rate per step. optax has the schedule built in.
+# PyTorch's usual build of this schedule is `SequentialLR`, a `LinearLR` then a
+# `CosineAnnealingLR`. But `LinearLR` cannot start from 0, as optax's warm-up does. So the
+# PyTorch side writes the formula into a `LambdaLR`, a factor of the base rate per step.
+# optax has the schedule built in.
 
 # %%
 # PyTorch: AdamW in two parameter groups, the schedule as a LambdaLR
@@ -878,7 +883,7 @@ def torch_recipe(model):
     h = gpt.train.ADAMW
     optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": h["weight_decay"]},
                                    {"params": no_decay, "weight_decay": 0.0}],
-                                  lr=PEAK_LR, betas=(h["b1"], h["b2"]), eps=h["eps"], foreach=False)
+                                  lr=PEAK_LR, betas=(h["b1"], h["b2"]), eps=h["eps"])
     return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, lr_factor)
 
 
@@ -1018,17 +1023,23 @@ print(f"PyTorch on {torch_dev.type}: {S.train_steps} steps, loss {train_losses_t
       f"{train_losses_torch[-1]:.3f}, {tokens_per_s_torch:,.0f} tokens/s")
 
 # %% [markdown]
-# The JAX loop runs on `SETUP.jax_alone`: the GPU or TPU when there is one, else the CPU. The
-# loop keeps its losses on the device and converts them once at the end, so dispatch runs
-# ahead of the computation. XLA's cost analysis counts the FLOPs of one compiled step, and
-# `peaks` holds the device's published peak or, for a CPU, a matmul rate measured here.
-# The progress bar counts steps dispatched, not finished: it can reach the end while the
-# device still computes, and `device_get` after the loop waits for it.
+# The JAX loop runs on `SETUP.jax_alone`: the GPU or TPU when there is one, else the CPU. It
+# keeps its losses on the device and converts them once at the end, so dispatch runs ahead of
+# the computation. The progress bar counts steps dispatched, not finished, and `device_get`
+# after the loop waits for the last one.
+#
+# The FLOPs of a step come from PaLM's formula, `peaks.transformer_train_flops`: 6 per
+# parameter and token for the forward and backward passes, plus attention's two matmuls over
+# the context. XLA's own count, `compiled.cost_analysis()`, counts a loop's body once, so it
+# would count one of the scanned layers. `peaks` also holds the device's published peak or, for
+# a CPU, a matmul rate measured here.
 
 # %%
 # JAX, on the accelerator when there is one
 state = jax.device_put(jax.tree.map(jnp.copy, (params_jax, tx_recipe.init(params_jax))), SETUP.jax_alone)
-step_flops = peaks.flops(jit_train_step.lower(*state, x_np, y_np))  # one step, by XLA's count
+n_params = sum(a.size for a in jax.tree.leaves(params_jax)) - cfg.block_size * cfg.d_model  # no position table
+step_flops = peaks.transformer_train_flops(n_params, cfg.n_layers, cfg.d_model, cfg.block_size,
+                                           tokens=S.batch * cfg.block_size)  # one step, by PaLM's formula
 train_losses_jax = []
 for step, (x, y) in enumerate(tqdm(numpy_batches(train_ids, order[:S.train_steps], S.block_size),
                                    total=S.train_steps, desc="JAX")):
@@ -1049,12 +1060,11 @@ print(f"{SETUP.alone_label}: {S.train_steps} steps, loss {train_losses_jax[0]:.3
 
 # %% [markdown]
 # The first loss of each run is the same batch through the same weights, checked below to a
-# relative 10⁻⁵ whatever device JAX trained on. The MFU line is the share of the device's peak
-# that the step's FLOPs reached. XLA's count covers the whole step: the forward pass, the
-# backward pass, about twice the forward's FLOPs, and AdamW's update. On a GPU or TPU a model
-# this small reaches a small share, since each step is too small to keep a chip's matrix units
-# busy. On a CPU the peak is a matmul measured here, a rough yardstick on a busy machine.
-# Lesson 12 reads the step against the hardware in more detail.
+# relative 10⁻⁵ whatever device JAX trained on. MFU, model FLOPs utilisation, is the share of
+# the device's peak that the model's FLOPs reached; AdamW's update does not count. On a GPU or
+# TPU a model this small reaches a small share, because its matmuls are too small to keep a
+# chip's matrix units busy. On a CPU the peak is a matmul measured here, a rough yardstick on
+# a busy machine. Lesson 12 reads the step against the hardware in more detail.
 #
 # The trained JAX parameters then come back to the device of the comparisons, and `nnx.merge`
 # puts them into an NNX module for evaluation and sampling. The validation loss of each model
@@ -1081,25 +1091,29 @@ print(f"validation loss after {S.train_steps} steps: PyTorch {val_loss_torch:.4f
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 3.2))
-steps = np.arange(1, S.train_steps + 1)
-ax.plot(steps, train_losses_torch, label="PyTorch", color=plots.COLORS["pytorch"], lw=1)
-ax.plot(steps, train_losses_jax, label="JAX", color=plots.COLORS["jax"], lw=1, ls="--")
-for value, name in ((val_loss_torch, "pytorch"), (val_loss_jax, "jax")):
-    ax.axhline(value, color=plots.COLORS[name], lw=0.8, ls=":")
-ax.set(xlabel="step", ylabel="loss (nats per character)", title="training loss per step; dotted: validation loss")
-ax.legend()
+steps, every = np.arange(1, S.train_steps + 1), max(1, S.train_steps // 40)  # a JAX marker every few steps
+ax.plot(steps, train_losses_torch, label="PyTorch, training", color=plots.COLORS["pytorch"], lw=1.5)
+ax.plot(steps[::every], train_losses_jax[::every], label="JAX, training", color=plots.COLORS["jax"], ls="",
+        marker="o", ms=4, mfc="none")
+ax.axhline(val_loss_torch, label="PyTorch, validation", color=plots.COLORS["pytorch"], lw=1, ls=":")
+ax.plot(steps[-1], val_loss_jax, label="JAX, validation", color=plots.COLORS["jax"], ls="", marker="D", ms=6)
+ax.set(xlabel="step", ylabel="loss (nats per character)", title="the two training runs")
+ax.legend(fontsize=8)
 ax.grid(alpha=0.3)
 fig.tight_layout()
-print(f"largest training-loss gap between the frameworks: {np.abs(train_losses_torch - train_losses_jax).max():.1e}")
+loss_gap = np.abs(train_losses_torch - train_losses_jax).max()
+shows = "too small to see" if loss_gap < 0.01 * np.ptp(train_losses_torch) else "visible"
+print(f"largest training-loss gap between the frameworks: {loss_gap:.1e}, {shows} at the plot's scale")
 
 # %% [markdown]
-# PyTorch's model is switched to evaluation mode for validation, as it should be; with
-# dropout at 0 no number changes, which is why the JAX side may call its training-mode loss.
-# The two curves part only by float32 rounding amplified by training, section 3's subject, and the line under the plot
-# says how far. Each training loss is measured on the batch its step trains on, so it is noisy.
-# A training loss far below the validation loss would mean the model memorises its batches.
-# How far a run gets below the uniform guess depends on its number of steps, which smoke mode
-# cuts. Section 6 ends with what a full run reaches.
+# PyTorch's model is switched to evaluation mode for validation, as it should be;
+# with dropout at 0 no number changes, which is why the JAX side may call its training-mode
+# loss. The two runs differ only by float32 rounding amplified by training, section 3's
+# subject. The line under the plot says how far, and whether that shows at the plot's scale.
+# Each training loss is measured on the batch its step trains on, so it is noisy. A training
+# loss far below the validation loss would mean the model memorises its batches. How far a run
+# gets below the uniform guess depends on its number of steps, which smoke mode cuts. Section 6
+# ends with what a full run reaches.
 #
 # ## 6. Sampled, with a KV cache
 #
@@ -1157,10 +1171,10 @@ def jax_pick(logits, temperature, u):  # the same pick, compiled
 # %% [markdown]
 # Without a cache, each new character runs the whole context through the model again. With
 # the cache, the prompt runs once, `decode(prompt, cache, 0)`, and fills the cache's first
-# slots in one call. Then each step runs one
-# position, whose query attends to every key cached so far. The PyTorch loop below does both.
-# Without the cache it crops the context to the last `block_size` tokens; with it, a sample
-# stops at `block_size`, the cache's length.
+# slots in one call. Then each step runs one position, whose query attends to every key
+# cached so far. The PyTorch loop below does both. Without the cache it crops the context to
+# the last `block_size` tokens. With it, `check_lengths` refuses a sample longer than the
+# cache's `block_size` slots before drawing anything.
 
 # %%
 # PyTorch
@@ -1191,14 +1205,14 @@ def torch_generate(model, prompt, steps, *, temperature=1.0, seed=0, use_cache=T
 
 
 # %% [markdown]
-# The JAX loop keeps the tokens in NumPy and calls two compiled functions per token, the model
-# step and the pick. Each call pays JAX's dispatch from Python; lesson 12 compiles the whole
-# loop into one program and times what that saves. The loop has one more concern: every new
-# input shape compiles a new program. The cached
-# step has one shape, a single token, and its position is a traced argument of `nnx.jit`.
-# Without the cache, the context grows by a token each step, so `right_padded` pads it to
-# `block_size` on the right. A causal model's logits at a position ignore every later one, so
-# the padding changes nothing, and one shape means one compiled program.
+# The JAX loop keeps the tokens in NumPy and calls two compiled functions per
+# token, the model step and the pick. Each call pays JAX's dispatch from Python; lesson 12
+# compiles the whole loop into one program and times what that saves. The loop has one more
+# concern: every new input shape compiles a new program. The cached step has one shape, a
+# single token, and its position is a traced argument of `nnx.jit`. Without the cache, the
+# context grows by a token each step, so `right_padded` pads it to `block_size` on the right. A
+# causal model's logits at a position ignore every later one, so the padding changes nothing,
+# and one shape means one compiled program.
 
 # %%
 # JAX
@@ -1244,11 +1258,14 @@ def nnx_generate(model, prompt, steps, *, temperature=1.0, seed=0, use_cache=Tru
 
 
 # %% [markdown]
-# `compat.eval_view` gives the model in evaluation mode without changing the caller's model:
-# NNX switches dropout off through each layer's `deterministic` flag, and with `dropout=0` no
-# number changes. Two samples from each trained model, with the same prompts, temperature and
-# seed. The
-# temperature 0.8 draws the rare characters an undertrained model over-weights less often.
+# On flax 0.12, `compat.eval_view` calls `nnx.view(model, deterministic=True, ...)`: a view
+# of the same arrays in evaluation mode, the caller's model unchanged. Flax 0.11, Colab's
+# release, has no `nnx.view`, so there the helper switches a merged copy with `.eval()`. With
+# `dropout=0` no number changes.
+#
+# Two samples from each trained model follow, with the same prompts, temperature and seed. An
+# undertrained model gives rare characters too much weight. A temperature of 0.8 sharpens
+# the distribution, so they are drawn less often.
 
 # %%
 prompt = np.stack([tokenizer.encode("The "), tokenizer.encode("def ")])  # (2, 4)
@@ -1273,14 +1290,8 @@ print(f"drawn characters equal in the two models' samples: {agree.round(3)}")
 
 # %% [markdown]
 # The two trained models hold slightly different weights, through float32 drift, so their
-# samples may part at some character; from there each text follows its own history. Lesson 12
-# samples from the *same* weights in both frameworks, where every draw must agree except one
-# that lands within rounding of a CDF edge.
-#
-# A *near-tie* is such a draw. The cumulative probabilities are a staircase from 0 to 1, one
-# step per character, and the uniform number picks the step it falls on. Two models whose
-# logits differ in the last float32 bits have staircases whose edges differ as little. Only a
-# number that falls between two such edges picks differently, and that is rare.
+# samples may part at some character, and the line says whether they did. From there each
+# text follows its own history. Lesson 12 samples from the *same* weights in both frameworks.
 #
 # Now the KV cache against recomputing the context, in each framework. The cache is
 # `(n_layers, batch, heads, block_size, head_dim)` for the keys and as much for the values,
@@ -1325,24 +1336,23 @@ result = {"training steps": S.train_steps, "validation loss, PyTorch": float(val
           "sample": tokenizer.decode(samples_jax[0])}
 if not S.smoke:
     print("this run's numbers:", full_run.save("11_capstone_gpt", result, env.report().info))
-columns = [(full_run.label(run), {**run["result"], "load average": run["fingerprint"]["load_average_1min"]})
-           for run in full_run.shipped("11_capstone_gpt")]
-columns.append(("this run", {**result, "load average": os.getloadavg()[0]}))  # the cores' queue now
-display(Markdown(full_run.table(columns, {k: ".4f" if "loss" in k or "guess" in k else ".1f" if "load" in k else ""
-                                          for k in [*result, "load average"] if k != "sample"})))
+columns = full_run.columns("11_capstone_gpt", result)  # the shipped runs, then this one; each with its load
+display(Markdown(full_run.table(columns, {k: ".4f" if "loss" in k or "guess" in k else ""
+                                          for k in result if k != "sample"})))
 for heading, numbers in columns:
-    print(f"{heading}, the JAX model's sample:\n{numbers['sample']!r}\n")
+    print(full_run.load_note(heading, numbers))
+    print(f"the JAX model's sample: {numbers['sample']!r}\n")
 
 # %% [markdown]
-# The last column is this run; the columns before it are the shipped full runs, if any. A
-# busy machine slows the training loops, so each column gives the load average of the
-# machine's cores: the processes waiting for them, on average over a minute. Loop timings from
-# a run whose load exceeds its cores say little about either framework.
+# The last column is this run; the columns before it are the shipped full runs, if any. The
+# load average counts the processes running or waiting for the cores over a minute. The line
+# under the table reads it for each column. Even on a quiet machine the tokens per second are
+# loop timings, not a fair comparison between the frameworks; lesson 12 compares speeds
+# fairly.
+#
 # Read a full run's samples for what a character model learns first: letter frequencies,
 # spaces, common short words, and the indentation of the corpus's code blocks. Sentences need
-# far more training than this lesson spends. The tokens per second are loop timings, not a fair
-# comparison between the frameworks, and their rows name the devices; lesson 12 compares
-# speeds fairly.
+# far more training than this lesson spends.
 #
 # ## Summary
 #
@@ -1357,7 +1367,7 @@ for heading, numbers in columns:
 # | training step | `zero_grad`, `backward`, `clip_grad_norm_`, `step`, `scheduler.step` | `value_and_grad`, one `optax.chain` update |
 # | schedule, decay exemption | `LambdaLR`; two parameter groups | `optax.warmup_cosine_decay_schedule`; `mask=` |
 # | float64 control | `model.double()` | `with jax.enable_x64():` |
-# | evaluation mode | `model.eval()` | `compat.eval_view(model)`: each layer's `deterministic` flag |
+# | evaluation mode | `model.eval()` | `nnx.view(model, deterministic=True)`, flax 0.12 |
 # | sampling | `torch.multinomial`, or a shared stream | `jax.random.categorical`, or a shared stream |
 #
 # Two rows deserve a second look. The blocks row is the structural difference: a loop is
@@ -1426,7 +1436,7 @@ for heading, numbers in columns:
 # schedule reads the count kept inside the optimizer state, which the checkpoint holds.
 # </details>
 #
-# <details><summary>6. Why do two models trained in the two frameworks draw different samples,
+# <details><summary>6. Why may two models trained in the two frameworks draw different samples,
 # though they use one random stream?</summary>
 #
 # Float32 drift over the training steps leaves them with slightly different weights. One draw

@@ -41,10 +41,35 @@ from torch.nn import functional as F
 
 from course_utils.models.transformer import TORCH_LAYERNORM_EPS
 
-__all__ = ["LAYERNORM_EPS", "GPTConfig", "NNXGPT", "TorchGPT", "nnx_linear"]
+__all__ = [
+    "LAYERNORM_EPS",
+    "GPTConfig",
+    "NNXGPT",
+    "TorchGPT",
+    "check_positions",
+    "nnx_linear",
+]
 
 LAYERNORM_EPS = TORCH_LAYERNORM_EPS  # 1e-5, set explicitly on both sides
-INIT_STD = 0.02  # GPT-2's initialisation: weights ~ N(0, 0.02²), biases 0
+# weights ~ N(0, 0.02²), biases 0; GPT-2 also scales its residual projections down
+INIT_STD = 0.02
+
+
+def check_positions(T, pos, block_size: int) -> None:
+    """Refuse positions ``pos ... pos + T - 1`` past ``block_size``, where they are known.
+
+    Both models call it. ``T`` is checked when it is a number (a ``jax.export`` or
+    ``torch.export`` symbolic length is not), ``pos`` when it is a Python int: NNX's
+    decode step takes a traced ``pos`` (one compiled program for every position), and
+    ``dynamic_update_slice`` would clamp a traced position past the end, not report it.
+    """
+    if not isinstance(T, int):
+        return
+    first = pos if isinstance(pos, int) else 0  # a traced pos: T alone must fit
+    if first + T > block_size:
+        raise ValueError(
+            f"positions {first}..{first + T - 1} do not fit block_size={block_size}"
+        )
 
 
 @dataclass(frozen=True)
@@ -173,10 +198,7 @@ class TorchGPT(nn.Module):
 
     def _run(self, tokens, cache, pos: int):
         B, T = tokens.shape
-        if pos + T > self.cfg.block_size:
-            raise ValueError(
-                f"positions {pos}..{pos + T - 1} do not fit block_size={self.cfg.block_size}"
-            )
+        check_positions(T, pos, self.cfg.block_size)
         positions = pos + torch.arange(T, device=tokens.device)
         x = self.drop(self.tok_emb(tokens) + self.pos_emb(positions))  # (B, T, d_model)
         for i, block in enumerate(self.blocks):
@@ -298,8 +320,7 @@ class NNXGPT(nnx.Module):
         self.pos_emb = nnx.Embed(
             cfg.block_size, cfg.d_model, embedding_init=emb_init, dtype=dtype, rngs=rngs
         )
-        if dtype is None:  # nnx.Embed fixes its compute dtype to the parameters' at
-            # creation; None follows the parameters, as nnx.Linear does (a float64 copy)
+        if dtype is None:  # nnx.Embed made None float32; None again follows the params
             self.tok_emb.dtype = self.pos_emb.dtype = None
         self.drop = nnx.Dropout(cfg.dropout, rngs=rngs)
 
@@ -322,16 +343,8 @@ class NNXGPT(nnx.Module):
 
         return self._head(through_blocks(x, self.blocks))
 
-    def _embed(self, tokens, pos):
-        # TorchGPT raises for positions past block_size; so does this, where it can
-        # know. T is checked when it is a number (a jax.export symbolic length is
-        # not); pos may be traced (one compiled decode step for every position), so
-        # it is checked when it is a Python int: a traced pos + T past the end would
-        # be clamped by dynamic_update_slice, not reported.
-        T, S = tokens.shape[1], self.cfg.block_size
-        known = isinstance(T, int)
-        if known and (T > S or (isinstance(pos, int) and pos + T > S)):
-            raise ValueError(f"{T} positions from {pos} do not fit block_size={S}")
+    def _embed(self, tokens, pos):  # pos may be traced: one program for every position
+        check_positions(tokens.shape[1], pos, self.cfg.block_size)
         positions = pos + jnp.arange(tokens.shape[1])
         return self.drop(
             self.tok_emb(tokens) + self.pos_emb(positions)

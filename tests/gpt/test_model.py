@@ -32,6 +32,17 @@ def _tokens(shape=(2, 8)):
     return np.random.default_rng(0).integers(0, CFG.vocab_size, shape)
 
 
+def test_check_positions_refuses_only_what_it_can_know():
+    check = gpt.model.check_positions
+    check(8, 0, 8)
+    with pytest.raises(ValueError, match="positions 7..8 do not fit block_size=8"):
+        check(2, 7, 8)
+    check(8, object(), 8)  # a traced position: only the length is checked
+    with pytest.raises(ValueError, match="positions 0..8 do not fit"):
+        check(9, object(), 8)
+    check(object(), 7, 8)  # a symbolic length: nothing to check
+
+
 def test_torch_cache_equals_full_forward_and_is_causal():
     import torch
 

@@ -33,6 +33,17 @@ def test_the_two_adamws_take_the_same_steps():
     )
 
 
+def test_check_adam_step_allows_a_gap_only_where_the_gradient_is_near_zero():
+    ref = {"w": np.zeros(4, np.float32)}
+    grads = {"w": np.array([1.0, 0.5, 1e-12, 0.0], np.float32)}
+    after = {"w": np.array([0.0, 5e-7, 3e-3, -3e-3], np.float32)}
+    line = gpt.train.check_adam_step(after, ref, grads, atol=1e-6)
+    assert "at 2 of 4 elements" in line and "other 2" in line
+    after["w"][0] = 1e-3  # a gradient of 1 is far from zero: a real difference
+    with pytest.raises(AssertionError, match="w differs"):
+        gpt.train.check_adam_step(after, ref, grads, atol=1e-6)
+
+
 def _batch():
     rng = np.random.default_rng(1)
     x = rng.integers(0, CFG.vocab_size, (4, CFG.block_size))
