@@ -110,8 +110,8 @@ print(env.report().line())
 # - NumPy arrays are mutable and Python passes references, so a list of an object's arrays is
 #   a window onto its state, not a copy of it.
 #
-# The starting point is the two-layer MLP of the source articles. Its weights are stored
-# `(in, out)`, so `X @ w1` works for a batch `X` of shape `(batch, in)`:
+# The starting point is a two-layer MLP. Its weights are stored `(in, out)`, so `X @ w1`
+# works for a batch `X` of shape `(batch, in)`:
 
 # %%
 d_in, d_out, lr = 4, 1, 0.2
@@ -148,8 +148,8 @@ assert_close(grads_np(init, X_np, y_np), numpy_mlp.grads(init, X_np, y_np), rtol
 
 
 # %% [markdown]
-# The imperative version, as the article writes it. The object owns four arrays, `params()`
-# hands them out, and `train_step` subtracts the gradient from them in place.
+# The imperative version. The object owns four arrays, `params()` hands them out, and
+# `train_step` subtracts the gradient from them in place.
 
 # %%
 class SimpleMLP:
@@ -159,7 +159,7 @@ class SimpleMLP:
         self.w1, self.b1, self.w2, self.b2 = (params[k].copy() for k in ("w1", "b1", "w2", "b2"))
 
     def params(self):
-        """The object's own arrays by name (the article returns them as a list): not copies."""
+        """The object's own arrays by name: not copies."""
         return {"b1": self.b1, "b2": self.b2, "w1": self.w1, "w2": self.w2}
 
     def train_step(self, X, y, lr):
@@ -245,8 +245,8 @@ print("the update returned new arrays and left its input alone")
 # %% [markdown]
 # The two checks say it precisely: `init` is bit for bit what it was, and no array of the
 # result shares memory with an array of the input. Inside the imperative style the fix is
-# discipline, a copy on the way out, which nothing enforces. The functional style pays with new
-# arrays on every update; section 3 shows why, under `jax.jit`, that need not cost a copy.
+# discipline, a copy on the way out, which nothing enforces. The functional style pays with a
+# new array on every update. Lesson 03 §7.2 shows when `jax.jit` may reuse the old buffer.
 #
 # ## 2. The same model in PyTorch, JAX and Flax NNX
 #
@@ -303,6 +303,7 @@ loss_torch(model_torch, X_torch, y_torch).backward()
 optimizer_torch.step()  # rewrites the model's weights in place
 step_torch = {"b1": model_torch.linear1.bias, "b2": model_torch.linear2.bias,  # keys sorted, as JAX orders them
               "w1": model_torch.linear1.weight.T, "w2": model_torch.linear2.weight.T}
+step_torch = {k: v.detach().clone() for k, v in step_torch.items()}  # values, not live parameters (§1.1)
 
 
 # %% [markdown]
@@ -345,12 +346,12 @@ print("NumPy, PyTorch and JAX agree on the output and on one SGD step")
 
 
 # %% [markdown]
-# Three implementations, one step. The outputs agree to float32 rounding, and one SGD step from
-# the shared weights gives the same new weights in NumPy, PyTorch and JAX. The `step_torch`
-# dict transposes PyTorch's weights and sorts the keys as JAX does, so that `assert_close` can
-# compare the two trees leaf by leaf. The last assertion is the functional contract again:
-# `sgd_step_jax` returned a new pytree, whose shapes are printed above, and `params_jax` still
-# holds the initial weights exactly.
+# Three implementations, one step. The outputs agree to float32 rounding, and one SGD step
+# from the shared weights gives the same new weights in NumPy, PyTorch and JAX. The
+# `step_torch` dict holds copies of PyTorch's new weights, transposed, with the keys sorted as
+# JAX sorts them, so that `assert_close` can compare the two trees leaf by leaf. The last
+# assertion is the functional contract again: `sgd_step_jax` returned a new pytree, whose
+# shapes are printed above, and `params_jax` still holds the initial weights exactly.
 #
 # ### 2.1 Flax NNX: objects on a functional core
 #
@@ -402,9 +403,7 @@ print("the step returned a new", type(stepped_module).__name__, "| the old one i
 
 # %% [markdown]
 # The printed leaves are the module's four arrays, in the order JAX's pytree code visits them.
-# The step returned a new `MLPNNX`, and `model_nnx` still holds the initial kernel. Nothing in
-# `sgd_step_module` knows it is handling a module: it is the dict version of section 2, word
-# for word.
+# The step returned a new `MLPNNX`, and `model_nnx` still holds the initial kernel.
 #
 # `jax.jit` treats the module as a value, like any pytree. The function gets a copy, so a
 # change it makes *inside* stays inside unless it returns the module. `nnx.jit`, `nnx.grad` and
@@ -428,43 +427,18 @@ assert_close(after_nnx_jit, bias_before + 1.0, rtol=0, atol=1e-6, name="bias aft
 model_nnx.linear2.bias[...] = bias_before  # undo, so the model is back at the shared weights
 
 # %% [markdown]
-# `jax.jit` moved the bias by 0 and `nnx.jit` by 1, as the assertions check. Both compile the
-# function, but only `nnx.jit` writes the module's changed variables back into the object you
-# passed. With `jax.jit` the only way out of a jitted function is its return value, as for any
-# pure function.
+# `jax.jit` moved the bias by 0 and `nnx.jit` by 1, as the assertions check. Under `jax.jit`,
+# as for any pure function, the only way out is the return value.
 #
-# `nnx.split` is the older, explicit route, still useful when you want the state by itself. It
-# separates the object into what never changes, the `graphdef` of structure, sizes and Python
-# attributes, and what does, the `state`: a pytree of the variables. A pure function takes
-# both, `nnx.merge`s them into a temporary object, and returns new state. You need this to pass
-# state through `lax.scan` or a checkpoint, to keep only some kinds of variables, or to read
-# code written before modules were pytrees.
+# The third spelling is NNX's object style. `nnx.Optimizer` updates the module in place, like
+# `torch.optim`, and `nnx.jit` writes the changes back. Before the step, the cell keeps two
+# records of the weights. `nnx.split` separates the module into its `graphdef`, the structure,
+# and its `state`, a pytree of its variables. `nnx.to_pure_dict` turns that state into plain
+# arrays.
 
 # %%
-graphdef, state = nnx.split(model_nnx)
-
-
-@jax.jit
-def sgd_step_nnx(graphdef, state, X, y, lr):
-    model = nnx.merge(graphdef, state)  # a throwaway object inside the pure function
-    grads = nnx.grad(loss_nnx)(model, X, y)  # an nnx.State shaped like the parameters
-    return jax.tree.map(lambda p, g: p - lr * g, nnx.state(model, nnx.Param), grads)
-
-
-new_state = sgd_step_nnx(graphdef, state, X_jax, y_jax, lr)
-jax.tree.map(jnp.shape, nnx.to_pure_dict(new_state))
-
-# %% [markdown]
-# The printed structure is the new state: a nested dict that mirrors the module's attributes,
-# turned into plain arrays by `nnx.to_pure_dict` for display. It is the same step in a third
-# spelling.
-#
-# The fourth spelling is NNX's object style. `nnx.Optimizer` updates the module in place, like
-# `torch.optim`, and `nnx.jit` writes the changes back, as the bias experiment showed. All NNX
-# steps must agree with the PyTorch and JAX steps of section 2.
-
-# %%
-snapshot = nnx.to_pure_dict(nnx.state(model_nnx, nnx.Param))  # plain arrays: immutable values
+graphdef, state = nnx.split(model_nnx)  # the structure, and the module's variables
+snapshot = nnx.to_pure_dict(state)  # the same weights as plain arrays: immutable values
 optimizer_nnx = nnx.Optimizer(model_nnx, optax.sgd(lr), wrt=nnx.Param)
 
 
@@ -476,41 +450,33 @@ def train_step_nnx(model, optimizer, X, y):
 train_step_nnx(model_nnx, optimizer_nnx, X_jax, y_jax)
 
 
-def as_flat(tree):  # {'linear1': {'kernel', 'bias'}, ...} -> {'w1', 'b1', 'w2', 'b2'}
+def as_flat(tree):  # NNX's nested names -> the flat names of section 2: {'w1', 'b1', ...}
     return {"b1": tree["linear1"]["bias"], "b2": tree["linear2"]["bias"],
             "w1": tree["linear1"]["kernel"], "w2": tree["linear2"]["kernel"]}
 
 
 # %%
-assert_close(model_nnx(X_jax), mlp_jax(step_jax, X_jax), rtol=1e-5, atol=1e-5, name="NNX output after the step")
 assert_close(as_flat(nnx.to_pure_dict(nnx.state(stepped_module))), step_jax, rtol=1e-5, atol=1e-6,
              name="NNX module as a pytree")
-assert_close(as_flat(nnx.to_pure_dict(new_state)), step_jax, rtol=1e-5, atol=1e-6, name="NNX pure step")
-assert_close(as_flat(nnx.to_pure_dict(nnx.state(model_nnx, nnx.Param))), step_torch,
-             rtol=1e-5, atol=1e-6, name="NNX optimizer step")
+assert_close(as_flat(nnx.to_pure_dict(nnx.state(model_nnx))), step_jax, rtol=1e-5, atol=1e-6,
+             name="NNX object style")
+assert_close(as_flat(nnx.to_pure_dict(state)), step_jax, rtol=1e-5, atol=1e-6, name="state from nnx.split")
 assert_close(as_flat(snapshot), init, rtol=0, atol=0, name="snapshot")  # still the start
-print("NNX (module as a pytree, split/merge, and object style) agrees with PyTorch and JAX")
-
-# %% [markdown]
-# Four spellings of one SGD step agree with PyTorch's. The snapshot taken before the optimizer
-# step still holds the initial weights. It was made of plain JAX arrays, which the update of
-# `model_nnx` replaced rather than overwrote.
-#
-# Where did the aliasing go? NNX's `state` holds the module's own `Variable` objects. So the
-# `state` from `nnx.split` now shows the updated weights, just as the NumPy dict did. But the
-# arrays *inside* the `Variable`s are immutable JAX arrays: an update puts a new array in, and a
-# snapshot of the arrays keeps the old ones.
-
-# %%
 print("state refers to the module's own Variable:", state["linear1"]["kernel"] is model_nnx.linear1.kernel)
 assert state["linear1"]["kernel"] is model_nnx.linear1.kernel
-assert_close(as_flat(nnx.to_pure_dict(state)), step_torch, rtol=1e-5, atol=1e-6, name="state view")
 
 # %% [markdown]
-# So NNX keeps one layer of the imperative style on top of immutable arrays: the `Variable`
-# objects are shared, and the state from `nnx.split` follows the module. The aliasing bug of
-# section 1.1 cannot reach the arrays themselves. To keep a value, keep the arrays with
-# `nnx.to_pure_dict`, or a whole module with `nnx.clone`, not the `Variable`s.
+# Both NNX spellings give the JAX step of section 2, and so PyTorch's. The two records show
+# what NNX shares. The `state` holds the module's own `Variable` objects, so it now shows the
+# updated weights, like the NumPy dict of section 1.1. The snapshot still holds the initial
+# weights. The arrays inside a `Variable` are immutable: the update put new arrays in, and the
+# snapshot kept the old ones.
+#
+# So NNX keeps one layer of the imperative style: the `Variable` objects are shared, not the
+# arrays. To keep a value, keep the arrays with `nnx.to_pure_dict`, or a whole module with
+# `nnx.clone`. Use `nnx.split` when you want the state alone: to save it with Orbax, to keep
+# only some kinds of variables, or to jit a pure step that `nnx.merge`s the model back, as
+# lesson 04 §5 does.
 
 # %% [markdown]
 # ## 3. Arrays: in place and views vs immutable
@@ -524,14 +490,14 @@ assert_close(as_flat(nnx.to_pure_dict(state)), step_torch, rtol=1e-5, atol=1e-6,
 # array you kept cannot change behind your back. JAX needs this because its transformations
 # treat a program as data flow, each array computed once from others. An array that meant one
 # thing before a write and another after it would have no single meaning for `grad`, `vmap` or
-# `jit` to work on. So an update is an expression that returns a new array. The compiler, not
-# the programmer, decides when the old buffer can be reused.
+# `jit` to work on. So an update is an expression that returns a new array.
 #
 # **Key concepts**
 # - PyTorch tensors change in place with `add_` or `t[i] = v`; slices and `view` share storage.
 # - JAX arrays never change. Item assignment raises, and `x.at[idx].set/add/mul/...` returns a
-#   new array. Inside `jit`, XLA turns it into an in-place update when the old array is not used
-#   again, so immutability need not cost a copy.
+#   new array. Under `jit`, XLA may write the update into the old buffer when the array was made
+#   inside the function. It reuses an argument's buffer, such as the parameters', only when the
+#   caller donates it (lesson 03 §7.2).
 # - Repeated indices: `t[idx] += 1` does not accumulate in PyTorch; `.at[idx].add(1)` does, like
 #   `index_add_` and `np.add.at`.
 #
@@ -625,9 +591,10 @@ with expect_error(RuntimeError):
 # %% [markdown]
 # The message explains the mechanism. Every tensor carries a version counter that in-place
 # operations increment. Autograd remembers the version of each tensor it saved, and the
-# backward pass compares the two. The check is reliable, but it fires only in `backward()`,
-# which may be far from the line that caused it. The hint about anomaly detection is how you
-# find that line.
+# backward pass compares the two. It catches in-place operations on the tensor and its views,
+# but only in `backward()`, which may be far from the line that caused it. The hint about
+# anomaly detection is how you find that line. A write through `.data` escapes the check and
+# gives a silently wrong gradient.
 #
 # The fix is the out-of-place `h_torch = h_torch * 2`. In JAX there is nothing to overwrite, so
 # this class of error does not exist:
@@ -654,12 +621,12 @@ print("same gradient:", grad_jax)
 # %% [markdown]
 # ### 3.1 The sharp bit: immutable only once the copy has happened
 #
-# A JAX array never changes, but *making* one from NumPy or PyTorch memory is a copy. JAX
-# performs transfers asynchronously; its documentation of `jax.device_put` says "This function
-# is always asynchronous". On the CPU it may even skip the copy and read the NumPy buffer in
-# place. If the source changes before the copy has happened, the JAX array can end up holding
-# the new values. An optimizer step on weights you have just converted is such a change. The
-# window is widest while JAX is busy, so this cell queues a matmul first:
+# A JAX array never changes, but *making* one from NumPy or PyTorch memory may be a copy made
+# later, or no copy at all. JAX transfers asynchronously: its documentation of `jax.device_put`
+# says "This function is always asynchronous". On the CPU it may also read the NumPy buffer in
+# place. Either way, a write to the source after the conversion can show in the JAX array. An
+# optimizer step on weights you have just converted is such a write. The window is widest
+# while JAX is busy, so this cell queues a matmul first:
 
 # %%
 busy = jnp.ones((S.busy_n, S.busy_n))
@@ -861,12 +828,10 @@ assert not torch.equal(a_torch, b_torch) and torch.equal(a_torch, c_torch)
 
 # %%
 # JAX
-key = jax.random.key(0)
+key, key_init, key_dropout = jax.random.split(jax.random.key(0), 3)  # one key per purpose, made first
 a_jax = jax.random.normal(key, (3,))
 jax.random.normal(jax.random.key(1), (1,))  # other draws cannot interfere
 b_jax = jax.random.normal(key, (3,))
-key_init, key_dropout = jax.random.split(key)  # independent streams, one per purpose
-step_keys = [jax.random.fold_in(key_dropout, step) for step in range(3)]
 print("a:", a_jax, "\nb:", b_jax, "\nkey:", key)
 assert jnp.array_equal(a_jax, b_jax)
 
@@ -881,8 +846,8 @@ assert jnp.array_equal(a_jax, b_jax)
 # distribution:
 
 # %%
-draws_torch = torch.randn(S.n_draws, generator=torch.Generator().manual_seed(0))
-draws_jax = jax.random.normal(jax.random.key(0), (S.n_draws,))
+draws_torch = torch.randn(S.n_draws, generator=torch.Generator().manual_seed(2))
+draws_jax = jax.random.normal(jax.random.key(2), (S.n_draws,))  # a seed not used above
 moments = {name: (float(d.mean()), float(d.std())) for name, d in
            (("PyTorch", draws_torch), ("JAX", draws_jax))}
 tol = 5 / np.sqrt(S.n_draws)  # five standard errors
@@ -914,7 +879,7 @@ print("dropout masks:\n", jnp.stack(masks).astype(int))
 # from `fold_in`.
 
 # %%
-key_layer1, key_layer2 = jax.random.split(key)
+key_layer1, key_layer2 = jax.random.split(key_init)  # key_init has not been used yet
 w_layer1 = jax.random.normal(key_layer1, (4,))
 w_layer2 = jax.random.normal(key_layer2, (4,))
 masks = [jax.random.bernoulli(jax.random.fold_in(key_dropout, step), 0.5, (8,)) for step in range(3)]
@@ -930,16 +895,12 @@ assert not all(jnp.array_equal(masks[0], m) for m in masks[1:])
 # %% [markdown]
 # ## 6. Define-by-run vs trace-and-compile
 #
-# Sections 1 to 5 were about state; this one is about execution, and it explains the rest of
-# the course. Both frameworks run operations one by one by default. They differ in what they
-# keep. Eager PyTorch builds the autograd graph as a by-product of every forward pass whose
-# inputs require a gradient, and throws it away after `backward()`. So Python control flow just
-# works, even on tensor values, and each step may take a different path.
-#
-# JAX keeps nothing while it runs eagerly. Its transformations work on a **jaxpr**, the program
-# that tracing produces. `grad` differentiates it, `vmap` batches it, and `jit` hands it to the
-# XLA compiler. A jaxpr has no Python in it, so decisions that depend on values must be made by
-# operations inside the program, not by Python `if` statements around them.
+# Sections 1 to 5 were about state; this one is about execution. Both frameworks run
+# operations one by one by default. They differ in what they keep. Eager PyTorch builds the
+# autograd graph during every forward pass whose inputs require a gradient, and frees it after
+# `backward()`. JAX keeps nothing while it runs eagerly. Its transformations work on a
+# **jaxpr**, the program that tracing produces. `grad` differentiates it, `vmap` batches it,
+# and `jit` hands it to the XLA compiler.
 #
 # **Key concepts**
 # - PyTorch records the autograd graph **while** the forward pass runs. This is called
@@ -1055,8 +1016,7 @@ damped_jax
 #
 # Eager execution pays Python and dispatch costs for every operation; a compiled program pays
 # them once. Here is the loss and gradient of the small MLP, eager in both frameworks and jitted
-# in JAX. Lesson 03 measures `torch.compile` and compile times in depth. `compare` first checks
-# that the variants agree, then times them:
+# in JAX. `compare` first checks that the variants agree, then times them:
 
 # %%
 def grads_torch():
@@ -1067,9 +1027,9 @@ def grads_torch():
                            "w1": model_torch.linear1.weight.grad.T, "w2": model_torch.linear2.weight.grad.T}
 
 
-params_now = {k: jnp.asarray(v.detach().numpy().copy()) for k, v in step_torch.items()}
-# Both frameworks are timed on the same kind of device (env.setup chose it).
-dev, _ = SETUP.pair()
+# model_torch has taken one SGD step in section 2: JAX starts from the same weights, step_torch
+params_now = {k: jnp.asarray(v.numpy()) for k, v in step_torch.items()}  # clones no one writes to
+dev, _ = SETUP.pair()  # the device kind both frameworks share (lesson 00): the CPU on a TPU machine
 model_torch.to(dev)
 X_torch, y_torch = X_torch.to(dev), y_torch.to(dev)
 value_and_grad = jax.value_and_grad(loss_jax)
@@ -1082,37 +1042,47 @@ comparison = timing.compare(
         "JAX eager": lambda: value_and_grad(params_now, X_jax, y_jax),
         "JAX jit": lambda: value_and_grad_jit(params_now, X_jax, y_jax),
     },
-    rtol=1e-4, atol=1e-5, rounds=S.rounds,
+    baseline="JAX eager", rtol=1e-4, atol=1e-5, rounds=S.rounds,
 )
 comparison
 
 # %% [markdown]
-# The table lists each variant's median time per call on this machine, and apart from it the
-# first call. For `JAX jit` that first call includes tracing and compiling, which later calls
-# skip. Eager JAX dispatches every operation of the loss and its gradient on its own, each with
-# its own Python overhead. It is the variant to look at when asking what tracing saves.
-#
-# Two fair questions each change one thing: the framework, PyTorch eager against JAX eager, and
-# compiling, JAX eager against JAX jit. `claims.faster` answers each from the per-round ratios,
-# with lesson 00's rule:
+# Two fair questions each change one thing: the framework, PyTorch eager against JAX eager,
+# and compiling, JAX eager against JAX jit. So the speed column compares each variant with JAX
+# eager. `claims.faster` judges each question from the per-round ratios, with lesson 00's rule,
+# and the last line reads the numbers:
 
 # %%
-for a, b in (("PyTorch eager", "JAX eager"), ("JAX eager", "JAX jit")):
-    print(claims.faster(comparison, a, b).explanation)
+verdicts = {b: claims.faster(comparison, "JAX eager", b) for b in ("PyTorch eager", "JAX jit")}
+for verdict in verdicts.values():
+    print(verdict.explanation)
+
+
+def than_jax_eager(name):  # the median per-round ratio, in words
+    r = verdicts[name].stats.median  # time of JAX eager / time of `name`
+    return f"{r:.3g}× faster" if r >= 1 else f"{1 / r:.3g}× slower"
+
+
+first = {name: timing.format_seconds(m.first_call_s) for name, m in comparison.measurements.items()}
+print(f"In the median round, PyTorch eager ran {than_jax_eager('PyTorch eager')} than JAX eager,"
+      f" and JAX jit {than_jax_eager('JAX jit')}. First calls: JAX eager {first['JAX eager']},"
+      f" JAX jit {first['JAX jit']}, PyTorch eager {first['PyTorch eager']}.")
 
 # %% [markdown]
-# Each line names its two variants and the ratio of their times, so read the answer from the
-# line, not from a rule of thumb. What holds on every machine is the cost model. Compiling is
-# paid once per input shape and dtype. A model this small is dominated by per-operation
-# overhead, which is what `jit` removes. On a GPU each eager operation also launches a kernel,
-# and a compiled program launches fewer by fusing operations.
-
-# %% [markdown]
+# The first ratio is the cost of the framework, the second what tracing saves. Eager JAX
+# dispatches every operation of the loss and its gradient on its own, each with its own Python
+# overhead, and a model this small is dominated by that overhead. `jit` removes it. On a GPU
+# each eager operation also launches a kernel, and a compiled program launches fewer by fusing
+# operations.
+#
+# The first call is where JAX pays for compiling. `JAX jit` traces and compiles the whole
+# function once per input shape and dtype. Eager JAX compiles each operation the first time it
+# meets a new shape and dtype, so its first call pays too, one small program per operation.
+# Later calls reuse the cached programs. Lesson 03 measures compile times and `torch.compile`.
+#
 # ### 6.2 The architectures side by side
 #
-# The source articles compare the two frameworks' architecture in prose and tables. Here is
-# that comparison, each row pointing to where it is shown. Their `pmap` and `pjit` rows are
-# replaced by today's APIs.
+# The two architectures in one table, each row pointing to where the lesson shows it.
 #
 # | aspect | PyTorch | JAX | shown in |
 # |---|---|---|---|
@@ -1186,9 +1156,9 @@ for a, b in (("PyTorch eager", "JAX eager"), ("JAX eager", "JAX jit")):
 # A module is a pytree whose leaves are its arrays, so it goes in directly. `jax.grad` returns a
 # module of gradients, and `jax.tree.map` makes the updated module. `jax.jit` works on a copy,
 # so an in-place update inside is lost unless you return the module; `nnx.jit` writes such
-# updates back. `nnx.split` gives the static graphdef and the state separately. You need it to
-# carry state through `lax.scan` or a checkpoint, to keep only some variable types, or in code
-# written before modules were pytrees. `nnx.merge` rebuilds the object.
+# updates back. `nnx.split` gives the static graphdef and the state separately. Use it when you
+# want the state alone: to save it with Orbax, to keep only some variable types, or in a pure
+# step that `nnx.merge`s the object back.
 # </details>
 #
 # The cell below asks these questions again as a self-check, with one more on `jax.jit` and a
