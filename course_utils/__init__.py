@@ -14,6 +14,7 @@ when the two are timed in alternation. Student-facing modules:
 - ``peaks``: each accelerator's published peak (a measured one for a CPU), achieved FLOP/s, MFU and the roofline
 - ``stats``: the quartiles (and IQR) every timing table, plot whisker and verdict's spread uses
 - ``contention``: the one thread policy and whether a timed section ran beside other work
+- ``cell_notes``: a note said once per notebook cell (a contended run's cause, a table's footer)
 - ``parity``: ``to_numpy`` and ``assert_close`` over mixed pytrees
 - ``plots``: training curves, timing bars, break-even plots
 - ``data``: scikit-learn's digits, NCHW to NHWC, one batch order for both frameworks

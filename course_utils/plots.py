@@ -67,17 +67,17 @@ def timing_bars(
     """Median time per variant with IQR whiskers, each label read as its verdict reads it.
 
     ``measurements`` maps names to :class:`timing.Measurement` objects, or is a
-    ``timing.compare`` result (then its contention counts too). ``baseline``
+    ``timing.compare`` result (then each label carries its verdict). ``baseline``
     names the variant each label's speed is taken against, or maps each variant
     to its own baseline (variants not in the mapping get no label), so that
     groups which must not be compared, such as eager PyTorch and jitted JAX,
     each have theirs. A label is the median of the per-round ratios, the
     number a verdict line prints, marked "not judged" or "no clear winner"
-    where ``claims.faster`` would not name a winner (:func:`_speed_label`).
+    where no verdict named a winner (:func:`_speed_label`).
     ``log``: a log time axis, for times that span orders of magnitude; each
     median is then a point, since a bar's length means nothing on a log axis.
     """
-    contention = getattr(measurements, "contention", None)
+    compared = measurements  # a timing.compare result reads its verdicts
     measurements = getattr(measurements, "measurements", measurements)
     scale = {"s": 1.0, "ms": 1e3, "us": 1e6, "µs": 1e6}[unit]
     ax = _axes(ax)
@@ -128,7 +128,7 @@ def timing_bars(
             if n not in bases:
                 continue
             ax.annotate(
-                f" {_speed_label(measurements, n, bases[n], contention)}",
+                f" {_speed_label(compared, n, bases[n])}",
                 (ends[i], i),
                 xytext=(3, 0),
                 textcoords="offset points",
@@ -327,36 +327,34 @@ def _ratio_ticks(ax) -> None:
     ax.set_xlim(lo, hi)
 
 
-def _speed_label(
-    measurements: Mapping[str, Any], name: str, base: str, contention: Any = None
-) -> str:
+def _speed_label(measurements: Any, name: str, base: str) -> str:
     """'2.00× faster' than ``base``, '4.00× slower', or 'baseline'; marked where not judged.
 
-    The factor is the median of the per-round ratios (``claims.faster``'s own
-    reading, :func:`course_utils.stats.speed`); ", not judged" or ", no clear
-    winner" follows where that verdict names no winner. Times not taken in the
-    same rounds give the ratio of their medians, never judged.
+    The factor is the median of the per-round ratios (:func:`course_utils.stats.speed`,
+    the number a verdict line prints). Given a ``timing.compare`` result, ", not
+    judged" or ", no clear winner" follows where its verdict (``claims.faster``)
+    names no winner; bare measurements carry no verdict, so they are all marked
+    not judged, and times not taken in the same rounds give the ratio of medians.
     """
-    from course_utils.claims import INCONCLUSIVE, judge
-    from course_utils.stats import format_factor
+    from course_utils.stats import format_factor, speed
 
     if name == base:
         return "baseline"
-    a, b = measurements[base].times, measurements[name].times
-    if len(a) != len(b) or not a:
-        r = measurements[base].median / measurements[name].median
-        side, k, status = (
-            (1 if r > 1 else -1 if r < 1 else 0),
-            max(r, 1 / r),
-            ", not judged",
-        )
+    timed = getattr(measurements, "measurements", measurements)
+    a, b = timed[base].times, timed[name].times
+    verdict = None
+    if len(a) == len(b) and a:
+        side, k = speed([x / y for x, y in zip(a, b, strict=True)])  # >1: name faster
+        if hasattr(measurements, "verdict"):
+            verdict = measurements.verdict(base, name)
     else:
-        ratios = [x / y for x, y in zip(a, b, strict=True)]  # above 1: name faster
-        v = judge("faster", ratios, base, name, contention=contention)
-        side, k, status = v.side, v.factor, ""
-        if v.verdict == INCONCLUSIVE:
-            straddles = v.reason.startswith("the interval")
-            status = ", no clear winner" if straddles else ", not judged"
+        r = timed[base].median / timed[name].median
+        side, k = (1 if r > 1 else -1 if r < 1 else 0), max(r, 1 / r)
+    status = ", not judged"
+    if verdict is not None and verdict.verdict in ("holds", "does not hold"):
+        status = ""
+    elif verdict is not None and verdict.reason.startswith("the interval"):
+        status = ", no clear winner"
     word = {1: "faster", -1: "slower"}.get(side)
     return (f"{format_factor(k)} {word}" if word else "same speed") + status
 

@@ -21,3 +21,20 @@ def test_quartiles_are_the_inclusive_ones_everywhere():
     assert timing.Measurement("m", values, 1, 0.0).iqr == stats.iqr(values)
     assert verdict_rule.quartiles is stats.quartiles
     assert plots.quartiles is stats.quartiles
+
+
+def test_speed_reads_a_pair_the_same_way_round_either_way():
+    from course_utils.stats import format_factor, speed
+
+    ratios = [0.5, 2.2, 3.0, 2.5, 0.4, 2.0]  # a / b per round: b faster in most
+    side, k = speed(ratios)
+    assert side == 1 and k == 2.1  # the median of the per-round ratios
+    assert speed([1 / r for r in ratios]) == (-1, pytest.approx(k))  # b / a
+    assert speed([1.0, 1.0]) == (0, 1.0)
+    assert [format_factor(x) for x in (1.314, 15.64, 597.2, 999.7, 12_400.0)] == [
+        "1.31×",
+        "15.6×",
+        "597×",
+        "1,000×",
+        "12,400×",
+    ]

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from course_utils import cell_notes
 from course_utils.claims import registry
 from course_utils.claims.verdict_rule import (
     DOES_NOT_HOLD,
@@ -41,13 +42,22 @@ from course_utils.claims.verdict_rule import (
     rule,
 )
 from course_utils.contention import REMEDY
+from course_utils.stats import format_factor, speed
 
-CONTENDED_REMEDY = REMEDY  # said once per timed table (timing.Comparison.remedy_said)
+CONTENDED_REMEDY = REMEDY  # said once per notebook cell (course_utils.cell_notes)
 
 
 @dataclass
 class Verdict:
-    """One judged claim: the word, why, the numbers, and the generated sentence."""
+    """One judged claim: the word, why, the numbers, and the generated sentence.
+
+    ``explanation`` is the whole record (the line, then why it was not judged and
+    what to do, for ``claims.json``); ``str(verdict)`` is what a lesson prints:
+    :meth:`line`, with the reason's detail once per notebook cell
+    (:mod:`course_utils.cell_notes`). ``side`` and ``factor`` read the paired
+    ratios as :func:`course_utils.stats.speed` does: side 1 when the second name
+    (the denominator) was faster, -1 when the first was; ``factor`` at least 1.
+    """
 
     claim: Claim
     verdict: str
@@ -58,15 +68,27 @@ class Verdict:
     names: tuple[str, str] | None = None
     contention: dict[str, Any] | None = None
     threads: dict[str, Any] | None = None
+    side: int = 0
+    factor: float | None = None
+    rounds_fixed: bool = False
+
+    def line(self) -> str:
+        """One short line: who was faster and by how much, then the verdict in a word or two."""
+        if self.stats is None or self.names is None:
+            if self.verdict in (NOT_TESTABLE, SKIPPED):
+                return f"{self.verdict}: {self.reason}"
+            return f"{self.verdict}: {self.explanation}"
+        return _line(self)
 
     def __str__(self) -> str:
-        return f"{self.claim.id}: {self.verdict} ({self.reason}). {self.explanation}"
+        return _with_detail(self.line(), _detail(self), self._note())
+
+    def _note(self) -> str:
+        judged = self.verdict != INCONCLUSIVE or self.reason.startswith("the interval")
+        return (self.claim.notes.get(self.verdict) or "") if judged else ""
 
     def _repr_markdown_(self) -> str:
-        return (
-            f"**{self.claim.text}** ({self.claim.source}; stated: {self.claim.claimed}): "
-            f"**{self.verdict}**. {self.explanation}\n\n{self.conditions()}"
-        )
+        return f"**{self.claim.text}** ({self.claim.source}): {self}"
 
     def conditions(self) -> str:
         """Pairing, threads and contention, as measured ('' when nothing was timed)."""
@@ -113,14 +135,98 @@ class Verdict:
         }
 
 
-def _speed(claim: Claim, s: Stats, num: str, den: str) -> str:
-    """'B is 2.00x faster than A (95 % interval widened by 15 %: ...)', turned alike."""
-    n = f"n={s.n}"
-    if s.median >= 1:
-        lo, hi = fmt(s.low, claim.unit), fmt(s.high, claim.unit)
-        return f"{den} is {s.median:.2f}x faster than {num} ({INTERVAL_LABEL}: {lo}–{hi}, {n})"
-    lo, hi = fmt(1 / s.high, claim.unit), fmt(1 / s.low, claim.unit)
-    return f"{num} is {1 / s.median:.2f}x faster than {den} ({INTERVAL_LABEL}: {lo}–{hi}, {n})"
+def _x(value: float) -> str:
+    """An interval end without its sign: '0.88', '15.6', '0.004'."""
+    return f"{value:.2g}" if value < 0.1 else format_factor(value)[:-1]
+
+
+def _speed(v: Verdict) -> str:
+    """'JAX jit 1.31× faster than PyTorch eager (0.88–1.73×)', the interval turned alike."""
+    num, den = v.names
+    s = v.stats
+    if v.claim.unit == "s":
+        return f"{den} took {fmt(s.median, 's')} ({fmt(s.low, 's')}–{fmt(s.high, 's')})"
+    if v.side >= 0:
+        fast, slow, lo, hi = den, num, s.low, s.high
+    else:
+        fast, slow, lo, hi = num, den, 1 / s.high, 1 / s.low
+    if v.side == 0:
+        return f"{den} as fast as {num} ({_x(lo)}–{_x(hi)}×)"
+    return f"{fast} {format_factor(v.factor)} faster than {slow} ({_x(lo)}–{_x(hi)}×)"
+
+
+def _head(reason: str) -> str:
+    """A reason without its measured detail: 'contended', 'noisy', 'too few rounds'."""
+    return reason.split(" (")[0]
+
+
+def _line(v: Verdict) -> str:
+    """The short line of a timed verdict (see :meth:`Verdict.line`)."""
+    what = _speed(v)
+    if v.verdict == INCONCLUSIVE and not v.reason.startswith("the interval"):
+        return f"{what}: not judged ({_head(v.reason)})"
+    if v.claim.id == "faster":
+        return what if v.verdict != INCONCLUSIVE else f"{what}: no clear winner"
+    if v.verdict == INCONCLUSIVE:
+        return f"{what}: inconclusive (stated {v.claim.claimed})"
+    return f"{what}: {v.verdict} (stated {v.claim.claimed})"
+
+
+def _detail(v: Verdict) -> tuple[str, str, str] | None:
+    """Why a verdict was not judged and what to do: ``(key, whole, again)`` or None.
+
+    ``whole`` is said the first time in a notebook cell; ``again`` where the cell
+    before said it; nothing where this cell already did (:func:`_with_detail`).
+    """
+    if v.verdict != INCONCLUSIVE or v.stats is None:
+        return None
+    reason = v.reason
+    inner = reason[reason.find("(") + 1 : reason.rfind(")")] if "(" in reason else ""
+    if reason.startswith("contended"):
+        return (
+            "contended",
+            f"Contended ({inner}): {CONTENDED_REMEDY}.",
+            f"Contended again ({inner}).",
+        )
+    if reason.startswith("too few"):
+        more = "a larger rounds=" if v.rounds_fixed else "rounds=, or a larger target_s"
+        return (
+            "verdict: too few",
+            f"Too few rounds ({inner}): time more of them ({more}).",
+            f"Too few rounds again ({inner}).",
+        )
+    if reason.startswith("noisy"):
+        remedy = NOISY_REMEDY_ROUNDS if v.rounds_fixed else NOISY_REMEDY
+        return (
+            "verdict: noisy",
+            f"Noisy ({inner} of the median per-round ratio): {remedy}.",
+            f"Noisy again ({inner}).",
+        )
+    more = "a larger rounds=" if v.rounds_fixed else "a larger target_s"
+    bar = "1" if v.claim.id == "faster" else reason.split("straddles ")[-1]
+    return (
+        "verdict: straddles",
+        f"The interval reaches across {bar}: more rounds ({more}) would narrow it.",
+        "",
+    )
+
+
+def _with_detail(line: str, detail: tuple[str, str, str] | None, note: str = "") -> str:
+    """``line``, and the detail as often as :mod:`course_utils.cell_notes` allows."""
+    text = line
+    if detail is not None:
+        key, whole, again = detail
+        said = cell_notes.seen(key)
+        extra = (
+            whole
+            if said == cell_notes.NEW
+            else again
+            if said == cell_notes.PREVIOUS
+            else ""
+        )
+        if extra:
+            text += f". {extra}"
+    return f"{text}. {note}" if note and detail is None else text
 
 
 def explain(
@@ -131,73 +237,28 @@ def explain(
     names: tuple[str, str],
     remedy_said: bool = False,
     rounds_fixed: bool = False,
+    *,
+    side: int | None = None,
+    factor: float | None = None,
 ) -> str:
-    """The sentence for the outcome that happened (never a fixed one).
+    """The whole sentence for the outcome that happened (never a fixed one).
 
-    ``remedy_said``: what to do about a contended run was already printed with
-    these rounds (under their table, or in an earlier verdict from them), so
-    the sentence gives the cause and not the remedy again. ``rounds_fixed``:
-    the rounds were set with ``rounds=``, which ``target_s`` then does not
-    change, so the advice to time more of them names ``rounds=`` alone.
+    The short line, then why it was not judged and what to do, and the claim's
+    note for its verdict: what ``claims.json`` and ``course claims`` keep.
+    ``side`` and ``factor`` default to the median's reading. ``remedy_said``
+    is kept for callers; the detail is always in this record.
     """
-    num, den = names
-    if claim.unit == "s":
-        lo, hi = fmt(s.low, "s"), fmt(s.high, "s")
-        what = f"{den} took {fmt(s.median, 's')} ({INTERVAL_LABEL}: {lo}–{hi}, n={s.n})"
-    elif verdict == INCONCLUSIVE:  # no winner is named, only the median round's side
-        lo, hi = fmt(s.low, "x"), fmt(s.high, "x")
-        what = (
-            f"{_median_side(s.median, num, den)}; time of {num} / time of {den}: "
-            f"median {s.median:.2f} ({INTERVAL_LABEL}: {lo}–{hi}, n={s.n})"
-        )
-    else:
-        what = _speed(claim, s, num, den)
-    if verdict == INCONCLUSIVE and not reason.startswith("the interval"):
-        remedy = (
-            CONTENDED_REMEDY
-            if reason.startswith("contended")
-            else "time more rounds (a larger rounds=)"
-            if reason.startswith("too few") and rounds_fixed
-            else "time more rounds (rounds=, or a larger target_s)"
-            if reason.startswith("too few")
-            else NOISY_REMEDY_ROUNDS
-            if rounds_fixed
-            else NOISY_REMEDY
-        )
-        why = f"the run was {reason}" if reason[:5] in ("conte", "noisy") else reason
-        text = f"Not judged, {why}: {what}."
-        if not (remedy_said and reason.startswith("contended")):
-            text += f" To judge it, {remedy}."
-    elif claim.id == "faster":
-        text = _faster_text(verdict, what, num, den)
-    elif verdict == HOLDS:
-        text = f"{what}: at or beyond the stated {claim.claimed}."
-    elif reason == "the opposite happened":
-        text = f"The opposite happened: {what}; the claim expects {den} to be faster."
-    elif verdict == DOES_NOT_HOLD:
-        text = f"{what}: short of the stated {claim.claimed}."
-    else:
-        more = "a larger rounds=" if rounds_fixed else "a larger target_s"
-        text = (
-            f"{what}: the interval straddles the stated {claim.claimed}, so this run "
-            f"cannot tell; more rounds ({more}) would narrow it."
-        )
-    judged = verdict != INCONCLUSIVE or reason.startswith("the interval")
-    note = claim.notes.get(verdict) if judged else None
+    if side is None or factor is None:
+        side = 1 if s.median > 1 else -1 if s.median < 1 else 0
+        factor = s.median if side >= 0 else 1 / s.median
+    v = Verdict(claim, verdict, reason, "", s, None, names, side=side, factor=factor)
+    v.rounds_fixed = rounds_fixed
+    detail = _detail(v)
+    text = v.line() + "."
+    if detail is not None:
+        text += f" {detail[1]}"
+    note = v._note()
     return f"{text} {note}" if note else text
-
-
-def _median_side(median: float, num: str, den: str) -> str:
-    """Which variant was faster in the median round, in words (a ratio is num / den time)."""
-    if median == 1:
-        return "in the median round neither was faster"
-    return f"in the median round {den if median > 1 else num} was faster"
-
-
-def _faster_text(verdict: str, what: str, num: str, den: str) -> str:
-    if verdict in (HOLDS, DOES_NOT_HOLD):
-        return f"{what}."
-    return f"No clear winner between {num} and {den}: {what}, which straddles 1."
 
 
 def _contention_of(measured: Any, given: Any) -> dict[str, Any] | None:
@@ -208,26 +269,24 @@ def _contention_of(measured: Any, given: Any) -> dict[str, Any] | None:
 
 
 def compact(verdicts: dict[str, Verdict]) -> str:
-    """One line per verdict (its word and paired ratio), and each reason not to judge once.
+    """One short line per verdict, then each reason not to judge once, with what to do.
 
-    ``verdicts`` maps a label to a :class:`Verdict`; a reason shared by several
-    inconclusive verdicts (a contended machine, say) is printed once, naming them.
+    ``verdicts`` maps a label to a :class:`Verdict`. A reason shared by several
+    verdicts (a contended machine, say) is explained once, and not again where
+    this notebook cell already said it (under a timing table, for example).
     """
-    lines, by_reason = [], {}
+    lines, details = [], {}
     for label, v in verdicts.items():
-        s = v.stats
-        if s is not None and v.names:
-            ratio = (
-                f"time of {v.names[0]} / time of {v.names[1]}: median {s.median:.2f} "
-                f"({INTERVAL_LABEL} {s.low:.2f}–{s.high:.2f}, n={s.n})"
-            )
-        else:
-            ratio = v.explanation
-        lines.append(f"{label}: {v.verdict}; {ratio}")
-        if v.verdict == INCONCLUSIVE:
-            by_reason.setdefault(v.reason, []).append(label)
-    for reason, labels in by_reason.items():
-        lines.append(f"not judged ({'; '.join(labels)}): {reason}")
+        lines.append(f"{label}: {v.line()}")
+        detail = _detail(v)
+        if detail is not None:
+            details.setdefault(detail[0], detail)
+        elif v.stats is not None and v._note():
+            lines[-1] += f". {v._note()}"
+    for detail in details.values():
+        extra = _with_detail("", detail)
+        if extra:
+            lines.append(extra[2:])
     return "\n".join(lines)
 
 
@@ -273,15 +332,22 @@ def judge(
     v, reason, stats = rule(
         samples, c.threshold, unit=c.unit, contended=(cont or {}).get("reason")
     )
-    said = bool(getattr(measured, "remedy_said", False)) and contention is None
     if rounds_fixed is None:
         rounds_fixed = bool(getattr(measured, "rounds_fixed", False))
+    side, factor = speed(samples) if c.unit == "x" else (0, None)
     text = explain(
-        c, v, reason, stats, names, remedy_said=said, rounds_fixed=rounds_fixed
+        c,
+        v,
+        reason,
+        stats,
+        names,
+        rounds_fixed=rounds_fixed,
+        side=side,
+        factor=factor,
     )
-    if reason.startswith("contended") and hasattr(measured, "remedy_said"):
-        measured.remedy_said = True  # the next verdict from these rounds skips it
-    return Verdict(c, v, reason, text, stats, p, names, cont, threads)
+    return Verdict(
+        c, v, reason, text, stats, p, names, cont, threads, side, factor, rounds_fixed
+    )
 
 
 def faster(comparison: Any, a: str, b: str) -> Verdict:
@@ -292,33 +358,41 @@ def faster(comparison: Any, a: str, b: str) -> Verdict:
 def break_even(
     per_call: Verdict, first_call_s: float, compiled_s: float, eager_s: float
 ) -> str:
-    """The break-even sentence, judged only as far as the per-call verdict it rests on.
+    """The break-even line, judged only as far as the per-call verdict it rests on.
 
     ``per_call`` is :func:`faster`'s verdict on (eager, compiled), in that
-    order; ``compiled_s`` and ``eager_s`` are the two medians. Which variant is
-    faster per call decides whether compiling ever pays off, so when the
-    verdict named a winner the count follows from the medians; when it did not
-    (contended, noisy, or an interval across 1) the count is given as the
-    medians' alone, marked not judged.
+    order; ``compiled_s`` is the compiled median. The eager time per call is
+    ``compiled_s`` times the verdict's factor (the paired statistic the verdict
+    line prints; ``eager_s``, the eager median, only where the verdict has
+    none), so the count and the verdict never disagree. The count is judged
+    when the verdict named a winner; otherwise it is marked not judged, and why
+    is said once per cell.
     """
-    from course_utils.timing import break_even_calls, format_calls
-
+    calls = break_even_count(per_call, first_call_s, compiled_s, eager_s)
     eager, compiled = per_call.names or ("eager", "compiled")
-    calls = break_even_calls(first_call_s, compiled_s, eager_s)
     if math.isinf(calls):
-        outcome = f"{compiled}'s total time never drops below {eager}'s"
-        outcome += " (its steady state is not faster)"
-    else:
         outcome = (
-            f"{compiled}'s total time, first call included, drops below {eager}'s "
-            f"after {format_calls(calls)}"
+            f"{compiled}'s first call never pays for itself: it is not faster per call"
         )
+    else:
+        outcome = f"{compiled}'s first call pays for itself after {calls:,.0f} calls"
     if per_call.verdict in (HOLDS, DOES_NOT_HOLD):
         return f"Break-even: {outcome}."
-    return (
-        f"Break-even not judged: the per-call comparison it rests on was not "
-        f"({per_call.reason}); from the medians alone, {outcome}."
-    )
+    status = f"not judged ({_head(per_call.reason)})"
+    if per_call.reason.startswith("the interval"):
+        status = "not judged (no clear winner per call)"
+    text = _with_detail(f"Break-even, {status}: {outcome}", _detail(per_call))
+    return text if text.endswith(".") else text + "."
+
+
+def break_even_count(
+    per_call: Verdict, first_call_s: float, compiled_s: float, eager_s: float
+) -> float:
+    """Calls until compiling pays off, from the compiled median and the verdict's factor."""
+    from course_utils.timing.compilation import break_even_from
+
+    verdict = per_call if per_call.claim.unit == "x" else None
+    return break_even_from(verdict, first_call_s, compiled_s, eager_s)
 
 
 def fact(claim: str, holds: bool, evidence: str) -> Verdict:

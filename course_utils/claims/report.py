@@ -10,11 +10,13 @@ matplotlib is imported only when a plot is drawn.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from course_utils.claims.judging import _x
 from course_utils.claims.verdict_rule import (
     INCONCLUSIVE,
     INTERVAL_LABEL,
@@ -25,18 +27,20 @@ from course_utils.claims.verdict_rule import (
     fmt,
 )
 from course_utils.contention import REMEDY
+from course_utils.stats import format_factor, speed
 
-_REMEDY_SENTENCE = f" To judge it, {REMEDY}."
+# A contended row's sentence ends with the cause and the remedy; a table says them once.
+_CONTENDED_DETAIL = re.compile(r" Contended \(.*?\): " + re.escape(REMEDY) + r"\.")
 
 
 def _why(o: Outcome) -> str:
-    """A row's sentence, without the contended remedy that the table says once."""
-    return (o.explanation or o.why).replace(_REMEDY_SENTENCE, "")
+    """A row's sentence, without the contended cause and remedy that the table says once."""
+    return _CONTENDED_DETAIL.sub("", o.explanation or o.why)
 
 
 def _contended_note(outcomes: Sequence[Outcome]) -> str:
     """One line for all contended rows, or ''."""
-    if not any(_REMEDY_SENTENCE in (o.explanation or "") for o in outcomes):
+    if not any(_CONTENDED_DETAIL.search(o.explanation or "") for o in outcomes):
         return ""
     return f"Rows not judged because the run was contended: to judge them, {REMEDY}."
 
@@ -65,21 +69,24 @@ def table(outcomes: Iterable[Outcome]) -> str:
 
 
 def _measured_brief(o: Outcome) -> str:
-    """'0.49x (0.41x–0.57x, n=153): JAX jit faster', or a dash when nothing was measured.
+    """'JAX jit 2.04× faster than PyTorch eager (1.75–2.44×)', or a dash when nothing was measured.
 
-    The side named is the median's (a ratio is its pairing's numerator time over
-    its denominator time); whether the run could judge it is the verdict's word.
+    Read as a verdict line reads the same ratios (:func:`course_utils.stats.speed`,
+    a ratio being its pairing's numerator time over its denominator time);
+    whether the run could judge it is the verdict's word.
     """
     if not o.samples:
         return "—"
     u = o.claim.unit
     lo, hi = o.interval or o.quartiles
-    text = f"{fmt(o.median, u)} ({fmt(lo, u)}–{fmt(hi, u)}, n={len(o.samples)})"
     pairing = o.claim.pairing(o.pairing) if u == "x" else None
-    if pairing is not None and o.median != 1:
-        side = pairing.denominator if o.median > 1 else pairing.numerator
-        text += f": {side} faster"
-    return text
+    if pairing is None:
+        return f"{fmt(o.median, u)} ({fmt(lo, u)}–{fmt(hi, u)})"
+    side, k = speed(o.samples)
+    num, den = pairing.numerator, pairing.denominator
+    if side < 0:
+        num, den, lo, hi = den, num, 1 / hi, 1 / lo
+    return f"{den} {format_factor(k)} faster than {num} ({_x(lo)}–{_x(hi)}×)"
 
 
 def _reason_head(o: Outcome) -> str:

@@ -15,7 +15,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from course_utils import cell_notes, stats
 from course_utils.contention import REMEDY, Contention, Monitor, policy_text
+from course_utils.stats import format_factor
 from course_utils.timing.counters import CompileCounter
 from course_utils.timing.measurement import (
     Measurement,
@@ -36,6 +38,18 @@ MIN_ROUNDS = 8  # a verdict needs at least 6 paired ratios (verdict_rule.MIN_RAT
 MIN_BLOCK_S = 1e-3  # compare times blocks at least this long: shorter ones are noise
 
 
+# claims.faster, registered by course_utils.claims when it is imported: claims sits
+# above timing, which must not import it. A table's plot and a compile report read a
+# pair as its verdict does; before claims is imported no verdict is drawn at all.
+_faster: Callable[[Any, str, str], Any] | None = None
+
+
+def read_verdicts_with(faster: Callable[[Any, str, str], Any]) -> None:
+    """Register ``claims.faster`` (``course_utils.claims`` does, on import)."""
+    global _faster
+    _faster = faster
+
+
 def format_ratio(x: float) -> str:
     """A ratio with two decimals, or three significant digits below 0.1 (0.003 is not 0.00)."""
     return f"{x:.2f}" if abs(x) >= 0.1 or x == 0 else f"{x:.3g}"
@@ -43,27 +57,67 @@ def format_ratio(x: float) -> str:
 
 @dataclass
 class Comparison:
-    """Result of :func:`compare`: one :class:`Measurement` per variant."""
+    """Result of :func:`compare`: one :class:`Measurement` per variant.
+
+    A variant's speed against the baseline is the median of their per-round time
+    ratios (round i of both ran back to back), the statistic the claims' verdicts
+    judge: the table, its plot and a verdict line on the same pair print the same
+    number (:func:`course_utils.stats.speed`).
+    """
 
     measurements: dict[str, Measurement]
     baseline: str
     devices: dict[str, str] = field(default_factory=dict)  # variant -> device kind(s)
     precision: str | None = None  # env.precision()'s name while the variants ran
     contention: Contention | None = None  # what the timed rounds ran beside
-    # Whether the remedy for a contended run has been printed with these rounds
-    # (under the table, or in the first verdict judged from them): it is said once.
-    remedy_said: bool = field(default=False, repr=False, compare=False)
     # Whether compare was given rounds= (then target_s did not decide how many rounds
     # ran): a verdict's advice names the setting that acts.
     rounds_fixed: bool = False
 
+    def _paired(self, name: str) -> bool:
+        a, b = self.measurements[name].times, self.measurements[self.baseline].times
+        return len(a) == len(b) > 0
+
+    def speed(self, name: str) -> tuple[int, float]:
+        """``(side, k)`` of ``name`` against the baseline: side 1 faster, -1 slower, 0 a tie.
+
+        ``k`` (at least 1) is the median of the per-round ratios slower / faster;
+        variants not timed in the same rounds fall back to the ratio of medians.
+        """
+        if name == self.baseline:
+            return 0, 1.0
+        if self._paired(name):
+            return stats.speed(self.ratios(self.baseline, name))
+        r = self.measurements[self.baseline].median / self.measurements[name].median
+        return (1, r) if r > 1 else (-1, 1 / r) if r < 1 else (0, 1.0)
+
     def ratio(self, name: str) -> float:
-        """Median time of ``name`` divided by the baseline's (below 1 = faster)."""
-        return self.measurements[name].median / self.measurements[self.baseline].median
+        """Time of ``name`` over the baseline's, round by round, as one median (below 1: faster).
+
+        The reciprocal of :meth:`speedup`; see :meth:`speed` for the median taken.
+        """
+        return 1.0 / self.speedup(name)
 
     def speedup(self, name: str) -> float:
-        """How many times faster ``name`` is than the baseline."""
-        return 1.0 / self.ratio(name)
+        """How many times faster ``name`` is than the baseline (below 1: slower).
+
+        The median of the per-round ratios baseline / ``name``, turned as
+        :meth:`speed` reads them: the number the table and a verdict print.
+        """
+        side, k = self.speed(name)
+        return k if side >= 0 else 1.0 / k
+
+    def speed_text(self, name: str) -> str:
+        """'15.6× faster', '2.76× slower', 'same speed' or 'baseline', as the table prints it."""
+        if name == self.baseline:
+            return "baseline"
+        side, k = self.speed(name)
+        word = {1: "faster", -1: "slower"}.get(side)
+        return f"{format_factor(k)} {word}" if word else "same speed"
+
+    def verdict(self, a: str, b: str) -> Any:
+        """``claims.faster(self, a, b)``, or None before ``course_utils.claims`` is imported."""
+        return _faster(self, a, b) if _faster is not None else None
 
     def ratios(self, numerator: str, denominator: str) -> list[float]:
         """Per-round time ratios ``numerator / denominator`` (above 1: denominator faster).
@@ -81,6 +135,7 @@ class Comparison:
         return [x / y for x, y in zip(a, b, strict=True)]
 
     def rows(self) -> list[dict[str, Any]]:
+        """One dict per variant; ``ratio`` and ``speedup`` are the paired medians (:meth:`speed`)."""
         return [
             {
                 "variant": name,
@@ -88,6 +143,7 @@ class Comparison:
                 "iqr_s": m.iqr,
                 "ratio": self.ratio(name),
                 "speedup": self.speedup(name),
+                "speed": self.speed_text(name),
                 "first_call_s": m.first_call_s,
                 "repeats": m.n,
                 "device": self.devices.get(name, "?"),
@@ -100,7 +156,11 @@ class Comparison:
         """The variants' warnings, the spread of all noisy variants in one line."""
         noisy = [m for m in self.measurements.values() if _noisy(m)]
         out = [_noise_warning(noisy)] if noisy else []
-        out += [
+        return out + self._other_warnings()
+
+    def _other_warnings(self) -> list[str]:
+        """Every warning but the spread, which the table's IQR column already shows."""
+        out = [
             w
             for m in self.measurements.values()
             for w in m.warnings
@@ -115,43 +175,85 @@ class Comparison:
         return mixed_devices(self.devices) is None
 
     def table(self) -> str:
-        head = (
-            f"| variant | device | median | IQR | time / {self.baseline} | speed-up "
-            "| first call |"
-        )
-        lines = [head, "|---|---|---:|---:|---:|---:|---:|"]
+        """The Markdown table: a row per variant, its median, IQR, speed and first call."""
+        several = len(self.measurements) > 1
+        speed = f" vs {self.baseline} |" if several else ""
+        lines = [
+            f"| variant | device | median | IQR |{speed} first call |",
+            "|---|---|---:|---:|" + ("---:|" if several else "") + "---:|",
+        ]
         for r in self.rows():
-            lines.append(
-                f"| {r['variant']} | {r['device']} | {format_seconds(r['median_s'])} | "
-                f"{format_seconds(r['iqr_s'])} | {format_ratio(r['ratio'])} | "
-                f"{format_ratio(r['speedup'])}x | {format_seconds(r['first_call_s'])} |"
-            )
+            cells = [
+                r["variant"],
+                r["device"],
+                format_seconds(r["median_s"]),
+                format_seconds(r["iqr_s"]),
+                *([r["speed"]] if several else []),
+                format_seconds(r["first_call_s"]),
+            ]
+            lines.append("| " + " | ".join(cells) + " |")
         text = "\n".join(lines)
-        if self.warnings:
-            text += "\n\n" + "\n".join(f"warning: {w}" for w in self.warnings)
+        warnings = self._other_warnings()
+        if warnings:
+            text += "\n\n" + "\n".join(f"warning: {w}" for w in warnings)
         return text
 
-    def conditions(self) -> str:
-        """Precision, threads and how quiet the machine was, in one line."""
-        parts = ["on this machine; medians of interleaved rounds"]
-        if self.precision:
-            parts.append(f"{self.precision} precision")
+    def conditions(self, full: bool = False) -> str:
+        """How the rounds ran, in one line, each part said once per notebook cell.
+
+        The rounds and what the speed column is, the precision and threads, and
+        whether the machine was quiet (:mod:`course_utils.cell_notes`): a part
+        this cell already said is left out, a setup the cell before said too, and
+        a contended run the cell before reported shrinks to a few words. Outside
+        a notebook, or with ``full``, every part is said. '' when nothing is left.
+        """
+
+        def seen(key: str) -> str:
+            return cell_notes.NEW if full else cell_notes.seen(key)
+
+        several = len(self.measurements) > 1
+        n = min(m.n for m in self.measurements.values())
+        parts = []
+        said = seen("timing: rounds")
+        if said == cell_notes.NEW:
+            parts.append(
+                f"medians of {n} interleaved rounds"
+                + ("; speed: the median of the per-round ratios" if several else "")
+            )
+        elif said == cell_notes.PREVIOUS:
+            parts.append(f"{n} rounds")
+        setup = [f"{self.precision} precision"] if self.precision else []
         threads = next(iter(self.measurements.values())).threads
         if "cores" in threads:
-            parts.append(policy_text(threads))
-        if self.contention is not None:
-            parts.append(self.contention.text())
-            if self.contention.contended:  # said here, then not in every verdict
-                parts.append(
-                    f"no verdict is drawn from these rounds: {REMEDY}"
-                    if len(self.measurements) > 1
-                    else f"the times above ran beside that work: {REMEDY}"
-                )
-                self.remedy_said = True
+            setup.append(policy_text(threads))
+        if setup and seen("timing: " + "; ".join(setup)) == cell_notes.NEW:
+            parts += setup
+        parts += self._state(seen, several)
         return "; ".join(parts)
 
+    def _state(self, seen: Callable[[str], str], several: bool) -> list[str]:
+        """Whether the machine was quiet, or the contended note and its remedy."""
+        c = self.contention
+        if c is None:
+            return []
+        if not c.contended:
+            said = seen("timing: quiet")
+            if said == cell_notes.IN_CELL:
+                return []
+            if said == cell_notes.PREVIOUS or c.others_share is None:
+                return ["quiet"]
+            return [f"quiet: other processes used {c.others_share:.0%} of the cores"]
+        said = seen("contended")
+        if said == cell_notes.IN_CELL:
+            return []
+        if said == cell_notes.PREVIOUS:
+            return [f"contended again ({c.reason}): no verdict"]
+        what = "no verdict is drawn" if several else "the times ran beside that work"
+        return [f"contended ({c.reason}): {what}; {REMEDY}"]
+
     def _repr_markdown_(self) -> str:
-        return self.table() + f"\n\n({self.conditions()})"
+        footer = self.conditions()
+        return self.table() + (f"\n\n({footer})" if footer else "")
 
     def __str__(self) -> str:
         return self.table()
@@ -159,9 +261,7 @@ class Comparison:
     def plot(self, ax=None, title: str | None = None):
         from course_utils.plots import timing_bars
 
-        return timing_bars(
-            self.measurements, ax=ax, title=title, baseline=self.baseline
-        )
+        return timing_bars(self, ax=ax, title=title, baseline=self.baseline)
 
 
 def compare(

@@ -10,6 +10,7 @@ how many calls compiling has paid for itself.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import sys
 import time
@@ -93,14 +94,35 @@ class CompileReport:
         c = self.comparison.contention if self.comparison is not None else None
         return bool(c is not None and c.contended)
 
+    @functools.cached_property
+    def per_call(self):
+        """``claims.faster`` on (eager, compiled): the verdict the speed and break-even rows follow.
+
+        None without an eager measurement, or before ``course_utils.claims`` is
+        imported (``Comparison.verdict``).
+        """
+        if self.eager is None or self.comparison is None:
+            return None
+        return self.comparison.verdict(*self.names)
+
     @property
     def break_even_calls(self) -> float:
-        """Calls after which compiling has paid for itself against eager (inf if never)."""
+        """Calls after which compiling has paid for itself against eager (inf if never).
+
+        From the compiled median and the per-call verdict's factor (the median of
+        the paired per-round ratios), the statistic the speed row prints.
+        """
         if self.eager is None:
             return math.nan
-        return break_even_calls(
-            self.first_call_s, self.steady.median, self.eager.median
+        return break_even_from(
+            self.per_call, self.first_call_s, self.steady.median, self.eager.median
         )
+
+    @property
+    def judged(self) -> bool:
+        """Whether the per-call verdict named a winner (so the break-even is judged)."""
+        verdict = self.per_call
+        return verdict is not None and verdict.verdict in ("holds", "does not hold")
 
     def rows(self) -> list[tuple[str, str]]:
         what = "cold caches" if self.cold else "caches as they were"
@@ -122,18 +144,18 @@ class CompileReport:
         rows.append(("steady state (median)", format_seconds(self.steady.median)))
         if self.eager is not None:
             rows.append(("eager (median)", format_seconds(self.eager.median)))
-            x = self.eager.median / self.steady.median
-            rows.append(
-                (
-                    "compiled × faster than eager (medians; a verdict needs claims)",
-                    f"{x:.2f}x",
-                )
+            verdict = self.per_call
+            per_call = (
+                verdict.line()
+                if verdict is not None
+                else f"{self.comparison.speed_text(EAGER)} than eager, not judged"
             )
+            rows.append(("per call", per_call))
             be = self.break_even_calls
-            calls = "never" if math.isinf(be) else f"{be:.0f}"
-            if self.contended:
-                calls = f"not judged (contended rounds); medians alone: {calls}"
-            rows.append(("break-even calls", calls))
+            calls = "never" if math.isinf(be) else f"{be:,.0f} calls"
+            rows.append(
+                ("break-even", calls if self.judged else f"{calls}, not judged")
+            )
         if self.graphs is not None:
             rows.append(("graphs compiled", str(self.graphs)))
         if self.recompiles is not None:
@@ -145,14 +167,15 @@ class CompileReport:
         lines += [f"| {k} | {v} |" for k, v in self.rows()]
         return "\n".join(lines)
 
-    def conditions(self) -> str:
-        """How the steady state was timed: rounds, threads, how quiet the machine was."""
+    def conditions(self, full: bool = False) -> str:
+        """How the steady state was timed, each part once per cell (``Comparison.conditions``)."""
         if self.comparison is None:
-            return "on this machine"
-        return self.comparison.conditions()
+            return ""
+        return self.comparison.conditions(full)
 
     def _repr_markdown_(self) -> str:
-        return self.table() + f"\n\n({self.conditions()})"
+        footer = self.conditions()
+        return self.table() + (f"\n\n({footer})" if footer else "")
 
     def __str__(self) -> str:
         return self.table()
@@ -164,13 +187,15 @@ class CompileReport:
             raise ValueError(
                 "plot needs an eager measurement: pass eager= to compile_report"
             )
+        steady = self.steady.median
         return break_even(
             first_call_s=self.first_call_s,
-            steady_s=self.steady.median,
-            eager_s=self.eager.median,
+            steady_s=steady,
+            eager_s=_eager_per_call(self.per_call, steady, self.eager.median),
             label=f"{self.framework}: {self.label}",
             ax=ax,
             max_calls=max_calls,
+            judged=self.judged,
         )
 
 
@@ -184,6 +209,29 @@ def break_even_calls(first_s: float, steady_s: float, eager_s: float) -> float:
     if gain <= 0:
         return math.inf
     return max(1.0, math.ceil((first_s - steady_s) / gain))
+
+
+def _eager_per_call(per_call: Any, compiled_s: float, eager_s: float) -> float:
+    """Eager's time per call as the per-call verdict reads it: the compiled median times
+    its factor (the median of the paired ratios); ``eager_s`` where there is no verdict."""
+    factor = getattr(per_call, "factor", None)
+    if factor is None:
+        return eager_s
+    side = per_call.side  # 1: the compiled variant (the second name) was faster
+    return compiled_s * (factor if side > 0 else 1 / factor if side < 0 else 1.0)
+
+
+def break_even_from(
+    per_call: Any, first_call_s: float, compiled_s: float, eager_s: float
+) -> float:
+    """:func:`break_even_calls` with eager's time per call read from the per-call verdict.
+
+    ``per_call`` is ``claims.faster`` on (eager, compiled), or None (then the
+    medians decide): the count then rests on the statistic the verdict line prints.
+    """
+    return break_even_calls(
+        first_call_s, compiled_s, _eager_per_call(per_call, compiled_s, eager_s)
+    )
 
 
 def format_calls(calls: float) -> str:

@@ -219,17 +219,12 @@ def _noisy(m: Measurement) -> bool:
 
 
 def _noise_warning(noisy: list[Measurement]) -> str:
-    """One line for every variant whose times vary: the IQR of each, then what a verdict uses."""
-    spread = ", ".join(f"{m.label} {m.relative_iqr:.0%}" for m in noisy)
+    """One line for every variant whose times vary: the IQR of each as a share of its median."""
     if len(noisy) == 1:
         m = noisy[0]
-        head = f"{m.label}: its times vary (IQR {m.relative_iqr:.0%} of the median"
-    else:
-        head = f"times vary (IQR as a share of the median: {spread}"
-    return (
-        f"{head}); a verdict judges the paired ratios instead, whose spread "
-        "cancels shared load"
-    )
+        return f"{m.label}: its times vary (IQR {m.relative_iqr:.0%} of the median)"
+    spread = ", ".join(f"{m.label} {m.relative_iqr:.0%}" for m in noisy)
+    return f"times vary (IQR as a share of the median: {spread})"
 
 
 def _diagnose(m: Measurement) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import statistics
 import time
 
 import jax.numpy as jnp
@@ -64,12 +65,73 @@ def test_a_contended_table_of_one_variant_promises_no_verdict_it_could_not_give(
     one = timing.Comparison(
         {"a": timing.Measurement("a", times, 1, 1.0)}, "a", contention=busy
     )
-    assert "the times above ran beside that work: rerun the cell" in one.conditions()
+    assert "the times ran beside that work; rerun the cell" in one.conditions()
     assert "no verdict" not in one.conditions()
     two = timing.Comparison(
         {n: timing.Measurement(n, times, 1, 1.0) for n in "ab"}, "a", contention=busy
     )
-    assert "no verdict is drawn from these rounds" in two.conditions()
+    assert "no verdict is drawn" in two.conditions()
+
+
+def _busy_pair(share: float = 0.9, reason: str | None = "other processes used 90%"):
+    from course_utils.contention import Contention
+
+    c = Contention(2, 3.0, 3.0, 0.5, 1.0, {"cores": 2}, reason)
+    c.others_share = share
+    threads = {"cores": 2, "torch": 2, "jax": 2}
+    ms = {
+        n: timing.Measurement(
+            n, [k * t for t in (1.0, 1.1, 1.2)], 1, 1.0, threads=threads
+        )
+        for n, k in (("a", 1.0), ("b", 0.5))
+    }
+    return timing.Comparison(ms, "a", precision="float32", contention=c)
+
+
+@pytest.fixture
+def cell(monkeypatch):
+    from course_utils import cell_notes
+
+    now = [1]
+    cell_notes.reset()
+    monkeypatch.setattr(cell_notes, "cell", lambda: now[0])
+    yield now
+    cell_notes.reset()
+
+
+def test_one_footer_per_cell(cell):
+    """Several tables printed by one cell share one footer; the next cell's shrinks."""
+    first = _busy_pair()._repr_markdown_()
+    second = _busy_pair()._repr_markdown_()
+    assert first.count("(medians of 3 interleaved rounds") == 1
+    assert "rerun the cell" in first and "float32 precision" in first
+    assert "\n\n(" not in second  # nothing it did not say already
+    cell[0] = 2  # the next cell: the same setup and cause, in a few words
+    again = _busy_pair()._repr_markdown_()
+    assert again.endswith(
+        "(3 rounds; contended again (other processes used 90%): no verdict)"
+    )
+    quiet = _busy_pair(0.03, None)._repr_markdown_()  # a later table in that cell
+    assert quiet.endswith("(quiet: other processes used 3% of the cores)")
+
+
+def test_the_table_prints_the_paired_statistic_the_verdicts_judge():
+    a, b = [1.0, 2.0, 10.0], [2.0, 1.0, 3.0]  # medians 2 s and 2 s: a ratio of 1.00
+    cmp = timing.Comparison(
+        {
+            "a": timing.Measurement("a", a, 1, 1.0),
+            "b": timing.Measurement("b", b, 1, 1.0),
+        },
+        "a",
+    )
+    paired = statistics.median(x / y for x, y in zip(a, b, strict=True))  # 2.00
+    assert cmp.speed("b") == (1, paired)
+    assert "| b | ? | 2 s | 1 s | 2.00× faster | 1 s |" in cmp.table()
+    assert "| a | ? | 2 s | 4.5 s | baseline | 1 s |" in cmp.table()
+    rows = {r["variant"]: r for r in cmp.rows()}
+    assert rows["b"]["speedup"] == paired and rows["b"]["speed"] == "2.00× faster"
+    slow = timing.Comparison(dict(cmp.measurements), "b")
+    assert slow.speed_text("a") == "2.00× slower" and slow.ratio("a") == paired
 
 
 def test_compare_bad_baseline():
@@ -98,7 +160,7 @@ def test_compare_records_each_variants_device_kind():
     assert not any("device kinds" in w for w in result.warnings)
 
 
-def test_a_table_states_its_variance_warning_once():
+def test_a_table_leaves_the_spread_to_its_iqr_column():
     noisy = [1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5]
     ms = {
         name: timing.Measurement(name, [t * k for t in noisy], 1, 1.0)
@@ -106,10 +168,11 @@ def test_a_table_states_its_variance_warning_once():
     }
     for m in ms.values():
         m.warnings.extend(measurement._diagnose(m))
-    table = timing.Comparison(ms, "a").table()
-    assert table.count("times vary") == 1
-    assert table.count("a verdict judges the paired ratios") == 1
-    assert "a 6" in table and "b 6" in table and "c 6" in table  # each variant's IQR
+    cmp = timing.Comparison(ms, "a")
+    assert "times vary" not in cmp.table()
+    assert [w for w in cmp.warnings if "times vary" in w] == [
+        "times vary (IQR as a share of the median: a 64%, b 64%, c 64%)"
+    ]
 
 
 def test_small_ratios_keep_their_digits():

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import pytest
 import torch
 
-from course_utils import timing
+from course_utils import claims, timing
 from course_utils.contention import Contention
 from course_utils.timing import comparison, compilation, measurement
 
@@ -36,7 +36,7 @@ def test_compile_report_for_jax_jit():
     assert rep.eager is not None and rep.eager.median > 0
     be = rep.break_even_calls
     assert be >= 1 or math.isinf(be)
-    assert "break-even calls" in rep.table()
+    assert "| break-even |" in rep.table() and "| per call | jax.jit " in rep.table()
 
 
 def _tanh_affine(x):
@@ -68,6 +68,9 @@ def test_compile_report_for_torch_compile():
     assert "as they were" in warm.table()
 
 
+assert claims.faster  # imported: compile reports read their verdicts through it
+
+
 def _report(first_call_s: float, compile_s: float, reason: str | None = None):
     threads = {"cores": 2}
     steady = timing.Measurement("torch.compile", [1e-3] * 8, 1, first_call_s)
@@ -95,12 +98,24 @@ def test_a_first_call_is_never_shorter_than_the_compile_it_contains():
 
 
 def test_a_contended_report_does_not_judge_its_break_even():
-    quiet = dict(_report(1.0, 0.9).rows())["break-even calls"]
+    quiet = dict(_report(1.0, 0.9).rows())
     busy = dict(_report(1.0, 0.9, reason="load 4.1 on 2 cores").rows())
-    assert quiet == "999"
-    assert (
-        busy["break-even calls"] == "not judged (contended rounds); medians alone: 999"
-    )
+    assert quiet["break-even"] == "999 calls"
+    assert quiet["per call"] == "torch.compile 2.00× faster than eager (1.74–2.30×)"
+    assert busy["break-even"] == "999 calls, not judged"
+    assert busy["per call"].endswith(": not judged (contended)")
+
+
+def test_a_report_says_its_footer_once_per_cell(monkeypatch):
+    from course_utils import cell_notes
+
+    cell_notes.reset()
+    monkeypatch.setattr(cell_notes, "cell", lambda: 3)
+    reason = "load 4.1 on 2 cores"
+    shown = [_report(1.0, 0.9, reason=reason)._repr_markdown_() for _ in range(3)]
+    cell_notes.reset()
+    assert "\n".join(shown).count(reason) == 1
+    assert shown[0].endswith("(`uptime` shows the load))")  # the remedy, once
 
 
 class _VirtualMachine:
@@ -144,10 +159,9 @@ def test_compile_report_times_eager_and_compiled_in_the_same_rounds(monkeypatch)
     ratios = rep.comparison.ratios(*rep.names)  # eager / compiled, round by round
     assert len(ratios) >= timing.MIN_ROUNDS
     assert statistics.median(ratios) == pytest.approx(2.0, rel=1e-3)
-    assert (
-        "compiled × faster than eager (medians; a verdict needs claims)",
-        "2.00x",
-    ) in rep.rows()
+    assert dict(rep.rows())["per call"].startswith(
+        "torch.compile 2.00× faster than eager"
+    )
 
 
 def test_compile_report_rejects_plain_functions():
