@@ -836,16 +836,15 @@ for where, c in runs.items():
 fig, axes = plt.subplots(len(runs), 1, figsize=(9, 1.5 + 0.45 * sum(len(c.measurements) for c in runs.values())),
                          squeeze=False)
 for ax, (where, c) in zip(axes[:, 0], runs.items(), strict=True):
-    c.plot(ax=ax, title=f"{K} training steps per call, {where}")
-    ms = [m.median * 1e3 for m in c.measurements.values()]
-    ax.set(xscale="log", xlim=(min(ms) / 2, max(ms) * 4))  # room for the labels on the right
+    plots.timing_bars(c.measurements, ax=ax, title=f"{K} training steps per call, {where}",
+                      baseline=c.baseline, log=True)  # a log axis: each median is a point
 fig.tight_layout()
 
 # %% [markdown]
 # Each verdict divides two variants' times round by round. Round *i* timed every variant
 # once, back to back, so load that hit both cancels in the ratio. One rule turns the ratios
-# into a word, and `docs/VERDICTS.md` states it with its reasons. A ratio above 1 favours the
-# claim. The fair pairs change one thing at a time:
+# into a word, and `docs/VERDICTS.md` states it with its reasons. The fair pairs change one
+# thing at a time:
 
 # %%
 on_both, on_alone = SETUP.compared_kind.upper(), SETUP.alone_kind.upper()
