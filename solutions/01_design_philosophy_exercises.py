@@ -222,8 +222,10 @@ check("scatter-add", lambda: bin_sums_jax(jnp.asarray([2, 0]), jnp.asarray([1.5,
       crash_hint=lambda err: "JAX: the sums must have the weights' dtype; integer zeros cannot take "
       "float weights" if "cast" in str(err) else "JAX: arrays are immutable, so item assignment raises: "
       "build the sums with an indexed update that returns a new array")
-check("scatter-add", lambda: bin_sums_jax(jnp.asarray(idx_np), jnp.asarray(w_np), 5), expected,
-      hint="JAX: a repeated index must add up, not overwrite")
+check("scatter-add", lambda: jax.jit(bin_sums_jax, static_argnums=2)(jnp.asarray(idx_np), jnp.asarray(w_np), 5),
+      expected, hint="JAX: a repeated index must add up, not overwrite",
+      crash_hint="JAX: under jax.jit the indices and weights are tracers without values, so NumPy cannot "
+      "read them and no shape may depend on them: stay in jnp, with the length from n_bins")
 
 # %%
 # HIDDEN TESTS: scatter-add points=3

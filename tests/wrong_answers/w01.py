@@ -269,11 +269,44 @@ WRONG["dropout-keys"] += [
         "PyTorch: key/seed 42",
     ),
 ]
+SCATTER_RIGHT_TORCH = """
+def bin_sums_torch(idx, weights, n_bins):
+    return torch.zeros(n_bins, dtype=weights.dtype).index_add_(0, idx, weights)
+"""
+
+SCATTER_JAX_NUMPY = (
+    SCATTER_RIGHT_TORCH
+    + """
+def bin_sums_jax(idx, weights, n_bins):
+    out = np.zeros(n_bins, np.float32)  # back to NumPy, where np.add.at accumulates
+    np.add.at(out, np.asarray(idx), np.asarray(weights))
+    return jnp.asarray(out)
+"""
+)
+
+SCATTER_JAX_BINCOUNT = (
+    SCATTER_RIGHT_TORCH
+    + """
+def bin_sums_jax(idx, weights, n_bins):
+    return jnp.bincount(idx, weights)  # its length comes from the values of idx
+"""
+)
+
 WRONG["scatter-add"] += [
     (
         "PyTorch: integer bins for float weights",
         SCATTER_TORCH_INT_BINS,
         "the weights' dtype",
+    ),
+    (
+        "JAX: NumPy's np.add.at on the inputs",
+        SCATTER_JAX_NUMPY,
+        "NumPy cannot read them",
+    ),
+    (
+        "JAX: bincount with its length from the data",
+        SCATTER_JAX_BINCOUNT,
+        "the length from n_bins",
     ),
 ]
 
