@@ -99,10 +99,11 @@ def run_fsdp(rank, world, device, cfg, weights, x, y) -> dict:
     }
 
 
+# [heads]
 def heads_first(weight: torch.Tensor, world: int) -> torch.Tensor:
     """Reorder a fused ``qkv`` weight (or bias) so rank r's rows are its q, k, v heads."""
     q, k, v = weight.chunk(3, dim=0)  # each (C, ...): heads contiguous
-    parts = [t.chunk(world, dim=0) for t in (q, k, v)]
+    parts = [t.chunk(world, dim=0) for t in (q, k, v)]  # each rank's heads of q, k, v
     return torch.cat([p[r] for r in range(world) for p in parts], dim=0)
 
 
@@ -115,16 +116,19 @@ def local_heads_forward(self, x, cache=None, pos: int = 0):
     return self.proj(y.transpose(1, 2).reshape(B, T, -1))  # RowwiseParallel all-reduces
 
 
+# [/heads]
+
+
 def run_tp(rank, world, device, cfg, weights, x, y) -> dict:
     """Tensor parallel over ``world`` ranks, the whole batch on each; returns the losses."""
     if cfg.n_heads % world:
         raise ValueError(
             f"tp: n_heads={cfg.n_heads} must be divisible by {world} ranks"
         )
-    weights = dict(weights)
-    for name in [k for k in weights if ".attn.qkv." in k]:
-        weights[name] = heads_first(weights[name], world)
     # [tp]
+    weights = dict(weights)
+    for name in [k for k in weights if ".attn.qkv." in k]:  # the weight and the bias
+        weights[name] = heads_first(weights[name], world)
     mesh = init_device_mesh(device.type, (world,), mesh_dim_names=("model",))
     model = fresh_model(cfg, weights, device)
     plan = {"attn.qkv": ColwiseParallel(), "attn.proj": RowwiseParallel(),

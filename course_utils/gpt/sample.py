@@ -53,6 +53,7 @@ __all__ = [
     "nnx_logits",
     "nnx_generate",
     "nnx_generate_compiled",
+    "pick_with_margin",
     "right_padded",
     "torch_generate",
     "torch_pick",
@@ -318,6 +319,28 @@ def generate_fn(
     return tokens
 
 
+def pick_with_margin(
+    logits: np.ndarray, temperature: float, u: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The inverse-CDF pick of each row of ``logits`` (B, V) for ``u`` (B,), and its margin.
+
+    The margin is the distance from ``u`` to the nearest edge of the picked token's CDF
+    interval: how close the draw came to picking a neighbour (a near-tie when tiny).
+    At ``temperature=0`` the pick is the argmax and the margin the gap between the two
+    largest logits.
+    """
+    pick = _np_pick(logits, temperature, u)
+    if temperature == 0:
+        top2 = np.sort(logits, axis=-1)[:, -2:]
+        return pick, top2[:, 1] - top2[:, 0]
+    B = logits.shape[0]
+    cdf = np.concatenate(
+        [np.zeros((B, 1), np.float32), _np_cdf(logits, temperature)], -1
+    )
+    lo, hi = cdf[np.arange(B), pick], cdf[np.arange(B), pick + 1]
+    return pick, np.minimum(np.abs(u - lo), np.abs(hi - u))
+
+
 def teacher_forced(
     logits,
     sample,
@@ -332,31 +355,17 @@ def teacher_forced(
     ``sample`` is (B, prompt_len + steps). For each step ``s`` the callable sees
     ``sample[:, :prompt_len + s]`` through the window of :func:`generate_fn` and
     picks with the same ``uniforms(steps, B, seed)`` number. Returns ``picks``
-    (B, steps) and ``margins`` (B, steps): the distance from the uniform number
-    to the nearest edge of the picked token's CDF interval, i.e. how far the
-    draw was from picking another token (a near-tie when tiny). At
-    ``temperature=0`` the margin is the gap between the two largest logits.
-    So ``picks == sample[:, prompt_len:]`` wherever the callable would have
+    (B, steps) and ``margins`` (B, steps) of :func:`pick_with_margin`. So
+    ``picks == sample[:, prompt_len:]`` wherever the callable would have
     continued the sample as it is.
     """
     sample = np.asarray(sample).astype(np.int32)
-    B, total = sample.shape
-    steps = total - prompt_len
+    B, steps = sample.shape[0], sample.shape[1] - prompt_len
     check_lengths(prompt_len, steps)
-    u = uniforms(steps, B, seed)
-    picks = np.zeros((B, steps), np.int32)
-    margins = np.zeros((B, steps), np.float32)
-    rows = np.arange(B)
-    for s in range(steps):
-        out = _last_logits(logits, sample[:, : prompt_len + s], max_len)
-        picks[:, s] = _np_pick(out, temperature, u[s])
-        if temperature == 0:
-            top2 = np.sort(out, axis=-1)[:, -2:]
-            margins[:, s] = top2[:, 1] - top2[:, 0]
-            continue
-        cdf = np.concatenate(
-            [np.zeros((B, 1), np.float32), _np_cdf(out, temperature)], -1
-        )
-        lo, hi = cdf[rows, picks[:, s]], cdf[rows, picks[:, s] + 1]
-        margins[:, s] = np.minimum(np.abs(u[s] - lo), np.abs(hi - u[s]))
+    u = uniforms(steps, B, seed)  # the numbers the sample was drawn with
+    picks, margins = np.zeros((B, steps), np.int32), np.zeros((B, steps), np.float32)
+    for s in range(steps):  # the sample's own prefix before each drawn token
+        window, last = right_padded(sample[:, : prompt_len + s], max_len)
+        out = np.asarray(logits(window))[:, last]  # (B, V)
+        picks[:, s], margins[:, s] = pick_with_margin(out, temperature, u[s])
     return picks, margins

@@ -59,6 +59,7 @@ TAUGHT = {
             "dcp_load",
         ],
         "export": ["jax_export", "jax_load", "torch_export", "torch_load"],
+        "sample": ["teacher_forced"],
     },
 }
 
