@@ -107,7 +107,7 @@ print(env.report().line())
 # - *Imperative*: an object holds the weights and `train_step` changes them in place with `-=`.
 # - *Functional*: the weights are a value, a dict of arrays, passed in. An update returns new
 #   values and changes nothing it was given.
-# - NumPy arrays are mutable and Python passes references, so a list of an object's arrays is
+# - NumPy arrays are mutable and Python passes references, so a dict of an object's arrays is
 #   a window onto its state, not a copy of it.
 #
 # The starting point is a two-layer MLP. Its weights are stored `(in, out)`, so `X @ w1`
@@ -347,11 +347,10 @@ print("NumPy, PyTorch and JAX agree on the output and on one SGD step")
 
 # %% [markdown]
 # Three implementations, one step. The outputs agree to float32 rounding, and one SGD step
-# from the shared weights gives the same new weights in NumPy, PyTorch and JAX. The
-# `step_torch` dict holds copies of PyTorch's new weights, transposed, with the keys sorted as
-# JAX sorts them, so that `assert_close` can compare the two trees leaf by leaf. The last
-# assertion is the functional contract again: `sgd_step_jax` returned a new pytree, whose
-# shapes are printed above, and `params_jax` still holds the initial weights exactly.
+# gives the same new weights in NumPy, PyTorch and JAX. `step_torch` holds copies of PyTorch's
+# new weights, transposed and with JAX's sorted keys, so that `assert_close` can compare the
+# trees leaf by leaf. The last assertion is the functional contract again: `params_jax` still
+# holds the initial weights exactly.
 #
 # ### 2.1 Flax NNX: objects on a functional core
 #
