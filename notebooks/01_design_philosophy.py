@@ -913,28 +913,24 @@ assert not all(jnp.array_equal(masks[0], m) for m in masks[1:])
 # Here is the whole graph PyTorch recorded for one loss of the model from section 2. Each node
 # is a backward function, and `next_functions` lists the nodes it sends gradients on to,
 # towards the inputs. A breadth-first walk from the loss prints every node once, with its
-# distance from the loss and the nodes it gets its gradient from. `AccumulateGrad` nodes are
-# the leaves: they add the gradient into a parameter's `.grad`.
+# distance from the loss. `AccumulateGrad` nodes are the leaves: they add the gradient into a
+# parameter's `.grad`.
 
 # %%
 # PyTorch
 root = loss_torch(model_torch, X_torch, y_torch).grad_fn
-depth, parents, order = {root: 0}, {root: []}, [root]
+depth, order = {root: 0}, [root]
 for node in order:  # breadth first: `order` grows while the loop walks it
     for child, _ in node.next_functions:
-        if child is None:  # an input that needs no gradient (X_torch, y_torch)
-            continue
-        if child not in depth:  # the visited set
-            depth[child], parents[child] = depth[node] + 1, []
+        if child is not None and child not in depth:  # None: an input with no gradient (X, y)
+            depth[child] = depth[node] + 1
             order.append(child)
-        parents[child].append(node)
 
-names = {node: f"{i}:{type(node).__name__}" for i, node in enumerate(order)}
 param_names = {id(p): name for name, p in model_torch.named_parameters()}
-print(f"{'depth':>5}  {'node':<36} gets its gradient from")
+print("depth  node")
 for node in order:
     leaf = f" ({param_names[id(node.variable)]})" if hasattr(node, "variable") else ""
-    print(f"{depth[node]:>5}  {names[node] + leaf:<36} {', '.join(names[p] for p in parents[node]) or '(the loss)'}")
+    print(f"{depth[node]:>5}  {type(node).__name__}{leaf}")
 print(len(order), "nodes, of which", sum(hasattr(n, "variable") for n in order), "are parameters")
 
 # %% [markdown]
