@@ -331,32 +331,25 @@ def _speed_label(measurements: Any, name: str, base: str) -> str:
     """'2.00× faster' than ``base``, '4.00× slower', or 'baseline'; marked where not judged.
 
     The factor is the median of the per-round ratios (:func:`course_utils.stats.speed`,
-    the number a verdict line prints). Given a ``timing.compare`` result, ", not
-    judged" or ", no clear winner" follows where its verdict (``claims.faster``)
-    names no winner; bare measurements carry no verdict, so they are all marked
-    not judged, and times not taken in the same rounds give the ratio of medians.
+    the number a verdict line prints). A ``timing.compare`` result marks it as its
+    verdict reads it (``Comparison.reading``); bare measurements carry no verdict,
+    so they are marked not judged, and times not taken in the same rounds give the
+    ratio of their medians.
     """
     from course_utils.stats import format_factor, speed
 
+    if hasattr(measurements, "reading"):
+        return measurements.reading(name, base)
     if name == base:
         return "baseline"
-    timed = getattr(measurements, "measurements", measurements)
-    a, b = timed[base].times, timed[name].times
-    verdict = None
+    a, b = measurements[base].times, measurements[name].times
     if len(a) == len(b) and a:
         side, k = speed([x / y for x, y in zip(a, b, strict=True)])  # >1: name faster
-        if hasattr(measurements, "verdict"):
-            verdict = measurements.verdict(base, name)
     else:
-        r = timed[base].median / timed[name].median
+        r = measurements[base].median / measurements[name].median
         side, k = (1 if r > 1 else -1 if r < 1 else 0), max(r, 1 / r)
-    status = ", not judged"
-    if verdict is not None and verdict.verdict in ("holds", "does not hold"):
-        status = ""
-    elif verdict is not None and verdict.reason.startswith("the interval"):
-        status = ", no clear winner"
     word = {1: "faster", -1: "slower"}.get(side)
-    return (f"{format_factor(k)} {word}" if word else "same speed") + status
+    return (f"{format_factor(k)} {word}" if word else "same speed") + ", not judged"
 
 
 def break_even(

@@ -80,6 +80,10 @@ class Verdict:
             return f"{self.verdict}: {self.explanation}"
         return _line(self)
 
+    def measured(self) -> str:
+        """The line's first half: who was faster, by how much, the interval ('–' if untimed)."""
+        return "–" if self.stats is None or self.names is None else _speed(self)
+
     def __str__(self) -> str:
         return _with_detail(self.line(), _detail(self), self._note())
 
@@ -162,7 +166,7 @@ def _head(reason: str) -> str:
 
 def _line(v: Verdict) -> str:
     """The short line of a timed verdict (see :meth:`Verdict.line`)."""
-    what = _speed(v)
+    what = v.measured()
     if v.verdict == INCONCLUSIVE and not v.reason.startswith("the interval"):
         return f"{what}: not judged ({_head(v.reason)})"
     if v.claim.id == "faster":

@@ -78,17 +78,19 @@ class Comparison:
         a, b = self.measurements[name].times, self.measurements[self.baseline].times
         return len(a) == len(b) > 0
 
-    def speed(self, name: str) -> tuple[int, float]:
-        """``(side, k)`` of ``name`` against the baseline: side 1 faster, -1 slower, 0 a tie.
+    def speed(self, name: str, base: str | None = None) -> tuple[int, float]:
+        """``(side, k)`` of ``name`` against ``base`` (the baseline): side 1 faster, -1 slower, 0 a tie.
 
         ``k`` (at least 1) is the median of the per-round ratios slower / faster;
         variants not timed in the same rounds fall back to the ratio of medians.
         """
-        if name == self.baseline:
+        base = self.baseline if base is None else base
+        if name == base:
             return 0, 1.0
-        if self._paired(name):
-            return stats.speed(self.ratios(self.baseline, name))
-        r = self.measurements[self.baseline].median / self.measurements[name].median
+        a, b = self.measurements[name].times, self.measurements[base].times
+        if len(a) == len(b) > 0:
+            return stats.speed(self.ratios(base, name))
+        r = self.measurements[base].median / self.measurements[name].median
         return (1, r) if r > 1 else (-1, 1 / r) if r < 1 else (0, 1.0)
 
     def ratio(self, name: str) -> float:
@@ -107,13 +109,30 @@ class Comparison:
         side, k = self.speed(name)
         return k if side >= 0 else 1.0 / k
 
-    def speed_text(self, name: str) -> str:
+    def speed_text(self, name: str, base: str | None = None) -> str:
         """'15.6× faster', '2.76× slower', 'same speed' or 'baseline', as the table prints it."""
-        if name == self.baseline:
+        if name == (self.baseline if base is None else base):
             return "baseline"
-        side, k = self.speed(name)
+        side, k = self.speed(name, base)
         word = {1: "faster", -1: "slower"}.get(side)
         return f"{format_factor(k)} {word}" if word else "same speed"
+
+    def reading(self, name: str, base: str | None = None) -> str:
+        """:meth:`speed_text` marked as its verdict reads it: ', not judged' or ', no clear winner'.
+
+        The verdict is ``claims.faster(self, base, name)`` (:meth:`verdict`);
+        without one (claims not imported) the speed is marked not judged.
+        """
+        base = self.baseline if base is None else base
+        text = self.speed_text(name, base)
+        if name == base:
+            return text
+        v = self.verdict(base, name)
+        if v is not None and v.verdict in ("holds", "does not hold"):
+            return text
+        if v is not None and v.reason.startswith("the interval"):
+            return text + ", no clear winner"
+        return text + ", not judged"
 
     def verdict(self, a: str, b: str) -> Any:
         """``claims.faster(self, a, b)``, or None before ``course_utils.claims`` is imported."""

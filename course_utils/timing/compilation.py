@@ -124,6 +124,16 @@ class CompileReport:
         verdict = self.per_call
         return verdict is not None and verdict.verdict in ("holds", "does not hold")
 
+    def speed_text(self) -> str:
+        """The compiled steady state against eager, as its verdict reads it: '5.92× faster'.
+
+        Marked ', not judged' or ', no clear winner' where the per-call verdict
+        named no winner (``Comparison.reading``); '' without an eager measurement.
+        """
+        if self.eager is None or self.comparison is None:
+            return ""
+        return self.comparison.reading(self.framework, EAGER)
+
     def rows(self) -> list[tuple[str, str]]:
         what = "cold caches" if self.cold else "caches as they were"
         parts = (

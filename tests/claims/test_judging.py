@@ -64,6 +64,8 @@ def test_a_contended_comparison_names_the_cause_and_the_remedy():
         "contended (load 4.1 on 2 cores)",
     )
     assert v.line() == "B 5.00× faster than A (4.24–5.89×): not judged (contended)"
+    assert v.measured() == "B 5.00× faster than A (4.24–5.89×)"
+    assert judge.not_testable("eager-launch", "no GPU").measured() == "–"
     assert v.explanation.endswith(
         "Contended (load 4.1 on 2 cores): rerun the cell when no other program "
         "keeps the cores busy (`uptime` shows the load)."

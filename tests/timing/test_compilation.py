@@ -104,6 +104,8 @@ def test_a_contended_report_does_not_judge_its_break_even():
     assert quiet["per call"] == "torch.compile 2.00× faster than eager (1.74–2.30×)"
     assert busy["break-even"] == "999 calls, not judged"
     assert busy["per call"].endswith(": not judged (contended)")
+    assert _report(1.0, 0.9).speed_text() == "2.00× faster"  # compiled against eager
+    assert _report(1.0, 0.9, reason="busy").speed_text() == "2.00× faster, not judged"
 
 
 def test_a_report_says_its_footer_once_per_cell(monkeypatch):
