@@ -110,9 +110,8 @@ print(f"{contention.policy_text(contention.thread_policy())}; float32 everywhere
 # one, and its rows say so.
 #
 # Verdicts are never typed in. `claims.judge` and `claims.faster` compute each one from paired,
-# interleaved timing rounds. A verdict's ratio is the median of the per-round ratios, so it can
-# differ from a table's ratio of two medians. A busy machine, a noisy run or too few rounds give
-# "inconclusive". The summary at the end collects the verdicts on the source articles' claims.
+# interleaved timing rounds. A busy machine, a noisy run or too few rounds give "not judged".
+# The summary at the end collects the verdicts on the source articles' claims.
 
 # %%
 VERDICTS = {}  # label -> claims.Verdict; the summary table and plot are built from it
@@ -372,8 +371,8 @@ for name in ("JAX jit", "torch.compile"):
 
 # %%
 print(claims.compact({
-    "torch.compile faster than PyTorch eager": claims.faster(dispatch, "PyTorch eager", "torch.compile"),
-    "JAX jit faster than JAX eager": claims.faster(dispatch, "JAX eager", "JAX jit"),
+    "PyTorch": claims.faster(dispatch, "PyTorch eager", "torch.compile"),
+    "JAX": claims.faster(dispatch, "JAX eager", "JAX jit"),
 }))
 
 # %% [markdown]
@@ -504,26 +503,25 @@ if SETUP.alone_kind != SETUP.compared_kind:  # JAX alone on the chip: rows of it
         reports[f"{name}, jax.jit, {SETUP.alone_label}"] = timing.compile_report(fn, *on_chip)
 
 # %%
-table = "| function, compiler | first call | in steady calls | steady | eager | eager / compiled | break-even |\n"
+table = "| function, compiler | first call | in steady calls | steady | eager | compiled vs eager | break-even |\n"
 table += "|---|---:|---:|---:|---:|---:|---:|\n" + "\n".join(
     f"| {name} | {fmt(r.first_call_s, 's')} | {r.first_call_s / r.steady.median:,.0f} | {fmt(r.steady.median, 's')} | "
-    f"{fmt(r.eager.median, 's')} | {r.eager.median / r.steady.median:.2f} | "
+    f"{fmt(r.eager.median, 's')} | {r.speed_text()} | "
     f"{'never' if math.isinf(r.break_even_calls) else f'{r.break_even_calls:,.0f} calls'} |"
     for name, r in reports.items())
 busy_reports = [name for name, r in reports.items() if r.contended]
 if busy_reports:
-    table += f"\n\nTimed beside other programs (contended): {'; '.join(busy_reports)}."
+    table += f"\n\nContended, so not judged: {'; '.join(busy_reports)}."
 display(Markdown(table))
 
 # %% [markdown]
 # *In steady calls* is the first call divided by a steady-state call: what compiling has to earn
-# back. The break-even divides that extra cost by the time each later call saves, from the
-# medians alone. A row timed beside other programs says so under the table. On a CPU,
-# `torch.compile`'s first call can include running a C++ compiler on the code Inductor
-# generated. Rows labelled with a chip ran JAX alone there, after a check against the CPU's
+# back. The break-even divides that extra cost by the time each later call saves, at the speed
+# the table shows. On a CPU, `torch.compile`'s first call can include running a C++ compiler on
+# the code Inductor generated. Rows labelled with a chip ran JAX alone there, after a check against the CPU's
 # result.
 #
-# The plots draw the same medians as cumulative time against the number of calls. The compiled
+# The plots draw the same numbers as cumulative time against the number of calls. The compiled
 # line starts higher, by its first call. Where the lines cross, if they do, is the break-even.
 
 # %%
@@ -552,7 +550,7 @@ print(f"XLA: {xla_fusions} fused computation(s); Inductor: {inductor_kernels} ge
 # A compiler removes per-operation dispatch and fuses elementwise passes. It leaves a large
 # matmul to the same kind of library kernel that eager mode calls. So at full size the
 # elementwise chain should gain more than the MLP. At smoke size either can come out ahead; the
-# *eager / compiled* column says which did here.
+# *compiled vs eager* column says which did here.
 #
 # ### 3.1 The popular claims, measured
 #
@@ -1035,7 +1033,7 @@ def medians(comparison):
 
 
 print("medians:", medians(graph_break))
-print(claims.compact({"torch.cond faster than the graph break": claims.faster(
+print(claims.compact({"the branch": claims.faster(
     graph_break, "torch.compile, graph break", "torch.compile, torch.cond")}))
 
 
@@ -1285,9 +1283,9 @@ kmeans_times = timing.compare(
 )
 print("medians:", medians(kmeans_times))
 print(claims.compact({
-    "compiled step faster than the eager loop": claims.faster(
+    "PyTorch": claims.faster(
         kmeans_times, "PyTorch eager loop", "PyTorch loop, compiled step"),
-    "JAX while_loop faster than the eager loop": claims.faster(
+    "JAX": claims.faster(
         kmeans_times, "PyTorch eager loop", "JAX while_loop under jit"),
 }))
 
@@ -1603,12 +1601,12 @@ fps = {
     }, rtol=1e-6, atol=1e-7),
 }
 display(Markdown("| framework | variant | environment steps / s | × its own loop |\n|---|---|---:|---:|\n" + "\n".join(
-    f"| {fw} | {name} | {S.n_envs / m.median:,.0f} | {c.measurements[c.baseline].median / m.median:,.1f} |"
+    f"| {fw} | {name} | {S.n_envs / m.median:,.0f} | {c.speedup(name):,.1f} |"
     for fw, c in fps.items() for name, m in c.measurements.items())))
 readings = {}
 for fw, c in fps.items():
     _, vmapped, by_hand = c.measurements  # loop, vmap, by hand
-    readings[f"{fw}: {vmapped} faster than {by_hand}"] = claims.faster(c, by_hand, vmapped)
+    readings[fw] = claims.faster(c, by_hand, vmapped)
 print(claims.compact(readings))
 
 # %% [markdown]
@@ -1649,7 +1647,6 @@ print("medians:", medians(cross))
 print(f"JAX {vmap_claim.claimed} faster than PyTorch, judged on one CartPole step of {S.n_envs} environments:")
 print(claims.compact(shown))
 
-
 # %% [markdown]
 # The article's pairing changes the framework and compiling at once, so its ratio cannot say which
 # mattered. The fair pairings hold compiling fixed, eager against eager and compiled against
@@ -1680,23 +1677,17 @@ print(claims.compact(shown))
 #
 # ### Popular claims vs what you measured
 #
-# Every verdict on article 004's claims, in the order the sections drew them. *Measured* is the
-# median paired ratio with its interval and the number of rounds; above 1 favours the claim.
+# Every verdict on article 004's claims, in the order the sections drew them. *Measured* names
+# the faster side and its median paired ratio, with the interval.
 
 # %%
-def measured_text(v):
-    """Median, interval and rounds; a dash when nothing was timed."""
-    st, u = v.stats, v.claim.unit
-    return "–" if st is None else f"{fmt(st.median, u)} ({fmt(st.low, u)}–{fmt(st.high, u)}, n={st.n})"
-
-
 busy = [label for label, v in VERDICTS.items() if v.reason.startswith("contended")]
 rows, seen = [], set()
 for label, v in VERDICTS.items():
     claim = f"{v.claim.text} | {v.claim.claimed} | {JUDGED_ON.get(label, '–')}" if v.claim.id not in seen else "″ | ″ | ″"
     pairing = f", {v.pairing.id} pairing" if v.pairing and len(v.claim.pairings) > 1 else ""
     why = "" if label in busy else f": {v.reason}"
-    rows.append(f"| {claim}{pairing} | {measured_text(v)} | **{v.verdict}**{why} |")
+    rows.append(f"| {claim}{pairing} | {v.measured()} | **{v.verdict}**{why} |")
     seen.add(v.claim.id)
 display(Markdown(
     "| claim | stated | judged on | measured | verdict |\n|---|---|---|---|---|\n" + "\n".join(rows)
