@@ -385,12 +385,15 @@ def with_variant(notebook: str, student: str, seed: str, name: str = "") -> str:
 
 
 def build_variants(
-    root: Path, roster: Path, secret: bytes, out: Path
+    root: Path, roster: Path, secret: bytes, out: Path, repo: str | None = None
 ) -> tuple[list[str], list[str]]:
     """Each roster student's copy of every variant master's student notebook, in
-    ``out/<student>/``, and ``out/variants.csv``. Returns (files written, leaks found)."""
+    ``out/<student>/``, and ``out/variants.csv``. Returns (files written, leaks found).
+    ``repo`` (``OWNER/NAME[@TAG]``) points the copies' badges and install line at the
+    instructor's repository, as :func:`build` does."""
     from course_utils.tooling import notebooks
 
+    where = parse_repo(repo) if repo else None
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise CourseError(f"{out} exists and is not empty: give a new folder")
     ids = read_ids(roster)
@@ -420,6 +423,8 @@ def build_variants(
     buf = io.StringIO()
     csv.writer(buf, lineterminator="\n").writerows(table)
     (out / INDEX).write_text(buf.getvalue(), encoding="utf-8")
+    if where is not None:
+        point_at(out, *where)
     # students get the lessons and these notebooks' own lines by design
     public = {line for p in (root / "notebooks").glob("*.py") for line in file_lines(p)}
     public |= {line for t in rendered.values() for line in text_lines(t, True)}
@@ -428,7 +433,8 @@ def build_variants(
 
 
 def cmd_release(args) -> int:
-    """``course release OUT [--root DIR] [--variants ROSTER --variant-secret FILE]``."""
+    """``course release OUT [--root DIR] [--repo OWNER/NAME[@TAG]] [--variants ROSTER
+    --variant-secret FILE]``."""
     root = Path(args.root).resolve()
     if getattr(args, "variants", None):
         return _cmd_variants(args, root)
@@ -445,18 +451,21 @@ def cmd_release(args) -> int:
         f"wrote {len(written)} files to {args.out} ({', '.join(tops)}); "
         f"no solution or hidden-test line of {len(list((root / 'solutions').glob('*.ipynb')))} masters in it"
     )
+    _say_where(repo, "push the folder there (the tag too, when given)")
+    return 0
+
+
+def _say_where(repo: str | None, then: str) -> None:
+    """The line that says where the badges and install lines of what was written
+    point: the instructor's ``repo``, or upstream with a note."""
     if repo:
-        print(
-            f"badges and install lines point at {repo}: push the folder there "
-            "(the tag too, when given)"
-        )
+        print(f"badges and install lines point at {repo}: {then}")
     else:
         print(
             f"note: badges and the setup cells' install line point at {REPOSITORY}, "
             "whose solutions/ holds every hidden test: give --repo OWNER/NAME@TAG, "
             "your own repository (docs/GRADING_DEPLOY.md)"
         )
-    return 0
 
 
 def _cmd_variants(args, root: Path) -> int:
@@ -466,8 +475,9 @@ def _cmd_variants(args, root: Path) -> int:
             "--variants: give --variant-secret FILE (or $COURSE_VARIANT_SECRET_FILE), "
             "the secret the grader will use"
         )
+    repo = getattr(args, "repo", None)
     written, found = build_variants(
-        root, Path(args.variants), secret[0], Path(args.out).resolve()
+        root, Path(args.variants), secret[0], Path(args.out).resolve(), repo
     )
     for line in found:
         print(f"leak: {line}")
@@ -480,4 +490,5 @@ def _cmd_variants(args, root: Path) -> int:
         f"{students} students, each with their variant; {args.out}/variants.csv lists "
         "them (for you: hand each student their own folder)"
     )
+    _say_where(repo, "the release students install from (course release --repo)")
     return 0

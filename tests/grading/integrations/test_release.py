@@ -275,3 +275,40 @@ def test_variants_need_the_secret_and_the_secret_needs_variants(
     assert main([*base, "--variant-secret", str(_secret(tmp_path))]) == 2
     assert "--variant-secret: only with --variants ROSTER" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_each_students_copy_points_at_the_repo_given(tmp_path, capsys):
+    from course_utils.tooling.notebooks import REPOSITORY
+
+    roster = tmp_path / "roster.txt"
+    roster.write_text("ada\nbob\n")
+    out, secret = tmp_path / "copies", _secret(tmp_path)
+    cmd = ["release", str(out), "--root", str(ROOT), "--variants", str(roster)]
+    cmd += ["--variant-secret", str(secret), "--repo", f"{REPO}@{TAG}"]
+    assert main(cmd) == 0
+    said = capsys.readouterr().out
+    assert f"badges and install lines point at {REPO}@{TAG}" in said
+    rel = "exercises/00_welcome_exercises.ipynb"
+    for sid in ("ada", "bob"):
+        text = (out / sid / "00_welcome_exercises.ipynb").read_text()
+        assert f"colab.research.google.com/github/{REPO}/blob/{TAG}/{rel}" in text
+        assert f"mybinder.org/v2/gh/{REPO}/{TAG}?labpath=" in text
+        assert f"git+https://github.com/{REPO}@{TAG}" in text
+        assert REPOSITORY not in text
+        assert "'student': '" + sid in text  # the variant line survives the rewrite
+
+
+def test_copies_without_a_repo_say_they_point_upstream(tmp_path, capsys):
+    roster = tmp_path / "roster.txt"
+    roster.write_text("ada\n")
+    out, secret = tmp_path / "copies", _secret(tmp_path)
+    cmd = ["release", str(out), "--root", str(ROOT), "--variants", str(roster)]
+    assert main([*cmd, "--variant-secret", str(secret)]) == 0
+    assert "note: badges and the setup cells' install line point at" in (
+        capsys.readouterr().out
+    )
+    bad = ["release", str(tmp_path / "o2"), "--root", str(ROOT), "--repo", "x"]
+    bad += ["--variants", str(roster), "--variant-secret", str(secret)]
+    assert main(bad) == 2
+    assert "--repo 'x'" in capsys.readouterr().err
+    assert not (tmp_path / "o2").exists()
