@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -272,16 +272,22 @@ def _contention_of(measured: Any, given: Any) -> dict[str, Any] | None:
     return c.to_dict() if hasattr(c, "to_dict") else dict(c)
 
 
-def compact(verdicts: dict[str, Verdict]) -> str:
+def compact(verdicts: Mapping[str, Verdict] | Iterable[Verdict]) -> str:
     """One short line per verdict, then each reason not to judge once, with what to do.
 
-    ``verdicts`` maps a label to a :class:`Verdict`. A reason shared by several
+    ``verdicts`` maps a label to a :class:`Verdict`, or lists verdicts whose
+    lines, which name both variants, need no label. A reason shared by several
     verdicts (a contended machine, say) is explained once, and not again where
     this notebook cell already said it (under a timing table, for example).
     """
+    items = (
+        verdicts.items()
+        if isinstance(verdicts, Mapping)
+        else [("", v) for v in verdicts]
+    )
     lines, details = [], {}
-    for label, v in verdicts.items():
-        lines.append(f"{label}: {v.line()}")
+    for label, v in items:
+        lines.append(f"{label}: {v.line()}" if label else v.line())
         detail = _detail(v)
         if detail is not None:
             details.setdefault(detail[0], detail)

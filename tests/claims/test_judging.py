@@ -380,3 +380,14 @@ def test_compact_gives_a_line_per_verdict_and_a_shared_reason_once(cell):
     assert lines[4] == f"Contended ({busy}): {judge.CONTENDED_REMEDY}."
     assert text.count(busy) == 1
     assert judge.CONTENDED_REMEDY not in judge.compact(shown)  # said in this cell
+
+
+def test_compact_takes_verdicts_without_labels(cell):
+    lines = judge.compact(
+        [
+            judge.faster(comparison(rounds(2.0), rounds(1.0, wobble=0.0)), "A", "B"),
+            judge.faster(comparison(rounds(0.5), rounds(1.0, wobble=0.0)), "A", "B"),
+        ]
+    ).splitlines()
+    assert lines[0] == "B 2.00× faster than A (1.70–2.35×)"
+    assert lines[1].startswith("A 2.00× faster than B (")
