@@ -381,19 +381,10 @@ torch_report = timing.compile_report(torch.compile(layer_torch), X_torch, W_torc
 torch_report
 
 # %% [markdown]
-# How to read the two tables. "compiled × faster than eager" divides the two medians.
-# "break-even calls" is `(first − steady) / (eager − steady)`, rounded up: after that many
-# calls, compiling has paid for itself. "never" means the compiled median was not below the
-# eager one in this run. Whether compiling made the function faster is a question for the
-# verdict rule of section 3.3, `claims.faster`:
-
-# %%
-for report in (jax_report, torch_report):
-    print(f"{report.framework}:", claims.faster(report.comparison, *report.names).explanation)
-
-# %% [markdown]
-# When a sentence names no winner, it says why: too few rounds, too much spread, or other
-# programs busy on the cores.
+# How to read the two tables. *per call* is the compiled function against eager, judged by the
+# rule of section 3.3. *break-even* is `(first − steady) / (eager − steady)`, rounded up: after
+# that many calls, compiling has paid for itself. Where *per call* names no winner, it says
+# why, and *break-even* says "not judged".
 #
 # The figures draw the break-even arithmetic. Eager time grows as a straight line from the
 # origin. Compiled time starts at the first call's cost and then climbs at its steady-state
@@ -442,8 +433,8 @@ comparison
 comparison.plot(title="one tanh layer, on this machine")
 
 # %% [markdown]
-# The table gives each variant's median, its IQR and its time relative to the baseline, PyTorch
-# eager. The bar chart shows the same medians. The device column confirms one device kind for
+# The table gives each variant's median, its IQR and its speed against PyTorch eager. The bar
+# chart shows the same medians and speeds. The device column confirms one device kind for
 # all three, and the last line says whether the machine was quiet.
 #
 # Where JAX has a GPU or TPU that PyTorch does not share, JAX jit also runs there, as a line of
@@ -457,25 +448,25 @@ else:
 
 # %% [markdown]
 # Which of two variants is faster? `claims.faster(comparison, a, b)` takes the per-round ratios
-# a / b and computes the 95 % interval of their median. It names a winner only when the whole
+# a / b and computes an interval around their median. It names a winner only when the whole
 # interval lies on one side of 1x. A straddling interval, a noisy run or a contended machine
 # gives no winner. The fair pairs change one thing at a time: the framework, eager against
 # eager, or compiling, JAX eager against JAX jit. PyTorch eager against JAX jit would change
 # both at once.
 #
 # Three words in these sentences recur in every lesson:
-# - **95 % interval**: the range in which the typical per-round ratio lies with 95 % confidence,
-#   widened by 15 % for what a second run would move. More rounds narrow it.
+# - **interval**: the range in which the typical per-round ratio lies, allowing for what a
+#   second run would move. More rounds narrow it.
 # - **noisy**: the per-round ratios spread by more than 50 %.
 # - **contended**: while the rounds ran, other programs used more than a quarter of this
-#   process's cores. A contended run is never judged. The line under each table says "quiet" or
+#   process's cores. A contended run is never judged. The line under a table says "quiet" or
 #   "contended", and why.
 #
 # The whole rule, and why it is this rule, is in `docs/VERDICTS.md`.
 
 # %%
 for a, b in (("PyTorch eager", "JAX eager"), ("JAX eager", "JAX jit")):
-    print(claims.faster(comparison, a, b).explanation)
+    print(claims.faster(comparison, a, b))
 
 # %% [markdown]
 # `env.setup()` gave both frameworks the same number of threads, and every measurement records
@@ -566,8 +557,8 @@ print("no recompilation")
 # - *"A faster variant is better."* Only if it computes the same thing; `compare` checks first
 #   (3.3).
 # - *"The variant with the lower median is faster."* Not on its own. `claims.faster` names a
-#   winner only when the 95 % interval of the per-round ratios lies on one side of 1x on a
-#   quiet machine (3.3).
+#   winner only when the interval of the per-round ratios lies on one side of 1x on a quiet
+#   machine (3.3).
 #
 # **Review questions**
 #
