@@ -355,6 +355,21 @@ def sync(root: Path, check: bool = False) -> list[str]:
     return changed
 
 
+def twin_drift(ipynb: Path) -> Path | None:
+    """The ``.py`` source beside ``ipynb`` when ``course sync`` would write ``ipynb``
+    otherwise (its ``--check`` calls that drift), else None (in sync, or no ``.py``).
+    A ``.py`` in ``notebooks/`` is a lesson's, any other a master's."""
+    py = ipynb.with_suffix(".py")
+    if not py.is_file():
+        return None
+    kind = "notebooks" if py.parent.name == "notebooks" else "solutions"
+    try:
+        current = ipynb.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return py
+    return None if render(py, kind, py.parent.parent) == current else py
+
+
 def build_exercises(root: Path, check: bool = False) -> list[str]:
     """Generate ``exercises/*.ipynb`` from ``solutions/*.py``; with ``check``, report drift."""
     out_dir = root / "exercises"

@@ -78,3 +78,18 @@ def require_sandbox() -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(f"CI needs the grader's sandbox: {problem}")
     pytest.skip(f"no sandbox: {problem}")
+
+
+def stale_master(tmp_path: Path) -> tuple[Path, Path]:
+    """A checkout's master whose ``.py`` had a hidden test edited, never synced."""
+    folder = tmp_path / "course" / "solutions"
+    folder.mkdir(parents=True)
+    name = "00_welcome_exercises"
+    for ext in (".py", ".ipynb"):
+        shutil.copy(ROOT / "solutions" / f"{name}{ext}", folder / f"{name}{ext}")
+    py = folder / f"{name}.py"
+    text = py.read_text()
+    head = "# HIDDEN TESTS: port-mlp points=3\n### BEGIN HIDDEN TESTS\n"
+    assert head in text
+    py.write_text(text.replace(head, head + "assert 1 + 1 == 2  # a fixed test\n", 1))
+    return folder / f"{name}.ipynb", py

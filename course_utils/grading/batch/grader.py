@@ -35,7 +35,7 @@ from pathlib import Path
 from course_utils.errors import CourseError
 from course_utils.grading.batch import pool
 from course_utils.grading.inputs.ipynb import SubmissionError, read_cells, read_file
-from course_utils.grading.inputs.master import Master, load_master
+from course_utils.grading.inputs.master import Master, in_sync, load_master
 from course_utils.grading.inputs.names import shown
 from course_utils.grading.inputs.seeds import fingerprint, load_secret
 from course_utils.grading.inputs.seeds import variant as roster_variant
@@ -584,6 +584,7 @@ def grade(
         raise CourseError(f"--jobs must be at least 1, got {jobs}")
     secret = load_secret(variant_secret)
     master = load_master(source)
+    in_sync(master)
     if not no_hidden_tests:
         has_hidden_tests(master)
     out = Path(out)

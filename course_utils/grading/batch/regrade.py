@@ -18,7 +18,7 @@ from pathlib import Path
 
 from course_utils.errors import CourseError
 from course_utils.grading.batch import grader
-from course_utils.grading.inputs.master import load_master
+from course_utils.grading.inputs.master import in_sync, load_master
 from course_utils.grading.inputs.seeds import load_secret
 from course_utils.grading.inputs.submissions import discover
 from course_utils.grading.policy import scoring
@@ -143,6 +143,7 @@ def regrade(
     if not args.source or not args.out:
         raise CourseError("a regrade needs --source and --out, as the grading run had")
     master, out = load_master(args.source), Path(args.out)
+    in_sync(master)
     if args.only and args.only not in master.exercises:
         raise CourseError(
             f"--only {args.only!r}: the master has {', '.join(master.exercises)}"

@@ -175,3 +175,19 @@ def load_master(path: str | Path, *, visible_only: bool = False) -> Master:
         )
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
     return Master(path, reader.cells, reader.ids, reader.answers, sha)
+
+
+def in_sync(master: Master) -> None:
+    """The master's ``.ipynb`` is what ``course sync`` writes from the ``.py`` source
+    beside it (as ``course sync --check`` judges it): a hidden test fixed in the
+    ``.py`` and never synced would grade the class on the old test. A master without
+    a ``.py`` beside it (nbgrader's, a Gradescope bundle's) has nothing to drift from."""
+    from course_utils.tooling.notebooks import twin_drift
+
+    py = twin_drift(master.path)
+    if py is not None:
+        raise CourseError(
+            f"--source {master.path}: its source {py} differs from it (edited since "
+            "the notebook was written?): run `course sync` in the course checkout to "
+            f"write {master.path.name} from it, then run this command again"
+        )

@@ -122,9 +122,10 @@ def build(
     builds its image."""
     from course_utils.grading.batch.grader import has_hidden_tests
     from course_utils.grading.inputs import assignment
-    from course_utils.grading.inputs.master import load_master
+    from course_utils.grading.inputs.master import in_sync, load_master
 
     master = load_master(source)  # refuses a notebook that is not a master
+    in_sync(master)
     if not no_hidden_tests:
         has_hidden_tests(master)
     files = _course_files(root)

@@ -17,6 +17,7 @@ from tests.grading.helpers import (
     class_folder,
     graded,
     quiet,
+    stale_master,
 )
 
 LIMITS = grader.Limits(timeout=5, total_timeout=60, memory_mb=1000)
@@ -176,3 +177,29 @@ def test_a_canvas_download_is_graded_under_the_students_logins(tmp_path, capsys)
     argv = ["grade", str(subs), "--source", str(MASTER), "--out", str(out)]
     assert course_main([*argv, "--lms", "canvas", "--unsafe-no-sandbox"]) == 0
     assert graded(out)["smithann"]["total"] == 8
+
+
+def _tree(folder) -> dict[str, bytes]:
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.mark.parametrize("regrade", [[], ["--only", "port-mlp"]])
+def test_a_master_edited_but_not_synced_is_refused(tmp_path, capsys, regrade):
+    """A hidden test fixed in solutions/NN.py without ``course sync``: grading the
+    stale .ipynb would keep every student's grade from the old test."""
+    nb, py = stale_master(tmp_path)
+    subs = class_folder(tmp_path / "subs", {"ann": "full"})
+    out = tmp_path / "out"
+    (out / "ann").mkdir(parents=True)
+    (out / "ann" / "grade.json").write_text("{}")  # stands for what was graded
+    before = _tree(out)
+    argv = ["grade", str(subs), "--source", str(nb), "--out", str(out)]
+    assert course_main([*argv, "--unsafe-no-sandbox", *regrade]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("course: error: --source") and "\n" not in err, err
+    assert str(nb) in err and str(py) in err and "`course sync`" in err, err
+    assert _tree(out) == before

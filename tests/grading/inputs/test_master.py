@@ -9,9 +9,9 @@ import nbformat
 import pytest
 
 from course_utils.errors import CourseError
-from course_utils.grading.inputs.master import load_master
+from course_utils.grading.inputs.master import in_sync, load_master
 from course_utils.tooling import notebooks
-from tests.grading.helpers import MASTER, ROOT, nbgrader_only
+from tests.grading.helpers import MASTER, ROOT, nbgrader_only, stale_master
 
 MASTERS = sorted((ROOT / "solutions").glob("*.ipynb"))
 
@@ -126,3 +126,16 @@ def test_nbgrader_leaves_the_same_student_code(path):
         if "nbgrader" in c.metadata
     ]
     assert len(grade_ids) == len(set(grade_ids))
+
+
+def test_a_master_in_sync_with_its_py_or_without_one_passes(tmp_path):
+    in_sync(load_master(ROOT / "solutions" / "00_welcome_exercises.ipynb"))
+    in_sync(load_master(MASTER))  # nbgrader's and the fixtures': no .py beside
+
+
+def test_a_master_whose_py_was_edited_is_refused_naming_both_and_the_fix(tmp_path):
+    nb, py = stale_master(tmp_path)
+    with pytest.raises(CourseError) as err:
+        in_sync(load_master(nb))
+    words = str(err.value)
+    assert f"--source {nb}" in words and str(py) in words and "`course sync`" in words

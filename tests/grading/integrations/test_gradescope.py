@@ -17,7 +17,13 @@ from pathlib import Path
 import pytest
 
 from course_utils.tooling.cli import main
-from tests.grading.helpers import MASTER, ROOT, graded, require_sandbox
+from tests.grading.helpers import (
+    MASTER,
+    ROOT,
+    graded,
+    require_sandbox,
+    stale_master,
+)
 
 # Gradescope's results.json (gradescope-autograders.readthedocs.io, "Autograder
 # Specifications"): every key is optional; score is needed unless each test has one.
@@ -424,3 +430,13 @@ def test_try_runs_the_bundle_on_a_submission_as_gradescope_would(
     assert result["score"] == 8
     meta = json.loads((keep / "submission_metadata.json").read_text())
     assert meta["users"][0]["email"] and meta["previous_submissions"] == []
+
+
+def test_build_refuses_a_master_edited_but_not_synced(tmp_path, capsys):
+    nb, py = stale_master(tmp_path)
+    out = tmp_path / "a.zip"
+    argv = ["gradescope", "build", "--source", str(nb), "--out", str(out)]
+    assert main([*argv, "--root", str(ROOT)]) == 2
+    err = capsys.readouterr().err
+    assert str(nb) in err and str(py) in err and "`course sync`" in err, err
+    assert not out.exists()
