@@ -44,21 +44,27 @@ class NotChecked(Exception):  # noqa: N818 - an outcome, like NotImplementedErro
 
 _MISSING = object()
 
-# The cell (its running frame) whose untouched stubs were last reported, and the
-# exercises it reported: a test cell that checks one stub fifteen times says so once.
+# The cell whose untouched stubs were last reported, and the exercises it reported:
+# a test cell that checks one stub fifteen times says so once.
 _stub_cell: Any = None
 _stub_reported: set[str] = set()
 
 
-def _first_stub_report(exercise: str, cell: Any) -> bool:
-    """True the first time ``cell``, one run of a test cell, finds ``exercise`` untouched.
+def _first_stub_report(exercise: str, frame: Any) -> bool:
+    """True the first time one run of a test cell finds ``exercise`` untouched.
 
-    The frame of the cell's code is new at every run (a rerun reports again); holding it
-    keeps its identity from being reused by a later cell.
+    In a notebook the run is IPython's execution count (each statement of a cell runs
+    in a frame of its own; a rerun has a new count). Elsewhere it is the calling
+    ``frame``, new at every call of the function that checks; holding it keeps its
+    identity from being reused by a later one.
     """
+    from course_utils import cell_notes
+
     global _stub_cell, _stub_reported
-    if cell is not _stub_cell:
-        _stub_cell, _stub_reported = cell, set()
+    count = cell_notes.cell()
+    run = frame if count is None else ("cell", count)
+    if run is not _stub_cell and run != _stub_cell:
+        _stub_cell, _stub_reported = run, set()
     if exercise in _stub_reported:
         return False
     _stub_reported.add(exercise)

@@ -44,6 +44,29 @@ def test_an_untouched_stub_is_reported_once_per_cell_run(capsys, monkeypatch):
     assert capsys.readouterr().out.count("mask: not implemented yet") == 1
 
 
+def test_in_a_notebook_a_stub_is_reported_once_per_execution_count(capsys, monkeypatch):
+    # IPython runs each statement of a cell in a frame of its own: the count decides.
+    from course_utils import cell_notes
+
+    monkeypatch.delenv("COURSE_GRADING", raising=False)
+    count = [7]
+    monkeypatch.setattr(cell_notes, "cell", lambda: count[0])
+
+    def stub():
+        raise NotImplementedError()
+
+    def statement():  # one statement of the cell: a new frame each time
+        check("mask", stub, 4)
+
+    for _ in range(11):
+        statement()
+    assert capsys.readouterr().out.count("mask: not implemented yet") == 1
+    count[0] = 8  # the cell run again
+    statement()
+    statement()
+    assert capsys.readouterr().out.count("mask: not implemented yet") == 1
+
+
 def test_check_raises_for_stub_under_the_grader(monkeypatch):
     monkeypatch.setenv("COURSE_GRADING", "1")
     with pytest.raises(NotImplementedError):
