@@ -23,6 +23,7 @@ from course_utils.grading.inputs.ipynb import nbgrader_meta
 from course_utils.grading.inputs.master import Cell, Master
 from course_utils.grading.inputs.names import folder_name, shown
 from course_utils.tooling import student_version
+from course_utils.variants import NAME as VARIANT
 
 
 @dataclass
@@ -54,12 +55,22 @@ def _student_exercise(cell: dict, known: set[str]) -> tuple[str | None, str | No
     return None, None
 
 
+# A student's copy names their variant in the parameters cell where the master has
+# ``VARIANT = None`` (``course release --variants``): that line is no edit of theirs.
+_VARIANT_LINE = re.compile(rf"^{VARIANT}[ \t]*=.*$", re.MULTILINE)
+
+
+def _as_given(text: str) -> str:
+    """A cell's text, stripped, with its ``VARIANT = …`` line as the master has it."""
+    return _VARIANT_LINE.sub(f"{VARIANT} = None", text.strip())
+
+
 def _by_exercise(
     master: Master, student_cells: list[dict], notes: list[str]
 ) -> tuple[dict[str, list[dict]], int]:
     """The student's cells for each exercise, and how many other code cells they added."""
     known = set(master.exercises) | set(master.answers)
-    master_sources = {c.source.strip() for c in master.cells}
+    master_sources = {_as_given(c.source) for c in master.cells}
     found: dict[str, list[dict]] = {}
     ignored = 0
     for cell in student_cells:
@@ -67,7 +78,7 @@ def _by_exercise(
         if note:
             notes.append(note)
         if ex is None:
-            text = cell["source"].strip()
+            text = _as_given(cell["source"])
             if cell["cell_type"] == "code" and text and text not in master_sources:
                 ignored += 1
             continue

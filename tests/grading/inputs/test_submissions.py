@@ -12,7 +12,7 @@ from course_utils.grading.inputs import submissions
 from course_utils.grading.inputs.ipynb import read_cells
 from course_utils.grading.inputs.master import load_master
 from course_utils.grading.inputs.submissions import Matched, discover, match
-from tests.grading.helpers import FIX, MASTER, SUBS
+from tests.grading.helpers import FIX, MASTER, ROOT, SUBS
 
 
 def matched(name: str) -> Matched:
@@ -175,3 +175,32 @@ def test_lms_download_names_give_the_student_id(tmp_path):
     assert sorted(s.student for s in subs) == ["Ann Smith", "Bo Li"]
     with pytest.raises(CourseError, match="--lms"):
         discover(moodle, MASTER.name, lms="blackboard")
+
+
+def test_a_students_variant_line_is_not_an_edited_cell():
+    """``course release --variants`` writes the student's variant where the master has
+    ``VARIANT = None``: that copy, untouched, has no cell outside the exercises."""
+    from course_utils.grading.integrations import release
+
+    name = "00_welcome_exercises.ipynb"
+    master = load_master(ROOT / "solutions" / name)
+    text = (ROOT / "exercises" / name).read_text()
+    copy = tmp_notebook(release.with_variant(text, "ada", "3a5fbe9e9eea3538"))
+    assert not [n for n in match(master, copy).notes if "added or edited" in n]
+    edited = [
+        c | {"source": c["source"] + "\nEXTRA = 1"} if "VARIANT =" in c["source"] else c
+        for c in copy
+    ]
+    notes = match(master, edited).notes
+    assert any(n.startswith("1 added or edited code cell(s)") for n in notes), notes
+
+
+def tmp_notebook(text: str) -> list[dict]:
+    """A notebook's cells as the grader reads them, from its text."""
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "nb.ipynb"
+        path.write_text(text)
+        return read_cells(path)
