@@ -481,13 +481,15 @@ def benchmark(
     ``pairs`` maps a label to two variant names. Which of a pair is faster is
     said by the course's one rule (``claims.faster``); a pair the rule does not
     judge (a noisy or contended run) makes the step warn, and its reason is
-    given once however many pairs it stopped. The detail has rows: the line
-    ``medians per call on <device kind>:``, one row per variant with its median,
-    then one line per pair.
+    given once however many pairs it stopped (``claims.compact``). The detail
+    has rows: the line ``medians per call on <device kind>:``, one row per
+    variant with its median, then one line per pair, then each reason once.
     """
     from course_utils import timing
-    from course_utils.claims.judging import faster
+    from course_utils.claims import judging
     from course_utils.claims.verdict_rule import INCONCLUSIVE
+
+    faster, compact = judging.faster, judging.compact
 
     cmp = timing.compare(dict(variants), rtol=rtol, atol=atol, target_s=target_s)
     kinds = "/".join(sorted(set(cmp.devices.values()))) or "?"
@@ -497,17 +499,8 @@ def benchmark(
         f"  {name:<{width}}  {timing.format_seconds(m.median)}"
         for name, m in cmp.measurements.items()
     ]
-    said, status = set(), "pass"
-    for label, (a, b) in pairs.items():
-        verdict = faster(cmp, a, b)
-        if verdict.verdict == INCONCLUSIVE:
-            status = "warn"
-        if verdict.verdict == INCONCLUSIVE and verdict.reason in said:
-            s = verdict.stats
-            ratio = f", time of {a} / {b}: median {s.median:.2f}" if s else ""
-            line = f"{label}: not judged either{ratio}"
-        else:
-            said.add(verdict.reason)
-            line = f"{label}: {verdict.explanation}"
-        rows.append(line if line.endswith(".") else line + ".")
+    verdicts = {label: faster(cmp, a, b) for label, (a, b) in pairs.items()}
+    unjudged = any(v.verdict == INCONCLUSIVE for v in verdicts.values())
+    status = "warn" if unjudged else "pass"
+    rows.append(compact(verdicts))
     return status, "\n".join(rows)
