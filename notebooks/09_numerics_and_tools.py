@@ -107,8 +107,8 @@ if SETUP.alone_kind == SETUP.compared_kind:  # where they differ, env.setup prin
 #
 # **Key concepts**
 # - float16 has 10 mantissa bits and a narrow range: its largest value is 65,504. bfloat16
-#   keeps float32's 8-bit exponent and only 7 mantissa bits, so it rarely overflows but
-#   rounds coarsely.
+#   keeps float32's 8-bit exponent and only 7 mantissa bits, 8 significant bits with the
+#   implicit leading 1, so it rarely overflows but rounds coarsely.
 # - PyTorch: `torch.autocast` is a mode. Inside it, matmul-like ops cast their inputs down,
 #   delicate ops cast them up, and the parameters stay float32. `GradScaler` scales the loss
 #   so that float16 gradients do not underflow.
@@ -368,16 +368,16 @@ plots.training_curves(gaps, ax=ax, ylabel="loss difference", title="the bfloat16
 fig.tight_layout()
 
 # %% [markdown]
-# A gap on both sides of zero is rounding noise. A gap that keeps mostly one sign means the
-# bfloat16 run drifted onto a slightly different path through the weights. One run cannot
-# say whether that sign belongs to bfloat16 or to the run. The lines below say which case
-# happened, and whether the gap grew.
+# A gap that keeps mostly one sign means the bfloat16 run drifted onto a slightly different
+# path through the weights. A gap of both signs is noise, or a drift that crossed zero. One
+# run cannot say whether a sign belongs to bfloat16 or to the run. The lines below say which
+# case happened, and whether the gap grew.
 
 # %%
 third = max(1, S.steps // 3)  # the first and the last third of the run, for the gap's trend
 for fw, gap in zip(("PyTorch", "JAX"), gaps.values(), strict=True):
     below, above = int((gap < 0).sum()), int((gap > 0).sum())
-    sides = "mostly one sign, a drift" if min(below, above) <= (below + above) // 4 else "both signs, noise"
+    sides = "mostly one sign, a drift" if min(below, above) <= (below + above) // 4 else "both signs"
     early, late = np.abs(gap[:third]).mean(), np.abs(gap[-third:]).mean()
     trend = "grew" if late > 2 * early else "shrank" if 2 * late < early else "kept its size"
     print(f"{fw}: below float32 on {below} of {len(gap)} steps, above on {above}: {sides}; "
@@ -403,15 +403,17 @@ def roundoffs(a, b):  # the largest difference, in unit roundoffs of the largest
 
 
 print(f"bfloat16 logits off from float32 by {roundoffs(logits_bf16_torch, logits_f32):.1f} unit roundoffs (PyTorch), "
-      f"{roundoffs(logits_bf16_jax, logits_f32):.1f} (JAX); from each other by {roundoffs(logits_bf16_torch, logits_bf16_jax):.1f}")
+      f"{roundoffs(logits_bf16_jax, logits_f32):.1f} (JAX)")
+apart = roundoffs(logits_bf16_torch, logits_bf16_jax)
+print("the two frameworks' bfloat16 logits: " + (f"{apart:.2g} unit roundoffs apart" if apart else "identical"))
 
 
 # %% [markdown]
 # At step 0 that error is the cost of rounding the inputs, the weights and the hidden
 # activations. The backward pass rounds each gradient the same way. These errors enter the
-# weights with each update, and every later step starts from those weights. The two
-# frameworks' bfloat16 logits may still differ a little: each rounds inside the matmul and
-# around the bias add in its own way.
+# weights with each update, and every later step starts from those weights. Each framework
+# rounds inside the matmul and around the bias add in its own way. Where the second line says
+# identical, the two gap curves part only later, through the backward pass and the updates.
 #
 # **Why the parameters stay float32.** An SGD update `lr * g` is usually far smaller than the
 # parameter it changes. bfloat16 keeps 8 significant bits, so the gap between a parameter and
@@ -488,17 +490,14 @@ display(Markdown("| framework | lr | updates lost, bfloat16 storage | updates lo
 
 # %% [markdown]
 # An update is lost when it leaves its nonzero-gradient parameter unchanged. The last
-# column compares how far the loss fell over the same batches with bfloat16 storage and
-# with float32 master weights. A smaller rate shrinks every update, so more of them fall
-# under the rounding gap. The updates that survive are the large ones. The many small ones
-# that would have added up are rounded away every step, so a parameter meant to drift
-# slowly does not move.
+# column compares how far the loss fell with bfloat16 storage and with float32 master
+# weights. A smaller rate puts more updates under the rounding gap. The large updates
+# survive, so many lost updates can cost little of the loss drop. But a parameter meant to
+# drift slowly, by many small updates, does not move.
 #
 # This is why autocast leaves the parameters float32 and NNX separates `param_dtype` from
 # `dtype`. A forward pass's rounding errors are made afresh at every step, while an update
-# rounded away in a stored parameter is lost for good. The same holds for every accumulator
-# kept in 16 bits, such as an optimiser's moments. Runs that store everything in bfloat16
-# need a remedy such as stochastic rounding, which neither framework applies by default.
+# rounded away is lost for good. The same holds for an optimiser's moments kept in 16 bits.
 #
 # ### 1.3 float16 and loss scaling
 #
@@ -511,7 +510,8 @@ display(Markdown("| framework | lr | updates lost, bfloat16 storage | updates lo
 #
 # What does scaling buy? The next cells take the float32-trained models of 1.2 and
 # recompute the first layer's gradient on the last batch in float16, with the loss
-# multiplied by 1 and by 2¹⁶.
+# multiplied by 1 and by 2¹⁶. The lines under them read the entries below float16's smallest
+# normal. Scaling by 2¹⁶ lifts every such entry above 2⁻³⁰ back into the normal range.
 
 # %%
 # PyTorch: the trained model's fc1 gradient on the last batch, loss × scale, divided back in float32
@@ -545,28 +545,20 @@ g32_jax, g16_jax = fc1_grad_jax(1.0, jnp.float32), {s: fc1_grad_jax(s) for s in 
 
 # %%
 assert_close(g32_torch, g32_jax, rtol=1e-4, atol=1e-6, name="float32 fc1 gradient")
-tiny16 = float(np.finfo(np.float16).tiny)  # float16's smallest normal
-rows, zeros = [], {}
 for fw, g32, g16 in [("PyTorch", g32_torch, g16_torch), ("JAX", g32_jax, g16_jax)]:
-    small = (np.abs(g32) < tiny16) & (g32 != 0)  # float16 holds these as subnormals, or as 0
-    err = {s: np.median(np.abs(g - g32)[small] / np.abs(g32)[small]) if small.any() else np.nan for s, g in g16.items()}
-    zeros[fw] = {s: int((g[g32 != 0] == 0).sum()) for s, g in g16.items()}
-    rows.append(f"| {fw} | {100 * small.sum() / (g32 != 0).sum():.2g} % | {err[1.0]:.1e} | {err[2.0**16]:.1e} |")
-display(Markdown("| framework | entries below float16's smallest normal | their median relative error, loss × 1 "
-                 "| loss × 2¹⁶ |\n|---|---:|---:|---:|\n" + "\n".join(rows)))
-print("entries that became 0 in float16, loss × 1 and × 2¹⁶: "
-      + "; ".join(f"{fw} {z[1.0]:,} and {z[2.0**16]:,}" for fw, z in zeros.items()))
+    small = (np.abs(g32) < np.finfo(np.float16).tiny) & (g32 != 0)  # subnormal or 0 in float16
+    err = [np.median(np.abs(g16[s] - g32)[small] / np.abs(g32)[small]) if small.any() else 0.0 for s in (1.0, 2.0**16)]
+    zeros = [int((g16[s][g32 != 0] == 0).sum()) for s in (1.0, 2.0**16)]
+    gain = "cut it by more than half" if err[1] < err[0] / 2 else "changed it little"
+    print(f"{fw}: {small.sum() / (g32 != 0).sum():.0%} of the entries are that small; {zeros[0]:,} became 0 unscaled, "
+          f"{zeros[1]:,} scaled. Their median error: {err[0]:.1e} unscaled, {err[1]:.1e} scaled; scaling {gain}")
 
 # %% [markdown]
-# The first column is the share of gradient entries that float16 holds only as subnormals,
-# or as 0. Scaling by 2¹⁶ lifts every entry above 2⁻³⁰ out of them, so the last two columns
-# show what the lost bits cost. The two frameworks round different intermediates to
-# float16, so their errors can differ. The line counts the entries lost to 0, the failure
-# `GradScaler` exists to prevent. Where it counts none, this model's gradients were large
-# enough, and scaling could only change the precision of the small entries. Gradients
-# usually shrink as the loss falls, so float16 without a scaler can look fine for a while
-# and then stall. bfloat16 shares float32's smallest normal, so the same gradients stay
-# normal numbers there.
+# An entry that became 0 is lost for good, the failure `GradScaler` exists to prevent. The
+# lines say whether any did here, and how much scaling changed the precision of the small
+# entries. Gradients usually shrink as the loss falls, so float16 without a scaler can look
+# fine for a while and then stall. bfloat16 shares float32's smallest normal, so the same
+# gradients stay normal numbers there.
 #
 # Next, one full step with loss scaling in each framework, on the first batch.
 
@@ -666,13 +658,13 @@ def grad_pass_jax(dtype):
 passes = {"PyTorch float32": grad_pass_torch(torch.float32), "PyTorch bfloat16": grad_pass_torch(torch.bfloat16),
           "JAX float32": grad_pass_jax(jnp.float32), "JAX bfloat16": grad_pass_jax(jnp.bfloat16)}
 speed_bf16 = timing.compare(passes, rtol=2e-2, atol=1e-3)  # checks the four agree first
-for fw in ("PyTorch", "JAX"):
-    print(f"{fw}: {claims.faster(speed_bf16, f'{fw} float32', f'{fw} bfloat16').explanation}")
+print(claims.compact([claims.faster(speed_bf16, f"{fw} float32", f"{fw} bfloat16") for fw in ("PyTorch", "JAX")]))
 
 # %% [markdown]
 # `timing.compare` checked that the four variants agree within bfloat16's rounding, then
 # timed them in interleaved rounds. Each line is the course's verdict on float32 against
-# bfloat16, or the reason it gives none. On a CPU without bfloat16 arithmetic, every
+# bfloat16, or the reason it gives none. The range in brackets is a 95 % interval of the
+# median ratio. On a CPU without bfloat16 arithmetic, every
 # bfloat16 matmul is a float32 matmul plus conversions. On a TPU runtime both frameworks ran
 # this on the CPU; section 2.1 measures JAX alone on the chip.
 #
@@ -762,14 +754,13 @@ print(f"open in https://ui.perfetto.dev:\n  {torch_trace}\n  {jax_trace}")
 # recorded the same computation. Drag either file into Perfetto to see each thread's ops on
 # a timeline. In the PyTorch file the Python thread carries nested slices, such as
 # `aten::linear` around the `aten::addmm` it calls. In the JAX file the Python thread shows
-# the jitted call, and the XLA runtime's thread shows one slice per compiled op.
+# the jitted call. The XLA runtime's threads, one or more, show a slice per compiled op. On a
+# CPU each slice ends in a sliver named `end: <op>`, which the tables below leave out.
 #
 # <details><summary>More on recording and reading traces</summary>
 #
 # - To mark steps in a long recording, wrap each step in `torch.profiler.record_function("step")`
 #   or `jax.profiler.StepTraceAnnotation("step", step_num=i)`.
-# - `torch.profiler.schedule(wait=..., warmup=..., active=...)` records only a window of a
-#   long run. `jax.profiler.start_server(port)` lets XProf capture a running program.
 # - On a GPU, kernels run asynchronously: the host's slices show how long an op took to
 #   launch, and the device rows show how long it ran. PyTorch's backward pass then runs on a
 #   per-device autograd thread, a row of its own.
@@ -817,17 +808,16 @@ print(f"XLA fusions in the step ({len(fused)}): {', '.join(fused)}")
 # `addmm` and `relu`, the loss, their backward ops and SGD's in-place updates. The JAX step is
 # one program of matmuls, a few unfused ops and *fusions*. A fusion merges a chain of
 # elementwise work, such as the bias add and ReLU, into one loop, and its name usually lists
-# the ops it swallowed. On a CPU, recent XLA hands matmuls and some reductions to the
-# YNNPACK library, as `ynn_fusion`, a name that says nothing. The compiled program's text,
+# the ops it swallowed. On a CPU, recent XLA hands some matmuls and reductions to the
+# YNNPACK library, as `ynn_fusion`, a name that says nothing. A matmul it does not take keeps the name `dot`. The compiled program's text,
 # `compiled.as_text()`, shows what each fusion computes. Fewer, fused ops mean fewer passes
 # over memory and no Python between them. That is what `jit` buys a step like this, and what
 # `torch.compile` does for PyTorch.
 #
-# Which op tops each table is a fact about this recording, not about the step. Ops of a few
-# microseconds trade places between runs, and other programs on the same cores can stretch
-# any of them. The line under each table says whether the cores were quiet; when they were
-# not, the times are not judged. The op counts and the fusion list come from the program,
-# not the clock, so they hold either way.
+# Which op tops each table is a fact about this recording, not about the step: small ops
+# trade places between runs, and busy cores stretch any of them. The line under each table
+# says whether the cores were quiet. The op counts and the fusion list come from the
+# program, not the clock, so they hold either way.
 #
 # ### 2.1 Counting FLOPs, and reading them against the peak
 #
@@ -884,7 +874,8 @@ display(Markdown("| FLOPs | by hand (matmuls) | `FlopCounterMode` | `cost_analys
 
 # %%
 # JAX alone on SETUP.jax_alone: FLOPs and bytes from XLA, the time measured, read against the peak
-top = peaks.peak(SETUP.jax_alone) or peaks.measure_cpu(device=SETUP.jax_alone)
+with contention.Monitor() as quiet_roof:  # a CPU's peak is measured now, on these cores
+    top = peaks.peak(SETUP.jax_alone) or peaks.measure_cpu(device=SETUP.jax_alone)
 dt = "bfloat16" if top.flops("bfloat16") else "float32"
 ridge = top.flops(dt) / top.bytes_per_s  # FLOPs per byte
 n = S.roof_size if SETUP.alone_kind == "cpu" else S.roof_accel  # an accelerator needs more work to fill
@@ -892,8 +883,8 @@ graphdef_r, params_r = nnx.split(MLPNNX(W0, jnp.dtype(dt)))
 a_r = jax.random.normal(jax.random.key(0), (n, n), dt)
 programs = {"MLP gradient": (jax.jit(jax.grad(lambda p, x, y: loss_jax(nnx.merge(graphdef_r, p), x, y))), (params_r, xb_jax, yb_jax)),
             f"{n}² matmul": (jax.jit(jnp.matmul), (a_r, a_r)), "empty call": (jax.jit(lambda x: x + 1), (jnp.float32(0),))}
-rows, shares, seconds = [], {}, {}
-with contention.Monitor() as quiet_roof:
+rows, shares, seconds, over = [], {}, {}, False
+with contention.Monitor() as quiet_run:
     for name, (fn, args) in programs.items():
         args = jax.device_put(args, SETUP.jax_alone)
         compiled = fn.lower(*args).compile()
@@ -901,16 +892,19 @@ with contention.Monitor() as quiet_roof:
         seconds[name] = timing.bench(compiled, *args, label=name).median
         intensity = cost["flops"] / cost["bytes accessed"]
         shares[name] = cost["flops"] / seconds[name] / top.flops(dt)
+        over |= shares[name] > 1 or cost["bytes accessed"] / seconds[name] > top.bytes_per_s  # above the peak
         rows.append(f"| {name} | {timing.format_seconds(seconds[name])} | {intensity:.3g} | "
                     f"{'compute' if intensity >= ridge else 'memory'} | {100 * shares[name]:,.1f} % |")
 display(Markdown(f"| JAX alone on {SETUP.alone_kind}, {dt} | time a call | FLOPs per byte | bound by | share of peak FLOP/s |\n"
                  "|---|---:|---:|---|---:|\n" + "\n".join(rows)))
 print(f"peak: {top.name}, {top.flops(dt) / 1e9:,.0f} GFLOP/s, {top.bytes_per_s / 1e9:,.0f} GB/s, "
       f"ridge point {ridge:.3g} FLOPs per byte; {top.source}")
-if max(shares.values()) > 1:
-    print(f"a share above 100 %: this {'measured' if top.measured else 'listed'} peak is below what ran, so no share is usable")
-print(f"the MLP gradient took {seconds['MLP gradient'] / seconds['empty call']:.1f}× the empty call; "
-      f"recorded while {quiet_roof.result.text()}")
+if top.measured and (over or quiet_roof.result.contended):
+    print("not usable: the peak was measured on busy cores or is below what ran, "
+          "so are the shares, the ridge point and the 'bound by' column")
+floor = seconds["MLP gradient"] / seconds["empty call"]
+print(f"the MLP gradient took {floor:.1f}× the empty call, {'far above' if floor > 10 else 'not far above'} "
+      f"that floor; recorded while {quiet_run.result.text()}")
 
 # %% [markdown]
 # The "bound by" column is arithmetic, not an observation: it compares each intensity with
@@ -918,8 +912,11 @@ print(f"the MLP gradient took {seconds['MLP gradient'] / seconds['empty call']:.
 # number it loads many times, so it does far more and can reach a far larger share. The
 # empty call is the floor every call pays, to start the program and wait for its result. A
 # step not far above it cannot keep an accelerator busy; give each call more work, a larger
-# batch or several steps at once. A CPU's peak is measured here, and a busy machine measures
-# it too low. A share above 100 % shows that, and a line under the table then says so.
+# batch or several steps at once. The last line says where this run's MLP gradient stands.
+#
+# A CPU's peak FLOP/s and bandwidth are measured here, and busy cores measure both too low.
+# Then the shares, the ridge point and the "bound by" column are all off. A line under the
+# table says so when the cores were busy or a program ran faster than the peak.
 #
 # ## 3. Debugging compiled code
 #
@@ -998,7 +995,7 @@ with expect_error(FloatingPointError), jax.debug_nans(True):
 # %% [markdown]
 # PyTorch names the backward node that returned NaN, and its warning names the forward line
 # that recorded it. JAX names the primitive whose output was NaN when it re-ran the gradient op
-# by op. The square root's backward returns an infinity, and the NaN appears one op later,
+# by op. The square root's backward returns an infinity, and the NaN appears a little later,
 # where the square's backward multiplies it by 2z = 0. PyTorch calls that node
 # `PowBackward0`; JAX calls the op `mul`.
 #
@@ -1016,7 +1013,7 @@ with warnings.catch_warnings():
     warnings.filterwarnings("ignore", message="Anomaly Detection has been enabled")  # said at every entry
     tools_torch = timing.compare({"step": lambda: step_torch(model_p_torch, opt_p_torch, xb_torch, yb_torch, torch.float32),
                                   "step, anomaly mode": anomaly_step_torch}, check=False)
-print(claims.faster(tools_torch, "step, anomaly mode", "step").explanation)
+print(claims.faster(tools_torch, "step, anomaly mode", "step"))
 
 
 # %%
@@ -1028,21 +1025,13 @@ def debug_nans_step_jax():
 
 tools_jax = timing.compare({"step": lambda: step_jax(model_p_jax, opt_p_jax, xb_jax, yb_jax),
                             "step, debug_nans": debug_nans_step_jax}, check=False)
-print(claims.faster(tools_jax, "step, debug_nans", "step").explanation)
+print(claims.faster(tools_jax, "step, debug_nans", "step"))
 
 # %% [markdown]
 # Anomaly mode saves a Python stack for every forward op, so its cost grows with the number
 # of ops. `debug_nans` checks each jitted call's outputs and re-runs the function op by op
 # only when it finds a NaN. Keep both for debugging: anomaly mode slows every op, and
 # `debug_nans` stops a run at its first NaN.
-#
-# <details><summary>debug_nans and buffer donation</summary>
-#
-# `debug_nans` also turns buffer donation off for a function traced while it is on, so that a
-# re-run can still read its inputs. Donation is decided at trace time. A step compiled before
-# the flag was set keeps donating, and its re-run then finds its inputs deleted. This
-# lesson's step donates nothing.
-# </details>
 #
 # `checkify` works *inside* compiled code, without a re-run. It rewrites the function to
 # return an error value beside its output. PyTorch's habit is to check the result after the
@@ -1393,7 +1382,7 @@ assert_close(dropped_torch, dropped_jax, rtol=0, atol=0)
 # Add `torch.backends.cudnn.benchmark = False`, since autotuning may pick a different
 # convolution algorithm in each run. Seed every source of randomness, DataLoader workers
 # included, with `generator=` and `worker_init_fn`. PyTorch's notes warn that deterministic
-# ops are often slower; this lesson does not measure it. On a CPU the switch also fills
+# ops are often slower; this lesson does not measure it. The switch also fills
 # uninitialised memory with NaN, an extra write.
 # </details>
 
@@ -1487,11 +1476,10 @@ for fw, same, runs in [("PyTorch", same_torch, repro_torch), ("JAX", same_jax, r
 
 # %% [markdown]
 # The lines say whether each framework's two runs were identical. On a CPU the cell asserts
-# it: with the same threads, versions and inputs, nothing the course knows of varies between
-# runs. On a GPU it only reports, because cuBLAS and XLA's GPU kernels may sum in a
-# different order each run unless the settings of section 4.2 are made. Nothing promises
-# that the two frameworks reproduce *each other* bit for bit. So the course compares them
-# with tolerances, and each with itself bit for bit.
+# it, since the threads, versions and inputs are the same. On a GPU it only reports, because
+# its kernels may sum in a different order each run unless the settings of section 4.2 are
+# made. Nothing promises that the two frameworks reproduce *each other* bit for bit, so the
+# course compares them with tolerances.
 #
 # ## Summary
 #
@@ -1522,7 +1510,8 @@ for fw, same, runs in [("PyTorch", same_torch, repro_torch), ("JAX", same_jax, r
 # %%
 display(Markdown(
     "| claim | stated | verdict | why |\n|---|---|---|---|\n"
-    + "\n".join(f"| {v.claim.text} | {v.claim.claimed} | **{v.verdict}** | {v.explanation} |" for v in VERDICTS.values())
+    + "\n".join(f"| {v.claim.text} | {v.claim.claimed} | **{v.verdict}** | {v.line() if v.stats else v.explanation} |"
+                for v in VERDICTS.values())
 ))
 
 # %% [markdown]
