@@ -895,11 +895,10 @@ print(jaxpr.pretty_print(use_color=False))
 # still one compiled program, with an instruction to call back into Python.
 #
 # The timings below run every variant compiled, on the whole input, after checking that all
-# compute the same scores. A table's ratio column divides two medians. A verdict line takes
-# the median of the per-round ratios instead, which cancels load that slows both variants of
-# one round, so under load the two can differ a lot. A table is folded when other work
-# contended for the cores. Its `first call` column includes compiling, from whatever caches
-# earlier cells left, so the lesson reads nothing from it.
+# compute the same scores. A table's speed column and a verdict line both take the median of
+# the per-round ratios, which cancels load that slows both variants of one round. A table is
+# folded when other work contended for the cores. Its `first call` column includes compiling,
+# from whatever caches earlier cells left, so the lesson reads nothing from it.
 
 # %%
 # PyTorch: the built-in op, the graph break and the custom op, each compiled
@@ -1026,7 +1025,7 @@ KERNEL_VERDICTS = {
 }
 for pairing, v in KERNEL_VERDICTS.items():  # the kernels that compiled: judged
     if v.verdict != claims.NOT_TESTABLE:
-        print(f"{pairing}: {v.explanation}")
+        print(f"{pairing}: {v}")
 
 # %% [markdown]
 # Where a kernel compiled, its line judges the course's claim from the paired rounds; the
@@ -1122,7 +1121,7 @@ kernels.folded(mm_speed, "\n".join(lines), interpreted=INTERPRET)
 
 # %%
 claim_rows = [f"| {pairing} | {v.claim.text} | {v.claim.claimed} | **{v.verdict}** | "
-              f"{v.explanation} |" for pairing, v in KERNEL_VERDICTS.items()]
+              f"{v.line() if v.stats else v.explanation} |" for pairing, v in KERNEL_VERDICTS.items()]
 display(Markdown("| pairing | claim | stated | verdict | why |\n|---|---|---|---|---|\n"
                  + "\n".join(claim_rows)))
 
