@@ -77,6 +77,7 @@ class Batch:
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)  # for the instructor: the summary
     changes: list[tuple[str, dict]] = field(default_factory=list)  # score changes
+    held: list[str] = field(default_factory=list)  # several submissions: grade kept
 
 
 GRADER_ERROR = "grader error"  # the flag of a record the grader failed on in part
@@ -603,6 +604,7 @@ def grade(
         same_master(earlier, master, out)
         _same_variants(earlier, secret, out)
     batch = Batch(notes=notes)
+    subs = hold_last_grades(subs, [] if start_over else earlier, batch)
     options = _options(limits, smoke, not unsafe_no_sandbox, secret and secret[0])
     todo = _to_grade(subs, out, master, force, batch, options)
     for note in notes:
@@ -626,6 +628,29 @@ def grade(
         store.write_regrades(out)
     batch.seconds = time.perf_counter() - start
     return batch
+
+
+def hold_last_grades(
+    subs: list[Submission], earlier: list[dict], batch: Batch
+) -> list[Submission]:
+    """The submissions to go on with. A student with several submissions (an old and a
+    new download in one folder) who was graded before keeps that grade and its
+    feedback, not an ``invalid`` 0: they are left out of the run, with an error
+    line (``batch.errors``) that names the entries and the grade kept."""
+    before = {r["student"]: r for r in earlier}
+    kept = []
+    for sub in subs:
+        old = before.get(sub.student)
+        if sub.error is None or sub.path is not None or old is None:
+            kept.append(sub)
+            continue
+        batch.held.append(sub.student)
+        batch.errors.append(
+            f"{shown(sub.student)}: {sub.error}; their last grade "
+            f"({old['total']:g}/{old['max_total']:g}, graded {old.get('graded_at')}) "
+            "and its feedback are kept until then"
+        )
+    return kept
 
 
 def same_master(records: list[dict], master: Master, out: Path) -> None:

@@ -165,6 +165,7 @@ def regrade(
         submissions=Path(args.submissions), only=args.only, old=old, secret=secret,
     )  # fmt: skip
     done = grader.Batch(notes=notes)
+    chosen = grader.hold_last_grades(chosen, list(old.values()), done)
     grader._run_all(regrader, chosen, args.jobs, done, None, echo)
     recs = store.write_tables(out)
     write_log(out)

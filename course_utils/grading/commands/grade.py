@@ -103,11 +103,39 @@ def cmd_grade(args: argparse.Namespace) -> int:
         f"in {batch.seconds:.1f} s; reports in {args.out} (grades.csv, grades.json, <student>/)"
     )
     if errors:
-        print(
-            f"{len(errors)} error(s): the students named are graded again on the next "
-            "run; their folders hold no feedback to hand back"
-        )
+        print(error_summary(errors, records, batch.held))
     return 1 if errors else 0
+
+
+def error_summary(errors: list[str], records: list[dict], held: list[str]) -> str:
+    """The line after the ``error:`` lines: what each kind of error left in the
+    students' folders, so that nobody hands back the wrong thing."""
+    failed = sorted(r["student"] for r in records if r.get("status") == "error")
+    parts = []
+    if failed:
+        parts.append(
+            f"the grader failed on {_some(failed)}: graded again on the next run, "
+            "their folders hold no feedback to hand back"
+        )
+    if held:
+        parts.append(
+            f"{_some(held)} handed in several submissions: their last grade and "
+            "feedback stay until one is kept"
+        )
+    named = tuple(f"{s}: " for s in failed + held)
+    others = [line for line in errors if not line.startswith(named)]
+    if others:
+        parts.append(
+            f"{len(others)} more: each line says what failed (the students named are "
+            "graded again on the next run)"
+        )
+    return f"{len(errors)} error(s): " + "; ".join(parts)
+
+
+def _some(students: list[str]) -> str:
+    """``ann, bob`` (and the count beyond five)."""
+    more = f" and {len(students) - 5} more" if len(students) > 5 else ""
+    return ", ".join(students[:5]) + more
 
 
 def _on_colab_without(notebook: str) -> None:

@@ -203,3 +203,36 @@ def test_a_master_edited_but_not_synced_is_refused(tmp_path, capsys, regrade):
     assert err.startswith("course: error: --source") and "\n" not in err, err
     assert str(nb) in err and str(py) in err and "`course sync`" in err, err
     assert _tree(out) == before
+
+
+def test_a_second_submission_keeps_the_last_grade_and_says_so(tmp_path, capsys):
+    """An old and a new download of one student in one folder: the error stays loud
+    (its line, exit 1), but the grade and feedback graded before are not replaced by
+    an invalid 0, and the summary says what their folder holds."""
+    subs = class_folder(tmp_path / "subs", {"ann": "full", "bob": "stub"})
+    out = tmp_path / "out"
+    argv = ["grade", str(subs), "--source", str(MASTER), "--out", str(out)]
+    argv += ["--unsafe-no-sandbox", "--jobs", "1"]
+    assert course_main(argv) == 0
+    before = _tree(out / "ann")
+    (subs / "ann").mkdir()  # her new download, beside the old file
+    shutil.copy(SUBS / "stub.ipynb", subs / "ann" / "tiny_master.ipynb")
+    for regrade in ([], ["--only", "square"], ["--student", "ann"]):
+        assert course_main([*argv, *regrade]) == 1, regrade
+        printed = capsys.readouterr().out.splitlines()
+        errors = [x for x in printed if x.startswith("error:")]
+        assert len(errors) == 1, printed
+        assert "2 submissions have the student id 'ann' (ann/, ann.ipynb)" in errors[0]
+        assert "their last grade (8/8, graded " in errors[0], errors[0]
+        assert _tree(out / "ann") == before, regrade
+        if not regrade:
+            summary = printed[-1]
+            assert summary.startswith("1 error(s): ann handed in several"), summary
+            assert "no feedback" not in summary
+    assert graded(out)["ann"]["total"] == 8
+    regrades = out / "regrades.csv"
+    assert not regrades.exists() or "ann" not in regrades.read_text()
+    (subs / "ann.ipynb").unlink()  # one kept: graded again, the change recorded
+    assert course_main(argv) == 0
+    assert graded(out)["ann"]["total"] == 0
+    assert "changed: ann: 8 -> 0 (resubmitted)" in capsys.readouterr().out
