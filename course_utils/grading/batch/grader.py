@@ -609,6 +609,10 @@ def grade(
     todo = _to_grade(subs, out, master, force, batch, options)
     for note in notes:
         echo(f"note: {note}")
+    changed = master_change(todo, [] if start_over else earlier, master, out)
+    if changed:
+        echo(changed)
+    store.remember_master(out, master.path.resolve(), master.sha256)
     if batch.skipped:
         echo(
             f"{len(batch.skipped)} student(s) already graded (use --force to grade again)"
@@ -628,6 +632,39 @@ def grade(
         store.write_regrades(out)
     batch.seconds = time.perf_counter() - start
     return batch
+
+
+def master_change(
+    todo: list[Submission], earlier: list[dict], master: Master, out: Path
+) -> str | None:
+    """The line said before a run regrades students who were graded with another
+    master: which one (its path when the folder noted it), which one now, and how
+    many; a different file of the same name (another checkout's) is named as such."""
+    before = {r["student"]: r for r in earlier}
+    old = [
+        before[s.student]
+        for s in todo
+        if s.student in before
+        and before[s.student].get("master_sha256") not in (None, master.sha256)
+    ]
+    if not old:
+        return None
+    now = master.path.resolve()
+    shas = sorted({r["master_sha256"] for r in old})
+    known = store.masters_used(out)
+    paths = sorted({known[s] for s in shas if s in known})
+    names = sorted({shown(str(r.get("master"))) for r in old})
+    was = f"{', '.join(names)} (sha256 {', '.join(s[:12] for s in shas)}"
+    was += f"; {', '.join(paths)})" if paths else ")"
+    line = (
+        f"note: the master changed: {len(old)} student(s) graded with {was} are "
+        f"graded again with {now} (sha256 {master.sha256[:12]})"
+    )
+    if any(p != str(now) for p in paths):
+        line += ", another file of the same name (another checkout?)"
+    elif paths:
+        line += ", the same file edited since"
+    return line
 
 
 def hold_last_grades(

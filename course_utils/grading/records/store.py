@@ -164,6 +164,34 @@ REGRADES = "regrades.csv"  # every score change, from the records
 TABLES = ("grades.csv", "grades.json", REGRADES, "class-report")
 
 
+MASTERS = ".masters.json"  # DIR/_instructor/: each master's sha256 -> its path
+
+
+def remember_master(out: Path, path: Path, sha256: str) -> None:
+    """Note where the master of this sha256 was read from (the records name it by
+    file name only: they are handed back), so a later run graded with another can
+    say which file replaced which."""
+    known = masters_used(out)
+    if known.get(sha256) == str(path):
+        return
+    where = out / INSTRUCTOR / MASTERS
+    where.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(known | {sha256: str(path)}, indent=1, sort_keys=True)
+    write_atomic(where, text + "\n")
+
+
+def masters_used(out: Path) -> dict[str, str]:
+    """sha256 -> path of each master this report folder was graded with (as noted by
+    :func:`remember_master`; empty for a folder graded before it was kept)."""
+    try:
+        known = json.loads(read_file(out / INSTRUCTOR / MASTERS))
+    except (SubmissionError, ValueError, OSError):
+        return {}
+    if not isinstance(known, dict):
+        return {}
+    return {k: v for k, v in known.items() if isinstance(v, str)}
+
+
 def clear_grades(out: Path) -> int:
     """Delete every student's grade in ``out`` (their folders, the instructor's files,
     the tables), keeping the folder's key; returns how many students were removed. Other

@@ -129,3 +129,37 @@ def test_a_regrade_the_grader_failed_on_is_printed_and_counted(
     assert course_main([*argv, "--student", "ann"]) == 1
     printed = capsys.readouterr().out
     assert "error: ann: the grader's worker failed" in printed, printed
+
+
+def test_a_changed_master_is_named_before_the_class_is_graded_again(tmp_path):
+    """Before a plain run regrades the class because the master changed, one line says
+    which master graded them, which grades them now, and how many; a file of the
+    same name in another checkout is called that, an edited one that."""
+    from course_utils.grading.batch import grader
+    from tests.grading.helpers import class_folder
+
+    subs = class_folder(tmp_path / "subs", {"ann": "full", "bob": "stub"})
+    old = tmp_path / "upstream" / MASTER.name
+    old.parent.mkdir()
+    old.write_bytes(MASTER.read_bytes())
+    new, out = _fixed_master(tmp_path), tmp_path / "out"
+    said: list[str] = []
+    run = dict(unsafe_no_sandbox=True, jobs=1, echo=said.append)
+    grader.grade(subs, old, out, **run)
+    assert not [x for x in said if "master changed" in x]
+    said.clear()
+    grader.grade(subs, new, out, **run)
+    line = next(x for x in said if x.startswith("note: the master changed:"))
+    assert said.index(line) < min(i for i, x in enumerate(said) if x.startswith("[1/"))
+    assert f"2 student(s) graded with {MASTER.name} (sha256 " in line, line
+    assert f"; {old.resolve()}) are graded again with {new.resolve()}" in line, line
+    assert line.endswith(", another file of the same name (another checkout?)")
+    said.clear()
+    grader.grade(subs, new, out, **run)  # nothing changed: no line
+    assert not [x for x in said if "master changed" in x]
+    new.write_text(new.read_text().replace("(-2, 4)", "(-3, 9)"))  # edited in place
+    assert "(-3, 9)" in new.read_text()
+    grader.grade(subs, new, out, **run)
+    line = next(x for x in said if x.startswith("note: the master changed:"))
+    assert f"; {new.resolve()}) are graded again with {new.resolve()} " in line, line
+    assert line.endswith(", the same file edited since"), line
