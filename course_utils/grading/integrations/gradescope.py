@@ -225,20 +225,32 @@ def submitters(path: Path) -> list[str]:
 
 def whose_variant(secret: bytes, ids: list[str], notebook: Path) -> tuple[str, str]:
     """(the id whose variant the submission is graded on, a line for its output). One
-    user: theirs. A group: the member whose copy the notebook is, when its ``VARIANT``
-    line names a member with that member's own seed (the seed is computed here; the
+    user: theirs, with a note when the notebook's ``VARIANT`` line names another
+    variant (as ``course grade`` flags it ``other variant``). A group: the member
+    whose copy the notebook is, when its ``VARIANT`` line names a member with that
+    member's own seed (the seed is computed here; the
     notebook only says which member's copy it is), else the first listed member's."""
     from course_utils.grading.inputs.ipynb import SubmissionError, read_cells
     from course_utils.grading.inputs.seeds import variant
     from course_utils.variants import VariantError, claimed
 
-    if len(ids) == 1:
-        mine = variant(secret, ids[0])
-        return ids[0], f"Graded on your variant ({ids[0]}, seed {mine.seed})."
     try:
         said = claimed(read_cells(notebook))
     except (SubmissionError, VariantError, OSError):
         said = None
+    if len(ids) == 1:
+        mine = variant(secret, ids[0])
+        line = f"Graded on your variant ({ids[0]}, seed {mine.seed})."
+        if said is not None and said.seed is not None and said != mine:
+            # course grade's "other variant": a classmate's copy, or copies released
+            # from other ids than Gradescope's emails (docs/TEACHING.md, section 7)
+            line += (
+                f" This notebook's VARIANT line names another variant "
+                f"({said.student!r}, seed {said.seed}), whose numbers are not yours: "
+                "it was ignored. If this is the copy you were given, tell your "
+                "instructor."
+            )
+        return ids[0], line
     members = ", ".join(ids)
     for sid in ids:
         if said is not None and said == variant(secret, sid):

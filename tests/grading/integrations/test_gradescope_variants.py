@@ -225,3 +225,23 @@ def test_without_the_sandbox_nobody_is_graded(setup, tmp_path):
         result["score"] == 0
         and "Not graded: the grader's sandbox" in (result["output"])
     )
+
+
+def test_a_copy_released_for_another_id_is_noted_in_the_output(setup, tmp_path):
+    """Copies released from student ids, submitted from Gradescope (emails): graded
+    on the email's variant, and the output says the notebook names another."""
+    _, master, _ = setup
+    notebook = tmp_path / "hw.ipynb"
+    notebook.write_bytes(_copy(master, "gina"))  # released for the id, not the email
+    gina, mail = seeds.variant(vc.SECRET, "gina"), "gina@school.edu"
+    sid, line = gradescope.whose_variant(vc.SECRET, [mail], notebook)
+    mine = seeds.variant(vc.SECRET, mail)
+    assert sid == mail and line.startswith(
+        f"Graded on your variant ({mail}, seed {mine.seed})."
+    )
+    assert f"names another variant ('gina', seed {gina.seed})" in line, line
+    assert "tell your instructor" in line
+    notebook.write_bytes(_copy(master, mail))  # the copy Gradescope's roster gives
+    assert gradescope.whose_variant(vc.SECRET, [mail], notebook)[1] == (
+        f"Graded on your variant ({mail}, seed {mine.seed})."
+    )
