@@ -548,10 +548,10 @@ assert_close(g32_torch, g32_jax, rtol=1e-4, atol=1e-6, name="float32 fc1 gradien
 for fw, g32, g16 in [("PyTorch", g32_torch, g16_torch), ("JAX", g32_jax, g16_jax)]:
     small = (np.abs(g32) < np.finfo(np.float16).tiny) & (g32 != 0)  # subnormal or 0 in float16
     err = [np.median(np.abs(g16[s] - g32)[small] / np.abs(g32)[small]) if small.any() else 0.0 for s in (1.0, 2.0**16)]
-    zeros = [int((g16[s][g32 != 0] == 0).sum()) for s in (1.0, 2.0**16)]
+    zeros = [f"{z:,}" if z else "none" for z in (int((g16[s][g32 != 0] == 0).sum()) for s in (1.0, 2.0**16))]
     gain = "cut it by more than half" if err[1] < err[0] / 2 else "changed it little"
-    print(f"{fw}: {small.sum() / (g32 != 0).sum():.0%} of the entries are that small; {zeros[0]:,} became 0 unscaled, "
-          f"{zeros[1]:,} scaled. Their median error: {err[0]:.1e} unscaled, {err[1]:.1e} scaled; scaling {gain}")
+    print(f"{fw}: {small.sum() / (g32 != 0).sum():.0%} of the nonzero entries lie below float16's smallest normal; {zeros[0]} became 0 unscaled, "
+          f"{zeros[1]} scaled. Their median error: {err[0]:.1e} unscaled, {err[1]:.1e} scaled; scaling {gain}")
 
 # %% [markdown]
 # An entry that became 0 is lost for good, the failure `GradScaler` exists to prevent. The
@@ -664,9 +664,9 @@ print(claims.compact([claims.faster(speed_bf16, f"{fw} float32", f"{fw} bfloat16
 # `timing.compare` checked that the four variants agree within bfloat16's rounding, then
 # timed them in interleaved rounds. Each line is the course's verdict on float32 against
 # bfloat16, or the reason it gives none. The range in brackets is a 95 % interval of the
-# median ratio. On a CPU without bfloat16 arithmetic, every
-# bfloat16 matmul is a float32 matmul plus conversions. On a TPU runtime both frameworks ran
-# this on the CPU; section 2.1 measures JAX alone on the chip.
+# median ratio. On a CPU without bfloat16 arithmetic, every bfloat16 matmul is a float32
+# matmul plus conversions. On a TPU runtime both frameworks ran this on the CPU; section
+# 2.1 measures JAX alone on the chip.
 #
 # ### 1.5 The tensor-core claim
 #
@@ -809,8 +809,9 @@ print(f"XLA fusions in the step ({len(fused)}): {', '.join(fused)}")
 # one program of matmuls, a few unfused ops and *fusions*. A fusion merges a chain of
 # elementwise work, such as the bias add and ReLU, into one loop, and its name usually lists
 # the ops it swallowed. On a CPU, recent XLA hands some matmuls and reductions to the
-# YNNPACK library, as `ynn_fusion`, a name that says nothing. A matmul it does not take keeps the name `dot`. The compiled program's text,
-# `compiled.as_text()`, shows what each fusion computes. Fewer, fused ops mean fewer passes
+# YNNPACK library, as `ynn_fusion`, a name that says nothing. A matmul it does not take
+# keeps the name `dot`. The compiled program's text, `compiled.as_text()`, shows what each
+# fusion computes. Fewer, fused ops mean fewer passes
 # over memory and no Python between them. That is what `jit` buys a step like this, and what
 # `torch.compile` does for PyTorch.
 #
@@ -870,7 +871,7 @@ display(Markdown("| FLOPs | by hand (matmuls) | `FlopCounterMode` | `cost_analys
 # program below the ridge point waits for memory, and at best reaches the bandwidth times
 # its intensity. Above it, it waits for compute. The next cell does this arithmetic for JAX
 # alone on `SETUP.jax_alone`, in the device's fastest listed dtype. `course_utils.peaks` gives
-# the published peak, or on a CPU one measured a moment ago.
+# the published peak; a CPU's peak the cell measures itself.
 
 # %%
 # JAX alone on SETUP.jax_alone: FLOPs and bytes from XLA, the time measured, read against the peak
@@ -900,8 +901,8 @@ display(Markdown(f"| JAX alone on {SETUP.alone_kind}, {dt} | time a call | FLOPs
 print(f"peak: {top.name}, {top.flops(dt) / 1e9:,.0f} GFLOP/s, {top.bytes_per_s / 1e9:,.0f} GB/s, "
       f"ridge point {ridge:.3g} FLOPs per byte; {top.source}")
 if top.measured and (over or quiet_roof.result.contended):
-    print("not usable: the peak was measured on busy cores or is below what ran, "
-          "so are the shares, the ridge point and the 'bound by' column")
+    print("the peak was measured on busy cores or is below what ran: "
+          "the shares, the ridge point and the 'bound by' column are not usable")
 floor = seconds["MLP gradient"] / seconds["empty call"]
 print(f"the MLP gradient took {floor:.1f}× the empty call, {'far above' if floor > 10 else 'not far above'} "
       f"that floor; recorded while {quiet_run.result.text()}")
