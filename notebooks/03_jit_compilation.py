@@ -70,10 +70,6 @@ from course_utils import env
 SETUP = env.setup(one_kind=True)
 
 import math
-import os
-import subprocess
-import sys
-import tempfile
 import time
 from functools import partial
 
@@ -104,18 +100,13 @@ def to_torch(a):
 print(f"{contention.policy_text(contention.thread_policy())}; float32 everywhere")
 
 # %% [markdown]
-# These lines are this run's conditions: versions, devices, threads and precision. Every timing
-# below is a fact about that setup only. Comparisons between the frameworks run both on one
-# device kind. What measures JAX alone runs on `SETUP.jax_alone`, the GPU or TPU when there is
-# one, and its rows say so.
-#
-# Verdicts are never typed in. `claims.judge` and `claims.faster` compute each one from paired,
-# interleaved timing rounds. A busy machine, a noisy run or too few rounds give "not judged".
-# The summary at the end collects the verdicts on the source articles' claims.
+# Every timing below is a fact about this setup only. Comparisons between the frameworks run
+# both on one device kind. What measures JAX alone runs on `SETUP.jax_alone`, the GPU or TPU when
+# there is one, and its rows say so. Verdicts are computed from paired, interleaved timing rounds;
+# a busy machine or a noisy run gives "not judged".
 
 # %%
-VERDICTS = {}  # label -> claims.Verdict; the summary table and plot are built from it
-JUDGED_ON = {}  # label -> the sizes a verdict was judged on, for the summary table
+VERDICTS = {}  # what a verdict was judged on -> claims.Verdict, for the summary at the end
 
 
 # %% [markdown]
@@ -146,17 +137,11 @@ JUDGED_ON = {}  # label -> the sizes a verdict was judged on, for the summary ta
 #   end
 # ```
 #
-# Nearly every surprise in this lesson follows from how each compiler learns what your function
-# does. Dynamo interprets the function's bytecode and records each tensor operation on fake
-# tensors, which have a shape and a dtype but no data. Where the code needs a tensor's value, as
-# an `if` on a tensor does, Dynamo ends the graph. Python runs that part on the real tensors, and
-# recording resumes after it. That is a **graph break**.
-#
-# `jax.jit` calls your Python function once with **tracers**, stand-ins with a shape and a dtype
-# but no numbers. It records every `jax.numpy` operation they pass through, and that record, the
-# jaxpr, is the program. Python is not consulted again until the cache key changes. Code that
-# needs a number, such as an `if`, a `while` or `int(x)`, has none to use, so JAX raises an
-# error. The dashed arrow in the diagram is the fallback that only PyTorch has.
+# Fake tensors and JAX's **tracers** both have a shape and a dtype but no numbers. Where the code
+# needs a tensor's value, as an `if` on a tensor does, Dynamo ends the graph: Python runs that
+# part on the real tensors, and recording resumes after it. That is a **graph break**, the dashed
+# arrow. JAX has no such fallback. An `if`, a `while` or `int(x)` on a tracer is an error, and
+# Python is not consulted again until the cache key changes.
 #
 # ### 1.1 What tracing sees
 #
@@ -196,16 +181,14 @@ jaxpr
 
 
 # %% [markdown]
-# The part between `lambda` and `.` lists the inputs with their types: `f32[8]` is a float32
-# array of 8 elements. Each line after `let` is one primitive operation, and `in` names the
-# result. `relu` appears as a nested `custom_jvp_call` because it carries its own derivative
-# rule. There is no `if` and no `scale` input. The 2.0 became a constant, and the `+ 1` is there
-# because the branch was taken while tracing.
+# After `lambda` come the inputs with their types: `f32[8]` is a float32 array of 8 elements.
+# Each line after `let` is one primitive operation; `relu` is nested because it carries its own
+# derivative rule. There is no `if` and no `scale` input: the 2.0 became a constant, and the `+ 1`
+# is there because the branch was taken while tracing.
 #
 # PyTorch has no `make_jaxpr`, but `torch.compile` accepts any function as its **backend**.
 # Dynamo hands the backend each FX graph it recorded, and the backend returns what to run. The
-# backend below keeps the graphs and runs them as they are, so we can read and count them.
-# `torch.compiler.reset()` first empties Dynamo's cache.
+# backend below keeps the graphs, so we can read and count them.
 
 # %%
 def capture(fn, *args):
@@ -237,13 +220,12 @@ print(f"graphs: {len(graphs)}")
 print(graphs[0].code.strip())
 
 # %% [markdown]
-# One graph, printed as Python, one line per recorded operation. The `if` is already resolved,
-# as in the jaxpr, and both recorded the same five operations.
+# One graph, one line per recorded operation. The `if` is already resolved, as in the jaxpr.
 #
-# Dynamo explains itself through PyTorch's logs: run with `TORCH_LOGS="recompiles"` in the
-# environment, or call `torch._logging.set_logs(recompiles=True)`. Either prints each message on
-# stderr with a long prefix. `torch_logs.collect` switches the same logs on for one block and
-# keeps the messages, so the cell prints them. A call with another `scale` fails the guard:
+# Dynamo explains itself through PyTorch's logs: `TORCH_LOGS="recompiles"` in the environment, or
+# `torch._logging.set_logs(recompiles=True)`. `torch_logs.collect` switches the same logs on for
+# one block and keeps the messages, so the cell prints them. A call with another `scale` fails
+# the guard:
 
 # %%
 torch.compiler.reset()
@@ -265,10 +247,9 @@ print("\n".join(f_jit.lower(jnp.asarray(x_np), 2.0).as_text().splitlines()[1:10]
 
 
 # %% [markdown]
-# Typed tensors (`tensor<8xf32>`), operations such as `stablehlo.sine`, and no Python left.
-# `.compile()` turns this into a program for one backend. PyTorch's nearest counterparts are the
-# ATen graph that AOTAutograd hands Inductor (`TORCH_LOGS="aot_graphs"`) and the code Inductor
-# writes (`TORCH_LOGS="output_code"`).
+# Typed tensors, operations such as `stablehlo.sine`, and no Python left. `.compile()` turns this
+# into a program for one backend. PyTorch's nearest counterpart is the code Inductor writes,
+# shown by `TORCH_LOGS="output_code"`.
 #
 # ## 2. Timing a compiled function
 #
@@ -279,9 +260,8 @@ print("\n".join(f_jit.lower(jnp.asarray(x_np), 2.0).as_text().splitlines()[1:10]
 #   median of many calls.
 # - Eager code pays a dispatch cost per **operation**; compiled code pays one per **call**.
 #
-# Lesson 00 showed what a timer that does not wait measures: the queueing, not the work. Here
-# is the whole recipe as a bare loop. The function is a chain of `n_ops` additions on a
-# one-element array. It does almost no arithmetic, so its time is the frameworks' own overhead.
+# Here is the whole recipe as a bare loop. The function is a chain of `n_ops` additions on a
+# one-element array, so its time is the frameworks' own overhead.
 
 # %%
 # PyTorch: n_ops tiny additions, each one a dispatched operation
@@ -324,16 +304,14 @@ for name, fn in (("eager", chain_jax), ("jax.jit", jax.jit(chain_jax))):
           f"then {fmt(steady_s, 's')} a call (median of 50)")
 
 # %% [markdown]
-# The jitted chain's first call traced and compiled it. The eager chain's first call can be slow
-# too: each `jax.numpy` operation compiles a small program the first time it meets a new shape.
-# After that, each eager call dispatches `n_ops` operations, and each jitted call runs one
-# compiled program.
+# The eager chain's first call is slow too: each `jax.numpy` operation compiles a small program
+# the first time it meets a new shape. After that, each eager call dispatches `n_ops`
+# operations, and each jitted call runs one program.
 #
-# From here on `timing.compare` runs this loop with more care, as lesson 00 showed. It checks
-# that the variants agree, then times them in interleaved rounds, so a burst of load hits all of
-# them alike, and it flags compilations and other programs using the cores. These four variants
-# compare the frameworks, so both run on one device kind. `jax.clear_caches()` and an empty
-# Inductor cache make every *first call* start from nothing:
+# From here on `timing.compare` runs this loop with more care (lesson 00). It checks that the
+# variants agree, then times them in interleaved rounds, so a burst of load hits all of them
+# alike. `jax.clear_caches()` and an empty Inductor cache make every *first call* start from
+# nothing:
 
 # %%
 x_t, x_j = torch.zeros(1, device=torch_dev), jnp.zeros(1)
@@ -354,7 +332,8 @@ dispatch
 
 # %% [markdown]
 # `torch.compile`'s first call also imports the part of Inductor that compiles, once per
-# process. Per operation and per call:
+# process. Per operation and per call, from the medians, which on busy cores can differ from the
+# bare loop's:
 
 # %%
 for name in ("PyTorch eager", "JAX eager"):
@@ -383,17 +362,16 @@ print(claims.compact({
 # %%
 if torch_dev.type == "cuda":
     per_op_rounds = [t / S.n_ops for t in dispatch.measurements["PyTorch eager"].times]
-    VERDICTS["eager-launch"] = claims.judge(
+    VERDICTS[f"a chain of {S.n_ops} additions"] = claims.judge(
         "eager-launch", per_op_rounds, "a GPU kernel launch", "one eager PyTorch op on the GPU",
         contention=dispatch.contention,
     )
-    display(VERDICTS["eager-launch"])
+    display(VERDICTS[f"a chain of {S.n_ops} additions"])
 else:
-    VERDICTS["eager-launch"] = claims.not_testable(
+    VERDICTS[f"a chain of {S.n_ops} additions"] = claims.not_testable(
         "eager-launch",
         f"it is about launching GPU kernels, and PyTorch runs on the {torch_dev.type.upper()} here",
     )
-JUDGED_ON["eager-launch"] = f"a chain of {S.n_ops} additions on one element"
 
 # %% [markdown]
 # ## 3. `jax.jit` vs `torch.compile` on the same functions
@@ -405,13 +383,10 @@ JUDGED_ON["eager-launch"] = f"a chain of {S.n_ops} additions on one element"
 #   A **fusion-bound** chain of elementwise operations is where compilers gain, by fusing many
 #   passes over memory into one.
 #
-# Article 004 quotes one compile speed-up for every model, 1.5–2x. A PyTorch user who tries
-# `torch.compile` often sees something else, sometimes a slowdown: what a compiler can gain
-# depends on where the time goes. This section times one function from each end of that range,
-# in both frameworks: the first call, the steady state, and the calls it takes to pay off.
-#
-# The shared data: the MLP's input and weights, scaled so activations stay near 1, and one long
-# vector for the elementwise chain.
+# Article 004 quotes one compile speed-up for every model, 1.5–2x. What a compiler can gain
+# depends on where the time goes, so this section times one function from each end of that range,
+# in both frameworks. The shared data: the MLP's input and weights, scaled so activations stay
+# near 1, and one long vector for the elementwise chain.
 
 # %%
 rng = np.random.default_rng(0)
@@ -503,26 +478,16 @@ if SETUP.alone_kind != SETUP.compared_kind:  # JAX alone on the chip: rows of it
         reports[f"{name}, jax.jit, {SETUP.alone_label}"] = timing.compile_report(fn, *on_chip)
 
 # %%
-table = "| function, compiler | first call | in steady calls | steady | eager | compiled vs eager | break-even |\n"
-table += "|---|---:|---:|---:|---:|---:|---:|\n" + "\n".join(
-    f"| {name} | {fmt(r.first_call_s, 's')} | {r.first_call_s / r.steady.median:,.0f} | {fmt(r.steady.median, 's')} | "
-    f"{fmt(r.eager.median, 's')} | {r.speed_text()} | "
-    f"{'never' if math.isinf(r.break_even_calls) else f'{r.break_even_calls:,.0f} calls'} |"
-    for name, r in reports.items())
-busy_reports = [name for name, r in reports.items() if r.contended]
-if busy_reports:
-    table += f"\n\nContended, so not judged: {'; '.join(busy_reports)}."
-display(Markdown(table))
+display(Markdown(timing.compile_table(reports)))
 
 # %% [markdown]
-# *In steady calls* is the first call divided by a steady-state call: what compiling has to earn
-# back. The break-even divides that extra cost by the time each later call saves, at the speed
-# the table shows. On a CPU, `torch.compile`'s first call can include running a C++ compiler on
-# the code Inductor generated. Rows labelled with a chip ran JAX alone there, after a check against the CPU's
-# result.
+# *In steady calls* is the first call divided by a steady call: what compiling has to earn back.
+# *Compiled vs eager* is the verdict's reading of the paired rounds, and the break-even follows
+# it: (first call − steady) ÷ (steady × (speed − 1)) calls. On a CPU, `torch.compile`'s first
+# call can include running a C++ compiler. Rows labelled with a chip ran JAX alone there.
 #
-# The plots draw the same numbers as cumulative time against the number of calls. The compiled
-# line starts higher, by its first call. Where the lines cross, if they do, is the break-even.
+# The plots draw these numbers as cumulative time against the number of calls, eager at the
+# column's speed. Where the lines cross, if they do, is the break-even.
 
 # %%
 fig, axes = plt.subplots(2, 2, figsize=(11, 7))
@@ -542,44 +507,34 @@ print(f"eager: {eager_ops} operations, one pass over memory each")
 print(f"XLA: {xla_fusions} fused computation(s); Inductor: {inductor_kernels} generated kernel(s)")
 
 # %% [markdown]
-# Each fused computation or generated kernel is one loop that reads its inputs once, computes in
-# registers and writes its result once. A count of 1 means the whole chain became one pass over
-# memory. The larger the vector, the more those saved passes weigh: `n_elements` is 30,000 in
-# smoke mode and 4,000,000 in full.
+# A fused computation or generated kernel reads its inputs once and writes its result once. A
+# count of 1 means the whole chain became one pass over memory. The larger the vector, the more
+# the saved passes weigh: `n_elements` is 30,000 in smoke mode and 4,000,000 in full.
 #
 # A compiler removes per-operation dispatch and fuses elementwise passes. It leaves a large
 # matmul to the same kind of library kernel that eager mode calls. So at full size the
-# elementwise chain should gain more than the MLP. At smoke size either can come out ahead; the
-# *compiled vs eager* column says which did here.
+# elementwise chain should gain more than the MLP. At smoke size both are small enough for
+# dispatch to weigh on each, and either can gain more; the speed column says which did here.
 #
 # ### 3.1 The popular claims, measured
 #
-# Article 004 says JAX's first jitted call of a BERT on the CPU takes about 800 ms. These small
-# functions cannot judge that. Lesson 08 judges it on a BERT-base-shaped model in full mode, and
-# the summary here lists it as not testable. A script that calls a function fewer times than its
-# break-even spends more time compiling than it saves. So does a notebook cell re-run after every
-# edit.
-#
-# The 1.5–2x claim for `torch.compile` is judged on both functions, from the paired rounds of the
-# two `torch.compile` reports. The verdicts hold for these sizes only:
+# Article 004 says JAX's first jitted call of a BERT takes about 800 ms on the CPU; lesson 08
+# judges that. Its 1.5–2x claim for `torch.compile` is judged here on both functions, from the
+# two `torch.compile` reports, for these sizes only:
 
 # %%
 VERDICTS["first-call"] = claims.not_testable(
     "first-call",
     "the article's ~800 ms is a BERT-base model's first call; lesson 08 judges it in full mode",
 )
-judged_on = {  # claim -> (short label, the sizes it was judged on), from this run's SIZES
-    "compile-matmul": ("MLP", f"a {S.batch}×{S.width} input, {S.width}×{S.width} weights"),
-    "compile-fusion": ("elementwise chain", f"{S.n_elements:,} float32 values"),
-}
 shown = {}
-for claim_id, name in (("compile-matmul", "MLP, torch.compile"), ("compile-fusion", "elementwise, torch.compile")):
-    eager_name, compiled_name = reports[name].names  # ("eager", "torch.compile")
-    VERDICTS[claim_id] = claims.judge(claim_id, reports[name].comparison, eager_name, compiled_name, pairing="compile")
-    label, JUDGED_ON[claim_id] = judged_on[claim_id]
-    shown[f"{label} ({JUDGED_ON[claim_id]})"] = VERDICTS[claim_id]
-print(f"torch.compile {VERDICTS['compile-matmul'].claim.claimed} faster, judged at this run's "
-      f"{'smoke' if config.smoke(SMOKE) else 'full'} sizes:")
+for claim_id, name, sizes in (
+    ("compile-matmul", "MLP", f"a {S.batch}×{S.width} input, {S.width}×{S.width} weights"),
+    ("compile-fusion", "elementwise", f"{S.n_elements:,} float32 values"),
+):
+    report = reports[f"{name}, torch.compile"]
+    shown[f"{name}, {sizes}"] = claims.judge(claim_id, report.comparison, *report.names, pairing="compile")
+VERDICTS.update(shown)
 print(claims.compact(shown))
 
 
@@ -597,20 +552,16 @@ print(claims.compact(shown))
 # - Each can make it an error: `jax.no_tracing()` raises when JAX traces, and Dynamo's
 #   `error_on_recompile` raises when it recompiles.
 #
-# Section 3 priced a first call in steady calls. A recompile pays the compiling part again, and
-# silently: the answer is right, only slow. A training step that recompiles every epoch, or
-# whenever the last batch is shorter, spends its time in the compiler.
-#
-# The two frameworks decide "is this a new program?" by different rules. JAX looks at the
-# abstract signature of the arguments, never at the values of arrays. Dynamo looks at whatever
-# its guards recorded, and by default that includes the first value of a Python number.
+# A recompile pays the compiling part of a first call again, and silently: the answer is right,
+# only slow. JAX looks at the abstract signature of the arguments, never at the values of arrays.
+# Dynamo looks at whatever its guards recorded, by default including a Python number's first value.
 #
 # ### 4.1 Which calls recompile?
 #
-# A probe asks whether one call, after a warm-up, made a new program. It uses both switches.
-# `jax.no_tracing(True)` raises a `RuntimeError` whenever JAX traces, and a new cache key always
-# needs a trace. Dynamo's `error_on_recompile` raises a `RecompileError`. Inputs are made
-# beforehand, since creating an array is itself a small traced program in JAX.
+# A probe asks whether one call, after a warm-up, made a new program. `jax.no_tracing(True)`
+# raises a `RuntimeError` whenever JAX traces, as every new cache key needs. Dynamo's
+# `error_on_recompile` raises a `RecompileError`. Inputs are made beforehand, since creating an
+# array is itself a small traced program in JAX.
 
 # %%
 def recompiles(call) -> bool:
@@ -664,19 +615,15 @@ display(Markdown("| case | JAX recompiles | PyTorch recompiles |\n|---|---|---|\
     f"| {case} | {jax_table[case]} | {torch_table.get(case, '–')} |" for case in jax_table)))
 
 # %% [markdown]
-# Guards are checked before any backend runs, so the PyTorch probes use `backend="eager"` to stay
-# quick; the default Inductor backend recompiles at the same calls. A dash marks a case asked of
-# JAX only.
+# Guards are checked before any backend runs, so `backend="eager"` keeps the PyTorch probes
+# quick; Inductor recompiles at the same calls.
 #
-# A Python float is traced as a weakly typed float32 scalar whatever its value, so a new value
-# changes nothing in JAX's key. A new shape does, and so does a float32 *array* in its place: the
-# weak type becomes a strong one. A Python `int` is a different dtype. A static argument enters
-# the key by value, so each new value compiles its own program. Static arguments carry what must
-# be known while tracing, such as a number of layers or a flag that picks a branch. They must be
-# hashable and should take few values over a run.
-#
-# Dynamo specialised on the value 2.0, so 5.0 recompiles. Asked, JAX explains each cache miss in
-# its log, naming the argument whose type changed:
+# JAX traces a Python float as a weakly typed float32 scalar, so a new value keeps the key. A new
+# shape changes it, and so does a float32 *array*, a strong type, or a Python `int`. A static
+# argument enters the key by value, so each new value compiles its own program. Use static
+# arguments for what must be known while tracing, such as a number of layers, and keep them to few
+# values. Dynamo specialised on the value 2.0, so 5.0 recompiles. JAX explains a cache miss on
+# request, naming the argument whose type changed:
 
 # %%
 jax.config.update("jax_explain_cache_misses", True)
@@ -685,12 +632,11 @@ jax.config.update("jax_explain_cache_misses", False)
 
 
 # %% [markdown]
-# What Dynamo compiles when a guard fails depends on a setting. By default it specialises on the
-# first value it saw. When that guard fails, it recompiles with the value as a symbol, which later
-# values reuse. This is *automatic dynamic*, for sizes and, in recent PyTorch versions, for
-# Python floats. `torch._dynamo.mark_dynamic(x, 0)` makes dimension 0 symbolic before the first
-# compilation. `dynamic=False` compiles each shape on its own. A counting backend sees every
-# compilation:
+# By default Dynamo specialises on the first value it saw. When that guard fails, it recompiles
+# with the value as a symbol, which later values reuse. This is *automatic dynamic*, for sizes
+# and, in recent PyTorch versions, for Python floats. `torch._dynamo.mark_dynamic(x, 0)` makes
+# dimension 0 symbolic from the start; `dynamic=False` compiles each shape on its own. A counting
+# backend sees every compilation:
 
 # %%
 def count_compiles(calls, **compile_kwargs):
@@ -710,43 +656,26 @@ def count_compiles(calls, **compile_kwargs):
 
 marked = torch.ones(3)
 torch._dynamo.mark_dynamic(marked, 0)
-counts = {  # case: (compilations counted, compilations this section describes)
-    "3 float values, default": (count_compiles([(t3, 2.0), (t3, 5.0), (t3, 7.0)]), 2),
-    "3 shapes, default": (count_compiles([(t3, 2.0), (t4, 2.0), (t5, 2.0)]), 2),
-    "3 shapes, mark_dynamic": (count_compiles([(marked, 2.0), (t4, 2.0), (t5, 2.0)]), 1),
-    "3 shapes, dynamic=False": (count_compiles([(t3, 2.0), (t4, 2.0), (t5, 2.0)], dynamic=False), 3),
+counts = {
+    "3 float values, default": count_compiles([(t3, 2.0), (t3, 5.0), (t3, 7.0)]),
+    "3 shapes, default": count_compiles([(t3, 2.0), (t4, 2.0), (t5, 2.0)]),
+    "3 shapes, mark_dynamic": count_compiles([(marked, 2.0), (t4, 2.0), (t5, 2.0)]),
+    "3 shapes, dynamic=False": count_compiles([(t3, 2.0), (t4, 2.0), (t5, 2.0)], dynamic=False),
 }
-for case, (n, expected) in counts.items():
-    print(f"{case:24s} {n} compilation(s)   [expected: {expected}; same: {n == expected}]")
+for case, n in counts.items():
+    print(f"{case:24s} {n} compilation(s)")
+print("as described above" if tuple(counts.values()) == (2, 2, 1, 3) else "this PyTorch differs from the text above")
+
 
 # %% [markdown]
-# A `False` in the last column means this PyTorch version does something other than what this
-# section describes. `mark_dynamic` saves the one recompile that automatic dynamic shapes pays. That is worth it when the recompile is expensive and you know which dimension varies,
-# such as the batch or the sequence length.
+# `mark_dynamic` saves the one recompile that automatic dynamic shapes pays. That is worth it
+# when the recompile is expensive and you know which dimension varies, such as the batch.
 #
 # Each count started from `torch.compiler.reset()`. Dynamo keeps its compiled entries on the
-# function's code object, which every `torch.compile` wrapper of that function shares. A fresh
-# wrapper of a function compiled before would inherit them.
-#
-# Dynamo's own explanation of a failed size guard, for a `dynamic=False` function given a new
-# shape:
-
-# %%
-torch.compiler.reset()
-static_only = torch.compile(scale_torch, backend="eager", dynamic=False)
-static_only(t3, 2.0)
-with torch_logs.collect(recompiles=True) as log:
-    static_only(t4, 2.0)  # the guard on x's size fails
-print(torch_logs.short(log))
-
-
-# %% [markdown]
-# The message names the function, the size it expected and the size it got. When a compiled
-# function is unexpectedly slow, this log is the first thing to switch on.
+# function's code object, so a fresh wrapper of a function compiled before would inherit them.
 #
 # The sharpest difference: a Python float that changes, a learning rate say, is a traced value in
-# JAX. Dynamo compiles its first value into the graph and recompiles at least once when it
-# changes.
+# JAX. Dynamo compiles its first value into the graph and recompiles at least once.
 #
 # ### 4.2 A new function every call
 #
@@ -912,8 +841,7 @@ print("PyTorch: no recompilation, and the same weights as JAX")
 
 # %% [markdown]
 # The two fixes are mirror images. JAX needed the value traced instead of static; PyTorch needed
-# it in a tensor instead of a Python number. Either way the changing number became data that
-# flows through the program, not a constant baked into it.
+# it in a tensor instead of a Python number. Either way the changing number became data.
 #
 # ## 5. Control flow
 #
@@ -924,9 +852,8 @@ print("PyTorch: no recompilation, and the same weights as JAX")
 #   both branches in one graph; PyTorch classes it as a **prototype** feature.
 # - Dynamo unrolls Python loops; `lax.scan` compiles one loop body however long the loop.
 #
-# Models branch on data: skip a layer, clip a value, stop when converged. A PyTorch user writes
-# a Python `if` or `while`, and `torch.compile` accepts it. Under `jit`, JAX needs the decision
-# handed to the compiler with a `lax` primitive.
+# Models branch on data: skip a layer, clip a value, stop when converged. `torch.compile` accepts a
+# Python `if` or `while`; under `jit`, JAX needs the decision handed to a `lax` primitive.
 #
 # ### 5.1 `if` on a traced value
 #
@@ -1006,11 +933,11 @@ for fn in (soft_clip_torch, soft_clip_torch_cond):
 
 # %% [markdown]
 # The Python `if` splits the function. One graph computes `x.sum() > 0`, Python reads the result,
-# and the branch taken becomes a graph of its own. A call that later takes the other branch
-# compiles that one too. `torch.cond` is one operator holding both branches: one graph, no break.
+# and the branch taken becomes a graph of its own. `torch.cond` is one operator holding both
+# branches: one graph, no break.
 #
-# **What a graph break costs**, measured on a small input. The input's sum is kept well away from
-# zero, so that rounding cannot send the variants down different branches.
+# **What a graph break costs**, on a small input whose sum is well away from zero, so that rounding
+# cannot send the variants down different branches:
 
 # %%
 xb = to_torch(x_np + 0.5)
@@ -1025,33 +952,26 @@ graph_break = timing.compare(
     rtol=1e-6,
 )
 
-
 # %%
-def medians(comparison):
-    """Each variant's median time, in one line."""
-    return "; ".join(f"{name}: {timing.format_seconds(m.median)}" for name, m in comparison.measurements.items())
-
-
-print("medians:", medians(graph_break))
-print(claims.compact({"the branch": claims.faster(
-    graph_break, "torch.compile, graph break", "torch.compile, torch.cond")}))
+print(claims.compact({
+    "graph break vs eager": claims.faster(graph_break, "eager", "torch.compile, graph break"),
+    "torch.cond vs graph break": claims.faster(graph_break, "torch.compile, graph break", "torch.compile, torch.cond"),
+}))
 
 
 # %% [markdown]
-# On eight elements there is no work for compiling to save. The medians compare what each call
-# costs around its arithmetic: eager dispatch, or a compiled call's guards, wrappers and
-# kernels. A graph break adds a second graph and a Python `if` between them. Both compiled
-# versions compute the same result, so the choice is speed, portability across PyTorch versions,
-# and whether the function must be one graph (`fullgraph=True`, section 7).
+# Each line names the faster of two variants. On eight elements there is no arithmetic for
+# compiling to save, so what is timed is each call's own cost. A graph break pays for two graphs
+# and a Python `if` between them, and it can lose to eager. Both compiled versions compute the
+# same result, so the choice is speed, portability across PyTorch versions, and whether the
+# function must be one graph (`fullgraph=True`, section 7).
 #
 # ### 5.2 Loops whose length depends on data: `lax.while_loop`
 #
 # Newton's method for √a runs until the update is small. `lax.while_loop(cond, body, init)`
 # carries a state through the loop. `cond` reads the state and returns a scalar boolean; `body`
-# returns the next state, with the same structure, shapes and dtypes as `init`. That rule is the
-# price of compiling the loop once: the compiler must know the state's size before it knows how
-# many iterations will run. A cap of 100 iterations keeps a loop that fails to converge from
-# running forever.
+# returns the next state, with the same shapes and dtypes as `init`, so that the loop compiles
+# once. A cap of 100 iterations stops a loop that fails to converge.
 
 # %%
 # PyTorch: a Python loop; the test reads a tensor value every iteration
@@ -1134,9 +1054,8 @@ for length in (10, 40):
 
 # %% [markdown]
 # Quadruple the length and Dynamo's graph grows about fourfold, while the jaxpr keeps its size:
-# its one `scan` equation holds the body once. For thousands of steps an unrolled graph means long
-# compiles and a large program. PyTorch code therefore keeps such loops outside the compiled
-# region, or compiles only the body.
+# its one `scan` equation holds the body once. For thousands of steps, PyTorch code therefore
+# keeps the loop outside the compiled region, or compiles only the body.
 #
 # ## 6. Worked example: K-means
 #
@@ -1146,9 +1065,8 @@ for length in (10, 40):
 # - The data decides the number of iterations. JAX puts the loop in a `lax.while_loop` under
 #   `jit`, one program for the whole run. PyTorch keeps a Python loop and compiles the step.
 #
-# K-means puts the pieces together: a step of pure array code, a loop whose length the data
-# decides, and a convergence test that needs a value. Many training loops have the same shape.
-# The same seeded data and initial centroids for both frameworks:
+# K-means has the shape of many training loops: a step of array code, and a loop whose length the
+# data decides. The same seeded data and initial centroids for both frameworks:
 
 # %%
 X_km, _ = kmeans.make_blobs(S.n_points, S.k, seed=0)
@@ -1254,9 +1172,9 @@ plt.tight_layout()
 # move against the dashed tolerance on a log scale. A move of exactly 0 is drawn as a triangle at
 # the bottom of the axis.
 #
-# The tensor `if` is a graph break inside a loop, which Dynamo does not split. It runs the loop's
-# own frame in Python and compiles the functions the loop calls. The graphs it records for the
-# whole loop, next to those of the step alone:
+# The tensor `if` is a graph break inside a loop, so Dynamo runs the loop's own frame in Python
+# and compiles the functions it calls. The graphs it records for the whole loop, and for the step
+# alone:
 
 # %%
 loop_graphs, loop_breaks = graph_breaks(kmeans_torch, X_t, C0_t, tol, max_iter)
@@ -1265,10 +1183,9 @@ print(f"kmeans_torch: {len(loop_graphs)} graph(s) of {op_count(loop_graphs)} ops
 print(f"kmeans_step_torch alone: {len(step_graphs)} graph(s) of {op_count(step_graphs)} ops")
 
 # %% [markdown]
-# Where the counts match, all Dynamo compiled of the loop is the step. That is PyTorch's
-# counterpart of JAX's error in 5.1: where JAX refuses, Dynamo compiles what it can and leaves the
-# rest to Python. So the idiomatic PyTorch version compiles the step and keeps the Python loop.
-# The three versions timed, results checked equal first.
+# Where the counts match, all Dynamo compiled of the loop is the step: where JAX refuses, Dynamo
+# compiles what it can and leaves the rest to Python. So idiomatic PyTorch compiles the step and
+# keeps the Python loop. The three versions timed, results checked equal first:
 
 # %%
 step_compiled = torch.compile(kmeans_step_torch)
@@ -1281,20 +1198,17 @@ kmeans_times = timing.compare(
     rtol=1e-5,
     atol=1e-5,
 )
-print("medians:", medians(kmeans_times))
 print(claims.compact({
-    "PyTorch": claims.faster(
-        kmeans_times, "PyTorch eager loop", "PyTorch loop, compiled step"),
-    "JAX": claims.faster(
-        kmeans_times, "PyTorch eager loop", "JAX while_loop under jit"),
+    "compiled step vs eager": claims.faster(kmeans_times, "PyTorch eager loop", "PyTorch loop, compiled step"),
+    "JAX vs eager": claims.faster(kmeans_times, "PyTorch eager loop", "JAX while_loop under jit"),
 }))
 
 
 # %% [markdown]
-# Compiling removes per-operation overhead; it cannot shorten the arithmetic, and at `n_points`
-# points a step has little of it. The eager loop pays Python and dispatch for every operation,
-# the second row one compiled call per step, and the JAX row one program for the whole loop, its
-# test included. The verdict lines judge each against the eager loop.
+# Each line names the faster side. Compiling removes per-operation dispatch, but a compiled call
+# has a fixed cost of its own: guard checks, a wrapper, its kernels' start. At `n_points` points
+# a step holds little arithmetic, so that cost can outweigh the saving, and the compiled step
+# then loses to the eager loop. The JAX row pays one call for the whole loop, its test included.
 #
 # ## 7. Debugging compiled code, donation, caches
 #
@@ -1308,15 +1222,11 @@ print(claims.compact({
 # - Both can keep compiled programs in a **persistent cache** on disk, so a new process skips the
 #   backend's compilation.
 #
-# Under `torch.compile` a `print` or a breakpoint still works, because Dynamo hands what it cannot
-# record back to Python. Under `jax.jit` the function body runs only while tracing. A `print`
-# there shows tracers, once per trace, and never on the calls that reuse the program.
-#
 # ### 7.1 Seeing values inside compiled code
 #
-# The function below prints twice, with Python's `print` and with `jax.debug.print`. It is called
-# three times: twice compiled, the second a cache hit, and once under `jax.disable_jit()`. Count
-# the lines each call prints.
+# Under `jax.jit` the function body runs only while tracing. The function below prints with
+# Python's `print` and with `jax.debug.print`. It is called twice compiled, the second a cache
+# hit, then once under `jax.disable_jit()`. Count the lines each call prints.
 
 # %%
 # JAX: print at trace time, jax.debug.print at run time
@@ -1360,9 +1270,9 @@ x4 = np.arange(1.0, 5.0, dtype=np.float32)
 assert_close(centre_and_normalise_torch(torch.from_numpy(x4)), normalise(jnp.asarray(x4 - x4.mean())), rtol=1e-6)
 
 # %% [markdown]
-# Two graphs and one break, at the call to the skipped function. The helper's `print` runs on
-# every call, as in eager PyTorch. The last two lines come from the parity check: the eager
-# PyTorch call prints the norm, and JAX's `normalise` prints through `jax.debug.print`.
+# Two graphs and one break, at the call to the skipped function. The last two lines come from the
+# parity check: eager PyTorch prints the norm, and JAX's `normalise` prints through
+# `jax.debug.print`.
 #
 # With `fullgraph=True` Dynamo refuses to fall back to Python, the closest PyTorch gets to JAX's
 # strictness:
@@ -1377,10 +1287,10 @@ with expect_error(RuntimeError, lines=2):  # torch._dynamo.exc.Unsupported, a Ru
 #
 # ### 7.2 Buffer donation vs in-place updates
 #
-# JAX arrays are immutable, so a jitted update `w - lr * g` allocates a new array and holds the
-# old and the new weights at once. `donate_argnums` is the caller's promise not to use an argument
-# again. XLA may then write an output of the same shape and dtype into its buffer, and the donated
-# array is deleted. This runs JAX alone, on `SETUP.jax_alone`:
+# A jitted update `w - lr * g` allocates a new array, so the old and the new weights are held at
+# once. `donate_argnums` is the caller's promise not to use an argument again. XLA may then write
+# an output of the same shape and dtype into its buffer, and the donated array is deleted. This
+# runs JAX alone, on `SETUP.jax_alone`:
 
 # %%
 # JAX: donate w, so that the update may reuse its buffer
@@ -1424,57 +1334,21 @@ assert_close(w_t, w_new)
 #
 # A new process normally compiles from scratch. JAX keeps compiled programs on disk once
 # `jax_compilation_cache_dir` is set. By default it stores only programs that took a second or
-# more to compile; the script below lowers that threshold to 0. Inductor's FX graph cache is on
-# by default, in `TORCHINDUCTOR_CACHE_DIR`. The script times one first call in each framework and
-# counts cache hits. It runs twice against one empty folder. Its function is two matmuls, which
-# Inductor hands to BLAS, so no C++ compiler runs.
+# more to compile, a threshold set by `jax_persistent_cache_min_compile_time_secs`. Inductor's
+# FX graph cache is on by default, in `TORCHINDUCTOR_CACHE_DIR`. `timing.new_process_first_calls`
+# starts two processes that share one empty cache folder, with JAX's threshold at 0. Each times
+# one first call of two matmuls in each framework and counts cache hits.
 
 # %%
-CACHE_SCRIPT = '''
-import sys
-import course_utils.strict; course_utils.strict.install()
-import jax, jax.numpy as jnp, torch
-from course_utils import timing
-from torch._dynamo.utils import counters
-jax.config.update("jax_compilation_cache_dir", sys.argv[1])
-jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)  # store every program
-hits = []
-jax.monitoring.register_event_listener(lambda event, **kw: hits.append(event) if event.endswith("cache_hits") else None)
-
-def f_jax(x):
-    return x @ x @ x
-
-def f_torch(x):
-    return x @ x @ x
-
-print(timing.bench(jax.jit(f_jax), jnp.eye(64), target_s=0.01, min_repeats=1).first_call_s, len(hits),
-      jax.default_backend())
-print(timing.bench(torch.compile(f_torch), torch.eye(64), target_s=0.01, min_repeats=1).first_call_s,
-      counters["inductor"]["fxgraph_cache_hit"], "cpu")
-'''
-
-# %%
-with tempfile.TemporaryDirectory() as cache:
-    # env.child_env: on a TPU, which one process at a time may open, the child's JAX uses the CPU
-    child_env = {**env.child_env(), "TORCHINDUCTOR_CACHE_DIR": os.path.join(cache, "inductor")}
-    runs = []
-    for _ in range(2):  # first with an empty cache, then with the cache the first run filled
-        out = subprocess.run([sys.executable, "-c", CACHE_SCRIPT, os.path.join(cache, "jax")],
-                             env=child_env, capture_output=True, text=True, check=True)
-        runs.append([line.split() for line in out.stdout.splitlines()[-2:]])
-for i, name in enumerate(("jax.jit", "torch.compile")):
-    (cold, cold_hits, device), (warm, warm_hits, _) = runs[0][i], runs[1][i]
-    print(f"{name}, new process on the {device.upper()}: first call {timing.format_seconds(float(cold))} with an empty cache "
-          f"({cold_hits} hits), {timing.format_seconds(float(warm))} with it filled ({warm_hits} hits); "
-          f"empty / filled = {float(cold) / float(warm):.2f}")
+for first_call in timing.new_process_first_calls():
+    print(first_call)
 
 
 # %% [markdown]
-# Each number is one first call in one process, so no verdict is drawn. The hit counters say
-# whether the cache was used. JAX's also counts the small programs that build `jnp.eye(64)`. The
-# second process still traces or runs Dynamo; the cache skips the backend's compilation. A program
-# that compiles in milliseconds can take longer to read back than to compile, and then empty /
-# filled is below 1.
+# Each time is one call in one process, so no verdict is drawn. The hit counters say whether the
+# cache was read; JAX's also counts the small programs that build `jnp.eye(64)`. The second
+# process still traces or runs Dynamo: the cache skips only the backend's compilation. A program
+# that compiles in milliseconds can take longer to read back than to compile.
 #
 # ## 8. `vmap` for batched simulation
 #
@@ -1485,15 +1359,10 @@ for i, name in enumerate(("jax.jit", "torch.compile")):
 #   eager PyTorch against compiled JAX: two changes at once. Section 8.2 judges it in that pairing
 #   and in two fair ones.
 #
-# Reinforcement learning steps many copies of an environment at once. A PyTorch user writes the
-# step for an `(n_envs, 4)` state tensor and indexes a batch axis everywhere. A JAX user writes
-# it for one state and lets `jax.vmap` add the batch axis; `torch.func.vmap` does the same in
-# PyTorch.
-#
-# The CartPole step for one environment, in both frameworks. The state is
-# `(x, x_dot, theta, theta_dot)`. `cartpole.physics` is one Euler step shared by every version;
-# `cartpole.terminated` says whether the cart or the pole left its bounds. `where` replaces `if`,
-# so that the step can be batched.
+# Reinforcement learning steps many copies of an environment at once. The CartPole step for one
+# environment, in both frameworks: the state is `(x, x_dot, theta, theta_dot)`. `cartpole.physics`
+# is one Euler step shared by every version; `cartpole.terminated` says whether the cart or the
+# pole left its bounds. `where` replaces `if`, so that the step can be batched.
 
 # %%
 # PyTorch: one environment; state (4,), action ()
@@ -1588,36 +1457,29 @@ step_vmap_torch = torch.func.vmap(torch_step)
 step_vmap_jax, step_batch_jax = jax.jit(jax.vmap(jax_step)), jax.jit(jax_step_batch)
 assert_close(step_vmap_jax(S_a, A_a), torch_step_batch(S_t, A_t), rtol=1e-4, atol=1e-6,  # the chip vs the CPU
              name=f"vmap + jit on the {SETUP.alone_kind.upper()} vs PyTorch")
-fps = {
-    "PyTorch": timing.compare({
-        "loop": lambda: torch_loop(rows_t, acts_t),
-        "torch.func.vmap": lambda: step_vmap_torch(S_t, A_t),
-        "batched by hand": lambda: torch_step_batch(S_t, A_t),
-    }, rtol=1e-6, atol=1e-7),
-    SETUP.alone_label: timing.compare({
-        "loop (jit step)": lambda: jax_loop(rows_a, acts_a),
-        "vmap + jit": lambda: step_vmap_jax(S_a, A_a),
-        "batched by hand + jit": lambda: step_batch_jax(S_a, A_a),
-    }, rtol=1e-6, atol=1e-7),
-}
-display(Markdown("| framework | variant | environment steps / s | × its own loop |\n|---|---|---:|---:|\n" + "\n".join(
-    f"| {fw} | {name} | {S.n_envs / m.median:,.0f} | {c.speedup(name):,.1f} |"
-    for fw, c in fps.items() for name, m in c.measurements.items())))
-readings = {}
-for fw, c in fps.items():
-    _, vmapped, by_hand = c.measurements  # loop, vmap, by hand
-    readings[fw] = claims.faster(c, by_hand, vmapped)
-print(claims.compact(readings))
+torch_ways = timing.compare({
+    "PyTorch loop": lambda: torch_loop(rows_t, acts_t),
+    "torch.func.vmap": lambda: step_vmap_torch(S_t, A_t),
+    "PyTorch batched by hand": lambda: torch_step_batch(S_t, A_t),
+}, rtol=1e-6, atol=1e-7)
+jax_ways = timing.compare({
+    "JAX loop (jit step)": lambda: jax_loop(rows_a, acts_a),
+    "vmap + jit": lambda: step_vmap_jax(S_a, A_a),
+    "batched by hand + jit": lambda: step_batch_jax(S_a, A_a),
+}, rtol=1e-6, atol=1e-7)
+display(torch_ways, jax_ways)
+print(claims.compact({
+    "PyTorch": claims.faster(torch_ways, "PyTorch batched by hand", "torch.func.vmap"),
+    SETUP.alone_label: claims.faster(jax_ways, "batched by hand + jit", "vmap + jit"),
+}))
 
 # %% [markdown]
-# A loop pays one call of the step per environment: one jitted call each in JAX, one eager
-# dispatch per operation each in PyTorch. The batched rows pay one call for all `n_envs`
-# environments, so their lead grows with the number of environments.
+# Each row times one step of all `n_envs` environments. A loop pays one call of the step per
+# environment; the batched rows pay one for all of them, so their lead grows with `n_envs`.
 #
-# The verdict lines compare `vmap` with batching by hand. Under `jit` both hand XLA one batched
-# program, but not always the same one: `vmap` may put the batch axis elsewhere, and XLA may then
-# add a transpose. `torch.func.vmap` runs eagerly, through each operation's batching rule on top
-# of its dispatch.
+# The verdict lines name the faster of `vmap` and batching by hand. Under `jit` both hand XLA one
+# batched program, though not always the same one. `torch.func.vmap` runs eagerly, and both
+# PyTorch rows pay per operation, so either can win.
 #
 # ### 8.2 Across frameworks: the article's claim
 #
@@ -1637,22 +1499,21 @@ cross = timing.compare(  # the variants named as the claim's pairings name them
     rtol=1e-6,
     atol=1e-7,
 )
-shown = {}
-for p in vmap_claim.pairings:
-    label = f"vmap-simulation ({p.id})"
-    VERDICTS[label] = claims.judge(vmap_claim.id, cross, p.numerator, p.denominator, pairing=p.id)
-    JUDGED_ON[label] = f"one CartPole step of {S.n_envs} environments"
-    shown[f"{p.id} pairing{'' if p.fair else ', not fair'}"] = VERDICTS[label]
-print("medians:", medians(cross))
-print(f"JAX {vmap_claim.claimed} faster than PyTorch, judged on one CartPole step of {S.n_envs} environments:")
+shown = {  # PyTorch's side against JAX's, in each of the claim's pairings
+    p.id: claims.judge(vmap_claim.id, cross, p.numerator, p.denominator, pairing=p.id) for p in vmap_claim.pairings
+}
 print(claims.compact(shown))
+jax_won = [pairing for pairing, v in shown.items() if v.side == 1]
+print(f"JAX's side was faster in {len(jax_won)} of {len(shown)} pairings{': ' if jax_won else ''}{', '.join(jax_won)}")
+VERDICTS.update({f"{pairing} pairing, {S.n_envs} environments": v for pairing, v in shown.items()})
 
 # %% [markdown]
-# The article's pairing changes the framework and compiling at once, so its ratio cannot say which
-# mattered. The fair pairings hold compiling fixed, eager against eager and compiled against
-# compiled. They still change the way of batching, by hand against `vmap`, which 8.1 measured
-# within JAX. The article measured C51 on Atari with 64 environments on a GPU; a verdict here is
-# about this workload.
+# The last line reads the three pairings. The article's pairing changes the framework and
+# compiling at once, so its ratio cannot say which mattered. The fair pairings hold compiling
+# fixed; they still change the way of batching, which 8.1 measured. On busy cores one function's
+# time can differ several-fold between two cells, which is why such rounds give no verdict. The
+# article measured C51 on Atari with 64 environments on a GPU; a verdict here is about this
+# workload.
 
 # %% [markdown]
 # ## Summary
@@ -1677,23 +1538,12 @@ print(claims.compact(shown))
 #
 # ### Popular claims vs what you measured
 #
-# Every verdict on article 004's claims, in the order the sections drew them. *Measured* names
-# the faster side and its median paired ratio, with the interval.
+# Every verdict on article 004's claims, in the order the sections drew them: the faster side,
+# its median paired ratio with the interval, then the verdict.
 
 # %%
-busy = [label for label, v in VERDICTS.items() if v.reason.startswith("contended")]
-rows, seen = [], set()
-for label, v in VERDICTS.items():
-    claim = f"{v.claim.text} | {v.claim.claimed} | {JUDGED_ON.get(label, '–')}" if v.claim.id not in seen else "″ | ″ | ″"
-    pairing = f", {v.pairing.id} pairing" if v.pairing and len(v.claim.pairings) > 1 else ""
-    why = "" if label in busy else f": {v.reason}"
-    rows.append(f"| {claim}{pairing} | {v.measured()} | **{v.verdict}**{why} |")
-    seen.add(v.claim.id)
-display(Markdown(
-    "| claim | stated | judged on | measured | verdict |\n|---|---|---|---|---|\n" + "\n".join(rows)
-    + (f"\n\nNot judged, the machine was busy: {len(busy)} row(s). To judge them, {contention.REMEDY}."
-       if busy else "")
-))
+display(Markdown("| claim | stated | judged on | measured, verdict |\n|---|---|---|---|\n" + "\n".join(
+    f"| {v.claim.text} | {v.claim.claimed} | {label if v.stats else '–'} | {v.line()} |" for label, v in VERDICTS.items())))
 
 # %% [markdown]
 # The timed claims as "× faster", each with its interval; the shaded band is the magnitude the
@@ -1711,15 +1561,15 @@ plt.tight_layout()
 # %% [markdown]
 # **Common misconceptions** (each corrected by a cell above)
 # - *"Compiling always makes code faster."* A large matmul runs the same library kernel either
-#   way. A small input must save more than a compiled call's own cost. And the first call can
-#   cost thousands of steady calls (sections 2, 3 and 6).
+#   way, and a small input must save more than a compiled call's own cost (sections 3 and 6).
+#   The first call can cost thousands of steady calls (sections 2 and 3).
 # - *"`jax.jit` recompiles when a Python number changes."* Only when the number is static or its
 #   type changes. Dynamo is the one that specialises on a Python float's first value (section 4).
 # - *"`jax.jit(f)` inside a loop compiles only once."* For a function defined once, yes. A
 #   lambda or a `partial` made in the loop is a new function each time, and compiles each time
 #   (section 4.2).
 # - *"`torch.compile` fails on Python control flow like `jax.jit`."* It breaks the graph and lets
-#   Python decide, which costs time but not correctness (section 5).
+#   Python decide (section 5).
 # - *"JAX simulates environments 2.3x faster than PyTorch"* compares compiled JAX with eager
 #   PyTorch. Section 8.2 shows that pairing next to the fair ones.
 #

@@ -11,8 +11,8 @@ and timed interleaved. Modules, each importing only those above it:
 - ``counters``: ``CompileCounter`` and the frameworks' own records of their compilations
 - ``measurement``: ``bench``, one function timed adaptively, and its ``Measurement``
 - ``comparison``: ``compare``, variants checked for equal results then timed interleaved, ``Comparison``
-- ``caches``: ``cold_inductor_cache`` and ``jax_persistent_cache_off``, for cold first calls
-- ``compilation``: ``compile_report`` (first call against steady state and eager), ``break_even_calls``
+- ``caches``: ``cold_inductor_cache`` and ``jax_persistent_cache_off``, for cold first calls; ``new_process_first_calls``
+- ``compilation``: ``compile_report`` (first call against steady state and eager), ``compile_table``, ``break_even_calls``
 - ``recompilation``: ``no_recompile``, a block in which nothing may compile
 
 Lessons use the names below (``from course_utils import timing``, then
@@ -21,13 +21,18 @@ Lessons use the names below (``from course_utils import timing``, then
 
 from __future__ import annotations
 
-from course_utils.timing.caches import cold_inductor_cache, jax_persistent_cache_off
+from course_utils.timing.caches import (
+    cold_inductor_cache,
+    jax_persistent_cache_off,
+    new_process_first_calls,
+)
 from course_utils.timing.comparison import MIN_BLOCK_S, MIN_ROUNDS, Comparison, compare
 from course_utils.timing.compilation import (
     EAGER,
     CompileReport,
     break_even_calls,
     compile_report,
+    compile_table,
     format_calls,
 )
 from course_utils.timing.counters import CompileCounter
@@ -57,10 +62,12 @@ __all__ = [
     "jax_persistent_cache_off",
     "compare",
     "compile_report",
+    "compile_table",
     "device_kinds",
     "format_calls",
     "format_seconds",
     "mixed_devices",
+    "new_process_first_calls",
     "no_recompile",
     "sync",
     "thread_settings",

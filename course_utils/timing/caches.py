@@ -3,14 +3,19 @@
 A first call from cold caches is what a new process without a disk cache pays;
 :func:`cold_inductor_cache` gives torch.compile an empty, throw-away cache
 directory, and :func:`jax_persistent_cache_off` switches JAX's persistent
-cache off for one call.
+cache off for one call. :func:`new_process_first_calls` times the other side:
+a new process's first call with the disk caches empty, then filled.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
+import sys
+import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 
 def jax_persistent_cache_on() -> bool:
@@ -103,3 +108,94 @@ def cold_inductor_cache() -> Iterator[str]:
                 else:
                     os.environ[key] = value
             _clear_inductor_memory()
+
+
+# The child process of new_process_first_calls: JAX's disk cache in argv[1], storing
+# every program (by default only those that took a second to compile); Inductor's FX
+# graph cache is on by default, in TORCHINDUCTOR_CACHE_DIR. Two matmuls, which
+# Inductor hands to BLAS, so no C++ compiler runs. One line per framework:
+# first-call seconds, cache hits, device.
+_CACHE_CHILD = """
+import sys
+import course_utils.strict; course_utils.strict.install()
+import jax, jax.numpy as jnp, torch
+from course_utils import timing
+from torch._dynamo.utils import counters
+jax.config.update("jax_compilation_cache_dir", sys.argv[1])
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+hits = []
+jax.monitoring.register_event_listener(
+    lambda event, **kw: hits.append(event) if event.endswith("cache_hits") else None)
+
+def f(x):
+    return x @ x @ x
+
+first = timing.bench(jax.jit(f), jnp.eye(64), target_s=0.01, min_repeats=1).first_call_s
+print(first, len(hits), jax.default_backend())
+first = timing.bench(torch.compile(f), torch.eye(64), target_s=0.01, min_repeats=1).first_call_s
+print(first, counters["inductor"]["fxgraph_cache_hit"], "cpu")
+"""
+
+
+@dataclass
+class NewProcessFirstCall:
+    """One framework's first call in a new process, with its disk cache empty, then filled."""
+
+    framework: str
+    device: str
+    empty_s: float
+    empty_hits: int
+    filled_s: float
+    filled_hits: int
+
+    def __str__(self) -> str:
+        from course_utils.timing.measurement import format_seconds
+
+        return (
+            f"{self.framework}, new process on the {self.device.upper()}: first call "
+            f"{format_seconds(self.empty_s)} with an empty cache ({self.empty_hits} hits), "
+            f"{format_seconds(self.filled_s)} with it filled ({self.filled_hits} hits)"
+        )
+
+
+def new_process_first_calls() -> list[NewProcessFirstCall]:
+    """Time a first call in two new processes that share one empty cache folder.
+
+    Each process sets ``jax_compilation_cache_dir`` (and lowers
+    ``jax_persistent_cache_min_compile_time_secs`` to 0) and gets its own
+    ``TORCHINDUCTOR_CACHE_DIR``; the second finds what the first stored. The
+    hit counters say whether a cache was read: JAX's also counts the small
+    programs that build ``jnp.eye(64)``. Each time is one call in one process,
+    so no verdict is drawn from it. ``env.child_env``: on a TPU, which one
+    process at a time may open, the children's JAX uses the CPU.
+    """
+    from course_utils import env
+
+    with tempfile.TemporaryDirectory(prefix="course-caches-") as cache:
+        child_env = {
+            **env.child_env(),
+            "TORCHINDUCTOR_CACHE_DIR": os.path.join(cache, "inductor"),
+        }
+        runs = []
+        for _ in range(2):  # the first fills the cache, the second reads it
+            out = subprocess.run(
+                [sys.executable, "-c", _CACHE_CHILD, os.path.join(cache, "jax")],
+                env=child_env,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            runs.append([line.split() for line in out.stdout.splitlines()[-2:]])
+    return [
+        NewProcessFirstCall(
+            name,
+            empty[2],
+            float(empty[0]),
+            int(empty[1]),
+            float(filled[0]),
+            int(filled[1]),
+        )
+        for name, empty, filled in zip(
+            ("jax.jit", "torch.compile"), runs[0], runs[1], strict=True
+        )
+    ]

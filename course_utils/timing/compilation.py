@@ -14,7 +14,7 @@ import functools
 import math
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -207,6 +207,36 @@ class CompileReport:
             max_calls=max_calls,
             judged=self.judged,
         )
+
+
+def compile_table(reports: Mapping[str, CompileReport]) -> str:
+    """Several reports as one Markdown table, a row each, then one footer.
+
+    *In steady calls* is the first call over the steady median: what compiling
+    has to earn back. *Compiled vs eager* is the per-call verdict's reading
+    (:meth:`CompileReport.speed_text`), and the break-even follows it:
+    (first call - steady) / (steady x (speed - 1)), rounded up; "never" when
+    the compiled call is not faster. The footer is the conditions of the first
+    contended report, or of the first report.
+    """
+    lines = [
+        "| function, compiler | first call | in steady calls | steady "
+        "| compiled vs eager | break-even |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for name, r in reports.items():
+        be = r.break_even_calls
+        calls = (
+            "–" if math.isnan(be) else "never" if math.isinf(be) else f"{be:,.0f} calls"
+        )
+        lines.append(
+            f"| {name} | {format_seconds(r.first_call_s)} "
+            f"| {r.first_call_s / r.steady.median:,.0f} "
+            f"| {format_seconds(r.steady.median)} | {r.speed_text() or '–'} | {calls} |"
+        )
+    first = next((r for r in reports.values() if r.contended), None)
+    footer = (first or next(iter(reports.values()))).conditions() if reports else ""
+    return "\n".join(lines) + (f"\n\n({footer})" if footer else "")
 
 
 def break_even_calls(first_s: float, steady_s: float, eager_s: float) -> float:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 import torch._inductor.config as inductor_config
 
 from course_utils import timing
@@ -60,3 +61,14 @@ def test_jax_persistent_cache_off_serves_nothing_from_disk_then_restores_it(tmp_
         for k, v in saved.items():
             jax.config.update(k, v)
         compilation_cache.reset_cache()
+
+
+@pytest.mark.slow  # two new processes, each importing both frameworks and compiling
+def test_new_process_first_calls_reads_the_cache_the_first_process_filled():
+    jax_call, torch_call = timing.new_process_first_calls()
+    assert (jax_call.framework, torch_call.framework) == ("jax.jit", "torch.compile")
+    assert jax_call.empty_hits == 0 < jax_call.filled_hits
+    assert torch_call.empty_hits == 0 < torch_call.filled_hits
+    assert str(torch_call).startswith(
+        "torch.compile, new process on the CPU: first call"
+    )

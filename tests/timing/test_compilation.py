@@ -108,6 +108,15 @@ def test_a_contended_report_does_not_judge_its_break_even():
     assert _report(1.0, 0.9, reason="busy").speed_text() == "2.00× faster, not judged"
 
 
+def test_compile_table_reads_each_report_as_its_verdict_does():
+    quiet, busy = _report(1.0, 0.9), _report(1.0, 0.9, reason="load 4.1 on 2 cores")
+    table = timing.compile_table({"quiet row": quiet, "busy row": busy})
+    assert "| quiet row |" in table and "| 2.00× faster | 999 calls |" in table
+    assert "| 2.00× faster, not judged | 999 calls |" in table
+    # one footer, from the contended report
+    assert table.count("load 4.1 on 2 cores") == 1
+
+
 def test_a_report_says_its_footer_once_per_cell(monkeypatch):
     from course_utils import cell_notes
 
