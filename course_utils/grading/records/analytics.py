@@ -15,7 +15,9 @@ import re
 import statistics
 from collections import Counter, defaultdict
 
-_NUMBER = re.compile(r"(?<![A-Za-z_])[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?")
+# A number, not the digits of a name (``x1``, ``float32``: no letter, digit or ``_``
+# before it).
+_NUMBER = re.compile(r"(?<![A-Za-z0-9_])[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?")
 NOT_RUN = ("invalid", "error")  # student statuses whose code never ran
 MAX_GROUPS = 20  # failure groups listed
 WHOLE = "(the whole submission)"  # the failure group of a submission that did not run

@@ -34,6 +34,9 @@ def test_numbers_are_masked_and_whitespace_folded():
     )
     assert norm("expected 9\n   but got 2.5e-3") == "expected N but got N"
     assert norm("x1 != y_2") == "x1 != y_2"  # names keep their digits
+    assert norm("expected float32[3, 4], got bfloat16[3]") == (
+        "expected float32[N, N], got bfloat16[N]"  # and so do dtypes
+    )
     assert norm("") == "(no message)" and len(norm("z" * 500)) == 160
 
 
