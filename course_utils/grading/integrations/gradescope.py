@@ -148,7 +148,11 @@ def build(
     catalog = assignment.course_catalog(root).to_json()
     names = []
     tmp = out.with_name(f".{out.name}.tmp")
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
+    tmp.unlink(missing_ok=True)  # a killed build's: its mode is not this one's
+    # A bundle that holds the secret is as private as the secret's own file.
+    mode = 0o600 if secret is not None else 0o666
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+    with os.fdopen(fd, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as z:
         for name, template in (
             ("setup.sh", "gradescope-setup.sh"),
             ("run_autograder", "gradescope-run_autograder"),

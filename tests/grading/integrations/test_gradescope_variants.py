@@ -13,6 +13,7 @@ Gradescope's ``/autograder`` layout, kept in ``/var/tmp`` (visible in the sandbo
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 import zipfile
@@ -120,6 +121,19 @@ def test_the_bundle_carries_the_secret_and_requires_the_sandbox(setup):
         "fingerprint": seeds.fingerprint(vc.SECRET),
     }
     assert config["sandbox"] == "require"
+
+
+def test_the_bundle_that_holds_the_secret_is_written_private(setup, tmp_path):
+    """autograder.zip holds the secret: mode 0600, as the secret's own file; one
+    without a secret is as the umask leaves any file."""
+    bundle, master, _ = setup
+    assert bundle.stat().st_mode & 0o777 == 0o600
+    plain = tmp_path / "plain.zip"
+    argv = ["gradescope", "build", "--source", str(master), "--out", str(plain)]
+    assert main([*argv, "--root", str(ROOT)]) == 0
+    umask = os.umask(0)
+    os.umask(umask)
+    assert plain.stat().st_mode & 0o777 == 0o666 & ~umask
 
 
 def test_release_reads_gradescopes_roster_by_email(tmp_path):
