@@ -285,27 +285,18 @@ latency
 #
 # Lesson 00's verdict rule decides which was faster per call; `docs/VERDICTS.md` writes it
 # out. Each round times both variants back to back and divides one time by the other. The rule
-# names a winner only when the 95 % interval of the median ratio, widened by 15 %, lies wholly
-# on one side of 1. With too few rounds, noisy ratios or a busy machine it declines, and says
-# why. Either way, its line says which side was faster in the median round.
+# names a winner only when the interval of the median ratio lies wholly on one side of 1. With
+# too few rounds, noisy ratios or a busy machine it declines, and says why. Either way, its
+# line names the faster side and the table's factor.
 #
 # This is the article's pairing, eager PyTorch against compiled JAX. It changes two things at
 # once, so read it as what a user gets by default, not as which framework is faster.
 
 # %%
 per_call = claims.faster(latency, "PyTorch eager", "JAX jit")
-print(per_call.explanation)
-print(f"the table's speed-up of JAX jit, {latency.speedup('JAX jit'):.2f}x, divides the two medians; "
-      f"the verdict's median, {per_call.stats.median:.2f}, is the median of the per-round ratios")
+print(per_call)
 
 # %% [markdown]
-# The two numbers on the last line answer different questions. The table takes each variant's
-# median call and divides one by the other. The verdict divides within each round first, then
-# takes the median of those ratios. They agree when the two times rise and fall together. They
-# drift apart, even to opposite sides of 1, when one side's times vary on their own or the
-# rounds are few. The verdict reads the per-round ratios, because a load that slows both sides
-# of one round cancels in their ratio.
-#
 # Break-even against PyTorch eager: JAX's total after `n` calls is `first + (n − 1) · steady`,
 # and PyTorch's is `n · eager`. `timing.break_even_calls` solves for `n`, and answers "never"
 # when JAX's steady state is not faster. The count rests on the verdict above, so
@@ -316,7 +307,7 @@ t_torch, t_jax = latency.measurements["PyTorch eager"].median, latency.measureme
 print(claims.break_even(per_call, first_call_s, t_jax, t_torch))
 
 # %% [markdown]
-# The count comes from medians, so read it as an order of magnitude. A process that answers far
+# The count is an estimate, so read it as an order of magnitude. A process that answers far
 # more requests than the count before it exits gains from compiling; one that answers far fewer
 # loses. A judged "never" means compiling does not pay off here at any count.
 #
@@ -464,14 +455,12 @@ bucketed
 # request per bucket.
 #
 # The stream against eager PyTorch, first with every length compiling, then with the buckets
-# compiled once. The last line sets the table's speed-up beside the verdict's median again:
+# compiled once:
 
 # %%
 every_length = claims.faster(dynamic, "JAX jit, new lengths", "PyTorch eager")
-print("every length compiles:", every_length.explanation)
-print(f"{len(buckets)} bucket(s) compiled:", claims.faster(bucketed, "JAX jit, bucketed", "PyTorch eager").explanation)
-print(f"new lengths: the table's speed-up of PyTorch eager, {dynamic.speedup('PyTorch eager'):.2f}x; "
-      f"the verdict's median, {every_length.stats.median:.2f}")
+print("every length compiles:", every_length)
+print(f"{len(buckets)} bucket(s) compiled:", claims.faster(bucketed, "JAX jit, bucketed", "PyTorch eager"))
 measured = {
     "dynamic-shapes": claims.Measured(
         dynamic.ratios("JAX jit, new lengths", "PyTorch eager"),
@@ -483,8 +472,7 @@ measured = {
 
 # %% [markdown]
 # The first line is the articles' claim about dynamic shapes, met as they meet it: each length
-# compiles. The second compares the bucketed stream. On the last line, the two numbers differ
-# for section 2's reason, and with two to six rounds of a whole stream the gap can be wide.
+# compiles. The second compares the bucketed stream.
 #
 # `measured` keeps the first measurement's ratios, so section 4 judges the `dynamic-shapes`
 # claim from them without timing the stream again.
