@@ -295,11 +295,10 @@ display(Markdown("\n".join(rows) + f"\n\n{K} steps of {S.batch}×{S.block_size} 
 
 # %%
 pairings = {
-    "torch.compile of the step vs eager (PyTorch)": ("PyTorch eager", "torch.compile (step)"),
-    "JAX jit vs torch.compile, the whole step": ("torch.compile (step)", "JAX jit (step, donated)"),
+    "PyTorch's compiler": ("PyTorch eager", "torch.compile (step)"),
+    "the two frameworks, both compiled": ("torch.compile (step)", "JAX jit (step, donated)"),
 }
-for label, (a, b) in pairings.items():
-    print(f"{label}: {claims.faster(throughput, a, b).explanation}")
+print(claims.compact({label: claims.faster(throughput, a, b) for label, (a, b) in pairings.items()}))
 firsts = {name: throughput.measurements[name].first_call_s for name in ("torch.compile (step)", "JAX jit (step, donated)")}
 print(f"first call, compile included: {', '.join(f'{n} {timing.format_seconds(t)}' for n, t in firsts.items())}; "
       f"the shorter: {min(firsts, key=firsts.get)}")
@@ -439,9 +438,9 @@ attention_calls = {"PyTorch, hand-written": lambda: attention_torch(q_torch, k_t
 attention_timing = timing.compare(attention_calls, baseline="PyTorch, hand-written", rtol=1e-5, atol=1e-5,
                                   target_s=S.target_s)  # checks that all four agree first
 display(Markdown(attention_timing.table()))
-for framework, (hand, fused) in {"PyTorch": ("PyTorch, hand-written", "PyTorch, F.scaled_dot_product_attention"),
-                                 "JAX": ("JAX, hand-written", "JAX, jax.nn.dot_product_attention")}.items():
-    print(f"{framework}, fused vs hand-written: {claims.faster(attention_timing, hand, fused).explanation}")
+fused_pairs = {"PyTorch": ("PyTorch, hand-written", "PyTorch, F.scaled_dot_product_attention"),
+               "JAX": ("JAX, hand-written", "JAX, jax.nn.dot_product_attention")}
+print(claims.compact({fw: claims.faster(attention_timing, hand, fused) for fw, (hand, fused) in fused_pairs.items()}))
 
 # %% [markdown]
 # The four agree within 10⁻⁵, which `timing.compare` checked before timing them. The fused
@@ -510,10 +509,9 @@ decode_variants = {
 }
 decoding = timing.compare(decode_variants, check=False, target_s=S.target_s)  # texts checked above
 display(Markdown(decoding.table()))
-for label, (base, lever) in {"the KV cache vs none, PyTorch": ("PyTorch, no cache", "PyTorch, KV cache"),
-                             "one fori_loop vs a jitted step per token, JAX": ("JAX per-token nnx.jit, KV cache",
-                                                                               "JAX fori_loop, KV cache")}.items():
-    print(f"{label}: {claims.faster(decoding, base, lever).explanation}")
+decode_pairs = {"PyTorch's cache": ("PyTorch, no cache", "PyTorch, KV cache"),
+                "JAX's compiled loop": ("JAX per-token nnx.jit, KV cache", "JAX fori_loop, KV cache")}
+print(claims.compact({label: claims.faster(decoding, base, lever) for label, (base, lever) in decode_pairs.items()}))
 
 # %% [markdown]
 # Each variant is one call that draws a whole sample, so the medians are times per sample. The
@@ -523,7 +521,7 @@ for label, (base, lever) in {"the KV cache vs none, PyTorch": ("PyTorch, no cach
 # The cache saves work that grows with the context and the model, while its bookkeeping costs
 # about the same at any position. On a tiny model the fixed costs can weigh as much as the
 # saving. The first line says what the cache was worth in PyTorch; the table shows JAX's pair.
-# The last line is JAX's alone: what removing the round trip to Python per token was worth.
+# The second line is JAX's alone: what removing the round trip to Python per token was worth.
 #
 # ## 5. Sharded
 #
