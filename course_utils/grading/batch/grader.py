@@ -39,7 +39,13 @@ from course_utils.grading.inputs.master import Master, in_sync, load_master
 from course_utils.grading.inputs.names import shown
 from course_utils.grading.inputs.seeds import fingerprint, load_secret
 from course_utils.grading.inputs.seeds import variant as roster_variant
-from course_utils.grading.inputs.submissions import Matched, Submission, discover, match
+from course_utils.grading.inputs.submissions import (
+    Matched,
+    Submission,
+    discover,
+    lms_lookalike,
+    match,
+)
 from course_utils.grading.policy import feedback, scoring
 from course_utils.grading.records import store
 from course_utils.grading.sandbox import bubblewrap, environment
@@ -590,6 +596,7 @@ def grade(
         has_hidden_tests(master)
     out = Path(out)
     subs, notes = discover(submissions, master.path.name, lms)
+    lookalike = None if lms else lms_lookalike(subs)
     _this_assignment(subs, master)
     _prepare_out(out)
     where = parse_shard(shard)
@@ -609,6 +616,8 @@ def grade(
     todo = _to_grade(subs, out, master, force, batch, options)
     for note in notes:
         echo(f"note: {note}")
+    if lookalike:
+        echo(lookalike)
     changed = master_change(todo, [] if start_over else earlier, master, out)
     if changed:
         echo(changed)

@@ -240,6 +240,27 @@ def lms_student(name: str, lms: str) -> str | None:
     return m["who"].strip() if m and m["who"].strip() else None
 
 
+def lms_lookalike(subs: list[Submission]) -> str | None:
+    """A warning when submissions read without ``--lms`` are named as an LMS's bulk
+    download names them: each would be graded under its whole name (a student of its
+    own, on the variant and the file time of that name), not the student's login."""
+    for lms, shown_as in LMS_SHOWN.items():
+        hits = [
+            s.entry
+            for s in subs
+            if s.entry and lms_student(s.entry.rstrip("/").removesuffix(".ipynb"), lms)
+        ]
+        if hits:
+            more = f" and {len(hits) - 1} more" if len(hits) > 1 else ""
+            return (
+                f"warning: {len(hits)} of {len(subs)} submission(s) are named as "
+                f"{shown_as}'s download names them ({hits[0]}{more}): without --lms "
+                f"{lms} each is graded as a student of that whole name; give --lms "
+                f"{lms} if they are {shown_as}'s"
+            )
+    return None
+
+
 def _entry_name(entry: os.DirEntry) -> str:
     return shown(entry.name) + ("/" if entry.is_dir(follow_symlinks=False) else "")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import shutil
 
 import pytest
@@ -236,3 +237,46 @@ def test_a_second_submission_keeps_the_last_grade_and_says_so(tmp_path, capsys):
     assert course_main(argv) == 0
     assert graded(out)["ann"]["total"] == 0
     assert "changed: ann: 8 -> 0 (resubmitted)" in capsys.readouterr().out
+
+
+def test_canvas_names_without_lms_get_one_warning_line(tmp_path, capsys):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    shutil.copy(SUBS / "not_json.ipynb", subs / "smithann_12345_67890_tiny.ipynb")
+    argv = ["grade", str(subs), "--source", str(MASTER), "--out", str(tmp_path / "o")]
+    assert course_main([*argv, "--unsafe-no-sandbox"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    warned = [x for x in printed if "--lms canvas" in x]
+    assert warned == [
+        "warning: 1 of 1 submission(s) are named as Canvas's download names them "
+        "(smithann_12345_67890_tiny.ipynb): without --lms canvas each is graded as "
+        "a student of that whole name; give --lms canvas if they are Canvas's"
+    ], printed
+    assert course_main([*argv, "--unsafe-no-sandbox", "--lms", "canvas"]) == 0
+    assert "warning:" not in capsys.readouterr().out
+
+
+def test_a_student_removed_from_the_report_folder_leaves_the_tables(tmp_path, capsys):
+    """TEACHING's recipe: delete the student's folder and their _instructor folder,
+    then run the grading command again: nobody is graded, the tables lose them."""
+    subs = class_folder(tmp_path / "subs", {"ann": "full"})
+    shutil.copy(SUBS / "stub.ipynb", subs / "smithann_12345_67890_tiny.ipynb")
+    out = tmp_path / "out"
+    argv = ["grade", str(subs), "--source", str(MASTER), "--out", str(out)]
+    argv += ["--unsafe-no-sandbox", "--jobs", "1"]
+    assert course_main(argv) == 0
+    wrong = "smithann_12345_67890_tiny"  # graded without --lms: its whole name
+    assert {r["student"] for r in csv.DictReader((out / "grades.csv").open())} == {
+        "ann",
+        wrong,
+    }
+    shutil.rmtree(out / wrong)
+    shutil.rmtree(out / "_instructor" / wrong)
+    (subs / f"{wrong}.ipynb").unlink()
+    capsys.readouterr()
+    assert course_main(argv) == 0
+    assert "graded 0, skipped 1 already graded" in capsys.readouterr().out
+    rows = list(csv.DictReader((out / "grades.csv").open()))
+    assert [r["student"] for r in rows] == ["ann"]
+    students = json.loads((out / "grades.json").read_text())["students"]
+    assert [s["student"] for s in students] == ["ann"]

@@ -204,3 +204,28 @@ def tmp_notebook(text: str) -> list[dict]:
         path = Path(tmp) / "nb.ipynb"
         path.write_text(text)
         return read_cells(path)
+
+
+def test_lms_download_names_without_lms_are_warned_of(tmp_path):
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    for name in ("alice_12301_67891_00_welcome_exercises.ipynb",
+                 "bob_LATE_12302_67892_00_welcome_exercises-1.ipynb", "carol.ipynb"):  # fmt: skip
+        (folder / name).write_text("{}")
+    subs, _ = discover(folder, "00_welcome_exercises.ipynb")
+    line = submissions.lms_lookalike(subs)
+    assert line == (
+        "warning: 2 of 3 submission(s) are named as Canvas's download names them "
+        "(alice_12301_67891_00_welcome_exercises.ipynb and 1 more): without --lms "
+        "canvas each is graded as a student of that whole name; give --lms canvas "
+        "if they are Canvas's"
+    )
+    moodle = tmp_path / "moodle"
+    (moodle / "Ann Smith_123456_assignsubmission_file_").mkdir(parents=True)
+    line = submissions.lms_lookalike(discover(moodle, "x.ipynb")[0])
+    assert line and "Moodle's" in line and "--lms moodle" in line
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "ann.ipynb").write_text("{}")
+    (plain / "bob_2").mkdir()
+    assert submissions.lms_lookalike(discover(plain, "x.ipynb")[0]) is None
