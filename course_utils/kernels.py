@@ -15,8 +15,9 @@ outside it. :func:`plot_tiles` draws which program of a grid computed which tile
 :func:`out_of_bounds_errors` turns an out-of-block access that Pallas's TPU interpreter
 found into a one-line ``IndexError``; :func:`inductor_kernels` and :func:`xla_kernels`
 list the kernels each compiler makes of a function; :func:`matmul_loop_pallas` is the
-tiled matmul's GPU route; :func:`folded` shows a timing table, folded when its times
-cannot be judged.
+tiled matmul's GPU route and :func:`matmul_loop_kernel` its kernel; :func:`folded` shows
+a timing table, folded when its times cannot be judged, and :func:`shown` a function's
+source in a fold.
 """
 
 from __future__ import annotations
@@ -458,7 +459,7 @@ def xla_kernels(fn: Callable[..., Any], *args: Any) -> list[str]:
     return re.findall(r"^\s*(?:ROOT )?%?([\w.-]+) = .*? fusion\(", entry, flags=re.M)
 
 
-def _matmul_loop_kernel(a_ref: Any, b_ref: Any, c_ref: Any, *, bk: int) -> None:
+def matmul_loop_kernel(a_ref: Any, b_ref: Any, c_ref: Any, *, bk: int) -> None:
     """One program: a ``bm x K`` strip of A times a ``K x bn`` strip of B, K in steps."""
     import jax
     import jax.numpy as jnp
@@ -496,7 +497,7 @@ def matmul_loop_pallas(
     a_pad = jnp.pad(a, ((0, -m % bm), (0, k_pad - k)))
     b_pad = jnp.pad(b, ((0, k_pad - k), (0, -n % bn)))
     c = pl.pallas_call(
-        functools.partial(_matmul_loop_kernel, bk=bk),
+        functools.partial(matmul_loop_kernel, bk=bk),
         out_shape=jax.ShapeDtypeStruct((a_pad.shape[0], b_pad.shape[1]), jnp.float32),
         grid=(a_pad.shape[0] // bm, b_pad.shape[1] // bn),
         in_specs=[
@@ -523,6 +524,18 @@ class Folded:
             f"<details><summary>{self.summary}</summary>\n\n{self.markdown}\n\n"
             "</details>"
         )
+
+
+def shown(fn: Callable[..., Any], summary: str) -> Folded:
+    """``fn``'s source in a fold, less its function-local imports (this module imports
+    no framework at the top, so its kernels import jax inside)."""
+    import inspect
+
+    lines = inspect.getsource(fn).splitlines(keepends=True)
+    code = "".join(
+        line for line in lines if not line.lstrip().startswith(("import ", "from "))
+    )
+    return Folded(f"```python\n{code}```", summary)
 
 
 def folded(comparison: Any, *more: str, interpreted: bool = False) -> Folded:

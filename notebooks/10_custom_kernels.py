@@ -82,7 +82,7 @@ from IPython.display import Markdown, display
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
-from course_utils import claims, config, kernels, peaks, timing
+from course_utils import claims, config, kernels, peaks, plots, timing
 from course_utils.expect import expect_error
 from course_utils.parity import assert_close
 
@@ -123,9 +123,9 @@ print(kernels.use_triton_on_gpus())
 # A `pallas_call` without compiler parameters lowers on a GPU through Triton, except from jax
 # 0.9 to 0.11.1, where the flag `jax_pallas_use_mosaic_gpu` sends it to Mosaic GPU.
 # `kernels.use_triton_on_gpus()` runs `jax.config.update("jax_pallas_use_mosaic_gpu", False)`
-# where the flag exists. Triton needs a GPU of sm_80 or newer, so on Colab's free T4 the
-# lesson interprets. Mosaic GPU, where the Pallas GPU docs now point, has its own kernel
-# style, which this lesson leaves out.
+# where the flag exists. Pallas's Triton backend needs a GPU of sm_80 or newer, so on Colab's
+# free T4 the Pallas kernels interpret. Mosaic GPU, where the Pallas GPU docs now point, has
+# its own kernel style, which this lesson leaves out.
 # </details>
 
 # %% [markdown]
@@ -414,6 +414,8 @@ print("every element was written by program (row // BM) · gn + col // BN, in Pa
 # %%
 fig, ax = plt.subplots(figsize=(9, 3))
 kernels.plot_tiles(ids_pallas, TILE_BLOCK, ax=ax, title="Which program wrote each element")
+plots.set_description(fig, f"A 12 × 200 array in four colours, one per program of the {tile_grid} "
+                      "grid of 8 × 128 blocks; the parts of the blocks past the edge are hatched")
 fig.tight_layout()
 
 
@@ -481,11 +483,9 @@ with expect_error(IndexError, match="Out-of-bounds"), kernels.out_of_bounds_erro
 # | on-chip | shared memory, per SM | VMEM, per core | 228 KB per H100 SM, 128 MiB per TPU v5e core |
 # | registers | each thread's | vector registers | 256 KB per H100 SM |
 #
-# The sizes come from NVIDIA's H100 documentation and from jax's TPU tables
-# (`jax.experimental.pallas.tpu`). On-chip memory is far smaller than HBM, so a kernel holds
-# tiles there, never whole matrices. Since a loaded tile of `A` serves `BN` output columns,
-# `B × B` tiles divide the loads from HBM by about `B`. The price is fast memory: the tiles
-# and the accumulator must fit on chip, and that bounds the block sizes.
+# The sizes come from NVIDIA's H100 documentation and jax's TPU tables. On-chip memory holds
+# tiles, never whole matrices: the tiles and the accumulator must fit there, and that bounds
+# the block sizes.
 #
 # The Triton side: a 2-D grid, one program per tile of `C`. The program builds its tile's
 # offsets as in section 2, then loops over `K` in steps of `BK`. Each step loads a tile of `A`
@@ -587,9 +587,16 @@ def matmul_pallas(a, b, bm=MM_BLOCK, bk=MM_BLOCK, bn=MM_BLOCK):
 #
 # **On a GPU the grid runs at once.** A TPU runs the grid as a loop, `k` fastest, and so does
 # the interpreter. Pallas's Triton backend runs every program at once, so steps along `k`
-# would race on one output block. On a GPU the next cell therefore takes
-# `kernels.matmul_loop_pallas`, where each program loops over `K` itself, as the Triton kernel
-# does. `TOL_MM` has an absolute part, since each kernel sums `K` products in its own order.
+# would race on one output block. On a GPU the lesson therefore takes
+# `kernels.matmul_loop_pallas`. Its 2-D grid gives each program a whole strip of `A` and of
+# `B`, and its kernel, folded below, loops over `K` in `pl.ds` windows, as the Triton kernel
+# does.
+
+# %%
+kernels.shown(kernels.matmul_loop_kernel, "On a GPU: the kernel of kernels.matmul_loop_pallas")
+
+# %% [markdown]
+# `TOL_MM` has an absolute part, since each kernel sums `K` products in its own order.
 
 # %%
 # A GPU runs the grid's programs at once: there each program loops over K itself
@@ -758,10 +765,10 @@ loss_builtin_torch = (torch.softmax(x_builtin_torch, -1) * w_torch).sum()
 
 
 # %% [markdown]
-# One graph means Dynamo recorded the loss without a break, and the gradient flowed through
-# the registered backward. The operator stays one opaque node: Inductor compiles the code
-# around it, never inside it. The JAX cell takes `jit` of `grad`, and `jit` of `vmap` of
-# `grad` over a batch of matrices, each a different scale of the input.
+# One graph means Dynamo recorded the loss without a break. The operator stays one opaque
+# node: Inductor compiles the code around it, never inside it. The JAX cell takes `jit` of
+# `grad`, and `jit` of `vmap` of `grad` over a batch of matrices, each a different scale of
+# the input.
 
 # %%
 # JAX: jit, grad and vmap around the custom_vjp
@@ -848,7 +855,7 @@ for what, softmax in (("NumPy inside the function", softmax_numpy_torch),
 
 # %% [markdown]
 # One graph for the NumPy version means Dynamo rewrote `np.exp`, `max` and `sum` into torch
-# operations. The skipped function always leaves two graphs, with Python running it in
+# operations. The skipped function leaves two graphs here, with Python running it in
 # between. Whether a NumPy routine compiles depends on what it touches:
 # `kernels.count_graphs` or `torch._dynamo.explain` answers in one call. With
 # `fullgraph=True` the break is an error that names the skipped function:
@@ -896,9 +903,9 @@ print(jaxpr.pretty_print(use_color=False))
 #
 # The timings below run every variant compiled, on the whole input, after checking that all
 # compute the same scores. A table's speed column and a verdict line both take the median of
-# the per-round ratios, which cancels load that slows both variants of one round. A table is
-# folded when other work contended for the cores. Its `first call` column includes compiling,
-# from whatever caches earlier cells left, so the lesson reads nothing from it.
+# the per-round ratios. It cancels load that slows both variants of one round, so it can
+# disagree with the two medians beside it. The bracket after a verdict is lesson 00's
+# interval. The `first call` column includes compiling, so the lesson reads nothing from it.
 
 # %%
 # PyTorch: the built-in op, the graph break and the custom op, each compiled
@@ -941,12 +948,11 @@ ESCAPE_VERDICTS["JAX, pure_callback"] = claims.faster(escape_jax, "pure_callback
 print(claims.compact(ESCAPE_VERDICTS))
 
 # %% [markdown]
-# Each line judges one host route against the built-in op from this run's paired rounds. A
-# host route adds NumPy's softmax and a return to Python. On an accelerator it also copies the
-# input to the host and the result back, while the device waits. The built-in op stays
-# inside the compiled program, where the compiler can fuse the multiplications into it. A
-# `custom_op` and a graph break run the same host code: the operator buys one graph and
-# `fullgraph=True`, not faster host code.
+# Each line says which way this run went. A host route adds a return to Python, and on an
+# accelerator a copy to the host and back while the device waits. The built-in op stays in
+# the compiled program, fused with the multiplications. On a CPU there is no copy, and a
+# contended run can put either side ahead. A `custom_op` and a graph break run the same host
+# code: the operator buys one graph and `fullgraph=True`, not faster host code.
 #
 # ## 6. Speed on the hardware the kernels target
 #
@@ -1028,19 +1034,21 @@ for pairing, v in KERNEL_VERDICTS.items():  # the kernels that compiled: judged
         print(f"{pairing}: {v}")
 
 # %% [markdown]
-# Where a kernel compiled, its line judges the course's claim from the paired rounds; the
-# summary's table gives every kernel's reason. Each grid step carries a fixed cost, so the
-# step counts in the labels matter. A bandwidth share far below 100 % means something else
-# limits the kernel, and a profile (lesson 09) says what.
+# A compiled kernel's line judges the course's claim, and the summary's table gives every
+# kernel's reason. Each grid step carries a fixed cost, so the step counts in the labels
+# matter. A bandwidth share far below 100 % means something else limits the kernel, and a
+# profile (lesson 09) says what.
 #
 # **The tiled matmul against `jnp.dot`.** A matrix product is the opposite case: `2·n³` FLOPs
 # on `2·n²` inputs, so with large enough blocks it is compute-bound. Each block of `A` is
 # read once per column of output blocks, `n / bn` times, and each block of `B` `n / bm`
-# times. The next cell times a few block sizes in bfloat16, which the matrix units of a TPU,
-# and of GPUs from Ampere on, multiply natively, with float32 sums. It sets JAX's matmul
-# precision to `default`: the course's `highest` asks for float32 passes, which Mosaic TPU
-# refuses for bfloat16 inputs. `cost_analysis()` of the compiled `jnp.dot` gives XLA's count
-# of its FLOPs and bytes.
+# times. The next cell times a few block sizes. `cost_analysis()` of the compiled `jnp.dot`
+# gives XLA's count of its FLOPs and bytes.
+#
+# The inputs are bfloat16, with float32 sums: the matrix units of a TPU, and of GPUs from
+# Ampere on, multiply bfloat16 natively. The cell sets JAX's matmul precision to `default`,
+# because the course's `highest` asks for float32 passes, which Mosaic TPU refuses for
+# bfloat16 inputs.
 
 # %%
 n_mm = S.interpreted_mm if INTERPRET else S.chip_mm
@@ -1048,7 +1056,9 @@ a_sp = jax.random.normal(jax.random.key(5), (n_mm, n_mm), jnp.bfloat16)
 b_sp = jax.random.normal(jax.random.key(6), (n_mm, n_mm), jnp.bfloat16)
 dot_f32 = jax.jit(lambda a, b: jnp.dot(a, b, preferred_element_type=jnp.float32))
 SWEEP = [(128, 128, 128), (256, 256, 256), (512, 512, 512), (512, 1024, 1024)]  # (bm, bk, bn)
-SWEEP = [b for b in SWEEP if max(b) <= n_mm][: 1 if PALLAS.name == "triton" else None]
+if PALLAS.name == "triton":  # on a GPU, the 128 block only
+    SWEEP = SWEEP[:1]
+SWEEP = [b for b in SWEEP if max(b) <= n_mm]  # no block larger than the matrix
 mm_variants = {"jnp.dot": dot_f32}
 for bm, bk, bn in SWEEP:
     tiled = functools.partial(matmul_jax, bm=bm, bk=bk, bn=bn)
@@ -1066,31 +1076,39 @@ def bytes_moved(n, bm, bk, bn):  # bf16 A read n/bn times, B n/bm times; float32
     return 2 * n * n * (n // bn) + 2 * n * n * (n // bm) + 4 * n * n
 
 
-lines = []  # each variant on the chip's roofline: XLA's FLOPs over its time and bytes moved
+peak_flops = top.flops("bfloat16") if top else None  # the published bfloat16 peak, if any
+ridge = peak_flops / top.bytes_per_s if peak_flops else None  # FLOPs per byte at the ridge
+lines = []
 for (name, m), block in zip(mm_speed.measurements.items(), [None, *SWEEP], strict=True):
     moved = cost["bytes accessed"] if block is None else bytes_moved(n_mm, *block)
-    lines.append(f"- {name}: {peaks.roofline(MM_FLOPS, moved, m.median, top)}")
+    intensity, rate = MM_FLOPS / moved, MM_FLOPS / m.median  # FLOPs per byte, FLOP/s
+    side = "above" if ridge and intensity >= ridge else "below"
+    where = (f"{side} the ridge, {rate / peak_flops:.0%} of peak" if ridge
+             else f"no bfloat16 peak known for a {SETUP.alone_kind}")
+    lines.append(f"- {name}: {intensity:.0f} FLOPs per byte, {rate / 1e12:.3g} TFLOP/s, {where}")
+if ridge:
+    lines.append(f"- the ridge of the {top.name}: {peak_flops / 1e12:.0f} TFLOP/s ÷ "
+                 f"{top.bytes_per_s / 1e9:.0f} GB/s = {ridge:.0f} FLOPs per byte")
 best = min(list(mm_variants)[1:], key=lambda v: mm_speed.measurements[v].median)
 lines.append(f"\nThe fastest Pallas block here, {best}, ran at {1 / mm_speed.ratio(best):.0%} "
-             f"of jnp.dot's speed on {SETUP.alone_kind}. {top or 'No published peak here.'}")
+             f"of jnp.dot's speed on {SETUP.alone_kind}.")
 kernels.folded(mm_speed, "\n".join(lines), interpreted=INTERPRET)
 
 # %% [markdown]
-# How to read the lines under the table. `FLOPs per byte` is each variant's arithmetic
-# intensity, and the knee is the chip's ridge. Below it, a kernel's bytes take longer than its
-# FLOPs, and it cannot reach the peak whatever else it does. At `n = 8192`, the size timed on
-# a chip, 128 × 128 blocks reread `A` and `B` 64 times each, and 512 × 512 blocks 16 times.
-# Small blocks also make many grid steps, each with a fixed cost. A TPU v5e multiplies on four
-# 128 × 128 matrix units: its 197 TFLOP/s is 4 × 128 × 128 multiply-adds, two FLOPs each, at
-# 1.5 GHz. A block side below 128 would leave part of each unit idle, so 128 is the smallest
-# side worth timing there. On a GPU the lesson times the 128 block only: larger blocks need
-# the tuning that Triton's matmul tutorial shows.
+# How to read the lines under the table. A variant's **arithmetic intensity** is its FLOPs
+# divided by the bytes it moves. The chip's **ridge** is its peak FLOP/s divided by its peak
+# bandwidth. Below the ridge, a kernel's bytes take longer than its FLOPs, so it cannot reach
+# the peak. At `n = 8192`, the size timed on a chip, 128 × 128 blocks reread `A` and `B` 64
+# times each, and 512 × 512 blocks 16 times. Small blocks also make many grid steps, each
+# with a fixed cost. A TPU v5e multiplies on four 128 × 128 matrix units, so a smaller block
+# side leaves part of each unit idle. On a GPU the lesson times the 128 block only: larger
+# blocks need the tuning that Triton's matmul tutorial shows.
 #
 # **When is a custom kernel worth writing?** Start from a profile (lesson 09). If the time
 # goes to an operation the compiler already fuses well, a kernel will at best match it.
 # Kernels pay where the compiler wastes memory traffic it cannot see how to avoid. Attention
-# is the classic case: FlashAttention keeps the sequence-by-sequence matrix on chip with an
-# online softmax, a loop over column blocks of section 1's kernel.
+# is the classic case. FlashAttention never writes the sequence-by-sequence score matrix to
+# HBM: it keeps one tile of it on chip at a time, with an online softmax over column blocks.
 #
 # Check the libraries first: `torch.nn.functional.scaled_dot_product_attention`,
 # `jax.nn.dot_product_attention`, the Pallas TPU kernels in `jax.experimental.pallas.ops.tpu`
@@ -1108,7 +1126,7 @@ kernels.folded(mm_speed, "\n".join(lines), interpreted=INTERPRET)
 # | which work a program does | `tl.program_id(axis)`, offsets `pid * B + tl.arange(0, B)` | `pl.program_id(axis)`, `BlockSpec(block_shape, index_map)` |
 # | number of programs | `kernel[grid](...)`, `triton.cdiv` | `grid=...`, `pl.cdiv` |
 # | accumulate across steps | a loop over K in the program, `acc += tl.dot(a, b)` in float32 | K as the last grid axis, `pl.when(pl.program_id(2) == 0)` zeroes the output block |
-# | block sizes | `triton.autotune(configs=[...], key=[...])` | arguments of the launcher, timed with `timing.compare` |
+# | block sizes | `triton.autotune(configs=[...], key=[...])` | arguments of the launcher: time a few, keep the fastest |
 # | ragged edges | `mask=` on every load and store, `other=` on loads | pad to whole blocks and slice; mask reads with `jnp.where` on an iota |
 # | run without the hardware | `TRITON_INTERPRET=1` before the first `@triton.jit` | `interpret=True`; `interpret=pltpu.InterpretParams()` checks every access |
 # | make it an op | `torch.library.custom_op` + `register_fake`; `triton_op` + `wrap_triton` | a function: `pallas_call` is already a JAX primitive |
@@ -1126,8 +1144,9 @@ display(Markdown("| pairing | claim | stated | verdict | why |\n|---|---|---|---
                  + "\n".join(claim_rows)))
 
 # %% [markdown]
-# A row that reads "not testable here" is not a verdict against the claim. On a GPU of sm_80
-# or newer with Triton installed, both rows are judged; on a TPU, the Pallas row.
+# A row that reads "not testable here" is not a verdict against the claim. A CUDA GPU with
+# Triton installed judges the Triton row. A TPU, or a GPU of sm_80 or newer, judges the
+# Pallas row.
 #
 # **Common misconceptions** (each with the section that corrects it)
 # - *"The padding of a block is zeros."* It is whatever the launcher or the backend leaves
