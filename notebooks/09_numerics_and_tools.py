@@ -230,10 +230,9 @@ print(f"autocast on {torch_dev.type} returned float32 for: {', '.join(upcast) or
 # ### 1.2 One model, trained in float32 and in bfloat16
 #
 # The model is a two-layer MLP on scikit-learn's 8×8 digits, trained with plain SGD. Both
-# frameworks copy one set of initial weights drawn in NumPy and see one batch order. Each
-# framework's own initialiser draws from its own generator, so this copy is what makes the
-# curves comparable step by step. An MLP is nearly all matmul, which is where mixed precision
-# acts.
+# frameworks copy one set of initial weights drawn in NumPy and see one batch order, so
+# their curves are comparable step by step. An MLP is nearly all matmul, which is where
+# mixed precision acts.
 
 # %%
 split = data.load_digits(seed=0)
@@ -342,13 +341,11 @@ def train_jax(dtype, batches):
 
 # %%
 # PyTorch: float32 and bfloat16 autocast
-runs_torch = {name: train_torch(dt, BATCHES) for name, dt in [("float32", torch.float32), ("bfloat16", torch.bfloat16)]}
-curves_torch = {name: losses for name, (losses, _) in runs_torch.items()}  # the models are kept for 1.3
+curves_torch = {name: train_torch(dt, BATCHES)[0] for name, dt in [("float32", torch.float32), ("bfloat16", torch.bfloat16)]}
 
 # %%
 # JAX: float32 and bfloat16 compute (float32 parameters)
-runs_jax = {name: train_jax(dt, BATCHES) for name, dt in [("float32", jnp.float32), ("bfloat16", jnp.bfloat16)]}
-curves_jax = {name: losses for name, (losses, _) in runs_jax.items()}  # the models are kept for 1.3
+curves_jax = {name: train_jax(dt, BATCHES)[0] for name, dt in [("float32", jnp.float32), ("bfloat16", jnp.bfloat16)]}
 
 # %%
 assert_close(curves_torch["float32"][0], curves_jax["float32"][0], rtol=1e-6, atol=1e-6)  # the first loss
@@ -487,7 +484,6 @@ for fw, runs in [("PyTorch", storage_torch), ("JAX", storage_jax)]:
 display(Markdown("| framework | lr | updates lost, bfloat16 storage | updates lost, float32 | "
                  "loss drop, bfloat16 storage as a share of float32's |\n|---|---:|---:|---:|---:|\n" + "\n".join(rows)))
 
-
 # %% [markdown]
 # An update is lost when it leaves its nonzero-gradient parameter unchanged. The last
 # column compares how far the loss fell with bfloat16 storage and with float32 master
@@ -503,64 +499,16 @@ display(Markdown("| framework | lr | updates lost, bfloat16 storage | updates lo
 #
 # float16 rounds finer than bfloat16, but its smallest normal number is 6e-5, and small
 # gradients can be smaller. Below it float16 keeps fewer and fewer bits, the subnormals, and
-# below about 3e-8 a value becomes 0. `torch.amp.GradScaler` multiplies the loss by a large
-# factor, 65,536 at first, so that the float16 gradients land in range. It divides them back
-# in float32 before the optimiser step, and skips the step when it finds an inf or NaN. JAX
-# has no `GradScaler`: you write the same lines, or use a library such as DeepMind's `jmp`.
+# below about 3e-8 a value becomes 0, as the probe's 1e-8 did. `torch.amp.GradScaler`
+# multiplies the loss by a large factor, 65,536 at first, so that the float16 gradients land
+# in range. It divides them back in float32 before the optimiser step, and skips the step
+# when it finds an inf or NaN. Gradients usually shrink as the loss falls, so float16
+# without a scaler can look fine for a while and then stall. bfloat16 shares float32's
+# smallest normal and needs no scaler.
 #
-# What does scaling buy? The next cells take the float32-trained models of 1.2 and
-# recompute the first layer's gradient on the last batch in float16, with the loss
-# multiplied by 1 and by 2¹⁶. The lines under them read the entries below float16's smallest
-# normal. Scaling by 2¹⁶ lifts every such entry above 2⁻³⁰ back into the normal range.
-
-# %%
-# PyTorch: the trained model's fc1 gradient on the last batch, loss × scale, divided back in float32
-def fc1_grad_torch(scale, dtype=torch.float16):
-    model = runs_torch["float32"][1]
-    model.zero_grad()
-    x, y = (torch.from_numpy(a).to(torch_dev) for a in BATCHES[-1])
-    with torch.autocast(torch_dev.type, dtype=dtype, enabled=dtype != torch.float32):
-        (F.cross_entropy(model(x), y) * scale).backward()
-    return model.fc1.weight.grad.T.float().cpu().numpy() / scale  # (64, hidden)
-
-
-g32_torch, g16_torch = fc1_grad_torch(1.0, torch.float32), {s: fc1_grad_torch(s) for s in (1.0, 2.0**16)}
-
-
-# %%
-# JAX: the same, the trained weights loaded into a model that computes in float16
-@nnx.jit
-def scaled_grads_jax(model, x, y, scale):  # the gradient of loss × scale
-    return nnx.grad(lambda m: loss_jax(m, x, y) * scale)(model)
-
-
-def fc1_grad_jax(scale, dtype=jnp.float16):
-    model = MLPNNX(W0, dtype)
-    nnx.update(model, nnx.state(runs_jax["float32"][1], nnx.Param))  # the trained float32 weights
-    grads = scaled_grads_jax(model, *(jnp.asarray(a) for a in BATCHES[-1]), scale)
-    return np.asarray(nnx.to_pure_dict(grads)["fc1"]["kernel"], np.float32) / scale  # (64, hidden)
-
-
-g32_jax, g16_jax = fc1_grad_jax(1.0, jnp.float32), {s: fc1_grad_jax(s) for s in (1.0, 2.0**16)}
-
-# %%
-assert_close(g32_torch, g32_jax, rtol=1e-4, atol=1e-6, name="float32 fc1 gradient")
-for fw, g32, g16 in [("PyTorch", g32_torch, g16_torch), ("JAX", g32_jax, g16_jax)]:
-    small = (np.abs(g32) < np.finfo(np.float16).tiny) & (g32 != 0)  # subnormal or 0 in float16
-    err = [np.median(np.abs(g16[s] - g32)[small] / np.abs(g32)[small]) if small.any() else 0.0 for s in (1.0, 2.0**16)]
-    zeros = [f"{z:,}" if z else "none" for z in (int((g16[s][g32 != 0] == 0).sum()) for s in (1.0, 2.0**16))]
-    gain = "cut it by more than half" if err[1] < err[0] / 2 else "changed it little"
-    print(f"{fw}: {small.sum() / (g32 != 0).sum():.0%} of the nonzero entries lie below float16's smallest normal; {zeros[0]} became 0 unscaled, "
-          f"{zeros[1]} scaled. Their median error: {err[0]:.1e} unscaled, {err[1]:.1e} scaled; scaling {gain}")
-
-# %% [markdown]
-# An entry that became 0 is lost for good, the failure `GradScaler` exists to prevent. The
-# lines say whether any did here, and how much scaling changed the precision of the small
-# entries. Gradients usually shrink as the loss falls, so float16 without a scaler can look
-# fine for a while and then stall. bfloat16 shares float32's smallest normal, so the same
-# gradients stay normal numbers there.
-#
-# Next, one full step with loss scaling in each framework, on the first batch.
+# JAX has no `GradScaler`: you write the same lines, or use a library such as DeepMind's
+# `jmp`. The next cells take one step with loss scaling in each framework, on the first
+# batch.
 
 # %%
 # PyTorch: float16 autocast with GradScaler (one step)
@@ -577,8 +525,14 @@ scaler.step(opt16_torch)
 scaler.update()
 scaler.get_scale(), model16_torch.fc1.weight.dtype
 
+
 # %%
 # JAX: the same loss scaling written out (static scale 2**16)
+@nnx.jit
+def scaled_grads_jax(model, x, y, scale):  # the gradient of loss × scale
+    return nnx.grad(lambda m: loss_jax(m, x, y) * scale)(model)
+
+
 model16_jax = MLPNNX(W0, jnp.float16)
 scale = 2.0**16
 xb_jax, yb_jax = (jnp.asarray(a) for a in BATCHES[0])
