@@ -827,7 +827,7 @@ for where, c in runs.items():
     display(Markdown(f"**{where}**: one call runs {K} training steps, batch {S.batch_size}"), c)
 
 # %% [markdown]
-# Each time is one call of `K` steps, and the speed-up compares it with the first row. The
+# Each time is one call of `K` steps, and the speed column compares it with the first row. The
 # first-call column includes tracing and compiling. `torch.compile`'s two modes share
 # Inductor's caches, so the mode compiled second can pay much less. The figure shows the same
 # medians on a log axis, so that one slow variant leaves the others readable.
@@ -836,7 +836,7 @@ for where, c in runs.items():
 fig, axes = plt.subplots(len(runs), 1, figsize=(9, 1.5 + 0.45 * sum(len(c.measurements) for c in runs.values())),
                          squeeze=False)
 for ax, (where, c) in zip(axes[:, 0], runs.items(), strict=True):
-    plots.timing_bars(c.measurements, ax=ax, title=f"{K} training steps per call, {where}",
+    plots.timing_bars(c, ax=ax, title=f"{K} training steps per call, {where}",
                       baseline=c.baseline, log=True)  # a log axis: each median is a point
 fig.tight_layout()
 
@@ -850,12 +850,12 @@ fig.tight_layout()
 on_both, on_alone = SETUP.compared_kind.upper(), SETUP.alone_kind.upper()
 compile_verdict = claims.judge("compile-training", throughput, "PyTorch eager", "torch.compile")
 verdicts = {
-    f"JAX nnx.jit faster than torch.compile ({on_both})": claims.faster(throughput, "torch.compile", "JAX nnx.jit"),
-    f"torch.compile 20–30 % faster than eager, 000's claim ({on_both})": compile_verdict,
-    f"unrolled lax.scan faster than the rolled one ({on_alone})": claims.faster(jax_levers, "JAX lax.scan", "JAX lax.scan unrolled"),
+    f"compiled ({on_both})": claims.faster(throughput, "torch.compile", "JAX nnx.jit"),
+    f"000's claim, 20–30 % ({on_both})": compile_verdict,
+    f"scan unrolling ({on_alone})": claims.faster(jax_levers, "JAX lax.scan", "JAX lax.scan unrolled"),
 }
 if "JAX eager" in throughput.measurements:
-    verdicts[f"JAX eager faster than PyTorch eager ({on_both})"] = claims.faster(throughput, "PyTorch eager", "JAX eager")
+    verdicts[f"eager ({on_both})"] = claims.faster(throughput, "PyTorch eager", "JAX eager")
 print(claims.compact(verdicts))
 
 # %% [markdown]
@@ -911,7 +911,7 @@ conv = timing.compare({f"{kind} scan": functools.partial(conv2_grads(u), kernel2
                        for kind, u in (("rolled", 1), ("unrolled", True))}, rounds=5)
 rolled, unrolled = (conv.measurements[f"{kind} scan"].median for kind in ("rolled", "unrolled"))
 print(f"{SETUP.alone_label}, conv2's gradients on 4 batches: rolled {timing.format_seconds(rolled)}, "
-      f"unrolled {timing.format_seconds(unrolled)}; the rolled scan takes {rolled / unrolled:.1f}x as long")
+      f"unrolled {timing.format_seconds(unrolled)}; the rolled scan takes {conv.speedup('unrolled scan'):.1f}x as long")
 
 # %% [markdown]
 # Unrolling turns the loop back into straight-line code, at the price of a longer compile
