@@ -130,7 +130,7 @@ print(env.report().line())
 # |---|---|---|---|
 # | the devices and their layout | `jax.make_mesh((8,), ("data",))` | process group; `init_device_mesh("cpu", (2,))` | §2, §4.1 |
 # | how an array is split | `PartitionSpec("data", None)` in a `NamedSharding` | DTensor placement `Shard(0)` or `Replicate()` | §2, §4.1, §5.1 |
-# | sum over devices | `jax.lax.psum(x, "model")` inside `shard_map` | `dist.all_reduce(x)` | §3.1, §4.2 |
+# | sum over devices | `jax.lax.psum(x, "model")` inside `shard_map` | `dist.all_reduce(x)` | §3.1, §4.1 |
 # | data parallel | batch sharded `P("data")`, parameters replicated `P()` | `DistributedDataParallel` | §3 |
 # | tensor parallel | `jax.shard_map` with column and row specs and `psum` | `parallelize_module` with `ColwiseParallel`, `RowwiseParallel` | §4 |
 # | fully sharded | parameters sharded `P("data", None)` under `jit` | FSDP2 `fully_shard` | §5 |
@@ -421,10 +421,8 @@ print(f"shard_map + pmean = jit's data parallel; unmarked parameters give {n_dev
 # - Every device sees the whole batch. Communication scales with activations, not
 #   parameters.
 #
-# Data parallelism assumes every device can hold the whole model. When one layer is too big
-# for that, the layer itself must be divided. Megatron-LM's column-then-row pattern is the
-# standard way for an MLP block: the first layer's output is split exactly as the second
-# layer's input wants it, so the forward pass needs one collective.
+# When one layer is too big for one device, the layer itself must be divided. Megatron-LM's
+# column-then-row pattern is the standard way for an MLP block.
 #
 # Here the roles are reversed compared with §3. PyTorch's DTensor *describes* the split with
 # placements and inserts the collective, while JAX drops into `shard_map` and writes the
@@ -446,7 +444,7 @@ print(f"shard_map + pmean = jit's data parallel; unmarked parameters give {n_dev
 
 # %%
 # PyTorch: tensor parallel with DTensor, run by every process
-launch.excerpt("course_utils.dist.torch_tp", "tp")
+display(launch.excerpt("course_utils.dist.torch_tp", "tp"))
 for r0 in tp[:1]:  # rank 0's report from the launch in §3.1
     print(f"fc1.weight: {r0['fc1_weight_placements']}, local {r0['fc1_local_shape']}; "
           f"fc2.weight: {r0['fc2_weight_placements']}, local {r0['fc2_local_shape']}")
@@ -549,8 +547,7 @@ assert max_abs_diff(unchecked, out_ref) > 1e-3
 # In plain data parallelism every device stores the parameters, their gradients and the
 # optimiser state: with Adam in float32, about 16 bytes per parameter on every device. FSDP,
 # the ZeRO idea, stores each of those once across the group and gathers a layer's full
-# weights only while that layer runs. For a PyTorch user FSDP is a wrapper with options; in
-# JAX it is a sharding of the parameters.
+# weights only while that layer runs.
 #
 # ### 5.1 PyTorch: FSDP2 `fully_shard`
 #
@@ -568,8 +565,8 @@ for r0 in fsdp[:1]:  # rank 0's report from the launch in §3.1
 
 # %% [markdown]
 # `fc1.weight` is `(d_hidden, d_in)` in PyTorch's layout, and each of the two ranks stores
-# half of its rows. The parity cell below gathers the gradients for the check; during the
-# step each rank held only its shard.
+# half of its rows. The script gathers the gradients for the check after the step; during
+# the step each rank held only its shard.
 #
 # ### 5.2 JAX: the same loss, parameters sharded too
 #
@@ -640,7 +637,8 @@ print(f"from data parallel to fully sharded: stored bytes ÷ {stored['data paral
 # The stored bytes fall by up to the number of devices; only the biases stay whole. The peak
 # falls less, because it also counts the batch, the activations and the whole weights that
 # the step gathers while it runs. FSDP pays off when the parameters and the optimiser state
-# fill the device rather than the activations, as in the 7B example of §8.
+# fill the device rather than the activations. At 16 bytes per parameter, a 7-billion-parameter
+# model needs 7e9 × 16 B ≈ 112 GB of them on every data-parallel device.
 #
 # **Sharp bit: a split the compiler will not guess.** Shard `W1` along its *columns*, the
 # hidden dimension, instead. The batch is already split over `"data"`, so `X @ W1` would be
@@ -686,8 +684,9 @@ print("collectives:", re.findall(COLLECTIVE, hlo_cols))
 
 # %% [markdown]
 # The step matches the oracle, and each gradient has its parameter's spec, including the
-# column split of `W1` that the plain step refused. The explicit `reshard` is the JAX
-# counterpart of FSDP2's per-layer gather: the program says where the full weights exist.
+# column split of `W1` that the plain step refused. The all-gathers come from the `reshard`
+# calls, the JAX counterpart of FSDP2's per-layer gather. Where the list shows an all-reduce
+# instead of a reduce-scatter, XLA summed the whole gradient and each device kept its slice.
 
 # %% [markdown]
 # ## 6. Many processes: JAX's `jax.distributed.initialize`
@@ -700,12 +699,10 @@ print("collectives:", re.findall(COLLECTIVE, hlo_cols))
 #   `jax.make_array_from_process_local_data`, and `jit` does the rest, as in §3.2.
 #
 # One process drove all 8 devices of §2 to §5, but no process reaches another host's
-# devices. So a multi-host job runs one process per host, and each places data only on its
-# own devices. For a PyTorch user this part is familiar: N processes, a rendezvous, each
-# loading its own rows. PyTorch usually runs one process per GPU, where JAX commonly runs one
-# per host. After the rendezvous, PyTorch processes exchange tensors through collectives they
-# call, while JAX processes together hold global arrays. Here, 2 processes with 4 simulated
-# CPU devices each talk over localhost.
+# devices. For a PyTorch user this part is familiar: N processes, a rendezvous, each loading
+# its own rows. The difference comes after the rendezvous: PyTorch processes call
+# collectives, while JAX processes together hold global arrays. Here, 2 processes with 4
+# simulated CPU devices each talk over localhost.
 
 # %%
 # JAX: joining the other processes (the counterpart of init_process_group)
@@ -740,7 +737,7 @@ for report in mp.ranks:
 # reports the same global picture, `process_count` 2 and `device_count` 8, and its own share:
 # 4 local devices and half of the rows. Both hold the full-batch gradients, computed by one
 # program across both processes. The all-reduce that `jit` inserted in §3.2 now crosses a
-# process boundary, and the code did not change to allow it.
+# process boundary, and the loss and the `jit` call did not change.
 #
 # ## 7. On many hosts: the same code, other launch lines
 #
@@ -750,9 +747,8 @@ for report in mp.ranks:
 #   command on every host with the coordinator's address. Under SLURM or on Cloud TPU,
 #   `jax.distributed.initialize()` needs no arguments at all.
 #
-# Most people expect to rewrite their code to go from one machine to many, and neither
-# framework asks for it. What a script needs to know arrives through the launcher: how many
-# processes, which one it is, where to meet.
+# What a script needs to know arrives through the launcher: how many processes, which one it
+# is, where to meet.
 #
 # ```bash
 # # PyTorch, 4 hosts x 8 GPUs: run on every host (NCCL is chosen when each process has a GPU)
@@ -773,9 +769,8 @@ for report in mp.ranks:
 # srun python -m course_utils.dist.jax_multiprocess   # initialize() detects SLURM
 # ```
 #
-# The only device-dependent code is the choice between NCCL and gloo in §3.1's
-# `init_process_group` lines. Compare these commands with the one-machine commands of §3.1
-# and §6: only the launcher's flags differ.
+# Compared with the one-machine commands of §3.1 and §6, only the launcher's flags differ.
+# The one device-dependent line in the scripts is §3.1's choice between NCCL and gloo.
 #
 # ## 8. What it costs: communication on paper and in the programs
 #
@@ -820,10 +815,9 @@ print("7B model, bf16, 8 GPUs, by the formulas: "
 # parallelism usually stays inside one node, on its fast GPU-to-GPU links, combined with data
 # or fully sharded parallelism across nodes.
 #
-# XLA's compiled programs are free to differ from the textbook, and the table shows what XLA
-# chose on this backend. The tensor-parallel formula counts a backward all-reduce too. It is
-# needed only when the first layer's input needs a gradient; here that input is the data, so
-# the compiled program may skip it.
+# The tensor-parallel formula counts a backward all-reduce too. It is needed only when the
+# first layer's input needs a gradient; here that input is the data, so the compiled program
+# may skip it.
 #
 # PyTorch counts collectives while they run. Each script ran one step inside `CommDebugMode`,
 # and `comm.get_comm_counts()` returned the calls per collective:
@@ -836,8 +830,10 @@ if ddp:  # rank 0's counts, where the launch ran
 
 # %% [markdown]
 # FSDP2 does what the formula assumes: per layer, a gather for the forward pass, another for
-# the backward pass, and one reduce-scatter of the gradients. Compare it with JAX's
-# fully-sharded row, which lists the collectives XLA chose for the same gradients.
+# the backward pass, and one reduce-scatter of the gradients. JAX's fully sharded row in the
+# table above reads the same way. Fewer than two gathers per sharded weight mean XLA reused
+# the forward pass's gathered weights, or needed none in the backward pass. An all-reduce in
+# place of the reduce-scatter means it summed the whole gradient, as in §5.2.
 #
 # Finally, one step time, **not judged**. These are correctness demos: the model is far too
 # small to pay for communication, and simulated CPU devices add no compute, since they share
@@ -867,8 +863,8 @@ print(f"Median time of one gradient on this machine: {medians['one device']} on 
 # | count communication | `CommDebugMode` | collectives in `jit(f).lower(...).compile().as_text()` |
 #
 # **Popular claims vs what you measured.** Each claim is quoted in a source article's words.
-# The first three verdicts come from this run's checks, the last from the bytes of §8's
-# compiled programs. `course_utils/dist/verdicts.py` builds each one from the lesson's
+# The first three verdicts come from this run's checks, the last from §8's formulas for the
+# 7B model. `course_utils/dist/verdicts.py` builds each one from the lesson's
 # results.
 
 # %%
@@ -877,8 +873,9 @@ from course_utils.dist import verdicts
 display(
     verdicts.ddp_full_replica(ddp, grads_ref),  # from the PyTorch ranks' reports
     verdicts.sharding_from_specs(grads_fsdp, grads_ref, verdicts.compiles(sgd_step, mesh, params_cols, X_jax, y_jax)),
-    verdicts.pmap_pjit_needed([grads_dp, grads_fsdp, grads_tp], grads_ref, programs),
-    verdicts.dp_cheapest(sent),
+    verdicts.pmap_pjit_needed([grads_dp, grads_fsdp, grads_tp], grads_ref,
+                              {k: programs[k] for k in ("data parallel", "fully sharded")}),
+    verdicts.dp_cheapest(big, "7B model", sent),
 )
 
 # %% [markdown]
@@ -888,7 +885,7 @@ display(
 # - *"DDP sums gradients."* It averages them, which is wrong for a summed loss: the sharp bit
 #   of §3.1.
 # - *"`shard_map` inserts the communication for you."* You write the forward pass's
-#   collectives, and JAX stops you if you forget the `psum` (§4.2). The exception is
+#   collectives, and JAX stops you if you forget the `psum` (§4.1). The exception is
 #   `jax.grad`: a replicated parameter's gradient comes back summed over the devices unless
 #   you mark it per-device with `pcast` (§3.2).
 # - *"FSDP changes the maths."* It changes where parameters live, not the gradients or the

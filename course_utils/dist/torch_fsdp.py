@@ -46,9 +46,9 @@ def run(rank: int, world: int, device, prob: dict) -> dict:
     X_local = torch.from_numpy(shard_rows(prob["X"], rank, world)).to(device)
     y_local = torch.from_numpy(shard_rows(prob["y"], rank, world)).to(device)
     F.mse_loss(model(X_local), y_local).backward()  # grads arrive reduce-scattered
+    optimizer.step()  # each rank updates only its own shards
     # [/fsdp]
     grads = worker.grads_of(model)  # gathered from the shards, for the check only
-    optimizer.step()
 
     measured = worker.torch_mlp(prob, device)  # once more, counting what is sent
     for module in (measured.fc1, measured.fc2, measured):

@@ -98,35 +98,43 @@ def sharding_from_specs(
 
 
 def pmap_pjit_needed(
-    grads: Sequence[Any], grads_ref: Mapping, programs: Mapping[str, str]
+    grads: Sequence[Any], grads_ref: Mapping, inserted: Mapping[str, str]
 ) -> Any:
     """``pmap-pjit-needed``: the jit-only runs' gradients and the collectives XLA inserted.
 
     ``grads`` are the data-parallel, fully sharded and tensor-parallel gradients;
-    ``programs`` maps a strategy to its compiled HLO text.
+    ``inserted`` maps a strategy whose collectives XLA chose to its compiled HLO
+    text. Tensor parallelism's all-reduce is the ``psum`` the lesson writes.
     """
     all_equal = all(agrees(g, grads_ref) for g in grads)
-    found = "; ".join(f"{name}: {_counts(hlo)}" for name, hlo in programs.items())
+    found = " and ".join(f"{_counts(hlo)} for {name}" for name, hlo in inserted.items())
     return claims.fact(
         "pmap-pjit-needed",
         not all_equal,
-        "Data, tensor and fully sharded parallelism ran as jax.jit functions of sharded "
-        f"arrays, with shard_map inside jit for tensor parallelism, and XLA inserted "
-        f"the collectives ({found}, §8); "
-        + ("all" if all_equal else "not all")
-        + " matched the float64 reference, and neither pmap nor pjit was called.",
+        "Data, tensor and fully sharded parallelism all ran under jax.jit; neither pmap "
+        f"nor pjit was called. XLA inserted {found} (§8). "
+        "Tensor parallelism's all-reduce is the psum written in shard_map (§4.1). "
+        + ("All three" if all_equal else "Not all three")
+        + " matched the float64 reference.",
     )
 
 
-def dp_cheapest(sent: Mapping[str, float]) -> Any:
-    """``dp-cheapest`` from the bytes each compiled program sends per device per step."""
-    cheapest = min(sent, key=sent.get)
+def dp_cheapest(
+    formulas: Sequence[Mapping[str, Any]], model: str, compiled: Mapping[str, float]
+) -> Any:
+    """``dp-cheapest`` from the ring formulas for a realistic ``model`` (rows of
+    :func:`cost.table`); ``compiled`` (bytes per strategy of the lesson's toy
+    programs) is reported beside it, too small a model to judge the rule."""
+    by_formula = {r["strategy"]: float(r["bytes"]) for r in formulas}
+    cheapest = min(by_formula, key=by_formula.get)
+    toy = min(compiled, key=compiled.get)
     return claims.fact(
         "dp-cheapest",
         cheapest == "data parallel",
-        "Bytes sent per device per step by this lesson's compiled programs (§8): "
-        + ", ".join(f"{name} {format_bytes(b)}" for name, b in sent.items())
-        + f"; the fewest: {cheapest}.",
+        f"By §8's formulas for the {model}, one device sends per step "
+        + ", ".join(f"{format_bytes(b)} with {name}" for name, b in by_formula.items())
+        + f": the fewest with {cheapest}. The toy MLP's compiled programs sent the "
+        f"fewest with {toy}.",
     )
 
 

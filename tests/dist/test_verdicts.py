@@ -48,17 +48,26 @@ def test_pmap_pjit_needed_names_the_collectives_xla_inserted():
     programs = {"data parallel": HLO_DP, "fully sharded": HLO_FSDP}
     v = verdicts.pmap_pjit_needed([GRADS, GRADS], GRADS, programs)
     assert v.verdict == DOES_NOT_HOLD
-    assert "fully sharded: 1 all-gather, 1 all-reduce" in v.explanation
+    assert "1 all-gather, 1 all-reduce for fully sharded" in v.explanation
+    assert "psum written in shard_map" in v.explanation
     wrong = {k: v + 1 for k, v in GRADS.items()}
     assert verdicts.pmap_pjit_needed([wrong], GRADS, programs).verdict == HOLDS
 
 
-def test_dp_cheapest_names_the_fewest_bytes():
-    v = verdicts.dp_cheapest({"data parallel": 4096, "tensor parallel": 1024})
-    assert v.verdict == DOES_NOT_HOLD and "the fewest: tensor parallel" in v.explanation
-    assert (
-        verdicts.dp_cheapest({"data parallel": 1, "fully sharded": 2}).verdict == HOLDS
+def test_dp_cheapest_is_judged_on_the_formulas_and_names_the_toys_fewest():
+    from course_utils.dist import cost
+
+    big = cost.table(
+        7e9, 8, bytes_per_elem=2, activation_elems=8 * 4096 * 4096, n_layer_pairs=64
     )
+    toy = {"data parallel": 4096, "tensor parallel": 1024}
+    v = verdicts.dp_cheapest(big, "7B model", toy)
+    assert v.verdict == HOLDS and "the fewest with data parallel" in v.explanation
+    assert "fewest with tensor parallel" in v.explanation
+    tiny = cost.table(10, 8, activation_elems=1e6)  # activations above the parameters
+    assert verdicts.dp_cheapest(tiny, "toy", toy).verdict == HOLDS
+    wide = cost.table(1e6, 8, activation_elems=1)  # parameters above the activations
+    assert verdicts.dp_cheapest(wide, "model", toy).verdict == DOES_NOT_HOLD
 
 
 def test_compiles_says_whether_a_step_traces_on_the_mesh():
