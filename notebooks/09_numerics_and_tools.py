@@ -368,17 +368,19 @@ fig.tight_layout()
 # A gap that keeps mostly one sign means the bfloat16 run drifted onto a slightly different
 # path through the weights. A gap of both signs is noise, or a drift that crossed zero. One
 # run cannot say whether a sign belongs to bfloat16 or to the run. The lines below say which
-# case happened, and whether the gap grew.
+# case happened, whether the gap grew, and how large it is next to the loss.
 
 # %%
 third = max(1, S.steps // 3)  # the first and the last third of the run, for the gap's trend
-for fw, gap in zip(("PyTorch", "JAX"), gaps.values(), strict=True):
+for fw, c in [("PyTorch", curves_torch), ("JAX", curves_jax)]:
+    gap = c["bfloat16"] - c["float32"]
     below, above = int((gap < 0).sum()), int((gap > 0).sum())
     sides = "mostly one sign, a drift" if min(below, above) <= (below + above) // 4 else "both signs"
     early, late = np.abs(gap[:third]).mean(), np.abs(gap[-third:]).mean()
     trend = "grew" if late > 2 * early else "shrank" if 2 * late < early else "kept its size"
     print(f"{fw}: below float32 on {below} of {len(gap)} steps, above on {above}: {sides}; "
-          f"the gap {trend} (last third {late / early if early else float('inf'):.1f}× the first)")
+          f"the gap {trend} (last third {late / early if early else float('inf'):.1f}× the first), "
+          f"at most {np.abs(gap / c['float32']).max():.2%} of the float32 loss")
 
 # %% [markdown]
 # Where does the gap come from? Not from the optimiser: the parameters and the update are
