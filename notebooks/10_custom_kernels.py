@@ -1095,14 +1095,14 @@ lines.append(f"\nThe fastest Pallas block here, {best}, ran at {1 / mm_speed.rat
 kernels.folded(mm_speed, "\n".join(lines), interpreted=INTERPRET)
 
 # %% [markdown]
-# How to read the lines under the table. A variant's **arithmetic intensity** is its FLOPs
-# divided by the bytes it moves. The chip's **ridge** is its peak FLOP/s divided by its peak
-# bandwidth. Below the ridge, a kernel's bytes take longer than its FLOPs, so it cannot reach
-# the peak. At `n = 8192`, the size timed on a chip, 128 × 128 blocks reread `A` and `B` 64
-# times each, and 512 × 512 blocks 16 times. Small blocks also make many grid steps, each
-# with a fixed cost. A TPU v5e multiplies on four 128 × 128 matrix units, so a smaller block
-# side leaves part of each unit idle. On a GPU the lesson times the 128 block only: larger
-# blocks need the tuning that Triton's matmul tutorial shows.
+# How to read the lines under the table. Each line sets a variant's **arithmetic
+# intensity**, its FLOPs divided by the bytes it moves, against the chip's ridge. Below the
+# ridge, a kernel's bytes take longer than its FLOPs, so it cannot reach the peak. At
+# `n = 8192`, the size timed on a chip, 128 × 128 blocks reread `A` and `B` 64 times each,
+# and 512 × 512 blocks 16 times. Small blocks also make many grid steps, each with a fixed
+# cost. A TPU v5e multiplies on four 128 × 128 matrix units, so a smaller block side leaves
+# part of each unit idle. On a GPU the lesson times the 128 block only: larger blocks need
+# the tuning that Triton's matmul tutorial shows.
 #
 # **When is a custom kernel worth writing?** Start from a profile (lesson 09). If the time
 # goes to an operation the compiler already fuses well, a kernel will at best match it.
