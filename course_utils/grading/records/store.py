@@ -174,10 +174,12 @@ def remember_master(out: Path, path: Path, sha256: str) -> None:
     known = masters_used(out)
     if known.get(sha256) == str(path):
         return
-    where = out / INSTRUCTOR / MASTERS
-    where.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(known | {sha256: str(path)}, indent=1, sort_keys=True)
-    write_atomic(where, text + "\n")
+    try:  # a note for a later run's line: never worth a failed run
+        _own_folder(out / INSTRUCTOR)
+        write_atomic(out / INSTRUCTOR / MASTERS, text + "\n")
+    except OSError:
+        pass
 
 
 def masters_used(out: Path) -> dict[str, str]:
