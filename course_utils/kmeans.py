@@ -20,8 +20,9 @@ Importing this module does not import jax, torch or matplotlib.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -105,17 +106,38 @@ def numpy_kmeans(
     if tol < 0:
         raise ValueError(f"numpy_kmeans: tol must be >= 0, got {tol!r}")
     C = np.asarray(C0, dtype=np.float64)
+    history = record_steps(numpy_step, X, C, tol=tol, max_iter=max_iter)
+    last = history[-1]
+    return KMeansResult(last["new_centroids"], last["labels"], len(history), history)
+
+
+def record_steps(
+    step: Callable, X: Any, C: Any, *, tol: float, max_iter: int
+) -> list[dict]:
+    """Call ``step(X, C) -> (new, labels)`` until the largest move is at most ``tol``.
+
+    One dict per iteration, as :func:`plot_steps` reads it, in NumPy arrays:
+    ``centroids`` (before the update), ``labels``, ``new_centroids`` and
+    ``shift``. ``step`` may be NumPy's, a jitted JAX step (lesson 03), or a
+    PyTorch step on the CPU; at most ``max_iter`` iterations.
+    """
     history: list[dict] = []
     for _ in range(max_iter):
-        new, labels = numpy_step(X, C)
-        shift = float(np.abs(new - C).max())
+        new, labels = step(X, C)
+        new_np, C_np = np.asarray(new), np.asarray(C)
+        shift = float(np.abs(new_np - C_np).max())
         history.append(
-            {"centroids": C, "labels": labels, "new_centroids": new, "shift": shift}
+            {
+                "centroids": C_np,
+                "labels": np.asarray(labels),
+                "new_centroids": new_np,
+                "shift": shift,
+            }
         )
         C = new
         if shift <= tol:
             break
-    return KMeansResult(C, labels, len(history), history)
+    return history
 
 
 def plot_steps(

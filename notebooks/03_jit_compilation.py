@@ -80,7 +80,7 @@ import numpy as np
 import torch
 from IPython.display import Markdown, display
 
-from course_utils import cartpole, claims, config, contention, kmeans, plots, timing, torch_logs
+from course_utils import cartpole, claims, config, contention, kmeans, timing, torch_logs
 from course_utils.claims.verdict_rule import fmt
 from course_utils.expect import expect_error
 from course_utils.parity import assert_close
@@ -179,7 +179,6 @@ print("same value in both frameworks")
 jaxpr = jax.make_jaxpr(f_jax, static_argnums=1)(jnp.asarray(x_np), 2.0)
 jaxpr
 
-
 # %% [markdown]
 # After `lambda` come the inputs with their types: `f32[8]` is a float32 array of 8 elements.
 # Each line after `let` is one primitive operation; `relu` is nested because it carries its own
@@ -191,23 +190,26 @@ jaxpr
 # backend below keeps the graphs, so we can read and count them.
 
 # %%
+recorded = []  # the FX graphs handed to keep_graphs since the last clear
+
+
+def keep_graphs(gm, example_inputs):
+    """A torch.compile backend: keep each FX graph, run it as it is."""
+    recorded.append(gm)
+    return gm.forward
+
+
 def capture(fn, *args):
     """Run fn(*args) under Dynamo from an empty cache; return the FX graphs it recorded."""
-    graphs = []
-
-    def keep_graphs(gm, example_inputs):
-        graphs.append(gm)
-        return gm.forward  # run the recorded graph as it is
-
+    recorded.clear()
     torch.compiler.reset()
     torch.compile(fn, backend=keep_graphs)(*args)
-    return graphs
+    return list(recorded)
 
 
 def op_count(graphs):
     """Operations recorded in FX graphs (calls, not inputs/outputs)."""
     return sum(n.op.startswith("call_") for gm in graphs for n in gm.graph.nodes)
-
 
 
 # %% [markdown]
@@ -635,23 +637,18 @@ jax.config.update("jax_explain_cache_misses", False)
 # By default Dynamo specialises on the first value it saw. When that guard fails, it recompiles
 # with the value as a symbol, which later values reuse. This is *automatic dynamic*, for sizes
 # and, in recent PyTorch versions, for Python floats. `torch._dynamo.mark_dynamic(x, 0)` makes
-# dimension 0 symbolic from the start; `dynamic=False` compiles each shape on its own. A counting
-# backend sees every compilation:
+# dimension 0 symbolic from the start; `dynamic=False` compiles each shape on its own. The
+# `keep_graphs` backend of section 1 counts every compilation:
 
 # %%
 def count_compiles(calls, **compile_kwargs):
-    """How many times Dynamo compiles scale_torch over these (x, s) calls, from an empty cache."""
-    compiled_graphs = []
-
-    def counting_backend(gm, example_inputs):
-        compiled_graphs.append(gm)
-        return gm.forward
-
+    """How many graphs Dynamo compiles for scale_torch over these (x, s) calls, from an empty cache."""
+    recorded.clear()
     torch.compiler.reset()
-    compiled = torch.compile(scale_torch, backend=counting_backend, **compile_kwargs)
+    compiled = torch.compile(scale_torch, backend=keep_graphs, **compile_kwargs)
     for x, s in calls:
         compiled(x, s)
-    return len(compiled_graphs)
+    return len(recorded)
 
 
 marked = torch.ones(3)
@@ -707,22 +704,16 @@ with jax.no_tracing(True):
         y = double_plus_one(x)
 print("JAX: one trace for the whole loop")
 
-
 # %% [markdown]
 # In PyTorch the same natural code compiles once. Dynamo's cache sits on the code object, and
 # every lambda made by that line shares one:
 
 # %%
 # PyTorch: torch.compile of a lambda written inside the loop
-def count_graphs(gm, example_inputs):
-    recorded.append(gm)
-    return gm.forward
-
-
-recorded = []
+recorded.clear()
 torch.compiler.reset()
 for t in [torch.full((3,), float(i)) for i in range(4)]:
-    y = torch.compile(lambda v: v * 2 + 1, backend=count_graphs)(t)
+    y = torch.compile(lambda v: v * 2 + 1, backend=keep_graphs)(t)
 print(f"PyTorch: {len(recorded)} graph(s) compiled for 4 calls")
 assert len(recorded) == 1
 
@@ -1150,19 +1141,11 @@ assert_close((C_j, labels_j, iters_j), (reference.centroids, reference.labels, r
 print(f"converged after {iters_t} iterations in both frameworks, identical labels")
 
 # %% [markdown]
-# The three steps, iteration by iteration, recorded by calling the jitted JAX step once per
-# iteration. One compiled program serves every iteration.
+# The three steps, iteration by iteration. `kmeans.record_steps` calls the jitted JAX step once
+# per iteration and keeps what the figure draws.
 
 # %%
-step_jit = jax.jit(kmeans_step_jax)
-history, C = [], C0_j
-for _ in range(max_iter):
-    new, labels = step_jit(X_j, C)
-    shift = float(jnp.abs(new - C).max())
-    history.append({"centroids": np.asarray(C), "labels": np.asarray(labels), "new_centroids": np.asarray(new), "shift": shift})
-    C = new
-    if shift <= tol:
-        break
+history = kmeans.record_steps(jax.jit(kmeans_step_jax), X_j, C0_j, tol=tol, max_iter=max_iter)
 axes = kmeans.plot_steps(X_km, history, tol=tol)
 plt.tight_layout()
 
@@ -1213,14 +1196,13 @@ print(claims.compact({
 # ## 7. Debugging compiled code, donation, caches
 #
 # **Key concepts**
-# - Inside `jax.jit`, `print` runs at trace time and shows tracers; `jax.debug.print` runs on
-#   every call and shows values. `jax.disable_jit()` runs everything eagerly, for a debugger.
-# - In PyTorch, `torch.compiler.disable` keeps a function out of the graph, at the price of a
-#   graph break; `fullgraph=True` makes any break an error.
-# - `donate_argnums` lets XLA reuse an input's buffer for the output. PyTorch's in-place methods
-#   such as `sub_` do that by hand.
-# - Both can keep compiled programs in a **persistent cache** on disk, so a new process skips the
-#   backend's compilation.
+# - Inside `jax.jit`, `print` runs at trace time; `jax.debug.print` runs on every call.
+#   `jax.disable_jit()` runs everything eagerly, for a debugger.
+# - `torch.compiler.disable` keeps a function out of the graph, at the price of a graph break;
+#   `fullgraph=True` makes any break an error.
+# - `donate_argnums` lets XLA reuse an input's buffer for the output, as PyTorch's in-place
+#   `sub_` does by hand.
+# - Both can keep compiled programs in a **persistent cache** on disk.
 #
 # ### 7.1 Seeing values inside compiled code
 #
@@ -1354,10 +1336,9 @@ for first_call in timing.new_process_first_calls():
 #
 # **Key concepts**
 # - Write the step for **one** environment, then `vmap` it: the batch axis is added for you.
-# - Batching by hand means rewriting every index for a batch axis.
-# - Article 004 says JAX simulates batched environments 2.3x faster than PyTorch. Its pairing is
-#   eager PyTorch against compiled JAX: two changes at once. Section 8.2 judges it in that pairing
-#   and in two fair ones.
+#   Batching by hand means rewriting every index for a batch axis.
+# - Article 004 says JAX simulates batched environments 2.3x faster than PyTorch, pairing eager
+#   PyTorch with compiled JAX. Section 8.2 judges it in that pairing and in two fair ones.
 #
 # Reinforcement learning steps many copies of an environment at once. The CartPole step for one
 # environment, in both frameworks: the state is `(x, x_dot, theta, theta_dot)`. `cartpole.physics`
@@ -1544,19 +1525,6 @@ VERDICTS.update({f"{pairing} pairing, {S.n_envs} environments": v for pairing, v
 # %%
 display(Markdown("| claim | stated | judged on | measured, verdict |\n|---|---|---|---|\n" + "\n".join(
     f"| {v.claim.text} | {v.claim.claimed} | {label if v.stats else '–'} | {v.line()} |" for label, v in VERDICTS.items())))
-
-# %% [markdown]
-# The timed claims as "× faster", each with its interval; the shaded band is the magnitude the
-# article states.
-
-# %%
-fig, ax = plt.subplots(figsize=(8, 3.5))
-plots.speedups(
-    [v.plot_row(label) for label, v in VERDICTS.items() if v.stats is not None and v.claim.unit == "x"],
-    ax=ax,
-    title="the articles' claims, measured in this lesson",
-)
-plt.tight_layout()
 
 # %% [markdown]
 # **Common misconceptions** (each corrected by a cell above)

@@ -115,3 +115,15 @@ def test_importing_the_module_imports_no_framework():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "False"
+
+
+def test_record_steps_keeps_what_plot_steps_reads_for_any_step():
+    X, _ = kmeans.make_blobs(60, 3, seed=1)
+    C0 = kmeans.initial_centroids(X, 3, seed=1)
+    ref = kmeans.numpy_kmeans(X, C0, tol=1e-4, max_iter=50)
+    steps = kmeans.record_steps(
+        kmeans.numpy_step, X, C0.astype(np.float64), tol=1e-4, max_iter=50
+    )
+    assert len(steps) == ref.n_iter and steps[-1]["shift"] <= 1e-4
+    assert set(steps[0]) == {"centroids", "labels", "new_centroids", "shift"}
+    np.testing.assert_array_equal(steps[-1]["labels"], ref.labels)
