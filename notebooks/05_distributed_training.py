@@ -769,7 +769,6 @@ for report in mp.ranks:
 # srun python -m course_utils.dist.jax_multiprocess   # initialize() detects SLURM
 # ```
 #
-# Compared with the one-machine commands of §3.1 and §6, only the launcher's flags differ.
 # The one device-dependent line in the scripts is §3.1's choice between NCCL and gloo.
 #
 # ## 8. What it costs: communication on paper and in the programs

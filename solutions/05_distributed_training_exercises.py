@@ -77,7 +77,7 @@ from course_utils.parity import assert_close
 
 DEVICES = meshes.devices(S.n_devices)  # the accelerators if there are enough, else simulated CPUs
 jax.config.update("jax_default_device", DEVICES[0])  # unsharded arrays live with the mesh
-mesh = jax.make_mesh((S.n_devices,), ("data",), devices=DEVICES)
+mesh = jax.make_mesh((S.n_devices,), ("data",), (jax.sharding.AxisType.Explicit,), devices=DEVICES)
 prob = problem.make_problem(1, S.batch, 16, 32, 4)
 params_np = problem.params_of(prob)
 _, grads_ref = problem.loss_and_grads_numpy(params_np, prob["X"], prob["y"])  # float64 oracle
