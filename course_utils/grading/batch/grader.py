@@ -614,18 +614,9 @@ def grade(
     subs = hold_last_grades(subs, [] if start_over else earlier, batch)
     options = _options(limits, smoke, not unsafe_no_sandbox, secret and secret[0])
     todo = _to_grade(subs, out, master, force, batch, options)
-    for note in notes:
-        echo(f"note: {note}")
-    if lookalike:
-        echo(lookalike)
     changed = master_change(todo, [] if start_over else earlier, master, out)
-    if changed:
-        echo(changed)
+    _announce(batch, [lookalike, changed], echo)
     store.remember_master(out, master.path.resolve(), master.sha256)
-    if batch.skipped:
-        echo(
-            f"{len(batch.skipped)} student(s) already graded (use --force to grade again)"
-        )
     start = time.perf_counter()
     grader = Grader(
         master, out, limits, smoke=smoke, sandboxed=not unsafe_no_sandbox,
@@ -641,6 +632,19 @@ def grade(
         store.write_regrades(out)
     batch.seconds = time.perf_counter() - start
     return batch
+
+
+def _announce(batch: Batch, lines: list[str | None], echo) -> None:
+    """What to know before the run starts: its notes, ``lines`` (warnings), and how
+    many are skipped."""
+    for note in batch.notes:
+        echo(f"note: {note}")
+    for line in filter(None, lines):
+        echo(line)
+    if batch.skipped:
+        echo(
+            f"{len(batch.skipped)} student(s) already graded (use --force to grade again)"
+        )
 
 
 def master_change(
