@@ -25,11 +25,18 @@ each question with its answer.
 :meth:`Quiz.feedback` is the script's verdict and wording computed in Python, which the
 tests compare with what the page says. Importing this module imports neither jax nor
 torch.
+
+Each quiz has a Chinese version, ``course_utils/quizzes/zh/<lesson>.toml`` (the same
+questions, choices, right answers, numbers and tolerances; :func:`structure`), which
+``quiz.load(lesson, language="zh")`` reads; the page's own words (*Check*, "Right.")
+are then Chinese too (:data:`WORDS`). The Chinese notebook's quiz cell passes
+``language="zh"`` (``course translate`` writes it so).
 """
 
 from __future__ import annotations
 
 import html
+import json
 import math
 import re
 import tomllib
@@ -40,6 +47,8 @@ from typing import Any
 from course_utils.errors import CourseError
 
 FOLDER = Path(__file__).resolve().parent / "quizzes"
+# The languages a quiz is written in: English in FOLDER, each other one in FOLDER/<language>.
+LANGUAGES = ("en", "zh")
 TITLE = "Check yourself"
 ROOT_CLASS = "course-quiz"
 # Where a float's last bits may differ between the author's number and the reader's.
@@ -143,6 +152,7 @@ class Quiz:
     questions: tuple[Question, ...]
     title: str = TITLE
     source: str = field(default="", compare=False)
+    language: str = "en"
 
     def __post_init__(self) -> None:
         _check_quiz(self)
@@ -152,22 +162,22 @@ class Quiz:
         (0-based) with ``response`` (a choice's index, or the text typed):
         ``("right", "Right. ...")``, ``("wrong", "Wrong. ...")`` or, with no usable
         answer, ``("", "Choose an answer first.")`` and the like."""
-        question = self.questions[index]
+        question, w = self.questions[index], WORDS[self.language]
         if isinstance(question, Numeric):
             text = str(response).strip() if response is not None else ""
             if not text:
-                return "", "Type a number first."
+                return "", w["type_first"]
             value = parse_number(text)
             if value is None:
-                return "", f"“{text}” is not a number: type digits, such as 12 or 0.5."
+                return "", w["nan_before"] + text + w["nan_after"]
             right, hint = question.check(value), question.hint
         else:
             if response is None:
-                return "", "Choose an answer first."
+                return "", w["choose_first"]
             right, hint = question.check(response), question.hint_for(response)
         if right:
-            return "right", f"Right. {_plain(question.explain)}"
-        return "wrong", f"Wrong. {_plain(hint)} Try again, or open “Show the answer”."
+            return "right", w["right"] + _plain(question.explain)
+        return "wrong", w["wrong"] + _plain(hint) + w["again"]
 
     def _repr_html_(self) -> str:
         return self.html()
@@ -184,22 +194,25 @@ class Quiz:
     def html(self) -> str:
         """The quiz as one self-contained block of HTML (style, questions, script)."""
         slug = _SLUG.sub("-", self.name) or "quiz"
+        w = WORDS[self.language]
         items = "\n".join(
-            _question_html(q, i + 1, f"{ROOT_CLASS}-{slug}-q{i + 1}")
+            _question_html(q, i + 1, f"{ROOT_CLASS}-{slug}-q{i + 1}", w)
             for i, q in enumerate(self.questions)
         )
+        how = f'<span class="{ROOT_CLASS}-how">{w["static_how"]}</span>'
+        lang = "" if self.language == "en" else f' lang="{HTML_LANG[self.language]}"'
         return (
-            f'<div class="{ROOT_CLASS}" data-quiz="{html.escape(self.name)}">\n'
+            f'<div class="{ROOT_CLASS}"{lang} data-quiz="{html.escape(self.name)}">\n'
             f"<style>{CSS}</style>\n"
-            f'<p class="{ROOT_CLASS}-title"><strong>{_inline(self.title)}</strong> '
-            f"({len(self.questions)} questions: "
-            f'<span class="{ROOT_CLASS}-how">{STATIC_HOW}</span>)</p>\n'
-            f"{items}\n<script>{SCRIPT}</script>\n</div>"
+            f'<p class="{ROOT_CLASS}-title"><strong>{_inline(self.title)}</strong>'
+            f"{w['count'].format(n=len(self.questions), how=how)}</p>\n"
+            f"{items}\n<script>{script(self.language)}</script>\n</div>"
         )
 
     def markdown(self) -> str:
         """The questions with their answers, as Markdown (a PDF, a static page)."""
-        lines = [f"**{self.title}** (the answer follows each question)", ""]
+        w = WORDS[self.language]
+        lines = [f"**{self.title}**{w['follows']}", ""]
         for i, q in enumerate(self.questions, 1):
             lines += [f"{i}. {q.text}", ""]
             if isinstance(q, MultipleChoice):
@@ -209,12 +222,18 @@ class Quiz:
                 answer = f"({_letter(q.answer)}) {q.choices[q.answer].text}"
             else:
                 answer = q.answer_text
-            lines += ["", f"   *Answer:* {_end(answer)} {q.explain}", ""]
+            answer = _end(answer, self.language)
+            lines += [
+                "",
+                f"   *{w['answer']}*{w['sep']}{answer}{w['sep']}{q.explain}",
+                "",
+            ]
         return "\n".join(lines).rstrip() + "\n"
 
     def text(self) -> str:
         """The questions with their answers, as plain text (a terminal, a log)."""
-        lines = [f"{self.title} (the answer follows each question)"]
+        w = WORDS[self.language]
+        lines = [f"{self.title}{w['follows']}"]
         for i, q in enumerate(self.questions, 1):
             lines.append(f"{i}. {_plain(q.text)}")
             if isinstance(q, MultipleChoice):
@@ -225,13 +244,17 @@ class Quiz:
                 answer = f"({_letter(q.answer)}) {_plain(q.choices[q.answer].text)}"
             else:
                 answer = q.answer_text
-            lines.append(f"   Answer: {_end(answer)} {_plain(q.explain)}")
+            answer = _end(answer, self.language)
+            explain = _plain(q.explain)
+            lines.append(f"   {w['answer']}{w['sep']}{answer}{w['sep']}{explain}")
         return "\n".join(lines)
 
 
-def _end(text: str) -> str:
+def _end(text: str, language: str = "en") -> str:
     """``text`` ending a sentence: a full stop added unless it ends with one already."""
-    return text if text.endswith((".", "?", "!")) else text + "."
+    if text.endswith((".", "?", "!", "。", "？", "！")):
+        return text
+    return text + WORDS[language]["stop"]
 
 
 def _letter(index: int) -> str:
@@ -260,7 +283,7 @@ def _attr(text: str) -> str:
     return html.escape(_inline(text), quote=True)
 
 
-def _question_html(q: Question, number: int, name: str) -> str:
+def _question_html(q: Question, number: int, name: str, w: dict[str, str]) -> str:
     explain = _inline(q.explain)
     if isinstance(q, MultipleChoice):
         kind, data = "choice", ""
@@ -277,7 +300,7 @@ def _question_html(q: Question, number: int, name: str) -> str:
         data = f' data-number="{q.number!r}" data-tolerance="{q.tolerance!r}"'
         unit = f" {_inline(q.unit)}" if q.unit else ""
         inputs = (
-            '<label>Your answer: <input type="text" inputmode="decimal" '
+            f'<label>{w["your_answer"]}<input type="text" inputmode="decimal" '
             f'autocomplete="off" spellcheck="false">{unit}</label>'
         )
         answer = html.escape(q.answer_text)
@@ -286,8 +309,9 @@ def _question_html(q: Question, number: int, name: str) -> str:
         f'data-hint="{_attr(q.hint)}" data-explain="{_attr(q.explain)}">\n'
         f"<fieldset><legend>{number}. {_inline(q.text)}</legend>\n{inputs}\n</fieldset>\n"
         f'<p class="{ROOT_CLASS}-feedback" aria-live="polite"></p>\n'
-        f"<details><summary>Show the answer</summary>\n"
-        f"<p><strong>Answer:</strong> {_end(answer)} {explain}</p>\n</details>\n</div>"
+        f"<details><summary>{w['show']}</summary>\n"
+        f"<p><strong>{w['answer']}</strong>{w['sep']}{_end(answer, w['lang'])}{w['sep']}"
+        f"{explain}</p>\n</details>\n</div>"
     )
 
 
@@ -297,6 +321,53 @@ STATIC_HOW = "open <em>Show the answer</em> under a question to read its answer"
 SCRIPT_HOW = (
     "pick or type an answer, then <em>Check</em>; <em>Show the answer</em> opens it"
 )
+# The page's own words in each language (the questions bring theirs): the buttons, the
+# verdicts, the messages of Quiz.feedback and of the script, the answer's label.
+WORDS: dict[str, dict[str, str]] = {
+    "en": {
+        "lang": "en",
+        "title": TITLE,
+        "count": " ({n} questions: {how})",
+        "static_how": STATIC_HOW,
+        "script_how": SCRIPT_HOW,
+        "follows": " (the answer follows each question)",
+        "check": "Check",
+        "show": "Show the answer",
+        "answer": "Answer:",
+        "your_answer": "Your answer: ",
+        "sep": " ",
+        "stop": ".",
+        "right": "Right. ",
+        "wrong": "Wrong. ",
+        "again": " Try again, or open “Show the answer”.",
+        "choose_first": "Choose an answer first.",
+        "type_first": "Type a number first.",
+        "nan_before": "“",
+        "nan_after": "” is not a number: type digits, such as 12 or 0.5.",
+    },
+    "zh": {
+        "lang": "zh",
+        "title": "自我检查",
+        "count": "（共 {n} 题：{how}）",
+        "static_how": "展开题目下的<em>显示答案</em>即可读到答案",
+        "script_how": "选择或输入答案，再按<em>检查</em>；<em>显示答案</em>会展开答案",
+        "follows": "（每题之后附答案）",
+        "check": "检查",
+        "show": "显示答案",
+        "answer": "答案：",
+        "your_answer": "你的答案：",
+        "sep": "",
+        "stop": "。",
+        "right": "正确。",
+        "wrong": "错误。",
+        "again": "再试一次，或展开“显示答案”。",
+        "choose_first": "请先选择一个答案。",
+        "type_first": "请先输入一个数。",
+        "nan_before": "“",
+        "nan_after": "”不是数：请输入数字，例如 12 或 0.5。",
+    },
+}
+HTML_LANG = {"en": "en", "zh": "zh-CN"}
 
 # Scoped to the quiz; colours only on borders, so the text keeps the page's own colour
 # (and its contrast) in light and dark themes alike.
@@ -336,7 +407,7 @@ SCRIPT = """
   const setup = (root) => {
     if (root.dataset.ready) return;
     root.dataset.ready = "1";
-    root.querySelector("." + R + "-how").innerHTML = "@HOW@";
+    root.querySelector("." + R + "-how").innerHTML = @script_how@;
     const seq = (document.courseQuizSeq = (document.courseQuizSeq || 0) + 1);
     root.querySelectorAll("." + R + "-q").forEach((q, i) => {
       const say = q.querySelector("." + R + "-feedback");
@@ -348,28 +419,28 @@ SCRIPT = """
         let right, hint = q.dataset.hint;
         if (q.dataset.kind === "number") {
           const text = field.value.trim();
-          if (!text) return tell("", "Type a number first.");
+          if (!text) return tell("", @type_first@);
           const ok = /^[+-]?(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d+)?$/.test(text);
           const x = ok ? Number(text) : NaN, a = Number(q.dataset.number);
           if (!Number.isFinite(x)) {
             say.className = R + "-feedback";
-            say.textContent = "“" + text + "” is not a number: type digits, such as 12 or 0.5.";
+            say.textContent = @nan_before@ + text + @nan_after@;
             return;
           }
           right = Math.abs(x - a) <= Number(q.dataset.tolerance) + 1e-9 * Math.max(1, Math.abs(a));
         } else {
           const picked = q.querySelector("input[type=radio]:checked");
-          if (!picked) return tell("", "Choose an answer first.");
+          if (!picked) return tell("", @choose_first@);
           right = picked.hasAttribute("data-correct");
           hint = picked.dataset.hint || hint;
         }
-        if (right) tell("right", "Right. " + q.dataset.explain);
-        else tell("wrong", "Wrong. " + hint + " Try again, or open “Show the answer”.");
+        if (right) tell("right", @right@ + q.dataset.explain);
+        else tell("wrong", @wrong@ + hint + @again@);
       };
       const button = document.createElement("button");
       button.type = "button";
       button.className = R + "-check";
-      button.textContent = "Check";
+      button.textContent = @check@;
       button.addEventListener("click", check);
       q.querySelector("fieldset").after(button);
       q.addEventListener("input", () => tell("", ""));
@@ -387,17 +458,36 @@ SCRIPT = """
   const own = me && me.closest("." + R);
   (own ? [own] : document.querySelectorAll("." + R)).forEach(setup);
 })();
-""".replace("@ROOT@", ROOT_CLASS).replace("@HOW@", SCRIPT_HOW)
+""".replace("@ROOT@", ROOT_CLASS)
 
 
-def load(lesson: str | Path) -> Quiz:
+def script(language: str = "en") -> str:
+    """The quiz's script with the page's words of ``language`` (:data:`WORDS`)."""
+    out = SCRIPT
+    for key, word in WORDS[language].items():
+        out = out.replace(f"@{key}@", json.dumps(word, ensure_ascii=False))
+    return out
+
+
+def folder(language: str = "en") -> Path:
+    """Where the quizzes of ``language`` are: ``quizzes/``, ``quizzes/zh/``."""
+    if language not in LANGUAGES:
+        raise QuizError(
+            f"no quizzes in language {language!r} (languages: {', '.join(LANGUAGES)})"
+        )
+    return FOLDER if language == "en" else FOLDER / language
+
+
+def load(lesson: str | Path, language: str = "en") -> Quiz:
     """The quiz of ``lesson`` (a lesson's name, ``"02_autodiff"``, read from
-    ``course_utils/quizzes/``), or of a ``.toml`` file at that path."""
+    ``course_utils/quizzes/``, or ``quizzes/zh/`` with ``language="zh"``), or of a
+    ``.toml`` file at that path (its text in ``language``)."""
     path = Path(lesson)
+    where = folder(language)
     if path.suffix != ".toml":
-        path = FOLDER / f"{lesson}.toml"
+        path = where / f"{lesson}.toml"
         if not path.is_file():
-            known = ", ".join(names()) or "(none)"
+            known = ", ".join(names(language)) or "(none)"
             raise QuizError(
                 f"no quiz for lesson {str(lesson)!r}: {path} is missing (quizzes: {known})"
             )
@@ -408,12 +498,23 @@ def load(lesson: str | Path) -> Quiz:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise QuizError(f"{_shown(path)}: not valid TOML ({err})") from None
-    return from_dict(data, name=path.stem, source=_shown(path))
+    return from_dict(data, name=path.stem, source=_shown(path), language=language)
 
 
-def names() -> list[str]:
-    """The lessons with a quiz in ``course_utils/quizzes/``."""
-    return sorted(p.stem for p in FOLDER.glob("*.toml"))
+def names(language: str = "en") -> list[str]:
+    """The lessons with a quiz in ``course_utils/quizzes/`` (``quizzes/zh/``...)."""
+    return sorted(p.stem for p in folder(language).glob("*.toml"))
+
+
+def structure(quiz: Quiz) -> list[tuple]:
+    """What a translation keeps of a quiz: per question, a multiple choice's number of
+    choices and right one, or a number's value and tolerance."""
+    return [
+        ("choice", len(q.choices), q.answer)
+        if isinstance(q, MultipleChoice)
+        else ("number", q.number, q.tolerance)
+        for q in quiz.questions
+    ]
 
 
 def _shown(path: Path) -> str:
@@ -424,7 +525,9 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def from_dict(data: dict[str, Any], name: str, source: str = "") -> Quiz:
+def from_dict(
+    data: dict[str, Any], name: str, source: str = "", language: str = "en"
+) -> Quiz:
     """A quiz from the mapping a quiz file holds (``title``, ``[[question]]`` tables),
     checked; an error names ``source`` (the file) and the question."""
     where = source or f"quiz {name!r}"
@@ -433,10 +536,12 @@ def from_dict(data: dict[str, Any], name: str, source: str = "") -> Quiz:
     if not isinstance(raw, list) or not raw:
         raise QuizError(f"{where}: no [[question]] table (a quiz needs one or more)")
     questions = tuple(_question(q, where, i) for i, q in enumerate(raw, 1))
-    title = data.get("title", TITLE)
+    title = data.get("title", WORDS[language]["title"])
     if not isinstance(title, str) or not title.strip():
         raise QuizError(f"{where}: title must be a non-empty string, got {title!r}")
-    return Quiz(name=name, questions=questions, title=title, source=where)
+    return Quiz(
+        name=name, questions=questions, title=title, source=where, language=language
+    )
 
 
 def _label(where: str, index: int, raw: Any) -> str:
@@ -559,6 +664,8 @@ def _check_question(q: Question, label: str) -> None:
 
 def _check_quiz(quiz: Quiz) -> None:
     where = quiz.source or f"quiz {quiz.name!r}"
+    if quiz.language not in WORDS:
+        raise QuizError(f"{where}: no words for language {quiz.language!r}")
     if not quiz.questions:
         raise QuizError(f"{where}: a quiz needs one or more questions")
     for i, q in enumerate(quiz.questions, 1):

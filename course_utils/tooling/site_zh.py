@@ -10,7 +10,8 @@ listing the Chinese lessons and exercises (:func:`home_page`).
 A Chinese lesson page carries the English execution's outputs: the executed English copy,
 each markdown cell's source replaced by the Chinese notebook's cell of the same id
 (:func:`carry`; the Chinese notebook's code cells are the English ones byte for byte, so
-the English outputs stand for them). Cell ids that do not match stop the build, naming the
+the English outputs stand for them), and the quiz cell's output the lesson's Chinese quiz
+where the Chinese cell loads it (``quiz.load(..., language="zh")``). Cell ids that do not match stop the build, naming the
 lesson and the cell. The Chinese notebook is the one ``course translate`` writes
 (``notebooks/zh/``), rendered here from its catalog by
 :func:`course_utils.tooling.translate.render`, so the page is the catalog's of this
@@ -136,6 +137,9 @@ def carry(english: Any, chinese: Any, lesson: str) -> Any:
         seen.add(cid)
         if cell.cell_type == "markdown":
             cell.source = match.source
+        elif match.source != cell.source and _is_quiz_call(cell.source, match.source):
+            cell.source = match.source
+            cell.outputs = quiz_outputs(cell.get("outputs", []), match.source)
     for index, cell in enumerate(chinese.cells):
         if cell.get("id") not in seen:
             first = (cell.get("source") or "").strip().split("\n", 1)[0][:60]
@@ -147,6 +151,32 @@ def carry(english: Any, chinese: Any, lesson: str) -> Any:
             )
     english.metadata["translation"] = chinese.metadata.get("translation", {})
     return english
+
+
+def _is_quiz_call(english: str, chinese: str) -> bool:
+    """Whether ``chinese`` is the quiz cell ``english`` loading the Chinese quiz."""
+    found = translate.QUIZ_CALL.match(english)
+    return bool(found) and chinese == f'{found[1]}, language="{LANGUAGE}")'
+
+
+def quiz_outputs(outputs: list[Any], source: str) -> list[Any]:
+    """The quiz cell's outputs for the Chinese page: the Chinese quiz, formatted as the
+    kernel formats it, under the English execution's count."""
+    import nbformat
+    from IPython.core.formatters import DisplayFormatter
+
+    from course_utils import quiz
+
+    name = translate.QUIZ_CALL.match(source.replace(f', language="{LANGUAGE}")', ")"))
+    data, metadata = DisplayFormatter().format(quiz.load(name[2], language=LANGUAGE))
+    count = next(
+        (o.get("execution_count") for o in outputs if "execution_count" in o), None
+    )
+    return [
+        nbformat.v4.new_output(
+            "execute_result", data=data, metadata=metadata, execution_count=count
+        )
+    ]
 
 
 def readme_home(readme_zh: str, split_heading: str) -> str:

@@ -6,7 +6,9 @@ notebook (``exercises/*.ipynb``) and the README that has a catalog in
 translate`` writes ``notebooks/<language>/``, ``exercises/<language>/`` and
 ``README.<language>.md``: the same cells, ids, tags and metadata, the code cells byte for
 byte, each markdown message replaced by its translation (a message not translated yet
-stays English), the badges pointing at the translated notebook.
+stays English), the badges pointing at the translated notebook. The one code cell that
+differs is a lesson's quiz cell, where the lesson's quiz has a version in the language
+(``course_utils/quizzes/zh/``): its call gains ``language="zh"`` (:func:`quiz_call`).
 
 ``course translate --update`` merges the English into the catalogs (``--update NN``
 starts one); ``course translate --check`` fails when a translated file differs from what
@@ -42,6 +44,20 @@ BADGE_WORDS = {
 }
 # The line a translated README opens with, linking back to the English.
 EDITION_LINE = {"zh": "[English](README.md) · 中文"}
+# A lesson's quiz cell (docs/AUTHORING.md, "The review quiz"): the edition's passes its
+# language when the quiz has a version in it.
+QUIZ_CALL = re.compile(r'^(from course_utils import quiz\n\nquiz\.load\("([^"]+)")\)$')
+
+
+def quiz_call(root: Path, source: str, language: str) -> str:
+    """A code cell's source in the ``language`` edition: a quiz cell whose lesson has
+    ``course_utils/quizzes/<language>/<lesson>.toml`` loads that version
+    (``quiz.load("02_autodiff", language="zh")``); any other cell is ``source``."""
+    match = QUIZ_CALL.match(source)
+    quizzes = root / "course_utils" / "quizzes" / language
+    if match and (quizzes / f"{match[2]}.toml").is_file():
+        return f'{match[1]}, language="{language}")'
+    return source
 
 
 @dataclass(frozen=True)
@@ -128,6 +144,8 @@ def render(root: Path, src: Source, language: str, cat: Any) -> str:
     anchors = _anchors(split, tr)
     for cell, pieces in zip(nb.cells, split, strict=True):
         if pieces is None:
+            if cell.cell_type == "code":
+                cell.source = quiz_call(root, cell.source, language)
             continue
         text = pieces.render(tr)
         text = _LOCAL_LINK.sub(lambda m: f"](#{anchors.get(m[1], m[1])})", text)

@@ -55,6 +55,46 @@ def test_the_english_outputs_are_carried_into_the_chinese_cells_by_id():
     assert any(c.get("outputs") for c in carried.cells)
 
 
+def test_the_quiz_cell_shows_the_chinese_quiz_under_the_english_count(
+    tmp_path, monkeypatch
+):
+    from course_utils import quiz
+
+    (tmp_path / "zh").mkdir()
+    for folder, text, explain in [
+        (tmp_path, "Which is even?", "2 divides it."),
+        (tmp_path / "zh", "哪个是偶数？", "它能被 2 整除。"),
+    ]:
+        (folder / "91_x.toml").write_text(
+            f'[[question]]\ntext = "{text}"\nexplain = "{explain}"\nhint = "2"\n'
+            '[[question.choice]]\ntext = "3"\n[[question.choice]]\ntext = "4"\n'
+            "correct = true\n",
+            encoding="utf-8",
+        )
+    monkeypatch.setattr(quiz, "FOLDER", tmp_path)
+    call = 'from course_utils import quiz\n\nquiz.load("91_x")'
+    english, chinese = nbformat.v4.new_notebook(), nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell(call, execution_count=7)
+    cell.outputs = [
+        nbformat.v4.new_output(
+            "execute_result", data={"text/plain": "x"}, execution_count=7
+        )
+    ]
+    english.cells = [cell, nbformat.v4.new_code_cell("print(1)")]
+    chinese.cells = copy.deepcopy(english.cells)
+    chinese.cells[0].source = call[:-1] + ', language="zh")'
+    chinese.cells[0].outputs = []
+    carried = site_zh.carry(english, chinese, "91_x")
+    (out,) = carried.cells[0].outputs
+    assert carried.cells[0].source == chinese.cells[0].source
+    assert out["execution_count"] == 7
+    assert "哪个是偶数？" in out["data"]["text/html"]
+    assert (
+        "检查" in out["data"]["text/html"] and "Which" not in out["data"]["text/html"]
+    )
+    assert carried.cells[1].source == "print(1)"
+
+
 def test_a_chinese_notebook_without_a_cell_of_the_executed_copy_is_named():
     chinese = _read(CHINESE)
     chinese.cells[2].id = "0ddc0ffe"  # '## 1. 第一部分', 16cd334a in the English

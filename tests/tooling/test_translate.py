@@ -208,8 +208,38 @@ def test_each_edition_has_the_english_code_cells_byte_for_byte(path):
     ]
     for a, b in zip(zh.cells, en.cells, strict=True):
         assert a.metadata == b.metadata
-        if a.cell_type == "code":
-            assert a.source == b.source, f"{path.name} cell {a.id}"
+        if a.cell_type == "code" and a.source != b.source:
+            # The one difference allowed: the quiz cell loads the lesson's Chinese quiz.
+            found = translate.QUIZ_CALL.match(b.source)
+            assert found and a.source == f'{found[1]}, language="zh")', (
+                f"{path.name} cell {a.id}"
+            )
+
+
+def test_the_quiz_cell_loads_the_chinese_quiz_only_where_there_is_one(tmp_path):
+    english = _course(tmp_path)
+    nb = nbformat.read(english, as_version=4)
+    call = 'from course_utils import quiz\n\nquiz.load("00_demo")'
+    nb.cells.append(nbformat.v4.new_code_cell(call))
+    nbformat.write(nb, english)
+    translate.update(tmp_path, "zh", ["00"])
+    _translate_all(tmp_path, "00_demo", ZH)
+    translate.build(tmp_path, "zh")
+    path = tmp_path / "notebooks/zh/00_demo.ipynb"
+    assert nbformat.read(path, as_version=4).cells[-1].source == call
+    zh_quiz = tmp_path / "course_utils" / "quizzes" / "zh" / "00_demo.toml"
+    zh_quiz.parent.mkdir(parents=True)
+    zh_quiz.write_text("", encoding="utf-8")
+    assert translate.build(tmp_path, "zh", check=True)[0] == [
+        "notebooks/zh/00_demo.ipynb"
+    ]
+    translate.build(tmp_path, "zh")
+    zh = nbformat.read(path, as_version=4)
+    assert zh.cells[-1].source == call[:-1] + ', language="zh")'
+    assert zh.cells[1].source == nb.cells[1].source  # every other code cell as it was
+    assert (
+        translate.quiz_call(tmp_path, call + "\nprint(1)", "zh") == call + "\nprint(1)"
+    )
 
 
 def test_the_translated_readme_links_to_the_editions_that_exist(tmp_path):
