@@ -562,26 +562,8 @@ print("no recompilation")
 #
 # **Review questions**
 #
-# <details><summary>1. Why can a JAX function return before its result exists?</summary>
-# JAX dispatches work asynchronously: the call queues the computation on the device and returns
-# a handle. Reading the value, or `block_until_ready()`, waits for it.
-# </details>
-#
-# <details><summary>2. What is the break-even number of calls?</summary>
-# The number of calls after which compile time plus compiled calls costs less than running
-# eagerly: `(first − steady) / (eager − steady)`, rounded up.
-# </details>
-#
-# <details><summary>3. Why interleave variants instead of timing one after the other?</summary>
-# Machine load drifts with other programs, turbo clocks and heat. Interleaving in shuffled
-# rounds spreads that drift over all variants, instead of penalising whichever ran during a
-# slow patch.
-# </details>
-#
-# The cell below asks these questions again as a self-check, with one more on the verdict rule
-# of section 3.3. Pick or type an answer and press *Check*. A wrong answer gets a hint, not the
-# answer; *Show the answer* opens it. Where the script does not run, as in GitHub's preview or
-# an untrusted notebook, each answer is folded under its question.
+# The cell below asks this lesson's review questions: pick or type an answer and press
+# *Check*, or open *Show the answer* under a question.
 
 # %%
 from course_utils import quiz
