@@ -1120,36 +1120,8 @@ print(f"First calls: JAX eager {first['JAX eager']}, JAX jit {first['JAX jit']},
 #
 # **Review questions**
 #
-# <details><summary>1. Why can functional code not have the aliasing bug of §1.1?</summary>
-# Nothing is ever written into an existing array. Every update returns new arrays, so a value
-# you kept stays what it was, whoever else holds a reference to it.
-# </details>
-#
-# <details><summary>2. A jitted function prints the loss once and then never again. Why, and what
-# do you use instead?</summary>
-# Python code in a jitted function runs while tracing, once per input shape and dtype; the
-# compiled program has no Python in it. `jax.debug.print` adds a print operation to the program
-# itself.
-# </details>
-#
-# <details><summary>3. You reuse one key for the dropout mask at every step. What happens?</summary>
-# Nothing raises, but every step drops the same units, so dropout stops being random. Derive a
-# key per step with `jax.random.fold_in(key, step)`, or split a new key each step.
-# </details>
-#
-# <details><summary>4. How does an NNX module get into `jax.jit` and `jax.grad`, and when do you
-# still split it into graphdef and state?</summary>
-# A module is a pytree whose leaves are its arrays, so it goes in directly. `jax.grad` returns a
-# module of gradients, and `jax.tree.map` makes the updated module. `jax.jit` works on a copy,
-# so an in-place update inside is lost unless you return the module; `nnx.jit` writes such
-# updates back. `nnx.split` gives the static graphdef and the state separately. Use it when you
-# want the state alone: to save it with Orbax, to keep only some variable types, or in a pure
-# step that `nnx.merge`s the object back.
-# </details>
-#
-# The cell below asks these questions again as a self-check, with one more on `jax.jit` and a
-# module changed in place. Pick or type an answer and press *Check*. A wrong answer gets a
-# hint, not the answer; *Show the answer* opens it.
+# The cell below asks this lesson's review questions: pick or type an answer and press
+# *Check*, or open *Show the answer* under a question.
 
 # %%
 from course_utils import quiz
