@@ -274,8 +274,8 @@ variants = {"PyTorch eager": torch_variant(), "torch.compile (step)": torch_vari
             "JAX bf16 dtype": jax_variant(jit_step_bf16)}
 with timing.cold_inductor_cache(), timing.jax_persistent_cache_off():  # first calls from cold caches
     throughput = timing.compare(variants, baseline="PyTorch eager", rtol=3e-2, atol=3e-2, target_s=S.target_s)
-rows = ["| variant | tokens/s (median) | × PyTorch eager | first call (with compile) |", "|---|---:|---:|---:|"]
-rows += [f"| {name} | {tokens_per_call / m.median:,.0f} | {throughput.speedup(name):.2f}x | "
+rows = ["| variant | tokens/s (median) | vs PyTorch eager | first call (with compile) |", "|---|---:|---:|---:|"]
+rows += [f"| {name} | {tokens_per_call / m.median:,.0f} | {throughput.speed_text(name)} | "
          f"{timing.format_seconds(m.first_call_s)} |" for name, m in throughput.measurements.items()]
 display(Markdown("\n".join(rows) + f"\n\n{K} steps of {S.batch}×{S.block_size} tokens per call ({throughput.conditions()})"))
 
