@@ -1246,44 +1246,8 @@ print(claims.compact([
 #
 # **Review questions**
 #
-# <details><summary>1. Your network maps 3 inputs to 10,000 outputs and you need its full
-# Jacobian. Which mode, and why?</summary>
-# Forward mode, `jacfwd`. It needs one JVP per input, 3 in all, while reverse mode needs one VJP
-# per output, 10,000 in all.
-# </details>
-#
-# <details><summary>2. Why does the third derivative need `create_graph=True` in PyTorch but
-# nothing special in JAX?</summary>
-# PyTorch's backward pass normally runs without recording, so its result has no tape to
-# differentiate. `create_graph=True` records the backward pass too. `jax.grad` returns an
-# ordinary traceable function, so applying `grad` to it again just works.
-# </details>
-#
-# <details><summary>3. How does `vmap(grad(loss))` differ from `grad` of the mean loss?</summary>
-# `grad` of the mean gives one gradient, the average. `vmap(grad(loss_one))` gives one gradient
-# per example, whose mean equals that average, §5.
-# </details>
-#
-# <details><summary>4. What does `jax.checkpoint` save, and what does it cost?</summary>
-# Only the inputs of the checkpointed function. The intermediate values are recomputed in the
-# backward pass, which costs about one extra forward pass of that block. Applied per block, the
-# backward pass recomputes one block at a time, so only one block's insides are alive at once,
-# §6.4.
-# </details>
-#
-# <details><summary>5. `jax.hessian` raises on your `custom_vjp` function. Why, and what do
-# you write instead?</summary>
-# `jax.hessian` is `jacfwd(jacrev(f))`, and its outer forward mode needs a JVP rule, which a
-# `custom_vjp` does not define. JAX does not fall back to the original code, since the custom
-# rule replaces it. Write the rule as a `jax.custom_jvp` instead. JAX uses it for forward mode
-# and transposes it for reverse mode, so `grad`, `jvp`, `jacfwd` and `hessian` all work, §6.3.
-# In PyTorch the equivalent is a `jvp` staticmethod next to `backward`, plus a vmap rule for
-# `jacfwd` and `hessian`.
-# </details>
-#
-# The cell below asks these questions again as a self-check, with one more on counting the
-# JVPs of section 2. Pick or type an answer and press *Check*. A wrong answer gets a hint, not
-# the answer; *Show the answer* opens it.
+# The cell below asks this lesson's review questions: pick or type an answer and press
+# *Check*, or open *Show the answer* under a question.
 
 # %%
 from course_utils import quiz
