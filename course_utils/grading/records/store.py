@@ -430,6 +430,9 @@ def merge(inputs: list[Path], out: Path) -> tuple[list[dict], list[str]]:
         _clear(dst)
         tmp.rename(dst)
     _remove_if_empty(out / WORK)
+    for folder in inputs:  # which master file graded them, for a later run's line
+        for sha, path in masters_used(folder).items():
+            remember_master(out, Path(path), sha)
     return write_tables(out, notes), notes
 
 

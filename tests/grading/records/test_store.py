@@ -195,3 +195,23 @@ def test_tables_neutralise_formulas_and_show_names_escaped(tmp_path):
     assert store.student_dir(tmp_path, "=HYPERLINK(1)").name.startswith(
         "_HYPERLINK_1_+"
     )
+
+
+def test_the_masters_noted_are_kept_and_merged(tmp_path):
+    """``_instructor/.masters.json``: each master's path by its sha256, for the line a
+    later run says when the master changed; a merge carries its shards' notes."""
+    a, b, out = tmp_path / "a", tmp_path / "b", tmp_path / "out"
+    assert store.masters_used(a) == {}
+    store.save_student(a, _record("ann", 3.0), {})
+    store.save_student(b, _record("bob", 1.0), {})
+    store.remember_master(a, Path("/course/solutions/m.ipynb"), "s1")
+    store.remember_master(a, Path("/course/solutions/m.ipynb"), "s1")  # once
+    store.remember_master(b, Path("/upstream/solutions/m.ipynb"), "s2")
+    assert store.masters_used(a) == {"s1": "/course/solutions/m.ipynb"}
+    store.merge([a, b], out)
+    assert store.masters_used(out) == {
+        "s1": "/course/solutions/m.ipynb",
+        "s2": "/upstream/solutions/m.ipynb",
+    }
+    (out / store.INSTRUCTOR / store.MASTERS).write_text("[not a note]")
+    assert store.masters_used(out) == {}  # a broken note is no note
