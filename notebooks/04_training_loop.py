@@ -1150,47 +1150,8 @@ display(Markdown("| claim (source) | measured here | verdict |\n|---|---|---|\n"
 #
 # **Review questions**
 #
-# <details><summary>1. Why does a Linear layer after a flatten need more than a transpose when
-# porting from PyTorch to Flax?</summary>
-# NCHW flattens in (channel, row, column) order and NHWC in (row, column, channel) order. So
-# the kernel's rows must be permuted to the new order as well as transposed.
-# </details>
-#
-# <details><summary>2. Why did the Adam parity check need a looser tolerance than SGD's?</summary>
-# Adam's first update, lr·g/(|g|+ε), is about lr in size even for a tiny g. Where |g| is near
-# ε, rounding in g is a large fraction of g, so the update differs by a visible fraction of
-# lr. SGD's update lr·g inherits only g's tiny absolute error.
-# </details>
-#
-# <details><summary>3. What does donating the training state buy, and what does it cost?</summary>
-# XLA may write the new parameters and optimiser state into the old buffers, so a step need
-# not hold two copies of the state. The cost: the donated arrays are deleted, and the caller
-# must use the returned state from then on.
-# </details>
-#
-# <details><summary>4. The float32 losses of the two frameworks drift apart. What rules out a
-# bug?</summary>
-# A control that changes only the rounding: trained in float64, the two frameworks agree
-# within 10⁻⁹ at every step. A bug, such as an unpermuted `fc1`, would survive the change of
-# precision and show from the first step.
-# </details>
-#
-# <details><summary>5. Why can a rolled <code>lax.scan</code> of training steps be slower than an
-# unrolled one on a CPU?</summary>
-# On XLA's CPU backend a convolution inside a loop body can miss the fast kernel that
-# straight-line code gets; section 5.3 timed one layer's gradient both ways. Unrolling the
-# scan, or a Python loop of jitted steps, avoids that.
-# </details>
-#
-# <details><summary>6. After <code>jax.clear_caches()</code> the live arrays take the same
-# bytes as before. What did the call free, and what does the next step pay?</summary>
-# It freed the compiled programs and tracing caches. The next call of each jitted function
-# traces and compiles again, as the compilation count in 6.1 showed. To free arrays, drop the
-# references to them.
-# </details>
-#
-# The cell below asks these questions again as a self-check. A wrong answer gets a hint, not
-# the answer; *Show the answer* opens it.
+# The cell below asks this lesson's review questions: pick or type an answer and press
+# *Check*, or open *Show the answer* under a question.
 
 # %%
 from course_utils import quiz
