@@ -7,8 +7,9 @@ scaling book and nanoGPT do:
 - :data:`PUBLISHED`: each accelerator's peak matmul rate per dtype and its memory
   bandwidth, with the page they come from;
 - :func:`peak`: the published peak of a device (a JAX or PyTorch device), or ``None``;
-- :func:`measure_cpu`: a CPU has no published figure that fits, so its peak is measured
-  (a large float32 matmul, and a large elementwise add for the bandwidth);
+- :func:`measure_cpu`: where no published figure fits (a CPU, an unlisted chip), a rate
+  measured now on the device (a JAX float32 matmul, and an elementwise add for the
+  bandwidth): a yardstick, not a peak, and :meth:`Peak.label` says so;
 - :func:`flops` and :func:`bytes_accessed`: what XLA's cost analysis counts for a
   compiled program;
 - :func:`share`, :func:`mfu` and :func:`roofline`: achieved over peak, and whether the
@@ -47,6 +48,17 @@ class Peak:
     bytes_per_s: float | None = None
     source: str = ""
     measured: bool = False
+    matmul: str = ""  # for a measured rate: the matmul timed, e.g. "1024³ float32"
+
+    def label(self, dtype: str = "bfloat16") -> str:
+        """What a share is read against, in words.
+
+        A published figure is "NVIDIA T4's published float32 peak". A measured one is what
+        was timed: "a JAX 1024³ float32 matmul timed now on this CPU", never a peak.
+        """
+        if self.measured:
+            return f"a JAX {self.matmul or dtype} matmul timed now on {self.name}"
+        return f"{self.name}'s published {dtype} peak"
 
     def flops(self, dtype: str = "bfloat16") -> float | None:
         """The peak FLOP/s for ``dtype`` (``"bfloat16"``, ``"float32"``, ...), if known."""
@@ -167,11 +179,21 @@ def _seconds(fn: Any, *args: Any, repeats: int = 5) -> float:
     return statistics.median(times)
 
 
-def measure_cpu(n: int = 1024, megabytes: int = 256, device: Any = None) -> Peak:
-    """A CPU's peak, measured: an ``n``³ float32 matmul and an add over ``megabytes``.
+def _measured_name(device: Any) -> str:
+    """The measured device in words: "this CPU" for a CPU, else "this <its kind>"."""
+    if getattr(device, "platform", None) == "cpu":
+        return "this CPU"
+    return f"this {_kind(device)}"
 
-    The rates are what this machine did now, not a data sheet's: a busy machine gives a
-    lower "peak", and every share read against it is then too high.
+
+def measure_cpu(n: int = 1024, megabytes: int = 256, device: Any = None) -> Peak:
+    """Rates measured now on ``device``: an ``n``³ float32 matmul and an add over ``megabytes``.
+
+    ``device`` is the CPU by default; any JAX device can be timed, and the result names
+    it ("this CPU", "this Tesla P100-PCIE-16GB"). The rates are what JAX's matmul did now,
+    not a data sheet's peak: another program on the cores lowers them, and a framework's
+    own kernels can beat them, so a share read against them can exceed 100 %.
+    :meth:`Peak.label` words them as what they are.
     """
     import jax
     import jax.numpy as jnp
@@ -183,11 +205,12 @@ def measure_cpu(n: int = 1024, megabytes: int = 256, device: Any = None) -> Peak
     x = jax.device_put(jnp.ones((elems,), jnp.float32), device)
     add_s = _seconds(jax.jit(lambda v: v + 1.0), x)
     return Peak(
-        "this CPU",
+        _measured_name(device),
         {"float32": 2 * n**3 / seconds},
         2 * elems * 4 / add_s,  # one read and one write of every element
-        f"a {n}³ float32 matmul and an add over {megabytes} MiB, timed here",
+        f"a JAX {n}³ float32 matmul and an add over {megabytes} MiB, timed here",
         measured=True,
+        matmul=f"{n}³ float32",
     )
 
 

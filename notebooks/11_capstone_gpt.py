@@ -512,13 +512,17 @@ class NNXGPT(nnx.Module):
 
 
 # %% [markdown]
-# Four details of the NNX model. `check_positions` is the same check as
-# PyTorch's, but it skips a traced `pos`, which `dynamic_update_slice` would clamp instead of
-# reporting. `nnx.Embed` turns a `dtype` of `None` into float32, so the constructor sets it
-# back to follow the parameters, float64 in section 3.1. `tok_emb.attend` multiplies by the
-# embedding matrix transposed, NNX's name for the tied head. And `decode` scans over the cache
-# too: `in_axes=(nnx.Carry, 0, 0, 0)` hands each layer its own slice of the stacked block, of
-# the keys and of the values, and the scan stacks the new keys and values back into one cache.
+# <details><summary>Four details of the NNX model</summary>
+#
+# - `check_positions` is PyTorch's check, but it skips a traced `pos`.
+#   `dynamic_update_slice` would clamp such a `pos` instead of reporting it.
+# - `nnx.Embed` turns a `dtype` of `None` into float32. The constructor sets it back to
+#   follow the parameters, float64 in section 3.1.
+# - `tok_emb.attend` multiplies by the embedding matrix transposed: NNX's tied head.
+# - `decode` scans over the cache too. `in_axes=(nnx.Carry, 0, 0, 0)` hands each layer its
+#   slice of the stacked block, keys and values, and the scan stacks the new ones back.
+#
+# </details>
 #
 # Both models are built from one configuration:
 
@@ -706,19 +710,22 @@ print(f"loss {loss_torch.item():.6f} vs {float(loss_jax):.6f} (a uniform guess: 
 # mask shifted by one position changes values at the level of the values themselves, far
 # above either.
 #
-# `loss_fn_jax` closes over `rest_pure`, the rest as plain arrays. Closing over the `State`
-# itself fails:
+# <details><summary>Why <code>loss_fn_jax</code> closes over plain arrays, not the
+# <code>State</code></summary>
+#
+# `nnx.merge` reuses a `State`'s own variables, made outside the traced function, and
+# `nnx.scan` refuses a variable from another trace level. From plain arrays, `rest_pure`,
+# `merge` makes new variables inside the trace. The cell below shows the error.
+#
+# </details>
 
 # %%
+# closing over the State itself: refused
 with expect_error(ValueError, match="different trace level"):
     jax.grad(lambda params: nnx.merge(graphdef, params, rest_jax).loss(x_jax, y_jax))(params_jax)
 
 
 # %% [markdown]
-# `nnx.merge` reuses a `State`'s own variables, and these were made outside the traced
-# function. `nnx.scan` refuses a variable from another trace level. From plain arrays,
-# `merge` makes new variables inside the trace.
-#
 # **One AdamW step.** Both optimisers use one set of hyperparameters and decoupled weight
 # decay. `torch.optim.AdamW` multiplies each parameter by `1 − lr·wd` before the Adam update,
 # and `optax.adamw` adds `wd·p` to the update: the same arithmetic in another order. The JAX
@@ -994,8 +1001,8 @@ print(f"{S.recipe_steps} steps of the recipe, {min(S.recipe_steps, WARMUP)} in t
 # **Key concepts**
 # - The loops are mirror images: `torch_train_step` on batches from the `DataLoader`, the
 #   jitted `jax_train_step` on batches from the NumPy iterator.
-# - JAX trains on the accelerator when there is one, and its speed is read against the
-#   device's peak: model FLOPs utilisation, MFU.
+# - JAX trains on the accelerator when there is one. Its model FLOP/s are read against the
+#   device's published peak, the MFU, or else against a matmul timed on it.
 # - Validation loss on the held-out tail of the corpus.
 #
 # Both models start from the weights of section 3 and train on the same batches in the same
@@ -1029,10 +1036,10 @@ print(f"PyTorch on {torch_dev.type}: {S.train_steps} steps, loss {train_losses_t
 # after the loop waits for the last one.
 #
 # The FLOPs of a step come from PaLM's formula, `peaks.transformer_train_flops`: 6 per
-# parameter and token for the forward and backward passes, plus attention's two matmuls over
-# the context. XLA's own count, `compiled.cost_analysis()`, counts a loop's body once, so it
-# would count one of the scanned layers. `peaks` also holds the device's published peak or, for
-# a CPU, a matmul rate measured here.
+# parameter and token, plus attention's two matmuls over the context. XLA's own count,
+# `compiled.cost_analysis()`, counts a loop's body once, so one scanned layer. `peaks.peak`
+# gives the device's published peak. Where there is none, as on a CPU, `peaks.measure_cpu`
+# times a JAX matmul on the device now.
 
 # %%
 # JAX, on the accelerator when there is one
@@ -1051,20 +1058,25 @@ for step, (x, y) in enumerate(tqdm(numpy_batches(train_ids, order[:S.train_steps
 train_losses_jax = np.asarray(jax.device_get(train_losses_jax))  # waits for the last step
 seconds_jax = time.perf_counter() - start_jax
 tokens_per_s_jax = (S.train_steps - 1) * S.batch * S.block_size / seconds_jax
-peak = peaks.peak(SETUP.jax_alone) or peaks.measure_cpu(device=SETUP.jax_alone)
-dtype = "float32" if peak.flops("float32") else "bfloat16"
-mfu = peaks.mfu(step_flops * (S.train_steps - 1), seconds_jax, peak, dtype)
-mfu_line = f"{mfu:.1%} of {peak.name}'s {dtype} peak, {peak.flops(dtype) / 1e12:.3g} TFLOP/s"
+achieved = step_flops * (S.train_steps - 1) / seconds_jax  # model FLOP/s
+top = peaks.peak(SETUP.jax_alone) or peaks.measure_cpu(device=SETUP.jax_alone)  # published, or timed now
+dtype = "float32" if top.flops("float32") else "bfloat16"
+flops_line = (f"{achieved / 1e9:,.1f} GFLOP/s, {peaks.share(achieved, top, dtype):.1%} of {top.label(dtype)} "
+              f"({top.flops(dtype) / 1e9:,.1f} GFLOP/s)")
 print(f"{SETUP.alone_label}: {S.train_steps} steps, loss {train_losses_jax[0]:.3f} -> {train_losses_jax[-1]:.3f}, "
-      f"{tokens_per_s_jax:,.0f} tokens/s; MFU {mfu_line}")
+      f"{tokens_per_s_jax:,.0f} tokens/s; model FLOPs {flops_line}")
 
 # %% [markdown]
-# The first loss of each run is the same batch through the same weights, checked below to a
-# relative 10⁻⁵ whatever device JAX trained on. MFU, model FLOPs utilisation, is the share of
-# the device's peak that the model's FLOPs reached; AdamW's update does not count. On a GPU or
-# TPU a model this small reaches a small share, because its matmuls are too small to keep a
-# chip's matrix units busy. On a CPU the peak is a matmul measured here, a rough yardstick on
-# a busy machine. Lesson 12 reads the step against the hardware in more detail.
+# The two loops' tokens per second compare neither framework: they time whole Python loops,
+# at different moments, perhaps on different devices. Lesson 12 compares speeds fairly. The
+# first loss of each run is the same batch through the same weights, checked below to a
+# relative 10⁻⁵ whatever device JAX trained on.
+#
+# MFU, model FLOPs utilisation, is the share of a published peak that the model's FLOPs
+# reached. A model this small reaches a small share of a chip's peak: its matmuls cannot keep
+# the matrix units busy. A device without a published peak, such as a CPU, gets no MFU. The
+# line then sets the model's FLOP/s beside a JAX matmul timed now on that device: a
+# yardstick, not a peak, which a busy machine lowers and a training loop may beat.
 #
 # The trained JAX parameters then come back to the device of the comparisons, and `nnx.merge`
 # puts them into an NNX module for evaluation and sampling. The validation loss of each model
@@ -1258,10 +1270,14 @@ def nnx_generate(model, prompt, steps, *, temperature=1.0, seed=0, use_cache=Tru
 
 
 # %% [markdown]
-# On flax 0.12, `compat.eval_view` calls `nnx.view(model, deterministic=True, ...)`: a view
-# of the same arrays in evaluation mode, the caller's model unchanged. Flax 0.11, Colab's
-# release, has no `nnx.view`, so there the helper switches a merged copy with `.eval()`. With
-# `dropout=0` no number changes.
+# <details><summary>How <code>compat.eval_view</code> switches to evaluation mode</summary>
+#
+# On flax 0.12 it calls `nnx.view(model, deterministic=True, ...)`: a view of the same arrays
+# in evaluation mode, the caller's model unchanged. Flax 0.11, Colab's release, has no
+# `nnx.view`, so there the helper switches a merged copy with `.eval()`. With `dropout=0` no
+# number changes.
+#
+# </details>
 #
 # Two samples from each trained model follow, with the same prompts, temperature and seed. An
 # undertrained model gives rare characters too much weight. A temperature of 0.8 sharpens
@@ -1285,13 +1301,15 @@ for row in samples_jax:
 
 # %%
 n_prompt = prompt.shape[1]  # the prompt's tokens are equal by construction and are left out
-agree = (samples_torch[:, n_prompt:] == samples_jax[:, n_prompt:]).mean(axis=1)
-print(f"drawn characters equal in the two models' samples: {agree.round(3)}")
+for i, (a, b) in enumerate(zip(samples_torch[:, n_prompt:], samples_jax[:, n_prompt:], strict=True)):
+    parted = np.flatnonzero(a != b)
+    print(f"sample {i}, PyTorch against JAX: " + (f"identical in all {len(a)} drawn characters" if parted.size == 0
+          else f"they part at drawn character {parted[0] + 1} of {len(a)}"))
 
 # %% [markdown]
 # The two trained models hold slightly different weights, through float32 drift, so their
-# samples may part at some character, and the line says whether they did. From there each
-# text follows its own history. Lesson 12 samples from the *same* weights in both frameworks.
+# samples may part at some character, and the lines above say where. From there each text
+# follows its own history. Lesson 12 samples from the *same* weights in both frameworks.
 #
 # Now the KV cache against recomputing the context, in each framework. The cache is
 # `(n_layers, batch, heads, block_size, head_dim)` for the keys and as much for the values,
@@ -1332,7 +1350,7 @@ print(f"{n_cached} cached steps = {n_cached} uncached steps, in PyTorch and in J
 result = {"training steps": S.train_steps, "validation loss, PyTorch": float(val_loss_torch),
           "validation loss, JAX": float(val_loss_jax), "a uniform guess": float(np.log(cfg.vocab_size)),
           "tokens/s, PyTorch": f"{tokens_per_s_torch:,.0f} on the {torch_dev.type.upper()}",
-          "tokens/s, JAX": f"{tokens_per_s_jax:,.0f} on the {SETUP.alone_kind.upper()}", "JAX's MFU": mfu_line,
+          "tokens/s, JAX": f"{tokens_per_s_jax:,.0f} on the {SETUP.alone_kind.upper()}", "JAX's model FLOP/s": flops_line,
           "sample": tokenizer.decode(samples_jax[0])}
 if not S.smoke:
     print("this run's numbers:", full_run.save("11_capstone_gpt", result, env.report().info))
@@ -1346,9 +1364,8 @@ for heading, numbers in columns:
 # %% [markdown]
 # The last column is this run; the columns before it are the shipped full runs, if any. The
 # load average counts the processes running or waiting for the cores over a minute. The line
-# under the table reads it for each column. Even on a quiet machine the tokens per second are
-# loop timings, not a fair comparison between the frameworks; lesson 12 compares speeds
-# fairly.
+# under the table reads it for each column. As in section 5, the tokens per second compare
+# neither framework, even on a quiet machine.
 #
 # Read a full run's samples for what a character model learns first: letter frequencies,
 # spaces, common short words, and the indentation of the corpus's code blocks. Sentences need

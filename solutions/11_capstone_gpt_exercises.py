@@ -290,9 +290,21 @@ wrong_scales = {  # causal attention whose scores q·k reached the softmax at an
 summed_values = np.cumsum(v64, axis=2)  # every weight 1: a softmax over the query axis, of length 1
 
 
+def _nan_positions(out):
+    """For each position on axis 2, whether its outputs hold NaN."""
+    return ~np.isfinite(np.asarray(out)).all(axis=(0, 1, 3))
+
+
+def _all_hidden_at_0(out):
+    """Fail, naming it, when only position 0 is NaN: the mask hid every key there, pos itself included."""
+    nan = _nan_positions(out)
+    assert not (nan[0] and not nan[1:].any()), "your outputs hold NaN at pos 0 alone"
+
+
 def _softmax_axis(out):
     """Fail, naming it, when the softmax ran over the query axis (length 1): weights of 1, or NaN where masked."""
-    assert np.isfinite(out).all(), "your outputs hold NaN"
+    nan = _nan_positions(out)
+    assert not nan[1:].any(), "your outputs hold NaN"
     assert not np.allclose(out, summed_values, rtol=1e-4, atol=1e-5), "your outputs are the sums of the values"
 
 
@@ -415,11 +427,13 @@ check("kv-cache-step", lambda: run_decode(decode_step)[2], v_all, rtol=0, atol=0
 check("kv-cache-step", lambda: _scores_scale(run_decode(decode_step)[0]),
       hint="JAX: the right positions, but the scores reach the softmax at another scale than scaled "
            "dot-product attention's")
+check("kv-cache-step", lambda: _all_hidden_at_0(run_decode(decode_step)[0]),
+      hint="JAX: the mask hid every key at pos 0, and a softmax over -inf alone is NaN: a mask of the "
+           "positions below pos leaves pos itself out")
 check("kv-cache-step", lambda: _softmax_axis(run_decode(decode_step)[0]),
       hint="JAX: the outputs are NaN or the sums of the values: the softmax ran over the query axis, "
            "whose length is 1, not over the keys, which gives every key weight 1 (and a masked slot "
-           "-inf minus -inf); or the mask hid every key at pos 0, where a mask of the positions below "
-           "pos leaves pos itself out")
+           "-inf minus -inf)")
 check("kv-cache-step", lambda: _one_key(run_decode(decode_step)[0]),
       hint="JAX: each query saw one key, not positions 0..pos: attention over the new k alone gives its "
            "own value back, and is_causal=True in F.scaled_dot_product_attention (or jax.nn's) aligns "

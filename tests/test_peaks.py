@@ -58,6 +58,7 @@ def test_a_measured_cpu_peak_is_positive_and_says_it_was_measured():
     cpu = peaks.measure_cpu(n=128, megabytes=4)
     assert cpu.measured and cpu.flops("float32") > 0 and cpu.bytes_per_s > 0
     assert "timed here" in cpu.source and "measured" in str(cpu)
+    assert cpu.label("float32") == "a JAX 128³ float32 matmul timed now on this CPU"
     assert " 0.0 TFLOP/s" not in str(cpu)  # a small rate still shows its digits
 
 
@@ -111,3 +112,13 @@ def test_transformer_train_flops_is_six_per_parameter_plus_attention():
         peaks.transformer_train_flops(1000, 2, 16, 32, 1) == 6 * 1000 + 12 * 2 * 16 * 32
     )
     assert peaks.transformer_train_flops(1000, 2, 16, 32, 64) == 64 * (6000 + 12288)
+
+
+def test_a_measured_rate_names_the_device_it_timed_and_is_never_called_a_peak():
+    p100 = type("D", (), {"platform": "gpu", "device_kind": "Tesla P100-PCIE-16GB"})()
+    assert peaks._measured_name(p100) == "this Tesla P100-PCIE-16GB"
+    assert peaks._measured_name(jax.devices("cpu")[0]) == "this CPU"
+    measured = peaks.Peak("this TPU v3", {"float32": 1e12}, measured=True, matmul="1024³ float32")
+    assert measured.label("float32") == "a JAX 1024³ float32 matmul timed now on this TPU v3"
+    assert "peak" not in measured.label("float32") and "CPU" not in measured.label("float32")
+    assert peaks.PUBLISHED["T4"].label("float32") == "NVIDIA T4's published float32 peak"
