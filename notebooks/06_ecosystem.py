@@ -1312,48 +1312,8 @@ print("removed", tmp_root)
 #
 # **Review questions**
 #
-# <details><summary>1. Where does the learning-rate schedule's position live in Optax, and in PyTorch?</summary>
-# In Optax it is computed from the step count stored in the optimiser state, so saving the
-# optimiser state saves it. In PyTorch the scheduler object holds it: save
-# `sched.state_dict()` too.
-# </details>
-#
-# <details><summary>2. Why does Orbax want an abstract target when restoring?</summary>
-# The target fixes the structure, shapes, dtypes and shardings to restore into. That is how a
-# checkpoint saved on one device layout restores onto another, and why a wrong dtype in the
-# target casts silently.
-# </details>
-#
-# <details><summary>3. Writing through a torch tensor changed a JAX array. Why is that not a feature?</summary>
-# JAX assumes arrays never change: jitted code may have captured the old value, and queued
-# work may read the buffer at any time. The write only proves that the buffer is shared.
-# </details>
-#
-# <details><summary>4. You hand `t` to JAX with `jnp.array(t.numpy(), copy=True)`, then call `t.add_(1)`. Can JAX's array hold the new values?</summary>
-# Yes, while JAX has work queued: the host-to-device transfer may read the buffer after the
-# call returned. Hand JAX a host copy you own, `t.numpy().copy()` or `t.clone()`, or block on
-# the result before writing.
-# </details>
-#
-# <details><summary>5. Why does this lesson run each Keras backend in its own process?</summary>
-# Keras picks its backend from `KERAS_BACKEND` when it is imported, and builds every layer on
-# it. `keras.config.set_backend` can switch later, but every Keras object made before is then
-# unusable. A fresh interpreter per backend keeps the two runs apart.
-# </details>
-#
-# <details><summary>6. The hybrid model's `W` is updated by `torch.optim.AdamW`, yet JAX computes its gradient. What does the optimiser need to know?</summary>
-# Nothing. The `autograd.Function`'s `backward` returns the gradient for `W` as any PyTorch
-# operation would, autograd stores it in `W.grad`, and `opt.step()` reads it there.
-# </details>
-#
-# <details><summary>7. A resumed run differs slightly from the uninterrupted one. What do you check first?</summary>
-# Everything the next step reads: the optimiser state, in PyTorch the scheduler too, the data
-# iterator's position and the random state. Then the dtypes of what was restored. §3.1 shows
-# each piece missing and the gap it leaves.
-# </details>
-#
-# The cell below asks these questions again as a self-check. A wrong answer gets a hint, not
-# the answer; *Show the answer* opens it.
+# The cell below asks this lesson's review questions: pick or type an answer and press
+# *Check*, or open *Show the answer* under a question.
 
 # %%
 from course_utils import quiz
