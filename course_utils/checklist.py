@@ -52,6 +52,7 @@ class CheckItem:
     name: str
     status: str
     detail: str
+    facts: dict[str, Any] = field(default_factory=dict)  # the numbers behind the detail
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -67,8 +68,10 @@ class ChecklistReport:
     title: str
     items: list[CheckItem] = field(default_factory=list)
 
-    def add(self, name: str, status: str, detail: str) -> CheckItem:
-        item = CheckItem(name, status, detail)
+    def add(
+        self, name: str, status: str, detail: str, facts: dict[str, Any] | None = None
+    ) -> CheckItem:
+        item = CheckItem(name, status, detail, dict(facts or {}))
         self.items.append(item)
         return item
 
@@ -81,6 +84,13 @@ class ChecklistReport:
         for i in self.items:
             if i.name == name:
                 return i.status
+        raise KeyError(f"no check named {name!r}; have {[i.name for i in self.items]}")
+
+    def item(self, name: str) -> CheckItem:
+        """The check called ``name``."""
+        for i in self.items:
+            if i.name == name:
+                return i
         raise KeyError(f"no check named {name!r}; have {[i.name for i in self.items]}")
 
     def table(self) -> str:
@@ -232,6 +242,7 @@ def mvp_checklist(
         for name in ("same-hardware benchmark", "operator coverage", "dynamic shapes"):
             report.add(name, "skip", "the outputs differ: fix the port first")
     else:
+        facts: dict[str, Any] = {}
         timed = same_hardware_benchmark(
             torch_model,
             nnx_model,
@@ -240,16 +251,21 @@ def mvp_checklist(
             rtol=rtol,
             atol=atol,
             target_s=target_s,
+            facts=facts,
         )
-        report.add("same-hardware benchmark", *timed)
-        report.add(
-            "operator coverage",
-            *operator_coverage(torch_model, nnx_model, example, to_jax),
+        report.add("same-hardware benchmark", *timed, facts=facts)
+        facts = {}
+        covered = operator_coverage(
+            torch_model, nnx_model, example, to_jax, facts=facts
         )
-        report.add(
-            "dynamic shapes", *_shapes_item(nnx_model, torch_model, shapes, to_jax)
-        )
-    report.add("ecosystem dependencies", *_dependencies_item(dependencies))
+        report.add("operator coverage", *covered, facts=facts)
+        facts = {}
+        shaped = _shapes_item(nnx_model, torch_model, shapes, to_jax, facts)
+        report.add("dynamic shapes", *shaped, facts=facts)
+    facts = {}
+    report.add(
+        "ecosystem dependencies", *_dependencies_item(dependencies, facts), facts=facts
+    )
     if verbose:
         print(report)
     return report
@@ -257,21 +273,103 @@ def mvp_checklist(
 
 def _dependencies_item(
     dependencies: Mapping[str, Sequence[str]] | None,
+    facts: dict[str, Any] | None = None,
 ) -> tuple[str, str]:
     """The ecosystem line of :func:`mvp_checklist`, one row per side, skipped when none are named."""
     if not dependencies:
         return "skip", "give dependencies={side: [package, ...]}"
-    status, detail = dependencies_status(dependencies)
+    status, detail = dependencies_status(dependencies, facts=facts)
     return status, detail.replace("; ", "\n")
 
 
 def _shapes_item(
-    nnx_model: Any, torch_model: Any, shapes: Sequence[np.ndarray], to_jax: Callable
+    nnx_model: Any,
+    torch_model: Any,
+    shapes: Sequence[np.ndarray],
+    to_jax: Callable,
+    facts: dict[str, Any] | None = None,
 ) -> tuple[str, str]:
     """The dynamic-shapes line of :func:`mvp_checklist`, skipped with fewer than two."""
     if len(shapes) < 2:
         return "skip", "give shapes= (two or more inputs of different sizes)"
-    return dynamic_shapes(nnx_model, torch_model, shapes, to_jax)
+    return dynamic_shapes(nnx_model, torch_model, shapes, to_jax, facts=facts)
+
+
+def reading(report: ChecklistReport) -> str:
+    """The MVP checklist's result read in plain sentences, one a line, from its numbers.
+
+    One sentence per fair pair of the benchmark (who was faster, by how much, and
+    whether the run could judge it), one on operator coverage, one on the new
+    shapes' compilations, one on missing packages. A check that was skipped says so.
+    """
+    lines = []
+    for item in report.items:
+        if item.name == "outputs agree":
+            continue
+        if item.status == "skip" or not item.facts:
+            lines.append(f"{item.name}: skipped ({item.detail}).")
+        elif item.name == "same-hardware benchmark":
+            lines += [
+                _read_pair(a, b, v, item.facts["medians"])
+                for a, b, v in item.facts["verdicts"].values()
+            ]
+        elif item.name == "operator coverage":
+            f = item.facts
+            traced = "traced it" if f["traced"] else "could not trace it"
+            lines.append(
+                f"torch.compile captured the block in {_count(f['graphs'], 'graph')} "
+                f"with {_count(f['breaks'], 'graph break')}, and jax.jit {traced}."
+            )
+        elif item.name == "dynamic shapes":
+            f = item.facts
+            lo, hi = min(f["first_calls_s"]), max(f["first_calls_s"])
+            span = (
+                _seconds(lo)
+                if _seconds(lo) == _seconds(hi)
+                else f"{_seconds(lo)} to {_seconds(hi)}"
+            )
+            lines.append(
+                f"{f['shapes']} new input shapes cost jax.jit {_count(f['compiles'], 'compilation')}, "
+                f"with first calls of {span}; torch.compile captured {_count(f['graphs'], 'graph')}."
+            )
+        elif item.name == "ecosystem dependencies":
+            missing = item.facts.get("missing", {})
+            if not missing:
+                lines.append("Every package named is installed here.")
+            else:
+                parts = [
+                    f"{' and '.join(names)} on the {side}"
+                    for side, names in missing.items()
+                ]
+                lines.append(
+                    f"Missing here: {', '.join(parts)}. That is this installation, "
+                    "not a limit of either framework."
+                )
+    return "\n".join(lines)
+
+
+def _read_pair(a: str, b: str, verdict: Any, medians: Mapping[str, float]) -> str:
+    """One benchmark pair in a sentence: who was faster, by how much, judged or not."""
+    from course_utils.claims.verdict_rule import INCONCLUSIVE
+
+    times = f"{a} took {_seconds(medians[a])} a call and {b} {_seconds(medians[b])}"
+    if verdict.factor is None or not verdict.side:
+        return f"{times}: {verdict.line()}."
+    if verdict.verdict == INCONCLUSIVE and verdict.reason.startswith("the interval"):
+        return f"{times}, too close for the rule to name a winner."
+    fast = b if verdict.side > 0 else a
+    said = f"{times}, so {fast} was {verdict.factor:.1f}× faster"
+    if verdict.verdict != INCONCLUSIVE:
+        return said + "."
+    return (
+        said + f"; the run was {verdict.reason.split(' (')[0]}, so this is not judged."
+    )
+
+
+def _seconds(s: float) -> str:
+    from course_utils.timing import format_seconds
+
+    return format_seconds(s)
 
 
 # ---------------------------------------------------------------- the checks
@@ -304,9 +402,18 @@ def compare_outputs(a: Any, b: Any, rtol: float, atol: float) -> tuple[bool, str
 
 
 def operator_coverage(
-    torch_model: Any, nnx_model: Any, example: np.ndarray, to_jax
+    torch_model: Any,
+    nnx_model: Any,
+    example: np.ndarray,
+    to_jax,
+    *,
+    facts: dict[str, Any] | None = None,
 ) -> tuple[str, str]:
-    """Does ``torch.compile`` capture the model in one graph, and can ``jax.jit`` trace it."""
+    """Does ``torch.compile`` capture the model in one graph, and can ``jax.jit`` trace it.
+
+    ``facts``, when given, receives ``graphs``, ``breaks`` and ``traced``.
+    """
+    facts = {} if facts is None else facts
     import jax
     import torch
     import torch._dynamo
@@ -316,6 +423,9 @@ def operator_coverage(
             torch.from_numpy(np.asarray(example))
         )
     torch._dynamo.reset()
+    facts.update(
+        graphs=explained.graph_count, breaks=explained.graph_break_count, traced=False
+    )
     parts = [
         f"torch.compile: {_count(explained.graph_count, 'graph')}, "
         f"{_count(explained.graph_break_count, 'break')}"
@@ -335,14 +445,24 @@ def operator_coverage(
             parts + [f"jax.jit cannot trace it: {type(err).__name__}: {err}"[:160]]
         )
     prims = sorted({str(e.primitive) for e in jaxpr.jaxpr.eqns})
+    facts["traced"] = True
     parts.append(f"jax.jit: traced, {len(prims)} distinct primitives at the top level")
     return status, "; ".join(parts)
 
 
 def dynamic_shapes(
-    nnx_model: Any, torch_model: Any, inputs: Sequence[np.ndarray], to_jax
+    nnx_model: Any,
+    torch_model: Any,
+    inputs: Sequence[np.ndarray],
+    to_jax,
+    *,
+    facts: dict[str, Any] | None = None,
 ) -> tuple[str, str]:
-    """How many compilations inputs of different shapes cause in each framework."""
+    """How many compilations inputs of different shapes cause in each framework.
+
+    ``facts``, when given, receives ``shapes``, ``compiles``, ``first_calls_s``
+    (each input's first call, compiling included) and ``graphs``.
+    """
     import torch
     import torch._dynamo
 
@@ -365,6 +485,10 @@ def dynamic_shapes(
             compiled(torch.from_numpy(np.asarray(x)))
     torch._dynamo.reset()
     shapes = len({np.asarray(x).shape for x in inputs})
+    if facts is not None:
+        facts.update(
+            shapes=shapes, compiles=compiles, first_calls_s=firsts, graphs=len(graphs)
+        )
     detail = (
         f"{shapes} input shapes: jax.jit compiled {_count(compiles, 'time')} "
         f"(first calls {1e3 * min(firsts):.0f}–{1e3 * max(firsts):.0f} ms), "
@@ -389,8 +513,13 @@ def jax_asarray(x: Any) -> Any:
     return jnp.asarray(x)
 
 
-def dependencies_status(dependencies: Mapping[str, Sequence[str]]) -> tuple[str, str]:
-    """``(status, detail)``: which of ``{side: [module, ...]}`` are importable here, with versions."""
+def dependencies_status(
+    dependencies: Mapping[str, Sequence[str]], *, facts: dict[str, Any] | None = None
+) -> tuple[str, str]:
+    """``(status, detail)``: which of ``{side: [module, ...]}`` are importable here, with versions.
+
+    ``facts``, when given, receives ``missing``: ``{side: [module, ...]}`` of those not found.
+    """
     parts, missing = [], []
     distributions = importlib.metadata.packages_distributions()  # slow: read it once
     for side, names in dependencies.items():
@@ -403,6 +532,8 @@ def dependencies_status(dependencies: Mapping[str, Sequence[str]]) -> tuple[str,
                 spec = None
             if spec is None:
                 missing.append(name)
+                if facts is not None:
+                    facts.setdefault("missing", {}).setdefault(side, []).append(name)
                 found.append(f"{name} missing")
                 continue
             dists = distributions.get(top, [top])
@@ -430,6 +561,7 @@ def same_hardware_benchmark(
     rtol: float,
     atol: float,
     target_s: float | None,
+    facts: dict[str, Any] | None = None,
 ) -> tuple[str, str]:
     """Both models eager and compiled, timed interleaved on the CPU: :data:`FAIR_PAIRS`.
 
@@ -463,6 +595,7 @@ def same_hardware_benchmark(
             rtol=rtol,
             atol=atol,
             target_s=target_s,
+            facts=facts,
         )
     finally:
         torch._dynamo.reset()  # the later checks start from an empty Dynamo cache
@@ -475,6 +608,7 @@ def benchmark(
     rtol: float,
     atol: float,
     target_s: float | None,
+    facts: dict[str, Any] | None = None,
 ) -> tuple[str, str]:
     """Time ``variants`` through :func:`course_utils.timing.compare`; judge each of ``pairs``.
 
@@ -484,6 +618,8 @@ def benchmark(
     given once however many pairs it stopped (``claims.compact``). The detail
     has rows: the line ``medians per call on <device kind>:``, one row per
     variant with its median, then one line per pair, then each reason once.
+    ``facts``, when given, receives ``medians`` (seconds per variant) and
+    ``verdicts`` (label: ``(a, b, Verdict)``).
     """
     from course_utils import timing
     from course_utils.claims import judging
@@ -503,4 +639,7 @@ def benchmark(
     unjudged = any(v.verdict == INCONCLUSIVE for v in verdicts.values())
     status = "warn" if unjudged else "pass"
     rows.append(compact(verdicts))
+    if facts is not None:
+        facts["medians"] = {n: m.median for n, m in cmp.measurements.items()}
+        facts["verdicts"] = {k: (*pairs[k], v) for k, v in verdicts.items()}
     return status, "\n".join(rows)

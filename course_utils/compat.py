@@ -113,8 +113,9 @@ def to_varying(x: Any, axis_name: str) -> Any:
 def eval_view(module: Any) -> Any:
     """An evaluation-mode NNX module sharing ``module``'s arrays; ``module`` keeps its mode.
 
-    ``nnx.view(module, deterministic=True, use_running_average=True)`` on flax 0.12
-    and newer; on flax 0.11, which has no ``nnx.view``, a module merged from
+    ``nnx.view(module, deterministic=True, use_running_average=True,
+    raise_if_not_found=False)`` on flax 0.12 and newer (without the last argument
+    it raises on a module that lacks Dropout or BatchNorm); on flax 0.11, which has no ``nnx.view``, a module merged from
     ``nnx.split(module)`` (the same arrays in new variables), switched with ``.eval()``.
     """
     from flax import nnx
