@@ -1166,58 +1166,8 @@ display(Markdown("| pairing | claim | stated | verdict | why |\n|---|---|---|---
 #
 # **Review questions**
 #
-# <details><summary>1. A Triton softmax kernel loads with <code>mask=cols &lt; n_cols</code> but
-# <code>other=0.0</code>. What goes wrong, and for which rows?</summary>
-# Every row has the padded columns, and each adds `exp(0 − max)` to its row's sum. For a row
-# whose maximum is below 0, the padding even becomes the maximum. `other=-inf` adds 0.
-# </details>
-#
-# <details><summary>2. A 2-D grid covers a 10 × 12 array with 4 × 8 blocks: how many
-# programs, and which of them overhang the array?</summary>
-# `cdiv(10, 4) · cdiv(12, 8) = 3 · 2 = 6` programs. Every block of the last block row and of
-# the last block column overhangs: all but blocks (0, 0) and (1, 0).
-# </details>
-#
-# <details><summary>3. What does <code>register_fake</code> give <code>torch.compile</code>
-# that the real implementation cannot?</summary>
-# The output's shape, dtype and device without running the kernel. Dynamo traces with fake
-# tensors, which hold no data.
-# </details>
-#
-# <details><summary>4. Why does the softmax backward save the output rather than the
-# input?</summary>
-# The vector-Jacobian product needs only `y`: `dx = y ⊙ (g − Σ g ⊙ y)`. Saving `x` would make
-# the backward compute the softmax again.
-# </details>
-#
-# <details><summary>5. When is <code>jax.pure_callback</code> the right tool, and what does it
-# cost?</summary>
-# For host code with no JAX equivalent, off the hot path. Each call stops the program, copies
-# operands to the host and back, and blocks fusion around it.
-# </details>
-#
-# <details><summary>6. Why does the count of bytes moved matter more for a softmax than its
-# number of arithmetic operations?</summary>
-# A GPU or TPU does dozens to hundreds of operations in the time its memory delivers one
-# float32, and a softmax does a few per element. So each eager op takes as long as its memory
-# traffic.
-# </details>
-#
-# <details><summary>7. A Pallas matmul zeroes its output block under
-# <code>pl.when(pl.program_id(2) == 0)</code> and adds a product at every step. Why must K be
-# the last grid axis?</summary>
-# The output block stays in fast memory while consecutive steps revisit it. With K last, the
-# steps of one `(i, j)` follow one another, and the block is written back once.
-# </details>
-#
-# <details><summary>8. A 2048 × 2048 × 2048 matmul runs in 128 × 128 blocks. How many times
-# does the kernel read each element of A, and how do larger blocks change that?</summary>
-# Once per column of output blocks: `2048 / 128 = 16` times. With 512-wide blocks, 4 times,
-# so the kernel moves fewer bytes per FLOP.
-# </details>
-#
-# The cell below asks these questions again as a self-check: pick or type an answer and press
-# *Check*.
+# The cell below asks this lesson's review questions: pick or type an answer and press
+# *Check*, or open *Show the answer* under a question.
 
 # %%
 from course_utils import quiz
