@@ -1543,39 +1543,8 @@ display(Markdown("| claim | stated | judged on | measured, verdict |\n|---|---|-
 #
 # **Review questions**
 #
-# <details><summary>1. Why does <code>if x.sum() > 0</code> fail under <code>jax.jit</code> but not under <code>torch.compile</code>?</summary>
-# JAX traces with abstract values, so <code>x.sum() > 0</code> has no truth value while tracing, and
-# turning it into a Python bool is an error. Dynamo records on fake tensors, which have no values
-# either. But it does not fail: it ends the graph at the <code>if</code>, Python evaluates the
-# condition on the real tensor, and Dynamo records the code after it as a second graph.
-# </details>
-#
-# <details><summary>2. A training loop passes each epoch's learning rate as a Python float. Which framework recompiles, and how do you fix it?</summary>
-# <code>jax.jit</code> traces a Python float as a weakly typed scalar, so it does not recompile,
-# unless the argument is static. Dynamo compiles the float's first value into the graph, so the
-# first change recompiles. Pass a tensor, <code>torch.tensor(lr)</code>, instead.
-# </details>
-#
-# <details><summary>3. Your timer around a jitted call reads 20 µs, whatever the input size. What is wrong?</summary>
-# The timer stopped when the call was dispatched, not when its result existed. Call
-# <code>.block_until_ready()</code> on the output inside the timed region, and time the first
-# call apart from the rest.
-# </details>
-#
-# <details><summary>4. When is compiling not worth it?</summary>
-# When the function runs fewer times than its break-even number of calls: in short-lived
-# processes without a warm persistent cache, for matmul-bound code with little to fuse, or when
-# shapes change so often that it keeps recompiling.
-# </details>
-#
-# <details><summary>5. What does <code>jax.vmap</code> give you that batching by hand does not?</summary>
-# Less code and fewer bugs: you write and test the one-example function, and the batch axis is
-# added mechanically. Speed is not its point. Under <code>jit</code> both hand XLA one batched
-# program, and section 8.1 times the two.
-# </details>
-#
-# The cell below asks these questions again as a self-check. A wrong answer gets a hint, not the
-# answer.
+# The cell below asks this lesson's review questions: pick or type an answer and press
+# *Check*, or open *Show the answer* under a question.
 
 # %%
 from course_utils import quiz
