@@ -20,9 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from course_utils import config
+from course_utils import config, student_version
 from course_utils._files import write_atomic
-from course_utils.tooling import student_version
 from course_utils.tooling.errors import CourseError
 
 # The one place the repository's address lives (badges, hosted install, README).

@@ -29,10 +29,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from course_utils import student_version
 from course_utils.errors import CourseError
 from course_utils.grading.inputs.ipynb import SubmissionError, nbgrader_meta, read_cells
 from course_utils.grading.inputs.master import Master
-from course_utils.tooling import student_version
 
 CATALOG = "course-notebooks.json"
 PREFIX = "wrong assignment: "

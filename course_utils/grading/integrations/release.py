@@ -25,10 +25,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from course_utils import student_version
 from course_utils.errors import CourseError
 from course_utils.grading.inputs.names import folder_name, shown
 from course_utils.grading.inputs.seeds import email_id, load_secret, variant
-from course_utils.tooling import student_version
 from course_utils.tooling.notebooks import REPOSITORY
 from course_utils.variants import NAME
 

@@ -33,13 +33,13 @@ from typing import Any
 
 import numpy as np
 
+from course_utils import student_version
 from course_utils._files import write_atomic
 from course_utils.errors import CourseError
 from course_utils.grading.inputs.ipynb import SubmissionError, read_cells
 from course_utils.grading.inputs.master import Master
 from course_utils.grading.inputs.names import csv_cell, folder_name, shown
 from course_utils.grading.inputs.submissions import discover, match
-from course_utils.tooling import student_version
 
 NOISE = 25  # copydetect's defaults: a match shorter than this (normalised characters)
 GUARANTEE = 30  # is ignored; one at least this long is always found

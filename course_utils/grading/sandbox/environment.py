@@ -72,7 +72,7 @@ def submission_kernel_env(cpu_s: float, run_id: str, smoke: bool) -> dict[str, s
     ``ENV_KEEP`` pass from the grader's own (none starting with ``ENV_DROP``), plus the package path, smoke mode, the run
     id and the CPU-time limit (``IPYTHONDIR`` is set per submission:
     :func:`submission_ipython_dir`). A course notebook run on an author's machine
-    inherits the whole environment instead: :func:`course_utils.tooling.runner.kernel_env`."""
+    inherits the whole environment instead: :func:`course_utils.tooling.execution.runner.kernel_env`."""
     env = {
         k: v
         for k, v in os.environ.items()
