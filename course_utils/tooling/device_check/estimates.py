@@ -91,12 +91,6 @@ GPU_GIB: dict[str, float] = {
 FULL_GIB_LARGE = {"11": 16.0, "12": 16.0}  # the capstone GPT in full mode
 
 
-def lesson_number(stem: str) -> str:
-    """``"03"`` for ``03_jit_compilation`` or ``03_jit_compilation_exercises``."""
-    head = stem.split("_", 1)[0]
-    return head if head.isdigit() else stem
-
-
 def seconds(kind: str, lesson: str | None = None) -> float:
     """The shipped estimate for one item: ``kind`` as in :data:`GPU_GIB`."""
     if kind == "claims":

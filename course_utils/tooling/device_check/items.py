@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from course_utils import lessons as manifest
 from course_utils.tooling.device_check import estimates as est
 from course_utils.tooling.device_check import steps as device_steps
 from course_utils.tooling.device_check.budget import (
@@ -35,12 +36,10 @@ def relative(nb: Path, root: Path) -> str:
 
 def exercise_notebooks(root: Path, lesson: Path) -> tuple[Path | None, Path | None]:
     """The master and the student notebook of ``lesson`` (by its number), where present."""
-    number = est.lesson_number(lesson.stem)
-    found = []
-    for folder in ("solutions", "exercises"):
-        hits = sorted((root / folder).glob(f"{number}_*.ipynb"))
-        found.append(hits[0] if len(hits) == 1 else None)
-    return found[0], found[1]
+    return (
+        manifest.numbered(root, manifest.MASTERS, lesson.stem),
+        manifest.numbered(root, manifest.STUDENTS, lesson.stem),
+    )
 
 
 def items(
@@ -49,7 +48,7 @@ def items(
     """Every item of ``steps`` for ``lessons``, in the report's order."""
     out: list[Item] = []
     for lesson in lessons:
-        number = est.lesson_number(lesson.stem)
+        number = manifest.number(lesson.stem)
         master, student = exercise_notebooks(root, lesson)
         if "smoke" in steps:
             out.append(_notebook("smoke", "smoke", lesson, root, number, timeout))

@@ -37,6 +37,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from course_utils import lessons
+
 # Course helpers that return a module: the call is followed as that module.
 RETURNS = {"course_utils.compat.pallas": "jax.pallas"}
 # Where an older release keeps a module a newer one moved (jax.pallas is jax 0.12's).
@@ -78,9 +80,9 @@ def course_files(root: Path) -> list[Path]:
     """The lessons, the masters, the student notebooks and ``course_utils``."""
     return sorted(
         [
-            *(root / "notebooks").glob("*.py"),
-            *(root / "solutions").glob("*.py"),
-            *(root / "exercises").glob("*.ipynb"),
+            *lessons.files(root, lessons.LESSONS, ".py"),
+            *lessons.files(root, lessons.MASTERS, ".py"),
+            *lessons.files(root, lessons.STUDENTS),
             *(
                 p
                 for p in (root / "course_utils").rglob("*.py")

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from course_utils import lessons as manifest
 from course_utils.tooling.errors import CourseError
 from course_utils.tooling.execution.runner import checkout
 from course_utils.tooling.notebooks import REPOSITORY, release_tag
@@ -114,7 +115,7 @@ def smoke_of(nb: Any) -> bool | None:
 
 def resolve_lessons(root: Path, from_dir: Path, names: list[str]) -> list[str]:
     """Lesson names: every ``notebooks/*.ipynb`` by default, else the ones named."""
-    lessons = [p.stem for p in sorted((root / "notebooks").glob("*.ipynb"))]
+    lessons = [p.stem for p in manifest.files(root, manifest.LESSONS)]
     if not names:
         return lessons
     extra = sorted({p.stem for p in from_dir.glob("*.ipynb")} - set(lessons))
@@ -377,7 +378,7 @@ def stage(
     report.counterparts = {page: page for page in ["index", *zh_pages]}
     if not repository:
         report.notes.append(NO_REPOSITORY)
-    exercises = sorted((root / "exercises").glob("*.ipynb"))
+    exercises = manifest.files(root, manifest.STUDENTS)
     docs = sorted(p.stem for p in (root / "docs").glob("*.md"))
     report.sources = page_sources(root, executed, exercises, docs)
     staged = _staged_set(root, list(executed), exercises)
@@ -572,7 +573,7 @@ def build(
     if not names:
         raise CourseError(f"no lessons to build: {root / 'notebooks'} has no notebook")
     executed = {n: read_executed(from_dir / f"{n}.ipynb", n) for n in names}
-    exercises = sorted((root / "exercises").glob("*.ipynb"))
+    exercises = manifest.files(root, manifest.STUDENTS)
     half = chinese_half(root, executed, exercises, zh_from)
     src = out.parent / f"{out.name}-src"
     zh_src = out.parent / f"{out.name}-src-{site_zh.SUBDIR}"

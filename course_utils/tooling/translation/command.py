@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from course_utils import student_version
+from course_utils import lessons, student_version
 from course_utils._files import write_atomic
 from course_utils.tooling import notebooks
 from course_utils.tooling.errors import CourseError
@@ -74,8 +74,8 @@ class Source:
 def sources(root: Path, language: str) -> list[Source]:
     """Every English lesson, student notebook and the README, with its edition's path."""
     out = []
-    for kind in ("notebooks", "exercises"):
-        for nb in sorted((root / kind).glob("*.ipynb")):
+    for kind in (lessons.LESSONS, lessons.STUDENTS):
+        for nb in lessons.files(root, kind):
             out.append(Source(nb, nb.stem, f"{kind}/{language}/{nb.name}"))
     out.append(Source(root / "README.md", "README", f"README.{language}.md"))
     return out
@@ -227,8 +227,8 @@ def _match(root: Path, language: str, name: str) -> Source:
     candidates = [s for s in every if name in (s.name, str(s.path.relative_to(root)))]
     if not candidates:
         candidates = [s for s in every if s.name.startswith(f"{name}_")]
-    lessons = [s for s in candidates if s.target_rel.startswith("notebooks/")]
-    pick = candidates if len(candidates) == 1 else lessons
+    of_lessons = [s for s in candidates if s.target_rel.startswith("notebooks/")]
+    pick = candidates if len(candidates) == 1 else of_lessons
     if len(pick) != 1:
         names = ", ".join(s.name for s in every)
         raise CourseError(f"unknown or ambiguous source {name!r}; one of: {names}")
@@ -266,8 +266,8 @@ def build(
             target.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(target, text)
             changed.append(src.target_rel)
-    for kind in ("notebooks", "exercises"):
-        for stray in sorted((root / kind / language).glob("*.ipynb")):
+    for kind in (lessons.LESSONS, lessons.STUDENTS):
+        for stray in lessons.files(root, kind, language=language):
             if stray not in expected and stray.exists():
                 changed.append(f"{stray.relative_to(root)} (no English source)")
     return changed, issues
