@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from course_utils.config import ENV_VAR as SMOKE_ENV
+
 ROOT = Path(__file__).resolve().parent
 
-os.environ.setdefault("COURSE_SMOKE", "1")
+os.environ.setdefault(SMOKE_ENV, "1")
 os.environ.setdefault("PYTHONUNBUFFERED", "1")
 # Two test workers share two cores: one OpenMP thread per process keeps torch's
 # multi-threaded kernels from oversubscribing the machine (100x slowdowns seen).

@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from course_utils.config import smoke_environ
 from course_utils.env import memory_policy
 from course_utils.tooling.device_check import steps as device_steps
 from course_utils.tooling.device_check.schedule import Item
@@ -245,7 +246,7 @@ class Launcher:
                 "output": output,
             }
 
-        return cmd, {**self.environ, "COURSE_SMOKE": "1"}, finish
+        return cmd, {**self.environ, **smoke_environ(True)}, finish
 
     def _claims(self, item: Item, limit: float | None):
         """``course claims --smoke`` (the accelerator only where there is one)."""
@@ -275,7 +276,7 @@ class Launcher:
                 "output": output,
             }
 
-        return cmd, {**self.environ, "COURSE_SMOKE": "1"}, finish
+        return cmd, {**self.environ, **smoke_environ(True)}, finish
 
     def _doctor(self, item: Item, limit: float | None):
         cmd = [sys.executable, "-m", "course_utils.cli", "doctor"]

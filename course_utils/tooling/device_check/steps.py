@@ -137,20 +137,12 @@ def install(
     root: Path, work: Path, wheels: Path | None, timeout: float | None
 ) -> dict[str, Any]:
     """``pip install -e .[dev]`` with the installed frameworks pinned as constraints."""
+    from course_utils.install.hosted import pip_install
+
     constraints = work / "constraints.txt"
     kept = pins()
     constraints.write_text("".join(p + "\n" for p in kept), encoding="utf-8")
-    cmd = [
-        sys.executable,
-        "-m",
-        "pip",
-        "install",
-        "-q",
-        "-e",
-        f"{root}[dev]",
-        "--constraint",
-        str(constraints),
-    ]
+    cmd = pip_install("-e", f"{root}[dev]", constraint=constraints)
     if wheels is not None:
         cmd += ["--no-index", "--find-links", str(wheels)]
     code, out = run_command(cmd, timeout=timeout, cwd=root)

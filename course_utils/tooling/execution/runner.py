@@ -40,10 +40,9 @@ def kernel_env(root: Path, smoke: bool) -> dict[str, str]:
     """The environment of a kernel running a course notebook here: the caller's own,
     with the smoke switch and strict deprecations (a graded submission's kernel gets a
     filtered one: :func:`course_utils.grading.sandbox.environment.submission_kernel_env`)."""
-    from course_utils import strict
+    from course_utils import config, strict
 
-    env = dict(os.environ)
-    env["COURSE_SMOKE"] = "1" if smoke else "0"
+    env = {**os.environ, **config.smoke_environ(smoke)}
     env["IPYTHONDIR"] = strict.ipython_dir(str(root / "build" / "ipython"))
     # No MPLBACKEND: kernels use the inline backend, so executed copies keep their figures.
     env["PYTHONUNBUFFERED"] = "1"
