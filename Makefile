@@ -65,7 +65,7 @@ site: course
 	$(VENV)/bin/course site --pdf
 
 site-check:
-	$(PY) -m tests.tooling.site_a11y build/site
+	$(PY) -m tests.tooling.site.a11y build/site
 
 # Unit tests, lint, pairing checks, then every lesson notebook under nbval (errors only:
 # outputs are not committed), every master run once in a kernel with its wrong answers
@@ -135,10 +135,10 @@ clean:
 # Options: make gpu-check CHECK_ARGS="--budget 600"; the schedule only: CHECK_ARGS="--plan".
 CHECK_ARGS ?=
 gpu-check: | $(PY)
-	$(PY) -m course_utils.tooling.cli check-device $(CHECK_ARGS)
+	$(PY) -m course_utils.cli check-device $(CHECK_ARGS)
 
 # Wheels for a prepared GPU machine without network (Python 3.12, its own jax and torch):
 # what the course needs beyond what such a machine has (docs/DEVICE_CHECK.md).
 DEVICE_WHEELS ?= build/device-wheels
 device-wheels: | $(PY)
-	$(PY) -m course_utils.tooling.device_wheels $(DEVICE_WHEELS)
+	$(PY) -m course_utils.tooling.device_check.wheels $(DEVICE_WHEELS)

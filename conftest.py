@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from course_utils.config import ENV_VAR as SMOKE_ENV
+
 ROOT = Path(__file__).resolve().parent
 
-os.environ.setdefault("COURSE_SMOKE", "1")
+os.environ.setdefault(SMOKE_ENV, "1")
 os.environ.setdefault("PYTHONUNBUFFERED", "1")
 # Two test workers share two cores: one OpenMP thread per process keeps torch's
 # multi-threaded kernels from oversubscribing the machine (100x slowdowns seen).
@@ -38,7 +40,7 @@ _share_the_gpu()
 
 def _strict_kernels() -> None:
     from course_utils import strict
-    from course_utils.tooling import lowering_record
+    from course_utils.tooling.lowering import record as lowering_record
 
     # The test kernels' own IPython directory: strict warnings, and the lowering
     # check when COURSE_LOWERING_CHECK=1 (the default here; 0 turns it off).
@@ -53,13 +55,13 @@ _strict_kernels()
 
 def _kernels_over_unix_sockets() -> None:
     # Where internet sockets are refused (a sandbox without network), nbval's kernels
-    # talk over Unix sockets, as the notebook runner's do (course_utils.tooling.ipc_kernel).
-    from course_utils.tooling.runner import kernel_transport
+    # talk over Unix sockets, as the notebook runner's do (course_utils.tooling.execution.ipc_kernel).
+    from course_utils.tooling.execution.runner import kernel_transport
 
     if kernel_transport() == "ipc":
         import nbval.kernel
 
-        from course_utils.tooling.ipc_kernel import SyncIPCKernelManager
+        from course_utils.tooling.execution.ipc_kernel import SyncIPCKernelManager
 
         nbval.kernel.KernelManager = SyncIPCKernelManager
 
@@ -71,7 +73,7 @@ _kernels_over_unix_sockets()
 collect_ignore_glob = ["tests/fixtures/*"]
 
 # A translated lesson has its English lesson's code cells byte for byte
-# (tests/tooling/test_translate.py), so the English runs stand for it; this one runs under
+# (tests/tooling/translation/test_command.py), so the English runs stand for it; this one runs under
 # nbval too, to prove that an edition executes.
 TRANSLATED_RUN = "00_welcome_and_setup.ipynb"
 
@@ -122,14 +124,14 @@ class LoweringFailed(Exception):
 class LoweringCheck(pytest.Item):
     """After a notebook's last cell: every program its cells ran, lowered for cuda and tpu.
 
-    Asks the notebook's kernel (``course_utils.tooling.lowering_record``) for its
+    Asks the notebook's kernel (``course_utils.tooling.lowering.record``) for its
     report, also kept in build/lowering/, and fails naming the cell and the function.
     """
 
     def runtest(self):
         import json
 
-        from course_utils.tooling import lowering_record
+        from course_utils.tooling.lowering import record as lowering_record
 
         nb = self.parent
         if nb.kernel is None or not nb.kernel.is_alive() or nb.timed_out:

@@ -26,8 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from course_utils import student_version  # noqa: E402
 from course_utils.grading.batch import grader  # noqa: E402
-from course_utils.tooling import student_version  # noqa: E402
 
 BUDGET_S = 45.0  # s for --n 30 --jobs 2: docs/GRADING.md, Cost (34.0 s measured)
 

@@ -50,8 +50,14 @@ and ``gpt`` (its ``model``, ``sample`` and ``convert``; ``import course_utils.gp
 itself is light). ``claims`` holds the claims registry and the one verdict rule:
 lessons take every verdict from it (``claims.judge``, ``claims.faster``), and
 ``course claims`` runs its benchmarks. Subpackages for other audiences, never
-imported by a lesson: ``tooling`` (the ``course`` command) and ``grading``
-(the instructor's grader).
+imported by a lesson: ``tooling`` (what the ``course`` command drives) and
+``grading`` (the instructor's grader); ``grading`` may use ``tooling``, never the
+other way. Three top-level modules serve them, never a lesson: ``cli``, the ``course``
+command, which mounts every room's verbs (it stands above them all); below both,
+``student_version``, the exercise marker grammar (solutions, stubs, visible and hidden
+tests) and the student notebook made from a master, and ``lessons``, the lesson
+manifest: the lessons, their numbers and titles, masters, student notebooks and Chinese
+twins, the one module that reads the notebook folders.
 """
 
 from __future__ import annotations

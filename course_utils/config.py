@@ -30,6 +30,12 @@ def smoke(override: bool | None = None) -> bool:
     )
 
 
+def smoke_environ(on: bool) -> dict[str, str]:
+    """The environment entry that turns smoke mode on or off: for a child process (a
+    kernel, a check's item) or this one, always written the one way :func:`smoke` reads."""
+    return {ENV_VAR: "1" if on else "0"}
+
+
 def pick(full: Any, smoke_value: Any, *, smoke_mode: bool | None = None) -> Any:
     """Return ``smoke_value`` in smoke mode and ``full`` otherwise."""
     return smoke_value if smoke(smoke_mode) else full
@@ -46,7 +52,7 @@ def sizes(table: Mapping[str, tuple[Any, Any]], smoke_mode: bool | None = None):
     """
     on = smoke(smoke_mode)
     if smoke_mode is not None:
-        os.environ[ENV_VAR] = "1" if on else "0"
+        os.environ.update(smoke_environ(on))
     chosen: dict[str, Any] = {}
     for name, pair in table.items():
         if not (isinstance(pair, tuple) and len(pair) == 2):

@@ -2,7 +2,7 @@
 
 :class:`CourseError` is an error the user can fix: its message says what happened and
 what to do about it, and every command prints it as one line and exits with status 2
-(``course_utils.tooling.cli``). It lives here, outside any room, so that ``claims``
+(``course_utils.cli``). It lives here, outside any room, so that ``claims``
 (which lessons import) and ``grading`` raise it without importing ``tooling``.
 Importing this module imports nothing.
 """

@@ -3,7 +3,7 @@
 An untouched stub reads "not implemented yet" rather than a crash, except inside
 the instructor's grader (``COURSE_GRADING=1``), where it must fail. The marker
 grammar that turns masters into student notebooks is in
-:mod:`course_utils.tooling.student_version`.
+:mod:`course_utils.student_version`.
 """
 
 from __future__ import annotations

@@ -1,3 +1,6 @@
+import ast
+from pathlib import Path
+
 import pytest
 
 from course_utils import config
@@ -45,3 +48,23 @@ def test_pick_and_sizes(monkeypatch):
     assert config.smoke() is False
     with pytest.raises(ValueError, match="size 'n'"):
         config.sizes({"n": 1000})
+
+
+def test_smoke_environ_is_read_back_by_smoke(monkeypatch):
+    for on in (True, False):
+        ((name, value),) = config.smoke_environ(on).items()
+        monkeypatch.setenv(name, value)
+        assert config.smoke() is on
+
+
+def test_only_config_spells_the_smoke_variable():
+    """Every writer of the smoke switch goes through :func:`config.smoke_environ`."""
+    root = Path(config.__file__).resolve().parents[1]
+    spelled = [
+        f"{path.relative_to(root)}:{node.lineno}"
+        for path in sorted((root / "course_utils").rglob("*.py"))
+        if path.name != "config.py" or path.parent.name != "course_utils"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and node.value == config.ENV_VAR
+    ]
+    assert not spelled, f"write it with config.smoke_environ(): {spelled}"

@@ -6,8 +6,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from course_utils import exercises
-from course_utils.tooling import runner, student_version
+from course_utils import exercises, student_version
+from course_utils.tooling.execution import runner
 from tests import load
 
 ROOT = Path(__file__).resolve().parents[1]

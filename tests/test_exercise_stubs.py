@@ -31,8 +31,8 @@ def run_stubs(path: str) -> list[dict]:
     """Run a student notebook; time and capture each visible test cell."""
     import nbformat
 
+    from course_utils import student_version
     from course_utils.dist import launch
-    from course_utils.tooling import student_version
 
     launches: list[str] = []
 

@@ -453,7 +453,7 @@ def test_lesson_kernels_compiled_lower_for_both_platforms(triton_on_gpus):
     """What the notebook tests' lowering check does with a program traced on the CPU:
     every pallas_call compiled (interpret=False) lowers for CUDA through Triton and for
     TPU through Mosaic, with the lesson's GPU route set (use_triton_on_gpus)."""
-    from course_utils.tooling import lowering
+    from course_utils.tooling.lowering import export as lowering
 
     ns = _notebook_kernels(LESSON, LESSON_NAMES, "cpu")
     for name, (fn, args) in _lesson_cases(ns).items():

@@ -2,7 +2,11 @@
 
 - rooms by audience: what a lesson imports (the top level, ``dist``, ``models``,
   ``convert``, ``gpt``, ``install``, ``claims``, ``timing``) never imports ``tooling``
-  or ``grading``;
+  or ``grading``; the one exception is ``course_utils.cli``, the ``course`` command,
+  which stands above every room;
+- rooms depend one way: no two rooms import each other (``grading`` may use
+  ``tooling``, which never imports ``grading``), counting imports inside functions;
+- ``tooling`` keeps its concepts in folders, a dozen modules at most at its top;
 - no import cycles inside the package. The scan sees every way a module gets
   imported: ``import``/``from`` at the top or inside a function, relative imports
   (``from .x import y``), ``importlib.import_module("course_utils.x")`` with a
@@ -43,6 +47,9 @@ PKG = ROOT / "course_utils"
 STUDENT_ROOMS = ("", "dist", "models", "convert", "gpt", "install", "claims", "timing")
 # What those rooms (and the notebooks) may never import.
 FORBIDDEN = ("course_utils.tooling", "course_utils.grading")
+# The top of the house: the ``course`` command mounts every room's verbs, so it is the
+# one top-level module that imports ``tooling`` and ``grading`` (nothing imports it).
+ABOVE_ROOMS = ("course_utils.cli",)
 # Rooms that import jax and torch only inside functions; `dist`, `models`,
 # `convert` and `gpt` may import them at the top (scripts, model and converter
 # files), but ``import course_utils.dist`` and ``import course_utils.gpt`` stay light.
@@ -213,12 +220,66 @@ def test_student_modules_never_import_tooling_or_grading():
     bad = [
         f"{path.relative_to(ROOT)}:{line} imports {target}"
         for name, path in MODULES.items()
-        if _room(name) in STUDENT_ROOMS
+        if _room(name) in STUDENT_ROOMS and name not in ABOVE_ROOMS
         for target, line in _imports(path)
         if target.startswith(FORBIDDEN)
     ]
     assert not bad, "a lesson-facing module reaches into another room:\n" + "\n".join(
         bad
+    )
+
+
+def _room_edges(graph: dict[str, set[str]]) -> dict[tuple[str, str], list[str]]:
+    """Which subpackage imports which (the top level left out): (from, to) -> the imports."""
+    edges: dict[tuple[str, str], list[str]] = {}
+    for name, targets in graph.items():
+        for target in targets:
+            pair = (_room(name), _room(target))
+            if "" not in pair and pair[0] != pair[1]:
+                edges.setdefault(pair, []).append(f"{name} -> {target}")
+    return edges
+
+
+def _two_way(edges: dict[tuple[str, str], list[str]]) -> list[str]:
+    return [
+        f"{a} and {b} import each other: " + "; ".join(sorted(edges[a, b])[:3])
+        for a, b in sorted(edges)
+        if a < b and (b, a) in edges
+    ]
+
+
+def test_two_way_rooms_are_found(tmp_path):
+    files = {
+        "course_utils/__init__.py": "",
+        "course_utils/low/__init__.py": "",
+        "course_utils/low/a.py": "def f():\n    from course_utils.high import b\n",
+        "course_utils/high/__init__.py": "",
+        "course_utils/high/b.py": "from course_utils.low import a\n",
+    }
+    modules = _write(tmp_path, files)
+    found = _two_way(_room_edges(_graph(modules, tmp_path)))
+    assert len(found) == 1 and found[0].startswith("high and low import each other")
+
+
+def test_rooms_depend_one_way():
+    two_way = _two_way(_room_edges(_graph(MODULES)))
+    assert not two_way, (
+        "rooms that depend on each other (a function both need lives below both, "
+        "the command above both in course_utils/cli.py):\n" + "\n".join(two_way)
+    )
+    assert ("tooling", "grading") not in _room_edges(_graph(MODULES))
+
+
+# Rooms whose concepts stand in folders: at most this many modules at their top.
+FOLDERED_ROOMS = {"tooling": 12}
+
+
+@pytest.mark.parametrize("room", sorted(FOLDERED_ROOMS))
+def test_a_foldered_room_keeps_few_modules_at_its_top(room):
+    top = sorted(p.stem for p in (PKG / room).glob("*.py") if p.stem != "__init__")
+    assert len(top) <= FOLDERED_ROOMS[room], (
+        f"course_utils/{room}/ holds {len(top)} modules at its top ({', '.join(top)}): "
+        "put a concept of several modules in a folder of its own"
     )
 
 
@@ -338,7 +399,7 @@ def test_no_import_cycles():
 def test_light_rooms_import_no_framework():
     light = [n for n in MODULES if _room(n) in LIGHT_ROOMS and n != "course_utils"]
     light += LIGHT_PACKAGES
-    assert "course_utils.tooling.cli" in light and "course_utils.grading.batch" in light
+    assert "course_utils.cli" in light and "course_utils.grading.batch" in light
     code = (
         "import importlib, sys\n"
         f"for m in {sorted(light)!r}:\n"

@@ -9,9 +9,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from course_utils import env
+from course_utils import cli, env
 from course_utils.install import frameworks as install
-from course_utils.tooling import cli
 
 
 @dataclass(frozen=True)

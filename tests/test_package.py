@@ -59,7 +59,7 @@ def test_binder_lists_every_runtime_dependency():
 
 def test_console_script_and_python_floor():
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert meta["project"]["scripts"]["course"] == "course_utils.tooling.cli:main"
+    assert meta["project"]["scripts"]["course"] == "course_utils.cli:main"
     assert meta["project"]["requires-python"] == ">=3.11"
 
 

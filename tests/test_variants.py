@@ -134,7 +134,7 @@ def _lesson_00_port_mlp() -> dict[str, str]:
     """Lesson 00's master cells of port-mlp: its arrays, solution, visible and hidden tests."""
     import nbformat
 
-    from course_utils.tooling import student_version
+    from course_utils import student_version
 
     master = ROOT / "solutions" / "00_welcome_exercises.ipynb"
     cells = nbformat.read(master, as_version=4).cells

@@ -21,19 +21,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from course_utils.gpt.shard import COLLECTIVES
+
 DTYPE_BYTES = {
     "pred": 1, "s8": 1, "u8": 1, "f8e4m3fn": 1, "f8e5m2": 1,
     "s16": 2, "u16": 2, "f16": 2, "bf16": 2,
     "s32": 4, "u32": 4, "f32": 4,
     "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16,
 }  # fmt: skip
-COLLECTIVES = (
-    "all-reduce",
-    "all-gather",
-    "reduce-scatter",
-    "all-to-all",
-    "collective-permute",
-)
 STRATEGIES = ("data parallel", "fully sharded", "tensor parallel")
 
 

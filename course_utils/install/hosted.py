@@ -144,6 +144,17 @@ def pins(installed: Mapping[str, str]) -> list[str]:
     )
 
 
+def pip_install(*args: str, constraint: str | os.PathLike) -> list[str]:
+    """``python -m pip install -q ARGS --constraint FILE``: the install that keeps what
+    the constraints pin (the setup cell's dependencies, the device check's install)."""
+    return [
+        sys.executable,
+        *("-m", "pip", "install", "-q"),
+        *args,
+        *("--constraint", os.fspath(constraint)),
+    ]
+
+
 def install_dependencies(
     *,
     freeze: str | None = None,
@@ -178,16 +189,7 @@ def install_dependencies(
     ]
     with tempfile.NamedTemporaryFile("w", suffix="-course-pins.txt", delete=False) as f:
         f.write("\n".join(pins(installed)) + "\n")
-    cmd = [
-        sys.executable,
-        "-m",
-        "pip",
-        "install",
-        "-q",
-        *needed,
-        "--constraint",
-        f.name,
-    ]
+    cmd = pip_install(*needed, constraint=f.name)
     # pip's own report lists the course's local tools as missing: noise on a hosted
     # runtime, so its output is shown only when the install fails.
     done = run(cmd, capture_output=True, text=True)

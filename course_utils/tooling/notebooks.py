@@ -20,15 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from course_utils import config
+from course_utils import config, lessons, student_version
 from course_utils._files import write_atomic
-from course_utils.tooling import student_version
 from course_utils.tooling.errors import CourseError
 
 # The one place the repository's address lives (badges, hosted install, README).
 REPOSITORY = "jax-pytorch-side-by-side/course"
 DIST_NAME = "jax-pytorch-side-by-side"
-NOTEBOOK_DIRS = ("notebooks", "solutions", "exercises")
 
 # The jupytext section of every pair's notebook metadata: in the header of the .py and
 # in the .ipynb, so that jupytext (the CLI, JupyterLab, the pre-commit hook) pairs and
@@ -141,8 +139,8 @@ class Pair:
 def pairs(root: Path) -> list[Pair]:
     """Every ``.py`` source in ``notebooks/`` and ``solutions/``."""
     out = []
-    for kind in ("notebooks", "solutions"):
-        for py in sorted((root / kind).glob("*.py")):
+    for kind in (lessons.LESSONS, lessons.MASTERS):
+        for py in lessons.files(root, kind, ".py"):
             out.append(Pair(py, py.with_suffix(".ipynb"), kind))
     return out
 
@@ -348,8 +346,8 @@ def sync(root: Path, check: bool = False) -> list[str]:
                     changed.append(rel)
             elif _write_if_changed(path, text):
                 changed.append(rel)
-    for kind in ("notebooks", "solutions"):
-        for nb in sorted((root / kind).glob("*.ipynb")):
+    for kind in (lessons.LESSONS, lessons.MASTERS):
+        for nb in lessons.files(root, kind):
             if not nb.with_suffix(".py").exists():
                 changed.append(f"{nb.relative_to(root)} (no .py source)")
     return changed
@@ -372,10 +370,10 @@ def twin_drift(ipynb: Path) -> Path | None:
 
 def build_exercises(root: Path, check: bool = False) -> list[str]:
     """Generate ``exercises/*.ipynb`` from ``solutions/*.py``; with ``check``, report drift."""
-    out_dir = root / "exercises"
+    out_dir = root / lessons.STUDENTS
     out_dir.mkdir(exist_ok=True)
     changed = []
-    masters = sorted((root / "solutions").glob("*.py"))
+    masters = lessons.files(root, lessons.MASTERS, ".py")
     expected = {out_dir / f"{m.stem}.ipynb" for m in masters}
     for master in masters:
         target = out_dir / f"{master.stem}.ipynb"
@@ -386,7 +384,7 @@ def build_exercises(root: Path, check: bool = False) -> list[str]:
                 changed.append(rel)
         elif _write_if_changed(target, text):
             changed.append(rel)
-    for stale in sorted(out_dir.glob("*.ipynb")):
+    for stale in lessons.files(root, lessons.STUDENTS):
         if stale not in expected:
             rel = str(stale.relative_to(root))
             if check:
@@ -400,8 +398,8 @@ def build_exercises(root: Path, check: bool = False) -> list[str]:
 def all_notebooks(root: Path) -> list[Path]:
     """Every runnable ``.ipynb``: lessons, then masters, then student versions."""
     out: list[Path] = []
-    for kind in NOTEBOOK_DIRS:
-        out += sorted((root / kind).glob("*.ipynb"))
+    for kind in lessons.FOLDERS:
+        out += lessons.files(root, kind)
     return out
 
 
@@ -411,9 +409,9 @@ def resolve(root: Path, names: list[str]) -> list[Path]:
     With no names, every lesson in ``notebooks/``. Raises :class:`CourseError`
     listing the lessons for an unknown name.
     """
-    lessons = sorted((root / "notebooks").glob("*.ipynb"))
+    found = lessons.files(root, lessons.LESSONS)
     if not names:
-        return lessons
+        return found
     everything = all_notebooks(root)
     out = []
     for name in names:
@@ -427,14 +425,14 @@ def resolve(root: Path, names: list[str]) -> list[Path]:
             continue
         stem = p.stem if p.suffix in (".ipynb", ".py") else name
         matches = [
-            nb for nb in lessons if nb.stem == stem or nb.stem.startswith(stem + "_")
+            nb for nb in found if nb.stem == stem or nb.stem.startswith(stem + "_")
         ]
         if not matches:
             matches = [nb for nb in everything if nb.stem == stem]
         if len(matches) == 1:
             out.append(matches[0])
             continue
-        available = ", ".join(nb.stem for nb in lessons) or "(none)"
+        available = ", ".join(nb.stem for nb in found) or "(none)"
         if not matches:
             raise CourseError(f"unknown notebook {name!r}; lessons: {available}")
         raise CourseError(

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from course_utils import lessons as manifest
+
 # The budgets of one lesson and of the whole course (docs/AUTHORING.md).
 MAX_WORDS = 8_000
 MAX_MEAN = 19.0
@@ -260,12 +262,17 @@ def _read(path: Path) -> Any:
     return nbformat.read(path, as_version=4)
 
 
+# A lesson's or a student notebook's name starts with its two-digit number.
+NUMBERED = "[0-9][0-9]"
+
+
 def lessons(root: Path) -> list[Path]:
-    return sorted((root / "notebooks").glob("[0-9][0-9]_*.py"))
+    """The lessons' ``.py`` sources."""
+    return manifest.files(root, manifest.LESSONS, ".py", number=NUMBERED)
 
 
 def student_notebooks(root: Path) -> list[Path]:
-    return sorted((root / "exercises").glob("[0-9][0-9]_*.ipynb"))
+    return manifest.files(root, manifest.STUDENTS, number=NUMBERED)
 
 
 def report(

@@ -40,7 +40,7 @@ TPU = {
 
 def cli(*args, timeout=120):
     return subprocess.run(
-        [sys.executable, "-m", "course_utils.tooling.cli", *args],
+        [sys.executable, "-m", "course_utils.cli", *args],
         capture_output=True,
         text=True,
         cwd=ROOT,

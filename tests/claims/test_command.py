@@ -300,7 +300,7 @@ def test_run_on_a_tpu_judges_each_pairing_with_the_real_rules(monkeypatch, tmp_p
 
 
 def test_cli_device_accelerator_on_a_cpu_machine_is_one_clear_error(capsys):
-    from course_utils.tooling import cli as course
+    from course_utils import cli as course
 
     # In this process (the command's own main): a child would import jax again.
     assert course.main(["claims", "--device", "accelerator", "--only", "tpu-llm"]) == 2

@@ -28,6 +28,32 @@ def test_config_validates(kwargs, message):
         gpt.model.GPTConfig(**kwargs)
 
 
+@pytest.mark.parametrize(
+    "shared",
+    [
+        {"d_model": 0},
+        {"n_heads": -1},
+        {"d_ff": 1.5},
+        {"d_model": 30, "n_heads": 4},
+        {"dropout": 1.0},
+        {"dropout": -0.1},
+        {"d_model": 48, "n_heads": 3, "d_ff": 96, "dropout": 0.5},  # valid in both
+    ],
+)
+def test_the_gpt_and_the_block_validate_their_shared_sizes_alike(shared):
+    """GPTConfig and models.BlockConfig check the fields they share in step."""
+    from course_utils.models.transformer import BlockConfig
+
+    said = []
+    for config in (gpt.model.GPTConfig, BlockConfig):
+        try:
+            config(**shared)
+            said.append(None)
+        except ValueError as err:
+            said.append(str(err).replace(config.__name__, "Config"))
+    assert said[0] == said[1]
+
+
 def _tokens(shape=(2, 8)):
     return np.random.default_rng(0).integers(0, CFG.vocab_size, shape)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_markdown_cell
 
-from course_utils.tooling import student_version
+from course_utils import student_version
 from tests.grading.generated_class import write_class as write_generated
 from tests.grading.helpers import MASTER
 

@@ -34,7 +34,7 @@ def graded_class(tmp_path_factory) -> GradedClass:
         if not (root / "complete").exists():
             shutil.rmtree(root, ignore_errors=True)
             write_class(root / "subs")
-            cmd = [sys.executable, "-m", "course_utils.tooling.cli"]
+            cmd = [sys.executable, "-m", "course_utils.cli"]
             cmd += grade_command(root / "subs", root / "graded", "--jobs", "2")
             done = subprocess.run(
                 cmd, cwd=ROOT, capture_output=True, text=True, timeout=600

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import nbformat
 
-from course_utils.tooling import student_version
+from course_utils import student_version
 from tests.grading.helpers import MASTER, SUBS
 
 # Options of the one-machine run; a shard of the same class is graded with the same.

@@ -15,7 +15,7 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from course_utils.tooling import student_version
+from course_utils import student_version
 
 SIGNATURES = {
     "normalise": (

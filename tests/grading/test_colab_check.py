@@ -12,8 +12,8 @@ import sys
 import nbformat
 import pytest
 
-from course_utils.tooling import student_version
-from course_utils.tooling.cli import main as course_main
+from course_utils import student_version
+from course_utils.cli import main as course_main
 from tests import load
 from tests.grading.helpers import ROOT
 
@@ -75,7 +75,7 @@ def test_course_check_grades_a_lone_notebook_with_the_installed_package(tmp_path
         [
             sys.executable,
             "-m",
-            "course_utils.tooling.cli",
+            "course_utils.cli",
             "check",
             NAME,
         ],  # as the notebook's line

@@ -18,9 +18,9 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
+from course_utils import student_version
 from course_utils.grading.inputs.seeds import variant
 from course_utils.grading.integrations.release import with_variant
-from course_utils.tooling import student_version
 from tests.grading.helpers import MASTER, SUBS
 
 SECRET = b"a test secret of 32 bytes, no more"

@@ -30,7 +30,7 @@ def test_positive_seconds():
 
 
 def test_a_bad_value_is_one_line_from_the_course_command(capsys):
-    from course_utils.tooling import cli
+    from course_utils import cli
 
     assert cli.main(["run", "--timeout", "0"]) == 2
     err = capsys.readouterr().err.strip()

@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from course_utils.tooling import cli
+from course_utils import cli
 from course_utils.tooling.errors import CourseError
 
 

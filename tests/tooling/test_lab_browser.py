@@ -27,7 +27,7 @@ import nbformat
 import pytest
 
 from tests import load
-from tests.tooling.site_fixture import ROOT, launch, need_browser
+from tests.tooling.site.fixture import ROOT, launch, need_browser
 
 pytestmark = pytest.mark.browser
 

@@ -68,7 +68,7 @@ def test_budget_failures_name_each_measure():
 
 
 def test_course_prose_prints_the_table_and_exits_1_over_budget(capsys):
-    from course_utils.tooling import cli
+    from course_utils import cli
 
     rc = cli.main(["prose", "09"])
     out = capsys.readouterr().out

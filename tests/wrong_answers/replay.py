@@ -28,13 +28,14 @@ from typing import Any
 import nbformat
 from nbclient import NotebookClient
 
-from course_utils import exercises, strict
-from course_utils.tooling import lowering_record, runner, student_version
+from course_utils import exercises, strict, student_version
+from course_utils.tooling.execution import runner
+from course_utils.tooling.lowering import record as lowering_record
 from tests import load
 
 ROOT = Path(__file__).resolve().parents[2]
 SHORT = 300  # characters of a message a failure shows
-# The kernel's lowering recorder (course_utils.tooling.lowering_record), paused while
+# The kernel's lowering recorder (course_utils.tooling.lowering.record), paused while
 # the wrong answers run: their programs are not the master's.
 _RECORDER = f"__import__({lowering_record.__name__!r}, fromlist=['RECORDER']).RECORDER"
 _PAUSE = f"setattr({_RECORDER}, 'record', lambda *args, **kwargs: None)"

@@ -1,6 +1,6 @@
 """The commands: ``course grade``, ``course check``, ``course release`` and ``course gradescope``.
 
-The top layer: argument parsers and entry points that ``course_utils.tooling.cli`` mounts;
+The top layer: argument parsers and entry points that ``course_utils.cli`` mounts;
 the work happens in the layers below, imported when a command runs.
 
 - ``grade``: the ``grade``, ``grade merge`` and ``check`` commands' arguments and entry

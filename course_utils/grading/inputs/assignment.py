@@ -29,10 +29,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from course_utils import lessons, student_version
 from course_utils.errors import CourseError
 from course_utils.grading.inputs.ipynb import SubmissionError, nbgrader_meta, read_cells
 from course_utils.grading.inputs.master import Master
-from course_utils.tooling import student_version
 
 CATALOG = "course-notebooks.json"
 PREFIX = "wrong assignment: "
@@ -155,12 +155,11 @@ class Catalog:
 
 def course_catalog(root: Path) -> Catalog:
     """The catalog of a course checkout: its exercise notebooks and its lessons."""
-    exercises = sorted((root / "exercises").glob("*.ipynb")) or sorted(
-        (root / "solutions").glob("*.ipynb")
+    exercises = lessons.files(root, lessons.STUDENTS) or lessons.files(
+        root, lessons.MASTERS
     )
-    lessons = sorted((root / "notebooks").glob("*.ipynb"))
     found = [known(p, "exercises") for p in exercises]
-    found += [known(p, "lesson") for p in lessons]
+    found += [known(p, "lesson") for p in lessons.files(root, lessons.LESSONS)]
     return Catalog(tuple(k for k in found if k is not None))
 
 

@@ -17,9 +17,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from course_utils import student_version
 from course_utils.errors import CourseError
 from course_utils.grading.inputs.ipynb import SubmissionError, nbgrader_meta, read_cells
-from course_utils.tooling import student_version
 
 _HIDDEN_BLOCK = re.compile(
     rf"^[ \t]*{re.escape(student_version.BEGIN_HIDDEN)}[ \t]*$.*?^[ \t]*{re.escape(student_version.END_HIDDEN)}[ \t]*$\n?",

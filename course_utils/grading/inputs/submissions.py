@@ -17,12 +17,12 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from course_utils import student_version
 from course_utils.errors import CourseError
 from course_utils.grading.inputs.assignment import check_assignment
 from course_utils.grading.inputs.ipynb import nbgrader_meta
 from course_utils.grading.inputs.master import Cell, Master
 from course_utils.grading.inputs.names import folder_name, shown
-from course_utils.tooling import student_version
 from course_utils.variants import NAME as VARIANT
 
 

@@ -11,7 +11,7 @@
 # Memory:       --mem per task: C kernels of `--memory` MB (course grade's limit, default
 #               4096) plus about 1 GB for the grader and its workers.
 # The course:   `course` on the PATH the job inherits from the shell that submitted it;
-#               COURSE_PYTHON=/path/to/python runs `python -m course_utils.tooling.cli`.
+#               COURSE_PYTHON=/path/to/python runs `python -m course_utils.cli`.
 # Afterwards:   course grade merge OUT/shard-* --out OUT/all
 # `course grade slurm SUBMISSIONS --source MASTER --out OUT --tasks N` submits this
 # script with these options and prints the job id and the merge command.
@@ -31,7 +31,7 @@ shift 3
 k=${SLURM_ARRAY_TASK_ID:?submit with sbatch --array=0-(N-1)}
 n=${COURSE_SHARDS:-${SLURM_ARRAY_TASK_COUNT:?submit with sbatch --array=0-(N-1)}}
 if [ -n "${COURSE_PYTHON:-}" ]; then
-  course=("$COURSE_PYTHON" -m course_utils.tooling.cli)
+  course=("$COURSE_PYTHON" -m course_utils.cli)
 else
   course=(course)
 fi

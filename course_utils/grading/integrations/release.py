@@ -25,10 +25,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from course_utils import lessons, student_version
 from course_utils.errors import CourseError
 from course_utils.grading.inputs.names import folder_name, shown
 from course_utils.grading.inputs.seeds import email_id, load_secret, variant
-from course_utils.tooling import student_version
 from course_utils.tooling.notebooks import REPOSITORY
 from course_utils.variants import NAME
 
@@ -251,9 +251,11 @@ def unlink_missing(tree: Path) -> list[str]:
 def public_lines(root: Path, tree: Path) -> set[str]:
     """Lines students get by design: the lessons' and the student exercises'."""
     lines: set[str] = set()
-    for path in [*(root / "notebooks").glob("*.py"), *(tree / "exercises").glob("*")]:
-        if path.is_file():
-            lines.update(file_lines(path))
+    for path in [
+        *lessons.files(root, lessons.LESSONS, ".py"),
+        *lessons.files(tree, lessons.STUDENTS, ""),
+    ]:
+        lines.update(file_lines(path))
     return lines
 
 
@@ -269,7 +271,7 @@ def build(
 
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise CourseError(f"{out} exists and is not empty: give a new folder")
-    masters = sorted((root / "solutions").glob("*.py"))
+    masters = lessons.files(root, lessons.MASTERS, ".py")
     if not masters:
         raise CourseError(f"no masters in {root / 'solutions'}: not a course checkout")
     stage = Path(
@@ -295,7 +297,7 @@ def build(
         point_at(stage, *where)
     unlink_missing(stage)
     found = leaks(
-        stage, sorted((root / "solutions").glob("*.ipynb")), public_lines(root, stage)
+        stage, lessons.files(root, lessons.MASTERS), public_lines(root, stage)
     )
     if out.exists():
         out.rmdir()
@@ -360,7 +362,7 @@ def variant_masters(root: Path) -> list[Path]:
     """The masters whose ``parameters`` cell has a ``VARIANT = None`` line."""
     return [
         p
-        for p in sorted((root / "solutions").glob("*.py"))
+        for p in lessons.files(root, lessons.MASTERS, ".py")
         if VARIANT_LINE.search(p.read_text(encoding="utf-8"))
     ]
 
@@ -426,9 +428,13 @@ def build_variants(
     if where is not None:
         point_at(out, *where)
     # students get the lessons and these notebooks' own lines by design
-    public = {line for p in (root / "notebooks").glob("*.py") for line in file_lines(p)}
+    public = {
+        line
+        for p in lessons.files(root, lessons.LESSONS, ".py")
+        for line in file_lines(p)
+    }
     public |= {line for t in rendered.values() for line in text_lines(t, True)}
-    found = leaks(out, sorted((root / "solutions").glob("*.ipynb")), public)
+    found = leaks(out, lessons.files(root, lessons.MASTERS), public)
     return written, found
 
 
@@ -449,7 +455,7 @@ def cmd_release(args) -> int:
     tops = sorted({w.split("/", 1)[0] for w in written})
     print(
         f"wrote {len(written)} files to {args.out} ({', '.join(tops)}); "
-        f"no solution or hidden-test line of {len(list((root / 'solutions').glob('*.ipynb')))} masters in it"
+        f"no solution or hidden-test line of {len(lessons.files(root, lessons.MASTERS))} masters in it"
     )
     _say_where(repo, "push the folder there (the tag too, when given)")
     return 0

@@ -30,13 +30,13 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from course_utils import student_version
 from course_utils._files import write_atomic
 from course_utils.errors import CourseError
 from course_utils.grading.inputs.ipynb import SubmissionError, nbgrader_meta, read_cells
 from course_utils.grading.inputs.master import Master
 from course_utils.grading.inputs.names import csv_cell, folder_name, shown
 from course_utils.grading.inputs.submissions import discover, match
-from course_utils.tooling import student_version
 
 INSTRUCTOR = "_instructor"  # beside the pages: what graders must not be given
 KEY = "anonymous.csv"  # in INSTRUCTOR: pseudonym -> student

@@ -33,13 +33,13 @@ from typing import Any
 
 import numpy as np
 
+from course_utils import lessons, student_version
 from course_utils._files import write_atomic
 from course_utils.errors import CourseError
 from course_utils.grading.inputs.ipynb import SubmissionError, read_cells
 from course_utils.grading.inputs.master import Master
 from course_utils.grading.inputs.names import csv_cell, folder_name, shown
 from course_utils.grading.inputs.submissions import discover, match
-from course_utils.tooling import student_version
 
 NOISE = 25  # copydetect's defaults: a match shorter than this (normalised characters)
 GUARANTEE = 30  # is ignored; one at least this long is always found
@@ -157,11 +157,11 @@ def starter_code(master: Master, starter: Path | None = None) -> Given:
 def lesson_notebooks(master_path: Path) -> list[Path]:
     """The lesson of a course master ``NN_<name>_exercises.ipynb``: ``../notebooks/NN_*.ipynb``."""
     m = _NUMBERED.match(master_path.name)
-    folder = master_path.resolve().parent.parent / "notebooks"
-    if not m or not folder.is_dir():
+    if not m:
         return []
-    found = folder.glob(f"{m[1]}_*.ipynb")
-    return sorted(p for p in found if not p.name.endswith("_exercises.ipynb"))
+    root = master_path.resolve().parent.parent
+    found = lessons.files(root, lessons.LESSONS, number=m[1])
+    return [p for p in found if not p.name.endswith("_exercises.ipynb")]
 
 
 def boilerplate_code(path: Path) -> list[str]:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import course_utils
+from course_utils.config import smoke_environ
 from course_utils.grading.sandbox.kernel_process import CPU_ENV
 
 KERNEL_NAME = "course-grader"
@@ -72,7 +73,7 @@ def submission_kernel_env(cpu_s: float, run_id: str, smoke: bool) -> dict[str, s
     ``ENV_KEEP`` pass from the grader's own (none starting with ``ENV_DROP``), plus the package path, smoke mode, the run
     id and the CPU-time limit (``IPYTHONDIR`` is set per submission:
     :func:`submission_ipython_dir`). A course notebook run on an author's machine
-    inherits the whole environment instead: :func:`course_utils.tooling.runner.kernel_env`."""
+    inherits the whole environment instead: :func:`course_utils.tooling.execution.runner.kernel_env`."""
     env = {
         k: v
         for k, v in os.environ.items()
@@ -85,7 +86,7 @@ def submission_kernel_env(cpu_s: float, run_id: str, smoke: bool) -> dict[str, s
     env.update(
         {
             "COURSE_GRADING": "1",
-            "COURSE_SMOKE": "1" if smoke else "0",
+            **smoke_environ(smoke),
             "MPLBACKEND": "Agg",
             "PYTHONUNBUFFERED": "1",
             RUN_ENV: run_id,

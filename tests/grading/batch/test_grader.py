@@ -41,7 +41,7 @@ EXPECTED |= {"renamed_function": 5}
 
 
 def _start(subs: Path, out: Path) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "course_utils.tooling.cli", "grade", str(subs)]
+    cmd = [sys.executable, "-m", "course_utils.cli", "grade", str(subs)]
     cmd += ["--source", str(MASTER), "--out", str(out), "--jobs", "1", "--timeout", "5"]
     cmd += ["--total-timeout", "60", "--memory", "1000"]  # as LIMITS: resumable
     # A shell that starts the suite in the background (CI, nohup) leaves SIGINT ignored,

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from course_utils.cli import main as course_main
 from course_utils.grading.batch import grader
 from course_utils.grading.inputs import names
 from course_utils.grading.inputs.ipynb import read_cells
@@ -23,7 +24,6 @@ from course_utils.grading.inputs.master import load_master
 from course_utils.grading.inputs.submissions import match
 from course_utils.grading.policy import feedback, scoring
 from course_utils.grading.records import keyed, store
-from course_utils.tooling.cli import main as course_main
 from tests.grading.generated_class import OPTIONS
 from tests.grading.helpers import MASTER, SUBS, quiet, require_sandbox
 

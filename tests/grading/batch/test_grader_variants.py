@@ -17,9 +17,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from course_utils.cli import main as course_main
 from course_utils.grading.batch import grader
 from course_utils.grading.inputs import seeds
-from course_utils.tooling.cli import main as course_main
 from tests.grading import variant_class as vc
 from tests.grading.generated_class import OPTIONS
 from tests.grading.helpers import graded, quiet, require_sandbox

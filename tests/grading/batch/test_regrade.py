@@ -7,10 +7,10 @@ import json
 
 import pytest
 
+from course_utils.cli import main as course_main
 from course_utils.grading.batch import regrade
 from course_utils.grading.policy import scoring
 from course_utils.grading.records import store
-from course_utils.tooling.cli import main as course_main
 from tests.grading.class_expect import copy_of, of_kind
 from tests.grading.generated_class import OPTIONS, ROSTER
 from tests.grading.helpers import MASTER

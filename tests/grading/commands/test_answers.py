@@ -10,8 +10,8 @@ import shutil
 
 import pytest
 
+from course_utils.cli import main as course_main
 from course_utils.grading.records import answers, store
-from course_utils.tooling.cli import main as course_main
 from tests.grading import answers_class as ac
 from tests.grading.class_expect import copy_of
 

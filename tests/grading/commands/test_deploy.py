@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from course_utils.tooling.cli import main
+from course_utils.cli import main
 from tests.grading.helpers import MASTER
 
 

@@ -8,8 +8,8 @@ import shutil
 
 import pytest
 
+from course_utils.cli import main as course_main
 from course_utils.grading.batch import grader
-from course_utils.tooling.cli import main as course_main
 from tests.grading.helpers import (
     MASTER,
     ROOT,

@@ -9,7 +9,7 @@ from course_utils.grading.batch import grader
 
 
 def test_one_set_of_default_limits_shown_in_every_help(capsys):
-    from course_utils.tooling.cli import build_parser
+    from course_utils.cli import build_parser
 
     parser = build_parser()
     want = grader.Limits()

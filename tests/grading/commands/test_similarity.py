@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from course_utils.tooling.cli import main as course_main
+from course_utils.cli import main as course_main
 from tests.grading import similar_class as sc
 
 

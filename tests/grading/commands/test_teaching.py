@@ -8,7 +8,7 @@ import shlex
 
 import pytest
 
-from course_utils.tooling.cli import build_parser
+from course_utils.cli import build_parser
 from tests.grading.helpers import ROOT
 
 TEACHING = ROOT / "docs" / "TEACHING.md"

@@ -6,8 +6,8 @@ import argparse
 
 import pytest
 
+from course_utils.cli import main as course_main
 from course_utils.grading.commands import verbs
-from course_utils.tooling.cli import main as course_main
 
 
 def _args(submissions: str, *more: str, only=None, student=None) -> argparse.Namespace:

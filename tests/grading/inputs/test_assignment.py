@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from course_utils.cli import main
 from course_utils.errors import CourseError
 from course_utils.grading.inputs import assignment
 from course_utils.grading.inputs.assignment import WrongAssignment, check_assignment
 from course_utils.grading.inputs.ipynb import SubmissionError, read_cells
 from course_utils.grading.inputs.master import load_master
 from course_utils.grading.inputs.submissions import match
-from course_utils.tooling.cli import main
 from tests.grading.helpers import ROOT, STUDENT
 
 EX04 = ROOT / "exercises" / "04_training_loop_exercises.ipynb"

@@ -6,9 +6,9 @@ import csv
 
 import pytest
 
+from course_utils.cli import main as course_main
 from course_utils.errors import CourseError
 from course_utils.grading.integrations import gradebook
-from course_utils.tooling.cli import main as course_main
 from tests.grading.generated_class import ROSTER
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from course_utils.tooling.cli import main
+from course_utils.cli import main
 from tests.grading.helpers import (
     MASTER,
     ROOT,

@@ -22,10 +22,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from course_utils.cli import main
 from course_utils.errors import CourseError
 from course_utils.grading.inputs import seeds
 from course_utils.grading.integrations import gradescope, release
-from course_utils.tooling.cli import main
 from tests.grading import variant_class as vc
 from tests.grading.helpers import ROOT, require_sandbox
 from tests.grading.integrations.test_gradescope import _check_format, _layout, _run

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from course_utils.cli import main
 from course_utils.grading.inputs import names
 from course_utils.grading.integrations import release
-from course_utils.tooling.cli import main
 from tests.grading.helpers import MASTER, ROOT
 
 MASTERS = sorted((ROOT / "solutions").glob("*.ipynb"))

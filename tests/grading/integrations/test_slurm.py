@@ -25,7 +25,7 @@ from tests.grading.helpers import MASTER, ROOT
 # Fields that measure the run (time, memory, processes, when, which run) or seal it.
 MEASURED = {"seconds", "execution_time", "processes", "peak_memory_mb", "graded_at"}
 MEASURED |= {"run_id", "seal", "files"}
-COURSE = [sys.executable, "-m", "course_utils.tooling.cli"]
+COURSE = [sys.executable, "-m", "course_utils.cli"]
 
 
 def _job(tmp_path: Path, **kw) -> slurm.ArrayJob:

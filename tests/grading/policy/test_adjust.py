@@ -7,9 +7,9 @@ import argparse
 import csv
 import json
 
+from course_utils.cli import main as course_main
 from course_utils.grading.policy import adjust
 from course_utils.grading.records import store
-from course_utils.tooling.cli import main as course_main
 from tests.grading.class_expect import copy_of
 from tests.grading.generated_class import OPTIONS, ROSTER
 from tests.grading.helpers import MASTER

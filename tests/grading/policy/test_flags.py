@@ -7,8 +7,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from course_utils import student_version
 from course_utils.grading.policy import flags
-from course_utils.tooling import student_version
 
 ROOT = Path(__file__).resolve().parents[3]
 PROC, CODE, IMPORT = (

@@ -6,8 +6,8 @@ import json
 
 import matplotlib.image
 
+from course_utils.cli import main as course_main
 from course_utils.grading.records import analytics, classreport
-from course_utils.tooling.cli import main as course_main
 from tests.grading.class_expect import ALL, SQH, copy_of, of_kind, passing
 from tests.grading.generated_class import ROSTER
 
