@@ -893,37 +893,8 @@ display(
 #
 # **Review questions**
 #
-# <details><summary>1. A mesh has axes ("data", "model") of sizes 2 and 4. Which devices hold the same block of an array with spec P(None, "model")?</summary>
-# The two devices that share a position along "model" and differ only along "data". The
-# array is split four ways along "model" and replicated along "data", as in §2.
-# </details>
-#
-# <details><summary>2. Why is the hidden activation never communicated in the column-then-row tensor-parallel MLP?</summary>
-# The column split gives each device complete hidden units: all rows of the batch, some
-# features. The row split of the next layer consumes exactly those features. Only the
-# partial outputs of the second layer need summing, with one all-reduce, as in §4.
-# </details>
-#
-# <details><summary>3. How much more does FSDP send than data parallel per step, and what does it buy?</summary>
-# About 1.5 times: 3(N−1)/N·P·b against 2(N−1)/N·P·b, for one extra gather of the
-# parameters. In exchange each device stores only 1/N of the parameters, gradients and
-# optimiser state, as §5 and §8 showed.
-# </details>
-#
-# <details><summary>4. Which lines change to run the PyTorch scripts on 4 hosts?</summary>
-# None inside the scripts; only the launch changes. Every host runs
-# `torchrun --nnodes 4 --rdzv-backend c10d --rdzv-endpoint HOST:PORT ...`, as in §7.
-# </details>
-#
-# <details><summary>5. In JAX, what turns the data-parallel step of §3.2 into the fully sharded one of §5.2?</summary>
-# Only the parameters' `PartitionSpec`s: `P()`, replicated, becomes `P("data", None)` for
-# the weights. The loss, `jax.grad` and the update are the same functions. `jit` compiles a
-# different program for the new input shardings and inserts the gathers, as §5.2 and §8
-# showed.
-# </details>
-#
-# The cell below asks these questions again as a self-check. A wrong answer gets a hint, not
-# the answer; *Show the answer* opens it.
+# The cell below asks this lesson's review questions: pick or type an answer and press
+# *Check*, or open *Show the answer* under a question.
 
 # %%
 from course_utils import quiz
