@@ -281,6 +281,22 @@ def test_a_chinese_quiz_asks_the_english_questions(name):
         [q.text for q in chinese.questions] + [q.explain for q in chinese.questions]
     )
     assert re.search(r"[\u4e00-\u9fff]", text), f"zh/{name}.toml is not in Chinese"
+    # The terms of docs/zh/GLOSSARY.md, as the catalogs are held to them.
+    from babel.messages.catalog import Catalog
+
+    from course_utils.tooling.translation import catalog
+
+    pairs = Catalog()
+    for a, b in zip(english.questions, chinese.questions, strict=True):
+        texts = [(a.text, b.text), (a.explain, b.explain), (a.hint, b.hint)]
+        if isinstance(a, quiz.MultipleChoice):
+            for c, d in zip(a.choices, b.choices, strict=True):
+                texts += [(c.text, d.text), (c.hint, d.hint)]
+        for en, zh in texts:
+            if en and en not in pairs:
+                pairs.add(en, zh)
+    terms = catalog.glossary(ROOT / "docs" / "zh" / "GLOSSARY.md")
+    assert catalog.terminology(pairs, terms, f"zh/{name}.toml") == []
 
 
 def test_a_chinese_quiz_speaks_chinese_and_a_changed_one_is_caught(tmp_path):
