@@ -175,8 +175,8 @@ print(detail.replace("; ", "\n"))
 #
 # **Key concepts**
 # - At batch 1 a small model does little arithmetic per operation. Much of the time goes into
-#   **per-operation overhead**: Python, dispatch, allocation. That overhead is what `jit`
-#   removes.
+#   **per-operation overhead**: Python, dispatch, allocation. `jit` removes the Python and the
+#   dispatch, and fusing operations cuts the allocations.
 # - The first `jit` call traces, lowers and compiles. `jax.jit(f).trace(...).lower().compile()`
 #   runs the three stages one by one, so each can be timed.
 # - The **break-even** number of calls says when compiling has paid for itself.
@@ -244,8 +244,8 @@ print("same logits")
 # program runs. JAX's ahead-of-time API calls each one on its own, so a timer can sit between
 # them. *Trace* runs the Python function on abstract values and records its operations, a
 # jaxpr. *Lower* turns that record into StableHLO, the compiler's input. *Compile* is XLA
-# building machine code for this device. The cell empties JAX's caches first and keeps any
-# on-disk cache off, as a new process would meet them:
+# building machine code for this device. The cell empties JAX's caches and keeps the on-disk
+# cache off, as on a machine that never ran this function:
 
 # %%
 jax.clear_caches()  # no trace, lowering or program left from the cells above
@@ -262,10 +262,15 @@ with timing.jax_persistent_cache_off():
     t4 = time.perf_counter()
 stages = {"trace": t1 - t0, "lower": t2 - t1, "compile": t3 - t2, "first run": t4 - t3}
 first_call_s = t4 - t0  # what a first call pays, stages and run together
+longest = max(stages, key=stages.get)
 print(", ".join(f"{name} {timing.format_seconds(s)}" for name, s in stages.items()),
-      f"= {timing.format_seconds(first_call_s)} on the CPU")
+      f"= {timing.format_seconds(first_call_s)} on the CPU;",
+      f"the longest stage: {longest}, {stages[longest] / first_call_s:.0%} of the first call")
 
 # %% [markdown]
+# The line ends with the longest stage and its share. All four stages together are the price
+# of a first call, `first_call_s`. The break-even cell below sets it against one steady call.
+#
 # `timing.compile_report(f, *args)` reads the same three stages from JAX's own records inside
 # one real first call, and times the steady state beside it. Lessons 00 and 03 use it.
 #
@@ -299,12 +304,18 @@ print(per_call)
 # %% [markdown]
 # Break-even against PyTorch eager: JAX's total after `n` calls is `first + (n − 1) · steady`,
 # and PyTorch's is `n · eager`. `timing.break_even_calls` solves for `n`, and answers "never"
-# when JAX's steady state is not faster. The count rests on the verdict above, so
-# `claims.break_even` calls it judged only when that verdict named a winner.
+# when JAX's steady state is not faster. Here `eager` is JAX's median times the verdict's
+# ratio, the median of the per-round ratios. PyTorch's own median can give another ratio, and
+# the count must agree with the verdict line. `claims.break_even` calls the count judged only
+# when that verdict named a winner.
 
 # %%
-t_torch, t_jax = latency.measurements["PyTorch eager"].median, latency.measurements["JAX jit"].median
-print(claims.break_even(per_call, first_call_s, t_jax, t_torch))
+t_jax = latency.measurements["JAX jit"].median
+eager = t_jax * per_call.stats.median  # the median per-round ratio, PyTorch's time over JAX's
+fmt = timing.format_seconds
+print(f"first {fmt(first_call_s)}, of which the first run alone is {stages['first run'] / t_jax:,.0f}"
+      f" steady calls; steady {fmt(t_jax)}; eager {fmt(t_jax)} × {per_call.stats.median:.2f} = {fmt(eager)}")
+print(claims.break_even(per_call, first_call_s, t_jax, eager))
 
 # %% [markdown]
 # The count is an estimate, so read it as an order of magnitude. A process that answers far
@@ -511,11 +522,11 @@ assert report.outcome("dynamic-shapes").details.get("measured_by")  # section 3'
 Markdown(report.brief())
 
 # %% [markdown]
-# One row per claim. *Stated* is the article's magnitude. *Measured here* gives the median ratio
-# with its interval and the number of rounds `n`, then the side that was faster in the median
-# round. Under the table, each reason not to judge is given once, with the claims it applies
-# to. `higher-order` and `jax-2-5x` share one measurement, each judged against its own stated
-# magnitude. `print(report)` gives every row's workload and full sentence.
+# One row per claim. *Stated* is the article's magnitude. *Measured here* names the faster
+# side, its factor, which is the median per-round ratio, and the interval. Under the table,
+# each reason not to judge is given once, with the claims it applies to. `higher-order` and
+# `jax-2-5x` share one measurement, each judged against its own stated magnitude.
+# `print(report)` gives every row's workload and full sentence.
 #
 # The same outcomes as a figure:
 
@@ -539,21 +550,28 @@ fig.tight_layout()
 # </details>
 #
 # Your run beside the shipped ones. Each result file is one column, headed by its machine: the
-# processor and its cores, "smoke" for a smoke run, any accelerator, and the date. Each claim
-# has one row per device kind it was measured on. Where only the package is installed, as on
-# Colab, the table holds your run alone. `course claims merge DIR...` builds the same table
-# from any result files, such as a colleague's GPU run.
+# processor and its cores, "smoke" for a smoke run, any accelerator, and the date. A file can
+# hold claims re-run later on the same machine (`course claims merge DIR --into FILE`), so
+# its heading can name two dates. Each claim has one row per device kind it was measured on.
+# Claims that no run timed are left out. Where only the package is installed, as on Colab, the
+# table holds your run alone.
+#
+# Unlike the claims table, which names the faster side, this table gives each ratio turned
+# toward the claim, as the figure does. Above 1x favours the claim, below 1x goes against it.
 
 # %%
 shipped = results.shipped()  # docs/claims-results/*.json: none where only the package is installed
-Markdown(results.merge_table([report.to_dict(), *shipped]))
+runs = [report.to_dict(), *shipped]  # this run and each shipped result file
+timed = {c["id"] for run in runs for c in run["claims"]
+         if c["verdict"] not in (claims.NOT_TESTABLE, claims.SKIPPED)}
+Markdown(results.merge_table([{**run, "claims": [c for c in run["claims"] if c["id"] in timed]}
+                              for run in runs]))
 
 # %% [markdown]
 # Compare along a row only the verdicts that were judged. An *inconclusive* cell from smoke
 # mode or a busy machine is a run that could not tell, not a different answer. Judged verdicts
-# can still differ between machines, versions and sizes. That is why you measure where you will
-# run, on each kind of hardware you are choosing between, with `course claims` on a quiet
-# machine.
+# can still differ between machines, versions and sizes. So measure where you will run, with
+# `course claims` on a quiet machine.
 #
 # Section 2 timed batch-1 latency in the article's pairing, eager PyTorch against `jax.jit`, on
 # a small encoder. `course claims` judges `batch1-latency` in the fair pairing, `torch.compile`
@@ -589,7 +607,6 @@ PROFILES = {  # reader: [(branch of the tree, the claim it rests on, the framewo
         ("PyTorch (d), added: torch.compile as the default baseline", "compile-training", "PyTorch"),
     ],
 }
-runs = [report.to_dict(), *shipped]  # this run and each shipped result file
 
 
 def branch_decision(claim_id):
@@ -617,6 +634,11 @@ for reader, branches in PROFILES.items():
 # A taken branch rests on a claim that held wherever it was judged, for a workload like the
 # one measured. A branch not taken rests on a claim that did not hold, so do not choose for
 # that reason. An unsettled branch needs a run on the hardware you are choosing for.
+#
+# Read the branches not taken as closely as the taken ones. Where `higher-order` did not hold,
+# JAX's third derivatives were not 8x faster than PyTorch's in that run. Its row above shows
+# by how much either side won. Where `compile-training` did not hold, torch.compile did not
+# speed training up by the stated 20 %.
 #
 # A branch is also only as wide as its measurement. The first reader's `dynamic-shapes` branch
 # rests on JAX meeting every new length unbucketed. Section 3's bucketed line measured the fix
@@ -683,7 +705,6 @@ quiz.load("08_choosing")
 # samples, count how many new shapes a compiled model can afford, bucket dynamic shapes,
 # measure a claim with the course's timing helpers, and decide one team's port.
 #
-# **Closing note.** The claims table above was measured on the machine that ran this notebook,
-# at the sizes of its mode; its footer says which. Its JSON and plot are in `build/claims/`, at
-# the root of a clone of the course or under the working folder. `course claims` from a terminal,
-# or this notebook in full mode, gives the full-size version.
+# **Closing note.** The claims table above belongs to the machine and the mode that ran this
+# notebook. `course claims` from a terminal, or this notebook in full mode, gives the full-size
+# version.
