@@ -111,8 +111,7 @@ print(env.report().line())
 # other direction, NNX gradients in PyTorch's names and layouts, for a model whose weights went
 # from JAX to PyTorch. It needs no new rules, and lesson 04's CNN shows why in a few lines.
 #
-# First the familiar part: the same weights in both frameworks, the mean cross-entropy on one
-# batch, and its gradients.
+# First the familiar part: lesson 04's loss and gradients on both sides.
 
 # %%
 # PyTorch: lesson 04's CNN, the loss on one batch, gradients left in each p.grad
@@ -170,9 +169,8 @@ print(f"CNN: loss and {len(grads_torch)} gradients agree, in PyTorch's names and
 # - This time the NNX block comes first, and PyTorch receives its weights.
 #
 # Research code written in JAX often has to reach a PyTorch serving stack, and a transformer
-# block is where most of today's parameters live. Attention's projections are one packed matrix
-# in PyTorch and three head-shaped kernels in Flax, so the converter must cut and reshape, not
-# only transpose. A cut in the wrong place keeps every shape and silently swaps the heads' roles.
+# block is where most of today's parameters live. Its attention converter must cut and reshape,
+# not only transpose, and a cut in the wrong place keeps every shape.
 #
 # Here are both blocks. Each uses its own library's attention and LayerNorm, so the converter
 # meets the real layouts. The sizes come from one `BlockConfig`. `course_utils.models` keeps the
@@ -359,18 +357,16 @@ print("round trip exact")
 #   curve, or a result that changes with the hardware.
 # - Pattern for each: demonstrate the difference, then fix it.
 #
-# Sections 1 and 2 copied weights into models written to match. A real port starts earlier, by
-# rewriting layer by layer, and each rewritten layer brings its library's defaults with it.
-# `nn.Conv2d(1, 32, 3)` and `nnx.Conv(1, 32, (3, 3))` look like the same layer and are not.
-# In a real port several such defaults stack up, and the model trains to a slightly different
-# accuracy with no hint why. The defence is the same each time: know the default on both
-# sides, set it explicitly, and check with a parity test.
+# Sections 1 and 2 copied weights into models written to match. A real port rewrites layer by
+# layer, and each layer brings its library's defaults. Several of them stack up, and the model
+# trains to a slightly different accuracy with no hint why. The defence each time: know the
+# default on both sides, set it explicitly, and check with a parity test.
 #
 # ### 3.1 Padding defaults
 #
-# Lesson 04 met the first one: `nn.Conv2d` pads 0 (`'VALID'`) while `nnx.Conv` pads `'SAME'`,
-# so the source article's two CNNs flatten 9,216 and 12,544 features. The fix there was explicit
-# padding. A subtler case hides behind a stride of 2. For a 3x3 kernel on an even input,
+# Lesson 04 met the first one: `nn.Conv2d` pads 0 (`'VALID'`) while `nnx.Conv` pads `'SAME'`.
+# So the two CNNs of source article 000, one of the public articles the course judges, flatten
+# 9,216 and 12,544 features. The fix there was explicit padding. A subtler case hides behind a stride of 2. For a 3x3 kernel on an even input,
 # `'SAME'` pads **asymmetrically**: nothing before, one pixel after. PyTorch's `padding=1` pads
 # one pixel on each side. The shapes match; the values do not.
 
@@ -546,12 +542,13 @@ assert abs(kept_torch.mean().item() - float(kept_jax.mean())) < 0.01
 # <details><summary>Switching modes: in place, or a view</summary>
 #
 # `.train()` and `.eval()` switch a module in place in both frameworks, so a loop that forgets
-# `.train()` after an evaluation trains on without dropout, silently. Flax 0.12 adds a second
-# way: `nnx.view(model, deterministic=True, use_running_average=True)` returns the module in
-# evaluation mode, holding the very same arrays, and leaves `model` as it was. PyTorch has no such
-# view. `compat.eval_view(model)` calls `nnx.view`. On Flax 0.11, Colab's version, it merges a
-# copy from `nnx.split` instead, which keeps the arrays of that moment: build it again after
-# each update.
+# `.train()` after an evaluation trains on without dropout, silently. Flax 0.12 adds a view:
+# `nnx.view(model, deterministic=True, use_running_average=True, raise_if_not_found=False)`
+# returns the module in evaluation mode, holding the very same arrays, and leaves `model` as it
+# was. Without the last argument it raises on a model that lacks Dropout or BatchNorm, as both of
+# this lesson's models do. PyTorch has no such view. `compat.eval_view(model)` makes this call.
+# On Flax 0.11, Colab's version, it merges a copy from `nnx.split`, which keeps the arrays of
+# that moment: build it again after each update.
 #
 # </details>
 #
@@ -590,9 +587,7 @@ for broadcast, att in zip((True, False), attention_both_ways(q, v, jax.random.ke
 # changes it. PyTorch's [`torch.set_float32_matmul_precision`](https://docs.pytorch.org/docs/stable/generated/torch.set_float32_matmul_precision.html)
 # defaults to `'highest'`, full float32.
 #
-# So on a recent NVIDIA GPU, PyTorch's matmuls run in full float32 and JAX's in TF32. On a TPU,
-# JAX's run in bfloat16 passes. The cell measures both frameworks on this CPU against a float64
-# reference. Then it imitates TF32 and bfloat16 by rounding the inputs with
+# The cell measures both frameworks on this CPU against a float64 reference. Then it imitates TF32 and bfloat16 by rounding the inputs with
 # `jax.lax.reduce_precision`, which keeps 10 or 7 of float32's 23 mantissa bits.
 
 # %%
@@ -769,12 +764,10 @@ assert gap > 1e-4  # a hundred times the matched forms' tolerance
 # - Before committing to a framework, run the source articles' **MVP checklist**: a
 #   same-hardware benchmark, operator coverage, dynamic shapes and the ecosystem.
 #
-# A port written, compiled and distributed in one go that then disagrees leaves one symptom and
-# many suspects. Each step changes one thing and has its own typical failure. The rewrite gets a
-# layer or a default wrong, as in sections 1 to 3. Going from eager to `jit` breaks where Python
-# control flow depends on array values, which tracing cannot follow, as lesson 03 showed.
-# Sharding breaks where a sharding or a collective is wrong, as in lesson 05. Proving equality
-# after each step turns "the port is wrong" into "step 3 is wrong", a much smaller search.
+# Each step changes one thing and has its own typical failure. The rewrite gets a layer or a
+# default wrong, as in sections 1 to 3. `jit` breaks where Python control flow depends on array
+# values, as lesson 03 showed. Sharding breaks where a sharding or a collective is wrong, as in
+# lesson 05. Proving each step turns "the port is wrong" into "step 3 is wrong".
 #
 # Here are the first three steps on the block, in evaluation mode. The reference is PyTorch's
 # output; each JAX step must match it to float32 rounding.
@@ -798,27 +791,27 @@ for step, out in steps.items():
     print(f"{step}: max |diff| {max_abs_diff(out, reference):.1e}")
 
 # %% [markdown]
-# Step 4 runs the same compiled forward on sharded data. A PyTorch user may expect it to be
-# trivial, since `DistributedDataParallel` wraps a model without changing its code. In JAX the
-# same code runs on sharded inputs and the compiler inserts the communication. The step is cheap
-# to write but still worth proving, because the program that runs is a different program.
+# Step 4 runs the same compiled forward on sharded data. It is cheap to write, but the program
+# that runs is a different program, so prove it. The same code runs on sharded inputs, and the
+# compiler inserts the communication.
 #
 # A `mesh` names the devices' axis `'data'`. `NamedSharding(mesh, PartitionSpec("data"))` splits
 # the batch's leading axis along it, and `PartitionSpec()`, which names no axis, replicates the
-# weights on every device. The two devices come from `meshes.devices(2)`: two GPUs or TPUs when
-# the machine has them, else the two simulated CPU devices set up at the top.
+# weights on every device. The two devices are of the kind JAX computes on here: two GPUs when
+# JAX runs on a machine that has them, else the two simulated CPU devices set up at the top.
 
 # %%
 # Step 4: the batch split over the devices, the weights replicated on each
 from jax.sharding import NamedSharding, PartitionSpec
 
-DEVICES = meshes.devices(2)
+DEVICES = meshes.devices(2) if SETUP.jax_device.platform != "cpu" else jax.devices("cpu")[:2]
 mesh = jax.make_mesh((len(DEVICES),), ("data",), devices=DEVICES)
 params_jax, rest_jax = jax.device_put((params_jax, rest_jax), NamedSharding(mesh, PartitionSpec()))
 X_sharded_jax = jax.device_put(jnp.asarray(Xs_np), NamedSharding(mesh, PartitionSpec("data")))
 out_sharded_jax = forward_jit(params_jax, rest_jax, X_sharded_jax)
 assert_close(out_sharded_jax, reference, rtol=1e-5, atol=1e-5, name="4. sharded")
-print(f"4. sharded: max |diff| {max_abs_diff(out_sharded_jax, reference):.1e}; "
+print(f"4. sharded over {len(DEVICES)} {DEVICES[0].platform.upper()} devices: "
+      f"max |diff| {max_abs_diff(out_sharded_jax, reference):.1e}; "
       f"input {X_sharded_jax.sharding.spec}, output {out_sharded_jax.sharding.spec}")
 
 # %% [markdown]
@@ -828,8 +821,7 @@ print(f"4. sharded: max |diff| {max_abs_diff(out_sharded_jax, reference):.1e}; "
 # Equal outputs under sharding do not yet prove that training is equal. The backward pass adds
 # its own collective: each device's gradient is a partial sum over its share of the batch, and
 # XLA inserts the all-reduce that adds them up. So step 4 ends with one SGD step on the block,
-# compared with PyTorch's step on one device. The PyTorch side is the familiar loop body, on a
-# copy of the block because the block is used again below.
+# compared with PyTorch's step on one device.
 
 # %%
 # PyTorch: one SGD step on one device, on a copy of the block
@@ -911,8 +903,6 @@ assert steps_cnn.ok
 #
 # The benchmark pairs like with like. Eager PyTorch against jitted JAX changes the framework and
 # compiling at once, so its ratio says nothing about either; lesson 04's section 5 measures why.
-# `torch.compile`'s first call compiles the block, and `timing.compare` times that call apart
-# from the steady state.
 
 # %%
 rng = np.random.default_rng(8)
@@ -925,21 +915,22 @@ mvp = checklist.mvp_checklist(
 )
 
 # %% [markdown]
-# Read it as a decision record for this model on this machine. The benchmark lists each
-# variant's median time per call, then judges each fair pair, or says once why this run could
-# not. The next lines say whether either compiler needed workarounds and how many compilations
-# the new lengths caused. The last lists each side's packages, installed or missing.
+# Read it as a decision record for this model on this machine. The coverage line says whether
+# `torch.compile` broke the graph and whether `jax.jit` could trace the block. `checklist.reading`
+# reads the numbers in sentences, and the cell lists the checks that need a decision.
 
 # %%
+print(checklist.reading(mvp))
 assert mvp.status("outputs agree") == "pass"
 to_decide = [item.name for item in mvp.items if item.status == "warn"]
 print("checks that need a decision before switching:", ", ".join(to_decide) or "none")
 
 # %% [markdown]
-# A warning is not a failure. It marks an item where the numbers alone do not decide and a
-# person has to: a benchmark too noisy to judge, shapes that recompile, a package missing on one
-# side. Each is a question to answer before a switch, with the evidence printed next to it. The
-# one hard requirement, equal outputs, is asserted.
+# JAX eager dispatches NNX's operations one by one from Python, a cost that weighs most on a
+# small block like this one. Each new length is a new shape, so `jax.jit` compiles again; pad or
+# bucket the lengths to bound that. A warning is not a failure: it marks a question to answer
+# before a switch, with the evidence printed above. The one hard requirement, equal outputs, is
+# asserted.
 #
 # ## Summary
 #
@@ -959,7 +950,7 @@ print("checks that need a decision before switching:", ", ".join(to_decide) or "
 # | cross-entropy | `F.cross_entropy` (mean) | `optax....with_integer_labels` (per example) |
 # | GELU default | exact erf (`approximate="none"`) | tanh (`approximate=True`) |
 #
-# **Popular claims vs what you measured**
+# **Popular claims vs what you measured**, from the source articles numbered in lesson 04
 # - *"Compiler optimisations can cause small numerical differences"* (source 001): the four
 #   steps stayed at float32 rounding through eager, `jit` and sharding. The **defaults** of
 #   section 3 changed results by orders of magnitude more.

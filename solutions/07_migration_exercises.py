@@ -270,8 +270,8 @@ for scale in (1e-3, 1.0, 30.0):
 
 # %% [markdown]
 # <!-- EXERCISE: silent-why -->
-# In one or two sentences: which two defaults differed, and why did the first one only show
-# on small inputs?
+# In one or two sentences: which two defaults differed, and which of them showed only on small
+# inputs, and why?
 #
 # <!-- BEGIN SOLUTION -->
 # `nn.LayerNorm` adds eps = 1e-5 to the variance while the port used 1e-6, and PyTorch's GELU is
