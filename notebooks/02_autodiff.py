@@ -361,7 +361,7 @@ for shape, comparison in modes.items():
     more, less = fewer[shape]
     for fw, suffix in (("PyTorch", ""), ("JAX", " (jit)")):
         readings[f"{shape}, {fw}"] = claims.faster(comparison, f"{fw} {more}{suffix}", f"{fw} {less}{suffix}")
-print(f"{S.jac_big // 8}x fewer passes in the mode named on each line")
+print(f"passes: tall, jacfwd 8 and jacrev {S.jac_big}; wide, jacrev 8 and jacfwd {S.jac_big}")
 print(claims.compact(readings))
 
 # %% [markdown]
@@ -556,11 +556,11 @@ fair = {f"JAX 2–5x faster, {p}": claims.judge("jax-2-5x", grid, pairing=p) for
 print(claims.compact(fair))
 ax = plots.speedups([v.plot_row(label) for label, v in fair.items()], legend=True,
                     title=f"JAX × faster than PyTorch, third derivative at {S.n_points} points")
-ax.set_xlim(right=max(ax.get_xlim()[1], 6))  # the whole 2–5x band in view
+_ = ax.set_xlim(right=max(ax.get_xlim()[1], 6))  # the whole 2–5x band in view
 
 # %% [markdown]
 # The shaded band is the 2–5× the article states. Each point is a median ratio, drawn with the
-# interval the verdict reads. The claim holds only where the run was quiet and the whole interval reaches 2×
+# interval the verdict reads. The claim holds only where the run was quiet and the whole interval lies at or above 2×
 # (`docs/VERDICTS.md` gives the rule). The eager pairing compares how each framework runs the
 # same program op by op; the compiled pairing compares the two compilers.
 #
@@ -1046,7 +1046,7 @@ print_saved_residuals(net_jax, Ws_jax[:2], x_jax)
 # cells. In a larger model, that is how you find what is worth checkpointing: look for the
 # widest arrays and the operations that made them.
 #
-# Per block JAX keeps both `tanh` outputs and both `1 − tanh²` factors, the outputs of `sub`.
+# Per block JAX keeps both `tanh` outputs and both `1 − tanh` factors, the outputs of `sub`.
 # Two of them, the hidden layer's, are four times as wide as `x`. The fix the JAX guide
 # teaches is to checkpoint **each block**. `jax.checkpoint(block_jax)` keeps only the block's
 # inputs, and the backward pass recomputes one block's insides at a time, just before it needs
@@ -1129,7 +1129,7 @@ for how, run in {"no checkpoint": lambda: net_torch(x_torch, Ws_torch),
 
 # %% [markdown]
 # The counts differ from JAX's because the two frameworks' backward rules save different
-# things. PyTorch's `tanh` keeps only its output, while JAX's rule also keeps `1 − tanh²`.
+# things. PyTorch's `tanh` keeps only its output, while JAX's rule also keeps `1 − tanh`.
 #
 # Rematerialisation changes memory and time, never the result. The next cell checks the same
 # gradients in every variant and both frameworks, then compares the activation bytes:
