@@ -407,9 +407,8 @@ print(f"weight std: PyTorch {lin_torch.weight.std().item():.4f}, Flax {float(lin
 print(f"bias |max|: PyTorch {lin_torch.bias.abs().max().item():.4f}, Flax {float(jnp.abs(lin_jax.bias[...]).max()):.4f}")
 
 # %% [markdown]
-# The measured standard deviations sit next to the two formulas. PyTorch's sits next to
-# 1/√(3·fan_in), the standard deviation of its uniform distribution; Flax's sits next to
-# 1/√fan_in. PyTorch's biases come from the same range, and Flax's are all zero. A port of a
+# PyTorch's standard deviation sits next to 1/√(3·fan_in), that of its uniform distribution;
+# Flax's sits next to 1/√fan_in. PyTorch's biases come from the same range, and Flax's are all zero. A port of a
 # trained model copies the weights, so none of this matters there. It matters when you compare
 # training runs from scratch: two "identical" models that start at different scales follow
 # different loss curves.
@@ -433,9 +432,8 @@ assert abs(float(k.std()) - lin_torch.weight.std().item()) < 0.1 * lin_torch.wei
 assert float(jnp.abs(b).max()) <= 1 / np.sqrt(fan_in) and float(jnp.abs(b).max()) > 0.5 / np.sqrt(fan_in)
 
 # %% [markdown]
-# Both numbers now match PyTorch's, within the margins the assertions set. The draws themselves
-# still differ, because the random number generators differ, as section 3.4 shows. Only the
-# distributions agree.
+# Both numbers now match PyTorch's, within the margins the assertions set. Only the
+# distributions agree: the draws differ, because the generators differ, as section 3.4 shows.
 #
 # ### 3.3 Normalisation: epsilon and momentum
 #
@@ -798,7 +796,7 @@ for step, out in steps.items():
 # A `mesh` names the devices' axis `'data'`. `NamedSharding(mesh, PartitionSpec("data"))` splits
 # the batch's leading axis along it, and `PartitionSpec()`, which names no axis, replicates the
 # weights on every device. The two devices are of the kind JAX computes on here: two GPUs when
-# JAX runs on a machine that has them, else the two simulated CPU devices set up at the top.
+# JAX computes on GPUs and has two, else the two simulated CPU devices set up at the top.
 
 # %%
 # Step 4: the batch split over the devices, the weights replicated on each
