@@ -967,28 +967,8 @@ print("checks that need a decision before switching:", ", ".join(to_decide) or "
 #
 # **Review questions**
 #
-# <details><summary>1. Why does PyTorch's packed in_proj_weight need more than a transpose?</summary>
-# It stacks the query, key and value projections as one (3·d_model, d_model) matrix. Flax keeps
-# three kernels with the heads as an axis. Cut the matrix into thirds in the order query, key,
-# value, transpose each to (in, out), and reshape it to (d_model, heads, head_dim).
-# </details>
-#
-# <details><summary>2. A port matches in eval mode but its training loss curve differs. Where do you look?</summary>
-# The training-only paths: dropout, with its different generators and shared masks; BatchNorm's
-# momentum and running variance; and the loss reduction, since a sum instead of a mean scales
-# the effective learning rate.
-# </details>
-#
-# <details><summary>3. Why run the steps eager → jit → sharded separately?</summary>
-# Each step can break equality for its own reason: a semantic bug, a tracing problem such as
-# Python control flow on values, or a sharding mistake. Proving equality after each step
-# points at the step that failed.
-# </details>
-#
-# The cell below asks these questions again as a self-check, with one more on section 3.1's
-# padding: pick or type an answer and press *Check*. A wrong answer gets a hint, not the answer;
-# *Show the answer* opens it. Where an executed copy's script does not run (GitHub's preview,
-# an untrusted notebook) each answer is folded under its question, and a printout shows them all.
+# The cell below asks this lesson's review questions: pick or type an answer and press
+# *Check*, or open *Show the answer* under a question.
 
 # %%
 from course_utils import quiz
