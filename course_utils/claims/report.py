@@ -121,13 +121,15 @@ def _unjudged_lines(outcomes: Sequence[Outcome], several: bool) -> list[str]:
     return lines
 
 
-def brief_table(outcomes: Iterable[Outcome]) -> str:
+def brief_table(outcomes: Iterable[Outcome], timed_only: bool = False) -> str:
     """The results in four columns (five with several device kinds), each reason said once.
 
-    A row gives the claim, the stated magnitude, the median with its interval
-    and the side that was faster in the median, and the verdict; the rows not
-    judged are named under the table, one line per verdict and reason.
-    :func:`table` and ``claims.json`` keep every row's whole sentence.
+    A row gives the claim, the stated magnitude, the faster side with its
+    factor and interval, and the verdict; the rows not judged are named under
+    the table, one line per verdict and reason. ``timed_only`` leaves out the
+    rows with nothing measured (not testable, skipped): the lines under the
+    table still name them. :func:`table` and ``claims.json`` keep every row's
+    whole sentence.
     """
     outcomes = list(outcomes)
     several = len({o.device for o in outcomes}) > 1
@@ -137,6 +139,8 @@ def brief_table(outcomes: Iterable[Outcome]) -> str:
         "|---|" + "---|" * (4 if several else 3),
     ]
     for o in outcomes:
+        if timed_only and o.verdict in (NOT_TESTABLE, SKIPPED):
+            continue
         cells = [f"`{o.claim.id}`: {o.claim.text}"]
         cells += [o.device] if several else []
         cells += [o.claim.claimed, _measured_brief(o), f"**{o.verdict}**"]
@@ -223,11 +227,11 @@ class ClaimsReport:
             f"{self.seconds:.0f} s){note}{warning}"
         )
 
-    def brief(self) -> str:
+    def brief(self, timed_only: bool = False) -> str:
         """:func:`brief_table` and the machine's line, in Markdown (what lesson 08 shows)."""
         mode = "smoke mode" if self.smoke else "full mode"
         return (
-            brief_table(self.outcomes)
+            brief_table(self.outcomes, timed_only)
             + f"\n\n(on this machine: {self.machine.get('summary', '')}; {mode}, "
             f"{self.seconds:.0f} s)"
         )
