@@ -195,11 +195,13 @@ print(f"scanned forward pass, first call: {depths[0]} layers {first_s[depths[0]]
 # ## 2. The training step, made fast
 #
 # **Key concepts**
-# - One timed call runs `k_steps` training steps; tokens/s = tokens of a call / its median time.
+# - One timed call runs `k_steps` training steps; each variant's speed is read against PyTorch
+#   eager, round by round.
 # - Variants: PyTorch eager, `torch.compile` of the whole step, bfloat16 autocast, the
 #   `jax.jit` step with donated state, and the same step with an NNX bfloat16 compute dtype.
 # - Every verdict comes from paired rounds, on one device kind, with the method named.
-# - JAX's step read against the device's peak: achieved FLOP/s and MFU.
+# - JAX's model FLOP/s read against the device's published peak, the MFU, or else against a
+#   matmul timed on it.
 #
 # Each variant copies the initial weights, makes a fresh optimiser, and returns a function that
 # runs the `k_steps` steps. The first call of every variant starts from the same state, so
@@ -215,6 +217,11 @@ tokens_per_call = K * S.batch * S.block_size
 
 
 # PyTorch: eager, torch.compile of the whole step (forward, backward, AdamW), bfloat16 autocast
+if hasattr(torch._dynamo.config, "capture_profiler_record_function"):  # torch 2.6 lacks it
+    # Dynamo would drop the profiler labels inside AdamW.step with a warning; the step is the same
+    torch._dynamo.config.capture_profiler_record_function = True
+
+
 def torch_variant(compiled=False, bf16=False):
     model = copy.deepcopy(model_torch)
     optimizer = gpt.train.torch_adamw(model, foreach=None)  # PyTorch's default AdamW
@@ -227,8 +234,6 @@ def torch_variant(compiled=False, bf16=False):
         optimizer.step()
         return loss.detach().float()
 
-    if compiled and hasattr(torch._dynamo.config, "capture_profiler_record_function"):
-        torch._dynamo.config.capture_profiler_record_function = True  # keeps AdamW's profiler labels in the graph
     step = torch.compile(one_step) if compiled else one_step
     return lambda: torch.stack([step(x, y) for x, y in timed_torch])  # k_steps steps
 
@@ -274,50 +279,55 @@ variants = {"PyTorch eager": torch_variant(), "torch.compile (step)": torch_vari
             "JAX bf16 dtype": jax_variant(jit_step_bf16)}
 with timing.cold_inductor_cache(), timing.jax_persistent_cache_off():  # first calls from cold caches
     throughput = timing.compare(variants, baseline="PyTorch eager", rtol=3e-2, atol=3e-2, target_s=S.target_s)
-rows = ["| variant | tokens/s (median) | vs PyTorch eager | first call (with compile) |", "|---|---:|---:|---:|"]
-rows += [f"| {name} | {tokens_per_call / m.median:,.0f} | {throughput.speed_text(name)} | "
-         f"{timing.format_seconds(m.first_call_s)} |" for name, m in throughput.measurements.items()]
+rows = ["| variant | vs PyTorch eager | first call (with compile) |", "|---|---:|---:|"]
+rows += [f"| {name} | {throughput.speed_text(name)} | {timing.format_seconds(m.first_call_s)} |"
+         for name, m in throughput.measurements.items()]
 display(Markdown("\n".join(rows) + f"\n\n{K} steps of {S.batch}×{S.block_size} tokens per call ({throughput.conditions()})"))
 
 # %% [markdown]
-# Tokens/s is the tokens of one call over its median time. The first-call column includes
-# whatever compiling a variant does: Dynamo's tracing and Inductor's code generation under
-# `torch.compile`, XLA's compilation for the two `jax.jit` variants, nothing for eager. Both
-# compilers start cold: Inductor in an empty cache directory and JAX's persistent cache off.
-# Neither first call is paid again in a long run. `torch.compile` also checks the guards
+# The speed column is the median of the per-round ratios, the statistic every verdict reads.
+# The first-call column includes whatever compiling a variant does: Dynamo's tracing and
+# Inductor's code generation under `torch.compile`, XLA's compilation for the two `jax.jit`
+# variants, nothing for eager. Both compilers start cold: Inductor in an empty cache directory
+# and JAX's persistent cache off. `torch.compile` also checks the guards
 # Dynamo recorded before every call. A guard that fails, such as a new batch shape or a
 # learning rate passed as a changing Python float, compiles again, which is why a compiled
 # PyTorch step is usually given its learning rate as a tensor.
 #
 # Which differences are real? `claims.faster` applies the course's one rule to the paired
 # rounds: a verdict only when the interval of the median ratio clears 1, and none from a busy
-# machine. Two pairings carry the section's question, each changing one thing:
+# machine. Three pairings carry the section's questions, each changing one thing:
 
 # %%
 pairings = {
     "PyTorch's compiler": ("PyTorch eager", "torch.compile (step)"),
     "the two frameworks, both compiled": ("torch.compile (step)", "JAX jit (step, donated)"),
+    "bfloat16 in JAX": ("JAX jit (step, donated)", "JAX bf16 dtype"),
 }
 print(claims.compact({label: claims.faster(throughput, a, b) for label, (a, b) in pairings.items()}))
 firsts = {name: throughput.measurements[name].first_call_s for name in ("torch.compile (step)", "JAX jit (step, donated)")}
+short, long = sorted(firsts, key=firsts.get)
 print(f"first call, compile included: {', '.join(f'{n} {timing.format_seconds(t)}' for n, t in firsts.items())}; "
-      f"the shorter: {min(firsts, key=firsts.get)}")
+      f"{firsts[long] / firsts[short]:.1f}× longer for {long}")
 
 # %% [markdown]
 # The second pairing is the framework comparison: both sides compile forward, backward and
 # AdamW, from the same weights and batches, on one device kind. Lesson 04 judges the published
-# claim about `torch.compile` on its own workload, and the two need not agree. The last line
-# sets the two compilers' one-time costs side by side. The bfloat16 rows are read from the
-# table. On a CPU without bfloat16 matrix units, bfloat16 need not be faster at all: the
-# matmuls convert to float32 inside, and the casts cost time. On a GPU with bfloat16 tensor
-# cores or a TPU, the same two lines of code are the main lever.
+# claim about `torch.compile` on its own workload, and the two need not agree. The third line
+# says what bfloat16 did for JAX's step. On a CPU without bfloat16 matrix units it need not be
+# faster at all: the matmuls convert to float32 inside, and the casts cost time. On a GPU with
+# bfloat16 tensor cores or a TPU, the same two lines of code are the main lever.
+#
+# The last line compares the compilers' one-time costs, each paid once per shape. On the next
+# run of the same step, Inductor's cache, on by default, skips its code generation, and JAX's
+# persistent cache does the same for XLA.
 #
 # **The step against the hardware.** A speed means little on its own. The cell times the jitted
 # step on `SETUP.jax_alone`, the accelerator when there is one. The FLOPs of a step come from
 # PaLM's formula, `peaks.transformer_train_flops`: 6 per parameter and token for the forward
-# and backward passes, plus attention's two matmuls over the context. `peaks` gives the
-# device's published peak, or a matmul rate measured here for a CPU. The achieved FLOP/s over
-# the peak is the model FLOPs utilisation, MFU.
+# and backward passes, plus attention's two matmuls over the context. `peaks.peak` gives the
+# device's published peak. Where there is none, as on a CPU, `peaks.measure_cpu` times a JAX
+# matmul on the device now.
 
 # %%
 jit_step_alone = jax.jit(gpt.train.jax_step(graphdef, rest_jax, tx), donate_argnums=(0, 1))
@@ -327,22 +337,24 @@ step_flops = peaks.transformer_train_flops(n_params, cfg.n_layers, cfg.d_model, 
                                            tokens=S.batch * cfg.block_size)  # one step, by PaLM's formula
 state_alone = jax.device_put((params_jax, tx.init(params_jax)), SETUP.jax_alone)
 xla_flops = jit_step_alone.lower(*state_alone, *timed_jax[0]).compile().cost_analysis()["flops"]  # XLA's count
-peak = peaks.peak(SETUP.jax_alone) or peaks.measure_cpu(device=SETUP.jax_alone)
-dtype = "float32" if peak.flops("float32") else "bfloat16"
-achieved = K * step_flops / alone.median
-print(f"{SETUP.alone_label}: {tokens_per_call / alone.median:,.0f} tokens/s, {achieved / 1e12:.3g} TFLOP/s; MFU "
-      f"{peaks.share(achieved, peak, dtype):.1%} of {peak.name}'s {dtype} peak, {peak.flops(dtype) / 1e12:.3g} TFLOP/s")
+top = peaks.peak(SETUP.jax_alone) or peaks.measure_cpu(device=SETUP.jax_alone)  # published, or timed now
+dtype = "float32" if top.flops("float32") else "bfloat16"
+achieved = K * step_flops / alone.median  # model FLOP/s
+print(f"{SETUP.alone_label}: {tokens_per_call / alone.median:,.0f} tokens/s; model FLOPs {achieved / 1e9:,.2f} GFLOP/s, "
+      f"{peaks.share(achieved, top, dtype):.1%} of {top.label(dtype)} ({top.flops(dtype) / 1e9:,.1f} GFLOP/s)")
 print(f"FLOPs of one step: {step_flops / 1e6:.1f} M by PaLM's formula, {xla_flops / 1e6:.1f} M by XLA's cost analysis")
 
 # %% [markdown]
 # XLA's own count, `compiled.cost_analysis()["flops"]`, counts a loop's body once, whatever
-# its trip count. So it holds one of the `n_layers` scanned blocks, and MFU takes the formula.
+# its trip count. So it holds one of the `n_layers` scanned blocks, and the line above takes
+# the formula.
 #
-# MFU counts only the model's FLOPs. A step this small spends much of its time elsewhere:
-# dispatch, the optimizer's elementwise updates, and matmuls of at most `d_ff` columns, too
-# small to fill a GPU's or a TPU's matrix units. On a CPU the peak is a matmul measured here,
-# a rough yardstick on a busy machine. The share grows with the width, the batch and the
-# context; large runs reach 40 % or more.
+# MFU, model FLOPs utilisation, is the share of a published peak that the model's FLOPs
+# reached. A step this small spends much of its time elsewhere: dispatch, the optimizer's
+# elementwise updates, and matmuls too small to fill a chip's matrix units. The share grows with
+# the width, the batch and the context; large runs reach 40 % or more. A CPU has no published
+# peak and so no MFU: the line reads the model's FLOP/s against a matmul timed now, a yardstick
+# that a busy machine lowers and a training step may beat.
 #
 # **Memory of one step.** No one tool measures both frameworks the same way, so each number
 # names its method.
@@ -535,10 +547,9 @@ print(claims.compact({label: claims.faster(decoding, base, lever) for label, (ba
 # - The proof is the loss curve: every layout gives one device's losses, step for step.
 #
 # The eight JAX devices come from `meshes.devices(8)`: eight GPUs or TPUs where the machine has
-# them, else the eight simulated CPU devices `env.setup(cpu_devices=8)` asked for. They share
-# this machine's cores, enough to run every collective a pod would, not to make anything
-# faster. The runs are short and start from fresh weights, and each layout is compared with a
-# one-device run of the same steps.
+# them, else eight simulated CPU devices on this machine's cores. Those run every collective a
+# pod would, but make nothing faster. Each layout starts from fresh weights and is compared
+# with a one-device run of the same steps.
 
 # %%
 DEVICES = meshes.devices(8)  # the accelerators if there are eight, else simulated CPUs
@@ -557,9 +568,8 @@ print("one device:", np.round(losses_one_jax, 4))
 
 # %% [markdown]
 # Each layout gives every parameter a `PartitionSpec`. A rule pairs a regular expression on the
-# parameter's path, such as `blocks/attn/qkv/kernel`, with the spec of the parameter's own
-# last axes. The stacked layer axis in front stays whole. A parameter no rule matches is
-# replicated.
+# parameter's path, such as `blocks/attn/qkv/kernel`, with the spec of its own last axes. The
+# stacked layer axis stays whole, and a parameter no rule matches is replicated.
 
 # %%
 TP_RULES = ((r"attn/qkv/kernel$", (None, "model")), (r"attn/qkv/bias$", ("model",)),  # by output columns
@@ -582,10 +592,9 @@ def param_specs(params, rules=()):
 
 # %% [markdown]
 # A `NamedSharding` binds a spec to a mesh. AdamW's two moments must live where their
-# parameter lives: `jax.eval_shape` of `tx.init`, jitted with the parameters' shardings, tells
-# where XLA puts them without allocating anything. Then `jax.jit` takes the shardings of every
-# input and output. The batch is split by rows over `"data"`, and the loss comes back
-# replicated.
+# parameter lives: `jax.eval_shape` of the jitted `tx.init` tells where XLA puts them, without
+# allocating. `jax.jit` then takes the shardings of every input and output: the batch split by
+# rows over `"data"`, the loss replicated.
 
 # %%
 def state_shardings(the_mesh, tx, params, rules=()):
@@ -609,14 +618,13 @@ def jit_step(step, shardings, batch_axis="data", donate=False):
 
 
 # %% [markdown]
-# Three layouts run the same `pure_step`: data parallel on eight devices, FSDP on the same
-# eight, and tensor parallel on a `2 × 4` mesh, two data-parallel groups of four devices that
-# each share every layer. `gpt.shard.mesh` is `jax.make_mesh` over `meshes.devices`. The cell
-# compiles each step once and counts two collectives by name in its optimised HLO,
-# `compiled.as_text()`. Then it runs the step.
+# Three layouts run the same `pure_step`: data parallel and FSDP on eight devices, and tensor
+# parallel on a `2 × 4` mesh, two data-parallel groups of four devices that share every layer.
+# The cell compiles each step, counts two collectives by name in its optimised HLO,
+# `compiled.as_text()`, and runs it.
 
 # %%
-layouts_jax = {"data parallel, 8": (gpt.shard.mesh((8,), ("data",)), ()),
+layouts_jax = {"data parallel, 8": (gpt.shard.mesh((8,), ("data",)), ()),  # jax.make_mesh over meshes.devices
                "FSDP, 8": (gpt.shard.mesh((8,), ("data",)), FSDP_RULES),
                "tensor parallel, 2 x 4": (gpt.shard.mesh((2, 4), ("data", "model")), TP_RULES)}
 losses_jax, steps_jax, collectives_jax = {}, {}, {}
@@ -635,25 +643,21 @@ display(Markdown("\n".join(["| layout | all-reduce | all-gather |", "|---|---:|-
                            + [f"| {name} | {c['all-reduce']} | {c['all-gather']} |" for name, c in collectives_jax.items()])))
 
 # %% [markdown]
-# The printed spec shows tensor parallelism in memory. The stacked MLP kernel,
-# `(layers, d_model, d_ff)`, is split on its last axis over the four devices of `"model"`, so
-# each device holds a quarter of its columns.
+# The printed spec shows tensor parallelism in memory: the stacked MLP kernel,
+# `(layers, d_model, d_ff)`, is split on its last axis over the four devices of `"model"`.
 #
-# Each count in the table is how many times a collective appears in the compiled program of one
-# training step. A collective inside the scan over layers appears once, not once per layer, so
-# the counts show the program's structure, not the bytes it moves. Data parallelism needs the
-# all-reduce of the gradients and the loss. FSDP adds all-gathers: each kernel is gathered
-# before its layer uses it. Tensor parallelism exchanges partial results inside every block.
-# Over the fused `qkv` it needs more, because a device's block of columns does not hold the
-# query, key and value of the same heads. XLA may also move data with other collectives, such
-# as all-to-all, which the table leaves out. The PyTorch version below reorders the fused
-# rows so that each rank holds whole heads.
+# Each count is how often a collective appears in one step's compiled program. One inside the
+# scan over layers appears once, so the counts show structure, not bytes moved. Data
+# parallelism all-reduces the gradients and the loss. FSDP adds all-gathers: each kernel is
+# gathered before its layer uses it. Tensor parallelism exchanges partial results inside every
+# block. Over the fused `qkv` it also all-gathers, because a device's block of columns does not
+# hold the query, key and value of the same heads. The PyTorch version below reorders the
+# fused rows so that each rank holds whole heads.
 #
 # PyTorch launches one process per rank. `torch_gpt.save_inputs` writes the configuration, the
-# same initial weights and the same batches into a run folder. `launch.torchrun` starts
-# `torchrun --nproc-per-node 2 -m course_utils.dist.torch_gpt` there, with a free port and a
-# timeout, and stops every process it started. One launch runs both demos, so the start-up is
-# paid once. These are the two marked regions of the script, first FSDP2:
+# initial weights and the batches into a run folder. There `launch.torchrun` runs
+# `torchrun --nproc-per-node 2 -m course_utils.dist.torch_gpt` and stops every process it
+# started. One launch runs both demos. First the script's FSDP2 region:
 
 # %%
 launch.excerpt("course_utils.dist.torch_gpt", "fsdp")
@@ -679,8 +683,8 @@ launch.excerpt("course_utils.dist.torch_gpt", "tp")
 # %% [markdown]
 # Each rank sees the whole batch and holds half the heads and half the MLP's hidden units.
 # `RowwiseParallel` all-reduces the outputs of `proj` and `fc2`, so each block's result is
-# whole again on every rank. On a machine that refuses TCP connections on the loopback, such as
-# a sandbox without a network, `torchrun` cannot start, and the launch says so in one sentence.
+# whole again on every rank. Where the loopback refuses TCP connections, as in a sandbox
+# without a network, `torchrun` cannot start, and the launch says so.
 
 # %%
 # PyTorch: one process, then FSDP2 and tensor parallel on 2 processes (one torchrun launch)
@@ -697,11 +701,10 @@ if not torch_launch.skipped:  # else the launch said why in one sentence
     print(torch_launch.command_line, f"({torch_launch.seconds:.1f} s)")
 
 # %% [markdown]
-# Under the cell is the command that ran and how long the launch took, including two Python
-# processes that import torch and join a process group, or the sentence saying why nothing
-# could start. Now every layout against its one-device run, to a relative 10⁻⁵ at every step.
-# The two frameworks' one-device runs are compared at their first step only; after it they
-# are two float32 programs whose rounding training amplifies, lesson 11's subject.
+# The launch's time includes starting two Python processes that import torch. Now every
+# layout against its one-device run, to a relative 10⁻⁵ at every step. The two frameworks'
+# one-device runs are compared at their first step only: after it, training amplifies their
+# float32 rounding, lesson 11's subject.
 
 # %%
 assert_close(losses_one_torch[0], losses_one_jax[0], rtol=1e-5, atol=1e-6, name="first step: PyTorch vs JAX")
@@ -713,19 +716,18 @@ for name, (got, ref) in scale_table.items():
 
 
 # %% [markdown]
-# Every layout that ran passed. What is left is float32 rounding, because a sum split over
-# devices is added in another order. In JAX a sharding changes where a step runs, never what it
-# computes. A reduction written by hand can still slip, and one slip gets past a loss curve:
-# gradients summed over the ranks instead of averaged. AdamW divides each gradient by
-# its own running size, so the update barely changes. Exercise 1 of this lesson compares
-# data-parallel gradients directly, which catches it.
+# Every layout that ran passed. What is left is float32 rounding: a sum split over devices is
+# added in another order. In JAX a sharding changes where a step runs and the order of its
+# sums, never the maths it computes. A reduction written by hand can still slip past a loss
+# curve: gradients summed over the ranks instead of averaged. AdamW divides each gradient by
+# its own running size, so the update barely changes. Exercise 1 compares data-parallel
+# gradients directly, which catches it.
 #
-# Nothing above names the hardware. For PyTorch the script stays the same and the launch
-# changes: `torchrun --nproc-per-node 8` on one host with eight GPUs, or `--nnodes 4` with a
-# rendezvous address for four hosts; NCCL replaces gloo when every rank has a GPU. For JAX, one
-# process drives all the devices of its host, so one host needs no launcher. Many hosts run the
-# same program once each, every one calling `jax.distributed.initialize()` first, as lesson 05
-# showed.
+# Nothing above names the hardware. For PyTorch the launch changes, not the script:
+# `torchrun --nproc-per-node 8` on a host with eight GPUs, or `--nnodes 4` with a rendezvous
+# address; NCCL replaces gloo on GPUs. In JAX one process drives all the devices of its host.
+# Many hosts run the same program once each, calling `jax.distributed.initialize()` first, as
+# lesson 05 showed.
 #
 # ## 6. Checkpointed
 #
@@ -876,6 +878,7 @@ def jax_load(blob):
     return jax.export.deserialize(bytearray(blob))
 
 
+# compat.eval_view: nnx.view(module, deterministic=True) on flax 0.12, the model in evaluation mode
 trained_jax = compat.eval_view(nnx.merge(graphdef_scale, jax.device_put(params_one_jax, jax_dev), rest_scale))
 graphdef_trained, params_trained, rest_trained = nnx.split(trained_jax, nnx.Param, ...)
 params_trained, rest_trained = nnx.to_pure_dict(params_trained), nnx.to_pure_dict(rest_trained)
@@ -1005,6 +1008,7 @@ def teacher_forced(logits, sample, prompt_len, max_len, *, temperature=1.0, seed
 NEAR_TIE = 1e-4  # a draw this close to a CDF edge may flip on float32 rounding
 samples = {"PyTorch -> JAX": gpt.sample.torch_generate(trained_torch, prompt, S.export_chars, temperature=temperature),
            "JAX -> PyTorch": gpt.sample.nnx_generate(trained_jax, prompt, S.export_chars, temperature=temperature)}
+# compat.eval_view, as in section 7: the ported model in evaluation mode
 ported_fns = {"PyTorch -> JAX": lambda t: forward(compat.eval_view(ported_jax), jnp.asarray(t)),
               "JAX -> PyTorch": torch_logits(ported_torch.eval())}
 with torch.no_grad():
