@@ -1065,54 +1065,8 @@ with torch.no_grad():
 #
 # **Review questions**
 #
-# <details><summary>1. Why does the scanned model's compile time barely grow with its
-# depth?</summary>
-#
-# XLA compiles the scan's body, one block, once. More layers make the stacked arrays larger,
-# not the program. A Python loop under `jax.jit` would hand XLA one copy of the block per layer.
-# </details>
-#
-# <details><summary>2. Why does the first call of <code>torch.compile</code> or
-# <code>jax.jit</code> not count against a long training run?</summary>
-#
-# It is paid once per process. Every later step runs the compiled code: `jax.jit` replays its
-# program, and `torch.compile` checks its guards and runs its graphs. The break-even point is
-# the number of steps after which the savings exceed the compile time.
-# </details>
-#
-# <details><summary>3. Where do AdamW's moments live when the parameters are sharded, and how
-# does the lesson find out?</summary>
-#
-# With their parameters: each moment has its parameter's sharding. `jax.eval_shape` of
-# `tx.init`, jitted with the parameters' shardings, gives their shapes and shardings without
-# allocating anything.
-# </details>
-#
-# <details><summary>4. Why is a loss curve not enough to catch gradients summed over the ranks
-# instead of averaged?</summary>
-#
-# The summed gradients are the right ones times the number of ranks. AdamW divides each gradient
-# by its own running size, so the update changes only where a gradient is as small as `ε`, and
-# the losses barely move.
-# </details>
-#
-# <details><summary>5. What must a checkpoint hold for a resume to be bit for bit?</summary>
-#
-# Everything the next step reads: the parameters, the optimizer's state with its step count,
-# and the position in the data. Leave the optimizer state out, and the losses part after the
-# first resumed step; restart the data, and the first loss already differs.
-# </details>
-#
-# <details><summary>6. Why may a ported model's free sample differ from its source's, while
-# teacher forcing agrees?</summary>
-#
-# The logits differ by float32 rounding, so a draw within that rounding of a CDF edge may pick a
-# neighbouring token. From there a free sample continues from another prefix. Teacher forcing
-# gives both models the same prefix at every step, so one flipped draw costs one position.
-# </details>
-#
-# The cell below asks these questions again as a self-check: pick or type an answer and press
-# *Check*. A wrong answer gets a hint, not the answer.
+# The cell below asks this lesson's review questions: pick or type an answer and press
+# *Check*, or open *Show the answer* under a question.
 
 # %%
 from course_utils import quiz
