@@ -537,7 +537,8 @@ fig.tight_layout()
 
 # %% [markdown]
 # Each measured claim is a point, its median ratio, with a bar for the interval the verdict
-# reads. Each row's label names the side a point right of 1x favours. The shaded band is the
+# reads. That is the 95 % interval, widened by 15 % at each end for the change between runs.
+# Each row's label names the side a point right of 1x favours. The shaded band is the
 # stated magnitude. A claim stated as one number, such as 8x, holds at that number or beyond,
 # so its hatched band runs to the right edge. The axis goes no further than 20x either way: a
 # row beyond it ends in an arrow at the edge, with its numbers beside it. Claims stated in
