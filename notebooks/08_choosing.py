@@ -673,28 +673,8 @@ for reader, branches in PROFILES.items():
 #
 # **Review questions**
 #
-# <details><summary>1. Why is batch-1 latency a good case for jit and a bad case for GPUs?</summary>
-# At batch 1 each operation of a small model does little arithmetic, so fixed per-operation
-# costs dominate: Python, dispatch, kernel launches. jit removes the Python and the dispatch per
-# operation. The GPU half is reasoning, not a timing here. An accelerator adds a kernel launch
-# per operation and copies to and from the device, costs a tiny workload cannot amortise. The
-# `eager-launch` claim measures the launch cost, on a GPU only.
-# </details>
-#
-# <details><summary>2. A claim "holds" on your laptop. Does it hold on a GPU server?</summary>
-# Not necessarily: the ratio depends on the hardware, threads, precision and sizes. The verdict
-# is a statement about this machine; rerun `course claims` there.
-# </details>
-#
-# <details><summary>3. Which rows of the decision matrix can no benchmark settle?</summary>
-# Team skills, hiring, developer-experience preferences and migration cost: they depend on
-# people and on the codebase. Measure what can be measured and decide the rest with the team.
-# </details>
-#
-# The cell below asks these questions again as a self-check: pick or type an answer and
-# press *Check*. A wrong answer gets a hint, not the answer; *Show the answer* opens it.
-# Where an executed copy's script does not run, such as GitHub's preview, each answer is
-# folded under its question.
+# The cell below asks this lesson's review questions: pick or type an answer and press
+# *Check*, or open *Show the answer* under a question.
 
 # %%
 from course_utils import quiz
