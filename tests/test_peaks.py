@@ -118,7 +118,16 @@ def test_a_measured_rate_names_the_device_it_timed_and_is_never_called_a_peak():
     p100 = type("D", (), {"platform": "gpu", "device_kind": "Tesla P100-PCIE-16GB"})()
     assert peaks._measured_name(p100) == "this Tesla P100-PCIE-16GB"
     assert peaks._measured_name(jax.devices("cpu")[0]) == "this CPU"
-    measured = peaks.Peak("this TPU v3", {"float32": 1e12}, measured=True, matmul="1024³ float32")
-    assert measured.label("float32") == "a JAX 1024³ float32 matmul timed now on this TPU v3"
-    assert "peak" not in measured.label("float32") and "CPU" not in measured.label("float32")
-    assert peaks.PUBLISHED["T4"].label("float32") == "NVIDIA T4's published float32 peak"
+    measured = peaks.Peak(
+        "this TPU v3", {"float32": 1e12}, measured=True, matmul="1024³ float32"
+    )
+    assert (
+        measured.label("float32")
+        == "a JAX 1024³ float32 matmul timed now on this TPU v3"
+    )
+    assert "peak" not in measured.label("float32") and "CPU" not in measured.label(
+        "float32"
+    )
+    assert (
+        peaks.PUBLISHED["T4"].label("float32") == "NVIDIA T4's published float32 peak"
+    )
