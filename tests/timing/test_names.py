@@ -11,8 +11,9 @@ from course_utils.timing import counters
 USED = (
     "CompileCounter CompileReport Comparison EAGER MIN_ROUNDS Measurement "
     "NOISE_THRESHOLD RecompilationError bench break_even_calls cold_inductor_cache "
-    "compare compile_report device_kinds format_calls format_seconds jax_persistent_cache_off mixed_devices "
-    "no_recompile sync thread_settings"
+    "compare compile_report compile_table device_kinds format_calls format_seconds "
+    "jax_persistent_cache_off mixed_devices new_process_first_calls no_recompile sync "
+    "thread_settings"
 ).split()
 
 
