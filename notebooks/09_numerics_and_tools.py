@@ -827,7 +827,7 @@ display(Markdown("| FLOPs | by hand (matmuls) | `FlopCounterMode` | `cost_analys
 # program below the ridge point waits for memory, and at best reaches the bandwidth times
 # its intensity. Above it, it waits for compute. The next cell does this arithmetic for JAX
 # alone on `SETUP.jax_alone`, in the device's fastest listed dtype. `course_utils.peaks` gives
-# the published peak; a CPU's peak the cell measures itself.
+# the published peak. A CPU has none, so the cell times a matmul and reads against that rate.
 
 # %%
 # JAX alone on SETUP.jax_alone: FLOPs and bytes from XLA, the time measured, read against the peak
@@ -872,7 +872,7 @@ print(f"the MLP gradient took {floor:.1f}× the empty call, {'far above' if floo
 # step not far above it cannot keep an accelerator busy; give each call more work, a larger
 # batch or several steps at once. The last line says where this run's MLP gradient stands.
 #
-# A CPU's peak FLOP/s and bandwidth are measured here, and busy cores measure both too low.
+# On a CPU both rates are timed here, not published, and busy cores time both too low.
 # Then the shares, the ridge point and the "bound by" column are all off. A line under the
 # table says so when the cores were busy or a program ran faster than the peak.
 #
