@@ -69,6 +69,19 @@ def _kernels_over_unix_sockets() -> None:
 _kernels_over_unix_sockets()
 
 
+def _kernel_starts_again() -> None:
+    # A kernel can die as it starts when the other worker loads the machine (CI saw
+    # lesson 11's kernel die before kernel_info, and all 61 of its items fail).
+    import nbval.kernel
+
+    from course_utils.tooling.execution.kernel_start import retrying
+
+    nbval.kernel.start_new_kernel = retrying(nbval.kernel.start_new_kernel)
+
+
+_kernel_starts_again()
+
+
 # Notebooks under tests/ are grader fixtures (some loop forever on purpose): data, not tests.
 collect_ignore_glob = ["tests/fixtures/*"]
 
