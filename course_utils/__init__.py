@@ -41,7 +41,7 @@ when the two are timed in alternation. Student-facing modules:
 - ``profiles``: profiler traces of both frameworks read back as top-ops tables (lesson 09)
 - ``kernels``: custom kernels (lesson 10): Triton's status and skip message, Pallas's interpret choice, the tile picture
 - ``gpt/``: the GPT of lessons 11 and 12 in one folder: ``model``, ``sample``, ``convert``, ``data``, ``train``, ``shard``, ``checkpoint``, ``export``
-- ``dist/``: the distributed-training scripts and their launcher (lesson 05)
+- ``distributed/``: the distributed-training scripts and their launcher (lesson 05)
 - ``install/``: the frameworks' builds for this machine (``frameworks``, run by ``make``) and the setup cell's install on Colab and Kaggle (``hosted``); stdlib only
 
 Subpackages that import the frameworks at the top: ``models`` (the CNN and the

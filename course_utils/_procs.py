@@ -1,4 +1,4 @@
-"""One way to stop a process tree: the notebook runner, the grader, the device check, ``dist.launch``."""
+"""One way to stop a process tree: the notebook runner, the grader, the device check, ``distributed.launch``."""
 
 from __future__ import annotations
 

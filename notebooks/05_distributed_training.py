@@ -102,7 +102,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from course_utils import memory, timing
-from course_utils.dist import cost, launch, problem
+from course_utils.distributed import cost, launch, problem
 from course_utils.parity import assert_close, max_abs_diff
 
 print(env.report().line())
@@ -226,21 +226,21 @@ print(jax.typeof(W1), "| mesh axis types:", mesh_2d.axis_types)
 #
 # ### 3.1 PyTorch: DDP, launched with `torchrun`
 #
-# Every process runs the script `course_utils/dist/torch_ddp.py`, which first joins the
+# Every process runs the script `course_utils/distributed/torch_ddp.py`, which first joins the
 # process group. `torchrun` puts each process's rank, the world size and the meeting address
 # in its environment, and `init_process_group` reads them. The backend is NCCL with one GPU
 # per process, or gloo on the CPU:
 
 # %%
 # PyTorch: joining the process group, in every process (worker.torch_setup)
-launch.excerpt("course_utils.dist.worker", "init_process_group")
+launch.excerpt("course_utils.distributed.worker", "init_process_group")
 
 # %% [markdown]
 # Then the script's core, DDP:
 
 # %%
 # PyTorch: the core of the DDP script, run by every process
-launch.excerpt("course_utils.dist.torch_ddp", "ddp")
+launch.excerpt("course_utils.distributed.torch_ddp", "ddp")
 
 # %% [markdown]
 # DDP is a convenience around one collective. For comparison, the script also averages the
@@ -249,7 +249,7 @@ launch.excerpt("course_utils.dist.torch_ddp", "ddp")
 
 # %%
 # PyTorch: gradient averaging by hand, as each rank runs it after backward()
-launch.excerpt("course_utils.dist.torch_ddp", "average_gradients")
+launch.excerpt("course_utils.distributed.torch_ddp", "average_gradients")
 
 # %% [markdown]
 # `launch.torchrun` runs `torchrun --nproc-per-node N -m <module>` on this machine, with a free
@@ -259,7 +259,7 @@ launch.excerpt("course_utils.dist.torch_ddp", "average_gradients")
 
 # %%
 # PyTorch: launch the processes with torchrun
-torch_run = launch.torchrun("course_utils.dist.torch_all", S.n_procs, workdir=RUN_DIR, timeout=S.launch_timeout)
+torch_run = launch.torchrun("course_utils.distributed.torch_all", S.n_procs, workdir=RUN_DIR, timeout=S.launch_timeout)
 if torch_run.ok:
     print(torch_run)
     print(torch_run.command_line)
@@ -444,7 +444,7 @@ print(f"shard_map + pmean = jit's data parallel; unmarked parameters give {n_dev
 
 # %%
 # PyTorch: tensor parallel with DTensor, run by every process
-display(launch.excerpt("course_utils.dist.torch_tp", "tp"))
+display(launch.excerpt("course_utils.distributed.torch_tp", "tp"))
 for r0 in tp[:1]:  # rank 0's report from the launch in §3.1
     print(f"fc1.weight: {r0['fc1_weight_placements']}, local {r0['fc1_local_shape']}; "
           f"fc2.weight: {r0['fc2_weight_placements']}, local {r0['fc2_local_shape']}")
@@ -557,7 +557,7 @@ assert max_abs_diff(unchecked, out_ref) > 1e-3
 
 # %%
 # PyTorch: FSDP2, run by every process
-launch.excerpt("course_utils.dist.torch_fsdp", "fsdp")
+launch.excerpt("course_utils.distributed.torch_fsdp", "fsdp")
 
 # %%
 for r0 in fsdp[:1]:  # rank 0's report from the launch in §3.1
@@ -706,7 +706,7 @@ print("collectives:", re.findall(COLLECTIVE, hlo_cols))
 
 # %%
 # JAX: joining the other processes (the counterpart of init_process_group)
-launch.excerpt("course_utils.dist.jax_multiprocess", "initialize")
+launch.excerpt("course_utils.distributed.jax_multiprocess", "initialize")
 
 # %% [markdown]
 # After `initialize`, `jax.devices()` returns all 8 devices of both processes, and
@@ -716,11 +716,11 @@ launch.excerpt("course_utils.dist.jax_multiprocess", "initialize")
 
 # %%
 # JAX: each process supplies its rows of one global array
-launch.excerpt("course_utils.dist.jax_multiprocess", "global_batch")
+launch.excerpt("course_utils.distributed.jax_multiprocess", "global_batch")
 
 # %%
 # JAX: launch the processes, one command per process
-mp = launch.jax_processes("course_utils.dist.jax_multiprocess", S.jax_procs, S.jax_local_devices,
+mp = launch.jax_processes("course_utils.distributed.jax_multiprocess", S.jax_procs, S.jax_local_devices,
                           workdir=RUN_DIR, timeout=S.launch_timeout)
 if mp.ok:
     print(mp)
@@ -753,10 +753,10 @@ for report in mp.ranks:
 # ```bash
 # # PyTorch, 4 hosts x 8 GPUs: run on every host (NCCL is chosen when each process has a GPU)
 # torchrun --nnodes 4 --nproc-per-node 8 --rdzv-backend c10d \
-#     --rdzv-endpoint host0.example:29500 --rdzv-id run42 -m course_utils.dist.torch_fsdp
+#     --rdzv-endpoint host0.example:29500 --rdzv-id run42 -m course_utils.distributed.torch_fsdp
 #
 # # JAX, 4 hosts: one process per host, each with all its local GPUs/TPUs
-# python -m course_utils.dist.jax_multiprocess --coordinator host0.example:1234 \
+# python -m course_utils.distributed.jax_multiprocess --coordinator host0.example:1234 \
 #     --num-processes 4 --process-id $HOST_INDEX          # 0 on host0, 1 on host1, ...
 # ```
 #
@@ -765,8 +765,8 @@ for report in mp.ranks:
 # #SBATCH --nodes=4 --ntasks-per-node=1 --gpus-per-node=8
 # head=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
 # srun torchrun --nnodes "$SLURM_NNODES" --nproc-per-node 8 --rdzv-backend c10d \
-#     --rdzv-endpoint "$head:29500" --rdzv-id "$SLURM_JOB_ID" -m course_utils.dist.torch_ddp
-# srun python -m course_utils.dist.jax_multiprocess   # initialize() detects SLURM
+#     --rdzv-endpoint "$head:29500" --rdzv-id "$SLURM_JOB_ID" -m course_utils.distributed.torch_ddp
+# srun python -m course_utils.distributed.jax_multiprocess   # initialize() detects SLURM
 # ```
 #
 # The one device-dependent line in the scripts is §3.1's choice between NCCL and gloo.
@@ -823,7 +823,7 @@ print("7B model, bf16, 8 GPUs, by the formulas: "
 
 # %%
 # PyTorch: counting the collectives of one step (torch_ddp.py; the other scripts alike)
-display(launch.excerpt("course_utils.dist.torch_ddp", "comm"))
+display(launch.excerpt("course_utils.distributed.torch_ddp", "comm"))
 if ddp:  # rank 0's counts, where the launch ran
     print(f"PyTorch, {S.n_procs} processes: DDP {ddp[0]['ddp_comm']}; TP {tp[0]['tp_comm']}; FSDP2 {fsdp[0]['fsdp_comm']}")
 
@@ -863,11 +863,11 @@ print(f"Median time of one gradient on this machine: {medians['one device']} on 
 #
 # **Popular claims vs what you measured.** Each claim is quoted in a source article's words.
 # The first three verdicts come from this run's checks, the last from §8's formulas for the
-# 7B model. `course_utils/dist/verdicts.py` builds each one from the lesson's
+# 7B model. `course_utils/distributed/verdicts.py` builds each one from the lesson's
 # results.
 
 # %%
-from course_utils.dist import verdicts
+from course_utils.distributed import verdicts
 
 display(
     verdicts.ddp_full_replica(ddp, grads_ref),  # from the PyTorch ranks' reports

@@ -84,7 +84,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from course_utils import checklist, compat, config, convert, data, meshes, models
-from course_utils.dist import cost
+from course_utils.distributed import cost
 from course_utils.expect import expect_error
 from course_utils.models.transformer import TORCH_LAYERNORM_EPS, BlockConfig
 from course_utils.parity import assert_close, max_abs_diff

@@ -102,7 +102,7 @@ from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_di
 from torch.nn import functional as F
 
 from course_utils import claims, compat, config, gpt, memory, meshes, peaks, timing
-from course_utils.dist import launch, torch_gpt
+from course_utils.distributed import launch, torch_gpt
 from course_utils.gpt.checkpoint import one_process
 from course_utils.gpt.model import GPTConfig
 from course_utils.gpt.sample import check_lengths, pick_with_margin, right_padded, uniforms
@@ -656,11 +656,11 @@ display(Markdown("\n".join(["| layout | all-reduce | all-gather |", "|---|---:|-
 #
 # PyTorch launches one process per rank. `torch_gpt.save_inputs` writes the configuration, the
 # initial weights and the batches into a run folder. There `launch.torchrun` runs
-# `torchrun --nproc-per-node 2 -m course_utils.dist.torch_gpt` and stops every process it
+# `torchrun --nproc-per-node 2 -m course_utils.distributed.torch_gpt` and stops every process it
 # started. One launch runs both demos. First the script's FSDP2 region:
 
 # %%
-launch.excerpt("course_utils.dist.torch_gpt", "fsdp")
+launch.excerpt("course_utils.distributed.torch_gpt", "fsdp")
 
 # %% [markdown]
 # Every block is wrapped with `fully_shard`, then the root module, which keeps the embeddings
@@ -672,13 +672,13 @@ launch.excerpt("course_utils.dist.torch_gpt", "fsdp")
 # reorders the rows that way. `local_heads_forward` is the attention over a rank's own heads:
 
 # %%
-launch.excerpt("course_utils.dist.torch_gpt", "heads")
+launch.excerpt("course_utils.distributed.torch_gpt", "heads")
 
 # %% [markdown]
 # The demo reorders the weights, shards each block by a plan and swaps in that attention:
 
 # %%
-launch.excerpt("course_utils.dist.torch_gpt", "tp")
+launch.excerpt("course_utils.distributed.torch_gpt", "tp")
 
 # %% [markdown]
 # Each rank sees the whole batch and holds half the heads and half the MLP's hidden units.
@@ -692,7 +692,7 @@ run_dir = Path(tempfile.mkdtemp(prefix="course-12-"))
 torch_gpt.save_inputs(run_dir, cfg, scale_torch, scale_x, scale_y)
 scale_torch_init = {name: t.clone() for name, t in scale_torch.state_dict().items()}  # for section 6
 losses_one_torch = gpt.train.torch_run(scale_torch, gpt.train.torch_adamw(scale_torch), zip(scale_x, scale_y, strict=True))
-torch_launch = launch.torchrun("course_utils.dist.torch_gpt", S.n_procs, workdir=run_dir, timeout=S.launch_timeout)
+torch_launch = launch.torchrun("course_utils.distributed.torch_gpt", S.n_procs, workdir=run_dir, timeout=S.launch_timeout)
 assert launch.tagged_processes(torch_launch.tag) == []  # nothing left running
 losses_torch = {f"{label}, {S.n_procs} ranks": ranks[0]["losses"]
                 for name, label in (("fsdp", "FSDP2"), ("tp", "tensor parallel"))

@@ -71,7 +71,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from course_utils import meshes
-from course_utils.dist import cost, launch, problem
+from course_utils.distributed import cost, launch, problem
 from course_utils.exercises import NotChecked, check
 from course_utils.parity import assert_close
 
@@ -529,7 +529,7 @@ def average_gradients_bucketed(model: torch.nn.Module, bucket_numel: int = 256) 
 # TESTS: allreduce-grads points=3
 def _bucketed_then_vs_ddp():
     check_bucketed(world=2, bucket_numel=80, buckets=[70, 150, 50])  # in this notebook, at once
-    run = launch.torchrun_function(average_gradients_bucketed, "course_utils.dist.torch_check", 2,
+    run = launch.torchrun_function(average_gradients_bucketed, "course_utils.distributed.torch_check", 2,
                                    timeout=S.launch_timeout)
     if run.skipped:  # no process can start here: the simulated ranks above are all the check
         raise NotChecked("the comparison with DDP needs real processes, which cannot start on this "
@@ -581,7 +581,7 @@ check_bucketed(world=2, bucket_numel=210, buckets=[70, 200], seed=3)
 # Three real processes, the default bucket size, another problem, and the float64 oracle.
 prob_3 = problem.make_problem(11, 48, 6, 12, 2)
 _, grads_3 = problem.loss_and_grads_numpy(problem.params_of(prob_3), prob_3["X"], prob_3["y"])
-run_3 = launch.torchrun_function(average_gradients_bucketed, "course_utils.dist.torch_check", 3,
+run_3 = launch.torchrun_function(average_gradients_bucketed, "course_utils.distributed.torch_check", 3,
                                  timeout=S.launch_timeout, problem=prob_3)
 if not run_3.skipped:  # where no process can start, the simulated ranks above are the check
     assert len(run_3.ranks) == 3

@@ -32,7 +32,7 @@ def run_stubs(path: str) -> list[dict]:
     import nbformat
 
     from course_utils import student_version
-    from course_utils.dist import launch
+    from course_utils.distributed import launch
 
     launches: list[str] = []
 

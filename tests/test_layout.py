@@ -1,6 +1,6 @@
 """The house rules of ``course_utils`` (CONTRIBUTING.md, "The package's layout" and "Code"), checked on every run.
 
-- rooms by audience: what a lesson imports (the top level, ``dist``, ``models``,
+- rooms by audience: what a lesson imports (the top level, ``distributed``, ``models``,
   ``convert``, ``gpt``, ``install``, ``claims``, ``timing``) never imports ``tooling``
   or ``grading``; the one exception is ``course_utils.cli``, the ``course`` command,
   which stands above every room;
@@ -14,7 +14,7 @@
   tuples or dicts it looks up), and the packages above an imported module (importing
   ``course_utils.claims.judging`` runs ``course_utils/claims/__init__.py`` first);
 - ``import`` of the root, the core modules, ``tooling``, ``grading``, ``claims``,
-  ``timing`` and the ``dist`` and ``gpt`` packages stays light;
+  ``timing`` and the ``distributed`` and ``gpt`` packages stays light;
 - tests mirror modules;
 - one concept per module: its size follows from the concept, so no blanket cap; a
   module past :data:`MAX_MODULE_LINES` (far past any one concept) fails unless
@@ -44,17 +44,26 @@ ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "course_utils"
 # Rooms whose modules a lesson or an exercise may import (lessons import claims
 # and timing, so what those import is a lesson's import too).
-STUDENT_ROOMS = ("", "dist", "models", "convert", "gpt", "install", "claims", "timing")
+STUDENT_ROOMS = (
+    "",
+    "distributed",
+    "models",
+    "convert",
+    "gpt",
+    "install",
+    "claims",
+    "timing",
+)
 # What those rooms (and the notebooks) may never import.
 FORBIDDEN = ("course_utils.tooling", "course_utils.grading")
 # The top of the house: the ``course`` command mounts every room's verbs, so it is the
 # one top-level module that imports ``tooling`` and ``grading`` (nothing imports it).
 ABOVE_ROOMS = ("course_utils.cli",)
-# Rooms that import jax and torch only inside functions; `dist`, `models`,
+# Rooms that import jax and torch only inside functions; `distributed`, `models`,
 # `convert` and `gpt` may import them at the top (scripts, model and converter
-# files), but ``import course_utils.dist`` and ``import course_utils.gpt`` stay light.
+# files), but ``import course_utils.distributed`` and ``import course_utils.gpt`` stay light.
 LIGHT_ROOMS = ("", "tooling", "grading", "claims", "install", "timing")
-LIGHT_PACKAGES = ("course_utils.dist", "course_utils.gpt")
+LIGHT_PACKAGES = ("course_utils.distributed", "course_utils.gpt")
 # Far past any one concept: the largest modules hold about 400 lines.
 MAX_MODULE_LINES = 1500
 # Modules allowed past MAX_MODULE_LINES: path -> why (a sentence). None needs it today.
@@ -206,7 +215,7 @@ def test_the_rooms_are_the_documented_ones():
     assert _packages() == {
         "claims",
         "convert",
-        "dist",
+        "distributed",
         "gpt",
         "grading",
         "install",
@@ -690,7 +699,7 @@ def test_the_package_docstring_lists_every_student_module():
     import course_utils
 
     public = sorted(p.stem for p in PKG.glob("*.py") if not p.stem.startswith("_")) + [
-        "dist",
+        "distributed",
         "models",
         "convert",
         "gpt",

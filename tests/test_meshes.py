@@ -100,7 +100,7 @@ def test_told_count_limits_real_accelerators(monkeypatch):
 
 # A mesh over a slice of jax.devices() (or over all of it) is what crashed on one GPU.
 ALLOWED = {  # every process's devices, in a program launched with JAX_PLATFORMS=cpu
-    "course_utils/dist/jax_multiprocess.py",
+    "course_utils/distributed/jax_multiprocess.py",
 }
 
 

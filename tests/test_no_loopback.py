@@ -2,7 +2,7 @@
 
 A sandbox without network (the lent TPU machine, say) refuses every TCP socket, so
 ``torchrun`` and ``jax.distributed`` cannot start. ``COURSE_NO_LOOPBACK=1`` makes the
-launcher answer as on such a machine (course_utils/dist/ports.py): each launch starts
+launcher answer as on such a machine (course_utils/distributed/ports.py): each launch starts
 nothing, prints one sentence and returns no rank reports. Each notebook runs in smoke
 mode, in the suite's notebook kernel: it must finish, print that sentence once in each
 cell that launches and nowhere else, and still run the sections after its launches.
@@ -16,7 +16,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from course_utils.dist.ports import REFUSED
+from course_utils.distributed.ports import REFUSED
 from tests import load
 from tests.wrong_answers import replay
 

@@ -14,7 +14,7 @@ later cells, the exercises and the tests (``tests/gpt/test_pages.py`` keeps them
 - ``export``: ``jax.export`` and ``torch.export`` programs, serialised and loaded back
 
 PyTorch's FSDP2 and tensor-parallel runs of the same model are a launched script,
-:mod:`course_utils.dist.torch_gpt`.
+:mod:`course_utils.distributed.torch_gpt`.
 
 ``model``, ``sample``, ``convert`` and ``data`` import their frameworks at the top; the others
 import the frameworks inside their functions. Importing this package imports

@@ -1,7 +1,7 @@
 """What a launch leaves: its result, its errors, and each rank's report read back.
 
 Each rank writes ``rank{N}.json`` and, for arrays, ``rank{N}.npz`` in the run
-folder (see :mod:`course_utils.dist.worker`); :func:`read_ranks` collects them
+folder (see :mod:`course_utils.distributed.worker`); :func:`read_ranks` collects them
 in rank order. Only the standard library (and numpy, for arrays) is imported.
 """
 

@@ -1,9 +1,9 @@
-"""dist.problem: the regression problem, its float64 oracle, its layout and errors."""
+"""distributed.problem: the regression problem, its float64 oracle, its layout and errors."""
 
 import numpy as np
 import pytest
 
-from course_utils.dist import problem
+from course_utils.distributed import problem
 
 
 def test_oracle_gradients_match_finite_differences():

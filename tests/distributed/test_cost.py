@@ -1,11 +1,11 @@
-"""dist.cost: ring formulas, bytes per step, and collectives read from XLA's HLO."""
+"""distributed.cost: ring formulas, bytes per step, and collectives read from XLA's HLO."""
 
 import subprocess
 import sys
 
 import pytest
 
-from course_utils.dist import cost
+from course_utils.distributed import cost
 
 
 def test_ring_formulas():
@@ -79,7 +79,7 @@ def test_hlo_collectives_on_a_real_compiled_program():
         "jax.config.update('jax_num_cpu_devices', 4)\n"
         "import jax.numpy as jnp\n"
         "from jax.sharding import PartitionSpec as P\n"
-        "from course_utils.dist import cost\n"
+        "from course_utils.distributed import cost\n"
         "mesh = jax.make_mesh((4,), ('data',))\n"
         "with jax.set_mesh(mesh):\n"
         "    x = jax.device_put(jnp.ones((8, 3)), P('data'))\n"

@@ -1,11 +1,11 @@
-"""dist.worker: a rank's inputs and reports, and the problem's MLP in PyTorch."""
+"""distributed.worker: a rank's inputs and reports, and the problem's MLP in PyTorch."""
 
 import json
 
 import numpy as np
 import pytest
 
-from course_utils.dist import launch, problem, worker
+from course_utils.distributed import launch, problem, worker
 
 
 def test_without_a_run_folder_the_report_is_printed(monkeypatch, capsys):

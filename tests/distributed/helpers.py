@@ -25,7 +25,7 @@ RANK_ONE_CRASHES = """
 
 REPORT_PORT = """
     import os
-    from course_utils.dist import worker
+    from course_utils.distributed import worker
     worker.save_report(int(os.environ["RANK"]), {"port": int(os.environ["MASTER_PORT"]),
                                                  "world": int(os.environ["WORLD_SIZE"])})
 """

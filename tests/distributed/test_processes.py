@@ -1,4 +1,4 @@
-"""dist.processes: commands side by side, and cleanup through one or two Ctrl-C."""
+"""distributed.processes: commands side by side, and cleanup through one or two Ctrl-C."""
 
 import sys
 import time
@@ -6,8 +6,8 @@ import uuid
 
 import pytest
 
-from course_utils.dist import launch, processes
-from tests.dist.helpers import JAX_FLAGS, SLEEPER, write_script
+from course_utils.distributed import launch, processes
+from tests.distributed.helpers import JAX_FLAGS, SLEEPER, write_script
 
 
 def test_execute_collects_codes_and_prefixed_output(tmp_path):

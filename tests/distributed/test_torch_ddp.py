@@ -1,15 +1,15 @@
-"""dist.torch_ddp: DDP's gradient, the hand-written average and the summed loss."""
+"""distributed.torch_ddp: DDP's gradient, the hand-written average and the summed loss."""
 
 import numpy as np
 
-from course_utils.dist import problem
+from course_utils.distributed import problem
 from course_utils.parity import assert_close
 
 PROB = problem.make_problem(1, batch=8, d_in=4, d_hidden=6, d_out=2)
 
 
 def test_ddp_and_the_hand_average_give_the_full_batch_gradient(one_rank):
-    from course_utils.dist import torch_ddp
+    from course_utils.distributed import torch_ddp
 
     report = torch_ddp.run(0, 1, one_rank, PROB)
     ref = problem.take(report, "ref_")
@@ -30,7 +30,7 @@ def test_ddp_and_the_hand_average_give_the_full_batch_gradient(one_rank):
 def test_average_gradients_divides_by_the_world(one_rank):
     import torch
 
-    from course_utils.dist import torch_ddp
+    from course_utils.distributed import torch_ddp
 
     model = torch.nn.Linear(2, 1)
     model(torch.ones(3, 2)).sum().backward()

@@ -7,7 +7,7 @@ import psutil
 import pytest
 
 from course_utils._procs import kill_processes
-from course_utils.dist import launch
+from course_utils.distributed import launch
 
 
 @pytest.fixture

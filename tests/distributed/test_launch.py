@@ -1,4 +1,4 @@
-"""dist.launch: commands, argument checks, and real torchrun and JAX-style launches.
+"""distributed.launch: commands, argument checks, and real torchrun and JAX-style launches.
 
 The real launches start processes themselves, bound them with a timeout, and
 check afterwards that nothing they started is still alive (``no_orphans``).
@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from course_utils.dist import launch
+from course_utils.distributed import launch
 from tests import load
-from tests.dist.helpers import (
+from tests.distributed.helpers import (
     JAX_FLAGS,
     RANK_ONE_CRASHES,
     REPORT_PORT,
@@ -30,8 +30,8 @@ linux = pytest.mark.skipif(sys.platform != "linux", reason="uses Linux's /proc")
 def test_importing_the_package_imports_no_framework():
     code = (
         "import sys\n"
-        "import course_utils.dist, course_utils.dist.launch, course_utils.dist.problem\n"
-        "import course_utils.dist.cost, course_utils.dist.worker\n"
+        "import course_utils.distributed, course_utils.distributed.launch, course_utils.distributed.problem\n"
+        "import course_utils.distributed.cost, course_utils.distributed.worker\n"
         "print([f for f in ('jax', 'torch', 'flax', 'optax') if f in sys.modules])\n"
     )
     out = subprocess.run(
@@ -227,7 +227,7 @@ def test_jax_processes_pass_the_flags(tmp_path, no_orphans):
         JAX_FLAGS
         + """
     import os
-    from course_utils.dist import worker
+    from course_utils.distributed import worker
     worker.save_report(args.process_id, {"coordinator": args.coordinator, "n": args.num_processes,
                                          "local": args.local_devices, "platform": os.environ.get("JAX_PLATFORMS")})
     """,
@@ -244,14 +244,14 @@ def test_a_machine_that_refuses_tcp_launches_nothing_and_says_so_once(
     tmp_path, monkeypatch, capsys
 ):
     monkeypatch.setenv("COURSE_NO_LOOPBACK", "1")
-    run = launch.torchrun("course_utils.dist.torch_ddp", 2, workdir=tmp_path)
+    run = launch.torchrun("course_utils.distributed.torch_ddp", 2, workdir=tmp_path)
     assert run.skipped and not run.ok and run.ranks == [] and run.seconds == 0.0
     assert run.section("ddp") == []  # a cell looping over the reports shows nothing
     assert str(run).startswith("not launched: This machine refuses TCP")
     assert "--nproc-per-node 2" in run.command_line  # the command is still shown
     assert capsys.readouterr().out.count("refuses TCP") == 1
     mp = launch.jax_processes(
-        "course_utils.dist.jax_multiprocess", 2, 2, workdir=tmp_path
+        "course_utils.distributed.jax_multiprocess", 2, 2, workdir=tmp_path
     )
     assert mp.skipped and mp.ranks == [] and len(mp.commands) == 2
     assert not list(tmp_path.glob("rank*"))  # nothing started, nothing written
@@ -263,5 +263,5 @@ def test_torchrun_function_returns_the_skipped_run_unjudged(monkeypatch):
     def average(grads):
         raise NotImplementedError
 
-    run = launch.torchrun_function(average, "course_utils.dist.torch_check")
+    run = launch.torchrun_function(average, "course_utils.distributed.torch_check")
     assert run.skipped and run.ranks == []

@@ -1,10 +1,10 @@
-"""dist.torch_check: an exercise's function run on real ranks and checked against DDP."""
+"""distributed.torch_check: an exercise's function run on real ranks and checked against DDP."""
 
 import sys
 
 import pytest
 
-from course_utils.dist import launch, problem
+from course_utils.distributed import launch, problem
 from course_utils.parity import assert_close
 
 pytestmark = [
@@ -36,7 +36,11 @@ def test_torchrun_function_checks_real_gradient_averaging(no_orphans):
         problem.params_of(prob), prob["X"], prob["y"]
     )
     good = launch.torchrun_function(
-        good_average, "course_utils.dist.torch_check", 2, timeout=180, problem=prob
+        good_average,
+        "course_utils.distributed.torch_check",
+        2,
+        timeout=180,
+        problem=prob,
     )
     no_orphans.append(good.tag)
     for report in good.ranks:
@@ -48,7 +52,11 @@ def test_torchrun_function_checks_real_gradient_averaging(no_orphans):
         )
         assert_close(problem.take(report, "yours_"), grads, rtol=1e-4, atol=1e-6)
     bad = launch.torchrun_function(
-        forgets_to_divide, "course_utils.dist.torch_check", 2, timeout=180, problem=prob
+        forgets_to_divide,
+        "course_utils.distributed.torch_check",
+        2,
+        timeout=180,
+        problem=prob,
     )
     no_orphans.append(bad.tag)
     with pytest.raises(AssertionError):
@@ -56,4 +64,6 @@ def test_torchrun_function_checks_real_gradient_averaging(no_orphans):
             problem.take(bad.ranks[0], "yours_"), problem.take(bad.ranks[0], "ddp_")
         )
     with pytest.raises(NotImplementedError, match="stub is not implemented yet"):
-        launch.torchrun_function(stub, "course_utils.dist.torch_check", 2, timeout=180)
+        launch.torchrun_function(
+            stub, "course_utils.distributed.torch_check", 2, timeout=180
+        )

@@ -1,10 +1,10 @@
 """Data parallelism across JAX processes: ``jax.distributed.initialize`` and one global mesh.
 
 One machine (2 processes x 4 CPU devices), one command per process:
-    python -m course_utils.dist.jax_multiprocess --coordinator 127.0.0.1:1234 \
+    python -m course_utils.distributed.jax_multiprocess --coordinator 127.0.0.1:1234 \
         --num-processes 2 --process-id 0 --local-devices 4      # and --process-id 1
 Many hosts: the same command on each host with the coordinator's address, or
-under SLURM simply ``srun python -m course_utils.dist.jax_multiprocess``
+under SLURM simply ``srun python -m course_utils.distributed.jax_multiprocess``
 (no flags: ``jax.distributed.initialize()`` reads SLURM's variables).
 
 Every process runs the same program. The mesh spans all processes' devices;
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 
-from course_utils.dist import worker
+from course_utils.distributed import worker
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -49,7 +49,7 @@ def main(argv=None) -> None:
     from jax.sharding import AxisType, NamedSharding
     from jax.sharding import PartitionSpec as P
 
-    from course_utils.dist.problem import params_of, shard_rows
+    from course_utils.distributed.problem import params_of, shard_rows
 
     def loss_fn(params, X, y):  # lesson 05's loss, unchanged
         h = jax.nn.relu(X @ params["W1"] + params["b1"])

@@ -1,15 +1,15 @@
-"""dist.torch_all: the three demos in one launch, each section checked against the oracle."""
+"""distributed.torch_all: the three demos in one launch, each section checked against the oracle."""
 
 import sys
 
 import pytest
 
-from course_utils.dist import launch, problem
+from course_utils.distributed import launch, problem
 from course_utils.parity import assert_close
 
 
 def test_torch_all_rejects_unknown_demos_before_starting():
-    from course_utils.dist import torch_all
+    from course_utils.distributed import torch_all
 
     assert set(torch_all.DEMOS) == {"ddp", "tp", "fsdp"}
     with pytest.raises(SystemExit, match="unknown demo"):
@@ -22,7 +22,7 @@ def test_torch_all_rejects_unknown_demos_before_starting():
 def test_two_ranks_run_every_demo_and_agree_with_the_oracle(tmp_path, no_orphans):
     prob = problem.make_problem(5, batch=8, d_in=4, d_hidden=6, d_out=2)
     problem.save(tmp_path / "problem.npz", prob)
-    result = launch.torchrun("course_utils.dist.torch_all", 2, workdir=tmp_path)
+    result = launch.torchrun("course_utils.distributed.torch_all", 2, workdir=tmp_path)
     no_orphans.append(result.tag)
     _, oracle = problem.loss_and_grads_numpy(
         problem.params_of(prob), prob["X"], prob["y"]

@@ -1,9 +1,9 @@
-"""dist.verdicts: each of lesson 05's claims judged from results, both ways."""
+"""distributed.verdicts: each of lesson 05's claims judged from results, both ways."""
 
 import numpy as np
 
 from course_utils.claims.verdict_rule import DOES_NOT_HOLD, HOLDS, NOT_TESTABLE
-from course_utils.dist import problem, verdicts
+from course_utils.distributed import problem, verdicts
 
 PROB = problem.make_problem(0, batch=8, d_in=3, d_hidden=4, d_out=2)
 _, GRADS = problem.loss_and_grads_numpy(problem.params_of(PROB), PROB["X"], PROB["y"])
@@ -55,7 +55,7 @@ def test_pmap_pjit_needed_names_the_collectives_xla_inserted():
 
 
 def test_dp_cheapest_is_judged_on_the_formulas_and_names_the_toys_fewest():
-    from course_utils.dist import cost
+    from course_utils.distributed import cost
 
     big = cost.table(
         7e9, 8, bytes_per_elem=2, activation_elems=8 * 4096 * 4096, n_layer_pairs=64

@@ -1,7 +1,7 @@
 """Run a function from an exercise on every rank and report what it did.
 
-Started by :func:`course_utils.dist.launch.torchrun_function`:
-    torchrun --nproc-per-node 2 -m course_utils.dist.torch_check --code F.py --name average_gradients
+Started by :func:`course_utils.distributed.launch.torchrun_function`:
+    torchrun --nproc-per-node 2 -m course_utils.distributed.torch_check --code F.py --name average_gradients
 
 Task ``average-gradients``: each rank computes gradients on its block of the
 batch, calls the submitted ``fn(model)`` to average them over all ranks, and
@@ -22,8 +22,8 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-from course_utils.dist import worker
-from course_utils.dist.problem import shard_rows
+from course_utils.distributed import worker
+from course_utils.distributed.problem import shard_rows
 
 
 def load_function(path: str, name: str):

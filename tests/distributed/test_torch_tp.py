@@ -1,13 +1,13 @@
-"""dist.torch_tp: the tensor-parallel MLP computes the reference's output and gradient."""
+"""distributed.torch_tp: the tensor-parallel MLP computes the reference's output and gradient."""
 
-from course_utils.dist import problem
+from course_utils.distributed import problem
 from course_utils.parity import assert_close
 
 PROB = problem.make_problem(2, batch=8, d_in=4, d_hidden=6, d_out=2)
 
 
 def test_tensor_parallel_matches_the_reference(one_rank):
-    from course_utils.dist import torch_tp
+    from course_utils.distributed import torch_tp
 
     report = torch_tp.run(0, 1, one_rank, PROB)
     assert_close(report["out"], report["out_ref"], rtol=1e-5, atol=1e-6)

@@ -1,6 +1,6 @@
 """Fully sharded data parallelism in PyTorch: FSDP2's ``fully_shard``.
 
-One machine:  torchrun --nproc-per-node 2 -m course_utils.dist.torch_fsdp
+One machine:  torchrun --nproc-per-node 2 -m course_utils.distributed.torch_fsdp
 Many hosts:   the same module under torchrun --nnodes N ... (see torch_ddp)
 
 Each layer, then the root module, is wrapped with ``fully_shard``: every
@@ -18,8 +18,8 @@ from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import fully_shard
 from torch.distributed.tensor.debug import CommDebugMode
 
-from course_utils.dist import worker
-from course_utils.dist.problem import shard_rows
+from course_utils.distributed import worker
+from course_utils.distributed.problem import shard_rows
 
 LR = 0.1
 

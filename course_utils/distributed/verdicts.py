@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from course_utils import claims
-from course_utils.dist import cost
+from course_utils.distributed import cost
 from course_utils.memory import format_bytes
 from course_utils.parity import assert_close, max_abs_diff
 
@@ -46,7 +46,7 @@ def compiles(fn: Any, mesh: Any, *args: Any) -> bool:
 
 def ddp_full_replica(reports: Sequence[Mapping[str, Any]], grads_ref: Mapping) -> Any:
     """``ddp-full-replica`` from the DDP ranks' reports; not testable without them."""
-    from course_utils.dist import problem
+    from course_utils.distributed import problem
 
     if not reports:
         return claims.not_testable(

@@ -1,4 +1,4 @@
-"""dist.torch_gpt: FSDP2 and tensor-parallel GPT training lose what one process loses."""
+"""distributed.torch_gpt: FSDP2 and tensor-parallel GPT training lose what one process loses."""
 
 import sys
 
@@ -8,7 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from course_utils import gpt  # noqa: E402
-from course_utils.dist import launch, torch_gpt  # noqa: E402
+from course_utils.distributed import launch, torch_gpt  # noqa: E402
 from course_utils.gpt.model import GPTConfig, TorchGPT  # noqa: E402
 
 CFG = GPTConfig(vocab_size=11, block_size=8, d_model=8, n_heads=2, n_layers=2, d_ff=16)
@@ -63,7 +63,7 @@ def test_one_rank_runs_match_one_process(tmp_path, one_rank):
 @pytest.mark.skipif(sys.platform != "linux", reason="uses Linux's /proc")
 def test_two_ranks_fsdp_and_tp_match_one_process(tmp_path, no_orphans):
     _, _, ref = _inputs(tmp_path)
-    result = launch.torchrun("course_utils.dist.torch_gpt", 2, workdir=tmp_path)
+    result = launch.torchrun("course_utils.distributed.torch_gpt", 2, workdir=tmp_path)
     no_orphans.append(result.tag)
     for name in ("fsdp", "tp"):
         reports = result.section(name)

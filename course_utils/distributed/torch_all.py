@@ -1,8 +1,8 @@
 """The lesson's three PyTorch demos in one launch: DDP, tensor parallel, FSDP2.
 
-    torchrun --nproc-per-node 2 -m course_utils.dist.torch_all [ddp] [tp] [fsdp]
+    torchrun --nproc-per-node 2 -m course_utils.distributed.torch_all [ddp] [tp] [fsdp]
 
-Each demo also runs alone (``-m course_utils.dist.torch_ddp``, ...). Running them
+Each demo also runs alone (``-m course_utils.distributed.torch_ddp``, ...). Running them
 in the same processes pays the start-up once: importing torch and joining the
 process group cost far more than the demos themselves. The report holds each
 demo's keys prefixed with its name (``ddp.ref_W1``); see ``LaunchResult.section``.
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from course_utils.dist import torch_ddp, torch_fsdp, torch_tp, worker
+from course_utils.distributed import torch_ddp, torch_fsdp, torch_tp, worker
 
 DEMOS = {"ddp": torch_ddp.run, "tp": torch_tp.run, "fsdp": torch_fsdp.run}
 

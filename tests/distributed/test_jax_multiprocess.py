@@ -1,10 +1,10 @@
-"""dist.jax_multiprocess: its flags, and two real processes whose gradient is the oracle's."""
+"""distributed.jax_multiprocess: its flags, and two real processes whose gradient is the oracle's."""
 
 import sys
 
 import pytest
 
-from course_utils.dist import launch, problem
+from course_utils.distributed import launch, problem
 from course_utils.parity import assert_close
 
 pytestmark = [
@@ -15,7 +15,7 @@ pytestmark = [
 
 
 def test_flags_parse():
-    from course_utils.dist import jax_multiprocess
+    from course_utils.distributed import jax_multiprocess
 
     args = jax_multiprocess.parse_args(
         ["--coordinator", "h:1", "--num-processes", "2", "--process-id", "1"]
@@ -28,7 +28,7 @@ def test_real_jax_multiprocess_gradients_equal_the_oracle(tmp_path, no_orphans):
     prob = problem.make_problem(4, batch=16, d_in=5, d_hidden=8, d_out=3)
     problem.save(tmp_path / "problem.npz", prob)
     result = launch.jax_processes(
-        "course_utils.dist.jax_multiprocess", 2, 2, workdir=tmp_path, timeout=180
+        "course_utils.distributed.jax_multiprocess", 2, 2, workdir=tmp_path, timeout=180
     )
     no_orphans.append(result.tag)
     _, grads = problem.loss_and_grads_numpy(

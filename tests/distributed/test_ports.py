@@ -1,10 +1,10 @@
-"""dist.ports: a free port is free, a busy one is replaced and the user told."""
+"""distributed.ports: a free port is free, a busy one is replaced and the user told."""
 
 import socket
 
 import pytest
 
-from course_utils.dist import ports
+from course_utils.distributed import ports
 
 
 def test_free_port_is_free_and_a_listening_port_is_not():

@@ -1,8 +1,8 @@
 """Data parallelism in PyTorch: DDP, and the same gradient averaging written by hand.
 
-One machine:  torchrun --nproc-per-node 2 -m course_utils.dist.torch_ddp
+One machine:  torchrun --nproc-per-node 2 -m course_utils.distributed.torch_ddp
 Many hosts:   torchrun --nnodes 4 --nproc-per-node 8 --rdzv-backend c10d \
-                  --rdzv-endpoint HOST0:29500 --rdzv-id job1 -m course_utils.dist.torch_ddp
+                  --rdzv-endpoint HOST0:29500 --rdzv-id job1 -m course_utils.distributed.torch_ddp
 
 Each rank takes its block of the batch. Three gradients are reported: the
 single-process full-batch reference, DDP's, a plain model's after a
@@ -18,8 +18,8 @@ import torch.nn.functional as F
 from torch.distributed.tensor.debug import CommDebugMode
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-from course_utils.dist import worker
-from course_utils.dist.problem import shard_rows
+from course_utils.distributed import worker
+from course_utils.distributed.problem import shard_rows
 
 
 # [average_gradients]

@@ -1,13 +1,13 @@
-"""dist.torch_fsdp: FSDP2's gradient and optimizer step equal the reference's."""
+"""distributed.torch_fsdp: FSDP2's gradient and optimizer step equal the reference's."""
 
-from course_utils.dist import problem
+from course_utils.distributed import problem
 from course_utils.parity import assert_close
 
 PROB = problem.make_problem(3, batch=8, d_in=4, d_hidden=6, d_out=2)
 
 
 def test_fully_sharded_matches_the_reference(one_rank):
-    from course_utils.dist import torch_fsdp
+    from course_utils.distributed import torch_fsdp
 
     report = torch_fsdp.run(0, 1, one_rank, PROB)
     ref = problem.take(report, "ref_")

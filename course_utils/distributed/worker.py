@@ -1,9 +1,9 @@
 """What a launched script uses: its inputs, its report, and the torch process group.
 
-A script started by :mod:`course_utils.dist.launch` finds its run folder in
+A script started by :mod:`course_utils.distributed.launch` finds its run folder in
 ``COURSE_DIST_OUT``: it reads ``problem.npz`` there and writes ``rank{N}.json``
 (plain values) and ``rank{N}.npz`` (arrays). Started by hand (``torchrun -m
-course_utils.dist.torch_ddp`` on a cluster), the same script makes its own
+course_utils.distributed.torch_ddp`` on a cluster), the same script makes its own
 problem from a seed and prints its results instead.
 """
 
@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from course_utils._files import write_atomic
-from course_utils.dist import problem as _problem
-from course_utils.dist.launch import OUT_ENV
+from course_utils.distributed import problem as _problem
+from course_utils.distributed.launch import OUT_ENV
 
 PROBLEM_FILE = "problem.npz"
 GROUP_TIMEOUT = timedelta(seconds=90)  # a collective waiting longer than this fails

@@ -12,15 +12,15 @@ Every launch
   process still holding the tag after the run (even one re-parented to init) is
   killed, also on Ctrl-C;
 - collects what each rank reported (``rank{N}.json`` and ``rank{N}.npz`` in the
-  run folder; see :mod:`course_utils.dist.worker`);
+  run folder; see :mod:`course_utils.distributed.worker`);
 - on a machine that refuses TCP on the loopback (a sandbox without network), starts
   nothing, prints one sentence and returns a result whose ``skipped`` says why, with no
   rank reports, so the notebook runs on.
 
 The pieces live in their own modules and are reachable from here under the
-same names: :mod:`~course_utils.dist.ports`, :mod:`~course_utils.dist.processes`
-(running, watching, cleaning up), :mod:`~course_utils.dist.results` (the result
-and each rank's report) and :mod:`~course_utils.dist.excerpts` (the source the
+same names: :mod:`~course_utils.distributed.ports`, :mod:`~course_utils.distributed.processes`
+(running, watching, cleaning up), :mod:`~course_utils.distributed.results` (the result
+and each rank's report) and :mod:`~course_utils.distributed.excerpts` (the source the
 lesson shows). Only the standard library and psutil are imported here.
 """
 
@@ -36,16 +36,26 @@ from pathlib import Path
 from typing import Any
 
 # The pieces of a launch, under the names lessons and scripts call them by.
-from course_utils.dist.excerpts import Excerpt, excerpt, function_source, script_path
-from course_utils.dist.ports import free_port, loopback_refused, pick_port, port_in_use
-from course_utils.dist.processes import (
+from course_utils.distributed.excerpts import (
+    Excerpt,
+    excerpt,
+    function_source,
+    script_path,
+)
+from course_utils.distributed.ports import (
+    free_port,
+    loopback_refused,
+    pick_port,
+    port_in_use,
+)
+from course_utils.distributed.processes import (
     FAIL_GRACE_S,
     TAG_ENV,
     cleanup,
     execute,
     tagged_processes,
 )
-from course_utils.dist.results import (
+from course_utils.distributed.results import (
     LaunchError,
     LaunchResult,
     LaunchTimeout,
@@ -306,7 +316,7 @@ def torchrun_function(
     ``NotImplementedError`` (then this raises it too, so an untouched exercise
     stub reads as "not implemented yet") and ``error`` with a traceback when
     ``fn`` failed some other way (then this raises ``AssertionError``).
-    ``problem`` (see :mod:`course_utils.dist.problem`) replaces the default one.
+    ``problem`` (see :mod:`course_utils.distributed.problem`) replaces the default one.
     On a machine that refuses TCP it returns the ``skipped`` result unjudged.
     """
     source = function_source(fn)
@@ -314,7 +324,7 @@ def torchrun_function(
         code = Path(tmp) / "submitted.py"
         code.write_text(source)
         if problem is not None:
-            from course_utils.dist import problem as _problem
+            from course_utils.distributed import problem as _problem
 
             _problem.save(Path(tmp) / "problem.npz", dict(problem))
         result = torchrun(

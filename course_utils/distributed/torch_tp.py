@@ -1,6 +1,6 @@
 """Tensor parallelism in PyTorch: a DeviceMesh, DTensor and ``parallelize_module``.
 
-One machine:  torchrun --nproc-per-node 2 -m course_utils.dist.torch_tp
+One machine:  torchrun --nproc-per-node 2 -m course_utils.distributed.torch_tp
 Many hosts:   the same module under torchrun --nnodes N ... (see torch_ddp)
 
 ``fc1`` is split by columns (its output features) and ``fc2`` by rows (its
@@ -22,7 +22,7 @@ from torch.distributed.tensor.parallel import (
     parallelize_module,
 )
 
-from course_utils.dist import worker
+from course_utils.distributed import worker
 
 
 def run(rank: int, world: int, device, prob: dict) -> dict:

@@ -1,9 +1,9 @@
 """The GPT of lessons 11 and 12 trained with FSDP2 and with tensor parallelism, in one launch (lesson 12).
 
-One machine:  torchrun --nproc-per-node 2 -m course_utils.dist.torch_gpt [fsdp] [tp]
-Many GPUs:    torchrun --nproc-per-node 8 -m course_utils.dist.torch_gpt
+One machine:  torchrun --nproc-per-node 2 -m course_utils.distributed.torch_gpt [fsdp] [tp]
+Many GPUs:    torchrun --nproc-per-node 8 -m course_utils.distributed.torch_gpt
 Many hosts:   torchrun --nnodes 4 --nproc-per-node 8 --rdzv-backend c10d \\
-                  --rdzv-endpoint HOST0:29500 -m course_utils.dist.torch_gpt
+                  --rdzv-endpoint HOST0:29500 -m course_utils.distributed.torch_gpt
 
 The launch's run folder holds ``gpt.npz`` (:func:`save_inputs`): the model's
 config, its initial weights and the batches. Both demos start from those
@@ -40,7 +40,7 @@ from torch.distributed.tensor.parallel import (
 )
 
 from course_utils import gpt
-from course_utils.dist import worker
+from course_utils.distributed import worker
 from course_utils.gpt.model import GPTConfig, TorchGPT
 
 INPUTS = "gpt.npz"

@@ -1,4 +1,4 @@
-"""dist.results: a launch's result, its summary, and each rank's report read back."""
+"""distributed.results: a launch's result, its summary, and each rank's report read back."""
 
 import json
 import sys
@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from course_utils.dist import results
+from course_utils.distributed import results
 
 
 def test_launch_result_sections_split_a_combined_report():
