@@ -39,7 +39,7 @@ from flax import nnx
 from torch import nn
 from torch.nn import functional as F
 
-from course_utils.models.transformer import TORCH_LAYERNORM_EPS
+from course_utils.models.transformer import TORCH_LAYERNORM_EPS, check_sizes
 
 __all__ = [
     "LAYERNORM_EPS",
@@ -89,27 +89,9 @@ class GPTConfig:
     dropout: float = 0.0
 
     def __post_init__(self) -> None:
-        for name in (
-            "vocab_size",
-            "block_size",
-            "d_model",
-            "n_heads",
-            "n_layers",
-            "d_ff",
-        ):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(
-                    f"GPTConfig: {name} must be a positive int, got {value!r}"
-                )
-        if self.d_model % self.n_heads:
-            raise ValueError(
-                f"GPTConfig: d_model={self.d_model} must be divisible by n_heads={self.n_heads}"
-            )
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(
-                f"GPTConfig: dropout must be in [0, 1), got {self.dropout!r}"
-            )
+        check_sizes(
+            self, ("vocab_size", "block_size", "d_model", "n_heads", "n_layers", "d_ff")
+        )
 
     @property
     def head_dim(self) -> int:

@@ -31,6 +31,7 @@ from torch.nn import functional as F
 __all__ = [
     "TORCH_LAYERNORM_EPS",
     "BlockConfig",
+    "check_sizes",
     "NNXBlock",
     "NNXEncoder",
     "TorchBlock",
@@ -38,6 +39,23 @@ __all__ = [
 ]
 
 TORCH_LAYERNORM_EPS = 1e-5  # nn.LayerNorm's default; nnx.LayerNorm's is 1e-6
+
+
+def check_sizes(cfg, names: tuple[str, ...]) -> None:
+    """Raise ValueError naming ``cfg``'s class unless each of ``names`` is a positive int,
+    ``d_model`` divides by ``n_heads`` and ``dropout`` is in [0, 1). Both model configs
+    (:class:`BlockConfig`, ``course_utils.gpt.GPTConfig``) check their sizes with it."""
+    owner = type(cfg).__name__
+    for name in names:
+        value = getattr(cfg, name)
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"{owner}: {name} must be a positive int, got {value!r}")
+    if cfg.d_model % cfg.n_heads:
+        raise ValueError(
+            f"{owner}: d_model={cfg.d_model} must be divisible by n_heads={cfg.n_heads}"
+        )
+    if not 0.0 <= cfg.dropout < 1.0:
+        raise ValueError(f"{owner}: dropout must be in [0, 1), got {cfg.dropout!r}")
 
 
 @dataclass(frozen=True)
@@ -50,20 +68,7 @@ class BlockConfig:
     dropout: float = 0.1
 
     def __post_init__(self) -> None:
-        for name in ("d_model", "n_heads", "d_ff"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(
-                    f"BlockConfig: {name} must be a positive int, got {value!r}"
-                )
-        if self.d_model % self.n_heads:
-            raise ValueError(
-                f"BlockConfig: d_model={self.d_model} must be divisible by n_heads={self.n_heads}"
-            )
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(
-                f"BlockConfig: dropout must be in [0, 1), got {self.dropout!r}"
-            )
+        check_sizes(self, ("d_model", "n_heads", "d_ff"))
 
     @property
     def head_dim(self) -> int:
