@@ -6,7 +6,7 @@ A notebook is this assignment's when one of its cells names one of the master's
 exercises (the ``# EXERCISE: <id>`` / ``<!-- EXERCISE: <id> -->`` markers, nbgrader's
 ``grade_id``, a ``# TESTS: <id>`` header): that is checked first and costs nothing.
 When none does, the notebook is compared with the course's other notebooks (the
-:class:`Catalog`): by exercise ids, then by the text of its other cells (whitespace-
+:class:`NotebookIndex`): by exercise ids, then by the text of its other cells (whitespace-
 normalised fingerprints of its markdown and setup cells, which students rarely edit).
 :func:`check_assignment` raises :class:`WrongAssignment` ("this is the lesson 04
 exercise notebook (…); this assignment is the lesson 05 exercise notebook (…)"),
@@ -14,8 +14,8 @@ unless the notebook names no exercise at all and shares more text with the maste
 with any other notebook: then it is this assignment's notebook with its exercise and
 test cells deleted, graded as usual (every exercise ``missing``).
 
-The catalog is read from ``course-notebooks.json`` next to the master (the Gradescope
-bundle writes one, :func:`write_catalog`), else built from the course checkout that
+The index is read from ``course-notebooks.json`` next to the master (the Gradescope
+bundle writes one, :func:`write_index`), else built from the course checkout that
 holds the master (``exercises/``, else ``solutions/``, and ``notebooks/``), else from
 the other masters in the master's folder.
 """
@@ -34,11 +34,11 @@ from course_utils.errors import CourseError
 from course_utils.grading.inputs.ipynb import SubmissionError, nbgrader_meta, read_cells
 from course_utils.grading.inputs.master import Master
 
-CATALOG = "course-notebooks.json"
+INDEX_FILE = "course-notebooks.json"
 PREFIX = "wrong assignment: "
 MIN_TEXT = 40  # characters: shorter cells (a title, "import numpy as np") prove nothing
 MIN_SHARED = 2  # fingerprints shared with a notebook before it is named
-MAX_SIBLINGS = 200  # notebooks read from the master's folder when there is no catalog
+MAX_SIBLINGS = 200  # notebooks read from the master's folder when there is no index
 
 
 class WrongAssignment(SubmissionError, CourseError):
@@ -116,7 +116,7 @@ def fingerprints(cells: list[dict]) -> frozenset[str]:
 
 
 def known(path: Path, kind: str) -> Known | None:
-    """The catalog entry of one notebook file; None when it cannot be read."""
+    """The index entry of one notebook file; None when it cannot be read."""
     try:
         cells = read_cells(path)
     except SubmissionError:
@@ -125,7 +125,7 @@ def known(path: Path, kind: str) -> Known | None:
 
 
 @dataclass(frozen=True)
-class Catalog:
+class NotebookIndex:
     notebooks: tuple[Known, ...]
 
     def to_json(self) -> str:
@@ -133,7 +133,7 @@ class Catalog:
         return json.dumps(body, indent=0) + "\n"
 
     @classmethod
-    def from_json(cls, text: str, where: Path) -> Catalog:
+    def from_json(cls, text: str, where: Path) -> NotebookIndex:
         try:
             data = json.loads(text)
             return cls(
@@ -149,25 +149,25 @@ class Catalog:
             )
         except (ValueError, KeyError, TypeError) as err:
             raise CourseError(
-                f"{where}: not a catalog of the course's notebooks ({err})"
+                f"{where}: not an index of the course's notebooks ({err})"
             ) from None
 
 
-def course_catalog(root: Path) -> Catalog:
-    """The catalog of a course checkout: its exercise notebooks and its lessons."""
+def course_index(root: Path) -> NotebookIndex:
+    """The index of a course checkout: its exercise notebooks and its lessons."""
     exercises = lessons.files(root, lessons.STUDENTS) or lessons.files(
         root, lessons.MASTERS
     )
     found = [known(p, "exercises") for p in exercises]
     found += [known(p, "lesson") for p in lessons.files(root, lessons.LESSONS)]
-    return Catalog(tuple(k for k in found if k is not None))
+    return NotebookIndex(tuple(k for k in found if k is not None))
 
 
-def write_catalog(root: Path, path: Path) -> Catalog:
-    """Write the course checkout's catalog to ``path`` (the Gradescope bundle's)."""
-    catalog = course_catalog(root)
-    path.write_text(catalog.to_json(), encoding="utf-8")
-    return catalog
+def write_index(root: Path, path: Path) -> NotebookIndex:
+    """Write the course checkout's index to ``path`` (the Gradescope bundle's)."""
+    index = course_index(root)
+    path.write_text(index.to_json(), encoding="utf-8")
+    return index
 
 
 def checkout(master: Path) -> Path | None:
@@ -179,23 +179,23 @@ def checkout(master: Path) -> Path | None:
 
 
 @functools.lru_cache(maxsize=8)
-def _catalog_for(master: Path, stamp: float) -> Catalog:
+def _index_for(master: Path, stamp: float) -> NotebookIndex:
     del stamp  # part of the cache key only: a changed master folder is read again
-    beside = master.parent / CATALOG
+    beside = master.parent / INDEX_FILE
     if beside.is_file():
-        return Catalog.from_json(beside.read_text(encoding="utf-8"), beside)
+        return NotebookIndex.from_json(beside.read_text(encoding="utf-8"), beside)
     root = checkout(master)
     if root is not None:
-        return course_catalog(root)
+        return course_index(root)
     siblings = sorted(p for p in master.parent.glob("*.ipynb") if p.name != master.name)
     found = [known(p, "exercises") for p in siblings[:MAX_SIBLINGS]]
-    return Catalog(tuple(k for k in found if k is not None and k.ids))
+    return NotebookIndex(tuple(k for k in found if k is not None and k.ids))
 
 
-def catalog_for(master: Master) -> Catalog:
+def index_for(master: Master) -> NotebookIndex:
     """The notebooks a submission of ``master`` is compared with (see the module's doc)."""
     path = master.path.resolve()
-    return _catalog_for(path, path.parent.stat().st_mtime)
+    return _index_for(path, path.parent.stat().st_mtime)
 
 
 def assignment(master: Master) -> str:
@@ -218,7 +218,7 @@ def identify(master: Master, cells: list[dict]) -> str | None:
         own = 0
     others = [
         k
-        for k in catalog_for(master).notebooks
+        for k in index_for(master).notebooks
         if Path(k.name).stem != master.path.stem and not (k.ids and k.ids >= wanted)
     ]
     this = assignment(master)

@@ -1,7 +1,7 @@
 """``course gradescope build``: a Gradescope autograder bundle that grades with the course.
 
 The zip holds ``setup.sh`` and ``run_autograder`` (from ``templates/``), the master, the
-catalog of the course's notebooks next to it (``master/course-notebooks.json``: another
+index of the course's notebooks next to it (``master/course-notebooks.json``: another
 lesson's notebook is named, :mod:`..inputs.assignment`), ``gradescope.json`` (which master,
 the limits, when hidden tests become visible, the submission limits) and the course
 itself (``course/``, what ``setup.sh`` installs). Gradescope runs ``run_autograder`` once
@@ -145,7 +145,7 @@ def build(
             "secret": SECRET, "id": "email", "fingerprint": fingerprint(secret)
         }  # fmt: skip
         config["sandbox"] = "require"  # the secret never beside unsandboxed code
-    catalog = assignment.course_catalog(root).to_json()
+    index = assignment.course_index(root).to_json()
     names = []
     tmp = out.with_name(f".{out.name}.tmp")
     tmp.unlink(missing_ok=True)  # a killed build's: its mode is not this one's
@@ -162,8 +162,8 @@ def build(
             names.append(name)
         z.write(master.path, config["master"])
         z.writestr(CONFIG, json.dumps(config, indent=1) + "\n")
-        z.writestr(f"master/{assignment.CATALOG}", catalog)
-        names += [config["master"], CONFIG, f"master/{assignment.CATALOG}"]
+        z.writestr(f"master/{assignment.INDEX_FILE}", index)
+        names += [config["master"], CONFIG, f"master/{assignment.INDEX_FILE}"]
         if secret is not None:
             info = zipfile.ZipInfo(SECRET)
             info.external_attr = (0o100600 & 0xFFFF) << 16

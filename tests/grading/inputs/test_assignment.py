@@ -81,7 +81,7 @@ def test_the_right_notebook_with_its_exercise_cells_deleted_is_graded_as_usual()
     assert set(result.missing) == set(load_master(M05).exercises)
 
 
-def test_outside_the_checkout_the_catalog_beside_the_master_or_its_siblings_decide(
+def test_outside_the_checkout_the_index_beside_the_master_or_its_siblings_decide(
     tmp_path,
 ):
     alone = tmp_path / "alone"
@@ -89,10 +89,10 @@ def test_outside_the_checkout_the_catalog_beside_the_master_or_its_siblings_deci
     shutil.copy(M05, alone)
     reason = _reason(alone / M05.name, EX04)  # nothing to compare with: not named
     assert reason and "this notebook's exercises (" in reason and IS04 not in reason
-    bundle = tmp_path / "bundle"  # as in the Gradescope bundle: the catalog beside it
+    bundle = tmp_path / "bundle"  # as in the Gradescope bundle: the index beside it
     bundle.mkdir()
     shutil.copy(M05, bundle)
-    assignment.write_catalog(ROOT, bundle / assignment.CATALOG)
+    assignment.write_index(ROOT, bundle / assignment.INDEX_FILE)
     assert _reason(bundle / M05.name, EX04) == f"wrong assignment: {IS04}; {THIS05}"
     assert _reason(bundle / M05.name, LESSON05).startswith(
         "wrong assignment: this is the lesson 05 notebook"
@@ -102,9 +102,9 @@ def test_outside_the_checkout_the_catalog_beside_the_master_or_its_siblings_deci
     for m in (M04, M05):
         shutil.copy(m, siblings)
     assert _reason(siblings / M05.name, EX04) == f"wrong assignment: {IS04}; {THIS05}"
-    (bundle / assignment.CATALOG).write_text("{}")
-    assignment._catalog_for.cache_clear()
-    with pytest.raises(CourseError, match="not a catalog"):
+    (bundle / assignment.INDEX_FILE).write_text("{}")
+    assignment._index_for.cache_clear()
+    with pytest.raises(CourseError, match="not an index"):
         _reason(bundle / M05.name, EX04)
 
 

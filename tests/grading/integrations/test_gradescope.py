@@ -117,8 +117,8 @@ def test_the_bundle_holds_setup_run_autograder_the_master_and_the_course(bundle)
         "max_submissions": None,
         "min_interval_minutes": None,
     }
-    catalog = json.loads(zipfile.ZipFile(bundle).read("master/course-notebooks.json"))
-    kinds = {e["name"]: e["kind"] for e in catalog["notebooks"]}
+    index = json.loads(zipfile.ZipFile(bundle).read("master/course-notebooks.json"))
+    kinds = {e["name"]: e["kind"] for e in index["notebooks"]}
     assert kinds["04_training_loop_exercises.ipynb"] == "exercises"
     assert kinds["04_training_loop.ipynb"] == "lesson"
     for name in ("setup.sh", "run_autograder"):
