@@ -449,12 +449,12 @@ def train_step_nnx(model, optimizer, X, y):
 train_step_nnx(model_nnx, optimizer_nnx, X_jax, y_jax)
 
 
+# %%
 def as_flat(tree):  # NNX's nested names -> the flat names of section 2: {'w1', 'b1', ...}
     return {"b1": tree["linear1"]["bias"], "b2": tree["linear2"]["bias"],
             "w1": tree["linear1"]["kernel"], "w2": tree["linear2"]["kernel"]}
 
 
-# %%
 assert_close(as_flat(nnx.to_pure_dict(nnx.state(stepped_module))), step_jax, rtol=1e-5, atol=1e-6,
              name="NNX module as a pytree")
 assert_close(as_flat(nnx.to_pure_dict(nnx.state(model_nnx))), step_jax, rtol=1e-5, atol=1e-6,
@@ -499,14 +499,6 @@ assert state["linear1"]["kernel"] is model_nnx.linear1.kernel
 #   caller donates it (lesson 03 §7.2).
 # - Repeated indices: `t[idx] += 1` does not accumulate in PyTorch; `.at[idx].add(1)` does, like
 #   `index_add_` and `np.add.at`.
-#
-# <details><summary>The one mutable exception: <code>jax.Ref</code></summary>
-#
-# `jax.new_ref(x)` makes a mutable array reference that `ref[...] = v` writes in place, even
-# under `jit` and `grad`, for state such as running metrics. It is a separate type that you
-# create on purpose, present in Colab's jax 0.7.2 and in jax 0.10. A `jax.Array` never changes,
-# and this course does not need `Ref`.
-# </details>
 
 # %%
 # PyTorch: a slice is a view of the same storage
@@ -685,7 +677,7 @@ print("made from a clone, the JAX array kept the values it was made from")
 # - A global read inside a jitted function is frozen into the program at trace time. Pass it as
 #   an argument instead.
 # - Eager PyTorch runs every line on every call, so none of this happens there. Lesson 03 shows
-#   how `torch.compile` guards against changed globals.
+#   the guards `torch.compile` puts on the Python values it compiled in.
 
 # %%
 # PyTorch: eager
@@ -1043,16 +1035,13 @@ comparison
 
 # %% [markdown]
 # Two fair questions each change one thing: the framework, PyTorch eager against JAX eager,
-# and compiling, JAX eager against JAX jit. So the speed column compares each variant with JAX
-# eager. `claims.faster` judges each question from the per-round ratios, with lesson 00's rule.
-# The first calls follow:
+# and compiling, JAX eager against JAX jit. Both share JAX eager, the baseline of the
+# `vs JAX eager` column. `claims.faster` judges each question from the per-round ratios, with
+# lesson 00's rule.
 
 # %%
 for b in ("PyTorch eager", "JAX jit"):
     print(claims.faster(comparison, "JAX eager", b))
-first = {name: timing.format_seconds(m.first_call_s) for name, m in comparison.measurements.items()}
-print(f"First calls: JAX eager {first['JAX eager']}, JAX jit {first['JAX jit']}, "
-      f"PyTorch eager {first['PyTorch eager']}.")
 
 # %% [markdown]
 # The first line is the cost of the framework, the second what tracing saves. Eager JAX
@@ -1061,30 +1050,11 @@ print(f"First calls: JAX eager {first['JAX eager']}, JAX jit {first['JAX jit']},
 # each eager operation also launches a kernel, and a compiled program launches fewer by fusing
 # operations.
 #
-# The first call is where JAX pays for compiling. `JAX jit` traces and compiles the whole
-# function once per input shape and dtype. Eager JAX compiles each operation the first time it
-# meets a new shape and dtype, so its first call pays too, one small program per operation.
-# Later calls reuse the cached programs. Lesson 03 measures compile times and `torch.compile`.
-#
-# ### 6.2 The architectures side by side
-#
-# The two architectures in one table, each row pointing to where the lesson shows it.
-#
-# | aspect | PyTorch | JAX | shown in |
-# |---|---|---|---|
-# | programming model | imperative objects, `nn.Module` | pure functions and transformations | §1, §2 |
-# | model state | attributes of the module, updated in place | a pytree passed in and returned; an NNX module is one | §2 |
-# | arrays | mutable, views share storage | immutable, `.at[]` updates | §3 |
-# | side effects | run on every call | run at trace time; `jax.debug.print` in the program | §4 |
-# | randomness | global generator, `torch.Generator` | explicit keys, `split`, `fold_in` | §5 |
-# | execution | eager, graph recorded while running | eager op by op, or traced to a jaxpr and compiled | §6 |
-# | autodiff | tape and `loss.backward()`, `.grad` fields | `grad` returns a new function | §6, lesson 02 |
-# | compiler | `torch.compile`: Dynamo and Inductor | `jax.jit`: XLA | §6.1, lesson 03 |
-# | control flow | Python `if` and `for` on values | `lax.cond`, `lax.scan`, `jnp.where` under `jit` | §6, lesson 03 |
-# | batching | write the batch dimension; `torch.func.vmap` | `jax.vmap` | lesson 02 |
-# | distribution | DDP, FSDP2 `fully_shard`, DTensor | `jax.jit` with shardings, `jax.shard_map` | lesson 05 |
-# | hardware | CUDA first; TPU through `torch_xla` | CPU, GPU, TPU natively | lesson 00 |
-# | deployment | `torch.export`, ExecuTorch | `jax.export` | lesson 06 |
+# The `first call` column is where JAX pays for compiling. `JAX jit` traces and compiles the
+# whole function once per input shape and dtype. Eager JAX compiles each operation the first
+# time it meets a new shape and dtype, so its first call pays too, one small program per
+# operation. Later calls reuse the cached programs. Lesson 03 measures compile times and
+# `torch.compile`.
 
 # %% [markdown]
 # ## Summary
