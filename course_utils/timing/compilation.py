@@ -217,7 +217,8 @@ def compile_table(reports: Mapping[str, CompileReport]) -> str:
     (:meth:`CompileReport.speed_text`), and the break-even follows it:
     (first call - steady) / (steady x (speed - 1)), rounded up; "never" when
     the compiled call is not faster. The footer is the conditions of the first
-    contended report, or of the first report.
+    contended report, or of the first report; then why each other row not judged
+    was not ('noisy (spread 62 %)').
     """
     lines = [
         "| function, compiler | first call | in steady calls | steady "
@@ -236,7 +237,15 @@ def compile_table(reports: Mapping[str, CompileReport]) -> str:
         )
     first = next((r for r in reports.values() if r.contended), None)
     footer = (first or next(iter(reports.values()))).conditions() if reports else ""
-    return "\n".join(lines) + (f"\n\n({footer})" if footer else "")
+    why = [  # rows not judged for a reason of their own; the footer says a contended run's
+        f"{name}: {r.per_call.reason}"
+        for name, r in reports.items()
+        if r.per_call is not None
+        and not r.judged
+        and not r.per_call.reason.startswith(("the interval", "contended"))
+    ]
+    notes = f"\n\nNot judged: {'; '.join(why)}." if why else ""
+    return "\n".join(lines) + (f"\n\n({footer})" if footer else "") + notes
 
 
 def break_even_calls(first_s: float, steady_s: float, eager_s: float) -> float:
@@ -320,7 +329,9 @@ def compile_report(
 
     ``eager=True`` times the uncompiled function too (``fn.__wrapped__`` / the
     original module or function) so the break-even number of calls can be
-    given; pass a callable to choose it, or ``False`` to skip it. After the
+    given; for JAX it runs under ``jax.disable_jit()``, which also switches off
+    the jits inside ``jax.numpy`` functions. Pass a callable to choose eager
+    (it runs as given), or ``False`` to skip it. After the
     first call, the compiled and the eager function are timed in the same
     interleaved, shuffled rounds (:func:`compare`'s machinery): timed one after
     the other, a change of load between the two windows would land on one
@@ -398,10 +409,14 @@ def _jax_compile_report(
         )
     else:
         caches = "as they were; persistent cache not configured"
-    eager_fn = getattr(fn, "__wrapped__", None) if eager is True else eager or None
+    if eager is True:  # the original, run op by op: its inner jits switched off too
+        original = getattr(fn, "__wrapped__", None)
+        eager_fn = _without_jit(original) if original is not None else None
+    else:  # a callable passed in runs as given
+        eager_fn = eager or None
     steady, eager_m, timed = _steady_state(
         ("jax.jit", fn),
-        _without_jit(eager_fn) if eager_fn is not None else None,
+        eager_fn,
         args,
         kwargs,
         first,

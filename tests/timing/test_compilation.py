@@ -39,6 +39,21 @@ def test_compile_report_for_jax_jit():
     assert "| break-even |" in rep.table() and "| per call | jax.jit " in rep.table()
 
 
+def test_a_jax_eager_passed_in_runs_as_given():
+    seen = []
+
+    def f(x):
+        seen.append(bool(jax.config.jax_disable_jit))
+        return jnp.sin(x) * 2
+
+    x = jnp.ones((8, 8))
+    timing.compile_report(jax.jit(f), x, eager=f, target_s=0.01)
+    assert seen and not any(seen)  # the jitted traces and the eager calls alike
+    seen.clear()
+    timing.compile_report(jax.jit(f), x, target_s=0.01)
+    assert True in seen  # the default eager: the original under jax.disable_jit()
+
+
 def _tanh_affine(x):
     return torch.tanh(x) * 2 + 1
 
@@ -113,8 +128,14 @@ def test_compile_table_reads_each_report_as_its_verdict_does():
     table = timing.compile_table({"quiet row": quiet, "busy row": busy})
     assert "| quiet row |" in table and "| 2.00× faster | 999 calls |" in table
     assert "| 2.00× faster, not judged | 999 calls |" in table
+    assert "Not judged" not in table  # the footer says why a contended row is not
     # one footer, from the contended report
     assert table.count("load 4.1 on 2 cores") == 1
+    noisy = _report(1.0, 0.9)
+    noisy.eager.times[:] = [1e-3, 4e-3] * 4  # paired ratios 1 and 4: noisy
+    noisy.__dict__.pop("per_call", None)  # judged again from these times
+    noisy_table = timing.compile_table({"noisy row": noisy})
+    assert "\n\nNot judged: noisy row: noisy (spread " in noisy_table
 
 
 def test_a_report_says_its_footer_once_per_cell(monkeypatch):
