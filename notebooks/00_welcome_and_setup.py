@@ -84,8 +84,17 @@ print(SETUP.rule)
 # - Comparisons between the frameworks run both on one device kind; JAX alone uses the accelerator.
 #
 # `env.setup()` is the first line of every lesson. It prepares both frameworks before either
-# touches a device. JAX starts before PyTorch, so it loads its own CUDA libraries. Then come
-# four settings, read back here:
+# touches a device. JAX starts before PyTorch, so it loads its own CUDA libraries. Its four
+# settings, in plain code:
+#
+# ```python
+# os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"  # before JAX starts
+# jax.config.update("jax_default_matmul_precision", "highest")
+# torch.set_float32_matmul_precision("highest")
+# torch.backends.cudnn.allow_tf32 = False
+# ```
+#
+# The next cell reads them back:
 
 # %%
 import os
@@ -122,12 +131,12 @@ report
 # TPU when one is present. PyTorch uses CUDA when present. On a TPU machine it stays on the CPU,
 # since no lesson is written for `torch_xla`.
 #
-# Two rules follow, and the line under the imports states them for this machine. Anything that
-# *compares* the two frameworks runs both on one device kind: a GPU-vs-CPU ratio measures the
-# devices, not the frameworks. `SETUP.pair()` gives that pair: both accelerators when both
-# frameworks have one, otherwise both CPUs. Anything that shows JAX alone runs on
-# `SETUP.jax_alone`, the GPU or TPU when there is one, and its lines carry the label
-# `SETUP.alone_label`.
+# Two rules follow. The setup cell's last line, `SETUP.rule`, states them for this machine.
+# - A *comparison* of the frameworks runs both on one device kind. A GPU-vs-CPU ratio would
+#   measure the devices. `SETUP.pair()` gives both accelerators when both frameworks have one,
+#   otherwise both CPUs.
+# - What shows JAX alone runs on `SETUP.jax_alone`, the GPU or TPU when there is one. Its
+#   lines carry the label `SETUP.alone_label`.
 
 # %%
 print("PyTorch's device:", env.torch_device(verbose=False), "| JAX's device:", env.jax_device())
@@ -230,8 +239,8 @@ print(f"{SETUP.alone_label}: timeit says one {S.n}x{S.n} matmul takes {timing.fo
 
 
 # %% [markdown]
-# That number is how long it takes to *queue* the matmul: the call returns a handle at once,
-# and the work runs on. A timer must wait for the result before it stops the clock. Here is the
+# The call returns a handle once the matmul is queued, and the work runs on. So `timeit` may
+# time only the queueing. A timer must wait for the result before it stops the clock. Here is the
 # whole recipe as a bare loop. Call once to warm up, then time each call until
 # `jax.block_until_ready(out)` returns, and take the median of many calls. That function waits
 # for every array in `out`, a tuple or a dict of them too. The median ignores the odd call that
@@ -360,13 +369,13 @@ print(f"both layers agree; so does JAX alone, on {SETUP.alone_kind}, within rtol
 #
 # `compile_report` times one real first call, from cold caches: for JAX it first calls
 # `jax.clear_caches()`. For `jax.jit` it also shows the stages JAX timed inside that call:
-# trace, lower and compile. Then it times the compiled and the eager function in interleaved
-# rounds, so a burst of load hits both alike. The JAX report measures JAX alone, so it runs
-# on `SETUP.jax_alone`:
+# trace, lower and compile. Then it times the compiled function and `eager`, the plain
+# function, in interleaved rounds, so a burst of load hits both alike. The JAX report
+# measures JAX alone, so it runs on `SETUP.jax_alone`:
 
 # %%
 # JAX alone: jax.jit, stage by stage
-jax_report = timing.compile_report(jax.jit(layer_jax), X_alone, W_alone, label=f"layer_jax, {SETUP.alone_label}")
+jax_report = timing.compile_report(jax.jit(layer_jax), X_alone, W_alone, eager=layer_jax, label=f"layer_jax, {SETUP.alone_label}")
 jax_report
 
 # %% [markdown]
@@ -377,17 +386,27 @@ jax_report
 
 # %%
 # PyTorch: torch.compile
-torch_report = timing.compile_report(torch.compile(layer_torch), X_torch, W_torch)
+torch_report = timing.compile_report(torch.compile(layer_torch), X_torch, W_torch, eager=layer_torch)
 torch_report
 
 # %% [markdown]
-# How to read the two tables. *per call* is the compiled function against eager, judged by the
-# rule of section 3.3. *break-even* is `(first − steady) / (eager − steady)`, rounded up: after
-# that many calls, compiling has paid for itself. Where *per call* names no winner, it says
-# why, and *break-even* says "not judged".
+# How to read the two tables. *per call* is the compiled function against eager. Its factor
+# is the median of the per-round ratios, with an interval around it. The course names a
+# winner only when the whole interval lies on one side of 1x, in a run neither noisy nor
+# contended. These three words recur in every lesson:
+# - **interval**: the range in which the typical per-round ratio lies, allowing for what a
+#   second run would move. More rounds narrow it.
+# - **noisy**: the per-round ratios spread by more than 50 %.
+# - **contended**: while the rounds ran, other programs used more than a quarter of this
+#   process's cores. A contended run is never judged. The line under a table says "quiet" or
+#   "contended", and why.
 #
-# The figures draw the break-even arithmetic. Eager time grows as a straight line from the
-# origin. Compiled time starts at the first call's cost and then climbs at its steady-state
+# *break-even* is `(first − steady) / (steady × (speed − 1))`, rounded up, *speed* being the
+# *per call* factor: after that many calls, compiling has paid for itself. Where *per call*
+# names no winner, it says why, and *break-even* says "not judged".
+#
+# The figures draw the break-even arithmetic. Eager time, `steady × speed` per call, grows as
+# a straight line from the origin. Compiled time starts at the first call's cost and then climbs at its steady-state
 # rate. Where the lines cross, a dashed line marks the break-even count.
 
 # %%
@@ -399,16 +418,19 @@ torch_report.plot(ax=axes[1])
 fig.tight_layout()
 
 # %%
-print(f"jax.jit: first call {jax_report.first_call_s / jax_report.steady.median:.0f}x the steady state")
-print(f"torch.compile: first call {torch_report.first_call_s / torch_report.steady.median:.0f}x the steady state")
-assert jax_report.first_call_s > jax_report.steady.median
-assert torch_report.first_call_s > torch_report.steady.median
+for r in (jax_report, torch_report):
+    assert r.first_call_s > r.steady.median
+    pays = timing.format_calls(r.break_even_calls) if r.judged else "not judged"
+    print(f"{r.framework}: first call {timing.format_seconds(r.first_call_s)}, "
+          f"{r.first_call_s / r.steady.median:.0f}x the steady state")
+    print(f"  per call: {r.per_call.line()}; pays off after: {pays}")
 
 # %% [markdown]
-# Each first call costs more than a steady-state call, as the assertions check, and the
-# printed ratios say how many calls it is worth. So time a compiled function only after a
-# warm-up call. Report the first call apart when it matters, as in a short script or a stream
-# of new shapes. Lesson 03 looks at both compilers in detail.
+# Each first call costs more than a steady-state call, as the assertion checks. Compiling pays
+# off only when the compiled call is clearly faster. Each *per call* line says whether it was
+# here. So time a compiled function only after a warm-up call. Report the first call apart
+# when it matters, as in a short script or a stream of new shapes. Lesson 03 looks at both
+# compilers in detail.
 
 # %% [markdown]
 # ### 3.3 Comparing variants: `compare`
@@ -430,7 +452,7 @@ comparison = timing.compare(variants, baseline="PyTorch eager", rtol=1e-4, atol=
 comparison
 
 # %%
-comparison.plot(title="one tanh layer, on this machine")
+ax = comparison.plot(title="one tanh layer, on this machine")
 
 # %% [markdown]
 # The table gives each variant's median, its IQR and its speed against PyTorch eager. The bar
@@ -447,38 +469,27 @@ else:
     print(f"{SETUP.alone_label}: the table's JAX rows already ran there.")
 
 # %% [markdown]
-# Which of two variants is faster? `claims.faster(comparison, a, b)` takes the per-round ratios
-# a / b and computes an interval around their median. It names a winner only when the whole
-# interval lies on one side of 1x. A straddling interval, a noisy run or a contended machine
-# gives no winner. The fair pairs change one thing at a time: the framework, eager against
-# eager, or compiling, JAX eager against JAX jit. PyTorch eager against JAX jit would change
-# both at once.
-#
-# Three words in these sentences recur in every lesson:
-# - **interval**: the range in which the typical per-round ratio lies, allowing for what a
-#   second run would move. More rounds narrow it.
-# - **noisy**: the per-round ratios spread by more than 50 %.
-# - **contended**: while the rounds ran, other programs used more than a quarter of this
-#   process's cores. A contended run is never judged. The line under a table says "quiet" or
-#   "contended", and why.
-#
-# The whole rule, and why it is this rule, is in `docs/VERDICTS.md`.
+# Which of two variants is faster? `claims.faster(comparison, a, b)` applies the rule of
+# section 3.2 to the per-round ratios a / b. The fair pairs change one thing at a time: the
+# framework, eager against eager, or compiling, JAX eager against JAX jit. PyTorch eager
+# against JAX jit would change both at once. The whole rule, and why it is this rule, is in
+# `docs/VERDICTS.md`.
 
 # %%
 for a, b in (("PyTorch eager", "JAX eager"), ("JAX eager", "JAX jit")):
     print(claims.faster(comparison, a, b))
 
 # %% [markdown]
-# `env.setup()` gave both frameworks the same number of threads, and every measurement records
-# them:
+# `env.setup()` sets PyTorch's threads to the cores, the size JAX's CPU pool starts with, and
+# every measurement records them:
 
 # %%
 comparison.measurements["JAX jit"].threads
 
 # %% [markdown]
-# `cores` is how many CPU cores this process may use; `torch` and `jax` are the threads each
-# framework was allowed. Equal thread counts keep a CPU comparison about the frameworks, not
-# about one of them using more of the machine.
+# `cores` is how many CPU cores this process may use. `torch` is PyTorch's thread count, and
+# `jax` the size of JAX's pool. Equal thread counts keep a CPU comparison about the frameworks,
+# not about one of them using more of the machine.
 
 # %% [markdown]
 # ### 3.4 Catching recompilation

@@ -319,5 +319,6 @@ for first, steady, eager in [(0.5, 0.001, 0.002), (0.01, 0.01, 0.02), (2.0, 0.1,
 # %% [markdown]
 # ## Done
 #
-# Compare your `break_even_calls` with the break-even that `timing.compile_report` prints in
-# lesson 00, then move on to lesson 01, design philosophy.
+# Compare your `break_even_calls(first, steady, steady * speed)` with the break-even that
+# `timing.compile_report` prints in lesson 00, *speed* being its *per call* factor. Then move
+# on to lesson 01, design philosophy.
