@@ -82,8 +82,6 @@ import optax
 import torch
 import torch.func as tf
 
-from IPython.display import Markdown, display
-
 from course_utils import claims, config, data, plots, timing
 from course_utils.expect import expect_error
 from course_utils.parity import assert_close
@@ -101,20 +99,18 @@ dev, _ = SETUP.pair()
 #
 # In PyTorch the gradient is a side effect. The forward pass records every operation on a tensor
 # with `requires_grad=True`. `loss.backward()` walks that record backwards and writes the result
-# into the `.grad` attribute of each parameter. Parameters and their gradients sit in the same
-# objects, which is why `optimizer.step()` needs no arguments.
+# into the `.grad` attribute of each parameter. That is why `optimizer.step()` needs no
+# arguments.
 #
-# In JAX the gradient is a return value. `jax.grad` takes a Python function and returns a new
-# function. Calling it gives the gradient as a fresh pytree with the structure of the argument,
-# here a dict with keys `"W"` and `"b"`. There is no `requires_grad` flag: `argnums` chooses
-# which positional arguments to differentiate, the first by default, and the others are
-# constants.
+# In JAX the gradient is a return value. `jax.grad` turns a Python function into a new function
+# that returns the gradient as a fresh pytree, here a dict with keys `"W"` and `"b"`. There is
+# no `requires_grad` flag: `argnums` chooses which positional arguments to differentiate, the
+# first by default, and the others are constants.
 #
 # **Key concepts**
 # - PyTorch: `loss.backward()` **adds** each gradient into the tensor's `.grad` field.
-# - JAX: `jax.grad(loss_fn)` returns the gradient with the structure of the argument.
-#   `value_and_grad` also returns the loss, and `has_aux=True` returns extra outputs, such as
-#   the accuracy, without differentiating them.
+# - JAX: `jax.grad(loss_fn)` returns the gradient with the structure of the argument;
+#   `value_and_grad` also returns the loss.
 # - `torch.func.grad` and `grad_and_value`, with `functional_call`, are PyTorch's JAX-style API.
 #
 # A linear softmax classifier on scikit-learn's digits, 8×8 images flattened to 64 features,
@@ -158,21 +154,18 @@ print(f"loss {float(loss_jax):.4f}; gradients agree")
 
 # %% [markdown]
 # Same loss, same gradients, to float32 rounding. The PyTorch gradient of `weight` was
-# transposed before the comparison: `nn.Linear` stores its weight as `(out, in)`, while the JAX
-# dict uses `(in, out)`, the layout of `X @ W`. The tolerances allow for sums taken in another
-# order, not for another formula. A missing softmax or a sum instead of a mean would miss by
-# orders of magnitude more.
+# transposed first: `nn.Linear` stores its weight as `(out, in)`, while the JAX dict uses
+# `(in, out)`, the layout of `X @ W`.
 
 # %% [markdown]
 # ### 1.1 The sharp bit: `.grad` accumulates
 #
-# Because PyTorch keeps gradients in the parameters, something has to decide what happens to
-# the old value when a new gradient arrives. PyTorch adds. That makes gradient accumulation over
-# micro-batches free: call `backward()` several times, then `step()` once. It also makes
-# forgetting to clear the gradients a silent bug.
+# PyTorch keeps gradients in the parameters, and adds each new gradient to the old one. That
+# makes accumulation over micro-batches free: call `backward()` several times, then `step()`
+# once. It also makes a forgotten `zero_grad()` a silent bug.
 #
-# Run the forward and backward pass again, as the next training step would, but forget to zero
-# the gradients first:
+# Run the forward and backward pass again, as the next training step would, without clearing
+# the gradients:
 
 # %%
 # PyTorch
@@ -192,20 +185,19 @@ assert_close(model_torch.bias.grad, grads_jax["b"], rtol=1e-4, atol=1e-6, name="
 
 
 # %% [markdown]
-# The first assertion confirms the doubling. After `zero_grad()` the next `backward()` starts
-# from nothing and gives the JAX gradient again. Since PyTorch 2.0, `zero_grad()` sets `.grad`
-# to `None` rather than filling it with zeros, which saves memory.
+# After `zero_grad()` the next `backward()` starts from nothing and gives the JAX gradient
+# again. Since PyTorch 2.0, `zero_grad()` sets `.grad` to `None` rather than filling it with
+# zeros, which saves memory.
 #
 # `jax.grad` has nowhere to accumulate: every call returns a fresh gradient. Accumulating over
 # micro-batches is an explicit `jax.tree.map(jnp.add, ...)`, as exercise 1 shows.
 #
 # ### 1.2 Auxiliary outputs and module parameters
 #
-# To differentiate, JAX needs a function: parameters in, scalar out. A PyTorch module holds its
-# parameters, so the JAX style needs a way to run it on parameters passed in from outside.
-# `torch.func.functional_call(model, params, args)` does that. It runs `model_torch` with the
-# tensors of the dict `params` in place of its own, and leaves the module untouched. With it,
-# every `torch.func` transform applies to a module.
+# JAX differentiates a function of the parameters. A PyTorch module holds its own, so
+# `torch.func.functional_call(model, params, args)` runs it with the tensors of the dict
+# `params` in their place, and leaves the module untouched. With it, every `torch.func`
+# transform applies to a module.
 #
 # A loss function often computes more than the loss. `has_aux=True` returns the extra values
 # without differentiating them, in both frameworks:
@@ -246,15 +238,14 @@ print(f"accuracy before training: {float(acc_j):.3f}; torch.func and jax agree")
 # %% [markdown]
 # ## 2. Forward and reverse mode
 #
-# Jacobians, Hessians and per-example gradients, the rest of this lesson, are built from two
-# primitives. A PyTorch user has usually met only one of them. `backward()` is a
-# **vector-Jacobian product**: it pulls the vector `1.0`, or the `gradient=` argument for a
-# non-scalar output, back through the recorded graph. The other primitive, the
-# **Jacobian-vector product**, pushes a direction forward through the computation, alongside
-# the values, and needs no record at all.
+# Jacobians, Hessians and per-example gradients are built from two primitives. A PyTorch user
+# has usually met only one of them. `backward()` is a **vector-Jacobian product**: it pulls the
+# vector `1.0`, or the `gradient=` argument for a non-scalar output, back through the recorded
+# graph. The **Jacobian-vector product** pushes a direction forward through the computation,
+# alongside the values, and needs no record at all.
 #
-# Both frameworks expose the two primitives under the same names. The example below computes
-# them for `f(x) = tanh(A x)` and checks them against the Jacobian written out by hand.
+# The example below computes both for `f(x) = tanh(A x)` and checks them against the Jacobian
+# written out by hand.
 #
 # **Key concepts**
 # - For `f: ℝⁿ → ℝᵐ` with an m × n Jacobian `J`, a **JVP** or forward mode pushes a tangent
@@ -297,17 +288,16 @@ print("JVP = J v and VJP = u^T J in both frameworks")
 
 
 # %% [markdown]
-# Read the shapes: `J v` has the output's size, 6, and `uᵀ J` the input's, 4. Note also what
-# `vjp` returns: not a number but a function, `vjp_fn_torch` or `vjp_fn_jax`. The forward pass
-# has already run, and the values the backward pass needs, the **residuals**, are stored inside
-# that function. So you can pull back as many cotangents as you like without running `f`
-# again. `jax.jvp` returns the tangent directly, because forward mode computes it in the same
-# pass as the value.
+# Read the shapes: `J v` has the output's size, 6, and `uᵀ J` the input's, 4. Note also that
+# `vjp` returns a function, `vjp_fn_torch` or `vjp_fn_jax`. The forward pass has already run,
+# and the values the backward pass needs, the **residuals**, are stored inside that function.
+# So you can pull back many cotangents without running `f` again. `jvp` returns the tangent
+# directly, because forward mode computes it in the same pass as the value.
 #
-# Underneath, the two frameworks build these primitives differently. PyTorch defines a backward
-# formula for each operation, and separately a forward-mode formula. JAX gives each primitive a
-# JVP rule and obtains reverse mode from it: it linearises the function with forward mode, then
-# transposes the linear part. That design returns in §6.3, where one JVP rule serves both modes.
+# Underneath, PyTorch defines a backward formula for each operation, and separately a
+# forward-mode formula. JAX gives each primitive a JVP rule and obtains reverse mode from it: it
+# linearises the function with forward mode, then transposes the linear part. That design
+# returns in §6.3, where one JVP rule serves both modes.
 
 # %% [markdown]
 # ### 2.1 When each mode wins, measured
@@ -346,13 +336,14 @@ own_jacfwd = {name: name.replace("jacrev", "jacfwd") for name in modes["tall"].m
 fig, axes = plt.subplots(1, 2, figsize=(12, 3.5))
 for ax, (shape, comparison) in zip(axes, modes.items(), strict=True):
     plots.timing_bars(comparison, ax=ax, baseline=own_jacfwd, title=f"{shape} Jacobian, on this machine")
+    ax.set_xlabel("time per call (ms), median with IQR")
 fig.tight_layout()
 
 # %% [markdown]
 # Each panel shows the time per call, and labels each framework's `jacrev` against its own
 # `jacfwd`. The JAX pair is jitted and the PyTorch pair is eager, so the panels do not compare
 # the frameworks. Did the mode with fewer passes win? `claims.faster` judges each pair from its
-# interleaved rounds, and names a winner only when the rounds can tell the two apart:
+# interleaved rounds, and ends with "no clear winner" when the rounds cannot tell the two apart:
 
 # %%
 fewer = {"tall": ("jacrev", "jacfwd"), "wide": ("jacfwd", "jacrev")}  # (more, fewer passes)
@@ -367,29 +358,27 @@ print(claims.compact(readings))
 # %% [markdown]
 # The measured ratio can be far below the count of passes. `jacfwd` and `jacrev` do not run
 # their passes one by one: both `vmap` the JVP or VJP over the rows of an identity matrix. The
-# `jac_big` passes become one batched pass, whose matrix-vector products are matrix-matrix
-# products, and that costs less than as many single passes. The rule still decides the choice:
-# use the mode whose number of passes is the smaller side of the Jacobian. For a loss that is
-# reverse mode.
+# `jac_big` passes become one batched pass of matrix-matrix products, which costs less than as
+# many single passes. The rule still decides the choice: use the mode whose number of passes is
+# the smaller side of the Jacobian. For a loss that is reverse mode.
 
 # %% [markdown]
 # ## 3. Higher-order derivatives
 #
-# Higher derivatives show the two designs most clearly. In JAX, `jax.grad(f)` is a Python
-# function of the same kind as `f`, so it can be the input of any transformation, `grad`
-# included.
+# In JAX, `jax.grad(f)` is a Python function of the same kind as `f`, so it can be the input of
+# any transformation, `grad` included.
 #
 # In PyTorch's tape model a gradient is the output of running the tape backwards, and that run
-# is not recorded by default. The result is a plain tensor with no history, with nothing to
-# differentiate a second time. `create_graph=True` asks autograd to record the backward pass as
-# well. `torch.func`, part of PyTorch since 2.0, brings the JAX model over: `torch.func.grad`
-# returns a function, and the transforms nest.
+# is not recorded by default. The result is a plain tensor with nothing to differentiate a
+# second time. `create_graph=True` asks autograd to record the backward pass as well.
+# `torch.func` brings the JAX model over: `torch.func.grad` returns a function, and the
+# transforms nest.
 #
 # **Key concepts**
-# - `jax.grad` returns an ordinary function, so it composes: `grad(grad(grad(f)))` is the third
-#   derivative, and `vmap` evaluates it at many points.
-# - PyTorch's tape needs `create_graph=True` so that the backward pass is itself recorded and
-#   can be differentiated again; `torch.func.grad` composes like `jax.grad`.
+# - `jax.grad` returns an ordinary function, so `grad(grad(grad(f)))` is the third derivative,
+#   and `vmap` evaluates it at many points.
+# - PyTorch's tape needs `create_graph=True` to differentiate again; `torch.func.grad` composes
+#   like `jax.grad`.
 # - `torch.compile` does not support double backward through a compiled function; compiling a
 #   `torch.func` composition works.
 #
@@ -398,8 +387,8 @@ print(claims.compact(readings))
 #
 # $$ f'''(x) = -12x\sin(x^2) - 8x^3\cos(x^2) + e^{\cos x}\sin x\,(\cos^2 x + 3\cos x). $$
 #
-# The section computes it three ways, with the tape, `torch.func` and JAX, and checks all three
-# against the formula.
+# The section computes it with the tape, `torch.func` and JAX, and checks all three against the
+# formula.
 
 # %%
 x_np = np.linspace(-2.0, 2.0, S.n_points).astype(np.float32)
@@ -461,10 +450,8 @@ ax.legend()
 fig.tight_layout()
 
 # %% [markdown]
-# The circles of PyTorch's tape and the crosses of JAX's `grad∘grad∘grad` sit on the analytic
-# curve across the whole interval. That includes the ends, where the `8x³cos(x²)` term makes
-# f''' largest and fastest. The plot shows every few points only; the check above covered all
-# of them.
+# PyTorch's circles and JAX's crosses sit on the analytic curve across the whole interval, the
+# steep ends included. The plot shows every few points; the check above covered all of them.
 
 # %% [markdown]
 # ### 3.1 The sharp bit: `torch.compile` and double backward
@@ -496,9 +483,9 @@ assert_close(d3_compiled(x_torch), d3_exact, rtol=1e-4, atol=1e-6 * scale, name=
 print("torch.compile(torch.func.vmap(grad(grad(grad(f))))) matches the analytic f'''")
 
 # %% [markdown]
-# Dynamo traces through `torch.func` transforms. The three `grad`s and the `vmap` become one
-# graph of ordinary operations before Inductor compiles it, as `jax.jit` does with the JAX
-# version. The first call paid for the compilation; the timings below use later calls.
+# Dynamo turns the three `grad`s and the `vmap` into one graph of ordinary operations, as
+# `jax.jit` does with the JAX version. The first call paid for the compilation; the timings
+# below use later calls.
 
 # %% [markdown]
 # ### 3.2 The grid: framework × API × compiled
@@ -529,21 +516,13 @@ grid = timing.compare(
 grid
 
 # %%
-t = {name: m.median for name, m in grid.measurements.items()}
-fmt = timing.format_seconds
-display(Markdown(f"| {S.n_points} points | eager | compiled |\n|---|---:|---:|\n"
-                 f"| PyTorch tape | {fmt(t['PyTorch autograd (create_graph)'])} | refused |\n"
-                 f"| PyTorch torch.func | {fmt(t['PyTorch torch.func (eager)'])} | {fmt(t['PyTorch torch.compile(torch.func)'])} |\n"
-                 f"| JAX | {fmt(t['JAX eager'])} | {fmt(t['JAX jit'])} |"))
-print(f"JAX eager: {grid.speed_text('JAX eager', 'JAX jit')} than JAX jit, "
-      f"{grid.speed_text('JAX eager', 'PyTorch autograd (create_graph)')} than PyTorch's tape")
+print(f"JAX eager: {grid.speed_text('JAX eager', 'JAX jit')} than JAX jit")
 ax = plots.timing_bars(grid, baseline=grid.baseline, log=True,
                        title=f"third derivative at {S.n_points} points, on this machine")
 
 # %% [markdown]
-# Read the table across a row to see what compiling did to one API, and down a column to
-# compare the frameworks. The axis of the plot is logarithmic, so that the slowest row does not
-# flatten the others. Eager JAX is the row to explain: `vmap` of three nested `grad`s expands
+# Compare the rows of one API to see what compiling did, and the two compiled rows to compare
+# the frameworks. Eager JAX is the row to explain: `vmap` of three nested `grad`s expands
 # into many small operations, and eager JAX dispatches each of them from Python on every call.
 # `jit` pays that cost once, while tracing.
 #
@@ -554,39 +533,32 @@ ax = plots.timing_bars(grid, baseline=grid.baseline, log=True,
 # %%
 fair = {f"JAX 2–5x faster, {p}": claims.judge("jax-2-5x", grid, pairing=p) for p in ("eager", "compiled")}
 print(claims.compact(fair))
-ax = plots.speedups([v.plot_row(label) for label, v in fair.items()], legend=True,
-                    title=f"JAX × faster than PyTorch, third derivative at {S.n_points} points")
-_ = ax.set_xlim(right=max(ax.get_xlim()[1], 6))  # the whole 2–5x band in view
 
 # %% [markdown]
-# The shaded band is the 2–5× the article states. Each point is a median ratio, drawn with the
-# interval the verdict reads. The claim holds only where the run was quiet and the whole interval lies at or above 2×
-# (`docs/VERDICTS.md` gives the rule). The eager pairing compares how each framework runs the
-# same program op by op; the compiled pairing compares the two compilers.
+# The claim holds only where the run was quiet and the whole interval lies at or above 2×, the
+# rule of `docs/VERDICTS.md`.
 #
 # <details><summary>The article's own pairing, and its 1 ms against 8 ms</summary>
 #
-# The article quotes 1 ms for JAX against 8 ms for PyTorch differentiating by hand with
-# autograd: the tape against `jax.jit`, the first and last rows of the grid. That pairing
-# changes three things at once, so its ratio cannot say which one made the difference. The
-# course's list of claims, `course_utils/claims/registry.py`, keeps the 1 ms against 8 ms as a
-# second claim, `higher-order`, and marks the article's pairing unfair. `course claims`, which
-# lesson 08 runs, judges both claims under the compiled pairing.
+# The article quotes 1 ms for JAX against 8 ms for PyTorch's tape: the first and last rows of
+# the grid. That pairing changes three things at once, so its ratio cannot say which one made
+# the difference. The course's list of claims, `course_utils/claims/registry.py`, keeps it as a
+# second claim, `higher-order`, and marks its pairing unfair. `course claims`, which lesson 08
+# runs, judges both claims under the compiled pairing.
 # </details>
 
 # %% [markdown]
 # ## 4. Hessians and Hessian-vector products
 #
-# Second-order information appears in Newton-type optimisers, curvature diagnostics and
-# influence functions. The full Hessian is rarely affordable: a model with n parameters has n²
-# second derivatives, 10¹⁴ numbers for ten million parameters. Most of these methods need only
-# products `H v` with a few vectors, and iterative algorithms such as conjugate gradients are
-# built on that product.
+# Newton-type optimisers, curvature diagnostics and influence functions use second
+# derivatives. The full Hessian is rarely affordable: a model with n parameters has n² of them,
+# 10¹⁴ numbers for ten million parameters. Most of these methods need only products `H v` with
+# a few vectors.
 #
 # `H v` is the directional derivative of the gradient along `v`. So it is a JVP, forward mode,
-# of the function that computes the gradient, reverse mode: forward-over-reverse. In PyTorch's
-# tape style the same product is usually a double backward, the gradient of `∇f · v` taken
-# with `create_graph=True`. `torch.func` lets you write forward-over-reverse exactly as in JAX.
+# of the gradient function, reverse mode: forward-over-reverse. PyTorch's tape style usually
+# takes a double backward instead, the gradient of `∇f · v` with `create_graph=True`.
+# `torch.func` writes forward-over-reverse exactly as JAX does.
 #
 # **Key concepts**
 # - `jax.hessian` and `torch.func.hessian` build the full n × n matrix as `jacfwd(jacrev(f))`,
@@ -662,20 +634,16 @@ print(claims.compact([
 # %% [markdown]
 # ## 5. Per-example gradients
 #
-# A batched loss hides the individual examples: `backward()` on the mean loss sums their
-# contributions before you can see them. Some methods need them one by one. Differentially
-# private SGD clips each example's gradient before averaging, and data-attribution methods
-# score examples by their gradients.
+# `backward()` on a mean loss sums the examples' contributions before you can see them. Some
+# methods need them one by one. Differentially private SGD clips each example's gradient before
+# averaging, and data-attribution methods score examples by their gradients.
 #
-# The direct way in eager PyTorch is a Python loop with one backward pass per example. `vmap`
-# keeps the loop's meaning and removes the loop. Write the loss for **one** example, take its
-# gradient, and map that function over the batch. `in_axes=(None, 0, 0)`, spelled `in_dims`
-# in PyTorch, says that the parameters are shared and that the examples and labels are split
-# along their first axis.
+# Eager PyTorch would loop, one backward pass per example. `vmap` keeps the loop's meaning and
+# removes the loop. Write the loss for **one** example, take its gradient, and map that function
+# over the batch. `in_axes=(None, 0, 0)`, spelled `in_dims` in PyTorch, shares the parameters and
+# splits the examples and labels along their first axis.
 #
 # **Key concepts**
-# - A loss averaged over a batch gives one gradient; some methods need one gradient **per
-#   example**.
 # - Write the loss for a single example, take its gradient, and `vmap` over the batch:
 #   `jax.vmap(jax.grad(loss), in_axes=(None, 0, 0))` and
 #   `torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0, 0))`.
@@ -722,7 +690,7 @@ assert_close(jax.tree.map(lambda g: g.mean(axis=0), pe_jax), jax.grad(loss_fn_ja
 print(f"{S.batch} per-example gradients: vmap = loop, PyTorch = JAX, and their mean is the batch gradient")
 
 # %% [markdown]
-# Three checks in one cell. `vmap` computes exactly the loop's gradients. The two frameworks
+# Three checks in one cell. `vmap` computes the loop's gradients. The two frameworks
 # agree, once PyTorch's weight gradients are transposed to JAX's `(in, out)` layout. And the
 # mean of the per-example gradients is the gradient of the mean loss, because differentiation
 # is linear: a cheap test for any per-example code you write. Every leaf of the gradient gained
@@ -756,48 +724,38 @@ per_example = timing.compare(
 per_example
 
 # %%
-per_ex = {loop: per_example.measurements[loop].median / S.batch for loop in ("PyTorch loop", "JAX loop (jit grad)")}
-for loop, seconds in per_ex.items():
-    print(f"{loop}: {timing.format_seconds(seconds)} per example")
-print(f"the JAX loop: {per_example.speed_text('JAX loop (jit grad)', 'PyTorch loop')} than the PyTorch loop")
 print(claims.compact([
     claims.faster(per_example, loop, vec)
     for loop, vec in (("PyTorch loop", "PyTorch torch.func.vmap"), ("JAX loop (jit grad)", "JAX vmap (jit)"))
 ]))
 
 # %% [markdown]
-# The first lines give each loop's cost per example. PyTorch pays an eager forward and
-# backward pass. JAX pays one call of the compiled gradient, and the eager indexing `X[i]` and
-# `y[i]` outside it. `vmap` replaces the loop with one computation whose matrix-vector
-# products become matrix-matrix products. On a GPU each small launch leaves most of the chip
-# idle, which is the case batching is made for.
+# `vmap` replaces the loop with one computation whose matrix-vector products become
+# matrix-matrix products. The JAX pair differs in one more way: its `vmap` is one jitted call,
+# while its loop makes one call per example from Python. The PyTorch pair runs eagerly on both
+# sides. On a GPU each small launch leaves most of the chip idle, which is the case batching is
+# made for.
 
 # %% [markdown]
 # ## 6. Changing what autodiff does
 #
-# Sometimes the derivative autodiff computes is not the one you want. Three cases come up again
-# and again:
+# Sometimes the derivative autodiff computes is not the one you want:
 #
-# - a value should count as a constant, such as a target network or a running statistic;
-# - the exact derivative is numerically useless, such as a NaN where a finite subgradient would
-#   do;
-# - the derivative is right, but keeping everything it needs takes more memory than the device
-#   has.
+# - a value should count as a constant, such as a target network;
+# - the exact derivative is a NaN where a finite subgradient would do;
+# - keeping everything the backward pass needs takes more memory than the device has.
 #
-# Each case has a tool in both frameworks, and the tools map almost one to one. The difference
-# worth learning is what a custom rule covers: the choice between `custom_vjp` and
-# `custom_jvp` decides which transformations still work.
+# Each case has a tool in both frameworks. The difference worth learning is which
+# transformations a custom rule still supports.
 #
 # **Key concepts**
 # - `jax.lax.stop_gradient(x)` and `x.detach()` treat a value as a constant for differentiation.
-# - A **custom gradient** replaces the derivative of a function with one you write:
-#   `jax.custom_vjp`, a forward that saves residuals and a backward that uses them, and
-#   `torch.autograd.Function` with `forward`, `setup_context` and `backward`. Both cover
-#   reverse mode only. `jax.custom_jvp`, or a `jvp` staticmethod in PyTorch, serves forward
-#   mode too.
-# - **Rematerialisation** with `jax.checkpoint` or `torch.utils.checkpoint.checkpoint`,
-#   applied to each block of a network, saves only the blocks' inputs. The backward pass
-#   recomputes their insides: less memory, more compute.
+# - `jax.custom_vjp` and `torch.autograd.Function` replace a function's backward pass with one
+#   you write, for reverse mode only. `jax.custom_jvp`, or a `jvp` staticmethod in PyTorch,
+#   serves forward mode too.
+# - **Rematerialisation** with `jax.checkpoint` or `torch.utils.checkpoint.checkpoint`, applied
+#   to each block, keeps only the blocks' inputs and recomputes their insides in the backward
+#   pass.
 #
 # ### 6.1 `stop_gradient` vs `detach`
 #
@@ -999,19 +957,18 @@ print("Hessian at z, both frameworks:\n", np.round(np.asarray(hess_j), 4))
 # %% [markdown]
 # ### 6.4 Rematerialisation: what the backward pass keeps
 #
-# The backward pass runs after the forward pass has finished, so every intermediate value it
-# needs must be kept until then. In a deep network these kept activations, not the weights,
-# usually fill the device's memory. Rematerialisation trades that memory for compute: keep
-# less during the forward pass, and recompute the rest when the backward pass needs it.
+# The backward pass needs intermediate values of the forward pass, so they are kept until it
+# runs. In a deep network these kept activations, not the weights, usually fill the device's
+# memory. Rematerialisation keeps less during the forward pass and recomputes the rest when the
+# backward pass needs it.
 #
-# A PyTorch user knows this as `torch.utils.checkpoint`; JAX's version is `jax.checkpoint`, also
-# spelled `jax.remat`. Both wrap a function, and the wrapper's forward pass keeps only the
-# function's inputs. What matters is where you put the wrapper.
+# PyTorch calls this `torch.utils.checkpoint`; JAX calls it `jax.checkpoint`, also spelled
+# `jax.remat`. Both wrap a function, and the wrapper's forward pass keeps only the function's
+# inputs. What matters is where you put the wrapper.
 #
 # The network is a stack of MLP blocks, `x ↦ tanh(tanh(x W₁) W₂)`, whose hidden layer is four
-# times as wide as `x`, the shape of a transformer's MLP. Without rematerialisation the forward
-# pass keeps every block's insides for the backward pass.
-# `jax.ad_checkpoint.print_saved_residuals` lists them, here for two blocks:
+# times as wide as `x`. `jax.ad_checkpoint.print_saved_residuals` lists what its forward pass
+# keeps, here for two blocks:
 
 # %%
 from functools import partial
@@ -1041,10 +998,9 @@ print_saved_residuals(net_jax, Ws_jax[:2], x_jax)
 
 
 # %% [markdown]
-# Each line is one array kept for the backward pass: its shape, and where it came from, an
-# argument or the output of an operation. The file and line numbers point into this notebook's
-# cells. In a larger model, that is how you find what is worth checkpointing: look for the
-# widest arrays and the operations that made them.
+# Each line is one array kept for the backward pass: its shape, and the argument or operation
+# it came from. In a larger model, look there for the widest arrays: they are what is worth
+# checkpointing.
 #
 # Per block JAX keeps both `tanh` outputs and both `1 − tanh` factors, the outputs of `sub`.
 # Two of them, the hidden layer's, are four times as wide as `x`. The fix the JAX guide
@@ -1052,9 +1008,9 @@ print_saved_residuals(net_jax, Ws_jax[:2], x_jax)
 # inputs, and the backward pass recomputes one block's insides at a time, just before it needs
 # them.
 #
-# To count what is kept, recall section 2: the function `jax.vjp` returns holds the residuals.
-# They are its pytree leaves. The arrays among them that are not arguments are the
-# **activations** the forward pass kept alive:
+# To count what is kept, recall section 2: the residuals are the pytree leaves of the function
+# `jax.vjp` returns. Those that are not arguments are the **activations** the forward pass kept
+# alive:
 
 # %%
 # JAX: the residuals are the leaves of the function jax.vjp returns
@@ -1075,16 +1031,14 @@ for how, (count, nbytes) in saved_jax.items():
     print(f"JAX, {how}: {count} activations, {nbytes / 1e6:.3f} MB")
 
 # %% [markdown]
-# Without a checkpoint the insides of every block are kept. A checkpoint per block cuts the
-# activations down to what the blocks hand each other. One checkpoint around the whole network
-# keeps no activations at all, only the arguments. Whether that last line is good news is the
-# question of the next cells.
+# Without a checkpoint the insides of every block are kept. A checkpoint per block keeps only
+# what the blocks hand each other. One checkpoint around the whole network keeps only the
+# arguments.
 #
-# In PyTorch the per-block form is `torch.utils.checkpoint.checkpoint(block, x, W1, W2,
-# use_reentrant=False)` at each block; `use_reentrant=False` is the variant PyTorch recommends.
-# Autograd's `saved_tensors_hooks` call a function on every tensor the forward pass saves for
-# the backward pass. A tensor with a `grad_fn` was made by an operation, so it is an
-# activation:
+# In PyTorch the per-block form is `checkpoint(block, x, W1, W2, use_reentrant=False)` at each
+# block, the variant PyTorch recommends. To count, autograd's `saved_tensors_hooks` call a
+# function on every tensor the forward pass saves. A tensor with a `grad_fn` was made by an
+# operation, so it is an activation:
 
 # %%
 # PyTorch
@@ -1158,6 +1112,8 @@ for fw, saved in (("PyTorch", saved_torch), ("JAX", saved_jax)):
 # and the backward pass. The backward pass then recomputes the whole forward at once and holds
 # all its activations together, so the **peak** memory is what it was without checkpointing.
 # Per block, the peak is the block inputs above plus one block's insides.
+# The price is a second forward pass of each block inside the backward pass: about 4/3 of the
+# gradient's work, since a gradient costs about three forward passes.
 #
 # <details><summary>Why these are counts, not peaks</summary>
 #
@@ -1166,39 +1122,6 @@ for fw, saved in (("PyTorch", saved_torch), ("JAX", saved_jax)):
 # does not report it the same way. Under `jit`, XLA also plans the whole program's buffers
 # again. On a GPU, measure the peak there rather than read it off these counts.
 # </details>
-#
-# The price is a second forward pass of each block inside the backward pass. What that costs
-# in time depends on the block and the framework:
-
-# %%
-grad_plain_jit = jax.jit(lambda Ws, x: flat(jax.grad(net_jax)(Ws, x)))
-grad_remat_jit = jax.jit(lambda Ws, x: flat(jax.grad(net_jax_per_block)(Ws, x)))
-remat_cost = timing.compare(
-    {
-        "PyTorch": lambda: list(torch.autograd.grad(net_torch(x_torch, Ws_torch), flat(Ws_torch))),
-        "PyTorch checkpoint per block": lambda: list(
-            torch.autograd.grad(net_torch(x_torch, Ws_torch, per_block=True), flat(Ws_torch))),
-        "JAX (jit)": lambda: grad_plain_jit(Ws_jax, x_jax),
-        "JAX checkpoint per block (jit)": lambda: grad_remat_jit(Ws_jax, x_jax),
-    },
-    rtol=1e-4, atol=1e-6, rounds=S.rounds,
-)
-remat_cost
-
-# %%
-print(claims.compact([
-    claims.faster(remat_cost, remat, plain)
-    for plain, remat in (("PyTorch", "PyTorch checkpoint per block"), ("JAX (jit)", "JAX checkpoint per block (jit)"))
-]))
-
-# %% [markdown]
-# Each line times the same gradient with and without checkpoints, inside one framework. How
-# many times slower the checkpointed one runs is the price of the recomputation. Counting
-# operations predicts about 1.33×, since a gradient costs about three forward passes and the
-# checkpoints add a fourth. Eager PyTorch also pays the dispatch of every recomputed operation
-# again, plus the checkpoint's own bookkeeping, so its price can exceed the count. Under `jit`,
-# XLA sees forward and backward as one program and schedules the recomputed blocks itself, so
-# JAX's price need not match PyTorch's.
 
 # %% [markdown]
 # ## Summary
@@ -1225,9 +1148,8 @@ print(claims.compact([
 # | rematerialise | `torch.utils.checkpoint.checkpoint(block, ..., use_reentrant=False)` per block | `jax.checkpoint(block)` per block |
 #
 # **What the popular claims said vs what you measured.** Article 004 says JAX is 2–5× faster on
-# tasks such as higher-order derivatives; §3.2 judged that under the eager and the compiled
-# pairing. Whatever those verdicts say, a ratio of eager PyTorch against jitted JAX measures
-# compiling as much as the framework.
+# tasks such as higher-order derivatives; §3.2 judged that under two fair pairings. A ratio of
+# eager PyTorch against jitted JAX measures compiling as much as the framework.
 #
 # **Common misconceptions**, each corrected above:
 # - *"Calling `backward()` twice gives the same gradient."* It adds to `.grad`, §1.1.
@@ -1241,8 +1163,8 @@ print(claims.compact([
 # - *"`jax.grad` differentiates with respect to every input, like `requires_grad`."* Only the
 #   arguments named by `argnums`, the first by default; everything else is a constant, §1.
 # - *"Rematerialisation changes the gradients."* Only memory and time, §6.4.
-# - *"Checkpoint the whole model and memory drops."* Nothing is kept between the passes, but the
-#   backward pass recomputes everything at once; checkpoint each block, §6.4.
+# - *"Checkpoint the whole model and memory drops."* The backward pass recomputes everything at
+#   once, so the peak stays; checkpoint each block, §6.4.
 #
 # **Review questions**
 #
