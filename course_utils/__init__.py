@@ -2,10 +2,11 @@
 
 The top level is what lessons and exercises import; importing it is cheap
 (jax and torch are imported inside the functions that need them). Its one side
-effect is part of the thread policy (``contention``): unless already set,
+effects are two: part of the thread policy (``contention``): unless already set,
 ``OMP_WAIT_POLICY=PASSIVE`` before PyTorch loads its OpenMP runtime, so that
 PyTorch's idle threads sleep instead of spinning on the cores JAX's threads need
-when the two are timed in alternation. Student-facing modules:
+when the two are timed in alternation; and ``rfc3987_syntax`` left out (see
+:data:`SKIPPED_IMPORTS`). Student-facing modules:
 
 - ``config``: smoke mode, sizes, and where the course lives
 - ``env``: versions, devices, threads, precision; ``setup()`` at the top of every lesson
@@ -69,6 +70,15 @@ from typing import Any
 
 if "torch" not in sys.modules:  # read once, when torch loads its OpenMP runtime
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+# jsonschema, which nbformat imports to read any notebook, builds about 40 lark grammars
+# at import when the optional rfc3987-syntax is installed (jupyter-events asks for it):
+# 1.3 CPU-s in every process that reads a notebook (the grader, each `course` command,
+# the test workers) against 0.1 s without it. It only checks "iri" string formats, which
+# no notebook schema uses; jsonschema skips that check when the import fails.
+SKIPPED_IMPORTS = ("rfc3987_syntax",)
+for _name in SKIPPED_IMPORTS:
+    sys.modules.setdefault(_name, None)  # type: ignore[arg-type]
 
 __version__ = "0.1.0"
 
