@@ -938,51 +938,10 @@ print(claims.compact({
 #
 # ### 5.2 Loops whose length depends on data: `lax.while_loop`
 #
-# Newton's method for √a runs until the update is small. `lax.while_loop(cond, body, init)`
-# carries a state through the loop. `cond` reads the state and returns a scalar boolean; `body`
-# returns the next state, with the same shapes and dtypes as `init`, so that the loop compiles
-# once. A cap of 100 iterations stops a loop that fails to converge.
-
-# %%
-# PyTorch: a Python loop; the test reads a tensor value every iteration
-def newton_sqrt_torch(a, tol=1e-6):
-    x, iters = a.clone(), 0
-    while True:
-        new = 0.5 * (x + a / x)
-        step, x, iters = new - x, new, iters + 1
-        if (step / x).abs().max() <= tol or iters >= 100:
-            return x, iters
-
-
-# %%
-# JAX: the loop and its test inside one compiled program
-@jax.jit
-def newton_sqrt_jax(a, tol=1e-6):
-    def cond(state):
-        x, step, i = state
-        return (jnp.abs(step / x).max() > tol) & (i < 100)
-
-    def body(state):
-        x, _, i = state
-        new = 0.5 * (x + a / x)
-        return new, new - x, i + 1
-
-    x, _, iters = jax.lax.while_loop(cond, body, (a, jnp.full_like(a, jnp.inf), 0))
-    return x, iters
-
-
-# %%
-a_np = np.array([2.0, 9.0, 1e4], dtype=np.float32)
-root_j, iters_j = newton_sqrt_jax(jnp.asarray(a_np))
-root_t, iters_t = newton_sqrt_torch(torch.from_numpy(a_np))
-assert_close((root_j, iters_j), (root_t, iters_t), rtol=1e-6)
-assert_close(root_t, np.sqrt(a_np), rtol=1e-6)
-print(f"both converged in {iters_t} iterations: {root_t.tolist()}")
-
-
-# %% [markdown]
-# Same roots, same count, and both match NumPy's `sqrt`. The loop's condition is one scalar for
-# the whole array, so every entry iterates until the hardest one converges.
+# `lax.while_loop(cond, body, init)` carries a state through a loop whose length the data decides.
+# `cond` reads the state and returns a scalar boolean; `body` returns the next state, with the
+# same shapes and dtypes as `init`, so that the loop compiles once. PyTorch keeps a Python `while`.
+# Section 6 writes one of each, for K-means.
 #
 # ### 5.3 Fixed-length loops: `lax.scan` vs Dynamo's unrolling
 #
@@ -1228,22 +1187,8 @@ with expect_error(RuntimeError):
     w_j + 1  # the donated array can no longer be used
 
 # %% [markdown]
-# What donation saves, from XLA's own account of the compiled update, `memory_analysis()`. The
-# memory it holds is its arguments plus its output plus temporaries, less the *aliased* bytes: an
-# output written into an argument's buffer. The same update, compiled with and without donation:
-
-# %%
-held = {}
-for donate in ((), (0,)):
-    m = jax.jit(lambda w, g: w - 0.1 * g, donate_argnums=donate).lower(g_j, g_j).compile().memory_analysis()
-    held[donate] = m.argument_size_in_bytes + m.output_size_in_bytes - m.alias_size_in_bytes + m.temp_size_in_bytes
-print(f"{SETUP.alone_label}: {held[()]:,} B without donation, {held[(0,)]:,} B with it "
-      f"({held[(0,)] / held[()]:.2f} of it)")
-
-# %% [markdown]
-# The buffers held at once are `w`, `g` and the new `w`. The gradient is held either way, so
-# donating `w` saves the new weights' copy, not half of everything. The PyTorch twin needs no
-# promise: `sub_` writes into the memory the tensor already has.
+# Donating `w` saves one copy of the weights; the gradient is held either way. The PyTorch twin
+# needs no promise: `sub_` writes into the memory the tensor already has.
 
 # %%
 # PyTorch: the in-place method reuses the tensor's own memory
