@@ -61,7 +61,6 @@ SIZES = {  # name: (full, smoke)
     "ckpt_steps": (15, 5),  # steps before, and again after, the checkpoint (2k > one epoch)
     "busy_side": (1024, 512),  # side of the matmul that keeps JAX busy in section 6.1
     "alias_tries": (20, 20),  # tries per case of the in-place write
-    "dlpack_sizes": ((1_000, 100_000, 1_000_000, 10_000_000), (1_000, 30_000, 1_000_000)),  # floats moved
     "hybrid_steps": (20, 5),  # training steps of the hybrid model
     "keras_batch": (256, 64),  # Keras model: batch
     "keras_width": (256, 128),  # Keras model: hidden width
@@ -78,9 +77,7 @@ import io
 import inspect
 import re
 import itertools
-import pickle
 import tempfile
-import warnings
 from pathlib import Path
 
 import jax
@@ -94,7 +91,7 @@ import torch.nn.functional as F
 from flax import nnx
 from IPython.display import Markdown, display
 
-from course_utils import claims, compat, config, data, interop, keras_backends, timing
+from course_utils import claims, compat, config, data, keras_backends, timing
 from course_utils.expect import expect_error
 from course_utils.parity import assert_close, max_abs_diff
 
@@ -106,7 +103,6 @@ print(env.report().line())
 # %% [markdown]
 # The line records the versions, each framework's device and the float32 precision. This
 # lesson compares the frameworks, so both run on one device kind: on a TPU machine, the CPU.
-# One cell of section 6 looks at the chip.
 #
 # ## 1. The library map
 #
@@ -119,8 +115,7 @@ print(env.report().line())
 # An Optax optimiser state, a Flax NNX model's state and what Orbax saves are all pytrees, so
 # the libraries compose without adapters. In PyTorch, `nn.Module`, `optim.Optimizer` and
 # `state_dict()` are classes of one package that know each other. In JAX you pin several
-# libraries whose defaults were set by different people, and finding those defaults is most
-# of this lesson.
+# libraries whose defaults were set by different people, and §2 finds where they differ.
 #
 # | job | PyTorch | JAX | here |
 # |---|---|---|---|
@@ -160,8 +155,7 @@ print(env.report().line())
 # The task: a two-layer MLP on the digits, trained with clipping, AdamW, and a warm-up
 # followed by cosine decay. Both sides start from one NumPy dict of weights and read one
 # list of NumPy batches, so the optimisers are the only difference left. The batches come
-# from a plain generator, the natural data loader in JAX, which shuffles each epoch by
-# `(seed, epoch)` alone.
+# from a plain generator, the natural data loader in JAX.
 
 # %%
 def batch_indices(n, batch, seed, epoch=0):
@@ -299,7 +293,7 @@ def train_jax(tx):
 #
 # Both sides spell out every hyper-parameter except the weight decay, which each leaves at
 # its default. Ports usually look like this. Compare the parameters after every step, with
-# a tolerance of `1e-5` (steps count from 1):
+# a tolerance of `1e-5`:
 
 # %%
 traj_torch = train_torch()
@@ -308,11 +302,11 @@ gap_default = [max_abs_diff(a, b) for a, b in zip(traj_torch, traj_jax, strict=T
 tol = 1e-5
 first_bad = next((k for k, d in enumerate(gap_default) if d > tol), None)
 print(f"largest parameter difference after {S.opt_steps} steps: {max(gap_default):.2e}")
-print(f"first step where the trajectories differ by more than {tol:g}: "
-      f"{'none' if first_bad is None else first_bad + 1}")
+print(f"the runs differ by more than {tol:g}",
+      "at no step" if first_bad is None else f"from step {first_bad + 1} of {S.opt_steps} on")
 
 # %% [markdown]
-# The second line says how early the runs part. What is left to differ is a default. Ask the
+# Every other hyper-parameter matches, so what is left to differ is a default. Ask the
 # installed libraries, since defaults change between releases:
 
 # %%
@@ -325,23 +319,8 @@ defaults
 
 # %% [markdown]
 # The two AdamWs decay by different defaults, and `torch.optim.Adam` by none. Both AdamWs
-# apply the decay the same *decoupled* way: `p ← p − lr·(adam_update + wd·p)`. So after step
-# 1 the runs should differ by exactly `−lr₁·(wd_torch − wd_optax)·p₀`. Check that prediction
-# element by element:
-
-# %%
-lr1 = hp["peak_lr"] * hp["start_factor"]  # the learning rate of step 1 in both schedules
-d_wd = defaults["torch.optim.AdamW"] - defaults["optax.adamw"]
-gap1 = max_abs_diff(traj_torch[0], traj_jax[0])  # trajectory[0]: the parameters after step 1
-measured = {n: traj_torch[0][n] - np.asarray(traj_jax[0][n]) for n in init}
-predicted = {n: -lr1 * d_wd * init[n] for n in init}
-residual = max_abs_diff(measured, predicted)
-print(f"gap after step 1: up to {gap1:.2e}; after subtracting the predicted decay difference: {residual:.1e}")
-assert residual < 0.05 * gap1
-
-# %% [markdown]
-# The `assert` keeps the residual under 5 % of the gap, so the default explains the
-# difference. The fix is to set the weight decay on both sides:
+# apply the decay the same *decoupled* way: `p ← p − lr·(adam_update + wd·p)`. So one
+# weight decay on both sides should close the gap:
 
 # %%
 wd = 0.01
@@ -427,10 +406,8 @@ fig.tight_layout()
 #   shardings.
 # - A resume is proven the strict way: equal to a run that never stopped, **bit for bit**.
 #
-# A resumed run that is merely "close" hides bugs. A forgotten scheduler restarts the
-# warm-up, a fresh data iterator repeats the epoch's first batches, and a reseeded generator
-# repeats dropout masks. On one machine, with the same program and inputs, a correct resume
-# has no reason to differ at all, so the test is equality.
+# A resumed run that is merely "close" hides bugs. On one machine, with the same program and
+# inputs, a correct resume has no reason to differ at all, so the test is equality.
 #
 # On restore, a PyTorch user notices one difference. `load_state_dict` copies into objects
 # you already built, while Orbax must be told what to build. This lesson uses Orbax's newer
@@ -522,8 +499,8 @@ tx = make_tx(weight_decay=wd)  # one transformation for every optimizer: nnx_ste
 new_optimizer = lambda model: nnx.Optimizer(model, tx, wrt=nnx.Param)  # noqa: E731
 
 # %% [markdown]
-# The factories `new_model` and `new_optimizer` give each run fresh objects, and Orbax its
-# target later. First the reference, `2k` steps in one go. Then the interrupted run: `k`
+# The factories `new_model` and `new_optimizer` build fresh objects for each run, and later
+# Orbax's target. First the reference, `2k` steps in one go. Then the interrupted run: `k`
 # steps, one `ocp.v1.save` of model, optimiser, data position and key, and every object
 # deleted. The typed key and the position's two Python integers go in as they are.
 
@@ -644,29 +621,10 @@ assert_close(dict(model2_torch.named_parameters()), dict(model_ref_torch.named_p
              name="torch.save resume vs uninterrupted")
 print("torch.save: resumed == uninterrupted, bit for bit; data position saved:", ckpt["data"])
 
+
 # %% [markdown]
 # PyTorch resumes exactly too. The two frameworks draw different dropout masks, so they are
 # not compared with each other here.
-#
-# `torch.distributed.checkpoint`, DCP, is the sharded format of lesson 05's FSDP2: every rank
-# writes its own shards. Like Orbax's target, `dcp.load` fills the state dict you pass it.
-# In one process it needs no process group:
-
-# %%
-import torch.distributed.checkpoint as dcp
-from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
-
-with warnings.catch_warnings():  # "torch.distributed is ... uninitialized, assuming ... a single process"
-    warnings.filterwarnings("ignore", message="torch.distributed is ", category=UserWarning)
-    msd, osd = get_state_dict(model_ref_torch, opt_ref_torch)
-    dcp.save({"model": msd, "optim": osd}, checkpoint_id=tmp_root / "dcp")
-    model3_torch, opt3_torch, _ = torch_setup()
-    state = dict(zip(("model", "optim"), get_state_dict(model3_torch, opt3_torch), strict=True))
-    dcp.load(state, checkpoint_id=tmp_root / "dcp")
-set_state_dict(model3_torch, opt3_torch, model_state_dict=state["model"], optim_state_dict=state["optim"])
-assert all(torch.equal(a, b) for a, b in zip(model_ref_torch.parameters(), model3_torch.parameters(), strict=True))
-print("DCP round trip exact; files:", sorted(p.name for p in (tmp_root / "dcp").iterdir()))
-
 
 # %% [markdown]
 # ### 3.1 Pitfalls
@@ -710,28 +668,7 @@ print("Orbax restored kernel:", restored_bf16["model"]["l1"]["kernel"][...].dtyp
 # resumed training run is no longer the same run.
 #
 # **Shardings follow the target too.** A checkpoint written on 8 devices restores onto 4 if
-# the target asks for 4, so build the target from the *new* mesh of lesson 05. Here the
-# target named one device:
-
-# %%
-leaf = restored["model"]["l1"]["kernel"][...]
-print(type(leaf.sharding).__name__, leaf.sharding.device_set)
-
-# %% [markdown]
-# **`torch.load` refuses arbitrary Python objects.** Since PyTorch 2.6 `weights_only=True`
-# is the default, so a checkpoint holding a NumPy array fails to load. The save succeeds,
-# which is the awkward order: you find out when you need the checkpoint.
-
-# %%
-buf = io.BytesIO()
-torch.save({"model": model_ref_torch.state_dict(), "seen_examples": np.arange(3)}, buf)
-buf.seek(0)
-with expect_error(pickle.UnpicklingError, lines=2):
-    torch.load(buf)
-
-# %% [markdown]
-# For a file you trust, `weights_only=False` or `torch.serialization.add_safe_globals` loads
-# it. Simpler is to keep NumPy out of the file, with `torch.from_numpy(...)` before saving.
+# the target asks for 4, so build the target from the *new* mesh of lesson 05.
 
 # %% [markdown]
 # ## 4. Data loading
@@ -742,11 +679,10 @@ with expect_error(pickle.UnpicklingError, lines=2):
 # - The **same seed does not give the same order** across libraries. To feed both frameworks
 #   the same batches, share the *indices*.
 #
-# So far both sides read the same NumPy batches, by choice. The natural PyTorch code uses a
-# `DataLoader`, the natural JAX code a NumPy generator such as section 2's `numpy_batches`,
-# and a reader who seeds both with 0 expects the same batches. A JAX step
-# takes NumPy arrays, so a `DataLoader` can feed JAX too. JAX only prefers fixed batch
-# shapes, since each new shape compiles the step again: `drop_last=True`.
+# So far both sides read the same NumPy batches, by choice. Natural code uses a `DataLoader`
+# in PyTorch and a NumPy generator such as `numpy_batches` in JAX. A reader who seeds both
+# with 0 expects the same batches. A `DataLoader` can feed JAX too, and `drop_last=True`
+# keeps the batch shape fixed, so the JAX step compiles once.
 
 # %%
 # PyTorch: a DataLoader shuffling with its own generator, seeded with 0
@@ -782,7 +718,7 @@ print(f"{len(indices)} identical batches")
 #
 # One warning for a `DataLoader` with `num_workers > 0` that feeds JAX. On Linux before
 # Python 3.14 its workers start with `fork` by default, and a forked copy of a multithreaded
-# process can deadlock: JAX warns when that happens. `multiprocessing_context="spawn"`
+# process can deadlock: JAX warns at every fork. `multiprocessing_context="spawn"`
 # starts the workers as fresh interpreters instead.
 #
 # ## 5. Export
@@ -818,8 +754,8 @@ print(f"torch.export: {len(blob_t.getvalue()):,} bytes; the graph:")
 print(loaded_t.graph_module.code.strip())
 
 # %% [markdown]
-# After a round trip through bytes, the weights are inputs, each layer is one
-# `torch.ops.aten` call, and no `nn.Module` survives. `"input"` in `dynamic_shapes` is the
+# After a round trip through bytes, the weights are inputs, and each layer is one
+# `torch.ops.aten` call: the `Sequential` is gone. `"input"` in `dynamic_shapes` is the
 # name of `Sequential.forward`'s argument.
 #
 # The JAX export starts from a function of `(params, X)`. A symbolic dimension `b` goes into
@@ -953,18 +889,12 @@ print(back_torch, "| same buffer:", same_buffer(back_torch, back_jax))
 # %% [markdown]
 # Here an in-place PyTorch operation on `back_torch`, such as `add_` or an optimiser step,
 # changes an array that JAX treats as immutable: clone it first. On a TPU machine, PyTorch
-# runs on the CPU and cannot view the chip's memory. The next cell asks about the device JAX
-# uses on its own:
-
-# %%
-blocker = interop.dlpack_blocker(jax.device_put(jnp.linspace(0.0, 1.0, 5), SETUP.jax_alone))
-print(f"JAX alone on {SETUP.jax_alone}:", f"no zero-copy view: {blocker}" if blocker else "PyTorch can view its arrays")
+# runs on the CPU and cannot view the chip's memory.
 
 # %% [markdown]
 # **The sharp bit: a copy that still sees the write.** If sharing is the danger, an explicit
 # copy looks safe: `jnp.array(t.numpy(), copy=True)`. But JAX may read the host buffer after
-# the call returns, once the work it has already queued is done. The open pull request
-# jax-ml/jax#38086 addresses a related case, `jax.device_put(..., may_alias=False)`. The
+# the call returns, once the work it has already queued is done. The
 # cell counts the tries in which a later `t.add_(1)` reached JAX's "copy": with a jitted
 # matmul still queued, with JAX idle, and with the fix.
 
@@ -1009,42 +939,14 @@ view = torch.arange(9.0)[1:]  # starts 4 bytes into its buffer
 shared = same_buffer(view, jax.dlpack.from_dlpack(view))
 print("offset view, same buffer:", shared, "" if shared else "(copied: XLA wants aligned buffers)")
 
+
 # %% [markdown]
 # No call raised, and only the addresses tell whether a copy happened. JAX without
 # `jax_enable_x64` holds no float64 arrays, so the first tensor became a float32 copy. The
 # cure is on the PyTorch side: `tensor.float()` for the dtype, and `tensor.clone()` for an
 # aligned buffer.
-#
-# What should each cost? A hand-over is bookkeeping, so its time should not grow with the
-# size. A copy moves every byte, so its time should. Time both over several powers of ten;
-# `compare` first checks that both give the same values:
-
-# %%
-moves = {}
-for n in S.dlpack_sizes:
-    t_n = torch.randn(n)
-    moves[n] = timing.compare({"DLPack": lambda t_n=t_n: jax.dlpack.from_dlpack(t_n),
-                               "copy": lambda t_n=t_n: jnp.array(t_n.numpy())}, target_s=S.target_s)
-med = {n: {name: m.median for name, m in cmp.measurements.items()} for n, cmp in moves.items()}
-rows = ["| floats | device | DLPack median | copy median |", "|---:|---|---:|---:|"]
-for n, cmp in moves.items():
-    rows.append(f"| {n:,} | {cmp.devices['DLPack']} | {timing.format_seconds(med[n]['DLPack'])} | "
-                f"{timing.format_seconds(med[n]['copy'])} |")
-display(Markdown("\n".join(rows)))
-small, large = min(moves), max(moves)
-dl, cp = (med[large][name] / med[small][name] for name in ("DLPack", "copy"))
-print(f"from {small:,} to {large:,} floats: DLPack's median time × {dl:.1f}, the copy's × {cp:.1f}")
-contended = any(c.contention and c.contention.contended for c in moves.values())
-print("DLPack's time:", "flat (within 2×), as zero copy predicts" if 0.5 < dl < 2
-      else "not flat, on a contended machine" if contended else "not flat")
-print(claims.compact({f"{large:,} floats": claims.faster(moves[large], "copy", "DLPack")}))
-
 
 # %% [markdown]
-# Zero copy predicts a flat DLPack time, while the copy's time grows with the size. The second
-# line says which case this run shows, and the verdict judges the largest size from its
-# paired rounds.
-#
 # ### 6.2 A JAX function inside a PyTorch training step
 #
 # A custom `torch.autograd.Function` has a `forward` that computes the output and keeps
@@ -1090,9 +992,7 @@ class JaxHead(torch.autograd.Function):
 class Hybrid(torch.nn.Module):
     def __init__(self, params):
         super().__init__()
-        self.body = torch.nn.Sequential(torch.nn.Linear(64, S.hidden), torch.nn.Tanh())
-        self.body[0].weight.data.copy_(torch.from_numpy(params["W1"].T))
-        self.body[0].bias.data.copy_(torch.from_numpy(params["b1"]))
+        self.body = make_torch_mlp(params)[:2]  # Linear and Tanh of section 2's MLP
         self.W = torch.nn.Parameter(torch.from_numpy(params["W2"].copy()))
         self.b = torch.nn.Parameter(torch.from_numpy(params["b2"].copy()))
 
@@ -1157,12 +1057,12 @@ bridge = timing.compare({"pure PyTorch": lambda: grads_of(False), "JAX head via 
 pure, hybrid = (bridge.measurements[name].median for name in ("pure PyTorch", "JAX head via DLPack"))
 print(f"one forward and backward on {bridge.devices['pure PyTorch']}: pure PyTorch {timing.format_seconds(pure)}, "
       f"JAX head {timing.format_seconds(hybrid)}, {bridge.ratio('JAX head via DLPack'):.2f} × the pure time")
-print(claims.faster(bridge, "pure PyTorch", "JAX head via DLPack"))
+bridge_verdict = claims.faster(bridge, "pure PyTorch", "JAX head via DLPack")
+print(bridge_verdict)
 
 # %% [markdown]
-# The first line gives the hybrid's time as a multiple of the pure step's. Its extra work is
-# fixed per call: the DLPack hand-overs and two jitted JAX calls. So the bridge weighs less
-# as the JAX part of the step grows.
+# The bridge's extra work is fixed per call: the DLPack hand-overs and two jitted JAX calls.
+# So the bridge weighs less in a larger step.
 #
 # `course_utils.interop.torch_function` generalises `JaxHead` to any JAX function: any
 # number of inputs and outputs, integer inputs passed through.
@@ -1203,7 +1103,7 @@ display(Markdown("```python\n" + "\n".join(inspect.getsource(f) for f in
 
 # %%
 KERAS = keras_backends.available()
-keras_results = {}
+keras_results, keras_verdicts = {}, {}
 if KERAS:
     keras_dir = tmp_root / "keras"
     keras_results = keras_backends.run_both(keras_dir, batch=S.keras_batch, width=S.keras_width,
@@ -1242,7 +1142,6 @@ else:
 # %%
 if KERAS:
     claim = claims.get("keras-native-speed")
-    keras_verdicts = {}
     for name, res in keras_results.items():
         rows = {row["variant"]: row for row in res["timings"]}
         native = rows.pop(res["native"])
@@ -1258,11 +1157,11 @@ else:
 
 # %% [markdown]
 # The verdicts judge the natural call on each backend: compiled on JAX, eager on PyTorch. On
-# JAX, an eager `model(x)` dispatches one operation at a time, so its multiple in the first
-# line is the price of skipping `jax.jit`. On PyTorch, Keras adds Python bookkeeping around
-# each layer, which weighs the most when layers are small. The practical rule: on the JAX
-# backend, train and predict through `fit`, `predict` or a jitted `stateless_call`, never
-# through `model(x)` in a Python loop.
+# JAX, an eager `model(x)` dispatches one operation at a time, so its multiple is the price
+# of skipping `jax.jit`. On PyTorch, Keras's per-layer Python bookkeeping makes its eager
+# call slower than the native module, most of all for small layers. The practical rule: on
+# the JAX backend, train and predict through `fit`, `predict` or a jitted `stateless_call`,
+# never through `model(x)` in a Python loop.
 #
 # Every file this lesson wrote sits under one temporary folder; remove it:
 
@@ -1281,20 +1180,26 @@ print("removed", tmp_root)
 # | clip gradients | `clip_grad_norm_(params, max_norm)` before `step()` | `optax.clip_by_global_norm(max_norm)`, first in the chain |
 # | schedule | `lr_scheduler.SequentialLR(...)` and `sched.step()` | `optax.warmup_cosine_decay_schedule(...)`, count in the state |
 # | coupled L2 | `torch.optim.Adam(..., weight_decay=wd)` | `optax.chain(optax.add_decayed_weights(wd), optax.adam(lr))` |
-# | checkpoint | `torch.save` of the state dicts, data position and `generator.get_state()`; DCP for shards | `ocp.v1.save(path, tree)` of the NNX states, data position and key |
+# | checkpoint | `torch.save` of the state dicts, data position and `generator.get_state()`; DCP for shards, lesson 05 | `ocp.v1.save(path, tree)` of the NNX states, data position and key |
 # | restore | `load_state_dict(torch.load(f))`, `generator.set_state(...)` | `ocp.v1.load(path, abstract)` with `nnx.eval_shape`, then `nnx.merge` |
 # | export | `torch.export.export(m, args, dynamic_shapes=...)` | `jax.export.export(jax.jit(f), platforms=...)(*specs)`, `serialize()` |
 # | zero copy | `torch.from_dlpack(jax_array)` | `jax.dlpack.from_dlpack(tensor)` |
 # | before an in-place write | `t.clone()` of a tensor JAX may still read | `jnp.array(t.numpy().copy())`: a host copy JAX owns |
 # | call the other framework | a `torch.autograd.Function` around `jax.vjp` | — |
 #
-# **What the source articles said vs what you measured**
-#
-# | claim, source | measured here |
-# |---|---|
-# | Keras 3 runs the same code on JAX and PyTorch, lowering migration cost: article 003 | one model file and one set of weights ran on both backends, with outputs equal to a float64 reference; the speed verdicts are printed in §7 |
-# | "Hybrid migration": move the bottleneck to JAX, keep the rest in PyTorch: article 003 | a jitted JAX loss head inside a PyTorch training step, with gradients equal to pure PyTorch; its cost is judged in §6.2 |
-#
+# **What the source articles said vs what you measured**, computed from §6.2 and §7:
+
+# %%
+keras_speed = "; ".join(f"{name}, {v.measured()}" for name, v in keras_verdicts.items())
+keras_row = (f"one model file and one set of weights ran on both backends, with outputs equal to a float64 "
+             f"reference. Speed: {keras_speed}" if keras_verdicts else "not run: Keras 3 is not installed")
+display(Markdown(
+    "| claim, source | measured here |\n|---|---|\n"
+    f"| Keras 3 runs the same code on JAX and PyTorch, lowering migration cost: article 003 | {keras_row} |\n"
+    '| "Hybrid migration": move the bottleneck to JAX, keep the rest in PyTorch: article 003 | a jitted JAX loss '
+    f"head inside a PyTorch training step, with gradients equal to pure PyTorch. One forward and backward: {bridge_verdict.measured()} |"))
+
+# %% [markdown]
 # **Common misconceptions**, each corrected above
 # - *"Optax's adamw and torch's AdamW are the same optimiser."* Same maths, different default
 #   weight decay, and `torch.optim.Adam(weight_decay=)` is a different method: §2.
