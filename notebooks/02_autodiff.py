@@ -628,8 +628,8 @@ print(claims.compact([
 # Counting operations, the Hessian costs about n gradient evaluations, one JVP of the gradient
 # per column, and the product about one. The measured ratio can be far smaller than n, because
 # `vmap` batches the n columns into one pass of matrix-matrix products, as in §2.1. Memory
-# falls from n² numbers to a few vectors of n. Work and memory are both about n times the
-# product's, so at a million parameters only the product fits.
+# falls from n² numbers to a few vectors of n, so at a million parameters only the product
+# fits.
 
 # %% [markdown]
 # ## 5. Per-example gradients
@@ -777,11 +777,11 @@ assert float(grad_stop) == 3.0  # not 6.0
 grad_detach, grad_stop
 
 # %% [markdown]
-# Both give 3.0, not 6.0: the second factor was a constant as far as the derivative is
-# concerned. The two tools are built differently. `detach()` returns a new tensor that shares
-# memory with the original but has no history, so the tape does not connect through it.
-# `stop_gradient` is an operation in the program, the identity on values with a zero
-# derivative. Both also work inside the function transforms, `vmap` and nested `grad` included.
+# Both give 3.0, not 6.0: the second factor counted as a constant. The two tools are built
+# differently. `detach()` returns a tensor that shares memory with the original but has no
+# history, so the tape does not connect through it. `stop_gradient` is an operation in the
+# program: the identity on values, with a zero derivative. Both also work inside `vmap` and
+# nested `grad`.
 
 # %% [markdown]
 # ### 6.2 Custom gradients: a NaN and its fix
@@ -863,16 +863,15 @@ print("fixed: gradient", fixed_jax, "at 0, and x/|x| elsewhere, in both framewor
 
 # %% [markdown]
 # At 0 the gradient is now 0. Away from 0 the custom backward returns `x / ‖x‖`, the true
-# gradient, so the rule changed nothing where the original was already right. Note how the two
-# APIs line up. JAX's `fwd` returns the output and the **residuals**, the values `bwd` will
-# need. `bwd` takes the residuals and the output's cotangent, and returns a tuple with one
-# cotangent per input. In PyTorch, `setup_context` stores the same values with
-# `ctx.save_for_backward`, and `backward` reads them from `ctx.saved_tensors`.
+# gradient, so the rule changed nothing where the original was already right. JAX's `fwd`
+# returns the output and the **residuals**, the values `bwd` will need. `bwd` takes the
+# residuals and the output's cotangent, and returns a tuple with one cotangent per input. In
+# PyTorch, `setup_context` stores the same values with `ctx.save_for_backward`, and `backward`
+# reads them from `ctx.saved_tensors`.
 #
-# This particular function also has a fix without a custom rule, which the JAX FAQ shows under
-# "Gradients contain NaN where using `where`". Apply `jnp.where` to the input as well as to the
-# output, so that the unsafe branch never sees a zero. The custom rule is the general tool, for
-# derivatives that no rewriting of the forward pass gives you.
+# This function also has a fix without a custom rule, in the JAX FAQ under "Gradients contain
+# NaN where using `where`": apply `jnp.where` to the input too, so that the unsafe branch never
+# sees a zero. The custom rule is the general tool.
 
 # %% [markdown]
 # ### 6.3 A custom VJP has no forward mode
@@ -895,9 +894,8 @@ with expect_error(NotImplementedError):
 
 
 # %% [markdown]
-# Both errors come when the transformation reaches the custom function, not when it is
-# defined. A `custom_vjp` function works under `grad` and fails the first time something asks
-# for its forward mode.
+# Both errors come only when a transformation asks the custom function for its forward mode;
+# `grad` still works.
 #
 # The rule that serves both modes is a **JVP**. `jax.custom_jvp` takes one: JAX uses it for
 # forward mode, and gets reverse mode by transposing it. The tangent output must be linear in
