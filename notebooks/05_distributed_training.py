@@ -758,18 +758,13 @@ for report in mp.ranks:
 # # JAX, 4 hosts: one process per host, each with all its local GPUs/TPUs
 # python -m course_utils.distributed.jax_multiprocess --coordinator host0.example:1234 \
 #     --num-processes 4 --process-id $HOST_INDEX          # 0 on host0, 1 on host1, ...
-# ```
 #
-# ```bash
-# # SLURM: 4 nodes; srun starts the tasks, each framework reads SLURM's variables
+# # JAX under SLURM: srun starts one process per node, and initialize() reads SLURM's variables
 # #SBATCH --nodes=4 --ntasks-per-node=1 --gpus-per-node=8
-# head=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
-# srun torchrun --nnodes "$SLURM_NNODES" --nproc-per-node 8 --rdzv-backend c10d \
-#     --rdzv-endpoint "$head:29500" --rdzv-id "$SLURM_JOB_ID" -m course_utils.distributed.torch_ddp
-# srun python -m course_utils.distributed.jax_multiprocess   # initialize() detects SLURM
+# srun python -m course_utils.distributed.jax_multiprocess
 # ```
 #
-# The one device-dependent line in the scripts is §3.1's choice between NCCL and gloo.
+# The scripts' one device-dependent choice is §3.1's NCCL or gloo.
 #
 # ## 8. What it costs: communication on paper and in the programs
 #
@@ -829,15 +824,12 @@ if ddp:  # rank 0's counts, where the launch ran
 
 # %% [markdown]
 # FSDP2 does what the formula assumes: per layer, a gather for the forward pass, another for
-# the backward pass, and one reduce-scatter of the gradients. JAX's fully sharded row in the
-# table above reads the same way. Fewer than two gathers per sharded weight mean XLA reused
-# the forward pass's gathered weights, or needed none in the backward pass. An all-reduce in
-# place of the reduce-scatter means it summed the whole gradient, as in §5.2.
+# the backward pass, and one reduce-scatter of the gradients. Compare JAX's fully sharded row
+# in the table above. Fewer than two gathers per sharded weight mean XLA reused the forward
+# pass's gathered weights, or needed none in the backward pass. An all-reduce in place of the
+# reduce-scatter means it summed the whole gradient, as in §5.2.
 #
-# Finally, one step time, **not judged**. These are correctness demos: the model is far too
-# small to pay for communication, and simulated CPU devices add no compute, since they share
-# the machine's cores. On real accelerators each device brings its own compute, and the
-# question becomes whether the work per device hides the communication counted above.
+# Finally, one gradient's time, on one device and data-parallel:
 
 # %%
 comparison = timing.compare({"one device": lambda: grad_fn(params_jax, X1, y1),
@@ -848,6 +840,11 @@ print(f"Median time of one gradient on this machine: {medians['one device']} on 
       f"{medians['data parallel']} data-parallel over the mesh's {len(DEVICES)} {DEVICES[0].platform} devices.")
 
 # %% [markdown]
+# These times are **not judged**: the demos check correctness, and the model is far too small
+# to pay for communication. Simulated CPU devices add no compute, since they share the
+# machine's cores. On real accelerators each device brings its own compute, and the
+# question becomes whether the work per device hides the communication counted above.
+#
 # ## Summary
 #
 # | task | PyTorch | JAX |
@@ -871,10 +868,12 @@ from course_utils.distributed import verdicts
 
 display(
     verdicts.ddp_full_replica(ddp, grads_ref),  # from the PyTorch ranks' reports
-    verdicts.sharding_from_specs(grads_fsdp, grads_ref, verdicts.compiles(sgd_step, mesh, params_cols, X_jax, y_jax)),
+    verdicts.sharding_from_specs(  # rows, then §5.2's column split on Auto axes and on explicit ones
+        grads_fsdp, verdicts.on_auto_axes(sgd_step, mesh, specs_cols, params_np, X_np, y_np),
+        grads_ref, verdicts.compiles(sgd_step, mesh, params_cols, X_jax, y_jax)),
     verdicts.pmap_pjit_needed([grads_dp, grads_fsdp, grads_tp], grads_ref,
                               {k: programs[k] for k in ("data parallel", "fully sharded")}),
-    verdicts.dp_cheapest(big, "7B model", sent),
+    verdicts.dp_cheapest(big, "7B model"),
 )
 
 # %% [markdown]

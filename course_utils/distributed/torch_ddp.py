@@ -69,6 +69,7 @@ def run(rank: int, world: int, device, prob: dict) -> dict:
         None, lambda _, bucket: _allreduce_mean(bucket, payload)
     )
     # [comm]
+    # measured: another DDP copy of the model, whose hook also records the elements sent
     with CommDebugMode() as comm:  # counts the collectives run inside the block
         F.mse_loss(measured(X_local), y_local).backward()
     # [/comm]

@@ -35,13 +35,52 @@ def test_ddp_full_replica_needs_reports_and_every_gradient():
     assert short.verdict == DOES_NOT_HOLD
 
 
-def test_sharding_from_specs_holds_only_when_both_splits_need_only_specs():
-    assert verdicts.sharding_from_specs(GRADS, GRADS, True).verdict == HOLDS
-    refused = verdicts.sharding_from_specs(GRADS, GRADS, False)
-    assert refused.verdict == DOES_NOT_HOLD
-    assert "only after an explicit reshard" in refused.explanation
+def test_sharding_from_specs_is_judged_on_auto_axes_and_reports_explicit_ones():
+    assert verdicts.sharding_from_specs(GRADS, GRADS, GRADS, True).verdict == HOLDS
+    refused = verdicts.sharding_from_specs(GRADS, GRADS, GRADS, False)
+    assert refused.verdict == HOLDS
+    assert "explicit axes refused it until a reshard" in refused.explanation
+    auto_refused = verdicts.sharding_from_specs(GRADS, None, GRADS, False)
+    assert auto_refused.verdict == DOES_NOT_HOLD
+    assert "Auto axes refused the step" in auto_refused.explanation
     wrong = {k: v + 1 for k, v in GRADS.items()}
-    assert verdicts.sharding_from_specs(wrong, GRADS, True).verdict == DOES_NOT_HOLD
+    assert (
+        verdicts.sharding_from_specs(wrong, GRADS, GRADS, True).verdict == DOES_NOT_HOLD
+    )
+    assert (
+        verdicts.sharding_from_specs(GRADS, wrong, GRADS, True).verdict == DOES_NOT_HOLD
+    )
+
+
+def test_on_auto_axes_runs_a_column_split_that_explicit_axes_refuse():
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import AxisType
+    from jax.sharding import PartitionSpec as P
+
+    params = problem.params_of(PROB)
+
+    def loss(p, X, y):
+        h = jax.nn.relu(X @ p["W1"] + p["b1"])
+        return jnp.mean((h @ p["W2"] + p["b2"] - y) ** 2)
+
+    @jax.jit
+    def step(p, X, y):
+        g = jax.grad(loss)(p, X, y)
+        return jax.tree.map(lambda a, b: a - 0.1 * b, p, g), g
+
+    mesh = jax.make_mesh(
+        (1,), ("data",), (AxisType.Explicit,), devices=jax.devices()[:1]
+    )
+    cols = {"W1": P(None, "data"), "W2": P("data", None), "b1": P("data"), "b2": P()}
+    grads = verdicts.on_auto_axes(step, mesh, cols, params, PROB["X"], PROB["y"])
+    assert verdicts.agrees(grads, GRADS)
+    assert (
+        verdicts.on_auto_axes(
+            lambda *a: 1 / 0, mesh, cols, params, PROB["X"], PROB["y"]
+        )
+        is None
+    )
 
 
 def test_pmap_pjit_needed_names_the_collectives_xla_inserted():
@@ -54,20 +93,18 @@ def test_pmap_pjit_needed_names_the_collectives_xla_inserted():
     assert verdicts.pmap_pjit_needed([wrong], GRADS, programs).verdict == HOLDS
 
 
-def test_dp_cheapest_is_judged_on_the_formulas_and_names_the_toys_fewest():
+def test_dp_cheapest_is_judged_on_the_formulas():
     from course_utils.distributed import cost
 
     big = cost.table(
         7e9, 8, bytes_per_elem=2, activation_elems=8 * 4096 * 4096, n_layer_pairs=64
     )
-    toy = {"data parallel": 4096, "tensor parallel": 1024}
-    v = verdicts.dp_cheapest(big, "7B model", toy)
+    v = verdicts.dp_cheapest(big, "7B model")
     assert v.verdict == HOLDS and "the fewest with data parallel" in v.explanation
-    assert "fewest with tensor parallel" in v.explanation
     tiny = cost.table(10, 8, activation_elems=1e6)  # activations above the parameters
-    assert verdicts.dp_cheapest(tiny, "toy", toy).verdict == HOLDS
+    assert verdicts.dp_cheapest(tiny, "toy").verdict == HOLDS
     wide = cost.table(1e6, 8, activation_elems=1)  # parameters above the activations
-    assert verdicts.dp_cheapest(wide, "model", toy).verdict == DOES_NOT_HOLD
+    assert verdicts.dp_cheapest(wide, "model").verdict == DOES_NOT_HOLD
 
 
 def test_compiles_says_whether_a_step_traces_on_the_mesh():
