@@ -125,6 +125,7 @@ def test_set_precision_rejects_unknown_names():
         env.set_precision("fp32")
 
 
+@pytest.mark.slow
 def test_setup_in_a_fresh_process_sets_memory_policy_before_jax_starts():
     out = _run("""
         import os

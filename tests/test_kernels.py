@@ -434,6 +434,7 @@ def _lesson_exports(device: str) -> dict:
     return {"tpu": here}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 def test_lesson_kernels_lower_for_cuda_and_tpu(device, triton_modules, triton_on_gpus):
     """The lesson's plain pallas_calls as each device runs them: interpreted (plain HLO),
@@ -449,6 +450,7 @@ def test_lesson_kernels_lower_for_cuda_and_tpu(device, triton_modules, triton_on
                 raise AssertionError(f"{where}: {err}") from None
 
 
+@pytest.mark.slow
 def test_lesson_kernels_compiled_lower_for_both_platforms(triton_on_gpus):
     """What the notebook tests' lowering check does with a program traced on the CPU:
     every pallas_call compiled (interpret=False) lowers for CUDA through Triton and for
@@ -507,6 +509,7 @@ def _master_cases(ns: dict) -> dict:
     return cases
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 def test_exercise_kernels_lower_for_cuda_and_tpu(device, triton_modules):
     """The master's launchers hold each platform's call (kernels.per_platform)."""

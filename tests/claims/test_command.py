@@ -421,6 +421,7 @@ def test_on_a_tpu_exactly_the_claims_of_jax_alone_are_measured(monkeypatch, tmp_
     )
 
 
+@pytest.mark.slow
 def test_on_a_fake_tpu_the_jax_alone_benchmarks_run_on_its_device(monkeypatch):
     """The real benchmarks, smoke sizes, on the fake TPU: arrays on its device, judged."""
     cpu0 = _fake_tpu(monkeypatch)

@@ -42,6 +42,7 @@ def test_the_bert_proxy_has_the_shape_the_registry_states():
             assert part in here, part
 
 
+@pytest.mark.slow
 def test_checked_pair_refuses_halves_that_compute_differently(monkeypatch):
     import torch
 

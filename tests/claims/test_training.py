@@ -58,6 +58,7 @@ def _main_signature(lowered) -> str:
     )
 
 
+@pytest.mark.slow
 def test_jax_train_step_donates_exactly_the_parameters_and_adam_state():
     import jax
 

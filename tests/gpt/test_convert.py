@@ -11,6 +11,9 @@ from course_utils.gpt.model import NNXGPT, GPTConfig, TorchGPT  # noqa: E402
 from course_utils.parity import assert_close  # noqa: E402
 from tests.gpt.test_model import CFG  # noqa: E402
 
+# Both GPTs built and compiled for every test: the full suite runs these.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def pair():

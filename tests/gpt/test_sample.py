@@ -122,6 +122,7 @@ def test_teacher_forced_replays_a_sample_and_measures_near_ties(pair):
         gpt.sample.teacher_forced(logits, sample, 0, 4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("use_cache", [True, False])
 @pytest.mark.parametrize("temperature", [0.0, 0.9])
 def test_the_compiled_decode_loop_draws_the_per_token_samplers_text(

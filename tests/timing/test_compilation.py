@@ -16,6 +16,7 @@ from course_utils.contention import Contention
 from course_utils.timing import comparison, compilation, measurement
 
 
+@pytest.mark.slow
 def test_compile_report_for_jax_jit():
     def f(x):
         return jnp.sin(x) @ jnp.cos(x).T
@@ -39,6 +40,7 @@ def test_compile_report_for_jax_jit():
     assert "| break-even |" in rep.table() and "| per call | jax.jit " in rep.table()
 
 
+@pytest.mark.slow
 def test_a_jax_eager_passed_in_runs_as_given():
     seen = []
 
@@ -165,6 +167,7 @@ class _VirtualMachine:
         self.now += seconds * (50 if self.now >= self.load_at else 1)
 
 
+@pytest.mark.slow
 def test_compile_report_times_eager_and_compiled_in_the_same_rounds(monkeypatch):
     # Load arrives just after the compiled steady state would have been timed on its
     # own (first call 0.5 s, then about 0.05 s of calls). Timed one after the other,
@@ -218,6 +221,7 @@ def _with_graph_break(x):
     return y + 1
 
 
+@pytest.mark.slow
 def test_graph_break_is_not_counted_as_recompilation():
     torch._dynamo.reset()
     fn = torch.compile(_with_graph_break, backend="eager")

@@ -140,6 +140,7 @@ def test_shard_spec_and_limits():
     assert grader.Limits(cpu_time=3).cpu_seconds == 3
 
 
+@pytest.mark.slow
 def test_a_kernel_that_cannot_start_is_a_grader_error_retried_later(
     tmp_path, monkeypatch
 ):

@@ -85,6 +85,7 @@ def test_the_ok_reason_counts_exercises_by_status():
     assert scoring.ok_status(exercises) == ("ok", "1 of 2 exercises passed; failed: b")
 
 
+@pytest.mark.slow
 def test_a_plain_rerun_records_every_score_change(tmp_path, capsys):
     """A resubmission graded by a plain run changes the score: regrades.csv, the record
     and the console say so, and a later run keeps the history."""
@@ -131,6 +132,7 @@ def test_a_regrade_the_grader_failed_on_is_printed_and_counted(
     assert "error: ann: the grader's worker failed" in printed, printed
 
 
+@pytest.mark.slow
 def test_a_changed_master_is_named_before_the_class_is_graded_again(tmp_path):
     """Before a plain run regrades the class because the master changed, one line says
     which master graded them, which grades them now, and how many; a file of the

@@ -70,6 +70,7 @@ def test_cli_errors_are_one_line_and_exit_2(tmp_path, capsys, words, message):
     assert "\n" not in err, err
 
 
+@pytest.mark.slow
 def test_shards_merge_into_one_report(tmp_path, capsys):
     names = {"ann": "full", "bob": "stub", "cy": "deleted_cell"}
     names |= {"dee": "syntax_error", "eve": "empty"}
@@ -120,6 +121,7 @@ def test_check_runs_visible_tests_only(tmp_path, capsys):
     assert "hidden" not in text.split("visible tests")[0]
 
 
+@pytest.mark.slow
 def test_check_finds_the_course_copy_of_the_tests(tmp_path, capsys):
     name = "00_welcome_exercises.ipynb"
     mine = tmp_path / name  # a student's copy, outside the course folder
@@ -206,6 +208,7 @@ def test_a_master_edited_but_not_synced_is_refused(tmp_path, capsys, regrade):
     assert _tree(out) == before
 
 
+@pytest.mark.slow
 def test_a_second_submission_keeps_the_last_grade_and_says_so(tmp_path, capsys):
     """An old and a new download of one student in one folder: the error stays loud
     (its line, exit 1), but the grade and feedback graded before are not replaced by
@@ -256,6 +259,7 @@ def test_canvas_names_without_lms_get_one_warning_line(tmp_path, capsys):
     assert "warning:" not in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_a_student_removed_from_the_report_folder_leaves_the_tables(tmp_path, capsys):
     """TEACHING's recipe: delete the student's folder and their _instructor folder,
     then run the grading command again: nobody is graded, the tables lose them."""

@@ -84,6 +84,7 @@ def shim(tmp_path) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_a_notebook_runs_where_internet_sockets_are_refused(tmp_path, shim):
     # As on a gVisor sandbox without network: libzmq aborted ipykernel's own TCP bind
     # ("Address family not supported by protocol (src/ip_resolver.cpp:542)").
@@ -112,6 +113,7 @@ def test_a_notebook_runs_where_internet_sockets_are_refused(tmp_path, shim):
     assert out.cells[-1].outputs[0]["text"].strip() == "ipc"
 
 
+@pytest.mark.slow
 def test_nbval_runs_a_notebook_where_internet_sockets_are_refused(shim):
     # The test session's conftest gives nbval the same kernel; its folder differs from
     # the client's, so the socket files must not be named relative to either.

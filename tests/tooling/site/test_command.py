@@ -191,6 +191,7 @@ def test_every_page_says_what_the_site_was_built_from(built):
         assert footer in (built.out / f"{page}.html").read_text(), page
 
 
+@pytest.mark.slow
 def test_every_page_links_the_course_discussions(built):
     forum = "https://github.com/jax-pytorch-side-by-side/course/discussions"
     assert site_pages.discussions_url("jax-pytorch-side-by-side/course") == forum

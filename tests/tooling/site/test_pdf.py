@@ -49,6 +49,7 @@ def test_course_site_takes_pdf():
     assert args.pdf is True and args.func is site.cmd_site
 
 
+@pytest.mark.slow
 def test_course_site_pdf_links_it_and_prints_the_home_page_and_every_lesson(
     tmp_path, monkeypatch
 ):
