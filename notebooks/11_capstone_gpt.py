@@ -64,7 +64,6 @@ SIZES = {  # name: (full, smoke)
     "d_ff": (512, 128),  # MLP hidden width
     "batch": (32, 8),  # sequences per training step
     "parity_steps": (50, 20),  # steps checked against float64 (section 3)
-    "recipe_steps": (10, 6),  # steps of the recipe compared (section 4)
     "train_steps": (800, 30),  # training steps in section 5, each framework
     "warmup_steps": (100, 5),  # linear warm-up, then cosine decay
     "eval_batches": (20, 4),  # batches of the validation loss
@@ -78,7 +77,6 @@ SETUP = env.setup(one_kind=True)  # first: JAX before PyTorch, float32 in both
 
 import copy
 import functools
-import time
 
 import jax
 import jax.numpy as jnp
@@ -93,7 +91,7 @@ from torch.nn import functional as F
 from torch.utils.data import DataLoader, Dataset
 from tqdm.auto import tqdm
 
-from course_utils import compat, config, full_run, gpt, peaks, plots
+from course_utils import compat, config, full_run, gpt, plots
 from course_utils.expect import expect_error
 from course_utils.gpt.model import GPTConfig, check_positions
 from course_utils.gpt.sample import check_lengths
@@ -239,7 +237,7 @@ print("x:", repr(tokenizer.decode(x_np[0][:40])), "\ny:", repr(tokenizer.decode(
 # reuses the token embedding: each next character is scored by its dot product with that
 # character's embedding. Weights start from `N(0, 0.02²)` in both frameworks, biases at zero.
 # Dropout is 0, because two frameworks cannot draw the same dropout masks and every check
-# below compares them exactly.
+# below compares them element by element.
 #
 # The attention is written by hand rather than taken from `nn.MultiheadAttention` or
 # `nnx.MultiHeadAttention`. The two library modules store their weights under other names and
@@ -551,7 +549,8 @@ print("NNX:    ", {k: v for k, v in shapes_jax.items() if "qkv/kernel" in k})
 # %% [markdown]
 # The same number of parameters, arranged differently. PyTorch has one `qkv` weight per block,
 # each `(3·d_model, d_model)`. NNX has one stacked kernel, `(n_layers, d_model, 3·d_model)`:
-# the layer axis first, each layer transposed. The tied head appears in neither list.
+# the layer axis first, each layer transposed. Neither model has a head weight: the head is
+# the token embedding.
 #
 # Where are the parameters? Each block holds `4·d_model²` in the attention and
 # `2·d_model·d_ff` in the MLP, plus biases and two LayerNorms. The embeddings hold
@@ -698,6 +697,7 @@ print(f"loss {loss_torch.item():.6f} vs {float(loss_jax):.6f} (a uniform guess: 
       f"{np.log(cfg.vocab_size):.6f}); all {len(grads_torch)} gradients agree, "
       f"worst max |difference| / max |gradient| = {grad_gap:.1e}")
 
+
 # %% [markdown]
 # Every gradient agrees, compared under PyTorch's names, so a failure would name a parameter a
 # PyTorch user knows, `blocks.1.attn.qkv.weight`, with its largest difference. That is where a
@@ -715,15 +715,9 @@ print(f"loss {loss_torch.item():.6f} vs {float(loss_jax):.6f} (a uniform guess: 
 #
 # `nnx.merge` reuses a `State`'s own variables, made outside the traced function, and
 # `nnx.scan` refuses a variable from another trace level. From plain arrays, `rest_pure`,
-# `merge` makes new variables inside the trace. The cell below shows the error.
+# `merge` makes new variables inside the trace.
 #
 # </details>
-
-# %%
-# closing over the State itself: refused
-with expect_error(ValueError, match="different trace level"):
-    jax.grad(lambda params: nnx.merge(graphdef, params, rest_jax).loss(x_jax, y_jax))(params_jax)
-
 
 # %% [markdown]
 # **One AdamW step.** Both optimisers use one set of hyperparameters and decoupled weight
@@ -824,7 +818,9 @@ gaps = {
     "PyTorch float32 vs float64": np.abs(drift_torch_32 - drift_torch_64),
     "JAX float32 vs float64": np.abs(drift_jax_32 - drift_jax_64),
 }
-print({name: f"{gap.max():.1e}" for name, gap in gaps.items()})
+worst = [gap.max() for gap in gaps.values()]
+print(f"float64: PyTorch and JAX differ by at most {worst[0]:.1e}. float32: they differ by at most {worst[1]:.1e}, "
+      f"and each differs from its own float64 run by up to {worst[2]:.1e} (PyTorch) and {worst[3]:.1e} (JAX)")
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(8, 3.2), sharey=True)
@@ -843,11 +839,10 @@ fig.tight_layout()
 
 # %% [markdown]
 # The float64 pair passed a check at 10⁻⁹ at every step, so both programs compute the same
-# training. On the left, the float32 pair's gap is the drift a side-by-side plot of the losses
-# would show. On the right, each framework's float32 run against its own float64 run shows
-# that framework's rounding, accumulated over the steps. A step where two losses are equal is
-# drawn at 1e-18. Without the control, "the curves are close" could hide a small real
-# difference, such as another epsilon. With it, the float32 gap is rounding by elimination.
+# training. The float32 gap between the frameworks (left) is at most the two frameworks' own
+# rounding (right) added up, plus the tiny float64 gap. Without the control, "the curves are
+# close" could hide a small real difference, such as another epsilon. With it, the float32 gap
+# is rounding by elimination.
 # Had the float64 check failed, the search for the cause would start where the
 # stage-by-stage checks above stopped agreeing.
 #
@@ -943,42 +938,15 @@ jit_train_step = jax.jit(jax_train_step, donate_argnums=(0, 1))
 # gradients are a return value, not an attribute that accumulates. `loss.backward()` and
 # `jax.value_and_grad` are the same reverse pass. PyTorch runs the clip, the decay and the
 # schedule as three calls on two objects; JAX chains them into one `optax` transformation,
-# updated by one call. The cell below proves the pieces equal one at a time: the two schedules
-# at every step, the two decay rules on every parameter, then `recipe_steps` steps of both.
+# updated by one call. `gpt.train.check_recipe` compares the two schedules at every step and
+# the two decay rules on every parameter, and fails on a difference.
 
 # %%
-scheduler_probe = torch_recipe(copy.deepcopy(model_torch))[1]
-lrs_torch = []
-for _ in range(TOTAL):
-    lrs_torch.append(scheduler_probe.get_last_lr()[0])
-    scheduler_probe.optimizer.step()
-    scheduler_probe.step()
-lrs_jax = np.asarray(jax.jit(jax.vmap(schedule_jax))(jnp.arange(TOTAL)))
-assert_close(lrs_jax, np.array(lrs_torch), rtol=1e-6, atol=1e-9, name="learning rate at every step")
-mask_np = jax.tree.map(lambda p, m: np.full(p.shape, float(m), np.float32), params_jax, decay_mask_jax(params_jax))
-decayed_jax = {n for n, t in gpt_nnx_tensors_to_torch(mask_np).items() if bool(t.all())}
-decayed_torch = {n for n, p in model_torch.named_parameters() if p.dim() >= 2}
-assert decayed_jax == decayed_torch, decayed_jax ^ decayed_torch
-print(f"the schedules agree at all {TOTAL} steps, peak {max(lrs_torch):.1e}; both decay the same "
-      f"{len(decayed_torch)} of {len(shapes_torch)} tensors")
-
-# %%
-model_r = copy.deepcopy(model_torch)  # PyTorch
-optimizer_r, scheduler_r = torch_recipe(model_r)
-state_r = jax.tree.map(jnp.copy, (params_jax, tx_recipe.init(params_jax)))  # JAX; copies: the step donates
-losses_r = {"PyTorch": [], "JAX": []}
-for x, y in parity_batches[:S.recipe_steps]:
-    x_t, y_t = torch.from_numpy(x).to(torch_dev), torch.from_numpy(y).to(torch_dev)
-    losses_r["PyTorch"].append(float(torch_train_step(model_r, optimizer_r, scheduler_r, x_t, y_t)))
-    *state_r, loss = jit_train_step(*state_r, x, y)
-    losses_r["JAX"].append(float(loss))
-assert_close(losses_r["JAX"], losses_r["PyTorch"], rtol=1e-4, atol=1e-5, name="losses under the recipe")
-print(f"{S.recipe_steps} steps of the recipe, {min(S.recipe_steps, WARMUP)} in the warm-up: max loss gap "
-      f"{np.max(np.abs(np.subtract(losses_r['JAX'], losses_r['PyTorch']))):.1e}")
+print(gpt.train.check_recipe(torch_recipe, model_torch, schedule_jax, decay_mask_jax, params_jax, TOTAL))
 
 # %% [markdown]
-# The schedules agree at every step, both frameworks exempt the same tensors, and the two steps
-# give the same losses while the rate changes. Section 5 trains with exactly these functions.
+# Section 5 trains with exactly these functions, and its plot compares the two runs at every
+# step.
 #
 # Where the schedule's state lives matters for checkpoints. PyTorch's scheduler is a separate
 # object with its own step counter, to be saved beside the optimizer: forget it, and a resumed
@@ -987,96 +955,55 @@ print(f"{S.recipe_steps} steps of the recipe, {min(S.recipe_steps, WARMUP)} in t
 # groups are lists of tensors, fixed when they are built. The optax mask is a function of the
 # parameter tree, applied at every update. The rule is nanoGPT's: a tensor of two or more
 # dimensions, a matrix or an embedding, is decayed, and a bias or a gain is not. The mask names
-# the kinds of arrays instead, because in the
-# stacked tree a bias has two dimensions and counting them would not work.
-#
-# Clipping needs one word more. `clip_grad_norm_` and `optax.clip_by_global_norm` both compute
-# one norm over every gradient of the model and scale all of them by `min(1, CLIP / norm)`.
-# Clipping each tensor on its own would change the direction of the gradient. In a fresh
-# model many of the first steps can exceed `CLIP`; later, clipping guards against the rare
-# batch whose loss spikes.
+# the kinds of arrays instead, because in the stacked tree a bias has two dimensions and
+# counting them would not work.
 #
 # ## 5. Trained
 #
 # **Key concepts**
 # - The loops are mirror images: `torch_train_step` on batches from the `DataLoader`, the
 #   jitted `jax_train_step` on batches from the NumPy iterator.
-# - JAX trains on the accelerator when there is one. Its model FLOP/s are read against the
-#   device's published peak, the MFU, or else against a matmul timed on it.
+# - JAX trains on the accelerator when there is one.
 # - Validation loss on the held-out tail of the corpus.
 #
 # Both models start from the weights of section 3 and train on the same batches in the same
 # order. The schedule spans `train_steps`, so a smoke run warms up and decays within its few
 # steps. The PyTorch loop updates its module in place. The JAX loop threads its state: each step
 # takes the parameters and the AdamW state and returns new ones. Both are donated, so the old
-# arrays are deleted and the loop must always use what the step returned. Each loop times
-# itself after its first step, which holds the compile, and reports tokens per second.
+# arrays are deleted and the loop must always use what the step returned.
 
 # %%
 # PyTorch
 trained_torch = copy.deepcopy(model_torch)
 optimizer_trained_torch, scheduler_trained_torch = torch_recipe(trained_torch)
 train_losses_torch = []
-for step, (x, y) in enumerate(tqdm(torch_loader(train_ids, order[:S.train_steps], S.block_size),
-                                   total=S.train_steps, desc="PyTorch")):
-    if step == 1:  # the clock starts after the first step
-        start_torch = time.perf_counter()
+for x, y in tqdm(torch_loader(train_ids, order[:S.train_steps], S.block_size), total=S.train_steps, desc="PyTorch"):
     train_losses_torch.append(torch_train_step(trained_torch, optimizer_trained_torch, scheduler_trained_torch,
                                                x.to(torch_dev), y.to(torch_dev)))
 train_losses_torch = torch.stack(train_losses_torch).cpu().numpy()  # waits for the last step
-seconds_torch = time.perf_counter() - start_torch
-tokens_per_s_torch = (S.train_steps - 1) * S.batch * S.block_size / seconds_torch
 print(f"PyTorch on {torch_dev.type}: {S.train_steps} steps, loss {train_losses_torch[0]:.3f} -> "
-      f"{train_losses_torch[-1]:.3f}, {tokens_per_s_torch:,.0f} tokens/s")
+      f"{train_losses_torch[-1]:.3f}")
 
 # %% [markdown]
 # The JAX loop runs on `SETUP.jax_alone`: the GPU or TPU when there is one, else the CPU. It
 # keeps its losses on the device and converts them once at the end, so dispatch runs ahead of
 # the computation. The progress bar counts steps dispatched, not finished, and `device_get`
 # after the loop waits for the last one.
-#
-# The FLOPs of a step come from PaLM's formula, `peaks.transformer_train_flops`: 6 per
-# parameter and token, plus attention's two matmuls over the context. XLA's own count,
-# `compiled.cost_analysis()`, counts a loop's body once, so one scanned layer. `peaks.peak`
-# gives the device's published peak. Where there is none, as on a CPU, `peaks.measure_cpu`
-# times a JAX matmul on the device now.
 
 # %%
 # JAX, on the accelerator when there is one
 state = jax.device_put(jax.tree.map(jnp.copy, (params_jax, tx_recipe.init(params_jax))), SETUP.jax_alone)
-n_params = sum(a.size for a in jax.tree.leaves(params_jax)) - cfg.block_size * cfg.d_model  # no position table
-step_flops = peaks.transformer_train_flops(n_params, cfg.n_layers, cfg.d_model, cfg.block_size,
-                                           tokens=S.batch * cfg.block_size)  # one step, by PaLM's formula
 train_losses_jax = []
-for step, (x, y) in enumerate(tqdm(numpy_batches(train_ids, order[:S.train_steps], S.block_size),
-                                   total=S.train_steps, desc="JAX")):
-    if step == 1:
-        jax.block_until_ready(state)  # the first step, and its compile, done
-        start_jax = time.perf_counter()
+for x, y in tqdm(numpy_batches(train_ids, order[:S.train_steps], S.block_size), total=S.train_steps, desc="JAX"):
     *state, loss = jit_train_step(*state, x, y)
     train_losses_jax.append(loss)
 train_losses_jax = np.asarray(jax.device_get(train_losses_jax))  # waits for the last step
-seconds_jax = time.perf_counter() - start_jax
-tokens_per_s_jax = (S.train_steps - 1) * S.batch * S.block_size / seconds_jax
-achieved = step_flops * (S.train_steps - 1) / seconds_jax  # model FLOP/s
-top = peaks.peak(SETUP.jax_alone) or peaks.measure_cpu(device=SETUP.jax_alone)  # published, or timed now
-dtype = "float32" if top.flops("float32") else "bfloat16"
-flops_line = (f"{achieved / 1e9:,.1f} GFLOP/s, {peaks.share(achieved, top, dtype):.1%} of {top.label(dtype)} "
-              f"({top.flops(dtype) / 1e9:,.1f} GFLOP/s)")
-print(f"{SETUP.alone_label}: {S.train_steps} steps, loss {train_losses_jax[0]:.3f} -> {train_losses_jax[-1]:.3f}, "
-      f"{tokens_per_s_jax:,.0f} tokens/s; model FLOPs {flops_line}")
+print(f"{SETUP.alone_label}: {S.train_steps} steps, loss {train_losses_jax[0]:.3f} -> {train_losses_jax[-1]:.3f}")
 
 # %% [markdown]
-# The two loops' tokens per second compare neither framework: they time whole Python loops,
-# at different moments, perhaps on different devices. Lesson 12 compares speeds fairly. The
-# first loss of each run is the same batch through the same weights, checked below to a
-# relative 10⁻⁵ whatever device JAX trained on.
-#
-# MFU, model FLOPs utilisation, is the share of a published peak that the model's FLOPs
-# reached. A model this small reaches a small share of a chip's peak: its matmuls cannot keep
-# the matrix units busy. A device without a published peak, such as a CPU, gets no MFU. The
-# line then sets the model's FLOP/s beside a JAX matmul timed now on that device: a
-# yardstick, not a peak, which a busy machine lowers and a training loop may beat.
+# The first loss of each run is the same batch through the same weights, checked below to a
+# relative 10⁻⁵ whatever device JAX trained on. Lesson 12 times the training step in both
+# frameworks.
 #
 # The trained JAX parameters then come back to the device of the comparisons, and `nnx.merge`
 # puts them into an NNX module for evaluation and sampling. The validation loss of each model
@@ -1153,7 +1080,7 @@ print("the same draws:", draws_torch == draws_jax)
 # the first token whose cumulative probability exceeds it, the inverse of the CDF. The
 # temperature divides the logits first: below 1 it sharpens the distribution towards the likely
 # characters, above 1 it flattens it, and 0 always takes the most likely one. `torch_pick` and
-# `jax_pick` are the same five lines; the JAX one is jitted with the temperature static, so
+# `jax_pick` are the same lines; the JAX one is jitted with the temperature static, so
 # each temperature compiles once.
 
 # %%
@@ -1308,7 +1235,7 @@ for i, (a, b) in enumerate(zip(samples_torch[:, n_prompt:], samples_jax[:, n_pro
 
 # %% [markdown]
 # The two trained models hold slightly different weights, through float32 drift, so their
-# samples may part at some character, and the lines above say where. From there each text
+# samples may part at some character, and the lines above say whether. From there each text
 # follows its own history. Lesson 12 samples from the *same* weights in both frameworks.
 #
 # Now the KV cache against recomputing the context, in each framework. The cache is
@@ -1349,23 +1276,17 @@ print(f"{n_cached} cached steps = {n_cached} uncached steps, in PyTorch and in J
 # %%
 result = {"training steps": S.train_steps, "validation loss, PyTorch": float(val_loss_torch),
           "validation loss, JAX": float(val_loss_jax), "a uniform guess": float(np.log(cfg.vocab_size)),
-          "tokens/s, PyTorch": f"{tokens_per_s_torch:,.0f} on the {torch_dev.type.upper()}",
-          "tokens/s, JAX": f"{tokens_per_s_jax:,.0f} on the {SETUP.alone_kind.upper()}", "JAX's model FLOP/s": flops_line,
           "sample": tokenizer.decode(samples_jax[0])}
 if not S.smoke:
     print("this run's numbers:", full_run.save("11_capstone_gpt", result, env.report().info))
-columns = full_run.columns("11_capstone_gpt", result)  # the shipped runs, then this one; each with its load
+columns = full_run.columns("11_capstone_gpt", result)  # the shipped runs, then this one
 display(Markdown(full_run.table(columns, {k: ".4f" if "loss" in k or "guess" in k else ""
                                           for k in result if k != "sample"})))
 for heading, numbers in columns:
-    print(full_run.load_note(heading, numbers))
-    print(f"the JAX model's sample: {numbers['sample']!r}\n")
+    print(f"{heading}, the JAX model's sample: {numbers['sample']!r}\n")
 
 # %% [markdown]
-# The last column is this run; the columns before it are the shipped full runs, if any. The
-# load average counts the processes running or waiting for the cores over a minute. The line
-# under the table reads it for each column. As in section 5, the tokens per second compare
-# neither framework, even on a quiet machine.
+# The last column is this run; the columns before it are the shipped full runs, if any.
 #
 # Read a full run's samples for what a character model learns first: letter frequencies,
 # spaces, common short words, and the indentation of the corpus's code blocks. Sentences need
@@ -1387,13 +1308,6 @@ for heading, numbers in columns:
 # | evaluation mode | `model.eval()` | `nnx.view(model, deterministic=True)`, flax 0.12 |
 # | sampling | `torch.multinomial`, or a shared stream | `jax.random.categorical`, or a shared stream |
 #
-# Two rows deserve a second look. The blocks row is the structural difference: a loop is
-# natural in an eager framework, a scan in a compiled one, and the converter bridges them by
-# stacking. The cache row is the state difference that runs through the whole course: PyTorch
-# mutates, JAX returns new values, and donation lets XLA reuse the old buffers. The pytree row
-# is what makes the JAX step pure: `nnx.split` hands `jax.grad` and `jax.jit` plain arrays,
-# and `nnx.merge` rebuilds the module inside the traced function.
-#
 # **Common misconceptions** (each taken up by a section above)
 # - *"A `for` loop over layers is fine under `jit`."* It is correct, but `jit` unrolls it into
 #   one copy per layer; `nnx.scan` over stacked layers compiles one block (section 2).
@@ -1404,12 +1318,8 @@ for heading, numbers in columns:
 # - *"`DataLoader(shuffle=True)` and a JAX pipeline with the same seed see the same data."*
 #   They use different generators; one order, shared as data, does (section 1).
 # - *"Same seed, same sample in both frameworks."* Only with one shared random stream (6).
-# - *"Adam adapts the step size, so a schedule is optional."* Its first estimates are poor, and
-#   the warm-up keeps the first steps small (section 4).
 # - *"The KV cache is an approximation."* It computes the same attention over the same keys
 #   and values; the texts are equal (section 6).
-# - *"JAX needs a `zero_grad` too."* Its gradients are a return value, fresh at every call;
-#   nothing accumulates (section 4).
 # - *"`nnx.split` copies the model."* It hands out the same arrays, sorted into a structure,
 #   parameters and the rest; `nnx.merge` puts them back (section 3).
 #

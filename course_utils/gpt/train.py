@@ -22,6 +22,7 @@ from typing import Any
 __all__ = [
     "ADAMW",
     "check_adam_step",
+    "check_recipe",
     "jax_adamw",
     "jax_loss",
     "jax_run",
@@ -133,6 +134,70 @@ def check_adam_step(
     return (
         f"equal within {atol:g} at {n_elements - n_other:,} of {n_elements:,} elements; "
         f"the gradients of the other {n_other} are at most {other_grad:.1e} (ε = {eps:g})"
+    )
+
+
+def check_recipe(
+    make_recipe: Callable[[Any], tuple[Any, Any]],
+    model: Any,
+    schedule: Callable[[Any], Any],
+    mask: Callable[[Any], Any],
+    params: Any,
+    steps: int,
+) -> str:
+    """Check a PyTorch training recipe against an optax one; return a summary line.
+
+    ``make_recipe(model)`` returns PyTorch's ``(optimizer, scheduler)``; it is built on
+    a copy of ``model``, and its scheduler is stepped ``steps`` times. ``schedule`` is
+    the optax schedule and ``mask(params)`` the tree of booleans saying where optax's
+    AdamW decays the NNX ``params``. The learning rates must agree at every step, and
+    the parameter groups with weight decay must hold the tensors the mask decays,
+    named as in PyTorch; otherwise an ``AssertionError`` says what differs.
+    """
+    import copy
+
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from course_utils.gpt.convert import gpt_nnx_tensors_to_torch
+    from course_utils.parity import assert_close
+
+    model = copy.deepcopy(model)
+    optimizer, scheduler = make_recipe(model)
+    lrs_torch = []
+    for _ in range(steps):
+        lrs_torch.append(scheduler.get_last_lr()[0])
+        optimizer.step()  # no gradients: nothing moves, and the scheduler may step
+        scheduler.step()
+    lrs_jax = np.asarray(jax.jit(jax.vmap(schedule))(jnp.arange(steps)))
+    assert_close(
+        lrs_jax,
+        np.array(lrs_torch),
+        rtol=1e-6,
+        atol=1e-9,
+        name="learning rate at every step",
+    )
+    names = {id(p): n for n, p in model.named_parameters()}
+    decayed_torch = {
+        names[id(p)]
+        for group in optimizer.param_groups
+        if group["weight_decay"] > 0
+        for p in group["params"]
+    }
+    mask_np = jax.tree.map(
+        lambda p, m: np.full(p.shape, float(m), np.float32), params, mask(params)
+    )
+    decayed_jax = {
+        n for n, t in gpt_nnx_tensors_to_torch(mask_np).items() if bool(t.all())
+    }
+    if decayed_jax != decayed_torch:
+        raise AssertionError(
+            f"decayed in one framework only: {sorted(decayed_jax ^ decayed_torch)}"
+        )
+    return (
+        f"the schedules agree at all {steps} steps, peak {max(lrs_torch):.1e}; both decay "
+        f"the same {len(decayed_torch)} of {len(names)} tensors"
     )
 
 

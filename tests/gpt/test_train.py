@@ -72,3 +72,41 @@ def test_the_torch_step_learns_a_repeated_batch():
     assert opt.defaults["weight_decay"] == gpt.train.ADAMW["weight_decay"]
     assert opt.defaults["foreach"] is False
     assert gpt.train.torch_adamw(model, foreach=None).defaults["foreach"] is None
+
+
+def test_check_recipe_compares_the_schedules_and_the_decayed_tensors():
+    import optax
+    from flax import nnx
+
+    def recipe(model, no_decay_dims=2):
+        groups = [
+            {"params": [p for p in model.parameters() if p.dim() >= no_decay_dims]},
+            {
+                "params": [p for p in model.parameters() if p.dim() < no_decay_dims],
+                "weight_decay": 0.0,
+            },
+        ]
+        opt = torch.optim.AdamW(groups, lr=1.0, weight_decay=0.1)
+        return opt, torch.optim.lr_scheduler.LambdaLR(opt, lambda t: min(1.0, t / 4))
+
+    def mask(params):
+        return jax.tree_util.tree_map_with_path(
+            lambda path, _: any(
+                k in jax.tree_util.keystr(path) for k in ("kernel", "embedding")
+            ),
+            params,
+        )
+
+    schedule = optax.linear_schedule(0.0, 1.0, 4)
+    params = nnx.state(NNXGPT(CFG, rngs=nnx.Rngs(0)), nnx.Param)
+    model = TorchGPT(CFG)
+    line = gpt.train.check_recipe(recipe, model, schedule, mask, params, 6)
+    assert "all 6 steps" in line and "the same 10 of 28 tensors" in line
+    with pytest.raises(AssertionError, match="one framework only"):
+        gpt.train.check_recipe(
+            lambda m: recipe(m, no_decay_dims=1), model, schedule, mask, params, 6
+        )
+    with pytest.raises(AssertionError, match="learning rate"):
+        gpt.train.check_recipe(
+            recipe, model, optax.constant_schedule(1.0), mask, params, 6
+        )
