@@ -189,14 +189,13 @@ for what, names in FUSED.items():
 # %% [markdown]
 # One kernel means the compiler fused the whole softmax, as a hand-written kernel does. More
 # means it split the softmax, usually at a reduction, and the names show where. XLA may even
-# compute one row reduction in two passes, a `reduce-window` and then a `reduce`, so it can
-# launch more kernels than the formula has ops. The counts hold for this shape and these
-# devices only.
+# compute one row reduction in two passes, a `reduce-window` and then a `reduce`. The counts
+# hold for this shape and these devices only.
 #
 # The PyTorch side: one Triton program per row. The program reads its row with a block of
-# `BLOCK` columns, the smallest power of two at or above the row length. The mask
-# `cols < n_cols` turns the loads past the end into `-inf`, which adds `exp(-inf) = 0` to the
-# sum. The same mask keeps the stores past the end from writing.
+# `BLOCK` columns, the smallest power of two at or above the row length. The loads past the
+# end, masked by `cols < n_cols`, read `other=-inf`, which adds `exp(-inf) = 0` to the sum.
+# The same mask keeps the stores past the end from writing.
 
 # %%
 # PyTorch: a Triton kernel (one program per row)
@@ -343,7 +342,7 @@ with expect_error(AssertionError, lines=2):
 #   elements.
 #
 # Each kernel below writes its own program number into its tile of a 12 × 200 array, in
-# 8 × 128 blocks. That is the smallest block Mosaic TPU takes for 32-bit values. Neither 12
+# 8 × 128 blocks. That block meets Mosaic TPU's rule from section 1. Neither 12
 # nor 200 is a multiple of the block, so the last block row and the last block column
 # overhang the array.
 
@@ -461,7 +460,8 @@ with expect_error(IndexError, match="Out-of-bounds"), kernels.out_of_bounds_erro
 # Clamped, every program reads its own block after all, so a wrong kernel can pass here and
 # read memory outside its block on a chip. Run a new kernel once under `InterpretParams()`.
 # `kernels.out_of_bounds_errors()` only shortens its long error to the line above.
-#
+
+# %% [markdown]
 # ## 3. A kernel that accumulates: tiled matrix multiplication
 #
 # **Key concepts**
@@ -633,9 +633,10 @@ print(f"{matmul_jax.__name__} on {c_pallas.device}, grid {grid}: "
 # ```
 #
 # At the first launch for each new value of the `key` arguments, Triton times every config on
-# the GPU and keeps the fastest; the interpreter cannot. Pallas has no decorator: the block
+# the GPU and keeps the fastest. Pallas has no decorator: the block
 # sizes are arguments of the launcher, and section 6 times a few of them.
-#
+
+# %% [markdown]
 # ## 4. Registering a kernel so the framework's machinery works on it
 #
 # **Key concepts**
@@ -803,7 +804,8 @@ print(f"gradients equal the built-in softmax's within {TOL_GRAD}: custom_op, cus
 # For Triton kernels PyTorch has a second registration that Inductor can see into:
 # `torch.library.triton_op` defines the operator, and `torch.library.wrap_triton` marks the
 # launch inside it. It compiles on a CUDA GPU only.
-#
+
+# %% [markdown]
 # ## 5. Escape hatches to host code, and what they cost
 #
 # **Key concepts**
@@ -903,9 +905,8 @@ print(jaxpr.pretty_print(use_color=False))
 #
 # The timings below run every variant compiled, on the whole input, after checking that all
 # compute the same scores. A table's speed column and a verdict line both take the median of
-# the per-round ratios. It cancels load that slows both variants of one round, so it can
-# disagree with the two medians beside it. The bracket after a verdict is lesson 00's
-# interval. The `first call` column includes compiling, so the lesson reads nothing from it.
+# the per-round ratios, which can differ from the ratio of the two medians beside it. The
+# bracket after a verdict is lesson 00's interval. The `first call` column includes compiling, so the lesson reads nothing from it.
 
 # %%
 # PyTorch: the built-in op, the graph break and the custom op, each compiled
@@ -953,15 +954,16 @@ print(claims.compact(ESCAPE_VERDICTS))
 # the compiled program, fused with the multiplications. On a CPU there is no copy, and a
 # contended run can put either side ahead. A `custom_op` and a graph break run the same host
 # code: the operator buys one graph and `fullgraph=True`, not faster host code.
-#
+
+# %% [markdown]
 # ## 6. Speed on the hardware the kernels target
 #
 # **Key concepts**
 # - An **interpreter** times its simulation, not the kernel. A speed claim is judged only
 #   where the kernels compile: on a GPU, or on a TPU for Pallas.
-# - **Roofline**: a kernel that does fewer FLOPs per byte moved than the chip's *ridge*, its
-#   peak FLOP/s over its peak bandwidth, is **memory-bound**: bandwidth sets its time.
-#   Above the ridge it is **compute-bound**.
+# - **Roofline** (lesson 09): a kernel that does fewer FLOPs per byte moved than the chip's
+#   *ridge* is **memory-bound**: bandwidth sets its time. Above the ridge it is
+#   **compute-bound**.
 # - **Block sizes** set how many bytes a tiled kernel moves and how many grid steps it takes.
 #
 # First, which kernels compile on this machine. Only their times are read below; the tables
@@ -976,7 +978,9 @@ print(f"compiled here: {' and '.join(compiled)}; section 6 judges those kernels"
 
 # %% [markdown]
 # The softmax is timed first, each kernel against its own framework's built-in op. Where a
-# kernel compiles, the input grows to `S.chip_softmax`, large enough to keep a chip busy.
+# kernel compiles, the input grows to `S.chip_softmax`, large enough to keep a chip busy. A
+# softmax does a few operations per element it moves, far below any chip's ridge, so memory
+# bandwidth sets its time.
 
 # %%
 # PyTorch: the Triton kernel against torch.softmax, on the device PyTorch computes on
@@ -1001,23 +1005,7 @@ if PALLAS.name != "triton":  # a 64-row block is too large for a GPU program's r
         functools.partial(softmax_pallas, block_rows=64))
 print(f"{SETUP.alone_label}: a {x_speed_jax.shape} softmax on {x_speed_jax.device}")
 kernel_jax = timing.compare(variants_jax, x_speed_jax, **TOL)
-
-# %% [markdown]
-# A softmax reads each element once and writes it once, with a few operations in between. It
-# sits far below any chip's ridge, so its ceiling is the chip's memory bandwidth. Under the
-# table, each JAX variant's time is read as bandwidth, against the chip's published peak
-# where there is one.
-
-# %%
-moved = 2 * x_speed_jax.size * x_speed_jax.dtype.itemsize  # bytes: read x once, write y once
-top = peaks.peak(SETUP.jax_alone)  # the published peak; None for a CPU
-bandwidth = []
-for name, m in kernel_jax.measurements.items():
-    rate = moved / m.median
-    of_peak = f", {rate / top.bytes_per_s:.0%} of its peak" if top and top.bytes_per_s else ""
-    bandwidth.append(f"- {name}: {rate / 1e9:.1f} GB/s on {SETUP.alone_kind}{of_peak}")
-bandwidth.append(f"- {top}" if top else f"- no published peak for a {SETUP.alone_kind}")
-kernels.folded(kernel_jax, "\n".join(bandwidth), interpreted=INTERPRET)
+kernels.folded(kernel_jax, interpreted=INTERPRET)
 
 # %%
 CLAIM = "fused-softmax-kernel"
@@ -1029,33 +1017,25 @@ KERNEL_VERDICTS = {
     "triton": claims.judge(CLAIM, kernel_torch, "torch.softmax", "Triton kernel", pairing="triton")
     if triton_compiles else claims.not_testable(CLAIM, INTERPRETED if TRITON.available else ABSENT),
 }
-for pairing, v in KERNEL_VERDICTS.items():  # the kernels that compiled: judged
-    if v.verdict != claims.NOT_TESTABLE:
-        print(f"{pairing}: {v}")
+print(claims.compact(KERNEL_VERDICTS))
 
 # %% [markdown]
-# A compiled kernel's line judges the course's claim, and the summary's table gives every
-# kernel's reason. Each grid step carries a fixed cost, so the step counts in the labels
-# matter. A bandwidth share far below 100 % means something else limits the kernel, and a
-# profile (lesson 09) says what.
+# A compiled kernel's line judges the course's claim. Each grid step has a fixed cost, so the
+# step counts in the labels matter.
 #
-# **The tiled matmul against `jnp.dot`.** A matrix product is the opposite case: `2·n³` FLOPs
-# on `2·n²` inputs, so with large enough blocks it is compute-bound. Each block of `A` is
-# read once per column of output blocks, `n / bn` times, and each block of `B` `n / bm`
-# times. The next cell times a few block sizes. `cost_analysis()` of the compiled `jnp.dot`
-# gives XLA's count of its FLOPs and bytes.
-#
-# The inputs are bfloat16, with float32 sums: the matrix units of a TPU, and of GPUs from
-# Ampere on, multiply bfloat16 natively. The cell sets JAX's matmul precision to `default`,
-# because the course's `highest` asks for float32 passes, which Mosaic TPU refuses for
-# bfloat16 inputs.
+# **The tiled matmul against `jnp.dot`.** A matrix product does `2·n³` FLOPs on `2·n²`
+# inputs, so with large enough blocks it is compute-bound. Each block of `A` is read once per
+# column of output blocks, `n / bn` times, and each block of `B` `n / bm` times. The next
+# cell times a few block sizes on bfloat16 inputs, which the matrix units of a TPU, and of
+# GPUs from Ampere on, multiply natively. It sets the matmul precision to `default`, because
+# Mosaic TPU refuses the course's `highest` for bfloat16 inputs.
 
 # %%
 n_mm = S.interpreted_mm if INTERPRET else S.chip_mm
 a_sp = jax.random.normal(jax.random.key(5), (n_mm, n_mm), jnp.bfloat16)
 b_sp = jax.random.normal(jax.random.key(6), (n_mm, n_mm), jnp.bfloat16)
 dot_f32 = jax.jit(lambda a, b: jnp.dot(a, b, preferred_element_type=jnp.float32))
-SWEEP = [(128, 128, 128), (256, 256, 256), (512, 512, 512), (512, 1024, 1024)]  # (bm, bk, bn)
+SWEEP = [(128, 128, 128), (256, 256, 256), (512, 512, 512)]  # (bm, bk, bn)
 if PALLAS.name == "triton":  # on a GPU, the 128 block only
     SWEEP = SWEEP[:1]
 SWEEP = [b for b in SWEEP if max(b) <= n_mm]  # no block larger than the matrix
@@ -1076,33 +1056,30 @@ def bytes_moved(n, bm, bk, bn):  # bf16 A read n/bn times, B n/bm times; float32
     return 2 * n * n * (n // bn) + 2 * n * n * (n // bm) + 4 * n * n
 
 
-peak_flops = top.flops("bfloat16") if top else None  # the published bfloat16 peak, if any
+top = peaks.peak(SETUP.jax_alone)  # the published peak; None for a CPU
+peak_flops = top.flops("bfloat16") if top else None
 ridge = peak_flops / top.bytes_per_s if peak_flops else None  # FLOPs per byte at the ridge
 lines = []
 for (name, m), block in zip(mm_speed.measurements.items(), [None, *SWEEP], strict=True):
     moved = cost["bytes accessed"] if block is None else bytes_moved(n_mm, *block)
     intensity, rate = MM_FLOPS / moved, MM_FLOPS / m.median  # FLOPs per byte, FLOP/s
-    side = "above" if ridge and intensity >= ridge else "below"
-    where = (f"{side} the ridge, {rate / peak_flops:.0%} of peak" if ridge
-             else f"no bfloat16 peak known for a {SETUP.alone_kind}")
-    lines.append(f"- {name}: {intensity:.0f} FLOPs per byte, {rate / 1e12:.3g} TFLOP/s, {where}")
-if ridge:
-    lines.append(f"- the ridge of the {top.name}: {peak_flops / 1e12:.0f} TFLOP/s ÷ "
-                 f"{top.bytes_per_s / 1e9:.0f} GB/s = {ridge:.0f} FLOPs per byte")
+    where = (f", {'above' if intensity >= ridge else 'below'} the ridge, "
+             f"{rate / peak_flops:.0%} of peak") if ridge else ""
+    lines.append(f"- {name}: {intensity:.0f} FLOPs per byte, {rate / 1e12:.3g} TFLOP/s{where}")
+lines.append(f"- the ridge of the {top.name}: {peak_flops / 1e12:.0f} TFLOP/s ÷ "
+             f"{top.bytes_per_s / 1e9:.0f} GB/s = {ridge:.0f} FLOPs per byte" if ridge
+             else f"- no bfloat16 peak known for a {SETUP.alone_kind}, so no ridge")
 best = min(list(mm_variants)[1:], key=lambda v: mm_speed.measurements[v].median)
 lines.append(f"\nThe fastest Pallas block here, {best}, ran at {1 / mm_speed.ratio(best):.0%} "
              f"of jnp.dot's speed on {SETUP.alone_kind}.")
 kernels.folded(mm_speed, "\n".join(lines), interpreted=INTERPRET)
 
 # %% [markdown]
-# How to read the lines under the table. Each line sets a variant's **arithmetic
-# intensity**, its FLOPs divided by the bytes it moves, against the chip's ridge. Below the
-# ridge, a kernel's bytes take longer than its FLOPs, so it cannot reach the peak. At
+# Each line under the table sets a variant's FLOPs per byte against the chip's ridge. At
 # `n = 8192`, the size timed on a chip, 128 × 128 blocks reread `A` and `B` 64 times each,
-# and 512 × 512 blocks 16 times. Small blocks also make many grid steps, each with a fixed
-# cost. A TPU v5e multiplies on four 128 × 128 matrix units, so a smaller block side leaves
-# part of each unit idle. On a GPU the lesson times the 128 block only: larger blocks need
-# the tuning that Triton's matmul tutorial shows.
+# 256 × 256 blocks 32 times, and 512 × 512 blocks 16 times. Small blocks also make many grid
+# steps. On a GPU the lesson times the 128 block only: larger blocks need the tuning that
+# Triton's matmul tutorial shows.
 #
 # **When is a custom kernel worth writing?** Start from a profile (lesson 09). If the time
 # goes to an operation the compiler already fuses well, a kernel will at best match it.
@@ -1161,8 +1138,8 @@ display(Markdown("| pairing | claim | stated | verdict | why |\n|---|---|---|---
 #   `pallas_call`; reverse mode needs a `custom_vjp` (4).
 # - *"NumPy inside `torch.compile` breaks the graph."* Dynamo translates NumPy calls into
 #   torch ops; only code it cannot trace breaks the graph (5).
-# - *"A custom kernel is faster."* Only where it compiles and does better than the compiler;
-#   its block sizes alone can decide which wins (6).
+# - *"A custom kernel is faster."* Only where it compiles and saves traffic the compiler
+#   cannot; its block sizes alone can decide which wins (6).
 #
 # **Review questions**
 #
