@@ -196,7 +196,9 @@ class Comparison:
     def table(self) -> str:
         """The Markdown table: a row per variant, its median, IQR, speed and first call."""
         several = len(self.measurements) > 1
-        speed = f" vs {self.baseline} |" if several else ""
+        # The column's header names its statistic: under contention it need not
+        # equal the ratio of two medians, and a reader compares the two.
+        speed = f" vs {self.baseline}, median round ratio |" if several else ""
         lines = [
             f"| variant | device | median | IQR |{speed} first call |",
             "|---|---|---:|---:|" + ("---:|" if several else "") + "---:|",
@@ -220,7 +222,7 @@ class Comparison:
     def conditions(self, full: bool = False) -> str:
         """How the rounds ran, in one line, each part said once per notebook cell.
 
-        The rounds and what the speed column is, the precision and threads, and
+        The rounds, the precision and threads, and
         whether the machine was quiet (:mod:`course_utils.cell_notes`): a part
         this cell already said is left out, a setup the cell before said too, and
         a contended run the cell before reported shrinks to a few words. Outside
@@ -235,10 +237,7 @@ class Comparison:
         parts = []
         said = seen("timing: rounds")
         if said == cell_notes.NEW:
-            parts.append(
-                f"medians of {n} interleaved rounds"
-                + ("; speed: the median of the per-round ratios" if several else "")
-            )
+            parts.append(f"medians of {n} interleaved rounds")
         elif said == cell_notes.PREVIOUS:
             parts.append(f"{n} rounds")
         setup = [f"{self.precision} precision"] if self.precision else []

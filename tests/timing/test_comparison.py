@@ -182,3 +182,12 @@ def test_small_ratios_keep_their_digits():
     assert format_ratio(0.63) == "0.63"
     assert format_ratio(2005.4) == "2005.40"
     assert format_ratio(0.0) == "0.00"
+
+
+def test_the_speed_column_names_its_statistic(cell):
+    """Under contention the speed need not be the ratio of the medians shown: the
+    column's header says what it is, and the footer need not."""
+    table = _busy_pair()._repr_markdown_()
+    header = table.splitlines()[0]
+    assert ", median round ratio |" in header
+    assert "per-round ratios" not in table
