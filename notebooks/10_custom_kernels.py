@@ -289,9 +289,9 @@ print(f"Pallas softmax on {y_pallas.device}, {'interpreted' if INTERPRET else 'c
 # 128, or span the array, and these do. Padding to whole blocks keeps every access inside the
 # array, and the NaN makes a missing mask visible.
 #
-# Each kernel is checked against its framework's softmax on the same device, and the Pallas
-# result against a float64 NumPy reference on the CPU. The tolerance `TOL` is `rtol=1e-5` on
-# a CPU and `rtol=1e-4` on an accelerator, whose `exp` may differ in the fifth digit.
+# Each kernel is checked against its framework's softmax, and the Pallas result also against
+# float64 NumPy on the CPU. `TOL` is looser on an accelerator, whose `exp` may differ in the
+# fifth digit.
 
 # %%
 TOL = dict(rtol=1e-5, atol=1e-7) if SETUP.alone_kind == "cpu" else dict(rtol=1e-4, atol=1e-6)
@@ -904,9 +904,9 @@ print(jaxpr.pretty_print(use_color=False))
 # still one compiled program, with an instruction to call back into Python.
 #
 # The timings below run every variant compiled, on the whole input, after checking that all
-# compute the same scores. A table's speed column and a verdict line both take the median of
-# the per-round ratios, which can differ from the ratio of the two medians beside it. The
-# bracket after a verdict is lesson 00's interval. The `first call` column includes compiling, so the lesson reads nothing from it.
+# compute the same scores. The speed column is lesson 00's median of the per-round ratios,
+# and the bracket after a verdict is its interval. The `first call` column includes
+# compiling, so the lesson reads nothing from it.
 
 # %%
 # PyTorch: the built-in op, the graph break and the custom op, each compiled
