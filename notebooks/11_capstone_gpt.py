@@ -706,9 +706,7 @@ print(f"loss {loss_torch.item():.6f} vs {float(loss_jax):.6f} (a uniform guess: 
 # first prediction nearly uniform.
 #
 # The tolerances say what "equal" means: a relative 10⁻⁵ for the logits, 10⁻⁴ for each
-# gradient, whose small elements are sums of many rounded products. A transposed weight or a
-# mask shifted by one position changes values at the level of the values themselves, far
-# above either.
+# gradient, whose small elements are sums of many rounded products.
 #
 # <details><summary>Why <code>loss_fn_jax</code> closes over plain arrays, not the
 # <code>State</code></summary>
@@ -945,7 +943,7 @@ jit_train_step = jax.jit(jax_train_step, donate_argnums=(0, 1))
 print(gpt.train.check_recipe(torch_recipe, model_torch, schedule_jax, decay_mask_jax, params_jax, TOTAL))
 
 # %% [markdown]
-# Section 5 trains with exactly these functions, and its plot compares the two runs at every
+# Section 5 trains with exactly these functions and compares the two runs' losses at every
 # step.
 #
 # Where the schedule's state lives matters for checkpoints. PyTorch's scheduler is a separate
