@@ -29,7 +29,7 @@
 # 1. train in bfloat16 with `torch.autocast` and with Flax NNX's `dtype`/`param_dtype`, and
 #    say where each keeps float32 and why;
 # 2. record and read a `torch.profiler` and a `jax.profiler` trace of one step, count its
-#    FLOPs, and read its speed against the device's peak;
+#    FLOPs, and read its speed against the device's peak or a timed matmul;
 # 3. find NaNs, out-of-bounds indices, tracer errors and graph breaks in compiled code, and
 #    make random streams and whole runs reproducible in both frameworks.
 
@@ -365,89 +365,27 @@ plots.training_curves(gaps, ax=ax, ylabel="loss difference", title="the bfloat16
 fig.tight_layout()
 
 # %% [markdown]
-# A gap that keeps mostly one sign means the bfloat16 run drifted onto a slightly different
-# path through the weights. A gap of both signs is noise, or a drift that crossed zero. One
-# run cannot say whether a sign belongs to bfloat16 or to the run. The lines below say which
-# case happened, whether the gap grew, and how large it is next to the loss.
+# The gap comes from the forward and backward passes, where every matmul input is rounded to
+# 8 significant bits. The optimiser is not the cause: the parameters and the update are
+# float32 in all four runs. The next cell gives the gap's size next to the loss.
 
 # %%
-third = max(1, S.steps // 3)  # the first and the last third of the run, for the gap's trend
 for fw, c in [("PyTorch", curves_torch), ("JAX", curves_jax)]:
-    gap = c["bfloat16"] - c["float32"]
-    below, above = int((gap < 0).sum()), int((gap > 0).sum())
-    sides = "mostly one sign, a drift" if min(below, above) <= (below + above) // 4 else "both signs"
-    early, late = np.abs(gap[:third]).mean(), np.abs(gap[-third:]).mean()
-    trend = "grew" if late > 2 * early else "shrank" if 2 * late < early else "kept its size"
-    print(f"{fw}: below float32 on {below} of {len(gap)} steps, above on {above}: {sides}; "
-          f"the gap {trend} (last third {late / early if early else float('inf'):.1f}× the first), "
-          f"at most {np.abs(gap / c['float32']).max():.2%} of the float32 loss")
-
-# %% [markdown]
-# Where does the gap come from? Not from the optimiser: the parameters and the update are
-# float32 in all four runs. It comes from the forward and backward passes, where every
-# matmul input is rounded to 8 significant bits. The next cell measures that rounding on the
-# initial model, in units of bfloat16's unit roundoff, 2⁻⁸.
-
-# %%
-x0 = BATCHES[0][0]  # (batch, 64), one batch, the initial weights
-with torch.no_grad(), torch.autocast(torch_dev.type, dtype=torch.bfloat16):
-    logits_bf16_torch = MLPTorch(W0).to(torch_dev)(torch.from_numpy(x0).to(torch_dev)).float().cpu().numpy()
-logits_f32 = np.asarray(MLPNNX(W0, jnp.float32)(jnp.asarray(x0)))
-logits_bf16_jax = np.asarray(MLPNNX(W0, jnp.bfloat16)(jnp.asarray(x0)).astype(jnp.float32))
-unit_roundoff = float(jnp.finfo(jnp.bfloat16).eps) / 2
-
-
-def roundoffs(a, b):  # the largest difference, in unit roundoffs of the largest float32 logit
-    return np.abs(a - b).max() / np.abs(logits_f32).max() / unit_roundoff
-
-
-print(f"bfloat16 logits off from float32 by {roundoffs(logits_bf16_torch, logits_f32):.1f} unit roundoffs (PyTorch), "
-      f"{roundoffs(logits_bf16_jax, logits_f32):.1f} (JAX)")
-apart = roundoffs(logits_bf16_torch, logits_bf16_jax)
-print("the two frameworks' bfloat16 logits: " + (f"{apart:.2g} unit roundoffs apart" if apart else "identical"))
+    print(f"{fw}: the bfloat16 loss stays within {np.abs(c['bfloat16'] / c['float32'] - 1).max():.2%} "
+          f"of the float32 loss over {S.steps} steps")
 
 
 # %% [markdown]
-# At step 0 that error is the cost of rounding the inputs, the weights and the hidden
-# activations. The backward pass rounds each gradient the same way. These errors enter the
-# weights with each update, and every later step starts from those weights. Each framework
-# rounds inside the matmul and around the bias add in its own way. Where the second line says
-# identical, the two gap curves part only later, through the backward pass and the updates.
-#
 # **Why the parameters stay float32.** An SGD update `lr * g` is usually far smaller than the
 # parameter it changes. bfloat16 keeps 8 significant bits, so the gap between a parameter and
 # its neighbour is 2⁻⁸ to 2⁻⁷ of its size. An update smaller than half that gap rounds away:
-# `p - lr * g == p`. The cells below count how often that happens. They train the MLP in
-# bfloat16 four times per framework: at two learning rates, with the parameters *stored* in
-# bfloat16 and with float32 master weights. The model is written as plain functions of a
-# parameter dict, the same in both frameworks.
+# `p - lr * g == p`. The cell below counts how often that happens. It trains the MLP in
+# bfloat16 four times: at two learning rates, with the parameters *stored* in bfloat16 and
+# with float32 master weights. The rounding belongs to the dtype, not to a framework, so one
+# framework is enough. The model is written as plain functions of a parameter dict.
 
 # %%
-# PyTorch: SGD with parameters stored in bfloat16, or float32 master weights; compute in bfloat16
-def train_storage_torch(storage, lr, batches):
-    p = {k: torch.tensor(v, device=torch_dev, dtype=storage, requires_grad=True) for k, v in W0.items()}  # copies
-    losses, lost, moved = [], 0, 0
-    for xb, yb in batches:
-        q = {k: v.to(torch.bfloat16) for k, v in p.items()}  # the compute copy (p itself if bfloat16)
-        h = torch.relu(torch.from_numpy(xb).to(torch_dev, torch.bfloat16) @ q["W1"] + q["b1"])
-        loss = F.cross_entropy((h @ q["W2"] + q["b2"]).float(), torch.from_numpy(yb).to(torch_dev))
-        grads = torch.autograd.grad(loss, list(p.values()))  # each in its parameter's dtype
-        with torch.no_grad():
-            for w, g in zip(p.values(), grads, strict=True):
-                new = w - lr * g  # rounded to the storage dtype
-                lost, moved = lost + int(((new == w) & (g != 0)).sum()), moved + int((g != 0).sum())
-                w.copy_(new)
-        losses.append(loss.item())
-    return np.array(losses), lost / max(moved, 1)
-
-
-STORAGE_LRS = (LR, LR / 10)  # section 1.2's rate, and a fine-tuning-sized one
-storage_torch = {(name, lr): train_storage_torch(dt, lr, BATCHES) for lr in STORAGE_LRS
-                 for name, dt in [("bfloat16", torch.bfloat16), ("float32", torch.float32)]}
-
-
-# %%
-# JAX: the same runs, one jitted step (a Python float lr is weakly typed: it keeps the storage dtype)
+# JAX: SGD with parameters stored in bfloat16, or float32 master weights; compute in bfloat16
 def loss_storage_jax(p, x, y):
     q = jax.tree.map(lambda a: a.astype(jnp.bfloat16), p)  # the compute copy (a no-op if bfloat16)
     h = jax.nn.relu(x.astype(jnp.bfloat16) @ q["W1"] + q["b1"])
@@ -470,21 +408,20 @@ def train_storage_jax(storage, lr, batches):
     return np.asarray(jnp.stack(losses)), int(lost) / max(int(moved), 1)
 
 
+STORAGE_LRS = (LR, LR / 10)  # section 1.2's rate, and a fine-tuning-sized one
 storage_jax = {(name, lr): train_storage_jax(dt, lr, BATCHES) for lr in STORAGE_LRS
                for name, dt in [("bfloat16", jnp.bfloat16), ("float32", jnp.float32)]}
 
 # %%
-assert_close(storage_torch["float32", LR][0][0], storage_jax["float32", LR][0][0], rtol=1e-3, atol=1e-3)  # step 0
 tail = max(1, min(10, S.steps // 3))  # the loss at the end: the mean of the last steps
 rows = []
-for fw, runs in [("PyTorch", storage_torch), ("JAX", storage_jax)]:
-    for lr in STORAGE_LRS:
-        (c16, lost16), (c32, lost32) = runs["bfloat16", lr], runs["float32", lr]
-        drop16, drop32 = c16[0] - c16[-tail:].mean(), c32[0] - c32[-tail:].mean()
-        rows.append(f"| {fw} | {lr:g} | {100 * lost16:.0f} % | {100 * lost32:.2g} % | "
-                    + (f"{100 * drop16 / drop32:.0f} % |" if drop32 > 0 else "float32 did not lower it |"))
-display(Markdown("| framework | lr | updates lost, bfloat16 storage | updates lost, float32 | "
-                 "loss drop, bfloat16 storage as a share of float32's |\n|---|---:|---:|---:|---:|\n" + "\n".join(rows)))
+for lr in STORAGE_LRS:
+    (c16, lost16), (c32, lost32) = storage_jax["bfloat16", lr], storage_jax["float32", lr]
+    drop16, drop32 = c16[0] - c16[-tail:].mean(), c32[0] - c32[-tail:].mean()
+    rows.append(f"| {lr:g} | {100 * lost16:.0f} % | {100 * lost32:.2g} % | "
+                + (f"{100 * drop16 / drop32:.0f} % |" if drop32 > 0 else "float32 did not lower it |"))
+display(Markdown("| lr | updates lost, bfloat16 storage | updates lost, float32 | "
+                 "loss drop, bfloat16 storage as a share of float32's |\n|---:|---:|---:|---:|\n" + "\n".join(rows)))
 
 # %% [markdown]
 # An update is lost when it leaves its nonzero-gradient parameter unchanged. The last
@@ -562,69 +499,7 @@ assert_close(model16_torch.fc1.weight.detach().T, model16_jax.fc1.kernel[...], r
 # is why bfloat16 is the usual choice on TPUs and on NVIDIA GPUs since Ampere. PyTorch's
 # CUDA autocast still defaults to float16, so pass `dtype=torch.bfloat16`.
 #
-# ### 1.4 What bfloat16 does for speed here
-#
-# Now a measurement this machine can make: one forward and backward pass of the MLP, in
-# float32 and in bfloat16, in each framework. On a CPU the answer depends on the chip. One
-# with bfloat16 instructions may gain, and one without converts every value and may lose.
-# The first cell reads this CPU's flags.
-
-# %%
-# This CPU's bfloat16 instructions, as Linux lists them, and PyTorch's kernel dispatch level
-cpuinfo = Path("/proc/cpuinfo")
-lines = cpuinfo.read_text().splitlines() if cpuinfo.exists() else []
-cpu_flags = next((set(line.split(":", 1)[1].split()) for line in lines if line.startswith("flags")), set())
-BF16_FLAGS = [flag.upper().replace("_", "-") for flag in ("avx512_bf16", "amx_bf16") if flag in cpu_flags]
-print(f"PyTorch's CPU kernels: {torch.backends.cpu.get_cpu_capability()}; "
-      f"bfloat16 instructions listed: {', '.join(BF16_FLAGS) or 'none'}")
-
-
-# %% [markdown]
-# AVX512-BF16 adds bfloat16 dot products that accumulate in float32. AMX-BF16 multiplies
-# whole bfloat16 tiles, closer to a tensor core. A flag says a fast kernel *can* exist here,
-# not that either framework used one, so the next cells measure.
-
-# %%
-# PyTorch: forward + backward in float32 and under bfloat16 autocast (eager)
-def grad_pass_torch(dtype):
-    model = MLPTorch(W0).to(torch_dev)
-
-    def run():
-        model.zero_grad(set_to_none=True)
-        with torch.autocast(torch_dev.type, dtype=dtype, enabled=dtype != torch.float32):
-            loss = F.cross_entropy(model(xb_torch), yb_torch)
-        loss.backward()
-        return torch.stack([loss.detach().float(), sum((p.grad**2).sum() for p in model.parameters())])
-    return run
-
-
-# %%
-# JAX: the same pass, jitted, with a float32 and a bfloat16 NNX model
-def grad_pass_jax(dtype):
-    graphdef_g, params_g = nnx.split(MLPNNX(W0, dtype))
-
-    @jax.jit
-    def run_jit(p, x, y):
-        loss, g = jax.value_and_grad(lambda q: loss_jax(nnx.merge(graphdef_g, q), x, y))(p)
-        return jnp.stack([loss, sum(jnp.sum(leaf.astype(jnp.float32) ** 2) for leaf in jax.tree.leaves(g))])
-    return lambda: run_jit(params_g, xb_jax, yb_jax)
-
-
-# %%
-passes = {"PyTorch float32": grad_pass_torch(torch.float32), "PyTorch bfloat16": grad_pass_torch(torch.bfloat16),
-          "JAX float32": grad_pass_jax(jnp.float32), "JAX bfloat16": grad_pass_jax(jnp.bfloat16)}
-speed_bf16 = timing.compare(passes, rtol=2e-2, atol=1e-3)  # checks the four agree first
-print(claims.compact([claims.faster(speed_bf16, f"{fw} float32", f"{fw} bfloat16") for fw in ("PyTorch", "JAX")]))
-
-# %% [markdown]
-# `timing.compare` checked that the four variants agree within bfloat16's rounding, then
-# timed them in interleaved rounds. Each line is the course's verdict on float32 against
-# bfloat16, or the reason it gives none. The range in brackets is a 95 % interval of the
-# median ratio. On a CPU without bfloat16 arithmetic, every bfloat16 matmul is a float32
-# matmul plus conversions. On a TPU runtime both frameworks ran this on the CPU; section
-# 2.1 measures JAX alone on the chip.
-#
-# ### 1.5 The tensor-core claim
+# ### 1.4 The tensor-core claim
 #
 # "Mixed precision makes training faster" is a statement about matrix units. NVIDIA's tensor
 # cores take float16 since Volta and bfloat16 since Ampere, compute capability 8.0. On such a
@@ -767,9 +642,8 @@ print(f"XLA fusions in the step ({len(fused)}): {', '.join(fused)}")
 # the ops it swallowed. On a CPU, recent XLA hands some matmuls and reductions to the
 # YNNPACK library, as `ynn_fusion`, a name that says nothing. A matmul it does not take
 # keeps the name `dot`. The compiled program's text, `compiled.as_text()`, shows what each
-# fusion computes. Fewer, fused ops mean fewer passes
-# over memory and no Python between them. That is what `jit` buys a step like this, and what
-# `torch.compile` does for PyTorch.
+# fusion computes. Fewer, fused ops mean fewer passes over memory and no Python between
+# them. That is what `jit` buys a step like this, and what `torch.compile` does for PyTorch.
 #
 # Which op tops each table is a fact about this recording, not about the step: small ops
 # trade places between runs, and busy cores stretch any of them. The line under each table
@@ -831,38 +705,36 @@ display(Markdown("| FLOPs | by hand (matmuls) | `FlopCounterMode` | `cost_analys
 
 # %%
 # JAX alone on SETUP.jax_alone: FLOPs and bytes from XLA, the time measured, read against the peak
-with contention.Monitor() as quiet_roof:  # a CPU's peak is measured now, on these cores
+with contention.Monitor() as quiet:  # a CPU's rate is timed now, on these cores
     top = peaks.peak(SETUP.jax_alone) or peaks.measure_cpu(device=SETUP.jax_alone)
-dt = "bfloat16" if top.flops("bfloat16") else "float32"
-ridge = top.flops(dt) / top.bytes_per_s  # FLOPs per byte
-n = S.roof_size if SETUP.alone_kind == "cpu" else S.roof_accel  # an accelerator needs more work to fill
-graphdef_r, params_r = nnx.split(MLPNNX(W0, jnp.dtype(dt)))
-a_r = jax.random.normal(jax.random.key(0), (n, n), dt)
-programs = {"MLP gradient": (jax.jit(jax.grad(lambda p, x, y: loss_jax(nnx.merge(graphdef_r, p), x, y))), (params_r, xb_jax, yb_jax)),
-            f"{n}² matmul": (jax.jit(jnp.matmul), (a_r, a_r)), "empty call": (jax.jit(lambda x: x + 1), (jnp.float32(0),))}
-rows, shares, seconds, over = [], {}, {}, False
-with contention.Monitor() as quiet_run:
+    dt = "bfloat16" if top.flops("bfloat16") else "float32"
+    ridge = top.flops(dt) / top.bytes_per_s  # FLOPs per byte
+    n = S.roof_size if SETUP.alone_kind == "cpu" else S.roof_accel  # an accelerator needs more work to fill
+    graphdef_r, params_r = nnx.split(MLPNNX(W0, jnp.dtype(dt)))
+    a_r = jax.random.normal(jax.random.key(0), (n, n), dt)
+    programs = {"MLP gradient": (jax.jit(jax.grad(lambda p, x, y: loss_jax(nnx.merge(graphdef_r, p), x, y))), (params_r, xb_jax, yb_jax)),
+                f"{n}² matmul": (jax.jit(jnp.matmul), (a_r, a_r)), "empty call": (jax.jit(lambda x: x + 1), (jnp.float32(0),))}
+    rows, seconds, over = [], {}, False
     for name, (fn, args) in programs.items():
         args = jax.device_put(args, SETUP.jax_alone)
         compiled = fn.lower(*args).compile()
         cost = compiled.cost_analysis()  # a dict: "flops", "bytes accessed", ...
         seconds[name] = timing.bench(compiled, *args, label=name).median
         intensity = cost["flops"] / cost["bytes accessed"]
-        shares[name] = cost["flops"] / seconds[name] / top.flops(dt)
-        over |= shares[name] > 1 or cost["bytes accessed"] / seconds[name] > top.bytes_per_s  # above the peak
-        rows.append(f"| {name} | {timing.format_seconds(seconds[name])} | {intensity:.3g} | "
-                    f"{'compute' if intensity >= ridge else 'memory'} | {100 * shares[name]:,.1f} % |")
+        share = cost["flops"] / seconds[name] / top.flops(dt)
+        over |= share > 1 or cost["bytes accessed"] / seconds[name] > top.bytes_per_s  # above the yardstick
+        bound = "—" if name == "empty call" else "compute" if intensity >= ridge else "memory"
+        rows.append(f"| {name} | {timing.format_seconds(seconds[name])} | {intensity:.3g} | {bound} | {100 * share:,.1f} % |")
 yardstick = "the timed matmul's" if top.measured else "peak"  # a measured rate is no peak
 display(Markdown(f"| JAX alone on {SETUP.alone_kind}, {dt} | time a call | FLOPs per byte | bound by | share of {yardstick} FLOP/s |\n"
                  "|---|---:|---:|---|---:|\n" + "\n".join(rows)))
 print(f"read against {top.label(dt)}: {top.flops(dt) / 1e9:,.0f} GFLOP/s, {top.bytes_per_s / 1e9:,.0f} GB/s, "
       f"ridge point {ridge:.3g} FLOPs per byte; {top.source}")
-if top.measured and (over or quiet_roof.result.contended):
-    print("the rates were timed on busy cores or are below what ran: "
-          "the shares, the ridge point and the 'bound by' column are not usable")
+if top.measured and (over or quiet.result.contended):
+    print("the shares, the ridge point and the 'bound by' column are not usable in this run")
 floor = seconds["MLP gradient"] / seconds["empty call"]
 print(f"the MLP gradient took {floor:.1f}× the empty call, {'far above' if floor > 10 else 'not far above'} "
-      f"that floor; recorded while {quiet_run.result.text()}")
+      f"that floor; recorded while {quiet.result.text()}")
 
 # %% [markdown]
 # The "bound by" column is arithmetic, not an observation: it compares each intensity with
@@ -870,11 +742,11 @@ print(f"the MLP gradient took {floor:.1f}× the empty call, {'far above' if floo
 # number it loads many times, so it does far more and can reach a far larger share. The
 # empty call is the floor every call pays, to start the program and wait for its result. A
 # step not far above it cannot keep an accelerator busy; give each call more work, a larger
-# batch or several steps at once. The last line says where this run's MLP gradient stands.
+# batch or several steps at once.
 #
-# On a CPU both rates are timed here, not published, and busy cores time both too low.
-# Then the shares, the ridge point and the "bound by" column are all off. A line under the
-# table says so when the cores were busy or a program ran faster than the peak.
+# On a CPU both rates are timed now, not published, and busy cores time them too low. A
+# line under the table then says that the shares, the ridge point and the "bound by" column
+# are not usable.
 #
 # ## 3. Debugging compiled code
 #
@@ -969,9 +841,9 @@ def anomaly_step_torch():
 
 with warnings.catch_warnings():
     warnings.filterwarnings("ignore", message="Anomaly Detection has been enabled")  # said at every entry
-    tools_torch = timing.compare({"step": lambda: step_torch(model_p_torch, opt_p_torch, xb_torch, yb_torch, torch.float32),
-                                  "step, anomaly mode": anomaly_step_torch}, check=False)
-print(claims.faster(tools_torch, "step, anomaly mode", "step"))
+    tools_torch = timing.compare({"plain step": lambda: step_torch(model_p_torch, opt_p_torch, xb_torch, yb_torch, torch.float32),
+                                  "anomaly-mode step": anomaly_step_torch}, check=False)
+print(claims.faster(tools_torch, "anomaly-mode step", "plain step"))
 
 
 # %%
@@ -981,15 +853,15 @@ def debug_nans_step_jax():
         return step_jax(model_p_jax, opt_p_jax, xb_jax, yb_jax)
 
 
-tools_jax = timing.compare({"step": lambda: step_jax(model_p_jax, opt_p_jax, xb_jax, yb_jax),
-                            "step, debug_nans": debug_nans_step_jax}, check=False)
-print(claims.faster(tools_jax, "step, debug_nans", "step"))
+tools_jax = timing.compare({"plain step": lambda: step_jax(model_p_jax, opt_p_jax, xb_jax, yb_jax),
+                            "debug_nans step": debug_nans_step_jax}, check=False)
+print(claims.faster(tools_jax, "debug_nans step", "plain step"))
 
 # %% [markdown]
-# Anomaly mode saves a Python stack for every forward op, so its cost grows with the number
-# of ops. `debug_nans` checks each jitted call's outputs and re-runs the function op by op
-# only when it finds a NaN. Keep both for debugging: anomaly mode slows every op, and
-# `debug_nans` stops a run at its first NaN.
+# Each line names the faster step and by how much. Anomaly mode saves a Python stack for
+# every forward op, so its cost grows with the number of ops. `debug_nans` checks each jitted
+# call's outputs and re-runs the function op by op only when it finds a NaN. Keep both for
+# debugging: anomaly mode slows every op, and `debug_nans` stops a run at its first NaN.
 #
 # `checkify` works *inside* compiled code, without a re-run. It rewrites the function to
 # return an error value beside its output. PyTorch's habit is to check the result after the
@@ -1302,9 +1174,9 @@ assert 0.4 < agree_again < 0.6  # a new mask: about half the positions agree, as
 
 # %% [markdown]
 # The second mask agrees with the first on about half the positions, as the cell asserts.
-# The counter lives in `nnx.state(dropout_jax)` beside the parameters, so it can be read, saved
-# and restored. To replay dropout exactly, restore that state, or give both frameworks the same
-# masks, as the next cells do.
+# The counter lives in `nnx.state(dropout_jax)`, as a model's parameters do, so it can be
+# read, saved and restored. To replay dropout exactly, restore that state, or give both
+# frameworks the same masks, as the next cells do.
 
 # %%
 mask_stream = np.random.default_rng(0)  # one stream both frameworks read
@@ -1450,7 +1322,7 @@ for fw, same, runs in [("PyTorch", same_torch, repro_torch), ("JAX", same_jax, r
 # | record a trace | `torch.profiler.profile` → `export_chrome_trace` | `jax.profiler.trace(dir, create_perfetto_trace=True)` |
 # | view it | Perfetto | Perfetto, or XProf |
 # | count FLOPs | `FlopCounterMode`, matmul-like ops | `jit(f).lower(...).compile().cost_analysis()`, everything XLA runs |
-# | speed against the peak | FLOPs ÷ time ÷ peak | FLOPs and bytes from `cost_analysis()`, against the ridge point |
+# | speed against the peak | FLOPs ÷ time ÷ peak, or a timed matmul's rate | FLOPs and bytes from `cost_analysis()`, against the ridge point |
 # | find a NaN | `torch.autograd.detect_anomaly()` | `jax.debug_nans(True)`, `checkify` |
 # | print in compiled code | a graph break, run in Python | `jax.debug.print`, `jax.debug.breakpoint` |
 # | see graph breaks | `TORCH_LOGS="graph_breaks"`, `fullgraph=True` | none: a Python `if` on a tracer is an error |
@@ -1462,7 +1334,7 @@ for fw, same, runs in [("PyTorch", same_torch, repro_torch), ("JAX", same_jax, r
 #
 # ### Popular claims vs what you measured
 #
-# The tensor-core claim of section 1.5, judged on a GPU with bfloat16 tensor cores and
+# The tensor-core claim of section 1.4, judged on a GPU with bfloat16 tensor cores and
 # elsewhere given the reason it was not.
 
 # %%
@@ -1488,70 +1360,8 @@ display(Markdown(
 #
 # **Review questions**
 #
-# <details><summary>1. Why does float16 training need a GradScaler and bfloat16 training not?</summary>
-#
-# float16's smallest normal number is about 6e-5, so small gradients underflow; the probe
-# turned 1e-8 into 0. Scaling the loss by 2¹⁶ moves them into range. bfloat16 has float32's
-# exponent, so the same gradients are representable, only rounded more coarsely.
-# </details>
-#
-# <details><summary>2. The JAX profile lists far fewer ops per step than the PyTorch one. Why, and what would change that?</summary>
-#
-# `jax.jit` compiles the step into one XLA program and fuses elementwise chains. Eager
-# PyTorch dispatches every operator separately. `torch.compile` fuses PyTorch's step
-# similarly, and its profile shows the fused kernels.
-# </details>
-#
-# <details><summary>3. Why is XLA's FLOP count larger than FlopCounterMode's for the same forward pass?</summary>
-#
-# `FlopCounterMode` counts matmul-like ops only. `cost_analysis` counts every operation in
-# the compiled program, so it also counts the bias adds and the ReLU.
-# </details>
-#
-# <details><summary>4. A loss is finite and every gradient is NaN. Which tools find the op, in each framework?</summary>
-#
-# `torch.autograd.detect_anomaly()` names the backward op and the forward line. In JAX,
-# `jax.debug_nans(True)` raises at the primitive, and `checkify` with `nan_checks` returns the
-# error from inside `jit`. The usual cause is a derivative that is infinite where the value is
-# fine, such as `sqrt` at 0.
-# </details>
-#
-# <details><summary>5. Why is <code>torch.manual_seed(seed + rank)</code> a poor per-rank seeding, and what does JAX do instead?</summary>
-#
-# Different pairs collide: seed 0 on rank 1 equals seed 1 on rank 0. JAX derives rank keys
-# with `fold_in(key(seed), rank)`, and NumPy's `SeedSequence.spawn` does the same for PyTorch
-# generators.
-# </details>
-#
-# <details><summary>6. Why does Flax's <code>param_dtype=jnp.float32</code> matter when the compute dtype is bfloat16?</summary>
-#
-# The optimiser updates the parameters in their own dtype. In bfloat16 a weight near 1 cannot
-# change by less than about 0.004, so small updates round away. float32 master weights keep
-# them, and each forward pass casts a bfloat16 copy for the matmuls.
-# </details>
-#
-# <details><summary>7. Why does a smaller learning rate make bfloat16 storage lose more of its updates?</summary>
-#
-# An update is lost when `lr * g` is below half the rounding gap around the parameter. The
-# gap depends on the parameter alone, so a rate ten times smaller puts more updates under it.
-# Fine-tuning and the end of a decaying schedule use small rates.
-# </details>
-#
-# <details><summary>8. Two recordings of the same step rank their top ops differently. Which one is right?</summary>
-#
-# Possibly both, as records of their own runs. Read each table's line about contention
-# first. Then compare what does not move, the number and kinds of ops, and time the question
-# that matters with `course_utils.timing`.
-# </details>
-#
-# <details><summary>9. A program does 20 FLOPs per byte it moves, on a chip whose ridge point is 240. What limits it?</summary>
-#
-# Memory bandwidth: below the ridge point the chip waits for data, whatever its peak FLOP/s.
-# Raising the work per byte, with larger batches or fused ops, moves it towards the peak.
-# </details>
-#
-# The cell below asks these questions again as a self-check. Pick or type an answer and
-# press *Check*. A wrong answer gets a hint; *Show the answer* opens the answer.
+# The cell below asks this lesson's review questions: pick an answer and press *Check*, or
+# open *Show the answer* under a question.
 
 # %%
 from course_utils import quiz
