@@ -72,7 +72,6 @@ from course_utils import env
 SETUP = env.setup(one_kind=True)
 
 import copy
-import functools
 import inspect
 
 import jax
@@ -193,8 +192,7 @@ display(Markdown("\n".join(f"```python\n{inspect.getsource(cls)}```" for cls in 
 # %% [markdown]
 # The layers match. What differs is the input's layout (NCHW against NHWC), where `flatten`
 # and `reshape` put the channels, and each framework's initial weights. Each forward pass
-# checks its input's layout, since an NCHW array given to the Flax model is the port's most
-# common slip.
+# checks its input's layout, since an NCHW array given to the Flax model is an easy slip.
 #
 # The next cell builds both models. PyTorch's gets its default initialisation from a seeded
 # generator. The JAX model is built as shapes only, since section 2 gives it PyTorch's weights.
@@ -575,7 +573,7 @@ display(Markdown(full_run.table(columns, {key: ".1%" if "accuracy" in key else "
 #
 # PyTorch converts the model with `.double()`. JAX computes in float32 unless 64-bit types are
 # on. `jax.enable_x64()` turns them on inside a `with` block only; `compat.enable_x64` calls
-# it, or its older name on jax 0.7.
+# it, or `jax.experimental.enable_x64` on jax 0.7.
 
 # %%
 def float64_copy(model):  # call inside enable_x64: outside it JAX makes float32 arrays
@@ -592,62 +590,30 @@ assert_close(losses_torch_64, losses_jax_64, rtol=1e-9, atol=1e-9, name="float64
 print(f"max |PyTorch - JAX| over all {total_steps} steps: float64 {np.abs(losses_torch_64 - losses_jax_64).max():.1e}, "
       f"float32 {np.abs(losses_torch - losses_jax).max():.1e}")
 
+# %%
+fig, ax = plt.subplots(figsize=(7, 3.5))
+gaps = {"float32": np.abs(losses_torch - losses_jax), "float64": np.abs(losses_torch_64 - losses_jax_64)}
+for label, gap in gaps.items():  # the largest gap so far: it only rises; an exact 0 is drawn at 1e-18
+    ax.plot(steps, np.maximum(np.maximum.accumulate(gap), 1e-18), label=label)
+ax.set(title="|PyTorch - JAX| loss", xlabel="step", ylabel="largest difference so far", yscale="log")
+ax.legend()
+ax.grid(alpha=0.3)
+
 # %% [markdown]
 # The float64 runs agree within 10⁻⁹ at every step, so the two programs run the same
 # training, and the float32 difference is rounding: both float32 runs are correct. A real
-# bug, such as the unpermuted `fc1`, would show at the first step, in float64 too. Whose
-# rounding drifts faster? Compare each float32 run with **its own** framework's float64 run.
+# bug, such as the unpermuted `fc1`, would show at the first step, in float64 too. In the
+# figure each line only rises, and a line at 10⁻¹⁸ means equal losses so far.
 #
-# <details><summary>Why JAX's float32 run can drift faster: Adam's bias correction</summary>
+# <details><summary>Why the frameworks round differently</summary>
 #
-# The frameworks round differently because they run different code. PyTorch rounds each
-# operation's result to float32 in memory; XLA fuses operations and orders each sum its own
-# way. Adam adds one more difference. It divides its moments by `1 - b1**t` and
-# `1 - b2**t`. `torch.optim.Adam` computes them from Python floats, which are float64. Optax
-# computes them in JAX's default float type, float32 unless 64-bit types are on. With
-# `b2 = 0.999`, `1 - 0.999**t` subtracts two nearly equal numbers, so in float32 it is off by
-# about 10⁻⁵ of itself. That one scalar scales every weight's update. The next cell trains the
-# float32 JAX model once more inside `enable_x64`. Its weights and data stay float32, and the
-# bias correction becomes float64, as in PyTorch.
+# They run different code. PyTorch rounds each operation's result to float32 in memory; XLA
+# fuses operations and orders each sum its own way. Adam adds one more difference. It divides
+# its moments by `1 - b1**t` and `1 - b2**t`. `torch.optim.Adam` computes them from Python
+# floats, which are float64. Optax computes them in JAX's default float type, float32 unless
+# 64-bit types are on. With `b2 = 0.999`, `1 - 0.999**t` subtracts two nearly equal numbers,
+# so in float32 it is off by about 10⁻⁵ of itself, and that one scalar scales every update.
 # </details>
-
-# %%
-with compat.enable_x64():  # float32 weights and data; optax's bias correction becomes float64
-    model_x64_mode = nnx.clone(model_jax)
-    losses_jax_x64_mode, _ = fit_jax(model_x64_mode, "JAX float32, bias correction in float64", jnp.float32)
-    weight_dtypes = {str(a.dtype) for a in jax.tree.leaves(nnx.state(model_x64_mode, nnx.Param))}
-drift = {  # each float32 run against its own framework's float64 run, step by step
-    "PyTorch": np.abs(losses_torch - losses_torch_64),
-    "JAX": np.abs(losses_jax - losses_jax_64),
-    "JAX, float64 bias correction": np.abs(losses_jax_x64_mode - losses_jax_64),
-}
-print(f"weights {weight_dtypes}; first epoch, median |float32 - float64|: "
-      + ", ".join(f"{name} {np.median(gap[:steps_per_epoch]):.0e}" for name, gap in drift.items()))
-
-# %%
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.5))
-panels = {
-    "|PyTorch - JAX|": {"float64": np.abs(losses_torch_64 - losses_jax_64), "float32": np.abs(losses_torch - losses_jax)},
-    "each float32 run against its own float64 run": drift,
-}
-style = {"float64": dict(color="#777777"), "float32": dict(color="#7b3294"),
-         "PyTorch": dict(color=plots.COLORS["pytorch"], lw=3, alpha=0.6),  # wide, under the others
-         "JAX": dict(color=plots.COLORS["jax"], ls="--"), "JAX, float64 bias correction": dict(color="#2e7d32", ls=":")}
-for ax, (title, gaps) in zip(axes, panels.items(), strict=True):
-    for label, gap in gaps.items():  # the largest gap so far: it only rises, and 0 sits at 1e-18
-        ax.plot(steps, np.maximum(np.maximum.accumulate(gap), 1e-18), label=label, **style[label])
-    ax.set(title=title, xlabel="step", yscale="log")
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
-axes[0].set(ylabel="largest |loss difference| so far")
-fig.tight_layout()
-
-# %% [markdown]
-# Each line is the largest difference up to that step, so it only rises. On the left, the
-# float64 pair sets the floor under the float32 drift. On the right, a lower line stayed
-# closer to exact arithmetic. Where JAX's line lies above PyTorch's and the float64 bias
-# correction brings it down, optax's float32 scalar explains the gap. Training amplifies any
-# rounding, so in a long run all three lines can meet.
 #
 # ## 5. How fast is a training step?
 #
@@ -760,26 +726,18 @@ def split_merge_variant(device):
     return k_steps
 
 
-graphdef = fresh_state()[0]  # the same structure for every fresh state
+def scan_variant(unroll, device):  # all K steps in one compiled program
+    graphdef, state = fresh_state(device)
+    Xs, ys = jax.device_put((Xs_jax, ys_jax), device)
 
-
-def fused_steps(unroll):  # K steps in one compiled program
-    def body(state, batch):
+    def body(state, batch):  # the carry is the state; the scan stacks the losses
         return pure_step(graphdef, state, *batch)
 
-    return jax.jit(lambda state, Xs, ys: jax.lax.scan(body, state, (Xs, ys), unroll=unroll), donate_argnums=0)
-
-
-fused = {"rolled": fused_steps(1), "unrolled": fused_steps(True)}
-
-
-def scan_variant(kind, device):
-    state = fresh_state(device)[1]
-    Xs, ys = jax.device_put((Xs_jax, ys_jax), device)
+    fused = jax.jit(lambda state, Xs, ys: jax.lax.scan(body, state, (Xs, ys), unroll=unroll), donate_argnums=0)
 
     def k_steps():
         nonlocal state
-        state, losses = fused[kind](state, Xs, ys)
+        state, losses = fused(state, Xs, ys)
         return losses
 
     return k_steps
@@ -809,7 +767,7 @@ framework = {
 if S.jax_eager:
     framework["JAX eager"] = nnx_jit_variant(eager_step_nnx)
 levers = {"JAX jax.jit split/merge": split_merge_variant(alone),
-          "JAX lax.scan": scan_variant("rolled", alone), "JAX lax.scan unrolled": scan_variant("unrolled", alone)}
+          "JAX lax.scan": scan_variant(1, alone), "JAX lax.scan unrolled": scan_variant(True, alone)}
 timed = dict(rtol=1e-4, atol=1e-5, target_s=S.target_s)
 if SETUP.alone_kind == SETUP.compared_kind:  # one device kind: one comparison, one table
     throughput = jax_levers = timing.compare(framework | levers, baseline="PyTorch eager", **timed)
@@ -827,24 +785,14 @@ for where, c in runs.items():
     display(Markdown(f"**{where}**: one call runs {K} training steps, batch {S.batch_size}"), c)
 
 # %% [markdown]
-# Each time is one call of `K` steps, and the speed column compares it with the first row. The
-# first-call column includes tracing and compiling. `torch.compile`'s two modes share
-# Inductor's caches, so the mode compiled second can pay much less. The figure shows the same
-# medians on a log axis, so that one slow variant leaves the others readable.
-
-# %%
-fig, axes = plt.subplots(len(runs), 1, figsize=(9, 1.5 + 0.45 * sum(len(c.measurements) for c in runs.values())),
-                         squeeze=False)
-for ax, (where, c) in zip(axes[:, 0], runs.items(), strict=True):
-    plots.timing_bars(c, ax=ax, title=f"{K} training steps per call, {where}",
-                      baseline=c.baseline, log=True)  # a log axis: each median is a point
-fig.tight_layout()
-
-# %% [markdown]
-# Each verdict divides two variants' times round by round. Round *i* timed every variant
-# once, back to back, so load that hit both cancels in the ratio. One rule turns the ratios
-# into a word, and `docs/VERDICTS.md` states it with its reasons. The fair pairs change one
-# thing at a time:
+# Each time is one call of `K` steps. The speed column is the median of each round's ratio to
+# the first row, so it need not equal the ratio of two medians. The first-call column
+# includes tracing and compiling. `torch.compile`'s two modes share Inductor's caches, so
+# the mode compiled second can pay much less.
+#
+# Each verdict reads the same per-round ratios: load that hit both variants in a round
+# cancels in their ratio. One rule turns the ratios into a word, and `docs/VERDICTS.md`
+# states it with its reasons. The fair pairs change one thing at a time:
 
 # %%
 on_both, on_alone = SETUP.compared_kind.upper(), SETUP.alone_kind.upper()
@@ -877,12 +825,11 @@ from torch._dynamo.utils import counters
 print("reduce-overhead sets:", torch._inductor.list_mode_options("reduce-overhead"))
 print(f"CUDA-graph captures skipped so far: {counters['inductor']['cudagraph_skips']}")
 
-
 # %% [markdown]
-# The mode only switches on CUDA graphs, which record a GPU's kernel launches once and
-# replay them with one launch. They exist for CUDA tensors alone. Where Inductor skips them,
-# as on any CPU, `reduce-overhead` compiles the same code as the default mode. On a GPU it
-# can help small models, at the cost of extra memory for the graphs.
+# The mode sets one option, for CUDA graphs, which record a GPU's kernel launches once and
+# replay them with one launch. They exist for CUDA tensors alone. On a CPU Inductor skips
+# them, as the counter shows, so the mode cannot remove launches there. On a GPU it can help
+# small models, at the cost of extra memory for the graphs.
 #
 # ### 5.3 `lax.scan`: one program for K steps
 #
@@ -890,34 +837,11 @@ print(f"CUDA-graph captures skipped so far: {counters['inductor']['cudagraph_ski
 # loop for a training step: Dynamo unrolls a Python loop into one long graph. So this
 # comparison is JAX's alone, and its verdict is above. On XLA's CPU backend, a convolution
 # inside a loop body can miss the fast library kernel that straight-line code gets
-# ([jax-ml/jax#12868](https://github.com/jax-ml/jax/issues/12868)). The next cell times the
-# gradients of `conv2` alone, rolled and unrolled over four batches:
-
-# %%
-def conv2_out(kernel, x):  # conv2 without its bias, written with lax
-    return jax.lax.conv_general_dilated(x, kernel, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
-
-
-def conv2_grads(unroll):  # conv2's gradients, one batch per scan step
-    def body(kernel, x):
-        return kernel, jax.grad(lambda k, x: conv2_out(k, x).sum(), argnums=(0, 1))(kernel, x)
-
-    return jax.jit(lambda kernel, xs: jax.lax.scan(body, kernel, xs, unroll=unroll)[1])
-
-
-acts = nnx.relu(model_jax.conv1(Xs_jax[:4].reshape(-1, 8, 8, 1))).reshape(4, -1, 8, 8, 16)  # conv2's inputs
-kernel2, acts = jax.device_put((model_jax.conv2.kernel[...], acts), alone)
-conv = timing.compare({f"{kind} scan": functools.partial(conv2_grads(u), kernel2, acts)
-                       for kind, u in (("rolled", 1), ("unrolled", True))}, rounds=5)
-rolled, unrolled = (conv.measurements[f"{kind} scan"].median for kind in ("rolled", "unrolled"))
-print(f"{SETUP.alone_label}, conv2's gradients on 4 batches: rolled {timing.format_seconds(rolled)}, "
-      f"unrolled {timing.format_seconds(unrolled)}; the rolled scan takes {conv.speedup('unrolled scan'):.1f}x as long")
-
-# %% [markdown]
-# Unrolling turns the loop back into straight-line code, at the price of a longer compile
-# (the first-call column). On GPUs and TPUs the rolled scan is the usual way to fuse steps.
-# Measure before fusing. Here are this run's speeds in steps per second, beside the full
-# runs':
+# ([jax-ml/jax#12868](https://github.com/jax-ml/jax/issues/12868)). Unrolling turns the loop
+# back into straight-line code, at the price of a longer compile (the first-call column). On
+# GPUs and TPUs the rolled scan is the usual way to fuse steps. Measure before fusing.
+#
+# Here are this run's speeds in steps per second, beside the full runs':
 
 # %%
 run_result.update({f"steps/s, {name}": K / m.median for name, m in throughput.measurements.items()})
@@ -925,15 +849,25 @@ if jax_levers is not throughput:
     run_result.update({f"steps/s, {name}, {SETUP.alone_label}": K / m.median for name, m in jax_levers.measurements.items()})
 run_result.update({"JAX's levers ran on": SETUP.alone_kind, "torch.compile claim (000)": compile_verdict.verdict,
                    "timed rounds": "contended" if throughput.contention.contended else "quiet"})
+
+
+def speeds_if_quiet(result):  # a contended run's speeds measure its load, not the frameworks
+    if result.get("timed rounds") != "contended":
+        return result
+    return {key: value for key, value in result.items() if not key.startswith("steps/s")}
+
+
+shown = columns[:1] + [(heading, speeds_if_quiet(result)) for heading, result in columns[1:]]
 keys = dict.fromkeys(key for _, result in columns for key in result)  # every run's, this run's first
 speed_rows = {key: ",.0f" for key in keys if key.startswith("steps/s")}
 speed_rows |= {key: "" for key in keys if isinstance(run_result.get(key), str)}
-display(Markdown(full_run.table(columns, speed_rows)))
+display(Markdown(full_run.table(shown, speed_rows)))
 if not S.smoke:
     print("saved:", full_run.save("04_training_loop", run_result, env.report().info))
 
 # %% [markdown]
-# A full run of this lesson saves its own column as `build/full-runs/04_training_loop.json`.
+# A shipped run whose timed rounds were contended shows its verdict but not its speeds. A full
+# run of this lesson saves its own column as `build/full-runs/04_training_loop.json`.
 #
 # ## 6. Memory of one training step
 #
@@ -945,10 +879,6 @@ if not S.smoke:
 #   and free.
 #
 # Memory decides the largest model or batch that fits, and article 004 claims JAX needs less.
-# The frameworks allocate in opposite ways. PyTorch allocates each tensor when an operation
-# produces it and frees it with its last reference, so its peak has to be observed. XLA
-# decides every buffer of a compiled program ahead of time, so JAX can report its plan before
-# anything runs.
 #
 # PyTorch first. One step creates the gradients and Adam's moments; the profiler then records
 # a second step's allocations:
@@ -1028,78 +958,18 @@ reused = sum(a.unsafe_buffer_pointer() in old_addresses for a in jax.tree.leaves
 print(f"{SETUP.alone_label}, after one donated step: {sum(a.is_deleted() for a in old_leaves)} of the "
       f"{len(old_leaves)} input arrays are deleted; {reused} of the new state's arrays reuse their buffers")
 
-
 # %% [markdown]
 # Donated inputs are deleted, so the caller must use the returned state from then on. For a
 # state of a few hundred KiB the saving is small. In a large model the parameters and Adam's
 # moments can take gigabytes, and a second copy of them is what donation avoids.
 #
-# ### 6.1 What `jax.clear_caches()` frees
-#
-# A PyTorch user short of GPU memory calls `torch.cuda.empty_cache()`, which returns the
-# caching allocator's unused blocks to the driver. The JAX function with a similar name does
-# something else. `jax.clear_caches()` drops compiled programs and tracing caches. It frees no
-# arrays:
-
-# %%
-def live_bytes():  # every live JAX array on SETUP.jax_alone
-    return sum(a.nbytes for a in jax.live_arrays() if alone in a.devices())
-
-
-before = live_bytes()
-jax.clear_caches()
-print(f"{SETUP.alone_label}, live arrays: {memory.format_bytes(before)} before clear_caches, "
-      f"{memory.format_bytes(live_bytes())} after")
-
-# %% [markdown]
-# The live arrays are untouched: only dropping the last reference to an array frees it. What
-# the call did drop shows on the next call of a jitted function: it compiles again. JAX
-# reports each compilation as a monitoring event, so a listener can count them:
-
-# %%
-compile_events = []
-jax.monitoring.register_event_duration_secs_listener(  # called with each event's name and duration
-    lambda event, seconds, **kwargs: compile_events.append(event) if event.endswith("backend_compile_duration") else None)
-model_c, optimizer_c = nnx_on(alone)  # its own small programs compile here
-x_c, y_c = jax.device_put(batches_jax[0], alone)
-for when in ("the first training step after clear_caches", "the next training step"):
-    counted = len(compile_events)
-    train_step_nnx(model_c, optimizer_c, x_c, y_c)
-    print(f"{SETUP.alone_label}, {when}: {len(compile_events) - counted} compilation(s)")
-
-# %% [markdown]
-# The first step after `clear_caches` compiled, and the next one reused the program.
-# `timing.no_recompile` turns such a count into an error that names the function. It also
-# switches on Dynamo's `error_on_recompile` for `torch.compile`. Here it catches the
-# recompile on purpose:
-
-# %%
-jax.clear_caches()
-with expect_error(timing.RecompilationError):
-    with timing.no_recompile("the first training step after jax.clear_caches()"):
-        train_step_nnx(model_c, optimizer_c, x_c, y_c)
-
-# %% [markdown]
-# To give device memory back, drop the references to arrays. To give compile memory back,
-# call `jax.clear_caches()`. When memory keeps growing, `jax.live_arrays()` lists every array
-# still alive: the place to look for a forgotten list of per-step losses or an old state.
-#
-# ### 6.2 "JAX uses 18 % less memory"
+# ### 6.1 "JAX uses 18 % less memory"
 #
 # Article 004 reports that fine-tuning GPT-2 (124M parameters) on 4×A100 used 18 % less memory
 # in JAX than in PyTorch. This lesson cannot test that. GPT-2 small has about 3,200 times this
 # CNN's parameters, and the table's two frameworks are measured by different methods: a
 # compile-time plan against observed allocations. The claims table below records the claim
 # as not testable here.
-#
-# <details><summary>What a test of the 18 % claim would need</summary>
-#
-# The same GPT-2 in both frameworks, with the same sequence length, batch, precision,
-# optimiser and activation checkpointing; the same parallel layout on the same GPUs; JAX with
-# `XLA_PYTHON_CLIENT_PREALLOCATE=false` and donated state; and the allocators' peak counters
-# (`peak_bytes_in_use`, `torch.cuda.max_memory_allocated`). By default JAX reserves 75 % of a
-# GPU at start-up, which `nvidia-smi` reports as used, so `nvidia-smi` cannot judge it.
-# </details>
 #
 # ## Summary
 #
@@ -1115,18 +985,12 @@ with expect_error(timing.RecompilationError):
 # | reuse memory | in-place updates | `donate_argnums` |
 # | memory of a step | `torch.profiler`, `torch.cuda.max_memory_allocated` | `compiled.memory_analysis()`, `memory_stats()` |
 #
-# Both frameworks compile on request: `torch.compile` in one, `jax.jit` or `nnx.jit` in the
-# other. JAX loops inside a program with `lax.scan` rather than in Python. It reuses memory
-# by giving buffers away explicitly rather than by writing into them in place.
-#
 # **Popular claims vs what you measured**, computed from the measurements above:
 
 # %%
-jax_plan = next(r for r in memory_reports if r.label == "JAX step, state donated").peak_bytes
-torch_seen = next(r for r in memory_reports if r.label == "PyTorch eager step").peak_bytes
 memory_verdict = claims.not_testable(
     "train-memory", "this CNN is thousands of times smaller than GPT-2, and its two numbers come from "
-    f"different methods (JAX plan / PyTorch profiler = {jax_plan / torch_seen:.2f}); 6.2 lists what a test needs")
+    "different methods")
 same_cnn = claims.fact("same-cnn", flat_torch == flat_jax,
                        f"flatten sizes at 28×28: PyTorch {flat_torch[28]}, Flax {flat_jax[28]}")
 table = [(f"{v.claim.text} ({v.claim.source})", v.explanation, v.verdict)
@@ -1144,7 +1008,6 @@ display(Markdown("| claim (source) | measured here | verdict |\n|---|---|---|\n"
 #   which a CPU does not have (5.2).
 # - *"Fusing steps with `lax.scan` is always faster."* On XLA's CPU backend a convolution
 #   inside a loop body can be far slower (5.3).
-# - *"`jax.clear_caches()` frees device memory."* It frees compiled programs; arrays stay (6.1).
 # - *"Donation always lowers the peak."* It lets the new state reuse the old buffers; whether
 #   the planned peak falls depends on XLA's other buffers (section 6).
 #

@@ -233,7 +233,7 @@ def params_kept():
         for name in ("kernel", "bias"):
             value = getattr(getattr(model, layer), name)
             assert isinstance(value, nnx.Param), (
-                f"JAX: {layer}.{name} is a {type(value).__name__}, not an nnx.Param. Assigning "
+                f"JAX: {layer}.{name} is a plain {type(value).__name__}, not an nnx.Param. Assigning "
                 f"`module.{name} = array` (PyTorch's `module.weight = nn.Parameter(...)` habit) replaced "
                 "the Param, so the optimiser no longer sees it and that layer never trains"
             )
@@ -410,8 +410,7 @@ check(
     after_two,
     rtol=0,
     atol=0.01 * lr,
-    hint="in PyTorch, clear the old gradients before backward(): otherwise the second step's "
-    "gradients add to the first step's",
+    hint="in PyTorch, call optimizer.zero_grad() once per step, before backward()",
     crash_hint=train_step_crash,
 )
 check(

@@ -369,7 +369,7 @@ WRONG = {
         ("the biases not copied", NO_BIASES, "every weight and every bias"),
     ],
     "train-step": [
-        ("PyTorch forgets zero_grad", NO_ZERO_GRAD, "clear the old"),
+        ("PyTorch forgets zero_grad", NO_ZERO_GRAD, "once per step, before backward()"),
         (
             "JAX: integer labels to the one-hot loss",
             JAX_ONE_HOT_LOSS,
