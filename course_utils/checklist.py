@@ -136,7 +136,7 @@ def stepwise_port(
     ``example`` is a batch in PyTorch's layout whose leading (batch) axis is
     split over ``devices`` in the last step (default: every accelerator
     :func:`course_utils.meshes.accelerators` sees, else every CPU device); both
-    models must be in eval mode. Later steps are skipped once one fails.
+    models must be in eval mode. Steps 3 and 4 are skipped once an earlier step fails.
     """
     import jax
 
@@ -492,9 +492,11 @@ def dynamic_shapes(
     detail = (
         f"{shapes} input shapes: jax.jit compiled {_count(compiles, 'time')} "
         f"(first calls {1e3 * min(firsts):.0f}–{1e3 * max(firsts):.0f} ms), "
-        f"torch.compile captured {_count(len(graphs), 'graph')} "
-        "(from the second size on, one graph with a dynamic size serves them all)."
+        f"torch.compile captured {_count(len(graphs), 'graph')}"
     )
+    if len(graphs) < shapes:
+        detail += " (from the second size on, one graph with a dynamic size serves them all)"
+    detail += "."
     status = "warn" if compiles >= shapes > 1 else "pass"
     if status == "warn":
         detail += " Pad or bucket the shapes to bound JAX's compilations."

@@ -59,7 +59,7 @@ SIZES = {  # name: (full, smoke)
     "d_model": (64, 32),  # width of the transformer block
     "bench_s": (1.0, 0.2),  # seconds per timed comparison
     "dropout_draws": (2000, 200),  # masks drawn to compare dropout statistics
-    "n_lengths": (4, 2),  # new sequence lengths fed to the MVP checklist
+    "n_lengths": (4, 3),  # new sequence lengths fed to the MVP checklist
 }
 
 # %%
@@ -540,7 +540,7 @@ assert abs(kept_torch.mean().item() - float(kept_jax.mean())) < 0.01
 # <details><summary>Switching modes: in place, or a view</summary>
 #
 # `.train()` and `.eval()` switch a module in place in both frameworks, so a loop that forgets
-# `.train()` after an evaluation trains on without dropout, silently. Flax 0.12 adds a view:
+# `.train()` after an evaluation trains on without dropout, silently. Newer Flax adds a view:
 # `nnx.view(model, deterministic=True, use_running_average=True, raise_if_not_found=False)`
 # returns the module in evaluation mode, holding the very same arrays, and leaves `model` as it
 # was. Without the last argument it raises on a model that lacks Dropout or BatchNorm, as both of
@@ -709,7 +709,7 @@ for name, value in wrong.items():
 # %% [markdown]
 # None of the three raises, and each gives a plausible-looking number. A softmax fed into a
 # cross-entropy is normalised twice. Its inputs lie between 0 and 1, so with ten classes the loss
-# stays between about 1.4 and 2.5 whatever the model predicts, and its gradients are small.
+# stays between about 1.5 and 2.5 whatever the model predicts, and its gradients are small.
 # `nll_loss` on raw logits just picks the negated logit of the true class, so it can go negative.
 # The sum is the right loss times the batch size, and so is every gradient: the effective learning
 # rate grows with the batch. The exercise `cross-entropy` asks for a JAX loss that matches
@@ -790,8 +790,8 @@ for step, out in steps.items():
 
 # %% [markdown]
 # Step 4 runs the same compiled forward on sharded data. It is cheap to write, but the program
-# that runs is a different program, so prove it. The same code runs on sharded inputs, and the
-# compiler inserts the communication.
+# that runs is a different program, so prove it. Each device computes its own share of the
+# examples, so this forward pass needs no communication.
 #
 # A `mesh` names the devices' axis `'data'`. `NamedSharding(mesh, PartitionSpec("data"))` splits
 # the batch's leading axis along it, and `PartitionSpec()`, which names no axis, replicates the
@@ -816,8 +816,8 @@ print(f"4. sharded over {len(DEVICES)} {DEVICES[0].platform.upper()} devices: "
 # The output came back split along `'data'`, like the input, and equal to PyTorch's. Neither
 # compiling nor splitting the batch changed the function.
 #
-# Equal outputs under sharding do not yet prove that training is equal. The backward pass adds
-# its own collective: each device's gradient is a partial sum over its share of the batch, and
+# Equal outputs under sharding do not yet prove that training is equal. The backward pass needs
+# one collective: each device's gradient is a partial sum over its share of the batch, and
 # XLA inserts the all-reduce that adds them up. So step 4 ends with one SGD step on the block,
 # compared with PyTorch's step on one device.
 
@@ -877,8 +877,8 @@ print(f"sharded training step: {len(grads_step_torch)} gradients and the updated
 # time, with the same pattern.
 #
 # `checklist.stepwise_port` runs the same four steps on any pair of models and prints one line
-# per step; it stops at the first step that fails. Its step 4 checks the sharded forward pass.
-# Here it checks lesson 04's CNN, whose images need `to_jax=data.nchw_to_nhwc`.
+# per step; it skips steps 3 and 4 once an earlier step fails. Its step 4 checks the sharded
+# forward pass. Here it checks lesson 04's CNN, whose images need `to_jax=data.nchw_to_nhwc`.
 
 # %%
 steps_cnn = checklist.stepwise_port(cnn_torch, cnn_jax, X, to_jax=data.nchw_to_nhwc, devices=DEVICES)
@@ -889,7 +889,7 @@ assert steps_cnn.ok
 #
 # The source articles close with a checklist to run before switching frameworks.
 # `checklist.mvp_checklist` runs it on a pair of models that compute the same function and prints
-# one line per check. Each check is one call you already know:
+# one line per check. Each check is one call:
 #
 # | check | what it runs |
 # |---|---|
