@@ -34,9 +34,8 @@
 #    `torchrun`, proven by their loss curves;
 # 3. checkpoint, export and port the model in both frameworks, each proven exactly.
 #
-# The model, the data and the training step are lesson 11's, imported from `course_utils.gpt`,
-# where that lesson's code is saved. The sharding, checkpoint and export code this lesson
-# teaches is written on the page, and saved there too.
+# The model, the data and the training step are lesson 11's, imported from `course_utils.gpt`.
+# The sharding, checkpoint and export code this lesson teaches is written on the page.
 
 # %%
 # Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),
@@ -85,6 +84,7 @@ import inspect
 import io
 import re
 import tempfile
+import time
 from pathlib import Path
 
 import jax
@@ -101,7 +101,7 @@ from jax.sharding import PartitionSpec as P
 from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
 from torch.nn import functional as F
 
-from course_utils import claims, compat, config, gpt, memory, meshes, peaks, timing
+from course_utils import claims, compat, config, gpt, meshes, peaks, timing
 from course_utils.distributed import launch, torch_gpt
 from course_utils.gpt.checkpoint import one_process
 from course_utils.gpt.model import GPTConfig
@@ -114,14 +114,13 @@ print(env.report().line())
 print(SETUP.rule)
 
 # %% [markdown]
-# The first line records versions, devices, precision and smoke mode; the second is the
-# course's device rule. Comparisons run both frameworks on one kind of device. What measures
-# JAX alone, here the step read against the hardware in section 2, runs on the accelerator
-# when there is one.
+# The first line records versions, devices, precision and smoke mode. The second is the
+# course's device rule: comparisons run both frameworks on one kind of device, and the step
+# read against the hardware in section 2 runs on the accelerator when there is one.
 #
-# The model and the data are lesson 11's. `make_gpt_pair` builds a `TorchGPT` and an `NNXGPT`
-# with the same initial weights, through lesson 11's converter. `gpt.train.jax_step` is lesson
-# 11's pure step, `(params, opt_state, x, y) -> (params, opt_state, loss)`, with AdamW.
+# `make_gpt_pair` builds a `TorchGPT` and an `NNXGPT` with the same initial weights.
+# `gpt.train.jax_step` is lesson 11's pure step with AdamW,
+# `(params, opt_state, x, y) -> (params, opt_state, loss)`.
 
 # %%
 corpus = gpt.data.load_corpus()
@@ -133,9 +132,8 @@ model_torch, model_jax = gpt.convert.make_gpt_pair(cfg, seed=0)  # the same init
 model_torch = model_torch.to(torch_dev)
 graphdef, params_jax, rest_jax = nnx.split(model_jax, nnx.Param, ...)  # structure, parameters, the rest
 tx = gpt.train.jax_adamw()
-jit_step = jax.jit(gpt.train.jax_step(graphdef, rest_jax, tx), donate_argnums=(0, 1))
 order = gpt.data.batch_order(len(train_ids), S.block_size, S.batch, 8, seed=0)
-x_np, y_np = gpt.data.windows(train_ids, order[0], S.block_size)
+x_np, _ = gpt.data.windows(train_ids, order[0], S.block_size)
 print(cfg)
 
 # %% [markdown]
@@ -148,35 +146,23 @@ print(cfg)
 # - PyTorch's counterpart is regional compilation: `torch.compile` applied to the repeated
 #   block.
 #
-# Lesson 11 claimed that the scanned model's compile time barely grows with depth. That is a
-# measurement to make. The cell compiles the forward pass of the lesson's model and of one with
-# `scan_layers` blocks, twice each, alternating, so that neither depth always goes first. Each
-# compile is the first call of a new function in a new `jax.jit`, so nothing compiled before
-# stands in for it. JAX's persistent compilation cache, which could read a program back from
-# disk, is switched off for these calls.
+# Lesson 11 claimed that the scanned model's compile time barely grows with depth. The cell
+# measures it. It compiles the forward pass of the lesson's model and of one with `scan_layers`
+# blocks, twice each, alternating. Each compile is the first call of a new `jax.jit`, with
+# JAX's persistent compilation cache off, so nothing compiled before stands in for it.
 
 # %%
-# JAX: the first call (trace + lower + compile) of the scanned forward pass, two depths
+# JAX: the first call (trace + lower + compile + run) of the scanned forward pass, two depths
 deep_jax = gpt.model.NNXGPT(GPTConfig(**{**cfg.__dict__, "n_layers": S.scan_layers}), rngs=nnx.Rngs(0))
-depths = (cfg.n_layers, S.scan_layers)
-split_models = dict(zip(depths, (nnx.split(model_jax, nnx.Param, ...), nnx.split(deep_jax, nnx.Param, ...)),
-                        strict=True))
-
-
-def fresh_forward(n_layers):  # a new function in a new jax.jit, and the parameters to call it with
-    g, p, r = split_models[n_layers]
-    r = nnx.to_pure_dict(r)
-    return jax.jit(lambda p, tokens: nnx.merge(g, p, r)(tokens)), p
-
-
-scan_calls = {}
-for i, n in enumerate((depths[0], depths[1], depths[1], depths[0])):  # alternating
-    fn, params = fresh_forward(n)
-    scan_calls[f"{n} layers, call {i + 1}"] = lambda fn=fn, params=params: fn(params, x_np)
+depths, first_s = (cfg.n_layers, S.scan_layers), {}
 with timing.jax_persistent_cache_off():
-    scan_timing = timing.compare(scan_calls, check=False, target_s=0.02)  # first calls timed one by one
-firsts = {name: m.first_call_s for name, m in scan_timing.measurements.items()}
-first_s = {n: min(t for name, t in firsts.items() if name.startswith(f"{n} layers")) for n in depths}
+    for model in (model_jax, deep_jax, deep_jax, model_jax):  # alternating
+        g, p, r = nnx.split(model, nnx.Param, ...)
+        r = nnx.to_pure_dict(r)
+        forward = jax.jit(lambda p, tokens, g=g, r=r: nnx.merge(g, p, r)(tokens))  # a new jit: nothing cached
+        start = time.perf_counter()
+        jax.block_until_ready(forward(p, x_np))
+        first_s[model.cfg.n_layers] = min(first_s.get(model.cfg.n_layers, np.inf), time.perf_counter() - start)
 print(f"scanned forward pass, first call: {depths[0]} layers {first_s[depths[0]]:.2f} s, {depths[1]} layers "
       f"{first_s[depths[1]]:.2f} s ({first_s[depths[1]] / first_s[depths[0]]:.1f}x for "
       f"{depths[1] / depths[0]:.0f}x the layers)")
@@ -187,10 +173,9 @@ print(f"scanned forward pass, first call: {depths[0]} layers {first_s[depths[0]]
 # stacked arrays, not the program. A ratio near 1 says depth cost little here. In smoke mode the
 # deep model is only a few layers deeper, which checks the path more than the depth.
 #
-# PyTorch's counterpart is *regional compilation*: `torch.compile` applied to the repeated
-# block, `for block in model.blocks: block.compile()`, rather than to the whole model. Dynamo
-# and Inductor then compile one block and reuse its code for every layer of the same shapes.
-# The lesson does not time it; the point is the same on both sides.
+# PyTorch's counterpart is *regional compilation*: `for block in model.blocks: block.compile()`
+# instead of compiling the whole model. Inductor then compiles one block and reuses its code
+# for every layer of the same shapes. The lesson does not time it.
 #
 # ## 2. The training step, made fast
 #
@@ -199,14 +184,12 @@ print(f"scanned forward pass, first call: {depths[0]} layers {first_s[depths[0]]
 #   eager, round by round.
 # - Variants: PyTorch eager, `torch.compile` of the whole step, bfloat16 autocast, the
 #   `jax.jit` step with donated state, and the same step with an NNX bfloat16 compute dtype.
-# - Every verdict comes from paired rounds, on one device kind, with the method named.
 # - JAX's model FLOP/s read against the device's published peak, the MFU, or else against a
 #   matmul timed on it.
 #
 # Each variant copies the initial weights, makes a fresh optimiser, and returns a function that
-# runs the `k_steps` steps. The first call of every variant starts from the same state, so
-# `timing.compare` checks that their first losses agree before it times anything. The
-# tolerance, a relative 3 %, is wide enough for bfloat16.
+# runs the `k_steps` steps. So every first call starts from the same state, and
+# `timing.compare` checks that their first losses agree, within a relative 3 % for bfloat16.
 
 # %%
 K = S.k_steps
@@ -286,13 +269,9 @@ display(Markdown("\n".join(rows) + f"\n\n{K} steps of {S.batch}×{S.block_size} 
 
 # %% [markdown]
 # The speed column is the median of the per-round ratios, the statistic every verdict reads.
-# The first-call column includes whatever compiling a variant does: Dynamo's tracing and
-# Inductor's code generation under `torch.compile`, XLA's compilation for the two `jax.jit`
-# variants, nothing for eager. Both compilers start cold: Inductor in an empty cache directory
-# and JAX's persistent cache off. `torch.compile` also checks the guards
-# Dynamo recorded before every call. A guard that fails, such as a new batch shape or a
-# learning rate passed as a changing Python float, compiles again, which is why a compiled
-# PyTorch step is usually given its learning rate as a tensor.
+# The first-call column includes the compiling: Dynamo and Inductor under `torch.compile`, XLA
+# for the two `jax.jit` variants, nothing for eager. Both compilers start cold: Inductor in an
+# empty cache directory and JAX's persistent cache off.
 #
 # Which differences are real? `claims.faster` applies the course's one rule to the paired
 # rounds: a verdict only when the interval of the median ratio clears 1, and none from a busy
@@ -312,15 +291,16 @@ print(f"first call, compile included: {', '.join(f'{n} {timing.format_seconds(t)
 
 # %% [markdown]
 # The second pairing is the framework comparison: both sides compile forward, backward and
-# AdamW, from the same weights and batches, on one device kind. Lesson 04 judges the published
-# claim about `torch.compile` on its own workload, and the two need not agree. The third line
-# says what bfloat16 did for JAX's step. On a CPU without bfloat16 matrix units it need not be
-# faster at all: the matmuls convert to float32 inside, and the casts cost time. On a GPU with
-# bfloat16 tensor cores or a TPU, the same two lines of code are the main lever.
+# AdamW, from the same weights and batches, on one device kind. This step is tiny, so the gap
+# between the two compilers need not hold for a larger model; lesson 04 measures
+# `torch.compile` on its own workload. The third line and the autocast row say what bfloat16
+# did. On a CPU without bfloat16 matrix units it need not be faster at all: the matmuls convert
+# to float32 inside, and the casts cost time. On a GPU with bfloat16 tensor cores or a TPU,
+# bfloat16 is the main lever.
 #
 # The last line compares the compilers' one-time costs, each paid once per shape. On the next
-# run of the same step, Inductor's cache, on by default, skips its code generation, and JAX's
-# persistent cache does the same for XLA.
+# run, Inductor's cache, on by default, skips its code generation, and JAX's persistent cache
+# does the same for XLA.
 #
 # **The step against the hardware.** A speed means little on its own. The cell times the jitted
 # step on `SETUP.jax_alone`, the accelerator when there is one. The FLOPs of a step come from
@@ -355,39 +335,6 @@ print(f"FLOPs of one step: {step_flops / 1e6:.1f} M by PaLM's formula, {xla_flop
 # the width, the batch and the context; large runs reach 40 % or more. A CPU has no published
 # peak and so no MFU: the line reads the model's FLOP/s against a matmul timed now, a yardstick
 # that a busy machine lowers and a training step may beat.
-#
-# **Memory of one step.** No one tool measures both frameworks the same way, so each number
-# names its method.
-
-# %%
-mem_model_torch = copy.deepcopy(model_torch)
-mem_optimizer_torch = gpt.train.torch_adamw(mem_model_torch)
-gpt.train.torch_step(mem_model_torch, mem_optimizer_torch, *timed_torch[0])  # AdamW state and .grad exist now
-mem_state = jax.tree.map(jnp.copy, (params_jax, tx.init(params_jax)))
-compiled_jit_step = jit_step.lower(*mem_state, *timed_jax[0]).compile()
-memory_reports = [
-    memory.torch_profiler_memory(lambda: gpt.train.torch_step(mem_model_torch, mem_optimizer_torch, *timed_torch[0]),
-                                 resident=(mem_model_torch, mem_optimizer_torch, timed_torch[0]),
-                                 label="PyTorch eager step", device=torch_dev.type),
-    memory.xla_memory(compiled_jit_step, "JAX jit step, donated"),
-]
-display(Markdown(memory.table(memory_reports)))
-state_bytes = memory.tree_bytes(mem_state)
-temporaries = compiled_jit_step.memory_analysis().temp_size_in_bytes  # what memory.xla_memory reads
-print(f"parameters + AdamW state: {memory.format_bytes(state_bytes)}; XLA's temporaries {temporaries / state_bytes:.1f}x that")
-
-# %% [markdown]
-# For JAX, `compiled.memory_analysis()` reads XLA's plan for the compiled step, known before it
-# runs. It counts the inputs and outputs, the donated state once, plus temporaries: the
-# activations kept for the backward pass and the gradients. For PyTorch, the profiler records
-# what the step allocated above what was already alive. A plan and a trace of allocations are
-# different methods, so the two peaks are not compared.
-#
-# The state is three float32 copies of the weights: parameters and AdamW's two moments.
-# Activations grow with the batch and, through the attention scores, with the square of the
-# context; the state does not. That is why long contexts are limited by memory. The first
-# levers at scale are fused attention and rematerialisation: recomputing activations in the
-# backward pass instead of keeping them (`jax.checkpoint`, `torch.utils.checkpoint`).
 #
 # ## 3. Fused attention
 #
@@ -460,14 +407,13 @@ print(claims.compact({fw: claims.faster(attention_timing, hand, fused) for fw, (
 # `1/√head_dim` is their default. Neither returns the attention weights, which is the point: a
 # function that returned them would have to store them.
 #
-# What runs underneath differs. On a CPU, PyTorch dispatches the fused call to its own C++
-# kernel, a loop over blocks of keys. JAX's call with `implementation=None` lowers to plain
-# XLA operations much like the hand-written ones, on every backend. So a difference between
-# the JAX pair comes from the operations XLA is given, not from a fused kernel. The fused
-# kernels are written above all for GPUs, where never writing the scores to memory lets long
-# contexts fit. There PyTorch picks such a kernel by itself, and JAX's call takes
-# `implementation="cudnn"`. Lesson 11's model keeps the hand-written attention, because it
-# reads like the maths and the KV cache extends it.
+# What runs underneath differs. On a CPU, PyTorch runs its own fused C++ kernel. JAX's call
+# with `implementation=None` lowers to plain XLA operations much like the hand-written ones,
+# on every backend. So a difference between the JAX pair comes from the operations XLA is
+# given, not from a fused kernel. The fused kernels are written above all for GPUs, where
+# never writing the scores to memory lets long contexts fit. There PyTorch picks such a kernel
+# by itself, and JAX's call takes `implementation="cudnn"`. Lesson 11's model keeps the
+# hand-written attention, because the KV cache extends it.
 #
 # ## 4. Sampling fast: the KV cache and a compiled decode loop
 #
@@ -478,8 +424,7 @@ print(claims.compact({fw: claims.faster(attention_timing, hand, fused) for fw, (
 #   `jax.jit` runs the whole loop as one program.
 # - Within each framework, every variant draws the same text before any is timed.
 #
-# Lesson 11's `nnx_generate` pays JAX's dispatch for every token: the arguments flattened, the
-# program looked up and launched, then a second small call that picks the token, which comes
+# Lesson 11's `nnx_generate` pays JAX's dispatch for every token, and each picked token comes
 # back to NumPy. The JAX idiom for a loop of known length is to compile the loop itself: a
 # `jax.lax.fori_loop` inside `jax.jit`, the KV cache and the token buffer as its carry. Here is
 # the core of `gpt.sample.nnx_generate_compiled`:
@@ -491,15 +436,11 @@ display(Markdown("```python\n" + inspect.getsource(gpt.sample._decode_loop_body)
 # %% [markdown]
 # The token buffer has `block_size` slots from the start, because every array in a compiled
 # loop keeps one shape; the sample is cut to length when the loop is done. The temperature and
-# the number of steps are static arguments, so a new value compiles a new program. The body
-# rebuilds the model from its state at every iteration. The model's own `nnx.scan` refuses a
-# module whose arrays belong to another trace, and a loop body is a trace of its own; the state
-# rides in the carry, unchanged.
+# the number of steps are static arguments, so a new value compiles a new program.
 #
-# The cell below checks that each framework's variants draw the same text, the compiled
-# loop's with and without the cache included, then times five variants. Each draws the same
-# `n_cached` tokens from the same prompt, here with the model's initial weights: speed does
-# not depend on what the weights say.
+# The cell below checks that each framework's variants draw the same text, then times five
+# variants. Each draws `n_cached` tokens from the same prompt with the initial weights: speed
+# does not depend on what the weights say.
 
 # %%
 prompt = np.stack([tokenizer.encode("The "), tokenizer.encode("def ")])  # (2, 4)
@@ -547,9 +488,8 @@ print(claims.compact({label: claims.faster(decoding, base, lever) for label, (ba
 # - The proof is the loss curve: every layout gives one device's losses, step for step.
 #
 # The eight JAX devices come from `meshes.devices(8)`: eight GPUs or TPUs where the machine has
-# them, else eight simulated CPU devices on this machine's cores. Those run every collective a
-# pod would, but make nothing faster. Each layout starts from fresh weights and is compared
-# with a one-device run of the same steps.
+# them, else eight simulated CPU devices. Those run every collective a pod would, but make
+# nothing faster. Each layout is compared with a one-device run of the same steps.
 
 # %%
 DEVICES = meshes.devices(8)  # the accelerators if there are eight, else simulated CPUs
@@ -646,8 +586,8 @@ display(Markdown("\n".join(["| layout | all-reduce | all-gather |", "|---|---:|-
 # The printed spec shows tensor parallelism in memory: the stacked MLP kernel,
 # `(layers, d_model, d_ff)`, is split on its last axis over the four devices of `"model"`.
 #
-# Each count is how often a collective appears in one step's compiled program. One inside the
-# scan over layers appears once, so the counts show structure, not bytes moved. Data
+# Each count is how often a collective appears in one step's compiled program, once for the
+# whole scan over layers, so the counts show structure, not bytes moved. Data
 # parallelism all-reduces the gradients and the loss. FSDP adds all-gathers: each kernel is
 # gathered before its layer uses it. Tensor parallelism exchanges partial results inside every
 # block. Over the fused `qkv` it also all-gathers, because a device's block of columns does not
@@ -655,17 +595,17 @@ display(Markdown("\n".join(["| layout | all-reduce | all-gather |", "|---|---:|-
 # fused rows so that each rank holds whole heads.
 #
 # PyTorch launches one process per rank. `torch_gpt.save_inputs` writes the configuration, the
-# initial weights and the batches into a run folder. There `launch.torchrun` runs
-# `torchrun --nproc-per-node 2 -m course_utils.distributed.torch_gpt` and stops every process it
-# started. One launch runs both demos. First the script's FSDP2 region:
+# initial weights and the batches into a run folder. There `launch.torchrun` runs the script
+# `course_utils.distributed.torch_gpt` on 2 ranks, both demos in one launch. First its FSDP2
+# region:
 
 # %%
 launch.excerpt("course_utils.distributed.torch_gpt", "fsdp")
 
 # %% [markdown]
-# Every block is wrapped with `fully_shard`, then the root module, which keeps the embeddings
-# and the final LayerNorm. Each rank takes its rows of every batch, and its gradients are
-# averaged with the other rank's as they are reduce-scattered onto its shard.
+# Every block is wrapped with `fully_shard`, then the root module. Each rank takes its rows of
+# every batch. Its gradients are averaged with the other rank's as they are reduce-scattered
+# onto its shard.
 #
 # Then tensor parallel. `ColwiseParallel` gives each rank a block of a Linear's outputs, so a
 # rank's rows of the fused `qkv` weight must hold whole heads of query, key and value. `heads_first`
@@ -683,8 +623,8 @@ launch.excerpt("course_utils.distributed.torch_gpt", "tp")
 # %% [markdown]
 # Each rank sees the whole batch and holds half the heads and half the MLP's hidden units.
 # `RowwiseParallel` all-reduces the outputs of `proj` and `fc2`, so each block's result is
-# whole again on every rank. Where the loopback refuses TCP connections, as in a sandbox
-# without a network, `torchrun` cannot start, and the launch says so.
+# whole again on every rank. Where the loopback refuses TCP connections, `torchrun` cannot
+# start, and the launch says so.
 
 # %%
 # PyTorch: one process, then FSDP2 and tensor parallel on 2 processes (one torchrun launch)
@@ -723,11 +663,9 @@ for name, (got, ref) in scale_table.items():
 # its own running size, so the update barely changes. Exercise 1 compares data-parallel
 # gradients directly, which catches it.
 #
-# Nothing above names the hardware. For PyTorch the launch changes, not the script:
-# `torchrun --nproc-per-node 8` on a host with eight GPUs, or `--nnodes 4` with a rendezvous
-# address; NCCL replaces gloo on GPUs. In JAX one process drives all the devices of its host.
-# Many hosts run the same program once each, calling `jax.distributed.initialize()` first, as
-# lesson 05 showed.
+# Nothing above names the hardware. For PyTorch only the launch changes: `--nproc-per-node 8`
+# on a host with eight GPUs, `--nnodes` for many hosts, and NCCL instead of gloo. In JAX one
+# process drives all the devices of its host; lesson 05 showed the launch on many hosts.
 #
 # ## 6. Checkpointed
 #
@@ -742,8 +680,8 @@ for name, (got, ref) in scale_table.items():
 #
 # Orbax writes any pytree. Its restore fills a target whose leaves are `jax.ShapeDtypeStruct`s
 # that carry a sharding, so a checkpoint of the tensor-parallel state comes back onto the same
-# eight devices. Replica-parallel saving is switched off here: on eight simulated devices it
-# would compile a small slicing program per array shape.
+# eight devices. Replica-parallel saving is off here: on simulated devices it would compile a
+# small program per array shape.
 
 # %%
 # JAX
@@ -785,14 +723,12 @@ print("qkv kernel restored onto", back["params"]["blocks"]["attn"]["qkv"]["kerne
 
 # %% [markdown]
 # The printed spec shows a tensor-parallel kernel coming back split as it was saved. In a real
-# restart the live state does not exist. The target is then built from a fresh model with
-# `nnx.eval_shape` and the shardings from `state_shardings`, neither of which allocates an
-# array.
+# restart the live state does not exist. The target is then built with `nnx.eval_shape` and
+# `state_shardings`, neither of which allocates an array.
 #
 # PyTorch's DCP saves the model's and the optimizer's state dicts from `get_state_dict`, the
 # form every parallelism understands, and the step beside them. Loading fills the objects it is
-# given, in place. Here it runs in one process; `one_process` silences DCP's note that it
-# assumes one.
+# given, in place. `one_process` silences DCP's note that it runs in one process.
 
 # %%
 # PyTorch
@@ -847,10 +783,9 @@ print(f"resumed after step {k_ckpt}, {len(after_jax)} more steps, bit for bit: J
 # batches from zero, and the first loss already differs. Exercise 2 has you write the restore
 # in both frameworks, and its checks catch each of these mistakes.
 #
-# DCP's reason to exist is the sharded case. Under FSDP2 every rank calls `dcp.save` with its
-# state dict, and each writes only the shards it holds, plus one `.metadata` file. A later
-# `dcp.load` on another number of ranks reads only the pieces each rank needs: the checkpoint
-# is resharded on load. Orbax does the same from the shardings of its abstract target.
+# DCP's reason to exist is the sharded case. Under FSDP2 each rank writes only the shards it
+# holds. A later `dcp.load` on another number of ranks reads only the pieces each rank needs.
+# Orbax does the same from the shardings of its abstract target.
 #
 # ## 7. Exported
 #
@@ -916,12 +851,11 @@ print(f"torch.export: {len(blob_torch):,} bytes")
 
 
 # %% [markdown]
-# The `jax.export` bytes wrap a StableHLO module with the function's signature, a versioned
-# compiler input: another Python process calls it with `jax.export.deserialize(blob).call(...)`,
-# and runtimes without Python compile the module itself. The `torch.export` archive holds an
-# ATen graph and its weights; AOTInductor or ExecuTorch compile it ahead of time. The sizes
-# differ in part because the PyTorch program carries its weights. Neither holds the optimizer,
-# so neither replaces a checkpoint for training.
+# The `jax.export` bytes wrap a StableHLO module, a versioned compiler input. Another Python
+# process calls it with `jax.export.deserialize(blob).call(...)`, and runtimes without Python
+# compile the module itself. The `torch.export` archive holds an ATen graph and its weights,
+# which is in part why it is larger; AOTInductor or ExecuTorch compile it ahead of time. Neither
+# holds the optimizer, so neither replaces a checkpoint for training.
 #
 # Now each reloaded program faces its live model. The logits on a validation window must be
 # equal exactly, and text drawn through each with the same seed must be the same.
@@ -948,9 +882,8 @@ with torch.no_grad():
         print(f"{name}, reloaded export: {tokenizer.decode(texts[1][0])!r}")
 
 # %% [markdown]
-# Each reloaded program's logits equal its live model's, and each draws the text its live model
-# draws. These models trained only a few steps, so the text is close to noise; equality is the
-# point.
+# Both checks passed. These models trained only a few steps, so the text is close to noise;
+# equality is the point.
 #
 # ## 8. Ported
 #
@@ -977,10 +910,9 @@ print(f"largest logit gap after the port: {port_gap:.1e}")
 # %% [markdown]
 # How should two samples from the same weights be compared? The cumulative probabilities are a
 # staircase from 0 to 1, one step per character, and the random number picks the step it falls
-# on. The two frameworks' logits differ by float32 rounding, so the edges of their steps differ
-# by about as much. A number that lands within that distance of an edge, a *near-tie*, may
-# pick one token in one framework and its neighbour in the other. After it the texts continue
-# from different prefixes, and nothing after that point can be compared.
+# on. The two frameworks' logits differ by float32 rounding, and so do the edges of their
+# steps. A number that lands that close to an edge, a *near-tie*, may pick neighbouring tokens
+# in the two frameworks. After it the texts continue from different prefixes.
 #
 # Teacher forcing compares position by position instead. At each drawn position it feeds the
 # ported model the original sample's own prefix and picks with the same random number.
