@@ -71,7 +71,6 @@ SETUP = env.setup()  # first: JAX's GPU memory policy, JAX before PyTorch, float
 import time
 
 import jax
-import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from flax import nnx
@@ -271,9 +270,6 @@ print(", ".join(f"{name} {timing.format_seconds(s)}" for name, s in stages.items
 # The line ends with the longest stage and its share. All four stages together are the price
 # of a first call, `first_call_s`. The break-even cell below sets it against one steady call.
 #
-# `timing.compile_report(f, *args)` reads the same three stages from JAX's own records inside
-# one real first call, and times the steady state beside it. Lessons 00 and 03 use it.
-#
 # Steady-state latency, in interleaved rounds, after checking that both compute the same logits:
 
 # %%
@@ -305,16 +301,15 @@ print(per_call)
 # Break-even against PyTorch eager: JAX's total after `n` calls is `first + (n − 1) · steady`,
 # and PyTorch's is `n · eager`. `timing.break_even_calls` solves for `n`, and answers "never"
 # when JAX's steady state is not faster. Here `eager` is JAX's median times the verdict's
-# ratio, the median of the per-round ratios. PyTorch's own median can give another ratio, and
-# the count must agree with the verdict line. `claims.break_even` calls the count judged only
-# when that verdict named a winner.
+# factor, so the count agrees with the verdict line. The count is judged only when that verdict
+# named a winner.
 
 # %%
 t_jax = latency.measurements["JAX jit"].median
 eager = t_jax * per_call.stats.median  # the median per-round ratio, PyTorch's time over JAX's
 fmt = timing.format_seconds
-print(f"first {fmt(first_call_s)}, of which the first run alone is {stages['first run'] / t_jax:,.0f}"
-      f" steady calls; steady {fmt(t_jax)}; eager {fmt(t_jax)} × {per_call.stats.median:.2f} = {fmt(eager)}")
+print(f"first {fmt(first_call_s)}; steady {fmt(t_jax)}; "
+      f"eager {fmt(t_jax)} × {per_call.stats.median:.2f} = {fmt(eager)}")
 print(claims.break_even(per_call, first_call_s, t_jax, eager))
 
 # %% [markdown]
@@ -483,7 +478,8 @@ measured = {
 
 # %% [markdown]
 # The first line is the articles' claim about dynamic shapes, met as they meet it: each length
-# compiles. The second compares the bucketed stream.
+# compiles. The second is the fix: the same stream, bucketed, with no compilation left in the
+# timed rounds.
 #
 # `measured` keeps the first measurement's ratios, so section 4 judges the `dynamic-shapes`
 # claim from them without timing the stream again.
@@ -528,28 +524,6 @@ Markdown(report.brief(timed_only=True))  # claims not timed here: named under th
 # `higher-order` and `jax-2-5x` share one measurement, each judged against its own stated
 # magnitude. `print(report)` gives every row's workload and full sentence.
 #
-# The same outcomes as a figure:
-
-# %%
-fig, ax = plt.subplots(figsize=(9, 0.7 * len(report.outcomes) + 1.5))
-claims.plot(report.outcomes, ax=ax)  # the figure shows below the cell (inline backend)
-fig.tight_layout()
-
-# %% [markdown]
-# Each measured claim is a point, its median ratio, with a bar for the interval the verdict
-# reads. That is the 95 % interval, widened by 15 % at each end for the change between runs.
-# Each row's label names the side a point right of 1x favours. The shaded band is the
-# stated magnitude. A claim stated as one number, such as 8x, holds at that number or beyond,
-# so its hatched band runs to the right edge. The axis goes no further than 20x either way: a
-# row beyond it ends in an arrow at the edge, with its numbers beside it. Claims stated in
-# seconds, and claims not measured here, show their verdict as text by the 1x line.
-#
-# <details><summary>The one row that is not a speed</summary>
-#
-# `train-memory`, measured on a GPU only, divides PyTorch's memory peak by JAX's. A point right
-# of 1x there means JAX needed less memory.
-# </details>
-#
 # Your run beside the shipped ones. Each result file is one column, headed by its machine: the
 # processor and its cores, "smoke" for a smoke run, any accelerator, and the date. A file can
 # hold claims re-run later on the same machine (`course claims merge DIR --into FILE`), so
@@ -558,7 +532,13 @@ fig.tight_layout()
 # table holds your run alone.
 #
 # Unlike the claims table, which names the faster side, this table gives each ratio turned
-# toward the claim, as the figure does. Above 1x favours the claim, below 1x goes against it.
+# toward the claim. Above 1x favours the claim, below 1x goes against it.
+#
+# <details><summary>The one row that is not a speed</summary>
+#
+# `train-memory`, measured on a GPU only, divides PyTorch's memory peak by JAX's. A ratio above
+# 1x there means JAX needed less memory.
+# </details>
 
 # %%
 shipped = results.shipped()  # docs/claims-results/*.json: none where only the package is installed
