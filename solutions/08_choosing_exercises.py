@@ -349,11 +349,11 @@ def _none_when_jax_loses():
 
 
 check("shape-budget", _none_when_jax_loses, hint="when even K = 0 loses, the answer is None")
-check("shape-budget", lambda: max_new_shapes(5, 0.001, 0.01, 0.02), 5,
-      hint="n_requests requests meet at most n_requests distinct shapes: K cannot exceed it")
 check("shape-budget", lambda: max_new_shapes(10, 0.3, 0.2, 0.3), 3,
       hint="a request that compiles was counted as one of JAX's n_requests calls, its compile_s in place "
            "of a call's jax_s: in the task's total each compilation comes on top of the n_requests calls")
+check("shape-budget", lambda: max_new_shapes(5, 0.001, 0.01, 0.02), 5,
+      hint="n_requests requests meet at most n_requests distinct shapes: K cannot exceed it")
 check("shape-budget", lambda: max_new_shapes(11, 1.0, 0.125, 0.375), 2,
       hint="2.75 shapes' worth of spare time was rounded up to 3, a shape whose compilation does not fit whole")
 check("shape-budget", lambda: max_new_shapes(10, 1.0, 0.25, 0.25), 0,

@@ -483,6 +483,14 @@ def max_new_shapes(n_requests, compile_s, jax_s, torch_s):
     return min(n_requests, math.floor(spare / (compile_s - jax_s) + 1e-12))
 """
 
+SHAPES_COMPILE_REPLACES_CALL_UNGUARDED = """
+def max_new_shapes(n_requests, compile_s, jax_s, torch_s):
+    spare = n_requests * (torch_s - jax_s)
+    if spare < 0:
+        return None
+    return min(n_requests, int(spare // (compile_s - jax_s)))  # negative when compile_s < jax_s
+"""
+
 PAD_MASK_FIRST = """
 def pad_to_pow2(tokens, minimum=8):
     batch, n = tokens.shape
@@ -863,6 +871,11 @@ WRONG = {
         (
             "a compiling request costs compile_s instead of jax_s",
             SHAPES_COMPILE_REPLACES_CALL,
+            "counted as one of JAX's n_requests calls",
+        ),
+        (
+            "a compiling request costs compile_s instead of jax_s, with no guard for cheap compilations",
+            SHAPES_COMPILE_REPLACES_CALL_UNGUARDED,
             "counted as one of JAX's n_requests calls",
         ),
         (
