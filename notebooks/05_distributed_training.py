@@ -160,7 +160,7 @@ print(f"{problem.n_params(prob)} parameters, batch {S.batch}, loss {loss_ref:.4f
 #
 # **Key concepts**
 # - `jax.make_mesh(shape, names, axis_types)` arranges devices in a grid with named axes.
-#   Every mesh in this lesson has *explicit* axes, `AxisType.Explicit`, so shardings are part
+#   The lesson's demos use *explicit* axes, `AxisType.Explicit`, so shardings are part
 #   of the types while tracing.
 # - A `NamedSharding(mesh, PartitionSpec(...))` says which array dimension is split over
 #   which mesh axis. `None`, or a missing entry, means that dimension is not split.
@@ -286,7 +286,7 @@ for report in ddp:
 # **Sharp bit: DDP averages.** With a *summed* loss, `reduction="sum"`, the full-batch
 # gradient is the sum over all rows, but DDP still divides by the number of processes. Here
 # and later, a cell that raises on purpose runs inside `expect_error`, which prints the error
-# in a line or two and fails if no error happens.
+# in a few lines and fails if no error happens.
 
 # %%
 from course_utils.expect import expect_error
@@ -858,7 +858,7 @@ print(f"Median time of one gradient on this machine: {medians['one device']} on 
 # | fully sharded | `fully_shard(layer)` for each layer, then the root | params `P("data", None)` under `jit`; `jax.sharding.reshard(p, P())` to gather explicitly |
 # | count communication | `CommDebugMode` | collectives in `jit(f).lower(...).compile().as_text()` |
 #
-# **Popular claims vs what you measured.** Each claim is quoted in a source article's words.
+# **Popular claims vs what you measured.**
 # The first three verdicts come from this run's checks, the last from §8's formulas for the
 # 7B model. `course_utils/distributed/verdicts.py` builds each one from the lesson's
 # results.
