@@ -234,7 +234,7 @@ a_jax = jax.device_put(jax.random.normal(jax.random.key(0), (S.n, S.n)), alone)
 matmul_jax = jax.jit(lambda a: a @ a)
 matmul_jax(a_jax).block_until_ready()  # compile outside the timer
 
-naive_s = min(timeit.repeat(lambda: matmul_jax(a_jax), number=5, repeat=5)) / 5
+naive_s = float(np.median(timeit.repeat(lambda: matmul_jax(a_jax), number=5, repeat=5))) / 5
 print(f"{SETUP.alone_label}: timeit says one {S.n}x{S.n} matmul takes {timing.format_seconds(naive_s)}")
 
 
@@ -274,15 +274,13 @@ print(f"timeit saw {100 * share:.2g} % of it:", "the queueing, not the work" if 
 # %%
 synced = timing.bench(matmul_jax, a_jax, label=f"jit matmul, {SETUP.alone_label}")
 print(synced)
-print(f"bench's median / the bare loop's: {synced.median / synced_s:.2f}")
 
 # %% [markdown]
 # The line gives the median time of one call, the spread between the quartiles (IQR), and how
 # many repeats and calls it took. A warning follows when the IQR exceeds 10 % of the median.
 # The first call is timed apart. This matmul had compiled before, so its first call compiled
 # nothing; section 3.2 times first calls that do. Like the bare loop, `bench` waits for every
-# output, so both measure the same work. On a quiet machine their medians are close; other
-# programs on the cores can move either one.
+# output, so both measure the same work. Other programs on the cores can move either median.
 #
 # PyTorch, the same experiment, on the comparison device. On a CPU, PyTorch's operations finish
 # before they return. On a GPU, PyTorch queues kernels as JAX does, and `timing.bench` calls the
@@ -291,17 +289,17 @@ print(f"bench's median / the bare loop's: {synced.median / synced_s:.2f}")
 # %%
 # PyTorch
 a_torch = torch.randn(S.n, S.n, device=torch_dev)
-naive_s_torch = min(timeit.repeat(lambda: a_torch @ a_torch, number=5, repeat=5)) / 5
+naive_s_torch = float(np.median(timeit.repeat(lambda: a_torch @ a_torch, number=5, repeat=5))) / 5
 synced_torch = timing.bench(lambda: a_torch @ a_torch, label=f"torch matmul on {torch_dev.type}")
 print(synced_torch)
 print(f"PyTorch on {torch_dev.type}: timeit saw {naive_s_torch / synced_torch.median:.0%} of the synchronised time")
 
 # %% [markdown]
 # On a CPU, PyTorch's matmul has finished when `@` returns, so both timers measure the work.
-# They ran at different moments and summarise differently, so the share moves around 100 %
-# with the load. Eager PyTorch compiles nothing, so its first call differs from the median by
-# chance and load alone. On a GPU the share would be small, as JAX's was. The rule is the
-# same in both frameworks: wait for the result inside the timed region.
+# They ran at different moments, so the share moves around 100 % with the load. Eager PyTorch
+# compiles nothing, so its first call differs from the median by chance and load alone. On a
+# GPU the share would be small, as JAX's was. The rule is the same in both frameworks: wait for
+# the result inside the timed region.
 #
 # A float32 matmul of side n costs `2 n³` floating-point operations. Divided by each time, that
 # gives a rate, and the device's ceiling says which rates are possible:
@@ -394,8 +392,8 @@ torch_report
 # is the median of the per-round ratios, with an interval around it. The course names a
 # winner only when the whole interval lies on one side of 1x, in a run neither noisy nor
 # contended. These three words recur in every lesson:
-# - **interval**: the range in which the typical per-round ratio lies, allowing for what a
-#   second run would move. More rounds narrow it.
+# - **interval**: the 95 % confidence interval of the median per-round ratio, each end pushed
+#   out by a factor of 1.15 for what a second run would move. More rounds narrow it.
 # - **noisy**: the per-round ratios spread by more than 50 %.
 # - **contended**: while the rounds ran, other programs used more than a quarter of this
 #   process's cores. A contended run is never judged. The line under a table says "quiet" or
