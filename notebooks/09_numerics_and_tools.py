@@ -30,8 +30,8 @@
 #    say where each keeps float32 and why;
 # 2. record and read a `torch.profiler` and a `jax.profiler` trace of one step, count its
 #    FLOPs, and read its speed against the device's peak or a timed matmul;
-# 3. find NaNs, out-of-bounds indices, tracer errors and graph breaks in compiled code, and
-#    make random streams and whole runs reproducible in both frameworks.
+# 3. find NaNs and out-of-bounds indices in compiled code, and make random streams and whole
+#    runs reproducible in both frameworks.
 
 # %%
 # Setup: where the course helpers are missing (Colab, Kaggle, a bare Jupyter),
@@ -504,8 +504,7 @@ assert_close(model16_torch.fc1.weight.detach().T, model16_jax.fc1.kernel[...], r
 # "Mixed precision makes training faster" is a statement about matrix units. NVIDIA's tensor
 # cores take float16 since Volta and bfloat16 since Ampere, compute capability 8.0. On such a
 # GPU the cell times one square matmul in float32 and under bfloat16 autocast, then judges the
-# registered claim. Elsewhere it says why it cannot. A whole training step gains less than its
-# matmuls, because elementwise ops and memory traffic do not speed up alike.
+# registered claim. Elsewhere it says why it cannot.
 
 # %%
 cc = torch.cuda.get_device_capability(torch_dev) if torch_dev.type == "cuda" else None
@@ -646,9 +645,8 @@ print(f"XLA fusions in the step ({len(fused)}): {', '.join(fused)}")
 # them. That is what `jit` buys a step like this, and what `torch.compile` does for PyTorch.
 #
 # Which op tops each table is a fact about this recording, not about the step: small ops
-# trade places between runs, and busy cores stretch any of them. The line under each table
-# says whether the cores were quiet. The op counts and the fusion list come from the
-# program, not the clock, so they hold either way.
+# trade places between runs, and busy cores stretch any of them. The op counts and the fusion
+# list come from the program, not the clock.
 #
 # ### 2.1 Counting FLOPs, and reading them against the peak
 #
@@ -754,17 +752,12 @@ print(f"the MLP gradient took {floor:.1f}× the empty call, {'far above' if floo
 # - NaNs: `jax.debug_nans(True)` re-runs a jitted function op by op when its output has a NaN
 #   and raises at the op that made it. `checkify` returns the error as a value from inside
 #   `jit`. PyTorch's `torch.autograd.detect_anomaly()` names the backward op that made a NaN.
-# - Printing: inside `jit`, `print` runs once per trace and `jax.debug.print` at every call.
-#   Under `torch.compile`, a `print` is a graph break.
 # - Out-of-bounds indices: JAX clamps reads and drops writes silently. PyTorch raises an
 #   `IndexError` on a CPU; on a GPU a bad id in a tensor of ids trips a device-side assert.
-# - A Python `if` on a traced value is an error under `jax.jit`. `torch.compile` breaks the
-#   graph there, and raises only with `fullgraph=True`. Say the branch as data, with `where`
-#   or `cond`.
 #
 # Compiled code is hard to debug for the same reason in both frameworks: the Python you wrote
-# is not what runs. The tools below bring the failing op back into view, or make the program
-# report on itself.
+# is not what runs. Printing inside it, graph breaks and a Python `if` on a tracer were lesson
+# 03's sections 7.1 and 5.1. This section takes the errors that stay silent.
 #
 # ### 3.1 NaN hunting
 #
@@ -821,7 +814,6 @@ print("\n".join(profiles.short_warning(str(w.message)) for w in anomaly_warnings
 with expect_error(FloatingPointError), jax.debug_nans(True):
     jax.jit(jax.grad(norm_loss_jax))(jnp.asarray(w_nan_np), jnp.asarray(x_nan_np))
 
-
 # %% [markdown]
 # PyTorch names the backward node that returned NaN, and its warning names the forward line
 # that recorded it. JAX names the primitive whose output was NaN when it re-ran the gradient op
@@ -829,39 +821,9 @@ with expect_error(FloatingPointError), jax.debug_nans(True):
 # where the square's backward multiplies it by 2z = 0. PyTorch calls that node
 # `PowBackward0`; JAX calls the op `mul`.
 #
-# What does it cost to leave these modes on? The next cells time the training step of
-# section 2 plain and under each mode.
-
-# %%
-# PyTorch: the eager step, plain and under anomaly mode
-def anomaly_step_torch():
-    with torch.autograd.detect_anomaly():
-        return step_torch(model_p_torch, opt_p_torch, xb_torch, yb_torch, torch.float32)
-
-
-with warnings.catch_warnings():
-    warnings.filterwarnings("ignore", message="Anomaly Detection has been enabled")  # said at every entry
-    tools_torch = timing.compare({"plain step": lambda: step_torch(model_p_torch, opt_p_torch, xb_torch, yb_torch, torch.float32),
-                                  "anomaly-mode step": anomaly_step_torch}, check=False)
-print(claims.faster(tools_torch, "anomaly-mode step", "plain step"))
-
-
-# %%
-# JAX: the jitted step, plain and under debug_nans
-def debug_nans_step_jax():
-    with jax.debug_nans(True):
-        return step_jax(model_p_jax, opt_p_jax, xb_jax, yb_jax)
-
-
-tools_jax = timing.compare({"plain step": lambda: step_jax(model_p_jax, opt_p_jax, xb_jax, yb_jax),
-                            "debug_nans step": debug_nans_step_jax}, check=False)
-print(claims.faster(tools_jax, "debug_nans step", "plain step"))
-
-# %% [markdown]
-# Each line names the faster step and by how much. Anomaly mode saves a Python stack for
-# every forward op, so its cost grows with the number of ops. `debug_nans` checks each jitted
-# call's outputs and re-runs the function op by op only when it finds a NaN. Keep both for
-# debugging: anomaly mode slows every op, and `debug_nans` stops a run at its first NaN.
+# Keep both modes for debugging. Anomaly mode saves a Python stack for every forward op, so
+# it slows every op. `debug_nans` checks each jitted call's outputs, re-runs the function op
+# by op only when it finds a NaN, and then stops the run.
 #
 # `checkify` works *inside* compiled code, without a re-run. It rewrites the function to
 # return an error value beside its output. PyTorch's habit is to check the result after the
@@ -933,64 +895,12 @@ assert not bool(zero_torch.grad.any()) and bool(jnp.isnan(norm_grad_jax).all())
 # so in JAX the double `where` stays necessary. The `assert` stops the notebook if a release
 # changes either.
 #
-# A last resort in both frameworks is to run without compiling. `jax.disable_jit()` runs every
-# `jit` op by op on concrete values, so `print`, `pdb` and a Python `if` work.
-# `torch.compiler.disable` does the same for a function under `torch.compile`. When a compiled
-# PyTorch model disagrees with eager mode, compile it with `backend="eager"`, then
-# `"aot_eager"`, then the default. The first backend that disagrees names the stage at fault.
+# A last resort in both frameworks is to run without compiling, with `jax.disable_jit()` or
+# `torch.compiler.disable`, as in lesson 03. When a compiled PyTorch model disagrees with
+# eager mode, compile it with `backend="eager"`, then `"aot_eager"`, then the default. The
+# first backend that disagrees names the stage at fault.
 #
-# ### 3.2 Printing inside compiled code, and graph breaks
-#
-# Inside `jax.jit`, Python runs once per trace, on abstract values, so `print` shows a tracer.
-# `jax.debug.print` is an op in the compiled program, and it prints the runtime values at
-# every call. `torch.compile` cannot put a `print` in a graph. Dynamo *breaks* the graph there
-# and runs the `print` in Python between two graphs. The PyTorch cell counts the graphs with
-# a custom backend that records each graph it receives.
-
-# %%
-# PyTorch: a print inside torch.compile is a graph break: two graphs
-graphs = []
-
-
-def recording_backend(gm, example_inputs):
-    graphs.append(gm)  # one call per graph Dynamo captured
-    return gm.forward
-
-
-def scaled_torch(x):
-    y = x * 2
-    print("PyTorch, inside compile:", y.sum())
-    return y + 1
-
-
-out_print_torch = torch.compile(scaled_torch, backend=recording_backend)(torch.arange(3.0))
-len(graphs)
-
-
-# %%
-# JAX: print runs at trace time (once, a tracer), jax.debug.print at run time (every call)
-@jax.jit
-def scaled_jax(x):
-    y = x * 2
-    print("JAX, at trace time:", y)
-    jax.debug.print("JAX, at run time: {s}", s=y.sum())
-    return y + 1
-
-
-out_print_jax = scaled_jax(jnp.arange(3.0))
-out_print_jax = scaled_jax(jnp.arange(3.0))  # the second call: no trace, debug.print still runs
-
-# %%
-assert_close(out_print_torch, out_print_jax)
-assert len(graphs) == 2  # the print split the PyTorch function in two graphs
-
-# %% [markdown]
-# PyTorch captured two graphs for one function, and Python ran the `print` between them. No
-# optimisation crosses a break, so ops on either side cannot fuse. `TORCH_LOGS="graph_breaks"`
-# logs where and why graphs break, and `fullgraph=True` turns the first break into an error.
-# JAX printed its tracer line once and its runtime line at both calls.
-#
-# ### 3.3 Out-of-bounds indexing: clamped in JAX, an error in PyTorch
+# ### 3.2 Out-of-bounds indexing: clamped in JAX, an error in PyTorch
 #
 # An index past the end cannot raise inside a compiled XLA kernel. So JAX defines the result:
 # a read clamps the index to the last valid one, and a write is dropped. The same line in
@@ -1036,84 +946,12 @@ with expect_error(IndexError):
     F.embedding(torch.tensor(ids_np), torch.tensor(table_np))
 assert np.isnan(rows_embed_jax[1]).all() and (rows_indexed_jax[1] == table_np[-1]).all()
 
-
 # %% [markdown]
 # `nnx.Embed` printed NaN for id 7, because it looks rows up with `jnp.take`, which fills an
 # out-of-bounds row with NaN. Plain indexing printed the last row, the clamp. PyTorch raised.
 # Neither JAX lookup names the bad id, so check the ids where the batches are built:
 # `assert ids.max() < vocab_size, ids.max()`.
 #
-# ### 3.4 A tracer error and a Dynamo error
-#
-# `jax.jit` refuses a Python `if` on a value computed from the input: it traces with
-# abstract values, so `x.sum() > 0` has no truth value yet. Dynamo breaks the graph there
-# instead and runs the `if` in Python, as it did for the `print`. `fullgraph=True` turns the
-# break into an error.
-
-# %%
-def sign_step_torch(x):
-    if x.sum() > 0:  # data-dependent branch
-        return x * 2
-    return x - 1
-
-
-def sign_step_jax(x):
-    if x.sum() > 0:  # the same branch, under jit
-        return x * 2
-    return x - 1
-
-
-# %%
-# PyTorch: fullgraph=True turns the graph break into an error (its first lines printed)
-with expect_error(RuntimeError, lines=6):  # Unsupported (UserError in torch 2.6), a RuntimeError
-    torch.compile(sign_step_torch, backend=recording_backend, fullgraph=True)(torch.ones(3))
-
-# %%
-# JAX: the Python if on a tracer
-with expect_error(jax.errors.TracerBoolConversionError, lines=3):
-    jax.jit(sign_step_jax)(jnp.ones(3))
-
-
-# %% [markdown]
-# Dynamo's message names the kind of break and the line of the condition. JAX's message
-# names the abstract value, `bool[]`, the argument it depends on, and a page about the
-# error. The fix is the same idea in both: say the branch as data. `torch.where` and
-# `jnp.where` compute both sides and select. `torch.cond` and `jax.lax.cond` compile both
-# branches and run one. If the argument takes only a few values, marking it static with
-# `static_argnums` is JAX's other fix.
-#
-# <details><summary>Dynamo's message in other torch releases</summary>
-#
-# torch 2.6 raises `UserError` with "Dynamic control flow is not supported". Releases before
-# 2.12 name the condition's line near the end of the message, under "from user code". The
-# explanation and the hints came with torch 2.7.
-# </details>
-
-# %%
-# PyTorch: the branch as a select, one graph
-def sign_step_fixed_torch(x):
-    return torch.where(x.sum() > 0, x * 2, x - 1)
-
-
-fixed_out_torch = torch.compile(sign_step_fixed_torch, backend=recording_backend, fullgraph=True)(torch.ones(3))
-fixed_out_torch
-
-
-# %%
-# JAX: lax.cond, compiled once, both branches in the program
-@jax.jit
-def sign_step_fixed_jax(x):
-    return jax.lax.cond(x.sum() > 0, lambda v: v * 2, lambda v: v - 1, x)
-
-
-fixed_out_jax = sign_step_fixed_jax(jnp.ones(3))
-fixed_out_jax
-
-# %%
-assert_close(fixed_out_torch, fixed_out_jax)
-assert_close(sign_step_fixed_torch(-torch.ones(3)), sign_step_fixed_jax(-jnp.ones(3)))
-
-# %% [markdown]
 # ## 4. Randomness and determinism
 #
 # **Key concepts**
@@ -1129,7 +967,7 @@ assert_close(sign_step_fixed_torch(-torch.ones(3)), sign_step_fixed_jax(-jnp.one
 # A bug that appears in one run must appear in the next. Two frameworks can only be compared
 # when they use the same random numbers.
 #
-# ### 4.1 One seed, two masks; one mask, one output
+# ### 4.1 One seed, two masks
 #
 # Dropout with p = 0.5 on a 16×64 tensor of ones, seeded 0 in both frameworks.
 
@@ -1175,28 +1013,9 @@ assert 0.4 < agree_again < 0.6  # a new mask: about half the positions agree, as
 # %% [markdown]
 # The second mask agrees with the first on about half the positions, as the cell asserts.
 # The counter lives in `nnx.state(dropout_jax)`, as a model's parameters do, so it can be
-# read, saved and restored. To replay dropout exactly, restore that state, or give both
-# frameworks the same masks, as the next cells do.
-
-# %%
-mask_stream = np.random.default_rng(0)  # one stream both frameworks read
-masks_np = [mask_stream.random((S.batch_size, S.hidden)) >= p_drop for _ in range(3)]  # (batch, hidden) each
-h_np = np.random.default_rng(1).standard_normal((S.batch_size, S.hidden)).astype(np.float32)
-
-# %%
-# PyTorch: dropout with a given mask
-dropped_torch = [torch.from_numpy(h_np) * torch.from_numpy(m) / (1 - p_drop) for m in masks_np]
-
-# %%
-# JAX: the same
-dropped_jax = [jnp.asarray(h_np) * jnp.asarray(m) / (1 - p_drop) for m in masks_np]
-
-# %%
-assert_close(dropped_torch, dropped_jax, rtol=0, atol=0)
-
-# %% [markdown]
-# Bit for bit equal: the randomness is no longer inside either framework. Use this to compare
-# frameworks or to check a port; a real model uses the framework's own dropout.
+# read, saved and restored. To replay dropout exactly, restore that state. To compare two
+# frameworks, draw the masks once in NumPy and apply `h * mask / (1 - p)` in each; a real
+# model uses the framework's own dropout.
 #
 # ### 4.2 Deterministic algorithms and per-rank seeds
 #
@@ -1305,11 +1124,10 @@ for fw, same, runs in [("PyTorch", same_torch, repro_torch), ("JAX", same_jax, r
     print(f"{fw} on {SETUP.compared_kind}: two runs of {len(runs[0]):,} bytes each, {'identical' if same else 'different'}")
 
 # %% [markdown]
-# The lines say whether each framework's two runs were identical. On a CPU the cell asserts
-# it, since the threads, versions and inputs are the same. On a GPU it only reports, because
-# its kernels may sum in a different order each run unless the settings of section 4.2 are
-# made. Nothing promises that the two frameworks reproduce *each other* bit for bit, so the
-# course compares them with tolerances.
+# On a CPU the cell asserts that both runs match, since the threads, versions and inputs are
+# the same. On a GPU it only reports, because its kernels may sum in a different order each
+# run unless the settings of section 4.2 are made. Nothing promises that the two frameworks
+# reproduce *each other* bit for bit, so the course compares them with tolerances.
 #
 # ## Summary
 #
@@ -1324,10 +1142,7 @@ for fw, same, runs in [("PyTorch", same_torch, repro_torch), ("JAX", same_jax, r
 # | count FLOPs | `FlopCounterMode`, matmul-like ops | `jit(f).lower(...).compile().cost_analysis()`, everything XLA runs |
 # | speed against the peak | FLOPs ÷ time ÷ peak, or a timed matmul's rate | FLOPs and bytes from `cost_analysis()`, against the ridge point |
 # | find a NaN | `torch.autograd.detect_anomaly()` | `jax.debug_nans(True)`, `checkify` |
-# | print in compiled code | a graph break, run in Python | `jax.debug.print`, `jax.debug.breakpoint` |
-# | see graph breaks | `TORCH_LOGS="graph_breaks"`, `fullgraph=True` | none: a Python `if` on a tracer is an error |
 # | out-of-bounds index | an error, `IndexError` on a CPU | clamped read, dropped write; `mode="fill"`, `checkify.index_checks` |
-# | data-dependent branch | `torch.where`, `torch.cond` | `jnp.where`, `jax.lax.cond` |
 # | seeding | `torch.manual_seed`, `torch.Generator` | `jax.random.key`, `split`, `fold_in` |
 # | per-rank streams | a generator per rank from `SeedSequence(seed).spawn(n)` | `fold_in(key, rank)` |
 # | determinism | `torch.use_deterministic_algorithms(True)` | deterministic on CPU and TPU; `--xla_gpu_deterministic_ops` |
@@ -1352,7 +1167,7 @@ display(Markdown(
 #   and a float32 update; only the compute is 16-bit. Section 1.2 counted what bfloat16
 #   storage loses.
 # - *"JAX checks array bounds like NumPy."* It clamps reads and drops writes silently, even
-#   without `jit` (3.3).
+#   without `jit` (3.2).
 # - *"The same seed gives the same random numbers in both frameworks."* The generators
 #   differ; share the masks, not the seeds (4.1).
 # - *"A NaN gradient means a NaN loss."* `sqrt(sum(z²))` has a finite value and a NaN gradient
