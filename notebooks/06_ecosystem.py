@@ -717,7 +717,7 @@ print(f"{len(indices)} identical batches")
 #
 # One warning for a `DataLoader` with `num_workers > 0` that feeds JAX. On Linux before
 # Python 3.14 its workers start with `fork` by default, and a forked copy of a multithreaded
-# process can deadlock: JAX warns at every fork. `multiprocessing_context="spawn"`
+# process can deadlock, and JAX warns when the process forks. `multiprocessing_context="spawn"`
 # starts the workers as fresh interpreters instead.
 #
 # ## 5. Export
@@ -1024,24 +1024,23 @@ print("loss and gradients agree:", [n for n, _ in hybrid.named_parameters()])
 
 # %% [markdown]
 # In a training step, `torch.optim.AdamW` then updates `W` from `W.grad` like any other
-# parameter. What does the bridge cost? Time one forward and backward, hybrid against pure
+# parameter. How fast is the hybrid? Time one forward and backward, hybrid against pure
 # PyTorch:
 
 # %%
 bridge = timing.compare({"pure PyTorch": lambda: grads_of(False), "JAX head via DLPack": lambda: grads_of(True)},
                         rtol=1e-5, atol=1e-6, target_s=S.target_s)
-pure, hybrid = (bridge.measurements[name].median for name in ("pure PyTorch", "JAX head via DLPack"))
-print(f"one forward and backward on {bridge.devices['pure PyTorch']}: pure PyTorch {timing.format_seconds(pure)}, "
-      f"JAX head {timing.format_seconds(hybrid)}, {bridge.ratio('JAX head via DLPack'):.2f} × the pure time")
+t_pure, t_hybrid = (bridge.measurements[name].median for name in ("pure PyTorch", "JAX head via DLPack"))
+print(f"one forward and backward on {bridge.devices['pure PyTorch']}: pure PyTorch {timing.format_seconds(t_pure)}, "
+      f"JAX head {timing.format_seconds(t_hybrid)}, {bridge.ratio('JAX head via DLPack'):.2f} × the pure time")
 bridge_verdict = claims.faster(bridge, "pure PyTorch", "JAX head via DLPack")
 print(bridge_verdict)
 
 # %% [markdown]
-# The bridge's extra work is fixed per call: the DLPack hand-overs and two jitted JAX calls.
-# So the bridge weighs less in a larger step.
-#
-# `course_utils.interop.torch_function` generalises `JaxHead` to any JAX function: any
-# number of inputs and outputs, integer inputs passed through.
+# The ratio compares whole steps. Besides the bridge's fixed cost per call, two jitted JAX
+# calls and the DLPack hand-overs, it holds the head itself: compiled by XLA on one side,
+# eager PyTorch on the other. Either side can win that part, so the ratio can fall below 1.
+# The fixed cost weighs less in a larger step.
 
 # %% [markdown]
 # ## 7. Keras 3
@@ -1132,9 +1131,10 @@ else:
     print("skipped: Keras 3 is not installed")
 
 # %% [markdown]
-# The verdicts judge the natural call on each backend: compiled on JAX, eager on PyTorch. On
-# JAX, an eager `model(x)` dispatches one operation at a time, so its multiple is the price
-# of skipping `jax.jit`. On PyTorch, Keras's per-layer Python bookkeeping makes its eager
+# The verdicts judge the natural call on each backend. On JAX that is the jitted
+# `stateless_call`, which compiles the same layers as the native twin, so its multiple is
+# what Keras adds to a compiled program. An eager `model(x)` dispatches one operation at a
+# time, so its multiple is the price of skipping `jax.jit`. On PyTorch, Keras's per-layer Python bookkeeping makes its eager
 # call slower than the native module, most of all for small layers. The practical rule: on
 # the JAX backend, train and predict through `fit`, `predict` or a jitted `stateless_call`,
 # never through `model(x)` in a Python loop.
