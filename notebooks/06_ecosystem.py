@@ -1166,14 +1166,14 @@ print("removed", tmp_root)
 # **What the source articles said vs what you measured**, computed from §6.2 and §7:
 
 # %%
-keras_speed = "; ".join(f"{name}, {v.measured()}" for name, v in keras_verdicts.items())
+keras_speed = "; ".join(f"{name}, {v.line()}" for name, v in keras_verdicts.items())
 keras_row = (f"one model file and one set of weights ran on both backends, with outputs equal to a float64 "
              f"reference. Speed: {keras_speed}" if keras_verdicts else "not run: Keras 3 is not installed")
 display(Markdown(
     "| claim, source | measured here |\n|---|---|\n"
     f"| Keras 3 runs the same code on JAX and PyTorch, lowering migration cost: article 003 | {keras_row} |\n"
     '| "Hybrid migration": move the bottleneck to JAX, keep the rest in PyTorch: article 003 | a jitted JAX loss '
-    f"head inside PyTorch's autograd, with gradients equal to pure PyTorch. One forward and backward: {bridge_verdict.measured()} |"))
+    f"head inside PyTorch's autograd, with gradients equal to pure PyTorch. One forward and backward: {bridge_verdict.line()} |"))
 
 # %% [markdown]
 # **Common misconceptions**, each corrected above
