@@ -434,11 +434,6 @@ for name, value in (("autograd", d3_torch), ("torch.func", d3_torch_func), ("jax
 print(f"all three match the analytic f''' at {S.n_points} points "
       f"(largest |f'''| is {scale:.1f})")
 
-# %% [markdown]
-# The absolute tolerance scales with the largest value of f''' on the grid. float32 keeps about
-# seven significant digits, and the formula adds terms of that size. So an error of about
-# `1e-6 × max |f'''|` is rounding, while a missing or wrong term would be off by order one.
-
 # %%
 every = max(1, S.n_points // 60)
 fig, ax = plt.subplots(figsize=(7, 3.5))
@@ -535,8 +530,8 @@ fair = {f"JAX 2–5x faster, {p}": claims.judge("jax-2-5x", grid, pairing=p) for
 print(claims.compact(fair))
 
 # %% [markdown]
-# The claim holds only where the run was quiet and the whole interval lies at or above 2×, the
-# rule of `docs/VERDICTS.md`.
+# The claim holds only where JAX is the faster side, by 2× or more across the whole interval,
+# in a quiet run (`docs/VERDICTS.md`).
 #
 # <details><summary>The article's own pairing, and its 1 ms against 8 ms</summary>
 #
@@ -1150,19 +1145,12 @@ for fw, saved in (("PyTorch", saved_torch), ("JAX", saved_jax)):
 # eager PyTorch against jitted JAX measures compiling as much as the framework.
 #
 # **Common misconceptions**, each corrected above:
-# - *"Calling `backward()` twice gives the same gradient."* It adds to `.grad`, §1.1.
-# - *"Reverse mode is always the right choice."* Only for wide Jacobians; tall ones favour
-#   forward mode, §2.1.
 # - *"You can't get a Hessian-vector product without the Hessian."* `jvp(grad(f))` does, §4.
 # - *"`torch.compile` speeds up any autograd code."* It refuses double backward; compile the
 #   `torch.func` version instead, §3.1.
-# - *"A custom gradient works under every transform."* A `custom_vjp`, or a `Function` without
-#   `jvp`, has no forward mode, so no `jvp`, `jacfwd` or Hessian. A `custom_jvp` has both, §6.3.
 # - *"`jax.grad` differentiates with respect to every input, like `requires_grad`."* Only the
 #   arguments named by `argnums`, the first by default; everything else is a constant, §1.
 # - *"Rematerialisation changes the gradients."* Only memory and time, §6.4.
-# - *"Checkpoint the whole model and memory drops."* The backward pass recomputes everything at
-#   once, so the peak stays; checkpoint each block, §6.4.
 #
 # **Review questions**
 #
