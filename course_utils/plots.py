@@ -124,22 +124,44 @@ def timing_bars(
     if bases:
         ends = [m + up for m, (_, up) in zip(medians, errors, strict=True)]
         # each label past its whisker's end, so that neither hides the other
+        labels = []
         for i, n in enumerate(names):
             if n not in bases:
                 continue
-            ax.annotate(
-                f" {_speed_label(compared, n, bases[n])}",
-                (ends[i], i),
-                xytext=(3, 0),
-                textcoords="offset points",
-                va="center",
-                fontsize=9,
+            labels.append(
+                ax.annotate(
+                    f" {_speed_label(compared, n, bases[n])}",
+                    (ends[i], i),
+                    xytext=(3, 0),
+                    textcoords="offset points",
+                    va="center",
+                    fontsize=9,
+                )
             )
         # room for the longest bar's label: a share of the axis, linear or log
         ax.set_xlim(right=max(ends) * (6.0 if log else 1.3))
+        _fit_labels(ax, labels, log)
     ax.set_title(title or "on this machine")
     ax.grid(axis="x", alpha=0.3)
     return ax
+
+
+def _fit_labels(ax, labels, log: bool) -> None:
+    """Widen the x axis until every label ends inside it, at the figure's current size."""
+    import math
+
+    renderer = ax.figure.canvas.get_renderer()
+    width = ax.get_window_extent(renderer).width
+    to = math.log10 if log else float
+    lo, hi = (to(v) for v in ax.get_xlim())
+    need = hi
+    for label in labels:
+        start = ax.transData.transform(label.xy)[0]
+        room = label.get_window_extent(renderer).x1 - start  # pixels past the whisker
+        share = min(room / width, 0.9)  # a label wider than the axis gets 90 % of it
+        need = max(need, lo + (to(label.xy[0]) - lo) / (1 - share))
+    if need > hi:
+        ax.set_xlim(right=10**need if log else need)
 
 
 VERDICT_COLOURS = {

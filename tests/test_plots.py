@@ -82,6 +82,21 @@ def test_timing_bars_on_a_log_axis_are_points():
     plt.close(ax.figure)
 
 
+@pytest.mark.parametrize("log", [False, True])
+def test_timing_bars_keep_each_label_inside_the_axes(log):
+    ms = {
+        "torch": Measurement("torch", [0.010, 0.010, 0.011, 0.011], 1, 0.1),
+        "jax": Measurement("jax", [0.006, 0.006, 0.007, 0.040], 1, 0.2),  # long whisker
+    }
+    fig, ax = plt.subplots(figsize=(4, 2.5))
+    plots.timing_bars(ms, ax=ax, baseline="torch", log=log)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    right = ax.get_window_extent(renderer).x1
+    assert all(t.get_window_extent(renderer).x1 <= right + 0.5 for t in ax.texts)
+    plt.close(fig)
+
+
 def test_bar_labels_follow_the_verdict_of_the_same_rounds():
     """The label is the verdict's number; a contended run's label says not judged."""
     from course_utils import claims, timing
