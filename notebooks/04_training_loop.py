@@ -310,7 +310,8 @@ with expect_error(AssertionError, lines=2):
 #   new pytree from `nnx.value_and_grad`.
 # - A gradient has its parameter's layout, so the same conversion compares them.
 # - `torch.optim.SGD`/`Adam` and `optax.sgd`/`adam` implement the same formulas with the same
-#   defaults (`eps=1e-8` in both Adams), so one step from equal weights gives equal weights.
+#   defaults (`eps=1e-8` in both Adams), so one step from equal weights gives the same weights
+#   to rounding.
 #
 # Equal logits prove the forward pass. Training also needs the backward pass and the update,
 # where the two programming models differ most. In PyTorch, `loss.backward()` walks the
@@ -539,8 +540,8 @@ fig.tight_layout()
 
 # %% [markdown]
 # On the left, each step's loss on the batch it trains on: noisy, since each batch holds
-# other images, and falling. On the right, test accuracy after each epoch. PyTorch's line is
-# wide and JAX's dashed, so both show where they overlap.
+# other images, and falling. On the right, test accuracy after each epoch. JAX's dashed
+# lines lie on PyTorch's wide ones in both panels.
 
 # %%
 run_result = {  # this run's numbers; section 5 adds its speeds, and full mode saves them
@@ -658,8 +659,8 @@ def torch_variant(mode=None):
 # %% [markdown]
 # `torch.compile(model)` compiles the forward and backward passes; the Adam update stays
 # eager, as in the article's code. PyTorch's recipe *Compiling the optimizer with
-# torch.compile* compiles it too. `nnx.jit` always compiles forward, backward and update
-# together.
+# torch.compile* compiles it too. `train_step_nnx`'s `nnx.jit` compiles forward, backward
+# and update together.
 #
 # On the JAX side, the pure step takes the model and optimiser as one state pytree and
 # returns the new one. Why, when `nnx.jit` already works? `nnx.jit` splits and merges the NNX
@@ -814,7 +815,7 @@ print(claims.compact(verdicts))
 # ### 5.2 `torch.compile` and `mode="reduce-overhead"`
 #
 # Article 000 says `torch.compile` "usually brings 20–30 % or more" training speed-up. The
-# verdict above judges that for this model on this machine; the article names no hardware.
+# verdict above tests that for this model on this machine; the article names no hardware.
 # The article also compiles with `mode="reduce-overhead"`, which a reader will copy. A mode
 # is a bundle of Inductor options, and Inductor can list them:
 
@@ -835,13 +836,9 @@ print(f"CUDA-graph captures skipped so far: {counters['inductor']['cudagraph_ski
 #
 # Fusing `K` steps into one program removes `K - 1` Python dispatches. PyTorch has no rolled
 # loop for a training step: Dynamo unrolls a Python loop into one long graph. So this
-# comparison is JAX's alone, and its verdict is above. On XLA's CPU backend, a convolution
-# inside a loop body can miss the fast library kernel that straight-line code gets
-# ([jax-ml/jax#12868](https://github.com/jax-ml/jax/issues/12868)). Unrolling turns the loop
-# back into straight-line code, at the price of a longer compile (the first-call column). On
-# GPUs and TPUs the rolled scan is the usual way to fuse steps. Measure before fusing.
-#
-# Here are this run's speeds in steps per second, beside the full runs':
+# comparison is JAX's alone, and its verdict is above. Unrolling turns the loop into
+# straight-line code, at the price of a longer compile (the first-call column). On GPUs and
+# TPUs the rolled scan is the usual way to fuse steps. Measure before fusing.
 
 # %%
 run_result.update({f"steps/s, {name}": K / m.median for name, m in throughput.measurements.items()})
@@ -849,25 +846,11 @@ if jax_levers is not throughput:
     run_result.update({f"steps/s, {name}, {SETUP.alone_label}": K / m.median for name, m in jax_levers.measurements.items()})
 run_result.update({"JAX's levers ran on": SETUP.alone_kind, "torch.compile claim (000)": compile_verdict.verdict,
                    "timed rounds": "contended" if throughput.contention.contended else "quiet"})
-
-
-def speeds_if_quiet(result):  # a contended run's speeds measure its load, not the frameworks
-    if result.get("timed rounds") != "contended":
-        return result
-    return {key: value for key, value in result.items() if not key.startswith("steps/s")}
-
-
-shown = columns[:1] + [(heading, speeds_if_quiet(result)) for heading, result in columns[1:]]
-keys = dict.fromkeys(key for _, result in columns for key in result)  # every run's, this run's first
-speed_rows = {key: ",.0f" for key in keys if key.startswith("steps/s")}
-speed_rows |= {key: "" for key in keys if isinstance(run_result.get(key), str)}
-display(Markdown(full_run.table(shown, speed_rows)))
 if not S.smoke:
     print("saved:", full_run.save("04_training_loop", run_result, env.report().info))
 
 # %% [markdown]
-# A shipped run whose timed rounds were contended shows its verdict but not its speeds. A full
-# run of this lesson saves its own column as `build/full-runs/04_training_loop.json`.
+# A full run of this lesson saves its own column as `build/full-runs/04_training_loop.json`.
 #
 # ## 6. Memory of one training step
 #
@@ -1006,8 +989,8 @@ display(Markdown("| claim (source) | measured here | verdict |\n|---|---|---|\n"
 #   equal models drift; in float64 the two frameworks agree at every step (4.1).
 # - *"`mode='reduce-overhead'` makes compiled code faster everywhere."* It enables CUDA graphs,
 #   which a CPU does not have (5.2).
-# - *"Fusing steps with `lax.scan` is always faster."* On XLA's CPU backend a convolution
-#   inside a loop body can be far slower (5.3).
+# - *"Fusing steps with `lax.scan` is always faster."* On a CPU the rolled scan of this step
+#   can be far slower than the unrolled one (5.3).
 # - *"Donation always lowers the peak."* It lets the new state reuse the old buffers; whether
 #   the planned peak falls depends on XLA's other buffers (section 6).
 #
