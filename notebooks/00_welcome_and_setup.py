@@ -84,8 +84,8 @@ print(SETUP.rule)
 # - Comparisons between the frameworks run both on one device kind; JAX alone uses the accelerator.
 #
 # `env.setup()` is the first line of every lesson. It prepares both frameworks before either
-# touches a device. JAX starts before PyTorch, so it loads its own CUDA libraries. Its four
-# settings, in plain code:
+# touches a device. JAX starts before PyTorch, so it loads its own CUDA libraries. Its memory
+# and precision settings, in plain code:
 #
 # ```python
 # os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"  # before JAX starts
@@ -149,7 +149,7 @@ assert env.device_kind(torch_dev) == env.device_kind(jax_dev)
 # %% [markdown]
 # Each device is named in its framework's own spelling, and the assertion checks that the
 # comparison pair is one kind. Every timing in the course that sets the two frameworks against
-# each other uses `torch_dev` and `jax_dev`.
+# each other uses this pair.
 
 # %% [markdown]
 # ## 2. How the course works
@@ -164,10 +164,10 @@ assert env.device_kind(torch_dev) == env.device_kind(jax_dev)
 #
 # Here is the pattern on the smallest possible example: a softmax over the same numbers.
 #
-# Names follow one rule in every lesson. What belongs to one framework ends in `_torch` or
-# `_jax`. What both share has no suffix, like the NumPy input `x_np` below. So no cell
-# overwrites the other framework's objects, and the parity cell can use both. The data both
-# frameworks read is made once, in NumPy:
+# In a pair, what belongs to one framework ends in `_torch` or `_jax`. What both share has no
+# suffix, like the NumPy input `x_np` below. So no cell overwrites the other framework's
+# objects, and the parity cell can use both. The data both frameworks read is made once, in
+# NumPy:
 
 # %%
 x_np = np.linspace(-3, 3, 7, dtype=np.float32)  # shared input, (7,)
