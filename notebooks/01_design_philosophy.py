@@ -429,7 +429,7 @@ model_nnx.linear2.bias[...] = bias_before  # undo, so the model is back at the s
 # `jax.jit` moved the bias by 0 and `nnx.jit` by 1, as the assertions check. Under `jax.jit`,
 # as for any pure function, the only way out is the return value.
 #
-# The third spelling is NNX's object style. `nnx.Optimizer` updates the module in place, like
+# NNX's other spelling is its object style. `nnx.Optimizer` updates the module in place, like
 # `torch.optim`, and `nnx.jit` writes the changes back. Before the step, the cell keeps two
 # records of the weights. `nnx.split` separates the module into its `graphdef`, the structure,
 # and its `state`, a pytree of its variables. `nnx.to_pure_dict` turns that state into plain
@@ -606,8 +606,8 @@ assert_close(w_torch.grad, grad_jax, rtol=1e-6, atol=1e-7, name="gradient")
 print("same gradient:", grad_jax)
 
 # %% [markdown]
-# The same gradient, `4 σ(2)(1 − σ(2))` in each component. The JAX version could not have been
-# written with the bug: `h * 2.0` is the only way to express the scaling.
+# The same gradient, `4 σ(2)(1 − σ(2))` in each component. In JAX the bug cannot be written: no
+# operation scales `h` in place.
 
 # %% [markdown]
 # ### 3.1 The sharp bit: immutable only once the copy has happened
