@@ -23,6 +23,7 @@ from course_utils.grading.inputs.assignment import check_assignment
 from course_utils.grading.inputs.ipynb import nbgrader_meta
 from course_utils.grading.inputs.master import Cell, Master
 from course_utils.grading.inputs.names import folder_name, shown
+from course_utils.tooling.notebooks import REPOSITORY
 from course_utils.variants import NAME as VARIANT
 
 
@@ -56,13 +57,22 @@ def _student_exercise(cell: dict, known: set[str]) -> tuple[str | None, str | No
 
 
 # A student's copy names their variant in the parameters cell where the master has
-# ``VARIANT = None`` (``course release --variants``): that line is no edit of theirs.
+# ``VARIANT = None`` (``course release --variants``), and its setup cell installs from
+# the instructor's repository (``--repo``): neither is an edit of theirs.
 _VARIANT_LINE = re.compile(rf"^{VARIANT}[ \t]*=.*$", re.MULTILINE)
+# The setup cell's install address, ``git+https://github.com/OWNER/NAME@TAG``, as
+# ``course release --repo`` (``integrations.release.point_at``) may have rewritten it.
+_INSTALL = re.compile(
+    r"(?<=git\+https://github\.com/)[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+"
+    r"@[A-Za-z0-9][\w./-]*"
+)
 
 
 def _as_given(text: str) -> str:
-    """A cell's text, stripped, with its ``VARIANT = …`` line as the master has it."""
-    return _VARIANT_LINE.sub(f"{VARIANT} = None", text.strip())
+    """A cell's text, stripped, with its ``VARIANT = …`` line as the master has it and
+    its install address as upstream's (the master's, each at no tag)."""
+    text = _VARIANT_LINE.sub(f"{VARIANT} = None", text.strip())
+    return _INSTALL.sub(REPOSITORY, text)
 
 
 def _by_exercise(

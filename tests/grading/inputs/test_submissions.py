@@ -195,6 +195,29 @@ def test_a_students_variant_line_is_not_an_edited_cell():
     assert any(n.startswith("1 added or edited code cell(s)") for n in notes), notes
 
 
+def test_a_setup_cell_released_with_repo_is_not_an_edited_cell(tmp_path):
+    """``course release --repo`` points the setup cell's install line at the
+    instructor's repository and tag: no edit of the student's. A real edit of that
+    cell, its install line's included, still is one."""
+    from course_utils.grading.integrations import release
+
+    name = "00_welcome_exercises.ipynb"
+    master = load_master(ROOT / "solutions" / name)
+    shutil.copy(ROOT / "exercises" / name, tmp_path / name)
+    assert release.point_at(tmp_path, "my-school/jax-course", "term-2027") == [name]
+    copy = read_cells(tmp_path / name)
+    setup = [c for c in copy if "git+https://github.com/" in c["source"]]
+    assert len(setup) == 1 and "my-school/jax-course@term-2027" in setup[0]["source"]
+    assert not [n for n in match(master, copy).notes if "added or edited" in n]
+    for edit in (
+        lambda s: s + "\nprint('installed')",
+        lambda s: s.replace('"--no-deps", ', ""),
+    ):
+        edited = [c | {"source": edit(c["source"])} if c in setup else c for c in copy]
+        notes = match(master, edited).notes
+        assert any(n.startswith("1 added or edited code cell(s)") for n in notes), notes
+
+
 def tmp_notebook(text: str) -> list[dict]:
     """A notebook's cells as the grader reads them, from its text."""
     import tempfile

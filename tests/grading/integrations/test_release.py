@@ -86,6 +86,20 @@ def test_badges_and_install_lines_point_at_the_instructors_repository(released):
     assert upstream == [], upstream
 
 
+def test_a_class_released_with_repo_has_no_edited_cell(released):
+    """Every untouched copy of the release, its setup cell pointed at the instructor's
+    repository, matches its master (``course grade``, ``course check``): no note of
+    an added or edited cell."""
+    from course_utils.grading.inputs.ipynb import read_cells
+    from course_utils.grading.inputs.master import load_master
+    from course_utils.grading.inputs.submissions import match
+
+    for master in MASTERS:
+        copy = read_cells(released / "exercises" / master.name)
+        notes = [n for n in match(load_master(master), copy).notes if "edited" in n]
+        assert notes == [], master.name
+
+
 def test_the_chinese_edition_ships_and_no_link_is_broken(released):
     assert (released / "README.zh.md").is_file()
     zh = sorted(
