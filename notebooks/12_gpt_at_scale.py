@@ -299,8 +299,8 @@ print(f"first call, compile included: {', '.join(f'{n} {timing.format_seconds(t)
 # bfloat16 is the main lever.
 #
 # The last line compares the compilers' one-time costs, each paid once per shape. On the next
-# run, Inductor's cache, on by default, skips its code generation, and JAX's persistent cache
-# does the same for XLA.
+# run, Inductor's cache, on by default, skips its code generation. JAX's persistent cache is
+# off until set up, as in lesson 03.
 #
 # **The step against the hardware.** A speed means little on its own. The cell times the jitted
 # step on `SETUP.jax_alone`, the accelerator when there is one. The FLOPs of a step come from
@@ -463,6 +463,7 @@ decode_variants = {
 decoding = timing.compare(decode_variants, check=False, target_s=S.target_s)  # texts checked above
 display(Markdown(decoding.table()))
 decode_pairs = {"PyTorch's cache": ("PyTorch, no cache", "PyTorch, KV cache"),
+                "JAX's cache": ("JAX fori_loop, no cache", "JAX fori_loop, KV cache"),
                 "JAX's compiled loop": ("JAX per-token nnx.jit, KV cache", "JAX fori_loop, KV cache")}
 print(claims.compact({label: claims.faster(decoding, base, lever) for label, (base, lever) in decode_pairs.items()}))
 
@@ -473,8 +474,8 @@ print(claims.compact({label: claims.faster(decoding, base, lever) for label, (ba
 # compiled loop runs the whole `block_size` window at every step, one shape for one program.
 # The cache saves work that grows with the context and the model, while its bookkeeping costs
 # about the same at any position. On a tiny model the fixed costs can weigh as much as the
-# saving. The first line says what the cache was worth in PyTorch; the table shows JAX's pair.
-# The second line is JAX's alone: what removing the round trip to Python per token was worth.
+# saving. The compiled loop's line is JAX's alone: what removing the round trip to Python per
+# token was worth.
 #
 # ## 5. Sharded
 #
@@ -664,7 +665,7 @@ for name, (got, ref) in scale_table.items():
 # gradients directly, which catches it.
 #
 # Nothing above names the hardware. For PyTorch only the launch changes: `--nproc-per-node 8`
-# on a host with eight GPUs, `--nnodes` for many hosts, and NCCL instead of gloo. In JAX one
+# on a host with eight GPUs, `--nnodes` for many hosts. In JAX one
 # process drives all the devices of its host; lesson 05 showed the launch on many hosts.
 #
 # ## 6. Checkpointed
@@ -894,8 +895,7 @@ with torch.no_grad():
 # - Teacher forcing compares the two position by position.
 #
 # The last stage a real project meets: a model trained in one framework, served or fine-tuned
-# in the other. Each trained model moves across. The optimiser state has the same layouts and
-# would convert with the same functions, which resuming training in the other framework needs.
+# in the other. Each trained model moves across.
 
 # %%
 ported_jax = gpt.convert.gpt_torch_to_nnx(trained_torch, gpt.model.NNXGPT(cfg, rngs=nnx.Rngs(3)))  # PyTorch -> JAX
@@ -955,14 +955,6 @@ with torch.no_grad():
 # %% [markdown]
 # The counts say how many positions agree and how many draws came closer than `NEAR_TIE` to an
 # edge. The check asserted that every mismatch is one of those near-ties.
-#
-# <details><summary>How far rounding can move a CDF edge</summary>
-#
-# A logit shift of δ moves each CDF value by at most about 2δ divided by the temperature. With
-# δ the logit gap printed after the port, a draw farther than that from its token's edges
-# picks the same token in both frameworks. A character whose probability is below 2 × 10⁻⁴
-# counts as a near-tie too, since its whole CDF interval is that narrow.
-# </details>
 
 # %% [markdown]
 # ## Summary
