@@ -99,12 +99,6 @@ def to_torch(a):
 
 print(f"{contention.policy_text(contention.thread_policy())}; float32 everywhere")
 
-# %% [markdown]
-# Every timing below is a fact about this setup only. Comparisons between the frameworks run
-# both on one device kind. What measures JAX alone runs on `SETUP.jax_alone`, the GPU or TPU when
-# there is one, and its rows say so. Verdicts are computed from paired, interleaved timing rounds;
-# a busy machine or a noisy run gives "not judged".
-
 # %%
 VERDICTS = {}  # what a verdict was judged on -> claims.Verdict, for the summary at the end
 
@@ -480,7 +474,7 @@ display(Markdown(timing.compile_table(reports)))
 # *In steady calls* is the first call divided by a steady call: what compiling has to earn back.
 # *Compiled vs eager* is the verdict's reading of the paired rounds, and the break-even follows
 # it: (first call − steady) ÷ (steady × (speed − 1)) calls. On a CPU, `torch.compile`'s first
-# call can include running a C++ compiler. Rows labelled with a chip ran JAX alone there.
+# call runs a C++ compiler: hence its seconds. Rows labelled with a chip ran JAX alone there.
 #
 # The plots draw cumulative time against the number of calls. The eager line uses the *compiled
 # vs eager* factor. Where the lines cross, if they do, is the break-even.
@@ -511,8 +505,7 @@ print(f"XLA: {xla_fusions} fused computation(s); Inductor: {inductor_kernels} ge
 # ### 3.1 The popular claims, measured
 #
 # Article 004 says JAX's first jitted call of a BERT takes about 800 ms on the CPU; lesson 08
-# judges that. Its 1.5–2x claim for `torch.compile` is judged here on both functions, from the
-# two `torch.compile` reports, for these sizes only:
+# judges that. Its 1.5–2x claim for `torch.compile` is the two `torch.compile` rows above.
 
 # %%
 VERDICTS["first-call"] = claims.not_testable(
@@ -527,7 +520,6 @@ for claim_id, name, sizes in (
     report = reports[f"{name}, torch.compile"]
     shown[f"{name}, {sizes}"] = claims.judge(claim_id, report.comparison, *report.names, pairing="compile")
 VERDICTS.update(shown)
-print(claims.compact(shown))
 
 
 # %% [markdown]
@@ -549,10 +541,9 @@ print(claims.compact(shown))
 #
 # ### 4.1 Which calls recompile?
 #
-# A probe asks whether one call, after a warm-up, made a new program. `jax.no_tracing(True)`
-# raises a `RuntimeError` whenever JAX traces, as every new cache key needs. Dynamo's
-# `error_on_recompile` raises a `RecompileError`. Inputs are made beforehand, since creating an
-# array is itself a small traced program in JAX.
+# A probe asks whether one call, after a warm-up, made a new program, with the two switches
+# above. Inputs are made beforehand, since creating an array is itself a small traced program
+# in JAX.
 
 # %%
 def recompiles(call) -> bool:
@@ -907,7 +898,7 @@ for fn in (soft_clip_torch, soft_clip_torch_cond):
 # The Python `if` splits the function. One graph computes `x.sum() > 0`, Python reads the result,
 # and the branch taken becomes a graph of its own. `torch.cond` is one operator holding both
 # branches: one graph, no break. The break costs a trip through Python between two graphs, and
-# only `torch.cond`, a prototype API, compiles under `fullgraph=True` (section 7).
+# only the `torch.cond` version compiles under `fullgraph=True` (section 7).
 #
 # ### 5.2 Loops whose length depends on data: `lax.while_loop`
 #
