@@ -127,10 +127,6 @@ print(env.report().line())
 # | multi-backend | Keras 3 on `torch` | Keras 3 on `jax` | [§7](#7.-Keras-3) |
 # | model hubs | Hugging Face Hub | Hugging Face Hub, Kaggle Models, KerasHub | not shown: no network at run time |
 # | training loops | PyTorch Lightning | hand-written loops, Keras `fit` | not shown |
-#
-# One hub fact matters for a JAX user: Transformers v5 removed its Flax model classes
-# (huggingface/transformers#40760). Its weights are framework-neutral `safetensors` files,
-# which a JAX model loads after the layout conversions of lesson 07.
 
 # %% [markdown]
 # ## 2. Optimisers
@@ -358,8 +354,8 @@ fig.tight_layout()
 #
 # The `1e-6` is negligible at ordinary gradient norms. The schedule's end matters whenever a
 # finished run is resumed "for a few more epochs". Trace the schedule for one and a half
-# times its length. PyTorch must step an optimiser to move its scheduler, while the Optax
-# schedule is simply evaluated:
+# times its length. PyTorch keeps the rate in an optimiser, so the trace builds and steps
+# one; the Optax schedule is simply evaluated:
 
 # %%
 def lr_trace_torch(n):
@@ -716,9 +712,9 @@ print(f"{len(indices)} identical batches")
 # extra one.
 #
 # One warning for a `DataLoader` with `num_workers > 0` that feeds JAX. On Linux before
-# Python 3.14 its workers start with `fork` by default, and a forked copy of a multithreaded
-# process can deadlock, and JAX warns when the process forks. `multiprocessing_context="spawn"`
-# starts the workers as fresh interpreters instead.
+# Python 3.14 its workers start with `fork` by default. A forked copy of a multithreaded
+# process such as JAX can deadlock, and JAX warns when it forks.
+# `multiprocessing_context="spawn"` starts the workers as fresh interpreters instead.
 #
 # ## 5. Export
 #
@@ -1037,10 +1033,10 @@ bridge_verdict = claims.faster(bridge, "pure PyTorch", "JAX head via DLPack")
 print(bridge_verdict)
 
 # %% [markdown]
-# The ratio compares whole steps. Besides the bridge's fixed cost per call, two jitted JAX
+# The ratio compares whole forward and backward passes. Besides the bridge's fixed cost per call, two jitted JAX
 # calls and the DLPack hand-overs, it holds the head itself: compiled by XLA on one side,
 # eager PyTorch on the other. Either side can win that part, so the ratio can fall below 1.
-# The fixed cost weighs less in a larger step.
+# The fixed cost weighs less in a larger pass.
 
 # %% [markdown]
 # ## 7. Keras 3
@@ -1134,10 +1130,10 @@ else:
 # The verdicts judge the natural call on each backend. On JAX that is the jitted
 # `stateless_call`, which compiles the same layers as the native twin, so its multiple is
 # what Keras adds to a compiled program. An eager `model(x)` dispatches one operation at a
-# time, so its multiple is the price of skipping `jax.jit`. On PyTorch, Keras's per-layer Python bookkeeping makes its eager
-# call slower than the native module, most of all for small layers. The practical rule: on
-# the JAX backend, train and predict through `fit`, `predict` or a jitted `stateless_call`,
-# never through `model(x)` in a Python loop.
+# time, so its multiple is the price of skipping `jax.jit`. On PyTorch, Keras's per-layer
+# Python bookkeeping makes its eager call slower than the native module, most of all for
+# small layers. The practical rule: on the JAX backend, train and predict through `fit`,
+# `predict` or a jitted `stateless_call`, never through `model(x)` in a Python loop.
 #
 # Every file this lesson wrote sits under one temporary folder; remove it:
 
@@ -1171,7 +1167,7 @@ keras_row = (f"one model file and one set of weights ran on both backends, with 
              f"reference. Speed: {keras_speed}" if keras_verdicts else "not run: Keras 3 is not installed")
 display(Markdown(
     "| claim, source | measured here |\n|---|---|\n"
-    f"| Keras 3 runs the same code on JAX and PyTorch, lowering migration cost: article 003 | {keras_row} |\n"
+    f"| Keras 3 runs one model on the JAX or the PyTorch backend without costing speed: article 003 | {keras_row} |\n"
     '| "Hybrid migration": move the bottleneck to JAX, keep the rest in PyTorch: article 003 | a jitted JAX loss '
     f"head inside PyTorch's autograd, with gradients equal to pure PyTorch. One forward and backward: {bridge_verdict.line()} |"))
 

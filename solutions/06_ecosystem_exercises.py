@@ -404,7 +404,7 @@ def _export_crash_hint(err):
         return "x's spec is (batch, n_features): the batch comes first, as x @ W needs"
     if "abstract array" in text or "None" in text:
         return ("JAX: a ShapeDtypeStruct's shape holds sizes; a batch that varies needs a symbolic size "
-                "(jax.export.symbolic_shape), not None as in PyTorch's dynamic shapes")
+                "(jax.export.symbolic_shape), not None as in Keras or TensorFlow shapes")
     return ""
 
 
