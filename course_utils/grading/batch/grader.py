@@ -28,6 +28,7 @@ import threading
 import time
 import traceback
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -207,6 +208,9 @@ class Grader:
         self.tables_at = -float("inf")  # when the class tables were last rebuilt
         self.previous: dict[str, dict] = {}  # a plain run: the records it replaces
         self.changes: list[tuple[str, dict]] = []  # this run's score changes
+        # record, files -> record, files: the late policy and manual grades, applied
+        # to each record as it is stored (policy.adjust.Adjuster)
+        self.adjust: Callable[[dict, dict], tuple[dict, dict]] | None = None
 
     @property
     def stopping(self) -> bool:
@@ -293,8 +297,7 @@ class Grader:
         if withheld:
             self.withheld.add(record["student"])
         files = self._files(matched, run, record)
-        self._store(record, files)
-        return record
+        return self._store(record, files)
 
     def _name(self, path: Path | None) -> str | None:
         """The submission's path inside the submissions folder (``ann.ipynb``,
@@ -466,12 +469,16 @@ class Grader:
                 self._failed(record, "the executed notebook", err)
         return files
 
-    def _store(self, record: dict, files: dict) -> None:
-        """Seal and store the record with its files, then the tables. A file that cannot be
+    def _store(self, record: dict, files: dict) -> dict:
+        """Seal and store the record with its files, then the tables; returns the record
+        as stored. The late policy and manual grades (:attr:`adjust`) are applied first,
+        so no record is stored without them, whenever the run stops. A file that cannot be
         written is left out (the record says so); a record that cannot be sealed or
         written is kept for this run's tables and summary, and for the instructor
         unsealed (never believed: the student is graded again on the next run)."""
         with self.lock:
+            if self.adjust is not None:
+                record, files = self.adjust(record, files)
             details = self.details.get(record["student"])
             if details:
                 files = files | {"grader-errors.txt": "\n".join(details)}
@@ -491,6 +498,7 @@ class Grader:
             # the run goes on (grade() rebuilds them at its end, and on Ctrl-C).
             if time.monotonic() - self.tables_at >= TABLES_EVERY_S:
                 self._tables()
+        return record
 
     def _tables(self) -> list[dict]:
         """Rebuild the class tables (with this run's unstored records); a failure is an error
@@ -572,6 +580,7 @@ def grade(
     start_over: bool = False,
     no_hidden_tests: bool = False,
     lms: str | None = None,
+    adjust: Callable[[dict, dict], tuple[dict, dict]] | None = None,
 ) -> Batch:
     """Grade every submission in ``submissions`` against the master ``source`` into ``out``.
 
@@ -583,7 +592,9 @@ def grade(
     without hidden tests (unless ``no_hidden_tests``: the student version is an easy
     slip) and a class whose every submission is another assignment's notebook stop the
     run. ``start_over`` removes the folder's grades first, whatever master made them.
-    ``lms`` (``canvas``, ``moodle``) reads student ids from that LMS's download names."""
+    ``lms`` (``canvas``, ``moodle``) reads student ids from that LMS's download names.
+    ``adjust`` (:class:`.adjust.Adjuster`) gives each record its late penalty and manual
+    points as it is stored."""
     limits = limits or Limits()
     limits.check()
     _sandbox_or_refuse(unsafe_no_sandbox, echo)
@@ -624,6 +635,7 @@ def grade(
         jobs=jobs or os.cpu_count() or 1,
     )  # fmt: skip
     grader.previous = {r["student"]: r for r in earlier} if not start_over else {}
+    grader.adjust = adjust
     _run_all(grader, todo, jobs, batch, progress, echo)
     batch.records = grader._tables()
     batch.errors += grader.errors

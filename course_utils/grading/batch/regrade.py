@@ -134,10 +134,12 @@ def _chosen(args, subs, old: dict, notes: list[str]) -> list:
 
 
 def regrade(
-    args: argparse.Namespace, echo=print, errors: list[str] | None = None
+    args: argparse.Namespace, echo=print, errors: list[str] | None = None, adjust=None
 ) -> list[list[str]]:
     """Regrade as ``args`` say; returns this run's changes: student, what, old and new
-    points. ``errors`` gets the run's error lines (:func:`.grader.error_lines`)."""
+    points. ``errors`` gets the run's error lines (:func:`.grader.error_lines`);
+    ``adjust`` (:class:`.adjust.Adjuster`) gives each record its late penalty and manual
+    points as it is stored."""
     if args.only and args.student:
         raise CourseError("--only and --student: choose one")
     if not args.source or not args.out:
@@ -164,6 +166,7 @@ def regrade(
         master, out, _limits(args), smoke=not args.full, sandboxed=not args.unsafe_no_sandbox,
         submissions=Path(args.submissions), only=args.only, old=old, secret=secret,
     )  # fmt: skip
+    regrader.adjust = adjust
     done = grader.Batch(notes=notes)
     chosen = grader.hold_last_grades(chosen, list(old.values()), done)
     grader._run_all(regrader, chosen, args.jobs, done, None, echo)
@@ -180,9 +183,9 @@ def regrade(
     ]
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, adjust=None) -> int:
     errors: list[str] = []
-    rows = regrade(args, errors=errors)
+    rows = regrade(args, errors=errors, adjust=adjust)
     for student, what, old, new in rows:
         print(f"{student}: {what}: {old} -> {new}")
     for line in errors:  # the grader failed on them: graded again on the next run

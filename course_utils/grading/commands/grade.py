@@ -34,6 +34,7 @@ def _sigterm_as_interrupt() -> None:
 def cmd_grade(args: argparse.Namespace) -> int:
     from course_utils.grading.batch import grader
     from course_utils.grading.commands import verbs
+    from course_utils.grading.policy import adjust
     from course_utils.grading.records import store as grader_store
 
     if verbs.handles(args):
@@ -68,22 +69,25 @@ def cmd_grade(args: argparse.Namespace) -> int:
         cpu_time=args.cpu_time,
     )
     _sigterm_as_interrupt()
-    batch = grader.grade(
-        args.submissions,
-        args.source,
-        args.out,
-        limits=limits,
-        jobs=args.jobs,
-        force=args.force,
-        shard=args.shard,
-        smoke=not args.full,
-        unsafe_no_sandbox=args.unsafe_no_sandbox,
-        variant_secret=args.variant_secret,
-        start_over=args.start_over,
-        no_hidden_tests=args.no_hidden_tests,
-        lms=args.lms,
-    )
-    verbs.after_grade(args)
+    # the late policy and manual grades: on each record as it is stored, then on the
+    # class when the run ends, also by Ctrl-C or SIGTERM
+    with adjust.Adjuster(Path(args.out), args) as adjuster:
+        batch = grader.grade(
+            args.submissions,
+            args.source,
+            args.out,
+            limits=limits,
+            jobs=args.jobs,
+            force=args.force,
+            shard=args.shard,
+            smoke=not args.full,
+            unsafe_no_sandbox=args.unsafe_no_sandbox,
+            variant_secret=args.variant_secret,
+            start_over=args.start_over,
+            no_hidden_tests=args.no_hidden_tests,
+            lms=args.lms,
+            adjust=adjuster,
+        )
     # as the late policy and manual points left them (a record this run could not
     # store stays as graded)
     adjusted = {r["student"]: r for r in grader_store.records(Path(args.out))}

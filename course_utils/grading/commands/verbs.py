@@ -63,10 +63,12 @@ def run(args: argparse.Namespace) -> int:
         with answers.revealed(table, args.key, folder) as plain:  # pseudonyms read
             return adjust.import_manual(folder, plain)
     from course_utils.grading.batch import regrade
+    from course_utils.grading.policy import adjust
 
-    code = regrade.run(args)
-    after_grade(args)  # the late policy and manual grades, kept
-    return code
+    # the late policy and manual grades, kept: on each record as it is stored, then on
+    # the class when the regrade ends, also by Ctrl-C or SIGTERM
+    with adjust.Adjuster(Path(args.out), args) as adjuster:
+        return regrade.run(args, adjuster)
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -121,10 +123,3 @@ def add_options(g) -> None:
         metavar="CSV",
         help="late policy: student,submitted_at (else file times)",
     )
-
-
-def after_grade(args: argparse.Namespace) -> None:
-    """After a grading run: apply the report folder's late policy and manual grades."""
-    from course_utils.grading.policy import adjust
-
-    adjust.after_grade(Path(args.out), args)

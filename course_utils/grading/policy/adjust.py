@@ -125,20 +125,71 @@ def import_manual(out: Path, table: Path) -> int:
 
 def after_grade(out: Path, args: argparse.Namespace) -> None:
     """After grading: store the late policy given on the command line, apply what is stored."""
-    if not out.is_dir():
-        return
-    policy = late.policy_from_args(args)
-    if policy is not None:
-        write_atomic(_private(out) / POLICY, json.dumps(policy, indent=1) + "\n")
-    if (_private(out) / POLICY).is_file() or (_private(out) / MANUAL).is_file():
-        apply_all(out, echo=print)
+    Adjuster(out, args).finish()
+
+
+class Adjuster:
+    """The late policy and manual grades of a grading run or regrade.
+
+    The grader calls it on each record as it stores it (``record, files -> record,
+    files``), so a record is never stored without them, even when the run is stopped
+    (Ctrl-C, SIGTERM, a kill) before :meth:`finish`, which stores the policy the
+    command line gave and applies both to every record. The policy given is read
+    before the run, with the stored ones (a bad ``--times`` stops it before anyone is
+    graded); the policy given is stored when the first record is."""
+
+    def __init__(self, out: Path, args: argparse.Namespace):
+        self.out = out
+        self.given = late.policy_from_args(args)
+        self.policy, self.manual = _stored(out)
+        if self.given is not None:
+            self.policy = self.given
+        self.started = False  # a record was stored with them
+        self.by_file: list[str] = []
+
+    def _store_given(self) -> None:
+        if self.given is not None:
+            text = json.dumps(self.given, indent=1) + "\n"
+            write_atomic(_private(self.out) / POLICY, text)
+
+    def __call__(self, rec: dict, files: dict) -> tuple[dict, dict]:
+        if not self.started:
+            self.started = True
+            self._store_given()
+        if self.policy is None and not self.manual:
+            return rec, files
+        manual = self.manual.get(rec["student"], [])
+        rec = adjusted(rec, self.policy, manual, self.by_file)
+        return rec, adjusted_files(rec, files)
+
+    def __enter__(self) -> Adjuster:
+        return self
+
+    def __exit__(self, kind, err, tb) -> None:
+        """Around the run: :meth:`finish` when it ends, or stops after storing a record."""
+        if kind is None or self.started:
+            self.finish()
+
+    def finish(self, echo=print) -> None:
+        """Store the policy given and apply what is stored to every record."""
+        if not self.out.is_dir():
+            return
+        self._store_given()
+        private = _private(self.out)
+        if (private / POLICY).is_file() or (private / MANUAL).is_file():
+            apply_all(self.out, echo=echo)
+
+
+def _stored(out: Path) -> tuple[dict | None, dict[str, list[dict]]]:
+    """The policy and manual grades kept in the report folder."""
+    policy_file, manual_file = _private(out) / POLICY, _private(out) / MANUAL
+    policy = json.loads(policy_file.read_text()) if policy_file.is_file() else None
+    return policy, read_manual(manual_file) if manual_file.is_file() else {}
 
 
 def apply_all(out: Path, echo=print) -> int:
     """Apply the stored policy and manual grades to every record; returns how many changed."""
-    policy_file, manual_file = _private(out) / POLICY, _private(out) / MANUAL
-    policy = json.loads(policy_file.read_text()) if policy_file.is_file() else None
-    manual = read_manual(manual_file) if manual_file.is_file() else {}
+    policy, manual = _stored(out)
     changed = 0
     by_file: list[str] = []
     future: list[str] = []
@@ -213,6 +264,17 @@ def _save(out: Path, rec: dict) -> None:
     files = {}
     for name in rec.get("files", {}):
         files[name] = store.file_path(out, rec["student"], name).read_bytes()
+    store.save_student(
+        out,
+        {k: v for k, v in rec.items() if k not in ("seal", "files")},
+        adjusted_files(rec, files),
+    )
+
+
+def adjusted_files(rec: dict, files: dict) -> dict:
+    """The student's report files (by name) with the adjusted record's score: the
+    feedback's score line and *Adjustments* cell, and ``results.json``'s score."""
+    files = dict(files)
     lines = _lines(rec)
     if "feedback.ipynb" in files:
         files["feedback.ipynb"] = _feedback(
@@ -227,9 +289,7 @@ def _save(out: Path, rec: dict) -> None:
         results["score"] = rec["total"]
         results["output"] = f"Status: {rec['status']} — {rec['reason']}"
         files["results.json"] = json.dumps(results, indent=1, ensure_ascii=False) + "\n"
-    store.save_student(
-        out, {k: v for k, v in rec.items() if k not in ("seal", "files")}, files
-    )
+    return files
 
 
 def _feedback(nb: dict, rec: dict, lines: list[str]) -> str:

@@ -121,3 +121,53 @@ def test_manual_imports_merge_and_blank_points_are_counted(tmp_path, capsys):
     recs = {r["student"]: r for r in store.records(out)}
     assert recs["ann"]["total"] == 3  # why (2, kept from the first) and extra (1)
     assert recs["bob"]["total"] == 1 and recs["bob"]["max_total"] == 5
+
+
+def _small_class(tmp_path, times: dict[str, str], manual: str = ""):
+    """ann (full, 8/8) and bob (stub) with a late policy (and ``manual`` rows kept in
+    the report folder): the ``course grade`` command line and the report folder."""
+    from tests.grading.helpers import class_folder
+
+    subs = class_folder(tmp_path / "subs", {"ann": "full", "bob": "stub"})
+    out = tmp_path / "out"
+    if manual:
+        (out / store.INSTRUCTOR).mkdir(parents=True)
+        (out / store.INSTRUCTOR / adjust.MANUAL).write_text(
+            "student,item,points,max_points,comment\n" + manual
+        )
+    csv_times = tmp_path / "times.csv"
+    csv_times.write_text("".join(f"{s},{t}\n" for s, t in times.items()))
+    argv = ["grade", str(subs), "--source", str(MASTER), "--out", str(out)]
+    argv += ["--unsafe-no-sandbox", "--jobs", "1", "--deadline", "2026-03-01T12:00Z"]
+    argv += ["--penalty-per-day", "25", "--times", str(csv_times)]
+    return argv, subs, out
+
+
+def test_a_run_stopped_midway_leaves_every_grade_with_its_adjustments(
+    tmp_path, monkeypatch, capsys
+):
+    """Ctrl-C (or SIGTERM: the same path) after ann is recorded: her total in her
+    record, grades.csv, feedback and results.json already has her manual points and
+    late penalty, not the tests' points alone."""
+    from course_utils.grading.batch import grader
+
+    argv, _, out = _small_class(
+        tmp_path, {"ann": "2026-03-02T11:00Z", "bob": "2026-03-01T11:00Z"},
+        manual="ann,why,2,2,Clear.\n",
+    )  # fmt: skip
+    real = grader.Grader.grade_one
+
+    def grade_one(self, sub):
+        if sub.student == "bob":
+            raise KeyboardInterrupt  # as the Ctrl-C handler raises it
+        return real(self, sub)
+
+    monkeypatch.setattr(grader.Grader, "grade_one", grade_one)
+    assert course_main(argv) == 130
+    ann = {r["student"]: r for r in store.records(out)}["ann"]
+    assert ann["total"] == 7.5 and ann["max_total"] == 10  # (8 + 2) - 25%
+    rows = {r["student"]: r for r in csv.DictReader((out / "grades.csv").open())}
+    assert rows["ann"]["total"] == "7.5" and rows["ann"]["late_penalty"] == "2.5"
+    assert "**Score:** 7.5 / 10" in _feedback(out, "ann")
+    results = json.loads((store.student_dir(out, "ann") / "results.json").read_text())
+    assert results["score"] == 7.5
