@@ -417,10 +417,10 @@ for name, (p_torch, p_jax) in after_one_step.items():
 # %% [markdown]
 # SGD's parameters agree as closely as the gradients did. Adam's differ by more, yet pass a
 # check at 1 % of the learning rate. Why the looser check? Adam's first step moves each
-# weight by `lr · g / (|g| + eps)`, about `lr` whatever the size of `g`. Where `|g|` is close
-# to `eps = 1e-8`, rounding noise is a large *fraction* of `g`, and so of the update. The next
-# cell finds the weight with the largest difference and prints its gradient in both
-# frameworks:
+# weight by `lr · g / (|g| + eps)`, about `lr` for any `|g|` well above `eps`. Where `|g|`
+# is close to `eps = 1e-8`, rounding noise is a large *fraction* of `g`, and so of the
+# update. The next cell finds the weight with the largest difference and prints its gradient
+# in both frameworks:
 
 # %%
 p_torch, p_jax = after_one_step["Adam"]
@@ -791,9 +791,8 @@ for where, c in runs.items():
 # includes tracing and compiling. `torch.compile`'s two modes share Inductor's caches, so
 # the mode compiled second can pay much less.
 #
-# Each verdict reads the same per-round ratios: load that hit both variants in a round
-# cancels in their ratio. One rule turns the ratios into a word, and `docs/VERDICTS.md`
-# states it with its reasons. The fair pairs change one thing at a time:
+# `docs/VERDICTS.md` states the rule that turns these ratios into a verdict. The fair pairs
+# change one thing at a time:
 
 # %%
 on_both, on_alone = SETUP.compared_kind.upper(), SETUP.alone_kind.upper()
@@ -837,10 +836,14 @@ print(f"CUDA-graph captures skipped so far: {counters['inductor']['cudagraph_ski
 # Fusing `K` steps into one program removes `K - 1` Python dispatches. PyTorch has no rolled
 # loop for a training step: Dynamo unrolls a Python loop into one long graph. So this
 # comparison is JAX's alone, and its verdict is above. Unrolling turns the loop into
-# straight-line code, at the price of a longer compile (the first-call column). On GPUs and
-# TPUs the rolled scan is the usual way to fuse steps. Measure before fusing.
+# straight-line code, at the price of a longer compile (the first-call column). A rolled
+# scan can be far slower than unrolled code, so measure before fusing. The next cell reads
+# both medians from 5.1:
 
 # %%
+rolled, unrolled = (jax_levers.measurements[n].median for n in ("JAX lax.scan", "JAX lax.scan unrolled"))
+print(f"{on_alone}: the rolled scan took {timing.format_seconds(rolled)} a call, the unrolled one "
+      f"{timing.format_seconds(unrolled)}, so rolled is {'slower' if rolled > unrolled else 'not slower'}.")
 run_result.update({f"steps/s, {name}": K / m.median for name, m in throughput.measurements.items()})
 if jax_levers is not throughput:
     run_result.update({f"steps/s, {name}, {SETUP.alone_label}": K / m.median for name, m in jax_levers.measurements.items()})
