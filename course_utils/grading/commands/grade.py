@@ -44,7 +44,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
             raise CourseError("grade merge: name the shard report folders to join")
         if not args.out:
             raise CourseError("grade merge: --out DIR is required")
-        recs, notes = grader_store.merge([Path(p) for p in args.more], Path(args.out))
+        shards = [Path(p) for p in args.more]
+        recs, notes = adjust.merge(shards, Path(args.out))  # with the late policy
         for note in notes:
             print(f"note: {note}")
         print(grader_store.table(recs, shutil.get_terminal_size().columns))

@@ -307,3 +307,55 @@ def _feedback(nb: dict, rec: dict, lines: list[str]) -> str:
                          "source": "## Adjustments\n\n" + "\n".join(lines)})  # fmt: skip
     nb["cells"] = cells
     return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+
+
+def merge(inputs: list[Path], out: Path, echo=print) -> tuple[list[dict], list[str]]:
+    """``course grade merge``: the shards' records (:func:`.store.merge`) with the late
+    policy and manual grades their totals come from, kept in ``out`` for later runs and
+    imports. Shards (or an ``out`` that keeps them already) with different policies, or
+    different manual points for one student and item, are refused before anything is
+    written: a later run would give some students another policy's penalty."""
+    folders = list(inputs)
+    if any((_private(out) / name).is_file() for name in (POLICY, MANUAL)):
+        folders.append(out)
+    policies = {folder: _stored(folder)[0] for folder in folders}
+    first = folders[0] if folders else out
+    for folder, policy in policies.items():
+        if policy != policies[first]:
+            differ = _differ(policies[first], policy)
+            raise CourseError(
+                f"grade merge: {first} and {folder} were graded with different late "
+                f"policies ({differ}): run each shard's command again with the same "
+                "--deadline, --penalty-per-day, --cutoff, --grace, --extensions and "
+                "--times (nothing is graded again), then merge"
+            )
+    manual: dict[str, dict[str, dict]] = {}
+    for folder in folders:
+        for student, rows in _stored(folder)[1].items():
+            for m in rows:
+                had = manual.setdefault(student, {}).setdefault(m["item"], m)
+                if had != m:
+                    raise CourseError(
+                        f"grade merge: {folder} keeps other manual points for "
+                        f"{student!r}, item {m['item']!r}, than another folder: import "
+                        "the same manual table into each, then merge"
+                    )
+    recs, notes = store.merge(inputs, out)
+    policy = policies.get(first)
+    if policy is not None:
+        write_atomic(_private(out) / POLICY, json.dumps(policy, indent=1) + "\n")
+    if manual:
+        table = {student: list(rows.values()) for student, rows in manual.items()}
+        _write_manual(_private(out) / MANUAL, table)
+    if policy is not None or manual:
+        apply_all(out, echo)
+        recs = store.records(out)
+    return recs, notes
+
+
+def _differ(a: dict | None, b: dict | None) -> str:
+    """What differs between two stored policies, in words."""
+    if a is None or b is None:
+        return "one has none"
+    keys = sorted(k for k in {*a, *b} if a.get(k) != b.get(k))
+    return "their " + ", ".join(k.replace("_", " ") for k in keys) + " differ"

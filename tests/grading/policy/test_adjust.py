@@ -171,3 +171,58 @@ def test_a_run_stopped_midway_leaves_every_grade_with_its_adjustments(
     assert "**Score:** 7.5 / 10" in _feedback(out, "ann")
     results = json.loads((store.student_dir(out, "ann") / "results.json").read_text())
     assert results["score"] == 7.5
+
+
+def _shard(folder, student, times=None, penalty=20.0):
+    """A shard report folder with one student (3/3 points) and, given ``times``, a
+    late policy (deadline 2026-03-01T12:00Z, ``penalty`` percent a day) applied."""
+    from tests.grading.records.test_store import _record
+
+    test = {"name": "t", "exercise": "total", "points": 3.0, "max_points": 3.0,
+            "status": "passed", "message": ""}  # fmt: skip
+    store.save_student(folder, _record(student, 3.0, tests=[test]), {})
+    args = argparse.Namespace(deadline=None)
+    if times is not None:
+        args = argparse.Namespace(deadline="2026-03-01T12:00Z", times=str(times),
+                                  penalty_per_day=penalty)  # fmt: skip
+    adjust.after_grade(folder, args)
+    return folder
+
+
+def test_merge_keeps_the_shards_late_policy_and_refuses_different_ones(
+    tmp_path, capsys
+):
+    """A merged folder keeps the shards' policy, so a manual import there recomputes
+    kim's total with her late penalty; shards with another policy, or none, are refused
+    before anything is written."""
+    times = tmp_path / "times.csv"
+    times.write_text("kim,2026-03-03T11:00Z\nlou,2026-03-01T11:00Z\n")
+    a, b = _shard(tmp_path / "a", "kim", times), _shard(tmp_path / "b", "lou", times)
+    assert {r["student"]: r["total"] for r in store.records(a)} == {"kim": 1.8}
+    merged = tmp_path / "merged"
+    assert course_main(["grade", "merge", str(a), str(b), "--out", str(merged)]) == 0
+    manual = tmp_path / "manual.csv"
+    manual.write_text("student,item,points,max_points,comment\nlou,why,1,2,\n")
+    assert course_main(["grade", "manual", str(merged), str(manual)]) == 0
+    totals = {r["student"]: r["total"] for r in store.records(merged)}
+    assert totals == {"kim": 1.8, "lou": 4.0}  # 3 - 2 days at 20%; 3 + 1, on time
+    capsys.readouterr()
+    for other in (
+        _shard(tmp_path / "c", "max"),
+        _shard(tmp_path / "d", "max", times, penalty=10.0),
+    ):
+        argv = ["grade", "merge", str(a), str(other), "--out", str(tmp_path / "m2")]
+        assert course_main(argv) == 2
+        err = capsys.readouterr().err
+        assert "different late policies" in err and "\n" not in err.strip(), err
+        assert not (tmp_path / "m2").exists()
+    for folder, points in ((a, 1), (b, 2)):  # other manual points for one item
+        table = folder / store.INSTRUCTOR / adjust.MANUAL
+        table.write_text(
+            f"student,item,points,max_points,comment\nlou,why,{points},2,\n"
+        )
+    assert (
+        course_main(["grade", "merge", str(a), str(b), "--out", str(tmp_path / "m2")])
+        == 2
+    )
+    assert "other manual points for 'lou', item 'why'" in capsys.readouterr().err
