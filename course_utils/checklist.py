@@ -495,7 +495,9 @@ def dynamic_shapes(
         f"torch.compile captured {_count(len(graphs), 'graph')}"
     )
     if len(graphs) < shapes:
-        detail += " (from the second size on, one graph with a dynamic size serves them all)"
+        detail += (
+            " (from the second size on, one graph with a dynamic size serves them all)"
+        )
     detail += "."
     status = "warn" if compiles >= shapes > 1 else "pass"
     if status == "warn":

@@ -62,7 +62,8 @@ def test_mvp_checklist_reports_every_check(block_pair, x_block):
     assert (
         report.status("dynamic shapes") == "warn"
         and "compiled 2 times" in report.items[3].detail
-        and "captured 2 graphs." in report.items[3].detail  # no dynamic graph reused yet
+        and "captured 2 graphs."
+        in report.items[3].detail  # no dynamic graph reused yet
     )
     assert report.status("ecosystem dependencies") == "warn"
     assert (
