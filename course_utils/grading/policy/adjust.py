@@ -138,10 +138,17 @@ class Adjuster:
     before the run, with the stored ones (a bad ``--times`` stops it before anyone is
     graded); the policy given is stored when the first record is."""
 
-    def __init__(self, out: Path, args: argparse.Namespace):
+    def __init__(self, out: Path, args: argparse.Namespace, echo=print):
         self.out = out
         self.given = late.policy_from_args(args)
         self.policy, self.manual = _stored(out)
+        kept = (self.policy or {}).get("times")
+        if self.given is not None and getattr(args, "times", None) is None and kept:
+            self.given["times"] = kept  # the manifest given before: replaced by --times
+            echo(
+                f"note: late policy: kept the {len(kept)} submission time(s) of the "
+                f"--times manifest given before (a new --times FILE replaces them)"
+            )
         if self.given is not None:
             self.policy = self.given
         self.started = False  # a record was stored with them

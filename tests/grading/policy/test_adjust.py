@@ -226,3 +226,36 @@ def test_merge_keeps_the_shards_late_policy_and_refuses_different_ones(
         == 2
     )
     assert "other manual points for 'lou', item 'why'" in capsys.readouterr().err
+
+
+def test_the_deadline_options_again_without_times_keep_the_stored_times(
+    tmp_path, capsys
+):
+    """A rerun that gives --deadline (a new penalty, say) but forgets --times keeps the
+    manifest's times, with a note, not the file times (that made a whole class late);
+    a new --times replaces them."""
+    from tests.grading.records.test_store import _record
+
+    out = tmp_path / "out"
+    test = {"name": "t", "exercise": "total", "points": 3.0, "max_points": 3.0,
+            "status": "passed", "message": ""}  # fmt: skip
+    rec = _record(
+        "ann", 3.0, tests=[test], submission_mtime="2026-03-06T10:00:00+00:00"
+    )
+    store.save_student(out, rec, {})
+    times = tmp_path / "times.csv"
+    times.write_text("ann,2026-03-01T11:00Z\n")
+    policy = {"deadline": "2026-03-01T12:00Z", "penalty_per_day": 10.0}
+    adjust.after_grade(out, argparse.Namespace(**policy, times=str(times)))
+    assert store.records(out)[0]["total"] == 3.0  # on time by the manifest
+    capsys.readouterr()
+    policy["penalty_per_day"] = 20.0
+    adjust.after_grade(out, argparse.Namespace(**policy))  # --times forgotten
+    printed = capsys.readouterr().out
+    assert "kept the 1 submission time(s) of the --times manifest" in printed
+    assert "file modification times" not in printed, printed
+    (ann,) = store.records(out)
+    assert ann["total"] == 3.0 and ann["late"]["source"] == "manifest"
+    times.write_text("ann,2026-03-02T11:00Z\n")  # a new manifest: replaces them
+    adjust.after_grade(out, argparse.Namespace(**policy, times=str(times)))
+    assert store.records(out)[0]["total"] == 2.4
