@@ -114,8 +114,9 @@ def eval_view(module: Any) -> Any:
     """An evaluation-mode NNX module sharing ``module``'s arrays; ``module`` keeps its mode.
 
     ``nnx.view(module, deterministic=True, use_running_average=True,
-    raise_if_not_found=False)`` on flax 0.12 and newer (without the last argument
-    it raises on a module that lacks Dropout or BatchNorm); on flax 0.11, which has no ``nnx.view``, a module merged from
+    raise_if_not_found=False)`` on flax 0.12.4 and newer (without the last argument
+    it raises on a module that lacks Dropout or BatchNorm); on older flax (0.11 to 0.12.3),
+    which has no ``nnx.view``, a module merged from
     ``nnx.split(module)`` (the same arrays in new variables), switched with ``.eval()``.
     """
     from flax import nnx
@@ -128,7 +129,7 @@ def eval_view(module: Any) -> Any:
             use_running_average=True,
             raise_if_not_found=False,
         )
-    copy = nnx.merge(*nnx.split(module))  # flax 0.11
+    copy = nnx.merge(*nnx.split(module))  # flax < 0.12.4
     copy.eval()
     return copy
 

@@ -1163,10 +1163,10 @@ def nnx_generate(model, prompt, steps, *, temperature=1.0, seed=0, use_cache=Tru
 # %% [markdown]
 # <details><summary>How <code>compat.eval_view</code> switches to evaluation mode</summary>
 #
-# On flax 0.12 it calls `nnx.view(model, deterministic=True, ...)`: a view of the same arrays
-# in evaluation mode, the caller's model unchanged. Flax 0.11, Colab's release, has no
-# `nnx.view`, so there the helper switches a merged copy with `.eval()`. With `dropout=0` no
-# number changes.
+# On flax 0.12.4 and newer it calls `nnx.view(model, deterministic=True, ...)`: a view of
+# the same arrays in evaluation mode, the caller's model unchanged. Older flax (Colab's is
+# 0.11) has no `nnx.view`, so there the helper switches a merged copy with `.eval()`. With
+# `dropout=0` no number changes.
 #
 # </details>
 #
@@ -1269,7 +1269,7 @@ for heading, numbers in columns:
 # | training step | `zero_grad`, `backward`, `clip_grad_norm_`, `step`, `scheduler.step` | `value_and_grad`, one `optax.chain` update |
 # | schedule, decay exemption | `LambdaLR`; two parameter groups | `optax.warmup_cosine_decay_schedule`; `mask=` |
 # | float64 control | `model.double()` | `with jax.enable_x64():` |
-# | evaluation mode | `model.eval()` | `nnx.view(model, deterministic=True)`, flax 0.12 |
+# | evaluation mode | `model.eval()` | `nnx.view(model, deterministic=True)`, flax ≥ 0.12.4 |
 # | sampling | `torch.multinomial`, or a shared stream | `jax.random.categorical`, or a shared stream |
 #
 # **Common misconceptions** (each taken up by a section above)
