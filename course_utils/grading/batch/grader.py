@@ -32,6 +32,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from course_utils.errors import CourseError
 from course_utils.grading.batch import pool
@@ -52,6 +53,9 @@ from course_utils.grading.records import store
 from course_utils.grading.sandbox import bubblewrap, environment
 from course_utils.grading.sandbox.environment import RUN_ENV
 from course_utils.variants import Variant, VariantError, claimed, kernel_env
+
+if TYPE_CHECKING:
+    from course_utils.grading.policy.adjust import Adjuster
 
 __all__ = ["RUN_ENV", "Batch", "Grader", "Limits", "check", "grade", "parse_shard"]
 
@@ -580,7 +584,7 @@ def grade(
     start_over: bool = False,
     no_hidden_tests: bool = False,
     lms: str | None = None,
-    adjust: Callable[[dict, dict], tuple[dict, dict]] | None = None,
+    adjust: Adjuster | None = None,
 ) -> Batch:
     """Grade every submission in ``submissions`` against the master ``source`` into ``out``.
 
@@ -593,8 +597,8 @@ def grade(
     slip) and a class whose every submission is another assignment's notebook stop the
     run. ``start_over`` removes the folder's grades first, whatever master made them.
     ``lms`` (``canvas``, ``moodle``) reads student ids from that LMS's download names.
-    ``adjust`` (:class:`.adjust.Adjuster`) gives each record its late penalty and manual
-    points as it is stored."""
+    ``adjust`` gives each record its late penalty and manual points as it is stored,
+    and keeps the last grade of a student with several submissions as it is."""
     limits = limits or Limits()
     limits.check()
     _sandbox_or_refuse(unsafe_no_sandbox, echo)
@@ -623,6 +627,8 @@ def grade(
         _same_variants(earlier, secret, out)
     batch = Batch(notes=notes)
     subs = hold_last_grades(subs, [] if start_over else earlier, batch)
+    if adjust is not None:  # their last grade stays as it is, with its own late time
+        adjust.keep.update(batch.held)
     options = _options(limits, smoke, not unsafe_no_sandbox, secret and secret[0])
     todo = _to_grade(subs, out, master, force, batch, options)
     changed = master_change(todo, [] if start_over else earlier, master, out)

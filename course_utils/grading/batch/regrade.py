@@ -169,6 +169,8 @@ def regrade(
     regrader.adjust = adjust
     done = grader.Batch(notes=notes)
     chosen = grader.hold_last_grades(chosen, list(old.values()), done)
+    if adjust is not None:  # their last grade stays as it is, with its own late time
+        adjust.keep.update(done.held)
     grader._run_all(regrader, chosen, args.jobs, done, None, echo)
     recs = store.write_tables(out)
     write_log(out)

@@ -153,6 +153,9 @@ class Adjuster:
             self.policy = self.given
         self.started = False  # a record was stored with them
         self.by_file: list[str] = []
+        # students with several submissions: their last grade is kept as it was (the
+        # grader adds them), not given the late time of the new submission
+        self.keep: set[str] = set()
 
     def _store_given(self) -> None:
         if self.given is not None:
@@ -184,7 +187,7 @@ class Adjuster:
         self._store_given()
         private = _private(self.out)
         if (private / POLICY).is_file() or (private / MANUAL).is_file():
-            apply_all(self.out, echo=echo)
+            apply_all(self.out, echo=echo, keep=self.keep)
 
 
 def _stored(out: Path) -> tuple[dict | None, dict[str, list[dict]]]:
@@ -194,13 +197,16 @@ def _stored(out: Path) -> tuple[dict | None, dict[str, list[dict]]]:
     return policy, read_manual(manual_file) if manual_file.is_file() else {}
 
 
-def apply_all(out: Path, echo=print) -> int:
-    """Apply the stored policy and manual grades to every record; returns how many changed."""
+def apply_all(out: Path, echo=print, keep: set[str] | frozenset = frozenset()) -> int:
+    """Apply the stored policy and manual grades to every record but those of the
+    students in ``keep``; returns how many changed."""
     policy, manual = _stored(out)
     changed = 0
     by_file: list[str] = []
     future: list[str] = []
     for rec in store.records(out):
+        if rec["student"] in keep:
+            continue
         new = adjusted(rec, policy, manual.get(rec["student"], []), by_file)
         if (new.get("late") or {}).get("future"):
             future.append(shown(rec["student"]))

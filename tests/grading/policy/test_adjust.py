@@ -259,3 +259,33 @@ def test_the_deadline_options_again_without_times_keep_the_stored_times(
     times.write_text("ann,2026-03-02T11:00Z\n")  # a new manifest: replaces them
     adjust.after_grade(out, argparse.Namespace(**policy, times=str(times)))
     assert store.records(out)[0]["total"] == 2.4
+
+
+def test_a_student_with_two_submissions_keeps_the_last_grade_with_its_own_time(
+    tmp_path, capsys
+):
+    """ann's new, late download beside her on-time one (the LMS's times updated): the
+    run refuses to choose and says her last grade is kept; it is, with its own time,
+    not the new submission's late penalty."""
+    import shutil
+
+    from tests.grading.helpers import SUBS
+
+    argv, subs, out = _small_class(
+        tmp_path, {"ann": "2026-03-01T11:00Z", "bob": "2026-03-01T11:00Z"}
+    )
+    assert course_main(argv) == 0
+    before = {r["student"]: r for r in store.records(out)}["ann"]
+    assert before["total"] == 8
+    (subs / "ann").mkdir()
+    shutil.copy(SUBS / "full.ipynb", subs / "ann" / "tiny_master.ipynb")
+    (tmp_path / "times.csv").write_text(
+        "ann,2026-03-03T11:00Z\nbob,2026-03-01T11:00Z\n"
+    )
+    capsys.readouterr()
+    assert course_main(argv) == 1
+    assert "their last grade (8/8, graded " in capsys.readouterr().out
+    ann = {r["student"]: r for r in store.records(out)}["ann"]
+    assert ann["total"] == 8 and ann["late"] == before["late"]
+    rows = {r["student"]: r for r in csv.DictReader((out / "grades.csv").open())}
+    assert rows["ann"]["total"] == "8" and "**Score:** 8 / 8" in _feedback(out, "ann")
