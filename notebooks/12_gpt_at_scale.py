@@ -293,10 +293,9 @@ print(f"first call, compile included: {', '.join(f'{n} {timing.format_seconds(t)
 # The second pairing is the framework comparison: both sides compile forward, backward and
 # AdamW, from the same weights and batches, on one device kind. This step is tiny, so the gap
 # between the two compilers need not hold for a larger model; lesson 04 measures
-# `torch.compile` on its own workload. The third line and the autocast row say what bfloat16
-# did. On a CPU without bfloat16 matrix units it need not be faster at all: the matmuls convert
-# to float32 inside, and the casts cost time. On a GPU with bfloat16 tensor cores or a TPU,
-# bfloat16 is the main lever.
+# `torch.compile` on its own workload. On a CPU without bfloat16 matrix units, bfloat16 need
+# not be faster at all: the matmuls convert to float32 inside, and the casts cost time. On a GPU
+# with bfloat16 tensor cores or a TPU, bfloat16 is the main lever.
 #
 # The last line compares the compilers' one-time costs, each paid once per shape. On the next
 # run, Inductor's cache, on by default, skips its code generation. JAX's persistent cache is
@@ -315,20 +314,13 @@ alone = timing.bench(jax_variant(jit_step_alone, SETUP.jax_alone), label=SETUP.a
 n_params = sum(a.size for a in jax.tree.leaves(params_jax)) - cfg.block_size * cfg.d_model  # no position table
 step_flops = peaks.transformer_train_flops(n_params, cfg.n_layers, cfg.d_model, cfg.block_size,
                                            tokens=S.batch * cfg.block_size)  # one step, by PaLM's formula
-state_alone = jax.device_put((params_jax, tx.init(params_jax)), SETUP.jax_alone)
-xla_flops = jit_step_alone.lower(*state_alone, *timed_jax[0]).compile().cost_analysis()["flops"]  # XLA's count
 top = peaks.peak(SETUP.jax_alone) or peaks.measure_cpu(device=SETUP.jax_alone)  # published, or timed now
 dtype = "float32" if top.flops("float32") else "bfloat16"
 achieved = K * step_flops / alone.median  # model FLOP/s
 print(f"{SETUP.alone_label}: {tokens_per_call / alone.median:,.0f} tokens/s; model FLOPs {achieved / 1e9:,.2f} GFLOP/s, "
       f"{peaks.share(achieved, top, dtype):.1%} of {top.label(dtype)} ({top.flops(dtype) / 1e9:,.1f} GFLOP/s)")
-print(f"FLOPs of one step: {step_flops / 1e6:.1f} M by PaLM's formula, {xla_flops / 1e6:.1f} M by XLA's cost analysis")
 
 # %% [markdown]
-# XLA's own count, `compiled.cost_analysis()["flops"]`, counts a loop's body once, whatever
-# its trip count. So it holds one of the `n_layers` scanned blocks, and the line above takes
-# the formula.
-#
 # MFU, model FLOPs utilisation, is the share of a published peak that the model's FLOPs
 # reached. A step this small spends much of its time elsewhere: dispatch, the optimizer's
 # elementwise updates, and matmuls too small to fill a chip's matrix units. The share grows with
@@ -409,11 +401,10 @@ print(claims.compact({fw: claims.faster(attention_timing, hand, fused) for fw, (
 #
 # What runs underneath differs. On a CPU, PyTorch runs its own fused C++ kernel. JAX's call
 # with `implementation=None` lowers to plain XLA operations much like the hand-written ones,
-# on every backend. So a difference between the JAX pair comes from the operations XLA is
-# given, not from a fused kernel. The fused kernels are written above all for GPUs, where
-# never writing the scores to memory lets long contexts fit. There PyTorch picks such a kernel
-# by itself, and JAX's call takes `implementation="cudnn"`. Lesson 11's model keeps the
-# hand-written attention, because the KV cache extends it.
+# on every backend. The fused kernels are written above all for GPUs, where never writing the
+# scores to memory lets long contexts fit. There PyTorch picks such a kernel by itself, and
+# JAX's call takes `implementation="cudnn"`. Lesson 11's model keeps the hand-written
+# attention, because the KV cache extends it.
 #
 # ## 4. Sampling fast: the KV cache and a compiled decode loop
 #
@@ -560,7 +551,7 @@ def jit_step(step, shardings, batch_axis="data", donate=False):
 
 # %% [markdown]
 # Three layouts run the same `pure_step`: data parallel and FSDP on eight devices, and tensor
-# parallel on a `2 × 4` mesh, two data-parallel groups of four devices that share every layer.
+# parallel on a `2 × 4` mesh, two data-parallel groups of four devices, each group splitting every layer.
 # The cell compiles each step, counts two collectives by name in its optimised HLO,
 # `compiled.as_text()`, and runs it.
 
@@ -587,8 +578,8 @@ display(Markdown("\n".join(["| layout | all-reduce | all-gather |", "|---|---:|-
 # The printed spec shows tensor parallelism in memory: the stacked MLP kernel,
 # `(layers, d_model, d_ff)`, is split on its last axis over the four devices of `"model"`.
 #
-# Each count is how often a collective appears in one step's compiled program, once for the
-# whole scan over layers, so the counts show structure, not bytes moved. Data
+# Each count is how often a collective appears in one step's compiled program, where the
+# scanned block appears once: the counts show structure, not bytes moved. Data
 # parallelism all-reduces the gradients and the loss. FSDP adds all-gathers: each kernel is
 # gathered before its layer uses it. Tensor parallelism exchanges partial results inside every
 # block. Over the fused `qkv` it also all-gathers, because a device's block of columns does not
@@ -814,7 +805,7 @@ def jax_load(blob):
     return jax.export.deserialize(bytearray(blob))
 
 
-# compat.eval_view: nnx.view(module, deterministic=True) on flax 0.12, the model in evaluation mode
+# compat.eval_view: nnx.view(module, deterministic=True) on flax 0.12.4+, the model in evaluation mode
 trained_jax = compat.eval_view(nnx.merge(graphdef_scale, jax.device_put(params_one_jax, jax_dev), rest_scale))
 graphdef_trained, params_trained, rest_trained = nnx.split(trained_jax, nnx.Param, ...)
 params_trained, rest_trained = nnx.to_pure_dict(params_trained), nnx.to_pure_dict(rest_trained)
