@@ -217,8 +217,9 @@ def compile_table(reports: Mapping[str, CompileReport]) -> str:
     (:meth:`CompileReport.speed_text`), and the break-even follows it:
     (first call - steady) / (steady x (speed - 1)), rounded up; "never" when
     the compiled call is not faster. The footer is the conditions of the first
-    contended report, or of the first report; then why each other row not judged
-    was not ('noisy (spread 62 %)').
+    contended report, or of the first report; where other rows were not
+    contended it starts with that row's name. Then why each other row not judged
+    was not ('noisy (spread 62 %)', or 'contended').
     """
     lines = [
         "| function, compiler | first call | in steady calls | steady "
@@ -235,12 +236,19 @@ def compile_table(reports: Mapping[str, CompileReport]) -> str:
             f"| {r.first_call_s / r.steady.median:,.0f} "
             f"| {format_seconds(r.steady.median)} | {r.speed_text() or '–'} | {calls} |"
         )
-    first = next((r for r in reports.values() if r.contended), None)
-    footer = (first or next(iter(reports.values()))).conditions() if reports else ""
+    busy = [name for name, r in reports.items() if r.contended]
+    first = reports[busy[0]] if busy else next(iter(reports.values()), None)
+    footer = first.conditions() if first is not None else ""
+    named = []  # contended rows when others were judged: the footer names its own
+    if busy and len(busy) < len(reports):
+        if footer:
+            footer, busy = f"{busy[0]}: {footer}", busy[1:]
+        named = busy
     why = [  # rows not judged for a reason of their own; the footer says a contended run's
-        f"{name}: {r.per_call.reason}"
+        f"{name}: {'contended' if name in named else r.per_call.reason}"
         for name, r in reports.items()
-        if r.per_call is not None
+        if name in named
+        or r.per_call is not None
         and not r.judged
         and not r.per_call.reason.startswith(("the interval", "contended"))
     ]

@@ -140,6 +140,33 @@ def test_compile_table_reads_each_report_as_its_verdict_does():
     assert "\n\nNot judged: noisy row: noisy (spread " in noisy_table
 
 
+def test_a_mixed_table_names_the_rows_its_no_verdict_is_for():
+    reason = "load 4.1 on 2 cores"
+    table = timing.compile_table(
+        {
+            "MLP, jax.jit": _report(1.0, 0.9),
+            "MLP, torch.compile": _report(1.0, 0.9),
+            "elementwise, torch.compile": _report(1.0, 0.9, reason=reason),
+        }
+    )
+    footer = table.split("\n\n")[1]
+    assert footer.startswith("(elementwise, torch.compile: medians of 8 ")
+    assert f"contended ({reason}): no verdict is drawn" in footer
+    assert "Not judged" not in table
+    two_busy = timing.compile_table(
+        {
+            "a": _report(1.0, 0.9),
+            "b": _report(1.0, 0.9, reason=reason),
+            "c": _report(1.0, 0.9, reason=reason),
+        }
+    )
+    assert "\n\n(b: medians of 8 " in two_busy
+    assert two_busy.endswith("\n\nNot judged: c: contended.")
+    # every row contended: the footer is the whole table's, with no row named
+    all_busy = timing.compile_table({"b": _report(1.0, 0.9, reason=reason)})
+    assert "\n\n(medians of 8 " in all_busy
+
+
 def test_a_report_says_its_footer_once_per_cell(monkeypatch):
     from course_utils import cell_notes
 
