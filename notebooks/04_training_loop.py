@@ -436,7 +436,7 @@ print(f"median |gradient| over all of {layer}.{name}: {np.median(np.abs(np.asarr
 # %% [markdown]
 # Compare the worst weight's gradient with its layer's median on the second line: it is far
 # smaller, close to `eps`. Its two gradients share their leading digits, yet the updates
-# differ by the printed fraction of `lr`. Adam turns a tiny relative error in a tiny gradient
+# differ by the printed fraction of `lr`. Adam turns a tiny absolute error in a tiny gradient
 # into a visible one in the step. This is the formula, not either framework. So a port is
 # checked on gradients first, and on Adam updates with a tolerance scaled to `lr`.
 #
@@ -665,7 +665,7 @@ def torch_variant(mode=None):
 # On the JAX side, the pure step takes the model and optimiser as one state pytree and
 # returns the new one. Why, when `nnx.jit` already works? `nnx.jit` splits and merges the NNX
 # objects on every call, in Python. `jax.jit` of a pure function skips that, and it is the
-# form `lax.scan` and `donate_argnums` expect. `graphdef`, the structure without arrays, is
+# form `jax.lax.scan` expects. `graphdef`, the structure without arrays, is
 # static: part of the compiled program's cache key, not an input.
 
 # %%
