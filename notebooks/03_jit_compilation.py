@@ -347,24 +347,6 @@ print(claims.compact({
 }))
 
 # %% [markdown]
-# Article 004 (lesson 02) says an eager op costs 5–10 µs. That is the cost of launching a GPU
-# kernel, so the lesson judges it only where PyTorch runs on a GPU.
-
-# %%
-if torch_dev.type == "cuda":
-    per_op_rounds = [t / S.n_ops for t in dispatch.measurements["PyTorch eager"].times]
-    VERDICTS[f"a chain of {S.n_ops} additions"] = claims.judge(
-        "eager-launch", per_op_rounds, "a GPU kernel launch", "one eager PyTorch op on the GPU",
-        contention=dispatch.contention,
-    )
-    display(VERDICTS[f"a chain of {S.n_ops} additions"])
-else:
-    VERDICTS[f"a chain of {S.n_ops} additions"] = claims.not_testable(
-        "eager-launch",
-        f"it is about launching GPU kernels, and PyTorch runs on the {torch_dev.type.upper()} here",
-    )
-
-# %% [markdown]
 # ## 3. `jax.jit` vs `torch.compile` on the same functions
 #
 # **Key concepts**
@@ -1003,8 +985,8 @@ def kmeans_step_jax(X, C):
 
 # %% [markdown]
 # The steps differ in one operation. PyTorch sums each cluster's points with the in-place
-# `index_add_`; JAX's `jax.ops.segment_sum` returns the same sums as new arrays. The clamp and the
-# `where` keep a centroid that lost all its points where it was.
+# `index_add_`; JAX's `jax.ops.segment_sum` returns the same sums as new arrays. `clamp`
+# (`jnp.maximum` in JAX) and `where` keep a centroid that lost all its points where it was.
 #
 # In JAX the convergence test is the `cond` of a `lax.while_loop`, so the whole run is one
 # compiled program:
@@ -1331,6 +1313,19 @@ VERDICTS.update({f"{pairing} pairing, {S.n_envs} environments": v for pairing, v
 #
 # Every verdict on article 004's claims, in the order the sections drew them: the faster side,
 # its median paired ratio with the interval, then the verdict.
+
+# %%
+if torch_dev.type == "cuda":
+    per_op_rounds = [t / S.n_ops for t in dispatch.measurements["PyTorch eager"].times]
+    VERDICTS[f"a chain of {S.n_ops} additions"] = claims.judge(
+        "eager-launch", per_op_rounds, "a GPU kernel launch", "one eager PyTorch op on the GPU",
+        contention=dispatch.contention,
+    )
+else:
+    VERDICTS[f"a chain of {S.n_ops} additions"] = claims.not_testable(
+        "eager-launch",
+        f"it is about launching GPU kernels, and PyTorch runs on the {torch_dev.type.upper()} here",
+    )
 
 # %%
 display(Markdown("| claim | stated | judged on | measured, verdict |\n|---|---|---|---|\n" + "\n".join(
