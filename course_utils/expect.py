@@ -39,9 +39,21 @@ class ExpectedErrorMissing(AssertionError):
     """The block did not raise the error the cell expects (or its message differs)."""
 
 
+# A source comment a framework appends to a quoted line: Dynamo's guards end in
+# "  # return w - lr * grad  # /tmp/….py:4 in step".
+_SOURCE_COMMENT = re.compile(r"\s{2,}#\s.*$")
+
+
 def one_line(err: BaseException, lines: int = 1) -> str:
-    """``TypeName: first line of the message`` (``lines`` non-blank lines of it)."""
-    text = [line.rstrip() for line in str(err).splitlines() if line.strip()]
+    """``TypeName: first line of the message`` (``lines`` non-blank lines of it).
+
+    A line's trailing source comment (two spaces, then ``# ``) is left out.
+    """
+    text = [
+        _SOURCE_COMMENT.sub("", line).rstrip()
+        for line in str(err).splitlines()
+        if line.strip()
+    ]
     name = type(err).__name__
     if not text:
         return name

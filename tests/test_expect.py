@@ -104,6 +104,14 @@ def test_one_line_of_an_error():
     assert one_line(ValueError("a\nb\nc")) == "ValueError: a"
     assert one_line(ValueError("\n  a\n\nb"), lines=3) == "ValueError: a\nb"
     assert one_line(RuntimeError()) == "RuntimeError"
+    guard = (
+        "Recompiling\n  - 1/0: lr == 0.05    # return w - lr * grad  # mp/x.py:4 in f"
+    )
+    assert (
+        one_line(RuntimeError(guard), lines=2)
+        == "RuntimeError: Recompiling\n  - 1/0: lr == 0.05"
+    )
+    assert one_line(ValueError("see issue #12")) == "ValueError: see issue #12"
 
 
 def test_importing_it_imports_no_framework():
