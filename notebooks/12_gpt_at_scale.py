@@ -189,7 +189,8 @@ print(f"scanned forward pass, first call: {depths[0]} layers {first_s[depths[0]]
 #
 # Each variant copies the initial weights, makes a fresh optimiser, and returns a function that
 # runs the `k_steps` steps. So every first call starts from the same state, and
-# `timing.compare` checks that their first losses agree, within a relative 3 % for bfloat16.
+# `timing.compare` checks that their first losses agree, within a relative 3 %, loose enough
+# for bfloat16.
 
 # %%
 K = S.k_steps
@@ -297,9 +298,9 @@ print(f"first call, compile included: {', '.join(f'{n} {timing.format_seconds(t)
 # not be faster at all: the matmuls convert to float32 inside, and the casts cost time. On a GPU
 # with bfloat16 tensor cores or a TPU, bfloat16 is the main lever.
 #
-# The last line compares the compilers' one-time costs, each paid once per shape. On the next
-# run, Inductor's cache, on by default, skips its code generation. JAX's persistent cache is
-# off until set up, as in lesson 03.
+# The last line compares the compilers' one-time costs, each paid again when the shapes change.
+# On the next run, Inductor's cache, on by default, skips its code generation. JAX's persistent
+# cache is off until set up, as in lesson 03.
 #
 # **The step against the hardware.** A speed means little on its own. The cell times the jitted
 # step on `SETUP.jax_alone`, the accelerator when there is one. The FLOPs of a step come from
@@ -579,7 +580,7 @@ display(Markdown("\n".join(["| layout | all-reduce | all-gather |", "|---|---:|-
 # `(layers, d_model, d_ff)`, is split on its last axis over the four devices of `"model"`.
 #
 # Each count is how often a collective appears in one step's compiled program, where the
-# scanned block appears once: the counts show structure, not bytes moved. Data
+# scan's loops do not repeat per layer: the counts show structure, not bytes moved. Data
 # parallelism all-reduces the gradients and the loss. FSDP adds all-gathers: each kernel is
 # gathered before its layer uses it. Tensor parallelism exchanges partial results inside every
 # block. Over the fused `qkv` it also all-gathers, because a device's block of columns does not
@@ -944,8 +945,8 @@ with torch.no_grad():
               f"positions; near-ties, margin < {NEAR_TIE:g}: {near.sum()}")
 
 # %% [markdown]
-# The counts say how many positions agree and how many draws came closer than `NEAR_TIE` to an
-# edge. The check asserted that every mismatch is one of those near-ties.
+# A near-tie need not flip: the second count includes draws that still agreed. The check
+# asserted that every mismatch is one of those near-ties.
 
 # %% [markdown]
 # ## Summary
