@@ -60,6 +60,7 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import numpy as np
+import orbax.checkpoint as ocp
 import torch
 import torch.distributed.checkpoint as dcp
 from flax import nnx
@@ -293,7 +294,7 @@ def resume(path, params_like, opt_state_like):
     ### BEGIN SOLUTION
     target = gpt.checkpoint.abstract_like({"params": params_like, "opt_state": opt_state_like,
                                            "step": jnp.zeros((), jnp.int32)})
-    saved = gpt.checkpoint.orbax_load(path, target)
+    saved = ocp.v1.load(path, target)
     return saved["params"], saved["opt_state"], int(saved["step"])
     ### END SOLUTION
 
