@@ -337,7 +337,7 @@ for name in ("JAX jit", "torch.compile"):
 # %% [markdown]
 # An eager model of a few hundred small operations pays the per-operation cost hundreds of times
 # a step; a compiled step pays the per-call cost once. Each eager `jax.numpy` operation is
-# dispatched like a tiny jitted program, which is why eager JAX costs more per operation. Did
+# dispatched like a tiny jitted program. Did
 # compiling pay off in each framework?
 
 # %%
