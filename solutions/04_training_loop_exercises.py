@@ -71,6 +71,7 @@ from course_utils.models import NNXCNN, TorchCNN
 from course_utils.parity import assert_close
 
 S = config.sizes(SIZES, SMOKE)
+lr = 1e-3  # Adam's learning rate in exercises 3 and 4
 
 split = data.load_digits(seed=0)
 X_np, y_np = next(data.batches(split.X_train, split.y_train, S.batch_size, seed=0))
@@ -302,9 +303,6 @@ def train_step_jax(model, optimizer, x, y) -> jax.Array:
 
 # %%
 # TESTS: train-step points=2
-lr = 1e-3
-
-
 def train_step_crash(err):
     """The likely cause of a crash in a training step."""
     text = str(err)
