@@ -625,6 +625,7 @@ def grade(
     elif earlier:
         same_master(earlier, master, out)
         _same_variants(earlier, secret, out)
+        same_lms(out, lms)
     batch = Batch(notes=notes)
     subs = hold_last_grades(subs, [] if start_over else earlier, batch)
     if adjust is not None:  # their last grade stays as it is, with its own late time
@@ -634,6 +635,7 @@ def grade(
     changed = master_change(todo, [] if start_over else earlier, master, out)
     _announce(batch, [lookalike, changed], echo)
     store.remember_master(out, master.path.resolve(), master.sha256)
+    store.remember_lms(out, lms)
     start = time.perf_counter()
     grader = Grader(
         master, out, limits, smoke=smoke, sandboxed=not unsafe_no_sandbox,
@@ -732,6 +734,21 @@ def same_master(records: list[dict], master: Master, out: Path) -> None:
             f"{', '.join(seen)}, not {master.path.name}: give another --out for this "
             "master, or --start-over to delete those grades and grade with this one"
         )
+
+
+def same_lms(out: Path, lms: str | None) -> None:
+    """A report folder's student ids are read with one ``--lms``, or none, throughout:
+    another would grade each submission again under another id, beside the class."""
+    noted, before = store.lms_used(out)
+    if not noted or before == lms:
+        return
+    had = f"with --lms {before}" if before else "without --lms"
+    give = f"give --lms {before}" if before else "give no --lms"
+    now = f"--lms {lms}" if lms else "no --lms"
+    raise CourseError(
+        f"--out {out}: its students were graded {had}; {give} as before, or another "
+        f"--out, or --start-over to delete those grades and grade with {now}"
+    )
 
 
 def has_hidden_tests(master: Master) -> None:

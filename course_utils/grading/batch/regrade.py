@@ -159,6 +159,8 @@ def regrade(
     old = {r["student"]: r for r in store.records(out, notes)}
     grader.same_master(list(old.values()), master, out)
     grader._same_variants(list(old.values()), secret, out)
+    if old:
+        grader.same_lms(out, getattr(args, "lms", None))
     chosen = _chosen(args, subs, old, notes)
     for note in notes:
         echo(f"note: {note}")

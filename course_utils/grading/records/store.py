@@ -194,6 +194,28 @@ def masters_used(out: Path) -> dict[str, str]:
     return {k: v for k, v in known.items() if isinstance(v, str)}
 
 
+LMS = ".lms.json"  # DIR/_instructor/: the --lms its student ids were read with
+
+
+def remember_lms(out: Path, lms: str | None) -> None:
+    """Note the ``--lms`` (or none) this report folder's student ids were read with."""
+    if lms_used(out) == (True, lms):
+        return
+    _own_folder(out / INSTRUCTOR)
+    write_atomic(out / INSTRUCTOR / LMS, json.dumps({"lms": lms}) + "\n")
+
+
+def lms_used(out: Path) -> tuple[bool, str | None]:
+    """(noted, the ``--lms`` or None) as :func:`remember_lms` noted it; not noted for
+    a folder graded before it was kept."""
+    try:
+        known = json.loads(read_file(out / INSTRUCTOR / LMS))
+    except (SubmissionError, ValueError, OSError):
+        return False, None
+    lms = known.get("lms") if isinstance(known, dict) else None
+    return isinstance(known, dict) and (lms is None or isinstance(lms, str)), lms
+
+
 def clear_grades(out: Path) -> int:
     """Delete every student's grade in ``out`` (their folders, the instructor's files,
     the tables), keeping the folder's key; returns how many students were removed. Other
@@ -433,6 +455,9 @@ def merge(inputs: list[Path], out: Path) -> tuple[list[dict], list[str]]:
     for folder in inputs:  # which master file graded them, for a later run's line
         for sha, path in masters_used(folder).items():
             remember_master(out, Path(path), sha)
+        noted, lms = lms_used(folder)
+        if noted:
+            remember_lms(out, lms)
     return write_tables(out, notes), notes
 
 

@@ -182,6 +182,33 @@ def test_a_canvas_download_is_graded_under_the_students_logins(tmp_path, capsys)
     assert graded(out)["smithann"]["total"] == 8
 
 
+def test_a_rerun_with_another_lms_is_refused(tmp_path, capsys):
+    """A rerun that forgets ``--lms canvas`` would grade every Canvas file again as a
+    student of its whole name, beside the class: the folder remembers its ``--lms``."""
+    subs = class_folder(tmp_path / "subs", {"smithann_12345_67890_tiny_master": "full"})
+    out = tmp_path / "out"
+    argv = ["grade", str(subs), "--source", str(MASTER), "--out", str(out)]
+    argv += ["--unsafe-no-sandbox", "--jobs", "1"]
+    assert course_main([*argv, "--lms", "canvas"]) == 0
+    before = _tree(out)
+    for again, message in [
+        ([], "graded with --lms canvas; give --lms canvas as before"),
+        (["--lms", "moodle"], "give --lms canvas as before"),
+        (["--only", "square"], "give --lms canvas as before"),
+    ]:
+        capsys.readouterr()
+        assert course_main([*argv, *again]) == 2, again
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"course: error: --out {out}: ") and "\n" not in err
+        assert message in err and "--start-over" in err, err
+        assert _tree(out) == before
+    assert course_main([*argv, "--start-over"]) == 0  # now graded without --lms
+    capsys.readouterr()
+    assert course_main([*argv, "--lms", "canvas"]) == 2
+    err = capsys.readouterr().err
+    assert "graded without --lms; give no --lms as before" in err, err
+
+
 def _tree(folder) -> dict[str, bytes]:
     return {
         p.relative_to(folder).as_posix(): p.read_bytes()
@@ -255,7 +282,8 @@ def test_canvas_names_without_lms_get_one_warning_line(tmp_path, capsys):
         "(smithann_12345_67890_tiny.ipynb): without --lms canvas each is graded as "
         "a student of that whole name; give --lms canvas if they are Canvas's"
     ], printed
-    assert course_main([*argv, "--unsafe-no-sandbox", "--lms", "canvas"]) == 0
+    again = [*argv, "--unsafe-no-sandbox", "--lms", "canvas", "--start-over"]
+    assert course_main(again) == 0
     assert "warning:" not in capsys.readouterr().out
 
 
