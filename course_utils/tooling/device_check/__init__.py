@@ -8,7 +8,9 @@ TPU, each item side by side within a time budget, one JSON report (docs/DEVICE_C
 - ``estimates``: the shipped seconds, cores and GPU memory of each item, and their sources
 - ``items``: the check's items (lessons, masters, student notebooks, tests) and their report entries
 - ``children``: each item's child process, pinned to its cores, sharing the GPU
-- ``steps``: the machine's facts (the probe) and the install step
+- ``probe``: the machine's facts and the installed versions, probed in a child
+- ``install``: the install step, the machine's framework builds kept
+- ``steps``: what the steps share (a child in its own group, an output's tail, JUnit counts)
 - ``wheels``: the wheels a prepared GPU machine without network needs
 - ``report``: the JSON report, written after every step
 """

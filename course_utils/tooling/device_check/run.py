@@ -23,7 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from course_utils.tooling.device_check import install as device_install
 from course_utils.tooling.device_check import items as device_lessons
+from course_utils.tooling.device_check import probe as device_probe
 from course_utils.tooling.device_check import report as device_report
 from course_utils.tooling.device_check import steps as device_steps
 from course_utils.tooling.device_check.budget import (
@@ -51,9 +53,9 @@ Body = Callable[[], tuple[str, dict[str, Any]]]
 class Tools:
     """What the check calls; tests replace these with fakes."""
 
-    probe: Callable[[Path, float], dict[str, Any]] = device_steps.probe_in_child
-    versions: Callable[[dict[str, Any]], dict[str, Any]] = device_steps.versions
-    install: Callable[..., dict[str, Any]] = device_steps.install
+    probe: Callable[[Path, float], dict[str, Any]] = device_probe.probe_in_child
+    versions: Callable[[dict[str, Any]], dict[str, Any]] = device_probe.versions
+    install: Callable[..., dict[str, Any]] = device_install.install
     launch: Launch | None = None  # device_children.Launcher(root, work)
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep

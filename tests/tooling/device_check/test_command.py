@@ -13,7 +13,7 @@ import pytest
 
 from course_utils import cli
 from course_utils.tooling.device_check import command as device_check
-from course_utils.tooling.device_check import steps as device_steps
+from course_utils.tooling.device_check import probe as device_probe
 from tests.tooling.device_check.fakes import Fakes
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -135,7 +135,7 @@ def test_real_run_of_doctor_and_one_smoke_lesson(tmp_path):
     report = json.loads(out.read_text())
     assert report["complete"] is True
     assert report["host"]["accelerator"] in ("cpu", "gpu", "tpu")
-    assert report["versions"]["jax"] == device_steps.versions()["jax"]
+    assert report["versions"]["jax"] == device_probe.versions()["jax"]
     assert report["steps"]["doctor"]["exit_code"] in (0, 1)
     assert "accelerator" in report["steps"]["doctor"]["output"]
     # the lesson, its master and its student notebook, side by side
