@@ -305,8 +305,9 @@ check(
         ("RecompilationError", "JAX: every new n_valid compiled again. Removing @jax.jit to read "
          "int(n_valid) trades the error for what the exercise removes: eagerly, each new length "
          "compiles its own slice"),
-        ("Slice entries must be static", "JAX: under jit a slice's length must be static, and "
-         "n_valid is traced"),
+        # jax 0.7 words it "Array slice indices must have static start/stop/step"
+        ("Slice entries must be static|slice indices must have static", "JAX: under jit a slice's "
+         "length must be static, and n_valid is traced"),
         ("NonConcreteBooleanIndexError", "JAX: a boolean mask as an index (X[mask], PyTorch's way) "
          "keeps as many rows as the data says, a shape one compiled program cannot hold"),
         ("immutable", "JAX: an item assignment (`err[...] = 0.0`, PyTorch's way) fails: JAX arrays "
@@ -776,7 +777,10 @@ check("kmeans-step", _jax_step, expected_run, rtol=1e-5, atol=1e-5,
           ("Indexer must have integer", "JAX: an index is a float array. jax.lax.top_k returns "
            "(values, indices), in that order, and the running count of empty centroids must stay "
            "an integer"),
-          ("Incompatible types for broadcasting", "JAX: " + _wrong_axis),
+          # segment_sum broadcasts the labels to one per point; jax 0.7 words it "Incompatible shapes
+          # for broadcasting: (n,) and requested shape (k,)", which the rule below must not take
+          (r"Incompatible types for broadcasting|Incompatible shapes for broadcasting: \(\d+,\) and "
+           r"requested shape \(\d+,\)", "JAX: " + _wrong_axis),
           ("Incompatible shapes for broadcasting", "JAX: a (k,) condition in jnp.where against (k, d) "
            "arrays fails to broadcast: broadcasting lines up the last axes, so the condition's k meets d"),
           ("", "JAX: under jit every value is a tracer, and no shape may depend on the data"),
