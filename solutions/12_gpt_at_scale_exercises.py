@@ -164,13 +164,15 @@ def _rows_per_rank():
     return seen
 
 
+_PARAMS_SPLIT = ("JAX: the parameters were split over 'data', where data parallelism would not split the "
+                 "parameters at all")
 DP_CRASHES = {  # a piece of JAX's error -> the one cause it points to
     "wrong length": "JAX: in_shardings needs one entry per argument: params, x and y",
     "non-empty mesh": "JAX: a bare PartitionSpec names no devices, so jit cannot tell which mesh to shard the "
                       "arrays onto",
     "not found in mesh": "JAX: a PartitionSpec names the mesh's own axes, and mesh8 has one, 'data'",
-    "evenly divide": "JAX: the parameters were split over 'data', where data parallelism would not split the "
-                     "parameters at all",
+    "evenly divide": _PARAMS_SPLIT,
+    "should be divisible by": _PARAMS_SPLIT,  # jax 0.7's words for "evenly divide"
     "incompatible with its sharding": "JAX: the loss is a scalar, which out_shardings can only replicate",
 }
 
