@@ -190,9 +190,13 @@ def regrade(
 def run(args: argparse.Namespace, adjust=None) -> int:
     errors: list[str] = []
     rows = regrade(args, errors=errors, adjust=adjust)
-    for student, what, old, new in rows:
+    changed = [row for row in rows if row[2] != row[3]]
+    for student, what, old, new in changed:
         print(f"{student}: {what}: {old} -> {new}")
     for line in errors:  # the grader failed on them: graded again on the next run
         print(f"error: {line}")
-    print(f"regraded {len(rows)} student(s); every change is in {Path(args.out) / LOG}")
+    print(
+        f"regraded {len(rows)} student(s), {len(changed)} changed; every change is in "
+        f"{Path(args.out) / LOG}"
+    )
     return 1 if errors else 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import csv
 import json
 
@@ -72,7 +73,9 @@ def test_one_student_is_regraded_and_nobody_else(graded_class, tmp_path, capsys)
     before = {r["student"]: r for r in store.records(out)}
     (ada, *_) = of_kind("full")
     assert _grade(graded_class.subs, MASTER, out, "--student", ada) == 0
-    assert f"{ada}: all: 8 -> 8" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert f"{ada}: all:" not in printed  # unchanged
+    assert "regraded 1 student(s), 0 changed; every change is in " in printed
     after = {r["student"]: r for r in store.records(out)}
     assert after[ada]["graded_at"] >= before[ada]["graded_at"]
     assert after[ada]["run_id"] != before[ada]["run_id"]
@@ -108,6 +111,19 @@ def test_a_plain_rerun_records_every_score_change(tmp_path, capsys):
     assert course_main([*argv, "--force"]) == 0  # graded again, same score
     (ann,) = [r for r in store.records(out) if r["student"] == "ann"]
     assert [c["what"] for c in ann["regrades"]] == ["resubmitted"]  # kept
+
+
+def test_a_regrade_prints_only_the_scores_that_changed(tmp_path, capsys, monkeypatch):
+    """``--only`` regrades the whole class: the lines under it are the changes, not
+    every student whose score stayed."""
+    rows = [["ann", "square", "5", "5"], ["bob", "square", "1", "3"]]
+    monkeypatch.setattr(regrade, "regrade", lambda args, errors, adjust: rows)
+    args = argparse.Namespace(out=str(tmp_path))
+    assert regrade.run(args) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "bob: square: 1 -> 3",
+        f"regraded 2 student(s), 1 changed; every change is in {tmp_path / regrade.LOG}",
+    ]
 
 
 def test_a_regrade_the_grader_failed_on_is_printed_and_counted(
