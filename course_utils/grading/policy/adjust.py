@@ -102,7 +102,8 @@ def import_manual(out: Path, table: Path) -> int:
     blank: list[str] = []
     rows = read_manual(table, blank)
     kept = _private(out) / MANUAL
-    whole = merged(read_manual(kept) if kept.is_file() else {}, rows)
+    before = read_manual(kept) if kept.is_file() else {}
+    whole = merged(before, rows)
     _write_manual(kept, whole)
     known = {r["student"] for r in store.records(out)}
     for student in sorted(set(rows) - known):
@@ -114,11 +115,12 @@ def import_manual(out: Path, table: Path) -> int:
             "until a later import gives them points"
         )
     changed = apply_all(out)
-    n = sum(len(v) for v in rows.values())
+    n, had = (sum(map(len, t.values())) for t in (rows, before))
+    now = sum(len(v) for v in whole.values())
+    how = f"merged with the {had} kept before, {now} now, in" if had else "kept in"
     print(
-        f"manual grades of {len(rows)} student(s): {n} row(s) merged into the "
-        f"{sum(len(v) for v in whole.values())} kept in {out}; {changed} record(s) "
-        "updated"
+        f"manual grades of {len(rows)} student(s): {n} row(s) {how} {out}; "
+        f"{changed} record(s) updated"
     )
     return 0
 

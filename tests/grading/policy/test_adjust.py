@@ -115,9 +115,14 @@ def test_manual_imports_merge_and_blank_points_are_counted(tmp_path, capsys):
     assert adjust.import_manual(out, first) == 0
     printed = capsys.readouterr().out
     assert "1 row(s) with blank points (bob: why) count 0" in printed, printed
+    assert f"manual grades of 2 student(s): 2 row(s) kept in {out}; " in printed
     second = tmp_path / "second.csv"
     second.write_text(head + "bob,why,1,2,Say why.\nann,extra,1,1,\nann,why,,2,\n")
     assert adjust.import_manual(out, second) == 0
+    assert (
+        "manual grades of 2 student(s): 3 row(s) merged with the 2 kept before, "
+        f"3 now, in {out}; " in capsys.readouterr().out
+    )
     recs = {r["student"]: r for r in store.records(out)}
     assert recs["ann"]["total"] == 3  # why (2, kept from the first) and extra (1)
     assert recs["bob"]["total"] == 1 and recs["bob"]["max_total"] == 5
