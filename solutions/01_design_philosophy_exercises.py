@@ -518,12 +518,10 @@ def _nnx_step(model, optimizer, X, y):
     optimizer.update(model, nnx.grad(loss)(model))
 
 
-check("port-nnx", lambda: from_torch(torch_model)(jnp.asarray(X_np)),
-      torch_model(torch.from_numpy(X_np)).detach(), rtol=1e-5, atol=1e-5,
-      hint="Flax NNX: kernel = weight.T (nn.Linear keeps (out, in)), the biases copied too; tanh between the layers",
-      crash_hint=lambda err: "PyTorch: a parameter that requires grad must be detached before .numpy()"
-      if "requires grad" in str(err) else
-      "Flax NNX: a kernel is (in, out) while nn.Linear's weight is (out, in): kernel = weight.T")
+def _port_crash(err):
+    if "requires grad" in str(err):
+        return "PyTorch: a parameter that requires grad must be detached before .numpy()"
+    return "Flax NNX: a kernel is (in, out) while nn.Linear's weight is (out, in): kernel = weight.T"
 
 
 def _params_stay_params():
@@ -533,9 +531,15 @@ def _params_stay_params():
     assert all(kind == "Param" for kind in held.values()), f"the layers hold {held}"
 
 
+# before the outputs: flax 0.11 crashes running a layer that holds a plain array where its Param was
 check("port-nnx", _params_stay_params,
       hint="Flax NNX: assigning an array to layer.kernel replaces its nnx.Param with a plain array, which no "
-      "optimizer trains: write into the Param instead")
+      "optimizer trains: write into the Param instead",
+      crash_hint=_port_crash)
+check("port-nnx", lambda: from_torch(torch_model)(jnp.asarray(X_np)),
+      torch_model(torch.from_numpy(X_np)).detach(), rtol=1e-5, atol=1e-5,
+      hint="Flax NNX: kernel = weight.T (nn.Linear keeps (out, in)), the biases copied too; tanh between the layers",
+      crash_hint=_port_crash)
 
 
 def _after_one_step():
