@@ -105,3 +105,14 @@ def test_too_few_wrong_answers_are_named():
     assert replay.problems(result, {"a": [("one", "", "")]}) == [
         "m.ipynb: a has 1 wrong answer(s); at least 2 are needed"
     ]
+
+
+def test_a_wrong_answer_from_a_version_on_is_left_out_before_it():
+    answers = [
+        ("always", "a", "x"),
+        ("from jax 0.1", "b", "x", {"jax": "0.1"}),
+        ("from jax 999", "c", "x", {"jax": "999"}),
+    ]
+    assert replay.applicable({"e": answers}) == {
+        "e": [("always", "a", "x"), ("from jax 0.1", "b", "x")]
+    }

@@ -4,7 +4,9 @@ Each module ``wNN.py`` (the master's two-digit number) defines ``WRONG``: for ea
 exercise id, a list of ``(label, code, hint_words)``. ``code`` replaces the
 exercise's solution cell; running that exercise's visible test cell must then
 fail with :class:`course_utils.exercises.CheckFailed`, and its message must
-contain ``hint_words`` (the hint that points at the actual mistake).
+contain ``hint_words`` (the hint that points at the actual mistake). A fourth item,
+``{distribution: version}``, names the first version on which the slip is a bug; on
+an older one the answer is right and is not replayed (``replay.applies``).
 ``tests/test_masters.py`` runs them, in the one run of each master
 (:mod:`tests.wrong_answers.replay`).
 """

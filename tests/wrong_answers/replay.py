@@ -22,11 +22,13 @@ import importlib
 import json
 import time
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import nbformat
 from nbclient import NotebookClient
+from packaging.version import Version
 
 from course_utils import exercises, strict, student_version
 from course_utils.tooling.execution import runner
@@ -41,7 +43,10 @@ _RECORDER = f"__import__({lowering_record.__name__!r}, fromlist=['RECORDER']).RE
 _PAUSE = f"setattr({_RECORDER}, 'record', lambda *args, **kwargs: None)"
 _RESUME = f"vars({_RECORDER}).pop('record', None);"
 
-Wrong = dict[str, list[tuple[str, str, str]]]
+# (label, code, hint words), or with a fourth item, {distribution: first version}: the
+# versions from which the slip is a bug (see :func:`applies`)
+Answer = tuple[str, str, str] | tuple[str, str, str, dict[str, str]]
+Wrong = dict[str, list[Answer]]
 
 
 @dataclass
@@ -81,7 +86,26 @@ def fixtures_for(master: Path) -> Wrong:
     name = f"{__package__}.w{master.name[:2]}"
     if not (ROOT / "tests" / "wrong_answers" / f"w{master.name[:2]}.py").exists():
         return {}
-    return importlib.import_module(name).WRONG
+    return applicable(importlib.import_module(name).WRONG)
+
+
+def applies(answer: Answer) -> bool:
+    """Whether ``answer`` is a wrong answer on the versions installed here.
+
+    A fourth item maps a distribution to the first version on which the slip is a
+    bug: on an older one the answer gives the right result (an old version did the
+    work the slip leaves out), so no check can fail it there.
+    """
+    since = answer[3] if len(answer) > 3 else {}
+    return all(
+        Version(metadata.version(dist)) >= Version(first)
+        for dist, first in since.items()
+    )
+
+
+def applicable(wrong: Wrong) -> Wrong:
+    """``wrong`` less the answers that are not wrong here (:func:`applies`), as triples."""
+    return {ex: [a[:3] for a in answers if applies(a)] for ex, answers in wrong.items()}
 
 
 def kernel_env() -> dict[str, str]:
@@ -189,7 +213,7 @@ def run_master(
     ``report_dir/STEM.json`` (default ``build/lowering/``, as for nbval's notebooks).
     """
     master = Path(master).resolve()
-    wrong = fixtures_for(master) if wrong is None else wrong
+    wrong = fixtures_for(master) if wrong is None else applicable(wrong)
     env = kernel_env() if env is None else env
     try:
         shown = str(master.relative_to(ROOT))

@@ -236,15 +236,20 @@ WRONG = {
             BN_DLPACK,
             "make the copy on the host first",
         ),
+        # Before jax 0.8, jnp.array copied a NumPy array on the host at once (an
+        # .astype in lax._convert_element_type), and a tensor goes through NumPy: these
+        # two were right there; from 0.8 on, JAX may read the tensor's memory later.
         (
             "jnp.array(..., copy=True): a copy JAX makes, possibly late",
             BN_JAX_COPY,
             "make the copy on the host first",
+            {"jax": "0.8"},
         ),
         (
             "jnp.asarray of the tensor itself",
             BN_TENSOR_DIRECT,
             "make the copy on the host first",
+            {"jax": "0.8"},
         ),
         (
             "jax.device_put of the tensor's memory",
