@@ -622,9 +622,14 @@ def cmd_try(args) -> int:
         )
         env = dict(os.environ, COURSE_AUTOGRADER_ROOT=str(root),
                    COURSE_PYTHON=sys.executable, PYTHONPATH=path)  # fmt: skip
-        done = subprocess.run([str(root / "source" / "run_autograder")], env=env)
+        # its stdout is results.json's score and output, printed below with each test
+        done = subprocess.run(
+            [str(root / "source" / "run_autograder")], env=env,
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
         results = root / "results" / "results.json"
         if not results.is_file():
+            print(done.stdout, end="")
             raise CourseError(
                 f"run_autograder wrote no results.json (exit {done.returncode})"
             )

@@ -414,18 +414,23 @@ def test_build_refuses_a_master_without_hidden_tests(tmp_path, capsys):
 
 
 def test_try_runs_the_bundle_on_a_submission_as_gradescope_would(
-    bundle, tmp_path, capsys
+    bundle, tmp_path, capfd
 ):
     """``course gradescope try BUNDLE SUBMISSION``: the bundle's own course and
-    run_autograder in a local copy of the /autograder layout, the results printed."""
+    run_autograder in a local copy of the /autograder layout, the results printed
+    once (run_autograder's own lines, which Gradescope keeps, are not shown again)."""
     full = ROOT / "tests" / "fixtures" / "grader" / "submissions" / "full.ipynb"
     keep = tmp_path / "autograder"
     argv = ["gradescope", "try", str(bundle), str(full), "--keep", str(keep)]
     assert main(argv) == 0
-    printed = capsys.readouterr().out
+    printed = capfd.readouterr().out
     assert "score 8 / 8" in printed, printed
     assert "square: hidden tests: 2 / 2 (after_published)" in printed, printed
+    lines = printed.splitlines()
+    assert [x for x in lines if x.startswith("score ")] == ["score 8 / 8"], printed
     result = json.loads((keep / "results" / "results.json").read_text())
+    for line in result["output"].splitlines():
+        assert lines.count(line) == 1, (line, printed)
     _check_format(result)
     assert result["score"] == 8
     meta = json.loads((keep / "submission_metadata.json").read_text())
