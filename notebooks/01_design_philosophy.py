@@ -497,8 +497,6 @@ assert state["linear1"]["kernel"] is model_nnx.linear1.kernel
 #   new array. Under `jit`, XLA may write the update into the old buffer when the array was made
 #   inside the function. It reuses an argument's buffer, such as the parameters', only when the
 #   caller donates it (lesson 03 §7.2).
-# - Repeated indices: `t[idx] += 1` does not accumulate in PyTorch; `.at[idx].add(1)` does, like
-#   `index_add_` and `np.add.at`.
 
 # %%
 # PyTorch: a slice is a view of the same storage
@@ -564,8 +562,8 @@ assert naive_torch[2] != counts[2]  # the natural PyTorch code undercounts
 
 # %% [markdown]
 # Index 2 appears three times. `naive_torch` counted it once, while `index_add_`, `.at[].add`
-# and NumPy's `np.add.at` counted three. In JAX the safe form is the only form: there is no
-# in-place `+=` on a JAX array. This operation is behind histograms, embedding-gradient updates
+# and NumPy's `np.add.at` counted three. In JAX the natural spelling, `.at[idx].add`, is the
+# safe one: a JAX array has no in-place `+=`. This operation is behind histograms, embedding-gradient updates
 # and segment sums.
 #
 # In-place operations also meet autograd. Changing a tensor that the backward pass needs is

@@ -984,9 +984,9 @@ def kmeans_step_jax(X, C):
 
 
 # %% [markdown]
-# The steps differ in one operation. PyTorch sums each cluster's points with the in-place
-# `index_add_`; JAX's `jax.ops.segment_sum` returns the same sums as new arrays. `clamp`
-# (`jnp.maximum` in JAX) and `where` keep a centroid that lost all its points where it was.
+# PyTorch sums each cluster's points with the in-place `index_add_`; JAX's
+# `jax.ops.segment_sum` returns the same sums as new arrays. `clamp` (`jnp.maximum` in JAX)
+# and `where` keep a centroid that lost all its points where it was.
 #
 # In JAX the convergence test is the `cond` of a `lax.while_loop`, so the whole run is one
 # compiled program:
@@ -1334,7 +1334,7 @@ display(Markdown("| claim | stated | judged on | measured, verdict |\n|---|---|-
 # %% [markdown]
 # **Common misconceptions** (each corrected by a cell above)
 # - *"Compiling always makes code faster."* A large matmul runs the same library kernel either
-#   way, and a small input must save more than a compiled call's own cost. The first call can
+#   way, and on a small input a compiled call's own cost can eat the gain. The first call can
 #   cost thousands of steady calls (sections 2 and 3).
 # - *"`jax.jit` recompiles when a Python number changes."* Only when the number is static or its
 #   type changes. Dynamo is the one that specialises on a Python float's first value (section 4).

@@ -537,7 +537,7 @@ assert max_abs_diff(unchecked, out_ref) > 1e-3
 # **Key concepts**
 # - Data parallel, but each device stores only **1/N of every parameter**, and of its
 #   gradient and optimiser state. Before a layer runs, its parameters are **all-gathered**.
-#   After the backward pass, the gradients are **reduce-scattered**, so each device keeps
+#   During the backward pass, the gradients are **reduce-scattered**, so each device keeps
 #   the gradient of its own shard and updates only that.
 # - That is the textbook and PyTorch's FSDP2. §8 shows which collectives XLA compiles for it
 #   here.
@@ -804,14 +804,14 @@ print("7B model, bf16, 8 GPUs, by the formulas: "
 
 # %% [markdown]
 # Fully sharded costs 1.5× data parallel by the formulas, whatever the model: one more gather
-# of the parameters. Tensor parallel scales with the activations instead. It can be the
+# of the parameters. Tensor parallel scales with the activations instead. It is the
 # cheapest for this small MLP, and it is the most expensive for the 7B model. So tensor
 # parallelism usually stays inside one node, on its fast GPU-to-GPU links, combined with data
 # or fully sharded parallelism across nodes.
 #
 # The tensor-parallel formula counts a backward all-reduce too. It is needed only when the
 # first layer's input needs a gradient; here that input is the data, so the compiled program
-# may skip it.
+# skips it.
 #
 # PyTorch counts collectives while they run. Each script ran one step inside `CommDebugMode`,
 # and `comm.get_comm_counts()` returned the calls per collective:
