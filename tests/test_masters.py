@@ -107,6 +107,56 @@ def test_too_few_wrong_answers_are_named():
     ]
 
 
+# A tiny master whose hidden test of double was weakened: x * x passes it.
+TINY_HIDDEN = [
+    "from course_utils.exercises import CheckFailed",
+    "# EXERCISE: double\ndef double(x):\n    return 2 * x",
+    "# TESTS: double points=1\nif double(3) != 6:\n"
+    "    raise CheckFailed(f'double(3) is {double(3)}: multiply by two')",
+    "# HIDDEN TESTS: double points=2\n### BEGIN HIDDEN TESTS\n"
+    "assert double(2) == 4\n### END HIDDEN TESTS",
+    "# EXERCISE: triple\ndef triple(x):\n    return 3 * x",
+    "# TESTS: triple points=1\nif triple(3) != 9:\n    raise CheckFailed('times three')",
+    "# HIDDEN TESTS: triple points=2\n### BEGIN HIDDEN TESTS\n"
+    "assert triple(4) == 12\n### END HIDDEN TESTS",
+    "assert double(5) == 10 and triple(5) == 15, 'the solutions are back'",
+]
+HIDDEN_WRONG = {
+    "double": [
+        ("squares", "def double(x):\n    return x * x", "multiply by two"),
+        ("adds one", "def double(x):\n    return x + 1", "multiply by two"),
+    ],
+    "triple": [
+        ("cubes", "def triple(x):\n    return x ** 3", "times three"),
+        ("adds three", "def triple(x):\n    return x + 3", "times three"),
+    ],
+}
+
+
+@pytest.mark.notebooks
+def test_a_wrong_answer_that_passes_a_hidden_test_is_named(
+    tmp_path, monkeypatch, capsys
+):
+    """After an instructor edits a hidden test: ``python -m tests.wrong_answers.replay
+    MASTER`` replays the wrong answers at the hidden tests too (TEACHING §1), and
+    names one that passes it unless the course's own hidden test let it through."""
+    path = _tiny(tmp_path, TINY_HIDDEN, name="98_tiny_exercises.ipynb")
+    monkeypatch.setattr(replay, "fixtures_for", lambda master: HIDDEN_WRONG)
+    assert replay.main([str(path)]) == 1
+    printed = capsys.readouterr().out.splitlines()
+    summary = f"{path}: 4 wrong answer(s) replayed at the visible tests"
+    assert printed == [
+        f"{path}: double: squares: the hidden test passed",
+        f"{summary}, 4 at the hidden tests; 1 problem(s)",
+    ], printed
+    monkeypatch.setitem(replay.PASSES, "98", {"double": ["squares"]})
+    assert replay.main([str(path)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"{summary}, 3 at the hidden tests; 0 problem(s); 1 that the course's own "
+        "hidden tests let through or never end in (hidden_passes.py) not replayed there"
+    ]
+
+
 def test_a_wrong_answer_from_a_version_on_is_left_out_before_it():
     answers = [
         ("always", "a", "x"),
@@ -116,3 +166,32 @@ def test_a_wrong_answer_from_a_version_on_is_left_out_before_it():
     assert replay.applicable({"e": answers}) == {
         "e": [("always", "a", "x"), ("from jax 0.1", "b", "x")]
     }
+
+
+@pytest.mark.notebooks
+def test_a_wrong_answer_that_never_ends_in_a_hidden_test_stops_the_replay(
+    tmp_path, monkeypatch
+):
+    """The kernel is still in that test: the run stops and names the answer to list."""
+    path = _tiny(tmp_path, TINY_HIDDEN, name="98_tiny_exercises.ipynb")
+    loops = "def double(x):\n    while x == 2:\n        pass\n    return x + 1"
+    wrong = {"double": [("loops at 2", loops, "multiply by two")] * 2}
+    monkeypatch.setattr(replay, "HIDDEN_TIMEOUT", 2)
+    result = replay.run_master(path, wrong, report_dir=tmp_path, hidden=wrong)
+    assert "double: loops at 2: the hidden test did not end in " in result.error
+    assert "NEVER_END of hidden_passes.py" in result.error, result.error
+
+
+def test_every_wrong_answer_the_hidden_tests_do_not_judge_exists():
+    import importlib
+
+    from tests.wrong_answers import hidden_passes
+
+    missing = []
+    for known in (hidden_passes.PASSES, hidden_passes.NEVER_END):
+        for number, exercises in known.items():
+            wrong = importlib.import_module(f"tests.wrong_answers.w{number}").WRONG
+            for ex, labels in exercises.items():
+                have = {a[0] for a in wrong.get(ex, [])}
+                missing += [f"w{number}: {ex}: {x}" for x in labels if x not in have]
+    assert missing == []

@@ -11,15 +11,25 @@ runs again (it must fail with ``CheckFailed`` and a message holding the hint wor
 and the solution runs again. The test cell then runs once more, so that the names it
 binds are the solution's, and the rest of the master runs to its last cell.
 
+With ``hidden`` (wrong answers, as ``wrong``) they are replayed at each hidden test
+cell too, as the grader runs it after the visible test: each must fail it (any error),
+so that a hidden test edited weaker is named. An instructor runs that after editing
+one (:func:`main`; the answers the course's own hidden tests let through, or never
+end in, are left out there: ``hidden_passes.py``)::
+
+    python -m tests.wrong_answers.replay solutions/00_welcome_exercises.ipynb
+
 An error in a cell of the master stops the run; :attr:`MasterRun.error` names the
 cell. :func:`problems` lists everything that is wrong, one short line each.
 """
 
 from __future__ import annotations
 
+import argparse
 import copy
 import importlib
 import json
+import sys
 import time
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -34,9 +44,11 @@ from course_utils import exercises, strict, student_version
 from course_utils.tooling.execution import runner
 from course_utils.tooling.lowering import record as lowering_record
 from tests import load
+from tests.wrong_answers.hidden_passes import NEVER_END, PASSES
 
 ROOT = Path(__file__).resolve().parents[2]
 SHORT = 300  # characters of a message a failure shows
+HIDDEN_TIMEOUT = 300  # seconds a hidden test may take with a wrong answer, when idle
 # The kernel's lowering recorder (course_utils.tooling.lowering.record), paused while
 # the wrong answers run: their programs are not the master's.
 _RECORDER = f"__import__({lowering_record.__name__!r}, fromlist=['RECORDER']).RECORDER"
@@ -56,11 +68,14 @@ class Replay:
     exercise: str
     label: str
     words: str
-    failed: bool  # the visible test failed with CheckFailed
+    failed: bool  # the visible test failed with CheckFailed (a hidden one: any error)
     message: str  # CheckFailed's message, or what happened instead
+    hidden: bool = False  # replayed at a hidden test cell
 
     def problem(self) -> str | None:
         name = f"{self.exercise}: {self.label}"
+        if self.hidden:
+            return None if self.failed else f"{name}: the hidden test passed"
         if not self.failed:
             return f"{name}: {self.message[:SHORT]}"
         if self.words not in self.message:
@@ -75,6 +90,7 @@ class MasterRun:
     error: str = ""
     cells_run: int = 0  # code cells of the master that ran as written
     replays: list[Replay] = field(default_factory=list)
+    hidden: list[Replay] = field(default_factory=list)  # at the hidden tests
     missing: list[str] = field(default_factory=list)  # wrong answers never replayed
     lowering: list[str] = field(default_factory=list)  # programs that did not lower
     seconds: float = 0.0
@@ -156,9 +172,19 @@ class _Kernel:
         """Run the master's cell ``index``; its error, if any."""
         return self._run(self.nb.cells[index], index, True)
 
-    def code(self, source: str, history: bool = True) -> tuple[str, str] | None:
-        """Run ``source`` as a cell of its own; its error, if any."""
-        return self._run(nbformat.v4.new_code_cell(source), self.scratch, history)
+    def code(
+        self, source: str, history: bool = True, timeout: int | None = None
+    ) -> tuple[str, str] | None:
+        """Run ``source`` as a cell of its own (``timeout``: seconds, not the
+        client's); its error, if any."""
+        cell = nbformat.v4.new_code_cell(source)
+        if timeout is None:
+            return self._run(cell, self.scratch, history)
+        default, self.client.timeout = self.client.timeout, timeout
+        try:
+            return self._run(cell, self.scratch, history)
+        finally:
+            self.client.timeout = default
 
     def _run(self, cell: Any, index: int, history: bool) -> tuple[str, str] | None:
         try:
@@ -196,6 +222,41 @@ def _replay(
     return out
 
 
+def _replay_hidden(
+    kernel: _Kernel, ex: str, solution: str, test: str, hidden: str, answers: list
+) -> list[Replay]:
+    """Each wrong answer at a hidden test cell, run as the grader runs it: after the
+    visible test (whose error is the visible replay's business); then the solution,
+    the visible test and the hidden one pass again."""
+    out = []
+    for label, code, words in answers:
+        raised = kernel.code(f"# EXERCISE: {ex}\n{code.lstrip(chr(10))}")
+        if raised:  # the solution's code is still there: named by the visible replay
+            failed, message = True, f"the wrong answer's cell raised {_short(*raised)}"
+        else:
+            kernel.code(test)
+            raised = kernel.code(hidden, timeout=load.stretched(HIDDEN_TIMEOUT))
+            if raised and raised[0] == "CellTimeoutError":  # the kernel is still in it
+                raise _Broken(
+                    f"{ex}: {label}: the hidden test did not end in "
+                    f"{load.stretched(HIDDEN_TIMEOUT)} s with it (the grader's cell "
+                    "timeout fails it): list it in NEVER_END of hidden_passes.py"
+                )
+            failed = raised is not None
+            message = _short(*raised) if raised else "the hidden test passed"
+        out.append(Replay(ex, label, words, failed, message, hidden=True))
+        restored = kernel.code(solution)
+        if restored:
+            raise _Broken(
+                f"the solution of {ex}, run again, raised {_short(*restored)}"
+            )
+    for source in (test, hidden):
+        raised = kernel.code(source)
+        if raised:
+            raise _Broken(f"run again, it raised {_short(*raised)}")
+    return out
+
+
 class _Broken(Exception):
     """The master's own code failed where it had passed before."""
 
@@ -206,11 +267,14 @@ def run_master(
     *,
     env: dict[str, str] | None = None,
     report_dir: Path | None = None,
+    hidden: Wrong | None = None,
 ) -> MasterRun:
     """Run ``master`` to its end in one kernel, replaying ``wrong`` (default: its wNN.py).
 
     ``env`` defaults to :func:`kernel_env`; the lowering report goes to
     ``report_dir/STEM.json`` (default ``build/lowering/``, as for nbval's notebooks).
+    ``hidden`` (wrong answers of ``wrong``) are replayed at the hidden test cells too
+    (:attr:`MasterRun.hidden`).
     """
     master = Path(master).resolve()
     wrong = fixtures_for(master) if wrong is None else applicable(wrong)
@@ -225,6 +289,7 @@ def run_master(
     kernel = _Kernel(nb, master)
     start = time.perf_counter()
     solutions: dict[str, str] = {}
+    tests: dict[str, str] = {}  # each exercise's visible test cell
     left = set(wrong)
     with kernel.client.setup_kernel(env=env):
         for index, cell in enumerate(nb.cells):
@@ -241,18 +306,31 @@ def run_master(
             if ex:
                 solutions[ex] = cell.source
             header = student_version.test_header(cell)
-            if not (header and not header[2] and header[0] in left & set(solutions)):
+            if header and not header[2]:
+                tests[header[0]] = cell.source
+            at_hidden = bool(hidden and header and header[2] and hidden.get(header[0]))
+            if not (header and header[0] in wrong and header[0] in solutions):
+                continue
+            if not (at_hidden or (not header[2] and header[0] in left)):
                 continue
             ex = header[0]
             replay_start = time.perf_counter()
             try:
                 if checks:
                     kernel.code(_PAUSE, history=False)
-                result.replays += _replay(
-                    kernel, ex, solutions[ex], cell.source, wrong[ex]
-                )
+                if at_hidden:
+                    result.hidden += _replay_hidden(
+                        kernel, ex, solutions[ex], tests.get(ex, ""), cell.source,
+                        hidden[ex],  # type: ignore[index]
+                    )  # fmt: skip
+                else:
+                    result.replays += _replay(
+                        kernel, ex, solutions[ex], cell.source, wrong[ex]
+                    )
                 if checks:
                     kernel.code(_RESUME, history=False)
+                if at_hidden:
+                    continue
                 raised = kernel.code(cell.source)
                 if raised:
                     raise _Broken(f"run again, it raised {_short(*raised)}")
@@ -312,6 +390,67 @@ def problems(result: MasterRun, wrong: Wrong) -> list[str]:
             f"{result.master}: wrong answers for {', '.join(result.missing)}, which has "
             "no visible test cell after its solution cell"
         )
-    out += [f"{result.master}: {p}" for r in result.replays if (p := r.problem())]
+    out += [
+        f"{result.master}: {p}"
+        for r in result.replays + result.hidden
+        if (p := r.problem())
+    ]
     out += [f"{result.master}: lowering: {line[:SHORT]}" for line in result.lowering]
     return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tests.wrong_answers.replay MASTER...``: each master's wrong answers
+    (``tests/wrong_answers/wNN.py`` by its number) replayed at its visible and hidden
+    tests, without the lowering check; 1 when any problem is found. The wrong answers
+    that the course's own hidden tests let through or never end in
+    (``hidden_passes.py``) are not replayed at the hidden tests."""
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.wrong_answers.replay",
+        description="Replay the known wrong answers against a master, its hidden tests "
+        "included: run it after editing a hidden test. Each wrong answer must fail "
+        "the visible test with its hint, and fail the hidden tests unless the "
+        "course's own let it through or never end with it "
+        "(tests/wrong_answers/hidden_passes.py).",
+    )
+    parser.add_argument("masters", nargs="+", type=Path, metavar="MASTER",
+                        help="the master to grade with, e.g. solutions/00_welcome_exercises.ipynb")  # fmt: skip
+    args = parser.parse_args(argv)
+    env = kernel_env() | {lowering_record.ENV: "0"}
+    bad = False
+    for master in args.masters:
+        if not master.is_file():
+            parser.error(f"{master}: no such master")
+        wrong = fixtures_for(master)
+        if not wrong:
+            print(f"{master}: no wrong answers (tests/wrong_answers/wNN.py)")
+            bad = True
+            continue
+        known = [PASSES.get(master.name[:2], {}), NEVER_END.get(master.name[:2], {})]
+        hidden = {
+            ex: [a for a in answers if not any(a[0] in k.get(ex, ()) for k in known)]
+            for ex, answers in wrong.items()
+        }
+        result = run_master(master, wrong, env=env, hidden=hidden)
+        result.master = str(master)
+        found = problems(result, wrong)
+        for line in found:
+            print(line)
+        left = sum(map(len, wrong.values())) - sum(map(len, hidden.values()))
+        print(
+            f"{master}: {sum(map(len, wrong.values()))} wrong answer(s) replayed at "
+            f"the visible tests, {len(result.hidden)} at the hidden tests; "
+            f"{len(found)} problem(s)"
+            + (
+                f"; {left} that the course's own hidden tests let through or never "
+                "end in (hidden_passes.py) not replayed there"
+                if left
+                else ""
+            )
+        )
+        bad = bad or bool(found)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
