@@ -84,10 +84,12 @@ test: install
 
 # The fast inner loop: everything but notebook executions (lessons, masters, student
 # notebooks, the wrong answers replayed in masters), slow subprocess tests, the browser and
-# the Slurm cluster. `make test` runs all of it.
+# the Slurm cluster. `make test` runs all of it. The programs JAX compiles in the test
+# processes are kept in build/jax-cache, so a second run skips most compiles.
 test-fast: install
 	@mkdir -p build
-	COURSE_SMOKE=1 $(PY) -m pytest $(DIST) -q -m "not notebooks and not slow and not browser and not slurm" tests $(PYTEST_ARGS)
+	COURSE_SMOKE=1 $(PY) -m pytest $(DIST) -q -m "not notebooks and not slow and not browser and not slurm" \
+		--jax-cache build/jax-cache tests $(PYTEST_ARGS)
 
 # The smoke suite in .venv-SET on one version set: known-good, latest, colab or floors
 # (constraints/SET.txt), or pre: the latest with pre-releases (pip's PIP_PRE; torch's

@@ -205,14 +205,35 @@ def pytest_addoption(parser):
         help="merge each executed file's seconds into PATH (tests/durations.json "
         "orders the files, longest first)",
     )
+    parser.addoption(
+        "--jax-cache",
+        metavar="DIR",
+        help="keep the programs JAX compiles in the test processes in DIR and reuse them on "
+        "the next run (`make test-fast`); child processes and notebooks compile as before",
+    )
 
 
 def pytest_configure(config):
+    cache = config.getoption("--jax-cache")
+    if cache:
+        _persistent_jax_cache(Path(cache).resolve())
     path = config.getoption("--durations-table")
     if path and not hasattr(config, "workerinput"):  # the controller, or no xdist
         from tests import durations
 
         config.pluginmanager.register(durations.Recorder(path), "durations-table")
+
+
+def _persistent_jax_cache(folder: Path) -> None:
+    """JAX's persistent cache for every program this process compiles, however quick: the
+    test processes compile the same small programs on every run. It is set in JAX's config,
+    not the environment, so no child process or kernel inherits it."""
+    import jax
+
+    folder.mkdir(parents=True, exist_ok=True)
+    jax.config.update("jax_compilation_cache_dir", str(folder))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
 
 
 def pytest_collection_modifyitems(config, items):

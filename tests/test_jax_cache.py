@@ -1,0 +1,63 @@
+"""``pytest --jax-cache DIR`` (``make test-fast``): the test process keeps what JAX compiles in
+DIR and finds it there on the next run; a child process it starts does not inherit it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests import load
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TEST = """
+import subprocess, sys
+import jax, jax.numpy as jnp
+
+
+def test_compiles_and_a_child_has_no_cache():
+    assert jax.config.jax_compilation_cache_dir
+    jax.jit(lambda x: x * 3 + 1)(jnp.ones(7)).block_until_ready()
+    child = subprocess.run(
+        [sys.executable, "-c", "import jax; print(jax.config.jax_compilation_cache_dir)"],
+        capture_output=True, text=True, check=True,
+    )
+    assert child.stdout.strip() == "None"
+"""
+
+
+@pytest.mark.slow
+def test_the_jax_cache_option_fills_its_folder_and_stays_in_the_test_process(tmp_path):
+    (tmp_path / "test_tiny.py").write_text(TEST, encoding="utf-8")
+    cache = tmp_path / "cache"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_")}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "conftest",
+            "--rootdir",
+            str(ROOT),
+            "-c",
+            str(ROOT / "pyproject.toml"),
+            "--jax-cache",
+            str(cache),
+            str(tmp_path / "test_tiny.py"),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=load.stretched(240),
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert any(cache.iterdir()), "nothing was written to the cache folder"
