@@ -151,6 +151,15 @@ class Adjuster:
                 f"note: late policy: kept the {len(kept)} submission time(s) of the "
                 f"--times manifest given before (a new --times FILE replaces them)"
             )
+        kept = (self.policy or {}).get("extensions")
+        if self.given is not None and getattr(args, "extensions", None) is None and kept:
+            self.given["extensions"] = kept  # as given before: replaced by --extensions
+            echo(
+                f"note: late policy: kept the {len(kept)} extension(s) of the "
+                "--extensions file given before (days added move with --deadline, a "
+                "date stays; a new --extensions FILE replaces them, an empty one clears "
+                "them)"
+            )
         if self.given is not None:
             self.policy = self.given
         self.started = False  # a record was stored with them

@@ -3,7 +3,8 @@
 ``course grade … --deadline 2026-03-01T23:59 [--penalty-per-day 10] [--cutoff 3]
 [--grace 15] [--extensions ext.csv] [--times manifest.csv]`` stores the policy in the report
 folder (:mod:`.adjust` applies it). Times without a zone are UTC. An extension
-row is ``student,deadline`` (a new deadline) or ``student,days`` (days added).
+row is ``student,deadline`` (a new deadline, which stays when ``--deadline`` changes) or
+``student,days`` (days added, stored as days: they move with ``--deadline``).
 Submission times come from the manifest (``student,submitted_at``, as an LMS
 export lists them); a student missing from it, or every student when there is
 no manifest, is timed by the submission file's modification time, with a
@@ -53,16 +54,35 @@ def _rows(path: Path, what: str) -> list[list[str]]:
     return rows
 
 
-def extensions(path: Path, deadline: dt.datetime) -> dict[str, str]:
-    """student -> their deadline (ISO), from rows of ``student,deadline`` or ``student,days``."""
-    out = {}
+def extensions(path: Path, deadline: dt.datetime) -> dict[str, dict]:
+    """student -> their extension, from rows of ``student,deadline`` or ``student,days``:
+    ``{"days": 2.0}`` (added to the deadline, so they move with it) or ``{"deadline":
+    ISO}`` (a date given, which stays)."""
+    out: dict[str, dict] = {}
     for student, value, *_ in _rows(path, "--extensions"):
         try:
-            when = deadline + dt.timedelta(days=float(value))
-        except ValueError:
+            days = float(value)
+            deadline + dt.timedelta(days=days)  # a number of days it can add
+        except (ValueError, OverflowError):
             when = parse_time(value, f"--extensions {path}")
-        out[student] = when.isoformat()
+            out[student] = {"deadline": when.isoformat()}
+        else:
+            out[student] = {"days": days}
     return out
+
+
+def deadline_of(student: str, policy: dict) -> dt.datetime:
+    """The student's deadline: the policy's, with their extension (days added, or a date;
+    a policy stored by an older grader keeps each extension as a date, an ISO string)."""
+    deadline = dt.datetime.fromisoformat(policy["deadline"])
+    ext = (policy.get("extensions") or {}).get(student)
+    if isinstance(ext, str):
+        return dt.datetime.fromisoformat(ext)
+    if isinstance(ext, dict) and "days" in ext:
+        return deadline + dt.timedelta(days=float(ext["days"]))
+    if isinstance(ext, dict) and "deadline" in ext:
+        return dt.datetime.fromisoformat(ext["deadline"])
+    return deadline
 
 
 def policy_from_args(args: argparse.Namespace) -> dict | None:
@@ -123,9 +143,7 @@ def lateness(rec: dict, policy: dict, by_file: list[str]) -> dict | None:
     submitted, source = _submitted(rec, policy, by_file)
     if submitted is None:
         return None
-    deadline = dt.datetime.fromisoformat(
-        policy["extensions"].get(rec["student"], policy["deadline"])
-    )
+    deadline = deadline_of(rec["student"], policy)
     late_days = (submitted - deadline).total_seconds() / DAY
     grace = float(policy.get("grace_minutes") or 0.0)
     days = math.ceil(late_days) if late_days > 0 else 0

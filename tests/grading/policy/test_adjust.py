@@ -294,3 +294,57 @@ def test_a_student_with_two_submissions_keeps_the_last_grade_with_its_own_time(
     assert ann["total"] == 8 and ann["late"] == before["late"]
     rows = {r["student"]: r for r in csv.DictReader((out / "grades.csv").open())}
     assert rows["ann"]["total"] == "8" and "**Score:** 8 / 8" in _feedback(out, "ann")
+
+
+def test_a_rerun_without_extensions_keeps_them_and_days_move_with_the_deadline(
+    tmp_path, capsys
+):
+    """An extension given once survives a rerun that forgets --extensions (with a note,
+    as --times does), not a silent late penalty; days added move with a new deadline, a
+    date given stays; an extension stored as a date (an older grader's) still loads;
+    --extensions again replaces them, an empty file clears them."""
+    from tests.grading.records.test_store import _record
+
+    out = tmp_path / "out"
+    test = {"name": "t", "exercise": "total", "points": 3.0, "max_points": 3.0,
+            "status": "passed", "message": ""}  # fmt: skip
+    for student in ("ann", "bo"):
+        store.save_student(out, _record(student, 3.0, tests=[test]), {})
+    times = tmp_path / "times.csv"
+    times.write_text("ann,2026-03-03T11:00Z\nbo,2026-03-03T11:00Z\n")  # 2 days late
+    ext = tmp_path / "ext.csv"
+    ext.write_text("student,extension\nann,2\nbo,2026-03-03T12:00Z\n")
+    policy = {"deadline": "2026-03-01T12:00Z", "penalty_per_day": 10.0,
+              "times": str(times)}  # fmt: skip
+
+    def totals():
+        return {r["student"]: r["total"] for r in store.records(out)}
+
+    adjust.after_grade(out, argparse.Namespace(**policy, extensions=str(ext)))
+    assert totals() == {"ann": 3.0, "bo": 3.0}
+    capsys.readouterr()
+    adjust.after_grade(out, argparse.Namespace(**policy))  # --extensions forgotten
+    assert "kept the 2 extension(s) of the --extensions file" in capsys.readouterr().out
+    assert totals() == {"ann": 3.0, "bo": 3.0}
+    # a day earlier: ann's two days end on 03-02 (1 day late), bo's date stays
+    adjust.after_grade(
+        out, argparse.Namespace(**policy | {"deadline": "2026-02-28T12:00Z"})
+    )
+    assert totals() == {"ann": 2.7, "bo": 3.0}
+    # a policy stored by an older grader: extensions as deadlines
+    stored = out / store.INSTRUCTOR / adjust.POLICY
+    old = json.loads(stored.read_text())
+    old["deadline"] = "2026-03-01T12:00:00+00:00"
+    old["extensions"] = {"ann": "2026-03-03T12:00:00+00:00"}
+    stored.write_text(json.dumps(old))
+    adjust.after_grade(out, argparse.Namespace(deadline=None))
+    assert totals() == {"ann": 3.0, "bo": 2.4}
+    adjust.after_grade(out, argparse.Namespace(**policy))
+    assert totals() == {"ann": 3.0, "bo": 2.4}  # kept as the date it was
+    ext.write_text("bo,3\n")  # given again: replaces them
+    adjust.after_grade(out, argparse.Namespace(**policy, extensions=str(ext)))
+    assert totals() == {"ann": 2.4, "bo": 3.0}
+    ext.write_text("student,extension\n")  # an empty file clears them
+    adjust.after_grade(out, argparse.Namespace(**policy, extensions=str(ext)))
+    assert totals() == {"ann": 2.4, "bo": 2.4}
+    assert json.loads(stored.read_text())["extensions"] == {}
