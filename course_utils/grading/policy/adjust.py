@@ -106,8 +106,7 @@ def import_manual(out: Path, table: Path) -> int:
     whole = merged(before, rows)
     _write_manual(kept, whole)
     known = {r["student"] for r in store.records(out)}
-    for student in sorted(set(rows) - known):
-        print(f"note: manual grades for {student!r}, who has no graded submission")
+    strangers = sorted(set(rows) - known)
     if blank:
         shown_blank = ", ".join(blank[:5]) + (", …" if len(blank) > 5 else "")
         print(
@@ -122,7 +121,40 @@ def import_manual(out: Path, table: Path) -> int:
         f"manual grades of {len(rows)} student(s): {n} row(s) {how} {out}; "
         f"{changed} record(s) updated"
     )
+    if strangers:
+        print(f"error: {_strangers(out, table, rows, strangers, known)}")
+        return 1
     return 0
+
+
+def _strangers(
+    out: Path, table: Path, rows: dict[str, list[dict]], strangers: list[str],
+    known: set[str],
+) -> str:  # fmt: skip
+    """The error line for the table's rows that name no graded student (kept: they
+    count once a student of that id is graded), with the ids to write instead when
+    they are an LMS download's names of graded students."""
+    from course_utils.grading.inputs.submissions import LMS_NAMES, lms_student
+
+    n = sum(len(rows[s]) for s in strangers)
+    named = ", ".join(shown(s) for s in strangers[:3])
+    named += f" and {len(strangers) - 3} more" if len(strangers) > 3 else ""
+    line = (
+        f"manual grades {table}: {n} row(s) name no graded student in {out} "
+        f"({named}): their points count for no one (kept, for a student of that id "
+        "graded later)"
+    )
+    noted, graded_with = store.lms_used(out)
+    for lms in [graded_with] if noted and graded_with else list(LMS_NAMES):
+        ids = [lms_student(s.removesuffix(".ipynb"), lms) for s in strangers]
+        found = [i for i in ids if i in known]
+        if found:
+            return (
+                f"{line}; they are {lms.capitalize()} download names: write the "
+                f"students' ids ({', '.join(map(shown, found))}) in the student column "
+                f"and import it again (course grade answers gives them with --lms {lms})"
+            )
+    return f"{line}; correct their student column and import it again"
 
 
 def after_grade(out: Path, args: argparse.Namespace) -> None:
@@ -210,7 +242,7 @@ def _stored(out: Path) -> tuple[dict | None, dict[str, list[dict]]]:
 
 def apply_all(out: Path, echo=print, keep: set[str] | frozenset = frozenset()) -> int:
     """Apply the stored policy and manual grades to every record but those of the
-    students in ``keep``; returns how many changed."""
+    students in ``keep``; returns how many records' points (total or maximum) changed."""
     policy, manual = _stored(out)
     changed = 0
     by_file: list[str] = []
@@ -223,7 +255,8 @@ def apply_all(out: Path, echo=print, keep: set[str] | frozenset = frozenset()) -
             future.append(shown(rec["student"]))
         if new != rec:
             _save(out, new)
-            changed += 1
+        if (new["total"], new["max_total"]) != (rec["total"], rec["max_total"]):
+            changed += 1  # its points
     if by_file:
         echo(f"warning: {late.file_time_warning(by_file)}")
     if future:

@@ -348,3 +348,47 @@ def test_a_rerun_without_extensions_keeps_them_and_days_move_with_the_deadline(
     adjust.after_grade(out, argparse.Namespace(**policy, extensions=str(ext)))
     assert totals() == {"ann": 2.4, "bo": 2.4}
     assert json.loads(stored.read_text())["extensions"] == {}
+
+
+def test_manual_rows_of_no_graded_student_are_an_error(tmp_path, capsys):
+    """A table that names students as a report folder does not (a Canvas download's
+    whole file names for a class graded with ``--lms canvas``) gives them no points:
+    the import says so as an error and exits 1, and counts as updated only the
+    records whose points changed; the rows of the students it names are applied."""
+    from tests.grading.records.test_store import _record
+
+    out = tmp_path / "out"
+    for student in ("hanalee", "ivanpetrov"):
+        store.save_student(out, _record(student, 0.0), {})
+    store.remember_lms(out, "canvas")
+    head = "student,item,points,max_points,comment\n"
+    table = tmp_path / "manual.csv"
+    table.write_text(
+        head + "hanalee_21_991_07_migration_exercises,why,2,2,\n"
+        "ivanpetrov_LATE_22_992_07_migration_exercises,why,1,2,\n"
+    )
+    assert adjust.import_manual(out, table) == 1
+    printed = capsys.readouterr().out
+    assert "0 record(s) updated" in printed, printed
+    error = [line for line in printed.splitlines() if line.startswith("error: ")]
+    assert len(error) == 1, printed
+    assert "2 row(s) name no graded student" in error[0], error
+    assert "hanalee_21_991_07_migration_exercises" in error[0], error
+    assert "--lms canvas" in error[0] and "(hanalee, ivanpetrov)" in error[0], error
+    assert {r["student"]: r["total"] for r in store.records(out)} == {
+        "hanalee": 0,
+        "ivanpetrov": 0,
+    }
+    table.write_text(head + "hanalee,why,2,2,\nivanpetrov,why,1,2,\nzed,why,1,1,\n")
+    assert adjust.import_manual(out, table) == 1
+    printed = capsys.readouterr().out
+    assert "2 record(s) updated" in printed, printed
+    assert "error: manual grades" in printed, printed
+    assert "1 row(s) name no graded student" in printed, printed
+    table.write_text(head + "hanalee,why,2,2,Clear.\nivanpetrov,why,1,2,\n")
+    assert adjust.import_manual(out, table) == 0  # a comment: no points changed
+    printed = capsys.readouterr().out
+    assert "0 record(s) updated" in printed and "error" not in printed, printed
+    recs = {r["student"]: r for r in store.records(out)}
+    assert (recs["hanalee"]["total"], recs["ivanpetrov"]["total"]) == (2, 1)
+    assert "Clear." in json.dumps(recs["hanalee"]["manual"])
