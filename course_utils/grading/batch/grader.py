@@ -634,7 +634,8 @@ def grade(
     todo = _to_grade(subs, out, master, force, batch, options)
     changed = master_change(todo, [] if start_over else earlier, master, out)
     _announce(batch, [lookalike, changed], echo)
-    store.remember_master(out, master.path.resolve(), master.sha256)
+    if todo:  # a run that grades nobody leaves the path of the file that graded them
+        store.remember_master(out, master.path.resolve(), master.sha256)
     store.remember_lms(out, lms)
     start = time.perf_counter()
     grader = Grader(

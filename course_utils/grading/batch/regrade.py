@@ -173,6 +173,8 @@ def regrade(
     chosen = grader.hold_last_grades(chosen, list(old.values()), done)
     if adjust is not None:  # their last grade stays as it is, with its own late time
         adjust.keep.update(done.held)
+    if chosen:  # for a later run's "master changed" line, as a plain run notes it
+        store.remember_master(out, master.path.resolve(), master.sha256)
     grader._run_all(regrader, chosen, args.jobs, done, None, echo)
     recs = store.write_tables(out)
     write_log(out)

@@ -181,3 +181,41 @@ def test_a_changed_master_is_named_before_the_class_is_graded_again(tmp_path):
     line = next(x for x in said if x.startswith("note: the master changed:"))
     assert f"; {new.resolve()}) are graded again with {new.resolve()} " in line, line
     assert line.endswith(", the same file edited since"), line
+
+
+@pytest.mark.slow
+def test_every_run_that_grades_notes_its_master_for_the_changed_master_line(tmp_path):
+    """``--only`` and ``--student`` note their master's path as a plain run does, so the
+    next run's "master changed" line names it (and another checkout's file as such);
+    a run that grades nobody with an identical file elsewhere leaves the path noted."""
+    from course_utils.grading.batch import grader
+    from tests.grading.helpers import class_folder
+
+    subs = class_folder(tmp_path / "subs", {"ann": "full"})
+    upstream = tmp_path / "upstream" / MASTER.name
+    upstream.parent.mkdir()
+    upstream.write_bytes(MASTER.read_bytes())
+    mine, out = _fixed_master(tmp_path), tmp_path / "out"
+    mine.write_bytes(MASTER.read_bytes())  # a clone: the same file, for now
+    said: list[str] = []
+    run = dict(unsafe_no_sandbox=True, jobs=1, echo=said.append)
+    grader.grade(subs, mine, out, **run)
+    sha = grader.load_master(mine).sha256
+    grader.grade(subs, upstream, out, **run)  # the same master: grades nobody
+    assert store.masters_used(out) == {sha: str(mine.resolve())}
+    (tmp_path / "again").mkdir()
+    fixed = _fixed_master(tmp_path / "again")
+    mine.write_bytes(fixed.read_bytes())  # a hidden test edited in the clone
+    assert _grade(subs, mine, out, "--only", "square", "--unsafe-no-sandbox") == 0
+    edited = grader.load_master(mine).sha256
+    assert store.masters_used(out)[edited] == str(mine.resolve())
+    said.clear()
+    grader.grade(subs, upstream, out, **run)
+    line = next(x for x in said if x.startswith("note: the master changed:"))
+    assert f"; {mine.resolve()}) are graded again with {upstream.resolve()}" in line
+    assert line.endswith(", another file of the same name (another checkout?)"), line
+    mine.write_bytes(MASTER.read_bytes().replace(b"(-2, 4)", b"(-3, 9)"))
+    assert _grade(subs, mine, out, "--student", "ann", "--unsafe-no-sandbox") == 0
+    assert store.masters_used(out)[grader.load_master(mine).sha256] == str(
+        mine.resolve()
+    )
