@@ -22,7 +22,8 @@ from course_utils.grading.commands import class_args
 from course_utils.tooling.args import number
 
 HELP = (
-    "course grade answers SUBMISSIONS --master NB [--out DIR] [--anonymous] [--points N]\n"
+    "course grade answers SUBMISSIONS --master NB [--out DIR] [--anonymous] [--points N] "
+    "[--lms canvas|moodle]\n"
     "course grade manual DIR manual.csv [--key ANSWERS/_instructor/anonymous.csv]"
 )
 
@@ -61,6 +62,11 @@ def run(args: argparse.Namespace) -> int:
         f"answers-{master.path.stem}",
         "; write the answers elsewhere",
     )
+    class_args.warn_lms_lookalike(
+        args, submissions, master.path.name,
+        "is named by that whole name in manual.csv, not as a class graded with "
+        "--lms is",
+    )  # fmt: skip
     old = out / answers.INSTRUCTOR / answers.KEY
     result = answers.collect(
         submissions,

@@ -1,6 +1,6 @@
 """The arguments the class-wide report commands share (``course grade similarity`` and
-``course grade answers``): one SUBMISSIONS folder, the master from ``--master``, and an
-output folder outside the submissions."""
+``course grade answers``): one SUBMISSIONS folder, the master from ``--master``, an
+output folder outside the submissions, and ``--lms``."""
 
 from __future__ import annotations
 
@@ -45,3 +45,17 @@ def out_folder(
     if out.exists() and not out.is_dir():
         raise CourseError(f"--out {out}: not a folder")
     return out
+
+
+def warn_lms_lookalike(
+    args: argparse.Namespace, submissions: Path, master_name: str, each: str
+) -> None:
+    """Without ``--lms``, the ``course grade`` warning line when the submissions are
+    named as an LMS's download names them (``each`` says what becomes of such a name):
+    its students are then named by whole file names, not as the graded class is."""
+    from course_utils.grading.inputs.submissions import discover, lms_lookalike
+
+    if getattr(args, "lms", None) is None and submissions.is_dir():
+        line = lms_lookalike(discover(submissions, master_name)[0], each)
+        if line:
+            print(line)

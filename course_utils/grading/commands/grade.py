@@ -245,7 +245,8 @@ def _add_grade(sub) -> None:
         "--lms",
         choices=("canvas", "moodle"),
         help="SUBMISSIONS is this LMS's bulk download: the student id is the login "
-        "(Canvas's bob_12345_67890_name.ipynb) or the name (Moodle's folders)",
+        "(Canvas's bob_12345_67890_name.ipynb) or the name (Moodle's folders); "
+        "answers and similarity take it too",
     )
     g.add_argument(
         "--no-hidden-tests",

@@ -15,7 +15,7 @@ from course_utils.tooling.args import number
 
 HELP = (
     "course grade similarity SUBMISSIONS --master NB [--out DIR] [--starter NB] "
-    "[--boilerplate FILE]... [--noise N] [--guarantee N] [--show N]"
+    "[--boilerplate FILE]... [--noise N] [--guarantee N] [--show N] [--lms canvas|moodle]"
 )
 TOP = 10  # pairs printed on the console
 
@@ -74,6 +74,9 @@ def run(args: argparse.Namespace) -> int:
         submissions,
         f"similarity-{master.path.stem}",
         ", where the report would be taken for submissions; write it elsewhere",
+    )
+    class_args.warn_lms_lookalike(
+        args, submissions, master.path.name, "is named by that whole name in the pairs"
     )
     noise = args.noise or similarity.NOISE
     result = similarity.similarity(

@@ -250,10 +250,13 @@ def lms_student(name: str, lms: str) -> str | None:
     return m["who"].strip() if m and m["who"].strip() else None
 
 
-def lms_lookalike(subs: list[Submission]) -> str | None:
+def lms_lookalike(
+    subs: list[Submission], each: str = "is graded as a student of that whole name"
+) -> str | None:
     """A warning when submissions read without ``--lms`` are named as an LMS's bulk
     download names them: each would be graded under its whole name (a student of its
-    own, on the variant and the file time of that name), not the student's login."""
+    own, on the variant and the file time of that name), not the student's login;
+    ``each`` says what a command other than ``course grade`` does with such a name."""
     for lms, shown_as in LMS_SHOWN.items():
         hits = [
             s.entry
@@ -265,7 +268,7 @@ def lms_lookalike(subs: list[Submission]) -> str | None:
             return (
                 f"warning: {len(hits)} of {len(subs)} submission(s) are named as "
                 f"{shown_as}'s download names them ({hits[0]}{more}): without --lms "
-                f"{lms} each is graded as a student of that whole name; give --lms "
+                f"{lms} each {each}; give --lms "
                 f"{lms} if they are {shown_as}'s"
             )
     return None

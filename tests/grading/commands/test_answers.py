@@ -174,3 +174,32 @@ def test_a_student_id_kept_from_a_spreadsheet_formula_is_read_back(
     table.write_text("student,item,points,max_points,comment\n'ada,why,1,2,\n")
     assert course_main(["grade", "manual", str(report), str(table)]) == 0
     assert _manual(report, "ada")["total"] == before + 1
+
+
+def test_canvas_names_without_lms_get_the_grade_warning_line(made, tmp_path, capsys):
+    """Answers gathered from a Canvas download without ``--lms`` name students by whole
+    file names, which a class graded with ``--lms canvas`` does not know: the command
+    says so as ``course grade`` does; with ``--lms canvas`` the table has the logins."""
+    _, subs = made
+    canvas = tmp_path / "canvas"
+    shutil.copytree(subs, canvas)
+    (canvas / "ada.ipynb").rename(canvas / "ada_21_991_tiny_master.ipynb")
+    (canvas / "fay.ipynb").rename(canvas / "fay_LATE_22_992_tiny_master.ipynb")
+    argv = ["grade", "answers", str(canvas), "--master", str(made[0])]
+    assert course_main([*argv, "--out", str(tmp_path / "a")]) == 0
+    warned = [
+        line
+        for line in capsys.readouterr().out.splitlines()
+        if line.startswith("warning:")
+    ]
+    assert warned == [
+        "warning: 2 of 13 submission(s) are named as Canvas's download names them "
+        "(ada_21_991_tiny_master.ipynb and 1 more): without --lms canvas each is named "
+        "by that whole name in manual.csv, not as a class graded with --lms is; give "
+        "--lms canvas if they are Canvas's"
+    ], warned
+    out = tmp_path / "b"
+    assert course_main([*argv, "--out", str(out), "--lms", "canvas"]) == 0
+    assert "warning:" not in capsys.readouterr().out
+    ids = {r["student"] for r in csv.DictReader((out / "manual.csv").open())}
+    assert {"ada", "fay"} <= ids and not any("_" in i for i in ids), ids

@@ -97,3 +97,27 @@ def test_thirty_students_take_well_under_the_budget(tmp_path, capsys):
         (f"s{i:02d}", f"s{i + 25:02d}") for i in range(5)
     }
     assert "compared 30 student(s)" in capsys.readouterr().out
+
+
+def test_canvas_names_without_lms_get_the_grade_warning_line(made, tmp_path, capsys):
+    """Pairs of a Canvas download compared without ``--lms`` are named by whole file
+    names: the command says so as ``course grade`` does; ``--lms canvas`` names logins."""
+    import shutil
+
+    master, subs = made
+    canvas = tmp_path / "canvas"
+    shutil.copytree(subs, canvas)
+    first = sorted(canvas.glob("*.ipynb"))[0]
+    first.rename(canvas / f"{first.stem}_21_991_{master.name}")
+    argv = ["grade", "similarity", str(canvas), "--master", str(master)]
+    assert course_main([*argv, "--out", str(tmp_path / "a")]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith(
+        f"warning: 1 of 9 submission(s) are named as Canvas's download names them "
+        f"({first.stem}_21_991_{master.name}): without --lms canvas each is named by "
+        "that whole name in the pairs; give --lms canvas if they are Canvas's\n"
+    ), printed
+    out = tmp_path / "b"
+    assert course_main([*argv, "--out", str(out), "--lms", "canvas"]) == 0
+    assert "warning:" not in capsys.readouterr().out
+    assert first.stem in (out / "overall.csv").read_text()
