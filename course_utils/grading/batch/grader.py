@@ -633,7 +633,8 @@ def grade(
     options = _options(limits, smoke, not unsafe_no_sandbox, secret and secret[0])
     todo = _to_grade(subs, out, master, force, batch, options)
     changed = master_change(todo, [] if start_over else earlier, master, out)
-    _announce(batch, [lookalike, changed], echo)
+    other = options_change(todo, [] if start_over else earlier, options)
+    _announce(batch, [lookalike, changed, other], echo)
     if todo:  # a run that grades nobody leaves the path of the file that graded them
         store.remember_master(out, master.path.resolve(), master.sha256)
     store.remember_lms(out, lms)
@@ -699,6 +700,59 @@ def master_change(
     elif paths:
         line += ", the same file edited since"
     return line
+
+
+OPTION_NAMES = {
+    "timeout": "--timeout",
+    "total_timeout": "--total-timeout",
+    "memory_mb": "--memory",
+    "cpu_seconds": "--cpu-time",
+    "smoke": "sizes",
+    "sandbox": "sandbox",
+}
+
+
+def options_change(
+    todo: list[Submission], earlier: list[dict], options: dict
+) -> str | None:
+    """The line said before a run grades students again because the options their grade
+    depends on changed (an option left out takes its default): which, now and before,
+    and how many (``--timeout 60 now, 30 before``), so that the run can be stopped."""
+    before = {r["student"]: r.get("options") for r in earlier}
+    now = json.loads(json.dumps(options))
+    old = [before.get(s.student) for s in todo]
+    old = [o for o in old if isinstance(o, dict) and o != now]
+    if not old:
+        return None
+    parts = []
+    keys = list(now) + sorted({k for o in old for k in o} - set(now))
+    for key in keys:
+        was = {_option(key, o.get(key)) for o in old if o.get(key) != now.get(key)}
+        if key == "cpu_seconds" and _cpu_follows(now, old):
+            continue  # twice --total-timeout, named already
+        if was:
+            name = OPTION_NAMES.get(key, key)
+            now_is = _option(key, now.get(key))
+            parts.append(f"{name} {now_is} now, {', '.join(sorted(was))} before")
+    return (
+        f"note: the options changed: {len(old)} student(s) graded again: "
+        f"{'; '.join(parts)} (Ctrl-C, then give them as before, to keep their grades)"
+    )
+
+
+def _cpu_follows(now: dict, old: list[dict]) -> bool:
+    """The CPU time is the default, twice the total timeout, now and before."""
+    return all(
+        o.get("cpu_seconds") == 2 * (o.get("total_timeout") or 0) for o in [now, *old]
+    )
+
+
+def _option(key: str, value) -> str:
+    if key == "smoke":
+        return "smoke" if value else "full (--full)"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{value:g}"
+    return "none" if value is None else str(value)
 
 
 def hold_last_grades(

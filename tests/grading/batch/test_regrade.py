@@ -219,3 +219,26 @@ def test_every_run_that_grades_notes_its_master_for_the_changed_master_line(tmp_
     assert store.masters_used(out)[grader.load_master(mine).sha256] == str(
         mine.resolve()
     )
+
+
+@pytest.mark.slow
+def test_a_rerun_with_other_options_says_which_before_grading_again(tmp_path):
+    """A rerun that forgets an option (``--timeout``, say) grades the class again: one
+    line before the first student says which option changed, from what to what, and how
+    many are graded again, so that it can be stopped."""
+    from course_utils.grading.batch import grader
+    from tests.grading.helpers import class_folder
+
+    subs = class_folder(tmp_path / "subs", {"ann": "stub", "bob": "stub"})
+    out = tmp_path / "out"
+    said: list[str] = []
+    run = dict(unsafe_no_sandbox=True, jobs=1, echo=said.append)
+    grader.grade(subs, MASTER, out, limits=grader.Limits(timeout=30), **run)
+    grader.grade(subs, MASTER, out, limits=grader.Limits(timeout=30), **run)
+    assert not [x for x in said if "options changed" in x]
+    said.clear()
+    grader.grade(subs, MASTER, out, **run)  # --timeout forgotten: 60
+    line = next(x for x in said if "options changed" in x)
+    assert said.index(line) < min(i for i, x in enumerate(said) if x.startswith("[1/"))
+    assert line.startswith("note: the options changed: 2 student(s) graded"), line
+    assert "--timeout 60 now, 30 before" in line and "--memory" not in line, line
