@@ -184,7 +184,8 @@ class Adjuster:
                 f"--times manifest given before (a new --times FILE replaces them)"
             )
         kept = (self.policy or {}).get("extensions")
-        if self.given is not None and getattr(args, "extensions", None) is None and kept:
+        forgot = getattr(args, "extensions", None) is None
+        if self.given is not None and forgot and kept:
             self.given["extensions"] = kept  # as given before: replaced by --extensions
             echo(
                 f"note: late policy: kept the {len(kept)} extension(s) of the "
