@@ -9,8 +9,9 @@ scans every file of it for every solution and hidden-test line of every master
 ``course release OUT --variants ROSTER --variant-secret FILE`` writes instead one folder
 per student of the roster, holding their own copy of each exercise notebook that has
 per-student variants (a ``VARIANT = None`` line in its ``parameters`` cell), with their
-variant written into that line (:func:`build_variants`), scanned the same way, and
-``variants.csv`` (student, folder, seed) for the instructor.
+variant written into that line and a line to open the file itself where the badges
+were (:func:`build_variants`), scanned the same way, and ``variants.csv`` (student,
+folder, seed) for the instructor.
 """
 
 from __future__ import annotations
@@ -367,9 +368,20 @@ def variant_masters(root: Path) -> list[Path]:
     ]
 
 
+# A notebook's Colab, Kaggle and Binder badges (notebooks.badges), on a line of their own
+_BADGE_LINE = re.compile(r"^\[!\[Open In Colab\]\(.*$", re.MULTILINE)
+# What a student's own copy says instead: a badge opens the release's notebook, whose
+# parameters cell holds the default variant, not the student's
+OWN_COPY = (
+    "**This notebook is your own copy, with your variant:** work in this file, not in "
+    "the course's notebook online (another variant). Upload it to Colab (File → Upload "
+    "notebook) or Kaggle (File → Import Notebook), or open it in Jupyter."
+)
+
+
 def with_variant(notebook: str, student: str, seed: str, name: str = "") -> str:
     """A student notebook's text (``name``) with ``student``'s variant in its
-    ``parameters`` cell."""
+    ``parameters`` cell, and :data:`OWN_COPY` where its badges were."""
     import nbformat
 
     nb = nbformat.reads(notebook, as_version=4)
@@ -383,6 +395,9 @@ def with_variant(notebook: str, student: str, seed: str, name: str = "") -> str:
             f"'{NAME} = None' line; one is needed"
         )
     hits[0].source = VARIANT_LINE.sub(lambda _: line, hits[0].source, count=1)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = _BADGE_LINE.sub(lambda _: OWN_COPY, cell.source)
     return nbformat.writes(nb) + "\n"
 
 
@@ -391,8 +406,9 @@ def build_variants(
 ) -> tuple[list[str], list[str]]:
     """Each roster student's copy of every variant master's student notebook, in
     ``out/<student>/``, and ``out/variants.csv``. Returns (files written, leaks found).
-    ``repo`` (``OWNER/NAME[@TAG]``) points the copies' badges and install line at the
-    instructor's repository, as :func:`build` does."""
+    ``repo`` (``OWNER/NAME[@TAG]``) points the copies' install line at the instructor's
+    repository, as :func:`build` does; their badges, which would open the release's
+    notebook and its default variant, are :data:`OWN_COPY`."""
     from course_utils.tooling import notebooks
 
     where = parse_repo(repo) if repo else None
@@ -461,14 +477,15 @@ def cmd_release(args) -> int:
     return 0
 
 
-def _say_where(repo: str | None, then: str) -> None:
-    """The line that says where the badges and install lines of what was written
-    point: the instructor's ``repo``, or upstream with a note."""
+def _say_where(repo: str | None, then: str, badges: bool = True) -> None:
+    """The line that says where the badges (unless not ``badges``) and install lines of
+    what was written point: the instructor's ``repo``, or upstream with a note."""
     if repo:
-        print(f"badges and install lines point at {repo}: {then}")
+        print(f"{'badges and ' if badges else ''}install lines point at {repo}: {then}")
     else:
         print(
-            f"note: badges and the setup cells' install line point at {REPOSITORY}, "
+            f"note: {'badges and ' if badges else ''}the setup cells' install line "
+            f"point{'' if badges else 's'} at {REPOSITORY}, "
             "whose solutions/ holds every hidden test: give --repo OWNER/NAME@TAG, "
             "your own repository (docs/GRADING_DEPLOY.md)"
         )
@@ -494,7 +511,10 @@ def _cmd_variants(args, root: Path) -> int:
     print(
         f"wrote {len(written)} notebooks to {args.out}: {', '.join(names)} for each of "
         f"{students} students, each with their variant; {args.out}/variants.csv lists "
-        "them (for you: hand each student their own folder)"
+        "them (for you: hand each student their own folder); each copy's badges are a "
+        "line telling the student to open it, as a badge opens the release's notebook"
     )
-    _say_where(repo, "the release students install from (course release --repo)")
+    _say_where(
+        repo, "the release students install from (course release --repo)", badges=False
+    )
     return 0

@@ -215,6 +215,7 @@ def _secret(tmp_path: Path) -> Path:
 def test_each_student_gets_their_own_copy_with_their_variant(tmp_path, capsys):
     from course_utils import variants
     from course_utils.grading.inputs import seeds
+    from course_utils.tooling import notebooks
 
     roster = tmp_path / "roster.txt"
     roster.write_text("# the class\nada\n\nbob@uni.example\n")
@@ -243,7 +244,12 @@ def test_each_student_gets_their_own_copy_with_their_variant(tmp_path, capsys):
             for a, b in zip(course_copy["cells"], nb["cells"], strict=True)
             if a["source"] != b["source"]
         ]
-        assert len(changed) == 1 and "VARIANT = None" in "".join(changed[0][0])
+        # the title cell's badges, which open the course's copy, and the variant line
+        assert len(changed) == 2 and "VARIANT = None" in "".join(changed[1][0])
+        assert "[![Open In Colab]" in "".join(changed[0][0])
+        assert "".join(changed[0][1]) == "".join(changed[0][0]).replace(
+            notebooks.badges(f"exercises/{name}"), release.OWN_COPY
+        )
     masters = sorted((ROOT / "solutions").glob("*.ipynb"))
     public = {
         line for p in ROOT.glob("notebooks/*.py") for line in release.file_lines(p)
@@ -291,7 +297,10 @@ def test_variants_need_the_secret_and_the_secret_needs_variants(
     assert not (tmp_path / "out").exists()
 
 
-def test_each_students_copy_points_at_the_repo_given(tmp_path, capsys):
+def test_each_students_copy_points_at_the_repo_given_and_opens_itself(tmp_path, capsys):
+    """A copy's install line points at the release; its badges, which would open the
+    release's notebook (the default variant, not the student's), are one line telling
+    the student to open this file."""
     from course_utils.tooling.notebooks import REPOSITORY
 
     roster = tmp_path / "roster.txt"
@@ -301,12 +310,16 @@ def test_each_students_copy_points_at_the_repo_given(tmp_path, capsys):
     cmd += ["--variant-secret", str(secret), "--repo", f"{REPO}@{TAG}"]
     assert main(cmd) == 0
     said = capsys.readouterr().out
-    assert f"badges and install lines point at {REPO}@{TAG}" in said
-    rel = "exercises/00_welcome_exercises.ipynb"
+    assert f"install lines point at {REPO}@{TAG}" in said and "badges and" not in said
+    assert "each copy's badges are a line telling the student to open it" in said
     for sid in ("ada", "bob"):
         text = (out / sid / "00_welcome_exercises.ipynb").read_text()
-        assert f"colab.research.google.com/github/{REPO}/blob/{TAG}/{rel}" in text
-        assert f"mybinder.org/v2/gh/{REPO}/{TAG}?labpath=" in text
+        for address in ("colab.research.google.com/github", "kaggle.com/kernels",
+                        "mybinder.org"):  # fmt: skip
+            assert address not in text, address
+        title = "".join(json.loads(text)["cells"][0]["source"])
+        assert f"\n\n{release.OWN_COPY}\n\n" in title, title
+        assert "Upload it to Colab" in release.OWN_COPY
         assert f"git+https://github.com/{REPO}@{TAG}" in text
         assert REPOSITORY not in text
         assert "'student': '" + sid in text  # the variant line survives the rewrite
@@ -318,9 +331,7 @@ def test_copies_without_a_repo_say_they_point_upstream(tmp_path, capsys):
     out, secret = tmp_path / "copies", _secret(tmp_path)
     cmd = ["release", str(out), "--root", str(ROOT), "--variants", str(roster)]
     assert main([*cmd, "--variant-secret", str(secret)]) == 0
-    assert "note: badges and the setup cells' install line point at" in (
-        capsys.readouterr().out
-    )
+    assert "note: the setup cells' install line points at" in capsys.readouterr().out
     bad = ["release", str(tmp_path / "o2"), "--root", str(ROOT), "--repo", "x"]
     bad += ["--variants", str(roster), "--variant-secret", str(secret)]
     assert main(bad) == 2
