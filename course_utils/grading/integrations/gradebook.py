@@ -10,7 +10,12 @@ each LMS imports:
   ``Points Possible`` row under the header (as Canvas's own export has it);
 - ``moodle``: Moodle's CSV grade import: an identifier (``ID number``, and
   ``Email address`` to map to ``useremail``), the grade and its feedback;
-- ``csv``: every roster column, points, status, late penalty and manual points.
+- ``csv``: every roster column, points, each student's own maximum, status, late
+  penalty and manual points.
+
+Canvas and Moodle hold one maximum per assignment: the largest of the students'
+(a manual item given to some students only raises theirs), and a ``warning:`` line
+names the students whose own maximum is smaller.
 
 A roster student without a graded submission is listed as missing (no grade
 in the LMS files, ``missing`` in ``csv``); a graded submission without a
@@ -71,7 +76,7 @@ def gradebook(
     """(rows of the file, missing students, submissions without a roster row)."""
     by_sub = {r["student"]: r for r in recs}
     exercises = list(recs[0]["exercises"]) if recs and per_exercise else []
-    max_total = recs[0]["max_total"] if recs else 0
+    max_total = full_maximum(recs, roster)
     cols = [(f"{assignment}: {ex}", ex) for ex in exercises] + [(assignment, None)]
 
     def points(rec, ex):
@@ -87,10 +92,48 @@ def gradebook(
     for sub, who in sorted(roster.items(), key=lambda kv: kv[1]["id"]):
         rec = by_sub.get(sub)
         grades = [points(rec, ex) for _, ex in cols]
-        rows.append(_row(fmt, sub, who, rec, grades, max_total))
+        own = rec["max_total"] if rec else max_total
+        rows.append(_row(fmt, sub, who, rec, grades, own))
     missing = sorted(s for s in roster if s not in by_sub)
     errors = sorted(s for s in by_sub if s not in roster)
     return rows, missing, errors
+
+
+def full_maximum(recs: list[dict], roster: dict) -> float:
+    """The assignment's maximum: the largest of the listed students' (a manual item
+    given to some students only raises theirs)."""
+    listed = [r["max_total"] for r in recs if r["student"] in roster]
+    return max(listed or [r["max_total"] for r in recs], default=0)
+
+
+def short_warning(recs: list[dict], roster: dict, fmt: str) -> str | None:
+    """For a format with one maximum per column (Canvas's ``Points Possible`` row,
+    Moodle's grade item), the students whose own maximum is smaller, and what to do."""
+    listed = [r for r in recs if r["student"] in roster]
+    top = full_maximum(recs, roster)
+    short = sorted(
+        (r for r in listed if r["max_total"] < top), key=lambda r: r["student"]
+    )
+    if fmt == "csv" or not short:
+        return None
+    lacking = sorted(
+        set().union(*map(_items, listed)) - set.intersection(*map(_items, short))
+    )
+    tops = sorted({r["max_total"] for r in short})
+    where = "Points Possible row" if fmt == "canvas" else "grade item's maximum"
+    names = ", ".join(r["student"] for r in short)
+    return (
+        f"{fmt} scores every student out of {top:g} (its {where}), but {len(short)} "
+        f"student(s) ({names}) have a maximum of {'/'.join(f'{t:g}' for t in tops)}"
+        + (f": no manual item {', '.join(map(repr, lacking))}" if lacking else "")
+        + "; give them the row(s) in manual.csv (with max_points; blank points count 0), "
+        "import it with course grade manual and export again (the csv format gives "
+        "each student their own maximum)"
+    )
+
+
+def _items(rec: dict) -> set[str]:
+    return {m["item"] for m in (rec.get("manual") or {}).get("items", [])}
 
 
 def _header(fmt: str, grade_cols: list[str]) -> list[str]:
@@ -157,6 +200,9 @@ def run(folder: Path, args: argparse.Namespace) -> int:
         else folder / "class-report" / f"gradebook-{args.format}.csv"
     )
     write_atomic(target, buf.getvalue())
+    warning = short_warning(recs, roster, args.format)
+    if warning:
+        print(f"warning: {warning}")
     for sub in missing:
         print(f"missing: {sub} ({roster[sub]['id']}) has no graded submission")
     for sub in errors:

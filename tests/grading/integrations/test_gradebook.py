@@ -9,6 +9,7 @@ import pytest
 from course_utils.cli import main as course_main
 from course_utils.errors import CourseError
 from course_utils.grading.integrations import gradebook
+from tests.grading.class_expect import copy_of
 from tests.grading.generated_class import ROSTER
 
 
@@ -98,3 +99,39 @@ def test_a_roster_without_its_required_columns_is_refused(tmp_path):
     bad.write_text("submission,id\nada,1\nada,2\n")
     with pytest.raises(CourseError, match="'ada' twice"):
         gradebook.read_roster(bad)
+
+
+def test_a_manual_item_on_some_students_keeps_each_students_maximum(
+    graded_class, tmp_path, capsys
+):
+    """bob and dee have a manual item (8 + 1 points), the others do not (8): the csv
+    gives each their own maximum, and Canvas's one Points Possible row the largest,
+    whoever sorts first, with a warning naming the students of a smaller maximum."""
+    out = copy_of(graded_class, tmp_path)
+    manual = tmp_path / "manual.csv"
+    manual.write_text("student,item,points,max_points,comment\n"
+                      "bob,style,1,1,\ndee,style,0,1,\n")  # fmt: skip
+    assert course_main(["grade", "manual", str(out), str(manual)]) == 0
+    capsys.readouterr()
+    roster = _roster(tmp_path, leave_out="")
+    argv = ["grade", "export", str(out), "--roster", str(roster), "--out"]
+
+    assert course_main([*argv, str(tmp_path / "g.csv"), "--format", "csv"]) == 0
+    assert "warning" not in capsys.readouterr().out  # each row says its own
+    rows = list(csv.reader((tmp_path / "g.csv").open()))
+    top = {r[0]: r[rows[0].index("max_total")] for r in rows[1:]}
+    assert top["bob"] == top["dee"] == "9" and top["ada"] == top["lea"] == "8"
+    assert top["zed"] == "9"  # missing: the assignment's maximum
+
+    assert course_main([*argv, str(tmp_path / "c.csv"), "--format", "canvas"]) == 0
+    printed = capsys.readouterr().out
+    rows = list(csv.reader((tmp_path / "c.csv").open()))
+    assert rows[1] == ["Points Possible", "", "", "", "", "9"]  # not ada's 8
+    (warning,) = [line for line in printed.splitlines() if "warning" in line]
+    assert warning.startswith("warning: ")
+    short = sorted(set(ROSTER) - {"bob", "dee"})
+    assert f"11 student(s) ({', '.join(short)}) have a maximum of 8" in warning
+    assert "style" in warning and "manual.csv" in warning
+    assert "bob" not in warning and "dee" not in warning
+    assert course_main([*argv, str(tmp_path / "m.csv"), "--format", "moodle"]) == 0
+    assert "warning: moodle scores every student out of 9" in capsys.readouterr().out
