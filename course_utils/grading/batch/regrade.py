@@ -7,7 +7,8 @@ per-exercise keys (:meth:`.Master.exercise_keys`) say which tests each score
 comes from, so a later plain run resumes. ``--student`` grades one student
 again from scratch. Either way each record notes what changed (``regrades``:
 when, what, old and new points), ``DIR/regrades.csv`` lists every change of
-the class, and the command prints the changes.
+the class (a student whose points stayed the same gets no row), and the
+command prints the changes.
 """
 
 from __future__ import annotations
@@ -78,8 +79,11 @@ class Regrader(grader.Grader):
         )
         change = {"at": record["graded_at"], "what": what, "old": before, "new": after,
                   "old_total": raw, "new_total": record["total"]}  # fmt: skip
-        self.changes.append((record["student"], change))
-        return record | {"regrades": [*old.get("regrades", []), change]}
+        self.changes.append((record["student"], change))  # each regraded, for the count
+        history = list(old.get("regrades", []))
+        if (before, raw) != (after, record["total"]):  # regrades.csv: the changes only
+            history.append(change)
+        return record | ({"regrades": history} if history else {})
 
 
 def merge_exercise(old: dict, new: dict, exercise: str) -> dict:
