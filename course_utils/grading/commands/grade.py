@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shutil
 import signal
 from pathlib import Path
@@ -21,17 +22,43 @@ literally named 'merge' (or 'report', 'export', 'manual', 'similarity', 'answers
 when written as ./merge."""
 
 
-def _sigterm_as_interrupt() -> None:
-    def handler(signum, frame):  # noqa: ARG001
-        raise KeyboardInterrupt
+@contextlib.contextmanager
+def _interrupted_once():
+    """Ctrl-C and SIGTERM raise KeyboardInterrupt once; later ones are ignored, to the
+    process's exit once one was raised. ``timeout -s INT`` signals the grader twice (the child, then its group),
+    and Ctrl-C gets pressed again: a second KeyboardInterrupt raised while the run stopped
+    its workers cut that short, and the exit then waited for the workers still running,
+    until their cell's timeout."""
+    fired = False
 
+    def handler(signum, frame):  # noqa: ARG001
+        nonlocal fired
+        if not fired:
+            fired = True
+            raise KeyboardInterrupt
+
+    saved = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(sig) is signal.SIG_IGN and sig == signal.SIGINT:
+            continue  # started in the background: Ctrl-C stays off
+        try:
+            saved[sig] = signal.signal(sig, handler)
+        except ValueError:  # not the main thread
+            pass
     try:
-        signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread
-        pass
+        yield
+    finally:
+        for sig, old in saved.items():
+            if old is not None and not fired:
+                signal.signal(sig, old)
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
+    with _interrupted_once():
+        return _cmd_grade(args)
+
+
+def _cmd_grade(args: argparse.Namespace) -> int:
     from course_utils.grading.batch import grader
     from course_utils.grading.commands import verbs
     from course_utils.grading.policy import adjust
@@ -69,7 +96,6 @@ def cmd_grade(args: argparse.Namespace) -> int:
         memory_mb=args.memory,
         cpu_time=args.cpu_time,
     )
-    _sigterm_as_interrupt()
     # the late policy and manual grades: on each record as it is stored, then on the
     # class when the run ends, also by Ctrl-C or SIGTERM
     with adjust.Adjuster(Path(args.out), args) as adjuster:

@@ -17,7 +17,9 @@ import pytest
 
 from course_utils.errors import CourseError
 from course_utils.grading.batch import grader
+from course_utils.grading.records import store
 from course_utils.grading.sandbox import environment
+from tests import load
 from tests.grading.helpers import (
     MASTER,
     ROOT,
@@ -128,6 +130,80 @@ def test_interrupted_and_killed_grader_resumes_without_regrading(tmp_path):
     )
     assert forced.graded == ["s0"]
     assert graded(out)["s0"]["run_id"] != final["s0"]["run_id"]
+
+
+def _endless_cell_running(out: Path, student: str) -> bool:
+    """The student's worker runs the first test cell of ``greet`` (the endless loop)."""
+    for job in out.glob(f"{store.WORK}/*/{student}/job.json"):
+        try:
+            cells = json.loads(job.read_text())["cells"]
+            results = json.loads((job.parent / "result.json").read_text())["cells"]
+        except (OSError, ValueError, KeyError):
+            return False
+        first = next(
+            i
+            for i, c in enumerate(cells)
+            if c["role"] == "test" and c["exercise"] == "greet"
+        )
+        return results[first - 1]["status"] != "not run"
+    return False
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_an_endless_cell_exits_at_once(tmp_path):
+    """``timeout -s INT`` signals the grader twice (the child, then its group), and an
+    impatient instructor presses Ctrl-C again: a second KeyboardInterrupt raised while
+    the run stopped its workers cut that short, and the exit then waited for the worker
+    still running, until its cell's timeout."""
+    names = {"a": "full", "b": "infinite_loop"}
+    subs, out = class_folder(tmp_path / "subs", names), tmp_path / "out"
+    cmd = [sys.executable, "-m", "course_utils.cli", "grade", str(subs)]
+    cmd += ["--source", str(MASTER), "--out", str(out), "--jobs", "1"]
+    cmd += ["--timeout", "300", "--memory", "1000"]
+    proc = subprocess.Popen(
+        cmd,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # a group of its own, as timeout(1) and a shell give it
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        end = time.monotonic() + load.stretched(90)
+        while not _endless_cell_running(out, "b"):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < end, "the grader never reached the endless cell"
+            time.sleep(0.1)
+        run_ids = {p.name for p in (out / store.WORK).iterdir()}
+        time.sleep(0.5)
+        # What timeout(1) does: the signal to the child, then to its process group; then
+        # more, a few ms apart, so that one surely lands while the workers are stopped
+        # (the instructor's second signal did, by chance, 3 times in 9).
+        proc.send_signal(signal.SIGINT)
+        os.killpg(proc.pid, signal.SIGINT)
+        sent = time.monotonic()
+        for _ in range(10):
+            time.sleep(0.002)
+            try:
+                proc.send_signal(signal.SIGINT)
+            except ProcessLookupError:
+                break
+        _, err = proc.communicate(timeout=load.stretched(15))
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130 and "course: interrupted" in err, err
+    assert took < load.stretched(15)
+    assert not with_env(grader.RUN_ENV, run_ids)  # the workers' trees were killed
+    assert not (out / store.WORK).exists()  # its scratch folder, hidden tests and all
+    assert set(graded(out)) == {"a"}  # the grade stored before Ctrl-C is kept
+    rows = list(csv.DictReader((out / "grades.csv").open()))
+    assert [(r["student"], float(r["total"])) for r in rows] == [
+        ("a", EXPECTED["full"])
+    ]
 
 
 def test_shard_spec_and_limits():
