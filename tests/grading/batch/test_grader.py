@@ -75,7 +75,9 @@ def _interrupt_after_one(subs: Path, out: Path) -> dict:
     first = graded(out)
     assert 1 <= len(first) < len(NAMES)
     assert len(list(csv.DictReader((out / "grades.csv").open()))) == len(first)
-    assert not (out / ".work").exists()  # its jobs (hidden tests) removed on the way out
+    assert not (
+        out / ".work"
+    ).exists()  # its jobs (hidden tests) removed on the way out
     return first
 
 
