@@ -162,6 +162,13 @@ def after_grade(out: Path, args: argparse.Namespace) -> None:
     Adjuster(out, args).finish()
 
 
+# The late policy's numbers a rerun keeps when it leaves them out: (argument, key, flag).
+KEPT_NUMBERS = (
+    ("penalty_per_day", "penalty_per_day", "--penalty-per-day"),
+    ("grace", "grace_minutes", "--grace"),
+)
+
+
 class Adjuster:
     """The late policy and manual grades of a grading run or regrade.
 
@@ -193,6 +200,13 @@ class Adjuster:
                 "date stays; a new --extensions FILE replaces them, an empty one clears "
                 "them)"
             )
+        for name, key, flag in KEPT_NUMBERS:  # left out on a rerun: as given before
+            value = (self.policy or {}).get(key)
+            if self.given is not None and getattr(args, name, None) is None and value:
+                self.given[key] = value
+                echo(
+                    f"note: late policy: kept {flag} {value:g} given before ({flag} 0 clears it)"
+                )
         if self.given is not None:
             self.policy = self.given
         self.started = False  # a record was stored with them

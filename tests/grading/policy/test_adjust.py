@@ -350,6 +350,40 @@ def test_a_rerun_without_extensions_keeps_them_and_days_move_with_the_deadline(
     assert json.loads(stored.read_text())["extensions"] == {}
 
 
+def test_a_rerun_that_leaves_out_the_grace_keeps_it_and_zero_clears_it(
+    tmp_path, capsys
+):
+    """--deadline and --penalty-per-day again without --grace keep the grace period given
+    before, with a note, not a silent penalty; --grace 0 clears it. The same for the
+    penalty."""
+    from tests.grading.records.test_store import _record
+
+    out = tmp_path / "out"
+    test = {"name": "t", "exercise": "total", "points": 3.0, "max_points": 3.0,
+            "status": "passed", "message": ""}  # fmt: skip
+    store.save_student(out, _record("ann", 3.0, tests=[test]), {})
+    times = tmp_path / "times.csv"
+    times.write_text("ann,2026-03-01T12:10Z\n")  # 10 minutes late
+    policy = {"deadline": "2026-03-01T12:00Z", "times": str(times)}
+
+    def total():
+        return store.records(out)[0]["total"]
+
+    adjust.after_grade(
+        out, argparse.Namespace(**policy, penalty_per_day=10.0, grace=15.0)
+    )
+    assert total() == 3.0
+    capsys.readouterr()
+    adjust.after_grade(out, argparse.Namespace(**policy, penalty_per_day=10.0))
+    assert "kept --grace 15 given before" in capsys.readouterr().out
+    assert total() == 3.0
+    adjust.after_grade(out, argparse.Namespace(**policy))  # the penalty left out too
+    assert "kept --penalty-per-day 10 given before" in capsys.readouterr().out
+    assert total() == 3.0
+    adjust.after_grade(out, argparse.Namespace(**policy, grace=0.0))
+    assert total() == 2.7
+
+
 def test_manual_rows_of_no_graded_student_are_an_error(tmp_path, capsys):
     """A table that names students as a report folder does not (a Canvas download's
     whole file names for a class graded with ``--lms canvas``) gives them no points:
