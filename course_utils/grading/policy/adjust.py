@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import datetime as dt
 import io
 import json
 from pathlib import Path
@@ -27,6 +28,9 @@ from course_utils.grading.records import store
 
 POLICY = ".policy.json"
 MANUAL = ".manual.csv"
+# each student's submission (sha256) when the --times manifest was given: a later one
+# is a resubmission the manifest does not time
+TIMED = ".times-submissions.json"
 MARK = "adjustments"  # the feedback cell's metadata key
 FUTURE = "future submission time"  # the flag of a submission time ahead of the clock
 
@@ -183,6 +187,11 @@ class Adjuster:
         self.out = out
         self.given = late.policy_from_args(args)
         self.policy, self.manual = _stored(out)
+        self.times_given = getattr(args, "times", None) is not None
+        # the records as they were: a record stored with another late penalty or other
+        # manual points than before notes the change (regrades.csv)
+        self.before = {r["student"]: r for r in store.records(out)}
+        self.changes: list[tuple[str, dict]] = []
         kept = (self.policy or {}).get("times")
         if self.given is not None and getattr(args, "times", None) is None and kept:
             self.given["times"] = kept  # the manifest given before: replaced by --times
@@ -228,6 +237,7 @@ class Adjuster:
             return rec, files
         manual = self.manual.get(rec["student"], [])
         rec = adjusted(rec, self.policy, manual, self.by_file)
+        rec = _noted(self.before.get(rec["student"]), rec, self.changes)
         return rec, adjusted_files(rec, files)
 
     def __enter__(self) -> Adjuster:
@@ -244,6 +254,10 @@ class Adjuster:
             return
         self._store_given()
         private = _private(self.out)
+        if self.times_given:
+            _store_timed(self.out, (self.given or {}).get("times", {}))
+        for student, change in self.changes:
+            echo(_changed_line(student, change))
         if (private / POLICY).is_file() or (private / MANUAL).is_file():
             apply_all(self.out, echo=echo, keep=self.keep)
 
@@ -255,23 +269,98 @@ def _stored(out: Path) -> tuple[dict | None, dict[str, list[dict]]]:
     return policy, read_manual(manual_file) if manual_file.is_file() else {}
 
 
+def _store_timed(out: Path, times: dict) -> None:
+    """Note each timed student's submission as the --times manifest is given."""
+    timed = {
+        r["student"]: r.get("submission_sha256")
+        for r in store.records(out)
+        if r["student"] in times
+    }
+    write_atomic(_private(out) / TIMED, json.dumps(timed, indent=1) + "\n")
+
+
+def _resubmitted_since_times(
+    out: Path, policy: dict | None, recs: list[dict]
+) -> list[str]:
+    """Students timed by the manifest whose submission changed since it was given."""
+    path = _private(out) / TIMED
+    if not policy or not policy.get("times") or not path.is_file():
+        return []
+    timed = json.loads(path.read_text())
+    return [
+        shown(r["student"])
+        for r in recs
+        if r["student"] in policy["times"]
+        and timed.get(r["student"]) not in (None, r.get("submission_sha256"))
+    ]
+
+
+def _parts(rec: dict) -> tuple[float, float]:
+    """A record's late penalty and manual points."""
+    return (
+        (rec.get("late") or {}).get("penalty", 0.0),
+        (rec.get("manual") or {}).get("points", 0.0),
+    )
+
+
+def _noted(old: dict | None, new: dict, changes: list[tuple[str, dict]]) -> dict:
+    """``new`` with a regrades entry when its late penalty or manual points differ from
+    ``old``'s (the student's record before): ``what`` says which, ``old`` and ``new``
+    are the totals after them, ``old_total`` and ``new_total`` before them."""
+    if old is None or old.get("status") == "error":  # an error had no score
+        return new
+    (pen0, man0), (pen1, man1) = _parts(old), _parts(new)
+    what = ", ".join(
+        name
+        for name, a, b in (("late penalty", pen0, pen1), ("manual points", man0, man1))
+        if a != b
+    )
+    if not what:
+        return new
+    at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    change = {"at": at, "what": what, "old": old["total"], "new": new["total"],
+              "old_total": sum(t["points"] for t in old.get("tests", [])),
+              "new_total": sum(t["points"] for t in new.get("tests", []))}  # fmt: skip
+    changes.append((new["student"], change))
+    return new | {"regrades": list(new.get("regrades", [])) + [change]}
+
+
+def _changed_line(student: str, change: dict) -> str:
+    return f"changed: {shown(student)}: {change['old']:g} -> {change['new']:g} ({change['what']})"
+
+
 def apply_all(out: Path, echo=print, keep: set[str] | frozenset = frozenset()) -> int:
     """Apply the stored policy and manual grades to every record but those of the
-    students in ``keep``; returns how many records' points (total or maximum) changed."""
+    students in ``keep``; returns how many records' points (total or maximum) changed.
+    A changed late penalty or manual points is noted in the record (regrades.csv)."""
     policy, manual = _stored(out)
     changed = 0
     by_file: list[str] = []
     future: list[str] = []
-    for rec in store.records(out):
+    changes: list[tuple[str, dict]] = []
+    recs = store.records(out)
+    for rec in recs:
         if rec["student"] in keep:
             continue
         new = adjusted(rec, policy, manual.get(rec["student"], []), by_file)
+        new = _noted(rec, new, changes)
         if (new.get("late") or {}).get("future"):
             future.append(shown(rec["student"]))
         if new != rec:
             _save(out, new)
         if (new["total"], new["max_total"]) != (rec["total"], rec["max_total"]):
             changed += 1  # its points
+    for student, change in changes:
+        echo(_changed_line(student, change))
+    again = _resubmitted_since_times(out, policy, recs)
+    if again:
+        echo(
+            f"warning: late policy: {len(again)} student(s) ({', '.join(again)}) "
+            "submitted again after the --times manifest was given, which still times "
+            "them: give --times again with their new submission times"
+        )
+    if changes or (out / store.REGRADES).exists():
+        store.write_regrades(out)
     if by_file:
         echo(f"warning: {late.file_time_warning(by_file)}")
     if future:

@@ -384,6 +384,74 @@ def test_a_rerun_that_leaves_out_the_grace_keeps_it_and_zero_clears_it(
     assert total() == 2.7
 
 
+def test_a_changed_late_penalty_or_manual_points_is_a_row_of_regrades_csv(
+    tmp_path, capsys
+):
+    """A rerun whose new --times makes ann late, and a manual import, change her total
+    without grading her again: each change is printed and is a row of regrades.csv
+    (the totals after them, and before), not a silent new score."""
+    from tests.grading.records.test_store import _record
+
+    out = tmp_path / "out"
+    test = {"name": "t", "exercise": "total", "points": 3.0, "max_points": 3.0,
+            "status": "passed", "message": ""}  # fmt: skip
+    store.save_student(out, _record("ann", 3.0, tests=[test]), {})
+    times = tmp_path / "times.csv"
+    times.write_text("ann,2026-03-01T11:00Z\n")
+    policy = {"deadline": "2026-03-01T12:00Z", "penalty_per_day": 10.0}
+    adjust.after_grade(out, argparse.Namespace(**policy, times=str(times)))
+    assert "changed:" not in capsys.readouterr().out  # on time: nothing changed
+    times.write_text("ann,2026-03-02T11:00Z\n")  # the manifest fixed: a day late
+    adjust.after_grade(out, argparse.Namespace(**policy, times=str(times)))
+    assert "changed: ann: 3 -> 2.7 (late penalty)" in capsys.readouterr().out
+    manual = tmp_path / "manual.csv"
+    manual.write_text("student,item,points,max_points,comment\nann,why,2,2,\n")
+    assert adjust.import_manual(out, manual) == 0
+    assert "changed: ann: 2.7 -> 4.5 (late penalty, manual points)" in (
+        capsys.readouterr().out
+    )
+    rows = list(csv.DictReader((out / store.REGRADES).open()))
+    got = [
+        (r["what"], r["old"], r["new"], r["old_total"], r["new_total"]) for r in rows
+    ]
+    assert got == [
+        ("late penalty", "3", "2.7", "3", "3"),
+        ("late penalty, manual points", "2.7", "4.5", "3", "3"),
+    ]
+    adjust.after_grade(out, argparse.Namespace(**policy))  # the same again: no row
+    assert len(list(csv.DictReader((out / store.REGRADES).open()))) == 2
+
+
+def test_a_resubmission_after_the_times_manifest_is_named(tmp_path, capsys):
+    """The kept --times manifest still times a student who submitted again after it
+    was given: the run says so, naming them, so a late resubmission does not pass
+    unseen as on time; a new --times for it ends the warning."""
+    from tests.grading.records.test_store import _record
+
+    out = tmp_path / "out"
+    test = {"name": "t", "exercise": "total", "points": 3.0, "max_points": 3.0,
+            "status": "passed", "message": ""}  # fmt: skip
+    for student in ("ann", "bo"):
+        rec = _record(student, 3.0, tests=[test], submission_sha256="a" * 64)
+        store.save_student(out, rec, {})
+    times = tmp_path / "times.csv"
+    times.write_text("ann,2026-03-01T11:00Z\nbo,2026-03-01T11:00Z\n")
+    policy = {"deadline": "2026-03-01T12:00Z", "penalty_per_day": 10.0}
+    adjust.after_grade(out, argparse.Namespace(**policy, times=str(times)))
+    assert "submitted again" not in capsys.readouterr().out
+    rec = _record("ann", 3.0, tests=[test], submission_sha256="b" * 64)
+    store.save_student(out, rec, {})  # ann's resubmission, graded
+    adjust.after_grade(out, argparse.Namespace(**policy))  # --times kept
+    printed = capsys.readouterr().out
+    assert (
+        "warning: late policy: 1 student(s) (ann) submitted again after the --times"
+        in printed
+    ), printed
+    times.write_text("ann,2026-03-05T11:00Z\nbo,2026-03-01T11:00Z\n")
+    adjust.after_grade(out, argparse.Namespace(**policy, times=str(times)))
+    assert "submitted again" not in capsys.readouterr().out
+
+
 def test_manual_rows_of_no_graded_student_are_an_error(tmp_path, capsys):
     """A table that names students as a report folder does not (a Canvas download's
     whole file names for a class graded with ``--lms canvas``) gives them no points:
