@@ -612,18 +612,19 @@ def grade(
     out = Path(out)
     subs, notes = discover(submissions, master.path.name, lms)
     lookalike = None if lms else lms_lookalike(subs)
+    # records not sealed by this grader: noted, not believed
+    earlier = store.records(out, notes) if out.is_dir() else []
+    if earlier and not start_over:  # first: it names the master the folder holds
+        same_master(earlier, master, out)
     _this_assignment(subs, master)
     _prepare_out(out)
     where = parse_shard(shard)
     if where:
         subs = subs[where[0] :: where[1]]
-    # records not sealed by this grader: noted, not believed
-    earlier = store.records(out, notes)
     if start_over and earlier:
         removed = store.clear_grades(out)
         echo(f"note: --start-over: removed the grades of {removed} student(s) in {out}")
     elif earlier:
-        same_master(earlier, master, out)
         _same_variants(earlier, secret, out)
         same_lms(out, lms)
     batch = Batch(notes=notes)

@@ -177,6 +177,11 @@ def regrade(
     chosen = grader.hold_last_grades(chosen, list(old.values()), done)
     if adjust is not None:  # their last grade stays as it is, with its own late time
         adjust.keep.update(done.held)
+    options = grader._options(_limits(args), not args.full,
+                              not args.unsafe_no_sandbox, secret and secret[0])  # fmt: skip
+    line = grader.options_change(chosen, list(old.values()), options)
+    if line:  # a limit left out takes its default, as a plain run says
+        echo(line)
     if chosen:  # for a later run's "master changed" line, as a plain run notes it
         store.remember_master(out, master.path.resolve(), master.sha256)
     grader._run_all(regrader, chosen, args.jobs, done, None, echo)

@@ -121,6 +121,15 @@ def _module_level_names(tree: ast.AST) -> set[str]:
     return found
 
 
+def _shows_only(rest: list[str]) -> bool:
+    """``IPython.display`` or a public name of it (``display``, ``HTML``, ``Image``)."""
+    return (
+        rest[:1] == ["display"]
+        and len(rest) <= 2
+        and not any(p.startswith("_") or p == "get_ipython" for p in rest[1:])
+    )
+
+
 class _Finder(ast.NodeVisitor):
     """The flags of one cell: its imports, names, attributes and strings, aliases resolved."""
 
@@ -137,6 +146,8 @@ class _Finder(ast.NodeVisitor):
         for i, part in enumerate(parts):
             if i and part not in _ANYWHERE:
                 continue
+            if part == "IPython" and _shows_only(parts[i + 1 :]):
+                continue  # IPython.display.display: an output, not the kernel
             for j in range(i + 1, len(parts) + 1):
                 key = ".".join(parts[i:j])
                 flag = _FLAG_OF.get(key) or next(

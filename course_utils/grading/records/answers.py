@@ -261,8 +261,9 @@ def _markdown():
         raise CourseError(
             "grade answers needs markdown-it-py: pip install markdown-it-py"
         ) from None
-    # Raw HTML is escaped; images become links (nothing is fetched when a page opens).
-    return MarkdownIt("commonmark", {"html": False}).disable("image")
+    # Raw HTML is escaped; images become links (nothing is fetched when a page opens);
+    # tables (the feedback's score table) are tables.
+    return MarkdownIt("commonmark", {"html": False}).enable("table").disable("image")
 
 
 def render(text: str) -> str:

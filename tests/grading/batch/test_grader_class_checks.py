@@ -74,3 +74,21 @@ def test_a_class_of_another_assignment_stops_before_grading(tmp_path):
     text = str(err.value)
     assert "every submission (2)" in text and "lesson 00 exercise notebook" in text
     assert not list(out.glob("*/grade.json"))
+
+
+def test_another_master_over_a_graded_folder_names_the_folders_master(tmp_path):
+    """Master 00 over a folder graded with the tiny master, whose class is not lesson
+    00's either: the refusal names the master the folder was graded with (what to
+    fix), not only that the class is another assignment's."""
+    from course_utils.grading.records import store
+    from tests.grading.records.test_store import _record
+
+    subs = class_folder(tmp_path / "subs", {"ann": "full", "bob": "full"})
+    out = tmp_path / "out"
+    for student in ("ann", "bob"):
+        store.save_student(out, _record(student, 3.0, master=MASTER.name), {})
+    with pytest.raises(CourseError) as err:
+        _grade(subs, ROOT / "solutions" / EX00.name, out)
+    text = str(err.value)
+    assert "graded with the master tiny_master.ipynb" in text, text
+    assert "00_welcome_exercises.ipynb" in text, text

@@ -244,3 +244,29 @@ def test_a_rerun_with_other_options_says_which_before_grading_again(tmp_path):
     assert said.index(line) < min(i for i, x in enumerate(said) if x.startswith("[1/"))
     assert line.startswith("note: the options changed: 2 student(s) graded"), line
     assert "--timeout 60 now, 30 before" in line and "--memory" not in line, line
+
+
+def test_a_student_regrade_with_other_options_says_which(tmp_path):
+    """``--student`` without the --timeout the class was graded with regrades at the
+    default: the same line as a plain run's says so before the student is graded."""
+    import types
+
+    from course_utils.grading.batch import grader
+    from tests.grading.helpers import class_folder
+
+    subs = class_folder(tmp_path / "subs", {"ann": "stub", "bob": "stub"})
+    out = tmp_path / "out"
+    grader.grade(subs, MASTER, out, limits=grader.Limits(timeout=30),
+                 unsafe_no_sandbox=True, jobs=1, echo=lambda *a: None)  # fmt: skip
+    limits = grader.Limits()
+    args = types.SimpleNamespace(
+        only=None, student="ann", source=str(MASTER), out=str(out), submissions=subs,
+        unsafe_no_sandbox=True, full=False, jobs=1, lms=None, variant_secret=None,
+        timeout=limits.timeout, total_timeout=limits.total_timeout,
+        memory=limits.memory_mb, cpu_time=None,
+    )  # fmt: skip
+    said: list[str] = []
+    regrade.regrade(args, echo=said.append)
+    line = next(x for x in said if "options changed" in x)
+    assert line.startswith("note: the options changed: 1 student(s) graded"), line
+    assert "--timeout 60 now, 30 before" in line, line

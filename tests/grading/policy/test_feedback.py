@@ -150,7 +150,10 @@ def test_redaction_works_on_decoded_text_of_every_output_kind(tmp_path):
 def test_the_html_feedback_is_the_notebook_as_a_page_canvas_and_moodle_show():
     nb = nbformat.v4.new_notebook()
     nb.cells = [
-        nbformat.v4.new_markdown_cell("# Feedback\n\n**Score:** 5 / 8"),
+        nbformat.v4.new_markdown_cell(
+            "# Feedback\n\n**Score:** 5 / 8\n\n| exercise | points |\n|---|---|\n"
+            "| `square` | 5 / 8 |\n"
+        ),
         nbformat.v4.new_code_cell("print('<script>x</script>')"),
         nbformat.v4.new_code_cell("1/0"),
     ]
@@ -167,6 +170,7 @@ def test_the_html_feedback_is_the_notebook_as_a_page_canvas_and_moodle_show():
     page = feedback.html_page(nbformat.writes(nb))
     assert page.startswith("<!doctype html>") and "<title>Feedback</title>" in page
     assert "<strong>Score:</strong> 5 / 8" in page
+    assert "<td><code>square</code></td>" in page and "|---|" not in page  # a table
     assert "&lt;script&gt;" in page and "<script>" not in page
     assert "&lt;b&gt;hi&lt;/b&gt;" in page
     assert "ZeroDivisionError: division by zero" in page and "\x1b" not in page

@@ -71,6 +71,13 @@ def test_honest_code_and_markdown_raise_no_flag():
         flags.flags_for({"a": [honest], "b": ["Not Python: exec(this) is prose."]})
         == []
     )
+    shown = (
+        "from IPython.display import display, HTML\ndisplay(HTML('<b>x</b>'))\n"
+        "import IPython.display as d\nd.display(1)\nfrom IPython import display"
+    )
+    assert flags.flags_for({"a": [shown]}) == []  # showing an output, not the kernel
+    sneaky = "from IPython.display import get_ipython"
+    assert flags.flags_for({"a": [sneaky]}) == ["get_ipython"]
 
 
 def test_honest_solutions_of_every_master_raise_no_flag():
