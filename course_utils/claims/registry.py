@@ -20,10 +20,10 @@ from course_utils.claims.verdict_rule import (
 )
 
 SOURCES = {
-    "000": "000 (2026 selection guide)",
-    "001": "001 (PyTorch 2.0 vs JAX for decision makers)",
-    "003": "003 (design philosophy to migration)",
-    "004": "004 (is JAX autodiff faster?)",
+    "000": 'article 000, "2026 selection guide"',
+    "001": 'article 001, "PyTorch 2.0 vs JAX for decision makers"',
+    "003": 'article 003, "design philosophy to migration"',
+    "004": 'article 004, "is JAX autodiff faster?"',
     "course": "this course — a question the lessons ask, not an article's claim",
 }
 
