@@ -111,11 +111,21 @@ def import_manual(out: Path, table: Path) -> int:
     _write_manual(kept, whole)
     known = {r["student"] for r in store.records(out)}
     strangers = sorted(set(rows) - known)
+    still = {
+        f"{s}: {m['item']}" for s, ms in whole.items() for m in ms if m.get("blank")
+    }
+    kept_points = [b for b in blank if b not in still]  # a former import's points stay
+    blank = [b for b in blank if b in still]
     if blank:
         shown_blank = ", ".join(blank[:5]) + (", …" if len(blank) > 5 else "")
         print(
             f"note: {len(blank)} row(s) with blank points ({shown_blank}) count 0 "
             "until a later import gives them points"
+        )
+    if kept_points:
+        print(
+            f"note: {len(kept_points)} row(s) with blank points kept the points a "
+            "former import gave"
         )
     changed = apply_all(out)
     n, had = (sum(map(len, t.values())) for t in (rows, before))
@@ -185,8 +195,16 @@ class Adjuster:
 
     def __init__(self, out: Path, args: argparse.Namespace, echo=print):
         self.out = out
-        self.given = late.policy_from_args(args)
         self.policy, self.manual = _stored(out)
+        some = any(getattr(args, n, None) is not None for n in late.OPTIONS)
+        if self.policy and some and not getattr(args, "deadline", None):
+            args = argparse.Namespace(
+                **vars(args) | {"deadline": self.policy["deadline"]}
+            )
+            echo(
+                f"note: late policy: kept --deadline {self.policy['deadline']} given before"
+            )
+        self.given = late.policy_from_args(args)
         self.times_given = getattr(args, "times", None) is not None
         # the records as they were: a record stored with another late penalty or other
         # manual points than before notes the change (regrades.csv)

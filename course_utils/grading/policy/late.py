@@ -85,14 +85,14 @@ def deadline_of(student: str, policy: dict) -> dt.datetime:
     return deadline
 
 
+# the options of the late policy beside --deadline, which each needs
+OPTIONS = ("penalty_per_day", "cutoff", "extensions", "times", "grace")
+
+
 def policy_from_args(args: argparse.Namespace) -> dict | None:
     """The policy the command line gives (None when it gives none)."""
     get = lambda name: getattr(args, name, None)  # noqa: E731
-    given = [
-        n
-        for n in ("penalty_per_day", "cutoff", "extensions", "times", "grace")
-        if get(n) is not None
-    ]
+    given = [n for n in OPTIONS if get(n) is not None]
     if not get("deadline"):
         if given:
             raise CourseError(f"--{given[0].replace('_', '-')} needs --deadline")

@@ -119,10 +119,14 @@ def test_manual_imports_merge_and_blank_points_are_counted(tmp_path, capsys):
     second = tmp_path / "second.csv"
     second.write_text(head + "bob,why,1,2,Say why.\nann,extra,1,1,\nann,why,,2,\n")
     assert adjust.import_manual(out, second) == 0
+    printed = capsys.readouterr().out
     assert (
         "manual grades of 2 student(s): 3 row(s) merged with the 2 kept before, "
-        f"3 now, in {out}; " in capsys.readouterr().out
+        f"3 now, in {out}; " in printed
     )
+    # ann's blank "why" kept the first import's 2: not said to count 0
+    assert "count 0" not in printed, printed
+    assert "1 row(s) with blank points kept the points a former import gave" in printed
     recs = {r["student"]: r for r in store.records(out)}
     assert recs["ann"]["total"] == 3  # why (2, kept from the first) and extra (1)
     assert recs["bob"]["total"] == 1 and recs["bob"]["max_total"] == 5
@@ -450,6 +454,28 @@ def test_a_resubmission_after_the_times_manifest_is_named(tmp_path, capsys):
     times.write_text("ann,2026-03-05T11:00Z\nbo,2026-03-01T11:00Z\n")
     adjust.after_grade(out, argparse.Namespace(**policy, times=str(times)))
     assert "submitted again" not in capsys.readouterr().out
+
+
+def test_a_new_penalty_without_the_deadline_keeps_the_stored_deadline(tmp_path, capsys):
+    """--penalty-per-day alone on a rerun changes the penalty of the policy kept, with
+    a note naming the deadline it kept, as a forgotten --grace is kept (the command
+    was refused: "--penalty-per-day needs --deadline")."""
+    from tests.grading.records.test_store import _record
+
+    out = tmp_path / "out"
+    test = {"name": "t", "exercise": "total", "points": 3.0, "max_points": 3.0,
+            "status": "passed", "message": ""}  # fmt: skip
+    store.save_student(out, _record("ann", 3.0, tests=[test]), {})
+    times = tmp_path / "times.csv"
+    times.write_text("ann,2026-03-02T11:00Z\n")  # a day late
+    policy = {"deadline": "2026-03-01T12:00Z", "times": str(times)}
+    adjust.after_grade(out, argparse.Namespace(**policy, penalty_per_day=10.0))
+    assert store.records(out)[0]["total"] == 2.7
+    capsys.readouterr()
+    adjust.after_grade(out, argparse.Namespace(penalty_per_day=20.0))
+    printed = capsys.readouterr().out
+    assert "kept --deadline 2026-03-01T12:00:00+00:00 given before" in printed, printed
+    assert store.records(out)[0]["total"] == 2.4
 
 
 def test_manual_rows_of_no_graded_student_are_an_error(tmp_path, capsys):
