@@ -10,6 +10,7 @@ when the two are timed in alternation; and ``rfc3987_syntax`` left out (see
 
 - ``config``: smoke mode, sizes, and where the course lives
 - ``env``: versions, devices, threads, precision; ``setup()`` at the top of every lesson
+- ``devices``: device detection: each framework's device (``torch_device``, ``jax_device``) and the rules that choose it (``accelerator_kind``, ``choose_torch_device``, ``device_kind``, ``compared_kind``, ``device_problem``); lessons reach them through ``env``
 - ``meshes``: which devices a mesh gets (the accelerators when there are enough, else simulated CPUs)
 - ``timing``: honest benchmarks (``sync``, ``bench``, ``compare``, ``compile_report``)
 - ``peaks``: each accelerator's published peak (a measured one for a CPU), achieved FLOP/s, MFU and the roofline
@@ -86,6 +87,7 @@ __version__ = "0.1.0"
 _SUBMODULES = (
     "config",
     "data",
+    "devices",
     "env",
     "exercises",
     "expect",

@@ -626,10 +626,10 @@ def benchmark(
     ``verdicts`` (label: ``(a, b, Verdict)``).
     """
     from course_utils import timing
-    from course_utils.claims import judging
+    from course_utils.claims import verdicts as claim_verdicts
     from course_utils.claims.verdict_rule import INCONCLUSIVE
 
-    faster, compact = judging.faster, judging.compact
+    faster, compact = claim_verdicts.faster, claim_verdicts.compact
 
     cmp = timing.compare(dict(variants), rtol=rtol, atol=atol, target_s=target_s)
     kinds = "/".join(sorted(set(cmp.devices.values()))) or "?"

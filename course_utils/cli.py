@@ -3,7 +3,7 @@
 ``doctor``, ``run``, ``sync`` and ``build-exercises`` are defined in this module;
 ``grade`` and ``check`` in :mod:`course_utils.grading.commands.grade`, ``claims`` in
 :mod:`course_utils.claims.command`, ``check-device`` in
-:mod:`course_utils.tooling.device_check.command`, ``site`` in :mod:`course_utils.tooling.site.command`,
+:mod:`course_utils.tooling.device_check.command`, ``site`` in :mod:`course_utils.tooling.site.build`,
 ``translate`` in :mod:`course_utils.tooling.translation.command`, ``forward-check`` in
 :mod:`course_utils.tooling.forward_check.command`. Each of those modules has an
 ``add_commands(sub)`` that this module calls by name, so a missing module is an
@@ -208,7 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
     from course_utils.tooling import prose
     from course_utils.tooling.device_check import command as device_check
     from course_utils.tooling.forward_check import command as forward
-    from course_utils.tooling.site import command as site
+    from course_utils.tooling.site import build as site
     from course_utils.tooling.translation import command as translate
 
     grading_cli.add_commands(sub)

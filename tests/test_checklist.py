@@ -152,16 +152,16 @@ def test_operator_coverage_of_a_model_both_compilers_take(block_pair, x_block):
 
 
 def test_benchmark_judges_each_pair_by_the_one_rule(monkeypatch):
-    from course_utils.claims import judging
+    from course_utils.claims import verdicts
 
     seen = []
-    real = judging.faster
+    real = verdicts.faster
 
     def spy(cmp, a, b):
         seen.append((a, b))
         return real(cmp, a, b)
 
-    monkeypatch.setattr(judging, "faster", spy)
+    monkeypatch.setattr(verdicts, "faster", spy)
     zeros = lambda: np.zeros(4)  # noqa: E731
     status, detail = checklist.benchmark(
         dict.fromkeys(

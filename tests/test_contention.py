@@ -8,7 +8,7 @@ import types
 import pytest
 
 from course_utils import contention
-from course_utils.claims import judging, verdict_rule
+from course_utils.claims import verdict_rule, verdicts
 from course_utils.contention import Contention
 
 
@@ -119,7 +119,7 @@ def _faster_verdict():
         check=False,
         target_s=0.3,
     )
-    return judging.faster(cmp, "big", "small")
+    return verdicts.faster(cmp, "big", "small")
 
 
 @pytest.mark.slow

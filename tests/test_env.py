@@ -8,7 +8,7 @@ import warnings
 
 import pytest
 
-from course_utils import env
+from course_utils import devices, env
 
 
 def test_report_fields():
@@ -129,7 +129,7 @@ def test_set_precision_rejects_unknown_names():
 def test_setup_in_a_fresh_process_sets_memory_policy_before_jax_starts():
     out = _run("""
         import os
-        from course_utils import env
+        from course_utils import devices, env
         s = env.setup(cpu_devices=3, verbose=False)
         import jax, torch
         print(os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"], len(jax.devices("cpu")),
@@ -167,7 +167,7 @@ def test_setup_one_kind_moves_both_frameworks_to_the_cpu_on_a_tpu_machine(
     monkeypatch.setattr(
         jax, "devices", lambda *a: real_devices(*a) if a else [fake_tpu]
     )
-    monkeypatch.setattr(env, "tpu_present", lambda: True)
+    monkeypatch.setattr(devices, "tpu_present", lambda: True)
     updates = []
     monkeypatch.setattr(jax.config, "update", lambda k, v: updates.append((k, v)))
     s = env.setup(one_kind=True)
@@ -228,88 +228,13 @@ def test_float32_precision_silences_torch_compiles_tf32_advice():
     assert [str(w.message) for w in seen] == ["any other warning"]
 
 
-# ------------------------------------------------- devices and their rules
-
-
-@pytest.mark.parametrize(
-    "flags, expected",
-    [
-        (dict(cuda=True, mps=False, tpu=False, has_torch_xla=False), ("cuda", None)),
-        (dict(cuda=False, mps=True, tpu=False, has_torch_xla=False), ("mps", None)),
-        (dict(cuda=False, mps=False, tpu=False, has_torch_xla=False), ("cpu", None)),
-    ],
-)
-def test_choose_torch_device(flags, expected):
-    assert env.choose_torch_device(**flags) == expected
-
-
-def test_tpu_without_torch_xla_falls_back_with_a_message():
-    kind, message = env.choose_torch_device(
-        cuda=False, mps=False, tpu=True, has_torch_xla=False
-    )
-    assert kind == "cpu"
-    assert "torch_xla" in message and "TPU" in message
-
-
-def test_tpu_with_torch_xla_keeps_torch_on_the_cpu_and_says_so():
-    # No lesson is written for torch_xla: moving to it silently broke compile and timing.
-    kind, message = env.choose_torch_device(
-        cuda=False, mps=False, tpu=True, has_torch_xla=True
-    )
-    assert kind == "cpu"
-    assert "torch_xla is installed" in message and "JAX uses the TPU" in message
-    assert "\n" not in message
-
-
-def test_accelerator_kind():
-    assert env.accelerator_kind("gpu") == "gpu"
-    assert env.accelerator_kind("cuda") == "gpu"
-    assert env.accelerator_kind("tpu") == "tpu"
-    assert env.accelerator_kind("cpu") == "cpu"
+# ------------------------------------------------- memory and child processes
 
 
 def test_memory_policy_leaves_a_users_choice_alone():
     assert env.memory_policy({}) == {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
     assert env.memory_policy({"XLA_PYTHON_CLIENT_MEM_FRACTION": ".5"}) == {}
     assert env.memory_policy({"XLA_PYTHON_CLIENT_PREALLOCATE": "true"}) == {}
-
-
-@pytest.mark.parametrize(
-    "jax_kind, torch_kind, facts, expect",
-    [
-        ("gpu", "gpu", {}, None),
-        ("cpu", "cpu", {}, None),
-        ("tpu", "cpu", {}, None),  # PyTorch stays on the CPU on a TPU machine
-        ("cpu", "mps", {}, None),  # JAX has no Apple GPU backend
-        ("gpu", "cpu", {"torch_cuda": None}, "CPU-only build"),
-        ("gpu", "cpu", {"torch_cuda": "13.0"}, "driver"),
-        ("cpu", "gpu", {"torch_cuda": "13.0"}, "jax[cuda13]"),
-        ("cpu", "gpu", {"torch_cuda": "12.8"}, "jax[cuda12]"),
-        ("cpu", "gpu", {"torch_cuda": "12.8", "jax_cuda_plugin": True}, "env.setup()"),
-    ],
-)
-def test_device_problem_names_the_fix(jax_kind, torch_kind, facts, expect):
-    problem = env.device_problem(jax_kind, torch_kind, **facts)
-    if expect is None:
-        assert problem is None
-    else:
-        assert expect in problem and "Fix" in problem
-
-
-def test_compared_kind_keeps_both_frameworks_on_one_kind():
-    assert env.compared_kind("gpu", "gpu") == ("gpu", None)
-    kind, why = env.compared_kind("tpu", "cpu")
-    assert kind == "cpu" and "tpu" in why
-    assert env.compared_kind("gpu", "cpu")[0] == "cpu"
-
-
-def test_device_kind_of_both_frameworks():
-    import jax
-    import torch
-
-    assert env.device_kind(jax.devices()[0]) == "cpu"
-    assert env.device_kind(torch.device("cuda", 1)) == "gpu"
-    assert env.device_kind(torch.device("cpu")) == "cpu"
 
 
 def test_importing_placement_imports_no_framework():
@@ -321,57 +246,6 @@ def test_importing_placement_imports_no_framework():
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
     )
     assert out.stdout.strip() == "[]", out.stderr
-
-
-# ------------------------------------------------- each framework's device
-
-
-def test_torch_device_with_fake_cuda(monkeypatch):
-    import torch
-
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    assert env.torch_device(verbose=False).type == "cuda"
-
-
-def test_torch_device_on_fake_tpu_prints_fallback(monkeypatch, capsys):
-    import torch
-
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    monkeypatch.setattr(env, "tpu_present", lambda: True)
-    assert env.torch_device().type == "cpu"
-    assert "torch_xla" in capsys.readouterr().out
-
-
-def test_simulate_cpu_devices_in_fresh_process():
-    out = _run("""
-        from course_utils.env import simulate_cpu_devices
-        devs = simulate_cpu_devices(4)
-        import jax
-        print(len(devs), len(jax.devices()))
-    """)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["4", "4"]
-
-
-def test_simulate_cpu_devices_after_init_is_a_clear_error():
-    out = _run("""
-        import jax
-        jax.devices()
-        from course_utils.env import simulate_cpu_devices, JaxAlreadyInitialized
-        assert len(simulate_cpu_devices(1)) == 1  # fewer than present is fine
-        try:
-            simulate_cpu_devices(8)
-        except JaxAlreadyInitialized as err:
-            print("ERR", err)
-    """)
-    assert out.returncode == 0, out.stderr
-    assert "ERR JAX is already running with 1 CPU device" in out.stdout
-    assert "Restart the kernel" in out.stdout
-
-
-def test_simulate_cpu_devices_rejects_bad_n():
-    with pytest.raises(ValueError, match="positive int"):
-        env.simulate_cpu_devices(0)
 
 
 def test_child_env_keeps_a_child_off_the_tpu_this_process_holds(monkeypatch):

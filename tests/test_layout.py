@@ -12,7 +12,7 @@
   (``from .x import y``), ``importlib.import_module("course_utils.x")`` with a
   literal name, the lazy ``__getattr__`` of a package (the module names in the
   tuples or dicts it looks up), and the packages above an imported module (importing
-  ``course_utils.claims.judging`` runs ``course_utils/claims/__init__.py`` first);
+  ``course_utils.claims.verdicts`` runs ``course_utils/claims/__init__.py`` first);
 - ``import`` of the root, the core modules, ``tooling``, ``grading``, ``claims``,
   ``timing`` and the ``distributed`` and ``gpt`` packages stays light;
 - tests mirror modules;
@@ -78,7 +78,7 @@ class LongFunctionWarning(UserWarning):
 
 
 def _module_name(path: Path, root: Path = ROOT) -> str:
-    """``course_utils/claims/judging.py`` -> ``course_utils.claims.judging`` (a package by its ``__init__``)."""
+    """``course_utils/claims/verdicts.py`` -> ``course_utils.claims.verdicts`` (a package by its ``__init__``)."""
     parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts = parts[:-1]
@@ -425,8 +425,18 @@ def test_light_rooms_import_no_framework():
     )
 
 
+# Test modules named for what they test where ``test_<module>.py`` would mislead:
+# module (relative to course_utils/) -> its test module (relative to tests/).
+MIRROR_NAMES = {
+    # "test_lessons" reads as "the lessons run"; lessons run under nbval (Makefile).
+    "lessons.py": "test_lesson_manifest.py",
+}
+
+
 def _mirror(path: Path) -> Path:
     rel = path.relative_to(PKG)
+    if rel.as_posix() in MIRROR_NAMES:
+        return ROOT / "tests" / MIRROR_NAMES[rel.as_posix()]
     return ROOT / "tests" / rel.parent / f"test_{rel.stem.lstrip('_')}.py"
 
 

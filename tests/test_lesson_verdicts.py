@@ -1,7 +1,7 @@
 """Every verdict a lesson prints comes from the claims registry through one function.
 
 Lessons judge claims only with ``claims.judge``/``faster``/``fact``/``not_testable``
-(course_utils/claims/judging.py). This test reads each lesson's code cells (the
+(course_utils/claims/verdicts.py). This test reads each lesson's code cells (the
 ``.py`` sources; markdown cells are comments there) and fails on the three ways a
 lesson could judge on its own: a function named like a verdict, a verdict word
 typed into a string, or a branch on a measured ratio that picks what to print.

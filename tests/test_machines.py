@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from course_utils import cli, env
+from course_utils import cli, devices, env
 from course_utils.install import frameworks as install
 
 
@@ -131,7 +131,7 @@ def _fake(monkeypatch, m: Machine, *, jax_kind: str | None = None, torch_cuda="s
     )
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda i=0: "NVIDIA H100")
     monkeypatch.setattr(torch.version, "cuda", cuda_version)
-    monkeypatch.setattr(env, "tpu_present", lambda: m.tpu)
+    monkeypatch.setattr(devices, "tpu_present", lambda: m.tpu)
     monkeypatch.setattr(env, "_jax_cuda_plugin", lambda: m.jax_plugin)
     real_find_spec = importlib.util.find_spec
     monkeypatch.setattr(

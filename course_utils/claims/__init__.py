@@ -4,7 +4,7 @@ Modules, each importing only those above it:
 
 - ``verdict_rule``: the one rule (``rule``): ``Claim``, ``Pairing``, ``Measured``, ``Outcome``, the verdict words, the interval
 - ``registry``: the claims: the source articles they cite (``SOURCES``), those ``course claims`` measures (``CLAIMS``), those only lessons judge (``LESSON_CLAIMS``, one block per lesson), ``get``, and which frameworks and device kinds each needs
-- ``judging``: what lessons call: ``judge``, ``faster``, ``fact``, ``not_testable``, ``skipped`` (a ``Verdict`` with its generated sentence), ``compact`` (several verdicts, a line each), and ``evaluate``
+- ``verdicts``: what lessons call: ``judge``, ``faster``, ``fact``, ``not_testable``, ``skipped`` (a ``Verdict`` with its generated sentence), ``compact`` (several verdicts, a line each), and ``evaluate``
 - ``results``: result files from several machines: ``fingerprint``, ``load`` (checked), ``merge_table``, ``shipped``
 - ``devices``: which device kinds to measure on (``plan_devices``, ``detect_devices``), and why one is not testable
 - ``report``: the Markdown and terminal tables, ``ClaimsReport``, ``claims.json`` and the plot
@@ -30,17 +30,6 @@ benchmarks import them when they run.
 from __future__ import annotations
 
 from course_utils.claims.command import run
-from course_utils.claims.judging import (
-    Verdict,
-    break_even,
-    compact,
-    evaluate,
-    fact,
-    faster,
-    judge,
-    not_testable,
-    skipped,
-)
 from course_utils.claims.registry import get
 from course_utils.claims.report import ClaimsReport, plot, table, text_table
 from course_utils.claims.verdict_rule import (
@@ -59,6 +48,17 @@ from course_utils.claims.verdict_rule import (
     paired_ratios,
     quartiles,
     rule,
+)
+from course_utils.claims.verdicts import (
+    Verdict,
+    break_even,
+    compact,
+    evaluate,
+    fact,
+    faster,
+    judge,
+    not_testable,
+    skipped,
 )
 from course_utils.timing.comparison import read_verdicts_with
 

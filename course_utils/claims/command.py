@@ -3,7 +3,7 @@
 :func:`run` is the Python entry point (lesson 08 calls it): it plans the device
 kinds (:func:`~course_utils.claims.devices.detect_devices`), measures each claim
 on each (:func:`~course_utils.claims.benchmarks.measure`), judges it
-(:func:`~course_utils.claims.judging.evaluate`), prints a table, and writes
+(:func:`~course_utils.claims.verdicts.evaluate`), prints a table, and writes
 ``claims.json`` and ``claims.png``. :func:`add_commands` registers the
 ``claims`` command with the ``course`` parser; :func:`cmd_claims` runs it.
 The benchmarks (and so numpy) are imported when :func:`run` is called, never
@@ -21,9 +21,9 @@ from typing import Any
 from course_utils.claims import devices, registry
 from course_utils.claims.devices import DEVICE_CHOICES, DevicePlan, DeviceTarget
 from course_utils.claims.harness import matched_precision
-from course_utils.claims.judging import evaluate
 from course_utils.claims.report import ClaimsReport, save_plot, text_table, write_json
 from course_utils.claims.verdict_rule import Measured, Outcome
+from course_utils.claims.verdicts import evaluate
 from course_utils.errors import CourseError
 
 

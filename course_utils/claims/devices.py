@@ -170,7 +170,7 @@ def detect_devices(requested: str = "all") -> DevicePlan:
 
     import jax
 
-    from course_utils.env import accelerator_kind
+    from course_utils.devices import accelerator_kind
 
     jax_kinds: set[str] = set()
     names: dict[str, str] = {}

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from course_utils.claims.judging import _x
 from course_utils.claims.verdict_rule import (
     INCONCLUSIVE,
     INTERVAL_LABEL,
@@ -26,6 +25,7 @@ from course_utils.claims.verdict_rule import (
     Outcome,
     fmt,
 )
+from course_utils.claims.verdicts import _x
 from course_utils.contention import REMEDY
 from course_utils.stats import format_factor, speed
 

@@ -6,7 +6,7 @@ imports only its own layer and the layers below it (``tests/grading/test_layers.
 
 - ``sandbox/``: the kernel protocol and its isolation: one Jupyter kernel (``session``,
   ``outputs``), the kernel process (``kernel_process``), its environment, the bubblewrap
-  sandbox (``bubblewrap``) and the grader's process tree (``process_tree``)
+  sandbox (``isolation``) and the grader's process tree (``process_tree``)
 - ``inputs/``: what the grader reads: ``.ipynb`` files read defensively (``ipynb``), names
   from outside (``names``), the master (``master``), the submissions matched to it
   (``submissions``) and the variant secret's per-student seeds (``seeds``)

@@ -10,7 +10,7 @@ sub-package; its ``__init__`` lists its modules:
 - ``device_check/``: ``course check-device``, the whole course on a GPU or TPU within a time budget (``command``, ``run``, ``budget``, ``schedule``, ``estimates``, ``items``, ``children``, ``probe``, ``install``, ``steps``, ``wheels``, ``report``)
 - ``lowering/``: the lowering check: ``export`` lowers a jitted program for GPUs and TPUs on a CPU, ``record`` records each program a notebook's kernel compiles
 - ``forward_check/``: ``course forward-check``, the course against the newest releases, read from their wheels (``command``, ``records``, ``uses``)
-- ``site/``: ``course site``, the course as a website (``command``, ``pages``, ``pairs``, ``extension``, ``assets``, ``pdf``, ``chinese``)
+- ``site/``: ``course site``, the course as a website (``build``, ``pages``, ``side_by_side``, ``extension``, ``assets``, ``pdf``, ``languages``)
 - ``translation/``: ``course translate``, the Chinese edition from gettext catalogs (``command``, ``catalog``)
 
 Modules:

@@ -48,10 +48,10 @@ def test_each_module_imports_only_modules_listed_above_it():
 
 
 def test_the_lessons_names_are_re_exported_unchanged():
-    from course_utils.claims import command, judging, report, verdict_rule
+    from course_utils.claims import command, report, verdict_rule, verdicts
 
     assert claims.run is command.run and claims.plot is report.plot
-    assert claims.judge is judging.judge and claims.Measured is verdict_rule.Measured
-    assert claims.faster is judging.faster and claims.get("faster").id == "faster"
+    assert claims.judge is verdicts.judge and claims.Measured is verdict_rule.Measured
+    assert claims.faster is verdicts.faster and claims.get("faster").id == "faster"
     for name in claims.__all__:
         assert getattr(claims, name) is not None, name

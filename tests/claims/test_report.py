@@ -4,17 +4,17 @@ import json
 
 import pytest
 
-from course_utils.claims import judging, report, verdict_rule
+from course_utils.claims import report, verdict_rule, verdicts
 from tests.claims.fakes import CLAIM, HIGH
 from tests.claims.test_verdict_rule import rounds
 
 
 def _outcomes():
     return [
-        judging.evaluate(
+        verdicts.evaluate(
             CLAIM, lambda: verdict_rule.Measured(rounds(2.5), "what | with pipe")
         ),
-        judging.evaluate(HIGH, lambda: verdict_rule.Measured(rounds(2.5), "too slow")),
+        verdicts.evaluate(HIGH, lambda: verdict_rule.Measured(rounds(2.5), "too slow")),
         verdict_rule.Outcome(HIGH, verdict_rule.NOT_TESTABLE, "no cluster"),
     ]
 
@@ -90,17 +90,17 @@ def test_save_plot_keeps_the_pyplot_backend_and_figures(tmp_path, monkeypatch):
 def test_a_table_of_contended_outcomes_says_the_remedy_once():
     busy = {"reason": "other processes used 80% of the 2 cores"}
     outcomes = [
-        judging.evaluate(
+        verdicts.evaluate(
             claim,
             lambda: verdict_rule.Measured(rounds(2.5), "timed", contention=busy),
         )
         for claim in (CLAIM, HIGH)
     ]
     assert all(
-        judging.CONTENDED_REMEDY in o.explanation for o in outcomes
+        verdicts.CONTENDED_REMEDY in o.explanation for o in outcomes
     )  # the record
     for text in (report.table(outcomes), report.text_table(outcomes)):
-        assert text.count(judging.CONTENDED_REMEDY) == 1, text
+        assert text.count(verdicts.CONTENDED_REMEDY) == 1, text
         assert text.count("not judged (contended)") == 2
 
 
@@ -109,7 +109,7 @@ def test_the_brief_table_names_the_faster_side_and_each_reason_once():
 
     busy = {"reason": "other processes used 80% of the 2 cores"}
     outcomes = [
-        judging.evaluate(
+        verdicts.evaluate(
             registry.get(claim),
             lambda: verdict_rule.Measured(
                 rounds(0.5), "timed", contention=busy, pairing="compiled"
@@ -127,6 +127,6 @@ def test_the_brief_table_names_the_faster_side_and_each_reason_once():
         "| PyTorch torch.compile(torch.func) 2.00× faster than JAX jit (1.70–2.36×) |"
         in rows[0]
     )
-    assert text.count("contended") == 1 and text.count(judging.CONTENDED_REMEDY) == 1
+    assert text.count("contended") == 1 and text.count(verdicts.CONTENDED_REMEDY) == 1
     assert "- *inconclusive, contended*: `higher-order`, `jax-2-5x`." in text
     assert "- *not testable here, no GPU*: `high`." in text

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from course_utils.claims import judging, report, results, verdict_rule
+from course_utils.claims import report, results, verdict_rule, verdicts
 from course_utils.errors import CourseError
 from tests.claims.fakes import cli
 from tests.claims.test_verdict_rule import rounds
@@ -13,7 +13,7 @@ from tests.claims.test_verdict_rule import rounds
 def _write(tmp_path, name, claim_id="compile-fusion", center=3.0, cpu=None):
     from course_utils.claims import registry
 
-    o = judging.evaluate(
+    o = verdicts.evaluate(
         registry.get(claim_id), lambda: verdict_rule.Measured(rounds(center), "fake")
     )
     rep = report.ClaimsReport([o], smoke=False, machine={"torch": "2.13"}, seconds=1.0)

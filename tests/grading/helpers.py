@@ -70,9 +70,9 @@ def nbgrader_only(tmp_path: Path) -> Path:
 def require_sandbox() -> None:
     """Skip a test that needs the bubblewrap sandbox when it cannot run here; in CI
     (``CI=true``, set by ``.ci/run``, which installs bubblewrap) fail instead."""
-    from course_utils.grading.sandbox import bubblewrap
+    from course_utils.grading.sandbox import isolation
 
-    problem = bubblewrap.problem()
+    problem = isolation.problem()
     if problem is None:
         return
     if os.environ.get("CI") == "true":

@@ -50,7 +50,8 @@ from course_utils.grading.inputs.submissions import (
 )
 from course_utils.grading.policy import feedback, scoring
 from course_utils.grading.records import store
-from course_utils.grading.sandbox import bubblewrap, environment
+from course_utils.grading.sandbox import environment
+from course_utils.grading.sandbox import isolation as bubblewrap
 from course_utils.grading.sandbox.environment import RUN_ENV
 from course_utils.variants import Variant, VariantError, claimed, kernel_env
 

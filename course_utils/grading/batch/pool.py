@@ -30,7 +30,8 @@ import threading
 from pathlib import Path
 
 from course_utils._procs import kill_process_group
-from course_utils.grading.sandbox import bubblewrap, environment
+from course_utils.grading.sandbox import environment
+from course_utils.grading.sandbox import isolation as bubblewrap
 from course_utils.grading.sandbox.environment import RUN_ENV, worker_env
 from course_utils.grading.sandbox.kernel_process import IPYTHON_ENV, NPROC_ENV
 

@@ -38,7 +38,7 @@ from typing import Any
 
 from course_utils._files import write_atomic
 from course_utils.grading.policy.scoring import SELF_INTERRUPT_MARK
-from course_utils.grading.sandbox import bubblewrap
+from course_utils.grading.sandbox import isolation as bubblewrap
 from course_utils.grading.sandbox.environment import KERNEL_NAME
 from course_utils.grading.sandbox.outputs import CELL_OUTPUT_CHARS
 from course_utils.grading.sandbox.process_tree import (

@@ -274,13 +274,13 @@ def _grade(root: Path, config: dict, work: Path) -> tuple[dict, bool]:
     the student's code ran (a grade that counts towards a submission limit)."""
     from course_utils.grading.batch import grader
     from course_utils.grading.inputs.seeds import fingerprint, load_secret
-    from course_utils.grading.sandbox import bubblewrap
+    from course_utils.grading.sandbox import isolation
 
     master = root / "source" / config["master"]
     notebook = _submission(root / "submission", master.name)
     (work / "subs").mkdir()
     shutil.copyfile(notebook, work / "subs" / f"{STUDENT}.ipynb")
-    problem = bubblewrap.problem()
+    problem = isolation.problem()
     if problem and config.get("sandbox") == "require":
         raise CourseError(f"the grader's sandbox cannot run here: {problem}")
     secret_file, ids, whose = None, None, ""

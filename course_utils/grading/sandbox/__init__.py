@@ -7,6 +7,6 @@ points or records, and imports nothing else of ``course_utils.grading``.
 - ``outputs``: a cell's outputs and record from the kernel's messages, capped as they arrive
 - ``kernel_process``: the kernel process's entry point (limits applied before IPython starts)
 - ``environment``: the kernel's environment, IPython profile and kernelspec
-- ``bubblewrap``: the bubblewrap sandbox a submission's kernel runs in, and whether it works
+- ``isolation``: the bubblewrap sandbox a submission's kernel runs in, and whether it works
 - ``process_tree``: the grader's own process tree (subreaper, memory watchdog, killing it)
 """

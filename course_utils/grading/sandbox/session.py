@@ -199,7 +199,7 @@ class Session:
 
     def own_pids(self) -> set[int]:
         """The kernel's process and, in a sandbox, the sandbox's (not the student's)."""
-        from course_utils.grading.sandbox.bubblewrap import inner_pids
+        from course_utils.grading.sandbox.isolation import inner_pids
 
         if self.pid is None:
             return set()
@@ -208,7 +208,7 @@ class Session:
 
     def kernel_pid(self) -> int | None:
         """The kernel's own process (in a sandbox, the first one bwrap's init started)."""
-        from course_utils.grading.sandbox.bubblewrap import inner_pids
+        from course_utils.grading.sandbox.isolation import inner_pids
 
         if not self.sandboxed or self.pid is None:
             return self.pid
@@ -216,7 +216,7 @@ class Session:
 
     def exit_code(self) -> int | None:
         """The kernel process's exit status, ``None`` while it runs (or is unknown)."""
-        from course_utils.grading.sandbox.bubblewrap import exit_status
+        from course_utils.grading.sandbox.isolation import exit_status
 
         proc = getattr(getattr(self.km, "provisioner", None), "process", None)
         code = proc.poll() if proc is not None else None

@@ -5,7 +5,7 @@
   MyST calls it for every heading (``myst_heading_slug_func``), and
   :func:`add_jupyterlab_ids` adds it where MyST's text of the title falls short.
 - :func:`wrap_pairs`: after a page is read, each side-by-side pair's cells (tagged by
-  :func:`course_utils.tooling.site.pairs.mark_pairs` in the staged copy) go into one
+  :func:`course_utils.tooling.site.side_by_side.mark_pairs` in the staged copy) go into one
   ``sbs-pair`` block that the site's stylesheet lays out in two columns on a wide
   screen and stacked on a narrow one, the parity cell under both. The block is also
   sphinx-book-theme's ``full-width``: on a wide screen it spans the page's table of
@@ -38,9 +38,9 @@ from typing import Any
 from urllib.parse import urlencode
 
 from course_utils.tooling.notebooks import kaggle_url
-from course_utils.tooling.site import chinese as site_zh
-from course_utils.tooling.site.chinese import SUBDIR
-from course_utils.tooling.site.pairs import TAGS
+from course_utils.tooling.site import languages as site_zh
+from course_utils.tooling.site.languages import SUBDIR
+from course_utils.tooling.site.side_by_side import TAGS
 
 PAIR_CLASS = "sbs-pair"
 # sphinx-book-theme's class for content wider than the prose (its JavaScript folds the

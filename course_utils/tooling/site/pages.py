@@ -5,7 +5,7 @@ The staged tree keeps the repository's layout (``notebooks/``, ``exercises/``,
 a link to any other file of the repository goes to that file in the tagged release.
 The home page includes the README (its introduction, quick start, curriculum and how
 to open the notebooks), the "About" page the rest of it. Lesson pages are the
-executed copies, their side-by-side pairs tagged (:mod:`course_utils.tooling.site.pairs`),
+executed copies, their side-by-side pairs tagged (:mod:`course_utils.tooling.site.side_by_side`),
 their sharp bits (the cells that show an error through ``expect_error``) tagged
 ``expected-error`` so the stylesheet marks the printed line as an error, papermill's
 injected cell and the badge line left out (the page has launch buttons), a banner
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from course_utils.tooling.notebooks import REPOSITORY, release_tag
-from course_utils.tooling.site import pairs as site_pairs
+from course_utils.tooling.site import side_by_side
 from course_utils.tooling.translation.command import BADGE_WORDS
 
 TITLE = "JAX and PyTorch, side by side"
@@ -234,7 +234,7 @@ def notebook_page(
     smoke: bool | None,
     label: str | None = None,
     smoke_note: str = SMOKE_NOTE,
-) -> list[site_pairs.Pair]:
+) -> list[side_by_side.Pair]:
     """Prepare one notebook (an ``nbformat`` node, changed in place) as a site page;
     ``label`` (markdown) goes after its title cell, and on a smoke run's page
     ``smoke_note`` (the banner, in the page's language)."""
@@ -258,7 +258,7 @@ def notebook_page(
     if label:
         cells.insert(at, nbformat.v4.new_markdown_cell(label))
     nb.cells = cells
-    return site_pairs.mark_pairs(nb.cells)
+    return side_by_side.mark_pairs(nb.cells)
 
 
 def readme_parts(readme: str, staged: set[str]) -> tuple[str, str]:

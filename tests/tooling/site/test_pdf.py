@@ -15,7 +15,7 @@ import re
 import pytest
 
 from course_utils.tooling.errors import CourseError
-from course_utils.tooling.site import command as site
+from course_utils.tooling.site import build as site
 from course_utils.tooling.site import pages as site_pages
 from course_utils.tooling.site import pdf as site_pdf
 from tests.tooling.site.fixture import LESSONS, launch, need_browser, shared_site

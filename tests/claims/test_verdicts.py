@@ -1,10 +1,10 @@
-"""course_utils.claims.judge: verdicts from comparisons, the generated sentences, evaluate."""
+"""course_utils.claims.verdicts: verdicts from comparisons, the generated sentences, evaluate."""
 
 import pytest
 
 from course_utils import timing
-from course_utils.claims import judging as judge
 from course_utils.claims import registry, verdict_rule
+from course_utils.claims import verdicts as judge
 from course_utils.contention import Contention
 from tests.claims.fakes import CLAIM
 from tests.claims.test_verdict_rule import rounds

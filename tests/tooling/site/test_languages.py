@@ -12,8 +12,8 @@ import nbformat
 import pytest
 
 from course_utils.tooling.errors import CourseError
-from course_utils.tooling.site import chinese as site_zh
-from course_utils.tooling.site import command as site
+from course_utils.tooling.site import build as site
+from course_utils.tooling.site import languages as site_zh
 from course_utils.tooling.translation import command as translate
 from tests.tooling.site import fixture as site_fixture
 from tests.tooling.site.fixture import FIXTURES, ROOT

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from course_utils.grading.sandbox import bubblewrap
+from course_utils.grading.sandbox import isolation
 from tests.grading.helpers import ROOT, require_sandbox
 
 LOOK = """
@@ -38,7 +38,7 @@ print(json.dumps({
 
 
 def test_the_command_unshares_everything_and_hides_the_report_folder(tmp_path):
-    cmd = bubblewrap.command(
+    cmd = isolation.command(
         ["python", "-V"],
         ipc=tmp_path / "ipc",
         ipython=tmp_path / "ipy",
@@ -73,7 +73,7 @@ def test_a_file_to_hide_is_bound_over_and_cannot_be_read(tmp_path):
     code = f"print(open({str(secret)!r}).read())"
     seen = {}
     for hide in ((), (secret, tmp_path / "gone")):
-        cmd = bubblewrap.command(
+        cmd = isolation.command(
             [sys.executable, "-c", code],
             ipc=tmp_path / "ipc",
             ipython=tmp_path / "ipy",
@@ -94,10 +94,8 @@ def test_a_file_to_hide_is_bound_over_and_cannot_be_read(tmp_path):
 
 
 def test_accelerators_are_bound_into_the_sandbox(tmp_path, monkeypatch):
-    monkeypatch.setattr(
-        bubblewrap, "device_nodes", lambda: ["/dev/nvidia0", "/dev/dri"]
-    )
-    cmd = bubblewrap.command(["true"], ipc=tmp_path, ipython=tmp_path, tmp_mb=16)
+    monkeypatch.setattr(isolation, "device_nodes", lambda: ["/dev/nvidia0", "/dev/dri"])
+    cmd = isolation.command(["true"], ipc=tmp_path, ipython=tmp_path, tmp_mb=16)
     pairs = [cmd[i : i + 3] for i in range(len(cmd))]
     assert ["--dev-bind", "/dev/nvidia0", "/dev/nvidia0"] in pairs
     assert ["--dev-bind", "/dev/dri", "/dev/dri"] in pairs
@@ -105,17 +103,17 @@ def test_accelerators_are_bound_into_the_sandbox(tmp_path, monkeypatch):
 
 
 def test_bwrap_exit_status_names_the_signal():
-    assert bubblewrap.exit_status(128 + 24) == -24  # SIGXCPU
-    assert bubblewrap.exit_status(3) == 3 and bubblewrap.exit_status(None) is None
+    assert isolation.exit_status(128 + 24) == -24  # SIGXCPU
+    assert isolation.exit_status(3) == 3 and isolation.exit_status(None) is None
 
 
 def test_a_missing_bwrap_is_said_in_one_line(monkeypatch):
-    monkeypatch.setattr(bubblewrap, "bwrap_path", lambda: None)
-    bubblewrap.problem.cache_clear()
+    monkeypatch.setattr(isolation, "bwrap_path", lambda: None)
+    isolation.problem.cache_clear()
     try:
-        assert bubblewrap.problem() == "bubblewrap (bwrap) is not installed"
+        assert isolation.problem() == "bubblewrap (bwrap) is not installed"
     finally:
-        bubblewrap.problem.cache_clear()
+        isolation.problem.cache_clear()
 
 
 def test_inside_the_sandbox_only_scratch_is_writable_and_nothing_else_is_seen(
@@ -132,7 +130,7 @@ def test_inside_the_sandbox_only_scratch_is_writable_and_nothing_else_is_seen(
         "ipc": str(tmp_path / "ipc" / "ok"),
         "hidden": str(hidden),
     }
-    cmd = bubblewrap.command(
+    cmd = isolation.command(
         [sys.executable, "-c", code],
         ipc=tmp_path / "ipc",
         ipython=tmp_path / "ipy",
@@ -159,7 +157,7 @@ def test_of_the_checkout_a_kernel_sees_the_package_only(tmp_path):
         "import os, course_utils.exercises; "
         f"print([os.path.exists(p) for p in {[str(p) for p in paths]!r}])"
     )
-    cmd = bubblewrap.command(
+    cmd = isolation.command(
         [sys.executable, "-c", code], ipc=tmp_path / "ipc", ipython=tmp_path / "ipy",
         tmp_mb=16,
     )  # fmt: skip
@@ -176,7 +174,7 @@ def test_tmpfs_use_is_measured_through_a_process_inside(tmp_path):
         "open('/dev/shm/blob', 'wb').write(b'x' * 8_000_000); "
         "import time; print('ok', flush=True); time.sleep(30)"
     )
-    cmd = bubblewrap.command(
+    cmd = isolation.command(
         [sys.executable, "-c", code],
         ipc=tmp_path / "ipc",
         ipython=tmp_path / "ipy",
@@ -185,9 +183,9 @@ def test_tmpfs_use_is_measured_through_a_process_inside(tmp_path):
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().strip() == "ok"
-        init, inner = bubblewrap.inner_pids(proc.pid)
+        init, inner = isolation.inner_pids(proc.pid)
         assert init is not None and inner is not None
-        assert bubblewrap.tmpfs_bytes(inner) >= 8_000_000
+        assert isolation.tmpfs_bytes(inner) >= 8_000_000
     finally:
         proc.kill()
         proc.wait()
@@ -202,7 +200,7 @@ def test_the_scratch_space_is_capped(tmp_path, size_mb):
         "import sys\ntry:\n    open('/dev/shm/big', 'wb').write(b'x' * 40_000_000)\n"
         "except OSError as e:\n    sys.exit(7)\n"
     )
-    cmd = bubblewrap.command(
+    cmd = isolation.command(
         [sys.executable, "-c", code],
         ipc=tmp_path / "ipc",
         ipython=tmp_path / "ipy",
@@ -220,7 +218,7 @@ def test_without_a_sandbox_grading_is_refused_unless_the_instructor_says_unsafe(
     from tests.grading.helpers import MASTER, class_folder, quiet
 
     monkeypatch.setattr(
-        bubblewrap, "problem", lambda: "bubblewrap (bwrap) is not installed"
+        isolation, "problem", lambda: "bubblewrap (bwrap) is not installed"
     )
     subs = class_folder(tmp_path / "subs", {"bob": "stub"})
     limits = grader.Limits(timeout=20, total_timeout=60, memory_mb=1000)
@@ -251,7 +249,7 @@ def test_the_ipc_folder_is_measured_without_following_links(tmp_path):
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "blob").write_bytes(b"x" * 100_000)
     (tmp_path / "link").symlink_to("/usr")
-    assert 100_000 <= bubblewrap.folder_bytes(str(tmp_path)) < 200_000
+    assert 100_000 <= isolation.folder_bytes(str(tmp_path)) < 200_000
     for i in range(5):
         (tmp_path / f"f{i}").touch()
-    assert bubblewrap.folder_bytes(str(tmp_path), max_entries=4) == 2**40
+    assert isolation.folder_bytes(str(tmp_path), max_entries=4) == 2**40

@@ -9,8 +9,8 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-from course_utils.tooling.site import pairs as site_pairs
-from course_utils.tooling.site.pairs import Pair
+from course_utils.tooling.site import side_by_side
+from course_utils.tooling.site.side_by_side import Pair
 
 ROOT = Path(__file__).resolve().parents[3]
 LESSONS = sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
@@ -30,7 +30,7 @@ def test_a_pair_and_its_parity_cell():
         new_code_cell("# PyTorch: the other way round\nd = 1"),
         new_code_cell("assert_close(c, d)"),
     ]
-    assert site_pairs.find_pairs(cells) == [
+    assert side_by_side.find_pairs(cells) == [
         Pair(1, 2, 3),
         Pair(6, 7, None),
         Pair(torch=9, jax=8, parity=10),
@@ -39,9 +39,9 @@ def test_a_pair_and_its_parity_cell():
 
 def test_comments_must_be_the_first_line_and_the_word_whole():
     cells = [new_code_cell("x = 1\n# PyTorch"), new_code_cell("# JAXish\n")]
-    assert site_pairs.find_pairs(cells) == []
+    assert side_by_side.find_pairs(cells) == []
     cells = [new_code_cell("# PyTorchLightning"), new_code_cell("# JAX")]
-    assert site_pairs.find_pairs(cells) == []
+    assert side_by_side.find_pairs(cells) == []
 
 
 def test_mark_pairs_tags_the_staged_cells():
@@ -51,7 +51,7 @@ def test_mark_pairs_tags_the_staged_cells():
         new_code_cell("ok"),
     ]
     cells[0].metadata["tags"] = ["expected-error"]  # site_pages tags sharp bits first
-    site_pairs.mark_pairs(cells)
+    side_by_side.mark_pairs(cells)
     assert cells[0].metadata["tags"] == ["expected-error", "sbs-torch"]
     assert [c.metadata["tags"][-1] for c in cells[1:]] == ["sbs-jax", "sbs-parity"]
 
@@ -82,7 +82,7 @@ def _pairs_in_source(text: str) -> int:
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_every_lessons_pairs_are_found(lesson):
     nb = nbformat.read(ROOT / "notebooks" / f"{lesson}.ipynb", as_version=4)
-    found = site_pairs.find_pairs(nb.cells)
+    found = side_by_side.find_pairs(nb.cells)
     source = (ROOT / "notebooks" / f"{lesson}.py").read_text(encoding="utf-8")
     assert len(found) == _pairs_in_source(source)
     assert found, (
@@ -90,5 +90,5 @@ def test_every_lessons_pairs_are_found(lesson):
     )
     for pair in found:
         assert abs(pair.torch - pair.jax) == 1
-        assert site_pairs.first_line(nb.cells[pair.torch]).startswith("# PyTorch")
-        assert site_pairs.first_line(nb.cells[pair.jax]).startswith("# JAX")
+        assert side_by_side.first_line(nb.cells[pair.torch]).startswith("# PyTorch")
+        assert side_by_side.first_line(nb.cells[pair.jax]).startswith("# JAX")

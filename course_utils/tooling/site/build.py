@@ -34,7 +34,7 @@ from course_utils.tooling.errors import CourseError
 from course_utils.tooling.execution.runner import checkout
 from course_utils.tooling.notebooks import REPOSITORY, release_tag
 from course_utils.tooling.site import assets as site_assets
-from course_utils.tooling.site import chinese as site_zh
+from course_utils.tooling.site import languages as site_zh
 from course_utils.tooling.site import pages as site_pages
 from course_utils.tooling.site import pdf as site_pdf
 

@@ -16,7 +16,7 @@ import nbformat
 import pytest
 
 from course_utils.tooling.errors import CourseError
-from course_utils.tooling.site import command as site
+from course_utils.tooling.site import build as site
 from course_utils.tooling.site import pages as site_pages
 from tests.tooling.site import fixture as site_fixture
 from tests.tooling.site.fixture import FIXTURES, LESSONS, ROOT
@@ -364,7 +364,7 @@ def test_course_site_fails_in_one_line_naming_the_missing_copy(tmp_path):
 
 
 def test_claims_page_puts_the_builders_run_next_to_the_shipped_files(tmp_path):
-    from course_utils.tooling.site import command as site
+    from course_utils.tooling.site import build as site
 
     shipped = sorted((ROOT / "docs" / "claims-results").glob("*.json"))
     assert shipped, "the course ships at least one result file"

@@ -1,4 +1,4 @@
-"""A bubblewrap sandbox per submission: the command that starts a kernel inside one, and whether it works.
+"""Each submission's isolation, a bubblewrap sandbox: the command that starts a kernel inside one, and whether it works.
 
 The kernel and everything it starts run in namespaces of their own: a PID
 namespace (the grader, the worker and other submissions' processes are not

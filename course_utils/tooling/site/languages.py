@@ -1,4 +1,4 @@
-"""The site's Chinese half: ``build/site/zh/``, the Chinese edition's pages beside the English.
+"""The site's languages: the Chinese half, ``build/site/zh/``, beside the English, and the switch between them.
 
 Which pages it holds: every lesson being built and every student exercise notebook whose
 gettext catalog (``locale/zh/LC_MESSAGES/<name>.po``) is finished (:func:`finished`:
