@@ -50,8 +50,7 @@ from course_utils.grading.inputs.submissions import (
 )
 from course_utils.grading.policy import feedback, scoring
 from course_utils.grading.records import store
-from course_utils.grading.sandbox import environment
-from course_utils.grading.sandbox import isolation as bubblewrap
+from course_utils.grading.sandbox import environment, isolation
 from course_utils.grading.sandbox.environment import RUN_ENV
 from course_utils.variants import Variant, VariantError, claimed, kernel_env
 
@@ -189,7 +188,7 @@ class Grader:
         become_subreaper()
         env = environment.submission_kernel_env(limits.cpu_seconds, self.run_id, smoke)
         if sandboxed is None:  # course check: a sandbox when there is one
-            sandboxed = bubblewrap.problem() is None
+            sandboxed = isolation.problem() is None
         self.sandboxed = sandboxed
         self.secret, self.variant = (secret[0] if secret else None), variant
         self.variant_ids = dict(variant_ids or {})
@@ -874,7 +873,7 @@ def _sandbox_or_refuse(unsafe: bool, echo) -> None:
     if unsafe:
         echo("note: --unsafe-no-sandbox: students' code runs without a sandbox")
         return
-    problem = bubblewrap.problem()
+    problem = isolation.problem()
     if problem:
         raise CourseError(
             f"{problem}: students' code is only run in a sandbox "

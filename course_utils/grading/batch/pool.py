@@ -2,7 +2,7 @@
 
 :class:`Workers` writes a student's job file (the cells to run, the limits,
 the kernel's environment, a fresh IPython folder and kernelspec of its own,
-which starts the kernel in a :mod:`.bubblewrap` unless the run is unsafe), starts
+which starts the kernel in the :mod:`.isolation` sandbox unless the run is unsafe), starts
 ``python -m course_utils.grading.batch.worker JOB``
 in a session of its own, waits for it with a backstop of the total timeout
 plus 90 s, and reads back the worker's result file (with an event saying why
@@ -30,8 +30,7 @@ import threading
 from pathlib import Path
 
 from course_utils._procs import kill_process_group
-from course_utils.grading.sandbox import environment
-from course_utils.grading.sandbox import isolation as bubblewrap
+from course_utils.grading.sandbox import environment, isolation
 from course_utils.grading.sandbox.environment import RUN_ENV, worker_env
 from course_utils.grading.sandbox.kernel_process import IPYTHON_ENV, NPROC_ENV
 
@@ -99,7 +98,7 @@ class Workers:
         mb = self.limits.memory_mb
         environment.wrap_kernel(
             kernels,
-            lambda argv: bubblewrap.command(
+            lambda argv: isolation.command(
                 argv, ipc=ipc, ipython=ipython, tmp_mb=mb, hide=self.hide
             ),
         )

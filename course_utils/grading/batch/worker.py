@@ -38,7 +38,7 @@ from typing import Any
 
 from course_utils._files import write_atomic
 from course_utils.grading.policy.scoring import SELF_INTERRUPT_MARK
-from course_utils.grading.sandbox import isolation as bubblewrap
+from course_utils.grading.sandbox import isolation
 from course_utils.grading.sandbox.environment import KERNEL_NAME
 from course_utils.grading.sandbox.outputs import CELL_OUTPUT_CHARS
 from course_utils.grading.sandbox.process_tree import (
@@ -233,8 +233,8 @@ class Worker:
         if session is None or not self.job.get("sandbox"):
             return 0
         pid = session.kernel_pid()
-        used = bubblewrap.tmpfs_bytes(pid) if pid is not None else 0
-        return used + bubblewrap.folder_bytes(self.job["ipc"])
+        used = isolation.tmpfs_bytes(pid) if pid is not None else 0
+        return used + isolation.folder_bytes(self.job["ipc"])
 
     # ---------------------------------------------------------- bookkeeping
     def save(self, done: bool = False) -> None:
