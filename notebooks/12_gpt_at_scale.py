@@ -799,7 +799,8 @@ def jax_export(logits, params, token_dtype=None):
     b, t = jax.export.symbolic_shape("b, t")  # both dimensions symbolic
     specs = (jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), params),
              jax.ShapeDtypeStruct((b, t), token_dtype or jnp.int32))
-    return jax.export.export(jax.jit(logits))(*specs).serialize()
+    # for the device the lesson computes on (the default is JAX's first device: a TPU there)
+    return jax.export.export(jax.jit(logits), platforms=[jax_dev.platform])(*specs).serialize()
 
 
 def jax_load(blob):

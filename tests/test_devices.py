@@ -160,3 +160,26 @@ def test_env_keeps_the_names_lessons_call():
         "JaxAlreadyInitialized",
     ):
         assert getattr(env, name) is getattr(devices, name), name
+
+
+def test_every_export_in_the_lessons_names_the_platform_it_runs_on():
+    """``jax.export.export`` without ``platforms=`` lowers for JAX's default backend: on
+    a TPU machine the TPU, while a lesson that compares both frameworks computes on the
+    CPU there, and calling the export fails (lesson 06, then 12, on the lent TPU)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    files = [
+        *root.glob("notebooks/[0-9][0-9]_*.py"),
+        *root.glob("solutions/[0-9][0-9]_*.py"),
+    ]
+    files += [root / "course_utils" / "gpt" / "export.py"]
+    bare = [
+        f"{path.relative_to(root)}:{n}"
+        for path in files
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"jax\.export\.export\(", line.split("#")[0])
+        and "platforms=" not in line
+    ]
+    assert len(files) > 20 and not bare, bare

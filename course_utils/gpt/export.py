@@ -19,12 +19,17 @@ __all__ = ["jax_export", "jax_load", "torch_export", "torch_load"]
 
 
 def jax_export(
-    logits: Callable[..., Any], params: Any, token_dtype: Any = None
+    logits: Callable[..., Any],
+    params: Any,
+    token_dtype: Any = None,
+    platform: str | None = None,
 ) -> bytes:
     """Serialised ``jax.export`` of ``logits(params, tokens)``, tokens ``int32[b, t]``.
 
     Both the batch ``b`` and the sequence length ``t`` are symbolic; ``token_dtype``
-    is the tokens' dtype (default ``int32``).
+    is the tokens' dtype (default ``int32``). ``platform`` (``"cpu"``, ``"tpu"``) is
+    where the program will run: JAX's default backend otherwise, so a program exported
+    on a TPU machine for arrays on its CPU needs ``platform="cpu"``.
     """
     import jax
     import jax.export
@@ -35,7 +40,8 @@ def jax_export(
         jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), params),
         jax.ShapeDtypeStruct((b, t), token_dtype or jnp.int32),
     )
-    return jax.export.export(jax.jit(logits))(*specs).serialize()
+    platforms = [platform] if platform else None  # None: JAX's default backend
+    return jax.export.export(jax.jit(logits), platforms=platforms)(*specs).serialize()
 
 
 def jax_load(blob: bytes) -> Any:

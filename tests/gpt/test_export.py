@@ -28,6 +28,8 @@ def test_both_exports_reload_to_the_live_logits():
     np.testing.assert_array_equal(
         exported.call(params, jnp.asarray(tokens, jnp.int32)), live
     )
+    blob = gpt.export.jax_export(logits, params, platform="tpu")  # for another platform
+    assert gpt.export.jax_load(blob).platforms == ("tpu",)
 
     model = TorchGPT(CFG)
     loaded = gpt.export.torch_load(
