@@ -795,12 +795,12 @@ print(f"resumed after step {k_ckpt}, {len(after_jax)} more steps, bit for bit: J
 
 # %%
 # JAX
-def jax_export(logits, params, token_dtype=None):
+def jax_export(logits, params, token_dtype=None, platform=None):
     b, t = jax.export.symbolic_shape("b, t")  # both dimensions symbolic
     specs = (jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), params),
              jax.ShapeDtypeStruct((b, t), token_dtype or jnp.int32))
-    # for the device the lesson computes on (the default is JAX's first device: a TPU there)
-    return jax.export.export(jax.jit(logits), platforms=[jax_dev.platform])(*specs).serialize()
+    platforms = [platform] if platform else None  # None: the default backend
+    return jax.export.export(jax.jit(logits), platforms=platforms)(*specs).serialize()
 
 
 def jax_load(blob):
@@ -817,7 +817,7 @@ def logits_fn(params, tokens):
     return nnx.merge(graphdef_trained, params, rest_trained)(tokens)
 
 
-blob_jax = jax_export(logits_fn, params_trained)
+blob_jax = jax_export(logits_fn, params_trained, platform=jax_dev.platform)
 exported_jax = jax_load(blob_jax)
 print(f"jax.export: {len(blob_jax):,} bytes; token input {exported_jax.in_avals[-1]}")
 
