@@ -792,7 +792,7 @@ print(f"resumed after step {k_ckpt}, {len(after_jax)} more steps, bit for bit: J
 # Both exports below take the models trained in section 5's one-device runs, with a symbolic
 # batch size and sequence length. JAX's export is of a function `logits_fn(params, tokens)`,
 # so one exported program serves any weights of this shape.
-# An export is lowered for one platform, so `jax_export` names the device the lesson uses.
+# An export runs only on the platforms it was lowered for, so `jax_export` names the device the lesson uses.
 
 # %%
 # JAX
