@@ -842,8 +842,10 @@ print(f"CUDA-graph captures skipped so far: {counters['inductor']['cudagraph_ski
 
 # %%
 rolled, unrolled = (jax_levers.measurements[n].median for n in ("JAX lax.scan", "JAX lax.scan unrolled"))
+scan_verdict = verdicts[f"scan unrolling ({on_alone})"].verdict
+outcome = {"holds": "rolled is slower", "does not hold": "rolled is faster"}.get(scan_verdict, "neither is clearly faster")
 print(f"{on_alone}: the rolled scan took {timing.format_seconds(rolled)} a call, the unrolled one "
-      f"{timing.format_seconds(unrolled)}, so rolled is {'slower' if rolled > unrolled else 'not slower'}.")
+      f"{timing.format_seconds(unrolled)}; by the verdict above, {outcome}.")
 run_result.update({f"steps/s, {name}": K / m.median for name, m in throughput.measurements.items()})
 if jax_levers is not throughput:
     run_result.update({f"steps/s, {name}, {SETUP.alone_label}": K / m.median for name, m in jax_levers.measurements.items()})
