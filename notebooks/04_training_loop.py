@@ -842,10 +842,8 @@ print(f"CUDA-graph captures skipped so far: {counters['inductor']['cudagraph_ski
 
 # %%
 rolled, unrolled = (jax_levers.measurements[n].median for n in ("JAX lax.scan", "JAX lax.scan unrolled"))
-scan_verdict = verdicts[f"scan unrolling ({on_alone})"].verdict
-outcome = {"holds": "rolled is slower", "does not hold": "rolled is faster"}.get(scan_verdict, "neither is clearly faster")
 print(f"{on_alone}: the rolled scan took {timing.format_seconds(rolled)} a call, the unrolled one "
-      f"{timing.format_seconds(unrolled)}; by the verdict above, {outcome}.")
+      f"{timing.format_seconds(unrolled)}. The verdict above says whether either is clearly faster.")
 run_result.update({f"steps/s, {name}": K / m.median for name, m in throughput.measurements.items()})
 if jax_levers is not throughput:
     run_result.update({f"steps/s, {name}, {SETUP.alone_label}": K / m.median for name, m in jax_levers.measurements.items()})
