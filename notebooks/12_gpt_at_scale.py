@@ -452,7 +452,7 @@ decode_variants = {
     "JAX fori_loop, no cache": lambda: gpt.sample.nnx_generate_compiled(model_jax, prompt, n_cached,
                                                                         use_cache=False, **draw),
 }
-decoding = timing.compare(decode_variants, check=False, target_s=S.target_s)  # texts checked above
+decoding = timing.compare(decode_variants, baseline="PyTorch, no cache", check=False, target_s=S.target_s)  # texts checked above
 display(Markdown(decoding.table()))
 decode_pairs = {"PyTorch's cache": ("PyTorch, no cache", "PyTorch, KV cache"),
                 "JAX's cache": ("JAX fori_loop, no cache", "JAX fori_loop, KV cache"),
@@ -792,7 +792,7 @@ print(f"resumed after step {k_ckpt}, {len(after_jax)} more steps, bit for bit: J
 # Both exports below take the models trained in section 5's one-device runs, with a symbolic
 # batch size and sequence length. JAX's export is of a function `logits_fn(params, tokens)`,
 # so one exported program serves any weights of this shape.
-# An export runs only on the platforms it was lowered for, so `jax_export` names the device the lesson uses.
+# An export runs only on the platforms it was lowered for, so `jax_export` names the lesson's platform.
 
 # %%
 # JAX
