@@ -98,8 +98,8 @@ def merge_exercise(old: dict, new: dict, exercise: str) -> dict:
     )
     exercises = dict(old["exercises"]) | {exercise: new["exercises"][exercise]}
     status, reason = old["status"], old.get("auto_reason", old["reason"])
-    if new["status"] != "ok":  # this run hit a problem: say so
-        status, reason = new["status"], new["reason"]
+    if new["status"] != "ok" and not _earlier_problem(old, exercise, order):
+        status, reason = new["status"], new["reason"]  # this run's problem comes first
     elif status == "ok":
         status, reason = scoring.ok_status(exercises)
     return merged | {
@@ -111,6 +111,21 @@ def merge_exercise(old: dict, new: dict, exercise: str) -> dict:
         "notes": old.get("notes", []) + new.get("notes", []),
         "flags": sorted(set(old.get("flags", [])) | set(new.get("flags", []))),
     }
+
+
+# An exercise's status that is also the whole run's (scoring._PROBLEM_STATUS).
+RUN_PROBLEMS = ("memory", "timeout", "crashed")
+
+
+def _earlier_problem(old: dict, exercise: str, order: list[str]) -> bool:
+    """Whether ``old``'s status comes from an exercise before ``exercise``, not run again.
+
+    A student's status is the first problem of the run; an ``--only`` run of a later
+    exercise leaves that one standing."""
+    if old["status"] not in RUN_PROBLEMS or exercise not in order:
+        return False
+    before = order[: order.index(exercise)]
+    return any(old["exercises"][ex].get("status") == old["status"] for ex in before)
 
 
 def write_log(out: Path) -> list[list[str]]:

@@ -90,6 +90,31 @@ def test_the_ok_reason_counts_exercises_by_status():
     assert scoring.ok_status(exercises) == ("ok", "1 of 2 exercises passed; failed: b")
 
 
+def _record(status, reason, **exercises):
+    tests = [{"exercise": ex, "points": pts} for ex, (_, pts) in exercises.items()]
+    return {
+        "status": status, "reason": reason, "tests": tests, "notes": [], "flags": [],
+        "total": sum(t["points"] for t in tests),
+        "exercises": {ex: {"status": st, "points": pts} for ex, (st, pts) in exercises.items()},
+    }  # fmt: skip
+
+
+def test_only_a_later_exercise_leaves_an_earlier_exercises_timeout_as_the_status():
+    old = _record("timeout", "sync-timer: the cell ran past 30 s",
+                  **{"sync-timer": ("timeout", 0), "break-even": ("crashed", 0)})  # fmt: skip
+    crashed = _record(
+        "crashed", "break-even: the kernel died", **{"break-even": ("crashed", 0)}
+    )
+    merged = regrade.merge_exercise(old, crashed, "break-even")
+    assert (merged["status"], merged["reason"]) == ("timeout", old["reason"])
+    # the regraded exercise first: its new problem is the first one
+    memory = _record(
+        "memory", "sync-timer: over the memory limit", **{"sync-timer": ("memory", 0)}
+    )
+    first = regrade.merge_exercise(old, memory, "sync-timer")
+    assert (first["status"], first["reason"]) == ("memory", memory["reason"])
+
+
 @pytest.mark.slow
 def test_a_plain_rerun_records_every_score_change(tmp_path, capsys):
     """A resubmission graded by a plain run changes the score: regrades.csv, the record
