@@ -30,6 +30,7 @@ def test_student_notebook_runs_all_with_not_implemented(path, monkeypatch):
         startup_timeout=load.stretched(300),  # a busy machine starts kernels slowly
         kernel_name="python3",
         resources={"metadata": {"path": str(path.parent)}},
+        **runner.kernel_options(),  # Unix sockets where TCP is refused
     )
     client.execute()  # raises CellExecutionError on the first error
     printed = "".join(

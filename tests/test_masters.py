@@ -36,6 +36,22 @@ def test_every_wrong_answer_module_has_its_master():
     assert [p.name for p in modules if p.stem[1:] not in numbers] == []
 
 
+def test_the_replay_kernel_talks_over_unix_sockets_where_asked(monkeypatch):
+    from course_utils.tooling.execution.ipc_kernel import IPCKernelManager
+
+    nb = nbformat.v4.new_notebook()
+    monkeypatch.setenv("COURSE_KERNEL_TRANSPORT", "ipc")
+    assert (
+        replay._Kernel(nb, ROOT / "x.ipynb").client.kernel_manager_class
+        is IPCKernelManager
+    )
+    monkeypatch.setenv("COURSE_KERNEL_TRANSPORT", "tcp")
+    assert (
+        replay._Kernel(nb, ROOT / "x.ipynb").client.kernel_manager_class
+        is not IPCKernelManager
+    )
+
+
 # A tiny master: one exercise, its visible test, a cell after it that needs the solution.
 TINY = [
     "from course_utils.exercises import CheckFailed",

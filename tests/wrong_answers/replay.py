@@ -166,6 +166,7 @@ class _Kernel:
             kernel_name="python3",
             allow_errors=True,  # errors are read from the outputs, never raised
             resources={"metadata": {"path": str(path.parent)}},
+            **runner.kernel_options(),  # Unix sockets where TCP is refused
         )
 
     def cell(self, index: int) -> tuple[str, str] | None:
