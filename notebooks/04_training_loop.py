@@ -837,7 +837,7 @@ print(f"CUDA-graph captures skipped so far: {counters['inductor']['cudagraph_ski
 # loop for a training step: Dynamo unrolls a Python loop into one long graph. So this
 # comparison is JAX's alone, and its verdict is above. Unrolling turns the loop into
 # straight-line code, at the price of a longer compile (the first-call column). A rolled
-# scan can be far slower than unrolled code, so measure before fusing. The next cell reads
+# scan can be far slower than an unrolled one, so measure before fusing. The next cell reads
 # both medians from 5.1:
 
 # %%

@@ -466,8 +466,9 @@ print(claims.compact({label: claims.faster(decoding, base, lever) for label, (ba
 # compiled loop runs the whole `block_size` window at every step, one shape for one program.
 # The cache saves work that grows with the context and the model, while its bookkeeping costs
 # about the same at any position. On a tiny model the fixed costs can weigh as much as the
-# saving. The compiled loop's line is JAX's alone: what removing the round trip to Python per
-# token was worth.
+# saving. The table's ratios set every sampler against PyTorch's plain one; only the verdict
+# lines compare like with like. The compiled loop's line is JAX's alone: what removing the round
+# trip to Python per token was worth.
 #
 # ## 5. Sharded
 #
