@@ -74,13 +74,16 @@ site-check:
 # so that .ci/run can tell "no tests collected" (5) from failures.
 # The timing ratios (tests/test_timing_check.py) need a quiet machine: `make timing-check`
 # runs them alone, after this (.ci/run does both).
+# Every process of the run (kernels, child processes) shares one JAX persistent cache,
+# build/jax-cache-run, emptied at the start: a master's visible test compiles the same
+# programs for each wrong answer it replays, and the cache serves them after the first.
 # Files run whole on each worker, longest first (tests/durations.json; refresh it with
 # PYTEST_ARGS=--durations-table=tests/durations.json), so that both workers end together.
 DIST := -n 2 --dist loadfile --no-loadscope-reorder
 test: install
 	@mkdir -p build
 	rc=0; COURSE_SMOKE=1 $(PY) -m pytest $(DIST) --nbval-lax --nbval-cell-timeout=600 --nbval-kernel-startup-timeout=300 \
-		--ignore=tests/test_timing_check.py tests notebooks $(PYTEST_ARGS) || rc=$$?; echo $$rc > build/pytest-rc; exit $$rc
+		--jax-cache-shared build/jax-cache-run --ignore=tests/test_timing_check.py tests notebooks $(PYTEST_ARGS) || rc=$$?; echo $$rc > build/pytest-rc; exit $$rc
 
 # The fast inner loop: everything but notebook executions (lessons, masters, student
 # notebooks, the wrong answers replayed in masters), slow subprocess tests, the browser and

@@ -211,17 +211,53 @@ def pytest_addoption(parser):
         help="keep the programs JAX compiles in the test processes in DIR and reuse them on "
         "the next run (`make test-fast`); child processes and notebooks compile as before",
     )
+    parser.addoption(
+        "--jax-cache-shared",
+        metavar="DIR",
+        help="one JAX persistent cache in DIR for this run: the test processes, the notebook "
+        "kernels and every child process (`make test`); emptied when the run starts",
+    )
 
 
 def pytest_configure(config):
     cache = config.getoption("--jax-cache")
     if cache:
         _persistent_jax_cache(Path(cache).resolve())
+    shared = config.getoption("--jax-cache-shared")
+    if shared:
+        _shared_jax_cache(
+            Path(shared).resolve(), first=not hasattr(config, "workerinput")
+        )
     path = config.getoption("--durations-table")
     if path and not hasattr(config, "workerinput"):  # the controller, or no xdist
         from tests import durations
 
         config.pluginmanager.register(durations.Recorder(path), "durations-table")
+
+
+# JAX reads these at import, in every process that inherits them.
+SHARED_CACHE_ENV = {
+    "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+    "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+}
+
+
+def _shared_jax_cache(folder: Path, first: bool) -> None:
+    """One persistent cache for the whole run, in the environment, so that the lessons'
+    kernels, the masters' kernels with their wrong answers, the student notebooks and the
+    tests' child processes all read and fill it. A master's visible test compiles the same
+    reference programs for each wrong answer it replays; the cache serves them after the
+    first. The cells that time a cold compile switch the cache off themselves
+    (``timing.jax_persistent_cache_off``). ``first`` (the controller, or a run without
+    workers) empties the folder, so that every run starts cold, as a fresh clone does."""
+    import shutil
+
+    if first:
+        shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = str(folder)
+    os.environ.update(SHARED_CACHE_ENV)
+    _persistent_jax_cache(folder)
 
 
 def _persistent_jax_cache(folder: Path) -> None:

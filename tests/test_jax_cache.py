@@ -1,5 +1,7 @@
 """``pytest --jax-cache DIR`` (``make test-fast``): the test process keeps what JAX compiles in
-DIR and finds it there on the next run; a child process it starts does not inherit it."""
+DIR and finds it there on the next run; a child process it starts does not inherit it.
+``pytest --jax-cache-shared DIR`` (``make test``): DIR is emptied, then every process of the
+run, children and kernels too, reads and fills it."""
 
 from __future__ import annotations
 
@@ -61,3 +63,53 @@ def test_the_jax_cache_option_fills_its_folder_and_stays_in_the_test_process(tmp
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert any(cache.iterdir()), "nothing was written to the cache folder"
+
+
+SHARED = """
+import subprocess, sys
+from pathlib import Path
+
+
+def test_a_child_fills_the_shared_cache():
+    folder = Path(sys.argv[-1]).parent / "cache"
+    assert not (folder / "stale").exists(), "the folder was not emptied"
+    child = "import jax, jax.numpy as jnp; jax.jit(lambda x: x * 5 - 2)(jnp.ones(9))"
+    before = set(folder.iterdir())
+    subprocess.run([sys.executable, "-c", child], check=True)
+    assert set(folder.iterdir()) - before, "the child wrote nothing to the shared cache"
+"""
+
+
+@pytest.mark.slow
+def test_the_shared_jax_cache_is_emptied_then_filled_by_a_child(tmp_path):
+    (tmp_path / "test_shared.py").write_text(SHARED, encoding="utf-8")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "stale").write_text("from an earlier run")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_")}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "conftest",
+            "--rootdir",
+            str(ROOT),
+            "-c",
+            str(ROOT / "pyproject.toml"),
+            "--jax-cache-shared",
+            str(cache),
+            str(tmp_path / "test_shared.py"),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=load.stretched(240),
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert not (cache / "stale").exists()
