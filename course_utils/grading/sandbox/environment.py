@@ -53,9 +53,16 @@ ENV_KEEP = (
     "TPU_",
     "COURSE_",
 )
-# ...except these, which only the grader sets, per student (``COURSE_VARIANT``): the
-# instructor's own, and the file of the variant secret, never reach a kernel.
-ENV_DROP = "COURSE_VARIANT"
+# ...except these. Only the grader sets ``COURSE_VARIANT``, per student: the instructor's
+# own, and the file of the variant secret, never reach a kernel. A compiled-program cache
+# named in the shell would be one folder for every student: none reaches a kernel, so no
+# student's kernel runs a program that another student's kernel compiled.
+ENV_DROP = (
+    "COURSE_VARIANT",
+    "JAX_COMPILATION_CACHE_DIR",
+    "TORCHINDUCTOR_CACHE_DIR",
+    "TRITON_CACHE_DIR",
+)
 
 # Runs after course_utils.strict's startup file: framework deprecations are errors in CI,
 # but in grading a warning is shown in the output and costs no points.

@@ -36,6 +36,19 @@ def test_no_variant_of_the_instructors_shell_reaches_a_kernel(monkeypatch):
     assert env["COURSE_SOMETHING"] == "kept"
 
 
+def test_no_compiled_program_cache_of_the_shell_reaches_a_kernel(monkeypatch):
+    """One cache folder for every student would let one student's kernel plant a
+    program that another's runs."""
+    monkeypatch.setenv("JAX_COMPILATION_CACHE_DIR", "/home/me/jax-cache")
+    monkeypatch.setenv("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/home/me/inductor")
+    monkeypatch.setenv("TRITON_CACHE_DIR", "/home/me/triton")
+    monkeypatch.setenv("TORCH_HOME", "/home/me/torch")
+    env = environment.submission_kernel_env(60, "run123", smoke=True)
+    assert [k for k in env if k.endswith("CACHE_DIR")] == []
+    assert env["TORCH_HOME"] == "/home/me/torch"
+
+
 def test_profile_shows_warnings_after_the_strict_startup(tmp_path):
     root = environment.submission_ipython_dir(tmp_path)
     startup = sorted(p.name for p in (tmp_path / "ipython").rglob("startup/*.py"))
