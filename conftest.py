@@ -256,7 +256,9 @@ def _shared_jax_cache(folder: Path, first: bool) -> None:
         shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True, exist_ok=True)
     os.environ["JAX_COMPILATION_CACHE_DIR"] = str(folder)
-    os.environ.update(SHARED_CACHE_ENV)  # JAX is not imported here: tests fork processes
+    os.environ.update(
+        SHARED_CACHE_ENV
+    )  # JAX is not imported here: tests fork processes
 
 
 def _persistent_jax_cache(folder: Path) -> None:
