@@ -62,12 +62,18 @@ def child_env(base: Mapping[str, str], core_ids: tuple[int, ...]) -> dict[str, s
     return env
 
 
-def _pin(core_ids: tuple[int, ...]) -> Callable[[], None] | None:
-    """A ``preexec_fn`` pinning the child to ``core_ids`` (None where the OS cannot)."""
+def _pin(pid: int, core_ids: tuple[int, ...]) -> None:
+    """Pin the child ``pid`` to ``core_ids`` (nothing where the OS cannot), as soon as it
+    has started, long before its Python imports a framework or starts a thread, so every
+    process and thread it starts later inherits the cores. Not a ``preexec_fn``: that runs
+    Python between fork and exec, where a parent that has started JAX's threads can
+    deadlock."""
     if not core_ids or not hasattr(os, "sched_setaffinity"):
-        return None
-    cpus = set(core_ids)
-    return lambda: os.sched_setaffinity(0, cpus)
+        return
+    try:
+        os.sched_setaffinity(pid, set(core_ids))
+    except ProcessLookupError:  # it has ended already: nothing to pin
+        pass
 
 
 class Process:
@@ -100,8 +106,8 @@ class Process:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
-                preexec_fn=_pin(core_ids),
             )
+        _pin(self.proc.pid, core_ids)
 
     def output(self) -> str:
         try:

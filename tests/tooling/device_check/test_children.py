@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -47,6 +48,31 @@ def test_child_env_sets_threads_and_gpu_sharing_but_keeps_the_callers_choices():
     )
     assert "XLA_PYTHON_CLIENT_PREALLOCATE" not in mine  # a fraction set by hand stays
     assert mine["PYTORCH_CUDA_ALLOC_CONF"] == "x" and mine["OMP_NUM_THREADS"] == "1"
+
+
+FORKS = []  # fork handlers that ran in this process
+os.register_at_fork(before=lambda: FORKS.append(1))
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity")
+def test_a_child_is_pinned_without_running_the_parents_fork_handlers(tmp_path):
+    """JAX installs a fork handler once it has started; a ``preexec_fn`` would run such
+    handlers, and Python code, between fork and exec, where a threaded parent can
+    deadlock. The child is pinned from outside instead."""
+    core = available_cores()[-1]
+    before = len(FORKS)
+    child = device_children.Process(
+        [sys.executable, "-c", "import os; print(sorted(os.sched_getaffinity(0)))"],
+        cwd=tmp_path,
+        env=dict(os.environ),
+        log=tmp_path / "child.log",
+        core_ids=(core,),
+        limit=None,
+        finish=lambda code, output: {"code": code, "output": output},
+    )
+    assert child.proc.wait(timeout=60) == 0
+    assert child.output().strip() == f"[{core}]"
+    assert len(FORKS) == before
 
 
 def _nb_item(name: str, timeout: float = 120.0, kind: str = "smoke") -> Item:
