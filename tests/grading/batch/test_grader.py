@@ -19,7 +19,7 @@ from course_utils.errors import CourseError
 from course_utils.grading.batch import grader
 from course_utils.grading.records import store
 from course_utils.grading.sandbox import environment
-from tests import load
+from tests import load, sigint
 from tests.grading.helpers import (
     MASTER,
     ROOT,
@@ -46,15 +46,13 @@ def _start(subs: Path, out: Path) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "course_utils.cli", "grade", str(subs)]
     cmd += ["--source", str(MASTER), "--out", str(out), "--jobs", "1", "--timeout", "5"]
     cmd += ["--total-timeout", "60", "--memory", "1000"]  # as LIMITS: resumable
-    # A shell that starts the suite in the background (CI, nohup) leaves SIGINT ignored,
-    # and Python then installs no KeyboardInterrupt handler: restore Ctrl-C for the child.
-    return subprocess.Popen(
+    # Ctrl-C reaches the child even when the suite runs with SIGINT ignored (tests/sigint.py).
+    return sigint.popen(
         cmd,
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 
@@ -162,14 +160,13 @@ def test_ctrl_c_during_an_endless_cell_exits_at_once(tmp_path):
     cmd = [sys.executable, "-m", "course_utils.cli", "grade", str(subs)]
     cmd += ["--source", str(MASTER), "--out", str(out), "--jobs", "1"]
     cmd += ["--timeout", "300", "--memory", "1000"]
-    proc = subprocess.Popen(
+    proc = sigint.popen(
         cmd,
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,  # a group of its own, as timeout(1) and a shell give it
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         end = time.monotonic() + load.stretched(90)

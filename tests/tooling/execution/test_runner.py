@@ -7,7 +7,7 @@ import psutil
 import pytest
 
 from course_utils.tooling.execution import runner
-from tests import load
+from tests import load, sigint
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -173,12 +173,11 @@ def test_ctrl_c_stops_cleanly(nbs, tmp_path):
         f"root=Path({str(ROOT)!r}), smoke=True, timeout=300, out_dir=Path({str(tmp_path)!r}), progress=False)\n"
         "print([r.status for r in res])\n"
     )
-    # Ctrl-C must reach the child even when the suite runs with SIGINT ignored (background).
-    proc = subprocess.Popen(
+    # Ctrl-C must reach the child even when the suite runs with SIGINT ignored (tests/sigint.py).
+    proc = sigint.popen(
         [sys.executable, "-c", code],
         stdout=subprocess.PIPE,
         text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + load.stretched(120)
     while _kernel_pid(tmp_path) is None and proc.poll() is None:
