@@ -32,36 +32,34 @@ def test_compiles_and_a_child_has_no_cache():
 """
 
 
+def _pytest_passes(test: Path, option: str, cache: Path) -> None:
+    """Run pytest on ``test`` with the course's conftest and ``option cache``, no JAX_
+    variable inherited; it must pass."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_")}
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "conftest",
+    ]
+    cmd += ["--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml")]
+    cmd += [option, str(cache), str(test)]
+    done = subprocess.run(
+        cmd, cwd=ROOT, env=env, capture_output=True, text=True,
+        timeout=load.stretched(240),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+
+
 @pytest.mark.slow
 def test_the_jax_cache_option_fills_its_folder_and_stays_in_the_test_process(tmp_path):
     (tmp_path / "test_tiny.py").write_text(TEST, encoding="utf-8")
     cache = tmp_path / "cache"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_")}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "conftest",
-            "--rootdir",
-            str(ROOT),
-            "-c",
-            str(ROOT / "pyproject.toml"),
-            "--jax-cache",
-            str(cache),
-            str(tmp_path / "test_tiny.py"),
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=load.stretched(240),
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    _pytest_passes(tmp_path / "test_tiny.py", "--jax-cache", cache)
     assert any(cache.iterdir()), "nothing was written to the cache folder"
 
 
@@ -86,30 +84,5 @@ def test_the_shared_jax_cache_is_emptied_then_filled_by_a_child(tmp_path):
     cache = tmp_path / "cache"
     cache.mkdir()
     (cache / "stale").write_text("from an earlier run")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_")}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "conftest",
-            "--rootdir",
-            str(ROOT),
-            "-c",
-            str(ROOT / "pyproject.toml"),
-            "--jax-cache-shared",
-            str(cache),
-            str(tmp_path / "test_shared.py"),
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=load.stretched(240),
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    _pytest_passes(tmp_path / "test_shared.py", "--jax-cache-shared", cache)
     assert not (cache / "stale").exists()
