@@ -6,6 +6,7 @@ reads the real newest releases and needs the network (it is slow, and skips with
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import random
@@ -103,6 +104,29 @@ def test_a_deprecated_name_is_a_hit_even_when_probed(tmp_path, releases):
         """,
     )
     assert [h.record.status for h in hits] == ["deprecated"]
+
+
+def test_the_check_runs_without_the_cycle_collector_and_restores_it(
+    tmp_path, releases, monkeypatch
+):
+    inside = []
+    check = forward.check
+    monkeypatch.setattr(
+        forward, "check", lambda *a: inside.append(gc.isenabled()) or check(*a)
+    )
+    was = gc.isenabled()
+    try:
+        for enabled in (True, False):
+            if enabled:
+                gc.enable()
+            else:
+                gc.disable()
+            hits, _ = _check(tmp_path, releases, LESSON)
+            assert len(hits) == 3 and gc.isenabled() == enabled
+    finally:
+        if was:
+            gc.enable()
+    assert inside == [False, False]
 
 
 def test_the_report_lists_hits_and_ends_with_the_verdict(tmp_path, releases):
