@@ -49,6 +49,9 @@ HINTS = (
     r"\bdeprecated\s*\(",
     r"@[\w.]*deprecated\b",
 )
+# Words each of HINTS holds: a file without any holds no hint. Looking for words is
+# quick; a pattern that starts with ``\b`` is slow on megabytes of source.
+HINT_WORDS = ("DeprecationWarning", "FutureWarning", "deprecated")
 # Calls that define a jax configuration option (``bool_state(name="jax_...")``).
 OPTION_CALL = re.compile(r"(_state|_flag)$|^define_")
 # How deep an alias chain may go before it is taken for a cycle.
@@ -251,6 +254,10 @@ class Release:
         self.conditional = 0  # warnings under a condition only a run decides
         self.unreadable: list[str] = []  # files whose syntax this Python cannot parse
         self.tops = frozenset(m.split(".")[0] for m in files)
+        # every package holding a module, with or without an ``__init__``
+        self._packages = frozenset(
+            m.rsplit(".", i)[0] for m in files for i in range(1, m.count(".") + 1)
+        )
 
     # ------------------------------------------------------------------ reading
 
@@ -304,10 +311,7 @@ class Release:
 
     def is_module(self, name: str) -> bool:
         """A module or package of the release (a folder without ``__init__`` too)."""
-        if name in self.files:
-            return True
-        prefix = name + "."
-        return any(m.startswith(prefix) for m in self.files)
+        return name in self.files or name in self._packages
 
     # -------------------------------------------------------------- namespaces
 
@@ -480,8 +484,10 @@ class Release:
             hint = re.compile(
                 "|".join([*HINTS, *map(_call_hint, sorted(helpers | wrappers))])
             )
+            words = HINT_WORDS + tuple(q.rsplit(".", 1)[1] for q in helpers | wrappers)
             for module in sorted(self.files):
-                if not hint.search(self.source(module)):
+                text = self.source(module)
+                if not any(w in text for w in words) or not hint.search(text):
                     continue
                 tree = self.tree(module)
                 if tree is None:
@@ -508,7 +514,8 @@ class Release:
         """
         helpers, wrappers = set(), set()
         for module in self.files:
-            if not re.search(r"DeprecationWarning|FutureWarning", self.source(module)):
+            text = self.source(module)
+            if "DeprecationWarning" not in text and "FutureWarning" not in text:
                 continue
             tree = self.tree(module)
             for node in tree.body if tree else ():
@@ -552,7 +559,11 @@ class Release:
 
 
 def _call_hint(qualname: str) -> str:
-    """Text a call of a helper leaves: ``deprecations.warn(`` or an import of ``warn``."""
+    """Text a call of a helper leaves: ``deprecations.warn(`` or an import of ``warn``.
+
+    Either holds the helper's own name (``warn``): :meth:`Release.records` looks for
+    that word before this pattern.
+    """
     module, func = qualname.rsplit(".", 1)
     short = re.escape(module.rsplit(".", 1)[-1])
     return rf"\b{short}\.{re.escape(func)}\s*\(|import [^\n]*\b{re.escape(func)}\b"

@@ -9,6 +9,8 @@ import pytest
 from course_utils.tooling.forward_check.records import (
     DEFINITION,
     EXTERNAL,
+    HINT_WORDS,
+    HINTS,
     MISSING,
     MODULE,
     UNKNOWN,
@@ -81,6 +83,49 @@ def test_missing_unknown_external_and_submodules(tmp_path):
     assert release.resolve("pkg.star.y").state == UNKNOWN  # a C extension's star
     assert release.resolve("pkg.np.array").state in (EXTERNAL, UNKNOWN)
     assert release.resolve("numpy.array").state == EXTERNAL
+
+
+def test_a_folder_without_init_is_a_module_and_a_part_of_a_name_is_not(tmp_path):
+    release = _release(
+        tmp_path, {"pkg/__init__.py": "", "pkg/ns/deep/mod.py": "x = 1\n"}
+    )
+    assert release.is_module("pkg.ns") and release.is_module("pkg.ns.deep")
+    assert release.is_module("pkg.ns.deep.mod") and release.is_module("pkg")
+    for name in ("pkg.n", "pkg.ns.", "pkg.ns.deep.mo", "ns", "pkg.ns.deep.mod.x"):
+        assert not release.is_module(name), name
+    assert release.resolve("pkg.ns.deep.mod.x").found
+
+
+def test_a_module_whose_only_hint_is_a_call_of_a_helper_is_scanned(tmp_path):
+    assert all(any(word in hint for word in HINT_WORDS) for hint in HINTS)
+    release = _release(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/_helpers.py": """
+                import warnings
+
+                def warn_about(message):
+                    warnings.warn(message, DeprecationWarning)
+            """,
+            "pkg/a.py": """
+                from pkg import _helpers
+
+                def old():
+                    _helpers.warn_about("old is going")
+            """,
+            "pkg/b.py": """
+                from pkg._helpers import warn_about
+
+                def older():
+                    warn_about("older is going")
+            """,
+        },
+    )
+    assert [r.message for r in release.resolve("pkg.a.old").records] == ["old is going"]
+    assert [r.message for r in release.resolve("pkg.b.older").records] == [
+        "older is going"
+    ]
 
 
 def test_decorators_wrappers_and_warnings_are_records(tmp_path):
