@@ -381,7 +381,11 @@ def _records(use: Use, release: Release, installed: dict[str, Release]) -> list[
                 records.append(record)
     if resolution.state == MISSING and not use.guarded and not records:
         old = installed.get(use.name.split(".")[0])
-        before = old.resolve(older_path(use.name)) if old is not None else None
+        before = (
+            old.resolve(older_path(use.name), records=False)
+            if old is not None
+            else None
+        )
         if before is not None and before.found:
             records.append(
                 Record(

@@ -235,6 +235,14 @@ def _is_type_checking(test: ast.AST) -> bool:
     return name.split(".")[-1] == "TYPE_CHECKING"
 
 
+# Stands for the records a resolution without the scan did not look up.
+_UNSCANNED = Record("", "", "", "", "")
+
+
+class _NeedsRecords(Exception):
+    """Raised where a resolution without records would take another path than one with."""
+
+
 class Release:
     """One distribution's Python sources, by module name, and what they record."""
 
@@ -337,29 +345,48 @@ class Release:
         table.update(space.table)
         return table
 
-    def resolve(self, dotted: str) -> Resolution:
-        """Follow ``dotted`` from its top-level package, collecting the records met."""
+    def resolve(self, dotted: str, records: bool = True) -> Resolution:
+        """Follow ``dotted`` from its top-level package, collecting the records met.
+
+        With ``records=False`` it says only where the name ends, with no records. The
+        release is then not scanned for them, the costly part on a first call.
+        """
         parts = dotted.split(".")
         if parts[0] not in self.tops:
             return Resolution(EXTERNAL, dotted)
         if not self.is_module(parts[0]):
             return Resolution(MISSING, dotted)
-        return self._walk(parts[0], parts[1:], depth=0, start_module=True)
+        if records:
+            return self._walk(parts[0], parts[1:], 0, True, scan=True)
+        try:
+            found = self._walk(parts[0], parts[1:], 0, True, scan=False)
+        except _NeedsRecords:
+            found = self._walk(parts[0], parts[1:], 0, True, scan=True)
+        return Resolution(found.state, found.target, (), found.where)
 
     def _walk(
-        self, module: str, parts: list[str], depth: int, start_module: bool = False
+        self,
+        module: str,
+        parts: list[str],
+        depth: int,
+        start_module: bool = False,
+        scan: bool = True,
     ) -> Resolution:
-        """Attribute ``parts`` of ``module`` (or of the ref ``parts`` inside it)."""
+        """Attribute ``parts`` of ``module`` (or of the ref ``parts`` inside it).
+
+        ``scan``: look up the records of the release's scan (:meth:`records`); without
+        it, :data:`_UNSCANNED` stands in for them.
+        """
         if start_module:
-            state = Resolution(MODULE, module, self._module_records(module))
+            state = Resolution(MODULE, module, self._scanned(module, scan))
         else:
-            state = self._lookup(module, parts[0], depth)
+            state = self._lookup(module, parts[0], depth, scan)
             parts = parts[1:]
         for part in parts:
             if state.state == MODULE:
-                step = self._lookup(state.target, part, depth)
+                step = self._lookup(state.target, part, depth, scan)
             elif state.state == DEFINITION:
-                step = self._member(state, part)
+                step = self._member(state, part, scan)
             elif state.state in (VALUE, EXTERNAL):
                 step = Resolution(UNKNOWN, f"{state.target}.{part}")
             else:
@@ -371,14 +398,16 @@ class Release:
             )
         return state
 
-    def _lookup(self, module: str, attr: str, depth: int) -> Resolution:
+    def _lookup(
+        self, module: str, attr: str, depth: int, scan: bool = True
+    ) -> Resolution:
         """``module.attr``: its binding, its deprecation entry, a star import, a submodule."""
         if depth > MAX_DEPTH:
             return Resolution(UNKNOWN, f"{module}.{attr}")
         space = self.namespace(module)
         binding = space.bindings.get(attr)
         if binding is not None:
-            return self._follow(module, binding, depth)
+            return self._follow(module, binding, depth, scan)
         table = self._table(module)
         if attr in table:
             message, ref, line = table[attr]
@@ -392,7 +421,7 @@ class Release:
             )
             if ref is None:
                 return Resolution(MISSING, f"{module}.{attr}", (record,))
-            inner = self._follow(module, ref, depth + 1)
+            inner = self._follow(module, ref, depth + 1, scan)
             return Resolution(
                 inner.state, inner.target, (record, *inner.records), inner.where
             )
@@ -406,36 +435,41 @@ class Release:
             if not self.is_module(star):  # a C extension, another distribution
                 opaque = True
                 continue
-            found = self._lookup(star, attr, depth + 1)
-            if found.state != MISSING or found.records:
+            found = self._lookup(star, attr, depth + 1, scan)
+            known = tuple(r for r in found.records if r is not _UNSCANNED)
+            if found.state == MISSING and not known and found.records:
+                raise _NeedsRecords  # records the scan finds would decide here
+            if found.state != MISSING or known:
                 return found
         sub = f"{module}.{attr}"
         if self.is_module(sub):
-            return Resolution(MODULE, sub, self._module_records(sub))
+            return Resolution(MODULE, sub, self._scanned(sub, scan))
         if opaque:
             return Resolution(UNKNOWN, sub)
         return Resolution(MISSING, sub)
 
-    def _follow(self, module: str, binding: _Binding, depth: int) -> Resolution:
+    def _follow(
+        self, module: str, binding: _Binding, depth: int, scan: bool = True
+    ) -> Resolution:
         where = self.where(module, binding.line)
         if binding.kind in ("def", "class"):
-            records = tuple(self.records().get(binding.target, ()))
+            records = self._scanned(binding.target, scan)
             return Resolution(DEFINITION, binding.target, records, where)
         if binding.kind == "value":
-            records = tuple(self.records().get(binding.target, ()))
+            records = self._scanned(binding.target, scan)
             return Resolution(VALUE, binding.target, records, where)
         parts = binding.target.split(".")
         if binding.kind == "ref":
-            return self._walk(module, parts, depth + 1)
+            return self._walk(module, parts, depth + 1, scan=scan)
         if parts[0] not in self.tops:
             return Resolution(EXTERNAL, binding.target, (), where)
         for i in range(len(parts), 0, -1):
             head = ".".join(parts[:i])
             if self.is_module(head):
-                return self._walk(head, parts[i:], depth + 1, start_module=True)
+                return self._walk(head, parts[i:], depth + 1, True, scan)
         return Resolution(MISSING, binding.target, (), where)
 
-    def _member(self, state: Resolution, attr: str) -> Resolution:
+    def _member(self, state: Resolution, attr: str, scan: bool = True) -> Resolution:
         """An attribute of a class the release defines: its body, else unknown."""
         module, _, qual = state.target.rpartition(".")
         node = self._class_node(state.target)
@@ -445,8 +479,7 @@ class Release:
             names = _bound_names(stmt)
             if attr in names:
                 target = f"{state.target}.{attr}"
-                records = tuple(self.records().get(target, ()))
-                return Resolution(DEFINITION, target, records)
+                return Resolution(DEFINITION, target, self._scanned(target, scan))
         return Resolution(UNKNOWN, f"{state.target}.{attr}")
 
     def _class_node(self, qualname: str) -> ast.ClassDef | None:
@@ -471,8 +504,10 @@ class Release:
                 return node
         return None
 
-    def _module_records(self, module: str) -> tuple[Record, ...]:
-        return tuple(self.records().get(module, ()))
+    def _scanned(self, name: str, scan: bool = True) -> tuple[Record, ...]:
+        """The records the release's scan finds for ``name``; without ``scan``, a
+        stand-in for those it might find (:data:`_UNSCANNED`)."""
+        return tuple(self.records().get(name, ())) if scan else (_UNSCANNED,)
 
     # ----------------------------------------------------------------- records
 

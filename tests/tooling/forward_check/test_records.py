@@ -96,6 +96,51 @@ def test_a_folder_without_init_is_a_module_and_a_part_of_a_name_is_not(tmp_path)
     assert release.resolve("pkg.ns.deep.mod.x").found
 
 
+def test_a_resolution_without_records_ends_where_one_with_them_does(
+    tmp_path, monkeypatch
+):
+    files = {
+        "pkg/__init__.py": """
+            from pkg.a import *
+            from pkg.b import *
+            from pkg.impl import f as f
+        """,
+        "pkg/impl.py": """
+            import warnings
+            def f():
+                warnings.warn("f is going", DeprecationWarning)
+        """,
+        # pkg.gone: the first star import serves it from a module that warns on
+        # import, and lacks it; the second binds it.
+        "pkg/a.py": "from pkg.old import gone\n",
+        "pkg/b.py": "gone = 1\n",
+        "pkg/old.py": """
+            import warnings
+            warnings.warn("pkg.old is going", DeprecationWarning)
+        """,
+    }
+    full = _release(tmp_path / "full", files)
+    plain = _release(tmp_path / "plain", files)
+    monkeypatch.setattr(plain, "records", lambda: pytest.fail("scanned for records"))
+    for name in ("pkg.f", "pkg.impl", "pkg.nothing"):
+        with_records = full.resolve(name)
+        found = plain.resolve(name, records=False)
+        assert found.records == ()
+        assert (found.state, found.target, found.where) == (
+            with_records.state,
+            with_records.target,
+            with_records.where,
+        )
+    assert [r.message for r in full.resolve("pkg.f").records] == ["f is going"]
+    # Only the records decide pkg.gone: the scan runs, and the answer is the same.
+    gone = full.resolve("pkg.gone")
+    assert gone.state == MISSING
+    assert [r.message for r in gone.records] == ["pkg.old is going"]
+    monkeypatch.undo()
+    found = plain.resolve("pkg.gone", records=False)
+    assert (found.state, found.target, found.records) == (MISSING, gone.target, ())
+
+
 def test_a_module_whose_only_hint_is_a_call_of_a_helper_is_scanned(tmp_path):
     assert all(any(word in hint for word in HINT_WORDS) for hint in HINTS)
     release = _release(
