@@ -239,6 +239,18 @@ def test_the_emulation_refuses_what_it_cannot_round():
 # --------------------------------------------- the lessons' parity computations
 
 
+def built(make):
+    """``make()`` with JAX's precision at its default, whatever the setting under test.
+
+    JAX keys the programs it compiles by that setting, so a model's initializers
+    would compile again under each one. Initializers do no matmul: the weights are
+    the same under every setting.
+    """
+    with kept_precision():
+        jax.config.update("jax_default_matmul_precision", None)
+        return make()
+
+
 def lesson01_mlp() -> list[tuple]:
     """Lesson 01, section 2: the same MLP in NumPy, PyTorch and JAX, one SGD step."""
     d_in, d_hidden, d_out, lr = 4, 64, 1, 0.2  # the lesson's full sizes
@@ -302,7 +314,9 @@ def lesson04_cnn() -> list[tuple]:
     """Lesson 04, sections 2-3: TorchCNN and NNXCNN with converted weights."""
     torch.manual_seed(0)
     model_torch = models.TorchCNN()
-    model_jax = convert.cnn_torch_to_nnx(model_torch, models.NNXCNN(rngs=nnx.Rngs(0)))
+    model_jax = convert.cnn_torch_to_nnx(
+        model_torch, built(lambda: models.NNXCNN(rngs=nnx.Rngs(0)))
+    )
     split = data.load_digits(seed=0)
     X_np, y_np = next(data.batches(split.X_train, split.y_train, 64, seed=0))
     x_torch, y_torch = torch.from_numpy(X_np), torch.from_numpy(y_np)
@@ -339,7 +353,7 @@ def lesson07_block() -> list[tuple]:
     """Lesson 07, section 3: an NNX transformer block ported to PyTorch, output and grads."""
     batch, seq, d_model = 64, 32, 64  # the lesson's full sizes
     cfg = models.BlockConfig(d_model=d_model, n_heads=4, d_ff=2 * d_model, dropout=0.1)
-    nnx_block = models.NNXBlock(cfg, rngs=nnx.Rngs(0))
+    nnx_block = built(lambda: models.NNXBlock(cfg, rngs=nnx.Rngs(0)))
     torch_block = models.TorchBlock(cfg)
     convert.block_nnx_to_torch(nnx_block, torch_block)
     nnx_block.eval()
