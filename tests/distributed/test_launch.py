@@ -213,7 +213,7 @@ def test_jax_processes_one_failure_stops_the_others(tmp_path, no_orphans, monkey
 def test_jax_processes_timeout(tmp_path, no_orphans):
     script = write_script(tmp_path, "jaxsleep.py", JAX_FLAGS + "    time.sleep(600)\n")
     with pytest.raises(launch.LaunchTimeout) as err:
-        launch.jax_processes(script, 3, 1, timeout=5)
+        launch.jax_processes(script, 3, 1, timeout=2)
     no_orphans.append(err.value.result.tag)
     assert len(err.value.result.commands) == 3
     assert launch.tagged_processes(err.value.result.tag) == []
