@@ -71,7 +71,16 @@ def test_plain_papermill_runs_a_course_notebook_to_its_end(tmp_path):
     ]
 
 
-def _tiny(tmp_path: Path, body: str) -> Path:
+# A cell that prints the environment line once the mode is picked from SMOKE.
+ENV_LINE = (
+    "from course_utils import config, env\n"
+    "S = config.sizes({'n': (1000, 10)}, SMOKE)\n"
+    "print(env.report(include_frameworks=False).line())"
+)
+
+
+def _tiny(tmp_path: Path, body: str, *more: str) -> Path:
+    """SMOKE, a sharp bit whose cell runs ``body``, the cells ``more``, a last print."""
     nb = nbformat.v4.new_notebook()
     params = nbformat.v4.new_code_cell("SMOKE = None")
     params.metadata["tags"] = ["parameters"]
@@ -81,6 +90,7 @@ def _tiny(tmp_path: Path, body: str) -> Path:
             f"from course_utils.expect import expect_error\n\n"
             f"with expect_error(ZeroDivisionError):\n    {body}"
         ),
+        *(nbformat.v4.new_code_cell(code) for code in more),
         nbformat.v4.new_code_cell("print('the notebook ran to its end')"),
     ]
     nb.metadata["kernelspec"] = {
@@ -98,10 +108,19 @@ def _printed(path: Path) -> str:
     return "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
 
 
-def test_an_expected_error_lets_papermill_finish(tmp_path):
-    done = papermill(_tiny(tmp_path, "1 / 0"), tmp_path)
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory) -> tuple[subprocess.CompletedProcess, str]:
+    """One papermill run, read by the next two tests: the expected error happens, then
+    the environment line is printed. Its exit status and what its cells printed."""
+    tmp_path = tmp_path_factory.mktemp("finished")
+    done = papermill(_tiny(tmp_path, "1 / 0", ENV_LINE), tmp_path)
+    out = tmp_path / "out.ipynb"
+    return done, _printed(out) if out.exists() else ""
+
+
+def test_an_expected_error_lets_papermill_finish(finished):
+    done, printed = finished
     assert done.returncode == 0, _tail(done)
-    printed = _printed(tmp_path / "out.ipynb")
     assert "ZeroDivisionError: division by zero\n" in printed
     assert "the notebook ran to its end" in printed
 
@@ -114,28 +133,10 @@ def test_a_sharp_bit_that_no_longer_raises_fails_papermill(tmp_path):
     assert "the notebook ran to its end" not in _printed(tmp_path / "out.ipynb")
 
 
-def test_the_environment_line_follows_the_smoke_parameter(tmp_path):
-    nb = nbformat.v4.new_notebook()
-    params = nbformat.v4.new_code_cell("SMOKE = None")
-    params.metadata["tags"] = ["parameters"]
-    nb.cells = [
-        params,
-        nbformat.v4.new_code_cell(
-            "from course_utils import config, env\n"
-            "S = config.sizes({'n': (1000, 10)}, SMOKE)\n"
-            "print(env.report(include_frameworks=False).line())"
-        ),
-    ]
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    path = tmp_path / "line.ipynb"
-    nbformat.write(nb, path)
-    done = papermill(path, tmp_path)
+def test_the_environment_line_follows_the_smoke_parameter(finished):
+    done, printed = finished
     assert done.returncode == 0, _tail(done)
-    assert "smoke mode: True" in _printed(tmp_path / "out.ipynb")
+    assert "smoke mode: True" in printed
 
 
 LESSONS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
