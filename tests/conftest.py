@@ -1,17 +1,21 @@
-"""Fixtures shared by test modules in more than one folder."""
+"""Fixtures shared by test modules in more than one folder.
+
+Nothing here imports a framework when pytest loads it: the fixtures import
+``tests.blocks`` (JAX, Flax and PyTorch) when a test asks for them. The
+controller of ``pytest -n 2`` loads this file too and runs no test.
+"""
 
 import sys
 
 import numpy as np
 import pytest
 
-from tests.blocks import CFG
-
 
 @pytest.fixture(scope="module")
 def block_pair():
     """``(TorchBlock, NNXBlock)`` built from ``tests.blocks.CFG`` with the same weights."""
     from course_utils import convert
+    from tests.blocks import CFG
 
     return convert.make_pair(CFG, seed=0)
 
@@ -19,6 +23,8 @@ def block_pair():
 @pytest.fixture(scope="module")
 def x_block():
     """A batch ``(4, 6, d_model)`` of float32 inputs."""
+    from tests.blocks import CFG
+
     rng = np.random.default_rng(0)
     return rng.standard_normal((4, 6, CFG.d_model)).astype(np.float32)
 
