@@ -80,9 +80,13 @@ site-check:
 # Files run whole on each worker, longest first (tests/durations.json; refresh it with
 # PYTEST_ARGS=--durations-table=tests/durations.json), so that both workers end together.
 DIST := -n 2 --dist loadfile --no-loadscope-reorder
+# The suites keep Python's compiled bytecode (__pycache__, ignored by git) even where the
+# shell sets PYTHONDONTWRITEBYTECODE: hundreds of processes import the course's modules, and
+# pytest rewrites the asserts of every test file, which its cache then serves.
+TEST_ENV := env -u PYTHONDONTWRITEBYTECODE COURSE_SMOKE=1
 test: install
 	@mkdir -p build
-	rc=0; COURSE_SMOKE=1 $(PY) -m pytest $(DIST) --nbval-lax --nbval-cell-timeout=600 --nbval-kernel-startup-timeout=300 \
+	rc=0; $(TEST_ENV) $(PY) -m pytest $(DIST) --nbval-lax --nbval-cell-timeout=600 --nbval-kernel-startup-timeout=300 \
 		--jax-cache-shared build/jax-cache-run --ignore=tests/test_timing_check.py tests notebooks $(PYTEST_ARGS) || rc=$$?; echo $$rc > build/pytest-rc; exit $$rc
 
 # The fast inner loop: everything but notebook executions (lessons, masters, student
@@ -91,7 +95,7 @@ test: install
 # processes are kept in build/jax-cache, so a second run skips most compiles.
 test-fast: install
 	@mkdir -p build
-	COURSE_SMOKE=1 $(PY) -m pytest $(DIST) -q -m "not notebooks and not slow and not browser and not slurm" \
+	$(TEST_ENV) $(PY) -m pytest $(DIST) -q -m "not notebooks and not slow and not browser and not slurm" \
 		--jax-cache build/jax-cache tests $(PYTEST_ARGS)
 
 # The smoke suite in .venv-SET on one version set: known-good, latest, colab or floors
