@@ -27,7 +27,7 @@ import nbformat
 import pytest
 
 from tests import load
-from tests.tooling.site.fixture import ROOT, launch, need_browser
+from tests.tooling.site.fixture import ROOT, launch, need_browser, screenshot
 
 pytestmark = pytest.mark.browser
 
@@ -271,7 +271,7 @@ def _run_all(page, timeout_s: float) -> list[dict]:
         warnings.warn(
             f"Run All stalled, restarting once: {page.evaluate(STATE)}", stacklevel=2
         )
-        _shot(page, "run-all-stalled")
+        _shot(page, "run-all-stalled", always=True)
         page.locator(".lm-MenuBar-item", has_text="Kernel").first.click()
         page.locator(
             ".lm-Menu-item", has_text="Restart Kernel and Run All"
@@ -295,10 +295,8 @@ def _errors(cells: list[dict]) -> list[str]:
     ]
 
 
-def _shot(page, name: str) -> None:
-    shots = ROOT / "build" / "site-screenshots"
-    shots.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=shots / f"jupyterlab-{name}.png")
+def _shot(page, name: str, always: bool = False) -> None:
+    screenshot(page, f"jupyterlab-{name}.png", always=always)
 
 
 def test_the_projects_settings_reach_the_server(lab):

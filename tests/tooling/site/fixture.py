@@ -128,6 +128,19 @@ def launch(pw):
     )
 
 
+SHOTS = ROOT / "build" / "site-screenshots"
+
+
+def screenshot(target, name: str, always: bool = False, **options) -> None:
+    """``target`` (a page or a locator) into ``SHOTS/name``, when ``COURSE_SCREENSHOTS=1``
+    asks for it or ``always`` (what a failure looked like). They are for a person to look
+    at: no test or workflow reads them. The site tests' 36 cost about 5 s of CPU."""
+    if not always and os.environ.get("COURSE_SCREENSHOTS") != "1":
+        return
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    target.screenshot(path=SHOTS / name, **options)
+
+
 def quiz_output() -> dict:
     """The output the fixture's quiz cell gives today: IPython's formatting of the
     quiz, as a kernel's execute_result carries it."""

@@ -7,8 +7,9 @@ typeset, the mermaid diagram drawn, every anchor and internal link resolving, ev
 launch target there; then the side-by-side pairs are measured at 1280 px (two columns,
 each at least 480 px wide, spanning the folded table of contents), 899 and 400 px
 (stacked), and the copy buttons are clicked and the clipboard read.
-Screenshots go to ``build/site-screenshots/``. Without chromium (or playwright) the
-tests skip with one line, except under ``CI=true``, where that is a failure.
+With ``COURSE_SCREENSHOTS=1`` screenshots go to ``build/site-screenshots/``. Without
+chromium (or playwright) the tests skip with one line, except under ``CI=true``, where
+that is a failure.
 """
 
 from __future__ import annotations
@@ -26,16 +27,15 @@ import pytest
 from tests.tooling.site import a11y as site_a11y
 from tests.tooling.site.fixture import (
     FIXTURES,
-    ROOT,
     launch,
     need_browser,
     need_chinese_font,
+    screenshot,
     shared_site,
 )
 
 pytestmark = pytest.mark.browser
 
-SHOTS = ROOT / "build" / "site-screenshots"
 LESSON = "notebooks/90_fixture_pairs"
 # The Chinese half's pages visited with the English ones (its other pages are the same
 # kind: the exercise notebooks), and the Chinese lesson.
@@ -124,9 +124,8 @@ def _visit(page, base: str, page_name: str, problems: list[str]) -> dict:
     if page.locator("pre.mermaid, div.mermaid").count():
         page.wait_for_selector(".mermaid svg", state="attached", timeout=30_000)
     state = page.evaluate(PAGE_STATE)
-    SHOTS.mkdir(parents=True, exist_ok=True)
     whole = page_name in FULL_SHOTS or "notebooks/" in page_name
-    page.screenshot(path=SHOTS / f"{page_name.replace('/', '__')}.png", full_page=whole)
+    screenshot(page, f"{page_name.replace('/', '__')}.png", full_page=whole)
     state["axe"] = site_a11y.both_modes(page)
     state["problems"] = list(problems)
     return state
@@ -211,7 +210,7 @@ def test_a_lesson_loaded_in_dark_mode_passes_axe_and_shows_its_figure_described(
     page.wait_for_selector(".mermaid svg", state="attached", timeout=30_000)
     page.wait_for_function(MATHJAX_DONE, timeout=30_000)
     run = site_a11y.check(page)
-    page.screenshot(path=SHOTS / "lesson-dark.png", full_page=True)
+    screenshot(page, "lesson-dark.png", full_page=True)
     assert run["theme"] == "dark"
     assert not site_a11y.failures(LESSON, {"dark": run})
     alts = page.eval_on_selector_all(
@@ -308,7 +307,7 @@ def test_pairs_stand_side_by_side_when_wide_and_stack_when_narrow(
     pairs = _pair_boxes(page)
     page.locator(".sbs-pair").first.scroll_into_view_if_needed()
     prefix = "zh-" if lesson == ZH_LESSON else ""
-    page.screenshot(path=SHOTS / f"{prefix}pairs-{width}px.png")
+    screenshot(page, f"{prefix}pairs-{width}px.png")
     assert len(pairs) == report.pairs["90_fixture_pairs"] == 2
     layout = page.evaluate(
         """() => ({side: document.querySelector('.bd-sidebar-primary')
@@ -440,7 +439,7 @@ def test_the_switch_goes_both_ways_and_chinese_text_renders(served, browser):
     assert glyphs["ink"] != glyphs["missing"], (
         "a Chinese character drew the missing box"
     )
-    page.locator(".bd-article").screenshot(path=SHOTS / "zh-lesson-text.png")
+    screenshot(page.locator(".bd-article"), "zh-lesson-text.png")
     page.locator("a.course-language", has_text="English").click()
     page.wait_for_url(f"{base}{LESSON}.html")
     page.goto(f"{base}notebooks/91_fixture_full.html")  # no Chinese edition: its home
