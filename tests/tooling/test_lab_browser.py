@@ -27,7 +27,7 @@ import nbformat
 import pytest
 
 from tests import load
-from tests.tooling.site.fixture import ROOT, launch, need_browser, screenshot
+from tests.tooling.site.fixture import ROOT, launch, need_browser, only, screenshot
 
 pytestmark = pytest.mark.browser
 
@@ -194,12 +194,10 @@ def page(lab):
 
     pw = sync_playwright().start()
     browser = launch(pw)
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(120_000)  # a busy machine is slow, not broken
-    context.route(
-        "**/*",
-        lambda r: r.continue_() if r.request.url.startswith(lab["base"]) else r.abort(),
+    context = browser.new_context(
+        viewport={"width": 1280, "height": 900}, proxy=only(lab["base"])
     )
+    context.set_default_timeout(120_000)  # a busy machine is slow, not broken
     yield context.new_page()
     browser.close()
     pw.stop()

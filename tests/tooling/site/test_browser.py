@@ -27,9 +27,11 @@ import pytest
 from tests.tooling.site import a11y as site_a11y
 from tests.tooling.site.fixture import (
     FIXTURES,
+    count_others,
     launch,
     need_browser,
     need_chinese_font,
+    only,
     screenshot,
     shared_site,
 )
@@ -98,17 +100,13 @@ def browser(served):
 
 
 def _context(browser, base: str, width: int, blocked: list[str]):
-    context = browser.new_context(viewport={"width": width, "height": 900})
+    """A new context that refuses every other host: each request for one is
+    appended to ``blocked``."""
+    context = browser.new_context(
+        viewport={"width": width, "height": 900}, proxy=only(base)
+    )
     context.set_default_timeout(90_000)  # a busy machine is slow, not broken
-
-    def guard(route):
-        if route.request.url.startswith(base):
-            route.continue_()
-        else:
-            blocked.append(route.request.url)
-            route.abort()
-
-    context.route("**/*", guard)
+    count_others(context, base, blocked)
     return context
 
 

@@ -18,8 +18,10 @@ from tests.tooling.site.fixture import (
     QUIZ_FILE,
     QUIZ_LESSON,
     ROOT,
+    count_others,
     launch,
     need_browser,
+    only,
     quiz_cell,
     quiz_output,
     serve,
@@ -52,18 +54,12 @@ def page():
     site = shared_site()
     with serve(site["out"]) as base, sync_playwright() as pw:
         browser = launch(pw)
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        context = browser.new_context(
+            viewport={"width": 1280, "height": 900}, proxy=only(base)
+        )
         context.set_default_timeout(90_000)  # a busy machine is slow, not broken
         blocked: list[str] = []
-
-        def guard(route):
-            if route.request.url.startswith(base):
-                route.continue_()
-            else:
-                blocked.append(route.request.url)
-                route.abort()
-
-        context.route("**/*", guard)
+        count_others(context, base, blocked)
         tab = context.new_page()
         errors: list[str] = []
         tab.on("pageerror", lambda err: errors.append(str(err)))
