@@ -99,15 +99,42 @@ def browser(served):
     pw.stop()
 
 
-def _context(browser, base: str, width: int, blocked: list[str]):
-    """A new context that refuses every other host: each request for one is
-    appended to ``blocked``."""
+@pytest.fixture(scope="module")
+def site_context(served, browser):
+    """The module's one context, and the requests to other hosts it refused. Its pages
+    get axe-core, and the site may use the clipboard."""
+    _, base = served
+    blocked: list[str] = []
     context = browser.new_context(
-        viewport={"width": width, "height": 900}, proxy=only(base)
+        viewport={"width": 1280, "height": 900}, proxy=only(base)
     )
     context.set_default_timeout(90_000)  # a busy machine is slow, not broken
     count_others(context, base, blocked)
-    return context
+    context.add_init_script(script=site_a11y.axe_script())
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base[:-1])
+    yield context, blocked
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def tests_tab(site_context):
+    tab = site_context[0].new_page()
+    yield tab
+    tab.close()
+
+
+@pytest.fixture
+def page(served, tests_tab):
+    """The tests' tab, at 1280 by 900 px in light mode, with nothing the site stored
+    (the theme's mode): the tests take turns in it. A new context for each test cost
+    about 1.3 s more CPU: a new renderer, and MathJax and mermaid fetched and compiled
+    again."""
+    _, base = served
+    tests_tab.set_viewport_size({"width": 1280, "height": 900})
+    tests_tab.emulate_media(color_scheme="light")
+    if tests_tab.url.startswith(base):
+        tests_tab.evaluate("() => localStorage.clear()")
+    return tests_tab
 
 
 def _visit(page, base: str, page_name: str, problems: list[str]) -> dict:
@@ -130,13 +157,11 @@ def _visit(page, base: str, page_name: str, problems: list[str]) -> dict:
 
 
 @pytest.fixture(scope="module")
-def visited(served, browser):
+def visited(served, site_context):
     """Every page of the site, visited once at 1280 px, one after the other in one tab
     (a new tab for each page took about twice the CPU time)."""
     report, base = served
-    blocked: list[str] = []
-    context = _context(browser, base, 1280, blocked)
-    context.add_init_script(script=site_a11y.axe_script())
+    context, blocked = site_context
     page = context.new_page()
     problems: list[str] = []
     page.on("pageerror", lambda err: problems.append(f"page error: {err}"))
@@ -148,8 +173,8 @@ def visited(served, browser):
     )
     names = [*report.pages, *ZH_PAGES]
     states = {name: _visit(page, base, name, problems) for name in names}
-    context.close()
-    return base, states, blocked
+    page.close()
+    return base, states, list(blocked)
 
 
 def test_every_page_loads_without_errors_and_nothing_from_another_host(visited):
@@ -174,13 +199,10 @@ def test_no_page_has_a_serious_accessibility_problem_in_light_or_dark_mode(visit
     assert [lesson[m]["theme"] for m in ("light", "dark")] == ["light", "dark"]
 
 
-def test_axe_finds_what_it_must_fail_on(served, browser):
+def test_axe_finds_what_it_must_fail_on(served, page):
     """The check itself: a page with an unlabelled button, an image without alt text,
     grey-on-white text and a skipped heading level fails with each named."""
     _, base = served
-    context = _context(browser, base, 1280, [])
-    context.add_init_script(script=site_a11y.axe_script())
-    page = context.new_page()
     page.goto(f"{base}{LESSON}.html", wait_until="load")
     page.evaluate(
         """() => document.querySelector('.bd-article').insertAdjacentHTML('beforeend',
@@ -190,19 +212,15 @@ def test_axe_finds_what_it_must_fail_on(served, browser):
     found = "\n".join(site_a11y.failures("bad", {"light": site_a11y.check(page)}))
     for rule in ("button-name", "image-alt", "heading-order", "color-contrast"):
         assert rule in found, found
-    context.close()
 
 
 def test_a_lesson_loaded_in_dark_mode_passes_axe_and_shows_its_figure_described(
-    served, browser
+    served, page
 ):
     """A reader whose system is dark gets the dark theme at load (the mermaid diagram
     drawn dark too); every rule passes there, and the figure's alt text is its
     description."""
     _, base = served
-    context = _context(browser, base, 1280, [])
-    context.add_init_script(script=site_a11y.axe_script())
-    page = context.new_page()
     page.emulate_media(color_scheme="dark")
     page.goto(f"{base}{LESSON}.html", wait_until="load")
     page.wait_for_selector(".mermaid svg", state="attached", timeout=30_000)
@@ -215,7 +233,6 @@ def test_a_lesson_loaded_in_dark_mode_passes_axe_and_shows_its_figure_described(
         ".cell_output img", "imgs => imgs.map(i => i.getAttribute('alt'))"
     )
     assert alts == ['A plot with series: "torch", "jax".']
-    context.close()
 
 
 def test_math_is_typeset_and_the_diagram_drawn(visited):
@@ -295,12 +312,10 @@ def _pair_boxes(page) -> list[list[dict]]:
     [(LESSON, 1280), (LESSON, 899), (LESSON, 400), (ZH_LESSON, 1280), (ZH_LESSON, 400)],
 )
 def test_pairs_stand_side_by_side_when_wide_and_stack_when_narrow(
-    served, browser, lesson, width
+    served, page, lesson, width
 ):
     report, base = served
-    blocked: list[str] = []
-    context = _context(browser, base, width, blocked)
-    page = context.new_page()
+    page.set_viewport_size({"width": width, "height": 900})
     page.goto(f"{base}{lesson}.html", wait_until="load")
     pairs = _pair_boxes(page)
     page.locator(".sbs-pair").first.scroll_into_view_if_needed()
@@ -333,16 +348,14 @@ def test_pairs_stand_side_by_side_when_wide_and_stack_when_narrow(
         for cell in parity:
             assert cell["y"] >= max(torch["y"] + torch["h"], jax["y"] + jax["h"]) - 1
             assert cell["w"] >= torch["w"] + (jax["w"] if width >= 900 else 0) - 1
-    context.close()
 
 
 @pytest.mark.parametrize("width", [1280, 400])
-def test_the_discussions_are_a_click_away(served, browser, width):
+def test_the_discussions_are_a_click_away(served, page, width):
     """The footer's link on every width; the icon beside the search box where the
     sidebar shows (on a phone it is in the menu)."""
     _, base = served
-    context = _context(browser, base, width, [])
-    page = context.new_page()
+    page.set_viewport_size({"width": width, "height": 900})
     page.goto(f"{base}{LESSON}.html")
     forum = "https://github.com/jax-pytorch-side-by-side/course/discussions"
     footer = page.locator(f'.course-discussions a[href="{forum}"]')
@@ -351,26 +364,19 @@ def test_the_discussions_are_a_click_away(served, browser, width):
     icon = page.locator(f'.bd-sidebar-primary a.pst-navbar-icon[href="{forum}"]')
     assert icon.count() == 1 and icon.is_visible() == (width >= 960)
     assert icon.text_content().strip() == "Discussions"  # its name, read out
-    context.close()
 
 
-def test_a_smoke_run_says_so_on_its_pages(served, browser):
+def test_a_smoke_run_says_so_on_its_pages(served, page):
     _, base = served
-    context = _context(browser, base, 1280, [])
-    page = context.new_page()
     page.goto(f"{base}{LESSON}.html")
     assert page.locator(".course-smoke-banner").is_visible()
     assert "SMOKE = True" in page.locator(".bd-header-announcement").inner_text()
     page.goto(f"{base}notebooks/91_fixture_full.html")
     assert page.locator(".course-smoke-banner").count() == 0
-    context.close()
 
 
-def test_each_code_block_copies_its_code_without_prompts_or_outputs(served, browser):
+def test_each_code_block_copies_its_code_without_prompts_or_outputs(served, page):
     _, base = served
-    context = _context(browser, base, 1280, [])
-    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base[:-1])
-    page = context.new_page()
     page.goto(f"{base}{LESSON}.html", wait_until="load")
     halves = page.locator(".sbs-pair > .cell:not(.tag_sbs-parity)")
     assert halves.count() == 4
@@ -387,7 +393,6 @@ def test_each_code_block_copies_its_code_without_prompts_or_outputs(served, brow
     assert console.count() == 1
     console.click()
     assert page.evaluate("() => navigator.clipboard.readText()") == "y = [1, 2]\nlen(y)"
-    context.close()
 
 
 # Each text drawn on a canvas in the font the page's prose has, as pixels: two Chinese
@@ -408,13 +413,11 @@ GLYPHS = """() => {
 }"""
 
 
-def test_the_switch_goes_both_ways_and_chinese_text_renders(served, browser):
+def test_the_switch_goes_both_ways_and_chinese_text_renders(served, page):
     """A reader on the English lesson clicks 中文 and reads the same lesson in Chinese,
     its characters drawn (not the missing-glyph box), then clicks English to go back."""
     need_chinese_font()
     _, base = served
-    context = _context(browser, base, 1280, [])
-    page = context.new_page()
     page.goto(f"{base}{LESSON}.html")
     assert page.evaluate("() => document.documentElement.lang") == "en"
     for width in (1280, 400):  # on the header's row, among its icons, at either width
@@ -444,4 +447,3 @@ def test_the_switch_goes_both_ways_and_chinese_text_renders(served, browser):
     page.locator("a.course-language").click()
     page.wait_for_url(f"{base}zh/index.html")
     assert page.locator("h1").first.inner_text().endswith("（中文版）")
-    context.close()
