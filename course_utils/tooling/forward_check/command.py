@@ -408,17 +408,6 @@ def older_path(name: str) -> str:
     return name
 
 
-def run(
-    paths: Sequence[Path],
-    root: Path,
-    releases: Sequence[Release],
-    installed: dict[str, Release],
-) -> tuple[list[Hit], dict[str, Any]]:
-    """Check ``paths`` against ``releases``; the hits and what was read."""
-    with _collector_paused():
-        return _run(paths, root, releases, installed)
-
-
 @contextlib.contextmanager
 def _collector_paused() -> Iterator[None]:
     """Python's cycle collector off, and back on after.
@@ -436,12 +425,14 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _run(
+@_collector_paused()
+def run(
     paths: Sequence[Path],
     root: Path,
     releases: Sequence[Release],
     installed: dict[str, Release],
 ) -> tuple[list[Hit], dict[str, Any]]:
+    """Check ``paths`` against ``releases``; the hits and what was read."""
     newest = {top: r for r in releases for top in r.tops}
     tops = frozenset(newest)
     for release in releases:
