@@ -163,10 +163,11 @@ class Watchdog(threading.Thread):
             total = sum(rss_bytes(pid) for pid in pids) + self.extra()
             self.seen.update(pids)
             self.peak = max(self.peak, total)
-            if self.tripped is None:
-                self.tripped = self._over(total, len(pids))
-                if self.tripped:
-                    kill_descendants()
+            over = None if self.tripped is not None else self._over(total, len(pids))
+            if over:
+                # Killed first, then told: whoever sees ``tripped`` finds the tree gone.
+                kill_descendants()
+                self.tripped = over
 
     def _over(self, total: int, count: int) -> str | None:
         if total > self.limit:

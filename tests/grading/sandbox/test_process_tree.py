@@ -110,3 +110,34 @@ def test_exited_orphans_are_reaped_and_too_many_processes_trip_the_watchdog():
     assert out["zombies"] == 5 and out["reaped"] == 4 and len(out["left"]) == 1
     assert out["tripped"].endswith("processes were running (limit 3)")
     assert out["peak"] >= 7 << 20  # the extra bytes count (a sandbox's tmpfs)
+
+
+def test_the_watchdog_says_tripped_only_once_the_tree_is_killed(monkeypatch):
+    # A worker that sees ``tripped`` moves on to its next student: a kill still under
+    # way would reach that student's kernel, and a process that exits then leaves the
+    # tree running (this test's ZOMBIES child once held its pipe open for 60 s).
+    import threading
+    import time
+
+    from course_utils.grading.sandbox import process_tree
+
+    killed = threading.Event()
+
+    def slow_kill():
+        time.sleep(0.3)
+        killed.set()
+        return 4
+
+    monkeypatch.setattr(process_tree, "kill_descendants", slow_kill)
+    monkeypatch.setattr(process_tree, "descendant_pids", lambda: [11, 12, 13, 14])
+    monkeypatch.setattr(process_tree, "rss_bytes", lambda pid: 0)
+    monkeypatch.setattr(process_tree, "reap_zombies", lambda keep: 0)
+    dog = process_tree.Watchdog(limit_mb=10_000, interval=0.01, max_procs=3)
+    dog.start()
+    end = time.monotonic() + 10
+    while dog.tripped is None and time.monotonic() < end:
+        time.sleep(0.001)
+    seen_killed = killed.is_set()
+    dog.stop()
+    assert dog.tripped == "4 processes were running (limit 3)"
+    assert seen_killed
