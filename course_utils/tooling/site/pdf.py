@@ -23,12 +23,14 @@ import http.server
 import io
 import os
 import shutil
+import socket
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlparse
 
 from course_utils.tooling.errors import CourseError
 
@@ -148,6 +150,27 @@ def serve(directory: Path) -> Iterator[str]:
         server.server_close()
 
 
+def local_only(base: str) -> dict:
+    """The proxy setting (``browser.new_context(proxy=local_only(base))``) that keeps a
+    context on ``base``, a served site's address (``http://127.0.0.1:PORT/``): chromium
+    sends every request for another host or port to a port that refuses it, so nothing
+    leaves the machine.
+
+    A route (``context.route``) would refuse them too, but Playwright turns off the
+    browser's cache while one is set: every page then loads and compiles each script
+    (MathJax, mermaid) again."""
+    refuser = socket.socket()  # bound, never listening: a connection to it is refused
+    refuser.bind(("127.0.0.1", 0))
+    _REFUSERS.append(refuser)  # kept open, so that no other program takes the port
+    return {
+        "server": f"http://127.0.0.1:{refuser.getsockname()[1]}",
+        "bypass": urlparse(base).netloc,
+    }
+
+
+_REFUSERS: list[socket.socket] = []
+
+
 def _margins(title: str) -> dict[str, str]:
     from html import escape
 
@@ -217,17 +240,11 @@ def print_course(
         )
         try:
             context = chromium.new_context(
-                viewport={"width": PRINT_WIDTH, "height": 1100}, color_scheme="light"
+                viewport={"width": PRINT_WIDTH, "height": 1100},
+                color_scheme="light",
+                proxy=local_only(base),
             )
             context.set_default_timeout(TIMEOUT_MS)
-            context.route(
-                "**/*",
-                lambda route: (
-                    route.continue_()
-                    if route.request.url.startswith(base)
-                    else route.abort()
-                ),
-            )
             page = context.new_page()
             for name in pages:
                 data, title, images = print_page(page, f"{base}{name}.html", name)

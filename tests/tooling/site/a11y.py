@@ -15,10 +15,8 @@ when anything does.
 from __future__ import annotations
 
 import functools
-import http.server
 import json
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -102,43 +100,30 @@ def failures(name: str, runs: dict[str, dict]) -> list[str]:
     return lines
 
 
-def _serve(directory: Path):
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    handler = functools.partial(Quiet, directory=str(directory))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}/"
-
-
 def check_site(site: Path) -> tuple[list[str], dict[str, dict]]:
     """Every page of the built ``site`` in both modes: the failing lines and each
     page's runs."""
     from playwright.sync_api import sync_playwright
 
+    from course_utils.tooling.site.pdf import local_only, serve
     from tests.tooling.site.fixture import launch
 
     built = json.loads((site / "site.json").read_text())
     # the English pages, then the Chinese half's (under zh/)
     pages = built["pages"] + [f"zh/{p}" for p in built.get("zh_pages", [])]
-    server, base = _serve(site)
     runs: dict[str, dict] = {}
-    try:
-        with sync_playwright() as pw:
-            browser = launch(pw)
-            context = browser.new_context(viewport={"width": 1280, "height": 900})
-            context.set_default_timeout(120_000)
-            context.add_init_script(script=axe_script())
-            page = context.new_page()
-            for name in pages:
-                page.goto(f"{base}{name}.html", wait_until="load")
-                runs[name] = both_modes(page)
-            browser.close()
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve(site) as base, sync_playwright() as pw:
+        browser = launch(pw)
+        context = browser.new_context(
+            viewport={"width": 1280, "height": 900}, proxy=local_only(base)
+        )  # nothing leaves the machine
+        context.set_default_timeout(120_000)
+        context.add_init_script(script=axe_script())
+        page = context.new_page()
+        for name in pages:
+            page.goto(f"{base}{name}.html", wait_until="load")
+            runs[name] = both_modes(page)
+        browser.close()
     return [line for n, r in runs.items() for line in failures(n, r)], runs
 
 

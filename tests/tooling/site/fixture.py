@@ -19,11 +19,9 @@ import functools
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
-from urllib.parse import urlparse
 
 import pytest
 
@@ -125,14 +123,6 @@ def need_chinese_font() -> None:
 
 
 @functools.cache
-def _refuser() -> socket.socket:
-    """A socket on 127.0.0.1, bound and never listening: a connection to its port is
-    refused. It stays open while the process lives, so no other program takes the port."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    return sock
-
-
 def launch(pw):
     """Debian's chromium under playwright (never Playwright's own browser download)."""
     return pw.chromium.launch(
@@ -142,16 +132,10 @@ def launch(pw):
 
 def only(base: str) -> dict:
     """The proxy (``browser.new_context(proxy=only(base))``) that keeps a context on
-    ``base``, a served site's address (``http://127.0.0.1:PORT/``): chromium sends
-    every request for another host or port to a port that refuses it, so nothing
-    leaves the machine. :func:`count_others` lists those requests.
-
-    A route (``context.route``) would refuse them too, but Playwright turns off the
-    browser's cache while one is set: every page then loads and compiles each script
-    again. On the fixture site's 29 pages that cost about 7 s of CPU, 60% more than
-    the loads themselves."""
-    refuser = _refuser().getsockname()[1]
-    return {"server": f"http://127.0.0.1:{refuser}", "bypass": urlparse(base).netloc}
+    ``base``: the course's own (:func:`course_utils.tooling.site.pdf.local_only`), which
+    ``course site --pdf`` and ``make site-check`` use too. :func:`count_others` lists
+    the requests it refused."""
+    return site_pdf.local_only(base)
 
 
 def count_others(context, base: str, others: list[str]) -> None:
