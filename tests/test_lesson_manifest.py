@@ -164,3 +164,32 @@ def test_only_the_manifest_lists_the_notebook_folders():
         "these read notebooks/, solutions/ or exercises/ themselves; ask "
         "course_utils.lessons instead:\n" + "\n".join(found)
     )
+
+
+def test_generated_files_are_marked_generated_and_sources_are_not():
+    # .gitattributes marks what the course's commands write (linguist-generated: GitHub
+    # folds them in a diff), so that a reviewer reads the sources.
+    import subprocess
+
+    generated, sources = [ROOT / "README.zh.md"], [ROOT / "README.md"]
+    for lesson in lessons.lessons(ROOT):
+        generated += [lesson.notebook, lesson.master.with_suffix(".ipynb")]
+        generated += [lesson.student, lesson.twin(), lesson.student_twin()]
+        sources += [lesson.source, lesson.master]
+    sources += sorted((ROOT / "locale").rglob("*.po"))
+    paths = [p.relative_to(ROOT).as_posix() for p in generated + sources]
+    out = subprocess.run(
+        ["git", "check-attr", "-z", "linguist-generated", "--", *paths],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split("\0")[:-1]  # path, attribute, value, ...: each ends with NUL
+    marked = {
+        path
+        for path, _, value in zip(out[::3], out[1::3], out[2::3], strict=True)
+        if value == "set"
+    }
+    n = len(generated)
+    assert [p for p in paths[:n] if p not in marked] == []  # generated, not marked
+    assert [p for p in paths[n:] if p in marked] == []  # sources marked generated
