@@ -6,7 +6,7 @@ claims``; ``course doctor``), its output going to a log file, so many can run at
 and any of them can be stopped with everything it started.
 
 Several children share the machine's cores and its one GPU, so each child gets
-(:func:`child_env`, :func:`_pin`):
+(:func:`child_env`, :func:`pinned`):
 
 - **its own cores**: the child is pinned to the core ids the scheduler gave it
   (``sched_setaffinity``). XLA sizes its CPU thread pool from the cores a process may
@@ -62,18 +62,24 @@ def child_env(base: Mapping[str, str], core_ids: tuple[int, ...]) -> dict[str, s
     return env
 
 
-def _pin(pid: int, core_ids: tuple[int, ...]) -> None:
-    """Pin the child ``pid`` to ``core_ids`` (nothing where the OS cannot), as soon as it
-    has started, long before its Python imports a framework or starts a thread, so every
-    process and thread it starts later inherits the cores. Not a ``preexec_fn``: that runs
-    Python between fork and exec, where a parent that has started JAX's threads can
-    deadlock."""
+# Run by a short-lived interpreter that pins itself to the cores, then execs the command:
+# the command starts pinned, and so does every thread and process it starts.
+_PIN_THEN_EXEC = (
+    "import os, sys; os.sched_setaffinity(0, {int(c) for c in sys.argv[1].split(',')}); "
+    "os.execvp(sys.argv[2], sys.argv[2:])"
+)
+
+
+def pinned(cmd: list[str], core_ids: tuple[int, ...]) -> list[str]:
+    """``cmd`` started on ``core_ids`` (as it is where the OS cannot pin). A launcher pins
+    itself and execs ``cmd``, so the child runs no instruction of ``cmd`` unpinned: pinning
+    it from the parent once it had started lost the race on a busy machine, and a
+    ``preexec_fn`` runs Python between fork and exec, where a parent that has started
+    JAX's threads can deadlock."""
     if not core_ids or not hasattr(os, "sched_setaffinity"):
-        return
-    try:
-        os.sched_setaffinity(pid, set(core_ids))
-    except ProcessLookupError:  # it has ended already: nothing to pin
-        pass
+        return cmd
+    cores = ",".join(str(c) for c in core_ids)
+    return [sys.executable, "-c", _PIN_THEN_EXEC, cores, *cmd]
 
 
 class Process:
@@ -99,7 +105,7 @@ class Process:
         self.t0 = time.monotonic()
         with open(log, "w", encoding="utf-8") as out:
             self.proc = subprocess.Popen(
-                cmd,
+                pinned(cmd, core_ids),
                 cwd=cwd,
                 env=env,
                 stdout=out,
@@ -107,7 +113,6 @@ class Process:
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
-        _pin(self.proc.pid, core_ids)
 
     def output(self) -> str:
         try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -58,7 +59,9 @@ os.register_at_fork(before=lambda: FORKS.append(1))
 def test_a_child_is_pinned_without_running_the_parents_fork_handlers(tmp_path):
     """JAX installs a fork handler once it has started; a ``preexec_fn`` would run such
     handlers, and Python code, between fork and exec, where a threaded parent can
-    deadlock. The child is pinned from outside instead."""
+    deadlock. A launcher pins itself and execs the command instead: the child's first
+    instruction already runs on its core (pinned from the parent once started, it read
+    both cores here on a busy machine)."""
     core = available_cores()[-1]
     before = len(FORKS)
     child = device_children.Process(
@@ -73,6 +76,18 @@ def test_a_child_is_pinned_without_running_the_parents_fork_handlers(tmp_path):
     assert child.proc.wait(timeout=60) == 0
     assert child.output().strip() == f"[{core}]"
     assert len(FORKS) == before
+
+
+def test_the_launcher_passes_the_command_and_its_arguments_through(tmp_path):
+    cmd = [sys.executable, "-c", "import sys; print(sys.argv[1:])", "a b", "--x", ""]
+    assert device_children.pinned(cmd, ()) == cmd  # no cores: as it is
+    out = subprocess.run(
+        device_children.pinned(cmd, (available_cores()[0],)),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert out.strip() == "['a b', '--x', '']"
 
 
 def _nb_item(name: str, timeout: float = 120.0, kind: str = "smoke") -> Item:
