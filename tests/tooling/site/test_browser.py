@@ -14,9 +14,6 @@ that is a failure.
 
 from __future__ import annotations
 
-import functools
-import http.server
-import threading
 import urllib.request
 from types import SimpleNamespace
 from urllib.parse import unquote, urldefrag, urlparse
@@ -24,6 +21,7 @@ from urllib.parse import unquote, urldefrag, urlparse
 import nbformat
 import pytest
 
+from course_utils.tooling.site import pdf as site_pdf
 from tests.tooling.site import a11y as site_a11y
 from tests.tooling.site.fixture import (
     FIXTURES,
@@ -66,22 +64,13 @@ PAGE_STATE = """async () => {
 MATHJAX_DONE = "() => window.MathJax && MathJax.startup && MathJax.startup.promise"
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def served():
     need_browser()
     report = SimpleNamespace(**shared_site())
-    handler = functools.partial(_Quiet, directory=str(report.out))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield report, f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+    # the server `course site --pdf` prints from
+    with site_pdf.serve(report.out) as base:
+        yield report, base
 
 
 @pytest.fixture(scope="module")
