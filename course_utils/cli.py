@@ -119,11 +119,11 @@ def cmd_sync(args: argparse.Namespace) -> int:
             for c in changed:
                 print(f"out of sync: {c} (run `course sync`)")
             return 1
-        print("all .ipynb files match their .py sources")
+        print("all .ipynb files and the cheat sheet match their .py sources")
         return 0
     for c in changed:
         print(f"wrote {c}")
-    print(f"{len(changed)} notebook(s) updated")
+    print(f"{len(changed)} file(s) updated")
     return 0
 
 
@@ -172,7 +172,9 @@ def _add_run(sub: Any) -> None:
 
 def _add_sync_and_build(sub: Any) -> None:
     s = sub.add_parser(
-        "sync", help="regenerate each .ipynb from its jupytext .py source"
+        "sync",
+        help="regenerate each .ipynb from its jupytext .py source, and the cheat "
+        "sheet (docs/CHEATSHEET.md) from the lessons' Summary tables",
     )
     s.add_argument(
         "--check", action="store_true", help="only report drift; exit 1 if any"

@@ -171,7 +171,10 @@ def test_generated_files_are_marked_generated_and_sources_are_not():
     # folds them in a diff), so that a reviewer reads the sources.
     import subprocess
 
-    generated, sources = [ROOT / "README.zh.md"], [ROOT / "README.md"]
+    from course_utils.tooling import cheatsheet
+
+    generated = [ROOT / "README.zh.md", ROOT / cheatsheet.PAGE]
+    sources = [ROOT / "README.md", ROOT / "docs" / "AUTHORING.md"]
     for lesson in lessons.lessons(ROOT):
         generated += [lesson.notebook, lesson.master.with_suffix(".ipynb")]
         generated += [lesson.student, lesson.twin(), lesson.student_twin()]

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from course_utils import config, lessons, student_version
 from course_utils._files import write_atomic
+from course_utils.tooling import cheatsheet
 from course_utils.tooling.errors import CourseError
 
 # The one place the repository's address lives (badges, hosted install, README).
@@ -325,27 +327,32 @@ def _write_if_changed(path: Path, text: str) -> bool:
     return True
 
 
+def _generated(root: Path) -> Iterator[tuple[Path, str]]:
+    """Each file ``course sync`` writes, with the text it should hold."""
+    for pair in pairs(root):
+        yield pair.py, render_py(pair.py)
+        yield pair.ipynb, render(pair.py, pair.kind, root)
+    yield root / cheatsheet.PAGE, cheatsheet.render(root)
+
+
 def sync(root: Path, check: bool = False) -> list[str]:
     """Bring every pair to jupytext's fixed point; with ``check``, only report drift.
 
     The ``.py`` is rewritten as jupytext writes it (header, blank lines between
     cells; the code in the cells is never touched), then the ``.ipynb`` is
-    regenerated from it. Returns the paths written (or, with ``check``, the paths
-    that drifted). Also reports an ``.ipynb`` in ``notebooks/``/``solutions/``
-    that has no ``.py``.
+    regenerated from it; so is the cheat sheet, ``docs/CHEATSHEET.md``, from the
+    lessons' Summary tables (:mod:`.cheatsheet`). Returns the paths written (or,
+    with ``check``, the paths that drifted). Also reports an ``.ipynb`` in
+    ``notebooks/``/``solutions/`` that has no ``.py``.
     """
     changed = []
-    for pair in pairs(root):
-        for path, text in (
-            (pair.py, render_py(pair.py)),
-            (pair.ipynb, render(pair.py, pair.kind, root)),
-        ):
-            rel = str(path.relative_to(root))
-            if check:
-                if not path.exists() or path.read_text(encoding="utf-8") != text:
-                    changed.append(rel)
-            elif _write_if_changed(path, text):
+    for path, text in _generated(root):
+        rel = str(path.relative_to(root))
+        if check:
+            if not path.exists() or path.read_text(encoding="utf-8") != text:
                 changed.append(rel)
+        elif _write_if_changed(path, text):
+            changed.append(rel)
     for kind in (lessons.LESSONS, lessons.MASTERS):
         for nb in lessons.files(root, kind):
             if not nb.with_suffix(".py").exists():
