@@ -329,6 +329,15 @@ def test_every_quiz_file_belongs_to_a_lesson():
     assert set(quiz.names("zh")) <= set(quiz.names())
 
 
+def test_every_english_quiz_has_its_chinese_version():
+    missing = sorted(set(quiz.names()) - set(quiz.names("zh")))
+    assert set(quiz.names()) == set(quiz.names("zh")), (
+        "the Chinese edition shows the English quiz where "
+        + ", ".join(f"course_utils/quizzes/zh/{name}.toml" for name in missing)
+        + " is missing"
+    )
+
+
 def test_the_example_in_the_authoring_guide_is_a_valid_quiz(tmp_path):
     guide = (ROOT / "docs" / "AUTHORING.md").read_text(encoding="utf-8")
     section = guide.split("## The review quiz", 1)[1]
