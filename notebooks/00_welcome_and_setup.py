@@ -160,7 +160,7 @@ assert env.device_kind(torch_dev) == env.device_kind(jax_dev)
 # - **Smoke mode** shrinks the sizes in the `parameters` cell; the code path stays the same.
 #   `COURSE_SMOKE=1` turns it on.
 # - **Exercises** live in `exercises/`. Each check cell says what is wrong, or that a stub is
-#   "not implemented yet".
+#   "not implemented yet". The notebook's last cell says how to check it and hand it in.
 #
 # Here is the pattern on the smallest possible example: a softmax over the same numbers.
 #
