@@ -137,11 +137,11 @@ def cmd_build_exercises(args: argparse.Namespace) -> int:
             for c in changed:
                 print(f"out of date: {c} (run `course build-exercises`)")
             return 1
-        print("exercises/ matches solutions/")
+        print("exercises/ and docs/POINTS.md match solutions/")
         return 0
     for c in changed:
         print(f"wrote {c}")
-    print(f"{len(changed)} exercise notebook(s) updated")
+    print(f"{len(changed)} file(s) updated")
     return 0
 
 
@@ -182,7 +182,9 @@ def _add_sync_and_build(sub: Any) -> None:
     s.set_defaults(func=cmd_sync)
 
     b = sub.add_parser(
-        "build-exercises", help="generate exercises/ from the masters in solutions/"
+        "build-exercises",
+        help="generate exercises/ and the points page (docs/POINTS.md) from the "
+        "masters in solutions/",
     )
     b.add_argument(
         "--check", action="store_true", help="only report drift; exit 1 if any"

@@ -23,7 +23,7 @@ from typing import Any
 
 from course_utils import config, lessons, student_version
 from course_utils._files import write_atomic
-from course_utils.tooling import cheatsheet
+from course_utils.tooling import cheatsheet, points
 from course_utils.tooling.errors import CourseError
 
 # The one place the repository's address lives (badges, hosted install, README).
@@ -376,15 +376,16 @@ def twin_drift(ipynb: Path) -> Path | None:
 
 
 def build_exercises(root: Path, check: bool = False) -> list[str]:
-    """Generate ``exercises/*.ipynb`` from ``solutions/*.py``; with ``check``, report drift."""
+    """Generate ``exercises/*.ipynb`` from ``solutions/*.py``, and the points page,
+    ``docs/POINTS.md`` (:mod:`.points`); with ``check``, report drift."""
     out_dir = root / lessons.STUDENTS
     out_dir.mkdir(exist_ok=True)
     changed = []
     masters = lessons.files(root, lessons.MASTERS, ".py")
     expected = {out_dir / f"{m.stem}.ipynb" for m in masters}
-    for master in masters:
-        target = out_dir / f"{master.stem}.ipynb"
-        text = render_student(master, root)
+    targets = [(out_dir / f"{m.stem}.ipynb", render_student(m, root)) for m in masters]
+    targets.append((root / points.PAGE, points.render(root, read_py)))
+    for target, text in targets:
         rel = str(target.relative_to(root))
         if check:
             if not target.exists() or target.read_text(encoding="utf-8") != text:

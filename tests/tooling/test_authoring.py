@@ -11,7 +11,7 @@ import pytest
 import yaml
 from jupytext.cli import jupytext as jupytext_cli
 
-from course_utils.tooling import cheatsheet, notebooks
+from course_utils.tooling import cheatsheet, notebooks, points
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,9 +30,11 @@ def _copy_course(tmp_path: Path, lessons: str | None = None) -> Path:
         (root / d).mkdir(parents=True)
         for path in sorted((ROOT / d).glob(f"{lessons}_*")):
             shutil.copy2(path, root / d / path.name)
-    page = root / cheatsheet.PAGE  # the copy's own: its lessons' Summary tables
-    page.parent.mkdir()
-    page.write_text(cheatsheet.render(root), encoding="utf-8")
+    (root / "docs").mkdir()  # the copy's own pages: its lessons' and masters'
+    (root / cheatsheet.PAGE).write_text(cheatsheet.render(root), encoding="utf-8")
+    (root / points.PAGE).write_text(
+        points.render(root, notebooks.read_py), encoding="utf-8"
+    )
     return root
 
 

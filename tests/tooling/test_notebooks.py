@@ -7,7 +7,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_utils.tooling import cheatsheet, notebooks
+from course_utils.tooling import cheatsheet, notebooks, points
 from course_utils.tooling.errors import CourseError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,9 +82,11 @@ def _copy_course(tmp_path: Path) -> Path:
         for path in sorted((ROOT / d).glob("0[01]_*.*")):
             shutil.copy2(path, root / d / path.name)
     assert len(notebooks.pairs(root)) == 4
-    page = root / cheatsheet.PAGE  # the copy's own: its lessons' Summary tables
-    page.parent.mkdir()
-    page.write_text(cheatsheet.render(root), encoding="utf-8")
+    (root / "docs").mkdir()  # the copy's own pages: its lessons' and masters'
+    (root / cheatsheet.PAGE).write_text(cheatsheet.render(root), encoding="utf-8")
+    (root / points.PAGE).write_text(
+        points.render(root, notebooks.read_py), encoding="utf-8"
+    )
     return root
 
 

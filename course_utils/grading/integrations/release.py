@@ -44,7 +44,7 @@ SHIPPED = (
 )
 SHIPPED += ("notebooks", "course_utils", "docs")
 INSTRUCTOR_DOCS = ("docs/GRADING.md", "docs/GRADING_DEPLOY.md", "docs/AUTHORING.md")
-INSTRUCTOR_DOCS += ("docs/TEACHING.md",)
+INSTRUCTOR_DOCS += ("docs/TEACHING.md", "docs/POINTS.md")
 MARKERS = (
     student_version.BEGIN_SOLUTION,
     student_version.BEGIN_HIDDEN,

@@ -61,6 +61,7 @@ def test_the_tree_is_lessons_exercises_and_the_library(released):
     assert not tops & {"solutions", "tests", "benchmarks", ".ci", ".github", "build"}
     assert not (released / "docs" / "GRADING.md").exists()
     assert not (released / "docs" / "TEACHING.md").exists()
+    assert not (released / "docs" / "POINTS.md").exists()  # it names the masters
     assert sorted(p.stem for p in (released / "exercises").glob("*.ipynb")) == [
         m.stem for m in MASTERS
     ]
