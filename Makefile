@@ -69,7 +69,7 @@ site-check:
 
 # Unit tests, lint, pairing checks, then every lesson notebook under nbval (errors only:
 # outputs are not committed), every master run once in a kernel with its wrong answers
-# replayed (tests/test_masters.py) and the student notebooks (tests/README.md).
+# replayed (tests/notebooks/test_masters.py) and the student notebooks (tests/README.md).
 # pytest's own exit status lands in build/pytest-rc (make itself exits 2 on any failure),
 # so that .ci/run can tell "no tests collected" (5) from failures.
 # The timing ratios (tests/test_timing_check.py) need a quiet machine: `make timing-check`

@@ -62,9 +62,9 @@ def test_a_broken_table_names_its_file(tmp_path):
 def test_the_repositorys_table_orders_every_lesson_and_the_masters():
     table = durations.load()
     root = durations.TABLE.parents[1]
-    # lessons run under nbval, one file each; the masters all run in tests/test_masters.py
+    # lessons run under nbval, one file each; the masters all run in tests/notebooks/test_masters.py
     notebooks = sorted(root.glob("notebooks/*.ipynb")) + [
-        root / "tests/test_masters.py"
+        root / "tests/notebooks/test_masters.py"
     ]
     assert notebooks[0].suffix == ".ipynb" and notebooks[-1].exists()
     missing = [str(p.relative_to(root)) for p in notebooks]

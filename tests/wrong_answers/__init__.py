@@ -7,7 +7,7 @@ fail with :class:`course_utils.exercises.CheckFailed`, and its message must
 contain ``hint_words`` (the hint that points at the actual mistake). A fourth item,
 ``{distribution: version}``, names the first version on which the slip is a bug; on
 an older one the answer is right and is not replayed (``replay.applies``).
-``tests/test_masters.py`` runs them, in the one run of each master
+``tests/notebooks/test_masters.py`` runs them, in the one run of each master
 (:mod:`tests.wrong_answers.replay`).
 """
 

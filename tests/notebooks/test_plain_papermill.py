@@ -3,10 +3,11 @@
 Papermill's own command line runs in a child process from the repository root, with
 the course's variables removed from its environment (no ``COURSE_SMOKE``, no strict
 ``IPYTHONDIR``) and a fresh IPython directory, as on a CI runner. The quickest
-course notebook, master 00, exits 0 (tests/test_masters.py runs it and nbval every lesson
-in the course's own settings; this is the one run without them). Sharp bits show their errors through
-``course_utils.expect.expect_error``: a tiny notebook whose expected error happens
-exits 0, one whose expected error does not happen exits non-zero.
+course notebook, master 00, exits 0 (tests/notebooks/test_masters.py runs it, and nbval
+every lesson, in the course's own settings; this is the one run without them). Sharp
+bits show their errors through ``course_utils.expect.expect_error``: a tiny notebook
+whose expected error happens exits 0, one whose expected error does not happen exits
+non-zero.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import pytest
 
 from tests import load
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # The quickest course notebook under plain papermill in smoke mode (2-core CPU).
 MASTER = ROOT / "solutions" / "00_welcome_exercises.ipynb"
 

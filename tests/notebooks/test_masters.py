@@ -13,7 +13,7 @@ import pytest
 
 from tests.wrong_answers import replay
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MASTERS = sorted((ROOT / "solutions").glob("[0-9][0-9]_*_exercises.ipynb"))
 
 

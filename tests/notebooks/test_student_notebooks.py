@@ -10,7 +10,7 @@ from course_utils import exercises, student_version
 from course_utils.tooling.execution import runner
 from tests import load
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STUDENT = sorted((ROOT / "exercises").glob("*.ipynb"))
 # One translated student notebook runs too (its code cells are the English ones).
 STUDENT += sorted((ROOT / "exercises" / "zh").glob("00_*.ipynb"))
