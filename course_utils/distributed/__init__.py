@@ -18,4 +18,7 @@ The launched scripts themselves (run them with ``torchrun -m`` or ``python -m``)
 launch), ``jax_multiprocess``, ``torch_gpt`` (lesson 12's GPT with FSDP2 and tensor
 parallelism), and ``torch_check`` (runs an exercise's function on
 several processes).
+
+Elsewhere: ``course_utils.meshes`` picks the devices a JAX mesh gets (the accelerators,
+or simulated CPUs), and ``course_utils.gpt.shard`` shards lesson 12's GPT.
 """
