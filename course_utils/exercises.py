@@ -3,7 +3,9 @@
 An untouched stub reads "not implemented yet" rather than a crash, except inside
 the instructor's grader (``COURSE_GRADING=1``), where it must fail. The marker
 grammar that turns masters into student notebooks is in
-:mod:`course_utils.student_version`.
+:mod:`course_utils.student_version`. The exercises themselves, their tests and their
+points (``# TESTS: <id> points=<n>``) are the masters, ``solutions/NN_*_exercises.py``;
+``docs/POINTS.md`` adds the points up per assignment.
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""course_utils.student_version: the exercise marker grammar."""
+"""course_utils.student_version: the exercise marker grammar.
+
+Whether ``exercises/`` is what the masters make now is checked in
+``tests/tooling/test_notebooks.py`` (``test_exercises_are_generated_from_solutions``).
+"""
 
 import nbformat
 import pytest
