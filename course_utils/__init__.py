@@ -32,7 +32,7 @@ when the two are timed in alternation; and ``rfc3987_syntax`` left out (see
 - ``full_run``: a lesson's result from a real full run, saved by the lesson and shipped in ``full_runs/``, shown beside a smoke run
 - ``memory``: peak memory of one training step in each framework, with the method named (XLA's plan, the torch profiler, the allocators' counters and a step's own peak on them)
 - ``numpy_mlp``: a two-layer MLP in NumPy with hand-written backprop (the float64 oracle)
-- ``residuals``: what reverse-mode autodiff saves for the backward pass, in both frameworks
+- ``residuals``: what reverse-mode autodiff saves for the backward pass, in both frameworks (lesson 02's rematerialisation; not numerical error)
 - ``kmeans``: k-means in both frameworks (lesson 03)
 - ``cartpole``: a batched CartPole simulation in both frameworks (lesson 03)
 - ``torch_logs``: PyTorch's compile logs (``TORCH_LOGS``) collected for one block (lesson 03)
