@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -327,6 +327,22 @@ def _write_if_changed(path: Path, text: str) -> bool:
     return True
 
 
+def _bring_up_to_date(
+    root: Path, targets: Iterable[tuple[Path, str]], check: bool
+) -> list[str]:
+    """Write each ``(path, text)`` whose file differs (with ``check``, write nothing);
+    the paths, relative to ``root``, that were written or would be."""
+    changed = []
+    for path, text in targets:
+        if check:
+            stale = not path.exists() or path.read_text(encoding="utf-8") != text
+        else:
+            stale = _write_if_changed(path, text)
+        if stale:
+            changed.append(str(path.relative_to(root)))
+    return changed
+
+
 def _generated(root: Path) -> Iterator[tuple[Path, str]]:
     """Each file ``course sync`` writes, with the text it should hold."""
     for pair in pairs(root):
@@ -345,14 +361,7 @@ def sync(root: Path, check: bool = False) -> list[str]:
     with ``check``, the paths that drifted). Also reports an ``.ipynb`` in
     ``notebooks/``/``solutions/`` that has no ``.py``.
     """
-    changed = []
-    for path, text in _generated(root):
-        rel = str(path.relative_to(root))
-        if check:
-            if not path.exists() or path.read_text(encoding="utf-8") != text:
-                changed.append(rel)
-        elif _write_if_changed(path, text):
-            changed.append(rel)
+    changed = _bring_up_to_date(root, _generated(root), check)
     for kind in (lessons.LESSONS, lessons.MASTERS):
         for nb in lessons.files(root, kind):
             if not nb.with_suffix(".py").exists():
@@ -380,18 +389,11 @@ def build_exercises(root: Path, check: bool = False) -> list[str]:
     ``docs/POINTS.md`` (:mod:`.points`); with ``check``, report drift."""
     out_dir = root / lessons.STUDENTS
     out_dir.mkdir(exist_ok=True)
-    changed = []
     masters = lessons.files(root, lessons.MASTERS, ".py")
     expected = {out_dir / f"{m.stem}.ipynb" for m in masters}
     targets = [(out_dir / f"{m.stem}.ipynb", render_student(m, root)) for m in masters]
     targets.append((root / points.PAGE, points.render(root, read_py)))
-    for target, text in targets:
-        rel = str(target.relative_to(root))
-        if check:
-            if not target.exists() or target.read_text(encoding="utf-8") != text:
-                changed.append(rel)
-        elif _write_if_changed(target, text):
-            changed.append(rel)
+    changed = _bring_up_to_date(root, targets, check)
     for stale in lessons.files(root, lessons.STUDENTS):
         if stale not in expected:
             rel = str(stale.relative_to(root))
