@@ -11,6 +11,9 @@ what they found. In between:
   process that imports JAX (:func:`child_env`);
 - one float32 precision in both frameworks (:func:`set_precision`, :func:`precision`;
   :func:`precision_flags` and :func:`restore_precision` put back what was set before).
+
+No seed is set here: each lesson seeds on the page, as the course teaches (lesson 01,
+explicit keys against a global generator; lesson 09, determinism).
 """
 
 from __future__ import annotations

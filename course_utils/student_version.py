@@ -14,7 +14,8 @@ Markers (nbgrader's syntax; docs/AUTHORING.md, "Exercise masters"):
   ``### END HIDDEN TESTS`` so nbgrader reads the master too).
 
 :func:`annotate` gives these cells nbgrader's metadata; :func:`student_version`
-builds what students get. Any missing, unbalanced or nested marker raises
+builds what students get, and ``course build-exercises`` (``tooling/notebooks.py``)
+writes it to ``exercises/``. Any missing, unbalanced or nested marker raises
 :class:`MarkerError` naming the file and the cell.
 """
 

@@ -880,6 +880,9 @@ assert not all(jnp.array_equal(masks[0], m) for m in masks[1:])
 # Now the steps draw different masks, and the two layers get different weights. A habit that
 # prevents the mistake: treat a key as used up once it has gone into a random function, and
 # derive a fresh one for every other use.
+#
+# Lesson 09, section 4, returns to randomness: the same masks in both frameworks,
+# deterministic kernels and one stream per rank.
 
 # %% [markdown]
 # ## 6. Define-by-run vs trace-and-compile

@@ -1,14 +1,22 @@
-"""course_utils.student_version: the exercise marker grammar.
+"""The student notebooks: the exercise marker grammar, and ``exercises/`` in step with the masters.
 
-Whether ``exercises/`` is what the masters make now is checked in
-``tests/tooling/test_notebooks.py`` (``test_exercises_are_generated_from_solutions``).
+``course_utils.student_version`` turns a master into its student notebook;
+``course build-exercises`` (``course_utils/tooling/notebooks.py``) writes ``exercises/``.
+The last tests here check the committed student notebooks: each is what its master makes
+now, points at itself, is not paired and ends with how to check and hand it in.
 """
+
+from pathlib import Path
 
 import nbformat
 import pytest
 
 from course_utils import student_version
 from course_utils.student_version import MarkerError
+from course_utils.tooling import notebooks
+
+ROOT = Path(__file__).resolve().parents[1]
+EXERCISES = sorted((ROOT / "exercises").glob("*.ipynb"))
 
 
 def nb(*cells):
@@ -152,3 +160,43 @@ def test_indentation_of_stub_follows_marker():
         "        # YOUR CODE HERE\n        raise NotImplementedError()"
         in student.cells[0].source
     )
+
+
+# The committed student notebooks
+
+
+def test_exercises_are_generated_from_solutions():
+    drift = notebooks.build_exercises(ROOT, check=True)
+    assert drift == [], f"run `course build-exercises`: {drift}"
+
+
+def test_student_notebooks_point_at_themselves():
+    for nb_path in sorted((ROOT / "exercises").glob("*.ipynb")):
+        nb = nbformat.read(nb_path, as_version=4)
+        assert notebooks.badges(f"exercises/{nb_path.name}") in nb.cells[0].source
+
+
+def test_student_notebooks_are_not_paired():
+    # With jupytext in JupyterLab, a paired notebook would grow a stray .py on save.
+    students = sorted((ROOT / "exercises").glob("*.ipynb"))
+    assert students
+    for nb_path in students:
+        nb = nbformat.read(nb_path, as_version=4)
+        assert "jupytext" not in nb.metadata, nb_path.name
+        assert nb.metadata.kernelspec.name == "python3"
+
+
+@pytest.mark.parametrize("path", EXERCISES, ids=[p.stem for p in EXERCISES])
+def test_student_notebooks_end_with_how_to_check_and_hand_in(path):
+    from course_utils.grading.inputs.assignment import cell_ids
+
+    last = nbformat.read(path, as_version=4).cells[-1]
+    assert last.cell_type == "markdown"
+    assert last.source == notebooks.submitting(path.name)
+    # the line runs the kernel's own Python: no `course` on the kernel's PATH is needed
+    assert (
+        f'import sys\n!"{{sys.executable}}" -m course_utils.tooling.cli check {path.name}'
+        in (last.source)
+    )
+    assert "File → Download → Download\n.ipynb" in last.source
+    assert cell_ids([last]) == set()  # the grader reads no exercise in it

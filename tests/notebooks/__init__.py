@@ -6,8 +6,7 @@
   each exercise saying "not implemented yet".
 - ``test_plain_papermill.py``: master 00 under plain papermill, nothing of the course
   patched in.
-
-The lessons have no test file: ``make test`` passes ``notebooks/`` to pytest with
-``--nbval-lax``, and the root ``conftest.py`` gives their kernels smoke mode, strict
-warnings and the lowering check.
+- ``test_lessons.py``: the lessons' own run, checked. ``make test`` passes ``notebooks/``
+  to pytest with ``--nbval-lax``, and the root ``conftest.py`` gives their kernels smoke
+  mode, strict warnings and the lowering check; this file checks what the suite collects.
 """

@@ -13,7 +13,6 @@ from course_utils.tooling.errors import CourseError
 ROOT = Path(__file__).resolve().parents[2]
 PAIRS = notebooks.pairs(ROOT)
 IDS = [p.name for p in PAIRS]
-EXERCISES = sorted((ROOT / "exercises").glob("*.ipynb"))
 
 
 def test_there_are_lessons_and_masters():
@@ -25,11 +24,6 @@ def test_there_are_lessons_and_masters():
 def test_every_ipynb_matches_its_py_source():
     drift = notebooks.sync(ROOT, check=True)
     assert drift == [], f"run `course sync`: {drift}"
-
-
-def test_exercises_are_generated_from_solutions():
-    drift = notebooks.build_exercises(ROOT, check=True)
-    assert drift == [], f"run `course build-exercises`: {drift}"
 
 
 @pytest.mark.parametrize("pair", PAIRS, ids=IDS)
@@ -55,27 +49,11 @@ def test_title_badges_setup_and_parameters(pair):
     assert "SMOKE = None" in params[0].source and "SIZES" in params[0].source
 
 
-def test_student_notebooks_point_at_themselves():
-    for nb_path in sorted((ROOT / "exercises").glob("*.ipynb")):
-        nb = nbformat.read(nb_path, as_version=4)
-        assert notebooks.badges(f"exercises/{nb_path.name}") in nb.cells[0].source
-
-
-def test_student_notebooks_are_not_paired():
-    # With jupytext in JupyterLab, a paired notebook would grow a stray .py on save.
-    students = sorted((ROOT / "exercises").glob("*.ipynb"))
-    assert students
-    for nb_path in students:
-        nb = nbformat.read(nb_path, as_version=4)
-        assert "jupytext" not in nb.metadata, nb_path.name
-        assert nb.metadata.kernelspec.name == "python3"
-
-
 def _copy_course(tmp_path: Path) -> Path:
     """Lessons 00 and 01 of the course: their pairs, masters and student notebooks.
     What sync and build-exercises do with two lessons they do with all of them (which
-    test_every_ipynb_matches_its_py_source and test_exercises_are_generated_from_solutions
-    check in the repository itself)."""
+    test_every_ipynb_matches_its_py_source and, in tests/test_student_version.py,
+    test_exercises_are_generated_from_solutions check in the repository itself)."""
     root = tmp_path / "course"
     for d in ("notebooks", "solutions", "exercises"):
         (root / d).mkdir(parents=True)
@@ -97,22 +75,6 @@ def test_sync_check_names_the_drifted_file(tmp_path):
     assert notebooks.sync(root, check=True) == ["notebooks/00_welcome_and_setup.ipynb"]
     assert notebooks.sync(root) == ["notebooks/00_welcome_and_setup.ipynb"]
     assert notebooks.sync(root, check=True) == []
-
-
-@pytest.mark.parametrize("path", EXERCISES, ids=[p.stem for p in EXERCISES])
-def test_student_notebooks_end_with_how_to_check_and_hand_in(path):
-    from course_utils.grading.inputs.assignment import cell_ids
-
-    last = nbformat.read(path, as_version=4).cells[-1]
-    assert last.cell_type == "markdown"
-    assert last.source == notebooks.submitting(path.name)
-    # the line runs the kernel's own Python: no `course` on the kernel's PATH is needed
-    assert (
-        f'import sys\n!"{{sys.executable}}" -m course_utils.tooling.cli check {path.name}'
-        in (last.source)
-    )
-    assert "File → Download → Download\n.ipynb" in last.source
-    assert cell_ids([last]) == set()  # the grader reads no exercise in it
 
 
 def test_orphan_and_stale_files_are_reported(tmp_path):
