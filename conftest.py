@@ -84,18 +84,8 @@ _kernel_starts_again()
 
 # Notebooks under tests/ are grader fixtures (some loop forever on purpose): data, not tests.
 collect_ignore_glob = ["tests/fixtures/*"]
-
-# A translated lesson has its English lesson's code cells byte for byte
-# (tests/tooling/translation/test_command.py), so the English runs stand for it; this one runs under
-# nbval too, to prove that an edition executes.
-TRANSLATED_RUN = "00_welcome_and_setup.ipynb"
-
-
-def pytest_ignore_collect(collection_path, config):
-    if collection_path.suffix == ".ipynb" and collection_path.parent.name == "zh":
-        if collection_path.parent.parent == ROOT / "notebooks":
-            return collection_path.name != TRANSLATED_RUN
-    return None
+# How the lessons run under nbval: the Chinese twin that runs, the lowering check.
+pytest_plugins = ("tests.notebooks.lessons",)
 
 
 # The versions a run used, printed in its header, on each failure and in the junit XML,
@@ -128,74 +118,6 @@ def pytest_runtest_makereport(item, call):
     if report.failed:
         report.sections.append(("versions", version_line()))
     return report
-
-
-class LoweringFailed(Exception):
-    """Programs of a notebook that do not lower for a GPU or a TPU."""
-
-
-class LoweringCheck(pytest.Item):
-    """After a notebook's last cell: every program its cells ran, lowered for cuda and tpu.
-
-    Asks the notebook's kernel (``course_utils.tooling.lowering.record``) for its
-    report, also kept in build/lowering/, and fails naming the cell and the function.
-    """
-
-    def runtest(self):
-        import json
-
-        from course_utils.tooling.lowering import record as lowering_record
-
-        nb = self.parent
-        if nb.kernel is None or not nb.kernel.is_alive() or nb.timed_out:
-            pytest.skip("the notebook's kernel is gone: nothing to ask")
-        path = ROOT / "build" / "lowering" / f"{Path(nb.path).stem}.json"
-        path.unlink(missing_ok=True)
-        module = lowering_record.__name__
-        code = f"__import__('importlib').import_module({module!r}).write_report({str(path)!r})"
-        msg_id = nb.kernel.execute_cell_input(code, allow_stdin=False)
-        nb.kernel.await_reply(msg_id, timeout=600)
-        nb.kernel.await_idle(msg_id, 60)
-        if not path.exists():
-            raise LoweringFailed(f"{nb.path}: the kernel wrote no report ({path})")
-        report = json.loads(path.read_text(encoding="utf-8"))
-        if report.get("disabled"):
-            pytest.skip(report["disabled"])
-        sources = [c.source for c in nb.nb.cells if c.cell_type == "code"]
-        failures, skips = lowering_record.findings(report, sources)
-        for entry, label in zip(
-            report["cells"], lowering_record.cell_labels(report, sources), strict=True
-        ):
-            entry["cell"] = label  # nbval's name for it, kept in the report file
-        path.write_text(json.dumps(report, indent=1), encoding="utf-8")
-        self.add_report_section("call", "lowering skipped", "\n".join(skips))
-        if failures:
-            raise LoweringFailed(
-                f"{nb.path}: {len(failures)} lowering(s) failed "
-                f"(report: {path.relative_to(ROOT)})\n" + "\n".join(failures)
-            )
-
-    def repr_failure(self, excinfo):
-        if isinstance(excinfo.value, LoweringFailed):
-            return str(excinfo.value)
-        return super().repr_failure(excinfo)
-
-    def reportinfo(self):
-        return self.path, None, f"{self.parent.name}::{self.name}"
-
-
-def _add_lowering_checks(items):
-    """One :class:`LoweringCheck` right after each notebook's last cell (same kernel)."""
-    try:
-        from nbval.plugin import IPyNbCell
-    except ImportError:
-        return
-    last = {}
-    for i, item in enumerate(items):
-        if isinstance(item, IPyNbCell) and "tests/fixtures" not in str(item.path):
-            last[item.parent] = i
-    for parent, i in sorted(last.items(), key=lambda pair: -pair[1]):
-        items.insert(i + 1, LoweringCheck.from_parent(parent, name="lowering"))
 
 
 def pytest_addoption(parser):
@@ -277,7 +199,9 @@ def pytest_collection_modifyitems(config, items):
     from tests import durations
 
     if os.environ.get("COURSE_LOWERING_CHECK") == "1":
-        _add_lowering_checks(items)
+        from tests.notebooks import lessons
+
+        lessons.add_lowering_checks(items)
     # Longest files first, so that the two workers of `make test` finish together.
     durations.longest_first(items, durations.load())
     for item in items:

@@ -1,4 +1,4 @@
-"""The tests that execute notebooks, beside the lessons that nbval runs.
+"""The tests that execute notebooks, and how the lessons run under nbval.
 
 - ``test_masters.py``: every exercise master, once, in a kernel, with each wrong answer of
   ``tests/wrong_answers/`` replayed at its visible test.
@@ -6,7 +6,8 @@
   each exercise saying "not implemented yet".
 - ``test_plain_papermill.py``: master 00 under plain papermill, nothing of the course
   patched in.
-- ``test_lessons.py``: the lessons' own run, checked. ``make test`` passes ``notebooks/``
-  to pytest with ``--nbval-lax``, and the root ``conftest.py`` gives their kernels smoke
-  mode, strict warnings and the lowering check; this file checks what the suite collects.
+- ``lessons.py``: how the lessons run under nbval, a plugin the root ``conftest.py``
+  loads: ``make test`` passes ``notebooks/`` to pytest with ``--nbval-lax``; this adds the
+  lowering check after each lesson and picks the one Chinese twin that runs.
+  ``test_lessons.py`` checks what the suite collects.
 """

@@ -1,10 +1,9 @@
 """The lessons run under nbval: every lesson, one Chinese twin, each with its lowering check.
 
-No test function here runs a lesson. ``make test`` passes ``notebooks/`` to pytest with
-``--nbval-lax``, so each code cell of a lesson is a test item, and the root
-``conftest.py`` gives the kernels smoke mode and strict warnings and adds a ``lowering``
-item after each lesson's last cell. This file checks that wiring: which notebooks the
-suite collects, and what it collects for each.
+``make test`` passes ``notebooks/`` to pytest with ``--nbval-lax``: each code cell of a
+lesson is a test item. ``lessons.py`` beside this file is the plugin that picks the
+Chinese twin and adds a ``lowering`` item after each lesson's last cell. These tests
+check what the suite collects, and that ``make test`` names the lessons' folder.
 """
 
 import os
@@ -15,8 +14,8 @@ from pathlib import Path
 
 import nbformat
 
-import conftest
 from course_utils import lessons
+from tests.notebooks import lessons as lesson_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,7 +51,7 @@ def test_every_lesson_and_one_chinese_twin_is_collected_with_its_lowering_check(
             path, name = line.split("::", 1)
             items.setdefault(path, []).append(name)
     english = lessons.files(ROOT, lessons.LESSONS)
-    twin = ROOT / lessons.LESSONS / lessons.CHINESE / conftest.TRANSLATED_RUN
+    twin = ROOT / lessons.LESSONS / lessons.CHINESE / lesson_runs.TRANSLATED_RUN
     expected = [*english, twin]
     assert sorted(items) == sorted(str(p.relative_to(ROOT)) for p in expected)
     for path in expected:
