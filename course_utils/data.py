@@ -1,4 +1,8 @@
-"""Data both frameworks share: scikit-learn's digits (no network), layouts, one batch order."""
+"""Data both frameworks share: scikit-learn's digits (no network), layouts, one batch order.
+
+No data file ships with the course: the digits come with scikit-learn, and the GPT
+lessons' text with Python itself (:mod:`course_utils.gpt.data`).
+"""
 
 from __future__ import annotations
 

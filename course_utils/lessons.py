@@ -9,7 +9,9 @@ English names. A notebook's number is the part of its name before the first ``_`
 
 Every module that lists lessons, masters or student notebooks asks here, for the
 checkout at ``root`` (or a test's small course), so that the folders' names and what
-counts as a notebook are written once (``tests/test_lesson_manifest.py``).
+counts as a notebook are written once (``tests/test_lesson_manifest.py``). The lessons'
+order is their numbers; the syllabus, each lesson with its topics, is the README's
+*Curriculum* table.
 """
 
 from __future__ import annotations
