@@ -37,7 +37,13 @@ def test_compile_report_for_jax_jit():
     assert rep.eager is not None and rep.eager.median > 0
     be = rep.break_even_calls
     assert be >= 1 or math.isinf(be)
-    assert "| break-even |" in rep.table() and "| per call | jax.jit " in rep.table()
+    assert "| break-even |" in rep.table()
+    # the per-call row compares with eager; which is faster, and whether it is
+    # judged, is the machine's to say (a busy one timed eager faster once)
+    (per_call,) = [r for r in rep.table().splitlines() if r.startswith("| per call |")]
+    assert "eager" in per_call, per_call
+    if rep.per_call is not None:  # a verdict names both sides
+        assert "jax.jit" in per_call, per_call
 
 
 @pytest.mark.slow
