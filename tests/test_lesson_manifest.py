@@ -171,9 +171,9 @@ def test_generated_files_are_marked_generated_and_sources_are_not():
     # folds them in a diff), so that a reviewer reads the sources.
     import subprocess
 
-    from course_utils.tooling import cheatsheet, points
+    from course_utils.tooling import cheatsheet, points_page
 
-    generated = [ROOT / "README.zh.md", ROOT / cheatsheet.PAGE, ROOT / points.PAGE]
+    generated = [ROOT / "README.zh.md", ROOT / cheatsheet.PAGE, ROOT / points_page.PAGE]
     sources = [ROOT / "README.md", ROOT / "docs" / "AUTHORING.md"]
     for lesson in lessons.lessons(ROOT):
         generated += [lesson.notebook, lesson.master.with_suffix(".ipynb")]

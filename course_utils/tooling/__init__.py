@@ -19,7 +19,7 @@ Modules:
 - ``errors``: ``CourseError``, the one error type every command reports
 - ``notebooks``: the ``.py``/``.ipynb`` pairs, badges, the setup cell, student builds
 - ``cheatsheet``: ``docs/CHEATSHEET.md``, every lesson's Summary table on one page, which ``course sync`` writes
-- ``points``: ``docs/POINTS.md``, each assignment's exercises and their points, which ``course build-exercises`` writes
+- ``points_page``: ``docs/POINTS.md``, each assignment's exercises and their points, which ``course build-exercises`` writes
 - ``prose``: the ``course prose`` command: words, sentence lengths and parentheses of each lesson, against its budget
 - ``cli``: the command's old address (``course_utils.tooling.cli``), which installed ``course`` scripts and the student notebooks' check line name
 - ``lowering_record``: the lowering recorder's old IPython-extension address, which IPython startup files name

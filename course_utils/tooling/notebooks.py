@@ -23,7 +23,7 @@ from typing import Any
 
 from course_utils import config, lessons, student_version
 from course_utils._files import write_atomic
-from course_utils.tooling import cheatsheet, points
+from course_utils.tooling import cheatsheet, points_page
 from course_utils.tooling.errors import CourseError
 
 # The one place the repository's address lives (badges, hosted install, README).
@@ -392,7 +392,7 @@ def build_exercises(root: Path, check: bool = False) -> list[str]:
     masters = lessons.files(root, lessons.MASTERS, ".py")
     expected = {out_dir / f"{m.stem}.ipynb" for m in masters}
     targets = [(out_dir / f"{m.stem}.ipynb", render_student(m, root)) for m in masters]
-    targets.append((root / points.PAGE, points.render(root, read_py)))
+    targets.append((root / points_page.PAGE, points_page.render(root, read_py)))
     changed = _bring_up_to_date(root, targets, check)
     for stale in lessons.files(root, lessons.STUDENTS):
         if stale not in expected:

@@ -9,5 +9,5 @@
 - ``lessons.py``: how the lessons run under nbval, a plugin the root ``conftest.py``
   loads: ``make test`` passes ``notebooks/`` to pytest with ``--nbval-lax``; this adds the
   lowering check after each lesson and picks the one Chinese twin that runs.
-  ``test_lessons.py`` checks what the suite collects.
+  ``test_lesson_collection.py`` checks what the suite collects.
 """

@@ -8,7 +8,7 @@ plugin and gives every kernel smoke mode, strict warnings and the lowering recor
 - after each lesson's last cell, a ``lowering`` item (:class:`LoweringCheck`) asks the
   kernel whether every program its cells ran lowers for a GPU and a TPU.
 
-``test_lessons.py`` beside it checks what the suite collects.
+``test_lesson_collection.py`` beside it checks what the suite collects.
 """
 
 from __future__ import annotations

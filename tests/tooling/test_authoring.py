@@ -11,7 +11,7 @@ import pytest
 import yaml
 from jupytext.cli import jupytext as jupytext_cli
 
-from course_utils.tooling import cheatsheet, notebooks, points
+from course_utils.tooling import cheatsheet, notebooks, points_page
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,8 +32,8 @@ def _copy_course(tmp_path: Path, lessons: str | None = None) -> Path:
             shutil.copy2(path, root / d / path.name)
     (root / "docs").mkdir()  # the copy's own pages: its lessons' and masters'
     (root / cheatsheet.PAGE).write_text(cheatsheet.render(root), encoding="utf-8")
-    (root / points.PAGE).write_text(
-        points.render(root, notebooks.read_py), encoding="utf-8"
+    (root / points_page.PAGE).write_text(
+        points_page.render(root, notebooks.read_py), encoding="utf-8"
     )
     return root
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_utils.tooling import cheatsheet, notebooks, points
+from course_utils.tooling import cheatsheet, notebooks, points_page
 from course_utils.tooling.errors import CourseError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,8 +62,8 @@ def _copy_course(tmp_path: Path) -> Path:
     assert len(notebooks.pairs(root)) == 4
     (root / "docs").mkdir()  # the copy's own pages: its lessons' and masters'
     (root / cheatsheet.PAGE).write_text(cheatsheet.render(root), encoding="utf-8")
-    (root / points.PAGE).write_text(
-        points.render(root, notebooks.read_py), encoding="utf-8"
+    (root / points_page.PAGE).write_text(
+        points_page.render(root, notebooks.read_py), encoding="utf-8"
     )
     return root
 

@@ -5,10 +5,10 @@ import shutil
 from pathlib import Path
 
 from course_utils import lessons
-from course_utils.tooling import notebooks, points
+from course_utils.tooling import notebooks, points_page
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = (ROOT / points.PAGE).read_text(encoding="utf-8")
+PAGE = (ROOT / points_page.PAGE).read_text(encoding="utf-8")
 HEADER = re.compile(r"^# (HIDDEN )?TESTS: \S+ points=(\d+(?:\.\d+)?)$", re.M)
 
 
@@ -52,9 +52,9 @@ def test_build_exercises_names_a_stale_points_page_and_rewrites_it(tmp_path):
     (root / "solutions").mkdir(parents=True)
     for path in sorted((ROOT / "solutions").glob("00_*.py")):
         shutil.copy2(path, root / "solutions" / path.name)
-    assert points.PAGE in notebooks.build_exercises(root, check=True)  # none yet
+    assert points_page.PAGE in notebooks.build_exercises(root, check=True)  # none yet
     notebooks.build_exercises(root)
-    page = (root / points.PAGE).read_text(encoding="utf-8")
+    page = (root / points_page.PAGE).read_text(encoding="utf-8")
     assert "| 6 | 9 | 15 |" in page and "| the course | | 6 | 9 | 15 |" in page
 
     master = root / "solutions" / "00_welcome_exercises.py"
@@ -65,8 +65,8 @@ def test_build_exercises_names_a_stale_points_page_and_rewrites_it(tmp_path):
             "# HIDDEN TESTS: sync-timer points=3", "# HIDDEN TESTS: sync-timer points=5"
         )
     )
-    assert points.PAGE in notebooks.build_exercises(root, check=True)
+    assert points_page.PAGE in notebooks.build_exercises(root, check=True)
     notebooks.build_exercises(root)
-    page = (root / points.PAGE).read_text(encoding="utf-8")
+    page = (root / points_page.PAGE).read_text(encoding="utf-8")
     assert "`sync-timer` 2 + 5" in page and "| 6 | 11 | 17 |" in page
     assert notebooks.build_exercises(root, check=True) == []
