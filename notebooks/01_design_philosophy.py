@@ -881,7 +881,7 @@ assert not all(jnp.array_equal(masks[0], m) for m in masks[1:])
 # prevents the mistake: treat a key as used up once it has gone into a random function, and
 # derive a fresh one for every other use.
 #
-# Lesson 09, section 4, returns to randomness: the same masks in both frameworks,
+# Lesson 09, section 4, returns to randomness: why one seed gives two different masks,
 # deterministic kernels and one stream per rank.
 
 # %% [markdown]
