@@ -705,6 +705,32 @@ def test_every_subpackage_is_in_the_wheel():
     assert all((ROOT / f.replace(".", "/") / "__init__.py").exists() for f in folders)
 
 
+def test_every_data_file_of_the_package_is_in_the_wheel():
+    """A file the package reads (a quiz, a template) ships only when package-data names it."""
+    import fnmatch
+
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    globs = meta["tool"]["setuptools"]["package-data"]
+    tracked = subprocess.run(
+        ["git", "ls-files", "course_utils"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.split()
+    if not tracked:
+        pytest.skip("not a git checkout: no list of the package's files")
+    data = [f for f in tracked if not f.endswith(".py")]
+    assert data, "the package has no data file: the test reads nothing"
+
+    def shipped(path: str) -> bool:
+        for package, patterns in globs.items():
+            folder = package.replace(".", "/") + "/"
+            if path.startswith(folder):
+                rel = path[len(folder) :]
+                if any(fnmatch.fnmatchcase(rel, p) for p in patterns):
+                    return True
+        return False
+
+    assert [f for f in data if not shipped(f)] == []
+
+
 def test_the_package_docstring_lists_every_student_module():
     import course_utils
 

@@ -4,7 +4,9 @@
 lesson is a test item, run in one kernel per lesson. The root ``conftest.py`` loads this
 plugin and gives every kernel smoke mode, strict warnings and the lowering recorder. Here:
 
-- of the Chinese edition, only lesson 00 runs (:data:`TRANSLATED_RUN`);
+- of the Chinese edition, only lesson 00 runs (:data:`TRANSLATED_RUN`), and it stands
+  for the English lesson 00, which runs in JupyterLab instead (:data:`IN_JUPYTERLAB`):
+  each notebook runs once per suite;
 - after each lesson's last cell, a ``lowering`` item (:class:`LoweringCheck`) asks the
   kernel whether every program its cells ran lowers for a GPU and a TPU.
 
@@ -23,12 +25,19 @@ ROOT = Path(__file__).resolve().parents[2]
 # (tests/tooling/translation/test_command.py), so the English runs stand for it; this one runs under
 # nbval too, to prove that an edition executes.
 TRANSLATED_RUN = "00_welcome_and_setup.ipynb"
+# Its English lesson runs in a real JupyterLab, by Run All (tests/tooling/test_lab_browser.py),
+# and the Chinese twin's run above gives it the lowering check and strict warnings. Named on
+# the command line, it runs under nbval like any lesson.
+IN_JUPYTERLAB = TRANSLATED_RUN
 
 
 def pytest_ignore_collect(collection_path, config):
-    if collection_path.suffix == ".ipynb" and collection_path.parent.name == "zh":
-        if collection_path.parent.parent == ROOT / "notebooks":
-            return collection_path.name != TRANSLATED_RUN
+    if collection_path.suffix != ".ipynb":
+        return None
+    if collection_path.parent == ROOT / "notebooks" / "zh":
+        return collection_path.name != TRANSLATED_RUN
+    if collection_path.parent == ROOT / "notebooks":
+        return collection_path.name == IN_JUPYTERLAB or None
     return None
 
 

@@ -2,8 +2,9 @@
 
 ``make test`` passes ``notebooks/`` to pytest with ``--nbval-lax``: each code cell of a
 lesson is a test item. ``lessons.py`` beside this file is the plugin that picks the
-Chinese twin and adds a ``lowering`` item after each lesson's last cell. These tests
-check what the suite collects, and that ``make test`` names the lessons' folder.
+Chinese twin, leaves its English lesson to JupyterLab, and adds a ``lowering`` item after
+each lesson's last cell. These tests check what the suite collects, and that ``make test``
+names the lessons' folder.
 """
 
 import os
@@ -34,10 +35,11 @@ def test_make_test_runs_the_lessons_folder_under_nbval():
     assert re.search(r"\stests notebooks\s", recipe), recipe
 
 
-def test_every_lesson_and_one_chinese_twin_is_collected_with_its_lowering_check():
+def _collected(*paths: str) -> dict[str, list[str]]:
+    """The items a collect-only run of ``paths`` yields, by file."""
     out = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "--nbval-lax"]
-        + ["-p", "no:cacheprovider", "-p", "no:xdist", "notebooks"],
+        + ["-p", "no:cacheprovider", "-p", "no:xdist", *paths],
         cwd=ROOT,
         env={**os.environ, "COURSE_LOWERING_CHECK": "1"},
         capture_output=True,
@@ -50,9 +52,18 @@ def test_every_lesson_and_one_chinese_twin_is_collected_with_its_lowering_check(
         if "::" in line:
             path, name = line.split("::", 1)
             items.setdefault(path, []).append(name)
+    return items
+
+
+def test_every_lesson_runs_once_with_its_lowering_check():
+    """Every lesson but one under nbval, and the Chinese twin of that one: its English
+    lesson runs in JupyterLab (tests/tooling/test_lab_browser.py)."""
+    items = _collected("notebooks")
     english = lessons.files(ROOT, lessons.LESSONS)
+    in_lab = ROOT / lessons.LESSONS / lesson_runs.IN_JUPYTERLAB
     twin = ROOT / lessons.LESSONS / lessons.CHINESE / lesson_runs.TRANSLATED_RUN
-    expected = [*english, twin]
+    assert in_lab in english and twin.name == in_lab.name
+    expected = [*(p for p in english if p != in_lab), twin]
     assert sorted(items) == sorted(str(p.relative_to(ROOT)) for p in expected)
     for path in expected:
         names = items[str(path.relative_to(ROOT))]
@@ -61,3 +72,11 @@ def test_every_lesson_and_one_chinese_twin_is_collected_with_its_lowering_check(
         ]
         assert names[-1] == "lowering", f"{path.name}: {names[-3:]}"
         assert len(names) == len(code) + 1, f"{path.name}: {len(names)} items"
+
+
+def test_the_lesson_left_to_jupyterlab_runs_there_and_when_named():
+    from tests.tooling import test_lab_browser
+
+    name = f"{lessons.LESSONS}/{lesson_runs.IN_JUPYTERLAB}"
+    assert test_lab_browser.LESSON == name
+    assert "lowering" in _collected(name)[name]

@@ -8,6 +8,10 @@ sharp bits print their errors through ``expect_error``), its figures drawn, and 
 quiz, whose script JupyterLab runs in an output it trusts, answered wrong and then right. The exercise
 notebook runs all: every check says "not implemented yet". Then one exercise is solved in
 the browser and its check says "passed". Afterwards the server and its kernels are gone.
+
+These are the suite's one run of the English lesson 00 and student notebook 00: nbval
+runs the Chinese lesson 00 (the same code cells; tests/notebooks/lessons.py) and plain
+papermill the Chinese student notebook 00 (tests/notebooks/test_plain_papermill.py).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What the site's pages load, served from the site itself: mermaid, MathJax, the stylesheet
 and the copy buttons' script; the theme's templates the site replaces; and axe-core, which
-the browser tests load into the pages.
+the browser tests load into the pages. The templates are files in ``templates/``.
 
 Mermaid (lesson 03's pipeline diagram) and MathJax come from their npm packages at
 pinned versions (:data:`NPM`): ``npm pack`` fetches each tarball once into the vendor
@@ -48,7 +48,8 @@ WIDE = 900  # px: from this width up, a pair's two cells stand side by side
 # right (pydata-sphinx-theme's $breakpoint-sidebar-secondary, Bootstrap's xl).
 XL = 1200
 COPY_CLASS = "course-copy"
-# The language switch: its template (conf.py's article_header_end) and its link's class.
+# The language switch: its template (templates/, conf.py's article_header_end) and its
+# link's class, which the template names.
 SWITCH_TEMPLATE = "course-language.html"
 SWITCH_CLASS = "course-language"
 
@@ -224,30 +225,10 @@ COPY_SCRIPT = r"""
 """.lstrip().replace("@COPY_CLASS@", COPY_CLASS)
 
 
-# The theme's templates the site replaces (in ``_templates/``, conf.py's templates_path).
-# pydata-sphinx-theme's search button is named "Search" by its aria-label while it shows
-# "Search Ctrl+K", which fails WCAG 2.5.3 (label in name: axe's serious
-# label-content-name-mismatch); without the aria-label its name is what it shows.
-TEMPLATES = {
-    # The language switch (site_ext.add_language_switch), before the header buttons.
-    SWITCH_TEMPLATE: """\
-{%- if course_switch %}
-<a class="btn @SWITCH_CLASS@" href="{{ course_switch.href }}" \
-lang="{{ course_switch.lang }}" hreflang="{{ course_switch.lang }}">\
-{{ course_switch.label }}</a>
-{%- endif %}
-""".replace("@SWITCH_CLASS@", SWITCH_CLASS),
-    "search-button-field.html": """\
-{# The course's copy of pydata-sphinx-theme's search button, without its aria-label. #}
-<button class="btn search-button-field search-button__button pst-js-only" \
-title="{{ _('Search') }}" data-bs-placement="bottom" data-bs-toggle="tooltip">
- <i class="fa-solid fa-magnifying-glass" aria-hidden="true"></i>
- <span class="search-button__default-text">{{ _('Search') }}</span>
- <span class="search-button__kbd-shortcut"><kbd class="kbd-shortcut__modifier">Ctrl</kbd>\
-+<kbd class="kbd-shortcut__modifier">K</kbd></span>
-</button>
-""",
-}
+# The theme's templates the site replaces, kept as files beside this module and copied into
+# ``_templates/`` (conf.py's templates_path): the language switch, and the theme's search
+# button without its aria-label (each file says why).
+TEMPLATES = Path(__file__).resolve().with_name("templates")
 
 
 def vendor_dir(root: Path) -> Path:
@@ -327,5 +308,5 @@ def install(root: Path, static: Path, templates: Path) -> None:
     (static / CSS_FILE).write_text(CSS, encoding="utf-8")
     (static / COPY_FILE).write_text(COPY_SCRIPT, encoding="utf-8")
     templates.mkdir(parents=True, exist_ok=True)
-    for name, text in TEMPLATES.items():
-        (templates / name).write_text(text, encoding="utf-8")
+    for path in sorted(TEMPLATES.glob("*.html")):
+        shutil.copyfile(path, templates / path.name)

@@ -95,6 +95,19 @@ def test_the_search_button_is_named_by_what_it_shows(tmp_path, monkeypatch):
     assert "search-button__default-text" in button and "<kbd" in button
 
 
+def test_the_theme_templates_are_installed_and_the_switch_has_its_class(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(site_assets, "extract", lambda *args: [])
+    site_assets.install(tmp_path, tmp_path / "static", tmp_path / "templates")
+    names = sorted(p.name for p in (tmp_path / "templates").iterdir())
+    assert names == ["course-language.html", "search-button-field.html"]
+    assert site_assets.SWITCH_TEMPLATE in names
+    switch = (tmp_path / "templates" / site_assets.SWITCH_TEMPLATE).read_text()
+    assert f'class="btn {site_assets.SWITCH_CLASS}"' in switch
+    assert "{{ course_switch.href }}" in switch
+
+
 def test_colours_keep_their_contrast():
     css = site_assets.CSS
     copy = css.split(f".{site_assets.COPY_CLASS} {{", 1)[1].split("}", 1)[0]
