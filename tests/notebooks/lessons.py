@@ -22,7 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 # A translated lesson has its English lesson's code cells byte for byte
-# (tests/tooling/translation/test_command.py), so the English runs stand for it; this one runs under
+# (tests/tooling/translation/test_editions.py), so the English runs stand for it; this one runs under
 # nbval too, to prove that an edition executes.
 TRANSLATED_RUN = "00_welcome_and_setup.ipynb"
 # Its English lesson runs in a real JupyterLab, by Run All (tests/tooling/test_lab_browser.py),
