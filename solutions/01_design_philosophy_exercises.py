@@ -298,6 +298,11 @@ def _new_each_step(fw):
     assert not any(np.array_equal(m[0], m[s]) for s in range(1, 4)), f"{fw}: a later step got step 0's mask"
 
 
+def _seeds_apart(fw):
+    first = _masks(fw, 43)[0]
+    assert not any(np.array_equal(first, m) for m in _masks(fw, 42)), f"{fw}: seed 43's first mask is one of seed 42's"
+
+
 def _keeps_one_minus_rate(fw):
     kept = _masks(fw, 7, 2, (4000,), 0.2).mean()
     assert abs(kept - 0.8) < 0.05, f"{fw}: at rate 0.2 the masks keep {kept:.2f} of the entries, not 0.8"
@@ -317,6 +322,10 @@ for fw in ("JAX", "PyTorch"):
           hint="JAX: each step needs a key of its own, derived from the key passed in; one key reused "
           "repeats its numbers" if fw == "JAX" else
           "PyTorch: seed one generator once, then draw every step from it; seeding it again repeats the numbers")
+    check("dropout-keys", lambda fw=fw: _seeds_apart(fw),
+          hint="JAX: derive every step's key from the key passed in" if fw == "JAX" else
+          "PyTorch: a generator seeded seed + step gives seed 43 the masks of seed 42 one step later "
+          "(lesson 09 §4): seed one generator once")
     check("dropout-keys", lambda fw=fw: _keeps_one_minus_rate(fw), hint="a mask is True where the entry is KEPT, with probability 1 - rate")
 check("dropout-keys", _global_untouched,
       hint="PyTorch: draw from a generator of your own, seeded with the seed passed in: the global one is shared "
@@ -337,7 +346,9 @@ for name, m in (("torch", m_torch), ("jax", m_jax)):
     assert abs(agree - 0.58) < 5 * np.sqrt(0.58 * 0.42 / n), f"{name}: steps look correlated ({agree:.3f})"
 other = np.asarray(dropout_masks_jax(jax.random.key(4), 3, (n,), 0.3))
 assert not np.array_equal(other, m_jax), "a different key must give different masks"
-assert not np.array_equal(dropout_masks_torch(4, 3, (n,), 0.3).numpy(), m_torch), "seed ignored"
+m_torch_4 = dropout_masks_torch(4, 3, (n,), 0.3).numpy()
+assert not np.array_equal(m_torch_4, m_torch), "seed ignored"
+assert not any(np.array_equal(m_torch_4[0], m) for m in m_torch), "seed 4's first mask is one of seed 3's"
 ### END HIDDEN TESTS
 
 # %% [markdown]

@@ -242,6 +242,16 @@ def dropout_masks_torch(seed, num_steps, shape, rate):
 """
 )
 
+SEED_PLUS_STEP_TORCH = (
+    RIGHT_JAX
+    + """
+def dropout_masks_torch(seed, num_steps, shape, rate):
+    masks = [torch.rand(shape, generator=torch.Generator().manual_seed(seed + step)) >= rate
+             for step in range(num_steps)]  # seed 43's step 0 is seed 42's step 1
+    return torch.stack(masks)
+"""
+)
+
 SCATTER_TORCH_INT_BINS = (
     """
 def bin_sums_torch(idx, weights, n_bins):
@@ -267,6 +277,11 @@ WRONG["dropout-keys"] += [
         "PyTorch: a fixed seed instead of the one passed in",
         FIXED_SEED_TORCH,
         "PyTorch: key/seed 42",
+    ),
+    (
+        "PyTorch: a generator seeded seed + step for each step",
+        SEED_PLUS_STEP_TORCH,
+        "seed one generator once",
     ),
 ]
 SCATTER_RIGHT_TORCH = """
