@@ -251,8 +251,9 @@ assert got_torch.shape == (50,) and got_jax.shape == (50,)
 #
 # - **JAX** `dropout_masks_jax(key, num_steps, shape, rate)`: derive one key per step from
 #   `key` with `jax.random.fold_in` or `jax.random.split`; never reuse a key.
-# - **PyTorch** `dropout_masks_torch(seed, num_steps, shape, rate)`: draw from a private
-#   `torch.Generator` seeded with `seed`, so the global generator is left untouched.
+# - **PyTorch** `dropout_masks_torch(seed, num_steps, shape, rate)`: seed one private
+#   `torch.Generator` once with `seed` and draw every step from it. The global generator
+#   stays untouched, and no two seeds share a mask.
 #
 # Both must be reproducible, the same seed or key giving the same masks, and give a different
 # mask each step. About 3 lines each.
@@ -324,8 +325,8 @@ for fw in ("JAX", "PyTorch"):
           "PyTorch: seed one generator once, then draw every step from it; seeding it again repeats the numbers")
     check("dropout-keys", lambda fw=fw: _seeds_apart(fw),
           hint="JAX: derive every step's key from the key passed in" if fw == "JAX" else
-          "PyTorch: a generator seeded seed + step gives seed 43 the masks of seed 42 one step later "
-          "(lesson 09 §4): seed one generator once")
+          "PyTorch: a generator seeded seed + step gives seed 43 the masks of seed 42 one step later: "
+          "seed one generator once")
     check("dropout-keys", lambda fw=fw: _keeps_one_minus_rate(fw), hint="a mask is True where the entry is KEPT, with probability 1 - rate")
 check("dropout-keys", _global_untouched,
       hint="PyTorch: draw from a generator of your own, seeded with the seed passed in: the global one is shared "
