@@ -39,6 +39,7 @@ def test_the_fixture_quiz_output_is_what_the_module_renders_today():
     assert set(cell.outputs[0]["data"]) == {"text/html", "text/markdown", "text/plain"}
 
 
+@pytest.mark.slow  # builds the fixture site (about 10 s), as test_build.py's do
 def test_the_built_page_keeps_the_quiz_html_and_its_script():
     page = (shared_site()["out"] / PAGE).read_text(encoding="utf-8")
     expected = quiz.load(ROOT / QUIZ_FILE).html()
