@@ -16,7 +16,7 @@ CONSTRAINTS ?= $(if $(filter 1 true yes,$(LATEST)),,constraints/known-good.txt)
 SET ?= known-good
 TORCH_TEST_INDEX := https://download.pytorch.org/whl/test/cpu
 
-.PHONY: course site site-check test test-fast timing-check install sync exercises lint clean gpu-check device-wheels test-versions constraints forward-check
+.PHONY: course site site-check test test-fast test-lesson timing-check install sync exercises lint clean gpu-check device-wheels test-versions constraints forward-check
 
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed (jax 0.7 and later); run make PYTHON=python3.11 ...")'
@@ -88,6 +88,15 @@ test: install
 	@mkdir -p build
 	rc=0; $(TEST_ENV) $(PY) -m pytest $(DIST) --nbval-lax --nbval-cell-timeout=600 --nbval-kernel-startup-timeout=300 \
 		--jax-cache-shared build/jax-cache-run --ignore=tests/test_timing_check.py tests notebooks $(PYTEST_ARGS) || rc=$$?; echo $$rc > build/pytest-rc; exit $$rc
+
+# One lesson, N=03: the lesson under nbval, its master with its wrong answers, its student
+# notebook, and the quick checks that keep the notebooks and the Chinese edition in step
+# (tests/notebooks/one_lesson.py). What a change to one lesson needs, in about a minute.
+N ?=
+test-lesson: install
+	@mkdir -p build
+	$(TEST_ENV) $(PY) -m tests.notebooks.one_lesson "$(N)" $(DIST) --nbval-lax --nbval-cell-timeout=600 \
+		--nbval-kernel-startup-timeout=300 --jax-cache-shared build/jax-cache-lesson $(PYTEST_ARGS)
 
 # The fast inner loop: everything but notebook executions (lessons, masters, student
 # notebooks, the wrong answers replayed in masters), slow subprocess tests, the browser and

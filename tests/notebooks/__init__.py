@@ -13,4 +13,6 @@
   its English lesson, which runs in JupyterLab (``tests/tooling/test_lab_browser.py``).
   Each notebook runs once per suite.
   ``test_lesson_collection.py`` checks what the suite collects.
+- ``one_lesson.py``: ``make test-lesson N=03``, the lesson, its master and its student
+  notebook, with the quick checks that keep them in step.
 """
