@@ -91,11 +91,11 @@ test: install
 
 # One lesson, N=03: the lesson under nbval, its master with its wrong answers, its student
 # notebook, and the quick checks that keep the notebooks and the Chinese edition in step
-# (tests/notebooks/one_lesson.py). What a change to one lesson needs, in about a minute.
+# (tests/notebooks/select_lesson.py). What a change to one lesson needs, in about a minute.
 N ?=
 test-lesson: install
 	@mkdir -p build
-	$(TEST_ENV) $(PY) -m tests.notebooks.one_lesson "$(N)" $(DIST) --nbval-lax --nbval-cell-timeout=600 \
+	$(TEST_ENV) $(PY) -m tests.notebooks.select_lesson "$(N)" $(DIST) --nbval-lax --nbval-cell-timeout=600 \
 		--nbval-kernel-startup-timeout=300 --jax-cache-shared build/jax-cache-lesson $(PYTEST_ARGS)
 
 # The fast inner loop: everything but notebook executions (lessons, masters, student

@@ -85,7 +85,7 @@ _kernel_starts_again()
 # Notebooks under tests/ are grader fixtures (some loop forever on purpose): data, not tests.
 collect_ignore_glob = ["tests/fixtures/*"]
 # How the lessons run under nbval: the Chinese twin that runs, the lowering check.
-pytest_plugins = ("tests.notebooks.lessons",)
+pytest_plugins = ("tests.notebooks.nbval_lessons",)
 
 
 # The versions a run used, printed in its header, on each failure and in the junit XML,
@@ -199,7 +199,7 @@ def pytest_collection_modifyitems(config, items):
     from tests import durations
 
     if os.environ.get("COURSE_LOWERING_CHECK") == "1":
-        from tests.notebooks import lessons
+        from tests.notebooks import nbval_lessons as lessons
 
         lessons.add_lowering_checks(items)
     # Longest files first, so that the two workers of `make test` finish together.

@@ -7,12 +7,12 @@
   under plain papermill).
 - ``test_plain_papermill.py``: the Chinese student notebook 00 under plain papermill,
   nothing of the course patched in.
-- ``lessons.py``: how the lessons run under nbval, a plugin the root ``conftest.py``
+- ``nbval_lessons.py``: how the lessons run under nbval, a plugin the root ``conftest.py``
   loads: ``make test`` passes ``notebooks/`` to pytest with ``--nbval-lax``; this adds the
   lowering check after each lesson and picks the one Chinese twin that runs, in place of
   its English lesson, which runs in JupyterLab (``tests/tooling/test_lab_browser.py``).
   Each notebook runs once per suite.
   ``test_lesson_collection.py`` checks what the suite collects.
-- ``one_lesson.py``: ``make test-lesson N=03``, the lesson, its master and its student
+- ``select_lesson.py``: ``make test-lesson N=03``, the lesson, its master and its student
   notebook, with the quick checks that keep them in step.
 """

@@ -1,7 +1,7 @@
 """The lessons run under nbval: every lesson, one Chinese twin, each with its lowering check.
 
 ``make test`` passes ``notebooks/`` to pytest with ``--nbval-lax``: each code cell of a
-lesson is a test item. ``lessons.py`` beside this file is the plugin that picks the
+lesson is a test item. ``nbval_lessons.py`` beside this file is the plugin that picks the
 Chinese twin, leaves its English lesson to JupyterLab, and adds a ``lowering`` item after
 each lesson's last cell. These tests check what the suite collects, and that ``make test``
 names the lessons' folder.
@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 
 from course_utils import lessons
-from tests.notebooks import lessons as lesson_runs
+from tests.notebooks import nbval_lessons as lesson_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,7 @@ notebook runs all: every check says "not implemented yet". Then one exercise is 
 the browser and its check says "passed". Afterwards the server and its kernels are gone.
 
 These are the suite's one run of the English lesson 00 and student notebook 00: nbval
-runs the Chinese lesson 00 (the same code cells; tests/notebooks/lessons.py) and plain
+runs the Chinese lesson 00 (the same code cells; tests/notebooks/nbval_lessons.py) and plain
 papermill the Chinese student notebook 00 (tests/notebooks/test_plain_papermill.py).
 """
 

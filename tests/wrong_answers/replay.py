@@ -351,7 +351,7 @@ def run_master(
 def _lowering(
     kernel: _Kernel, nb: Any, master: Path, report_dir: Path | None
 ) -> list[str]:
-    """What the lessons' LoweringCheck (tests/notebooks/lessons.py) says after a notebook's last cell: one line per
+    """What the lessons' LoweringCheck (tests/notebooks/nbval_lessons.py) says after a notebook's last cell: one line per
     program that did not lower (the report: ``report_dir/STEM.json``)."""
     path = (report_dir or ROOT / "build" / "lowering") / f"{master.stem}.json"
     path.unlink(missing_ok=True)

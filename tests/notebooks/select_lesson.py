@@ -8,7 +8,7 @@ take seconds). Everything else, and the other lessons, waits for ``make test``.
 Lesson 00's student notebook runs in JupyterLab and, in Chinese, under plain papermill in
 ``make test``; here it is the papermill run, which needs no browser.
 
-    python -m tests.notebooks.one_lesson 03 [PYTEST ARGS...]
+    python -m tests.notebooks.select_lesson 03 [PYTEST ARGS...]
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def arguments(root: Path, lesson: str) -> list[str]:
 def main(argv: list[str]) -> int:
     if not argv or not argv[0].strip() or argv[0].startswith("-"):
         print(
-            "usage: make test-lesson N=03 (or python -m tests.notebooks.one_lesson "
+            "usage: make test-lesson N=03 (or python -m tests.notebooks.select_lesson "
             "03 [PYTEST ARGS...])",
             file=sys.stderr,
         )

@@ -8,13 +8,13 @@ import sys
 import pytest
 
 from course_utils import lessons
-from tests.notebooks import one_lesson
+from tests.notebooks import select_lesson
 
-ROOT = one_lesson.ROOT
+ROOT = select_lesson.ROOT
 
 
 def test_a_lesson_brings_its_notebook_master_and_student_notebook():
-    args = one_lesson.arguments(ROOT, "3")
+    args = select_lesson.arguments(ROOT, "3")
     assert args[:3] == [
         "notebooks/03_jit_compilation.ipynb",
         "tests/notebooks/test_masters.py::test_master_runs_to_its_end_and_every_"
@@ -22,14 +22,14 @@ def test_a_lesson_brings_its_notebook_master_and_student_notebook():
         "tests/notebooks/test_student_notebooks.py::test_student_notebook_runs_all_"
         "with_not_implemented[03_jit_compilation_exercises]",
     ]
-    assert args[3:] == list(one_lesson.IN_STEP)
-    assert one_lesson.arguments(ROOT, "03_jit_compilation") == args
+    assert args[3:] == list(select_lesson.IN_STEP)
+    assert select_lesson.arguments(ROOT, "03_jit_compilation") == args
 
 
 def test_student_notebook_00_is_the_plain_papermill_run():
-    args = one_lesson.arguments(ROOT, "00")
+    args = select_lesson.arguments(ROOT, "00")
     assert args[0] == "notebooks/00_welcome_and_setup.ipynb"  # nbval runs it when named
-    assert args[2] == one_lesson.STUDENT_00_TEST
+    assert args[2] == select_lesson.STUDENT_00_TEST
 
 
 @pytest.mark.parametrize("bad", ["99", "x", "", "1_2"])
@@ -37,8 +37,8 @@ def test_a_number_that_is_no_lesson_is_named(bad, capsys):
     with pytest.raises(
         ValueError, match=r"no lesson has that number \(lessons: 00, 01"
     ):
-        one_lesson.arguments(ROOT, bad)
-    assert one_lesson.main([bad]) == 2
+        select_lesson.arguments(ROOT, bad)
+    assert select_lesson.main([bad]) == 2
     err = capsys.readouterr().err
     assert "make test-lesson" in err.splitlines()[0]
 
@@ -50,7 +50,7 @@ def test_every_lessons_arguments_are_collected():
         {
             arg
             for one in lessons.lessons(ROOT)
-            for arg in one_lesson.arguments(ROOT, one.name)
+            for arg in select_lesson.arguments(ROOT, one.name)
         }
     )
     done = subprocess.run(
