@@ -24,6 +24,7 @@ import io
 import os
 import shutil
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -130,6 +131,19 @@ def browser() -> str:
     )
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    """A local server that lets the browser hang up: chromium drops requests it no longer
+    needs (a page left before its last script arrived), and the server's write then
+    meets a closed socket. Any other error is printed as before."""
+
+    def handle_error(self, request, client_address) -> None:
+        if isinstance(
+            sys.exc_info()[1], ConnectionError
+        ):  # broken pipe, reset, aborted
+            return
+        super().handle_error(request, client_address)
+
+
 @contextmanager
 def serve(directory: Path) -> Iterator[str]:
     """``directory`` over HTTP on 127.0.0.1 (mermaid's modules need a server, not
@@ -140,7 +154,7 @@ def serve(directory: Path) -> Iterator[str]:
             pass
 
     handler = functools.partial(Quiet, directory=str(directory))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = _Server(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

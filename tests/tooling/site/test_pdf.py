@@ -11,6 +11,11 @@ from __future__ import annotations
 
 import json
 import re
+import socket
+import struct
+import threading
+import time
+import urllib.request
 
 import pytest
 
@@ -30,6 +35,29 @@ def test_the_home_page_links_the_pdf_only_when_there_is_one():
     with_pdf = site_pages.index_page(["00_a"], [], [], site_pdf.PDF_NAME)
     assert '<a href="course.pdf">course.pdf</a>' in with_pdf
     assert "course.pdf" not in site_pages.index_page(["00_a"], [], [])
+
+
+def test_the_local_server_lets_the_browser_hang_up(tmp_path, capsys):
+    """Chromium drops requests it no longer needs; the server must not print a
+    traceback for each (it did, in every run of the site's tests)."""
+    (tmp_path / "big.bin").write_bytes(b"x" * (8 << 20))
+    with site_pdf.serve(tmp_path) as base:
+        port = int(base.rsplit(":", 1)[1].strip("/"))
+        for _ in range(3):
+            client = socket.create_connection(("127.0.0.1", port))
+            client.setsockopt(
+                socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+            )
+            client.sendall(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n")
+            client.recv(1)
+            client.close()  # a reset while the server still writes
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(
+            "process_request" in t.name for t in threading.enumerate()
+        ):
+            time.sleep(0.05)
+        assert urllib.request.urlopen(base + "big.bin").read(4) == b"xxxx"
+    assert "Traceback" not in capsys.readouterr().err
 
 
 def test_a_named_browser_that_is_missing_is_an_error(monkeypatch, tmp_path):
