@@ -18,6 +18,7 @@ extra.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import http.server
 import io
@@ -175,6 +176,8 @@ def local_only(base: str) -> dict:
     (MathJax, mermaid) again."""
     refuser = socket.socket()  # bound, never listening: a connection to it is refused
     refuser.bind(("127.0.0.1", 0))
+    if not _REFUSERS:
+        atexit.register(_close_refusers)
     _REFUSERS.append(refuser)  # kept open, so that no other program takes the port
     return {
         "server": f"http://127.0.0.1:{refuser.getsockname()[1]}",
@@ -183,6 +186,12 @@ def local_only(base: str) -> dict:
 
 
 _REFUSERS: list[socket.socket] = []
+
+
+def _close_refusers() -> None:
+    """Close the refusing sockets as the process ends (else each is a ResourceWarning)."""
+    while _REFUSERS:
+        _REFUSERS.pop().close()
 
 
 def _margins(title: str) -> dict[str, str]:

@@ -13,6 +13,8 @@ import json
 import re
 import socket
 import struct
+import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -58,6 +60,19 @@ def test_the_local_server_lets_the_browser_hang_up(tmp_path, capsys):
             time.sleep(0.05)
         assert urllib.request.urlopen(base + "big.bin").read(4) == b"xxxx"
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_the_refusing_sockets_close_as_the_process_ends():
+    code = (
+        "from course_utils.tooling.site.pdf import local_only\n"
+        "local_only('http://127.0.0.1:1/'); local_only('http://127.0.0.1:2/')"
+    )
+    done = subprocess.run(
+        [sys.executable, "-W", "always::ResourceWarning", "-c", code],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "ResourceWarning" not in done.stderr, done.stderr
 
 
 def test_a_named_browser_that_is_missing_is_an_error(monkeypatch, tmp_path):
