@@ -47,14 +47,11 @@ STUDENT_00_TEST = (
 def find(root: Path, lesson: str) -> lessons.Lesson:
     """The lesson ``lesson``: its number (``"03"``, ``"3"``) or its name (``"03_jit_compilation"``)."""
     every, lesson = lessons.lessons(root), lesson.strip()
-    wanted = lessons.number(lesson) if lesson in [one.name for one in every] else lesson
-    found = [one for one in every if wanted.isdigit() and one.number == wanted.zfill(2)]
-    if not found:
-        numbers = ", ".join(one.number for one in every)
-        raise ValueError(
-            f"N={lesson!r}: no lesson has that number (lessons: {numbers})"
-        )
-    return found[0]
+    for one in every:
+        if lesson == one.name or (lesson.isdigit() and lesson.zfill(2) == one.number):
+            return one
+    numbers = ", ".join(one.number for one in every)
+    raise ValueError(f"N={lesson!r}: no lesson has that number (lessons: {numbers})")
 
 
 def arguments(root: Path, lesson: str) -> list[str]:

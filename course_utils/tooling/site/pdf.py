@@ -138,9 +138,8 @@ class _Server(http.server.ThreadingHTTPServer):
     meets a closed socket. Any other error is printed as before."""
 
     def handle_error(self, request, client_address) -> None:
-        if isinstance(
-            sys.exc_info()[1], ConnectionError
-        ):  # broken pipe, reset, aborted
+        # a broken pipe, a reset or an aborted connection: the browser hung up
+        if isinstance(sys.exc_info()[1], ConnectionError):
             return
         super().handle_error(request, client_address)
 
